@@ -1,0 +1,12 @@
+#pragma once
+// Each command family registers its subcommands on the top-level CLI11 app.
+// Callbacks throw chorus::InputError for bad input; main() turns that into exit status 2.
+#include <CLI/CLI.hpp>
+
+namespace chorus::cli {
+
+void register_sim_commands(CLI::App& app);        // chorus sim ...
+void register_reproduce_commands(CLI::App& app);  // chorus reproduce ...
+void register_rt_commands(CLI::App& app);         // chorus launch | bench | tune (runtime)
+
+}  // namespace chorus::cli

@@ -1,0 +1,37 @@
+// chorus: plans, simulates and runs the collective communication of distributed training.
+#include <cstdio>
+#include <exception>
+#include <fmt/format.h>
+
+#include "apps/chorus/commands.h"
+#include "core/error.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"chorus: plan, simulate and run collective communication for distributed training"};
+  app.set_help_all_flag("--help-all", "Print help for every command");
+  app.require_subcommand(1);
+  chorus::cli::register_sim_commands(app);
+  chorus::cli::register_reproduce_commands(app);
+#ifdef CHORUS_HAVE_RT
+  chorus::cli::register_rt_commands(app);
+#endif
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);  // prints the message and a hint to --help
+    return chorus::kExitBadInput;
+  } catch (const chorus::InputError& e) {
+    std::fflush(stdout);
+    fmt::print(stderr, "chorus: error: {}\n", e.what());
+    return chorus::kExitBadInput;
+  } catch (const std::exception& e) {
+    std::fflush(stdout);
+    fmt::print(stderr, "chorus: internal error: {}\n", e.what());
+    return 1;
+  }
+  return 0;
+}

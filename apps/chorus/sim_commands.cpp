@@ -1,0 +1,124 @@
+// chorus sim collective | chorus sim topologies
+#include <fmt/format.h>
+#include <fstream>
+#include <iostream>
+
+#include "apps/chorus/commands.h"
+#include "core/error.h"
+#include "core/units.h"
+#include "net/network_yaml.h"
+#include "net/presets.h"
+#include "sim/chrome_trace.h"
+#include "sim/result_json.h"
+#include "sim/run_collective.h"
+
+namespace chorus::cli {
+namespace {
+
+struct SimCollectiveArgs {
+  std::string topology = "3D-SW_SW_SW_homo";
+  std::string op = "allreduce";
+  std::string size = "1GiB";
+  int chunks = 64;
+  std::string scheduler = "themis-scf";
+  double threshold_divisor = 16.0;
+  bool json = false;
+  bool schedules = false;
+  std::string trace;
+};
+
+std::string format_time(double ns) {
+  if (ns >= 1e9) return fmt::format("{:.3f} s", ns / 1e9);
+  if (ns >= 1e6) return fmt::format("{:.3f} ms", ns / 1e6);
+  if (ns >= 1e3) return fmt::format("{:.3f} us", ns / 1e3);
+  return fmt::format("{:.1f} ns", ns);
+}
+
+void print_human(const net::Network& network, const sim::CollectiveRun& run, bool schedules) {
+  const auto& s = run.schedule;
+  const auto& r = run.result;
+  fmt::print("{} ({}, {} NPUs): {} of {} in {} chunks, scheduler {}\n", network.name, network.shape(),
+             network.num_npus(), coll::to_string(s.op), format_bytes(static_cast<Bytes>(s.size_bytes)),
+             s.num_chunks, s.scheduler);
+  fmt::print("  time            {}\n  ideal time      {}\n  avg BW util     {:.2f} %\n", format_time(r.time_ns),
+             format_time(r.ideal_time_ns), 100 * r.avg_bw_utilization);
+  fmt::print("  {:<4} {:<16} {:>6} {:>9} {:>14} {:>12} {:>12} {:>7}\n", "dim", "kind", "size", "BW Gb/s",
+             "bytes/NPU", "busy", "active", "util");
+  for (size_t k = 0; k < network.dims.size(); ++k) {
+    const auto& d = network.dims[k];
+    const auto& m = r.dims[k];
+    fmt::print("  {:<4} {:<16} {:>6} {:>9.0f} {:>14.0f} {:>12} {:>12} {:>6.1f}%\n", k + 1, net::to_string(d.kind),
+               d.size, d.aggregate_bandwidth_gbps(), m.bytes_per_npu, format_time(m.busy_ns),
+               format_time(m.active_ns), 100 * m.utilization);
+  }
+  if (schedules) {
+    fmt::print("  chunk schedules (1-based dimensions):\n");
+    for (size_t c = 0; c < s.chunks.size(); ++c) {
+      std::string line;
+      for (const auto& st : s.chunks[c].stages) line += fmt::format(" {}{}", coll::to_string(st.phase), st.dim + 1);
+      fmt::print("    chunk {:>3}:{}\n", c, line);
+    }
+  }
+}
+
+void run_sim_collective(const SimCollectiveArgs& a) {
+  const net::Network network = net::load_network(a.topology);
+  sim::CollectiveRequest req;
+  if (!coll::parse_collective_op(a.op, req.op))
+    throw InputError("--op", fmt::format("unknown operation '{}'; use allreduce, reducescatter, allgather or alltoall", a.op));
+  req.size_bytes = static_cast<double>(parse_bytes(a.size, "--size"));
+  req.num_chunks = a.chunks;
+  req.scheduler = sched::parse_scheduler(a.scheduler);
+  if (!(a.threshold_divisor > 0)) throw InputError("--threshold-divisor", "must be positive");
+  req.themis.threshold_divisor = a.threshold_divisor;
+  sim::SimOptions options;
+  options.record_stages = !a.trace.empty();
+  const auto run = sim::run_collective(network, req, options);
+  if (!a.trace.empty()) {
+    std::ofstream out(a.trace);
+    if (!out) throw InputError("--trace", fmt::format("cannot write '{}'", a.trace));
+    out << sim::chrome_trace(network, run).dump() << "\n";
+  }
+  if (a.json) {
+    std::cout << sim::to_json(network, run, a.schedules).dump(2) << "\n";
+  } else {
+    print_human(network, run, a.schedules);
+    if (!a.trace.empty()) fmt::print("  trace written to {} (open in https://ui.perfetto.dev)\n", a.trace);
+  }
+}
+
+}  // namespace
+
+void register_sim_commands(CLI::App& app) {
+  auto* sim = app.add_subcommand("sim", "Simulate collectives on multi-dimensional networks");
+  sim->require_subcommand(1);
+
+  auto args = std::make_shared<SimCollectiveArgs>();
+  auto* coll = sim->add_subcommand("collective", "Simulate one collective split into chunks (Themis model)");
+  coll->add_option("-t,--topology", args->topology, "Preset name (see `chorus sim topologies`) or network YAML file")
+      ->capture_default_str();
+  coll->add_option("--op", args->op, "allreduce | reducescatter | allgather | alltoall")->capture_default_str();
+  coll->add_option("-s,--size", args->size, "Collective size per NPU, e.g. 100MB, 1GiB")->capture_default_str();
+  coll->add_option("-c,--chunks", args->chunks, "Chunks per collective")->capture_default_str();
+  coll->add_option("--scheduler", args->scheduler, "baseline | themis-fifo | themis-scf | ideal")->capture_default_str();
+  coll->add_option("--threshold-divisor", args->threshold_divisor,
+                   "Themis threshold = Latency-Model time of chunkSize/this on the least-loaded dimension")
+      ->capture_default_str();
+  coll->add_flag("--json", args->json, "Print one JSON object instead of a table");
+  coll->add_flag("--schedules", args->schedules, "Include each chunk's dimension order and the per-dimension order");
+  coll->add_option("--trace", args->trace, "Write a Chrome-trace JSON timeline (Perfetto) to this file");
+  coll->callback([args] { run_sim_collective(*args); });
+
+  auto* topo = sim->add_subcommand("topologies", "List the embedded network presets (Themis Table 2)");
+  topo->callback([] {
+    fmt::print("{:<22} {:<10} {:>6}  {}\n", "name", "shape", "NPUs", "dims (kind, aggregate Gb/s, latency ns)");
+    for (const auto& n : net::presets()) {
+      std::string dims;
+      for (const auto& d : n.dims)
+        dims += fmt::format("[{} {:.0f} {:.0f}] ", net::to_string(d.kind), d.aggregate_bandwidth_gbps(), d.latency_ns);
+      fmt::print("{:<22} {:<10} {:>6}  {}\n", n.name, n.shape(), n.num_npus(), dims);
+    }
+  });
+}
+
+}  // namespace chorus::cli

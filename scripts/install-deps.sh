@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs every build and run dependency of chorus from Debian 12 packages.
+# Idempotent: packages already present are skipped quickly.
+set -euo pipefail
+PACKAGES=(
+  g++ make cmake pkg-config git python3
+  libcli11-dev          # command-line parsing
+  nlohmann-json3-dev    # JSON output and tuning tables
+  libyaml-cpp-dev       # network YAML files (with line numbers for errors)
+  libfmt-dev            # formatting
+  libgtest-dev libgmock-dev  # unit tests
+  libopenmpi-dev openmpi-bin # runtime backend "mpi"
+  libgloo-dev           # runtime backend "gloo"
+  libzstd-dev           # runtime compression
+)
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  SUDO=""
+  if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
+  echo "install-deps: installing ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+else
+  echo "install-deps: all Debian packages present"
+fi

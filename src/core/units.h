@@ -1,0 +1,31 @@
+#pragma once
+// Units used across chorus. Names carry units (time_ns, bandwidth_gbps, bytes);
+// bandwidths are uni-directional, in Gb/s (10^9 bits per second), as in the papers.
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace chorus {
+
+using Bytes = std::uint64_t;
+
+inline constexpr Bytes kKiB = 1024;
+inline constexpr Bytes kMiB = 1024 * kKiB;
+inline constexpr Bytes kGiB = 1024 * kMiB;
+
+// Gb/s -> bytes per ns: 1 Gb/s = 10^9 bit/s = 0.125 byte/ns.
+constexpr double gbps_to_bytes_per_ns(double bandwidth_gbps) { return bandwidth_gbps / 8.0; }
+
+// Time to push `bytes` through `bandwidth_gbps`, in ns.
+constexpr double transfer_time_ns(double bytes, double bandwidth_gbps) {
+  return bytes * 8.0 / bandwidth_gbps;
+}
+
+// Parses a byte size: "1048576", "64KiB", "1MiB", "1GiB", "100MB" (decimal, 10^6),
+// "1.5GB", "4K" (binary). Throws InputError naming `field` on bad text.
+Bytes parse_bytes(std::string_view text, const std::string& field);
+
+// Formats a byte count compactly: "64 MiB", "100 MB", "1000 B".
+std::string format_bytes(Bytes bytes);
+
+}  // namespace chorus

@@ -1,0 +1,71 @@
+#include "net/network.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <fmt/format.h>
+#include <string>
+
+#include "core/error.h"
+
+namespace chorus::net {
+
+std::string_view to_string(DimKind kind) {
+  switch (kind) {
+    case DimKind::kRing: return "ring";
+    case DimKind::kFullyConnected: return "fully_connected";
+    case DimKind::kSwitch: return "switch";
+  }
+  return "?";
+}
+
+bool parse_dim_kind(std::string_view text, DimKind& kind) {
+  std::string t(text);
+  std::transform(t.begin(), t.end(), t.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (t == "ring") kind = DimKind::kRing;
+  else if (t == "fully_connected" || t == "fullyconnected" || t == "fc") kind = DimKind::kFullyConnected;
+  else if (t == "switch" || t == "sw") kind = DimKind::kSwitch;
+  else return false;
+  return true;
+}
+
+std::uint64_t Network::num_npus() const {
+  std::uint64_t n = 1;
+  for (const auto& d : dims) n *= static_cast<std::uint64_t>(d.size);
+  return n;
+}
+
+double Network::total_bandwidth_gbps() const {
+  double total = 0;
+  for (const auto& d : dims) total += d.aggregate_bandwidth_gbps();
+  return total;
+}
+
+std::string Network::shape() const {
+  std::string s;
+  for (const auto& d : dims) s += (s.empty() ? "" : "x") + std::to_string(d.size);
+  return s;
+}
+
+void validate(const Network& network, const std::string& where) {
+  if (network.dims.empty()) throw InputError(where, "network has no dimensions (field 'dims')");
+  if (network.dims.size() > 16) throw InputError(where, "more than 16 dimensions are not supported");
+  long double npus = 1;
+  for (size_t i = 0; i < network.dims.size(); ++i) {
+    const auto& d = network.dims[i];
+    const std::string at = fmt::format("{}: dims[{}]", where, i);
+    if (d.size < 2) throw InputError(at, fmt::format("field 'size' must be >= 2, got {}", d.size));
+    if (!(d.link_bandwidth_gbps > 0) || !std::isfinite(d.link_bandwidth_gbps))
+      throw InputError(at, fmt::format("field 'link_bandwidth_gbps' must be positive, got {}", d.link_bandwidth_gbps));
+    if (d.links_per_npu < 1) throw InputError(at, fmt::format("field 'links_per_npu' must be >= 1, got {}", d.links_per_npu));
+    if (!(d.latency_ns >= 0) || !std::isfinite(d.latency_ns))
+      throw InputError(at, fmt::format("field 'latency_ns' must be >= 0, got {}", d.latency_ns));
+    if (d.kind == DimKind::kSwitch && (d.size & (d.size - 1)) != 0)
+      throw InputError(at, fmt::format("field 'size': a switch dimension runs halving-doubling, which needs a "
+                                       "power-of-two size; got {}", d.size));
+    npus *= d.size;
+  }
+  if (npus > 1e15L) throw InputError(where, "network has more than 10^15 NPUs");
+}
+
+}  // namespace chorus::net

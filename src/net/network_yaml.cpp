@@ -1,0 +1,158 @@
+#include "net/network_yaml.h"
+
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <sstream>
+#include <yaml-cpp/yaml.h>
+
+#include "core/error.h"
+#include "core/suggest.h"
+#include "net/presets.h"
+
+namespace chorus::net {
+namespace {
+
+struct Ctx {
+  std::string source;
+  std::string at(const YAML::Node& node) const {
+    const auto mark = node.Mark();
+    if (mark.line >= 0) return fmt::format("{}:{}", source, mark.line + 1);
+    return source;
+  }
+};
+
+void check_keys(const Ctx& ctx, const YAML::Node& map, const std::vector<std::string>& allowed,
+                const std::string& where) {
+  for (const auto& kv : map) {
+    const auto key = kv.first.as<std::string>();
+    if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
+      throw InputError(ctx.at(kv.first), fmt::format("{}unknown key '{}'{}; allowed keys: {}", where, key,
+                                                     did_you_mean(key, allowed), fmt::join(allowed, ", ")));
+    }
+  }
+}
+
+const YAML::Node require(const Ctx& ctx, const YAML::Node& map, const std::string& key, const std::string& where) {
+  const YAML::Node node = map[key];
+  if (!node) throw InputError(ctx.at(map), fmt::format("{}missing field '{}'", where, key));
+  return node;
+}
+
+template <typename T>
+T scalar(const Ctx& ctx, const YAML::Node& node, const std::string& field, const char* expected) {
+  if (!node.IsScalar()) throw InputError(ctx.at(node), fmt::format("field '{}' must be {}", field, expected));
+  try {
+    return node.as<T>();
+  } catch (const YAML::Exception&) {
+    throw InputError(ctx.at(node),
+                     fmt::format("field '{}' must be {}, got '{}'", field, expected, node.as<std::string>()));
+  }
+}
+
+Network parse_chorus(const Ctx& ctx, const YAML::Node& root) {
+  check_keys(ctx, root, {"name", "dims"}, "");
+  Network net;
+  net.name = root["name"] ? scalar<std::string>(ctx, root["name"], "name", "a string")
+                          : std::filesystem::path(ctx.source).stem().string();
+  const YAML::Node dims = require(ctx, root, "dims", "");
+  if (!dims.IsSequence() || dims.size() == 0)
+    throw InputError(ctx.at(dims), "field 'dims' must be a non-empty list of dimensions");
+  for (size_t i = 0; i < dims.size(); ++i) {
+    const YAML::Node d = dims[i];
+    const std::string where = fmt::format("dims[{}]: ", i);
+    if (!d.IsMap()) throw InputError(ctx.at(d), where + "each dimension must be a map");
+    check_keys(ctx, d, {"kind", "size", "link_bandwidth_gbps", "links_per_npu", "latency_ns"}, where);
+    Dimension dim;
+    const auto kind_node = require(ctx, d, "kind", where);
+    const auto kind = scalar<std::string>(ctx, kind_node, where + "kind", "a string");
+    if (!parse_dim_kind(kind, dim.kind))
+      throw InputError(ctx.at(kind_node),
+                       fmt::format("{}field 'kind': unknown kind '{}'; use ring, fully_connected or switch", where, kind));
+    dim.size = scalar<int>(ctx, require(ctx, d, "size", where), where + "size", "an integer");
+    dim.link_bandwidth_gbps = scalar<double>(ctx, require(ctx, d, "link_bandwidth_gbps", where),
+                                             where + "link_bandwidth_gbps", "a number (Gb/s)");
+    dim.links_per_npu = scalar<int>(ctx, require(ctx, d, "links_per_npu", where), where + "links_per_npu", "an integer");
+    dim.latency_ns = scalar<double>(ctx, require(ctx, d, "latency_ns", where), where + "latency_ns", "a number (ns)");
+    try {
+      validate(Network{"", {dim}}, "");
+    } catch (const InputError& e) {
+      // Re-anchor the message at this dimension's line.
+      std::string detail = e.detail();
+      throw InputError(ctx.at(d), where + detail);
+    }
+    net.dims.push_back(dim);
+  }
+  return net;
+}
+
+Network parse_astra(const Ctx& ctx, const YAML::Node& root) {
+  check_keys(ctx, root, {"topology", "npus_count", "bandwidth", "latency"}, "ASTRA-sim network: ");
+  const char* keys[] = {"topology", "npus_count", "bandwidth", "latency"};
+  size_t n = 0;
+  for (const char* key : keys) {
+    const YAML::Node node = require(ctx, root, key, "ASTRA-sim network: ");
+    if (!node.IsSequence() || node.size() == 0)
+      throw InputError(ctx.at(node), fmt::format("field '{}' must be a non-empty list, one entry per dimension", key));
+    if (n == 0) n = node.size();
+    if (node.size() != n)
+      throw InputError(ctx.at(node), fmt::format("field '{}' has {} entries but 'topology' has {}", key, node.size(), n));
+  }
+  Network net;
+  net.name = std::filesystem::path(ctx.source).stem().string();
+  for (size_t i = 0; i < n; ++i) {
+    Dimension dim;
+    const auto kind_node = root["topology"][i];
+    const auto kind = scalar<std::string>(ctx, kind_node, fmt::format("topology[{}]", i), "a string");
+    if (!parse_dim_kind(kind, dim.kind))
+      throw InputError(ctx.at(kind_node),
+                       fmt::format("field 'topology[{}]': unknown topology '{}'; use Ring, FullyConnected or Switch", i, kind));
+    dim.size = scalar<int>(ctx, root["npus_count"][i], fmt::format("npus_count[{}]", i), "an integer");
+    // ASTRA-sim bandwidth is GB/s per NPU on that dimension; chorus uses Gb/s.
+    const double gbytes = scalar<double>(ctx, root["bandwidth"][i], fmt::format("bandwidth[{}]", i), "a number (GB/s)");
+    dim.link_bandwidth_gbps = gbytes * 8.0;
+    dim.links_per_npu = 1;
+    dim.latency_ns = scalar<double>(ctx, root["latency"][i], fmt::format("latency[{}]", i), "a number (ns)");
+    try {
+      validate(Network{"", {dim}}, "");
+    } catch (const InputError& e) {
+      throw InputError(ctx.at(root["topology"][i]), fmt::format("dimension {}{}", i, e.detail().substr(0)));
+    }
+    net.dims.push_back(dim);
+  }
+  return net;
+}
+
+}  // namespace
+
+Network parse_network_yaml(const std::string& text, const std::string& source_name) {
+  Ctx ctx{source_name};
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::ParserException& e) {
+    throw InputError(fmt::format("{}:{}", source_name, e.mark.line + 1), "YAML syntax error: " + e.msg);
+  }
+  if (!root.IsMap()) throw InputError(source_name, "expected a YAML map with 'dims' (or ASTRA-sim's 'topology')");
+  Network net = root["topology"] ? parse_astra(ctx, root) : parse_chorus(ctx, root);
+  validate(net, source_name);
+  return net;
+}
+
+Network load_network_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(path, "cannot open network file");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse_network_yaml(ss.str(), path);
+}
+
+Network load_network(const std::string& name_or_path) {
+  if (auto preset = find_preset(name_or_path)) return *preset;
+  if (std::filesystem::exists(name_or_path)) return load_network_file(name_or_path);
+  const auto names = preset_names();
+  throw InputError("--topology", fmt::format("'{}' is neither a preset nor a readable file{}; presets: {}", name_or_path,
+                                             did_you_mean(name_or_path, names), fmt::join(names, ", ")));
+}
+
+}  // namespace chorus::net

@@ -1,0 +1,16 @@
+#include "sched/schedule.h"
+
+namespace chorus::sched {
+
+std::string_view to_string(IntraDimPolicy policy) {
+  return policy == IntraDimPolicy::kFifo ? "fifo" : "scf";
+}
+
+std::vector<int> ChunkSchedule::order(coll::Phase phase) const {
+  std::vector<int> dims;
+  for (const auto& s : stages)
+    if (s.phase == phase) dims.push_back(s.dim);
+  return dims;
+}
+
+}  // namespace chorus::sched

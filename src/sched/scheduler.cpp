@@ -1,0 +1,43 @@
+#include "sched/scheduler.h"
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "core/suggest.h"
+#include "sched/baseline.h"
+
+namespace chorus::sched {
+
+const std::vector<std::string>& scheduler_names() {
+  static const std::vector<std::string> names = {"baseline", "themis-fifo", "themis-scf", "ideal"};
+  return names;
+}
+
+SchedulerSpec parse_scheduler(const std::string& name, const std::string& field) {
+  if (name == "baseline") return {name, SchedulerKind::kBaseline, IntraDimPolicy::kFifo};
+  if (name == "themis-fifo") return {name, SchedulerKind::kThemis, IntraDimPolicy::kFifo};
+  if (name == "themis-scf" || name == "themis") return {"themis-scf", SchedulerKind::kThemis, IntraDimPolicy::kSmallestChunkFirst};
+  if (name == "ideal") return {name, SchedulerKind::kIdeal, IntraDimPolicy::kFifo};
+  throw InputError(field, fmt::format("unknown scheduler '{}'{}; choose one of: {}", name,
+                                      did_you_mean(name, scheduler_names()), fmt::join(scheduler_names(), ", ")));
+}
+
+Schedule make_schedule(const net::Network& network, coll::CollectiveOp op, double size_bytes, int num_chunks,
+                       const SchedulerSpec& spec, const ThemisOptions& themis) {
+  switch (spec.kind) {
+    case SchedulerKind::kThemis: {
+      ThemisOptions options = themis;
+      options.policy = spec.policy;
+      return themis_schedule(network, op, size_bytes, num_chunks, options);
+    }
+    case SchedulerKind::kIdeal: {
+      Schedule s = baseline_schedule(network, op, size_bytes, num_chunks);
+      s.scheduler = "ideal";
+      return s;
+    }
+    case SchedulerKind::kBaseline: break;
+  }
+  return baseline_schedule(network, op, size_bytes, num_chunks);
+}
+
+}  // namespace chorus::sched

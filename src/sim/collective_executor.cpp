@@ -1,0 +1,194 @@
+#include "sim/collective_executor.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <queue>
+
+#include "coll/stage_cost.h"
+#include "core/units.h"
+#include "sched/ideal.h"
+#include "sim/event_queue.h"
+
+namespace chorus::sim {
+namespace {
+
+enum class EventKind : std::uint8_t { kLatencyDone, kTransferDone };
+
+struct Event {
+  EventKind kind;
+  int chunk;
+};
+
+// A chunk waiting for a dimension's bandwidth.
+struct Waiting {
+  double key;         // FIFO: arrival time; SCF: bytes the stage sends
+  double arrive_ns;
+  std::uint64_t seq;  // global arrival counter: the final, deterministic tie-break
+  int chunk;
+};
+
+struct WaitingLater {
+  bool operator()(const Waiting& a, const Waiting& b) const {
+    if (a.key != b.key) return a.key > b.key;
+    if (a.arrive_ns != b.arrive_ns) return a.arrive_ns > b.arrive_ns;
+    return a.seq > b.seq;
+  }
+};
+
+struct ChunkState {
+  size_t stage = 0;
+  double resident_bytes = 0;
+  double arrive_ns = 0;
+  double start_ns = 0;
+  double bytes_sent = 0;
+  std::uint64_t seq = 0;
+};
+
+struct DimState {
+  std::priority_queue<Waiting, std::vector<Waiting>, WaitingLater> waiting;
+  bool transferring = false;
+  int present = 0;  // chunks on this dimension (latency, waiting or transferring)
+  double active_since = 0;
+};
+
+class Executor {
+ public:
+  Executor(const net::Network& network, const sched::Schedule& schedule, const SimOptions& options)
+      : net_(network), sched_(schedule), options_(options) {}
+
+  CollectiveResult run() {
+    const size_t num_dims = net_.dims.size();
+    dims_.resize(num_dims);
+    result_.dims.resize(num_dims);
+    result_.dim_order.resize(num_dims);
+    result_.active_intervals.resize(num_dims);
+    chunks_.resize(sched_.chunks.size());
+    const double start_bytes =
+        coll::initial_resident_bytes(sched_.op, sched_.chunk_bytes(), static_cast<double>(net_.num_npus()));
+    for (size_t c = 0; c < chunks_.size(); ++c) {
+      chunks_[c].resident_bytes = start_bytes;
+      if (!sched_.chunks[c].stages.empty()) arrive(static_cast<int>(c), 0.0);
+    }
+    while (!events_.empty()) {
+      const auto e = events_.pop();
+      if (e.payload.kind == EventKind::kLatencyDone) {
+        latency_done(e.payload.chunk, e.time_ns);
+      } else {
+        transfer_done(e.payload.chunk, e.time_ns);
+      }
+    }
+    finish();
+    return std::move(result_);
+  }
+
+ private:
+  const sched::Stage& stage_of(int c) const {
+    return sched_.chunks[static_cast<size_t>(c)].stages[chunks_[static_cast<size_t>(c)].stage];
+  }
+
+  void arrive(int c, double now) {
+    auto& ch = chunks_[static_cast<size_t>(c)];
+    const auto& st = stage_of(c);
+    const auto& dim = net_.dims[static_cast<size_t>(st.dim)];
+    auto& ds = dims_[static_cast<size_t>(st.dim)];
+    if (ds.present++ == 0) ds.active_since = now;
+    const auto cost = coll::stage_cost(dim, st.phase, ch.resident_bytes);
+    ch.arrive_ns = now;
+    ch.bytes_sent = cost.bytes_sent;
+    ch.seq = arrivals_++;
+    events_.schedule_at(now + cost.steps * dim.latency_ns, Event{EventKind::kLatencyDone, c});
+  }
+
+  void latency_done(int c, double now) {
+    const auto& ch = chunks_[static_cast<size_t>(c)];
+    const int d = stage_of(c).dim;
+    const double key = sched_.policy == sched::IntraDimPolicy::kFifo ? ch.arrive_ns : ch.bytes_sent;
+    dims_[static_cast<size_t>(d)].waiting.push(Waiting{key, ch.arrive_ns, ch.seq, c});
+    try_start(d, now);
+  }
+
+  void try_start(int d, double now) {
+    auto& ds = dims_[static_cast<size_t>(d)];
+    if (ds.transferring || ds.waiting.empty()) return;
+    const int c = ds.waiting.top().chunk;
+    ds.waiting.pop();
+    ds.transferring = true;
+    auto& ch = chunks_[static_cast<size_t>(c)];
+    ch.start_ns = now;
+    result_.dim_order[static_cast<size_t>(d)].push_back(sched::DimOp{c, stage_of(c).phase});
+    const auto& dim = net_.dims[static_cast<size_t>(d)];
+    events_.schedule_at(now + transfer_time_ns(ch.bytes_sent, dim.aggregate_bandwidth_gbps()),
+                        Event{EventKind::kTransferDone, c});
+  }
+
+  void transfer_done(int c, double now) {
+    auto& ch = chunks_[static_cast<size_t>(c)];
+    const auto st = stage_of(c);
+    const auto& dim = net_.dims[static_cast<size_t>(st.dim)];
+    auto& ds = dims_[static_cast<size_t>(st.dim)];
+    auto& dm = result_.dims[static_cast<size_t>(st.dim)];
+    ds.transferring = false;
+    dm.bytes_per_npu += ch.bytes_sent;
+    dm.busy_ns += now - ch.start_ns;
+    if (--ds.present == 0) result_.active_intervals[static_cast<size_t>(st.dim)].emplace_back(ds.active_since, now);
+    if (options_.record_stages) {
+      result_.stages.push_back(StageRecord{c, static_cast<int>(ch.stage), st.phase, st.dim, ch.arrive_ns,
+                                           ch.start_ns, now, ch.bytes_sent});
+    }
+    ch.resident_bytes = coll::resident_after(st.phase, ch.resident_bytes, dim.size);
+    end_ns_ = std::max(end_ns_, now);
+    if (++ch.stage < sched_.chunks[static_cast<size_t>(c)].stages.size()) arrive(c, now);
+    try_start(st.dim, now);
+  }
+
+  void finish() {
+    result_.time_ns = end_ns_;
+    result_.ideal_time_ns = sched::ideal_time_ns(net_, sched_.op, sched_.size_bytes);
+    result_.avg_bw_utilization = end_ns_ > 0 ? result_.ideal_time_ns / end_ns_ : 0.0;
+    for (size_t k = 0; k < net_.dims.size(); ++k) {
+      auto& dm = result_.dims[k];
+      for (const auto& [b, e] : result_.active_intervals[k]) dm.active_ns += e - b;
+      const double capacity = gbps_to_bytes_per_ns(net_.dims[k].aggregate_bandwidth_gbps()) * end_ns_;
+      dm.utilization = capacity > 0 ? dm.bytes_per_npu / capacity : 0.0;
+    }
+  }
+
+  const net::Network& net_;
+  const sched::Schedule& sched_;
+  SimOptions options_;
+  EventQueue<Event> events_;
+  std::vector<ChunkState> chunks_;
+  std::vector<DimState> dims_;
+  CollectiveResult result_;
+  std::uint64_t arrivals_ = 0;
+  double end_ns_ = 0;
+};
+
+}  // namespace
+
+CollectiveResult simulate_schedule(const net::Network& network, const sched::Schedule& schedule,
+                                   const SimOptions& options) {
+  return Executor(network, schedule, options).run();
+}
+
+std::vector<double> activity_rate(const std::vector<std::pair<double, double>>& intervals, double window_ns,
+                                  double end_ns) {
+  const auto windows = static_cast<size_t>(std::max(1.0, std::ceil(end_ns / window_ns)));
+  std::vector<double> rate(windows, 0.0);
+  for (const auto& [b, e] : intervals) {
+    auto w = static_cast<size_t>(b / window_ns);
+    for (; w < windows && w * window_ns < e; ++w) {
+      const double lo = std::max(b, w * window_ns);
+      const double hi = std::min(e, (w + 1) * window_ns);
+      if (hi > lo) rate[w] += hi - lo;
+    }
+  }
+  for (size_t w = 0; w < windows; ++w) {
+    const double len = std::min(window_ns, end_ns - w * window_ns);
+    rate[w] = len > 0 ? rate[w] / len : 0.0;
+  }
+  return rate;
+}
+
+}  // namespace chorus::sim

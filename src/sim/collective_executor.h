@@ -1,0 +1,25 @@
+#pragma once
+// Executes a chunk schedule on a multi-dimensional network (the analytical network
+// model of docs/themis-model.md) with the discrete-event core.
+//
+// Each dimension is a resource with a queue. A chunk stage arriving at a dimension first
+// pays the stage's fixed delay A_K (steps x step latency); fixed delays of different
+// chunks overlap freely. It then waits for the dimension's bandwidth, which serves one
+// chunk at a time, at the full aggregate bandwidth, choosing among the waiting chunks by
+// the intra-dimension policy (FIFO: first arrived; SCF: smallest stage first). So a
+// dimension runs several chunks at once exactly when one chunk cannot keep it busy: while
+// one chunk transfers, others are in their latency phase (Themis Sec. 4.3).
+#include "net/network.h"
+#include "sched/schedule.h"
+#include "sim/collective_result.h"
+
+namespace chorus::sim {
+
+struct SimOptions {
+  bool record_stages = false;  // keep every StageRecord (for traces and --schedules)
+};
+
+CollectiveResult simulate_schedule(const net::Network& network, const sched::Schedule& schedule,
+                                   const SimOptions& options = {});
+
+}  // namespace chorus::sim
