@@ -1,9 +1,60 @@
 // chorus reproduce themis
+#include <chrono>
+#include <fmt/format.h>
+#include <unistd.h>
+
 #include "apps/chorus/commands.h"
+#include "core/error.h"
+#include "eval/themis_microbench.h"
 
 namespace chorus::cli {
-void register_reproduce_commands(CLI::App& app) {
-  auto* rep = app.add_subcommand("reproduce", "Reproduce a paper's evaluation");
-  rep->require_subcommand(1);
+namespace {
+
+struct ThemisArgs {
+  std::string out = "results/themis";
+  int chunks = 64;
+  bool quiet = false;
+};
+
+void run_reproduce_themis(const ThemisArgs& a) {
+  auto config = eval::MicrobenchConfig::paper_defaults();
+  if (a.chunks < 1 || a.chunks > 100000) throw InputError("--chunks", fmt::format("must be in 1..100000, got {}", a.chunks));
+  config.chunks = a.chunks;
+  const bool tty = isatty(STDERR_FILENO) != 0;
+  int last_percent = -1;
+  const auto start = std::chrono::steady_clock::now();
+  eval::Progress progress = [&](int done, int total, const std::string& label) {
+    if (a.quiet) return;
+    const int percent = total ? 100 * done / total : 100;
+    if (tty) {
+      fmt::print(stderr, "\r[{:>3}/{}] {:>3}% {:<60}", done, total, percent, label);
+      if (done == total) fmt::print(stderr, "\n");
+    } else if (percent / 10 != last_percent / 10 || done == total) {
+      fmt::print(stderr, "progress: {}/{} simulations ({}%)\n", done, total, percent);
+    }
+    last_percent = percent;
+  };
+  const auto report = eval::run_themis_microbench(config, progress);
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  fmt::print("{}", eval::format_microbench_tables(report));
+  const auto files = eval::write_microbench_outputs(report, a.out);
+  fmt::print("\n{} simulations in {:.3f} s; wrote:\n", report.rows.size() + report.activity.size(), secs);
+  for (const auto& f : files) fmt::print("  {}\n", f);
 }
+
+}  // namespace
+
+void register_reproduce_commands(CLI::App& app) {
+  auto* rep = app.add_subcommand("reproduce", "Reproduce a paper's evaluation with the chorus models");
+  rep->require_subcommand(1);
+  auto args = std::make_shared<ThemisArgs>();
+  auto* themis = rep->add_subcommand(
+      "themis", "Themis Sec. 6.1 microbenchmarks: all-reduce 100 MB..1 GB x Table 2 topologies x schedulers, "
+                "chunk sweep (Figs. 8-11); tables, CSV and SVG plots");
+  themis->add_option("-o,--out", args->out, "Output directory")->capture_default_str();
+  themis->add_option("-c,--chunks", args->chunks, "Chunks per collective for the size study")->capture_default_str();
+  themis->add_flag("-q,--quiet", args->quiet, "No progress indicator");
+  themis->callback([args] { run_reproduce_themis(*args); });
+}
+
 }  // namespace chorus::cli
