@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "eval/themis_microbench.h"
 #include "net/presets.h"
@@ -97,6 +98,16 @@ TEST(ThemisPaper, MicrobenchmarkHeadline) {
   EXPECT_NEAR(by["themis-scf"].max_speedup_over_baseline, 2.70, 0.2);
   EXPECT_DOUBLE_EQ(by["ideal"].mean_utilization, 1.0);
   EXPECT_EQ(report.rows.size(), 6u * 4 * 4 + 2u * 8 * 4);
+  // Per topology and size at 64 chunks: Themis+SCF >= Themis+FIFO > baseline.
+  std::map<std::tuple<std::string, double, std::string>, double> util;
+  for (const auto& r : report.rows)
+    if (r.study == "sizes") util[{r.topology, r.size_bytes, r.scheduler}] = r.avg_bw_utilization;
+  for (const auto& n : report.config.topologies)
+    for (double size : report.config.sizes_bytes) {
+      auto u = [&](const char* s) { return util[std::make_tuple(n.name, size, std::string(s))]; };
+      EXPECT_GE(u("themis-scf"), u("themis-fifo") - 1e-9) << n.name << " " << size;
+      EXPECT_GT(u("themis-fifo"), u("baseline")) << n.name << " " << size;
+    }
 }
 
 TEST(ThemisPaper, PerDimensionOrderIsPartOfTheSchedule) {

@@ -295,7 +295,7 @@ std::vector<std::string> write_microbench_outputs(const MicrobenchReport& report
     for (const auto& a : report.activity) {
       if (a.scheduler == "ideal") continue;
       svg::LineChart p;
-      p.title = fmt::format("{}: per-dimension activity, {} all-reduce on {} (Themis Fig. 9)", a.scheduler,
+      p.title = fmt::format("{}: activity per dimension, {} AR, {} (Fig. 9)", a.scheduler,
                             size_label(cfg.activity_size_bytes), cfg.activity_topology);
       p.x_label = "time (us)";
       p.y_label = "activity rate (%)";
