@@ -29,11 +29,7 @@ net::Network random_network(Rng& rng) {
 }
 
 sim::CollectiveRun run(const net::Network& n, coll::CollectiveOp op, double size, int chunks, const std::string& s) {
-  sim::CollectiveRequest req;
-  req.op = op;
-  req.size_bytes = size;
-  req.num_chunks = chunks;
-  req.scheduler = sched::parse_scheduler(s);
+  const auto req = sim::make_request(op, size, chunks, s);
   sim::SimOptions options;
   options.record_stages = true;
   return sim::run_collective(n, req, options);

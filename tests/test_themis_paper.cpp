@@ -20,12 +20,7 @@ net::Network two_by_four(double bw1_gbps, double bw2_gbps, double latency_ns = 0
 
 sim::CollectiveRun run(const net::Network& n, const std::string& scheduler, double size, int chunks,
                        coll::CollectiveOp op = coll::CollectiveOp::kAllReduce) {
-  sim::CollectiveRequest req;
-  req.op = op;
-  req.size_bytes = size;
-  req.num_chunks = chunks;
-  req.scheduler = sched::parse_scheduler(scheduler);
-  return sim::run_collective(n, req);
+  return sim::run_collective(n, sim::make_request(op, size, chunks, scheduler));
 }
 
 TEST(ThemisPaper, Fig5Fig7ExampleSchedules) {

@@ -32,11 +32,7 @@ const net::Network& find_topology(const MicrobenchConfig& cfg, const std::string
 
 sim::CollectiveRun simulate(const net::Network& network, double size, int chunks, const std::string& scheduler,
                             bool record = false) {
-  sim::CollectiveRequest req;
-  req.op = coll::CollectiveOp::kAllReduce;
-  req.size_bytes = size;
-  req.num_chunks = chunks;
-  req.scheduler = sched::parse_scheduler(scheduler);
+  const auto req = sim::make_request(coll::CollectiveOp::kAllReduce, size, chunks, scheduler);
   sim::SimOptions options;
   options.record_stages = record;
   return sim::run_collective(network, req, options);

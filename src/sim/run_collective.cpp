@@ -8,6 +8,15 @@
 
 namespace chorus::sim {
 
+CollectiveRequest make_request(coll::CollectiveOp op, double size_bytes, int num_chunks, const std::string& scheduler) {
+  CollectiveRequest req;
+  req.op = op;
+  req.size_bytes = size_bytes;
+  req.num_chunks = num_chunks;
+  req.scheduler = sched::parse_scheduler(scheduler);
+  return req;
+}
+
 CollectiveRun run_collective(const net::Network& network, const CollectiveRequest& request,
                              const SimOptions& options) {
   if (!(request.size_bytes > 0) || !std::isfinite(request.size_bytes))

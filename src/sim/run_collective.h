@@ -1,5 +1,7 @@
 #pragma once
 // One call from a request (op, size, chunks, scheduler) to a simulated result.
+#include <string>
+
 #include "coll/collective.h"
 #include "net/network.h"
 #include "sched/scheduler.h"
@@ -14,6 +16,9 @@ struct CollectiveRequest {
   sched::SchedulerSpec scheduler = sched::parse_scheduler("themis-scf");
   sched::ThemisOptions themis;
 };
+
+// Convenience: a request with the scheduler given by its CLI name (throws InputError if unknown).
+CollectiveRequest make_request(coll::CollectiveOp op, double size_bytes, int num_chunks, const std::string& scheduler);
 
 struct CollectiveRun {
   sched::Schedule schedule;  // with dim_order filled in (Sec. 4.6.2)
