@@ -1,0 +1,64 @@
+#pragma once
+// The backend interface. A backend is one communication library (mpi, gloo, shm) over one
+// group of ranks. Every method is blocking and is only ever called from that backend's
+// progress thread (or inline while the queue is idle), one call at a time, in the order the
+// application issued the operations — so implementations need no locking of their own.
+//
+// Counts are in elements of `dtype`; buffers of different ranks hold the same dtype.
+// Methods a backend does not override fall back to the generic algorithms of
+// backend_fallbacks.cpp, built on send_recv(); native() reports which is which.
+// ReduceOp::avg never reaches a backend: the runtime reduces with sum and divides.
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "rt/types.h"
+
+namespace chorus::rt {
+
+using Counts = std::vector<std::size_t>;  // one entry per rank, in elements
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string name() const = 0;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  // True if `op` runs on the library's own implementation, false if on a fallback.
+  virtual bool native(OpKind op) const = 0;
+
+  // Point to point, matched in issue order per pair of ranks.
+  virtual void send(const void* buf, std::size_t bytes, int dst) = 0;
+  virtual void recv(void* buf, std::size_t bytes, int src) = 0;
+  // Sends to dst and receives from src at the same time (never deadlocks on large messages).
+  virtual void send_recv(const void* send_buf, std::size_t send_bytes, int dst, void* recv_buf,
+                         std::size_t recv_bytes, int src) = 0;
+
+  virtual void barrier();
+  virtual void broadcast(void* buf, std::size_t count, DType dtype, int root);
+  virtual void reduce(const void* in, void* out, std::size_t count, DType dtype, ReduceOp op,
+                      int root);
+  virtual void all_reduce(const void* in, void* out, std::size_t count, DType dtype, ReduceOp op);
+  // in holds size()*count elements; out receives this rank's block of count elements.
+  virtual void reduce_scatter(const void* in, void* out, std::size_t count, DType dtype,
+                              ReduceOp op);
+  virtual void all_gather(const void* in, void* out, std::size_t count, DType dtype);
+  virtual void gather(const void* in, void* out, std::size_t count, DType dtype, int root);
+  virtual void scatter(const void* in, void* out, std::size_t count, DType dtype, int root);
+  virtual void all_to_all_single(const void* in, void* out, std::size_t count, DType dtype);
+  // ins[j] (in_counts[j] elements) goes to rank j; outs[j] (out_counts[j]) comes from rank j.
+  virtual void all_to_all(const std::vector<const void*>& ins, const Counts& in_counts,
+                          const std::vector<void*>& outs, const Counts& out_counts, DType dtype);
+  // Displacements are in elements from the start of the buffer.
+  virtual void all_gatherv(const void* in, std::size_t count, void* out, const Counts& counts,
+                           const Counts& displs, DType dtype);
+  virtual void gatherv(const void* in, std::size_t count, void* out, const Counts& counts,
+                       const Counts& displs, DType dtype, int root);
+  virtual void scatterv(const void* in, const Counts& counts, const Counts& displs, void* out,
+                        std::size_t count, DType dtype, int root);
+  virtual void all_to_allv(const void* in, const Counts& send_counts, const Counts& send_displs,
+                           void* out, const Counts& recv_counts, const Counts& recv_displs,
+                           DType dtype);
+};
+
+}  // namespace chorus::rt

@@ -1,0 +1,357 @@
+// Backend "gloo": Gloo's collectives over its TCP transport. Gloo is bootstrapped through our
+// own rendezvous store (Debian's Gloo has no MPI context), so it works under both launchers.
+// Gloo has no gatherv, scatterv, reduce_scatter or list all_to_all: those use the runtime's
+// fallbacks over Gloo's point-to-point buffers.
+#include <gloo/allgather.h>
+#include <gloo/allgatherv.h>
+#include <gloo/allreduce.h>
+#include <gloo/alltoall.h>
+#include <gloo/alltoallv.h>
+#include <gloo/barrier.h>
+#include <gloo/broadcast.h>
+#include <gloo/gather.h>
+#include <gloo/reduce.h>
+#include <gloo/rendezvous/context.h>
+#include <gloo/rendezvous/store.h>
+#include <gloo/scatter.h>
+#include <gloo/transport/tcp/device.h>
+
+#include <cstring>
+#include <fmt/format.h>
+
+#include "rt/backends.h"
+#include "rt/dtype.h"
+#include "rt/errors.h"
+
+namespace chorus::rt {
+
+namespace {
+
+// Gloo's Store interface over ours, with keys under a prefix.
+class GlooStore final : public gloo::rendezvous::Store {
+ public:
+  GlooStore(chorus::rt::Store& store, std::string prefix, std::chrono::milliseconds timeout)
+      : store_(store), prefix_(std::move(prefix)), timeout_(timeout) {}
+  void set(const std::string& key, const std::vector<char>& data) override {
+    store_.set(prefix_ + key, data);
+  }
+  std::vector<char> get(const std::string& key) override { return store_.get(prefix_ + key, timeout_); }
+  void wait(const std::vector<std::string>& keys) override { wait(keys, timeout_); }
+  void wait(const std::vector<std::string>& keys, const std::chrono::milliseconds& timeout) override {
+    for (const auto& k : keys) store_.get(prefix_ + k, timeout);
+  }
+
+ private:
+  chorus::rt::Store& store_;
+  std::string prefix_;
+  std::chrono::milliseconds timeout_;
+};
+
+constexpr std::uint64_t kP2PSlot = 0x636830000000ULL;
+
+bool packed(const Counts& counts, const Counts& displs) {
+  std::size_t at = 0;
+  for (std::size_t j = 0; j < counts.size(); ++j) {
+    if (displs[j] != at) return false;
+    at += counts[j];
+  }
+  return true;
+}
+
+class GlooBackend final : public Backend {
+ public:
+  explicit GlooBackend(const BackendContext& ctx) : rank_(ctx.rank), size_(ctx.size), timeout_(ctx.timeout) {
+    try {
+      gloo::transport::tcp::attr attr;
+      attr.hostname = ctx.gloo_host;
+      device_ = gloo::transport::tcp::CreateDevice(attr);
+      auto context = std::make_shared<gloo::rendezvous::Context>(rank_, size_);
+      context->setTimeout(timeout_);
+      GlooStore store(*ctx.store, ctx.key_prefix + "/", timeout_);
+      context->connectFullMesh(store, device_);
+      context_ = context;
+    } catch (const CommError&) {
+      throw;
+    } catch (const std::exception& e) {
+      throw CommError(fmt::format("gloo: cannot connect rank {} of {} on {}: {}", rank_, size_,
+                                  ctx.gloo_host, e.what()));
+    }
+  }
+
+  std::string name() const override { return "gloo"; }
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  bool native(OpKind op) const override {
+    switch (op) {
+      case OpKind::gatherv: case OpKind::scatterv: case OpKind::reduce_scatter:
+      case OpKind::all_to_all:
+        return false;
+      default:
+        return true;
+    }
+  }
+
+  void send(const void* buf, std::size_t bytes, int dst) override {
+    if (bytes == 0) return;
+    guard("send", [&] {
+      auto ub = context_->createUnboundBuffer(const_cast<void*>(buf), bytes);
+      ub->send(dst, kP2PSlot);
+      ub->waitSend(timeout_);
+    });
+  }
+  void recv(void* buf, std::size_t bytes, int src) override {
+    if (bytes == 0) return;
+    guard("recv", [&] {
+      auto ub = context_->createUnboundBuffer(buf, bytes);
+      ub->recv(src, kP2PSlot);
+      ub->waitRecv(timeout_);
+    });
+  }
+  void send_recv(const void* sbuf, std::size_t sbytes, int dst, void* rbuf, std::size_t rbytes,
+                 int src) override {
+    guard("send_recv", [&] {
+      std::unique_ptr<gloo::transport::UnboundBuffer> in, out;
+      if (rbytes > 0) {
+        in = context_->createUnboundBuffer(rbuf, rbytes);
+        in->recv(src, kP2PSlot);
+      }
+      if (sbytes > 0) {
+        out = context_->createUnboundBuffer(const_cast<void*>(sbuf), sbytes);
+        out->send(dst, kP2PSlot);
+      }
+      if (out) out->waitSend(timeout_);
+      if (in) in->waitRecv(timeout_);
+    });
+  }
+
+  void barrier() override {
+    guard("barrier", [&] {
+      gloo::BarrierOptions opts(context_);
+      opts.setTag(next_tag());
+      opts.setTimeout(timeout_);
+      gloo::barrier(opts);
+    });
+  }
+
+  void broadcast(void* buf, std::size_t count, DType d, int root) override {
+    guard("broadcast", [&] {
+      gloo::BroadcastOptions opts(context_);
+      opts.setOutput(static_cast<std::uint8_t*>(buf), count * dtype_bytes(d));
+      opts.setRoot(root);
+      opts.setTag(next_tag());
+      opts.setTimeout(timeout_);
+      gloo::broadcast(opts);
+    });
+  }
+
+  void all_reduce(const void* in, void* out, std::size_t count, DType d, ReduceOp op) override {
+    guard("all_reduce", [&] { with_element(d, [&](auto tag) { all_reduce_typed(tag, in, out, count, d, op); }); });
+  }
+
+  void reduce(const void* in, void* out, std::size_t count, DType d, ReduceOp op, int root) override {
+    guard("reduce", [&] {
+      // Gloo's reduce writes the output on every rank: give non-roots a scratch buffer.
+      std::vector<char> scratch;
+      void* target = out;
+      if (rank_ != root) {
+        scratch.resize(count * dtype_bytes(d));
+        target = scratch.data();
+      }
+      with_element(d, [&](auto tag) { reduce_typed(tag, in, target, count, d, op, root); });
+    });
+  }
+
+  void all_gather(const void* in, void* out, std::size_t count, DType d) override {
+    const std::size_t bytes = count * dtype_bytes(d);
+    guard("all_gather", [&] {
+      gloo::AllgatherOptions opts(context_);
+      auto* o = static_cast<std::uint8_t*>(out);
+      if (in != o + static_cast<std::size_t>(rank_) * bytes)
+        opts.setInput(const_cast<std::uint8_t*>(static_cast<const std::uint8_t*>(in)), bytes);
+      opts.setOutput(o, bytes * static_cast<std::size_t>(size_));
+      opts.setTag(next_tag());
+      opts.setTimeout(timeout_);
+      gloo::allgather(opts);
+    });
+  }
+
+  void all_gatherv(const void* in, std::size_t count, void* out, const Counts& counts,
+                   const Counts& displs, DType d) override {
+    const std::size_t eb = dtype_bytes(d);
+    guard("all_gatherv", [&] {
+      std::vector<std::size_t> bytes(size_);
+      std::size_t total = 0;
+      for (int j = 0; j < size_; ++j) total += bytes[j] = counts[j] * eb;
+      const bool direct = packed(counts, displs);
+      std::vector<std::uint8_t> tmp(direct ? 0 : total);
+      auto* o = direct ? static_cast<std::uint8_t*>(out) : tmp.data();
+      std::vector<std::uint8_t> in_copy(static_cast<const std::uint8_t*>(in),
+                                        static_cast<const std::uint8_t*>(in) + count * eb);
+      gloo::AllgathervOptions opts(context_);
+      opts.setInput(in_copy.data(), count * eb);
+      opts.setOutput(o, bytes);
+      opts.setTag(next_tag());
+      opts.setTimeout(timeout_);
+      gloo::allgatherv(opts);
+      if (!direct) {
+        std::size_t at = 0;
+        for (int j = 0; j < size_; ++j) {
+          if (bytes[j] > 0) std::memcpy(static_cast<char*>(out) + displs[j] * eb, tmp.data() + at, bytes[j]);
+          at += bytes[j];
+        }
+      }
+    });
+  }
+
+  void gather(const void* in, void* out, std::size_t count, DType d, int root) override {
+    const std::size_t bytes = count * dtype_bytes(d);
+    guard("gather", [&] {
+      gloo::GatherOptions opts(context_);
+      opts.setInput(const_cast<std::uint8_t*>(static_cast<const std::uint8_t*>(in)), bytes);
+      if (rank_ == root) opts.setOutput(static_cast<std::uint8_t*>(out), bytes * static_cast<std::size_t>(size_));
+      opts.setRoot(root);
+      opts.setTag(next_tag());
+      opts.setTimeout(timeout_);
+      gloo::gather(opts);
+    });
+  }
+
+  void scatter(const void* in, void* out, std::size_t count, DType d, int root) override {
+    const std::size_t bytes = count * dtype_bytes(d);
+    guard("scatter", [&] {
+      gloo::ScatterOptions opts(context_);
+      std::vector<std::uint8_t*> ptrs;
+      if (rank_ == root) {
+        for (int j = 0; j < size_; ++j)
+          ptrs.push_back(const_cast<std::uint8_t*>(static_cast<const std::uint8_t*>(in)) +
+                         static_cast<std::size_t>(j) * bytes);
+        opts.setInputs(ptrs, bytes);
+      }
+      opts.setOutput(static_cast<std::uint8_t*>(out), bytes);
+      opts.setRoot(root);
+      opts.setTag(next_tag());
+      opts.setTimeout(timeout_);
+      gloo::scatter(opts);
+    });
+  }
+
+  void all_to_all_single(const void* in, void* out, std::size_t count, DType d) override {
+    const std::size_t bytes = count * dtype_bytes(d) * static_cast<std::size_t>(size_);
+    guard("all_to_all_single", [&] {
+      gloo::AlltoallOptions opts(context_);
+      opts.setInput(const_cast<std::uint8_t*>(static_cast<const std::uint8_t*>(in)), bytes);
+      opts.setOutput(static_cast<std::uint8_t*>(out), bytes);
+      opts.setTag(next_tag());
+      opts.setTimeout(timeout_);
+      gloo::alltoall(opts);
+    });
+  }
+
+  void all_to_allv(const void* in, const Counts& sc, const Counts& sd, void* out, const Counts& rc,
+                   const Counts& rd, DType d) override {
+    const std::size_t eb = dtype_bytes(d);
+    guard("all_to_allv", [&] {
+      const bool in_packed = packed(sc, sd), out_packed = packed(rc, rd);
+      std::vector<std::int64_t> sbytes(size_), rbytes(size_);
+      std::size_t stotal = 0, rtotal = 0;
+      for (int j = 0; j < size_; ++j) {
+        sbytes[j] = static_cast<std::int64_t>(sc[j] * eb);
+        rbytes[j] = static_cast<std::int64_t>(rc[j] * eb);
+        stotal += sc[j] * eb;
+        rtotal += rc[j] * eb;
+      }
+      std::vector<std::uint8_t> sbuf(in_packed ? 0 : stotal), rbuf(out_packed ? 0 : rtotal);
+      if (!in_packed) {
+        std::size_t at = 0;
+        for (int j = 0; j < size_; ++j) {
+          if (sc[j] > 0) std::memcpy(sbuf.data() + at, static_cast<const char*>(in) + sd[j] * eb, sc[j] * eb);
+          at += sc[j] * eb;
+        }
+      }
+      // Gloo rejects null buffers: give it a byte when a side is empty.
+      std::uint8_t dummy_in = 0, dummy_out = 0;
+      auto* ip = in_packed ? const_cast<std::uint8_t*>(static_cast<const std::uint8_t*>(in)) : sbuf.data();
+      auto* op = out_packed ? static_cast<std::uint8_t*>(out) : rbuf.data();
+      gloo::AlltoallvOptions opts(context_);
+      opts.setInput(stotal > 0 ? ip : &dummy_in, sbytes);
+      opts.setOutput(rtotal > 0 ? op : &dummy_out, rbytes);
+      opts.setTag(next_tag());
+      opts.setTimeout(timeout_);
+      gloo::alltoallv(opts);
+      if (!out_packed) {
+        std::size_t at = 0;
+        for (int j = 0; j < size_; ++j) {
+          if (rc[j] > 0) std::memcpy(static_cast<char*>(out) + rd[j] * eb, rbuf.data() + at, rc[j] * eb);
+          at += rc[j] * eb;
+        }
+      }
+    });
+  }
+
+ private:
+  template <typename F>
+  void guard(const char* what, F&& f) {
+    try {
+      f();
+    } catch (const CommError&) {
+      throw;
+    } catch (const std::exception& e) {
+      throw CommError(fmt::format("gloo {} on rank {}: {}", what, rank_, e.what()));
+    }
+  }
+
+  std::uint32_t next_tag() { return tag_++ & 0xffffff; }
+
+  // Calls f with a value of the unsigned type as wide as one element of d.
+  template <typename F>
+  static void with_element(DType d, F&& f) {
+    switch (dtype_bytes(d)) {
+      case 1: f(std::uint8_t{}); break;
+      case 2: f(std::uint16_t{}); break;
+      case 4: f(std::uint32_t{}); break;
+      default: f(std::uint64_t{}); break;
+    }
+  }
+
+  template <typename T>
+  void all_reduce_typed(T, const void* in, void* out, std::size_t count, DType d, ReduceOp op) {
+    gloo::AllreduceOptions opts(context_);
+    if (in != out) opts.setInput(const_cast<T*>(static_cast<const T*>(in)), count);
+    opts.setOutput(static_cast<T*>(out), count);
+    opts.setReduceFunction([d, op](void* o, const void* a, const void* b, std::size_t n) {
+      reduce_into(d, op, o, a, b, n);
+    });
+    opts.setTag(next_tag());
+    opts.setTimeout(timeout_);
+    gloo::allreduce(opts);
+  }
+
+  template <typename T>
+  void reduce_typed(T, const void* in, void* out, std::size_t count, DType d, ReduceOp op, int root) {
+    gloo::ReduceOptions opts(context_);
+    if (in != out) opts.setInput(const_cast<T*>(static_cast<const T*>(in)), count);
+    opts.setOutput(static_cast<T*>(out), count);
+    opts.setRoot(root);
+    opts.setReduceFunction([d, op](void* o, const void* a, const void* b, std::size_t n) {
+      reduce_into(d, op, o, a, b, n);
+    });
+    opts.setTag(next_tag());
+    opts.setTimeout(timeout_);
+    gloo::reduce(opts);
+  }
+
+  int rank_;
+  int size_;
+  std::chrono::milliseconds timeout_;
+  std::shared_ptr<gloo::transport::Device> device_;
+  std::shared_ptr<gloo::Context> context_;
+  std::uint32_t tag_ = 1;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_gloo_backend(const BackendContext& ctx) {
+  return std::make_unique<GlooBackend>(ctx);
+}
+
+}  // namespace chorus::rt

@@ -1,0 +1,287 @@
+// Backend "mpi": Open MPI's blocking collectives on a duplicate of MPI_COMM_WORLD.
+// Calling the blocking collectives (not the MPI_I* ones) keeps the same algorithms as a direct
+// MPI call, so the API adds no cost for large messages. A watchdog bounds every operation:
+// one still running after the operation timeout aborts the job with a clear message, because
+// a blocked MPI call cannot be cancelled.
+#include <mpi.h>
+
+#include <atomic>
+#include <climits>
+#include <condition_variable>
+#include <cstdio>
+#include <fmt/format.h>
+#include <mutex>
+#include <thread>
+
+#include "core/error.h"
+#include "rt/backends.h"
+#include "rt/dtype.h"
+#include "rt/errors.h"
+#include "rt/mpi_env.h"
+
+namespace chorus::rt {
+
+namespace {
+
+MPI_Datatype mpi_type(DType d) {
+  switch (d) {
+    case DType::f16: case DType::bf16: return MPI_UINT16_T;
+    case DType::f32: return MPI_FLOAT;
+    case DType::f64: return MPI_DOUBLE;
+    case DType::i8: return MPI_INT8_T;
+    case DType::u8: return MPI_UINT8_T;
+    case DType::i32: return MPI_INT32_T;
+    case DType::i64: return MPI_INT64_T;
+  }
+  return MPI_BYTE;
+}
+
+// User-defined MPI operators that reduce f16 / bf16 as numbers.
+template <DType D, ReduceOp O>
+void half_op(void* in, void* inout, int* len, MPI_Datatype*) {
+  reduce_into(D, O, inout, in, inout, static_cast<std::size_t>(*len));
+}
+
+int to_int(std::size_t n, const char* what) {
+  if (n > static_cast<std::size_t>(INT_MAX))
+    throw InputError(fmt::format("mpi {}", what),
+                     fmt::format("count {} exceeds MPI's int limit ({})", n, INT_MAX));
+  return static_cast<int>(n);
+}
+
+std::vector<int> to_ints(const Counts& v, const char* what) {
+  std::vector<int> out(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) out[i] = to_int(v[i], what);
+  return out;
+}
+
+void check(int rc, const char* what) {
+  if (rc != MPI_SUCCESS) {
+    char msg[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    MPI_Error_string(rc, msg, &len);
+    throw CommError(fmt::format("mpi {}: {}", what, std::string(msg, static_cast<std::size_t>(len))));
+  }
+}
+
+// Keeps `inplace` semantics of the API: MPI wants MPI_IN_PLACE when in == out.
+const void* in_or_inplace(const void* in, const void* out) { return in == out ? MPI_IN_PLACE : in; }
+
+class MpiBackend final : public Backend {
+ public:
+  explicit MpiBackend(const BackendContext& ctx) : timeout_(ctx.timeout) {
+    mpi_ensure_initialized();
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm_);
+    MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(comm_, &rank_);
+    MPI_Comm_size(comm_, &size_);
+    create_half_ops();
+    watchdog_ = std::thread([this] { watch(); });
+  }
+
+  ~MpiBackend() override {
+    {
+      std::lock_guard lock(watch_mutex_);
+      stop_ = true;
+    }
+    watch_cv_.notify_all();
+    watchdog_.join();
+    if (mpi_is_initialized()) {
+      for (auto& row : half_ops_)
+        for (auto& op : row)
+          if (op != MPI_OP_NULL) MPI_Op_free(&op);
+      MPI_Comm_free(&comm_);
+    }
+  }
+
+  std::string name() const override { return "mpi"; }
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  bool native(OpKind op) const override { return op != OpKind::all_to_all; }
+
+  void send(const void* buf, std::size_t bytes, int dst) override {
+    Guard g(*this, "send");
+    check(MPI_Send(buf, to_int(bytes, "send"), MPI_BYTE, dst, kTag, comm_), "send");
+  }
+  void recv(void* buf, std::size_t bytes, int src) override {
+    Guard g(*this, "recv");
+    check(MPI_Recv(buf, to_int(bytes, "recv"), MPI_BYTE, src, kTag, comm_, MPI_STATUS_IGNORE), "recv");
+  }
+  void send_recv(const void* sbuf, std::size_t sbytes, int dst, void* rbuf, std::size_t rbytes,
+                 int src) override {
+    Guard g(*this, "send_recv");
+    check(MPI_Sendrecv(sbuf, to_int(sbytes, "send_recv"), MPI_BYTE, dst, kTag, rbuf,
+                       to_int(rbytes, "send_recv"), MPI_BYTE, src, kTag, comm_, MPI_STATUS_IGNORE),
+          "send_recv");
+  }
+  void barrier() override {
+    Guard g(*this, "barrier");
+    check(MPI_Barrier(comm_), "barrier");
+  }
+  void broadcast(void* buf, std::size_t count, DType d, int root) override {
+    Guard g(*this, "broadcast");
+    check(MPI_Bcast(buf, to_int(count, "broadcast"), mpi_type(d), root, comm_), "broadcast");
+  }
+  void reduce(const void* in, void* out, std::size_t count, DType d, ReduceOp op,
+              int root) override {
+    Guard g(*this, "reduce");
+    const void* send = rank_ == root ? in_or_inplace(in, out) : in;
+    check(MPI_Reduce(send, out, to_int(count, "reduce"), mpi_type(d), mpi_op(d, op), root, comm_),
+          "reduce");
+  }
+  void all_reduce(const void* in, void* out, std::size_t count, DType d, ReduceOp op) override {
+    Guard g(*this, "all_reduce");
+    check(MPI_Allreduce(in_or_inplace(in, out), out, to_int(count, "all_reduce"), mpi_type(d),
+                        mpi_op(d, op), comm_),
+          "all_reduce");
+  }
+  void reduce_scatter(const void* in, void* out, std::size_t count, DType d,
+                      ReduceOp op) override {
+    Guard g(*this, "reduce_scatter");
+    check(MPI_Reduce_scatter_block(in, out, to_int(count, "reduce_scatter"), mpi_type(d),
+                                   mpi_op(d, op), comm_),
+          "reduce_scatter");
+  }
+  void all_gather(const void* in, void* out, std::size_t count, DType d) override {
+    Guard g(*this, "all_gather");
+    const int n = to_int(count, "all_gather");
+    check(MPI_Allgather(in, n, mpi_type(d), out, n, mpi_type(d), comm_), "all_gather");
+  }
+  void gather(const void* in, void* out, std::size_t count, DType d, int root) override {
+    Guard g(*this, "gather");
+    const int n = to_int(count, "gather");
+    check(MPI_Gather(in, n, mpi_type(d), out, n, mpi_type(d), root, comm_), "gather");
+  }
+  void scatter(const void* in, void* out, std::size_t count, DType d, int root) override {
+    Guard g(*this, "scatter");
+    const int n = to_int(count, "scatter");
+    check(MPI_Scatter(in, n, mpi_type(d), out, n, mpi_type(d), root, comm_), "scatter");
+  }
+  void all_to_all_single(const void* in, void* out, std::size_t count, DType d) override {
+    Guard g(*this, "all_to_all_single");
+    const int n = to_int(count, "all_to_all_single");
+    check(MPI_Alltoall(in, n, mpi_type(d), out, n, mpi_type(d), comm_), "all_to_all_single");
+  }
+  void all_gatherv(const void* in, std::size_t count, void* out, const Counts& counts,
+                   const Counts& displs, DType d) override {
+    Guard g(*this, "all_gatherv");
+    const auto c = to_ints(counts, "all_gatherv"), o = to_ints(displs, "all_gatherv");
+    check(MPI_Allgatherv(in, to_int(count, "all_gatherv"), mpi_type(d), out, c.data(), o.data(),
+                         mpi_type(d), comm_),
+          "all_gatherv");
+  }
+  void gatherv(const void* in, std::size_t count, void* out, const Counts& counts,
+               const Counts& displs, DType d, int root) override {
+    Guard g(*this, "gatherv");
+    std::vector<int> c, o;
+    if (rank_ == root) c = to_ints(counts, "gatherv"), o = to_ints(displs, "gatherv");
+    check(MPI_Gatherv(in, to_int(count, "gatherv"), mpi_type(d), out, c.data(), o.data(),
+                      mpi_type(d), root, comm_),
+          "gatherv");
+  }
+  void scatterv(const void* in, const Counts& counts, const Counts& displs, void* out,
+                std::size_t count, DType d, int root) override {
+    Guard g(*this, "scatterv");
+    std::vector<int> c, o;
+    if (rank_ == root) c = to_ints(counts, "scatterv"), o = to_ints(displs, "scatterv");
+    check(MPI_Scatterv(in, c.data(), o.data(), mpi_type(d), out, to_int(count, "scatterv"),
+                       mpi_type(d), root, comm_),
+          "scatterv");
+  }
+  void all_to_allv(const void* in, const Counts& sc, const Counts& sd, void* out,
+                   const Counts& rc, const Counts& rd, DType d) override {
+    Guard g(*this, "all_to_allv");
+    const auto a = to_ints(sc, "all_to_allv"), b = to_ints(sd, "all_to_allv"),
+               c = to_ints(rc, "all_to_allv"), e = to_ints(rd, "all_to_allv");
+    check(MPI_Alltoallv(in, a.data(), b.data(), mpi_type(d), out, c.data(), e.data(), mpi_type(d),
+                        comm_),
+          "all_to_allv");
+  }
+
+ private:
+  static constexpr int kTag = 7301;
+
+  // Marks an operation as running for the watchdog.
+  struct Guard {
+    Guard(MpiBackend& b, const char* what) : backend(b) {
+      backend.current_op_.store(what);
+      backend.op_started_ns_.store(now_ns());
+    }
+    ~Guard() { backend.op_started_ns_.store(0); }
+    MpiBackend& backend;
+  };
+
+  static std::int64_t now_ns() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  }
+
+  void watch() {
+    std::unique_lock lock(watch_mutex_);
+    while (!stop_) {
+      watch_cv_.wait_for(lock, std::chrono::milliseconds(200));
+      const std::int64_t started = op_started_ns_.load();
+      if (started != 0 && now_ns() - started > timeout_.count() * 1000000) {
+        std::fprintf(stderr,
+                     "chorus rt: rank %d: mpi %s did not complete within %lld ms (a peer died or "
+                     "the ranks disagree on the call); aborting the job\n",
+                     rank_, current_op_.load(), static_cast<long long>(timeout_.count()));
+        std::fflush(stderr);
+        MPI_Abort(MPI_COMM_WORLD, 3);
+      }
+    }
+  }
+
+  void create_half_ops() {
+    half_ops_[0][0] = make_op<DType::f16, ReduceOp::sum>();
+    half_ops_[0][1] = make_op<DType::f16, ReduceOp::prod>();
+    half_ops_[0][2] = make_op<DType::f16, ReduceOp::min>();
+    half_ops_[0][3] = make_op<DType::f16, ReduceOp::max>();
+    half_ops_[1][0] = make_op<DType::bf16, ReduceOp::sum>();
+    half_ops_[1][1] = make_op<DType::bf16, ReduceOp::prod>();
+    half_ops_[1][2] = make_op<DType::bf16, ReduceOp::min>();
+    half_ops_[1][3] = make_op<DType::bf16, ReduceOp::max>();
+  }
+
+  template <DType D, ReduceOp O>
+  static MPI_Op make_op() {
+    MPI_Op op = MPI_OP_NULL;
+    MPI_Op_create(&half_op<D, O>, 1, &op);
+    return op;
+  }
+
+  MPI_Op mpi_op(DType d, ReduceOp op) const {
+    const int index = op == ReduceOp::prod ? 1 : op == ReduceOp::min ? 2 : op == ReduceOp::max ? 3 : 0;
+    if (d == DType::f16) return half_ops_[0][index];
+    if (d == DType::bf16) return half_ops_[1][index];
+    switch (op) {
+      case ReduceOp::sum: case ReduceOp::avg: return MPI_SUM;
+      case ReduceOp::prod: return MPI_PROD;
+      case ReduceOp::min: return MPI_MIN;
+      case ReduceOp::max: return MPI_MAX;
+    }
+    return MPI_SUM;
+  }
+
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  int rank_ = 0;
+  int size_ = 1;
+  MPI_Op half_ops_[2][4] = {{MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL},
+                            {MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL}};
+  std::chrono::milliseconds timeout_;
+  std::atomic<const char*> current_op_{""};
+  std::atomic<std::int64_t> op_started_ns_{0};
+  std::mutex watch_mutex_;
+  std::condition_variable watch_cv_;
+  bool stop_ = false;
+  std::thread watchdog_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_mpi_backend(const BackendContext& ctx) {
+  return std::make_unique<MpiBackend>(ctx);
+}
+
+}  // namespace chorus::rt

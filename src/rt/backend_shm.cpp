@@ -1,0 +1,559 @@
+// Backend "shm": our own transport for the ranks of one host, over one POSIX shared-memory
+// segment. Each rank owns two data slots (double buffering); collectives run in chunk-sized
+// rounds separated by "steps" (every rank bumps its step counter and waits for all others to
+// reach it). All-reduce is a reduce-scatter / all-gather over the slots: each rank copies the
+// parts of its chunk other ranks need into its slot, reduces its own slice of the chunk from
+// all slots (in rank order, so every rank gets bit-identical results), publishes the slice,
+// and copies the other slices out — each byte crosses memory about three times, independent
+// of the number of ranks. Point-to-point goes through one ring buffer per ordered pair.
+//
+// Waiting spins briefly, then yields, then sleeps on a futex, so ranks may outnumber cores.
+// Every wait checks the operation deadline and whether the awaited peer is still alive.
+#include <sched.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "rt/backends.h"
+#include "rt/dtype.h"
+#include "rt/errors.h"
+#include "rt/shm_segment.h"
+
+namespace chorus::rt {
+
+namespace {
+
+constexpr std::uint64_t kMagic = 0x63686f7275737368ULL;  // "chorussh"
+constexpr std::size_t kPage = 4096;
+constexpr std::size_t kLine = 64;
+
+std::size_t round_up(std::size_t x, std::size_t a) { return (x + a - 1) / a * a; }
+
+std::size_t env_bytes(const char* name, std::size_t fallback) {
+  const char* v = std::getenv(name);
+  if (v == nullptr) return fallback;
+  try {
+    const long long x = std::stoll(v);
+    if (x < 4096) throw std::out_of_range(name);
+    return static_cast<std::size_t>(x);
+  } catch (const std::exception&) {
+    throw InputError(std::string("environment ") + name, "expected a byte count >= 4096");
+  }
+}
+
+struct alignas(kPage) SegmentHeader {
+  std::uint64_t magic;
+  std::uint32_t world_size;
+  std::uint64_t slot_bytes;
+  std::uint64_t ring_bytes;
+};
+
+struct alignas(128) RankControl {
+  SharedCounter step;  // steps this rank has completed
+  std::int32_t pid;
+};
+
+struct alignas(128) RingControl {
+  SharedCounter head;  // bytes written by the sender (wraps at 2^32)
+  alignas(128) SharedCounter tail;  // bytes consumed by the receiver
+};
+
+inline void cpu_relax() { __builtin_ia32_pause(); }
+
+class ShmBackend final : public Backend {
+ public:
+  explicit ShmBackend(const BackendContext& ctx)
+      : rank_(ctx.rank), size_(ctx.size), timeout_(ctx.timeout) {
+    if (!ctx.single_host)
+      throw InputError("init shm", "backend 'shm' needs every rank on one host; use mpi or gloo");
+    slot_bytes_ = round_up(env_bytes("CHORUS_SHM_SLOT_BYTES", 1 << 20), kPage);
+    const std::size_t n = static_cast<std::size_t>(size_);
+    ring_bytes_ = std::bit_floor(std::clamp<std::size_t>((16u << 20) / (n * n), 16 << 10, 256 << 10));
+    header_bytes_ = round_up(2 * 2 * n * sizeof(std::uint64_t), kPage);
+    control_off_ = sizeof(SegmentHeader);
+    headers_off_ = round_up(control_off_ + n * sizeof(RankControl), kPage);
+    slots_off_ = headers_off_ + n * header_bytes_;
+    rings_off_ = slots_off_ + n * 2 * slot_bytes_;
+    const std::size_t ring_stride = sizeof(RingControl) + ring_bytes_;
+    const std::size_t total = rings_off_ + n * n * ring_stride;
+    const std::string key = ctx.key_prefix + "/segment";
+    const auto wait = std::chrono::milliseconds(timeout_);
+    if (rank_ == 0) {
+      const std::string name = fmt::format("/chorus-{}-{}", ::getpid(),
+                                           ctx.store->add(ctx.key_prefix + "/instance", 1));
+      ::shm_unlink(name.c_str());
+      seg_ = ShmSegment::create(name, total);
+      auto* h = new (seg_.data()) SegmentHeader{kMagic, static_cast<std::uint32_t>(size_),
+                                                slot_bytes_, ring_bytes_};
+      (void)h;
+      for (std::size_t i = 0; i < n; ++i) new (control(static_cast<int>(i))) RankControl();
+      for (std::size_t i = 0; i < n * n; ++i) new (seg_.data() + rings_off_ + i * ring_stride) RingControl();
+      ctx.store->set_string(key, name);
+    } else {
+      const std::string name = ctx.store->get_string(key, wait);
+      seg_ = ShmSegment::open(name, total);
+      const auto* h = reinterpret_cast<const SegmentHeader*>(seg_.data());
+      if (h->magic != kMagic || h->world_size != static_cast<std::uint32_t>(size_) ||
+          h->slot_bytes != slot_bytes_)
+        throw CommError("shm: segment layout differs between ranks (set CHORUS_SHM_SLOT_BYTES "
+                        "the same on every rank)");
+    }
+    control(rank_)->pid = static_cast<std::int32_t>(::getpid());
+    ctx.store->barrier(ctx.key_prefix + "/mapped", size_, wait);
+    if (rank_ == 0) seg_.unlink();  // everyone has it mapped: no name left behind on a crash
+    ring_stride_ = ring_stride;
+  }
+
+  std::string name() const override { return "shm"; }
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  bool native(OpKind op) const override {
+    switch (op) {
+      case OpKind::all_gather: case OpKind::gather: case OpKind::scatter:
+      case OpKind::all_to_all_single: case OpKind::gatherv: case OpKind::scatterv:
+        return false;  // through the native all_gatherv / all_to_allv exchange
+      default:
+        return true;
+    }
+  }
+
+  // ---- point to point -----------------------------------------------------------------------
+
+  void send(const void* buf, std::size_t bytes, int dst) override {
+    begin("send");
+    std::size_t done = 0;
+    while (done < bytes) {
+      if (!push(static_cast<const char*>(buf), bytes, done, dst)) wait_ring(ring(rank_, dst)->tail, dst);
+    }
+  }
+
+  void recv(void* buf, std::size_t bytes, int src) override {
+    begin("recv");
+    std::size_t done = 0;
+    while (done < bytes) {
+      if (!pull(static_cast<char*>(buf), bytes, done, src)) wait_ring(ring(src, rank_)->head, src);
+    }
+  }
+
+  void send_recv(const void* sbuf, std::size_t sbytes, int dst, void* rbuf, std::size_t rbytes,
+                 int src) override {
+    begin("send_recv");
+    std::size_t sent = 0, got = 0;
+    int idle = 0;
+    while (sent < sbytes || got < rbytes) {
+      bool progress = false;
+      if (sent < sbytes) progress |= push(static_cast<const char*>(sbuf), sbytes, sent, dst);
+      if (got < rbytes) progress |= pull(static_cast<char*>(rbuf), rbytes, got, src);
+      if (progress) {
+        idle = 0;
+      } else if (++idle > 64) {
+        sched_yield();
+        if (idle > 256) {
+          check_alive(sent < sbytes ? dst : src);
+          ::usleep(20);
+        }
+      } else {
+        cpu_relax();
+      }
+    }
+  }
+
+  // ---- collectives --------------------------------------------------------------------------
+
+  void barrier() override {
+    begin("barrier");
+    step();
+  }
+
+  void broadcast(void* buf, std::size_t count, DType dtype, int root) override {
+    begin("broadcast");
+    const std::size_t bytes = count * dtype_bytes(dtype);
+    const std::size_t rounds = (bytes + slot_bytes_ - 1) / slot_bytes_;
+    auto piece = [&](std::size_t k) { return std::min(slot_bytes_, bytes - k * slot_bytes_); };
+    char* data = static_cast<char*>(buf);
+    if (rank_ == root) std::memcpy(slot(root, 0), data, piece(0));
+    step();
+    for (std::size_t k = 0; k < rounds; ++k) {
+      if (rank_ != root) std::memcpy(data + k * slot_bytes_, slot(root, k % 2), piece(k));
+      if (rank_ == root && k + 1 < rounds)
+        std::memcpy(slot(root, (k + 1) % 2), data + (k + 1) * slot_bytes_, piece(k + 1));
+      step();
+    }
+  }
+
+  void all_reduce(const void* in, void* out, std::size_t count, DType dtype, ReduceOp op) override {
+    begin("all_reduce");
+    reduce_impl(in, out, count, dtype, op, -1);
+  }
+
+  void reduce(const void* in, void* out, std::size_t count, DType dtype, ReduceOp op,
+              int root) override {
+    begin("reduce");
+    reduce_impl(in, out, count, dtype, op, root);
+  }
+
+  void reduce_scatter(const void* in, void* out, std::size_t count, DType dtype,
+                      ReduceOp op) override {
+    begin("reduce_scatter");
+    const std::size_t eb = dtype_bytes(dtype);
+    const std::size_t region = slot_bytes_ / static_cast<std::size_t>(size_) / kLine * kLine;
+    const std::size_t chunk = std::max<std::size_t>(region / eb, 1);
+    const std::size_t rounds = (count + chunk - 1) / chunk;
+    const char* src = static_cast<const char*>(in);
+    char* dst = static_cast<char*>(out);
+    auto len = [&](std::size_t k) { return std::min(chunk, count - k * chunk); };
+    auto write = [&](std::size_t k) {
+      for (int j = 0; j < size_; ++j)
+        if (j != rank_)
+          std::memcpy(slot(rank_, k % 2) + static_cast<std::size_t>(j) * region,
+                      src + (static_cast<std::size_t>(j) * count + k * chunk) * eb, len(k) * eb);
+    };
+    write(0);
+    step();
+    for (std::size_t k = 0; k < rounds; ++k) {
+      const std::size_t n = len(k);
+      auto source = [&](int p) -> const void* {
+        return p == rank_ ? src + (static_cast<std::size_t>(rank_) * count + k * chunk) * eb
+                          : slot(p, k % 2) + static_cast<std::size_t>(rank_) * region;
+      };
+      char* acc = dst + k * chunk * eb;
+      reduce_into(dtype, op, acc, source(0), source(1), n);
+      for (int p = 2; p < size_; ++p) reduce_into(dtype, op, acc, acc, source(p), n);
+      if (k + 1 < rounds) write(k + 1);
+      step();
+    }
+  }
+
+  void all_gatherv(const void* in, std::size_t count, void* out, const Counts& counts,
+                   const Counts& displs, DType dtype) override {
+    begin("all_gatherv");
+    const std::size_t eb = dtype_bytes(dtype);
+    const std::size_t cap = slot_bytes_ / eb;
+    std::size_t max_count = 0;
+    for (std::size_t c : counts) max_count = std::max(max_count, c);
+    const std::size_t rounds = (max_count + cap - 1) / cap;
+    const char* src = static_cast<const char*>(in);
+    char* dst = static_cast<char*>(out);
+    auto piece = [&](std::size_t total, std::size_t k) {
+      return total > k * cap ? std::min(cap, total - k * cap) : std::size_t{0};
+    };
+    char* own = dst + displs[rank_] * eb;
+    if (count > 0 && own != src) std::memmove(own, src, count * eb);
+    auto write = [&](std::size_t k) {
+      if (const std::size_t n = piece(count, k)) std::memcpy(slot(rank_, k % 2), src + k * cap * eb, n * eb);
+    };
+    write(0);
+    step();
+    for (std::size_t k = 0; k < rounds; ++k) {
+      for (int j = 0; j < size_; ++j) {
+        if (j == rank_) continue;
+        if (const std::size_t n = piece(counts[j], k))
+          std::memcpy(dst + (displs[j] + k * cap) * eb, slot(j, k % 2), n * eb);
+      }
+      if (k + 1 < rounds) write(k + 1);
+      step();
+    }
+  }
+
+  void all_to_allv(const void* in, const Counts& sc, const Counts& sd, void* out, const Counts& rc,
+                   const Counts& rd, DType dtype) override {
+    begin("all_to_allv");
+    const std::size_t eb = dtype_bytes(dtype);
+    std::vector<const char*> sp(size_);
+    std::vector<char*> dp(size_);
+    std::vector<std::size_t> sb(size_), db(size_);
+    for (int j = 0; j < size_; ++j) {
+      sp[j] = static_cast<const char*>(in) + sd[j] * eb;
+      dp[j] = static_cast<char*>(out) + rd[j] * eb;
+      sb[j] = sc[j] * eb;
+      db[j] = rc[j] * eb;
+    }
+    exchange(sp, sb, dp, db, "all_to_allv");
+  }
+
+  void all_to_all(const std::vector<const void*>& ins, const Counts& in_counts,
+                  const std::vector<void*>& outs, const Counts& out_counts, DType dtype) override {
+    begin("all_to_all");
+    const std::size_t eb = dtype_bytes(dtype);
+    std::vector<const char*> sp(size_);
+    std::vector<char*> dp(size_);
+    std::vector<std::size_t> sb(size_), db(size_);
+    for (int j = 0; j < size_; ++j) {
+      sp[j] = static_cast<const char*>(ins[j]);
+      dp[j] = static_cast<char*>(outs[j]);
+      sb[j] = in_counts[j] * eb;
+      db[j] = out_counts[j] * eb;
+    }
+    exchange(sp, sb, dp, db, "all_to_all");
+  }
+
+  void gatherv(const void* in, std::size_t count, void* out, const Counts& counts,
+               const Counts& displs, DType dtype, int root) override {
+    begin("gatherv");
+    const std::size_t eb = dtype_bytes(dtype);
+    std::vector<const char*> sp(size_, nullptr);
+    std::vector<char*> dp(size_, nullptr);
+    std::vector<std::size_t> sb(size_, 0), db(size_, 0);
+    sp[root] = static_cast<const char*>(in);
+    sb[root] = count * eb;
+    if (rank_ == root)
+      for (int j = 0; j < size_; ++j) {
+        dp[j] = static_cast<char*>(out) + displs[j] * eb;
+        db[j] = counts[j] * eb;
+      }
+    exchange(sp, sb, dp, db, "gatherv");
+  }
+
+  void scatterv(const void* in, const Counts& counts, const Counts& displs, void* out,
+                std::size_t count, DType dtype, int root) override {
+    begin("scatterv");
+    const std::size_t eb = dtype_bytes(dtype);
+    std::vector<const char*> sp(size_, nullptr);
+    std::vector<char*> dp(size_, nullptr);
+    std::vector<std::size_t> sb(size_, 0), db(size_, 0);
+    dp[root] = static_cast<char*>(out);
+    db[root] = count * eb;
+    if (rank_ == root)
+      for (int j = 0; j < size_; ++j) {
+        sp[j] = static_cast<const char*>(in) + displs[j] * eb;
+        sb[j] = counts[j] * eb;
+      }
+    exchange(sp, sb, dp, db, "scatterv");
+  }
+
+ private:
+  // ---- layout -------------------------------------------------------------------------------
+
+  RankControl* control(int r) const {
+    return reinterpret_cast<RankControl*>(seg_.data() + control_off_) + r;
+  }
+  char* slot(int r, std::size_t buffer) const {
+    return seg_.data() + slots_off_ + (static_cast<std::size_t>(r) * 2 + buffer) * slot_bytes_;
+  }
+  std::uint64_t* header(int r, std::size_t parity) const {
+    return reinterpret_cast<std::uint64_t*>(seg_.data() + headers_off_ +
+                                            static_cast<std::size_t>(r) * header_bytes_ +
+                                            parity * header_bytes_ / 2);
+  }
+  RingControl* ring(int from, int to) const {
+    return reinterpret_cast<RingControl*>(
+        seg_.data() + rings_off_ +
+        (static_cast<std::size_t>(from) * static_cast<std::size_t>(size_) + static_cast<std::size_t>(to)) *
+            ring_stride_);
+  }
+  char* ring_data(RingControl* r) const { return reinterpret_cast<char*>(r) + sizeof(RingControl); }
+
+  // ---- waiting ------------------------------------------------------------------------------
+
+  void begin(const char* what) {
+    op_ = what;
+    deadline_ = std::chrono::steady_clock::now() + timeout_;
+    last_check_ = std::chrono::steady_clock::now();
+  }
+
+  void check_alive(int peer) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now > deadline_)
+      throw TimeoutError(fmt::format("shm {}: rank {} waited more than {} ms for rank {} (a peer "
+                                     "is stuck or the ranks disagree on the call)",
+                                     op_, rank_, timeout_.count(), peer));
+    if (now - last_check_ < std::chrono::milliseconds(50)) return;
+    last_check_ = now;
+    for (int p = 0; p < size_; ++p)
+      if (p != rank_ && process_dead(control(p)->pid))
+        throw CommError(fmt::format("shm {}: rank {} (pid {}) died; rank {} cannot complete the "
+                                    "operation", op_, p, control(p)->pid, rank_));
+  }
+
+  // Sleeps until `done()` holds; `word` is the counter whose change may make it hold.
+  template <typename Done>
+  void wait_until(Done done, SharedCounter& word, int peer) {
+    for (int i = 0;; ++i) {
+      if (done()) return;
+      if (i < 100) {
+        cpu_relax();
+        continue;
+      }
+      if (i < 140) {
+        sched_yield();
+        continue;
+      }
+      check_alive(peer);
+      const std::uint32_t seen = word.value.load(std::memory_order_seq_cst);
+      word.sleepers.fetch_add(1, std::memory_order_seq_cst);
+      if (!done()) futex_wait(&word.value, seen, 2000);
+      word.sleepers.fetch_sub(1, std::memory_order_seq_cst);
+    }
+  }
+
+  // Completes one step: publish ours, wait until every rank has completed it.
+  void step() {
+    ++steps_;
+    control(rank_)->step.store_and_wake(steps_);
+    for (int p = 0; p < size_; ++p) {
+      if (p == rank_) continue;
+      SharedCounter& c = control(p)->step;
+      wait_until([&] { return static_cast<std::int32_t>(c.value.load(std::memory_order_acquire) - steps_) >= 0; },
+                 c, p);
+    }
+  }
+
+  void wait_ring(SharedCounter& word, int peer) {
+    const std::uint32_t seen = word.value.load(std::memory_order_acquire);
+    wait_until([&] { return word.value.load(std::memory_order_acquire) != seen; }, word, peer);
+  }
+
+  // Moves what fits into / out of a ring; returns whether any byte moved.
+  bool push(const char* buf, std::size_t bytes, std::size_t& done, int dst) {
+    RingControl* r = ring(rank_, dst);
+    const std::uint32_t head = r->head.value.load(std::memory_order_relaxed);
+    const std::uint32_t tail = r->tail.value.load(std::memory_order_acquire);
+    const std::size_t space = ring_bytes_ - static_cast<std::uint32_t>(head - tail);
+    if (space == 0) return false;
+    const std::size_t at = head & (ring_bytes_ - 1);
+    const std::size_t n = std::min({space, bytes - done, ring_bytes_ - at});
+    std::memcpy(ring_data(r) + at, buf + done, n);
+    r->head.store_and_wake(head + static_cast<std::uint32_t>(n));
+    done += n;
+    return true;
+  }
+
+  bool pull(char* buf, std::size_t bytes, std::size_t& done, int src) {
+    RingControl* r = ring(src, rank_);
+    const std::uint32_t tail = r->tail.value.load(std::memory_order_relaxed);
+    const std::uint32_t head = r->head.value.load(std::memory_order_acquire);
+    const std::size_t avail = static_cast<std::uint32_t>(head - tail);
+    if (avail == 0) return false;
+    const std::size_t at = tail & (ring_bytes_ - 1);
+    const std::size_t n = std::min({avail, bytes - done, ring_bytes_ - at});
+    std::memcpy(buf + done, ring_data(r) + at, n);
+    r->tail.store_and_wake(tail + static_cast<std::uint32_t>(n));
+    done += n;
+    return true;
+  }
+
+  // ---- algorithms ---------------------------------------------------------------------------
+
+  // All-reduce (root < 0) or reduce to root over the slots; see the file comment.
+  void reduce_impl(const void* in, void* out, std::size_t count, DType dtype, ReduceOp op, int root) {
+    const std::size_t eb = dtype_bytes(dtype);
+    const std::size_t chunk = slot_bytes_ / eb;
+    const std::size_t rounds = (count + chunk - 1) / chunk;
+    const std::size_t align = std::max<std::size_t>(kLine / eb, 1);
+    const char* src = static_cast<const char*>(in);
+    char* dst = static_cast<char*>(out);
+    const std::size_t n = static_cast<std::size_t>(size_);
+    auto len = [&](std::size_t k) { return std::min(chunk, count - k * chunk); };
+    // Slice j of a chunk of `l` elements: [bound(j), bound(j + 1)).
+    auto bound = [&](std::size_t l, std::size_t j) {
+      return j >= n ? l : std::min(l, (l * j / n) / align * align);
+    };
+    auto write = [&](std::size_t k) {
+      const std::size_t l = len(k);
+      for (std::size_t j = 0; j < n; ++j) {
+        if (static_cast<int>(j) == rank_) continue;
+        const std::size_t b0 = bound(l, j), b1 = bound(l, j + 1);
+        if (b1 > b0) std::memcpy(slot(rank_, k % 2) + b0 * eb, src + (k * chunk + b0) * eb, (b1 - b0) * eb);
+      }
+    };
+    const bool copy_out = root < 0 || root == rank_;
+    write(0);
+    step();
+    for (std::size_t k = 0; k < rounds; ++k) {
+      const std::size_t l = len(k), me = static_cast<std::size_t>(rank_);
+      const std::size_t b0 = bound(l, me), b1 = bound(l, me + 1), m = b1 - b0;
+      if (m > 0) {
+        auto source = [&](int p) -> const void* {
+          return p == rank_ ? src + (k * chunk + b0) * eb : slot(p, k % 2) + b0 * eb;
+        };
+        char* acc = slot(rank_, k % 2) + b0 * eb;  // free: nobody reads our own slice yet
+        reduce_into(dtype, op, acc, source(0), source(1), m);
+        for (int p = 2; p < size_; ++p) reduce_into(dtype, op, acc, acc, source(p), m);
+      }
+      step();
+      if (copy_out) {
+        for (std::size_t j = 0; j < n; ++j) {
+          const std::size_t c0 = bound(l, j), c1 = bound(l, j + 1);
+          if (c1 > c0)
+            std::memcpy(dst + (k * chunk + c0) * eb, slot(static_cast<int>(j), k % 2) + c0 * eb, (c1 - c0) * eb);
+        }
+      }
+      if (k + 1 < rounds) write(k + 1);
+      step();
+    }
+  }
+
+  // Generic exchange: sp[j]/sb[j] is what this rank sends to j, dp[p]/db[p] where what comes
+  // from p goes. A header step shares every rank's byte counts, which are checked for
+  // agreement (always: it costs nothing here) and give the number of rounds.
+  void exchange(const std::vector<const char*>& sp, const std::vector<std::size_t>& sb,
+                const std::vector<char*>& dp, const std::vector<std::size_t>& db, const char* what) {
+    const std::size_t n = static_cast<std::size_t>(size_);
+    const std::size_t parity = exchanges_++ % 2;
+    std::uint64_t* mine = header(rank_, parity);
+    for (std::size_t j = 0; j < n; ++j) {
+      mine[j] = sb[j];
+      mine[n + j] = db[j];
+    }
+    step();
+    const std::size_t region = slot_bytes_ / n / kLine * kLine;
+    std::size_t rounds = 0;
+    for (int p = 0; p < size_; ++p) {
+      const std::uint64_t* row = header(p, parity);
+      for (int q = 0; q < size_; ++q) {
+        const std::uint64_t sent = row[q];
+        const std::uint64_t expected = header(q, parity)[n + static_cast<std::size_t>(p)];
+        if (sent != expected)
+          throw InputError(fmt::format("{} on shm, rank {}", what, rank_),
+                           fmt::format("rank {} sends {} bytes to rank {}, but rank {} expects {} "
+                                       "bytes from rank {}", p, sent, q, q, expected, p));
+        if (p != q) rounds = std::max<std::size_t>(rounds, (sent + region - 1) / region);
+      }
+    }
+    if (sb[rank_] > 0 && dp[rank_] != sp[rank_]) std::memmove(dp[rank_], sp[rank_], sb[rank_]);
+    auto piece = [&](std::size_t total, std::size_t k) {
+      return total > k * region ? std::min(region, total - k * region) : std::size_t{0};
+    };
+    auto write = [&](std::size_t k) {
+      for (int j = 0; j < size_; ++j)
+        if (j != rank_)
+          if (const std::size_t m = piece(sb[j], k))
+            std::memcpy(slot(rank_, k % 2) + static_cast<std::size_t>(j) * region, sp[j] + k * region, m);
+    };
+    if (rounds == 0) return;
+    write(0);
+    step();
+    for (std::size_t k = 0; k < rounds; ++k) {
+      for (int p = 0; p < size_; ++p)
+        if (p != rank_)
+          if (const std::size_t m = piece(db[p], k))
+            std::memcpy(dp[p] + k * region, slot(p, k % 2) + static_cast<std::size_t>(rank_) * region, m);
+      if (k + 1 < rounds) write(k + 1);
+      step();
+    }
+  }
+
+  int rank_;
+  int size_;
+  std::chrono::milliseconds timeout_;
+  ShmSegment seg_;
+  std::size_t slot_bytes_ = 0, ring_bytes_ = 0, header_bytes_ = 0, ring_stride_ = 0;
+  std::size_t control_off_ = 0, headers_off_ = 0, slots_off_ = 0, rings_off_ = 0;
+  std::uint32_t steps_ = 0;
+  std::size_t exchanges_ = 0;
+  const char* op_ = "";
+  std::chrono::steady_clock::time_point deadline_, last_check_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_shm_backend(const BackendContext& ctx) {
+  return std::make_unique<ShmBackend>(ctx);
+}
+
+}  // namespace chorus::rt

@@ -1,0 +1,26 @@
+#pragma once
+// Factories of the concrete backends, and what each needs from the bootstrap.
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "rt/backend.h"
+#include "rt/store.h"
+
+namespace chorus::rt {
+
+struct BackendContext {
+  int rank = 0;
+  int size = 1;
+  Store* store = nullptr;        // rendezvous store shared by all ranks
+  std::string key_prefix;        // unique per run and backend instance, for store keys
+  bool single_host = true;       // every rank on this host (required by shm)
+  std::string gloo_host = "127.0.0.1";  // address peers reach this rank's gloo device at
+  std::chrono::milliseconds timeout{300000};
+};
+
+std::unique_ptr<Backend> make_mpi_backend(const BackendContext& ctx);
+std::unique_ptr<Backend> make_gloo_backend(const BackendContext& ctx);
+std::unique_ptr<Backend> make_shm_backend(const BackendContext& ctx);
+
+}  // namespace chorus::rt

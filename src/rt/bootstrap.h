@@ -1,0 +1,30 @@
+#pragma once
+// Finding the world: who am I, how many are we, and where is the rendezvous store.
+//   - under `chorus launch`: CHORUS_RANK, CHORUS_WORLD_SIZE, CHORUS_STORE_ADDR (host:port on
+//     loopback, served by the launcher) and CHORUS_RUN_ID;
+//   - under mpirun: ranks from MPI_COMM_WORLD; rank 0 serves the store and broadcasts its
+//     address over MPI (loopback when all ranks share a host, else rank 0's host name);
+//   - otherwise: a world of one process with an in-memory store.
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "rt/store.h"
+
+namespace chorus::rt {
+
+struct World {
+  int rank = 0;
+  int size = 1;
+  std::string launcher;  // "chorus-launch", "mpirun" or "none"
+  bool single_host = true;
+  std::string run_id;    // unique per run; names shared-memory segments
+  std::string gloo_host = "127.0.0.1";
+  std::unique_ptr<TcpStoreServer> server;  // rank 0 under mpirun
+  std::unique_ptr<Store> store;
+};
+
+// `want_mpi`: initialise MPI even when not launched by mpirun (backend mpi requested).
+World bootstrap_world(bool want_mpi, std::chrono::milliseconds timeout);
+
+}  // namespace chorus::rt

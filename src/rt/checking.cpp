@@ -1,0 +1,63 @@
+#include "rt/checking.h"
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+
+namespace chorus::rt {
+
+namespace {
+constexpr std::size_t kHeader = 7;
+
+std::string describe(const std::uint64_t* row) {
+  const auto op = static_cast<OpKind>(row[0]);
+  std::string s = fmt::format("{}(dtype={}", to_string(op), to_string(static_cast<DType>(row[1])));
+  if (op == OpKind::reduce || op == OpKind::all_reduce || op == OpKind::reduce_scatter)
+    s += fmt::format(", op={}", to_string(static_cast<ReduceOp>(row[2])));
+  if (row[3] != 0) s += fmt::format(", root={}", static_cast<std::int64_t>(row[3]) - 1);
+  if (row[6] == 0) s += fmt::format(", count={}", row[4]);
+  return s + fmt::format(") as operation #{}", row[5]);
+}
+}  // namespace
+
+void check_agreement(Backend& backend, const CallSignature& mine) {
+  const int n = backend.size();
+  const std::size_t row_len = kHeader + 2 * static_cast<std::size_t>(n);
+  std::vector<std::uint64_t> row(row_len, 0), all(row_len * static_cast<std::size_t>(n), 0);
+  row[0] = static_cast<std::uint64_t>(mine.op);
+  row[1] = static_cast<std::uint64_t>(mine.dtype);
+  row[2] = static_cast<std::uint64_t>(mine.reduce_op);
+  row[3] = static_cast<std::uint64_t>(mine.root + 1);
+  row[4] = mine.vector_form ? 0 : mine.count;
+  row[5] = mine.sequence;
+  row[6] = mine.vector_form ? 1 : 0;
+  for (int j = 0; j < n && mine.vector_form; ++j) {
+    row[kHeader + j] = j < static_cast<int>(mine.sends.size()) ? mine.sends[j] : 0;
+    row[kHeader + n + j] = j < static_cast<int>(mine.expects.size()) ? mine.expects[j] : 0;
+  }
+  backend.all_gather(row.data(), all.data(), row_len * sizeof(std::uint64_t), DType::u8);
+  const std::string where = fmt::format("checking mode, backend {}, rank {}", backend.name(),
+                                        backend.rank());
+  const std::uint64_t* first = all.data();
+  for (int p = 1; p < n; ++p) {
+    const std::uint64_t* other = all.data() + row_len * p;
+    for (std::size_t f = 0; f < kHeader; ++f) {
+      if (first[f] != other[f])
+        throw InputError(where, fmt::format("ranks disagree: rank 0 calls {} but rank {} calls {}",
+                                            describe(first), p, describe(other)));
+    }
+  }
+  if (!mine.vector_form) return;
+  for (int p = 0; p < n; ++p) {
+    for (int q = 0; q < n; ++q) {
+      const std::uint64_t sent = all[row_len * p + kHeader + q];
+      const std::uint64_t expected = all[row_len * q + kHeader + n + p];
+      if (sent != expected)
+        throw InputError(where, fmt::format("{}: rank {} sends {} elements to rank {}, but rank {} "
+                                            "expects {} from rank {}",
+                                            describe(first), p, sent, q, q, expected, p));
+    }
+  }
+}
+
+}  // namespace chorus::rt

@@ -1,0 +1,28 @@
+#pragma once
+// Checking mode: before a collective, every rank contributes a signature of its call
+// (operation, dtype, reduce op, root, count, and for the vector forms who sends how many
+// elements to whom); the signatures are all-gathered on the same backend and compared, and
+// any disagreement becomes an InputError naming the ranks and the field, on every rank.
+#include <cstdint>
+#include <vector>
+
+#include "rt/backend.h"
+
+namespace chorus::rt {
+
+struct CallSignature {
+  OpKind op = OpKind::barrier;
+  DType dtype = DType::u8;
+  ReduceOp reduce_op = ReduceOp::sum;
+  int root = -1;
+  std::uint64_t count = 0;       // must agree across ranks unless `vector_form`
+  std::uint64_t sequence = 0;    // index of this operation on this backend
+  bool vector_form = false;
+  // Elements this rank sends to each rank, and expects from each rank (vector forms).
+  std::vector<std::uint64_t> sends, expects;
+};
+
+// Runs the agreement check on `backend`; throws InputError on any disagreement.
+void check_agreement(Backend& backend, const CallSignature& mine);
+
+}  // namespace chorus::rt

@@ -1,0 +1,80 @@
+#include "rt/mpi_env.h"
+
+#include <mpi.h>
+
+#include <cstdlib>
+#include <vector>
+
+#include "rt/errors.h"
+
+namespace chorus::rt {
+
+namespace {
+bool g_we_initialized = false;
+}
+
+bool launched_by_mpirun() {
+  return std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr || std::getenv("PMIX_RANK") != nullptr ||
+         std::getenv("PMI_RANK") != nullptr;
+}
+
+bool mpi_is_initialized() {
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  return initialized != 0 && finalized == 0;
+}
+
+void mpi_ensure_initialized() {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  int provided = 0;
+  if (initialized == 0) {
+    MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided);
+    g_we_initialized = true;
+  } else {
+    MPI_Query_thread(&provided);
+  }
+  if (provided < MPI_THREAD_SERIALIZED)
+    throw CommError("mpi: the MPI library provides thread level " + std::to_string(provided) +
+                    "; the runtime needs at least MPI_THREAD_SERIALIZED");
+}
+
+void mpi_finalize_if_ours() {
+  if (g_we_initialized && mpi_is_initialized()) MPI_Finalize();
+  g_we_initialized = false;
+}
+
+int mpi_world_rank() {
+  int r = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+
+int mpi_world_size() {
+  int n = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &n);
+  return n;
+}
+
+std::string mpi_broadcast_string(const std::string& value, int root) {
+  int len = static_cast<int>(value.size());
+  MPI_Bcast(&len, 1, MPI_INT, root, MPI_COMM_WORLD);
+  std::vector<char> buf(value.begin(), value.end());
+  buf.resize(static_cast<std::size_t>(len));
+  MPI_Bcast(buf.data(), len, MPI_CHAR, root, MPI_COMM_WORLD);
+  return std::string(buf.begin(), buf.end());
+}
+
+bool mpi_all_on_one_host() {
+  MPI_Comm local;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local);
+  int local_size = 0;
+  MPI_Comm_size(local, &local_size);
+  MPI_Comm_free(&local);
+  int ok = local_size == mpi_world_size() ? 1 : 0, all_ok = 0;
+  MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  return all_ok == 1;
+}
+
+}  // namespace chorus::rt

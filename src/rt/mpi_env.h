@@ -1,0 +1,18 @@
+#pragma once
+// The process's MPI environment: whether mpirun started us, MPI initialisation with thread
+// support (backend calls come from a progress thread), and the few collectives the
+// bootstrap needs before any backend exists.
+#include <string>
+
+namespace chorus::rt {
+
+bool launched_by_mpirun();   // Open MPI / PMIx / PMI environment variables present
+void mpi_ensure_initialized();  // MPI_Init_thread(MPI_THREAD_MULTIPLE) once; checks the level
+bool mpi_is_initialized();
+void mpi_finalize_if_ours();  // MPI_Finalize if we initialised MPI
+int mpi_world_rank();
+int mpi_world_size();
+std::string mpi_broadcast_string(const std::string& value, int root);
+bool mpi_all_on_one_host();
+
+}  // namespace chorus::rt

@@ -1,0 +1,596 @@
+// The runtime front: backend registry, per-backend queues, argument validation, checking mode,
+// "auto" resolution, avg finishing. Backends see only validated, agreed calls.
+#include "rt/runtime.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <fmt/format.h>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+
+#include "core/error.h"
+#include "rt/backends.h"
+#include "rt/bootstrap.h"
+#include "rt/checking.h"
+#include "rt/dtype.h"
+#include "rt/errors.h"
+#include "rt/mpi_env.h"
+#include "rt/progress_queue.h"
+#include "rt/runtime_config.h"
+#include "rt/tuning_table.h"
+
+namespace chorus::rt {
+
+namespace {
+
+std::atomic<std::int64_t> g_timeout_ms{300000};
+
+struct Slot {
+  std::unique_ptr<Backend> backend;
+  std::unique_ptr<ProgressQueue> queue;
+  std::shared_ptr<BackendActivity> activity;
+  std::mutex issue_mutex;  // orders sequence numbers and queue positions
+  std::uint64_t sequence = 0;
+  std::mutex broken_mutex;
+  std::string broken;      // non-empty once a communication failure left the backend unusable
+};
+
+struct Runtime {
+  World world;
+  std::map<std::string, std::unique_ptr<Slot>> slots;
+  std::vector<std::string> order;  // initialised backends in preference order
+  bool check = false;
+  std::optional<TuningTable> tuning;
+};
+
+Runtime* g_rt = nullptr;
+
+const std::vector<std::string> kAvailable = {"shm", "mpi", "gloo"};
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+
+Runtime& rt(const char* what) {
+  if (g_rt == nullptr)
+    throw InputError(what, "the runtime is not initialised (call chorus::rt::init first)");
+  return *g_rt;
+}
+
+bool uniform_bytes_op(OpKind op) {
+  switch (op) {
+    case OpKind::send: case OpKind::recv: case OpKind::all_to_all: case OpKind::all_gatherv:
+    case OpKind::gatherv: case OpKind::scatterv: case OpKind::all_to_allv:
+      return false;
+    default:
+      return true;
+  }
+}
+
+std::string pick_backend(Runtime& r, OpKind op, std::size_t bytes) {
+  // Vector forms and point-to-point have no rank-uniform size, so they use the default;
+  // every rank must pick the same backend.
+  if (r.tuning && uniform_bytes_op(op))
+    if (auto b = r.tuning->pick(op, r.world.size, bytes, r.order)) return *b;
+  return r.order.front();
+}
+
+Slot& slot_for(const std::string& name, OpKind op, std::size_t bytes) {
+  Runtime& r = rt(std::string(to_string(op)).c_str());
+  const std::string& chosen = name == "auto" ? pick_backend(r, op, bytes) : name;
+  auto it = r.slots.find(chosen);
+  if (it == r.slots.end()) {
+    const bool known = std::find(kAvailable.begin(), kAvailable.end(), name) != kAvailable.end();
+    throw InputError(fmt::format("{} on rank {}", to_string(op), r.world.rank),
+                     known ? fmt::format("backend '{}' is not initialised (initialised: {})", name,
+                                         join(r.order))
+                           : fmt::format("unknown backend '{}' (available: {}, auto; initialised: {})",
+                                         name, join(kAvailable), join(r.order)));
+  }
+  return *it->second;
+}
+
+std::string where(const Backend& b, OpKind op) {
+  return fmt::format("{} on {}, rank {}", to_string(op), b.name(), b.rank());
+}
+
+void require(bool ok, const Backend& b, OpKind op, const std::string& what) {
+  if (!ok) throw InputError(where(b, op), what);
+}
+
+void require_root(const Backend& b, OpKind op, int root) {
+  require(root >= 0 && root < b.size(), b, op,
+          fmt::format("root {} is not a rank of this world (size {})", root, b.size()));
+}
+
+void require_buffer(const Backend& b, OpKind op, const void* p, std::size_t count, const char* name) {
+  require(count == 0 || p != nullptr, b, op, fmt::format("{} is null but count is {}", name, count));
+}
+
+void require_counts(const Backend& b, OpKind op, const Counts& v, const char* name) {
+  require(v.size() == static_cast<std::size_t>(b.size()), b, op,
+          fmt::format("{} has {} entries; the world has {} ranks", name, v.size(), b.size()));
+}
+
+// Issues `body` on the slot: inline when synchronous and idle, else through the queue.
+template <typename Body>
+Work submit(Slot& s, OpKind op, std::size_t count, DType dtype, bool async_op,
+            std::optional<CallSignature> sig, Body body) {
+  Runtime& r = *g_rt;
+  const bool check = r.check && sig.has_value() && s.backend->size() > 1;
+  auto run = [&s, check, sig = std::move(sig), body = std::move(body)]() mutable {
+    {
+      std::lock_guard lock(s.broken_mutex);
+      if (!s.broken.empty())
+        throw CommError(fmt::format("backend {} is unusable after an earlier failure: {}",
+                                    s.backend->name(), s.broken));
+    }
+    try {
+      if (check) check_agreement(*s.backend, *sig);
+      body(*s.backend);
+    } catch (const CommError& e) {
+      std::lock_guard lock(s.broken_mutex);
+      if (s.broken.empty()) s.broken = e.what();
+      throw;
+    }
+  };
+  bool inline_run = false;
+  std::shared_ptr<WorkState> state;
+  {
+    std::lock_guard lock(s.issue_mutex);
+    if (sig) sig->sequence = s.sequence;
+    ++s.sequence;
+    if (!async_op && s.queue->try_claim()) {
+      inline_run = true;
+    } else {
+      state = std::make_shared<WorkState>(
+          fmt::format("rank {}: {} on {} ({} x {})", s.backend->rank(), to_string(op),
+                      s.backend->name(), count, to_string(dtype)),
+          s.activity);
+      s.queue->post([state, run = std::move(run), activity = s.activity]() mutable {
+        activity->running_since_ns.store(steady_now_ns());
+        try {
+          run();
+          activity->running_since_ns.store(0);
+          state->complete(nullptr);
+        } catch (...) {
+          activity->running_since_ns.store(0);
+          state->complete(std::current_exception());
+        }
+      });
+    }
+  }
+  if (inline_run) {
+    try {
+      run();
+    } catch (...) {
+      s.queue->release();
+      throw;
+    }
+    s.queue->release();
+    return Work();
+  }
+  Work w(state);
+  if (!async_op) w.wait();
+  return w;
+}
+
+std::optional<CallSignature> uniform_sig(OpKind op, std::size_t count, DType dtype,
+                                         ReduceOp rop = ReduceOp::sum, int root = -1) {
+  CallSignature s;
+  s.op = op;
+  s.count = count;
+  s.dtype = dtype;
+  s.reduce_op = rop;
+  s.root = root;
+  return s;
+}
+
+ReduceOp wire_op(ReduceOp op) { return op == ReduceOp::avg ? ReduceOp::sum : op; }
+
+}  // namespace
+
+std::int64_t operation_timeout_ms() { return g_timeout_ms.load(); }
+void set_operation_timeout_ms(std::int64_t timeout_ms) { g_timeout_ms.store(timeout_ms); }
+
+std::vector<std::string> available_backends() { return kAvailable; }
+
+void init(const std::vector<std::string>& names, const InitOptions& options) {
+  if (g_rt != nullptr) throw InputError("init", "the runtime is already initialised");
+  if (names.empty()) throw InputError("init", "no backends given (available: " + join(kAvailable) + ")");
+  std::vector<std::string> wanted;
+  for (const auto& n : names) {
+    if (n == "auto" || n == "all") {
+      for (const auto& a : kAvailable) wanted.push_back(a);
+      continue;
+    }
+    if (std::find(kAvailable.begin(), kAvailable.end(), n) == kAvailable.end())
+      throw InputError("init", fmt::format("unknown backend '{}' (available: {})", n, join(kAvailable)));
+    wanted.push_back(n);
+  }
+  // Preference order for "auto" and de-duplication.
+  std::vector<std::string> ordered;
+  for (const auto& a : kAvailable)
+    if (std::find(wanted.begin(), wanted.end(), a) != wanted.end()) ordered.push_back(a);
+
+  double timeout_s = options.timeout_s;
+  if (timeout_s < 0) {
+    const char* env = std::getenv("CHORUS_RT_TIMEOUT_S");
+    timeout_s = env != nullptr ? std::atof(env) : 300.0;
+    if (timeout_s <= 0) throw InputError("environment CHORUS_RT_TIMEOUT_S", "must be a positive number of seconds");
+  }
+  set_operation_timeout_ms(static_cast<std::int64_t>(timeout_s * 1000));
+  const std::chrono::milliseconds timeout(operation_timeout_ms());
+
+  auto r = std::make_unique<Runtime>();
+  int check = options.check;
+  if (check < 0) {
+    const char* env = std::getenv("CHORUS_RT_CHECK");
+    check = env != nullptr && std::string(env) == "1" ? 1 : 0;
+  }
+  r->check = check == 1;
+  std::string table = options.tuning_table;
+  if (table.empty())
+    if (const char* env = std::getenv("CHORUS_RT_TUNING")) table = env;
+  if (!table.empty()) r->tuning = TuningTable::load(table);
+
+  const bool want_mpi = std::find(ordered.begin(), ordered.end(), "mpi") != ordered.end();
+  if (want_mpi && std::getenv("CHORUS_RANK") != nullptr && !launched_by_mpirun()) {
+    const char* ws = std::getenv("CHORUS_WORLD_SIZE");
+    if (ws != nullptr && std::string(ws) != "1")
+      throw InputError("init", "backend 'mpi' needs ranks started by mpirun (mpirun -n N prog); "
+                               "under chorus launch use shm or gloo");
+  }
+  r->world = bootstrap_world(want_mpi, timeout);
+  for (const auto& name : ordered) {
+    BackendContext ctx;
+    ctx.rank = r->world.rank;
+    ctx.size = r->world.size;
+    ctx.store = r->world.store.get();
+    ctx.key_prefix = fmt::format("{}/{}", r->world.run_id, name);
+    ctx.single_host = r->world.single_host;
+    ctx.gloo_host = r->world.gloo_host;
+    ctx.timeout = timeout;
+    auto slot = std::make_unique<Slot>();
+    if (name == "mpi") slot->backend = make_mpi_backend(ctx);
+    else if (name == "gloo") slot->backend = make_gloo_backend(ctx);
+    else slot->backend = make_shm_backend(ctx);
+    slot->activity = std::make_shared<BackendActivity>();
+    slot->activity->backend = name;
+    slot->queue = std::make_unique<ProgressQueue>(name);
+    r->slots[name] = std::move(slot);
+  }
+  r->order = ordered;
+  g_rt = r.release();
+}
+
+bool is_initialized() { return g_rt != nullptr; }
+
+void finalize() {
+  if (g_rt == nullptr) return;
+  std::unique_ptr<Runtime> r(g_rt);
+  g_rt = nullptr;
+  bool any_broken = false;
+  for (auto& [name, s] : r->slots) {
+    bool broken;
+    {
+      std::lock_guard lock(s->broken_mutex);
+      broken = !s->broken.empty();
+    }
+    const bool stuck = s->activity->running_since_ns.load() != 0;
+    s->queue->stop(broken || stuck);
+    if (broken || stuck) {
+      any_broken = true;
+      (void)s->backend.release();  // its thread may still use it; never destroy under it
+    }
+  }
+  // Destroy healthy backends in reverse order of creation, then the world.
+  for (auto it = r->order.rbegin(); it != r->order.rend(); ++it) r->slots[*it].reset();
+  r->world.store.reset();
+  r->world.server.reset();
+  if (!any_broken) mpi_finalize_if_ours();
+}
+
+void synchronize(const std::vector<std::string>& names) {
+  Runtime& r = rt("synchronize");
+  for (const auto& n : names.empty() ? r.order : names) {
+    auto it = r.slots.find(n);
+    if (it == r.slots.end())
+      throw InputError("synchronize", fmt::format("backend '{}' is not initialised (initialised: {})",
+                                                  n, join(r.order)));
+    it->second->queue->drain();
+  }
+}
+
+std::vector<std::string> backends() { return g_rt != nullptr ? g_rt->order : std::vector<std::string>{}; }
+
+int size(const std::string& backend) { return slot_for(backend, OpKind::barrier, 0).backend->size(); }
+int rank(const std::string& backend) { return slot_for(backend, OpKind::barrier, 0).backend->rank(); }
+
+std::string resolve_backend(const std::string& backend, OpKind op, std::size_t bytes) {
+  return slot_for(backend, op, bytes).backend->name();
+}
+
+bool is_native(const std::string& backend, OpKind op) {
+  return slot_for(backend, op, 0).backend->native(op);
+}
+
+// ---- operations ------------------------------------------------------------------------------
+
+Work send(const std::string& backend, const void* buf, std::size_t count, DType dtype, int dst,
+          bool async_op) {
+  Slot& s = slot_for(backend, OpKind::send, count * dtype_bytes(dtype));
+  Backend& b = *s.backend;
+  require_buffer(b, OpKind::send, buf, count, "buffer");
+  require(dst >= 0 && dst < b.size() && dst != b.rank(), b, OpKind::send,
+          fmt::format("destination {} must be another rank of this world (size {})", dst, b.size()));
+  const std::size_t bytes = count * dtype_bytes(dtype);
+  return submit(s, OpKind::send, count, dtype, async_op, std::nullopt,
+                [=](Backend& x) { x.send(buf, bytes, dst); });
+}
+
+Work recv(const std::string& backend, void* buf, std::size_t count, DType dtype, int src,
+          bool async_op) {
+  Slot& s = slot_for(backend, OpKind::recv, count * dtype_bytes(dtype));
+  Backend& b = *s.backend;
+  require_buffer(b, OpKind::recv, buf, count, "buffer");
+  require(src >= 0 && src < b.size() && src != b.rank(), b, OpKind::recv,
+          fmt::format("source {} must be another rank of this world (size {})", src, b.size()));
+  const std::size_t bytes = count * dtype_bytes(dtype);
+  return submit(s, OpKind::recv, count, dtype, async_op, std::nullopt,
+                [=](Backend& x) { x.recv(buf, bytes, src); });
+}
+
+Work barrier(const std::string& backend, bool async_op) {
+  Slot& s = slot_for(backend, OpKind::barrier, 0);
+  return submit(s, OpKind::barrier, 0, DType::u8, async_op, uniform_sig(OpKind::barrier, 0, DType::u8),
+                [](Backend& x) {
+                  if (x.size() > 1) x.barrier();
+                });
+}
+
+Work broadcast(const std::string& backend, void* buf, std::size_t count, DType dtype, int root,
+               bool async_op) {
+  Slot& s = slot_for(backend, OpKind::broadcast, count * dtype_bytes(dtype));
+  require_root(*s.backend, OpKind::broadcast, root);
+  require_buffer(*s.backend, OpKind::broadcast, buf, count, "buffer");
+  return submit(s, OpKind::broadcast, count, dtype, async_op,
+                uniform_sig(OpKind::broadcast, count, dtype, ReduceOp::sum, root), [=](Backend& x) {
+                  if (count > 0 && x.size() > 1) x.broadcast(buf, count, dtype, root);
+                });
+}
+
+Work reduce(const std::string& backend, const void* in, void* out, std::size_t count, DType dtype,
+            ReduceOp op, int root, bool async_op) {
+  Slot& s = slot_for(backend, OpKind::reduce, count * dtype_bytes(dtype));
+  Backend& b = *s.backend;
+  require_root(b, OpKind::reduce, root);
+  require_buffer(b, OpKind::reduce, in, count, "input");
+  if (b.rank() == root) require_buffer(b, OpKind::reduce, out, count, "output at root");
+  return submit(s, OpKind::reduce, count, dtype, async_op,
+                uniform_sig(OpKind::reduce, count, dtype, op, root), [=](Backend& x) {
+                  if (count == 0) return;
+                  if (x.size() == 1) {
+                    if (in != out) std::memcpy(out, in, count * dtype_bytes(dtype));
+                  } else {
+                    x.reduce(in, out, count, dtype, wire_op(op), root);
+                  }
+                  if (op == ReduceOp::avg && x.rank() == root) divide_by(dtype, out, count, x.size());
+                });
+}
+
+Work all_reduce(const std::string& backend, const void* in, void* out, std::size_t count,
+                DType dtype, ReduceOp op, bool async_op) {
+  Slot& s = slot_for(backend, OpKind::all_reduce, count * dtype_bytes(dtype));
+  require_buffer(*s.backend, OpKind::all_reduce, in, count, "input");
+  require_buffer(*s.backend, OpKind::all_reduce, out, count, "output");
+  return submit(s, OpKind::all_reduce, count, dtype, async_op,
+                uniform_sig(OpKind::all_reduce, count, dtype, op), [=](Backend& x) {
+                  if (count == 0) return;
+                  if (x.size() == 1) {
+                    if (in != out) std::memcpy(out, in, count * dtype_bytes(dtype));
+                  } else {
+                    x.all_reduce(in, out, count, dtype, wire_op(op));
+                  }
+                  if (op == ReduceOp::avg) divide_by(dtype, out, count, x.size());
+                });
+}
+
+Work reduce_scatter(const std::string& backend, const void* in, void* out, std::size_t count,
+                    DType dtype, ReduceOp op, bool async_op) {
+  Slot& s = slot_for(backend, OpKind::reduce_scatter, count * dtype_bytes(dtype));
+  require_buffer(*s.backend, OpKind::reduce_scatter, in, count, "input");
+  require_buffer(*s.backend, OpKind::reduce_scatter, out, count, "output");
+  return submit(s, OpKind::reduce_scatter, count, dtype, async_op,
+                uniform_sig(OpKind::reduce_scatter, count, dtype, op), [=](Backend& x) {
+                  if (count == 0) return;
+                  if (x.size() == 1) {
+                    if (in != out) std::memcpy(out, in, count * dtype_bytes(dtype));
+                  } else {
+                    x.reduce_scatter(in, out, count, dtype, wire_op(op));
+                  }
+                  if (op == ReduceOp::avg) divide_by(dtype, out, count, x.size());
+                });
+}
+
+Work all_gather(const std::string& backend, const void* in, void* out, std::size_t count,
+                DType dtype, bool async_op) {
+  Slot& s = slot_for(backend, OpKind::all_gather, count * dtype_bytes(dtype));
+  require_buffer(*s.backend, OpKind::all_gather, in, count, "input");
+  require_buffer(*s.backend, OpKind::all_gather, out, count, "output");
+  return submit(s, OpKind::all_gather, count, dtype, async_op,
+                uniform_sig(OpKind::all_gather, count, dtype), [=](Backend& x) {
+                  if (count == 0) return;
+                  if (x.size() == 1)
+                    std::memmove(out, in, count * dtype_bytes(dtype));
+                  else
+                    x.all_gather(in, out, count, dtype);
+                });
+}
+
+Work gather(const std::string& backend, const void* in, void* out, std::size_t count, DType dtype,
+            int root, bool async_op) {
+  Slot& s = slot_for(backend, OpKind::gather, count * dtype_bytes(dtype));
+  require_root(*s.backend, OpKind::gather, root);
+  require_buffer(*s.backend, OpKind::gather, in, count, "input");
+  if (s.backend->rank() == root) require_buffer(*s.backend, OpKind::gather, out, count, "output at root");
+  return submit(s, OpKind::gather, count, dtype, async_op,
+                uniform_sig(OpKind::gather, count, dtype, ReduceOp::sum, root), [=](Backend& x) {
+                  if (count == 0) return;
+                  if (x.size() == 1)
+                    std::memmove(out, in, count * dtype_bytes(dtype));
+                  else
+                    x.gather(in, out, count, dtype, root);
+                });
+}
+
+Work scatter(const std::string& backend, const void* in, void* out, std::size_t count, DType dtype,
+             int root, bool async_op) {
+  Slot& s = slot_for(backend, OpKind::scatter, count * dtype_bytes(dtype));
+  require_root(*s.backend, OpKind::scatter, root);
+  if (s.backend->rank() == root) require_buffer(*s.backend, OpKind::scatter, in, count, "input at root");
+  require_buffer(*s.backend, OpKind::scatter, out, count, "output");
+  return submit(s, OpKind::scatter, count, dtype, async_op,
+                uniform_sig(OpKind::scatter, count, dtype, ReduceOp::sum, root), [=](Backend& x) {
+                  if (count == 0) return;
+                  if (x.size() == 1)
+                    std::memmove(out, in, count * dtype_bytes(dtype));
+                  else
+                    x.scatter(in, out, count, dtype, root);
+                });
+}
+
+Work all_to_all_single(const std::string& backend, const void* in, void* out, std::size_t count,
+                       DType dtype, bool async_op) {
+  Slot& s = slot_for(backend, OpKind::all_to_all_single, count * dtype_bytes(dtype));
+  require_buffer(*s.backend, OpKind::all_to_all_single, in, count, "input");
+  require_buffer(*s.backend, OpKind::all_to_all_single, out, count, "output");
+  require(in != out || count == 0, *s.backend, OpKind::all_to_all_single,
+          "input and output must not be the same buffer");
+  return submit(s, OpKind::all_to_all_single, count, dtype, async_op,
+                uniform_sig(OpKind::all_to_all_single, count, dtype), [=](Backend& x) {
+                  if (count == 0) return;
+                  if (x.size() == 1)
+                    std::memcpy(out, in, count * dtype_bytes(dtype));
+                  else
+                    x.all_to_all_single(in, out, count, dtype);
+                });
+}
+
+Work all_to_all(const std::string& backend, const std::vector<const void*>& ins,
+                const Counts& in_counts, const std::vector<void*>& outs, const Counts& out_counts,
+                DType dtype, bool async_op) {
+  Slot& s = slot_for(backend, OpKind::all_to_all, 0);
+  Backend& b = *s.backend;
+  require(ins.size() == static_cast<std::size_t>(b.size()) && outs.size() == ins.size(), b,
+          OpKind::all_to_all, fmt::format("need {} input and output buffers, got {} and {}", b.size(),
+                                          ins.size(), outs.size()));
+  require_counts(b, OpKind::all_to_all, in_counts, "input counts");
+  require_counts(b, OpKind::all_to_all, out_counts, "output counts");
+  for (int j = 0; j < b.size(); ++j) {
+    require_buffer(b, OpKind::all_to_all, ins[j], in_counts[j], "an input buffer");
+    require_buffer(b, OpKind::all_to_all, outs[j], out_counts[j], "an output buffer");
+  }
+  CallSignature sig;
+  sig.op = OpKind::all_to_all;
+  sig.dtype = dtype;
+  sig.vector_form = true;
+  sig.sends.assign(in_counts.begin(), in_counts.end());
+  sig.expects.assign(out_counts.begin(), out_counts.end());
+  return submit(s, OpKind::all_to_all, in_counts[b.rank()], dtype, async_op, sig,
+                [=](Backend& x) { x.all_to_all(ins, in_counts, outs, out_counts, dtype); });
+}
+
+Work all_gatherv(const std::string& backend, const void* in, std::size_t count, void* out,
+                 const Counts& counts, const Counts& displs, DType dtype, bool async_op) {
+  Slot& s = slot_for(backend, OpKind::all_gatherv, 0);
+  Backend& b = *s.backend;
+  require_counts(b, OpKind::all_gatherv, counts, "counts");
+  require_counts(b, OpKind::all_gatherv, displs, "displacements");
+  require(counts[b.rank()] == count, b, OpKind::all_gatherv,
+          fmt::format("counts[{}] = {} but this rank sends {}", b.rank(), counts[b.rank()], count));
+  require_buffer(b, OpKind::all_gatherv, in, count, "input");
+  CallSignature sig;
+  sig.op = OpKind::all_gatherv;
+  sig.dtype = dtype;
+  sig.vector_form = true;
+  sig.sends.assign(b.size(), count);
+  sig.expects.assign(counts.begin(), counts.end());
+  return submit(s, OpKind::all_gatherv, count, dtype, async_op, sig,
+                [=](Backend& x) { x.all_gatherv(in, count, out, counts, displs, dtype); });
+}
+
+Work gatherv(const std::string& backend, const void* in, std::size_t count, void* out,
+             const Counts& counts, const Counts& displs, DType dtype, int root, bool async_op) {
+  Slot& s = slot_for(backend, OpKind::gatherv, 0);
+  Backend& b = *s.backend;
+  require_root(b, OpKind::gatherv, root);
+  require_buffer(b, OpKind::gatherv, in, count, "input");
+  CallSignature sig;
+  sig.op = OpKind::gatherv;
+  sig.dtype = dtype;
+  sig.root = root;
+  sig.vector_form = true;
+  sig.sends.assign(b.size(), 0);
+  sig.sends[root] = count;
+  sig.expects.assign(b.size(), 0);
+  if (b.rank() == root) {
+    require_counts(b, OpKind::gatherv, counts, "counts");
+    require_counts(b, OpKind::gatherv, displs, "displacements");
+    sig.expects.assign(counts.begin(), counts.end());
+  }
+  return submit(s, OpKind::gatherv, count, dtype, async_op, sig,
+                [=](Backend& x) { x.gatherv(in, count, out, counts, displs, dtype, root); });
+}
+
+Work scatterv(const std::string& backend, const void* in, const Counts& counts,
+              const Counts& displs, void* out, std::size_t count, DType dtype, int root,
+              bool async_op) {
+  Slot& s = slot_for(backend, OpKind::scatterv, 0);
+  Backend& b = *s.backend;
+  require_root(b, OpKind::scatterv, root);
+  require_buffer(b, OpKind::scatterv, out, count, "output");
+  CallSignature sig;
+  sig.op = OpKind::scatterv;
+  sig.dtype = dtype;
+  sig.root = root;
+  sig.vector_form = true;
+  sig.sends.assign(b.size(), 0);
+  sig.expects.assign(b.size(), 0);
+  sig.expects[root] = count;
+  if (b.rank() == root) {
+    require_counts(b, OpKind::scatterv, counts, "counts");
+    require_counts(b, OpKind::scatterv, displs, "displacements");
+    sig.sends.assign(counts.begin(), counts.end());
+  }
+  return submit(s, OpKind::scatterv, count, dtype, async_op, sig,
+                [=](Backend& x) { x.scatterv(in, counts, displs, out, count, dtype, root); });
+}
+
+Work all_to_allv(const std::string& backend, const void* in, const Counts& send_counts,
+                 const Counts& send_displs, void* out, const Counts& recv_counts,
+                 const Counts& recv_displs, DType dtype, bool async_op) {
+  Slot& s = slot_for(backend, OpKind::all_to_allv, 0);
+  Backend& b = *s.backend;
+  require_counts(b, OpKind::all_to_allv, send_counts, "send counts");
+  require_counts(b, OpKind::all_to_allv, send_displs, "send displacements");
+  require_counts(b, OpKind::all_to_allv, recv_counts, "receive counts");
+  require_counts(b, OpKind::all_to_allv, recv_displs, "receive displacements");
+  CallSignature sig;
+  sig.op = OpKind::all_to_allv;
+  sig.dtype = dtype;
+  sig.vector_form = true;
+  sig.sends.assign(send_counts.begin(), send_counts.end());
+  sig.expects.assign(recv_counts.begin(), recv_counts.end());
+  return submit(s, OpKind::all_to_allv, send_counts[b.rank()], dtype, async_op, sig,
+                [=](Backend& x) {
+                  x.all_to_allv(in, send_counts, send_displs, out, recv_counts, recv_displs, dtype);
+                });
+}
+
+}  // namespace chorus::rt

@@ -1,0 +1,97 @@
+#pragma once
+// chorus::rt — one API for point-to-point and collective communication over several real
+// backends (mpi, gloo, shm) in one process at once, after MCR-DL.
+//
+//   chorus::rt::init({"shm", "mpi"});
+//   auto w = chorus::rt::all_reduce("shm", x.data(), x.data(), x.size(), DType::f32,
+//                                   ReduceOp::sum, /*async_op=*/true);
+//   chorus::rt::all_to_all_single("mpi", a.data(), b.data(), n, DType::f32);  // blocking
+//   w.wait();
+//   chorus::rt::finalize();
+//
+// Every operation names a backend (or "auto": chosen from the tuning table by operation, world
+// size and message size) and runs on that backend's ordered progress queue. With async_op the
+// call returns at once and the Work handle completes later; without, the call blocks (and runs
+// on the calling thread when the backend is idle) and throws on failure. Ranks must issue the
+// same operations in the same order per backend; across backends any interleaving is fine.
+// Counts are in elements; `in == out` is allowed wherever the sizes match (in place).
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "rt/backend.h"
+#include "rt/types.h"
+#include "rt/work.h"
+
+namespace chorus::rt {
+
+struct InitOptions {
+  // Operation timeout; < 0: CHORUS_RT_TIMEOUT_S, else 300 s. Bounds every operation: a dead
+  // peer or a disagreeing call ends in CommError / TimeoutError, never a hang.
+  double timeout_s = -1;
+  // Checking mode: verify before each collective that all ranks agree on operation, dtype,
+  // reduce op, root and counts. -1: CHORUS_RT_CHECK (1 = on), else off.
+  int check = -1;
+  // Tuning table for "auto" (JSON, docs/runtime.md). Empty: CHORUS_RT_TUNING, else none.
+  std::string tuning_table;
+};
+
+// Backends compiled into this build, in the default preference order for "auto".
+std::vector<std::string> available_backends();
+
+void init(const std::vector<std::string>& backends, const InitOptions& options = {});
+void finalize();  // waits for outstanding operations, then tears every backend down
+bool is_initialized();
+// Waits for every operation issued so far on `backends` (all when empty).
+void synchronize(const std::vector<std::string>& backends = {});
+std::vector<std::string> backends();  // initialised backends
+int size(const std::string& backend = "auto");
+int rank(const std::string& backend = "auto");
+// The backend "auto" would use for this operation and message size (bytes per rank).
+std::string resolve_backend(const std::string& backend, OpKind op, std::size_t bytes);
+// Whether `backend` runs `op` natively (true) or on a fallback of the runtime (false).
+bool is_native(const std::string& backend, OpKind op);
+
+Work send(const std::string& backend, const void* buf, std::size_t count, DType dtype, int dst,
+          bool async_op = false);
+Work recv(const std::string& backend, void* buf, std::size_t count, DType dtype, int src,
+          bool async_op = false);
+Work barrier(const std::string& backend, bool async_op = false);
+Work broadcast(const std::string& backend, void* buf, std::size_t count, DType dtype, int root,
+               bool async_op = false);
+// out is only written at root (may be nullptr elsewhere).
+Work reduce(const std::string& backend, const void* in, void* out, std::size_t count, DType dtype,
+            ReduceOp op, int root, bool async_op = false);
+Work all_reduce(const std::string& backend, const void* in, void* out, std::size_t count,
+                DType dtype, ReduceOp op, bool async_op = false);
+// in: size()*count elements (block j for rank j); out: count elements.
+Work reduce_scatter(const std::string& backend, const void* in, void* out, std::size_t count,
+                    DType dtype, ReduceOp op, bool async_op = false);
+// in: count elements; out: size()*count elements.
+Work all_gather(const std::string& backend, const void* in, void* out, std::size_t count,
+                DType dtype, bool async_op = false);
+Work gather(const std::string& backend, const void* in, void* out, std::size_t count, DType dtype,
+            int root, bool async_op = false);
+Work scatter(const std::string& backend, const void* in, void* out, std::size_t count, DType dtype,
+             int root, bool async_op = false);
+// List form (PyTorch style): ins[j] goes to rank j, outs[j] comes from rank j.
+Work all_to_all(const std::string& backend, const std::vector<const void*>& ins,
+                const Counts& in_counts, const std::vector<void*>& outs, const Counts& out_counts,
+                DType dtype, bool async_op = false);
+// in and out: size()*count elements, block j to / from rank j.
+Work all_to_all_single(const std::string& backend, const void* in, void* out, std::size_t count,
+                       DType dtype, bool async_op = false);
+Work all_gatherv(const std::string& backend, const void* in, std::size_t count, void* out,
+                 const Counts& counts, const Counts& displs, DType dtype, bool async_op = false);
+// counts/displs matter at root only.
+Work gatherv(const std::string& backend, const void* in, std::size_t count, void* out,
+             const Counts& counts, const Counts& displs, DType dtype, int root,
+             bool async_op = false);
+Work scatterv(const std::string& backend, const void* in, const Counts& counts,
+              const Counts& displs, void* out, std::size_t count, DType dtype, int root,
+              bool async_op = false);
+Work all_to_allv(const std::string& backend, const void* in, const Counts& send_counts,
+                 const Counts& send_displs, void* out, const Counts& recv_counts,
+                 const Counts& recv_displs, DType dtype, bool async_op = false);
+
+}  // namespace chorus::rt

@@ -1,0 +1,82 @@
+#pragma once
+// Rendezvous key-value store shared by all ranks of a run. The launcher (chorus launch) or
+// rank 0 (under mpirun) serves it over TCP; backends use it to exchange addresses and names.
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace chorus::rt {
+
+class Store {
+ public:
+  virtual ~Store() = default;
+  virtual void set(const std::string& key, const std::vector<char>& value) = 0;
+  // Blocks until `key` exists or `timeout` passes (then throws TimeoutError).
+  virtual std::vector<char> get(const std::string& key, std::chrono::milliseconds timeout) = 0;
+  // Atomically adds `delta` to the integer stored at `key` (0 if absent); returns the sum.
+  virtual std::int64_t add(const std::string& key, std::int64_t delta) = 0;
+
+  // Helpers built on the three primitives.
+  void set_string(const std::string& key, const std::string& value);
+  std::string get_string(const std::string& key, std::chrono::milliseconds timeout);
+  // All `world_size` callers return once every one has arrived (one-shot per name).
+  void barrier(const std::string& name, int world_size, std::chrono::milliseconds timeout);
+};
+
+// A store inside one process (world size 1, and tests that run ranks as threads).
+class InMemoryStore : public Store {
+ public:
+  void set(const std::string& key, const std::vector<char>& value) override;
+  std::vector<char> get(const std::string& key, std::chrono::milliseconds timeout) override;
+  std::int64_t add(const std::string& key, std::int64_t delta) override;
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::map<std::string, std::vector<char>> values_;
+};
+
+// Client of a TcpStoreServer. Thread-safe (one request at a time).
+class TcpStore : public Store {
+ public:
+  // Connects to host:port, retrying until `timeout`.
+  TcpStore(const std::string& host, int port, std::chrono::milliseconds timeout);
+  ~TcpStore() override;
+  void set(const std::string& key, const std::vector<char>& value) override;
+  std::vector<char> get(const std::string& key, std::chrono::milliseconds timeout) override;
+  std::int64_t add(const std::string& key, std::int64_t delta) override;
+
+ private:
+  std::vector<char> request(char op, const std::string& key, const std::vector<char>& value,
+                            std::chrono::milliseconds timeout);
+  std::mutex mutex_;
+  int fd_ = -1;
+  std::string address_;
+};
+
+// Serves the store on a TCP port from a background thread.
+class TcpStoreServer {
+ public:
+  // Binds `bind_host` ("127.0.0.1", "0.0.0.0") on `port` (0: any free port).
+  explicit TcpStoreServer(const std::string& bind_host, int port = 0);
+  ~TcpStoreServer();
+  int port() const { return port_; }
+
+ private:
+  struct Impl;
+  void serve();
+  std::unique_ptr<Impl> impl_;
+  int port_ = 0;
+  std::thread thread_;
+};
+
+// Parses "host:port"; throws InputError naming `where`.
+std::pair<std::string, int> parse_host_port(const std::string& text, const std::string& where);
+
+}  // namespace chorus::rt

@@ -1,0 +1,60 @@
+#pragma once
+// Work handles: the result of every runtime operation. An operation runs on its backend's
+// progress thread (or inline, for a synchronous call on an idle backend); the handle tells
+// when it has finished and carries its error, if any.
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <string>
+
+namespace chorus::rt {
+
+// What a backend's progress thread is doing: since when its current operation runs
+// (0 when idle). Waiters use it to give up on a stuck backend after the operation timeout.
+struct BackendActivity {
+  std::string backend;
+  std::atomic<std::int64_t> running_since_ns{0};
+};
+
+std::int64_t steady_now_ns();
+
+class WorkState {
+ public:
+  WorkState(std::string description, std::shared_ptr<BackendActivity> activity)
+      : description_(std::move(description)), activity_(std::move(activity)) {}
+  void complete(std::exception_ptr error);  // error == nullptr: success
+  const std::string& description() const { return description_; }
+
+ private:
+  friend class Work;
+  std::string description_;
+  std::shared_ptr<BackendActivity> activity_;
+  std::mutex mutex_;
+  std::condition_variable done_cv_;
+  bool done_ = false;
+  std::exception_ptr error_;
+};
+
+class Work {
+ public:
+  Work() = default;  // an already completed operation
+  explicit Work(std::shared_ptr<WorkState> state) : state_(std::move(state)) {}
+
+  // True once the operation finished; rethrows its error if it failed.
+  bool test() const;
+  // Blocks until the operation finished and rethrows its error. Throws TimeoutError if the
+  // backend's current operation has been running longer than the operation timeout.
+  void wait() const;
+  // Blocks at most `timeout`; returns false if the operation is still in flight.
+  bool wait_for(std::chrono::milliseconds timeout) const;
+  const std::string& description() const;
+
+ private:
+  std::shared_ptr<WorkState> state_;
+};
+
+}  // namespace chorus::rt

@@ -1,0 +1,87 @@
+// rt_check: multi-process correctness test of chorus::rt. Every rank runs every requested
+// operation on every requested backend, dtype, reduce op and size, with inputs every rank can
+// regenerate locally, and compares each result with a reference computed locally.
+// Start it with `chorus launch -n N -- rt_check ...` or `mpirun -n N rt_check ...`.
+#include <CLI/CLI.hpp>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fmt/format.h>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "rt/dtype.h"
+#include "rt/runtime.h"
+#include "tests/rt/rt_test_data.h"
+
+namespace rt = chorus::rt;
+using chorus::rt::DType;
+using chorus::rt::OpKind;
+using chorus::rt::ReduceOp;
+using chorus::rt::testdata::Checker;
+
+int main(int argc, char** argv) {
+  CLI::App app{"rt_check: multi-process correctness test of chorus::rt"};
+  std::string backends_arg = "shm", ops_arg = "all", dtypes_arg = "all", sizes_arg = "0,1,7,1031,300007";
+  std::size_t big_bytes = 0;
+  bool quiet = false;
+  app.add_option("--backends", backends_arg, "comma-separated backends");
+  app.add_option("--ops", ops_arg, "comma-separated operations or 'all'");
+  app.add_option("--dtypes", dtypes_arg, "comma-separated dtypes or 'all'");
+  app.add_option("--sizes", sizes_arg, "comma-separated element counts");
+  app.add_option("--big-bytes", big_bytes, "also run all_reduce f32 sum and all_gather of this many bytes");
+  app.add_flag("--quiet", quiet, "print only failures and the summary");
+  CLI11_PARSE(app, argc, argv);
+
+  try {
+    const auto backends = rt::testdata::split(backends_arg);
+    rt::init(backends);
+    std::vector<OpKind> ops;
+    if (ops_arg == "all")
+      ops.assign(std::begin(rt::kAllOpKinds), std::end(rt::kAllOpKinds));
+    else
+      for (const auto& o : rt::testdata::split(ops_arg)) ops.push_back(rt::parse_op_kind(o, "--ops"));
+    std::vector<DType> dtypes;
+    if (dtypes_arg == "all")
+      dtypes.assign(std::begin(rt::kAllDTypes), std::end(rt::kAllDTypes));
+    else
+      for (const auto& d : rt::testdata::split(dtypes_arg)) dtypes.push_back(rt::parse_dtype(d, "--dtypes"));
+    std::vector<std::size_t> sizes;
+    for (const auto& s : rt::testdata::split(sizes_arg)) sizes.push_back(std::stoull(s));
+
+    Checker checker;
+    for (const auto& b : backends) {
+      for (OpKind op : ops) {
+        if (op == OpKind::recv) continue;  // tested together with send
+        for (DType d : dtypes)
+          for (std::size_t n : sizes) {
+            if (rt::testdata::is_reduction(op)) {
+              for (ReduceOp r : rt::kAllReduceOps) checker.run(b, op, d, r, n);
+            } else {
+              checker.run(b, op, d, ReduceOp::sum, n);
+            }
+          }
+      }
+      if (big_bytes > 0) {
+        checker.run(b, OpKind::all_reduce, DType::f32, ReduceOp::sum, big_bytes / 4);
+        checker.run(b, OpKind::all_gather, DType::u8, ReduceOp::sum, big_bytes / rt::size(b));
+      }
+    }
+    // Agree on the outcome (on the first backend, which passed its own checks or not).
+    std::int64_t failures = checker.failures(), total = 0;
+    rt::all_reduce(backends.front(), &failures, &total, 1, DType::i64, ReduceOp::sum);
+    if (rt::rank(backends.front()) == 0)
+      std::printf("rt_check: %zu checks per rank on %s, world size %d: %lld failures\n",
+                  checker.checks(), backends_arg.c_str(), rt::size(backends.front()),
+                  static_cast<long long>(total));
+    rt::finalize();
+    return total == 0 ? 0 : 1;
+  } catch (const chorus::InputError& e) {
+    std::fprintf(stderr, "rt_check: error: %s\n", e.what());
+    return chorus::kExitBadInput;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "rt_check: failure: %s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,294 @@
+#include "tests/rt/rt_test_data.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fmt/format.h>
+#include <sstream>
+
+#include "rt/dtype.h"
+
+namespace chorus::rt::testdata {
+
+namespace {
+constexpr unsigned char kSentinel = 0x5a;
+
+bool is_signed(DType d) { return d != DType::u8; }
+bool is_integer(DType d) { return d == DType::i8 || d == DType::u8 || d == DType::i32 || d == DType::i64; }
+}  // namespace
+
+std::vector<std::string> split(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ','))
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+bool is_reduction(OpKind op) {
+  return op == OpKind::reduce || op == OpKind::all_reduce || op == OpKind::reduce_scatter;
+}
+
+double input_value(int rank, std::size_t i, DType dtype, ReduceOp op, bool movement, std::uint64_t salt) {
+  const std::uint64_t r = static_cast<std::uint64_t>(rank), x = i + salt * 977;
+  if (movement) {
+    const double v = static_cast<double>((r * 7919 + x * 131 + 3) % 251);
+    return is_signed(dtype) ? v - 125 : v;
+  }
+  if (op == ReduceOp::prod) {
+    static const double kSigned[4] = {1, 2, -1, -2};
+    static const double kUnsigned[4] = {1, 2, 3, 1};
+    return (is_signed(dtype) ? kSigned : kUnsigned)[(r + x) % 4];
+  }
+  const double v = static_cast<double>((r * 7 + x * 13 + 3) % 17);
+  return is_signed(dtype) ? v - 8 : v;
+}
+
+double reduced_value(int world, std::size_t i, DType dtype, ReduceOp op, std::uint64_t salt) {
+  double acc = input_value(0, i, dtype, op, false, salt);
+  for (int p = 1; p < world; ++p) {
+    const double v = input_value(p, i, dtype, op, false, salt);
+    switch (op) {
+      case ReduceOp::sum: case ReduceOp::avg: acc += v; break;
+      case ReduceOp::prod: acc *= v; break;
+      case ReduceOp::min: acc = std::min(acc, v); break;
+      case ReduceOp::max: acc = std::max(acc, v); break;
+    }
+  }
+  if (op == ReduceOp::avg) acc = is_integer(dtype) ? std::trunc(acc / world) : acc / world;
+  return acc;
+}
+
+Case::Case(std::string backend, OpKind op, DType dtype, ReduceOp rop, std::size_t count, std::uint64_t salt)
+    : backend_(std::move(backend)), op_(op), dtype_(dtype), rop_(rop), count_(count), salt_(salt) {
+  world_ = rt::size(backend_);
+  rank_ = rt::rank(backend_);
+  root_ = (op == OpKind::broadcast || op == OpKind::scatter || op == OpKind::scatterv) ? (world_ > 1 ? 1 : 0)
+                                                                                          : world_ - 1;
+  const std::size_t eb = dtype_bytes(dtype);
+  const auto n = static_cast<std::size_t>(world_);
+  auto fill = [&](std::vector<char>& buf, std::size_t elems, int rank, std::size_t offset) {
+    buf.resize(elems * eb);
+    for (std::size_t i = 0; i < elems; ++i)
+      store_from_double(dtype, buf.data(), i, input_value(rank, offset + i, dtype, rop, !is_reduction(op), salt));
+  };
+  auto expect = [&](std::size_t at_elem, int rank, std::size_t offset, std::size_t elems) {
+    for (std::size_t i = 0; i < elems; ++i) {
+      store_from_double(dtype, expected_.data(), at_elem + i,
+                        input_value(rank, offset + i, dtype, rop, true, salt));
+      for (std::size_t b = 0; b < eb; ++b) checked_[(at_elem + i) * eb + b] = true;
+    }
+  };
+  auto prepare_out = [&](std::size_t elems) {
+    out_.assign(elems * eb, static_cast<char>(kSentinel));
+    expected_.assign(elems * eb, static_cast<char>(kSentinel));
+    checked_.assign(elems * eb, true);  // gaps must keep the sentinel
+  };
+  auto pair_count = [&](int p, int q) { return count + static_cast<std::size_t>(p + 2 * q) % 3; };
+  switch (op) {
+    case OpKind::send: case OpKind::recv: {
+      const bool has_peer = (rank_ ^ 1) < world_;
+      fill(in_, count, rank_, 0);
+      prepare_out(has_peer ? count : 0);
+      if (has_peer) expect(0, rank_ ^ 1, 0, count);
+      break;
+    }
+    case OpKind::barrier:
+      prepare_out(0);
+      break;
+    case OpKind::broadcast:
+      fill(in_, count, root_, 0);
+      if (rank_ != root_) std::memset(in_.data(), kSentinel, in_.size());
+      prepare_out(count);
+      expect(0, root_, 0, count);
+      break;
+    case OpKind::all_reduce: case OpKind::reduce: {
+      fill(in_, count, rank_, 0);
+      const bool gets = op == OpKind::all_reduce || rank_ == root_;
+      prepare_out(gets ? count : 0);
+      if (gets)
+        for (std::size_t i = 0; i < count; ++i) store_from_double(dtype, expected_.data(), i, reduced_value(world_, i, dtype, rop, salt));
+      break;
+    }
+    case OpKind::reduce_scatter:
+      fill(in_, n * count, rank_, 0);
+      prepare_out(count);
+      for (std::size_t i = 0; i < count; ++i)
+        store_from_double(dtype, expected_.data(), i, reduced_value(world_, static_cast<std::size_t>(rank_) * count + i, dtype, rop, salt));
+      break;
+    case OpKind::all_gather: case OpKind::gather: {
+      fill(in_, count, rank_, 0);
+      const bool gets = op == OpKind::all_gather || rank_ == root_;
+      prepare_out(gets ? n * count : 0);
+      if (gets)
+        for (int p = 0; p < world_; ++p) expect(static_cast<std::size_t>(p) * count, p, 0, count);
+      break;
+    }
+    case OpKind::scatter:
+      if (rank_ == root_) fill(in_, n * count, root_, 0);
+      prepare_out(count);
+      expect(0, root_, static_cast<std::size_t>(rank_) * count, count);
+      break;
+    case OpKind::all_to_all_single:
+      fill(in_, n * count, rank_, 0);
+      prepare_out(n * count);
+      for (int p = 0; p < world_; ++p) expect(static_cast<std::size_t>(p) * count, p, static_cast<std::size_t>(rank_) * count, count);
+      break;
+    case OpKind::all_to_all: {
+      ins_.resize(n);
+      outs_.resize(n);
+      std::size_t total = 0;
+      for (int q = 0; q < world_; ++q) {
+        in_counts_.push_back(pair_count(rank_, q));
+        fill(ins_[q], in_counts_.back(), rank_, static_cast<std::size_t>(q) * 100000);
+        out_counts_.push_back(pair_count(q, rank_));
+        total += out_counts_.back();
+      }
+      prepare_out(total);
+      std::size_t at = 0;
+      for (int p = 0; p < world_; ++p) {
+        outs_[p].assign(out_counts_[p] * eb, static_cast<char>(kSentinel));
+        expect(at, p, static_cast<std::size_t>(rank_) * 100000, out_counts_[p]);
+        at += out_counts_[p];
+      }
+      break;
+    }
+    case OpKind::all_gatherv: case OpKind::gatherv: case OpKind::scatterv: case OpKind::all_to_allv: {
+      // Displacements leave a one-element gap between blocks, which must stay untouched.
+      auto layout = [&](const Counts& counts, Counts& displs) {
+        std::size_t at = 0;
+        displs.clear();
+        for (std::size_t c : counts) {
+          displs.push_back(at);
+          at += c + 1;
+        }
+        return at;
+      };
+      if (op == OpKind::all_gatherv || op == OpKind::gatherv) {
+        for (int p = 0; p < world_; ++p) out_counts_.push_back(count + static_cast<std::size_t>(p));
+        const std::size_t total = layout(out_counts_, out_displs_);
+        fill(in_, out_counts_[rank_], rank_, 0);
+        const bool gets = op == OpKind::all_gatherv || rank_ == root_;
+        prepare_out(gets ? total : 0);
+        if (gets)
+          for (int p = 0; p < world_; ++p) expect(out_displs_[p], p, 0, out_counts_[p]);
+      } else if (op == OpKind::scatterv) {
+        for (int p = 0; p < world_; ++p) in_counts_.push_back(count + static_cast<std::size_t>(p % 2));
+        const std::size_t total = layout(in_counts_, in_displs_);
+        in_.assign(total * eb, 0);
+        if (rank_ == root_)
+          for (int p = 0; p < world_; ++p)
+            for (std::size_t i = 0; i < in_counts_[p]; ++i)
+              store_from_double(dtype, in_.data(), in_displs_[p] + i, input_value(root_, static_cast<std::size_t>(p) * 100000 + i, dtype, rop, true, salt));
+        prepare_out(in_counts_[rank_]);
+        expect(0, root_, static_cast<std::size_t>(rank_) * 100000, in_counts_[rank_]);
+      } else {
+        for (int q = 0; q < world_; ++q) {
+          in_counts_.push_back(pair_count(rank_, q));
+          out_counts_.push_back(pair_count(q, rank_));
+        }
+        const std::size_t in_total = layout(in_counts_, in_displs_);
+        const std::size_t out_total = layout(out_counts_, out_displs_);
+        in_.assign(in_total * eb, 0);
+        for (int q = 0; q < world_; ++q)
+          for (std::size_t i = 0; i < in_counts_[q]; ++i)
+            store_from_double(dtype, in_.data(), in_displs_[q] + i, input_value(rank_, static_cast<std::size_t>(q) * 100000 + i, dtype, rop, true, salt));
+        prepare_out(out_total);
+        for (int p = 0; p < world_; ++p) expect(out_displs_[p], p, static_cast<std::size_t>(rank_) * 100000, out_counts_[p]);
+      }
+      break;
+    }
+  }
+}
+
+Work Case::issue(bool async_op) {
+  const std::string& b = backend_;
+  switch (op_) {
+    case OpKind::send: case OpKind::recv: {
+      const int peer = rank_ ^ 1;
+      if (peer >= world_) return Work();
+      // Even ranks send first, odd ranks receive first: deadlock-free with in-order queues.
+      if (rank_ % 2 == 0) {
+        rt::send(b, in_.data(), count_, dtype_, peer, async_op);
+        return rt::recv(b, out_.data(), count_, dtype_, peer, async_op);
+      }
+      rt::recv(b, out_.data(), count_, dtype_, peer, async_op);
+      return rt::send(b, in_.data(), count_, dtype_, peer, async_op);
+    }
+    case OpKind::barrier: return rt::barrier(b, async_op);
+    case OpKind::broadcast:
+      out_ = in_;
+      return rt::broadcast(b, out_.data(), count_, dtype_, root_, async_op);
+    case OpKind::reduce:
+      return rt::reduce(b, in_.data(), out_.empty() ? nullptr : out_.data(), count_, dtype_, rop_, root_, async_op);
+    case OpKind::all_reduce:
+      if (salt_ % 3 == 1) {  // in place, now and then
+        out_ = in_;
+        return rt::all_reduce(b, out_.data(), out_.data(), count_, dtype_, rop_, async_op);
+      }
+      return rt::all_reduce(b, in_.data(), out_.data(), count_, dtype_, rop_, async_op);
+    case OpKind::reduce_scatter: return rt::reduce_scatter(b, in_.data(), out_.data(), count_, dtype_, rop_, async_op);
+    case OpKind::all_gather: return rt::all_gather(b, in_.data(), out_.data(), count_, dtype_, async_op);
+    case OpKind::gather: return rt::gather(b, in_.data(), out_.data(), count_, dtype_, root_, async_op);
+    case OpKind::scatter: return rt::scatter(b, in_.data(), out_.data(), count_, dtype_, root_, async_op);
+    case OpKind::all_to_all_single: return rt::all_to_all_single(b, in_.data(), out_.data(), count_, dtype_, async_op);
+    case OpKind::all_to_all: {
+      std::vector<const void*> ins;
+      std::vector<void*> outs;
+      for (auto& v : ins_) ins.push_back(v.data());
+      for (auto& v : outs_) outs.push_back(v.data());
+      return rt::all_to_all(b, ins, in_counts_, outs, out_counts_, dtype_, async_op);
+    }
+    case OpKind::all_gatherv:
+      return rt::all_gatherv(b, in_.data(), out_counts_[rank_], out_.data(), out_counts_, out_displs_, dtype_, async_op);
+    case OpKind::gatherv:
+      return rt::gatherv(b, in_.data(), out_counts_[rank_], out_.data(), out_counts_, out_displs_, dtype_, root_, async_op);
+    case OpKind::scatterv:
+      return rt::scatterv(b, in_.data(), in_counts_, in_displs_, out_.data(), in_counts_[rank_], dtype_, root_, async_op);
+    case OpKind::all_to_allv:
+      return rt::all_to_allv(b, in_.data(), in_counts_, in_displs_, out_.data(), out_counts_, out_displs_, dtype_, async_op);
+  }
+  return Work();
+}
+
+std::string Case::verify() const {
+  std::vector<char> got = out_;
+  if (op_ == OpKind::all_to_all) {
+    got.clear();
+    for (const auto& v : outs_) got.insert(got.end(), v.begin(), v.end());
+  }
+  if (got.size() != expected_.size()) return fmt::format("result has {} bytes, expected {}", got.size(), expected_.size());
+  const std::size_t eb = dtype_bytes(dtype_);
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    if (checked_[i] && got[i] != expected_[i]) {
+      const std::size_t e = i / eb;
+      return fmt::format("element {}: got {} expected {}", e, load_as_double(dtype_, got.data(), e),
+                         load_as_double(dtype_, expected_.data(), e));
+    }
+  }
+  return {};
+}
+
+std::string Case::describe() const {
+  return fmt::format("{} {} {}{} count={} world={} rank={}", backend_, to_string(op_), to_string(dtype_),
+                     is_reduction(op_) ? fmt::format(" {}", to_string(rop_)) : std::string(), count_, world_, rank_);
+}
+
+void Checker::run(const std::string& backend, OpKind op, DType dtype, ReduceOp rop, std::size_t count) {
+  Case c(backend, op, dtype, rop, count, checks_);
+  ++checks_;
+  try {
+    c.issue(false);
+    const std::string err = c.verify();
+    if (!err.empty()) {
+      ++failures_;
+      std::fprintf(stderr, "FAIL %s: %s\n", c.describe().c_str(), err.c_str());
+    }
+  } catch (const std::exception& e) {
+    ++failures_;
+    std::fprintf(stderr, "FAIL %s: threw %s\n", c.describe().c_str(), e.what());
+  }
+}
+
+}  // namespace chorus::rt::testdata

@@ -1,0 +1,58 @@
+#pragma once
+// Inputs every rank can regenerate, local references, and the checks shared by rt_check and
+// rt_mixing. Values are small integers, so every reduction is exact in every dtype and the
+// result must match the reference bit for bit, whatever order a backend reduces in.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "rt/runtime.h"
+
+namespace chorus::rt::testdata {
+
+std::vector<std::string> split(const std::string& text);
+bool is_reduction(OpKind op);
+
+// Input element i of `rank` for a reduction with `op` (or, with movement = true, for a data
+// movement operation: more distinct values, so misplaced blocks show up).
+double input_value(int rank, std::size_t i, DType dtype, ReduceOp op, bool movement, std::uint64_t salt = 0);
+// Reference of element i reduced over ranks 0..world-1.
+double reduced_value(int world, std::size_t i, DType dtype, ReduceOp op, std::uint64_t salt = 0);
+
+// One prepared operation: buffers filled, issue() starts it, verify() checks the result.
+class Case {
+ public:
+  Case(std::string backend, OpKind op, DType dtype, ReduceOp rop, std::size_t count, std::uint64_t salt);
+  Work issue(bool async_op);
+  // Returns an empty string when correct, else a description of the first wrong element.
+  std::string verify() const;
+  std::string describe() const;
+
+ private:
+  std::string backend_;
+  OpKind op_;
+  DType dtype_;
+  ReduceOp rop_;
+  std::size_t count_;
+  std::uint64_t salt_;
+  int world_, rank_, root_;
+  std::vector<char> in_, out_;
+  std::vector<std::vector<char>> ins_, outs_;
+  Counts in_counts_, out_counts_, in_displs_, out_displs_;
+  std::vector<char> expected_;                  // expected out_ (or concatenated outs_)
+  std::vector<bool> checked_;                   // which bytes of expected_ are meaningful
+};
+
+class Checker {
+ public:
+  void run(const std::string& backend, OpKind op, DType dtype, ReduceOp rop, std::size_t count);
+  std::size_t checks() const { return checks_; }
+  std::int64_t failures() const { return failures_; }
+
+ private:
+  std::size_t checks_ = 0;
+  std::int64_t failures_ = 0;
+};
+
+}  // namespace chorus::rt::testdata
