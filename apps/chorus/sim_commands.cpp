@@ -8,6 +8,7 @@
 #include "core/units.h"
 #include "net/network_yaml.h"
 #include "net/presets.h"
+#include "sched/schedule_json.h"
 #include "sim/chrome_trace.h"
 #include "sim/result_json.h"
 #include "sim/run_collective.h"
@@ -22,6 +23,16 @@ struct SimCollectiveArgs {
   int chunks = 64;
   std::string scheduler = "themis-scf";
   double threshold_divisor = 16.0;
+  bool json = false;
+  bool schedules = false;
+  std::string trace;
+  std::string save_schedule;
+};
+
+struct SimScheduleArgs {
+  std::string topology = "3D-SW_SW_SW_homo";
+  std::string schedule;
+  bool enforce_order = false;
   bool json = false;
   bool schedules = false;
   std::string trace;
@@ -61,6 +72,34 @@ void print_human(const net::Network& network, const sim::CollectiveRun& run, boo
   }
 }
 
+void write_json_file(const std::string& path, const nlohmann::json& j, const std::string& flag) {
+  std::ofstream out(path);
+  if (!out) throw InputError(flag, fmt::format("cannot write '{}'", path));
+  out << j.dump(1) << "\n";
+}
+
+void report(const net::Network& network, const sim::CollectiveRun& run, bool json, bool schedules,
+            const std::string& trace) {
+  if (!trace.empty()) write_json_file(trace, sim::chrome_trace(network, run), "--trace");
+  if (json) {
+    std::cout << sim::to_json(network, run, schedules).dump(2) << "\n";
+  } else {
+    print_human(network, run, schedules);
+    if (!trace.empty()) fmt::print("  trace written to {} (open in https://ui.perfetto.dev)\n", trace);
+  }
+}
+
+void run_sim_schedule(const SimScheduleArgs& a) {
+  const net::Network network = net::load_network(a.topology);
+  sim::SimOptions options;
+  options.record_stages = !a.trace.empty();
+  options.enforce_dim_order = a.enforce_order;
+  auto schedule = sched::load_schedule_file(a.schedule, network);
+  if (a.enforce_order && schedule.dim_order.empty())
+    throw InputError(a.schedule, "--enforce-order needs a 'dim_order' in the schedule");
+  report(network, sim::run_schedule(network, std::move(schedule), options), a.json, a.schedules, a.trace);
+}
+
 void run_sim_collective(const SimCollectiveArgs& a) {
   const net::Network network = net::load_network(a.topology);
   sim::CollectiveRequest req;
@@ -74,17 +113,8 @@ void run_sim_collective(const SimCollectiveArgs& a) {
   sim::SimOptions options;
   options.record_stages = !a.trace.empty();
   const auto run = sim::run_collective(network, req, options);
-  if (!a.trace.empty()) {
-    std::ofstream out(a.trace);
-    if (!out) throw InputError("--trace", fmt::format("cannot write '{}'", a.trace));
-    out << sim::chrome_trace(network, run).dump() << "\n";
-  }
-  if (a.json) {
-    std::cout << sim::to_json(network, run, a.schedules).dump(2) << "\n";
-  } else {
-    print_human(network, run, a.schedules);
-    if (!a.trace.empty()) fmt::print("  trace written to {} (open in https://ui.perfetto.dev)\n", a.trace);
-  }
+  if (!a.save_schedule.empty()) write_json_file(a.save_schedule, sched::to_json(run.schedule), "--save-schedule");
+  report(network, run, a.json, a.schedules, a.trace);
 }
 
 }  // namespace
@@ -107,7 +137,20 @@ void register_sim_commands(CLI::App& app) {
   coll->add_flag("--json", args->json, "Print one JSON object instead of a table");
   coll->add_flag("--schedules", args->schedules, "Include each chunk's dimension order and the per-dimension order");
   coll->add_option("--trace", args->trace, "Write a Chrome-trace JSON timeline (Perfetto) to this file");
+  coll->add_option("--save-schedule", args->save_schedule,
+                   "Write the chunk schedule and per-dimension order as JSON (load it with `chorus sim schedule`)");
   coll->callback([args] { run_sim_collective(*args); });
+
+  auto sargs = std::make_shared<SimScheduleArgs>();
+  auto* sch = sim->add_subcommand("schedule", "Simulate a saved schedule (JSON from --save-schedule)");
+  sch->add_option("schedule", sargs->schedule, "Schedule JSON file")->required();
+  sch->add_option("-t,--topology", sargs->topology, "Preset name or network YAML file")->capture_default_str();
+  sch->add_flag("--enforce-order", sargs->enforce_order,
+                "Run every dimension strictly in the schedule's dim_order (Themis Sec. 4.6.2); reports deadlocks");
+  sch->add_flag("--json", sargs->json, "Print one JSON object instead of a table");
+  sch->add_flag("--schedules", sargs->schedules, "Include each chunk's dimension order and the per-dimension order");
+  sch->add_option("--trace", sargs->trace, "Write a Chrome-trace JSON timeline (Perfetto) to this file");
+  sch->callback([sargs] { run_sim_schedule(*sargs); });
 
   auto* topo = sim->add_subcommand("topologies", "List the embedded network presets (Themis Table 2)");
   topo->callback([] {

@@ -5,7 +5,10 @@
 #include <cstdint>
 #include <queue>
 
+#include <fmt/format.h>
+
 #include "coll/stage_cost.h"
+#include "core/error.h"
 #include "core/units.h"
 #include "sched/ideal.h"
 #include "sim/event_queue.h"
@@ -43,11 +46,13 @@ struct ChunkState {
   double start_ns = 0;
   double bytes_sent = 0;
   std::uint64_t seq = 0;
+  bool ready = false;  // fixed delay paid, waiting for the bandwidth (enforced-order mode)
 };
 
 struct DimState {
   std::priority_queue<Waiting, std::vector<Waiting>, WaitingLater> waiting;
   bool transferring = false;
+  size_t next_op = 0;  // enforced-order mode: index into the schedule's dim_order
   int present = 0;  // chunks on this dimension (latency, waiting or transferring)
   double active_since = 0;
 };
@@ -59,6 +64,8 @@ class Executor {
 
   CollectiveResult run() {
     const size_t num_dims = net_.dims.size();
+    if (options_.enforce_dim_order && sched_.dim_order.size() != num_dims)
+      throw InputError("schedule", "enforcing the per-dimension order needs a dim_order for every dimension");
     dims_.resize(num_dims);
     result_.dims.resize(num_dims);
     result_.dim_order.resize(num_dims);
@@ -78,6 +85,7 @@ class Executor {
         transfer_done(e.payload.chunk, e.time_ns);
       }
     }
+    check_all_finished();
     finish();
     return std::move(result_);
   }
@@ -101,8 +109,13 @@ class Executor {
   }
 
   void latency_done(int c, double now) {
-    const auto& ch = chunks_[static_cast<size_t>(c)];
+    auto& ch = chunks_[static_cast<size_t>(c)];
     const int d = stage_of(c).dim;
+    if (options_.enforce_dim_order) {
+      ch.ready = true;
+      try_start(d, now);
+      return;
+    }
     const double key = sched_.policy == sched::IntraDimPolicy::kFifo ? ch.arrive_ns : ch.bytes_sent;
     dims_[static_cast<size_t>(d)].waiting.push(Waiting{key, ch.arrive_ns, ch.seq, c});
     try_start(d, now);
@@ -110,9 +123,22 @@ class Executor {
 
   void try_start(int d, double now) {
     auto& ds = dims_[static_cast<size_t>(d)];
-    if (ds.transferring || ds.waiting.empty()) return;
-    const int c = ds.waiting.top().chunk;
-    ds.waiting.pop();
+    if (ds.transferring) return;
+    int c = -1;
+    if (options_.enforce_dim_order) {
+      const auto& order = sched_.dim_order[static_cast<size_t>(d)];
+      if (ds.next_op >= order.size()) return;
+      const auto& op = order[ds.next_op];
+      const auto& ch = chunks_[static_cast<size_t>(op.chunk)];
+      if (!ch.ready || stage_of(op.chunk).dim != d || stage_of(op.chunk).phase != op.phase) return;
+      c = op.chunk;
+      ++ds.next_op;
+      chunks_[static_cast<size_t>(c)].ready = false;
+    } else {
+      if (ds.waiting.empty()) return;
+      c = ds.waiting.top().chunk;
+      ds.waiting.pop();
+    }
     ds.transferring = true;
     auto& ch = chunks_[static_cast<size_t>(c)];
     ch.start_ns = now;
@@ -140,6 +166,22 @@ class Executor {
     end_ns_ = std::max(end_ns_, now);
     if (++ch.stage < sched_.chunks[static_cast<size_t>(c)].stages.size()) arrive(c, now);
     try_start(st.dim, now);
+  }
+
+  // With an enforced order the run can end with chunks stuck: report who waits for whom.
+  void check_all_finished() const {
+    std::string stuck;
+    for (size_t d = 0; d < dims_.size(); ++d) {
+      const auto& order = sched_.dim_order[d];
+      if (options_.enforce_dim_order && dims_[d].next_op < order.size()) {
+        const auto& op = order[dims_[d].next_op];
+        stuck += fmt::format("{}dim{} waits for chunk {} {}", stuck.empty() ? "" : "; ", d + 1, op.chunk,
+                             coll::to_string(op.phase));
+      }
+    }
+    for (size_t c = 0; c < chunks_.size() && stuck.empty(); ++c)
+      if (chunks_[c].stage < sched_.chunks[c].stages.size()) stuck = fmt::format("chunk {} did not finish", c);
+    if (!stuck.empty()) throw InputError("schedule", "the per-dimension order deadlocks: " + stuck);
   }
 
   void finish() {

@@ -17,6 +17,11 @@ namespace chorus::sim {
 
 struct SimOptions {
   bool record_stages = false;  // keep every StageRecord (for traces and --schedules)
+  // Run each dimension's chunk operations strictly in the schedule's dim_order (Themis
+  // Sec. 4.6.2): a chunk that is ready out of turn waits. An order that contradicts the
+  // chunks' own stage order deadlocks; the simulator then throws InputError naming the
+  // dimensions and the chunk operations they wait for.
+  bool enforce_dim_order = false;
 };
 
 CollectiveResult simulate_schedule(const net::Network& network, const sched::Schedule& schedule,

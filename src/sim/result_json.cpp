@@ -1,5 +1,7 @@
 #include "sim/result_json.h"
 
+#include "sched/schedule_json.h"
+
 namespace chorus::sim {
 
 nlohmann::json to_json(const net::Network& network, const CollectiveRun& run, bool with_schedules) {
@@ -32,25 +34,8 @@ nlohmann::json to_json(const net::Network& network, const CollectiveRun& run, bo
   }
   j["dims"] = dims;
   if (with_schedules) {
-    json chunks = json::array();
-    for (size_t c = 0; c < s.chunks.size(); ++c) {
-      json cj{{"chunk", c}};
-      if (s.op == coll::CollectiveOp::kAllToAll) {
-        cj["a2a_order"] = s.chunks[c].order(coll::Phase::kAllToAll);
-      } else {
-        cj["rs_order"] = s.chunks[c].order(coll::Phase::kReduceScatter);
-        cj["ag_order"] = s.chunks[c].order(coll::Phase::kAllGather);
-      }
-      chunks.push_back(cj);
-    }
-    j["chunks"] = chunks;
-    json order = json::array();
-    for (const auto& ops : s.dim_order) {
-      json dj = json::array();
-      for (const auto& op : ops) dj.push_back({{"chunk", op.chunk}, {"phase", std::string(coll::to_string(op.phase))}});
-      order.push_back(dj);
-    }
-    j["dim_order"] = order;
+    j["chunks"] = sched::chunks_to_json(s);
+    j["dim_order"] = sched::dim_order_to_json(s);
   }
   return j;
 }

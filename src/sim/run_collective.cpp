@@ -17,17 +17,25 @@ CollectiveRequest make_request(coll::CollectiveOp op, double size_bytes, int num
   return req;
 }
 
+CollectiveRun run_schedule(const net::Network& network, sched::Schedule schedule, const SimOptions& options) {
+  CollectiveRun run;
+  run.result = simulate_schedule(network, schedule, options);
+  if (!options.enforce_dim_order) schedule.dim_order = run.result.dim_order;
+  run.schedule = std::move(schedule);
+  return run;
+}
+
 CollectiveRun run_collective(const net::Network& network, const CollectiveRequest& request,
                              const SimOptions& options) {
   if (!(request.size_bytes > 0) || !std::isfinite(request.size_bytes))
     throw InputError("--size", fmt::format("collective size must be positive, got {}", request.size_bytes));
   if (request.num_chunks < 1 || request.num_chunks > 1'000'000)
     throw InputError("--chunks", fmt::format("number of chunks must be in 1..1000000, got {}", request.num_chunks));
-  CollectiveRun run;
-  run.schedule = sched::make_schedule(network, request.op, request.size_bytes, request.num_chunks, request.scheduler,
-                                      request.themis);
-  run.result = simulate_schedule(network, run.schedule, options);
-  run.schedule.dim_order = run.result.dim_order;
+  CollectiveRun run = run_schedule(
+      network,
+      sched::make_schedule(network, request.op, request.size_bytes, request.num_chunks, request.scheduler,
+                           request.themis),
+      options);
   if (request.scheduler.kind == sched::SchedulerKind::kIdeal) {
     // Ideal: every dimension busy for the whole (ideal) time, bytes in proportion to bandwidth.
     auto& r = run.result;

@@ -25,6 +25,10 @@ struct CollectiveRun {
   CollectiveResult result;
 };
 
+// Simulates a given (e.g. loaded) schedule. Without enforce_dim_order the policy picks the
+// order and the result's order is stored in the returned schedule's dim_order.
+CollectiveRun run_schedule(const net::Network& network, sched::Schedule schedule, const SimOptions& options = {});
+
 // Throws InputError for a request that cannot be simulated (size <= 0, chunks < 1).
 CollectiveRun run_collective(const net::Network& network, const CollectiveRequest& request,
                              const SimOptions& options = {});

@@ -16,7 +16,7 @@ def chorus(*args, timeout=120):
 
 class Help(unittest.TestCase):
     def test_every_command_has_help(self):
-        for cmd in ([], ["sim"], ["sim", "collective"], ["sim", "topologies"], ["reproduce"], ["reproduce", "themis"]):
+        for cmd in ([], ["sim"], ["sim", "collective"], ["sim", "schedule"], ["sim", "topologies"], ["reproduce"], ["reproduce", "themis"]):
             r = chorus(*cmd, "--help")
             self.assertEqual(r.returncode, 0, (cmd, r.stderr))
             self.assertIn("Usage", r.stdout)
@@ -73,6 +73,31 @@ class SimCollective(unittest.TestCase):
                 t = json.load(f)
             xs = [e for e in t["traceEvents"] if e["ph"] == "X"]
             self.assertEqual(len(xs), 2 * 8 * 4)  # dim track + chunk track per stage
+
+    def test_save_and_load_schedule(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "s.json")
+            a = self.run_json("--topology", "3D-FC_Ring_SW", "--size", "200MB", "--chunks", "16",
+                              "--save-schedule", path)
+            with open(path) as f:
+                sched = json.load(f)
+            self.assertEqual(sched["format"], "chorus-schedule")
+            r = chorus("sim", "schedule", path, "--topology", "3D-FC_Ring_SW", "--enforce-order", "--json")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(json.loads(r.stdout)["time_ns"], a["time_ns"])
+            # A schedule for 3 dimensions does not fit a 4-dimensional network.
+            r = chorus("sim", "schedule", path, "--topology", "4D-Ring_FC_Ring_SW")
+            self.assertEqual(r.returncode, 2)
+            self.assertIn("rs_order", r.stderr)
+            # A contradictory per-dimension order is reported as a deadlock, not a hang.
+            order = sched["dim_order"][0]
+            ag = next(i for i, op in enumerate(order) if op["phase"] == "AG")
+            order.insert(0, order.pop(ag))
+            with open(path, "w") as f:
+                json.dump(sched, f)
+            r = chorus("sim", "schedule", path, "--topology", "3D-FC_Ring_SW", "--enforce-order", timeout=30)
+            self.assertEqual(r.returncode, 2)
+            self.assertIn("deadlocks", r.stderr)
 
     def test_bad_input_exit_2(self):
         cases = [
