@@ -1,8 +1,198 @@
 // chorus launch | bench | tune — front ends of the communication runtime (chorus::rt).
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
 #include "apps/chorus/commands.h"
+#include "core/error.h"
+#include "core/units.h"
+#include "rt/bench_runner.h"
+#include "rt/launcher.h"
+#include "rt/mpi_env.h"
+#include "rt/runtime.h"
+#include "rt/tuning_table.h"
 
 namespace chorus::cli {
 
-void register_rt_commands(CLI::App& app) { (void)app; }
+namespace {
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : text + ",") {
+    if (c == ',') {
+      if (!cur.empty()) out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  return out;
+}
+
+std::vector<std::size_t> parse_sizes(const std::string& text) {
+  std::vector<std::size_t> sizes;
+  for (const auto& s : split_list(text)) sizes.push_back(parse_bytes(s, "--sizes"));
+  if (sizes.empty()) throw InputError("--sizes", "no size given");
+  return sizes;
+}
+
+// Backends that work under the current launcher when the user names none.
+std::string default_backends() {
+  return rt::launched_by_mpirun() ? "shm,mpi,gloo" : "shm,gloo";
+}
+
+struct CommonOptions {
+  std::string backends;
+  std::string ops;
+  std::string sizes;
+  int iters = 20;
+  int warmup = 5;
+  std::string dtype = "f32";
+  double timeout_s = -1;
+};
+
+void add_common(CLI::App* cmd, CommonOptions& o) {
+  cmd->add_option("--backends", o.backends, "comma-separated backends (default: shm,gloo; with mpirun also mpi)");
+  cmd->add_option("--ops", o.ops, "comma-separated operations: allreduce, allgather, reducescatter, alltoall, "
+                                  "broadcast, reduce, gather, scatter, sendrecv, barrier, all_gatherv, ... or all");
+  cmd->add_option("--sizes", o.sizes, "comma-separated message sizes, e.g. 4KiB,1MiB,64MiB");
+  cmd->add_option("--iters", o.iters, "timed iterations per size")->capture_default_str();
+  cmd->add_option("--warmup", o.warmup, "untimed iterations before timing")->capture_default_str();
+  cmd->add_option("--dtype", o.dtype, "element type")->capture_default_str();
+  cmd->add_option("--timeout-s", o.timeout_s, "operation timeout in seconds (default 300 or CHORUS_RT_TIMEOUT_S)");
+}
+
+rt::BenchOptions to_bench(const CommonOptions& o) {
+  rt::BenchOptions b;
+  b.backends = split_list(o.backends.empty() ? default_backends() : o.backends);
+  b.ops = rt::parse_bench_ops(o.ops);
+  b.sizes_bytes = parse_sizes(o.sizes);
+  b.iters = o.iters;
+  b.warmup = o.warmup;
+  b.dtype = rt::parse_dtype(o.dtype, "--dtype");
+  if (b.iters < 1) throw InputError("--iters", "must be >= 1");
+  if (b.warmup < 0) throw InputError("--warmup", "must be >= 0");
+  return b;
+}
+
+void init_runtime(const std::vector<std::string>& backends, double timeout_s) {
+  rt::InitOptions init;
+  init.timeout_s = timeout_s;
+  rt::init(backends, init);
+}
+
+void print_rows(const std::vector<rt::BenchRow>& rows, bool json, bool check) {
+  if (json) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& r : rows) {
+      nlohmann::json j;
+      j["backend"] = r.backend;
+      j["op"] = rt::bench_op_name(r.op);
+      j["bytes"] = r.bytes;
+      j["world_size"] = r.world_size;
+      j["time_us"] = r.time_us;
+      j["algbw_gbps"] = r.algbw_gbps;
+      j["busbw_gbps"] = r.busbw_gbps;
+      if (check) j["check"] = r.check;
+      out.push_back(j);
+    }
+    std::printf("%s\n", out.dump(2).c_str());
+    return;
+  }
+  std::printf("%-6s %-14s %12s %6s %12s %12s %12s%s\n", "backend", "op", "bytes", "ranks", "time_us",
+              "algbw_gbps", "busbw_gbps", check ? "  check" : "");
+  for (const auto& r : rows)
+    std::printf("%-7s %-14s %12zu %6d %12.2f %12.3f %12.3f%s\n", r.backend.c_str(), rt::bench_op_name(r.op).c_str(),
+                r.bytes, r.world_size, r.time_us, r.algbw_gbps, r.busbw_gbps, check ? ("  " + r.check).c_str() : "");
+}
+
+}  // namespace
+
+void register_rt_commands(CLI::App& app) {
+  // ---- launch ----
+  auto* launch = app.add_subcommand("launch", "Start N ranks of a program on this host (rendezvous on loopback)");
+  static rt::LaunchOptions launch_opts;
+  launch->add_option("-n,--ranks", launch_opts.ranks, "number of ranks")->required();
+  launch->add_option("--kill-grace-s", launch_opts.kill_grace_s,
+                     "when a rank fails, seconds the others get to report before they are terminated")
+      ->capture_default_str();
+  launch->add_option("command", launch_opts.command, "program and arguments (after --)")->required();
+  launch->callback([] {
+    const int status = rt::launch(launch_opts);
+    // main() maps exceptions to status 2; the launcher must pass the ranks' status through.
+    std::fflush(nullptr);
+    if (status != 0) std::exit(status);
+  });
+
+  // ---- bench ----
+  auto* bench = app.add_subcommand("bench", "Measure time and algorithm/bus bandwidth per backend, operation and size "
+                                            "(run under chorus launch or mpirun)");
+  static CommonOptions bench_opts;
+  static bool bench_json = false, bench_check = false, bench_async = false;
+  bench_opts.ops = "allreduce";
+  bench_opts.sizes = "4KiB,64KiB,1MiB,16MiB";
+  add_common(bench, bench_opts);
+  bench->add_flag("--json", bench_json, "print JSON rows instead of a table");
+  bench->add_flag("--check", bench_check, "verify one result per row against a local reference");
+  bench->add_flag("--async", bench_async, "issue asynchronously through the progress queue, then wait");
+  bench->callback([] {
+    auto options = to_bench(bench_opts);
+    options.check = bench_check;
+    options.async_op = bench_async;
+    init_runtime(options.backends, bench_opts.timeout_s);
+    const auto rows = rt::run_bench(options);
+    const bool leader = rt::rank(options.backends.front()) == 0;
+    bool failed = false;
+    for (const auto& r : rows) failed |= bench_check && r.check != "ok";
+    rt::finalize();
+    if (leader) print_rows(rows, bench_json, bench_check);
+    std::fflush(stdout);
+    if (failed) {
+      std::fprintf(stderr, "chorus bench: some results were wrong (see the check column)\n");
+      std::fflush(nullptr);
+      std::exit(1);
+    }
+  });
+
+  // ---- tune ----
+  auto* tune = app.add_subcommand("tune", "Benchmark every backend per operation and size and write a tuning "
+                                          "table for the 'auto' backend (run under chorus launch or mpirun)");
+  static CommonOptions tune_opts;
+  static std::string tune_out = "chorus-tuning.json";
+  tune_opts.ops = "allreduce,allgather,reducescatter,alltoall,broadcast";
+  tune_opts.sizes = "1KiB,16KiB,256KiB,1MiB,4MiB,16MiB";
+  tune_opts.iters = 10;
+  tune_opts.warmup = 3;
+  add_common(tune, tune_opts);
+  tune->add_option("-o,--out", tune_out, "tuning table to write (merged into an existing one)")->capture_default_str();
+  tune->callback([] {
+    auto options = to_bench(tune_opts);
+    init_runtime(options.backends, tune_opts.timeout_s);
+    const auto rows = rt::run_bench(options);
+    const bool leader = rt::rank(options.backends.front()) == 0;
+    rt::finalize();
+    if (!leader) return;
+    rt::TuningTable table;
+    if (std::filesystem::exists(tune_out)) table = rt::TuningTable::load(tune_out);
+    if (table.machine.empty()) table.machine = "chorus tune";
+    std::map<std::pair<rt::OpKind, int>, std::map<std::size_t, rt::TuningRow>> fresh;
+    for (const auto& r : rows) {
+      auto& row = fresh[{r.op, r.world_size}][r.bytes];
+      row.bytes = r.bytes;
+      row.time_us[r.backend] = r.time_us;
+    }
+    for (auto& [key, by_size] : fresh) {
+      auto& dst = table.tables[key];
+      dst.clear();
+      for (auto& [bytes, row] : by_size) dst.push_back(row);
+    }
+    table.save(tune_out);
+    print_rows(rows, false, false);
+    std::printf("wrote %s\n", tune_out.c_str());
+  });
+}
 
 }  // namespace chorus::cli

@@ -13,13 +13,13 @@
 #include "core/error.h"
 #include "rt/dtype.h"
 #include "rt/runtime.h"
-#include "tests/rt/rt_test_data.h"
+#include "rt/selfcheck.h"
 
 namespace rt = chorus::rt;
 using chorus::rt::DType;
 using chorus::rt::OpKind;
 using chorus::rt::ReduceOp;
-using chorus::rt::testdata::Checker;
+using chorus::rt::selfcheck::Checker;
 
 int main(int argc, char** argv) {
   CLI::App app{"rt_check: multi-process correctness test of chorus::rt"};
@@ -35,20 +35,20 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
 
   try {
-    const auto backends = rt::testdata::split(backends_arg);
+    const auto backends = rt::selfcheck::split(backends_arg);
     rt::init(backends);
     std::vector<OpKind> ops;
     if (ops_arg == "all")
       ops.assign(std::begin(rt::kAllOpKinds), std::end(rt::kAllOpKinds));
     else
-      for (const auto& o : rt::testdata::split(ops_arg)) ops.push_back(rt::parse_op_kind(o, "--ops"));
+      for (const auto& o : rt::selfcheck::split(ops_arg)) ops.push_back(rt::parse_op_kind(o, "--ops"));
     std::vector<DType> dtypes;
     if (dtypes_arg == "all")
       dtypes.assign(std::begin(rt::kAllDTypes), std::end(rt::kAllDTypes));
     else
-      for (const auto& d : rt::testdata::split(dtypes_arg)) dtypes.push_back(rt::parse_dtype(d, "--dtypes"));
+      for (const auto& d : rt::selfcheck::split(dtypes_arg)) dtypes.push_back(rt::parse_dtype(d, "--dtypes"));
     std::vector<std::size_t> sizes;
-    for (const auto& s : rt::testdata::split(sizes_arg)) sizes.push_back(std::stoull(s));
+    for (const auto& s : rt::selfcheck::split(sizes_arg)) sizes.push_back(std::stoull(s));
 
     Checker checker;
     for (const auto& b : backends) {
@@ -56,7 +56,7 @@ int main(int argc, char** argv) {
         if (op == OpKind::recv) continue;  // tested together with send
         for (DType d : dtypes)
           for (std::size_t n : sizes) {
-            if (rt::testdata::is_reduction(op)) {
+            if (rt::selfcheck::is_reduction(op)) {
               for (ReduceOp r : rt::kAllReduceOps) checker.run(b, op, d, r, n);
             } else {
               checker.run(b, op, d, ReduceOp::sum, n);

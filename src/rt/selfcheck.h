@@ -1,6 +1,7 @@
 #pragma once
-// Inputs every rank can regenerate, local references, and the checks shared by rt_check and
-// rt_mixing. Values are small integers, so every reduction is exact in every dtype and the
+// Self-check of the runtime: inputs every rank can regenerate, local references, and the
+// checks used by `chorus bench --check`, rt_check and rt_mixing. (Kept in the library so the
+// bench can verify results.) Values are small integers, so every reduction is exact in every dtype and the
 // result must match the reference bit for bit, whatever order a backend reduces in.
 #include <cstddef>
 #include <cstdint>
@@ -9,7 +10,7 @@
 
 #include "rt/runtime.h"
 
-namespace chorus::rt::testdata {
+namespace chorus::rt::selfcheck {
 
 std::vector<std::string> split(const std::string& text);
 bool is_reduction(OpKind op);
@@ -55,4 +56,4 @@ class Checker {
   std::int64_t failures_ = 0;
 };
 
-}  // namespace chorus::rt::testdata
+}  // namespace chorus::rt::selfcheck

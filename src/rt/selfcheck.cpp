@@ -1,4 +1,4 @@
-#include "tests/rt/rt_test_data.h"
+#include "rt/selfcheck.h"
 
 #include <cmath>
 #include <cstdio>
@@ -8,7 +8,7 @@
 
 #include "rt/dtype.h"
 
-namespace chorus::rt::testdata {
+namespace chorus::rt::selfcheck {
 
 namespace {
 constexpr unsigned char kSentinel = 0x5a;
@@ -291,4 +291,4 @@ void Checker::run(const std::string& backend, OpKind op, DType dtype, ReduceOp r
   }
 }
 
-}  // namespace chorus::rt::testdata
+}  // namespace chorus::rt::selfcheck

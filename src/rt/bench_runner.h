@@ -1,0 +1,47 @@
+#pragma once
+// Micro-benchmarks of the runtime in the style of nccl-tests, shared by `chorus bench` and
+// `chorus tune`. Every rank runs the same loops; times are the maximum over ranks of the mean
+// time per operation. Sizes follow nccl-tests: the per-rank buffer for all_reduce, reduce,
+// broadcast and send_recv; the whole (n x block) buffer for all_gather, reduce_scatter,
+// gather, scatter and the all-to-alls. algbw = bytes / time, busbw = algbw x factor
+// (all_reduce 2(n-1)/n; all_gather, reduce_scatter, gather, scatter, all_to_all (n-1)/n;
+// broadcast, reduce, send_recv 1), all in Gb/s (10^9 bit/s).
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "rt/types.h"
+
+namespace chorus::rt {
+
+struct BenchOptions {
+  std::vector<std::string> backends;
+  std::vector<OpKind> ops;
+  std::vector<std::size_t> sizes_bytes;
+  int iters = 20;
+  int warmup = 5;
+  bool check = false;  // verify one result per (backend, op, size) against a local reference
+  DType dtype = DType::f32;
+  bool async_op = false;  // issue through the progress queue (async + wait) instead of inline
+};
+
+struct BenchRow {
+  std::string backend;
+  OpKind op = OpKind::all_reduce;
+  std::size_t bytes = 0;
+  int world_size = 1;
+  double time_us = 0;
+  double algbw_gbps = 0;
+  double busbw_gbps = 0;
+  std::string check;  // "", "ok" or the first error
+};
+
+// Parses the short names of --ops (allreduce, alltoall, ...; "all" for every operation).
+std::vector<OpKind> parse_bench_ops(const std::string& text);
+std::string bench_op_name(OpKind op);
+double bus_factor(OpKind op, int world_size);
+
+// Collective: every rank must call it with the same options (runtime initialised).
+std::vector<BenchRow> run_bench(const BenchOptions& options);
+
+}  // namespace chorus::rt
