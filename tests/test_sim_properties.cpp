@@ -5,6 +5,7 @@
 #include <map>
 
 #include "core/error.h"
+#include "coll/stage_cost.h"
 #include "core/rng.h"
 #include "sim/result_json.h"
 #include "sim/run_collective.h"
@@ -105,6 +106,32 @@ TEST(SimProperties, InvariantsOnRandomNetworks) {
       // Per-dimension utilization never exceeds 1.
       for (const auto& d : r.result.dims) EXPECT_LE(d.utilization, 1 + 1e-9);
     }
+  }
+}
+
+TEST(SimProperties, MaxChunksPerDimLimitsConcurrency) {
+  // With at most one chunk per dimension, a stage's fixed delay can no longer overlap the
+  // previous stage on that dimension: start - A_K >= previous end.
+  Rng rng(99);
+  for (int trial = 0; trial < 40; ++trial) {
+    const auto n = random_network(rng);
+    const auto req = sim::make_request(coll::CollectiveOp::kAllReduce, 200e6, 32,
+                                       trial % 2 ? "themis-scf" : "themis-fifo");
+    sim::SimOptions one;
+    one.record_stages = true;
+    one.max_chunks_per_dim = 1;
+    const auto r = sim::run_collective(n, req, one);
+    std::map<int, std::vector<sim::StageRecord>> per_dim;
+    for (const auto& st : r.result.stages) per_dim[st.dim].push_back(st);
+    for (auto& [d, v] : per_dim) {
+      std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.start_ns < b.start_ns; });
+      const double a_k = coll::fixed_delay_ns(n.dims[static_cast<size_t>(d)], coll::Phase::kReduceScatter);
+      for (size_t i = 1; i < v.size(); ++i) EXPECT_GE(v[i].start_ns - a_k, v[i - 1].end_ns - 1e-6 * v[i].end_ns);
+    }
+    // Bytes are the schedule's, whatever the concurrency.
+    sim::SimOptions unlimited;
+    EXPECT_NEAR(total_bytes(r.result), total_bytes(sim::run_collective(n, req, unlimited).result), 1e-3);
+    EXPECT_GE(r.result.time_ns, r.result.ideal_time_ns);
   }
 }
 

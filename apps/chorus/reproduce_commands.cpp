@@ -13,6 +13,7 @@ namespace {
 struct ThemisArgs {
   std::string out = "results/themis";
   int chunks = 64;
+  int max_chunks_per_dim = 0;
   bool quiet = false;
 };
 
@@ -20,6 +21,8 @@ void run_reproduce_themis(const ThemisArgs& a) {
   auto config = eval::MicrobenchConfig::paper_defaults();
   if (a.chunks < 1 || a.chunks > 100000) throw InputError("--chunks", fmt::format("must be in 1..100000, got {}", a.chunks));
   config.chunks = a.chunks;
+  if (a.max_chunks_per_dim < 0) throw InputError("--max-chunks-per-dim", "must be >= 0 (0 = no limit)");
+  config.max_chunks_per_dim = a.max_chunks_per_dim;
   const bool tty = isatty(STDERR_FILENO) != 0;
   int last_percent = -1;
   const auto start = std::chrono::steady_clock::now();
@@ -53,6 +56,9 @@ void register_reproduce_commands(CLI::App& app) {
                 "chunk sweep (Figs. 8-11); tables, CSV and SVG plots");
   themis->add_option("-o,--out", args->out, "Output directory")->capture_default_str();
   themis->add_option("-c,--chunks", args->chunks, "Chunks per collective for the size study")->capture_default_str();
+  themis->add_option("--max-chunks-per-dim", args->max_chunks_per_dim,
+                     "At most this many chunks on a dimension at once; 0 = no limit (fixed delays overlap)")
+      ->capture_default_str();
   themis->add_flag("-q,--quiet", args->quiet, "No progress indicator");
   themis->callback([args] { run_reproduce_themis(*args); });
 }

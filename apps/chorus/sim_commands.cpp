@@ -23,6 +23,7 @@ struct SimCollectiveArgs {
   int chunks = 64;
   std::string scheduler = "themis-scf";
   double threshold_divisor = 16.0;
+  int max_chunks_per_dim = 0;
   bool json = false;
   bool schedules = false;
   std::string trace;
@@ -112,6 +113,8 @@ void run_sim_collective(const SimCollectiveArgs& a) {
   req.themis.threshold_divisor = a.threshold_divisor;
   sim::SimOptions options;
   options.record_stages = !a.trace.empty();
+  if (a.max_chunks_per_dim < 0) throw InputError("--max-chunks-per-dim", "must be >= 0 (0 = no limit)");
+  options.max_chunks_per_dim = a.max_chunks_per_dim;
   const auto run = sim::run_collective(network, req, options);
   if (!a.save_schedule.empty()) write_json_file(a.save_schedule, sched::to_json(run.schedule), "--save-schedule");
   report(network, run, a.json, a.schedules, a.trace);
@@ -133,6 +136,9 @@ void register_sim_commands(CLI::App& app) {
   coll->add_option("--scheduler", args->scheduler, "baseline | themis-fifo | themis-scf | ideal")->capture_default_str();
   coll->add_option("--threshold-divisor", args->threshold_divisor,
                    "Themis threshold = Latency-Model time of chunkSize/this on the least-loaded dimension")
+      ->capture_default_str();
+  coll->add_option("--max-chunks-per-dim", args->max_chunks_per_dim,
+                   "At most this many chunks on a dimension at once; 0 = no limit (fixed delays overlap)")
       ->capture_default_str();
   coll->add_flag("--json", args->json, "Print one JSON object instead of a table");
   coll->add_flag("--schedules", args->schedules, "Include each chunk's dimension order and the per-dimension order");

@@ -30,11 +30,11 @@ const net::Network& find_topology(const MicrobenchConfig& cfg, const std::string
   return extra.back();
 }
 
-sim::CollectiveRun simulate(const net::Network& network, double size, int chunks, const std::string& scheduler,
-                            bool record = false) {
+sim::CollectiveRun simulate(const MicrobenchConfig& cfg, const net::Network& network, double size, int chunks,
+                            const std::string& scheduler) {
   const auto req = sim::make_request(coll::CollectiveOp::kAllReduce, size, chunks, scheduler);
   sim::SimOptions options;
-  options.record_stages = record;
+  options.max_chunks_per_dim = cfg.max_chunks_per_dim;
   return sim::run_collective(network, req, options);
 }
 
@@ -67,7 +67,7 @@ MicrobenchReport run_themis_microbench(const MicrobenchConfig& config, const Pro
   auto add_row = [&](const std::string& study, const net::Network& n, double size, int chunks,
                      const std::string& scheduler) {
     tick(fmt::format("{} {} {} x{}", n.name, size_label(size), scheduler, chunks));
-    const auto run = simulate(n, size, chunks, scheduler);
+    const auto run = simulate(config, n, size, chunks, scheduler);
     report.rows.push_back(MicrobenchRow{study, n.name, size, scheduler, chunks, run.result.time_ns,
                                         run.result.ideal_time_ns, run.result.avg_bw_utilization});
   };
@@ -82,7 +82,7 @@ MicrobenchReport run_themis_microbench(const MicrobenchConfig& config, const Pro
   const auto& act_net = find_topology(config, config.activity_topology, extra);
   for (const auto& s : config.schedulers) {
     tick(fmt::format("{} activity {}", act_net.name, s));
-    const auto run = simulate(act_net, config.activity_size_bytes, config.chunks, s);
+    const auto run = simulate(config, act_net, config.activity_size_bytes, config.chunks, s);
     ActivityTrace trace{s, config.activity_window_ns, {}};
     for (const auto& intervals : run.result.active_intervals)
       trace.rate_per_dim.push_back(sim::activity_rate(intervals, config.activity_window_ns, run.result.time_ns));

@@ -21,6 +21,7 @@ struct MicrobenchConfig {
   std::string activity_topology = "3D-SW_SW_SW_homo";  // Fig. 9
   double activity_size_bytes = 1e9;             // Fig. 9: 1 GB
   double activity_window_ns = 100e3;            // Fig. 9: 100 us windows
+  int max_chunks_per_dim = 0;                   // sim::SimOptions: 0 = no limit
 
   static MicrobenchConfig paper_defaults();
 };

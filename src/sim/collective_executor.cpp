@@ -54,6 +54,9 @@ struct DimState {
   bool transferring = false;
   size_t next_op = 0;  // enforced-order mode: index into the schedule's dim_order
   int present = 0;  // chunks on this dimension (latency, waiting or transferring)
+  int admitted = 0;  // chunks in their latency phase, waiting for bandwidth or transferring
+  // Chunks that arrived while max_chunks_per_dim were admitted, in policy order.
+  std::priority_queue<Waiting, std::vector<Waiting>, WaitingLater> pending;
   double active_since = 0;
 };
 
@@ -101,11 +104,27 @@ class Executor {
     const auto& dim = net_.dims[static_cast<size_t>(st.dim)];
     auto& ds = dims_[static_cast<size_t>(st.dim)];
     if (ds.present++ == 0) ds.active_since = now;
-    const auto cost = coll::stage_cost(dim, st.phase, ch.resident_bytes);
     ch.arrive_ns = now;
-    ch.bytes_sent = cost.bytes_sent;
+    ch.bytes_sent = coll::stage_cost(dim, st.phase, ch.resident_bytes).bytes_sent;
     ch.seq = arrivals_++;
-    events_.schedule_at(now + cost.steps * dim.latency_ns, Event{EventKind::kLatencyDone, c});
+    const int limit = options_.enforce_dim_order ? 0 : options_.max_chunks_per_dim;
+    if (limit > 0 && ds.admitted >= limit) {
+      ds.pending.push(Waiting{policy_key(ch), ch.arrive_ns, ch.seq, c});
+    } else {
+      admit(c, now);
+    }
+  }
+
+  // The chunk starts its stage on the dimension: first the fixed delay A_K.
+  void admit(int c, double now) {
+    const auto& st = stage_of(c);
+    const auto& dim = net_.dims[static_cast<size_t>(st.dim)];
+    ++dims_[static_cast<size_t>(st.dim)].admitted;
+    events_.schedule_at(now + coll::fixed_delay_ns(dim, st.phase), Event{EventKind::kLatencyDone, c});
+  }
+
+  double policy_key(const ChunkState& ch) const {
+    return sched_.policy == sched::IntraDimPolicy::kFifo ? ch.arrive_ns : ch.bytes_sent;
   }
 
   void latency_done(int c, double now) {
@@ -116,8 +135,7 @@ class Executor {
       try_start(d, now);
       return;
     }
-    const double key = sched_.policy == sched::IntraDimPolicy::kFifo ? ch.arrive_ns : ch.bytes_sent;
-    dims_[static_cast<size_t>(d)].waiting.push(Waiting{key, ch.arrive_ns, ch.seq, c});
+    dims_[static_cast<size_t>(d)].waiting.push(Waiting{policy_key(ch), ch.arrive_ns, ch.seq, c});
     try_start(d, now);
   }
 
@@ -155,6 +173,7 @@ class Executor {
     auto& ds = dims_[static_cast<size_t>(st.dim)];
     auto& dm = result_.dims[static_cast<size_t>(st.dim)];
     ds.transferring = false;
+    --ds.admitted;
     dm.bytes_per_npu += ch.bytes_sent;
     dm.busy_ns += now - ch.start_ns;
     if (--ds.present == 0) result_.active_intervals[static_cast<size_t>(st.dim)].emplace_back(ds.active_since, now);
@@ -164,6 +183,13 @@ class Executor {
     }
     ch.resident_bytes = coll::resident_after(st.phase, ch.resident_bytes, dim.size);
     end_ns_ = std::max(end_ns_, now);
+    // The freed slot goes to a chunk that was already queued, before this chunk's next stage
+    // (which may be on the same dimension) arrives.
+    if (!ds.pending.empty()) {
+      const int next = ds.pending.top().chunk;
+      ds.pending.pop();
+      admit(next, now);
+    }
     if (++ch.stage < sched_.chunks[static_cast<size_t>(c)].stages.size()) arrive(c, now);
     try_start(st.dim, now);
   }

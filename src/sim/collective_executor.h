@@ -22,6 +22,11 @@ struct SimOptions {
   // chunks' own stage order deadlocks; the simulator then throws InputError naming the
   // dimensions and the chunk operations they wait for.
   bool enforce_dim_order = false;
+  // At most this many chunks on a dimension at once (in their fixed delay, waiting for the
+  // bandwidth or transferring); later arrivals queue in policy order. 0 = no limit (the
+  // default rule above). 1 makes every stage pay A_K + n_K B_K exclusively, like ASTRA-sim
+  // with one active chunk per dimension. Not applied with enforce_dim_order.
+  int max_chunks_per_dim = 0;
 };
 
 CollectiveResult simulate_schedule(const net::Network& network, const sched::Schedule& schedule,
