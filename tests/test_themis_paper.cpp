@@ -78,6 +78,17 @@ TEST(ThemisPaper, Sec61BaselineLeavesDim2AndDim3UnusedOnHomo) {
   EXPECT_NEAR(base.result.avg_bw_utilization, 0.355, 0.01);
 }
 
+TEST(ThemisPaper, Sec32CurrentPlatformIsWellServedByBaseline) {
+  // Sec. 3.2/3.3: today's 2D platform (1200 / 100 Gb/s) reaches 97.7 % with the baseline; all of
+  // dim1 and 1200/16 = 75 Gb/s of dim2 are used (exactly, with the (P-1)/P factors:
+  // 1200 x (63/64 / 16) / (15/16) = 78.75 Gb/s).
+  const auto n = *net::find_preset("2D-current");
+  const auto base = run(n, "baseline", 1e9, 64);
+  EXPECT_NEAR(base.result.avg_bw_utilization, 0.977, 0.01);
+  const double used2 = base.result.dims[1].bytes_per_npu * 8 / base.result.time_ns;
+  EXPECT_NEAR(used2, 1200 * (63.0 / 64 / 16) / (15.0 / 16), 0.2);
+}
+
 TEST(ThemisPaper, MicrobenchmarkHeadline) {
   // Sec. 6.1: baseline 56.31 %, Themis+FIFO 87.67 %, Themis+SCF 95.14 %; SCF 1.72x mean,
   // 2.70x max speedup. Our model must keep the order and land near these values.
