@@ -4,6 +4,8 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <thread>
+#include <unistd.h>
 
 #include "apps/chorus/commands.h"
 #include "core/error.h"
@@ -177,7 +179,11 @@ void register_rt_commands(CLI::App& app) {
     if (!leader) return;
     rt::TuningTable table;
     if (std::filesystem::exists(tune_out)) table = rt::TuningTable::load(tune_out);
-    if (table.machine.empty()) table.machine = "chorus tune";
+    if (table.machine.empty()) {
+      char host[256] = {0};
+      ::gethostname(host, sizeof host - 1);
+      table.machine = fmt::format("{}, {} online cpus", host, std::thread::hardware_concurrency());
+    }
     std::map<std::pair<rt::OpKind, int>, std::map<std::size_t, rt::TuningRow>> fresh;
     for (const auto& r : rows) {
       auto& row = fresh[{r.op, r.world_size}][r.bytes];

@@ -104,7 +104,12 @@ class ShmBackend final : public Backend {
                         "the same on every rank)");
     }
     control(rank_)->pid = static_cast<std::int32_t>(::getpid());
-    ctx.store->barrier(ctx.key_prefix + "/mapped", size_, wait);
+    try {
+      ctx.store->barrier(ctx.key_prefix + "/mapped", size_, wait);
+    } catch (...) {
+      if (rank_ == 0) seg_.unlink();
+      throw;
+    }
     if (rank_ == 0) seg_.unlink();  // everyone has it mapped: no name left behind on a crash
     ring_stride_ = ring_stride;
   }

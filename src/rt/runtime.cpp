@@ -204,9 +204,17 @@ void init(const std::vector<std::string>& names, const InitOptions& options) {
   if (g_rt != nullptr) throw InputError("init", "the runtime is already initialised");
   if (names.empty()) throw InputError("init", "no backends given (available: " + join(kAvailable) + ")");
   std::vector<std::string> wanted;
+  // "auto" / "all": every backend that can work under the current launcher (mpi needs mpirun
+  // when there is more than one rank; shm needs one host, checked after the bootstrap).
+  bool expanded = false;
+  const char* launched_ws = std::getenv("CHORUS_WORLD_SIZE");
+  const bool launch_only = std::getenv("CHORUS_RANK") != nullptr && !launched_by_mpirun() &&
+                           launched_ws != nullptr && std::string(launched_ws) != "1";
   for (const auto& n : names) {
     if (n == "auto" || n == "all") {
-      for (const auto& a : kAvailable) wanted.push_back(a);
+      expanded = true;
+      for (const auto& a : kAvailable)
+        if (!(a == "mpi" && launch_only)) wanted.push_back(a);
       continue;
     }
     if (std::find(kAvailable.begin(), kAvailable.end(), n) == kAvailable.end())
@@ -247,6 +255,7 @@ void init(const std::vector<std::string>& names, const InitOptions& options) {
                                "under chorus launch use shm or gloo");
   }
   r->world = bootstrap_world(want_mpi, timeout);
+  if (expanded && !r->world.single_host) std::erase(ordered, std::string("shm"));
   for (const auto& name : ordered) {
     BackendContext ctx;
     ctx.rank = r->world.rank;

@@ -1,0 +1,61 @@
+// rt_fail: a program that misbehaves on purpose, for the failure tests (test_rt_failures.py).
+//   --mode kill      the victim rank kills itself (SIGKILL) before an all_reduce
+//   --mode stall     the victim rank never joins the all_reduce
+//   --mode mismatch  the victim passes a different count (checking mode is on)
+// Every other rank must end with a clear error, which it prints with the time it took.
+#include <signal.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdio>
+#include <thread>
+#include <vector>
+
+#include "core/error.h"
+#include "rt/runtime.h"
+
+namespace rt = chorus::rt;
+
+int main(int argc, char** argv) {
+  CLI::App app{"rt_fail: failure injection for the runtime tests"};
+  std::string backend = "shm", mode = "kill";
+  int victim = 1;
+  std::size_t count = 1 << 20;
+  app.add_option("--backend", backend);
+  app.add_option("--mode", mode)->check(CLI::IsMember({"kill", "stall", "mismatch"}));
+  app.add_option("--victim", victim);
+  app.add_option("--count", count);
+  CLI11_PARSE(app, argc, argv);
+  int me = -1;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+  try {
+    rt::InitOptions init;
+    init.check = mode == "mismatch" ? 1 : 0;
+    rt::init({backend}, init);
+    me = rt::rank(backend);
+    std::vector<float> x(count, 1.0f), y(count + 1, 0.0f);
+    for (int i = 0; i < 3; ++i) rt::all_reduce(backend, x.data(), y.data(), count, rt::DType::f32, rt::ReduceOp::sum);
+    if (me == victim) {
+      if (mode == "kill") ::raise(SIGKILL);
+      if (mode == "stall") {
+        std::this_thread::sleep_for(std::chrono::seconds(60));
+        ::_exit(0);
+      }
+    }
+    const std::size_t n = mode == "mismatch" && me == victim ? count + 1 : count;
+    rt::all_reduce(backend, x.data(), y.data(), n, rt::DType::f32, rt::ReduceOp::sum);
+    std::printf("rank %d: no error after %.2f s\n", me, seconds());
+    rt::finalize();
+    return 0;
+  } catch (const chorus::InputError& e) {
+    std::fprintf(stderr, "rank %d: input error after %.2f s: %s\n", me, seconds(), e.what());
+    std::fflush(stderr);
+    ::_exit(chorus::kExitBadInput);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "rank %d: communication error after %.2f s: %s\n", me, seconds(), e.what());
+    std::fflush(stderr);
+    ::_exit(3);
+  }
+}

@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""Failure tests of chorus::rt: a killed rank, a stalled rank and mismatched arguments must end
+in clear errors within a bounded time (never a hang); an unknown backend name lists the
+available ones and exits 2.
+
+usage: test_rt_failures.py CHORUS RT_FAIL [MPIRUN]
+"""
+import os
+import subprocess
+import sys
+import time
+
+CHORUS, RT_FAIL = sys.argv[1], sys.argv[2]
+MPIRUN = sys.argv[3] if len(sys.argv) > 3 and sys.argv[3] else None
+TIMEOUT_S = 3  # operation timeout given to the ranks
+failures = []
+
+
+def run(name, cmd, expect_exit, must_contain, max_seconds, env_extra=None):
+    env = dict(os.environ, CHORUS_RT_TIMEOUT_S=str(TIMEOUT_S), OMPI_ALLOW_RUN_AS_ROOT="1",
+               OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    env.update(env_extra or {})
+    t0 = time.monotonic()
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=90, env=env)
+    except subprocess.TimeoutExpired:
+        failures.append(f"{name}: HUNG (no exit within 90 s)")
+        print(f"FAIL {name}: hung", flush=True)
+        return
+    secs = time.monotonic() - t0
+    out = p.stdout + p.stderr
+    problems = []
+    if expect_exit == "nonzero":
+        if p.returncode == 0:
+            problems.append("exit status 0, expected non-zero")
+    elif p.returncode != expect_exit:
+        problems.append(f"exit status {p.returncode}, expected {expect_exit}")
+    for text, times in must_contain:
+        if out.count(text) < times:
+            problems.append(f"expected {times}x '{text}' in the output, found {out.count(text)}")
+    if secs > max_seconds:
+        problems.append(f"took {secs:.1f} s, bound {max_seconds} s")
+    status = "ok" if not problems else "FAIL"
+    print(f"{status} {name} ({secs:.1f} s, exit {p.returncode})", flush=True)
+    if problems:
+        failures.append(f"{name}: {'; '.join(problems)}\n--- output ---\n{out[-3000:]}")
+
+
+launch = [CHORUS, "launch", "-n", "4", "--kill-grace-s", "3", "--"]
+for backend in ["shm", "gloo"]:
+    # The victim dies: every survivor reports a communication error well before the grace ends.
+    run(f"{backend} killed rank", launch + [RT_FAIL, "--backend", backend, "--mode", "kill"], "nonzero",
+        [("communication error", 3)], 10)
+    # The victim never joins: the survivors give up after the operation timeout.
+    run(f"{backend} stalled rank", launch + [RT_FAIL, "--backend", backend, "--mode", "stall"], "nonzero",
+        [("communication error", 1)], TIMEOUT_S + 3 + 6)
+    # A different count on one rank: checking mode stops every rank with an input error.
+    run(f"{backend} mismatched sizes", launch + [RT_FAIL, "--backend", backend, "--mode", "mismatch"], 2,
+        [("ranks disagree", 4)], 10)
+
+if MPIRUN:
+    mpirun = [MPIRUN, "-n", "4", "--oversubscribe"]
+    run("mpi killed rank", mpirun + [RT_FAIL, "--backend", "mpi", "--mode", "kill"], "nonzero", [], 20)
+    run("mpi stalled rank", mpirun + [RT_FAIL, "--backend", "mpi", "--mode", "stall"], "nonzero",
+        [("did not complete within", 1)], TIMEOUT_S + 15)
+    run("mpi mismatched sizes", mpirun + [RT_FAIL, "--backend", "mpi", "--mode", "mismatch"], "nonzero",
+        [("ranks disagree", 1)], 20)
+    run("shm under mpirun, killed rank", mpirun + [RT_FAIL, "--backend", "shm", "--mode", "kill"], "nonzero", [], 20)
+
+run("unknown backend", [CHORUS, "bench", "--backends", "nccl"], 2,
+    [("unknown backend 'nccl'", 1), ("available: shm, mpi, gloo", 1)], 10)
+run("launch of a missing program", [CHORUS, "launch", "-n", "2", "--", "/nonexistent/program"], "nonzero",
+    [("cannot execute", 2)], 10)
+run("launch without a program", [CHORUS, "launch", "-n", "2"], 2, [], 10)
+
+if failures:
+    print("\n\n".join(failures))
+    sys.exit(1)
+print("all failure cases ended in clear errors within their bounds")

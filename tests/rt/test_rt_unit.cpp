@@ -1,0 +1,205 @@
+// Unit tests of chorus::rt that need one process: dtype arithmetic, parsing, the tuning
+// table, the rendezvous store, the progress queue and the runtime in a world of one.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "core/error.h"
+#include "rt/dtype.h"
+#include "rt/errors.h"
+#include "rt/progress_queue.h"
+#include "rt/runtime.h"
+#include "rt/store.h"
+#include "rt/tuning_table.h"
+
+namespace rt = chorus::rt;
+using rt::DType;
+using rt::ReduceOp;
+
+TEST(Dtype, HalfKnownValues) {
+  EXPECT_EQ(rt::f32_to_f16(1.0f), 0x3C00);
+  EXPECT_EQ(rt::f32_to_f16(-2.0f), 0xC000);
+  EXPECT_EQ(rt::f32_to_f16(65504.0f), 0x7BFF);
+  EXPECT_EQ(rt::f32_to_f16(65520.0f), 0x7C00);         // rounds to infinity
+  EXPECT_EQ(rt::f32_to_f16(0x1.0p-24f), 0x0001);       // smallest subnormal
+  EXPECT_EQ(rt::f32_to_f16(0x1.0p-25f), 0x0000);       // tie to even: zero
+  EXPECT_EQ(rt::f32_to_f16(0.1f), 0x2E66);
+  EXPECT_EQ(rt::f32_to_f16(1.0f + 0x1.0p-11f), 0x3C00);  // tie to even (down)
+  EXPECT_EQ(rt::f32_to_f16(1.0f + 0x1.8p-10f), 0x3C02);  // tie to even (up)
+  EXPECT_FLOAT_EQ(rt::f16_to_f32(0x3555), 0.333251953125f);
+}
+
+TEST(Dtype, HalfRoundTripsEveryPattern) {
+  for (std::uint32_t h = 0; h < 0x10000; ++h) {
+    const auto bits = static_cast<std::uint16_t>(h);
+    if ((bits & 0x7C00) == 0x7C00 && (bits & 0x3FF) != 0) continue;  // NaN payloads
+    ASSERT_EQ(rt::f32_to_f16(rt::f16_to_f32(bits)), bits) << std::hex << h;
+  }
+}
+
+TEST(Dtype, Bfloat16) {
+  EXPECT_EQ(rt::f32_to_bf16(1.0f), 0x3F80);
+  EXPECT_EQ(rt::f32_to_bf16(1.0f + 0x1.0p-8f), 0x3F80);   // tie to even
+  EXPECT_EQ(rt::f32_to_bf16(1.0f + 0x1.8p-7f), 0x3F82);
+  for (std::uint32_t h = 0; h < 0x10000; ++h) {
+    const auto bits = static_cast<std::uint16_t>(h);
+    if ((bits & 0x7F80) == 0x7F80 && (bits & 0x7F) != 0) continue;
+    ASSERT_EQ(rt::f32_to_bf16(rt::bf16_to_f32(bits)), bits) << std::hex << h;
+  }
+}
+
+TEST(Dtype, HalfIsReducedAsNumbersNotBytes) {
+  const std::uint16_t a[2] = {rt::f32_to_f16(1.0f), rt::f32_to_f16(3.5f)};
+  const std::uint16_t b[2] = {rt::f32_to_f16(2.0f), rt::f32_to_f16(-0.5f)};
+  std::uint16_t out[2];
+  rt::reduce_into(DType::f16, ReduceOp::sum, out, a, b, 2);
+  EXPECT_EQ(rt::f16_to_f32(out[0]), 3.0f);  // bytes 0x3C00 + 0x4000 would be infinity
+  EXPECT_EQ(rt::f16_to_f32(out[1]), 3.0f);
+  rt::reduce_into(DType::f16, ReduceOp::max, out, a, b, 2);
+  EXPECT_EQ(rt::f16_to_f32(out[0]), 2.0f);
+  EXPECT_EQ(rt::f16_to_f32(out[1]), 3.5f);
+  const std::uint16_t c[1] = {rt::f32_to_bf16(-3.0f)}, d[1] = {rt::f32_to_bf16(0.5f)};
+  rt::reduce_into(DType::bf16, ReduceOp::prod, out, c, d, 1);
+  EXPECT_EQ(rt::bf16_to_f32(out[0]), -1.5f);
+  rt::reduce_into(DType::bf16, ReduceOp::min, out, c, d, 1);
+  EXPECT_EQ(rt::bf16_to_f32(out[0]), -3.0f);
+}
+
+TEST(Dtype, MaxIsNotSumAndIntegersWrap) {
+  const std::int8_t a[3] = {100, -5, 7}, b[3] = {100, 3, -9};
+  std::int8_t out[3];
+  rt::reduce_into(DType::i8, ReduceOp::max, out, a, b, 3);
+  EXPECT_EQ(out[0], 100);
+  EXPECT_EQ(out[1], 3);
+  EXPECT_EQ(out[2], 7);
+  rt::reduce_into(DType::i8, ReduceOp::sum, out, a, b, 3);
+  EXPECT_EQ(out[0], -56);  // wraps modulo 2^8
+  const std::int64_t big[1] = {INT64_MAX}, one[1] = {1};
+  std::int64_t w[1];
+  rt::reduce_into(DType::i64, ReduceOp::sum, w, big, one, 1);
+  EXPECT_EQ(w[0], INT64_MIN);
+  std::int32_t v[2] = {-7, 7};
+  rt::divide_by(DType::i32, v, 2, 2);
+  EXPECT_EQ(v[0], -3);  // truncates toward zero
+  EXPECT_EQ(v[1], 3);
+  double f[1] = {5.0};
+  rt::divide_by(DType::f64, f, 1, 4);
+  EXPECT_EQ(f[0], 1.25);
+}
+
+TEST(Parse, NamesAndErrors) {
+  EXPECT_EQ(rt::parse_dtype("bf16", "x"), DType::bf16);
+  EXPECT_EQ(rt::parse_reduce_op("avg", "x"), ReduceOp::avg);
+  EXPECT_EQ(rt::parse_op_kind("allreduce", "x"), rt::OpKind::all_reduce);
+  EXPECT_EQ(rt::parse_op_kind("all_to_allv", "x"), rt::OpKind::all_to_allv);
+  EXPECT_THROW(rt::parse_dtype("f8", "--dtype"), chorus::InputError);
+  try {
+    rt::parse_reduce_op("mean", "--op");
+    FAIL();
+  } catch (const chorus::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("sum, prod, min, max, avg"), std::string::npos);
+  }
+}
+
+TEST(TuningTable, PicksFastestAllowedAtNearestSizeBelow) {
+  const auto path = std::filesystem::temp_directory_path() / "chorus_rt_tuning_test.json";
+  {
+    std::ofstream f(path);
+    f << R"({"schema": "chorus-rt-tuning/1", "machine": "test", "tables": [
+      {"op": "all_reduce", "world_size": 4, "rows": [
+        {"bytes": 1024, "best": "mpi", "time_us": {"mpi": 5, "shm": 7, "gloo": 90}},
+        {"bytes": 1048576, "best": "shm", "time_us": {"mpi": 200, "shm": 80, "gloo": 900}}]}]})";
+  }
+  const auto t = rt::TuningTable::load(path.string());
+  const std::vector<std::string> all = {"shm", "mpi", "gloo"};
+  EXPECT_EQ(t.pick(rt::OpKind::all_reduce, 4, 10, all), "mpi");        // below the smallest row
+  EXPECT_EQ(t.pick(rt::OpKind::all_reduce, 4, 4096, all), "mpi");
+  EXPECT_EQ(t.pick(rt::OpKind::all_reduce, 4, 1 << 24, all), "shm");
+  EXPECT_EQ(t.pick(rt::OpKind::all_reduce, 4, 1 << 24, {"gloo", "mpi"}), "mpi");
+  EXPECT_FALSE(t.pick(rt::OpKind::all_reduce, 2, 4096, all).has_value());
+  EXPECT_FALSE(t.pick(rt::OpKind::broadcast, 4, 4096, all).has_value());
+  t.save(path.string());
+  EXPECT_EQ(rt::TuningTable::load(path.string()).to_json(), t.to_json());
+  {
+    std::ofstream f(path);
+    f << R"({"schema": "chorus-rt-tuning/1", "tables": [], "colour": 1})";
+  }
+  EXPECT_THROW(rt::TuningTable::load(path.string()), chorus::InputError);
+  std::filesystem::remove(path);
+}
+
+TEST(Store, TcpServerGetWaitsAndBarrierReleasesAll) {
+  rt::TcpStoreServer server("127.0.0.1");
+  std::vector<std::thread> threads;
+  std::atomic<int> through{0};
+  for (int i = 0; i < 4; ++i) {
+    threads.emplace_back([&, i] {
+      rt::TcpStore store("127.0.0.1", server.port(), std::chrono::seconds(5));
+      if (i == 3) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        store.set_string("answer", "42");
+      }
+      EXPECT_EQ(store.get_string("answer", std::chrono::seconds(5)), "42");
+      store.barrier("b", 4, std::chrono::seconds(5));
+      ++through;
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(through.load(), 4);
+  rt::TcpStore store("127.0.0.1", server.port(), std::chrono::seconds(5));
+  EXPECT_THROW(store.get("never", std::chrono::milliseconds(100)), rt::TimeoutError);
+}
+
+TEST(ProgressQueue, RunsInOrderAndClaimFailsWhenBusy) {
+  rt::ProgressQueue q("test");
+  std::vector<int> order;
+  std::atomic<bool> release{false};
+  q.post([&] {
+    while (!release.load()) std::this_thread::yield();
+    order.push_back(0);
+  });
+  for (int i = 1; i < 5; ++i) q.post([&order, i] { order.push_back(i); });
+  EXPECT_FALSE(q.try_claim());
+  release = true;
+  q.drain();
+  EXPECT_EQ(order, (std::vector<int>{0, 1, 2, 3, 4}));
+  EXPECT_TRUE(q.try_claim());
+  q.release();
+}
+
+TEST(Runtime, WorldOfOneAndBadNames) {
+  try {
+    rt::init({"shm", "nccl"});
+    FAIL();
+  } catch (const chorus::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("available: shm, mpi, gloo"), std::string::npos);
+  }
+  EXPECT_FALSE(rt::is_initialized());
+  rt::init({"gloo", "shm"});
+  EXPECT_EQ(rt::backends(), (std::vector<std::string>{"shm", "gloo"}));
+  EXPECT_EQ(rt::size("shm"), 1);
+  EXPECT_EQ(rt::rank("gloo"), 0);
+  EXPECT_EQ(rt::resolve_backend("auto", rt::OpKind::all_reduce, 1 << 20), "shm");
+  EXPECT_THROW(rt::init({"shm"}), chorus::InputError);
+  std::vector<float> x = {1, 2, 3}, y(3);
+  auto w = rt::all_reduce("gloo", x.data(), y.data(), 3, DType::f32, ReduceOp::avg, true);
+  w.wait();
+  EXPECT_EQ(y, x);
+  EXPECT_THROW(rt::all_reduce("mpi", x.data(), y.data(), 3, DType::f32, ReduceOp::sum), chorus::InputError);
+  try {
+    rt::barrier("nccl");
+    FAIL();
+  } catch (const chorus::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown backend 'nccl'"), std::string::npos);
+  }
+  EXPECT_THROW(rt::broadcast("shm", x.data(), 3, DType::f32, 1), chorus::InputError);  // root 1 of 1
+  EXPECT_THROW(rt::all_gatherv("shm", x.data(), 3, y.data(), {2}, {0}, DType::f32), chorus::InputError);
+  rt::synchronize();
+  rt::finalize();
+  EXPECT_FALSE(rt::is_initialized());
+}
