@@ -201,13 +201,14 @@ class MpiBackend final : public Backend {
  private:
   static constexpr int kTag = 7301;
 
-  // Marks an operation as running for the watchdog.
+  // Marks an operation as running for the watchdog: an odd counter while one runs. (No clock
+  // read here: the watchdog times how long the counter stays at the same odd value.)
   struct Guard {
     Guard(MpiBackend& b, const char* what) : backend(b) {
-      backend.current_op_.store(what);
-      backend.op_started_ns_.store(now_ns());
+      backend.current_op_.store(what, std::memory_order_relaxed);
+      backend.op_counter_.fetch_add(1, std::memory_order_relaxed);
     }
-    ~Guard() { backend.op_started_ns_.store(0); }
+    ~Guard() { backend.op_counter_.fetch_add(1, std::memory_order_relaxed); }
     MpiBackend& backend;
   };
 
@@ -219,10 +220,17 @@ class MpiBackend final : public Backend {
 
   void watch() {
     std::unique_lock lock(watch_mutex_);
+    std::uint64_t seen = 0;
+    std::int64_t seen_since = now_ns();
     while (!stop_) {
-      watch_cv_.wait_for(lock, std::chrono::milliseconds(200));
-      const std::int64_t started = op_started_ns_.load();
-      if (started != 0 && now_ns() - started > timeout_.count() * 1000000) {
+      watch_cv_.wait_for(lock, std::chrono::milliseconds(100));
+      const std::uint64_t c = op_counter_.load(std::memory_order_relaxed);
+      if (c != seen || c % 2 == 0) {
+        seen = c;
+        seen_since = now_ns();
+        continue;
+      }
+      if (now_ns() - seen_since > timeout_.count() * 1000000) {
         std::fprintf(stderr,
                      "chorus rt: rank %d: mpi %s did not complete within %lld ms (a peer died or "
                      "the ranks disagree on the call); aborting the job\n",
@@ -271,7 +279,7 @@ class MpiBackend final : public Backend {
                             {MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL}};
   std::chrono::milliseconds timeout_;
   std::atomic<const char*> current_op_{""};
-  std::atomic<std::int64_t> op_started_ns_{0};
+  std::atomic<std::uint64_t> op_counter_{0};
   std::mutex watch_mutex_;
   std::condition_variable watch_cv_;
   bool stop_ = false;

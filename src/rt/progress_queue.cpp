@@ -1,6 +1,7 @@
 #include "rt/progress_queue.h"
 
 #include <pthread.h>
+#include <sched.h>
 
 namespace chorus::rt {
 
@@ -17,7 +18,7 @@ void ProgressQueue::post(Task task) {
     std::lock_guard lock(mutex_);
     tasks_.push_back(std::move(task));
   }
-  cv_.notify_all();
+  work_cv_.notify_one();
 }
 
 bool ProgressQueue::try_claim() {
@@ -28,16 +29,24 @@ bool ProgressQueue::try_claim() {
 }
 
 void ProgressQueue::release() {
+  // The synchronous fast path: wake nobody unless someone waits (a wake-up costs a context
+  // switch, which is more than a small MPI_Allreduce).
+  bool wake_worker, wake_drainers;
   {
     std::lock_guard lock(mutex_);
     running_ = false;
+    wake_worker = !tasks_.empty();
+    wake_drainers = drainers_ > 0;
   }
-  cv_.notify_all();
+  if (wake_worker) work_cv_.notify_one();
+  if (wake_drainers) idle_cv_.notify_all();
 }
 
 void ProgressQueue::drain() {
   std::unique_lock lock(mutex_);
-  cv_.wait(lock, [&] { return tasks_.empty() && !running_; });
+  ++drainers_;
+  idle_cv_.wait(lock, [&] { return tasks_.empty() && !running_; });
+  --drainers_;
 }
 
 void ProgressQueue::stop(bool abandon) {
@@ -46,7 +55,7 @@ void ProgressQueue::stop(bool abandon) {
     if (!thread_.joinable()) return;
     stopping_ = true;
   }
-  cv_.notify_all();
+  work_cv_.notify_all();
   if (abandon)
     thread_.detach();
   else
@@ -56,7 +65,14 @@ void ProgressQueue::stop(bool abandon) {
 void ProgressQueue::loop() {
   std::unique_lock lock(mutex_);
   for (;;) {
-    cv_.wait(lock, [&] { return (!tasks_.empty() && !running_) || (stopping_ && tasks_.empty()); });
+    // Back-to-back operations are common: look for the next one a few times (yielding the
+    // core) before sleeping on the condition variable.
+    for (int i = 0; i < 32 && tasks_.empty() && !stopping_; ++i) {
+      lock.unlock();
+      sched_yield();
+      lock.lock();
+    }
+    work_cv_.wait(lock, [&] { return (!tasks_.empty() && !running_) || (stopping_ && tasks_.empty()); });
     if (tasks_.empty()) return;  // stopping
     Task task = std::move(tasks_.front());
     tasks_.pop_front();
@@ -65,7 +81,7 @@ void ProgressQueue::loop() {
     task();
     lock.lock();
     running_ = false;
-    cv_.notify_all();
+    if (drainers_ > 0) idle_cv_.notify_all();
   }
 }
 

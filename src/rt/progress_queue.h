@@ -35,7 +35,9 @@ class ProgressQueue {
   void loop();
   std::string name_;
   std::mutex mutex_;
-  std::condition_variable cv_;
+  std::condition_variable work_cv_;  // the progress thread waits here for tasks
+  std::condition_variable idle_cv_;  // drain() waits here for the queue to empty
+  int drainers_ = 0;
   std::deque<Task> tasks_;
   bool running_ = false;
   bool stopping_ = false;

@@ -32,10 +32,10 @@ struct Slot {
   std::unique_ptr<Backend> backend;
   std::unique_ptr<ProgressQueue> queue;
   std::shared_ptr<BackendActivity> activity;
-  std::mutex issue_mutex;  // orders sequence numbers and queue positions
-  std::uint64_t sequence = 0;
+  std::atomic<std::uint64_t> sequence{0};  // operations issued (for checking mode)
+  std::atomic<bool> is_broken{false};      // a communication failure left the backend unusable
   std::mutex broken_mutex;
-  std::string broken;      // non-empty once a communication failure left the backend unusable
+  std::string broken;                      // why (guarded by broken_mutex)
 };
 
 struct Runtime {
@@ -56,9 +56,9 @@ std::string join(const std::vector<std::string>& v) {
   return s;
 }
 
-Runtime& rt(const char* what) {
+Runtime& rt(std::string_view what) {
   if (g_rt == nullptr)
-    throw InputError(what, "the runtime is not initialised (call chorus::rt::init first)");
+    throw InputError(std::string(what), "the runtime is not initialised (call chorus::rt::init first)");
   return *g_rt;
 }
 
@@ -81,9 +81,8 @@ std::string pick_backend(Runtime& r, OpKind op, std::size_t bytes) {
 }
 
 Slot& slot_for(const std::string& name, OpKind op, std::size_t bytes) {
-  Runtime& r = rt(std::string(to_string(op)).c_str());
-  const std::string& chosen = name == "auto" ? pick_backend(r, op, bytes) : name;
-  auto it = r.slots.find(chosen);
+  Runtime& r = rt(to_string(op));
+  auto it = name == "auto" ? r.slots.find(pick_backend(r, op, bytes)) : r.slots.find(name);
   if (it == r.slots.end()) {
     const bool known = std::find(kAvailable.begin(), kAvailable.end(), name) != kAvailable.end();
     throw InputError(fmt::format("{} on rank {}", to_string(op), r.world.rank),
@@ -99,22 +98,22 @@ std::string where(const Backend& b, OpKind op) {
   return fmt::format("{} on {}, rank {}", to_string(op), b.name(), b.rank());
 }
 
-void require(bool ok, const Backend& b, OpKind op, const std::string& what) {
-  if (!ok) throw InputError(where(b, op), what);
+// `what` is a callable giving the message: formatted only on failure (this is the hot path).
+template <typename Message>
+void require(bool ok, const Backend& b, OpKind op, Message&& what) {
+  if (!ok) throw InputError(where(b, op), what());
 }
 
 void require_root(const Backend& b, OpKind op, int root) {
-  require(root >= 0 && root < b.size(), b, op,
-          fmt::format("root {} is not a rank of this world (size {})", root, b.size()));
+  require(root >= 0 && root < b.size(), b, op, [&] { return fmt::format("root {} is not a rank of this world (size {})", root, b.size()); });
 }
 
 void require_buffer(const Backend& b, OpKind op, const void* p, std::size_t count, const char* name) {
-  require(count == 0 || p != nullptr, b, op, fmt::format("{} is null but count is {}", name, count));
+  require(count == 0 || p != nullptr, b, op, [&] { return fmt::format("{} is null but count is {}", name, count); });
 }
 
 void require_counts(const Backend& b, OpKind op, const Counts& v, const char* name) {
-  require(v.size() == static_cast<std::size_t>(b.size()), b, op,
-          fmt::format("{} has {} entries; the world has {} ranks", name, v.size(), b.size()));
+  require(v.size() == static_cast<std::size_t>(b.size()), b, op, [&] { return fmt::format("{} has {} entries; the world has {} ranks", name, v.size(), b.size()); });
 }
 
 // Issues `body` on the slot: inline when synchronous and idle, else through the queue.
@@ -123,12 +122,15 @@ Work submit(Slot& s, OpKind op, std::size_t count, DType dtype, bool async_op,
             std::optional<CallSignature> sig, Body body) {
   Runtime& r = *g_rt;
   const bool check = r.check && sig.has_value() && s.backend->size() > 1;
+  // Issuing from several threads onto one backend is allowed, but their relative order is
+  // then up to the application (all ranks must agree on it).
+  const std::uint64_t sequence = s.sequence.fetch_add(1, std::memory_order_relaxed);
+  if (sig) sig->sequence = sequence;
   auto run = [&s, check, sig = std::move(sig), body = std::move(body)]() mutable {
-    {
+    if (s.is_broken.load(std::memory_order_acquire)) {
       std::lock_guard lock(s.broken_mutex);
-      if (!s.broken.empty())
-        throw CommError(fmt::format("backend {} is unusable after an earlier failure: {}",
-                                    s.backend->name(), s.broken));
+      throw CommError(fmt::format("backend {} is unusable after an earlier failure: {}",
+                                  s.backend->name(), s.broken));
     }
     try {
       if (check) check_agreement(*s.backend, *sig);
@@ -136,15 +138,13 @@ Work submit(Slot& s, OpKind op, std::size_t count, DType dtype, bool async_op,
     } catch (const CommError& e) {
       std::lock_guard lock(s.broken_mutex);
       if (s.broken.empty()) s.broken = e.what();
+      s.is_broken.store(true, std::memory_order_release);
       throw;
     }
   };
   bool inline_run = false;
   std::shared_ptr<WorkState> state;
   {
-    std::lock_guard lock(s.issue_mutex);
-    if (sig) sig->sequence = s.sequence;
-    ++s.sequence;
     if (!async_op && s.queue->try_claim()) {
       inline_run = true;
     } else {
@@ -286,11 +286,7 @@ void finalize() {
   g_rt = nullptr;
   bool any_broken = false;
   for (auto& [name, s] : r->slots) {
-    bool broken;
-    {
-      std::lock_guard lock(s->broken_mutex);
-      broken = !s->broken.empty();
-    }
+    const bool broken = s->is_broken.load();
     const bool stuck = s->activity->running_since_ns.load() != 0;
     s->queue->stop(broken || stuck);
     if (broken || stuck) {
@@ -336,8 +332,7 @@ Work send(const std::string& backend, const void* buf, std::size_t count, DType 
   Slot& s = slot_for(backend, OpKind::send, count * dtype_bytes(dtype));
   Backend& b = *s.backend;
   require_buffer(b, OpKind::send, buf, count, "buffer");
-  require(dst >= 0 && dst < b.size() && dst != b.rank(), b, OpKind::send,
-          fmt::format("destination {} must be another rank of this world (size {})", dst, b.size()));
+  require(dst >= 0 && dst < b.size() && dst != b.rank(), b, OpKind::send, [&] { return fmt::format("destination {} must be another rank of this world (size {})", dst, b.size()); });
   const std::size_t bytes = count * dtype_bytes(dtype);
   return submit(s, OpKind::send, count, dtype, async_op, std::nullopt,
                 [=](Backend& x) { x.send(buf, bytes, dst); });
@@ -348,8 +343,7 @@ Work recv(const std::string& backend, void* buf, std::size_t count, DType dtype,
   Slot& s = slot_for(backend, OpKind::recv, count * dtype_bytes(dtype));
   Backend& b = *s.backend;
   require_buffer(b, OpKind::recv, buf, count, "buffer");
-  require(src >= 0 && src < b.size() && src != b.rank(), b, OpKind::recv,
-          fmt::format("source {} must be another rank of this world (size {})", src, b.size()));
+  require(src >= 0 && src < b.size() && src != b.rank(), b, OpKind::recv, [&] { return fmt::format("source {} must be another rank of this world (size {})", src, b.size()); });
   const std::size_t bytes = count * dtype_bytes(dtype);
   return submit(s, OpKind::recv, count, dtype, async_op, std::nullopt,
                 [=](Backend& x) { x.recv(buf, bytes, src); });
@@ -479,8 +473,7 @@ Work all_to_all_single(const std::string& backend, const void* in, void* out, st
   Slot& s = slot_for(backend, OpKind::all_to_all_single, count * dtype_bytes(dtype));
   require_buffer(*s.backend, OpKind::all_to_all_single, in, count, "input");
   require_buffer(*s.backend, OpKind::all_to_all_single, out, count, "output");
-  require(in != out || count == 0, *s.backend, OpKind::all_to_all_single,
-          "input and output must not be the same buffer");
+  require(in != out || count == 0, *s.backend, OpKind::all_to_all_single, [&] { return std::string("input and output must not be the same buffer"); });
   return submit(s, OpKind::all_to_all_single, count, dtype, async_op,
                 uniform_sig(OpKind::all_to_all_single, count, dtype), [=](Backend& x) {
                   if (count == 0) return;
@@ -497,8 +490,8 @@ Work all_to_all(const std::string& backend, const std::vector<const void*>& ins,
   Slot& s = slot_for(backend, OpKind::all_to_all, 0);
   Backend& b = *s.backend;
   require(ins.size() == static_cast<std::size_t>(b.size()) && outs.size() == ins.size(), b,
-          OpKind::all_to_all, fmt::format("need {} input and output buffers, got {} and {}", b.size(),
-                                          ins.size(), outs.size()));
+          OpKind::all_to_all, [&] { return std::string(fmt::format("need {} input and output buffers, got {} and {}", b.size(),
+                                          ins.size(), outs.size())); });
   require_counts(b, OpKind::all_to_all, in_counts, "input counts");
   require_counts(b, OpKind::all_to_all, out_counts, "output counts");
   for (int j = 0; j < b.size(); ++j) {
@@ -521,8 +514,7 @@ Work all_gatherv(const std::string& backend, const void* in, std::size_t count, 
   Backend& b = *s.backend;
   require_counts(b, OpKind::all_gatherv, counts, "counts");
   require_counts(b, OpKind::all_gatherv, displs, "displacements");
-  require(counts[b.rank()] == count, b, OpKind::all_gatherv,
-          fmt::format("counts[{}] = {} but this rank sends {}", b.rank(), counts[b.rank()], count));
+  require(counts[b.rank()] == count, b, OpKind::all_gatherv, [&] { return fmt::format("counts[{}] = {} but this rank sends {}", b.rank(), counts[b.rank()], count); });
   require_buffer(b, OpKind::all_gatherv, in, count, "input");
   CallSignature sig;
   sig.op = OpKind::all_gatherv;

@@ -36,6 +36,7 @@ class WorkState {
   std::mutex mutex_;
   std::condition_variable done_cv_;
   bool done_ = false;
+  std::atomic<bool> done_flag_{false};  // done_, readable without the mutex
   std::exception_ptr error_;
 };
 

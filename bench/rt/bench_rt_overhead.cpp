@@ -1,0 +1,85 @@
+// bench_rt_overhead: cost of the chorus::rt API over calling Open MPI directly (MCR-DL's claim
+// C3), measured side by side in one run: for each size, blocks of direct MPI_Allreduce and of
+// chorus::rt::all_reduce("mpi", ...) alternate, and the medians of the per-block mean times are
+// compared. Also reports the asynchronous path (issue with async_op, then wait), which hops
+// through the backend's progress thread. Run: mpirun -n 2 bench_rt_overhead [--reps R]
+#include <mpi.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "rt/runtime.h"
+
+namespace rt = chorus::rt;
+
+namespace {
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+template <typename F>
+double block_us(int iters, F&& f) {
+  MPI_Barrier(MPI_COMM_WORLD);
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < iters; ++i) f();
+  const double local = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / iters;
+  double slowest = 0;
+  MPI_Allreduce(&local, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return slowest;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int reps = 15;
+  std::size_t max_bytes = std::size_t{1} << 40;
+  for (int i = 1; i + 1 < argc; ++i) {
+    if (std::string(argv[i]) == "--reps") reps = std::max(3, std::atoi(argv[i + 1]));
+    if (std::string(argv[i]) == "--max-bytes") max_bytes = std::strtoull(argv[i + 1], nullptr, 10);
+  }
+  rt::init({"mpi"});  // initialises MPI with thread support
+  int me = 0, n = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  MPI_Comm_size(MPI_COMM_WORLD, &n);
+  // The runtime's mpi backend works on a duplicate of MPI_COMM_WORLD; so does the direct call.
+  MPI_Comm dup;
+  MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+  const std::vector<std::size_t> sizes = {8, 64, 1024, 16384, 262144, 1 << 20, 16 << 20, 64 << 20};
+  if (me == 0)
+    std::printf("%10s %6s %12s %12s %12s %10s %10s\n", "bytes", "ranks", "direct_us", "rt_sync_us", "rt_async_us",
+                "sync_ovh%", "async_ovh%");
+  for (std::size_t bytes : sizes) {
+    if (bytes > max_bytes) break;
+    const std::size_t count = bytes / sizeof(float);
+    std::vector<float> in(count, 1.0f), out(count, 0.0f);
+    const int iters = bytes <= 16384 ? 2000 : bytes <= (1 << 20) ? 100 : 5;
+    auto direct = [&] {
+      MPI_Allreduce(in.data(), out.data(), static_cast<int>(count), MPI_FLOAT, MPI_SUM, dup);
+    };
+    auto sync = [&] { rt::all_reduce("mpi", in.data(), out.data(), count, rt::DType::f32, rt::ReduceOp::sum); };
+    auto async = [&] {
+      rt::all_reduce("mpi", in.data(), out.data(), count, rt::DType::f32, rt::ReduceOp::sum, true).wait();
+    };
+    for (int w = 0; w < 2; ++w) block_us(iters, direct), block_us(iters, sync), block_us(iters, async);
+    std::vector<double> d, s, a;
+    for (int r = 0; r < reps; ++r) {
+      d.push_back(block_us(iters, direct));
+      s.push_back(block_us(iters, sync));
+      a.push_back(block_us(iters, async));
+    }
+    const double dm = median(d), sm = median(s), am = median(a);
+    if (me == 0)
+      std::printf("%10zu %6d %12.3f %12.3f %12.3f %10.2f %10.2f\n", bytes, n, dm, sm, am, 100.0 * (sm - dm) / dm,
+                  100.0 * (am - dm) / dm);
+  }
+  MPI_Comm_free(&dup);
+  rt::finalize();
+  return 0;
+}
