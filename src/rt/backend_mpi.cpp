@@ -145,7 +145,8 @@ class MpiBackend final : public Backend {
   void all_gather(const void* in, void* out, std::size_t count, DType d) override {
     Guard g(*this, "all_gather");
     const int n = to_int(count, "all_gather");
-    check(MPI_Allgather(in, n, mpi_type(d), out, n, mpi_type(d), comm_), "all_gather");
+    const bool in_place = in == static_cast<const char*>(out) + count * dtype_bytes(d) * static_cast<std::size_t>(rank_);
+    check(MPI_Allgather(in_place ? MPI_IN_PLACE : in, n, mpi_type(d), out, n, mpi_type(d), comm_), "all_gather");
   }
   void gather(const void* in, void* out, std::size_t count, DType d, int root) override {
     Guard g(*this, "gather");
@@ -166,7 +167,8 @@ class MpiBackend final : public Backend {
                    const Counts& displs, DType d) override {
     Guard g(*this, "all_gatherv");
     const auto c = to_ints(counts, "all_gatherv"), o = to_ints(displs, "all_gatherv");
-    check(MPI_Allgatherv(in, to_int(count, "all_gatherv"), mpi_type(d), out, c.data(), o.data(),
+    const bool in_place = in == static_cast<const char*>(out) + displs[rank_] * dtype_bytes(d);
+    check(MPI_Allgatherv(in_place ? MPI_IN_PLACE : in, to_int(count, "all_gatherv"), mpi_type(d), out, c.data(), o.data(),
                          mpi_type(d), comm_),
           "all_gatherv");
   }

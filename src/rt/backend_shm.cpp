@@ -117,15 +117,9 @@ class ShmBackend final : public Backend {
   std::string name() const override { return "shm"; }
   int rank() const override { return rank_; }
   int size() const override { return size_; }
-  bool native(OpKind op) const override {
-    switch (op) {
-      case OpKind::all_gather: case OpKind::gather: case OpKind::scatter:
-      case OpKind::all_to_all_single: case OpKind::gatherv: case OpKind::scatterv:
-        return false;  // through the native all_gatherv / all_to_allv exchange
-      default:
-        return true;
-    }
-  }
+  // Everything runs on this transport's own code: all_gather through all_gatherv, and gather,
+  // scatter, gatherv, scatterv and the all-to-alls through the exchange engine.
+  bool native(OpKind) const override { return true; }
 
   // ---- point to point -----------------------------------------------------------------------
 

@@ -229,7 +229,13 @@ Work Case::issue(bool async_op) {
       }
       return rt::all_reduce(b, in_.data(), out_.data(), count_, dtype_, rop_, async_op);
     case OpKind::reduce_scatter: return rt::reduce_scatter(b, in_.data(), out_.data(), count_, dtype_, rop_, async_op);
-    case OpKind::all_gather: return rt::all_gather(b, in_.data(), out_.data(), count_, dtype_, async_op);
+    case OpKind::all_gather:
+      if (salt_ % 3 == 1 && count_ > 0) {  // in place: the input is this rank's block of the output
+        char* mine = out_.data() + static_cast<std::size_t>(rank_) * count_ * dtype_bytes(dtype_);
+        std::memcpy(mine, in_.data(), in_.size());
+        return rt::all_gather(b, mine, out_.data(), count_, dtype_, async_op);
+      }
+      return rt::all_gather(b, in_.data(), out_.data(), count_, dtype_, async_op);
     case OpKind::gather: return rt::gather(b, in_.data(), out_.data(), count_, dtype_, root_, async_op);
     case OpKind::scatter: return rt::scatter(b, in_.data(), out_.data(), count_, dtype_, root_, async_op);
     case OpKind::all_to_all_single: return rt::all_to_all_single(b, in_.data(), out_.data(), count_, dtype_, async_op);
@@ -241,6 +247,11 @@ Work Case::issue(bool async_op) {
       return rt::all_to_all(b, ins, in_counts_, outs, out_counts_, dtype_, async_op);
     }
     case OpKind::all_gatherv:
+      if (salt_ % 3 == 1 && !in_.empty()) {  // in place
+        char* mine = out_.data() + out_displs_[rank_] * dtype_bytes(dtype_);
+        std::memcpy(mine, in_.data(), in_.size());
+        return rt::all_gatherv(b, mine, out_counts_[rank_], out_.data(), out_counts_, out_displs_, dtype_, async_op);
+      }
       return rt::all_gatherv(b, in_.data(), out_counts_[rank_], out_.data(), out_counts_, out_displs_, dtype_, async_op);
     case OpKind::gatherv:
       return rt::gatherv(b, in_.data(), out_counts_[rank_], out_.data(), out_counts_, out_displs_, dtype_, root_, async_op);
