@@ -11,7 +11,14 @@ namespace chorus::rt {
 
 namespace {
 bool g_we_initialized = false;
+bool g_unusable = false;
+
+// MPI can be initialised only once per process, so a program may run several
+// init/finalize cycles of the runtime: MPI is finalised when the process exits.
+void finalize_at_exit() {
+  if (g_we_initialized && !g_unusable && mpi_is_initialized()) MPI_Finalize();
 }
+}  // namespace
 
 bool launched_by_mpirun() {
   return std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr || std::getenv("PMIX_RANK") != nullptr ||
@@ -32,6 +39,7 @@ void mpi_ensure_initialized() {
   if (initialized == 0) {
     MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided);
     g_we_initialized = true;
+    std::atexit(finalize_at_exit);
   } else {
     MPI_Query_thread(&provided);
   }
@@ -40,10 +48,7 @@ void mpi_ensure_initialized() {
                     "; the runtime needs at least MPI_THREAD_SERIALIZED");
 }
 
-void mpi_finalize_if_ours() {
-  if (g_we_initialized && mpi_is_initialized()) MPI_Finalize();
-  g_we_initialized = false;
-}
+void mpi_mark_unusable() { g_unusable = true; }
 
 int mpi_world_rank() {
   int r = 0;

@@ -9,7 +9,9 @@ namespace chorus::rt {
 bool launched_by_mpirun();   // Open MPI / PMIx / PMI environment variables present
 void mpi_ensure_initialized();  // MPI_Init_thread(MPI_THREAD_MULTIPLE) once; checks the level
 bool mpi_is_initialized();
-void mpi_finalize_if_ours();  // MPI_Finalize if we initialised MPI
+// MPI is finalised at process exit (if we initialised it), not by rt::finalize(), so that
+// init/finalize may be repeated. A backend stuck in MPI makes finalising impossible:
+void mpi_mark_unusable();
 int mpi_world_rank();
 int mpi_world_size();
 std::string mpi_broadcast_string(const std::string& value, int root);

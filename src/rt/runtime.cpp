@@ -47,6 +47,9 @@ struct Runtime {
 };
 
 Runtime* g_rt = nullptr;
+// Counts init() calls in this process (the same on every rank): keeps the store keys of a
+// second init/finalize cycle apart from the first one's under the same launcher.
+int g_generation = 0;
 
 const std::vector<std::string> kAvailable = {"shm", "mpi", "gloo"};
 
@@ -261,7 +264,7 @@ void init(const std::vector<std::string>& names, const InitOptions& options) {
     ctx.rank = r->world.rank;
     ctx.size = r->world.size;
     ctx.store = r->world.store.get();
-    ctx.key_prefix = fmt::format("{}/{}", r->world.run_id, name);
+    ctx.key_prefix = fmt::format("{}/{}/{}", r->world.run_id, g_generation, name);
     ctx.single_host = r->world.single_host;
     ctx.gloo_host = r->world.gloo_host;
     ctx.timeout = timeout;
@@ -275,6 +278,7 @@ void init(const std::vector<std::string>& names, const InitOptions& options) {
     r->slots[name] = std::move(slot);
   }
   r->order = ordered;
+  ++g_generation;
   g_rt = r.release();
 }
 
@@ -298,7 +302,7 @@ void finalize() {
   for (auto it = r->order.rbegin(); it != r->order.rend(); ++it) r->slots[*it].reset();
   r->world.store.reset();
   r->world.server.reset();
-  if (!any_broken) mpi_finalize_if_ours();
+  if (any_broken) mpi_mark_unusable();
 }
 
 void synchronize(const std::vector<std::string>& names) {

@@ -25,13 +25,14 @@ int main(int argc, char** argv) {
   CLI::App app{"rt_check: multi-process correctness test of chorus::rt"};
   std::string backends_arg = "shm", ops_arg = "all", dtypes_arg = "all", sizes_arg = "0,1,7,1031,300007";
   std::size_t big_bytes = 0;
-  bool quiet = false;
+  bool quiet = false, reinit = false;
   app.add_option("--backends", backends_arg, "comma-separated backends");
   app.add_option("--ops", ops_arg, "comma-separated operations or 'all'");
   app.add_option("--dtypes", dtypes_arg, "comma-separated dtypes or 'all'");
   app.add_option("--sizes", sizes_arg, "comma-separated element counts");
   app.add_option("--big-bytes", big_bytes, "also run all_reduce f32 sum and all_gather of this many bytes");
   app.add_flag("--quiet", quiet, "print only failures and the summary");
+  app.add_flag("--reinit", reinit, "finish with a second init/finalize cycle");
   CLI11_PARSE(app, argc, argv);
 
   try {
@@ -76,6 +77,14 @@ int main(int argc, char** argv) {
                   checker.checks(), backends_arg.c_str(), rt::size(backends.front()),
                   static_cast<long long>(total));
     rt::finalize();
+    if (reinit) {
+      // A second init/finalize cycle in the same processes must work too.
+      rt::init(backends);
+      Checker again;
+      for (const auto& b : backends) again.run(b, OpKind::all_reduce, DType::f32, ReduceOp::sum, 1031);
+      total += again.failures();
+      rt::finalize();
+    }
     return total == 0 ? 0 : 1;
   } catch (const chorus::InputError& e) {
     std::fprintf(stderr, "rt_check: error: %s\n", e.what());
