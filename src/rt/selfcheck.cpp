@@ -99,7 +99,7 @@ Case::Case(std::string backend, OpKind op, DType dtype, ReduceOp rop, std::size_
       break;
     case OpKind::broadcast:
       fill(in_, count, root_, 0);
-      if (rank_ != root_) std::memset(in_.data(), kSentinel, in_.size());
+      if (rank_ != root_ && !in_.empty()) std::memset(in_.data(), kSentinel, in_.size());
       prepare_out(count);
       expect(0, root_, 0, count);
       break;
