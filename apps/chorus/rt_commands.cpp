@@ -121,6 +121,9 @@ void register_rt_commands(CLI::App& app) {
   launch->add_option("--kill-grace-s", launch_opts.kill_grace_s,
                      "when a rank fails, seconds the others get to report before they are terminated")
       ->capture_default_str();
+  launch->add_option("--bind", launch_opts.bind,
+                     "pin ranks to CPUs: core, none, or auto (core when ranks <= CPUs)")
+      ->capture_default_str();
   launch->add_option("command", launch_opts.command, "program and arguments (after --)")->required();
   launch->callback([] {
     const int status = rt::launch(launch_opts);

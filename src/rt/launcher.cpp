@@ -1,5 +1,6 @@
 #include "rt/launcher.h"
 
+#include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -41,6 +42,17 @@ int launch(const LaunchOptions& options) {
     throw InputError("launch -n", fmt::format("number of ranks must be in [1, 4096], got {}", options.ranks));
   if (options.command.empty()) throw InputError("launch", "no program given (usage: chorus launch -n N -- prog args)");
   if (options.kill_grace_s < 0) throw InputError("launch --kill-grace-s", "must be >= 0");
+
+  if (options.bind != "auto" && options.bind != "core" && options.bind != "none")
+    throw InputError("launch --bind", "expected auto, core or none, got '" + options.bind + "'");
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  std::vector<int> cpus;
+  if (::sched_getaffinity(0, sizeof allowed, &allowed) == 0)
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+      if (CPU_ISSET(c, &allowed)) cpus.push_back(c);
+  const bool bind = !cpus.empty() && (options.bind == "core" ||
+                                      (options.bind == "auto" && options.ranks <= static_cast<int>(cpus.size())));
 
   TcpStoreServer server("127.0.0.1");
   const std::string store_addr = fmt::format("127.0.0.1:{}", server.port());
@@ -91,6 +103,12 @@ int launch(const LaunchOptions& options) {
       break;
     }
     if (pid == 0) {
+      if (bind) {
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(cpus[static_cast<std::size_t>(r) % cpus.size()], &one);
+        ::sched_setaffinity(0, sizeof one, &one);
+      }
       ::execvpe(argv[0], argv.data(), envps[static_cast<std::size_t>(r)].data());
       const char* msg = "chorus launch: cannot execute the program\n";
       [[maybe_unused]] const ssize_t n = ::write(2, msg, std::strlen(msg));

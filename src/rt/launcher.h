@@ -11,6 +11,10 @@ struct LaunchOptions {
   int ranks = 1;
   std::vector<std::string> command;  // program and its arguments
   double kill_grace_s = 5.0;
+  // "core": rank r runs on the r-th CPU the launcher may use; "none": the kernel decides;
+  // "auto": "core" when ranks <= CPUs, else "none" (Open MPI's default). Pinning keeps each
+  // rank's caches warm, which matters for the shm backend.
+  std::string bind = "auto";
 };
 
 // Returns the exit status for the launcher: 0 if every rank exited 0, else the first failing
