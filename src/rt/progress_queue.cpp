@@ -17,36 +17,38 @@ void ProgressQueue::post(Task task) {
   {
     std::lock_guard lock(mutex_);
     tasks_.push_back(std::move(task));
+    queued_.fetch_add(1, std::memory_order_seq_cst);
   }
   work_cv_.notify_one();
 }
 
 bool ProgressQueue::try_claim() {
-  std::lock_guard lock(mutex_);
-  if (running_ || !tasks_.empty() || stopping_) return false;
-  running_ = true;
-  return true;
+  if (queued_.load(std::memory_order_seq_cst) != 0 || stopping_.load(std::memory_order_relaxed)) return false;
+  bool expected = false;
+  return busy_.compare_exchange_strong(expected, true, std::memory_order_seq_cst);
 }
 
 void ProgressQueue::release() {
-  // The synchronous fast path: wake nobody unless someone waits (a wake-up costs a context
-  // switch, which is more than a small MPI_Allreduce).
-  bool wake_worker, wake_drainers;
-  {
-    std::lock_guard lock(mutex_);
-    running_ = false;
-    wake_worker = !tasks_.empty();
-    wake_drainers = drainers_ > 0;
-  }
+  busy_.store(false, std::memory_order_seq_cst);
+  notify_after_release();
+}
+
+// Wakes the progress thread if a task waits for the backend, and drainers if any. Taking the
+// mutex first guarantees a thread that just checked its condition is already waiting.
+void ProgressQueue::notify_after_release() {
+  const bool wake_worker = queued_.load(std::memory_order_seq_cst) != 0;
+  const bool wake_drainers = drainers_.load(std::memory_order_seq_cst) != 0;
+  if (!wake_worker && !wake_drainers) return;
+  { std::lock_guard lock(mutex_); }
   if (wake_worker) work_cv_.notify_one();
   if (wake_drainers) idle_cv_.notify_all();
 }
 
 void ProgressQueue::drain() {
   std::unique_lock lock(mutex_);
-  ++drainers_;
-  idle_cv_.wait(lock, [&] { return tasks_.empty() && !running_; });
-  --drainers_;
+  drainers_.fetch_add(1, std::memory_order_seq_cst);
+  idle_cv_.wait(lock, [&] { return tasks_.empty() && !busy_.load(std::memory_order_seq_cst); });
+  drainers_.fetch_sub(1, std::memory_order_seq_cst);
 }
 
 void ProgressQueue::stop(bool abandon) {
@@ -72,16 +74,24 @@ void ProgressQueue::loop() {
       sched_yield();
       lock.lock();
     }
-    work_cv_.wait(lock, [&] { return (!tasks_.empty() && !running_) || (stopping_ && tasks_.empty()); });
+    work_cv_.wait(lock, [&] {
+      return (!tasks_.empty() && !busy_.load(std::memory_order_seq_cst)) || (stopping_ && tasks_.empty());
+    });
     if (tasks_.empty()) return;  // stopping
+    bool expected = false;
+    if (!busy_.compare_exchange_strong(expected, true, std::memory_order_seq_cst)) continue;  // inline call won
     Task task = std::move(tasks_.front());
     tasks_.pop_front();
-    running_ = true;
+    queued_.fetch_sub(1, std::memory_order_seq_cst);
     lock.unlock();
     task();
+    busy_.store(false, std::memory_order_seq_cst);
+    if (drainers_.load(std::memory_order_seq_cst) != 0) {
+      lock.lock();
+      idle_cv_.notify_all();
+      continue;
+    }
     lock.lock();
-    running_ = false;
-    if (drainers_ > 0) idle_cv_.notify_all();
   }
 }
 

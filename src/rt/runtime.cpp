@@ -42,6 +42,7 @@ struct Runtime {
   World world;
   std::map<std::string, std::unique_ptr<Slot>> slots;
   std::vector<std::string> order;  // initialised backends in preference order
+  std::vector<std::pair<std::string, Slot*>> fast;  // the same, for the lookup on every call
   bool check = false;
   std::optional<TuningTable> tuning;
 };
@@ -85,7 +86,11 @@ std::string pick_backend(Runtime& r, OpKind op, std::size_t bytes) {
 
 Slot& slot_for(const std::string& name, OpKind op, std::size_t bytes) {
   Runtime& r = rt(to_string(op));
-  auto it = name == "auto" ? r.slots.find(pick_backend(r, op, bytes)) : r.slots.find(name);
+  // A linear scan of at most three names beats a map lookup on this hot path.
+  if (name != "auto")
+    for (auto& [n, slot] : r.fast)
+      if (n == name) return *slot;
+  auto it = name == "auto" ? r.slots.find(pick_backend(r, op, bytes)) : r.slots.end();
   if (it == r.slots.end()) {
     const bool known = std::find(kAvailable.begin(), kAvailable.end(), name) != kAvailable.end();
     throw InputError(fmt::format("{} on rank {}", to_string(op), r.world.rank),
@@ -278,6 +283,7 @@ void init(const std::vector<std::string>& names, const InitOptions& options) {
     r->slots[name] = std::move(slot);
   }
   r->order = ordered;
+  for (const auto& name : ordered) r->fast.emplace_back(name, r->slots[name].get());
   ++g_generation;
   g_rt = r.release();
 }
