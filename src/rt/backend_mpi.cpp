@@ -206,11 +206,16 @@ class MpiBackend final : public Backend {
   // Marks an operation as running for the watchdog: an odd counter while one runs. (No clock
   // read here: the watchdog times how long the counter stays at the same odd value.)
   struct Guard {
+    // Only the thread running the backend writes the counter: plain stores, no locked RMW.
     Guard(MpiBackend& b, const char* what) : backend(b) {
       backend.current_op_.store(what, std::memory_order_relaxed);
-      backend.op_counter_.fetch_add(1, std::memory_order_relaxed);
+      bump();
     }
-    ~Guard() { backend.op_counter_.fetch_add(1, std::memory_order_relaxed); }
+    ~Guard() { bump(); }
+    void bump() {
+      backend.op_counter_.store(backend.op_counter_.load(std::memory_order_relaxed) + 1,
+                                std::memory_order_relaxed);
+    }
     MpiBackend& backend;
   };
 

@@ -84,7 +84,7 @@ std::string pick_backend(Runtime& r, OpKind op, std::size_t bytes) {
   return r.order.front();
 }
 
-Slot& slot_for(const std::string& name, OpKind op, std::size_t bytes) {
+Slot& slot_for(std::string_view name, OpKind op, std::size_t bytes) {
   Runtime& r = rt(to_string(op));
   // A linear scan of at most three names beats a map lookup on this hot path.
   if (name != "auto")
@@ -190,6 +190,7 @@ Work submit(Slot& s, OpKind op, std::size_t count, DType dtype, bool async_op,
 
 std::optional<CallSignature> uniform_sig(OpKind op, std::size_t count, DType dtype,
                                          ReduceOp rop = ReduceOp::sum, int root = -1) {
+  if (!g_rt->check) return std::nullopt;  // only checking mode needs it
   CallSignature s;
   s.op = op;
   s.count = count;
@@ -324,20 +325,20 @@ void synchronize(const std::vector<std::string>& names) {
 
 std::vector<std::string> backends() { return g_rt != nullptr ? g_rt->order : std::vector<std::string>{}; }
 
-int size(const std::string& backend) { return slot_for(backend, OpKind::barrier, 0).backend->size(); }
-int rank(const std::string& backend) { return slot_for(backend, OpKind::barrier, 0).backend->rank(); }
+int size(std::string_view backend) { return slot_for(backend, OpKind::barrier, 0).backend->size(); }
+int rank(std::string_view backend) { return slot_for(backend, OpKind::barrier, 0).backend->rank(); }
 
-std::string resolve_backend(const std::string& backend, OpKind op, std::size_t bytes) {
+std::string resolve_backend(std::string_view backend, OpKind op, std::size_t bytes) {
   return slot_for(backend, op, bytes).backend->name();
 }
 
-bool is_native(const std::string& backend, OpKind op) {
+bool is_native(std::string_view backend, OpKind op) {
   return slot_for(backend, op, 0).backend->native(op);
 }
 
 // ---- operations ------------------------------------------------------------------------------
 
-Work send(const std::string& backend, const void* buf, std::size_t count, DType dtype, int dst,
+Work send(std::string_view backend, const void* buf, std::size_t count, DType dtype, int dst,
           bool async_op) {
   Slot& s = slot_for(backend, OpKind::send, count * dtype_bytes(dtype));
   Backend& b = *s.backend;
@@ -348,7 +349,7 @@ Work send(const std::string& backend, const void* buf, std::size_t count, DType 
                 [=](Backend& x) { x.send(buf, bytes, dst); });
 }
 
-Work recv(const std::string& backend, void* buf, std::size_t count, DType dtype, int src,
+Work recv(std::string_view backend, void* buf, std::size_t count, DType dtype, int src,
           bool async_op) {
   Slot& s = slot_for(backend, OpKind::recv, count * dtype_bytes(dtype));
   Backend& b = *s.backend;
@@ -359,7 +360,7 @@ Work recv(const std::string& backend, void* buf, std::size_t count, DType dtype,
                 [=](Backend& x) { x.recv(buf, bytes, src); });
 }
 
-Work barrier(const std::string& backend, bool async_op) {
+Work barrier(std::string_view backend, bool async_op) {
   Slot& s = slot_for(backend, OpKind::barrier, 0);
   return submit(s, OpKind::barrier, 0, DType::u8, async_op, uniform_sig(OpKind::barrier, 0, DType::u8),
                 [](Backend& x) {
@@ -367,7 +368,7 @@ Work barrier(const std::string& backend, bool async_op) {
                 });
 }
 
-Work broadcast(const std::string& backend, void* buf, std::size_t count, DType dtype, int root,
+Work broadcast(std::string_view backend, void* buf, std::size_t count, DType dtype, int root,
                bool async_op) {
   Slot& s = slot_for(backend, OpKind::broadcast, count * dtype_bytes(dtype));
   require_root(*s.backend, OpKind::broadcast, root);
@@ -378,7 +379,7 @@ Work broadcast(const std::string& backend, void* buf, std::size_t count, DType d
                 });
 }
 
-Work reduce(const std::string& backend, const void* in, void* out, std::size_t count, DType dtype,
+Work reduce(std::string_view backend, const void* in, void* out, std::size_t count, DType dtype,
             ReduceOp op, int root, bool async_op) {
   Slot& s = slot_for(backend, OpKind::reduce, count * dtype_bytes(dtype));
   Backend& b = *s.backend;
@@ -397,7 +398,7 @@ Work reduce(const std::string& backend, const void* in, void* out, std::size_t c
                 });
 }
 
-Work all_reduce(const std::string& backend, const void* in, void* out, std::size_t count,
+Work all_reduce(std::string_view backend, const void* in, void* out, std::size_t count,
                 DType dtype, ReduceOp op, bool async_op) {
   Slot& s = slot_for(backend, OpKind::all_reduce, count * dtype_bytes(dtype));
   require_buffer(*s.backend, OpKind::all_reduce, in, count, "input");
@@ -414,7 +415,7 @@ Work all_reduce(const std::string& backend, const void* in, void* out, std::size
                 });
 }
 
-Work reduce_scatter(const std::string& backend, const void* in, void* out, std::size_t count,
+Work reduce_scatter(std::string_view backend, const void* in, void* out, std::size_t count,
                     DType dtype, ReduceOp op, bool async_op) {
   Slot& s = slot_for(backend, OpKind::reduce_scatter, count * dtype_bytes(dtype));
   require_buffer(*s.backend, OpKind::reduce_scatter, in, count, "input");
@@ -431,7 +432,7 @@ Work reduce_scatter(const std::string& backend, const void* in, void* out, std::
                 });
 }
 
-Work all_gather(const std::string& backend, const void* in, void* out, std::size_t count,
+Work all_gather(std::string_view backend, const void* in, void* out, std::size_t count,
                 DType dtype, bool async_op) {
   Slot& s = slot_for(backend, OpKind::all_gather, count * dtype_bytes(dtype));
   require_buffer(*s.backend, OpKind::all_gather, in, count, "input");
@@ -446,7 +447,7 @@ Work all_gather(const std::string& backend, const void* in, void* out, std::size
                 });
 }
 
-Work gather(const std::string& backend, const void* in, void* out, std::size_t count, DType dtype,
+Work gather(std::string_view backend, const void* in, void* out, std::size_t count, DType dtype,
             int root, bool async_op) {
   Slot& s = slot_for(backend, OpKind::gather, count * dtype_bytes(dtype));
   require_root(*s.backend, OpKind::gather, root);
@@ -462,7 +463,7 @@ Work gather(const std::string& backend, const void* in, void* out, std::size_t c
                 });
 }
 
-Work scatter(const std::string& backend, const void* in, void* out, std::size_t count, DType dtype,
+Work scatter(std::string_view backend, const void* in, void* out, std::size_t count, DType dtype,
              int root, bool async_op) {
   Slot& s = slot_for(backend, OpKind::scatter, count * dtype_bytes(dtype));
   require_root(*s.backend, OpKind::scatter, root);
@@ -478,7 +479,7 @@ Work scatter(const std::string& backend, const void* in, void* out, std::size_t 
                 });
 }
 
-Work all_to_all_single(const std::string& backend, const void* in, void* out, std::size_t count,
+Work all_to_all_single(std::string_view backend, const void* in, void* out, std::size_t count,
                        DType dtype, bool async_op) {
   Slot& s = slot_for(backend, OpKind::all_to_all_single, count * dtype_bytes(dtype));
   require_buffer(*s.backend, OpKind::all_to_all_single, in, count, "input");
@@ -494,7 +495,7 @@ Work all_to_all_single(const std::string& backend, const void* in, void* out, st
                 });
 }
 
-Work all_to_all(const std::string& backend, const std::vector<const void*>& ins,
+Work all_to_all(std::string_view backend, const std::vector<const void*>& ins,
                 const Counts& in_counts, const std::vector<void*>& outs, const Counts& out_counts,
                 DType dtype, bool async_op) {
   Slot& s = slot_for(backend, OpKind::all_to_all, 0);
@@ -518,7 +519,7 @@ Work all_to_all(const std::string& backend, const std::vector<const void*>& ins,
                 [=](Backend& x) { x.all_to_all(ins, in_counts, outs, out_counts, dtype); });
 }
 
-Work all_gatherv(const std::string& backend, const void* in, std::size_t count, void* out,
+Work all_gatherv(std::string_view backend, const void* in, std::size_t count, void* out,
                  const Counts& counts, const Counts& displs, DType dtype, bool async_op) {
   Slot& s = slot_for(backend, OpKind::all_gatherv, 0);
   Backend& b = *s.backend;
@@ -536,7 +537,7 @@ Work all_gatherv(const std::string& backend, const void* in, std::size_t count, 
                 [=](Backend& x) { x.all_gatherv(in, count, out, counts, displs, dtype); });
 }
 
-Work gatherv(const std::string& backend, const void* in, std::size_t count, void* out,
+Work gatherv(std::string_view backend, const void* in, std::size_t count, void* out,
              const Counts& counts, const Counts& displs, DType dtype, int root, bool async_op) {
   Slot& s = slot_for(backend, OpKind::gatherv, 0);
   Backend& b = *s.backend;
@@ -559,7 +560,7 @@ Work gatherv(const std::string& backend, const void* in, std::size_t count, void
                 [=](Backend& x) { x.gatherv(in, count, out, counts, displs, dtype, root); });
 }
 
-Work scatterv(const std::string& backend, const void* in, const Counts& counts,
+Work scatterv(std::string_view backend, const void* in, const Counts& counts,
               const Counts& displs, void* out, std::size_t count, DType dtype, int root,
               bool async_op) {
   Slot& s = slot_for(backend, OpKind::scatterv, 0);
@@ -583,7 +584,7 @@ Work scatterv(const std::string& backend, const void* in, const Counts& counts,
                 [=](Backend& x) { x.scatterv(in, counts, displs, out, count, dtype, root); });
 }
 
-Work all_to_allv(const std::string& backend, const void* in, const Counts& send_counts,
+Work all_to_allv(std::string_view backend, const void* in, const Counts& send_counts,
                  const Counts& send_displs, void* out, const Counts& recv_counts,
                  const Counts& recv_displs, DType dtype, bool async_op) {
   Slot& s = slot_for(backend, OpKind::all_to_allv, 0);

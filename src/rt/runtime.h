@@ -17,6 +17,7 @@
 // Counts are in elements; `in == out` is allowed wherever the sizes match (in place).
 #include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "rt/backend.h"
@@ -45,52 +46,52 @@ bool is_initialized();
 // Waits for every operation issued so far on `backends` (all when empty).
 void synchronize(const std::vector<std::string>& backends = {});
 std::vector<std::string> backends();  // initialised backends
-int size(const std::string& backend = "auto");
-int rank(const std::string& backend = "auto");
+int size(std::string_view backend = "auto");
+int rank(std::string_view backend = "auto");
 // The backend "auto" would use for this operation and message size (bytes per rank).
-std::string resolve_backend(const std::string& backend, OpKind op, std::size_t bytes);
+std::string resolve_backend(std::string_view backend, OpKind op, std::size_t bytes);
 // Whether `backend` runs `op` natively (true) or on a fallback of the runtime (false).
-bool is_native(const std::string& backend, OpKind op);
+bool is_native(std::string_view backend, OpKind op);
 
-Work send(const std::string& backend, const void* buf, std::size_t count, DType dtype, int dst,
+Work send(std::string_view backend, const void* buf, std::size_t count, DType dtype, int dst,
           bool async_op = false);
-Work recv(const std::string& backend, void* buf, std::size_t count, DType dtype, int src,
+Work recv(std::string_view backend, void* buf, std::size_t count, DType dtype, int src,
           bool async_op = false);
-Work barrier(const std::string& backend, bool async_op = false);
-Work broadcast(const std::string& backend, void* buf, std::size_t count, DType dtype, int root,
+Work barrier(std::string_view backend, bool async_op = false);
+Work broadcast(std::string_view backend, void* buf, std::size_t count, DType dtype, int root,
                bool async_op = false);
 // out is only written at root (may be nullptr elsewhere).
-Work reduce(const std::string& backend, const void* in, void* out, std::size_t count, DType dtype,
+Work reduce(std::string_view backend, const void* in, void* out, std::size_t count, DType dtype,
             ReduceOp op, int root, bool async_op = false);
-Work all_reduce(const std::string& backend, const void* in, void* out, std::size_t count,
+Work all_reduce(std::string_view backend, const void* in, void* out, std::size_t count,
                 DType dtype, ReduceOp op, bool async_op = false);
 // in: size()*count elements (block j for rank j); out: count elements.
-Work reduce_scatter(const std::string& backend, const void* in, void* out, std::size_t count,
+Work reduce_scatter(std::string_view backend, const void* in, void* out, std::size_t count,
                     DType dtype, ReduceOp op, bool async_op = false);
 // in: count elements; out: size()*count elements.
-Work all_gather(const std::string& backend, const void* in, void* out, std::size_t count,
+Work all_gather(std::string_view backend, const void* in, void* out, std::size_t count,
                 DType dtype, bool async_op = false);
-Work gather(const std::string& backend, const void* in, void* out, std::size_t count, DType dtype,
+Work gather(std::string_view backend, const void* in, void* out, std::size_t count, DType dtype,
             int root, bool async_op = false);
-Work scatter(const std::string& backend, const void* in, void* out, std::size_t count, DType dtype,
+Work scatter(std::string_view backend, const void* in, void* out, std::size_t count, DType dtype,
              int root, bool async_op = false);
 // List form (PyTorch style): ins[j] goes to rank j, outs[j] comes from rank j.
-Work all_to_all(const std::string& backend, const std::vector<const void*>& ins,
+Work all_to_all(std::string_view backend, const std::vector<const void*>& ins,
                 const Counts& in_counts, const std::vector<void*>& outs, const Counts& out_counts,
                 DType dtype, bool async_op = false);
 // in and out: size()*count elements, block j to / from rank j.
-Work all_to_all_single(const std::string& backend, const void* in, void* out, std::size_t count,
+Work all_to_all_single(std::string_view backend, const void* in, void* out, std::size_t count,
                        DType dtype, bool async_op = false);
-Work all_gatherv(const std::string& backend, const void* in, std::size_t count, void* out,
+Work all_gatherv(std::string_view backend, const void* in, std::size_t count, void* out,
                  const Counts& counts, const Counts& displs, DType dtype, bool async_op = false);
 // counts/displs matter at root only.
-Work gatherv(const std::string& backend, const void* in, std::size_t count, void* out,
+Work gatherv(std::string_view backend, const void* in, std::size_t count, void* out,
              const Counts& counts, const Counts& displs, DType dtype, int root,
              bool async_op = false);
-Work scatterv(const std::string& backend, const void* in, const Counts& counts,
+Work scatterv(std::string_view backend, const void* in, const Counts& counts,
               const Counts& displs, void* out, std::size_t count, DType dtype, int root,
               bool async_op = false);
-Work all_to_allv(const std::string& backend, const void* in, const Counts& send_counts,
+Work all_to_allv(std::string_view backend, const void* in, const Counts& send_counts,
                  const Counts& send_displs, void* out, const Counts& recv_counts,
                  const Counts& recv_displs, DType dtype, bool async_op = false);
 
