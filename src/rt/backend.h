@@ -34,6 +34,15 @@ class Backend {
   virtual void send_recv(const void* send_buf, std::size_t send_bytes, int dst, void* recv_buf,
                          std::size_t recv_bytes, int src) = 0;
 
+  // The application's point-to-point messages (rt::send / rt::recv). They travel on a channel
+  // of their own, apart from the messages of the fallback collectives above, because they
+  // run on their own progress threads (one for sends, one for receives) when
+  // concurrent_point_to_point() is true — so an asynchronous send and receive between two
+  // ranks never wait for each other, as with MPI_Isend / MPI_Irecv.
+  virtual void user_send(const void* buf, std::size_t bytes, int dst) { send(buf, bytes, dst); }
+  virtual void user_recv(void* buf, std::size_t bytes, int src) { recv(buf, bytes, src); }
+  virtual bool concurrent_point_to_point() const { return false; }
+
   virtual void barrier();
   virtual void broadcast(void* buf, std::size_t count, DType dtype, int root);
   virtual void reduce(const void* in, void* out, std::size_t count, DType dtype, ReduceOp op,

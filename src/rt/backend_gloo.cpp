@@ -47,7 +47,8 @@ class GlooStore final : public gloo::rendezvous::Store {
   std::chrono::milliseconds timeout_;
 };
 
-constexpr std::uint64_t kP2PSlot = 0x636830000000ULL;
+constexpr std::uint64_t kP2PSlot = 0x636830000000ULL;      // fallback collectives
+constexpr std::uint64_t kUserP2PSlot = 0x636831000000ULL;  // the application's send / recv
 
 bool packed(const Counts& counts, const Counts& displs) {
   std::size_t at = 0;
@@ -91,19 +92,26 @@ class GlooBackend final : public Backend {
     }
   }
 
-  void send(const void* buf, std::size_t bytes, int dst) override {
+  void send(const void* buf, std::size_t bytes, int dst) override { send_on(buf, bytes, dst, kP2PSlot); }
+  void recv(void* buf, std::size_t bytes, int src) override { recv_on(buf, bytes, src, kP2PSlot); }
+  void user_send(const void* buf, std::size_t bytes, int dst) override { send_on(buf, bytes, dst, kUserP2PSlot); }
+  void user_recv(void* buf, std::size_t bytes, int src) override { recv_on(buf, bytes, src, kUserP2PSlot); }
+  // Gloo's pairs lock internally; operations on distinct slots may run from several threads.
+  bool concurrent_point_to_point() const override { return true; }
+
+  void send_on(const void* buf, std::size_t bytes, int dst, std::uint64_t slot) {
     if (bytes == 0) return;
     guard("send", [&] {
       auto ub = context_->createUnboundBuffer(const_cast<void*>(buf), bytes);
-      ub->send(dst, kP2PSlot);
+      ub->send(dst, slot);
       ub->waitSend(timeout_);
     });
   }
-  void recv(void* buf, std::size_t bytes, int src) override {
+  void recv_on(void* buf, std::size_t bytes, int src, std::uint64_t slot) {
     if (bytes == 0) return;
     guard("recv", [&] {
       auto ub = context_->createUnboundBuffer(buf, bytes);
-      ub->recv(src, kP2PSlot);
+      ub->recv(src, slot);
       ub->waitRecv(timeout_);
     });
   }

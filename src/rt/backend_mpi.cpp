@@ -75,6 +75,9 @@ class MpiBackend final : public Backend {
     MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
     MPI_Comm_rank(comm_, &rank_);
     MPI_Comm_size(comm_, &size_);
+    int provided = 0;
+    MPI_Query_thread(&provided);
+    thread_multiple_ = provided == MPI_THREAD_MULTIPLE;
     create_half_ops();
     watchdog_ = std::thread([this] { watch(); });
   }
@@ -98,6 +101,16 @@ class MpiBackend final : public Backend {
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   bool native(OpKind op) const override { return op != OpKind::all_to_all; }
+
+  bool concurrent_point_to_point() const override { return thread_multiple_; }
+  void user_send(const void* buf, std::size_t bytes, int dst) override {
+    Guard g(*this, "send");
+    check(MPI_Send(buf, to_int(bytes, "send"), MPI_BYTE, dst, kUserTag, comm_), "send");
+  }
+  void user_recv(void* buf, std::size_t bytes, int src) override {
+    Guard g(*this, "recv");
+    check(MPI_Recv(buf, to_int(bytes, "recv"), MPI_BYTE, src, kUserTag, comm_, MPI_STATUS_IGNORE), "recv");
+  }
 
   void send(const void* buf, std::size_t bytes, int dst) override {
     Guard g(*this, "send");
@@ -201,21 +214,19 @@ class MpiBackend final : public Backend {
   }
 
  private:
-  static constexpr int kTag = 7301;
+  static constexpr int kTag = 7301;      // messages of the fallback collectives
+  static constexpr int kUserTag = 7302;  // the application's send / recv
 
   // Marks an operation as running for the watchdog: an odd counter while one runs. (No clock
   // read here: the watchdog times how long the counter stays at the same odd value.)
   struct Guard {
-    // Only the thread running the backend writes the counter: plain stores, no locked RMW.
+    // Counts started and finished operations (several threads may run operations at once:
+    // the collective one and the send and receive ones).
     Guard(MpiBackend& b, const char* what) : backend(b) {
       backend.current_op_.store(what, std::memory_order_relaxed);
-      bump();
+      backend.started_.fetch_add(1, std::memory_order_relaxed);
     }
-    ~Guard() { bump(); }
-    void bump() {
-      backend.op_counter_.store(backend.op_counter_.load(std::memory_order_relaxed) + 1,
-                                std::memory_order_relaxed);
-    }
+    ~Guard() { backend.finished_.fetch_add(1, std::memory_order_relaxed); }
     MpiBackend& backend;
   };
 
@@ -227,13 +238,16 @@ class MpiBackend final : public Backend {
 
   void watch() {
     std::unique_lock lock(watch_mutex_);
-    std::uint64_t seen = 0;
+    std::uint64_t seen_started = 0, seen_finished = 0;
     std::int64_t seen_since = now_ns();
     while (!stop_) {
       watch_cv_.wait_for(lock, std::chrono::milliseconds(100));
-      const std::uint64_t c = op_counter_.load(std::memory_order_relaxed);
-      if (c != seen || c % 2 == 0) {
-        seen = c;
+      const std::uint64_t f = finished_.load(std::memory_order_relaxed);
+      const std::uint64_t s = started_.load(std::memory_order_relaxed);
+      // Stuck: something is in flight and nothing started or finished for the whole timeout.
+      if (s == f || s != seen_started || f != seen_finished) {
+        seen_started = s;
+        seen_finished = f;
         seen_since = now_ns();
         continue;
       }
@@ -286,7 +300,8 @@ class MpiBackend final : public Backend {
                             {MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL}};
   std::chrono::milliseconds timeout_;
   std::atomic<const char*> current_op_{""};
-  std::atomic<std::uint64_t> op_counter_{0};
+  std::atomic<std::uint64_t> started_{0}, finished_{0};
+  bool thread_multiple_ = false;
   std::mutex watch_mutex_;
   std::condition_variable watch_cv_;
   bool stop_ = false;

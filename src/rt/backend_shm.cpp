@@ -65,6 +65,10 @@ struct alignas(128) RingControl {
 
 inline void cpu_relax() { __builtin_ia32_pause(); }
 
+// What the calling thread is doing (collectives, sends and receives run on separate threads).
+thread_local const char* op_ = "";
+thread_local std::chrono::steady_clock::time_point deadline_, last_check_;
+
 class ShmBackend final : public Backend {
  public:
   explicit ShmBackend(const BackendContext& ctx)
@@ -120,6 +124,9 @@ class ShmBackend final : public Backend {
   // Everything runs on this transport's own code: all_gather through all_gatherv, and gather,
   // scatter, gatherv, scatterv and the all-to-alls through the exchange engine.
   bool native(OpKind) const override { return true; }
+  // Sends touch only the head of their ring, receives only the tail of theirs, collectives
+  // only the slots: the three may run on different threads.
+  bool concurrent_point_to_point() const override { return true; }
 
   // ---- point to point -----------------------------------------------------------------------
 
@@ -545,8 +552,6 @@ class ShmBackend final : public Backend {
   std::size_t control_off_ = 0, headers_off_ = 0, slots_off_ = 0, rings_off_ = 0;
   std::uint32_t steps_ = 0;
   std::size_t exchanges_ = 0;
-  const char* op_ = "";
-  std::chrono::steady_clock::time_point deadline_, last_check_;
 };
 
 }  // namespace

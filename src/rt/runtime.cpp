@@ -30,8 +30,18 @@ std::atomic<std::int64_t> g_timeout_ms{300000};
 
 struct Slot {
   std::unique_ptr<Backend> backend;
-  std::unique_ptr<ProgressQueue> queue;
-  std::shared_ptr<BackendActivity> activity;
+  // Lane 0 runs collectives (and everything, if the backend cannot take concurrent calls);
+  // lanes 1 and 2 run the application's sends and receives.
+  struct Lane {
+    std::unique_ptr<ProgressQueue> queue;
+    std::shared_ptr<BackendActivity> activity;
+  };
+  Lane lanes[3];
+  int lane_count = 1;
+  Lane& lane_for(OpKind op) {
+    if (lane_count == 1) return lanes[0];
+    return op == OpKind::send ? lanes[1] : op == OpKind::recv ? lanes[2] : lanes[0];
+  }
   std::atomic<std::uint64_t> sequence{0};  // operations issued (for checking mode)
   std::atomic<bool> is_broken{false};      // a communication failure left the backend unusable
   std::mutex broken_mutex;
@@ -152,15 +162,16 @@ Work submit(Slot& s, OpKind op, std::size_t count, DType dtype, bool async_op,
   };
   bool inline_run = false;
   std::shared_ptr<WorkState> state;
+  Slot::Lane& lane = s.lane_for(op);
   {
-    if (!async_op && s.queue->try_claim()) {
+    if (!async_op && lane.queue->try_claim()) {
       inline_run = true;
     } else {
       state = std::make_shared<WorkState>(
           fmt::format("rank {}: {} on {} ({} x {})", s.backend->rank(), to_string(op),
                       s.backend->name(), count, to_string(dtype)),
-          s.activity);
-      s.queue->post([state, run = std::move(run), activity = s.activity]() mutable {
+          lane.activity);
+      lane.queue->post([state, run = std::move(run), activity = lane.activity]() mutable {
         activity->running_since_ns.store(steady_now_ns());
         try {
           run();
@@ -177,10 +188,10 @@ Work submit(Slot& s, OpKind op, std::size_t count, DType dtype, bool async_op,
     try {
       run();
     } catch (...) {
-      s.queue->release();
+      lane.queue->release();
       throw;
     }
-    s.queue->release();
+    lane.queue->release();
     return Work();
   }
   Work w(state);
@@ -278,9 +289,13 @@ void init(const std::vector<std::string>& names, const InitOptions& options) {
     if (name == "mpi") slot->backend = make_mpi_backend(ctx);
     else if (name == "gloo") slot->backend = make_gloo_backend(ctx);
     else slot->backend = make_shm_backend(ctx);
-    slot->activity = std::make_shared<BackendActivity>();
-    slot->activity->backend = name;
-    slot->queue = std::make_unique<ProgressQueue>(name);
+    slot->lane_count = slot->backend->concurrent_point_to_point() ? 3 : 1;
+    static const char* kLaneNames[3] = {"", "-send", "-recv"};
+    for (int l = 0; l < slot->lane_count; ++l) {
+      slot->lanes[l].activity = std::make_shared<BackendActivity>();
+      slot->lanes[l].activity->backend = name;
+      slot->lanes[l].queue = std::make_unique<ProgressQueue>(name + kLaneNames[l]);
+    }
     r->slots[name] = std::move(slot);
   }
   r->order = ordered;
@@ -298,8 +313,9 @@ void finalize() {
   bool any_broken = false;
   for (auto& [name, s] : r->slots) {
     const bool broken = s->is_broken.load();
-    const bool stuck = s->activity->running_since_ns.load() != 0;
-    s->queue->stop(broken || stuck);
+    bool stuck = false;
+    for (int l = 0; l < s->lane_count; ++l) stuck |= s->lanes[l].activity->running_since_ns.load() != 0;
+    for (int l = 0; l < s->lane_count; ++l) s->lanes[l].queue->stop(broken || stuck);
     if (broken || stuck) {
       any_broken = true;
       (void)s->backend.release();  // its thread may still use it; never destroy under it
@@ -319,7 +335,7 @@ void synchronize(const std::vector<std::string>& names) {
     if (it == r.slots.end())
       throw InputError("synchronize", fmt::format("backend '{}' is not initialised (initialised: {})",
                                                   n, join(r.order)));
-    it->second->queue->drain();
+    for (int l = 0; l < it->second->lane_count; ++l) it->second->lanes[l].queue->drain();
   }
 }
 
@@ -346,7 +362,7 @@ Work send(std::string_view backend, const void* buf, std::size_t count, DType dt
   require(dst >= 0 && dst < b.size() && dst != b.rank(), b, OpKind::send, [&] { return fmt::format("destination {} must be another rank of this world (size {})", dst, b.size()); });
   const std::size_t bytes = count * dtype_bytes(dtype);
   return submit(s, OpKind::send, count, dtype, async_op, std::nullopt,
-                [=](Backend& x) { x.send(buf, bytes, dst); });
+                [=](Backend& x) { x.user_send(buf, bytes, dst); });
 }
 
 Work recv(std::string_view backend, void* buf, std::size_t count, DType dtype, int src,
@@ -357,7 +373,7 @@ Work recv(std::string_view backend, void* buf, std::size_t count, DType dtype, i
   require(src >= 0 && src < b.size() && src != b.rank(), b, OpKind::recv, [&] { return fmt::format("source {} must be another rank of this world (size {})", src, b.size()); });
   const std::size_t bytes = count * dtype_bytes(dtype);
   return submit(s, OpKind::recv, count, dtype, async_op, std::nullopt,
-                [=](Backend& x) { x.recv(buf, bytes, src); });
+                [=](Backend& x) { x.user_recv(buf, bytes, src); });
 }
 
 Work barrier(std::string_view backend, bool async_op) {

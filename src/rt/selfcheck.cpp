@@ -208,7 +208,13 @@ Work Case::issue(bool async_op) {
     case OpKind::send: case OpKind::recv: {
       const int peer = rank_ ^ 1;
       if (peer >= world_) return Work();
-      // Even ranks send first, odd ranks receive first: deadlock-free with in-order queues.
+      if (async_op) {
+        // Both ranks send first, then receive, like MPI_Isend + MPI_Irecv: sends and receives
+        // run on separate progress threads, so this must not deadlock even for large messages.
+        pending_.push_back(rt::send(b, in_.data(), count_, dtype_, peer, true));
+        return rt::recv(b, out_.data(), count_, dtype_, peer, true);
+      }
+      // Blocking calls: even ranks send first, odd ranks receive first.
       if (rank_ % 2 == 0) {
         rt::send(b, in_.data(), count_, dtype_, peer, async_op);
         return rt::recv(b, out_.data(), count_, dtype_, peer, async_op);
@@ -264,6 +270,8 @@ Work Case::issue(bool async_op) {
 }
 
 std::string Case::verify() const {
+  for (const Work& w : pending_) w.wait();
+  pending_.clear();
   std::vector<char> got = out_;
   if (op_ == OpKind::all_to_all) {
     got.clear();
@@ -299,6 +307,14 @@ void Checker::run(const std::string& backend, OpKind op, DType dtype, ReduceOp r
   } catch (const std::exception& e) {
     ++failures_;
     std::fprintf(stderr, "FAIL %s: threw %s\n", c.describe().c_str(), e.what());
+  }
+}
+
+void Checker::record(const std::string& what, const std::string& error) {
+  ++checks_;
+  if (!error.empty()) {
+    ++failures_;
+    std::fprintf(stderr, "FAIL %s: %s\n", what.c_str(), error.c_str());
   }
 }
 

@@ -43,11 +43,14 @@ class Case {
   Counts in_counts_, out_counts_, in_displs_, out_displs_;
   std::vector<char> expected_;                  // expected out_ (or concatenated outs_)
   std::vector<bool> checked_;                   // which bytes of expected_ are meaningful
+  mutable std::vector<Work> pending_;           // operations issued besides the returned one
 };
 
 class Checker {
  public:
   void run(const std::string& backend, OpKind op, DType dtype, ReduceOp rop, std::size_t count);
+  // Counts a check done by the caller; `error` empty means it passed.
+  void record(const std::string& what, const std::string& error);
   std::size_t checks() const { return checks_; }
   std::int64_t failures() const { return failures_; }
 

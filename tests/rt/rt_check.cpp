@@ -3,6 +3,7 @@
 // regenerate locally, and compares each result with a reference computed locally.
 // Start it with `chorus launch -n N -- rt_check ...` or `mpirun -n N rt_check ...`.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -63,6 +64,18 @@ int main(int argc, char** argv) {
               checker.run(b, op, d, ReduceOp::sum, n);
             }
           }
+      }
+      if (std::find(ops.begin(), ops.end(), OpKind::send) != ops.end()) {
+        // Both ranks of each pair send 8 MiB to each other asynchronously before receiving.
+        rt::selfcheck::Case c(b, OpKind::send, DType::f32, ReduceOp::sum, 2 << 20, 99);
+        std::string err;
+        try {
+          c.issue(true).wait();
+          err = c.verify();
+        } catch (const std::exception& e) {
+          err = e.what();
+        }
+        checker.record(c.describe() + " (async exchange)", err);
       }
       if (big_bytes > 0) {
         checker.run(b, OpKind::all_reduce, DType::f32, ReduceOp::sum, big_bytes / 4);
