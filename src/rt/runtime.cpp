@@ -42,7 +42,7 @@ struct Slot {
     if (lane_count == 1) return lanes[0];
     return op == OpKind::send ? lanes[1] : op == OpKind::recv ? lanes[2] : lanes[0];
   }
-  std::atomic<std::uint64_t> sequence{0};  // operations issued (for checking mode)
+  std::atomic<std::uint64_t> sequence{0};  // collectives issued in checking mode
   std::atomic<bool> is_broken{false};      // a communication failure left the backend unusable
   std::mutex broken_mutex;
   std::string broken;                      // why (guarded by broken_mutex)
@@ -142,8 +142,8 @@ Work submit(Slot& s, OpKind op, std::size_t count, DType dtype, bool async_op,
   const bool check = r.check && sig.has_value() && s.backend->size() > 1;
   // Issuing from several threads onto one backend is allowed, but their relative order is
   // then up to the application (all ranks must agree on it).
-  const std::uint64_t sequence = s.sequence.fetch_add(1, std::memory_order_relaxed);
-  if (sig) sig->sequence = sequence;
+  // Only collectives are numbered: point-to-point traffic legitimately differs between ranks.
+  if (sig) sig->sequence = s.sequence.fetch_add(1, std::memory_order_relaxed);
   auto run = [&s, check, sig = std::move(sig), body = std::move(body)]() mutable {
     if (s.is_broken.load(std::memory_order_acquire)) {
       std::lock_guard lock(s.broken_mutex);
