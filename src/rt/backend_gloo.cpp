@@ -16,6 +16,8 @@
 #include <gloo/scatter.h>
 #include <gloo/transport/tcp/device.h>
 
+#include <signal.h>
+
 #include <cstring>
 #include <fmt/format.h>
 
@@ -62,6 +64,11 @@ bool packed(const Counts& counts, const Counts& displs) {
 class GlooBackend final : public Backend {
  public:
   explicit GlooBackend(const BackendContext& ctx) : rank_(ctx.rank), size_(ctx.size), timeout_(ctx.timeout) {
+    // Gloo writes to its sockets without MSG_NOSIGNAL: a peer that died would kill this rank
+    // with SIGPIPE instead of letting the operation fail with an error. Ignore SIGPIPE unless
+    // the program installed its own handler.
+    struct sigaction current {};
+    if (::sigaction(SIGPIPE, nullptr, &current) == 0 && current.sa_handler == SIG_DFL) ::signal(SIGPIPE, SIG_IGN);
     try {
       gloo::transport::tcp::attr attr;
       attr.hostname = ctx.gloo_host;

@@ -318,10 +318,13 @@ void finalize() {
     for (int l = 0; l < s->lane_count; ++l) s->lanes[l].queue->stop(broken || stuck);
     if (broken || stuck) {
       any_broken = true;
-      (void)s->backend.release();  // its thread may still use it; never destroy under it
+      // A progress thread may still be inside the backend: leave the slot (backend, queues,
+      // threads) alive rather than destroy it under that thread.
+      (void)s.release();
     }
   }
   // Destroy healthy backends in reverse order of creation, then the world.
+  r->fast.clear();
   for (auto it = r->order.rbegin(); it != r->order.rend(); ++it) r->slots[*it].reset();
   r->world.store.reset();
   r->world.server.reset();

@@ -52,10 +52,13 @@ int main(int argc, char** argv) {
   } catch (const chorus::InputError& e) {
     std::fprintf(stderr, "rank %d: input error after %.2f s: %s\n", me, seconds(), e.what());
     std::fflush(stderr);
-    ::_exit(chorus::kExitBadInput);
+    rt::finalize();  // the ranks agreed on the error: an orderly shutdown must work
+    return chorus::kExitBadInput;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "rank %d: communication error after %.2f s: %s\n", me, seconds(), e.what());
     std::fflush(stderr);
-    ::_exit(3);
+    rt::finalize();  // must not hang or crash on the broken backend
+    std::fprintf(stderr, "rank %d: finalized after the error\n", me);
+    return 3;
   }
 }

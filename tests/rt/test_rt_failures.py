@@ -50,7 +50,7 @@ launch = [CHORUS, "launch", "-n", "4", "--kill-grace-s", "3", "--"]
 for backend in ["shm", "gloo"]:
     # The victim dies: every survivor reports a communication error well before the grace ends.
     run(f"{backend} killed rank", launch + [RT_FAIL, "--backend", backend, "--mode", "kill"], "nonzero",
-        [("communication error", 3)], 10)
+        [("communication error", 3), ("finalized after the error", 3)], 10)
     # The victim never joins: the survivors give up after the operation timeout.
     run(f"{backend} stalled rank", launch + [RT_FAIL, "--backend", backend, "--mode", "stall"], "nonzero",
         [("communication error", 1)], TIMEOUT_S + 3 + 6)
