@@ -44,6 +44,24 @@ void ProgressQueue::notify_after_release() {
   if (wake_drainers) idle_cv_.notify_all();
 }
 
+bool ProgressQueue::run_front_inline() {
+  if (queued_.load(std::memory_order_seq_cst) == 0 || busy_.load(std::memory_order_seq_cst)) return false;
+  Task task;
+  {
+    std::lock_guard lock(mutex_);
+    if (tasks_.empty()) return false;
+    bool expected = false;
+    if (!busy_.compare_exchange_strong(expected, true, std::memory_order_seq_cst)) return false;
+    task = std::move(tasks_.front());
+    tasks_.pop_front();
+    queued_.fetch_sub(1, std::memory_order_seq_cst);
+  }
+  task();
+  busy_.store(false, std::memory_order_seq_cst);
+  notify_after_release();
+  return true;
+}
+
 void ProgressQueue::drain() {
   std::unique_lock lock(mutex_);
   drainers_.fetch_add(1, std::memory_order_seq_cst);

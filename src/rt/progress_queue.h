@@ -29,6 +29,10 @@ class ProgressQueue {
   // runs its operation itself and calls release(). False if busy: post() instead.
   bool try_claim();
   void release();
+  // Runs the oldest queued task on the calling thread if the backend is idle ("help while
+  // waiting": a thread waiting for an operation runs it, and what precedes it, itself instead
+  // of paying two thread wake-ups). False if nothing ran.
+  bool run_front_inline();
   // Blocks until every task posted so far has finished.
   void drain();
   // Stops the thread after the queue is empty. If `abandon`, a thread stuck in a broken

@@ -170,7 +170,7 @@ Work submit(Slot& s, OpKind op, std::size_t count, DType dtype, bool async_op,
       state = std::make_shared<WorkState>(
           fmt::format("rank {}: {} on {} ({} x {})", s.backend->rank(), to_string(op),
                       s.backend->name(), count, to_string(dtype)),
-          lane.activity);
+          lane.activity, lane.queue.get());
       lane.queue->post([state, run = std::move(run), activity = lane.activity]() mutable {
         activity->running_since_ns.store(steady_now_ns());
         try {

@@ -4,6 +4,7 @@
 #include <sched.h>
 
 #include "rt/errors.h"
+#include "rt/progress_queue.h"
 #include "rt/runtime_config.h"
 
 namespace chorus::rt {
@@ -37,6 +38,11 @@ void Work::wait() const {
   // the progress thread run on this core without paying two futex wake-ups.
   for (int i = 0; i < 64; ++i) {
     if (state_->done_flag_.load(std::memory_order_acquire)) break;
+    // Help: run queued operations of this lane (in order, up to ours) on this thread.
+    if (state_->queue_ != nullptr && state_->queue_->run_front_inline()) {
+      i = 0;
+      continue;
+    }
     sched_yield();
   }
   const std::int64_t timeout_ms = operation_timeout_ms();

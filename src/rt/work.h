@@ -22,10 +22,13 @@ struct BackendActivity {
 
 std::int64_t steady_now_ns();
 
+class ProgressQueue;
+
 class WorkState {
  public:
-  WorkState(std::string description, std::shared_ptr<BackendActivity> activity)
-      : description_(std::move(description)), activity_(std::move(activity)) {}
+  // `queue`: the lane the operation is queued on; a waiter may run queued operations itself.
+  WorkState(std::string description, std::shared_ptr<BackendActivity> activity, ProgressQueue* queue = nullptr)
+      : description_(std::move(description)), activity_(std::move(activity)), queue_(queue) {}
   void complete(std::exception_ptr error);  // error == nullptr: success
   const std::string& description() const { return description_; }
 
@@ -33,6 +36,7 @@ class WorkState {
   friend class Work;
   std::string description_;
   std::shared_ptr<BackendActivity> activity_;
+  ProgressQueue* queue_;
   std::mutex mutex_;
   std::condition_variable done_cv_;
   bool done_ = false;
