@@ -197,9 +197,9 @@ class Executor {
   // With an enforced order the run can end with chunks stuck: report who waits for whom.
   void check_all_finished() const {
     std::string stuck;
-    for (size_t d = 0; d < dims_.size(); ++d) {
+    for (size_t d = 0; options_.enforce_dim_order && d < dims_.size(); ++d) {
       const auto& order = sched_.dim_order[d];
-      if (options_.enforce_dim_order && dims_[d].next_op < order.size()) {
+      if (dims_[d].next_op < order.size()) {
         const auto& op = order[dims_[d].next_op];
         stuck += fmt::format("{}dim{} waits for chunk {} {}", stuck.empty() ? "" : "; ", d + 1, op.chunk,
                              coll::to_string(op.phase));
