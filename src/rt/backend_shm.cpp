@@ -92,9 +92,7 @@ class ShmBackend final : public Backend {
                                            ctx.store->add(ctx.key_prefix + "/instance", 1));
       ::shm_unlink(name.c_str());
       seg_ = ShmSegment::create(name, total);
-      auto* h = new (seg_.data()) SegmentHeader{kMagic, static_cast<std::uint32_t>(size_),
-                                                slot_bytes_, ring_bytes_};
-      (void)h;
+      new (seg_.data()) SegmentHeader{kMagic, static_cast<std::uint32_t>(size_), slot_bytes_, ring_bytes_};
       for (std::size_t i = 0; i < n; ++i) new (control(static_cast<int>(i))) RankControl();
       for (std::size_t i = 0; i < n * n; ++i) new (seg_.data() + rings_off_ + i * ring_stride) RingControl();
       ctx.store->set_string(key, name);
