@@ -59,8 +59,9 @@ struct CommonOptions {
 void add_common(CLI::App* cmd, CommonOptions& o) {
   cmd->add_option("--backends", o.backends, "comma-separated backends (default: shm,gloo; with mpirun also mpi)");
   cmd->add_option("--ops", o.ops, "comma-separated operations: allreduce, allgather, reducescatter, alltoall, "
-                                  "broadcast, reduce, gather, scatter, sendrecv, barrier, all_gatherv, ... or all");
-  cmd->add_option("--sizes", o.sizes, "comma-separated message sizes, e.g. 4KiB,1MiB,64MiB");
+                                  "broadcast, reduce, gather, scatter, sendrecv, barrier, all_gatherv, ... or all")
+      ->capture_default_str();
+  cmd->add_option("--sizes", o.sizes, "comma-separated message sizes, e.g. 4KiB,1MiB,64MiB")->capture_default_str();
   cmd->add_option("--iters", o.iters, "timed iterations per size")->capture_default_str();
   cmd->add_option("--warmup", o.warmup, "untimed iterations before timing")->capture_default_str();
   cmd->add_option("--dtype", o.dtype, "element type")->capture_default_str();
