@@ -5,6 +5,8 @@
 // a blocked MPI call cannot be cancelled.
 #include <mpi.h>
 
+#include <algorithm>
+#include <array>
 #include <atomic>
 #include <climits>
 #include <condition_variable>
@@ -66,6 +68,10 @@ void check(int rc, const char* what) {
 
 // Keeps `inplace` semantics of the API: MPI wants MPI_IN_PLACE when in == out.
 const void* in_or_inplace(const void* in, const void* out) { return in == out ? MPI_IN_PLACE : in; }
+
+struct alignas(64) OpCounter {
+  std::atomic<std::uint64_t> started{0}, finished{0};
+};
 
 class MpiBackend final : public Backend {
  public:
@@ -220,14 +226,23 @@ class MpiBackend final : public Backend {
   // Marks an operation as running for the watchdog: an odd counter while one runs. (No clock
   // read here: the watchdog times how long the counter stays at the same odd value.)
   struct Guard {
-    // Counts started and finished operations (several threads may run operations at once:
-    // the collective one and the send and receive ones).
-    Guard(MpiBackend& b, const char* what) : backend(b) {
+    // Counts started and finished operations. Several threads may run operations at once (the
+    // collective, send and receive threads, and callers running operations inline); each
+    // thread counts in its own cache line with plain stores, which keeps locked instructions
+    // off this path. The watchdog sums them.
+    Guard(MpiBackend& b, const char* what) : backend(b), counter(b.my_counter()) {
       backend.current_op_.store(what, std::memory_order_relaxed);
-      backend.started_.fetch_add(1, std::memory_order_relaxed);
+      bump(counter.started);
     }
-    ~Guard() { backend.finished_.fetch_add(1, std::memory_order_relaxed); }
+    ~Guard() { bump(counter.finished); }
+    void bump(std::atomic<std::uint64_t>& c) {
+      if (&counter == &backend.counters_.back())  // shared by the threads beyond the first 63
+        c.fetch_add(1, std::memory_order_relaxed);
+      else
+        c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    }
     MpiBackend& backend;
+    struct OpCounter& counter;
   };
 
   static std::int64_t now_ns() {
@@ -242,8 +257,11 @@ class MpiBackend final : public Backend {
     std::int64_t seen_since = now_ns();
     while (!stop_) {
       watch_cv_.wait_for(lock, std::chrono::milliseconds(100));
-      const std::uint64_t f = finished_.load(std::memory_order_relaxed);
-      const std::uint64_t s = started_.load(std::memory_order_relaxed);
+      std::uint64_t f = 0, s = 0;
+      for (const auto& c : counters_) {
+        f += c.finished.load(std::memory_order_relaxed);
+        s += c.started.load(std::memory_order_relaxed);
+      }
       // Stuck: something is in flight and nothing started or finished for the whole timeout.
       if (s == f || s != seen_started || f != seen_finished) {
         seen_started = s;
@@ -300,7 +318,22 @@ class MpiBackend final : public Backend {
                             {MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL}};
   std::chrono::milliseconds timeout_;
   std::atomic<const char*> current_op_{""};
-  std::atomic<std::uint64_t> started_{0}, finished_{0};
+  OpCounter& my_counter() {
+    thread_local std::uint64_t owner = 0;
+    thread_local OpCounter* mine = nullptr;
+    if (owner != id_) {
+      const int i = std::min(next_counter_.fetch_add(1, std::memory_order_relaxed), kCounters - 1);
+      mine = &counters_[static_cast<std::size_t>(i)];
+      owner = id_;
+    }
+    return *mine;
+  }
+
+  static constexpr int kCounters = 64;
+  static inline std::atomic<std::uint64_t> next_id_{1};
+  const std::uint64_t id_ = next_id_.fetch_add(1);
+  std::array<OpCounter, kCounters> counters_;
+  std::atomic<int> next_counter_{0};
   bool thread_multiple_ = false;
   std::mutex watch_mutex_;
   std::condition_variable watch_cv_;
