@@ -106,7 +106,7 @@ class MpiBackend final : public Backend {
   std::string name() const override { return "mpi"; }
   int rank() const override { return rank_; }
   int size() const override { return size_; }
-  bool native(OpKind op) const override { return op != OpKind::all_to_all; }
+  bool native(OpKind) const override { return true; }
 
   bool concurrent_point_to_point() const override { return thread_multiple_; }
   void user_send(const void* buf, std::size_t bytes, int dst) override {
@@ -209,6 +209,35 @@ class MpiBackend final : public Backend {
                        mpi_type(d), root, comm_),
           "scatterv");
   }
+  // The list form: MPI_Alltoallw over MPI_BOTTOM with one datatype per peer that addresses
+  // that peer's buffer absolutely, so no packing is needed.
+  void all_to_all(const std::vector<const void*>& ins, const Counts& in_counts,
+                  const std::vector<void*>& outs, const Counts& out_counts, DType d) override {
+    Guard g(*this, "all_to_all");
+    const std::size_t eb = dtype_bytes(d);
+    std::vector<int> scounts(size_), rcounts(size_), zeros(size_, 0);
+    std::vector<MPI_Datatype> stypes(size_, MPI_BYTE), rtypes(size_, MPI_BYTE);
+    auto absolute = [&](const void* p, std::size_t bytes, MPI_Datatype& type, int& count) {
+      if (bytes == 0) return;
+      MPI_Aint address = 0;
+      MPI_Get_address(p, &address);
+      const int length = to_int(bytes, "all_to_all");
+      MPI_Type_create_hindexed(1, &length, &address, MPI_BYTE, &type);
+      MPI_Type_commit(&type);
+      count = 1;
+    };
+    for (int j = 0; j < size_; ++j) {
+      absolute(ins[j], in_counts[j] * eb, stypes[j], scounts[j]);
+      absolute(outs[j], out_counts[j] * eb, rtypes[j], rcounts[j]);
+    }
+    const int rc = MPI_Alltoallw(MPI_BOTTOM, scounts.data(), zeros.data(), stypes.data(), MPI_BOTTOM,
+                                 rcounts.data(), zeros.data(), rtypes.data(), comm_);
+    for (auto* types : {&stypes, &rtypes})
+      for (auto& t : *types)
+        if (t != MPI_BYTE) MPI_Type_free(&t);
+    check(rc, "all_to_all");
+  }
+
   void all_to_allv(const void* in, const Counts& sc, const Counts& sd, void* out,
                    const Counts& rc, const Counts& rd, DType d) override {
     Guard g(*this, "all_to_allv");
