@@ -132,7 +132,8 @@ class ShmBackend final : public Backend {
     begin("send");
     std::size_t done = 0;
     while (done < bytes) {
-      if (!push(static_cast<const char*>(buf), bytes, done, dst)) wait_ring(ring(rank_, dst)->tail, dst);
+      std::uint32_t seen = 0;
+      if (!push(static_cast<const char*>(buf), bytes, done, dst, &seen)) wait_change(ring(rank_, dst)->tail, seen, dst);
     }
   }
 
@@ -140,7 +141,8 @@ class ShmBackend final : public Backend {
     begin("recv");
     std::size_t done = 0;
     while (done < bytes) {
-      if (!pull(static_cast<char*>(buf), bytes, done, src)) wait_ring(ring(src, rank_)->head, src);
+      std::uint32_t seen = 0;
+      if (!pull(static_cast<char*>(buf), bytes, done, src, &seen)) wait_change(ring(src, rank_)->head, seen, src);
     }
   }
 
@@ -407,16 +409,19 @@ class ShmBackend final : public Backend {
     }
   }
 
-  void wait_ring(SharedCounter& word, int peer) {
-    const std::uint32_t seen = word.value.load(std::memory_order_acquire);
+  // Waits until the counter differs from `seen`, the value the failed push / pull looked at
+  // (not a value loaded now: the peer may have moved it in between, for the last time).
+  void wait_change(SharedCounter& word, std::uint32_t seen, int peer) {
     wait_until([&] { return word.value.load(std::memory_order_acquire) != seen; }, word, peer);
   }
 
   // Moves what fits into / out of a ring; returns whether any byte moved.
-  bool push(const char* buf, std::size_t bytes, std::size_t& done, int dst) {
+  // `seen` (optional) receives the peer's counter as read, for wait_change().
+  bool push(const char* buf, std::size_t bytes, std::size_t& done, int dst, std::uint32_t* seen = nullptr) {
     RingControl* r = ring(rank_, dst);
     const std::uint32_t head = r->head.value.load(std::memory_order_relaxed);
     const std::uint32_t tail = r->tail.value.load(std::memory_order_acquire);
+    if (seen != nullptr) *seen = tail;
     const std::size_t space = ring_bytes_ - static_cast<std::uint32_t>(head - tail);
     if (space == 0) return false;
     const std::size_t at = head & (ring_bytes_ - 1);
@@ -427,10 +432,11 @@ class ShmBackend final : public Backend {
     return true;
   }
 
-  bool pull(char* buf, std::size_t bytes, std::size_t& done, int src) {
+  bool pull(char* buf, std::size_t bytes, std::size_t& done, int src, std::uint32_t* seen = nullptr) {
     RingControl* r = ring(src, rank_);
     const std::uint32_t tail = r->tail.value.load(std::memory_order_relaxed);
     const std::uint32_t head = r->head.value.load(std::memory_order_acquire);
+    if (seen != nullptr) *seen = head;
     const std::size_t avail = static_cast<std::uint32_t>(head - tail);
     if (avail == 0) return false;
     const std::size_t at = tail & (ring_bytes_ - 1);
