@@ -25,7 +25,7 @@ namespace chorus::rt {
 
 namespace {
 
-MPI_Datatype mpi_type(DType d) {
+MPI_Datatype lookup_type(DType d) {
   switch (d) {
     case DType::f16: case DType::bf16: return MPI_UINT16_T;
     case DType::f32: return MPI_FLOAT;
@@ -44,10 +44,13 @@ void half_op(void* in, void* inout, int* len, MPI_Datatype*) {
   reduce_into(D, O, inout, in, inout, static_cast<std::size_t>(*len));
 }
 
-int to_int(std::size_t n, const char* what) {
-  if (n > static_cast<std::size_t>(INT_MAX))
-    throw InputError(fmt::format("mpi {}", what),
-                     fmt::format("count {} exceeds MPI's int limit ({})", n, INT_MAX));
+[[noreturn, gnu::cold, gnu::noinline]] void throw_too_large(std::size_t n, const char* what) {
+  throw InputError(fmt::format("mpi {}", what),
+                   fmt::format("count {} exceeds MPI's int limit ({})", n, INT_MAX));
+}
+
+inline int to_int(std::size_t n, const char* what) {
+  if (n > static_cast<std::size_t>(INT_MAX)) [[unlikely]] throw_too_large(n, what);
   return static_cast<int>(n);
 }
 
@@ -57,13 +60,15 @@ std::vector<int> to_ints(const Counts& v, const char* what) {
   return out;
 }
 
-void check(int rc, const char* what) {
-  if (rc != MPI_SUCCESS) {
-    char msg[MPI_MAX_ERROR_STRING];
-    int len = 0;
-    MPI_Error_string(rc, msg, &len);
-    throw CommError(fmt::format("mpi {}: {}", what, std::string(msg, static_cast<std::size_t>(len))));
-  }
+[[noreturn, gnu::cold, gnu::noinline]] void throw_mpi_error(int rc, const char* what) {
+  char msg[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  MPI_Error_string(rc, msg, &len);
+  throw CommError(fmt::format("mpi {}: {}", what, std::string(msg, static_cast<std::size_t>(len))));
+}
+
+inline void check(int rc, const char* what) {
+  if (rc != MPI_SUCCESS) [[unlikely]] throw_mpi_error(rc, what);
 }
 
 // Keeps `inplace` semantics of the API: MPI wants MPI_IN_PLACE when in == out.
@@ -85,6 +90,9 @@ class MpiBackend final : public Backend {
     MPI_Query_thread(&provided);
     thread_multiple_ = provided == MPI_THREAD_MULTIPLE;
     create_half_ops();
+    for (DType d : kAllDTypes) type_table_[static_cast<int>(d)] = lookup_type(d);
+    for (DType d : kAllDTypes)
+      for (ReduceOp o : kAllReduceOps) op_table_[static_cast<int>(d)][static_cast<int>(o)] = lookup_op(d, o);
     watchdog_ = std::thread([this] { watch(); });
   }
 
@@ -327,7 +335,11 @@ class MpiBackend final : public Backend {
     return op;
   }
 
-  MPI_Op mpi_op(DType d, ReduceOp op) const {
+  // The per-call lookup: one load from a table filled at construction.
+  MPI_Datatype mpi_type(DType d) const { return type_table_[static_cast<int>(d)]; }
+  MPI_Op mpi_op(DType d, ReduceOp op) const { return op_table_[static_cast<int>(d)][static_cast<int>(op)]; }
+
+  MPI_Op lookup_op(DType d, ReduceOp op) const {
     const int index = op == ReduceOp::prod ? 1 : op == ReduceOp::min ? 2 : op == ReduceOp::max ? 3 : 0;
     if (d == DType::f16) return half_ops_[0][index];
     if (d == DType::bf16) return half_ops_[1][index];
@@ -345,6 +357,8 @@ class MpiBackend final : public Backend {
   int size_ = 1;
   MPI_Op half_ops_[2][4] = {{MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL},
                             {MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL}};
+  MPI_Datatype type_table_[std::size(kAllDTypes)] = {};
+  MPI_Op op_table_[std::size(kAllDTypes)][std::size(kAllReduceOps)] = {};
   std::chrono::milliseconds timeout_;
   std::atomic<const char*> current_op_{""};
   OpCounter& my_counter() {

@@ -22,17 +22,6 @@ void ProgressQueue::post(Task task) {
   work_cv_.notify_one();
 }
 
-bool ProgressQueue::try_claim() {
-  if (queued_.load(std::memory_order_seq_cst) != 0 || stopping_.load(std::memory_order_relaxed)) return false;
-  bool expected = false;
-  return busy_.compare_exchange_strong(expected, true, std::memory_order_seq_cst);
-}
-
-void ProgressQueue::release() {
-  busy_.store(false, std::memory_order_seq_cst);
-  notify_after_release();
-}
-
 // Wakes the progress thread if a task waits for the backend, and drainers if any. Taking the
 // mutex first guarantees a thread that just checked its condition is already waiting.
 void ProgressQueue::notify_after_release() {
@@ -65,7 +54,8 @@ bool ProgressQueue::run_front_inline() {
 void ProgressQueue::drain() {
   std::unique_lock lock(mutex_);
   drainers_.fetch_add(1, std::memory_order_seq_cst);
-  idle_cv_.wait(lock, [&] { return tasks_.empty() && !busy_.load(std::memory_order_seq_cst); });
+  // Bounded waits: release() (the inline path) may miss this drainer (see there).
+  while (!(tasks_.empty() && !busy_.load(std::memory_order_seq_cst))) idle_cv_.wait_for(lock, kBusyRecheck);
   drainers_.fetch_sub(1, std::memory_order_seq_cst);
 }
 
@@ -92,9 +82,18 @@ void ProgressQueue::loop() {
       sched_yield();
       lock.lock();
     }
-    work_cv_.wait(lock, [&] {
-      return (!tasks_.empty() && !busy_.load(std::memory_order_seq_cst)) || (stopping_ && tasks_.empty());
-    });
+    for (;;) {
+      if (tasks_.empty()) {
+        if (stopping_) break;
+        work_cv_.wait(lock);  // post() and stop() notify under the usual mutex protocol
+      } else if (busy_.load(std::memory_order_seq_cst)) {
+        // A caller runs an operation inline (or helps while waiting). Its release() may miss
+        // our task (see there), so re-check busy_ periodically instead of sleeping for good.
+        work_cv_.wait_for(lock, kBusyRecheck);
+      } else {
+        break;
+      }
+    }
     if (tasks_.empty()) return;  // stopping
     bool expected = false;
     if (!busy_.compare_exchange_strong(expected, true, std::memory_order_seq_cst)) continue;  // inline call won

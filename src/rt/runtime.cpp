@@ -10,6 +10,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <stdexcept>
 
 #include "core/error.h"
 #include "rt/backends.h"
@@ -42,6 +43,7 @@ struct Slot {
     if (lane_count == 1) return lanes[0];
     return op == OpKind::send ? lanes[1] : op == OpKind::recv ? lanes[2] : lanes[0];
   }
+  int world_size = 1;                      // backend->size(), without a virtual call
   std::atomic<std::uint64_t> sequence{0};  // collectives issued in checking mode
   std::atomic<bool> is_broken{false};      // a communication failure left the backend unusable
   std::mutex broken_mutex;
@@ -94,12 +96,34 @@ std::string pick_backend(Runtime& r, OpKind op, std::size_t bytes) {
   return r.order.front();
 }
 
-Slot& slot_for(std::string_view name, OpKind op, std::size_t bytes) {
+// Backend names are 3-4 bytes: a constant-length memcmp compiles to two loads and a compare,
+// where std::string's operator== calls memcmp.
+inline bool same_name(const std::string& a, std::string_view b) {
+  const std::size_t n = b.size();
+  if (a.size() != n) return false;
+  if (n == 3) return std::memcmp(a.data(), b.data(), 3) == 0;
+  if (n == 4) return std::memcmp(a.data(), b.data(), 4) == 0;
+  return std::memcmp(a.data(), b.data(), n) == 0;
+}
+
+[[noreturn, gnu::cold, gnu::noinline]] void throw_not_initialised(OpKind op) {
+  rt(to_string(op));
+  throw std::logic_error("unreachable");
+}
+
+Slot& slot_for_slow(std::string_view name, OpKind op, std::size_t bytes);
+
+// The hot path: a linear scan of at most three names beats a map lookup.
+[[gnu::always_inline]] inline Slot& slot_for(std::string_view name, OpKind op, std::size_t bytes) {
+  if (g_rt == nullptr) [[unlikely]] throw_not_initialised(op);
+  for (auto& [n, slot] : g_rt->fast)
+    if (same_name(n, name)) return *slot;
+  return slot_for_slow(name, op, bytes);
+}
+
+// "auto" and unknown names.
+Slot& slot_for_slow(std::string_view name, OpKind op, std::size_t bytes) {
   Runtime& r = rt(to_string(op));
-  // A linear scan of at most three names beats a map lookup on this hot path.
-  if (name != "auto")
-    for (auto& [n, slot] : r.fast)
-      if (n == name) return *slot;
   auto it = name == "auto" ? r.slots.find(pick_backend(r, op, bytes)) : r.slots.end();
   if (it == r.slots.end()) {
     const bool known = std::find(kAvailable.begin(), kAvailable.end(), name) != kAvailable.end();
@@ -116,17 +140,23 @@ std::string where(const Backend& b, OpKind op) {
   return fmt::format("{} on {}, rank {}", to_string(op), b.name(), b.rank());
 }
 
-// `what` is a callable giving the message: formatted only on failure (this is the hot path).
 template <typename Message>
-void require(bool ok, const Backend& b, OpKind op, Message&& what) {
-  if (!ok) throw InputError(where(b, op), what());
+[[noreturn, gnu::cold, gnu::noinline]] void input_error(const Backend& b, OpKind op, Message& what) {
+  throw InputError(where(b, op), what());
+}
+
+// `what` is a callable giving the message: formatted only on failure (this is the hot path),
+// out of line so the check itself inlines to a compare and a branch.
+template <typename Message>
+inline void require(bool ok, const Backend& b, OpKind op, Message&& what) {
+  if (!ok) [[unlikely]] input_error(b, op, what);
 }
 
 void require_root(const Backend& b, OpKind op, int root) {
   require(root >= 0 && root < b.size(), b, op, [&] { return fmt::format("root {} is not a rank of this world (size {})", root, b.size()); });
 }
 
-void require_buffer(const Backend& b, OpKind op, const void* p, std::size_t count, const char* name) {
+inline void require_buffer(const Backend& b, OpKind op, const void* p, std::size_t count, const char* name) {
   require(count == 0 || p != nullptr, b, op, [&] { return fmt::format("{} is null but count is {}", name, count); });
 }
 
@@ -134,72 +164,74 @@ void require_counts(const Backend& b, OpKind op, const Counts& v, const char* na
   require(v.size() == static_cast<std::size_t>(b.size()), b, op, [&] { return fmt::format("{} has {} entries; the world has {} ranks", name, v.size(), b.size()); });
 }
 
+[[noreturn, gnu::cold, gnu::noinline]] void throw_broken(Slot& s) {
+  std::lock_guard lock(s.broken_mutex);
+  throw CommError(fmt::format("backend {} is unusable after an earlier failure: {}",
+                              s.backend->name(), s.broken));
+}
+
+[[gnu::cold, gnu::noinline]] void mark_broken(Slot& s, const CommError& e) {
+  std::lock_guard lock(s.broken_mutex);
+  if (s.broken.empty()) s.broken = e.what();
+  s.is_broken.store(true, std::memory_order_release);
+}
+
+// Runs one operation on the slot's backend (on whichever thread owns the lane): refuses a
+// broken backend, checks agreement first in checking mode (`sig` non-null), and marks the
+// backend broken on a communication failure.
+template <typename Body>
+[[gnu::always_inline]] inline void run_op(Slot& s, const CallSignature* sig, Body& body) {
+  if (s.is_broken.load(std::memory_order_acquire)) [[unlikely]] throw_broken(s);
+  try {
+    if (sig != nullptr) check_agreement(*s.backend, *sig);
+    body(*s.backend);
+  } catch (const CommError& e) {
+    mark_broken(s, e);
+    throw;
+  }
+}
+
 // Issues `body` on the slot: inline when synchronous and idle, else through the queue.
 template <typename Body>
 Work submit(Slot& s, OpKind op, std::size_t count, DType dtype, bool async_op,
             std::optional<CallSignature> sig, Body body) {
-  Runtime& r = *g_rt;
-  const bool check = r.check && sig.has_value() && s.backend->size() > 1;
+  const bool check = sig.has_value() && g_rt->check && s.world_size > 1;
   // Issuing from several threads onto one backend is allowed, but their relative order is
   // then up to the application (all ranks must agree on it).
   // Only collectives are numbered: point-to-point traffic legitimately differs between ranks.
   if (sig) sig->sequence = s.sequence.fetch_add(1, std::memory_order_relaxed);
-  auto run = [&s, check, sig = std::move(sig), body = std::move(body)]() mutable {
-    if (s.is_broken.load(std::memory_order_acquire)) {
-      std::lock_guard lock(s.broken_mutex);
-      throw CommError(fmt::format("backend {} is unusable after an earlier failure: {}",
-                                  s.backend->name(), s.broken));
-    }
-    try {
-      if (check) check_agreement(*s.backend, *sig);
-      body(*s.backend);
-    } catch (const CommError& e) {
-      std::lock_guard lock(s.broken_mutex);
-      if (s.broken.empty()) s.broken = e.what();
-      s.is_broken.store(true, std::memory_order_release);
-      throw;
-    }
-  };
-  bool inline_run = false;
-  std::shared_ptr<WorkState> state;
   Slot::Lane& lane = s.lane_for(op);
-  {
-    if (!async_op && lane.queue->try_claim()) {
-      inline_run = true;
-    } else {
-      state = std::make_shared<WorkState>(
-          fmt::format("rank {}: {} on {} ({} x {})", s.backend->rank(), to_string(op),
-                      s.backend->name(), count, to_string(dtype)),
-          lane.activity, lane.queue.get());
-      lane.queue->post([state, run = std::move(run), activity = lane.activity]() mutable {
-        activity->running_since_ns.store(steady_now_ns());
-        try {
-          run();
-          activity->running_since_ns.store(0);
-          state->complete(nullptr);
-        } catch (...) {
-          activity->running_since_ns.store(0);
-          state->complete(std::current_exception());
-        }
-      });
-    }
-  }
-  if (inline_run) {
-    try {
-      run();
-    } catch (...) {
-      lane.queue->release();
-      throw;
-    }
-    lane.queue->release();
+  if (!async_op && lane.queue->try_claim()) {
+    // Synchronous on an idle lane: run here, no task object, no copies of the signature.
+    struct Release {
+      ProgressQueue& queue;
+      ~Release() { queue.release(); }
+    } release{*lane.queue};
+    run_op(s, check ? &*sig : nullptr, body);
     return Work();
   }
+  auto state = std::make_shared<WorkState>(
+      fmt::format("rank {}: {} on {} ({} x {})", s.backend->rank(), to_string(op),
+                  s.backend->name(), count, to_string(dtype)),
+      lane.activity, lane.queue.get());
+  lane.queue->post([state, &s, check, sig = std::move(sig), body = std::move(body),
+                    activity = lane.activity]() mutable {
+    activity->running_since_ns.store(steady_now_ns());
+    try {
+      run_op(s, check ? &*sig : nullptr, body);
+      activity->running_since_ns.store(0);
+      state->complete(nullptr);
+    } catch (...) {
+      activity->running_since_ns.store(0);
+      state->complete(std::current_exception());
+    }
+  });
   Work w(state);
   if (!async_op) w.wait();
   return w;
 }
 
-std::optional<CallSignature> uniform_sig(OpKind op, std::size_t count, DType dtype,
+inline std::optional<CallSignature> uniform_sig(OpKind op, std::size_t count, DType dtype,
                                          ReduceOp rop = ReduceOp::sum, int root = -1) {
   if (!g_rt->check) return std::nullopt;  // only checking mode needs it
   CallSignature s;
@@ -289,6 +321,7 @@ void init(const std::vector<std::string>& names, const InitOptions& options) {
     if (name == "mpi") slot->backend = make_mpi_backend(ctx);
     else if (name == "gloo") slot->backend = make_gloo_backend(ctx);
     else slot->backend = make_shm_backend(ctx);
+    slot->world_size = slot->backend->size();
     slot->lane_count = slot->backend->concurrent_point_to_point() ? 3 : 1;
     static const char* kLaneNames[3] = {"", "-send", "-recv"};
     for (int l = 0; l < slot->lane_count; ++l) {
@@ -422,15 +455,16 @@ Work all_reduce(std::string_view backend, const void* in, void* out, std::size_t
   Slot& s = slot_for(backend, OpKind::all_reduce, count * dtype_bytes(dtype));
   require_buffer(*s.backend, OpKind::all_reduce, in, count, "input");
   require_buffer(*s.backend, OpKind::all_reduce, out, count, "output");
+  const int n = s.world_size;
   return submit(s, OpKind::all_reduce, count, dtype, async_op,
                 uniform_sig(OpKind::all_reduce, count, dtype, op), [=](Backend& x) {
                   if (count == 0) return;
-                  if (x.size() == 1) {
+                  if (n == 1) {
                     if (in != out) std::memcpy(out, in, count * dtype_bytes(dtype));
                   } else {
                     x.all_reduce(in, out, count, dtype, wire_op(op));
                   }
-                  if (op == ReduceOp::avg) divide_by(dtype, out, count, x.size());
+                  if (op == ReduceOp::avg) divide_by(dtype, out, count, n);
                 });
 }
 

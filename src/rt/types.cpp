@@ -6,16 +6,6 @@
 
 namespace chorus::rt {
 
-std::size_t dtype_bytes(DType dtype) {
-  switch (dtype) {
-    case DType::f16: case DType::bf16: return 2;
-    case DType::f32: case DType::i32: return 4;
-    case DType::f64: case DType::i64: return 8;
-    case DType::i8: case DType::u8: return 1;
-  }
-  return 1;
-}
-
 std::string_view to_string(DType dtype) {
   switch (dtype) {
     case DType::f16: return "f16";

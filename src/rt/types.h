@@ -29,7 +29,16 @@ inline constexpr OpKind kAllOpKinds[] = {
     OpKind::gather,      OpKind::scatter, OpKind::all_to_all, OpKind::all_to_all_single,
     OpKind::all_gatherv, OpKind::gatherv, OpKind::scatterv,   OpKind::all_to_allv};
 
-std::size_t dtype_bytes(DType dtype);
+// Inline: every operation computes its message size with it.
+constexpr std::size_t dtype_bytes(DType dtype) {
+  switch (dtype) {
+    case DType::f16: case DType::bf16: return 2;
+    case DType::f32: case DType::i32: return 4;
+    case DType::f64: case DType::i64: return 8;
+    case DType::i8: case DType::u8: return 1;
+  }
+  return 1;
+}
 std::string_view to_string(DType dtype);
 std::string_view to_string(ReduceOp op);
 std::string_view to_string(OpKind op);
