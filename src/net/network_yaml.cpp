@@ -116,7 +116,7 @@ Network parse_astra(const Ctx& ctx, const YAML::Node& root) {
     try {
       validate(Network{"", {dim}}, "");
     } catch (const InputError& e) {
-      throw InputError(ctx.at(root["topology"][i]), fmt::format("dimension {}{}", i, e.detail().substr(0)));
+      throw InputError(ctx.at(root["topology"][i]), fmt::format("dimension {}: {}", i, e.detail()));
     }
     net.dims.push_back(dim);
   }
