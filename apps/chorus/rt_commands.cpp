@@ -9,6 +9,7 @@
 
 #include "apps/chorus/commands.h"
 #include "core/error.h"
+#include "core/split.h"
 #include "core/units.h"
 #include "rt/bench_runner.h"
 #include "rt/launcher.h"
@@ -19,20 +20,6 @@
 namespace chorus::cli {
 
 namespace {
-
-std::vector<std::string> split_list(const std::string& text) {
-  std::vector<std::string> out;
-  std::string cur;
-  for (char c : text + ",") {
-    if (c == ',') {
-      if (!cur.empty()) out.push_back(cur);
-      cur.clear();
-    } else {
-      cur += c;
-    }
-  }
-  return out;
-}
 
 std::vector<std::size_t> parse_sizes(const std::string& text) {
   std::vector<std::size_t> sizes;

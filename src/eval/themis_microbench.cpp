@@ -1,9 +1,11 @@
 #include "eval/themis_microbench.h"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fmt/format.h>
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
@@ -36,6 +38,28 @@ sim::CollectiveRun simulate(const MicrobenchConfig& cfg, const net::Network& net
   sim::SimOptions options;
   options.max_chunks_per_dim = cfg.max_chunks_per_dim;
   return sim::run_collective(network, req, options);
+}
+
+const MicrobenchRow* find_row(const MicrobenchReport& report, const std::string& study, const std::string& topology,
+                              double size, const std::string& scheduler, int chunks) {
+  for (const auto& r : report.rows)
+    if (r.study == study && r.topology == topology && r.size_bytes == size && r.scheduler == scheduler &&
+        r.chunks == chunks)
+      return &r;
+  return nullptr;
+}
+
+// Fig. 11: mean avg. BW utilization over the size study's topologies; nullopt if none ran.
+std::optional<double> mean_utilization(const MicrobenchReport& report, double size, const std::string& scheduler) {
+  double sum = 0;
+  int count = 0;
+  for (const auto& n : report.config.topologies)
+    if (const auto* r = find_row(report, "sizes", n.name, size, scheduler, report.config.chunks)) {
+      sum += r->avg_bw_utilization;
+      ++count;
+    }
+  if (count == 0) return std::nullopt;
+  return sum / count;
 }
 
 }  // namespace
@@ -123,12 +147,6 @@ MicrobenchReport run_themis_microbench(const MicrobenchConfig& config, const Pro
 std::string format_microbench_tables(const MicrobenchReport& report) {
   const auto& cfg = report.config;
   std::string out;
-  auto find = [&](const std::string& study, const std::string& topo, double size, const std::string& s, int chunks) {
-    for (const auto& r : report.rows)
-      if (r.study == study && r.topology == topo && r.size_bytes == size && r.scheduler == s && r.chunks == chunks)
-        return &r;
-    return static_cast<const MicrobenchRow*>(nullptr);
-  };
   out += fmt::format("All-reduce time in ms and avg. BW utilization, {} chunks (Themis Figs. 8 and 11)\n", cfg.chunks);
   std::string header = fmt::format("{:<20} {:>8}", "topology", "size");
   for (const auto& s : cfg.schedulers) header += fmt::format(" {:>18}", s);
@@ -137,7 +155,7 @@ std::string format_microbench_tables(const MicrobenchReport& report) {
     for (double size : cfg.sizes_bytes) {
       std::string line = fmt::format("{:<20} {:>8}", n.name, size_label(size));
       for (const auto& s : cfg.schedulers) {
-        const auto* r = find("sizes", n.name, size, s, cfg.chunks);
+        const auto* r = find_row(report, "sizes", n.name, size, s, cfg.chunks);
         line += r ? fmt::format(" {:>9.3f} ({:>5.1f}%)", r->time_ns / 1e6, 100 * r->avg_bw_utilization)
                   : fmt::format(" {:>18}", "-");
       }
@@ -150,13 +168,7 @@ std::string format_microbench_tables(const MicrobenchReport& report) {
   out += header + "\n";
   for (double size : cfg.sizes_bytes) {
     std::string line = fmt::format("{:<10}", size_label(size));
-    for (const auto& s : cfg.schedulers) {
-      double sum = 0;
-      int count = 0;
-      for (const auto& n : cfg.topologies)
-        if (const auto* r = find("sizes", n.name, size, s, cfg.chunks)) sum += r->avg_bw_utilization, ++count;
-      line += fmt::format(" {:>11.1f}%", count ? 100 * sum / count : 0.0);
-    }
+    for (const auto& s : cfg.schedulers) line += fmt::format(" {:>11.1f}%", 100 * mean_utilization(report, size, s).value_or(0.0));
     out += line + "\n";
   }
   out += fmt::format("\nAvg. BW utilization vs chunks, {} all-reduce (Fig. 10)\n", size_label(cfg.sweep_size_bytes));
@@ -167,7 +179,7 @@ std::string format_microbench_tables(const MicrobenchReport& report) {
     for (int c : cfg.sweep_chunks) {
       std::string line = fmt::format("{:<20} {:>7}", t, c);
       for (const auto& s : cfg.schedulers) {
-        const auto* r = find("chunk_sweep", t, cfg.sweep_size_bytes, s, c);
+        const auto* r = find_row(report, "chunk_sweep", t, cfg.sweep_size_bytes, s, c);
         line += r ? fmt::format(" {:>11.1f}%", 100 * r->avg_bw_utilization) : fmt::format(" {:>12}", "-");
       }
       out += line + "\n";
@@ -230,10 +242,8 @@ std::vector<std::string> write_microbench_outputs(const MicrobenchReport& report
         chart.group_labels.push_back(n.name);
         std::vector<double> v;
         for (const auto& s : cfg.schedulers) {
-          double t = std::nan("");
-          for (const auto& r : report.rows)
-            if (r.study == "sizes" && r.topology == n.name && r.size_bytes == size && r.scheduler == s) t = r.time_ns / 1e6;
-          v.push_back(t);
+          const auto* r = find_row(report, "sizes", n.name, size, s, cfg.chunks);
+          v.push_back(r ? r->time_ns / 1e6 : std::nan(""));
         }
         chart.values.push_back(v);
       }
@@ -251,13 +261,7 @@ std::vector<std::string> write_microbench_outputs(const MicrobenchReport& report
     for (double size : cfg.sizes_bytes) {
       chart.group_labels.push_back(size_label(size));
       std::vector<double> v;
-      for (const auto& s : cfg.schedulers) {
-        double sum = 0;
-        int count = 0;
-        for (const auto& r : report.rows)
-          if (r.study == "sizes" && r.size_bytes == size && r.scheduler == s) sum += r.avg_bw_utilization, ++count;
-        v.push_back(count ? 100 * sum / count : std::nan(""));
-      }
+      for (const auto& s : cfg.schedulers) v.push_back(100 * mean_utilization(report, size, s).value_or(std::nan("")));
       chart.values.push_back(v);
     }
     write("fig11_utilization.svg", svg::render_bar_chart(chart));

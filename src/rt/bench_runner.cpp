@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <chrono>
 #include <fmt/format.h>
-#include <sstream>
 
 #include "core/error.h"
+#include "core/split.h"
 #include "rt/runtime.h"
 #include "rt/selfcheck.h"
 
@@ -87,10 +87,7 @@ struct Runner {
 
 std::vector<OpKind> parse_bench_ops(const std::string& text) {
   std::vector<OpKind> ops;
-  std::stringstream ss(text);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    if (item.empty()) continue;
+  for (const auto& item : split_list(text)) {
     if (item == "all") {
       for (OpKind o : kAllOpKinds)
         if (o != OpKind::recv) ops.push_back(o);

@@ -66,12 +66,6 @@ int g_generation = 0;
 
 const std::vector<std::string> kAvailable = {"shm", "mpi", "gloo"};
 
-std::string join(const std::vector<std::string>& v) {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
-  return s;
-}
-
 Runtime& rt(std::string_view what) {
   if (g_rt == nullptr)
     throw InputError(std::string(what), "the runtime is not initialised (call chorus::rt::init first)");
@@ -129,9 +123,9 @@ Slot& slot_for_slow(std::string_view name, OpKind op, std::size_t bytes) {
     const bool known = std::find(kAvailable.begin(), kAvailable.end(), name) != kAvailable.end();
     throw InputError(fmt::format("{} on rank {}", to_string(op), r.world.rank),
                      known ? fmt::format("backend '{}' is not initialised (initialised: {})", name,
-                                         join(r.order))
+                                         fmt::join(r.order, ", "))
                            : fmt::format("unknown backend '{}' (available: {}, auto; initialised: {})",
-                                         name, join(kAvailable), join(r.order)));
+                                         name, fmt::join(kAvailable, ", "), fmt::join(r.order, ", ")));
   }
   return *it->second;
 }
@@ -254,7 +248,7 @@ std::vector<std::string> available_backends() { return kAvailable; }
 
 void init(const std::vector<std::string>& names, const InitOptions& options) {
   if (g_rt != nullptr) throw InputError("init", "the runtime is already initialised");
-  if (names.empty()) throw InputError("init", "no backends given (available: " + join(kAvailable) + ")");
+  if (names.empty()) throw InputError("init", fmt::format("no backends given (available: {})", fmt::join(kAvailable, ", ")));
   std::vector<std::string> wanted;
   // "auto" / "all": every backend that can work under the current launcher (mpi needs mpirun
   // when there is more than one rank; shm needs one host, checked after the bootstrap).
@@ -270,7 +264,7 @@ void init(const std::vector<std::string>& names, const InitOptions& options) {
       continue;
     }
     if (std::find(kAvailable.begin(), kAvailable.end(), n) == kAvailable.end())
-      throw InputError("init", fmt::format("unknown backend '{}' (available: {})", n, join(kAvailable)));
+      throw InputError("init", fmt::format("unknown backend '{}' (available: {})", n, fmt::join(kAvailable, ", ")));
     wanted.push_back(n);
   }
   // Preference order for "auto" and de-duplication.
@@ -370,7 +364,7 @@ void synchronize(const std::vector<std::string>& names) {
     auto it = r.slots.find(n);
     if (it == r.slots.end())
       throw InputError("synchronize", fmt::format("backend '{}' is not initialised (initialised: {})",
-                                                  n, join(r.order)));
+                                                  n, fmt::join(r.order, ", ")));
     for (int l = 0; l < it->second->lane_count; ++l) it->second->lanes[l].queue->drain();
   }
 }

@@ -4,7 +4,6 @@
 #include <cstdio>
 #include <cstring>
 #include <fmt/format.h>
-#include <sstream>
 
 #include "rt/dtype.h"
 
@@ -16,15 +15,6 @@ constexpr unsigned char kSentinel = 0x5a;
 bool is_signed(DType d) { return d != DType::u8; }
 bool is_integer(DType d) { return d == DType::i8 || d == DType::u8 || d == DType::i32 || d == DType::i64; }
 }  // namespace
-
-std::vector<std::string> split(const std::string& text) {
-  std::vector<std::string> out;
-  std::stringstream ss(text);
-  std::string item;
-  while (std::getline(ss, item, ','))
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
 
 bool is_reduction(OpKind op) {
   return op == OpKind::reduce || op == OpKind::all_reduce || op == OpKind::reduce_scatter;

@@ -12,7 +12,6 @@
 
 namespace chorus::rt::selfcheck {
 
-std::vector<std::string> split(const std::string& text);
 bool is_reduction(OpKind op);
 
 // Input element i of `rank` for a reduction with `op` (or, with movement = true, for a data

@@ -53,18 +53,13 @@ class ThemisScheduler {
 
 Schedule themis_schedule(const net::Network& network, coll::CollectiveOp op, double size_bytes, int num_chunks,
                          const ThemisOptions& options) {
-  if (op == coll::CollectiveOp::kAllToAll) {
-    Schedule s = baseline_schedule(network, op, size_bytes, num_chunks);
-    s.scheduler = options.policy == IntraDimPolicy::kFifo ? "themis-fifo" : "themis-scf";
-    s.policy = options.policy;
-    return s;
-  }
-  Schedule s;
-  s.op = op;
-  s.size_bytes = size_bytes;
-  s.num_chunks = num_chunks;
+  // Start from the baseline schedule: all-to-all keeps it; the other operations get every
+  // chunk's order from Algorithm 1.
+  Schedule s = baseline_schedule(network, op, size_bytes, num_chunks);
   s.scheduler = options.policy == IntraDimPolicy::kFifo ? "themis-fifo" : "themis-scf";
   s.policy = options.policy;
+  if (op == coll::CollectiveOp::kAllToAll) return s;
+  s.chunks.clear();
   ThemisScheduler scheduler(network, options);
   // For an all-reduce the tracker follows the reduce-scatter half (line 7); the all-gather
   // half mirrors it (line 8) and so adds the same load to every dimension again.

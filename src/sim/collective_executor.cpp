@@ -1,7 +1,6 @@
 #include "sim/collective_executor.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstdint>
 #include <queue>
 
@@ -238,25 +237,6 @@ class Executor {
 CollectiveResult simulate_schedule(const net::Network& network, const sched::Schedule& schedule,
                                    const SimOptions& options) {
   return Executor(network, schedule, options).run();
-}
-
-std::vector<double> activity_rate(const std::vector<std::pair<double, double>>& intervals, double window_ns,
-                                  double end_ns) {
-  const auto windows = static_cast<size_t>(std::max(1.0, std::ceil(end_ns / window_ns)));
-  std::vector<double> rate(windows, 0.0);
-  for (const auto& [b, e] : intervals) {
-    auto w = static_cast<size_t>(b / window_ns);
-    for (; w < windows && w * window_ns < e; ++w) {
-      const double lo = std::max(b, w * window_ns);
-      const double hi = std::min(e, (w + 1) * window_ns);
-      if (hi > lo) rate[w] += hi - lo;
-    }
-  }
-  for (size_t w = 0; w < windows; ++w) {
-    const double len = std::min(window_ns, end_ns - w * window_ns);
-    rate[w] = len > 0 ? rate[w] / len : 0.0;
-  }
-  return rate;
 }
 
 }  // namespace chorus::sim

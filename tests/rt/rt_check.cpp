@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/split.h"
 #include "rt/dtype.h"
 #include "rt/runtime.h"
 #include "rt/selfcheck.h"
@@ -37,20 +38,20 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
 
   try {
-    const auto backends = rt::selfcheck::split(backends_arg);
+    const auto backends = chorus::split_list(backends_arg);
     rt::init(backends);
     std::vector<OpKind> ops;
     if (ops_arg == "all")
       ops.assign(std::begin(rt::kAllOpKinds), std::end(rt::kAllOpKinds));
     else
-      for (const auto& o : rt::selfcheck::split(ops_arg)) ops.push_back(rt::parse_op_kind(o, "--ops"));
+      for (const auto& o : chorus::split_list(ops_arg)) ops.push_back(rt::parse_op_kind(o, "--ops"));
     std::vector<DType> dtypes;
     if (dtypes_arg == "all")
       dtypes.assign(std::begin(rt::kAllDTypes), std::end(rt::kAllDTypes));
     else
-      for (const auto& d : rt::selfcheck::split(dtypes_arg)) dtypes.push_back(rt::parse_dtype(d, "--dtypes"));
+      for (const auto& d : chorus::split_list(dtypes_arg)) dtypes.push_back(rt::parse_dtype(d, "--dtypes"));
     std::vector<std::size_t> sizes;
-    for (const auto& s : rt::selfcheck::split(sizes_arg)) sizes.push_back(std::stoull(s));
+    for (const auto& s : chorus::split_list(sizes_arg)) sizes.push_back(std::stoull(s));
 
     Checker checker;
     for (const auto& b : backends) {

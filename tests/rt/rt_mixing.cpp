@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/split.h"
 #include "core/rng.h"
 #include "rt/runtime.h"
 #include "rt/selfcheck.h"
@@ -35,7 +36,7 @@ int main(int argc, char** argv) {
   app.add_flag("--check", check, "enable the runtime's checking mode");
   CLI11_PARSE(app, argc, argv);
   try {
-    const auto backends = rt::selfcheck::split(backends_arg);
+    const auto backends = chorus::split_list(backends_arg);
     rt::InitOptions init;
     init.check = check ? 1 : 0;
     rt::init(backends, init);
