@@ -9,6 +9,7 @@ PACKAGES=(
   libyaml-cpp-dev       # network YAML files (with line numbers for errors)
   libfmt-dev            # formatting
   libgtest-dev libgmock-dev  # unit tests
+  clang libclang-rt-14-dev   # fuzzing: clang with libFuzzer (scripts/test.sh --fuzz)
   libopenmpi-dev openmpi-bin # runtime backend "mpi"
   libgloo-dev           # runtime backend "gloo"
   libzstd-dev           # runtime compression

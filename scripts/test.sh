@@ -1,30 +1,54 @@
 #!/usr/bin/env bash
-# Installs dependencies, builds chorus with warnings as errors and runs every test:
-# first the regular build (build/), then the AddressSanitizer + UBSan build (build-asan/).
-#   scripts/test.sh              both builds, all tests (what CI runs)
-#   scripts/test.sh --regular    only the regular build
-#   scripts/test.sh --sanitize   only the sanitizer build
+# Installs dependencies, builds chorus with warnings as errors and runs every test, in four
+# stages:
+#   1. build/       the regular build, every test
+#   2. build-asan/  AddressSanitizer + UBSan (Debug), every test
+#   3. build-tsan/  ThreadSanitizer, the runtime's tests (the code with threads)
+#   4. build-fuzz/  clang + libFuzzer: each parser's fuzz target for a bounded time
+#                   (CHORUS_FUZZ_SECONDS per target, default 20)
+#   scripts/test.sh              all four stages (what CI runs)
+#   scripts/test.sh --regular | --sanitize | --tsan | --fuzz     one stage
 set -euo pipefail
 cd "$(dirname "$0")/.."
 MODE="${1:-all}"
 case "$MODE" in
-  all|--regular|--sanitize) ;;
-  *) echo "usage: scripts/test.sh [--regular|--sanitize]" >&2; exit 2 ;;
+  all|--regular|--sanitize|--tsan|--fuzz) ;;
+  *) echo "usage: scripts/test.sh [--regular|--sanitize|--tsan|--fuzz]" >&2; exit 2 ;;
 esac
 bash scripts/install-deps.sh
 JOBS=$(nproc)
+want() { [[ "$MODE" == all || "$MODE" == "$1" ]]; }
 
-run_suite() {  # build-dir, extra cmake args...
-  local dir="$1"; shift
-  echo "=== $dir: configure, build, test ==="
+configure_and_build() {  # build-dir, targets (or "all"), extra cmake args...
+  local dir="$1" targets="$2"; shift 2
+  echo "=== $dir: configure, build ==="
   cmake -S . -B "$dir" -DCHORUS_WERROR=ON "$@"
-  cmake --build "$dir" -j"$JOBS"
-  (cd "$dir" && ctest --output-on-failure -j"$JOBS" --timeout 900)
+  if [[ "$targets" == all ]]; then
+    cmake --build "$dir" -j"$JOBS"
+  else
+    # shellcheck disable=SC2086
+    cmake --build "$dir" -j"$JOBS" --target $targets
+  fi
 }
 
-if [[ "$MODE" != "--sanitize" ]]; then
-  run_suite build
+if want --regular; then
+  configure_and_build build all
+  (cd build && ctest --output-on-failure -j"$JOBS" --timeout 900)
 fi
-if [[ "$MODE" != "--regular" ]]; then
-  run_suite build-asan -DCHORUS_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
+if want --sanitize; then
+  configure_and_build build-asan all -DCHORUS_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
+  (cd build-asan && ctest --output-on-failure -j"$JOBS" --timeout 900)
 fi
+if want --tsan; then
+  # Open MPI and Gloo are not instrumented: tests/rt/tsan.supp names what TSan cannot see
+  # through them. Every test of the runtime runs, the mpirun ones included.
+  configure_and_build build-tsan "chorus rt_unit_tests rt_queue_stress rt_check rt_mixing rt_fail rt_hello" \
+    -DCHORUS_TSAN=ON -DCHORUS_BUILD_BENCH=OFF
+  (cd build-tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/../tests/rt/tsan.supp" \
+     ctest --output-on-failure -j"$JOBS" --timeout 900 -L rt)
+fi
+if want --fuzz; then
+  CC=clang CXX=clang++ configure_and_build build-fuzz fuzzers -DCHORUS_FUZZ=ON -DCHORUS_BUILD_BENCH=OFF
+  bash tests/fuzz/run_fuzzers.sh build-fuzz "${CHORUS_FUZZ_SECONDS:-20}"
+fi
+echo "scripts/test.sh: all stages passed"

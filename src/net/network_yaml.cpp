@@ -25,6 +25,7 @@ struct Ctx {
 void check_keys(const Ctx& ctx, const YAML::Node& map, const std::vector<std::string>& allowed,
                 const std::string& where) {
   for (const auto& kv : map) {
+    if (!kv.first.IsScalar()) throw InputError(ctx.at(kv.first), fmt::format("{}a key must be a plain name", where));
     const auto key = kv.first.as<std::string>();
     if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
       throw InputError(ctx.at(kv.first), fmt::format("{}unknown key '{}'{}; allowed keys: {}", where, key,
@@ -134,9 +135,15 @@ Network parse_network_yaml(const std::string& text, const std::string& source_na
     throw InputError(fmt::format("{}:{}", source_name, e.mark.line + 1), "YAML syntax error: " + e.msg);
   }
   if (!root.IsMap()) throw InputError(source_name, "expected a YAML map with 'dims' (or ASTRA-sim's 'topology')");
-  Network net = root["topology"] ? parse_astra(ctx, root) : parse_chorus(ctx, root);
-  validate(net, source_name);
-  return net;
+  try {
+    Network net = root["topology"] ? parse_astra(ctx, root) : parse_chorus(ctx, root);
+    validate(net, source_name);
+    return net;
+  } catch (const YAML::Exception& e) {
+    // A node of an unexpected shape that a check above did not foresee: still the file's fault.
+    throw InputError(e.mark.line >= 0 ? fmt::format("{}:{}", source_name, e.mark.line + 1) : source_name,
+                     "unexpected YAML structure: " + e.msg);
+  }
 }
 
 Network load_network_file(const std::string& path) {

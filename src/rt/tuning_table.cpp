@@ -1,6 +1,7 @@
 #include "rt/tuning_table.h"
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -32,17 +33,26 @@ void require_keys(const json& j, const std::vector<std::string>& allowed, const 
 TuningTable TuningTable::load(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw InputError(path, "cannot open tuning table");
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse(text.str(), path);
+}
+
+TuningTable TuningTable::parse(const std::string& text, const std::string& path) {
   json j;
   try {
-    in >> j;
+    j = json::parse(text);
   } catch (const json::exception& e) {
     throw InputError(path, std::string("not valid JSON: ") + e.what());
   }
   require_keys(j, {"schema", "machine", "tables"}, path);
-  if (j.value("schema", "") != kSchema)
+  if (!j.contains("schema") || !j["schema"].is_string() || j["schema"].get<std::string>() != kSchema)
     throw InputError(path + ": schema", std::string("expected \"") + kSchema + "\"");
   TuningTable t;
-  t.machine = j.value("machine", "");
+  if (j.contains("machine")) {
+    if (!j["machine"].is_string()) throw InputError(path + ": machine", "expected a string");
+    t.machine = j["machine"].get<std::string>();
+  }
   if (!j.contains("tables") || !j["tables"].is_array())
     throw InputError(path + ": tables", "expected an array");
   std::size_t i = 0;
@@ -51,14 +61,28 @@ TuningTable TuningTable::load(const std::string& path) {
     require_keys(tab, {"op", "world_size", "rows"}, where);
     try {
       const OpKind op = parse_op_kind(tab.at("op").get<std::string>(), where + ".op");
-      const int world = tab.at("world_size").get<int>();
-      if (world < 1) throw InputError(where + ".world_size", "must be >= 1");
+      const json& ws = tab.at("world_size");
+      // Checked before converting: nlohmann casts any number, 1e30 or 2.5, to an int.
+      if (!ws.is_number_integer() || ws.get<std::int64_t>() < 1 || ws.get<std::int64_t>() > (1 << 20))
+        throw InputError(where + ".world_size", "expected an integer in [1, 1048576], got " + ws.dump());
+      const int world = ws.get<int>();
+      if (!tab.at("rows").is_array()) throw InputError(where + ".rows", "expected an array");
       auto& rows = t.tables[{op, world}];
       for (const auto& r : tab.at("rows")) {
         require_keys(r, {"bytes", "best", "time_us"}, where + ".rows");
         TuningRow row;
-        row.bytes = r.at("bytes").get<std::uint64_t>();
-        for (const auto& [b, us] : r.at("time_us").items()) row.time_us[b] = us.get<double>();
+        const json& bytes = r.at("bytes");
+        if (!bytes.is_number_unsigned() && !(bytes.is_number_integer() && bytes.get<std::int64_t>() >= 0))
+          throw InputError(where + ".rows.bytes", "expected a non-negative integer, got " + bytes.dump());
+        row.bytes = bytes.get<std::uint64_t>();
+        if (!r.at("time_us").is_object()) throw InputError(where + ".rows.time_us", "expected an object");
+        for (const auto& [b, us] : r.at("time_us").items()) {
+          const double us_value = us.get<double>();
+          if (b.empty() || !std::isfinite(us_value) || us_value < 0)
+            throw InputError(where + ".rows.time_us",
+                             "expected backend names with finite, non-negative times in microseconds");
+          row.time_us[b] = us_value;
+        }
         if (row.time_us.empty()) throw InputError(where + ".rows", "time_us is empty");
         rows.push_back(row);
       }

@@ -25,6 +25,8 @@ struct TuningTable {
 
   // Throws InputError naming the file and field on bad content.
   static TuningTable load(const std::string& path);
+  // The text of a table; `path` names it in errors.
+  static TuningTable parse(const std::string& text, const std::string& path);
   void save(const std::string& path) const;
   std::string to_json() const;
   // The fastest allowed backend at the tuned size nearest below `bytes` (or the smallest

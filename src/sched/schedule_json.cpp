@@ -1,8 +1,12 @@
 #include "sched/schedule_json.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
 #include <fmt/format.h>
 #include <fstream>
+#include <sstream>
 #include <set>
 
 #include "core/error.h"
@@ -43,9 +47,34 @@ const char* order_key(coll::Phase phase) {
   return "";
 }
 
+// nlohmann converts any number with a plain cast: 1e30 or 2.5 into an int is undefined or
+// wrong. Only integers in range are accepted.
+template <typename T>
+void require_integer(const json& v, const std::string& key, const std::string& where) {
+  const bool in_range =
+      (v.is_number_unsigned() && v.get<std::uint64_t>() <= static_cast<std::uint64_t>(std::numeric_limits<T>::max())) ||
+      (v.is_number_integer() && !v.is_number_unsigned() &&
+       v.get<std::int64_t>() >= static_cast<std::int64_t>(std::numeric_limits<T>::min()) &&
+       v.get<std::int64_t>() <= static_cast<std::int64_t>(std::numeric_limits<T>::max()));
+  if (!in_range)
+    throw InputError(where, fmt::format("field '{}' must hold integers in [{}, {}], got {}", key,
+                                        std::numeric_limits<T>::min(), std::numeric_limits<T>::max(), v.dump()));
+}
+
+template <typename T>
+struct is_int_vector : std::false_type {};
+template <typename E>
+struct is_int_vector<std::vector<E>> : std::is_integral<E> {};
+
 template <typename T>
 T get(const json& j, const std::string& key, const std::string& where) {
   if (!j.contains(key)) throw InputError(where, fmt::format("missing field '{}'", key));
+  if constexpr (std::is_integral_v<T>) {
+    require_integer<T>(j.at(key), key, where);
+  } else if constexpr (is_int_vector<T>::value) {
+    if (j.at(key).is_array())
+      for (const auto& e : j.at(key)) require_integer<typename T::value_type>(e, key, where);
+  }
   try {
     return j.at(key).get<T>();
   } catch (const json::exception&) {
@@ -157,16 +186,23 @@ Schedule schedule_from_json(const json& j, const net::Network& network, const st
   return s;
 }
 
+Schedule parse_schedule_json(const std::string& text, const net::Network& network,
+                             const std::string& source) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for numbers too big
+    throw InputError(source, fmt::format("invalid JSON: {}", e.what()));
+  }
+  return schedule_from_json(j, network, source);
+}
+
 Schedule load_schedule_file(const std::string& path, const net::Network& network) {
   std::ifstream in(path);
   if (!in) throw InputError(path, "cannot open schedule file");
-  json j;
-  try {
-    j = json::parse(in);
-  } catch (const json::parse_error& e) {
-    throw InputError(path, fmt::format("invalid JSON: {}", e.what()));
-  }
-  return schedule_from_json(j, network, path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse_schedule_json(text.str(), network, path);
 }
 
 }  // namespace chorus::sched
