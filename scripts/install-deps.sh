@@ -11,7 +11,6 @@ PACKAGES=(
   libgtest-dev libgmock-dev  # unit tests
   libopenmpi-dev openmpi-bin # runtime backend "mpi"
   libgloo-dev           # runtime backend "gloo"
-  libzstd-dev           # runtime compression
 )
 missing=()
 for p in "${PACKAGES[@]}"; do
