@@ -12,7 +12,6 @@ PACKAGES=(
   clang libclang-rt-14-dev   # fuzzing: clang with libFuzzer (scripts/test.sh --fuzz)
   libopenmpi-dev openmpi-bin # runtime backend "mpi"
   libgloo-dev           # runtime backend "gloo"
-  libzstd-dev           # runtime compression
 )
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -113,6 +113,9 @@ TEST(ScheduleJson, RejectsBadSchedules) {
   j = good;
   j["size_bytes"] = "big";
   expect_error(j, "size_bytes");
+  j = good;
+  j["scheduler"] = "ideal";  // a bound, not a schedule (docs/schedule-format.md)
+  expect_error(j, "'ideal' is a bound");
   EXPECT_THROW(sched::load_schedule_file("/nonexistent.json", n), InputError);
 }
 

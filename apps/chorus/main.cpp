@@ -9,6 +9,7 @@
 int main(int argc, char** argv) {
   CLI::App app{"chorus: plan, simulate and run collective communication for distributed training"};
   app.set_help_all_flag("--help-all", "Print help for every command");
+  app.set_version_flag("--version", "chorus " CHORUS_VERSION, "Print the version and exit");
   app.require_subcommand(1);
   chorus::cli::register_sim_commands(app);
   chorus::cli::register_reproduce_commands(app);
@@ -20,6 +21,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     app.exit(e);  // prints the message and a hint to --help

@@ -109,6 +109,9 @@ void run_sim_collective(const SimCollectiveArgs& a) {
   req.size_bytes = static_cast<double>(parse_bytes(a.size, "--size"));
   req.num_chunks = a.chunks;
   req.scheduler = sched::parse_scheduler(a.scheduler);
+  if (!a.save_schedule.empty() && req.scheduler.kind == sched::SchedulerKind::kIdeal)
+    throw InputError("--save-schedule", "the ideal is a bound (Themis Table 3), not a chunk schedule: there is "
+                                        "nothing to save; use --scheduler baseline, themis-fifo or themis-scf");
   if (!(a.threshold_divisor > 0)) throw InputError("--threshold-divisor", "must be positive");
   req.themis.threshold_divisor = a.threshold_divisor;
   sim::SimOptions options;

@@ -133,6 +133,10 @@ Schedule schedule_from_json(const json& j, const net::Network& network, const st
   s.num_chunks = get<int>(j, "num_chunks", source);
   if (s.num_chunks < 1) throw InputError(source, "field 'num_chunks' must be >= 1");
   s.scheduler = get<std::string>(j, "scheduler", source);
+  // The ideal is a bound, not a schedule: a file claiming it would be simulated as chunks
+  // and its time reported under the bound's name.
+  if (s.scheduler == "ideal")
+    throw InputError(source, "field 'scheduler': 'ideal' is a bound, not a chunk schedule; it cannot be loaded");
   const auto policy = get<std::string>(j, "policy", source);
   if (policy == "fifo") s.policy = IntraDimPolicy::kFifo;
   else if (policy == "scf") s.policy = IntraDimPolicy::kSmallestChunkFirst;

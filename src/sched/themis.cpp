@@ -30,8 +30,10 @@ class ThemisScheduler {
     } else {
       order.resize(loads.size());
       std::iota(order.begin(), order.end(), 0);
-      // Lines 22-26: indices sorted by load, ascending for RS, descending for AG. Ties
-      // keep the baseline (lower dimension first) order so every NPU agrees.
+      // Lines 22-26: indices sorted by load, ascending for RS, descending for AG. The paper
+      // leaves ties open; here equal loads keep the lower dimension first in both phases
+      // (stable sort of 0..D-1), so every NPU agrees. For RS that is the baseline order; for
+      // AG it is the reverse of the baseline AG order (which runs the highest dimension first).
       if (phase == coll::Phase::kAllGather) {
         std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return loads[a] > loads[b]; });
       } else {

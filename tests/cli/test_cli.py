@@ -2,6 +2,7 @@
 """End-to-end tests of the chorus CLI: exit codes, JSON shape, bad input, outputs on disk."""
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -20,6 +21,16 @@ class Help(unittest.TestCase):
             r = chorus(*cmd, "--help")
             self.assertEqual(r.returncode, 0, (cmd, r.stderr))
             self.assertIn("Usage", r.stdout)
+
+    def test_version(self):
+        # The version is CMake's project(VERSION ...), read here from the source tree.
+        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        with open(os.path.join(root, "CMakeLists.txt")) as f:
+            m = re.search(r"project\(chorus VERSION ([0-9.]+)", f.read())
+        self.assertIsNotNone(m)
+        r = chorus("--version")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout, f"chorus {m.group(1)}\n")
 
     def test_no_command_is_an_error(self):
         self.assertEqual(chorus().returncode, 2)
@@ -98,6 +109,28 @@ class SimCollective(unittest.TestCase):
             r = chorus("sim", "schedule", path, "--topology", "3D-FC_Ring_SW", "--enforce-order", timeout=30)
             self.assertEqual(r.returncode, 2)
             self.assertIn("deadlocks", r.stderr)
+
+    def test_ideal_is_a_bound_not_a_saved_schedule(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "ideal.json")
+            r = chorus("sim", "collective", "--topology", "3D-FC_Ring_SW", "--size", "200MB", "--chunks", "16",
+                       "--scheduler", "ideal", "--save-schedule", path)
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertIn("--save-schedule", r.stderr)
+            self.assertIn("bound", r.stderr)
+            self.assertFalse(os.path.exists(path), "nothing may be written for the ideal")
+            # A baseline schedule relabelled 'ideal' by hand is refused on loading too.
+            self.run_json("--topology", "3D-FC_Ring_SW", "--size", "200MB", "--chunks", "16",
+                          "--scheduler", "baseline", "--save-schedule", path)
+            with open(path) as f:
+                sched = json.load(f)
+            sched["scheduler"] = "ideal"
+            with open(path, "w") as f:
+                json.dump(sched, f)
+            r = chorus("sim", "schedule", path, "--topology", "3D-FC_Ring_SW")
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertIn("ideal.json", r.stderr)
+            self.assertIn("'ideal' is a bound", r.stderr)
 
     def test_bad_input_exit_2(self):
         cases = [
