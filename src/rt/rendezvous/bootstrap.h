@@ -23,6 +23,7 @@ struct World {
   std::string gloo_host = "127.0.0.1";
   std::unique_ptr<TcpStoreServer> server;  // rank 0 under mpirun
   std::unique_ptr<Store> store;
+  std::string store_address;  // host:port of the TCP store; "" for the in-memory one
 };
 
 // `want_mpi`: initialise MPI even when not launched by mpirun (backend mpi requested).

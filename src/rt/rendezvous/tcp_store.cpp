@@ -498,6 +498,8 @@ void TcpStoreServer::serve() {
       if (re & POLLOUT) Impl::flush(c);
       if (re & (POLLIN | POLLHUP | POLLERR)) s.receive(c);
       if (re & (POLLERR | POLLNVAL)) c.dead = true;
+      // Hung up while its buffer is full (not polled for input): nothing more will come.
+      if ((re & POLLHUP) && !(fds[i + 2].events & POLLIN)) c.dead = true;
     }
     // Frames taken from one client may wake another (set, add): go round until nobody moves.
     for (bool progressed = true; progressed;) {
