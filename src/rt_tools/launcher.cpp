@@ -67,7 +67,7 @@ int launch(const LaunchOptions& options) {
     const std::string entry = *e;
     if (entry.rfind("CHORUS_RANK=", 0) == 0 || entry.rfind("CHORUS_WORLD_SIZE=", 0) == 0 ||
         entry.rfind("CHORUS_LOCAL_RANK=", 0) == 0 || entry.rfind("CHORUS_STORE_ADDR=", 0) == 0 ||
-        entry.rfind("CHORUS_RUN_ID=", 0) == 0)
+        entry.rfind("CHORUS_RUN_ID=", 0) == 0 || entry.rfind("CHORUS_STORE_TOKEN=", 0) == 0)
       continue;
     base_env.push_back(entry);
   }
@@ -79,6 +79,7 @@ int launch(const LaunchOptions& options) {
     env.push_back(fmt::format("CHORUS_LOCAL_RANK={}", r));
     env.push_back(fmt::format("CHORUS_WORLD_SIZE={}", options.ranks));
     env.push_back("CHORUS_STORE_ADDR=" + store_addr);
+    env.push_back("CHORUS_STORE_TOKEN=" + server.token());
     env.push_back("CHORUS_RUN_ID=" + run_id);
     for (auto& s : env) envps[static_cast<std::size_t>(r)].push_back(s.data());
     envps[static_cast<std::size_t>(r)].push_back(nullptr);

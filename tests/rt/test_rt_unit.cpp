@@ -159,7 +159,7 @@ TEST(Store, TcpServerGetWaitsAndBarrierReleasesAll) {
   std::atomic<int> through{0};
   for (int i = 0; i < 4; ++i) {
     threads.emplace_back([&, i] {
-      rt::TcpStore store("127.0.0.1", server.port(), std::chrono::seconds(5));
+      rt::TcpStore store("127.0.0.1", server.port(), std::chrono::seconds(5), server.token());
       if (i == 3) {
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
         store.set_string("answer", "42");
@@ -171,7 +171,7 @@ TEST(Store, TcpServerGetWaitsAndBarrierReleasesAll) {
   }
   for (auto& t : threads) t.join();
   EXPECT_EQ(through.load(), 4);
-  rt::TcpStore store("127.0.0.1", server.port(), std::chrono::seconds(5));
+  rt::TcpStore store("127.0.0.1", server.port(), std::chrono::seconds(5), server.token());
   EXPECT_THROW(store.get("never", std::chrono::milliseconds(100)), rt::TimeoutError);
 }
 

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "rt/errors.h"
 #include "rt/rendezvous/mpi_env.h"
 
 namespace chorus::rt {
@@ -43,7 +44,11 @@ World bootstrap_world(bool want_mpi, std::chrono::milliseconds timeout) {
     if (addr == nullptr)
       throw InputError("environment CHORUS_STORE_ADDR", "not set (start ranks with chorus launch)");
     const auto [host, port] = parse_host_port(addr, "environment CHORUS_STORE_ADDR");
-    w.store = std::make_unique<TcpStore>(host, port, timeout);
+    const char* token = std::getenv("CHORUS_STORE_TOKEN");
+    if (token == nullptr || *token == '\0')
+      throw InputError("environment CHORUS_STORE_TOKEN", "not set (start ranks with chorus launch)");
+    w.store = std::make_unique<TcpStore>(host, port, timeout, token);
+    w.store_address = addr;
     const char* run_id = std::getenv("CHORUS_RUN_ID");
     w.run_id = run_id != nullptr ? run_id : fmt::format("p{}", port);
     return w;
@@ -60,14 +65,20 @@ World bootstrap_world(bool want_mpi, std::chrono::milliseconds timeout) {
     if (w.rank == 0) {
       w.server = std::make_unique<TcpStoreServer>(w.single_host ? "127.0.0.1" : "0.0.0.0");
       const auto stamp = std::chrono::steady_clock::now().time_since_epoch().count();
-      info = fmt::format("{}:{} mpi{}x{}", w.single_host ? "127.0.0.1" : host_name(),
-                         w.server->port(), ::getpid(), stamp % 1000000007);
+      // "host:port run_id token": the job token travels over MPI, never through the network
+      // the store listens on.
+      info = fmt::format("{}:{} mpi{}x{} {}", w.single_host ? "127.0.0.1" : host_name(),
+                         w.server->port(), ::getpid(), stamp % 1000000007, w.server->token());
     }
     info = mpi_broadcast_string(info, 0);
     const auto space = info.find(' ');
-    w.run_id = info.substr(space + 1);
+    const auto space2 = info.find(' ', space + 1);
+    if (space == std::string::npos || space2 == std::string::npos)
+      throw CommError("mpirun rendezvous: malformed broadcast from rank 0");
+    w.run_id = info.substr(space + 1, space2 - space - 1);
     const auto [host, port] = parse_host_port(info.substr(0, space), "mpirun rendezvous");
-    w.store = std::make_unique<TcpStore>(host, port, timeout);
+    w.store = std::make_unique<TcpStore>(host, port, timeout, info.substr(space2 + 1));
+    w.store_address = info.substr(0, space);
     return w;
   }
   w.launcher = "none";

@@ -1,9 +1,10 @@
 #pragma once
 // Finding the world: who am I, how many are we, and where is the rendezvous store.
 //   - under `chorus launch`: CHORUS_RANK, CHORUS_WORLD_SIZE, CHORUS_STORE_ADDR (host:port on
-//     loopback, served by the launcher) and CHORUS_RUN_ID;
+//     loopback, served by the launcher), CHORUS_STORE_TOKEN (the job token) and CHORUS_RUN_ID;
 //   - under mpirun: ranks from MPI_COMM_WORLD; rank 0 serves the store and broadcasts its
-//     address over MPI (loopback when all ranks share a host, else rank 0's host name);
+//     address and job token over MPI (loopback when all ranks share a host, else rank 0's
+//     host name);
 //   - otherwise: a world of one process with an in-memory store.
 #include <chrono>
 #include <memory>
@@ -22,6 +23,7 @@ struct World {
   std::string gloo_host = "127.0.0.1";
   std::unique_ptr<TcpStoreServer> server;  // rank 0 under mpirun
   std::unique_ptr<Store> store;
+  std::string store_address;  // host:port of the TCP store; "" for the in-memory one
 };
 
 // `want_mpi`: initialise MPI even when not launched by mpirun (backend mpi requested).

@@ -1,41 +1,34 @@
-// The rendezvous store: a tiny TCP key-value server and its client.
-// Wire format of a request: op (1 byte: 'S' set, 'G' get, 'A' add), key length (u32), key,
-// value length (u32), value. A reply is a length (u32) and that many bytes; a get is answered
-// only once its key exists, so waiting costs nothing on either side.
+// The rendezvous store: a tiny TCP key-value server and its client. The frames are those of
+// store_protocol.h; a get is answered only once its key exists, so waiting costs nothing on
+// either side.
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fmt/format.h>
+#include <map>
 
 #include "core/error.h"
 #include "rt/errors.h"
+#include "rt/rendezvous/store_protocol.h"
 #include "rt/rendezvous/tcp_store.h"
 
 namespace chorus::rt {
 
+namespace proto = store_protocol;
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-void put_u32(std::vector<char>& out, std::uint32_t v) {
-  char b[4];
-  std::memcpy(b, &v, 4);
-  out.insert(out.end(), b, b + 4);
-}
-
-std::uint32_t get_u32(const char* p) {
-  std::uint32_t v;
-  std::memcpy(&v, p, 4);
-  return v;
-}
 
 // Writes everything or throws.
 void write_all(int fd, const char* data, std::size_t len, const std::string& what) {
@@ -71,25 +64,70 @@ void read_all(int fd, char* data, std::size_t len, Clock::time_point deadline,
   }
 }
 
+// Sends one request frame and returns the payload of its reply; an error reply becomes a
+// CommError carrying the server's message.
+std::vector<char> exchange(int fd, const std::vector<char>& frame, Clock::time_point deadline,
+                           const std::string& what) {
+  write_all(fd, frame.data(), frame.size(), what);
+  std::vector<char> buf;
+  for (;;) {
+    auto d = proto::decode_reply(buf);
+    if (d.status == proto::Status::frame) {
+      if (!d.reply.ok)
+        throw CommError(fmt::format("{}: the store refused: {}", what,
+                                    std::string(d.reply.payload.begin(), d.reply.payload.end())));
+      return std::move(d.reply.payload);
+    }
+    if (d.status == proto::Status::error) throw CommError(what + ": " + d.error);
+    const std::size_t have = buf.size();
+    buf.resize(static_cast<std::size_t>(d.needed));
+    read_all(fd, buf.data() + have, buf.size() - have, deadline, what);
+  }
+}
+
+bool same_token(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  unsigned char diff = 0;  // no early exit: the time taken says nothing about the token
+  for (std::size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+  return diff == 0;
+}
+
 }  // namespace
+
+std::string make_job_token() {
+  unsigned char bits[16];
+  std::size_t got = 0;
+  while (got < sizeof bits) {
+    const ssize_t n = ::getrandom(bits + got, sizeof bits - got, 0);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw CommError(fmt::format("store: getrandom failed: {}", std::strerror(errno)));
+    }
+    got += static_cast<std::size_t>(n);
+  }
+  std::string hex;
+  for (unsigned char b : bits) hex += fmt::format("{:02x}", b);
+  return hex;
+}
 
 // ---- TCP client -----------------------------------------------------------------------------
 
-TcpStore::TcpStore(const std::string& host, int port, std::chrono::milliseconds timeout)
+TcpStore::TcpStore(const std::string& host, int port, std::chrono::milliseconds timeout,
+                   const std::string& token)
     : address_(fmt::format("{}:{}", host, port)) {
   const auto deadline = Clock::now() + timeout;
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
   std::string last_error = "no address";
-  for (;;) {
+  while (fd_ < 0) {
     addrinfo* res = nullptr;
     const int rc = ::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &res);
     if (rc != 0) {
       last_error = ::gai_strerror(rc);
     } else {
       for (addrinfo* a = res; a != nullptr; a = a->ai_next) {
-        const int fd = ::socket(a->ai_family, a->ai_socktype, a->ai_protocol);
+        const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
         if (fd < 0) continue;
         if (::connect(fd, a->ai_addr, a->ai_addrlen) == 0) {
           const int one = 1;
@@ -102,10 +140,19 @@ TcpStore::TcpStore(const std::string& host, int port, std::chrono::milliseconds 
       }
       ::freeaddrinfo(res);
     }
-    if (fd_ >= 0) return;
+    if (fd_ >= 0) break;
     if (Clock::now() > deadline)
       throw CommError("store: cannot connect to " + address_ + ": " + last_error);
     ::usleep(20000);
+  }
+  // The hello gets at least a few seconds even when connecting used up the timeout.
+  const auto hello_deadline = std::max(deadline, Clock::now() + std::chrono::seconds(5));
+  try {
+    exchange(fd_, proto::encode_hello(token), hello_deadline, "store hello to " + address_);
+  } catch (...) {
+    ::close(fd_);
+    fd_ = -1;
+    throw;
   }
 }
 
@@ -117,22 +164,12 @@ std::vector<char> TcpStore::request(char op, const std::string& key,
                                     const std::vector<char>& value,
                                     std::chrono::milliseconds timeout) {
   std::lock_guard lock(mutex_);
-  const std::string what = fmt::format("store {} '{}' at {}", op, key, address_);
+  const std::string what = fmt::format("store {} '{}' at {}", op, proto::printable(key), address_);
+  // Checked before anything is sent: a key or value over the limits is the caller's error.
+  const auto frame = proto::encode_request({static_cast<proto::Op>(op), key, value});
   if (fd_ < 0) throw CommError(what + ": connection unusable after an earlier failure");
-  std::vector<char> msg;
-  msg.push_back(op);
-  put_u32(msg, static_cast<std::uint32_t>(key.size()));
-  msg.insert(msg.end(), key.begin(), key.end());
-  put_u32(msg, static_cast<std::uint32_t>(value.size()));
-  msg.insert(msg.end(), value.begin(), value.end());
   try {
-    write_all(fd_, msg.data(), msg.size(), what);
-    const auto deadline = Clock::now() + timeout;
-    char len_bytes[4];
-    read_all(fd_, len_bytes, 4, deadline, what);
-    std::vector<char> reply(get_u32(len_bytes));
-    read_all(fd_, reply.data(), reply.size(), deadline, what);
-    return reply;
+    return exchange(fd_, frame, Clock::now() + timeout, what);
   } catch (...) {
     ::close(fd_);  // the stream is out of step now
     fd_ = -1;
@@ -149,91 +186,242 @@ std::vector<char> TcpStore::get(const std::string& key, std::chrono::millisecond
 }
 
 std::int64_t TcpStore::add(const std::string& key, std::int64_t delta) {
-  std::vector<char> v(8);
-  std::memcpy(v.data(), &delta, 8);
-  const auto reply = request('A', key, v, std::chrono::seconds(60));
-  std::int64_t x = 0;
-  if (reply.size() == 8) std::memcpy(&x, reply.data(), 8);
-  return x;
+  const auto reply = request('A', key, proto::encode_i64(delta), std::chrono::seconds(60));
+  if (reply.size() != 8)
+    throw CommError(fmt::format("store add '{}' at {}: reply of {} bytes, expected 8",
+                                proto::printable(key), address_, reply.size()));
+  return proto::decode_i64(reply);
 }
 
 // ---- TCP server -----------------------------------------------------------------------------
+//
+// One thread polls the listening socket and every client, all non-blocking. Per client:
+//   - input: at most one frame is buffered (kMaxHelloBytes before the hello, kMaxRequestBytes
+//     after it); the decoder refuses a bad length before its body is read;
+//   - one request at a time: the next frame is taken only once the previous reply has left and
+//     no get is parked, so the output queue holds at most one reply (kMaxReplyBytes) and a client
+//     that never reads its replies only stops itself;
+//   - a bad frame, a wrong token, or no hello within kHelloTimeout: an error reply, then the
+//     connection is shut down and closed (after kLinger at the latest).
+
+namespace {
+
+constexpr auto kHelloTimeout = std::chrono::seconds(10);
+constexpr auto kLinger = std::chrono::seconds(2);
+constexpr std::size_t kReadChunk = 64 * 1024;
+constexpr std::size_t kMaxUnauthenticated = 1024;  // beyond: the oldest such connection goes
+
+}  // namespace
 
 struct TcpStoreServer::Impl {
   int listen_fd = -1;
   int wake_pipe[2] = {-1, -1};
+  std::string token;
   struct Client {
-    int fd;
+    int fd = -1;
+    proto::Phase phase = proto::Phase::awaiting_hello;
     std::vector<char> in;
-  };
-  std::vector<Client> clients;
-  std::map<std::string, std::vector<char>> values;
-  std::map<std::string, std::vector<int>> pending;  // key -> fds waiting in get
-
-  static void reply(int fd, const std::vector<char>& value) {
     std::vector<char> out;
-    put_u32(out, static_cast<std::uint32_t>(value.size()));
-    out.insert(out.end(), value.begin(), value.end());
-    try {
-      write_all(fd, out.data(), out.size(), "store server");
-    } catch (const std::exception&) {
-      // The client went away; poll() will report it.
+    std::size_t out_sent = 0;
+    bool waiting = false;  // a get is parked in `pending`
+    bool closing = false;  // an error reply is queued; close once it has left
+    bool shut = false;     // shutdown(SHUT_WR) done
+    bool dead = false;
+    Clock::time_point deadline = Clock::time_point::max();  // hello or linger deadline
+  };
+  std::uint64_t next_id = 0;
+  std::map<std::uint64_t, Client> clients;  // by id: ascending = oldest first
+  std::map<std::string, std::vector<char>> values;
+  std::map<std::string, std::vector<std::uint64_t>> pending;  // key -> clients parked in get
+  Clock::time_point accept_paused_until{};
+
+  static bool out_empty(const Client& c) { return c.out_sent == c.out.size(); }
+
+  static std::size_t in_cap(const Client& c) {
+    return static_cast<std::size_t>(c.phase == proto::Phase::ready ? proto::kMaxRequestBytes
+                                                                    : proto::kMaxHelloBytes);
+  }
+
+  static void flush(Client& c) {
+    while (!c.dead && !out_empty(c)) {
+      const ssize_t n = ::send(c.fd, c.out.data() + c.out_sent, c.out.size() - c.out_sent,
+                               MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (n > 0) {
+        c.out_sent += static_cast<std::size_t>(n);
+      } else if (n < 0 && errno == EINTR) {
+        continue;
+      } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        return;
+      } else {
+        c.dead = true;
+      }
+    }
+    if (c.dead) return;
+    c.out.clear();
+    c.out_sent = 0;
+    if (c.closing && !c.shut) {
+      ::shutdown(c.fd, SHUT_WR);  // the peer reads the error, then EOF
+      c.shut = true;
     }
   }
 
-  // Handles every complete request in the client's input buffer.
-  void handle(Client& c) {
-    for (;;) {
-      if (c.in.size() < 5) return;
-      const std::uint32_t klen = get_u32(c.in.data() + 1);
-      if (c.in.size() < 9 + klen) return;
-      const std::uint32_t vlen = get_u32(c.in.data() + 5 + klen);
-      const std::size_t total = 9 + static_cast<std::size_t>(klen) + vlen;
-      if (c.in.size() < total) return;
-      const char op = c.in[0];
-      std::string key(c.in.data() + 5, klen);
-      std::vector<char> value(c.in.begin() + 9 + klen, c.in.begin() + static_cast<long>(total));
-      c.in.erase(c.in.begin(), c.in.begin() + static_cast<long>(total));
-      if (op == 'S') {
-        values[key] = value;
-        reply(c.fd, {});
-        auto it = pending.find(key);
-        if (it != pending.end()) {
-          for (int fd : it->second) reply(fd, value);
-          pending.erase(it);
+  static void send_frame(Client& c, const std::vector<char>& frame) {
+    c.out.insert(c.out.end(), frame.begin(), frame.end());
+    flush(c);
+  }
+
+  void unpark(std::uint64_t id, Client& c) {
+    if (!c.waiting) return;
+    for (auto it = pending.begin(); it != pending.end();) {
+      std::erase(it->second, id);
+      it = it->second.empty() ? pending.erase(it) : std::next(it);
+    }
+    c.waiting = false;
+  }
+
+  void fail(std::uint64_t id, Client& c, const std::string& message) {
+    if (c.closing || c.dead) return;
+    unpark(id, c);
+    c.in.clear();
+    c.in.shrink_to_fit();
+    c.closing = true;
+    c.deadline = Clock::now() + kLinger;
+    send_frame(c, proto::encode_error(message));
+  }
+
+  void wake(const std::string& key) {
+    auto it = pending.find(key);
+    if (it == pending.end()) return;
+    const auto ids = std::move(it->second);
+    pending.erase(it);
+    const auto reply = proto::encode_reply({true, values[key]});
+    for (std::uint64_t id : ids) {
+      auto c = clients.find(id);
+      if (c == clients.end() || !c->second.waiting) continue;
+      c->second.waiting = false;
+      send_frame(c->second, reply);
+    }
+  }
+
+  void execute(std::uint64_t id, Client& c, proto::Request& r) {
+    switch (r.op) {
+      case proto::Op::hello:
+        if (!same_token(std::string_view(r.value.data(), r.value.size()), token)) {
+          fail(id, c, "wrong job token: this store belongs to another job");
+          return;
         }
-      } else if (op == 'G') {
-        auto it = values.find(key);
-        if (it != values.end())
-          reply(c.fd, it->second);
-        else
-          pending[key].push_back(c.fd);
-      } else if (op == 'A') {
-        std::int64_t x = 0, delta = 0;
-        auto& v = values[key];
-        if (v.size() == 8) std::memcpy(&x, v.data(), 8);
-        if (value.size() == 8) std::memcpy(&delta, value.data(), 8);
-        x += delta;
-        v.resize(8);
-        std::memcpy(v.data(), &x, 8);
-        reply(c.fd, v);
-        auto it = pending.find(key);
-        if (it != pending.end()) {
-          for (int fd : it->second) reply(fd, v);
-          pending.erase(it);
+        c.phase = proto::Phase::ready;
+        c.deadline = Clock::time_point::max();
+        send_frame(c, proto::encode_reply({true, {}}));
+        return;
+      case proto::Op::set:
+        values[r.key] = std::move(r.value);
+        send_frame(c, proto::encode_reply({true, {}}));
+        wake(r.key);
+        return;
+      case proto::Op::get: {
+        auto it = values.find(r.key);
+        if (it != values.end()) {
+          send_frame(c, proto::encode_reply({true, it->second}));
+        } else {
+          c.waiting = true;
+          pending[r.key].push_back(id);
         }
+        return;
+      }
+      case proto::Op::add: {
+        auto& v = values[r.key];
+        const std::int64_t x = static_cast<std::int64_t>(
+            static_cast<std::uint64_t>(v.size() == 8 ? proto::decode_i64(v) : 0) +
+            static_cast<std::uint64_t>(proto::decode_i64(r.value)));  // wraps, never UB
+        v = proto::encode_i64(x);
+        send_frame(c, proto::encode_reply({true, v}));
+        wake(r.key);
+        return;
       }
     }
   }
 
-  void drop(int fd) {
-    for (auto& [key, fds] : pending) std::erase(fds, fd);
-    ::close(fd);
+  // Takes the client's buffered frames while it may have one (see above); true if it took any.
+  bool process(std::uint64_t id, Client& c) {
+    bool progressed = false;
+    while (!c.dead && !c.closing && !c.waiting && out_empty(c) && !c.in.empty()) {
+      auto d = proto::decode_request(c.in, c.phase);
+      if (d.status == proto::Status::need_more) break;
+      progressed = true;
+      if (d.status == proto::Status::error) {
+        fail(id, c, d.error);
+        break;
+      }
+      c.in.erase(c.in.begin(), c.in.begin() + static_cast<std::ptrdiff_t>(d.consumed));
+      execute(id, c, d.request);
+    }
+    return progressed;
+  }
+
+  void receive(Client& c) {
+    if (c.closing) {  // discard whatever still comes until EOF
+      char sink[4096];
+      const ssize_t n = ::recv(c.fd, sink, sizeof sink, MSG_DONTWAIT);
+      if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) c.dead = true;
+      return;
+    }
+    const std::size_t room = in_cap(c) - std::min(in_cap(c), c.in.size());
+    if (room == 0) return;
+    const std::size_t have = c.in.size();
+    c.in.resize(have + std::min(room, kReadChunk));
+    const ssize_t n = ::recv(c.fd, c.in.data() + have, c.in.size() - have, MSG_DONTWAIT);
+    c.in.resize(have + static_cast<std::size_t>(std::max<ssize_t>(n, 0)));
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) c.dead = true;
+  }
+
+  void close_client(std::uint64_t id) {
+    auto it = clients.find(id);
+    if (it == clients.end()) return;
+    unpark(id, it->second);
+    ::close(it->second.fd);
+    clients.erase(it);
+  }
+
+  // Closes the oldest connection that has not said hello yet; false if there is none.
+  bool evict_unauthenticated() {
+    for (auto& [id, c] : clients) {
+      if (c.phase == proto::Phase::awaiting_hello) {
+        close_client(id);
+        return true;
+      }
+    }
+    return false;
+  }
+
+  void accept_new() {
+    for (int i = 0; i < 64; ++i) {
+      const int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      if (fd < 0) {
+        if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+          // Out of descriptors: make room at the expense of an unauthenticated connection,
+          // or stop accepting for a moment (the listening socket would stay readable).
+          if (!evict_unauthenticated()) accept_paused_until = Clock::now() + std::chrono::milliseconds(100);
+        }
+        return;  // EAGAIN, or an aborted connection
+      }
+      const int one = 1;
+      ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+      std::size_t unauthenticated = 0;
+      for (const auto& [id, c] : clients) unauthenticated += c.phase == proto::Phase::awaiting_hello ? 1 : 0;
+      if (unauthenticated >= kMaxUnauthenticated) evict_unauthenticated();
+      Client c;
+      c.fd = fd;
+      c.deadline = Clock::now() + kHelloTimeout;
+      clients.emplace(next_id++, std::move(c));
+    }
   }
 };
 
 TcpStoreServer::TcpStoreServer(const std::string& bind_host, int port) : impl_(new Impl) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  token_ = make_job_token();
+  impl_->token = token_;
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) throw CommError("store server: socket failed");
   const int one = 1;
   ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
@@ -253,7 +441,10 @@ TcpStoreServer::TcpStoreServer(const std::string& bind_host, int port) : impl_(n
   ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
   port_ = ntohs(addr.sin_port);
   impl_->listen_fd = fd;
-  if (::pipe(impl_->wake_pipe) != 0) throw CommError("store server: pipe failed");
+  if (::pipe2(impl_->wake_pipe, O_CLOEXEC) != 0) {
+    ::close(fd);
+    throw CommError("store server: pipe failed");
+  }
   thread_ = std::thread([this] { serve(); });
 }
 
@@ -263,7 +454,7 @@ TcpStoreServer::~TcpStoreServer() {
     [[maybe_unused]] const ssize_t n = ::write(impl_->wake_pipe[1], &b, 1);
     thread_.join();
   }
-  for (auto& c : impl_->clients) ::close(c.fd);
+  for (auto& [id, c] : impl_->clients) ::close(c.fd);
   ::close(impl_->listen_fd);
   ::close(impl_->wake_pipe[0]);
   ::close(impl_->wake_pipe[1]);
@@ -272,44 +463,61 @@ TcpStoreServer::~TcpStoreServer() {
 void TcpStoreServer::serve() {
   Impl& s = *impl_;
   std::vector<pollfd> fds;
+  std::vector<std::uint64_t> ids;
   for (;;) {
+    const auto now = Clock::now();
     fds.clear();
+    ids.clear();
     fds.push_back({s.wake_pipe[0], POLLIN, 0});
-    fds.push_back({s.listen_fd, POLLIN, 0});
-    for (auto& c : s.clients) fds.push_back({c.fd, POLLIN, 0});
-    if (::poll(fds.data(), fds.size(), -1) < 0) {
+    const bool accepting = now >= s.accept_paused_until;
+    fds.push_back({accepting ? s.listen_fd : -1, POLLIN, 0});
+    auto next_deadline = accepting ? Clock::time_point::max() : s.accept_paused_until;
+    for (auto& [id, c] : s.clients) {
+      short events = 0;
+      if (c.closing || c.in.size() < Impl::in_cap(c)) events |= POLLIN;
+      if (!Impl::out_empty(c)) events |= POLLOUT;
+      fds.push_back({c.fd, events, 0});
+      ids.push_back(id);
+      next_deadline = std::min(next_deadline, c.deadline);
+    }
+    int timeout_ms = -1;  // nobody has a deadline: sleep until something happens
+    if (next_deadline != Clock::time_point::max())
+      timeout_ms = static_cast<int>(std::clamp<std::int64_t>(
+          std::chrono::duration_cast<std::chrono::milliseconds>(next_deadline - now).count() + 1, 0, 1000));
+    if (::poll(fds.data(), fds.size(), timeout_ms) < 0) {
       if (errno == EINTR) continue;
       return;
     }
     if (fds[0].revents != 0) return;
-    if (fds[1].revents & POLLIN) {
-      const int cfd = ::accept(s.listen_fd, nullptr, nullptr);
-      if (cfd >= 0) {
-        const int one = 1;
-        ::setsockopt(cfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-        s.clients.push_back({cfd, {}});
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+      const short re = fds[i + 2].revents;
+      if (re == 0) continue;
+      auto it = s.clients.find(ids[i]);
+      if (it == s.clients.end()) continue;  // evicted meanwhile
+      Impl::Client& c = it->second;
+      if (re & POLLOUT) Impl::flush(c);
+      if (re & (POLLIN | POLLHUP | POLLERR)) s.receive(c);
+      if (re & (POLLERR | POLLNVAL)) c.dead = true;
+      // Hung up while its buffer is full (not polled for input): nothing more will come.
+      if ((re & POLLHUP) && !(fds[i + 2].events & POLLIN)) c.dead = true;
+    }
+    // Frames taken from one client may wake another (set, add): go round until nobody moves.
+    for (bool progressed = true; progressed;) {
+      progressed = false;
+      for (auto& [id, c] : s.clients) progressed = s.process(id, c) || progressed;
+    }
+    const auto later = Clock::now();
+    std::vector<std::uint64_t> gone;
+    for (auto& [id, c] : s.clients) {
+      if (c.dead || (c.closing && later >= c.deadline)) {
+        gone.push_back(id);
+      } else if (later >= c.deadline) {  // no hello in time
+        s.fail(id, c, fmt::format("no hello with the job token within {} s", kHelloTimeout.count()));
+        if (c.dead) gone.push_back(id);
       }
     }
-    // Clients accepted just now are not in fds yet; only look at the polled ones.
-    const std::size_t polled = fds.size() - 2;
-    std::vector<int> closed;
-    for (std::size_t i = 0; i < polled; ++i) {
-      if (fds[i + 2].revents == 0) continue;
-      auto& c = s.clients[i];
-      char buf[65536];
-      const ssize_t n = ::recv(c.fd, buf, sizeof buf, 0);
-      if (n <= 0) {
-        if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-        closed.push_back(c.fd);
-        continue;
-      }
-      c.in.insert(c.in.end(), buf, buf + n);
-      s.handle(c);
-    }
-    for (int fd : closed) {
-      s.drop(fd);
-      std::erase_if(s.clients, [fd](const Impl::Client& c) { return c.fd == fd; });
-    }
+    for (std::uint64_t id : gone) s.close_client(id);
+    if (fds[1].revents & POLLIN) s.accept_new();
   }
 }
 
