@@ -89,7 +89,7 @@ TcpStore::TcpStore(const std::string& host, int port, std::chrono::milliseconds 
       last_error = ::gai_strerror(rc);
     } else {
       for (addrinfo* a = res; a != nullptr; a = a->ai_next) {
-        const int fd = ::socket(a->ai_family, a->ai_socktype, a->ai_protocol);
+        const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
         if (fd < 0) continue;
         if (::connect(fd, a->ai_addr, a->ai_addrlen) == 0) {
           const int one = 1;
@@ -233,7 +233,7 @@ struct TcpStoreServer::Impl {
 };
 
 TcpStoreServer::TcpStoreServer(const std::string& bind_host, int port) : impl_(new Impl) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) throw CommError("store server: socket failed");
   const int one = 1;
   ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
@@ -253,7 +253,7 @@ TcpStoreServer::TcpStoreServer(const std::string& bind_host, int port) : impl_(n
   ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
   port_ = ntohs(addr.sin_port);
   impl_->listen_fd = fd;
-  if (::pipe(impl_->wake_pipe) != 0) throw CommError("store server: pipe failed");
+  if (::pipe2(impl_->wake_pipe, O_CLOEXEC) != 0) throw CommError("store server: pipe failed");
   thread_ = std::thread([this] { serve(); });
 }
 
@@ -283,7 +283,7 @@ void TcpStoreServer::serve() {
     }
     if (fds[0].revents != 0) return;
     if (fds[1].revents & POLLIN) {
-      const int cfd = ::accept(s.listen_fd, nullptr, nullptr);
+      const int cfd = ::accept4(s.listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
       if (cfd >= 0) {
         const int one = 1;
         ::setsockopt(cfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
