@@ -103,7 +103,7 @@ void print_rows(const std::vector<rt::BenchRow>& rows, bool json, bool check) {
 
 void register_rt_commands(CLI::App& app) {
   // ---- launch ----
-  auto* launch = app.add_subcommand("launch", "Start N ranks of a program on this host (rendezvous on loopback)");
+  auto* launch = app.add_subcommand("launch", "Start N ranks of a program on this host (rendezvous on loopback); they die with the launcher");
   static rt::LaunchOptions launch_opts;
   launch->add_option("-n,--ranks", launch_opts.ranks, "number of ranks")->required();
   launch->add_option("--kill-grace-s", launch_opts.kill_grace_s,
@@ -112,7 +112,15 @@ void register_rt_commands(CLI::App& app) {
   launch->add_option("--bind", launch_opts.bind,
                      "pin ranks to CPUs: core, none, or auto (core when ranks <= CPUs)")
       ->capture_default_str();
+  launch->add_flag("--tag-output", launch_opts.tag_output,
+                   "prefix every line of rank r's output with '[r]<stdout>: ' or '[r]<stderr>: ' (whole lines, never mixed)");
   launch->add_option("command", launch_opts.command, "program and arguments (after --)")->required();
+  launch->footer(
+      "Ranks get CHORUS_RANK, CHORUS_LOCAL_RANK, CHORUS_WORLD_SIZE, CHORUS_STORE_ADDR, CHORUS_RUN_ID and only\n"
+      "descriptors 0, 1, 2. They run in a process group of their own and die with the launcher, even when it\n"
+      "is killed with SIGKILL. When a rank fails or the launcher is interrupted, the whole group gets SIGTERM\n"
+      "(after --kill-grace-s for a failed rank), then SIGKILL 2 s later; the exit status is the first failing\n"
+      "rank's (128 + signal for a signal).");
   launch->callback([] {
     const int status = rt::launch(launch_opts);
     // main() maps exceptions to status 2; the launcher must pass the ranks' status through.

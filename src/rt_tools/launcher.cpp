@@ -1,17 +1,27 @@
 #include "rt_tools/launcher.h"
 
+#include <fcntl.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fmt/format.h>
+#include <memory>
 #include <thread>
 
 #include "core/error.h"
+#include "rt/errors.h"
 #include "rt/rendezvous/tcp_store.h"
 
 extern char** environ;
@@ -35,6 +45,186 @@ int exit_code(int status) {
   return 1;
 }
 
+// The program as execvp would find it, resolved before fork (execvp may allocate). A name that
+// is not found is returned unchanged: execve then fails in the child and the rank reports it.
+std::string resolve_program(const std::string& name) {
+  if (name.find('/') != std::string::npos) return name;
+  const char* path = std::getenv("PATH");
+  const std::string dirs = path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin";
+  std::size_t begin = 0;
+  for (;;) {
+    const std::size_t end = dirs.find(':', begin);
+    std::string dir = dirs.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+    if (dir.empty()) dir = ".";
+    const std::string candidate = dir + "/" + name;
+    struct stat st {};
+    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(candidate.c_str(), X_OK) == 0)
+      return candidate;
+    if (end == std::string::npos) return name;
+    begin = end + 1;
+  }
+}
+
+// Makes sure descriptors 0, 1 and 2 are open, so that no pipe of the launcher lands on them.
+void ensure_std_fds() {
+  for (int fd = 0; fd <= 2; ++fd)
+    if (::fcntl(fd, F_GETFD) < 0 && errno == EBADF) {
+      const int null_fd = ::open("/dev/null", O_RDWR);  // lowest free descriptor: fd itself
+      if (null_fd >= 0 && null_fd != fd) ::close(null_fd);
+    }
+}
+
+void pipe_cloexec(int fds[2], const char* what) {
+  if (::pipe2(fds, O_CLOEXEC) != 0)
+    throw InputError("launch", fmt::format("cannot create the {} pipe: {}", what, std::strerror(errno)));
+}
+
+// The record a rank reads from the start gate before exec: the store's port, NUL-padded.
+constexpr std::size_t kGateRecord = 8;
+// The record a child writes to the exec-error pipe when execve fails: rank, errno.
+struct ExecError {
+  std::int32_t rank;
+  std::int32_t error;
+};
+
+// Everything a child needs between fork and exec, prepared by the parent: after fork the child
+// makes only async-signal-safe calls (no allocation, no locks, no stdio).
+struct ChildPlan {
+  pid_t launcher = 0;
+  pid_t pgid = 0;  // 0 for rank 0, which founds the job's process group
+  const char* path = nullptr;
+  char* const* argv = nullptr;
+  char* const* envp = nullptr;
+  char* port_slot = nullptr;  // inside envp: where the store's port goes
+  int gate_read = -1;
+  int error_write = -1;
+  int out_write = -1, err_write = -1;  // --tag-output: the rank's stdout / stderr pipes
+  bool bind = false;
+  cpu_set_t cpu{};
+  bool restore_nofile = false;
+  rlimit nofile{};
+  struct sigaction old_int {}, old_term {};
+};
+
+[[noreturn]] void run_child(const ChildPlan& p, int rank) {
+  // Die with the launcher. PR_SET_PDEATHSIG is tied to the forking thread (the one in launch());
+  // if the launcher died before the call, we were already re-parented: leave now.
+  if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != p.launcher) ::_exit(128 + SIGKILL);
+  ::setpgid(0, p.pgid);
+  ::sigaction(SIGINT, &p.old_int, nullptr);
+  ::sigaction(SIGTERM, &p.old_term, nullptr);
+  if (p.out_write >= 0) {
+    ::dup2(p.out_write, 1);  // dup2 clears close-on-exec on the copy
+    ::dup2(p.err_write, 2);
+  }
+  if (p.bind) ::sched_setaffinity(0, sizeof p.cpu, &p.cpu);
+  if (p.restore_nofile) ::setrlimit(RLIMIT_NOFILE, &p.nofile);
+  // Wait at the gate until the store serves: the launcher writes one record per rank.
+  char record[kGateRecord];
+  std::size_t got = 0;
+  while (got < kGateRecord) {
+    const ssize_t n = ::read(p.gate_read, record + got, kGateRecord - got);
+    if (n > 0) {
+      got += static_cast<std::size_t>(n);
+    } else if (n < 0 && errno == EINTR) {
+      continue;
+    } else {
+      ::_exit(127);  // the launcher gave up before the store served (it reports why)
+    }
+  }
+  for (std::size_t i = 0; i < kGateRecord; ++i) p.port_slot[i] = record[i];
+  // Only 0, 1, 2 and the exec-error pipe survive; the pipe closes itself on a successful exec.
+  if (::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) != 0) {
+    if (p.error_write > 3) ::close_range(3, static_cast<unsigned>(p.error_write) - 1, 0);
+    ::close_range(static_cast<unsigned>(p.error_write) + 1, ~0U, 0);
+  }
+  ::execve(p.path, p.argv, p.envp);
+  const ExecError e{rank, errno};
+  [[maybe_unused]] const ssize_t n = ::write(p.error_write, &e, sizeof e);
+  ::_exit(127);
+}
+
+void write_all_fd(int fd, const char* data, std::size_t size) {
+  while (size > 0) {
+    const ssize_t n = ::write(fd, data, size);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return;  // the reader went away: the rank's output is dropped, the job goes on
+    }
+    data += n;
+    size -= static_cast<std::size_t>(n);
+  }
+}
+
+// --tag-output: one of a rank's streams, cut into lines that are forwarded whole with a prefix.
+struct TaggedStream {
+  int fd = -1;         // read end of the rank's pipe, -1 once at end of file
+  int target = 1;      // the launcher's stdout or stderr
+  std::string prefix;  // "[3]<stdout>: "
+  std::string partial;
+
+  // Appends the complete lines of `partial` (and, if `all`, the rest, completed with a
+  // newline) to `out`, each with the prefix.
+  void cut(std::string& out, bool all) {
+    std::size_t begin = 0;
+    for (;;) {
+      std::size_t nl = partial.find('\n', begin);
+      if (nl == std::string::npos) {
+        if (partial.size() - begin >= kTagMaxLine) nl = begin + kTagMaxLine - 1;
+        else if (all && begin < partial.size()) nl = partial.size() - 1;
+        else break;
+      }
+      out += prefix;
+      out.append(partial, begin, nl + 1 - begin);
+      if (partial[nl] != '\n') out += '\n';
+      begin = nl + 1;
+    }
+    partial.erase(0, begin);
+  }
+
+  // Reads what is available; returns false at end of file.
+  bool pump() {
+    char buf[65536];
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) return true;
+    std::string out;
+    if (n > 0) {
+      partial.append(buf, static_cast<std::size_t>(n));
+      cut(out, false);
+    } else {
+      cut(out, true);
+      ::close(fd);
+      fd = -1;
+    }
+    write_all_fd(target, out.data(), out.size());
+    return n > 0;
+  }
+};
+
+// Polls the open tagged streams for up to `timeout_ms` and forwards what arrived. Returns the
+// number of streams that had something.
+int pump_streams(std::vector<TaggedStream>& streams, int timeout_ms) {
+  std::vector<pollfd> fds;
+  std::vector<std::size_t> which;
+  for (std::size_t i = 0; i < streams.size(); ++i)
+    if (streams[i].fd >= 0) {
+      fds.push_back({streams[i].fd, POLLIN, 0});
+      which.push_back(i);
+    }
+  if (fds.empty()) {
+    if (timeout_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(timeout_ms));
+    return 0;
+  }
+  if (::poll(fds.data(), fds.size(), timeout_ms) <= 0) return 0;
+  int ready = 0;
+  for (std::size_t k = 0; k < fds.size(); ++k)
+    if (fds[k].revents != 0) {
+      ++ready;
+      streams[which[k]].pump();
+    }
+  return ready;
+}
+
 }  // namespace
 
 int launch(const LaunchOptions& options) {
@@ -53,12 +243,36 @@ int launch(const LaunchOptions& options) {
       if (CPU_ISSET(c, &allowed)) cpus.push_back(c);
   const bool bind = !cpus.empty() && (options.bind == "core" ||
                                       (options.bind == "auto" && options.ranks <= static_cast<int>(cpus.size())));
+  const auto ranks = static_cast<std::size_t>(options.ranks);
 
-  TcpStoreServer server("127.0.0.1");
-  const std::string store_addr = fmt::format("127.0.0.1:{}", server.port());
+  ensure_std_fds();
+  // --tag-output holds two pipes per rank: raise the soft descriptor limit if it is too low
+  // (the ranks get the original limit back).
+  rlimit nofile{};
+  ::getrlimit(RLIMIT_NOFILE, &nofile);
+  const rlimit original_nofile = nofile;
+  bool raised_nofile = false;
+  if (options.tag_output) {
+    const rlim_t needed = 2 * ranks + 64;
+    if (nofile.rlim_cur != RLIM_INFINITY && nofile.rlim_cur < needed) {
+      if (nofile.rlim_max != RLIM_INFINITY && nofile.rlim_max < needed)
+        throw InputError("launch --tag-output",
+                         fmt::format("{} ranks need {} open descriptors, the hard limit is {} (raise `ulimit -Hn`)",
+                                     options.ranks, needed, nofile.rlim_max));
+      nofile.rlim_cur = needed;
+      if (::setrlimit(RLIMIT_NOFILE, &nofile) != 0)
+        throw InputError("launch --tag-output", fmt::format("cannot raise the descriptor limit to {}: {}", needed,
+                                                            std::strerror(errno)));
+      raised_nofile = true;
+    }
+  }
+
   const std::string run_id = fmt::format("l{}", ::getpid());
+  // Made before the ranks are forked (the store itself starts after them, see above).
+  const std::string token = make_job_token();
+  const std::string path = resolve_program(options.command[0]);
 
-  // Everything the children need is built before fork(): after it, only exec.
+  // Everything the children need is built before fork(): after it, only async-signal-safe calls.
   std::vector<char*> argv;
   for (const auto& a : options.command) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
@@ -71,72 +285,153 @@ int launch(const LaunchOptions& options) {
       continue;
     base_env.push_back(entry);
   }
-  std::vector<std::vector<std::string>> envs(static_cast<std::size_t>(options.ranks), base_env);
-  std::vector<std::vector<char*>> envps(envs.size());
-  for (int r = 0; r < options.ranks; ++r) {
-    auto& env = envs[static_cast<std::size_t>(r)];
+  // The store's port is not known yet (the store starts after the forks): each child copies it
+  // into the NUL-filled tail of its CHORUS_STORE_ADDR entry.
+  const std::string addr_head = "CHORUS_STORE_ADDR=127.0.0.1:";
+  std::vector<std::vector<std::string>> envs(ranks, base_env);
+  std::vector<std::vector<char*>> envps(ranks);
+  std::vector<char*> port_slots(ranks);
+  for (std::size_t r = 0; r < ranks; ++r) {
+    auto& env = envs[r];
     env.push_back(fmt::format("CHORUS_RANK={}", r));
     env.push_back(fmt::format("CHORUS_LOCAL_RANK={}", r));
     env.push_back(fmt::format("CHORUS_WORLD_SIZE={}", options.ranks));
-    env.push_back("CHORUS_STORE_ADDR=" + store_addr);
-    env.push_back("CHORUS_STORE_TOKEN=" + server.token());
+    env.push_back(addr_head + std::string(kGateRecord, '\0'));
     env.push_back("CHORUS_RUN_ID=" + run_id);
-    for (auto& s : env) envps[static_cast<std::size_t>(r)].push_back(s.data());
-    envps[static_cast<std::size_t>(r)].push_back(nullptr);
+    env.push_back("CHORUS_STORE_TOKEN=" + token);
+    for (auto& s : env) envps[r].push_back(s.data());
+    envps[r].push_back(nullptr);
+    port_slots[r] = envs[r][base_env.size() + 3].data() + addr_head.size();
   }
+
+  int gate[2], exec_errors[2];
+  pipe_cloexec(gate, "start gate");
+  pipe_cloexec(exec_errors, "exec status");
+  ::fcntl(exec_errors[0], F_SETFL, O_NONBLOCK);
+  std::vector<TaggedStream> streams;
+  if (options.tag_output) streams.reserve(2 * ranks);
+
+  ChildPlan plan;
+  plan.launcher = ::getpid();
+  plan.path = path.c_str();
+  plan.argv = argv.data();
+  plan.gate_read = gate[0];
+  plan.error_write = exec_errors[1];
+  plan.bind = bind;
+  plan.restore_nofile = raised_nofile;
+  plan.nofile = original_nofile;
 
   struct sigaction sa {};
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
-  struct sigaction old_int {}, old_term {};
-  sigaction(SIGINT, &sa, &old_int);
-  sigaction(SIGTERM, &sa, &old_term);
+  sigaction(SIGINT, &sa, &plan.old_int);
+  sigaction(SIGTERM, &sa, &plan.old_term);
+  auto restore_signals = [&] {
+    sigaction(SIGINT, &plan.old_int, nullptr);
+    sigaction(SIGTERM, &plan.old_term, nullptr);
+  };
 
-  std::vector<pid_t> pids(static_cast<std::size_t>(options.ranks), -1);
+  std::vector<pid_t> pids(ranks, -1);
+  pid_t pgid = 0;
+  bool fork_failed = false;
   std::fflush(stdout);
   std::fflush(stderr);
-  for (int r = 0; r < options.ranks; ++r) {
-    const pid_t pid = ::fork();
-    if (pid < 0) {
-      std::fprintf(stderr, "chorus launch: fork failed for rank %d: %s\n", r, std::strerror(errno));
-      for (pid_t p : pids)
-        if (p > 0) ::kill(p, SIGKILL);
-      break;
-    }
-    if (pid == 0) {
-      if (bind) {
-        cpu_set_t one;
-        CPU_ZERO(&one);
-        CPU_SET(cpus[static_cast<std::size_t>(r) % cpus.size()], &one);
-        ::sched_setaffinity(0, sizeof one, &one);
+  for (std::size_t r = 0; r < ranks && !fork_failed; ++r) {
+    int out[2] = {-1, -1}, err[2] = {-1, -1};
+    if (options.tag_output) {
+      if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0) {
+        std::fprintf(stderr, "chorus launch: cannot create the output pipes of rank %zu: %s\n", r, std::strerror(errno));
+        for (int fd : {out[0], out[1]})
+          if (fd >= 0) ::close(fd);
+        fork_failed = true;
+        break;
       }
-      ::execvpe(argv[0], argv.data(), envps[static_cast<std::size_t>(r)].data());
-      const char* msg = "chorus launch: cannot execute the program\n";
-      [[maybe_unused]] const ssize_t n = ::write(2, msg, std::strlen(msg));
-      ::_exit(127);
     }
-    pids[static_cast<std::size_t>(r)] = pid;
+    plan.pgid = pgid;
+    plan.envp = envps[r].data();
+    plan.port_slot = port_slots[r];
+    plan.out_write = out[1];
+    plan.err_write = err[1];
+    if (bind) {
+      CPU_ZERO(&plan.cpu);
+      CPU_SET(cpus[r % cpus.size()], &plan.cpu);
+    }
+    const pid_t pid = ::fork();
+    if (pid == 0) run_child(plan, static_cast<int>(r));
+    if (pid < 0) {
+      std::fprintf(stderr, "chorus launch: fork failed for rank %zu: %s\n", r, std::strerror(errno));
+      fork_failed = true;
+    } else {
+      if (pgid == 0) pgid = pid;
+      ::setpgid(pid, pgid);  // also here, so the group exists whichever process runs first
+      pids[r] = pid;
+    }
+    if (options.tag_output) {
+      ::close(out[1]);
+      ::close(err[1]);
+      if (pid > 0) {
+        streams.push_back({out[0], 1, fmt::format("[{}]<stdout>: ", r), {}});
+        streams.push_back({err[0], 2, fmt::format("[{}]<stderr>: ", r), {}});
+      } else {
+        ::close(out[0]);
+        ::close(err[0]);
+      }
+    }
   }
+  ::close(exec_errors[1]);
+
+  // The ranks wait at the gate; only now does the launcher start a thread (the store's).
+  std::unique_ptr<TcpStoreServer> server;
+  std::string store_error;
+  if (!fork_failed) {
+    try {
+      server = std::make_unique<TcpStoreServer>("127.0.0.1", 0, token);
+    } catch (const std::exception& e) {
+      store_error = e.what();
+    }
+  }
+  if (server) {
+    char record[kGateRecord] = {};
+    const std::string port = std::to_string(server->port());
+    std::memcpy(record, port.data(), port.size());
+    for (std::size_t r = 0; r < ranks; ++r) write_all_fd(gate[1], record, kGateRecord);
+  } else if (pgid > 0) {
+    ::kill(-pgid, SIGKILL);  // no rank has exec'd yet: nothing to report for them
+  }
+  ::close(gate[1]);
+  ::close(gate[0]);
 
   using Clock = std::chrono::steady_clock;
   int result = 0;
-  int alive = 0;
+  std::size_t alive = 0;
   for (pid_t p : pids) alive += p > 0 ? 1 : 0;
-  if (alive < options.ranks) result = 1;
+  if (!server) result = 1;
   bool failing = result != 0;
+  const bool quiet_failure = failing;  // the ranks were killed at the gate: nothing to report
   Clock::time_point term_at{}, kill_at{};
   bool termed = false;
   if (failing) term_at = Clock::now();
+  auto signal_job = [&](int sig) {
+    if (pgid > 0) ::kill(-pgid, sig);
+    for (pid_t p : pids)
+      if (p > 0) ::kill(p, sig);  // in case one had not joined the group
+  };
+  auto report_exec_errors = [&] {
+    ExecError e{};
+    while (::read(exec_errors[0], &e, sizeof e) == static_cast<ssize_t>(sizeof e))
+      std::fprintf(stderr, "chorus launch: rank %d cannot execute '%s': %s\n", e.rank, path.c_str(), std::strerror(e.error));
+  };
   while (alive > 0) {
     int status = 0;
     const pid_t pid = ::waitpid(-1, &status, WNOHANG);
     if (pid > 0) {
+      report_exec_errors();
       for (std::size_t r = 0; r < pids.size(); ++r) {
         if (pids[r] != pid) continue;
         pids[r] = -1;
         --alive;
         const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-        if (!ok && !termed) {
+        if (!ok && !termed && !quiet_failure) {
           std::fprintf(stderr, "chorus launch: rank %zu (pid %d) %s\n", r, pid, status_text(status).c_str());
           if (!failing) {
             failing = true;
@@ -157,20 +452,37 @@ int launch(const LaunchOptions& options) {
     }
     const auto now = Clock::now();
     if (failing && !termed && now >= term_at) {
-      for (pid_t p : pids)
-        if (p > 0) ::kill(p, SIGTERM);
+      signal_job(SIGTERM);
       termed = true;
       kill_at = now + std::chrono::seconds(2);
     }
     if (termed && now >= kill_at) {
-      for (pid_t p : pids)
-        if (p > 0) ::kill(p, SIGKILL);
+      signal_job(SIGKILL);
       kill_at = now + std::chrono::hours(1);
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    pump_streams(streams, 5);
   }
-  sigaction(SIGINT, &old_int, nullptr);
-  sigaction(SIGTERM, &old_term, nullptr);
+  // Processes the ranks started and left behind in the job's group go with a failed job.
+  if (failing && pgid > 0) ::kill(-pgid, SIGKILL);
+  report_exec_errors();
+  ::close(exec_errors[0]);
+
+  // What the ranks wrote before exiting is in the pipes; forward it (bounded: a process the
+  // ranks left behind may hold a pipe open), then complete the last partial lines.
+  const auto drain_until = Clock::now() + std::chrono::seconds(2);
+  while (Clock::now() < drain_until && pump_streams(streams, 0) > 0) {
+  }
+  for (auto& s : streams) {
+    if (s.fd < 0) continue;
+    std::string out;
+    s.cut(out, true);
+    write_all_fd(s.target, out.data(), out.size());
+    ::close(s.fd);
+  }
+  server.reset();
+  if (raised_nofile) ::setrlimit(RLIMIT_NOFILE, &original_nofile);
+  restore_signals();
+  if (!store_error.empty()) throw CommError("launch: cannot start the rendezvous store: " + store_error);
   return result;
 }
 

@@ -2,6 +2,19 @@
 // `chorus launch`: starts N ranks of a program on this host, serves their rendezvous store on
 // loopback, and propagates failure — when one rank fails, the others get `kill_grace_s` to
 // notice and report it themselves, then are terminated; the launcher exits non-zero.
+//
+// Nothing of the job outlives the launcher and nothing of the launcher leaks into the ranks:
+// - ranks are forked before the launcher starts any thread (the store's serving thread starts
+//   after the last fork; a pipe hands the store's port to the waiting children), and between
+//   fork and exec a child makes only async-signal-safe calls;
+// - each rank asks the kernel for SIGKILL when the launcher dies (PR_SET_PDEATHSIG, checked
+//   against the launcher's pid to close the race with an early death), so ranks die with a
+//   SIGKILLed launcher; the signal follows the thread that forked, which is the thread that
+//   calls launch() and blocks in it until the job has ended;
+// - the ranks form one process group of their own (the job's), which the launcher signals on
+//   failure or interrupt, reaching processes the ranks started too;
+// - every descriptor the launcher opens is close-on-exec, and a rank starts with only 0, 1, 2
+//   (anything else the launcher inherited is closed in the child, as mpirun does).
 #include <string>
 #include <vector>
 
@@ -15,7 +28,15 @@ struct LaunchOptions {
   // "auto": "core" when ranks <= CPUs, else "none" (Open MPI's default). Pinning keeps each
   // rank's caches warm, which matters for the shm backend.
   std::string bind = "auto";
+  // Prefix every line a rank writes with "[<rank>]<stdout>: " or "[<rank>]<stderr>: " (the
+  // launcher's stdout / stderr respectively). Lines are forwarded whole, so lines of different
+  // ranks never mix; a last line without a newline is completed at exit; a line longer than
+  // kTagMaxLine bytes is cut into several tagged lines. Off: the ranks write to the launcher's
+  // stdout / stderr directly.
+  bool tag_output = false;
 };
+
+inline constexpr std::size_t kTagMaxLine = 64 * 1024;
 
 // Returns the exit status for the launcher: 0 if every rank exited 0, else the first failing
 // rank's status (128 + signal for a rank killed by a signal). Throws InputError on bad options.

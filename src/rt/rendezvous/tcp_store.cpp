@@ -418,8 +418,8 @@ struct TcpStoreServer::Impl {
   }
 };
 
-TcpStoreServer::TcpStoreServer(const std::string& bind_host, int port) : impl_(new Impl) {
-  token_ = make_job_token();
+TcpStoreServer::TcpStoreServer(const std::string& bind_host, int port, std::string token) : impl_(new Impl) {
+  token_ = token.empty() ? make_job_token() : std::move(token);
   impl_->token = token_;
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) throw CommError("store server: socket failed");

@@ -40,7 +40,8 @@ class TcpStoreServer {
  public:
   // Binds `bind_host` ("127.0.0.1", "0.0.0.0") on `port` (0: any free port) and makes a
   // random job token that clients must present.
-  explicit TcpStoreServer(const std::string& bind_host, int port = 0);
+  // `token`: the job token clients must present; empty: make a fresh random one.
+  explicit TcpStoreServer(const std::string& bind_host, int port = 0, std::string token = {});
   ~TcpStoreServer();
   int port() const { return port_; }
   const std::string& token() const { return token_; }

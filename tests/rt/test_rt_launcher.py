@@ -1,0 +1,206 @@
+#!/usr/bin/env python3
+"""Tests of `chorus launch` as a process manager: ranks die with a SIGKILLed launcher, a rank
+inherits no descriptor beyond 0, 1, 2, --tag-output forwards whole tagged lines, a failed rank
+or an interrupt takes the whole job (its process group) down.
+
+Ranks are found by their environment: every process whose /proc/<pid>/environ holds the job's
+CHORUS_RUN_ID (l<launcher pid>), zombies excluded.
+
+usage: test_rt_launcher.py CHORUS
+"""
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+CHORUS = sys.argv[1]
+SLACK = float(os.environ.get("CHORUS_RT_TEST_SLACK", "1"))  # > 1 for sanitizer builds
+PY = sys.executable
+failures = []
+
+
+def check(name, ok, detail=""):
+    print(f"{'ok' if ok else 'FAIL'} {name}{'' if ok else ': ' + detail}", flush=True)
+    if not ok:
+        failures.append(f"{name}: {detail}")
+
+
+def job_processes(launcher_pid):
+    """Live (non-zombie) processes carrying the job's CHORUS_RUN_ID."""
+    tag = f"CHORUS_RUN_ID=l{launcher_pid}".encode()
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as f:
+                env = f.read().split(b"\0")
+            with open(f"/proc/{entry}/stat") as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if tag in env and state != "Z":
+            found.append(int(entry))
+    return found
+
+
+def wait_for(pred, seconds):
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        v = pred()
+        if v:
+            return v
+        time.sleep(0.05)
+    return pred()
+
+
+def pgid(pid):
+    try:
+        return os.getpgid(pid)
+    except OSError:
+        return None
+
+
+# ---- 1. SIGKILL the launcher in the middle of collectives: no rank alive 5 s later ----------
+bench = [CHORUS, "bench", "--backends", "shm,gloo", "--ops", "allreduce", "--sizes", "64KiB",
+         "--iters", "100000000", "--warmup", "1"]
+p = subprocess.Popen([CHORUS, "launch", "-n", "4", "--"] + bench, stdout=subprocess.DEVNULL,
+                     stderr=subprocess.DEVNULL)
+ranks = wait_for(lambda: (lambda r: r if len(r) == 4 else None)(job_processes(p.pid)), 20 * SLACK) or []
+check("killed launcher: 4 ranks started", len(ranks) == 4, f"found {ranks}")
+time.sleep(2 * SLACK)  # past init: every rank is inside the all-reduce loop
+alive_before = job_processes(p.pid)
+groups = {pgid(r) for r in ranks}
+check("killed launcher: ranks form one process group of their own, not the launcher's",
+      len(groups) == 1 and None not in groups and pgid(p.pid) not in groups and min(ranks) in groups,
+      f"rank groups {groups}, launcher group {pgid(p.pid)}, ranks {ranks}")
+check("killed launcher: ranks still running before the kill", len(alive_before) == 4, f"{alive_before}")
+p.send_signal(signal.SIGKILL)
+p.wait()
+time.sleep(5)
+left = job_processes(p.pid)
+check("killed launcher: no rank alive 5 s after SIGKILL", not left, f"still alive: {left}")
+for pid in left:
+    os.kill(pid, signal.SIGKILL)
+
+# ---- 2. descriptors: a rank sees only 0, 1, 2 --------------------------------------------------
+# The launcher itself is given an extra descriptor (and its store socket and pipes exist while
+# the ranks run): none may reach a rank.
+list_fds = ("import os\n"
+            "own = '/proc/%d/fd' % os.getpid()\n"
+            "fds = []\n"
+            "for fd in sorted(os.listdir('/proc/self/fd'), key=int):\n"
+            "    try:\n"
+            "        target = os.readlink('/proc/self/fd/' + fd)\n"
+            "    except OSError:\n"
+            "        continue  # the directory descriptor listdir itself used, already closed\n"
+            "    if target != own:\n"
+            "        fds.append(fd + '->' + target)\n"
+            "line = 'rank %s fds %s\\n' % (os.environ['CHORUS_RANK'], ' '.join(fds))\n"
+            "os.write(1, line.encode())  # one write: untagged ranks share the pipe\n")
+with tempfile.TemporaryFile() as extra:
+    r = subprocess.run([CHORUS, "launch", "-n", "3", "--", PY, "-c", list_fds], pass_fds=(extra.fileno(),),
+                       capture_output=True, text=True, timeout=60 * SLACK)
+lines = sorted(line for line in r.stdout.splitlines() if line.startswith("rank "))
+fd_sets = [re.findall(r"(\d+)->", line) for line in lines]
+check("descriptors: launch exits 0", r.returncode == 0, f"exit {r.returncode}: {r.stderr[-2000:]}")
+check("descriptors: every rank reports", [line.split()[1] for line in lines] == ["0", "1", "2"], f"{lines}")
+check("descriptors: each rank has exactly 0, 1, 2", all(s == ["0", "1", "2"] for s in fd_sets), f"{lines}")
+
+# ---- 3. --tag-output: every line whole, with its rank ------------------------------------------
+# Each rank writes LINES lines to stdout and to stderr, every line in two write() calls (so an
+# untagged launcher would let lines of different ranks mix), then a last line without newline.
+LINES = 400
+talk = ("import os\n"
+        "r = os.environ['CHORUS_RANK']\n"
+        f"for i in range({LINES}):\n"
+        "    for fd, name in ((1, 'out'), (2, 'err')):\n"
+        "        body = '%s r%s line %d %s' % (name, r, i, 'x' * (i * 7 % 301))\n"
+        "        os.write(fd, body[:len(body) // 2].encode())\n"
+        "        os.write(fd, (body[len(body) // 2:] + '\\n').encode())\n"
+        "os.write(1, ('tail-out-r' + r).encode())\n"
+        "os.write(2, ('tail-err-r' + r).encode())\n")
+N = 4
+r = subprocess.run([CHORUS, "launch", "-n", str(N), "--tag-output", "--", PY, "-c", talk],
+                   capture_output=True, text=True, timeout=60 * SLACK)
+check("tag-output: launch exits 0", r.returncode == 0, f"exit {r.returncode}: {r.stderr[-2000:]}")
+for stream, text in (("out", r.stdout), ("err", r.stderr)):
+    seen = {str(k): [] for k in range(N)}
+    tails = {}
+    bad = []
+    for line in text.splitlines():
+        m = re.fullmatch(r"\[(\d+)\]<std" + stream + r">: " + stream + r" r(\d+) line (\d+) (x*)", line)
+        t = re.fullmatch(r"\[(\d+)\]<std" + stream + r">: tail-" + stream + r"-r(\d+)", line)
+        if m and m.group(1) == m.group(2) and len(m.group(4)) == int(m.group(3)) * 7 % 301:
+            seen[m.group(1)].append(int(m.group(3)))
+        elif t and t.group(1) == t.group(2):
+            tails[t.group(1)] = tails.get(t.group(1), 0) + 1
+        elif line.startswith("chorus launch:"):
+            continue
+        else:
+            bad.append(line)
+    check(f"tag-output std{stream}: every line tagged with its own rank, none mixed", not bad,
+          f"{len(bad)} bad lines, first: {bad[:3]}")
+    check(f"tag-output std{stream}: each rank's lines complete and in order",
+          all(v == list(range(LINES)) for v in seen.values()),
+          f"counts {[len(v) for v in seen.values()]}")
+    check(f"tag-output std{stream}: the last partial line of each rank, completed once",
+          tails == {str(k): 1 for k in range(N)}, f"{tails}")
+    check(f"tag-output std{stream}: output ends with a newline", text.endswith("\n"), repr(text[-40:]))
+
+# Without the flag, output passes through untouched.
+r = subprocess.run([CHORUS, "launch", "-n", "1", "--", PY, "-c", "import sys; sys.stdout.write('a\\nb')"],
+                   capture_output=True, text=True, timeout=60 * SLACK)
+check("no tag-output: output untouched", r.returncode == 0 and r.stdout == "a\nb", repr(r.stdout))
+
+# ---- 4. a failed rank and an interrupt take the whole group down, grandchildren too -----------
+# Every rank's shell starts a grandchild `sleep`; rank 1 then fails.
+script = "sleep 60 & if [ \"$CHORUS_RANK\" = 1 ]; then echo dying; exit 7; fi; wait"
+t0 = time.monotonic()
+p = subprocess.Popen([CHORUS, "launch", "-n", "3", "--tag-output", "--kill-grace-s", "1", "--", "sh", "-c", script],
+                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+try:
+    out, err = p.communicate(timeout=30 * SLACK)
+except subprocess.TimeoutExpired:
+    p.kill()
+    out, err = p.communicate()
+secs = time.monotonic() - t0
+check("failed rank: exit status is the rank's (7)", p.returncode == 7, f"exit {p.returncode}: {err[-2000:]}")
+check("failed rank: reported by rank number", "chorus launch: rank 1 (pid" in err and "exited with status 7" in err,
+      err[-2000:])
+check("failed rank: its output tagged", "[1]<stdout>: dying\n" in out, repr(out))
+check("failed rank: the job ends within grace + SIGTERM", secs < 1 + 2 + 4 * SLACK, f"{secs:.1f} s")
+left = job_processes(p.pid)
+check("failed rank: no process of the job left (the sleeps included)", not left, f"{left}")
+for pid in left:
+    os.kill(pid, signal.SIGKILL)
+
+p = subprocess.Popen([CHORUS, "launch", "-n", "2", "--", "sh", "-c", "sleep 60 & wait"],
+                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+started = wait_for(lambda: len(job_processes(p.pid)) == 4, 20 * SLACK)  # 2 shells, 2 sleeps
+p.send_signal(signal.SIGINT)
+try:
+    p.wait(timeout=10 * SLACK)
+except subprocess.TimeoutExpired:
+    p.kill()
+    p.wait()
+left = job_processes(p.pid)
+check("interrupt: 2 ranks and their 2 grandchildren had started", started, "")
+check("interrupt: exit status 130", p.returncode == 130, f"exit {p.returncode}")
+check("interrupt: no process of the job left", not left, f"{left}")
+for pid in left:
+    os.kill(pid, signal.SIGKILL)
+
+# ---- 5. a program that cannot be executed: each rank says so, the launch fails ----------------
+r = subprocess.run([CHORUS, "launch", "-n", "2", "--", "/nonexistent/program"], capture_output=True, text=True,
+                   timeout=60 * SLACK)
+check("missing program: exit 127 and the reason per rank",
+      r.returncode == 127 and r.stderr.count("cannot execute '/nonexistent/program': No such file or directory") == 2,
+      f"exit {r.returncode}: {r.stderr}")
+
+if failures:
+    print(f"\n{len(failures)} failure(s):\n" + "\n".join(failures))
+    sys.exit(1)
