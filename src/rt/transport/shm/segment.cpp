@@ -36,25 +36,46 @@ std::optional<std::size_t> mem_available() {
   return std::nullopt;
 }
 
-// What the calling process's cgroup (v2) may still charge: memory.max - memory.current.
+// limit - usage of one cgroup directory; nullopt if unlimited or unreadable.
+std::optional<std::size_t> room_at(const std::string& dir, const char* limit_file, const char* usage_file) {
+  std::ifstream limit_in(dir + "/" + limit_file), usage_in(dir + "/" + usage_file);
+  std::string limit_text;
+  std::size_t usage = 0;
+  if (!(limit_in >> limit_text) || !(usage_in >> usage) || limit_text == "max") return std::nullopt;
+  try {
+    const std::size_t limit = std::stoull(limit_text);
+    if (limit >= (std::size_t{1} << 62)) return std::nullopt;  // v1's "unlimited"
+    return limit > usage ? limit - usage : 0;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+// What the calling process's memory cgroup may still charge: v2 memory.max - memory.current
+// (the process's cgroup and every ancestor), or v1 memory.limit_in_bytes - memory.usage_in_bytes.
 std::optional<std::size_t> cgroup_headroom() {
   std::ifstream self("/proc/self/cgroup");
-  std::string line, path;
-  while (std::getline(self, line))
-    if (line.rfind("0::", 0) == 0) path = line.substr(3);
-  if (path.empty()) return std::nullopt;
+  std::string line, v2, v1;
+  while (std::getline(self, line)) {
+    if (line.rfind("0::", 0) == 0) v2 = line.substr(3);
+    const auto at = line.find(":memory:");
+    if (at != std::string::npos) v1 = line.substr(at + 8);
+  }
   std::optional<std::size_t> least;
-  // Every ancestor's limit applies; walk up to the root.
-  for (std::string p = path;; p = p.substr(0, p.rfind('/'))) {
-    std::ifstream max_in("/sys/fs/cgroup" + p + "/memory.max"), cur_in("/sys/fs/cgroup" + p + "/memory.current");
-    std::string max_text;
-    std::size_t current = 0;
-    if (max_in >> max_text && cur_in >> current && max_text != "max") {
-      const std::size_t limit = std::stoull(max_text);
-      const std::size_t room = limit > current ? limit - current : 0;
-      if (!least || room < *least) least = room;
+  auto take = [&](std::optional<std::size_t> room) {
+    if (room && (!least || *room < *least)) least = room;
+  };
+  if (!v2.empty()) {
+    for (std::string p = v2;;) {
+      take(room_at("/sys/fs/cgroup" + p, "memory.max", "memory.current"));
+      if (p.empty() || p == "/") break;
+      p = p.substr(0, p.rfind('/'));
     }
-    if (p.empty() || p == "/") break;
+  }
+  if (!v1.empty()) {
+    // Inside a container the process's own cgroup is usually mounted at the root.
+    take(room_at("/sys/fs/cgroup/memory" + v1, "memory.limit_in_bytes", "memory.usage_in_bytes"));
+    take(room_at("/sys/fs/cgroup/memory", "memory.limit_in_bytes", "memory.usage_in_bytes"));
   }
   return least;
 }
