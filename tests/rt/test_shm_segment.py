@@ -24,8 +24,8 @@ SLACK = float(os.environ.get("CHORUS_RT_TEST_SLACK", "1"))
 SEED = 20261122
 RUNS = 20
 ENV = dict(os.environ, CHORUS_RT_TIMEOUT_S="5")
-BENCH = [CHORUS, "bench", "--backends", "shm", "--ops", "allreduce,alltoall", "--sizes", "4KiB,256KiB",
-         "--iters", "3000", "--warmup", "1"]
+BENCH = [CHORUS, "bench", "--backends", "shm", "--ops", "allreduce,alltoall", "--sizes", "4KiB,1MiB",
+         "--iters", "20000", "--warmup", "1"]
 failures = []
 
 
