@@ -10,6 +10,7 @@ PACKAGES=(
   libfmt-dev            # formatting
   libgtest-dev libgmock-dev  # unit tests
   libopenmpi-dev openmpi-bin # runtime backend "mpi"
+  iproute2 util-linux   # multi-host test: network namespaces (ip netns), host names (unshare --uts)
   libgloo-dev           # runtime backend "gloo"
   libzstd-dev           # runtime compression
 )
