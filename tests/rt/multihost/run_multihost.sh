@@ -26,7 +26,7 @@
 set -u
 
 SKIP=77
-rt_check=${1:?usage: run_multihost.sh RT_CHECK [MPIRUN]}
+rt_check=${1:?usage: run_multihost.sh RT_CHECK [MPIRUN [BUDGET_S]]}
 mpirun=${2:-mpirun}
 here=$(cd "${0%/*}" && pwd)
 agent=$here/netns_agent.sh
