@@ -11,6 +11,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev  # unit tests
   clang libclang-rt-14-dev   # fuzzing: clang with libFuzzer (scripts/test.sh --fuzz)
   libopenmpi-dev openmpi-bin # runtime backend "mpi"
+  iproute2 util-linux   # multi-host test: network namespaces (ip netns), host names (unshare --uts)
   libgloo-dev           # runtime backend "gloo"
 )
 missing=()

@@ -1,5 +1,8 @@
 #include "rt/rendezvous/bootstrap.h"
 
+#include <netdb.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -29,6 +32,34 @@ int env_int(const char* name, int lo, int hi) {
 std::string host_name() {
   char buf[256] = {0};
   ::gethostname(buf, sizeof buf - 1);
+  return buf;
+}
+
+// The address rank 0 advertises for its store when ranks span hosts: its gloo host (the host
+// name, or CHORUS_GLOO_HOST) resolved on rank 0 to a numeric address. Other ranks must not
+// resolve rank 0's name themselves: hosts that share a name (cloned machines, containers) each
+// resolve it to their own address. A loopback result (Debian maps the host name to 127.0.1.1)
+// could never be reached from another host, so it is an error naming the fix.
+std::string store_address_across_hosts(const std::string& host) {
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* res = nullptr;
+  if (const int rc = ::getaddrinfo(host.c_str(), nullptr, &hints, &res); rc != 0 || res == nullptr)
+    throw CommError(fmt::format("mpirun rendezvous: rank 0 cannot resolve its host '{}': {}", host,
+                                rc != 0 ? ::gai_strerror(rc) : "no address"));
+  char buf[NI_MAXHOST] = {0};
+  const int rc = ::getnameinfo(res->ai_addr, res->ai_addrlen, buf, sizeof buf, nullptr, 0, NI_NUMERICHOST);
+  bool loopback = false;
+  if (res->ai_family == AF_INET)
+    loopback = (ntohl(reinterpret_cast<const sockaddr_in*>(res->ai_addr)->sin_addr.s_addr) >> 24) == 127;
+  else if (res->ai_family == AF_INET6)
+    loopback = IN6_IS_ADDR_LOOPBACK(&reinterpret_cast<const sockaddr_in6*>(res->ai_addr)->sin6_addr);
+  ::freeaddrinfo(res);
+  if (rc != 0) throw CommError(fmt::format("mpirun rendezvous: cannot format the address of '{}'", host));
+  if (loopback)
+    throw CommError(fmt::format("mpirun rendezvous: ranks span several hosts but rank 0's host '{}' "
+                                "resolves to the loopback address {}; set CHORUS_GLOO_HOST to an "
+                                "address the other hosts reach", host, buf));
   return buf;
 }
 
@@ -63,14 +94,21 @@ World bootstrap_world(bool want_mpi, std::chrono::milliseconds timeout) {
     if (const char* h = std::getenv("CHORUS_GLOO_HOST")) w.gloo_host = h;
     std::string info;
     if (w.rank == 0) {
-      w.server = std::make_unique<TcpStoreServer>(w.single_host ? "127.0.0.1" : "0.0.0.0");
-      const auto stamp = std::chrono::steady_clock::now().time_since_epoch().count();
-      // "host:port run_id token": the job token travels over MPI, never through the network
-      // the store listens on.
-      info = fmt::format("{}:{} mpi{}x{} {}", w.single_host ? "127.0.0.1" : host_name(),
-                         w.server->port(), ::getpid(), stamp % 1000000007, w.server->token());
+      // An error here must reach every rank (they wait in the broadcast): sent as "!message".
+      try {
+        const std::string address = w.single_host ? "127.0.0.1" : store_address_across_hosts(w.gloo_host);
+        w.server = std::make_unique<TcpStoreServer>(w.single_host ? "127.0.0.1" : "0.0.0.0");
+        const auto stamp = std::chrono::steady_clock::now().time_since_epoch().count();
+        // "host:port run_id token": the job token travels over MPI, never through the network
+        // the store listens on.
+        info = fmt::format("{}:{} mpi{}x{} {}", address, w.server->port(), ::getpid(),
+                           stamp % 1000000007, w.server->token());
+      } catch (const std::exception& e) {
+        info = std::string("!") + e.what();
+      }
     }
     info = mpi_broadcast_string(info, 0);
+    if (info.starts_with('!')) throw CommError(info.substr(1));
     const auto space = info.find(' ');
     const auto space2 = info.find(' ', space + 1);
     if (space == std::string::npos || space2 == std::string::npos)
