@@ -1,0 +1,179 @@
+#include "workload/parallelism.h"
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+
+namespace chorus::workload {
+
+std::vector<int> model_parallel_dims(const net::Network& network, int mp_npus) {
+  std::vector<int> dims;
+  long long product = 1;
+  for (int k = 0; k < network.num_dims(); ++k) {
+    product *= network.dims[static_cast<size_t>(k)].size;
+    if (product > mp_npus) break;
+    dims.push_back(k);
+  }
+  return dims;
+}
+
+namespace {
+
+class Builder {
+ public:
+  Builder(const Model& model, const ParallelismConfig& config, const net::Network& network)
+      : model_(model), config_(config) {
+    mp_dims_ = model_parallel_dims(network, config.mp_npus);
+    for (int k : mp_dims_) mp_ *= network.dims[static_cast<size_t>(k)].size;
+    for (int k = static_cast<int>(mp_dims_.size()); k < network.num_dims(); ++k) dp_dims_.push_back(k);
+    dag_.name = model.name;
+    dag_.iterations = config.iterations;
+    param_ready_.assign(model.layers.size(), -1);
+  }
+
+  Dag build() {
+    for (int it = 0; it < config_.iterations; ++it) iteration(it);
+    return std::move(dag_);
+  }
+
+ private:
+  double elem_bytes(double elements) const { return elements * model_.bytes_per_element; }
+  // Per-NPU share of a layer's parameters (split across the model-parallel group).
+  double shard_params(const Layer& l) const { return l.params / mp_; }
+  double layer_mem_bytes(const Layer& l) const {
+    return elem_bytes(shard_params(l) + l.input_elements + l.output_elements);
+  }
+
+  int compute(const std::string& name, ComputeKind kind, double flops, double mem, int layer, int it,
+              std::vector<int> deps) {
+    Node n;
+    n.name = name;
+    n.kind = NodeKind::kCompute;
+    n.compute = kind;
+    n.flops = flops;
+    n.mem_bytes = mem;
+    n.layer = layer;
+    n.iteration = it;
+    n.deps = clean(std::move(deps));
+    return dag_.add(std::move(n));
+  }
+
+  int comm(const std::string& name, coll::CollectiveOp op, double bytes, const std::vector<int>& dims,
+           CommGroup group, int layer, int it, std::vector<int> deps) {
+    Node n;
+    n.name = name;
+    n.kind = NodeKind::kComm;
+    n.op = op;
+    n.bytes = bytes;
+    n.dims = dims;
+    n.group = group;
+    n.layer = layer;
+    n.iteration = it;
+    n.deps = clean(std::move(deps));
+    return dag_.add(std::move(n));
+  }
+
+  static std::vector<int> clean(std::vector<int> deps) {
+    std::erase(deps, -1);
+    return deps;
+  }
+
+  // Forward of layer l (possibly recomputed in backward), followed by its model-parallel
+  // all-reduce. Returns the node that produces the layer's output.
+  int forward(int l, int it, int prev, bool recomputed) {
+    const auto& layer = model_.layers[static_cast<size_t>(l)];
+    const std::string tag = recomputed ? "recompute" : "fwd";
+    int out = compute(fmt::format("{} {} it{}", tag, layer.name, it), ComputeKind::kForward,
+                      layer.forward_flops / mp_, layer_mem_bytes(layer), l, it,
+                      {prev, param_ready_[static_cast<size_t>(l)]});
+    if (mp_ > 1 && layer.mp_all_reduce)
+      out = comm(fmt::format("mp {}-ar {} it{}", tag, layer.name, it), coll::CollectiveOp::kAllReduce,
+                 elem_bytes(layer.output_elements), mp_dims_, CommGroup::kModelParallel, l, it, {out});
+    return out;
+  }
+
+  void iteration(int it) {
+    const int num_layers = static_cast<int>(model_.layers.size());
+    int prev = -1;
+    for (int l = 0; l < num_layers; ++l) prev = forward(l, it, prev, false);
+    // Back-propagation: the gradient flows from the last layer to the first.
+    int grad = prev;
+    std::vector<int> bucket_layers, bucket_nodes;
+    double bucket = 0;
+    for (int l = num_layers - 1; l >= 0; --l) {
+      const auto& layer = model_.layers[static_cast<size_t>(l)];
+      if (config_.recompute) grad = forward(l, it, grad, true);
+      const double mem = layer_mem_bytes(layer);
+      int next_grad = grad;
+      if (l > 0) {  // the first layer needs no input gradient
+        next_grad = compute(fmt::format("ig {} it{}", layer.name, it), ComputeKind::kInputGradient,
+                            layer.forward_flops / mp_, mem, l, it, {grad});
+        if (mp_ > 1 && layer.mp_all_reduce)
+          next_grad = comm(fmt::format("mp ig-ar {} it{}", layer.name, it), coll::CollectiveOp::kAllReduce,
+                           elem_bytes(layer.input_elements), mp_dims_, CommGroup::kModelParallel, l, it, {next_grad});
+      }
+      if (layer.params > 0) {
+        const int wg = compute(fmt::format("wg {} it{}", layer.name, it), ComputeKind::kWeightGradient,
+                               layer.forward_flops / mp_, mem, l, it, {grad});
+        bucket_layers.push_back(l);
+        bucket_nodes.push_back(wg);
+        bucket += elem_bytes(shard_params(layer));
+      }
+      grad = next_grad;
+      if (!bucket_layers.empty() && (bucket >= config_.bucket_bytes || l == 0)) {
+        flush(it, bucket_layers, bucket_nodes, bucket);
+        bucket_layers.clear();
+        bucket_nodes.clear();
+        bucket = 0;
+      }
+    }
+  }
+
+  // Synchronizes one bucket of weight gradients over the data-parallel group and updates
+  // the parameters; the layers' next forward waits for the result.
+  void flush(int it, const std::vector<int>& layers, const std::vector<int>& wgs, double bytes) {
+    const auto& first = model_.layers[static_cast<size_t>(layers.front())];
+    const auto& last = model_.layers[static_cast<size_t>(layers.back())];
+    const std::string label = layers.size() == 1 ? first.name : fmt::format("{}..{}", last.name, first.name);
+    const int key_layer = layers.back();
+    int ready = -1;
+    double params = 0;
+    for (int l : layers) params += shard_params(model_.layers[static_cast<size_t>(l)]);
+    if (config_.zero2) {
+      int rs = comm(fmt::format("dp rs {} it{}", label, it), coll::CollectiveOp::kReduceScatter, bytes, dp_dims_,
+                    CommGroup::kDataParallel, key_layer, it, wgs);
+      if (dp_dims_.empty()) rs = -1;
+      const int opt = compute(fmt::format("opt {} it{}", label, it), ComputeKind::kOptimizer, 0, 0, key_layer, it,
+                              rs >= 0 ? std::vector<int>{rs} : wgs);
+      // Each NPU owns 1/dp of the parameters; the all-gather's size is the gathered size.
+      ready = dp_dims_.empty() ? opt
+                               : comm(fmt::format("dp ag {} it{}", label, it), coll::CollectiveOp::kAllGather,
+                                      elem_bytes(params), dp_dims_, CommGroup::kDataParallel, key_layer, it, {opt});
+    } else {
+      std::vector<int> deps = wgs;
+      if (!dp_dims_.empty())
+        deps = {comm(fmt::format("dp ar {} it{}", label, it), coll::CollectiveOp::kAllReduce, bytes, dp_dims_,
+                     CommGroup::kDataParallel, key_layer, it, wgs)};
+      ready = compute(fmt::format("opt {} it{}", label, it), ComputeKind::kOptimizer, 0, 0, key_layer, it, deps);
+    }
+    for (int l : layers) param_ready_[static_cast<size_t>(l)] = ready;
+  }
+
+  const Model& model_;
+  ParallelismConfig config_;
+  std::vector<int> mp_dims_, dp_dims_;
+  int mp_ = 1;
+  Dag dag_;
+  std::vector<int> param_ready_;  // per layer: the node after which its parameters are current
+};
+
+}  // namespace
+
+Dag build_training_dag(const Model& model, const ParallelismConfig& config, const net::Network& network) {
+  if (config.iterations < 1) throw InputError("--iterations", fmt::format("must be >= 1, got {}", config.iterations));
+  if (config.mp_npus < 1) throw InputError(model.name, fmt::format("model-parallel NPUs must be >= 1, got {}", config.mp_npus));
+  if (!(config.bucket_bytes >= 0)) throw InputError("--bucket", "bucket size must be >= 0");
+  return Builder(model, config, network).build();
+}
+
+}  // namespace chorus::workload

@@ -1,0 +1,128 @@
+#include "workload/zoo.h"
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "core/suggest.h"
+
+namespace chorus::workload {
+namespace {
+
+// A convolution followed by batch normalization (no conv bias), as in He et al. 2015.
+struct ConvNet {
+  Model model;
+  int channels, height, width;
+
+  void conv(const std::string& name, int out, int k, int stride) {
+    const int pad = k / 2;
+    const int ho = (height + 2 * pad - k) / stride + 1;
+    const int wo = (width + 2 * pad - k) / stride + 1;
+    Layer l;
+    l.name = name;
+    const double b = model.batch_per_npu;
+    const double macs = static_cast<double>(k) * k * channels * out * ho * wo;
+    l.forward_flops = 2 * macs * b;
+    l.params = static_cast<double>(k) * k * channels * out + 2.0 * out;  // weights + BN scale/shift
+    l.input_elements = b * channels * height * width;
+    l.output_elements = b * out * ho * wo;
+    model.layers.push_back(l);
+    channels = out;
+    height = ho;
+    width = wo;
+  }
+};
+
+}  // namespace
+
+// He et al., "Deep Residual Learning for Image Recognition" (2015), Table 1, 152-layer
+// column: conv1 7x7/2 64; 3x3/2 max pool; bottleneck stages [1x1 w, 3x3 w, 1x1 4w] x
+// {3, 8, 36, 3} with w = 64, 128, 256, 512, stride 2 on the first 3x3 of stages 3-5 (the
+// torchvision "v1.5" placement), 1x1 projection shortcuts where the shape changes; global
+// average pool; 1000-way fully connected. Input 224 x 224 x 3.
+Model resnet152(int batch) {
+  ConvNet net{Model{"resnet152", batch, 2, {}}, 3, 224, 224};
+  net.conv("conv1", 64, 7, 2);
+  net.height = (net.height + 2 - 3) / 2 + 1;  // 3x3 stride-2 max pool, padding 1: no parameters
+  net.width = (net.width + 2 - 3) / 2 + 1;
+  const int blocks[4] = {3, 8, 36, 3};
+  for (int s = 0; s < 4; ++s) {
+    const int w = 64 << s;
+    for (int b = 0; b < blocks[s]; ++b) {
+      const int stride = (b == 0 && s > 0) ? 2 : 1;
+      const int in_c = net.channels, in_h = net.height, in_w = net.width;
+      const std::string base = fmt::format("conv{}_{}", s + 2, b + 1);
+      net.conv(base + "a", w, 1, 1);
+      net.conv(base + "b", w, 3, stride);
+      net.conv(base + "c", 4 * w, 1, 1);
+      if (b == 0) {  // projection shortcut (1x1, stride) on the block input
+        const int out_c = net.channels, out_h = net.height, out_w = net.width;
+        net.channels = in_c;
+        net.height = in_h;
+        net.width = in_w;
+        net.conv(base + "_proj", 4 * w, 1, stride);
+        net.channels = out_c;
+        net.height = out_h;
+        net.width = out_w;
+      }
+    }
+  }
+  Layer fc;
+  fc.name = "fc1000";
+  const double b = batch;
+  fc.forward_flops = 2.0 * net.channels * 1000 * b;
+  fc.params = net.channels * 1000.0 + 1000;
+  fc.input_elements = b * net.channels;
+  fc.output_elements = b * 1000;
+  net.model.layers.push_back(fc);
+  return net.model;
+}
+
+// A dense GPT-style Transformer of one trillion parameters: Narayanan et al., "Efficient
+// Large-Scale Language Model Training on GPU Clusters Using Megatron-LM" (SC '21), Table 1,
+// 1T row: 128 layers, hidden size h = 25600, 160 heads, sequence length s = 2048. Each layer
+// is two blocks, each ending with a tensor-parallel all-reduce: attention (4h^2 parameters,
+// 8 B s h^2 + 4 B s^2 h forward FLOPs) and MLP (8h^2 parameters, 16 B s h^2 forward FLOPs),
+// giving the paper's 24 B s h^2 (1 + s / 6h) per layer. Embeddings are left out (1.3 G
+// parameters of 1008 G).
+Model transformer_1t(int batch) {
+  const double h = 25600, s = 2048, b = batch;
+  Model m{"transformer-1t", batch, 2, {}};
+  for (int i = 0; i < 128; ++i) {
+    Layer attn;
+    attn.name = fmt::format("layer{}.attn", i);
+    attn.params = 4 * h * h;
+    attn.forward_flops = 8 * b * s * h * h + 4 * b * s * s * h;
+    attn.input_elements = attn.output_elements = b * s * h;
+    attn.mp_all_reduce = true;
+    Layer mlp;
+    mlp.name = fmt::format("layer{}.mlp", i);
+    mlp.params = 8 * h * h;
+    mlp.forward_flops = 16 * b * s * h * h;
+    mlp.input_elements = mlp.output_elements = b * s * h;
+    mlp.mp_all_reduce = true;
+    m.layers.push_back(attn);
+    m.layers.push_back(mlp);
+  }
+  return m;
+}
+
+const std::vector<std::string>& zoo_names() {
+  static const std::vector<std::string> names = {"resnet152", "transformer-1t"};
+  return names;
+}
+
+ZooEntry zoo_model(const std::string& name, const std::string& field) {
+  // Per-NPU mini-batches and parallelism of Themis Sec. 5.2.
+  if (name == "resnet152") return {resnet152(32), ParallelismConfig{}};
+  if (name == "transformer-1t") {
+    ParallelismConfig p;
+    p.mp_npus = 128;
+    p.zero2 = true;
+    p.recompute = true;
+    return {transformer_1t(16), p};
+  }
+  throw InputError(field, fmt::format("unknown workload '{}'{}; choose one of: {} (or a workload file)", name,
+                                      did_you_mean(name, zoo_names()), fmt::join(zoo_names(), ", ")));
+}
+
+}  // namespace chorus::workload
