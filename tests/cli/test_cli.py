@@ -16,7 +16,7 @@ def chorus(*args, timeout=120):
 
 class Help(unittest.TestCase):
     def test_every_command_has_help(self):
-        for cmd in ([], ["sim"], ["sim", "collective"], ["sim", "schedule"], ["sim", "topologies"], ["reproduce"], ["reproduce", "themis"]):
+        for cmd in ([], ["sim"], ["sim", "collective"], ["sim", "schedule"], ["sim", "topologies"], ["sim", "workload"], ["reproduce"], ["reproduce", "themis"]):
             r = chorus(*cmd, "--help")
             self.assertEqual(r.returncode, 0, (cmd, r.stderr))
             self.assertIn("Usage", r.stdout)
@@ -123,6 +123,60 @@ class SimCollective(unittest.TestCase):
             self.assertEqual(r.returncode, 2)
             self.assertIn("bad.yaml:2", r.stderr)
             self.assertIn("link_bandwith_gbps", r.stderr)
+
+
+class SimWorkload(unittest.TestCase):
+    KEYS = ("iteration_time_ns", "compute_ns", "forward_compute_ns", "backward_compute_ns", "exposed_comm_ns",
+            "exposed_dp_comm_ns", "exposed_mp_comm_ns", "avg_bw_utilization")
+
+    def run_json(self, *args):
+        r = chorus("sim", "workload", "--json", *args)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return json.loads(r.stdout)
+
+    def test_json_keys_and_split(self):
+        j = self.run_json("--workload", "transformer-1t", "--topology", "3D-SW_SW_SW_homo", "--scheduler", "baseline",
+                          "--iterations", "1")
+        for key in self.KEYS:
+            self.assertIn(key, j)
+        self.assertAlmostEqual(j["compute_ns"] + j["exposed_comm_ns"], j["iteration_time_ns"], delta=1e-6 * j["iteration_time_ns"])
+        self.assertGreater(j["exposed_mp_comm_ns"], 0)
+        self.assertEqual(j["iterations"], 1)
+
+    def test_schedulers_order_and_determinism(self):
+        t = {s: self.run_json("--workload", "transformer-1t", "--scheduler", s, "--iterations", "1")["iteration_time_ns"]
+             for s in ("baseline", "themis-scf", "ideal")}
+        self.assertLessEqual(t["ideal"], t["themis-scf"])
+        self.assertLess(t["themis-scf"], t["baseline"])
+        a = chorus("sim", "workload", "--json", "--workload", "resnet152", "--iterations", "1")
+        b = chorus("sim", "workload", "--json", "--workload", "resnet152", "--iterations", "1")
+        self.assertEqual(a.stdout, b.stdout)
+
+    def test_trace(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "t.json")
+            r = chorus("sim", "workload", "--workload", "resnet152", "--iterations", "1", "--trace", path)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            with open(path) as f:
+                events = json.load(f)["traceEvents"]
+            cats = {e.get("cat") for e in events}
+            for cat in ("forward", "weight_gradient", "dp", "RS", "AG"):
+                self.assertIn(cat, cats)
+
+    def test_bad_input_exit_2(self):
+        cases = [
+            (["--workload", "resnet125"], "resnet152"),
+            (["--topology", "nope"], "nope"),
+            (["--scheduler", "themis-lifo"], "themis-lifo"),
+            (["--iterations", "0"], "--iterations"),
+            (["--chunks", "0"], "--chunks"),
+            (["--bucket", "lots"], "--bucket"),
+            (["--peak-tflops", "0"], "--peak-tflops"),
+        ]
+        for args, needle in cases:
+            r = chorus("sim", "workload", *args)
+            self.assertEqual(r.returncode, 2, (args, r.stdout, r.stderr))
+            self.assertIn(needle, r.stderr, args)
 
 
 class Reproduce(unittest.TestCase):
