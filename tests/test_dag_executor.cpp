@@ -204,6 +204,21 @@ TEST(DagExecutor, IdealUsesEveryDimensionOfTheGroup) {
   EXPECT_DOUBLE_EQ(run(dag, n, "baseline").result.total_ns, 4000);
 }
 
+TEST(DagExecutor, IdealRunsTheShortestRemainingFirst) {
+  // Ideal on the pair network: an all-reduce of S bytes takes 2 x 1/2 x S / (1 byte/ns) = S ns.
+  // A 4000-byte one from 0; a 400-byte one issued at 100 preempts it: small 100..500, big
+  // resumes with 3900 ns left, 500..4400.
+  Dag dag;
+  const int big = allreduce(dag, 4000, {});
+  const int c = compute(dag, 100, {});
+  const int small = allreduce(dag, 400, {c});
+  const auto r = run(dag, pair_network(), "ideal").result;
+  EXPECT_DOUBLE_EQ(r.nodes[static_cast<size_t>(small)].end_ns, 500);
+  EXPECT_DOUBLE_EQ(r.nodes[static_cast<size_t>(big)].end_ns, 4400);
+  EXPECT_DOUBLE_EQ(r.bytes_per_npu, 4400);
+  EXPECT_DOUBLE_EQ(r.comm_active_ns, 4400);
+}
+
 TEST(DagExecutor, EmptyGroupCommunicationIsFree) {
   Dag dag;
   const int c1 = compute(dag, 100, {});

@@ -2,6 +2,7 @@
 // generators' structure, and whole-model orderings of the schedulers.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/error.h"
@@ -97,6 +98,25 @@ TEST(Parallelism, DataParallelAllReducesEveryGradientOnce) {
       EXPECT_EQ(ars, 1);
     }
   }
+}
+
+TEST(Parallelism, WithoutOverlapGradientsWaitForTheEndOfBackprop) {
+  const auto net = *net::find_preset("3D-SW_SW_SW_homo");
+  workload::ParallelismConfig p;
+  p.iterations = 1;
+  p.overlap_dp = false;
+  const auto dag = workload::build_training_dag(workload::resnet152(32), p, net);
+  int last_backward = -1;
+  for (size_t i = 0; i < dag.nodes.size(); ++i)
+    if (dag.nodes[i].kind == NodeKind::kCompute && dag.nodes[i].compute != workload::ComputeKind::kOptimizer)
+      last_backward = static_cast<int>(i);
+  int comms = 0;
+  for (const auto& n : dag.nodes) {
+    if (n.kind != NodeKind::kComm) continue;
+    ++comms;
+    EXPECT_NE(std::find(n.deps.begin(), n.deps.end(), last_backward), n.deps.end()) << n.name;
+  }
+  EXPECT_EQ(comms, 156);
 }
 
 TEST(Parallelism, Zero2ModelParallelTraffic) {

@@ -23,6 +23,7 @@ struct SimWorkloadArgs {
   std::string bucket;
   double peak_tflops = 312;
   double memory_bandwidth_gbs = 1555;
+  bool no_dp_overlap = false;
   bool json = false;
   std::string trace;
 };
@@ -36,6 +37,7 @@ void run_sim_workload(const SimWorkloadArgs& a) {
     throw InputError("--iterations", fmt::format("must be in 1..1000, got {}", a.iterations));
   entry.parallelism.iterations = a.iterations;
   if (!a.bucket.empty()) entry.parallelism.bucket_bytes = static_cast<double>(parse_bytes(a.bucket, "--bucket"));
+  if (a.no_dp_overlap) entry.parallelism.overlap_dp = false;
   if (a.chunks < 1 || a.chunks > 100000) throw InputError("--chunks", fmt::format("must be in 1..100000, got {}", a.chunks));
   if (!(a.peak_tflops > 0)) throw InputError("--peak-tflops", "must be positive");
   if (!(a.memory_bandwidth_gbs > 0)) throw InputError("--memory-bandwidth", "must be positive");
@@ -88,6 +90,8 @@ void register_sim_workload_command(CLI::App& sim) {
   w->add_option("--peak-tflops", args->peak_tflops, "Accelerator peak FLOP/s (roofline), TFLOP/s")->capture_default_str();
   w->add_option("--memory-bandwidth", args->memory_bandwidth_gbs, "Accelerator memory bandwidth (roofline), GB/s")
       ->capture_default_str();
+  w->add_flag("--no-dp-overlap", args->no_dp_overlap,
+              "Start the data-parallel gradient traffic only after back-propagation ends");
   w->add_flag("--json", args->json, "Print one JSON object instead of a table");
   w->add_option("--trace", args->trace, "Write a Chrome-trace JSON timeline (Perfetto) to this file");
   w->callback([args] { run_sim_workload(*args); });

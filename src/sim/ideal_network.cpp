@@ -1,11 +1,14 @@
 #include "sim/ideal_network.h"
 
+#include <algorithm>
+#include <limits>
+
 #include "core/error.h"
 #include "core/units.h"
 
 namespace chorus::sim {
 
-IdealNetwork::IdealNetwork(const net::Network& network) : network_(network), busy_(network.dims.size(), false) {}
+IdealNetwork::IdealNetwork(const net::Network& network) : network_(network) {}
 
 double IdealNetwork::ideal_bytes_per_npu(const net::Network& network, const workload::Node& comm) {
   double p = 1;
@@ -23,31 +26,57 @@ double IdealNetwork::ideal_time_ns(const net::Network& network, const workload::
 void IdealNetwork::start(int id, const workload::Node& comm, double now_ns) {
   if (comm.comm == workload::CommKind::kPointToPoint)
     throw InputError(comm.name, "point-to-point transfers are not modelled by the ideal network yet");
-  pending_.push_back({id, &comm});
-  dispatch(now_ns);
+  advance_to(now_ns);
+  bytes_ += ideal_bytes_per_npu(network_, comm);
+  active_.push_back({id, &comm, ideal_time_ns(network_, comm), false});
+  assign();
 }
 
-void IdealNetwork::dispatch(double now_ns) {
-  for (size_t i = 0; i < pending_.size();) {
-    const auto& p = pending_[i];
+double IdealNetwork::next_event_ns() const {
+  double next = std::numeric_limits<double>::infinity();
+  for (const auto& a : active_)
+    if (a.running) next = std::min(next, now_ns_ + a.remaining_ns);
+  return next;
+}
+
+void IdealNetwork::advance_to(double now_ns) {
+  const double dt = now_ns - now_ns_;
+  for (auto& a : active_)
+    if (a.running) a.remaining_ns -= dt;
+  now_ns_ = now_ns;
+}
+
+// Shortest remaining time first, each collective taking all of its dimensions.
+void IdealNetwork::assign() {
+  std::vector<size_t> order(active_.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return active_[a].remaining_ns < active_[b].remaining_ns; });
+  std::vector<bool> busy(network_.dims.size(), false);
+  for (size_t i : order) {
+    auto& a = active_[i];
     bool free = true;
-    for (int d : p.comm->dims) free = free && !busy_[static_cast<size_t>(d)];
-    if (!free) {
-      ++i;
-      continue;
-    }
-    for (int d : p.comm->dims) busy_[static_cast<size_t>(d)] = true;
-    bytes_ += ideal_bytes_per_npu(network_, *p.comm);
-    events_.schedule_at(now_ns + ideal_time_ns(network_, *p.comm), p);
-    pending_.erase(pending_.begin() + static_cast<long>(i));
+    for (int d : a.comm->dims) free = free && !busy[static_cast<size_t>(d)];
+    a.running = free;
+    if (free)
+      for (int d : a.comm->dims) busy[static_cast<size_t>(d)] = true;
   }
 }
 
 void IdealNetwork::step(std::vector<int>& finished) {
-  const auto e = events_.pop();
-  for (int d : e.payload.comm->dims) busy_[static_cast<size_t>(d)] = false;
-  finished.push_back(e.payload.id);
-  dispatch(e.time_ns);
+  const double t = next_event_ns();
+  // Finish the running collectives due at t (the same sum that defined t), advance the rest.
+  for (size_t i = 0; i < active_.size();) {
+    auto& a = active_[i];
+    if (a.running && now_ns_ + a.remaining_ns <= t) {
+      finished.push_back(a.id);
+      active_.erase(active_.begin() + static_cast<long>(i));
+    } else {
+      ++i;
+    }
+  }
+  advance_to(t);
+  assign();
 }
 
 }  // namespace chorus::sim

@@ -55,7 +55,9 @@ class Builder {
     n.layer = layer;
     n.iteration = it;
     n.deps = clean(std::move(deps));
-    return dag_.add(std::move(n));
+    const int id = dag_.add(std::move(n));
+    if (kind != ComputeKind::kOptimizer) last_backward_ = id;
+    return id;
   }
 
   int comm(const std::string& name, coll::CollectiveOp op, double bytes, const std::vector<int>& dims,
@@ -121,17 +123,35 @@ class Builder {
       }
       grad = next_grad;
       if (!bucket_layers.empty() && (bucket >= config_.bucket_bytes || l == 0)) {
-        flush(it, bucket_layers, bucket_nodes, bucket);
+        deferred_.push_back({bucket_layers, bucket_nodes, bucket});
+        if (config_.overlap_dp) {
+          flush(it, deferred_.back());
+          deferred_.clear();
+        }
         bucket_layers.clear();
         bucket_nodes.clear();
         bucket = 0;
       }
     }
+    // Without overlap every bucket waits for the end of back-propagation.
+    for (auto& b : deferred_) {
+      b.wgs.push_back(last_backward_);
+      flush(it, b);
+    }
+    deferred_.clear();
   }
+
+  struct Bucket {
+    std::vector<int> layers, wgs;
+    double bytes;
+  };
 
   // Synchronizes one bucket of weight gradients over the data-parallel group and updates
   // the parameters; the layers' next forward waits for the result.
-  void flush(int it, const std::vector<int>& layers, const std::vector<int>& wgs, double bytes) {
+  void flush(int it, const Bucket& b) {
+    const auto& layers = b.layers;
+    const auto& wgs = b.wgs;
+    const double bytes = b.bytes;
     const auto& first = model_.layers[static_cast<size_t>(layers.front())];
     const auto& last = model_.layers[static_cast<size_t>(layers.back())];
     const std::string label = layers.size() == 1 ? first.name : fmt::format("{}..{}", last.name, first.name);
@@ -164,7 +184,9 @@ class Builder {
   std::vector<int> mp_dims_, dp_dims_;
   int mp_ = 1;
   Dag dag_;
-  std::vector<int> param_ready_;  // per layer: the node after which its parameters are current
+  std::vector<int> param_ready_;
+  std::vector<Bucket> deferred_;
+  int last_backward_ = -1;  // the last compute node of the current backward pass  // per layer: the node after which its parameters are current
 };
 
 }  // namespace

@@ -22,6 +22,9 @@ struct ParallelismConfig {
   bool zero2 = false;        // ZeRO-2 gradient / parameter traffic instead of all-reduce
   bool recompute = false;    // forward-in-backward
   double bucket_bytes = 0;   // data-parallel gradient bucket; 0 = per layer
+  // false: the data-parallel gradient traffic starts only when back-propagation has ended
+  // (no overlap with the backward pass), one reading of Themis Sec. 6.2.
+  bool overlap_dp = true;
   int iterations = 3;
 };
 
