@@ -119,6 +119,33 @@ TEST(Parallelism, WithoutOverlapGradientsWaitForTheEndOfBackprop) {
   EXPECT_EQ(comms, 156);
 }
 
+TEST(Parallelism, DlrmAllToAllOverlapsTheBottomMlp) {
+  const auto net = *net::find_preset("3D-SW_SW_SW_homo");
+  auto entry = workload::zoo_model("dlrm");
+  entry.parallelism.iterations = 1;
+  const auto dag = workload::build_training_dag(entry.model, entry.parallelism, net);
+  // 512 samples x 26 tables x 128 FP16 values, over every dimension, forward and backward.
+  EXPECT_DOUBLE_EQ(comm_bytes(dag, coll::CollectiveOp::kAllToAll, workload::CommGroup::kModelParallel),
+                   2 * 512.0 * 26 * 128 * 2);
+  int a2a = -1, top0 = -1, bottom0 = -1;
+  for (size_t i = 0; i < dag.nodes.size(); ++i) {
+    const auto& n = dag.nodes[i];
+    if (n.kind == NodeKind::kComm && n.op == coll::CollectiveOp::kAllToAll && a2a < 0) a2a = static_cast<int>(i);
+    if (n.name == "fwd top_mlp0 it0") top0 = static_cast<int>(i);
+    if (n.name == "fwd bot_mlp0 it0") bottom0 = static_cast<int>(i);
+  }
+  ASSERT_GE(a2a, 0);
+  ASSERT_GE(top0, 0);
+  ASSERT_GE(bottom0, 0);
+  const auto& top = dag.nodes[static_cast<size_t>(top0)].deps;
+  const auto& bottom = dag.nodes[static_cast<size_t>(bottom0)].deps;
+  EXPECT_NE(std::find(top.begin(), top.end(), a2a), top.end());           // the top MLP waits
+  EXPECT_EQ(std::find(bottom.begin(), bottom.end(), a2a), bottom.end());  // the bottom MLP does not
+  // MLP parameters (2.37 M) all-reduced data-parallel.
+  EXPECT_DOUBLE_EQ(comm_bytes(dag, coll::CollectiveOp::kAllReduce, workload::CommGroup::kDataParallel),
+                   2 * entry.model.total_params());
+}
+
 TEST(Parallelism, Zero2ModelParallelTraffic) {
   const auto net = *net::find_preset("3D-SW_SW_SW_homo");
   const auto entry = workload::zoo_model("transformer-1t");
@@ -164,7 +191,12 @@ TEST(Workloads, IdealBeatsThemisBeatsBaselineOnEveryTopology) {
       // When the gradients hide under back-propagation (ResNet-152 with the A100 roofline),
       // only the last, latency-bound bucket is exposed, and Themis's reordering of its
       // 300-byte chunks among those still in flight can cost up to ~100 ns of 8 ms.
-      EXPECT_LE(scf.total_ns, base.total_ns * (1 + 1e-4));
+      // DLRM's collectives (0.1-3.4 MB over 1024 NPUs) are latency-bound: Themis balances
+      // bandwidth, and SCF across concurrent all-to-alls and all-reduces can delay the
+      // all-to-all the top MLP waits for (docs/workloads.md). No ordering is claimed there.
+      if (name != "dlrm") {
+        EXPECT_LE(scf.total_ns, base.total_ns * (1 + 1e-4));
+      }
       if (name == "transformer-1t" && workload::model_parallel_dims(net, 128).size() > 1) {
         EXPECT_LT(scf.total_ns, base.total_ns);
       }
@@ -179,6 +211,7 @@ TEST(Workloads, IdealBeatsThemisBeatsBaselineOnEveryTopology) {
       if (name == "resnet152") {
         EXPECT_EQ(base.exposed_mp_comm_ns, 0);
       }
+      EXPECT_LE(ideal.total_ns, base.total_ns * (1 + 1e-9));
     }
   }
 }

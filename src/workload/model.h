@@ -19,11 +19,23 @@ struct Layer {
   bool mp_all_reduce = false;
 };
 
+// Embedding tables partitioned model-parallel across all NPUs (DLRM, Themis Sec. 5.2/6.2):
+// the lookups' results are exchanged by an all-to-all that overlaps the bottom MLP, and the
+// layer `top_start` (the first top-MLP layer) waits for it; in back-propagation the
+// embedding gradients go back by an all-to-all after that layer's input gradient, and the
+// tables are updated when it arrives.
+struct Embeddings {
+  int tables = 0;
+  int dim = 0;
+  int top_start = 0;  // index of the first layer that consumes the embeddings
+};
+
 struct Model {
   std::string name;
   int batch_per_npu = 1;
   double bytes_per_element = 2;  // FP16 activations, weights and gradients (Themis Sec. 5.2)
   std::vector<Layer> layers;
+  Embeddings embeddings;  // tables == 0: none
 
   double total_params() const;
   double total_forward_flops() const;

@@ -26,6 +26,7 @@ class Builder {
     mp_dims_ = model_parallel_dims(network, config.mp_npus);
     for (int k : mp_dims_) mp_ *= network.dims[static_cast<size_t>(k)].size;
     for (int k = static_cast<int>(mp_dims_.size()); k < network.num_dims(); ++k) dp_dims_.push_back(k);
+    for (int k = 0; k < network.num_dims(); ++k) all_dims_.push_back(k);
     dag_.name = model.name;
     dag_.iterations = config.iterations;
     param_ready_.assign(model.layers.size(), -1);
@@ -82,12 +83,12 @@ class Builder {
 
   // Forward of layer l (possibly recomputed in backward), followed by its model-parallel
   // all-reduce. Returns the node that produces the layer's output.
-  int forward(int l, int it, int prev, bool recomputed) {
+  int forward(int l, int it, int prev, bool recomputed, int extra = -1) {
     const auto& layer = model_.layers[static_cast<size_t>(l)];
     const std::string tag = recomputed ? "recompute" : "fwd";
     int out = compute(fmt::format("{} {} it{}", tag, layer.name, it), ComputeKind::kForward,
                       layer.forward_flops / mp_, layer_mem_bytes(layer), l, it,
-                      {prev, param_ready_[static_cast<size_t>(l)]});
+                      {prev, param_ready_[static_cast<size_t>(l)], extra});
     if (mp_ > 1 && layer.mp_all_reduce)
       out = comm(fmt::format("mp {}-ar {} it{}", tag, layer.name, it), coll::CollectiveOp::kAllReduce,
                  elem_bytes(layer.output_elements), mp_dims_, CommGroup::kModelParallel, l, it, {out});
@@ -96,8 +97,27 @@ class Builder {
 
   void iteration(int it) {
     const int num_layers = static_cast<int>(model_.layers.size());
+    const auto& emb = model_.embeddings;
+    const bool hybrid = emb.tables > 0;
+    // Embedding lookups: each NPU reads its tables' rows for the batch; the all-to-all hands
+    // every NPU its samples' vectors (batch x tables x dim values, the same size each way).
+    const double emb_bytes = hybrid ? elem_bytes(static_cast<double>(model_.batch_per_npu) * emb.tables * emb.dim) : 0;
+    int a2a = -1;
+    if (hybrid) {
+      const int lookup = compute(fmt::format("emb lookup it{}", it), ComputeKind::kForward, 0, emb_bytes, -1, it,
+                                 {emb_ready_});
+      a2a = comm(fmt::format("mp emb a2a it{}", it), coll::CollectiveOp::kAllToAll, emb_bytes, all_dims_,
+                 CommGroup::kModelParallel, -1, it, {lookup});
+    }
     int prev = -1;
-    for (int l = 0; l < num_layers; ++l) prev = forward(l, it, prev, false);
+    for (int l = 0; l < num_layers; ++l) {
+      if (hybrid && l == emb.top_start) {
+        // The bottom MLP's output and the embeddings meet in the interaction, before the top MLP.
+        prev = forward(l, it, prev, false, a2a);
+      } else {
+        prev = forward(l, it, prev, false);
+      }
+    }
     // Back-propagation: the gradient flows from the last layer to the first.
     int grad = prev;
     std::vector<int> bucket_layers, bucket_nodes;
@@ -113,6 +133,13 @@ class Builder {
         if (mp_ > 1 && layer.mp_all_reduce)
           next_grad = comm(fmt::format("mp ig-ar {} it{}", layer.name, it), coll::CollectiveOp::kAllReduce,
                            elem_bytes(layer.input_elements), mp_dims_, CommGroup::kModelParallel, l, it, {next_grad});
+      }
+      if (hybrid && l == emb.top_start) {
+        // Embedding gradients go back to the tables' owners, which then update them.
+        const int back = comm(fmt::format("mp emb-grad a2a it{}", it), coll::CollectiveOp::kAllToAll, emb_bytes,
+                              all_dims_, CommGroup::kModelParallel, -1, it, {next_grad});
+        emb_ready_ = compute(fmt::format("emb update it{}", it), ComputeKind::kOptimizer, 0, 2 * emb_bytes, -1, it,
+                             {back});
       }
       if (layer.params > 0) {
         const int wg = compute(fmt::format("wg {} it{}", layer.name, it), ComputeKind::kWeightGradient,
@@ -181,7 +208,8 @@ class Builder {
 
   const Model& model_;
   ParallelismConfig config_;
-  std::vector<int> mp_dims_, dp_dims_;
+  std::vector<int> mp_dims_, dp_dims_, all_dims_;
+  int emb_ready_ = -1;  // the node after which the embedding tables are current
   int mp_ = 1;
   Dag dag_;
   std::vector<int> param_ready_;
@@ -195,6 +223,9 @@ Dag build_training_dag(const Model& model, const ParallelismConfig& config, cons
   if (config.iterations < 1) throw InputError("--iterations", fmt::format("must be >= 1, got {}", config.iterations));
   if (config.mp_npus < 1) throw InputError(model.name, fmt::format("model-parallel NPUs must be >= 1, got {}", config.mp_npus));
   if (!(config.bucket_bytes >= 0)) throw InputError("--bucket", "bucket size must be >= 0");
+  const auto& emb = model.embeddings;
+  if (emb.tables > 0 && (emb.dim < 1 || emb.top_start < 1 || emb.top_start >= static_cast<int>(model.layers.size())))
+    throw InputError(model.name, "embeddings need dim >= 1 and a top MLP that starts after the first layer");
   return Builder(model, config, network).build();
 }
 

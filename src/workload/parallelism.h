@@ -10,7 +10,9 @@
 //  - ZeRO stage 2 (Rajbhandari et al. 2020): gradients are reduce-scattered over the
 //    data-parallel group, each NPU updates its shard, parameters are all-gathered before
 //    the layer's next forward; with `recompute` the backward pass first re-runs each
-//    layer's forward (activation checkpointing), counted as forward as Themis Fig. 12 does.
+//    layer's forward (activation checkpointing), counted as forward as Themis Fig. 12 does;
+//  - hybrid DLRM (Model::embeddings): tables model-parallel over all NPUs with all-to-all,
+//    MLPs data-parallel.
 #include "net/network.h"
 #include "workload/dag.h"
 #include "workload/model.h"

@@ -21,5 +21,6 @@ ZooEntry zoo_model(const std::string& name, const std::string& field = "--worklo
 // The models themselves (batch = per-NPU mini-batch).
 Model resnet152(int batch);
 Model transformer_1t(int batch);
+Model dlrm(int batch);
 
 }  // namespace chorus::workload
