@@ -40,6 +40,26 @@ TEST(Zoo, Transformer1TMatchesMegatronTable) {
   EXPECT_NEAR(m.total_forward_flops(), 128 * 24 * s * h * h * (1 + s / (6 * h)), 1e6);
 }
 
+TEST(Zoo, GnmtLayerSizesByHand) {
+  const auto m = workload::gnmt(128);
+  // LSTM(in, h) = 4h(in + h) + 4h. Bi-directional LSTM(1024,1024) x 2 = 16,785,408;
+  // LSTM(2048,1024) = 12,587,008 (encoder layer 2 and all 8 decoder layers);
+  // 6 x LSTM(1024,1024) = 50,356,224; 2 embeddings 32000 x 1024 = 65,536,000;
+  // attention 2 x 1024^2 + 1024 = 2,098,176; softmax 1024 x 32000 + 32000 = 32,800,000.
+  EXPECT_DOUBLE_EQ(m.total_params(), 280858880.0);
+  EXPECT_EQ(m.layers.size(), 20u);
+  // The softmax over 128 x 50 tokens: 2 x 6400 x 1024 x 32000 FLOPs.
+  EXPECT_DOUBLE_EQ(m.layers.back().forward_flops, 2.0 * 6400 * 1024 * 32000);
+}
+
+TEST(Zoo, DlrmMlpSizesByHand) {
+  const auto m = workload::dlrm(512);
+  // Bottom 13-512-256-128: 171,392 parameters; top 479-1024-1024-512-256-1: 2,197,505.
+  EXPECT_DOUBLE_EQ(m.total_params(), 171392.0 + 2197505.0);
+  EXPECT_EQ(m.embeddings.tables, 26);
+  EXPECT_EQ(m.layers[static_cast<size_t>(m.embeddings.top_start)].name, "top_mlp0");
+}
+
 TEST(Zoo, UnknownNameSuggests) {
   try {
     workload::zoo_model("resnet125");

@@ -138,8 +138,62 @@ Model dlrm(int batch) {
   return m;
 }
 
+namespace {
+
+// An LSTM layer over `tokens` time steps x samples: 4 gates of h units on [input, hidden].
+Layer lstm(const std::string& name, int in, int h, double tokens) {
+  Layer l;
+  l.name = name;
+  const double gates = 4.0 * h;
+  l.params = gates * (in + h) + gates;
+  l.forward_flops = 2 * gates * (in + h) * tokens;
+  l.input_elements = tokens * in;
+  l.output_elements = tokens * h;
+  return l;
+}
+
+}  // namespace
+
+// GNMT: Wu et al., "Google's Neural Machine Translation System" (2016), Sec. 3-4: 8 encoder
+// LSTM layers, the bottom one bi-directional, 8 decoder layers, 1024 units per layer, a
+// one-layer additive attention whose context feeds every decoder layer, a shared 32K
+// wordpiece vocabulary with 1024-wide embeddings, softmax over it. Our reading where the
+// paper is silent: each direction of the bottom layer has 1024 units (2048-wide input to
+// layer 2), 50 tokens per sentence for source and target.
+Model gnmt(int batch) {
+  const int h = 1024, vocab = 32000, seq = 50;
+  const double tokens = static_cast<double>(batch) * seq;
+  Model m{"gnmt", batch, 2, {}, {}};
+  Layer emb;
+  emb.name = "enc_embedding";
+  emb.params = static_cast<double>(vocab) * h;
+  emb.input_elements = tokens;
+  emb.output_elements = tokens * h;
+  m.layers.push_back(emb);
+  Layer bi = lstm("enc_lstm0_bidir", h, h, tokens);
+  bi.params *= 2;
+  bi.forward_flops *= 2;
+  bi.output_elements *= 2;
+  m.layers.push_back(bi);
+  m.layers.push_back(lstm("enc_lstm1", 2 * h, h, tokens));
+  for (int i = 2; i < 8; ++i) m.layers.push_back(lstm(fmt::format("enc_lstm{}", i), h, h, tokens));
+  emb.name = "dec_embedding";
+  m.layers.push_back(emb);
+  Layer att;
+  att.name = "attention";
+  att.params = 2.0 * h * h + h;
+  // Key and query projections, then scores and context over every source position.
+  att.forward_flops = 4 * tokens * h * h + 4 * tokens * seq * h;
+  att.input_elements = 2 * tokens * h;
+  att.output_elements = tokens * h;
+  m.layers.push_back(att);
+  for (int i = 0; i < 8; ++i) m.layers.push_back(lstm(fmt::format("dec_lstm{}", i), 2 * h, h, tokens));
+  m.layers.push_back(fully_connected("softmax", h, vocab, static_cast<int>(tokens)));
+  return m;
+}
+
 const std::vector<std::string>& zoo_names() {
-  static const std::vector<std::string> names = {"resnet152", "dlrm", "transformer-1t"};
+  static const std::vector<std::string> names = {"resnet152", "gnmt", "dlrm", "transformer-1t"};
   return names;
 }
 
@@ -147,6 +201,7 @@ ZooEntry zoo_model(const std::string& name, const std::string& field) {
   // Per-NPU mini-batches and parallelism of Themis Sec. 5.2.
   if (name == "resnet152") return {resnet152(32), ParallelismConfig{}};
   if (name == "dlrm") return {dlrm(512), ParallelismConfig{}};
+  if (name == "gnmt") return {gnmt(128), ParallelismConfig{}};
   if (name == "transformer-1t") {
     ParallelismConfig p;
     p.mp_npus = 128;

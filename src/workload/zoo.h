@@ -22,5 +22,6 @@ ZooEntry zoo_model(const std::string& name, const std::string& field = "--worklo
 Model resnet152(int batch);
 Model transformer_1t(int batch);
 Model dlrm(int batch);
+Model gnmt(int batch);
 
 }  // namespace chorus::workload
