@@ -166,6 +166,24 @@ TEST(Parallelism, DlrmAllToAllOverlapsTheBottomMlp) {
                    2 * entry.model.total_params());
 }
 
+TEST(Parallelism, MixtureOfExpertsAllToAllAndGradientGroups) {
+  const auto net = *net::find_preset("3D-SW_SW_SW_homo");  // 16 x 8 x 8: experts over dims 1-2
+  auto entry = workload::zoo_model("moe");
+  entry.parallelism.iterations = 1;
+  const auto dag = workload::build_training_dag(entry.model, entry.parallelism, net);
+  const double tokens_bytes = 4 * 2048.0 * 2048 * 2;
+  // 12 expert layers x (dispatch + combine forward, dispatch + combine backward).
+  EXPECT_DOUBLE_EQ(comm_bytes(dag, coll::CollectiveOp::kAllToAll, workload::CommGroup::kModelParallel),
+                   12 * 4 * tokens_bytes);
+  for (const auto& n : dag.nodes) {
+    if (n.kind != NodeKind::kComm) continue;
+    std::vector<int> expected = {0, 1, 2};  // dense gradients: every NPU
+    if (n.op == coll::CollectiveOp::kAllToAll) expected = {0, 1};
+    else if (n.name.find("experts") != std::string::npos) expected = {2};  // replicas of one expert
+    EXPECT_EQ(n.dims, expected) << n.name;
+  }
+}
+
 TEST(Parallelism, Zero2ModelParallelTraffic) {
   const auto net = *net::find_preset("3D-SW_SW_SW_homo");
   const auto entry = workload::zoo_model("transformer-1t");

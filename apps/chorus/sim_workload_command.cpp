@@ -79,7 +79,7 @@ void run_sim_workload(const SimWorkloadArgs& a) {
 void register_sim_workload_command(CLI::App& sim) {
   auto args = std::make_shared<SimWorkloadArgs>();
   auto* w = sim.add_subcommand("workload", "Simulate training iterations of a model (training DAG, Themis Sec. 6.2)");
-  w->add_option("-w,--workload", args->workload, "Model zoo name: resnet152 | gnmt | dlrm | transformer-1t")->capture_default_str();
+  w->add_option("-w,--workload", args->workload, "Model zoo name: resnet152 | gnmt | dlrm | transformer-1t | moe")->capture_default_str();
   w->add_option("-t,--topology", args->topology, "Preset name (see `chorus sim topologies`) or network YAML file")
       ->capture_default_str();
   w->add_option("--scheduler", args->scheduler, "baseline | themis-fifo | themis-scf | ideal")->capture_default_str();

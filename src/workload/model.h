@@ -17,6 +17,10 @@ struct Layer {
   // input gradients likewise (Themis Sec. 6.2: "communicated through AR ... before
   // processing the next layer").
   bool mp_all_reduce = false;
+  // Mixture-of-experts layer (expert parallel): tokens go to their expert's NPU by an
+  // all-to-all before the layer and come back by another after it (and likewise in
+  // back-propagation); `params` and `forward_flops` are those of the one expert an NPU holds.
+  bool expert = false;
 };
 
 // Embedding tables partitioned model-parallel across all NPUs (DLRM, Themis Sec. 5.2/6.2):

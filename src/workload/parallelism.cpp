@@ -27,6 +27,8 @@ class Builder {
     for (int k : mp_dims_) mp_ *= network.dims[static_cast<size_t>(k)].size;
     for (int k = static_cast<int>(mp_dims_.size()); k < network.num_dims(); ++k) dp_dims_.push_back(k);
     for (int k = 0; k < network.num_dims(); ++k) all_dims_.push_back(k);
+    ep_dims_ = model_parallel_dims(network, config.ep_npus);
+    for (int k = static_cast<int>(ep_dims_.size()); k < network.num_dims(); ++k) ep_dp_dims_.push_back(k);
     dag_.name = model.name;
     dag_.iterations = config.iterations;
     param_ready_.assign(model.layers.size(), -1);
@@ -86,12 +88,19 @@ class Builder {
   int forward(int l, int it, int prev, bool recomputed, int extra = -1) {
     const auto& layer = model_.layers[static_cast<size_t>(l)];
     const std::string tag = recomputed ? "recompute" : "fwd";
+    const bool moe = layer.expert && !ep_dims_.empty();
+    if (moe)
+      prev = comm(fmt::format("ep {}-dispatch {} it{}", tag, layer.name, it), coll::CollectiveOp::kAllToAll,
+                  elem_bytes(layer.input_elements), ep_dims_, CommGroup::kModelParallel, l, it, {prev});
     int out = compute(fmt::format("{} {} it{}", tag, layer.name, it), ComputeKind::kForward,
                       layer.forward_flops / mp_, layer_mem_bytes(layer), l, it,
                       {prev, param_ready_[static_cast<size_t>(l)], extra});
     if (mp_ > 1 && layer.mp_all_reduce)
       out = comm(fmt::format("mp {}-ar {} it{}", tag, layer.name, it), coll::CollectiveOp::kAllReduce,
                  elem_bytes(layer.output_elements), mp_dims_, CommGroup::kModelParallel, l, it, {out});
+    if (moe)
+      out = comm(fmt::format("ep {}-combine {} it{}", tag, layer.name, it), coll::CollectiveOp::kAllToAll,
+                 elem_bytes(layer.output_elements), ep_dims_, CommGroup::kModelParallel, l, it, {out});
     return out;
   }
 
@@ -125,6 +134,10 @@ class Builder {
     for (int l = num_layers - 1; l >= 0; --l) {
       const auto& layer = model_.layers[static_cast<size_t>(l)];
       if (config_.recompute) grad = forward(l, it, grad, true);
+      const bool moe = layer.expert && !ep_dims_.empty();
+      if (moe)  // output gradients back to the experts that produced the outputs
+        grad = comm(fmt::format("ep grad-dispatch {} it{}", layer.name, it), coll::CollectiveOp::kAllToAll,
+                    elem_bytes(layer.output_elements), ep_dims_, CommGroup::kModelParallel, l, it, {grad});
       const double mem = layer_mem_bytes(layer);
       int next_grad = grad;
       if (l > 0) {  // the first layer needs no input gradient
@@ -133,6 +146,9 @@ class Builder {
         if (mp_ > 1 && layer.mp_all_reduce)
           next_grad = comm(fmt::format("mp ig-ar {} it{}", layer.name, it), coll::CollectiveOp::kAllReduce,
                            elem_bytes(layer.input_elements), mp_dims_, CommGroup::kModelParallel, l, it, {next_grad});
+        if (moe)  // input gradients back to the tokens' home NPUs
+          next_grad = comm(fmt::format("ep grad-combine {} it{}", layer.name, it), coll::CollectiveOp::kAllToAll,
+                           elem_bytes(layer.input_elements), ep_dims_, CommGroup::kModelParallel, l, it, {next_grad});
       }
       if (hybrid && l == emb.top_start) {
         // Embedding gradients go back to the tables' owners, which then update them.
@@ -141,7 +157,16 @@ class Builder {
         emb_ready_ = compute(fmt::format("emb update it{}", it), ComputeKind::kOptimizer, 0, 2 * emb_bytes, -1, it,
                              {back});
       }
-      if (layer.params > 0) {
+      if (layer.params > 0 && moe) {
+        // An expert's gradient is shared only with the replicas of the same expert.
+        const int wg = compute(fmt::format("wg {} it{}", layer.name, it), ComputeKind::kWeightGradient,
+                               layer.forward_flops / mp_, mem, l, it, {grad});
+        deferred_.push_back({{l}, {wg}, elem_bytes(shard_params(layer)), ep_dp_dims_});
+        if (config_.overlap_dp) {
+          flush(it, deferred_.back());
+          deferred_.clear();
+        }
+      } else if (layer.params > 0) {
         const int wg = compute(fmt::format("wg {} it{}", layer.name, it), ComputeKind::kWeightGradient,
                                layer.forward_flops / mp_, mem, l, it, {grad});
         bucket_layers.push_back(l);
@@ -150,7 +175,7 @@ class Builder {
       }
       grad = next_grad;
       if (!bucket_layers.empty() && (bucket >= config_.bucket_bytes || l == 0)) {
-        deferred_.push_back({bucket_layers, bucket_nodes, bucket});
+        deferred_.push_back({bucket_layers, bucket_nodes, bucket, dp_dims_});
         if (config_.overlap_dp) {
           flush(it, deferred_.back());
           deferred_.clear();
@@ -171,6 +196,7 @@ class Builder {
   struct Bucket {
     std::vector<int> layers, wgs;
     double bytes;
+    std::vector<int> dims;  // the group the gradients are shared with
   };
 
   // Synchronizes one bucket of weight gradients over the data-parallel group and updates
@@ -179,6 +205,7 @@ class Builder {
     const auto& layers = b.layers;
     const auto& wgs = b.wgs;
     const double bytes = b.bytes;
+    const auto& dims = b.dims;
     const auto& first = model_.layers[static_cast<size_t>(layers.front())];
     const auto& last = model_.layers[static_cast<size_t>(layers.back())];
     const std::string label = layers.size() == 1 ? first.name : fmt::format("{}..{}", last.name, first.name);
@@ -187,19 +214,19 @@ class Builder {
     double params = 0;
     for (int l : layers) params += shard_params(model_.layers[static_cast<size_t>(l)]);
     if (config_.zero2) {
-      int rs = comm(fmt::format("dp rs {} it{}", label, it), coll::CollectiveOp::kReduceScatter, bytes, dp_dims_,
+      int rs = comm(fmt::format("dp rs {} it{}", label, it), coll::CollectiveOp::kReduceScatter, bytes, dims,
                     CommGroup::kDataParallel, key_layer, it, wgs);
-      if (dp_dims_.empty()) rs = -1;
+      if (dims.empty()) rs = -1;
       const int opt = compute(fmt::format("opt {} it{}", label, it), ComputeKind::kOptimizer, 0, 0, key_layer, it,
                               rs >= 0 ? std::vector<int>{rs} : wgs);
       // Each NPU owns 1/dp of the parameters; the all-gather's size is the gathered size.
-      ready = dp_dims_.empty() ? opt
+      ready = dims.empty() ? opt
                                : comm(fmt::format("dp ag {} it{}", label, it), coll::CollectiveOp::kAllGather,
-                                      elem_bytes(params), dp_dims_, CommGroup::kDataParallel, key_layer, it, {opt});
+                                      elem_bytes(params), dims, CommGroup::kDataParallel, key_layer, it, {opt});
     } else {
       std::vector<int> deps = wgs;
-      if (!dp_dims_.empty())
-        deps = {comm(fmt::format("dp ar {} it{}", label, it), coll::CollectiveOp::kAllReduce, bytes, dp_dims_,
+      if (!dims.empty())
+        deps = {comm(fmt::format("dp ar {} it{}", label, it), coll::CollectiveOp::kAllReduce, bytes, dims,
                      CommGroup::kDataParallel, key_layer, it, wgs)};
       ready = compute(fmt::format("opt {} it{}", label, it), ComputeKind::kOptimizer, 0, 0, key_layer, it, deps);
     }
@@ -208,7 +235,7 @@ class Builder {
 
   const Model& model_;
   ParallelismConfig config_;
-  std::vector<int> mp_dims_, dp_dims_, all_dims_;
+  std::vector<int> mp_dims_, dp_dims_, all_dims_, ep_dims_, ep_dp_dims_;
   int emb_ready_ = -1;  // the node after which the embedding tables are current
   int mp_ = 1;
   Dag dag_;

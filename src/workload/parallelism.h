@@ -12,7 +12,10 @@
 //    the layer's next forward; with `recompute` the backward pass first re-runs each
 //    layer's forward (activation checkpointing), counted as forward as Themis Fig. 12 does;
 //  - hybrid DLRM (Model::embeddings): tables model-parallel over all NPUs with all-to-all,
-//    MLPs data-parallel.
+//    MLPs data-parallel;
+//  - mixture of experts (Layer::expert): all-to-all dispatch / combine over the
+//    expert-parallel group (the first dimensions up to `ep_npus`), expert gradients
+//    all-reduced over the remaining dimensions, dense gradients over all of them.
 #include "net/network.h"
 #include "workload/dag.h"
 #include "workload/model.h"
@@ -21,6 +24,7 @@ namespace chorus::workload {
 
 struct ParallelismConfig {
   int mp_npus = 1;           // model-parallel group: the first dimensions whose product <= this
+  int ep_npus = 1;           // expert-parallel group of MoE layers, chosen the same way
   bool zero2 = false;        // ZeRO-2 gradient / parameter traffic instead of all-reduce
   bool recompute = false;    // forward-in-backward
   double bucket_bytes = 0;   // data-parallel gradient bucket; 0 = per layer

@@ -192,8 +192,33 @@ Model gnmt(int batch) {
   return m;
 }
 
+// A DeepSpeed-MoE-like model: Rajbhandari et al., "DeepSpeed-MoE" (ICML 2022), the
+// "1.3B+MoE-128" configuration: 24 layers, hidden 2048, sequence 2048, an expert FFN (128
+// experts, top-1 gating) in every other layer. Expert parallel over 128 NPUs, one expert per
+// NPU; everything else data parallel. Batch per NPU is our choice (the CLI default 4).
+Model moe(int batch) {
+  const double h = 2048, s = 2048, b = batch;
+  Model m{"moe", batch, 2, {}, {}};
+  for (int i = 0; i < 24; ++i) {
+    Layer attn;
+    attn.name = fmt::format("layer{}.attn", i);
+    attn.params = 4 * h * h;
+    attn.forward_flops = 8 * b * s * h * h + 4 * b * s * s * h;
+    attn.input_elements = attn.output_elements = b * s * h;
+    Layer ffn;
+    ffn.name = fmt::format("layer{}.{}", i, i % 2 ? "experts" : "ffn");
+    ffn.params = 8 * h * h;  // dense FFN, or the one expert this NPU holds
+    ffn.forward_flops = 16 * b * s * h * h;  // top-1: every token through one FFN
+    ffn.input_elements = ffn.output_elements = b * s * h;
+    ffn.expert = i % 2 == 1;
+    m.layers.push_back(attn);
+    m.layers.push_back(ffn);
+  }
+  return m;
+}
+
 const std::vector<std::string>& zoo_names() {
-  static const std::vector<std::string> names = {"resnet152", "gnmt", "dlrm", "transformer-1t"};
+  static const std::vector<std::string> names = {"resnet152", "gnmt", "dlrm", "transformer-1t", "moe"};
   return names;
 }
 
@@ -202,6 +227,11 @@ ZooEntry zoo_model(const std::string& name, const std::string& field) {
   if (name == "resnet152") return {resnet152(32), ParallelismConfig{}};
   if (name == "dlrm") return {dlrm(512), ParallelismConfig{}};
   if (name == "gnmt") return {gnmt(128), ParallelismConfig{}};
+  if (name == "moe") {
+    ParallelismConfig p;
+    p.ep_npus = 128;
+    return {moe(4), p};
+  }
   if (name == "transformer-1t") {
     ParallelismConfig p;
     p.mp_npus = 128;

@@ -23,5 +23,6 @@ Model resnet152(int batch);
 Model transformer_1t(int batch);
 Model dlrm(int batch);
 Model gnmt(int batch);
+Model moe(int batch);
 
 }  // namespace chorus::workload
