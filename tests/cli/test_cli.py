@@ -16,7 +16,7 @@ def chorus(*args, timeout=120):
 
 class Help(unittest.TestCase):
     def test_every_command_has_help(self):
-        for cmd in ([], ["sim"], ["sim", "collective"], ["sim", "schedule"], ["sim", "topologies"], ["sim", "workload"], ["reproduce"], ["reproduce", "themis"]):
+        for cmd in ([], ["sim"], ["sim", "collective"], ["sim", "schedule"], ["sim", "topologies"], ["sim", "workload"], ["reproduce"], ["reproduce", "themis"], ["reproduce", "themis-workloads"]):
             r = chorus(*cmd, "--help")
             self.assertEqual(r.returncode, 0, (cmd, r.stderr))
             self.assertIn("Usage", r.stdout)
@@ -194,6 +194,26 @@ class Reproduce(unittest.TestCase):
             for fig in ("fig8_time_1000MB.svg", "fig9_activity.svg", "fig10_chunks.svg", "fig11_utilization.svg"):
                 with open(os.path.join(d, fig)) as f:
                     self.assertTrue(f.read().startswith("<svg"), fig)
+
+    def test_reproduce_themis_workloads(self):
+        with tempfile.TemporaryDirectory() as a, tempfile.TemporaryDirectory() as b:
+            r = chorus("reproduce", "themis-workloads", "-q", "--iterations", "1", "--out", a)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("Headline", r.stdout)
+            with open(os.path.join(a, "workloads.csv")) as f:
+                header = f.readline().strip().split(",")
+                rows = [dict(zip(header, line.strip().split(","))) for line in f]
+            for col in ("workload", "topology", "scheduler", "iteration_time_ns", "compute_ns", "exposed_comm_ns",
+                        "exposed_dp_comm_ns", "exposed_mp_comm_ns"):
+                self.assertIn(col, header)
+            self.assertEqual(len(rows), 4 * 6 * 4)
+            self.assertEqual({r["workload"] for r in rows}, {"resnet152", "gnmt", "dlrm", "transformer-1t"})
+            for fig in ("fig12_resnet152.svg", "fig12_transformer-1t.svg"):
+                with open(os.path.join(a, fig)) as f:
+                    self.assertTrue(f.read().startswith("<svg"), fig)
+            self.assertEqual(chorus("reproduce", "themis-workloads", "-q", "--iterations", "1", "--out", b).returncode, 0)
+            with open(os.path.join(a, "workloads.csv")) as fa, open(os.path.join(b, "workloads.csv")) as fb:
+                self.assertEqual(fa.read(), fb.read())
 
     def test_reproduce_is_deterministic(self):
         with tempfile.TemporaryDirectory() as a, tempfile.TemporaryDirectory() as b:
