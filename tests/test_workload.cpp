@@ -10,6 +10,7 @@
 #include "sim/dag_executor.h"
 #include "workload/compute_model.h"
 #include "workload/parallelism.h"
+#include "workload/workload_yaml.h"
 #include "workload/zoo.h"
 
 namespace chorus {
@@ -58,6 +59,53 @@ TEST(Zoo, DlrmMlpSizesByHand) {
   EXPECT_DOUBLE_EQ(m.total_params(), 171392.0 + 2197505.0);
   EXPECT_EQ(m.embeddings.tables, 26);
   EXPECT_EQ(m.layers[static_cast<size_t>(m.embeddings.top_start)].name, "top_mlp0");
+}
+
+TEST(WorkloadYaml, TwoLayersByHand) {
+  const auto entry = workload::load_workload(std::string(CHORUS_TEST_DATA_DIR) + "/workloads/two_layers.yaml");
+  EXPECT_EQ(entry.model.name, "two-layers");
+  ASSERT_EQ(entry.model.layers.size(), 2u);
+  net::Network pair;
+  pair.name = "pair";
+  pair.dims.push_back(net::Dimension{net::DimKind::kFullyConnected, 2, 8.0, 1, 0});  // 1 byte/ns
+  auto p = entry.parallelism;
+  p.iterations = 1;
+  const auto dag = workload::build_training_dag(entry.model, p, pair);
+  sim::WorkloadSimOptions o;
+  o.scheduler = sched::parse_scheduler("baseline");
+  o.chunks_per_collective = 1;
+  const auto r = sim::simulate_workload(dag, pair, o).result;
+  // F0 0..1000, F1 1000..3000, IG1 3000..5000, WG1 5000..7000, WG0 7000..8000 (no IG for the
+  // first layer). AR1 (2000 B: RS and AG of 1000 B each) RS 7000..8000; AR0 (1000 B) issued at
+  // 8000 by WG0's end, which the clock handles before AR1's RS end at the same time, so AR0's
+  // RS arrives first: AR0 RS 8000..8500, AR1 AG 8500..9500, AR0 AG 9500..10000.
+  EXPECT_DOUBLE_EQ(r.compute_ns, 8000);
+  EXPECT_DOUBLE_EQ(r.forward_compute_ns, 3000);
+  EXPECT_DOUBLE_EQ(r.backward_compute_ns, 5000);
+  EXPECT_DOUBLE_EQ(r.total_ns, 10000);
+  EXPECT_DOUBLE_EQ(r.exposed_dp_comm_ns, 2000);
+}
+
+TEST(WorkloadYaml, ErrorsNameFileLineAndField) {
+  auto expect_error = [](const std::string& text, const std::string& needle) {
+    try {
+      workload::parse_workload_yaml(text, "w.yaml");
+      ADD_FAILURE() << "no error for: " << text;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  expect_error("batch_per_npu: 1\nlayers:\n  - {forward_flop: 1}\n", "w.yaml:3");
+  expect_error("batch_per_npu: 1\nlayers:\n  - {forward_flop: 1}\n", "forward_flops");  // did you mean
+  expect_error("batch_per_npu: 1\nlayers:\n  - {forward_flops: -1}\n", "layers[0].forward_flops");
+  expect_error("batch_per_npu: 0\nlayers:\n  - {forward_flops: 1}\n", "batch_per_npu");
+  expect_error("batch_per_npu: 1\nlayers: []\n", "layers");
+  expect_error("batch_per_npu: 1\nparalelism: {}\nlayers:\n  - {forward_flops: 1}\n", "w.yaml:2");
+  expect_error("batch_per_npu: 1\nlayers:\n  - {forward_flops: 1}\nembeddings: {tables: 2, dim: 4, top_start: 1}\n",
+               "embeddings.top_start");
+  expect_error("batch_per_npu: [1\n", "YAML syntax error");
+  expect_error("batch_per_npu: 1\nlayers:\n  - {forward_flops: lots}\n", "a number");
+  EXPECT_THROW(workload::load_workload("/nonexistent/w.yaml"), InputError);
 }
 
 TEST(Zoo, UnknownNameSuggests) {

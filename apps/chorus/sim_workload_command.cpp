@@ -9,7 +9,7 @@
 #include "net/network_yaml.h"
 #include "sim/dag_executor.h"
 #include "sim/workload_json.h"
-#include "workload/zoo.h"
+#include "workload/workload_yaml.h"
 
 namespace chorus::cli {
 namespace {
@@ -32,7 +32,7 @@ std::string ms(double ns) { return fmt::format("{:.3f} ms", ns / 1e6); }
 
 void run_sim_workload(const SimWorkloadArgs& a) {
   const net::Network network = net::load_network(a.topology);
-  auto entry = workload::zoo_model(a.workload);
+  auto entry = workload::load_workload(a.workload);
   if (a.iterations < 1 || a.iterations > 1000)
     throw InputError("--iterations", fmt::format("must be in 1..1000, got {}", a.iterations));
   entry.parallelism.iterations = a.iterations;
@@ -79,7 +79,7 @@ void run_sim_workload(const SimWorkloadArgs& a) {
 void register_sim_workload_command(CLI::App& sim) {
   auto args = std::make_shared<SimWorkloadArgs>();
   auto* w = sim.add_subcommand("workload", "Simulate training iterations of a model (training DAG, Themis Sec. 6.2)");
-  w->add_option("-w,--workload", args->workload, "Model zoo name: resnet152 | gnmt | dlrm | transformer-1t | moe")->capture_default_str();
+  w->add_option("-w,--workload", args->workload, "Model zoo name (resnet152 | gnmt | dlrm | transformer-1t | moe) or workload YAML file")->capture_default_str();
   w->add_option("-t,--topology", args->topology, "Preset name (see `chorus sim topologies`) or network YAML file")
       ->capture_default_str();
   w->add_option("--scheduler", args->scheduler, "baseline | themis-fifo | themis-scf | ideal")->capture_default_str();

@@ -249,6 +249,7 @@ class Builder {
 Dag build_training_dag(const Model& model, const ParallelismConfig& config, const net::Network& network) {
   if (config.iterations < 1) throw InputError("--iterations", fmt::format("must be >= 1, got {}", config.iterations));
   if (config.mp_npus < 1) throw InputError(model.name, fmt::format("model-parallel NPUs must be >= 1, got {}", config.mp_npus));
+  if (config.ep_npus < 1) throw InputError(model.name, fmt::format("expert-parallel NPUs must be >= 1, got {}", config.ep_npus));
   if (!(config.bucket_bytes >= 0)) throw InputError("--bucket", "bucket size must be >= 0");
   const auto& emb = model.embeddings;
   if (emb.tables > 0 && (emb.dim < 1 || emb.top_start < 1 || emb.top_start >= static_cast<int>(model.layers.size())))

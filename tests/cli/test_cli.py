@@ -163,6 +163,21 @@ class SimWorkload(unittest.TestCase):
             for cat in ("forward", "weight_gradient", "dp", "RS", "AG"):
                 self.assertIn(cat, cats)
 
+    def test_yaml_workload_file(self):
+        here = os.path.dirname(os.path.abspath(__file__))
+        path = os.path.join(here, "..", "data", "workloads", "two_layers.yaml")
+        j = self.run_json("--workload", path, "--iterations", "1")
+        self.assertEqual(j["workload"], "two-layers")
+        self.assertEqual(j["forward_compute_ns"], 3000)
+        with tempfile.TemporaryDirectory() as d:
+            bad = os.path.join(d, "bad.yaml")
+            with open(bad, "w") as f:
+                f.write("batch_per_npu: 1\nlayers:\n  - {forward_flops: 1, parms: 3}\n")
+            r = chorus("sim", "workload", "--workload", bad)
+            self.assertEqual(r.returncode, 2)
+            self.assertIn("bad.yaml:3", r.stderr)
+            self.assertIn("parms", r.stderr)
+
     def test_bad_input_exit_2(self):
         cases = [
             (["--workload", "resnet125"], "resnet152"),
