@@ -4,12 +4,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
+#include <sstream>
 
 #include "core/error.h"
 #include "net/presets.h"
 #include "sim/dag_executor.h"
 #include "workload/compute_model.h"
 #include "workload/parallelism.h"
+#include "workload/astra_text.h"
 #include "workload/workload_yaml.h"
 #include "workload/zoo.h"
 
@@ -106,6 +109,82 @@ TEST(WorkloadYaml, ErrorsNameFileLineAndField) {
   expect_error("batch_per_npu: [1\n", "YAML syntax error");
   expect_error("batch_per_npu: 1\nlayers:\n  - {forward_flops: lots}\n", "a number");
   EXPECT_THROW(workload::load_workload("/nonexistent/w.yaml"), InputError);
+}
+
+std::string read_data(const std::string& name) {
+  std::ifstream in(std::string(CHORUS_TEST_DATA_DIR) + "/workloads/" + name);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+TEST(AstraText, DataParallelByHand) {
+  net::Network pair;
+  pair.name = "pair";
+  pair.dims.push_back(net::Dimension{net::DimKind::kFullyConnected, 2, 8.0, 1, 0});  // 1 byte/ns
+  const auto text = read_data("astra_data.txt");
+  ASSERT_TRUE(workload::looks_like_astra_text(text));
+  workload::AstraTextOptions opt;
+  opt.iterations = 1;
+  const auto dag = workload::parse_astra_text(text, "astra_data.txt", pair, opt);
+  sim::WorkloadSimOptions o;
+  o.scheduler = sched::parse_scheduler("baseline");
+  o.chunks_per_collective = 1;
+  const auto r = sim::simulate_workload(dag, pair, o).result;
+  // F0 0..1000, F1 1000..3000; WG1 3000..5000, AR1 (2000 B) 5000..7000 while IG1 5000..7000;
+  // WG0 7000..8000, AR0 (1000 B) 8000..9000 while IG0 8000..8500; the last update waits for
+  // AR0: 9000.
+  EXPECT_DOUBLE_EQ(r.total_ns, 9000);
+  EXPECT_DOUBLE_EQ(r.forward_compute_ns, 3000);
+  EXPECT_DOUBLE_EQ(r.backward_compute_ns, 5500);
+  EXPECT_DOUBLE_EQ(r.exposed_dp_comm_ns, 500);
+}
+
+TEST(AstraText, HybridGroupsAndSizes) {
+  const auto net = *net::find_preset("3D-SW_SW_SW_homo");  // 16 x 8 x 8
+  workload::AstraTextOptions opt;
+  opt.iterations = 1;
+  const auto dag = workload::parse_astra_text(read_data("astra_hybrid.txt"), "astra_hybrid.txt", net, opt);
+  int ag = 0, rs = 0, mp_ar = 0;
+  for (const auto& n : dag.nodes) {
+    if (n.kind != NodeKind::kComm) continue;
+    if (n.op == coll::CollectiveOp::kAllGather) {
+      ++ag;  // forward and recomputed forward of mlp; 1024-byte pieces x 128 NPUs gathered
+      EXPECT_DOUBLE_EQ(n.bytes, 1024.0 * 128);
+      EXPECT_EQ(n.dims, (std::vector<int>{0, 1}));
+    } else if (n.op == coll::CollectiveOp::kReduceScatter) {
+      ++rs;
+      EXPECT_EQ(n.dims, (std::vector<int>{2}));
+      EXPECT_EQ(n.group, workload::CommGroup::kDataParallel);
+    } else if (n.group == workload::CommGroup::kModelParallel) {
+      ++mp_ar;  // attn: forward, recompute, input gradient
+      EXPECT_EQ(n.dims, (std::vector<int>{0, 1}));
+    }
+  }
+  EXPECT_EQ(ag, 2);
+  EXPECT_EQ(rs, 1);
+  EXPECT_EQ(mp_ar, 3);
+}
+
+TEST(AstraText, MalformedFilesNameLineAndField) {
+  const auto net = *net::find_preset("3D-SW_SW_SW_homo");
+  auto expect_error = [&](const std::string& text, const std::string& needle) {
+    try {
+      workload::parse_astra_text(text, "w.txt", net);
+      ADD_FAILURE() << "no error for: " << text;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  expect_error("DATA\n1\nl0 -1 1 NONE 0 1 NONE 0 1 ALLREDUCE 8\n", "w.txt:3");            // 11 fields
+  expect_error("DATA\n1\nl0 -1 1 NONE 0 1 NONE 0 1 ALLSHUFFLE 8 0\n", "wg_type");
+  expect_error("DATA\n1\nl0 -1 x NONE 0 1 NONE 0 1 ALLREDUCE 8 0\n", "fwd_compute");
+  expect_error("DATA\n1\nl0 -1 1 NONE 0 1 NONE 0 1 ALLREDUCE -8 0\n", "wg_size");
+  expect_error("DATA\n2\nl0 -1 1 NONE 0 1 NONE 0 1 ALLREDUCE 8 0\n", "announces 2 layers");
+  expect_error("DATA\n1\nl0 -1 1 NONE 0 1 NONE 0 1 ALLREDUCE 8 0\nl1\n", "w.txt:4");
+  expect_error("HYBRID_TRANSFORMER\n1\nl0 -1 1 NONE 0 1 NONE 0 1 ALLREDUCE 8 0\n", "model_parallel_NPU_group");
+  expect_error("PIPELINE\n1\n", "unknown parallelism");
+  expect_error("DATA\nmany\n", "w.txt:2");
 }
 
 TEST(Zoo, UnknownNameSuggests) {

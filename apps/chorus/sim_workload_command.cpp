@@ -9,6 +9,11 @@
 #include "net/network_yaml.h"
 #include "sim/dag_executor.h"
 #include "sim/workload_json.h"
+#include <filesystem>
+#include <optional>
+#include <sstream>
+
+#include "workload/astra_text.h"
 #include "workload/workload_yaml.h"
 
 namespace chorus::cli {
@@ -24,24 +29,49 @@ struct SimWorkloadArgs {
   double peak_tflops = 312;
   double memory_bandwidth_gbs = 1555;
   bool no_dp_overlap = false;
+  double ns_per_cycle = 1.0;
   bool json = false;
   std::string trace;
 };
 
 std::string ms(double ns) { return fmt::format("{:.3f} ms", ns / 1e6); }
 
-void run_sim_workload(const SimWorkloadArgs& a) {
-  const net::Network network = net::load_network(a.topology);
+// An ASTRA-sim text workload file, or nothing.
+std::optional<std::string> astra_text(const std::string& path) {
+  if (!std::filesystem::is_regular_file(path)) return std::nullopt;
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  if (!workload::looks_like_astra_text(ss.str())) return std::nullopt;
+  return ss.str();
+}
+
+workload::Dag make_dag(const SimWorkloadArgs& a, const net::Network& network) {
+  if (auto text = astra_text(a.workload)) {
+    if (!a.bucket.empty() || a.no_dp_overlap)
+      throw InputError(a.workload, "--bucket and --no-dp-overlap do not apply to ASTRA-sim workload files");
+    workload::AstraTextOptions o;
+    o.iterations = a.iterations;
+    o.ns_per_cycle = a.ns_per_cycle;
+    return workload::parse_astra_text(*text, a.workload, network, o);
+  }
   auto entry = workload::load_workload(a.workload);
-  if (a.iterations < 1 || a.iterations > 1000)
-    throw InputError("--iterations", fmt::format("must be in 1..1000, got {}", a.iterations));
   entry.parallelism.iterations = a.iterations;
   if (!a.bucket.empty()) entry.parallelism.bucket_bytes = static_cast<double>(parse_bytes(a.bucket, "--bucket"));
   if (a.no_dp_overlap) entry.parallelism.overlap_dp = false;
+  return workload::build_training_dag(entry.model, entry.parallelism, network);
+}
+
+void run_sim_workload(const SimWorkloadArgs& a) {
+  const net::Network network = net::load_network(a.topology);
+  if (a.iterations < 1 || a.iterations > 1000)
+    throw InputError("--iterations", fmt::format("must be in 1..1000, got {}", a.iterations));
+  if (!(a.ns_per_cycle > 0)) throw InputError("--ns-per-cycle", "must be positive");
   if (a.chunks < 1 || a.chunks > 100000) throw InputError("--chunks", fmt::format("must be in 1..100000, got {}", a.chunks));
   if (!(a.peak_tflops > 0)) throw InputError("--peak-tflops", "must be positive");
   if (!(a.memory_bandwidth_gbs > 0)) throw InputError("--memory-bandwidth", "must be positive");
-  const auto dag = workload::build_training_dag(entry.model, entry.parallelism, network);
+  const auto dag = make_dag(a, network);
   sim::WorkloadSimOptions options;
   options.scheduler = sched::parse_scheduler(a.scheduler);
   options.chunks_per_collective = a.chunks;
@@ -79,7 +109,7 @@ void run_sim_workload(const SimWorkloadArgs& a) {
 void register_sim_workload_command(CLI::App& sim) {
   auto args = std::make_shared<SimWorkloadArgs>();
   auto* w = sim.add_subcommand("workload", "Simulate training iterations of a model (training DAG, Themis Sec. 6.2)");
-  w->add_option("-w,--workload", args->workload, "Model zoo name (resnet152 | gnmt | dlrm | transformer-1t | moe) or workload YAML file")->capture_default_str();
+  w->add_option("-w,--workload", args->workload, "Model zoo name (resnet152 | gnmt | dlrm | transformer-1t | moe), workload YAML or ASTRA-sim text file")->capture_default_str();
   w->add_option("-t,--topology", args->topology, "Preset name (see `chorus sim topologies`) or network YAML file")
       ->capture_default_str();
   w->add_option("--scheduler", args->scheduler, "baseline | themis-fifo | themis-scf | ideal")->capture_default_str();
@@ -92,6 +122,8 @@ void register_sim_workload_command(CLI::App& sim) {
       ->capture_default_str();
   w->add_flag("--no-dp-overlap", args->no_dp_overlap,
               "Start the data-parallel gradient traffic only after back-propagation ends");
+  w->add_option("--ns-per-cycle", args->ns_per_cycle, "ASTRA-sim text workloads: nanoseconds per compute cycle")
+      ->capture_default_str();
   w->add_flag("--json", args->json, "Print one JSON object instead of a table");
   w->add_option("--trace", args->trace, "Write a Chrome-trace JSON timeline (Perfetto) to this file");
   w->callback([args] { run_sim_workload(*args); });

@@ -178,6 +178,19 @@ class SimWorkload(unittest.TestCase):
             self.assertIn("bad.yaml:3", r.stderr)
             self.assertIn("parms", r.stderr)
 
+    def test_astra_text_workload_file(self):
+        here = os.path.dirname(os.path.abspath(__file__))
+        path = os.path.join(here, "..", "data", "workloads", "astra_data.txt")
+        j = self.run_json("--workload", path, "--iterations", "1", "--ns-per-cycle", "2")
+        self.assertEqual(j["forward_compute_ns"], 6000)  # 3000 cycles x 2 ns
+        with tempfile.TemporaryDirectory() as d:
+            bad = os.path.join(d, "bad.txt")
+            with open(bad, "w") as f:
+                f.write("DATA\n1\nl0 -1 1 NONE 0 1 NONE 0 1 ALLREDUCE\n")
+            r = chorus("sim", "workload", "--workload", bad)
+            self.assertEqual(r.returncode, 2)
+            self.assertIn("bad.txt:3", r.stderr)
+
     def test_bad_input_exit_2(self):
         cases = [
             (["--workload", "resnet125"], "resnet152"),
