@@ -5,6 +5,14 @@
 #include "core/error.h"
 
 namespace chorus::sim {
+namespace {
+
+SimOptions without_dim_order(SimOptions options) {
+  options.record_dim_order = false;
+  return options;
+}
+
+}  // namespace
 
 AnalyticalNetwork::AnalyticalNetwork(const net::Network& network, const sched::SchedulerSpec& scheduler,
                                      int chunks_per_collective, const sched::ThemisOptions& themis,
@@ -13,7 +21,7 @@ AnalyticalNetwork::AnalyticalNetwork(const net::Network& network, const sched::S
       scheduler_(scheduler),
       chunks_(chunks_per_collective),
       themis_(themis),
-      executor_(network, scheduler.policy, options) {
+      executor_(network, scheduler.policy, without_dim_order(options)) {
   if (chunks_ < 1) throw InputError("--chunks", fmt::format("chunks per collective must be >= 1, got {}", chunks_));
 }
 

@@ -26,16 +26,25 @@ int ChunkExecutor::start(const sched::Schedule& schedule, double group_npus, dou
     if (schedule.dim_order.size() != net_.dims.size())
       throw InputError("schedule", "enforcing the per-dimension order needs a dim_order for every dimension");
   }
-  const int first = static_cast<int>(chunks_.size());
+  // Reuse the chunk slots of a finished collective of the same size, if there is one.
+  const size_t n = schedule.chunks.size();
+  int first = static_cast<int>(chunks_.size());
+  const auto slot = std::find_if(free_slots_.begin(), free_slots_.end(), [&](const auto& f) { return f.first == n; });
+  if (slot != free_slots_.end()) {
+    first = slot->second;
+    free_slots_.erase(slot);
+  } else {
+    chunks_.resize(chunks_.size() + n);
+  }
   colls_.push_back(CollState{&schedule, first, 0, now_ns, {}});
-  colls_.back().dim_order.resize(net_.dims.size());
+  if (options_.record_dim_order) colls_.back().dim_order.resize(net_.dims.size());
   const double start_bytes = coll::initial_resident_bytes(schedule.op, schedule.chunk_bytes(), group_npus);
-  for (size_t c = 0; c < schedule.chunks.size(); ++c) {
+  for (size_t c = 0; c < n; ++c) {
     ChunkState ch;
     ch.coll = id;
     ch.local = static_cast<int>(c);
     ch.resident_bytes = start_bytes;
-    chunks_.push_back(ch);
+    chunks_[static_cast<size_t>(first) + c] = ch;
   }
   for (size_t c = 0; c < schedule.chunks.size(); ++c) {
     if (schedule.chunks[c].stages.empty()) continue;
@@ -117,8 +126,9 @@ void ChunkExecutor::try_start(int d, double now) {
   ds.transferring = true;
   auto& ch = chunks_[static_cast<size_t>(c)];
   ch.start_ns = now;
-  colls_[static_cast<size_t>(ch.coll)].dim_order[static_cast<size_t>(d)].push_back(
-      sched::DimOp{ch.local, stage_of(c).phase});
+  if (options_.record_dim_order)
+    colls_[static_cast<size_t>(ch.coll)].dim_order[static_cast<size_t>(d)].push_back(
+        sched::DimOp{ch.local, stage_of(c).phase});
   const auto& dim = net_.dims[static_cast<size_t>(d)];
   events_.schedule_at(now + transfer_time_ns(ch.bytes_sent, dim.aggregate_bandwidth_gbps()),
                       Event{EventKind::kTransferDone, c});
@@ -153,6 +163,7 @@ void ChunkExecutor::transfer_done(int c, double now, std::vector<int>& finished)
     arrive(c, now);
   } else if (--cs.remaining == 0) {
     finished.push_back(ch.coll);
+    free_slots_.emplace_back(cs.schedule->chunks.size(), cs.first_chunk);
   }
   try_start(st.dim, now);
 }

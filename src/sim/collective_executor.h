@@ -35,6 +35,9 @@ struct SimOptions {
   // default rule above). 1 makes every stage pay A_K + n_K B_K exclusively, like ASTRA-sim
   // with one active chunk per dimension. Not applied with enforce_dim_order.
   int max_chunks_per_dim = 0;
+  // Keep each collective's per-dimension execution order (Sec. 4.6.2). A DAG run does not
+  // need it and turns it off to keep memory flat over many iterations.
+  bool record_dim_order = true;
 };
 
 // The per-dimension chunk executor, driven step by step so that a caller (the DAG executor)
@@ -141,6 +144,8 @@ class ChunkExecutor {
   std::vector<DimMetrics> dims_out_;
   std::vector<std::vector<std::pair<double, double>>> active_;
   std::vector<StageRecord> stages_;
+  // Chunk slots of finished collectives, by chunk count, for reuse by later collectives.
+  std::vector<std::pair<size_t, int>> free_slots_;  // (num_chunks, first chunk)
   std::uint64_t arrivals_ = 0;
 };
 
