@@ -11,9 +11,9 @@
 #include "core/error.h"
 #include "core/split.h"
 #include "core/units.h"
-#include "rt/bench_runner.h"
-#include "rt/launcher.h"
-#include "rt/mpi_env.h"
+#include "rt_tools/bench_runner.h"
+#include "rt_tools/launcher.h"
+#include "rt/rendezvous/mpi_env.h"
 #include "rt/runtime.h"
 #include "rt/tuning_table.h"
 

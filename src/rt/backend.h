@@ -6,7 +6,7 @@
 //
 // Counts are in elements of `dtype`; buffers of different ranks hold the same dtype.
 // Methods a backend does not override fall back to the generic algorithms of
-// backend_fallbacks.cpp, built on send_recv(); native() reports which is which.
+// algorithms/ (backend.cpp), built on send_recv(); native() reports which is which.
 // ReduceOp::avg never reaches a backend: the runtime reduces with sum and divides.
 #include <cstddef>
 #include <string>

@@ -13,12 +13,12 @@
 #include <stdexcept>
 
 #include "core/error.h"
-#include "rt/backends.h"
-#include "rt/bootstrap.h"
+#include "rt/backends/backends.h"
+#include "rt/rendezvous/bootstrap.h"
 #include "rt/checking.h"
 #include "rt/dtype.h"
 #include "rt/errors.h"
-#include "rt/mpi_env.h"
+#include "rt/rendezvous/mpi_env.h"
 #include "rt/progress_queue.h"
 #include "rt/runtime_config.h"
 #include "rt/tuning_table.h"

@@ -15,7 +15,7 @@
 #include "core/split.h"
 #include "rt/dtype.h"
 #include "rt/runtime.h"
-#include "rt/selfcheck.h"
+#include "rt_tools/selfcheck.h"
 
 namespace rt = chorus::rt;
 using chorus::rt::DType;

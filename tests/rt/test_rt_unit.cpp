@@ -14,7 +14,7 @@
 #include "rt/errors.h"
 #include "rt/progress_queue.h"
 #include "rt/runtime.h"
-#include "rt/store.h"
+#include "rt/rendezvous/tcp_store.h"
 #include "rt/tuning_table.h"
 
 namespace rt = chorus::rt;

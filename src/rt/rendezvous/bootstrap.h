@@ -9,7 +9,7 @@
 #include <memory>
 #include <string>
 
-#include "rt/store.h"
+#include "rt/rendezvous/tcp_store.h"
 
 namespace chorus::rt {
 

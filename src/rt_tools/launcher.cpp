@@ -1,4 +1,4 @@
-#include "rt/launcher.h"
+#include "rt_tools/launcher.h"
 
 #include <sched.h>
 #include <signal.h>
@@ -12,7 +12,7 @@
 #include <thread>
 
 #include "core/error.h"
-#include "rt/store.h"
+#include "rt/rendezvous/tcp_store.h"
 
 extern char** environ;
 

@@ -16,10 +16,10 @@
 #include <thread>
 
 #include "core/error.h"
-#include "rt/backends.h"
+#include "rt/backends/backends.h"
 #include "rt/dtype.h"
 #include "rt/errors.h"
-#include "rt/mpi_env.h"
+#include "rt/rendezvous/mpi_env.h"
 
 namespace chorus::rt {
 

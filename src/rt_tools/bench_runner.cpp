@@ -1,4 +1,4 @@
-#include "rt/bench_runner.h"
+#include "rt_tools/bench_runner.h"
 
 #include <algorithm>
 #include <chrono>
@@ -7,7 +7,7 @@
 #include "core/error.h"
 #include "core/split.h"
 #include "rt/runtime.h"
-#include "rt/selfcheck.h"
+#include "rt_tools/selfcheck.h"
 
 namespace chorus::rt {
 

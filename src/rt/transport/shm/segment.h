@@ -1,6 +1,5 @@
 #pragma once
-// POSIX shared-memory segments and cross-process waiting on 32-bit counters (futex).
-#include <atomic>
+// A shared-memory segment mapped by every rank of one host.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -27,20 +26,5 @@ class ShmSegment {
   char* data_ = nullptr;
   std::size_t bytes_ = 0;
 };
-
-// A counter in shared memory that other processes can sleep on.
-struct alignas(64) SharedCounter {
-  std::atomic<std::uint32_t> value{0};
-  std::atomic<std::uint32_t> sleepers{0};
-  // Publishes a new value and wakes sleepers, if any.
-  void store_and_wake(std::uint32_t v);
-};
-
-// Sleeps until *word != expected, a wake-up, or `timeout_us`.
-void futex_wait(std::atomic<std::uint32_t>* word, std::uint32_t expected, long timeout_us);
-void futex_wake_all(std::atomic<std::uint32_t>* word);
-
-// True if the process is gone (or a zombie).
-bool process_dead(int pid);
 
 }  // namespace chorus::rt

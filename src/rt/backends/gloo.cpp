@@ -21,7 +21,7 @@
 #include <cstring>
 #include <fmt/format.h>
 
-#include "rt/backends.h"
+#include "rt/backends/backends.h"
 #include "rt/dtype.h"
 #include "rt/errors.h"
 

@@ -1,4 +1,4 @@
-#include "rt/selfcheck.h"
+#include "rt_tools/selfcheck.h"
 
 #include <cmath>
 #include <cstdio>

@@ -1,4 +1,4 @@
-#include "rt/bootstrap.h"
+#include "rt/rendezvous/bootstrap.h"
 
 #include <unistd.h>
 
@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
-#include "rt/mpi_env.h"
+#include "rt/rendezvous/mpi_env.h"
 
 namespace chorus::rt {
 

@@ -19,10 +19,11 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
-#include "rt/backends.h"
+#include "rt/backends/backends.h"
 #include "rt/dtype.h"
 #include "rt/errors.h"
-#include "rt/shm_segment.h"
+#include "rt/transport/shm/futex.h"
+#include "rt/transport/shm/segment.h"
 
 namespace chorus::rt {
 

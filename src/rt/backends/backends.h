@@ -5,7 +5,7 @@
 #include <string>
 
 #include "rt/backend.h"
-#include "rt/store.h"
+#include "rt/rendezvous/store.h"
 
 namespace chorus::rt {
 

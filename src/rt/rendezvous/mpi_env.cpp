@@ -1,4 +1,4 @@
-#include "rt/mpi_env.h"
+#include "rt/rendezvous/mpi_env.h"
 
 #include <mpi.h>
 

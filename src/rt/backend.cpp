@@ -1,0 +1,96 @@
+// What every backend inherits for the operations its library lacks: the generic algorithms of
+// algorithms/ (one file per algorithm), and the uniform forms expressed as their vector forms.
+#include <cstring>
+#include <vector>
+
+#include "rt/algorithms/algorithms.h"
+#include "rt/backend.h"
+#include "rt/dtype.h"
+
+namespace chorus::rt {
+
+namespace {
+
+// Counts and displacements of `count` elements from every rank, packed in rank order.
+void uniform(int n, std::size_t count, Counts& counts, Counts& displs) {
+  counts.assign(static_cast<std::size_t>(n), count);
+  displs.resize(static_cast<std::size_t>(n));
+  for (int j = 0; j < n; ++j) displs[j] = count * static_cast<std::size_t>(j);
+}
+
+}  // namespace
+
+void Backend::barrier() { algorithms::dissemination_barrier(*this); }
+
+void Backend::broadcast(void* buf, std::size_t count, DType dtype, int root) {
+  algorithms::linear_broadcast(*this, buf, count, dtype, root);
+}
+
+void Backend::reduce(const void* in, void* out, std::size_t count, DType dtype, ReduceOp op,
+                     int root) {
+  std::vector<char> tmp(count * dtype_bytes(dtype));
+  all_reduce(in, tmp.data(), count, dtype, op);
+  if (rank() == root && count > 0) std::memcpy(out, tmp.data(), tmp.size());
+}
+
+void Backend::all_reduce(const void* in, void* out, std::size_t count, DType dtype, ReduceOp op) {
+  algorithms::ring_all_reduce(*this, in, out, count, dtype, op);
+}
+
+void Backend::reduce_scatter(const void* in, void* out, std::size_t count, DType dtype,
+                             ReduceOp op) {
+  algorithms::ring_reduce_scatter(*this, in, out, count, dtype, op);
+}
+
+void Backend::all_gather(const void* in, void* out, std::size_t count, DType dtype) {
+  Counts counts, displs;
+  uniform(size(), count, counts, displs);
+  all_gatherv(in, count, out, counts, displs, dtype);
+}
+
+void Backend::gather(const void* in, void* out, std::size_t count, DType dtype, int root) {
+  Counts counts, displs;
+  uniform(size(), count, counts, displs);
+  gatherv(in, count, out, counts, displs, dtype, root);
+}
+
+void Backend::scatter(const void* in, void* out, std::size_t count, DType dtype, int root) {
+  Counts counts, displs;
+  uniform(size(), count, counts, displs);
+  scatterv(in, counts, displs, out, count, dtype, root);
+}
+
+void Backend::all_to_all_single(const void* in, void* out, std::size_t count, DType dtype) {
+  Counts counts, displs;
+  uniform(size(), count, counts, displs);
+  all_to_allv(in, counts, displs, out, counts, displs, dtype);
+}
+
+void Backend::all_to_all(const std::vector<const void*>& ins, const Counts& in_counts,
+                         const std::vector<void*>& outs, const Counts& out_counts, DType dtype) {
+  algorithms::pairwise_all_to_all(*this, ins, in_counts, outs, out_counts, dtype);
+}
+
+void Backend::all_gatherv(const void* in, std::size_t count, void* out, const Counts& counts,
+                          const Counts& displs, DType dtype) {
+  algorithms::ring_all_gatherv(*this, in, count, out, counts, displs, dtype);
+}
+
+void Backend::gatherv(const void* in, std::size_t count, void* out, const Counts& counts,
+                      const Counts& displs, DType dtype, int root) {
+  algorithms::linear_gatherv(*this, in, count, out, counts, displs, dtype, root);
+}
+
+void Backend::scatterv(const void* in, const Counts& counts, const Counts& displs, void* out,
+                       std::size_t count, DType dtype, int root) {
+  algorithms::linear_scatterv(*this, in, counts, displs, out, count, dtype, root);
+}
+
+void Backend::all_to_allv(const void* in, const Counts& send_counts, const Counts& send_displs,
+                          void* out, const Counts& recv_counts, const Counts& recv_displs,
+                          DType dtype) {
+  algorithms::pairwise_all_to_allv(*this, in, send_counts, send_displs, out, recv_counts,
+                                   recv_displs, dtype);
+}
+
+}  // namespace chorus::rt
