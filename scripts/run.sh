@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs dependencies, builds chorus (Release) and runs the main job:
-# the Themis microbenchmark study on the embedded Table 2 presets.
+# the Themis microbenchmark study on the embedded Table 2 presets, then the real-workload
+# study (Fig. 12) into results/themis-workloads.
 # Extra arguments are passed to `chorus reproduce themis` (e.g. --out DIR).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -8,3 +9,4 @@ bash scripts/install-deps.sh
 cmake -S . -B build-release -DCMAKE_BUILD_TYPE=Release -DCHORUS_BUILD_TESTS=OFF >/dev/null
 cmake --build build-release -j"$(nproc)" --target chorus
 ./build-release/chorus reproduce themis "$@"
+./build-release/chorus reproduce themis-workloads

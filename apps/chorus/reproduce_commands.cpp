@@ -6,6 +6,7 @@
 #include "apps/chorus/commands.h"
 #include "core/error.h"
 #include "eval/themis_microbench.h"
+#include "eval/themis_workloads.h"
 
 namespace chorus::cli {
 namespace {
@@ -16,6 +17,44 @@ struct ThemisArgs {
   int max_chunks_per_dim = 0;
   bool quiet = false;
 };
+
+eval::Progress make_progress(bool quiet, const char* what) {
+  const bool tty = isatty(STDERR_FILENO) != 0;
+  auto last_percent = std::make_shared<int>(-1);
+  return [=](int done, int total, const std::string& label) {
+    if (quiet) return;
+    const int percent = total ? 100 * done / total : 100;
+    if (tty) {
+      fmt::print(stderr, "\r[{:>3}/{}] {:>3}% {:<60}", done, total, percent, label);
+      if (done == total) fmt::print(stderr, "\n");
+    } else if (percent / 10 != *last_percent / 10 || done == total) {
+      fmt::print(stderr, "progress: {}/{} {} ({}%)\n", done, total, what, percent);
+    }
+    *last_percent = percent;
+  };
+}
+
+struct WorkloadsArgs {
+  std::string out = "results/themis-workloads";
+  int iterations = 3;
+  int chunks = 64;
+  bool quiet = false;
+};
+
+void run_reproduce_workloads(const WorkloadsArgs& a) {
+  auto config = eval::WorkloadStudyConfig::paper_defaults();
+  if (a.iterations < 1 || a.iterations > 100) throw InputError("--iterations", fmt::format("must be in 1..100, got {}", a.iterations));
+  if (a.chunks < 1 || a.chunks > 100000) throw InputError("--chunks", fmt::format("must be in 1..100000, got {}", a.chunks));
+  config.iterations = a.iterations;
+  config.chunks = a.chunks;
+  const auto start = std::chrono::steady_clock::now();
+  const auto study = eval::run_themis_workloads(config, make_progress(a.quiet, "workload simulations"));
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  fmt::print("{}", eval::format_workload_tables(study));
+  const auto files = eval::write_workload_outputs(study, a.out);
+  fmt::print("\n{} simulations in {:.3f} s; wrote:\n", study.rows.size(), secs);
+  for (const auto& f : files) fmt::print("  {}\n", f);
+}
 
 void run_reproduce_themis(const ThemisArgs& a) {
   auto config = eval::MicrobenchConfig::paper_defaults();
@@ -61,6 +100,16 @@ void register_reproduce_commands(CLI::App& app) {
       ->capture_default_str();
   themis->add_flag("-q,--quiet", args->quiet, "No progress indicator");
   themis->callback([args] { run_reproduce_themis(*args); });
+
+  auto wargs = std::make_shared<WorkloadsArgs>();
+  auto* wl = rep->add_subcommand(
+      "themis-workloads", "Themis Sec. 6.2 real workloads: ResNet-152, GNMT, DLRM, Transformer-1T x Table 2 "
+                          "topologies x schedulers (Fig. 12); tables, CSV and SVG plots");
+  wl->add_option("-o,--out", wargs->out, "Output directory")->capture_default_str();
+  wl->add_option("-i,--iterations", wargs->iterations, "Training iterations per run")->capture_default_str();
+  wl->add_option("-c,--chunks", wargs->chunks, "Chunks per collective")->capture_default_str();
+  wl->add_flag("-q,--quiet", wargs->quiet, "No progress indicator");
+  wl->callback([wargs] { run_reproduce_workloads(*wargs); });
 }
 
 }  // namespace chorus::cli

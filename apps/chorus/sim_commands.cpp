@@ -161,6 +161,8 @@ void register_sim_commands(CLI::App& app) {
   sch->add_option("--trace", sargs->trace, "Write a Chrome-trace JSON timeline (Perfetto) to this file");
   sch->callback([sargs] { run_sim_schedule(*sargs); });
 
+  register_sim_workload_command(*sim);
+
   auto* topo = sim->add_subcommand("topologies", "List the embedded network presets (Themis Table 2)");
   topo->callback([] {
     fmt::print("{:<22} {:<10} {:>6}  {}\n", "name", "shape", "NPUs", "dims (kind, aggregate Gb/s, latency ns)");

@@ -25,6 +25,7 @@ struct StageRecord {
   double start_ns;     // bandwidth phase began (after the fixed delay and queueing)
   double end_ns;       // stage finished
   double bytes_sent;   // per NPU
+  int collective = 0;  // which collective (in start order) when several run together
 };
 
 struct CollectiveResult {

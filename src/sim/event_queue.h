@@ -22,6 +22,8 @@ class EventQueue {
   bool empty() const { return heap_.empty(); }
   std::size_t size() const { return heap_.size(); }
   double now_ns() const { return now_ns_; }
+  // Time of the earliest event; only valid when !empty().
+  double next_time_ns() const { return heap_.top().time_ns; }
 
   // Removes and returns the earliest event, advancing the clock to it.
   Event pop() {

@@ -17,7 +17,7 @@ def chorus(*args, timeout=120):
 
 class Help(unittest.TestCase):
     def test_every_command_has_help(self):
-        for cmd in ([], ["sim"], ["sim", "collective"], ["sim", "schedule"], ["sim", "topologies"], ["reproduce"], ["reproduce", "themis"]):
+        for cmd in ([], ["sim"], ["sim", "collective"], ["sim", "schedule"], ["sim", "topologies"], ["sim", "workload"], ["reproduce"], ["reproduce", "themis"], ["reproduce", "themis-workloads"]):
             r = chorus(*cmd, "--help")
             self.assertEqual(r.returncode, 0, (cmd, r.stderr))
             self.assertIn("Usage", r.stdout)
@@ -158,6 +158,88 @@ class SimCollective(unittest.TestCase):
             self.assertIn("link_bandwith_gbps", r.stderr)
 
 
+class SimWorkload(unittest.TestCase):
+    KEYS = ("iteration_time_ns", "compute_ns", "forward_compute_ns", "backward_compute_ns", "exposed_comm_ns",
+            "exposed_dp_comm_ns", "exposed_mp_comm_ns", "avg_bw_utilization")
+
+    def run_json(self, *args):
+        r = chorus("sim", "workload", "--json", *args)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return json.loads(r.stdout)
+
+    def test_json_keys_and_split(self):
+        j = self.run_json("--workload", "transformer-1t", "--topology", "3D-SW_SW_SW_homo", "--scheduler", "baseline",
+                          "--iterations", "1")
+        for key in self.KEYS:
+            self.assertIn(key, j)
+        self.assertAlmostEqual(j["compute_ns"] + j["exposed_comm_ns"], j["iteration_time_ns"], delta=1e-6 * j["iteration_time_ns"])
+        self.assertGreater(j["exposed_mp_comm_ns"], 0)
+        self.assertEqual(j["iterations"], 1)
+
+    def test_schedulers_order_and_determinism(self):
+        t = {s: self.run_json("--workload", "transformer-1t", "--scheduler", s, "--iterations", "1")["iteration_time_ns"]
+             for s in ("baseline", "themis-scf", "ideal")}
+        self.assertLessEqual(t["ideal"], t["themis-scf"])
+        self.assertLess(t["themis-scf"], t["baseline"])
+        a = chorus("sim", "workload", "--json", "--workload", "resnet152", "--iterations", "1")
+        b = chorus("sim", "workload", "--json", "--workload", "resnet152", "--iterations", "1")
+        self.assertEqual(a.stdout, b.stdout)
+
+    def test_trace(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "t.json")
+            r = chorus("sim", "workload", "--workload", "resnet152", "--iterations", "1", "--trace", path)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            with open(path) as f:
+                events = json.load(f)["traceEvents"]
+            cats = {e.get("cat") for e in events}
+            for cat in ("forward", "weight_gradient", "dp", "RS", "AG"):
+                self.assertIn(cat, cats)
+
+    def test_yaml_workload_file(self):
+        here = os.path.dirname(os.path.abspath(__file__))
+        path = os.path.join(here, "..", "data", "workloads", "two_layers.yaml")
+        j = self.run_json("--workload", path, "--iterations", "1")
+        self.assertEqual(j["workload"], "two-layers")
+        self.assertEqual(j["forward_compute_ns"], 3000)
+        with tempfile.TemporaryDirectory() as d:
+            bad = os.path.join(d, "bad.yaml")
+            with open(bad, "w") as f:
+                f.write("batch_per_npu: 1\nlayers:\n  - {forward_flops: 1, parms: 3}\n")
+            r = chorus("sim", "workload", "--workload", bad)
+            self.assertEqual(r.returncode, 2)
+            self.assertIn("bad.yaml:3", r.stderr)
+            self.assertIn("parms", r.stderr)
+
+    def test_astra_text_workload_file(self):
+        here = os.path.dirname(os.path.abspath(__file__))
+        path = os.path.join(here, "..", "data", "workloads", "astra_data.txt")
+        j = self.run_json("--workload", path, "--iterations", "1", "--ns-per-cycle", "2")
+        self.assertEqual(j["forward_compute_ns"], 6000)  # 3000 cycles x 2 ns
+        with tempfile.TemporaryDirectory() as d:
+            bad = os.path.join(d, "bad.txt")
+            with open(bad, "w") as f:
+                f.write("DATA\n1\nl0 -1 1 NONE 0 1 NONE 0 1 ALLREDUCE\n")
+            r = chorus("sim", "workload", "--workload", bad)
+            self.assertEqual(r.returncode, 2)
+            self.assertIn("bad.txt:3", r.stderr)
+
+    def test_bad_input_exit_2(self):
+        cases = [
+            (["--workload", "resnet125"], "resnet152"),
+            (["--topology", "nope"], "nope"),
+            (["--scheduler", "themis-lifo"], "themis-lifo"),
+            (["--iterations", "0"], "--iterations"),
+            (["--chunks", "0"], "--chunks"),
+            (["--bucket", "lots"], "--bucket"),
+            (["--peak-tflops", "0"], "--peak-tflops"),
+        ]
+        for args, needle in cases:
+            r = chorus("sim", "workload", *args)
+            self.assertEqual(r.returncode, 2, (args, r.stdout, r.stderr))
+            self.assertIn(needle, r.stderr, args)
+
+
 class Reproduce(unittest.TestCase):
     def test_reproduce_themis_writes_csv_and_plots(self):
         with tempfile.TemporaryDirectory() as d:
@@ -173,6 +255,26 @@ class Reproduce(unittest.TestCase):
             for fig in ("fig8_time_1000MB.svg", "fig9_activity.svg", "fig10_chunks.svg", "fig11_utilization.svg"):
                 with open(os.path.join(d, fig)) as f:
                     self.assertTrue(f.read().startswith("<svg"), fig)
+
+    def test_reproduce_themis_workloads(self):
+        with tempfile.TemporaryDirectory() as a, tempfile.TemporaryDirectory() as b:
+            r = chorus("reproduce", "themis-workloads", "-q", "--iterations", "1", "--out", a)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("Headline", r.stdout)
+            with open(os.path.join(a, "workloads.csv")) as f:
+                header = f.readline().strip().split(",")
+                rows = [dict(zip(header, line.strip().split(","))) for line in f]
+            for col in ("workload", "topology", "scheduler", "iteration_time_ns", "compute_ns", "exposed_comm_ns",
+                        "exposed_dp_comm_ns", "exposed_mp_comm_ns"):
+                self.assertIn(col, header)
+            self.assertEqual(len(rows), 4 * 6 * 4)
+            self.assertEqual({r["workload"] for r in rows}, {"resnet152", "gnmt", "dlrm", "transformer-1t"})
+            for fig in ("fig12_resnet152.svg", "fig12_transformer-1t.svg"):
+                with open(os.path.join(a, fig)) as f:
+                    self.assertTrue(f.read().startswith("<svg"), fig)
+            self.assertEqual(chorus("reproduce", "themis-workloads", "-q", "--iterations", "1", "--out", b).returncode, 0)
+            with open(os.path.join(a, "workloads.csv")) as fa, open(os.path.join(b, "workloads.csv")) as fb:
+                self.assertEqual(fa.read(), fb.read())
 
     def test_reproduce_is_deterministic(self):
         with tempfile.TemporaryDirectory() as a, tempfile.TemporaryDirectory() as b:

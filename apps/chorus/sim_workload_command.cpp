@@ -1,0 +1,132 @@
+// chorus sim workload
+#include <fmt/format.h>
+#include <fstream>
+#include <iostream>
+
+#include "apps/chorus/commands.h"
+#include "core/error.h"
+#include "core/units.h"
+#include "net/network_yaml.h"
+#include "sim/dag_executor.h"
+#include "sim/workload_json.h"
+#include <filesystem>
+#include <optional>
+#include <sstream>
+
+#include "workload/astra_text.h"
+#include "workload/workload_yaml.h"
+
+namespace chorus::cli {
+namespace {
+
+struct SimWorkloadArgs {
+  std::string workload = "resnet152";
+  std::string topology = "3D-SW_SW_SW_homo";
+  std::string scheduler = "themis-scf";
+  int iterations = 3;
+  int chunks = 64;
+  std::string bucket;
+  double peak_tflops = 312;
+  double memory_bandwidth_gbs = 1555;
+  bool no_dp_overlap = false;
+  double ns_per_cycle = 1.0;
+  bool json = false;
+  std::string trace;
+};
+
+std::string ms(double ns) { return fmt::format("{:.3f} ms", ns / 1e6); }
+
+// An ASTRA-sim text workload file, or nothing.
+std::optional<std::string> astra_text(const std::string& path) {
+  if (!std::filesystem::is_regular_file(path)) return std::nullopt;
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  if (!workload::looks_like_astra_text(ss.str())) return std::nullopt;
+  return ss.str();
+}
+
+workload::Dag make_dag(const SimWorkloadArgs& a, const net::Network& network) {
+  if (auto text = astra_text(a.workload)) {
+    if (!a.bucket.empty() || a.no_dp_overlap)
+      throw InputError(a.workload, "--bucket and --no-dp-overlap do not apply to ASTRA-sim workload files");
+    workload::AstraTextOptions o;
+    o.iterations = a.iterations;
+    o.ns_per_cycle = a.ns_per_cycle;
+    return workload::parse_astra_text(*text, a.workload, network, o);
+  }
+  auto entry = workload::load_workload(a.workload);
+  entry.parallelism.iterations = a.iterations;
+  if (!a.bucket.empty()) entry.parallelism.bucket_bytes = static_cast<double>(parse_bytes(a.bucket, "--bucket"));
+  if (a.no_dp_overlap) entry.parallelism.overlap_dp = false;
+  return workload::build_training_dag(entry.model, entry.parallelism, network);
+}
+
+void run_sim_workload(const SimWorkloadArgs& a) {
+  const net::Network network = net::load_network(a.topology);
+  if (a.iterations < 1 || a.iterations > 1000)
+    throw InputError("--iterations", fmt::format("must be in 1..1000, got {}", a.iterations));
+  if (!(a.ns_per_cycle > 0)) throw InputError("--ns-per-cycle", "must be positive");
+  if (a.chunks < 1 || a.chunks > 100000) throw InputError("--chunks", fmt::format("must be in 1..100000, got {}", a.chunks));
+  if (!(a.peak_tflops > 0)) throw InputError("--peak-tflops", "must be positive");
+  if (!(a.memory_bandwidth_gbs > 0)) throw InputError("--memory-bandwidth", "must be positive");
+  const auto dag = make_dag(a, network);
+  sim::WorkloadSimOptions options;
+  options.scheduler = sched::parse_scheduler(a.scheduler);
+  options.chunks_per_collective = a.chunks;
+  options.compute.peak_tflops = a.peak_tflops;
+  options.compute.memory_bandwidth_gbs = a.memory_bandwidth_gbs;
+  options.record_stages = !a.trace.empty();
+  const auto run = sim::simulate_workload(dag, network, options);
+  if (!a.trace.empty()) {
+    std::ofstream out(a.trace);
+    if (!out) throw InputError("--trace", fmt::format("cannot write '{}'", a.trace));
+    out << sim::workload_trace(network, dag, run).dump(1) << "\n";
+  }
+  if (a.json) {
+    std::cout << sim::to_json(network, dag, options, run.result).dump(2) << "\n";
+    return;
+  }
+  const auto& r = run.result;
+  const double it = r.iterations;
+  fmt::print("{} on {} ({}, {} NPUs), scheduler {}, {} iterations, {} chunks per collective\n", dag.name,
+             network.name, network.shape(), network.num_npus(), options.scheduler.name, r.iterations,
+             options.chunks_per_collective);
+  fmt::print("  DAG: {} compute + {} communication nodes\n", r.compute_nodes, r.comm_nodes);
+  fmt::print("  per iteration:\n");
+  fmt::print("    iteration time      {}\n", ms(r.total_ns / it));
+  fmt::print("    forward compute     {}\n", ms(r.forward_compute_ns / it));
+  fmt::print("    backward compute    {}\n", ms(r.backward_compute_ns / it));
+  fmt::print("    exposed DP comm     {}\n", ms(r.exposed_dp_comm_ns / it));
+  fmt::print("    exposed MP comm     {}\n", ms(r.exposed_mp_comm_ns / it));
+  fmt::print("  avg BW utilization while communicating: {:.2f} %\n", 100 * r.avg_bw_utilization);
+  if (!a.trace.empty()) fmt::print("  trace written to {} (open in https://ui.perfetto.dev)\n", a.trace);
+}
+
+}  // namespace
+
+void register_sim_workload_command(CLI::App& sim) {
+  auto args = std::make_shared<SimWorkloadArgs>();
+  auto* w = sim.add_subcommand("workload", "Simulate training iterations of a model (training DAG, Themis Sec. 6.2)");
+  w->add_option("-w,--workload", args->workload, "Model zoo name (resnet152 | gnmt | dlrm | transformer-1t | moe), workload YAML or ASTRA-sim text file")->capture_default_str();
+  w->add_option("-t,--topology", args->topology, "Preset name (see `chorus sim topologies`) or network YAML file")
+      ->capture_default_str();
+  w->add_option("--scheduler", args->scheduler, "baseline | themis-fifo | themis-scf | ideal")->capture_default_str();
+  w->add_option("-i,--iterations", args->iterations, "Training iterations")->capture_default_str();
+  w->add_option("-c,--chunks", args->chunks, "Chunks per collective")->capture_default_str();
+  w->add_option("--bucket", args->bucket,
+                "Data-parallel gradient bucket, e.g. 25MiB (default: the model's; 0 = one all-reduce per layer)");
+  w->add_option("--peak-tflops", args->peak_tflops, "Accelerator peak FLOP/s (roofline), TFLOP/s")->capture_default_str();
+  w->add_option("--memory-bandwidth", args->memory_bandwidth_gbs, "Accelerator memory bandwidth (roofline), GB/s")
+      ->capture_default_str();
+  w->add_flag("--no-dp-overlap", args->no_dp_overlap,
+              "Start the data-parallel gradient traffic only after back-propagation ends");
+  w->add_option("--ns-per-cycle", args->ns_per_cycle, "ASTRA-sim text workloads: nanoseconds per compute cycle")
+      ->capture_default_str();
+  w->add_flag("--json", args->json, "Print one JSON object instead of a table");
+  w->add_option("--trace", args->trace, "Write a Chrome-trace JSON timeline (Perfetto) to this file");
+  w->callback([args] { run_sim_workload(*args); });
+}
+
+}  // namespace chorus::cli

@@ -1,0 +1,70 @@
+#pragma once
+// Runs a training DAG on the discrete-event core: one compute stream per NPU (ready compute
+// nodes run one at a time, lowest node index first, i.e. in program order) and a network
+// model that carries every communication node as soon as its dependencies are done, so
+// communication overlaps computation wherever the DAG allows and several collectives share
+// the network at once.
+//
+// Exposed communication (Themis Sec. 6.2, footnote 11) is the time the compute stream waits
+// for communication: every idle gap before a compute node is blamed on the communication
+// that made the node ready (followed through zero-work compute nodes), and the tail after
+// the last compute on the last communication. So iteration time = compute + exposed,
+// exactly, and exposed = data-parallel + model-parallel.
+#include <string>
+#include <vector>
+
+#include "net/network.h"
+#include "sched/scheduler.h"
+#include "sim/collective_result.h"
+#include "sim/network_model.h"
+#include "workload/compute_model.h"
+#include "workload/dag.h"
+
+namespace chorus::sim {
+
+struct NodeTiming {
+  double start_ns = 0;
+  double end_ns = 0;
+};
+
+struct DagResult {
+  double total_ns = 0;  // all iterations
+  int iterations = 1;
+  double compute_ns = 0;  // forward + backward + optimizer
+  double forward_compute_ns = 0;   // forward and recomputed forward (Fig. 12 counts both as forward)
+  double backward_compute_ns = 0;  // input and weight gradients
+  double optimizer_compute_ns = 0;
+  double exposed_comm_ns = 0;
+  double exposed_dp_comm_ns = 0;
+  double exposed_mp_comm_ns = 0;
+  double comm_active_ns = 0;       // time with at least one communication node in flight
+  double bytes_per_npu = 0;        // sent over all dimensions
+  double avg_bw_utilization = 0;   // Fig. 4: bytes / (total bandwidth x comm_active_ns)
+  int compute_nodes = 0;
+  int comm_nodes = 0;
+  std::vector<NodeTiming> nodes;  // per DAG node
+};
+
+// `compute_ns[i]` is node i's compute time (ignored for comm nodes). `total_bandwidth_gbps`
+// is the NPU's bandwidth over all dimensions (for avg_bw_utilization).
+DagResult run_dag(const workload::Dag& dag, const std::vector<double>& compute_ns, NetworkModel& network,
+                  double total_bandwidth_gbps);
+
+struct WorkloadSimOptions {
+  sched::SchedulerSpec scheduler = sched::parse_scheduler("themis-scf");
+  sched::ThemisOptions themis;
+  int chunks_per_collective = 64;  // Themis Sec. 5.3
+  workload::ComputeModel compute;
+  bool record_stages = false;      // keep every chunk stage (for traces)
+};
+
+struct WorkloadRun {
+  DagResult result;
+  std::vector<StageRecord> stages;  // with record_stages (not for "ideal"); collective = DAG node id
+};
+
+// The DAG on `network` under the scheduler: baseline / Themis on the analytical network,
+// "ideal" on IdealNetwork.
+WorkloadRun simulate_workload(const workload::Dag& dag, const net::Network& network, const WorkloadSimOptions& options);
+
+}  // namespace chorus::sim

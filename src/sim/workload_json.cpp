@@ -1,0 +1,88 @@
+#include "sim/workload_json.h"
+
+#include <fmt/format.h>
+
+namespace chorus::sim {
+
+nlohmann::json to_json(const net::Network& network, const workload::Dag& dag, const WorkloadSimOptions& options,
+                       const DagResult& r) {
+  using nlohmann::json;
+  const double it = r.iterations;
+  json j;
+  j["workload"] = dag.name;
+  j["topology"] = network.name;
+  j["shape"] = network.shape();
+  j["npus"] = network.num_npus();
+  j["scheduler"] = options.scheduler.name;
+  j["chunks_per_collective"] = options.chunks_per_collective;
+  j["iterations"] = r.iterations;
+  j["compute_model"] = {{"peak_tflops", options.compute.peak_tflops},
+                        {"memory_bandwidth_gbs", options.compute.memory_bandwidth_gbs}};
+  j["iteration_time_ns"] = r.total_ns / it;
+  j["compute_ns"] = r.compute_ns / it;
+  j["forward_compute_ns"] = r.forward_compute_ns / it;
+  j["backward_compute_ns"] = r.backward_compute_ns / it;
+  j["optimizer_compute_ns"] = r.optimizer_compute_ns / it;
+  j["exposed_comm_ns"] = r.exposed_comm_ns / it;
+  j["exposed_dp_comm_ns"] = r.exposed_dp_comm_ns / it;
+  j["exposed_mp_comm_ns"] = r.exposed_mp_comm_ns / it;
+  j["total_time_ns"] = r.total_ns;
+  j["comm_active_ns"] = r.comm_active_ns;
+  j["bytes_per_npu"] = r.bytes_per_npu;
+  j["avg_bw_utilization"] = r.avg_bw_utilization;
+  j["nodes"] = {{"compute", r.compute_nodes}, {"comm", r.comm_nodes}};
+  return j;
+}
+
+nlohmann::json workload_trace(const net::Network& network, const workload::Dag& dag, const WorkloadRun& run) {
+  using nlohmann::json;
+  json events = json::array();
+  auto meta = [&](int pid, int tid, const char* what, const std::string& name) {
+    json e{{"ph", "M"}, {"pid", pid}, {"name", what}, {"args", {{"name", name}}}};
+    if (tid >= 0) e["tid"] = tid;
+    events.push_back(e);
+  };
+  meta(0, -1, "process_name", "compute");
+  meta(0, 0, "thread_name", "compute stream");
+  meta(1, -1, "process_name", "communication");
+  meta(2, -1, "process_name", "dimensions");
+  for (size_t k = 0; k < network.dims.size(); ++k) {
+    const auto& d = network.dims[k];
+    meta(2, static_cast<int>(k), "thread_name",
+         fmt::format("dim{} {} x{} {} Gb/s", k + 1, net::to_string(d.kind), d.size, d.aggregate_bandwidth_gbps()));
+  }
+  std::vector<double> track_free;  // communication tracks: when each becomes free
+  const auto& timing = run.result.nodes;
+  for (size_t i = 0; i < dag.nodes.size(); ++i) {
+    const auto& n = dag.nodes[i];
+    const auto& t = timing[i];
+    if (n.kind == workload::NodeKind::kCompute) {
+      if (t.end_ns <= t.start_ns) continue;
+      events.push_back({{"ph", "X"}, {"pid", 0}, {"tid", 0}, {"name", n.name},
+                        {"cat", std::string(workload::to_string(n.compute))}, {"ts", t.start_ns / 1e3},
+                        {"dur", (t.end_ns - t.start_ns) / 1e3}, {"args", {{"iteration", n.iteration}}}});
+      continue;
+    }
+    size_t track = 0;
+    while (track < track_free.size() && track_free[track] > t.start_ns) ++track;
+    if (track == track_free.size()) {
+      track_free.push_back(0);
+      meta(1, static_cast<int>(track), "thread_name", fmt::format("collectives {}", track));
+    }
+    track_free[track] = t.end_ns;
+    events.push_back({{"ph", "X"}, {"pid", 1}, {"tid", track}, {"name", n.name},
+                      {"cat", std::string(workload::to_string(n.group))}, {"ts", t.start_ns / 1e3},
+                      {"dur", (t.end_ns - t.start_ns) / 1e3},
+                      {"args", {{"op", std::string(coll::to_string(n.op))}, {"bytes", n.bytes}, {"dims", n.dims}}}});
+  }
+  for (const auto& s : run.stages) {
+    const auto& n = dag.nodes[static_cast<size_t>(s.collective)];
+    const std::string phase(coll::to_string(s.phase));
+    events.push_back({{"ph", "X"}, {"pid", 2}, {"tid", s.dim}, {"name", fmt::format("{} c{} {}", n.name, s.chunk, phase)},
+                      {"cat", phase}, {"ts", s.start_ns / 1e3}, {"dur", (s.end_ns - s.start_ns) / 1e3},
+                      {"args", {{"bytes_per_npu", s.bytes_sent}, {"arrive_us", s.arrive_ns / 1e3}}}});
+  }
+  return json{{"traceEvents", events}, {"displayTimeUnit", "ns"}};
+}
+
+}  // namespace chorus::sim

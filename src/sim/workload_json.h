@@ -1,0 +1,25 @@
+#pragma once
+// JSON and Chrome-trace forms of a simulated training workload (`chorus sim workload`).
+#include <nlohmann/json.hpp>
+
+#include "net/network.h"
+#include "sim/dag_executor.h"
+#include "workload/dag.h"
+
+namespace chorus::sim {
+
+// Keys: workload, topology, shape, npus, scheduler, chunks_per_collective, iterations,
+// compute_model{peak_tflops, memory_bandwidth_gbs}, per iteration (total / iterations):
+// iteration_time_ns, compute_ns, forward_compute_ns, backward_compute_ns,
+// optimizer_compute_ns, exposed_comm_ns, exposed_dp_comm_ns, exposed_mp_comm_ns; over the
+// whole run: total_time_ns, comm_active_ns, bytes_per_npu, avg_bw_utilization;
+// nodes{compute, comm}.
+nlohmann::json to_json(const net::Network& network, const workload::Dag& dag, const WorkloadSimOptions& options,
+                       const DagResult& result);
+
+// Process "compute": one track with every compute node. Process "communication": every comm
+// node from issue to completion, on as many tracks as overlap. Process "dimensions" (with
+// recorded stages): every chunk stage's bandwidth phase per dimension.
+nlohmann::json workload_trace(const net::Network& network, const workload::Dag& dag, const WorkloadRun& run);
+
+}  // namespace chorus::sim

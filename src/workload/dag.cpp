@@ -1,0 +1,54 @@
+#include "workload/dag.h"
+
+#include <cmath>
+#include <fmt/format.h>
+
+#include "core/error.h"
+
+namespace chorus::workload {
+
+std::string_view to_string(NodeKind kind) { return kind == NodeKind::kCompute ? "compute" : "comm"; }
+
+std::string_view to_string(ComputeKind kind) {
+  switch (kind) {
+    case ComputeKind::kForward: return "forward";
+    case ComputeKind::kInputGradient: return "input_gradient";
+    case ComputeKind::kWeightGradient: return "weight_gradient";
+    case ComputeKind::kOptimizer: return "optimizer";
+  }
+  return "?";
+}
+
+std::string_view to_string(CommGroup group) { return group == CommGroup::kDataParallel ? "dp" : "mp"; }
+
+void validate(const Dag& dag, int num_dims, const std::string& where) {
+  if (dag.iterations < 1) throw InputError(where, fmt::format("iterations must be >= 1, got {}", dag.iterations));
+  for (size_t i = 0; i < dag.nodes.size(); ++i) {
+    const auto& n = dag.nodes[i];
+    const std::string at = fmt::format("{}: node {} ('{}')", where, i, n.name);
+    for (int d : n.deps)
+      if (d < 0 || static_cast<size_t>(d) >= i)
+        throw InputError(at, fmt::format("dependency {} must name an earlier node (0..{})", d,
+                                         static_cast<long>(i) - 1));
+    auto finite_nonneg = [&](double v, const char* field) {
+      if (!std::isfinite(v) || v < 0) throw InputError(at, fmt::format("{} must be finite and >= 0, got {}", field, v));
+    };
+    if (n.kind == NodeKind::kCompute) {
+      finite_nonneg(n.flops, "flops");
+      finite_nonneg(n.mem_bytes, "mem_bytes");
+      if (n.duration_ns >= 0) finite_nonneg(n.duration_ns, "duration_ns");
+      continue;
+    }
+    finite_nonneg(n.bytes, "bytes");
+    if (n.comm == CommKind::kPointToPoint && n.dims.size() != 1)
+      throw InputError(at, "a point-to-point transfer names exactly one dimension");
+    for (size_t a = 0; a < n.dims.size(); ++a) {
+      if (n.dims[a] < 0 || (num_dims >= 0 && n.dims[a] >= num_dims))
+        throw InputError(at, fmt::format("dimension {} is not in 0..{}", n.dims[a], num_dims - 1));
+      for (size_t b = 0; b < a; ++b)
+        if (n.dims[a] == n.dims[b]) throw InputError(at, fmt::format("dimension {} listed twice", n.dims[a]));
+    }
+  }
+}
+
+}  // namespace chorus::workload

@@ -1,0 +1,66 @@
+#pragma once
+// A training iteration as a DAG of compute and communication, seen from one NPU (all NPUs of
+// a synchronous data/model-parallel job run the same DAG). Plain data: nodes with
+// attributes, edges as dependency lists; simulators, planners and importers all read and
+// write this one value.
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "coll/collective.h"
+
+namespace chorus::workload {
+
+enum class NodeKind { kCompute, kComm };
+// Compute kinds of a training iteration (Themis Fig. 12 splits forward from backward; the
+// optimizer update is reported on its own).
+enum class ComputeKind { kForward, kInputGradient, kWeightGradient, kOptimizer };
+// Which parallelism a communication belongs to (Fig. 12: exposed data-parallel vs
+// model-parallel communication).
+enum class CommGroup { kDataParallel, kModelParallel };
+enum class CommKind { kCollective, kPointToPoint };
+
+std::string_view to_string(NodeKind kind);
+std::string_view to_string(ComputeKind kind);  // "forward", "input_gradient", "weight_gradient", "optimizer"
+std::string_view to_string(CommGroup group);   // "dp", "mp"
+
+struct Node {
+  std::string name;
+  NodeKind kind = NodeKind::kCompute;
+  // Compute: work for the roofline model (per NPU), or a fixed duration when duration_ns >= 0.
+  ComputeKind compute = ComputeKind::kForward;
+  double flops = 0;
+  double mem_bytes = 0;
+  double duration_ns = -1;
+  // Communication: a collective of `bytes` (Sec. 2.3 size convention, per NPU) over the
+  // network dimensions `dims` (0-based), or a point-to-point transfer of `bytes` on dims[0].
+  CommKind comm = CommKind::kCollective;
+  coll::CollectiveOp op = coll::CollectiveOp::kAllReduce;
+  double bytes = 0;
+  std::vector<int> dims;
+  CommGroup group = CommGroup::kDataParallel;
+  // Bookkeeping for reports and traces.
+  int layer = -1;
+  int iteration = 0;
+  // Nodes that must finish before this one starts; always earlier nodes (smaller index), so
+  // the node order is a topological order and the graph is acyclic by construction.
+  std::vector<int> deps;
+};
+
+struct Dag {
+  std::string name;
+  int iterations = 1;
+  std::vector<Node> nodes;
+
+  int add(Node node) {
+    nodes.push_back(std::move(node));
+    return static_cast<int>(nodes.size()) - 1;
+  }
+};
+
+// Checks every node: deps in range and earlier, compute work >= 0, comm bytes >= 0 with
+// distinct dimensions < num_dims (num_dims < 0 skips that check). Throws InputError naming
+// `where`, the node and the field.
+void validate(const Dag& dag, int num_dims, const std::string& where);
+
+}  // namespace chorus::workload

@@ -1,0 +1,260 @@
+#include "workload/parallelism.h"
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+
+namespace chorus::workload {
+
+std::vector<int> model_parallel_dims(const net::Network& network, int mp_npus) {
+  std::vector<int> dims;
+  long long product = 1;
+  for (int k = 0; k < network.num_dims(); ++k) {
+    product *= network.dims[static_cast<size_t>(k)].size;
+    if (product > mp_npus) break;
+    dims.push_back(k);
+  }
+  return dims;
+}
+
+namespace {
+
+class Builder {
+ public:
+  Builder(const Model& model, const ParallelismConfig& config, const net::Network& network)
+      : model_(model), config_(config) {
+    mp_dims_ = model_parallel_dims(network, config.mp_npus);
+    for (int k : mp_dims_) mp_ *= network.dims[static_cast<size_t>(k)].size;
+    for (int k = static_cast<int>(mp_dims_.size()); k < network.num_dims(); ++k) dp_dims_.push_back(k);
+    for (int k = 0; k < network.num_dims(); ++k) all_dims_.push_back(k);
+    ep_dims_ = model_parallel_dims(network, config.ep_npus);
+    for (int k = static_cast<int>(ep_dims_.size()); k < network.num_dims(); ++k) ep_dp_dims_.push_back(k);
+    dag_.name = model.name;
+    dag_.iterations = config.iterations;
+    param_ready_.assign(model.layers.size(), -1);
+  }
+
+  Dag build() {
+    for (int it = 0; it < config_.iterations; ++it) iteration(it);
+    return std::move(dag_);
+  }
+
+ private:
+  double elem_bytes(double elements) const { return elements * model_.bytes_per_element; }
+  // Per-NPU share of a layer's parameters (split across the model-parallel group).
+  double shard_params(const Layer& l) const { return l.params / mp_; }
+  double layer_mem_bytes(const Layer& l) const {
+    return elem_bytes(shard_params(l) + l.input_elements + l.output_elements);
+  }
+
+  int compute(const std::string& name, ComputeKind kind, double flops, double mem, int layer, int it,
+              std::vector<int> deps) {
+    Node n;
+    n.name = name;
+    n.kind = NodeKind::kCompute;
+    n.compute = kind;
+    n.flops = flops;
+    n.mem_bytes = mem;
+    n.layer = layer;
+    n.iteration = it;
+    n.deps = clean(std::move(deps));
+    const int id = dag_.add(std::move(n));
+    if (kind != ComputeKind::kOptimizer) last_backward_ = id;
+    return id;
+  }
+
+  int comm(const std::string& name, coll::CollectiveOp op, double bytes, const std::vector<int>& dims,
+           CommGroup group, int layer, int it, std::vector<int> deps) {
+    Node n;
+    n.name = name;
+    n.kind = NodeKind::kComm;
+    n.op = op;
+    n.bytes = bytes;
+    n.dims = dims;
+    n.group = group;
+    n.layer = layer;
+    n.iteration = it;
+    n.deps = clean(std::move(deps));
+    return dag_.add(std::move(n));
+  }
+
+  static std::vector<int> clean(std::vector<int> deps) {
+    std::erase(deps, -1);
+    return deps;
+  }
+
+  // Forward of layer l (possibly recomputed in backward), followed by its model-parallel
+  // all-reduce. Returns the node that produces the layer's output.
+  int forward(int l, int it, int prev, bool recomputed, int extra = -1) {
+    const auto& layer = model_.layers[static_cast<size_t>(l)];
+    const std::string tag = recomputed ? "recompute" : "fwd";
+    const bool moe = layer.expert && !ep_dims_.empty();
+    if (moe)
+      prev = comm(fmt::format("ep {}-dispatch {} it{}", tag, layer.name, it), coll::CollectiveOp::kAllToAll,
+                  elem_bytes(layer.input_elements), ep_dims_, CommGroup::kModelParallel, l, it, {prev});
+    int out = compute(fmt::format("{} {} it{}", tag, layer.name, it), ComputeKind::kForward,
+                      layer.forward_flops / mp_, layer_mem_bytes(layer), l, it,
+                      {prev, param_ready_[static_cast<size_t>(l)], extra});
+    if (mp_ > 1 && layer.mp_all_reduce)
+      out = comm(fmt::format("mp {}-ar {} it{}", tag, layer.name, it), coll::CollectiveOp::kAllReduce,
+                 elem_bytes(layer.output_elements), mp_dims_, CommGroup::kModelParallel, l, it, {out});
+    if (moe)
+      out = comm(fmt::format("ep {}-combine {} it{}", tag, layer.name, it), coll::CollectiveOp::kAllToAll,
+                 elem_bytes(layer.output_elements), ep_dims_, CommGroup::kModelParallel, l, it, {out});
+    return out;
+  }
+
+  void iteration(int it) {
+    const int num_layers = static_cast<int>(model_.layers.size());
+    const auto& emb = model_.embeddings;
+    const bool hybrid = emb.tables > 0;
+    // Embedding lookups: each NPU reads its tables' rows for the batch; the all-to-all hands
+    // every NPU its samples' vectors (batch x tables x dim values, the same size each way).
+    const double emb_bytes = hybrid ? elem_bytes(static_cast<double>(model_.batch_per_npu) * emb.tables * emb.dim) : 0;
+    int a2a = -1;
+    if (hybrid) {
+      const int lookup = compute(fmt::format("emb lookup it{}", it), ComputeKind::kForward, 0, emb_bytes, -1, it,
+                                 {emb_ready_});
+      a2a = comm(fmt::format("mp emb a2a it{}", it), coll::CollectiveOp::kAllToAll, emb_bytes, all_dims_,
+                 CommGroup::kModelParallel, -1, it, {lookup});
+    }
+    int prev = -1;
+    for (int l = 0; l < num_layers; ++l) {
+      if (hybrid && l == emb.top_start) {
+        // The bottom MLP's output and the embeddings meet in the interaction, before the top MLP.
+        prev = forward(l, it, prev, false, a2a);
+      } else {
+        prev = forward(l, it, prev, false);
+      }
+    }
+    // Back-propagation: the gradient flows from the last layer to the first.
+    int grad = prev;
+    std::vector<int> bucket_layers, bucket_nodes;
+    double bucket = 0;
+    for (int l = num_layers - 1; l >= 0; --l) {
+      const auto& layer = model_.layers[static_cast<size_t>(l)];
+      if (config_.recompute) grad = forward(l, it, grad, true);
+      const bool moe = layer.expert && !ep_dims_.empty();
+      if (moe)  // output gradients back to the experts that produced the outputs
+        grad = comm(fmt::format("ep grad-dispatch {} it{}", layer.name, it), coll::CollectiveOp::kAllToAll,
+                    elem_bytes(layer.output_elements), ep_dims_, CommGroup::kModelParallel, l, it, {grad});
+      const double mem = layer_mem_bytes(layer);
+      int next_grad = grad;
+      if (l > 0) {  // the first layer needs no input gradient
+        next_grad = compute(fmt::format("ig {} it{}", layer.name, it), ComputeKind::kInputGradient,
+                            layer.forward_flops / mp_, mem, l, it, {grad});
+        if (mp_ > 1 && layer.mp_all_reduce)
+          next_grad = comm(fmt::format("mp ig-ar {} it{}", layer.name, it), coll::CollectiveOp::kAllReduce,
+                           elem_bytes(layer.input_elements), mp_dims_, CommGroup::kModelParallel, l, it, {next_grad});
+        if (moe)  // input gradients back to the tokens' home NPUs
+          next_grad = comm(fmt::format("ep grad-combine {} it{}", layer.name, it), coll::CollectiveOp::kAllToAll,
+                           elem_bytes(layer.input_elements), ep_dims_, CommGroup::kModelParallel, l, it, {next_grad});
+      }
+      if (hybrid && l == emb.top_start) {
+        // Embedding gradients go back to the tables' owners, which then update them.
+        const int back = comm(fmt::format("mp emb-grad a2a it{}", it), coll::CollectiveOp::kAllToAll, emb_bytes,
+                              all_dims_, CommGroup::kModelParallel, -1, it, {next_grad});
+        emb_ready_ = compute(fmt::format("emb update it{}", it), ComputeKind::kOptimizer, 0, 2 * emb_bytes, -1, it,
+                             {back});
+      }
+      if (layer.params > 0 && moe) {
+        // An expert's gradient is shared only with the replicas of the same expert.
+        const int wg = compute(fmt::format("wg {} it{}", layer.name, it), ComputeKind::kWeightGradient,
+                               layer.forward_flops / mp_, mem, l, it, {grad});
+        deferred_.push_back({{l}, {wg}, elem_bytes(shard_params(layer)), ep_dp_dims_});
+        if (config_.overlap_dp) {
+          flush(it, deferred_.back());
+          deferred_.clear();
+        }
+      } else if (layer.params > 0) {
+        const int wg = compute(fmt::format("wg {} it{}", layer.name, it), ComputeKind::kWeightGradient,
+                               layer.forward_flops / mp_, mem, l, it, {grad});
+        bucket_layers.push_back(l);
+        bucket_nodes.push_back(wg);
+        bucket += elem_bytes(shard_params(layer));
+      }
+      grad = next_grad;
+      if (!bucket_layers.empty() && (bucket >= config_.bucket_bytes || l == 0)) {
+        deferred_.push_back({bucket_layers, bucket_nodes, bucket, dp_dims_});
+        if (config_.overlap_dp) {
+          flush(it, deferred_.back());
+          deferred_.clear();
+        }
+        bucket_layers.clear();
+        bucket_nodes.clear();
+        bucket = 0;
+      }
+    }
+    // Without overlap every bucket waits for the end of back-propagation.
+    for (auto& b : deferred_) {
+      b.wgs.push_back(last_backward_);
+      flush(it, b);
+    }
+    deferred_.clear();
+  }
+
+  struct Bucket {
+    std::vector<int> layers, wgs;
+    double bytes;
+    std::vector<int> dims;  // the group the gradients are shared with
+  };
+
+  // Synchronizes one bucket of weight gradients over the data-parallel group and updates
+  // the parameters; the layers' next forward waits for the result.
+  void flush(int it, const Bucket& b) {
+    const auto& layers = b.layers;
+    const auto& wgs = b.wgs;
+    const double bytes = b.bytes;
+    const auto& dims = b.dims;
+    const auto& first = model_.layers[static_cast<size_t>(layers.front())];
+    const auto& last = model_.layers[static_cast<size_t>(layers.back())];
+    const std::string label = layers.size() == 1 ? first.name : fmt::format("{}..{}", last.name, first.name);
+    const int key_layer = layers.back();
+    int ready = -1;
+    double params = 0;
+    for (int l : layers) params += shard_params(model_.layers[static_cast<size_t>(l)]);
+    if (config_.zero2) {
+      int rs = comm(fmt::format("dp rs {} it{}", label, it), coll::CollectiveOp::kReduceScatter, bytes, dims,
+                    CommGroup::kDataParallel, key_layer, it, wgs);
+      if (dims.empty()) rs = -1;
+      const int opt = compute(fmt::format("opt {} it{}", label, it), ComputeKind::kOptimizer, 0, 0, key_layer, it,
+                              rs >= 0 ? std::vector<int>{rs} : wgs);
+      // Each NPU owns 1/dp of the parameters; the all-gather's size is the gathered size.
+      ready = dims.empty() ? opt
+                               : comm(fmt::format("dp ag {} it{}", label, it), coll::CollectiveOp::kAllGather,
+                                      elem_bytes(params), dims, CommGroup::kDataParallel, key_layer, it, {opt});
+    } else {
+      std::vector<int> deps = wgs;
+      if (!dims.empty())
+        deps = {comm(fmt::format("dp ar {} it{}", label, it), coll::CollectiveOp::kAllReduce, bytes, dims,
+                     CommGroup::kDataParallel, key_layer, it, wgs)};
+      ready = compute(fmt::format("opt {} it{}", label, it), ComputeKind::kOptimizer, 0, 0, key_layer, it, deps);
+    }
+    for (int l : layers) param_ready_[static_cast<size_t>(l)] = ready;
+  }
+
+  const Model& model_;
+  ParallelismConfig config_;
+  std::vector<int> mp_dims_, dp_dims_, all_dims_, ep_dims_, ep_dp_dims_;
+  int emb_ready_ = -1;  // the node after which the embedding tables are current
+  int mp_ = 1;
+  Dag dag_;
+  std::vector<int> param_ready_;
+  std::vector<Bucket> deferred_;
+  int last_backward_ = -1;  // the last compute node of the current backward pass  // per layer: the node after which its parameters are current
+};
+
+}  // namespace
+
+Dag build_training_dag(const Model& model, const ParallelismConfig& config, const net::Network& network) {
+  if (config.iterations < 1) throw InputError("--iterations", fmt::format("must be >= 1, got {}", config.iterations));
+  if (config.mp_npus < 1) throw InputError(model.name, fmt::format("model-parallel NPUs must be >= 1, got {}", config.mp_npus));
+  if (config.ep_npus < 1) throw InputError(model.name, fmt::format("expert-parallel NPUs must be >= 1, got {}", config.ep_npus));
+  if (!(config.bucket_bytes >= 0)) throw InputError("--bucket", "bucket size must be >= 0");
+  const auto& emb = model.embeddings;
+  if (emb.tables > 0 && (emb.dim < 1 || emb.top_start < 1 || emb.top_start >= static_cast<int>(model.layers.size())))
+    throw InputError(model.name, "embeddings need dim >= 1 and a top MLP that starts after the first layer");
+  return Builder(model, config, network).build();
+}
+
+}  // namespace chorus::workload

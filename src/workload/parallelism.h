@@ -1,0 +1,43 @@
+#pragma once
+// Parallelism strategies that turn a Model into a training DAG for one NPU, over several
+// iterations (Themis Sec. 5.2):
+//  - data parallel: every layer's weight gradient is all-reduced over the data-parallel
+//    dimensions as back-propagation produces it, in buckets of `bucket_bytes` (0: one
+//    all-reduce per layer, as ASTRA-sim's layer-wise workloads issue them);
+//  - model parallel over the first dimensions up to `mp_npus` NPUs: layers are split
+//    (tensor-parallel) across that group, with activation / input-gradient all-reduces;
+//    data parallel over the remaining dimensions;
+//  - ZeRO stage 2 (Rajbhandari et al. 2020): gradients are reduce-scattered over the
+//    data-parallel group, each NPU updates its shard, parameters are all-gathered before
+//    the layer's next forward; with `recompute` the backward pass first re-runs each
+//    layer's forward (activation checkpointing), counted as forward as Themis Fig. 12 does;
+//  - hybrid DLRM (Model::embeddings): tables model-parallel over all NPUs with all-to-all,
+//    MLPs data-parallel;
+//  - mixture of experts (Layer::expert): all-to-all dispatch / combine over the
+//    expert-parallel group (the first dimensions up to `ep_npus`), expert gradients
+//    all-reduced over the remaining dimensions, dense gradients over all of them.
+#include "net/network.h"
+#include "workload/dag.h"
+#include "workload/model.h"
+
+namespace chorus::workload {
+
+struct ParallelismConfig {
+  int mp_npus = 1;           // model-parallel group: the first dimensions whose product <= this
+  int ep_npus = 1;           // expert-parallel group of MoE layers, chosen the same way
+  bool zero2 = false;        // ZeRO-2 gradient / parameter traffic instead of all-reduce
+  bool recompute = false;    // forward-in-backward
+  double bucket_bytes = 0;   // data-parallel gradient bucket; 0 = per layer
+  // false: the data-parallel gradient traffic starts only when back-propagation has ended
+  // (no overlap with the backward pass), one reading of Themis Sec. 6.2.
+  bool overlap_dp = true;
+  int iterations = 3;
+};
+
+// The dimensions of the model-parallel group: the longest prefix dim1..dimK whose NPU
+// product is <= mp_npus. The rest form the data-parallel group.
+std::vector<int> model_parallel_dims(const net::Network& network, int mp_npus);
+
+Dag build_training_dag(const Model& model, const ParallelismConfig& config, const net::Network& network);
+
+}  // namespace chorus::workload

@@ -1,0 +1,145 @@
+#include "workload/workload_yaml.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <sstream>
+#include <yaml-cpp/yaml.h>
+
+#include "core/error.h"
+#include "core/suggest.h"
+
+namespace chorus::workload {
+namespace {
+
+struct Ctx {
+  std::string source;
+  std::string at(const YAML::Node& node) const {
+    const auto mark = node.Mark();
+    return mark.line >= 0 ? fmt::format("{}:{}", source, mark.line + 1) : source;
+  }
+};
+
+void check_keys(const Ctx& ctx, const YAML::Node& map, const std::vector<std::string>& allowed,
+                const std::string& where) {
+  for (const auto& kv : map) {
+    const auto key = kv.first.as<std::string>();
+    if (std::find(allowed.begin(), allowed.end(), key) == allowed.end())
+      throw InputError(ctx.at(kv.first), fmt::format("{}unknown key '{}'{}; allowed keys: {}", where, key,
+                                                     did_you_mean(key, allowed), fmt::join(allowed, ", ")));
+  }
+}
+
+template <typename T>
+T scalar(const Ctx& ctx, const YAML::Node& node, const std::string& field, const char* expected) {
+  if (!node.IsScalar()) throw InputError(ctx.at(node), fmt::format("field '{}' must be {}", field, expected));
+  try {
+    return node.as<T>();
+  } catch (const YAML::Exception&) {
+    throw InputError(ctx.at(node), fmt::format("field '{}' must be {}, got '{}'", field, expected, node.as<std::string>()));
+  }
+}
+
+double nonneg(const Ctx& ctx, const YAML::Node& node, const std::string& field) {
+  const double v = scalar<double>(ctx, node, field, "a number");
+  if (!std::isfinite(v) || v < 0) throw InputError(ctx.at(node), fmt::format("field '{}' must be >= 0, got {}", field, v));
+  return v;
+}
+
+int positive_int(const Ctx& ctx, const YAML::Node& node, const std::string& field) {
+  const int v = scalar<int>(ctx, node, field, "an integer");
+  if (v < 1) throw InputError(ctx.at(node), fmt::format("field '{}' must be >= 1, got {}", field, v));
+  return v;
+}
+
+const YAML::Node require(const Ctx& ctx, const YAML::Node& map, const std::string& key, const std::string& where) {
+  const YAML::Node node = map[key];
+  if (!node) throw InputError(ctx.at(map), fmt::format("{}missing field '{}'", where, key));
+  return node;
+}
+
+}  // namespace
+
+ZooEntry parse_workload_yaml(const std::string& text, const std::string& source_name) {
+  Ctx ctx{source_name};
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::ParserException& e) {
+    throw InputError(fmt::format("{}:{}", source_name, e.mark.line + 1), "YAML syntax error: " + e.msg);
+  }
+  if (!root.IsMap()) throw InputError(source_name, "expected a YAML map with 'batch_per_npu' and 'layers'");
+  check_keys(ctx, root, {"name", "batch_per_npu", "bytes_per_element", "parallelism", "embeddings", "layers"}, "");
+  ZooEntry e;
+  auto& m = e.model;
+  m.name = root["name"] ? scalar<std::string>(ctx, root["name"], "name", "a string")
+                        : std::filesystem::path(source_name).stem().string();
+  m.batch_per_npu = positive_int(ctx, require(ctx, root, "batch_per_npu", ""), "batch_per_npu");
+  if (root["bytes_per_element"]) m.bytes_per_element = nonneg(ctx, root["bytes_per_element"], "bytes_per_element");
+  if (const auto p = root["parallelism"]) {
+    if (!p.IsMap()) throw InputError(ctx.at(p), "field 'parallelism' must be a map");
+    const std::string w = "parallelism: ";
+    check_keys(ctx, p, {"mp_npus", "ep_npus", "zero2", "recompute", "bucket_bytes", "overlap_dp"}, w);
+    auto& c = e.parallelism;
+    if (p["mp_npus"]) c.mp_npus = positive_int(ctx, p["mp_npus"], "parallelism.mp_npus");
+    if (p["ep_npus"]) c.ep_npus = positive_int(ctx, p["ep_npus"], "parallelism.ep_npus");
+    if (p["zero2"]) c.zero2 = scalar<bool>(ctx, p["zero2"], "parallelism.zero2", "true or false");
+    if (p["recompute"]) c.recompute = scalar<bool>(ctx, p["recompute"], "parallelism.recompute", "true or false");
+    if (p["bucket_bytes"]) c.bucket_bytes = nonneg(ctx, p["bucket_bytes"], "parallelism.bucket_bytes");
+    if (p["overlap_dp"]) c.overlap_dp = scalar<bool>(ctx, p["overlap_dp"], "parallelism.overlap_dp", "true or false");
+  }
+  const YAML::Node layers = require(ctx, root, "layers", "");
+  if (!layers.IsSequence() || layers.size() == 0)
+    throw InputError(ctx.at(layers), "field 'layers' must be a non-empty list of layers");
+  for (size_t i = 0; i < layers.size(); ++i) {
+    const YAML::Node l = layers[i];
+    const std::string w = fmt::format("layers[{}]: ", i);
+    const std::string f = fmt::format("layers[{}].", i);
+    if (!l.IsMap()) throw InputError(ctx.at(l), w + "each layer must be a map");
+    check_keys(ctx, l,
+               {"name", "forward_flops", "params", "input_elements", "output_elements", "mp_all_reduce", "expert"}, w);
+    Layer layer;
+    layer.name = l["name"] ? scalar<std::string>(ctx, l["name"], f + "name", "a string") : fmt::format("layer{}", i);
+    layer.forward_flops = nonneg(ctx, require(ctx, l, "forward_flops", w), f + "forward_flops");
+    layer.params = l["params"] ? nonneg(ctx, l["params"], f + "params") : 0;
+    layer.input_elements = l["input_elements"] ? nonneg(ctx, l["input_elements"], f + "input_elements") : 0;
+    layer.output_elements = l["output_elements"] ? nonneg(ctx, l["output_elements"], f + "output_elements") : 0;
+    if (l["mp_all_reduce"])
+      layer.mp_all_reduce = scalar<bool>(ctx, l["mp_all_reduce"], f + "mp_all_reduce", "true or false");
+    if (l["expert"]) layer.expert = scalar<bool>(ctx, l["expert"], f + "expert", "true or false");
+    m.layers.push_back(layer);
+  }
+  if (const auto emb = root["embeddings"]) {
+    if (!emb.IsMap()) throw InputError(ctx.at(emb), "field 'embeddings' must be a map");
+    const std::string w = "embeddings: ";
+    check_keys(ctx, emb, {"tables", "dim", "top_start"}, w);
+    m.embeddings.tables = positive_int(ctx, require(ctx, emb, "tables", w), "embeddings.tables");
+    m.embeddings.dim = positive_int(ctx, require(ctx, emb, "dim", w), "embeddings.dim");
+    const auto top = require(ctx, emb, "top_start", w);
+    m.embeddings.top_start = positive_int(ctx, top, "embeddings.top_start");
+    if (m.embeddings.top_start >= static_cast<int>(m.layers.size()))
+      throw InputError(ctx.at(top), fmt::format("field 'embeddings.top_start' must name a layer after the first "
+                                                "(1..{}), got {}", m.layers.size() - 1, m.embeddings.top_start));
+  }
+  return e;
+}
+
+ZooEntry load_workload_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(path, "cannot open workload file");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse_workload_yaml(ss.str(), path);
+}
+
+ZooEntry load_workload(const std::string& name_or_path, const std::string& field) {
+  const auto& names = zoo_names();
+  if (std::find(names.begin(), names.end(), name_or_path) != names.end()) return zoo_model(name_or_path, field);
+  if (std::filesystem::is_regular_file(name_or_path)) return load_workload_file(name_or_path);
+  throw InputError(field, fmt::format("'{}' is neither a model zoo name nor a readable workload file{}; zoo: {}",
+                                      name_or_path, did_you_mean(name_or_path, names), fmt::join(names, ", ")));
+}
+
+}  // namespace chorus::workload

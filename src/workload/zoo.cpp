@@ -1,0 +1,246 @@
+#include "workload/zoo.h"
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "core/suggest.h"
+
+namespace chorus::workload {
+namespace {
+
+// A convolution followed by batch normalization (no conv bias), as in He et al. 2015.
+struct ConvNet {
+  Model model;
+  int channels, height, width;
+
+  void conv(const std::string& name, int out, int k, int stride) {
+    const int pad = k / 2;
+    const int ho = (height + 2 * pad - k) / stride + 1;
+    const int wo = (width + 2 * pad - k) / stride + 1;
+    Layer l;
+    l.name = name;
+    const double b = model.batch_per_npu;
+    const double macs = static_cast<double>(k) * k * channels * out * ho * wo;
+    l.forward_flops = 2 * macs * b;
+    l.params = static_cast<double>(k) * k * channels * out + 2.0 * out;  // weights + BN scale/shift
+    l.input_elements = b * channels * height * width;
+    l.output_elements = b * out * ho * wo;
+    model.layers.push_back(l);
+    channels = out;
+    height = ho;
+    width = wo;
+  }
+};
+
+}  // namespace
+
+// He et al., "Deep Residual Learning for Image Recognition" (2015), Table 1, 152-layer
+// column: conv1 7x7/2 64; 3x3/2 max pool; bottleneck stages [1x1 w, 3x3 w, 1x1 4w] x
+// {3, 8, 36, 3} with w = 64, 128, 256, 512, stride 2 on the first 3x3 of stages 3-5 (the
+// torchvision "v1.5" placement), 1x1 projection shortcuts where the shape changes; global
+// average pool; 1000-way fully connected. Input 224 x 224 x 3.
+Model resnet152(int batch) {
+  ConvNet net{Model{"resnet152", batch, 2, {}, {}}, 3, 224, 224};
+  net.conv("conv1", 64, 7, 2);
+  net.height = (net.height + 2 - 3) / 2 + 1;  // 3x3 stride-2 max pool, padding 1: no parameters
+  net.width = (net.width + 2 - 3) / 2 + 1;
+  const int blocks[4] = {3, 8, 36, 3};
+  for (int s = 0; s < 4; ++s) {
+    const int w = 64 << s;
+    for (int b = 0; b < blocks[s]; ++b) {
+      const int stride = (b == 0 && s > 0) ? 2 : 1;
+      const int in_c = net.channels, in_h = net.height, in_w = net.width;
+      const std::string base = fmt::format("conv{}_{}", s + 2, b + 1);
+      net.conv(base + "a", w, 1, 1);
+      net.conv(base + "b", w, 3, stride);
+      net.conv(base + "c", 4 * w, 1, 1);
+      if (b == 0) {  // projection shortcut (1x1, stride) on the block input
+        const int out_c = net.channels, out_h = net.height, out_w = net.width;
+        net.channels = in_c;
+        net.height = in_h;
+        net.width = in_w;
+        net.conv(base + "_proj", 4 * w, 1, stride);
+        net.channels = out_c;
+        net.height = out_h;
+        net.width = out_w;
+      }
+    }
+  }
+  Layer fc;
+  fc.name = "fc1000";
+  const double b = batch;
+  fc.forward_flops = 2.0 * net.channels * 1000 * b;
+  fc.params = net.channels * 1000.0 + 1000;
+  fc.input_elements = b * net.channels;
+  fc.output_elements = b * 1000;
+  net.model.layers.push_back(fc);
+  return net.model;
+}
+
+// A dense GPT-style Transformer of one trillion parameters: Narayanan et al., "Efficient
+// Large-Scale Language Model Training on GPU Clusters Using Megatron-LM" (SC '21), Table 1,
+// 1T row: 128 layers, hidden size h = 25600, 160 heads, sequence length s = 2048. Each layer
+// is two blocks, each ending with a tensor-parallel all-reduce: attention (4h^2 parameters,
+// 8 B s h^2 + 4 B s^2 h forward FLOPs) and MLP (8h^2 parameters, 16 B s h^2 forward FLOPs),
+// giving the paper's 24 B s h^2 (1 + s / 6h) per layer. Embeddings are left out (1.3 G
+// parameters of 1008 G).
+Model transformer_1t(int batch) {
+  const double h = 25600, s = 2048, b = batch;
+  Model m{"transformer-1t", batch, 2, {}, {}};
+  for (int i = 0; i < 128; ++i) {
+    Layer attn;
+    attn.name = fmt::format("layer{}.attn", i);
+    attn.params = 4 * h * h;
+    attn.forward_flops = 8 * b * s * h * h + 4 * b * s * s * h;
+    attn.input_elements = attn.output_elements = b * s * h;
+    attn.mp_all_reduce = true;
+    Layer mlp;
+    mlp.name = fmt::format("layer{}.mlp", i);
+    mlp.params = 8 * h * h;
+    mlp.forward_flops = 16 * b * s * h * h;
+    mlp.input_elements = mlp.output_elements = b * s * h;
+    mlp.mp_all_reduce = true;
+    m.layers.push_back(attn);
+    m.layers.push_back(mlp);
+  }
+  return m;
+}
+
+namespace {
+
+Layer fully_connected(const std::string& name, int in, int out, int batch) {
+  Layer l;
+  l.name = name;
+  const double b = batch;
+  l.forward_flops = 2.0 * in * out * b;
+  l.params = static_cast<double>(in) * out + out;
+  l.input_elements = b * in;
+  l.output_elements = b * out;
+  return l;
+}
+
+}  // namespace
+
+// DLRM (Naumov et al. 2019) in the configuration of the MLPerf Training DLRM benchmark
+// (Criteo Terabyte): 13 dense features, bottom MLP 13-512-256-128, 26 embedding tables of
+// dimension 128, dot-product interaction of the 27 vectors (128 + 27*26/2 = 479 features),
+// top MLP 479-1024-1024-512-256-1. Themis cites the DLRM of Rashidi et al. (HOTI 2020, its
+// ref. [53]) without sizes; this is the published DLRM configuration whose sizes are all
+// stated. The interaction's own FLOPs (< 2 % of the top MLP's) are left out.
+Model dlrm(int batch) {
+  Model m{"dlrm", batch, 2, {}, {}};
+  const int bottom[] = {13, 512, 256, 128};
+  for (int i = 0; i < 3; ++i)
+    m.layers.push_back(fully_connected(fmt::format("bot_mlp{}", i), bottom[i], bottom[i + 1], batch));
+  const int top[] = {479, 1024, 1024, 512, 256, 1};
+  for (int i = 0; i < 5; ++i) m.layers.push_back(fully_connected(fmt::format("top_mlp{}", i), top[i], top[i + 1], batch));
+  m.embeddings = Embeddings{26, 128, 3};
+  return m;
+}
+
+namespace {
+
+// An LSTM layer over `tokens` time steps x samples: 4 gates of h units on [input, hidden].
+Layer lstm(const std::string& name, int in, int h, double tokens) {
+  Layer l;
+  l.name = name;
+  const double gates = 4.0 * h;
+  l.params = gates * (in + h) + gates;
+  l.forward_flops = 2 * gates * (in + h) * tokens;
+  l.input_elements = tokens * in;
+  l.output_elements = tokens * h;
+  return l;
+}
+
+}  // namespace
+
+// GNMT: Wu et al., "Google's Neural Machine Translation System" (2016), Sec. 3-4: 8 encoder
+// LSTM layers, the bottom one bi-directional, 8 decoder layers, 1024 units per layer, a
+// one-layer additive attention whose context feeds every decoder layer, a shared 32K
+// wordpiece vocabulary with 1024-wide embeddings, softmax over it. Our reading where the
+// paper is silent: each direction of the bottom layer has 1024 units (2048-wide input to
+// layer 2), 50 tokens per sentence for source and target.
+Model gnmt(int batch) {
+  const int h = 1024, vocab = 32000, seq = 50;
+  const double tokens = static_cast<double>(batch) * seq;
+  Model m{"gnmt", batch, 2, {}, {}};
+  Layer emb;
+  emb.name = "enc_embedding";
+  emb.params = static_cast<double>(vocab) * h;
+  emb.input_elements = tokens;
+  emb.output_elements = tokens * h;
+  m.layers.push_back(emb);
+  Layer bi = lstm("enc_lstm0_bidir", h, h, tokens);
+  bi.params *= 2;
+  bi.forward_flops *= 2;
+  bi.output_elements *= 2;
+  m.layers.push_back(bi);
+  m.layers.push_back(lstm("enc_lstm1", 2 * h, h, tokens));
+  for (int i = 2; i < 8; ++i) m.layers.push_back(lstm(fmt::format("enc_lstm{}", i), h, h, tokens));
+  emb.name = "dec_embedding";
+  m.layers.push_back(emb);
+  Layer att;
+  att.name = "attention";
+  att.params = 2.0 * h * h + h;
+  // Key and query projections, then scores and context over every source position.
+  att.forward_flops = 4 * tokens * h * h + 4 * tokens * seq * h;
+  att.input_elements = 2 * tokens * h;
+  att.output_elements = tokens * h;
+  m.layers.push_back(att);
+  for (int i = 0; i < 8; ++i) m.layers.push_back(lstm(fmt::format("dec_lstm{}", i), 2 * h, h, tokens));
+  m.layers.push_back(fully_connected("softmax", h, vocab, static_cast<int>(tokens)));
+  return m;
+}
+
+// A DeepSpeed-MoE-like model: Rajbhandari et al., "DeepSpeed-MoE" (ICML 2022), the
+// "1.3B+MoE-128" configuration: 24 layers, hidden 2048, sequence 2048, an expert FFN (128
+// experts, top-1 gating) in every other layer. Expert parallel over 128 NPUs, one expert per
+// NPU; everything else data parallel. Batch per NPU is our choice (the CLI default 4).
+Model moe(int batch) {
+  const double h = 2048, s = 2048, b = batch;
+  Model m{"moe", batch, 2, {}, {}};
+  for (int i = 0; i < 24; ++i) {
+    Layer attn;
+    attn.name = fmt::format("layer{}.attn", i);
+    attn.params = 4 * h * h;
+    attn.forward_flops = 8 * b * s * h * h + 4 * b * s * s * h;
+    attn.input_elements = attn.output_elements = b * s * h;
+    Layer ffn;
+    ffn.name = fmt::format("layer{}.{}", i, i % 2 ? "experts" : "ffn");
+    ffn.params = 8 * h * h;  // dense FFN, or the one expert this NPU holds
+    ffn.forward_flops = 16 * b * s * h * h;  // top-1: every token through one FFN
+    ffn.input_elements = ffn.output_elements = b * s * h;
+    ffn.expert = i % 2 == 1;
+    m.layers.push_back(attn);
+    m.layers.push_back(ffn);
+  }
+  return m;
+}
+
+const std::vector<std::string>& zoo_names() {
+  static const std::vector<std::string> names = {"resnet152", "gnmt", "dlrm", "transformer-1t", "moe"};
+  return names;
+}
+
+ZooEntry zoo_model(const std::string& name, const std::string& field) {
+  // Per-NPU mini-batches and parallelism of Themis Sec. 5.2.
+  if (name == "resnet152") return {resnet152(32), ParallelismConfig{}};
+  if (name == "dlrm") return {dlrm(512), ParallelismConfig{}};
+  if (name == "gnmt") return {gnmt(128), ParallelismConfig{}};
+  if (name == "moe") {
+    ParallelismConfig p;
+    p.ep_npus = 128;
+    return {moe(4), p};
+  }
+  if (name == "transformer-1t") {
+    ParallelismConfig p;
+    p.mp_npus = 128;
+    p.zero2 = true;
+    p.recompute = true;
+    return {transformer_1t(16), p};
+  }
+  throw InputError(field, fmt::format("unknown workload '{}'{}; choose one of: {} (or a workload file)", name,
+                                      did_you_mean(name, zoo_names()), fmt::join(zoo_names(), ", ")));
+}
+
+}  // namespace chorus::workload
