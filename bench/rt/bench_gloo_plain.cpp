@@ -4,7 +4,7 @@
 // iteration timed; per iteration the slowest rank's time; min / mean / max over iterations).
 //
 //   chorus launch -n 2 -- bench_gloo_plain --store DIR [--sizes 8,4096,...] [--iters N]
-//       [--warmup N] [--algos ring,hd]
+//       [--warmup N] [--algos ring,hd] [--device-any-cpu]
 //   mpirun -n 2 bench_gloo_plain --store DIR ...
 //
 // The rank and world size come from chorus launch (CHORUS_RANK, CHORUS_WORLD_SIZE) or Open MPI
@@ -19,6 +19,8 @@
 #include <gloo/rendezvous/file_store.h>
 #include <gloo/rendezvous/prefix_store.h>
 #include <gloo/transport/tcp/device.h>
+
+#include <sched.h>
 
 #include <algorithm>
 #include <chrono>
@@ -62,6 +64,7 @@ void sum_f32(void* o, const void* a, const void* b, std::size_t n) {
 int main(int argc, char** argv) {
   std::string store_dir, sizes = "8,64,512,4096,32768,65536,1048576,16777216", algos = "ring,hd";
   int iters = 50, warmup = 10;
+  bool device_any_cpu = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto value = [&]() -> std::string {
@@ -73,6 +76,7 @@ int main(int argc, char** argv) {
     else if (a == "--iters") iters = std::stoi(value());
     else if (a == "--warmup") warmup = std::stoi(value());
     else if (a == "--algos") algos = value();
+    else if (a == "--device-any-cpu") device_any_cpu = true;
     else {
       std::fprintf(stderr, "bench_gloo_plain: unknown argument '%s'\n", a.c_str());
       return 2;
@@ -87,7 +91,19 @@ int main(int argc, char** argv) {
 
   gloo::transport::tcp::attr attr;
   attr.hostname = "127.0.0.1";
+  // --device-any-cpu: Gloo's device thread (started by CreateDevice) may run on any CPU even
+  // when the launcher pinned this rank; the rank's own thread keeps its binding.
+  cpu_set_t pinned;
+  CPU_ZERO(&pinned);
+  sched_getaffinity(0, sizeof pinned, &pinned);
+  if (device_any_cpu) {
+    cpu_set_t any;
+    CPU_ZERO(&any);
+    for (int c = 0; c < CPU_SETSIZE; ++c) CPU_SET(c, &any);
+    sched_setaffinity(0, sizeof any, &any);
+  }
   auto device = gloo::transport::tcp::CreateDevice(attr);
+  sched_setaffinity(0, sizeof pinned, &pinned);
   gloo::rendezvous::FileStore file_store(store_dir);
   gloo::rendezvous::PrefixStore store("bench", file_store);
   auto context = std::make_shared<gloo::rendezvous::Context>(rank, size);
