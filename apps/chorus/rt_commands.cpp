@@ -83,20 +83,23 @@ void print_rows(const std::vector<rt::BenchRow>& rows, bool json, bool check) {
       j["op"] = rt::bench_op_name(r.op);
       j["bytes"] = r.bytes;
       j["world_size"] = r.world_size;
-      j["time_us"] = r.time_us;
-      j["algbw_gbps"] = r.algbw_gbps;
-      j["busbw_gbps"] = r.busbw_gbps;
+      j["min_us"] = r.min_us;
+      j["mean_us"] = r.mean_us;
+      j["max_us"] = r.max_us;
+      j["algbw_GBps"] = r.algbw_GBps;
+      j["busbw_GBps"] = r.busbw_GBps;
       if (check) j["check"] = r.check;
       out.push_back(j);
     }
     std::printf("%s\n", out.dump(2).c_str());
     return;
   }
-  std::printf("%-6s %-14s %12s %6s %12s %12s %12s%s\n", "backend", "op", "bytes", "ranks", "time_us",
-              "algbw_gbps", "busbw_gbps", check ? "  check" : "");
+  std::printf("%-7s %-14s %12s %6s %10s %10s %10s %11s %11s%s\n", "backend", "op", "bytes", "ranks", "min_us",
+              "mean_us", "max_us", "algbw_GBps", "busbw_GBps", check ? "  check" : "");
   for (const auto& r : rows)
-    std::printf("%-7s %-14s %12zu %6d %12.2f %12.3f %12.3f%s\n", r.backend.c_str(), rt::bench_op_name(r.op).c_str(),
-                r.bytes, r.world_size, r.time_us, r.algbw_gbps, r.busbw_gbps, check ? ("  " + r.check).c_str() : "");
+    std::printf("%-7s %-14s %12zu %6d %10.2f %10.2f %10.2f %11.3f %11.3f%s\n", r.backend.c_str(),
+                rt::bench_op_name(r.op).c_str(), r.bytes, r.world_size, r.min_us, r.mean_us, r.max_us, r.algbw_GBps,
+                r.busbw_GBps, check ? ("  " + r.check).c_str() : "");
 }
 
 }  // namespace
@@ -187,7 +190,7 @@ void register_rt_commands(CLI::App& app) {
     for (const auto& r : rows) {
       auto& row = fresh[{r.op, r.world_size}][r.bytes];
       row.bytes = r.bytes;
-      row.time_us[r.backend] = r.time_us;
+      row.time_us[r.backend] = r.mean_us;
     }
     for (auto& [key, by_size] : fresh) {
       auto& dst = table.tables[key];

@@ -141,12 +141,13 @@ std::vector<BenchRow> run_bench(const BenchOptions& o) {
         Runner run(backend, op, op == OpKind::barrier ? 0 : bytes, o.dtype);
         for (int i = 0; i < o.warmup; ++i) run.call(o.async_op).wait();
         rt::barrier(backend);
-        const auto t0 = std::chrono::steady_clock::now();
-        for (int i = 0; i < o.iters; ++i) run.call(o.async_op).wait();
-        const double mine_us =
-            std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / o.iters;
-        double slowest_us = 0;
-        rt::all_reduce(backend, &mine_us, &slowest_us, 1, DType::f64, ReduceOp::max);
+        std::vector<double> mine(static_cast<std::size_t>(o.iters)), slowest(mine.size());
+        for (auto& t : mine) {
+          const auto t0 = std::chrono::steady_clock::now();
+          run.call(o.async_op).wait();
+          t = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+        }
+        rt::all_reduce(backend, mine.data(), slowest.data(), slowest.size(), DType::f64, ReduceOp::max);
         BenchRow row;
         row.backend = backend;
         row.op = op;
@@ -155,9 +156,13 @@ std::vector<BenchRow> run_bench(const BenchOptions& o) {
         row.bytes = op == OpKind::barrier ? 0
                     : whole_buffer_size(op) ? run.count * eb * static_cast<std::size_t>(run.n)
                                             : run.count * eb;
-        row.time_us = slowest_us;
-        row.algbw_gbps = slowest_us > 0 ? static_cast<double>(row.bytes) * 8.0 / (slowest_us * 1e3) : 0;
-        row.busbw_gbps = row.algbw_gbps * bus_factor(op, run.n);
+        row.min_us = *std::min_element(slowest.begin(), slowest.end());
+        row.max_us = *std::max_element(slowest.begin(), slowest.end());
+        double sum = 0;
+        for (double t : slowest) sum += t;
+        row.mean_us = sum / static_cast<double>(slowest.size());
+        row.algbw_GBps = row.mean_us > 0 ? static_cast<double>(row.bytes) / (row.mean_us * 1e3) : 0;
+        row.busbw_GBps = row.algbw_GBps * bus_factor(op, run.n);
         if (o.check) {
           const std::size_t elems = whole_buffer_size(op) ? run.count : bytes / eb;
           selfcheck::Case c(backend, op == OpKind::recv ? OpKind::send : op, o.dtype, ReduceOp::sum, elems, rows.size());

@@ -1,11 +1,12 @@
 #pragma once
 // Micro-benchmarks of the runtime in the style of nccl-tests, shared by `chorus bench` and
-// `chorus tune`. Every rank runs the same loops; times are the maximum over ranks of the mean
-// time per operation. Sizes follow nccl-tests: the per-rank buffer for all_reduce, reduce,
+// `chorus tune`. Every rank runs the same loops and times every iteration; an iteration's time
+// is the slowest rank's, and a row gives the min / mean / max of those over the iterations.
+// Sizes follow nccl-tests: the per-rank buffer for all_reduce, reduce,
 // broadcast and send_recv; the whole (n x block) buffer for all_gather, reduce_scatter,
 // gather, scatter and the all-to-alls. algbw = bytes / time, busbw = algbw x factor
 // (all_reduce 2(n-1)/n; all_gather, reduce_scatter, gather, scatter, all_to_all (n-1)/n;
-// broadcast, reduce, send_recv 1), all in Gb/s (10^9 bit/s).
+// broadcast, reduce, send_recv 1), from the mean time, in GB/s (10^9 bytes/s, as nccl-tests).
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -30,9 +31,11 @@ struct BenchRow {
   OpKind op = OpKind::all_reduce;
   std::size_t bytes = 0;
   int world_size = 1;
-  double time_us = 0;
-  double algbw_gbps = 0;
-  double busbw_gbps = 0;
+  double min_us = 0;   // fastest iteration (slowest rank's time in each iteration)
+  double mean_us = 0;  // mean over iterations; what bandwidths and `chorus tune` use
+  double max_us = 0;   // slowest iteration
+  double algbw_GBps = 0;  // GB/s = 10^9 bytes/s
+  double busbw_GBps = 0;
   std::string check;  // "", "ok" or the first error
 };
 

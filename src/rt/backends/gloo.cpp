@@ -18,9 +18,11 @@
 
 #include <signal.h>
 
+#include <bit>
 #include <cstring>
 #include <fmt/format.h>
 
+#include "rt/algorithms/algorithms.h"
 #include "rt/backends/backends.h"
 #include "rt/dtype.h"
 #include "rt/errors.h"
@@ -51,6 +53,9 @@ class GlooStore final : public gloo::rendezvous::Store {
 
 constexpr std::uint64_t kP2PSlot = 0x636830000000ULL;      // fallback collectives
 constexpr std::uint64_t kUserP2PSlot = 0x636831000000ULL;  // the application's send / recv
+// All-reduces up to this size use recursive doubling over Gloo's point-to-point buffers
+// (power-of-two worlds); larger ones Gloo's ring (bandwidth-optimal). bench/rt/run_small_msgs.sh.
+constexpr std::size_t kSmallAllReduceBytes = 64 << 10;
 
 bool packed(const Counts& counts, const Counts& displs) {
   std::size_t at = 0;
@@ -160,6 +165,12 @@ class GlooBackend final : public Backend {
   }
 
   void all_reduce(const void* in, void* out, std::size_t count, DType d, ReduceOp op) override {
+    // Small messages: Gloo's ring splits even a few bytes into 2(n-1) segment exchanges, each
+    // with its own send/receive notifications; recursive doubling needs log2(n) messages.
+    if (count * dtype_bytes(d) <= kSmallAllReduceBytes && std::has_single_bit(static_cast<unsigned>(size_))) {
+      guard("all_reduce", [&] { algorithms::recursive_doubling_all_reduce(*this, in, out, count, d, op); });
+      return;
+    }
     guard("all_reduce", [&] { with_element(d, [&](auto tag) { all_reduce_typed(tag, in, out, count, d, op); }); });
   }
 

@@ -5,7 +5,10 @@
 // parts of its chunk other ranks need into its slot, reduces its own slice of the chunk from
 // all slots (in rank order, so every rank gets bit-identical results), publishes the slice,
 // and copies the other slices out — each byte crosses memory about three times, independent
-// of the number of ranks. Point-to-point goes through one ring buffer per ordered pair.
+// of the number of ranks. Small all-reduces (and reduces) take one step instead: every rank
+// reduces all slots itself, in the same rank order. No collective ends with a step of its
+// own: the next one starts on the other slot, and its first step protects the last reads
+// (see phase_). Point-to-point goes through one ring buffer per ordered pair.
 //
 // Waiting spins briefly, then yields, then sleeps on a futex, so ranks may outnumber cores.
 // Every wait checks the operation deadline and whether the awaited peer is still alive.
@@ -34,6 +37,9 @@ namespace {
 constexpr std::uint64_t kMagic = 0x63686f7275737368ULL;  // "chorussh"
 constexpr std::size_t kPage = 4096;
 constexpr std::size_t kLine = 64;
+// Largest (message bytes x ranks) all-reduced in one step (see one_step_reduce): each rank
+// reads every rank's data, so the one-step form wins while that fits in the caches.
+constexpr std::size_t kOneStepBytes = 256 << 10;
 
 std::size_t round_up(std::size_t x, std::size_t a) { return (x + a - 1) / a * a; }
 
@@ -232,14 +238,15 @@ class ShmBackend final : public Backend {
     const std::size_t rounds = (bytes + slot_bytes_ - 1) / slot_bytes_;
     auto piece = [&](std::size_t k) { return std::min(slot_bytes_, bytes - k * slot_bytes_); };
     char* data = static_cast<char*>(buf);
-    if (rank_ == root) std::memcpy(slot(root, 0), data, piece(0));
+    if (rank_ == root) std::memcpy(slot(root, side(0)), data, piece(0));
     step();
     for (std::size_t k = 0; k < rounds; ++k) {
-      if (rank_ != root) std::memcpy(data + k * slot_bytes_, slot(root, k % 2), piece(k));
+      if (rank_ != root) std::memcpy(data + k * slot_bytes_, slot(root, side(k)), piece(k));
       if (rank_ == root && k + 1 < rounds)
-        std::memcpy(slot(root, (k + 1) % 2), data + (k + 1) * slot_bytes_, piece(k + 1));
-      step();
+        std::memcpy(slot(root, side(k + 1)), data + (k + 1) * slot_bytes_, piece(k + 1));
+      if (k + 1 < rounds) step();
     }
+    advance(rounds);
   }
 
   void all_reduce(const void* in, void* out, std::size_t count, DType dtype, ReduceOp op) override {
@@ -266,7 +273,7 @@ class ShmBackend final : public Backend {
     auto write = [&](std::size_t k) {
       for (int j = 0; j < size_; ++j)
         if (j != rank_)
-          std::memcpy(slot(rank_, k % 2) + static_cast<std::size_t>(j) * region,
+          std::memcpy(slot(rank_, side(k)) + static_cast<std::size_t>(j) * region,
                       src + (static_cast<std::size_t>(j) * count + k * chunk) * eb, len(k) * eb);
     };
     write(0);
@@ -275,14 +282,17 @@ class ShmBackend final : public Backend {
       const std::size_t n = len(k);
       auto source = [&](int p) -> const void* {
         return p == rank_ ? src + (static_cast<std::size_t>(rank_) * count + k * chunk) * eb
-                          : slot(p, k % 2) + static_cast<std::size_t>(rank_) * region;
+                          : slot(p, side(k)) + static_cast<std::size_t>(rank_) * region;
       };
       char* acc = dst + k * chunk * eb;
       reduce_into(dtype, op, acc, source(0), source(1), n);
       for (int p = 2; p < size_; ++p) reduce_into(dtype, op, acc, acc, source(p), n);
-      if (k + 1 < rounds) write(k + 1);
-      step();
+      if (k + 1 < rounds) {
+        write(k + 1);
+        step();
+      }
     }
+    advance(rounds);
   }
 
   void all_gatherv(const void* in, std::size_t count, void* out, const Counts& counts,
@@ -301,7 +311,7 @@ class ShmBackend final : public Backend {
     char* own = dst + displs[rank_] * eb;
     if (count > 0 && own != src) std::memmove(own, src, count * eb);
     auto write = [&](std::size_t k) {
-      if (const std::size_t n = piece(count, k)) std::memcpy(slot(rank_, k % 2), src + k * cap * eb, n * eb);
+      if (const std::size_t n = piece(count, k)) std::memcpy(slot(rank_, side(k)), src + k * cap * eb, n * eb);
     };
     write(0);
     step();
@@ -309,11 +319,14 @@ class ShmBackend final : public Backend {
       for (int j = 0; j < size_; ++j) {
         if (j == rank_) continue;
         if (const std::size_t n = piece(counts[j], k))
-          std::memcpy(dst + (displs[j] + k * cap) * eb, slot(j, k % 2), n * eb);
+          std::memcpy(dst + (displs[j] + k * cap) * eb, slot(j, side(k)), n * eb);
       }
-      if (k + 1 < rounds) write(k + 1);
-      step();
+      if (k + 1 < rounds) {
+        write(k + 1);
+        step();
+      }
     }
+    advance(rounds);
   }
 
   void all_to_allv(const void* in, const Counts& sc, const Counts& sd, void* out, const Counts& rc,
@@ -388,6 +401,11 @@ class ShmBackend final : public Backend {
   RankControl* control(int r) const {
     return reinterpret_cast<RankControl*>(seg_.data() + control_off_) + r;
   }
+  // Which of a rank's two slots round k of the current collective uses (see phase_).
+  std::size_t side(std::size_t k) const { return (phase_ + k) & 1; }
+  // Ends a collective of `rounds` rounds without a closing step: its last slot may still be
+  // read by slower ranks, so the next collective starts on the other one.
+  void advance(std::size_t rounds) { phase_ = (phase_ + rounds) & 1; }
   char* slot(int r, std::size_t buffer) const {
     return seg_.data() + slots_off_ + (static_cast<std::size_t>(r) * 2 + buffer) * slot_bytes_;
   }
@@ -502,6 +520,10 @@ class ShmBackend final : public Backend {
   // All-reduce (root < 0) or reduce to root over the slots; see the file comment.
   void reduce_impl(const void* in, void* out, std::size_t count, DType dtype, ReduceOp op, int root) {
     const std::size_t eb = dtype_bytes(dtype);
+    if (count * eb <= slot_bytes_ && count * eb * static_cast<std::size_t>(size_) <= one_step_bytes_) {
+      one_step_reduce(in, out, count, dtype, op, root);
+      return;
+    }
     const std::size_t chunk = slot_bytes_ / eb;
     const std::size_t rounds = (count + chunk - 1) / chunk;
     const std::size_t align = std::max<std::size_t>(kLine / eb, 1);
@@ -518,7 +540,7 @@ class ShmBackend final : public Backend {
       for (std::size_t j = 0; j < n; ++j) {
         if (static_cast<int>(j) == rank_) continue;
         const std::size_t b0 = bound(l, j), b1 = bound(l, j + 1);
-        if (b1 > b0) std::memcpy(slot(rank_, k % 2) + b0 * eb, src + (k * chunk + b0) * eb, (b1 - b0) * eb);
+        if (b1 > b0) std::memcpy(slot(rank_, side(k)) + b0 * eb, src + (k * chunk + b0) * eb, (b1 - b0) * eb);
       }
     };
     const bool copy_out = root < 0 || root == rank_;
@@ -529,9 +551,9 @@ class ShmBackend final : public Backend {
       const std::size_t b0 = bound(l, me), b1 = bound(l, me + 1), m = b1 - b0;
       if (m > 0) {
         auto source = [&](int p) -> const void* {
-          return p == rank_ ? src + (k * chunk + b0) * eb : slot(p, k % 2) + b0 * eb;
+          return p == rank_ ? src + (k * chunk + b0) * eb : slot(p, side(k)) + b0 * eb;
         };
-        char* acc = slot(rank_, k % 2) + b0 * eb;  // free: nobody reads our own slice yet
+        char* acc = slot(rank_, side(k)) + b0 * eb;  // free: nobody reads our own slice yet
         reduce_into(dtype, op, acc, source(0), source(1), m);
         for (int p = 2; p < size_; ++p) reduce_into(dtype, op, acc, acc, source(p), m);
       }
@@ -540,11 +562,40 @@ class ShmBackend final : public Backend {
         for (std::size_t j = 0; j < n; ++j) {
           const std::size_t c0 = bound(l, j), c1 = bound(l, j + 1);
           if (c1 > c0)
-            std::memcpy(dst + (k * chunk + c0) * eb, slot(static_cast<int>(j), k % 2) + c0 * eb, (c1 - c0) * eb);
+            std::memcpy(dst + (k * chunk + c0) * eb, slot(static_cast<int>(j), side(k)) + c0 * eb, (c1 - c0) * eb);
         }
       }
-      if (k + 1 < rounds) write(k + 1);
-      step();
+      if (k + 1 < rounds) {
+        write(k + 1);
+        step();
+      }
+    }
+    advance(rounds);
+  }
+
+  // Small all-reduce / reduce in one step: every rank copies its input into its slot; after
+  // the step every rank that wants the result reduces all slots itself, in rank order
+  // (((s0 + s1) + s2) + ...: the order of the chunked algorithm, so results are bit-identical
+  // across ranks and sizes). One step instead of two per round, and no copy-out of slices.
+  void one_step_reduce(const void* in, void* out, std::size_t count, DType dtype, ReduceOp op, int root) {
+    const std::size_t bytes = count * dtype_bytes(dtype);
+    const std::size_t b = side(0);
+    if (bytes > 0) std::memcpy(slot(rank_, b), in, bytes);
+    step();
+    if ((root < 0 || root == rank_) && count > 0) {
+      reduce_into(dtype, op, out, slot(0, b), slot(1, b), count);
+      for (int p = 2; p < size_; ++p) reduce_into(dtype, op, out, out, slot(p, b), count);
+    }
+    advance(1);
+  }
+
+  static std::size_t one_step_limit() {
+    const char* v = std::getenv("CHORUS_SHM_ONE_STEP_BYTES");
+    if (v == nullptr) return kOneStepBytes;
+    try {
+      return static_cast<std::size_t>(std::stoull(v));
+    } catch (const std::exception&) {
+      throw InputError("environment CHORUS_SHM_ONE_STEP_BYTES", "expected a byte count");
     }
   }
 
@@ -583,7 +634,7 @@ class ShmBackend final : public Backend {
       for (int j = 0; j < size_; ++j)
         if (j != rank_)
           if (const std::size_t m = piece(sb[j], k))
-            std::memcpy(slot(rank_, k % 2) + static_cast<std::size_t>(j) * region, sp[j] + k * region, m);
+            std::memcpy(slot(rank_, side(k)) + static_cast<std::size_t>(j) * region, sp[j] + k * region, m);
     };
     if (rounds == 0) return;
     write(0);
@@ -592,10 +643,13 @@ class ShmBackend final : public Backend {
       for (int p = 0; p < size_; ++p)
         if (p != rank_)
           if (const std::size_t m = piece(db[p], k))
-            std::memcpy(dp[p] + k * region, slot(p, k % 2) + static_cast<std::size_t>(rank_) * region, m);
-      if (k + 1 < rounds) write(k + 1);
-      step();
+            std::memcpy(dp[p] + k * region, slot(p, side(k)) + static_cast<std::size_t>(rank_) * region, m);
+      if (k + 1 < rounds) {
+        write(k + 1);
+        step();
+      }
     }
+    advance(rounds);
   }
 
   int rank_;
@@ -606,6 +660,13 @@ class ShmBackend final : public Backend {
   std::size_t control_off_ = 0, headers_off_ = 0, slots_off_ = 0, rings_off_ = 0;
   std::uint32_t steps_ = 0;
   std::size_t exchanges_ = 0;
+  // The slot of round 0 of the next collective. No collective ends with a step: ranks leave
+  // as soon as they have read what they need, and a slot written in round k is written again
+  // only in round k + 2 (counting across collectives), after a step every rank can pass only
+  // once it has finished reading it.
+  std::size_t phase_ = 0;
+  // All-reduce / reduce of at most this many bytes (times the world size) in one step.
+  std::size_t one_step_bytes_ = one_step_limit();
 };
 
 }  // namespace

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Small messages side by side, in one run: chorus `shm` against Open MPI's own all-reduce (both
+# in the same mpirun job: chorus bench --backends shm,mpi), and chorus `gloo` against a plain
+# Gloo program (bench_gloo_plain: Gloo's FileStore and TCP transport, no chorus code) under
+# the same mpirun. 2 and 4 ranks, float32 sum, 8 B .. 64 KiB (gloo also 1 MiB, 16 MiB).
+# Every configuration runs REPS times, interleaved; the table gives the median over the runs
+# of the mean time per operation (and of the fastest iteration). The machine may be shared:
+# the script prints `uptime` before each round.
+# Usage: bench/rt/run_small_msgs.sh [BUILD_DIR] [REPS]   (default build/, 3)
+set -euo pipefail
+BUILD=${1:-build}
+REPS=${2:-3}
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+MPIRUN=(mpirun --oversubscribe)
+SMALL=8,64,512,4096,32768,65536
+GLOO=8,64,512,4096,32768,65536,1048576,16777216
+OUT=$(mktemp -d)
+trap 'rm -rf "$OUT"' EXIT
+echo "# machine: $(nproc) cpus, $(lscpu | sed -n 's/^Model name: *//p'), $(date -u +%F)"
+for rep in $(seq "$REPS"); do
+  for n in 2 4; do
+    echo "# round $rep, $n ranks, $(uptime)"
+    "${MPIRUN[@]}" -n "$n" "$BUILD/chorus" bench --backends shm,mpi --ops allreduce --sizes "$SMALL" \
+      --iters 2000 --warmup 200 --json > "$OUT/shm_mpi.$n.$rep.json"
+    "${MPIRUN[@]}" -n "$n" "$BUILD/chorus" bench --backends gloo --ops allreduce --sizes "$GLOO" \
+      --iters 200 --warmup 20 --json > "$OUT/gloo.$n.$rep.json"
+    store=$(mktemp -d)
+    "${MPIRUN[@]}" -n "$n" "$BUILD/bench/rt/bench_gloo_plain" --store "$store" --sizes "$GLOO" \
+      --iters 200 --warmup 20 --algos ring,hd > "$OUT/plain.$n.$rep.txt"
+    rm -rf "$store"
+  done
+done
+python3 - "$OUT" "$REPS" <<'EOF'
+import json, statistics, sys
+out, reps = sys.argv[1], int(sys.argv[2])
+def med(xs): return statistics.median(xs) if xs else float("nan")
+for n in (2, 4):
+    t = {}  # (impl, bytes) -> list of (mean, min)
+    for rep in range(1, reps + 1):
+        for f in (f"shm_mpi.{n}.{rep}.json", f"gloo.{n}.{rep}.json"):
+            for r in json.load(open(f"{out}/{f}")):
+                t.setdefault((r["backend"], r["bytes"]), []).append((r["mean_us"], r["min_us"]))
+        for line in open(f"{out}/plain.{n}.{rep}.txt"):
+            f = line.split()
+            if f and f[0].startswith("gloo-"):
+                t.setdefault(("plain-" + f[0][5:], int(f[1])), []).append((float(f[4]), float(f[3])))
+    m = lambda k, i=0: med([x[i] for x in t.get(k, [])])
+    print(f"\n## {n} ranks: median over {reps} runs of the mean time per all-reduce, us (fastest iteration in brackets)\n")
+    print("| bytes | chorus shm | Open MPI | shm / MPI | chorus gloo | plain Gloo ring | plain Gloo halving-doubling | gloo / plain ring |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for b in sorted({k[1] for k in t}):
+        cell = lambda impl: f"{m((impl, b)):.2f} ({m((impl, b), 1):.2f})" if (impl, b) in t else "-"
+        ratio = lambda a, c: f"{m((a, b)) / m((c, b)):.2f}" if (a, b) in t and (c, b) in t else "-"
+        print(f"| {b} | {cell('shm')} | {cell('mpi')} | {ratio('shm', 'mpi')} | {cell('gloo')} | "
+              f"{cell('plain-ring')} | {cell('plain-hd')} | {ratio('gloo', 'plain-ring')} |")
+EOF
