@@ -27,8 +27,10 @@
 namespace chorus::rt {
 
 struct InitOptions {
-  // Operation timeout; < 0: CHORUS_RT_TIMEOUT_S, else 300 s. Bounds every operation: a dead
-  // peer or a disagreeing call ends in CommError / TimeoutError, never a hang.
+  // Operation timeout in seconds; -1 (the default): CHORUS_RT_TIMEOUT_S, else 300 s. Any other
+  // value must be finite, positive, at least 1 ms and at most 10^7 s (else InputError, as for a
+  // bad CHORUS_RT_TIMEOUT_S). Bounds every operation: a dead peer or a disagreeing call ends in
+  // CommError / TimeoutError, never a hang (docs/runtime.md, "Failures").
   double timeout_s = -1;
   // Checking mode: verify before each collective that all ranks agree on operation, dtype,
   // reduce op, root and counts. -1: CHORUS_RT_CHECK (1 = on), else off.

@@ -366,9 +366,9 @@ class ShmBackend final : public Backend {
   void check_alive(int peer) {
     const auto now = std::chrono::steady_clock::now();
     if (now > deadline_)
-      throw TimeoutError(fmt::format("shm {}: rank {} waited more than {} ms for rank {} (a peer "
-                                     "is stuck or the ranks disagree on the call)",
-                                     op_, rank_, timeout_.count(), peer));
+      throw TimeoutError(fmt::format("shm {}: rank {} timed out waiting for rank {} after {} ms "
+                                     "(the peer is stuck or the ranks disagree on the call)",
+                                     op_, rank_, peer, timeout_.count()));
     if (now - last_check_ < std::chrono::milliseconds(50)) return;
     last_check_ = now;
     for (int p = 0; p < size_; ++p)
