@@ -43,7 +43,10 @@ struct InitOptions {
 std::vector<std::string> available_backends();
 
 void init(const std::vector<std::string>& backends, const InitOptions& options = {});
-void finalize();  // waits for outstanding operations, then tears every backend down
+// Waits for outstanding operations — queued ones and those running inline on other threads —
+// then tears every healthy backend down; a broken backend (or one whose operation did not end
+// within the timeout) is left alive, never destroyed under a running operation.
+void finalize();
 bool is_initialized();
 // Waits for every operation issued so far on `backends` (all when empty).
 void synchronize(const std::vector<std::string>& backends = {});
