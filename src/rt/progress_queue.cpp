@@ -3,6 +3,8 @@
 #include <pthread.h>
 #include <sched.h>
 
+#include <thread>
+
 namespace chorus::rt {
 
 ProgressQueue::ProgressQueue(std::string name) : name_(std::move(name)) {
@@ -70,6 +72,16 @@ void ProgressQueue::stop(bool abandon) {
     thread_.detach();
   else
     thread_.join();
+}
+
+bool ProgressQueue::wait_until_idle(std::chrono::steady_clock::time_point deadline) const {
+  // Polled: release() notifies nobody when no task is queued (see there), and this runs once
+  // per backend at finalize().
+  while (busy()) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
 }
 
 void ProgressQueue::loop() {

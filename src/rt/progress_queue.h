@@ -66,6 +66,12 @@ class ProgressQueue {
   // Stops the thread after the queue is empty. If `abandon`, a thread stuck in a broken
   // backend is detached instead of joined.
   void stop(bool abandon);
+  // True while an operation runs on the backend: a queued one on the progress thread, or an
+  // inline one (a synchronous call, or a waiter helping) on any other thread.
+  bool busy() const { return busy_.load(std::memory_order_seq_cst); }
+  // Waits until busy() is false or `deadline` passes; returns !busy(). Used by finalize() so
+  // that no backend is destroyed under an operation still running on another thread.
+  bool wait_until_idle(std::chrono::steady_clock::time_point deadline) const;
 
  private:
   void loop();

@@ -27,8 +27,6 @@ namespace chorus::rt {
 
 namespace {
 
-std::atomic<std::int64_t> g_timeout_ms{300000};
-
 struct Slot {
   std::unique_ptr<Backend> backend;
   // Lane 0 runs collectives (and everything, if the backend cannot take concurrent calls);
@@ -241,9 +239,6 @@ ReduceOp wire_op(ReduceOp op) { return op == ReduceOp::avg ? ReduceOp::sum : op;
 
 }  // namespace
 
-std::int64_t operation_timeout_ms() { return g_timeout_ms.load(); }
-void set_operation_timeout_ms(std::int64_t timeout_ms) { g_timeout_ms.store(timeout_ms); }
-
 std::vector<std::string> available_backends() { return kAvailable; }
 
 void init(const std::vector<std::string>& names, const InitOptions& options) {
@@ -272,13 +267,14 @@ void init(const std::vector<std::string>& names, const InitOptions& options) {
   for (const auto& a : kAvailable)
     if (std::find(wanted.begin(), wanted.end(), a) != wanted.end()) ordered.push_back(a);
 
-  double timeout_s = options.timeout_s;
-  if (timeout_s < 0) {
-    const char* env = std::getenv("CHORUS_RT_TIMEOUT_S");
-    timeout_s = env != nullptr ? std::atof(env) : 300.0;
-    if (timeout_s <= 0) throw InputError("environment CHORUS_RT_TIMEOUT_S", "must be a positive number of seconds");
+  // -1 (exactly: the default) means "not set"; any other value must be a valid timeout.
+  std::int64_t timeout_ms = 300000;
+  if (options.timeout_s != -1.0) {
+    timeout_ms = timeout_ms_from_seconds(options.timeout_s, "init: InitOptions::timeout_s");
+  } else if (const char* env = std::getenv("CHORUS_RT_TIMEOUT_S")) {
+    timeout_ms = timeout_ms_from_text(env, "environment CHORUS_RT_TIMEOUT_S");
   }
-  set_operation_timeout_ms(static_cast<std::int64_t>(timeout_s * 1000));
+  set_operation_timeout_ms(timeout_ms);
   const std::chrono::milliseconds timeout(operation_timeout_ms());
 
   auto r = std::make_unique<Runtime>();
@@ -338,15 +334,28 @@ void finalize() {
   std::unique_ptr<Runtime> r(g_rt);
   g_rt = nullptr;
   bool any_broken = false;
+  // Every operation ends by its own deadline (docs/runtime.md, "Failures"); allow that plus
+  // Work::wait()'s grace before declaring a lane stuck.
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::milliseconds(operation_timeout_ms() + Work::kLastResortGraceMs);
   for (auto& [name, s] : r->slots) {
-    const bool broken = s->is_broken.load();
     bool stuck = false;
     for (int l = 0; l < s->lane_count; ++l) stuck |= s->lanes[l].activity->running_since_ns.load() != 0;
-    for (int l = 0; l < s->lane_count; ++l) s->lanes[l].queue->stop(broken || stuck);
-    if (broken || stuck) {
+    // A healthy lane's thread is joined after its queue is empty (queued operations run to
+    // their end); a broken or stuck one is detached.
+    for (int l = 0; l < s->lane_count; ++l) s->lanes[l].queue->stop(s->is_broken.load() || stuck);
+    // Operations running inline on other threads (synchronous calls through try_claim, waiters
+    // helping) are invisible to the progress thread: wait for each lane's busy flag to clear.
+    // (A broken or stuck backend is left alive below anyway: no need to wait for it.)
+    bool idle = true;
+    if (!s->is_broken.load() && !stuck)
+      for (int l = 0; l < s->lane_count; ++l) idle = idle && s->lanes[l].queue->wait_until_idle(deadline);
+    if (s->is_broken.load() || stuck || !idle) {
       any_broken = true;
-      // A progress thread may still be inside the backend: leave the slot (backend, queues,
-      // threads) alive rather than destroy it under that thread.
+      // An operation may still be inside the backend (a detached progress thread, an inline
+      // call past its deadline), and a broken backend must not be called again (for mpi: no
+      // MPI_Comm_free, no MPI_Finalize, which would progress abandoned requests): leave the
+      // slot (backend, queues, threads) alive rather than destroy it under that operation.
       (void)s.release();
     }
   }

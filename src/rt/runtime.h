@@ -27,8 +27,10 @@
 namespace chorus::rt {
 
 struct InitOptions {
-  // Operation timeout; < 0: CHORUS_RT_TIMEOUT_S, else 300 s. Bounds every operation: a dead
-  // peer or a disagreeing call ends in CommError / TimeoutError, never a hang.
+  // Operation timeout in seconds; -1 (the default): CHORUS_RT_TIMEOUT_S, else 300 s. Any other
+  // value must be finite, positive, at least 1 ms and at most 10^7 s (else InputError, as for a
+  // bad CHORUS_RT_TIMEOUT_S). Bounds every operation: a dead peer or a disagreeing call ends in
+  // CommError / TimeoutError, never a hang (docs/runtime.md, "Failures").
   double timeout_s = -1;
   // Checking mode: verify before each collective that all ranks agree on operation, dtype,
   // reduce op, root and counts. -1: CHORUS_RT_CHECK (1 = on), else off.
@@ -41,7 +43,10 @@ struct InitOptions {
 std::vector<std::string> available_backends();
 
 void init(const std::vector<std::string>& backends, const InitOptions& options = {});
-void finalize();  // waits for outstanding operations, then tears every backend down
+// Waits for outstanding operations — queued ones and those running inline on other threads —
+// then tears every healthy backend down; a broken backend (or one whose operation did not end
+// within the timeout) is left alive, never destroyed under a running operation.
+void finalize();
 bool is_initialized();
 // Waits for every operation issued so far on `backends` (all when empty).
 void synchronize(const std::vector<std::string>& backends = {});

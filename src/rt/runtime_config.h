@@ -1,11 +1,24 @@
 #pragma once
 // Process-wide settings of the runtime, read by the backends and work handles.
 #include <cstdint>
+#include <string>
 
 namespace chorus::rt {
 
 // Operation timeout in milliseconds (InitOptions::timeout_s or CHORUS_RT_TIMEOUT_S; default 300 s).
 std::int64_t operation_timeout_ms();
+// Throws InputError unless 1 <= timeout_ms <= kMaxTimeoutMs.
 void set_operation_timeout_ms(std::int64_t timeout_ms);
+
+// The largest timeout accepted: 10^7 s (~116 days). Deadlines are computed in nanoseconds on
+// std::chrono::steady_clock (64-bit), which this keeps far from overflow.
+inline constexpr std::int64_t kMaxTimeoutMs = 10'000'000'000LL;
+
+// A timeout in seconds, as given by `setting` (named in the error), in milliseconds. Throws
+// InputError for NaN, infinities, zero, negatives, values below 1 ms and values above
+// kMaxTimeoutMs.
+std::int64_t timeout_ms_from_seconds(double seconds, const std::string& setting);
+// The same for a text (an environment variable): the whole text must be a decimal number.
+std::int64_t timeout_ms_from_text(const char* text, const std::string& setting);
 
 }  // namespace chorus::rt

@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 #include <sched.h>
 
+#include <cstdio>
+#include <cstdlib>
+
 #include "rt/errors.h"
 #include "rt/progress_queue.h"
 #include "rt/runtime_config.h"
@@ -45,17 +48,33 @@ void Work::wait() const {
     }
     sched_yield();
   }
+  // The operation ends by itself: every backend enforces the operation timeout inside the
+  // operation (and checks that its peers are alive), so a failed operation completes with its
+  // CommError / TimeoutError once the backend has let go of the user's buffers. wait() therefore
+  // never gives up on a running operation — throwing while the backend may still write the
+  // buffer would hand the caller a buffer it must not free.
+  //
+  // Last resort, for a backend that breaks that contract (a bug, or a library call that ignores
+  // its timeout): if the lane's current operation runs far beyond the timeout, there is no safe
+  // way to return, so the process ends with a message (as Open MPI's own watchdog would).
   const std::int64_t timeout_ms = operation_timeout_ms();
+  const std::int64_t last_resort_ns = (2 * timeout_ms + kLastResortGraceMs) * 1000000;
   std::unique_lock lock(state_->mutex_);
   while (!state_->done_) {
     state_->done_cv_.wait_for(lock, std::chrono::milliseconds(50));
-    if (state_->done_ || !state_->activity_) break;
+    if (state_->done_ || !state_->activity_) continue;
     const std::int64_t since = state_->activity_->running_since_ns.load();
-    if (since != 0 && steady_now_ns() - since > timeout_ms * 1000000) {
-      throw TimeoutError(fmt::format(
-          "{}: backend {} has been stuck in an operation for more than {} ms (operation "
-          "timeout; a peer may have died or the ranks disagree on the call)",
-          state_->description_, state_->activity_->backend, timeout_ms));
+    if (since != 0 && steady_now_ns() - since > last_resort_ns) {
+      std::fprintf(stderr,
+                   "chorus rt: %s: backend %s has been inside one operation for more than %lld ms "
+                   "(twice the operation timeout of %lld ms plus %lld ms) without ending it; the "
+                   "operation may still write its buffers, so the process cannot continue safely "
+                   "and exits with status 3\n",
+                   state_->description_.c_str(), state_->activity_->backend.c_str(),
+                   static_cast<long long>(last_resort_ns / 1000000), static_cast<long long>(timeout_ms),
+                   static_cast<long long>(kLastResortGraceMs));
+      std::fflush(stderr);
+      std::_Exit(3);
     }
   }
   if (state_->error_) std::rethrow_exception(state_->error_);

@@ -14,7 +14,7 @@
 namespace chorus::rt {
 
 // What a backend's progress thread is doing: since when its current operation runs
-// (0 when idle). Waiters use it to give up on a stuck backend after the operation timeout.
+// (0 when idle). Waiters use it for the last-resort watchdog of Work::wait().
 struct BackendActivity {
   std::string backend;
   std::atomic<std::int64_t> running_since_ns{0};
@@ -51,9 +51,13 @@ class Work {
 
   // True once the operation finished; rethrows its error if it failed.
   bool test() const;
-  // Blocks until the operation finished and rethrows its error. Throws TimeoutError if the
-  // backend's current operation has been running longer than the operation timeout.
+  // Blocks until the operation finished and rethrows its error (CommError, TimeoutError, ...).
+  // Returns or throws only once the operation has ended: every backend bounds its operations
+  // by the operation timeout itself, so after wait() the buffers are the caller's again, even
+  // after a failure. Last resort: an operation still running 2 x timeout + kLastResortGraceMs
+  // after it started ends the process (exit status 3) with a message, never a throw.
   void wait() const;
+  static constexpr std::int64_t kLastResortGraceMs = 10000;
   // Blocks at most `timeout`; returns false if the operation is still in flight.
   bool wait_for(std::chrono::milliseconds timeout) const;
   const std::string& description() const;

@@ -17,6 +17,12 @@
 #include <gloo/transport/tcp/device.h>
 
 #include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
 
 #include <bit>
 #include <cstring>
@@ -26,6 +32,7 @@
 #include "rt/backends/backends.h"
 #include "rt/dtype.h"
 #include "rt/errors.h"
+#include "rt/transport/shm/futex.h"  // process_dead
 
 namespace chorus::rt {
 
@@ -81,8 +88,14 @@ class GlooBackend final : public Backend {
       auto context = std::make_shared<gloo::rendezvous::Context>(rank_, size_);
       context->setTimeout(timeout_);
       GlooStore store(*ctx.store, ctx.key_prefix + "/", timeout_);
+      // Every rank's pid, to name a dead peer when an operation fails (one host only). Set
+      // before connecting: connectFullMesh returns after every rank has begun connecting.
+      if (ctx.single_host) ctx.store->set_string(ctx.key_prefix + "/pid/" + std::to_string(rank_), std::to_string(::getpid()));
       context->connectFullMesh(store, device_);
       context_ = context;
+      if (ctx.single_host)
+        for (int j = 0; j < size_; ++j)
+          pids_.push_back(std::stoi(ctx.store->get_string(ctx.key_prefix + "/pid/" + std::to_string(j), timeout_)));
     } catch (const CommError&) {
       throw;
     } catch (const std::exception& e) {
@@ -117,7 +130,7 @@ class GlooBackend final : public Backend {
       auto ub = context_->createUnboundBuffer(const_cast<void*>(buf), bytes);
       ub->send(dst, slot);
       ub->waitSend(timeout_);
-    });
+    }, dst);
   }
   void recv_on(void* buf, std::size_t bytes, int src, std::uint64_t slot) {
     if (bytes == 0) return;
@@ -125,7 +138,7 @@ class GlooBackend final : public Backend {
       auto ub = context_->createUnboundBuffer(buf, bytes);
       ub->recv(src, slot);
       ub->waitRecv(timeout_);
-    });
+    }, src);
   }
   void send_recv(const void* sbuf, std::size_t sbytes, int dst, void* rbuf, std::size_t rbytes,
                  int src) override {
@@ -315,14 +328,40 @@ class GlooBackend final : public Backend {
   }
 
  private:
+  // Turns Gloo's exceptions into CommError / TimeoutError naming the failure and, where it
+  // can be told, the rank: `peer` for point to point, else a peer process found dead. Gloo's
+  // unbound buffers are destroyed (while the exception unwinds out of f) before this returns,
+  // and Gloo never writes a destroyed unbound buffer's memory, so the operation has ended.
   template <typename F>
-  void guard(const char* what, F&& f) {
+  void guard(const char* what, F&& f, int peer = -1) {
     try {
       f();
     } catch (const CommError&) {
       throw;
     } catch (const std::exception& e) {
-      throw CommError(fmt::format("gloo {} on rank {}: {}", what, rank_, e.what()));
+      const std::string gloo_msg = e.what();
+      const bool timed_out = gloo_msg.find("Timed out") != std::string::npos ||
+                             gloo_msg.find("timed out") != std::string::npos ||
+                             gloo_msg.find("Timeout") != std::string::npos;
+      // A dying process closes its sockets a moment before it becomes a zombie: after a
+      // broken connection, look for the dead peer for up to 200 ms.
+      std::string dead;
+      for (int attempt = 0; dead.empty() && attempt < (timed_out ? 1 : 20); ++attempt) {
+        if (attempt > 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        for (int j = 0; j < static_cast<int>(pids_.size()); ++j)
+          if (j != rank_ && process_dead(pids_[j]))
+            dead += fmt::format("{}rank {} (pid {}) died", dead.empty() ? "" : ", ", j, pids_[j]);
+      }
+      if (!dead.empty())
+        throw CommError(fmt::format("gloo {} on rank {}: {} (gloo: {})", what, rank_, dead, gloo_msg));
+      if (timed_out) {
+        const std::string who = peer >= 0 ? fmt::format("rank {}", peer) : std::string("a peer");
+        throw TimeoutError(fmt::format("gloo {} on rank {}: timed out waiting for {} after {} ms (the "
+                                       "peer is stuck or the ranks disagree on the call; gloo: {})",
+                                       what, rank_, who, timeout_.count(), gloo_msg));
+      }
+      throw CommError(fmt::format("gloo {} on rank {}{}: {}", what, rank_,
+                                  peer >= 0 ? fmt::format(" with rank {}", peer) : std::string(), gloo_msg));
     }
   }
 
@@ -371,6 +410,7 @@ class GlooBackend final : public Backend {
   std::chrono::milliseconds timeout_;
   std::shared_ptr<gloo::transport::Device> device_;
   std::shared_ptr<gloo::Context> context_;
+  std::vector<pid_t> pids_;  // every rank's pid (one host), else empty
   std::uint32_t tag_ = 1;
 };
 

@@ -433,15 +433,19 @@ class ShmBackend final : public Backend {
   void check_alive(int peer) {
     const auto now = std::chrono::steady_clock::now();
     if (now > deadline_)
-      throw TimeoutError(fmt::format("shm {}: rank {} waited more than {} ms for rank {} (a peer "
-                                     "is stuck or the ranks disagree on the call)",
-                                     op_, rank_, timeout_.count(), peer));
+      throw TimeoutError(fmt::format("shm {}: rank {} timed out waiting for rank {} after {} ms "
+                                     "(the peer is stuck or the ranks disagree on the call)",
+                                     op_, rank_, peer, timeout_.count()));
     if (now - last_check_ < std::chrono::milliseconds(50)) return;
     last_check_ = now;
+    // Name every dead rank: after the first death, other ranks exit on their error too, and
+    // a rank that checks late must still name the first one.
+    std::string dead;
     for (int p = 0; p < size_; ++p)
       if (p != rank_ && process_dead(control(p)->pid))
-        throw CommError(fmt::format("shm {}: rank {} (pid {}) died; rank {} cannot complete the "
-                                    "operation", op_, p, control(p)->pid, rank_));
+        dead += fmt::format("{}rank {} (pid {}) died", dead.empty() ? "" : ", ", p, control(p)->pid);
+    if (!dead.empty())
+      throw CommError(fmt::format("shm {}: {}; rank {} cannot complete the operation", op_, dead, rank_));
   }
 
   // Sleeps until `done()` holds; `word` is the counter whose change may make it hold.

@@ -1,0 +1,55 @@
+// The operation timeout: its validation and the process-wide value.
+#include "rt/runtime_config.h"
+
+#include <atomic>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <fmt/format.h>
+
+#include "core/error.h"
+
+namespace chorus::rt {
+
+namespace {
+std::atomic<std::int64_t> g_timeout_ms{300000};
+}  // namespace
+
+std::int64_t operation_timeout_ms() { return g_timeout_ms.load(std::memory_order_relaxed); }
+
+void set_operation_timeout_ms(std::int64_t timeout_ms) {
+  if (timeout_ms < 1 || timeout_ms > kMaxTimeoutMs)
+    throw InputError("set_operation_timeout_ms",
+                     fmt::format("timeout {} ms is out of range (1 to {} ms)", timeout_ms, kMaxTimeoutMs));
+  g_timeout_ms.store(timeout_ms, std::memory_order_relaxed);
+}
+
+std::int64_t timeout_ms_from_seconds(double seconds, const std::string& setting) {
+  // Every comparison below is false for NaN, so test it first; the cast to an integer is only
+  // reached for finite values within range (it is undefined behaviour otherwise).
+  if (std::isnan(seconds)) throw InputError(setting, "timeout is NaN; expected a positive number of seconds");
+  if (std::isinf(seconds)) throw InputError(setting, fmt::format("timeout is {}infinite; expected a positive number of seconds (at most {} s)", seconds < 0 ? "negative " : "", kMaxTimeoutMs / 1000));
+  if (seconds <= 0) throw InputError(setting, fmt::format("timeout {} s is not positive", seconds));
+  const double ms = seconds * 1000.0;
+  if (ms > static_cast<double>(kMaxTimeoutMs))
+    throw InputError(setting, fmt::format("timeout {} s is too large (at most {} s)", seconds, kMaxTimeoutMs / 1000));
+  if (ms < 1.0) throw InputError(setting, fmt::format("timeout {} s is below the resolution of 1 ms", seconds));
+  return static_cast<std::int64_t>(std::llround(ms));
+}
+
+std::int64_t timeout_ms_from_text(const char* text, const std::string& setting) {
+  const std::string s = text;
+  const auto not_number = [&] {
+    return InputError(setting, fmt::format("'{}' is not a number of seconds", s));
+  };
+  if (s.empty() || s.find_first_not_of("0123456789.eE+-") != std::string::npos) throw not_number();
+  char* end = nullptr;
+  errno = 0;
+  const double v = std::strtod(s.c_str(), &end);
+  if (end != s.c_str() + s.size()) throw not_number();
+  if (errno == ERANGE && std::isinf(v))
+    throw InputError(setting, fmt::format("'{}' is too large (at most {} s)", s, kMaxTimeoutMs / 1000));
+  return timeout_ms_from_seconds(v, setting);
+}
+
+}  // namespace chorus::rt

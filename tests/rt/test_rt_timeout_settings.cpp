@@ -1,0 +1,106 @@
+// Bad operation timeouts are InputErrors naming the setting (InitOptions::timeout_s,
+// CHORUS_RT_TIMEOUT_S, set_operation_timeout_ms), never undefined behaviour in a cast; good
+// ones are taken to the millisecond. Runs in a world of one.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <string>
+
+#include "core/error.h"
+#include "rt/runtime.h"
+#include "rt/runtime_config.h"
+
+namespace rt = chorus::rt;
+
+namespace {
+
+// The InputError's text, or "" if `f` did not throw one.
+template <typename F>
+std::string input_error(F&& f) {
+  try {
+    f();
+  } catch (const chorus::InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::string init_with(double seconds) {
+  rt::InitOptions o;
+  o.timeout_s = seconds;
+  return input_error([&] { rt::init({"shm"}, o); });
+}
+
+std::string init_with_env(const char* value) {
+  ::setenv("CHORUS_RT_TIMEOUT_S", value, 1);
+  std::string e = input_error([] { rt::init({"shm"}); });
+  ::unsetenv("CHORUS_RT_TIMEOUT_S");
+  return e;
+}
+
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+}  // namespace
+
+TEST(RtTimeoutSettings, InitOptionRejectsNanInfZeroNegativeAndOutOfRange) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const struct {
+    double seconds;
+    const char* says;
+  } cases[] = {{std::nan(""), "NaN"},      {inf, "infinite"},          {-inf, "negative infinite"},
+               {0.0, "not positive"},      {-5.0, "not positive"},     {-0.5, "not positive"},
+               {0.0004, "below the resolution of 1 ms"}, {1e8, "too large"}, {1e300, "too large"}};
+  for (const auto& c : cases) {
+    const std::string e = init_with(c.seconds);
+    EXPECT_TRUE(has(e, "InitOptions::timeout_s")) << c.seconds << ": " << e;
+    EXPECT_TRUE(has(e, c.says)) << c.seconds << ": " << e;
+    EXPECT_FALSE(rt::is_initialized());
+  }
+}
+
+TEST(RtTimeoutSettings, EnvironmentRejectsNonNumbersAndBadValues) {
+  const struct {
+    const char* value;
+    const char* says;
+  } cases[] = {{"abc", "'abc' is not a number of seconds"}, {"", "'' is not a number of seconds"},
+               {"5s", "'5s' is not a number of seconds"},   {"1 0", "is not a number of seconds"},
+               {"nan", "is not a number of seconds"},       {"inf", "is not a number of seconds"},
+               {"1e400", "too large"},                      {"0", "not positive"},
+               {"-3", "not positive"},                      {"1e-9", "below the resolution"},
+               {"20000000", "too large"}};
+  for (const auto& c : cases) {
+    const std::string e = init_with_env(c.value);
+    EXPECT_TRUE(has(e, "environment CHORUS_RT_TIMEOUT_S")) << c.value << ": " << e;
+    EXPECT_TRUE(has(e, c.says)) << c.value << ": " << e;
+    EXPECT_FALSE(rt::is_initialized());
+  }
+}
+
+TEST(RtTimeoutSettings, SetterRejectsOutOfRangeMilliseconds) {
+  for (std::int64_t ms : {std::int64_t{0}, std::int64_t{-1}, std::numeric_limits<std::int64_t>::min(),
+                          rt::kMaxTimeoutMs + 1, std::numeric_limits<std::int64_t>::max()}) {
+    const std::string e = input_error([&] { rt::set_operation_timeout_ms(ms); });
+    EXPECT_TRUE(has(e, "set_operation_timeout_ms")) << ms << ": " << e;
+    EXPECT_TRUE(has(e, "out of range")) << ms << ": " << e;
+  }
+}
+
+TEST(RtTimeoutSettings, GoodValuesAreTakenToTheMillisecond) {
+  // 2.5 s = 2500 ms; 0.001 s = 1 ms (the smallest); 10^7 s = the largest.
+  ASSERT_EQ(init_with(2.5), "");
+  EXPECT_EQ(rt::operation_timeout_ms(), 2500);
+  rt::finalize();
+  ASSERT_EQ(init_with(0.001), "");
+  EXPECT_EQ(rt::operation_timeout_ms(), 1);
+  rt::finalize();
+  ASSERT_EQ(init_with_env("7.25"), "");
+  EXPECT_EQ(rt::operation_timeout_ms(), 7250);
+  rt::finalize();
+  EXPECT_EQ(rt::timeout_ms_from_seconds(1e7, "x"), rt::kMaxTimeoutMs);
+  // -1 exactly means "not set": the environment, else 300 s.
+  ASSERT_EQ(init_with(-1), "");
+  EXPECT_EQ(rt::operation_timeout_ms(), 300000);
+  rt::finalize();
+}

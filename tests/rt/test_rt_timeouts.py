@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""Timeouts and failures of chorus::rt, per backend (docs/runtime.md, "Failures"):
+- a killed rank: every survivor's error names the failure and the dead rank ("rank 1 (pid N) died");
+- a stalled rank: the error says the operation timed out and, where the backend can tell, which
+  rank it waited for ("timed out waiting for rank 1");
+- a message arriving after the receiver's timeout (rt_timeout): the receiver gets a TimeoutError
+  naming the sender, a later operation on the broken backend fails fast naming the original
+  failure, and the receive buffer is never written after the throw (poison check; under the
+  sanitizer build a write after the buffer is freed is a reported use after free).
+
+usage: test_rt_timeouts.py CHORUS RT_FAIL RT_TIMEOUT [MPIRUN]
+"""
+import os
+import re
+import subprocess
+import sys
+import time
+
+CHORUS, RT_FAIL, RT_TIMEOUT = sys.argv[1], sys.argv[2], sys.argv[3]
+MPIRUN = sys.argv[4] if len(sys.argv) > 4 and sys.argv[4] else None
+SLACK = float(os.environ.get("CHORUS_RT_TEST_SLACK", "1"))  # > 1 for sanitizer builds
+TIMEOUT_S = 2 * SLACK
+failures = []
+
+
+def run(name, cmd, expect_exit, must_match, max_seconds, must_not=()):
+    env = dict(os.environ, CHORUS_RT_TIMEOUT_S=str(TIMEOUT_S), OMPI_ALLOW_RUN_AS_ROOT="1",
+               OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    t0 = time.monotonic()
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=120 * SLACK, env=env)
+    except subprocess.TimeoutExpired:
+        failures.append(f"{name}: HUNG")
+        print(f"FAIL {name}: hung", flush=True)
+        return
+    secs = time.monotonic() - t0
+    out = p.stdout + p.stderr
+    problems = []
+    if expect_exit == "nonzero":
+        if p.returncode == 0:
+            problems.append("exit status 0, expected non-zero")
+    elif expect_exit is not None and p.returncode != expect_exit:
+        problems.append(f"exit status {p.returncode}, expected {expect_exit}")
+    for pattern, times in must_match:
+        found = len(re.findall(pattern, out))
+        if found < times:
+            problems.append(f"expected {times}x /{pattern}/ in the output, found {found}")
+    for pattern in must_not:
+        if re.search(pattern, out):
+            problems.append(f"unexpected /{pattern}/ in the output")
+    if secs > max_seconds * SLACK:
+        problems.append(f"took {secs:.1f} s, bound {max_seconds * SLACK:.0f} s")
+    print(f"{'ok' if not problems else 'FAIL'} {name} ({secs:.1f} s, exit {p.returncode})", flush=True)
+    if problems:
+        failures.append(f"{name}: {'; '.join(problems)}\n--- output ---\n{out[-4000:]}")
+
+
+launch = [CHORUS, "launch", "-n", "4", "--kill-grace-s", "5", "--"]
+launch2 = [CHORUS, "launch", "-n", "2", "--kill-grace-s", "15", "--"]
+SANITIZER = [r"ERROR: AddressSanitizer", r"runtime error:"]
+for backend in ["shm", "gloo"]:
+    # Rank 1 is SIGKILLed before an all_reduce: the 3 survivors name it and its pid.
+    run(f"{backend} killed rank names the rank", launch + [RT_FAIL, "--backend", backend, "--mode", "kill"],
+        "nonzero", [(r"rank 1 \(pid \d+\) died", 3)], 15)
+    # Rank 1 never joins: the survivors time out (shm can tell for which rank it waited).
+    who = r"timed out waiting for rank 1" if backend == "shm" else r"timed out waiting for (a peer|rank \d)"
+    run(f"{backend} stalled rank times out", launch + [RT_FAIL, "--backend", backend, "--mode", "stall"],
+        "nonzero", [(who, 1)], TIMEOUT_S + 15)
+    run(f"{backend} late message never lands in a timed-out buffer",
+        launch2 + [RT_TIMEOUT, "--backend", backend, "--timeout-s", str(TIMEOUT_S)], 0,
+        [(r"rank 0: timeout after [\d.]+ s: .*timed out waiting for rank 1", 1),
+         (r"rank 0: fail-fast names the original failure", 1),
+         (r"rank 0: buffer untouched after the late send", 1), (r"rank 0: finalized", 1),
+         # shm's ring takes the late message without the receiver; Gloo closed the connection
+         # when rank 0's receive timed out, so rank 1's late send fails.
+         (r"rank 1: sent late" if backend == "shm" else
+          r"rank 1: late send failed: gloo send on rank 1 with rank 0: .*Connection closed by peer", 1)],
+        TIMEOUT_S + 20, SANITIZER)
+
+if MPIRUN:
+    mpirun = [MPIRUN, "-n", "2", "--oversubscribe"]
+    # After the timeout rank 0 never calls MPI again (not even MPI_Finalize: an abandoned
+    # request would progress), so mpirun reports an abnormal end: any exit status is accepted,
+    # the checks are on rank 0's own lines.
+    run("mpi late message never lands in a timed-out buffer",
+        # 16 floats: small enough for Open MPI's inline eager send, which completes on rank 1
+        # without rank 0 (at 1 KiB it needs rank 0 to progress, which it never does again).
+        mpirun + [RT_TIMEOUT, "--backend", "mpi", "--timeout-s", str(TIMEOUT_S), "--count", "16"], None,
+        [(r"rank 0: timeout after [\d.]+ s: mpi recv: rank 0 timed out waiting for rank 1", 1),
+         (r"rank 0: fail-fast names the original failure", 1),
+         (r"rank 0: buffer untouched after the late send", 1), (r"rank 0: finalized", 1),
+         (r"rank 1: sent late", 1)],  # eager: the message reached rank 0, which never took it
+        TIMEOUT_S + 30, SANITIZER)
+    # 256 floats (1 KiB) need the receiver's progress to complete: rank 0, which never calls
+    # MPI again after its timeout, never completes it, so rank 1's send times out.
+    run("mpi late 1 KiB message is never progressed by the timed-out receiver",
+        mpirun + [RT_TIMEOUT, "--backend", "mpi", "--timeout-s", str(TIMEOUT_S), "--count", "256"], None,
+        [(r"rank 0: buffer untouched after the late send", 1),
+         (r"rank 1: late send failed: mpi send: rank 1 timed out waiting for rank 0", 1)],
+        TIMEOUT_S + 30, SANITIZER)
+    run("shm under mpirun, late message",
+        mpirun + [RT_TIMEOUT, "--backend", "shm", "--timeout-s", str(TIMEOUT_S)], None,
+        [(r"rank 0: buffer untouched after the late send", 1)], TIMEOUT_S + 30, SANITIZER)
+
+if failures:
+    print("\n\n".join(failures))
+    sys.exit(1)
+print("every failure named its cause and rank; no buffer was written after its wait threw")
