@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -27,7 +28,12 @@ int main(int argc, char** argv) {
   // 512 floats = 2 KiB: below Open MPI's eager limit over shared memory (4 KiB), so the late
   // message lands in rank 0's receive queue without rank 0 taking part; fits shm's ring.
   std::size_t count = 512;
+  // Rank 0 stays until t0 + max(T + 4.5 s, hold): when rank 1's late send can only end by its own
+  // timeout (at t0 + 2T + 1.5 s), rank 0 must outlive it, or the launcher (mpirun) kills rank 1 as
+  // soon as rank 0 exits and the send's error is never printed.
+  double hold_s = 0;
   app.add_option("--backend", backend);
+  app.add_option("--hold-s", hold_s, "rank 0 finalizes no earlier than this many seconds after the start");
   app.add_option("--timeout-s", timeout_s);
   app.add_option("--count", count);
   CLI11_PARSE(app, argc, argv);
@@ -94,7 +100,7 @@ int main(int argc, char** argv) {
   else
     std::printf("rank 0: BUFFER WRITTEN after the timeout: %zu bytes changed\n", changed);
   delete[] buf;  // anything written from now on is a use after free (AddressSanitizer)
-  std::this_thread::sleep_until(t0 + ms(timeout_s) + ms(4.5));
+  std::this_thread::sleep_until(t0 + std::max(ms(timeout_s) + ms(4.5), ms(hold_s)));
   std::fflush(stdout);
   rt::finalize();
   std::printf("rank 0: finalized\n");

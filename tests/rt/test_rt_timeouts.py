@@ -92,9 +92,11 @@ if MPIRUN:
          (r"rank 1: sent late", 1)],  # eager: the message reached rank 0, which never took it
         TIMEOUT_S + 30, SANITIZER)
     # 256 floats (1 KiB) need the receiver's progress to complete: rank 0, which never calls
-    # MPI again after its timeout, never completes it, so rank 1's send times out.
+    # MPI again after its timeout, never completes it, so rank 1's send times out (at 2T + 1.5 s,
+    # which rank 0 outlives: mpirun kills the others when a rank exits without MPI_Finalize).
     run("mpi late 1 KiB message is never progressed by the timed-out receiver",
-        mpirun + [RT_TIMEOUT, "--backend", "mpi", "--timeout-s", str(TIMEOUT_S), "--count", "256"], None,
+        mpirun + [RT_TIMEOUT, "--backend", "mpi", "--timeout-s", str(TIMEOUT_S), "--count", "256",
+                  "--hold-s", str(2 * TIMEOUT_S + 3)], None,
         [(r"rank 0: buffer untouched after the late send", 1),
          (r"rank 1: late send failed: mpi send: rank 1 timed out waiting for rank 0", 1)],
         TIMEOUT_S + 30, SANITIZER)
