@@ -25,7 +25,7 @@ using chorus::rt::selfcheck::Checker;
 
 int main(int argc, char** argv) {
   CLI::App app{"rt_check: multi-process correctness test of chorus::rt"};
-  std::string backends_arg = "shm", ops_arg = "all", dtypes_arg = "all", sizes_arg = "0,1,7,1031,300007";
+  std::string backends_arg = "shm", ops_arg = "all", dtypes_arg = "all", sizes_arg = "0,1,7,29,100,1031,300007";
   std::size_t big_bytes = 0;
   bool quiet = false, reinit = false;
   app.add_option("--backends", backends_arg, "comma-separated backends");

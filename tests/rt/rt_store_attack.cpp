@@ -1,5 +1,6 @@
-// rt_store_attack: hostile clients against the live rendezvous store of `chorus launch`, then a
-// normal job through the same store. Every rank
+// rt_store_attack: hostile clients against the live rendezvous store of `chorus launch` (or,
+// under mpirun, the store rank 0 serves: the multi-host test runs it from another "host"), then
+// a normal job through the same store. Every rank
 //   1. opens connections that stay open through the job: a client that pipelines gets of an
 //      8 MiB value and never reads the replies, one that never says hello, one stuck halfway
 //      through a 1 MiB set;
@@ -9,7 +10,8 @@
 //      valid hello). Where the protocol says so, the store must answer with an error naming the
 //      fault and close the connection;
 //   3. does a normal job: set/get/add/barrier through TcpStore, a client with a wrong token
-//      (CommError with the server's message), then rt::init(gloo, shm) and a checked all_reduce.
+//      (CommError with the server's message), then rt::init(--backends, default gloo,shm) and a
+//      checked all_reduce on each.
 // Exit 0 only if all of that held; any failure is printed with the case that caused it.
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -29,7 +31,10 @@
 #include <thread>
 #include <vector>
 
+#include "core/split.h"
 #include "rt/errors.h"
+#include "rt/rendezvous/bootstrap.h"
+#include "rt/rendezvous/mpi_env.h"
 #include "rt/rendezvous/store.h"
 #include "rt/rendezvous/store_protocol.h"
 #include "rt/rendezvous/tcp_store.h"
@@ -252,25 +257,47 @@ int main(int argc, char** argv) {
   CLI::App app{"rt_store_attack: hostile clients against a live store, then a normal job"};
   std::uint64_t seed = 1;
   int connections = 100;
+  std::string backends_arg = "gloo,shm";
   app.add_option("--seed", seed);
   app.add_option("--connections", connections)->check(CLI::Range(0, 100000));
+  app.add_option("--backends", backends_arg, "backends of the final checked all_reduce");
   CLI11_PARSE(app, argc, argv);
+  const auto timeout = std::chrono::seconds(30);
   const char* addr = std::getenv("CHORUS_STORE_ADDR");
   const char* token = std::getenv("CHORUS_STORE_TOKEN");
   const char* rank_s = std::getenv("CHORUS_RANK");
   const char* size_s = std::getenv("CHORUS_WORLD_SIZE");
-  if (addr == nullptr || token == nullptr || rank_s == nullptr || size_s == nullptr) {
-    std::fprintf(stderr, "rt_store_attack: run me under chorus launch\n");
+  // Under mpirun: the store of the runtime's own bootstrap (rank 0 serves it; address and
+  // token reach the other ranks over MPI), kept alive until the end.
+  std::unique_ptr<rt::World> world;
+  std::string addr_s, token_s;
+  int rank = 0, size = 1;
+  if (addr == nullptr && rt::launched_by_mpirun()) {
+    try {
+      world = std::make_unique<rt::World>(rt::bootstrap_world(true, timeout));
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "rt_store_attack: bootstrap under mpirun failed: %s\n", e.what());
+      return 1;
+    }
+    addr_s = world->store_address;
+    token_s = world->store_token;
+    rank = world->rank;
+    size = world->size;
+  } else if (addr != nullptr && token != nullptr && rank_s != nullptr && size_s != nullptr) {
+    addr_s = addr;
+    token_s = token;
+    rank = std::atoi(rank_s);
+    size = std::atoi(size_s);
+  } else {
+    std::fprintf(stderr, "rt_store_attack: run me under chorus launch or mpirun\n");
     return 2;
   }
-  const int rank = std::atoi(rank_s), size = std::atoi(size_s);
-  const auto [host, port] = rt::parse_host_port(addr, "CHORUS_STORE_ADDR");
+  const auto [host, port] = rt::parse_host_port(addr_s, "store address");
   g_host = host;
   g_port = port;
-  g_token = token;
-  const auto timeout = std::chrono::seconds(30);
+  g_token = token_s;
   try {
-    rt::TcpStore store(host, port, timeout, token);
+    rt::TcpStore store(host, port, timeout, g_token);
     if (rank == 0) store.set_string("attack/ready", "1");
     store.get("attack/ready", timeout);
 
@@ -330,8 +357,9 @@ int main(int argc, char** argv) {
       if (std::string(e.what()).find("the store refused: wrong job token") == std::string::npos)
         failure(std::string("wrong token: unexpected message: ") + e.what());
     }
-    rt::init({"gloo", "shm"});
-    for (const char* backend : {"gloo", "shm"}) {
+    const auto backends = chorus::split_list(backends_arg);
+    rt::init(backends);
+    for (const auto& backend : backends) {
       std::vector<std::int32_t> x(1031), y(1031);
       for (std::size_t i = 0; i < x.size(); ++i) x[i] = rank * 1000 + static_cast<std::int32_t>(i);
       rt::all_reduce(backend, x.data(), y.data(), x.size(), rt::DType::i32, rt::ReduceOp::sum);
@@ -346,6 +374,15 @@ int main(int argc, char** argv) {
     }
     rt::finalize();
     store.barrier("job/end", size, timeout);  // nobody closes the held connections early
+    // Under mpirun the store lives in rank 0: it leaves last, once every rank is past the barrier.
+    store.add("job/left", 1);
+    if (world && rank == 0) {
+      const auto until = Clock::now() + timeout;
+      while (store.add("job/left", 0) < size) {
+        if (Clock::now() > until) throw rt::CommError("not every rank left the store within the timeout");
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+    }
     for (int fd : held)
       if (fd >= 0) ::close(fd);
   } catch (const std::exception& e) {
@@ -353,6 +390,7 @@ int main(int argc, char** argv) {
   }
   for (const auto& f : g_failures) std::fprintf(stderr, "rank %d: FAIL %s\n", rank, f.c_str());
   if (!g_failures.empty()) return 1;
-  std::printf("rank %d: %d hostile connections refused or survived; the job completed\n", rank, connections);
+  std::printf("rank %d: %d hostile connections to %s refused or survived; the job completed\n", rank,
+              connections, addr_s.c_str());
   return 0;
 }

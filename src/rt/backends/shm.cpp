@@ -6,7 +6,10 @@
 // all slots (in rank order, so every rank gets bit-identical results), publishes the slice,
 // and copies the other slices out — each byte crosses memory about three times, independent
 // of the number of ranks. Small all-reduces (and reduces) take one step instead: every rank
-// reduces all slots itself, in the same rank order. No collective ends with a step of its
+// reduces all slots itself, in the same rank order; the smallest ones (up to 448 B) go through
+// "lines" instead of slots, each cache line carrying its data and the collective's tag, so a
+// reader pays one cache miss per line rather than one for the step counter and one for the data
+// (the idea of NCCL's LL128 protocol). No collective ends with a step of its
 // own: the next one starts on the other slot, and its first step protects the last reads
 // (see phase_). Point-to-point goes through one ring buffer per ordered pair.
 //
@@ -17,6 +20,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cstring>
 #include <memory>
@@ -93,9 +97,19 @@ struct alignas(kPage) SegmentHeader {
   std::uint64_t ring_bytes;
 };
 
+// One cache line of a small all-reduce: the data, and the tag of the collective that wrote it,
+// stored (release) after the data.
+constexpr std::size_t kLineData = 56;  // a multiple of every element size
+constexpr std::size_t kSmallLines = 8;  // per rank and slot side: up to 448 B go through lines
+struct alignas(64) SmallLine {
+  std::atomic<std::uint32_t> tag{0};
+  alignas(8) char data[kLineData];
+};
+
 struct alignas(128) RankControl {
   SharedCounter step;  // steps this rank has completed
   std::int32_t pid;
+  SmallLine lines[2][kSmallLines];  // one set per slot side (see side())
 };
 
 struct alignas(128) RingControl {
@@ -424,14 +438,21 @@ class ShmBackend final : public Backend {
 
   // ---- waiting ------------------------------------------------------------------------------
 
+  // The operation's clock starts at its first slow wait (check_alive), not here: a small
+  // collective that never leaves the spin phase of wait_until reads no clock at all (two clock
+  // reads were a quarter of an 8 B all-reduce). The spin phase is a few microseconds, so the
+  // deadline moves by that much.
   void begin(const char* what) {
     op_ = what;
-    deadline_ = std::chrono::steady_clock::now() + timeout_;
-    last_check_ = std::chrono::steady_clock::now();
+    deadline_ = {};
   }
 
   void check_alive(int peer) {
     const auto now = std::chrono::steady_clock::now();
+    if (deadline_ == std::chrono::steady_clock::time_point{}) {
+      deadline_ = now + timeout_;
+      last_check_ = now;
+    }
     if (now > deadline_)
       throw TimeoutError(fmt::format("shm {}: rank {} timed out waiting for rank {} after {} ms "
                                      "(the peer is stuck or the ranks disagree on the call)",
@@ -584,11 +605,49 @@ class ShmBackend final : public Backend {
   void one_step_reduce(const void* in, void* out, std::size_t count, DType dtype, ReduceOp op, int root) {
     const std::size_t bytes = count * dtype_bytes(dtype);
     const std::size_t b = side(0);
+    if (bytes <= kSmallLines * kLineData && size_ > 1) {
+      lines_reduce(in, out, bytes, dtype, op, root, b);
+      return;
+    }
     if (bytes > 0) std::memcpy(slot(rank_, b), in, bytes);
     step();
     if ((root < 0 || root == rank_) && count > 0) {
       reduce_into(dtype, op, out, slot(0, b), slot(1, b), count);
       for (int p = 2; p < size_; ++p) reduce_into(dtype, op, out, out, slot(p, b), count);
+    }
+    advance(1);
+  }
+
+  // one_step_reduce through this rank's lines of side b: the tag of every line is the step this
+  // collective counts as, so a reader waits on the line itself and finds the data there. The
+  // step counter is still bumped (after the lines) for the step() of later collectives, and it
+  // is what a slow reader sleeps on. Every rank waits for every peer's lines even when it wants
+  // no result (a reduce's non-root): seeing a peer's tag of this collective is what tells the
+  // rank that the peer has finished reading the previous collective on the other side, which
+  // the next collective will overwrite (the invariant of phase_).
+  void lines_reduce(const void* in, void* out, std::size_t bytes, DType dtype, ReduceOp op, int root, std::size_t b) {
+    const std::uint32_t tag = ++steps_;
+    SmallLine* mine = control(rank_)->lines[b];
+    const std::size_t nlines = (bytes + kLineData - 1) / kLineData;
+    for (std::size_t i = 0; i < nlines; ++i) {
+      std::memcpy(mine[i].data, static_cast<const char*>(in) + i * kLineData, std::min(kLineData, bytes - i * kLineData));
+      mine[i].tag.store(tag, std::memory_order_release);
+    }
+    control(rank_)->step.store_and_wake(steps_);
+    const bool result = root < 0 || root == rank_;
+    const std::size_t eb = dtype_bytes(dtype);
+    for (std::size_t i = 0; i < (result ? nlines : 1); ++i) {
+      for (int p = 0; p < size_; ++p) {
+        if (p == rank_) continue;
+        const SmallLine& l = control(p)->lines[b][i];
+        wait_until([&] { return l.tag.load(std::memory_order_acquire) == tag; }, control(p)->step, p);
+      }
+      if (!result) continue;
+      // In rank order, as the slot form: (((s0 + s1) + s2) + ...).
+      const std::size_t n = std::min(kLineData, bytes - i * kLineData) / eb;
+      char* o = static_cast<char*>(out) + i * kLineData;
+      reduce_into(dtype, op, o, control(0)->lines[b][i].data, control(1)->lines[b][i].data, n);
+      for (int p = 2; p < size_; ++p) reduce_into(dtype, op, o, o, control(p)->lines[b][i].data, n);
     }
     advance(1);
   }

@@ -80,6 +80,7 @@ World bootstrap_world(bool want_mpi, std::chrono::milliseconds timeout) {
       throw InputError("environment CHORUS_STORE_TOKEN", "not set (start ranks with chorus launch)");
     w.store = std::make_unique<TcpStore>(host, port, timeout, token);
     w.store_address = addr;
+    w.store_token = token;
     const char* run_id = std::getenv("CHORUS_RUN_ID");
     w.run_id = run_id != nullptr ? run_id : fmt::format("p{}", port);
     return w;
@@ -115,7 +116,8 @@ World bootstrap_world(bool want_mpi, std::chrono::milliseconds timeout) {
       throw CommError("mpirun rendezvous: malformed broadcast from rank 0");
     w.run_id = info.substr(space + 1, space2 - space - 1);
     const auto [host, port] = parse_host_port(info.substr(0, space), "mpirun rendezvous");
-    w.store = std::make_unique<TcpStore>(host, port, timeout, info.substr(space2 + 1));
+    w.store_token = info.substr(space2 + 1);
+    w.store = std::make_unique<TcpStore>(host, port, timeout, w.store_token);
     w.store_address = info.substr(0, space);
     return w;
   }

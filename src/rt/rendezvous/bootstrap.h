@@ -24,6 +24,7 @@ struct World {
   std::unique_ptr<TcpStoreServer> server;  // rank 0 under mpirun
   std::unique_ptr<Store> store;
   std::string store_address;  // host:port of the TCP store; "" for the in-memory one
+  std::string store_token;    // the job token of that store
 };
 
 // `want_mpi`: initialise MPI even when not launched by mpirun (backend mpi requested).

@@ -17,12 +17,16 @@
 #      resolves to itself;
 #   5. with mh-a's /etc/hosts mapping its own name to 127.0.1.1 (Debian's default), every rank
 #      must stop at once with an error naming the loopback address and CHORUS_GLOO_HOST;
-#      with CHORUS_GLOO_HOST set on each host (as the error says) the job runs.
+#      with CHORUS_GLOO_HOST set on each host (as the error says) the job runs;
+#   7. rt_store_attack: the ranks on mh-b (and mh-a) open hostile connections to the store rank 0
+#      serves across the veth — no token, a wrong token, garbage, oversized frames: each must be
+#      refused with the error the protocol names — then a gloo job runs through the same store.
 # Namespaces, the veth, the /etc/netns files and every process inside the namespaces are
 # removed on every exit path (trap), and stale ones of an earlier killed run are swept first.
 # Exit status: 0 pass, 1 fail, 77 skipped (namespaces cannot be made here).
 #
-# usage: run_multihost.sh RT_CHECK [MPIRUN [BUDGET_S]]   (BUDGET_S bounds all mpirun steps, default 100)
+# usage: run_multihost.sh RT_CHECK [MPIRUN [BUDGET_S [RT_STORE_ATTACK]]]
+#   (BUDGET_S bounds all mpirun steps, default 100; step 7 runs when RT_STORE_ATTACK is given)
 set -u
 
 SKIP=77
@@ -31,6 +35,7 @@ mpirun=${2:-mpirun}
 here=$(cd "${0%/*}" && pwd)
 agent=$here/netns_agent.sh
 budget=${3:-100}
+store_attack=${4:-}
 step_timeout=40
 
 exec 3>&1  # the test's own messages, even from inside a redirected step
@@ -208,5 +213,16 @@ st=$?
 cat "$work/6.out"
 [ $st = 0 ] || fail "rt_check on mpi,gloo with CHORUS_GLOO_HOST exited with $st"
 grep -q "on mpi,gloo, world size 4: 0 failures" "$work/6.out" || fail "rt_check did not report 0 failures on 4 ranks"
+
+if [ -n "$store_attack" ]; then
+  echo "== 7: hostile clients from both hosts against rank 0's store, then a gloo job (at ${SECONDS} s)"
+  printf '127.0.0.1 localhost\n%s %s\n%s %s\n' "$addr_a" "$host_a" "$addr_b" "$host_b" >"/etc/netns/$ns_a/hosts"
+  mpirun_on_a "$store_attack" --connections 30 --seed 7 --backends gloo >"$work/7.out" 2>&1
+  st=$?
+  cat "$work/7.out"
+  [ $st = 0 ] || fail "rt_store_attack across the veth exited with $st"
+  [ "$(grep -c "hostile connections to $addr_a:[0-9]* refused or survived; the job completed" "$work/7.out")" = 4 ] ||
+    fail "expected all 4 ranks to reach rank 0's store at $addr_a, be refused without the token, and complete"
+fi
 
 echo "run_multihost: PASSED in ${SECONDS} s"
