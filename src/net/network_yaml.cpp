@@ -8,54 +8,22 @@
 
 #include "core/error.h"
 #include "core/suggest.h"
+#include "core/yaml_fields.h"
 #include "net/presets.h"
 
 namespace chorus::net {
 namespace {
 
-struct Ctx {
-  std::string source;
-  std::string at(const YAML::Node& node) const {
-    const auto mark = node.Mark();
-    if (mark.line >= 0) return fmt::format("{}:{}", source, mark.line + 1);
-    return source;
-  }
-};
-
-void check_keys(const Ctx& ctx, const YAML::Node& map, const std::vector<std::string>& allowed,
-                const std::string& where) {
-  for (const auto& kv : map) {
-    if (!kv.first.IsScalar()) throw InputError(ctx.at(kv.first), fmt::format("{}a key must be a plain name", where));
-    const auto key = kv.first.as<std::string>();
-    if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
-      throw InputError(ctx.at(kv.first), fmt::format("{}unknown key '{}'{}; allowed keys: {}", where, key,
-                                                     did_you_mean(key, allowed), fmt::join(allowed, ", ")));
-    }
-  }
-}
-
-const YAML::Node require(const Ctx& ctx, const YAML::Node& map, const std::string& key, const std::string& where) {
-  const YAML::Node node = map[key];
-  if (!node) throw InputError(ctx.at(map), fmt::format("{}missing field '{}'", where, key));
-  return node;
-}
-
-template <typename T>
-T scalar(const Ctx& ctx, const YAML::Node& node, const std::string& field, const char* expected) {
-  if (!node.IsScalar()) throw InputError(ctx.at(node), fmt::format("field '{}' must be {}", field, expected));
-  try {
-    return node.as<T>();
-  } catch (const YAML::Exception&) {
-    throw InputError(ctx.at(node),
-                     fmt::format("field '{}' must be {}, got '{}'", field, expected, node.as<std::string>()));
-  }
-}
+using Ctx = yaml_fields::Source;
+using yaml_fields::check_keys;
+using yaml_fields::require;
+using yaml_fields::scalar;
 
 Network parse_chorus(const Ctx& ctx, const YAML::Node& root) {
   check_keys(ctx, root, {"name", "dims"}, "");
   Network net;
   net.name = root["name"] ? scalar<std::string>(ctx, root["name"], "name", "a string")
-                          : std::filesystem::path(ctx.source).stem().string();
+                          : std::filesystem::path(ctx.name).stem().string();
   const YAML::Node dims = require(ctx, root, "dims", "");
   if (!dims.IsSequence() || dims.size() == 0)
     throw InputError(ctx.at(dims), "field 'dims' must be a non-empty list of dimensions");
@@ -100,7 +68,7 @@ Network parse_astra(const Ctx& ctx, const YAML::Node& root) {
       throw InputError(ctx.at(node), fmt::format("field '{}' has {} entries but 'topology' has {}", key, node.size(), n));
   }
   Network net;
-  net.name = std::filesystem::path(ctx.source).stem().string();
+  net.name = std::filesystem::path(ctx.name).stem().string();
   for (size_t i = 0; i < n; ++i) {
     Dimension dim;
     const auto kind_node = root["topology"][i];
@@ -128,12 +96,7 @@ Network parse_astra(const Ctx& ctx, const YAML::Node& root) {
 
 Network parse_network_yaml(const std::string& text, const std::string& source_name) {
   Ctx ctx{source_name};
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::ParserException& e) {
-    throw InputError(fmt::format("{}:{}", source_name, e.mark.line + 1), "YAML syntax error: " + e.msg);
-  }
+  const YAML::Node root = yaml_fields::load(text, source_name);
   if (!root.IsMap()) throw InputError(source_name, "expected a YAML map with 'dims' (or ASTRA-sim's 'topology')");
   try {
     Network net = root["topology"] ? parse_astra(ctx, root) : parse_chorus(ctx, root);

@@ -4,22 +4,27 @@
 
 namespace chorus::sim {
 
+void add_trace_name(nlohmann::json& events, int pid, int tid, const char* what, const std::string& name) {
+  nlohmann::json e{{"ph", "M"}, {"pid", pid}, {"name", what}, {"args", {{"name", name}}}};
+  if (tid >= 0) e["tid"] = tid;
+  events.push_back(std::move(e));
+}
+
+void add_dimension_tracks(nlohmann::json& events, const net::Network& network, int pid) {
+  add_trace_name(events, pid, -1, "process_name", "dimensions");
+  for (size_t k = 0; k < network.dims.size(); ++k) {
+    const auto& d = network.dims[k];
+    add_trace_name(events, pid, static_cast<int>(k), "thread_name",
+                   fmt::format("dim{} {} x{} {} Gb/s", k + 1, net::to_string(d.kind), d.size, d.aggregate_bandwidth_gbps()));
+  }
+}
+
 nlohmann::json chrome_trace(const net::Network& network, const CollectiveRun& run) {
   using nlohmann::json;
   json events = json::array();
-  auto meta = [&](int pid, int tid, const char* what, const std::string& name) {
-    json e{{"ph", "M"}, {"pid", pid}, {"name", what}, {"args", {{"name", name}}}};
-    if (tid >= 0) e["tid"] = tid;
-    events.push_back(e);
-  };
-  meta(0, -1, "process_name", "dimensions");
-  meta(1, -1, "process_name", "chunks");
-  for (size_t k = 0; k < network.dims.size(); ++k) {
-    const auto& d = network.dims[k];
-    meta(0, static_cast<int>(k), "thread_name",
-         fmt::format("dim{} {} x{} {} Gb/s", k + 1, net::to_string(d.kind), d.size, d.aggregate_bandwidth_gbps()));
-  }
-  for (int c = 0; c < run.schedule.num_chunks; ++c) meta(1, c, "thread_name", fmt::format("chunk {}", c));
+  add_dimension_tracks(events, network, 0);
+  add_trace_name(events, 1, -1, "process_name", "chunks");
+  for (int c = 0; c < run.schedule.num_chunks; ++c) add_trace_name(events, 1, c, "thread_name", fmt::format("chunk {}", c));
   // Trace timestamps are microseconds.
   for (const auto& s : run.result.stages) {
     const std::string phase(coll::to_string(s.phase));

@@ -12,4 +12,10 @@ namespace chorus::sim {
 // `run` must have been simulated with SimOptions::record_stages.
 nlohmann::json chrome_trace(const net::Network& network, const CollectiveRun& run);
 
+// Building blocks shared with the workload trace (sim/workload_json.h):
+// a metadata event naming process `pid` (tid < 0) or its thread `tid`;
+void add_trace_name(nlohmann::json& events, int pid, int tid, const char* what, const std::string& name);
+// process `pid` named "dimensions", with one named thread per network dimension.
+void add_dimension_tracks(nlohmann::json& events, const net::Network& network, int pid);
+
 }  // namespace chorus::sim

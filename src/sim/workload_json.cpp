@@ -1,5 +1,7 @@
 #include "sim/workload_json.h"
 
+#include "sim/chrome_trace.h"
+
 #include <fmt/format.h>
 
 namespace chorus::sim {
@@ -38,19 +40,12 @@ nlohmann::json workload_trace(const net::Network& network, const workload::Dag& 
   using nlohmann::json;
   json events = json::array();
   auto meta = [&](int pid, int tid, const char* what, const std::string& name) {
-    json e{{"ph", "M"}, {"pid", pid}, {"name", what}, {"args", {{"name", name}}}};
-    if (tid >= 0) e["tid"] = tid;
-    events.push_back(e);
+    add_trace_name(events, pid, tid, what, name);
   };
   meta(0, -1, "process_name", "compute");
   meta(0, 0, "thread_name", "compute stream");
   meta(1, -1, "process_name", "communication");
-  meta(2, -1, "process_name", "dimensions");
-  for (size_t k = 0; k < network.dims.size(); ++k) {
-    const auto& d = network.dims[k];
-    meta(2, static_cast<int>(k), "thread_name",
-         fmt::format("dim{} {} x{} {} Gb/s", k + 1, net::to_string(d.kind), d.size, d.aggregate_bandwidth_gbps()));
-  }
+  add_dimension_tracks(events, network, 2);
   std::vector<double> track_free;  // communication tracks: when each becomes free
   const auto& timing = run.result.nodes;
   for (size_t i = 0; i < dag.nodes.size(); ++i) {

@@ -10,37 +10,15 @@
 
 #include "core/error.h"
 #include "core/suggest.h"
+#include "core/yaml_fields.h"
 
 namespace chorus::workload {
 namespace {
 
-struct Ctx {
-  std::string source;
-  std::string at(const YAML::Node& node) const {
-    const auto mark = node.Mark();
-    return mark.line >= 0 ? fmt::format("{}:{}", source, mark.line + 1) : source;
-  }
-};
-
-void check_keys(const Ctx& ctx, const YAML::Node& map, const std::vector<std::string>& allowed,
-                const std::string& where) {
-  for (const auto& kv : map) {
-    const auto key = kv.first.as<std::string>();
-    if (std::find(allowed.begin(), allowed.end(), key) == allowed.end())
-      throw InputError(ctx.at(kv.first), fmt::format("{}unknown key '{}'{}; allowed keys: {}", where, key,
-                                                     did_you_mean(key, allowed), fmt::join(allowed, ", ")));
-  }
-}
-
-template <typename T>
-T scalar(const Ctx& ctx, const YAML::Node& node, const std::string& field, const char* expected) {
-  if (!node.IsScalar()) throw InputError(ctx.at(node), fmt::format("field '{}' must be {}", field, expected));
-  try {
-    return node.as<T>();
-  } catch (const YAML::Exception&) {
-    throw InputError(ctx.at(node), fmt::format("field '{}' must be {}, got '{}'", field, expected, node.as<std::string>()));
-  }
-}
+using Ctx = yaml_fields::Source;
+using yaml_fields::check_keys;
+using yaml_fields::require;
+using yaml_fields::scalar;
 
 double nonneg(const Ctx& ctx, const YAML::Node& node, const std::string& field) {
   const double v = scalar<double>(ctx, node, field, "a number");
@@ -54,22 +32,11 @@ int positive_int(const Ctx& ctx, const YAML::Node& node, const std::string& fiel
   return v;
 }
 
-const YAML::Node require(const Ctx& ctx, const YAML::Node& map, const std::string& key, const std::string& where) {
-  const YAML::Node node = map[key];
-  if (!node) throw InputError(ctx.at(map), fmt::format("{}missing field '{}'", where, key));
-  return node;
-}
-
 }  // namespace
 
 ZooEntry parse_workload_yaml(const std::string& text, const std::string& source_name) {
   Ctx ctx{source_name};
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::ParserException& e) {
-    throw InputError(fmt::format("{}:{}", source_name, e.mark.line + 1), "YAML syntax error: " + e.msg);
-  }
+  const YAML::Node root = yaml_fields::load(text, source_name);
   if (!root.IsMap()) throw InputError(source_name, "expected a YAML map with 'batch_per_npu' and 'layers'");
   check_keys(ctx, root, {"name", "batch_per_npu", "bytes_per_element", "parallelism", "embeddings", "layers"}, "");
   ZooEntry e;

@@ -1,5 +1,5 @@
-// Backend "shm": our own transport for the ranks of one host, over one POSIX shared-memory
-// segment. Each rank owns two data slots (double buffering); collectives run in chunk-sized
+// Backend "shm": our own transport for the ranks of one host, over one shared-memory segment
+// (anonymous memory whose descriptor rank 0 passes to the others: transport/shm/). Each rank owns two data slots (double buffering); collectives run in chunk-sized
 // rounds separated by "steps" (every rank bumps its step counter and waits for all others to
 // reach it). All-reduce is a reduce-scatter / all-gather over the slots: each rank copies the
 // parts of its chunk other ranks need into its slot, reduces its own slice of the chunk from

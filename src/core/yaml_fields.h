@@ -1,0 +1,42 @@
+#pragma once
+// Checked fields of a YAML document (yaml-cpp): every error is an InputError that names the file
+// and line ("file:line") and the field. Shared by the network and workload parsers.
+#include <string>
+#include <vector>
+#include <yaml-cpp/yaml.h>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+
+namespace chorus::yaml_fields {
+
+// Where a node is: "source:line" (1-based), or the source alone when yaml-cpp has no mark.
+struct Source {
+  std::string name;
+  std::string at(const YAML::Node& node) const;
+};
+
+// Parses `text`; a syntax error names source:line.
+YAML::Node load(const std::string& text, const std::string& source_name);
+
+// Every key of `map` must be a plain name among `allowed` (else: the key, a did-you-mean, the
+// allowed keys). `where` prefixes messages ("parallelism: ").
+void check_keys(const Source& src, const YAML::Node& map, const std::vector<std::string>& allowed,
+                const std::string& where);
+
+// map[key], which must be present.
+YAML::Node require(const Source& src, const YAML::Node& map, const std::string& key, const std::string& where);
+
+// A scalar converted to T; `expected` describes T for the message ("an integer").
+template <typename T>
+T scalar(const Source& src, const YAML::Node& node, const std::string& field, const char* expected) {
+  if (!node.IsScalar()) throw InputError(src.at(node), fmt::format("field '{}' must be {}", field, expected));
+  try {
+    return node.as<T>();
+  } catch (const YAML::Exception&) {
+    throw InputError(src.at(node), fmt::format("field '{}' must be {}, got '{}'", field, expected, node.as<std::string>()));
+  }
+}
+
+}  // namespace chorus::yaml_fields
