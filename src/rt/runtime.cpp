@@ -3,6 +3,7 @@
 #include "rt/runtime.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fmt/format.h>
@@ -50,8 +51,11 @@ struct Slot {
 
 struct Runtime {
   World world;
-  std::map<std::string, std::unique_ptr<Slot>> slots;
+  std::map<std::string, std::unique_ptr<Slot>> slots;  // backends and groups, by name
   std::vector<std::string> order;  // initialised backends in preference order
+  std::vector<std::string> groups;  // groups of this rank, in creation order
+  std::map<std::string, std::vector<int>, std::less<>> members;  // group -> world ranks
+  std::vector<std::string> not_member;  // groups created while this rank joined none
   std::vector<std::pair<std::string, Slot*>> fast;  // the same, for the lookup on every call
   bool check = false;
   std::optional<TuningTable> tuning;
@@ -117,6 +121,9 @@ Slot& slot_for_slow(std::string_view name, OpKind op, std::size_t bytes);
 Slot& slot_for_slow(std::string_view name, OpKind op, std::size_t bytes) {
   Runtime& r = rt(to_string(op));
   auto it = name == "auto" ? r.slots.find(pick_backend(r, op, bytes)) : r.slots.end();
+  if (it == r.slots.end() && std::find(r.not_member.begin(), r.not_member.end(), name) != r.not_member.end())
+    throw InputError(fmt::format("{} on rank {}", to_string(op), r.world.rank),
+                     fmt::format("this rank is not a member of group '{}'", name));
   if (it == r.slots.end()) {
     const bool known = std::find(kAvailable.begin(), kAvailable.end(), name) != kAvailable.end();
     throw InputError(fmt::format("{} on rank {}", to_string(op), r.world.rank),
@@ -237,6 +244,35 @@ inline std::optional<CallSignature> uniform_sig(OpKind op, std::size_t count, DT
 
 ReduceOp wire_op(ReduceOp op) { return op == ReduceOp::avg ? ReduceOp::sum : op; }
 
+// A backend instance of kind `kind` (mpi, gloo, shm) with its progress lanes.
+std::unique_ptr<Slot> make_slot(const std::string& kind, const std::string& label, const BackendContext& ctx) {
+  auto slot = std::make_unique<Slot>();
+  if (kind == "mpi") slot->backend = make_mpi_backend(ctx);
+  else if (kind == "gloo") slot->backend = make_gloo_backend(ctx);
+  else slot->backend = make_shm_backend(ctx);
+  slot->world_size = slot->backend->size();
+  slot->lane_count = slot->backend->concurrent_point_to_point() ? 3 : 1;
+  static const char* kLaneNames[3] = {"", "-send", "-recv"};
+  for (int l = 0; l < slot->lane_count; ++l) {
+    slot->lanes[l].activity = std::make_shared<BackendActivity>();
+    slot->lanes[l].activity->backend = label;
+    slot->lanes[l].queue = std::make_unique<ProgressQueue>(label + kLaneNames[l]);
+  }
+  return slot;
+}
+
+BackendContext world_context(const Runtime& r, const std::string& key_prefix) {
+  BackendContext ctx;
+  ctx.rank = r.world.rank;
+  ctx.size = r.world.size;
+  ctx.store = r.world.store.get();
+  ctx.key_prefix = key_prefix;
+  ctx.single_host = r.world.single_host;
+  ctx.gloo_host = r.world.gloo_host;
+  ctx.timeout = std::chrono::milliseconds(operation_timeout_ms());
+  return ctx;
+}
+
 }  // namespace
 
 std::vector<std::string> available_backends() { return kAvailable; }
@@ -298,29 +334,8 @@ void init(const std::vector<std::string>& names, const InitOptions& options) {
   }
   r->world = bootstrap_world(want_mpi, timeout);
   if (expanded && !r->world.single_host) std::erase(ordered, std::string("shm"));
-  for (const auto& name : ordered) {
-    BackendContext ctx;
-    ctx.rank = r->world.rank;
-    ctx.size = r->world.size;
-    ctx.store = r->world.store.get();
-    ctx.key_prefix = fmt::format("{}/{}/{}", r->world.run_id, g_generation, name);
-    ctx.single_host = r->world.single_host;
-    ctx.gloo_host = r->world.gloo_host;
-    ctx.timeout = timeout;
-    auto slot = std::make_unique<Slot>();
-    if (name == "mpi") slot->backend = make_mpi_backend(ctx);
-    else if (name == "gloo") slot->backend = make_gloo_backend(ctx);
-    else slot->backend = make_shm_backend(ctx);
-    slot->world_size = slot->backend->size();
-    slot->lane_count = slot->backend->concurrent_point_to_point() ? 3 : 1;
-    static const char* kLaneNames[3] = {"", "-send", "-recv"};
-    for (int l = 0; l < slot->lane_count; ++l) {
-      slot->lanes[l].activity = std::make_shared<BackendActivity>();
-      slot->lanes[l].activity->backend = name;
-      slot->lanes[l].queue = std::make_unique<ProgressQueue>(name + kLaneNames[l]);
-    }
-    r->slots[name] = std::move(slot);
-  }
+  for (const auto& name : ordered)
+    r->slots[name] = make_slot(name, name, world_context(*r, fmt::format("{}/{}/{}", r->world.run_id, g_generation, name)));
   r->order = ordered;
   for (const auto& name : ordered) r->fast.emplace_back(name, r->slots[name].get());
   ++g_generation;
@@ -359,8 +374,9 @@ void finalize() {
       (void)s.release();
     }
   }
-  // Destroy healthy backends in reverse order of creation, then the world.
+  // Destroy healthy groups and backends in reverse order of creation, then the world.
   r->fast.clear();
+  for (auto it = r->groups.rbegin(); it != r->groups.rend(); ++it) r->slots[*it].reset();
   for (auto it = r->order.rbegin(); it != r->order.rend(); ++it) r->slots[*it].reset();
   r->world.store.reset();
   r->world.server.reset();
@@ -389,6 +405,84 @@ std::string resolve_backend(std::string_view backend, OpKind op, std::size_t byt
 
 bool is_native(std::string_view backend, OpKind op) {
   return slot_for(backend, op, 0).backend->native(op);
+}
+
+// ---- groups ----------------------------------------------------------------------------------
+
+void split(const std::string& name, std::string_view backend, int color, int key) {
+  Runtime& r = rt("split");
+  const std::string where = fmt::format("split '{}' on rank {}", name, r.world.rank);
+  if (name.empty() || name == "auto" || name == "all" ||
+      std::find(kAvailable.begin(), kAvailable.end(), name) != kAvailable.end())
+    throw InputError(where, fmt::format("'{}' cannot name a group (backend names, auto and all are taken)", name));
+  if (r.slots.count(name) != 0 || std::find(r.not_member.begin(), r.not_member.end(), name) != r.not_member.end())
+    throw InputError(where, fmt::format("a group or backend named '{}' exists already", name));
+  if (color < -1) throw InputError(where, fmt::format("color {} must be >= 0, or -1 to join no group", color));
+  std::string kind(backend);
+  if (kind == "auto") kind = r.order.front();
+  if (std::find(kAvailable.begin(), kAvailable.end(), kind) == kAvailable.end())
+    throw InputError(where, fmt::format("unknown backend '{}' (available: {}, auto)", kind, fmt::join(kAvailable, ", ")));
+  if (kind == "mpi" && !mpi_is_initialized())
+    throw InputError(where, "backend 'mpi' needs ranks started by mpirun (mpirun -n N prog)");
+  // Every rank publishes (color, key, backend); every rank reads all of them, so all agree on
+  // the members of every group and on the backend.
+  const auto timeout = std::chrono::milliseconds(operation_timeout_ms());
+  const std::string base = fmt::format("{}/{}/group/{}", r.world.run_id, g_generation - 1, name);
+  r.world.store->set_string(fmt::format("{}/rank/{}", base, r.world.rank), fmt::format("{} {} {}", color, key, kind));
+  std::vector<std::pair<int, int>> mine;  // (key, world rank) of my color
+  for (int j = 0; j < r.world.size; ++j) {
+    const std::string v = r.world.store->get_string(fmt::format("{}/rank/{}", base, j), timeout);
+    int c = 0, k = 0;
+    char b[16] = {};
+    if (std::sscanf(v.c_str(), "%d %d %15s", &c, &k, b) != 3)
+      throw CommError(fmt::format("{}: malformed entry of rank {}: '{}'", where, j, v));
+    if (kind != b)
+      throw InputError(where, fmt::format("rank {} asked for backend '{}', this rank for '{}': every rank must "
+                                          "give the same backend", j, b, kind));
+    if (color >= 0 && c == color) mine.emplace_back(k, j);
+  }
+  if (color < 0) {
+    if (kind == "mpi") mpi_split_world_as_non_member();
+    r.not_member.push_back(name);
+    return;
+  }
+  std::sort(mine.begin(), mine.end());
+  std::vector<int> world_ranks;
+  for (const auto& m : mine) world_ranks.push_back(m.second);
+  BackendContext ctx = world_context(r, fmt::format("{}/c{}", base, color));
+  ctx.rank = static_cast<int>(std::find(world_ranks.begin(), world_ranks.end(), r.world.rank) - world_ranks.begin());
+  ctx.size = static_cast<int>(world_ranks.size());
+  ctx.mpi_color = color;
+  ctx.mpi_key = key;
+  r.slots[name] = make_slot(kind, name, ctx);
+  r.groups.push_back(name);
+  r.members[name] = std::move(world_ranks);
+  r.fast.emplace_back(name, r.slots[name].get());
+}
+
+void new_group(const std::string& name, const std::vector<int>& ranks, std::string_view backend) {
+  Runtime& r = rt("new_group");
+  int key = -1;
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    if (ranks[i] < 0 || ranks[i] >= r.world.size)
+      throw InputError(fmt::format("new_group '{}' on rank {}", name, r.world.rank),
+                       fmt::format("ranks[{}] = {} is not a rank of the world (size {})", i, ranks[i], r.world.size));
+    if (std::count(ranks.begin(), ranks.end(), ranks[i]) > 1)
+      throw InputError(fmt::format("new_group '{}' on rank {}", name, r.world.rank),
+                       fmt::format("rank {} is listed twice", ranks[i]));
+    if (ranks[i] == r.world.rank) key = static_cast<int>(i);
+  }
+  split(name, backend, key >= 0 ? 0 : -1, key);
+}
+
+std::vector<int> group_ranks(std::string_view name) {
+  Runtime& r = rt("group_ranks");
+  auto it = r.members.find(name);
+  if (it != r.members.end()) return it->second;
+  Slot& s = slot_for(name, OpKind::barrier, 0);  // a backend: the whole world (or an error)
+  std::vector<int> all(static_cast<std::size_t>(s.world_size));
+  for (int i = 0; i < s.world_size; ++i) all[static_cast<std::size_t>(i)] = i;
+  return all;
 }
 
 // ---- operations ------------------------------------------------------------------------------

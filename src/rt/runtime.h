@@ -58,6 +58,22 @@ std::string resolve_backend(std::string_view backend, OpKind op, std::size_t byt
 // Whether `backend` runs `op` natively (true) or on a fallback of the runtime (false).
 bool is_native(std::string_view backend, OpKind op);
 
+// ---- groups (sub-communicators) ----------------------------------------------------------------
+// Collective over the whole world: every rank calls it, in the same order, with the same `name`
+// and `backend`, while no other operation of this process is being issued. Ranks that give the
+// same color (>= 0) form one group, numbered by (key, world rank) as MPI_Comm_split numbers
+// them; color -1 joins no group. The group is then used like a backend under `name`:
+// rt::all_reduce("rows", ...), rt::rank("rows"), rt::size("rows"). `backend` is mpi, gloo, shm
+// or auto (the first initialised backend); each group is its own instance of that backend
+// (its own segment, Gloo context or MPI communicator), so operations on different groups run
+// concurrently. Groups end with finalize().
+void split(const std::string& name, std::string_view backend, int color, int key);
+// torch.distributed's new_group: the given world ranks (in that order) form group `name`; the
+// other ranks take part in the call but are not members (using `name` there is an error).
+void new_group(const std::string& name, const std::vector<int>& ranks, std::string_view backend = "auto");
+// The world rank of every member of group `name`, in group rank order.
+std::vector<int> group_ranks(std::string_view name);
+
 Work send(std::string_view backend, const void* buf, std::size_t count, DType dtype, int dst,
           bool async_op = false);
 Work recv(std::string_view backend, void* buf, std::size_t count, DType dtype, int src,

@@ -17,6 +17,10 @@ struct BackendContext {
   bool single_host = true;       // every rank on this host (required by shm)
   std::string gloo_host = "127.0.0.1";  // address peers reach this rank's gloo device at
   std::chrono::milliseconds timeout{300000};
+  // A group (rt::split): mpi splits MPI_COMM_WORLD by this color and key; -1: the whole world
+  // (a duplicate of MPI_COMM_WORLD).
+  int mpi_color = -1;
+  int mpi_key = 0;
 };
 
 std::unique_ptr<Backend> make_mpi_backend(const BackendContext& ctx);

@@ -99,7 +99,10 @@ class MpiBackend final : public Backend {
  public:
   explicit MpiBackend(const BackendContext& ctx) : timeout_(ctx.timeout) {
     mpi_ensure_initialized();
-    MPI_Comm_dup(MPI_COMM_WORLD, &comm_);
+    if (ctx.mpi_color < 0)
+      MPI_Comm_dup(MPI_COMM_WORLD, &comm_);
+    else
+      MPI_Comm_split(MPI_COMM_WORLD, ctx.mpi_color, ctx.mpi_key, &comm_);
     MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
     MPI_Comm_rank(comm_, &rank_);
     MPI_Comm_size(comm_, &size_);

@@ -76,6 +76,11 @@ std::string mpi_broadcast_string(const std::string& value, int root) {
   return std::string(buf.begin(), buf.end());
 }
 
+void mpi_split_world_as_non_member() {
+  MPI_Comm none = MPI_COMM_NULL;
+  MPI_Comm_split(MPI_COMM_WORLD, MPI_UNDEFINED, 0, &none);
+}
+
 bool mpi_all_on_one_host() {
   MPI_Comm local;
   MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local);

@@ -16,5 +16,8 @@ int mpi_world_rank();
 int mpi_world_size();
 std::string mpi_broadcast_string(const std::string& value, int root);
 bool mpi_all_on_one_host();
+// The part of a world rank that joins no group in an MPI_Comm_split of MPI_COMM_WORLD (the
+// members' backends make the same call with their color).
+void mpi_split_world_as_non_member();
 
 }  // namespace chorus::rt
