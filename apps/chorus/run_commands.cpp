@@ -1,0 +1,67 @@
+// chorus run collective | chorus run schedule: a Themis schedule executed on the ranks of this
+// job (under chorus launch or mpirun), measured beside the simulator's prediction.
+#include <cstdio>
+#include <iostream>
+#include <memory>
+
+#include "apps/chorus/commands.h"
+#include "rt_tools/schedule_runner.h"
+
+namespace chorus::cli {
+namespace {
+
+void add_common(CLI::App* c, rt::ScheduleRunOptions& o) {
+  c->add_option("-t,--topology", o.topology,
+                "Preset name (`chorus sim topologies`) or network YAML; its dimensions' sizes must multiply to the ranks (default 2D-SW_SW_homo)");
+  c->add_option("--grid", o.grid, "Instead of a topology: ranks as a grid, e.g. 2x4 (each dimension a 1 GB/s switch, 1 us latency)");
+  c->add_flag("--emulate", o.emulate, "Pace every stage to the network model (bandwidth and step latency of each dimension)");
+  c->add_option("--dim-backends", o.dim_backends, "Backend of each dimension's groups (shm, gloo, mpi, auto), one or one per dimension")
+      ->capture_default_str();
+  c->add_option("--iters", o.iters, "Measured iterations (the median is reported)")->capture_default_str();
+  c->add_option("--warmup", o.warmup, "Iterations before measuring")->capture_default_str();
+  c->add_option("--dtype", o.dtype, "Element type: f32, f64, f16, bf16, i32, i64, ...")->capture_default_str();
+  c->add_option("--reduce", o.reduce, "sum, prod, min, max or avg")->capture_default_str();
+  c->add_flag("--json", o.json, "Print one JSON object instead of a table");
+  c->add_option("--trace", o.trace, "Chrome-trace JSON of the last measured iteration (rank 0), same layout as `chorus sim --trace`");
+  c->add_option("--sim-trace", o.sim_trace, "Chrome-trace JSON of the simulator's prediction of the same schedule");
+  c->footer("Start under a launcher: chorus launch -n 4 -- chorus run collective --grid 2x2 ...  (or mpirun -n 4 ...).\n"
+            "The report (rank 0) gives time_ns (median over iterations of the slowest rank), predicted_time_ns,\n"
+            "ratio, check (passed, or the first wrong element) and per-dimension bytes_per_rank and busy_ns.");
+}
+
+void run(const rt::ScheduleRunOptions& o) {
+  const auto report = rt::run_schedule_on_ranks(o);
+  if (report["rank"].get<int>() == 0) {
+    if (o.json)
+      std::cout << report.dump(2) << "\n";
+    else
+      std::cout << rt::format_schedule_report(report);
+  }
+  if (report["check"].get<std::string>() != "passed") std::exit(1);
+}
+
+}  // namespace
+
+void register_run_commands(CLI::App& app) {
+  auto* run_cmd = app.add_subcommand("run", "Execute Themis schedules on real ranks and check them against the simulator");
+  run_cmd->require_subcommand(1);
+
+  auto co = std::make_shared<rt::ScheduleRunOptions>();
+  auto* coll = run_cmd->add_subcommand("collective", "Make a schedule for a network, then run it on this job's ranks");
+  coll->add_option("--op", co->op, "allreduce | reducescatter | allgather")->capture_default_str();
+  coll->add_option("-s,--size", co->size, "Collective size per rank, e.g. 64MiB")->capture_default_str();
+  coll->add_option("-c,--chunks", co->chunks, "Chunks")->capture_default_str();
+  coll->add_option("--scheduler", co->scheduler, "baseline | themis-fifo | themis-scf")->capture_default_str();
+  coll->add_option("--threshold-divisor", co->threshold_divisor, "Themis threshold divisor (as in `chorus sim`)")
+      ->capture_default_str();
+  add_common(coll, *co);
+  coll->callback([co] { run(*co); });
+
+  auto so = std::make_shared<rt::ScheduleRunOptions>();
+  auto* sch = run_cmd->add_subcommand("schedule", "Run a saved schedule (JSON from `chorus sim collective --save-schedule`)");
+  sch->add_option("schedule", so->schedule_file, "Schedule JSON file")->required();
+  add_common(sch, *so);
+  sch->callback([so] { run(*so); });
+}
+
+}  // namespace chorus::cli

@@ -1,0 +1,30 @@
+#pragma once
+// A rank grid: a world of N = P1 x ... x PD ranks seen as the dimensions of a network. Rank r
+// has coordinates (c1, ..., cD) with dimension 1 varying fastest (r = c1 + P1 * (c2 + P2 * ...)),
+// the convention of ASTRA-sim and Themis (dimension 1 is the innermost, e.g. the ranks of one
+// package). For every dimension d the ranks that differ only in c_d form a group (rt::split),
+// numbered by c_d, on a backend chosen per dimension.
+#include <string>
+#include <vector>
+
+namespace chorus::rt {
+
+struct RankGrid {
+  std::vector<int> dims;                 // P_d
+  int rank = 0;                          // world rank
+  std::vector<int> coords;               // c_d of this rank
+  std::vector<std::string> groups;       // the rt group of this rank's dimension-d line
+  std::vector<std::string> backends;     // backend of each dimension's groups
+  int size() const;
+};
+
+// Parses "2x4" (or "2x2x2"); errors name `field`.
+std::vector<int> parse_grid(const std::string& text, const std::string& field = "--grid");
+
+// Creates the groups of every dimension: collective over the world, which must have exactly
+// product(dims) ranks. `backends` holds one backend per dimension (or one for all; "auto"
+// allowed). Group names are `prefix` + "-d" + dimension (1-based).
+RankGrid make_rank_grid(const std::vector<int>& dims, const std::vector<std::string>& backends,
+                        const std::string& prefix = "grid");
+
+}  // namespace chorus::rt

@@ -1,0 +1,252 @@
+#include "rt_tools/schedule_runner.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+#include <fstream>
+#include <set>
+
+#include "core/error.h"
+#include "core/split.h"
+#include "core/units.h"
+#include "net/network_yaml.h"
+#include "rt/dtype.h"
+#include "rt/runtime.h"
+#include "rt/schedule/grid.h"
+#include "rt/schedule/schedule_executor.h"
+#include "sched/schedule_json.h"
+#include "sched/scheduler.h"
+#include "sim/chrome_trace.h"
+#include "sim/run_collective.h"
+
+namespace chorus::rt {
+
+namespace {
+
+// The network a bare --grid stands for: every dimension a switch of 8 Gb/s (1 GB/s) per rank
+// and 1 us step latency, slow enough that pacing dominates on one host.
+net::Network grid_network(const std::vector<int>& dims) {
+  net::Network n;
+  n.name = fmt::format("grid-{}", fmt::join(dims, "x"));
+  for (int p : dims) {
+    net::Dimension d;
+    d.kind = net::DimKind::kSwitch;
+    d.size = p;
+    d.link_bandwidth_gbps = 8;
+    d.latency_ns = 1000;
+    n.dims.push_back(d);
+  }
+  return n;
+}
+
+// Input of rank r at element i, and what the collective must leave there. Small integers, so
+// that sums, minima, maxima and the products of 1s and 2s are exact in every dtype; avg is
+// checked to the dtype's rounding (the hierarchical form divides once per dimension).
+double input_value(ReduceOp op, int r, std::size_t i) {
+  if (op == ReduceOp::prod) return 1.0 + static_cast<double>((static_cast<std::size_t>(r) + i) % 2 == 0 && i % 3 == 0);
+  return static_cast<double>((r + 1) + static_cast<int>(i % 5));
+}
+
+double expected_value(ReduceOp op, int n, std::size_t i) {
+  double acc = input_value(op, 0, i);
+  for (int r = 1; r < n; ++r) {
+    const double v = input_value(op, r, i);
+    switch (op) {
+      case ReduceOp::sum: case ReduceOp::avg: acc += v; break;
+      case ReduceOp::prod: acc *= v; break;
+      case ReduceOp::min: acc = std::min(acc, v); break;
+      case ReduceOp::max: acc = std::max(acc, v); break;
+    }
+  }
+  return op == ReduceOp::avg ? acc / n : acc;
+}
+
+double tolerance(DType d, ReduceOp op) {
+  if (op != ReduceOp::avg) return 0;
+  switch (d) {
+    case DType::f16: return 2e-3;
+    case DType::bf16: return 1e-2;
+    case DType::f32: return 1e-6;
+    case DType::f64: return 1e-14;
+    default: return 0.5;  // integer averages truncate per dimension
+  }
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+void write_json(const std::string& path, const nlohmann::json& j, const std::string& flag) {
+  std::ofstream out(path);
+  if (!out) throw InputError(flag, fmt::format("cannot write '{}'", path));
+  out << j.dump(1) << "\n";
+}
+
+}  // namespace
+
+nlohmann::json run_schedule_on_ranks(const ScheduleRunOptions& o) {
+  const DType dtype = parse_dtype(o.dtype, "--dtype");
+  const ReduceOp rop = parse_reduce_op(o.reduce, "--reduce");
+  if (!o.topology.empty() && !o.grid.empty()) throw InputError("--grid", "give --topology or --grid, not both");
+  const net::Network network = o.grid.empty() ? net::load_network(o.topology.empty() ? "2D-SW_SW_homo" : o.topology)
+                                              : grid_network(parse_grid(o.grid));
+  if (o.iters < 1) throw InputError("--iters", fmt::format("must be >= 1, got {}", o.iters));
+  if (o.warmup < 0) throw InputError("--warmup", fmt::format("must be >= 0, got {}", o.warmup));
+
+  // The schedule, its per-dimension order, and the simulator's prediction of exactly what the
+  // executor will run: the schedule with that order enforced.
+  sched::Schedule schedule;
+  if (!o.schedule_file.empty()) {
+    schedule = sched::load_schedule_file(o.schedule_file, network);
+  } else {
+    coll::CollectiveOp op;
+    if (!coll::parse_collective_op(o.op, op) || op == coll::CollectiveOp::kAllToAll)
+      throw InputError("--op", fmt::format("'{}': use allreduce, reducescatter or allgather", o.op));
+    const auto spec = sched::parse_scheduler(o.scheduler);
+    if (spec.kind == sched::SchedulerKind::kIdeal)
+      throw InputError("--scheduler", "the ideal is a bound, not a schedule to run; use baseline, themis-fifo or themis-scf");
+    if (o.chunks < 1) throw InputError("--chunks", fmt::format("must be >= 1, got {}", o.chunks));
+    if (!(o.threshold_divisor > 0)) throw InputError("--threshold-divisor", "must be positive");
+    sched::ThemisOptions themis;
+    themis.threshold_divisor = o.threshold_divisor;
+    const double bytes = static_cast<double>(parse_bytes(o.size, "--size"));
+    schedule = sched::make_schedule(network, op, bytes, o.chunks, spec, themis);
+  }
+  const std::size_t eb = dtype_bytes(dtype);
+  const double size_bytes = schedule.size_bytes;
+  if (!(size_bytes >= static_cast<double>(eb)) || std::fmod(size_bytes, static_cast<double>(eb)) != 0)
+    throw InputError("--size", fmt::format("{} bytes is not a whole number of {} elements", size_bytes, o.dtype));
+  const std::size_t count = static_cast<std::size_t>(size_bytes) / eb;
+  sim::SimOptions sim_options;
+  sim_options.record_stages = true;
+  if (schedule.dim_order.empty()) schedule = sim::run_schedule(network, std::move(schedule), sim_options).schedule;
+  sim_options.enforce_dim_order = true;
+  const sim::CollectiveRun predicted = sim::run_schedule(network, std::move(schedule), sim_options);
+
+  // The ranks: a grid of groups, one per dimension.
+  auto dim_backends = split_list(o.dim_backends);
+  if (dim_backends.empty()) throw InputError("--dim-backends", "give at least one backend");
+  std::set<std::string> wanted(dim_backends.begin(), dim_backends.end());
+  rt::init(std::vector<std::string>(wanted.begin(), wanted.end()));
+  struct Finalize {
+    ~Finalize() { rt::finalize(); }
+  } finalize_at_exit;
+  std::vector<int> dims;
+  for (const auto& d : network.dims) dims.push_back(d.size);
+  const RankGrid grid = make_rank_grid(dims, dim_backends);
+  const std::string world = rt::backends().front();
+  const int me = grid.rank, n = grid.size();
+  ExecutorOptions eo;
+  eo.dtype = dtype;
+  eo.op = rop;
+  eo.network = &network;
+  eo.emulate = o.emulate;
+  eo.tail_backend = world;
+  ScheduleExecutor executor(grid, predicted.schedule, eo);
+
+  // Iterations: inputs written before each (not timed), the slowest rank's time kept.
+  std::vector<char> buf(count * eb);
+  const auto owned = executor.owned_ranges(count);
+  const bool gather = predicted.schedule.op == coll::CollectiveOp::kAllGather;
+  std::vector<double> times;
+  ExecutorRun last;
+  for (int it = 0; it < o.warmup + o.iters; ++it) {
+    if (gather) {
+      for (std::size_t i = 0; i < count; ++i) store_from_double(dtype, buf.data(), i, -1);
+      for (const auto& [b, e] : executor.piece_ranges(count))
+        for (std::size_t i = b; i < e; ++i) store_from_double(dtype, buf.data(), i, static_cast<double>(i % 251 + 1));
+    } else {
+      for (std::size_t i = 0; i < count; ++i) store_from_double(dtype, buf.data(), i, input_value(rop, me, i));
+    }
+    last = executor.run(buf.data(), count);
+    double t = last.time_ns;
+    rt::all_reduce(world, &t, &t, 1, DType::f64, ReduceOp::max);
+    if (it >= o.warmup) times.push_back(t);
+  }
+  // Check the last iteration: [first wrong element or -1, got, expected] from every rank.
+  double bad[3] = {-1, 0, 0};
+  const double tol = tolerance(dtype, rop);
+  for (const auto& [b, e] : owned) {
+    for (std::size_t i = b; i < e && bad[0] < 0; ++i) {
+      const double want = gather ? static_cast<double>(i % 251 + 1) : expected_value(rop, n, i);
+      const double got = load_as_double(dtype, buf.data(), i);
+      if (!(std::fabs(got - want) <= tol * std::max(1.0, std::fabs(want)))) {
+        bad[0] = static_cast<double>(i);
+        bad[1] = got;
+        bad[2] = want;
+      }
+    }
+  }
+  std::vector<double> all_bad(3 * static_cast<std::size_t>(n));
+  rt::all_gather(world, bad, all_bad.data(), 3, DType::f64);
+  std::string check = "passed";
+  for (int r = 0; r < n && check == "passed"; ++r)
+    if (all_bad[3 * static_cast<std::size_t>(r)] >= 0)
+      check = fmt::format("rank {} element {}: got {} expected {}", r, all_bad[3 * static_cast<std::size_t>(r)],
+                          all_bad[3 * static_cast<std::size_t>(r) + 1], all_bad[3 * static_cast<std::size_t>(r) + 2]);
+  std::vector<double> busy;
+  for (const auto& d : last.dims) busy.push_back(d.busy_ns);
+  if (!busy.empty()) rt::all_reduce(world, busy.data(), busy.data(), busy.size(), DType::f64, ReduceOp::max);
+
+  nlohmann::json j;
+  j["rank"] = me;  // the rank that wrote this report
+  j["network"] = network.name;
+  j["grid"] = fmt::format("{}", fmt::join(dims, "x"));
+  j["ranks"] = n;
+  j["op"] = coll::to_string(predicted.schedule.op);
+  j["size_bytes"] = size_bytes;
+  j["chunks"] = predicted.schedule.num_chunks;
+  j["scheduler"] = predicted.schedule.scheduler;
+  j["dtype"] = o.dtype;
+  j["reduce"] = o.reduce;
+  j["emulate"] = o.emulate;
+  j["iters"] = o.iters;
+  j["time_ns"] = median(times);
+  j["times_ns"] = times;
+  j["predicted_time_ns"] = predicted.result.time_ns;
+  j["ratio"] = median(times) / predicted.result.time_ns;
+  j["check"] = check;
+  j["tail_elements"] = count - executor.main_elements(count);
+  j["dims"] = nlohmann::json::array();
+  for (std::size_t d = 0; d < dims.size(); ++d)
+    j["dims"].push_back({{"dim", d + 1},
+                         {"size", dims[d]},
+                         {"backend", grid.backends[d]},
+                         {"bytes_per_rank", last.dims[d].bytes_per_rank},
+                         {"busy_ns", busy[d]},
+                         {"stages", last.dims[d].stages},
+                         {"predicted_bytes_per_rank", predicted.result.dims[d].bytes_per_npu},
+                         {"predicted_busy_ns", predicted.result.dims[d].busy_ns}});
+  if (me == 0) {
+    if (!o.trace.empty()) {
+      sim::CollectiveRun measured{predicted.schedule, {}};
+      measured.result.time_ns = last.time_ns;
+      for (const auto& s : last.stages)
+        measured.result.stages.push_back(sim::StageRecord{s.chunk, s.stage, s.phase, s.dim, s.arrive_ns, s.start_ns, s.end_ns, s.bytes_sent, 0});
+      write_json(o.trace, sim::chrome_trace(network, measured), "--trace");
+    }
+    if (!o.sim_trace.empty()) write_json(o.sim_trace, sim::chrome_trace(network, predicted), "--sim-trace");
+  }
+  return j;
+}
+
+std::string format_schedule_report(const nlohmann::json& j) {
+  std::string s = fmt::format("{} on {} ranks ({}), {} of {} in {} chunks, scheduler {}, {} {}{}\n",
+                              j["network"].get<std::string>(), j["ranks"].get<int>(), j["grid"].get<std::string>(),
+                              j["op"].get<std::string>(), format_bytes(static_cast<Bytes>(j["size_bytes"].get<double>())),
+                              j["chunks"].get<int>(), j["scheduler"].get<std::string>(), j["dtype"].get<std::string>(),
+                              j["reduce"].get<std::string>(), j["emulate"].get<bool>() ? ", emulated" : "");
+  s += fmt::format("  measured   {:>12.3f} ms (median of {}, slowest rank)\n  predicted  {:>12.3f} ms\n  ratio      {:>12.3f}\n  check      {}\n",
+                   j["time_ns"].get<double>() / 1e6, j["iters"].get<int>(), j["predicted_time_ns"].get<double>() / 1e6,
+                   j["ratio"].get<double>(), j["check"].get<std::string>());
+  s += fmt::format("  {:<4} {:>5} {:<8} {:>14} {:>12} {:>14}\n", "dim", "size", "backend", "bytes/rank", "busy ms", "predicted ms");
+  for (const auto& d : j["dims"])
+    s += fmt::format("  {:<4} {:>5} {:<8} {:>14.0f} {:>12.3f} {:>14.3f}\n", d["dim"].get<int>(), d["size"].get<int>(),
+                     d["backend"].get<std::string>(), d["bytes_per_rank"].get<double>(), d["busy_ns"].get<double>() / 1e6,
+                     d["predicted_busy_ns"].get<double>() / 1e6);
+  return s;
+}
+
+}  // namespace chorus::rt
