@@ -5,6 +5,7 @@
 
 #include "apps/chorus/commands.h"
 #include "core/error.h"
+#include "rt/errors.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"chorus: plan, simulate and run collective communication for distributed training"};
@@ -31,6 +32,11 @@ int main(int argc, char** argv) {
   } catch (const chorus::InputError& e) {
     std::fflush(stdout);
     fmt::print(stderr, "chorus: error: {}\n", e.what());
+    return chorus::kExitBadInput;
+  } catch (const chorus::rt::CommError& e) {
+    // A peer died, a connection broke, an operation timed out: the job's fault, not chorus's.
+    std::fflush(stdout);
+    fmt::print(stderr, "chorus: communication error: {}\n", e.what());
     return chorus::kExitBadInput;
   } catch (const std::exception& e) {
     std::fflush(stdout);

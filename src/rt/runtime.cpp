@@ -47,6 +47,8 @@ struct Slot {
   std::atomic<bool> is_broken{false};      // a communication failure left the backend unusable
   std::mutex broken_mutex;
   std::string broken;                      // why (guarded by broken_mutex)
+  // A group's errors name group ranks; this note (appended to them) maps them to world ranks.
+  std::string group_note;
 };
 
 struct Runtime {
@@ -175,6 +177,13 @@ void require_counts(const Backend& b, OpKind op, const Counts& v, const char* na
   s.is_broken.store(true, std::memory_order_release);
 }
 
+// Rethrows a group's failure with its ranks mapped to world ranks (same exception type).
+[[noreturn, gnu::cold, gnu::noinline]] void rethrow_in_group(const Slot& s, const CommError& e) {
+  const std::string what = std::string(e.what()) + " " + s.group_note;
+  if (dynamic_cast<const TimeoutError*>(&e) != nullptr) throw TimeoutError(what);
+  throw CommError(what);
+}
+
 // Runs one operation on the slot's backend (on whichever thread owns the lane): refuses a
 // broken backend, checks agreement first in checking mode (`sig` non-null), and marks the
 // backend broken on a communication failure.
@@ -186,6 +195,8 @@ template <typename Body>
     body(*s.backend);
   } catch (const CommError& e) {
     mark_broken(s, e);
+    if (!s.group_note.empty() && std::string_view(e.what()).find(s.group_note) == std::string_view::npos)
+      rethrow_in_group(s, e);
     throw;
   }
 }
@@ -455,6 +466,11 @@ void split(const std::string& name, std::string_view backend, int color, int key
   ctx.mpi_color = color;
   ctx.mpi_key = key;
   r.slots[name] = make_slot(kind, name, ctx);
+  std::string map;
+  for (std::size_t i = 0; i < world_ranks.size() && i < 16; ++i)
+    map += fmt::format("{}group rank {} = world rank {}", i == 0 ? "" : ", ", i, world_ranks[i]);
+  if (world_ranks.size() > 16) map += ", ...";
+  r.slots[name]->group_note = fmt::format("[in group '{}' on {}: {}]", name, kind, map);
   r.groups.push_back(name);
   r.members[name] = std::move(world_ranks);
   r.fast.emplace_back(name, r.slots[name].get());

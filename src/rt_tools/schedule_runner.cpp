@@ -90,8 +90,19 @@ nlohmann::json run_schedule_on_ranks(const ScheduleRunOptions& o) {
   const DType dtype = parse_dtype(o.dtype, "--dtype");
   const ReduceOp rop = parse_reduce_op(o.reduce, "--reduce");
   if (!o.topology.empty() && !o.grid.empty()) throw InputError("--grid", "give --topology or --grid, not both");
-  const net::Network network = o.grid.empty() ? net::load_network(o.topology.empty() ? "2D-SW_SW_homo" : o.topology)
-                                              : grid_network(parse_grid(o.grid));
+  auto dim_backends = split_list(o.dim_backends);
+  if (dim_backends.empty()) throw InputError("--dim-backends", "give at least one backend");
+  std::set<std::string> wanted(dim_backends.begin(), dim_backends.end());
+  rt::init(std::vector<std::string>(wanted.begin(), wanted.end()));
+  struct Finalize {
+    ~Finalize() { rt::finalize(); }
+  } finalize_at_exit;
+  // Without --topology or --grid: the world as a 2 x N/2 grid (N even and >= 4), else 1-D.
+  const int world_size = rt::size(rt::backends().front());
+  std::string grid_text = o.grid;
+  if (o.topology.empty() && grid_text.empty())
+    grid_text = world_size >= 4 && world_size % 2 == 0 ? fmt::format("2x{}", world_size / 2) : fmt::format("{}", world_size);
+  const net::Network network = grid_text.empty() ? net::load_network(o.topology) : grid_network(parse_grid(grid_text));
   if (o.iters < 1) throw InputError("--iters", fmt::format("must be >= 1, got {}", o.iters));
   if (o.warmup < 0) throw InputError("--warmup", fmt::format("must be >= 0, got {}", o.warmup));
 
@@ -126,13 +137,6 @@ nlohmann::json run_schedule_on_ranks(const ScheduleRunOptions& o) {
   const sim::CollectiveRun predicted = sim::run_schedule(network, std::move(schedule), sim_options);
 
   // The ranks: a grid of groups, one per dimension.
-  auto dim_backends = split_list(o.dim_backends);
-  if (dim_backends.empty()) throw InputError("--dim-backends", "give at least one backend");
-  std::set<std::string> wanted(dim_backends.begin(), dim_backends.end());
-  rt::init(std::vector<std::string>(wanted.begin(), wanted.end()));
-  struct Finalize {
-    ~Finalize() { rt::finalize(); }
-  } finalize_at_exit;
   std::vector<int> dims;
   for (const auto& d : network.dims) dims.push_back(d.size);
   const RankGrid grid = make_rank_grid(dims, dim_backends);
