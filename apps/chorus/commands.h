@@ -10,5 +10,6 @@ void register_sim_workload_command(CLI::App& sim);  // chorus sim workload
 void register_reproduce_commands(CLI::App& app);  // chorus reproduce ...
 void register_rt_commands(CLI::App& app);         // chorus launch | bench | tune (runtime)
 void register_run_commands(CLI::App& app);        // chorus run collective | schedule
+void register_reproduce_real_command(CLI::App& reproduce);  // chorus reproduce themis-real
 
 }  // namespace chorus::cli

@@ -110,6 +110,9 @@ void register_reproduce_commands(CLI::App& app) {
   wl->add_option("-c,--chunks", wargs->chunks, "Chunks per collective")->capture_default_str();
   wl->add_flag("-q,--quiet", wargs->quiet, "No progress indicator");
   wl->callback([wargs] { run_reproduce_workloads(*wargs); });
+#ifdef CHORUS_HAVE_RT
+  register_reproduce_real_command(*rep);
+#endif
 }
 
 }  // namespace chorus::cli

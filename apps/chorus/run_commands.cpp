@@ -6,6 +6,7 @@
 
 #include "apps/chorus/commands.h"
 #include "rt_tools/schedule_runner.h"
+#include "rt_tools/themis_real_study.h"
 
 namespace chorus::cli {
 namespace {
@@ -62,6 +63,23 @@ void register_run_commands(CLI::App& app) {
   sch->add_option("schedule", so->schedule_file, "Schedule JSON file")->required();
   add_common(sch, *so);
   sch->callback([so] { run(*so); });
+}
+
+void register_reproduce_real_command(CLI::App& reproduce) {
+  auto o = std::make_shared<rt::ThemisRealOptions>();
+  auto* c = reproduce.add_subcommand(
+      "themis-real", "Baseline vs Themis+FIFO vs Themis+SCF executed on real ranks (emulated networks scaled to "
+                     "this host) beside the simulator's prediction; table, CSV and SVG plots");
+  c->add_option("-o,--out", o->out, "Output directory")->capture_default_str();
+  c->add_option("-s,--size", o->size, "All-reduce size per rank")->capture_default_str();
+  c->add_option("-c,--chunks", o->chunks, "Chunks")->capture_default_str();
+  c->add_option("--iters", o->iters, "Measured iterations per row (median)")->capture_default_str();
+  c->add_flag("-q,--quiet", o->quiet, "No progress lines");
+  c->callback([o] {
+    const auto rows = rt::run_themis_real(*o);
+    std::cout << rt::format_themis_real(rows);
+    std::cout << "wrote " << o->out << "/real_vs_sim.csv, real_vs_sim.svg, speedup.svg, networks/\n";
+  });
 }
 
 }  // namespace chorus::cli
