@@ -41,15 +41,16 @@ if want --sanitize; then
 fi
 if want --tsan; then
   # The runtime's threads: unit tests, the progress-queue stress test, the store under attack,
-  # and multi-process runs under chorus launch (shm, gloo). The mpirun runs are left to the
+  # groups used from two threads, the schedule executor (a thread per dimension), and
+  # multi-process runs under chorus launch (shm, gloo). The mpirun runs are left to the
   # other stages: Open MPI is not instrumented, so TSan would see its threads only in part.
   # tests/rt/tsan.supp names what TSan cannot see through the uninstrumented libraries.
   configure_and_build build-tsan \
-    "chorus rt_unit_tests rt_queue_stress rt_store_protocol_tests rt_timeouts_unit_tests rt_store_attack rt_check rt_mixing rt_hello" \
+    "chorus rt_unit_tests rt_queue_stress rt_store_protocol_tests rt_timeouts_unit_tests rt_store_attack rt_check rt_mixing rt_hello rt_groups rt_schedule_check rt_schedule_unit_tests" \
     -DCHORUS_TSAN=ON -DCHORUS_BUILD_BENCH=OFF
   (cd build-tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/../tests/rt/tsan.supp" \
      ctest --output-on-failure -j"$JOBS" --timeout 900 -L rt \
-       -E "mpirun|rt_failures|rt_timeouts\$|rt_launcher|rt_shm_segment|rt_multihost|rt_tune|rt_check_auto|rt_bench|rt_check_launch_4")
+       -E "mpirun|rt_failures|rt_timeouts\$|rt_launcher|rt_shm_segment|rt_multihost|rt_tune|rt_check_auto|rt_bench|rt_check_launch_4|rt_schedule_failures")
 fi
 if want --fuzz; then
   CC=clang CXX=clang++ configure_and_build build-fuzz fuzzers -DCHORUS_FUZZ=ON -DCHORUS_BUILD_BENCH=OFF
