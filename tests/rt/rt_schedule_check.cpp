@@ -1,7 +1,7 @@
 // rt_schedule_check: the schedule executor on real ranks, every result checked against a
 // reference computed here. The grid's dimensions get different bandwidths so that Themis gives
 // chunks different dimension orders (and so different nestings). For every scheduler given,
-// chunk counts 1, 3 and 4, and
+// every chunk count given (default 1, 3 and 4), and
 //   - all-reduce: every dtype with sum, and f32 / i32 / f64 with every reduce op, on element
 //     counts that chunks x ranks does not divide (the flat tail) and one smaller than that;
 //   - reduce-scatter and all-gather: counts that are multiples of chunks x ranks;
@@ -49,10 +49,11 @@ double reference(rt::ReduceOp op, int n, std::size_t i) {
 
 int main(int argc, char** argv) {
   CLI::App app{"rt_schedule_check: Themis schedules executed on real ranks, checked"};
-  std::string grid_arg = "2x2", backends_arg = "shm", schedulers_arg = "baseline,themis-scf";
+  std::string grid_arg = "2x2", backends_arg = "shm", schedulers_arg = "baseline,themis-scf", chunks_arg = "1,3,4";
   app.add_option("--grid", grid_arg);
   app.add_option("--dim-backends", backends_arg);
   app.add_option("--schedulers", schedulers_arg);
+  app.add_option("--chunks", chunks_arg, "chunk counts to try");
   CLI11_PARSE(app, argc, argv);
   int failures = 0, runs = 0;
   try {
@@ -85,7 +86,8 @@ int main(int argc, char** argv) {
     cases.push_back({CollectiveOp::kAllGather, rt::DType::f32, rt::ReduceOp::sum});
     cases.push_back({CollectiveOp::kAllGather, rt::DType::bf16, rt::ReduceOp::sum});
     for (const auto& sched_name : chorus::split_list(schedulers_arg)) {
-      for (int chunks : {1, 3, 4}) {
+      for (const auto& chunks_text : chorus::split_list(chunks_arg)) {
+        const int chunks = std::stoi(chunks_text);
         const std::size_t unit = static_cast<std::size_t>(chunks * n);
         for (const auto& c : cases) {
           const std::vector<std::size_t> counts = c.op == CollectiveOp::kAllReduce
