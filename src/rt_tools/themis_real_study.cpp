@@ -28,19 +28,19 @@ const std::vector<StudyNetwork>& study_networks() {
       {"2D-SW_SW_homo-2x2", 4,
        "name: 2D-SW_SW_homo-2x2\n"
        "dims:\n"
-       "  - {kind: Switch, size: 2, link_bandwidth_gbps: 1, links_per_npu: 1, latency_ns: 20000}\n"
-       "  - {kind: Switch, size: 2, link_bandwidth_gbps: 1, links_per_npu: 1, latency_ns: 20000}\n"},
+       "  - {kind: Switch, size: 2, link_bandwidth_gbps: 0.25, links_per_npu: 1, latency_ns: 20000}\n"
+       "  - {kind: Switch, size: 2, link_bandwidth_gbps: 0.25, links_per_npu: 1, latency_ns: 20000}\n"},
       {"3D-SW_SW_SW_homo-2x2x2", 8,
        "name: 3D-SW_SW_SW_homo-2x2x2\n"
        "dims:\n"
-       "  - {kind: Switch, size: 2, link_bandwidth_gbps: 1, links_per_npu: 1, latency_ns: 20000}\n"
-       "  - {kind: Switch, size: 2, link_bandwidth_gbps: 1, links_per_npu: 1, latency_ns: 20000}\n"
-       "  - {kind: Switch, size: 2, link_bandwidth_gbps: 1, links_per_npu: 1, latency_ns: 20000}\n"},
+       "  - {kind: Switch, size: 2, link_bandwidth_gbps: 0.25, links_per_npu: 1, latency_ns: 20000}\n"
+       "  - {kind: Switch, size: 2, link_bandwidth_gbps: 0.25, links_per_npu: 1, latency_ns: 20000}\n"
+       "  - {kind: Switch, size: 2, link_bandwidth_gbps: 0.25, links_per_npu: 1, latency_ns: 20000}\n"},
       {"2D-FC_SW_hetero-4x2", 8,
        "name: 2D-FC_SW_hetero-4x2\n"
        "dims:\n"
-       "  - {kind: FullyConnected, size: 4, link_bandwidth_gbps: 0.5, links_per_npu: 3, latency_ns: 10000}\n"
-       "  - {kind: Switch, size: 2, link_bandwidth_gbps: 0.75, links_per_npu: 1, latency_ns: 40000}\n"},
+       "  - {kind: FullyConnected, size: 4, link_bandwidth_gbps: 0.125, links_per_npu: 3, latency_ns: 10000}\n"
+       "  - {kind: Switch, size: 2, link_bandwidth_gbps: 0.1875, links_per_npu: 1, latency_ns: 40000}\n"},
   };
   return nets;
 }
