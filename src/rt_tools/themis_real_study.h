@@ -11,7 +11,7 @@ struct ThemisRealOptions {
   std::string out = "out/themis-real";  // real_vs_sim.csv, real_vs_sim.svg, speedup.svg, networks/
   std::string size = "8MiB";
   int chunks = 8;
-  int iters = 3;
+  int iters = 5;
   bool quiet = false;
 };
 

@@ -1,0 +1,35 @@
+#!/usr/bin/env python3
+"""`chorus reproduce themis-real` end to end at a tiny size: exit 0, a table, and a CSV with the
+columns the issue names and one row per network x scheduler (3 x 3), every row's result checked
+by the ranks ("passed") and a positive measured and predicted time. No timing is asserted: the
+study's accuracy is a measurement (BENCHMARKS.md).
+
+usage: test_themis_real_smoke.py CHORUS
+"""
+import csv
+import os
+import subprocess
+import sys
+import tempfile
+
+CHORUS = sys.argv[1]
+with tempfile.TemporaryDirectory() as out:
+    p = subprocess.run([CHORUS, "reproduce", "themis-real", "--size", "64KiB", "--chunks", "2", "--iters", "1",
+                        "-q", "-o", out], capture_output=True, text=True, timeout=280)
+    print(p.stdout, p.stderr)
+    assert p.returncode == 0, f"exit {p.returncode}"
+    with open(os.path.join(out, "real_vs_sim.csv")) as f:
+        rows = list(csv.DictReader(f))
+    for col in ("topology", "scheduler", "size_bytes", "chunks", "measured_ns", "predicted_ns"):
+        assert col in rows[0], f"column {col} missing"
+    assert len(rows) == 9, f"{len(rows)} rows, expected 9"
+    assert {r["scheduler"] for r in rows} == {"baseline", "themis-fifo", "themis-scf"}
+    assert len({r["topology"] for r in rows}) == 3
+    for r in rows:
+        assert r["check"] == "passed", r
+        assert float(r["measured_ns"]) > 0 and float(r["predicted_ns"]) > 0, r
+        assert r["size_bytes"] == "65536" and r["chunks"] == "2", r
+    for name in ("real_vs_sim.svg", "speedup.svg"):
+        with open(os.path.join(out, name)) as f:
+            assert f.read().startswith("<svg"), name
+print("themis-real: 9 rows, all checked")
