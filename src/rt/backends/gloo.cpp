@@ -33,7 +33,6 @@
 #include <thread>
 #include <vector>
 
-#include <bit>
 #include <cstring>
 #include <fmt/format.h>
 
