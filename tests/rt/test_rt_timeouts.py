@@ -77,6 +77,16 @@ for backend in ["shm", "gloo"]:
           r"rank 1: late send failed: gloo send on rank 1 with rank 0: .*Connection closed by peer", 1)],
         TIMEOUT_S + 20, SANITIZER)
 
+# gloo all-reduces up to 64 KiB take another path (Gloo's classic halving-doubling object over
+# bound buffers, on their own connections; rt_fail's default 4 MiB takes the ring): the same
+# two failures with 16 floats.
+run("gloo small all_reduce: killed rank names the rank",
+    launch + [RT_FAIL, "--backend", "gloo", "--mode", "kill", "--count", "16"],
+    "nonzero", [(r"gloo all_reduce on rank \d: .*rank 1 \(pid \d+\) died", 3)], 15)
+run("gloo small all_reduce: stalled rank times out",
+    launch + [RT_FAIL, "--backend", "gloo", "--mode", "stall", "--count", "16"],
+    "nonzero", [(r"gloo all_reduce on rank \d: timed out waiting for a peer", 1)], TIMEOUT_S + 15)
+
 if MPIRUN:
     mpirun = [MPIRUN, "-n", "2", "--oversubscribe"]
     # After the timeout rank 0 never calls MPI again (not even MPI_Finalize: an abandoned

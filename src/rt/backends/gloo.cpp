@@ -2,9 +2,16 @@
 // own rendezvous store (Debian's Gloo has no MPI context), so it works under both launchers.
 // Gloo has no gatherv, scatterv, reduce_scatter or list all_to_all: those use the runtime's
 // fallbacks over Gloo's point-to-point buffers.
+// All-reduces up to 64 KiB use Gloo's classic gloo::AllreduceHalvingDoubling, one object per
+// (count, dtype, op) kept in a small LRU cache (identical on every rank, since every rank makes
+// the same calls), over a scratch buffer of ours (copy in, run, copy out) and over a second set
+// of TCP connections: its buffers are registered once, so each message goes straight into the
+// peer's memory, where Gloo's unbound buffers (new API, point to point) need a rendezvous per
+// message; 4 ranks on 2 cores: ~2 ms instead of ~4.5 ms (BENCHMARKS.md, "Small messages").
 #include <gloo/allgather.h>
 #include <gloo/allgatherv.h>
 #include <gloo/allreduce.h>
+#include <gloo/allreduce_halving_doubling.h>
 #include <gloo/alltoall.h>
 #include <gloo/alltoallv.h>
 #include <gloo/barrier.h>
@@ -20,15 +27,15 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <list>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include <bit>
 #include <cstring>
 #include <fmt/format.h>
 
-#include "rt/algorithms/algorithms.h"
 #include "rt/backends/backends.h"
 #include "rt/dtype.h"
 #include "rt/errors.h"
@@ -60,9 +67,92 @@ class GlooStore final : public gloo::rendezvous::Store {
 
 constexpr std::uint64_t kP2PSlot = 0x636830000000ULL;      // fallback collectives
 constexpr std::uint64_t kUserP2PSlot = 0x636831000000ULL;  // the application's send / recv
-// All-reduces up to this size use recursive doubling over Gloo's point-to-point buffers
-// (power-of-two worlds); larger ones Gloo's ring (bandwidth-optimal). bench/rt/run_small_msgs.sh.
+// All-reduces up to this size use Gloo's classic halving-doubling algorithm object over a
+// cached scratch buffer (see ClassicAllReduce); larger ones Gloo's ring (bandwidth-optimal).
+// bench/rt/run_small_msgs.sh.
 constexpr std::size_t kSmallAllReduceBytes = 64 << 10;
+// The cache of classic algorithm objects, one per (dtype, reduce op, count): at most this many,
+// least recently used evicted first. Each holds about 2 x its bytes (scratch + Gloo's receive
+// buffer): at most ~2 MiB in all.
+constexpr std::size_t kClassicCacheEntries = 16;
+
+// Gloo's classic reduction functions are plain function pointers: one per (dtype, op), all
+// through our reduce_into (f16 / bf16, integer wrap-around, the same results as everywhere).
+template <typename T, DType D, ReduceOp O>
+void classic_reduce(T* x, const T* y, std::size_t n) {
+  reduce_into(D, O, x, x, y, n);
+}
+
+// The unsigned type as wide as one element of D (Gloo's classic algorithms only move and slice
+// elements of T; the arithmetic is classic_reduce's).
+template <DType D>
+using Storage = std::conditional_t<
+    D == DType::f16 || D == DType::bf16, std::uint16_t,
+    std::conditional_t<D == DType::f32 || D == DType::i32, std::uint32_t,
+                       std::conditional_t<D == DType::f64 || D == DType::i64, std::uint64_t, std::uint8_t>>>;
+
+// One small all-reduce shape as a Gloo classic algorithm object: AllreduceHalvingDoubling over
+// a scratch buffer we own, its send/receive buffers registered with the peers once, at
+// construction (a collective call: it takes slot numbers from the context). Each run copies the
+// input in, runs, copies the result out. Gloo writes only this object's memory, never the
+// caller's, so after a failure the caller's buffers are free at once.
+class ClassicAllReduce {
+ public:
+  virtual ~ClassicAllReduce() = default;
+  virtual void run(const void* in, void* out) = 0;
+};
+
+template <typename T>
+class ClassicHalvingDoubling final : public ClassicAllReduce {
+ public:
+  ClassicHalvingDoubling(const std::shared_ptr<gloo::Context>& context, std::size_t count,
+                         typename gloo::ReductionFunction<T>::Function* fn)
+      : scratch_(count),
+        fn_(gloo::CUSTOM, fn),
+        algorithm_(std::make_unique<gloo::AllreduceHalvingDoubling<T>>(
+            context, std::vector<T*>{scratch_.data()}, static_cast<int>(count), &fn_)) {}
+  void run(const void* in, void* out) override {
+    const std::size_t bytes = scratch_.size() * sizeof(T);
+    std::memcpy(scratch_.data(), in, bytes);
+    algorithm_->run();
+    std::memcpy(out, scratch_.data(), bytes);
+  }
+
+ private:
+  std::vector<T> scratch_;
+  gloo::ReductionFunction<T> fn_;
+  // Gloo's Algorithm has a noexcept(false) destructor: held by pointer.
+  std::unique_ptr<gloo::AllreduceHalvingDoubling<T>> algorithm_;
+};
+
+template <DType D>
+std::unique_ptr<ClassicAllReduce> make_classic_typed(const std::shared_ptr<gloo::Context>& context,
+                                                     std::size_t count, ReduceOp op) {
+  using T = Storage<D>;
+  typename gloo::ReductionFunction<T>::Function* fn = nullptr;
+  switch (op) {
+    case ReduceOp::prod: fn = &classic_reduce<T, D, ReduceOp::prod>; break;
+    case ReduceOp::min: fn = &classic_reduce<T, D, ReduceOp::min>; break;
+    case ReduceOp::max: fn = &classic_reduce<T, D, ReduceOp::max>; break;
+    default: fn = &classic_reduce<T, D, ReduceOp::sum>; break;  // sum; avg arrives as sum
+  }
+  return std::make_unique<ClassicHalvingDoubling<T>>(context, count, fn);
+}
+
+std::unique_ptr<ClassicAllReduce> make_classic(const std::shared_ptr<gloo::Context>& context,
+                                               std::size_t count, DType d, ReduceOp op) {
+  switch (d) {
+    case DType::f16: return make_classic_typed<DType::f16>(context, count, op);
+    case DType::bf16: return make_classic_typed<DType::bf16>(context, count, op);
+    case DType::f32: return make_classic_typed<DType::f32>(context, count, op);
+    case DType::f64: return make_classic_typed<DType::f64>(context, count, op);
+    case DType::i8: return make_classic_typed<DType::i8>(context, count, op);
+    case DType::u8: return make_classic_typed<DType::u8>(context, count, op);
+    case DType::i32: return make_classic_typed<DType::i32>(context, count, op);
+    case DType::i64: return make_classic_typed<DType::i64>(context, count, op);
+  }
+  throw CommError(fmt::format("gloo all_reduce: unknown dtype {}", static_cast<int>(d)));
+}
 
 bool packed(const Counts& counts, const Counts& displs) {
   std::size_t at = 0;
@@ -93,6 +183,16 @@ class GlooBackend final : public Backend {
       if (ctx.single_host) ctx.store->set_string(ctx.key_prefix + "/pid/" + std::to_string(rank_), std::to_string(::getpid()));
       context->connectFullMesh(store, device_);
       context_ = context;
+      // A second set of connections (same device thread) for the classic small all-reduces:
+      // their quick small exchanges in both directions put a TCP connection into delayed-ACK
+      // mode, and bulk transfers on that connection (Gloo's ring) then stall ~40 ms at every
+      // full send buffer (measured: a 1 MiB all-reduce after an 8 B one, 4 ranks, 0.5 s
+      // instead of 8 ms). On their own connections the two kinds of traffic do not meet.
+      auto small = std::make_shared<gloo::rendezvous::Context>(rank_, size_);
+      small->setTimeout(timeout_);
+      GlooStore small_store(*ctx.store, ctx.key_prefix + "/small/", timeout_);
+      small->connectFullMesh(small_store, device_);
+      small_context_ = small;
       if (ctx.single_host)
         for (int j = 0; j < size_; ++j)
           pids_.push_back(std::stoi(ctx.store->get_string(ctx.key_prefix + "/pid/" + std::to_string(j), timeout_)));
@@ -179,9 +279,15 @@ class GlooBackend final : public Backend {
 
   void all_reduce(const void* in, void* out, std::size_t count, DType d, ReduceOp op) override {
     // Small messages: Gloo's ring splits even a few bytes into 2(n-1) segment exchanges, each
-    // with its own send/receive notifications; recursive doubling needs log2(n) messages.
-    if (count * dtype_bytes(d) <= kSmallAllReduceBytes && std::has_single_bit(static_cast<unsigned>(size_))) {
-      guard("all_reduce", [&] { algorithms::recursive_doubling_all_reduce(*this, in, out, count, d, op); });
+    // with its own send/receive notifications; the classic halving-doubling object needs
+    // log2(n) exchanges each way into buffers the peers registered in advance (no rendezvous
+    // per message, as Gloo's unbound buffers do).
+    if (count * dtype_bytes(d) <= kSmallAllReduceBytes) {
+      if (count == 0 || size_ == 1) {
+        if (in != out && count > 0) std::memcpy(out, in, count * dtype_bytes(d));
+        return;
+      }
+      guard("all_reduce", [&] { classic_for(count, d, op).run(in, out); });
       return;
     }
     guard("all_reduce", [&] { with_element(d, [&](auto tag) { all_reduce_typed(tag, in, out, count, d, op); }); });
@@ -342,7 +448,8 @@ class GlooBackend final : public Backend {
       const std::string gloo_msg = e.what();
       const bool timed_out = gloo_msg.find("Timed out") != std::string::npos ||
                              gloo_msg.find("timed out") != std::string::npos ||
-                             gloo_msg.find("Timeout") != std::string::npos;
+                             gloo_msg.find("Timeout") != std::string::npos ||
+                             gloo_msg.find("timeout") != std::string::npos;  // classic: "Read timeout"
       // A dying process closes its sockets a moment before it becomes a zombie: after a
       // broken connection, look for the dead peer for up to 200 ms.
       std::string dead;
@@ -366,6 +473,39 @@ class GlooBackend final : public Backend {
   }
 
   std::uint32_t next_tag() { return tag_++ & 0xffffff; }
+
+  // The classic all-reduce for (count, d, op), from the cache or built now. Every rank makes the
+  // same calls in the same order (collectives are ordered on one lane), so every rank hits,
+  // misses and evicts alike: a rank builds an object (its slots) exactly when its peers do.
+  // Evicting is safe: the evicted object's last run returned on this rank, which means every
+  // message to its buffers arrived (the run waits for all of them, including the peers' last
+  // notifications, which follow their last receipt of ours), and no peer uses it again.
+  ClassicAllReduce& classic_for(std::size_t count, DType d, ReduceOp op) {
+    for (auto it = classic_.begin(); it != classic_.end(); ++it) {
+      if (it->count == count && it->dtype == d && it->op == op) {
+        classic_.splice(classic_.begin(), classic_, it);
+        return *classic_.front().algorithm;
+      }
+    }
+    if (classic_.size() >= kClassicCacheEntries) classic_.pop_back();
+    classic_.push_front({count, d, op, make_classic(small_context_, count, d, op)});
+    // Every rank must have registered the new object's buffers before any sends to them (Gloo's
+    // device thread would spin on a message for an unknown slot, holding up everything else on
+    // that connection), and all must agree on the shape (same slots, different sizes would be
+    // out-of-bounds writes that Gloo stops with an abort). One exchange does both: an all-reduce
+    // (max, as i64) of the key and its complement is the key everywhere only if every rank has
+    // that key (~ reverses the order, so max(~key) = ~min(key)).
+    const std::uint64_t key = (static_cast<std::uint64_t>(count) << 16) |
+                              (static_cast<std::uint64_t>(d) << 8) | static_cast<std::uint64_t>(op);
+    std::int64_t keys[2] = {static_cast<std::int64_t>(key), static_cast<std::int64_t>(~key)};
+    all_reduce_typed(std::uint64_t{}, keys, keys, 2, DType::i64, ReduceOp::max);  // any world size
+    if (keys[0] != static_cast<std::int64_t>(key) || keys[1] != static_cast<std::int64_t>(~key)) {
+      throw CommError(fmt::format("gloo all_reduce on rank {}: the ranks disagree on the call (this rank: "
+                                  "{} elements of {}, {}); run with CHORUS_RT_CHECK=1 to see where",
+                                  rank_, count, to_string(d), to_string(op)));
+    }
+    return *classic_.front().algorithm;
+  }
 
   // Calls f with a value of the unsigned type as wide as one element of d.
   template <typename F>
@@ -410,7 +550,15 @@ class GlooBackend final : public Backend {
   std::chrono::milliseconds timeout_;
   std::shared_ptr<gloo::transport::Device> device_;
   std::shared_ptr<gloo::Context> context_;
+  std::shared_ptr<gloo::Context> small_context_;  // the classic all-reduces' own connections
   std::vector<pid_t> pids_;  // every rank's pid (one host), else empty
+  struct ClassicEntry {
+    std::size_t count;
+    DType dtype;
+    ReduceOp op;
+    std::unique_ptr<ClassicAllReduce> algorithm;
+  };
+  std::list<ClassicEntry> classic_;  // most recently used first
   std::uint32_t tag_ = 1;
 };
 
