@@ -20,11 +20,6 @@ void ring_reduce_scatter(Backend& b, const void* in, void* out, std::size_t coun
 void ring_all_gatherv(Backend& b, const void* in, std::size_t count, void* out,
                       const Counts& counts, const Counts& displs, DType dtype);
 
-// recursive_doubling.cpp: log2(n) rounds exchanging the whole vector with rank XOR 2^k;
-// latency-optimal for small messages. n must be a power of two.
-void recursive_doubling_all_reduce(Backend& b, const void* in, void* out, std::size_t count,
-                                   DType dtype, ReduceOp op);
-
 // dissemination.cpp: ceil(log2 n) rounds of one-byte tokens to rank + 2^k.
 void dissemination_barrier(Backend& b);
 
