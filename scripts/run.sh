@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs dependencies, builds chorus (Release) and runs the main job:
 # the Themis microbenchmark study on the embedded Table 2 presets, then the real-workload
-# study (Fig. 12) into results/themis-workloads.
+# study (Fig. 12) into results/themis-workloads, then the same schedules executed on real
+# ranks beside the simulator (results/themis-real).
 # Extra arguments are passed to `chorus reproduce themis` (e.g. --out DIR).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,3 +11,4 @@ cmake -S . -B build-release -DCMAKE_BUILD_TYPE=Release -DCHORUS_BUILD_TESTS=OFF 
 cmake --build build-release -j"$(nproc)" --target chorus
 ./build-release/chorus reproduce themis "$@"
 ./build-release/chorus reproduce themis-workloads
+./build-release/chorus reproduce themis-real

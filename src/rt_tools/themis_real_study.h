@@ -8,7 +8,7 @@
 namespace chorus::rt {
 
 struct ThemisRealOptions {
-  std::string out = "out/themis-real";  // real_vs_sim.csv, real_vs_sim.svg, speedup.svg, networks/
+  std::string out = "results/themis-real";  // real_vs_sim.csv, real_vs_sim.svg, speedup.svg, networks/
   std::string size = "8MiB";
   int chunks = 8;
   int iters = 5;
