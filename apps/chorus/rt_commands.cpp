@@ -123,7 +123,8 @@ void register_rt_commands(CLI::App& app) {
       "descriptors 0, 1, 2. They run in a process group of their own and die with the launcher, even when it\n"
       "is killed with SIGKILL. When a rank fails or the launcher is interrupted, the whole group gets SIGTERM\n"
       "(after --kill-grace-s for a failed rank), then SIGKILL 2 s later; the exit status is the first failing\n"
-      "rank's (128 + signal for a signal).");
+      "rank's (128 + signal for a signal), a rank killed by a signal taking precedence over ranks that exited\n"
+      "with an error before the others were stopped (they usually exit because of it).");
   launch->callback([] {
     const int status = rt::launch(launch_opts);
     // main() maps exceptions to status 2; the launcher must pass the ranks' status through.

@@ -407,6 +407,7 @@ int launch(const LaunchOptions& options) {
   for (pid_t p : pids) alive += p > 0 ? 1 : 0;
   if (!server) result = 1;
   bool failing = result != 0;
+  bool result_from_signal = false;  // `result` is that of a rank killed by a signal
   const bool quiet_failure = failing;  // the ranks were killed at the gate: nothing to report
   Clock::time_point term_at{}, kill_at{};
   bool termed = false;
@@ -433,9 +434,17 @@ int launch(const LaunchOptions& options) {
         const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
         if (!ok && !termed && !quiet_failure) {
           std::fprintf(stderr, "chorus launch: rank %zu (pid %d) %s\n", r, pid, status_text(status).c_str());
+          // A rank killed by a signal (before the launcher stops anyone) is the likely cause of a
+          // failure: its peers see it die and exit with an error, and one of them may be reaped
+          // first. So a signal death takes over the status from a plain error exit.
+          if (failing && WIFSIGNALED(status) && !result_from_signal) {
+            result = exit_code(status);
+            result_from_signal = true;
+          }
           if (!failing) {
             failing = true;
             result = exit_code(status);
+            result_from_signal = WIFSIGNALED(status);
             if (result == 0) result = 1;
             term_at = Clock::now() + std::chrono::milliseconds(static_cast<long>(options.kill_grace_s * 1000));
             if (alive > 0)

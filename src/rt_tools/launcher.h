@@ -39,7 +39,10 @@ struct LaunchOptions {
 inline constexpr std::size_t kTagMaxLine = 64 * 1024;
 
 // Returns the exit status for the launcher: 0 if every rank exited 0, else the first failing
-// rank's status (128 + signal for a rank killed by a signal). Throws InputError on bad options.
+// rank's status (128 + signal for a rank killed by a signal) — except that a rank killed by a
+// signal before the launcher stops the others takes precedence over ranks that exited with an
+// error (they usually exit because of it, and may be reaped first). Throws InputError on bad
+// options.
 int launch(const LaunchOptions& options);
 
 }  // namespace chorus::rt
