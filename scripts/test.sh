@@ -5,7 +5,7 @@
 #   2. build-asan/  AddressSanitizer + UBSan (Debug), every test
 #   3. build-tsan/  ThreadSanitizer, the runtime's tests (the code with threads)
 #   4. build-fuzz/  clang + libFuzzer: each parser's fuzz target for a bounded time
-#                   (CHORUS_FUZZ_SECONDS per target, default 20)
+#                   (CHORUS_FUZZ_SECONDS per target, default 15)
 #   scripts/test.sh              all four stages (what CI runs)
 #   scripts/test.sh --regular | --sanitize | --tsan | --fuzz     one stage
 set -euo pipefail
@@ -36,7 +36,7 @@ if want --regular; then
   (cd build && ctest --output-on-failure -j"$JOBS" --timeout 900)
 fi
 if want --sanitize; then
-  configure_and_build build-asan all -DCHORUS_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
+  configure_and_build build-asan all -DCHORUS_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DCHORUS_BUILD_BENCH=OFF
   (cd build-asan && ctest --output-on-failure -j"$JOBS" --timeout 900)
 fi
 if want --tsan; then
@@ -54,6 +54,6 @@ if want --tsan; then
 fi
 if want --fuzz; then
   CC=clang CXX=clang++ configure_and_build build-fuzz fuzzers -DCHORUS_FUZZ=ON -DCHORUS_BUILD_BENCH=OFF
-  bash tests/fuzz/run_fuzzers.sh build-fuzz "${CHORUS_FUZZ_SECONDS:-20}"
+  bash tests/fuzz/run_fuzzers.sh build-fuzz "${CHORUS_FUZZ_SECONDS:-15}"
 fi
 echo "scripts/test.sh: all stages passed"
