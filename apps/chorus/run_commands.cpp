@@ -16,7 +16,8 @@ void add_common(CLI::App* c, rt::ScheduleRunOptions& o) {
                 "Preset name (`chorus sim topologies`) or network YAML; its dimensions' sizes must multiply to the ranks (default: --grid 2xN/2, or N)");
   c->add_option("--grid", o.grid, "Instead of a topology: ranks as a grid, e.g. 2x4 (each dimension a 1 GB/s switch, 1 us latency)");
   c->add_flag("--emulate", o.emulate, "Pace every stage to the network model (bandwidth and step latency of each dimension)");
-  c->add_option("--dim-backends", o.dim_backends, "Backend of each dimension's groups (shm, gloo, mpi, auto), one or one per dimension")
+  c->add_option("--dim-backends", o.dim_backends, "Backend of each dimension's groups (shm, gloo, mpi, auto), one or one per dimension; auto: the fastest for that "
+                "dimension's operations by the tuning table (CHORUS_RT_TUNING, `chorus tune`), else the first available")
       ->capture_default_str();
   c->add_option("--iters", o.iters, "Measured iterations (the median is reported)")->capture_default_str();
   c->add_option("--warmup", o.warmup, "Iterations before measuring")->capture_default_str();

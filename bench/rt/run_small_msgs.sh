@@ -18,7 +18,7 @@ REPS=${2:-3}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 MPIRUN=(mpirun --oversubscribe)
 SMALL=8,64,512,4096,32768,65536
-GLOO=8,64,512,4096,32768,65536,1048576,16777216
+GLOO=8,64,512,4096,32768,65536,262144,1048576,4194304,16777216
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
 echo "# machine: $(nproc) cpus, $(lscpu | sed -n 's/^Model name: *//p'), $(date -u +%F)"

@@ -410,6 +410,8 @@ std::vector<std::string> backends() { return g_rt != nullptr ? g_rt->order : std
 int size(std::string_view backend) { return slot_for(backend, OpKind::barrier, 0).backend->size(); }
 int rank(std::string_view backend) { return slot_for(backend, OpKind::barrier, 0).backend->rank(); }
 
+const TuningTable* tuning_table() { return g_rt != nullptr && g_rt->tuning ? &*g_rt->tuning : nullptr; }
+
 std::string resolve_backend(std::string_view backend, OpKind op, std::size_t bytes) {
   return slot_for(backend, op, bytes).backend->name();
 }

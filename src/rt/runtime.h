@@ -26,6 +26,8 @@
 
 namespace chorus::rt {
 
+struct TuningTable;  // rt/tuning_table.h
+
 struct InitOptions {
   // Operation timeout in seconds; -1 (the default): CHORUS_RT_TIMEOUT_S, else 300 s. Any other
   // value must be finite, positive, at least 1 ms and at most 10^7 s (else InputError, as for a
@@ -55,6 +57,9 @@ int size(std::string_view backend = "auto");
 int rank(std::string_view backend = "auto");
 // The backend "auto" would use for this operation and message size (bytes per rank).
 std::string resolve_backend(std::string_view backend, OpKind op, std::size_t bytes);
+// The tuning table "auto" uses (InitOptions::tuning_table or CHORUS_RT_TUNING), or null; valid
+// until finalize().
+const TuningTable* tuning_table();
 // Whether `backend` runs `op` natively (true) or on a fallback of the runtime (false).
 bool is_native(std::string_view backend, OpKind op);
 

@@ -138,4 +138,23 @@ std::optional<std::string> TuningTable::pick(OpKind op, int world_size, std::uin
   return best;
 }
 
+std::optional<double> TuningTable::estimate_us(OpKind op, int world_size, double bytes,
+                                               const std::string& backend) const {
+  auto it = tables.find({op, world_size});
+  if (it == tables.end()) return std::nullopt;
+  const TuningRow* below = nullptr;  // the largest row <= bytes that measured `backend`
+  const TuningRow* above = nullptr;  // the smallest row > bytes that did
+  for (const auto& r : it->second) {  // sorted by bytes
+    if (r.time_us.count(backend) == 0) continue;
+    if (static_cast<double>(r.bytes) <= bytes) below = &r;
+    else if (above == nullptr) above = &r;
+  }
+  if (below == nullptr && above == nullptr) return std::nullopt;
+  if (below == nullptr) return above->time_us.at(backend);
+  const double t0 = below->time_us.at(backend), b0 = static_cast<double>(below->bytes);
+  if (above == nullptr) return b0 > 0 ? t0 * bytes / b0 : t0;
+  const double t1 = above->time_us.at(backend), b1 = static_cast<double>(above->bytes);
+  return t0 + (t1 - t0) * (bytes - b0) / (b1 - b0);
+}
+
 }  // namespace chorus::rt

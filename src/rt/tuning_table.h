@@ -33,6 +33,11 @@ struct TuningTable {
   // tuned size); nullopt if the table has no row for (op, world_size) with an allowed backend.
   std::optional<std::string> pick(OpKind op, int world_size, std::uint64_t bytes,
                                   const std::vector<std::string>& allowed) const;
+  // The time of `backend` for (op, world_size) at `bytes`, from the rows that measured it:
+  // linear between the two rows around `bytes`; below the smallest row, that row's time (the
+  // latency-bound end); above the largest, its time scaled by bytes / its bytes (the
+  // bandwidth-bound end). nullopt without such a row.
+  std::optional<double> estimate_us(OpKind op, int world_size, double bytes, const std::string& backend) const;
 };
 
 }  // namespace chorus::rt
