@@ -12,6 +12,7 @@
 #include "net/network_yaml.h"
 #include "rt/dtype.h"
 #include "rt/runtime.h"
+#include "rt/schedule/dim_backends.h"
 #include "rt/schedule/grid.h"
 #include "rt/schedule/schedule_executor.h"
 #include "sched/schedule_json.h"
@@ -139,7 +140,12 @@ nlohmann::json run_schedule_on_ranks(const ScheduleRunOptions& o) {
   // The ranks: a grid of groups, one per dimension.
   std::vector<int> dims;
   for (const auto& d : network.dims) dims.push_back(d.size);
-  const RankGrid grid = make_rank_grid(dims, dim_backends);
+  // "auto" dimensions: the backend the tuning table says is fastest for that dimension's own
+  // group operations (the same choice on every rank: it depends on the schedule and table only).
+  const auto choices = choose_dim_backends(predicted.schedule, dims, dim_backends, rt::tuning_table(), rt::backends());
+  std::vector<std::string> chosen;
+  for (const auto& c : choices) chosen.push_back(c.backend);
+  const RankGrid grid = make_rank_grid(dims, chosen);
   const std::string world = rt::backends().front();
   const int me = grid.rank, n = grid.size();
   ExecutorOptions eo;
@@ -218,6 +224,8 @@ nlohmann::json run_schedule_on_ranks(const ScheduleRunOptions& o) {
     j["dims"].push_back({{"dim", d + 1},
                          {"size", dims[d]},
                          {"backend", grid.backends[d]},
+                         {"backend_chosen_by", choices[d].chosen_by},
+                         {"backend_estimate_us", choices[d].estimate_us},
                          {"bytes_per_rank", last.dims[d].bytes_per_rank},
                          {"busy_ns", busy[d]},
                          {"stages", last.dims[d].stages},
@@ -250,6 +258,10 @@ std::string format_schedule_report(const nlohmann::json& j) {
     s += fmt::format("  {:<4} {:>5} {:<8} {:>14.0f} {:>12.3f} {:>14.3f}\n", d["dim"].get<int>(), d["size"].get<int>(),
                      d["backend"].get<std::string>(), d["bytes_per_rank"].get<double>(), d["busy_ns"].get<double>() / 1e6,
                      d["predicted_busy_ns"].get<double>() / 1e6);
+  for (const auto& d : j["dims"])
+    if (d["backend_chosen_by"] != "given")
+      s += fmt::format("  dim {} on {}: {}\n", d["dim"].get<int>(), d["backend"].get<std::string>(),
+                       d["backend_chosen_by"].get<std::string>());
   return s;
 }
 
