@@ -62,6 +62,12 @@ double expected_value(ReduceOp op, int n, std::size_t i) {
   return op == ReduceOp::avg ? acc / n : acc;
 }
 
+// All-to-all input of rank r at element i: 1..97, exact in every dtype (i8 included), different
+// for neighbouring elements and for the same element on neighbouring ranks.
+double exchange_value(int r, std::size_t i) {
+  return static_cast<double>((static_cast<std::size_t>(r) * 13 + i * 7) % 97 + 1);
+}
+
 double tolerance(DType d, ReduceOp op) {
   if (op != ReduceOp::avg) return 0;
   switch (d) {
@@ -114,8 +120,8 @@ nlohmann::json run_schedule_on_ranks(const ScheduleRunOptions& o) {
     schedule = sched::load_schedule_file(o.schedule_file, network);
   } else {
     coll::CollectiveOp op;
-    if (!coll::parse_collective_op(o.op, op) || op == coll::CollectiveOp::kAllToAll)
-      throw InputError("--op", fmt::format("'{}': use allreduce, reducescatter or allgather", o.op));
+    if (!coll::parse_collective_op(o.op, op))
+      throw InputError("--op", fmt::format("'{}': use allreduce, reducescatter, allgather or alltoall", o.op));
     const auto spec = sched::parse_scheduler(o.scheduler);
     if (spec.kind == sched::SchedulerKind::kIdeal)
       throw InputError("--scheduler", "the ideal is a bound, not a schedule to run; use baseline, themis-fifo or themis-scf");
@@ -160,6 +166,8 @@ nlohmann::json run_schedule_on_ranks(const ScheduleRunOptions& o) {
   std::vector<char> buf(count * eb);
   const auto owned = executor.owned_ranges(count);
   const bool gather = predicted.schedule.op == coll::CollectiveOp::kAllGather;
+  const bool a2a = predicted.schedule.op == coll::CollectiveOp::kAllToAll;
+  const std::size_t block = count / static_cast<std::size_t>(n);  // all-to-all: elements per peer
   std::vector<double> times;
   ExecutorRun last;
   for (int it = 0; it < o.warmup + o.iters; ++it) {
@@ -167,6 +175,8 @@ nlohmann::json run_schedule_on_ranks(const ScheduleRunOptions& o) {
       for (std::size_t i = 0; i < count; ++i) store_from_double(dtype, buf.data(), i, -1);
       for (const auto& [b, e] : executor.piece_ranges(count))
         for (std::size_t i = b; i < e; ++i) store_from_double(dtype, buf.data(), i, static_cast<double>(i % 251 + 1));
+    } else if (a2a) {
+      for (std::size_t i = 0; i < count; ++i) store_from_double(dtype, buf.data(), i, exchange_value(me, i));
     } else {
       for (std::size_t i = 0; i < count; ++i) store_from_double(dtype, buf.data(), i, input_value(rop, me, i));
     }
@@ -180,7 +190,10 @@ nlohmann::json run_schedule_on_ranks(const ScheduleRunOptions& o) {
   const double tol = tolerance(dtype, rop);
   for (const auto& [b, e] : owned) {
     for (std::size_t i = b; i < e && bad[0] < 0; ++i) {
-      const double want = gather ? static_cast<double>(i % 251 + 1) : expected_value(rop, n, i);
+      // All-to-all: element i came from rank i / block, where it was element me x block + i % block.
+      const double want = gather ? static_cast<double>(i % 251 + 1)
+                          : a2a  ? exchange_value(static_cast<int>(i / block), static_cast<std::size_t>(me) * block + i % block)
+                                 : expected_value(rop, n, i);
       const double got = load_as_double(dtype, buf.data(), i);
       if (!(std::fabs(got - want) <= tol * std::max(1.0, std::fabs(want)))) {
         bad[0] = static_cast<double>(i);

@@ -4,9 +4,11 @@
 // every chunk count given (default 1, 3 and 4), and
 //   - all-reduce: every dtype with sum, and f32 / i32 / f64 with every reduce op, on element
 //     counts that chunks x ranks does not divide (the flat tail) and one smaller than that;
-//   - reduce-scatter and all-gather: counts that are multiples of chunks x ranks;
+//   - reduce-scatter, all-gather and all-to-all: counts that are multiples of chunks x ranks;
 // inputs are small integers (exact in every dtype); rank r's element i is (r + 1) + i % 5
-// (prod: 1 or 2). The reference reduces them in double over all ranks.
+// (prod: 1 or 2). The reference reduces them in double over all ranks. All-to-all: rank r's
+// element i is a2a_input(r, i); element i of rank m must then be a2a_input(i / B, m * B + i % B)
+// with B = count / ranks (block i / B came from that rank, where it was block m).
 //   rt_schedule_check --grid 2x2 --dim-backends shm[,gloo] [--schedulers baseline,themis-scf]
 #include <CLI/CLI.hpp>
 #include <cmath>
@@ -44,6 +46,8 @@ double reference(rt::ReduceOp op, int n, std::size_t i) {
   }
   return op == rt::ReduceOp::avg ? acc / n : acc;
 }
+
+double a2a_input(int r, std::size_t i) { return static_cast<double>((static_cast<std::size_t>(r) * 31 + i * 3) % 113); }
 
 }  // namespace
 
@@ -85,6 +89,8 @@ int main(int argc, char** argv) {
     cases.push_back({CollectiveOp::kReduceScatter, rt::DType::i64, rt::ReduceOp::max});
     cases.push_back({CollectiveOp::kAllGather, rt::DType::f32, rt::ReduceOp::sum});
     cases.push_back({CollectiveOp::kAllGather, rt::DType::bf16, rt::ReduceOp::sum});
+    cases.push_back({CollectiveOp::kAllToAll, rt::DType::f32, rt::ReduceOp::sum});
+    cases.push_back({CollectiveOp::kAllToAll, rt::DType::u8, rt::ReduceOp::sum});
     for (const auto& sched_name : chorus::split_list(schedulers_arg)) {
       for (const auto& chunks_text : chorus::split_list(chunks_arg)) {
         const int chunks = std::stoi(chunks_text);
@@ -105,8 +111,10 @@ int main(int argc, char** argv) {
             eo.tail_backend = backends.front();
             rt::ScheduleExecutor ex(grid, schedule, eo);
             std::vector<char> buf(count * eb);
-            const bool gather = c.op == CollectiveOp::kAllGather;
-            for (std::size_t i = 0; i < count; ++i) rt::store_from_double(c.dtype, buf.data(), i, gather ? -1 : input(c.rop, me, i));
+            const bool gather = c.op == CollectiveOp::kAllGather, a2a = c.op == CollectiveOp::kAllToAll;
+            const std::size_t block = count / static_cast<std::size_t>(n);
+            for (std::size_t i = 0; i < count; ++i)
+              rt::store_from_double(c.dtype, buf.data(), i, gather ? -1 : a2a ? a2a_input(me, i) : input(c.rop, me, i));
             if (gather)
               for (const auto& [b, e] : ex.piece_ranges(count))
                 for (std::size_t i = b; i < e; ++i) rt::store_from_double(c.dtype, buf.data(), i, static_cast<double>(i % 101));
@@ -116,7 +124,9 @@ int main(int argc, char** argv) {
             for (const auto& [b, e] : ex.owned_ranges(count)) {
               bool bad = false;
               for (std::size_t i = b; i < e && !bad; ++i) {
-                const double want = gather ? static_cast<double>(i % 101) : reference(c.rop, n, i);
+                const double want = gather ? static_cast<double>(i % 101)
+                                    : a2a  ? a2a_input(static_cast<int>(i / block), static_cast<std::size_t>(me) * block + i % block)
+                                           : reference(c.rop, n, i);
                 const double got = rt::load_as_double(c.dtype, buf.data(), i);
                 if (std::fabs(got - want) > tol * std::fabs(want)) {
                   std::fprintf(stderr, "rank %d: FAIL %s %s %s %s, %d chunks, %zu elements: element %zu is %g, expected %g\n", me,

@@ -67,6 +67,22 @@ TEST(DimBackends, AllGatherChunksStartAsOnePiece) {
   EXPECT_DOUBLE_EQ(calls[0][0].bytes, 1200);
 }
 
+TEST(DimBackends, AllToAllChunksStayWhole) {
+  // An all-to-all of 1200 B in 2 chunks on 2 x 3: every stage moves the whole 600 B chunk.
+  sched::Schedule s;
+  s.op = coll::CollectiveOp::kAllToAll;
+  s.size_bytes = 1200;
+  s.num_chunks = 2;
+  s.chunks = {{{{Phase::kAllToAll, 0}, {Phase::kAllToAll, 1}}}, {{{Phase::kAllToAll, 1}, {Phase::kAllToAll, 0}}}};
+  for (const auto& dim : dim_calls(s, {2, 3})) {
+    ASSERT_EQ(dim.size(), 2u);
+    for (const auto& call : dim) {
+      EXPECT_EQ(call.op, OpKind::all_to_all);
+      EXPECT_DOUBLE_EQ(call.bytes, 600);
+    }
+  }
+}
+
 TEST(DimBackends, EstimateInterpolatesAndExtrapolates) {
   TuningTable t;
   t.tables[{OpKind::reduce_scatter, 2}] = {row(100, 10, 100), row(1000, 50, 60)};

@@ -107,9 +107,15 @@ TEST(ScheduleExecutor, RejectsBadSchedules) {
   auto twice = rs_schedule({{0, 1}});
   twice.dim_order[0].push_back({0, Phase::kReduceScatter});
   expect_error(twice, "appears twice");
+  // All-to-all: one A2A stage per dimension; RS stages, or a dimension twice, are refused.
   auto a2a = rs_schedule({{0, 1}});
   a2a.op = coll::CollectiveOp::kAllToAll;
-  expect_error(a2a, "not alltoall");
+  expect_error(a2a, "chunk 0: the executor needs one all-to-all stage on each of the 2 dimensions");
+  a2a.chunks[0].stages = {{Phase::kAllToAll, 1}, {Phase::kAllToAll, 1}};
+  expect_error(a2a, "chunk 0: the executor needs one all-to-all stage on each of the 2 dimensions");
+  a2a.chunks[0].stages = {{Phase::kAllToAll, 1}, {Phase::kAllToAll, 0}};
+  a2a.dim_order = {{{0, Phase::kAllToAll}}, {{0, Phase::kAllToAll}}};
+  EXPECT_NO_THROW(ScheduleExecutor(grid_at({2, 2}, 0), a2a));
   auto three_dims = rs_schedule({{0, 1, 2}});
   expect_error(three_dims, "chunk 0: the executor needs stages visiting each of the 2 dimensions once");
 }

@@ -19,7 +19,9 @@ std::vector<std::vector<DimCall>> dim_calls(const sched::Schedule& schedule, con
       if (st.dim < 0 || static_cast<std::size_t>(st.dim) >= dims.size())
         throw InputError("schedule", fmt::format("a stage names dimension {} of a {}-dimension grid", st.dim + 1, dims.size()));
       const double p = dims[static_cast<std::size_t>(st.dim)];
-      if (st.phase == coll::Phase::kReduceScatter) {
+      if (st.phase == coll::Phase::kAllToAll) {  // the chunk stays whole, its slots move
+        calls[static_cast<std::size_t>(st.dim)].push_back({OpKind::all_to_all, bytes});
+      } else if (st.phase == coll::Phase::kReduceScatter) {
         calls[static_cast<std::size_t>(st.dim)].push_back({OpKind::reduce_scatter, bytes});
         bytes /= p;
       } else {
@@ -75,8 +77,8 @@ std::vector<DimBackendChoice> choose_dim_backends(const sched::Schedule& schedul
       c.backend = initialised.front();
       c.chosen_by = table == nullptr
                         ? "default (no tuning table: CHORUS_RT_TUNING)"
-                        : fmt::format("default (the tuning table has no reduce_scatter and all_gather rows at world size {} "
-                                      "for any initialised backend)", dims[d]);
+                        : fmt::format("default (the tuning table has no rows at world size {} for this dimension's "
+                                      "operations with any initialised backend)", dims[d]);
     }
   }
   return out;

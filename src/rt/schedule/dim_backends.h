@@ -2,7 +2,7 @@
 // `--dim-backends auto` for the schedule executor: each dimension's groups on the backend the
 // tuning table (MCR-DL's Table II, docs/runtime.md) says is fastest for exactly the operations
 // the schedule runs on that dimension. A dimension of size P runs, per chunk and phase, one
-// reduce-scatter or all-gather of a known size on groups of P ranks; the estimate of a backend
+// reduce-scatter, all-gather or all-to-all of a known size on groups of P ranks; the estimate of a backend
 // is the sum of its tuned times for those (operation, P, bytes). The choice is made from the
 // schedule and the table alone, so every rank makes the same one.
 #include <map>
@@ -31,7 +31,8 @@ struct DimCall {
 
 // The group operations of every dimension of `dims`, in the executor's layout (the cuts of
 // schedule_executor.h): a chunk of an all-reduce or reduce-scatter starts whole and shrinks by
-// P_d at each reduce-scatter stage; an all-gather stage grows it by P_d.
+// P_d at each reduce-scatter stage; an all-gather stage grows it by P_d; an all-to-all chunk
+// stays whole.
 std::vector<std::vector<DimCall>> dim_calls(const sched::Schedule& schedule, const std::vector<int>& dims);
 
 // `requested`: one entry for all dimensions or one per dimension, each a backend name or

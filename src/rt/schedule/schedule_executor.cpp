@@ -45,8 +45,6 @@ ScheduleExecutor::ScheduleExecutor(RankGrid grid, sched::Schedule schedule, Exec
 void ScheduleExecutor::validate() {
   const auto& s = schedule_;
   const int D = static_cast<int>(grid_.dims.size());
-  if (s.op == coll::CollectiveOp::kAllToAll)
-    throw InputError("schedule", "the executor runs allreduce, reducescatter and allgather schedules, not alltoall");
   if (s.num_chunks < 1 || static_cast<int>(s.chunks.size()) != s.num_chunks)
     throw InputError("schedule", fmt::format("{} chunk schedules for num_chunks {}", s.chunks.size(), s.num_chunks));
   if (const auto* n = options_.network) {
@@ -62,7 +60,18 @@ void ScheduleExecutor::validate() {
   // Every chunk: one stage per dimension and phase, the all-gather half of an all-reduce the
   // reverse of its reduce-scatter half (the nesting of the hierarchical algorithm).
   nesting_.clear();
-  for (int c = 0; c < s.num_chunks; ++c) {
+  const bool a2a = s.op == coll::CollectiveOp::kAllToAll;
+  for (int c = 0; c < s.num_chunks && a2a; ++c) {
+    const auto& st = s.chunks[static_cast<std::size_t>(c)].stages;
+    std::vector<int> seen_dims;
+    for (const auto& x : st)
+      if (x.phase == coll::Phase::kAllToAll && x.dim >= 0 && x.dim < D) seen_dims.push_back(x.dim);
+    std::sort(seen_dims.begin(), seen_dims.end());
+    if (st.size() != static_cast<std::size_t>(D) || seen_dims.size() != st.size() ||
+        std::adjacent_find(seen_dims.begin(), seen_dims.end()) != seen_dims.end())
+      throw InputError("schedule", fmt::format("chunk {}: the executor needs one all-to-all stage on each of the {} dimensions", c, D));
+  }
+  for (int c = 0; c < s.num_chunks && !a2a; ++c) {
     const auto rs = s.chunks[static_cast<std::size_t>(c)].order(coll::Phase::kReduceScatter);
     const auto ag = s.chunks[static_cast<std::size_t>(c)].order(coll::Phase::kAllGather);
     const std::size_t want = s.op == coll::CollectiveOp::kAllReduce ? 2 * static_cast<std::size_t>(D) : static_cast<std::size_t>(D);
@@ -179,15 +188,49 @@ std::vector<std::pair<std::size_t, std::size_t>> ScheduleExecutor::piece_ranges(
   return out;
 }
 
+// The all-to-all layout. A chunk is piece c (of q elements) of every rank's N destination blocks,
+// held in a chunk area of N x q elements as N slots. Slot positions are numbers in the grid's
+// mixed radix (dimension 1 fastest, as rank numbers): digit e is the destination's coordinate
+// e while dimension e has not run yet, and the source's coordinate e once it has. So the area
+// starts as slot t = block for rank t and ends as slot s = block from rank s. A stage on
+// dimension d sends slot p to the group peer whose coordinate d is p's digit d, and the receiver
+// keeps it with digit d replaced by the sender's coordinate d: pack the slots by digit d (one
+// all_to_all block per peer), exchange, unpack with the same permutation.
+namespace {
+// Copies between the slot order of an area and its order packed by digit d (stride = the product
+// of the sizes of the dimensions before d); `unpack` reverses the direction. Units of q elements.
+void permute_by_digit(const char* from, char* to, std::size_t slots, std::size_t p, std::size_t stride,
+                      std::size_t unit_bytes, bool unpack) {
+  const std::size_t outer = slots / (p * stride);
+  for (std::size_t j = 0; j < p; ++j)
+    for (std::size_t hi = 0; hi < outer; ++hi) {
+      const std::size_t natural = (hi * p + j) * stride, packed = j * outer * stride + hi * stride;
+      const std::size_t a = unpack ? packed : natural, b = unpack ? natural : packed;
+      std::memcpy(to + b * unit_bytes, from + a * unit_bytes, stride * unit_bytes);
+    }
+}
+}  // namespace
+
 ExecutorRun ScheduleExecutor::run(void* buf, std::size_t count) {
   const auto& s = schedule_;
   const std::size_t D = grid_.dims.size();
   const std::size_t eb = dtype_bytes(options_.dtype);
   const std::size_t e = chunk_elements(count);
   const int C = s.num_chunks;
-  scratch_.resize(count * eb);
+  const bool a2a = s.op == coll::CollectiveOp::kAllToAll;
+  scratch_.resize((a2a ? 2 : 1) * count * eb);  // all-to-all: two areas of count elements
   char* bufs[2] = {static_cast<char*>(buf), scratch_.data()};
   const bool ag_only = s.op == coll::CollectiveOp::kAllGather;
+  // All-to-all: chunk c at c x e in each of the two areas.
+  const std::size_t N = static_cast<std::size_t>(grid_.size());
+  const std::size_t q = e / N;  // elements of a chunk's slot
+  if (a2a) {
+    for (int c = 0; c < C; ++c)
+      for (std::size_t t = 0; t < N; ++t)
+        std::memcpy(scratch_.data() + (static_cast<std::size_t>(c) * e + t * q) * eb,
+                    static_cast<const char*>(buf) + (t * (count / N) + static_cast<std::size_t>(c) * q) * eb, q * eb);
+  }
+  auto area = [&](int c, std::size_t which) { return scratch_.data() + (which * count + static_cast<std::size_t>(c) * e) * eb; };
   const std::size_t s0 = ag_only ? D % 2 : 0;  // the buffer the first stage reads
   auto piece = [&](int c, std::size_t level, int which) {
     const Range r = range(c, e, level);
@@ -210,6 +253,21 @@ ExecutorRun ScheduleExecutor::run(void* buf, std::size_t count) {
   auto since = [&](Clock::time_point t) { return std::chrono::duration<double, std::nano>(t - t0).count(); };
   auto at = [&](double ns) { return t0 + std::chrono::nanoseconds(static_cast<long long>(ns)); };
 
+  // A stage has ended: record it and let its chunk's next stage go.
+  auto finish = [&](int c, int k, const sched::Stage& st, double arrived, double start, double bytes) {
+    const double end = since(Clock::now());
+    {
+      std::lock_guard lock(mutex);
+      const auto d = static_cast<std::size_t>(st.dim);
+      out.stages.push_back(ExecutedStage{c, k, st.dim, st.phase, arrived, start, end, bytes});
+      out.dims[d].bytes_per_rank += bytes;
+      out.dims[d].busy_ns += end - start;
+      ++out.dims[d].stages;
+      ++next_stage[static_cast<std::size_t>(c)];
+      arrive[static_cast<std::size_t>(c)] = end;
+    }
+    cv.notify_all();
+  };
   auto dimension = [&](std::size_t d) {
     const auto& ops = s.dim_order[d];
     const std::string& group = grid_.groups[d];
@@ -226,6 +284,22 @@ ExecutorRun ScheduleExecutor::run(void* buf, std::size_t count) {
         arrived = arrive[static_cast<std::size_t>(c)];
       }
       const auto& st = s.chunks[static_cast<std::size_t>(c)].stages[static_cast<std::size_t>(k)];
+      if (a2a) {
+        // The chunk's slots are in area k % 2: pack into the other, exchange back, unpack.
+        const std::size_t cur = static_cast<std::size_t>(k) % 2, other = 1 - cur;
+        std::size_t stride = 1;
+        for (std::size_t x = 0; x < d; ++x) stride *= static_cast<std::size_t>(grid_.dims[x]);
+        const double resident = static_cast<double>(e * eb);
+        const double bytes = model ? coll::stage_cost(*model, st.phase, resident).bytes_sent : resident * (p - 1) / p;
+        if (options_.emulate) pace_until(at(arrived + coll::fixed_delay_ns(*model, st.phase)));
+        const double start = since(Clock::now());
+        permute_by_digit(area(c, cur), area(c, other), N, static_cast<std::size_t>(p), stride, q * eb, false);
+        rt::all_to_all_single(group, area(c, other), area(c, cur), e / static_cast<std::size_t>(p), options_.dtype);
+        permute_by_digit(area(c, cur), area(c, other), N, static_cast<std::size_t>(p), stride, q * eb, true);
+        if (options_.emulate) pace_until(at(start + coll::bandwidth_time_ns(*model, st.phase, resident)));
+        finish(c, k, st, arrived, start, bytes);
+        continue;
+      }
       const bool rs = st.phase == coll::Phase::kReduceScatter;
       // Cut level before and after the stage (see the header).
       const std::size_t j = rs ? static_cast<std::size_t>(k) : D - static_cast<std::size_t>(k) % D;
@@ -243,17 +317,7 @@ ExecutorRun ScheduleExecutor::run(void* buf, std::size_t count) {
         rt::all_gather(group, piece(c, from, static_cast<int>(src)), piece(c, to, static_cast<int>(dst)),
                        range(c, e, from).len, options_.dtype);
       if (options_.emulate) pace_until(at(start + coll::bandwidth_time_ns(*model, st.phase, resident)));
-      const double end = since(Clock::now());
-      {
-        std::lock_guard lock(mutex);
-        out.stages.push_back(ExecutedStage{c, k, static_cast<int>(d), st.phase, arrived, start, end, bytes});
-        out.dims[d].bytes_per_rank += bytes;
-        out.dims[d].busy_ns += end - start;
-        ++out.dims[d].stages;
-        ++next_stage[static_cast<std::size_t>(c)];
-        arrive[static_cast<std::size_t>(c)] = end;
-      }
-      cv.notify_all();
+      finish(c, k, st, arrived, start, bytes);
     }
   };
   std::vector<std::thread> threads;
@@ -270,6 +334,11 @@ ExecutorRun ScheduleExecutor::run(void* buf, std::size_t count) {
     });
   for (auto& t : threads) t.join();
   if (error) std::rethrow_exception(error);
+  if (a2a)  // the slots of every chunk (area D % 2) back to the caller's blocks: slot s = from rank s
+    for (int c = 0; c < C; ++c)
+      for (std::size_t src = 0; src < N; ++src)
+        std::memcpy(static_cast<char*>(buf) + (src * (count / N) + static_cast<std::size_t>(c) * q) * eb,
+                    area(c, D % 2) + src * q * eb, q * eb);
   if (s.op == coll::CollectiveOp::kReduceScatter && D % 2 == 1)  // results are in the scratch buffer
     for (int c = 0; c < C; ++c) std::memcpy(piece(c, D, 0), piece(c, D, 1), range(c, e, D).len * eb);
   const std::size_t main = static_cast<std::size_t>(C) * e;

@@ -1,6 +1,6 @@
 #pragma once
 // The schedule executor: runs a Themis chunk schedule (sched::Schedule) of an all-reduce,
-// reduce-scatter or all-gather on real ranks arranged as a RankGrid. Every chunk's stages run
+// reduce-scatter, all-gather or all-to-all on real ranks arranged as a RankGrid. Every chunk's stages run
 // in the chunk's order on the group of their dimension, over the chunk's byte range of the
 // user's buffer; one thread per dimension takes that dimension's stages strictly in the
 // schedule's dim_order (Themis Sec. 4.6.2), so every rank issues the same operations in the
@@ -14,8 +14,14 @@
 // all-gather stages). Stages alternate between the user's buffer and a scratch buffer of the
 // same size (out-of-place collectives, no extra copies), arranged so that results end in the
 // user's buffer. An all-reduce whose element count is not a multiple of chunks x N runs its
-// last (count mod chunks*N) elements as one flat all-reduce on `tail_backend`; reduce-scatter
-// and all-gather need a multiple.
+// last (count mod chunks*N) elements as one flat all-reduce on `tail_backend`; reduce-scatter,
+// all-gather and all-to-all need a multiple.
+//
+// All-to-all (the standard layout: N blocks, block j to / from rank j): chunk c is piece c of
+// every block. Each stage on dimension d is one all_to_all on the dimension's group that moves
+// every piece one step closer to its destination (the coordinate d of where it sits becomes the
+// destination's); after the chunk's D stages, in any order, every piece is home. The pieces
+// are packed per peer in a scratch buffer (details at permute_by_digit in the .cpp).
 //
 // Emulation (optional): each stage is paced to the network model of the simulator — a chunk
 // becomes ready on a dimension A_K after it arrives there (fixed delay, overlapping other
