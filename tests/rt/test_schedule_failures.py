@@ -81,7 +81,7 @@ else:
         print(out[-4000:])
 
 # Bad options: exit 2, naming the option (one process, no launcher needed).
-for args, needle in [(["--grid", "2x0"], "--grid"), (["--op", "alltoall"], "--op"),
+for args, needle in [(["--grid", "2x0"], "--grid"), (["--op", "broadcast"], "--op"),
                      (["--scheduler", "ideal"], "--scheduler"), (["--size", "3B"], "--size"),
                      (["--grid", "2", "--topology", "2D-SW_SW"], "--grid"), (["--iters", "0"], "--iters"),
                      (["--topology", "2D-SW_SW"], "the world has 1"), (["--topology", "nope.yaml"], "--topology"),
