@@ -50,7 +50,7 @@ void register_run_commands(CLI::App& app) {
 
   auto co = std::make_shared<rt::ScheduleRunOptions>();
   auto* coll = run_cmd->add_subcommand("collective", "Make a schedule for a network, then run it on this job's ranks");
-  coll->add_option("--op", co->op, "allreduce | reducescatter | allgather")->capture_default_str();
+  coll->add_option("--op", co->op, "allreduce | reducescatter | allgather | alltoall")->capture_default_str();
   coll->add_option("-s,--size", co->size, "Collective size per rank, e.g. 64MiB")->capture_default_str();
   coll->add_option("-c,--chunks", co->chunks, "Chunks")->capture_default_str();
   coll->add_option("--scheduler", co->scheduler, "baseline | themis-fifo | themis-scf")->capture_default_str();
