@@ -230,6 +230,52 @@ TEST(DagExecutor, EmptyGroupCommunicationIsFree) {
   EXPECT_DOUBLE_EQ(run(dag, pair_network()).result.total_ns, 200);
 }
 
+int p2p(Dag& dag, double bytes, int dim, std::vector<int> deps) {
+  Node n;
+  n.name = "p2p" + std::to_string(dag.nodes.size());
+  n.kind = NodeKind::kComm;
+  n.comm = workload::CommKind::kPointToPoint;
+  n.bytes = bytes;
+  n.dims = {dim};
+  n.group = CommGroup::kModelParallel;
+  n.deps = std::move(deps);
+  return dag.add(n);
+}
+
+// Point to point: one step of latency, then the bytes at the bandwidth of the links to the
+// peer. Three dimensions of 8 Gb/s links (1 byte/ns each), 100 ns step latency:
+//   switch of 4, 2 links per NPU: both links reach the switch, 2 bytes/ns;
+//   fully connected of 4, 3 links per NPU: one link per peer, 1 byte/ns;
+//   ring of 4, 2 links per NPU: one link towards a neighbour, 1 byte/ns.
+TEST(DagExecutor, PointToPointUsesThePeersLinks) {
+  net::Network n;
+  n.name = "three";
+  n.dims.push_back(net::Dimension{net::DimKind::kSwitch, 4, 8.0, 2, 100});
+  n.dims.push_back(net::Dimension{net::DimKind::kFullyConnected, 4, 8.0, 3, 100});
+  n.dims.push_back(net::Dimension{net::DimKind::kRing, 4, 8.0, 2, 100});
+  const double want[3] = {100 + 2000.0 / 2, 100 + 2000.0, 100 + 2000.0};
+  for (int d = 0; d < 3; ++d) {
+    Dag dag;
+    p2p(dag, 2000, d, {});
+    EXPECT_DOUBLE_EQ(run(dag, n).result.total_ns, want[d]) << "dimension " << d;
+    // The ideal: the same bandwidth, no latency.
+    EXPECT_DOUBLE_EQ(run(dag, n, "ideal").result.total_ns, want[d] - 100) << "dimension " << d;
+  }
+}
+
+TEST(DagExecutor, PointToPointSharesTheDimensionWithCollectives) {
+  // On the 2-NPU pair (1 byte/ns, no latency): an all-reduce of 1000 B (its RS and AG stages
+  // 500 ns each) and a 300 B transfer issued together; the dimension serves one at a time in
+  // arrival order: RS 0..500, P2P 500..800, AG 800..1300.
+  Dag dag;
+  const int ar = allreduce(dag, 1000, {});
+  const int pp = p2p(dag, 300, 0, {});
+  const auto r = run(dag, pair_network()).result;
+  EXPECT_DOUBLE_EQ(r.nodes[static_cast<std::size_t>(pp)].end_ns, 800);
+  EXPECT_DOUBLE_EQ(r.nodes[static_cast<std::size_t>(ar)].end_ns, 1300);
+  EXPECT_DOUBLE_EQ(r.bytes_per_npu, 1300);
+}
+
 TEST(DagExecutor, BadDagsAreInputErrors) {
   Dag dag;
   compute(dag, 1, {});

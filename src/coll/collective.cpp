@@ -21,6 +21,7 @@ std::string_view to_string(Phase phase) {
     case Phase::kReduceScatter: return "RS";
     case Phase::kAllGather: return "AG";
     case Phase::kAllToAll: return "A2A";
+    case Phase::kPointToPoint: return "P2P";
   }
   return "?";
 }
@@ -45,7 +46,7 @@ double resident_after(Phase phase, double bytes_before, int dim_size) {
   switch (phase) {
     case Phase::kReduceScatter: return bytes_before / dim_size;
     case Phase::kAllGather: return bytes_before * dim_size;
-    case Phase::kAllToAll: return bytes_before;
+    case Phase::kAllToAll: case Phase::kPointToPoint: return bytes_before;
   }
   return bytes_before;
 }

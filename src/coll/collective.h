@@ -10,10 +10,13 @@ enum class CollectiveOp { kAllReduce, kReduceScatter, kAllGather, kAllToAll };
 
 // What one dimension executes for one chunk: a stage of a hierarchical collective.
 // An all-reduce is reduce-scatter stages over every dimension followed by all-gather stages.
-enum class Phase { kReduceScatter, kAllGather, kAllToAll };
+// kPointToPoint is not a collective's stage: a training DAG's transfer of its bytes from every
+// NPU to one peer on a dimension (pipeline stages, a send / recv pair), with the bandwidth of
+// the links to that peer (coll/stage_cost.h).
+enum class Phase { kReduceScatter, kAllGather, kAllToAll, kPointToPoint };
 
 std::string_view to_string(CollectiveOp op);   // "allreduce", ...
-std::string_view to_string(Phase phase);       // "RS", "AG", "A2A"
+std::string_view to_string(Phase phase);       // "RS", "AG", "A2A", "P2P"
 // Accepts allreduce|all-reduce|all_reduce|ar, reducescatter|rs, allgather|ag, alltoall|a2a.
 bool parse_collective_op(std::string_view text, CollectiveOp& op);
 

@@ -11,6 +11,7 @@ StageCost direct_cost(Phase phase, int p, double bytes_before) {
     case Phase::kReduceScatter: return {1, bytes_before * (p - 1) / p};
     case Phase::kAllGather: return {1, bytes_before * (p - 1)};
     case Phase::kAllToAll: return {1, bytes_before * (p - 1) / p};
+    case Phase::kPointToPoint: break;  // not a collective's stage: stage_cost()
   }
   return {};
 }

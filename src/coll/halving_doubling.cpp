@@ -15,6 +15,7 @@ StageCost halving_doubling_cost(Phase phase, int p, double bytes_before) {
     case Phase::kReduceScatter: return {steps, bytes_before * (p - 1) / p};
     case Phase::kAllGather: return {steps, bytes_before * (p - 1)};
     case Phase::kAllToAll: return pairwise_all_to_all_cost(p, bytes_before);
+    case Phase::kPointToPoint: break;  // not a collective's stage: stage_cost()
   }
   return {};
 }

@@ -16,6 +16,7 @@ StageCost ring_cost(Phase phase, int p, double bytes_before) {
       for (int d = 1; d < p; ++d) hops += (d < p - d) ? d : p - d;
       return {p / 2, bytes_before / p * hops};
     }
+    case Phase::kPointToPoint: break;  // not a collective's stage: stage_cost()
   }
   return {};
 }

@@ -28,6 +28,15 @@ std::string_view algorithm_name(const net::Dimension& dim, Phase phase);
 
 StageCost stage_cost(const net::Dimension& dim, Phase phase, double bytes_before);
 
+// Point to point (Phase::kPointToPoint): one step, the bytes once, at the bandwidth of the
+// links between two NPUs of the dimension: a switch, all of an NPU's links (through the switch);
+// fully connected, its share of the links to each peer (links_per_npu / (P - 1), at least one);
+// a ring of P > 2, the links towards one neighbour (links_per_npu / 2, at least one).
+double peer_bandwidth_gbps(const net::Dimension& dim);
+// The bandwidth a stage of `phase` uses on `dim`: the aggregate for a collective's stages, the
+// peer bandwidth for point to point.
+double stage_bandwidth_gbps(const net::Dimension& dim, Phase phase);
+
 // A_K: fixed delay of one stage (steps x step latency); independent of the size.
 double fixed_delay_ns(const net::Dimension& dim, Phase phase);
 // n_K x B_K: bandwidth time of one stage.

@@ -43,6 +43,7 @@ const char* order_key(coll::Phase phase) {
     case coll::Phase::kReduceScatter: return "rs_order";
     case coll::Phase::kAllGather: return "ag_order";
     case coll::Phase::kAllToAll: return "a2a_order";
+    case coll::Phase::kPointToPoint: break;  // a DAG's transfer, never in a schedule file
   }
   return "";
 }

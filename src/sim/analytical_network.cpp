@@ -26,9 +26,21 @@ AnalyticalNetwork::AnalyticalNetwork(const net::Network& network, const sched::S
 }
 
 const sched::Schedule& AnalyticalNetwork::schedule_for(const workload::Node& comm) {
-  auto key = std::make_tuple(static_cast<int>(comm.op), comm.bytes, comm.dims);
+  const bool p2p = comm.comm == workload::CommKind::kPointToPoint;
+  auto key = std::make_tuple(p2p ? -1 : static_cast<int>(comm.op), comm.bytes, comm.dims);
   auto it = schedules_.find(key);
   if (it != schedules_.end()) return *it->second;
+  if (p2p) {
+    // One chunk, one stage: the bytes to the peer on dims[0], in that dimension's queue with
+    // the collectives' chunks.
+    auto s = std::make_unique<sched::Schedule>();
+    s->size_bytes = comm.bytes;
+    s->num_chunks = 1;
+    s->scheduler = "p2p";
+    s->policy = scheduler_.policy;
+    s->chunks.push_back(sched::ChunkSchedule{{sched::Stage{coll::Phase::kPointToPoint, comm.dims[0]}}});
+    return *schedules_.emplace(std::move(key), std::move(s)).first->second;
+  }
   // Schedule on the sub-network of the dimensions the collective spans, then name the
   // stages by their dimension in the whole network.
   net::Network sub;
@@ -42,8 +54,6 @@ const sched::Schedule& AnalyticalNetwork::schedule_for(const workload::Node& com
 }
 
 void AnalyticalNetwork::start(int id, const workload::Node& comm, double now_ns) {
-  if (comm.comm == workload::CommKind::kPointToPoint)
-    throw InputError(comm.name, "point-to-point transfers are not modelled by the analytical network yet");
   double group = 1;
   for (int d : comm.dims) group *= network_.dims[static_cast<size_t>(d)].size;
   // The executor numbers collectives 0, 1, ... in start order: node_of_ follows it.

@@ -38,7 +38,11 @@ int ChunkExecutor::start(const sched::Schedule& schedule, double group_npus, dou
   }
   colls_.push_back(CollState{&schedule, first, 0, now_ns, {}});
   if (options_.record_dim_order) colls_.back().dim_order.resize(net_.dims.size());
-  const double start_bytes = coll::initial_resident_bytes(schedule.op, schedule.chunk_bytes(), group_npus);
+  // A point-to-point transfer (a one-stage schedule of Phase::kPointToPoint) starts whole.
+  const bool p2p = !schedule.chunks.empty() && !schedule.chunks[0].stages.empty() &&
+                   schedule.chunks[0].stages[0].phase == coll::Phase::kPointToPoint;
+  const double start_bytes = p2p ? schedule.chunk_bytes()
+                                 : coll::initial_resident_bytes(schedule.op, schedule.chunk_bytes(), group_npus);
   for (size_t c = 0; c < n; ++c) {
     ChunkState ch;
     ch.coll = id;
@@ -130,7 +134,7 @@ void ChunkExecutor::try_start(int d, double now) {
     colls_[static_cast<size_t>(ch.coll)].dim_order[static_cast<size_t>(d)].push_back(
         sched::DimOp{ch.local, stage_of(c).phase});
   const auto& dim = net_.dims[static_cast<size_t>(d)];
-  events_.schedule_at(now + transfer_time_ns(ch.bytes_sent, dim.aggregate_bandwidth_gbps()),
+  events_.schedule_at(now + transfer_time_ns(ch.bytes_sent, coll::stage_bandwidth_gbps(dim, stage_of(c).phase)),
                       Event{EventKind::kTransferDone, c});
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "coll/stage_cost.h"
 #include "core/error.h"
 #include "core/units.h"
 
@@ -11,6 +12,7 @@ namespace chorus::sim {
 IdealNetwork::IdealNetwork(const net::Network& network) : network_(network) {}
 
 double IdealNetwork::ideal_bytes_per_npu(const net::Network& network, const workload::Node& comm) {
+  if (comm.comm == workload::CommKind::kPointToPoint) return comm.bytes;
   double p = 1;
   for (int d : comm.dims) p *= network.dims[static_cast<size_t>(d)].size;
   const double one_pass = (p - 1) / p * comm.bytes;
@@ -19,13 +21,14 @@ double IdealNetwork::ideal_bytes_per_npu(const net::Network& network, const work
 
 double IdealNetwork::ideal_time_ns(const net::Network& network, const workload::Node& comm) {
   double bw = 0;
-  for (int d : comm.dims) bw += network.dims[static_cast<size_t>(d)].aggregate_bandwidth_gbps();
+  if (comm.comm == workload::CommKind::kPointToPoint)  // only the links to the peer can carry it
+    bw = coll::peer_bandwidth_gbps(network.dims[static_cast<size_t>(comm.dims[0])]);
+  else
+    for (int d : comm.dims) bw += network.dims[static_cast<size_t>(d)].aggregate_bandwidth_gbps();
   return bw > 0 ? transfer_time_ns(ideal_bytes_per_npu(network, comm), bw) : 0.0;
 }
 
 void IdealNetwork::start(int id, const workload::Node& comm, double now_ns) {
-  if (comm.comm == workload::CommKind::kPointToPoint)
-    throw InputError(comm.name, "point-to-point transfers are not modelled by the ideal network yet");
   advance_to(now_ns);
   bytes_ += ideal_bytes_per_npu(network_, comm);
   active_.push_back({id, &comm, ideal_time_ns(network_, comm), false});
