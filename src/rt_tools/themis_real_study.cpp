@@ -9,7 +9,6 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
-#include "core/plot_call.h"
 #include "core/text_file.h"
 
 namespace chorus::rt {
@@ -103,14 +102,12 @@ std::vector<ThemisRealRow> run_themis_real(const ThemisRealOptions& o) {
       rows.push_back(r);
     }
   }
-  // CSV, then the plots.
+  // The CSV (the figures: apps/chorus/run_commands.cpp).
   std::string csv = "topology,scheduler,ranks,size_bytes,chunks,measured_ns,predicted_ns,ratio,check\n";
   for (const auto& r : rows)
     csv += fmt::format("{},{},{},{:.0f},{},{:.0f},{:.0f},{:.4f},{}\n", r.topology, r.scheduler, r.ranks, r.size_bytes, r.chunks,
                        r.measured_ns, r.predicted_ns, r.measured_ns / r.predicted_ns, r.check);
   write_text_file((std::filesystem::path(o.out) / "real_vs_sim.csv").string(), csv);
-  // real_vs_sim.svg, speedup.svg (python/chorus/plot/themis_real.py).
-  draw_figures("themis-real", o.out);
   return rows;
 }
 
