@@ -3,7 +3,6 @@ column; matplotlib set-up (Agg, deterministic SVG); colours; saving."""
 import csv
 import json
 import math
-import os
 
 import matplotlib
 
