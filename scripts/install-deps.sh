@@ -13,6 +13,7 @@ PACKAGES=(
   libopenmpi-dev openmpi-bin # runtime backend "mpi"
   iproute2 util-linux   # multi-host test: network namespaces (ip netns), host names (unshare --uts)
   libgloo-dev           # runtime backend "gloo"
+  python3-matplotlib    # the figures of `chorus reproduce` (python/chorus/plot)
 )
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "apps/chorus/commands.h"
+#include "core/plot_call.h"
 #include "rt_tools/schedule_runner.h"
 #include "rt_tools/themis_real_study.h"
 
@@ -79,6 +80,8 @@ void register_reproduce_real_command(CLI::App& reproduce) {
   c->callback([o] {
     const auto rows = rt::run_themis_real(*o);
     std::cout << rt::format_themis_real(rows);
+    // real_vs_sim.svg, speedup.svg (python/chorus/plot/themis_real.py), after the table.
+    chorus::draw_figures("themis-real", o->out);
     std::cout << "wrote " << o->out << "/real_vs_sim.csv, real_vs_sim.svg, speedup.svg, networks/\n";
   });
 }

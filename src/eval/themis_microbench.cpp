@@ -9,7 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
-#include "core/svg_plot.h"
+#include "core/plot_call.h"
+#include "core/text_file.h"
 #include "net/presets.h"
 #include "sim/run_collective.h"
 
@@ -203,7 +204,7 @@ std::vector<std::string> write_microbench_outputs(const MicrobenchReport& report
   std::vector<std::string> written;
   auto write = [&](const std::string& name, const std::string& content) {
     const std::string path = (std::filesystem::path(dir) / name).string();
-    svg::write_text_file(path, content);
+    write_text_file(path, content);
     written.push_back(path);
   };
 
@@ -230,90 +231,20 @@ std::vector<std::string> write_microbench_outputs(const MicrobenchReport& report
                            a.rate_per_dim[d][w]);
   write("activity.csv", act);
 
-  // Fig. 8: time of each scheduler per topology, one panel per size -> one chart per size.
-  {
-    std::string svgs;
-    for (double size : cfg.sizes_bytes) {
-      svg::BarChart chart;
-      chart.title = fmt::format("All-reduce time, {} ({} chunks) (Themis Fig. 8)", size_label(size), cfg.chunks);
-      chart.y_label = "time (ms)";
-      chart.series_names = cfg.schedulers;
-      for (const auto& n : cfg.topologies) {
-        chart.group_labels.push_back(n.name);
-        std::vector<double> v;
-        for (const auto& s : cfg.schedulers) {
-          const auto* r = find_row(report, "sizes", n.name, size, s, cfg.chunks);
-          v.push_back(r ? r->time_ns / 1e6 : std::nan(""));
-        }
-        chart.values.push_back(v);
-      }
-      const std::string file = fmt::format("fig8_time_{:.0f}MB.svg", size / 1e6);
-      write(file, svg::render_bar_chart(chart));
-    }
-  }
-  // Fig. 11: mean utilization per size.
-  {
-    svg::BarChart chart;
-    chart.title = "Average BW utilization, mean over the Table 2 topologies (Themis Fig. 11)";
-    chart.y_label = "avg. BW utilization (%)";
-    chart.series_names = cfg.schedulers;
-    chart.y_max = 100;
-    for (double size : cfg.sizes_bytes) {
-      chart.group_labels.push_back(size_label(size));
-      std::vector<double> v;
-      for (const auto& s : cfg.schedulers) v.push_back(100 * mean_utilization(report, size, s).value_or(std::nan("")));
-      chart.values.push_back(v);
-    }
-    write("fig11_utilization.svg", svg::render_bar_chart(chart));
-  }
-  // Fig. 10: utilization vs chunk count.
-  {
-    svg::LineChart chart;
-    chart.title = fmt::format("BW utilization vs chunks per collective, {} all-reduce (Themis Fig. 10)",
-                              size_label(cfg.sweep_size_bytes));
-    chart.x_label = "chunks per collective";
-    chart.y_label = "avg. BW utilization (%)";
-    chart.log2_x = true;
-    chart.y_min = 0;
-    chart.y_max = 100;
-    for (const auto& t : cfg.sweep_topologies)
-      for (const auto& s : cfg.schedulers) {
-        if (s == "ideal") continue;
-        svg::Series series{fmt::format("{} {}", t, s), {}, {}};
-        for (const auto& r : report.rows)
-          if (r.study == "chunk_sweep" && r.topology == t && r.scheduler == s) {
-            series.x.push_back(r.chunks);
-            series.y.push_back(100 * r.avg_bw_utilization);
-          }
-        chart.series.push_back(series);
-      }
-    write("fig10_chunks.svg", svg::render_line_chart(chart));
-  }
-  // Fig. 9: per-dimension activity over time, one panel per scheduler.
-  {
-    std::vector<svg::LineChart> panels;
-    for (const auto& a : report.activity) {
-      if (a.scheduler == "ideal") continue;
-      svg::LineChart p;
-      p.title = fmt::format("{}: activity per dimension, {} AR, {} (Fig. 9)", a.scheduler,
-                            size_label(cfg.activity_size_bytes), cfg.activity_topology);
-      p.x_label = "time (us)";
-      p.y_label = "activity rate (%)";
-      p.step = true;
-      p.y_min = 0;
-      p.y_max = 100;
-      for (size_t d = 0; d < a.rate_per_dim.size(); ++d) {
-        svg::Series s{fmt::format("dim{}", d + 1), {}, {}};
-        for (size_t w = 0; w < a.rate_per_dim[d].size(); ++w) {
-          s.x.push_back(static_cast<double>(w) * a.window_ns / 1e3);
-          s.y.push_back(100 * a.rate_per_dim[d][w]);
-        }
-        p.series.push_back(s);
-      }
-      panels.push_back(p);
-    }
-    write("fig9_activity.svg", svg::render_panels(panels));
-  }
+  // What the figures need beyond the CSV: the Fig. 9 run and the study's parameters.
+  const nlohmann::json study = {{"chunks", cfg.chunks},
+                                {"sizes_bytes", cfg.sizes_bytes},
+                                {"schedulers", cfg.schedulers},
+                                {"sweep_topologies", cfg.sweep_topologies},
+                                {"sweep_chunks", cfg.sweep_chunks},
+                                {"sweep_size_bytes", cfg.sweep_size_bytes},
+                                {"activity_topology", cfg.activity_topology},
+                                {"activity_size_bytes", cfg.activity_size_bytes},
+                                {"activity_window_ns", cfg.activity_window_ns}};
+  write("study.json", study.dump(2) + "\n");
+
+  // Figs. 8-11 (python/chorus/plot/themis.py).
+  for (auto& f : draw_figures("themis", dir)) written.push_back(std::move(f));
   return written;
 }
 

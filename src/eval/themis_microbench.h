@@ -62,9 +62,10 @@ struct MicrobenchReport {
 using Progress = std::function<void(int, int, const std::string&)>;
 MicrobenchReport run_themis_microbench(const MicrobenchConfig& config, const Progress& progress = {});
 
-// Writes DIR/microbench.csv, DIR/summary.json, DIR/activity.csv and the figures
-// DIR/fig8_time.svg, DIR/fig9_activity.svg, DIR/fig10_chunks.svg, DIR/fig11_utilization.svg.
-// Returns the paths written.
+// Writes DIR/microbench.csv, DIR/summary.json, DIR/activity.csv, DIR/study.json (the config),
+// then has chorus.plot (core/plot_call.h, matplotlib) draw DIR/fig8_time_<size>MB.svg,
+// DIR/fig9_activity.svg, DIR/fig10_chunks.svg, DIR/fig11_utilization.svg. Returns the paths
+// written. Throws InputError if plotting fails (the data files are written by then).
 std::vector<std::string> write_microbench_outputs(const MicrobenchReport& report, const std::string& dir);
 
 // Human-readable tables (Fig. 8 times, Fig. 11 utilization, Fig. 10 sweep, headline).

@@ -6,7 +6,8 @@
 #include <map>
 
 #include "core/error.h"
-#include "core/svg_plot.h"
+#include "core/plot_call.h"
+#include "core/text_file.h"
 #include "net/presets.h"
 #include "sim/dag_executor.h"
 #include "workload/zoo.h"
@@ -85,7 +86,7 @@ std::vector<std::string> write_workload_outputs(const WorkloadStudy& study, cons
   std::vector<std::string> written;
   auto write = [&](const std::string& name, const std::string& content) {
     const std::string path = (std::filesystem::path(dir) / name).string();
-    svg::write_text_file(path, content);
+    write_text_file(path, content);
     written.push_back(path);
   };
   std::string csv =
@@ -101,26 +102,8 @@ std::vector<std::string> write_workload_outputs(const WorkloadStudy& study, cons
     sum += fmt::format("{},{},{:.4f},{:.4f},{},{:.4f}\n", s.workload, s.scheduler, s.mean_speedup, s.max_speedup,
                        s.max_at, s.mean_exposed_reduction);
   write("workloads_summary.csv", sum);
-  // Fig. 12 style: per workload, iteration time normalized to the baseline, per topology.
-  for (const auto& name : study.config.workloads) {
-    svg::BarChart chart;
-    chart.title = fmt::format("{}: iteration time normalized to baseline (Themis Fig. 12)", name);
-    chart.y_label = "normalized iteration time";
-    chart.series_names = study.config.schedulers;
-    for (const auto& net : study.config.topologies) {
-      chart.group_labels.push_back(net.name);
-      std::vector<double> values;
-      double b = 0;
-      for (const auto& r : study.rows)
-        if (r.workload == name && r.topology == net.name && r.scheduler == "baseline") b = r.iteration_time_ns;
-      for (const auto& s : study.config.schedulers)
-        for (const auto& r : study.rows)
-          if (r.workload == name && r.topology == net.name && r.scheduler == s)
-            values.push_back(b > 0 ? r.iteration_time_ns / b : 0.0);
-      chart.values.push_back(values);
-    }
-    write(fmt::format("fig12_{}.svg", name), svg::render_bar_chart(chart));
-  }
+  // Fig. 12, stacked bars (python/chorus/plot/themis_workloads.py).
+  for (auto& f : draw_figures("themis-workloads", dir)) written.push_back(std::move(f));
   return written;
 }
 

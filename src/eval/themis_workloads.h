@@ -39,8 +39,9 @@ struct WorkloadStudy {
 };
 
 WorkloadStudy run_themis_workloads(const WorkloadStudyConfig& config, const Progress& progress = {});
-// DIR/workloads.csv, DIR/workloads_summary.csv, DIR/fig12_<workload>.svg (normalized iteration
-// time per topology and scheduler). Returns the paths written.
+// DIR/workloads.csv, DIR/workloads_summary.csv, then (chorus.plot, matplotlib) the Fig. 12
+// stacked bars DIR/fig12_<workload>.svg and DIR/fig12.svg (all workloads). Returns the paths
+// written. Throws InputError if plotting fails (the data files are written by then).
 std::vector<std::string> write_workload_outputs(const WorkloadStudy& study, const std::string& dir);
 std::string format_workload_tables(const WorkloadStudy& study);
 

@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
-#include "core/svg_plot.h"
+#include "core/text_file.h"
 
 namespace chorus::rt {
 
@@ -79,7 +79,7 @@ std::vector<ThemisRealRow> run_themis_real(const ThemisRealOptions& o) {
   const std::size_t total = study_networks().size() * kSchedulers.size();
   for (const auto& net : study_networks()) {
     const std::string file = (std::filesystem::path(o.out) / "networks" / (net.name + ".yaml")).string();
-    svg::write_text_file(file, net.yaml);
+    write_text_file(file, net.yaml);
     for (const auto& sched : kSchedulers) {
       if (!o.quiet)
         std::fprintf(stderr, "[%zu/%zu] %s, %s on %d ranks ...\n", rows.size() + 1, total, net.name.c_str(), sched.c_str(), net.ranks);
@@ -102,33 +102,12 @@ std::vector<ThemisRealRow> run_themis_real(const ThemisRealOptions& o) {
       rows.push_back(r);
     }
   }
-  // CSV and plots.
+  // The CSV (the figures: apps/chorus/run_commands.cpp).
   std::string csv = "topology,scheduler,ranks,size_bytes,chunks,measured_ns,predicted_ns,ratio,check\n";
   for (const auto& r : rows)
     csv += fmt::format("{},{},{},{:.0f},{},{:.0f},{:.0f},{:.4f},{}\n", r.topology, r.scheduler, r.ranks, r.size_bytes, r.chunks,
                        r.measured_ns, r.predicted_ns, r.measured_ns / r.predicted_ns, r.check);
-  svg::write_text_file((std::filesystem::path(o.out) / "real_vs_sim.csv").string(), csv);
-  svg::BarChart times;
-  times.title = "All-reduce on emulated networks: measured (real ranks) vs predicted (simulator)";
-  times.y_label = "time (ms)";
-  times.series_names = {"measured", "predicted"};
-  svg::BarChart speedup;
-  speedup.title = "Speedup over baseline: measured vs predicted";
-  speedup.y_label = "speedup (x)";
-  speedup.series_names = {"measured", "predicted"};
-  std::map<std::string, const ThemisRealRow*> base;
-  for (const auto& r : rows)
-    if (r.scheduler == "baseline") base[r.topology] = &r;
-  for (const auto& r : rows) {
-    times.group_labels.push_back(r.topology + " " + r.scheduler);
-    times.values.push_back({r.measured_ns / 1e6, r.predicted_ns / 1e6});
-    if (r.scheduler == "baseline") continue;
-    const auto* b = base.at(r.topology);
-    speedup.group_labels.push_back(r.topology + " " + r.scheduler);
-    speedup.values.push_back({b->measured_ns / r.measured_ns, b->predicted_ns / r.predicted_ns});
-  }
-  svg::write_text_file((std::filesystem::path(o.out) / "real_vs_sim.svg").string(), svg::render_bar_chart(times, 1100));
-  svg::write_text_file((std::filesystem::path(o.out) / "speedup.svg").string(), svg::render_bar_chart(speedup, 1100));
+  write_text_file((std::filesystem::path(o.out) / "real_vs_sim.csv").string(), csv);
   return rows;
 }
 

@@ -24,7 +24,8 @@ struct ThemisRealRow {
   std::string check;
 };
 
-// Runs the study (spawning this executable), writes its files, returns the rows.
+// Runs the study (spawning this executable), writes real_vs_sim.csv and networks/, returns the
+// rows. The figures are drawn separately: draw_figures("themis-real", out) (core/plot_call.h).
 std::vector<ThemisRealRow> run_themis_real(const ThemisRealOptions& options);
 
 // The rows as a table, with the Themis+SCF speedup over baseline, measured and predicted.

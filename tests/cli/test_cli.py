@@ -7,6 +7,7 @@ import subprocess
 import sys
 import tempfile
 import unittest
+import xml.etree.ElementTree as ET
 
 CHORUS = sys.argv.pop(1) if len(sys.argv) > 1 else "chorus"
 
@@ -240,6 +241,11 @@ class SimWorkload(unittest.TestCase):
             self.assertIn(needle, r.stderr, args)
 
 
+def assert_svg(test, path):
+    """An SVG document (matplotlib's, with an XML prolog) whose root is <svg>."""
+    test.assertEqual(ET.parse(path).getroot().tag, "{http://www.w3.org/2000/svg}svg", path)
+
+
 class Reproduce(unittest.TestCase):
     def test_reproduce_themis_writes_csv_and_plots(self):
         with tempfile.TemporaryDirectory() as d:
@@ -253,8 +259,7 @@ class Reproduce(unittest.TestCase):
                 self.assertIn(col, header)
             self.assertEqual(len(rows), 6 * 4 * 4 + 2 * 8 * 4)
             for fig in ("fig8_time_1000MB.svg", "fig9_activity.svg", "fig10_chunks.svg", "fig11_utilization.svg"):
-                with open(os.path.join(d, fig)) as f:
-                    self.assertTrue(f.read().startswith("<svg"), fig)
+                assert_svg(self, os.path.join(d, fig))
 
     def test_reproduce_themis_workloads(self):
         with tempfile.TemporaryDirectory() as a, tempfile.TemporaryDirectory() as b:
@@ -269,9 +274,8 @@ class Reproduce(unittest.TestCase):
                 self.assertIn(col, header)
             self.assertEqual(len(rows), 4 * 6 * 4)
             self.assertEqual({r["workload"] for r in rows}, {"resnet152", "gnmt", "dlrm", "transformer-1t"})
-            for fig in ("fig12_resnet152.svg", "fig12_transformer-1t.svg"):
-                with open(os.path.join(a, fig)) as f:
-                    self.assertTrue(f.read().startswith("<svg"), fig)
+            for fig in ("fig12.svg", "fig12_resnet152.svg", "fig12_transformer-1t.svg"):
+                assert_svg(self, os.path.join(a, fig))
             self.assertEqual(chorus("reproduce", "themis-workloads", "-q", "--iterations", "1", "--out", b).returncode, 0)
             with open(os.path.join(a, "workloads.csv")) as fa, open(os.path.join(b, "workloads.csv")) as fb:
                 self.assertEqual(fa.read(), fb.read())
@@ -283,6 +287,17 @@ class Reproduce(unittest.TestCase):
             for name in ("microbench.csv", "fig10_chunks.svg"):
                 with open(os.path.join(a, name)) as fa, open(os.path.join(b, name)) as fb:
                     self.assertEqual(fa.read(), fb.read(), name)
+
+    def test_reproduce_without_plotting_interpreter_exits_2_after_the_data(self):
+        with tempfile.TemporaryDirectory() as d:
+            env = dict(os.environ, CHORUS_PLOT_PYTHON="/nonexistent/python3")
+            r = subprocess.run([CHORUS, "reproduce", "themis-workloads", "-q", "--iterations", "1", "--out", d],
+                               capture_output=True, text=True, timeout=120, env=env)
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertIn("cannot start '/nonexistent/python3'", r.stderr)
+            self.assertIn("python3-matplotlib", r.stderr)
+            self.assertTrue(os.path.exists(os.path.join(d, "workloads.csv")))
+            self.assertFalse(os.path.exists(os.path.join(d, "fig12.svg")))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,50 @@
+"""python3 -m chorus.plot STUDY DIR: draw the figures of a `chorus reproduce` study from the CSV/JSON
+files in DIR, writing the SVG files next to them. Prints the path of each figure written.
+Exit status: 0, or 2 for missing or malformed input (the message names the file, line and column)."""
+import argparse
+import os
+import sys
+
+STUDIES = {
+    "themis": ("chorus.plot.themis", "Themis Figs. 8-11 from microbench.csv, activity.csv, study.json"),
+    "themis-workloads": ("chorus.plot.themis_workloads", "Themis Fig. 12 (stacked bars) from workloads.csv"),
+    "themis-real": ("chorus.plot.themis_real", "real_vs_sim.svg and speedup.svg from real_vs_sim.csv"),
+}
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python3 -m chorus.plot", description=__doc__.split("\n")[0],
+                                     epilog="Needs matplotlib (Debian: python3-matplotlib; scripts/install-deps.sh).")
+    sub = parser.add_subparsers(dest="study", required=True, metavar="STUDY")
+    for name, (_, help_text) in STUDIES.items():
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        p.add_argument("dir", help="the study's output directory (chorus reproduce ... --out DIR)")
+        p.add_argument("-q", "--quiet", action="store_true", help="do not print the files written")
+    args = parser.parse_args(argv)
+    try:
+        import importlib
+        module = importlib.import_module(STUDIES[args.study][0])
+    except ImportError as e:
+        print(f"chorus.plot: cannot import matplotlib with {sys.executable} ({e}); "
+              "install python3-matplotlib (scripts/install-deps.sh)", file=sys.stderr)
+        return 2
+    from chorus.plot._common import PlotInputError, save
+    try:
+        if not os.path.isdir(args.dir):
+            raise PlotInputError(f"{args.dir}: not a directory")
+        for name, fig in module.figures(module.load(args.dir)):
+            path = os.path.join(args.dir, name)
+            try:
+                save(fig, path)
+            except OSError as e:
+                raise PlotInputError(f"{path}: cannot write: {e.strerror}") from None
+            if not args.quiet:
+                print(path)
+    except PlotInputError as e:
+        print(f"chorus.plot {args.study}: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

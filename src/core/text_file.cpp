@@ -1,0 +1,35 @@
+#include "core/text_file.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <system_error>
+
+#include "core/error.h"
+
+namespace chorus {
+
+void write_text_file(const std::string& path, const std::string& content) {
+  errno = 0;
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (f == nullptr) {
+    const int err = errno;
+    throw InputError(path, "cannot open for writing: " +
+                               (err != 0 ? std::generic_category().message(err) : std::string("unknown error")));
+  }
+  bool ok = content.empty() || std::fwrite(content.data(), 1, content.size(), f) == content.size();
+  int err = ok ? 0 : errno;
+  if (std::fflush(f) != 0 && ok) {
+    ok = false;
+    err = errno;
+  }
+  if (std::fclose(f) != 0 && ok) {
+    ok = false;
+    err = errno;
+  }
+  if (!ok) {
+    throw InputError(path, "cannot write: " +
+                               (err != 0 ? std::generic_category().message(err) : std::string("write failed")));
+  }
+}
+
+}  // namespace chorus

@@ -1,0 +1,259 @@
+#!/usr/bin/env python3
+"""chorus.plot (python/chorus/plot) on small hand-written CSVs: what is drawn (bar heights, stacked
+segments, lines, legend labels, panels) equals values worked out by hand from the CSV; malformed
+input exits with status 2 naming the file, line and column; the same CSV gives byte-identical SVG.
+
+usage: test_plot.py   (with an interpreter that has matplotlib: python3-matplotlib)
+"""
+import contextlib
+import io
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+import xml.etree.ElementTree as ET
+
+PYTHON_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python")
+sys.path.insert(0, PYTHON_DIR)
+
+from chorus.plot import themis, themis_real, themis_workloads  # noqa: E402
+from chorus.plot.__main__ import main as plot_main  # noqa: E402
+
+# Two topologies x two sizes x two schedulers at 4 chunks, a chunk sweep on A, an activity trace.
+MICROBENCH = """study,topology,size_bytes,scheduler,chunks,time_ns,ideal_time_ns,avg_bw_utilization
+sizes,A,100000000,baseline,4,2500000.000,1000000.000,0.500000
+sizes,A,100000000,themis-scf,4,1250000.000,1000000.000,0.900000
+sizes,B,100000000,baseline,4,4000000.000,1000000.000,0.700000
+sizes,B,100000000,themis-scf,4,2000000.000,1000000.000,0.800000
+sizes,A,1000000000,baseline,4,25000000.000,10000000.000,0.400000
+sizes,A,1000000000,themis-scf,4,12500000.000,10000000.000,1.000000
+sizes,B,1000000000,baseline,4,40000000.000,10000000.000,0.600000
+sizes,B,1000000000,themis-scf,4,20000000.000,10000000.000,0.950000
+chunk_sweep,A,100000000,baseline,2,2500000.000,1000000.000,0.300000
+chunk_sweep,A,100000000,themis-scf,2,2500000.000,1000000.000,0.600000
+chunk_sweep,A,100000000,ideal,2,1000000.000,1000000.000,1.000000
+chunk_sweep,A,100000000,baseline,8,2500000.000,1000000.000,0.350000
+chunk_sweep,A,100000000,themis-scf,8,2500000.000,1000000.000,0.850000
+chunk_sweep,A,100000000,ideal,8,1000000.000,1000000.000,1.000000
+"""
+ACTIVITY = """scheduler,dim,window_start_ns,activity_rate
+baseline,1,0,1.0000
+baseline,1,100000,0.5000
+baseline,2,0,0.2500
+baseline,2,100000,0.0000
+themis-scf,1,0,1.0000
+themis-scf,2,0,1.0000
+ideal,1,0,1.0000
+"""
+STUDY = '{"activity_topology": "A", "activity_size_bytes": 1e9}\n'
+
+# w1 on T: baseline 10 ms = 2 + 4 + 3 + 1; themis-scf 8 ms = 2 + 4 + 1 + 0.5 and 0.5 outside the
+# four parts. w2 on T and U, parts add up.
+WORKLOADS = """workload,topology,scheduler,iteration_time_ns,compute_ns,forward_compute_ns,backward_compute_ns,exposed_comm_ns,exposed_dp_comm_ns,exposed_mp_comm_ns,avg_bw_utilization
+w1,T,baseline,10000000.000,6000000.000,2000000.000,4000000.000,4000000.000,3000000.000,1000000.000,0.5
+w1,T,themis-scf,8000000.000,6500000.000,2000000.000,4000000.000,1500000.000,1000000.000,500000.000,0.9
+w2,T,baseline,4000000.000,3000000.000,1000000.000,2000000.000,1000000.000,1000000.000,0.000,0.5
+w2,T,themis-scf,3000000.000,3000000.000,1000000.000,2000000.000,0.000,0.000,0.000,0.9
+w2,U,baseline,5000000.000,3000000.000,1000000.000,2000000.000,2000000.000,1500000.000,500000.000,0.5
+w2,U,themis-scf,4000000.000,3000000.000,1000000.000,2000000.000,1000000.000,500000.000,500000.000,0.9
+"""
+REAL = """topology,scheduler,ranks,size_bytes,chunks,measured_ns,predicted_ns,ratio,check
+N,baseline,4,65536,2,4000000,5000000,0.8000,passed
+N,themis-scf,4,65536,2,2000000,4000000,0.5000,passed
+"""
+
+
+def write(directory, files):
+    for name, text in files.items():
+        with open(os.path.join(directory, name), "w") as f:
+            f.write(text)
+
+
+def by_name(pairs):
+    return dict(pairs)
+
+
+def bars(ax, label):
+    """Heights of the bars of the legend entry `label` on `ax`."""
+    for c in ax.containers:
+        if c.get_label() == label:
+            return [round(p.get_height(), 9) for p in c.patches]
+    raise AssertionError(f"no bars labelled {label}: {[c.get_label() for c in ax.containers]}")
+
+
+def run_cli(*args):
+    env = dict(os.environ, PYTHONPATH=PYTHON_DIR)
+    return subprocess.run([sys.executable, "-m", "chorus.plot", *args], capture_output=True, text=True, env=env,
+                          timeout=60)
+
+
+class Themis(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        with tempfile.TemporaryDirectory() as d:
+            write(d, {"microbench.csv": MICROBENCH, "activity.csv": ACTIVITY, "study.json": STUDY})
+            cls.figs = by_name(themis.figures(themis.load(d)))
+
+    def test_files(self):
+        self.assertEqual(sorted(self.figs), sorted(["fig8_time_100MB.svg", "fig8_time_1000MB.svg",
+                                                    "fig11_utilization.svg", "fig10_chunks.svg", "fig9_activity.svg"]))
+
+    def test_fig8_bar_heights_are_times_in_ms(self):
+        ax = self.figs["fig8_time_100MB.svg"].axes[0]
+        self.assertEqual(bars(ax, "baseline"), [2.5, 4.0])      # A, B
+        self.assertEqual(bars(ax, "themis-scf"), [1.25, 2.0])
+        self.assertEqual([t.get_text() for t in ax.get_xticklabels()], ["A", "B"])
+        self.assertIn("Fig. 8", ax.get_title())
+        self.assertIn("100 MB", ax.get_title())
+        self.assertEqual(ax.get_ylabel(), "time (ms)")
+        self.assertEqual(bars(self.figs["fig8_time_1000MB.svg"].axes[0], "baseline"), [25.0, 40.0])
+
+    def test_fig11_mean_utilization_over_topologies(self):
+        ax = self.figs["fig11_utilization.svg"].axes[0]
+        self.assertEqual(bars(ax, "baseline"), [60.0, 50.0])      # (50+70)/2, (40+60)/2
+        self.assertEqual(bars(ax, "themis-scf"), [85.0, 97.5])    # (90+80)/2, (100+95)/2
+        self.assertEqual([t.get_text() for t in ax.get_xticklabels()], ["100 MB", "1 GB"])
+
+    def test_fig10_lines_without_ideal(self):
+        ax = self.figs["fig10_chunks.svg"].axes[0]
+        lines = {l.get_label(): (list(l.get_xdata()), list(l.get_ydata())) for l in ax.get_lines()}
+        self.assertEqual(sorted(lines), ["A baseline", "A themis-scf"])
+        self.assertEqual(lines["A themis-scf"], ([2, 8], [60.0, 85.0]))
+        self.assertEqual(ax.get_xscale(), "log")
+
+    def test_fig9_one_panel_per_scheduler_but_ideal(self):
+        axes = self.figs["fig9_activity.svg"].axes
+        self.assertEqual(len(axes), 2)
+        self.assertIn("baseline", axes[0].get_title())
+        self.assertIn("1 GB", axes[0].get_title())
+        dim2 = [l for l in axes[0].get_lines() if l.get_label() == "dim2"][0]
+        self.assertEqual(list(dim2.get_xdata()), [0.0, 100.0])  # us
+        self.assertEqual(list(dim2.get_ydata()), [25.0, 0.0])
+        self.assertEqual(axes[1].get_xlabel(), "time (us)")
+
+
+class Workloads(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        with tempfile.TemporaryDirectory() as d:
+            write(d, {"workloads.csv": WORKLOADS})
+            cls.figs = by_name(themis_workloads.figures(themis_workloads.load(d)))
+
+    def segments(self, ax):
+        return {p.get_gid(): (round(p.get_y(), 9), round(p.get_height(), 9)) for p in ax.patches if p.get_gid()}
+
+    def test_files_and_panels(self):
+        self.assertEqual(sorted(self.figs), ["fig12.svg", "fig12_w1.svg", "fig12_w2.svg"])
+        self.assertEqual(len(self.figs["fig12.svg"].axes), 2)
+        self.assertEqual([a.get_title() for a in self.figs["fig12.svg"].axes],
+                         ["w1 (Themis Fig. 12)", "w2 (Themis Fig. 12)"])
+
+    def test_stacks_are_the_parts_over_the_baseline(self):
+        seg = self.segments(self.figs["fig12_w1.svg"].axes[0])
+        # (bottom, height), divided by the baseline's 10 ms
+        self.assertEqual(seg["T|baseline|forward compute"], (0.0, 0.2))
+        self.assertEqual(seg["T|baseline|backward compute"], (0.2, 0.4))
+        self.assertEqual(seg["T|baseline|exposed DP comm"], (0.6, 0.3))
+        self.assertEqual(seg["T|baseline|exposed MP comm"], (0.9, 0.1))
+        self.assertEqual(seg["T|baseline|optimizer / other"], (1.0, 0.0))
+        self.assertEqual(seg["T|themis-scf|exposed DP comm"], (0.6, 0.1))
+        self.assertEqual(seg["T|themis-scf|exposed MP comm"], (0.7, 0.05))
+        self.assertEqual(seg["T|themis-scf|optimizer / other"], (0.75, 0.05))
+        self.assertEqual(len(seg), 2 * 5)
+
+    def test_second_topology_normalized_to_its_own_baseline(self):
+        seg = self.segments(self.figs["fig12_w2.svg"].axes[0])
+        self.assertEqual(len(seg), 2 * 2 * 4)  # no "other" in w2
+        self.assertEqual(seg["U|themis-scf|exposed DP comm"], (0.6, 0.1))   # 0.5 ms / 5 ms
+        self.assertEqual(seg["U|themis-scf|exposed MP comm"], (0.7, 0.1))
+        self.assertEqual(seg["T|baseline|exposed DP comm"], (0.75, 0.25))   # 1 ms / 4 ms
+
+    def test_legend(self):
+        four = ["forward compute", "backward compute", "exposed DP comm", "exposed MP comm"]
+        legend = lambda fig: [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+        self.assertEqual(legend(self.figs["fig12_w2.svg"]), four)
+        self.assertEqual(legend(self.figs["fig12_w1.svg"]), four + ["optimizer / other"])
+        self.assertEqual(legend(self.figs["fig12.svg"]), four + ["optimizer / other"])
+
+    def test_bar_labels(self):
+        ax = self.figs["fig12_w2.svg"].axes[0]
+        self.assertEqual([t.get_text() for t in ax.get_xticklabels()], ["base", "scf", "base", "scf"])
+
+
+class Real(unittest.TestCase):
+    def test_times_and_speedups(self):
+        with tempfile.TemporaryDirectory() as d:
+            write(d, {"real_vs_sim.csv": REAL})
+            figs = by_name(themis_real.figures(themis_real.load(d)))
+        ax = figs["real_vs_sim.svg"].axes[0]
+        self.assertEqual(bars(ax, "measured (real ranks)"), [4.0, 2.0])
+        self.assertEqual(bars(ax, "predicted (simulator)"), [5.0, 4.0])
+        ax = figs["speedup.svg"].axes[0]
+        self.assertEqual(bars(ax, "measured (real ranks)"), [2.0])
+        self.assertEqual(bars(ax, "predicted (simulator)"), [1.25])
+
+
+class Cli(unittest.TestCase):
+    def test_help(self):
+        r = run_cli("--help")
+        self.assertEqual(r.returncode, 0)
+        for study in ("themis", "themis-workloads", "themis-real"):
+            self.assertIn(study, r.stdout)
+
+    def test_writes_svg_and_is_deterministic(self):
+        with tempfile.TemporaryDirectory() as a, tempfile.TemporaryDirectory() as b:
+            for d in (a, b):
+                write(d, {"workloads.csv": WORKLOADS, "real_vs_sim.csv": REAL, "microbench.csv": MICROBENCH,
+                          "activity.csv": ACTIVITY, "study.json": STUDY})
+                for study in ("themis", "themis-workloads", "themis-real"):
+                    r = run_cli(study, d)
+                    self.assertEqual(r.returncode, 0, r.stderr)
+            names = sorted(n for n in os.listdir(a) if n.endswith(".svg"))
+            self.assertEqual(len(names), 5 + 3 + 2)
+            for n in names:
+                with open(os.path.join(a, n), "rb") as fa, open(os.path.join(b, n), "rb") as fb:
+                    data = fa.read()
+                    self.assertEqual(data, fb.read(), n)
+                self.assertEqual(ET.fromstring(data).tag, "{http://www.w3.org/2000/svg}svg", n)
+
+    def bad(self, study, files, *needles):
+        """The CLI's main() in this process (a subprocess per case would start matplotlib each time)."""
+        with tempfile.TemporaryDirectory() as d:
+            write(d, files)
+            err = io.StringIO()
+            with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+                status = plot_main([study, d])
+            self.assertEqual(status, 2, err.getvalue())
+            for needle in needles:
+                self.assertIn(needle, err.getvalue())
+            self.assertEqual([n for n in os.listdir(d) if n.endswith(".svg")], [])
+
+    def test_missing_column(self):
+        lines = WORKLOADS.splitlines()
+        lines[0] = lines[0].replace(",exposed_mp_comm_ns", ",exposed_mp")
+        self.bad("themis-workloads", {"workloads.csv": "\n".join(lines) + "\n"},
+                 "workloads.csv: line 1: missing column 'exposed_mp_comm_ns'")
+
+    def test_bad_number(self):
+        text = MICROBENCH.replace("sizes,A,100000000,themis-scf,4,1250000.000", "sizes,A,100000000,themis-scf,4,fast")
+        self.bad("themis", {"microbench.csv": text, "activity.csv": ACTIVITY, "study.json": STUDY},
+                 "microbench.csv: line 3: column 'time_ns': 'fast' is not a number")
+
+    def test_short_row(self):
+        self.bad("themis-real", {"real_vs_sim.csv": REAL + "N,themis-fifo,4\n"}, "real_vs_sim.csv: line 4: 3 fields")
+
+    def test_missing_file_and_json_field(self):
+        self.bad("themis-real", {}, "real_vs_sim.csv: cannot read")
+        self.bad("themis", {"microbench.csv": MICROBENCH, "activity.csv": ACTIVITY, "study.json": "{}"},
+                 "study.json: missing field 'activity_topology'")
+        self.bad("themis", {"microbench.csv": MICROBENCH, "activity.csv": ACTIVITY, "study.json": "{\n  x"},
+                 "study.json: line 2: column 3")
+
+    def test_no_baseline(self):
+        text = "\n".join(l for l in WORKLOADS.splitlines() if not l.startswith("w2,U,baseline")) + "\n"
+        self.bad("themis-workloads", {"workloads.csv": text}, "w2 on U: no baseline row")
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
