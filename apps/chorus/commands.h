@@ -11,5 +11,6 @@ void register_reproduce_commands(CLI::App& app);  // chorus reproduce ...
 void register_rt_commands(CLI::App& app);         // chorus launch | bench | tune (runtime)
 void register_run_commands(CLI::App& app);        // chorus run collective | schedule
 void register_reproduce_real_command(CLI::App& reproduce);  // chorus reproduce themis-real
+void register_topo_commands(CLI::App& app);       // chorus topo ... (TopoOpt)
 
 }  // namespace chorus::cli

@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   chorus::cli::register_sim_commands(app);
   chorus::cli::register_reproduce_commands(app);
+  chorus::cli::register_topo_commands(app);
 #ifdef CHORUS_HAVE_RT
   chorus::cli::register_rt_commands(app);
   chorus::cli::register_run_commands(app);

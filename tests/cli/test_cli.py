@@ -246,6 +246,29 @@ def assert_svg(test, path):
     test.assertEqual(ET.parse(path).getroot().tag, "{http://www.w3.org/2000/svg}svg", path)
 
 
+class Topo(unittest.TestCase):
+    def test_totient_json_has_the_papers_rings(self):
+        r = chorus("topo", "totient", "--n", "12", "--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(json.loads(r.stdout), {"n": 12, "generators": [1, 5, 7, 11]})
+
+    def test_routes_json(self):
+        r = chorus("topo", "routes", "--n", "12", "--coins", "5,1", "--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        j = json.loads(r.stdout)
+        self.assertEqual(j["coins"], [1, 5])
+        by_distance = {x["distance"]: x for x in j["routes"]}
+        self.assertEqual(by_distance[10]["hops"], 2)  # 5 + 5, by hand
+        self.assertEqual(by_distance[10]["coins"], [5, 5])
+
+    def test_bad_input_exits_2_naming_the_option(self):
+        for args, needle in ((["totient", "--n", "0"], "--n"), (["routes", "--coins", "1,x"], "--coins"),
+                             (["routes", "--n", "12", "--coins", "12"], "coin 12")):
+            r = chorus("topo", *args)
+            self.assertEqual(r.returncode, 2, (args, r.stderr))
+            self.assertIn(needle, r.stderr)
+
+
 class Reproduce(unittest.TestCase):
     def test_reproduce_themis_writes_csv_and_plots(self):
         with tempfile.TemporaryDirectory() as d:
