@@ -14,6 +14,7 @@ PACKAGES=(
   iproute2 util-linux   # multi-host test: network namespaces (ip netns), host names (unshare --uts)
   libgloo-dev           # runtime backend "gloo"
   python3-matplotlib    # the figures of `chorus reproduce` (python/chorus/plot)
+  liblemon-dev          # TopoOpt: maximum-weight matching (Edmonds' Blossom) in TopologyFinder
 )
 missing=()
 for p in "${PACKAGES[@]}"; do

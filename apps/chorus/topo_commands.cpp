@@ -6,12 +6,34 @@
 #include "core/error.h"
 #include "core/split.h"
 #include "topoopt/coin_change_mod.h"
+#include "topoopt/topology_finder.h"
 #include "topoopt/totient_perms.h"
 
 namespace chorus::cli {
 
+namespace {
+
+nlohmann::json topology_json(const topoopt::Topology& t) {
+  nlohmann::json j{{"servers", t.servers}, {"degree", t.degree}, {"degree_allreduce", t.degree_allreduce},
+                   {"degree_mp", t.degree_mp}, {"edges", t.edges}, {"allreduce", nlohmann::json::array()},
+                   {"matchings", t.matchings}, {"routes", nlohmann::json::array()}, {"mp_hops", nlohmann::json::array()},
+                   {"mp_bytes", t.mp_bytes}, {"mp_direct_bytes", t.mp_direct_bytes},
+                   {"mp_satisfied_fraction", t.mp_bytes > 0 ? t.mp_direct_bytes / t.mp_bytes : 1.0},
+                   {"mp_mean_hops", t.mp_bytes > 0 ? t.mp_byte_hops / t.mp_bytes : 0.0}};
+  for (const auto& g : t.allreduce)
+    j["allreduce"].push_back({{"group", g.group}, {"servers", g.servers}, {"degree", g.degree}, {"generators", g.generators},
+                              {"mp_satisfied_bytes", g.mp_satisfied_bytes}, {"max_hops", g.max_hops}});
+  for (const auto& r : t.mp_routes) {
+    j["routes"].push_back({{"src", r.src}, {"dst", r.dst}, {"bytes", r.bytes}, {"path", r.path}});
+    j["mp_hops"].push_back(r.hops());
+  }
+  return j;
+}
+
+}  // namespace
+
 void register_topo_commands(CLI::App& app) {
-  auto* topo = app.add_subcommand("topo", "TopoOpt: topologies for direct-connect fabrics (building blocks so far)");
+  auto* topo = app.add_subcommand("topo", "TopoOpt: topologies for direct-connect fabrics (docs/topoopt.md)");
   topo->require_subcommand(1);
 
   struct TotientArgs {
@@ -71,6 +93,47 @@ void register_topo_commands(CLI::App& app) {
       const int h = cr.hops[static_cast<std::size_t>(d)];
       fmt::print("{:>8} {:>5}  {}\n", d, h < 0 ? std::string("-") : std::to_string(h), fmt::join(cr.route[static_cast<std::size_t>(d)], " + "));
     }
+  });
+  struct FindArgs {
+    int servers = 0;
+    int degree = 4;
+    std::string workload;
+    std::string traffic;
+    bool primes = false;
+    bool json = false;
+  };
+  static FindArgs f;
+  auto* find = topo->add_subcommand("find", "TopologyFinder (Algorithm 1): a direct-connect topology and routing for a job's AllReduce and model-parallel traffic");
+  find->add_option("--servers", f.servers, "Servers (default: the built-in workload's; required with --traffic)");
+  find->add_option("--degree", f.degree, "Interfaces per server, d")->capture_default_str();
+  auto* w = find->add_option("--workload", f.workload, "Built-in traffic: dlrm-example (Sec. 2.2: 16 servers, E0..E3 on S0, S3, S8, S13)");
+  auto* tr = find->add_option("--traffic", f.traffic, "Traffic file: {\"allreduce_groups\": [{\"servers\": [..], \"bytes\": B}], \"mp\": [[src, dst, bytes], ...]}");
+  w->excludes(tr);
+  find->add_flag("--primes", f.primes, "TotientPerms candidates: only 1 and primes (large groups)");
+  find->add_flag("--json", f.json, "Print the topology as JSON (edges, routes, mp_hops, satisfied demand)");
+  find->callback([] {
+    if (f.workload.empty() == f.traffic.empty()) throw InputError("--workload", "give a built-in workload (--workload NAME) or a traffic file (--traffic FILE)");
+    if (!f.traffic.empty() && f.servers == 0) throw InputError("--servers", "required with --traffic");
+    if (f.servers < 0 || f.servers > 100000) throw InputError("--servers", fmt::format("must be in 2..100000, got {}", f.servers));
+    if (f.degree < 1 || f.degree > 1024) throw InputError("--degree", fmt::format("must be in 1..1024, got {}", f.degree));
+    const auto traffic = f.traffic.empty() ? topoopt::builtin_traffic(f.workload, f.servers) : topoopt::load_traffic_file(f.traffic, f.servers);
+    const auto found = topoopt::topology_finder(traffic.servers, f.degree, traffic, {f.primes});
+    if (f.json) {
+      fmt::print("{}\n", topology_json(found).dump());
+      return;
+    }
+    fmt::print("{} servers, degree {}: {} for AllReduce, {} for model parallelism; {} directed links\n", found.servers, found.degree,
+               found.degree_allreduce, found.degree_mp, found.edges.size());
+    for (const auto& g : found.allreduce)
+      fmt::print("  {} ({} servers): rings p = {}; at most {} hops between members; {:.4g} MP bytes on their links\n",
+                 g.group < 0 ? std::string("connectivity ring") : fmt::format("AllReduce group {}", g.group), g.servers.size(),
+                 fmt::join(g.generators, ", "), g.max_hops, g.mp_satisfied_bytes);
+    for (std::size_t i = 0; i < found.matchings.size(); ++i) fmt::print("  matching {}: {} server pairs\n", i + 1, found.matchings[i].size());
+    int max_hops = 0;
+    for (const auto& route : found.mp_routes) max_hops = std::max(max_hops, route.hops());
+    fmt::print("model-parallel: {} transfers, {:.4g} bytes, {:.1f}% on a direct link, {:.3f} hops per byte on average, at most {} hops\n",
+               found.mp_routes.size(), found.mp_bytes, found.mp_bytes > 0 ? 100.0 * found.mp_direct_bytes / found.mp_bytes : 100.0,
+               found.mp_bytes > 0 ? found.mp_byte_hops / found.mp_bytes : 0.0, max_hops);
   });
 }
 

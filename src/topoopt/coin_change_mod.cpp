@@ -7,6 +7,33 @@
 
 namespace chorus::topoopt {
 
+namespace {
+
+// Round h extends every distance reached in h - 1 hops by one coin (Algorithm 3's relaxation,
+// done frontier by frontier); the smallest coin wins ties, so routes are deterministic.
+// last[t]: the last coin of the best route to t. `coins` ascending.
+void relax(int n, const std::vector<int>& coins, std::vector<int>& hops, std::vector<int>* last) {
+  hops.assign(static_cast<std::size_t>(n), -1);
+  if (last) last->assign(static_cast<std::size_t>(n), 0);
+  hops[0] = 0;
+  std::vector<int> frontier = {0}, next;
+  for (int h = 1; !frontier.empty(); ++h) {
+    next.clear();
+    for (int t : frontier)
+      for (int c : coins) {
+        const int u = (t + c) % n;
+        if (hops[static_cast<std::size_t>(u)] >= 0) continue;
+        hops[static_cast<std::size_t>(u)] = h;
+        if (last) (*last)[static_cast<std::size_t>(u)] = c;
+        next.push_back(u);
+      }
+    std::sort(next.begin(), next.end());
+    std::swap(frontier, next);
+  }
+}
+
+}  // namespace
+
 CoinRoutes coin_change_mod(int n, std::vector<int> coins) {
   if (n < 1) throw InputError("coins", fmt::format("a group has at least 1 server, got {}", n));
   std::sort(coins.begin(), coins.end());
@@ -16,25 +43,8 @@ CoinRoutes coin_change_mod(int n, std::vector<int> coins) {
   CoinRoutes r;
   r.n = n;
   r.coins = coins;
-  r.hops.assign(static_cast<std::size_t>(n), -1);
-  std::vector<int> last(static_cast<std::size_t>(n), 0);  // the last coin of the best route to t
-  r.hops[0] = 0;
-  // Round h extends every distance reached in h - 1 hops by one coin (Algorithm 3's relaxation,
-  // done frontier by frontier); the smallest coin wins ties, so routes are deterministic.
-  std::vector<int> frontier = {0};
-  for (int h = 1; !frontier.empty(); ++h) {
-    std::vector<int> next;
-    for (int t : frontier)
-      for (int c : coins) {
-        const int u = (t + c) % n;
-        if (r.hops[static_cast<std::size_t>(u)] >= 0) continue;
-        r.hops[static_cast<std::size_t>(u)] = h;
-        last[static_cast<std::size_t>(u)] = c;
-        next.push_back(u);
-      }
-    std::sort(next.begin(), next.end());
-    frontier = std::move(next);
-  }
+  std::vector<int> last;
+  relax(n, coins, r.hops, &last);
   r.route.assign(static_cast<std::size_t>(n), {});
   for (int t = 1; t < n; ++t) {
     if (r.hops[static_cast<std::size_t>(t)] < 0) continue;
@@ -43,6 +53,15 @@ CoinRoutes coin_change_mod(int n, std::vector<int> coins) {
     std::reverse(seq.begin(), seq.end());
   }
   return r;
+}
+
+std::vector<int> coin_change_hops(int n, const std::vector<int>& coins) {
+  auto sorted = coins;
+  std::sort(sorted.begin(), sorted.end());
+  sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+  std::vector<int> hops;
+  relax(n, sorted, hops, nullptr);
+  return hops;
 }
 
 std::vector<int> CoinRoutes::path(int from, int to) const {

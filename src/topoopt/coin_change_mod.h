@@ -23,4 +23,7 @@ struct CoinRoutes {
 // Throws InputError for n < 1 or a coin outside [1, n).
 CoinRoutes coin_change_mod(int n, std::vector<int> coins);
 
+// Only CoinRoutes::hops (no routes), for scoring many coin sets; coins valid, in any order.
+std::vector<int> coin_change_hops(int n, const std::vector<int>& coins);
+
 }  // namespace chorus::topoopt

@@ -268,6 +268,46 @@ class Topo(unittest.TestCase):
             self.assertEqual(r.returncode, 2, (args, r.stderr))
             self.assertIn(needle, r.stderr)
 
+    def test_find_dlrm_example_json(self):
+        r = chorus("topo", "find", "--workload", "dlrm-example", "--degree", "6", "--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        j = json.loads(r.stdout)
+        out, into = [0] * 16, [0] * 16
+        for u, v in j["edges"]:
+            out[u] += 1
+            into[v] += 1
+        self.assertLessEqual(max(out + into), 6)
+        edges = {tuple(e) for e in j["edges"]}
+        self.assertEqual(len(j["routes"]), 108)  # 4 tables x 15 servers x 2 directions, 12 pairs twice
+        self.assertEqual(len(j["mp_hops"]), len(j["routes"]))
+        for route, hops in zip(j["routes"], j["mp_hops"]):
+            path = route["path"]
+            self.assertEqual((path[0], path[-1]), (route["src"], route["dst"]))
+            self.assertEqual(hops, len(path) - 1)
+            for a, b in zip(path, path[1:]):
+                self.assertIn((a, b), edges)
+        direct = sum(x["bytes"] for x, h in zip(j["routes"], j["mp_hops"]) if h == 1)
+        self.assertAlmostEqual(j["mp_direct_bytes"], direct)
+        self.assertAlmostEqual(j["mp_satisfied_fraction"], direct / 3.84e9)
+
+    def test_find_bad_traffic_names_the_field(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "t.json")
+            for text, needle in (('{"mp": [[0, 16, 5]]}', "mp[0][1]"),
+                                 ('{"allreduce_groups": [{"servers": [1, 1], "bytes": 3}]}', "servers[1]"),
+                                 ('{"mp": [[0, 1, 5]', "invalid JSON")):
+                with open(path, "w") as f:
+                    f.write(text)
+                r = chorus("topo", "find", "--traffic", path, "--servers", "16")
+                self.assertEqual(r.returncode, 2, (text, r.stderr))
+                self.assertIn(needle, r.stderr)
+        for args, needle in ((["--workload", "dlrm-example", "--servers", "8"], "--servers"),
+                             (["--workload", "nope"], "nope"), ([], "--workload"),
+                             (["--workload", "dlrm-example", "--degree", "0"], "--degree")):
+            r = chorus("topo", "find", *args)
+            self.assertEqual(r.returncode, 2, (args, r.stderr))
+            self.assertIn(needle, r.stderr)
+
 
 class Reproduce(unittest.TestCase):
     def test_reproduce_themis_writes_csv_and_plots(self):

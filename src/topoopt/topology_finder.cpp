@@ -1,0 +1,227 @@
+#include "topoopt/topology_finder.h"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <map>
+#include <numeric>
+#include <set>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "topoopt/coin_change_mod.h"
+#include "topoopt/max_weight_matching.h"
+#include "topoopt/top_permutations.h"
+#include "topoopt/totient_perms.h"
+
+namespace chorus::topoopt {
+namespace {
+
+using Edges = std::vector<std::pair<int, int>>;
+
+std::vector<std::vector<int>> adjacency(int servers, const Edges& edges) {
+  std::vector<std::vector<int>> out(static_cast<std::size_t>(servers));
+  for (const auto& [u, v] : edges) out[static_cast<std::size_t>(u)].push_back(v);
+  for (auto& list : out) {
+    std::sort(list.begin(), list.end());
+    list.erase(std::unique(list.begin(), list.end()), list.end());
+  }
+  return out;
+}
+
+// Breadth-first search from src; parent[v] = the server before v on a fewest-hop path (-1: none).
+std::vector<int> bfs_parents(const std::vector<std::vector<int>>& out, int src) {
+  std::vector<int> parent(out.size(), -1);
+  std::vector<char> seen(out.size(), 0);
+  std::deque<int> queue = {src};
+  seen[static_cast<std::size_t>(src)] = 1;
+  while (!queue.empty()) {
+    const int u = queue.front();
+    queue.pop_front();
+    for (int v : out[static_cast<std::size_t>(u)])
+      if (!seen[static_cast<std::size_t>(v)]) {
+        seen[static_cast<std::size_t>(v)] = 1;
+        parent[static_cast<std::size_t>(v)] = u;
+        queue.push_back(v);
+      }
+  }
+  return parent;
+}
+
+std::vector<int> path_from(const std::vector<int>& parent, int src, int dst) {
+  std::vector<int> path = {dst};
+  for (int v = dst; v != src;) {
+    v = parent[static_cast<std::size_t>(v)];
+    if (v < 0) return {};
+    path.push_back(v);
+  }
+  std::reverse(path.begin(), path.end());
+  return path;
+}
+
+// Step 2's degree per group: proportional to its share of the AllReduce bytes, rounded up, while
+// degree remains; groups in decreasing order of bytes (ties: file order).
+std::vector<int> group_degrees(const Traffic& traffic, const std::vector<std::size_t>& order, int d_groups) {
+  double total = 0;
+  for (const auto& g : traffic.allreduce_groups) total += allreduce_wire_bytes(g);
+  std::vector<int> dk(traffic.allreduce_groups.size(), 0);
+  int left = d_groups;
+  for (auto g : order) {
+    if (left == 0 || total <= 0) break;
+    const double share = allreduce_wire_bytes(traffic.allreduce_groups[g]) / total;
+    dk[g] = std::min(left, static_cast<int>(std::ceil(d_groups * share - 1e-12)));
+    left -= dk[g];
+  }
+  return dk;
+}
+
+// Do the rings of the groups given degree connect every server? Rings connect their members, so
+// yes iff those groups cover all servers and overlap into one component.
+bool groups_connect_all(int servers, const Traffic& traffic, const std::vector<int>& dk) {
+  std::vector<int> root(static_cast<std::size_t>(servers));
+  std::iota(root.begin(), root.end(), 0);
+  auto find = [&](int x) {
+    while (root[static_cast<std::size_t>(x)] != x) x = root[static_cast<std::size_t>(x)] = root[static_cast<std::size_t>(root[static_cast<std::size_t>(x)])];
+    return x;
+  };
+  for (std::size_t g = 0; g < dk.size(); ++g)
+    if (dk[g] > 0)
+      for (int s : traffic.allreduce_groups[g].servers) root[static_cast<std::size_t>(find(s))] = find(traffic.allreduce_groups[g].servers[0]);
+  for (int s = 1; s < servers; ++s)
+    if (find(s) != find(0)) return false;
+  return true;
+}
+
+}  // namespace
+
+std::vector<int> shortest_path(int servers, const Edges& edges, int src, int dst) {
+  return path_from(bfs_parents(adjacency(servers, edges), src), src, dst);
+}
+
+bool strongly_connected(int servers, const Edges& edges) {
+  const auto out = adjacency(servers, edges);
+  Edges reversed;
+  for (const auto& [u, v] : edges) reversed.emplace_back(v, u);
+  const auto in = adjacency(servers, reversed);
+  for (const auto* graph : {&out, &in}) {
+    const auto parent = bfs_parents(*graph, 0);
+    for (int s = 1; s < servers; ++s)
+      if (parent[static_cast<std::size_t>(s)] < 0) return false;
+  }
+  return true;
+}
+
+Topology topology_finder(int servers, int degree, const Traffic& traffic, const FinderOptions& options) {
+  if (servers < 2) throw InputError("--servers", fmt::format("a fabric needs at least 2 servers, got {}", servers));
+  if (degree < 1) throw InputError("--degree", fmt::format("every server needs at least 1 interface, got {}", degree));
+  if (traffic.servers != servers)
+    throw InputError("--servers", fmt::format("the traffic is for {} servers, the fabric has {}", traffic.servers, servers));
+  Topology t;
+  t.servers = servers;
+  t.degree = degree;
+
+  std::map<std::pair<int, int>, double> demand;  // T_MP per directed pair
+  for (const auto& m : traffic.mp)
+    if (m.bytes > 0) demand[{m.src, m.dst}] += m.bytes;
+  double ar_bytes = 0;
+  for (const auto& g : traffic.allreduce_groups) ar_bytes += allreduce_wire_bytes(g);
+  for (const auto& [pair, bytes] : demand) t.mp_bytes += bytes;
+
+  // Step 1 (lines 2-3): at least one degree for AllReduce, the rest by share of the bytes.
+  const double all = ar_bytes + t.mp_bytes;
+  t.degree_allreduce = all > 0 ? std::max(1, static_cast<int>(std::ceil(degree * ar_bytes / all - 1e-12))) : degree;
+  t.degree_mp = degree - t.degree_allreduce;
+
+  // Step 2 (lines 4-12).
+  std::vector<std::size_t> order(traffic.allreduce_groups.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return allreduce_wire_bytes(traffic.allreduce_groups[a]) > allreduce_wire_bytes(traffic.allreduce_groups[b]);
+  });
+  auto dk = group_degrees(traffic, order, t.degree_allreduce);
+  const bool ring_for_connectivity = !groups_connect_all(servers, traffic, dk);
+  if (ring_for_connectivity) dk = group_degrees(traffic, order, t.degree_allreduce - 1);
+
+  std::set<std::pair<int, int>> linked;
+  auto unsatisfied = [&] {
+    std::vector<MpTransfer> left;
+    for (const auto& [pair, bytes] : demand)
+      if (!linked.count(pair)) left.push_back({pair.first, pair.second, bytes});
+    return left;
+  };
+  auto build_rings = [&](int group, const std::vector<int>& members, int d) {
+    GroupRings r;
+    r.group = group;
+    r.servers = members;
+    r.degree = d;
+    const int k = static_cast<int>(members.size());
+    auto choice = top_permutations(members, d, totient_generators(k, options.primes_only), unsatisfied());
+    r.generators = choice.generators;
+    r.mp_satisfied_bytes = choice.satisfied_bytes;
+    for (int p : r.generators)
+      for (const auto& e : ring_edges(members, p)) {
+        t.edges.push_back(e);
+        linked.insert(e);
+      }
+    const auto routes = coin_change_mod(k, r.generators);
+    r.max_hops = *std::max_element(routes.hops.begin(), routes.hops.end());
+    t.allreduce.push_back(std::move(r));
+  };
+  if (ring_for_connectivity) {
+    std::vector<int> everyone(static_cast<std::size_t>(servers));
+    std::iota(everyone.begin(), everyone.end(), 0);
+    build_rings(-1, everyone, 1);
+  }
+  for (auto g : order)
+    if (dk[g] > 0) build_rings(static_cast<int>(g), traffic.allreduce_groups[g].servers, dk[g]);
+
+  // Step 3 (lines 13-18): d_MP rounds of maximum-weight matching; every link a pair has halves
+  // its remaining demand (Appendix D's discount), the AllReduce rings' links included.
+  auto remaining = demand;
+  for (const auto& e : t.edges) {
+    auto it = remaining.find(e);
+    if (it != remaining.end()) it->second /= 2;
+  }
+  for (int round = 0; round < t.degree_mp; ++round) {
+    std::map<std::pair<int, int>, double> undirected;
+    for (const auto& [pair, bytes] : remaining) undirected[{std::min(pair.first, pair.second), std::max(pair.first, pair.second)}] += bytes;
+    std::vector<WeightedPair> pairs;
+    for (const auto& [pair, bytes] : undirected) pairs.push_back({pair.first, pair.second, std::llround(bytes)});
+    auto matched = max_weight_matching(servers, pairs);
+    if (matched.empty()) break;
+    for (const auto& [u, v] : matched) {
+      t.edges.emplace_back(u, v);
+      t.edges.emplace_back(v, u);
+      for (const auto& key : {std::pair{u, v}, std::pair{v, u}}) {
+        auto it = remaining.find(key);
+        if (it != remaining.end()) it->second /= 2;
+      }
+    }
+    t.matchings.push_back(std::move(matched));
+  }
+  std::sort(t.edges.begin(), t.edges.end());
+
+  std::vector<int> out_degree(static_cast<std::size_t>(servers), 0), in_degree(static_cast<std::size_t>(servers), 0);
+  for (const auto& [u, v] : t.edges) {
+    if (++out_degree[static_cast<std::size_t>(u)] > degree || ++in_degree[static_cast<std::size_t>(v)] > degree)
+      throw std::logic_error(fmt::format("topology_finder: server {} or {} exceeds degree {}", u, v, degree));
+  }
+  if (!strongly_connected(servers, t.edges)) throw std::logic_error("topology_finder: the topology is not connected");
+
+  // Step 4 (line 20): MP routes on fewest-hop paths of the whole topology.
+  const auto out = adjacency(servers, t.edges);
+  int bfs_source = -1;
+  std::vector<int> parent;
+  for (const auto& [pair, bytes] : demand) {
+    if (pair.first != bfs_source) parent = bfs_parents(out, bfs_source = pair.first);
+    MpRoute r{pair.first, pair.second, bytes, path_from(parent, pair.first, pair.second)};
+    if (r.hops() == 1) t.mp_direct_bytes += bytes;
+    t.mp_byte_hops += bytes * r.hops();
+    t.mp_routes.push_back(std::move(r));
+  }
+  return t;
+}
+
+}  // namespace chorus::topoopt
