@@ -222,6 +222,9 @@ TEST(Chakra, MalformedStreamsNameByteOffset) {
   expect_error(good + std::string("\xff\xff\xff\xff\x0f", 5), {"exceeds the limit"});
   // Garbage that protobuf cannot parse (a field with wire type 7).
   expect_error(good + std::string("\x02\x0f\x00", 3), {"cannot parse the Node message"});
+  // A node name that is not UTF-8 (proto3 strings must be): protobuf's reason is in the error.
+  expect_error(good + std::string("\x08\x08\x63\x12\x02\xff\xfe\x18\x04", 9),
+               {fmt::format("byte {}", good.size()), "cannot parse the Node message", "UTF-8"});
 }
 
 TEST(Chakra, MalformedNodesNameNodeIdAndField) {

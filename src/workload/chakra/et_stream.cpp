@@ -5,6 +5,7 @@
 #include <fstream>
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <google/protobuf/stubs/logging.h>
 #include <sstream>
 
 #include "core/error.h"
@@ -14,9 +15,29 @@ namespace {
 
 namespace pbio = google::protobuf::io;
 
+// libprotobuf reports why a parse failed (e.g. a string field that is not UTF-8) through its
+// log, on stderr by default; we keep the last message and put it into our error instead.
+thread_local std::string protobuf_message;
+
+void keep_protobuf_message(google::protobuf::LogLevel, const char*, int, const std::string& message) {
+  protobuf_message = message;
+}
+
+std::string protobuf_reason() {
+  std::string r = protobuf_message.empty() ? "" : " (protobuf: " + protobuf_message + ")";
+  protobuf_message.clear();
+  return r;
+}
+
 }  // namespace
 
 EtTrace parse_et(const std::string& bytes, const std::string& source) {
+  static const bool quiet = [] {
+    google::protobuf::SetLogHandler(keep_protobuf_message);
+    return true;
+  }();
+  (void)quiet;
+  protobuf_message.clear();
   EtTrace trace;
   trace.source = source;
   if (bytes.empty()) throw InputError(source, "empty file; a Chakra trace starts with a GlobalMetadata message");
@@ -48,12 +69,12 @@ EtTrace parse_et(const std::string& bytes, const std::string& source) {
     pos += length;
     if (index == 0) {
       if (!trace.metadata.ParseFromArray(body, len))
-        throw InputError(where(), "cannot parse the GlobalMetadata message");
+        throw InputError(where(), "cannot parse the GlobalMetadata message" + protobuf_reason());
       continue;
     }
     EtNode n;
     n.offset = at;
-    if (!n.node.ParseFromArray(body, len)) throw InputError(where(), "cannot parse the Node message");
+    if (!n.node.ParseFromArray(body, len)) throw InputError(where(), "cannot parse the Node message" + protobuf_reason());
     if (!chorus::chakra::NodeType_IsValid(n.node.type()))
       throw InputError(fmt::format("{}: byte {}: node id {}", source, at, n.node.id()),
                        fmt::format("field type: unknown node type {}", static_cast<int>(n.node.type())));
