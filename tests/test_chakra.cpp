@@ -45,7 +45,11 @@ TEST(Chakra, DataParallelStepImportsInDependencyOrder) {
   const auto trace = workload::chakra_et::read_et_file(data_path("dp_step.0.et"));
   EXPECT_EQ(trace.metadata.version(), "0.0.4");
   ASSERT_EQ(trace.nodes.size(), 9u);  // one metadata node + 8 operators
-  const auto dag = workload::import_chakra(trace, pair(), {});
+  workload::ChakraOptions ctrl;
+  ctrl.ctrl_deps = true;
+  std::string notes;
+  const auto dag = workload::import_chakra(trace, pair(), ctrl, &notes);
+  EXPECT_EQ(notes, "");
   EXPECT_EQ(dag.name, "dp_step");
   // The metadata node is dropped; the optimizer node, second in the file, comes last.
   const std::vector<std::string> names = {"COMP_NODE_l0_FWD", "COMP_NODE_l1_FWD", "COMP_NODE_l1_WG",
@@ -55,6 +59,13 @@ TEST(Chakra, DataParallelStepImportsInDependencyOrder) {
   for (size_t i = 0; i < names.size(); ++i) EXPECT_EQ(dag.nodes[i].name, names[i]);
   const std::vector<std::vector<int>> deps = {{}, {0}, {1}, {2}, {1, 2}, {4}, {5}, {3, 6}};
   for (size_t i = 0; i < deps.size(); ++i) EXPECT_EQ(dag.nodes[i].deps, deps[i]) << names[i];
+  // By default only data_deps count, as in Chakra's feeder; the file has 3 ctrl_deps (on ids
+  // 17, 10, 14): l1 IG loses its dependency on l1 WG, the optimizer its one on the l1
+  // all-reduce.
+  const auto data_only = workload::import_chakra(trace, pair(), {}, &notes);
+  EXPECT_EQ(notes, "3 ctrl_deps not followed, as in Chakra's feeder (--chakra-ctrl-deps follows them)");
+  const std::vector<std::vector<int>> data_deps = {{}, {0}, {1}, {2}, {1}, {4}, {5}, {6}};
+  for (size_t i = 0; i < data_deps.size(); ++i) EXPECT_EQ(data_only.nodes[i].deps, data_deps[i]) << names[i];
   EXPECT_EQ(dag.nodes[0].compute, ComputeKind::kForward);
   EXPECT_EQ(dag.nodes[2].compute, ComputeKind::kWeightGradient);
   EXPECT_EQ(dag.nodes[4].compute, ComputeKind::kInputGradient);
@@ -67,20 +78,25 @@ TEST(Chakra, DataParallelStepImportsInDependencyOrder) {
 }
 
 TEST(Chakra, DataParallelStepTimeByHand) {
-  const auto dag = workload::load_chakra(data_path("dp_step"), pair(), {});  // prefix -> dp_step.0.et
   sim::WorkloadSimOptions o;
   o.scheduler = sched::parse_scheduler("baseline");
   o.chunks_per_collective = 1;
+  for (bool ctrl : {false, true}) {
+  workload::ChakraOptions opt;
+  opt.ctrl_deps = ctrl;
+  const auto dag = workload::load_chakra(data_path("dp_step"), pair(), opt);  // prefix -> dp_step.0.et
   const auto r = sim::simulate_workload(dag, pair(), o).result;
   // l0 FWD 0..1000, l1 FWD 1000..3000, l1 WG 3000..5000; AR l1 (3000 B) 5000..8000 while
   // l1 IG 5000..7000 and l0 WG 7000..8000; AR l0 (1000 B) 8000..9000 (the compute stream idles:
-  // exposed); optimizer (after both all-reduces) 9000..10000.
+  // exposed); optimizer (after both all-reduces) 9000..10000. The ctrl_deps change nothing
+  // here: l1 WG has the lower index, so it runs before l1 IG anyway, and AR l0 ends after AR l1.
   EXPECT_DOUBLE_EQ(r.total_ns, 10000);
   EXPECT_DOUBLE_EQ(r.forward_compute_ns, 3000);
   EXPECT_DOUBLE_EQ(r.backward_compute_ns, 5000);
   EXPECT_DOUBLE_EQ(r.optimizer_compute_ns, 1000);
   EXPECT_DOUBLE_EQ(r.exposed_dp_comm_ns, 1000);
   EXPECT_EQ(r.comm_nodes, 2);
+  }
   // Two iterations: the second starts when the first's optimizer step ends.
   workload::ChakraOptions two;
   two.iterations = 2;
@@ -96,7 +112,7 @@ TEST(Chakra, SendRecvBecomePointToPointNodes) {
   EXPECT_EQ(r0.nodes[1].comm, workload::CommKind::kPointToPoint);
   EXPECT_DOUBLE_EQ(r0.nodes[1].bytes, 4096);
   EXPECT_EQ(r0.nodes[1].dims, (std::vector<int>{0}));
-  EXPECT_EQ(r0.nodes[2].deps, (std::vector<int>{1}));  // ctrl_deps
+  EXPECT_TRUE(r0.nodes[2].deps.empty());  // its only dependency is a ctrl_deps
   EXPECT_EQ(r0.nodes[3].compute, ComputeKind::kInputGradient);
   const auto r1 = workload::load_chakra(data_path("p2p_step"), net, {1, 1});  // prefix, --rank 1
   EXPECT_EQ(r1.nodes[0].name, "recv_activations");
@@ -192,9 +208,11 @@ std::string with_nodes(const std::vector<pb::Node>& nodes) {
   return workload::chakra_et::serialize_et(m, nodes);
 }
 
-void expect_error(const std::string& bytes, const std::vector<std::string>& needles) {
+void expect_error(const std::string& bytes, const std::vector<std::string>& needles, bool ctrl_deps = false) {
   try {
-    workload::import_chakra(workload::chakra_et::parse_et(bytes, "bad.0.et"), pair(), {});
+    workload::ChakraOptions o;
+    o.ctrl_deps = ctrl_deps;
+    workload::import_chakra(workload::chakra_et::parse_et(bytes, "bad.0.et"), pair(), o);
     ADD_FAILURE() << "no error; expected " << needles.front();
   } catch (const InputError& e) {
     for (const auto& n : needles) EXPECT_NE(std::string(e.what()).find(n), std::string::npos) << e.what();
@@ -253,12 +271,18 @@ TEST(Chakra, MalformedNodesNameNodeIdAndField) {
   expect_error(with_nodes(v), {"node id 14", "data_deps", "unknown node id 99"});
 
   v = sample_nodes();
-  by_id(v, 10)->add_ctrl_deps(15);  // 10 -> 11 -> 14 -> 15 -> 10
-  expect_error(with_nodes(v), {"cycle", "10", "11", "14", "15"});
+  by_id(v, 10)->add_data_deps(15);  // 10 -> 11 -> 14 -> 15 -> 10
+  expect_error(with_nodes(v), {"cycle", "10 -> 11 -> 14 -> 15"});
+
+  // ctrl_deps are checked the same way when followed (and not looked at otherwise).
+  v = sample_nodes();
+  by_id(v, 14)->add_ctrl_deps(98);
+  expect_error(with_nodes(v), {"node id 14", "ctrl_deps", "unknown node id 98"}, true);
+  EXPECT_NO_THROW(workload::import_chakra(workload::chakra_et::parse_et(with_nodes(v), "ok.et"), pair(), {}));
 
   v = sample_nodes();
-  by_id(v, 11)->add_ctrl_deps(11);
-  expect_error(with_nodes(v), {"node id 11", "ctrl_deps", "itself"});
+  by_id(v, 11)->add_data_deps(11);
+  expect_error(with_nodes(v), {"node id 11", "data_deps", "itself"});
 
   v = sample_nodes();
   by_id(v, 15)->set_id(12);
@@ -267,7 +291,7 @@ TEST(Chakra, MalformedNodesNameNodeIdAndField) {
   v = sample_nodes();
   for (auto& a : *by_id(v, 16)->mutable_attr())
     if (a.name() == "involved_dim") a.mutable_bool_list()->Clear();
-  expect_error(with_nodes(v), {"node id 16", "involved_dim", "has 0 entries"});
+  expect_error(with_nodes(v), {"node id 16", "involved_dim", "selects no dimension"});
 }
 
 TEST(Chakra, AllGatherSizeAndInvolvedDims) {

@@ -32,6 +32,8 @@ struct SimWorkloadArgs {
   bool no_dp_overlap = false;
   double ns_per_cycle = 1.0;
   int rank = -1;
+  bool chakra_skip_unsupported = false;
+  bool chakra_ctrl_deps = false;
   bool json = false;
   std::string trace;
 };
@@ -57,9 +59,17 @@ workload::Dag make_dag(const SimWorkloadArgs& a, const net::Network& network) {
     workload::ChakraOptions o;
     o.iterations = a.iterations;
     o.rank = a.rank;
-    return workload::import_chakra(workload::chakra_et::read_et_file(et), network, o);
+    o.skip_unsupported = a.chakra_skip_unsupported;
+    o.ctrl_deps = a.chakra_ctrl_deps;
+    std::string notes;
+    auto dag = workload::import_chakra(workload::chakra_et::read_et_file(et), network, o, &notes);
+    if (!notes.empty()) fmt::print(stderr, "chorus: {}: {}\n", et, notes);
+    return dag;
   }
   if (a.rank != -1) throw InputError("--rank", "applies to Chakra traces (name.<rank>.et) only");
+  if (a.chakra_skip_unsupported || a.chakra_ctrl_deps)
+    throw InputError(a.chakra_ctrl_deps ? "--chakra-ctrl-deps" : "--chakra-skip-unsupported",
+                     "applies to Chakra traces (name.<rank>.et) only");
   if (auto text = astra_text(a.workload)) {
     if (!a.bucket.empty() || a.no_dp_overlap)
       throw InputError(a.workload, "--bucket and --no-dp-overlap do not apply to ASTRA-sim workload files");
@@ -138,6 +148,11 @@ void register_sim_workload_command(CLI::App& sim) {
       ->capture_default_str();
   w->add_option("--rank", args->rank,
                  "Chakra traces: whose file to import (default: the number in the file name, else 0)");
+  w->add_flag("--chakra-skip-unsupported", args->chakra_skip_unsupported,
+              "Chakra traces: collectives chorus does not simulate (BROADCAST, REDUCE, ...) finish at once "
+              "instead of being errors");
+  w->add_flag("--chakra-ctrl-deps", args->chakra_ctrl_deps,
+              "Chakra traces: ctrl_deps are dependencies too (default: data_deps only, as Chakra's feeder)");
   w->add_flag("--json", args->json, "Print one JSON object instead of a table");
   w->add_option("--trace", args->trace, "Write a Chrome-trace JSON timeline (Perfetto) to this file");
   w->callback([args] { run_sim_workload(*args); });

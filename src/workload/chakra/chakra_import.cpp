@@ -117,11 +117,13 @@ std::vector<int> coordinates(const net::Network& network, std::uint64_t npu) {
 
 struct Imported {
   bool no_op = false;  // METADATA_NODE / INVALID_NODE: finish at once, dependents inherit deps
+  std::string skipped;  // why a node became a no-op under skip_unsupported (for the notes)
   Node node;
   std::vector<std::size_t> deps;  // indices into the trace's node list
 };
 
-Imported map_node(const pb::Node& m, const NodeReader& r, const net::Network& network, int rank) {
+Imported map_node(const pb::Node& m, const NodeReader& r, const net::Network& network, int rank,
+                  bool skip_unsupported) {
   Imported out;
   Node& n = out.node;
   n.name = m.name().empty() ? fmt::format("node {}", m.id()) : m.name();
@@ -159,6 +161,15 @@ Imported map_node(const pb::Node& m, const NodeReader& r, const net::Network& ne
       break;
     }
     case pb::COMM_COLL_NODE: {
+      if (r.boolean("is_cpu_op").value_or(false) && !r.find("comm_type")) {
+        // The PyTorch converter also records the host-side call of a collective (c10d::...,
+        // on the CPU thread, no comm_type); the transfer is the separate GPU kernel node. The
+        // call costs its duration on the compute stream.
+        n.kind = NodeKind::kCompute;
+        n.compute = ComputeKind::kForward;
+        n.duration_ns = us * 1000;
+        break;
+      }
       n.kind = NodeKind::kComm;
       n.comm = CommKind::kCollective;
       const auto type = r.required("comm_type");
@@ -171,8 +182,14 @@ Imported map_node(const pb::Node& m, const NodeReader& r, const net::Network& ne
           const std::string name = pb::CollectiveCommType_IsValid(static_cast<int>(type))
                                        ? pb::CollectiveCommType_Name(static_cast<pb::CollectiveCommType>(type))
                                        : "unknown";
+          if (skip_unsupported) {
+            out.no_op = true;
+            out.skipped = name;
+            return out;
+          }
           r.fail("attr comm_type", fmt::format("{} ({}) is not supported; chorus simulates ALL_REDUCE, ALL_GATHER, "
-                                               "REDUCE_SCATTER and ALL_TO_ALL",
+                                               "REDUCE_SCATTER and ALL_TO_ALL (--chakra-skip-unsupported: "
+                                               "treat such nodes as finishing at once)",
                                                type, name));
         }
       }
@@ -182,14 +199,14 @@ Imported map_node(const pb::Node& m, const NodeReader& r, const net::Network& ne
         if (a->value_case() != Attr::kBoolList)
           r.fail("attr involved_dim", fmt::format("must be bool_list, found {}", value_case_name(*a)));
         const auto& v = a->bool_list().values();
-        if (v.size() < network.num_dims())
-          r.fail("attr involved_dim", fmt::format("has {} entries; the network has {} dimensions", v.size(),
-                                                  network.num_dims()));
-        // Entries past the network's dimensions are ignored, as ASTRA-sim does (its default
-        // is five `true`s whatever the network).
-        for (int d = 0; d < network.num_dims(); ++d)
+        // Entry k is dimension k. Entries past the network's dimensions are ignored, as
+        // ASTRA-sim does (its default is five `true`s whatever the network); dimensions past
+        // the list's end are not involved (PyTorch-converted traces carry one entry).
+        for (int d = 0; d < std::min(network.num_dims(), v.size()); ++d)
           if (v[d]) n.dims.push_back(d);
-        if (n.dims.empty()) r.fail("attr involved_dim", "selects no dimension of the network");
+        if (n.dims.empty())
+          r.fail("attr involved_dim", fmt::format("selects no dimension of the network ({} entries, {} dimensions)",
+                                                  v.size(), network.num_dims()));
       } else {
         for (int d = 0; d < network.num_dims(); ++d) n.dims.push_back(d);
       }
@@ -242,7 +259,8 @@ std::string chakra_trace_file(const std::string& path, int rank) {
   return std::filesystem::is_regular_file(candidate, ec) ? candidate : std::string();
 }
 
-Dag import_chakra(const chakra_et::EtTrace& trace, const net::Network& network, const ChakraOptions& options) {
+Dag import_chakra(const chakra_et::EtTrace& trace, const net::Network& network, const ChakraOptions& options,
+                  std::string* notes) {
   const std::string& src = trace.source;
   int rank = options.rank;
   const int named = rank_in_name(src);
@@ -266,10 +284,11 @@ Dag import_chakra(const chakra_et::EtTrace& trace, const net::Network& network, 
   }
   std::vector<Imported> imported;
   imported.reserve(count);
+  std::size_t ignored_ctrl = 0;
   for (std::size_t i = 0; i < count; ++i) {
     const auto& m = trace.nodes[i].node;
     NodeReader r(m, at(i));
-    imported.push_back(map_node(m, r, network, rank));
+    imported.push_back(map_node(m, r, network, rank, options.skip_unsupported));
     auto& deps = imported.back().deps;
     auto add = [&](const google::protobuf::RepeatedField<std::uint64_t>& ids, const char* field) {
       for (std::uint64_t id : ids) {
@@ -280,7 +299,11 @@ Dag import_chakra(const chakra_et::EtTrace& trace, const net::Network& network, 
       }
     };
     add(m.data_deps(), "data_deps");
-    add(m.ctrl_deps(), "ctrl_deps");
+    // Chakra's feeder, which ASTRA-sim 2.x runs, follows data_deps only: the PyTorch converter
+    // writes the host call tree's parent operator as ctrl_deps (absent ids, a node naming
+    // itself, a CPU op naming its own GPU kernel), which are not "finish before" relations.
+    if (options.ctrl_deps) add(m.ctrl_deps(), "ctrl_deps");
+    else ignored_ctrl += static_cast<std::size_t>(m.ctrl_deps_size());
     std::sort(deps.begin(), deps.end());
     deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
   }
@@ -341,7 +364,18 @@ Dag import_chakra(const chakra_et::EtTrace& trace, const net::Network& network, 
     effective[i] = {static_cast<int>(one.size())};
     one.push_back(std::move(imported[i].node));
   }
-  if (one.empty()) throw InputError(src, "the trace has only metadata / invalid nodes");
+  if (one.empty()) throw InputError(src, "the trace has no node chorus can simulate (only metadata, invalid or skipped nodes)");
+  if (notes) {
+    std::map<std::string, int> skipped;
+    for (const auto& im : imported)
+      if (!im.skipped.empty()) ++skipped[im.skipped];
+    std::vector<std::string> parts;
+    for (const auto& [name, k] : skipped) parts.push_back(fmt::format("{} {} node(s) skipped", k, name));
+    if (ignored_ctrl > 0)
+      parts.push_back(fmt::format("{} ctrl_deps not followed, as in Chakra's feeder (--chakra-ctrl-deps follows them)",
+                                  ignored_ctrl));
+    *notes = fmt::format("{}", fmt::join(parts, "; "));
+  }
 
   Dag dag;
   auto stem = std::filesystem::path(src).filename().string();
@@ -376,7 +410,7 @@ Dag load_chakra(const std::string& path_or_prefix, const net::Network& network, 
   if (file.empty())
     throw InputError(path_or_prefix, fmt::format("not a Chakra trace: no file '{}.{}.et'", path_or_prefix,
                                                  options.rank < 0 ? 0 : options.rank));
-  return import_chakra(chakra_et::read_et_file(file), network, options);
+  return import_chakra(chakra_et::read_et_file(file), network, options, nullptr);
 }
 
 std::string export_chakra(const Dag& dag, const net::Network& network) {
