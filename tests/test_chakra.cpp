@@ -13,6 +13,7 @@
 #include "sim/dag_executor.h"
 #include "workload/chakra/chakra_import.h"
 #include "workload/chakra/et_stream.h"
+#include "workload/compute_model.h"
 #include "workload/parallelism.h"
 #include "workload/workload_yaml.h"
 
@@ -313,6 +314,56 @@ TEST(Chakra, AllGatherSizeAndInvolvedDims) {
   EXPECT_EQ(dag.nodes[0].dims, (std::vector<int>{0, 1}));
   EXPECT_DOUBLE_EQ(dag.nodes[0].bytes, 1024.0 * 16 * 8);  // pieces of 1 KiB from 128 NPUs
   EXPECT_EQ(dag.nodes[0].name, "node 5");
+}
+
+}  // namespace
+}  // namespace chorus
+
+namespace chorus {
+namespace {
+
+// What PyTorch-converted traces contain besides the converter samples: host-side collective
+// calls, collectives chorus lacks, remote-memory nodes, roofline compute nodes.
+TEST(Chakra, ConverterVariants) {
+  auto node = [](std::uint64_t id, pb::NodeType type, std::initializer_list<std::uint64_t> deps) {
+    pb::Node n;
+    n.set_id(id);
+    n.set_type(type);
+    for (auto d : deps) n.add_data_deps(d);
+    return n;
+  };
+  auto attr = [](pb::Node& n, const char* name) {
+    auto* a = n.add_attr();
+    a->set_name(name);
+    return a;
+  };
+  auto call = node(1, pb::COMM_COLL_NODE, {});  // c10d::broadcast_ on the CPU thread
+  call.set_duration_micros(85);
+  attr(call, "is_cpu_op")->set_bool_val(true);
+  auto kernel = node(2, pb::COMM_COLL_NODE, {1});  // the NCCL broadcast kernel
+  attr(kernel, "is_cpu_op")->set_bool_val(false);
+  attr(kernel, "comm_type")->set_int64_val(pb::BROADCAST);
+  attr(kernel, "comm_size")->set_int64_val(212480);
+  auto load = node(3, pb::MEM_LOAD_NODE, {2});
+  attr(load, "tensor_size")->set_uint64_val(3110);
+  auto comp = node(4, pb::COMP_NODE, {3});
+  attr(comp, "num_ops")->set_int64_val(624000000);
+  attr(comp, "tensor_size")->set_uint64_val(100);
+  const auto bytes = with_nodes({call, kernel, load, comp});
+  expect_error(bytes, {"node id 2", "comm_type", "BROADCAST"});
+  workload::ChakraOptions o;
+  o.skip_unsupported = true;
+  std::string notes;
+  const auto dag = workload::import_chakra(workload::chakra_et::parse_et(bytes, "v.et"), pair(), o, &notes);
+  EXPECT_EQ(notes, "1 BROADCAST node(s) skipped");
+  ASSERT_EQ(dag.nodes.size(), 3u);
+  EXPECT_EQ(dag.nodes[0].kind, NodeKind::kCompute);
+  EXPECT_DOUBLE_EQ(dag.nodes[0].duration_ns, 85000);
+  EXPECT_EQ(dag.nodes[1].deps, (std::vector<int>{0}));  // inherited through the skipped kernel
+  // A100 roofline: 3110 bytes at 1555 GB/s = 2 ns; 624 MFLOP at 312 TFLOP/s = 2000 ns.
+  const workload::ComputeModel a100;
+  EXPECT_DOUBLE_EQ(a100.node_time_ns(dag.nodes[1]), 2.0);
+  EXPECT_DOUBLE_EQ(a100.node_time_ns(dag.nodes[2]), 2000.0);
 }
 
 }  // namespace
