@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "workload/astra_text.h"
+#include "workload/chakra/chakra_import.h"
 #include "workload/workload_yaml.h"
 
 namespace chorus::cli {
@@ -30,6 +31,9 @@ struct SimWorkloadArgs {
   double memory_bandwidth_gbs = 1555;
   bool no_dp_overlap = false;
   double ns_per_cycle = 1.0;
+  int rank = -1;
+  bool chakra_skip_unsupported = false;
+  bool chakra_ctrl_deps = false;
   bool json = false;
   std::string trace;
 };
@@ -48,6 +52,24 @@ std::optional<std::string> astra_text(const std::string& path) {
 }
 
 workload::Dag make_dag(const SimWorkloadArgs& a, const net::Network& network) {
+  if (a.rank < -1) throw InputError("--rank", fmt::format("must be >= 0, got {}", a.rank));
+  if (const auto et = workload::chakra_trace_file(a.workload, a.rank); !et.empty()) {
+    if (!a.bucket.empty() || a.no_dp_overlap)
+      throw InputError(a.workload, "--bucket and --no-dp-overlap do not apply to Chakra traces");
+    workload::ChakraOptions o;
+    o.iterations = a.iterations;
+    o.rank = a.rank;
+    o.skip_unsupported = a.chakra_skip_unsupported;
+    o.ctrl_deps = a.chakra_ctrl_deps;
+    std::string notes;
+    auto dag = workload::import_chakra(workload::chakra_et::read_et_file(et), network, o, &notes);
+    if (!notes.empty()) fmt::print(stderr, "chorus: {}: {}\n", et, notes);
+    return dag;
+  }
+  if (a.rank != -1) throw InputError("--rank", "applies to Chakra traces (name.<rank>.et) only");
+  if (a.chakra_skip_unsupported || a.chakra_ctrl_deps)
+    throw InputError(a.chakra_ctrl_deps ? "--chakra-ctrl-deps" : "--chakra-skip-unsupported",
+                     "applies to Chakra traces (name.<rank>.et) only");
   if (auto text = astra_text(a.workload)) {
     if (!a.bucket.empty() || a.no_dp_overlap)
       throw InputError(a.workload, "--bucket and --no-dp-overlap do not apply to ASTRA-sim workload files");
@@ -109,7 +131,7 @@ void run_sim_workload(const SimWorkloadArgs& a) {
 void register_sim_workload_command(CLI::App& sim) {
   auto args = std::make_shared<SimWorkloadArgs>();
   auto* w = sim.add_subcommand("workload", "Simulate training iterations of a model (training DAG, Themis Sec. 6.2)");
-  w->add_option("-w,--workload", args->workload, "Model zoo name (resnet152 | gnmt | dlrm | transformer-1t | moe), workload YAML or ASTRA-sim text file")->capture_default_str();
+  w->add_option("-w,--workload", args->workload, "Model zoo name (resnet152 | gnmt | dlrm | transformer-1t | moe), workload YAML, ASTRA-sim text file, or Chakra trace (name.<rank>.et, or the prefix name)")->capture_default_str();
   w->add_option("-t,--topology", args->topology, "Preset name (see `chorus sim topologies`) or network YAML file")
       ->capture_default_str();
   w->add_option("--scheduler", args->scheduler, "baseline | themis-fifo | themis-scf | ideal")->capture_default_str();
@@ -124,6 +146,13 @@ void register_sim_workload_command(CLI::App& sim) {
               "Start the data-parallel gradient traffic only after back-propagation ends");
   w->add_option("--ns-per-cycle", args->ns_per_cycle, "ASTRA-sim text workloads: nanoseconds per compute cycle")
       ->capture_default_str();
+  w->add_option("--rank", args->rank,
+                 "Chakra traces: whose file to import (default: the number in the file name, else 0)");
+  w->add_flag("--chakra-skip-unsupported", args->chakra_skip_unsupported,
+              "Chakra traces: collectives chorus does not simulate (BROADCAST, REDUCE, ...) finish at once "
+              "instead of being errors");
+  w->add_flag("--chakra-ctrl-deps", args->chakra_ctrl_deps,
+              "Chakra traces: ctrl_deps are dependencies too (default: data_deps only, as Chakra's feeder)");
   w->add_flag("--json", args->json, "Print one JSON object instead of a table");
   w->add_option("--trace", args->trace, "Write a Chrome-trace JSON timeline (Perfetto) to this file");
   w->callback([args] { run_sim_workload(*args); });

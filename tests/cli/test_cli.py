@@ -225,6 +225,42 @@ class SimWorkload(unittest.TestCase):
             self.assertEqual(r.returncode, 2)
             self.assertIn("bad.txt:3", r.stderr)
 
+    def test_chakra_trace(self):
+        here = os.path.dirname(os.path.abspath(__file__))
+        data = os.path.join(here, "..", "data", "chakra")
+        # Compute durations come from the trace (duration_micros), whatever the topology:
+        # forward 1 + 2 us, back-propagation 2 + 2 + 1 us, optimizer 1 us.
+        j = self.run_json("--workload", os.path.join(data, "dp_step.0.et"), "--iterations", "1")
+        self.assertEqual(j["workload"], "dp_step")
+        self.assertEqual(j["forward_compute_ns"], 3000)
+        self.assertEqual(j["backward_compute_ns"], 5000)
+        self.assertEqual(j["optimizer_compute_ns"], 1000)
+        self.assertEqual(j["nodes"], {"compute": 6, "comm": 2})
+        j = self.run_json("--workload", os.path.join(data, "dp_step"), "--rank", "1", "--iterations", "2")
+        self.assertEqual(j["nodes"], {"compute": 12, "comm": 4})
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(data, "dp_step.0.et"), "rb") as f:
+                good = f.read()
+            bad = os.path.join(d, "cut.0.et")
+            with open(bad, "wb") as f:
+                f.write(good[:300])
+            r = chorus("sim", "workload", "--workload", bad)
+            self.assertEqual(r.returncode, 2)
+            self.assertIn("cut.0.et: byte 219", r.stderr)
+            self.assertIn("runs past the end", r.stderr)
+        r = chorus("sim", "workload", "--workload", os.path.join(data, "dp_step.0.et"), "--rank", "1")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("rank 0", r.stderr)
+        # Send/recv import as point-to-point nodes. On 3D-SW_SW_SW_homo (dimension 0: switch, 800
+        # Gb/s, 700 ns) each 4096-byte transfer takes 700 + 4096 * 8 / 800 = 740.96 ns: the receive
+        # (from t = 0) ends before the 1 us forward, the send (after it) hides under the 2 us input
+        # gradient, so an iteration is the 3 us of compute and the transfers are busy 1481.92 ns.
+        j = self.run_json("--workload", os.path.join(data, "p2p_step.0.et"), "--iterations", "1")
+        self.assertEqual(j["nodes"], {"compute": 2, "comm": 2})
+        self.assertAlmostEqual(j["iteration_time_ns"], 3000)
+        self.assertAlmostEqual(j["exposed_comm_ns"], 0)
+        self.assertAlmostEqual(j["comm_active_ns"], 2 * 740.96, places=6)
+
     def test_bad_input_exit_2(self):
         cases = [
             (["--workload", "resnet125"], "resnet152"),
