@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "eval/themis_microbench.h"
 #include "eval/themis_workloads.h"
+#include "eval/topoopt_costs.h"
 
 namespace chorus::cli {
 namespace {
@@ -110,6 +111,16 @@ void register_reproduce_commands(CLI::App& app) {
   wl->add_option("-c,--chunks", wargs->chunks, "Chunks per collective")->capture_default_str();
   wl->add_flag("-q,--quiet", wargs->quiet, "No progress indicator");
   wl->callback([wargs] { run_reproduce_workloads(*wargs); });
+  auto tout = std::make_shared<std::string>("results/topoopt");
+  auto* topo = rep->add_subcommand("topoopt", "TopoOpt Sec. 5.2 so far: fabric costs (Fig. 11) for d = 4 at 100 Gb/s and "
+                                              "d = 8 at 200 Gb/s, 128..2000 servers; table, cost.csv, fig11_cost.svg");
+  topo->add_option("-o,--out", *tout, "Output directory")->capture_default_str();
+  topo->callback([tout] {
+    const auto study = eval::run_cost_study();
+    fmt::print("{}", eval::format_cost_table(study));
+    fmt::print("wrote:\n");
+    for (const auto& f : eval::write_cost_outputs(study, *tout)) fmt::print("  {}\n", f);
+  });
 #ifdef CHORUS_HAVE_RT
   register_reproduce_real_command(*rep);
 #endif

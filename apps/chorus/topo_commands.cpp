@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "core/split.h"
 #include "topoopt/coin_change_mod.h"
+#include "topoopt/cost_model.h"
 #include "topoopt/topology_finder.h"
 #include "topoopt/totient_perms.h"
 
@@ -134,6 +135,44 @@ void register_topo_commands(CLI::App& app) {
     fmt::print("model-parallel: {} transfers, {:.4g} bytes, {:.1f}% on a direct link, {:.3f} hops per byte on average, at most {} hops\n",
                found.mp_routes.size(), found.mp_bytes, found.mp_bytes > 0 ? 100.0 * found.mp_direct_bytes / found.mp_bytes : 100.0,
                found.mp_bytes > 0 ? found.mp_byte_hops / found.mp_bytes : 0.0, max_hops);
+  });
+  struct CostArgs {
+    std::string fabric = "all";
+    int servers = 128;
+    int degree = 4;
+    double bandwidth = 100;
+    int radix = 32;
+    bool json = false;
+  };
+  static CostArgs c;
+  auto* cost = topo->add_subcommand("cost", "What a fabric costs (Sec. 5.2, Table 3 prices; the model is in docs/topoopt.md)");
+  cost->add_option("--fabric", c.fabric, "ideal-fat-tree, cost-equivalent-fat-tree, oversub-fat-tree, expander, topoopt-oneshot, topoopt-reconfig, or all")
+      ->capture_default_str();
+  cost->add_option("--servers", c.servers, "Servers")->capture_default_str();
+  cost->add_option("--degree", c.degree, "Interfaces per server, d")->capture_default_str();
+  cost->add_option("--bandwidth", c.bandwidth, "Gb/s per interface, B: 10, 25, 40, 100 or 200 (Table 3)")->capture_default_str();
+  cost->add_option("--switch-radix", c.radix, "Ports per electrical switch (Fat-tree tiers)")->capture_default_str();
+  cost->add_flag("--json", c.json, "Print a list of {fabric, servers, degree, bandwidth_gbps, server_gbps, tiers, cost_usd, nic_usd, parts}");
+  cost->callback([] {
+    if (c.servers < 2 || c.servers > 10000000) throw InputError("--servers", fmt::format("must be in 2..10000000, got {}", c.servers));
+    if (c.degree < 1 || c.degree > 1024) throw InputError("--degree", fmt::format("must be in 1..1024, got {}", c.degree));
+    const auto fabrics = c.fabric == "all" ? topoopt::all_fabrics() : std::vector{topoopt::parse_fabric(c.fabric, "--fabric")};
+    topoopt::CostOptions o;
+    o.switch_radix = c.radix;
+    nlohmann::json j = nlohmann::json::array();
+    if (!c.json) fmt::print("{:<26} {:>12} {:>12} {:>9} {:>6}\n", "fabric", "cost $", "NICs $", "Gb/s/srv", "tiers");
+    for (auto fabric : fabrics) {
+      const auto fc = topoopt::fabric_cost(fabric, c.servers, c.degree, c.bandwidth, o);
+      if (!c.json) {
+        fmt::print("{:<26} {:>12.0f} {:>12.0f} {:>9} {:>6}\n", topoopt::to_string(fabric), fc.interconnect_usd, fc.nic_usd, fc.server_gbps, fc.tiers);
+        continue;
+      }
+      j.push_back({{"fabric", topoopt::to_string(fabric)}, {"servers", fc.servers}, {"degree", fc.degree}, {"bandwidth_gbps", fc.bandwidth_gbps},
+                   {"server_gbps", fc.server_gbps}, {"tiers", fc.tiers}, {"cost_usd", fc.interconnect_usd}, {"nic_usd", fc.nic_usd},
+                   {"parts", {{"transceivers", fc.transceivers}, {"switch_ports", fc.switch_ports}, {"patch_panel_ports", fc.patch_panel_ports},
+                              {"ocs_ports", fc.ocs_ports}, {"one_by_two_switches", fc.one_by_two_switches}, {"fibres", fc.fibres}}}});
+    }
+    if (c.json) fmt::print("{}\n", j.dump());
   });
 }
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
 """End-to-end tests of the chorus CLI: exit codes, JSON shape, bad input, outputs on disk."""
+import csv
 import json
 import os
 import re
@@ -326,6 +327,20 @@ class Topo(unittest.TestCase):
         self.assertAlmostEqual(j["mp_direct_bytes"], direct)
         self.assertAlmostEqual(j["mp_satisfied_fraction"], direct / 3.84e9)
 
+    def test_cost_json_and_bad_input(self):
+        r = chorus("topo", "cost", "--fabric", "topoopt-oneshot", "--servers", "16", "--degree", "2",
+                   "--bandwidth", "10", "--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        [row] = json.loads(r.stdout)
+        # 32 interfaces x (transceiver 20 + 1x2 switch 25 + 2 patch-panel ports 200 + 2 fibres 300)
+        self.assertAlmostEqual(row["cost_usd"], 32 * 545)
+        self.assertEqual(row["parts"]["patch_panel_ports"], 64)
+        for args, needle in ((["--fabric", "clos"], "--fabric"), (["--bandwidth", "50"], "--bandwidth"),
+                             (["--servers", "1"], "--servers"), (["--switch-radix", "7"], "--switch-radix")):
+            r = chorus("topo", "cost", *args)
+            self.assertEqual(r.returncode, 2, (args, r.stderr))
+            self.assertIn(needle, r.stderr)
+
     def test_find_bad_traffic_names_the_field(self):
         with tempfile.TemporaryDirectory() as d:
             path = os.path.join(d, "t.json")
@@ -346,6 +361,19 @@ class Topo(unittest.TestCase):
 
 
 class Reproduce(unittest.TestCase):
+    def test_reproduce_topoopt_costs(self):
+        with tempfile.TemporaryDirectory() as d:
+            r = chorus("reproduce", "topoopt", "--out", d)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("ideal Fat-tree / TopoOpt-oneshot", r.stdout)
+            with open(os.path.join(d, "cost.csv")) as f:
+                rows = list(csv.DictReader(f))
+            self.assertEqual(len(rows), 2 * 4 * 6)
+            for col in ("fabric", "servers", "degree", "bandwidth_gbps", "cost_usd"):
+                self.assertIn(col, rows[0])
+            assert_svg(self, os.path.join(d, "fig11_cost.svg"))
+
+
     def test_reproduce_themis_writes_csv_and_plots(self):
         with tempfile.TemporaryDirectory() as d:
             r = chorus("reproduce", "themis", "--out", d)

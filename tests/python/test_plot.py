@@ -17,7 +17,7 @@ import xml.etree.ElementTree as ET
 PYTHON_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python")
 sys.path.insert(0, PYTHON_DIR)
 
-from chorus.plot import themis, themis_real, themis_workloads  # noqa: E402
+from chorus.plot import themis, themis_real, themis_workloads, topoopt  # noqa: E402
 from chorus.plot.__main__ import main as plot_main  # noqa: E402
 
 # Two topologies x two sizes x two schedulers at 4 chunks, a chunk sweep on A, an activity trace.
@@ -192,6 +192,39 @@ class Real(unittest.TestCase):
         ax = figs["speedup.svg"].axes[0]
         self.assertEqual(bars(ax, "measured (real ranks)"), [2.0])
         self.assertEqual(bars(ax, "predicted (simulator)"), [1.25])
+
+
+COST = """fabric,servers,degree,bandwidth_gbps,server_gbps,cost_usd
+ideal-fat-tree,128,4,100,400,2000000
+ideal-fat-tree,432,4,100,400,8000000
+topoopt-oneshot,432,4,100,400,1000000
+topoopt-oneshot,128,4,100,400,500000
+ideal-fat-tree,128,8,200,1600,4000000
+cost-equivalent-fat-tree,128,8,200,700,3000000
+"""
+
+
+class TopoOpt(unittest.TestCase):
+    def test_fig11_one_panel_per_degree_lines_in_millions(self):
+        with tempfile.TemporaryDirectory() as d:
+            write(d, {"cost.csv": COST})
+            figs = by_name(topoopt.figures(topoopt.load(d)))
+        axes = figs["fig11_cost.svg"].axes
+        self.assertEqual(len(axes), 2)
+        self.assertIn("d = 4, B = 100 Gbps", axes[0].get_title())
+        self.assertIn("d = 8, B = 200 Gbps", axes[1].get_title())
+        lines = {l.get_label(): (list(l.get_xdata()), list(l.get_ydata())) for l in axes[0].get_lines()}
+        self.assertEqual(lines["TopoOpt-oneshot"], ([128, 432], [0.5, 1.0]))  # sorted by servers, M$
+        self.assertEqual(lines["Ideal Fat-tree"], ([128, 432], [2.0, 8.0]))
+        self.assertEqual(axes[0].get_yscale(), "log")
+        self.assertEqual(sorted(l.get_label() for l in axes[1].get_lines()), ["Cost-equiv. Fat-tree", "Ideal Fat-tree"])
+
+    def test_zero_cost_is_refused(self):
+        with tempfile.TemporaryDirectory() as d:
+            write(d, {"cost.csv": COST.replace("500000", "0")})
+            with self.assertRaises(Exception) as e:
+                topoopt.figures(topoopt.load(d))
+            self.assertIn("line 5", str(e.exception))
 
 
 class Cli(unittest.TestCase):

@@ -9,6 +9,7 @@ STUDIES = {
     "themis": ("chorus.plot.themis", "Themis Figs. 8-11 from microbench.csv, activity.csv, study.json"),
     "themis-workloads": ("chorus.plot.themis_workloads", "Themis Fig. 12 (stacked bars) from workloads.csv"),
     "themis-real": ("chorus.plot.themis_real", "real_vs_sim.svg and speedup.svg from real_vs_sim.csv"),
+    "topoopt": ("chorus.plot.topoopt", "TopoOpt Fig. 11 (fabric cost) from cost.csv"),
 }
 
 
