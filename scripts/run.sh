@@ -2,7 +2,7 @@
 # Installs dependencies, builds chorus (Release) and runs the main job:
 # the Themis microbenchmark study on the embedded Table 2 presets, then the real-workload
 # study (Fig. 12) into results/themis-workloads, then the same schedules executed on real
-# ranks beside the simulator (results/themis-real).
+# ranks beside the simulator (results/themis-real), then TopoOpt's fabric costs (results/topoopt).
 # Extra arguments are passed to `chorus reproduce themis` (e.g. --out DIR).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,3 +12,4 @@ cmake --build build-release -j"$(nproc)" --target chorus
 ./build-release/chorus reproduce themis "$@"
 ./build-release/chorus reproduce themis-workloads
 ./build-release/chorus reproduce themis-real
+./build-release/chorus reproduce topoopt
