@@ -16,6 +16,7 @@ PACKAGES=(
   libgloo-dev           # runtime backend "gloo"
   python3-matplotlib    # the figures of `chorus reproduce` (python/chorus/plot)
   liblemon-dev          # TopoOpt: maximum-weight matching (Edmonds' Blossom) in TopologyFinder
+  pybind11-dev python3-dev python3-numpy  # the runtime's Python bindings (chorus._rt) and their tests
 )
 missing=()
 for p in "${PACKAGES[@]}"; do

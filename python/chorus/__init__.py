@@ -1,5 +1,29 @@
-"""chorus in Python: the figures of `chorus reproduce` (chorus.plot).
+"""chorus in Python.
 
-Pure Python, no compiled parts; the plots use matplotlib (Debian: python3-matplotlib).
-The later Python bindings of the runtime will live in this package too.
+- chorus.plot: the figures of `chorus reproduce` (pure Python, matplotlib).
+- The runtime (chorus._rt, C++ through pybind11; built by CMake into <build>/python): one API over
+  several real backends (mpi, gloo, shm, "auto"), MCR-DL style, with torch.distributed's names:
+
+      import numpy as np, chorus
+      chorus.init(["shm", "mpi"])               # under `chorus launch -n N` or mpirun
+      x = np.ones(1024, np.float32)
+      work = chorus.all_reduce("shm", x, op=chorus.ReduceOp.SUM, async_op=True)
+      work.wait()
+      chorus.finalize()
+
+  Tensors are numpy arrays (or anything with the buffer protocol) or torch CPU tensors, used in
+  place. See docs/python.md.
 """
+try:
+    from chorus._rt import (CommError, ReduceOp, TimeoutError, Work, all_gather, all_gather_into_tensor,  # noqa: F401
+                            all_reduce, all_to_all, all_to_all_single, available_backends, backends, barrier,
+                            broadcast, finalize, group_ranks, init, is_initialized, new_group, rank, recv, reduce,
+                            reduce_scatter_tensor, send, size, split, synchronize)
+    HAVE_RUNTIME = True
+except ImportError as _error:  # the source tree's package (chorus.plot only), or a build without bindings
+    HAVE_RUNTIME = False
+    _RUNTIME_ERROR = _error
+
+    def __getattr__(name):
+        raise AttributeError(f"chorus.{name}: the runtime bindings are not importable here ({_RUNTIME_ERROR}); "
+                             "use the package a CMake build writes: PYTHONPATH=<build>/python")

@@ -1,0 +1,387 @@
+// chorus._rt: the runtime (src/rt) for Python, with torch.distributed's names and argument order
+// (MCR-DL's API: the backend first). Tensors are anything with the buffer protocol (numpy arrays,
+// bytearray) or with a .numpy() view (torch CPU tensors); they are used in place, never copied,
+// except where torch's list forms need a contiguous buffer (documented per function). The GIL is
+// released while an operation runs; an async operation keeps its tensors alive until it ends.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "rt/errors.h"
+#include "rt/runtime.h"
+#include "rt/types.h"
+#include "rt/work.h"
+
+namespace py = pybind11;
+using namespace chorus;
+using chorus::rt::DType;
+using chorus::rt::ReduceOp;
+
+namespace {
+
+// A contiguous tensor's memory, element type and count, and the object that owns the memory.
+struct Tensor {
+  py::object owner;
+  void* data = nullptr;
+  std::size_t count = 0;
+  DType dtype = DType::f32;
+  std::vector<py::ssize_t> shape;
+};
+
+DType dtype_of(const py::buffer_info& b, const std::string& what) {
+  std::string f = b.format;
+  if (!f.empty() && (f[0] == '<' || f[0] == '=' || f[0] == '@')) f = f.substr(1);
+  if (f == "e") return DType::f16;
+  if (f == "f") return DType::f32;
+  if (f == "d") return DType::f64;
+  if (f == "b") return DType::i8;
+  if (f == "B") return DType::u8;
+  if ((f == "i" || f == "l" || f == "q") && b.itemsize == 4) return DType::i32;
+  if ((f == "i" || f == "l" || f == "q") && b.itemsize == 8) return DType::i64;
+  throw py::type_error(fmt::format("{}: element type '{}' ({} bytes) is not one chorus reduces: float16, float32, float64, int8, "
+                                   "uint8, int32, int64", what, b.format, b.itemsize));
+}
+
+Tensor tensor_of(const py::object& obj, const std::string& what, bool writable = true) {
+  py::object view = obj;
+  if (!py::isinstance<py::buffer>(obj)) {
+    if (!py::hasattr(obj, "numpy"))
+      throw py::type_error(fmt::format("{}: expected a numpy array or a torch CPU tensor, got {}", what,
+                                       py::str(py::type::of(obj)).cast<std::string>()));
+    view = obj.attr("numpy")();  // torch: a view of the same memory
+  }
+  py::buffer_info b = view.cast<py::buffer>().request(writable);
+  Tensor t;
+  t.owner = obj;
+  t.data = b.ptr;
+  t.dtype = dtype_of(b, what);
+  t.count = static_cast<std::size_t>(b.size);
+  t.shape = b.shape;
+  py::ssize_t expect = b.itemsize;  // C-contiguous: strides are the running products of the shape
+  for (py::ssize_t d = b.ndim - 1; d >= 0; --d) {
+    if (b.shape[static_cast<std::size_t>(d)] > 1 && b.strides[static_cast<std::size_t>(d)] != expect)
+      throw py::value_error(fmt::format("{}: the tensor is not contiguous (call .contiguous() or numpy.ascontiguousarray)", what));
+    expect *= b.shape[static_cast<std::size_t>(d)];
+  }
+  return t;
+}
+
+std::vector<Tensor> tensors_of(const py::sequence& list, const std::string& what, bool writable) {
+  std::vector<Tensor> out;
+  for (std::size_t i = 0; i < list.size(); ++i) out.push_back(tensor_of(list[i], fmt::format("{}[{}]", what, i), writable));
+  return out;
+}
+
+void same_dtype(const Tensor& a, const Tensor& b, const std::string& what) {
+  if (a.dtype != b.dtype)
+    throw py::type_error(fmt::format("{}: element types differ ({} and {})", what, rt::to_string(a.dtype), rt::to_string(b.dtype)));
+}
+
+void expect_count(const Tensor& t, std::size_t count, const std::string& what) {
+  if (t.count != count) throw py::value_error(fmt::format("{}: has {} elements, expected {}", what, t.count, count));
+}
+
+// An operation in flight: the runtime's handle, the Python objects whose memory it uses, and what
+// to do once it ends (copy a staging buffer into torch's output list).
+class PyWork {
+ public:
+  PyWork(rt::Work w, std::vector<py::object> keep, std::function<void()> finish)
+      : work_(std::move(w)), keep_(std::move(keep)), finish_(std::move(finish)) {}
+  ~PyWork() {
+    if (!waited_) {
+      py::gil_scoped_release release;
+      try {
+        work_.wait();
+      } catch (...) {  // the error was the caller's to collect with wait(); the buffers stay valid until here
+      }
+    }
+  }
+  void wait() {
+    if (waited_) return;
+    {
+      py::gil_scoped_release release;
+      work_.wait();
+    }
+    waited_ = true;
+    if (finish_) finish_();
+  }
+  bool is_completed() const { return work_.test(); }
+
+ private:
+  rt::Work work_;
+  std::vector<py::object> keep_;
+  std::function<void()> finish_;
+  bool waited_ = false;
+};
+
+// Runs `call(async_op)` without the GIL. Async: returns a Work that keeps `keep` alive and runs
+// `finish` when waited for. Blocking: the runtime's blocking call (inline on this thread when the
+// backend is idle), then `finish`; returns None, as torch.distributed does.
+py::object run(bool async_op, std::vector<py::object> keep, const std::function<rt::Work(bool)>& call,
+               std::function<void()> finish = nullptr) {
+  rt::Work w;
+  {
+    py::gil_scoped_release release;
+    w = call(async_op);
+  }
+  if (async_op) return py::cast(std::make_shared<PyWork>(std::move(w), std::move(keep), std::move(finish)));
+  if (finish) finish();
+  return py::none();
+}
+
+// A staging buffer as a bytes-like object the Work keeps alive.
+struct Staging {
+  std::vector<unsigned char> bytes;
+};
+
+std::size_t rows_of(const Tensor& t) { return t.shape.empty() ? 1 : static_cast<std::size_t>(t.shape[0]); }
+
+rt::Counts split_counts(const py::object& sizes, const Tensor& t, int world, const std::string& what) {
+  const std::size_t rows = rows_of(t);
+  const std::size_t per_row = rows == 0 ? 0 : t.count / rows;
+  rt::Counts counts;
+  if (sizes.is_none()) {
+    if (t.count % static_cast<std::size_t>(world))
+      throw py::value_error(fmt::format("{}: {} elements do not split evenly over {} ranks", what, t.count, world));
+    counts.assign(static_cast<std::size_t>(world), t.count / static_cast<std::size_t>(world));
+    return counts;
+  }
+  const auto list = sizes.cast<std::vector<long long>>();
+  if (list.size() != static_cast<std::size_t>(world))
+    throw py::value_error(fmt::format("{}: {} split sizes for {} ranks", what, list.size(), world));
+  std::size_t total = 0;
+  for (auto s : list) {
+    if (s < 0) throw py::value_error(fmt::format("{}: split size {} is negative", what, s));
+    counts.push_back(static_cast<std::size_t>(s) * per_row);
+    total += static_cast<std::size_t>(s);
+  }
+  if (total != rows) throw py::value_error(fmt::format("{}: split sizes add up to {}, the tensor has {} rows", what, total, rows));
+  return counts;
+}
+
+rt::Counts displacements(const rt::Counts& counts) {
+  rt::Counts d;
+  std::size_t at = 0;
+  for (auto c : counts) {
+    d.push_back(at);
+    at += c;
+  }
+  return d;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_rt, m) {
+  m.doc() = "chorus runtime bindings (use the chorus package: import chorus)";
+  static py::exception<rt::CommError> comm_error(m, "CommError", PyExc_RuntimeError);
+  static py::exception<rt::TimeoutError> timeout_error(m, "TimeoutError", comm_error.ptr());
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const rt::TimeoutError& e) {
+      timeout_error(e.what());
+    } catch (const rt::CommError& e) {
+      comm_error(e.what());
+    } catch (const InputError& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    }
+  });
+
+  py::enum_<ReduceOp>(m, "ReduceOp")
+      .value("SUM", ReduceOp::sum)
+      .value("PRODUCT", ReduceOp::prod)
+      .value("MIN", ReduceOp::min)
+      .value("MAX", ReduceOp::max)
+      .value("AVG", ReduceOp::avg);
+
+  py::class_<PyWork, std::shared_ptr<PyWork>>(m, "Work")
+      .def("wait", &PyWork::wait, "Block until the operation ends; raises its error")
+      .def("is_completed", &PyWork::is_completed);
+
+  m.def("available_backends", &rt::available_backends);
+  m.def(
+      "init",
+      [](const std::vector<std::string>& backends, double timeout_s, int check, const std::string& tuning_table) {
+        rt::InitOptions o;
+        o.timeout_s = timeout_s;
+        o.check = check;
+        o.tuning_table = tuning_table;
+        py::gil_scoped_release release;
+        rt::init(backends, o);
+      },
+      py::arg("backends"), py::arg("timeout_s") = -1.0, py::arg("check") = -1, py::arg("tuning_table") = "");
+  m.def("finalize", [] {
+    py::gil_scoped_release release;
+    rt::finalize();
+  });
+  m.def("is_initialized", &rt::is_initialized);
+  m.def("backends", &rt::backends);
+  m.def("size", [](const std::string& b) { return rt::size(b); }, py::arg("backend") = "auto");
+  m.def("rank", [](const std::string& b) { return rt::rank(b); }, py::arg("backend") = "auto");
+  m.def(
+      "synchronize",
+      [](const std::vector<std::string>& b) {
+        py::gil_scoped_release release;
+        rt::synchronize(b);
+      },
+      py::arg("backends") = std::vector<std::string>{});
+  m.def(
+      "split",
+      [](const std::string& name, const std::string& backend, int color, int key) {
+        py::gil_scoped_release release;
+        rt::split(name, backend, color, key);
+      },
+      py::arg("name"), py::arg("backend"), py::arg("color"), py::arg("key") = 0);
+  m.def(
+      "new_group",
+      [](const std::string& name, const std::vector<int>& ranks, const std::string& backend) {
+        py::gil_scoped_release release;
+        rt::new_group(name, ranks, backend);
+      },
+      py::arg("name"), py::arg("ranks"), py::arg("backend") = "auto");
+  m.def("group_ranks", [](const std::string& name) { return rt::group_ranks(name); });
+
+  m.def(
+      "all_reduce",
+      [](const std::string& backend, const py::object& tensor, ReduceOp op, bool async_op) {
+        auto t = tensor_of(tensor, "all_reduce: tensor");
+        return run(async_op, {t.owner}, [&](bool a) { return rt::all_reduce(backend, t.data, t.data, t.count, t.dtype, op, a); });
+      },
+      py::arg("backend"), py::arg("tensor"), py::arg("op") = ReduceOp::sum, py::arg("async_op") = false,
+      "In place on every rank, as torch.distributed.all_reduce");
+  m.def(
+      "broadcast",
+      [](const std::string& backend, const py::object& tensor, int src, bool async_op) {
+        auto t = tensor_of(tensor, "broadcast: tensor");
+        return run(async_op, {t.owner}, [&](bool a) { return rt::broadcast(backend, t.data, t.count, t.dtype, src, a); });
+      },
+      py::arg("backend"), py::arg("tensor"), py::arg("src"), py::arg("async_op") = false);
+  m.def(
+      "reduce",
+      [](const std::string& backend, const py::object& tensor, int dst, ReduceOp op, bool async_op) {
+        auto t = tensor_of(tensor, "reduce: tensor");
+        return run(async_op, {t.owner}, [&](bool a) { return rt::reduce(backend, t.data, t.data, t.count, t.dtype, op, dst, a); });
+      },
+      py::arg("backend"), py::arg("tensor"), py::arg("dst"), py::arg("op") = ReduceOp::sum, py::arg("async_op") = false,
+      "The result lands in `tensor` on rank dst");
+  m.def(
+      "all_gather_into_tensor",
+      [](const std::string& backend, const py::object& output, const py::object& input, bool async_op) {
+        auto in = tensor_of(input, "all_gather_into_tensor: input", false);
+        auto out = tensor_of(output, "all_gather_into_tensor: output");
+        same_dtype(in, out, "all_gather_into_tensor");
+        expect_count(out, in.count * static_cast<std::size_t>(rt::size(backend)), "all_gather_into_tensor: output");
+        return run(async_op, {in.owner, out.owner},
+                   [&](bool a) { return rt::all_gather(backend, in.data, out.data, in.count, in.dtype, a); });
+      },
+      py::arg("backend"), py::arg("output"), py::arg("input"), py::arg("async_op") = false);
+  m.def(
+      "all_gather",
+      [](const std::string& backend, const py::list& tensor_list, const py::object& tensor, bool async_op) {
+        auto in = tensor_of(tensor, "all_gather: tensor", false);
+        auto outs = tensors_of(tensor_list, "all_gather: tensor_list", true);
+        if (outs.size() != static_cast<std::size_t>(rt::size(backend)))
+          throw py::value_error(fmt::format("all_gather: tensor_list has {} tensors for {} ranks", outs.size(), rt::size(backend)));
+        for (std::size_t i = 0; i < outs.size(); ++i) {
+          same_dtype(in, outs[i], fmt::format("all_gather: tensor_list[{}]", i));
+          expect_count(outs[i], in.count, fmt::format("all_gather: tensor_list[{}]", i));
+        }
+        // Torch's list form: gathered into one staging buffer, then copied out.
+        auto staging = std::make_shared<Staging>();
+        const std::size_t bytes = in.count * rt::dtype_bytes(in.dtype);
+        staging->bytes.resize(bytes * outs.size());
+        std::vector<py::object> keep = {in.owner, tensor_list};
+        return run(async_op, keep, [&](bool a) { return rt::all_gather(backend, in.data, staging->bytes.data(), in.count, in.dtype, a); },
+                   [outs, staging, bytes] {
+                     for (std::size_t i = 0; i < outs.size(); ++i) std::memcpy(outs[i].data, staging->bytes.data() + i * bytes, bytes);
+                   });
+      },
+      py::arg("backend"), py::arg("tensor_list"), py::arg("tensor"), py::arg("async_op") = false,
+      "torch's list form (one staging copy); all_gather_into_tensor has none");
+  m.def(
+      "reduce_scatter_tensor",
+      [](const std::string& backend, const py::object& output, const py::object& input, ReduceOp op, bool async_op) {
+        auto in = tensor_of(input, "reduce_scatter_tensor: input", false);
+        auto out = tensor_of(output, "reduce_scatter_tensor: output");
+        same_dtype(in, out, "reduce_scatter_tensor");
+        expect_count(in, out.count * static_cast<std::size_t>(rt::size(backend)), "reduce_scatter_tensor: input");
+        return run(async_op, {in.owner, out.owner},
+                   [&](bool a) { return rt::reduce_scatter(backend, in.data, out.data, out.count, out.dtype, op, a); });
+      },
+      py::arg("backend"), py::arg("output"), py::arg("input"), py::arg("op") = ReduceOp::sum, py::arg("async_op") = false);
+  m.def(
+      "all_to_all_single",
+      [](const std::string& backend, const py::object& output, const py::object& input, const py::object& output_split_sizes,
+         const py::object& input_split_sizes, bool async_op) {
+        auto in = tensor_of(input, "all_to_all_single: input", false);
+        auto out = tensor_of(output, "all_to_all_single: output");
+        same_dtype(in, out, "all_to_all_single");
+        const int world = rt::size(backend);
+        if (output_split_sizes.is_none() && input_split_sizes.is_none()) {
+          expect_count(out, in.count, "all_to_all_single: output");
+          if (in.count % static_cast<std::size_t>(world))
+            throw py::value_error(fmt::format("all_to_all_single: {} elements do not split evenly over {} ranks", in.count, world));
+          return run(async_op, {in.owner, out.owner}, [&](bool a) {
+            return rt::all_to_all_single(backend, in.data, out.data, in.count / static_cast<std::size_t>(world), in.dtype, a);
+          });
+        }
+        const auto sc = split_counts(input_split_sizes, in, world, "all_to_all_single: input_split_sizes");
+        const auto rc = split_counts(output_split_sizes, out, world, "all_to_all_single: output_split_sizes");
+        const auto sd = displacements(sc), rd = displacements(rc);
+        return run(async_op, {in.owner, out.owner},
+                   [&](bool a) { return rt::all_to_allv(backend, in.data, sc, sd, out.data, rc, rd, in.dtype, a); });
+      },
+      py::arg("backend"), py::arg("output"), py::arg("input"), py::arg("output_split_sizes") = py::none(),
+      py::arg("input_split_sizes") = py::none(), py::arg("async_op") = false,
+      "Split sizes count rows (the first dimension), as in torch");
+  m.def(
+      "all_to_all",
+      [](const std::string& backend, const py::list& output_tensor_list, const py::list& input_tensor_list, bool async_op) {
+        auto ins = tensors_of(input_tensor_list, "all_to_all: input_tensor_list", false);
+        auto outs = tensors_of(output_tensor_list, "all_to_all: output_tensor_list", true);
+        const auto world = static_cast<std::size_t>(rt::size(backend));
+        if (ins.size() != world || outs.size() != world)
+          throw py::value_error(fmt::format("all_to_all: {} inputs and {} outputs for {} ranks", ins.size(), outs.size(), world));
+        std::vector<const void*> in_ptrs;
+        std::vector<void*> out_ptrs;
+        rt::Counts in_counts, out_counts;
+        for (std::size_t i = 0; i < world; ++i) {
+          same_dtype(ins[0], ins[i], fmt::format("all_to_all: input_tensor_list[{}]", i));
+          same_dtype(ins[0], outs[i], fmt::format("all_to_all: output_tensor_list[{}]", i));
+          in_ptrs.push_back(ins[i].data);
+          out_ptrs.push_back(outs[i].data);
+          in_counts.push_back(ins[i].count);
+          out_counts.push_back(outs[i].count);
+        }
+        return run(async_op, {input_tensor_list, output_tensor_list}, [&](bool a) {
+          return rt::all_to_all(backend, in_ptrs, in_counts, out_ptrs, out_counts, ins[0].dtype, a);
+        });
+      },
+      py::arg("backend"), py::arg("output_tensor_list"), py::arg("input_tensor_list"), py::arg("async_op") = false,
+      "torch's list form, no copies");
+  m.def(
+      "send",
+      [](const std::string& backend, const py::object& tensor, int dst, bool async_op) {
+        auto t = tensor_of(tensor, "send: tensor", false);
+        return run(async_op, {t.owner}, [&](bool a) { return rt::send(backend, t.data, t.count, t.dtype, dst, a); });
+      },
+      py::arg("backend"), py::arg("tensor"), py::arg("dst"), py::arg("async_op") = false);
+  m.def(
+      "recv",
+      [](const std::string& backend, const py::object& tensor, int src, bool async_op) {
+        auto t = tensor_of(tensor, "recv: tensor");
+        return run(async_op, {t.owner}, [&](bool a) { return rt::recv(backend, t.data, t.count, t.dtype, src, a); });
+      },
+      py::arg("backend"), py::arg("tensor"), py::arg("src"), py::arg("async_op") = false);
+  m.def(
+      "barrier", [](const std::string& backend, bool async_op) { return run(async_op, {}, [&](bool a) { return rt::barrier(backend, a); }); },
+      py::arg("backend") = "auto", py::arg("async_op") = false);
+}

@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+"""One rank of the Python bindings test (chorus._rt): every bound operation on every initialised
+backend, every dtype for all_reduce, each result against a numpy reference computed here from
+what every rank contributes (each rank's data is a known function of its rank); then the errors
+a user can make. Run under `chorus launch -n N` (shm, gloo) or mpirun (mpi, shm, gloo).
+
+usage: rt_bindings_rank.py BACKEND[,BACKEND...]
+"""
+import sys
+
+import numpy as np
+
+import chorus
+
+DTYPES = [np.float16, np.float32, np.float64, np.int8, np.uint8, np.int32, np.int64]
+checks = 0
+
+
+def check(cond, what):
+    global checks
+    if not cond:
+        raise AssertionError(f"rank {chorus.rank()}: {what}")
+    checks += 1
+
+
+def data(rank, count, dtype):
+    """What rank `rank` contributes: small integers, exact in every dtype even summed over 8 ranks."""
+    return ((np.arange(count) % 7) + rank + 1).astype(dtype)
+
+
+def expect_raises(exc, fn, needle):
+    try:
+        fn()
+    except exc as e:
+        check(needle in str(e), f"{exc.__name__} message '{e}' lacks '{needle}'")
+        return
+    raise AssertionError(f"rank {chorus.rank()}: expected {exc.__name__} ({needle})")
+
+
+def run(b):
+    r, n = chorus.rank(b), chorus.size(b)
+    ranks = range(n)
+    for dt in DTYPES:
+        x = data(r, 37, dt)
+        chorus.all_reduce(b, x)
+        check(np.array_equal(x, sum(data(k, 37, np.int64) for k in ranks).astype(dt)), f"{b} all_reduce {dt.__name__}")
+    for op, ref in ((chorus.ReduceOp.MAX, np.maximum.reduce), (chorus.ReduceOp.MIN, np.minimum.reduce),
+                    (chorus.ReduceOp.PRODUCT, np.multiply.reduce)):
+        x = data(r, 11, np.float64)
+        chorus.all_reduce(b, x, op=op)
+        check(np.array_equal(x, ref([data(k, 11, np.float64) for k in ranks])), f"{b} all_reduce {op}")
+    x = data(r, 11, np.float32)
+    chorus.all_reduce(b, x, op=chorus.ReduceOp.AVG)
+    check(np.allclose(x, sum(data(k, 11, np.float64) for k in ranks) / n), f"{b} all_reduce AVG")
+    # async: the call returns a Work; the tensor holds the result after wait()
+    x = data(r, 100000, np.float32)
+    w = chorus.all_reduce(b, x, async_op=True)
+    w.wait()
+    check(w.is_completed(), f"{b} Work.is_completed after wait")
+    check(np.array_equal(x, sum(data(k, 100000, np.float64) for k in ranks).astype(np.float32)), f"{b} async all_reduce")
+    check(chorus.all_reduce(b, data(r, 3, np.int32)) is None, f"{b} blocking call returns None")
+
+    x = data(r, 9, np.int64)
+    chorus.broadcast(b, x, src=n - 1)
+    check(np.array_equal(x, data(n - 1, 9, np.int64)), f"{b} broadcast")
+    x = data(r, 9, np.int32)
+    chorus.reduce(b, x, dst=0)
+    if r == 0:
+        check(np.array_equal(x, sum(data(k, 9, np.int32) for k in ranks)), f"{b} reduce at dst")
+
+    out = np.zeros(5 * n, np.float64)
+    chorus.all_gather_into_tensor(b, out, data(r, 5, np.float64))
+    check(np.array_equal(out, np.concatenate([data(k, 5, np.float64) for k in ranks])), f"{b} all_gather_into_tensor")
+    outs = [np.zeros(4, np.int8) for _ in ranks]
+    w = chorus.all_gather(b, outs, data(r, 4, np.int8), async_op=True)
+    w.wait()
+    check(all(np.array_equal(outs[k], data(k, 4, np.int8)) for k in ranks), f"{b} all_gather (list, async)")
+
+    out = np.zeros(6, np.float32)
+    chorus.reduce_scatter_tensor(b, out, data(r, 6 * n, np.float32))
+    full = sum(data(k, 6 * n, np.float64) for k in ranks)
+    check(np.array_equal(out, full[6 * r:6 * (r + 1)].astype(np.float32)), f"{b} reduce_scatter_tensor")
+
+    # all_to_all_single, equal blocks: block j of rank k is 1000 k + j
+    inp = np.repeat(np.arange(n, dtype=np.int32) + 1000 * r, 3)
+    out = np.zeros_like(inp)
+    chorus.all_to_all_single(b, out, inp)
+    check(np.array_equal(out, np.repeat(np.array([1000 * k + r for k in ranks], np.int32), 3)), f"{b} all_to_all_single")
+    # with split sizes (rows of 2 elements): rank k sends j + 1 rows to rank j, all equal to 10 k + j
+    inp = np.concatenate([np.full((j + 1, 2), 10 * r + j, np.float64) for j in ranks])
+    out = np.zeros((n * (r + 1), 2), np.float64)
+    chorus.all_to_all_single(b, out, inp, output_split_sizes=[r + 1] * n, input_split_sizes=[j + 1 for j in ranks])
+    check(np.array_equal(out, np.concatenate([np.full((r + 1, 2), 10 * k + r, np.float64) for k in ranks])),
+          f"{b} all_to_all_single with split sizes")
+    # list form, sizes differ per pair: rank k sends k + j + 1 elements to rank j
+    ins = [np.full(r + j + 1, 100 * r + j, np.int64) for j in ranks]
+    outs = [np.zeros(k + r + 1, np.int64) for k in ranks]
+    chorus.all_to_all(b, outs, ins)
+    check(all(np.array_equal(outs[k], np.full(k + r + 1, 100 * k + r)) for k in ranks), f"{b} all_to_all (list)")
+
+    if n > 1:  # a ring of send / recv, the odd ranks receiving first
+        x = data(r, 8, np.float32)
+        got = np.zeros(8, np.float32)
+        if r % 2 == 0:
+            chorus.send(b, x, dst=(r + 1) % n)
+            chorus.recv(b, got, src=(r - 1) % n)
+        else:
+            chorus.recv(b, got, src=(r - 1) % n)
+            chorus.send(b, x, dst=(r + 1) % n)
+        check(np.array_equal(got, data((r - 1) % n, 8, np.float32)), f"{b} send/recv")
+    chorus.barrier(b)
+
+    # What a user can get wrong: named, typed errors, before anything is sent.
+    expect_raises(TypeError, lambda: chorus.all_reduce(b, np.ones(4, np.bool_)), "element type")
+    expect_raises(TypeError, lambda: chorus.all_reduce(b, [1.0, 2.0]), "numpy array or a torch CPU tensor")
+    expect_raises(ValueError, lambda: chorus.all_reduce(b, np.ones((4, 4), np.float32)[:, 1]), "not contiguous")
+    expect_raises(ValueError, lambda: chorus.all_gather_into_tensor(b, np.zeros(3, np.float32), np.zeros(2, np.float32)),
+                  "expected")
+    expect_raises(TypeError, lambda: chorus.all_gather_into_tensor(b, np.zeros(2 * n, np.float64), np.zeros(2, np.float32)),
+                  "element types differ")
+    expect_raises(ValueError, lambda: chorus.all_to_all_single(b, np.zeros(n, np.float32), np.zeros(n, np.float32),
+                                                               input_split_sizes=[1] * (n + 1)), "split sizes")
+    expect_raises(ValueError, lambda: chorus.all_reduce("nope", np.ones(2, np.float32)), "unknown backend 'nope'")
+
+
+def main():
+    wanted = sys.argv[1].split(",")
+    chorus.init(wanted)
+    check(sorted(chorus.backends()) == sorted(wanted), f"backends() is {chorus.backends()}")
+    for b in wanted:
+        run(b)
+    try:
+        import torch  # noqa: F401  (python3-torch; the same calls on torch CPU tensors, no copies)
+    except ImportError:
+        torch = None
+    if torch is not None:
+        t = torch.arange(12, dtype=torch.float32) + chorus.rank()
+        chorus.all_reduce(wanted[0], t)
+        n = chorus.size()
+        check(torch.equal(t, torch.arange(12, dtype=torch.float32) * n + n * (n - 1) / 2), "torch all_reduce in place")
+    chorus.finalize()
+    print(f"{checks} checks passed on {','.join(wanted)}")
+
+
+if __name__ == "__main__":
+    main()
