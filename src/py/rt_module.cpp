@@ -6,10 +6,12 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <chrono>
 #include <cstring>
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
@@ -27,18 +29,19 @@ using chorus::rt::ReduceOp;
 
 namespace {
 
-// A contiguous tensor's memory, element type and count, and the object that owns the memory.
+// A contiguous tensor's memory, element type and count, rows (its first dimension), and the
+// object that owns the memory (kept referenced while an operation uses it).
 struct Tensor {
   py::object owner;
   void* data = nullptr;
   std::size_t count = 0;
+  std::size_t rows = 1;
   DType dtype = DType::f32;
-  std::vector<py::ssize_t> shape;
 };
 
-DType dtype_of(const py::buffer_info& b, const std::string& what) {
-  std::string f = b.format;
-  if (!f.empty() && (f[0] == '<' || f[0] == '=' || f[0] == '@')) f = f.substr(1);
+DType dtype_of(const Py_buffer& b, std::string_view what) {
+  std::string_view f = b.format ? b.format : "B";
+  if (!f.empty() && (f[0] == '<' || f[0] == '=' || f[0] == '@')) f.remove_prefix(1);
   if (f == "e") return DType::f16;
   if (f == "f") return DType::f32;
   if (f == "d") return DType::f64;
@@ -47,45 +50,58 @@ DType dtype_of(const py::buffer_info& b, const std::string& what) {
   if ((f == "i" || f == "l" || f == "q") && b.itemsize == 4) return DType::i32;
   if ((f == "i" || f == "l" || f == "q") && b.itemsize == 8) return DType::i64;
   throw py::type_error(fmt::format("{}: element type '{}' ({} bytes) is not one chorus reduces: float16, float32, float64, int8, "
-                                   "uint8, int32, int64", what, b.format, b.itemsize));
+                                   "uint8, int32, int64", what, f, b.itemsize));
 }
 
-Tensor tensor_of(const py::object& obj, const std::string& what, bool writable = true) {
+// The hot path of every call: one PyObject_GetBuffer asking the exporter for a C-contiguous
+// view (numpy refuses a strided array itself), no allocation. The view is released at once; the
+// reference in `owner` keeps the memory (an array with references cannot be resized).
+Tensor tensor_of(const py::object& obj, std::string_view what, bool writable = true) {
   py::object view = obj;
-  if (!py::isinstance<py::buffer>(obj)) {
+  if (!PyObject_CheckBuffer(obj.ptr())) {
     if (!py::hasattr(obj, "numpy"))
       throw py::type_error(fmt::format("{}: expected a numpy array or a torch CPU tensor, got {}", what,
                                        py::str(py::type::of(obj)).cast<std::string>()));
     view = obj.attr("numpy")();  // torch: a view of the same memory
   }
-  py::buffer_info b = view.cast<py::buffer>().request(writable);
+  Py_buffer b;
+  if (PyObject_GetBuffer(view.ptr(), &b, PyBUF_FORMAT | PyBUF_ND | PyBUF_C_CONTIGUOUS | (writable ? PyBUF_WRITABLE : 0)) != 0) {
+    PyErr_Clear();
+    if (PyObject_GetBuffer(view.ptr(), &b, PyBUF_FORMAT | PyBUF_STRIDES) == 0) {
+      PyBuffer_Release(&b);
+      throw py::value_error(fmt::format("{}: the tensor is not {} (call .contiguous() or numpy.ascontiguousarray)", what,
+                                        writable && !b.readonly ? "contiguous" : "contiguous and writable"));
+    }
+    PyErr_Clear();
+    throw py::type_error(fmt::format("{}: cannot read the tensor's memory", what));
+  }
   Tensor t;
   t.owner = obj;
-  t.data = b.ptr;
-  t.dtype = dtype_of(b, what);
-  t.count = static_cast<std::size_t>(b.size);
-  t.shape = b.shape;
-  py::ssize_t expect = b.itemsize;  // C-contiguous: strides are the running products of the shape
-  for (py::ssize_t d = b.ndim - 1; d >= 0; --d) {
-    if (b.shape[static_cast<std::size_t>(d)] > 1 && b.strides[static_cast<std::size_t>(d)] != expect)
-      throw py::value_error(fmt::format("{}: the tensor is not contiguous (call .contiguous() or numpy.ascontiguousarray)", what));
-    expect *= b.shape[static_cast<std::size_t>(d)];
+  t.data = b.buf;
+  t.count = b.itemsize > 0 ? static_cast<std::size_t>(b.len / b.itemsize) : 0;
+  t.rows = b.ndim > 0 && b.shape ? static_cast<std::size_t>(b.shape[0]) : 1;
+  try {
+    t.dtype = dtype_of(b, what);
+  } catch (...) {
+    PyBuffer_Release(&b);
+    throw;
   }
+  PyBuffer_Release(&b);
   return t;
 }
 
-std::vector<Tensor> tensors_of(const py::sequence& list, const std::string& what, bool writable) {
+std::vector<Tensor> tensors_of(const py::sequence& list, std::string_view what, bool writable) {
   std::vector<Tensor> out;
   for (std::size_t i = 0; i < list.size(); ++i) out.push_back(tensor_of(list[i], fmt::format("{}[{}]", what, i), writable));
   return out;
 }
 
-void same_dtype(const Tensor& a, const Tensor& b, const std::string& what) {
+void same_dtype(const Tensor& a, const Tensor& b, std::string_view what) {
   if (a.dtype != b.dtype)
     throw py::type_error(fmt::format("{}: element types differ ({} and {})", what, rt::to_string(a.dtype), rt::to_string(b.dtype)));
 }
 
-void expect_count(const Tensor& t, std::size_t count, const std::string& what) {
+void expect_count(const Tensor& t, std::size_t count, std::string_view what) {
   if (t.count != count) throw py::value_error(fmt::format("{}: has {} elements, expected {}", what, t.count, count));
 }
 
@@ -124,15 +140,16 @@ class PyWork {
 
 // Runs `call(async_op)` without the GIL. Async: returns a Work that keeps `keep` alive and runs
 // `finish` when waited for. Blocking: the runtime's blocking call (inline on this thread when the
-// backend is idle), then `finish`; returns None, as torch.distributed does.
-py::object run(bool async_op, std::vector<py::object> keep, const std::function<rt::Work(bool)>& call,
-               std::function<void()> finish = nullptr) {
+// backend is idle), then `finish`; returns None, as torch.distributed does. No allocation on the
+// blocking path (the Python layer's cost: bench/python/bench_py_overhead.py).
+template <typename Call>
+py::object run(bool async_op, std::initializer_list<py::object> keep, const Call& call, std::function<void()> finish = nullptr) {
   rt::Work w;
   {
     py::gil_scoped_release release;
     w = call(async_op);
   }
-  if (async_op) return py::cast(std::make_shared<PyWork>(std::move(w), std::move(keep), std::move(finish)));
+  if (async_op) return py::cast(std::make_shared<PyWork>(std::move(w), std::vector<py::object>(keep), std::move(finish)));
   if (finish) finish();
   return py::none();
 }
@@ -142,10 +159,8 @@ struct Staging {
   std::vector<unsigned char> bytes;
 };
 
-std::size_t rows_of(const Tensor& t) { return t.shape.empty() ? 1 : static_cast<std::size_t>(t.shape[0]); }
-
 rt::Counts split_counts(const py::object& sizes, const Tensor& t, int world, const std::string& what) {
-  const std::size_t rows = rows_of(t);
+  const std::size_t rows = t.rows;
   const std::size_t per_row = rows == 0 ? 0 : t.count / rows;
   rt::Counts counts;
   if (sizes.is_none()) {
@@ -298,8 +313,7 @@ PYBIND11_MODULE(_rt, m) {
         auto staging = std::make_shared<Staging>();
         const std::size_t bytes = in.count * rt::dtype_bytes(in.dtype);
         staging->bytes.resize(bytes * outs.size());
-        std::vector<py::object> keep = {in.owner, tensor_list};
-        return run(async_op, keep, [&](bool a) { return rt::all_gather(backend, in.data, staging->bytes.data(), in.count, in.dtype, a); },
+        return run(async_op, {in.owner, tensor_list}, [&](bool a) { return rt::all_gather(backend, in.data, staging->bytes.data(), in.count, in.dtype, a); },
                    [outs, staging, bytes] {
                      for (std::size_t i = 0; i < outs.size(); ++i) std::memcpy(outs[i].data, staging->bytes.data() + i * bytes, bytes);
                    });
@@ -381,6 +395,18 @@ PYBIND11_MODULE(_rt, m) {
         return run(async_op, {t.owner}, [&](bool a) { return rt::recv(backend, t.data, t.count, t.dtype, src, a); });
       },
       py::arg("backend"), py::arg("tensor"), py::arg("src"), py::arg("async_op") = false);
+  // For bench/python/bench_py_overhead.py: the same blocking in-place all_reduce looped in C++;
+  // returns the loop's time in microseconds, so the Python layer's cost is measured in one process.
+  m.def(
+      "_loop_all_reduce",
+      [](const std::string& backend, const py::object& tensor, int iters) {
+        auto t = tensor_of(tensor, "_loop_all_reduce: tensor");
+        py::gil_scoped_release release;
+        const auto t0 = std::chrono::steady_clock::now();
+        for (int i = 0; i < iters; ++i) rt::all_reduce(backend, t.data, t.data, t.count, t.dtype, ReduceOp::sum, false);
+        return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+      },
+      py::arg("backend"), py::arg("tensor"), py::arg("iters"));
   m.def(
       "barrier", [](const std::string& backend, bool async_op) { return run(async_op, {}, [&](bool a) { return rt::barrier(backend, a); }); },
       py::arg("backend") = "auto", py::arg("async_op") = false);
