@@ -68,9 +68,10 @@ Tensor tensor_of(const py::object& obj, std::string_view what, bool writable = t
   if (PyObject_GetBuffer(view.ptr(), &b, PyBUF_FORMAT | PyBUF_ND | PyBUF_C_CONTIGUOUS | (writable ? PyBUF_WRITABLE : 0)) != 0) {
     PyErr_Clear();
     if (PyObject_GetBuffer(view.ptr(), &b, PyBUF_FORMAT | PyBUF_STRIDES) == 0) {
+      const bool read_only = writable && b.readonly;
       PyBuffer_Release(&b);
-      throw py::value_error(fmt::format("{}: the tensor is not {} (call .contiguous() or numpy.ascontiguousarray)", what,
-                                        writable && !b.readonly ? "contiguous" : "contiguous and writable"));
+      if (read_only) throw py::value_error(fmt::format("{}: the tensor is read-only, and the operation writes it", what));
+      throw py::value_error(fmt::format("{}: the tensor is not contiguous (call .contiguous() or numpy.ascontiguousarray)", what));
     }
     PyErr_Clear();
     throw py::type_error(fmt::format("{}: cannot read the tensor's memory", what));

@@ -69,7 +69,9 @@ def run(b):
         check(np.array_equal(x, sum(data(k, 9, np.int32) for k in ranks)), f"{b} reduce at dst")
 
     out = np.zeros(5 * n, np.float64)
-    chorus.all_gather_into_tensor(b, out, data(r, 5, np.float64))
+    source = data(r, 5, np.float64)
+    source.flags.writeable = False  # inputs are only read: a read-only array is accepted
+    chorus.all_gather_into_tensor(b, out, source)
     check(np.array_equal(out, np.concatenate([data(k, 5, np.float64) for k in ranks])), f"{b} all_gather_into_tensor")
     outs = [np.zeros(4, np.int8) for _ in ranks]
     w = chorus.all_gather(b, outs, data(r, 4, np.int8), async_op=True)
@@ -114,6 +116,9 @@ def run(b):
     expect_raises(TypeError, lambda: chorus.all_reduce(b, np.ones(4, np.bool_)), "element type")
     expect_raises(TypeError, lambda: chorus.all_reduce(b, [1.0, 2.0]), "numpy array or a torch CPU tensor")
     expect_raises(ValueError, lambda: chorus.all_reduce(b, np.ones((4, 4), np.float32)[:, 1]), "not contiguous")
+    frozen = np.ones(4, np.float32)
+    frozen.flags.writeable = False
+    expect_raises(ValueError, lambda: chorus.all_reduce(b, frozen), "read-only")
     expect_raises(ValueError, lambda: chorus.all_gather_into_tensor(b, np.zeros(3, np.float32), np.zeros(2, np.float32)),
                   "expected")
     expect_raises(TypeError, lambda: chorus.all_gather_into_tensor(b, np.zeros(2 * n, np.float64), np.zeros(2, np.float32)),
