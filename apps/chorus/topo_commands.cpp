@@ -105,9 +105,9 @@ void register_topo_commands(CLI::App& app) {
   };
   static FindArgs f;
   auto* find = topo->add_subcommand("find", "TopologyFinder (Algorithm 1): a direct-connect topology and routing for a job's AllReduce and model-parallel traffic");
-  find->add_option("--servers", f.servers, "Servers (default: the built-in workload's; required with --traffic)");
+  find->add_option("--servers", f.servers, "Servers (default: dlrm-example's 16; required with --traffic and zoo workloads)");
   find->add_option("--degree", f.degree, "Interfaces per server, d")->capture_default_str();
-  auto* w = find->add_option("--workload", f.workload, "Built-in traffic: dlrm-example (Sec. 2.2: 16 servers, E0..E3 on S0, S3, S8, S13)");
+  auto* w = find->add_option("--workload", f.workload, "Built-in traffic: dlrm-example (Sec. 2.2: 16 servers, E0..E3 on S0, S3, S8, S13), or a zoo workload's first iteration (resnet152, gnmt, dlrm, transformer-1t, moe; needs --servers)");
   auto* tr = find->add_option("--traffic", f.traffic, "Traffic file: {\"allreduce_groups\": [{\"servers\": [..], \"bytes\": B}], \"mp\": [[src, dst, bytes], ...]}");
   w->excludes(tr);
   find->add_flag("--primes", f.primes, "TotientPerms candidates: only 1 and primes (large groups)");

@@ -61,18 +61,31 @@ std::vector<int> path_from(const std::vector<int>& parent, int src, int dst) {
   return path;
 }
 
-// Step 2's degree per group: proportional to its share of the AllReduce bytes, rounded up, while
-// degree remains; groups in decreasing order of bytes (ties: file order).
-std::vector<int> group_degrees(const Traffic& traffic, const std::vector<std::size_t>& order, int d_groups) {
-  double total = 0;
-  for (const auto& g : traffic.allreduce_groups) total += allreduce_wire_bytes(g);
-  std::vector<int> dk(traffic.allreduce_groups.size(), 0);
-  int left = d_groups;
+// Step 2's degree per group, in decreasing order of bytes (ties: file order): proportional to its
+// share of the AllReduce bytes *of the groups it shares a server with* (itself included), rounded
+// up, capped by what its members have left. When every group shares a server with every other
+// (one job-wide group, or nested groups) this is the paper's rule; groups on disjoint servers
+// do not compete for degree (docs/topoopt.md says why).
+std::vector<int> group_degrees(int servers, const Traffic& traffic, const std::vector<std::size_t>& order, int d_groups) {
+  const auto& groups = traffic.allreduce_groups;
+  std::vector<std::vector<std::size_t>> of_server(static_cast<std::size_t>(servers));
+  for (std::size_t g = 0; g < groups.size(); ++g)
+    for (int s : groups[g].servers) of_server[static_cast<std::size_t>(s)].push_back(g);
+  std::vector<int> left(static_cast<std::size_t>(servers), d_groups);
+  std::vector<int> dk(groups.size(), 0);
   for (auto g : order) {
-    if (left == 0 || total <= 0) break;
-    const double share = allreduce_wire_bytes(traffic.allreduce_groups[g]) / total;
-    dk[g] = std::min(left, static_cast<int>(std::ceil(d_groups * share - 1e-12)));
-    left -= dk[g];
+    const double bytes = allreduce_wire_bytes(groups[g]);
+    if (bytes <= 0) continue;
+    std::set<std::size_t> sharing;
+    int room = d_groups;
+    for (int s : groups[g].servers) {
+      sharing.insert(of_server[static_cast<std::size_t>(s)].begin(), of_server[static_cast<std::size_t>(s)].end());
+      room = std::min(room, left[static_cast<std::size_t>(s)]);
+    }
+    double competing = 0;
+    for (auto h : sharing) competing += allreduce_wire_bytes(groups[h]);
+    dk[g] = std::min(room, static_cast<int>(std::ceil(d_groups * bytes / competing - 1e-12)));
+    for (int s : groups[g].servers) left[static_cast<std::size_t>(s)] -= dk[g];
   }
   return dk;
 }
@@ -140,9 +153,9 @@ Topology topology_finder(int servers, int degree, const Traffic& traffic, const 
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
     return allreduce_wire_bytes(traffic.allreduce_groups[a]) > allreduce_wire_bytes(traffic.allreduce_groups[b]);
   });
-  auto dk = group_degrees(traffic, order, t.degree_allreduce);
+  auto dk = group_degrees(servers, traffic, order, t.degree_allreduce);
   const bool ring_for_connectivity = !groups_connect_all(servers, traffic, dk);
-  if (ring_for_connectivity) dk = group_degrees(traffic, order, t.degree_allreduce - 1);
+  if (ring_for_connectivity) dk = group_degrees(servers, traffic, order, t.degree_allreduce - 1);
 
   std::set<std::pair<int, int>> linked;
   auto unsatisfied = [&] {

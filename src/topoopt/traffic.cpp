@@ -1,5 +1,6 @@
 #include "topoopt/traffic.h"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <set>
@@ -10,6 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "topoopt/dag_traffic.h"
+#include "workload/zoo.h"
 
 namespace chorus::topoopt {
 namespace {
@@ -117,7 +120,11 @@ Traffic dlrm_example() {
   return t;
 }
 
-std::vector<std::string> builtin_traffic_names() { return {"dlrm-example"}; }
+std::vector<std::string> builtin_traffic_names() {
+  std::vector<std::string> names = {"dlrm-example"};
+  for (const auto& z : workload::zoo_names()) names.push_back(z);
+  return names;
+}
 
 Traffic builtin_traffic(const std::string& name, int servers) {
   if (name == "dlrm-example") {
@@ -126,8 +133,12 @@ Traffic builtin_traffic(const std::string& name, int servers) {
       throw InputError("--servers", fmt::format("dlrm-example is the {}-server example of Sec. 2.2, got {}", t.servers, servers));
     return t;
   }
-  throw InputError("--workload", fmt::format("unknown traffic '{}' (built in: {}; others through --traffic FILE)", name,
-                                             fmt::join(builtin_traffic_names(), ", ")));
+  const auto& zoo = workload::zoo_names();
+  if (std::find(zoo.begin(), zoo.end(), name) == zoo.end())
+    throw InputError("--workload", fmt::format("unknown traffic '{}' (built in: {}; others through --traffic FILE)", name,
+                                               fmt::join(builtin_traffic_names(), ", ")));
+  if (servers == 0) throw InputError("--servers", fmt::format("required with the zoo workload '{}'", name));
+  return zoo_traffic(name, servers);
 }
 
 }  // namespace chorus::topoopt

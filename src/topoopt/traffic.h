@@ -35,7 +35,9 @@ double allreduce_wire_bytes(const AllReduceGroup& group);
 Traffic parse_traffic_json(const std::string& text, int servers, const std::string& source);
 Traffic load_traffic_file(const std::string& path, int servers);
 
-// Built-in traffic by name (`chorus topo find --workload NAME`); InputError lists the names.
+// Built-in traffic by name (`chorus topo find --workload NAME`): dlrm-example (16 servers; `servers`
+// 0 or 16), or a zoo workload's first iteration on `servers` servers (dag_traffic.h). InputError
+// lists the names.
 Traffic builtin_traffic(const std::string& name, int servers);
 std::vector<std::string> builtin_traffic_names();
 
