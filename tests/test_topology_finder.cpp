@@ -13,7 +13,6 @@
 #include <set>
 
 #include "core/error.h"
-#include "topoopt/dag_traffic.h"
 #include "topoopt/max_weight_matching.h"
 #include "topoopt/top_permutations.h"
 #include "topoopt/topology_finder.h"
@@ -359,74 +358,6 @@ TEST(TrafficFile, ParsesAndNamesTheBadField) {
   expect_error(R"({"allreduce_groups": [{"servers": [1], "bytes": 1}]})", {"allreduce_groups[0].servers", "at least 2"});
   expect_error(R"({"allreduce_groups": [{"servers": [1, 2]}]})", {"allreduce_groups[0]", "'bytes'"});
   expect_error(R"({"allreduce_groups": [{"servers": [1, 2], "bytes": 1, "order": 3}]})", {"unknown field 'order'"});
-}
-
-}  // namespace
-}  // namespace chorus::topoopt
-
-namespace chorus::topoopt {
-namespace {
-
-workload::Node comm(coll::CollectiveOp op, double bytes, std::vector<int> dims, int iteration = 0) {
-  workload::Node n;
-  n.kind = workload::NodeKind::kComm;
-  n.op = op;
-  n.bytes = bytes;
-  n.dims = std::move(dims);
-  n.iteration = iteration;
-  return n;
-}
-
-TEST(DagTraffic, CollectivesAndTransfersByHand) {
-  // 2 x 3 servers, dimension 0 fastest: server = x + 2 y.
-  net::Network net;
-  net::Dimension d;
-  d.link_bandwidth_gbps = 100;
-  d.kind = net::DimKind::kRing;
-  d.size = 2;
-  net.dims.push_back(d);
-  d.size = 3;
-  net.dims.push_back(d);
-  workload::Dag dag;
-  dag.add(comm(coll::CollectiveOp::kAllReduce, 100, {0}));         // pairs {0,1} {2,3} {4,5}: 100 each
-  dag.add(comm(coll::CollectiveOp::kReduceScatter, 50, {0}));      // the same pairs, half an all-reduce: +25
-  dag.add(comm(coll::CollectiveOp::kAllReduce, 60, {0, 1}));       // all six: 60
-  dag.add(comm(coll::CollectiveOp::kAllToAll, 30, {1}));           // {0,2,4} {1,3,5}: 10 to each other member
-  auto p2p = comm(coll::CollectiveOp::kAllReduce, 7, {1});
-  p2p.comm = workload::CommKind::kPointToPoint;                    // to the next server along y: s -> s + 2 (mod 6)
-  dag.add(p2p);
-  dag.add(comm(coll::CollectiveOp::kAllReduce, 999, {0, 1}, 1));   // iteration 1: not counted
-  const auto t = traffic_from_dag(dag, net);
-  EXPECT_EQ(t.servers, 6);
-  std::map<std::vector<int>, double> groups;
-  for (const auto& g : t.allreduce_groups) groups[g.servers] = g.bytes;
-  EXPECT_EQ(groups, (std::map<std::vector<int>, double>{
-                        {{0, 1}, 125}, {{2, 3}, 125}, {{4, 5}, 125}, {{0, 1, 2, 3, 4, 5}, 60}}));
-  std::map<std::pair<int, int>, double> mp;
-  for (const auto& m : t.mp) mp[{m.src, m.dst}] = m.bytes;
-  std::map<std::pair<int, int>, double> expect;
-  for (const auto& members : {std::vector<int>{0, 2, 4}, std::vector<int>{1, 3, 5}})
-    for (int a : members)
-      for (int b : members)
-        if (a != b) expect[{a, b}] += 10;
-  for (int s = 0; s < 6; ++s) expect[{s, (s + 2) % 6}] += 7;
-  EXPECT_EQ(mp, expect);
-}
-
-TEST(DagTraffic, ZooWorkloads) {
-  // dlrm: embeddings model-parallel over all servers (all-to-all), MLPs data-parallel (all-reduce).
-  const auto d = zoo_traffic("dlrm", 16);
-  ASSERT_EQ(d.allreduce_groups.size(), 1u);
-  EXPECT_EQ(d.allreduce_groups[0].servers.size(), 16u);
-  EXPECT_EQ(d.mp.size(), 16u * 15u);
-  // transformer-1t: tensor parallel over 128 servers, so 256 servers are 2 x 128: two model-parallel
-  // groups of 128 consecutive servers and 128 data-parallel pairs {i, i + 128}.
-  const auto t = zoo_traffic("transformer-1t", 256);
-  std::map<std::size_t, int> sizes;
-  for (const auto& g : t.allreduce_groups) ++sizes[g.servers.size()];
-  EXPECT_EQ(sizes, (std::map<std::size_t, int>{{2, 128}, {128, 2}}));
-  EXPECT_THROW(zoo_traffic("resnet125", 16), InputError);
-  EXPECT_THROW(zoo_traffic("dlrm", 1), InputError);
 }
 
 }  // namespace
