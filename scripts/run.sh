@@ -8,7 +8,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 cmake -S . -B build-release -DCMAKE_BUILD_TYPE=Release -DCHORUS_BUILD_TESTS=OFF >/dev/null
-cmake --build build-release -j"$(nproc)" --target chorus
+cmake --build build-release -j"$(nproc)" --target chorus chorus_py_rt
+# `import chorus` for Debian's python3 from anywhere: a .pth file in the user's site-packages
+# pointing at the package the build wrote (docs/python.md).
+site=$(/usr/bin/python3 -m site --user-site)
+mkdir -p "$site" && echo "$PWD/build-release/python" > "$site/chorus.pth"
+echo "run.sh: python3 -c 'import chorus' now finds $PWD/build-release/python (via $site/chorus.pth)"
 ./build-release/chorus reproduce themis "$@"
 ./build-release/chorus reproduce themis-workloads
 ./build-release/chorus reproduce themis-real
