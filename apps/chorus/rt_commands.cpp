@@ -10,8 +10,10 @@
 #include "apps/chorus/commands.h"
 #include "core/error.h"
 #include "core/split.h"
+#include "core/text_file.h"
 #include "core/units.h"
 #include "rt_tools/bench_runner.h"
+#include "rt_tools/comm_profile.h"
 #include "rt_tools/launcher.h"
 #include "rt/rendezvous/mpi_env.h"
 #include "rt/runtime.h"
@@ -105,6 +107,32 @@ void print_rows(const std::vector<rt::BenchRow>& rows, bool json, bool check) {
 }  // namespace
 
 void register_rt_commands(CLI::App& app) {
+  // ---- profile ----
+  struct ProfileArgs {
+    std::vector<std::string> logs;
+    bool json = false;
+    std::string trace, out;
+  };
+  static ProfileArgs prof;
+  auto* profile = app.add_subcommand("profile", "Summarise the communication logs of a run (CHORUS_RT_LOG=PREFIX): time per "
+                                                "operation and backend, as MCR-DL's Figs. 1 and 12");
+  profile->add_option("logs", prof.logs, "log files PREFIX.<rank>.jsonl, or PREFIX (every rank's file)")->required();
+  profile->add_flag("--json", prof.json, "print the summary as JSON");
+  profile->add_option("--trace", prof.trace, "write a Chrome trace (Perfetto): one process per rank, one thread per backend");
+  profile->add_option("-o,--out", prof.out, "write DIR/profile.csv and DIR/profile.svg (time per operation, by backend)");
+  profile->callback([] {
+    const auto p = rt_tools::read_comm_logs(prof.logs);
+    if (prof.json) fmt::print("{}\n", rt_tools::profile_json(p).dump());
+    else fmt::print("{}", rt_tools::format_profile(p));
+    if (!prof.trace.empty()) {
+      write_text_file(prof.trace, rt_tools::profile_trace(p).dump());
+      if (!prof.json) fmt::print("wrote {}\n", prof.trace);
+    }
+    if (!prof.out.empty())
+      for (const auto& f : rt_tools::write_profile_outputs(p, prof.out))
+        if (!prof.json) fmt::print("wrote {}\n", f);
+  });
+
   // ---- launch ----
   auto* launch = app.add_subcommand("launch", "Start N ranks of a program on this host (rendezvous on loopback); they die with the launcher");
   static rt::LaunchOptions launch_opts;

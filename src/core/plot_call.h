@@ -10,7 +10,7 @@
 
 namespace chorus {
 
-// Runs chorus.plot for `study` ("themis", "themis-workloads", "themis-real", "topoopt") on `dir` and returns
+// Runs chorus.plot for `study` ("themis", "themis-workloads", "themis-real", "topoopt", "profile") on `dir` and returns
 // the paths of the figures it wrote. Throws InputError("plot", ...) naming the command and what to
 // install if the interpreter cannot be started or exits with a non-zero status (its own message,
 // naming the file and column, is on stderr); the study's data files are written by then.

@@ -225,15 +225,18 @@ PYBIND11_MODULE(_rt, m) {
   m.def("available_backends", &rt::available_backends);
   m.def(
       "init",
-      [](const std::vector<std::string>& backends, double timeout_s, int check, const std::string& tuning_table) {
+      [](const std::vector<std::string>& backends, double timeout_s, int check, const std::string& tuning_table,
+         const std::string& log) {
         rt::InitOptions o;
         o.timeout_s = timeout_s;
         o.check = check;
         o.tuning_table = tuning_table;
+        o.log = log;
         py::gil_scoped_release release;
         rt::init(backends, o);
       },
-      py::arg("backends"), py::arg("timeout_s") = -1.0, py::arg("check") = -1, py::arg("tuning_table") = "");
+      py::arg("backends"), py::arg("timeout_s") = -1.0, py::arg("check") = -1, py::arg("tuning_table") = "",
+      py::arg("log") = "", "log: PREFIX for the communication log (PREFIX.<rank>.jsonl; chorus profile PREFIX)");
   m.def("finalize", [] {
     py::gil_scoped_release release;
     rt::finalize();

@@ -17,6 +17,7 @@
 #include "rt/backends/backends.h"
 #include "rt/rendezvous/bootstrap.h"
 #include "rt/checking.h"
+#include "rt/comm_log.h"
 #include "rt/dtype.h"
 #include "rt/errors.h"
 #include "rt/rendezvous/mpi_env.h"
@@ -49,6 +50,7 @@ struct Slot {
   std::string broken;                      // why (guarded by broken_mutex)
   // A group's errors name group ranks; this note (appended to them) maps them to world ranks.
   std::string group_note;
+  std::string label;  // the backend's or group's name (communication log)
 };
 
 struct Runtime {
@@ -61,6 +63,9 @@ struct Runtime {
   std::vector<std::pair<std::string, Slot*>> fast;  // the same, for the lookup on every call
   bool check = false;
   std::optional<TuningTable> tuning;
+  // Null: not logging. Shared with queued operations: a broken backend left alive by finalize()
+  // may still end one after the runtime is gone.
+  std::shared_ptr<CommLog> log;
 };
 
 Runtime* g_rt = nullptr;
@@ -201,11 +206,14 @@ template <typename Body>
   }
 }
 
-// Issues `body` on the slot: inline when synchronous and idle, else through the queue.
+// Issues `body` on the slot: inline when synchronous and idle, else through the queue. With a
+// communication log, the operation's issue, start and end times are recorded.
 template <typename Body>
 Work submit(Slot& s, OpKind op, std::size_t count, DType dtype, bool async_op,
             std::optional<CallSignature> sig, Body body) {
   const bool check = sig.has_value() && g_rt->check && s.world_size > 1;
+  CommLog* log = g_rt->log.get();
+  const std::int64_t issue = log != nullptr ? steady_now_ns() : 0;
   // Issuing from several threads onto one backend is allowed, but their relative order is
   // then up to the application (all ranks must agree on it).
   // Only collectives are numbered: point-to-point traffic legitimately differs between ranks.
@@ -217,7 +225,17 @@ Work submit(Slot& s, OpKind op, std::size_t count, DType dtype, bool async_op,
       ProgressQueue& queue;
       ~Release() { queue.release(); }
     } release{*lane.queue};
-    run_op(s, check ? &*sig : nullptr, body);
+    if (log == nullptr) [[likely]] {
+      run_op(s, check ? &*sig : nullptr, body);
+      return Work();
+    }
+    try {
+      run_op(s, check ? &*sig : nullptr, body);
+    } catch (...) {
+      log->record(s.label, {op, count, dtype, async_op, false, issue, issue, steady_now_ns()});
+      throw;
+    }
+    log->record(s.label, {op, count, dtype, async_op, true, issue, issue, steady_now_ns()});
     return Work();
   }
   auto state = std::make_shared<WorkState>(
@@ -225,16 +243,20 @@ Work submit(Slot& s, OpKind op, std::size_t count, DType dtype, bool async_op,
                   s.backend->name(), count, to_string(dtype)),
       lane.activity, lane.queue.get());
   lane.queue->post([state, &s, check, sig = std::move(sig), body = std::move(body),
-                    activity = lane.activity]() mutable {
-    activity->running_since_ns.store(steady_now_ns());
+                    activity = lane.activity, log = log != nullptr ? g_rt->log : nullptr, op, count, dtype, async_op, issue]() mutable {
+    const auto start = steady_now_ns();
+    activity->running_since_ns.store(start);
     try {
       run_op(s, check ? &*sig : nullptr, body);
-      activity->running_since_ns.store(0);
-      state->complete(nullptr);
     } catch (...) {
       activity->running_since_ns.store(0);
+      if (log != nullptr) log->record(s.label, {op, count, dtype, async_op, false, issue, start, steady_now_ns()});
       state->complete(std::current_exception());
+      return;
     }
+    activity->running_since_ns.store(0);
+    if (log != nullptr) log->record(s.label, {op, count, dtype, async_op, true, issue, start, steady_now_ns()});
+    state->complete(nullptr);
   });
   Work w(state);
   if (!async_op) w.wait();
@@ -258,6 +280,7 @@ ReduceOp wire_op(ReduceOp op) { return op == ReduceOp::avg ? ReduceOp::sum : op;
 // A backend instance of kind `kind` (mpi, gloo, shm) with its progress lanes.
 std::unique_ptr<Slot> make_slot(const std::string& kind, const std::string& label, const BackendContext& ctx) {
   auto slot = std::make_unique<Slot>();
+  slot->label = label;
   if (kind == "mpi") slot->backend = make_mpi_backend(ctx);
   else if (kind == "gloo") slot->backend = make_gloo_backend(ctx);
   else slot->backend = make_shm_backend(ctx);
@@ -344,6 +367,11 @@ void init(const std::vector<std::string>& names, const InitOptions& options) {
                                "under chorus launch use shm or gloo");
   }
   r->world = bootstrap_world(want_mpi, timeout);
+  std::string log = options.log;
+  if (log.empty())
+    if (const char* env = std::getenv("CHORUS_RT_LOG")) log = env;
+  if (!log.empty())
+    r->log = std::make_shared<CommLog>(log, r->world.rank, r->world.size, options.log.empty() ? "environment CHORUS_RT_LOG" : "init: InitOptions::log");
   if (expanded && !r->world.single_host) std::erase(ordered, std::string("shm"));
   for (const auto& name : ordered)
     r->slots[name] = make_slot(name, name, world_context(*r, fmt::format("{}/{}/{}", r->world.run_id, g_generation, name)));

@@ -39,6 +39,9 @@ struct InitOptions {
   int check = -1;
   // Tuning table for "auto" (JSON, docs/runtime.md). Empty: CHORUS_RT_TUNING, else none.
   std::string tuning_table;
+  // Communication log (rt/comm_log.h): every operation as a JSON line of <log>.<rank>.jsonl.
+  // Empty: CHORUS_RT_LOG, else no log.
+  std::string log;
 };
 
 // Backends compiled into this build, in the default preference order for "auto".

@@ -17,7 +17,7 @@ import xml.etree.ElementTree as ET
 PYTHON_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python")
 sys.path.insert(0, PYTHON_DIR)
 
-from chorus.plot import themis, themis_real, themis_workloads, topoopt  # noqa: E402
+from chorus.plot import profile, themis, themis_real, themis_workloads, topoopt  # noqa: E402
 from chorus.plot.__main__ import main as plot_main  # noqa: E402
 
 # Two topologies x two sizes x two schedulers at 4 chunks, a chunk sweep on A, an activity trace.
@@ -225,6 +225,24 @@ class TopoOpt(unittest.TestCase):
             with self.assertRaises(Exception) as e:
                 topoopt.figures(topoopt.load(d))
             self.assertIn("line 5", str(e.exception))
+
+
+PROFILE = """op,backend,calls_per_rank,bytes_per_rank,busy_ns_per_rank,queued_ns_per_rank,mean_call_ns,share
+all_reduce,gloo,4,100,3000000,0,750000,0.5
+all_reduce,shm,4,100,1000000,0,250000,0.1667
+all_to_all_single,shm,2,50,2000000,0,1000000,0.3333
+"""
+
+
+class Profile(unittest.TestCase):
+    def test_stacked_by_backend_in_ms(self):
+        with tempfile.TemporaryDirectory() as d:
+            write(d, {"profile.csv": PROFILE})
+            figs = by_name(profile.figures(profile.load(d)))
+        ax = figs["profile.svg"].axes[0]
+        self.assertEqual([t.get_text() for t in ax.get_xticklabels()], ["all_reduce", "all_to_all_single"])
+        self.assertEqual(bars(ax, "gloo"), [3.0, 0.0])
+        self.assertEqual(bars(ax, "shm"), [1.0, 2.0])  # on top of gloo's, drawn from its bottom
 
 
 class Cli(unittest.TestCase):

@@ -1,0 +1,48 @@
+#pragma once
+// `chorus profile`: the communication logs of a run (rt/comm_log.h, one PREFIX.<rank>.jsonl per
+// rank) summarised as MCR-DL's Figs. 1 and 12 do: communication time per operation and backend.
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace chorus::rt_tools {
+
+struct LoggedOp {
+  int rank = 0;
+  std::string backend, op, dtype;
+  double bytes = 0;
+  bool async_op = false, ok = true;
+  double issue_ns = 0, start_ns = 0, end_ns = 0;
+};
+
+struct ProfileRow {
+  std::string op, backend;
+  double calls = 0;         // per rank, on average
+  double bytes = 0;         // per rank, on average
+  double busy_ns = 0;       // sum of end - start per rank, on average
+  double queued_ns = 0;     // sum of start - issue per rank, on average
+  double mean_call_ns = 0;  // busy_ns / calls
+  double share = 0;         // of the busy time of all rows
+};
+
+struct CommProfile {
+  int world_size = 0;
+  std::vector<std::string> files;
+  std::vector<LoggedOp> ops;
+  std::vector<ProfileRow> rows;  // most busy time first
+  int failed = 0;
+};
+
+// `inputs`: log files, or prefixes (PREFIX.<rank>.jsonl for every rank of the run). Errors
+// (InputError) name the file, the line and the field; a run's ranks must all be there.
+CommProfile read_comm_logs(const std::vector<std::string>& inputs);
+
+std::string format_profile(const CommProfile& p);
+nlohmann::json profile_json(const CommProfile& p);
+// Chrome trace-event JSON: one process per rank, one thread per backend, one slice per operation.
+nlohmann::json profile_trace(const CommProfile& p);
+// DIR/profile.csv (the rows) and, through chorus.plot, DIR/profile.svg. Returns the paths.
+std::vector<std::string> write_profile_outputs(const CommProfile& p, const std::string& dir);
+
+}  // namespace chorus::rt_tools
