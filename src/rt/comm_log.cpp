@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "core/error.h"
 
@@ -24,11 +25,12 @@ CommLog::~CommLog() {
 
 void CommLog::record(const std::string& backend, const CommRecord& r) {
   const std::size_t bytes = r.count * dtype_bytes(r.dtype);
+  // Group names are the application's strings: quoted and escaped as JSON.
   std::lock_guard lock(mutex_);
   fmt::print(file_,
-             "{{\"rank\":{},\"backend\":\"{}\",\"op\":\"{}\",\"count\":{},\"dtype\":\"{}\",\"bytes\":{},\"async\":{},\"ok\":{},"
+             "{{\"rank\":{},\"backend\":{},\"op\":\"{}\",\"count\":{},\"dtype\":\"{}\",\"bytes\":{},\"async\":{},\"ok\":{},"
              "\"issue_ns\":{},\"start_ns\":{},\"end_ns\":{}}}\n",
-             rank_, backend, to_string(r.op), r.count, to_string(r.dtype), bytes, r.async_op, r.ok, r.issue_ns, r.start_ns, r.end_ns);
+             rank_, nlohmann::json(backend).dump(), to_string(r.op), r.count, to_string(r.dtype), bytes, r.async_op, r.ok, r.issue_ns, r.start_ns, r.end_ns);
 }
 
 }  // namespace chorus::rt
