@@ -148,11 +148,11 @@ TEST(MotifSpline, TwoLevelTreeForEightRanksByTwo) {
   const std::vector<Row> want{
       {Kind::kReduce, {0, 1}, 0, {}},             {Kind::kReduce, {2, 3}, 2, {}},
       {Kind::kReduce, {4, 5}, 4, {}},             {Kind::kReduce, {6, 7}, 6, {}},
-      {Kind::kReduce, {0, 2}, 0, {0, 1, 2, 3}},   {Kind::kReduce, {4, 6}, 4, {0, 1, 2, 3}},
+      {Kind::kReduce, {0, 2}, 0, {0, 1}},         {Kind::kReduce, {4, 6}, 4, {2, 3}},
       {Kind::kAllReduce, {0, 4}, -1, {4, 5}},     {Kind::kBroadcast, {0, 2}, 0, {6}},
-      {Kind::kBroadcast, {4, 6}, 4, {6}},         {Kind::kBroadcast, {0, 1}, 0, {7, 8}},
-      {Kind::kBroadcast, {2, 3}, 2, {7, 8}},      {Kind::kBroadcast, {4, 5}, 4, {7, 8}},
-      {Kind::kBroadcast, {6, 7}, 6, {7, 8}}};
+      {Kind::kBroadcast, {4, 6}, 4, {6}},         {Kind::kBroadcast, {0, 1}, 0, {6}},
+      {Kind::kBroadcast, {2, 3}, 2, {7}},         {Kind::kBroadcast, {4, 5}, 4, {6}},
+      {Kind::kBroadcast, {6, 7}, 6, {8}}};
   ASSERT_EQ(plan.motifs.size(), want.size());
   for (std::size_t k = 0; k < want.size(); ++k) {
     EXPECT_EQ(plan.motifs[k].kind, want[k].kind) << k;
@@ -166,6 +166,8 @@ TEST(MotifSpline, TwoLevelTreeForEightRanksByTwo) {
   const auto one = compose(single_motif_plan(make_comm_op(Kind::kAllReduce, 8, 64)), {tree_splining(2, false)});
   ASSERT_EQ(one.motifs.size(), 9u);
   EXPECT_EQ(one.motifs[4].ranks, (std::vector<int>{0, 2, 4, 6}));
+  EXPECT_EQ(one.motifs[4].after, (std::vector<int>{0, 1, 2, 3}));
+  for (std::size_t k = 5; k < 9; ++k) EXPECT_EQ(one.motifs[k].after, (std::vector<int>{4}));
   EXPECT_EQ(problems_text(one), "");
   EXPECT_THROW(tree_splining(1, true), InputError);
 }
@@ -178,6 +180,10 @@ TEST(MotifSpline, TreeWithALoneRank) {
   EXPECT_EQ(plan.motifs[3].kind, Kind::kAllReduce);
   EXPECT_EQ(plan.motifs[3].ranks, (std::vector<int>{0, 4}));
   EXPECT_EQ(plan.motifs[6].ranks, (std::vector<int>{2, 3}));
+  // RE{0,2} waits for both reduces, AR{0,4} for RE{0,2}; BC{0,2} for the AR; BC{0,1} needs rank 0
+  // as the AR left it, BC{2,3} rank 2 as BC{0,2} left it.
+  const std::vector<std::vector<int>> after{{}, {}, {0, 1}, {2}, {3}, {3}, {4}};
+  for (std::size_t k = 0; k < after.size(); ++k) EXPECT_EQ(plan.motifs[k].after, after[k]) << k;
   EXPECT_EQ(problems_text(plan), "");
 }
 

@@ -2,6 +2,7 @@
 // (SYNDICATE Appendix A.1; docs/motifs.md).
 #include "coll/motif/spline_tree.h"
 
+#include <algorithm>
 #include <string>
 
 #include "core/error.h"
@@ -39,27 +40,39 @@ Children spline_tree(const Motif& m, int n, bool recursive) {
     out.push_back(std::move(re));
   }
 
-  // The inner all-reduce, or its own tree; the broadcasts wait for its last motifs.
+  // The inner all-reduce, or its own tree. The first inner motif using a root waits for that
+  // root's reduce; each broadcast waits for the last inner motif writing its root. Nothing else
+  // is ordered, so disjoint subtrees proceed independently (validate.h checks that this is enough).
   std::vector<Motif> middle{inner};
   if (recursive) {
     if (auto sub = spline_tree(inner, n, true)) middle = std::move(*sub);
   }
+  const auto uses = [](const Motif& x, int rank) { return std::find(x.ranks.begin(), x.ranks.end(), rank) != x.ranks.end(); };
+  const auto writes = [&](const Motif& x, int rank) {
+    if (!uses(x, rank)) return false;
+    return x.kind == Kind::kAllReduce || (x.kind == Kind::kReduce && x.root == rank) || (x.kind == Kind::kBroadcast && x.root != rank);
+  };
   const int base = static_cast<int>(out.size());
-  std::vector<bool> has_child(middle.size(), false);
-  for (const auto& c : middle)
-    for (int p : c.after) has_child[static_cast<std::size_t>(p)] = true;
-  std::vector<int> sinks;
-  for (std::size_t j = 0; j < middle.size(); ++j) {
-    Motif c = middle[j];
-    if (c.after.empty()) {
-      c.after = reduces;
-    } else {
-      for (int& p : c.after) p += base;
+  std::vector<bool> used(out.size(), false);  // by reduce index: its root already used inside
+  for (auto c : middle) {
+    for (int& p : c.after) p += base;
+    for (int r : reduces) {
+      const auto ru = static_cast<std::size_t>(r);
+      if (!used[ru] && uses(c, out[ru].root)) {
+        used[ru] = true;
+        c.after.push_back(r);
+      }
     }
+    std::sort(c.after.begin(), c.after.end());
     if (recursive && middle.size() > 1) c.label = "AR/" + c.label;
-    if (!has_child[j]) sinks.push_back(base + static_cast<int>(j));
     out.push_back(std::move(c));
   }
+  const auto last_writing = [&](int rank) {
+    int last = -1;
+    for (std::size_t j = static_cast<std::size_t>(base); j < out.size(); ++j)
+      if (writes(out[j], rank)) last = static_cast<int>(j);
+    return last;
+  };
 
   for (const auto& g : groups) {
     if (g.size() < 2) continue;
@@ -67,7 +80,7 @@ Children spline_tree(const Motif& m, int n, bool recursive) {
     bc.kind = Kind::kBroadcast;
     bc.ranks = g;
     bc.root = g.front();
-    bc.after = sinks;
+    bc.after = {last_writing(bc.root)};
     bc.label = "BC" + std::to_string(bc.root);
     out.push_back(std::move(bc));
   }
