@@ -137,6 +137,24 @@ TEST(MotifSpline, RingIsReduceScatterThenAllGather) {
   EXPECT_EQ(ag[5].bytes, (ByteRange{4, 6}));  // position 2 forwards piece 2, received in round 0
 }
 
+TEST(MotifSpline, RingNeedsNMinusOneRounds) {
+  // The appendix says "for N rounds". N-1 rounds per phase are the fewest that work: with N-2
+  // the reduce-scatter leaves every piece one contribution short. An N-th round is redundant:
+  // it adds a finished piece into a neighbour that does not own it, which the all-gather then
+  // overwrites, and the all-gather's N-th round copies a piece its neighbour already has.
+  const auto plan = compose(single_motif_plan(make_comm_op(Kind::kAllReduce, 4, 8)), {ring_splining()});
+  const auto rounds = [](int r) {
+    return [r](const Motif& m) { return ring_pattern(m, r); };
+  };
+  std::string short_text;
+  for (const auto& p : check(plan, rounds(2))) short_text += p + "\n";
+  EXPECT_TRUE(contains(short_text, "is missing")) << short_text;
+  EXPECT_TRUE(check(plan, rounds(4)).empty());
+  EXPECT_EQ(problems_text(plan), "");
+  EXPECT_EQ(pattern(plan.motifs[0]).size(), 12u);  // 3 rounds x 4 ranks
+  EXPECT_EQ(ring_pattern(plan.motifs[0], 4).size(), 16u);
+}
+
 TEST(MotifSpline, TwoLevelTreeForEightRanksByTwo) {
   const auto plan = compose(single_motif_plan(make_comm_op(Kind::kAllReduce, 8, 64)), {splining(2)});
   struct Row {

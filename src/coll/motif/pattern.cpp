@@ -2,6 +2,7 @@
 #include "coll/motif/pattern.h"
 
 #include <stdexcept>
+#include <string>
 
 namespace chorus::coll::motif {
 
@@ -9,6 +10,23 @@ ByteRange ring_piece(ByteRange range, int k, int n) {
   const Bytes len = range.size();
   const auto nn = static_cast<Bytes>(n);
   return {range.begin + len * static_cast<Bytes>(k) / nn, range.begin + len * static_cast<Bytes>(k + 1) / nn};
+}
+
+std::vector<Transfer> ring_pattern(const Motif& m, int rounds) {
+  if (m.kind != Kind::kReduceScatter && m.kind != Kind::kAllGather)
+    throw std::invalid_argument("ring_pattern: a " + std::string(to_string(m.kind)) + " motif is not a ring");
+  std::vector<Transfer> out;
+  const int n = static_cast<int>(m.ranks.size());
+  const bool rs = m.kind == Kind::kReduceScatter;
+  for (int r = 0; r < rounds; ++r)
+    for (int i = 0; i < n; ++i) {
+      const int piece = ((rs ? i - r : i + 1 - r) % n + n) % n;
+      const ByteRange b = ring_piece(m.bytes, piece, n);
+      if (b.size() == 0) continue;
+      out.push_back({r, rs, Address{m.ranks[static_cast<std::size_t>(i)], Buffer::kData, 0},
+                     Address{m.ranks[static_cast<std::size_t>((i + 1) % n)], Buffer::kData, 0}, b});
+    }
+  return out;
 }
 
 std::vector<Transfer> pattern(const Motif& m) {
@@ -30,18 +48,8 @@ std::vector<Transfer> pattern(const Motif& m) {
         if (j != m.root) out.push_back({0, false, data(m.root), data(j), m.bytes});
       break;
     case Kind::kReduceScatter:
-    case Kind::kAllGather: {
-      const bool rs = m.kind == Kind::kReduceScatter;
-      for (int r = 0; r + 1 < n; ++r)
-        for (int i = 0; i < n; ++i) {
-          const int piece = ((rs ? i - r : i + 1 - r) % n + n) % n;
-          const ByteRange b = ring_piece(m.bytes, piece, n);
-          if (b.size() == 0) continue;
-          out.push_back({r, rs, data(m.ranks[static_cast<std::size_t>(i)]),
-                         data(m.ranks[static_cast<std::size_t>((i + 1) % n)]), b});
-        }
-      break;
-    }
+    case Kind::kAllGather:
+      return ring_pattern(m, n - 1);
     case Kind::kAllToAll:
       if (m.destinations.size() != m.ranks.size())
         throw std::invalid_argument("all_to_all motif: " + std::to_string(m.destinations.size()) +

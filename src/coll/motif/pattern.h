@@ -41,6 +41,10 @@ struct Transfer {
 // all_to_all: one round, a copy per (source, destination) pair, the source's own block included.
 std::vector<Transfer> pattern(const Motif& m);
 
+// The ring of a reduce_scatter / all_gather motif with `rounds` rounds instead of N-1 (to check
+// the appendix's "for N rounds" against N-1, docs/motifs.md).
+std::vector<Transfer> ring_pattern(const Motif& m, int rounds);
+
 // Piece k of N of a range, as the ring cuts it.
 ByteRange ring_piece(ByteRange range, int k, int n);
 

@@ -6,7 +6,6 @@
 #include <set>
 #include <stdexcept>
 
-#include "coll/motif/pattern.h"
 
 namespace chorus::coll::motif {
 
@@ -45,7 +44,8 @@ bool allowed(Kind op, Kind motif) {
 
 class Checker {
  public:
-  Checker(const MotifPlan& plan, std::size_t max_problems) : plan_(plan), max_(max_problems) {}
+  Checker(const MotifPlan& plan, std::function<std::vector<Transfer>(const Motif&)> pattern_of, std::size_t max_problems)
+      : plan_(plan), pattern_of_(std::move(pattern_of)), max_(max_problems) {}
 
   std::vector<std::string> run() {
     if (!structure() || !order()) return problems_;
@@ -167,7 +167,7 @@ class Checker {
   void patterns() {
     std::set<Bytes> bounds{0, plan_.op.bytes};
     for (const Motif& m : plan_.motifs) {
-      transfers_.push_back(pattern(m));
+      transfers_.push_back(pattern_of_(m));
       for (const auto& t : transfers_.back()) {
         bounds.insert(t.bytes.begin);
         bounds.insert(t.bytes.end);
@@ -322,6 +322,7 @@ class Checker {
   }
 
   const MotifPlan& plan_;
+  std::function<std::vector<Transfer>(const Motif&)> pattern_of_;
   std::size_t max_;
   std::vector<std::string> problems_;
   std::set<int> members_;
@@ -336,7 +337,12 @@ class Checker {
 }  // namespace
 
 std::vector<std::string> check(const MotifPlan& plan, std::size_t max_problems) {
-  return Checker(plan, max_problems == 0 ? 1 : max_problems).run();
+  return check(plan, [](const Motif& m) { return pattern(m); }, max_problems);
+}
+
+std::vector<std::string> check(const MotifPlan& plan, const std::function<std::vector<Transfer>(const Motif&)>& pattern_of,
+                               std::size_t max_problems) {
+  return Checker(plan, pattern_of, max_problems == 0 ? 1 : max_problems).run();
 }
 
 void validate(const MotifPlan& plan) {

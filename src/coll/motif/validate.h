@@ -15,16 +15,23 @@
 //         exactly once.
 // Byte ranges are handled as the elementary intervals between all range boundaries in the plan,
 // the same as byte by byte.
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "coll/motif/motif.h"
+#include "coll/motif/pattern.h"
 
 namespace chorus::coll::motif {
 
 // The problems found, each a sentence naming motifs (#index), ranks and bytes; empty when the
 // plan is valid. Stops after `max_problems`.
 std::vector<std::string> check(const MotifPlan& plan, std::size_t max_problems = 20);
+
+// The same check with another pattern for each motif than pattern.h's (to test readings of the
+// paper, e.g. a ring of N rounds).
+std::vector<std::string> check(const MotifPlan& plan, const std::function<std::vector<Transfer>(const Motif&)>& pattern_of,
+                               std::size_t max_problems = 20);
 
 // Throws std::invalid_argument with the first problems when check() finds any.
 void validate(const MotifPlan& plan);
