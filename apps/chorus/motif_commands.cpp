@@ -68,20 +68,20 @@ void register_motif_commands(CLI::App& app) {
 
     std::vector<Transform> ts;
     double bound = 1;  // an upper bound on the motif count, to refuse plans that do not fit in memory
-    const auto add = [&](const Transform& t, const std::string& spec) {
+    const auto add = [&](const Transform& t, const std::string& spec, const std::string& field) {
       ts.push_back(t);
       if (spec.starts_with("S:") || spec.starts_with("s:")) {
-        const Bytes d = parse_bytes(spec.substr(2), "--segment");
+        const Bytes d = parse_bytes(spec.substr(2), field);
         bound *= static_cast<double>((bytes + d - 1) / d);
       } else {
         bound *= 2.0 * a.ranks + 1;
       }
       if (bound > kMaxMotifs)
-        throw InputError(spec, fmt::format("the transforms could make more than {:.0f} motifs; use larger d or n", kMaxMotifs));
+        throw InputError(field, fmt::format("the transforms could make more than {:.0f} motifs; use larger d or n", kMaxMotifs));
     };
-    if (!a.segment.empty()) add(parse_transform("S:" + a.segment, "--segment"), "S:" + a.segment);
-    if (!a.spline.empty()) add(parse_transform("P:" + a.spline, "--spline"), "P:" + a.spline);
-    for (const auto& t : a.transforms) add(parse_transform(t, "--transform"), t);
+    if (!a.segment.empty()) add(parse_transform("S:" + a.segment, "--segment"), "S:" + a.segment, "--segment");
+    if (!a.spline.empty()) add(parse_transform("P:" + a.spline, "--spline"), "P:" + a.spline, "--spline");
+    for (const auto& t : a.transforms) add(parse_transform(t, "--transform"), t, "--transform");
     const MotifPlan plan = compose(single_motif_plan(op), ts);
 
     std::vector<std::string> problems;

@@ -54,13 +54,20 @@ int parse_count(std::string_view text, const std::string& field) {
 }  // namespace
 
 Transform parse_transform(std::string_view text, const std::string& field) {
-  if (text.size() > 2 && (text[0] == 'S' || text[0] == 's') && text[1] == ':')
-    return segmentation(parse_bytes(text.substr(2), field));
+  if (text.size() > 2 && (text[0] == 'S' || text[0] == 's') && text[1] == ':') {
+    const Bytes d = parse_bytes(text.substr(2), field);
+    if (d == 0) throw InputError(field, "the segment size d must be at least 1 byte");
+    return segmentation(d);
+  }
   if (text.size() > 2 && (text[0] == 'P' || text[0] == 'p') && text[1] == ':') {
     const auto rest = text.substr(2);
     if (rest == "ring") return ring_splining();
-    if (rest.starts_with("tree:")) return tree_splining(parse_count(rest.substr(5), field), true);
-    if (rest.starts_with("tree1:")) return tree_splining(parse_count(rest.substr(6), field), false);
+    const bool tree = rest.starts_with("tree:"), tree1 = rest.starts_with("tree1:");
+    if (tree || tree1) {
+      const int n = parse_count(rest.substr(tree ? 5 : 6), field);
+      if (n < 2) throw InputError(field, "the tree group size n must be at least 2, got " + std::to_string(n));
+      return tree_splining(n, tree);
+    }
     return splining(parse_count(rest, field));
   }
   throw InputError(field, "expected S:<bytes>, P:<n>, P:ring, P:tree:<n> or P:tree1:<n>, got '" + std::string(text) + "'");
