@@ -358,7 +358,10 @@ TEST(MotifProperties, RandomCompositionsAreValid) {
     split += plan.motifs.size() > 1 ? 1 : 0;
     deep += plan.motifs.size() > 10 ? 1 : 0;
     // The motifs of one segment-and-spline family carry the payload: every motif's bytes lie in [0, D).
-    for (const auto& m : plan.motifs) EXPECT_LE(m.bytes.end, plan.op.bytes) << how;
+    for (const auto& m : plan.motifs) {
+      EXPECT_LE(m.bytes.end, plan.op.bytes) << how;
+      EXPECT_GE(transfer_count(m), pattern(m).size()) << how << " " << describe(m);
+    }
   }
   // The seed gives a spread of plans, not only single motifs.
   EXPECT_GT(split, 300);

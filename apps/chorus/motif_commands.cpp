@@ -8,6 +8,7 @@
 
 #include "apps/chorus/commands.h"
 #include "coll/motif/compose.h"
+#include "coll/motif/pattern.h"
 #include "coll/motif/validate.h"
 #include "core/error.h"
 #include "core/units.h"
@@ -20,6 +21,8 @@ using namespace chorus::coll::motif;
 
 constexpr int kMaxRanks = 4096;
 constexpr double kMaxMotifs = 1e6;
+constexpr std::size_t kMaxCheckedTransfers = 250000;  // --check: about 2 s and 200 MB at most
+constexpr std::size_t kMaxCheckedMotifs = 20000;      // the dependency closure is motifs^2 bits
 
 nlohmann::json motif_json(std::size_t id, const Motif& m) {
   nlohmann::json j{{"id", id},       {"kind", std::string(to_string(m.kind))}, {"ranks", m.ranks},
@@ -57,7 +60,7 @@ void register_motif_commands(CLI::App& app) {
                      "Splining P, applied after --segment: n (all-to-all: groups of n destinations; broadcast: subsets of n; "
                      "all-reduce: tree of groups of n), ring, tree:n, tree1:n (one level)");
   expand->add_option("--transform", a.transforms, "Further transforms in order, after --segment and --spline: S:<bytes>, P:<n>, P:ring, P:tree:<n>, P:tree1:<n>");
-  expand->add_flag("--check", a.check, "Run the byte-level validity check on the plan (small plans: it executes every transfer)");
+  expand->add_flag("--check", a.check, "Run the byte-level validity check on the plan (at most 250000 transfers and 20000 motifs: it executes every transfer)");
   expand->add_flag("--json", a.json, "Print {\"op\", \"transforms\", \"motifs\": [{\"id\", \"kind\", \"ranks\", \"root\", \"bytes\", \"destinations\", \"after\", \"label\"}]}");
   expand->callback([] {
     Kind kind{};
@@ -86,8 +89,14 @@ void register_motif_commands(CLI::App& app) {
 
     std::vector<std::string> problems;
     if (a.check) {
-      if (plan.motifs.size() > 20000 || a.ranks > 256)
-        throw InputError("--check", "the check executes every transfer: use it on plans of at most 20000 motifs and 256 ranks");
+      std::size_t transfers = 0;
+      for (const auto& m : plan.motifs) transfers += transfer_count(m);
+      if (plan.motifs.size() > kMaxCheckedMotifs)
+        throw InputError("--check", fmt::format("the check compares every pair of motifs: this plan has {}, more than {}; use larger d or n",
+                                                plan.motifs.size(), kMaxCheckedMotifs));
+      if (transfers > kMaxCheckedTransfers)
+        throw InputError("--check", fmt::format("the check executes every transfer: this plan has {}, more than {}; use fewer ranks or larger d",
+                                                transfers, kMaxCheckedTransfers));
       problems = check(plan);
     }
     if (a.json) {

@@ -41,7 +41,7 @@ class MotifExpand(unittest.TestCase):
         for args, flag in [(["--op", "reduce"], "--op"), (["--ranks", "0"], "--ranks"), (["--bytes", "1x"], "--bytes"),
                            (["--segment", "0"], "--segment"), (["--spline", "tree:1"], "--spline"), (["--transform", "Q:1"], "--transform"),
                            (["--bytes", "1GB", "--segment", "1"], "--segment"), (["--op", "broadcast", "--root", "9"], "--root"),
-                           (["--ranks", "300", "--check"], "--check")]:
+                           (["--ranks", "600", "--check"], "--check"), (["--ranks", "64", "--bytes", "1000", "--segment", "1", "--spline", "2", "--check"], "--check")]:
             r = chorus(*args)
             self.assertEqual(r.returncode, 2, (args, r.stderr))
             self.assertIn(flag, r.stderr, args)

@@ -29,6 +29,23 @@ std::vector<Transfer> ring_pattern(const Motif& m, int rounds) {
   return out;
 }
 
+std::size_t transfer_count(const Motif& m) {
+  const std::size_t n = m.ranks.size();
+  switch (m.kind) {
+    case Kind::kAllReduce:
+    case Kind::kReduceScatter:
+    case Kind::kAllGather: return n * (n > 0 ? n - 1 : 0);
+    case Kind::kReduce:
+    case Kind::kBroadcast: return n > 0 ? n - 1 : 0;
+    case Kind::kAllToAll: {
+      std::size_t total = 0;
+      for (const auto& d : m.destinations) total += d.size();
+      return total;
+    }
+  }
+  return 0;
+}
+
 std::vector<Transfer> pattern(const Motif& m) {
   std::vector<Transfer> out;
   const int n = static_cast<int>(m.ranks.size());

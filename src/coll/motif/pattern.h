@@ -45,6 +45,9 @@ std::vector<Transfer> pattern(const Motif& m);
 // the appendix's "for N rounds" against N-1, docs/motifs.md).
 std::vector<Transfer> ring_pattern(const Motif& m, int rounds);
 
+// pattern(m).size() without building it, when no ring piece is empty (an upper bound otherwise).
+std::size_t transfer_count(const Motif& m);
+
 // Piece k of N of a range, as the ring cuts it.
 ByteRange ring_piece(ByteRange range, int k, int n);
 

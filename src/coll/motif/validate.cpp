@@ -2,6 +2,7 @@
 #include "coll/motif/validate.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -153,13 +154,13 @@ class Checker {
         if (static_cast<std::size_t>(p) > i)
           problem(motif_text(i) + " is listed before its parent #" + std::to_string(p) + ": a child is ordered before its parent");
     if (!problems_.empty()) return false;
-    ancestors_.assign(count, std::vector<bool>(count, false));
+    words_ = (count + 63) / 64;
+    ancestors_.assign(count * words_, 0);
     for (std::size_t i = 0; i < count; ++i)
       for (int p : plan_.motifs[i].after) {
         const auto pp = static_cast<std::size_t>(p);
-        ancestors_[i][pp] = true;
-        for (std::size_t a = 0; a < count; ++a)
-          if (ancestors_[pp][a]) ancestors_[i][a] = true;
+        ancestors_[i * words_ + pp / 64] |= std::uint64_t{1} << (pp % 64);
+        for (std::size_t w = 0; w < words_; ++w) ancestors_[i * words_ + w] |= ancestors_[pp * words_ + w];
       }
     return true;
   }
@@ -181,41 +182,60 @@ class Checker {
   }
   std::size_t atoms() const { return bounds_.size() - 1; }
 
+  bool ordered(std::size_t i, std::size_t j) const {  // a dependency path between i and j
+    const auto before = [&](std::size_t x, std::size_t y) { return (ancestors_[y * words_ + x / 64] >> (x % 64)) & 1U; };
+    return before(i, j) || before(j, i);
+  }
+
   // Motifs without a dependency path between them must not touch the same bytes where one writes.
+  // Indexed by (buffer, elementary interval): only motifs meeting there are compared.
   void races() {
     constexpr unsigned char kRead = 1, kWrite = 2;
-    std::vector<std::map<Address, std::vector<unsigned char>>> use(plan_.motifs.size());
+    struct Use {
+      std::size_t motif;
+      unsigned char flags;
+    };
+    std::map<Address, std::vector<std::vector<Use>>> users;
     for (std::size_t i = 0; i < plan_.motifs.size(); ++i)
-      for (const auto& t : transfers_[i]) {
-        auto& src = use[i][t.src];
-        auto& dst = use[i][t.dst];
-        src.resize(atoms(), 0);
-        dst.resize(atoms(), 0);
-        for (std::size_t a = atom(t.bytes.begin); a < atom(t.bytes.end); ++a) {
-          src[a] |= kRead;
-          dst[a] |= t.reduce ? kRead | kWrite : kWrite;
+      for (const auto& t : transfers_[i])
+        for (const auto& [addr, flags] : {std::pair{t.src, kRead}, std::pair{t.dst, static_cast<unsigned char>(t.reduce ? kRead | kWrite : kWrite)}}) {
+          auto& cellsv = users[addr];
+          cellsv.resize(atoms());
+          for (std::size_t a = atom(t.bytes.begin); a < atom(t.bytes.end); ++a) {
+            auto& u = cellsv[a];
+            if (!u.empty() && u.back().motif == i) {
+              u.back().flags |= flags;
+            } else {
+              u.push_back({i, flags});
+            }
+          }
         }
-      }
-    for (std::size_t i = 0; i < use.size() && !full(); ++i)
-      for (std::size_t j = i + 1; j < use.size() && !full(); ++j) {
-        if (ancestors_[j][i]) continue;
-        for (const auto& [addr, fi] : use[i]) {
-          const auto it = use[j].find(addr);
-          if (it == use[j].end()) continue;
-          const auto& fj = it->second;
-          std::size_t a = 0;
-          while (a < atoms() && !(((fi[a] & kWrite) && fj[a]) || ((fj[a] & kWrite) && fi[a]))) ++a;
-          if (a == atoms()) continue;
-          problem(motif_text(i) + " and " + motif_text(j) + " have no dependency path between them but both use " +
-                  address_text(addr) + " bytes " + range_text(bounds_[a], bounds_[a + 1]) + " and one of them writes there");
-          break;
+    std::set<std::pair<std::size_t, std::size_t>> reported;
+    for (const auto& [addr, cellsv] : users)
+      for (std::size_t a = 0; a < cellsv.size() && !full(); ++a) {
+        const auto& u = cellsv[a];
+        for (std::size_t x = 0; x < u.size() && !full(); ++x) {
+          if (!(u[x].flags & kWrite)) continue;
+          for (std::size_t y = 0; y < u.size() && !full(); ++y) {
+            if (x == y || (y < x && (u[y].flags & kWrite))) continue;  // writer pairs once
+            const auto i = std::min(u[x].motif, u[y].motif), j = std::max(u[x].motif, u[y].motif);
+            if (ordered(i, j) || !reported.insert({i, j}).second) continue;
+            problem(motif_text(i) + " and " + motif_text(j) + " have no dependency path between them but both use " +
+                    address_text(addr) + " bytes " + range_text(bounds_[a], bounds_[a + 1]) + " and one of them writes there");
+          }
         }
       }
   }
 
-  std::vector<Value>& cells(const Address& a) {
+  // Cells hold interned values: the same multisets recur everywhere (id 0 is the empty one).
+  int intern(Value v) {
+    const auto [it, added] = index_.try_emplace(std::move(v), static_cast<int>(table_.size()));
+    if (added) table_.push_back(it->first);
+    return it->second;
+  }
+  std::vector<int>& cells(const Address& a) {
     auto& v = values_[a];
-    v.resize(atoms());
+    v.resize(atoms(), 0);
     return v;
   }
   std::vector<int>& writes(const Address& a) {
@@ -227,11 +247,12 @@ class Checker {
   void execute() {
     const CommOp& op = plan_.op;
     const int n = static_cast<int>(op.ranks.size());
+    intern(Value{});
     for (int r : op.ranks) {
-      if (op.kind == Kind::kAllReduce) cells({r, Buffer::kData, 0}).assign(atoms(), Value{r});
-      if (op.kind == Kind::kBroadcast && r == op.root) cells({r, Buffer::kData, 0}).assign(atoms(), Value{r});
+      if (op.kind == Kind::kAllReduce) cells({r, Buffer::kData, 0}).assign(atoms(), intern(Value{r}));
+      if (op.kind == Kind::kBroadcast && r == op.root) cells({r, Buffer::kData, 0}).assign(atoms(), intern(Value{r}));
       if (op.kind == Kind::kAllToAll)
-        for (int d : op.ranks) cells({r, Buffer::kSend, d}).assign(atoms(), Value{position_[r] * n + position_[d]});
+        for (int d : op.ranks) cells({r, Buffer::kSend, d}).assign(atoms(), intern(Value{position_[r] * n + position_[d]}));
     }
     struct Pending {
       int copies = 0;
@@ -248,12 +269,13 @@ class Checker {
           const auto& src = cells(t.src);
           for (std::size_t a = atom(t.bytes.begin); a < atom(t.bytes.end); ++a) {
             auto& p = pending[{t.dst, a}];
+            const Value& v = table_[static_cast<std::size_t>(src[a])];
             if (t.reduce) {
               ++p.reduces;
-              p.value.insert(p.value.end(), src[a].begin(), src[a].end());
+              p.value.insert(p.value.end(), v.begin(), v.end());
             } else {
               ++p.copies;
-              p.value = src[a];
+              p.value = v;
             }
           }
         }
@@ -265,12 +287,15 @@ class Checker {
                     " transfers that overwrite each other");
             continue;
           }
-          auto& cell = cells(addr)[a];
           if (p.copies == 1) {
-            cell = std::move(p.value);
+            const int id = intern(std::move(p.value));
+            cells(addr)[a] = id;
           } else {
-            cell.insert(cell.end(), p.value.begin(), p.value.end());
-            std::sort(cell.begin(), cell.end());
+            Value merged = table_[static_cast<std::size_t>(cells(addr)[a])];
+            merged.insert(merged.end(), p.value.begin(), p.value.end());
+            std::sort(merged.begin(), merged.end());
+            const int id = intern(std::move(merged));
+            cells(addr)[a] = id;
           }
           ++writes(addr)[a];
         }
@@ -279,7 +304,8 @@ class Checker {
   }
 
   // Compares a buffer with what it must hold; consecutive atoms with one problem give one message.
-  void expect(const Address& addr, const Value& want, int want_writes) {
+  void expect(const Address& addr, const Value& want_value, int want_writes) {
+    const int want = intern(want_value);
     auto& v = cells(addr);
     auto& w = writes(addr);
     std::size_t a = 0;
@@ -292,10 +318,11 @@ class Checker {
       while (b < atoms() && v[b] == v[a] && w[b] == w[a]) ++b;
       std::string text = address_text(addr) + " bytes " + range_text(bounds_[a], bounds_[b]);
       if (v[a] != want) {
-        text += " end with contributions " + value_text(v[a]) + " instead of " + value_text(want);
+        const Value& got = table_[static_cast<std::size_t>(v[a])];
+        text += " end with contributions " + value_text(got) + " instead of " + value_text(want_value);
         std::map<int, int> have;
-        for (int c : v[a]) ++have[c];
-        for (int c : want)
+        for (int c : got) ++have[c];
+        for (int c : want_value)
           if (!have.count(c)) text += "; " + std::to_string(c) + " is missing";
         for (const auto& [c, k] : have)
           if (k > 1) text += "; " + std::to_string(c) + " is counted " + std::to_string(k) + " times";
@@ -327,10 +354,13 @@ class Checker {
   std::vector<std::string> problems_;
   std::set<int> members_;
   std::map<int, int> position_;
-  std::vector<std::vector<bool>> ancestors_;
+  std::size_t words_ = 0;
+  std::vector<std::uint64_t> ancestors_;  // row i: the motifs before i, as bits
   std::vector<std::vector<Transfer>> transfers_;
   std::vector<Bytes> bounds_;
-  std::map<Address, std::vector<Value>> values_;
+  std::map<Address, std::vector<int>> values_;  // ids into table_
+  std::vector<Value> table_;
+  std::map<Value, int> index_;
   std::map<Address, std::vector<int>> writes_;
 };
 
