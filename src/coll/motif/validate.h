@@ -12,7 +12,7 @@
 //       broadcast: every rank's byte b holds the root's byte b, written exactly once
 //         (never at the root);
 //       all-to-all: rank j's receive block from i holds i's block for j, every byte written
-//         exactly once.
+//         exactly once (messages number that block's contribution pos(i) * N + pos(j)).
 // Byte ranges are handled as the elementary intervals between all range boundaries in the plan,
 // the same as byte by byte.
 #include <functional>
