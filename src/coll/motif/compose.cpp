@@ -73,11 +73,11 @@ Transform parse_transform(std::string_view text, const std::string& field) {
   throw InputError(field, "expected S:<bytes>, P:<n>, P:ring, P:tree:<n> or P:tree1:<n>, got '" + std::string(text) + "'");
 }
 
-MotifPlan apply(const MotifPlan& plan, const Transform& t) {
+MotifPlan apply(MotifPlan plan, const Transform& t) {
   MotifPlan out{plan.op, {}};
   std::vector<std::vector<int>> last(plan.motifs.size());  // the new indices standing for motif i
   for (std::size_t i = 0; i < plan.motifs.size(); ++i) {
-    const Motif& m = plan.motifs[i];
+    Motif& m = plan.motifs[i];
     std::vector<int> inherited;
     for (int p : m.after) {
       if (p < 0 || static_cast<std::size_t>(p) >= i)
@@ -92,9 +92,8 @@ MotifPlan apply(const MotifPlan& plan, const Transform& t) {
     auto children = t.apply(m);
     const int base = static_cast<int>(out.motifs.size());
     if (!children) {
-      Motif c = m;
-      c.after = inherited;
-      out.motifs.push_back(std::move(c));
+      m.after = inherited;
+      out.motifs.push_back(std::move(m));
       last[i] = {base};
       continue;
     }
@@ -102,7 +101,7 @@ MotifPlan apply(const MotifPlan& plan, const Transform& t) {
     for (const auto& c : *children)
       for (int p : c.after) has_child[static_cast<std::size_t>(p)] = true;
     for (std::size_t j = 0; j < children->size(); ++j) {
-      Motif c = (*children)[j];
+      Motif c = std::move((*children)[j]);
       if (c.after.empty()) {
         c.after = inherited;
       } else {
@@ -118,7 +117,7 @@ MotifPlan apply(const MotifPlan& plan, const Transform& t) {
 
 MotifPlan compose(const MotifPlan& plan, const std::vector<Transform>& transforms) {
   MotifPlan out = plan;
-  for (const auto& t : transforms) out = apply(out, t);
+  for (const auto& t : transforms) out = apply(std::move(out), t);
   return out;
 }
 

@@ -32,7 +32,7 @@ Transform parse_transform(std::string_view text, const std::string& field);
 
 // One transform over a plan. Throws std::invalid_argument when a motif depends on a motif that
 // is not listed before it.
-MotifPlan apply(const MotifPlan& plan, const Transform& t);
+MotifPlan apply(MotifPlan plan, const Transform& t);
 // The transforms in order, each over the whole result of the previous ones.
 MotifPlan compose(const MotifPlan& plan, const std::vector<Transform>& transforms);
 

@@ -18,10 +18,10 @@ Children spline_all_to_all(const Motif& m, int n) {
   if (count <= 1) return std::nullopt;
   std::vector<Motif> out;
   for (std::size_t c = 0; c < count; ++c) {
-    Motif child = m;
-    child.ranks.clear();
-    child.destinations.clear();
-    child.after.clear();
+    Motif child;  // not a copy of m: its destination lists can be N x N
+    child.kind = m.kind;
+    child.root = m.root;
+    child.bytes = m.bytes;
     child.label = "P" + std::to_string(c);
     for (std::size_t k = 0; k < m.ranks.size(); ++k) {
       const auto& d = m.destinations[k];
