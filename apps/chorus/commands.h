@@ -12,5 +12,6 @@ void register_rt_commands(CLI::App& app);         // chorus launch | bench | tun
 void register_run_commands(CLI::App& app);        // chorus run collective | schedule
 void register_reproduce_real_command(CLI::App& reproduce);  // chorus reproduce themis-real
 void register_topo_commands(CLI::App& app);       // chorus topo ... (TopoOpt)
+void register_motif_commands(CLI::App& app);      // chorus motif ... (SYNDICATE motifs)
 
 }  // namespace chorus::cli

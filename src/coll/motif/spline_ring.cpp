@@ -1,0 +1,19 @@
+// Ring splining of an all-reduce: reduce-scatter then all-gather (SYNDICATE Appendix A.1).
+#include "coll/motif/spline_ring.h"
+
+namespace chorus::coll::motif {
+
+Children spline_ring(const Motif& m) {
+  if (m.kind != Kind::kAllReduce || m.ranks.size() < 2) return std::nullopt;
+  Motif rs = m;
+  rs.kind = Kind::kReduceScatter;
+  rs.after.clear();
+  rs.label = "RS";
+  Motif ag = rs;
+  ag.kind = Kind::kAllGather;
+  ag.after = {0};
+  ag.label = "AG";
+  return std::vector<Motif>{rs, ag};
+}
+
+}  // namespace chorus::coll::motif
