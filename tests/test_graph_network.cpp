@@ -110,3 +110,68 @@ TEST(FabricBuilders, DirectConnectChecksDegree) {
     EXPECT_NE(std::string(e.what()).find("edges[2]"), std::string::npos) << e.what();
   }
 }
+
+#include "net/graph/graph_yaml.h"
+
+TEST(GraphYaml, ReadsBothLinkForms) {
+  const auto g = parse_fabric_yaml(
+      "fabric:\n"
+      "  name: tri\n"
+      "  servers: 3\n"
+      "  degree: 1\n"
+      "  link_gbps: 100\n"
+      "  links:\n"
+      "    - [0, 1]\n"
+      "    - {from: 1, to: 2, gbps: 50, latency_us: 2}\n"
+      "    - [2, 0]\n",
+      "tri.yaml");
+  ASSERT_EQ(g.links.size(), 3u);
+  EXPECT_DOUBLE_EQ(g.links[0].gbps, 100.0);
+  EXPECT_DOUBLE_EQ(g.links[0].latency_ns, 1000.0);  // default 1 us
+  EXPECT_DOUBLE_EQ(g.links[1].gbps, 50.0);
+  EXPECT_DOUBLE_EQ(g.links[1].latency_ns, 2000.0);
+}
+
+TEST(GraphYaml, RoundTrip) {
+  auto g = expander(6, 2, 25.0, 5);
+  g.links[3].gbps = 12.5;
+  g.links[4].latency_ns = 1500.0;
+  const auto h = parse_fabric_yaml(write_fabric_yaml(g), "rt.yaml");
+  EXPECT_EQ(h.name, g.name);
+  EXPECT_EQ(h.servers, g.servers);
+  ASSERT_EQ(h.links.size(), g.links.size());
+  for (std::size_t i = 0; i < g.links.size(); ++i) {
+    EXPECT_EQ(h.links[i].from, g.links[i].from);
+    EXPECT_EQ(h.links[i].to, g.links[i].to);
+    EXPECT_DOUBLE_EQ(h.links[i].gbps, g.links[i].gbps);
+    EXPECT_DOUBLE_EQ(h.links[i].latency_ns, g.links[i].latency_ns);
+  }
+}
+
+namespace {
+std::string yaml_error(const std::string& text) {
+  try {
+    parse_fabric_yaml(text, "f.yaml");
+  } catch (const chorus::InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+}  // namespace
+
+TEST(GraphYaml, ErrorsNameLineAndField) {
+  const std::string head = "fabric:\n  servers: 2\n  link_gbps: 10\n";
+  // Line 5 holds the bad link (1-based: fabric, servers, link_gbps, links, - [0, 7]).
+  auto e = yaml_error(head + "  links:\n    - [0, 7]\n");
+  EXPECT_NE(e.find("f.yaml:5"), std::string::npos) << e;
+  EXPECT_NE(e.find("fabric.links[0]"), std::string::npos) << e;
+  e = yaml_error(head + "  linkz: []\n");  // unknown key on line 4
+  EXPECT_NE(e.find("f.yaml:4"), std::string::npos) << e;
+  EXPECT_NE(e.find("linkz"), std::string::npos) << e;
+  e = yaml_error(head + "  links:\n    - {from: 0, to: 1, gbps: -3}\n");
+  EXPECT_NE(e.find("f.yaml:5"), std::string::npos) << e;
+  EXPECT_NE(e.find("gbps"), std::string::npos) << e;
+  e = yaml_error("fabric:\n  servers: two\n  link_gbps: 10\n  links: []\n");
+  EXPECT_NE(e.find("f.yaml:2"), std::string::npos) << e;
+  EXPECT_NE(e.find("fabric.servers"), std::string::npos) << e;
+}
