@@ -167,3 +167,18 @@ TEST(FlowModel, ExpanderRingAllReduceConservesBytes) {
   for (double b : r.link_bytes) got += b;
   EXPECT_NEAR(got, expect, 1e-6 * expect);
 }
+
+TEST(FlowModel, OversubscribedUplinkHalvesCrossTorTraffic) {
+  // 8 servers, 4 per ToR, NICs 100 Gbps = 12.5 B/ns; each ToR uplink 4 x 100 / 2 = 200 Gbps = 25 B/ns.
+  // Servers 0..3 each send 25000 B to servers 4..7: the 4 flows share ToR 0's uplink -> 6.25 B/ns
+  // each (the NIC allows 12.5) -> last byte at 4000 ns; 4 hops x 1 us -> 8000 ns.
+  // On the ideal Fat-tree of the same NICs: 25000 / 12.5 = 2000 ns + 2 hops -> 4000 ns.
+  for (bool oversub : {true, false}) {
+    const auto g = oversub ? oversubscribed_fat_tree(8, 4, 100.0) : fat_tree(8, 100.0);
+    Router router(g);
+    std::vector<Flow> flows;
+    for (int s = 0; s < 4; ++s) point_to_point(router, s, s + 4, 25000.0, 0.0, flows);
+    const auto r = simulate_flows(g, flows);
+    for (double t : r.finish_ns) EXPECT_DOUBLE_EQ(t, oversub ? 8000.0 : 4000.0) << (oversub ? "oversub" : "ideal");
+  }
+}
