@@ -1,0 +1,46 @@
+#include "net/graph/graph_network.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+
+namespace chorus::net {
+
+int GraphNetwork::add_link(int from, int to, double gbps, double latency_ns) {
+  links.push_back(GraphLink{from, to, gbps, latency_ns});
+  return static_cast<int>(links.size()) - 1;
+}
+
+int GraphNetwork::out_degree(int node) const {
+  int n = 0;
+  for (const auto& l : links) n += l.from == node ? 1 : 0;
+  return n;
+}
+
+int GraphNetwork::in_degree(int node) const {
+  int n = 0;
+  for (const auto& l : links) n += l.to == node ? 1 : 0;
+  return n;
+}
+
+void validate(const GraphNetwork& net, const std::string& where) {
+  if (net.servers < 1) throw InputError(where, fmt::format("servers must be >= 1, got {}", net.servers));
+  if (net.switches < 0) throw InputError(where, fmt::format("switches must be >= 0, got {}", net.switches));
+  for (std::size_t i = 0; i < net.links.size(); ++i) {
+    const auto& l = net.links[i];
+    const auto field = fmt::format("links[{}]", i);
+    if (l.from < 0 || l.from >= net.nodes())
+      throw InputError(where, fmt::format("{}: endpoint 'from' {} out of range 0..{}", field, l.from, net.nodes() - 1));
+    if (l.to < 0 || l.to >= net.nodes())
+      throw InputError(where, fmt::format("{}: endpoint 'to' {} out of range 0..{}", field, l.to, net.nodes() - 1));
+    if (l.from == l.to) throw InputError(where, fmt::format("{}: self loop at node {}", field, l.from));
+    if (!(l.gbps > 0.0) || !std::isfinite(l.gbps))
+      throw InputError(where, fmt::format("{}: gbps must be positive, got {}", field, l.gbps));
+    if (!(l.latency_ns >= 0.0) || !std::isfinite(l.latency_ns))
+      throw InputError(where, fmt::format("{}: latency must be >= 0, got {} ns", field, l.latency_ns));
+  }
+}
+
+}  // namespace chorus::net
