@@ -2,7 +2,10 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <filesystem>
 #include <system_error>
+
+#include <fmt/format.h>
 
 #include "core/error.h"
 
@@ -30,6 +33,18 @@ void write_text_file(const std::string& path, const std::string& content) {
     throw InputError(path, "cannot write: " +
                                (err != 0 ? std::generic_category().message(err) : std::string("write failed")));
   }
+}
+
+OutputDir::OutputDir(std::string dir) : dir_(std::move(dir)) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir_, ec);
+  if (ec) throw InputError("--out", fmt::format("cannot create directory '{}': {}", dir_, ec.message()));
+}
+
+const std::string& OutputDir::write(const std::string& name, const std::string& content) {
+  written_.push_back((std::filesystem::path(dir_) / name).string());
+  write_text_file(written_.back(), content);
+  return written_.back();
 }
 
 }  // namespace chorus

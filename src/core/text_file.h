@@ -1,11 +1,29 @@
 #pragma once
-// Writing a whole text file (CSV, JSON, YAML) in one call, with an error that names the file.
+// Writing a whole text file (CSV, JSON, YAML) in one call, with an error that names the file;
+// a study's output directory.
 #include <string>
+#include <vector>
 
 namespace chorus {
 
 // Writes `content` to `path` (truncating). Does not create directories.
 // Throws chorus::InputError(path, reason) if the file cannot be written.
 void write_text_file(const std::string& path, const std::string& content);
+
+// A study's output directory (`--out DIR`): created with its parents on construction
+// (InputError("--out", ...) if it cannot be); write() puts a file in it and remembers its path.
+class OutputDir {
+ public:
+  explicit OutputDir(std::string dir);
+  // Writes DIR/name; returns its path.
+  const std::string& write(const std::string& name, const std::string& content);
+  const std::string& dir() const { return dir_; }
+  // Every file written so far, in order.
+  std::vector<std::string>& written() { return written_; }
+
+ private:
+  std::string dir_;
+  std::vector<std::string> written_;
+};
 
 }  // namespace chorus

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
 #include <fmt/format.h>
 #include <map>
 #include <optional>
@@ -198,21 +197,13 @@ std::string format_microbench_tables(const MicrobenchReport& report) {
 
 std::vector<std::string> write_microbench_outputs(const MicrobenchReport& report, const std::string& dir) {
   const auto& cfg = report.config;
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) throw InputError("--out", fmt::format("cannot create directory '{}': {}", dir, ec.message()));
-  std::vector<std::string> written;
-  auto write = [&](const std::string& name, const std::string& content) {
-    const std::string path = (std::filesystem::path(dir) / name).string();
-    write_text_file(path, content);
-    written.push_back(path);
-  };
+  OutputDir out(dir);
 
   std::string csv = "study,topology,size_bytes,scheduler,chunks,time_ns,ideal_time_ns,avg_bw_utilization\n";
   for (const auto& r : report.rows)
     csv += fmt::format("{},{},{:.0f},{},{},{:.3f},{:.3f},{:.6f}\n", r.study, r.topology, r.size_bytes, r.scheduler,
                        r.chunks, r.time_ns, r.ideal_time_ns, r.avg_bw_utilization);
-  write("microbench.csv", csv);
+  out.write("microbench.csv", csv);
 
   nlohmann::json summary = nlohmann::json::array();
   for (const auto& s : report.summary)
@@ -221,7 +212,7 @@ std::vector<std::string> write_microbench_outputs(const MicrobenchReport& report
                        {"mean_speedup_over_baseline", s.mean_speedup_over_baseline},
                        {"max_speedup_over_baseline", s.max_speedup_over_baseline},
                        {"max_speedup_at", s.max_speedup_at}});
-  write("summary.json", summary.dump(2) + "\n");
+  out.write("summary.json", summary.dump(2) + "\n");
 
   std::string act = "scheduler,dim,window_start_ns,activity_rate\n";
   for (const auto& a : report.activity)
@@ -229,7 +220,7 @@ std::vector<std::string> write_microbench_outputs(const MicrobenchReport& report
       for (size_t w = 0; w < a.rate_per_dim[d].size(); ++w)
         act += fmt::format("{},{},{:.0f},{:.4f}\n", a.scheduler, d + 1, static_cast<double>(w) * a.window_ns,
                            a.rate_per_dim[d][w]);
-  write("activity.csv", act);
+  out.write("activity.csv", act);
 
   // What the figures need beyond the CSV: the Fig. 9 run and the study's parameters.
   const nlohmann::json study = {{"chunks", cfg.chunks},
@@ -241,11 +232,11 @@ std::vector<std::string> write_microbench_outputs(const MicrobenchReport& report
                                 {"activity_topology", cfg.activity_topology},
                                 {"activity_size_bytes", cfg.activity_size_bytes},
                                 {"activity_window_ns", cfg.activity_window_ns}};
-  write("study.json", study.dump(2) + "\n");
+  out.write("study.json", study.dump(2) + "\n");
 
   // Figs. 8-11 (python/chorus/plot/themis.py).
-  for (auto& f : draw_figures("themis", dir)) written.push_back(std::move(f));
-  return written;
+  for (auto& f : draw_figures("themis", dir)) out.written().push_back(std::move(f));
+  return out.written();
 }
 
 }  // namespace chorus::eval

@@ -1,7 +1,6 @@
 #include "eval/themis_workloads.h"
 
 #include <algorithm>
-#include <filesystem>
 #include <fmt/format.h>
 #include <map>
 
@@ -80,15 +79,7 @@ WorkloadStudy run_themis_workloads(const WorkloadStudyConfig& config, const Prog
 }
 
 std::vector<std::string> write_workload_outputs(const WorkloadStudy& study, const std::string& dir) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) throw InputError("--out", fmt::format("cannot create directory '{}': {}", dir, ec.message()));
-  std::vector<std::string> written;
-  auto write = [&](const std::string& name, const std::string& content) {
-    const std::string path = (std::filesystem::path(dir) / name).string();
-    write_text_file(path, content);
-    written.push_back(path);
-  };
+  OutputDir out(dir);
   std::string csv =
       "workload,topology,scheduler,iteration_time_ns,compute_ns,forward_compute_ns,backward_compute_ns,"
       "exposed_comm_ns,exposed_dp_comm_ns,exposed_mp_comm_ns,avg_bw_utilization\n";
@@ -96,15 +87,15 @@ std::vector<std::string> write_workload_outputs(const WorkloadStudy& study, cons
     csv += fmt::format("{},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.6f}\n", r.workload, r.topology,
                        r.scheduler, r.iteration_time_ns, r.compute_ns, r.forward_compute_ns, r.backward_compute_ns,
                        r.exposed_comm_ns, r.exposed_dp_comm_ns, r.exposed_mp_comm_ns, r.avg_bw_utilization);
-  write("workloads.csv", csv);
+  out.write("workloads.csv", csv);
   std::string sum = "workload,scheduler,mean_speedup,max_speedup,max_at,mean_exposed_reduction\n";
   for (const auto& s : study.summary)
     sum += fmt::format("{},{},{:.4f},{:.4f},{},{:.4f}\n", s.workload, s.scheduler, s.mean_speedup, s.max_speedup,
                        s.max_at, s.mean_exposed_reduction);
-  write("workloads_summary.csv", sum);
+  out.write("workloads_summary.csv", sum);
   // Fig. 12, stacked bars (python/chorus/plot/themis_workloads.py).
-  for (auto& f : draw_figures("themis-workloads", dir)) written.push_back(std::move(f));
-  return written;
+  for (auto& f : draw_figures("themis-workloads", dir)) out.written().push_back(std::move(f));
+  return out.written();
 }
 
 std::string format_workload_tables(const WorkloadStudy& study) {

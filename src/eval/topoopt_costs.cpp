@@ -1,6 +1,5 @@
 #include "eval/topoopt_costs.h"
 
-#include <filesystem>
 #include <map>
 
 #include <fmt/format.h>
@@ -35,9 +34,7 @@ CostStudy run_cost_study(const std::vector<int>& servers) {
 }
 
 std::vector<std::string> write_cost_outputs(const CostStudy& study, const std::string& dir) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) throw InputError("--out", fmt::format("cannot create directory '{}': {}", dir, ec.message()));
+  OutputDir out(dir);
   std::string csv =
       "fabric,servers,degree,bandwidth_gbps,server_gbps,tiers,cost_usd,nic_usd,transceivers,switch_ports,"
       "patch_panel_ports,ocs_ports,one_by_two_switches,fibres\n";
@@ -45,11 +42,9 @@ std::vector<std::string> write_cost_outputs(const CostStudy& study, const std::s
     csv += fmt::format("{},{},{},{},{},{},{:.2f},{:.2f},{},{},{},{},{},{}\n", topoopt::to_string(r.fabric), r.servers, r.degree,
                        r.bandwidth_gbps, r.server_gbps, r.tiers, r.interconnect_usd, r.nic_usd, r.transceivers, r.switch_ports,
                        r.patch_panel_ports, r.ocs_ports, r.one_by_two_switches, r.fibres);
-  const std::string path = (std::filesystem::path(dir) / "cost.csv").string();
-  write_text_file(path, csv);
-  std::vector<std::string> written = {path};
-  for (auto& f : draw_figures("topoopt", dir)) written.push_back(std::move(f));
-  return written;
+  out.write("cost.csv", csv);
+  for (auto& f : draw_figures("topoopt", dir)) out.written().push_back(std::move(f));
+  return out.written();
 }
 
 std::string format_cost_table(const CostStudy& study) {

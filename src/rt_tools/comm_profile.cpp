@@ -166,18 +166,14 @@ json profile_trace(const CommProfile& p) {
 }
 
 std::vector<std::string> write_profile_outputs(const CommProfile& p, const std::string& dir) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) throw InputError("--out", fmt::format("cannot create directory '{}': {}", dir, ec.message()));
+  OutputDir out(dir);
   std::string csv = "op,backend,calls_per_rank,bytes_per_rank,busy_ns_per_rank,queued_ns_per_rank,mean_call_ns,share\n";
   for (const auto& r : p.rows)
     csv += fmt::format("{},{},{:.3f},{:.1f},{:.1f},{:.1f},{:.1f},{:.6f}\n", r.op, r.backend, r.calls, r.bytes, r.busy_ns, r.queued_ns,
                        r.mean_call_ns, r.share);
-  const std::string path = (std::filesystem::path(dir) / "profile.csv").string();
-  write_text_file(path, csv);
-  std::vector<std::string> written = {path};
-  for (auto& f : draw_figures("profile", dir)) written.push_back(std::move(f));
-  return written;
+  out.write("profile.csv", csv);
+  for (auto& f : draw_figures("profile", dir)) out.written().push_back(std::move(f));
+  return out.written();
 }
 
 }  // namespace chorus::rt_tools

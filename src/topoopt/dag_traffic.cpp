@@ -29,12 +29,27 @@ std::vector<int> group_of(int server, const std::vector<int>& dims, const net::N
   return members;
 }
 
+// Every group of servers that differ only in `dims` (each listed once, by its smallest server).
+std::vector<std::vector<int>> groups_over(const std::vector<int>& dims, const net::Network& network) {
+  const int n = static_cast<int>(network.num_npus());
+  std::vector<std::vector<int>> groups;
+  std::vector<char> placed(static_cast<std::size_t>(n), 0);
+  for (int s = 0; s < n; ++s) {
+    if (placed[static_cast<std::size_t>(s)]) continue;
+    auto members = group_of(s, dims, network);
+    for (int m : members) placed[static_cast<std::size_t>(m)] = 1;
+    groups.push_back(std::move(members));
+  }
+  return groups;
+}
+
 }  // namespace
 
 Traffic traffic_from_dag(const workload::Dag& dag, const net::Network& network) {
   const int n = static_cast<int>(network.num_npus());
   std::map<std::vector<int>, double> groups;            // servers -> all-reduce bytes
   std::map<std::pair<int, int>, double> transfers;      // (src, dst) -> bytes
+  std::map<std::vector<int>, std::vector<std::vector<int>>> groups_by_dims;
   for (const auto& node : dag.nodes) {
     if (node.kind != workload::NodeKind::kComm || node.iteration != 0 || node.bytes <= 0 || node.dims.empty()) continue;
     if (node.comm == workload::CommKind::kPointToPoint) {
@@ -47,11 +62,11 @@ Traffic traffic_from_dag(const workload::Dag& dag, const net::Network& network) 
       }
       continue;
     }
-    std::map<std::vector<int>, bool> seen;
-    for (int s = 0; s < n; ++s) {
-      auto members = group_of(s, node.dims, network);
-      if (members.size() < 2 || seen[members]) continue;
-      seen[members] = true;
+    // The groups of a set of dimensions are the same for every node over it: computed once.
+    auto cached = groups_by_dims.find(node.dims);
+    if (cached == groups_by_dims.end()) cached = groups_by_dims.emplace(node.dims, groups_over(node.dims, network)).first;
+    for (const auto& members : cached->second) {
+      if (members.size() < 2) continue;
       const double size = static_cast<double>(members.size());
       switch (node.op) {
         case coll::CollectiveOp::kAllReduce: groups[members] += node.bytes; break;

@@ -3,6 +3,7 @@ column; matplotlib set-up (Agg, deterministic SVG); colours; saving."""
 import csv
 import json
 import math
+import os
 
 import matplotlib
 
@@ -78,6 +79,21 @@ def read_csv(path, columns):
     if not rows:
         raise PlotInputError(f"{path}: no data rows")
     return rows
+
+
+def load_rows(directory, name, columns):
+    """A study's one CSV file: {"rows": ..., "path": ...} for a module's load()."""
+    path = os.path.join(directory, name)
+    return {"rows": read_csv(path, columns), "path": path}
+
+
+def require(rows, path, ok, message, nonempty=False):
+    """PlotInputError naming the file and line of the first row for which ok(row) is false."""
+    if nonempty and not rows:
+        raise PlotInputError(f"{path}: no rows")
+    for i, r in enumerate(rows):
+        if not ok(r):
+            raise PlotInputError(f"{path}: line {i + 2}: {message}")
 
 
 def read_json(path):

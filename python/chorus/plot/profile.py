@@ -3,25 +3,18 @@ of MCR-DL's Figs. 1 and 12), from DIR/profile.csv.
 
 Writes profile.svg.
 """
-import os
-
-from chorus.plot._common import PlotInputError, colour, new_figure, read_csv, unique
+from chorus.plot._common import colour, load_rows, new_figure, require, unique
 
 COLUMNS = {"op": str, "backend": str, "busy_ns_per_rank": float, "calls_per_rank": float}
 
 
 def load(directory):
-    path = os.path.join(directory, "profile.csv")
-    return {"rows": read_csv(path, COLUMNS), "path": path}
+    return load_rows(directory, "profile.csv", COLUMNS)
 
 
 def figures(data):
     rows, path = data["rows"], data["path"]
-    if not rows:
-        raise PlotInputError(f"{path}: no rows")
-    for i, r in enumerate(rows):
-        if r["busy_ns_per_rank"] < 0:
-            raise PlotInputError(f"{path}: line {i + 2}: busy_ns_per_rank must be >= 0")
+    require(rows, path, lambda r: r["busy_ns_per_rank"] >= 0, "busy_ns_per_rank must be >= 0", nonempty=True)
     ops = unique(r["op"] for r in rows)
     backends = unique(r["backend"] for r in rows)
     fig = new_figure(max(5.0, 1.1 * len(ops) + 2), 4.0)

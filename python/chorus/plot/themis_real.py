@@ -4,9 +4,7 @@ beside the simulator's prediction.
 Reads DIR/real_vs_sim.csv; writes real_vs_sim.svg (measured and predicted time per topology and
 scheduler) and speedup.svg (speedup over the baseline of the same topology, measured and predicted).
 """
-import os
-
-from chorus.plot._common import PlotInputError, grouped_bars, new_figure, read_csv, unique
+from chorus.plot._common import PlotInputError, grouped_bars, load_rows, new_figure, require, unique
 
 def label_topologies(ax, rows):
     """Scheduler under each group, the topology once under its groups."""
@@ -23,15 +21,13 @@ COLUMNS = {"topology": str, "scheduler": str, "measured_ns": float, "predicted_n
 
 
 def load(directory):
-    path = os.path.join(directory, "real_vs_sim.csv")
-    return {"rows": read_csv(path, COLUMNS), "path": path}
+    return load_rows(directory, "real_vs_sim.csv", COLUMNS)
 
 
 def figures(data):
     rows, path = data["rows"], data["path"]
-    for i, r in enumerate(rows):
-        if not (r["measured_ns"] > 0 and r["predicted_ns"] > 0):
-            raise PlotInputError(f"{path}: line {i + 2}: measured_ns and predicted_ns must be > 0")
+    require(rows, path, lambda r: r["measured_ns"] > 0 and r["predicted_ns"] > 0,
+            "measured_ns and predicted_ns must be > 0")
     series = ["measured (real ranks)", "predicted (simulator)"]
     fig = new_figure(11, 4.4)
     ax = fig.add_subplot()

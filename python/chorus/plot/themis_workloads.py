@@ -8,11 +8,10 @@ iteration time of the baseline on the same topology, so a baseline bar is 1.0 hi
 bar is the speedup's inverse. Writes fig12_<workload>.svg (one panel) and fig12.svg (all panels).
 """
 import math
-import os
 
 from matplotlib.patches import Patch
 
-from chorus.plot._common import PlotInputError, new_figure, read_csv, unique
+from chorus.plot._common import PlotInputError, load_rows, new_figure, unique
 
 COLUMNS = {"workload": str, "topology": str, "scheduler": str, "iteration_time_ns": float,
            "forward_compute_ns": float, "backward_compute_ns": float, "exposed_dp_comm_ns": float,
@@ -32,8 +31,7 @@ SHORT = {"baseline": "base", "themis-fifo": "fifo", "themis-scf": "scf", "ideal"
 
 
 def load(directory):
-    path = os.path.join(directory, "workloads.csv")
-    return {"rows": read_csv(path, COLUMNS), "path": path}
+    return load_rows(directory, "workloads.csv", COLUMNS)
 
 
 def segments(row):

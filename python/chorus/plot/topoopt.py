@@ -3,9 +3,7 @@ grows, one panel per (degree, link bandwidth).
 
 Reads DIR/cost.csv; writes fig11_cost.svg (log cost axis, as in the paper).
 """
-import os
-
-from chorus.plot._common import PlotInputError, colour, new_figure, read_csv, unique
+from chorus.plot._common import colour, load_rows, new_figure, require, unique
 
 COLUMNS = {"fabric": str, "servers": int, "degree": int, "bandwidth_gbps": float, "cost_usd": float}
 
@@ -21,17 +19,12 @@ MARKERS = "osD^vx"
 
 
 def load(directory):
-    path = os.path.join(directory, "cost.csv")
-    return {"rows": read_csv(path, COLUMNS), "path": path}
+    return load_rows(directory, "cost.csv", COLUMNS)
 
 
 def figures(data):
     rows, path = data["rows"], data["path"]
-    if not rows:
-        raise PlotInputError(f"{path}: no rows")
-    for i, r in enumerate(rows):
-        if not r["cost_usd"] > 0:
-            raise PlotInputError(f"{path}: line {i + 2}: cost_usd must be > 0")
+    require(rows, path, lambda r: r["cost_usd"] > 0, "cost_usd must be > 0", nonempty=True)
     panels = unique((r["degree"], r["bandwidth_gbps"]) for r in rows)
     fig = new_figure(5.2 * len(panels), 4.0)
     axes = fig.subplots(1, len(panels), squeeze=False)[0]
