@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/json_fields.h"
 #include "core/plot_call.h"
 #include "core/text_file.h"
 
@@ -16,16 +17,6 @@ namespace chorus::rt_tools {
 namespace {
 
 using json = nlohmann::json;
-
-template <typename T>
-T field(const json& j, const char* key, const std::string& where) {
-  if (!j.contains(key)) throw InputError(where, fmt::format("field '{}' is missing", key));
-  try {
-    return j.at(key).get<T>();
-  } catch (const json::exception&) {
-    throw InputError(where, fmt::format("field '{}' has the wrong type: {}", key, j.at(key).dump()));
-  }
-}
 
 // One file: the header, then one operation per line.
 void read_file(const std::string& path, CommProfile& p, std::set<int>& ranks) {
@@ -46,8 +37,8 @@ void read_file(const std::string& path, CommProfile& p, std::set<int>& ranks) {
     if (!j.is_object()) throw InputError(where, "not a JSON object");
     if (number == 1) {
       if (!j.contains("chorus_comm_log")) throw InputError(where, "not a chorus communication log (no 'chorus_comm_log' header)");
-      rank = field<int>(j, "rank", where);
-      const int ws = field<int>(j, "world_size", where);
+      rank = json_fields::get<int>(j, "rank", where);
+      const int ws = json_fields::get<int>(j, "world_size", where);
       if (ws < 1 || rank < 0 || rank >= ws) throw InputError(where, fmt::format("rank {} of world size {}", rank, ws));
       if (p.world_size != 0 && ws != p.world_size)
         throw InputError(where, fmt::format("world size {} differs from the other logs' {}", ws, p.world_size));
@@ -57,15 +48,15 @@ void read_file(const std::string& path, CommProfile& p, std::set<int>& ranks) {
     }
     LoggedOp op;
     op.rank = rank;
-    op.backend = field<std::string>(j, "backend", where);
-    op.op = field<std::string>(j, "op", where);
-    op.dtype = field<std::string>(j, "dtype", where);
-    op.bytes = field<double>(j, "bytes", where);
-    op.async_op = field<bool>(j, "async", where);
-    op.ok = field<bool>(j, "ok", where);
-    op.issue_ns = field<double>(j, "issue_ns", where);
-    op.start_ns = field<double>(j, "start_ns", where);
-    op.end_ns = field<double>(j, "end_ns", where);
+    op.backend = json_fields::get<std::string>(j, "backend", where);
+    op.op = json_fields::get<std::string>(j, "op", where);
+    op.dtype = json_fields::get<std::string>(j, "dtype", where);
+    op.bytes = json_fields::get<double>(j, "bytes", where);
+    op.async_op = json_fields::get<bool>(j, "async", where);
+    op.ok = json_fields::get<bool>(j, "ok", where);
+    op.issue_ns = json_fields::get<double>(j, "issue_ns", where);
+    op.start_ns = json_fields::get<double>(j, "start_ns", where);
+    op.end_ns = json_fields::get<double>(j, "end_ns", where);
     if (!(op.issue_ns <= op.start_ns && op.start_ns <= op.end_ns))
       throw InputError(where, "times must satisfy issue_ns <= start_ns <= end_ns");
     if (!op.ok) ++p.failed;

@@ -2,14 +2,13 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <limits>
-#include <type_traits>
 #include <fmt/format.h>
 #include <fstream>
 #include <sstream>
 #include <set>
 
 #include "core/error.h"
+#include "core/json_fields.h"
 #include "sched/baseline.h"
 
 namespace chorus::sched {
@@ -48,40 +47,7 @@ const char* order_key(coll::Phase phase) {
   return "";
 }
 
-// nlohmann converts any number with a plain cast: 1e30 or 2.5 into an int is undefined or
-// wrong. Only integers in range are accepted.
-template <typename T>
-void require_integer(const json& v, const std::string& key, const std::string& where) {
-  const bool in_range =
-      (v.is_number_unsigned() && v.get<std::uint64_t>() <= static_cast<std::uint64_t>(std::numeric_limits<T>::max())) ||
-      (v.is_number_integer() && !v.is_number_unsigned() &&
-       v.get<std::int64_t>() >= static_cast<std::int64_t>(std::numeric_limits<T>::min()) &&
-       v.get<std::int64_t>() <= static_cast<std::int64_t>(std::numeric_limits<T>::max()));
-  if (!in_range)
-    throw InputError(where, fmt::format("field '{}' must hold integers in [{}, {}], got {}", key,
-                                        std::numeric_limits<T>::min(), std::numeric_limits<T>::max(), v.dump()));
-}
-
-template <typename T>
-struct is_int_vector : std::false_type {};
-template <typename E>
-struct is_int_vector<std::vector<E>> : std::is_integral<E> {};
-
-template <typename T>
-T get(const json& j, const std::string& key, const std::string& where) {
-  if (!j.contains(key)) throw InputError(where, fmt::format("missing field '{}'", key));
-  if constexpr (std::is_integral_v<T>) {
-    require_integer<T>(j.at(key), key, where);
-  } else if constexpr (is_int_vector<T>::value) {
-    if (j.at(key).is_array())
-      for (const auto& e : j.at(key)) require_integer<typename T::value_type>(e, key, where);
-  }
-  try {
-    return j.at(key).get<T>();
-  } catch (const json::exception&) {
-    throw InputError(where, fmt::format("field '{}' has the wrong type ({})", key, j.at(key).type_name()));
-  }
-}
+using json_fields::get;
 
 }  // namespace
 
