@@ -13,5 +13,6 @@ void register_run_commands(CLI::App& app);        // chorus run collective | sch
 void register_reproduce_real_command(CLI::App& reproduce);  // chorus reproduce themis-real
 void register_topo_commands(CLI::App& app);       // chorus topo ... (TopoOpt)
 void register_motif_commands(CLI::App& app);      // chorus motif ... (SYNDICATE motifs)
+void register_plan_commands(CLI::App& app);       // chorus plan (SYNDICATE joint optimizer)
 
 }  // namespace chorus::cli

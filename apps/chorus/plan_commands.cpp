@@ -1,0 +1,166 @@
+// chorus plan — SYNDICATE's joint optimizer: execution plans and schedule order of a training
+// DAG's comm-ops on a multi-channel topology, against the paper's baselines (docs/syndicate.md).
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <string>
+
+#include "apps/chorus/commands.h"
+#include "core/error.h"
+#include "core/text_file.h"
+#include "syndicate/joint_optimizer.h"
+#include "syndicate/plan_json.h"
+#include "syndicate/topology.h"
+#include "syndicate/workloads.h"
+
+namespace chorus::cli {
+
+namespace {
+
+using namespace chorus::syndicate;
+
+// "10s", "500ms", "2.5" (seconds).
+double parse_seconds(const std::string& text, const std::string& field) {
+  std::string num = text;
+  double scale = 1;
+  if (num.size() > 2 && num.compare(num.size() - 2, 2, "ms") == 0) {
+    num.resize(num.size() - 2);
+    scale = 1e-3;
+  } else if (!num.empty() && num.back() == 's') {
+    num.pop_back();
+  }
+  double v = 0;
+  std::size_t used = 0;
+  try {
+    v = std::stod(num, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != num.size() || !std::isfinite(v) || v <= 0 || v * scale > 86400)
+    throw InputError(field, fmt::format("expected a duration such as 10s or 500ms (at most a day), got '{}'", text));
+  return v * scale;
+}
+
+struct PlanArgs {
+  std::string workload = "syndicate-fig6";
+  std::string topology = "syndicate-fig6";
+  int ranks = 4;
+  int iterations = 2;
+  std::string budget = "10s";
+  long evaluations = 20000;
+  std::uint64_t seed = 1;
+  double beta = 100;
+  std::string baseline = "bs+";
+  bool all = false;
+  std::string out;
+  bool json = false;
+};
+
+void run_plan(const PlanArgs& a) {
+  if (a.evaluations < 1 || a.evaluations > 100000000)
+    throw InputError("--evaluations", fmt::format("must be in 1..1e8, got {}", a.evaluations));
+  if (!(a.beta >= 0) || !std::isfinite(a.beta)) throw InputError("--beta", fmt::format("must be a number >= 0, got {}", a.beta));
+  const Method baseline = parse_baseline(a.baseline, "--baseline");
+  const Topology topo = load_topology(a.topology, a.ranks, "--topology");
+  const auto dag = load_workload_dag(a.workload, topo, a.iterations);
+  const Problem problem = make_problem(dag, topo, {});
+  if (problem.comms.empty()) throw InputError("--workload", fmt::format("workload '{}' has no collective to plan", dag.name));
+  Scheduler scheduler(problem);
+  SearchOptions search;
+  search.seed = a.seed;
+  search.beta = a.beta;
+  search.max_evaluations = a.evaluations;
+  search.min_evaluations = std::min(search.min_evaluations, a.evaluations);
+  search.time_budget_s = parse_seconds(a.budget, "--budget");
+
+  std::vector<Method> methods = {Method::kGreedy, Method::kSyndicate, baseline};
+  if (a.all) methods = all_methods();
+  std::vector<MethodResult> results;
+  for (Method m : methods) {
+    if (!a.json) fmt::print(stderr, "chorus plan: {} ...\n", to_string(m));
+    results.push_back(run_method(m, scheduler, problem, search));
+  }
+  const MethodResult& best = results[1];
+  const MethodResult& greedy = results[0];
+  const MethodResult& base = results[2 < results.size() && !a.all ? 2 : 0];
+  const MethodResult* chosen_base = &base;
+  for (const auto& r : results)
+    if (r.method == baseline) chosen_base = &r;
+
+  if (!a.out.empty()) write_text_file(a.out, plan_to_json(problem, best).dump(1) + "\n");
+
+  if (a.json) {
+    nlohmann::json j;
+    j["workload"] = dag.name;
+    j["topology"] = topo.name;
+    j["iterations"] = dag.iterations;
+    j["comm_ops"] = problem.comms.size();
+    j["iteration_time_ns"] = best.schedule.iteration_ns;
+    j["greedy_iteration_time_ns"] = greedy.schedule.iteration_ns;
+    j["baseline"] = std::string(to_string(baseline));
+    j["baseline_iteration_time_ns"] = chosen_base->schedule.iteration_ns;
+    j["speedup_over_baseline"] = chosen_base->schedule.iteration_ns / best.schedule.iteration_ns;
+    j["compute_idle_fraction"] = best.schedule.compute_idle_fraction;
+    j["evaluations"] = best.evaluations;
+    j["search_s"] = best.search_s;
+    j["stopped_by"] = best.stopped_by;
+    j["seed"] = a.seed;
+    auto rows = nlohmann::json::array();
+    for (const auto& r : results)
+      rows.push_back({{"method", std::string(to_string(r.method))},
+                      {"iteration_time_ns", r.schedule.iteration_ns},
+                      {"compute_idle_fraction", r.schedule.compute_idle_fraction},
+                      {"evaluations", r.evaluations},
+                      {"search_s", r.search_s}});
+    j["methods"] = rows;
+    if (!a.out.empty()) j["plan_file"] = a.out;
+    fmt::print("{}\n", j.dump(2));
+    return;
+  }
+  fmt::print("{} on {} ({} NPUs), {} iterations unrolled, {} comm-ops\n", dag.name, topo.name, topo.npus(), dag.iterations,
+             problem.comms.size());
+  fmt::print("{:<10} {:>14} {:>9} {:>13} {:>11} {:>9}\n", "method", "iteration ms", "vs " + a.baseline, "compute idle",
+             "evaluations", "search s");
+  for (const auto& r : results)
+    fmt::print("{:<10} {:>14.4f} {:>8.3f}x {:>12.1f}% {:>11} {:>9.3f}\n", to_string(r.method), r.schedule.iteration_ns / 1e6,
+               chosen_base->schedule.iteration_ns / r.schedule.iteration_ns, 100 * r.schedule.compute_idle_fraction,
+               r.evaluations, r.search_s);
+  fmt::print("syndicate's search stopped by {} (seed {})\n\nplan (first iteration's comm-ops; first step's sequence number):\n",
+             best.stopped_by, a.seed);
+  std::vector<int> first_seq(problem.comms.size(), -1);
+  for (const auto& s : best.schedule.steps)
+    if (first_seq[static_cast<std::size_t>(s.comm)] < 0) first_seq[static_cast<std::size_t>(s.comm)] = s.seq;
+  for (std::size_t c = 0; c < problem.comms.size(); ++c) {
+    const auto& op = problem.comms[c].op;
+    if (dag.nodes[static_cast<std::size_t>(op.node)].iteration != dag.nodes.front().iteration) continue;
+    const auto& opt = problem.comms[c].options[static_cast<std::size_t>(best.plan[c])];
+    fmt::print("  #{:<4} {:<36} {:<30} {} step(s), {:.3f} ms alone\n", first_seq[c], op.name, describe(opt.option, topo),
+               opt.steps.size(), opt.solo_ns / 1e6);
+  }
+  if (!a.out.empty()) fmt::print("\nwrote {}\n", a.out);
+}
+
+}  // namespace
+
+void register_plan_commands(CLI::App& app) {
+  static PlanArgs a;
+  auto* plan = app.add_subcommand(
+      "plan", "SYNDICATE's joint optimizer: execution plans and motif order for a training DAG, against a baseline (docs/syndicate.md)");
+  plan->add_option("--workload", a.workload, "syndicate-fig6, a zoo workload (syndicate-a1 .. a4, dlrm, ...) or a workload YAML file")
+      ->capture_default_str();
+  plan->add_option("--topology", a.topology, "syndicate-fig6, syndicate-testbed, host, or a topology YAML file")->capture_default_str();
+  plan->add_option("--ranks", a.ranks, "processes of topology 'host'")->capture_default_str();
+  plan->add_option("--iterations", a.iterations, "training iterations unrolled into the DAG (the paper: 2)")->capture_default_str();
+  plan->add_option("--budget", a.budget, "search time budget, e.g. 10s, 500ms")->capture_default_str();
+  plan->add_option("--evaluations", a.evaluations, "at most this many plans costed by the search")->capture_default_str();
+  plan->add_option("--seed", a.seed, "random seed of the search")->capture_default_str();
+  plan->add_option("--beta", a.beta, "Metropolis-Hastings beta, relative to the greedy plan's cost")->capture_default_str();
+  plan->add_option("--baseline", a.baseline, "bs+ | s-exec | s-sched | fifo")->capture_default_str();
+  plan->add_flag("--all", a.all, "run every baseline, not just --baseline");
+  plan->add_option("--out", a.out, "write the plan (JSON) here");
+  plan->add_flag("--json", a.json, "print a JSON summary instead of the table");
+  plan->callback([] { run_plan(a); });
+}
+
+}  // namespace chorus::cli

@@ -1,0 +1,182 @@
+// Steps of an execution-plan option and their times (formulas: cost_model.h, docs/syndicate.md).
+#include "syndicate/cost_model.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.h"
+
+namespace chorus::syndicate {
+
+double step_time_ns(Kind kind, int group, double bytes, int peers, double bandwidth_gbps, double latency_ns) {
+  if (group <= 1) return 0;
+  const double g = group;
+  const double byte_ns = 8.0 / bandwidth_gbps;  // ns per byte
+  switch (kind) {
+    case Kind::kAllReduce: return 2 * (g - 1) * (latency_ns + bytes / g * byte_ns);
+    case Kind::kReduceScatter:
+    case Kind::kAllGather: return (g - 1) * (latency_ns + bytes / g * byte_ns);
+    case Kind::kReduce:
+    case Kind::kBroadcast: return std::ceil(std::log2(g)) * latency_ns + bytes * byte_ns;
+    case Kind::kAllToAll: return peers * (latency_ns + bytes * byte_ns);
+  }
+  return 0;
+}
+
+namespace {
+
+
+// The op dimensions (indices into op.dims) on which `a` and `b` differ, as a bit mask.
+unsigned differing(const CommOp& op, int a, int b) {
+  unsigned mask = 0;
+  for (std::size_t k = 0; k < op.sizes.size(); ++k) {
+    if (a % op.sizes[k] != b % op.sizes[k]) mask |= 1u << k;
+    a /= op.sizes[k];
+    b /= op.sizes[k];
+  }
+  return mask;
+}
+
+ChannelSet channels_of(const CommOp& op, const Path& path, unsigned dim_mask) {
+  ChannelSet set = 0;
+  for (std::size_t k = 0; k < op.dims.size(); ++k)
+    if (dim_mask & (1u << k)) set |= ChannelSet{1} << path.channels[static_cast<std::size_t>(op.dims[k])];
+  return set;
+}
+
+const CostEntry& cost_row(const CommOp& op, const PlanOption& o, const Topology& topo) {
+  const auto& path = topo.paths.at(static_cast<std::size_t>(o.path)).name;
+  for (const auto& row : topo.costs)
+    if (row.kind == coll::motif::to_string(op.kind) && row.algorithm == o.algorithm && row.path == path) return row;
+  throw InputError(fmt::format("topology '{}' costs", topo.name),
+                   fmt::format("no row for {} {} on {}", coll::motif::to_string(op.kind), o.algorithm, path));
+}
+
+bool same_shape(const coll::motif::Motif& a, const coll::motif::Motif& b) {
+  return a.kind == b.kind && a.bytes == b.bytes && a.ranks.size() == b.ranks.size() && a.after == b.after;
+}
+
+}  // namespace
+
+std::vector<Step> option_steps(const CommOp& op, const PlanOption& o, const Topology& topo) {
+  const auto plan = expand(op, o);
+  const auto& motifs = plan.motifs;
+  const Path& path = topo.paths.at(static_cast<std::size_t>(o.path));
+  std::vector<Step> steps;
+  std::vector<int> step_of(motifs.size(), -1);
+  std::vector<char> in_step(static_cast<std::size_t>(op.ranks()), 0);
+  unsigned all_dims = 0;
+  for (std::size_t k = 0; k < op.dims.size(); ++k)
+    if (op.sizes[k] > 1) all_dims |= 1u << k;
+
+  if (!topo.costs.empty()) {
+    // One step per segment: the cost table times whole options, on every channel of the path.
+    const CostEntry& row = cost_row(op, o, topo);
+    const double seg_bytes = (op.kind == Kind::kAllToAll ? op.bytes / op.ranks() : op.bytes) / o.segments;
+    for (std::size_t i = 0; i < motifs.size(); ++i) {
+      const auto seg = motifs[i].bytes.begin;
+      if (steps.empty() || motifs[static_cast<std::size_t>(steps.back().first_motif)].bytes.begin != seg) {
+        Step s;
+        s.kind = op.kind;
+        s.group = op.ranks();
+        s.bytes = seg_bytes;
+        s.channels = channels_of(op, path, all_dims);
+        s.first_motif = static_cast<int>(i);
+        s.motifs = 0;
+        s.duration_ns = row.latency_ns + (row.bandwidth_gbps > 0 ? seg_bytes * 8.0 / row.bandwidth_gbps : 0.0);
+        steps.push_back(s);
+      }
+      ++steps.back().motifs;
+    }
+    return steps;
+  }
+
+  for (std::size_t i = 0; i < motifs.size(); ++i) {
+    const auto& m = motifs[i];
+    bool join = !steps.empty() && same_shape(motifs[static_cast<std::size_t>(steps.back().first_motif)], m);
+    if (join)
+      for (int r : m.ranks)
+        if (in_step[static_cast<std::size_t>(r)]) join = false;
+    if (!join) {
+      std::fill(in_step.begin(), in_step.end(), 0);
+      Step s;
+      s.kind = m.kind;
+      s.group = static_cast<int>(m.ranks.size());
+      s.bytes = static_cast<double>(m.bytes.size());
+      s.first_motif = static_cast<int>(i);
+      s.motifs = 0;
+      for (int a : m.after) {
+        const int parent = step_of[static_cast<std::size_t>(a)];
+        if (std::find(s.after.begin(), s.after.end(), parent) == s.after.end()) s.after.push_back(parent);
+      }
+      steps.push_back(s);
+    }
+    Step& s = steps.back();
+    for (int r : m.ranks) in_step[static_cast<std::size_t>(r)] = 1;
+    ++s.motifs;
+    step_of[i] = static_cast<int>(steps.size()) - 1;
+    unsigned dims = 0;
+    int peers = 0;
+    if (m.kind == Kind::kAllToAll) {
+      for (std::size_t src = 0; src < m.ranks.size(); ++src) {
+        int p = 0;
+        for (int d : m.destinations[src]) {
+          dims |= differing(op, m.ranks[src], d);
+          if (d != m.ranks[src]) ++p;
+        }
+        peers = std::max(peers, p);
+      }
+    } else {
+      for (int r : m.ranks) dims |= differing(op, m.ranks.front(), r);
+    }
+    s.channels |= channels_of(op, path, dims);
+    if (s.channels == 0) continue;
+    double bandwidth = 0, latency = 0;
+    for (std::size_t c = 0; c < topo.channels.size(); ++c)
+      if (s.channels & (ChannelSet{1} << c)) {
+        bandwidth = bandwidth == 0 ? topo.channels[c].bandwidth_gbps : std::min(bandwidth, topo.channels[c].bandwidth_gbps);
+        latency = std::max(latency, topo.channels[c].latency_ns);
+      }
+    s.duration_ns = std::max(s.duration_ns, step_time_ns(m.kind, s.group, s.bytes, peers, bandwidth, latency));
+  }
+  return steps;
+}
+
+double solo_time_ns(const std::vector<Step>& steps) {
+  // optSched's rules on one comm-op: at each instant, ready steps in order start unless one of
+  // their channels is busy or wanted by an earlier ready step that could not start.
+  const std::size_t n = steps.size();
+  std::vector<double> end(n, -1.0);
+  std::size_t done = 0;
+  double now = 0;
+  while (done < n) {
+    ChannelSet busy = 0, wanted = 0;
+    for (std::size_t i = 0; i < n; ++i)
+      if (end[i] > now) busy |= steps[i].channels;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (end[i] >= 0) continue;
+      bool ready = true;
+      for (int p : steps[i].after) ready = ready && end[static_cast<std::size_t>(p)] >= 0 && end[static_cast<std::size_t>(p)] <= now;
+      if (!ready) continue;
+      if (steps[i].channels & (busy | wanted)) {
+        wanted |= steps[i].channels;
+        continue;
+      }
+      end[i] = now + steps[i].duration_ns;
+      busy |= steps[i].channels;
+      ++done;
+    }
+    double next = -1;
+    for (std::size_t i = 0; i < n; ++i)
+      if (end[i] > now && (next < 0 || end[i] < next)) next = end[i];
+    if (next < 0) break;  // everything started has ended and nothing else is ready: done
+    now = next;
+  }
+  double makespan = 0;
+  for (double e : end) makespan = std::max(makespan, e);
+  return makespan;
+}
+
+}  // namespace chorus::syndicate

@@ -1,0 +1,74 @@
+#pragma once
+// optSched (SYNDICATE Pseudocode 1, lines 12-29), made precise as a list scheduler on a
+// discrete-event clock (docs/syndicate.md, "optSched"):
+//  - one compute stream per rank runs ready compute nodes one at a time, lowest node index
+//    first (program order, the paper's fifoDequeue);
+//  - communication steps become ready when their comm-op's DAG dependencies and their parent
+//    steps are done; whenever the clock moves, ready steps are taken in priority order and each
+//    starts if none of its channels is busy or wanted by a higher-priority ready step that could
+//    not start (so motifs on disjoint channels overlap; the paper's pseudocode, with one comm_time,
+//    cannot);
+//  - priority: kCriticalPath (the paper's criticalPathDequeue): the longest path, in time, from
+//    the step to the end of the DAG including the step, compute and steps of the chosen options
+//    on the way; kFifo: the comm-op submitted first (lowest node index); kLifo: the one
+//    submitted last (ByteScheduler's order); ties by step order;
+//  - single_stream: at most one step in flight at a time (a traditional stack with one
+//    communication stream: FIFO and BS+).
+// Sequence numbers are the steps' start order; the enforcer issues motifs in that order.
+#include <string_view>
+#include <vector>
+
+#include "syndicate/problem.h"
+
+namespace chorus::syndicate {
+
+enum class Order { kCriticalPath, kFifo, kLifo };
+
+struct SchedOptions {
+  Order order = Order::kCriticalPath;
+  bool single_stream = false;
+};
+
+struct ScheduledStep {
+  int comm = 0;  // index into Problem::comms
+  int step = 0;  // index into the chosen option's steps
+  int seq = 0;   // start order
+  double start_ns = 0;
+  double end_ns = 0;
+};
+
+struct Schedule {
+  double makespan_ns = 0;         // all iterations of the DAG
+  double iteration_ns = 0;        // makespan / iterations
+  double compute_busy_ns = 0;
+  double compute_idle_fraction = 0;  // 1 - compute_busy / makespan (Sec. 6.3 "compute idling")
+  std::vector<ScheduledStep> steps;  // with record, in sequence order
+  std::vector<double> node_end_ns;   // with record, per DAG node
+};
+
+// Evaluates plans on one problem; keeps its buffers between calls (one evaluation allocates
+// nothing once warm). Not thread-safe: one per thread.
+class Scheduler {
+ public:
+  explicit Scheduler(const Problem& problem);
+  // The schedule of `plan`; fills steps and node_end_ns when `record`.
+  Schedule run(const PlanChoice& plan, const SchedOptions& options, bool record = false);
+  double cost(const PlanChoice& plan, const SchedOptions& options) { return run(plan, options).iteration_ns; }
+
+ private:
+  struct Event {
+    double time;
+    int task;
+    bool operator>(const Event& o) const { return time != o.time ? time > o.time : task > o.task; }
+  };
+  const Problem& p_;
+  std::vector<int> base_, node_of_task_, pending_, remaining_, node_pending_, ready_comm_;
+  std::vector<double> priority_, entry_priority_, start_, end_;
+  std::vector<int> seq_;
+  std::vector<Event> events_;
+  std::vector<int> ready_compute_;
+};
+
+std::string_view to_string(Order order);
+
+}  // namespace chorus::syndicate

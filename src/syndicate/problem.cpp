@@ -1,0 +1,61 @@
+#include "syndicate/problem.h"
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+
+namespace chorus::syndicate {
+
+PlanChoice Problem::greedy_plan() const {
+  PlanChoice plan;
+  for (const auto& c : comms) plan.push_back(c.fastest);
+  return plan;
+}
+
+void Problem::check(const PlanChoice& plan, const std::string& where) const {
+  if (plan.size() != comms.size())
+    throw InputError(where, fmt::format("the plan has {} comm-ops, the workload {}", plan.size(), comms.size()));
+  for (std::size_t i = 0; i < plan.size(); ++i)
+    if (plan[i] < 0 || plan[i] >= static_cast<int>(comms[i].options.size()))
+      throw InputError(where, fmt::format("comm-op {} ('{}'): option {} out of range 0..{}", i, comms[i].op.name, plan[i],
+                                          comms[i].options.size() - 1));
+}
+
+Problem make_problem(const workload::Dag& dag, const Topology& topo, const OptionSpace& space) {
+  workload::validate(dag, static_cast<int>(topo.dims.size()), "workload '" + dag.name + "'");
+  Problem p;
+  p.dag = dag;
+  p.topology = topo;
+  const std::size_t n = dag.nodes.size();
+  p.compute_ns.assign(n, 0.0);
+  p.comm_of_node.assign(n, -1);
+  p.successors.assign(n, {});
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto& node = dag.nodes[i];
+    for (int d : node.deps) p.successors[static_cast<std::size_t>(d)].push_back(static_cast<int>(i));
+    if (node.kind == workload::NodeKind::kCompute) {
+      p.compute_ns[i] = topo.compute.node_time_ns(node);
+      continue;
+    }
+    CommChoice choice;
+    choice.op = make_comm_op(dag, static_cast<int>(i), topo);
+    for (const auto& o : enumerate_options(choice.op, topo, space)) {
+      OptionCost cost;
+      cost.option = o;
+      cost.steps = option_steps(choice.op, o, topo);
+      cost.children.assign(cost.steps.size(), {});
+      for (std::size_t s = 0; s < cost.steps.size(); ++s)
+        for (int a : cost.steps[s].after) cost.children[static_cast<std::size_t>(a)].push_back(static_cast<int>(s));
+      cost.solo_ns = solo_time_ns(cost.steps);
+      choice.options.push_back(std::move(cost));
+    }
+    for (std::size_t o = 1; o < choice.options.size(); ++o)
+      if (choice.options[o].solo_ns < choice.options[static_cast<std::size_t>(choice.fastest)].solo_ns)
+        choice.fastest = static_cast<int>(o);
+    p.comm_of_node[i] = static_cast<int>(p.comms.size());
+    p.comms.push_back(std::move(choice));
+  }
+  return p;
+}
+
+}  // namespace chorus::syndicate
