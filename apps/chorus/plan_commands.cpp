@@ -54,6 +54,7 @@ struct PlanArgs {
   std::string baseline = "bs+";
   bool all = false;
   std::string out;
+  std::string evaluate;
   bool json = false;
 };
 
@@ -67,6 +68,22 @@ void run_plan(const PlanArgs& a) {
   const Problem problem = make_problem(dag, topo, {});
   if (problem.comms.empty()) throw InputError("--workload", fmt::format("workload '{}' has no collective to plan", dag.name));
   Scheduler scheduler(problem);
+  if (!a.evaluate.empty()) {
+    // A saved plan re-simulated: its options and order on this workload and topology.
+    const auto loaded = read_plan_file(problem, a.evaluate);
+    const auto sched = scheduler.run(loaded.plan, loaded.sched, false);
+    if (a.json) {
+      nlohmann::json j{{"plan_file", a.evaluate},
+                       {"iteration_time_ns", sched.iteration_ns},
+                       {"plan_iteration_time_ns", loaded.iteration_time_ns},
+                       {"compute_idle_fraction", sched.compute_idle_fraction}};
+      fmt::print("{}\n", j.dump(2));
+    } else {
+      fmt::print("{}: iteration {:.4f} ms (the file predicted {:.4f} ms), compute idle {:.1f}%\n", a.evaluate, sched.iteration_ns / 1e6,
+                 loaded.iteration_time_ns / 1e6, 100 * sched.compute_idle_fraction);
+    }
+    return;
+  }
   SearchOptions search;
   search.seed = a.seed;
   search.beta = a.beta;
@@ -159,6 +176,7 @@ void register_plan_commands(CLI::App& app) {
   plan->add_option("--baseline", a.baseline, "bs+ | s-exec | s-sched | fifo")->capture_default_str();
   plan->add_flag("--all", a.all, "run every baseline, not just --baseline");
   plan->add_option("--out", a.out, "write the plan (JSON) here");
+  plan->add_option("--evaluate", a.evaluate, "instead of searching: re-simulate this plan file on --workload and --topology");
   plan->add_flag("--json", a.json, "print a JSON summary instead of the table");
   plan->callback([] { run_plan(a); });
 }

@@ -8,6 +8,7 @@
 #include "core/plot_call.h"
 #include "rt_tools/schedule_runner.h"
 #include "rt_tools/themis_real_study.h"
+#include "rt_tools/workload_runner.h"
 
 namespace chorus::cli {
 namespace {
@@ -46,8 +47,33 @@ void run(const rt::ScheduleRunOptions& o) {
 }  // namespace
 
 void register_run_commands(CLI::App& app) {
-  auto* run_cmd = app.add_subcommand("run", "Execute Themis schedules on real ranks and check them against the simulator");
+  auto* run_cmd = app.add_subcommand("run", "Execute Themis schedules and SYNDICATE plans on real ranks and check them against the simulator");
   run_cmd->require_subcommand(1);
+
+  static rt::WorkloadRunOptions wo;
+  static bool wo_json = false;
+  auto* wl = run_cmd->add_subcommand("workload", "Run a training DAG for real through SYNDICATE's enforcer (docs/syndicate.md)");
+  wl->add_option("--workload", wo.workload, "moe-tiny, syndicate-fig6-like zoo workloads, or a workload YAML file")->capture_default_str();
+  wl->add_option("--topology", wo.topology, "host (channels shm, mpi, gloo) or a topology YAML whose channels name runtime backends")
+      ->capture_default_str();
+  wl->add_option("--plan", wo.plan_file, "plan JSON from `chorus plan --out` (default: plan here, seeded)");
+  wl->add_option("--method", wo.method, "without --plan: syndicate | greedy | s-sched | s-exec | bs+ | fifo")->capture_default_str();
+  wl->add_option("--iterations", wo.iterations, "training iterations unrolled into the DAG")->capture_default_str();
+  wl->add_option("--repeat", wo.repeat, "runs of the unrolled DAG (median reported)")->capture_default_str();
+  wl->add_option("--seed", wo.seed, "seed of the plan search and of --submit-jitter-us")->capture_default_str();
+  wl->add_option("--evaluations", wo.evaluations, "plans costed by the search (bounded by count, not time: same plan on every rank)")
+      ->capture_default_str();
+  wl->add_option("--costs", wo.costs, "measured (time every motif step on these ranks first, then plan) | model (the topology's); "
+                 "a --plan keeps its own")->capture_default_str();
+  wl->add_option("--compute", wo.compute, "sleep | busy: how compute nodes are emulated")->capture_default_str();
+  wl->add_option("--submit-jitter-us", wo.submit_jitter_us, "random delay before each comm-op submission (per rank)")->capture_default_str();
+  wl->add_flag("--json", wo_json, "Print one JSON object (rank 0)");
+  wl->footer("Start under a launcher: chorus launch -n 4 -- chorus run workload --workload moe-tiny");
+  wl->callback([] {
+    const auto report = rt::run_workload_on_ranks(wo);
+    if (report["rank"].get<int>() == 0) std::cout << (wo_json ? report.dump(2) + "\n" : rt::format_workload_report(report));
+    if (report["check"].get<std::string>() != "passed" || !report["same_order_on_every_rank"].get<bool>()) std::exit(1);
+  });
 
   auto co = std::make_shared<rt::ScheduleRunOptions>();
   auto* coll = run_cmd->add_subcommand("collective", "Make a schedule for a network, then run it on this job's ranks");

@@ -21,6 +21,30 @@ void Problem::check(const PlanChoice& plan, const std::string& where) const {
                                           comms[i].options.size() - 1));
 }
 
+namespace {
+
+void choose_fastest(CommChoice& choice) {
+  choice.fastest = 0;
+  for (std::size_t o = 1; o < choice.options.size(); ++o)
+    if (choice.options[o].solo_ns < choice.options[static_cast<std::size_t>(choice.fastest)].solo_ns)
+      choice.fastest = static_cast<int>(o);
+}
+
+}  // namespace
+
+void retime(Problem& problem, const std::function<double(int comm, int option, int step)>& duration) {
+  for (std::size_t c = 0; c < problem.comms.size(); ++c) {
+    auto& choice = problem.comms[c];
+    for (std::size_t o = 0; o < choice.options.size(); ++o) {
+      auto& opt = choice.options[o];
+      for (std::size_t s = 0; s < opt.steps.size(); ++s)
+        opt.steps[s].duration_ns = duration(static_cast<int>(c), static_cast<int>(o), static_cast<int>(s));
+      opt.solo_ns = solo_time_ns(opt.steps);
+    }
+    choose_fastest(choice);
+  }
+}
+
 Problem make_problem(const workload::Dag& dag, const Topology& topo, const OptionSpace& space) {
   workload::validate(dag, static_cast<int>(topo.dims.size()), "workload '" + dag.name + "'");
   Problem p;
@@ -49,9 +73,7 @@ Problem make_problem(const workload::Dag& dag, const Topology& topo, const Optio
       cost.solo_ns = solo_time_ns(cost.steps);
       choice.options.push_back(std::move(cost));
     }
-    for (std::size_t o = 1; o < choice.options.size(); ++o)
-      if (choice.options[o].solo_ns < choice.options[static_cast<std::size_t>(choice.fastest)].solo_ns)
-        choice.fastest = static_cast<int>(o);
+    choose_fastest(choice);
     p.comm_of_node[i] = static_cast<int>(p.comms.size());
     p.comms.push_back(std::move(choice));
   }

@@ -2,6 +2,7 @@
 // The joint optimizer's input (SYNDICATE Sec. 4.3): the training DAG unrolled over its
 // iterations, each node's compute time, and for every comm-op its execution-plan options with
 // their timed steps, computed once so that evaluating a plan only schedules.
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,10 @@ struct Problem {
   // Checks a plan's size and ranges; throws InputError naming `where`.
   void check(const PlanChoice& plan, const std::string& where) const;
 };
+
+// Replaces every step's duration by `duration(comm, option, step)` (e.g. measured on the
+// runtime) and recomputes solo times and the greedy choice.
+void retime(Problem& problem, const std::function<double(int comm, int option, int step)>& duration);
 
 // Every comm node of `dag` must be a collective over dimensions of `topo`; compute nodes take
 // their fixed duration or the topology's roofline time.

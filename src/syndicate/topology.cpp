@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <set>
@@ -174,6 +175,30 @@ Topology builtin_topology(const std::string& name, int ranks, const std::string&
   }
   validate(t, name);
   return t;
+}
+
+Topology with_backends(const Topology& t, const std::vector<std::string>& backends, const std::string& field) {
+  Topology out = t;
+  out.channels.clear();
+  out.paths.clear();
+  std::vector<int> renumber(t.channels.size(), -1);
+  for (std::size_t c = 0; c < t.channels.size(); ++c) {
+    const auto& ch = t.channels[c];
+    if (ch.backends.empty() || std::find(backends.begin(), backends.end(), ch.backends.front()) == backends.end()) continue;
+    renumber[c] = static_cast<int>(out.channels.size());
+    out.channels.push_back(ch);
+  }
+  for (const auto& p : t.paths) {
+    Path q{p.name, {}};
+    for (int c : p.channels) q.channels.push_back(renumber[static_cast<std::size_t>(c)]);
+    if (std::find(q.channels.begin(), q.channels.end(), -1) == q.channels.end()) out.paths.push_back(q);
+  }
+  std::erase_if(out.costs, [&](const CostEntry& e) { return out.path_index(e.path) < 0; });
+  if (out.paths.empty())
+    throw InputError(field, fmt::format("topology '{}' has no path whose channels all use a backend of this job ({})", t.name,
+                                        fmt::join(backends, ", ")));
+  validate(out, t.name);
+  return out;
 }
 
 Topology load_topology(const std::string& name_or_path, int ranks, const std::string& field) {

@@ -67,6 +67,10 @@ void validate(const Topology& t, const std::string& where);
 const std::vector<std::string>& topology_names();
 Topology builtin_topology(const std::string& name, int ranks, const std::string& field);
 
+// `t` without the channels whose first backend is not in `backends` (and the paths using them);
+// InputError naming `field` if no path is left.
+Topology with_backends(const Topology& t, const std::vector<std::string>& backends, const std::string& field);
+
 // A built-in name, or a YAML file (topology_yaml.h). `ranks` sizes "host" (default 4).
 Topology load_topology(const std::string& name_or_path, int ranks, const std::string& field);
 

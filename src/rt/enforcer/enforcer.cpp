@@ -1,0 +1,172 @@
+// SYNDICATE's enforcer on the runtime (enforcer.h).
+#include "rt/enforcer/enforcer.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "core/error.h"
+#include "rt/errors.h"
+
+namespace chorus::rt {
+
+Enforcer::Enforcer(EnforcerPlan plan) : plan_(std::move(plan)) {
+  std::size_t total = 0;
+  for (const auto& op : plan_.ops) total += op.steps.size();
+  by_seq_.assign(total, {-1, -1});
+  for (std::size_t o = 0; o < plan_.ops.size(); ++o) {
+    const auto& op = plan_.ops[o];
+    if (op.kind != OpKind::all_reduce && op.kind != OpKind::all_to_all_single)
+      throw InputError(fmt::format("plan op {} ('{}')", o, op.name), "the enforcer runs all_reduce and all_to_all comm-ops");
+    for (int d : op.deps)
+      if (d < 0 || d >= static_cast<int>(o))
+        throw InputError(fmt::format("plan op {} ('{}')", o, op.name), fmt::format("dependency {} is not an earlier comm-op", d));
+    for (std::size_t s = 0; s < op.steps.size(); ++s) {
+      const auto& st = op.steps[s];
+      const auto where = fmt::format("plan op {} ('{}') step {}", o, op.name, s);
+      if (st.seq < 0 || static_cast<std::size_t>(st.seq) >= total || by_seq_[static_cast<std::size_t>(st.seq)].first >= 0)
+        throw InputError(where, fmt::format("sequence number {} is out of range or taken twice", st.seq));
+      by_seq_[static_cast<std::size_t>(st.seq)] = {static_cast<int>(o), static_cast<int>(s)};
+      for (int a : st.after)
+        if (a < 0 || a >= static_cast<int>(s)) throw InputError(where, fmt::format("parent {} is not an earlier step", a));
+    }
+  }
+}
+
+Enforcer::~Enforcer() {
+  if (thread_.joinable()) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!error_) error_ = std::make_exception_ptr(CommError("enforcer destroyed during a run"));
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+}
+
+void Enforcer::start() {
+  if (running_) throw InputError("enforcer", "start() while a run is in progress");
+  const std::size_t n = plan_.ops.size();
+  submitted_.assign(n, 0);
+  issued_.assign(n, 0);
+  in_.assign(n, nullptr);
+  out_.assign(n, nullptr);
+  works_.assign(n, {});
+  for (std::size_t o = 0; o < n; ++o) works_[o].resize(plan_.ops[o].steps.size());
+  error_ = nullptr;
+  stats_ = {};
+  running_ = true;
+  thread_ = std::thread([this] { progress(); });
+}
+
+void Enforcer::submit(int id, void* in, void* out) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (id < 0 || id >= static_cast<int>(plan_.ops.size())) throw InputError("enforcer", fmt::format("no comm-op {}", id));
+    if (submitted_[static_cast<std::size_t>(id)]) throw InputError("enforcer", fmt::format("comm-op {} submitted twice", id));
+    in_[static_cast<std::size_t>(id)] = in;
+    out_[static_cast<std::size_t>(id)] = out;
+    submitted_[static_cast<std::size_t>(id)] = 1;
+  }
+  cv_.notify_all();
+}
+
+void Enforcer::wait(int id) {
+  std::vector<Work> works;
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    const auto o = static_cast<std::size_t>(id);
+    cv_.wait(lock, [&] { return error_ || issued_[o] == static_cast<int>(plan_.ops[o].steps.size()); });
+    if (error_) std::rethrow_exception(error_);
+    works = works_[o];
+  }
+  for (auto& w : works) w.wait();
+}
+
+void Enforcer::wait_op(int op) {
+  std::vector<Work> works;
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    const auto o = static_cast<std::size_t>(op);
+    cv_.wait(lock, [&] { return error_ || issued_[o] == static_cast<int>(plan_.ops[o].steps.size()); });
+    if (error_) std::rethrow_exception(error_);
+    works = works_[o];
+  }
+  for (auto& w : works) w.wait();
+}
+
+Work run_step(const EnforcedStep& s, DType dtype, void* in_buf, void* out_buf) {
+  if (s.idle) return Work();
+  auto* in = static_cast<char*>(in_buf);
+  char* buf = in + s.offset * dtype_bytes(dtype);
+  switch (s.kind) {
+    case OpKind::all_reduce: return all_reduce(s.group, buf, buf, s.count, dtype, ReduceOp::sum, true);
+    case OpKind::reduce: return reduce(s.group, buf, buf, s.count, dtype, ReduceOp::sum, s.root, true);
+    case OpKind::broadcast: return broadcast(s.group, buf, s.count, dtype, s.root, true);
+    case OpKind::all_to_allv:
+      return all_to_allv(s.group, in, s.send_counts, s.send_displs, out_buf, s.recv_counts, s.recv_displs, dtype, true);
+    default: throw InputError("enforcer", "unsupported motif kind");
+  }
+}
+
+Work Enforcer::issue(int op, int step) {
+  const auto o = static_cast<std::size_t>(op);
+  return run_step(plan_.ops[o].steps[static_cast<std::size_t>(step)], plan_.dtype, in_[o], out_[o]);
+}
+
+void Enforcer::progress() {
+  std::map<int, Work> channel_last;  // channel -> the last step issued on it
+  try {
+    for (const auto& [op, step] : by_seq_) {
+      const auto o = static_cast<std::size_t>(op);
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        const auto t0 = std::chrono::steady_clock::now();
+        cv_.wait(lock, [&] { return error_ || submitted_[o]; });
+        stats_.submit_wait_ns += std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+        if (error_) return;
+      }
+      const auto& st = plan_.ops[o].steps[static_cast<std::size_t>(step)];
+      if (st.after.empty())
+        for (int d : plan_.ops[o].deps) wait_op(d);
+      for (int a : st.after) works_[o][static_cast<std::size_t>(a)].wait();
+      for (int c : st.channels)
+        if (auto it = channel_last.find(c); it != channel_last.end()) it->second.wait();
+      Work w = issue(op, step);
+      for (int c : st.channels) channel_last[c] = w;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        works_[o][static_cast<std::size_t>(step)] = w;
+        ++issued_[o];
+        stats_.issue_order.push_back(op * 65536 + step);
+      }
+      cv_.notify_all();
+    }
+  } catch (...) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!error_) error_ = std::current_exception();
+    }
+    cv_.notify_all();
+  }
+}
+
+EnforcerStats Enforcer::finish() {
+  if (!running_) throw InputError("enforcer", "finish() without start()");
+  for (std::size_t o = 0; o < plan_.ops.size(); ++o) {
+    try {
+      wait(static_cast<int>(o));
+    } catch (...) {
+      if (thread_.joinable()) thread_.join();
+      running_ = false;
+      throw;
+    }
+  }
+  thread_.join();
+  running_ = false;
+  if (error_) std::rethrow_exception(error_);
+  return stats_;
+}
+
+}  // namespace chorus::rt

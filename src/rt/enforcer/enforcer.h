@@ -1,0 +1,99 @@
+#pragma once
+// SYNDICATE's enforcer (Sec. 4.4, Pseudocode 2) on the runtime: the application submits
+// comm-ops one at a time (submit() returns at once); the enforcer has each one's plan as steps
+// (the motifs this rank takes part in) with global sequence numbers, and a progress thread that
+// issues steps strictly in sequence order on every rank: step k is issued after step k-1 has
+// been issued, once its comm-op has been submitted, the comm-op's DAG predecessors and the
+// step's parents have completed, and every earlier step that shares one of its channels has
+// completed. Operations go out asynchronously, so steps on disjoint channels overlap; the output
+// is written in place in the comm-op's buffers (no repacking copy: each motif works on its byte
+// range of them). The time the progress thread waits for the application to submit the next
+// comm-op in order is measured (the paper's busy loop; here a condition variable).
+//
+// Plain data in, so that the runtime does not depend on the optimizer: rt_tools converts a
+// SYNDICATE plan (syndicate/plan_json.h) into an EnforcerPlan for one rank.
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <exception>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "rt/runtime.h"
+
+namespace chorus::rt {
+
+// One step of a comm-op as this rank runs it (a motif, or nothing when the rank has no part).
+struct EnforcedStep {
+  int seq = 0;
+  OpKind kind = OpKind::all_reduce;  // all_reduce | reduce | broadcast | all_to_allv
+  bool idle = false;                  // this rank takes no part in the step
+  std::string group;                  // backend or group name the motif runs on
+  int root = 0;                       // reduce / broadcast: root's rank in the group
+  std::size_t offset = 0, count = 0;  // element range of the comm-op's buffer (all_reduce, reduce, broadcast)
+  Counts send_counts, send_displs, recv_counts, recv_displs;  // all_to_allv, in elements
+  std::vector<int> after;             // parent steps of the same comm-op
+  std::vector<int> channels;          // channel ids: steps that share one never overlap
+};
+
+struct EnforcedOp {
+  std::string name;
+  OpKind kind = OpKind::all_reduce;  // all_reduce (in place in `in`) | all_to_all_single (in -> out)
+  std::vector<int> deps;             // comm-ops (indices) that must complete first
+  std::vector<EnforcedStep> steps;
+};
+
+struct EnforcerPlan {
+  std::vector<EnforcedOp> ops;
+  DType dtype = DType::f32;
+};
+
+struct EnforcerStats {
+  double submit_wait_ns = 0;        // progress thread waiting for the application's next comm-op
+  std::vector<int> issue_order;     // (op, step) issued, encoded op * 65536 + step
+};
+
+// Issues one step's motif for this rank (asynchronously) on the comm-op's buffers; a completed
+// Work for an idle step. Shared by the enforcer and by calibration runs of single steps.
+Work run_step(const EnforcedStep& step, DType dtype, void* in, void* out);
+
+class Enforcer {
+ public:
+  // Checks the plan (sequence numbers 0..S-1 each once, parents earlier, ranges); InputError.
+  explicit Enforcer(EnforcerPlan plan);
+  ~Enforcer();
+  Enforcer(const Enforcer&) = delete;
+  Enforcer& operator=(const Enforcer&) = delete;
+
+  // Starts one run of the plan: every comm-op once. The progress thread starts here.
+  void start();
+  // The application submits comm-op `id` (each once per run): all_reduce on `in` in place;
+  // all_to_all_single from `in` to `out`.
+  void submit(int id, void* in, void* out);
+  // Blocks until comm-op `id` has completed; rethrows the run's error (CommError, ...).
+  void wait(int id);
+  // Waits for the whole run and stops the progress thread; returns its statistics.
+  EnforcerStats finish();
+
+ private:
+  void progress();
+  Work issue(int op, int step);
+  void wait_op(int op);  // progress thread: every step of `op` issued and completed
+
+  EnforcerPlan plan_;
+  std::vector<std::pair<int, int>> by_seq_;  // seq -> (op, step)
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<char> submitted_;
+  std::vector<int> issued_;  // per op: steps issued so far
+  std::vector<void*> in_, out_;
+  std::vector<std::vector<Work>> works_;  // per op, per step
+  std::exception_ptr error_;
+  bool running_ = false;
+  std::thread thread_;
+  EnforcerStats stats_;
+};
+
+}  // namespace chorus::rt

@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""chorus plan: the Fig. 6 example and its baselines by hand, determinism, plan files, bad input (exit 2)."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+CHORUS = sys.argv.pop(1) if len(sys.argv) > 1 else "chorus"
+
+
+def chorus(*args):
+    return subprocess.run([CHORUS, "plan", *args], capture_output=True, text=True, timeout=120)
+
+
+class Fig6(unittest.TestCase):
+    def test_greedy_eleven_syndicate_nine_and_a_half(self):
+        r = chorus("--workload", "syndicate-fig6", "--topology", "syndicate-fig6", "--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        j = json.loads(r.stdout)
+        self.assertEqual(j["greedy_iteration_time_ns"], 11000000)
+        self.assertEqual(j["iteration_time_ns"], 9500000)
+        # Compute per iteration: X 1 + Y 1 + Z 2.5 = 4.5 ms of 9.5.
+        self.assertAlmostEqual(j["compute_idle_fraction"], 1 - 4.5 / 9.5, places=9)
+        self.assertGreater(j["evaluations"], 1)
+
+    def test_baselines_by_hand(self):
+        # FIFO on one stream: a 1-3.5, b 3.5-6, c 6-8.5, d 8.5-11. BS+ (LIFO): b 1-3.5, c 3.5-6,
+        # a 6-8.5, Z 8.5-11, d 11-13.5. S-Sched: greedy plans, critical path: 11. S-Exec: FIFO
+        # order but channel-disjoint overlap, a on PCIe+TCP beside b: 9.5.
+        r = chorus("--all", "--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        got = {m["method"]: m["iteration_time_ns"] for m in json.loads(r.stdout)["methods"]}
+        self.assertEqual(got, {"greedy": 11e6, "syndicate": 9.5e6, "s-exec": 9.5e6, "s-sched": 11e6, "bs+": 13.5e6, "fifo": 11e6})
+        for baseline, want in (("fifo", 11e6), ("bs+", 13.5e6)):
+            j = json.loads(chorus("--baseline", baseline, "--json").stdout)
+            self.assertEqual(j["baseline_iteration_time_ns"], want)
+
+    def test_same_seed_same_plan_and_the_file_evaluates_to_its_prediction(self):
+        with tempfile.TemporaryDirectory() as d:
+            a, b = os.path.join(d, "a.json"), os.path.join(d, "b.json")
+            for path in (a, b):
+                r = chorus("--workload", "dlrm", "--topology", "syndicate-testbed", "--seed", "5", "--evaluations", "3000", "--out", path)
+                self.assertEqual(r.returncode, 0, r.stderr)
+            with open(a) as fa, open(b) as fb:
+                self.assertEqual(fa.read(), fb.read())
+            plan = json.load(open(a))
+            self.assertEqual(plan["format"], "chorus-syndicate-plan")
+            seqs = sorted(s["seq"] for op in plan["comm_ops"] for s in op["steps"])
+            self.assertEqual(seqs, list(range(len(seqs))))
+            r = chorus("--workload", "dlrm", "--topology", "syndicate-testbed", "--evaluate", a, "--json")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            j = json.loads(r.stdout)
+            self.assertEqual(j["iteration_time_ns"], plan["iteration_time_ns"])
+            # A plan naming a path the topology does not have.
+            plan["comm_ops"][0]["option"]["path"] = "warp-drive"
+            bad = os.path.join(d, "bad.json")
+            json.dump(plan, open(bad, "w"))
+            r = chorus("--workload", "dlrm", "--topology", "syndicate-testbed", "--evaluate", bad)
+            self.assertEqual(r.returncode, 2)
+            self.assertIn("comm_ops[0].option", r.stderr)
+            self.assertIn("warp-drive", r.stderr)
+
+
+class BadInput(unittest.TestCase):
+    def check(self, args, *needles):
+        r = chorus(*args)
+        self.assertEqual(r.returncode, 2, (args, r.stdout, r.stderr))
+        for n in needles:
+            self.assertIn(n, r.stderr)
+
+    def test_flags(self):
+        self.check(["--baseline", "bss+"], "--baseline", "bs+")
+        self.check(["--budget", "soon"], "--budget")
+        self.check(["--evaluations", "0"], "--evaluations")
+        self.check(["--beta", "-1"], "--beta")
+        self.check(["--topology", "syndicate-testbd"], "--topology", "syndicate-testbed")
+        self.check(["--workload", "no-such-model", "--topology", "syndicate-testbed"], "--workload")
+        self.check(["--workload", "syndicate-fig6", "--topology", "syndicate-testbed"], "syndicate-fig6")
+        self.check(["--topology", "host", "--ranks", "1", "--workload", "dlrm"], "--ranks")
+
+    def test_topology_file_errors_name_file_and_line(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
+            f.write("dims: [{name: node, size: 4}]\nchannels:\n  - {name: a, dim: 0, bandwidth_gbps: -5}\npaths:\n  - {name: p, channels: [a]}\n")
+        try:
+            self.check(["--topology", f.name, "--workload", "dlrm"], f.name + ":3", "bandwidth_gbps")
+        finally:
+            os.unlink(f.name)
+
+
+if __name__ == "__main__":
+    unittest.main()
