@@ -308,6 +308,7 @@ nlohmann::json run_workload_on_ranks(const WorkloadRunOptions& o) {
   Rng jitter(o.seed * 1000003u + static_cast<std::uint64_t>(me));
   std::vector<double> times;
   double submit_wait_ns = 0;
+  double compute_ns = 0, exposed_ns = 0, submit_ns = 0;  // the application thread's time, all runs
   std::string check = "passed";
   std::vector<int> issue_order;
   for (int run = 0; run < o.repeat; ++run) {
@@ -337,16 +338,22 @@ nlohmann::json run_workload_on_ranks(const WorkloadRunOptions& o) {
     };
     try_submit();
     for (int n : compute_order) {
+      const auto w0 = std::chrono::steady_clock::now();
       for (int d : dag.nodes[static_cast<std::size_t>(n)].deps)
         if (problem.comm_of_node[static_cast<std::size_t>(d)] >= 0) enforcer.wait(problem.comm_of_node[static_cast<std::size_t>(d)]);
-      const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double, std::nano>(problem.compute_ns[static_cast<std::size_t>(n)]);
+      const auto c0 = std::chrono::steady_clock::now();
+      exposed_ns += std::chrono::duration<double, std::nano>(c0 - w0).count();
+      const auto until = c0 + std::chrono::duration<double, std::nano>(problem.compute_ns[static_cast<std::size_t>(n)]);
       // sleep: the core is free for the communication, except the last 100 us, spun so that
       // the wake-up's latency does not lengthen the node; busy: spun throughout.
       if (o.compute == "sleep") std::this_thread::sleep_until(until - std::chrono::microseconds(100));
       while (std::chrono::steady_clock::now() < until) {
       }
+      compute_ns += std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - c0).count();
       done[static_cast<std::size_t>(n)] = 1;
+      const auto s0 = std::chrono::steady_clock::now();
       try_submit();
+      submit_ns += std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - s0).count();
     }
     const auto stats = enforcer.finish();
     times.push_back(std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count());
@@ -402,6 +409,13 @@ nlohmann::json run_workload_on_ranks(const WorkloadRunOptions& o) {
   double total = 0;
   for (double t : times) total += t;
   j["submit_wait_fraction"] = submit_wait_ns / total;
+  // Where this rank's application thread spent a run: compute, waiting for communication, submitting.
+  j["app_compute_ns"] = compute_ns / o.repeat / dag.iterations;
+  j["app_exposed_comm_ns"] = exposed_ns / o.repeat / dag.iterations;
+  j["app_submit_ns"] = submit_ns / o.repeat / dag.iterations;
+  double planned_compute = 0;
+  for (int n : compute_order) planned_compute += problem.compute_ns[static_cast<std::size_t>(n)];
+  j["planned_compute_ns"] = planned_compute / dag.iterations;
   j["compute"] = o.compute;
   j["costs"] = measured ? "measured" : "model";
   j["calibration_s"] = calibration_s;
