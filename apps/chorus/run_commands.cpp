@@ -67,6 +67,12 @@ void register_run_commands(CLI::App& app) {
                  "a --plan keeps its own")->capture_default_str();
   wl->add_option("--compute", wo.compute, "sleep | busy: how compute nodes are emulated")->capture_default_str();
   wl->add_option("--submit-jitter-us", wo.submit_jitter_us, "random delay before each comm-op submission (per rank)")->capture_default_str();
+  wl->add_flag("--replan", wo.replan, "replan when the enforcers wait out of order > 5 % of a run in two runs in a row (2PC switch)");
+  wl->add_option("--switch-after", wo.switch_after, "propose a new plan by --switch-method after this many runs (two-phase commit)")
+      ->capture_default_str();
+  wl->add_option("--switch-method", wo.switch_method, "method of the proposed plan")->capture_default_str();
+  wl->add_option("--veto-rank", wo.veto_rank, "this rank votes no in the two-phase commit (the old plan keeps running)")
+      ->capture_default_str();
   wl->add_flag("--json", wo_json, "Print one JSON object (rank 0)");
   wl->footer("Start under a launcher: chorus launch -n 4 -- chorus run workload --workload moe-tiny");
   wl->callback([] {

@@ -7,12 +7,14 @@
 #include <chrono>
 #include <cmath>
 #include <map>
+#include <memory>
 #include <set>
 #include <thread>
 
 #include "core/error.h"
 #include "core/rng.h"
 #include "rt/enforcer/enforcer.h"
+#include "rt/enforcer/plan_switch.h"
 #include "rt/rendezvous/mpi_env.h"
 #include "rt/runtime.h"
 #include "syndicate/joint_optimizer.h"
@@ -225,10 +227,19 @@ float ar_input(int rank, std::size_t op, std::size_t i) {
 float aa_input(int src, int dst, std::size_t i) { return static_cast<float>(src * 1000 + dst * 10 + static_cast<int>(i % 10)); }
 
 
+syndicate::Method parse_method(const std::string& text) {
+  for (auto m : syndicate::all_methods())
+    if (text == syndicate::to_string(m)) return m;
+  throw InputError("--method", "unknown method '" + text + "' (syndicate, greedy, s-sched, s-exec, bs+, fifo)");
+}
+
 }  // namespace
 
 nlohmann::json run_workload_on_ranks(const WorkloadRunOptions& o) {
   if (o.repeat < 1 || o.repeat > 1000) throw InputError("--repeat", fmt::format("must be in 1..1000, got {}", o.repeat));
+ (void)parse_method(o.method);
+  (void)parse_method(o.switch_method);
+  if (o.switch_after < 0) throw InputError("--switch-after", fmt::format("must be >= 0, got {}", o.switch_after));
   if (o.costs != "measured" && o.costs != "model") throw InputError("--costs", "must be measured or model, got '" + o.costs + "'");
   if (o.compute != "sleep" && o.compute != "busy") throw InputError("--compute", "must be sleep or busy, got '" + o.compute + "'");
   if (!(o.submit_jitter_us >= 0) || o.submit_jitter_us > 1e6)
@@ -282,36 +293,50 @@ nlohmann::json run_workload_on_ranks(const WorkloadRunOptions& o) {
     search.max_evaluations = o.evaluations;
     search.min_evaluations = std::min(search.min_evaluations, o.evaluations);
     search.time_budget_s = 1e9;  // evaluations bound the search: every rank finds the same plan
-    syndicate::Method method = syndicate::Method::kSyndicate;
-    bool found = false;
-    for (auto m : syndicate::all_methods())
-      if (o.method == syndicate::to_string(m)) {
-        method = m;
-        found = true;
-      }
-    if (!found) throw InputError("--method", "unknown method '" + o.method + "' (syndicate, greedy, s-sched, s-exec, bs+, fifo)");
-    planned = syndicate::run_method(method, scheduler, problem, search);
+    planned = syndicate::run_method(parse_method(o.method), scheduler, problem, search);
   }
-  Built built = build_plan(problem, planned.plan, planned.schedule, me, world, groups);
+  // The plan running now: this rank's steps, the compute order, the enforcer.
+  struct Active {
+    syndicate::MethodResult planned;
+    Built built;
+    std::vector<int> compute_order;
+    std::unique_ptr<Enforcer> enforcer;
+  };
+  auto activate = [&](syndicate::MethodResult planned_result) {
+    auto a = std::make_unique<Active>();
+    a->planned = std::move(planned_result);
+    a->built = build_plan(problem, a->planned.plan, a->planned.schedule, me, world, groups);
+    // Compute in the order the optimizer's schedule ran it.
+    for (std::size_t n = 0; n < dag.nodes.size(); ++n)
+      if (problem.comm_of_node[n] < 0) a->compute_order.push_back(static_cast<int>(n));
+    std::stable_sort(a->compute_order.begin(), a->compute_order.end(), [&](int x, int y) {
+      return a->planned.schedule.node_end_ns[static_cast<std::size_t>(x)] < a->planned.schedule.node_end_ns[static_cast<std::size_t>(y)];
+    });
+    a->enforcer = std::make_unique<Enforcer>(a->built.plan);
+    return a;
+  };
+  auto active = activate(planned);
 
-  // Compute in the order the optimizer's schedule ran it.
-  std::vector<int> compute_order;
-  for (std::size_t n = 0; n < dag.nodes.size(); ++n)
-    if (problem.comm_of_node[n] < 0) compute_order.push_back(static_cast<int>(n));
-  std::stable_sort(compute_order.begin(), compute_order.end(), [&](int a, int b) {
-    return planned.schedule.node_end_ns[static_cast<std::size_t>(a)] < planned.schedule.node_end_ns[static_cast<std::size_t>(b)];
-  });
-
-  const std::size_t ops = built.plan.ops.size();
+  const std::size_t ops = problem.comms.size();
   std::vector<std::vector<float>> in(ops), out(ops);
-  Enforcer enforcer(built.plan);
   Rng jitter(o.seed * 1000003u + static_cast<std::uint64_t>(me));
-  std::vector<double> times;
-  double submit_wait_ns = 0;
+  std::vector<double> times, final_times;  // every run; the runs of the last plan
+  double submit_wait_ns = 0, order_wait_ns = 0;
   double compute_ns = 0, exposed_ns = 0, submit_ns = 0;  // the application thread's time, all runs
   std::string check = "passed";
-  std::vector<int> issue_order;
+  std::vector<int> issue_order;  // every run's, concatenated
+  int switches = 0, aborts = 0, proposals = 0;
+  std::vector<double> order_wait_fraction;  // per run, slowest rank
+  nlohmann::json plans = nlohmann::json::array();
+  auto plan_entry = [&](const syndicate::MethodResult& r, int from_run) {
+    plans.push_back({{"method", std::string(syndicate::to_string(r.method))},
+                     {"from_run", from_run},
+                     {"predicted_iteration_time_ns", r.schedule.iteration_ns}});
+  };
+  plan_entry(active->planned, 0);
   for (int run = 0; run < o.repeat; ++run) {
+    const Built& built = active->built;
+    Enforcer& enforcer = *active->enforcer;
     for (std::size_t c = 0; c < ops; ++c) {
       in[c].assign(built.layouts[c].elements, 0.0f);
       out[c].assign(built.plan.ops[c].kind == OpKind::all_to_all_single ? built.layouts[c].elements : 0, 0.0f);
@@ -337,7 +362,7 @@ nlohmann::json run_workload_on_ranks(const WorkloadRunOptions& o) {
       }
     };
     try_submit();
-    for (int n : compute_order) {
+    for (int n : active->compute_order) {
       const auto w0 = std::chrono::steady_clock::now();
       for (int d : dag.nodes[static_cast<std::size_t>(n)].deps)
         if (problem.comm_of_node[static_cast<std::size_t>(d)] >= 0) enforcer.wait(problem.comm_of_node[static_cast<std::size_t>(d)]);
@@ -356,9 +381,12 @@ nlohmann::json run_workload_on_ranks(const WorkloadRunOptions& o) {
       submit_ns += std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - s0).count();
     }
     const auto stats = enforcer.finish();
-    times.push_back(std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count());
+    const double elapsed = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+    times.push_back(elapsed);
+    final_times.push_back(elapsed);
     submit_wait_ns += stats.submit_wait_ns;
-    issue_order = stats.issue_order;
+    order_wait_ns += stats.order_wait_ns;
+    issue_order.insert(issue_order.end(), stats.issue_order.begin(), stats.issue_order.end());
     // Check every comm-op's result.
     for (std::size_t c = 0; c < ops && check == "passed"; ++c) {
       for (std::size_t i = 0; i < built.layouts[c].elements; ++i) {
@@ -376,6 +404,51 @@ nlohmann::json run_workload_on_ranks(const WorkloadRunOptions& o) {
         }
       }
     }
+    if (run + 1 == o.repeat) break;
+    // Replanning (Sec. 4.4): the enforcers' order waits, slowest rank, above 5 % of the run in
+    // two consecutive runs, or a forced switch after --switch-after runs. Every rank sees the
+    // same all-reduced numbers, so every rank takes part in the same two-phase commits.
+    double fraction = stats.order_wait_ns / elapsed;
+    all_reduce(world_backend, &fraction, &fraction, 1, DType::f64, ReduceOp::max);
+    order_wait_fraction.push_back(fraction);
+    const std::size_t k = order_wait_fraction.size();
+    const bool replan = o.replan && k >= 2 && order_wait_fraction[k - 1] > 0.05 && order_wait_fraction[k - 2] > 0.05;
+    const bool forced = o.switch_after > 0 && run + 1 == o.switch_after;
+    if (!replan && !forced) continue;
+    ++proposals;
+    // Rank 0 is the central optimizer: it searches (a new seed per proposal) and proposes.
+    std::string proposal;
+    if (me == 0) {
+      syndicate::SearchOptions search;
+      search.seed = o.seed + static_cast<std::uint64_t>(proposals);
+      search.max_evaluations = o.evaluations;
+      search.min_evaluations = std::min(search.min_evaluations, o.evaluations);
+      const auto m = forced ? parse_method(o.switch_method) : syndicate::Method::kSyndicate;
+      proposal = syndicate::plan_to_json(problem, syndicate::run_method(m, scheduler, problem, search)).dump();
+    }
+    std::unique_ptr<Active> prepared;
+    const auto outcome = two_phase_commit(
+        world_backend, proposal,
+        [&](const std::string& text) {
+          if (me == o.veto_rank) return false;
+          const auto loaded = syndicate::plan_from_json(problem, nlohmann::json::parse(text), "proposed plan");
+          syndicate::MethodResult r;
+          r.plan = loaded.plan;
+          r.sched = loaded.sched;
+          r.schedule = scheduler.run(r.plan, r.sched, true);
+          for (auto m : syndicate::all_methods())
+            if (nlohmann::json::parse(text).value("method", "") == syndicate::to_string(m)) r.method = m;
+          prepared = activate(std::move(r));
+          return true;
+        },
+        [&] { active = std::move(prepared); });
+    if (outcome.committed) {
+      ++switches;
+      final_times.clear();
+      plan_entry(active->planned, run + 1);
+    } else {
+      ++aborts;
+    }
   }
   // The same motif order on every rank: each rank's issue order hashed and compared.
   std::uint64_t h = 1469598103934665603ull;
@@ -384,7 +457,7 @@ nlohmann::json run_workload_on_ranks(const WorkloadRunOptions& o) {
   std::vector<std::int64_t> hashes(static_cast<std::size_t>(world));
   all_gather(world_backend, &mine, hashes.data(), 1, DType::i64);
   const bool same_order = std::all_of(hashes.begin(), hashes.end(), [&](std::int64_t x) { return x == hashes.front(); });
-  std::vector<double> t_max = {median(times)};
+  std::vector<double> t_max = {median(final_times)};
   all_reduce(world_backend, t_max.data(), t_max.data(), 1, DType::f64, ReduceOp::max);
   int bad = check == "passed" ? 0 : 1;
   all_reduce(world_backend, &bad, &bad, 1, DType::i32, ReduceOp::sum);
@@ -395,7 +468,7 @@ nlohmann::json run_workload_on_ranks(const WorkloadRunOptions& o) {
   j["ranks"] = world;
   j["workload"] = dag.name;
   j["topology"] = sized.name;
-  j["method"] = std::string(syndicate::to_string(planned.method));
+  j["method"] = std::string(syndicate::to_string(active->planned.method));
   j["plan_file"] = o.plan_file;
   j["iterations"] = dag.iterations;
   j["repeat"] = o.repeat;
@@ -404,17 +477,22 @@ nlohmann::json run_workload_on_ranks(const WorkloadRunOptions& o) {
   j["check"] = check;
   j["same_order_on_every_rank"] = same_order;
   j["iteration_time_ns"] = t_max[0] / dag.iterations;
-  j["predicted_iteration_time_ns"] = planned.schedule.iteration_ns;
-  j["ratio"] = t_max[0] / dag.iterations / planned.schedule.iteration_ns;
+  j["predicted_iteration_time_ns"] = active->planned.schedule.iteration_ns;
+  j["ratio"] = t_max[0] / dag.iterations / active->planned.schedule.iteration_ns;
+  j["plans"] = plans;
+  j["plan_switches"] = switches;
+  j["plan_switch_aborts"] = aborts;
+  j["runs_with_final_plan"] = final_times.size();
   double total = 0;
   for (double t : times) total += t;
   j["submit_wait_fraction"] = submit_wait_ns / total;
+  j["order_wait_fraction"] = order_wait_ns / total;
   // Where this rank's application thread spent a run: compute, waiting for communication, submitting.
   j["app_compute_ns"] = compute_ns / o.repeat / dag.iterations;
   j["app_exposed_comm_ns"] = exposed_ns / o.repeat / dag.iterations;
   j["app_submit_ns"] = submit_ns / o.repeat / dag.iterations;
   double planned_compute = 0;
-  for (int n : compute_order) planned_compute += problem.compute_ns[static_cast<std::size_t>(n)];
+  for (int n : active->compute_order) planned_compute += problem.compute_ns[static_cast<std::size_t>(n)];
   j["planned_compute_ns"] = planned_compute / dag.iterations;
   j["compute"] = o.compute;
   j["costs"] = measured ? "measured" : "model";

@@ -21,6 +21,10 @@ struct WorkloadRunOptions {
   std::string costs = "measured";  // measured: every step timed on the ranks first; model: the topology's
   std::string compute = "sleep";  // sleep | busy: how compute nodes are emulated
   double submit_jitter_us = 0;    // random delay before each submission (seeded per rank)
+  bool replan = false;            // replan when the enforcers wait > 5 % of a run out of order, twice in a row
+  int switch_after = 0;           // > 0: propose a new plan (switch_method) after this many runs
+  std::string switch_method = "syndicate";
+  int veto_rank = -1;             // this rank votes no in the two-phase commit (tests the abort)
 };
 
 // Collective over the job; initialises and finalises the runtime. The report on every rank.

@@ -49,6 +49,7 @@ void Enforcer::start() {
   if (running_) throw InputError("enforcer", "start() while a run is in progress");
   const std::size_t n = plan_.ops.size();
   submitted_.assign(n, 0);
+  submit_time_.assign(n, {});
   issued_.assign(n, 0);
   in_.assign(n, nullptr);
   out_.assign(n, nullptr);
@@ -68,6 +69,7 @@ void Enforcer::submit(int id, void* in, void* out) {
     in_[static_cast<std::size_t>(id)] = in;
     out_[static_cast<std::size_t>(id)] = out;
     submitted_[static_cast<std::size_t>(id)] = 1;
+    submit_time_[static_cast<std::size_t>(id)] = std::chrono::steady_clock::now();
   }
   cv_.notify_all();
 }
@@ -124,7 +126,14 @@ void Enforcer::progress() {
         std::unique_lock<std::mutex> lock(mu_);
         const auto t0 = std::chrono::steady_clock::now();
         cv_.wait(lock, [&] { return error_ || submitted_[o]; });
-        stats_.submit_wait_ns += std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+        const auto t1 = std::chrono::steady_clock::now();
+        stats_.submit_wait_ns += std::chrono::duration<double, std::nano>(t1 - t0).count();
+        // Part of the wait with another comm-op submitted and not yet fully issued.
+        auto since = t1;
+        for (std::size_t q = 0; q < plan_.ops.size(); ++q)
+          if (q != o && submitted_[q] && issued_[q] < static_cast<int>(plan_.ops[q].steps.size()))
+            since = std::min(since, std::max(t0, submit_time_[q]));
+        stats_.order_wait_ns += std::chrono::duration<double, std::nano>(t1 - since).count();
         if (error_) return;
       }
       const auto& st = plan_.ops[o].steps[static_cast<std::size_t>(step)];

@@ -52,6 +52,9 @@ struct EnforcerPlan {
 
 struct EnforcerStats {
   double submit_wait_ns = 0;        // progress thread waiting for the application's next comm-op
+  // ... of which while a comm-op later in the plan's order had already been submitted: the
+  // plan's order disagrees with the application's (the paper's replanning signal).
+  double order_wait_ns = 0;
   std::vector<int> issue_order;     // (op, step) issued, encoded op * 65536 + step
 };
 
@@ -87,6 +90,7 @@ class Enforcer {
   std::mutex mu_;
   std::condition_variable cv_;
   std::vector<char> submitted_;
+  std::vector<std::chrono::steady_clock::time_point> submit_time_;
   std::vector<int> issued_;  // per op: steps issued so far
   std::vector<void*> in_, out_;
   std::vector<std::vector<Work>> works_;  // per op, per step
