@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "eval/themis_microbench.h"
 #include "eval/themis_workloads.h"
+#include "eval/syndicate_study.h"
 #include "eval/topoopt_costs.h"
 
 namespace chorus::cli {
@@ -120,6 +121,39 @@ void register_reproduce_commands(CLI::App& app) {
     fmt::print("{}", eval::format_cost_table(study));
     fmt::print("wrote:\n");
     for (const auto& f : eval::write_cost_outputs(study, *tout)) fmt::print("  {}\n", f);
+  });
+  struct SyndicateArgs {
+    std::string out = "results/syndicate";
+    std::vector<std::string> workloads;
+    std::uint64_t seed = 1;
+    long evaluations = 20000;
+    bool quiet = false;
+  };
+  auto sargs = std::make_shared<SyndicateArgs>();
+  auto* syn = rep->add_subcommand("syndicate", "SYNDICATE Sec. 6, simulated: the Fig. 6 example, DLRM-like models A1-A4 (Table 2) on the "
+                                               "Table 1 testbed under SYNDICATE and the baselines; table, syndicate.csv, figures");
+  syn->add_option("-o,--out", sargs->out, "Output directory")->capture_default_str();
+  syn->add_option("--workloads", sargs->workloads, "Instead of the paper's: WORKLOAD[:TOPOLOGY] ... (topology default syndicate-testbed)");
+  syn->add_option("--seed", sargs->seed, "Seed of the searches")->capture_default_str();
+  syn->add_option("--evaluations", sargs->evaluations, "Plans costed per search")->capture_default_str();
+  syn->add_flag("-q,--quiet", sargs->quiet, "No progress lines");
+  syn->callback([sargs] {
+    auto o = eval::default_syndicate_cases();
+    if (!sargs->workloads.empty()) {
+      o.cases.clear();
+      for (const auto& w : sargs->workloads) {
+        const auto colon = w.find(':');
+        o.cases.push_back({w.substr(0, colon), colon == std::string::npos ? "syndicate-testbed" : w.substr(colon + 1), 0});
+      }
+    }
+    if (sargs->evaluations < 1) throw InputError("--evaluations", "must be >= 1");
+    o.seed = sargs->seed;
+    o.evaluations = sargs->evaluations;
+    o.progress = !sargs->quiet;
+    const auto study = eval::run_syndicate_study(o);
+    fmt::print("{}", eval::format_syndicate_table(study));
+    fmt::print("wrote:\n");
+    for (const auto& f : eval::write_syndicate_outputs(study, sargs->out)) fmt::print("  {}\n", f);
   });
 #ifdef CHORUS_HAVE_RT
   register_reproduce_real_command(*rep);

@@ -17,7 +17,7 @@ import xml.etree.ElementTree as ET
 PYTHON_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python")
 sys.path.insert(0, PYTHON_DIR)
 
-from chorus.plot import profile, themis, themis_real, themis_workloads, topoopt  # noqa: E402
+from chorus.plot import profile, syndicate, themis, themis_real, themis_workloads, topoopt  # noqa: E402
 from chorus.plot.__main__ import main as plot_main  # noqa: E402
 
 # Two topologies x two sizes x two schedulers at 4 chunks, a chunk sweep on A, an activity trace.
@@ -225,6 +225,37 @@ class TopoOpt(unittest.TestCase):
             with self.assertRaises(Exception) as e:
                 topoopt.figures(topoopt.load(d))
             self.assertIn("line 5", str(e.exception))
+
+
+SYNDICATE = """workload,topology,method,iteration_time_ns,throughput_vs_bsplus,compute_idle_fraction,paper_speedup
+a2,testbed,bs+,10,1.0,0.45,1.44
+a2,testbed,syndicate,8,1.25,0.274,1.44
+fig6,fig6,bs+,13.5,1.0,0.6,0
+fig6,fig6,syndicate,9.5,1.4210526,0.5,0
+"""
+
+
+class Syndicate(unittest.TestCase):
+    def test_throughput_bars_and_paper_marks(self):
+        with tempfile.TemporaryDirectory() as d:
+            write(d, {"syndicate.csv": SYNDICATE})
+            figs = by_name(syndicate.figures(syndicate.load(d)))
+        ax = figs["fig11_throughput.svg"].axes[0]
+        self.assertEqual([t.get_text() for t in ax.get_xticklabels()], ["a2", "fig6"])
+        self.assertEqual(bars(ax, "BS+"), [1.0, 1.0])
+        self.assertEqual(bars(ax, "SYNDICATE"), [1.25, 1.4210526])
+        # The paper's 1.44x for a2 is a dashed line over its group; fig6 has none.
+        dashed = [l for l in ax.get_lines() if l.get_linestyle() == "--"]
+        self.assertEqual([list(l.get_ydata()) for l in dashed], [[1.44, 1.44]])
+        ax = figs["fig14_compute_idle.svg"].axes[0]
+        self.assertEqual([round(v, 6) for v in bars(ax, "SYNDICATE")], [27.4, 50.0])
+
+    def test_unknown_method_is_refused(self):
+        with tempfile.TemporaryDirectory() as d:
+            write(d, {"syndicate.csv": SYNDICATE.replace("a2,testbed,syndicate", "a2,testbed,magic")})
+            with self.assertRaises(Exception) as e:
+                syndicate.figures(syndicate.load(d))
+            self.assertIn("line 3", str(e.exception))
 
 
 PROFILE = """op,backend,calls_per_rank,bytes_per_rank,busy_ns_per_rank,queued_ns_per_rank,mean_call_ns,share

@@ -10,6 +10,7 @@ STUDIES = {
     "themis-workloads": ("chorus.plot.themis_workloads", "Themis Fig. 12 (stacked bars) from workloads.csv"),
     "themis-real": ("chorus.plot.themis_real", "real_vs_sim.svg and speedup.svg from real_vs_sim.csv"),
     "topoopt": ("chorus.plot.topoopt", "TopoOpt Fig. 11 (fabric cost) from cost.csv"),
+    "syndicate": ("chorus.plot.syndicate", "SYNDICATE Figs. 11 and 14 (throughput vs BS+, compute idling) from syndicate.csv"),
     "profile": ("chorus.plot.profile", "communication time per operation and backend from profile.csv (chorus profile)"),
 }
 
