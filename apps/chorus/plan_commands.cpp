@@ -11,6 +11,7 @@
 #include "core/text_file.h"
 #include "syndicate/joint_optimizer.h"
 #include "syndicate/plan_json.h"
+#include "syndicate/plan_trace.h"
 #include "syndicate/topology.h"
 #include "syndicate/workloads.h"
 
@@ -55,6 +56,7 @@ struct PlanArgs {
   bool all = false;
   std::string out;
   std::string evaluate;
+  std::string trace;
   bool json = false;
 };
 
@@ -71,7 +73,8 @@ void run_plan(const PlanArgs& a) {
   if (!a.evaluate.empty()) {
     // A saved plan re-simulated: its options and order on this workload and topology.
     const auto loaded = read_plan_file(problem, a.evaluate);
-    const auto sched = scheduler.run(loaded.plan, loaded.sched, false);
+    const auto sched = scheduler.run(loaded.plan, loaded.sched, true);
+    if (!a.trace.empty()) write_text_file(a.trace, plan_trace(problem, loaded.plan, sched).dump() + "\n");
     if (a.json) {
       nlohmann::json j{{"plan_file", a.evaluate},
                        {"iteration_time_ns", sched.iteration_ns},
@@ -106,6 +109,7 @@ void run_plan(const PlanArgs& a) {
     if (r.method == baseline) chosen_base = &r;
 
   if (!a.out.empty()) write_text_file(a.out, plan_to_json(problem, best).dump(1) + "\n");
+  if (!a.trace.empty()) write_text_file(a.trace, plan_trace(problem, best.plan, best.schedule).dump() + "\n");
 
   if (a.json) {
     nlohmann::json j;
@@ -177,6 +181,7 @@ void register_plan_commands(CLI::App& app) {
   plan->add_flag("--all", a.all, "run every baseline, not just --baseline");
   plan->add_option("--out", a.out, "write the plan (JSON) here");
   plan->add_option("--evaluate", a.evaluate, "instead of searching: re-simulate this plan file on --workload and --topology");
+  plan->add_option("--trace", a.trace, "write a Chrome-trace timeline of the plan (compute stream, one track per channel; Perfetto)");
   plan->add_flag("--json", a.json, "print a JSON summary instead of the table");
   plan->callback([] { run_plan(a); });
 }

@@ -5,10 +5,15 @@
 
 #include "apps/chorus/commands.h"
 #include "core/error.h"
+#include "core/json_fields.h"
+#include "core/text_file.h"
 #include "core/units.h"
 #include "net/network_yaml.h"
 #include "sim/dag_executor.h"
 #include "sim/workload_json.h"
+#include "syndicate/plan_json.h"
+#include "syndicate/plan_trace.h"
+#include "syndicate/workloads.h"
 #include <filesystem>
 #include <optional>
 #include <sstream>
@@ -21,6 +26,7 @@ namespace chorus::cli {
 namespace {
 
 struct SimWorkloadArgs {
+  std::string plan;  // a SYNDICATE plan file
   std::string workload = "resnet152";
   std::string topology = "3D-SW_SW_SW_homo";
   std::string scheduler = "themis-scf";
@@ -83,6 +89,50 @@ workload::Dag make_dag(const SimWorkloadArgs& a, const net::Network& network) {
   if (!a.bucket.empty()) entry.parallelism.bucket_bytes = static_cast<double>(parse_bytes(a.bucket, "--bucket"));
   if (a.no_dp_overlap) entry.parallelism.overlap_dp = false;
   return workload::build_training_dag(entry.model, entry.parallelism, network);
+}
+
+// --plan: a SYNDICATE plan file re-simulated by optSched on its workload and topology
+// (docs/syndicate.md); --workload / --topology, when given, override the names in the file.
+void run_sim_plan(const SimWorkloadArgs& a, bool workload_given, bool topology_given) {
+  std::ifstream in(a.plan);
+  if (!in) throw InputError("--plan", fmt::format("cannot open '{}'", a.plan));
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw InputError(a.plan, fmt::format("not JSON: {}", e.what()));
+  }
+  const auto workload = workload_given ? a.workload : json_fields::get<std::string>(j, "workload", a.plan);
+  const auto topology = topology_given ? a.topology : json_fields::get<std::string>(j, "topology", a.plan);
+  const auto topo = syndicate::load_topology(topology, 4, "--topology");
+  const auto dag = syndicate::load_workload_dag(workload, topo, json_fields::get<int>(j, "iterations", a.plan));
+  const auto problem = syndicate::make_problem(dag, topo, {});
+  const auto loaded = syndicate::plan_from_json(problem, j, a.plan);
+  syndicate::Scheduler scheduler(problem);
+  const auto sched = scheduler.run(loaded.plan, loaded.sched, true);
+  if (!a.trace.empty()) write_text_file(a.trace, syndicate::plan_trace(problem, loaded.plan, sched).dump() + "\n");
+  const double it = dag.iterations;
+  if (a.json) {
+    nlohmann::json out{{"workload", dag.name},
+                       {"topology", topo.name},
+                       {"plan", a.plan},
+                       {"order", std::string(syndicate::to_string(loaded.sched.order))},
+                       {"iteration_time_ns", sched.iteration_ns},
+                       {"plan_iteration_time_ns", loaded.iteration_time_ns},
+                       {"compute_ns", sched.compute_busy_ns / it},
+                       {"compute_idle_fraction", sched.compute_idle_fraction},
+                       {"steps", sched.steps.size()}};
+    std::cout << out.dump(2) << "\n";
+    return;
+  }
+  fmt::print("{} on {} ({} NPUs), SYNDICATE plan {} ({} order), {} iterations\n", dag.name, topo.name, topo.npus(), a.plan,
+             syndicate::to_string(loaded.sched.order), dag.iterations);
+  fmt::print("  per iteration:\n");
+  fmt::print("    iteration time      {}  (the plan file: {})\n", ms(sched.iteration_ns), ms(loaded.iteration_time_ns));
+  fmt::print("    compute             {}\n", ms(sched.compute_busy_ns / it));
+  fmt::print("    compute idle        {:.1f} %\n", 100 * sched.compute_idle_fraction);
+  fmt::print("  {} motif steps in sequence order\n", sched.steps.size());
+  if (!a.trace.empty()) fmt::print("  trace written to {} (open in https://ui.perfetto.dev)\n", a.trace);
 }
 
 void run_sim_workload(const SimWorkloadArgs& a) {
@@ -155,7 +205,14 @@ void register_sim_workload_command(CLI::App& sim) {
               "Chakra traces: ctrl_deps are dependencies too (default: data_deps only, as Chakra's feeder)");
   w->add_flag("--json", args->json, "Print one JSON object instead of a table");
   w->add_option("--trace", args->trace, "Write a Chrome-trace JSON timeline (Perfetto) to this file");
-  w->callback([args] { run_sim_workload(*args); });
+  w->add_option("--plan", args->plan, "A SYNDICATE plan (chorus plan --out): re-simulate it by optSched on its workload and "
+                                     "topology (names from the file unless --workload / --topology are given)");
+  w->callback([args, w] {
+    if (!args->plan.empty())
+      run_sim_plan(*args, w->get_option("--workload")->count() > 0, w->get_option("--topology")->count() > 0);
+    else
+      run_sim_workload(*args);
+  });
 }
 
 }  // namespace chorus::cli

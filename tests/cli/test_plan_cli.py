@@ -63,6 +63,30 @@ class Fig6(unittest.TestCase):
             self.assertIn("warp-drive", r.stderr)
 
 
+class SimulatorReadsThePlan(unittest.TestCase):
+    def test_sim_workload_plan_and_trace(self):
+        with tempfile.TemporaryDirectory() as d:
+            plan, trace = os.path.join(d, "p.json"), os.path.join(d, "t.json")
+            r = chorus("--out", plan, "--trace", trace)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            r = subprocess.run([CHORUS, "sim", "workload", "--plan", plan, "--json"], capture_output=True, text=True, timeout=60)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            j = json.loads(r.stdout)
+            self.assertEqual(j["iteration_time_ns"], 9500000)
+            self.assertEqual(j["compute_ns"], 4500000)
+            # The timeline: per iteration X, Y, Z on the compute stream and a, b, c, d on channels:
+            # a on pcie and tcp, b, c, d on nvlink and rdma (one slice per channel held).
+            events = json.load(open(trace))["traceEvents"]
+            slices = [e for e in events if e["ph"] == "X"]
+            self.assertEqual(len([e for e in slices if e["pid"] == 1]), 6)
+            self.assertEqual(len([e for e in slices if e["pid"] == 2]), 16)
+            a_tracks = {e["tid"] for e in slices if e["pid"] == 2 and "a (all-to-all) it0" in e["name"]}
+            self.assertEqual(len(a_tracks), 2)
+            r = subprocess.run([CHORUS, "sim", "workload", "--plan", os.path.join(d, "missing.json")], capture_output=True, text=True)
+            self.assertEqual(r.returncode, 2)
+            self.assertIn("--plan", r.stderr)
+
+
 class BadInput(unittest.TestCase):
     def check(self, args, *needles):
         r = chorus(*args)
