@@ -8,6 +8,8 @@
 #include "core/plot_call.h"
 #include "rt_tools/schedule_runner.h"
 #include "rt_tools/themis_real_study.h"
+#include "rt_tools/motif_microbench.h"
+#include "rt_tools/syndicate_real_study.h"
 #include "rt_tools/workload_runner.h"
 
 namespace chorus::cli {
@@ -49,6 +51,21 @@ void run(const rt::ScheduleRunOptions& o) {
 void register_run_commands(CLI::App& app) {
   auto* run_cmd = app.add_subcommand("run", "Execute Themis schedules and SYNDICATE plans on real ranks and check them against the simulator");
   run_cmd->require_subcommand(1);
+
+  static rt::MotifBenchOptions mo;
+  static bool mo_json = false;
+  auto* mc = run_cmd->add_subcommand("motifs", "SYNDICATE's motif microbenchmarks (Figs. 16-18) on real ranks beside optSched's prediction");
+  mc->add_option("--sizes", mo.sizes, "Sizes per rank for Figs. 16 and 17 (comma-separated or repeated)")->delimiter(',')->capture_default_str();
+  mc->add_option("--overlap-size", mo.overlap_size, "Size of each comm-op of Fig. 18")->capture_default_str();
+  mc->add_option("--repeat", mo.repeat, "Measured runs per row (median), after one warm-up")->capture_default_str();
+  mc->add_flag("--json", mo_json, "Print one JSON object (rank 0)");
+  mc->footer("Start under a launcher: chorus launch -n 4 -- chorus run motifs");
+  mc->callback([] {
+    const auto report = rt::run_motif_microbench_on_ranks(mo);
+    if (report["rank"].get<int>() == 0) std::cout << (mo_json ? report.dump(2) + "\n" : rt::format_motif_microbench(report));
+    for (const auto& row : report["rows"])
+      if (row["check"].get<std::string>() != "passed") std::exit(1);
+  });
 
   static rt::WorkloadRunOptions wo;
   static bool wo_json = false;
@@ -100,6 +117,21 @@ void register_run_commands(CLI::App& app) {
 }
 
 void register_reproduce_real_command(CLI::App& reproduce) {
+  auto so = std::make_shared<rt::SyndicateRealOptions>();
+  auto* sr = reproduce.add_subcommand("syndicate-real", "SYNDICATE's motif microbenchmarks (Figs. 16-18) on real ranks beside "
+                                                        "optSched's prediction; table, motifs.csv and SVG plots");
+  sr->add_option("-o,--out", so->out, "Output directory")->capture_default_str();
+  sr->add_option("-n,--ranks", so->ranks, "Ranks (tree splining needs 3, the 4-way all-to-all 4)")->capture_default_str();
+  sr->add_option("--sizes", so->sizes, "Sizes per rank, comma-separated")->capture_default_str();
+  sr->add_option("--repeat", so->repeat, "Measured runs per row (median)")->capture_default_str();
+  sr->add_flag("-q,--quiet", so->quiet, "No progress lines");
+  sr->callback([so] {
+    const auto report = rt::run_syndicate_real(*so);
+    std::cout << rt::format_motif_microbench(report);
+    chorus::draw_figures("syndicate-real", so->out);
+    std::cout << "wrote " << so->out << "/motifs.csv, fig16_all_reduce.svg, fig17_all_to_all.svg, fig18_overlap.svg\n";
+  });
+
   auto o = std::make_shared<rt::ThemisRealOptions>();
   auto* c = reproduce.add_subcommand(
       "themis-real", "Baseline vs Themis+FIFO vs Themis+SCF executed on real ranks (emulated networks scaled to "

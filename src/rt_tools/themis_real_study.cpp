@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "core/text_file.h"
+#include "rt_tools/self_job.h"
 
 namespace chorus::rt {
 
@@ -47,25 +48,6 @@ const std::vector<StudyNetwork>& study_networks() {
 
 const std::vector<std::string> kSchedulers = {"baseline", "themis-fifo", "themis-scf"};
 
-std::string self_exe() {
-  std::error_code ec;
-  const auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (ec) throw InputError("reproduce themis-real", "cannot find the chorus executable (/proc/self/exe)");
-  return p.string();
-}
-
-// Runs `cmd` (no shell metacharacters in it: every part is ours) and returns its stdout.
-std::string run_capture(const std::string& cmd, const std::string& what) {
-  FILE* f = ::popen(cmd.c_str(), "r");
-  if (f == nullptr) throw InputError(what, "cannot start: " + cmd);
-  std::string out;
-  char buf[4096];
-  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) out.append(buf, n);
-  const int status = ::pclose(f);
-  if (status != 0) throw InputError(what, fmt::format("'{}' failed (status {})", cmd, status));
-  return out;
-}
-
 }  // namespace
 
 std::vector<ThemisRealRow> run_themis_real(const ThemisRealOptions& o) {
@@ -74,7 +56,7 @@ std::vector<ThemisRealRow> run_themis_real(const ThemisRealOptions& o) {
   std::error_code ec;
   std::filesystem::create_directories(std::filesystem::path(o.out) / "networks", ec);
   if (ec) throw InputError("--out", fmt::format("cannot create '{}': {}", o.out, ec.message()));
-  const std::string exe = self_exe();
+  const std::string exe = self_exe("reproduce themis-real");
   std::vector<ThemisRealRow> rows;
   const std::size_t total = study_networks().size() * kSchedulers.size();
   for (const auto& net : study_networks()) {

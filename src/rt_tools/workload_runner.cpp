@@ -15,6 +15,7 @@
 #include "core/rng.h"
 #include "rt/enforcer/enforcer.h"
 #include "rt/enforcer/plan_switch.h"
+#include "rt_tools/plan_execution.h"
 #include "rt/rendezvous/mpi_env.h"
 #include "rt/runtime.h"
 #include "syndicate/joint_optimizer.h"
@@ -23,217 +24,6 @@
 
 namespace chorus::rt {
 
-namespace {
-
-using syndicate::Kind;
-
-// The backend that drives a step's channels (the highest dimension's channel wins).
-std::string step_backend(const syndicate::Topology& t, syndicate::ChannelSet set, const std::string& fallback) {
-  std::string backend = fallback;
-  for (std::size_t c = 0; c < t.channels.size(); ++c)
-    if (set & (syndicate::ChannelSet{1} << c)) backend = t.channels[c].backends.front();
-  return backend;
-}
-
-std::string group_name(const std::string& backend, const std::vector<int>& ranks, int world) {
-  if (static_cast<int>(ranks.size()) == world) return backend;
-  std::vector<int> sorted = ranks;
-  std::sort(sorted.begin(), sorted.end());
-  std::string name = backend + ":";
-  for (std::size_t i = 0; i < sorted.size(); ++i) name += (i ? "-" : "") + std::to_string(sorted[i]);
-  return name;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const auto n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-// Buffer layout of a comm-op on the runtime: f32 elements; all-to-all as N blocks.
-struct Layout {
-  OpKind kind = OpKind::all_reduce;
-  std::size_t elements = 0;
-  std::size_t block = 0;  // all-to-all: elements per block
-};
-
-Layout layout_of(const syndicate::CommOp& op, int world) {
-  const auto where = fmt::format("comm-op '{}'", op.name);
-  if (op.ranks() != world)
-    throw InputError(where, fmt::format("spans {} ranks; the job has {} (run comm-ops over every rank)", op.ranks(), world));
-  Layout l;
-  if (op.kind == Kind::kAllReduce) {
-    l.elements = std::max<std::size_t>(1, static_cast<std::size_t>(op.bytes) / 4);
-  } else if (op.kind == Kind::kAllToAll) {
-    l.kind = OpKind::all_to_all_single;
-    l.block = std::max<std::size_t>(1, static_cast<std::size_t>(op.bytes / world) / 4);
-    l.elements = l.block * static_cast<std::size_t>(world);
-  } else {
-    throw InputError(where, fmt::format("{} comm-ops are not run by the enforcer yet (all_reduce, all_to_all)",
-                                        coll::motif::to_string(op.kind)));
-  }
-  return l;
-}
-
-// The runtime groups the motifs use, created on every rank in the same order.
-class Groups {
- public:
-  explicit Groups(int world) : world_(world) {}
-  // The group name for `ranks` on `backend`; new_group() the first time.
-  const std::string& get(const std::string& backend, const std::vector<int>& ranks) {
-    std::string name = group_name(backend, ranks, world_);
-    auto [it, fresh] = names_.insert(name);
-    if (fresh && name != backend) new_group(name, ranks, backend);
-    return *it;
-  }
-
- private:
-  int world_;
-  std::set<std::string> names_;
-};
-
-// What rank `rank` does in step `s` of option `opt` of comm-op `op` (its motif, or idle).
-EnforcedStep rank_step(const syndicate::Topology& topo, const syndicate::CommOp& op, const syndicate::OptionCost& opt, int s,
-                       const std::vector<coll::motif::Motif>& motifs, const Layout& l, int rank, int world, Groups& groups) {
-  const auto& st = opt.steps[static_cast<std::size_t>(s)];
-  const auto where = fmt::format("comm-op '{}'", op.name);
-  EnforcedStep e;
-  e.after = st.after;
-  for (std::size_t ch = 0; ch < 32; ++ch)
-    if (st.channels & (syndicate::ChannelSet{1} << ch)) e.channels.push_back(static_cast<int>(ch));
-  const std::string backend = step_backend(topo, st.channels, topo.channels.front().backends.front());
-  e.idle = true;
-  for (int m = st.first_motif; m < st.first_motif + st.motifs; ++m) {
-    const auto& mo = motifs[static_cast<std::size_t>(m)];
-    const std::string& g = groups.get(backend, mo.ranks);
-    if (std::find(mo.ranks.begin(), mo.ranks.end(), rank) == mo.ranks.end()) continue;
-    e.idle = false;
-    e.group = g;
-    const std::size_t lo = mo.bytes.begin / 4, hi = std::min<std::size_t>(mo.bytes.end / 4, l.elements);
-    switch (mo.kind) {
-      case Kind::kAllReduce: e.kind = OpKind::all_reduce; break;
-      case Kind::kReduce: e.kind = OpKind::reduce; break;
-      case Kind::kBroadcast: e.kind = OpKind::broadcast; break;
-      case Kind::kAllToAll: e.kind = OpKind::all_to_allv; break;
-      default: throw InputError(where, fmt::format("motif {} is not run by the enforcer yet", coll::motif::to_string(mo.kind)));
-    }
-    if (mo.kind == Kind::kReduce || mo.kind == Kind::kBroadcast) {
-      std::vector<int> sorted = mo.ranks;
-      std::sort(sorted.begin(), sorted.end());
-      e.root = static_cast<int>(std::find(sorted.begin(), sorted.end(), mo.root) - sorted.begin());
-    }
-    if (mo.kind != Kind::kAllToAll) {
-      e.offset = lo;
-      e.count = hi > lo ? hi - lo : 0;
-      if (e.count == 0) e.idle = true;
-      continue;
-    }
-    const std::size_t seg_lo = std::min(lo, l.block), seg_hi = std::min(hi, l.block);
-    for (auto* v : {&e.send_counts, &e.send_displs, &e.recv_counts, &e.recv_displs}) v->assign(static_cast<std::size_t>(world), 0);
-    for (std::size_t src = 0; src < mo.ranks.size(); ++src)
-      for (int dst : mo.destinations[src]) {
-        if (mo.ranks[src] == rank) {
-          e.send_counts[static_cast<std::size_t>(dst)] = seg_hi - seg_lo;
-          e.send_displs[static_cast<std::size_t>(dst)] = static_cast<std::size_t>(dst) * l.block + seg_lo;
-        }
-        if (dst == rank) {
-          const auto from = static_cast<std::size_t>(mo.ranks[src]);
-          e.recv_counts[from] = seg_hi - seg_lo;
-          e.recv_displs[from] = from * l.block + seg_lo;
-        }
-      }
-  }
-  return e;
-}
-
-// Every step of every option timed on the ranks (median of `reps` after one warm-up, slowest
-// rank), steps of the same shape once; the problem retimed with them. Collective.
-void calibrate(syndicate::Problem& p, int rank, int world, Groups& groups, const std::string& world_backend, int reps) {
-  std::map<std::string, double> measured;
-  std::vector<std::vector<std::vector<double>>> times(p.comms.size());
-  for (std::size_t c = 0; c < p.comms.size(); ++c) {
-    const auto& cc = p.comms[c];
-    const Layout l = layout_of(cc.op, world);
-    std::vector<float> in(l.elements, 1.0f), out(l.kind == OpKind::all_to_all_single ? l.elements : 0);
-    times[c].resize(cc.options.size());
-    for (std::size_t o = 0; o < cc.options.size(); ++o) {
-      const auto& opt = cc.options[o];
-      const auto motifs = syndicate::expand(cc.op, opt.option).motifs;
-      for (std::size_t s = 0; s < opt.steps.size(); ++s) {
-        const auto& st = opt.steps[s];
-        const std::string key = fmt::format("{}|{}|{}|{}|{}|{}", coll::motif::to_string(st.kind), st.group, st.bytes, st.motifs,
-                                            st.channels, l.elements);
-        if (!measured.count(key)) {
-          const EnforcedStep e = rank_step(p.topology, cc.op, opt, static_cast<int>(s), motifs, l, rank, world, groups);
-          std::vector<double> t;
-          for (int r = 0; r <= reps; ++r) {
-            barrier(world_backend);
-            const auto t0 = std::chrono::steady_clock::now();
-            run_step(e, DType::f32, in.data(), out.data()).wait();
-            if (r > 0) t.push_back(std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count());
-          }
-          double m = st.channels == 0 ? 0.0 : median(t);
-          all_reduce(world_backend, &m, &m, 1, DType::f64, ReduceOp::max);
-          measured[key] = m;
-        }
-        times[c][o].push_back(measured[key]);
-      }
-    }
-  }
-  syndicate::retime(p, [&](int c, int o, int s) {
-    return times[static_cast<std::size_t>(c)][static_cast<std::size_t>(o)][static_cast<std::size_t>(s)];
-  });
-}
-
-struct Built {
-  EnforcerPlan plan;
-  std::vector<Layout> layouts;
-};
-
-// This rank's steps of every comm-op of the plan, with the schedule's sequence numbers.
-Built build_plan(const syndicate::Problem& p, const syndicate::PlanChoice& choice, const syndicate::Schedule& sched, int rank,
-                 int world, Groups& groups) {
-  Built b;
-  std::vector<std::vector<int>> seq(p.comms.size());
-  for (const auto& s : sched.steps) {
-    auto& v = seq[static_cast<std::size_t>(s.comm)];
-    if (v.size() <= static_cast<std::size_t>(s.step)) v.resize(static_cast<std::size_t>(s.step) + 1, -1);
-    v[static_cast<std::size_t>(s.step)] = s.seq;
-  }
-  for (std::size_t c = 0; c < p.comms.size(); ++c) {
-    const auto& cc = p.comms[c];
-    const auto& opt = cc.options[static_cast<std::size_t>(choice[c])];
-    const Layout l = layout_of(cc.op, world);
-    b.layouts.push_back(l);
-    EnforcedOp op;
-    op.name = cc.op.name;
-    op.kind = l.kind;
-    for (int d : p.dag.nodes[static_cast<std::size_t>(cc.op.node)].deps)
-      if (p.comm_of_node[static_cast<std::size_t>(d)] >= 0) op.deps.push_back(p.comm_of_node[static_cast<std::size_t>(d)]);
-    const auto motifs = syndicate::expand(cc.op, opt.option).motifs;
-    for (std::size_t s = 0; s < opt.steps.size(); ++s) {
-      EnforcedStep e = rank_step(p.topology, cc.op, opt, static_cast<int>(s), motifs, l, rank, world, groups);
-      e.seq = s < seq[c].size() ? seq[c][s] : -1;
-      op.steps.push_back(std::move(e));
-    }
-    b.plan.ops.push_back(op);
-  }
-  return b;
-}
-
-float ar_input(int rank, std::size_t op, std::size_t i) {
-  return static_cast<float>((rank + 1) * static_cast<int>(i % 7 + 1) + static_cast<int>(op % 3));
-}
-float aa_input(int src, int dst, std::size_t i) { return static_cast<float>(src * 1000 + dst * 10 + static_cast<int>(i % 10)); }
-
-
-syndicate::Method parse_method(const std::string& text) {
-  for (auto m : syndicate::all_methods())
-    if (text == syndicate::to_string(m)) return m;
-  throw InputError("--method", "unknown method '" + text + "' (syndicate, greedy, s-sched, s-exec, bs+, fifo)");
-}
-
-}  // namespace
 
 nlohmann::json run_workload_on_ranks(const WorkloadRunOptions& o) {
   if (o.repeat < 1 || o.repeat > 1000) throw InputError("--repeat", fmt::format("must be in 1..1000, got {}", o.repeat));
@@ -244,35 +34,14 @@ nlohmann::json run_workload_on_ranks(const WorkloadRunOptions& o) {
   if (o.compute != "sleep" && o.compute != "busy") throw InputError("--compute", "must be sleep or busy, got '" + o.compute + "'");
   if (!(o.submit_jitter_us >= 0) || o.submit_jitter_us > 1e6)
     throw InputError("--submit-jitter-us", fmt::format("must be in 0..1e6, got {}", o.submit_jitter_us));
-  // The channels decide the backends to start (without mpirun, the mpi channel is left out);
-  // "host" is sized to the job once it runs.
-  auto available = available_backends();
-  if (!launched_by_mpirun()) std::erase(available, std::string("mpi"));
-  const auto topo = syndicate::with_backends(syndicate::load_topology(o.topology, 2, "--topology"), available, "--topology");
-  // Every channel's first backend is what drives it here.
-  std::set<std::string> wanted;
-  for (const auto& ch : topo.channels) {
-    if (ch.backends.empty() || std::find(available.begin(), available.end(), ch.backends.front()) == available.end())
-      throw InputError("--topology", fmt::format("channel '{}' of topology '{}' has no runtime backend here (its backends: {}; "
-                                                 "available: {})",
-                                                 ch.name, topo.name, fmt::join(ch.backends, ", "), fmt::join(available, ", ")));
-    wanted.insert(ch.backends.front());
-  }
-  init(std::vector<std::string>(wanted.begin(), wanted.end()));
-  struct Finalize {
-    ~Finalize() { finalize(); }
-  } finalize_at_exit;
-  const std::string world_backend = wanted.count("shm") ? "shm" : *wanted.begin();
-  const int world = rt::size(world_backend);  // qualified: std::size(std::string) is found by ADL
-  const int me = rt::rank(world_backend);
-  // The topology sized to the job (the built-in "host" takes the job's size).
-  const auto sized =
-      o.topology == "host" ? syndicate::with_backends(syndicate::load_topology("host", world, "--topology"), available, "--topology") : topo;
-  if (sized.npus() != world)
-    throw InputError("--topology", fmt::format("topology '{}' has {} NPUs; the job has {} ranks", sized.name, sized.npus(), world));
+  JobSession session(o.topology);
+  const auto& sized = session.topology;
+  Job& job = session.job;
+  const int me = job.me, world = job.world;
+  const std::string& world_backend = job.world_backend;
+  Groups& groups = session.groups;
   const auto dag = syndicate::load_workload_dag(o.workload, sized, o.iterations);
   auto problem = syndicate::make_problem(dag, sized, {});
-  Groups groups(world);
   const bool measured = o.plan_file.empty() && o.costs == "measured";
   double calibration_s = 0;
   if (measured) {
@@ -295,30 +64,9 @@ nlohmann::json run_workload_on_ranks(const WorkloadRunOptions& o) {
     search.time_budget_s = 1e9;  // evaluations bound the search: every rank finds the same plan
     planned = syndicate::run_method(parse_method(o.method), scheduler, problem, search);
   }
-  // The plan running now: this rank's steps, the compute order, the enforcer.
-  struct Active {
-    syndicate::MethodResult planned;
-    Built built;
-    std::vector<int> compute_order;
-    std::unique_ptr<Enforcer> enforcer;
-  };
-  auto activate = [&](syndicate::MethodResult planned_result) {
-    auto a = std::make_unique<Active>();
-    a->planned = std::move(planned_result);
-    a->built = build_plan(problem, a->planned.plan, a->planned.schedule, me, world, groups);
-    // Compute in the order the optimizer's schedule ran it.
-    for (std::size_t n = 0; n < dag.nodes.size(); ++n)
-      if (problem.comm_of_node[n] < 0) a->compute_order.push_back(static_cast<int>(n));
-    std::stable_sort(a->compute_order.begin(), a->compute_order.end(), [&](int x, int y) {
-      return a->planned.schedule.node_end_ns[static_cast<std::size_t>(x)] < a->planned.schedule.node_end_ns[static_cast<std::size_t>(y)];
-    });
-    a->enforcer = std::make_unique<Enforcer>(a->built.plan);
-    return a;
-  };
-  auto active = activate(planned);
+  auto active = activate(job, problem, planned);
 
   const std::size_t ops = problem.comms.size();
-  std::vector<std::vector<float>> in(ops), out(ops);
   Rng jitter(o.seed * 1000003u + static_cast<std::uint64_t>(me));
   std::vector<double> times, final_times;  // every run; the runs of the last plan
   double submit_wait_ns = 0, order_wait_ns = 0;
@@ -335,75 +83,18 @@ nlohmann::json run_workload_on_ranks(const WorkloadRunOptions& o) {
   };
   plan_entry(active->planned, 0);
   for (int run = 0; run < o.repeat; ++run) {
-    const Built& built = active->built;
-    Enforcer& enforcer = *active->enforcer;
-    for (std::size_t c = 0; c < ops; ++c) {
-      in[c].assign(built.layouts[c].elements, 0.0f);
-      out[c].assign(built.plan.ops[c].kind == OpKind::all_to_all_single ? built.layouts[c].elements : 0, 0.0f);
-      for (std::size_t i = 0; i < built.layouts[c].elements; ++i)
-        in[c][i] = built.plan.ops[c].kind == OpKind::all_reduce ? ar_input(me, c, i)
-                                                                : aa_input(me, static_cast<int>(i / built.layouts[c].block), i % built.layouts[c].block);
-    }
-    barrier(world_backend);  // line the ranks up
-    const auto t0 = std::chrono::steady_clock::now();
-    enforcer.start();
-    std::vector<char> done(dag.nodes.size(), 0), submitted(ops, 0);
-    auto try_submit = [&] {
-      for (std::size_t c = 0; c < ops; ++c) {
-        if (submitted[c]) continue;
-        bool ready = true;
-        for (int d : dag.nodes[static_cast<std::size_t>(problem.comms[c].op.node)].deps)
-          if (problem.comm_of_node[static_cast<std::size_t>(d)] < 0 && !done[static_cast<std::size_t>(d)]) ready = false;
-        if (!ready) continue;
-        if (o.submit_jitter_us > 0)
-          std::this_thread::sleep_for(std::chrono::duration<double, std::micro>(jitter.uniform(0, o.submit_jitter_us)));
-        enforcer.submit(static_cast<int>(c), in[c].data(), out[c].data());
-        submitted[c] = 1;
-      }
-    };
-    try_submit();
-    for (int n : active->compute_order) {
-      const auto w0 = std::chrono::steady_clock::now();
-      for (int d : dag.nodes[static_cast<std::size_t>(n)].deps)
-        if (problem.comm_of_node[static_cast<std::size_t>(d)] >= 0) enforcer.wait(problem.comm_of_node[static_cast<std::size_t>(d)]);
-      const auto c0 = std::chrono::steady_clock::now();
-      exposed_ns += std::chrono::duration<double, std::nano>(c0 - w0).count();
-      const auto until = c0 + std::chrono::duration<double, std::nano>(problem.compute_ns[static_cast<std::size_t>(n)]);
-      // sleep: the core is free for the communication, except the last 100 us, spun so that
-      // the wake-up's latency does not lengthen the node; busy: spun throughout.
-      if (o.compute == "sleep") std::this_thread::sleep_until(until - std::chrono::microseconds(100));
-      while (std::chrono::steady_clock::now() < until) {
-      }
-      compute_ns += std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - c0).count();
-      done[static_cast<std::size_t>(n)] = 1;
-      const auto s0 = std::chrono::steady_clock::now();
-      try_submit();
-      submit_ns += std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - s0).count();
-    }
-    const auto stats = enforcer.finish();
-    const double elapsed = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+    const RunStats rs = run_once(job, problem, *active, {o.compute, o.submit_jitter_us}, jitter, run);
+    const auto& stats = rs.enforcer;
+    const double elapsed = rs.elapsed_ns;
     times.push_back(elapsed);
     final_times.push_back(elapsed);
     submit_wait_ns += stats.submit_wait_ns;
     order_wait_ns += stats.order_wait_ns;
+    compute_ns += rs.compute_ns;
+    exposed_ns += rs.exposed_ns;
+    submit_ns += rs.submit_ns;
     issue_order.insert(issue_order.end(), stats.issue_order.begin(), stats.issue_order.end());
-    // Check every comm-op's result.
-    for (std::size_t c = 0; c < ops && check == "passed"; ++c) {
-      for (std::size_t i = 0; i < built.layouts[c].elements; ++i) {
-        float want = 0, got = 0;
-        if (built.plan.ops[c].kind == OpKind::all_reduce) {
-          for (int r = 0; r < world; ++r) want += ar_input(r, c, i);
-          got = in[c][i];
-        } else {
-          want = aa_input(static_cast<int>(i / built.layouts[c].block), me, i % built.layouts[c].block);
-          got = out[c][i];
-        }
-        if (got != want) {
-          check = fmt::format("rank {} run {} comm-op '{}' element {}: {} != {}", me, run, built.plan.ops[c].name, i, got, want);
-          break;
-        }
-      }
-    }
+    if (check == "passed") check = rs.check;
     if (run + 1 == o.repeat) break;
     // Replanning (Sec. 4.4): the enforcers' order waits, slowest rank, above 5 % of the run in
     // two consecutive runs, or a forced switch after --switch-after runs. Every rank sees the
@@ -438,7 +129,7 @@ nlohmann::json run_workload_on_ranks(const WorkloadRunOptions& o) {
           r.schedule = scheduler.run(r.plan, r.sched, true);
           for (auto m : syndicate::all_methods())
             if (nlohmann::json::parse(text).value("method", "") == syndicate::to_string(m)) r.method = m;
-          prepared = activate(std::move(r));
+          prepared = activate(job, problem, std::move(r));
           return true;
         },
         [&] { active = std::move(prepared); });

@@ -93,7 +93,7 @@ std::vector<PlanOption> enumerate_options(const CommOp& op, const Topology& topo
           continue;
         }
         for (int k : space.splines)
-          if (k == 1 || k < op.ranks()) out.push_back({a, s, k, static_cast<int>(p)});
+          if (k <= op.ranks()) out.push_back({a, s, k, static_cast<int>(p)});
       }
     }
   return out;

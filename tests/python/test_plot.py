@@ -17,7 +17,7 @@ import xml.etree.ElementTree as ET
 PYTHON_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python")
 sys.path.insert(0, PYTHON_DIR)
 
-from chorus.plot import profile, syndicate, themis, themis_real, themis_workloads, topoopt  # noqa: E402
+from chorus.plot import profile, syndicate, syndicate_real, themis, themis_real, themis_workloads, topoopt  # noqa: E402
 from chorus.plot.__main__ import main as plot_main  # noqa: E402
 
 # Two topologies x two sizes x two schedulers at 4 chunks, a chunk sweep on A, an activity trace.
@@ -256,6 +256,31 @@ class Syndicate(unittest.TestCase):
             with self.assertRaises(Exception) as e:
                 syndicate.figures(syndicate.load(d))
             self.assertIn("line 3", str(e.exception))
+
+
+MOTIFS = """fig,case,variant,ranks,size_bytes,measured_ns,predicted_ns,ratio,check
+fig16,all_reduce,ring,4,2097152,2000000,1000000,2,passed
+fig16,all_reduce,ring,4,1048576,1000000,500000,2,passed
+fig16,all_reduce,tree,4,1048576,3000000,1500000,2,passed
+fig17,all_to_all,1-way,4,1048576,1000000,1000000,1,passed
+fig18,all_reduce + all_to_all,one backend (shm),4,8388608,4000000,3000000,1.33,passed
+fig18,all_reduce + all_to_all,two backends (shm + gloo),4,8388608,5000000,2000000,2.5,passed
+"""
+
+
+class SyndicateReal(unittest.TestCase):
+    def test_lines_per_variant_and_overlap_bars(self):
+        with tempfile.TemporaryDirectory() as d:
+            write(d, {"motifs.csv": MOTIFS})
+            figs = by_name(syndicate_real.figures(syndicate_real.load(d)))
+        ax = figs["fig16_all_reduce.svg"].axes[0]
+        lines = {l.get_label(): (list(l.get_xdata()), list(l.get_ydata())) for l in ax.get_lines()}
+        self.assertEqual(lines["ring (measured)"], ([1048576, 2097152], [1.0, 2.0]))  # sorted by size, ms
+        self.assertEqual(lines["tree (predicted)"], ([1048576], [1.5]))
+        self.assertEqual([t.get_text() for t in ax.get_xticklabels()], ["1 MiB", "2 MiB"])
+        ax = figs["fig18_overlap.svg"].axes[0]
+        self.assertEqual(bars(ax, "measured"), [4.0, 5.0])
+        self.assertEqual(bars(ax, "predicted"), [3.0, 2.0])
 
 
 PROFILE = """op,backend,calls_per_rank,bytes_per_rank,busy_ns_per_rank,queued_ns_per_rank,mean_call_ns,share

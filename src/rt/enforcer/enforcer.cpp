@@ -11,6 +11,16 @@
 
 namespace chorus::rt {
 
+namespace {
+
+bool share_channel(const EnforcedStep& a, const EnforcedStep& b) {
+  for (int c : a.channels)
+    if (std::find(b.channels.begin(), b.channels.end(), c) != b.channels.end()) return true;
+  return false;
+}
+
+}  // namespace
+
 Enforcer::Enforcer(EnforcerPlan plan) : plan_(std::move(plan)) {
   std::size_t total = 0;
   for (const auto& op : plan_.ops) total += op.steps.size();
@@ -31,6 +41,18 @@ Enforcer::Enforcer(EnforcerPlan plan) : plan_(std::move(plan)) {
       for (int a : st.after)
         if (a < 0 || a >= static_cast<int>(s)) throw InputError(where, fmt::format("parent {} is not an earlier step", a));
     }
+  }
+  // A step runs blocking when the next one in order waits for its completion anyway.
+  blocking_.assign(total, 1);
+  for (std::size_t k = 0; k + 1 < total; ++k) {
+    const auto [o1, s1] = by_seq_[k];
+    const auto [o2, s2] = by_seq_[k + 1];
+    const auto& a = plan_.ops[static_cast<std::size_t>(o1)].steps[static_cast<std::size_t>(s1)];
+    const auto& b = plan_.ops[static_cast<std::size_t>(o2)].steps[static_cast<std::size_t>(s2)];
+    const bool parent = o1 == o2 && std::find(b.after.begin(), b.after.end(), s1) != b.after.end();
+    bool dep_op = false;
+    for (int d : plan_.ops[static_cast<std::size_t>(o2)].deps) dep_op = dep_op || d == o1;
+    blocking_[k] = (parent || share_channel(a, b) || (dep_op && b.after.empty())) ? 1 : 0;
   }
 }
 
@@ -98,23 +120,24 @@ void Enforcer::wait_op(int op) {
   for (auto& w : works) w.wait();
 }
 
-Work run_step(const EnforcedStep& s, DType dtype, void* in_buf, void* out_buf) {
+Work run_step(const EnforcedStep& s, DType dtype, void* in_buf, void* out_buf, bool async) {
   if (s.idle) return Work();
   auto* in = static_cast<char*>(in_buf);
   char* buf = in + s.offset * dtype_bytes(dtype);
   switch (s.kind) {
-    case OpKind::all_reduce: return all_reduce(s.group, buf, buf, s.count, dtype, ReduceOp::sum, true);
-    case OpKind::reduce: return reduce(s.group, buf, buf, s.count, dtype, ReduceOp::sum, s.root, true);
-    case OpKind::broadcast: return broadcast(s.group, buf, s.count, dtype, s.root, true);
+    case OpKind::all_reduce: return all_reduce(s.group, buf, buf, s.count, dtype, ReduceOp::sum, async);
+    case OpKind::reduce: return reduce(s.group, buf, buf, s.count, dtype, ReduceOp::sum, s.root, async);
+    case OpKind::broadcast: return broadcast(s.group, buf, s.count, dtype, s.root, async);
     case OpKind::all_to_allv:
-      return all_to_allv(s.group, in, s.send_counts, s.send_displs, out_buf, s.recv_counts, s.recv_displs, dtype, true);
+      return all_to_allv(s.group, in, s.send_counts, s.send_displs, out_buf, s.recv_counts, s.recv_displs, dtype, async);
     default: throw InputError("enforcer", "unsupported motif kind");
   }
 }
 
 Work Enforcer::issue(int op, int step) {
   const auto o = static_cast<std::size_t>(op);
-  return run_step(plan_.ops[o].steps[static_cast<std::size_t>(step)], plan_.dtype, in_[o], out_[o]);
+  const auto& st = plan_.ops[o].steps[static_cast<std::size_t>(step)];
+  return run_step(st, plan_.dtype, in_[o], out_[o], !blocking_[static_cast<std::size_t>(st.seq)]);
 }
 
 void Enforcer::progress() {

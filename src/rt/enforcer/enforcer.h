@@ -5,7 +5,9 @@
 // issues steps strictly in sequence order on every rank: step k is issued after step k-1 has
 // been issued, once its comm-op has been submitted, the comm-op's DAG predecessors and the
 // step's parents have completed, and every earlier step that shares one of its channels has
-// completed. Operations go out asynchronously, so steps on disjoint channels overlap; the output
+// completed. Operations go out asynchronously, so steps on disjoint channels overlap (a step that
+// the next one in order must wait for anyway, because it shares a channel with it or is its
+// parent, runs blocking on the progress thread: no hand-over to a backend thread); the output
 // is written in place in the comm-op's buffers (no repacking copy: each motif works on its byte
 // range of them). The time the progress thread waits for the application to submit the next
 // comm-op in order is measured (the paper's busy loop; here a condition variable).
@@ -58,9 +60,10 @@ struct EnforcerStats {
   std::vector<int> issue_order;     // (op, step) issued, encoded op * 65536 + step
 };
 
-// Issues one step's motif for this rank (asynchronously) on the comm-op's buffers; a completed
-// Work for an idle step. Shared by the enforcer and by calibration runs of single steps.
-Work run_step(const EnforcedStep& step, DType dtype, void* in, void* out);
+// Issues one step's motif for this rank on the comm-op's buffers (asynchronously, or blocking: then
+// the runtime runs it on the calling thread when its lane is idle); a completed Work for an idle
+// step. Shared by the enforcer and by calibration runs of single steps.
+Work run_step(const EnforcedStep& step, DType dtype, void* in, void* out, bool async = true);
 
 class Enforcer {
  public:
@@ -87,6 +90,7 @@ class Enforcer {
 
   EnforcerPlan plan_;
   std::vector<std::pair<int, int>> by_seq_;  // seq -> (op, step)
+  std::vector<char> blocking_;               // per seq: the next step must wait for this one
   std::mutex mu_;
   std::condition_variable cv_;
   std::vector<char> submitted_;

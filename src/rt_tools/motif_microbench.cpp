@@ -1,0 +1,124 @@
+// SYNDICATE's motif microbenchmarks on real ranks (motif_microbench.h).
+#include "rt_tools/motif_microbench.h"
+
+#include <fmt/format.h>
+
+#include <functional>
+
+#include "core/error.h"
+#include "core/units.h"
+#include "rt/runtime.h"
+#include "rt_tools/plan_execution.h"
+
+namespace chorus::rt {
+
+namespace {
+
+workload::Node comm(const std::string& name, coll::CollectiveOp op, double bytes) {
+  workload::Node n;
+  n.name = name;
+  n.kind = workload::NodeKind::kComm;
+  n.op = op;
+  n.bytes = bytes;
+  n.dims = {0};
+  return n;
+}
+
+using Pick = std::function<bool(int comm, const syndicate::PlanOption&)>;
+
+// Runs `dag` with, for every comm-op, the option `pick` accepts; measured (median run, slowest
+// rank) and predicted times, and the check.
+nlohmann::json measure(JobSession& session, const workload::Dag& dag, const Pick& pick, int repeat) {
+  auto problem = syndicate::make_problem(dag, session.topology, {});
+  syndicate::MethodResult r;
+  for (std::size_t c = 0; c < problem.comms.size(); ++c) {
+    int found = -1;
+    for (std::size_t o = 0; o < problem.comms[c].options.size() && found < 0; ++o)
+      if (pick(static_cast<int>(c), problem.comms[c].options[o].option)) found = static_cast<int>(o);
+    if (found < 0) throw InputError("run motifs", fmt::format("no such option for '{}'", problem.comms[c].op.name));
+    r.plan.push_back(found);
+  }
+  syndicate::Scheduler scheduler(problem);
+  r.sched = {syndicate::Order::kCriticalPath, false};
+  r.schedule = scheduler.run(r.plan, r.sched, true);
+  auto active = activate(session.job, problem, r);
+  Rng jitter(1);
+  std::vector<double> times;
+  std::string check = "passed";
+  for (int run = 0; run <= repeat; ++run) {
+    const auto rs = run_once(session.job, problem, *active, {}, jitter, run);
+    double t = rs.elapsed_ns;
+    all_reduce(session.job.world_backend, &t, &t, 1, DType::f64, ReduceOp::max);
+    if (run > 0) times.push_back(t);
+    if (check == "passed") check = rs.check;
+  }
+  int bad = check == "passed" ? 0 : 1;
+  all_reduce(session.job.world_backend, &bad, &bad, 1, DType::i32, ReduceOp::sum);
+  if (bad && check == "passed") check = fmt::format("failed on {} rank(s)", bad);
+  return {{"measured_ns", median(times)}, {"predicted_ns", r.schedule.makespan_ns}, {"check", check}};
+}
+
+}  // namespace
+
+nlohmann::json run_motif_microbench_on_ranks(const MotifBenchOptions& o) {
+  if (o.repeat < 1 || o.repeat > 1000) throw InputError("--repeat", fmt::format("must be in 1..1000, got {}", o.repeat));
+  std::vector<double> sizes;
+  for (const auto& s : o.sizes) sizes.push_back(static_cast<double>(parse_bytes(s, "--sizes")));
+  const double overlap = static_cast<double>(parse_bytes(o.overlap_size, "--overlap-size"));
+  JobSession session("host");
+  const auto& t = session.topology;
+  const int shm = t.path_index("shm"), gloo = t.path_index("gloo");
+  if (shm < 0 || gloo < 0) throw InputError("run motifs", "needs the shm and gloo backends");
+  const int n = session.job.world;
+  auto rows = nlohmann::json::array();
+  auto add = [&](const char* fig, const std::string& cas, const std::string& variant, double bytes, nlohmann::json m) {
+    m["fig"] = fig;
+    m["case"] = cas;
+    m["variant"] = variant;
+    m["size_bytes"] = bytes;
+    rows.push_back(std::move(m));
+  };
+  for (double bytes : sizes) {
+    workload::Dag ar;
+    ar.name = "all-reduce";
+    ar.add(comm("ar", coll::CollectiveOp::kAllReduce, bytes));
+    for (const char* algorithm : {"ring", "tree"}) {
+      if (std::string(algorithm) == "tree" && n <= 2) continue;
+      add("fig16", "all_reduce", algorithm, bytes, measure(session, ar, [&](int, const syndicate::PlanOption& p) {
+            return p.algorithm == algorithm && p.segments == 1 && p.path == shm;
+          }, o.repeat));
+    }
+    workload::Dag aa;
+    aa.name = "all-to-all";
+    aa.add(comm("aa", coll::CollectiveOp::kAllToAll, bytes));
+    for (int k : {1, 2, 4}) {
+      if (k > n) continue;
+      add("fig17", "all_to_all", fmt::format("{}-way", k), bytes, measure(session, aa, [&](int, const syndicate::PlanOption& p) {
+            return p.spline == k && p.segments == 1 && p.path == shm;
+          }, o.repeat));
+    }
+  }
+  workload::Dag both;
+  both.name = "all-reduce + all-to-all";
+  both.add(comm("ar", coll::CollectiveOp::kAllReduce, overlap));
+  both.add(comm("aa", coll::CollectiveOp::kAllToAll, overlap));
+  for (const auto& [variant, aa_path] : {std::pair<std::string, int>{"one backend (shm)", shm}, {"two backends (shm + gloo)", gloo}})
+    add("fig18", "all_reduce + all_to_all", variant, overlap, measure(session, both, [&](int c, const syndicate::PlanOption& p) {
+          return p.segments == 1 && p.spline == 1 && (c == 0 ? p.algorithm == "ring" && p.path == shm : p.path == aa_path);
+        }, o.repeat));
+  return {{"rank", session.job.me}, {"ranks", n}, {"repeat", o.repeat}, {"rows", rows}};
+}
+
+std::string format_motif_microbench(const nlohmann::json& r) {
+  std::string s = fmt::format("{:<6} {:<24} {:<27} {:>10} {:>12} {:>13} {:>7}  {}\n", "fig", "comm-op", "variant", "size",
+                              "measured ms", "predicted ms", "ratio", "check");
+  for (const auto& row : r["rows"])
+    s += fmt::format("{:<6} {:<24} {:<27} {:>10} {:>12.3f} {:>13.3f} {:>7.2f}  {}\n", row["fig"].get<std::string>(),
+                     row["case"].get<std::string>(), row["variant"].get<std::string>(),
+                     format_bytes(static_cast<Bytes>(row["size_bytes"].get<double>())), row["measured_ns"].get<double>() / 1e6,
+                     row["predicted_ns"].get<double>() / 1e6, row["measured_ns"].get<double>() / row["predicted_ns"].get<double>(),
+                     row["check"].get<std::string>());
+  return s;
+}
+
+}  // namespace chorus::rt

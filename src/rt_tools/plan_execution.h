@@ -1,0 +1,109 @@
+#pragma once
+// A SYNDICATE plan executed on this job's ranks: each rank's motif steps built from a plan (the
+// runtime groups they need made on every rank in the same order), steps timed on the ranks
+// (calibration), and one run of the unrolled DAG through the enforcer with results checked.
+// Shared by `chorus run workload` (workload_runner.h) and the motif microbenchmarks
+// (motif_microbench.h). Collective functions must be called by every rank in the same order.
+#include <cstddef>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/rng.h"
+#include "rt/enforcer/enforcer.h"
+#include "syndicate/joint_optimizer.h"
+
+namespace chorus::rt {
+
+// Buffer layout of a comm-op on the runtime: f32 elements; all-to-all as N blocks.
+struct Layout {
+  OpKind kind = OpKind::all_reduce;
+  std::size_t elements = 0;
+  std::size_t block = 0;  // all-to-all: elements per block
+};
+
+Layout layout_of(const syndicate::CommOp& op, int world);
+
+// The runtime groups the motifs use, created on every rank in the same order.
+class Groups {
+ public:
+  explicit Groups(int world) : world_(world) {}
+  // The group name for `ranks` on `backend`; new_group() the first time.
+  const std::string& get(const std::string& backend, const std::vector<int>& ranks);
+
+ private:
+  int world_;
+  std::set<std::string> names_;
+};
+
+// What rank `rank` does in step `s` of option `opt` of comm-op `op` (its motif, or idle).
+EnforcedStep rank_step(const syndicate::Topology& topo, const syndicate::CommOp& op, const syndicate::OptionCost& opt, int s,
+                       const std::vector<coll::motif::Motif>& motifs, const Layout& l, int rank, int world, Groups& groups);
+
+// Every step of every option timed on the ranks (median of `reps` after one warm-up, slowest
+// rank), steps of the same shape once; the problem retimed with them. Collective.
+void calibrate(syndicate::Problem& p, int rank, int world, Groups& groups, const std::string& world_backend, int reps);
+
+struct Built {
+  EnforcerPlan plan;
+  std::vector<Layout> layouts;
+};
+
+// This rank's steps of every comm-op of the plan, with the schedule's sequence numbers.
+Built build_plan(const syndicate::Problem& p, const syndicate::PlanChoice& choice, const syndicate::Schedule& sched, int rank,
+                 int world, Groups& groups);
+
+// This job: rank, size, the backend for whole-world collectives, the groups made so far.
+struct Job {
+  int me = 0;
+  int world = 1;
+  std::string world_backend;
+  Groups* groups = nullptr;
+};
+
+// The plan running now: this rank's steps, the compute order, the enforcer.
+struct Active {
+  syndicate::MethodResult planned;
+  Built built;
+  std::vector<int> compute_order;
+  std::unique_ptr<Enforcer> enforcer;
+};
+
+std::unique_ptr<Active> activate(const Job& job, const syndicate::Problem& problem, syndicate::MethodResult planned);
+
+// How a run emulates the application.
+struct RunKnobs {
+  std::string compute = "sleep";  // sleep | busy
+  double submit_jitter_us = 0;
+};
+
+struct RunStats {
+  double elapsed_ns = 0;
+  EnforcerStats enforcer;
+  double compute_ns = 0, exposed_ns = 0, submit_ns = 0;  // the application thread's time
+  std::string check = "passed";
+};
+
+// One run of the unrolled DAG under the active plan: inputs filled, ranks lined up, compute
+// emulated and comm-ops submitted by this thread while the enforcer runs their steps, every
+// result checked. Collective.
+RunStats run_once(const Job& job, const syndicate::Problem& problem, Active& active, const RunKnobs& knobs, Rng& jitter, int run);
+
+// The runtime started for a topology: the first backend of each channel (mpi only under mpirun;
+// channels without a usable backend are dropped, an error if no path is left), the topology sized
+// to the job ("host" takes the job's size), the job and its groups; finalize() at destruction.
+struct JobSession {
+  explicit JobSession(const std::string& topology_name);
+  ~JobSession();
+  JobSession(const JobSession&) = delete;
+  JobSession& operator=(const JobSession&) = delete;
+  syndicate::Topology topology;
+  Groups groups{1};
+  Job job;
+};
+
+double median(std::vector<double> v);
+syndicate::Method parse_method(const std::string& text);  // InputError naming --method
+
+}  // namespace chorus::rt
