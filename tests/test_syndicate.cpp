@@ -6,7 +6,9 @@
 
 #include "core/error.h"
 #include "core/rng.h"
+#include "syndicate/dlrm_models.h"
 #include "syndicate/fig6_example.h"
+#include "syndicate/workloads.h"
 #include "syndicate/joint_optimizer.h"
 #include "syndicate/topology_yaml.h"
 
@@ -274,6 +276,83 @@ TEST(SyndicateSearch, EveryStepRunsOnceAfterItsDependencies) {
       }
     }
   }
+}
+
+const workload::Node* find_node(const workload::Dag& dag, const std::string& name) {
+  for (const auto& n : dag.nodes)
+    if (n.name == name) return &n;
+  return nullptr;
+}
+
+TEST(SyndicateWorkloads, A2CommOpsAndBytesByHand) {
+  const Topology t = builtin_topology("syndicate-testbed", 0, "test");
+  const auto dag = load_workload_dag("syndicate-a2", t, 2);
+  // Per iteration: a2a-data-prep, a2a-emb-fwd, ar-top-mlp, a2a-emb-bwd, ar-bottom-mlp.
+  int comm = 0;
+  for (const auto& n : dag.nodes) comm += n.kind == workload::NodeKind::kComm;
+  EXPECT_EQ(comm, 10);
+  // Table 2, A2: batch 1024, 1000 tables of average dim 93, pooling 15, 20 MLP layers, 638
+  // MFLOPS per sample. Indices: 1024 x 1000 x 15 x 8 B; embeddings 1024 x 1000 x 93 x 4 B; a layer
+  // holds 638e6 / 20 / 2 = 15.95e6 parameters (4 B), the bottom MLP 20 / 3 = 6 layers, the top 14.
+  EXPECT_DOUBLE_EQ(find_node(dag, "a2a-data-prep it0")->bytes, 122880000.0);
+  EXPECT_DOUBLE_EQ(find_node(dag, "a2a-emb-fwd it0")->bytes, 380928000.0);
+  EXPECT_DOUBLE_EQ(find_node(dag, "a2a-emb-bwd it1")->bytes, 380928000.0);
+  EXPECT_NEAR(find_node(dag, "ar-top-mlp it0")->bytes, 15.95e6 * 4 * 14, 1.0);
+  EXPECT_NEAR(find_node(dag, "ar-bottom-mlp it0")->bytes, 15.95e6 * 4 * 6, 1.0);
+  EXPECT_EQ(find_node(dag, "ar-top-mlp it0")->dims, (std::vector<int>{0, 1}));
+  // A top layer's forward: 638e6 / 20 x 1024 FLOP.
+  EXPECT_NEAR(find_node(dag, "fwd top-mlp10 it0")->flops, 638e6 / 20 * 1024, 1.0);
+  // The next batch's data-prep depends only on this one's; the next lookups wait for it and for
+  // the tables' update.
+  const int prep0 = static_cast<int>(find_node(dag, "a2a-data-prep it0") - dag.nodes.data());
+  const int prep1 = static_cast<int>(find_node(dag, "a2a-data-prep it1") - dag.nodes.data());
+  const int upd0 = static_cast<int>(find_node(dag, "bwd-emb it0") - dag.nodes.data());
+  EXPECT_EQ(dag.nodes[static_cast<std::size_t>(prep1)].deps, std::vector<int>{prep0});
+  EXPECT_EQ(find_node(dag, "fwd-emb it1")->deps, (std::vector<int>{prep1, upd0}));
+}
+
+TEST(SyndicateWorkloads, A4IsFsdp) {
+  const Topology t = builtin_topology("syndicate-testbed", 0, "test");
+  const auto dag = load_workload_dag("syndicate-a4", t, 2);
+  // Per iteration: 43 layers x (all-gather before forward, before backward, reduce-scatter after)
+  // + 3 all-to-alls = 132; no all-reduce.
+  int ag = 0, rs = 0, aa = 0, ar = 0;
+  for (const auto& n : dag.nodes) {
+    if (n.kind != workload::NodeKind::kComm) continue;
+    ag += n.op == coll::CollectiveOp::kAllGather;
+    rs += n.op == coll::CollectiveOp::kReduceScatter;
+    aa += n.op == coll::CollectiveOp::kAllToAll;
+    ar += n.op == coll::CollectiveOp::kAllReduce;
+  }
+  EXPECT_EQ(ag, 2 * 2 * 43);
+  EXPECT_EQ(rs, 2 * 43);
+  EXPECT_EQ(aa, 2 * 3);
+  EXPECT_EQ(ar, 0);
+  // Layer 20's forward in iteration 1 waits for its all-gather, which waits for iteration 0's
+  // reduce-scatter of the same layer.
+  const auto* fwd = find_node(dag, "fwd top-mlp20 it1");
+  const auto* ag1 = find_node(dag, "ag-fwd top-mlp20 it1");
+  const auto* rs0 = find_node(dag, "rs top-mlp20 it0");
+  ASSERT_TRUE(fwd && ag1 && rs0);
+  EXPECT_NE(std::find(fwd->deps.begin(), fwd->deps.end(), static_cast<int>(ag1 - dag.nodes.data())), fwd->deps.end());
+  EXPECT_EQ(ag1->deps, std::vector<int>{static_cast<int>(rs0 - dag.nodes.data())});
+}
+
+TEST(SyndicateWorkloads, SearchOrdersTheMethodsLikeThePaper) {
+  // On A2 the joint search beats S-Exec, which beats S-Sched, which beats BS+ (Sec. 6.5's order;
+  // the sizes of the gaps are the model's, docs/syndicate.md).
+  const Topology t = builtin_topology("syndicate-testbed", 0, "test");
+  const Problem p = make_problem(load_workload_dag("syndicate-a2", t, 2), t, {});
+  Scheduler s(p);
+  SearchOptions o;
+  o.max_evaluations = 5000;
+  const double syn = run_method(Method::kSyndicate, s, p, o).schedule.iteration_ns;
+  const double exec = run_method(Method::kSExec, s, p, o).schedule.iteration_ns;
+  const double sched = run_method(Method::kSSched, s, p, o).schedule.iteration_ns;
+  const double bs = run_method(Method::kBsPlus, s, p, o).schedule.iteration_ns;
+  EXPECT_LE(syn, exec);
+  EXPECT_LT(exec, sched);
+  EXPECT_LT(sched, bs);
 }
 
 TEST(SyndicateTopology, YamlErrorsNameFileLineAndField) {

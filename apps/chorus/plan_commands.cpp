@@ -51,7 +51,7 @@ struct PlanArgs {
   std::string budget = "10s";
   long evaluations = 20000;
   std::uint64_t seed = 1;
-  double beta = 100;
+  double beta = 1e4;
   std::string baseline = "bs+";
   bool all = false;
   std::string out;

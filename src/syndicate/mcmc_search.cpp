@@ -34,6 +34,11 @@ SearchResult mcmc_search(Scheduler& scheduler, const Problem& problem, const Pla
     return w;
   };
   double best_work = work(current);
+  // The stagnation rule applies only after every option could have been tried a few times:
+  // at least min_evaluations, and 4 evaluations per option of the movable comm-ops.
+  long options_total = 0;
+  for (int c : movable) options_total += static_cast<long>(problem.comms[static_cast<std::size_t>(c)].options.size());
+  const long min_evaluations = std::min(options.max_evaluations, std::max(options.min_evaluations, 4 * options_total));
   Rng rng(options.seed);
   const double scale = options.beta / current_cost;
   long last_improvement = 1;
@@ -42,7 +47,7 @@ SearchResult mcmc_search(Scheduler& scheduler, const Problem& problem, const Pla
       r.stopped_by = "evaluations";
       break;
     }
-    if (r.evaluations >= options.min_evaluations && r.evaluations - last_improvement > r.evaluations / 2) {
+    if (r.evaluations >= min_evaluations && r.evaluations - last_improvement > r.evaluations / 2) {
       r.stopped_by = "stagnation";
       break;
     }

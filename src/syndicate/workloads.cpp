@@ -4,6 +4,7 @@
 
 #include "core/error.h"
 #include "net/network.h"
+#include "syndicate/dlrm_models.h"
 #include "syndicate/fig6_example.h"
 #include "workload/parallelism.h"
 #include "workload/workload_yaml.h"
@@ -17,6 +18,9 @@ workload::Dag load_workload_dag(const std::string& name_or_path, const Topology&
       throw InputError(field, "syndicate-fig6 is defined by its cost table: use --topology syndicate-fig6");
     return fig6_workload(iterations);
   }
+  for (const auto& spec : syndicate_models())
+    if (spec.name == name_or_path) return dlrm_workload(spec, topo.npus(), static_cast<int>(topo.dims.size()), iterations);
+  if (name_or_path == "moe-tiny") return moe_tiny_workload(static_cast<int>(topo.dims.size()), iterations);
   auto entry = workload::load_workload(name_or_path, field);
   entry.parallelism.iterations = iterations;
   // The DAG builders need only the grid's shape; channels and bandwidths are the optimizer's.
