@@ -3,6 +3,8 @@
 #include <cerrno>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <system_error>
 
 #include <fmt/format.h>
@@ -10,6 +12,14 @@
 #include "core/error.h"
 
 namespace chorus {
+
+std::string read_text_file(const std::string& path, const std::string& what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path, "cannot open " + what);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
 
 void write_text_file(const std::string& path, const std::string& content) {
   errno = 0;

@@ -6,6 +6,9 @@
 
 namespace chorus {
 
+// The whole of `path`; InputError(path, "cannot open <what>") if it cannot be read.
+std::string read_text_file(const std::string& path, const std::string& what);
+
 // Writes `content` to `path` (truncating). Does not create directories.
 // Throws chorus::InputError(path, reason) if the file cannot be written.
 void write_text_file(const std::string& path, const std::string& content);

@@ -11,6 +11,11 @@ std::string Source::at(const YAML::Node& node) const {
   return mark.line >= 0 ? fmt::format("{}:{}", name, mark.line + 1) : name;
 }
 
+InputError structure_error(const YAML::Exception& e, const std::string& source_name) {
+  return InputError(e.mark.line >= 0 ? fmt::format("{}:{}", source_name, e.mark.line + 1) : source_name,
+                    "unexpected YAML structure: " + e.msg);
+}
+
 YAML::Node load(const std::string& text, const std::string& source_name) {
   try {
     return YAML::Load(text);

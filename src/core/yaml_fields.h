@@ -17,6 +17,10 @@ struct Source {
   std::string at(const YAML::Node& node) const;
 };
 
+// A YAML node of a shape the parser's checks did not foresee (yaml-cpp threw while converting
+// it): still the file's fault, as an InputError naming source:line.
+InputError structure_error(const YAML::Exception& e, const std::string& source_name);
+
 // Parses `text`; a syntax error names source:line.
 YAML::Node load(const std::string& text, const std::string& source_name);
 

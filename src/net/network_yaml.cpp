@@ -7,6 +7,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "core/error.h"
+#include "core/text_file.h"
 #include "core/suggest.h"
 #include "core/yaml_fields.h"
 #include "net/presets.h"
@@ -103,18 +104,12 @@ Network parse_network_yaml(const std::string& text, const std::string& source_na
     validate(net, source_name);
     return net;
   } catch (const YAML::Exception& e) {
-    // A node of an unexpected shape that a check above did not foresee: still the file's fault.
-    throw InputError(e.mark.line >= 0 ? fmt::format("{}:{}", source_name, e.mark.line + 1) : source_name,
-                     "unexpected YAML structure: " + e.msg);
+    throw yaml_fields::structure_error(e, source_name);
   }
 }
 
 Network load_network_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path, "cannot open network file");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_network_yaml(ss.str(), path);
+  return parse_network_yaml(read_text_file(path, "network file"), path);
 }
 
 Network load_network(const std::string& name_or_path) {

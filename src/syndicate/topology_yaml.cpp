@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/text_file.h"
 #include "core/suggest.h"
 #include "core/yaml_fields.h"
 
@@ -126,17 +127,12 @@ Topology parse_topology_yaml(const std::string& text, const std::string& source_
     validate(t, source_name);
     return t;
   } catch (const YAML::Exception& e) {
-    throw InputError(e.mark.line >= 0 ? fmt::format("{}:{}", source_name, e.mark.line + 1) : source_name,
-                     "unexpected YAML structure: " + e.msg);
+    throw yaml_fields::structure_error(e, source_name);
   }
 }
 
 Topology read_topology_yaml(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path, "cannot open topology file");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_topology_yaml(ss.str(), path);
+  return parse_topology_yaml(read_text_file(path, "topology file"), path);
 }
 
 }  // namespace chorus::syndicate

@@ -9,6 +9,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "core/error.h"
+#include "core/text_file.h"
 #include "core/suggest.h"
 #include "core/yaml_fields.h"
 
@@ -94,11 +95,7 @@ ZooEntry parse_workload_yaml(const std::string& text, const std::string& source_
 }
 
 ZooEntry load_workload_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path, "cannot open workload file");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_workload_yaml(ss.str(), path);
+  return parse_workload_yaml(read_text_file(path, "workload file"), path);
 }
 
 ZooEntry load_workload(const std::string& name_or_path, const std::string& field) {

@@ -7,6 +7,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "core/error.h"
+#include "core/text_file.h"
 #include "core/yaml_fields.h"
 
 namespace chorus::net {
@@ -74,11 +75,7 @@ GraphNetwork parse_fabric_yaml(const std::string& text, const std::string& sourc
 }
 
 GraphNetwork load_fabric_yaml(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path, "cannot open the fabric file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_fabric_yaml(text.str(), path);
+  return parse_fabric_yaml(read_text_file(path, "the fabric file"), path);
 }
 
 std::string write_fabric_yaml(const GraphNetwork& net) {

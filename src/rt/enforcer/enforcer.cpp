@@ -108,18 +108,6 @@ void Enforcer::wait(int id) {
   for (auto& w : works) w.wait();
 }
 
-void Enforcer::wait_op(int op) {
-  std::vector<Work> works;
-  {
-    std::unique_lock<std::mutex> lock(mu_);
-    const auto o = static_cast<std::size_t>(op);
-    cv_.wait(lock, [&] { return error_ || issued_[o] == static_cast<int>(plan_.ops[o].steps.size()); });
-    if (error_) std::rethrow_exception(error_);
-    works = works_[o];
-  }
-  for (auto& w : works) w.wait();
-}
-
 Work run_step(const EnforcedStep& s, DType dtype, void* in_buf, void* out_buf, bool async) {
   if (s.idle) return Work();
   auto* in = static_cast<char*>(in_buf);
@@ -161,7 +149,7 @@ void Enforcer::progress() {
       }
       const auto& st = plan_.ops[o].steps[static_cast<std::size_t>(step)];
       if (st.after.empty())
-        for (int d : plan_.ops[o].deps) wait_op(d);
+        for (int d : plan_.ops[o].deps) wait(d);
       for (int a : st.after) works_[o][static_cast<std::size_t>(a)].wait();
       for (int c : st.channels)
         if (auto it = channel_last.find(c); it != channel_last.end()) it->second.wait();

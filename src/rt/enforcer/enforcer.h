@@ -86,7 +86,6 @@ class Enforcer {
  private:
   void progress();
   Work issue(int op, int step);
-  void wait_op(int op);  // progress thread: every step of `op` issued and completed
 
   EnforcerPlan plan_;
   std::vector<std::pair<int, int>> by_seq_;  // seq -> (op, step)
