@@ -2,18 +2,28 @@
 
 #include <fmt/format.h>
 
-#include "sim/chrome_trace.h"
 
 namespace chorus::syndicate {
+
+namespace {
+
+// A trace-event metadata record naming process `pid` (tid < 0) or its thread `tid`.
+void name_track(nlohmann::json& events, int pid, int tid, const char* what, const std::string& name) {
+  nlohmann::json e{{"ph", "M"}, {"pid", pid}, {"name", what}, {"args", {{"name", name}}}};
+  if (tid >= 0) e["tid"] = tid;
+  events.push_back(std::move(e));
+}
+
+}  // namespace
 
 nlohmann::json plan_trace(const Problem& p, const PlanChoice& plan, const Schedule& schedule) {
   auto events = nlohmann::json::array();
   constexpr int kCompute = 1, kChannels = 2;
-  sim::add_trace_name(events, kCompute, -1, "process_name", "compute");
-  sim::add_trace_name(events, kCompute, 0, "thread_name", "compute stream");
-  sim::add_trace_name(events, kChannels, -1, "process_name", "channels");
+  name_track(events, kCompute, -1, "process_name", "compute");
+  name_track(events, kCompute, 0, "thread_name", "compute stream");
+  name_track(events, kChannels, -1, "process_name", "channels");
   for (std::size_t c = 0; c < p.topology.channels.size(); ++c)
-    sim::add_trace_name(events, kChannels, static_cast<int>(c), "thread_name", p.topology.channels[c].name);
+    name_track(events, kChannels, static_cast<int>(c), "thread_name", p.topology.channels[c].name);
   auto slice = [&](int pid, int tid, const std::string& name, double start_ns, double end_ns, nlohmann::json args) {
     events.push_back({{"ph", "X"}, {"pid", pid}, {"tid", tid}, {"name", name}, {"ts", start_ns / 1e3},
                       {"dur", (end_ns - start_ns) / 1e3}, {"args", std::move(args)}});
