@@ -17,6 +17,11 @@ case "$MODE" in
 esac
 bash scripts/install-deps.sh
 JOBS=$(nproc)
+# The sanitizer and fuzz stages compile as unity builds (16 sources per translation unit): the
+# shared headers (fmt, nlohmann/json, yaml-cpp, gtest) are parsed once per batch, which halves
+# those builds (BENCHMARKS.md, "CI build time"). The regular stage stays one file per
+# translation unit, so that a missing #include still fails somewhere.
+UNITY=(-DCMAKE_UNITY_BUILD=ON -DCMAKE_UNITY_BUILD_BATCH_SIZE=16)
 want() { [[ "$MODE" == all || "$MODE" == "$1" ]]; }
 
 configure_and_build() {  # build-dir, targets (or "all"), extra cmake args...
@@ -36,7 +41,7 @@ if want --regular; then
   (cd build && ctest --output-on-failure -j"$JOBS" --timeout 900)
 fi
 if want --sanitize; then
-  configure_and_build build-asan all -DCHORUS_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DCHORUS_BUILD_BENCH=OFF
+  configure_and_build build-asan all -DCHORUS_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DCHORUS_BUILD_BENCH=OFF "${UNITY[@]}"
   # Memory errors in the code: every unit test, parser replay and data-path test of the runtime.
   # Left to the regular stage (they test process behaviour, not new code paths, and took 8 of
   # the stage's 17 minutes under ASan): the CLI's exit codes, timeouts, killed ranks and
@@ -52,13 +57,13 @@ if want --tsan; then
   # tests/rt/tsan.supp names what TSan cannot see through the uninstrumented libraries.
   configure_and_build build-tsan \
     "chorus rt_unit_tests rt_queue_stress rt_store_protocol_tests rt_timeouts_unit_tests rt_store_attack rt_check rt_mixing rt_hello rt_groups rt_schedule_check rt_schedule_unit_tests" \
-    -DCHORUS_TSAN=ON -DCHORUS_BUILD_BENCH=OFF
+    -DCHORUS_TSAN=ON -DCHORUS_BUILD_BENCH=OFF "${UNITY[@]}"
   (cd build-tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/../tests/rt/tsan.supp" \
      ctest --output-on-failure -j"$JOBS" --timeout 900 -L rt \
        -E "mpirun|rt_failures|rt_timeouts\$|rt_launcher|rt_shm_segment|rt_multihost|rt_tune|rt_check_auto|rt_bench|rt_check_launch_4|rt_schedule_failures|rt_themis_real_smoke")
 fi
 if want --fuzz; then
-  CC=clang CXX=clang++ configure_and_build build-fuzz fuzzers -DCHORUS_FUZZ=ON -DCHORUS_BUILD_BENCH=OFF
+  CC=clang CXX=clang++ configure_and_build build-fuzz fuzzers -DCHORUS_FUZZ=ON -DCHORUS_BUILD_BENCH=OFF "${UNITY[@]}"
   bash tests/fuzz/run_fuzzers.sh build-fuzz "${CHORUS_FUZZ_SECONDS:-10}"
 fi
 echo "scripts/test.sh: all stages passed"

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "core/error.h"
+#include "core/stats.h"
 #include "rt/rendezvous/mpi_env.h"
 #include "rt/runtime.h"
 #include "syndicate/topology.h"
@@ -79,11 +80,6 @@ JobSession::JobSession(const std::string& name) {
 
 JobSession::~JobSession() { finalize(); }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const auto n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 
 Layout layout_of(const syndicate::CommOp& op, int world) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/rng.h"
+#include "core/stats.h"
 #include "rt/enforcer/enforcer.h"
 #include "syndicate/joint_optimizer.h"
 
@@ -103,7 +104,6 @@ struct JobSession {
   Job job;
 };
 
-double median(std::vector<double> v);
 syndicate::Method parse_method(const std::string& text);  // InputError naming --method
 
 }  // namespace chorus::rt

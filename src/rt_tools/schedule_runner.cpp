@@ -7,6 +7,7 @@
 #include <set>
 
 #include "core/error.h"
+#include "core/stats.h"
 #include "core/split.h"
 #include "core/units.h"
 #include "net/network_yaml.h"
@@ -79,11 +80,6 @@ double tolerance(DType d, ReduceOp op) {
   }
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 void write_json(const std::string& path, const nlohmann::json& j, const std::string& flag) {
   std::ofstream out(path);
