@@ -2,7 +2,9 @@
 # Installs dependencies, builds chorus (Release) and runs the main job:
 # the Themis microbenchmark study on the embedded Table 2 presets, then the real-workload
 # study (Fig. 12) into results/themis-workloads, then the same schedules executed on real
-# ranks beside the simulator (results/themis-real), then TopoOpt's fabric costs (results/topoopt).
+# ranks beside the simulator (results/themis-real), then TopoOpt's fabric costs (results/topoopt),
+# then SYNDICATE: the joint optimizer against its baselines (results/syndicate) and its motif
+# microbenchmarks on real ranks (results/syndicate-real).
 # Extra arguments are passed to `chorus reproduce themis` (e.g. --out DIR).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,3 +20,5 @@ echo "run.sh: python3 -c 'import chorus' now finds $PWD/build-release/python (vi
 ./build-release/chorus reproduce themis-workloads
 ./build-release/chorus reproduce themis-real
 ./build-release/chorus reproduce topoopt
+./build-release/chorus reproduce syndicate
+./build-release/chorus reproduce syndicate-real
