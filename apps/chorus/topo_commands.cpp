@@ -1,9 +1,13 @@
 // chorus topo totient | chorus topo routes — TopoOpt's building blocks (docs/topoopt.md).
+#include <cmath>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "apps/chorus/commands.h"
 #include "core/error.h"
+#include "core/text_file.h"
+#include "net/graph/fabrics.h"
+#include "net/graph/graph_yaml.h"
 #include "core/split.h"
 #include "topoopt/coin_change_mod.h"
 #include "topoopt/cost_model.h"
@@ -102,6 +106,8 @@ void register_topo_commands(CLI::App& app) {
     std::string traffic;
     bool primes = false;
     bool json = false;
+    std::string save;
+    double bandwidth = 100;
   };
   static FindArgs f;
   auto* find = topo->add_subcommand("find", "TopologyFinder (Algorithm 1): a direct-connect topology and routing for a job's AllReduce and model-parallel traffic");
@@ -112,13 +118,22 @@ void register_topo_commands(CLI::App& app) {
   w->excludes(tr);
   find->add_flag("--primes", f.primes, "TotientPerms candidates: only 1 and primes (large groups)");
   find->add_flag("--json", f.json, "Print the topology as JSON (edges, routes, mp_hops, satisfied demand)");
+  find->add_option("--save", f.save, "Also write the topology as a fabric YAML (docs/graph-networks.md) for the flow-level model");
+  find->add_option("--bandwidth", f.bandwidth, "With --save: Gb/s per interface")->capture_default_str();
   find->callback([] {
     if (f.workload.empty() == f.traffic.empty()) throw InputError("--workload", "give a built-in workload (--workload NAME) or a traffic file (--traffic FILE)");
     if (!f.traffic.empty() && f.servers == 0) throw InputError("--servers", "required with --traffic");
     if (f.servers < 0 || f.servers > 100000) throw InputError("--servers", fmt::format("must be in 2..100000, got {}", f.servers));
     if (f.degree < 1 || f.degree > 1024) throw InputError("--degree", fmt::format("must be in 1..1024, got {}", f.degree));
     const auto traffic = f.traffic.empty() ? topoopt::builtin_traffic(f.workload, f.servers) : topoopt::load_traffic_file(f.traffic, f.servers);
+    if (!(f.bandwidth > 0) || !std::isfinite(f.bandwidth)) throw InputError("--bandwidth", fmt::format("must be > 0, got {}", f.bandwidth));
     const auto found = topoopt::topology_finder(traffic.servers, f.degree, traffic, {f.primes});
+    if (!f.save.empty()) {
+      auto fabric = net::direct_connect(found.servers, found.degree, f.bandwidth, found.edges);
+      fabric.name = fmt::format("topoopt-{}-d{}", f.workload.empty() ? "traffic" : f.workload, found.degree);
+      write_text_file(f.save, net::write_fabric_yaml(fabric));
+      if (!f.json) fmt::print("wrote {} (fabric YAML, {} links of {} Gb/s)\n", f.save, fabric.links.size(), f.bandwidth);
+    }
     if (f.json) {
       fmt::print("{}\n", topology_json(found).dump());
       return;

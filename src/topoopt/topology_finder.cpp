@@ -1,5 +1,7 @@
 #include "topoopt/topology_finder.h"
 
+#include "net/graph/fabrics.h"
+
 #include <algorithm>
 #include <cmath>
 #include <deque>
@@ -113,19 +115,6 @@ std::vector<int> shortest_path(int servers, const Edges& edges, int src, int dst
   return path_from(bfs_parents(adjacency(servers, edges), src), src, dst);
 }
 
-bool strongly_connected(int servers, const Edges& edges) {
-  const auto out = adjacency(servers, edges);
-  Edges reversed;
-  for (const auto& [u, v] : edges) reversed.emplace_back(v, u);
-  const auto in = adjacency(servers, reversed);
-  for (const auto* graph : {&out, &in}) {
-    const auto parent = bfs_parents(*graph, 0);
-    for (int s = 1; s < servers; ++s)
-      if (parent[static_cast<std::size_t>(s)] < 0) return false;
-  }
-  return true;
-}
-
 Topology topology_finder(int servers, int degree, const Traffic& traffic, const FinderOptions& options) {
   if (servers < 2) throw InputError("--servers", fmt::format("a fabric needs at least 2 servers, got {}", servers));
   if (degree < 1) throw InputError("--degree", fmt::format("every server needs at least 1 interface, got {}", degree));
@@ -221,7 +210,8 @@ Topology topology_finder(int servers, int degree, const Traffic& traffic, const 
     if (++out_degree[static_cast<std::size_t>(u)] > degree || ++in_degree[static_cast<std::size_t>(v)] > degree)
       throw std::logic_error(fmt::format("topology_finder: server {} or {} exceeds degree {}", u, v, degree));
   }
-  if (!strongly_connected(servers, t.edges)) throw std::logic_error("topology_finder: the topology is not connected");
+  if (!net::strongly_connected(net::direct_connect(servers, degree, 1.0, t.edges)))
+    throw std::logic_error("topology_finder: the topology is not connected");
 
   // Step 4 (line 20): MP routes on fewest-hop paths of the whole topology.
   const auto out = adjacency(servers, t.edges);

@@ -56,7 +56,4 @@ Topology topology_finder(int servers, int degree, const Traffic& traffic, const 
 // predecessor), servers listed from src to dst; empty if unreachable.
 std::vector<int> shortest_path(int servers, const std::vector<std::pair<int, int>>& edges, int src, int dst);
 
-// True if every server reaches every other over the directed edges.
-bool strongly_connected(int servers, const std::vector<std::pair<int, int>>& edges);
-
 }  // namespace chorus::topoopt

@@ -327,6 +327,23 @@ class Topo(unittest.TestCase):
         self.assertAlmostEqual(j["mp_direct_bytes"], direct)
         self.assertAlmostEqual(j["mp_satisfied_fraction"], direct / 3.84e9)
 
+    def test_find_saves_the_topology_as_a_fabric(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "t.yaml")
+            r = chorus("topo", "find", "--workload", "dlrm-example", "--degree", "6", "--save", path, "--bandwidth", "25", "--json")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            edges = sorted(tuple(e) for e in json.loads(r.stdout)["edges"])
+            text = open(path).read()
+            self.assertIn("fabric", text)
+            self.assertIn("servers: 16", text)
+            # One link line per directed edge the finder returned, all at 25 Gb/s.
+            links = sorted(tuple(int(x) for x in l.strip()[3:-1].split(",")) for l in text.splitlines() if l.strip().startswith("- ["))
+            self.assertEqual(links, edges)
+            self.assertIn("link_gbps: 25", text)
+            r = chorus("topo", "find", "--workload", "dlrm-example", "--degree", "6", "--save", path, "--bandwidth", "0")
+            self.assertEqual(r.returncode, 2)
+            self.assertIn("--bandwidth", r.stderr)
+
     def test_cost_json_and_bad_input(self):
         r = chorus("topo", "cost", "--fabric", "topoopt-oneshot", "--servers", "16", "--degree", "2",
                    "--bandwidth", "10", "--json")
