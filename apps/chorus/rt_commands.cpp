@@ -147,7 +147,8 @@ void register_rt_commands(CLI::App& app) {
                    "prefix every line of rank r's output with '[r]<stdout>: ' or '[r]<stderr>: ' (whole lines, never mixed)");
   launch->add_option("command", launch_opts.command, "program and arguments (after --)")->required();
   launch->footer(
-      "Ranks get CHORUS_RANK, CHORUS_LOCAL_RANK, CHORUS_WORLD_SIZE, CHORUS_STORE_ADDR, CHORUS_RUN_ID and only\n"
+      "Ranks get CHORUS_RANK, CHORUS_LOCAL_RANK, CHORUS_WORLD_SIZE, CHORUS_STORE_ADDR, CHORUS_RUN_ID, torchrun's\n"
+      "RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT (unless already set) and only\n"
       "descriptors 0, 1, 2. They run in a process group of their own and die with the launcher, even when it\n"
       "is killed with SIGKILL. When a rank fails or the launcher is interrupted, the whole group gets SIGTERM\n"
       "(after --kill-grace-s for a failed rank), then SIGKILL 2 s later; the exit status is the first failing\n"

@@ -13,6 +13,9 @@
 
   Tensors are numpy arrays (or anything with the buffer protocol) or torch CPU tensors, used in
   place. See docs/python.md.
+- chorus.distributed: the torch.distributed backend "chorus" (C++, chorus._c10d), registered on
+  import when torch is importable: dist.init_process_group("chorus") under torchrun, chorus launch
+  or mpirun.
 """
 try:
     from chorus._rt import (CommError, ReduceOp, TimeoutError, Work, all_gather, all_gather_into_tensor,  # noqa: F401
@@ -27,3 +30,12 @@ except ImportError as _error:  # the source tree's package (chorus.plot only), o
     def __getattr__(name):
         raise AttributeError(f"chorus.{name}: the runtime bindings are not importable here ({_RUNTIME_ERROR}); "
                              "use the package a CMake build writes: PYTHONPATH=<build>/python")
+
+if HAVE_RUNTIME:
+    try:
+        import torch.distributed as _torch_distributed  # noqa: F401
+    except ImportError:  # no torch here: the rest of chorus works without it
+        pass
+    else:
+        from chorus import distributed as _distributed
+        _distributed.register()

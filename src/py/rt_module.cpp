@@ -18,6 +18,7 @@
 
 #include "core/error.h"
 #include "rt/errors.h"
+#include "rt/rendezvous/mpi_env.h"
 #include "rt/runtime.h"
 #include "rt/types.h"
 #include "rt/work.h"
@@ -245,6 +246,8 @@ PYBIND11_MODULE(_rt, m) {
   m.def("backends", &rt::backends);
   m.def("size", [](const std::string& b) { return rt::size(b); }, py::arg("backend") = "auto");
   m.def("rank", [](const std::string& b) { return rt::rank(b); }, py::arg("backend") = "auto");
+  m.def("_mpirun_tcp_endpoint", &rt::mpi_agree_tcp_endpoint, py::call_guard<py::gil_scoped_release>(),
+        "Under mpirun: 'host:port' free on rank 0, the same on every rank (chorus.distributed sets MASTER_ADDR/PORT)");
   m.def(
       "synchronize",
       [](const std::vector<std::string>& b) {

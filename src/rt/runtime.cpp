@@ -319,8 +319,10 @@ void init(const std::vector<std::string>& names, const InitOptions& options) {
   // when there is more than one rank; shm needs one host, checked after the bootstrap).
   bool expanded = false;
   const char* launched_ws = std::getenv("CHORUS_WORLD_SIZE");
-  const bool launch_only = std::getenv("CHORUS_RANK") != nullptr && !launched_by_mpirun() &&
-                           launched_ws != nullptr && std::string(launched_ws) != "1";
+  // Several ranks not started by mpirun (chorus launch, or a caller's world such as torchrun's).
+  const bool launch_only = !launched_by_mpirun() &&
+                           ((std::getenv("CHORUS_RANK") != nullptr && launched_ws != nullptr && std::string(launched_ws) != "1") ||
+                            (options.world != nullptr && options.world->size > 1));
   for (const auto& n : names) {
     if (n == "auto" || n == "all") {
       expanded = true;
@@ -366,7 +368,7 @@ void init(const std::vector<std::string>& names, const InitOptions& options) {
       throw InputError("init", "backend 'mpi' needs ranks started by mpirun (mpirun -n N prog); "
                                "under chorus launch use shm or gloo");
   }
-  r->world = bootstrap_world(want_mpi, timeout);
+  r->world = bootstrap_world(want_mpi, timeout, options.world.get());
   std::string log = options.log;
   if (log.empty())
     if (const char* env = std::getenv("CHORUS_RT_LOG")) log = env;

@@ -16,6 +16,7 @@
 // same operations in the same order per backend; across backends any interleaving is fine.
 // Counts are in elements; `in == out` is allowed wherever the sizes match (in place).
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,6 +28,17 @@
 namespace chorus::rt {
 
 struct TuningTable;  // rt/tuning_table.h
+class Store;         // rt/rendezvous/store.h
+
+// A world found by the caller rather than from the environment: a framework that did its own
+// rendezvous (torch.distributed under torchrun) gives this rank, the world size and a key-value
+// store that every rank shares. Backend mpi still needs ranks started by mpirun (whose ranks
+// must then agree with these).
+struct ExternalWorld {
+  int rank = 0;
+  int size = 1;
+  std::shared_ptr<Store> store;
+};
 
 struct InitOptions {
   // Operation timeout in seconds; -1 (the default): CHORUS_RT_TIMEOUT_S, else 300 s. Any other
@@ -42,6 +54,8 @@ struct InitOptions {
   // Communication log (rt/comm_log.h): every operation as a JSON line of <log>.<rank>.jsonl.
   // Empty: CHORUS_RT_LOG, else no log.
   std::string log;
+  // Null: the world comes from the environment (chorus launch, mpirun, or a world of one).
+  std::shared_ptr<ExternalWorld> world;
 };
 
 // Backends compiled into this build, in the default preference order for "auto".

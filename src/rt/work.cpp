@@ -19,13 +19,48 @@ std::int64_t steady_now_ns() {
 }
 
 void WorkState::complete(std::exception_ptr error) {
+  std::vector<std::function<void(std::exception_ptr)>> callbacks;
   {
     std::lock_guard lock(mutex_);
     done_ = true;
-    error_ = std::move(error);
+    error_ = error;
     done_flag_.store(true, std::memory_order_release);
+    callbacks.swap(callbacks_);
   }
   done_cv_.notify_all();
+  for (auto& callback : callbacks) {
+    try {
+      callback(error);
+    } catch (...) {  // documented: a callback must not throw; the operation's own result stands
+    }
+  }
+}
+
+void WorkState::on_complete(std::function<void(std::exception_ptr)> callback) {
+  std::exception_ptr error;
+  {
+    std::lock_guard lock(mutex_);
+    if (!done_) {
+      callbacks_.push_back(std::move(callback));
+      return;
+    }
+    error = error_;
+  }
+  try {
+    callback(error);
+  } catch (...) {
+  }
+}
+
+void Work::on_complete(std::function<void(std::exception_ptr)> callback) const {
+  if (!state_) {
+    try {
+      callback(nullptr);
+    } catch (...) {
+    }
+    return;
+  }
+  state_->on_complete(std::move(callback));
 }
 
 bool Work::test() const {

@@ -7,9 +7,11 @@
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 namespace chorus::rt {
 
@@ -30,6 +32,10 @@ class WorkState {
   WorkState(std::string description, std::shared_ptr<BackendActivity> activity, ProgressQueue* queue = nullptr)
       : description_(std::move(description)), activity_(std::move(activity)), queue_(queue) {}
   void complete(std::exception_ptr error);  // error == nullptr: success
+  // Runs `callback(error)` once the operation has completed: at once on this thread if it has,
+  // else on the thread that completes it, right after waiters are woken. Callbacks run in the
+  // order they were added; they must be short and must not throw (what they throw is dropped).
+  void on_complete(std::function<void(std::exception_ptr)> callback);
   const std::string& description() const { return description_; }
 
  private:
@@ -42,6 +48,7 @@ class WorkState {
   bool done_ = false;
   std::atomic<bool> done_flag_{false};  // done_, readable without the mutex
   std::exception_ptr error_;
+  std::vector<std::function<void(std::exception_ptr)>> callbacks_;  // guarded by mutex_
 };
 
 class Work {
@@ -61,6 +68,8 @@ class Work {
   // Blocks at most `timeout`; returns false if the operation is still in flight.
   bool wait_for(std::chrono::milliseconds timeout) const;
   const std::string& description() const;
+  // See WorkState::on_complete; an already completed Work (no state) runs it at once.
+  void on_complete(std::function<void(std::exception_ptr)> callback) const;
 
  private:
   std::shared_ptr<WorkState> state_;

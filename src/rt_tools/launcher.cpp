@@ -4,12 +4,15 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <netinet/in.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
@@ -37,6 +40,28 @@ std::string status_text(int status) {
   if (WIFEXITED(status)) return fmt::format("exited with status {}", WEXITSTATUS(status));
   if (WIFSIGNALED(status)) return fmt::format("was killed by signal {} ({})", WTERMSIG(status), strsignal(WTERMSIG(status)));
   return "ended";
+}
+
+// A TCP port on 127.0.0.1 for torch.distributed's store (MASTER_PORT), held by a socket that is
+// bound with SO_REUSEADDR but never listens: nothing else is handed that port while the job
+// runs, and rank 0's TCPStore (SO_REUSEADDR too) may still bind it. The socket is closed on
+// exec and at exit; -1 when no port could be had (the variables are then not set).
+int hold_free_port(int* port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  const int one = 1;
+  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  *port = ntohs(a.sin_port);
+  return fd;
 }
 
 int exit_code(int status) {
@@ -285,6 +310,20 @@ int launch(const LaunchOptions& options) {
       continue;
     base_env.push_back(entry);
   }
+  // torch.distributed's environment (as torchrun sets it), so that an unchanged
+  // init_process_group() finds its rank and store; variables the user set are kept.
+  std::vector<std::string> torch_keys = {"RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"};
+  std::erase_if(torch_keys, [](const std::string& k) { return std::getenv(k.c_str()) != nullptr; });
+  int master_port = 0;
+  const bool wants_port = std::find(torch_keys.begin(), torch_keys.end(), "MASTER_PORT") != torch_keys.end();
+  const int port_fd = wants_port ? hold_free_port(&master_port) : -1;
+  if (wants_port && port_fd < 0) std::erase(torch_keys, std::string("MASTER_PORT"));
+  struct ClosePort {
+    int fd;
+    ~ClosePort() {
+      if (fd >= 0) ::close(fd);
+    }
+  } close_port{port_fd};
   // The store's port is not known yet (the store starts after the forks): each child copies it
   // into the NUL-filled tail of its CHORUS_STORE_ADDR entry.
   const std::string addr_head = "CHORUS_STORE_ADDR=127.0.0.1:";
@@ -299,6 +338,13 @@ int launch(const LaunchOptions& options) {
     env.push_back(addr_head + std::string(kGateRecord, '\0'));
     env.push_back("CHORUS_RUN_ID=" + run_id);
     env.push_back("CHORUS_STORE_TOKEN=" + token);
+    for (const auto& k : torch_keys) {
+      std::string v = k == "RANK" || k == "LOCAL_RANK" ? std::to_string(r)
+                      : k == "MASTER_ADDR"             ? "127.0.0.1"
+                      : k == "MASTER_PORT"             ? std::to_string(master_port)
+                                                       : std::to_string(options.ranks);
+      env.push_back(k + "=" + v);
+    }
     for (auto& s : env) envps[r].push_back(s.data());
     envps[r].push_back(nullptr);
     port_slots[r] = envs[r][base_env.size() + 3].data() + addr_head.size();

@@ -14,6 +14,7 @@
 #include "rt/errors.h"
 #include "rt/progress_queue.h"
 #include "rt/runtime.h"
+#include "rt/rendezvous/store.h"
 #include "rt/rendezvous/tcp_store.h"
 #include "rt/tuning_table.h"
 
@@ -224,4 +225,57 @@ TEST(Runtime, WorldOfOneAndBadNames) {
   rt::synchronize();
   rt::finalize();
   EXPECT_FALSE(rt::is_initialized());
+}
+
+TEST(Work, CompletionCallbacksRunOnceInOrderWithTheError) {
+  auto state = std::make_shared<rt::WorkState>("test op", nullptr);
+  rt::Work work(state);
+  std::vector<std::string> seen;
+  work.on_complete([&](std::exception_ptr e) { seen.push_back(e ? "first:error" : "first:ok"); });
+  work.on_complete([&](std::exception_ptr e) { seen.push_back(e ? "second:error" : "second:ok"); });
+  EXPECT_TRUE(seen.empty());  // not yet completed
+  state->complete(std::make_exception_ptr(rt::CommError("peer died")));
+  EXPECT_EQ(seen, (std::vector<std::string>{"first:error", "second:error"}));
+  // Added after completion: runs at once, on this thread; a throwing callback changes nothing.
+  work.on_complete([&](std::exception_ptr e) { seen.push_back(e ? "late:error" : "late:ok"); });
+  work.on_complete([](std::exception_ptr) { throw std::runtime_error("ignored"); });
+  EXPECT_EQ(seen.back(), "late:error");
+  EXPECT_EQ(seen.size(), 3u);
+  EXPECT_THROW(work.wait(), rt::CommError);
+  bool ran = false;
+  rt::Work().on_complete([&](std::exception_ptr e) { ran = e == nullptr; });  // an already completed Work
+  EXPECT_TRUE(ran);
+}
+
+TEST(Runtime, ExternalWorldIsUsedAndChecked) {
+  auto world = std::make_shared<rt::ExternalWorld>();
+  world->rank = 1;
+  world->size = 1;
+  world->store = std::make_shared<rt::InMemoryStore>();
+  rt::InitOptions options;
+  options.world = world;
+  try {
+    rt::init({"shm"}, options);
+    FAIL();
+  } catch (const chorus::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("rank 1 of a world of 1"), std::string::npos) << e.what();
+  }
+  world->rank = 0;
+  world->store = nullptr;
+  EXPECT_THROW(rt::init({"shm"}, options), chorus::InputError);
+  EXPECT_FALSE(rt::is_initialized());
+  world->store = std::make_shared<rt::InMemoryStore>();
+  // "auto" under a caller's world of one: mpi is possible only under mpirun, so without it the
+  // world is shm and gloo; the store carries the bootstrap's keys (the run id, host names).
+  rt::init({"shm", "gloo"}, options);
+  EXPECT_EQ(rt::size("shm"), 1);
+  std::vector<double> x = {1.5, -2}, y(2);
+  rt::all_reduce("shm", x.data(), y.data(), 2, DType::f64, ReduceOp::max);
+  EXPECT_EQ(y, x);
+  EXPECT_FALSE(world->store->get_string("chorus/1/run_id", std::chrono::milliseconds(10)).empty());
+  EXPECT_EQ(world->store->add("chorus/init/0", 0), 1);  // one init on this store so far
+  rt::finalize();
+  rt::init({"gloo"}, options);  // a second init on the same store takes fresh keys
+  EXPECT_EQ(world->store->add("chorus/init/0", 0), 2);
+  rt::finalize();
 }

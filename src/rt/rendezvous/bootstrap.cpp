@@ -63,9 +63,47 @@ std::string store_address_across_hosts(const std::string& host) {
   return buf;
 }
 
+World bootstrap_external(const ExternalWorld& e, bool want_mpi, std::chrono::milliseconds timeout) {
+  if (e.store == nullptr) throw InputError("init: InitOptions::world", "no store given");
+  if (e.size < 1 || e.rank < 0 || e.rank >= e.size)
+    throw InputError("init: InitOptions::world", fmt::format("rank {} of a world of {}: need 0 <= rank < size", e.rank, e.size));
+  World w;
+  w.launcher = "external";
+  w.rank = e.rank;
+  w.size = e.size;
+  w.store = e.store;
+  if (want_mpi) {
+    if (!launched_by_mpirun())
+      throw InputError("init", "backend 'mpi' needs ranks started by mpirun (mpirun -n N prog); "
+                               "under torchrun or chorus launch use shm or gloo");
+    mpi_ensure_initialized();
+    if (mpi_world_rank() != w.rank || mpi_world_size() != w.size)
+      throw InputError("init: InitOptions::world",
+                       fmt::format("rank {} of {} disagrees with mpirun's rank {} of {}: give the ranks mpirun gave",
+                                   w.rank, w.size, mpi_world_rank(), mpi_world_size()));
+  }
+  // Every rank counts its own inits on this store, so all ranks agree on the generation and a
+  // store used for a second init does not hand out the first one's keys.
+  const std::int64_t generation = w.store->add(fmt::format("chorus/init/{}", w.rank), 1);
+  const std::string base = fmt::format("chorus/{}", generation);
+  const std::string host = host_name();
+  w.store->set_string(fmt::format("{}/host/{}", base, w.rank), host);
+  if (w.rank == 0) {
+    const auto stamp = std::chrono::steady_clock::now().time_since_epoch().count();
+    w.store->set_string(base + "/run_id", fmt::format("ext{}x{}", ::getpid(), stamp % 1000000007));
+  }
+  for (int j = 0; j < w.size; ++j)
+    if (w.store->get_string(fmt::format("{}/host/{}", base, j), timeout) != host) w.single_host = false;
+  w.run_id = w.store->get_string(base + "/run_id", timeout);
+  if (!w.single_host) w.gloo_host = host;
+  if (const char* h = std::getenv("CHORUS_GLOO_HOST")) w.gloo_host = h;
+  return w;
+}
+
 }  // namespace
 
-World bootstrap_world(bool want_mpi, std::chrono::milliseconds timeout) {
+World bootstrap_world(bool want_mpi, std::chrono::milliseconds timeout, const ExternalWorld* external) {
+  if (external != nullptr) return bootstrap_external(*external, want_mpi, timeout);
   World w;
   if (std::getenv("CHORUS_RANK") != nullptr) {
     w.launcher = "chorus-launch";

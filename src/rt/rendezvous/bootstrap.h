@@ -5,29 +5,34 @@
 //   - under mpirun: ranks from MPI_COMM_WORLD; rank 0 serves the store and broadcasts its
 //     address and job token over MPI (loopback when all ranks share a host, else rank 0's
 //     host name);
+//   - given by the caller (InitOptions::world: torch.distributed's rendezvous under torchrun):
+//     its rank, size and store; the ranks' host names, exchanged through that store, tell
+//     whether the world is on one host;
 //   - otherwise: a world of one process with an in-memory store.
 #include <chrono>
 #include <memory>
 #include <string>
 
 #include "rt/rendezvous/tcp_store.h"
+#include "rt/runtime.h"
 
 namespace chorus::rt {
 
 struct World {
   int rank = 0;
   int size = 1;
-  std::string launcher;  // "chorus-launch", "mpirun" or "none"
+  std::string launcher;  // "chorus-launch", "mpirun", "external" or "none"
   bool single_host = true;
   std::string run_id;    // unique per run; names shared-memory segments
   std::string gloo_host = "127.0.0.1";
   std::unique_ptr<TcpStoreServer> server;  // rank 0 under mpirun
-  std::unique_ptr<Store> store;
+  std::shared_ptr<Store> store;
   std::string store_address;  // host:port of the TCP store; "" for the in-memory one
   std::string store_token;    // the job token of that store
 };
 
 // `want_mpi`: initialise MPI even when not launched by mpirun (backend mpi requested).
-World bootstrap_world(bool want_mpi, std::chrono::milliseconds timeout);
+// `external`: the caller's world (InitOptions::world), or null.
+World bootstrap_world(bool want_mpi, std::chrono::milliseconds timeout, const ExternalWorld* external = nullptr);
 
 }  // namespace chorus::rt

@@ -1,8 +1,12 @@
 #include "rt/rendezvous/mpi_env.h"
 
 #include <mpi.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "rt/errors.h"
@@ -90,6 +94,40 @@ bool mpi_all_on_one_host() {
   int ok = local_size == mpi_world_size() ? 1 : 0, all_ok = 0;
   MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   return all_ok == 1;
+}
+
+std::string mpi_agree_tcp_endpoint() {
+  mpi_ensure_initialized();
+  const bool one_host = mpi_all_on_one_host();
+  std::string endpoint;
+  if (mpi_world_rank() == 0) {
+    std::string host = "127.0.0.1";
+    if (const char* h = std::getenv("CHORUS_GLOO_HOST")) {
+      host = h;
+    } else if (!one_host) {
+      char buf[256] = {0};
+      ::gethostname(buf, sizeof buf - 1);
+      host = buf;
+    }
+    int port = 0;
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd >= 0) {
+      const int one = 1;
+      ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+      sockaddr_in a{};
+      a.sin_family = AF_INET;
+      a.sin_addr.s_addr = htonl(one_host ? INADDR_LOOPBACK : INADDR_ANY);
+      socklen_t len = sizeof a;
+      if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+          ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
+        port = ntohs(a.sin_port);
+      ::close(fd);
+    }
+    endpoint = port > 0 ? host + ":" + std::to_string(port) : std::string("!no free TCP port on rank 0");
+  }
+  endpoint = mpi_broadcast_string(endpoint, 0);
+  if (endpoint.starts_with('!')) throw CommError("mpirun rendezvous for torch.distributed: " + endpoint.substr(1));
+  return endpoint;
 }
 
 }  // namespace chorus::rt

@@ -16,6 +16,11 @@ int mpi_world_rank();
 int mpi_world_size();
 std::string mpi_broadcast_string(const std::string& value, int root);
 bool mpi_all_on_one_host();
+// For a framework that meets over TCP (torch.distributed's MASTER_ADDR and MASTER_PORT) under
+// mpirun: rank 0 finds a free TCP port on its host and every rank returns "host:port" (host:
+// 127.0.0.1 when all ranks share a host, else CHORUS_GLOO_HOST or rank 0's host name).
+// Initialises MPI; collective over MPI_COMM_WORLD.
+std::string mpi_agree_tcp_endpoint();
 // The part of a world rank that joins no group in an MPI_Comm_split of MPI_COMM_WORLD (the
 // members' backends make the same call with their color).
 void mpi_split_world_as_non_member();

@@ -1,0 +1,47 @@
+"""chorus as a torch.distributed backend: ``dist.init_process_group("chorus")``.
+
+``import chorus`` registers the backend when torch is importable (this module). The process
+group (C++, ``chorus._c10d.ProcessGroupChorus``) runs every torch.distributed operation on the
+chorus runtime: on ``mpi``, ``gloo``, ``shm`` or ``auto``, chosen per operation by
+``CHORUS_BACKEND_MAP`` (``"all_reduce:shm,all_to_all_single:mpi,*:auto"``; default: auto for
+all) among the backends of ``CHORUS_BACKENDS`` (default: every backend that works under the
+launcher). It starts under torchrun, ``chorus launch`` (which sets torchrun's variables) and
+mpirun (this module sets them from Open MPI's, meeting over MPI for MASTER_ADDR/PORT when they
+are not set). See docs/python.md, "torch.distributed".
+"""
+import os
+
+import torch.distributed as dist
+
+from chorus import _c10d, _rt
+
+BACKEND = "chorus"
+
+
+def _create_process_group(options, _pg_options):
+    timeout = options.timeout
+    seconds = timeout.total_seconds() if hasattr(timeout, "total_seconds") else float(timeout)
+    return _c10d.ProcessGroupChorus(options.store, options.group_rank, options.group_size, seconds,
+                                    list(options.global_ranks_in_group))
+
+
+def _environment_from_mpirun():
+    """torchrun's variables from Open MPI's, for an unchanged init_process_group() under mpirun."""
+    env = os.environ
+    if "OMPI_COMM_WORLD_RANK" not in env:
+        return
+    for key, ompi in (("RANK", "OMPI_COMM_WORLD_RANK"), ("WORLD_SIZE", "OMPI_COMM_WORLD_SIZE"),
+                      ("LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK"), ("LOCAL_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE")):
+        if key not in env and ompi in env:
+            env[key] = env[ompi]
+    if "MASTER_ADDR" not in env or "MASTER_PORT" not in env:
+        host, port = _rt._mpirun_tcp_endpoint().rsplit(":", 1)
+        env.setdefault("MASTER_ADDR", host)
+        env.setdefault("MASTER_PORT", port)
+
+
+def register():
+    """Registers "chorus" with torch.distributed (idempotent)."""
+    if BACKEND.upper() not in dist.Backend._plugins:
+        dist.Backend.register_backend(BACKEND, _create_process_group, extended_api=True)
+    _environment_from_mpirun()

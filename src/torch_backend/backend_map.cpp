@@ -1,0 +1,107 @@
+#include "torch_backend/backend_map.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "rt/runtime.h"
+
+namespace chorus::torch_backend {
+
+namespace {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+std::vector<std::string_view> split_list(std::string_view text) {
+  std::vector<std::string_view> items;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = text.find(',', start);
+    const std::size_t end = comma == std::string_view::npos ? text.size() : comma;
+    items.push_back(trim(text.substr(start, end - start)));
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  return items;
+}
+
+void require_backend(std::string_view name, bool allow_auto, const std::string& where) {
+  const auto known = rt::available_backends();
+  if ((allow_auto && name == "auto") || std::find(known.begin(), known.end(), name) != known.end()) return;
+  throw InputError(where, fmt::format("unknown backend '{}' (known: {}{})", name, fmt::join(known, ", "),
+                                      allow_auto ? ", auto" : ""));
+}
+
+}  // namespace
+
+BackendMap::BackendMap() { by_op_.fill("auto"); }
+
+BackendMap BackendMap::parse(std::string_view text, const std::string& where) {
+  BackendMap map;
+  if (trim(text).empty()) return map;
+  std::array<bool, std::size(rt::kAllOpKinds)> set{};
+  bool have_default = false;
+  std::string default_backend = "auto";
+  const auto items = split_list(text);
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const std::string at = fmt::format("{}, entry {} ('{}')", where, i + 1, items[i]);
+    const std::size_t colon = items[i].find(':');
+    if (colon == std::string_view::npos)
+      throw InputError(at, "expected op:backend, e.g. all_reduce:shm or *:auto");
+    const std::string_view op = trim(items[i].substr(0, colon));
+    const std::string backend(trim(items[i].substr(colon + 1)));
+    require_backend(backend, true, at);
+    if (op == "*") {
+      if (have_default) throw InputError(at, "'*' is given twice");
+      have_default = true;
+      default_backend = backend;
+      continue;
+    }
+    const rt::OpKind kind = rt::parse_op_kind(op, at);
+    const auto k = static_cast<std::size_t>(kind);
+    if (set[k]) throw InputError(at, fmt::format("operation '{}' is given twice", rt::to_string(kind)));
+    set[k] = true;
+    map.by_op_[k] = backend;
+  }
+  for (std::size_t k = 0; k < set.size(); ++k)
+    if (!set[k]) map.by_op_[k] = default_backend;
+  // A send and its recv must meet on one backend: naming one names both.
+  const auto send = static_cast<std::size_t>(rt::OpKind::send), recv = static_cast<std::size_t>(rt::OpKind::recv);
+  if (set[send] && set[recv] && map.by_op_[send] != map.by_op_[recv])
+    throw InputError(where, fmt::format("send uses '{}' but recv '{}': a send and its recv must use one backend",
+                                        map.by_op_[send], map.by_op_[recv]));
+  if (set[send]) map.by_op_[recv] = map.by_op_[send];
+  if (set[recv]) map.by_op_[send] = map.by_op_[recv];
+  return map;
+}
+
+std::vector<std::string> BackendMap::named_backends() const {
+  std::vector<std::string> names;
+  for (const auto& b : by_op_)
+    if (b != "auto" && std::find(names.begin(), names.end(), b) == names.end()) names.push_back(b);
+  return names;
+}
+
+std::vector<std::string> backends_to_init(const char* env_value, const BackendMap& map) {
+  std::vector<std::string> out;
+  if (env_value == nullptr || trim(env_value).empty()) return {"auto"};
+  {
+    const auto items = split_list(env_value);
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      const std::string at = fmt::format("environment CHORUS_BACKENDS, entry {} ('{}')", i + 1, items[i]);
+      require_backend(items[i], false, at);
+      if (std::find(out.begin(), out.end(), items[i]) != out.end()) throw InputError(at, "given twice");
+      out.emplace_back(items[i]);
+    }
+  }
+  for (const auto& b : map.named_backends())
+    if (std::find(out.begin(), out.end(), b) == out.end()) out.push_back(b);
+  return out;
+}
+
+}  // namespace chorus::torch_backend

@@ -1,0 +1,130 @@
+#pragma once
+// ProcessGroupChorus: the chorus runtime as a torch.distributed backend (c10d::ProcessGroup of
+// torch 1.13), so that an unchanged program's dist.init_process_group("chorus") runs every
+// torch.distributed operation on mpi, gloo, shm or auto, chosen per operation (BackendMap).
+//
+// - The first (world) process group initialises the runtime on the world torch found: its rank,
+//   size and store (rt::ExternalWorld), under torchrun, chorus launch or mpirun alike; it
+//   finalises the runtime when it is destroyed. A runtime the program initialised itself
+//   (chorus.init) is used as it is.
+// - Every operation is issued asynchronously on its backend's progress queue; its WorkChorus
+//   completes (and its future, which DistributedDataParallel's reducer uses, is marked) on the
+//   thread that finishes it.
+// - Data movement (broadcast, gathers, scatter, all-to-all, send/recv) is dtype-blind: bytes.
+//   Reductions take float16, bfloat16, float32, float64, int8, uint8, int32, int64, bool (SUM as
+//   logical or, PRODUCT as logical and, as NCCL does) and complex (SUM, AVG: on the real and
+//   imaginary parts) with SUM, AVG, PRODUCT, MIN, MAX.
+// - Tensors must be CPU, dense and contiguous; otherwise, and for every other misuse (sizes,
+//   roots, dtypes), the call throws before anything is sent, naming the operation and argument.
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+#include <torch/csrc/distributed/c10d/Work.hpp>
+
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "rt/work.h"
+#include "torch_backend/backend_map.h"
+
+namespace chorus::torch_backend {
+
+// Staging buffers for the list forms (all_gather into a list, scatter from one, ...), reused
+// across operations: fresh memory costs a page fault per 4 KiB on first touch (about 3 ms per
+// MiB on the CI machine kind, more than the transfer itself), so buffers come back here when
+// their operation ends. Holds at most kMaxBuffers buffers and kMaxBytes bytes.
+class StagingPool {
+ public:
+  static constexpr std::size_t kMaxBuffers = 8;
+  static constexpr std::size_t kMaxBytes = std::size_t{1} << 30;
+  // A contiguous 1-D tensor of `numel` elements of `dtype` over pooled memory (contents undefined).
+  at::Tensor take(std::int64_t numel, at::ScalarType dtype);
+  void give(const at::Tensor& buffer);
+
+ private:
+  std::mutex mutex_;
+  std::vector<at::Tensor> free_;  // uint8, one storage each
+};
+
+class WorkChorus : public c10d::Work {
+ public:
+  // Wraps an issued runtime operation. `finish_fn` (may be empty) runs once it has succeeded —
+  // copies out of a staging buffer — before the work and its future complete. `keep` holds the
+  // tensors the operation reads or writes until it ends; `outputs` are result() and the
+  // future's value.
+  // `staging` (may be empty) goes back to `pool` once the operation has ended, whatever the outcome.
+  static c10::intrusive_ptr<WorkChorus> make(int rank, c10d::OpType type, const char* title, rt::Work work,
+                                             std::vector<at::Tensor> keep, std::vector<at::Tensor> outputs,
+                                             std::function<void()> finish_fn = {},
+                                             std::shared_ptr<StagingPool> pool = nullptr,
+                                             std::vector<at::Tensor> staging = {});
+  WorkChorus(int rank, c10d::OpType type, const char* title, rt::Work work, std::vector<at::Tensor> keep,
+             std::vector<at::Tensor> outputs, std::function<void()> finish_fn);
+  bool wait(std::chrono::milliseconds timeout) override;
+  std::vector<at::Tensor> result() override { return outputs_; }
+  c10::intrusive_ptr<c10::ivalue::Future> getFuture() override { return future_; }
+
+ private:
+  void on_done(std::exception_ptr error);
+  rt::Work work_;
+  std::shared_ptr<StagingPool> pool_;
+  std::vector<at::Tensor> staging_;
+  std::vector<at::Tensor> keep_;
+  std::vector<at::Tensor> outputs_;
+  std::function<void()> finish_fn_;
+  c10::intrusive_ptr<c10::ivalue::Future> future_;
+};
+
+class ProcessGroupChorus : public c10d::ProcessGroup {
+ public:
+  // `global_ranks`: the world ranks of this group's members (empty or all ranks in order: the
+  // world group). `timeout_s` becomes the runtime's operation timeout when this group
+  // initialises it.
+  ProcessGroupChorus(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size, double timeout_s,
+                     const std::vector<std::int64_t>& global_ranks);
+  ~ProcessGroupChorus() override;
+  const std::string getBackendName() const override { return "chorus"; }
+
+  c10::intrusive_ptr<c10d::Work> broadcast(std::vector<at::Tensor>& tensors, const c10d::BroadcastOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> allreduce(std::vector<at::Tensor>& tensors, const c10d::AllreduceOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> allreduce_coalesced(std::vector<at::Tensor>& tensors,
+                                                     const c10d::AllreduceCoalescedOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> reduce(std::vector<at::Tensor>& tensors, const c10d::ReduceOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> allgather(std::vector<std::vector<at::Tensor>>& outputs, std::vector<at::Tensor>& inputs,
+                                           const c10d::AllgatherOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> _allgather_base(at::Tensor& output, at::Tensor& input,
+                                                 const c10d::AllgatherOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> allgather_coalesced(std::vector<std::vector<at::Tensor>>& outputs,
+                                                     std::vector<at::Tensor>& inputs,
+                                                     const c10d::AllgatherOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> gather(std::vector<std::vector<at::Tensor>>& outputs, std::vector<at::Tensor>& inputs,
+                                        const c10d::GatherOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> scatter(std::vector<at::Tensor>& outputs, std::vector<std::vector<at::Tensor>>& inputs,
+                                         const c10d::ScatterOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> reduce_scatter(std::vector<at::Tensor>& outputs,
+                                                std::vector<std::vector<at::Tensor>>& inputs,
+                                                const c10d::ReduceScatterOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> _reduce_scatter_base(at::Tensor& output, at::Tensor& input,
+                                                      const c10d::ReduceScatterOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> alltoall_base(at::Tensor& output, at::Tensor& input,
+                                               std::vector<std::int64_t>& output_splits,
+                                               std::vector<std::int64_t>& input_splits,
+                                               const c10d::AllToAllOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> alltoall(std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
+                                          const c10d::AllToAllOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> send(std::vector<at::Tensor>& tensors, int dst, int tag) override;
+  c10::intrusive_ptr<c10d::Work> recv(std::vector<at::Tensor>& tensors, int src, int tag) override;
+  c10::intrusive_ptr<c10d::Work> recvAnysource(std::vector<at::Tensor>& tensors, int tag) override;
+  c10::intrusive_ptr<c10d::Work> barrier(const c10d::BarrierOptions& opts) override;
+
+  // The chorus backend that runs `op` (a backend name or auto).
+  const std::string& backend_for(rt::OpKind op) const { return map_.backend(op); }
+
+ private:
+  BackendMap map_;
+  bool owns_runtime_ = false;
+  std::shared_ptr<StagingPool> pool_ = std::make_shared<StagingPool>();
+};
+
+}  // namespace chorus::torch_backend
