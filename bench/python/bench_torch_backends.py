@@ -7,7 +7,8 @@ Each rank initialises the default group with "chorus" and a second group with "g
 operation and size the two take turns, ROUNDS rounds; each turn runs the blocking operation ITERS
 times (ITERS chosen from a first timing so that a turn lasts about --budget-s) and is timed as a
 whole. A row gives, per backend, the median over rounds of the slowest rank's time per call (a
-collective is as slow as its slowest rank), and gloo / chorus.
+collective is as slow as its slowest rank), gloo / chorus, and the page faults per call of the
+slowest rank (first touches of fresh memory cost about 3 ms per MiB on the CI machine kind).
 
 usage: PYTHONPATH=build/python build/chorus launch -n 2 -- python3 bench/python/bench_torch_backends.py
        [--ops all_reduce,broadcast,all_gather,all_to_all_single] [--sizes 8,...,134217728]
@@ -16,6 +17,7 @@ Which chorus backend runs an operation: CHORUS_BACKEND_MAP (default auto) among 
 """
 import argparse
 import csv
+import resource
 import statistics
 import sys
 import time
@@ -49,14 +51,17 @@ def make_op(name, nbytes, world, group):
 
 
 def timed(fn, iters, group):
+    """(time per call, page faults per call) of the slowest rank."""
     dist.barrier(group=group)
+    faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
     start = time.perf_counter()
     for _ in range(iters):
         fn()
     us = (time.perf_counter() - start) / iters * 1e6
-    t = torch.tensor([us], dtype=torch.float64)
+    faults = (resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults) / iters
+    t = torch.tensor([us, faults], dtype=torch.float64)
     dist.all_reduce(t, op=dist.ReduceOp.MAX, group=group)  # the slowest rank
-    return float(t[0])
+    return float(t[0]), float(t[1])
 
 
 def main():
@@ -74,26 +79,32 @@ def main():
     rows = []
     if rank == 0:
         print(f"{world} ranks; median of {args.rounds} rounds of the slowest rank's time per call (us)", flush=True)
-        print(f"{'op':<18} {'bytes':>10} {'chorus':>10} {'gloo':>10} {'gloo/chorus':>11}", flush=True)
+        print(f"{'op':<18} {'bytes':>10} {'chorus':>10} {'gloo':>10} {'gloo/chorus':>11} {'faults/c':>9} {'faults/g':>9}",
+              flush=True)
     for op in args.ops.split(","):
         for size in [int(s) for s in args.sizes.split(",")]:
             fns = {b: make_op(op, size, world, g) for b, g in groups.items()}
             iters = {}
             for b, fn in fns.items():  # warm-up, and the iteration count for the budget
                 fn()
-                first = timed(fn, 1, groups[b])
+                first, _ = timed(fn, 1, groups[b])
                 iters[b] = max(1, min(2000, int(args.budget_s * 1e6 / max(first, 1.0))))
             times = {b: [] for b in fns}
+            faults = {b: [] for b in fns}
             for _ in range(args.rounds):
                 for b, fn in fns.items():
-                    times[b].append(timed(fn, iters[b], groups[b]))
+                    us, pf = timed(fn, iters[b], groups[b])
+                    times[b].append(us)
+                    faults[b].append(pf)
             med = {b: statistics.median(v) for b, v in times.items()}
+            pf = {b: statistics.median(v) for b, v in faults.items()}
             rows.append({"op": op, "bytes": size, "ranks": world, "chorus_us": round(med["chorus"], 2),
-                         "gloo_us": round(med["gloo"], 2), "gloo_over_chorus": round(med["gloo"] / med["chorus"], 3)})
+                         "gloo_us": round(med["gloo"], 2), "gloo_over_chorus": round(med["gloo"] / med["chorus"], 3),
+                         "chorus_faults": round(pf["chorus"], 1), "gloo_faults": round(pf["gloo"], 1)})
             if rank == 0:
                 r = rows[-1]
-                print(f"{op:<18} {size:>10} {r['chorus_us']:>10.1f} {r['gloo_us']:>10.1f} {r['gloo_over_chorus']:>11.2f}",
-                      flush=True)
+                print(f"{op:<18} {size:>10} {r['chorus_us']:>10.1f} {r['gloo_us']:>10.1f} {r['gloo_over_chorus']:>11.2f}"
+                      f" {r['chorus_faults']:>9.0f} {r['gloo_faults']:>9.0f}", flush=True)
             del fns
     if rank == 0 and args.csv:
         with open(args.csv, "w", newline="") as f:
