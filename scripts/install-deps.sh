@@ -4,6 +4,7 @@
 set -euo pipefail
 PACKAGES=(
   g++ make cmake pkg-config git python3
+  lld                   # faster linking (CMakeLists.txt uses it when present)
   libcli11-dev          # command-line parsing
   nlohmann-json3-dev    # JSON output and tuning tables
   libyaml-cpp-dev       # network YAML files (with line numbers for errors)

@@ -27,7 +27,8 @@ want() { [[ "$MODE" == all || "$MODE" == "$1" ]]; }
 configure_and_build() {  # build-dir, targets (or "all"), extra cmake args...
   local dir="$1" targets="$2"; shift 2
   echo "=== $dir: configure, build ==="
-  cmake -S . -B "$dir" -DCHORUS_WERROR=ON "$@"
+  # -g1: line tables only (file:line in failures and sanitizer reports), less to compile and link.
+  cmake -S . -B "$dir" -DCHORUS_WERROR=ON -DCHORUS_LINE_TABLES_ONLY=ON "$@"
   if [[ "$targets" == all ]]; then
     cmake --build "$dir" -j"$JOBS"
   else
