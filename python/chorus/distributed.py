@@ -22,7 +22,7 @@ def _create_process_group(options, _pg_options):
     timeout = options.timeout
     seconds = timeout.total_seconds() if hasattr(timeout, "total_seconds") else float(timeout)
     return _c10d.ProcessGroupChorus(options.store, options.group_rank, options.group_size, seconds,
-                                    list(options.global_ranks_in_group))
+                                    list(options.global_ranks_in_group), str(options.group_id))
 
 
 def _environment_from_mpirun():

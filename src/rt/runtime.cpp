@@ -452,14 +452,25 @@ bool is_native(std::string_view backend, OpKind op) {
 
 // ---- groups ----------------------------------------------------------------------------------
 
-void split(const std::string& name, std::string_view backend, int color, int key) {
-  Runtime& r = rt("split");
-  const std::string where = fmt::format("split '{}' on rank {}", name, r.world.rank);
+namespace {
+
+void check_group_name(const Runtime& r, const std::string& name, const std::string& where) {
   if (name.empty() || name == "auto" || name == "all" ||
       std::find(kAvailable.begin(), kAvailable.end(), name) != kAvailable.end())
     throw InputError(where, fmt::format("'{}' cannot name a group (backend names, auto and all are taken)", name));
   if (r.slots.count(name) != 0 || std::find(r.not_member.begin(), r.not_member.end(), name) != r.not_member.end())
     throw InputError(where, fmt::format("a group or backend named '{}' exists already", name));
+}
+
+void add_group(Runtime& r, const std::string& name, const std::string& kind, std::vector<int> world_ranks,
+               const std::string& key_prefix, int color, int key);
+
+}  // namespace
+
+void split(const std::string& name, std::string_view backend, int color, int key) {
+  Runtime& r = rt("split");
+  const std::string where = fmt::format("split '{}' on rank {}", name, r.world.rank);
+  check_group_name(r, name, where);
   if (color < -1) throw InputError(where, fmt::format("color {} must be >= 0, or -1 to join no group", color));
   std::string kind(backend);
   if (kind == "auto") kind = r.order.front();
@@ -492,7 +503,37 @@ void split(const std::string& name, std::string_view backend, int color, int key
   std::sort(mine.begin(), mine.end());
   std::vector<int> world_ranks;
   for (const auto& m : mine) world_ranks.push_back(m.second);
-  BackendContext ctx = world_context(r, fmt::format("{}/c{}", base, color));
+  add_group(r, name, kind, std::move(world_ranks), fmt::format("{}/c{}", base, color), color, key);
+}
+
+void member_group(const std::string& name, const std::vector<int>& world_ranks, std::string_view backend) {
+  Runtime& r = rt("member_group");
+  const std::string where = fmt::format("member_group '{}' on rank {}", name, r.world.rank);
+  check_group_name(r, name, where);
+  std::string kind(backend);
+  if (kind == "auto") kind = r.world.single_host ? "shm" : "gloo";
+  if (kind != "shm" && kind != "gloo")
+    throw InputError(where, fmt::format("backend '{}': a group made by its members alone runs on shm or gloo (mpi "
+                                        "needs every world rank in the call: use new_group)", kind));
+  if (kind == "shm" && !r.world.single_host)
+    throw InputError(where, "backend 'shm' needs every rank on one host");
+  int me = -1;
+  for (std::size_t i = 0; i < world_ranks.size(); ++i) {
+    if (world_ranks[i] < 0 || world_ranks[i] >= r.world.size)
+      throw InputError(where, fmt::format("ranks[{}] = {} is not a rank of the world (size {})", i, world_ranks[i], r.world.size));
+    if (std::count(world_ranks.begin(), world_ranks.end(), world_ranks[i]) > 1)
+      throw InputError(where, fmt::format("rank {} is listed twice", world_ranks[i]));
+    if (world_ranks[i] == r.world.rank) me = static_cast<int>(i);
+  }
+  if (me < 0) throw InputError(where, "this rank is not in the list: only the members call member_group");
+  add_group(r, name, kind, world_ranks, fmt::format("{}/{}/member_group/{}", r.world.run_id, g_generation - 1, name), 0, me);
+}
+
+namespace {
+
+void add_group(Runtime& r, const std::string& name, const std::string& kind, std::vector<int> world_ranks,
+               const std::string& key_prefix, int color, int key) {
+  BackendContext ctx = world_context(r, key_prefix);
   ctx.rank = static_cast<int>(std::find(world_ranks.begin(), world_ranks.end(), r.world.rank) - world_ranks.begin());
   ctx.size = static_cast<int>(world_ranks.size());
   ctx.mpi_color = color;
@@ -507,6 +548,8 @@ void split(const std::string& name, std::string_view backend, int color, int key
   r.members[name] = std::move(world_ranks);
   r.fast.emplace_back(name, r.slots[name].get());
 }
+
+}  // namespace
 
 void new_group(const std::string& name, const std::vector<int>& ranks, std::string_view backend) {
   Runtime& r = rt("new_group");

@@ -93,6 +93,11 @@ void split(const std::string& name, std::string_view backend, int color, int key
 // torch.distributed's new_group: the given world ranks (in that order) form group `name`; the
 // other ranks take part in the call but are not members (using `name` there is an error).
 void new_group(const std::string& name, const std::vector<int>& ranks, std::string_view backend = "auto");
+// A group made by its members alone, as torch.distributed's new_group makes one (it calls only
+// the members): every member calls it with the same `name` and the same `world_ranks` (group rank
+// order); other ranks do not call it. Backend shm or gloo, or auto (shm on one host, else gloo);
+// mpi needs every world rank in the call (use new_group).
+void member_group(const std::string& name, const std::vector<int>& world_ranks, std::string_view backend = "auto");
 // The world rank of every member of group `name`, in group rank order.
 std::vector<int> group_ranks(std::string_view name);
 

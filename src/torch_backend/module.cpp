@@ -23,11 +23,12 @@ PYBIND11_MODULE(_c10d, m) {
   });
   py::class_<ProcessGroupChorus, c10d::ProcessGroup, c10::intrusive_ptr<ProcessGroupChorus>>(m, "ProcessGroupChorus")
       .def(py::init([](const c10::intrusive_ptr<c10d::Store>& store, int rank, int size, double timeout_s,
-                       const std::vector<std::int64_t>& global_ranks) {
-             return c10::make_intrusive<ProcessGroupChorus>(store, rank, size, timeout_s, global_ranks);
+                       const std::vector<std::int64_t>& global_ranks, const std::string& group_name) {
+             return c10::make_intrusive<ProcessGroupChorus>(store, rank, size, timeout_s, global_ranks, group_name);
            }),
            py::arg("store"), py::arg("rank"), py::arg("size"), py::arg("timeout_s"),
-           py::arg("global_ranks") = std::vector<std::int64_t>{}, py::call_guard<py::gil_scoped_release>())
+           py::arg("global_ranks") = std::vector<std::int64_t>{}, py::arg("group_name") = "",
+           py::call_guard<py::gil_scoped_release>())
       .def(
           "backend_for",
           [](const ProcessGroupChorus& pg, const std::string& op) {

@@ -3,7 +3,6 @@
 #include <ATen/ATen.h>
 
 #include <cstdlib>
-#include <numeric>
 
 #include <fmt/format.h>
 
@@ -219,18 +218,19 @@ bool WorkChorus::wait(std::chrono::milliseconds timeout) {
 // ---- ProcessGroupChorus ------------------------------------------------------------------------
 
 ProcessGroupChorus::ProcessGroupChorus(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
-                                       double timeout_s, const std::vector<std::int64_t>& global_ranks)
+                                       double timeout_s, const std::vector<std::int64_t>& global_ranks,
+                                       const std::string& group_name)
     : c10d::ProcessGroup(rank, size) {
   const char* map_text = std::getenv("CHORUS_BACKEND_MAP");
   map_ = BackendMap::parse(map_text != nullptr ? map_text : "", "environment CHORUS_BACKEND_MAP");
-  std::vector<std::int64_t> identity(global_ranks.size());
-  std::iota(identity.begin(), identity.end(), 0);
-  if (!global_ranks.empty() && global_ranks != identity)
-    throw InputError("chorus process group",
-                     fmt::format("a group of {} of the world's ranks: the chorus torch backend runs the world group "
-                                 "only so far; create sub-groups with another backend (new_group(ranks, "
-                                 "backend=\"gloo\")) or with chorus.new_group",
-                                 global_ranks.size()));
+  if (!global_ranks.empty()) {  // a sub-group: only its members get here
+    if (!rt::is_initialized())
+      throw InputError("chorus process group", "a sub-group before the world group: call init_process_group first");
+    std::vector<int> ranks(global_ranks.begin(), global_ranks.end());
+    group_ = "torch/" + group_name;
+    rt::member_group(group_, ranks, "auto");
+    return;
+  }
   if (!rt::is_initialized()) {
     rt::InitOptions options;
     options.timeout_s = timeout_s;

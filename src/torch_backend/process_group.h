@@ -78,11 +78,12 @@ class WorkChorus : public c10d::Work {
 
 class ProcessGroupChorus : public c10d::ProcessGroup {
  public:
-  // `global_ranks`: the world ranks of this group's members (empty or all ranks in order: the
-  // world group). `timeout_s` becomes the runtime's operation timeout when this group
-  // initialises it.
+  // `global_ranks`: the world ranks of this group's members (empty: the world group). The world
+  // group initialises the runtime (`timeout_s` becomes its operation timeout); any other group
+  // is a runtime group made by its members alone (rt::member_group, named "torch/<group_name>",
+  // on shm when the world is on one host, else gloo) that runs all of the group's operations.
   ProcessGroupChorus(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size, double timeout_s,
-                     const std::vector<std::int64_t>& global_ranks);
+                     const std::vector<std::int64_t>& global_ranks, const std::string& group_name);
   ~ProcessGroupChorus() override;
   const std::string getBackendName() const override { return "chorus"; }
 
@@ -119,10 +120,11 @@ class ProcessGroupChorus : public c10d::ProcessGroup {
   c10::intrusive_ptr<c10d::Work> barrier(const c10d::BarrierOptions& opts) override;
 
   // The chorus backend that runs `op` (a backend name or auto).
-  const std::string& backend_for(rt::OpKind op) const { return map_.backend(op); }
+  const std::string& backend_for(rt::OpKind op) const { return group_.empty() ? map_.backend(op) : group_; }
 
  private:
   BackendMap map_;
+  std::string group_;  // the runtime group of a sub-group; empty for the world group
   bool owns_runtime_ = false;
   std::shared_ptr<StagingPool> pool_ = std::make_shared<StagingPool>();
 };

@@ -239,6 +239,32 @@ def test_point_to_point():
     dist.barrier()
 
 
+def test_sub_groups():
+    """new_group with the chorus backend: a runtime group made by its members alone."""
+    members = [0, WORLD - 1] if WORLD > 2 else [0, 1]
+    sub = dist.new_group(ranks=members)  # every rank calls it; only members get a group
+    evens = dist.new_group(ranks=list(range(0, WORLD, 2)))
+    if RANK in members:
+        t = data(RANK, 999, torch.float32)
+        dist.all_reduce(t, group=sub)
+        same(t, sum(data(r, 999, torch.float32) for r in members), f"sub-group {members} all_reduce")
+        b = data(RANK, 10, torch.int64)
+        dist.broadcast(b, src=members[-1], group=sub)  # src is a world rank
+        same(b, data(members[-1], 10, torch.int64), f"sub-group {members} broadcast from world rank {members[-1]}")
+        outs = [torch.empty(5, dtype=torch.bfloat16) for _ in members]
+        dist.all_gather(outs, data(RANK, 5, torch.bfloat16), group=sub)
+        for o, r in zip(outs, members):
+            same(o, data(r, 5, torch.bfloat16), f"sub-group {members} all_gather from {r}")
+    if RANK % 2 == 0:
+        t = torch.full((3,), float(RANK))
+        dist.all_reduce(t, op=dist.ReduceOp.MAX, group=evens)
+        same(t, torch.full((3,), float(2 * ((WORLD - 1) // 2))), "even ranks' sub-group all_reduce MAX")
+    everyone = dist.new_group()
+    t = torch.ones(4)
+    dist.all_reduce(t, group=everyone)
+    same(t, torch.full((4,), float(WORLD)), "new_group() of every rank")
+
+
 def raises(kind, fn, what, needle):
     try:
         fn()
@@ -265,7 +291,7 @@ def test_bad_arguments():
 
 
 for test in (test_all_reduce, test_async_and_future, test_broadcast_reduce, test_gathers, test_reduce_scatter,
-             test_all_to_all, test_point_to_point, test_bad_arguments):
+             test_all_to_all, test_point_to_point, test_sub_groups, test_bad_arguments):
     test()
 dist.barrier()
 if RANK == 0:

@@ -279,3 +279,27 @@ TEST(Runtime, ExternalWorldIsUsedAndChecked) {
   EXPECT_EQ(world->store->add("chorus/init/0", 0), 2);
   rt::finalize();
 }
+
+TEST(Runtime, MemberGroupIsMadeByItsMembersAlone) {
+  rt::init({"shm", "gloo"});
+  auto message = [](auto&& fn) {
+    try {
+      fn();
+    } catch (const chorus::InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message([] { rt::member_group("g", {1}, "shm"); }).find("ranks[0] = 1 is not a rank"), std::string::npos);
+  EXPECT_NE(message([] { rt::member_group("g", {0, 0}, "shm"); }).find("listed twice"), std::string::npos);
+  EXPECT_NE(message([] { rt::member_group("g", {0}, "mpi"); }).find("shm or gloo"), std::string::npos);
+  EXPECT_NE(message([] { rt::member_group("shm", {0}, "shm"); }).find("cannot name a group"), std::string::npos);
+  rt::member_group("torch/1", {0}, "auto");  // one host: shm
+  EXPECT_EQ(rt::size("torch/1"), 1);
+  EXPECT_EQ(rt::group_ranks("torch/1"), std::vector<int>{0});
+  EXPECT_NE(message([] { rt::member_group("torch/1", {0}, "gloo"); }).find("exists already"), std::string::npos);
+  std::vector<std::int32_t> x = {3, -4}, y(2);
+  rt::all_reduce("torch/1", x.data(), y.data(), 2, DType::i32, ReduceOp::sum);
+  EXPECT_EQ(y, x);
+  rt::finalize();
+}
