@@ -155,11 +155,16 @@ void StagingPool::give(const at::Tensor& buffer) {
   const auto& storage = buffer.storage();
   at::Tensor bytes = at::empty({0}, at::TensorOptions().dtype(at::kByte))
                          .set_(storage, 0, {static_cast<std::int64_t>(storage.nbytes())}, {1});
+  if (storage.nbytes() > kMaxBytes) return;  // too big to keep: freed with its last user
   std::lock_guard lock(mutex_);
+  free_.push_back(std::move(bytes));
+  // Over a limit: the oldest buffers go first (sizes in use change over a run; the newest match).
   std::size_t held = 0;
   for (const auto& b : free_) held += static_cast<std::size_t>(b.numel());
-  if (free_.size() >= kMaxBuffers || held + storage.nbytes() > kMaxBytes) return;  // dropped: freed with its last user
-  free_.push_back(std::move(bytes));
+  while (free_.size() > kMaxBuffers || held > kMaxBytes) {
+    held -= static_cast<std::size_t>(free_.front().numel());
+    free_.erase(free_.begin());
+  }
 }
 
 // ---- WorkChorus ----------------------------------------------------------------------------------

@@ -33,7 +33,8 @@ namespace chorus::torch_backend {
 // Staging buffers for the list forms (all_gather into a list, scatter from one, ...), reused
 // across operations: fresh memory costs a page fault per 4 KiB on first touch (about 3 ms per
 // MiB on the CI machine kind, more than the transfer itself), so buffers come back here when
-// their operation ends. Holds at most kMaxBuffers buffers and kMaxBytes bytes.
+// their operation ends. Holds at most kMaxBuffers buffers and kMaxBytes bytes, dropping the
+// oldest first.
 class StagingPool {
  public:
   static constexpr std::size_t kMaxBuffers = 8;
@@ -44,7 +45,7 @@ class StagingPool {
 
  private:
   std::mutex mutex_;
-  std::vector<at::Tensor> free_;  // uint8, one storage each
+  std::vector<at::Tensor> free_;  // uint8, one storage each, oldest first
 };
 
 class WorkChorus : public c10d::Work {
