@@ -39,7 +39,7 @@ def main():
     ap.add_argument("--rows", type=int, default=5000, help="rows per table")
     ap.add_argument("--dim", type=int, default=64, help="embedding dimension")
     ap.add_argument("--dense", type=int, default=16, help="dense features")
-    ap.add_argument("--lr", type=float, default=0.05)
+    ap.add_argument("--lr", type=float, default=1.0)
     ap.add_argument("--backend", default="chorus")
     ap.add_argument("--json")
     args = ap.parse_args()

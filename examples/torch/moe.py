@@ -63,7 +63,7 @@ def main():
     ap.add_argument("--dim", type=int, default=128)
     ap.add_argument("--hidden", type=int, default=256)
     ap.add_argument("--layers", type=int, default=2, help="MoE layers")
-    ap.add_argument("--lr", type=float, default=0.05)
+    ap.add_argument("--lr", type=float, default=0.3)
     ap.add_argument("--backend", default="chorus", help="torch.distributed backend (chorus, or gloo to compare)")
     ap.add_argument("--json", help="write losses and step times here (rank 0)")
     args = ap.parse_args()
