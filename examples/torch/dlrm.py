@@ -13,7 +13,6 @@ usage: chorus launch -n 4 -- python3 examples/torch/dlrm.py [--steps 20] [--json
 Backends per operation: CHORUS_BACKEND_MAP (see examples/torch/moe.py).
 """
 import argparse
-import json
 import sys
 import time
 
@@ -22,6 +21,7 @@ import torch.distributed as dist
 import torch.distributed.nn.functional as dfn
 
 import chorus  # noqa: F401  (registers "chorus")
+from common import average_gradients, record_step, write_results
 
 
 def mlp(sizes):
@@ -85,20 +85,11 @@ def main():
         logits = top(torch.cat([z, inter[:, iu[0], iu[1]]], dim=1))
         loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, label)
         loss.backward()
-        for p in dense_params:  # data-parallel gradient average
-            dist.all_reduce(p.grad)
-            p.grad /= world
+        average_gradients(dense_params, world)
         opt.step()
-        mean = loss.detach().clone()
-        dist.all_reduce(mean)
-        step_ms.append((time.perf_counter() - start) * 1e3)
-        losses.append(mean.item() / world)
-        if rank == 0:
-            print(f"step {step:3d}  loss {losses[-1]:.6f}  {step_ms[-1]:8.2f} ms", flush=True)
-    if rank == 0 and args.json:
-        with open(args.json, "w") as f:
-            json.dump({"model": "dlrm", "ranks": world, "backend": args.backend, "losses": losses, "step_ms": step_ms,
-                       "batch": args.batch, "tables": args.tables, "dim": args.dim}, f, indent=1)
+        record_step(step, start, loss, losses, step_ms, rank, world)
+    write_results(args.json, rank, model="dlrm", ranks=world, backend=args.backend, losses=losses, step_ms=step_ms,
+                  batch=args.batch, tables=args.tables, dim=args.dim)
     dist.destroy_process_group()
     return 0
 

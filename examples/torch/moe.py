@@ -18,7 +18,6 @@ usage: chorus launch -n 4 -- python3 examples/torch/moe.py [--steps 20] [--json 
 Prints one line per step (rank 0); --json writes {"losses": [...], "step_ms": [...], ...}.
 """
 import argparse
-import json
 import sys
 import time
 
@@ -27,6 +26,7 @@ import torch.distributed as dist
 import torch.distributed.nn.functional as dfn
 
 import chorus  # noqa: F401  (registers "chorus")
+from common import average_gradients, record_step, write_results
 
 
 class MoELayer(torch.nn.Module):
@@ -95,20 +95,11 @@ def main():
             h = m(h)
         loss = torch.nn.functional.mse_loss(head(h), y)
         loss.backward()
-        for p in replicated:  # data-parallel gradient average
-            dist.all_reduce(p.grad)
-            p.grad /= world
+        average_gradients(replicated, world)
         opt.step()
-        mean = loss.detach().clone()
-        dist.all_reduce(mean)
-        step_ms.append((time.perf_counter() - start) * 1e3)
-        losses.append(mean.item() / world)
-        if rank == 0:
-            print(f"step {step:3d}  loss {losses[-1]:.6f}  {step_ms[-1]:8.2f} ms", flush=True)
-    if rank == 0 and args.json:
-        with open(args.json, "w") as f:
-            json.dump({"model": "moe", "ranks": world, "backend": args.backend, "losses": losses, "step_ms": step_ms,
-                       "tokens": args.tokens, "dim": args.dim, "layers": args.layers}, f, indent=1)
+        record_step(step, start, loss, losses, step_ms, rank, world)
+    write_results(args.json, rank, model="moe", ranks=world, backend=args.backend, losses=losses, step_ms=step_ms,
+                  tokens=args.tokens, dim=args.dim, layers=args.layers)
     dist.destroy_process_group()
     return 0
 
