@@ -31,7 +31,10 @@ except ImportError as _error:  # the source tree's package (chorus.plot only), o
         raise AttributeError(f"chorus.{name}: the runtime bindings are not importable here ({_RUNTIME_ERROR}); "
                              "use the package a CMake build writes: PYTHONPATH=<build>/python")
 
-if HAVE_RUNTIME:
+import os as _os
+
+# Registering the torch backend imports torch (about 1.5 s); CHORUS_NO_TORCH=1 skips it.
+if HAVE_RUNTIME and _os.environ.get("CHORUS_NO_TORCH") != "1":
     try:
         import torch.distributed as _torch_distributed  # noqa: F401
     except ImportError:  # no torch here: the rest of chorus works without it
