@@ -18,6 +18,7 @@
 
 #include "core/error.h"
 #include "rt/errors.h"
+#include "rt/fusion/fusion.h"
 #include "rt/rendezvous/mpi_env.h"
 #include "rt/runtime.h"
 #include "rt/types.h"
@@ -156,6 +157,25 @@ py::object run(bool async_op, std::initializer_list<py::object> keep, const Call
   return py::none();
 }
 
+// A Fusion that Python can close before the runtime is finalised (and that refuses use after).
+class PyFusion {
+ public:
+  PyFusion(const std::vector<std::string>& backends, const rt::FusionOptions& options)
+      : fusion_(std::make_unique<rt::Fusion>(backends, options)) {}
+  ~PyFusion() { close(); }
+  rt::Fusion& get() {
+    if (!fusion_) throw py::value_error("Fusion: used after close()");
+    return *fusion_;
+  }
+  void close() {
+    py::gil_scoped_release release;
+    fusion_.reset();
+  }
+
+ private:
+  std::unique_ptr<rt::Fusion> fusion_;
+};
+
 // A staging buffer as a bytes-like object the Work keeps alive.
 struct Staging {
   std::vector<unsigned char> bytes;
@@ -270,6 +290,42 @@ PYBIND11_MODULE(_rt, m) {
       },
       py::arg("name"), py::arg("ranks"), py::arg("backend") = "auto");
   m.def("group_ranks", [](const std::string& name) { return rt::group_ranks(name); });
+
+  // Tensor fusion (rt/fusion/fusion.h). Collective to make and to close (every rank, same order).
+  py::class_<PyFusion>(m, "Fusion")
+      .def(py::init([](const std::vector<std::string>& backends, std::size_t buffer_bytes, std::int64_t cycle_us) {
+             py::gil_scoped_release release;
+             return std::make_unique<PyFusion>(backends, rt::FusionOptions{.buffer_bytes = buffer_bytes, .cycle_us = cycle_us});
+           }),
+           py::arg("backends"), py::arg("buffer_bytes") = std::size_t{1} << 20, py::arg("cycle_us") = 200,
+           "Small all-reduces fused into buffers of at most buffer_bytes, a cycle at most cycle_us after the oldest")
+      .def(
+          "all_reduce",
+          [](PyFusion& f, const std::string& backend, const py::object& tensor, ReduceOp op) {
+            auto t = tensor_of(tensor, "Fusion.all_reduce: tensor");
+            rt::Work w;
+            {
+              py::gil_scoped_release release;
+              w = f.get().all_reduce(backend, t.data, t.data, t.count, t.dtype, op);
+            }
+            return std::make_shared<PyWork>(std::move(w), std::vector<py::object>{t.owner}, nullptr);
+          },
+          py::arg("backend"), py::arg("tensor"), py::arg("op") = ReduceOp::sum, "In place; always asynchronous: returns a Work")
+      .def("flush", [](PyFusion& f) {
+        py::gil_scoped_release release;
+        f.get().flush();
+      })
+      .def("stats", [](PyFusion& f) {
+        const auto s = f.get().stats();
+        py::dict d;
+        d["ops"] = s.ops;
+        d["buffers"] = s.buffers;
+        d["cycles"] = s.cycles;
+        return d;
+      })
+      .def("close", &PyFusion::close, "Collective: flushes and stops (also on leaving a with block)")
+      .def("__enter__", [](PyFusion& f) -> PyFusion& { return f; }, py::return_value_policy::reference)
+      .def("__exit__", [](PyFusion& f, const py::object&, const py::object&, const py::object&) { f.close(); });
 
   m.def(
       "all_reduce",

@@ -3,6 +3,8 @@
 #include "rt/runtime.h"
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -60,7 +62,21 @@ struct Runtime {
   std::vector<std::string> groups;  // groups of this rank, in creation order
   std::map<std::string, std::vector<int>, std::less<>> members;  // group -> world ranks
   std::vector<std::string> not_member;  // groups created while this rank joined none
-  std::vector<std::pair<std::string, Slot*>> fast;  // the same, for the lookup on every call
+  // The same, for the lookup on every call: append-only and lock-free, so that a thread issuing
+  // operations (tensor fusion's cycle thread) may look names up while another creates a group.
+  // Names past its capacity are found through `slots` under `slots_mutex`.
+  struct FastIndex {
+    static constexpr std::size_t kCapacity = 64;
+    std::array<std::pair<std::string, Slot*>, kCapacity> entries;
+    std::atomic<std::size_t> count{0};
+    void add(const std::string& name, Slot* slot) {  // one writer at a time (slots_mutex)
+      const std::size_t n = count.load(std::memory_order_relaxed);
+      if (n == kCapacity) return;
+      entries[n] = {name, slot};
+      count.store(n + 1, std::memory_order_release);
+    }
+  } fast;
+  std::mutex slots_mutex;  // guards `slots` against a group created while another thread looks up
   bool check = false;
   std::optional<TuningTable> tuning;
   // Null: not logging. Shared with queued operations: a broken backend left alive by finalize()
@@ -116,18 +132,20 @@ inline bool same_name(const std::string& a, std::string_view b) {
 
 Slot& slot_for_slow(std::string_view name, OpKind op, std::size_t bytes);
 
-// The hot path: a linear scan of at most three names beats a map lookup.
+// The hot path: a linear scan of the few names beats a map lookup.
 [[gnu::always_inline]] inline Slot& slot_for(std::string_view name, OpKind op, std::size_t bytes) {
   if (g_rt == nullptr) [[unlikely]] throw_not_initialised(op);
-  for (auto& [n, slot] : g_rt->fast)
-    if (same_name(n, name)) return *slot;
+  const std::size_t n = g_rt->fast.count.load(std::memory_order_acquire);
+  for (std::size_t i = 0; i < n; ++i)
+    if (same_name(g_rt->fast.entries[i].first, name)) return *g_rt->fast.entries[i].second;
   return slot_for_slow(name, op, bytes);
 }
 
 // "auto" and unknown names.
 Slot& slot_for_slow(std::string_view name, OpKind op, std::size_t bytes) {
   Runtime& r = rt(to_string(op));
-  auto it = name == "auto" ? r.slots.find(pick_backend(r, op, bytes)) : r.slots.end();
+  std::lock_guard lock(r.slots_mutex);
+  auto it = r.slots.find(name == "auto" ? pick_backend(r, op, bytes) : std::string(name));
   if (it == r.slots.end() && std::find(r.not_member.begin(), r.not_member.end(), name) != r.not_member.end())
     throw InputError(fmt::format("{} on rank {}", to_string(op), r.world.rank),
                      fmt::format("this rank is not a member of group '{}'", name));
@@ -378,7 +396,7 @@ void init(const std::vector<std::string>& names, const InitOptions& options) {
   for (const auto& name : ordered)
     r->slots[name] = make_slot(name, name, world_context(*r, fmt::format("{}/{}/{}", r->world.run_id, g_generation, name)));
   r->order = ordered;
-  for (const auto& name : ordered) r->fast.emplace_back(name, r->slots[name].get());
+  for (const auto& name : ordered) r->fast.add(name, r->slots[name].get());
   ++g_generation;
   g_rt = r.release();
 }
@@ -416,7 +434,7 @@ void finalize() {
     }
   }
   // Destroy healthy groups and backends in reverse order of creation, then the world.
-  r->fast.clear();
+  r->fast.count.store(0);
   for (auto it = r->groups.rbegin(); it != r->groups.rend(); ++it) r->slots[*it].reset();
   for (auto it = r->order.rbegin(); it != r->order.rend(); ++it) r->slots[*it].reset();
   r->world.store.reset();
@@ -538,7 +556,9 @@ void add_group(Runtime& r, const std::string& name, const std::string& kind, std
   ctx.size = static_cast<int>(world_ranks.size());
   ctx.mpi_color = color;
   ctx.mpi_key = key;
-  r.slots[name] = make_slot(kind, name, ctx);
+  auto slot = make_slot(kind, name, ctx);
+  std::lock_guard lock(r.slots_mutex);
+  r.slots[name] = std::move(slot);
   std::string map;
   for (std::size_t i = 0; i < world_ranks.size() && i < 16; ++i)
     map += fmt::format("{}group rank {} = world rank {}", i == 0 ? "" : ", ", i, world_ranks[i]);
@@ -546,7 +566,7 @@ void add_group(Runtime& r, const std::string& name, const std::string& kind, std
   r.slots[name]->group_note = fmt::format("[in group '{}' on {}: {}]", name, kind, map);
   r.groups.push_back(name);
   r.members[name] = std::move(world_ranks);
-  r.fast.emplace_back(name, r.slots[name].get());
+  r.fast.add(name, r.slots[name].get());
 }
 
 }  // namespace

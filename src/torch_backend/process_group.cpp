@@ -3,6 +3,8 @@
 #include <ATen/ATen.h>
 
 #include <cstdlib>
+#include <optional>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -228,6 +230,9 @@ ProcessGroupChorus::ProcessGroupChorus(const c10::intrusive_ptr<c10d::Store>& st
     : c10d::ProcessGroup(rank, size) {
   const char* map_text = std::getenv("CHORUS_BACKEND_MAP");
   map_ = BackendMap::parse(map_text != nullptr ? map_text : "", "environment CHORUS_BACKEND_MAP");
+  std::optional<rt::FusionOptions> fusion;  // read before anything is initialised: a bad value leaves nothing behind
+  if (const char* f = std::getenv("CHORUS_FUSION"); f != nullptr && *f != '\0' && std::string_view(f) != "0")
+    fusion = rt::parse_fusion_options(f, "environment CHORUS_FUSION");
   if (!global_ranks.empty()) {  // a sub-group: only its members get here
     if (!rt::is_initialized())
       throw InputError("chorus process group", "a sub-group before the world group: call init_process_group first");
@@ -253,9 +258,12 @@ ProcessGroupChorus::ProcessGroupChorus(const c10::intrusive_ptr<c10d::Store>& st
                                    "initialised is rank {} of {}",
                                    rank, size, rt::rank(first), rt::size(first)));
   }
+  if (fusion)
+    fusion_ = std::make_unique<rt::Fusion>(std::vector<std::string>{backend_for(OpKind::all_reduce)}, *fusion);
 }
 
 ProcessGroupChorus::~ProcessGroupChorus() {
+  fusion_.reset();  // collective, like the group's destruction
   if (!owns_runtime_) return;
   try {
     rt::finalize();
@@ -276,7 +284,10 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::allreduce(std::vector<at::Ten
                                                             const c10d::AllreduceOptions& opts) {
   at::Tensor& t = single(tensors, "all_reduce", "tensor");
   const Reduction r = reduction_of(t, opts.reduceOp, "all_reduce");
-  auto w = rt::all_reduce(backend_for(OpKind::all_reduce), t.data_ptr(), t.data_ptr(), count_of(t, r), r.dtype, r.op, true);
+  const std::size_t count = count_of(t, r);
+  auto w = fusion_ != nullptr && count * rt::dtype_bytes(r.dtype) <= fusion_->options().buffer_bytes
+               ? fusion_->all_reduce(backend_for(OpKind::all_reduce), t.data_ptr(), t.data_ptr(), count, r.dtype, r.op)
+               : rt::all_reduce(backend_for(OpKind::all_reduce), t.data_ptr(), t.data_ptr(), count, r.dtype, r.op, true);
   return WorkChorus::make(rank_, c10d::OpType::ALLREDUCE, "chorus:all_reduce", std::move(w), {t}, {t});
 }
 

@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "rt/fusion/fusion.h"
 #include "rt/work.h"
 #include "torch_backend/backend_map.h"
 
@@ -127,6 +128,8 @@ class ProcessGroupChorus : public c10d::ProcessGroup {
   BackendMap map_;
   std::string group_;  // the runtime group of a sub-group; empty for the world group
   bool owns_runtime_ = false;
+  // CHORUS_FUSION=B,T (world group only): all-reduces of at most B bytes go through tensor fusion.
+  std::unique_ptr<rt::Fusion> fusion_;
   std::shared_ptr<StagingPool> pool_ = std::make_shared<StagingPool>();
 };
 

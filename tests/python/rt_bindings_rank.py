@@ -128,12 +128,35 @@ def run(b):
     expect_raises(ValueError, lambda: chorus.all_reduce("nope", np.ones(2, np.float32)), "unknown backend 'nope'")
 
 
+def run_fusion(backends):
+    """chorus.Fusion: 300 small all-reduces on every backend and auto, several dtypes and sizes
+    (a few larger than the buffer), fused, each result against numpy."""
+    r, n = chorus.rank(), chorus.size()
+    choices = backends + ["auto"]
+    with chorus.Fusion(backends, buffer_bytes=4096, cycle_us=100) as fusion:
+        pending = []
+        for i in range(300):
+            dt = DTYPES[i % len(DTYPES)]
+            count = (i * 37) % 300 if i % 50 else 3000  # 3000 elements: more than the 4 KiB buffer
+            x = data(r, count, dt) + (i % 3)
+            pending.append((fusion.all_reduce(choices[i % len(choices)], x), x, i, dt, count))
+        for work, x, i, dt, count in reversed(pending):
+            work.wait()
+            want = sum(data(k, count, np.int64) + (i % 3) for k in range(n)).astype(dt)
+            check(np.array_equal(x, want), f"Fusion all_reduce #{i} ({dt.__name__}, {count})")
+        stats = fusion.stats()
+        check(stats["ops"] == 300 and stats["buffers"] < 150, f"Fusion fused: {stats}")
+        expect_raises(ValueError, lambda: fusion.all_reduce("nope", np.ones(2, np.float32)), "not one of this fusion's")
+    expect_raises(ValueError, lambda: fusion.all_reduce(backends[0], np.ones(2, np.float32)), "after close")
+
+
 def main():
     wanted = sys.argv[1].split(",")
     chorus.init(wanted)
     check(sorted(chorus.backends()) == sorted(wanted), f"backends() is {chorus.backends()}")
     for b in wanted:
         run(b)
+    run_fusion(wanted)
     try:
         import torch  # noqa: F401  (python3-torch; the same calls on torch CPU tensors, no copies)
     except ImportError:

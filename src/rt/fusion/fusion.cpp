@@ -1,0 +1,423 @@
+#include "rt/fusion/fusion.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <tuple>
+
+#include "core/error.h"
+#include "core/split.h"
+#include "core/units.h"
+#include "rt/errors.h"
+#include "rt/runtime.h"
+
+namespace chorus::rt {
+
+FusionOptions parse_fusion_options(std::string_view text, const std::string& field) {
+  FusionOptions o;
+  if (text == "on" || text == "1") return o;
+  const auto parts = split_list(text);
+  if (parts.size() != 2)
+    throw InputError(field, fmt::format("'{}': expected B,T (buffer bytes, cycle microseconds), e.g. 1MiB,200", text));
+  const Bytes b = parse_bytes(parts[0], field + " (B)");
+  if (b < 8 || b > (Bytes{1} << 30))
+    throw InputError(field, fmt::format("B = {} bytes: must be at least 8 and at most 1 GiB", b));
+  std::int64_t t = 0;
+  try {
+    std::size_t used = 0;
+    t = std::stoll(parts[1], &used);
+    if (used != parts[1].size()) throw std::invalid_argument("trailing text");
+  } catch (const std::exception&) {
+    throw InputError(field, fmt::format("T = '{}': not a whole number of microseconds", parts[1]));
+  }
+  if (t < 1 || t > 10'000'000)
+    throw InputError(field, fmt::format("T = {} us: must be at least 1 and at most 10^7", t));
+  o.buffer_bytes = static_cast<std::size_t>(b);
+  o.cycle_us = t;
+  return o;
+}
+
+namespace {
+
+std::atomic<int> g_fusion_instances{0};  // names the groups of each Fusion (the same count on every rank)
+
+struct FusedOp {
+  std::string backend;  // as submitted ("auto" resolved per buffer)
+  const std::byte* in;
+  std::byte* out;
+  std::size_t count;
+  DType dtype;
+  ReduceOp op;
+  std::shared_ptr<WorkState> state;
+  std::size_t bytes() const { return count * dtype_bytes(dtype); }
+};
+
+// Fused buffers (B bytes each), reused: fresh pages cost more than the copies. Shared with the
+// completion callbacks, which return buffers and count operations in flight.
+struct FusionBuffers {
+  std::size_t buffer_bytes;
+  std::mutex mutex;
+  std::condition_variable idle_cv;
+  std::vector<std::unique_ptr<std::byte[]>> free;
+  std::uint64_t in_flight = 0;  // fused buffers issued and not completed
+
+  std::unique_ptr<std::byte[]> take() {
+    {
+      std::lock_guard lock(mutex);
+      if (!free.empty()) {
+        auto b = std::move(free.back());
+        free.pop_back();
+        return b;
+      }
+    }
+    return std::unique_ptr<std::byte[]>(new std::byte[buffer_bytes]);
+  }
+  void done(std::unique_ptr<std::byte[]> buffer) {
+    {
+      std::lock_guard lock(mutex);
+      if (buffer && free.size() < 64) free.push_back(std::move(buffer));
+      --in_flight;
+    }
+    idle_cv.notify_all();
+  }
+};
+
+// FNV-1a over what every rank must agree on: backend, count, dtype and reduce op, in order.
+std::uint64_t fusion_signature(const std::vector<FusedOp>& batch) {
+  std::uint64_t h = 1469598103934665603ULL;
+  auto mix = [&h](const void* p, std::size_t n) {
+    const auto* c = static_cast<const unsigned char*>(p);
+    for (std::size_t i = 0; i < n; ++i) h = (h ^ c[i]) * 1099511628211ULL;
+  };
+  for (const auto& p : batch) {
+    mix(p.backend.data(), p.backend.size());
+    const std::uint64_t count = p.count;
+    const auto kinds = static_cast<std::uint16_t>(static_cast<unsigned>(p.dtype) << 8 | static_cast<unsigned>(p.op));
+    mix(&count, sizeof count);
+    mix(&kinds, sizeof kinds);
+  }
+  return h & ((std::uint64_t{1} << 62) - 1);  // room to negate it in an int64
+}
+
+}  // namespace
+
+struct Fusion::Impl {
+  FusionOptions options;
+  std::vector<std::string> backends;           // concrete backends of this Fusion
+  std::map<std::string, std::string> groups;   // backend -> its fusion group
+  std::string control;                         // the group the cycle's agreement runs on
+  std::shared_ptr<FusionBuffers> shared;
+
+  mutable std::mutex mutex;
+  std::condition_variable cv;       // the cycle thread waits for work
+  std::condition_variable idle_cv;  // flush() waits for an empty queue
+  std::deque<FusedOp> queue;
+  std::size_t queued_bytes = 0;
+  std::int64_t oldest_ns = 0;  // when the queue's first entry arrived
+  bool stopping = false;
+  bool issuing = false;        // the cycle thread holds operations taken from the queue
+  std::exception_ptr broken;   // the error that stopped the cycle thread
+  Stats stats;
+  std::thread thread;
+
+  void run();
+  void cycle_loop();
+  void issue(std::vector<FusedOp>& batch);
+  void issue_buffer(const std::string& backend, DType dtype, ReduceOp op, std::vector<FusedOp> ops);
+  static void fail(std::vector<FusedOp>& ops, const std::exception_ptr& error) {
+    for (auto& p : ops) p.state->complete(error);
+  }
+};
+
+namespace {
+
+std::pair<std::int64_t, std::int64_t> fusion_min_of(const std::string& group, std::int64_t a, std::int64_t b) {
+  std::int64_t v[2] = {a, b};
+  rt::all_reduce(group, v, v, 2, DType::i64, ReduceOp::min);
+  return {v[0], v[1]};
+}
+
+}  // namespace
+
+Fusion::Fusion(const std::vector<std::string>& backends, const FusionOptions& options)
+    : impl_(std::make_unique<Impl>()) {
+  Impl& im = *impl_;
+  const int world_rank = rt::rank("auto");
+  const std::string where = fmt::format("fusion on rank {}", world_rank);
+  if (options.buffer_bytes < 8 || options.cycle_us < 1)
+    throw InputError(where, fmt::format("B = {} bytes and T = {} us: B must be at least 8, T at least 1",
+                                        options.buffer_bytes, options.cycle_us));
+  im.options = options;
+  const auto initialised = rt::backends();
+  for (const auto& b : backends) {
+    if (b == "auto") {
+      for (const auto& i : initialised)
+        if (std::find(im.backends.begin(), im.backends.end(), i) == im.backends.end()) im.backends.push_back(i);
+      continue;
+    }
+    if (std::find(initialised.begin(), initialised.end(), b) == initialised.end())
+      throw InputError(where, fmt::format("backend '{}' is not initialised (initialised: {})", b, fmt::join(initialised, ", ")));
+    if (std::find(im.backends.begin(), im.backends.end(), b) == im.backends.end()) im.backends.push_back(b);
+  }
+  if (im.backends.empty()) throw InputError(where, "no backends given");
+  const int id = g_fusion_instances.fetch_add(1);
+  for (const auto& b : im.backends) {
+    im.groups[b] = fmt::format("chorus-fusion{}/{}", id, b);
+    rt::split(im.groups[b], b, 0, world_rank);
+  }
+  // The agreement is two small all-reduces per cycle: on shm when there is shm.
+  const std::string control_backend =
+      std::find(im.backends.begin(), im.backends.end(), "shm") != im.backends.end() ? "shm" : im.backends.front();
+  im.control = fmt::format("chorus-fusion{}/control", id);
+  rt::split(im.control, control_backend, 0, world_rank);
+  im.shared = std::make_shared<FusionBuffers>();
+  im.shared->buffer_bytes = options.buffer_bytes;
+  im.thread = std::thread([&im] { im.run(); });
+}
+
+Fusion::~Fusion() {
+  Impl& im = *impl_;
+  {
+    std::lock_guard lock(im.mutex);
+    im.stopping = true;
+  }
+  im.cv.notify_all();
+  if (im.thread.joinable()) im.thread.join();
+  std::unique_lock lock(im.shared->mutex);
+  im.shared->idle_cv.wait(lock, [&] { return im.shared->in_flight == 0; });
+}
+
+const FusionOptions& Fusion::options() const { return impl_->options; }
+
+Fusion::Stats Fusion::stats() const {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->stats;
+}
+
+Work Fusion::all_reduce(std::string_view backend, const void* in, void* out, std::size_t count, DType dtype,
+                        ReduceOp op) {
+  Impl& im = *impl_;
+  if (backend != "auto" && std::find(im.backends.begin(), im.backends.end(), backend) == im.backends.end())
+    throw InputError("fused all_reduce", fmt::format("backend '{}' is not one of this fusion's ({}, auto)", backend,
+                                                     fmt::join(im.backends, ", ")));
+  if (count > 0 && (in == nullptr || out == nullptr))
+    throw InputError("fused all_reduce", fmt::format("null buffer for {} elements", count));
+  auto state = std::make_shared<WorkState>("fused all_reduce", nullptr);
+  Work work(state);
+  if (count == 0) {  // nothing to reduce, on every rank alike
+    state->complete(nullptr);
+    return work;
+  }
+  bool wake = false;
+  {
+    std::lock_guard lock(im.mutex);
+    if (im.stopping) throw std::logic_error("fused all_reduce after the Fusion began to stop");
+    if (im.broken) {
+      state->complete(im.broken);
+      return work;
+    }
+    if (im.queue.empty()) {
+      im.oldest_ns = steady_now_ns();
+      wake = true;
+    }
+    im.queue.push_back({std::string(backend), static_cast<const std::byte*>(in), static_cast<std::byte*>(out), count,
+                        dtype, op, state});
+    im.queued_bytes += im.queue.back().bytes();
+    wake = wake || im.queued_bytes >= im.options.buffer_bytes;
+    ++im.stats.ops;
+  }
+  if (wake) im.cv.notify_all();
+  return work;
+}
+
+void Fusion::flush() {
+  Impl& im = *impl_;
+  {
+    std::unique_lock lock(im.mutex);
+    im.idle_cv.wait(lock, [&] { return (im.queue.empty() && !im.issuing) || im.broken; });
+  }
+  std::unique_lock lock(im.shared->mutex);
+  im.shared->idle_cv.wait(lock, [&] { return im.shared->in_flight == 0; });
+}
+
+void Fusion::Impl::run() {
+  try {
+    cycle_loop();
+  } catch (...) {
+    // The agreement failed (a peer died, a timeout): every queued operation gets the error, and
+    // so does every later one.
+    std::deque<FusedOp> left;
+    {
+      std::lock_guard lock(mutex);
+      broken = std::current_exception();
+      left.swap(queue);
+      queued_bytes = 0;
+      issuing = false;
+    }
+    for (auto& p : left) p.state->complete(broken);
+    idle_cv.notify_all();
+  }
+}
+
+void Fusion::Impl::cycle_loop() {
+  const std::int64_t cycle_ns = options.cycle_us * 1000;
+  for (;;) {
+    std::int64_t local_n = 0;
+    bool local_stop = false;
+    {
+      std::unique_lock lock(mutex);
+      cv.wait(lock, [&] { return stopping || !queue.empty(); });
+      // A cycle starts T after the oldest entry arrived, or once B bytes wait.
+      while (!stopping && queued_bytes < options.buffer_bytes) {
+        const auto due = std::chrono::steady_clock::time_point(std::chrono::nanoseconds(oldest_ns + cycle_ns));
+        if (cv.wait_until(lock, due) == std::cv_status::timeout) break;
+      }
+      local_n = static_cast<std::int64_t>(queue.size());
+      local_stop = stopping;
+    }
+    // How many operations every rank has (the minimum), and whether all ranks are stopping.
+    const auto [k, all_stop] = fusion_min_of(control, local_n, local_stop ? 1 : 0);
+    std::vector<FusedOp> batch;
+    if (k > 0) {
+      std::lock_guard lock(mutex);
+      ++stats.cycles;
+      issuing = true;
+      for (std::int64_t i = 0; i < k; ++i) {
+        queued_bytes -= queue.front().bytes();
+        batch.push_back(std::move(queue.front()));
+        queue.pop_front();
+      }
+      if (!queue.empty()) oldest_ns = steady_now_ns();  // the rest starts a new wait
+    }
+    if (k > 0) {
+      // The same k operations on every rank? (min and -max of one hash per rank)
+      const std::int64_t h = static_cast<std::int64_t>(fusion_signature(batch));
+      const auto [lo, minus_hi] = fusion_min_of(control, h, -h);
+      if (lo != -minus_hi) {
+        const auto error = std::make_exception_ptr(InputError(
+            fmt::format("fused all_reduce on rank {}", rt::rank("auto")),
+            fmt::format("the ranks submitted different operations to the fusion (the {} operations of cycle {}, the first "
+                        "here {} elements of {} with {}): every rank must submit the same operations in the same order",
+                        k, stats.cycles, batch.front().count, to_string(batch.front().dtype), to_string(batch.front().op))));
+        fail(batch, error);
+      } else {
+        issue(batch);
+      }
+      {
+        std::lock_guard lock(mutex);
+        issuing = false;
+      }
+      idle_cv.notify_all();
+    }
+    if (k == 0 && all_stop == 1) break;
+  }
+  // Every rank stops and some rank has nothing queued: what is left here was not submitted
+  // everywhere.
+  std::deque<FusedOp> left;
+  {
+    std::lock_guard lock(mutex);
+    left.swap(queue);
+    queued_bytes = 0;
+  }
+  if (!left.empty()) {
+    const auto error = std::make_exception_ptr(InputError(
+        fmt::format("fused all_reduce on rank {}", rt::rank("auto")),
+        fmt::format("{} operation(s) submitted on this rank were not submitted on every rank before the fusion stopped",
+                    left.size())));
+    for (auto& p : left) p.state->complete(error);
+  }
+  idle_cv.notify_all();
+}
+
+// Packs the batch, in submission order, into buffers of at most B bytes per (backend, dtype, op).
+void Fusion::Impl::issue(std::vector<FusedOp>& batch) {
+  using Key = std::tuple<std::string, DType, ReduceOp>;
+  std::map<Key, std::pair<std::vector<FusedOp>, std::size_t>> open;  // ops and bytes of each open buffer
+  std::vector<Key> order;  // first appearance: buffers are issued in an order every rank shares
+  auto close = [&](const Key& key) {
+    auto& [ops, bytes] = open[key];
+    if (ops.empty()) return;
+    std::string backend = std::get<0>(key);
+    if (backend == "auto") backend = rt::resolve_backend("auto", OpKind::all_reduce, bytes);
+    issue_buffer(backend, std::get<1>(key), std::get<2>(key), std::move(ops));
+    ops.clear();
+    bytes = 0;
+  };
+  for (auto& p : batch) {
+    const Key key{p.backend, p.dtype, p.op};
+    if (open.find(key) == open.end()) order.push_back(key);
+    auto& [ops, bytes] = open[key];
+    if (bytes + p.bytes() > options.buffer_bytes) close(key);
+    ops.push_back(std::move(p));
+    bytes += ops.back().bytes();
+  }
+  for (const auto& key : order) close(key);
+  batch.clear();
+}
+
+void Fusion::Impl::issue_buffer(const std::string& backend, DType dtype, ReduceOp op, std::vector<FusedOp> ops) {
+  const auto group = groups.find(backend);
+  if (group == groups.end()) {  // "auto" resolved to a backend this fusion has no group on
+    fail(ops, std::make_exception_ptr(InputError("fused all_reduce",
+                                                 fmt::format("auto chose backend '{}', which this fusion does not use", backend))));
+    return;
+  }
+  {
+    std::lock_guard lock(mutex);
+    ++stats.buffers;
+  }
+  {
+    std::lock_guard lock(shared->mutex);
+    ++shared->in_flight;
+  }
+  auto sh = shared;
+  if (ops.size() == 1 && ops.front().bytes() > options.buffer_bytes) {  // alone, in place
+    const FusedOp& p = ops.front();
+    try {
+      Work w = rt::all_reduce(group->second, p.in, p.out, p.count, dtype, op, /*async_op=*/true);
+      w.on_complete([sh, state = p.state](std::exception_ptr error) {
+        state->complete(error);
+        sh->done(nullptr);
+      });
+    } catch (...) {  // refused before it was issued (an InputError of the backend)
+      fail(ops, std::current_exception());
+      sh->done(nullptr);
+    }
+    return;
+  }
+  auto buffer = shared->take();
+  std::size_t count = 0;
+  const std::size_t esize = dtype_bytes(dtype);
+  for (const auto& p : ops) {
+    std::memcpy(buffer.get() + count * esize, p.in, p.bytes());
+    count += p.count;
+  }
+  std::byte* data = buffer.get();
+  auto pending = std::make_shared<std::vector<FusedOp>>(std::move(ops));
+  auto owned = std::make_shared<std::unique_ptr<std::byte[]>>(std::move(buffer));
+  try {
+    Work w = rt::all_reduce(group->second, data, data, count, dtype, op, /*async_op=*/true);
+    w.on_complete([sh, pending, owned, esize](std::exception_ptr error) {
+      std::size_t offset = 0;
+      for (auto& p : *pending) {
+        if (!error) std::memcpy(p.out, owned->get() + offset, p.bytes());
+        offset += p.count * esize;
+        p.state->complete(error);
+      }
+      sh->done(std::move(*owned));
+    });
+  } catch (...) {
+    fail(*pending, std::current_exception());
+    sh->done(std::move(*owned));
+  }
+}
+
+}  // namespace chorus::rt

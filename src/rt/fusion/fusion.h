@@ -1,0 +1,82 @@
+#pragma once
+// Tensor fusion (MCR-DL Sec. V-E): many small all-reduces fused into few large ones.
+//
+//   chorus::rt::Fusion fusion({"shm", "gloo"}, {.buffer_bytes = 1 << 20, .cycle_us = 200});
+//   for (auto& g : grads) works.push_back(fusion.all_reduce("shm", g.data(), g.data(), g.size(),
+//                                                           DType::f32, ReduceOp::avg));
+//   for (auto& w : works) w.wait();
+//
+// An operation submitted here returns a Work at once and waits in a queue. A cycle thread
+// collects the queue at most T microseconds after its oldest entry arrived (sooner when B bytes
+// are queued), agrees with the other ranks on how many operations every rank has queued (the
+// minimum) and on their signatures (a hash: ranks that submitted different operations get an
+// InputError, not a wrong sum), then packs them, in submission order, into buffers of at most B
+// bytes per (backend, dtype, reduce op), each issued as one asynchronous all-reduce. Buffers of
+// different backends run at once: an under-filled buffer on one backend overlaps with the
+// others'. An operation larger than B runs alone, in place, in its turn. The results are
+// element by element what separate all-reduces give, up to the floating-point reduction order
+// of the larger operation.
+//
+// Fused operations run on groups of their own (one per backend, made with rt::split), so they
+// never queue behind, nor interleave with, the program's other operations: ordering holds among
+// the fused operations of one Fusion only. Wait for a fused operation before using its buffer in
+// another operation.
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rt/types.h"
+#include "rt/work.h"
+
+namespace chorus::rt {
+
+struct FusionOptions {
+  // B: a fused buffer holds at most this many bytes; an operation larger runs alone.
+  std::size_t buffer_bytes = std::size_t{1} << 20;
+  // T: the longest an operation waits in the queue before its cycle starts.
+  std::int64_t cycle_us = 200;
+};
+
+// "B,T" as in CHORUS_FUSION=1MiB,200 (bytes as parse_bytes reads them, microseconds); "on" or
+// "1": the defaults. InputError naming `field` on bad text, B below 8 bytes or above 1 GiB, T
+// below 1 or above 10^7 us.
+FusionOptions parse_fusion_options(std::string_view text, const std::string& field);
+
+class Fusion {
+ public:
+  // Collective over the world: every rank constructs its Fusion objects in the same order, with
+  // the same backends and options, while no other operation of the process is being issued (it
+  // makes groups). `backends`: initialised backends, or "auto" for all of them; operations
+  // name one of these or "auto" (resolved per fused buffer, by the buffer's size).
+  Fusion(const std::vector<std::string>& backends, const FusionOptions& options = {});
+  // Collective: flushes what is queued (every rank must destroy its Fusion), waits for every
+  // fused operation, stops the cycle thread. Destroy before rt::finalize().
+  ~Fusion();
+  Fusion(const Fusion&) = delete;
+  Fusion& operator=(const Fusion&) = delete;
+
+  // Queues an all-reduce of `count` elements from `in` to `out` (in == out allowed). The
+  // buffers are the runtime's until the Work completes.
+  Work all_reduce(std::string_view backend, const void* in, void* out, std::size_t count, DType dtype,
+                  ReduceOp op);
+  // Waits until every operation submitted so far has completed (rethrows nothing: the errors
+  // are in the operations' Works).
+  void flush();
+
+  struct Stats {
+    std::uint64_t ops = 0;      // operations submitted
+    std::uint64_t buffers = 0;  // all-reduces issued for them
+    std::uint64_t cycles = 0;   // agreements among the ranks
+  };
+  Stats stats() const;
+  const FusionOptions& options() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace chorus::rt

@@ -1,0 +1,194 @@
+// rt_fusion_check: tensor fusion (rt/fusion) on real ranks. Thousands of all-reduces of random
+// backend (auto among them), dtype, reduce op and size — some larger than the buffer, some empty,
+// some in place — submitted in bursts with random pauses (so cycles cut the stream at different
+// places on different ranks), waited for in a random order that differs per rank; every result
+// checked element by element against the reference of the self-check (small integers: exact in
+// every dtype). Then: operations that differ across ranks must fail with an InputError on every
+// rank, and the fusion stays usable afterwards; a burst of one kind must run as far fewer all-reduces. Exit 1 on any failure. Start with `chorus launch -n 4 -- rt_fusion_check ...` or mpirun.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "core/error.h"
+#include "core/rng.h"
+#include "core/split.h"
+#include "rt/dtype.h"
+#include "rt/fusion/fusion.h"
+#include "rt/runtime.h"
+#include "rt_tools/selfcheck.h"
+
+namespace rt = chorus::rt;
+using chorus::rt::DType;
+using chorus::rt::ReduceOp;
+
+namespace {
+
+struct Op {
+  std::string backend;
+  DType dtype;
+  ReduceOp rop;
+  std::size_t count;
+  bool in_place;
+  std::uint64_t salt;
+  std::vector<char> in, out;
+  rt::Work work;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"rt_fusion_check: fused all-reduces checked against the reference"};
+  std::string backends_arg = "shm,gloo";
+  int ops = 3000;
+  std::uint64_t seed = 20261123;
+  std::size_t buffer_bytes = 1 << 20, max_count = 2000;
+  std::int64_t cycle_us = 200;
+  app.add_option("--backends", backends_arg, "comma-separated backends (auto is added to the choices)");
+  app.add_option("--ops", ops, "number of operations");
+  app.add_option("--seed", seed, "seed shared by all ranks");
+  app.add_option("--buffer-bytes", buffer_bytes, "the fusion's B");
+  app.add_option("--cycle-us", cycle_us, "the fusion's T");
+  app.add_option("--max-count", max_count, "largest element count of a small operation");
+  CLI11_PARSE(app, argc, argv);
+  std::int64_t failures = 0;
+  try {
+    const auto backends = chorus::split_list(backends_arg);
+    rt::init(backends);
+    const int me = rt::rank("auto"), world = rt::size("auto");
+    chorus::Rng shared(seed);
+    chorus::Rng local(seed ^ (0x9e3779b97f4a7c15ULL * static_cast<std::uint64_t>(me + 1)));
+    std::vector<std::string> choices = backends;
+    choices.push_back("auto");
+    const auto t0 = std::chrono::steady_clock::now();
+    std::uint64_t burst_ops = 0, burst_buffers = 0, buffers = 0, cycles = 0;
+    {
+      rt::Fusion fusion(backends, {.buffer_bytes = buffer_bytes, .cycle_us = cycle_us});
+      int done = 0;
+      while (done < ops) {
+        const int n = std::min<int>(static_cast<int>(shared.uniform_int(1, 400)), ops - done);
+        std::vector<Op> batch(static_cast<std::size_t>(n));
+        for (auto& o : batch) {
+          o.backend = choices[static_cast<std::size_t>(shared.uniform_int(0, static_cast<std::int64_t>(choices.size()) - 1))];
+          o.dtype = rt::kAllDTypes[shared.uniform_int(0, std::size(rt::kAllDTypes) - 1)];
+          o.rop = rt::kAllReduceOps[shared.uniform_int(0, std::size(rt::kAllReduceOps) - 1)];
+          o.count = static_cast<std::size_t>(shared.uniform_int(0, static_cast<std::int64_t>(max_count)));
+          const std::int64_t shape = shared.uniform_int(0, 49);
+          if (shape == 0) o.count = 0;
+          if (shape == 1) o.count = buffer_bytes / rt::dtype_bytes(o.dtype) + 1 + o.count;  // larger than B: alone
+          o.in_place = shared.uniform_int(0, 1) == 1;
+          o.salt = shared.next();
+          const std::size_t bytes = o.count * rt::dtype_bytes(o.dtype);
+          o.in.resize(bytes);
+          for (std::size_t i = 0; i < o.count; ++i)
+            rt::store_from_double(o.dtype, o.in.data(), i,
+                                  rt::selfcheck::input_value(me, i, o.dtype, o.rop, false, o.salt));
+          if (!o.in_place) o.out.assign(bytes, 0);
+        }
+        // Submit, now and then pausing (a different pause on every rank).
+        for (auto& o : batch) {
+          void* out = o.in_place ? o.in.data() : o.out.data();
+          o.work = fusion.all_reduce(o.backend, o.in.data(), out, o.count, o.dtype, o.rop);
+          if (local.uniform_int(0, 99) == 0)
+            std::this_thread::sleep_for(std::chrono::microseconds(local.uniform_int(0, 3 * cycle_us)));
+        }
+        std::vector<std::size_t> wait_order(batch.size());
+        for (std::size_t i = 0; i < wait_order.size(); ++i) wait_order[i] = i;
+        for (std::size_t i = wait_order.size(); i > 1; --i)
+          std::swap(wait_order[i - 1], wait_order[static_cast<std::size_t>(local.uniform_int(0, static_cast<std::int64_t>(i) - 1))]);
+        for (std::size_t i : wait_order) {
+          Op& o = batch[i];
+          o.work.wait();
+          const char* got = o.in_place ? o.in.data() : o.out.data();
+          for (std::size_t e = 0; e < o.count; ++e) {
+            // The reference rounded into the dtype, as the self-check compares (an average over 3
+            // ranks is not exact in any dtype).
+            char cell[8];
+            rt::store_from_double(o.dtype, cell, 0, rt::selfcheck::reduced_value(world, e, o.dtype, o.rop, o.salt));
+            const double want = rt::load_as_double(o.dtype, cell, 0);
+            const double have = rt::load_as_double(o.dtype, got, e);
+            if (want != have) {
+              if (failures < 10)
+                std::fprintf(stderr, "rank %d: fused all_reduce #%d (%s, %zu x %s, %s): element %zu is %g, expected %g\n",
+                             me, done + static_cast<int>(i), o.backend.c_str(), o.count, std::string(rt::to_string(o.dtype)).c_str(),
+                             std::string(rt::to_string(o.rop)).c_str(), e, have, want);
+              ++failures;
+              break;
+            }
+          }
+        }
+        done += n;
+      }
+      // Ranks disagreeing: rank 0 submits a different count. Every rank must get an InputError
+      // for that cycle's operations — never a hang or a wrong sum.
+      fusion.flush();
+      std::vector<float> a(64, 1.0f);
+      const std::size_t count = me == 0 ? 63 : 64;
+      rt::Work bad = fusion.all_reduce(backends.front(), a.data(), a.data(), count, DType::f32, ReduceOp::sum);
+      bool refused = false;
+      try {
+        bad.wait();
+      } catch (const chorus::InputError& e) {
+        refused = std::string(e.what()).find("different operations") != std::string::npos;
+        if (!refused) std::fprintf(stderr, "rank %d: unexpected message: %s\n", me, e.what());
+      }
+      if (!refused) {
+        std::fprintf(stderr, "rank %d: mismatched operations were not refused\n", me);
+        ++failures;
+      }
+      // ... and the fusion still works afterwards.
+      std::vector<std::int32_t> b(10, me + 1);
+      fusion.all_reduce("auto", b.data(), b.data(), b.size(), DType::i32, ReduceOp::sum).wait();
+      if (b[9] != world * (world + 1) / 2) {
+        std::fprintf(stderr, "rank %d: after the refusal: %d, expected %d\n", me, b[9], world * (world + 1) / 2);
+        ++failures;
+      }
+      // A burst of one kind (f32 sums, as gradients are): fused into far fewer all-reduces. (The
+      // random mix above has 120 kinds, which rarely share a buffer.)
+      const auto before = fusion.stats();
+      std::vector<std::vector<float>> grads(1000, std::vector<float>(100, static_cast<float>(me)));
+      std::vector<rt::Work> works;
+      for (auto& g : grads) works.push_back(fusion.all_reduce(backends.front(), g.data(), g.data(), g.size(), DType::f32, ReduceOp::sum));
+      for (auto& w : works) w.wait();
+      for (const auto& g : grads)
+        if (g[99] != static_cast<float>(world * (world - 1) / 2)) {
+          std::fprintf(stderr, "rank %d: burst: %g, expected %d\n", me, static_cast<double>(g[99]), world * (world - 1) / 2);
+          ++failures;
+          break;
+        }
+      const auto after = fusion.stats();
+      burst_ops = after.ops - before.ops;
+      burst_buffers = after.buffers - before.buffers;
+      buffers = after.buffers;
+      cycles = after.cycles;
+    }
+    if (!(burst_buffers < burst_ops / 4)) {
+      std::fprintf(stderr, "rank %d: %llu operations of one kind ran as %llu all-reduces: not fused\n", me,
+                   static_cast<unsigned long long>(burst_ops), static_cast<unsigned long long>(burst_buffers));
+      ++failures;
+    }
+    std::int64_t total = failures;
+    rt::all_reduce(backends.front(), &total, &total, 1, DType::i64, ReduceOp::sum);
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (me == 0)
+      std::printf("rt_fusion_check: %d ranks, %d operations on %s (+auto), B = %zu, T = %lld us: %llu all-reduces in %llu "
+                  "cycles (a burst of %llu f32 sums: %llu), %.2f s, %lld failures\n",
+                  world, ops, backends_arg.c_str(), buffer_bytes, static_cast<long long>(cycle_us),
+                  static_cast<unsigned long long>(buffers), static_cast<unsigned long long>(cycles),
+                  static_cast<unsigned long long>(burst_ops), static_cast<unsigned long long>(burst_buffers), s,
+                  static_cast<long long>(total));
+    rt::finalize();
+    return total == 0 ? 0 : 1;
+  } catch (const chorus::InputError& e) {
+    std::fprintf(stderr, "rt_fusion_check: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "rt_fusion_check: %s\n", e.what());
+    return 1;
+  }
+}
