@@ -1,4 +1,5 @@
 // chorus launch | bench | tune — front ends of the communication runtime (chorus::rt).
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -96,10 +97,12 @@ void print_rows(const std::vector<rt::BenchRow>& rows, bool json, bool check) {
     std::printf("%s\n", out.dump(2).c_str());
     return;
   }
-  std::printf("%-7s %-14s %12s %6s %10s %10s %10s %11s %11s%s\n", "backend", "op", "bytes", "ranks", "min_us",
+  int width = 7;  // "backend", or the longest "backend:algorithm"
+  for (const auto& r : rows) width = std::max(width, static_cast<int>(r.backend.size()));
+  std::printf("%-*s %-14s %12s %6s %10s %10s %10s %11s %11s%s\n", width, "backend", "op", "bytes", "ranks", "min_us",
               "mean_us", "max_us", "algbw_GBps", "busbw_GBps", check ? "  check" : "");
   for (const auto& r : rows)
-    std::printf("%-7s %-14s %12zu %6d %10.2f %10.2f %10.2f %11.3f %11.3f%s\n", r.backend.c_str(),
+    std::printf("%-*s %-14s %12zu %6d %10.2f %10.2f %10.2f %11.3f %11.3f%s\n", width, r.backend.c_str(),
                 rt::bench_op_name(r.op).c_str(), r.bytes, r.world_size, r.min_us, r.mean_us, r.max_us, r.algbw_GBps,
                 r.busbw_GBps, check ? ("  " + r.check).c_str() : "");
 }
@@ -165,16 +168,19 @@ void register_rt_commands(CLI::App& app) {
   auto* bench = app.add_subcommand("bench", "Measure time and algorithm/bus bandwidth per backend, operation and size "
                                             "(run under chorus launch or mpirun)");
   static CommonOptions bench_opts;
-  static bool bench_json = false, bench_check = false, bench_async = false;
+  static bool bench_json = false, bench_check = false, bench_async = false, bench_algorithms = false;
   bench_opts.ops = "allreduce";
   bench_opts.sizes = "4KiB,64KiB,1MiB,16MiB";
   add_common(bench, bench_opts);
   bench->add_flag("--json", bench_json, "print JSON rows instead of a table");
   bench->add_flag("--check", bench_check, "verify one result per row against a local reference");
   bench->add_flag("--async", bench_async, "issue asynchronously through the progress queue, then wait");
+  bench->add_flag("--algorithms", bench_algorithms,
+                  "all_reduce also with every named algorithm of each backend (rows backend:algorithm)");
   bench->callback([] {
     auto options = to_bench(bench_opts);
     options.check = bench_check;
+    options.algorithms = bench_algorithms;
     options.async_op = bench_async;
     init_runtime(options.backends, bench_opts.timeout_s);
     const auto rows = rt::run_bench(options);
@@ -201,9 +207,14 @@ void register_rt_commands(CLI::App& app) {
   tune_opts.iters = 10;
   tune_opts.warmup = 3;
   add_common(tune, tune_opts);
+  static bool tune_backends_only = false;
   tune->add_option("-o,--out", tune_out, "tuning table to write (merged into an existing one)")->capture_default_str();
+  tune->add_flag("--backends-only", tune_backends_only,
+                 "all_reduce: measure each backend's own choice only, not each of its named algorithms "
+                 "(mpi:ring, gloo:bcube, ...)");
   tune->callback([] {
     auto options = to_bench(tune_opts);
+    options.algorithms = !tune_backends_only;
     init_runtime(options.backends, tune_opts.timeout_s);
     const auto rows = rt::run_bench(options);
     const bool leader = rt::rank(options.backends.front()) == 0;

@@ -18,8 +18,8 @@
   or mpirun.
 """
 try:
-    from chorus._rt import (CommError, Fusion, ReduceOp, TimeoutError, Work, all_gather, all_gather_into_tensor,  # noqa: F401
-                            all_reduce, all_to_all, all_to_all_single, available_backends, backends, barrier,
+    from chorus._rt import (CommError, Fusion, ReduceOp, TimeoutError, Work, algorithm_names, all_gather,  # noqa: F401
+                            all_gather_into_tensor, all_reduce, all_to_all, all_to_all_single, available_backends, backends, barrier,
                             broadcast, finalize, group_ranks, init, is_initialized, new_group, rank, recv, reduce,
                             reduce_scatter_tensor, send, size, split, synchronize)
     HAVE_RUNTIME = True

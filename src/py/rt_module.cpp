@@ -290,6 +290,9 @@ PYBIND11_MODULE(_rt, m) {
       },
       py::arg("name"), py::arg("ranks"), py::arg("backend") = "auto");
   m.def("group_ranks", [](const std::string& name) { return rt::group_ranks(name); });
+  m.def(
+      "algorithm_names", [](const std::string& backend) { return rt::algorithm_names(backend, rt::OpKind::all_reduce); },
+      py::arg("backend"), "all_reduce's named algorithms on `backend` besides 'default': all_reduce('mpi:ring', t) runs one");
 
   // Tensor fusion (rt/fusion/fusion.h). Collective to make and to close (every rank, same order).
   py::class_<PyFusion>(m, "Fusion")

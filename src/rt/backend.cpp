@@ -1,6 +1,8 @@
 // What every backend inherits for the operations its library lacks: the generic algorithms of
 // algorithms/ (one file per algorithm), and the uniform forms expressed as their vector forms.
 #include <cstring>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "rt/algorithms/algorithms.h"
@@ -35,6 +37,12 @@ void Backend::reduce(const void* in, void* out, std::size_t count, DType dtype, 
 
 void Backend::all_reduce(const void* in, void* out, std::size_t count, DType dtype, ReduceOp op) {
   algorithms::ring_all_reduce(*this, in, out, count, dtype, op);
+}
+
+void Backend::all_reduce_algorithm(std::size_t index, const void* in, void* out, std::size_t count, DType dtype,
+                                   ReduceOp op) {
+  if (index != 0) throw std::logic_error("all_reduce_algorithm: no algorithm " + std::to_string(index));
+  algorithms::ring_all_reduce(*this, in, out, count, dtype, op);  // ring_p2p
 }
 
 void Backend::reduce_scatter(const void* in, void* out, std::size_t count, DType dtype,

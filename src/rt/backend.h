@@ -48,6 +48,15 @@ class Backend {
   virtual void reduce(const void* in, void* out, std::size_t count, DType dtype, ReduceOp op,
                       int root);
   virtual void all_reduce(const void* in, void* out, std::size_t count, DType dtype, ReduceOp op);
+  // Named all-reduce algorithms besides all_reduce()'s own choice (which is "default"): the
+  // library's (mpi: Open MPI's tuned algorithms; gloo: ring, bcube, halving_doubling), then
+  // the runtime's "ring_p2p" (algorithms/ring.cpp on this backend's point-to-point), which every
+  // backend has. `chorus tune` measures each; "auto" and names like "mpi:ring" select one.
+  virtual std::vector<std::string> all_reduce_algorithms() const { return {"ring_p2p"}; }
+  // all_reduce with algorithm `index` of all_reduce_algorithms(). An override handles its own
+  // names and passes the rest (index minus their number) to Backend::all_reduce_algorithm.
+  virtual void all_reduce_algorithm(std::size_t index, const void* in, void* out, std::size_t count, DType dtype,
+                                    ReduceOp op);
   // in holds size()*count elements; out receives this rank's block of count elements.
   virtual void reduce_scatter(const void* in, void* out, std::size_t count, DType dtype,
                               ReduceOp op);

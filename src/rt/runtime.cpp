@@ -53,6 +53,9 @@ struct Slot {
   // A group's errors name group ranks; this note (appended to them) maps them to world ranks.
   std::string group_note;
   std::string label;  // the backend's or group's name (communication log)
+  // The backend's named all-reduce algorithms (Backend::all_reduce_algorithms) and the labels
+  // the communication log gives operations run with them ("mpi:ring").
+  std::vector<std::string> algorithms, algorithm_labels;
 };
 
 struct Runtime {
@@ -130,27 +133,53 @@ inline bool same_name(const std::string& a, std::string_view b) {
   throw std::logic_error("unreachable");
 }
 
-Slot& slot_for_slow(std::string_view name, OpKind op, std::size_t bytes);
+Slot& slot_for_slow(std::string_view name, OpKind op, std::size_t bytes, std::size_t* algorithm = nullptr);
 
 // The hot path: a linear scan of the few names beats a map lookup.
-[[gnu::always_inline]] inline Slot& slot_for(std::string_view name, OpKind op, std::size_t bytes) {
+// `algorithm` (all_reduce only): set to 0 for the backend's own choice, else 1 + the index of a
+// named algorithm ("mpi:ring", or "auto" choosing one from the tuning table).
+[[gnu::always_inline]] inline Slot& slot_for(std::string_view name, OpKind op, std::size_t bytes,
+                                             std::size_t* algorithm = nullptr) {
   if (g_rt == nullptr) [[unlikely]] throw_not_initialised(op);
   const std::size_t n = g_rt->fast.count.load(std::memory_order_acquire);
   for (std::size_t i = 0; i < n; ++i)
     if (same_name(g_rt->fast.entries[i].first, name)) return *g_rt->fast.entries[i].second;
-  return slot_for_slow(name, op, bytes);
+  return slot_for_slow(name, op, bytes, algorithm);
 }
 
-// "auto" and unknown names.
-Slot& slot_for_slow(std::string_view name, OpKind op, std::size_t bytes) {
+// "auto", names with an algorithm, and unknown names.
+Slot& slot_for_slow(std::string_view name, OpKind op, std::size_t bytes, std::size_t* algorithm) {
   Runtime& r = rt(to_string(op));
   std::lock_guard lock(r.slots_mutex);
-  auto it = r.slots.find(name == "auto" ? pick_backend(r, op, bytes) : std::string(name));
-  if (it == r.slots.end() && std::find(r.not_member.begin(), r.not_member.end(), name) != r.not_member.end())
+  // A name with an algorithm: the exact name first (group names may hold ':'), else the part
+  // before the last ':' names the backend or group, the rest the algorithm.
+  std::string base = name == "auto" ? pick_backend(r, op, bytes) : std::string(name);
+  std::string named;
+  if (const auto colon = base.rfind(':'); colon != std::string::npos && r.slots.count(base) == 0) {
+    named = base.substr(colon + 1);
+    base.resize(colon);
+  }
+  auto it = r.slots.find(base);
+  if (it == r.slots.end() && std::find(r.not_member.begin(), r.not_member.end(), base) != r.not_member.end())
     throw InputError(fmt::format("{} on rank {}", to_string(op), r.world.rank),
-                     fmt::format("this rank is not a member of group '{}'", name));
+                     fmt::format("this rank is not a member of group '{}'", base));
+  if (it != r.slots.end() && !named.empty()) {
+    const std::string where = fmt::format("{} on rank {}", to_string(op), r.world.rank);
+    if (algorithm == nullptr)
+      throw InputError(where, fmt::format("'{}': only all_reduce takes an algorithm after the backend name", name));
+    const auto& names = it->second->algorithms;
+    const auto a = std::find(names.begin(), names.end(), named);
+    if (named == "default") {
+      *algorithm = 0;
+    } else if (a == names.end()) {
+      throw InputError(where, fmt::format("'{}': {} has no all_reduce algorithm '{}' (it has: default, {})", name, base,
+                                          named, fmt::join(names, ", ")));
+    } else {
+      *algorithm = static_cast<std::size_t>(a - names.begin()) + 1;
+    }
+  }
   if (it == r.slots.end()) {
-    const bool known = std::find(kAvailable.begin(), kAvailable.end(), name) != kAvailable.end();
+    const bool known = std::find(kAvailable.begin(), kAvailable.end(), base) != kAvailable.end();
     throw InputError(fmt::format("{} on rank {}", to_string(op), r.world.rank),
                      known ? fmt::format("backend '{}' is not initialised (initialised: {})", name,
                                          fmt::join(r.order, ", "))
@@ -226,9 +255,10 @@ template <typename Body>
 
 // Issues `body` on the slot: inline when synchronous and idle, else through the queue. With a
 // communication log, the operation's issue, start and end times are recorded.
+// `label`: the name the communication log gives the operation (the slot's, or "mpi:ring").
 template <typename Body>
-Work submit(Slot& s, OpKind op, std::size_t count, DType dtype, bool async_op,
-            std::optional<CallSignature> sig, Body body) {
+Work submit_as(const std::string& label, Slot& s, OpKind op, std::size_t count, DType dtype, bool async_op,
+               std::optional<CallSignature> sig, Body body) {
   const bool check = sig.has_value() && g_rt->check && s.world_size > 1;
   CommLog* log = g_rt->log.get();
   const std::int64_t issue = log != nullptr ? steady_now_ns() : 0;
@@ -250,10 +280,10 @@ Work submit(Slot& s, OpKind op, std::size_t count, DType dtype, bool async_op,
     try {
       run_op(s, check ? &*sig : nullptr, body);
     } catch (...) {
-      log->record(s.label, {op, count, dtype, async_op, false, issue, issue, steady_now_ns()});
+      log->record(label, {op, count, dtype, async_op, false, issue, issue, steady_now_ns()});
       throw;
     }
-    log->record(s.label, {op, count, dtype, async_op, true, issue, issue, steady_now_ns()});
+    log->record(label, {op, count, dtype, async_op, true, issue, issue, steady_now_ns()});
     return Work();
   }
   auto state = std::make_shared<WorkState>(
@@ -261,24 +291,30 @@ Work submit(Slot& s, OpKind op, std::size_t count, DType dtype, bool async_op,
                   s.backend->name(), count, to_string(dtype)),
       lane.activity, lane.queue.get());
   lane.queue->post([state, &s, check, sig = std::move(sig), body = std::move(body),
-                    activity = lane.activity, log = log != nullptr ? g_rt->log : nullptr, op, count, dtype, async_op, issue]() mutable {
+                    activity = lane.activity, log = log != nullptr ? g_rt->log : nullptr, label = &label, op, count, dtype, async_op, issue]() mutable {
     const auto start = steady_now_ns();
     activity->running_since_ns.store(start);
     try {
       run_op(s, check ? &*sig : nullptr, body);
     } catch (...) {
       activity->running_since_ns.store(0);
-      if (log != nullptr) log->record(s.label, {op, count, dtype, async_op, false, issue, start, steady_now_ns()});
+      if (log != nullptr) log->record(*label, {op, count, dtype, async_op, false, issue, start, steady_now_ns()});
       state->complete(std::current_exception());
       return;
     }
     activity->running_since_ns.store(0);
-    if (log != nullptr) log->record(s.label, {op, count, dtype, async_op, true, issue, start, steady_now_ns()});
+    if (log != nullptr) log->record(*label, {op, count, dtype, async_op, true, issue, start, steady_now_ns()});
     state->complete(nullptr);
   });
   Work w(state);
   if (!async_op) w.wait();
   return w;
+}
+
+template <typename Body>
+Work submit(Slot& s, OpKind op, std::size_t count, DType dtype, bool async_op, std::optional<CallSignature> sig,
+            Body body) {
+  return submit_as(s.label, s, op, count, dtype, async_op, std::move(sig), std::move(body));
 }
 
 inline std::optional<CallSignature> uniform_sig(OpKind op, std::size_t count, DType dtype,
@@ -303,6 +339,8 @@ std::unique_ptr<Slot> make_slot(const std::string& kind, const std::string& labe
   else if (kind == "gloo") slot->backend = make_gloo_backend(ctx);
   else slot->backend = make_shm_backend(ctx);
   slot->world_size = slot->backend->size();
+  slot->algorithms = slot->backend->all_reduce_algorithms();
+  for (const auto& a : slot->algorithms) slot->algorithm_labels.push_back(label + ":" + a);
   slot->lane_count = slot->backend->concurrent_point_to_point() ? 3 : 1;
   static const char* kLaneNames[3] = {"", "-send", "-recv"};
   for (int l = 0; l < slot->lane_count; ++l) {
@@ -455,13 +493,27 @@ void synchronize(const std::vector<std::string>& names) {
 
 std::vector<std::string> backends() { return g_rt != nullptr ? g_rt->order : std::vector<std::string>{}; }
 
-int size(std::string_view backend) { return slot_for(backend, OpKind::barrier, 0).backend->size(); }
-int rank(std::string_view backend) { return slot_for(backend, OpKind::barrier, 0).backend->rank(); }
+// A name with an all_reduce algorithm ("mpi:ring") gives its backend's size and rank.
+int size(std::string_view backend) {
+  std::size_t algorithm = 0;
+  return slot_for(backend, OpKind::barrier, 0, &algorithm).backend->size();
+}
+int rank(std::string_view backend) {
+  std::size_t algorithm = 0;
+  return slot_for(backend, OpKind::barrier, 0, &algorithm).backend->rank();
+}
 
 const TuningTable* tuning_table() { return g_rt != nullptr && g_rt->tuning ? &*g_rt->tuning : nullptr; }
 
 std::string resolve_backend(std::string_view backend, OpKind op, std::size_t bytes) {
-  return slot_for(backend, op, bytes).backend->name();
+  std::size_t algorithm = 0;
+  Slot& s = slot_for(backend, op, bytes, op == OpKind::all_reduce ? &algorithm : nullptr);
+  return algorithm == 0 ? s.backend->name() : s.backend->name() + ":" + s.algorithms[algorithm - 1];
+}
+
+std::vector<std::string> algorithm_names(std::string_view backend, OpKind op) {
+  if (op != OpKind::all_reduce) return {};
+  return slot_for(backend, op, 0).algorithms;
 }
 
 bool is_native(std::string_view backend, OpKind op) {
@@ -660,17 +712,20 @@ Work reduce(std::string_view backend, const void* in, void* out, std::size_t cou
 
 Work all_reduce(std::string_view backend, const void* in, void* out, std::size_t count,
                 DType dtype, ReduceOp op, bool async_op) {
-  Slot& s = slot_for(backend, OpKind::all_reduce, count * dtype_bytes(dtype));
+  std::size_t algorithm = 0;
+  Slot& s = slot_for(backend, OpKind::all_reduce, count * dtype_bytes(dtype), &algorithm);
   require_buffer(*s.backend, OpKind::all_reduce, in, count, "input");
   require_buffer(*s.backend, OpKind::all_reduce, out, count, "output");
   const int n = s.world_size;
-  return submit(s, OpKind::all_reduce, count, dtype, async_op,
-                uniform_sig(OpKind::all_reduce, count, dtype, op), [=](Backend& x) {
+  return submit_as(algorithm == 0 ? s.label : s.algorithm_labels[algorithm - 1], s, OpKind::all_reduce, count, dtype,
+                   async_op, uniform_sig(OpKind::all_reduce, count, dtype, op), [=](Backend& x) {
                   if (count == 0) return;
                   if (n == 1) {
                     if (in != out) std::memcpy(out, in, count * dtype_bytes(dtype));
-                  } else {
+                  } else if (algorithm == 0) {
                     x.all_reduce(in, out, count, dtype, wire_op(op));
+                  } else {
+                    x.all_reduce_algorithm(algorithm - 1, in, out, count, dtype, wire_op(op));
                   }
                   if (op == ReduceOp::avg) divide_by(dtype, out, count, n);
                 });

@@ -10,9 +10,10 @@
 //   chorus::rt::finalize();
 //
 // Every operation names a backend (or "auto": chosen from the tuning table by operation, world
-// size and message size) and runs on that backend's ordered progress queue. With async_op the
-// call returns at once and the Work handle completes later; without, the call blocks (and runs
-// on the calling thread when the backend is idle) and throws on failure. Ranks must issue the
+// size and message size; all_reduce also takes "backend:algorithm", see algorithm_names()) and
+// runs on that backend's ordered progress queue. With async_op the call returns at once and the
+// Work handle completes later; without, the call blocks (and runs on the calling thread when the
+// backend is idle) and throws on failure. Ranks must issue the
 // same operations in the same order per backend; across backends any interleaving is fine.
 // Counts are in elements; `in == out` is allowed wherever the sizes match (in place).
 #include <cstddef>
@@ -72,8 +73,13 @@ void synchronize(const std::vector<std::string>& backends = {});
 std::vector<std::string> backends();  // initialised backends
 int size(std::string_view backend = "auto");
 int rank(std::string_view backend = "auto");
-// The backend "auto" would use for this operation and message size (bytes per rank).
+// The backend "auto" would use for this operation and message size (bytes per rank); for
+// all_reduce with a named algorithm, "backend:algorithm".
 std::string resolve_backend(std::string_view backend, OpKind op, std::size_t bytes);
+// The named algorithms of `op` on `backend` besides "default" (its own choice by size): for
+// all_reduce, e.g. Open MPI's ring and rabenseifner, Gloo's ring and bcube, and the runtime's
+// ring_p2p on every backend; empty for other operations. all_reduce("mpi:ring", ...) runs one.
+std::vector<std::string> algorithm_names(std::string_view backend, OpKind op);
 // The tuning table "auto" uses (InitOptions::tuning_table or CHORUS_RT_TUNING), or null; valid
 // until finalize().
 const TuningTable* tuning_table();

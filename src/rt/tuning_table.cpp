@@ -28,6 +28,26 @@ void require_keys(const json& j, const std::vector<std::string>& allowed, const 
     if (std::find(allowed.begin(), allowed.end(), key) == allowed.end())
       throw InputError(where, "unknown key '" + key + "'");
 }
+
+// "mpi:ring" -> "mpi".
+std::string_view candidate_backend(std::string_view candidate) { return candidate.substr(0, candidate.find(':')); }
+
+// A time_us key: a backend (shm, mpi, gloo), for all_reduce optionally with an algorithm
+// ("mpi:ring"; whether the backend has it is checked when auto picks it).
+void check_candidate(const std::string& key, OpKind op, const std::string& where) {
+  const std::string_view backend = candidate_backend(key);
+  if (backend != "shm" && backend != "mpi" && backend != "gloo")
+    throw InputError(where, "'" + key + "': expected a backend (shm, mpi, gloo), for all_reduce optionally "
+                            "followed by :algorithm");
+  if (backend.size() == key.size()) return;
+  const std::string_view algorithm = std::string_view(key).substr(backend.size() + 1);
+  if (op != OpKind::all_reduce)
+    throw InputError(where, "'" + key + "': only all_reduce rows name algorithms");
+  if (algorithm.empty() || !std::all_of(algorithm.begin(), algorithm.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+      }))
+    throw InputError(where, "'" + key + "': an algorithm name is lower-case letters, digits and _");
+}
 }  // namespace
 
 TuningTable TuningTable::load(const std::string& path) {
@@ -81,6 +101,7 @@ TuningTable TuningTable::parse(const std::string& text, const std::string& path)
           if (b.empty() || !std::isfinite(us_value) || us_value < 0)
             throw InputError(where + ".rows.time_us",
                              "expected backend names with finite, non-negative times in microseconds");
+          check_candidate(b, op, where + ".rows.time_us");
           row.time_us[b] = us_value;
         }
         if (row.time_us.empty()) throw InputError(where + ".rows", "time_us is empty");
@@ -134,7 +155,7 @@ std::optional<std::string> TuningTable::pick(OpKind op, int world_size, std::uin
   std::optional<std::string> best;
   double t = std::numeric_limits<double>::infinity();
   for (const auto& [b, us] : row->time_us)
-    if (std::find(allowed.begin(), allowed.end(), b) != allowed.end() && us < t) t = us, best = b;
+    if (std::find(allowed.begin(), allowed.end(), candidate_backend(b)) != allowed.end() && us < t) t = us, best = b;
   return best;
 }
 

@@ -26,6 +26,7 @@ bool whole_buffer_size(OpKind op) {
 
 // Buffers and one call of `op`, uniform counts for the vector forms.
 struct Runner {
+  // `backend` may name an all_reduce algorithm ("mpi:ring").
   Runner(const std::string& backend, OpKind op, std::size_t bytes, DType dtype)
       : b(backend), kind(op), d(dtype), n(rt::size(backend)), me(rt::rank(backend)) {
     const std::size_t eb = dtype_bytes(dtype);
@@ -134,20 +135,24 @@ std::vector<BenchRow> run_bench(const BenchOptions& o) {
   if (o.iters < 1) throw InputError("--iters", "must be >= 1");
   if (o.warmup < 0) throw InputError("--warmup", "must be >= 0");
   std::vector<BenchRow> rows;
-  for (const auto& backend : o.backends) {
+  for (const auto& plain : o.backends) {
     for (OpKind op : o.ops) {
+      std::vector<std::string> candidates = {plain};
+      if (o.algorithms)
+        for (const auto& a : rt::algorithm_names(plain, op)) candidates.push_back(plain + ":" + a);
+      for (const auto& backend : candidates)
       for (std::size_t bytes : o.sizes_bytes) {
         if (op == OpKind::barrier && bytes != o.sizes_bytes.front()) continue;  // size-free
         Runner run(backend, op, op == OpKind::barrier ? 0 : bytes, o.dtype);
         for (int i = 0; i < o.warmup; ++i) run.call(o.async_op).wait();
-        rt::barrier(backend);
+        rt::barrier(plain);
         std::vector<double> mine(static_cast<std::size_t>(o.iters)), slowest(mine.size());
         for (auto& t : mine) {
           const auto t0 = std::chrono::steady_clock::now();
           run.call(o.async_op).wait();
           t = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
         }
-        rt::all_reduce(backend, mine.data(), slowest.data(), slowest.size(), DType::f64, ReduceOp::max);
+        rt::all_reduce(plain, mine.data(), slowest.data(), slowest.size(), DType::f64, ReduceOp::max);
         BenchRow row;
         row.backend = backend;
         row.op = op;
@@ -170,7 +175,7 @@ std::vector<BenchRow> run_bench(const BenchOptions& o) {
           std::string err = c.verify();
           // Agree on the verdict: the row fails if any rank saw a wrong element.
           std::int64_t bad = err.empty() ? 0 : 1, any = 0;
-          rt::all_reduce(backend, &bad, &any, 1, DType::i64, ReduceOp::sum);
+          rt::all_reduce(plain, &bad, &any, 1, DType::i64, ReduceOp::sum);
           row.check = any == 0 ? "ok" : (err.empty() ? fmt::format("failed on {} rank(s)", any) : err);
         }
         rows.push_back(row);

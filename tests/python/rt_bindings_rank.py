@@ -126,6 +126,13 @@ def run(b):
     expect_raises(ValueError, lambda: chorus.all_to_all_single(b, np.zeros(n, np.float32), np.zeros(n, np.float32),
                                                                input_split_sizes=[1] * (n + 1)), "split sizes")
     expect_raises(ValueError, lambda: chorus.all_reduce("nope", np.ones(2, np.float32)), "unknown backend 'nope'")
+    # Named all-reduce algorithms: each one's result checked.
+    check("ring_p2p" in chorus.algorithm_names(b), f"{b} algorithm_names {chorus.algorithm_names(b)}")
+    for a in chorus.algorithm_names(b):
+        x = data(r, 1001, np.float32)
+        chorus.all_reduce(f"{b}:{a}", x)
+        check(np.array_equal(x, sum(data(k, 1001, np.int64) for k in ranks).astype(np.float32)), f"{b}:{a} all_reduce")
+    expect_raises(ValueError, lambda: chorus.all_reduce(f"{b}:nope", np.ones(2, np.float32)), "no all_reduce algorithm 'nope'")
 
 
 def run_fusion(backends):

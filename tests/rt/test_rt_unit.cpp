@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <thread>
 
 #include "core/error.h"
@@ -154,6 +155,27 @@ TEST(TuningTable, PicksFastestAllowedAtNearestSizeBelow) {
   std::filesystem::remove(path);
 }
 
+TEST(TuningTable, AllReduceRowsMayNameAlgorithms) {
+  auto parse = [](const std::string& op, const std::string& key) {
+    return rt::TuningTable::parse(R"({"schema": "chorus-rt-tuning/1", "tables": [{"op": ")" + op +
+                                      R"(", "world_size": 2, "rows": [{"bytes": 0, "best": "x", "time_us": {")" + key +
+                                      R"(": 3, "shm": 5}}]}]})",
+                                  "t.json");
+  };
+  const auto t = parse("all_reduce", "mpi:basic_linear");
+  EXPECT_EQ(t.pick(rt::OpKind::all_reduce, 2, 8, {"shm", "mpi"}), "mpi:basic_linear");
+  EXPECT_EQ(t.pick(rt::OpKind::all_reduce, 2, 8, {"shm", "gloo"}), "shm");  // mpi not initialised
+  for (const std::string bad : {"mpi:", "nccl", "nccl:ring", "mpi:Ring", "mpi:ring-2", ""}) {
+    EXPECT_THROW(parse("all_reduce", bad), chorus::InputError) << bad;
+  }
+  try {
+    parse("all_gather", "mpi:ring");
+    FAIL();
+  } catch (const chorus::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("only all_reduce rows name algorithms"), std::string::npos);
+  }
+}
+
 TEST(Store, TcpServerGetWaitsAndBarrierReleasesAll) {
   rt::TcpStoreServer server("127.0.0.1");
   std::vector<std::thread> threads;
@@ -225,6 +247,66 @@ TEST(Runtime, WorldOfOneAndBadNames) {
   rt::synchronize();
   rt::finalize();
   EXPECT_FALSE(rt::is_initialized());
+}
+
+// Named all-reduce algorithms: listed per backend, run by "backend:algorithm", chosen by auto
+// from a table that names them, logged under that name; misuse is an InputError.
+TEST(Runtime, AllReduceAlgorithmsByName) {
+  const auto dir = std::filesystem::temp_directory_path();
+  const auto table = dir / "chorus_rt_algorithms_table.json";
+  const auto log = dir / "chorus_rt_algorithms_log";
+  {
+    std::ofstream f(table);
+    f << R"({"schema": "chorus-rt-tuning/1", "tables": [{"op": "all_reduce", "world_size": 1, "rows": [
+          {"bytes": 0, "best": "shm", "time_us": {"shm": 1, "gloo:bcube": 2}},
+          {"bytes": 1048576, "best": "gloo:bcube", "time_us": {"shm": 9, "gloo:bcube": 2, "gloo": 3}}]}]})";
+  }
+  rt::InitOptions options;
+  options.tuning_table = table.string();
+  options.log = log.string();
+  rt::init({"gloo", "shm"}, options);
+  // Gloo's two, then the runtime's ring over point-to-point; shm has only the latter.
+  EXPECT_EQ(rt::algorithm_names("gloo", rt::OpKind::all_reduce), (std::vector<std::string>{"ring", "bcube", "ring_p2p"}));
+  EXPECT_EQ(rt::algorithm_names("shm", rt::OpKind::all_reduce), (std::vector<std::string>{"ring_p2p"}));
+  EXPECT_TRUE(rt::algorithm_names("gloo", rt::OpKind::all_gather).empty());
+  EXPECT_EQ(rt::resolve_backend("auto", rt::OpKind::all_reduce, 4096), "shm");
+  EXPECT_EQ(rt::resolve_backend("auto", rt::OpKind::all_reduce, 1 << 21), "gloo:bcube");
+  std::vector<float> x = {1, 2, 3}, y(3);
+  rt::all_reduce("gloo:bcube", x.data(), y.data(), 3, DType::f32, ReduceOp::sum);
+  EXPECT_EQ(y, x);
+  std::vector<float> big(1 << 19, 2.0f);  // 2 MiB: auto takes gloo:bcube
+  rt::all_reduce("auto", big.data(), big.data(), big.size(), DType::f32, ReduceOp::sum, true).wait();
+  EXPECT_EQ(big.back(), 2.0f);
+  rt::all_reduce("shm:default", x.data(), y.data(), 3, DType::f32, ReduceOp::max);
+  try {
+    rt::all_reduce("gloo:halving", x.data(), y.data(), 3, DType::f32, ReduceOp::sum);
+    FAIL();
+  } catch (const chorus::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("has no all_reduce algorithm 'halving' (it has: default, ring, bcube, ring_p2p)"),
+              std::string::npos) << e.what();
+  }
+  try {
+    rt::all_gather("gloo:ring", x.data(), y.data(), 3, DType::f32);
+    FAIL();
+  } catch (const chorus::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("only all_reduce takes an algorithm"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(rt::size("gloo:bcube"), 1);
+  // A group name may hold ':': the exact name wins, an algorithm follows the last ':'.
+  rt::split("rows:2", "shm", 0, 0);
+  rt::all_reduce("rows:2", x.data(), y.data(), 3, DType::f32, ReduceOp::sum);
+  rt::all_reduce("rows:2:ring_p2p", x.data(), y.data(), 3, DType::f32, ReduceOp::sum);
+  EXPECT_EQ(y, x);
+  EXPECT_THROW(rt::all_reduce("rows:3", x.data(), y.data(), 3, DType::f32, ReduceOp::sum), chorus::InputError);
+  rt::finalize();
+  std::ifstream in(log.string() + ".0.jsonl");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text.find(R"("backend":"gloo:ring")"), std::string::npos);
+  EXPECT_NE(text.find(R"("backend":"gloo:bcube","op":"all_reduce","count":3,)"), std::string::npos) << text;
+  EXPECT_NE(text.find(R"("backend":"gloo:bcube","op":"all_reduce","count":524288,)"), std::string::npos) << text;
+  EXPECT_NE(text.find(R"("backend":"shm","op":"all_reduce","count":3,)"), std::string::npos) << text;
+  std::filesystem::remove(table);
+  std::filesystem::remove(log.string() + ".0.jsonl");
 }
 
 TEST(Work, CompletionCallbacksRunOnceInOrderWithTheError) {

@@ -295,6 +295,26 @@ class GlooBackend final : public Backend {
     guard("all_reduce", [&] { with_element(d, [&](auto tag) { all_reduce_typed(tag, in, out, count, d, op); }); });
   }
 
+  // Gloo's own algorithms of gloo::allreduce, whatever the size (the default above takes the
+  // classic halving-doubling up to 1 MiB, then ring).
+  std::vector<std::string> all_reduce_algorithms() const override {
+    std::vector<std::string> names = {"ring", "bcube"};
+    for (auto& n : Backend::all_reduce_algorithms()) names.push_back(n);
+    return names;
+  }
+  void all_reduce_algorithm(std::size_t index, const void* in, void* out, std::size_t count, DType d,
+                            ReduceOp op) override {
+    if (index >= 2) return Backend::all_reduce_algorithm(index - 2, in, out, count, d, op);
+    if (count == 0 || size_ == 1) {
+      if (in != out && count > 0) std::memcpy(out, in, count * dtype_bytes(d));
+      return;
+    }
+    const auto algorithm = index == 0 ? gloo::AllreduceOptions::Algorithm::RING : gloo::AllreduceOptions::Algorithm::BCUBE;
+    guard("all_reduce", [&] {
+      with_element(d, [&](auto tag) { all_reduce_typed(tag, in, out, count, d, op, algorithm); });
+    });
+  }
+
   void reduce(const void* in, void* out, std::size_t count, DType d, ReduceOp op, int root) override {
     guard("reduce", [&] {
       // Gloo's reduce writes the output on every rank: give non-roots a scratch buffer.
@@ -521,8 +541,10 @@ class GlooBackend final : public Backend {
   }
 
   template <typename T>
-  void all_reduce_typed(T, const void* in, void* out, std::size_t count, DType d, ReduceOp op) {
+  void all_reduce_typed(T, const void* in, void* out, std::size_t count, DType d, ReduceOp op,
+                        gloo::AllreduceOptions::Algorithm algorithm = gloo::AllreduceOptions::Algorithm::UNSPECIFIED) {
     gloo::AllreduceOptions opts(context_);
+    opts.setAlgorithm(algorithm);
     if (in != out) opts.setInput(const_cast<T*>(static_cast<const T*>(in)), count);
     opts.setOutput(static_cast<T*>(out), count);
     opts.setReduceFunction([d, op](void* o, const void* a, const void* b, std::size_t n) {

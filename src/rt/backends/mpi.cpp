@@ -113,6 +113,7 @@ class MpiBackend final : public Backend {
     for (DType d : kAllDTypes) type_table_[static_cast<int>(d)] = lookup_type(d);
     for (DType d : kAllDTypes)
       for (ReduceOp o : kAllReduceOps) op_table_[static_cast<int>(d)][static_cast<int>(o)] = lookup_op(d, o);
+    create_algorithm_comms();
     watchdog_ = std::thread([this] { watch(); });
   }
 
@@ -127,7 +128,9 @@ class MpiBackend final : public Backend {
       for (auto& row : half_ops_)
         for (auto& op : row)
           if (op != MPI_OP_NULL) MPI_Op_free(&op);
+      for (auto& [name, c] : algorithm_comms_) MPI_Comm_free(&c);
       MPI_Comm_free(&comm_);
+      if (mpi_t_) MPI_T_finalize();
     }
   }
 
@@ -167,6 +170,21 @@ class MpiBackend final : public Backend {
     Guard g(*this, "all_reduce");
     check(MPI_Allreduce(in_or_inplace(in, out), out, to_int(count, "all_reduce"), mpi_type(d),
                         mpi_op(d, op), comm_),
+          "all_reduce");
+  }
+  std::vector<std::string> all_reduce_algorithms() const override {
+    std::vector<std::string> names;
+    for (const auto& [name, c] : algorithm_comms_) names.push_back(name);
+    for (auto& n : Backend::all_reduce_algorithms()) names.push_back(n);
+    return names;
+  }
+  void all_reduce_algorithm(std::size_t index, const void* in, void* out, std::size_t count, DType d,
+                            ReduceOp op) override {
+    if (index >= algorithm_comms_.size())
+      return Backend::all_reduce_algorithm(index - algorithm_comms_.size(), in, out, count, d, op);
+    Guard g(*this, "all_reduce");
+    check(MPI_Allreduce(in_or_inplace(in, out), out, to_int(count, "all_reduce"), mpi_type(d), mpi_op(d, op),
+                        algorithm_comms_[index].second),
           "all_reduce");
   }
   void reduce_scatter(const void* in, void* out, std::size_t count, DType d,
@@ -405,6 +423,47 @@ class MpiBackend final : public Backend {
   }
 
   MPI_Comm comm_ = MPI_COMM_NULL;
+  // Open MPI's coll/tuned all-reduce algorithms by name, each fixed on a duplicate of comm_.
+  std::vector<std::pair<std::string, MPI_Comm>> algorithm_comms_;
+  bool mpi_t_ = false;  // MPI_T_init_thread succeeded (finalised with the backend)
+
+  // The tuned module reads its forced algorithm (the process-wide MCA variable
+  // coll_tuned_allreduce_algorithm, written here through MPI_T) when a communicator is created,
+  // and only with coll_tuned_use_dynamic_rules on (mpi_ensure_initialized sets it before
+  // MPI_Init unless the environment says otherwise). Without either, only "default" and the
+  // runtime's algorithms are offered. Every rank reads the same environment, so every rank
+  // makes the same duplicates (MPI_Comm_dup is collective).
+  void create_algorithm_comms() {
+    static constexpr std::pair<int, const char*> kTuned[] = {
+        {1, "basic_linear"}, {2, "nonoverlapping"}, {3, "recursive_doubling"},
+        {4, "ring"},         {5, "segmented_ring"}, {6, "rabenseifner"}};
+    int provided = 0;
+    if (MPI_T_init_thread(MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) return;
+    mpi_t_ = true;
+    int dynamic_index = -1, algorithm_index = -1, n = 0;
+    if (MPI_T_cvar_get_index("coll_tuned_use_dynamic_rules", &dynamic_index) != MPI_SUCCESS ||
+        MPI_T_cvar_get_index("coll_tuned_allreduce_algorithm", &algorithm_index) != MPI_SUCCESS)
+      return;
+    MPI_T_cvar_handle handle;
+    int dynamic = 0;
+    if (MPI_T_cvar_handle_alloc(dynamic_index, nullptr, &handle, &n) != MPI_SUCCESS) return;
+    MPI_T_cvar_read(handle, &dynamic);
+    MPI_T_cvar_handle_free(&handle);
+    if (dynamic == 0) return;
+    if (MPI_T_cvar_handle_alloc(algorithm_index, nullptr, &handle, &n) != MPI_SUCCESS) return;
+    int before = 0;
+    MPI_T_cvar_read(handle, &before);
+    for (auto [id, name] : kTuned) {
+      int value = id;
+      if (MPI_T_cvar_write(handle, &value) != MPI_SUCCESS) break;
+      MPI_Comm c = MPI_COMM_NULL;
+      MPI_Comm_dup(comm_, &c);
+      MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+      algorithm_comms_.emplace_back(name, c);
+    }
+    MPI_T_cvar_write(handle, &before);
+    MPI_T_cvar_handle_free(&handle);
+  }
   int rank_ = 0;
   int size_ = 1;
   MPI_Op half_ops_[2][4] = {{MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL},

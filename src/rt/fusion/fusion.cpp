@@ -205,7 +205,8 @@ Fusion::Stats Fusion::stats() const {
 Work Fusion::all_reduce(std::string_view backend, const void* in, void* out, std::size_t count, DType dtype,
                         ReduceOp op) {
   Impl& im = *impl_;
-  if (backend != "auto" && std::find(im.backends.begin(), im.backends.end(), backend) == im.backends.end())
+  const std::string_view base = backend.substr(0, backend.find(':'));  // "mpi:ring": an algorithm of mpi
+  if (backend != "auto" && std::find(im.backends.begin(), im.backends.end(), base) == im.backends.end())
     throw InputError("fused all_reduce", fmt::format("backend '{}' is not one of this fusion's ({}, auto)", backend,
                                                      fmt::join(im.backends, ", ")));
   if (count > 0 && (in == nullptr || out == nullptr))
@@ -364,12 +365,15 @@ void Fusion::Impl::issue(std::vector<FusedOp>& batch) {
 }
 
 void Fusion::Impl::issue_buffer(const std::string& backend, DType dtype, ReduceOp op, std::vector<FusedOp> ops) {
-  const auto group = groups.find(backend);
+  // "mpi:ring" (named, or chosen by auto from a tuning table): that algorithm on mpi's group.
+  const auto colon = backend.find(':');
+  const auto group = groups.find(backend.substr(0, colon));
   if (group == groups.end()) {  // "auto" resolved to a backend this fusion has no group on
     fail(ops, std::make_exception_ptr(InputError("fused all_reduce",
                                                  fmt::format("auto chose backend '{}', which this fusion does not use", backend))));
     return;
   }
+  const std::string target = colon == std::string::npos ? group->second : group->second + backend.substr(colon);
   {
     std::lock_guard lock(mutex);
     ++stats.buffers;
@@ -382,7 +386,7 @@ void Fusion::Impl::issue_buffer(const std::string& backend, DType dtype, ReduceO
   if (ops.size() == 1 && ops.front().bytes() > options.buffer_bytes) {  // alone, in place
     const FusedOp& p = ops.front();
     try {
-      Work w = rt::all_reduce(group->second, p.in, p.out, p.count, dtype, op, /*async_op=*/true);
+      Work w = rt::all_reduce(target, p.in, p.out, p.count, dtype, op, /*async_op=*/true);
       w.on_complete([sh, state = p.state](std::exception_ptr error) {
         state->complete(error);
         sh->done(nullptr);
@@ -404,7 +408,7 @@ void Fusion::Impl::issue_buffer(const std::string& backend, DType dtype, ReduceO
   auto pending = std::make_shared<std::vector<FusedOp>>(std::move(ops));
   auto owned = std::make_shared<std::unique_ptr<std::byte[]>>(std::move(buffer));
   try {
-    Work w = rt::all_reduce(group->second, data, data, count, dtype, op, /*async_op=*/true);
+    Work w = rt::all_reduce(target, data, data, count, dtype, op, /*async_op=*/true);
     w.on_complete([sh, pending, owned, esize](std::exception_ptr error) {
       std::size_t offset = 0;
       for (auto& p : *pending) {

@@ -46,6 +46,10 @@ void mpi_ensure_initialized() {
   MPI_Initialized(&initialized);
   int provided = 0;
   if (initialized == 0) {
+    // Lets the mpi backend fix each of Open MPI's all-reduce algorithms on a communicator of its
+    // own (backends/mpi.cpp); without a rules file or a forced algorithm, Open MPI's choices stay
+    // its fixed ones. An explicit setting in the environment wins.
+    setenv("OMPI_MCA_coll_tuned_use_dynamic_rules", "1", 0);
     MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided);
     g_we_initialized = true;
     std::atexit(finalize_at_exit);
