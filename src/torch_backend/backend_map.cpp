@@ -55,7 +55,12 @@ BackendMap BackendMap::parse(std::string_view text, const std::string& where) {
       throw InputError(at, "expected op:backend, e.g. all_reduce:shm or *:auto");
     const std::string_view op = trim(items[i].substr(0, colon));
     const std::string backend(trim(items[i].substr(colon + 1)));
-    require_backend(backend, true, at);
+    // all_reduce may name an algorithm: all_reduce:mpi:ring (checked when first used).
+    const std::size_t algorithm = backend.find(':');
+    require_backend(backend.substr(0, algorithm), true, at);
+    if (algorithm != std::string::npos &&
+        (op == "*" || backend.substr(0, algorithm) == "auto" || rt::parse_op_kind(op, at) != rt::OpKind::all_reduce))
+      throw InputError(at, "only all_reduce takes an algorithm (all_reduce:mpi:ring), on a named backend");
     if (op == "*") {
       if (have_default) throw InputError(at, "'*' is given twice");
       have_default = true;
@@ -82,8 +87,10 @@ BackendMap BackendMap::parse(std::string_view text, const std::string& where) {
 
 std::vector<std::string> BackendMap::named_backends() const {
   std::vector<std::string> names;
-  for (const auto& b : by_op_)
+  for (const auto& entry : by_op_) {
+    const std::string b = entry.substr(0, entry.find(':'));  // "mpi:ring": backend mpi
     if (b != "auto" && std::find(names.begin(), names.end(), b) == names.end()) names.push_back(b);
+  }
   return names;
 }
 

@@ -259,7 +259,9 @@ ProcessGroupChorus::ProcessGroupChorus(const c10::intrusive_ptr<c10d::Store>& st
                                    rank, size, rt::rank(first), rt::size(first)));
   }
   if (fusion)
-    fusion_ = std::make_unique<rt::Fusion>(std::vector<std::string>{backend_for(OpKind::all_reduce)}, *fusion);
+    fusion_ = std::make_unique<rt::Fusion>(  // on all_reduce's backend ("mpi:ring": mpi, that algorithm per buffer)
+        std::vector<std::string>{backend_for(OpKind::all_reduce).substr(0, backend_for(OpKind::all_reduce).find(':'))},
+        *fusion);
 }
 
 ProcessGroupChorus::~ProcessGroupChorus() {

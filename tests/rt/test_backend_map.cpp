@@ -24,6 +24,14 @@ TEST(BackendMap, NamedOperationsAndADefault) {
   EXPECT_EQ(m.named_backends(), (std::vector<std::string>{"gloo", "shm", "mpi"}));  // order of the operations
 }
 
+TEST(BackendMap, AllReduceMayNameAnAlgorithm) {
+  const BackendMap m = BackendMap::parse("all_reduce:mpi:nonoverlapping,*:shm", "test");
+  EXPECT_EQ(m.backend(OpKind::all_reduce), "mpi:nonoverlapping");
+  EXPECT_EQ(m.named_backends(), (std::vector<std::string>{"shm", "mpi"}));  // what to initialise
+  for (const char* bad : {"broadcast:mpi:ring", "*:mpi:ring", "all_reduce:auto:ring", "all_reduce:nccl:ring"})
+    EXPECT_THROW(BackendMap::parse(bad, "test"), InputError) << bad;
+}
+
 TEST(BackendMap, SendAndRecvShareABackend) {
   const BackendMap m = BackendMap::parse("send:shm", "test");
   EXPECT_EQ(m.backend(OpKind::recv), "shm");
