@@ -15,6 +15,7 @@ PACKAGES=(
   libopenmpi-dev openmpi-bin # runtime backend "mpi"
   iproute2 util-linux   # multi-host test: network namespaces (ip netns), host names (unshare --uts)
   libgloo-dev           # runtime backend "gloo"
+  libzfp-dev            # lossy compression of the runtime's compressed collectives (src/rt/compression)
   python3-matplotlib    # the figures of `chorus reproduce` (python/chorus/plot)
   liblemon-dev          # TopoOpt: maximum-weight matching (Edmonds' Blossom) in TopologyFinder
   pybind11-dev python3-dev python3-numpy  # the runtime's Python bindings (chorus._rt) and their tests

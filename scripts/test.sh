@@ -61,7 +61,7 @@ if want --tsan; then
     -DCHORUS_TSAN=ON -DCHORUS_BUILD_BENCH=OFF "${UNITY[@]}"
   (cd build-tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/../tests/rt/tsan.supp" \
      ctest --output-on-failure -j"$JOBS" --timeout 900 -L rt \
-       -E "mpirun|rt_failures|rt_timeouts\$|rt_launcher|rt_shm_segment|rt_multihost|rt_tune|rt_check_auto|rt_bench|rt_check_launch_4|rt_schedule_failures|rt_themis_real_smoke|rt_syndicate_real_smoke")
+       -E "mpirun|rt_compression|rt_failures|rt_timeouts\$|rt_launcher|rt_shm_segment|rt_multihost|rt_tune|rt_check_auto|rt_bench|rt_check_launch_4|rt_schedule_failures|rt_themis_real_smoke|rt_syndicate_real_smoke")
 fi
 if want --fuzz; then
   CC=clang CXX=clang++ configure_and_build build-fuzz fuzzers -DCHORUS_FUZZ=ON -DCHORUS_BUILD_BENCH=OFF "${UNITY[@]}"
