@@ -46,8 +46,12 @@ FusionOptions parse_fusion_options(std::string_view text, const std::string& fie
 }
 
 namespace {
-
 std::atomic<int> g_fusion_instances{0};  // names the groups of each Fusion (the same count on every rank)
+}  // namespace
+
+// Types the Impl holds: in a named namespace (an anonymous one would give Impl internal-linkage
+// members, which g++ warns about in unity builds).
+namespace fusion_detail {
 
 struct FusedOp {
   std::string backend;  // as submitted ("auto" resolved per buffer)
@@ -107,9 +111,12 @@ std::uint64_t fusion_signature(const std::vector<FusedOp>& batch) {
   return h & ((std::uint64_t{1} << 62) - 1);  // room to negate it in an int64
 }
 
-}  // namespace
+}  // namespace fusion_detail
 
 struct Fusion::Impl {
+  using FusedOp = fusion_detail::FusedOp;
+  using FusionBuffers = fusion_detail::FusionBuffers;
+
   FusionOptions options;
   std::vector<std::string> backends;           // concrete backends of this Fusion
   std::map<std::string, std::string> groups;   // backend -> its fusion group
@@ -178,7 +185,7 @@ Fusion::Fusion(const std::vector<std::string>& backends, const FusionOptions& op
       std::find(im.backends.begin(), im.backends.end(), "shm") != im.backends.end() ? "shm" : im.backends.front();
   im.control = fmt::format("chorus-fusion{}/control", id);
   rt::split(im.control, control_backend, 0, world_rank);
-  im.shared = std::make_shared<FusionBuffers>();
+  im.shared = std::make_shared<fusion_detail::FusionBuffers>();
   im.shared->buffer_bytes = options.buffer_bytes;
   im.thread = std::thread([&im] { im.run(); });
 }
@@ -300,7 +307,7 @@ void Fusion::Impl::cycle_loop() {
     }
     if (k > 0) {
       // The same k operations on every rank? (min and -max of one hash per rank)
-      const std::int64_t h = static_cast<std::int64_t>(fusion_signature(batch));
+      const std::int64_t h = static_cast<std::int64_t>(fusion_detail::fusion_signature(batch));
       const auto [lo, minus_hi] = fusion_min_of(control, h, -h);
       if (lo != -minus_hi) {
         const auto error = std::make_exception_ptr(InputError(
