@@ -53,8 +53,9 @@ class Backend {
   // the runtime's "ring_p2p" (algorithms/ring.cpp on this backend's point-to-point), which every
   // backend has. `chorus tune` measures each; "auto" and names like "mpi:ring" select one.
   virtual std::vector<std::string> all_reduce_algorithms() const { return {"ring_p2p"}; }
-  // all_reduce with algorithm `index` of all_reduce_algorithms(). An override handles its own
-  // names and passes the rest (index minus their number) to Backend::all_reduce_algorithm.
+  // all_reduce with algorithm `index` of all_reduce_algorithms(); the runtime calls it only with
+  // count > 0 on more than one rank. An override handles its own names and passes the rest
+  // (index minus their number) to Backend::all_reduce_algorithm.
   virtual void all_reduce_algorithm(std::size_t index, const void* in, void* out, std::size_t count, DType dtype,
                                     ReduceOp op);
   // in holds size()*count elements; out receives this rank's block of count elements.

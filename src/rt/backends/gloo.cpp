@@ -305,10 +305,6 @@ class GlooBackend final : public Backend {
   void all_reduce_algorithm(std::size_t index, const void* in, void* out, std::size_t count, DType d,
                             ReduceOp op) override {
     if (index >= 2) return Backend::all_reduce_algorithm(index - 2, in, out, count, d, op);
-    if (count == 0 || size_ == 1) {
-      if (in != out && count > 0) std::memcpy(out, in, count * dtype_bytes(d));
-      return;
-    }
     const auto algorithm = index == 0 ? gloo::AllreduceOptions::Algorithm::RING : gloo::AllreduceOptions::Algorithm::BCUBE;
     guard("all_reduce", [&] {
       with_element(d, [&](auto tag) { all_reduce_typed(tag, in, out, count, d, op, algorithm); });

@@ -33,6 +33,15 @@ std::string resolve(std::string_view backend, OpKind op, std::size_t bytes) {
   return backend == "auto" ? rt::resolve_backend(backend, op, bytes) : std::string(backend);
 }
 
+// What needs no communication, done here: count 0, or a world of one (the result is a copy of
+// the input). True when the operation is complete.
+bool without_communication(int p, const void* in, void* out, std::size_t count, DType dtype) {
+  if (count == 0) return true;
+  if (p > 1) return false;
+  std::memmove(out, in, count * dtype_bytes(dtype));
+  return true;
+}
+
 void account(Stats* stats, std::uint64_t raw, std::uint64_t wire) {
   if (stats == nullptr) return;
   stats->raw_bytes += raw;
@@ -191,12 +200,8 @@ void all_gather(std::string_view backend_name, const void* in, void* out, std::s
   check_args("all_gather", dtype, bound);
   const std::string backend = resolve(backend_name, OpKind::all_gather, count * dtype_bytes(dtype));
   const int p = rt::size(backend);
+  if (without_communication(p, in, out, count, dtype)) return;
   const std::size_t bytes = count * dtype_bytes(dtype);
-  if (count == 0) return;
-  if (p == 1) {
-    std::memmove(out, in, bytes);
-    return;
-  }
   const auto P = static_cast<std::size_t>(p);
   const int me = rt::rank(backend);
   const auto self = static_cast<std::size_t>(me);
@@ -227,12 +232,8 @@ void all_to_all_single(std::string_view backend_name, const void* in, void* out,
   check_args("all_to_all_single", dtype, bound);
   const std::string backend = resolve(backend_name, OpKind::all_to_all_single, count * dtype_bytes(dtype));
   const int p = rt::size(backend);
+  if (without_communication(p, in, out, count, dtype)) return;
   const std::size_t bytes = count * dtype_bytes(dtype);
-  if (count == 0) return;
-  if (p == 1) {
-    std::memmove(out, in, bytes);
-    return;
-  }
   const int me = rt::rank(backend);
   const auto P = static_cast<std::size_t>(p), self = static_cast<std::size_t>(me);
   const auto* src = static_cast<const std::uint8_t*>(in);
@@ -298,11 +299,7 @@ void all_reduce(std::string_view backend_name, const void* in, void* out, std::s
   const auto world = static_cast<std::size_t>(rt::size(backend_name));
   const std::string backend = resolve(backend_name, OpKind::reduce_scatter, count / world * dtype_bytes(dtype));
   const int p = rt::size(backend);
-  if (count == 0) return;
-  if (p == 1) {  // the sum (and the average) of one rank: exact
-    std::memmove(out, in, count * dtype_bytes(dtype));
-    return;
-  }
+  if (without_communication(p, in, out, count, dtype)) return;  // one rank's sum and average: itself
   const int me = rt::rank(backend);
   // p - 1 compressions in the ring plus one in the all-gather: bound / p each.
   ErrorBound per_hop = bound;
