@@ -139,6 +139,7 @@ TEST(GraphYaml, RoundTrip) {
   const auto h = parse_fabric_yaml(write_fabric_yaml(g), "rt.yaml");
   EXPECT_EQ(h.name, g.name);
   EXPECT_EQ(h.servers, g.servers);
+  EXPECT_TRUE(h.rings.empty());
   ASSERT_EQ(h.links.size(), g.links.size());
   for (std::size_t i = 0; i < g.links.size(); ++i) {
     EXPECT_EQ(h.links[i].from, g.links[i].from);
@@ -146,6 +147,17 @@ TEST(GraphYaml, RoundTrip) {
     EXPECT_DOUBLE_EQ(h.links[i].gbps, g.links[i].gbps);
     EXPECT_DOUBLE_EQ(h.links[i].latency_ns, g.links[i].latency_ns);
   }
+}
+
+TEST(GraphYaml, RingsRoundTrip) {
+  auto g = sipml_ring(6, 2, 25.0);
+  g.rings.push_back({{0, 2, 4}, {{0, 2, 4}, {0, 4, 2}}});
+  g.rings.push_back({{1, 3}, {{3, 1}}});
+  const auto h = parse_fabric_yaml(write_fabric_yaml(g), "rt.yaml");
+  ASSERT_EQ(h.rings.size(), 2u);
+  EXPECT_EQ(h.rings[0].servers, (std::vector<int>{0, 2, 4}));
+  EXPECT_EQ(h.rings[0].orders, (std::vector<std::vector<int>>{{0, 2, 4}, {0, 4, 2}}));
+  EXPECT_EQ(h.rings[1].orders, (std::vector<std::vector<int>>{{3, 1}}));
 }
 
 namespace {
@@ -171,6 +183,13 @@ TEST(GraphYaml, ErrorsNameLineAndField) {
   e = yaml_error(head + "  links:\n    - {from: 0, to: 1, gbps: -3}\n");
   EXPECT_NE(e.find("f.yaml:5"), std::string::npos) << e;
   EXPECT_NE(e.find("gbps"), std::string::npos) << e;
+  // Rings: line 6 holds the group whose order repeats a server; line 5 one out of range.
+  e = yaml_error(head + "  links: []\n  rings:\n    - {servers: [0, 1], orders: [[0, 0]]}\n");
+  EXPECT_NE(e.find("f.yaml:6"), std::string::npos) << e;
+  EXPECT_NE(e.find("fabric.rings[0].orders[0]"), std::string::npos) << e;
+  e = yaml_error(head + "  links: []\n  rings:\n    - {servers: [0, 1], orders: []}\n    - {servers: [1, 5], orders: []}\n");
+  EXPECT_NE(e.find("f.yaml:7"), std::string::npos) << e;
+  EXPECT_NE(e.find("fabric.rings[1]: server 5 out of range"), std::string::npos) << e;
   e = yaml_error("fabric:\n  servers: two\n  link_gbps: 10\n  links: []\n");
   EXPECT_NE(e.find("f.yaml:2"), std::string::npos) << e;
   EXPECT_NE(e.find("fabric.servers"), std::string::npos) << e;

@@ -261,6 +261,32 @@ TEST(TopologyFinder, MatchingRoundsHalveTheDemandOfLinkedPairs) {
   EXPECT_EQ(t.edges.size(), 8u + 8u + 6u);
 }
 
+TEST(TopologyFinder, LeftoverDegreeGoesToTheGroupWithTheMostBytesPerRing) {
+  // BERT-like: tensor-parallel pairs {0,1} {2,3} {4,5} {6,7} (1 MB each: every member sends
+  // 2 x 1/2 x 1 = 1 MB in a ring all-reduce) and data-parallel groups C = {0,2,4,6},
+  // D = {1,3,5,7} (1 MB: 2 x 3/4 x 1 = 1.5 MB); d = 4, no MP, so d_AllReduce = 4. Every server
+  // is in one pair and one of C, D: 2.5 MB. Whole parts, larger load first: C floor(4 x 1.5 /
+  // 2.5 = 2.4) = 2, D 2, each pair floor(4 x 1 / 2.5 = 1.6) = 1: every server has used 3 of 4.
+  // Leftover, largest load per extra ring first: C 1.5 / 3 = 0.5 MB, D 0.5, pairs 1 / 2 = 0.5:
+  // ties go to the earlier group in load order, C then D, which take their members' last
+  // interface; the pairs find no room. Every interface is used.
+  Traffic traffic;
+  traffic.servers = 8;
+  for (int p = 0; p < 4; ++p) traffic.allreduce_groups.push_back({{2 * p, 2 * p + 1}, 1e6});
+  traffic.allreduce_groups.push_back({{0, 2, 4, 6}, 1e6});
+  traffic.allreduce_groups.push_back({{1, 3, 5, 7}, 1e6});
+  const auto t = topology_finder(8, 4, traffic);
+  expect_valid(t, traffic, "leftover");
+  std::map<int, int> rings;  // group -> degree
+  for (const auto& g : t.allreduce) rings[g.group] = g.degree;
+  EXPECT_EQ(rings[4], 3);
+  EXPECT_EQ(rings[5], 3);
+  for (int p = 0; p < 4; ++p) EXPECT_EQ(rings[p], 1) << "pair " << p;
+  std::vector<int> out(8, 0);
+  for (const auto& [u, v] : t.edges) ++out[static_cast<std::size_t>(u)];
+  for (int s = 0; s < 8; ++s) EXPECT_EQ(out[static_cast<std::size_t>(s)], 4) << "server " << s;
+}
+
 TEST(TopologyFinder, DisjointGroupsGetAConnectivityRing) {
   // Two AllReduce groups that share no server: their rings alone would leave two islands, so one
   // degree goes to a ring of all 8 servers first (docs/topoopt.md). The other degree: each group
@@ -281,19 +307,26 @@ TEST(TopologyFinder, DisjointGroupsGetAConnectivityRing) {
   EXPECT_EQ(t.edges.size(), 8u + 4u + 4u);
 }
 
-TEST(TopologyFinder, OverlappingGroupsShareTheDegreeAsThePaperSays) {
-  // Groups A = 0..7 (300 B: 2 x 7 x 300 = 4200 on the wire) and B = 0..3 (100 B: 600), d = 4, no
-  // MP: d_AllReduce = 4. A first: it shares servers with B, share 4200 / 4800, ceil(3.5) = 4; its
-  // servers have no degree left, so B gets none (the paper's rule, lines 6-7).
+TEST(TopologyFinder, OverlappingGroupsShareEachServersDegreeByLoad) {
+  // Groups A = 0..7 (300 B; each member sends 2 x 7/8 x 300 = 525 B in a ring all-reduce) and
+  // B = 0..3 (100 B; 2 x 3/4 x 100 = 150 B). d = 4, no MP: d_AllReduce = 4. Servers 0..3 carry
+  // 675 B, servers 4..7 525 B. A first (larger load): floor(4 x 525 / 675 = 3.11) = 3; B:
+  // floor(4 x 150 / 675 = 0.89) = 0. Leftover, largest load per extra ring first: B 150 / 1 >
+  // A 525 / 4 = 131: B's members have one interface left, so B gets 1 ring; A's members 0..3 have
+  // none left, so A stays at 3 and servers 4..7 keep one interface unused (a ring needs every
+  // member). The paper's rule (share of the wire bytes, rounded up) would give A all 4 and B none.
   Traffic traffic;
   traffic.servers = 8;
   traffic.allreduce_groups.push_back({{0, 1, 2, 3}, 100});
   traffic.allreduce_groups.push_back({{0, 1, 2, 3, 4, 5, 6, 7}, 300});
   const auto t = topology_finder(8, 4, traffic);
   expect_valid(t, traffic, "nested");
-  ASSERT_EQ(t.allreduce.size(), 1u);
+  ASSERT_EQ(t.allreduce.size(), 2u);
   EXPECT_EQ(t.allreduce[0].group, 1);
-  EXPECT_EQ(t.allreduce[0].degree, 4);
+  EXPECT_EQ(t.allreduce[0].degree, 3);
+  EXPECT_EQ(t.allreduce[1].group, 0);
+  EXPECT_EQ(t.allreduce[1].degree, 1);
+  EXPECT_EQ(t.edges.size(), 3u * 8u + 4u);
 }
 
 TEST(TopologyFinder, DegreeAndConnectivityOnRandomInputs) {

@@ -64,6 +64,76 @@ TEST(Zoo, DlrmMlpSizesByHand) {
   EXPECT_EQ(m.layers[static_cast<size_t>(m.embeddings.top_start)].name, "top_mlp0");
 }
 
+// TopoOpt (NSDI '23) Table 2, top row. Every number below is worked out from the table and
+// the readings in zoo.cpp, not taken from the program.
+TEST(Zoo, TopoOptCandleSizesByHand) {
+  const auto m = workload::candle_uno(256);
+  // Fully connected (in -> out) = in x out weights + out biases.
+  // feature0 15580 -> 16384: 15580 x 16384 + 16384 = 255,262,720 + 16,384 = 255,279,104.
+  // 15 more feature layers + 8 dense layers, 23 x (16384 x 16384 + 16384)
+  //   = 23 x (268,435,456 + 16,384) = 23 x 268,451,840 = 6,174,392,320.
+  // output 16384 -> 1: 16384 + 1 = 16,385.
+  // Total 255,279,104 + 6,174,392,320 + 16,385 = 6,429,687,809.
+  EXPECT_DOUBLE_EQ(m.total_params(), 6429687809.0);
+  EXPECT_EQ(m.layers.size(), 25u);
+  EXPECT_DOUBLE_EQ(m.bytes_per_element, 4);
+  EXPECT_EQ(m.embeddings.tables, 0);
+  // A 16384 x 16384 layer: 16384^2 = 268,435,456 multiply-adds per sample, 2 FLOPs each, 256
+  // samples: 2 x 268,435,456 x 256 = 137,438,953,472 FLOPs.
+  EXPECT_DOUBLE_EQ(m.layers[1].forward_flops, 137438953472.0);
+  // The first layer: 2 x 15580 x 16384 x 256 = 130,694,512,640.
+  EXPECT_DOUBLE_EQ(m.layers[0].forward_flops, 130694512640.0);
+  EXPECT_DOUBLE_EQ(m.layers[0].input_elements, 256.0 * 15580);
+  const auto entry = workload::zoo_model("topoopt-candle");
+  EXPECT_EQ(entry.model.batch_per_npu, 256);
+  EXPECT_EQ(entry.parallelism.mp_npus, 1);
+  EXPECT_EQ(entry.parallelism.ep_npus, 1);
+  EXPECT_FALSE(entry.parallelism.zero2);
+}
+
+TEST(Zoo, TopoOptBertSizesByHand) {
+  const auto m = workload::bert_topoopt(16);
+  // h = 1024. Embeddings: (30522 words + 512 positions + 2 segments) x 1024 + layer norm 2 x
+  // 1024 = 31,254,528 + 524,288 + 2,048 + 2,048 = 31,782,912.
+  // Attention: Q, K, V, output 4 x (1024^2 + 1024) + layer norm 2048
+  //   = 4,194,304 + 4,096 + 2,048 = 4,200,448.
+  // FFN: 1024 x 4096 + 4096 + 4096 x 1024 + 1024 + layer norm 2048
+  //   = 8,388,608 + 4,096 + 1,024 + 2,048 = 8,395,776.
+  // 12 x (4,200,448 + 8,395,776) = 12 x 12,596,224 = 151,154,688; total 182,937,600.
+  EXPECT_DOUBLE_EQ(m.total_params(), 182937600.0);
+  EXPECT_EQ(m.layers.size(), 25u);  // embeddings + 12 x (attention, FFN)
+  EXPECT_DOUBLE_EQ(m.bytes_per_element, 4);
+  // Attention forward on 16 x 64 = 1024 tokens: 2 x 4,200,448 x 1024 = 8,602,517,504, plus
+  // scores and context 2 x 2 x 64^2 x 1024 x 16 sequences = 268,435,456: 8,870,952,960.
+  EXPECT_EQ(m.layers[1].name, "layer0.attn");
+  EXPECT_DOUBLE_EQ(m.layers[1].forward_flops, 8870952960.0);
+  // FFN: 2 x 8,395,776 x 1024 = 17,194,549,248.
+  EXPECT_DOUBLE_EQ(m.layers[2].forward_flops, 17194549248.0);
+  EXPECT_DOUBLE_EQ(m.layers[0].forward_flops, 0);  // lookups
+  for (const auto& l : m.layers) EXPECT_TRUE(l.mp_all_reduce) << l.name;
+  const auto entry = workload::zoo_model("topoopt-bert");
+  EXPECT_EQ(entry.model.batch_per_npu, 16);
+  EXPECT_EQ(entry.parallelism.mp_npus, 4);
+}
+
+TEST(Zoo, TopoOptDlrmSizesByHand) {
+  const auto m = workload::dlrm_topoopt(128);
+  // Bottom: 13 -> 4096: 13 x 4096 + 4096 = 57,344; 15 x (4096^2 + 4096) = 15 x 16,781,312
+  //   = 251,719,680; bottom 251,777,024.
+  // Top: (4096 + 64 x 128 = 12288) -> 2048: 12288 x 2048 + 2048 = 25,167,872;
+  //   7 x (2048^2 + 2048) = 7 x 4,196,352 = 29,374,464; 2048 -> 1: 2,049; top 54,544,385.
+  // Total 306,321,409.
+  EXPECT_DOUBLE_EQ(m.total_params(), 306321409.0);
+  EXPECT_EQ(m.layers.size(), 25u);
+  EXPECT_EQ(m.embeddings.tables, 64);
+  EXPECT_EQ(m.embeddings.dim, 128);
+  EXPECT_EQ(m.layers[static_cast<size_t>(m.embeddings.top_start)].name, "top_mlp0");
+  EXPECT_DOUBLE_EQ(m.layers[static_cast<size_t>(m.embeddings.top_start)].input_elements, 128.0 * 12288);
+  // top_mlp0: 2 x 12288 x 2048 x 128 samples = 6,442,450,944 FLOPs.
+  EXPECT_DOUBLE_EQ(m.layers[static_cast<size_t>(m.embeddings.top_start)].forward_flops, 6442450944.0);
+  EXPECT_EQ(workload::zoo_model("topoopt-dlrm").model.batch_per_npu, 128);
+}
+
 TEST(WorkloadYaml, TwoLayersByHand) {
   const auto entry = workload::load_workload(std::string(CHORUS_TEST_DATA_DIR) + "/workloads/two_layers.yaml");
   EXPECT_EQ(entry.model.name, "two-layers");
@@ -291,6 +361,74 @@ TEST(Parallelism, DlrmAllToAllOverlapsTheBottomMlp) {
   // MLP parameters (2.37 M) all-reduced data-parallel.
   EXPECT_DOUBLE_EQ(comm_bytes(dag, coll::CollectiveOp::kAllReduce, workload::CommGroup::kDataParallel),
                    2 * entry.model.total_params());
+}
+
+TEST(Parallelism, TopoOptBertTensorParallelInTheServer) {
+  // Two servers of four GPUs: dim 0 (4) is the model-parallel group, dim 1 (2) data-parallel.
+  net::Network net;
+  net.name = "4x2";
+  net.dims.push_back(net::Dimension{net::DimKind::kFullyConnected, 4, 8.0, 1, 0});
+  net.dims.push_back(net::Dimension{net::DimKind::kFullyConnected, 2, 8.0, 1, 0});
+  auto entry = workload::zoo_model("topoopt-bert");
+  entry.parallelism.iterations = 1;
+  const auto dag = workload::build_training_dag(entry.model, entry.parallelism, net);
+  int mp = 0, dp = 0;
+  for (const auto& n : dag.nodes) {
+    if (n.kind != NodeKind::kComm) continue;
+    ASSERT_EQ(n.op, coll::CollectiveOp::kAllReduce) << n.name;
+    if (n.group == workload::CommGroup::kModelParallel) {
+      ++mp;
+      EXPECT_EQ(n.dims, (std::vector<int>{0})) << n.name;
+    } else {
+      ++dp;
+      EXPECT_EQ(n.dims, (std::vector<int>{1})) << n.name;
+    }
+  }
+  // Forward: embeddings + 24 blocks = 25 all-reduces; input gradients: the 24 blocks (the
+  // first layer has none) = 24. Each 16 x 64 tokens x 1024 FP32 values = 4,194,304 bytes.
+  EXPECT_EQ(mp, 49);
+  EXPECT_DOUBLE_EQ(comm_bytes(dag, coll::CollectiveOp::kAllReduce, workload::CommGroup::kModelParallel),
+                   49 * 4194304.0);
+  // One gradient all-reduce per layer, each of the NPU's quarter of the layer: 4 bytes x
+  // 182,937,600 / 4 = 182,937,600 bytes in all.
+  EXPECT_EQ(dp, 25);
+  EXPECT_DOUBLE_EQ(comm_bytes(dag, coll::CollectiveOp::kAllReduce, workload::CommGroup::kDataParallel),
+                   182937600.0);
+}
+
+TEST(Parallelism, TopoOptDlrmAndCandleTraffic) {
+  const auto net = *net::find_preset("3D-SW_SW_SW_homo");
+  auto dlrm = workload::zoo_model("topoopt-dlrm");
+  dlrm.parallelism.iterations = 1;
+  const auto d = workload::build_training_dag(dlrm.model, dlrm.parallelism, net);
+  // 128 samples x 64 tables x 128 FP32 values = 4,194,304 bytes, forward and backward.
+  EXPECT_DOUBLE_EQ(comm_bytes(d, coll::CollectiveOp::kAllToAll, workload::CommGroup::kModelParallel),
+                   2 * 4194304.0);
+  int a2a = 0;
+  for (const auto& n : d.nodes) {
+    if (n.kind != NodeKind::kComm || n.op != coll::CollectiveOp::kAllToAll) continue;
+    ++a2a;
+    EXPECT_EQ(n.dims, (std::vector<int>{0, 1, 2}));
+  }
+  EXPECT_EQ(a2a, 2);
+  // MLP gradients: 4 bytes x 306,321,409 parameters.
+  EXPECT_DOUBLE_EQ(comm_bytes(d, coll::CollectiveOp::kAllReduce, workload::CommGroup::kDataParallel),
+                   4 * 306321409.0);
+
+  auto candle = workload::zoo_model("topoopt-candle");
+  candle.parallelism.iterations = 1;
+  const auto c = workload::build_training_dag(candle.model, candle.parallelism, net);
+  int ars = 0;
+  for (const auto& n : c.nodes) {
+    if (n.kind != NodeKind::kComm) continue;
+    ++ars;  // data parallel only: gradient all-reduces over every dimension
+    EXPECT_EQ(n.op, coll::CollectiveOp::kAllReduce);
+    EXPECT_EQ(n.group, workload::CommGroup::kDataParallel);
+    EXPECT_EQ(n.dims, (std::vector<int>{0, 1, 2}));
+  }
+  EXPECT_EQ(ars, 25);
+  EXPECT_DOUBLE_EQ(comm_bytes(c, coll::CollectiveOp::kAllReduce, workload::CommGroup::kDataParallel),
+                   4 * 6429687809.0);
 }
 
 TEST(Parallelism, MixtureOfExpertsAllToAllAndGradientGroups) {

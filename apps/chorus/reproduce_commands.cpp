@@ -9,6 +9,7 @@
 #include "eval/themis_workloads.h"
 #include "eval/syndicate_study.h"
 #include "eval/topoopt_costs.h"
+#include "eval/topoopt_iterations.h"
 
 namespace chorus::cli {
 namespace {
@@ -112,15 +113,52 @@ void register_reproduce_commands(CLI::App& app) {
   wl->add_option("-c,--chunks", wargs->chunks, "Chunks per collective")->capture_default_str();
   wl->add_flag("-q,--quiet", wargs->quiet, "No progress indicator");
   wl->callback([wargs] { run_reproduce_workloads(*wargs); });
-  auto tout = std::make_shared<std::string>("results/topoopt");
-  auto* topo = rep->add_subcommand("topoopt", "TopoOpt Sec. 5.2 so far: fabric costs (Fig. 11) for d = 4 at 100 Gb/s and "
-                                              "d = 8 at 200 Gb/s, 128..2000 servers; table, cost.csv, fig11_cost.svg");
-  topo->add_option("-o,--out", *tout, "Output directory")->capture_default_str();
-  topo->callback([tout] {
+  struct TopoOptArgs {
+    std::string out = "results/topoopt";
+    bool costs_only = false;
+    eval::IterationStudyOptions it;
+    bool quiet = false;
+  };
+  auto targs = std::make_shared<TopoOptArgs>();
+  auto* topo = rep->add_subcommand("topoopt", "TopoOpt Sec. 5: fabric costs (Fig. 11) and the training iteration time of CANDLE, BERT "
+                                              "and DLRM on every fabric over link bandwidths 10-200 Gb/s (Figs. 12-13, flow-level "
+                                              "model); tables, cost.csv, iterations.csv, SVG figures");
+  topo->add_option("-o,--out", targs->out, "Output directory")->capture_default_str();
+  topo->add_flag("--costs-only", targs->costs_only, "Only Fig. 11 (no simulation)");
+  topo->add_option("--servers", targs->it.servers, "Figs. 12-13: servers in the cluster")->capture_default_str();
+  topo->add_option("--degrees", targs->it.degrees, "Figs. 12-13: server degrees d (Fig. 12: 4, Fig. 13: 8)")->capture_default_str();
+  topo->add_option("--bandwidths", targs->it.bandwidths, "Figs. 12-13: link bandwidths B, Gb/s (Table 3 speeds)")->capture_default_str();
+  topo->add_option("--models", targs->it.models, "Figs. 12-13: models")->capture_default_str();
+  topo->add_option("--fabrics", targs->it.fabrics, "Figs. 12-13: fabrics (default all: ideal-fat-tree, cost-equivalent-fat-tree, "
+                                                   "oversub-fat-tree, expander, sip-ml, topoopt-oneshot)");
+  topo->add_option("--iterations", targs->it.iterations, "Figs. 12-13: training iterations per run")->capture_default_str();
+  topo->add_option("--seed", targs->it.seed, "The expander's seed")->capture_default_str();
+  topo->add_option("--batch-tolerance", targs->it.batch_tolerance,
+                   "Flow model: finish flows within this fraction of their duration together (0: exact)")->capture_default_str();
+  topo->add_flag("-q,--quiet", targs->quiet, "No progress lines");
+  topo->callback([targs] {
+    auto& a = *targs;
+    if (a.it.servers < 2 || a.it.servers > 4096) throw InputError("--servers", fmt::format("must be in 2..4096, got {}", a.it.servers));
+    if (!(a.it.batch_tolerance >= 0 && a.it.batch_tolerance < 0.1))
+      throw InputError("--batch-tolerance", fmt::format("must be in [0, 0.1), got {}", a.it.batch_tolerance));
+    if (a.it.iterations < 1 || a.it.iterations > 100) throw InputError("--iterations", fmt::format("must be in 1..100, got {}", a.it.iterations));
+    for (int d : a.it.degrees)
+      if (d < 1 || d > 64) throw InputError("--degrees", fmt::format("must be in 1..64, got {}", d));
     const auto study = eval::run_cost_study();
     fmt::print("{}", eval::format_cost_table(study));
+    auto written = eval::write_cost_outputs(study, a.out);
+    if (!a.costs_only) {
+      if (!a.quiet)
+        a.it.progress = [](const eval::IterationRow& r, int done, int total) {
+          fmt::print(stderr, "[{}/{}] {} on {} (d = {}, B = {} Gb/s): {:.3f} ms per iteration, {} flows, {:.2f} s\n", done, total, r.model,
+                     r.fabric, r.degree, r.bandwidth_gbps, r.iteration_ns / 1e6, r.flows, r.wall_s);
+        };
+      const auto it = eval::run_iteration_study(a.it);
+      fmt::print("\n{}", eval::format_iteration_table(it));
+      for (auto& f : eval::write_iteration_outputs(it, a.out)) written.push_back(std::move(f));
+    }
     fmt::print("wrote:\n");
-    for (const auto& f : eval::write_cost_outputs(study, *tout)) fmt::print("  {}\n", f);
+    for (const auto& f : written) fmt::print("  {}\n", f);
   });
   struct SyndicateArgs {
     std::string out = "results/syndicate";

@@ -8,8 +8,11 @@
 #include "core/json_fields.h"
 #include "core/text_file.h"
 #include "core/units.h"
+#include "net/graph/graph_yaml.h"
 #include "net/network_yaml.h"
 #include "sim/dag_executor.h"
+#include "sim/flow/traffic.h"
+#include "sim/flow_network.h"
 #include "sim/workload_json.h"
 #include "syndicate/plan_json.h"
 #include "syndicate/plan_trace.h"
@@ -20,6 +23,7 @@
 
 #include "workload/astra_text.h"
 #include "workload/chakra/chakra_import.h"
+#include "workload/parallelism.h"
 #include "workload/workload_yaml.h"
 
 namespace chorus::cli {
@@ -42,6 +46,10 @@ struct SimWorkloadArgs {
   bool chakra_ctrl_deps = false;
   bool json = false;
   std::string trace;
+  std::string traffic_csv;  // fabrics: the server x server traffic matrix
+  double batch_tolerance = 0;  // fabrics: flow::FlowEngine's
+  bool scheduler_given = false;
+  bool chunks_given = false;
 };
 
 std::string ms(double ns) { return fmt::format("{:.3f} ms", ns / 1e6); }
@@ -135,14 +143,78 @@ void run_sim_plan(const SimWorkloadArgs& a, bool workload_given, bool topology_g
   if (!a.trace.empty()) fmt::print("  trace written to {} (open in https://ui.perfetto.dev)\n", a.trace);
 }
 
-void run_sim_workload(const SimWorkloadArgs& a) {
-  const net::Network network = net::load_network(a.topology);
+void check_common(const SimWorkloadArgs& a) {
   if (a.iterations < 1 || a.iterations > 1000)
     throw InputError("--iterations", fmt::format("must be in 1..1000, got {}", a.iterations));
   if (!(a.ns_per_cycle > 0)) throw InputError("--ns-per-cycle", "must be positive");
   if (a.chunks < 1 || a.chunks > 100000) throw InputError("--chunks", fmt::format("must be in 1..100000, got {}", a.chunks));
   if (!(a.peak_tflops > 0)) throw InputError("--peak-tflops", "must be positive");
   if (!(a.memory_bandwidth_gbs > 0)) throw InputError("--memory-bandwidth", "must be positive");
+}
+
+void print_per_iteration(const sim::DagResult& r) {
+  const double it = r.iterations;
+  fmt::print("  DAG: {} compute + {} communication nodes\n", r.compute_nodes, r.comm_nodes);
+  fmt::print("  per iteration:\n");
+  fmt::print("    iteration time      {}\n", ms(r.total_ns / it));
+  fmt::print("    forward compute     {}\n", ms(r.forward_compute_ns / it));
+  fmt::print("    backward compute    {}\n", ms(r.backward_compute_ns / it));
+  fmt::print("    exposed DP comm     {}\n", ms(r.exposed_dp_comm_ns / it));
+  fmt::print("    exposed MP comm     {}\n", ms(r.exposed_mp_comm_ns / it));
+}
+
+// --topology FABRIC.yaml: the DAG on a graph fabric through the flow-level model
+// (docs/graph-networks.md, "The training DAG on a fabric").
+void run_sim_workload_on_fabric(const SimWorkloadArgs& a) {
+  const auto fabric = net::load_fabric_yaml(a.topology);
+  if (a.scheduler_given) throw InputError("--scheduler", "applies to dimension networks; a fabric runs the flow-level model");
+  if (a.chunks_given) throw InputError("--chunks", "applies to dimension networks; a fabric runs the flow-level model");
+  if (a.rank != -1 || a.chakra_skip_unsupported || a.chakra_ctrl_deps || !workload::chakra_trace_file(a.workload, -1).empty() ||
+      astra_text(a.workload))
+    throw InputError(a.workload, "a fabric (--topology with a 'fabric:' file) takes model zoo names and workload YAML files; "
+                                 "Chakra traces and ASTRA-sim files carry a dimension network of their own");
+  auto entry = workload::load_workload(a.workload);
+  entry.parallelism.iterations = a.iterations;
+  if (!a.bucket.empty()) entry.parallelism.bucket_bytes = static_cast<double>(parse_bytes(a.bucket, "--bucket"));
+  if (a.no_dp_overlap) entry.parallelism.overlap_dp = false;
+  const auto logical = workload::logical_network(entry.parallelism, fabric.servers);
+  const auto dag = workload::build_training_dag(entry.model, entry.parallelism, logical);
+  workload::ComputeModel compute;
+  compute.peak_tflops = a.peak_tflops;
+  compute.memory_bandwidth_gbs = a.memory_bandwidth_gbs;
+  if (!(a.batch_tolerance >= 0 && a.batch_tolerance < 0.1))
+    throw InputError("--batch-tolerance", fmt::format("must be in [0, 0.1), got {}", a.batch_tolerance));
+  sim::FlowNetworkOptions flow_options;
+  flow_options.batch_tolerance = a.batch_tolerance;
+  const auto run = sim::simulate_workload(dag, logical, fabric, compute, flow_options);
+  if (!a.trace.empty()) write_text_file(a.trace, sim::workload_trace(logical, dag, sim::WorkloadRun{run.result, {}}).dump(1) + "\n");
+  if (!a.traffic_csv.empty()) {
+    std::ostringstream csv;
+    sim::flow::write_matrix_csv(csv, run.traffic);
+    write_text_file(a.traffic_csv, csv.str());
+  }
+  const auto j = sim::to_json(fabric, logical, dag, compute, run);
+  if (a.json) {
+    std::cout << j.dump(2) << "\n";
+    return;
+  }
+  fmt::print("{} on fabric {} ({} servers, {} links, {:.0f} Gb/s per server), flow-level model, {} iterations\n", dag.name,
+             fabric.name, fabric.servers, run.fabric.links.size(), sim::server_bandwidth_gbps(run.fabric), run.result.iterations);
+  fmt::print("  logical network of the DAG: {}\n", logical.shape());
+  print_per_iteration(run.result);
+  fmt::print("  flows: {}, rate reallocations: {}; link utilization mean {:.1f} %, max {:.1f} %\n", run.flow_count,
+             run.flows.reallocations, 100 * j["link_utilization"]["mean"].get<double>(),
+             100 * j["link_utilization"]["max"].get<double>());
+  if (!a.trace.empty()) fmt::print("  trace written to {} (open in https://ui.perfetto.dev)\n", a.trace);
+  if (!a.traffic_csv.empty()) fmt::print("  traffic matrix written to {}\n", a.traffic_csv);
+}
+
+void run_sim_workload(const SimWorkloadArgs& a) {
+  check_common(a);
+  if (net::is_fabric_file(a.topology)) return run_sim_workload_on_fabric(a);
+  if (!a.traffic_csv.empty()) throw InputError("--traffic-csv", "applies to fabrics (--topology with a 'fabric:' file)");
+  if (a.batch_tolerance != 0) throw InputError("--batch-tolerance", "applies to fabrics (--topology with a 'fabric:' file)");
+  const net::Network network = net::load_network(a.topology);
   const auto dag = make_dag(a, network);
   sim::WorkloadSimOptions options;
   options.scheduler = sched::parse_scheduler(a.scheduler);
@@ -161,17 +233,10 @@ void run_sim_workload(const SimWorkloadArgs& a) {
     return;
   }
   const auto& r = run.result;
-  const double it = r.iterations;
   fmt::print("{} on {} ({}, {} NPUs), scheduler {}, {} iterations, {} chunks per collective\n", dag.name,
              network.name, network.shape(), network.num_npus(), options.scheduler.name, r.iterations,
              options.chunks_per_collective);
-  fmt::print("  DAG: {} compute + {} communication nodes\n", r.compute_nodes, r.comm_nodes);
-  fmt::print("  per iteration:\n");
-  fmt::print("    iteration time      {}\n", ms(r.total_ns / it));
-  fmt::print("    forward compute     {}\n", ms(r.forward_compute_ns / it));
-  fmt::print("    backward compute    {}\n", ms(r.backward_compute_ns / it));
-  fmt::print("    exposed DP comm     {}\n", ms(r.exposed_dp_comm_ns / it));
-  fmt::print("    exposed MP comm     {}\n", ms(r.exposed_mp_comm_ns / it));
+  print_per_iteration(r);
   fmt::print("  avg BW utilization while communicating: {:.2f} %\n", 100 * r.avg_bw_utilization);
   if (!a.trace.empty()) fmt::print("  trace written to {} (open in https://ui.perfetto.dev)\n", a.trace);
 }
@@ -181,8 +246,10 @@ void run_sim_workload(const SimWorkloadArgs& a) {
 void register_sim_workload_command(CLI::App& sim) {
   auto args = std::make_shared<SimWorkloadArgs>();
   auto* w = sim.add_subcommand("workload", "Simulate training iterations of a model (training DAG, Themis Sec. 6.2)");
-  w->add_option("-w,--workload", args->workload, "Model zoo name (resnet152 | gnmt | dlrm | transformer-1t | moe), workload YAML, ASTRA-sim text file, or Chakra trace (name.<rank>.et, or the prefix name)")->capture_default_str();
-  w->add_option("-t,--topology", args->topology, "Preset name (see `chorus sim topologies`) or network YAML file")
+  w->add_option("-w,--workload", args->workload, "Model zoo name (resnet152 | gnmt | dlrm | transformer-1t | moe | topoopt-candle | topoopt-bert | topoopt-dlrm), workload YAML, ASTRA-sim text file, or Chakra trace (name.<rank>.et, or the prefix name)")->capture_default_str();
+  w->add_option("-t,--topology", args->topology,
+                "Preset name (see `chorus sim topologies`), network YAML file, or fabric YAML file (flow-level model; "
+                "`chorus topo fabric` / `chorus topo find --save` write them)")
       ->capture_default_str();
   w->add_option("--scheduler", args->scheduler, "baseline | themis-fifo | themis-scf | ideal")->capture_default_str();
   w->add_option("-i,--iterations", args->iterations, "Training iterations")->capture_default_str();
@@ -205,9 +272,15 @@ void register_sim_workload_command(CLI::App& sim) {
               "Chakra traces: ctrl_deps are dependencies too (default: data_deps only, as Chakra's feeder)");
   w->add_flag("--json", args->json, "Print one JSON object instead of a table");
   w->add_option("--trace", args->trace, "Write a Chrome-trace JSON timeline (Perfetto) to this file");
+  w->add_option("--traffic-csv", args->traffic_csv, "Fabrics: write the server x server traffic matrix (bytes, CSV)");
+  w->add_option("--batch-tolerance", args->batch_tolerance,
+                "Fabrics: finish flows within this fraction of their duration together (0: exact; 1e-3 is ~3x faster "
+                "on all-to-alls, docs/graph-networks.md)")->capture_default_str();
   w->add_option("--plan", args->plan, "A SYNDICATE plan (chorus plan --out): re-simulate it by optSched on its workload and "
                                      "topology (names from the file unless --workload / --topology are given)");
   w->callback([args, w] {
+    args->scheduler_given = w->get_option("--scheduler")->count() > 0;
+    args->chunks_given = w->get_option("--chunks")->count() > 0;
     if (!args->plan.empty())
       run_sim_plan(*args, w->get_option("--workload")->count() > 0, w->get_option("--topology")->count() > 0);
     else

@@ -9,6 +9,7 @@
 #include "net/graph/fabrics.h"
 #include "net/graph/graph_yaml.h"
 #include "core/split.h"
+#include "eval/topoopt_fabrics.h"
 #include "topoopt/coin_change_mod.h"
 #include "topoopt/cost_model.h"
 #include "topoopt/topology_finder.h"
@@ -113,7 +114,7 @@ void register_topo_commands(CLI::App& app) {
   auto* find = topo->add_subcommand("find", "TopologyFinder (Algorithm 1): a direct-connect topology and routing for a job's AllReduce and model-parallel traffic");
   find->add_option("--servers", f.servers, "Servers (default: dlrm-example's 16; required with --traffic and zoo workloads)");
   find->add_option("--degree", f.degree, "Interfaces per server, d")->capture_default_str();
-  auto* w = find->add_option("--workload", f.workload, "Built-in traffic: dlrm-example (Sec. 2.2: 16 servers, E0..E3 on S0, S3, S8, S13), or a zoo workload's first iteration (resnet152, gnmt, dlrm, transformer-1t, moe; needs --servers)");
+  auto* w = find->add_option("--workload", f.workload, "Built-in traffic: dlrm-example (Sec. 2.2: 16 servers, E0..E3 on S0, S3, S8, S13), or a zoo workload's first iteration (resnet152, gnmt, dlrm, transformer-1t, moe, topoopt-candle, topoopt-bert, topoopt-dlrm; needs --servers)");
   auto* tr = find->add_option("--traffic", f.traffic, "Traffic file: {\"allreduce_groups\": [{\"servers\": [..], \"bytes\": B}], \"mp\": [[src, dst, bytes], ...]}");
   w->excludes(tr);
   find->add_flag("--primes", f.primes, "TotientPerms candidates: only 1 and primes (large groups)");
@@ -129,7 +130,7 @@ void register_topo_commands(CLI::App& app) {
     if (!(f.bandwidth > 0) || !std::isfinite(f.bandwidth)) throw InputError("--bandwidth", fmt::format("must be > 0, got {}", f.bandwidth));
     const auto found = topoopt::topology_finder(traffic.servers, f.degree, traffic, {f.primes});
     if (!f.save.empty()) {
-      auto fabric = net::direct_connect(found.servers, found.degree, f.bandwidth, found.edges);
+      auto fabric = topoopt::topology_fabric(found, f.bandwidth);
       fabric.name = fmt::format("topoopt-{}-d{}", f.workload.empty() ? "traffic" : f.workload, found.degree);
       write_text_file(f.save, net::write_fabric_yaml(fabric));
       if (!f.json) fmt::print("wrote {} (fabric YAML, {} links of {} Gb/s)\n", f.save, fabric.links.size(), f.bandwidth);
@@ -150,6 +151,35 @@ void register_topo_commands(CLI::App& app) {
     fmt::print("model-parallel: {} transfers, {:.4g} bytes, {:.1f}% on a direct link, {:.3f} hops per byte on average, at most {} hops\n",
                found.mp_routes.size(), found.mp_bytes, found.mp_bytes > 0 ? 100.0 * found.mp_direct_bytes / found.mp_bytes : 100.0,
                found.mp_bytes > 0 ? found.mp_byte_hops / found.mp_bytes : 0.0, max_hops);
+  });
+  struct FabricArgs {
+    std::string fabric;
+    int servers = 16;
+    int degree = 4;
+    double bandwidth = 100;
+    std::uint64_t seed = 1;
+    std::string save;
+  };
+  static FabricArgs fa;
+  auto* fab = topo->add_subcommand("fabric", "Write a comparison fabric of Sec. 5.1 as a fabric YAML, for `chorus sim workload --topology` "
+                                             "(TopoOpt's own: `chorus topo find --save`)");
+  fab->add_option("--fabric", fa.fabric, "ideal-fat-tree, cost-equivalent-fat-tree, oversub-fat-tree, expander, sip-ml")->required();
+  fab->add_option("--servers", fa.servers, "Servers")->capture_default_str();
+  fab->add_option("--degree", fa.degree, "Interfaces per server, d")->capture_default_str();
+  fab->add_option("--bandwidth", fa.bandwidth, "Gb/s per interface, B (the cost-equivalent Fat-tree: 10, 25, 40, 100 or 200)")->capture_default_str();
+  fab->add_option("--seed", fa.seed, "The expander's seed")->capture_default_str();
+  fab->add_option("--save", fa.save, "Fabric YAML to write")->required();
+  fab->callback([] {
+    if (fa.servers < 2 || fa.servers > 100000) throw InputError("--servers", fmt::format("must be in 2..100000, got {}", fa.servers));
+    if (fa.degree < 1 || fa.degree > 1024) throw InputError("--degree", fmt::format("must be in 1..1024, got {}", fa.degree));
+    if (!(fa.bandwidth > 0) || !std::isfinite(fa.bandwidth)) throw InputError("--bandwidth", fmt::format("must be > 0, got {}", fa.bandwidth));
+    if (fa.fabric == "topoopt-oneshot") throw InputError("--fabric", "TopoOpt's fabric depends on the job: use `chorus topo find --workload W --servers N --save F`");
+    topoopt::Traffic none;
+    none.servers = fa.servers;
+    const auto built = eval::job_fabric(fa.fabric, fa.servers, fa.degree, fa.bandwidth, none, fa.seed);
+    write_text_file(fa.save, net::write_fabric_yaml(built.graph));
+    fmt::print("wrote {} ({}: {} servers, {} switches, {} links, {} Gb/s per server)\n", fa.save, built.graph.name, built.graph.servers,
+               built.graph.switches, built.graph.links.size(), built.server_gbps);
   });
   struct CostArgs {
     std::string fabric = "all";

@@ -1,48 +1,49 @@
-// Flow-level model speed (issue 9): ring all-reduce over all servers plus random point-to-point
-// flows on an expander of degree 8 (100 Gbps links, seed 1). Prints flows, reallocations, wall
-// time and peak RSS. Usage: bench_flow_model [servers...] (default 128 1024).
+// Flow-level model speed (issue 9): one training iteration of TopoOpt's DLRM (Table 2, servers of
+// four GPUs, the study of `chorus reproduce topoopt`) on N servers through the training DAG and the
+// flow-level model, per fabric: the ideal Fat-tree (one NIC per server: every flow one hop up, one
+// down), the expander (random multi-hop paths) and TopoOpt's own fabric (TopologyFinder included
+// in the time). Prints flows, rate reallocations, events, wall time and peak RSS (of the process so
+// far). Usage: bench_flow_model [--degree D] [--tolerance T] [--fabrics a,b] [servers...]
+// (default d = 4, exact, 128).
 #include <sys/resource.h>
 
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
-#include "core/rng.h"
-#include "net/graph/fabrics.h"
-#include "sim/flow/flow_model.h"
-#include "sim/flow/traffic.h"
+#include "core/split.h"
+#include "eval/topoopt_iterations.h"
 
 using namespace chorus;
 
 int main(int argc, char** argv) {
   std::vector<int> sizes;
-  for (int i = 1; i < argc; ++i) sizes.push_back(std::atoi(argv[i]));
-  if (sizes.empty()) sizes = {128, 1024};
-  std::printf("servers,flows,p2p_flows,reallocations,events,makespan_ms,wall_s,peak_rss_mb\n");
-  for (int n : sizes) {
-    const auto t0 = std::chrono::steady_clock::now();
-    const auto g = net::expander(n, 8, 100.0, 1);
-    net::Router router(g);
-    std::vector<sim::flow::Flow> flows;
-    std::vector<int> order(static_cast<std::size_t>(n));
-    for (int i = 0; i < n; ++i) order[static_cast<std::size_t>(i)] = i;
-    sim::flow::ring_allreduce(router, order, 100e6, 0.0, flows);  // 100 MB gradient
-    Rng rng(2);
-    const int p2p = 4 * n;  // 4 random 1 MB transfers per server over the first 1 ms
-    for (int k = 0; k < p2p; ++k) {
-      const int s = static_cast<int>(rng.uniform_int(0, n - 1));
-      int d = static_cast<int>(rng.uniform_int(0, n - 2));
-      if (d >= s) ++d;
-      sim::flow::point_to_point(router, s, d, 1e6, rng.uniform(0.0, 1e6), flows);
-    }
-    const auto r = sim::flow::simulate_flows(g, flows);
-    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    rusage ru{};
-    getrusage(RUSAGE_SELF, &ru);
-    std::printf("%d,%zu,%d,%lld,%lld,%.3f,%.2f,%.1f\n", n, flows.size(), p2p, static_cast<long long>(r.reallocations),
-                static_cast<long long>(r.events), r.makespan_ns / 1e6, wall, static_cast<double>(ru.ru_maxrss) / 1024.0);
-    std::fflush(stdout);
+  int degree = 4;
+  double tolerance = 0;
+  std::vector<std::string> fabrics = {"ideal-fat-tree", "expander", "topoopt-oneshot"};
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--degree" && i + 1 < argc) degree = std::atoi(argv[++i]);
+    else if (a == "--tolerance" && i + 1 < argc) tolerance = std::atof(argv[++i]);
+    else if (a == "--fabrics" && i + 1 < argc) fabrics = split_list(argv[++i]);
+    else sizes.push_back(std::atoi(a.c_str()));
   }
+  if (sizes.empty()) sizes = {128};
+  std::printf("model,servers,degree,tolerance,fabric,flows,reallocations,iteration_ms,wall_s,peak_rss_mb\n");
+  for (int n : sizes)
+    for (const auto& fabric : fabrics) {
+      eval::IterationStudyOptions o;
+      o.servers = n;
+      o.iterations = 1;
+      o.batch_tolerance = tolerance;
+      const auto r = eval::run_iteration("topoopt-dlrm", fabric, degree, 100, o);
+      rusage ru{};
+      getrusage(RUSAGE_SELF, &ru);
+      std::printf("%s,%d,%d,%g,%s,%lld,%lld,%.6f,%.2f,%.1f\n", r.model.c_str(), n, degree, tolerance, fabric.c_str(),
+                  static_cast<long long>(r.flows), static_cast<long long>(r.reallocations), r.iteration_ns / 1e6, r.wall_s,
+                  static_cast<double>(ru.ru_maxrss) / 1024.0);
+      std::fflush(stdout);
+    }
   return 0;
 }

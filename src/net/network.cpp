@@ -29,6 +29,46 @@ bool parse_dim_kind(std::string_view text, DimKind& kind) {
   return true;
 }
 
+namespace {
+
+int stride_of(const Network& network, int dim) {
+  int stride = 1;
+  for (int d = 0; d < dim; ++d) stride *= network.dims[static_cast<std::size_t>(d)].size;
+  return stride;
+}
+
+}  // namespace
+
+std::vector<std::vector<int>> npu_groups(const Network& network, const std::vector<int>& dims) {
+  const int n = static_cast<int>(network.num_npus());
+  std::vector<std::vector<int>> groups;
+  std::vector<char> placed(static_cast<std::size_t>(n), 0);
+  for (int s = 0; s < n; ++s) {
+    if (placed[static_cast<std::size_t>(s)]) continue;
+    std::vector<int> members = {s};  // s is the group's smallest member: its coordinates along dims are 0
+    for (int d : dims) {
+      const int stride = stride_of(network, d);
+      const int size = network.dims[static_cast<std::size_t>(d)].size;
+      std::vector<int> grown;
+      grown.reserve(members.size() * static_cast<std::size_t>(size));
+      for (int m : members)
+        for (int c = 0; c < size; ++c) grown.push_back(m + c * stride);
+      members = std::move(grown);
+    }
+    std::sort(members.begin(), members.end());
+    for (int m : members) placed[static_cast<std::size_t>(m)] = 1;
+    groups.push_back(std::move(members));
+  }
+  return groups;
+}
+
+int next_along(const Network& network, int npu, int dim) {
+  const int stride = stride_of(network, dim);
+  const int size = network.dims[static_cast<std::size_t>(dim)].size;
+  const int coord = npu / stride % size;
+  return npu + ((coord + 1) % size - coord) * stride;
+}
+
 std::uint64_t Network::num_npus() const {
   std::uint64_t n = 1;
   for (const auto& d : dims) n *= static_cast<std::uint64_t>(d.size);

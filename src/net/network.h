@@ -18,6 +18,13 @@ struct Network {
   std::string shape() const;            // "16x8x8"
 };
 
+// NPUs are numbered with dimension 1 fastest (the ASTRA-sim convention used everywhere in chorus).
+// Every group of NPUs that differ only in their coordinates along `dims` (0-based), members
+// ascending, groups ordered by their smallest member. `dims` empty: every NPU alone.
+std::vector<std::vector<int>> npu_groups(const Network& network, const std::vector<int>& dims);
+// The NPU one step further along dimension `dim` (wrapping), the point-to-point partner of `npu`.
+int next_along(const Network& network, int npu, int dim);
+
 // Checks every field; throws InputError naming `where` and the field. Also rejects
 // switch dimensions whose size halving-doubling cannot handle (not a power of two).
 void validate(const Network& network, const std::string& where);

@@ -2,6 +2,8 @@
 
 #include "sim/chrome_trace.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace chorus::sim {
@@ -33,6 +35,32 @@ nlohmann::json to_json(const net::Network& network, const workload::Dag& dag, co
   j["bytes_per_npu"] = r.bytes_per_npu;
   j["avg_bw_utilization"] = r.avg_bw_utilization;
   j["nodes"] = {{"compute", r.compute_nodes}, {"comm", r.comm_nodes}};
+  return j;
+}
+
+nlohmann::json to_json(const net::GraphNetwork& fabric, const net::Network& logical, const workload::Dag& dag,
+                       const workload::ComputeModel& compute, const FabricRun& run) {
+  WorkloadSimOptions options;
+  options.compute = compute;
+  auto j = to_json(logical, dag, options, run.result);
+  j["topology"] = fabric.name;
+  j["scheduler"] = "flow-level";
+  j.erase("chunks_per_collective");
+  j["fabric"] = {{"servers", run.fabric.servers},
+                 {"switches", run.fabric.switches},
+                 {"links", run.fabric.links.size()},
+                 {"server_gbps", server_bandwidth_gbps(run.fabric)}};
+  j["flow_model"] = {{"flows", run.flow_count}, {"reallocations", run.flows.reallocations}, {"events", run.flows.events}};
+  double sum = 0, top = 0;
+  int used = 0;
+  for (std::size_t l = 0; l < run.fabric.links.size(); ++l) {
+    if (run.flows.link_bytes[l] <= 0 || run.result.total_ns <= 0) continue;
+    const double u = run.flows.link_bytes[l] / (run.fabric.links[l].gbps / 8.0 * run.result.total_ns);
+    sum += u;
+    top = std::max(top, u);
+    ++used;
+  }
+  j["link_utilization"] = {{"mean", used > 0 ? sum / used : 0.0}, {"max", top}, {"links_used", used}};
   return j;
 }
 

@@ -4,6 +4,7 @@
 
 #include "net/network.h"
 #include "sim/dag_executor.h"
+#include "sim/flow_network.h"
 #include "workload/dag.h"
 
 namespace chorus::sim {
@@ -16,6 +17,14 @@ namespace chorus::sim {
 // nodes{compute, comm}.
 nlohmann::json to_json(const net::Network& network, const workload::Dag& dag, const WorkloadSimOptions& options,
                        const DagResult& result);
+
+// A run on a graph fabric (the flow-level model): the keys of to_json above (topology = the
+// fabric's name, shape = the logical network the DAG was built on, scheduler "flow-level") and
+// fabric{servers, switches, links, server_gbps}, flow_model{flows, reallocations, events},
+// link_utilization{mean, max} (bytes carried / (capacity x run time), over links that carried
+// anything).
+nlohmann::json to_json(const net::GraphNetwork& fabric, const net::Network& logical, const workload::Dag& dag,
+                       const workload::ComputeModel& compute, const FabricRun& run);
 
 // Process "compute": one track with every compute node. Process "communication": every comm
 // node from issue to completion, on as many tracks as overlap. Process "dimensions" (with

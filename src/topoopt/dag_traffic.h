@@ -21,7 +21,7 @@ namespace chorus::topoopt {
 // The first iteration of `dag` (nodes with iteration 0) on the NPUs of `network`.
 Traffic traffic_from_dag(const workload::Dag& dag, const net::Network& network);
 
-// A zoo workload (workload/zoo.h: resnet152, gnmt, dlrm, transformer-1t, moe) on `servers` servers:
+// A zoo workload (workload/zoo.h: zoo_names()) on `servers` servers:
 // its DAG on a logical network of one dimension of `servers`, or two (group x rest) when its
 // model- or expert-parallel group is smaller than the job and divides it. InputError for an
 // unknown name (naming `field`) or fewer than 2 servers.

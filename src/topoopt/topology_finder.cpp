@@ -7,7 +7,9 @@
 #include <deque>
 #include <map>
 #include <numeric>
+#include <queue>
 #include <set>
+#include <tuple>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -63,31 +65,52 @@ std::vector<int> path_from(const std::vector<int>& parent, int src, int dst) {
   return path;
 }
 
-// Step 2's degree per group, in decreasing order of bytes (ties: file order): proportional to its
-// share of the AllReduce bytes *of the groups it shares a server with* (itself included), rounded
-// up, capped by what its members have left. When every group shares a server with every other
-// (one job-wide group, or nested groups) this is the paper's rule; groups on disjoint servers
-// do not compete for degree (docs/topoopt.md says why).
+// Step 2's degree per group. A group's load is what each of its members sends in a ring
+// all-reduce, 2 (n - 1) / n x b: its all-reduce takes load / (d_k x B). Every server shares its
+// d_groups interfaces among the groups it belongs to, so a group's share is its load over the
+// heaviest total load on one of its members (itself included); when every group holds every
+// server (one job-wide group, or nested groups) this is the paper's share of the AllReduce
+// bytes. A group gets the whole part of d_groups x share, capped by what its members have left
+// (in decreasing order of load, ties: file order); the degree left over then goes one ring at a
+// time to the group with the largest load per ring, load / (d_k + 1), whose members all have an
+// interface left (the largest-divisor rule). Groups on disjoint servers do not compete for degree
+// (docs/topoopt.md says why and where this differs from the paper's rounding up).
 std::vector<int> group_degrees(int servers, const Traffic& traffic, const std::vector<std::size_t>& order, int d_groups) {
   const auto& groups = traffic.allreduce_groups;
-  std::vector<std::vector<std::size_t>> of_server(static_cast<std::size_t>(servers));
+  auto load = [&](std::size_t g) {
+    const double n = static_cast<double>(groups[g].servers.size());
+    return 2.0 * (n - 1.0) / n * groups[g].bytes;
+  };
+  std::vector<double> server_load(static_cast<std::size_t>(servers), 0.0);
   for (std::size_t g = 0; g < groups.size(); ++g)
-    for (int s : groups[g].servers) of_server[static_cast<std::size_t>(s)].push_back(g);
+    for (int s : groups[g].servers) server_load[static_cast<std::size_t>(s)] += load(g);
   std::vector<int> left(static_cast<std::size_t>(servers), d_groups);
   std::vector<int> dk(groups.size(), 0);
   for (auto g : order) {
-    const double bytes = allreduce_wire_bytes(groups[g]);
-    if (bytes <= 0) continue;
-    std::set<std::size_t> sharing;
+    if (load(g) <= 0) continue;
     int room = d_groups;
-    for (int s : groups[g].servers) {
-      sharing.insert(of_server[static_cast<std::size_t>(s)].begin(), of_server[static_cast<std::size_t>(s)].end());
-      room = std::min(room, left[static_cast<std::size_t>(s)]);
-    }
     double competing = 0;
-    for (auto h : sharing) competing += allreduce_wire_bytes(groups[h]);
-    dk[g] = std::min(room, static_cast<int>(std::ceil(d_groups * bytes / competing - 1e-12)));
+    for (int s : groups[g].servers) {
+      room = std::min(room, left[static_cast<std::size_t>(s)]);
+      competing = std::max(competing, server_load[static_cast<std::size_t>(s)]);
+    }
+    dk[g] = std::min(room, static_cast<int>(std::floor(d_groups * load(g) / competing + 1e-12)));
     for (int s : groups[g].servers) left[static_cast<std::size_t>(s)] -= dk[g];
+  }
+  std::priority_queue<std::tuple<double, std::size_t, std::size_t>> more;  // load per ring, -rank, group
+  for (std::size_t rank = 0; rank < order.size(); ++rank) {
+    const auto g = order[rank];
+    if (load(g) > 0) more.emplace(load(g) / (dk[g] + 1), order.size() - rank, g);
+  }
+  while (!more.empty()) {
+    const auto [per_ring, rank, g] = more.top();
+    more.pop();
+    bool room = true;
+    for (int s : groups[g].servers) room = room && left[static_cast<std::size_t>(s)] > 0;
+    if (!room) continue;  // members only lose interfaces: this group can never gain one
+    ++dk[g];
+    for (int s : groups[g].servers) --left[static_cast<std::size_t>(s)];
+    more.emplace(load(g) / (dk[g] + 1), rank, g);
   }
   return dk;
 }
@@ -110,6 +133,19 @@ bool groups_connect_all(int servers, const Traffic& traffic, const std::vector<i
 }
 
 }  // namespace
+
+net::GraphNetwork topology_fabric(const Topology& topology, double gbps) {
+  auto fabric = net::direct_connect(topology.servers, topology.degree, gbps, topology.edges);
+  for (const auto& g : topology.allreduce) {
+    if (g.group < 0) continue;
+    net::GroupRings rings;
+    rings.servers = g.servers;
+    std::sort(rings.servers.begin(), rings.servers.end());
+    for (int p : g.generators) rings.orders.push_back(ring_order(g.servers, p));
+    fabric.rings.push_back(std::move(rings));
+  }
+  return fabric;
+}
 
 std::vector<int> shortest_path(int servers, const Edges& edges, int src, int dst) {
   return path_from(bfs_parents(adjacency(servers, edges), src), src, dst);
@@ -140,7 +176,10 @@ Topology topology_finder(int servers, int degree, const Traffic& traffic, const 
   std::vector<std::size_t> order(traffic.allreduce_groups.size());
   std::iota(order.begin(), order.end(), std::size_t{0});
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    return allreduce_wire_bytes(traffic.allreduce_groups[a]) > allreduce_wire_bytes(traffic.allreduce_groups[b]);
+    const auto& ga = traffic.allreduce_groups[a];
+    const auto& gb = traffic.allreduce_groups[b];
+    const double na = static_cast<double>(ga.servers.size()), nb = static_cast<double>(gb.servers.size());
+    return (na - 1) / na * ga.bytes > (nb - 1) / nb * gb.bytes;  // by load (group_degrees)
   });
   auto dk = group_degrees(servers, traffic, order, t.degree_allreduce);
   const bool ring_for_connectivity = !groups_connect_all(servers, traffic, dk);

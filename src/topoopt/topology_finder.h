@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "net/graph/graph_network.h"
+
 #include "topoopt/traffic.h"
 
 namespace chorus::topoopt {
@@ -51,6 +53,11 @@ struct Topology {
 
 // Throws InputError for N < 2, d < 1, or traffic on another server count.
 Topology topology_finder(int servers, int degree, const Traffic& traffic, const FinderOptions& options = {});
+
+// The topology as a fabric for the flow-level model: its directed links at `gbps` each (net::direct_connect)
+// and, per AllReduce group that received degree, the rings of its generators (the connectivity
+// ring carries no all-reduce of its own and is not listed).
+net::GraphNetwork topology_fabric(const Topology& topology, double gbps);
 
 // Fewest-hop path from `src` to `dst` over directed `edges` (ties: the lowest-numbered
 // predecessor), servers listed from src to dst; empty if unreachable.

@@ -1,5 +1,7 @@
 #include "workload/parallelism.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "core/error.h"
@@ -245,6 +247,25 @@ class Builder {
 };
 
 }  // namespace
+
+net::Network logical_network(const ParallelismConfig& config, int npus) {
+  const int group = std::max(config.mp_npus, config.ep_npus);
+  net::Network logical;
+  logical.name = fmt::format("{} servers", npus);
+  net::Dimension dim;
+  dim.kind = net::DimKind::kRing;
+  dim.link_bandwidth_gbps = 100;
+  if (group > 1 && group < npus && npus % group == 0) {
+    dim.size = group;
+    logical.dims.push_back(dim);
+    dim.size = npus / group;
+    logical.dims.push_back(dim);
+  } else {
+    dim.size = npus;
+    logical.dims.push_back(dim);
+  }
+  return logical;
+}
 
 Dag build_training_dag(const Model& model, const ParallelismConfig& config, const net::Network& network) {
   if (config.iterations < 1) throw InputError("--iterations", fmt::format("must be >= 1, got {}", config.iterations));

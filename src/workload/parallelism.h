@@ -38,6 +38,12 @@ struct ParallelismConfig {
 // product is <= mp_npus. The rest form the data-parallel group.
 std::vector<int> model_parallel_dims(const net::Network& network, int mp_npus);
 
+// The logical network of a job on `npus` NPUs with one accelerator per server (graph fabrics,
+// TopoOpt): one dimension of `npus`, or two (the model- or expert-parallel group x the rest) when
+// that group is larger than 1, smaller than the job and divides it, so that the generators above
+// place the group on dimension 1. Only the shape matters; bandwidths are placeholders.
+net::Network logical_network(const ParallelismConfig& config, int npus);
+
 Dag build_training_dag(const Model& model, const ParallelismConfig& config, const net::Network& network);
 
 }  // namespace chorus::workload

@@ -77,6 +77,41 @@ Model resnet152(int batch) {
   return net.model;
 }
 
+namespace {
+
+// One transformer layer as the two blocks Megatron-LM partitions for tensor parallelism
+// (Shoeybi et al. 2019, Sec. 3): attention (the Q, K, V and output projections, h x h each)
+// and MLP (h -> 4h -> h). Forward FLOPs = 2 x parameters x tokens (one multiply-add per
+// weight per token) plus, in attention, the scores Q K^T and the context (scores x V),
+// 2 x 2 s^2 h per sequence; the head count changes neither. With `biases_and_norms` (BERT)
+// every projection has its bias and each block ends with a layer norm (scale and shift, 2h),
+// counted in the parameters and, by the same 2 x parameters x tokens rule, in the FLOPs;
+// without (the sizes of Megatron's Table 1) the weight matrices only. With `tensor_parallel`
+// each block ends in Megatron's all-reduce (after the attention output projection and after
+// the MLP's second linear layer).
+struct TransformerLayer {
+  Layer attn, mlp;
+};
+
+TransformerLayer transformer_layer(int index, double h, double s, double b, bool biases_and_norms,
+                                   bool tensor_parallel) {
+  const double tokens = b * s;
+  TransformerLayer t;
+  t.attn.name = fmt::format("layer{}.attn", index);
+  t.attn.params = 4 * h * h + (biases_and_norms ? 4 * h + 2 * h : 0);
+  t.attn.forward_flops = 2 * t.attn.params * tokens + 4 * b * s * s * h;
+  t.attn.input_elements = t.attn.output_elements = tokens * h;
+  t.attn.mp_all_reduce = tensor_parallel;
+  t.mlp.name = fmt::format("layer{}.mlp", index);
+  t.mlp.params = 8 * h * h + (biases_and_norms ? 4 * h + h + 2 * h : 0);
+  t.mlp.forward_flops = 2 * t.mlp.params * tokens;
+  t.mlp.input_elements = t.mlp.output_elements = tokens * h;
+  t.mlp.mp_all_reduce = tensor_parallel;
+  return t;
+}
+
+}  // namespace
+
 // A dense GPT-style Transformer of one trillion parameters: Narayanan et al., "Efficient
 // Large-Scale Language Model Training on GPU Clusters Using Megatron-LM" (SC '21), Table 1,
 // 1T row: 128 layers, hidden size h = 25600, 160 heads, sequence length s = 2048. Each layer
@@ -85,23 +120,11 @@ Model resnet152(int batch) {
 // giving the paper's 24 B s h^2 (1 + s / 6h) per layer. Embeddings are left out (1.3 G
 // parameters of 1008 G).
 Model transformer_1t(int batch) {
-  const double h = 25600, s = 2048, b = batch;
   Model m{"transformer-1t", batch, 2, {}, {}};
   for (int i = 0; i < 128; ++i) {
-    Layer attn;
-    attn.name = fmt::format("layer{}.attn", i);
-    attn.params = 4 * h * h;
-    attn.forward_flops = 8 * b * s * h * h + 4 * b * s * s * h;
-    attn.input_elements = attn.output_elements = b * s * h;
-    attn.mp_all_reduce = true;
-    Layer mlp;
-    mlp.name = fmt::format("layer{}.mlp", i);
-    mlp.params = 8 * h * h;
-    mlp.forward_flops = 16 * b * s * h * h;
-    mlp.input_elements = mlp.output_elements = b * s * h;
-    mlp.mp_all_reduce = true;
-    m.layers.push_back(attn);
-    m.layers.push_back(mlp);
+    const auto t = transformer_layer(i, 25600, 2048, batch, false, true);
+    m.layers.push_back(t.attn);
+    m.layers.push_back(t.mlp);
   }
   return m;
 }
@@ -197,28 +220,107 @@ Model gnmt(int batch) {
 // experts, top-1 gating) in every other layer. Expert parallel over 128 NPUs, one expert per
 // NPU; everything else data parallel. Batch per NPU is our choice (the CLI default 4).
 Model moe(int batch) {
-  const double h = 2048, s = 2048, b = batch;
   Model m{"moe", batch, 2, {}, {}};
   for (int i = 0; i < 24; ++i) {
-    Layer attn;
-    attn.name = fmt::format("layer{}.attn", i);
-    attn.params = 4 * h * h;
-    attn.forward_flops = 8 * b * s * h * h + 4 * b * s * s * h;
-    attn.input_elements = attn.output_elements = b * s * h;
-    Layer ffn;
-    ffn.name = fmt::format("layer{}.{}", i, i % 2 ? "experts" : "ffn");
-    ffn.params = 8 * h * h;  // dense FFN, or the one expert this NPU holds
-    ffn.forward_flops = 16 * b * s * h * h;  // top-1: every token through one FFN
-    ffn.input_elements = ffn.output_elements = b * s * h;
-    ffn.expert = i % 2 == 1;
-    m.layers.push_back(attn);
-    m.layers.push_back(ffn);
+    auto t = transformer_layer(i, 2048, 2048, batch, false, false);
+    // The FFN is dense, or the one expert this NPU holds (top-1: every token through one FFN).
+    t.mlp.name = fmt::format("layer{}.{}", i, i % 2 ? "experts" : "ffn");
+    t.mlp.expert = i % 2 == 1;
+    m.layers.push_back(t.attn);
+    m.layers.push_back(t.mlp);
   }
   return m;
 }
 
+// The models of the TopoOpt paper's simulations (Wang et al., "TopoOpt: Co-optimizing Network
+// Topology and Parallelization Strategy for Distributed Training Jobs", NSDI '23), Table 2,
+// top row (the dedicated clusters of Sec. 5.3: servers of four A100 GPUs). TopoOpt's FlexNet
+// extends FlexFlow's simulator, whose example models (candle_uno, DLRM's MLPs) are FP32: 4
+// bytes per element. TopoOpt found each strategy by FlexFlow's search and does not publish
+// it; ours are fixed below.
+
+// CANDLE Uno (the ECP-CANDLE benchmarks, Pilot 1 "Uno": tumor dose response from cell and
+// drug features), TopoOpt Table 2: batch 256 per GPU, 16 dense feature layers of 16384, 8
+// dense layers of 16384. Data parallel only (TopoOpt Sec. 5.3: "the best parallelization
+// strategy for CANDLE at this scale is mostly data parallel"). Our readings: one chain of
+// fully connected layers with biases (Uno's Keras Dense layers): the 16 feature layers on the
+// concatenated inputs, then the 8 dense layers, then Uno's one-output regression layer
+// (16384 -> 1). Input width 15580: the inputs of FlexFlow's candle_uno example (the model
+// TopoOpt's simulator runs), concatenated: cell RNA-seq 942, two drugs' descriptors 5270 and
+// fingerprints 2048 each, two doses 1 each (942 + 2 x 5270 + 2 x 2048 + 2). FlexFlow builds
+// one feature tower per cell/drug input (five) where we build one; that example's layers
+// have no biases.
+Model candle_uno(int batch) {
+  const int width = 16384, inputs = 942 + 2 * 5270 + 2 * 2048 + 2;
+  Model m{"topoopt-candle", batch, 4, {}, {}};
+  for (int i = 0; i < 16; ++i)
+    m.layers.push_back(fully_connected(fmt::format("feature{}", i), i == 0 ? inputs : width, width, batch));
+  for (int i = 0; i < 8; ++i) m.layers.push_back(fully_connected(fmt::format("dense{}", i), width, width, batch));
+  m.layers.push_back(fully_connected("output", width, 1, batch));
+  return m;
+}
+
+// BERT (Devlin et al., "BERT: Pre-training of Deep Bidirectional Transformers for Language
+// Understanding", NAACL 2019) in TopoOpt Table 2's configuration: batch 16 sequences per GPU,
+// 12 transformer blocks, hidden 1024, 16 attention heads, sequence 64, "Embed. size: 512".
+// The encoder as BERT builds it: an embedding layer (WordPiece vocabulary of 30522, 512
+// positions, 2 segment types, all 1024 wide, then a layer norm), 12 post-norm transformer
+// layers (transformer_layer above with biases and norms, FFN 4 x 1024). Our readings: "Embed.
+// size: 512" is BERT's maximum position embeddings (512; the table's hidden is the embedding
+// width, 1024); the pooler and pre-training heads are left out; the embedding lookup has no
+// FLOPs. Strategy (ours): tensor parallel over the four GPUs of a server (mp_npus = 4),
+// Megatron style, with all-reduces after the attention output projection, the MLP's second
+// layer and the vocabulary-parallel embedding (Megatron's VocabParallelEmbedding all-reduces
+// its output in the forward pass); data parallel over the rest. Every layer's parameters and
+// FLOPs are split over the group, the replicated layer norms and position embeddings included.
+Model bert_topoopt(int batch) {
+  const int h = 1024, s = 64, vocab = 30522, positions = 512, segments = 2;
+  const double tokens = static_cast<double>(batch) * s;
+  Model m{"topoopt-bert", batch, 4, {}, {}};
+  Layer emb;
+  emb.name = "embeddings";
+  emb.params = static_cast<double>(vocab + positions + segments) * h + 2.0 * h;
+  emb.input_elements = tokens;
+  emb.output_elements = tokens * h;
+  emb.mp_all_reduce = true;
+  m.layers.push_back(emb);
+  for (int i = 0; i < 12; ++i) {
+    const auto t = transformer_layer(i, h, s, batch, true, true);
+    m.layers.push_back(t.attn);
+    m.layers.push_back(t.mlp);
+  }
+  return m;
+}
+
+// DLRM (Naumov et al., "Deep Learning Recommendation Model for Personalization and
+// Recommendation Systems", 2019) in TopoOpt Table 2's configuration: batch 128 per GPU, 16
+// dense feature layers of 4096 (the bottom MLP, on the dense features), 8 dense layers of 2048
+// (the top MLP), 64 embedding tables of 10^7 rows x 128. Hybrid parallel as `dlrm`: tables
+// model-parallel with all-to-all, MLPs data-parallel. Our readings: 13 dense inputs (Criteo,
+// as `dlrm`), so the bottom MLP is 13 -> 4096 then 15 x 4096 -> 4096; the interaction is a
+// concatenation of the bottom MLP's output and the 64 embedding vectors, 4096 + 64 x 128 =
+// 12288 features: the dot interaction of `dlrm` needs the bottom output as wide as an
+// embedding vector (4096 != 128), and concatenation is the one FlexFlow's DLRM example
+// implements. Top MLP 12288 -> 2048, 7 x 2048 -> 2048, then the 2048 -> 1 click
+// probability. Fully connected layers with biases; the tables (64 x 10^7 x 128 = 81.9 G
+// parameters) are not layers: only their count and width enter the DAG, through the
+// all-to-all.
+Model dlrm_topoopt(int batch) {
+  const int tables = 64, dim = 128, bottom = 4096, top = 2048, dense_inputs = 13;
+  Model m{"topoopt-dlrm", batch, 4, {}, {}};
+  for (int i = 0; i < 16; ++i)
+    m.layers.push_back(fully_connected(fmt::format("bot_mlp{}", i), i == 0 ? dense_inputs : bottom, bottom, batch));
+  const int interaction = bottom + tables * dim;
+  for (int i = 0; i < 8; ++i)
+    m.layers.push_back(fully_connected(fmt::format("top_mlp{}", i), i == 0 ? interaction : top, top, batch));
+  m.layers.push_back(fully_connected("top_mlp8", top, 1, batch));
+  m.embeddings = Embeddings{tables, dim, 16};
+  return m;
+}
+
 const std::vector<std::string>& zoo_names() {
-  static const std::vector<std::string> names = {"resnet152", "gnmt", "dlrm", "transformer-1t", "moe"};
+  static const std::vector<std::string> names = {"resnet152", "gnmt",           "dlrm",         "transformer-1t",
+                                                 "moe",       "topoopt-candle", "topoopt-bert", "topoopt-dlrm"};
   return names;
 }
 
@@ -239,6 +341,14 @@ ZooEntry zoo_model(const std::string& name, const std::string& field) {
     p.recompute = true;
     return {transformer_1t(16), p};
   }
+  // Per-GPU batches of TopoOpt Table 2, top row.
+  if (name == "topoopt-candle") return {candle_uno(256), ParallelismConfig{}};
+  if (name == "topoopt-bert") {
+    ParallelismConfig p;
+    p.mp_npus = 4;  // the four GPUs of a TopoOpt server
+    return {bert_topoopt(16), p};
+  }
+  if (name == "topoopt-dlrm") return {dlrm_topoopt(128), ParallelismConfig{}};
   throw InputError(field, fmt::format("unknown workload '{}'{}; choose one of: {} (or a workload file)", name,
                                       did_you_mean(name, zoo_names()), fmt::join(zoo_names(), ", ")));
 }

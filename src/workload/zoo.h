@@ -1,6 +1,7 @@
 #pragma once
-// The model zoo of Themis Sec. 5.2, each with the parallelism the paper uses. Layer sizes
-// and their sources: docs/workloads.md.
+// The model zoo of Themis Sec. 5.2 and of TopoOpt (NSDI '23) Table 2, each with the
+// parallelism the paper uses (or our reading of it). Layer sizes and their sources:
+// docs/workloads.md.
 #include <string>
 #include <vector>
 
@@ -14,7 +15,7 @@ struct ZooEntry {
   ParallelismConfig parallelism;  // iterations left at the default
 };
 
-const std::vector<std::string>& zoo_names();  // resnet152, transformer-1t, ...
+const std::vector<std::string>& zoo_names();  // resnet152, transformer-1t, ..., topoopt-dlrm
 // Throws InputError naming `field` (with a did-you-mean) for an unknown name.
 ZooEntry zoo_model(const std::string& name, const std::string& field = "--workload");
 
@@ -24,5 +25,9 @@ Model transformer_1t(int batch);
 Model dlrm(int batch);
 Model gnmt(int batch);
 Model moe(int batch);
+// TopoOpt Table 2, top row: zoo names topoopt-candle, topoopt-bert, topoopt-dlrm.
+Model candle_uno(int batch);
+Model bert_topoopt(int batch);
+Model dlrm_topoopt(int batch);
 
 }  // namespace chorus::workload

@@ -333,8 +333,13 @@ class Topo(unittest.TestCase):
             r = chorus("topo", "find", "--workload", "dlrm-example", "--degree", "6", "--save", path, "--bandwidth", "25", "--json")
             self.assertEqual(r.returncode, 0, r.stderr)
             edges = sorted(tuple(e) for e in json.loads(r.stdout)["edges"])
-            text = open(path).read()
+            with open(path) as f:
+                text = f.read()
             self.assertIn("fabric", text)
+            text, _, rings = text.partition("  rings:")
+            # The AllReduce group's 6 rings (p = 1, 3, 5, 9, 11, 13 over the 16 servers) follow the links.
+            self.assertEqual(rings.count("orders:"), 1)
+            self.assertEqual(rings.count("- ["), 6)
             self.assertIn("servers: 16", text)
             # One link line per directed edge the finder returned, all at 25 Gb/s.
             links = sorted(tuple(int(x) for x in l.strip()[3:-1].split(",")) for l in text.splitlines() if l.strip().startswith("- ["))
@@ -343,6 +348,44 @@ class Topo(unittest.TestCase):
             r = chorus("topo", "find", "--workload", "dlrm-example", "--degree", "6", "--save", path, "--bandwidth", "0")
             self.assertEqual(r.returncode, 2)
             self.assertIn("--bandwidth", r.stderr)
+
+    def test_fabric_then_sim_workload_on_it(self):
+        with tempfile.TemporaryDirectory() as d:
+            e = os.path.join(d, "e.yaml")
+            r = chorus("topo", "fabric", "--fabric", "expander", "--servers", "8", "--degree", "2", "--save", e)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            t = os.path.join(d, "t.yaml")
+            r = chorus("topo", "find", "--workload", "topoopt-dlrm", "--servers", "8", "--degree", "2", "--save", t)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            csv_path = os.path.join(d, "m.csv")
+            for fabric in (e, t):
+                r = chorus("sim", "workload", "--workload", "topoopt-dlrm", "--topology", fabric, "--iterations", "1", "--json",
+                           "--traffic-csv", csv_path)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                j = json.loads(r.stdout)
+                self.assertEqual(j["scheduler"], "flow-level")
+                self.assertEqual(j["fabric"]["servers"], 8)
+                self.assertGreater(j["flow_model"]["flows"], 0)
+                self.assertAlmostEqual(j["iteration_time_ns"], j["compute_ns"] + j["exposed_comm_ns"], delta=1e-6 * j["iteration_time_ns"])
+                with open(csv_path) as f:
+                    matrix = list(csv.reader(f))
+                self.assertEqual(len(matrix), 9)  # header + 8 servers
+            for args, needle in ((["--scheduler", "themis-scf"], "--scheduler"), (["--chunks", "4"], "--chunks")):
+                r = chorus("sim", "workload", "--workload", "topoopt-dlrm", "--topology", e, *args)
+                self.assertEqual(r.returncode, 2, (args, r.stderr))
+                self.assertIn(needle, r.stderr)
+            r = chorus("topo", "fabric", "--fabric", "expander", "--servers", "16", "--degree", "2", "--save", e)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            r = chorus("sim", "workload", "--workload", "topoopt-bert", "--topology", e, "--iterations", "1")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            with open(e, "a") as f:
+                f.write("  rings:\n    - {servers: [0, 1], orders: [[0, 2]]}\n")
+            r = chorus("sim", "workload", "--workload", "topoopt-bert", "--topology", e)
+            self.assertEqual(r.returncode, 2)
+            self.assertIn("fabric.rings[0].orders[0]", r.stderr)
+            r = chorus("topo", "fabric", "--fabric", "clos", "--save", e)
+            self.assertEqual(r.returncode, 2)
+            self.assertIn("--fabric", r.stderr)
 
     def test_cost_json_and_bad_input(self):
         r = chorus("topo", "cost", "--fabric", "topoopt-oneshot", "--servers", "16", "--degree", "2",
@@ -380,7 +423,7 @@ class Topo(unittest.TestCase):
 class Reproduce(unittest.TestCase):
     def test_reproduce_topoopt_costs(self):
         with tempfile.TemporaryDirectory() as d:
-            r = chorus("reproduce", "topoopt", "--out", d)
+            r = chorus("reproduce", "topoopt", "--out", d, "--costs-only")
             self.assertEqual(r.returncode, 0, r.stderr)
             self.assertIn("ideal Fat-tree / TopoOpt-oneshot", r.stdout)
             with open(os.path.join(d, "cost.csv")) as f:
@@ -390,6 +433,31 @@ class Reproduce(unittest.TestCase):
                 self.assertIn(col, rows[0])
             assert_svg(self, os.path.join(d, "fig11_cost.svg"))
 
+
+    def test_reproduce_topoopt_iterations_small(self):
+        # Figs. 12-13 at 16 servers, d = 4, two bandwidths, one iteration: every model on every fabric.
+        with tempfile.TemporaryDirectory() as d:
+            r = chorus("reproduce", "topoopt", "--out", d, "--servers", "16", "--degrees", "4", "--bandwidths", "10", "100",
+                       "--iterations", "1", "-q")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("Figs. 12-13", r.stdout)
+            with open(os.path.join(d, "iterations.csv")) as f:
+                rows = list(csv.DictReader(f))
+            self.assertEqual(len(rows), 3 * 2 * 6)
+            t = {(x["model"], x["fabric"], float(x["bandwidth_gbps"])): float(x["iteration_ms"]) for x in rows}
+            for model in ("topoopt-candle", "topoopt-bert", "topoopt-dlrm"):
+                for b in (10.0, 100.0):
+                    ideal = t[(model, "ideal-fat-tree", b)]
+                    # Same star, every NIC slower (cost model: below d x B) / more hops and half the ToR uplinks.
+                    self.assertLess(ideal, t[(model, "cost-equivalent-fat-tree", b)], (model, b))
+                    self.assertLessEqual(ideal, t[(model, "oversub-fat-tree", b)] * (1 + 1e-9), (model, b))
+                # More bandwidth never makes an iteration slower.
+                for fabric in ("ideal-fat-tree", "topoopt-oneshot", "expander"):
+                    self.assertLessEqual(t[(model, fabric, 100.0)], t[(model, fabric, 10.0)], (model, fabric))
+            assert_svg(self, os.path.join(d, "fig12_13_iterations.svg"))
+            r = chorus("reproduce", "topoopt", "--out", d, "--servers", "16", "--fabrics", "clos", "-q")
+            self.assertEqual(r.returncode, 2)
+            self.assertIn("--fabrics", r.stderr)
 
     def test_reproduce_themis_writes_csv_and_plots(self):
         with tempfile.TemporaryDirectory() as d:

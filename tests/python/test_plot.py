@@ -17,7 +17,7 @@ import xml.etree.ElementTree as ET
 PYTHON_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python")
 sys.path.insert(0, PYTHON_DIR)
 
-from chorus.plot import profile, syndicate, syndicate_real, themis, themis_real, themis_workloads, topoopt  # noqa: E402
+from chorus.plot import profile, syndicate, syndicate_real, themis, themis_real, themis_workloads, topoopt, topoopt_iterations  # noqa: E402
 from chorus.plot.__main__ import main as plot_main  # noqa: E402
 
 # Two topologies x two sizes x two schedulers at 4 chunks, a chunk sweep on A, an activity trace.
@@ -225,6 +225,37 @@ class TopoOpt(unittest.TestCase):
             with self.assertRaises(Exception) as e:
                 topoopt.figures(topoopt.load(d))
             self.assertIn("line 5", str(e.exception))
+
+
+ITERATIONS = """model,fabric,servers,degree,bandwidth_gbps,iteration_ms
+topoopt-dlrm,ideal-fat-tree,16,4,100,50
+topoopt-dlrm,ideal-fat-tree,16,4,10,500
+topoopt-dlrm,topoopt-oneshot,16,4,10,580
+topoopt-dlrm,topoopt-oneshot,16,4,100,60
+topoopt-bert,ideal-fat-tree,16,4,10,300
+"""
+
+
+class TopoOptIterations(unittest.TestCase):
+    def test_one_panel_per_model_lines_per_fabric_in_seconds(self):
+        with tempfile.TemporaryDirectory() as d:
+            write(d, {"iterations.csv": ITERATIONS})
+            figs = by_name(topoopt_iterations.figures(topoopt_iterations.load(d)))
+        axes = figs["fig12_13_iterations.svg"].axes
+        self.assertEqual(len(axes), 2)  # one degree x two models, in file order
+        self.assertIn("DLRM, 16 servers, d = 4", axes[0].get_title())
+        self.assertIn("BERT", axes[1].get_title())
+        lines = {l.get_label(): (list(l.get_xdata()), list(l.get_ydata())) for l in axes[0].get_lines()}
+        self.assertEqual(lines["TopoOpt-oneshot"], ([10, 100], [0.58, 0.06]))  # sorted by bandwidth, seconds
+        self.assertEqual(lines["Ideal Fat-tree"], ([10, 100], [0.5, 0.05]))
+        self.assertEqual(axes[0].get_xscale(), "log")
+
+    def test_non_positive_time_is_refused(self):
+        with tempfile.TemporaryDirectory() as d:
+            write(d, {"iterations.csv": ITERATIONS.replace(",580", ",0")})
+            with self.assertRaises(Exception) as e:
+                topoopt_iterations.figures(topoopt_iterations.load(d))
+            self.assertIn("line 4", str(e.exception))
 
 
 SYNDICATE = """workload,topology,method,iteration_time_ns,throughput_vs_bsplus,compute_idle_fraction,paper_speedup

@@ -12,6 +12,7 @@ LABELS = {
     "cost-equivalent-fat-tree": "Cost-equiv. Fat-tree",
     "oversub-fat-tree": "Oversub. Fat-tree",
     "expander": "Expander",
+    "sip-ml": "SiP-ML",
     "topoopt-oneshot": "TopoOpt-oneshot",
     "topoopt-reconfig": "TopoOpt-reconfig",
 }

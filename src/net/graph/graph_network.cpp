@@ -1,6 +1,9 @@
 #include "net/graph/graph_network.h"
 
+#include <algorithm>
 #include <cmath>
+#include <map>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -25,6 +28,23 @@ int GraphNetwork::in_degree(int node) const {
   return n;
 }
 
+GraphNetwork merge_parallel_links(const GraphNetwork& net) {
+  GraphNetwork merged;
+  merged.name = net.name;
+  merged.servers = net.servers;
+  merged.switches = net.switches;
+  merged.rings = net.rings;
+  std::map<std::tuple<int, int, double>, int> bundle;  // (from, to, latency) -> merged link
+  for (const auto& l : net.links) {
+    const auto [it, fresh] = bundle.try_emplace({l.from, l.to, l.latency_ns}, static_cast<int>(merged.links.size()));
+    if (fresh)
+      merged.links.push_back(l);
+    else
+      merged.links[static_cast<std::size_t>(it->second)].gbps += l.gbps;
+  }
+  return merged;
+}
+
 void validate(const GraphNetwork& net, const std::string& where) {
   if (net.servers < 1) throw InputError(where, fmt::format("servers must be >= 1, got {}", net.servers));
   if (net.switches < 0) throw InputError(where, fmt::format("switches must be >= 0, got {}", net.switches));
@@ -40,6 +60,23 @@ void validate(const GraphNetwork& net, const std::string& where) {
       throw InputError(where, fmt::format("{}: gbps must be positive, got {}", field, l.gbps));
     if (!(l.latency_ns >= 0.0) || !std::isfinite(l.latency_ns))
       throw InputError(where, fmt::format("{}: latency must be >= 0, got {} ns", field, l.latency_ns));
+  }
+  for (std::size_t i = 0; i < net.rings.size(); ++i) {
+    const auto& g = net.rings[i];
+    const auto field = fmt::format("rings[{}]", i);
+    if (g.servers.size() < 2) throw InputError(where, fmt::format("{}: a group needs at least 2 servers", field));
+    for (std::size_t k = 0; k < g.servers.size(); ++k) {
+      if (g.servers[k] < 0 || g.servers[k] >= net.servers)
+        throw InputError(where, fmt::format("{}: server {} out of range 0..{}", field, g.servers[k], net.servers - 1));
+      if (k > 0 && g.servers[k] <= g.servers[k - 1])
+        throw InputError(where, fmt::format("{}: servers must be ascending and distinct", field));
+    }
+    for (std::size_t r = 0; r < g.orders.size(); ++r) {
+      auto sorted = g.orders[r];
+      std::sort(sorted.begin(), sorted.end());
+      if (sorted != g.servers)
+        throw InputError(where, fmt::format("{}.orders[{}]: not a permutation of the group's servers", field, r));
+    }
   }
 }
 

@@ -17,11 +17,20 @@ struct GraphLink {
   double latency_ns = kDefaultHopLatencyNs;
 };
 
+// The rings a group of servers runs its ring collectives on, when the fabric was built for them
+// (TopoOpt's AllReduce sub-topology: one ring per generator; SiP-ML: both ring directions). An
+// all-reduce over exactly these servers is split equally over the rings.
+struct GroupRings {
+  std::vector<int> servers;               // ascending
+  std::vector<std::vector<int>> orders;   // each a permutation of `servers`
+};
+
 struct GraphNetwork {
   std::string name;
   int servers = 0;
   int switches = 0;
   std::vector<GraphLink> links;
+  std::vector<GroupRings> rings;  // optional
 
   int nodes() const { return servers + switches; }
   // Adds a link and returns its index.
@@ -31,7 +40,14 @@ struct GraphNetwork {
   int in_degree(int node) const;
 };
 
-// Throws chorus::InputError naming `where` and the offending field (link index, endpoint, bandwidth).
+// The same network with every bundle of parallel links u->v of equal latency replaced by one link
+// of their summed bandwidth (at the first one's position). For the flow-level model this lets
+// flows use a bundle's whole capacity, as if striped over its links, where single-path routing
+// would otherwise keep to the bundle's lowest-index link.
+GraphNetwork merge_parallel_links(const GraphNetwork& net);
+
+// Throws chorus::InputError naming `where` and the offending field (link index, endpoint, bandwidth;
+// rings[i]: servers out of range, not ascending, or an order that is not a permutation of them).
 void validate(const GraphNetwork& net, const std::string& where);
 
 }  // namespace chorus::net

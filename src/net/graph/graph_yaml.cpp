@@ -16,6 +16,17 @@ using yaml_fields::check_keys;
 using yaml_fields::require;
 using yaml_fields::scalar;
 
+bool is_fabric_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return false;
+  try {
+    const YAML::Node doc = YAML::Load(in);
+    return doc.IsMap() && doc["fabric"];
+  } catch (const YAML::Exception&) {
+    return false;
+  }
+}
+
 GraphNetwork parse_fabric_yaml(const std::string& text, const std::string& source_name) {
   const yaml_fields::Source src{source_name};
   const YAML::Node doc = yaml_fields::load(text, source_name);
@@ -23,7 +34,7 @@ GraphNetwork parse_fabric_yaml(const std::string& text, const std::string& sourc
   check_keys(src, doc, {"fabric"}, "");
   const YAML::Node f = require(src, doc, "fabric", "");
   if (!f.IsMap()) throw InputError(src.at(f), "field 'fabric' must be a map");
-  check_keys(src, f, {"name", "servers", "switches", "degree", "link_gbps", "link_latency_us", "links"}, "fabric: ");
+  check_keys(src, f, {"name", "servers", "switches", "degree", "link_gbps", "link_latency_us", "links", "rings"}, "fabric: ");
   GraphNetwork net;
   net.name = f["name"] ? scalar<std::string>(src, f["name"], "fabric.name", "a string") : source_name;
   net.servers = scalar<int>(src, require(src, f, "servers", "fabric: "), "fabric.servers", "an integer");
@@ -63,6 +74,40 @@ GraphNetwork parse_fabric_yaml(const std::string& text, const std::string& sourc
       throw InputError(src.at(l), field + ": " + e.detail().substr(e.detail().find(": ") + 2));
     }
   }
+  if (const YAML::Node rings = f["rings"]) {
+    if (!rings.IsSequence()) throw InputError(src.at(rings), "field 'fabric.rings' must be a list");
+    for (std::size_t i = 0; i < rings.size(); ++i) {
+      const YAML::Node g = rings[i];
+      const auto field = fmt::format("fabric.rings[{}]", i);
+      if (!g.IsMap()) throw InputError(src.at(g), fmt::format("field '{}' must be a map {{servers: [...], orders: [[...]]}}", field));
+      check_keys(src, g, {"servers", "orders"}, field + ": ");
+      GroupRings gr;
+      const YAML::Node servers = require(src, g, "servers", field + ": ");
+      if (!servers.IsSequence()) throw InputError(src.at(servers), fmt::format("field '{}.servers' must be a list", field));
+      for (std::size_t k = 0; k < servers.size(); ++k)
+        gr.servers.push_back(scalar<int>(src, servers[k], fmt::format("{}.servers[{}]", field, k), "an integer (server)"));
+      const YAML::Node orders = require(src, g, "orders", field + ": ");
+      if (!orders.IsSequence()) throw InputError(src.at(orders), fmt::format("field '{}.orders' must be a list of lists", field));
+      for (std::size_t r = 0; r < orders.size(); ++r) {
+        const auto of = fmt::format("{}.orders[{}]", field, r);
+        if (!orders[r].IsSequence()) throw InputError(src.at(orders[r]), fmt::format("field '{}' must be a list of servers", of));
+        std::vector<int> order;
+        for (std::size_t k = 0; k < orders[r].size(); ++k)
+          order.push_back(scalar<int>(src, orders[r][k], fmt::format("{}[{}]", of, k), "an integer (server)"));
+        gr.orders.push_back(std::move(order));
+      }
+      GraphNetwork one;
+      one.servers = net.servers;
+      one.rings = {gr};
+      try {
+        validate(one, "");
+      } catch (const InputError& e) {
+        auto detail = e.detail();  // "rings[0]...: what", for this group alone
+        throw InputError(src.at(g), field + detail.substr(std::string("rings[0]").size()));
+      }
+      net.rings.push_back(std::move(gr));
+    }
+  }
   if (f["degree"]) {
     const int degree = scalar<int>(src, f["degree"], "fabric.degree", "an integer");
     for (int s = 0; s < net.servers; ++s)
@@ -99,7 +144,18 @@ std::string write_fabric_yaml(const GraphNetwork& net) {
           << YAML::Value << l.latency_ns / 1000.0 << YAML::EndMap;
     }
   }
-  out << YAML::EndSeq << YAML::EndMap << YAML::EndMap;
+  out << YAML::EndSeq;
+  if (!net.rings.empty()) {
+    out << YAML::Key << "rings" << YAML::Value << YAML::BeginSeq;
+    for (const auto& g : net.rings) {
+      out << YAML::BeginMap << YAML::Key << "servers" << YAML::Value << YAML::Flow << g.servers;
+      out << YAML::Key << "orders" << YAML::Value << YAML::BeginSeq;
+      for (const auto& o : g.orders) out << YAML::Flow << o;
+      out << YAML::EndSeq << YAML::EndMap;
+    }
+    out << YAML::EndSeq;
+  }
+  out << YAML::EndMap << YAML::EndMap;
   return std::string(out.c_str()) + "\n";
 }
 

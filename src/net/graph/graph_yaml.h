@@ -19,6 +19,9 @@ namespace chorus::net {
 
 GraphNetwork parse_fabric_yaml(const std::string& text, const std::string& source_name);
 GraphNetwork load_fabric_yaml(const std::string& path);
+// True when `path` is a readable YAML file whose top level is a map with the key 'fabric' (so a
+// --topology argument can be a dimension network or a fabric).
+bool is_fabric_file(const std::string& path);
 // Links equal to the defaults (the first link's bandwidth and latency) are written as [from, to].
 std::string write_fabric_yaml(const GraphNetwork& net);
 

@@ -20,6 +20,7 @@ class Router {
   Path shortest_path(int src, int dst) const;
   // Parent links of a BFS tree rooted at src (-1: unreached or the root); cached per source.
   const std::vector<int>& tree(int src) const;
+  const GraphNetwork& network() const { return net_; }
 
  private:
   const GraphNetwork& net_;

@@ -5,7 +5,14 @@
 // point). A flow's completion is the time its last byte is sent plus the sum of the latencies of
 // the links on its path (propagation is added once, after the transfer: a store-and-forward-free,
 // pipelined model). Rules and sources: docs/graph-networks.md.
+//
+// FlowEngine is the model as an online engine: flows are added while it runs (the training DAG's
+// network model adds a collective's flows when the DAG starts it) and time advances event by
+// event. simulate_flows() runs a fixed list of flows to the end.
 #include <cstdint>
+#include <memory>
+#include <queue>
+#include <tuple>
 #include <vector>
 
 #include "net/graph/graph_network.h"
@@ -17,9 +24,10 @@ struct Flow {
   net::Path path;          // link indices; empty = a local/barrier flow that takes no time
   double bytes = 0.0;
   double start_ns = 0.0;   // earliest start
-  std::vector<int> after;  // indices of flows that must have completed (incl. latency) first
+  std::vector<int> after;  // earlier flows (smaller index) that must have completed (incl. latency) first
   int src = -1;            // servers, for the traffic matrix (-1: none)
   int dst = -1;
+  double delay_ns = 0.0;   // completes this much later than last byte + path latency
 };
 
 struct FlowResult {
@@ -33,8 +41,83 @@ struct FlowResult {
   double makespan_ns = 0.0;          // max finish
 };
 
-// Simulates all flows. Throws chorus::InputError for a link index out of range, negative bytes,
-// an `after` index out of range or a dependency cycle (flows that can never start).
+class WaterFiller;
+
+class FlowEngine {
+ public:
+  // `batch_tolerance` = 0: exact (rates recomputed at every last byte). > 0: when a flow's last byte
+  // is sent, every flow that would send its own within batch_tolerance x its elapsed time (at the
+  // current rates) is finished with it, in one reallocation. A flow may thus end up to that
+  // fraction of its duration early (its few remaining bytes are dropped). Many flows of an
+  // all-to-all end at distinct but close times; batching them is what keeps a 128-server DLRM
+  // iteration at about a second (docs/graph-networks.md gives the measured error).
+  explicit FlowEngine(const net::GraphNetwork& net, double batch_tolerance = 0.0);
+  ~FlowEngine();
+  FlowEngine(const FlowEngine&) = delete;
+  FlowEngine& operator=(const FlowEngine&) = delete;
+
+  // Flows are appended here (directly or by the builders of traffic.h) and then admitted; a flow
+  // must not change once admitted. Indices are positions in this list.
+  std::vector<Flow>& flows() { return flows_; }
+  const std::vector<Flow>& flows() const { return flows_; }
+  // Admits every flow appended since the last call. A flow starts at the latest of its start_ns,
+  // now_ns() and the completion of every flow in its `after`. Throws chorus::InputError naming
+  // "flows[i]" for negative or non-finite bytes or start, a link out of range, or an `after`
+  // index that is not an earlier flow (so dependencies can never form a cycle); nothing of the
+  // batch is admitted then.
+  void admit();
+
+  // No flow sending and nothing scheduled.
+  bool idle() const { return active_.empty() && events_.empty(); }
+  double now_ns() const { return t_; }
+  // Time of the next event (a start, a last byte or a completion); only when !idle().
+  double next_event_ns() const;
+  // Moves time to next_event_ns() and processes everything due then; appends to `completed`
+  // the flows that completed (last byte + latency) at that time.
+  void step(std::vector<int>& completed);
+  // Steps until idle.
+  void run();
+
+  const FlowResult& result() const { return res_; }
+
+ private:
+  void settle();                 // brings remaining bytes and link counters up to now
+  void finish_sending(int f);    // last byte sent at now
+  void reallocate();
+
+  const net::GraphNetwork& net_;
+  double tolerance_;
+  std::vector<double> capacity_;  // bytes/ns per link
+  std::vector<Flow> flows_;
+  std::size_t admitted_ = 0;
+  FlowResult res_;
+
+  // Per flow.
+  std::vector<int> pending_;              // `after` flows not yet completed
+  std::vector<double> ready_;             // latest completion among `after` so far
+  std::vector<std::vector<int>> dependents_;
+  std::vector<char> completed_;
+  std::vector<double> remaining_, rate_;
+
+  // Event heap: (time, kind, flow); kind 0 = completion (releases dependents), 1 = start.
+  using Event = std::tuple<double, int, int>;
+  std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
+  std::vector<int> active_;      // flows with bytes left
+  double t_ = 0.0;               // now
+  double settled_ = 0.0;         // time remaining_ and link counters were last brought up to
+  double next_send_done_;        // earliest last byte among active flows (inf: none)
+  int next_send_done_flow_ = -1;
+
+  std::vector<int> busy_links_;  // links with active flows
+  std::vector<double> link_rate_;
+  std::vector<char> in_busy_;
+  std::vector<const net::Path*> paths_;
+  std::vector<double> rates_;
+  std::unique_ptr<WaterFiller> filler_;
+};
+
+// Simulates a fixed list of flows to the end (a FlowEngine with all flows admitted at time 0).
+// Throws chorus::InputError as FlowEngine::admit does.
 FlowResult simulate_flows(const net::GraphNetwork& net, const std::vector<Flow>& flows);
 
 // Max-min fair rates (bytes/ns) of flows sharing links of capacity `capacity` (bytes/ns), by

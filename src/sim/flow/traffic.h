@@ -16,6 +16,30 @@ namespace chorus::sim::flow {
 int ring_allreduce(const net::Router& router, const std::vector<int>& order, double bytes, double start_ns,
                    std::vector<Flow>& flows, const std::vector<int>& after = {});
 
+// The same ring with `steps` steps: 2(n-1) is an all-reduce, n-1 a reduce-scatter or all-gather
+// of a `bytes` buffer. Returns the final barrier flow.
+int ring_collective(const net::Router& router, const std::vector<int>& order, double bytes, int steps, double start_ns,
+                    std::vector<Flow>& flows, const std::vector<int>& after = {});
+
+// The same ring collective pipelined, as implementations stream it: one flow per ring edge
+// carrying all its steps' bytes, steps x bytes/n, and completing `steps` step latencies after its
+// start (the slowest edge's path latency per step: delay_ns tops up each flow's own path
+// latency). While the flows' rates stay constant this ends exactly when the stepped form does
+// (every step takes the slowest edge's chunk time plus latency); with n flows instead of
+// 2n(n-1) it is what lets a DAG of many collectives on hundreds of servers run in seconds.
+// Returns a barrier flow that completes with the last edge.
+int ring_pipelined(const net::Router& router, const std::vector<int>& order, double bytes, int steps, double start_ns,
+                   std::vector<Flow>& flows, const std::vector<int>& after = {});
+
+// All-to-all of a `bytes` buffer per member: every member sends bytes/n to every other member,
+// all flows at once (they share the links max-min fairly). Returns a barrier flow that completes
+// with the last of them.
+int all_to_all(const net::Router& router, const std::vector<int>& members, double bytes, double start_ns,
+               std::vector<Flow>& flows, const std::vector<int>& after = {});
+
+// A zero-byte flow that completes when every flow of `after` has (a join).
+int barrier(double start_ns, std::vector<Flow>& flows, const std::vector<int>& after);
+
 // A point-to-point transfer as one flow on the routed path. Returns its index.
 int point_to_point(const net::Router& router, int src, int dst, double bytes, double start_ns,
                    std::vector<Flow>& flows, const std::vector<int>& after = {});

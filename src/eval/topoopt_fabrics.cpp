@@ -1,0 +1,50 @@
+#include "eval/topoopt_fabrics.h"
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "core/suggest.h"
+#include "net/graph/fabrics.h"
+#include "topoopt/cost_model.h"
+#include "topoopt/topology_finder.h"
+
+namespace chorus::eval {
+
+const std::vector<std::string>& iteration_fabric_names() {
+  static const std::vector<std::string> names = {"ideal-fat-tree", "cost-equivalent-fat-tree", "oversub-fat-tree",
+                                                 "expander",       "sip-ml",                   "topoopt-oneshot"};
+  return names;
+}
+
+JobFabric job_fabric(const std::string& name, int servers, int degree, double gbps, const topoopt::Traffic& traffic,
+                     std::uint64_t seed, const std::string& field) {
+  JobFabric f;
+  f.name = name;
+  f.server_gbps = degree * gbps;
+  if (name == "ideal-fat-tree") {
+    f.graph = net::ideal_fat_tree(servers, degree, gbps);
+  } else if (name == "cost-equivalent-fat-tree") {
+    f.server_gbps = topoopt::fabric_cost(topoopt::Fabric::kCostEquivalentFatTree, servers, degree, gbps).server_gbps;
+    f.graph = net::fat_tree(servers, f.server_gbps);
+  } else if (name == "oversub-fat-tree") {
+    f.graph = net::oversubscribed_fat_tree(servers, 16, degree * gbps);
+  } else if (name == "expander") {
+    f.graph = net::expander(servers, degree, gbps, seed);
+  } else if (name == "sip-ml") {
+    f.graph = net::sipml_ring(servers, degree, gbps);
+    for (const auto& g : traffic.allreduce_groups) {
+      net::GroupRings rings{g.servers, {g.servers}};
+      if (degree >= 2 && g.servers.size() > 2) rings.orders.emplace_back(g.servers.rbegin(), g.servers.rend());
+      f.graph.rings.push_back(std::move(rings));
+    }
+  } else if (name == "topoopt-oneshot") {
+    f.graph = topoopt::topology_fabric(topoopt::topology_finder(servers, degree, traffic), gbps);
+  } else {
+    throw InputError(field, fmt::format("unknown fabric '{}'{}; choose one of: {}", name,
+                                           did_you_mean(name, iteration_fabric_names()), fmt::join(iteration_fabric_names(), ", ")));
+  }
+  f.graph.name = fmt::format("{}-n{}-d{}-{}g", name, servers, degree, gbps);
+  return f;
+}
+
+}  // namespace chorus::eval

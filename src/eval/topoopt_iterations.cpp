@@ -1,0 +1,162 @@
+#include "eval/topoopt_iterations.h"
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "core/plot_call.h"
+#include "core/text_file.h"
+#include "eval/topoopt_fabrics.h"
+#include "sim/flow_network.h"
+#include "sim/workload_json.h"
+#include "topoopt/dag_traffic.h"
+#include "workload/parallelism.h"
+#include "workload/zoo.h"
+
+namespace chorus::eval {
+namespace {
+
+// One server of the paper's cluster as one NPU: its GPUs' mini-batches together.
+workload::ZooEntry server_model(const std::string& name, int gpus) {
+  auto entry = workload::zoo_model(name, "--models");
+  const int batch = entry.model.batch_per_npu * gpus;
+  if (name == "topoopt-candle") entry.model = workload::candle_uno(batch);
+  else if (name == "topoopt-bert") entry.model = workload::bert_topoopt(batch);
+  else if (name == "topoopt-dlrm") entry.model = workload::dlrm_topoopt(batch);
+  else if (gpus != 1) throw InputError("--models", fmt::format("'{}' is not a TopoOpt Table 2 model (topoopt-candle, topoopt-bert, topoopt-dlrm)", name));
+  return entry;
+}
+
+}  // namespace
+
+namespace {
+
+// A model's DAG on the study's cluster, and its traffic (TopologyFinder's input).
+struct Job {
+  net::Network logical;
+  workload::Dag dag;
+  topoopt::Traffic traffic;
+  workload::ComputeModel compute;
+};
+
+Job make_job(const std::string& model, const IterationStudyOptions& o) {
+  auto entry = server_model(model, o.gpus_per_server);
+  entry.parallelism.iterations = o.iterations;
+  Job job;
+  job.logical = workload::logical_network(entry.parallelism, o.servers);
+  job.dag = workload::build_training_dag(entry.model, entry.parallelism, job.logical);
+  job.traffic = topoopt::traffic_from_dag(job.dag, job.logical);
+  job.compute.peak_tflops = o.gpu_tflops * o.gpus_per_server;
+  job.compute.memory_bandwidth_gbs = o.gpu_memory_gbs * o.gpus_per_server;
+  return job;
+}
+
+IterationRow run_on(const Job& job, const std::string& model, const std::string& name, int degree, double gbps,
+                    const IterationStudyOptions& o) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto fabric = job_fabric(name, o.servers, degree, gbps, job.traffic, o.seed, "--fabrics");
+  sim::FlowNetworkOptions flow_options;
+  flow_options.batch_tolerance = o.batch_tolerance;
+  const auto run = sim::simulate_workload(job.dag, job.logical, fabric.graph, job.compute, flow_options);
+  const auto j = sim::to_json(fabric.graph, job.logical, job.dag, job.compute, run);
+  IterationRow row;
+  row.model = model;
+  row.fabric = name;
+  row.servers = o.servers;
+  row.degree = degree;
+  row.bandwidth_gbps = gbps;
+  row.server_gbps = fabric.server_gbps;
+  const double it = run.result.iterations;
+  row.iteration_ns = run.result.total_ns / it;
+  row.compute_ns = run.result.compute_ns / it;
+  row.exposed_dp_ns = run.result.exposed_dp_comm_ns / it;
+  row.exposed_mp_ns = run.result.exposed_mp_comm_ns / it;
+  row.flows = static_cast<std::int64_t>(run.flow_count);
+  row.reallocations = run.flows.reallocations;
+  row.max_link_utilization = j["link_utilization"]["max"].get<double>();
+  row.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return row;
+}
+
+}  // namespace
+
+IterationRow run_iteration(const std::string& model, const std::string& fabric, int degree, double gbps,
+                           const IterationStudyOptions& options) {
+  return run_on(make_job(model, options), model, fabric, degree, gbps, options);
+}
+
+IterationStudy run_iteration_study(const IterationStudyOptions& o) {
+  IterationStudy study;
+  study.options = o;
+  const auto fabrics = o.fabrics.empty() ? iteration_fabric_names() : o.fabrics;
+  const auto& known = iteration_fabric_names();
+  for (const auto& name : fabrics)
+    if (std::find(known.begin(), known.end(), name) == known.end())
+      throw InputError("--fabrics", fmt::format("unknown fabric '{}'; choose from: {}", name, fmt::join(known, ", ")));
+  for (const auto& model : o.models) server_model(model, o.gpus_per_server);  // unknown names fail before any run
+  const int total = static_cast<int>(o.models.size() * o.degrees.size() * o.bandwidths.size() * fabrics.size());
+  int done = 0;
+  for (const auto& model : o.models) {
+    const auto job = make_job(model, o);
+    for (int d : o.degrees) {
+      std::map<std::string, std::vector<double>> times;  // fabric -> per bandwidth
+      for (double b : o.bandwidths)
+        for (const auto& name : fabrics) {
+          study.rows.push_back(run_on(job, model, name, d, b, o));
+          times[name].push_back(study.rows.back().iteration_ns);
+          ++done;
+          if (o.progress) o.progress(study.rows.back(), done, total);
+        }
+      const auto topo = times.find("topoopt-oneshot");
+      if (topo == times.end()) continue;
+      for (const auto& name : fabrics) {
+        double sum = 0;
+        for (std::size_t i = 0; i < o.bandwidths.size(); ++i) sum += times[name][i] / topo->second[i];
+        study.ratios.push_back({model, d, name, sum / static_cast<double>(o.bandwidths.size())});
+      }
+    }
+  }
+  return study;
+}
+
+std::vector<std::string> write_iteration_outputs(const IterationStudy& study, const std::string& dir) {
+  OutputDir out(dir);
+  std::string csv =
+      "model,fabric,servers,degree,bandwidth_gbps,server_gbps,iteration_ms,compute_ms,exposed_dp_ms,exposed_mp_ms,flows,"
+      "reallocations,max_link_utilization,wall_s\n";
+  for (const auto& r : study.rows)
+    csv += fmt::format("{},{},{},{},{},{},{:.6f},{:.6f},{:.6f},{:.6f},{},{},{:.4f},{:.3f}\n", r.model, r.fabric, r.servers, r.degree,
+                       r.bandwidth_gbps, r.server_gbps, r.iteration_ns / 1e6, r.compute_ns / 1e6, r.exposed_dp_ns / 1e6,
+                       r.exposed_mp_ns / 1e6, r.flows, r.reallocations, r.max_link_utilization, r.wall_s);
+  out.write("iterations.csv", csv);
+  for (auto& f : draw_figures("topoopt-iterations", dir)) out.written().push_back(std::move(f));
+  return out.written();
+}
+
+std::string format_iteration_table(const IterationStudy& study) {
+  const auto& o = study.options;
+  const auto fabrics = o.fabrics.empty() ? iteration_fabric_names() : o.fabrics;
+  std::string out = fmt::format(
+      "Figs. 12-13: training iteration time, ms ({} servers of {} GPUs; flow-level model; docs/topoopt.md)\n", o.servers,
+      o.gpus_per_server);
+  for (const auto& model : o.models)
+    for (int d : o.degrees) {
+      out += fmt::format("\n{}, d = {}\n{:<26}", model, d, "fabric \\ B (Gb/s)");
+      for (double b : o.bandwidths) out += fmt::format(" {:>10}", b);
+      out += fmt::format(" {:>12}\n", "/ topoopt");
+      for (const auto& name : fabrics) {
+        out += fmt::format("{:<26}", name);
+        for (const auto& r : study.rows)
+          if (r.model == model && r.degree == d && r.fabric == name) out += fmt::format(" {:>10.3f}", r.iteration_ns / 1e6);
+        for (const auto& q : study.ratios)
+          if (q.model == model && q.degree == d && q.fabric == name) out += fmt::format(" {:>11.2f}x", q.mean_over_topoopt);
+        out += "\n";
+      }
+    }
+  return out;
+}
+
+}  // namespace chorus::eval
