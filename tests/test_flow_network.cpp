@@ -187,6 +187,41 @@ TEST(FlowNetwork, PipelinedRingsNeverLoseToSteppedOnes) {
   EXPECT_DOUBLE_EQ(run(dag, logical({4}), ring(4)).result.total_ns, 12000.0);
 }
 
+TEST(FlowNetwork, CircuitsAreReconfiguredByDemandAndLinksStopMeanwhile) {
+  // Two servers, a full mesh of potential links (0 -> 1, 1 -> 0; 1000 ns latency), circuits of
+  // 8 Gb/s (1 B/ns); period 500 ns, reconfiguration 200 ns; the allocation gives each pair with
+  // demand one circuit. Point-to-point of 1000 B each way at t = 0.
+  // No initial circuits: the flows wait; at 500 the demand (1000 B each way) gets both circuits,
+  // the links are down until 700, then each flow sends at 1 B/ns: last byte 1700, + 1000 ns
+  // latency = 2700 ns; one reconfiguration of 200 ns.
+  // With both circuits from the start: last byte at 1000, done at 2000; at 500 the allocation is
+  // the same, so nothing stops.
+  Dag dag;
+  comm(dag, coll::CollectiveOp::kAllReduce, 1000, {0}, {}, workload::CommKind::kPointToPoint);
+  sim::FlowNetworkOptions o;
+  o.reconfiguration.emplace();
+  o.reconfiguration->period_ns = 500;
+  o.reconfiguration->latency_ns = 200;
+  o.reconfiguration->circuit_gbps = 8;
+  o.reconfiguration->allocate = [](const std::vector<std::tuple<int, int, double>>& demand) {
+    std::vector<std::pair<int, int>> circuits;
+    for (const auto& [src, dst, bytes] : demand)
+      if (bytes > 0) circuits.emplace_back(src, dst);
+    return circuits;
+  };
+  const auto mesh = net::full_mesh(2, 8.0);
+  auto r = run(dag, logical({2}), mesh, o);
+  EXPECT_DOUBLE_EQ(r.result.total_ns, 2700.0);
+  EXPECT_EQ(r.reconfigurations, 1);
+  EXPECT_DOUBLE_EQ(r.reconfiguring_ns, 200.0);
+  o.reconfiguration->initial = {{0, 1}, {1, 0}};
+  r = run(dag, logical({2}), mesh, o);
+  EXPECT_DOUBLE_EQ(r.result.total_ns, 2000.0);
+  EXPECT_EQ(r.reconfigurations, 0);
+  // Only a full mesh can hold circuits.
+  EXPECT_THROW(run(dag, logical({3}), ring(3), o), InputError);
+}
+
 TEST(FlowNetwork, BadInputIsNamed) {
   Dag dag;
   comm(dag, coll::CollectiveOp::kAllReduce, 4000, {0}, {});

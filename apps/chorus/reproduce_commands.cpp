@@ -129,10 +129,14 @@ void register_reproduce_commands(CLI::App& app) {
   topo->add_option("--degrees", targs->it.degrees, "Figs. 12-13: server degrees d (Fig. 12: 4, Fig. 13: 8)")->capture_default_str();
   topo->add_option("--bandwidths", targs->it.bandwidths, "Figs. 12-13: link bandwidths B, Gb/s (Table 3 speeds)")->capture_default_str();
   topo->add_option("--models", targs->it.models, "Figs. 12-13: models")->capture_default_str();
-  topo->add_option("--fabrics", targs->it.fabrics, "Figs. 12-13: fabrics (default all: ideal-fat-tree, cost-equivalent-fat-tree, "
-                                                   "oversub-fat-tree, expander, sip-ml, topoopt-oneshot)");
+  topo->add_option("--fabrics", targs->it.fabrics, "Figs. 12-13: fabrics (default: ideal-fat-tree, cost-equivalent-fat-tree, "
+                                                   "oversub-fat-tree, expander, sip-ml, topoopt-oneshot, topoopt-reconfig)");
   topo->add_option("--iterations", targs->it.iterations, "Figs. 12-13: training iterations per run")->capture_default_str();
   topo->add_option("--seed", targs->it.seed, "The expander's seed")->capture_default_str();
+  topo->add_option("--reconfig-latencies", targs->it.reconfig_latencies_us,
+                   "Fig. 15: TopoOpt-reconfig's OCS reconfiguration latencies, us (BERT and DLRM, the first degree, 100 Gb/s)")
+      ->capture_default_str();
+  topo->add_flag("--no-fig15", [targs](std::int64_t) { targs->it.reconfig_latencies_us.clear(); }, "Skip Fig. 15");
   topo->add_option("--batch-tolerance", targs->it.batch_tolerance,
                    "Flow model: finish flows within this fraction of their duration together (0: exact)")->capture_default_str();
   topo->add_flag("-q,--quiet", targs->quiet, "No progress lines");
@@ -150,8 +154,9 @@ void register_reproduce_commands(CLI::App& app) {
     if (!a.costs_only) {
       if (!a.quiet)
         a.it.progress = [](const eval::IterationRow& r, int done, int total) {
-          fmt::print(stderr, "[{}/{}] {} on {} (d = {}, B = {} Gb/s): {:.3f} ms per iteration, {} flows, {:.2f} s\n", done, total, r.model,
-                     r.fabric, r.degree, r.bandwidth_gbps, r.iteration_ns / 1e6, r.flows, r.wall_s);
+          fmt::print(stderr, "[{}/{}] {} on {}{} (d = {}, B = {} Gb/s): {:.3f} ms per iteration, {} flows, {:.2f} s\n", done, total,
+                     r.model, r.fabric, r.fabric == "topoopt-reconfig" ? fmt::format(" at {} us", r.reconfig_latency_us) : "",
+                     r.degree, r.bandwidth_gbps, r.iteration_ns / 1e6, r.flows, r.wall_s);
         };
       const auto it = eval::run_iteration_study(a.it);
       fmt::print("\n{}", eval::format_iteration_table(it));

@@ -173,7 +173,9 @@ void register_topo_commands(CLI::App& app) {
     if (fa.servers < 2 || fa.servers > 100000) throw InputError("--servers", fmt::format("must be in 2..100000, got {}", fa.servers));
     if (fa.degree < 1 || fa.degree > 1024) throw InputError("--degree", fmt::format("must be in 1..1024, got {}", fa.degree));
     if (!(fa.bandwidth > 0) || !std::isfinite(fa.bandwidth)) throw InputError("--bandwidth", fmt::format("must be > 0, got {}", fa.bandwidth));
-    if (fa.fabric == "topoopt-oneshot") throw InputError("--fabric", "TopoOpt's fabric depends on the job: use `chorus topo find --workload W --servers N --save F`");
+    if (fa.fabric == "topoopt-oneshot" || fa.fabric == "topoopt-reconfig")
+      throw InputError("--fabric", "TopoOpt's fabrics depend on the job: use `chorus topo find --workload W --servers N --save F` "
+                                   "(TopoOpt-reconfig's circuits are re-planned while it runs: `chorus reproduce topoopt`)");
     topoopt::Traffic none;
     none.servers = fa.servers;
     const auto built = eval::job_fabric(fa.fabric, fa.servers, fa.degree, fa.bandwidth, none, fa.seed);

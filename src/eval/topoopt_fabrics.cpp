@@ -6,18 +6,20 @@
 #include "core/suggest.h"
 #include "net/graph/fabrics.h"
 #include "topoopt/cost_model.h"
+#include "topoopt/reconfig_links.h"
 #include "topoopt/topology_finder.h"
 
 namespace chorus::eval {
 
 const std::vector<std::string>& iteration_fabric_names() {
   static const std::vector<std::string> names = {"ideal-fat-tree", "cost-equivalent-fat-tree", "oversub-fat-tree",
-                                                 "expander",       "sip-ml",                   "topoopt-oneshot"};
+                                                 "expander",       "sip-ml",                   "topoopt-oneshot",
+                                                 "topoopt-reconfig"};
   return names;
 }
 
 JobFabric job_fabric(const std::string& name, int servers, int degree, double gbps, const topoopt::Traffic& traffic,
-                     std::uint64_t seed, const std::string& field) {
+                     std::uint64_t seed, const std::string& field, double reconfig_latency_ns) {
   JobFabric f;
   f.name = name;
   f.server_gbps = degree * gbps;
@@ -39,6 +41,17 @@ JobFabric job_fabric(const std::string& name, int servers, int degree, double gb
     }
   } else if (name == "topoopt-oneshot") {
     f.graph = topoopt::topology_fabric(topoopt::topology_finder(servers, degree, traffic), gbps);
+  } else if (name == "topoopt-reconfig") {
+    f.graph = net::full_mesh(servers, gbps);
+    f.reconfiguration.emplace();
+    f.reconfiguration->latency_ns = reconfig_latency_ns;
+    f.reconfiguration->circuit_gbps = gbps;
+    f.reconfiguration->initial = topoopt::topology_finder(servers, degree, traffic).edges;
+    f.reconfiguration->allocate = [servers, degree](const std::vector<std::tuple<int, int, double>>& demand) {
+      std::vector<topoopt::Demand> d;
+      for (const auto& [src, dst, bytes] : demand) d.push_back({src, dst, bytes});
+      return topoopt::reconfig_links(servers, degree, d);
+    };
   } else {
     throw InputError(field, fmt::format("unknown fabric '{}'{}; choose one of: {}", name,
                                            did_you_mean(name, iteration_fabric_names()), fmt::join(iteration_fabric_names(), ", ")));

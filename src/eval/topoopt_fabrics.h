@@ -7,17 +7,20 @@
 #include <vector>
 
 #include "net/graph/graph_network.h"
+#include "sim/flow_network.h"
 #include "topoopt/traffic.h"
 
 namespace chorus::eval {
 
 // "ideal-fat-tree", "cost-equivalent-fat-tree", "oversub-fat-tree", "expander", "sip-ml",
-// "topoopt-oneshot", in the order of the figures' legends.
+// "topoopt-oneshot", "topoopt-reconfig", in the order of the figures' legends.
 const std::vector<std::string>& iteration_fabric_names();
 
 struct JobFabric {
   std::string name;            // one of iteration_fabric_names()
   net::GraphNetwork graph;     // with the rings of the job's all-reduce groups, where the fabric has its own
+  // topoopt-reconfig: the circuits of an OCS fabric, re-planned by Algorithm 5 every 50 ms.
+  std::optional<sim::FlowNetworkOptions::Reconfiguration> reconfiguration;
   double server_gbps = 0;      // what one server can send at once
 };
 
@@ -31,9 +34,12 @@ struct JobFabric {
 //  - sip-ml: SiP-ML's physical ring with ceil(d/2) wavelengths clockwise, floor(d/2)
 //    counter-clockwise (no reconfiguration; Appendix E), all-reduces on both ring directions;
 //  - topoopt-oneshot: TopologyFinder on `traffic` (the job's first iteration), its AllReduce
-//    groups' all-reduces split over the rings it gave them.
+//    groups' all-reduces split over the rings it gave them;
+//  - topoopt-reconfig: d OCSs: circuits between any servers (a full mesh of potential links),
+//    starting as TopologyFinder's links, then every 50 ms Algorithm 5 (topoopt/reconfig_links.h)
+//    on the demand left, each change stopping all links for `reconfig_latency_ns` (Appendix D).
 // InputError naming `field` for an unknown fabric.
 JobFabric job_fabric(const std::string& name, int servers, int degree, double gbps, const topoopt::Traffic& traffic,
-                     std::uint64_t seed = 1, const std::string& field = "--fabric");
+                     std::uint64_t seed = 1, const std::string& field = "--fabric", double reconfig_latency_ns = 10e6);
 
 }  // namespace chorus::eval

@@ -57,9 +57,10 @@ Job make_job(const std::string& model, const IterationStudyOptions& o) {
 IterationRow run_on(const Job& job, const std::string& model, const std::string& name, int degree, double gbps,
                     const IterationStudyOptions& o) {
   const auto t0 = std::chrono::steady_clock::now();
-  const auto fabric = job_fabric(name, o.servers, degree, gbps, job.traffic, o.seed, "--fabrics");
+  const auto fabric = job_fabric(name, o.servers, degree, gbps, job.traffic, o.seed, "--fabrics", o.reconfig_latency_us * 1e3);
   sim::FlowNetworkOptions flow_options;
   flow_options.batch_tolerance = o.batch_tolerance;
+  flow_options.reconfiguration = fabric.reconfiguration;
   const auto run = sim::simulate_workload(job.dag, job.logical, fabric.graph, job.compute, flow_options);
   const auto j = sim::to_json(fabric.graph, job.logical, job.dag, job.compute, run);
   IterationRow row;
@@ -78,6 +79,10 @@ IterationRow run_on(const Job& job, const std::string& model, const std::string&
   row.reallocations = run.flows.reallocations;
   row.max_link_utilization = j["link_utilization"]["max"].get<double>();
   row.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (fabric.reconfiguration) {
+    row.reconfig_latency_us = o.reconfig_latency_us;
+    row.reconfigurations = run.reconfigurations;
+  }
   return row;
 }
 
@@ -97,7 +102,14 @@ IterationStudy run_iteration_study(const IterationStudyOptions& o) {
     if (std::find(known.begin(), known.end(), name) == known.end())
       throw InputError("--fabrics", fmt::format("unknown fabric '{}'; choose from: {}", name, fmt::join(known, ", ")));
   for (const auto& model : o.models) server_model(model, o.gpus_per_server);  // unknown names fail before any run
-  const int total = static_cast<int>(o.models.size() * o.degrees.size() * o.bandwidths.size() * fabrics.size());
+  if (!o.reconfig_latencies_us.empty())
+    for (const auto& model : o.reconfig_models) server_model(model, o.gpus_per_server);
+  for (double l : o.reconfig_latencies_us)
+    if (!(l >= 0)) throw InputError("--reconfig-latencies", fmt::format("must be >= 0 us, got {}", l));
+  const int reconfig_runs = o.reconfig_latencies_us.empty() || o.degrees.empty()
+                                ? 0
+                                : static_cast<int>(o.reconfig_models.size() * (o.reconfig_latencies_us.size() + 1));
+  const int total = static_cast<int>(o.models.size() * o.degrees.size() * o.bandwidths.size() * fabrics.size()) + reconfig_runs;
   int done = 0;
   for (const auto& model : o.models) {
     const auto job = make_job(model, o);
@@ -119,6 +131,19 @@ IterationStudy run_iteration_study(const IterationStudyOptions& o) {
       }
     }
   }
+  if (reconfig_runs > 0)
+    for (const auto& model : o.reconfig_models) {
+      const auto job = make_job(model, o);
+      const int d = o.degrees.front();
+      study.reconfig_rows.push_back(run_on(job, model, "topoopt-oneshot", d, o.reconfig_gbps, o));
+      if (o.progress) o.progress(study.reconfig_rows.back(), ++done, total);
+      for (double l : o.reconfig_latencies_us) {
+        auto at = o;
+        at.reconfig_latency_us = l;
+        study.reconfig_rows.push_back(run_on(job, model, "topoopt-reconfig", d, o.reconfig_gbps, at));
+        if (o.progress) o.progress(study.reconfig_rows.back(), ++done, total);
+      }
+    }
   return study;
 }
 
@@ -132,6 +157,13 @@ std::vector<std::string> write_iteration_outputs(const IterationStudy& study, co
                        r.bandwidth_gbps, r.server_gbps, r.iteration_ns / 1e6, r.compute_ns / 1e6, r.exposed_dp_ns / 1e6,
                        r.exposed_mp_ns / 1e6, r.flows, r.reallocations, r.max_link_utilization, r.wall_s);
   out.write("iterations.csv", csv);
+  if (!study.reconfig_rows.empty()) {
+    std::string rc = "model,fabric,servers,degree,bandwidth_gbps,reconfig_latency_us,iteration_ms,reconfigurations,wall_s\n";
+    for (const auto& r : study.reconfig_rows)
+      rc += fmt::format("{},{},{},{},{},{},{:.6f},{},{:.3f}\n", r.model, r.fabric, r.servers, r.degree, r.bandwidth_gbps,
+                        r.reconfig_latency_us, r.iteration_ns / 1e6, r.reconfigurations, r.wall_s);
+    out.write("reconfig.csv", rc);
+  }
   for (auto& f : draw_figures("topoopt-iterations", dir)) out.written().push_back(std::move(f));
   return out.written();
 }
@@ -156,6 +188,15 @@ std::string format_iteration_table(const IterationStudy& study) {
         out += "\n";
       }
     }
+  if (!study.reconfig_rows.empty()) {
+    out += fmt::format("\nFig. 15: TopoOpt-reconfig over the OCS reconfiguration latency (d = {}, B = {} Gb/s), ms\n",
+                       study.reconfig_rows.front().degree, study.reconfig_rows.front().bandwidth_gbps);
+    for (const auto& r : study.reconfig_rows)
+      out += r.fabric == "topoopt-oneshot"
+                 ? fmt::format("{:<16} oneshot {:>10.3f}\n", r.model, r.iteration_ns / 1e6)
+                 : fmt::format("{:<16} reconfig {:>8g} us: {:>10.3f}  ({} reconfigurations)\n", r.model, r.reconfig_latency_us,
+                               r.iteration_ns / 1e6, r.reconfigurations);
+  }
   return out;
 }
 

@@ -25,6 +25,8 @@ struct IterationRow {
   std::int64_t reallocations = 0;
   double max_link_utilization = 0;
   double wall_s = 0;          // simulation time
+  double reconfig_latency_us = 0;  // topoopt-reconfig only
+  int reconfigurations = 0;        // topoopt-reconfig only
 };
 
 struct IterationStudyOptions {
@@ -39,12 +41,19 @@ struct IterationStudyOptions {
   int iterations = 2;
   std::uint64_t seed = 1;            // the expander's
   double batch_tolerance = 1e-3;     // the flow engine's (0: exact; docs/graph-networks.md has the error)
+  double reconfig_latency_us = 10000;  // topoopt-reconfig in Figs. 12-13 (the paper: 10 ms OCSs)
+  // Fig. 15: TopoOpt-reconfig over these OCS latencies (empty: skipped), the first degree and
+  // B = reconfig_gbps, against TopoOpt-oneshot.
+  std::vector<std::string> reconfig_models = {"topoopt-bert", "topoopt-dlrm"};
+  std::vector<double> reconfig_latencies_us = {1, 10, 100, 1000, 10000};
+  double reconfig_gbps = 100;
   std::function<void(const IterationRow&, int done, int total)> progress;
 };
 
 struct IterationStudy {
   IterationStudyOptions options;
   std::vector<IterationRow> rows;  // model x degree x bandwidth x fabric
+  std::vector<IterationRow> reconfig_rows;  // Fig. 15: model x (oneshot, then reconfig per latency)
   // Per (model, degree): mean over bandwidths of fabric / TopoOpt-oneshot iteration time.
   struct Ratio {
     std::string model;
@@ -58,13 +67,15 @@ struct IterationStudy {
 IterationStudy run_iteration_study(const IterationStudyOptions& options);
 
 // One point of the study: `model` on `fabric` (servers, degree and gpus_per_server ... seed from
-// `options`, its models/fabrics/degrees/bandwidths lists ignored) at B = `gbps`.
+// `options`, its models/fabrics/degrees/bandwidths lists ignored) at B = `gbps`; topoopt-reconfig
+// with options.reconfig_latency_us.
 IterationRow run_iteration(const std::string& model, const std::string& fabric, int degree, double gbps,
                            const IterationStudyOptions& options);
 
 // DIR/iterations.csv (model,fabric,servers,degree,bandwidth_gbps,server_gbps,iteration_ms,compute_ms,
 // exposed_dp_ms,exposed_mp_ms,flows,reallocations,max_link_utilization,wall_s) and, through chorus.plot,
-// DIR/fig12_13_iterations.svg. Returns the paths written.
+// DIR/fig12_13_iterations.svg; with Fig. 15 rows DIR/reconfig.csv (model,fabric,reconfig_latency_us,
+// iteration_ms,reconfigurations,wall_s) and DIR/fig15_reconfig.svg. Returns the paths written.
 std::vector<std::string> write_iteration_outputs(const IterationStudy& study, const std::string& dir);
 std::string format_iteration_table(const IterationStudy& study);
 

@@ -1,5 +1,9 @@
 #include "sim/flow_network.h"
 
+#include <algorithm>
+#include <cmath>
+#include <set>
+
 
 #include <fmt/format.h>
 
@@ -20,6 +24,98 @@ FlowNetwork::FlowNetwork(const net::GraphNetwork& fabric, const net::Network& lo
                                               fabric_.servers, logical.num_npus(), logical.shape()));
   for (const auto& g : fabric_.rings)
     if (!g.orders.empty()) rings_[g.servers] = g.orders;
+  if (const auto& r = options_.reconfiguration) {
+    for (std::size_t l = 0; l < fabric_.links.size(); ++l)
+      if (fabric_.links[l].from < fabric_.servers && fabric_.links[l].to < fabric_.servers)
+        mesh_link_.emplace(std::pair{fabric_.links[l].from, fabric_.links[l].to}, static_cast<int>(l));
+    const auto n = static_cast<std::size_t>(fabric_.servers);
+    if (mesh_link_.size() != n * (n - 1) || fabric_.switches != 0)
+      throw InputError(fabric.name, "a reconfigurable fabric must be a full mesh of servers (a link for every ordered pair)");
+    if (!(r->period_ns > 0) || !(r->latency_ns >= 0) || !(r->circuit_gbps > 0) || !r->allocate)
+      throw InputError(fabric.name, "reconfiguration: period and circuit bandwidth must be > 0, latency >= 0, and allocate set");
+    circuits_ = r->initial;
+    engine_.set_capacities(circuit_capacities(circuits_));
+    next_boundary_ns_ = r->period_ns;
+  }
+}
+
+std::vector<double> FlowNetwork::circuit_capacities(const std::vector<std::pair<int, int>>& circuits) const {
+  std::vector<double> gbps(fabric_.links.size(), 0.0);
+  for (const auto& c : circuits) {
+    const auto it = mesh_link_.find(c);
+    if (it == mesh_link_.end()) throw InputError("reconfiguration", fmt::format("no link {} -> {} for a circuit", c.first, c.second));
+    gbps[static_cast<std::size_t>(it->second)] += options_.reconfiguration->circuit_gbps;
+  }
+  return gbps;
+}
+
+double FlowNetwork::next_event_ns() const {
+  const double net = engine_.next_event_ns();
+  if (!options_.reconfiguration) return net;
+  return std::min(net, reconfiguration_event_ns());
+}
+
+// Demand-driven (Appendix D): flows waiting without a circuit while some circuit carries nothing
+// re-plan the circuits now rather than at the next period boundary.
+void FlowNetwork::demand_driven_trigger() {
+  std::set<std::pair<int, int>> busy;
+  bool waiting = false;
+  for (int f : engine_.sending()) {
+    const auto& fl = engine_.flows()[static_cast<std::size_t>(f)];
+    if (engine_.rate_bytes_per_ns(f) > 0)
+      busy.emplace(fl.src, fl.dst);
+    else
+      waiting = true;
+  }
+  if (!waiting) return;
+  for (const auto& c : circuits_)
+    if (!busy.count(c)) {
+      next_boundary_ns_ = std::min(next_boundary_ns_, engine_.now_ns());
+      return;
+    }
+}
+
+double FlowNetwork::reconfiguration_event_ns() const {
+  return pending_ ? std::min(pending_at_ns_, next_boundary_ns_) : next_boundary_ns_;
+}
+
+// At a period boundary: the demand left in the flows sending now goes to `allocate`; new
+// circuits take the links down until latency_ns has passed. At the end of a reconfiguration: the
+// new circuits carry traffic.
+void FlowNetwork::reconfigure() {
+  const auto& r = *options_.reconfiguration;
+  if (pending_ && pending_at_ns_ <= next_boundary_ns_) {
+    engine_.advance_to(pending_at_ns_);
+    circuits_ = std::move(*pending_);
+    pending_.reset();
+    engine_.set_capacities(circuit_capacities(circuits_));
+    return;
+  }
+  engine_.advance_to(next_boundary_ns_);
+  next_boundary_ns_ += r.period_ns;
+  if (pending_) return;  // still reconfiguring: this boundary passes
+  std::map<std::pair<int, int>, double> left;
+  for (int f : engine_.sending()) {
+    const auto& fl = engine_.flows()[static_cast<std::size_t>(f)];
+    const double bytes = engine_.remaining_bytes(f);
+    if (fl.src >= 0 && fl.dst >= 0 && bytes > 1e-9 * fl.bytes) left[{fl.src, fl.dst}] += bytes;
+  }
+  if (left.empty()) return;
+  std::vector<std::tuple<int, int, double>> demand;
+  for (const auto& [pair, bytes] : left) demand.emplace_back(pair.first, pair.second, bytes);
+  auto next = r.allocate(demand);
+  // Progress needs a circuit for some pair with demand (else every flow could wait forever).
+  if (std::none_of(next.begin(), next.end(), [&](const auto& c) { return left.count(c) > 0; }))
+    throw InputError("reconfiguration", "the allocation gave no circuit to any pair with demand");
+  auto sorted_next = next, sorted_now = circuits_;
+  std::sort(sorted_next.begin(), sorted_next.end());
+  std::sort(sorted_now.begin(), sorted_now.end());
+  if (sorted_next == sorted_now) return;
+  ++reconfigurations_;
+  reconfiguring_ns_ += r.latency_ns;
+  engine_.set_capacities(std::vector<double>(fabric_.links.size(), 0.0));
+  pending_ = std::move(next);
+  pending_at_ns_ = engine_.now_ns() + r.latency_ns;
 }
 
 const std::vector<std::vector<int>>& FlowNetwork::groups(const std::vector<int>& dims) {
@@ -35,6 +131,11 @@ const std::vector<std::vector<int>>& FlowNetwork::rings_of(const std::vector<int
 }
 
 void FlowNetwork::start(int id, const workload::Node& comm, double now_ns) {
+  if (options_.reconfiguration && engine_.idle()) {
+    // Boundaries that passed while nothing was sending changed nothing: the next one after now.
+    const double period = options_.reconfiguration->period_ns;
+    if (next_boundary_ns_ < now_ns) next_boundary_ns_ += std::ceil((now_ns - next_boundary_ns_) / period) * period;
+  }
   auto& flows = engine_.flows();
   const std::size_t first = flows.size();
   std::vector<int> ends;
@@ -65,8 +166,14 @@ void FlowNetwork::start(int id, const workload::Node& comm, double now_ns) {
 }
 
 void FlowNetwork::step(std::vector<int>& finished) {
+  // Flows whose last byte is due at a boundary finish first: they are no demand there.
+  if (options_.reconfiguration && reconfiguration_event_ns() < engine_.next_event_ns()) {
+    reconfigure();
+    return;
+  }
   completed_.clear();
   engine_.step(completed_);
+  if (options_.reconfiguration && !pending_) demand_driven_trigger();
   for (int f : completed_) {
     const auto it = node_of_join_.find(f);
     if (it == node_of_join_.end()) continue;
@@ -94,6 +201,8 @@ FabricRun simulate_workload(const workload::Dag& dag, const net::Network& logica
   run.flows = network.engine().result();
   run.flow_count = network.engine().flows().size();
   run.traffic = flow::traffic_matrix(run.fabric.servers, network.engine().flows());
+  run.reconfigurations = network.reconfigurations();
+  run.reconfiguring_ns = network.reconfiguring_ns();
   return run;
 }
 

@@ -14,8 +14,12 @@
 //  - all-to-all over D: every member sends bytes/n to every other member, all at once;
 //  - point-to-point on dimension d: every server sends `bytes` to the next server along d.
 // Parallel links are merged into one link of their summed bandwidth (net::merge_parallel_links).
+#include <functional>
 #include <map>
+#include <optional>
+#include <tuple>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "net/graph/graph_network.h"
@@ -34,6 +38,23 @@ struct FlowNetworkOptions {
   bool stepped_rings = false;
   // flow::FlowEngine's batch_tolerance (0: exact).
   double batch_tolerance = 0.0;
+
+  // A reconfigurable circuit fabric (TopoOpt-reconfig, Appendix D; SiP-ML): the fabric is a full
+  // mesh of potential links u -> v, each carrying (circuits on u -> v) x circuit_gbps. Every
+  // period, the demand left in the flows then sending (bytes per ordered server pair) goes to
+  // `allocate`, which returns the circuits (pairs, a pair once per circuit); when they differ
+  // from the current ones, every link stops for `latency_ns` and then carries the new circuits.
+  // A period without demand keeps the circuits. Flows between servers without a circuit wait;
+  // when some wait while a circuit carries nothing, the circuits are re-planned at once
+  // (demand-driven, Appendix D) instead of at the next boundary, which then comes a period later.
+  struct Reconfiguration {
+    double period_ns = 50e6;    // "every 50 ms"
+    double latency_ns = 10e6;   // the OCS's reconfiguration time (Fig. 15 sweeps it)
+    double circuit_gbps = 100;  // B
+    std::vector<std::pair<int, int>> initial;  // circuits from time 0
+    std::function<std::vector<std::pair<int, int>>(const std::vector<std::tuple<int, int, double>>&)> allocate;
+  };
+  std::optional<Reconfiguration> reconfiguration;
 };
 
 class FlowNetwork : public NetworkModel {
@@ -44,7 +65,7 @@ class FlowNetwork : public NetworkModel {
 
   void start(int id, const workload::Node& comm, double now_ns) override;
   bool idle() const override { return engine_.idle(); }
-  double next_event_ns() const override { return engine_.next_event_ns(); }
+  double next_event_ns() const override;
   void step(std::vector<int>& finished) override;
   double bytes_sent_per_npu() const override { return bytes_sent_ / fabric_.servers; }
 
@@ -52,6 +73,9 @@ class FlowNetwork : public NetworkModel {
   // traffic matrix.
   const net::GraphNetwork& fabric() const { return fabric_; }
   const flow::FlowEngine& engine() const { return engine_; }
+  // Reconfigurable fabrics: how often the circuits changed, and the time links were down.
+  int reconfigurations() const { return reconfigurations_; }
+  double reconfiguring_ns() const { return reconfiguring_ns_; }
 
  private:
   const std::vector<std::vector<int>>& groups(const std::vector<int>& dims);
@@ -67,6 +91,20 @@ class FlowNetwork : public NetworkModel {
   std::unordered_map<int, int> node_of_join_;  // final flow of a comm node -> DAG node id
   std::vector<int> completed_;
   double bytes_sent_ = 0;
+
+  // Reconfiguration (options_.reconfiguration): mesh link of each ordered pair, the circuits in
+  // force, the next period boundary, and circuits waiting for the end of a reconfiguration.
+  std::vector<double> circuit_capacities(const std::vector<std::pair<int, int>>& circuits) const;
+  void reconfigure();
+  double reconfiguration_event_ns() const;
+  void demand_driven_trigger();
+  std::map<std::pair<int, int>, int> mesh_link_;
+  std::vector<std::pair<int, int>> circuits_;
+  double next_boundary_ns_ = 0;
+  std::optional<std::vector<std::pair<int, int>>> pending_;
+  double pending_at_ns_ = 0;
+  int reconfigurations_ = 0;
+  double reconfiguring_ns_ = 0;
 };
 
 struct FabricRun {
@@ -75,6 +113,8 @@ struct FabricRun {
   flow::FlowResult flows;    // per link bytes and busy time; reallocations, events
   std::size_t flow_count = 0;
   std::vector<std::vector<double>> traffic;  // server x server bytes sent (all iterations)
+  int reconfigurations = 0;                  // reconfigurable fabrics: circuit changes
+  double reconfiguring_ns = 0;               // and the time links were down for them
 };
 
 // The DAG (built on `logical`) on `fabric`, compute from the roofline `compute`.

@@ -443,7 +443,7 @@ class Reproduce(unittest.TestCase):
             self.assertIn("Figs. 12-13", r.stdout)
             with open(os.path.join(d, "iterations.csv")) as f:
                 rows = list(csv.DictReader(f))
-            self.assertEqual(len(rows), 3 * 2 * 6)
+            self.assertEqual(len(rows), 3 * 2 * 7)
             t = {(x["model"], x["fabric"], float(x["bandwidth_gbps"])): float(x["iteration_ms"]) for x in rows}
             for model in ("topoopt-candle", "topoopt-bert", "topoopt-dlrm"):
                 for b in (10.0, 100.0):
@@ -455,6 +455,17 @@ class Reproduce(unittest.TestCase):
                 for fabric in ("ideal-fat-tree", "topoopt-oneshot", "expander"):
                     self.assertLessEqual(t[(model, fabric, 100.0)], t[(model, fabric, 10.0)], (model, fabric))
             assert_svg(self, os.path.join(d, "fig12_13_iterations.svg"))
+            # Fig. 15: TopoOpt-reconfig over the OCS latency; links stop for every reconfiguration, so a
+            # slower OCS never makes DLRM's iteration faster, and 10 ms is slower than 1 us.
+            with open(os.path.join(d, "reconfig.csv")) as f:
+                rc = list(csv.DictReader(f))
+            self.assertEqual(len(rc), 2 * (1 + 5))
+            dlrm = [float(x["iteration_ms"]) for x in rc if x["model"] == "topoopt-dlrm" and x["fabric"] == "topoopt-reconfig"]
+            self.assertEqual(len(dlrm), 5)
+            for fast, slow in zip(dlrm, dlrm[1:]):
+                self.assertLessEqual(fast, slow * (1 + 1e-9))
+            self.assertLess(dlrm[0], dlrm[-1])
+            assert_svg(self, os.path.join(d, "fig15_reconfig.svg"))
             r = chorus("reproduce", "topoopt", "--out", d, "--servers", "16", "--fabrics", "clos", "-q")
             self.assertEqual(r.returncode, 2)
             self.assertIn("--fabrics", r.stderr)

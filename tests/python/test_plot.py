@@ -250,6 +250,19 @@ class TopoOptIterations(unittest.TestCase):
         self.assertEqual(lines["Ideal Fat-tree"], ([10, 100], [0.5, 0.05]))
         self.assertEqual(axes[0].get_xscale(), "log")
 
+    def test_fig15_reconfig_line_and_oneshot_level(self):
+        reconfig = ("model,fabric,reconfig_latency_us,iteration_ms\n"
+                    "topoopt-dlrm,topoopt-oneshot,0,50\n"
+                    "topoopt-dlrm,topoopt-reconfig,10000,900\n"
+                    "topoopt-dlrm,topoopt-reconfig,1,49\n")
+        with tempfile.TemporaryDirectory() as d:
+            write(d, {"iterations.csv": ITERATIONS, "reconfig.csv": reconfig})
+            figs = by_name(topoopt_iterations.figures(topoopt_iterations.load(d)))
+        [ax] = figs["fig15_reconfig.svg"].axes
+        lines = {l.get_label(): (list(l.get_xdata()), list(l.get_ydata())) for l in ax.get_lines()}
+        self.assertEqual(lines["TopoOpt-reconfig"], ([1, 10000], [0.049, 0.9]))  # sorted by latency, seconds
+        self.assertEqual(lines["TopoOpt-oneshot"][1], [0.05, 0.05])  # a horizontal line
+
     def test_non_positive_time_is_refused(self):
         with tempfile.TemporaryDirectory() as d:
             write(d, {"iterations.csv": ITERATIONS.replace(",580", ",0")})

@@ -140,6 +140,16 @@ GraphNetwork sipml_ring(int servers, int degree, double link_gbps, double latenc
   return net;
 }
 
+GraphNetwork full_mesh(int servers, double link_gbps, double latency_ns) {
+  GraphNetwork g;
+  g.name = fmt::format("mesh-n{}", servers);
+  g.servers = servers;
+  for (int u = 0; u < servers; ++u)
+    for (int v = 0; v < servers; ++v)
+      if (u != v) g.add_link(u, v, link_gbps, latency_ns);
+  return g;
+}
+
 GraphNetwork direct_connect(int servers, int degree, double link_gbps, const std::vector<std::pair<int, int>>& edges,
                             double latency_ns) {
   check_servers(servers, "direct_connect");

@@ -35,6 +35,10 @@ GraphNetwork expander(int servers, int degree, double link_gbps, std::uint64_t s
 // neighbour i+1 and floor(d/2) to the counter-clockwise neighbour i-1, as parallel links.
 GraphNetwork sipml_ring(int servers, int degree, double link_gbps, double latency_ns = kDefaultHopLatencyNs);
 
+// Every ordered pair of servers linked directly at `link_gbps`: the potential links of a
+// reconfigurable circuit fabric (TopoOpt-reconfig), whose circuits set their capacities.
+GraphNetwork full_mesh(int servers, double link_gbps, double latency_ns = kDefaultHopLatencyNs);
+
 // A direct-connect fabric from the directed server-to-server edges a TopologyFinder returns;
 // every server must have <= degree out-links and <= degree in-links (else InputError).
 GraphNetwork direct_connect(int servers, int degree, double link_gbps, const std::vector<std::pair<int, int>>& edges,

@@ -307,6 +307,29 @@ void FlowEngine::step(std::vector<int>& completed) {
   }
 }
 
+void FlowEngine::advance_to(double at_ns) {
+  if (!(at_ns >= t_) || (!idle() && at_ns > next_event_ns()))
+    throw std::logic_error(fmt::format("FlowEngine::advance_to({}): now is {}, next event at {}", at_ns, t_, next_event_ns()));
+  t_ = at_ns;
+  settle();
+}
+
+void FlowEngine::set_capacities(const std::vector<double>& gbps) {
+  if (gbps.size() != capacity_.size())
+    throw InputError("set_capacities", fmt::format("{} capacities for {} links", gbps.size(), capacity_.size()));
+  for (std::size_t l = 0; l < gbps.size(); ++l)
+    if (!(gbps[l] >= 0.0) || !std::isfinite(gbps[l]))
+      throw InputError("set_capacities", fmt::format("link {}: {} Gb/s", l, gbps[l]));
+  settle();
+  for (std::size_t l = 0; l < gbps.size(); ++l) capacity_[l] = gbps[l] / 8.0;
+  reallocate();
+}
+
+double FlowEngine::remaining_bytes(int f) const {
+  const auto fu = static_cast<std::size_t>(f);
+  return std::max(0.0, remaining_[fu] - rate_[fu] * (t_ - settled_));
+}
+
 void FlowEngine::run() {
   std::vector<int> completed;
   while (!idle()) {

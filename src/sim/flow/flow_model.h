@@ -78,6 +78,17 @@ class FlowEngine {
   // Steps until idle.
   void run();
 
+  // Reconfigurable fabrics (TopoOpt-reconfig): time moves to `at_ns` without an event (now <=
+  // at_ns, and no event before it: at_ns <= next_event_ns() unless idle).
+  void advance_to(double at_ns);
+  // New capacities for every link (Gb/s, >= 0; 0 holds the link's flows at rate 0) from now on;
+  // rates are recomputed at once. InputError for a wrong count or a negative value.
+  void set_capacities(const std::vector<double>& gbps);
+  // Flows sending now, and the bytes one of them has left to send.
+  const std::vector<int>& sending() const { return active_; }
+  double remaining_bytes(int f) const;
+  double rate_bytes_per_ns(int f) const { return rate_[static_cast<std::size_t>(f)]; }
+
   const FlowResult& result() const { return res_; }
 
  private:
