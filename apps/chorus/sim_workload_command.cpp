@@ -65,6 +65,15 @@ std::optional<std::string> astra_text(const std::string& path) {
   return ss.str();
 }
 
+// A zoo model or workload YAML with the command's iterations, bucket and overlap applied.
+workload::ZooEntry model_entry(const SimWorkloadArgs& a) {
+  auto entry = workload::load_workload(a.workload);
+  entry.parallelism.iterations = a.iterations;
+  if (!a.bucket.empty()) entry.parallelism.bucket_bytes = static_cast<double>(parse_bytes(a.bucket, "--bucket"));
+  if (a.no_dp_overlap) entry.parallelism.overlap_dp = false;
+  return entry;
+}
+
 workload::Dag make_dag(const SimWorkloadArgs& a, const net::Network& network) {
   if (a.rank < -1) throw InputError("--rank", fmt::format("must be >= 0, got {}", a.rank));
   if (const auto et = workload::chakra_trace_file(a.workload, a.rank); !et.empty()) {
@@ -92,10 +101,7 @@ workload::Dag make_dag(const SimWorkloadArgs& a, const net::Network& network) {
     o.ns_per_cycle = a.ns_per_cycle;
     return workload::parse_astra_text(*text, a.workload, network, o);
   }
-  auto entry = workload::load_workload(a.workload);
-  entry.parallelism.iterations = a.iterations;
-  if (!a.bucket.empty()) entry.parallelism.bucket_bytes = static_cast<double>(parse_bytes(a.bucket, "--bucket"));
-  if (a.no_dp_overlap) entry.parallelism.overlap_dp = false;
+  const auto entry = model_entry(a);
   return workload::build_training_dag(entry.model, entry.parallelism, network);
 }
 
@@ -173,10 +179,7 @@ void run_sim_workload_on_fabric(const SimWorkloadArgs& a) {
       astra_text(a.workload))
     throw InputError(a.workload, "a fabric (--topology with a 'fabric:' file) takes model zoo names and workload YAML files; "
                                  "Chakra traces and ASTRA-sim files carry a dimension network of their own");
-  auto entry = workload::load_workload(a.workload);
-  entry.parallelism.iterations = a.iterations;
-  if (!a.bucket.empty()) entry.parallelism.bucket_bytes = static_cast<double>(parse_bytes(a.bucket, "--bucket"));
-  if (a.no_dp_overlap) entry.parallelism.overlap_dp = false;
+  const auto entry = model_entry(a);
   const auto logical = workload::logical_network(entry.parallelism, fabric.servers);
   const auto dag = workload::build_training_dag(entry.model, entry.parallelism, logical);
   workload::ComputeModel compute;
@@ -193,18 +196,17 @@ void run_sim_workload_on_fabric(const SimWorkloadArgs& a) {
     sim::flow::write_matrix_csv(csv, run.traffic);
     write_text_file(a.traffic_csv, csv.str());
   }
-  const auto j = sim::to_json(fabric, logical, dag, compute, run);
   if (a.json) {
-    std::cout << j.dump(2) << "\n";
+    std::cout << sim::to_json(fabric, logical, dag, compute, run).dump(2) << "\n";
     return;
   }
   fmt::print("{} on fabric {} ({} servers, {} links, {:.0f} Gb/s per server), flow-level model, {} iterations\n", dag.name,
              fabric.name, fabric.servers, run.fabric.links.size(), sim::server_bandwidth_gbps(run.fabric), run.result.iterations);
   fmt::print("  logical network of the DAG: {}\n", logical.shape());
   print_per_iteration(run.result);
+  const auto u = sim::link_utilization(run);
   fmt::print("  flows: {}, rate reallocations: {}; link utilization mean {:.1f} %, max {:.1f} %\n", run.flow_count,
-             run.flows.reallocations, 100 * j["link_utilization"]["mean"].get<double>(),
-             100 * j["link_utilization"]["max"].get<double>());
+             run.flows.reallocations, 100 * u.mean, 100 * u.max);
   if (!a.trace.empty()) fmt::print("  trace written to {} (open in https://ui.perfetto.dev)\n", a.trace);
   if (!a.traffic_csv.empty()) fmt::print("  traffic matrix written to {}\n", a.traffic_csv);
 }

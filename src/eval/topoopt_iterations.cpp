@@ -11,7 +11,6 @@
 #include "core/text_file.h"
 #include "eval/topoopt_fabrics.h"
 #include "sim/flow_network.h"
-#include "sim/workload_json.h"
 #include "topoopt/dag_traffic.h"
 #include "workload/parallelism.h"
 #include "workload/zoo.h"
@@ -62,7 +61,6 @@ IterationRow run_on(const Job& job, const std::string& model, const std::string&
   flow_options.batch_tolerance = o.batch_tolerance;
   flow_options.reconfiguration = fabric.reconfiguration;
   const auto run = sim::simulate_workload(job.dag, job.logical, fabric.graph, job.compute, flow_options);
-  const auto j = sim::to_json(fabric.graph, job.logical, job.dag, job.compute, run);
   IterationRow row;
   row.model = model;
   row.fabric = name;
@@ -77,7 +75,7 @@ IterationRow run_on(const Job& job, const std::string& model, const std::string&
   row.exposed_mp_ns = run.result.exposed_mp_comm_ns / it;
   row.flows = static_cast<std::int64_t>(run.flow_count);
   row.reallocations = run.flows.reallocations;
-  row.max_link_utilization = j["link_utilization"]["max"].get<double>();
+  row.max_link_utilization = sim::link_utilization(run).max;
   row.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (fabric.reconfiguration) {
     row.reconfig_latency_us = o.reconfig_latency_us;

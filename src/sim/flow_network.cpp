@@ -58,16 +58,14 @@ double FlowNetwork::next_event_ns() const {
 // Demand-driven (Appendix D): flows waiting without a circuit while some circuit carries nothing
 // re-plan the circuits now rather than at the next period boundary.
 void FlowNetwork::demand_driven_trigger() {
+  const auto& sending = engine_.sending();
+  if (std::none_of(sending.begin(), sending.end(), [&](int f) { return engine_.rate_bytes_per_ns(f) <= 0; })) return;
   std::set<std::pair<int, int>> busy;
-  bool waiting = false;
-  for (int f : engine_.sending()) {
-    const auto& fl = engine_.flows()[static_cast<std::size_t>(f)];
-    if (engine_.rate_bytes_per_ns(f) > 0)
+  for (int f : sending)
+    if (engine_.rate_bytes_per_ns(f) > 0) {
+      const auto& fl = engine_.flows()[static_cast<std::size_t>(f)];
       busy.emplace(fl.src, fl.dst);
-    else
-      waiting = true;
-  }
-  if (!waiting) return;
+    }
   for (const auto& c : circuits_)
     if (!busy.count(c)) {
       next_boundary_ns_ = std::min(next_boundary_ns_, engine_.now_ns());
@@ -180,6 +178,20 @@ void FlowNetwork::step(std::vector<int>& finished) {
     finished.push_back(it->second);
     node_of_join_.erase(it);
   }
+}
+
+LinkUtilization link_utilization(const FabricRun& run) {
+  LinkUtilization u;
+  double sum = 0;
+  for (std::size_t l = 0; l < run.fabric.links.size(); ++l) {
+    if (run.flows.link_bytes[l] <= 0 || run.result.total_ns <= 0) continue;
+    const double x = run.flows.link_bytes[l] / (run.fabric.links[l].gbps / 8.0 * run.result.total_ns);
+    sum += x;
+    u.max = std::max(u.max, x);
+    ++u.links_used;
+  }
+  u.mean = u.links_used > 0 ? sum / u.links_used : 0.0;
+  return u;
 }
 
 double server_bandwidth_gbps(const net::GraphNetwork& fabric) {

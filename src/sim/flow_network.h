@@ -121,6 +121,14 @@ struct FabricRun {
 FabricRun simulate_workload(const workload::Dag& dag, const net::Network& logical, const net::GraphNetwork& fabric,
                             const workload::ComputeModel& compute, FlowNetworkOptions options = {});
 
+// Bytes each link carried over its capacity x the run's time, over the links that carried anything.
+struct LinkUtilization {
+  double mean = 0;
+  double max = 0;
+  int links_used = 0;
+};
+LinkUtilization link_utilization(const FabricRun& run);
+
 // A server's bandwidth summed over its out-links, averaged over the servers (Gb/s).
 double server_bandwidth_gbps(const net::GraphNetwork& fabric);
 

@@ -51,16 +51,8 @@ nlohmann::json to_json(const net::GraphNetwork& fabric, const net::Network& logi
                  {"links", run.fabric.links.size()},
                  {"server_gbps", server_bandwidth_gbps(run.fabric)}};
   j["flow_model"] = {{"flows", run.flow_count}, {"reallocations", run.flows.reallocations}, {"events", run.flows.events}};
-  double sum = 0, top = 0;
-  int used = 0;
-  for (std::size_t l = 0; l < run.fabric.links.size(); ++l) {
-    if (run.flows.link_bytes[l] <= 0 || run.result.total_ns <= 0) continue;
-    const double u = run.flows.link_bytes[l] / (run.fabric.links[l].gbps / 8.0 * run.result.total_ns);
-    sum += u;
-    top = std::max(top, u);
-    ++used;
-  }
-  j["link_utilization"] = {{"mean", used > 0 ? sum / used : 0.0}, {"max", top}, {"links_used", used}};
+  const auto u = link_utilization(run);
+  j["link_utilization"] = {{"mean", u.mean}, {"max", u.max}, {"links_used", u.links_used}};
   return j;
 }
 
