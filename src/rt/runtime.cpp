@@ -14,6 +14,7 @@
 #include <mutex>
 #include <optional>
 #include <stdexcept>
+#include <thread>
 
 #include "core/error.h"
 #include "rt/backends/backends.h"
@@ -80,6 +81,7 @@ struct Runtime {
     }
   } fast;
   std::mutex slots_mutex;  // guards `slots` against a group created while another thread looks up
+  int generation = 0;  // this init()'s number in the process (store keys of finalize())
   bool check = false;
   std::optional<TuningTable> tuning;
   // Null: not logging. Shared with queued operations: a broken backend left alive by finalize()
@@ -363,6 +365,29 @@ BackendContext world_context(const Runtime& r, const std::string& key_prefix) {
   return ctx;
 }
 
+// finalize()'s barrier over the world's store. The rank that serves the store (rank 0 under
+// mpirun) also waits until every rank has read the barrier's outcome before it stops serving.
+// A failure here (a peer gone, the deadline passed) is reported, not thrown: finalize() goes on.
+void quiesce(const World& world, int generation, std::chrono::steady_clock::time_point deadline) {
+  if (world.size <= 1 || !world.store) return;
+  const std::string key = fmt::format("{}/{}/finalize", world.run_id, generation);
+  try {
+    const auto left = [&] {
+      return std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    };
+    world.store->barrier(key, world.size, std::max(left(), std::chrono::milliseconds(1)));
+    world.store->add(key + "/left", 1);
+    if (world.server)
+      while (world.store->add(key + "/left", 0) < world.size) {
+        if (left().count() <= 0) throw TimeoutError("ranks still reading the finalize barrier at the deadline");
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "chorus rt: finalize on rank %d: the ranks did not all reach finalize (%s); tearing down anyway\n",
+                 world.rank, e.what());
+  }
+}
+
 }  // namespace
 
 std::vector<std::string> available_backends() { return kAvailable; }
@@ -435,7 +460,7 @@ void init(const std::vector<std::string>& names, const InitOptions& options) {
     r->slots[name] = make_slot(name, name, world_context(*r, fmt::format("{}/{}/{}", r->world.run_id, g_generation, name)));
   r->order = ordered;
   for (const auto& name : ordered) r->fast.add(name, r->slots[name].get());
-  ++g_generation;
+  r->generation = g_generation++;
   g_rt = r.release();
 }
 
@@ -471,6 +496,11 @@ void finalize() {
       (void)s.release();
     }
   }
+  // A rank's last operation may end before its peers' (a ring's last step is received by the
+  // peer after the sender is done): closing connections now could cut a peer's operation short
+  // (gloo then sees "connection closed by peer"). So healthy ranks first agree that every rank
+  // is done, as MPI_Finalize does; a broken runtime does not wait for peers that may be gone.
+  if (!any_broken) quiesce(r->world, r->generation, deadline);
   // Destroy healthy groups and backends in reverse order of creation, then the world.
   r->fast.count.store(0);
   for (auto it = r->groups.rbegin(); it != r->groups.rend(); ++it) r->slots[*it].reset();
