@@ -56,6 +56,29 @@ TEST(DagTraffic, CollectivesAndTransfersByHand) {
   EXPECT_EQ(mp, expect);
 }
 
+TEST(DagTraffic, PlacementMapsNpusToServers) {
+  // Logical 2 x 2 (NPU = x + 2 y) with NPU i on server placement[i] = 3 - i.
+  net::Network net;
+  net::Dimension d;
+  d.link_bandwidth_gbps = 100;
+  d.kind = net::DimKind::kRing;
+  d.size = 2;
+  net.dims = {d, d};
+  workload::Dag dag;
+  dag.add(comm(coll::CollectiveOp::kAllReduce, 100, {0}));  // NPU pairs {0,1} {2,3}: servers {3,2} {1,0}
+  auto p2p = comm(coll::CollectiveOp::kAllReduce, 7, {1});
+  p2p.comm = workload::CommKind::kPointToPoint;  // NPU s -> s + 2: server 3 - s -> 1 - s (mod 4)
+  dag.add(p2p);
+  const auto t = traffic_from_dag(dag, net, {3, 2, 1, 0});
+  std::map<std::vector<int>, double> groups;
+  for (const auto& g : t.allreduce_groups) groups[g.servers] = g.bytes;
+  EXPECT_EQ(groups, (std::map<std::vector<int>, double>{{{3, 2}, 100}, {{1, 0}, 100}}));
+  std::map<std::pair<int, int>, double> mp;
+  for (const auto& m : t.mp) mp[{m.src, m.dst}] = m.bytes;
+  EXPECT_EQ(mp, (std::map<std::pair<int, int>, double>{{{3, 1}, 7}, {{2, 0}, 7}, {{1, 3}, 7}, {{0, 2}, 7}}));
+  EXPECT_THROW(traffic_from_dag(dag, net, {0, 1}), InputError);
+}
+
 TEST(DagTraffic, ZooWorkloads) {
   // dlrm: embeddings model-parallel over all servers (all-to-all), MLPs data-parallel (all-reduce).
   const auto d = zoo_traffic("dlrm", 16);

@@ -129,6 +129,46 @@ TEST(FlowNetwork, PointToPointGoesToTheNextServerAlongItsDimension) {
   EXPECT_DOUBLE_EQ(r.result.total_ns, 5000.0);
 }
 
+TEST(FlowNetwork, PlacementPutsNpusOnServers) {
+  // A directed ring of 8 Gb/s links in the order 0 -> 2 -> 1 -> 3 -> 0; each NPU of a logical
+  // ring of 4 sends 8000 B to the next NPU (point-to-point on dimension 0).
+  net::GraphNetwork g;
+  g.name = "ring 0-2-1-3";
+  g.servers = 4;
+  for (auto [a, b] : {std::pair{0, 2}, {2, 1}, {1, 3}, {3, 0}}) g.add_link(a, b, 8.0);
+  Dag dag;
+  comm(dag, coll::CollectiveOp::kAllReduce, 8000, {0}, {}, workload::CommKind::kPointToPoint);
+  // NPUs 0, 1, 2, 3 on servers 0, 2, 1, 3: every transfer is one link of its own,
+  // 8000 ns + 1 hop.
+  sim::FlowNetworkOptions o;
+  o.placement = {0, 2, 1, 3};
+  const auto placed = run(dag, logical({4}), g, o);
+  EXPECT_DOUBLE_EQ(placed.result.total_ns, 9000.0);
+  EXPECT_DOUBLE_EQ(placed.traffic[0][2], 8000.0);  // NPU 0 -> NPU 1, on server 2
+  EXPECT_DOUBLE_EQ(placed.traffic[0][1], 0.0);
+  // NPU i on server i: 0 -> 1 goes 0-2-1, 1 -> 2 goes 1-3-0-2, 2 -> 3 goes 2-1-3, 3 -> 0 is
+  // direct; every link carries two of them, so each gets 0.5 B/ns: 16000 ns, and the 3-hop
+  // transfer ends last, 16000 + 3000.
+  EXPECT_DOUBLE_EQ(run(dag, logical({4}), g).result.total_ns, 19000.0);
+  // Not a permutation, or the wrong length: named errors.
+  o.placement = {0, 0, 1, 2};
+  EXPECT_THROW(run(dag, logical({4}), g, o), InputError);
+  o.placement = {0, 1, 2};
+  EXPECT_THROW(run(dag, logical({4}), g, o), InputError);
+}
+
+TEST(FlowNetwork, PlacedGroupsFindTheFabricsRings) {
+  // The two rings of RingsOfAGroupShareItsBytes (9000 ns) are found for a group whose NPUs sit
+  // on the servers in reverse order: the fabric lists the group by its servers in ascending order.
+  Dag dag;
+  comm(dag, coll::CollectiveOp::kAllReduce, 4000, {0}, {});
+  auto g = ring(4, true);
+  g.rings.push_back({{0, 1, 2, 3}, {{0, 1, 2, 3}, {0, 3, 2, 1}}});
+  sim::FlowNetworkOptions o;
+  o.placement = {3, 2, 1, 0};
+  EXPECT_DOUBLE_EQ(run(dag, logical({4}), g, o).result.total_ns, 9000.0);
+}
+
 TEST(FlowNetwork, RingsOfAGroupShareItsBytes) {
   // Both directed rings of 4 servers. One ring: 12000 ns (above). Two rings, the forward and
   // the reverse one, each carry 2000 B: 6 steps of 500 B at 1 B/ns on links of their own,

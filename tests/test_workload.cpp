@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "core/error.h"
@@ -315,6 +316,71 @@ TEST(Parallelism, DataParallelAllReducesEveryGradientOnce) {
       EXPECT_EQ(ars, 1);
     }
   }
+}
+
+TEST(Parallelism, PerLayerSplitOrReplicatedByHand) {
+  // Two layers on 2 x 2 NPUs, model-parallel group of 2 (dimension 0), data parallel over
+  // dimension 1. Layer a split, layer b replicated (ParallelismConfig::layer_mp = {1, 0}).
+  workload::Model m;
+  m.name = "two";
+  m.bytes_per_element = 2;
+  for (const char* name : {"a", "b"}) {
+    workload::Layer l;
+    l.name = name;
+    l.forward_flops = 1000;
+    l.params = 100;
+    l.input_elements = 10;
+    l.output_elements = 20;
+    m.layers.push_back(l);  // mp_all_reduce stays false: explicit choices make split layers all-reduce
+  }
+  workload::ParallelismConfig p;
+  p.mp_npus = 2;
+  p.iterations = 1;
+  p.layer_mp = {true, false};
+  const auto dag = workload::build_training_dag(m, p, workload::logical_network(p, 4));
+  std::map<std::string, const workload::Node*> by_name;
+  for (const auto& n : dag.nodes) by_name[n.name] = &n;
+  // Split a: half the FLOPs; replicated b: all of them.
+  EXPECT_DOUBLE_EQ(by_name.at("fwd a it0")->flops, 500);
+  EXPECT_DOUBLE_EQ(by_name.at("fwd b it0")->flops, 1000);
+  EXPECT_DOUBLE_EQ(by_name.at("wg a it0")->flops, 500);
+  EXPECT_DOUBLE_EQ(by_name.at("wg b it0")->flops, 1000);
+  // a's output (20 elements x 2 B) all-reduced over the group in the forward pass; b's input
+  // gradient (10 x 2 B) is not (b is replicated), and a, the first layer, has none.
+  ASSERT_TRUE(by_name.count("mp fwd-ar a it0"));
+  EXPECT_DOUBLE_EQ(by_name.at("mp fwd-ar a it0")->bytes, 40);
+  EXPECT_EQ(by_name.at("mp fwd-ar a it0")->dims, (std::vector<int>{0}));
+  EXPECT_FALSE(by_name.count("mp fwd-ar b it0"));
+  EXPECT_FALSE(by_name.count("mp ig-ar b it0"));
+  // Split a before replicated b: a's output gradient (20 x 2 B) is gathered over the group
+  // before a's backward; nothing is gathered in the forward pass.
+  ASSERT_TRUE(by_name.count("mp grad-ag a it0"));
+  EXPECT_DOUBLE_EQ(by_name.at("mp grad-ag a it0")->bytes, 40);
+  EXPECT_EQ(by_name.at("mp grad-ag a it0")->op, coll::CollectiveOp::kAllGather);
+  EXPECT_FALSE(by_name.count("mp fwd-ag b it0"));
+  // Gradients: a's half (50 params x 2 B) over the data-parallel dimension; b's whole 100 x 2 B
+  // over all NPUs.
+  ASSERT_TRUE(by_name.count("dp ar a it0"));
+  EXPECT_DOUBLE_EQ(by_name.at("dp ar a it0")->bytes, 100);
+  EXPECT_EQ(by_name.at("dp ar a it0")->dims, (std::vector<int>{1}));
+  ASSERT_TRUE(by_name.count("dp ar b it0"));
+  EXPECT_DOUBLE_EQ(by_name.at("dp ar b it0")->bytes, 200);
+  EXPECT_EQ(by_name.at("dp ar b it0")->dims, (std::vector<int>{0, 1}));
+  // The other way round: b split all-reduces its output and its input gradient (10 x 2 B).
+  p.layer_mp = {false, true};
+  const auto flipped = workload::build_training_dag(m, p, workload::logical_network(p, 4));
+  std::map<std::string, const workload::Node*> f;
+  for (const auto& n : flipped.nodes) f[n.name] = &n;
+  EXPECT_FALSE(f.count("mp fwd-ar a it0"));
+  // Replicated a before split b: b gathers its input (10 x 2 B) in the forward pass.
+  ASSERT_TRUE(f.count("mp fwd-ag b it0"));
+  EXPECT_DOUBLE_EQ(f.at("mp fwd-ag b it0")->bytes, 20);
+  EXPECT_FALSE(f.count("mp grad-ag a it0"));
+  ASSERT_TRUE(f.count("mp ig-ar b it0"));
+  EXPECT_DOUBLE_EQ(f.at("mp ig-ar b it0")->bytes, 20);
+  // One entry per layer, or none.
+  p.layer_mp = {true};
+  EXPECT_THROW(workload::build_training_dag(m, p, workload::logical_network(p, 4)), InputError);
 }
 
 TEST(Parallelism, WithoutOverlapGradientsWaitForTheEndOfBackprop) {

@@ -12,6 +12,7 @@ void register_rt_commands(CLI::App& app);         // chorus launch | bench | tun
 void register_run_commands(CLI::App& app);        // chorus run collective | schedule
 void register_reproduce_real_command(CLI::App& reproduce);  // chorus reproduce themis-real
 void register_topo_commands(CLI::App& app);       // chorus topo ... (TopoOpt)
+void register_topo_optimize_command(CLI::App& topo);  // chorus topo optimize
 void register_motif_commands(CLI::App& app);      // chorus motif ... (SYNDICATE motifs)
 void register_plan_commands(CLI::App& app);       // chorus plan (SYNDICATE joint optimizer)
 

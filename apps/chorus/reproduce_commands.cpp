@@ -1,4 +1,5 @@
 // chorus reproduce themis
+#include <algorithm>
 #include <chrono>
 #include <fmt/format.h>
 #include <unistd.h>
@@ -9,6 +10,7 @@
 #include "eval/themis_workloads.h"
 #include "eval/syndicate_study.h"
 #include "eval/topoopt_costs.h"
+#include "eval/topoopt_heatmaps.h"
 #include "eval/topoopt_iterations.h"
 
 namespace chorus::cli {
@@ -122,7 +124,7 @@ void register_reproduce_commands(CLI::App& app) {
   auto targs = std::make_shared<TopoOptArgs>();
   auto* topo = rep->add_subcommand("topoopt", "TopoOpt Sec. 5: fabric costs (Fig. 11) and the training iteration time of CANDLE, BERT "
                                               "and DLRM on every fabric over link bandwidths 10-200 Gb/s (Figs. 12-13, flow-level "
-                                              "model); tables, cost.csv, iterations.csv, SVG figures");
+                                              "model), the DLRM example's traffic heatmaps (Figs. 4, 9); tables, CSV, SVG figures");
   topo->add_option("-o,--out", targs->out, "Output directory")->capture_default_str();
   topo->add_flag("--costs-only", targs->costs_only, "Only Fig. 11 (no simulation)");
   topo->add_option("--servers", targs->it.servers, "Figs. 12-13: servers in the cluster")->capture_default_str();
@@ -151,6 +153,15 @@ void register_reproduce_commands(CLI::App& app) {
     const auto study = eval::run_cost_study();
     fmt::print("{}", eval::format_cost_table(study));
     auto written = eval::write_cost_outputs(study, a.out);
+    const auto maps = eval::run_heatmaps();
+    fmt::print("\nFigs. 4 and 9: the DLRM example's traffic (16 servers), largest server-to-server cell, GB per iteration\n");
+    for (const auto& h : maps) {
+      double top = 0;
+      for (const auto& row : h.bytes)
+        for (double b : row) top = std::max(top, b);
+      fmt::print("  {:<5} {:<16} {:8.3f}\n", h.figure, h.label, top / 1e9);
+    }
+    for (auto& f : eval::write_heatmap_outputs(maps, a.out)) written.push_back(std::move(f));
     if (!a.costs_only) {
       if (!a.quiet)
         a.it.progress = [](const eval::IterationRow& r, int done, int total) {

@@ -221,6 +221,7 @@ void register_topo_commands(CLI::App& app) {
     }
     if (c.json) fmt::print("{}\n", j.dump());
   });
+  register_topo_optimize_command(*topo);
 }
 
 }  // namespace chorus::cli

@@ -11,6 +11,7 @@
 #include "core/text_file.h"
 #include "eval/topoopt_fabrics.h"
 #include "sim/flow_network.h"
+#include "topoopt/coopt/job.h"
 #include "topoopt/dag_traffic.h"
 #include "workload/parallelism.h"
 #include "workload/zoo.h"
@@ -18,20 +19,9 @@
 namespace chorus::eval {
 namespace {
 
-// One server of the paper's cluster as one NPU: its GPUs' mini-batches together.
-workload::ZooEntry server_model(const std::string& name, int gpus) {
-  auto entry = workload::zoo_model(name, "--models");
-  const int batch = entry.model.batch_per_npu * gpus;
-  if (name == "topoopt-candle") entry.model = workload::candle_uno(batch);
-  else if (name == "topoopt-bert") entry.model = workload::bert_topoopt(batch);
-  else if (name == "topoopt-dlrm") entry.model = workload::dlrm_topoopt(batch);
-  else if (gpus != 1) throw InputError("--models", fmt::format("'{}' is not a TopoOpt Table 2 model (topoopt-candle, topoopt-bert, topoopt-dlrm)", name));
-  return entry;
+topoopt::ServerSpec server_spec(const IterationStudyOptions& o) {
+  return {o.gpus_per_server, o.gpu_tflops, o.gpu_memory_gbs};
 }
-
-}  // namespace
-
-namespace {
 
 // A model's DAG on the study's cluster, and its traffic (TopologyFinder's input).
 struct Job {
@@ -42,14 +32,12 @@ struct Job {
 };
 
 Job make_job(const std::string& model, const IterationStudyOptions& o) {
-  auto entry = server_model(model, o.gpus_per_server);
-  entry.parallelism.iterations = o.iterations;
+  const auto server = topoopt::server_job(model, o.servers, server_spec(o), o.iterations, "--models");
   Job job;
-  job.logical = workload::logical_network(entry.parallelism, o.servers);
-  job.dag = workload::build_training_dag(entry.model, entry.parallelism, job.logical);
+  job.logical = workload::logical_network(server.parallelism, o.servers);
+  job.dag = workload::build_training_dag(server.model, server.parallelism, job.logical);
   job.traffic = topoopt::traffic_from_dag(job.dag, job.logical);
-  job.compute.peak_tflops = o.gpu_tflops * o.gpus_per_server;
-  job.compute.memory_bandwidth_gbs = o.gpu_memory_gbs * o.gpus_per_server;
+  job.compute = server.compute;
   return job;
 }
 
@@ -99,9 +87,9 @@ IterationStudy run_iteration_study(const IterationStudyOptions& o) {
   for (const auto& name : fabrics)
     if (std::find(known.begin(), known.end(), name) == known.end())
       throw InputError("--fabrics", fmt::format("unknown fabric '{}'; choose from: {}", name, fmt::join(known, ", ")));
-  for (const auto& model : o.models) server_model(model, o.gpus_per_server);  // unknown names fail before any run
+  for (const auto& model : o.models) topoopt::server_job(model, o.servers, server_spec(o), 1, "--models");  // unknown names fail before any run
   if (!o.reconfig_latencies_us.empty())
-    for (const auto& model : o.reconfig_models) server_model(model, o.gpus_per_server);
+    for (const auto& model : o.reconfig_models) topoopt::server_job(model, o.servers, server_spec(o), 1, "--models");
   for (double l : o.reconfig_latencies_us)
     if (!(l >= 0)) throw InputError("--reconfig-latencies", fmt::format("must be >= 0 us, got {}", l));
   const int reconfig_runs = o.reconfig_latencies_us.empty() || o.degrees.empty()

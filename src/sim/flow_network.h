@@ -3,12 +3,13 @@
 // each communication node as flows of the flow-level model (sim/flow) over a GraphNetwork.
 //
 // The DAG is one NPU's view of a synchronous job on a logical multi-dimensional network (its
-// `dims`); NPU i of that network is server i of the fabric (one accelerator per server). A
+// `dims`); NPU i of that network is server i of the fabric (one accelerator per server), or
+// server placement[i] (FlowNetworkOptions::placement). A
 // communication node runs on every group of servers it spans at once, and ends when the slowest
 // group has ended (the job's collectives are synchronous):
 //  - all-reduce, reduce-scatter, all-gather over dimensions D: per group of servers that differ
 //    only in D, a ring of 2(n-1) or n-1 steps of bytes/n (pipelined by default, see
-//    FlowNetworkOptions; sim/flow/traffic.h) in ascending server order, or several rings sharing
+//    FlowNetworkOptions; sim/flow/traffic.h) in the order of its NPUs, or several rings sharing
 //    the bytes equally when the fabric lists rings for that group (GraphNetwork::rings: TopoOpt's
 //    AllReduce sub-topology gives a group d_k rings);
 //  - all-to-all over D: every member sends bytes/n to every other member, all at once;
@@ -38,6 +39,9 @@ struct FlowNetworkOptions {
   bool stepped_rings = false;
   // flow::FlowEngine's batch_tolerance (0: exact).
   double batch_tolerance = 0.0;
+  // Device placement: NPU i of the logical network runs on server placement[i] (a permutation of
+  // the servers); empty: server i. A parallelization search moves NPUs between servers with it.
+  std::vector<int> placement;
 
   // A reconfigurable circuit fabric (TopoOpt-reconfig, Appendix D; SiP-ML): the fabric is a full
   // mesh of potential links u -> v, each carrying (circuits on u -> v) x circuit_gbps. Every
@@ -59,8 +63,8 @@ struct FlowNetworkOptions {
 
 class FlowNetwork : public NetworkModel {
  public:
-  // InputError when the fabric's server count differs from the logical network's NPU count, or
-  // its rings are invalid (net::validate).
+  // InputError when the fabric's server count differs from the logical network's NPU count, its
+  // rings are invalid (net::validate), or the placement is not a permutation of the servers.
   FlowNetwork(const net::GraphNetwork& fabric, const net::Network& logical, FlowNetworkOptions options = {});
 
   void start(int id, const workload::Node& comm, double now_ns) override;
@@ -79,6 +83,7 @@ class FlowNetwork : public NetworkModel {
 
  private:
   const std::vector<std::vector<int>>& groups(const std::vector<int>& dims);
+  int server_of(int npu) const;
   const std::vector<std::vector<int>>& rings_of(const std::vector<int>& group) const;
 
   net::GraphNetwork fabric_;

@@ -11,6 +11,7 @@
 //  - point-to-point on dimension d: a transfer to the next server along d.
 // Groups over the same servers are merged (bytes add up); so are transfers of the same pair.
 #include <string>
+#include <vector>
 
 #include "net/network.h"
 #include "topoopt/traffic.h"
@@ -18,8 +19,9 @@
 
 namespace chorus::topoopt {
 
-// The first iteration of `dag` (nodes with iteration 0) on the NPUs of `network`.
-Traffic traffic_from_dag(const workload::Dag& dag, const net::Network& network);
+// The first iteration of `dag` (nodes with iteration 0) on the NPUs of `network`; NPU i on server
+// placement[i] (empty: server i), groups listing their servers in the order of their NPUs.
+Traffic traffic_from_dag(const workload::Dag& dag, const net::Network& network, const std::vector<int>& placement = {});
 
 // A zoo workload (workload/zoo.h: zoo_names()) on `servers` servers:
 // its DAG on a logical network of one dimension of `servers`, or two (group x rest) when its

@@ -43,10 +43,25 @@ class Builder {
 
  private:
   double elem_bytes(double elements) const { return elements * model_.bytes_per_element; }
+  // Whether layer l is split over the model-parallel group (ParallelismConfig::layer_mp), the
+  // share of its work and parameters an NPU holds, and whether it all-reduces its activations.
+  bool split(int l) const { return config_.layer_mp.empty() || config_.layer_mp[static_cast<size_t>(l)]; }
+  double share(int l) const { return split(l) ? mp_ : 1; }
+  bool activation_all_reduce(int l) const {
+    return mp_ > 1 && split(l) && (!config_.layer_mp.empty() || model_.layers[static_cast<size_t>(l)].mp_all_reduce);
+  }
+  // Per-layer choices: a split layer next to a replicated one gathers the group's activations
+  // (forward: its input, from a replicated predecessor) or output gradients (backward: from a
+  // replicated successor), since each NPU of the group holds only its own samples' share there.
+  bool gathers_input(int l) const { return mp_ > 1 && !config_.layer_mp.empty() && l > 0 && split(l) && !split(l - 1); }
+  bool gathers_output_grad(int l) const {
+    return mp_ > 1 && !config_.layer_mp.empty() && l + 1 < static_cast<int>(model_.layers.size()) && split(l) && !split(l + 1);
+  }
   // Per-NPU share of a layer's parameters (split across the model-parallel group).
-  double shard_params(const Layer& l) const { return l.params / mp_; }
-  double layer_mem_bytes(const Layer& l) const {
-    return elem_bytes(shard_params(l) + l.input_elements + l.output_elements);
+  double shard_params(int l) const { return model_.layers[static_cast<size_t>(l)].params / share(l); }
+  double layer_mem_bytes(int l) const {
+    const auto& layer = model_.layers[static_cast<size_t>(l)];
+    return elem_bytes(shard_params(l) + layer.input_elements + layer.output_elements);
   }
 
   int compute(const std::string& name, ComputeKind kind, double flops, double mem, int layer, int it,
@@ -94,10 +109,13 @@ class Builder {
     if (moe)
       prev = comm(fmt::format("ep {}-dispatch {} it{}", tag, layer.name, it), coll::CollectiveOp::kAllToAll,
                   elem_bytes(layer.input_elements), ep_dims_, CommGroup::kModelParallel, l, it, {prev});
+    if (gathers_input(l))
+      prev = comm(fmt::format("mp {}-ag {} it{}", tag, layer.name, it), coll::CollectiveOp::kAllGather,
+                  elem_bytes(layer.input_elements), mp_dims_, CommGroup::kModelParallel, l, it, {prev});
     int out = compute(fmt::format("{} {} it{}", tag, layer.name, it), ComputeKind::kForward,
-                      layer.forward_flops / mp_, layer_mem_bytes(layer), l, it,
+                      layer.forward_flops / share(l), layer_mem_bytes(l), l, it,
                       {prev, param_ready_[static_cast<size_t>(l)], extra});
-    if (mp_ > 1 && layer.mp_all_reduce)
+    if (activation_all_reduce(l))
       out = comm(fmt::format("mp {}-ar {} it{}", tag, layer.name, it), coll::CollectiveOp::kAllReduce,
                  elem_bytes(layer.output_elements), mp_dims_, CommGroup::kModelParallel, l, it, {out});
     if (moe)
@@ -131,21 +149,25 @@ class Builder {
     }
     // Back-propagation: the gradient flows from the last layer to the first.
     int grad = prev;
-    std::vector<int> bucket_layers, bucket_nodes;
-    double bucket = 0;
+    // Gradients of split layers go over the data-parallel group, those of replicated layers
+    // (ParallelismConfig::layer_mp) over all NPUs: a bucket per group.
+    Bucket buckets[2] = {{{}, {}, 0, dp_dims_}, {{}, {}, 0, all_dims_}};
     for (int l = num_layers - 1; l >= 0; --l) {
       const auto& layer = model_.layers[static_cast<size_t>(l)];
+      if (gathers_output_grad(l))
+        grad = comm(fmt::format("mp grad-ag {} it{}", layer.name, it), coll::CollectiveOp::kAllGather,
+                    elem_bytes(layer.output_elements), mp_dims_, CommGroup::kModelParallel, l, it, {grad});
       if (config_.recompute) grad = forward(l, it, grad, true);
       const bool moe = layer.expert && !ep_dims_.empty();
       if (moe)  // output gradients back to the experts that produced the outputs
         grad = comm(fmt::format("ep grad-dispatch {} it{}", layer.name, it), coll::CollectiveOp::kAllToAll,
                     elem_bytes(layer.output_elements), ep_dims_, CommGroup::kModelParallel, l, it, {grad});
-      const double mem = layer_mem_bytes(layer);
+      const double mem = layer_mem_bytes(l);
       int next_grad = grad;
       if (l > 0) {  // the first layer needs no input gradient
         next_grad = compute(fmt::format("ig {} it{}", layer.name, it), ComputeKind::kInputGradient,
-                            layer.forward_flops / mp_, mem, l, it, {grad});
-        if (mp_ > 1 && layer.mp_all_reduce)
+                            layer.forward_flops / share(l), mem, l, it, {grad});
+        if (activation_all_reduce(l))
           next_grad = comm(fmt::format("mp ig-ar {} it{}", layer.name, it), coll::CollectiveOp::kAllReduce,
                            elem_bytes(layer.input_elements), mp_dims_, CommGroup::kModelParallel, l, it, {next_grad});
         if (moe)  // input gradients back to the tokens' home NPUs
@@ -162,30 +184,32 @@ class Builder {
       if (layer.params > 0 && moe) {
         // An expert's gradient is shared only with the replicas of the same expert.
         const int wg = compute(fmt::format("wg {} it{}", layer.name, it), ComputeKind::kWeightGradient,
-                               layer.forward_flops / mp_, mem, l, it, {grad});
-        deferred_.push_back({{l}, {wg}, elem_bytes(shard_params(layer)), ep_dp_dims_});
+                               layer.forward_flops / share(l), mem, l, it, {grad});
+        deferred_.push_back({{l}, {wg}, elem_bytes(shard_params(l)), ep_dp_dims_});
         if (config_.overlap_dp) {
           flush(it, deferred_.back());
           deferred_.clear();
         }
       } else if (layer.params > 0) {
         const int wg = compute(fmt::format("wg {} it{}", layer.name, it), ComputeKind::kWeightGradient,
-                               layer.forward_flops / mp_, mem, l, it, {grad});
-        bucket_layers.push_back(l);
-        bucket_nodes.push_back(wg);
-        bucket += elem_bytes(shard_params(layer));
+                               layer.forward_flops / share(l), mem, l, it, {grad});
+        auto& b = buckets[split(l) ? 0 : 1];
+        b.layers.push_back(l);
+        b.wgs.push_back(wg);
+        b.bytes += elem_bytes(shard_params(l));
       }
       grad = next_grad;
-      if (!bucket_layers.empty() && (bucket >= config_.bucket_bytes || l == 0)) {
-        deferred_.push_back({bucket_layers, bucket_nodes, bucket, dp_dims_});
-        if (config_.overlap_dp) {
-          flush(it, deferred_.back());
-          deferred_.clear();
+      for (auto& b : buckets)
+        if (!b.layers.empty() && (b.bytes >= config_.bucket_bytes || l == 0)) {
+          deferred_.push_back(b);
+          if (config_.overlap_dp) {
+            flush(it, deferred_.back());
+            deferred_.clear();
+          }
+          b.layers.clear();
+          b.wgs.clear();
+          b.bytes = 0;
         }
-        bucket_layers.clear();
-        bucket_nodes.clear();
-        bucket = 0;
-      }
     }
     // Without overlap every bucket waits for the end of back-propagation.
     for (auto& b : deferred_) {
@@ -214,7 +238,7 @@ class Builder {
     const int key_layer = layers.back();
     int ready = -1;
     double params = 0;
-    for (int l : layers) params += shard_params(model_.layers[static_cast<size_t>(l)]);
+    for (int l : layers) params += shard_params(l);
     if (config_.zero2) {
       int rs = comm(fmt::format("dp rs {} it{}", label, it), coll::CollectiveOp::kReduceScatter, bytes, dims,
                     CommGroup::kDataParallel, key_layer, it, wgs);
@@ -272,6 +296,9 @@ Dag build_training_dag(const Model& model, const ParallelismConfig& config, cons
   if (config.mp_npus < 1) throw InputError(model.name, fmt::format("model-parallel NPUs must be >= 1, got {}", config.mp_npus));
   if (config.ep_npus < 1) throw InputError(model.name, fmt::format("expert-parallel NPUs must be >= 1, got {}", config.ep_npus));
   if (!(config.bucket_bytes >= 0)) throw InputError("--bucket", "bucket size must be >= 0");
+  if (!config.layer_mp.empty() && config.layer_mp.size() != model.layers.size())
+    throw InputError(model.name, fmt::format("the per-layer parallelization names {} layers but the model has {}",
+                                             config.layer_mp.size(), model.layers.size()));
   const auto& emb = model.embeddings;
   if (emb.tables > 0 && (emb.dim < 1 || emb.top_start < 1 || emb.top_start >= static_cast<int>(model.layers.size())))
     throw InputError(model.name, "embeddings need dim >= 1 and a top MLP that starts after the first layer");

@@ -32,6 +32,16 @@ struct ParallelismConfig {
   // (no overlap with the backward pass), one reading of Themis Sec. 6.2.
   bool overlap_dp = true;
   int iterations = 3;
+  // Per-layer choice (a parallelization search's, TopoOpt Sec. 3.2): empty, every layer is split
+  // over the model-parallel group as above; else one entry per layer: true, the layer is split and
+  // self-contained (its output partial sums are all-reduced over the group in the forward pass,
+  // its input gradient in the backward pass, whatever Layer::mp_all_reduce says), so that its
+  // neighbours may be replicated; false, the layer is replicated on every NPU of the group (whole
+  // FLOPs and parameters, no activation traffic) and its gradient is all-reduced over all NPUs.
+  // Where a split layer follows a replicated one it first all-gathers its input over the group,
+  // and where a replicated one follows it, its output gradient (each NPU holds its own samples
+  // there; the all-gather's bytes are the gathered size, the layer's input or output elements).
+  std::vector<bool> layer_mp;
 };
 
 // The dimensions of the model-parallel group: the longest prefix dim1..dimK whose NPU

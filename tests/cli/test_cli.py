@@ -420,6 +420,44 @@ class Topo(unittest.TestCase):
             self.assertIn(needle, r.stderr)
 
 
+    def test_optimize_alternates_and_saves(self):
+        # TopoOpt Sec. 3.2 on a small DLRM job: the job's own strategy, round 0 (the sequential
+        # approach), the alternating rounds, the best.
+        with tempfile.TemporaryDirectory() as d:
+            fabric, table = os.path.join(d, "best.yaml"), os.path.join(d, "rounds.csv")
+            args = ("topo", "optimize", "--workload", "topoopt-dlrm", "--servers", "8", "--degree", "2", "--bandwidth", "10",
+                    "--rounds", "2", "--steps", "12", "--patience", "6", "--seed", "5")
+            r = chorus(*args, "--json", "-q", "--save", fabric, "--csv", table)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            j = json.loads(r.stdout)
+            self.assertEqual(j["own"]["strategy"]["mp_npus"], 1)  # the zoo's DLRM: data-parallel MLPs
+            rounds = j["rounds"]
+            self.assertEqual([x["round"] for x in rounds], list(range(len(rounds))))
+            best = j["best"]["iteration_ms"]
+            self.assertLessEqual(best, j["own"]["iteration_ms"])
+            for x in rounds:
+                self.assertGreaterEqual(x["iteration_ms"], best * (1 - 1e-12))
+                if x["round"] > 0:
+                    self.assertGreaterEqual(x["searched_ms"], best * (1 - 1e-12))
+            with open(table) as f:
+                rows = list(csv.DictReader(f))
+            self.assertEqual([x["round"] for x in rows], ["own"] + [str(x["round"]) for x in rounds])
+            # The saved fabric runs the workload (its own strategy) through sim workload.
+            r = chorus("sim", "workload", "--workload", "topoopt-dlrm", "--topology", fabric, "--json")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            # Seeded: the same run prints the same JSON.
+            again = chorus(*args, "--json", "-q")
+            self.assertEqual(json.loads(again.stdout), j)
+        for extra, needle in ((["--servers", "1"], "--servers"), (["--mp-choices", "3"], "--mp-choices"),
+                              (["--rounds", "-1"], "--rounds"), (["--patience", "0"], "--patience")):
+            r = chorus("topo", "optimize", "--workload", "topoopt-dlrm", "--servers", "8", "--steps", "2", "-q", *extra)
+            self.assertEqual(r.returncode, 2, (extra, r.stderr))
+            self.assertIn(needle, r.stderr)
+        r = chorus("topo", "optimize", "--workload", "resnet", "-q")
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("resnet152", r.stderr)  # did you mean
+
+
 class Reproduce(unittest.TestCase):
     def test_reproduce_topoopt_costs(self):
         with tempfile.TemporaryDirectory() as d:

@@ -17,7 +17,7 @@ import xml.etree.ElementTree as ET
 PYTHON_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python")
 sys.path.insert(0, PYTHON_DIR)
 
-from chorus.plot import profile, syndicate, syndicate_real, themis, themis_real, themis_workloads, topoopt, topoopt_iterations  # noqa: E402
+from chorus.plot import profile, syndicate, syndicate_real, themis, themis_real, themis_workloads, topoopt, topoopt_heatmaps, topoopt_iterations  # noqa: E402
 from chorus.plot.__main__ import main as plot_main  # noqa: E402
 
 # Two topologies x two sizes x two schedulers at 4 chunks, a chunk sweep on A, an activity trace.
@@ -269,6 +269,38 @@ class TopoOptIterations(unittest.TestCase):
             with self.assertRaises(Exception) as e:
                 topoopt_iterations.figures(topoopt_iterations.load(d))
             self.assertIn("line 4", str(e.exception))
+
+
+HEATMAPS = """figure,label,src,dst,bytes
+fig4,p = 1,0,1,3000000000
+fig4,p = 1,2,0,1000000000
+fig4,p = 3,0,3,2000000000
+fig9,TopoOpt d = 6,1,2,500000000
+"""
+
+
+class TopoOptHeatmaps(unittest.TestCase):
+    def test_one_panel_per_permutation_cells_in_gb(self):
+        with tempfile.TemporaryDirectory() as d:
+            write(d, {"heatmaps.csv": HEATMAPS})
+            figs = by_name(topoopt_heatmaps.figures(topoopt_heatmaps.load(d)))
+        panels = [ax for ax in figs["fig4_heatmaps.svg"].axes if ax.get_images()]
+        self.assertEqual([ax.get_title() for ax in panels], ["(a) p = 1", "(b) p = 3"])
+        first = panels[0].get_images()[0].get_array()
+        self.assertEqual(first.shape, (4, 4))  # servers 0..3 appear in fig4
+        self.assertEqual(float(first[0][1]), 3.0)  # row = source, column = destination, GB
+        self.assertEqual(float(first[2][0]), 1.0)
+        self.assertTrue(first.mask[1][0])  # nothing sent: left blank
+        self.assertEqual(panels[1].get_images()[0].get_clim(), (1.0, 3.0))  # one log scale per figure, nonzero cells
+        [nine] = [ax for ax in figs["fig9_heatmap.svg"].axes if ax.get_images()]
+        self.assertEqual(float(nine.get_images()[0].get_array()[1][2]), 0.5)
+
+    def test_a_missing_figure_is_named(self):
+        with tempfile.TemporaryDirectory() as d:
+            write(d, {"heatmaps.csv": HEATMAPS.replace("fig9,", "fig4,")})
+            with self.assertRaises(Exception) as e:
+                topoopt_heatmaps.figures(topoopt_heatmaps.load(d))
+            self.assertIn("fig9", str(e.exception))
 
 
 SYNDICATE = """workload,topology,method,iteration_time_ns,throughput_vs_bsplus,compute_idle_fraction,paper_speedup

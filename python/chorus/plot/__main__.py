@@ -10,6 +10,7 @@ STUDIES = {
     "themis-workloads": ("chorus.plot.themis_workloads", "Themis Fig. 12 (stacked bars) from workloads.csv"),
     "themis-real": ("chorus.plot.themis_real", "real_vs_sim.svg and speedup.svg from real_vs_sim.csv"),
     "topoopt": ("chorus.plot.topoopt", "TopoOpt Fig. 11 (fabric cost) from cost.csv"),
+    "topoopt-heatmaps": ("chorus.plot.topoopt_heatmaps", "TopoOpt Figs. 4 and 9 (DLRM traffic heatmaps) from heatmaps.csv"),
     "topoopt-iterations": ("chorus.plot.topoopt_iterations", "TopoOpt Figs. 12-13 (iteration time per fabric) from iterations.csv"),
     "syndicate": ("chorus.plot.syndicate", "SYNDICATE Figs. 11 and 14 (throughput vs BS+, compute idling) from syndicate.csv"),
     "syndicate-real": ("chorus.plot.syndicate_real", "SYNDICATE Figs. 16-18 (motif microbenchmarks, measured vs predicted) from motifs.csv"),
