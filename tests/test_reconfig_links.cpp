@@ -29,6 +29,14 @@ TEST(ReconfigLinks, Algorithm5ByHand) {
   EXPECT_THROW(reconfig_links(3, 1, {{0, 3, 5}}), InputError);
 }
 
+TEST(ReconfigLinks, WithoutDiscountTheHeaviestPairTakesEveryLink) {
+  // d = 2, demand 0 -> 1: 10, 0 -> 2: 6. Discounted (TopoOpt): (0,1) at 10, then (0,2) at 6 beats
+  // (0,1)'s second link at 5. Discount = 1 (SiP-ML, Appendix E): (0,1) is still worth 10, twice.
+  const std::vector<Demand> demand = {{0, 1, 10}, {0, 2, 6}};
+  EXPECT_EQ(reconfig_links(3, 2, demand), (std::vector<Pair>{{0, 1}, {0, 2}}));
+  EXPECT_EQ(reconfig_links(3, 2, demand, false), (std::vector<Pair>{{0, 1}, {0, 1}}));
+}
+
 TEST(ReconfigLinks, DegreeBoundAndUtilityOfEquation1) {
   // Utility: T x (1 + 1/2 + ... ) per pair: (0,1) 8 with 3 links -> 8 x 1.75 = 14; (1,0) 3 with 3
   // links -> 5.25.

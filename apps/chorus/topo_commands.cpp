@@ -178,7 +178,15 @@ void register_topo_commands(CLI::App& app) {
                                    "(TopoOpt-reconfig's circuits are re-planned while it runs: `chorus reproduce topoopt`)");
     topoopt::Traffic none;
     none.servers = fa.servers;
-    const auto built = eval::job_fabric(fa.fabric, fa.servers, fa.degree, fa.bandwidth, none, fa.seed);
+    auto built = eval::job_fabric(fa.fabric, fa.servers, fa.degree, fa.bandwidth, none, fa.seed);
+    if (built.reconfiguration) {
+      // SiP-ML re-allocates its wavelengths while it runs; a file holds its starting ring.
+      const auto name = built.graph.name;
+      built.graph = net::sipml_ring(fa.servers, fa.degree, fa.bandwidth);
+      built.graph.name = name + "-ring";
+      fmt::print("note: SiP-ML re-allocates its wavelengths while a job runs (`chorus reproduce topoopt`); "
+                 "the file holds its starting physical ring\n");
+    }
     write_text_file(fa.save, net::write_fabric_yaml(built.graph));
     fmt::print("wrote {} ({}: {} servers, {} switches, {} links, {} Gb/s per server)\n", fa.save, built.graph.name, built.graph.servers,
                built.graph.switches, built.graph.links.size(), built.server_gbps);

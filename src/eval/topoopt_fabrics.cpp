@@ -10,6 +10,18 @@
 #include "topoopt/topology_finder.h"
 
 namespace chorus::eval {
+namespace {
+
+// Algorithm 5 (topoopt/reconfig_links.h) as a reconfigurable fabric's circuit planner.
+auto algorithm5(int servers, int degree, bool discount) {
+  return [servers, degree, discount](const std::vector<std::tuple<int, int, double>>& demand) {
+    std::vector<topoopt::Demand> d;
+    for (const auto& [src, dst, bytes] : demand) d.push_back({src, dst, bytes});
+    return topoopt::reconfig_links(servers, degree, d, discount);
+  };
+}
+
+}  // namespace
 
 const std::vector<std::string>& iteration_fabric_names() {
   static const std::vector<std::string> names = {"ideal-fat-tree", "cost-equivalent-fat-tree", "oversub-fat-tree",
@@ -33,12 +45,19 @@ JobFabric job_fabric(const std::string& name, int servers, int degree, double gb
   } else if (name == "expander") {
     f.graph = net::expander(servers, degree, gbps, seed);
   } else if (name == "sip-ml") {
-    f.graph = net::sipml_ring(servers, degree, gbps);
+    // Appendix E: d wavelengths of B per server, starting as SiP-Ring's physical ring, re-allocated
+    // by Algorithm 5 with Discount = 1 (for SiP-ML's ILP) with a 25 us reconfiguration latency.
+    f.graph = net::full_mesh(servers, gbps);
     for (const auto& g : traffic.allreduce_groups) {
       net::GroupRings rings{g.servers, {g.servers}};
       if (degree >= 2 && g.servers.size() > 2) rings.orders.emplace_back(g.servers.rbegin(), g.servers.rend());
       f.graph.rings.push_back(std::move(rings));
     }
+    f.reconfiguration.emplace();
+    f.reconfiguration->latency_ns = kSipMlReconfigLatencyNs;
+    f.reconfiguration->circuit_gbps = gbps;
+    for (const auto& l : net::sipml_ring(servers, degree, gbps).links) f.reconfiguration->initial.emplace_back(l.from, l.to);
+    f.reconfiguration->allocate = algorithm5(servers, degree, false);
   } else if (name == "topoopt-oneshot") {
     f.graph = topoopt::topology_fabric(topoopt::topology_finder(servers, degree, traffic), gbps);
   } else if (name == "topoopt-reconfig") {
@@ -47,11 +66,7 @@ JobFabric job_fabric(const std::string& name, int servers, int degree, double gb
     f.reconfiguration->latency_ns = reconfig_latency_ns;
     f.reconfiguration->circuit_gbps = gbps;
     f.reconfiguration->initial = topoopt::topology_finder(servers, degree, traffic).edges;
-    f.reconfiguration->allocate = [servers, degree](const std::vector<std::tuple<int, int, double>>& demand) {
-      std::vector<topoopt::Demand> d;
-      for (const auto& [src, dst, bytes] : demand) d.push_back({src, dst, bytes});
-      return topoopt::reconfig_links(servers, degree, d);
-    };
+    f.reconfiguration->allocate = algorithm5(servers, degree, true);
   } else {
     throw InputError(field, fmt::format("unknown fabric '{}'{}; choose one of: {}", name,
                                            did_you_mean(name, iteration_fabric_names()), fmt::join(iteration_fabric_names(), ", ")));

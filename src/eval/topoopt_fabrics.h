@@ -16,10 +16,13 @@ namespace chorus::eval {
 // "topoopt-oneshot", "topoopt-reconfig", in the order of the figures' legends.
 const std::vector<std::string>& iteration_fabric_names();
 
+// SiP-ML's wavelength reconfiguration latency (Sec. 5.1: "a reconfiguration latency of 25 us").
+inline constexpr double kSipMlReconfigLatencyNs = 25e3;
+
 struct JobFabric {
   std::string name;            // one of iteration_fabric_names()
   net::GraphNetwork graph;     // with the rings of the job's all-reduce groups, where the fabric has its own
-  // topoopt-reconfig: the circuits of an OCS fabric, re-planned by Algorithm 5 every 50 ms.
+  // topoopt-reconfig, sip-ml: the circuits of a reconfigurable fabric, re-planned every 50 ms.
   std::optional<sim::FlowNetworkOptions::Reconfiguration> reconfiguration;
   double server_gbps = 0;      // what one server can send at once
 };
@@ -31,8 +34,10 @@ struct JobFabric {
 //  - oversub-fat-tree: NICs of d x B, ToRs of 16 servers (radix-32 switches, the cost model's),
 //    uplinks at half (net::oversubscribed_fat_tree);
 //  - expander: d random derangements (net::expander, `seed`);
-//  - sip-ml: SiP-ML's physical ring with ceil(d/2) wavelengths clockwise, floor(d/2)
-//    counter-clockwise (no reconfiguration; Appendix E), all-reduces on both ring directions;
+//  - sip-ml: d wavelengths per server that can reach any server (a full mesh of potential links),
+//    starting as SiP-Ring's physical ring (ceil(d/2) wavelengths clockwise, floor(d/2)
+//    counter-clockwise), re-allocated like topoopt-reconfig but by Algorithm 5 with Discount = 1
+//    and a 25 us latency (Appendix E); all-reduces on both ring directions;
 //  - topoopt-oneshot: TopologyFinder on `traffic` (the job's first iteration), its AllReduce
 //    groups' all-reduces split over the rings it gave them;
 //  - topoopt-reconfig: d OCSs: circuits between any servers (a full mesh of potential links),

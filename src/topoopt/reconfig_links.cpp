@@ -11,7 +11,7 @@
 
 namespace chorus::topoopt {
 
-std::vector<std::pair<int, int>> reconfig_links(int servers, int degree, const std::vector<Demand>& demand) {
+std::vector<std::pair<int, int>> reconfig_links(int servers, int degree, const std::vector<Demand>& demand, bool discount) {
   if (degree < 1) throw InputError("--degree", fmt::format("every server needs at least 1 interface, got {}", degree));
   std::map<std::pair<int, int>, double> t;
   for (const auto& m : demand) {
@@ -37,7 +37,7 @@ std::vector<std::pair<int, int>> reconfig_links(int servers, int degree, const s
     links.emplace_back(u, v);
     --tx[static_cast<std::size_t>(u)];
     --rx[static_cast<std::size_t>(v)];
-    heap.emplace(bytes / 2, u, v);  // line 11: the next parallel link is worth half
+    heap.emplace(discount ? bytes / 2 : bytes, u, v);  // line 11: the next parallel link is worth half
   }
   return links;
 }

@@ -18,7 +18,9 @@ struct Demand {
 // Directed links (src, dst), a pair listed once per parallel link, in the order allocated. Ties:
 // the smaller (src, dst). Pairs without demand get no link; interfaces may stay free. Servers are
 // 0..servers-1; InputError for d < 1 or a pair outside them or from a server to itself.
-std::vector<std::pair<int, int>> reconfig_links(int servers, int degree, const std::vector<Demand>& demand);
+// `discount` false: every parallel link of a pair is worth its whole demand (Discount = 1), the
+// stand-in for SiP-ML's wavelength ILP of Appendix E.
+std::vector<std::pair<int, int>> reconfig_links(int servers, int degree, const std::vector<Demand>& demand, bool discount = true);
 
 // Eq. 1: sum over pairs of T(i, j) x Discount(L(i, j)), Discount(l) = sum_{x=1..l} 2^-(x-1).
 double reconfig_utility(const std::vector<std::pair<int, int>>& links, const std::vector<Demand>& demand);
