@@ -18,14 +18,7 @@ std::string layers_split(const Strategy& s) {
   return fmt::format("{}", std::count(s.layer_mp.begin(), s.layer_mp.end(), true));
 }
 
-double mean_mp_hops(const Topology& t) {
-  double bytes = 0, byte_hops = 0;
-  for (const auto& r : t.mp_routes) {
-    bytes += r.bytes;
-    byte_hops += r.bytes * r.hops();
-  }
-  return bytes > 0 ? byte_hops / bytes : 0.0;
-}
+double mean_mp_hops(const Topology& t) { return t.mp_bytes > 0 ? t.mp_byte_hops / t.mp_bytes : 0.0; }
 
 }  // namespace
 

@@ -61,7 +61,7 @@ const StrategyEvaluator::Built& StrategyEvaluator::built(const Strategy& s) {
     // a split layer's work and activations are those of m x the per-server batch (the DAG
     // generator divides the work by m); a replicated layer runs each server's own samples.
     auto model = job_.model;
-    if (s.mp_npus > 1 && static_cast<int>(s.layer_mp.size()) != static_cast<int>(model.layers.size()) && !s.layer_mp.empty())
+    if (!s.layer_mp.empty() && s.layer_mp.size() != model.layers.size())
       throw InputError("strategy", fmt::format("per-layer choices for {} layers, the model has {}", s.layer_mp.size(), model.layers.size()));
     for (std::size_t l = 0; l < model.layers.size() && s.mp_npus > 1; ++l)
       if (s.layer_mp.empty() || s.layer_mp[l]) {
