@@ -26,7 +26,7 @@ Matrix mp_matrix(const topoopt::Traffic& traffic) {
 void add_rings(Matrix& m, const std::vector<std::vector<int>>& orders, double bytes) {
   for (const auto& order : orders) {
     const auto k = order.size();
-    const double sent = 2.0 * static_cast<double>(k - 1) / static_cast<double>(k) * bytes / static_cast<double>(orders.size());
+    const double sent = topoopt::allreduce_wire_bytes({order, bytes}) / static_cast<double>(k * orders.size());
     for (std::size_t j = 0; j < k; ++j)
       m[static_cast<std::size_t>(order[j])][static_cast<std::size_t>(order[(j + 1) % k])] += sent;
   }

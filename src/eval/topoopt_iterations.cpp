@@ -24,16 +24,16 @@ topoopt::ServerSpec server_spec(const IterationStudyOptions& o) {
 }
 
 // A model's DAG on the study's cluster, and its traffic (TopologyFinder's input).
-struct Job {
+struct StudyJob {
   net::Network logical;
   workload::Dag dag;
   topoopt::Traffic traffic;
   workload::ComputeModel compute;
 };
 
-Job make_job(const std::string& model, const IterationStudyOptions& o) {
+StudyJob make_job(const std::string& model, const IterationStudyOptions& o) {
   const auto server = topoopt::server_job(model, o.servers, server_spec(o), o.iterations, "--models");
-  Job job;
+  StudyJob job;
   job.logical = workload::logical_network(server.parallelism, o.servers);
   job.dag = workload::build_training_dag(server.model, server.parallelism, job.logical);
   job.traffic = topoopt::traffic_from_dag(job.dag, job.logical);
@@ -41,7 +41,7 @@ Job make_job(const std::string& model, const IterationStudyOptions& o) {
   return job;
 }
 
-IterationRow run_on(const Job& job, const std::string& model, const std::string& name, int degree, double gbps,
+IterationRow run_on(const StudyJob& job, const std::string& model, const std::string& name, int degree, double gbps,
                     const IterationStudyOptions& o) {
   const auto t0 = std::chrono::steady_clock::now();
   const auto fabric = job_fabric(name, o.servers, degree, gbps, job.traffic, o.seed, "--fabrics", o.reconfig_latency_us * 1e3);
@@ -66,7 +66,7 @@ IterationRow run_on(const Job& job, const std::string& model, const std::string&
   row.max_link_utilization = sim::link_utilization(run).max;
   row.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (fabric.reconfiguration) {
-    row.reconfig_latency_us = o.reconfig_latency_us;
+    row.reconfig_latency_us = fabric.reconfiguration->latency_ns / 1e3;  // SiP-ML's own 25 us, or the option
     row.reconfigurations = run.reconfigurations;
   }
   return row;

@@ -62,6 +62,27 @@ std::vector<std::vector<int>> npu_groups(const Network& network, const std::vect
   return groups;
 }
 
+void validate_placement(const std::vector<int>& placement, int servers, const std::string& where) {
+  if (placement.empty()) return;
+  if (placement.size() != static_cast<std::size_t>(servers))
+    throw InputError(where, fmt::format("placement lists {} NPUs for {} servers", placement.size(), servers));
+  std::vector<char> seen(placement.size(), 0);
+  for (std::size_t i = 0; i < placement.size(); ++i) {
+    const int s = placement[i];
+    if (s < 0 || s >= servers || seen[static_cast<std::size_t>(s)] != 0)
+      throw InputError(where, fmt::format("placement[{}] = {}: not a server of 0..{} or placed twice", i, s, servers - 1));
+    seen[static_cast<std::size_t>(s)] = 1;
+  }
+}
+
+std::vector<std::vector<int>> npu_groups(const Network& network, const std::vector<int>& dims, const std::vector<int>& placement) {
+  auto groups = npu_groups(network, dims);
+  if (!placement.empty())
+    for (auto& g : groups)
+      for (int& npu : g) npu = placed(placement, npu);
+  return groups;
+}
+
 int next_along(const Network& network, int npu, int dim) {
   const int stride = stride_of(network, dim);
   const int size = network.dims[static_cast<std::size_t>(dim)].size;

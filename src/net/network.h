@@ -25,6 +25,15 @@ std::vector<std::vector<int>> npu_groups(const Network& network, const std::vect
 // The NPU one step further along dimension `dim` (wrapping), the point-to-point partner of `npu`.
 int next_along(const Network& network, int npu, int dim);
 
+// Device placement: NPU i runs on server placement[i]; empty: on server i. InputError naming
+// `where` unless `placement` is empty or a permutation of 0..servers-1.
+void validate_placement(const std::vector<int>& placement, int servers, const std::string& where);
+inline int placed(const std::vector<int>& placement, int npu) {
+  return placement.empty() ? npu : placement[static_cast<std::size_t>(npu)];
+}
+// npu_groups with every member replaced by its server (members stay in NPU order).
+std::vector<std::vector<int>> npu_groups(const Network& network, const std::vector<int>& dims, const std::vector<int>& placement);
+
 // Checks every field; throws InputError naming `where` and the field. Also rejects
 // switch dimensions whose size halving-doubling cannot handle (not a power of two).
 void validate(const Network& network, const std::string& where);

@@ -24,18 +24,7 @@ FlowNetwork::FlowNetwork(const net::GraphNetwork& fabric, const net::Network& lo
                                               fabric_.servers, logical.num_npus(), logical.shape()));
   for (const auto& g : fabric_.rings)
     if (!g.orders.empty()) rings_[g.servers] = g.orders;
-  if (!options_.placement.empty()) {
-    std::vector<char> seen(static_cast<std::size_t>(fabric_.servers), 0);
-    const bool sized = options_.placement.size() == seen.size();
-    for (std::size_t i = 0; sized && i < options_.placement.size(); ++i) {
-      const int s = options_.placement[i];
-      if (s < 0 || s >= fabric_.servers || seen[static_cast<std::size_t>(s)] != 0)
-        throw InputError(fabric.name, fmt::format("placement[{}] = {}: not a server of 0..{} or placed twice", i, s, fabric_.servers - 1));
-      seen[static_cast<std::size_t>(s)] = 1;
-    }
-    if (!sized)
-      throw InputError(fabric.name, fmt::format("placement lists {} NPUs for {} servers", options_.placement.size(), fabric_.servers));
-  }
+  net::validate_placement(options_.placement, fabric_.servers, fabric.name);
   if (const auto& r = options_.reconfiguration) {
     for (std::size_t l = 0; l < fabric_.links.size(); ++l)
       if (fabric_.links[l].from < fabric_.servers && fabric_.links[l].to < fabric_.servers)
@@ -131,27 +120,24 @@ void FlowNetwork::reconfigure() {
 const std::vector<std::vector<int>>& FlowNetwork::groups(const std::vector<int>& dims) {
   auto it = groups_.find(dims);
   if (it == groups_.end()) {
-    auto groups = net::npu_groups(logical_, dims);
-    for (auto& g : groups)
-      for (int& npu : g) npu = server_of(npu);
+    auto groups = net::npu_groups(logical_, dims, options_.placement);
+    // The fabric keys its rings by a group's servers in ascending order (net::validate); a placed
+    // group lists them in NPU order: look its rings up once, here.
+    if (!options_.placement.empty())
+      for (const auto& g : groups) {
+        auto sorted = g;
+        std::sort(sorted.begin(), sorted.end());
+        const auto r = rings_.find(sorted);
+        if (r != rings_.end() && sorted != g) rings_.emplace(g, r->second);
+      }
     it = groups_.emplace(dims, std::move(groups)).first;
   }
   return it->second;
 }
 
-int FlowNetwork::server_of(int npu) const {
-  return options_.placement.empty() ? npu : options_.placement[static_cast<std::size_t>(npu)];
-}
-
 const std::vector<std::vector<int>>& FlowNetwork::rings_of(const std::vector<int>& group) const {
   static const std::vector<std::vector<int>> none;
-  // The fabric keys its rings by the group's servers in ascending order (net::validate).
-  auto it = rings_.find(group);
-  if (it == rings_.end() && !options_.placement.empty()) {
-    auto sorted = group;
-    std::sort(sorted.begin(), sorted.end());
-    it = rings_.find(sorted);
-  }
+  const auto it = rings_.find(group);
   return it == rings_.end() ? none : it->second;
 }
 
@@ -166,7 +152,8 @@ void FlowNetwork::start(int id, const workload::Node& comm, double now_ns) {
   std::vector<int> ends;
   if (comm.comm == workload::CommKind::kPointToPoint) {
     for (int npu = 0; npu < fabric_.servers; ++npu)
-      ends.push_back(flow::point_to_point(router_, server_of(npu), server_of(net::next_along(logical_, npu, comm.dims.at(0))),
+      ends.push_back(flow::point_to_point(router_, net::placed(options_.placement, npu),
+                                          net::placed(options_.placement, net::next_along(logical_, npu, comm.dims.at(0))),
                                           comm.bytes, now_ns, flows));
   } else {
     for (const auto& group : groups(comm.dims)) {

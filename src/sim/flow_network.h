@@ -83,7 +83,6 @@ class FlowNetwork : public NetworkModel {
 
  private:
   const std::vector<std::vector<int>>& groups(const std::vector<int>& dims);
-  int server_of(int npu) const;
   const std::vector<std::vector<int>>& rings_of(const std::vector<int>& group) const;
 
   net::GraphNetwork fabric_;

@@ -12,9 +12,8 @@
 namespace chorus::topoopt {
 Traffic traffic_from_dag(const workload::Dag& dag, const net::Network& network, const std::vector<int>& placement) {
   const int n = static_cast<int>(network.num_npus());
-  if (!placement.empty() && placement.size() != static_cast<std::size_t>(n))
-    throw InputError("placement", fmt::format("lists {} NPUs for {} servers", placement.size(), n));
-  const auto server = [&](int npu) { return placement.empty() ? npu : placement[static_cast<std::size_t>(npu)]; };
+  net::validate_placement(placement, n, "placement");
+  const auto server = [&](int npu) { return net::placed(placement, npu); };
   std::map<std::vector<int>, double> groups;            // servers -> all-reduce bytes
   std::map<std::pair<int, int>, double> transfers;      // (src, dst) -> bytes
   std::map<std::vector<int>, std::vector<std::vector<int>>> groups_by_dims;
@@ -26,12 +25,7 @@ Traffic traffic_from_dag(const workload::Dag& dag, const net::Network& network, 
     }
     // The groups of a set of dimensions are the same for every node over it: computed once.
     auto cached = groups_by_dims.find(node.dims);
-    if (cached == groups_by_dims.end()) {
-      auto mapped = net::npu_groups(network, node.dims);
-      for (auto& g : mapped)
-        for (int& npu : g) npu = server(npu);
-      cached = groups_by_dims.emplace(node.dims, std::move(mapped)).first;
-    }
+    if (cached == groups_by_dims.end()) cached = groups_by_dims.emplace(node.dims, net::npu_groups(network, node.dims, placement)).first;
     for (const auto& members : cached->second) {
       if (members.size() < 2) continue;
       const double size = static_cast<double>(members.size());
