@@ -12,6 +12,20 @@
 namespace chorus {
 namespace {
 
+// Servers 0 and 1 joined by one 8 Gb/s link (1 B/ns), and a flow over it.
+net::GraphNetwork one_link(double latency_ns) {
+  net::GraphNetwork g;
+  g.servers = 2;
+  g.add_link(0, 1, 8.0, latency_ns);
+  return g;
+}
+sim::flow::Flow on_link0(double bytes) {
+  sim::flow::Flow f;
+  f.path = {0};
+  f.bytes = bytes;
+  return f;
+}
+
 using workload::Dag;
 using workload::Node;
 using workload::NodeKind;
@@ -254,6 +268,8 @@ TEST(FlowNetwork, CircuitsAreReconfiguredByDemandAndLinksStopMeanwhile) {
   EXPECT_DOUBLE_EQ(r.result.total_ns, 2700.0);
   EXPECT_EQ(r.reconfigurations, 1);
   EXPECT_DOUBLE_EQ(r.reconfiguring_ns, 200.0);
+  // Each circuit carried 1000 B of the 2000 its 1 B/ns could carry from 700 to 2700 ns.
+  EXPECT_DOUBLE_EQ(sim::link_utilization(r).max, 0.5);
   o.reconfiguration->initial = {{0, 1}, {1, 0}};
   r = run(dag, logical({2}), mesh, o);
   EXPECT_DOUBLE_EQ(r.result.total_ns, 2000.0);
@@ -291,11 +307,10 @@ TEST(FlowEngine, BatchToleranceFinishesNearlyDoneFlowsTogether) {
   // One 8 Gb/s link (1 B/ns), no latency; flows of 1000 B and 1000.5 B from t = 0 share it at
   // 0.5 B/ns. Exact: the first sends its last byte at 2000 ns; the second has 0.5 B left, alone
   // at 1 B/ns: 2000.5 ns; 3 reallocations (start, each last byte). With tolerance 1e-3 the
-  // second's 0.5 B would take 1 ns at 0.5 B/ns, within 1e-3 x its 2000 ns so far: it finishes
-  // at 2000 with the first, in one reallocation (2 in all).
-  net::GraphNetwork g;
-  g.servers = 2;
-  g.add_link(0, 1, 8.0, 0.0);
+  // second's 0.5 B would take 1 ns at 0.5 B/ns, within 1e-3 x its 2000 ns so far: it leaves the
+  // link at 2000 with the first, in one reallocation (2 in all), and its last byte is where its
+  // rate of 0.5 B/ns puts it, 2001 ns. Every byte is counted on the link either way.
+  const auto g = one_link(0.0);
   std::vector<sim::flow::Flow> flows(2);
   flows[0].path = flows[1].path = {0};
   flows[0].bytes = 1000;
@@ -306,24 +321,39 @@ TEST(FlowEngine, BatchToleranceFinishesNearlyDoneFlowsTogether) {
     e.admit();
     e.run();
     EXPECT_DOUBLE_EQ(e.result().send_done_ns[0], 2000.0);
-    EXPECT_DOUBLE_EQ(e.result().send_done_ns[1], tol == 0 ? 2000.5 : 2000.0);
+    EXPECT_DOUBLE_EQ(e.result().send_done_ns[1], tol == 0 ? 2000.5 : 2001.0);
+    EXPECT_DOUBLE_EQ(e.result().link_bytes[0], 2000.5);
     EXPECT_EQ(e.result().reallocations, tol == 0 ? 3 : 2);
   }
   EXPECT_THROW(sim::flow::FlowEngine(g, -1e-3), InputError);
   EXPECT_THROW(sim::flow::FlowEngine(g, 1.0), InputError);
 }
 
+TEST(FlowEngine, CapacityOverTimeCountsEveryChange) {
+  // One 8 Gb/s link (1 B/ns). A 2000 B flow sends 500 B by t = 500, when the link doubles (a
+  // second circuit): 1500 B at 2 B/ns, last byte at 1250. The link could carry 1 x 500 + 2 x 750
+  // = 2000 B by then: fully used, where the nominal 1 B/ns x 1250 ns would say 1.6.
+  const auto g = one_link(0.0);
+  sim::flow::FlowEngine e(g);
+  e.flows().push_back(on_link0(2000));
+  e.admit();
+  std::vector<int> done;
+  e.step(done);  // the start
+  e.advance_to(500.0);
+  e.set_capacities({16.0});
+  e.run();
+  EXPECT_DOUBLE_EQ(e.result().send_done_ns[0], 1250.0);
+  EXPECT_DOUBLE_EQ(e.link_capacity_bytes(1250.0)[0], 2000.0);
+  EXPECT_DOUBLE_EQ(e.result().link_bytes[0], 2000.0);
+}
+
 TEST(FlowEngine, FlowsAddedWhileRunningStartNowOrAfterTheirDependencies) {
   // One 8 Gb/s link, latency 1000 ns. Flow 0 (1000 B) runs alone: last byte 1000, done 2000.
   // At t = 2000 flow 1 (1000 B, no deps) and flow 2 (1000 B, after flow 0) are added: both
   // start at 2000 (flow 0 is complete), share the link: last bytes at 4000, done 5000.
-  net::GraphNetwork g;
-  g.servers = 2;
-  g.add_link(0, 1, 8.0, 1000.0);
+  const auto g = one_link(1000.0);
   sim::flow::FlowEngine e(g);
-  sim::flow::Flow f;
-  f.path = {0};
-  f.bytes = 1000;
+  auto f = on_link0(1000);
   e.flows().push_back(f);
   e.admit();
   std::vector<int> done;

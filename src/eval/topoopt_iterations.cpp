@@ -63,6 +63,8 @@ IterationRow run_on(const StudyJob& job, const std::string& model, const std::st
   row.exposed_mp_ns = run.result.exposed_mp_comm_ns / it;
   row.flows = static_cast<std::int64_t>(run.flow_count);
   row.reallocations = run.flows.reallocations;
+  row.full_reallocations = run.flows.full_reallocations;
+  row.refilled_flows = run.flows.refilled_flows;
   row.max_link_utilization = sim::link_utilization(run).max;
   row.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (fabric.reconfiguration) {

@@ -23,6 +23,8 @@ struct IterationRow {
   double exposed_mp_ns = 0;
   std::int64_t flows = 0;
   std::int64_t reallocations = 0;
+  std::int64_t full_reallocations = 0;  // of which filled every flow anew
+  std::int64_t refilled_flows = 0;      // flows given a rate, over all reallocations
   double max_link_utilization = 0;
   double wall_s = 0;          // simulation time
   double reconfig_latency_us = 0;  // topoopt-reconfig only

@@ -199,8 +199,8 @@ LinkUtilization link_utilization(const FabricRun& run) {
   LinkUtilization u;
   double sum = 0;
   for (std::size_t l = 0; l < run.fabric.links.size(); ++l) {
-    if (run.flows.link_bytes[l] <= 0 || run.result.total_ns <= 0) continue;
-    const double x = run.flows.link_bytes[l] / (run.fabric.links[l].gbps / 8.0 * run.result.total_ns);
+    if (run.flows.link_bytes[l] <= 0 || run.link_capacity_bytes[l] <= 0) continue;
+    const double x = run.flows.link_bytes[l] / run.link_capacity_bytes[l];
     sum += x;
     u.max = std::max(u.max, x);
     ++u.links_used;
@@ -226,6 +226,7 @@ FabricRun simulate_workload(const workload::Dag& dag, const net::Network& logica
   run.result = run_dag(dag, compute_ns, network, server_bandwidth_gbps(network.fabric()));
   run.fabric = network.fabric();
   run.flows = network.engine().result();
+  run.link_capacity_bytes = network.engine().link_capacity_bytes(run.result.total_ns);
   run.flow_count = network.engine().flows().size();
   run.traffic = flow::traffic_matrix(run.fabric.servers, network.engine().flows());
   run.reconfigurations = network.reconfigurations();

@@ -115,6 +115,7 @@ struct FabricRun {
   DagResult result;
   net::GraphNetwork fabric;  // as simulated (parallel links merged)
   flow::FlowResult flows;    // per link bytes and busy time; reallocations, events
+  std::vector<double> link_capacity_bytes;  // per link: capacity x time over the run (circuits vary)
   std::size_t flow_count = 0;
   std::vector<std::vector<double>> traffic;  // server x server bytes sent (all iterations)
   int reconfigurations = 0;                  // reconfigurable fabrics: circuit changes
@@ -125,7 +126,8 @@ struct FabricRun {
 FabricRun simulate_workload(const workload::Dag& dag, const net::Network& logical, const net::GraphNetwork& fabric,
                             const workload::ComputeModel& compute, FlowNetworkOptions options = {});
 
-// Bytes each link carried over its capacity x the run's time, over the links that carried anything.
+// Bytes each link carried over what its capacity could carry in the run's time (on a circuit
+// fabric, the capacity its circuits gave it over time), over the links that carried anything.
 struct LinkUtilization {
   double mean = 0;
   double max = 0;

@@ -10,130 +10,19 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "sim/flow/water_filler.h"
 
 namespace chorus::sim::flow {
 namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 }  // namespace
 
-// Progressive filling over the links that carry the given flows only. Scratch arrays are sized to
-// all links and reset only where touched. Repeatedly, the link with the smallest fair share
-// (capacity left / unfrozen flows) is the bottleneck of its unfrozen flows: they get that share,
-// are frozen, and leave the other links of their paths. A link's share never falls when flows
-// frozen at the (global minimum) share leave it, so the minimum only grows and links tied at it
-// can be settled in any order. Two ways to find the minimum, chosen per call:
-//  - rounds that scan the live links: O(R x L + P), R = the distinct share levels, L = the links
-//    touched; best when many flows share few links (an all-to-all: P ~ 70,000 entries on ~500
-//    links); used first, while the scans cost less than the heap would;
-//  - a heap of links keyed by share (lazy deletion by version): O(P log P), P = the summed path
-//    lengths; finishes what the rounds left (rings over many servers: few flows per link).
-class WaterFiller {
- public:
-  explicit WaterFiller(std::size_t links) : cap_(links), cnt_(links, 0), version_(links, 0), flows_on_(links) {}
-
-  void run(const std::vector<double>& capacity, const std::vector<const net::Path*>& paths, std::vector<double>& rate) {
-    rate.assign(paths.size(), 0.0);
-    frozen_.assign(paths.size(), 0);
-    touched_.clear();
-    std::size_t entries = 0;
-    for (std::size_t f = 0; f < paths.size(); ++f)
-      for (int li : *paths[f]) {
-        const auto l = static_cast<std::size_t>(li);
-        if (cnt_[l] == 0 && flows_on_[l].empty()) {
-          touched_.push_back(l);
-          cap_[l] = capacity[l];
-        }
-        ++cnt_[l];
-        flows_on_[l].push_back(static_cast<int>(f));
-        ++entries;
-      }
-    // Rounds first, while their scans cost less than the heap would in all (P log2 P); then the
-    // heap finishes from where they stopped.
-    double budget = static_cast<double>(entries) * std::log2(static_cast<double>(entries) + 2.0);
-    by_rounds(paths, rate, budget);
-    if (!live_.empty()) by_heap(paths, rate);
-    for (auto l : touched_) {
-      cnt_[l] = 0;
-      flows_on_[l].clear();
-    }
-  }
-
- private:
-  // Every unfrozen flow through link l gets `share` and leaves the links of its path; calls
-  // changed(m) for every other link m whose share moved.
-  template <typename Changed>
-  void freeze(std::size_t l, double share, const std::vector<const net::Path*>& paths, std::vector<double>& rate,
-              Changed&& changed) {
-    for (int f : flows_on_[l]) {
-      const auto fu = static_cast<std::size_t>(f);
-      if (frozen_[fu]) continue;
-      frozen_[fu] = 1;
-      rate[fu] = share;
-      for (int mi : *paths[fu]) {
-        const auto m = static_cast<std::size_t>(mi);
-        cap_[m] = std::max(0.0, cap_[m] - share);
-        --cnt_[m];
-        if (m != l) changed(m);
-      }
-    }
-  }
-
-  // Settles the links in live_ (those with unfrozen flows) by the heap.
-  void by_heap(const std::vector<const net::Path*>& paths, std::vector<double>& rate) {
-    using Entry = std::tuple<double, std::size_t, std::uint64_t>;  // share, link, version
-    std::priority_queue<Entry, std::vector<Entry>, std::greater<>> heap;
-    for (auto l : live_)
-      if (cnt_[l] > 0) heap.emplace(cap_[l] / cnt_[l], l, version_[l]);
-    while (!heap.empty()) {
-      const auto [share, l, ver] = heap.top();
-      heap.pop();
-      if (ver != version_[l] || cnt_[l] == 0) continue;
-      ++version_[l];
-      freeze(l, share, paths, rate, [&](std::size_t m) {
-        ++version_[m];
-        if (cnt_[m] > 0) heap.emplace(cap_[m] / cnt_[m], m, version_[m]);
-      });
-    }
-  }
-
-  // Settles bottleneck levels by scanning until done (live_ left empty) or until the scans have
-  // cost `budget` link visits (live_ left holding the links still to settle).
-  void by_rounds(const std::vector<const net::Path*>& paths, std::vector<double>& rate, double budget) {
-    live_ = touched_;
-    double spent = 0;
-    for (;;) {
-      spent += static_cast<double>(live_.size());
-      if (spent > budget) return;
-      double lowest = std::numeric_limits<double>::infinity();
-      std::size_t kept = 0;
-      for (auto l : live_)
-        if (cnt_[l] > 0) {
-          live_[kept++] = l;
-          lowest = std::min(lowest, cap_[l] / cnt_[l]);
-        }
-      live_.resize(kept);
-      if (live_.empty()) break;
-      for (auto l : live_) {
-        if (cnt_[l] == 0) continue;
-        const double share = cap_[l] / cnt_[l];
-        if (share > lowest) continue;
-        freeze(l, share, paths, rate, [](std::size_t) {});
-      }
-    }
-  }
-
-  std::vector<double> cap_;
-  std::vector<int> cnt_;
-  std::vector<std::uint64_t> version_;
-  std::vector<std::vector<int>> flows_on_;
-  std::vector<std::size_t> touched_, live_;
-  std::vector<char> frozen_;
-};
-
 std::vector<double> max_min_rates(const std::vector<double>& capacity, const std::vector<const net::Path*>& paths) {
   WaterFiller filler(capacity.size());
-  std::vector<double> rate;
-  filler.run(capacity, paths, rate);
+  for (std::size_t f = 0; f < paths.size(); ++f) filler.add(static_cast<int>(f), *paths[f]);
+  filler.run(capacity);
+  std::vector<double> rate(paths.size());
+  for (std::size_t f = 0; f < paths.size(); ++f) rate[f] = filler.rate(static_cast<int>(f));
   return rate;
 }
 
@@ -141,9 +30,7 @@ FlowEngine::FlowEngine(const net::GraphNetwork& net, double batch_tolerance)
     : net_(net),
       tolerance_(batch_tolerance),
       capacity_(net.links.size()),
-      next_send_done_(kInf),
       link_rate_(net.links.size(), 0.0),
-      in_busy_(net.links.size(), 0),
       filler_(std::make_unique<WaterFiller>(net.links.size())) {
   if (!(batch_tolerance >= 0.0) || !(batch_tolerance < 1.0))
     throw InputError("batch_tolerance", fmt::format("must be in [0, 1), got {}", batch_tolerance));
@@ -177,8 +64,8 @@ void FlowEngine::admit() {
   ready_.resize(nf, 0.0);
   dependents_.resize(nf);
   completed_.resize(nf, 0);
-  remaining_.resize(nf, 0.0);
-  rate_.resize(nf, 0.0);
+  at_.resize(nf, -1);
+  filler_->reserve(nf);
   for (std::size_t f = admitted_; f < nf; ++f) {
     ready_[f] = std::max(flows_[f].start_ns, t_);
     for (int a : flows_[f].after) {
@@ -197,13 +84,12 @@ void FlowEngine::admit() {
 
 double FlowEngine::next_event_ns() const {
   const double queued = events_.empty() ? kInf : std::get<0>(events_.top());
-  return std::min(queued, next_send_done_);
+  return std::min(queued, last_byte_.min());
 }
 
 void FlowEngine::settle() {
   const double dt = t_ - settled_;
   if (dt > 0.0) {
-    for (int f : active_) remaining_[static_cast<std::size_t>(f)] -= rate_[static_cast<std::size_t>(f)] * dt;
     for (int l : busy_links_) {
       res_.link_bytes[static_cast<std::size_t>(l)] += link_rate_[static_cast<std::size_t>(l)] * dt;
       res_.link_busy_ns[static_cast<std::size_t>(l)] += dt;
@@ -212,45 +98,81 @@ void FlowEngine::settle() {
   settled_ = t_;
 }
 
-void FlowEngine::finish_sending(int f) {
+void FlowEngine::finish_sending(int f, double at_ns) {
   const auto fu = static_cast<std::size_t>(f);
-  res_.send_done_ns[fu] = t_;
-  res_.finish_ns[fu] = t_ + net::path_latency_ns(net_, flows_[fu].path) + flows_[fu].delay_ns;
+  res_.send_done_ns[fu] = at_ns;
+  res_.finish_ns[fu] = at_ns + net::path_latency_ns(net_, flows_[fu].path) + flows_[fu].delay_ns;
   res_.makespan_ns = std::max(res_.makespan_ns, res_.finish_ns[fu]);
   events_.emplace(res_.finish_ns[fu], 0, f);
 }
 
 void FlowEngine::reallocate() {
-  // The order of active_ (start order, holes filled from the back) is a function of the input
-  // alone, so rounding, which depends on it, is the same in every run.
-  paths_.clear();
-  for (int f : active_) paths_.push_back(&flows_[static_cast<std::size_t>(f)].path);
-  filler_->run(capacity_, paths_, rates_);
-  for (int l : busy_links_) {
-    link_rate_[static_cast<std::size_t>(l)] = 0.0;
-    in_busy_[static_cast<std::size_t>(l)] = 0;
-  }
-  busy_links_.clear();
-  next_send_done_ = kInf;
-  next_send_done_flow_ = -1;
-  for (std::size_t i = 0; i < active_.size(); ++i) {
-    const int f = active_[i];
-    const auto fu = static_cast<std::size_t>(f);
-    rate_[fu] = rates_[i];
-    for (int l : flows_[fu].path) {
-      if (!in_busy_[static_cast<std::size_t>(l)]) {
-        in_busy_[static_cast<std::size_t>(l)] = 1;
-        busy_links_.push_back(l);
-      }
-      link_rate_[static_cast<std::size_t>(l)] += rates_[i];
-    }
-    const double done = rate_[fu] > 0.0 ? t_ + remaining_[fu] / rate_[fu] : kInf;
-    if (done < next_send_done_) {
-      next_send_done_ = done;
-      next_send_done_flow_ = f;
+  const bool full = filler_->next_run_full();
+  filler_->run(capacity_);
+  res_.full_reallocations += full ? 1 : 0;
+  res_.refilled_flows += static_cast<std::int64_t>(filler_->refilled().size());
+  for (int l : busy_links_) link_rate_[static_cast<std::size_t>(l)] = 0.0;
+  busy_links_ = filler_->busy_links();
+  for (int l : busy_links_) link_rate_[static_cast<std::size_t>(l)] = filler_->link_rate(l);
+  // Only the flows the filler re-filled have a new rate, so only their last bytes move: one leaf
+  // each, or (most of them re-filled) every flow in position order and the tree in one pass.
+  const auto& refilled = filler_->refilled();
+  const auto moved = [&](std::size_t i) {
+    left_[i] -= rate_[i] * (t_ - anchor_[i]);
+    anchor_[i] = t_;
+    const double was = rate_[i];
+    rate_[i] = filler_->rate(active_[i]);
+    // The batch tolerance scales with the time a flow has been sending: a flow that waited
+    // without a rate (no circuit yet) starts counting when it gets one.
+    if (was == 0.0 && rate_[i] > 0.0) since_[i] = t_;
+    return rate_[i] > 0.0 ? t_ + left_[i] / rate_[i] : kInf;
+  };
+  if (refilled.size() > active_.size() / 8) {
+    for (std::size_t i = 0; i < active_.size(); ++i) last_byte_.set_leaf(i, moved(i));
+    last_byte_.rebuild();
+  } else {
+    for (int f : refilled) {
+      const auto i = static_cast<std::size_t>(at_[static_cast<std::size_t>(f)]);
+      last_byte_.set(i, moved(i));
     }
   }
   ++res_.reallocations;
+}
+
+void FlowEngine::start_sending(int f) {
+  const auto fu = static_cast<std::size_t>(f);
+  at_[fu] = static_cast<int>(active_.size());
+  active_.push_back(f);
+  left_.push_back(flows_[fu].bytes);
+  rate_.push_back(0.0);
+  bytes_.push_back(flows_[fu].bytes);
+  since_.push_back(res_.start_ns[fu]);
+  anchor_.push_back(t_);
+  last_byte_.push_back(kInf);  // until the reallocation that follows gives it a rate
+  filler_->add(f, flows_[fu].path);
+}
+
+void FlowEngine::stop_sending(std::size_t at) {
+  const int f = active_[at];
+  filler_->remove(f);
+  at_[static_cast<std::size_t>(f)] = -1;
+  if (at + 1 != active_.size()) {
+    active_[at] = active_.back();
+    left_[at] = left_.back();
+    rate_[at] = rate_.back();
+    bytes_[at] = bytes_.back();
+    since_[at] = since_.back();
+    anchor_[at] = anchor_.back();
+    last_byte_.set(at, last_byte_.at(active_.size() - 1));
+    at_[static_cast<std::size_t>(active_[at])] = static_cast<int>(at);
+  }
+  active_.pop_back();
+  left_.pop_back();
+  rate_.pop_back();
+  bytes_.pop_back();
+  since_.pop_back();
+  anchor_.pop_back();
+  last_byte_.pop_back();
 }
 
 void FlowEngine::step(std::vector<int>& completed) {
@@ -259,20 +181,30 @@ void FlowEngine::step(std::vector<int>& completed) {
   t_ = std::max(t_, t_next);
   ++res_.events;
   bool changed = false;
-  if (next_send_done_ <= t_) {
-    // Flows whose last byte is sent now: the earliest exactly, others within rounding.
+  if (last_byte_.min() <= t_) {
+    // Flows whose last byte is sent now (the earliest, and others within rounding of the clock
+    // or of their size) and, with a batch tolerance, those within it (their last byte within
+    // tolerance x their time so far, which is at most tolerance x now).
     settle();
-    for (std::size_t i = 0; i < active_.size();) {
-      const int f = active_[i];
-      const auto fu = static_cast<std::size_t>(f);
-      if (f == next_send_done_flow_ || remaining_[fu] <= 1e-9 * flows_[fu].bytes ||
-          remaining_[fu] <= rate_[fu] * tolerance_ * (t_ - res_.start_ns[fu])) {
-        finish_sending(f);
-        active_[i] = active_.back();
-        active_.pop_back();
+    const double slack = 1e-9 * t_;
+    due_.clear();
+    last_byte_.at_most(t_ + std::max(tolerance_ * t_, slack), due_);
+    due_flows_.clear();
+    for (auto i : due_) due_flows_.push_back(active_[i]);
+    for (int f : due_flows_) {
+      const auto i = static_cast<std::size_t>(at_[static_cast<std::size_t>(f)]);
+      const double last = last_byte_.at(i);
+      const double left = left_[i] - rate_[i] * (t_ - anchor_[i]);
+      if (last <= t_ + slack || left <= 1e-9 * bytes_[i]) {
+        finish_sending(f, t_);
+      } else if (left <= rate_[i] * tolerance_ * (t_ - since_[i])) {
+        // Batched: its last byte when its rate sends it; its links are freed now.
+        for (int l : flows_[static_cast<std::size_t>(f)].path) res_.link_bytes[static_cast<std::size_t>(l)] += left;
+        finish_sending(f, last);
       } else {
-        ++i;
+        continue;
       }
+      stop_sending(i);
     }
     changed = true;
   }
@@ -292,11 +224,10 @@ void FlowEngine::step(std::vector<int>& completed) {
     } else {
       res_.start_ns[fu] = when;
       if (flows_[fu].path.empty() || flows_[fu].bytes == 0.0) {
-        finish_sending(f);
+        finish_sending(f, t_);
       } else {
         if (!changed) settle();
-        remaining_[fu] = flows_[fu].bytes;
-        active_.push_back(f);
+        start_sending(f);
         changed = true;
       }
     }
@@ -321,13 +252,33 @@ void FlowEngine::set_capacities(const std::vector<double>& gbps) {
     if (!(gbps[l] >= 0.0) || !std::isfinite(gbps[l]))
       throw InputError("set_capacities", fmt::format("link {}: {} Gb/s", l, gbps[l]));
   settle();
-  for (std::size_t l = 0; l < gbps.size(); ++l) capacity_[l] = gbps[l] / 8.0;
+  capacity_bytes_.resize(capacity_.size(), 0.0);
+  for (std::size_t l = 0; l < gbps.size(); ++l) {
+    capacity_bytes_[l] += capacity_[l] * (t_ - capacity_since_);
+    capacity_[l] = gbps[l] / 8.0;
+  }
+  capacity_since_ = t_;
+  filler_->capacities_changed();
   reallocate();
 }
 
 double FlowEngine::remaining_bytes(int f) const {
-  const auto fu = static_cast<std::size_t>(f);
-  return std::max(0.0, remaining_[fu] - rate_[fu] * (t_ - settled_));
+  const int at = at_[static_cast<std::size_t>(f)];
+  if (at < 0) return 0.0;
+  const auto i = static_cast<std::size_t>(at);
+  return std::max(0.0, left_[i] - rate_[i] * (t_ - anchor_[i]));
+}
+
+std::vector<double> FlowEngine::link_capacity_bytes(double until_ns) const {
+  std::vector<double> bytes(capacity_.size());
+  for (std::size_t l = 0; l < bytes.size(); ++l)
+    bytes[l] = (capacity_bytes_.empty() ? 0.0 : capacity_bytes_[l]) + capacity_[l] * std::max(0.0, until_ns - capacity_since_);
+  return bytes;
+}
+
+double FlowEngine::rate_bytes_per_ns(int f) const {
+  const int at = at_[static_cast<std::size_t>(f)];
+  return at < 0 ? 0.0 : rate_[static_cast<std::size_t>(at)];
 }
 
 void FlowEngine::run() {

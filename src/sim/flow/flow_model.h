@@ -17,6 +17,7 @@
 
 #include "net/graph/graph_network.h"
 #include "net/graph/routing.h"
+#include "sim/flow/min_tree.h"
 
 namespace chorus::sim::flow {
 
@@ -37,6 +38,8 @@ struct FlowResult {
   std::vector<double> link_bytes;    // per link: bytes carried
   std::vector<double> link_busy_ns;  // per link: time with at least one active flow
   std::int64_t reallocations = 0;    // rate recomputations (progressive filling runs)
+  std::int64_t full_reallocations = 0;  // of which filled every flow anew (a flow joined, capacities changed)
+  std::int64_t refilled_flows = 0;   // flows given a rate, summed over the reallocations
   std::int64_t events = 0;           // distinct event times processed
   double makespan_ns = 0.0;          // max finish
 };
@@ -47,10 +50,11 @@ class FlowEngine {
  public:
   // `batch_tolerance` = 0: exact (rates recomputed at every last byte). > 0: when a flow's last byte
   // is sent, every flow that would send its own within batch_tolerance x its elapsed time (at the
-  // current rates) is finished with it, in one reallocation. A flow may thus end up to that
-  // fraction of its duration early (its few remaining bytes are dropped). Many flows of an
-  // all-to-all end at distinct but close times; batching them is what keeps a 128-server DLRM
-  // iteration at about a second (docs/graph-networks.md gives the measured error).
+  // current rates) leaves its links with it, in one reallocation; its last byte is recorded where
+  // its current rate puts it and all its bytes are counted on its links, so the only error is
+  // that the others get its capacity up to that fraction of its duration early. Many flows of an
+  // all-to-all end at distinct but close times; batching them cuts the reallocations 3-14x
+  // (BENCHMARKS.md gives the measured error).
   explicit FlowEngine(const net::GraphNetwork& net, double batch_tolerance = 0.0);
   ~FlowEngine();
   FlowEngine(const FlowEngine&) = delete;
@@ -84,21 +88,28 @@ class FlowEngine {
   // New capacities for every link (Gb/s, >= 0; 0 holds the link's flows at rate 0) from now on;
   // rates are recomputed at once. InputError for a wrong count or a negative value.
   void set_capacities(const std::vector<double>& gbps);
+  // Per link, the bytes its capacity could have carried from time 0 to `until_ns` (>= the last
+  // capacity change): capacity x time, summed over set_capacities' changes.
+  std::vector<double> link_capacity_bytes(double until_ns) const;
   // Flows sending now, and the bytes one of them has left to send.
   const std::vector<int>& sending() const { return active_; }
   double remaining_bytes(int f) const;
-  double rate_bytes_per_ns(int f) const { return rate_[static_cast<std::size_t>(f)]; }
+  double rate_bytes_per_ns(int f) const;
 
   const FlowResult& result() const { return res_; }
 
  private:
-  void settle();                 // brings remaining bytes and link counters up to now
-  void finish_sending(int f);    // last byte sent at now
+  void settle();                 // brings the link counters up to now
+  void finish_sending(int f, double at_ns);  // last byte sent at at_ns (>= now)
   void reallocate();
+  void start_sending(int f);
+  void stop_sending(std::size_t at);  // the flow at active_[at] leaves the sending set
 
   const net::GraphNetwork& net_;
   double tolerance_;
   std::vector<double> capacity_;  // bytes/ns per link
+  std::vector<double> capacity_bytes_;  // capacity x time before capacity_since_
+  double capacity_since_ = 0.0;
   std::vector<Flow> flows_;
   std::size_t admitted_ = 0;
   FlowResult res_;
@@ -108,23 +119,26 @@ class FlowEngine {
   std::vector<double> ready_;             // latest completion among `after` so far
   std::vector<std::vector<int>> dependents_;
   std::vector<char> completed_;
-  std::vector<double> remaining_, rate_;
+  std::vector<int> at_;  // position in active_, -1 when not sending
 
   // Event heap: (time, kind, flow); kind 0 = completion (releases dependents), 1 = start.
   using Event = std::tuple<double, int, int>;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
-  std::vector<int> active_;      // flows with bytes left
+  // Flows sending now, by position (removal moves the last one into the gap): bytes left at
+  // `anchor_` (the last change of its rate), rate, size and since when it has had a rate (the
+  // batch tolerance scales with that). Nothing here is touched for
+  // a flow whose rate does not change, so an event costs what changes, not what is in flight.
+  std::vector<int> active_;
+  std::vector<double> left_, anchor_, rate_, bytes_, since_;
+  MinTree last_byte_;  // by position: when its last byte goes at its current rate (inf: rate 0)
+  std::vector<std::size_t> due_;
+  std::vector<int> due_flows_;
   double t_ = 0.0;               // now
-  double settled_ = 0.0;         // time remaining_ and link counters were last brought up to
-  double next_send_done_;        // earliest last byte among active flows (inf: none)
-  int next_send_done_flow_ = -1;
+  double settled_ = 0.0;         // time the link counters were last brought up to
 
-  std::vector<int> busy_links_;  // links with active flows
-  std::vector<double> link_rate_;
-  std::vector<char> in_busy_;
-  std::vector<const net::Path*> paths_;
-  std::vector<double> rates_;
-  std::unique_ptr<WaterFiller> filler_;
+  std::vector<int> busy_links_;    // links with active flows at the last reallocation
+  std::vector<double> link_rate_;  // and their summed rates
+  std::unique_ptr<WaterFiller> filler_;  // the active flows
 };
 
 // Simulates a fixed list of flows to the end (a FlowEngine with all flows admitted at time 0).

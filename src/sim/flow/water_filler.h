@@ -1,0 +1,109 @@
+#pragma once
+// Max-min fair rates by progressive filling (water-filling), over a set of flows that persists
+// between runs: the flow engine adds a flow when it starts sending and removes it at its last
+// byte, and runs the filler after each such change.
+//
+// A run: every link with members gets its fair share (capacity / unfrozen flows). Repeatedly, the
+// link of smallest share is the bottleneck of its unfrozen flows: they get that share, are frozen
+// and leave the other links of their paths. Shares only grow as the filling proceeds (flows frozen
+// at the smallest share leave a link with at least its share per flow), so a min-heap whose stale
+// entries are re-keyed only when they surface finds each bottleneck in O(log L) (L busy links);
+// while few distinct levels remain (circuits of one capacity, links without any) scans of the
+// links level by level are cheaper and go first.
+//
+// Removals alone re-fill only what they can change. Let k be the first bottleneck of the last run
+// that froze a flow removed since. Every bottleneck before k carried no removed flow (it would
+// have frozen it), its share is unchanged without them, and every other link's share can only have
+// grown; so the new filling runs through the same bottlenecks up to k, and the flows they froze
+// keep their rates. The run starts at k with those flows' rates taken off their links and fills
+// the rest. An all-to-all's flows end fastest-first, so k is near the end of the filling and a run
+// touches a few flows instead of a million. A flow added, or new capacities, fill everything anew.
+//
+// The link -> flows membership is kept between runs and each flow is one 48-byte record (its
+// rate, its path inline when it has at most six links), so a run is a pass over the re-filled
+// flows' path entries with no lists rebuilt.
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <tuple>
+#include <vector>
+
+namespace chorus::sim::flow {
+
+class WaterFiller {
+ public:
+  explicit WaterFiller(std::size_t links);
+
+  // Flow `id` (ids are dense: memory grows with the largest) joins with its path (link indices
+  // < links, non-empty). An id joins at most once in the filler's life.
+  void add(int id, std::span<const int> path);
+  // Room for ids below `ids` (saves re-growing when the caller knows how many will come).
+  void reserve(std::size_t ids) {
+    if (ids > flow_.size()) flow_.resize(ids);
+  }
+  void remove(int id);
+  // The capacities given to the next run differ from the last run's: it fills everything anew.
+  void capacities_changed() { full_ = true; }
+  bool next_run_full() const { return full_; }
+
+  // Max-min rates (bytes/ns for capacity in bytes/ns) of every member. Ties and rounding depend
+  // only on the sequence of calls.
+  void run(const std::vector<double>& capacity);
+  // A member's rate at the last run (0 before its first), and the members whose rate that run
+  // set (every member after a full run).
+  double rate(int id) const { return flow_[static_cast<std::size_t>(id)].rate; }
+  const std::vector<int>& refilled() const { return refilled_; }
+
+  // Links with members, and after run() the summed rate of each one's members.
+  const std::vector<int>& busy_links() const { return busy_; }
+  double link_rate(int link) const { return link_[static_cast<std::size_t>(link)].used; }
+
+ private:
+  static constexpr std::uint32_t kInline = 6;
+  struct Record {
+    std::uint32_t open_in = 0;   // the run it is to be frozen in; another value once frozen
+    std::uint32_t hops = 0;      // 0: never joined
+    std::uint32_t order_at = 0;  // its place in order_
+    std::uint32_t gone = 0;      // removed
+    double rate = 0.0;
+    std::array<int, kInline> links{};  // the path when hops <= kInline, else its offset in long_
+  };
+  struct Link {
+    double left = 0.0;  // capacity not yet given to frozen flows
+    double used = 0.0;  // rate given to frozen flows (after a run: to every member)
+    int unfrozen = 0;
+    std::uint32_t version = 0;  // bumped whenever left / unfrozen change
+    std::uint32_t touched = 0;  // the run that last set it up
+  };
+  std::span<const int> path(const Record& r) const;
+  void compact(std::size_t link);
+  void open(int id, const std::vector<double>& capacity);
+  static double share(const Link& k);
+  void freeze(double share, const std::vector<int>& members);
+  void by_rounds(const std::vector<std::vector<int>>& lists);
+  void by_heap(const std::vector<std::vector<int>>& lists);
+
+  std::vector<Record> flow_;  // by id
+  std::vector<int> long_;     // paths of more than kInline links, back to back
+  std::vector<Link> link_;
+  std::vector<std::vector<int>> members_;  // per link: ids, in order of joining; may hold removed ones
+  std::vector<std::vector<int>> opened_on_;  // per link: flows a run after removals re-fills
+  std::vector<int> live_, dead_;           // per link: members, removed ids not yet compacted
+  std::vector<int> busy_;                  // links with live_ > 0, and each one's position there
+  std::vector<int> busy_at_;
+
+  std::vector<int> order_;             // the last run's flows in the order it froze them
+  std::size_t first_removed_;          // smallest order_at of a flow removed since the last run
+  std::vector<int> added_;             // joined since the last run
+  bool full_ = true;                   // the next run must fill everything
+  std::vector<int> refilled_;
+  std::vector<int> touched_;     // links set up for this run
+  std::vector<int> live_links_;  // of which still to settle
+  std::uint32_t runs_ = 0;
+
+  using Entry = std::tuple<double, int, std::uint32_t>;  // share, link, version
+  std::vector<Entry> heap_;
+};
+
+}  // namespace chorus::sim::flow
