@@ -2,7 +2,7 @@
 # Installs dependencies, builds chorus (Release) and runs the main job:
 # the Themis microbenchmark study on the embedded Table 2 presets, then the real-workload
 # study (Fig. 12) into results/themis-workloads, then the same schedules executed on real
-# ranks beside the simulator (results/themis-real), then TopoOpt's fabric costs (results/topoopt),
+# ranks beside the simulator (results/themis-real), then TopoOpt: costs, Figs. 12-13 and 15, heatmaps (results/topoopt),
 # then SYNDICATE: the joint optimizer against its baselines (results/syndicate) and its motif
 # microbenchmarks on real ranks (results/syndicate-real).
 # Extra arguments are passed to `chorus reproduce themis` (e.g. --out DIR).

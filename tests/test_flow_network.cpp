@@ -278,6 +278,36 @@ TEST(FlowNetwork, CircuitsAreReconfiguredByDemandAndLinksStopMeanwhile) {
   EXPECT_THROW(run(dag, logical({3}), ring(3), o), InputError);
 }
 
+TEST(FlowNetwork, OnDemandReplansWhenACircuitIdlesPeriodicWaitsForTheBoundary) {
+  // Two servers, circuits of 1 B/ns, 1000 ns latency, period 5000 ns, reconfiguration 200 ns; the
+  // one circuit at first is 0 -> 1. Point-to-point of 1000 B each way at t = 0: 0 -> 1 sends
+  // 0..1000 (done 2000), 1 -> 0 waits.
+  // On demand: at 1000 the circuit idles while 1 -> 0 waits: re-plan at once, links down until
+  // 1200, 1 -> 0 sends 1200..2200, done 3200.
+  // Periodic: nothing until the boundary at 5000: down until 5200, sends 5200..6200, done 7200.
+  Dag dag;
+  comm(dag, coll::CollectiveOp::kAllReduce, 1000, {0}, {}, workload::CommKind::kPointToPoint);
+  sim::FlowNetworkOptions o;
+  o.reconfiguration.emplace();
+  o.reconfiguration->period_ns = 5000;
+  o.reconfiguration->latency_ns = 200;
+  o.reconfiguration->circuit_gbps = 8;
+  o.reconfiguration->initial = {{0, 1}};
+  o.reconfiguration->allocate = [](const std::vector<std::tuple<int, int, double>>& demand) {
+    std::vector<std::pair<int, int>> circuits;
+    for (const auto& [src, dst, bytes] : demand)
+      if (bytes > 0) circuits.emplace_back(src, dst);
+    return circuits;
+  };
+  const auto mesh = net::full_mesh(2, 8.0);
+  for (bool on_demand : {true, false}) {
+    o.reconfiguration->on_demand = on_demand;
+    const auto r = run(dag, logical({2}), mesh, o);
+    EXPECT_DOUBLE_EQ(r.result.total_ns, on_demand ? 3200.0 : 7200.0);
+    EXPECT_EQ(r.reconfigurations, 1);
+  }
+}
+
 TEST(FlowNetwork, BadInputIsNamed) {
   Dag dag;
   comm(dag, coll::CollectiveOp::kAllReduce, 4000, {0}, {});

@@ -139,6 +139,8 @@ void register_reproduce_commands(CLI::App& app) {
                    "Fig. 15: TopoOpt-reconfig's OCS reconfiguration latencies, us (BERT and DLRM, the first degree, 100 Gb/s)")
       ->capture_default_str();
   topo->add_flag("--no-fig15", [targs](std::int64_t) { targs->it.reconfig_latencies_us.clear(); }, "Skip Fig. 15");
+  topo->add_flag("--periodic-replan", [targs](std::int64_t) { targs->it.reconfig_on_demand = false; },
+                 "Circuit fabrics re-plan only every 50 ms (Appendix D), not also when flows wait while a circuit idles");
   topo->add_option("--batch-tolerance", targs->it.batch_tolerance,
                    "Flow model: finish flows within this fraction of their duration together (0: exact)")->capture_default_str();
   topo->add_flag("-q,--quiet", targs->quiet, "No progress lines");

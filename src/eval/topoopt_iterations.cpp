@@ -48,6 +48,7 @@ IterationRow run_on(const StudyJob& job, const std::string& model, const std::st
   sim::FlowNetworkOptions flow_options;
   flow_options.batch_tolerance = o.batch_tolerance;
   flow_options.reconfiguration = fabric.reconfiguration;
+  if (flow_options.reconfiguration) flow_options.reconfiguration->on_demand = o.reconfig_on_demand;
   const auto run = sim::simulate_workload(job.dag, job.logical, fabric.graph, job.compute, flow_options);
   IterationRow row;
   row.model = model;

@@ -44,6 +44,9 @@ struct IterationStudyOptions {
   std::uint64_t seed = 1;            // the expander's
   double batch_tolerance = 1e-3;     // the flow engine's (0: exact; docs/graph-networks.md has the error)
   double reconfig_latency_us = 10000;  // topoopt-reconfig in Figs. 12-13 (the paper: 10 ms OCSs)
+  // Circuit fabrics (TopoOpt-reconfig, SiP-ML) re-plan also when flows wait while a circuit idles
+  // (true), or only every 50 ms as Appendix D says (false).
+  bool reconfig_on_demand = true;
   // Fig. 15: TopoOpt-reconfig over these OCS latencies (empty: skipped), the first degree and
   // B = reconfig_gbps, against TopoOpt-oneshot.
   std::vector<std::string> reconfig_models = {"topoopt-bert", "topoopt-dlrm"};

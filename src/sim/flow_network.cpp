@@ -186,7 +186,7 @@ void FlowNetwork::step(std::vector<int>& finished) {
   }
   completed_.clear();
   engine_.step(completed_);
-  if (options_.reconfiguration && !pending_) demand_driven_trigger();
+  if (options_.reconfiguration && options_.reconfiguration->on_demand && !pending_) demand_driven_trigger();
   for (int f : completed_) {
     const auto it = node_of_join_.find(f);
     if (it == node_of_join_.end()) continue;

@@ -55,6 +55,10 @@ struct FlowNetworkOptions {
     double period_ns = 50e6;    // "every 50 ms"
     double latency_ns = 10e6;   // the OCS's reconfiguration time (Fig. 15 sweeps it)
     double circuit_gbps = 100;  // B
+    // Also re-plan at once when flows wait while a circuit carries nothing (our default), or only
+    // at the period's boundaries, as Appendix D says ("we collect the unsatisfied traffic demand
+    // every 50 ms").
+    bool on_demand = true;
     std::vector<std::pair<int, int>> initial;  // circuits from time 0
     std::function<std::vector<std::pair<int, int>>(const std::vector<std::tuple<int, int, double>>&)> allocate;
   };

@@ -471,6 +471,25 @@ class Reproduce(unittest.TestCase):
                 self.assertIn(col, rows[0])
             assert_svg(self, os.path.join(d, "fig11_cost.svg"))
 
+    def test_reproduce_topoopt_replan_policies(self):
+        # Circuits re-planned only at the 50 ms boundaries (--periodic-replan, Appendix D) change at
+        # most once per boundary passed; on demand (default) DLRM at 1 us re-plans between them.
+        for periodic in (False, True):
+            with tempfile.TemporaryDirectory() as d:
+                extra = ["--periodic-replan"] if periodic else []
+                r = chorus("reproduce", "topoopt", "--out", d, "--servers", "16", "--models", "topoopt-dlrm", "--fabrics",
+                           "topoopt-reconfig", "--degrees", "4", "--bandwidths", "100", "--iterations", "1",
+                           "--reconfig-latencies", "1", "10000", "-q", *extra)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                with open(os.path.join(d, "reconfig.csv")) as f:
+                    rows = [x for x in csv.DictReader(f) if x["model"] == "topoopt-dlrm" and x["fabric"] == "topoopt-reconfig"]
+                self.assertEqual(len(rows), 2)
+                for x in rows:
+                    boundaries = int(float(x["iteration_ms"]) // 50)
+                    if periodic:
+                        self.assertLessEqual(int(x["reconfigurations"]), boundaries, x)
+                    elif x["reconfig_latency_us"] == "1":
+                        self.assertGreater(int(x["reconfigurations"]), boundaries, x)
 
     def test_reproduce_topoopt_iterations_small(self):
         # Figs. 12-13 at 16 servers, d = 4, two bandwidths, one iteration: every model on every fabric.
