@@ -241,6 +241,23 @@ TEST(FlowNetwork, PipelinedRingsNeverLoseToSteppedOnes) {
   EXPECT_DOUBLE_EQ(run(dag, logical({4}), ring(4)).result.total_ns, 12000.0);
 }
 
+// Circuits of 8 Gb/s (1 B/ns) re-planned every `period_ns`, 200 ns to reconfigure; the
+// allocation gives each pair with demand one circuit.
+sim::FlowNetworkOptions circuits_of_1_byte_per_ns(double period_ns) {
+  sim::FlowNetworkOptions o;
+  o.reconfiguration.emplace();
+  o.reconfiguration->period_ns = period_ns;
+  o.reconfiguration->latency_ns = 200;
+  o.reconfiguration->circuit_gbps = 8;
+  o.reconfiguration->allocate = [](const std::vector<std::tuple<int, int, double>>& demand) {
+    std::vector<std::pair<int, int>> circuits;
+    for (const auto& [src, dst, bytes] : demand)
+      if (bytes > 0) circuits.emplace_back(src, dst);
+    return circuits;
+  };
+  return o;
+}
+
 TEST(FlowNetwork, CircuitsAreReconfiguredByDemandAndLinksStopMeanwhile) {
   // Two servers, a full mesh of potential links (0 -> 1, 1 -> 0; 1000 ns latency), circuits of
   // 8 Gb/s (1 B/ns); period 500 ns, reconfiguration 200 ns; the allocation gives each pair with
@@ -252,17 +269,7 @@ TEST(FlowNetwork, CircuitsAreReconfiguredByDemandAndLinksStopMeanwhile) {
   // the same, so nothing stops.
   Dag dag;
   comm(dag, coll::CollectiveOp::kAllReduce, 1000, {0}, {}, workload::CommKind::kPointToPoint);
-  sim::FlowNetworkOptions o;
-  o.reconfiguration.emplace();
-  o.reconfiguration->period_ns = 500;
-  o.reconfiguration->latency_ns = 200;
-  o.reconfiguration->circuit_gbps = 8;
-  o.reconfiguration->allocate = [](const std::vector<std::tuple<int, int, double>>& demand) {
-    std::vector<std::pair<int, int>> circuits;
-    for (const auto& [src, dst, bytes] : demand)
-      if (bytes > 0) circuits.emplace_back(src, dst);
-    return circuits;
-  };
+  auto o = circuits_of_1_byte_per_ns(500);
   const auto mesh = net::full_mesh(2, 8.0);
   auto r = run(dag, logical({2}), mesh, o);
   EXPECT_DOUBLE_EQ(r.result.total_ns, 2700.0);
@@ -287,18 +294,8 @@ TEST(FlowNetwork, OnDemandReplansWhenACircuitIdlesPeriodicWaitsForTheBoundary) {
   // Periodic: nothing until the boundary at 5000: down until 5200, sends 5200..6200, done 7200.
   Dag dag;
   comm(dag, coll::CollectiveOp::kAllReduce, 1000, {0}, {}, workload::CommKind::kPointToPoint);
-  sim::FlowNetworkOptions o;
-  o.reconfiguration.emplace();
-  o.reconfiguration->period_ns = 5000;
-  o.reconfiguration->latency_ns = 200;
-  o.reconfiguration->circuit_gbps = 8;
+  auto o = circuits_of_1_byte_per_ns(5000);
   o.reconfiguration->initial = {{0, 1}};
-  o.reconfiguration->allocate = [](const std::vector<std::tuple<int, int, double>>& demand) {
-    std::vector<std::pair<int, int>> circuits;
-    for (const auto& [src, dst, bytes] : demand)
-      if (bytes > 0) circuits.emplace_back(src, dst);
-    return circuits;
-  };
   const auto mesh = net::full_mesh(2, 8.0);
   for (bool on_demand : {true, false}) {
     o.reconfiguration->on_demand = on_demand;
