@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <queue>
 #include <stdexcept>
 #include <tuple>
 
@@ -30,6 +29,7 @@ FlowEngine::FlowEngine(const net::GraphNetwork& net, double batch_tolerance)
     : net_(net),
       tolerance_(batch_tolerance),
       capacity_(net.links.size()),
+      capacity_bytes_(net.links.size(), 0.0),
       link_rate_(net.links.size(), 0.0),
       filler_(std::make_unique<WaterFiller>(net.links.size())) {
   if (!(batch_tolerance >= 0.0) || !(batch_tolerance < 1.0))
@@ -252,7 +252,6 @@ void FlowEngine::set_capacities(const std::vector<double>& gbps) {
     if (!(gbps[l] >= 0.0) || !std::isfinite(gbps[l]))
       throw InputError("set_capacities", fmt::format("link {}: {} Gb/s", l, gbps[l]));
   settle();
-  capacity_bytes_.resize(capacity_.size(), 0.0);
   for (std::size_t l = 0; l < gbps.size(); ++l) {
     capacity_bytes_[l] += capacity_[l] * (t_ - capacity_since_);
     capacity_[l] = gbps[l] / 8.0;
@@ -272,7 +271,7 @@ double FlowEngine::remaining_bytes(int f) const {
 std::vector<double> FlowEngine::link_capacity_bytes(double until_ns) const {
   std::vector<double> bytes(capacity_.size());
   for (std::size_t l = 0; l < bytes.size(); ++l)
-    bytes[l] = (capacity_bytes_.empty() ? 0.0 : capacity_bytes_[l]) + capacity_[l] * std::max(0.0, until_ns - capacity_since_);
+    bytes[l] = capacity_bytes_[l] + capacity_[l] * std::max(0.0, until_ns - capacity_since_);
   return bytes;
 }
 
