@@ -12,7 +12,9 @@
       chorus.finalize()
 
   Tensors are numpy arrays (or anything with the buffer protocol) or torch CPU tensors, used in
-  place. See docs/python.md.
+  place. See docs/python.md. chorus.compressed has the error-bounded (zfp) forms of all_reduce,
+  all_gather_into_tensor, all_to_all_single, send and recv: chorus.compressed.all_reduce("gloo", x,
+  bound="abs:1e-4") returns the bytes it sent and would have sent uncompressed.
 - chorus.distributed: the torch.distributed backend "chorus" (C++, chorus._c10d), registered on
   import when torch is importable: dist.init_process_group("chorus") under torchrun, chorus launch
   or mpirun.
@@ -20,7 +22,7 @@
 try:
     from chorus._rt import (CommError, Fusion, ReduceOp, TimeoutError, Work, algorithm_names, all_gather,  # noqa: F401
                             all_gather_into_tensor, all_reduce, all_to_all, all_to_all_single, available_backends, backends, barrier,
-                            broadcast, finalize, group_ranks, init, is_initialized, new_group, rank, recv, reduce,
+                            broadcast, compressed, finalize, group_ranks, init, is_initialized, new_group, rank, recv, reduce,
                             reduce_scatter_tensor, send, size, split, synchronize)
     HAVE_RUNTIME = True
 except ImportError as _error:  # the source tree's package (chorus.plot only), or a build without bindings

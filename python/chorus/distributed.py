@@ -7,7 +7,9 @@ chorus runtime: on ``mpi``, ``gloo``, ``shm`` or ``auto``, chosen per operation 
 all) among the backends of ``CHORUS_BACKENDS`` (default: every backend that works under the
 launcher). It starts under torchrun, ``chorus launch`` (which sets torchrun's variables) and
 mpirun (this module sets them from Open MPI's, meeting over MPI for MASTER_ADDR/PORT when they
-are not set). See docs/python.md, "torch.distributed".
+are not set). ``CHORUS_COMPRESSION="abs:1e-4"`` sends float tensors of all_reduce, all_gather,
+all_to_all_single, send and recv compressed (zfp, every element within the bound);
+``compression_stats()`` tells the bytes saved. See docs/python.md, "torch.distributed".
 """
 import os
 
@@ -38,6 +40,15 @@ def _environment_from_mpirun():
         host, port = _rt._mpirun_tcp_endpoint().rsplit(":", 1)
         env.setdefault("MASTER_ADDR", host)
         env.setdefault("MASTER_PORT", port)
+
+
+def compression_stats(group=None):
+    """What this rank's compressed operations (CHORUS_COMPRESSION) on `group` (default: the world)
+    sent: {"raw_bytes": uncompressed, "wire_bytes": on the wire}."""
+    pg = group if group is not None else dist.distributed_c10d._get_default_group()
+    if not isinstance(pg, _c10d.ProcessGroupChorus):
+        raise ValueError(f"compression_stats: the group's backend is {pg.getBackendName() if hasattr(pg, 'getBackendName') else type(pg).__name__}, not chorus")
+    return pg.compression_stats()
 
 
 def register():

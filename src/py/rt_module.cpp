@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "rt/compression/compressed.h"
 #include "rt/errors.h"
 #include "rt/fusion/fusion.h"
 #include "rt/rendezvous/mpi_env.h"
@@ -202,6 +203,22 @@ rt::Counts split_counts(const py::object& sizes, const Tensor& t, int world, con
   }
   if (total != rows) throw py::value_error(fmt::format("{}: split sizes add up to {}, the tensor has {} rows", what, total, rows));
   return counts;
+}
+
+// Compressed operations (chorus.compressed): float tensors only, and what they sent.
+namespace cz = rt::compressed;
+
+void compressible_tensor(const Tensor& t, std::string_view what) {
+  if (!cz::compressible(t.dtype))
+    throw py::type_error(fmt::format("{}: element type {} cannot be compressed (zfp compresses float32 and float64)", what,
+                                     rt::to_string(t.dtype)));
+}
+
+py::dict stats_dict(const cz::Stats& s) {
+  py::dict d;
+  d["raw_bytes"] = s.raw_bytes;
+  d["wire_bytes"] = s.wire_bytes;
+  return d;
 }
 
 rt::Counts displacements(const rt::Counts& counts) {
@@ -473,6 +490,86 @@ PYBIND11_MODULE(_rt, m) {
         return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
       },
       py::arg("backend"), py::arg("tensor"), py::arg("iters"));
+  // Compressed operations (rt/compression/compressed.h): blocking, float32 / float64, under an
+  // error bound given as text ("abs:1e-4": |error| <= 1e-4 on every element; "prec:16": 16 bit
+  // planes per block of 4 values, relative); each returns what it sent: {raw_bytes, wire_bytes}.
+  auto cz_module = m.def_submodule("compressed", "Error-bounded compressed collectives (zfp): bound='abs:1e-4' or 'prec:16'");
+  cz_module.def(
+      "all_reduce",
+      [](const std::string& backend, const py::object& tensor, const std::string& bound, ReduceOp op) {
+        auto t = tensor_of(tensor, "compressed.all_reduce: tensor");
+        compressible_tensor(t, "compressed.all_reduce: tensor");
+        const auto b = cz::parse_error_bound(bound, "compressed.all_reduce: bound");
+        cz::Stats st;
+        {
+          py::gil_scoped_release release;
+          cz::all_reduce(backend, t.data, t.data, t.count, t.dtype, op, b, &st);
+        }
+        return stats_dict(st);
+      },
+      py::arg("backend"), py::arg("tensor"), py::arg("bound"), py::arg("op") = ReduceOp::sum,
+      "In place; op SUM or AVG; |result - exact| <= an absolute bound on every element (plus the float additions' rounding)");
+  cz_module.def(
+      "all_gather_into_tensor",
+      [](const std::string& backend, const py::object& output, const py::object& input, const std::string& bound) {
+        auto in = tensor_of(input, "compressed.all_gather_into_tensor: input", false);
+        auto out = tensor_of(output, "compressed.all_gather_into_tensor: output");
+        same_dtype(in, out, "compressed.all_gather_into_tensor");
+        compressible_tensor(in, "compressed.all_gather_into_tensor: input");
+        expect_count(out, in.count * static_cast<std::size_t>(rt::size(backend)), "compressed.all_gather_into_tensor: output");
+        const auto b = cz::parse_error_bound(bound, "compressed.all_gather_into_tensor: bound");
+        cz::Stats st;
+        {
+          py::gil_scoped_release release;
+          cz::all_gather(backend, in.data, out.data, in.count, in.dtype, b, &st);
+        }
+        return stats_dict(st);
+      },
+      py::arg("backend"), py::arg("output"), py::arg("input"), py::arg("bound"));
+  cz_module.def(
+      "all_to_all_single",
+      [](const std::string& backend, const py::object& output, const py::object& input, const std::string& bound) {
+        auto in = tensor_of(input, "compressed.all_to_all_single: input", false);
+        auto out = tensor_of(output, "compressed.all_to_all_single: output");
+        same_dtype(in, out, "compressed.all_to_all_single");
+        compressible_tensor(in, "compressed.all_to_all_single: input");
+        expect_count(out, in.count, "compressed.all_to_all_single: output");
+        const auto world = static_cast<std::size_t>(rt::size(backend));
+        if (in.count % world)
+          throw py::value_error(fmt::format("compressed.all_to_all_single: {} elements do not split evenly over {} ranks", in.count, world));
+        const auto b = cz::parse_error_bound(bound, "compressed.all_to_all_single: bound");
+        cz::Stats st;
+        {
+          py::gil_scoped_release release;
+          cz::all_to_all_single(backend, in.data, out.data, in.count / world, in.dtype, b, &st);
+        }
+        return stats_dict(st);
+      },
+      py::arg("backend"), py::arg("output"), py::arg("input"), py::arg("bound"), "Equal blocks, block j to rank j");
+  cz_module.def(
+      "send",
+      [](const std::string& backend, const py::object& tensor, int dst, const std::string& bound) {
+        auto t = tensor_of(tensor, "compressed.send: tensor", false);
+        compressible_tensor(t, "compressed.send: tensor");
+        const auto b = cz::parse_error_bound(bound, "compressed.send: bound");
+        cz::Stats st;
+        {
+          py::gil_scoped_release release;
+          cz::send(backend, t.data, t.count, t.dtype, dst, b, &st);
+        }
+        return stats_dict(st);
+      },
+      py::arg("backend"), py::arg("tensor"), py::arg("dst"), py::arg("bound"));
+  cz_module.def(
+      "recv",
+      [](const std::string& backend, const py::object& tensor, int src, const std::string& bound) {
+        auto t = tensor_of(tensor, "compressed.recv: tensor");
+        compressible_tensor(t, "compressed.recv: tensor");
+        const auto b = cz::parse_error_bound(bound, "compressed.recv: bound");
+        py::gil_scoped_release release;
+        cz::recv(backend, t.data, t.count, t.dtype, src, b, nullptr);
+      },
+      py::arg("backend"), py::arg("tensor"), py::arg("src"), py::arg("bound"), "The same count, dtype and bound as the send");
   m.def(
       "barrier", [](const std::string& backend, bool async_op) { return run(async_op, {}, [&](bool a) { return rt::barrier(backend, a); }); },
       py::arg("backend") = "auto", py::arg("async_op") = false);

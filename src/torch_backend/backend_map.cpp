@@ -6,29 +6,11 @@
 
 #include "core/error.h"
 #include "rt/runtime.h"
+#include "torch_backend/env_list.h"
 
 namespace chorus::torch_backend {
 
 namespace {
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
-std::vector<std::string_view> split_list(std::string_view text) {
-  std::vector<std::string_view> items;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    const std::size_t comma = text.find(',', start);
-    const std::size_t end = comma == std::string_view::npos ? text.size() : comma;
-    items.push_back(trim(text.substr(start, end - start)));
-    if (comma == std::string_view::npos) break;
-    start = comma + 1;
-  }
-  return items;
-}
 
 void require_backend(std::string_view name, bool allow_auto, const std::string& where) {
   const auto known = rt::available_backends();
@@ -47,7 +29,7 @@ BackendMap BackendMap::parse(std::string_view text, const std::string& where) {
   std::array<bool, std::size(rt::kAllOpKinds)> set{};
   bool have_default = false;
   std::string default_backend = "auto";
-  const auto items = split_list(text);
+  const auto items = split_env_list(text);
   for (std::size_t i = 0; i < items.size(); ++i) {
     const std::string at = fmt::format("{}, entry {} ('{}')", where, i + 1, items[i]);
     const std::size_t colon = items[i].find(':');
@@ -98,7 +80,7 @@ std::vector<std::string> backends_to_init(const char* env_value, const BackendMa
   std::vector<std::string> out;
   if (env_value == nullptr || trim(env_value).empty()) return {"auto"};
   {
-    const auto items = split_list(env_value);
+    const auto items = split_env_list(env_value);
     for (std::size_t i = 0; i < items.size(); ++i) {
       const std::string at = fmt::format("environment CHORUS_BACKENDS, entry {} ('{}')", i + 1, items[i]);
       require_backend(items[i], false, at);

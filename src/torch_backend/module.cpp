@@ -34,5 +34,15 @@ PYBIND11_MODULE(_c10d, m) {
           [](const ProcessGroupChorus& pg, const std::string& op) {
             return pg.backend_for(chorus::rt::parse_op_kind(op, "backend_for"));
           },
-          py::arg("op"), "The chorus backend (or auto) that runs operation `op` (all_reduce, all_to_all_single, ...)");
+          py::arg("op"), "The chorus backend (or auto) that runs operation `op` (all_reduce, all_to_all_single, ...)")
+      .def(
+          "compression_stats",
+          [](const ProcessGroupChorus& pg) {
+            const auto s = pg.compression_stats();
+            py::dict d;
+            d["raw_bytes"] = s.raw_bytes;
+            d["wire_bytes"] = s.wire_bytes;
+            return d;
+          },
+          "What this rank's compressed operations (CHORUS_COMPRESSION) sent, and would have sent uncompressed");
 }

@@ -230,6 +230,8 @@ ProcessGroupChorus::ProcessGroupChorus(const c10::intrusive_ptr<c10d::Store>& st
     : c10d::ProcessGroup(rank, size) {
   const char* map_text = std::getenv("CHORUS_BACKEND_MAP");
   map_ = BackendMap::parse(map_text != nullptr ? map_text : "", "environment CHORUS_BACKEND_MAP");
+  const char* compression_text = std::getenv("CHORUS_COMPRESSION");
+  compression_ = CompressionMap::parse(compression_text != nullptr ? compression_text : "", "environment CHORUS_COMPRESSION");
   std::optional<rt::FusionOptions> fusion;  // read before anything is initialised: a bad value leaves nothing behind
   if (const char* f = std::getenv("CHORUS_FUSION"); f != nullptr && *f != '\0' && std::string_view(f) != "0")
     fusion = rt::parse_fusion_options(f, "environment CHORUS_FUSION");
@@ -273,6 +275,42 @@ ProcessGroupChorus::~ProcessGroupChorus() {
   }
 }
 
+std::optional<ProcessGroupChorus::Compressed> ProcessGroupChorus::compressed(OpKind op, const at::Tensor& t) const {
+  const auto& bound = compression_.bound(op);
+  if (!bound) return std::nullopt;
+  const std::size_t n = static_cast<std::size_t>(t.numel());
+  switch (t.scalar_type()) {
+    case at::kFloat: return Compressed{*bound, DType::f32, n};
+    case at::kDouble: return Compressed{*bound, DType::f64, n};
+    case at::kComplexFloat: return Compressed{*bound, DType::f32, 2 * n};
+    case at::kComplexDouble: return Compressed{*bound, DType::f64, 2 * n};
+    default: return std::nullopt;  // zfp compresses float32 and float64
+  }
+}
+
+std::string ProcessGroupChorus::compressed_backend(OpKind op) const {
+  const std::string& b = backend_for(op);
+  return group_.empty() ? b.substr(0, b.find(':')) : b;  // "mpi:ring" names all_reduce's algorithm: the ring is chorus's here
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::run_compressed(c10d::OpType type, const char* title,
+                                                                  std::vector<at::Tensor> outputs,
+                                                                  const std::function<void(rt::compressed::Stats*)>& call) {
+  rt::compressed::Stats st;
+  call(&st);
+  {
+    std::lock_guard lock(stats_mutex_);
+    stats_.raw_bytes += st.raw_bytes;
+    stats_.wire_bytes += st.wire_bytes;
+  }
+  return WorkChorus::make(rank_, type, title, rt::Work(), {}, std::move(outputs));
+}
+
+rt::compressed::Stats ProcessGroupChorus::compression_stats() const {
+  std::lock_guard lock(stats_mutex_);
+  return stats_;
+}
+
 c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::broadcast(std::vector<at::Tensor>& tensors,
                                                             const c10d::BroadcastOptions& opts) {
   at::Tensor& t = single(tensors, "broadcast", "tensor");
@@ -287,6 +325,11 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::allreduce(std::vector<at::Ten
   at::Tensor& t = single(tensors, "all_reduce", "tensor");
   const Reduction r = reduction_of(t, opts.reduceOp, "all_reduce");
   const std::size_t count = count_of(t, r);
+  if (auto c = compressed(OpKind::all_reduce, t); c && (r.op == rt::ReduceOp::sum || r.op == rt::ReduceOp::avg))
+    return run_compressed(c10d::OpType::ALLREDUCE, "chorus:all_reduce", {t}, [&](rt::compressed::Stats* st) {
+      rt::compressed::all_reduce(compressed_backend(OpKind::all_reduce), t.data_ptr(), t.data_ptr(), c->count, c->dtype,
+                                 r.op, c->bound, st);
+    });
   auto w = fusion_ != nullptr && count * rt::dtype_bytes(r.dtype) <= fusion_->options().buffer_bytes
                ? fusion_->all_reduce(backend_for(OpKind::all_reduce), t.data_ptr(), t.data_ptr(), count, r.dtype, r.op)
                : rt::all_reduce(backend_for(OpKind::all_reduce), t.data_ptr(), t.data_ptr(), count, r.dtype, r.op, true);
@@ -302,6 +345,16 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::allreduce_coalesced(std::vect
   }
   const Reduction r = reduction_of(tensors[0], opts.reduceOp, "all_reduce_coalesced");
   at::Tensor flat = flatten(tensors, *pool_);  // one operation for all: the fusion torch asks for here
+  if (auto c = compressed(OpKind::all_reduce, flat); c && (r.op == rt::ReduceOp::sum || r.op == rt::ReduceOp::avg)) {
+    auto work = run_compressed(c10d::OpType::ALLREDUCE_COALESCED, "chorus:all_reduce_coalesced", tensors,
+                               [&](rt::compressed::Stats* st) {
+                                 rt::compressed::all_reduce(compressed_backend(OpKind::all_reduce), flat.data_ptr(),
+                                                            flat.data_ptr(), c->count, c->dtype, r.op, c->bound, st);
+                                 unflatten(flat, tensors);
+                               });
+    pool_->give(flat);
+    return work;
+  }
   auto w = rt::all_reduce(backend_for(OpKind::all_reduce), flat.data_ptr(), flat.data_ptr(), count_of(flat, r), r.dtype,
                           r.op, true);
   return WorkChorus::make(rank_, c10d::OpType::ALLREDUCE_COALESCED, "chorus:all_reduce_coalesced", std::move(w), tensors,
@@ -330,8 +383,17 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::allgather(std::vector<std::ve
     same_shape(in, outputs[0][j], "all_gather", fmt::format("tensor_list[{}]", j));
   }
   at::Tensor flat = pool_->take(static_cast<std::int64_t>(size_) * in.numel(), in.scalar_type());
-  auto w = rt::all_gather(backend_for(OpKind::all_gather), in.data_ptr(), flat.data_ptr(), nbytes(in), kBytes, true);
   std::vector<at::Tensor> outs = outputs[0];
+  if (auto c = compressed(OpKind::all_gather, in)) {
+    auto work = run_compressed(c10d::OpType::ALLGATHER, "chorus:all_gather", outs, [&](rt::compressed::Stats* st) {
+      rt::compressed::all_gather(compressed_backend(OpKind::all_gather), in.data_ptr(), flat.data_ptr(), c->count,
+                                 c->dtype, c->bound, st);
+      unflatten(flat, outs);
+    });
+    pool_->give(flat);
+    return work;
+  }
+  auto w = rt::all_gather(backend_for(OpKind::all_gather), in.data_ptr(), flat.data_ptr(), nbytes(in), kBytes, true);
   return WorkChorus::make(rank_, c10d::OpType::ALLGATHER, "chorus:all_gather", std::move(w), {in}, outs,
                           [flat, outs]() mutable { unflatten(flat, outs); }, pool_, {flat});
 }
@@ -343,6 +405,12 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::_allgather_base(at::Tensor& o
   same_kind(input, output, "all_gather_into_tensor", "output");
   TORCH_CHECK_VALUE(output.numel() == size_ * input.numel(), "chorus: all_gather_into_tensor: output has ",
                     output.numel(), " elements, expected world size ", size_, " x input ", input.numel());
+  if (auto c = compressed(OpKind::all_gather, input))
+    return run_compressed(c10d::OpType::_ALLGATHER_BASE, "chorus:all_gather_into_tensor", {output},
+                          [&](rt::compressed::Stats* st) {
+                            rt::compressed::all_gather(compressed_backend(OpKind::all_gather), input.data_ptr(),
+                                                       output.data_ptr(), c->count, c->dtype, c->bound, st);
+                          });
   auto w = rt::all_gather(backend_for(OpKind::all_gather), input.data_ptr(), output.data_ptr(), nbytes(input), kBytes, true);
   return WorkChorus::make(rank_, c10d::OpType::_ALLGATHER_BASE, "chorus:all_gather_into_tensor", std::move(w),
                           {input, output}, {output});
@@ -510,6 +578,14 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::alltoall_base(at::Tensor& out
                       " elements, the input ", input.numel());
     rt::Counts c, d;
     split_bytes(input, {}, size_, "input", c, d);
+    if (auto z = compressed(OpKind::all_to_all_single, input))
+      return run_compressed(c10d::OpType::ALLTOALL_BASE, "chorus:all_to_all_single", {output},
+                            [&](rt::compressed::Stats* st) {
+                              rt::compressed::all_to_all_single(compressed_backend(OpKind::all_to_all_single),
+                                                                input.data_ptr(), output.data_ptr(),
+                                                                z->count / static_cast<std::size_t>(size_), z->dtype,
+                                                                z->bound, st);
+                            });
     w = rt::all_to_all_single(backend, input.data_ptr(), output.data_ptr(), c[0], kBytes, true);
   } else {
     rt::Counts sc, sd, rc, rd;
@@ -560,6 +636,10 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::send(std::vector<at::Tensor>&
   at::Tensor& t = single(tensors, "send", "tensor");
   check_rank(dst, size_, "send", "dst");
   check_tag(tag, "send");
+  if (auto c = compressed(OpKind::send, t))
+    return run_compressed(c10d::OpType::SEND, "chorus:send", {t}, [&](rt::compressed::Stats* st) {
+      rt::compressed::send(compressed_backend(OpKind::send), t.data_ptr(), c->count, c->dtype, dst, c->bound, st);
+    });
   auto w = rt::send(backend_for(OpKind::send), t.data_ptr(), nbytes(t), kBytes, dst, true);
   return WorkChorus::make(rank_, c10d::OpType::SEND, "chorus:send", std::move(w), {t}, {t});
 }
@@ -568,6 +648,10 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::recv(std::vector<at::Tensor>&
   at::Tensor& t = single(tensors, "recv", "tensor");
   check_rank(src, size_, "recv", "src");
   check_tag(tag, "recv");
+  if (auto c = compressed(OpKind::recv, t))
+    return run_compressed(c10d::OpType::RECV, "chorus:recv", {t}, [&](rt::compressed::Stats* st) {
+      rt::compressed::recv(compressed_backend(OpKind::recv), t.data_ptr(), c->count, c->dtype, src, c->bound, st);
+    });
   auto w = rt::recv(backend_for(OpKind::recv), t.data_ptr(), nbytes(t), kBytes, src, true);
   return WorkChorus::make(rank_, c10d::OpType::RECV, "chorus:recv", std::move(w), {t}, {t});
 }

@@ -16,18 +16,25 @@
 //   imaginary parts) with SUM, AVG, PRODUCT, MIN, MAX.
 // - Tensors must be CPU, dense and contiguous; otherwise, and for every other misuse (sizes,
 //   roots, dtypes), the call throws before anything is sent, naming the operation and argument.
+// - CHORUS_COMPRESSION (CompressionMap) sends float tensors of all_reduce (SUM, AVG), all_gather,
+//   all_to_all_single (equal splits), send and recv as zfp blocks under an error bound
+//   (rt/compression/compressed.h). A compressed operation runs when it is issued, on the calling
+//   thread, in the order of the backend's other operations; it returns a completed Work.
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #include <torch/csrc/distributed/c10d/Work.hpp>
 
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "rt/compression/compressed.h"
 #include "rt/fusion/fusion.h"
 #include "rt/work.h"
 #include "torch_backend/backend_map.h"
+#include "torch_backend/compression_map.h"
 
 namespace chorus::torch_backend {
 
@@ -123,9 +130,26 @@ class ProcessGroupChorus : public c10d::ProcessGroup {
 
   // The chorus backend that runs `op` (a backend name or auto).
   const std::string& backend_for(rt::OpKind op) const { return group_.empty() ? map_.backend(op) : group_; }
+  // What the compressed operations of this group sent, and would have sent uncompressed.
+  rt::compressed::Stats compression_stats() const;
 
  private:
+  // The float element type and count of `t` when `op` on it travels compressed, else nullopt.
+  struct Compressed {
+    rt::compressed::ErrorBound bound;
+    rt::DType dtype;
+    std::size_t count;
+  };
+  std::optional<Compressed> compressed(rt::OpKind op, const at::Tensor& t) const;
+  // Runs a compressed operation now (`call` gets the statistics to add to) and returns a completed work.
+  c10::intrusive_ptr<c10d::Work> run_compressed(c10d::OpType type, const char* title, std::vector<at::Tensor> outputs,
+                                                const std::function<void(rt::compressed::Stats*)>& call);
+  std::string compressed_backend(rt::OpKind op) const;
+
   BackendMap map_;
+  CompressionMap compression_;
+  mutable std::mutex stats_mutex_;
+  rt::compressed::Stats stats_;
   std::string group_;  // the runtime group of a sub-group; empty for the world group
   bool owns_runtime_ = false;
   // CHORUS_FUSION=B,T (world group only): all-reduces of at most B bytes go through tensor fusion.

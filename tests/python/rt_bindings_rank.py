@@ -135,6 +135,61 @@ def run(b):
     expect_raises(ValueError, lambda: chorus.all_reduce(f"{b}:nope", np.ones(2, np.float32)), "no all_reduce algorithm 'nope'")
 
 
+def smooth(rank, count, dtype):
+    """What rank `rank` contributes to a compressed operation: a smooth signal (zfp compresses it)."""
+    i = np.arange(count, dtype=np.float64)
+    return (np.sin(i / 50.0 + rank) * (rank + 1) + 0.001 * i).astype(dtype)
+
+
+def run_compressed(b):
+    """chorus.compressed on backend b: every element within the bound (all_reduce: the bound plus
+    the float additions' rounding, p * eps * (sum_k |x_k| + bound), as rt_compression_check
+    derives it), the wire bytes falling as the bound loosens, and the errors a user can make."""
+    r, n = chorus.rank(b), chorus.size(b)
+    ranks = range(n)
+    count = 3001 * n
+    for dt in (np.float32, np.float64):
+        eps = np.finfo(dt).eps
+        inputs = [smooth(k, count, dt).astype(np.float64) for k in ranks]
+        exact, magnitude = sum(inputs), sum(np.abs(x) for x in inputs)
+        wire = []
+        for tol in (1e-5, 1e-3, 1e-1):
+            bound = f"abs:{tol}"
+            x = smooth(r, count, dt)
+            st = chorus.compressed.all_reduce(b, x, bound)
+            allowed = tol + n * eps * (magnitude + tol)
+            check(np.all(np.abs(x - exact) <= allowed), f"{b} compressed.all_reduce {dt.__name__} {bound}: "
+                  f"worst error {np.max(np.abs(x - exact))}")
+            wire.append(st["wire_bytes"])
+            check(st["raw_bytes"] > 0, f"{b} compressed.all_reduce raw bytes {st}")
+            out = np.zeros(count * n, dt)
+            st = chorus.compressed.all_gather_into_tensor(b, out, smooth(r, count, dt), bound)
+            check(np.all(np.abs(out - np.concatenate(inputs)) <= tol), f"{b} compressed.all_gather {dt.__name__} {bound}")
+            if tol == 1e-1:
+                check(st["wire_bytes"] < st["raw_bytes"], f"{b} compressed.all_gather at {bound} saves bytes: {st}")
+            out = np.zeros(count, dt)
+            chorus.compressed.all_to_all_single(b, out, smooth(r, count, dt), bound)
+            block = count // n  # block r of every rank k
+            want = np.concatenate([inputs[k][r * block:(r + 1) * block] for k in ranks])
+            check(np.all(np.abs(out - want) <= tol), f"{b} compressed.all_to_all_single {dt.__name__} {bound}")
+        check(wire[0] > wire[1] > wire[2], f"{b} compressed.all_reduce {dt.__name__}: wire bytes {wire} fall as the bound loosens")
+        if n > 1:  # a ring of compressed send / recv, the odd ranks receiving first
+            got = np.zeros(count, dt)
+            send = lambda: chorus.compressed.send(b, smooth(r, count, dt), (r + 1) % n, "abs:1e-3")  # noqa: E731
+            recv = lambda: chorus.compressed.recv(b, got, (r - 1) % n, "abs:1e-3")  # noqa: E731
+            for step in ((send, recv) if r % 2 == 0 else (recv, send)):
+                step()
+            check(np.all(np.abs(got - inputs[(r - 1) % n]) <= 1e-3), f"{b} compressed send/recv {dt.__name__}")
+    x = smooth(r, count, np.float32)
+    chorus.compressed.all_reduce(b, x, "prec:20", op=chorus.ReduceOp.AVG)  # relative: no absolute guarantee to check
+    check(np.allclose(x, sum(smooth(k, count, np.float64) for k in ranks) / n, rtol=0, atol=1e-3), f"{b} compressed AVG prec:20")
+    expect_raises(TypeError, lambda: chorus.compressed.all_reduce(b, np.ones(4, np.int32), "abs:1"), "cannot be compressed")
+    expect_raises(ValueError, lambda: chorus.compressed.all_reduce(b, np.ones(4, np.float32), "abs:-1"), "bound")
+    expect_raises(ValueError, lambda: chorus.compressed.all_reduce(b, np.ones(4, np.float32), "zfp:3"), "abs:<tolerance>")
+    expect_raises(ValueError, lambda: chorus.compressed.all_reduce(b, np.ones(4, np.float32), "abs:1", op=chorus.ReduceOp.MAX),
+                  "max")
+
+
 def run_fusion(backends):
     """chorus.Fusion: 300 small all-reduces on every backend and auto, several dtypes and sizes
     (a few larger than the buffer), fused, each result against numpy."""
@@ -163,6 +218,7 @@ def main():
     check(sorted(chorus.backends()) == sorted(wanted), f"backends() is {chorus.backends()}")
     for b in wanted:
         run(b)
+        run_compressed(b)
     run_fusion(wanted)
     try:
         import torch  # noqa: F401  (python3-torch; the same calls on torch CPU tensors, no copies)
