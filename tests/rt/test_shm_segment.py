@@ -7,7 +7,7 @@
    entry of it is in /dev/shm.
 2. Too little space is a clear error: with RLIMIT_FSIZE below the segment size, the job exits 2
    with a message naming the bytes needed and how to raise the limit (never SIGBUS/SIGXFSZ).
-3. Bad CHORUS_SHM_SLOT_BYTES values exit 2 naming the variable.
+3. Bad CHORUS_SHM_SLOT_BYTES and CHORUS_SHM_CMA values exit 2 naming the variable.
 
 usage: test_shm_segment.py CHORUS
 """
@@ -182,6 +182,10 @@ expect("too little space, world of one", [CHORUS, "bench", "--backends", "shm", 
 for bad in ["0", "12abc", "-4096", "99999999999999999999", "2000000000"]:
     expect(f"CHORUS_SHM_SLOT_BYTES={bad}", launch2 + BENCH[:-4] + ["--iters", "2"], 2,
            ["CHORUS_SHM_SLOT_BYTES"], env_extra={"CHORUS_SHM_SLOT_BYTES": bad})
+
+for bad in ["2", "yes"]:
+    expect(f"CHORUS_SHM_CMA={bad}", launch2 + BENCH[:-4] + ["--iters", "2"], 2,
+           ["CHORUS_SHM_CMA", f"'{bad}'"], env_extra={"CHORUS_SHM_CMA": bad})
 
 print(f"total {time.monotonic() - t_start:.1f} s")
 if failures:

@@ -13,17 +13,29 @@
 // own: the next one starts on the other slot, and its first step protects the last reads
 // (see phase_). Point-to-point goes through one ring buffer per ordered pair.
 //
+// Large broadcasts are single-copy where the kernel allows it (cross-memory attach, as Open
+// MPI's and MPICH's shared-memory transports do): the root publishes its buffer's address and
+// every other rank reads it straight out of the root's memory with process_vm_readv, instead
+// of the root copying it into its slot and the others out of it. Whether the ranks may read
+// each other's memory (same user; ptrace rules; a container's seccomp profile) is probed at init
+// and agreed on by all ranks; CHORUS_SHM_CMA=0 turns it off.
+//
 // Waiting spins briefly, then yields, then sleeps on a futex, so ranks may outnumber cores.
 // Every wait checks the operation deadline and whether the awaited peer is still alive.
 #include <sched.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <bit>
+#include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <string_view>
+
 #include <fmt/format.h>
 
 #include "core/error.h"
@@ -109,6 +121,10 @@ struct alignas(64) SmallLine {
 struct alignas(128) RankControl {
   SharedCounter step;  // steps this rank has completed
   std::int32_t pid;
+  // Cross-memory attach (see the top): where this process keeps kCmaProbe, for the others to
+  // read at init, and whether this rank could read every other rank's.
+  std::atomic<std::uint64_t> probe_address{0};
+  std::atomic<std::uint32_t> can_read_peers{0};
   SmallLine lines[2][kSmallLines];  // one set per slot side (see side())
 };
 
@@ -118,6 +134,37 @@ struct alignas(128) RingControl {
 };
 
 inline void cpu_relax() { __builtin_ia32_pause(); }
+
+// What every process holds at a different address (ASLR), for the cross-memory-attach probe.
+const std::uint64_t kCmaProbe = kMagic ^ 0x636d61ULL;
+// Broadcasts of at least this many bytes read the root's buffer directly (when allowed).
+constexpr std::size_t kCmaMinBytes = std::size_t{1} << 20;
+
+// Copies `bytes` between `local` and `remote` in process `pid` (`write`: into it, else out of
+// it); false (errno set) if the kernel refuses.
+bool copy_process_memory(int pid, void* local, std::uint64_t remote, std::size_t bytes, bool write) {
+  std::size_t done = 0;
+  while (done < bytes) {
+    iovec here{static_cast<char*>(local) + done, bytes - done};
+    iovec there{reinterpret_cast<void*>(remote + done), bytes - done};
+    const ssize_t n = write ? ::process_vm_writev(pid, &here, 1, &there, 1, 0) : ::process_vm_readv(pid, &here, 1, &there, 1, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      if (n == 0) errno = EFAULT;
+      return false;
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+// CHORUS_SHM_CMA: "0" turns single-copy broadcasts off, "1" (the default) lets the probe decide.
+bool env_cma_wanted() {
+  const char* v = std::getenv("CHORUS_SHM_CMA");
+  if (v == nullptr || *v == '\0' || std::string_view(v) == "1") return true;
+  if (std::string_view(v) == "0") return false;
+  throw InputError("environment CHORUS_SHM_CMA", fmt::format("'{}' is neither 0 nor 1", v));
+}
 
 // What the calling thread is doing (collectives, sends and receives run on separate threads).
 thread_local const char* op_ = "";
@@ -182,8 +229,23 @@ class ShmBackend final : public Backend {
     }
     seg_.release_fd();
     control(rank_)->pid = static_cast<std::int32_t>(::getpid());
+    control(rank_)->probe_address.store(reinterpret_cast<std::uint64_t>(&kCmaProbe), std::memory_order_release);
+    const bool cma_wanted = env_cma_wanted();
     ctx.store->barrier(ctx.key_prefix + "/mapped", size_, wait);
     ring_stride_ = ring_stride;
+    if (size_ > 1) {  // every rank probes every other, then all read the same verdicts
+      bool can = cma_wanted;
+      for (int p = 0; p < size_ && can; ++p) {
+        std::uint64_t got = 0;
+        can = p == rank_ || (copy_process_memory(control(p)->pid, &got, control(p)->probe_address.load(std::memory_order_acquire),
+                                                 sizeof got, false) &&
+                             got == kCmaProbe);
+      }
+      control(rank_)->can_read_peers.store(can ? 1 : 0, std::memory_order_release);
+      ctx.store->barrier(ctx.key_prefix + "/cma", size_, wait);
+      cma_ = true;
+      for (int p = 0; p < size_; ++p) cma_ = cma_ && control(p)->can_read_peers.load(std::memory_order_acquire) == 1;
+    }
   }
 
   std::string name() const override { return "shm"; }
@@ -249,6 +311,7 @@ class ShmBackend final : public Backend {
   void broadcast(void* buf, std::size_t count, DType dtype, int root) override {
     begin("broadcast");
     const std::size_t bytes = count * dtype_bytes(dtype);
+    if (cma_ && bytes >= kCmaMinBytes) return single_copy_broadcast(static_cast<char*>(buf), bytes, root);
     const std::size_t rounds = (bytes + slot_bytes_ - 1) / slot_bytes_;
     auto piece = [&](std::size_t k) { return std::min(slot_bytes_, bytes - k * slot_bytes_); };
     char* data = static_cast<char*>(buf);
@@ -261,6 +324,46 @@ class ShmBackend final : public Backend {
       if (k + 1 < rounds) step();
     }
     advance(rounds);
+  }
+
+  // Every rank publishes its buffer's address in its slot. The buffer is cut into size_ parts;
+  // rank r takes part r from the root with process_vm_writev pushed by the root, and every
+  // other part it reads itself with process_vm_readv, so the root and the others all copy about
+  // (p - 1) / p of the bytes at once. A closing step keeps every buffer as it is until all the
+  // copies are done.
+  void single_copy_broadcast(char* data, std::size_t bytes, int root) {
+    auto address = [&](int r) { return reinterpret_cast<std::atomic<std::uint64_t>*>(slot(r, side(0))); };
+    address(rank_)->store(reinterpret_cast<std::uint64_t>(data), std::memory_order_relaxed);
+    step();
+    const std::size_t n = static_cast<std::size_t>(size_);
+    const std::size_t part = (bytes + n - 1) / n;
+    auto range = [&](int r) {
+      const std::size_t begin = std::min(bytes, static_cast<std::size_t>(r) * part);
+      return std::pair{begin, std::min(bytes, begin + part) - begin};
+    };
+    auto fail = [&](const char* what, int peer) {
+      const int error = errno;
+      check_alive(peer);  // names a dead peer
+      throw CommError(fmt::format("shm broadcast: rank {} cannot {} rank {} (pid {}): {}", rank_, what, peer,
+                                  control(peer)->pid, std::strerror(error)));
+    };
+    if (rank_ == root) {
+      for (int r = 0; r < size_; ++r) {
+        const auto [at, len] = range(r);
+        if (r != root && len > 0 &&
+            !copy_process_memory(control(r)->pid, data + at, address(r)->load(std::memory_order_relaxed) + at, len, true))
+          fail("write into", r);
+      }
+    } else {
+      const std::uint64_t from = address(root)->load(std::memory_order_relaxed);
+      for (int r = 0; r < size_; ++r) {
+        const auto [at, len] = range(r);
+        if (r != rank_ && len > 0 && !copy_process_memory(control(root)->pid, data + at, from + at, len, false))
+          fail("read from", root);
+      }
+    }
+    step();
+    advance(1);
   }
 
   void all_reduce(const void* in, void* out, std::size_t count, DType dtype, ReduceOp op) override {
@@ -728,6 +831,7 @@ class ShmBackend final : public Backend {
   // only in round k + 2 (counting across collectives), after a step every rank can pass only
   // once it has finished reading it.
   std::size_t phase_ = 0;
+  bool cma_ = false;  // every rank may read every other's memory (single-copy broadcasts)
   // All-reduce / reduce of at most this many bytes (times the world size) in one step.
   std::size_t one_step_bytes_ = one_step_limit();
 };
