@@ -1,6 +1,7 @@
-// bench_fusion: tensor fusion (rt/fusion) against issuing the same all-reduces one by one,
-// side by side in one run (MCR-DL Sec. V-E). Per backend, per (B, T): --ops all-reduces of
-// --bytes each (f32, sum), timed from the first issue to the last completion, slowest rank;
+// bench_fusion: tensor fusion (rt/fusion) against issuing the same operations one by one,
+// side by side in one run (MCR-DL Sec. V-E). Per backend, per (B, T): --ops operations (--op:
+// all-reduces (f32, sum), broadcasts from rank 0, or all-gathers) of --bytes each (an all-gather's
+// input), timed from the first issue to the last completion, slowest rank;
 // blocks of the three ways alternate, --reps times, medians reported:
 //   blocking  each all-reduce issued and waited for in turn
 //   async     all issued asynchronously on the backend, then all waited for
@@ -8,7 +9,7 @@
 // Results are checked (every element of every operation) in the first repetition.
 // Run: chorus launch -n 2 -- bench_fusion [--backends shm,gloo] [--buffers 64KiB,1MiB] ...
 //      mpirun -n 2 bench_fusion --backends mpi
-// Prints CSV: backend,ranks,ops,bytes,B,T_us,blocking_ms,async_ms,fused_ms,speedup_vs_blocking,speedup_vs_async,buffers
+// Prints CSV: op,backend,ranks,ops,bytes,B,T_us,blocking_ms,async_ms,fused_ms,speedup_vs_blocking,speedup_vs_async,buffers
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -43,14 +44,15 @@ double slowest_ms(const std::string& backend, std::chrono::steady_clock::time_po
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"bench_fusion: fused all-reduces against one by one"};
+  CLI::App app{"bench_fusion: fused all-reduces, broadcasts or all-gathers against one by one"};
   std::string backends_arg = "shm,gloo", buffers_arg = "64KiB,256KiB,1MiB,4MiB", cycles_arg = "200";
   int ops = 1000, reps = 7;
-  std::string bytes_arg = "4KiB";
+  std::string bytes_arg = "4KiB", op_arg = "allreduce";
   app.add_option("--backends", backends_arg, "backends to measure, one after another");
   app.add_option("--buffers", buffers_arg, "values of B");
   app.add_option("--cycles-us", cycles_arg, "values of T (microseconds)");
-  app.add_option("--ops", ops, "all-reduces per measurement");
+  app.add_option("--ops", ops, "operations per measurement");
+  app.add_option("--op", op_arg, "allreduce, broadcast or allgather")->check(CLI::IsMember({"allreduce", "broadcast", "allgather"}));
   app.add_option("--bytes", bytes_arg, "bytes per all-reduce");
   app.add_option("--reps", reps, "repetitions (medians reported)");
   CLI11_PARSE(app, argc, argv);
@@ -59,23 +61,51 @@ int main(int argc, char** argv) {
     const std::size_t count = chorus::parse_bytes(bytes_arg, "--bytes") / sizeof(float);
     rt::init(backends);
     const int me = rt::rank("auto"), world = rt::size("auto");
+    std::string backend_of_run;
+    const bool gather = op_arg == "allgather", bcast = op_arg == "broadcast";
+    const std::size_t world_n = static_cast<std::size_t>(world);
     std::vector<std::vector<float>> data(static_cast<std::size_t>(ops), std::vector<float>(count));
+    std::vector<std::vector<float>> gathered(gather ? data.size() : 0, std::vector<float>(count * world_n));
     auto fill = [&] {
       for (std::size_t i = 0; i < data.size(); ++i)
         for (std::size_t e = 0; e < count; ++e) data[i][e] = static_cast<float>((i + e) % 7 + static_cast<std::size_t>(me));
+      for (auto& g : gathered) std::fill(g.begin(), g.end(), -1.0f);
     };
     std::int64_t wrong = 0;
-    auto check = [&] {  // after one sum of fill(): sum over ranks of ((i+e)%7 + r)
-      for (std::size_t i = 0; i < data.size(); ++i)
-        for (std::size_t e = 0; e < count; ++e)
-          if (data[i][e] != static_cast<float>(world * static_cast<int>((i + e) % 7) + world * (world - 1) / 2)) {
+    // What operation i holds at element e afterwards (rank r put (i+e)%7 + r in): the sum over
+    // ranks, rank 0's value, or block j = rank j's.
+    auto expected = [&](std::size_t i, std::size_t e) {
+      if (gather) return static_cast<float>((i + e % count) % 7 + e / count);
+      if (bcast) return static_cast<float>((i + e) % 7);
+      return static_cast<float>(world * static_cast<int>((i + e) % 7) + world * (world - 1) / 2);
+    };
+    auto check = [&] {
+      for (std::size_t i = 0; i < data.size(); ++i) {
+        const auto& got = gather ? gathered[i] : data[i];
+        for (std::size_t e = 0; e < got.size(); ++e)
+          if (got[e] != expected(i, e)) {
             ++wrong;
             return;
           }
+      }
+    };
+    // Operation i, issued directly (async_op) or through the fusion.
+    auto direct = [&](std::size_t i, bool async_op) {
+      float* d = data[i].data();
+      if (gather) return rt::all_gather(backend_of_run, d, gathered[i].data(), count, DType::f32, async_op);
+      if (bcast) return rt::broadcast(backend_of_run, d, count, DType::f32, 0, async_op);
+      return rt::all_reduce(backend_of_run, d, d, count, DType::f32, ReduceOp::sum, async_op);
+    };
+    auto fused_op = [&](rt::Fusion& fusion, std::size_t i) {
+      float* d = data[i].data();
+      if (gather) return fusion.all_gather(backend_of_run, d, gathered[i].data(), count, DType::f32);
+      if (bcast) return fusion.broadcast(backend_of_run, d, count, DType::f32, 0);
+      return fusion.all_reduce(backend_of_run, d, d, count, DType::f32, ReduceOp::sum);
     };
     if (me == 0)
-      std::printf("backend,ranks,ops,bytes,B,T_us,blocking_ms,async_ms,fused_ms,speedup_vs_blocking,speedup_vs_async,buffers\n");
+      std::printf("op,backend,ranks,ops,bytes,B,T_us,blocking_ms,async_ms,fused_ms,speedup_vs_blocking,speedup_vs_async,buffers\n");
     for (const auto& backend : backends) {
+      backend_of_run = backend;
       for (const auto& b_text : chorus::split_list(buffers_arg)) {
         for (const auto& t_text : chorus::split_list(cycles_arg)) {
           const rt::FusionOptions options{.buffer_bytes = static_cast<std::size_t>(chorus::parse_bytes(b_text, "--buffers")),
@@ -87,14 +117,14 @@ int main(int argc, char** argv) {
             fill();
             rt::barrier(backend);
             auto t0 = std::chrono::steady_clock::now();
-            for (auto& d : data) rt::all_reduce(backend, d.data(), d.data(), count, DType::f32, ReduceOp::sum);
+            for (std::size_t i = 0; i < data.size(); ++i) direct(i, false);
             const double b_ms = slowest_ms(backend, t0);
             if (r == 0) check();
             fill();
             rt::barrier(backend);
             t0 = std::chrono::steady_clock::now();
             for (std::size_t i = 0; i < data.size(); ++i)
-              works[i] = rt::all_reduce(backend, data[i].data(), data[i].data(), count, DType::f32, ReduceOp::sum, true);
+              works[i] = direct(i, true);
             for (auto& w : works) w.wait();
             const double a_ms = slowest_ms(backend, t0);
             if (r == 0) check();
@@ -102,7 +132,7 @@ int main(int argc, char** argv) {
             rt::barrier(backend);
             t0 = std::chrono::steady_clock::now();
             for (std::size_t i = 0; i < data.size(); ++i)
-              works[i] = fusion.all_reduce(backend, data[i].data(), data[i].data(), count, DType::f32, ReduceOp::sum);
+              works[i] = fused_op(fusion, i);
             for (auto& w : works) w.wait();
             const double f_ms = slowest_ms(backend, t0);
             if (r == 0) check();
@@ -113,7 +143,7 @@ int main(int argc, char** argv) {
           }
           const auto st = fusion.stats();
           if (me == 0)
-            std::printf("%s,%d,%d,%zu,%zu,%lld,%.3f,%.3f,%.3f,%.2f,%.2f,%.1f\n", backend.c_str(), world, ops,
+            std::printf("%s,%s,%d,%d,%zu,%zu,%lld,%.3f,%.3f,%.3f,%.2f,%.2f,%.1f\n", op_arg.c_str(), backend.c_str(), world, ops,
                         count * sizeof(float), options.buffer_bytes, static_cast<long long>(options.cycle_us),
                         median(blocking), median(async), median(fused), median(blocking) / median(fused),
                         median(async) / median(fused), static_cast<double>(st.buffers) / (reps + 1));

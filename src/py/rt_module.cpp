@@ -318,7 +318,8 @@ PYBIND11_MODULE(_rt, m) {
              return std::make_unique<PyFusion>(backends, rt::FusionOptions{.buffer_bytes = buffer_bytes, .cycle_us = cycle_us});
            }),
            py::arg("backends"), py::arg("buffer_bytes") = std::size_t{1} << 20, py::arg("cycle_us") = 200,
-           "Small all-reduces fused into buffers of at most buffer_bytes, a cycle at most cycle_us after the oldest")
+           "Small all-reduces, broadcasts and all-gathers fused into buffers of at most buffer_bytes, a cycle at most "
+           "cycle_us after the oldest")
       .def(
           "all_reduce",
           [](PyFusion& f, const std::string& backend, const py::object& tensor, ReduceOp op) {
@@ -331,6 +332,33 @@ PYBIND11_MODULE(_rt, m) {
             return std::make_shared<PyWork>(std::move(w), std::vector<py::object>{t.owner}, nullptr);
           },
           py::arg("backend"), py::arg("tensor"), py::arg("op") = ReduceOp::sum, "In place; always asynchronous: returns a Work")
+      .def(
+          "broadcast",
+          [](PyFusion& f, const std::string& backend, const py::object& tensor, int src) {
+            auto t = tensor_of(tensor, "Fusion.broadcast: tensor");
+            rt::Work w;
+            {
+              py::gil_scoped_release release;
+              w = f.get().broadcast(backend, t.data, t.count, t.dtype, src);
+            }
+            return std::make_shared<PyWork>(std::move(w), std::vector<py::object>{t.owner}, nullptr);
+          },
+          py::arg("backend"), py::arg("tensor"), py::arg("src"), "In place; always asynchronous: returns a Work")
+      .def(
+          "all_gather_into_tensor",
+          [](PyFusion& f, const std::string& backend, const py::object& output, const py::object& input) {
+            auto in = tensor_of(input, "Fusion.all_gather_into_tensor: input", false);
+            auto out = tensor_of(output, "Fusion.all_gather_into_tensor: output");
+            same_dtype(in, out, "Fusion.all_gather_into_tensor");
+            expect_count(out, in.count * static_cast<std::size_t>(rt::size("auto")), "Fusion.all_gather_into_tensor: output");
+            rt::Work w;
+            {
+              py::gil_scoped_release release;
+              w = f.get().all_gather(backend, in.data, out.data, in.count, in.dtype);
+            }
+            return std::make_shared<PyWork>(std::move(w), std::vector<py::object>{in.owner, out.owner}, nullptr);
+          },
+          py::arg("backend"), py::arg("output"), py::arg("input"), "Always asynchronous: returns a Work")
       .def("flush", [](PyFusion& f) {
         py::gil_scoped_release release;
         f.get().flush();

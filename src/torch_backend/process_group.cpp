@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <optional>
 #include <string_view>
@@ -100,6 +101,9 @@ Reduction reduction_of(const at::Tensor& t, const c10d::ReduceOp& reduce_op, std
 }
 
 std::size_t count_of(const at::Tensor& t, const Reduction& r) { return static_cast<std::size_t>(t.numel()) * r.factor; }
+
+// "mpi:ring" names all_reduce's algorithm on mpi: the backend is mpi.
+std::string plain_backend(const std::string& backend) { return backend.substr(0, backend.find(':')); }
 
 void check_rank(int r, int size, std::string_view op, std::string_view what) {
   TORCH_CHECK_VALUE(r >= 0 && r < size, "chorus: ", op, ": ", what, " ", r, " is not a rank of this group (size ", size,
@@ -260,10 +264,13 @@ ProcessGroupChorus::ProcessGroupChorus(const c10::intrusive_ptr<c10d::Store>& st
                                    "initialised is rank {} of {}",
                                    rank, size, rt::rank(first), rt::size(first)));
   }
-  if (fusion)
-    fusion_ = std::make_unique<rt::Fusion>(  // on all_reduce's backend ("mpi:ring": mpi, that algorithm per buffer)
-        std::vector<std::string>{backend_for(OpKind::all_reduce).substr(0, backend_for(OpKind::all_reduce).find(':'))},
-        *fusion);
+  if (fusion) {  // on the backends of the fused operations ("mpi:ring": mpi, that algorithm per all-reduce buffer)
+    std::vector<std::string> fused;
+    for (OpKind op : {OpKind::all_reduce, OpKind::broadcast, OpKind::all_gather})
+      if (std::find(fused.begin(), fused.end(), plain_backend(backend_for(op))) == fused.end())
+        fused.push_back(plain_backend(backend_for(op)));
+    fusion_ = std::make_unique<rt::Fusion>(fused, *fusion);
+  }
 }
 
 ProcessGroupChorus::~ProcessGroupChorus() {
@@ -289,8 +296,8 @@ std::optional<ProcessGroupChorus::Compressed> ProcessGroupChorus::compressed(OpK
 }
 
 std::string ProcessGroupChorus::compressed_backend(OpKind op) const {
-  const std::string& b = backend_for(op);
-  return group_.empty() ? b.substr(0, b.find(':')) : b;  // "mpi:ring" names all_reduce's algorithm: the ring is chorus's here
+  // all_reduce's "mpi:ring": the compressed ring is chorus's own, on mpi
+  return group_.empty() ? plain_backend(backend_for(op)) : backend_for(op);
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::run_compressed(c10d::OpType type, const char* title,
@@ -316,7 +323,11 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::broadcast(std::vector<at::Ten
   at::Tensor& t = single(tensors, "broadcast", "tensor");
   check_rank(static_cast<int>(opts.rootRank), size_, "broadcast", "src");
   TORCH_CHECK_VALUE(opts.rootTensor == 0, "chorus: broadcast: root tensor ", opts.rootTensor, " (one tensor per process)");
-  auto w = rt::broadcast(backend_for(OpKind::broadcast), t.data_ptr(), nbytes(t), kBytes, static_cast<int>(opts.rootRank), true);
+  auto w = fusion_ != nullptr && nbytes(t) <= fusion_->options().buffer_bytes
+               ? fusion_->broadcast(plain_backend(backend_for(OpKind::broadcast)), t.data_ptr(), nbytes(t), kBytes,
+                                    static_cast<int>(opts.rootRank))
+               : rt::broadcast(backend_for(OpKind::broadcast), t.data_ptr(), nbytes(t), kBytes,
+                               static_cast<int>(opts.rootRank), true);
   return WorkChorus::make(rank_, c10d::OpType::BROADCAST, "chorus:broadcast", std::move(w), {t}, {t});
 }
 
@@ -411,7 +422,11 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::_allgather_base(at::Tensor& o
                             rt::compressed::all_gather(compressed_backend(OpKind::all_gather), input.data_ptr(),
                                                        output.data_ptr(), c->count, c->dtype, c->bound, st);
                           });
-  auto w = rt::all_gather(backend_for(OpKind::all_gather), input.data_ptr(), output.data_ptr(), nbytes(input), kBytes, true);
+  auto w = fusion_ != nullptr && nbytes(input) <= fusion_->options().buffer_bytes
+               ? fusion_->all_gather(plain_backend(backend_for(OpKind::all_gather)), input.data_ptr(), output.data_ptr(),
+                                     nbytes(input), kBytes)
+               : rt::all_gather(backend_for(OpKind::all_gather), input.data_ptr(), output.data_ptr(), nbytes(input), kBytes,
+                                true);
   return WorkChorus::make(rank_, c10d::OpType::_ALLGATHER_BASE, "chorus:all_gather_into_tensor", std::move(w),
                           {input, output}, {output});
 }

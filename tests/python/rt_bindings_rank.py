@@ -192,7 +192,8 @@ def run_compressed(b):
 
 def run_fusion(backends):
     """chorus.Fusion: 300 small all-reduces on every backend and auto, several dtypes and sizes
-    (a few larger than the buffer), fused, each result against numpy."""
+    (a few larger than the buffer), fused, each result against numpy; then 150 broadcasts (every
+    root) and all-gathers mixed, each checked; then a burst of each kind alone, fused."""
     r, n = chorus.rank(), chorus.size()
     choices = backends + ["auto"]
     with chorus.Fusion(backends, buffer_bytes=4096, cycle_us=100) as fusion:
@@ -208,6 +209,38 @@ def run_fusion(backends):
             check(np.array_equal(x, want), f"Fusion all_reduce #{i} ({dt.__name__}, {count})")
         stats = fusion.stats()
         check(stats["ops"] == 300 and stats["buffers"] < 150, f"Fusion fused: {stats}")
+        # Broadcasts (every root) and all-gathers, mixed, every backend and auto, some past the buffer.
+        pending = []
+        for i in range(150):
+            dt = DTYPES[i % len(DTYPES)]
+            count = (i * 37) % 300 if i % 50 else 3000
+            x = data(r, count, dt) + (i % 3)
+            b = choices[i % len(choices)]
+            if i % 2:
+                root = i % n
+                pending.append((fusion.broadcast(b, x, root), x, data(root, count, dt) + (i % 3), f"broadcast #{i} from {root}"))
+            else:
+                out = np.full(count * n, -1).astype(dt)
+                want = np.concatenate([data(k, count, dt) + (i % 3) for k in range(n)])
+                pending.append((fusion.all_gather_into_tensor(b, out, x), out, want, f"all_gather_into_tensor #{i}"))
+        for work, got, want, what in reversed(pending):
+            work.wait()
+            check(np.array_equal(got, want), f"Fusion {what} ({got.dtype}, {want.size})")
+        # A burst of one kind each: fused into far fewer operations.
+        for kind in ("broadcast", "all_gather_into_tensor"):
+            before = fusion.stats()
+            xs = [data(r, 16, np.float32) for _ in range(200)]
+            outs = [np.zeros(16 * n, np.float32) for _ in range(200)]
+            works = [fusion.broadcast(backends[0], x, 0) if kind == "broadcast" else
+                     fusion.all_gather_into_tensor(backends[0], o, x) for x, o in zip(xs, outs)]
+            for w in works:
+                w.wait()
+            got = xs if kind == "broadcast" else outs
+            want = data(0, 16, np.float32) if kind == "broadcast" else np.concatenate([data(k, 16, np.float32) for k in range(n)])
+            check(all(np.array_equal(g, want) for g in got), f"Fusion burst of {kind}")
+            after = fusion.stats()
+            check(after["buffers"] - before["buffers"] < 50, f"Fusion burst of 200 {kind}s: {after['buffers'] - before['buffers']} operations")
+        expect_raises(ValueError, lambda: fusion.broadcast(backends[0], np.ones(2, np.float32), n), "root")
         expect_raises(ValueError, lambda: fusion.all_reduce("nope", np.ones(2, np.float32)), "not one of this fusion's")
     expect_raises(ValueError, lambda: fusion.all_reduce(backends[0], np.ones(2, np.float32)), "after close")
 

@@ -1,10 +1,11 @@
-// rt_fusion_check: tensor fusion (rt/fusion) on real ranks. Thousands of all-reduces of random
-// backend (auto among them), dtype, reduce op and size — some larger than the buffer, some empty,
-// some in place — submitted in bursts with random pauses (so cycles cut the stream at different
+// rt_fusion_check: tensor fusion (rt/fusion) on real ranks. Thousands of all-reduces,
+// broadcasts (of random roots) and all-gathers of random backend (auto among them), dtype,
+// reduce op and size — some larger than the buffer, some empty, some in place — submitted in bursts with random pauses (so cycles cut the stream at different
 // places on different ranks), waited for in a random order that differs per rank; every result
 // checked element by element against the reference of the self-check (small integers: exact in
 // every dtype). Then: operations that differ across ranks must fail with an InputError on every
-// rank, and the fusion stays usable afterwards; a burst of one kind must run as far fewer all-reduces. Exit 1 on any failure. Start with `chorus launch -n 4 -- rt_fusion_check ...` or mpirun.
+// rank, and the fusion stays usable afterwards; a burst of one kind (all-reduces, then
+// all-gathers) must run as far fewer operations. Exit 1 on any failure. Start with `chorus launch -n 4 -- rt_fusion_check ...` or mpirun.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -30,6 +31,8 @@ using chorus::rt::ReduceOp;
 namespace {
 
 struct Op {
+  rt::OpKind kind;
+  int root;
   std::string backend;
   DType dtype;
   ReduceOp rop;
@@ -43,7 +46,7 @@ struct Op {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"rt_fusion_check: fused all-reduces checked against the reference"};
+  CLI::App app{"rt_fusion_check: fused all-reduces, broadcasts and all-gathers checked against the reference"};
   std::string backends_arg = "shm,gloo";
   int ops = 3000;
   std::uint64_t seed = 20261123;
@@ -66,7 +69,7 @@ int main(int argc, char** argv) {
     std::vector<std::string> choices = backends;
     choices.push_back("auto");
     const auto t0 = std::chrono::steady_clock::now();
-    std::uint64_t burst_ops = 0, burst_buffers = 0, buffers = 0, cycles = 0;
+    std::uint64_t burst_ops = 0, burst_buffers = 0, gather_ops = 0, gather_buffers = 0, buffers = 0, cycles = 0;
     {
       rt::Fusion fusion(backends, {.buffer_bytes = buffer_bytes, .cycle_us = cycle_us});
       int done = 0;
@@ -74,6 +77,9 @@ int main(int argc, char** argv) {
         const int n = std::min<int>(static_cast<int>(shared.uniform_int(1, 400)), ops - done);
         std::vector<Op> batch(static_cast<std::size_t>(n));
         for (auto& o : batch) {
+          const std::int64_t k = shared.uniform_int(0, 4);
+          o.kind = k < 3 ? rt::OpKind::all_reduce : k == 3 ? rt::OpKind::broadcast : rt::OpKind::all_gather;
+          o.root = static_cast<int>(shared.uniform_int(0, world - 1));
           o.backend = choices[static_cast<std::size_t>(shared.uniform_int(0, static_cast<std::int64_t>(choices.size()) - 1))];
           o.dtype = rt::kAllDTypes[shared.uniform_int(0, std::size(rt::kAllDTypes) - 1)];
           o.rop = rt::kAllReduceOps[shared.uniform_int(0, std::size(rt::kAllReduceOps) - 1)];
@@ -81,19 +87,23 @@ int main(int argc, char** argv) {
           const std::int64_t shape = shared.uniform_int(0, 49);
           if (shape == 0) o.count = 0;
           if (shape == 1) o.count = buffer_bytes / rt::dtype_bytes(o.dtype) + 1 + o.count;  // larger than B: alone
-          o.in_place = shared.uniform_int(0, 1) == 1;
+          o.in_place = o.kind == rt::OpKind::broadcast || (o.kind == rt::OpKind::all_reduce && shared.uniform_int(0, 1) == 1);
           o.salt = shared.next();
           const std::size_t bytes = o.count * rt::dtype_bytes(o.dtype);
           o.in.resize(bytes);
           for (std::size_t i = 0; i < o.count; ++i)
             rt::store_from_double(o.dtype, o.in.data(), i,
                                   rt::selfcheck::input_value(me, i, o.dtype, o.rop, false, o.salt));
-          if (!o.in_place) o.out.assign(bytes, 0);
+          if (!o.in_place) o.out.assign(o.kind == rt::OpKind::all_gather ? bytes * static_cast<std::size_t>(world) : bytes, 0);
         }
         // Submit, now and then pausing (a different pause on every rank).
         for (auto& o : batch) {
           void* out = o.in_place ? o.in.data() : o.out.data();
-          o.work = fusion.all_reduce(o.backend, o.in.data(), out, o.count, o.dtype, o.rop);
+          switch (o.kind) {
+            case rt::OpKind::broadcast: o.work = fusion.broadcast(o.backend, out, o.count, o.dtype, o.root); break;
+            case rt::OpKind::all_gather: o.work = fusion.all_gather(o.backend, o.in.data(), out, o.count, o.dtype); break;
+            default: o.work = fusion.all_reduce(o.backend, o.in.data(), out, o.count, o.dtype, o.rop);
+          }
           if (local.uniform_int(0, 99) == 0)
             std::this_thread::sleep_for(std::chrono::microseconds(local.uniform_int(0, 3 * cycle_us)));
         }
@@ -105,18 +115,27 @@ int main(int argc, char** argv) {
           Op& o = batch[i];
           o.work.wait();
           const char* got = o.in_place ? o.in.data() : o.out.data();
-          for (std::size_t e = 0; e < o.count; ++e) {
+          const std::size_t blocks = o.kind == rt::OpKind::all_gather ? static_cast<std::size_t>(world) : 1;
+          for (std::size_t e = 0; e < o.count * blocks; ++e) {
             // The reference rounded into the dtype, as the self-check compares (an average over 3
-            // ranks is not exact in any dtype).
+            // ranks is not exact in any dtype). A broadcast gives the root's input, an all-gather's
+            // block j rank j's.
+            const std::size_t at = e % std::max<std::size_t>(o.count, 1);
+            const double ref =
+                o.kind == rt::OpKind::all_reduce ? rt::selfcheck::reduced_value(world, at, o.dtype, o.rop, o.salt)
+                : o.kind == rt::OpKind::broadcast
+                    ? rt::selfcheck::input_value(o.root, at, o.dtype, o.rop, false, o.salt)
+                    : rt::selfcheck::input_value(static_cast<int>(e / o.count), at, o.dtype, o.rop, false, o.salt);
             char cell[8];
-            rt::store_from_double(o.dtype, cell, 0, rt::selfcheck::reduced_value(world, e, o.dtype, o.rop, o.salt));
+            rt::store_from_double(o.dtype, cell, 0, ref);
             const double want = rt::load_as_double(o.dtype, cell, 0);
             const double have = rt::load_as_double(o.dtype, got, e);
             if (want != have) {
               if (failures < 10)
-                std::fprintf(stderr, "rank %d: fused all_reduce #%d (%s, %zu x %s, %s): element %zu is %g, expected %g\n",
-                             me, done + static_cast<int>(i), o.backend.c_str(), o.count, std::string(rt::to_string(o.dtype)).c_str(),
-                             std::string(rt::to_string(o.rop)).c_str(), e, have, want);
+                std::fprintf(stderr, "rank %d: fused %s #%d (%s, %zu x %s, %s, root %d): element %zu is %g, expected %g\n",
+                             me, std::string(rt::to_string(o.kind)).c_str(), done + static_cast<int>(i), o.backend.c_str(),
+                             o.count, std::string(rt::to_string(o.dtype)).c_str(), std::string(rt::to_string(o.rop)).c_str(),
+                             o.root, e, have, want);
               ++failures;
               break;
             }
@@ -161,9 +180,26 @@ int main(int argc, char** argv) {
           ++failures;
           break;
         }
+      const auto mid = fusion.stats();
+      // ... and all-gathers of one kind (f32 activations).
+      std::vector<std::vector<float>> parts(1000, std::vector<float>(25, static_cast<float>(me)));
+      std::vector<std::vector<float>> gathered(1000, std::vector<float>(25 * static_cast<std::size_t>(world), -1.0f));
+      works.clear();
+      for (std::size_t i = 0; i < parts.size(); ++i)
+        works.push_back(fusion.all_gather(backends.front(), parts[i].data(), gathered[i].data(), 25, DType::f32));
+      for (auto& w : works) w.wait();
+      for (const auto& g : gathered)
+        for (std::size_t e = 0; e < g.size(); ++e)
+          if (g[e] != static_cast<float>(e / 25)) {
+            std::fprintf(stderr, "rank %d: all-gather burst: element %zu is %g, expected %zu\n", me, e, static_cast<double>(g[e]), e / 25);
+            ++failures;
+            break;
+          }
       const auto after = fusion.stats();
-      burst_ops = after.ops - before.ops;
-      burst_buffers = after.buffers - before.buffers;
+      burst_ops = mid.ops - before.ops;
+      burst_buffers = mid.buffers - before.buffers;
+      gather_ops = after.ops - mid.ops;
+      gather_buffers = after.buffers - mid.buffers;
       buffers = after.buffers;
       cycles = after.cycles;
     }
@@ -172,15 +208,21 @@ int main(int argc, char** argv) {
                    static_cast<unsigned long long>(burst_ops), static_cast<unsigned long long>(burst_buffers));
       ++failures;
     }
+    if (!(gather_buffers < gather_ops / 4)) {
+      std::fprintf(stderr, "rank %d: %llu all-gathers of one kind ran as %llu operations: not fused\n", me,
+                   static_cast<unsigned long long>(gather_ops), static_cast<unsigned long long>(gather_buffers));
+      ++failures;
+    }
     std::int64_t total = failures;
     rt::all_reduce(backends.front(), &total, &total, 1, DType::i64, ReduceOp::sum);
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (me == 0)
-      std::printf("rt_fusion_check: %d ranks, %d operations on %s (+auto), B = %zu, T = %lld us: %llu all-reduces in %llu "
-                  "cycles (a burst of %llu f32 sums: %llu), %.2f s, %lld failures\n",
+      std::printf("rt_fusion_check: %d ranks, %d operations on %s (+auto), B = %zu, T = %lld us: %llu fused operations in %llu "
+                  "cycles (a burst of %llu f32 sums: %llu; of %llu all-gathers: %llu), %.2f s, %lld failures\n",
                   world, ops, backends_arg.c_str(), buffer_bytes, static_cast<long long>(cycle_us),
                   static_cast<unsigned long long>(buffers), static_cast<unsigned long long>(cycles),
-                  static_cast<unsigned long long>(burst_ops), static_cast<unsigned long long>(burst_buffers), s,
+                  static_cast<unsigned long long>(burst_ops), static_cast<unsigned long long>(burst_buffers),
+                  static_cast<unsigned long long>(gather_ops), static_cast<unsigned long long>(gather_buffers), s,
                   static_cast<long long>(total));
     rt::finalize();
     return total == 0 ? 0 : 1;

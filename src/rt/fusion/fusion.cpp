@@ -53,48 +53,61 @@ std::atomic<int> g_fusion_instances{0};  // names the groups of each Fusion (the
 // members, which g++ warns about in unity builds).
 namespace fusion_detail {
 
+// One queued operation. Broadcasts and all-gathers move bytes: they are queued as u8 counts
+// (and reduce op sum), so that they fuse across dtypes.
 struct FusedOp {
+  OpKind kind;
   std::string backend;  // as submitted ("auto" resolved per buffer)
-  const std::byte* in;
-  std::byte* out;
+  const std::byte* in;  // broadcast: the buffer (in == out)
+  std::byte* out;       // all-gather: size() x count elements
   std::size_t count;
   DType dtype;
   ReduceOp op;
+  int root;  // broadcast; -1 otherwise
   std::shared_ptr<WorkState> state;
   std::size_t bytes() const { return count * dtype_bytes(dtype); }
 };
 
-// Fused buffers (B bytes each), reused: fresh pages cost more than the copies. Shared with the
-// completion callbacks, which return buffers and count operations in flight.
+// What a fused buffer holds: operations of one kind, backend, dtype, reduce op and root.
+using BufferKey = std::tuple<OpKind, std::string, DType, ReduceOp, int>;
+BufferKey key_of(const FusedOp& p) { return {p.kind, p.backend, p.dtype, p.op, p.root}; }
+
+// Fused buffers, reused: fresh pages cost more than the copies. B bytes each, and wide ones of
+// world x B bytes for what all-gathers gather. Shared with the completion callbacks, which
+// return buffers and count operations in flight.
 struct FusionBuffers {
   std::size_t buffer_bytes;
+  std::size_t world = 1;
   std::mutex mutex;
   std::condition_variable idle_cv;
-  std::vector<std::unique_ptr<std::byte[]>> free;
+  std::vector<std::unique_ptr<std::byte[]>> free[2];  // [wide]
   std::uint64_t in_flight = 0;  // fused buffers issued and not completed
 
-  std::unique_ptr<std::byte[]> take() {
+  std::unique_ptr<std::byte[]> take(bool wide = false) {
     {
       std::lock_guard lock(mutex);
-      if (!free.empty()) {
-        auto b = std::move(free.back());
-        free.pop_back();
+      if (!free[wide].empty()) {
+        auto b = std::move(free[wide].back());
+        free[wide].pop_back();
         return b;
       }
     }
-    return std::unique_ptr<std::byte[]>(new std::byte[buffer_bytes]);
+    return std::unique_ptr<std::byte[]>(new std::byte[wide ? buffer_bytes * world : buffer_bytes]);
   }
-  void done(std::unique_ptr<std::byte[]> buffer) {
+  void give(std::unique_ptr<std::byte[]> buffer, bool wide) {
+    std::lock_guard lock(mutex);
+    if (buffer && free[wide].size() < (wide ? 8u : 64u)) free[wide].push_back(std::move(buffer));
+  }
+  void done() {
     {
       std::lock_guard lock(mutex);
-      if (buffer && free.size() < 64) free.push_back(std::move(buffer));
       --in_flight;
     }
     idle_cv.notify_all();
   }
 };
 
-// FNV-1a over what every rank must agree on: backend, count, dtype and reduce op, in order.
+// FNV-1a over what every rank must agree on: kind, backend, count, dtype, reduce op and root, in order.
 std::uint64_t fusion_signature(const std::vector<FusedOp>& batch) {
   std::uint64_t h = 1469598103934665603ULL;
   auto mix = [&h](const void* p, std::size_t n) {
@@ -104,9 +117,12 @@ std::uint64_t fusion_signature(const std::vector<FusedOp>& batch) {
   for (const auto& p : batch) {
     mix(p.backend.data(), p.backend.size());
     const std::uint64_t count = p.count;
-    const auto kinds = static_cast<std::uint16_t>(static_cast<unsigned>(p.dtype) << 8 | static_cast<unsigned>(p.op));
+    const auto kinds = static_cast<std::uint32_t>(static_cast<unsigned>(p.kind) << 16 | static_cast<unsigned>(p.dtype) << 8 |
+                                                  static_cast<unsigned>(p.op));
+    const std::int32_t root = p.root;
     mix(&count, sizeof count);
     mix(&kinds, sizeof kinds);
+    mix(&root, sizeof root);
   }
   return h & ((std::uint64_t{1} << 62) - 1);  // room to negate it in an int64
 }
@@ -121,6 +137,7 @@ struct Fusion::Impl {
   std::vector<std::string> backends;           // concrete backends of this Fusion
   std::map<std::string, std::string> groups;   // backend -> its fusion group
   std::string control;                         // the group the cycle's agreement runs on
+  int world_rank = 0;                          // = the rank in every group of this fusion
   std::shared_ptr<FusionBuffers> shared;
 
   mutable std::mutex mutex;
@@ -135,10 +152,11 @@ struct Fusion::Impl {
   Stats stats;
   std::thread thread;
 
+  Work submit(FusedOp op);
   void run();
   void cycle_loop();
   void issue(std::vector<FusedOp>& batch);
-  void issue_buffer(const std::string& backend, DType dtype, ReduceOp op, std::vector<FusedOp> ops);
+  void issue_buffer(const std::string& backend, std::vector<FusedOp> ops);
   static void fail(std::vector<FusedOp>& ops, const std::exception_ptr& error) {
     for (auto& p : ops) p.state->complete(error);
   }
@@ -163,6 +181,7 @@ Fusion::Fusion(const std::vector<std::string>& backends, const FusionOptions& op
     throw InputError(where, fmt::format("B = {} bytes and T = {} us: B must be at least 8, T at least 1",
                                         options.buffer_bytes, options.cycle_us));
   im.options = options;
+  im.world_rank = world_rank;
   const auto initialised = rt::backends();
   for (const auto& b : backends) {
     if (b == "auto") {
@@ -187,6 +206,7 @@ Fusion::Fusion(const std::vector<std::string>& backends, const FusionOptions& op
   rt::split(im.control, control_backend, 0, world_rank);
   im.shared = std::make_shared<fusion_detail::FusionBuffers>();
   im.shared->buffer_bytes = options.buffer_bytes;
+  im.shared->world = static_cast<std::size_t>(rt::size("auto"));
   im.thread = std::thread([&im] { im.run(); });
 }
 
@@ -211,38 +231,57 @@ Fusion::Stats Fusion::stats() const {
 
 Work Fusion::all_reduce(std::string_view backend, const void* in, void* out, std::size_t count, DType dtype,
                         ReduceOp op) {
-  Impl& im = *impl_;
-  const std::string_view base = backend.substr(0, backend.find(':'));  // "mpi:ring": an algorithm of mpi
-  if (backend != "auto" && std::find(im.backends.begin(), im.backends.end(), base) == im.backends.end())
-    throw InputError("fused all_reduce", fmt::format("backend '{}' is not one of this fusion's ({}, auto)", backend,
-                                                     fmt::join(im.backends, ", ")));
-  if (count > 0 && (in == nullptr || out == nullptr))
-    throw InputError("fused all_reduce", fmt::format("null buffer for {} elements", count));
-  auto state = std::make_shared<WorkState>("fused all_reduce", nullptr);
-  Work work(state);
-  if (count == 0) {  // nothing to reduce, on every rank alike
-    state->complete(nullptr);
+  return impl_->submit({OpKind::all_reduce, std::string(backend), static_cast<const std::byte*>(in),
+                        static_cast<std::byte*>(out), count, dtype, op, -1, nullptr});
+}
+
+Work Fusion::broadcast(std::string_view backend, void* buf, std::size_t count, DType dtype, int root) {
+  const int world = static_cast<int>(impl_->shared->world);
+  if (root < 0 || root >= world)
+    throw InputError("fused broadcast", fmt::format("root {} is not a rank of the world (size {})", root, world));
+  return impl_->submit({OpKind::broadcast, std::string(backend), static_cast<const std::byte*>(buf),
+                        static_cast<std::byte*>(buf), count * dtype_bytes(dtype), DType::u8, ReduceOp::sum, root, nullptr});
+}
+
+Work Fusion::all_gather(std::string_view backend, const void* in, void* out, std::size_t count, DType dtype) {
+  return impl_->submit({OpKind::all_gather, std::string(backend), static_cast<const std::byte*>(in),
+                        static_cast<std::byte*>(out), count * dtype_bytes(dtype), DType::u8, ReduceOp::sum, -1, nullptr});
+}
+
+Work Fusion::Impl::submit(FusedOp p) {
+  const std::string what = fmt::format("fused {}", to_string(p.kind));
+  const std::string_view base = std::string_view(p.backend).substr(0, p.backend.find(':'));  // "mpi:ring": an algorithm of mpi
+  if (p.backend != "auto" && std::find(backends.begin(), backends.end(), base) == backends.end())
+    throw InputError(what, fmt::format("backend '{}' is not one of this fusion's ({}, auto)", p.backend,
+                                       fmt::join(backends, ", ")));
+  if (p.kind != OpKind::all_reduce && base != p.backend)
+    throw InputError(what, fmt::format("backend '{}': only all_reduce takes an algorithm", p.backend));
+  if (p.count > 0 && (p.in == nullptr || p.out == nullptr))
+    throw InputError(what, fmt::format("null buffer for {} elements", p.count));
+  p.state = std::make_shared<WorkState>(what, nullptr);
+  Work work(p.state);
+  if (p.count == 0) {  // nothing to move, on every rank alike
+    p.state->complete(nullptr);
     return work;
   }
   bool wake = false;
   {
-    std::lock_guard lock(im.mutex);
-    if (im.stopping) throw std::logic_error("fused all_reduce after the Fusion began to stop");
-    if (im.broken) {
-      state->complete(im.broken);
+    std::lock_guard lock(mutex);
+    if (stopping) throw std::logic_error(what + " after the Fusion began to stop");
+    if (broken) {
+      p.state->complete(broken);
       return work;
     }
-    if (im.queue.empty()) {
-      im.oldest_ns = steady_now_ns();
+    if (queue.empty()) {
+      oldest_ns = steady_now_ns();
       wake = true;
     }
-    im.queue.push_back({std::string(backend), static_cast<const std::byte*>(in), static_cast<std::byte*>(out), count,
-                        dtype, op, state});
-    im.queued_bytes += im.queue.back().bytes();
-    wake = wake || im.queued_bytes >= im.options.buffer_bytes;
-    ++im.stats.ops;
+    queued_bytes += p.bytes();
+    queue.push_back(std::move(p));
+    wake = wake || queued_bytes >= options.buffer_bytes;
+    ++stats.ops;
   }
-  if (wake) im.cv.notify_all();
+  if (wake) cv.notify_all();
   return work;
 }
 
@@ -310,11 +349,12 @@ void Fusion::Impl::cycle_loop() {
       const std::int64_t h = static_cast<std::int64_t>(fusion_detail::fusion_signature(batch));
       const auto [lo, minus_hi] = fusion_min_of(control, h, -h);
       if (lo != -minus_hi) {
+        const FusedOp& first = batch.front();
         const auto error = std::make_exception_ptr(InputError(
-            fmt::format("fused all_reduce on rank {}", rt::rank("auto")),
+            fmt::format("fused {} on rank {}", to_string(first.kind), rt::rank("auto")),
             fmt::format("the ranks submitted different operations to the fusion (the {} operations of cycle {}, the first "
-                        "here {} elements of {} with {}): every rank must submit the same operations in the same order",
-                        k, stats.cycles, batch.front().count, to_string(batch.front().dtype), to_string(batch.front().op))));
+                        "here a {} of {} elements of {}): every rank must submit the same operations in the same order",
+                        k, stats.cycles, to_string(first.kind), first.count, to_string(first.dtype))));
         fail(batch, error);
       } else {
         issue(batch);
@@ -337,7 +377,7 @@ void Fusion::Impl::cycle_loop() {
   }
   if (!left.empty()) {
     const auto error = std::make_exception_ptr(InputError(
-        fmt::format("fused all_reduce on rank {}", rt::rank("auto")),
+        fmt::format("fusion on rank {}", rt::rank("auto")),
         fmt::format("{} operation(s) submitted on this rank were not submitted on every rank before the fusion stopped",
                     left.size())));
     for (auto& p : left) p.state->complete(error);
@@ -345,22 +385,22 @@ void Fusion::Impl::cycle_loop() {
   idle_cv.notify_all();
 }
 
-// Packs the batch, in submission order, into buffers of at most B bytes per (backend, dtype, op).
+// Packs the batch, in submission order, into buffers of at most B bytes per BufferKey.
 void Fusion::Impl::issue(std::vector<FusedOp>& batch) {
-  using Key = std::tuple<std::string, DType, ReduceOp>;
-  std::map<Key, std::pair<std::vector<FusedOp>, std::size_t>> open;  // ops and bytes of each open buffer
-  std::vector<Key> order;  // first appearance: buffers are issued in an order every rank shares
-  auto close = [&](const Key& key) {
+  using fusion_detail::BufferKey;
+  std::map<BufferKey, std::pair<std::vector<FusedOp>, std::size_t>> open;  // ops and bytes of each open buffer
+  std::vector<BufferKey> order;  // first appearance: buffers are issued in an order every rank shares
+  auto close = [&](const BufferKey& key) {
     auto& [ops, bytes] = open[key];
     if (ops.empty()) return;
-    std::string backend = std::get<0>(key);
-    if (backend == "auto") backend = rt::resolve_backend("auto", OpKind::all_reduce, bytes);
-    issue_buffer(backend, std::get<1>(key), std::get<2>(key), std::move(ops));
+    std::string backend = std::get<1>(key);
+    if (backend == "auto") backend = rt::resolve_backend("auto", std::get<0>(key), bytes);
+    issue_buffer(backend, std::move(ops));
     ops.clear();
     bytes = 0;
   };
   for (auto& p : batch) {
-    const Key key{p.backend, p.dtype, p.op};
+    const BufferKey key = fusion_detail::key_of(p);
     if (open.find(key) == open.end()) order.push_back(key);
     auto& [ops, bytes] = open[key];
     if (bytes + p.bytes() > options.buffer_bytes) close(key);
@@ -371,12 +411,20 @@ void Fusion::Impl::issue(std::vector<FusedOp>& batch) {
   batch.clear();
 }
 
-void Fusion::Impl::issue_buffer(const std::string& backend, DType dtype, ReduceOp op, std::vector<FusedOp> ops) {
+// Issues `ops` (one BufferKey, `backend` resolved) as one operation: alone on the caller's
+// buffers when it is a single operation larger than B, else packed into a fused buffer and
+// unpacked when it completes.
+void Fusion::Impl::issue_buffer(const std::string& backend, std::vector<FusedOp> ops) {
+  const FusedOp& first = ops.front();
+  const OpKind kind = first.kind;
+  const DType dtype = first.dtype;
+  const ReduceOp op = first.op;
+  const int root = first.root;
   // "mpi:ring" (named, or chosen by auto from a tuning table): that algorithm on mpi's group.
   const auto colon = backend.find(':');
   const auto group = groups.find(backend.substr(0, colon));
   if (group == groups.end()) {  // "auto" resolved to a backend this fusion has no group on
-    fail(ops, std::make_exception_ptr(InputError("fused all_reduce",
+    fail(ops, std::make_exception_ptr(InputError(fmt::format("fused {}", to_string(kind)),
                                                  fmt::format("auto chose backend '{}', which this fusion does not use", backend))));
     return;
   }
@@ -389,45 +437,59 @@ void Fusion::Impl::issue_buffer(const std::string& backend, DType dtype, ReduceO
     std::lock_guard lock(shared->mutex);
     ++shared->in_flight;
   }
+  auto issue_one = [&](const std::byte* in, std::byte* out, std::size_t count) {
+    switch (kind) {
+      case OpKind::broadcast: return rt::broadcast(target, out, count, dtype, root, /*async_op=*/true);
+      case OpKind::all_gather: return rt::all_gather(target, in, out, count, dtype, /*async_op=*/true);
+      default: return rt::all_reduce(target, in, out, count, dtype, op, /*async_op=*/true);
+    }
+  };
   auto sh = shared;
-  if (ops.size() == 1 && ops.front().bytes() > options.buffer_bytes) {  // alone, in place
-    const FusedOp& p = ops.front();
+  if (ops.size() == 1 && first.bytes() > options.buffer_bytes) {  // alone, on the caller's buffers
     try {
-      Work w = rt::all_reduce(target, p.in, p.out, p.count, dtype, op, /*async_op=*/true);
-      w.on_complete([sh, state = p.state](std::exception_ptr error) {
+      Work w = issue_one(first.in, first.out, first.count);
+      w.on_complete([sh, state = first.state](std::exception_ptr error) {
         state->complete(error);
-        sh->done(nullptr);
+        sh->done();
       });
     } catch (...) {  // refused before it was issued (an InputError of the backend)
       fail(ops, std::current_exception());
-      sh->done(nullptr);
+      sh->done();
     }
     return;
   }
-  auto buffer = shared->take();
-  std::size_t count = 0;
+  // Pack (a broadcast's non-roots have nothing to pack), run in place or, for an all-gather,
+  // into a wide buffer, then copy each operation's part out.
   const std::size_t esize = dtype_bytes(dtype);
+  const bool gathers = kind == OpKind::all_gather;
+  auto packed = std::make_shared<std::unique_ptr<std::byte[]>>(shared->take());
+  auto gathered = std::make_shared<std::unique_ptr<std::byte[]>>(gathers ? shared->take(true) : nullptr);
+  std::size_t count = 0;
   for (const auto& p : ops) {
-    std::memcpy(buffer.get() + count * esize, p.in, p.bytes());
+    if (kind != OpKind::broadcast || world_rank == root) std::memcpy(packed->get() + count * esize, p.in, p.bytes());
     count += p.count;
   }
-  std::byte* data = buffer.get();
   auto pending = std::make_shared<std::vector<FusedOp>>(std::move(ops));
-  auto owned = std::make_shared<std::unique_ptr<std::byte[]>>(std::move(buffer));
+  const bool unpack = kind != OpKind::broadcast || world_rank != root;
+  const std::size_t world = shared->world;
+  auto finish = [sh, pending, packed, gathered, esize, count, world, unpack, gathers](std::exception_ptr error) {
+    std::size_t offset = 0;  // elements
+    for (auto& p : *pending) {
+      if (!error && unpack && !gathers) std::memcpy(p.out, packed->get() + offset * esize, p.bytes());
+      if (!error && gathers)  // block j of the wide buffer holds every rank j's packed inputs
+        for (std::size_t j = 0; j < world; ++j)
+          std::memcpy(p.out + j * p.bytes(), gathered->get() + (j * count + offset) * esize, p.bytes());
+      offset += p.count;
+      p.state->complete(error);
+    }
+    sh->give(std::move(*packed), false);
+    if (gathers) sh->give(std::move(*gathered), true);
+    sh->done();
+  };
   try {
-    Work w = rt::all_reduce(target, data, data, count, dtype, op, /*async_op=*/true);
-    w.on_complete([sh, pending, owned, esize](std::exception_ptr error) {
-      std::size_t offset = 0;
-      for (auto& p : *pending) {
-        if (!error) std::memcpy(p.out, owned->get() + offset, p.bytes());
-        offset += p.count * esize;
-        p.state->complete(error);
-      }
-      sh->done(std::move(*owned));
-    });
+    issue_one(packed->get(), gathers ? gathered->get() : packed->get(), count).on_complete(finish);
   } catch (...) {
-    fail(*pending, std::current_exception());
-    sh->done(std::move(*owned));
+    finish(std::current_exception());
   }
 }
 

@@ -1,5 +1,6 @@
 #pragma once
-// Tensor fusion (MCR-DL Sec. V-E): many small all-reduces fused into few large ones.
+// Tensor fusion (MCR-DL Sec. V-E): many small operations of one kind fused into few large ones:
+// all-reduces, broadcasts (of one root) and all-gathers.
 //
 //   chorus::rt::Fusion fusion({"shm", "gloo"}, {.buffer_bytes = 1 << 20, .cycle_us = 200});
 //   for (auto& g : grads) works.push_back(fusion.all_reduce("shm", g.data(), g.data(), g.size(),
@@ -11,11 +12,13 @@
 // are queued), agrees with the other ranks on how many operations every rank has queued (the
 // minimum) and on their signatures (a hash: ranks that submitted different operations get an
 // InputError, not a wrong sum), then packs them, in submission order, into buffers of at most B
-// bytes per (backend, dtype, reduce op), each issued as one asynchronous all-reduce. Buffers of
-// different backends run at once: an under-filled buffer on one backend overlaps with the
-// others'. An operation larger than B runs alone, in place, in its turn. The results are
-// element by element what separate all-reduces give, up to the floating-point reduction order
-// of the larger operation.
+// bytes per kind: (all-reduce, backend, dtype, reduce op), (broadcast, backend, root) or
+// (all-gather, backend), each issued as one asynchronous operation of that kind (broadcasts and
+// all-gathers move bytes, so they fuse across dtypes). Buffers of different backends run at
+// once: an under-filled buffer on one backend overlaps with the others'. An operation larger
+// than B (an all-gather's input) runs alone, on the caller's buffers, in its turn. The results
+// are element by element what separate operations give, up to the floating-point reduction
+// order of a larger all-reduce.
 //
 // Fused operations run on groups of their own (one per backend, made with rt::split), so they
 // never queue behind, nor interleave with, the program's other operations: ordering holds among
@@ -62,13 +65,17 @@ class Fusion {
   // buffers are the runtime's until the Work completes.
   Work all_reduce(std::string_view backend, const void* in, void* out, std::size_t count, DType dtype,
                   ReduceOp op);
+  // Queues a broadcast of `count` elements of `buf` from world rank `root`, in place.
+  Work broadcast(std::string_view backend, void* buf, std::size_t count, DType dtype, int root);
+  // Queues an all-gather: `count` elements from `in`; `out` holds size() * count, block j from rank j.
+  Work all_gather(std::string_view backend, const void* in, void* out, std::size_t count, DType dtype);
   // Waits until every operation submitted so far has completed (rethrows nothing: the errors
   // are in the operations' Works).
   void flush();
 
   struct Stats {
     std::uint64_t ops = 0;      // operations submitted
-    std::uint64_t buffers = 0;  // all-reduces issued for them
+    std::uint64_t buffers = 0;  // operations issued for them
     std::uint64_t cycles = 0;   // agreements among the ranks
   };
   Stats stats() const;
