@@ -324,24 +324,14 @@ PYBIND11_MODULE(_rt, m) {
           "all_reduce",
           [](PyFusion& f, const std::string& backend, const py::object& tensor, ReduceOp op) {
             auto t = tensor_of(tensor, "Fusion.all_reduce: tensor");
-            rt::Work w;
-            {
-              py::gil_scoped_release release;
-              w = f.get().all_reduce(backend, t.data, t.data, t.count, t.dtype, op);
-            }
-            return std::make_shared<PyWork>(std::move(w), std::vector<py::object>{t.owner}, nullptr);
+            return run(true, {t.owner}, [&](bool) { return f.get().all_reduce(backend, t.data, t.data, t.count, t.dtype, op); });
           },
           py::arg("backend"), py::arg("tensor"), py::arg("op") = ReduceOp::sum, "In place; always asynchronous: returns a Work")
       .def(
           "broadcast",
           [](PyFusion& f, const std::string& backend, const py::object& tensor, int src) {
             auto t = tensor_of(tensor, "Fusion.broadcast: tensor");
-            rt::Work w;
-            {
-              py::gil_scoped_release release;
-              w = f.get().broadcast(backend, t.data, t.count, t.dtype, src);
-            }
-            return std::make_shared<PyWork>(std::move(w), std::vector<py::object>{t.owner}, nullptr);
+            return run(true, {t.owner}, [&](bool) { return f.get().broadcast(backend, t.data, t.count, t.dtype, src); });
           },
           py::arg("backend"), py::arg("tensor"), py::arg("src"), "In place; always asynchronous: returns a Work")
       .def(
@@ -351,12 +341,7 @@ PYBIND11_MODULE(_rt, m) {
             auto out = tensor_of(output, "Fusion.all_gather_into_tensor: output");
             same_dtype(in, out, "Fusion.all_gather_into_tensor");
             expect_count(out, in.count * static_cast<std::size_t>(rt::size("auto")), "Fusion.all_gather_into_tensor: output");
-            rt::Work w;
-            {
-              py::gil_scoped_release release;
-              w = f.get().all_gather(backend, in.data, out.data, in.count, in.dtype);
-            }
-            return std::make_shared<PyWork>(std::move(w), std::vector<py::object>{in.owner, out.owner}, nullptr);
+            return run(true, {in.owner, out.owner}, [&](bool) { return f.get().all_gather(backend, in.data, out.data, in.count, in.dtype); });
           },
           py::arg("backend"), py::arg("output"), py::arg("input"), "Always asynchronous: returns a Work")
       .def("flush", [](PyFusion& f) {
