@@ -318,8 +318,8 @@ PYBIND11_MODULE(_rt, m) {
              return std::make_unique<PyFusion>(backends, rt::FusionOptions{.buffer_bytes = buffer_bytes, .cycle_us = cycle_us});
            }),
            py::arg("backends"), py::arg("buffer_bytes") = std::size_t{1} << 20, py::arg("cycle_us") = 200,
-           "Small all-reduces, broadcasts and all-gathers fused into buffers of at most buffer_bytes, a cycle at most "
-           "cycle_us after the oldest")
+           "Small all-reduces, broadcasts, all-gathers, reduce-scatters and all-to-alls fused into buffers of at most "
+           "buffer_bytes (per rank), a cycle at most cycle_us after the oldest")
       .def(
           "all_reduce",
           [](PyFusion& f, const std::string& backend, const py::object& tensor, ReduceOp op) {
@@ -344,6 +344,32 @@ PYBIND11_MODULE(_rt, m) {
             return run(true, {in.owner, out.owner}, [&](bool) { return f.get().all_gather(backend, in.data, out.data, in.count, in.dtype); });
           },
           py::arg("backend"), py::arg("output"), py::arg("input"), "Always asynchronous: returns a Work")
+      .def(
+          "reduce_scatter_tensor",
+          [](PyFusion& f, const std::string& backend, const py::object& output, const py::object& input, ReduceOp op) {
+            auto in = tensor_of(input, "Fusion.reduce_scatter_tensor: input", false);
+            auto out = tensor_of(output, "Fusion.reduce_scatter_tensor: output");
+            same_dtype(in, out, "Fusion.reduce_scatter_tensor");
+            expect_count(in, out.count * static_cast<std::size_t>(rt::size("auto")), "Fusion.reduce_scatter_tensor: input");
+            return run(true, {in.owner, out.owner},
+                       [&](bool) { return f.get().reduce_scatter(backend, in.data, out.data, out.count, out.dtype, op); });
+          },
+          py::arg("backend"), py::arg("output"), py::arg("input"), py::arg("op") = ReduceOp::sum,
+          "Always asynchronous: returns a Work")
+      .def(
+          "all_to_all_single",
+          [](PyFusion& f, const std::string& backend, const py::object& output, const py::object& input) {
+            auto in = tensor_of(input, "Fusion.all_to_all_single: input", false);
+            auto out = tensor_of(output, "Fusion.all_to_all_single: output");
+            same_dtype(in, out, "Fusion.all_to_all_single");
+            expect_count(out, in.count, "Fusion.all_to_all_single: output");
+            const auto world = static_cast<std::size_t>(rt::size("auto"));
+            if (in.count % world)
+              throw py::value_error(fmt::format("Fusion.all_to_all_single: {} elements do not split evenly over {} ranks", in.count, world));
+            return run(true, {in.owner, out.owner},
+                       [&](bool) { return f.get().all_to_all_single(backend, in.data, out.data, in.count / world, in.dtype); });
+          },
+          py::arg("backend"), py::arg("output"), py::arg("input"), "Equal blocks; always asynchronous: returns a Work")
       .def("flush", [](PyFusion& f) {
         py::gil_scoped_release release;
         f.get().flush();

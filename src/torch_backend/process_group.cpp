@@ -266,7 +266,8 @@ ProcessGroupChorus::ProcessGroupChorus(const c10::intrusive_ptr<c10d::Store>& st
   }
   if (fusion) {  // on the backends of the fused operations ("mpi:ring": mpi, that algorithm per all-reduce buffer)
     std::vector<std::string> fused;
-    for (OpKind op : {OpKind::all_reduce, OpKind::broadcast, OpKind::all_gather})
+    for (OpKind op : {OpKind::all_reduce, OpKind::broadcast, OpKind::all_gather, OpKind::reduce_scatter,
+                      OpKind::all_to_all_single})
       if (std::find(fused.begin(), fused.end(), plain_backend(backend_for(op))) == fused.end())
         fused.push_back(plain_backend(backend_for(op)));
     fusion_ = std::make_unique<rt::Fusion>(fused, *fusion);
@@ -541,8 +542,11 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::_reduce_scatter_base(at::Tens
   TORCH_CHECK_VALUE(input.numel() == size_ * output.numel(), "chorus: reduce_scatter_tensor: input has ", input.numel(),
                     " elements, expected world size ", size_, " x output ", output.numel());
   const Reduction r = reduction_of(output, opts.reduceOp, "reduce_scatter_tensor");
-  auto w = rt::reduce_scatter(backend_for(OpKind::reduce_scatter), input.data_ptr(), output.data_ptr(),
-                              count_of(output, r), r.dtype, r.op, true);
+  auto w = fusion_ != nullptr && nbytes(output) <= fusion_->options().buffer_bytes
+               ? fusion_->reduce_scatter(plain_backend(backend_for(OpKind::reduce_scatter)), input.data_ptr(),
+                                         output.data_ptr(), count_of(output, r), r.dtype, r.op)
+               : rt::reduce_scatter(backend_for(OpKind::reduce_scatter), input.data_ptr(), output.data_ptr(),
+                                    count_of(output, r), r.dtype, r.op, true);
   return WorkChorus::make(rank_, c10d::OpType::_REDUCE_SCATTER_BASE, "chorus:reduce_scatter_tensor", std::move(w),
                           {input, output}, {output});
 }
@@ -601,7 +605,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::alltoall_base(at::Tensor& out
                                                                 z->count / static_cast<std::size_t>(size_), z->dtype,
                                                                 z->bound, st);
                             });
-    w = rt::all_to_all_single(backend, input.data_ptr(), output.data_ptr(), c[0], kBytes, true);
+    w = fusion_ != nullptr && c[0] <= fusion_->options().buffer_bytes
+            ? fusion_->all_to_all_single(plain_backend(backend), input.data_ptr(), output.data_ptr(), c[0], kBytes)
+            : rt::all_to_all_single(backend, input.data_ptr(), output.data_ptr(), c[0], kBytes, true);
   } else {
     rt::Counts sc, sd, rc, rd;
     split_bytes(input, input_splits, size_, "input", sc, sd);

@@ -152,8 +152,9 @@ class ProcessGroupChorus : public c10d::ProcessGroup {
   rt::compressed::Stats stats_;
   std::string group_;  // the runtime group of a sub-group; empty for the world group
   bool owns_runtime_ = false;
-  // CHORUS_FUSION=B,T (world group only): all-reduces, broadcasts and all_gather_into_tensor of at
-  // most B bytes go through tensor fusion.
+  // CHORUS_FUSION=B,T (world group only): all-reduces, broadcasts, all_gather_into_tensor,
+  // reduce_scatter_tensor and all_to_all_single (equal splits) of at most B bytes (per rank) go
+  // through tensor fusion.
   std::unique_ptr<rt::Fusion> fusion_;
   std::shared_ptr<StagingPool> pool_ = std::make_shared<StagingPool>();
 };

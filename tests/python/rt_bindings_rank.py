@@ -192,8 +192,9 @@ def run_compressed(b):
 
 def run_fusion(backends):
     """chorus.Fusion: 300 small all-reduces on every backend and auto, several dtypes and sizes
-    (a few larger than the buffer), fused, each result against numpy; then 150 broadcasts (every
-    root) and all-gathers mixed, each checked; then a burst of each kind alone, fused."""
+    (a few larger than the buffer), fused, each result against numpy; then 200 broadcasts (every
+    root), all-gathers, reduce-scatters and all-to-alls mixed, each checked; then a burst of three
+    kinds alone, each fused."""
     r, n = chorus.rank(), chorus.size()
     choices = backends + ["auto"]
     with chorus.Fusion(backends, buffer_bytes=4096, cycle_us=100) as fusion:
@@ -209,34 +210,50 @@ def run_fusion(backends):
             check(np.array_equal(x, want), f"Fusion all_reduce #{i} ({dt.__name__}, {count})")
         stats = fusion.stats()
         check(stats["ops"] == 300 and stats["buffers"] < 150, f"Fusion fused: {stats}")
-        # Broadcasts (every root) and all-gathers, mixed, every backend and auto, some past the buffer.
+        # Broadcasts (every root), all-gathers, reduce-scatters and all-to-alls, mixed, every backend
+        # and auto, some past the buffer. `count` is per rank; wide inputs hold a block per rank.
         pending = []
-        for i in range(150):
+        for i in range(200):
             dt = DTYPES[i % len(DTYPES)]
             count = (i * 37) % 300 if i % 50 else 3000
-            x = data(r, count, dt) + (i % 3)
             b = choices[i % len(choices)]
-            if i % 2:
+            mine = slice(r * count, (r + 1) * count)
+            if i % 4 == 0:
                 root = i % n
+                x = data(r, count, dt) + (i % 3)
                 pending.append((fusion.broadcast(b, x, root), x, data(root, count, dt) + (i % 3), f"broadcast #{i} from {root}"))
-            else:
+            elif i % 4 == 1:
                 out = np.full(count * n, -1).astype(dt)
                 want = np.concatenate([data(k, count, dt) + (i % 3) for k in range(n)])
-                pending.append((fusion.all_gather_into_tensor(b, out, x), out, want, f"all_gather_into_tensor #{i}"))
+                pending.append((fusion.all_gather_into_tensor(b, out, data(r, count, dt) + (i % 3)), out, want,
+                                f"all_gather_into_tensor #{i}"))
+            elif i % 4 == 2:
+                out = np.full(count, -1).astype(dt)
+                want = sum(data(k, count * n, np.int64) + (i % 3) for k in range(n))[mine].astype(dt)
+                pending.append((fusion.reduce_scatter_tensor(b, out, data(r, count * n, dt) + (i % 3)), out, want,
+                                f"reduce_scatter_tensor #{i}"))
+            else:
+                out = np.full(count * n, -1).astype(dt)
+                want = np.concatenate([(data(k, count * n, dt) + (i % 3))[mine] for k in range(n)])
+                pending.append((fusion.all_to_all_single(b, out, data(r, count * n, dt) + (i % 3)), out, want,
+                                f"all_to_all_single #{i}"))
         for work, got, want, what in reversed(pending):
             work.wait()
             check(np.array_equal(got, want), f"Fusion {what} ({got.dtype}, {want.size})")
         # A burst of one kind each: fused into far fewer operations.
-        for kind in ("broadcast", "all_gather_into_tensor"):
+        for kind in ("broadcast", "all_gather_into_tensor", "all_to_all_single"):
             before = fusion.stats()
-            xs = [data(r, 16, np.float32) for _ in range(200)]
+            size = 16 * n if kind == "all_to_all_single" else 16
+            xs = [data(r, size, np.float32) for _ in range(200)]
             outs = [np.zeros(16 * n, np.float32) for _ in range(200)]
             works = [fusion.broadcast(backends[0], x, 0) if kind == "broadcast" else
-                     fusion.all_gather_into_tensor(backends[0], o, x) for x, o in zip(xs, outs)]
+                     getattr(fusion, kind)(backends[0], o, x) for x, o in zip(xs, outs)]
             for w in works:
                 w.wait()
             got = xs if kind == "broadcast" else outs
-            want = data(0, 16, np.float32) if kind == "broadcast" else np.concatenate([data(k, 16, np.float32) for k in range(n)])
+            want = {"broadcast": data(0, 16, np.float32),
+                    "all_gather_into_tensor": np.concatenate([data(k, 16, np.float32) for k in range(n)]),
+                    "all_to_all_single": np.concatenate([data(k, 16 * n, np.float32)[16 * r:16 * (r + 1)] for k in range(n)])}[kind]
             check(all(np.array_equal(g, want) for g in got), f"Fusion burst of {kind}")
             after = fusion.stats()
             check(after["buffers"] - before["buffers"] < 50, f"Fusion burst of 200 {kind}s: {after['buffers'] - before['buffers']} operations")

@@ -1,5 +1,5 @@
 // rt_fusion_check: tensor fusion (rt/fusion) on real ranks. Thousands of all-reduces,
-// broadcasts (of random roots) and all-gathers of random backend (auto among them), dtype,
+// broadcasts (of random roots), all-gathers, reduce-scatters and all-to-alls of random backend (auto among them), dtype,
 // reduce op and size — some larger than the buffer, some empty, some in place — submitted in bursts with random pauses (so cycles cut the stream at different
 // places on different ranks), waited for in a random order that differs per rank; every result
 // checked element by element against the reference of the self-check (small integers: exact in
@@ -46,7 +46,7 @@ struct Op {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"rt_fusion_check: fused all-reduces, broadcasts and all-gathers checked against the reference"};
+  CLI::App app{"rt_fusion_check: fused all-reduces, broadcasts, all-gathers, reduce-scatters and all-to-alls checked against the reference"};
   std::string backends_arg = "shm,gloo";
   int ops = 3000;
   std::uint64_t seed = 20261123;
@@ -77,8 +77,10 @@ int main(int argc, char** argv) {
         const int n = std::min<int>(static_cast<int>(shared.uniform_int(1, 400)), ops - done);
         std::vector<Op> batch(static_cast<std::size_t>(n));
         for (auto& o : batch) {
-          const std::int64_t k = shared.uniform_int(0, 4);
-          o.kind = k < 3 ? rt::OpKind::all_reduce : k == 3 ? rt::OpKind::broadcast : rt::OpKind::all_gather;
+          constexpr rt::OpKind kKinds[] = {rt::OpKind::all_reduce, rt::OpKind::all_reduce, rt::OpKind::all_reduce,
+                                           rt::OpKind::broadcast, rt::OpKind::all_gather, rt::OpKind::reduce_scatter,
+                                           rt::OpKind::all_to_all_single};
+          o.kind = kKinds[shared.uniform_int(0, std::size(kKinds) - 1)];
           o.root = static_cast<int>(shared.uniform_int(0, world - 1));
           o.backend = choices[static_cast<std::size_t>(shared.uniform_int(0, static_cast<std::int64_t>(choices.size()) - 1))];
           o.dtype = rt::kAllDTypes[shared.uniform_int(0, std::size(rt::kAllDTypes) - 1)];
@@ -89,12 +91,16 @@ int main(int argc, char** argv) {
           if (shape == 1) o.count = buffer_bytes / rt::dtype_bytes(o.dtype) + 1 + o.count;  // larger than B: alone
           o.in_place = o.kind == rt::OpKind::broadcast || (o.kind == rt::OpKind::all_reduce && shared.uniform_int(0, 1) == 1);
           o.salt = shared.next();
-          const std::size_t bytes = o.count * rt::dtype_bytes(o.dtype);
-          o.in.resize(bytes);
-          for (std::size_t i = 0; i < o.count; ++i)
+          // count is per rank: the input holds a block per rank for a reduce-scatter or an
+          // all-to-all, the output for an all-gather or an all-to-all.
+          const std::size_t bytes = o.count * rt::dtype_bytes(o.dtype), ranks = static_cast<std::size_t>(world);
+          const bool wide_in = o.kind == rt::OpKind::reduce_scatter || o.kind == rt::OpKind::all_to_all_single;
+          const bool wide_out = o.kind == rt::OpKind::all_gather || o.kind == rt::OpKind::all_to_all_single;
+          o.in.resize(wide_in ? bytes * ranks : bytes);
+          for (std::size_t i = 0; i < (wide_in ? o.count * ranks : o.count); ++i)
             rt::store_from_double(o.dtype, o.in.data(), i,
                                   rt::selfcheck::input_value(me, i, o.dtype, o.rop, false, o.salt));
-          if (!o.in_place) o.out.assign(o.kind == rt::OpKind::all_gather ? bytes * static_cast<std::size_t>(world) : bytes, 0);
+          if (!o.in_place) o.out.assign(wide_out ? bytes * ranks : bytes, 0);
         }
         // Submit, now and then pausing (a different pause on every rank).
         for (auto& o : batch) {
@@ -102,6 +108,12 @@ int main(int argc, char** argv) {
           switch (o.kind) {
             case rt::OpKind::broadcast: o.work = fusion.broadcast(o.backend, out, o.count, o.dtype, o.root); break;
             case rt::OpKind::all_gather: o.work = fusion.all_gather(o.backend, o.in.data(), out, o.count, o.dtype); break;
+            case rt::OpKind::reduce_scatter:
+              o.work = fusion.reduce_scatter(o.backend, o.in.data(), out, o.count, o.dtype, o.rop);
+              break;
+            case rt::OpKind::all_to_all_single:
+              o.work = fusion.all_to_all_single(o.backend, o.in.data(), out, o.count, o.dtype);
+              break;
             default: o.work = fusion.all_reduce(o.backend, o.in.data(), out, o.count, o.dtype, o.rop);
           }
           if (local.uniform_int(0, 99) == 0)
@@ -115,17 +127,23 @@ int main(int argc, char** argv) {
           Op& o = batch[i];
           o.work.wait();
           const char* got = o.in_place ? o.in.data() : o.out.data();
-          const std::size_t blocks = o.kind == rt::OpKind::all_gather ? static_cast<std::size_t>(world) : 1;
-          for (std::size_t e = 0; e < o.count * blocks; ++e) {
+          const std::size_t out_count = o.out.empty() ? o.count : o.out.size() / rt::dtype_bytes(o.dtype);
+          const std::size_t mine = static_cast<std::size_t>(me) * o.count;  // this rank's block of a wide input
+          for (std::size_t e = 0; e < out_count; ++e) {
             // The reference rounded into the dtype, as the self-check compares (an average over 3
-            // ranks is not exact in any dtype). A broadcast gives the root's input, an all-gather's
-            // block j rank j's.
+            // ranks is not exact in any dtype). Rank r's input element i is input_value(r, i).
             const std::size_t at = e % std::max<std::size_t>(o.count, 1);
-            const double ref =
-                o.kind == rt::OpKind::all_reduce ? rt::selfcheck::reduced_value(world, at, o.dtype, o.rop, o.salt)
-                : o.kind == rt::OpKind::broadcast
-                    ? rt::selfcheck::input_value(o.root, at, o.dtype, o.rop, false, o.salt)
-                    : rt::selfcheck::input_value(static_cast<int>(e / o.count), at, o.dtype, o.rop, false, o.salt);
+            const int from = static_cast<int>(e / std::max<std::size_t>(o.count, 1));  // block of a wide output
+            double ref = 0;
+            switch (o.kind) {
+              case rt::OpKind::broadcast: ref = rt::selfcheck::input_value(o.root, at, o.dtype, o.rop, false, o.salt); break;
+              case rt::OpKind::all_gather: ref = rt::selfcheck::input_value(from, at, o.dtype, o.rop, false, o.salt); break;
+              case rt::OpKind::reduce_scatter: ref = rt::selfcheck::reduced_value(world, mine + at, o.dtype, o.rop, o.salt); break;
+              case rt::OpKind::all_to_all_single:
+                ref = rt::selfcheck::input_value(from, mine + at, o.dtype, o.rop, false, o.salt);
+                break;
+              default: ref = rt::selfcheck::reduced_value(world, at, o.dtype, o.rop, o.salt);
+            }
             char cell[8];
             rt::store_from_double(o.dtype, cell, 0, ref);
             const double want = rt::load_as_double(o.dtype, cell, 0);

@@ -53,8 +53,9 @@ std::atomic<int> g_fusion_instances{0};  // names the groups of each Fusion (the
 // members, which g++ warns about in unity builds).
 namespace fusion_detail {
 
-// One queued operation. Broadcasts and all-gathers move bytes: they are queued as u8 counts
-// (and reduce op sum), so that they fuse across dtypes.
+// One queued operation. Broadcasts, all-gathers and all-to-alls move bytes: they are queued as
+// u8 counts (and reduce op sum), so that they fuse across dtypes. `count` is per rank: an
+// all-gather's input, a reduce-scatter's output, an all-to-all's block.
 struct FusedOp {
   OpKind kind;
   std::string backend;  // as submitted ("auto" resolved per buffer)
@@ -73,7 +74,7 @@ using BufferKey = std::tuple<OpKind, std::string, DType, ReduceOp, int>;
 BufferKey key_of(const FusedOp& p) { return {p.kind, p.backend, p.dtype, p.op, p.root}; }
 
 // Fused buffers, reused: fresh pages cost more than the copies. B bytes each, and wide ones of
-// world x B bytes for what all-gathers gather. Shared with the completion callbacks, which
+// world x B bytes for the sides that hold a block per rank. Shared with the completion callbacks, which
 // return buffers and count operations in flight.
 struct FusionBuffers {
   std::size_t buffer_bytes;
@@ -245,6 +246,17 @@ Work Fusion::broadcast(std::string_view backend, void* buf, std::size_t count, D
 
 Work Fusion::all_gather(std::string_view backend, const void* in, void* out, std::size_t count, DType dtype) {
   return impl_->submit({OpKind::all_gather, std::string(backend), static_cast<const std::byte*>(in),
+                        static_cast<std::byte*>(out), count * dtype_bytes(dtype), DType::u8, ReduceOp::sum, -1, nullptr});
+}
+
+Work Fusion::reduce_scatter(std::string_view backend, const void* in, void* out, std::size_t count, DType dtype,
+                            ReduceOp op) {
+  return impl_->submit({OpKind::reduce_scatter, std::string(backend), static_cast<const std::byte*>(in),
+                        static_cast<std::byte*>(out), count, dtype, op, -1, nullptr});
+}
+
+Work Fusion::all_to_all_single(std::string_view backend, const void* in, void* out, std::size_t count, DType dtype) {
+  return impl_->submit({OpKind::all_to_all_single, std::string(backend), static_cast<const std::byte*>(in),
                         static_cast<std::byte*>(out), count * dtype_bytes(dtype), DType::u8, ReduceOp::sum, -1, nullptr});
 }
 
@@ -441,6 +453,8 @@ void Fusion::Impl::issue_buffer(const std::string& backend, std::vector<FusedOp>
     switch (kind) {
       case OpKind::broadcast: return rt::broadcast(target, out, count, dtype, root, /*async_op=*/true);
       case OpKind::all_gather: return rt::all_gather(target, in, out, count, dtype, /*async_op=*/true);
+      case OpKind::reduce_scatter: return rt::reduce_scatter(target, in, out, count, dtype, op, /*async_op=*/true);
+      case OpKind::all_to_all_single: return rt::all_to_all_single(target, in, out, count, dtype, /*async_op=*/true);
       default: return rt::all_reduce(target, in, out, count, dtype, op, /*async_op=*/true);
     }
   };
@@ -458,36 +472,49 @@ void Fusion::Impl::issue_buffer(const std::string& backend, std::vector<FusedOp>
     }
     return;
   }
-  // Pack (a broadcast's non-roots have nothing to pack), run in place or, for an all-gather,
-  // into a wide buffer, then copy each operation's part out.
+  // Pack, run, then copy each operation's part out. Per rank, an operation has `count` elements
+  // (an all-gather's input, a reduce-scatter's output, an all-to-all's block); the fused buffer
+  // holds C of them. The sides that hold one block per rank (an all-gather's result, a
+  // reduce-scatter's input, both sides of an all-to-all) are wide buffers of world x B bytes,
+  // block j holding every operation's block j in submission order.
   const std::size_t esize = dtype_bytes(dtype);
-  const bool gathers = kind == OpKind::all_gather;
-  auto packed = std::make_shared<std::unique_ptr<std::byte[]>>(shared->take());
-  auto gathered = std::make_shared<std::unique_ptr<std::byte[]>>(gathers ? shared->take(true) : nullptr);
+  const bool wide_in = kind == OpKind::reduce_scatter || kind == OpKind::all_to_all_single;
+  const bool wide_out = kind == OpKind::all_gather || kind == OpKind::all_to_all_single;
+  const bool in_place = kind == OpKind::all_reduce || kind == OpKind::broadcast;
+  const std::size_t world = shared->world;
+  auto in_buf = std::make_shared<std::unique_ptr<std::byte[]>>(shared->take(wide_in));
+  auto out_buf = std::make_shared<std::unique_ptr<std::byte[]>>(in_place ? nullptr : shared->take(wide_out));
   std::size_t count = 0;
+  for (const auto& p : ops) count += p.count;
+  std::size_t offset = 0;  // elements, within a block
   for (const auto& p : ops) {
-    if (kind != OpKind::broadcast || world_rank == root) std::memcpy(packed->get() + count * esize, p.in, p.bytes());
-    count += p.count;
+    if (wide_in)
+      for (std::size_t j = 0; j < world; ++j)
+        std::memcpy(in_buf->get() + (j * count + offset) * esize, p.in + j * p.bytes(), p.bytes());
+    else if (kind != OpKind::broadcast || world_rank == root)  // a broadcast's non-roots have nothing to send
+      std::memcpy(in_buf->get() + offset * esize, p.in, p.bytes());
+    offset += p.count;
   }
   auto pending = std::make_shared<std::vector<FusedOp>>(std::move(ops));
   const bool unpack = kind != OpKind::broadcast || world_rank != root;
-  const std::size_t world = shared->world;
-  auto finish = [sh, pending, packed, gathered, esize, count, world, unpack, gathers](std::exception_ptr error) {
-    std::size_t offset = 0;  // elements
+  auto finish = [sh, pending, in_buf, out_buf, esize, count, world, unpack, wide_in, wide_out, in_place](std::exception_ptr error) {
+    const std::byte* result = in_place ? in_buf->get() : out_buf->get();
+    std::size_t at = 0;  // elements, within a block
     for (auto& p : *pending) {
-      if (!error && unpack && !gathers) std::memcpy(p.out, packed->get() + offset * esize, p.bytes());
-      if (!error && gathers)  // block j of the wide buffer holds every rank j's packed inputs
+      if (!error && wide_out)
         for (std::size_t j = 0; j < world; ++j)
-          std::memcpy(p.out + j * p.bytes(), gathered->get() + (j * count + offset) * esize, p.bytes());
-      offset += p.count;
+          std::memcpy(p.out + j * p.bytes(), result + (j * count + at) * esize, p.bytes());
+      else if (!error && unpack)
+        std::memcpy(p.out, result + at * esize, p.bytes());
+      at += p.count;
       p.state->complete(error);
     }
-    sh->give(std::move(*packed), false);
-    if (gathers) sh->give(std::move(*gathered), true);
+    sh->give(std::move(*in_buf), wide_in);
+    if (!in_place) sh->give(std::move(*out_buf), wide_out);
     sh->done();
   };
   try {
-    issue_one(packed->get(), gathers ? gathered->get() : packed->get(), count).on_complete(finish);
+    issue_one(in_buf->get(), in_place ? in_buf->get() : out_buf->get(), count).on_complete(finish);
   } catch (...) {
     finish(std::current_exception());
   }

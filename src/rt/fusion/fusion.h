@@ -1,6 +1,6 @@
 #pragma once
 // Tensor fusion (MCR-DL Sec. V-E): many small operations of one kind fused into few large ones:
-// all-reduces, broadcasts (of one root) and all-gathers.
+// all-reduces, broadcasts (of one root), all-gathers, reduce-scatters and all-to-alls.
 //
 //   chorus::rt::Fusion fusion({"shm", "gloo"}, {.buffer_bytes = 1 << 20, .cycle_us = 200});
 //   for (auto& g : grads) works.push_back(fusion.all_reduce("shm", g.data(), g.data(), g.size(),
@@ -12,11 +12,12 @@
 // are queued), agrees with the other ranks on how many operations every rank has queued (the
 // minimum) and on their signatures (a hash: ranks that submitted different operations get an
 // InputError, not a wrong sum), then packs them, in submission order, into buffers of at most B
-// bytes per kind: (all-reduce, backend, dtype, reduce op), (broadcast, backend, root) or
-// (all-gather, backend), each issued as one asynchronous operation of that kind (broadcasts and
-// all-gathers move bytes, so they fuse across dtypes). Buffers of different backends run at
+// bytes per kind: (all-reduce or reduce-scatter, backend, dtype, reduce op), (broadcast,
+// backend, root), (all-gather, backend) or (all-to-all, backend), each issued as one
+// asynchronous operation of that kind (broadcasts, all-gathers and all-to-alls move bytes, so
+// they fuse across dtypes; B bounds an operation's part per rank). Buffers of different backends run at
 // once: an under-filled buffer on one backend overlaps with the others'. An operation larger
-// than B (an all-gather's input) runs alone, on the caller's buffers, in its turn. The results
+// than B (per rank) runs alone, on the caller's buffers, in its turn. The results
 // are element by element what separate operations give, up to the floating-point reduction
 // order of a larger all-reduce.
 //
@@ -69,6 +70,12 @@ class Fusion {
   Work broadcast(std::string_view backend, void* buf, std::size_t count, DType dtype, int root);
   // Queues an all-gather: `count` elements from `in`; `out` holds size() * count, block j from rank j.
   Work all_gather(std::string_view backend, const void* in, void* out, std::size_t count, DType dtype);
+  // Queues a reduce-scatter: `in` holds size() * count elements; `out` gets this rank's `count`.
+  Work reduce_scatter(std::string_view backend, const void* in, void* out, std::size_t count, DType dtype,
+                      ReduceOp op);
+  // Queues an all-to-all of equal blocks: `in` and `out` hold size() * count elements, block j
+  // to / from rank j.
+  Work all_to_all_single(std::string_view backend, const void* in, void* out, std::size_t count, DType dtype);
   // Waits until every operation submitted so far has completed (rethrows nothing: the errors
   // are in the operations' Works).
   void flush();
