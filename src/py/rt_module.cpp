@@ -109,6 +109,13 @@ void expect_count(const Tensor& t, std::size_t count, std::string_view what) {
   if (t.count != count) throw py::value_error(fmt::format("{}: has {} elements, expected {}", what, t.count, count));
 }
 
+// Elements per block of an all-to-all of equal blocks over `world` ranks.
+std::size_t equal_block(const Tensor& t, std::size_t world, std::string_view what) {
+  if (t.count % world)
+    throw py::value_error(fmt::format("{}: {} elements do not split evenly over {} ranks", what, t.count, world));
+  return t.count / world;
+}
+
 // An operation in flight: the runtime's handle, the Python objects whose memory it uses, and what
 // to do once it ends (copy a staging buffer into torch's output list).
 class PyWork {
@@ -187,9 +194,7 @@ rt::Counts split_counts(const py::object& sizes, const Tensor& t, int world, con
   const std::size_t per_row = rows == 0 ? 0 : t.count / rows;
   rt::Counts counts;
   if (sizes.is_none()) {
-    if (t.count % static_cast<std::size_t>(world))
-      throw py::value_error(fmt::format("{}: {} elements do not split evenly over {} ranks", what, t.count, world));
-    counts.assign(static_cast<std::size_t>(world), t.count / static_cast<std::size_t>(world));
+    counts.assign(static_cast<std::size_t>(world), equal_block(t, static_cast<std::size_t>(world), what));
     return counts;
   }
   const auto list = sizes.cast<std::vector<long long>>();
@@ -214,12 +219,22 @@ void compressible_tensor(const Tensor& t, std::string_view what) {
                                      rt::to_string(t.dtype)));
 }
 
-py::dict stats_dict(const cz::Stats& s) {
+// Runs `call(bound, &stats)` without the GIL, the bound parsed from its text first; returns what
+// the operation sent: {raw_bytes, wire_bytes}.
+template <typename Call>
+py::dict run_compressed(const std::string& bound, std::string_view what, const Call& call) {
+  const auto b = cz::parse_error_bound(bound, fmt::format("{}: bound", what));
+  cz::Stats st;
+  {
+    py::gil_scoped_release release;
+    call(b, &st);
+  }
   py::dict d;
-  d["raw_bytes"] = s.raw_bytes;
-  d["wire_bytes"] = s.wire_bytes;
+  d["raw_bytes"] = st.raw_bytes;
+  d["wire_bytes"] = st.wire_bytes;
   return d;
 }
+
 
 rt::Counts displacements(const rt::Counts& counts) {
   rt::Counts d;
@@ -363,11 +378,9 @@ PYBIND11_MODULE(_rt, m) {
             auto out = tensor_of(output, "Fusion.all_to_all_single: output");
             same_dtype(in, out, "Fusion.all_to_all_single");
             expect_count(out, in.count, "Fusion.all_to_all_single: output");
-            const auto world = static_cast<std::size_t>(rt::size("auto"));
-            if (in.count % world)
-              throw py::value_error(fmt::format("Fusion.all_to_all_single: {} elements do not split evenly over {} ranks", in.count, world));
+            const std::size_t block = equal_block(in, static_cast<std::size_t>(rt::size("auto")), "Fusion.all_to_all_single");
             return run(true, {in.owner, out.owner},
-                       [&](bool) { return f.get().all_to_all_single(backend, in.data, out.data, in.count / world, in.dtype); });
+                       [&](bool) { return f.get().all_to_all_single(backend, in.data, out.data, block, in.dtype); });
           },
           py::arg("backend"), py::arg("output"), py::arg("input"), "Equal blocks; always asynchronous: returns a Work")
       .def("flush", [](PyFusion& f) {
@@ -463,11 +476,9 @@ PYBIND11_MODULE(_rt, m) {
         const int world = rt::size(backend);
         if (output_split_sizes.is_none() && input_split_sizes.is_none()) {
           expect_count(out, in.count, "all_to_all_single: output");
-          if (in.count % static_cast<std::size_t>(world))
-            throw py::value_error(fmt::format("all_to_all_single: {} elements do not split evenly over {} ranks", in.count, world));
-          return run(async_op, {in.owner, out.owner}, [&](bool a) {
-            return rt::all_to_all_single(backend, in.data, out.data, in.count / static_cast<std::size_t>(world), in.dtype, a);
-          });
+          const std::size_t block = equal_block(in, static_cast<std::size_t>(world), "all_to_all_single");
+          return run(async_op, {in.owner, out.owner},
+                     [&](bool a) { return rt::all_to_all_single(backend, in.data, out.data, block, in.dtype, a); });
         }
         const auto sc = split_counts(input_split_sizes, in, world, "all_to_all_single: input_split_sizes");
         const auto rc = split_counts(output_split_sizes, out, world, "all_to_all_single: output_split_sizes");
@@ -538,13 +549,9 @@ PYBIND11_MODULE(_rt, m) {
       [](const std::string& backend, const py::object& tensor, const std::string& bound, ReduceOp op) {
         auto t = tensor_of(tensor, "compressed.all_reduce: tensor");
         compressible_tensor(t, "compressed.all_reduce: tensor");
-        const auto b = cz::parse_error_bound(bound, "compressed.all_reduce: bound");
-        cz::Stats st;
-        {
-          py::gil_scoped_release release;
-          cz::all_reduce(backend, t.data, t.data, t.count, t.dtype, op, b, &st);
-        }
-        return stats_dict(st);
+        return run_compressed(bound, "compressed.all_reduce", [&](const cz::ErrorBound& b, cz::Stats* st) {
+          cz::all_reduce(backend, t.data, t.data, t.count, t.dtype, op, b, st);
+        });
       },
       py::arg("backend"), py::arg("tensor"), py::arg("bound"), py::arg("op") = ReduceOp::sum,
       "In place; op SUM or AVG; |result - exact| <= an absolute bound on every element (plus the float additions' rounding)");
@@ -556,13 +563,9 @@ PYBIND11_MODULE(_rt, m) {
         same_dtype(in, out, "compressed.all_gather_into_tensor");
         compressible_tensor(in, "compressed.all_gather_into_tensor: input");
         expect_count(out, in.count * static_cast<std::size_t>(rt::size(backend)), "compressed.all_gather_into_tensor: output");
-        const auto b = cz::parse_error_bound(bound, "compressed.all_gather_into_tensor: bound");
-        cz::Stats st;
-        {
-          py::gil_scoped_release release;
-          cz::all_gather(backend, in.data, out.data, in.count, in.dtype, b, &st);
-        }
-        return stats_dict(st);
+        return run_compressed(bound, "compressed.all_gather_into_tensor", [&](const cz::ErrorBound& b, cz::Stats* st) {
+          cz::all_gather(backend, in.data, out.data, in.count, in.dtype, b, st);
+        });
       },
       py::arg("backend"), py::arg("output"), py::arg("input"), py::arg("bound"));
   cz_module.def(
@@ -573,16 +576,10 @@ PYBIND11_MODULE(_rt, m) {
         same_dtype(in, out, "compressed.all_to_all_single");
         compressible_tensor(in, "compressed.all_to_all_single: input");
         expect_count(out, in.count, "compressed.all_to_all_single: output");
-        const auto world = static_cast<std::size_t>(rt::size(backend));
-        if (in.count % world)
-          throw py::value_error(fmt::format("compressed.all_to_all_single: {} elements do not split evenly over {} ranks", in.count, world));
-        const auto b = cz::parse_error_bound(bound, "compressed.all_to_all_single: bound");
-        cz::Stats st;
-        {
-          py::gil_scoped_release release;
-          cz::all_to_all_single(backend, in.data, out.data, in.count / world, in.dtype, b, &st);
-        }
-        return stats_dict(st);
+        const std::size_t block = equal_block(in, static_cast<std::size_t>(rt::size(backend)), "compressed.all_to_all_single");
+        return run_compressed(bound, "compressed.all_to_all_single", [&](const cz::ErrorBound& b, cz::Stats* st) {
+          cz::all_to_all_single(backend, in.data, out.data, block, in.dtype, b, st);
+        });
       },
       py::arg("backend"), py::arg("output"), py::arg("input"), py::arg("bound"), "Equal blocks, block j to rank j");
   cz_module.def(
@@ -590,13 +587,9 @@ PYBIND11_MODULE(_rt, m) {
       [](const std::string& backend, const py::object& tensor, int dst, const std::string& bound) {
         auto t = tensor_of(tensor, "compressed.send: tensor", false);
         compressible_tensor(t, "compressed.send: tensor");
-        const auto b = cz::parse_error_bound(bound, "compressed.send: bound");
-        cz::Stats st;
-        {
-          py::gil_scoped_release release;
-          cz::send(backend, t.data, t.count, t.dtype, dst, b, &st);
-        }
-        return stats_dict(st);
+        return run_compressed(bound, "compressed.send", [&](const cz::ErrorBound& b, cz::Stats* st) {
+          cz::send(backend, t.data, t.count, t.dtype, dst, b, st);
+        });
       },
       py::arg("backend"), py::arg("tensor"), py::arg("dst"), py::arg("bound"));
   cz_module.def(
@@ -604,9 +597,8 @@ PYBIND11_MODULE(_rt, m) {
       [](const std::string& backend, const py::object& tensor, int src, const std::string& bound) {
         auto t = tensor_of(tensor, "compressed.recv: tensor");
         compressible_tensor(t, "compressed.recv: tensor");
-        const auto b = cz::parse_error_bound(bound, "compressed.recv: bound");
-        py::gil_scoped_release release;
-        cz::recv(backend, t.data, t.count, t.dtype, src, b, nullptr);
+        run_compressed(bound, "compressed.recv",
+                       [&](const cz::ErrorBound& b, cz::Stats*) { cz::recv(backend, t.data, t.count, t.dtype, src, b, nullptr); });
       },
       py::arg("backend"), py::arg("tensor"), py::arg("src"), py::arg("bound"), "The same count, dtype and bound as the send");
   m.def(

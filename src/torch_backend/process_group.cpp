@@ -324,7 +324,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::broadcast(std::vector<at::Ten
   at::Tensor& t = single(tensors, "broadcast", "tensor");
   check_rank(static_cast<int>(opts.rootRank), size_, "broadcast", "src");
   TORCH_CHECK_VALUE(opts.rootTensor == 0, "chorus: broadcast: root tensor ", opts.rootTensor, " (one tensor per process)");
-  auto w = fusion_ != nullptr && nbytes(t) <= fusion_->options().buffer_bytes
+  auto w = fused(nbytes(t))
                ? fusion_->broadcast(plain_backend(backend_for(OpKind::broadcast)), t.data_ptr(), nbytes(t), kBytes,
                                     static_cast<int>(opts.rootRank))
                : rt::broadcast(backend_for(OpKind::broadcast), t.data_ptr(), nbytes(t), kBytes,
@@ -342,7 +342,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::allreduce(std::vector<at::Ten
       rt::compressed::all_reduce(compressed_backend(OpKind::all_reduce), t.data_ptr(), t.data_ptr(), c->count, c->dtype,
                                  r.op, c->bound, st);
     });
-  auto w = fusion_ != nullptr && count * rt::dtype_bytes(r.dtype) <= fusion_->options().buffer_bytes
+  auto w = fused(count * rt::dtype_bytes(r.dtype))
                ? fusion_->all_reduce(backend_for(OpKind::all_reduce), t.data_ptr(), t.data_ptr(), count, r.dtype, r.op)
                : rt::all_reduce(backend_for(OpKind::all_reduce), t.data_ptr(), t.data_ptr(), count, r.dtype, r.op, true);
   return WorkChorus::make(rank_, c10d::OpType::ALLREDUCE, "chorus:all_reduce", std::move(w), {t}, {t});
@@ -423,7 +423,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::_allgather_base(at::Tensor& o
                             rt::compressed::all_gather(compressed_backend(OpKind::all_gather), input.data_ptr(),
                                                        output.data_ptr(), c->count, c->dtype, c->bound, st);
                           });
-  auto w = fusion_ != nullptr && nbytes(input) <= fusion_->options().buffer_bytes
+  auto w = fused(nbytes(input))
                ? fusion_->all_gather(plain_backend(backend_for(OpKind::all_gather)), input.data_ptr(), output.data_ptr(),
                                      nbytes(input), kBytes)
                : rt::all_gather(backend_for(OpKind::all_gather), input.data_ptr(), output.data_ptr(), nbytes(input), kBytes,
@@ -542,7 +542,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::_reduce_scatter_base(at::Tens
   TORCH_CHECK_VALUE(input.numel() == size_ * output.numel(), "chorus: reduce_scatter_tensor: input has ", input.numel(),
                     " elements, expected world size ", size_, " x output ", output.numel());
   const Reduction r = reduction_of(output, opts.reduceOp, "reduce_scatter_tensor");
-  auto w = fusion_ != nullptr && nbytes(output) <= fusion_->options().buffer_bytes
+  auto w = fused(nbytes(output))
                ? fusion_->reduce_scatter(plain_backend(backend_for(OpKind::reduce_scatter)), input.data_ptr(),
                                          output.data_ptr(), count_of(output, r), r.dtype, r.op)
                : rt::reduce_scatter(backend_for(OpKind::reduce_scatter), input.data_ptr(), output.data_ptr(),
@@ -605,7 +605,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::alltoall_base(at::Tensor& out
                                                                 z->count / static_cast<std::size_t>(size_), z->dtype,
                                                                 z->bound, st);
                             });
-    w = fusion_ != nullptr && c[0] <= fusion_->options().buffer_bytes
+    w = fused(c[0])
             ? fusion_->all_to_all_single(plain_backend(backend), input.data_ptr(), output.data_ptr(), c[0], kBytes)
             : rt::all_to_all_single(backend, input.data_ptr(), output.data_ptr(), c[0], kBytes, true);
   } else {

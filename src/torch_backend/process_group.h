@@ -145,6 +145,8 @@ class ProcessGroupChorus : public c10d::ProcessGroup {
   c10::intrusive_ptr<c10d::Work> run_compressed(c10d::OpType type, const char* title, std::vector<at::Tensor> outputs,
                                                 const std::function<void(rt::compressed::Stats*)>& call);
   std::string compressed_backend(rt::OpKind op) const;
+  // Whether an operation of `bytes` (per rank) goes through the fusion (CHORUS_FUSION).
+  bool fused(std::size_t bytes) const { return fusion_ != nullptr && bytes <= fusion_->options().buffer_bytes; }
 
   BackendMap map_;
   CompressionMap compression_;
