@@ -367,7 +367,9 @@ BackendContext world_context(const Runtime& r, const std::string& key_prefix) {
 
 // finalize()'s barrier over the world's store. The rank that serves the store (rank 0 under
 // mpirun) also waits until every rank has read the barrier's outcome before it stops serving.
-// A failure here (a peer gone, the deadline passed) is reported, not thrown: finalize() goes on.
+// A rank that waits long says for whom, every `report_every` (a twentieth of the operation
+// timeout, between 1 and 10 s). A failure here (a peer gone, the deadline passed) is reported,
+// naming the ranks that never came, not thrown: finalize() goes on.
 void quiesce(const World& world, int generation, std::chrono::steady_clock::time_point deadline) {
   if (world.size <= 1 || !world.store) return;
   const std::string key = fmt::format("{}/{}/finalize", world.run_id, generation);
@@ -375,7 +377,15 @@ void quiesce(const World& world, int generation, std::chrono::steady_clock::time
     const auto left = [&] {
       return std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     };
-    world.store->barrier(key, world.size, std::max(left(), std::chrono::milliseconds(1)));
+    const auto report_every = std::clamp(std::chrono::milliseconds(operation_timeout_ms() / 20),
+                                         std::chrono::milliseconds(1000), std::chrono::milliseconds(10000));
+    world.store->barrier_naming(
+        key, world.size, world.rank, std::max(left(), std::chrono::milliseconds(1)), report_every,
+        [&](const std::vector<int>& missing, std::chrono::milliseconds waited) {
+          std::fprintf(stderr, "chorus rt: finalize on rank %d: waited %.0f s for rank(s) %s to reach finalize (gives up in %.0f s)\n",
+                       world.rank, static_cast<double>(waited.count()) / 1000.0, rank_list(missing).c_str(),
+                       static_cast<double>(left().count()) / 1000.0);
+        });
     world.store->add(key + "/left", 1);
     if (world.server)
       while (world.store->add(key + "/left", 0) < world.size) {

@@ -10,7 +10,9 @@ every rank's input from the rank number, so the exact result is known without co
 
 Run with 2 or more ranks: chorus launch -n 3 -- python3 tests/python/torch_compression_rank.py
 """
+import faulthandler
 import os
+import signal
 import sys
 
 import torch
@@ -18,6 +20,8 @@ import torch.distributed as dist
 
 import chorus  # noqa: F401  (registers the "chorus" backend)
 from chorus import distributed as chorus_dist
+
+faulthandler.register(signal.SIGUSR1, all_threads=True)  # tests/rt/watchdog.py asks for the stacks of a hung rank
 
 TOL, A2A_TOL = 1e-3, 1e-2
 os.environ["CHORUS_COMPRESSION"] = f"abs:{TOL},all_to_all_single:abs:{A2A_TOL}"

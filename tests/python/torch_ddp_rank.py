@@ -9,6 +9,8 @@ a few additions). The losses must also fall (the training does something).
 
     chorus launch -n 2 -- python3 tests/python/torch_ddp_rank.py
 """
+import faulthandler
+import signal
 import sys
 
 import torch
@@ -16,6 +18,8 @@ import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel as DDP
 
 import chorus  # noqa: F401
+
+faulthandler.register(signal.SIGUSR1, all_threads=True)  # tests/rt/watchdog.py asks for the stacks of a hung rank
 
 STEPS = 30
 dist.init_process_group("chorus")

@@ -13,8 +13,10 @@ and that every kind of operation was logged (sub-groups, logged as torch/<id>, r
 runtime group).
 Exits 0 and rank 0 prints "torch_dist_rank: N checks passed" when every check holds.
 """
+import faulthandler
 import json
 import os
+import signal
 import sys
 import warnings
 
@@ -22,6 +24,8 @@ import torch
 import torch.distributed as dist
 
 import chorus  # noqa: F401  (registers the "chorus" backend)
+
+faulthandler.register(signal.SIGUSR1, all_threads=True)  # tests/rt/watchdog.py asks for the stacks of a hung rank
 
 warnings.filterwarnings("ignore", message=".*all_gather_coalesced will be deprecated")
 dist.init_process_group("chorus")

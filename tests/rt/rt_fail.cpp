@@ -2,6 +2,8 @@
 //   --mode kill      the victim rank kills itself (SIGKILL) before an all_reduce
 //   --mode stall     the victim rank never joins the all_reduce
 //   --mode mismatch  the victim passes a different count (checking mode is on)
+//   --mode late-finalize  the victim reaches finalize 2.5 s after the others
+//   --mode no-finalize    the victim never finalizes (it exits 15 s later, past the deadline)
 // Every other rank must end with a clear error, which it prints with the time it took.
 #include <signal.h>
 #include <unistd.h>
@@ -23,7 +25,7 @@ int main(int argc, char** argv) {
   int victim = 1;
   std::size_t count = 1 << 20;
   app.add_option("--backend", backend);
-  app.add_option("--mode", mode)->check(CLI::IsMember({"kill", "stall", "mismatch"}));
+  app.add_option("--mode", mode)->check(CLI::IsMember({"kill", "stall", "mismatch", "late-finalize", "no-finalize"}));
   app.add_option("--victim", victim);
   app.add_option("--count", count);
   CLI11_PARSE(app, argc, argv);
@@ -47,7 +49,14 @@ int main(int argc, char** argv) {
     const std::size_t n = mode == "mismatch" && me == victim ? count + 1 : count;
     rt::all_reduce(backend, x.data(), y.data(), n, rt::DType::f32, rt::ReduceOp::sum);
     std::printf("rank %d: no error after %.2f s\n", me, seconds());
+    std::fflush(stdout);
+    if (me == victim && mode == "late-finalize") std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+    if (me == victim && mode == "no-finalize") {
+      std::this_thread::sleep_for(std::chrono::seconds(15));
+      ::_exit(0);
+    }
     rt::finalize();
+    std::printf("rank %d: finalized after %.2f s\n", me, seconds());
     return 0;
   } catch (const chorus::InputError& e) {
     std::fprintf(stderr, "rank %d: input error after %.2f s: %s\n", me, seconds(), e.what());

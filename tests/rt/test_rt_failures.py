@@ -72,6 +72,16 @@ for backend in ["shm", "gloo"]:
     # A different count on one rank: checking mode stops every rank with an input error.
     run(f"{backend} mismatched sizes", launch + [RT_FAIL, "--backend", backend, "--mode", "mismatch"], 2,
         [("ranks disagree", 4)], 10)
+    # One rank reaches finalize 2.5 s late: the others wait for it, say whom they wait for (every
+    # second at this timeout) and then finalize normally.
+    run(f"{backend} late finalize", launch + [RT_FAIL, "--backend", backend, "--mode", "late-finalize"], 0,
+        [(r"re:finalize on rank [023]: waited [12] s for rank\(s\) 1 to reach finalize", 3), ("finalized after", 4)], 10)
+    # One rank never finalizes: the others give up at finalize's deadline (timeout + 10 s grace),
+    # name it, and still exit cleanly. (The barrier is the store's, whatever the backend: once.)
+    if backend == "shm":
+        run(f"{backend} missing finalize", launch + [RT_FAIL, "--backend", backend, "--mode", "no-finalize"], 0,
+            [(r"re:finalize on rank [023]: the ranks did not all reach finalize \(rank\(s\) 1 did not arrive within", 3),
+             ("finalized after", 3)], 15 + 6)
 
 if MPIRUN:
     mpirun = [MPIRUN, "-n", "4", "--oversubscribe"]

@@ -198,6 +198,39 @@ TEST(Store, TcpServerGetWaitsAndBarrierReleasesAll) {
   EXPECT_THROW(store.get("never", std::chrono::milliseconds(100)), rt::TimeoutError);
 }
 
+
+// finalize()'s barrier: a waiting rank hears which ranks are missing; a timeout names them.
+TEST(Store, NamingBarrierReportsAndNamesTheMissingRanks) {
+  rt::TcpStoreServer server("127.0.0.1");
+  const auto connect = [&] { return rt::TcpStore("127.0.0.1", server.port(), std::chrono::seconds(5), server.token()); };
+  // Ranks 0 and 2 of 3 arrive; rank 1 comes 400 ms later. Rank 0 reports every 100 ms.
+  std::vector<std::vector<int>> reports;
+  std::thread late([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(400));
+    auto s = connect();
+    s.barrier_naming("b", 3, 1, std::chrono::seconds(5), std::chrono::milliseconds(0), nullptr);
+  });
+  std::thread other([&] {
+    auto s = connect();
+    s.barrier_naming("b", 3, 2, std::chrono::seconds(5), std::chrono::milliseconds(0), nullptr);
+  });
+  auto s0 = connect();
+  s0.barrier_naming("b", 3, 0, std::chrono::seconds(5), std::chrono::milliseconds(100),
+                    [&](const std::vector<int>& missing, std::chrono::milliseconds) { reports.push_back(missing); });
+  late.join();
+  other.join();
+  ASSERT_GE(reports.size(), 2u);  // 400 ms of waiting, a report every 100 ms
+  EXPECT_EQ(reports.back(), std::vector<int>{1});
+  for (const auto& r : reports) EXPECT_TRUE(r == std::vector<int>{1} || r == (std::vector<int>{1, 2})) << r.size();
+  // Only rank 0 of 4 comes: the timeout names the three others.
+  try {
+    s0.barrier_naming("c", 4, 0, std::chrono::milliseconds(300), std::chrono::milliseconds(0), nullptr);
+    FAIL() << "no timeout";
+  } catch (const rt::TimeoutError& e) {
+    EXPECT_NE(std::string(e.what()).find("rank(s) 1, 2, 3 did not arrive"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(rt::rank_list({1, 2, 3, 4, 5}, 2), "1, 2 and 3 more");
+}
 TEST(ProgressQueue, RunsInOrderAndClaimFailsWhenBusy) {
   rt::ProgressQueue q("test");
   std::vector<int> order;

@@ -1,6 +1,10 @@
 #include "rt/rendezvous/store.h"
 
+#include <algorithm>
 #include <cstring>
+#include <thread>
+
+#include <fmt/format.h>
 
 #include "core/error.h"
 #include "rt/errors.h"
@@ -21,6 +25,45 @@ std::string Store::get_string(const std::string& key, std::chrono::milliseconds 
 void Store::barrier(const std::string& name, int world_size, std::chrono::milliseconds timeout) {
   if (add(name + "/arrived", 1) == world_size) set(name + "/done", {'1'});
   get(name + "/done", timeout);
+}
+
+void Store::barrier_naming(const std::string& name, int world_size, int rank, std::chrono::milliseconds timeout,
+                           std::chrono::milliseconds report_every, const BarrierWaiting& waiting) {
+  using Clock = std::chrono::steady_clock;
+  add(fmt::format("{}/rank/{}", name, rank), 1);
+  const auto start = Clock::now();
+  const auto deadline = start + timeout;
+  auto next_report = start + report_every;
+  auto pause = std::chrono::milliseconds(1);
+  // A parked get cannot be cut into slices (a store connection whose get timed out is out of
+  // step), so the arrivals are polled, backing off to 50 ms.
+  for (std::int64_t arrived = add(name + "/arrived", 1); arrived < world_size; arrived = add(name + "/arrived", 0)) {
+    const auto now = Clock::now();
+    const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(now - start);
+    if (now >= deadline)
+      throw TimeoutError(fmt::format("rank(s) {} did not arrive within {} ms", rank_list(missing_ranks(name, world_size)),
+                                     timeout.count()));
+    if (waiting && report_every.count() > 0 && now >= next_report) {
+      waiting(missing_ranks(name, world_size), waited);
+      next_report = now + report_every;
+    }
+    std::this_thread::sleep_for(std::min(pause, std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now)));
+    pause = std::min(pause * 2, std::chrono::milliseconds(50));
+  }
+}
+
+std::vector<int> Store::missing_ranks(const std::string& name, int world_size) {
+  std::vector<int> missing;
+  for (int r = 0; r < world_size; ++r)
+    if (add(fmt::format("{}/rank/{}", name, r), 0) == 0) missing.push_back(r);
+  return missing;
+}
+
+std::string rank_list(const std::vector<int>& ranks, std::size_t limit) {
+  std::string out;
+  for (std::size_t i = 0; i < ranks.size() && i < limit; ++i) out += fmt::format("{}{}", i == 0 ? "" : ", ", ranks[i]);
+  if (ranks.size() > limit) out += fmt::format(" and {} more", ranks.size() - limit);
+  return out;
 }
 
 std::pair<std::string, int> parse_host_port(const std::string& text, const std::string& where) {

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -26,7 +27,18 @@ class Store {
   std::string get_string(const std::string& key, std::chrono::milliseconds timeout);
   // All `world_size` callers return once every one has arrived (one-shot per name).
   void barrier(const std::string& name, int world_size, std::chrono::milliseconds timeout);
+  // As barrier(), for callers that know their rank and may wait long (finalize): it polls
+  // instead of parking a get, calls `waiting(missing ranks, waited)` every `report_every`
+  // while it waits, and its TimeoutError names the ranks that never arrived.
+  using BarrierWaiting = std::function<void(const std::vector<int>& missing, std::chrono::milliseconds waited)>;
+  void barrier_naming(const std::string& name, int world_size, int rank, std::chrono::milliseconds timeout,
+                      std::chrono::milliseconds report_every, const BarrierWaiting& waiting);
+  // The ranks of [0, world_size) that have not reached barrier_naming(name) yet.
+  std::vector<int> missing_ranks(const std::string& name, int world_size);
 };
+
+// "2, 5, 7" (at most `limit` ranks, then "and N more").
+std::string rank_list(const std::vector<int>& ranks, std::size_t limit = 16);
 
 // A store inside one process (world size 1, and tests that run ranks as threads).
 class InMemoryStore : public Store {
