@@ -176,7 +176,7 @@ void register_rt_commands(CLI::App& app) {
   bench->add_flag("--check", bench_check, "verify one result per row against a local reference");
   bench->add_flag("--async", bench_async, "issue asynchronously through the progress queue, then wait");
   bench->add_flag("--algorithms", bench_algorithms,
-                  "all_reduce also with every named algorithm of each backend (rows backend:algorithm)");
+                  "all_reduce, broadcast, all_gather, reduce_scatter and all_to_all_single also with every named algorithm of each backend (rows backend:algorithm)");
   bench->callback([] {
     auto options = to_bench(bench_opts);
     options.check = bench_check;
@@ -210,8 +210,8 @@ void register_rt_commands(CLI::App& app) {
   static bool tune_backends_only = false;
   tune->add_option("-o,--out", tune_out, "tuning table to write (merged into an existing one)")->capture_default_str();
   tune->add_flag("--backends-only", tune_backends_only,
-                 "all_reduce: measure each backend's own choice only, not each of its named algorithms "
-                 "(mpi:ring, gloo:bcube, ...)");
+                 "measure each backend's own choice only, not each of its named algorithms "
+                 "(mpi:ring, mpi:binomial, gloo:bcube, shm:ring_p2p, ...)");
   tune->callback([] {
     auto options = to_bench(tune_opts);
     options.algorithms = !tune_backends_only;

@@ -323,8 +323,13 @@ PYBIND11_MODULE(_rt, m) {
       py::arg("name"), py::arg("ranks"), py::arg("backend") = "auto");
   m.def("group_ranks", [](const std::string& name) { return rt::group_ranks(name); });
   m.def(
-      "algorithm_names", [](const std::string& backend) { return rt::algorithm_names(backend, rt::OpKind::all_reduce); },
-      py::arg("backend"), "all_reduce's named algorithms on `backend` besides 'default': all_reduce('mpi:ring', t) runs one");
+      "algorithm_names",
+      [](const std::string& backend, const std::string& op) {
+        return rt::algorithm_names(backend, rt::parse_op_kind(op, "algorithm_names: op"));
+      },
+      py::arg("backend"), py::arg("op") = "all_reduce",
+      "the named algorithms of `op` (all_reduce, broadcast, all_gather, reduce_scatter, all_to_all_single) on `backend` "
+      "besides 'default': all_reduce('mpi:ring', t) or broadcast('mpi:binomial', t) runs one");
 
   // Tensor fusion (rt/fusion/fusion.h). Collective to make and to close (every rank, same order).
   py::class_<PyFusion>(m, "Fusion")

@@ -39,10 +39,31 @@ void Backend::all_reduce(const void* in, void* out, std::size_t count, DType dty
   algorithms::ring_all_reduce(*this, in, out, count, dtype, op);
 }
 
-void Backend::all_reduce_algorithm(std::size_t index, const void* in, void* out, std::size_t count, DType dtype,
-                                   ReduceOp op) {
-  if (index != 0) throw std::logic_error("all_reduce_algorithm: no algorithm " + std::to_string(index));
-  algorithms::ring_all_reduce(*this, in, out, count, dtype, op);  // ring_p2p
+std::vector<std::string> Backend::algorithms(OpKind op) const {
+  if (!native(op)) return {};
+  switch (op) {
+    case OpKind::all_reduce: case OpKind::all_gather: case OpKind::reduce_scatter: return {"ring_p2p"};
+    case OpKind::broadcast: return {"linear_p2p"};
+    case OpKind::all_to_all_single: return {"pairwise_p2p"};
+    default: return {};
+  }
+}
+
+void Backend::run_algorithm(std::size_t index, const AlgorithmCall& c) {
+  if (index != 0 || algorithms(c.op).empty())
+    throw std::logic_error("run_algorithm: " + std::string(to_string(c.op)) + " has no algorithm " + std::to_string(index));
+  Counts counts, displs;
+  uniform(size(), c.count, counts, displs);
+  switch (c.op) {
+    case OpKind::all_reduce: return algorithms::ring_all_reduce(*this, c.in, c.out, c.count, c.dtype, c.reduce_op);
+    case OpKind::reduce_scatter:
+      return algorithms::ring_reduce_scatter(*this, c.in, c.out, c.count, c.dtype, c.reduce_op);
+    case OpKind::all_gather: return algorithms::ring_all_gatherv(*this, c.in, c.count, c.out, counts, displs, c.dtype);
+    case OpKind::broadcast: return algorithms::linear_broadcast(*this, c.out, c.count, c.dtype, c.root);
+    case OpKind::all_to_all_single:
+      return algorithms::pairwise_all_to_allv(*this, c.in, counts, displs, c.out, counts, displs, c.dtype);
+    default: throw std::logic_error("run_algorithm: " + std::string(to_string(c.op)) + " takes no algorithm");
+  }
 }
 
 void Backend::reduce_scatter(const void* in, void* out, std::size_t count, DType dtype,

@@ -48,16 +48,29 @@ class Backend {
   virtual void reduce(const void* in, void* out, std::size_t count, DType dtype, ReduceOp op,
                       int root);
   virtual void all_reduce(const void* in, void* out, std::size_t count, DType dtype, ReduceOp op);
-  // Named all-reduce algorithms besides all_reduce()'s own choice (which is "default"): the
-  // library's (mpi: Open MPI's tuned algorithms; gloo: ring, bcube, halving_doubling), then
-  // the runtime's "ring_p2p" (algorithms/ring.cpp on this backend's point-to-point), which every
-  // backend has. `chorus tune` measures each; "auto" and names like "mpi:ring" select one.
-  virtual std::vector<std::string> all_reduce_algorithms() const { return {"ring_p2p"}; }
-  // all_reduce with algorithm `index` of all_reduce_algorithms(); the runtime calls it only with
+  // Named algorithms of the operations that take them (takes_algorithm(): all_reduce,
+  // broadcast, all_gather, reduce_scatter, all_to_all_single) besides the operation's own
+  // choice (which is "default"): the library's (mpi: Open MPI's tuned algorithms, named as Open
+  // MPI names them; gloo: ring and bcube for all_reduce), then the runtime's point-to-point one
+  // (algorithms/: ring_p2p, linear_p2p for broadcast, pairwise_p2p for all_to_all_single) where
+  // the operation is native (else its default already is that algorithm). `chorus tune`
+  // measures each; "auto" and names like "mpi:ring" select one.
+  virtual std::vector<std::string> algorithms(OpKind op) const;
+  // One call of an operation with a named algorithm: the arguments of those operations (a
+  // broadcast's buffer is `out`; what an operation does not take is ignored).
+  struct AlgorithmCall {
+    OpKind op;
+    const void* in;
+    void* out;
+    std::size_t count;
+    DType dtype;
+    ReduceOp reduce_op;
+    int root;
+  };
+  // Runs `call` with algorithm `index` of algorithms(call.op); the runtime calls it only with
   // count > 0 on more than one rank. An override handles its own names and passes the rest
-  // (index minus their number) to Backend::all_reduce_algorithm.
-  virtual void all_reduce_algorithm(std::size_t index, const void* in, void* out, std::size_t count, DType dtype,
-                                    ReduceOp op);
+  // (index minus their number) to Backend::run_algorithm.
+  virtual void run_algorithm(std::size_t index, const AlgorithmCall& call);
   // in holds size()*count elements; out receives this rank's block of count elements.
   virtual void reduce_scatter(const void* in, void* out, std::size_t count, DType dtype,
                               ReduceOp op);

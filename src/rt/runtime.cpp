@@ -54,9 +54,14 @@ struct Slot {
   // A group's errors name group ranks; this note (appended to them) maps them to world ranks.
   std::string group_note;
   std::string label;  // the backend's or group's name (communication log)
-  // The backend's named all-reduce algorithms (Backend::all_reduce_algorithms) and the labels
-  // the communication log gives operations run with them ("mpi:ring").
-  std::vector<std::string> algorithms, algorithm_labels;
+  // The backend's named algorithms per operation (Backend::algorithms, indexed by OpKind) and
+  // the labels the communication log gives operations run with them ("mpi:ring").
+  std::array<std::vector<std::string>, std::size(kAllOpKinds)> algorithms, algorithm_labels;
+  const std::vector<std::string>& algorithms_of(OpKind op) const { return algorithms[static_cast<std::size_t>(op)]; }
+  // The label of an operation run with `algorithm` (0: the backend's own choice).
+  const std::string& label_of(OpKind op, std::size_t algorithm) const {
+    return algorithm == 0 ? label : algorithm_labels[static_cast<std::size_t>(op)][algorithm - 1];
+  }
 };
 
 struct Runtime {
@@ -138,8 +143,9 @@ inline bool same_name(const std::string& a, std::string_view b) {
 Slot& slot_for_slow(std::string_view name, OpKind op, std::size_t bytes, std::size_t* algorithm = nullptr);
 
 // The hot path: a linear scan of the few names beats a map lookup.
-// `algorithm` (all_reduce only): set to 0 for the backend's own choice, else 1 + the index of a
-// named algorithm ("mpi:ring", or "auto" choosing one from the tuning table).
+// `algorithm` (the operations that take_algorithm(), and rank/size lookups as barrier): set to
+// 0 for the backend's own choice, else 1 + the index of a named algorithm ("mpi:ring", or
+// "auto" choosing one from the tuning table).
 [[gnu::always_inline]] inline Slot& slot_for(std::string_view name, OpKind op, std::size_t bytes,
                                              std::size_t* algorithm = nullptr) {
   if (g_rt == nullptr) [[unlikely]] throw_not_initialised(op);
@@ -168,16 +174,20 @@ Slot& slot_for_slow(std::string_view name, OpKind op, std::size_t bytes, std::si
   if (it != r.slots.end() && !named.empty()) {
     const std::string where = fmt::format("{} on rank {}", to_string(op), r.world.rank);
     if (algorithm == nullptr)
-      throw InputError(where, fmt::format("'{}': only all_reduce takes an algorithm after the backend name", name));
-    const auto& names = it->second->algorithms;
+      throw InputError(where, fmt::format("'{}': {} takes no algorithm after the backend name (those that do: {})", name,
+                                          to_string(op), kAlgorithmOps));
+    // rank() and size() (as barrier) accept a name with any operation's algorithm.
+    std::vector<std::string> names = it->second->algorithms_of(op);
+    if (op == OpKind::barrier)
+      for (const auto& list : it->second->algorithms) names.insert(names.end(), list.begin(), list.end());
     const auto a = std::find(names.begin(), names.end(), named);
     if (named == "default") {
       *algorithm = 0;
     } else if (a == names.end()) {
-      throw InputError(where, fmt::format("'{}': {} has no all_reduce algorithm '{}' (it has: default, {})", name, base,
-                                          named, fmt::join(names, ", ")));
+      throw InputError(where, fmt::format("'{}': {} has no {} algorithm '{}' (it has: default{}{})", name, base, to_string(op),
+                                          named, names.empty() ? "" : ", ", fmt::join(names, ", ")));
     } else {
-      *algorithm = static_cast<std::size_t>(a - names.begin()) + 1;
+      *algorithm = op == OpKind::barrier ? 0 : static_cast<std::size_t>(a - names.begin()) + 1;
     }
   }
   if (it == r.slots.end()) {
@@ -341,8 +351,12 @@ std::unique_ptr<Slot> make_slot(const std::string& kind, const std::string& labe
   else if (kind == "gloo") slot->backend = make_gloo_backend(ctx);
   else slot->backend = make_shm_backend(ctx);
   slot->world_size = slot->backend->size();
-  slot->algorithms = slot->backend->all_reduce_algorithms();
-  for (const auto& a : slot->algorithms) slot->algorithm_labels.push_back(label + ":" + a);
+  for (OpKind op : kAllOpKinds) {
+    if (!takes_algorithm(op)) continue;
+    const auto i = static_cast<std::size_t>(op);
+    slot->algorithms[i] = slot->backend->algorithms(op);
+    for (const auto& a : slot->algorithms[i]) slot->algorithm_labels[i].push_back(label + ":" + a);
+  }
   slot->lane_count = slot->backend->concurrent_point_to_point() ? 3 : 1;
   static const char* kLaneNames[3] = {"", "-send", "-recv"};
   for (int l = 0; l < slot->lane_count; ++l) {
@@ -547,13 +561,13 @@ const TuningTable* tuning_table() { return g_rt != nullptr && g_rt->tuning ? &*g
 
 std::string resolve_backend(std::string_view backend, OpKind op, std::size_t bytes) {
   std::size_t algorithm = 0;
-  Slot& s = slot_for(backend, op, bytes, op == OpKind::all_reduce ? &algorithm : nullptr);
-  return algorithm == 0 ? s.backend->name() : s.backend->name() + ":" + s.algorithms[algorithm - 1];
+  Slot& s = slot_for(backend, op, bytes, takes_algorithm(op) ? &algorithm : nullptr);
+  return algorithm == 0 ? s.backend->name() : s.backend->name() + ":" + s.algorithms_of(op)[algorithm - 1];
 }
 
 std::vector<std::string> algorithm_names(std::string_view backend, OpKind op) {
-  if (op != OpKind::all_reduce) return {};
-  return slot_for(backend, op, 0).algorithms;
+  if (!takes_algorithm(op)) return {};
+  return slot_for(backend, op, 0).algorithms_of(op);
 }
 
 bool is_native(std::string_view backend, OpKind op) {
@@ -722,13 +736,18 @@ Work barrier(std::string_view backend, bool async_op) {
 
 Work broadcast(std::string_view backend, void* buf, std::size_t count, DType dtype, int root,
                bool async_op) {
-  Slot& s = slot_for(backend, OpKind::broadcast, count * dtype_bytes(dtype));
+  std::size_t algorithm = 0;
+  Slot& s = slot_for(backend, OpKind::broadcast, count * dtype_bytes(dtype), &algorithm);
   require_root(*s.backend, OpKind::broadcast, root);
   require_buffer(*s.backend, OpKind::broadcast, buf, count, "buffer");
-  return submit(s, OpKind::broadcast, count, dtype, async_op,
-                uniform_sig(OpKind::broadcast, count, dtype, ReduceOp::sum, root), [=](Backend& x) {
-                  if (count > 0 && x.size() > 1) x.broadcast(buf, count, dtype, root);
-                });
+  return submit_as(s.label_of(OpKind::broadcast, algorithm), s, OpKind::broadcast, count, dtype, async_op,
+                   uniform_sig(OpKind::broadcast, count, dtype, ReduceOp::sum, root), [=](Backend& x) {
+                     if (count == 0 || x.size() == 1) return;
+                     if (algorithm == 0)
+                       x.broadcast(buf, count, dtype, root);
+                     else
+                       x.run_algorithm(algorithm - 1, {OpKind::broadcast, buf, buf, count, dtype, ReduceOp::sum, root});
+                   });
 }
 
 Work reduce(std::string_view backend, const void* in, void* out, std::size_t count, DType dtype,
@@ -757,7 +776,7 @@ Work all_reduce(std::string_view backend, const void* in, void* out, std::size_t
   require_buffer(*s.backend, OpKind::all_reduce, in, count, "input");
   require_buffer(*s.backend, OpKind::all_reduce, out, count, "output");
   const int n = s.world_size;
-  return submit_as(algorithm == 0 ? s.label : s.algorithm_labels[algorithm - 1], s, OpKind::all_reduce, count, dtype,
+  return submit_as(s.label_of(OpKind::all_reduce, algorithm), s, OpKind::all_reduce, count, dtype,
                    async_op, uniform_sig(OpKind::all_reduce, count, dtype, op), [=](Backend& x) {
                   if (count == 0) return;
                   if (n == 1) {
@@ -765,7 +784,7 @@ Work all_reduce(std::string_view backend, const void* in, void* out, std::size_t
                   } else if (algorithm == 0) {
                     x.all_reduce(in, out, count, dtype, wire_op(op));
                   } else {
-                    x.all_reduce_algorithm(algorithm - 1, in, out, count, dtype, wire_op(op));
+                    x.run_algorithm(algorithm - 1, {OpKind::all_reduce, in, out, count, dtype, wire_op(op), 0});
                   }
                   if (op == ReduceOp::avg) divide_by(dtype, out, count, n);
                 });
@@ -773,16 +792,19 @@ Work all_reduce(std::string_view backend, const void* in, void* out, std::size_t
 
 Work reduce_scatter(std::string_view backend, const void* in, void* out, std::size_t count,
                     DType dtype, ReduceOp op, bool async_op) {
-  Slot& s = slot_for(backend, OpKind::reduce_scatter, count * dtype_bytes(dtype));
+  std::size_t algorithm = 0;
+  Slot& s = slot_for(backend, OpKind::reduce_scatter, count * dtype_bytes(dtype), &algorithm);
   require_buffer(*s.backend, OpKind::reduce_scatter, in, count, "input");
   require_buffer(*s.backend, OpKind::reduce_scatter, out, count, "output");
-  return submit(s, OpKind::reduce_scatter, count, dtype, async_op,
+  return submit_as(s.label_of(OpKind::reduce_scatter, algorithm), s, OpKind::reduce_scatter, count, dtype, async_op,
                 uniform_sig(OpKind::reduce_scatter, count, dtype, op), [=](Backend& x) {
                   if (count == 0) return;
                   if (x.size() == 1) {
                     if (in != out) std::memcpy(out, in, count * dtype_bytes(dtype));
-                  } else {
+                  } else if (algorithm == 0) {
                     x.reduce_scatter(in, out, count, dtype, wire_op(op));
+                  } else {
+                    x.run_algorithm(algorithm - 1, {OpKind::reduce_scatter, in, out, count, dtype, wire_op(op), 0});
                   }
                   if (op == ReduceOp::avg) divide_by(dtype, out, count, x.size());
                 });
@@ -790,16 +812,19 @@ Work reduce_scatter(std::string_view backend, const void* in, void* out, std::si
 
 Work all_gather(std::string_view backend, const void* in, void* out, std::size_t count,
                 DType dtype, bool async_op) {
-  Slot& s = slot_for(backend, OpKind::all_gather, count * dtype_bytes(dtype));
+  std::size_t algorithm = 0;
+  Slot& s = slot_for(backend, OpKind::all_gather, count * dtype_bytes(dtype), &algorithm);
   require_buffer(*s.backend, OpKind::all_gather, in, count, "input");
   require_buffer(*s.backend, OpKind::all_gather, out, count, "output");
-  return submit(s, OpKind::all_gather, count, dtype, async_op,
+  return submit_as(s.label_of(OpKind::all_gather, algorithm), s, OpKind::all_gather, count, dtype, async_op,
                 uniform_sig(OpKind::all_gather, count, dtype), [=](Backend& x) {
                   if (count == 0) return;
                   if (x.size() == 1)
                     std::memmove(out, in, count * dtype_bytes(dtype));
-                  else
+                  else if (algorithm == 0)
                     x.all_gather(in, out, count, dtype);
+                  else
+                    x.run_algorithm(algorithm - 1, {OpKind::all_gather, in, out, count, dtype, ReduceOp::sum, 0});
                 });
 }
 
@@ -837,17 +862,20 @@ Work scatter(std::string_view backend, const void* in, void* out, std::size_t co
 
 Work all_to_all_single(std::string_view backend, const void* in, void* out, std::size_t count,
                        DType dtype, bool async_op) {
-  Slot& s = slot_for(backend, OpKind::all_to_all_single, count * dtype_bytes(dtype));
+  std::size_t algorithm = 0;
+  Slot& s = slot_for(backend, OpKind::all_to_all_single, count * dtype_bytes(dtype), &algorithm);
   require_buffer(*s.backend, OpKind::all_to_all_single, in, count, "input");
   require_buffer(*s.backend, OpKind::all_to_all_single, out, count, "output");
   require(in != out || count == 0, *s.backend, OpKind::all_to_all_single, [&] { return std::string("input and output must not be the same buffer"); });
-  return submit(s, OpKind::all_to_all_single, count, dtype, async_op,
+  return submit_as(s.label_of(OpKind::all_to_all_single, algorithm), s, OpKind::all_to_all_single, count, dtype, async_op,
                 uniform_sig(OpKind::all_to_all_single, count, dtype), [=](Backend& x) {
                   if (count == 0) return;
                   if (x.size() == 1)
                     std::memcpy(out, in, count * dtype_bytes(dtype));
-                  else
+                  else if (algorithm == 0)
                     x.all_to_all_single(in, out, count, dtype);
+                  else
+                    x.run_algorithm(algorithm - 1, {OpKind::all_to_all_single, in, out, count, dtype, ReduceOp::sum, 0});
                 });
 }
 

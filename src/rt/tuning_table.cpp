@@ -32,17 +32,17 @@ void require_keys(const json& j, const std::vector<std::string>& allowed, const 
 // "mpi:ring" -> "mpi".
 std::string_view candidate_backend(std::string_view candidate) { return candidate.substr(0, candidate.find(':')); }
 
-// A time_us key: a backend (shm, mpi, gloo), for all_reduce optionally with an algorithm
-// ("mpi:ring"; whether the backend has it is checked when auto picks it).
+// A time_us key: a backend (shm, mpi, gloo), for the operations that take algorithms optionally
+// with one ("mpi:ring"; whether the backend has it is checked when auto picks it).
 void check_candidate(const std::string& key, OpKind op, const std::string& where) {
   const std::string_view backend = candidate_backend(key);
   if (backend != "shm" && backend != "mpi" && backend != "gloo")
-    throw InputError(where, "'" + key + "': expected a backend (shm, mpi, gloo), for all_reduce optionally "
-                            "followed by :algorithm");
+    throw InputError(where, "'" + key + "': expected a backend (shm, mpi, gloo), optionally followed by :algorithm for " +
+                                kAlgorithmOps);
   if (backend.size() == key.size()) return;
   const std::string_view algorithm = std::string_view(key).substr(backend.size() + 1);
-  if (op != OpKind::all_reduce)
-    throw InputError(where, "'" + key + "': only all_reduce rows name algorithms");
+  if (!takes_algorithm(op))
+    throw InputError(where, "'" + key + "': only the rows of " + kAlgorithmOps + " name algorithms");
   if (algorithm.empty() || !std::all_of(algorithm.begin(), algorithm.end(), [](char c) {
         return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
       }))

@@ -24,8 +24,8 @@ struct BenchOptions {
   bool check = false;  // verify one result per (backend, op, size) against a local reference
   DType dtype = DType::f32;
   bool async_op = false;  // issue through the progress queue (async + wait) instead of inline
-  // all_reduce also with every named algorithm of each backend (rt::algorithm_names), as rows
-  // of backend "mpi:ring", "gloo:bcube", ...
+  // The operations that take algorithms also with every named algorithm of each backend
+  // (rt::algorithm_names), as rows of backend "mpi:ring", "gloo:bcube", ...
   bool algorithms = false;
 };
 

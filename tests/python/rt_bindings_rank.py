@@ -133,6 +133,35 @@ def run(b):
         chorus.all_reduce(f"{b}:{a}", x)
         check(np.array_equal(x, sum(data(k, 1001, np.int64) for k in ranks).astype(np.float32)), f"{b}:{a} all_reduce")
     expect_raises(ValueError, lambda: chorus.all_reduce(f"{b}:nope", np.ones(2, np.float32)), "no all_reduce algorithm 'nope'")
+    # The named algorithms of the other operations that take them: each one's result checked.
+    for a in chorus.algorithm_names(b, "broadcast"):
+        x = data(r, 1001, np.int32)
+        chorus.broadcast(f"{b}:{a}", x, src=n - 1)
+        check(np.array_equal(x, data(n - 1, 1001, np.int32)), f"{b}:{a} broadcast")
+    for a in chorus.algorithm_names(b, "all_gather"):
+        out = np.zeros(1001 * n, np.float32)
+        chorus.all_gather_into_tensor(f"{b}:{a}", out, data(r, 1001, np.float32))
+        check(np.array_equal(out, np.concatenate([data(k, 1001, np.float32) for k in ranks])), f"{b}:{a} all_gather")
+    for a in chorus.algorithm_names(b, "reduce_scatter"):
+        out = np.zeros(1001, np.float32)
+        chorus.reduce_scatter_tensor(f"{b}:{a}", out, data(r, 1001 * n, np.float32))
+        full = sum(data(k, 1001 * n, np.float64) for k in ranks)
+        check(np.array_equal(out, full[1001 * r:1001 * (r + 1)].astype(np.float32)), f"{b}:{a} reduce_scatter")
+    for a in chorus.algorithm_names(b, "all_to_all_single"):
+        inp = np.repeat(np.arange(n, dtype=np.int32) + 1000 * r, 101)
+        out = np.zeros_like(inp)
+        chorus.all_to_all_single(f"{b}:{a}", out, inp)
+        check(np.array_equal(out, np.repeat(np.array([1000 * k + r for k in ranks], np.int32), 101)), f"{b}:{a} all_to_all")
+    # Every backend has the runtime's point-to-point broadcast and all-gather (all three run them natively).
+    check("linear_p2p" in chorus.algorithm_names(b, "broadcast") and "ring_p2p" in chorus.algorithm_names(b, "all_gather"),
+          f"{b} algorithm_names of broadcast / all_gather")
+    if b == "mpi":  # Open MPI 4.1's coll/tuned lists (ompi_info --param coll tuned --level 9)
+        check({"binomial", "knomial", "pipeline"} <= set(chorus.algorithm_names(b, "broadcast")), "mpi broadcast algorithms")
+        check({"bruck", "ring", "neighbor"} <= set(chorus.algorithm_names(b, "all_gather")), "mpi all_gather algorithms")
+        check({"butterfly", "recursive_halving"} <= set(chorus.algorithm_names(b, "reduce_scatter")), "mpi reduce_scatter")
+        check(("two_proc" in chorus.algorithm_names(b, "all_to_all_single")) == (n == 2), "mpi two_proc only on 2 ranks")
+    expect_raises(ValueError, lambda: chorus.broadcast(f"{b}:nope", np.ones(2, np.float32), src=0), "no broadcast algorithm 'nope'")
+    expect_raises(ValueError, lambda: chorus.algorithm_names(b, "nope"), "nope")
 
 
 def smooth(rank, count, dtype):

@@ -155,7 +155,7 @@ TEST(TuningTable, PicksFastestAllowedAtNearestSizeBelow) {
   std::filesystem::remove(path);
 }
 
-TEST(TuningTable, AllReduceRowsMayNameAlgorithms) {
+TEST(TuningTable, RowsOfAlgorithmOperationsMayNameAlgorithms) {
   auto parse = [](const std::string& op, const std::string& key) {
     return rt::TuningTable::parse(R"({"schema": "chorus-rt-tuning/1", "tables": [{"op": ")" + op +
                                       R"(", "world_size": 2, "rows": [{"bytes": 0, "best": "x", "time_us": {")" + key +
@@ -168,11 +168,15 @@ TEST(TuningTable, AllReduceRowsMayNameAlgorithms) {
   for (const std::string bad : {"mpi:", "nccl", "nccl:ring", "mpi:Ring", "mpi:ring-2", ""}) {
     EXPECT_THROW(parse("all_reduce", bad), chorus::InputError) << bad;
   }
+  EXPECT_EQ(parse("all_gather", "mpi:bruck").pick(rt::OpKind::all_gather, 2, 8, {"mpi"}), "mpi:bruck");
+  EXPECT_EQ(parse("broadcast", "mpi:binomial").pick(rt::OpKind::broadcast, 2, 8, {"mpi"}), "mpi:binomial");
   try {
-    parse("all_gather", "mpi:ring");
+    parse("gather", "mpi:ring");
     FAIL();
   } catch (const chorus::InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("only all_reduce rows name algorithms"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("'mpi:ring': only the rows of all_reduce, broadcast, all_gather, reduce_scatter, "
+                                         "all_to_all_single name algorithms"),
+              std::string::npos) << e.what();
   }
 }
 
@@ -301,7 +305,15 @@ TEST(Runtime, AllReduceAlgorithmsByName) {
   // Gloo's two, then the runtime's ring over point-to-point; shm has only the latter.
   EXPECT_EQ(rt::algorithm_names("gloo", rt::OpKind::all_reduce), (std::vector<std::string>{"ring", "bcube", "ring_p2p"}));
   EXPECT_EQ(rt::algorithm_names("shm", rt::OpKind::all_reduce), (std::vector<std::string>{"ring_p2p"}));
-  EXPECT_TRUE(rt::algorithm_names("gloo", rt::OpKind::all_gather).empty());
+  // The other operations that take algorithms: the runtime's point-to-point one where the
+  // operation is native (gloo's reduce_scatter is not: its default already is the ring);
+  // none for the rest.
+  EXPECT_EQ(rt::algorithm_names("gloo", rt::OpKind::all_gather), (std::vector<std::string>{"ring_p2p"}));
+  EXPECT_EQ(rt::algorithm_names("gloo", rt::OpKind::broadcast), (std::vector<std::string>{"linear_p2p"}));
+  EXPECT_EQ(rt::algorithm_names("shm", rt::OpKind::all_to_all_single), (std::vector<std::string>{"pairwise_p2p"}));
+  EXPECT_EQ(rt::algorithm_names("shm", rt::OpKind::reduce_scatter), (std::vector<std::string>{"ring_p2p"}));
+  EXPECT_TRUE(rt::algorithm_names("gloo", rt::OpKind::reduce_scatter).empty());
+  EXPECT_TRUE(rt::algorithm_names("shm", rt::OpKind::gather).empty());
   EXPECT_EQ(rt::resolve_backend("auto", rt::OpKind::all_reduce, 4096), "shm");
   EXPECT_EQ(rt::resolve_backend("auto", rt::OpKind::all_reduce, 1 << 21), "gloo:bcube");
   std::vector<float> x = {1, 2, 3}, y(3);
@@ -322,8 +334,17 @@ TEST(Runtime, AllReduceAlgorithmsByName) {
     rt::all_gather("gloo:ring", x.data(), y.data(), 3, DType::f32);
     FAIL();
   } catch (const chorus::InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("only all_reduce takes an algorithm"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("has no all_gather algorithm 'ring' (it has: default, ring_p2p)"), std::string::npos)
+        << e.what();
   }
+  try {
+    rt::gather("gloo:ring_p2p", x.data(), y.data(), 3, DType::f32, 0);
+    FAIL();
+  } catch (const chorus::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("gather takes no algorithm after the backend name"), std::string::npos) << e.what();
+  }
+  rt::all_gather("shm:ring_p2p", x.data(), y.data(), 3, DType::f32);
+  EXPECT_EQ(y, x);
   EXPECT_EQ(rt::size("gloo:bcube"), 1);
   // A group name may hold ':': the exact name wins, an algorithm follows the last ':'.
   rt::split("rows:2", "shm", 0, 0);

@@ -297,17 +297,18 @@ class GlooBackend final : public Backend {
 
   // Gloo's own algorithms of gloo::allreduce, whatever the size (the default above takes the
   // classic halving-doubling up to 1 MiB, then ring).
-  std::vector<std::string> all_reduce_algorithms() const override {
-    std::vector<std::string> names = {"ring", "bcube"};
-    for (auto& n : Backend::all_reduce_algorithms()) names.push_back(n);
+  std::vector<std::string> algorithms(OpKind op) const override {
+    std::vector<std::string> names;
+    if (op == OpKind::all_reduce) names = {"ring", "bcube"};
+    for (auto& n : Backend::algorithms(op)) names.push_back(n);
     return names;
   }
-  void all_reduce_algorithm(std::size_t index, const void* in, void* out, std::size_t count, DType d,
-                            ReduceOp op) override {
-    if (index >= 2) return Backend::all_reduce_algorithm(index - 2, in, out, count, d, op);
+  void run_algorithm(std::size_t index, const AlgorithmCall& c) override {
+    if (c.op != OpKind::all_reduce) return Backend::run_algorithm(index, c);
+    if (index >= 2) return Backend::run_algorithm(index - 2, c);
     const auto algorithm = index == 0 ? gloo::AllreduceOptions::Algorithm::RING : gloo::AllreduceOptions::Algorithm::BCUBE;
     guard("all_reduce", [&] {
-      with_element(d, [&](auto tag) { all_reduce_typed(tag, in, out, count, d, op, algorithm); });
+      with_element(c.dtype, [&](auto tag) { all_reduce_typed(tag, c.in, c.out, c.count, c.dtype, c.reduce_op, algorithm); });
     });
   }
 

@@ -29,6 +29,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <fmt/format.h>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -128,7 +129,8 @@ class MpiBackend final : public Backend {
       for (auto& row : half_ops_)
         for (auto& op : row)
           if (op != MPI_OP_NULL) MPI_Op_free(&op);
-      for (auto& [name, c] : algorithm_comms_) MPI_Comm_free(&c);
+      for (auto& [op, comms] : algorithm_comms_)
+        for (auto& [name, c] : comms) MPI_Comm_free(&c);
       MPI_Comm_free(&comm_);
       if (mpi_t_) MPI_T_finalize();
     }
@@ -155,10 +157,7 @@ class MpiBackend final : public Backend {
     Guard g(*this, "barrier");
     check(MPI_Barrier(comm_), "barrier");
   }
-  void broadcast(void* buf, std::size_t count, DType d, int root) override {
-    Guard g(*this, "broadcast");
-    check(MPI_Bcast(buf, to_int(count, "broadcast"), mpi_type(d), root, comm_), "broadcast");
-  }
+  void broadcast(void* buf, std::size_t count, DType d, int root) override { broadcast_on(comm_, buf, count, d, root); }
   void reduce(const void* in, void* out, std::size_t count, DType d, ReduceOp op,
               int root) override {
     Guard g(*this, "reduce");
@@ -167,39 +166,35 @@ class MpiBackend final : public Backend {
           "reduce");
   }
   void all_reduce(const void* in, void* out, std::size_t count, DType d, ReduceOp op) override {
-    Guard g(*this, "all_reduce");
-    check(MPI_Allreduce(in_or_inplace(in, out), out, to_int(count, "all_reduce"), mpi_type(d),
-                        mpi_op(d, op), comm_),
-          "all_reduce");
+    all_reduce_on(comm_, in, out, count, d, op);
   }
-  std::vector<std::string> all_reduce_algorithms() const override {
+  std::vector<std::string> algorithms(OpKind op) const override {
     std::vector<std::string> names;
-    for (const auto& [name, c] : algorithm_comms_) names.push_back(name);
-    for (auto& n : Backend::all_reduce_algorithms()) names.push_back(n);
+    if (const auto it = algorithm_comms_.find(op); it != algorithm_comms_.end())
+      for (const auto& [name, c] : it->second) names.push_back(name);
+    for (auto& n : Backend::algorithms(op)) names.push_back(n);
     return names;
   }
-  void all_reduce_algorithm(std::size_t index, const void* in, void* out, std::size_t count, DType d,
-                            ReduceOp op) override {
-    if (index >= algorithm_comms_.size())
-      return Backend::all_reduce_algorithm(index - algorithm_comms_.size(), in, out, count, d, op);
-    Guard g(*this, "all_reduce");
-    check(MPI_Allreduce(in_or_inplace(in, out), out, to_int(count, "all_reduce"), mpi_type(d), mpi_op(d, op),
-                        algorithm_comms_[index].second),
-          "all_reduce");
+  // Open MPI's algorithm `index`: the same MPI call on the duplicate that has it fixed.
+  void run_algorithm(std::size_t index, const AlgorithmCall& c) override {
+    const auto it = algorithm_comms_.find(c.op);
+    const std::size_t own = it == algorithm_comms_.end() ? 0 : it->second.size();
+    if (index >= own) return Backend::run_algorithm(index - own, c);
+    const MPI_Comm comm = it->second[index].second;
+    switch (c.op) {
+      case OpKind::all_reduce: return all_reduce_on(comm, c.in, c.out, c.count, c.dtype, c.reduce_op);
+      case OpKind::broadcast: return broadcast_on(comm, c.out, c.count, c.dtype, c.root);
+      case OpKind::all_gather: return all_gather_on(comm, c.in, c.out, c.count, c.dtype);
+      case OpKind::reduce_scatter: return reduce_scatter_on(comm, c.in, c.out, c.count, c.dtype, c.reduce_op);
+      case OpKind::all_to_all_single: return all_to_all_single_on(comm, c.in, c.out, c.count, c.dtype);
+      default: throw std::logic_error("run_algorithm: " + std::string(to_string(c.op)) + " takes no algorithm");
+    }
   }
   void reduce_scatter(const void* in, void* out, std::size_t count, DType d,
                       ReduceOp op) override {
-    Guard g(*this, "reduce_scatter");
-    check(MPI_Reduce_scatter_block(in, out, to_int(count, "reduce_scatter"), mpi_type(d),
-                                   mpi_op(d, op), comm_),
-          "reduce_scatter");
+    reduce_scatter_on(comm_, in, out, count, d, op);
   }
-  void all_gather(const void* in, void* out, std::size_t count, DType d) override {
-    Guard g(*this, "all_gather");
-    const int n = to_int(count, "all_gather");
-    const bool in_place = in == static_cast<const char*>(out) + count * dtype_bytes(d) * static_cast<std::size_t>(rank_);
-    check(MPI_Allgather(in_place ? MPI_IN_PLACE : in, n, mpi_type(d), out, n, mpi_type(d), comm_), "all_gather");
-  }
+  void all_gather(const void* in, void* out, std::size_t count, DType d) override { all_gather_on(comm_, in, out, count, d); }
   void gather(const void* in, void* out, std::size_t count, DType d, int root) override {
     Guard g(*this, "gather");
     const int n = to_int(count, "gather");
@@ -211,9 +206,7 @@ class MpiBackend final : public Backend {
     check(MPI_Scatter(in, n, mpi_type(d), out, n, mpi_type(d), root, comm_), "scatter");
   }
   void all_to_all_single(const void* in, void* out, std::size_t count, DType d) override {
-    Guard g(*this, "all_to_all_single");
-    const int n = to_int(count, "all_to_all_single");
-    check(MPI_Alltoall(in, n, mpi_type(d), out, n, mpi_type(d), comm_), "all_to_all_single");
+    all_to_all_single_on(comm_, in, out, count, d);
   }
   void all_gatherv(const void* in, std::size_t count, void* out, const Counts& counts,
                    const Counts& displs, DType d) override {
@@ -284,6 +277,34 @@ class MpiBackend final : public Backend {
  private:
   static constexpr int kTag = 7301;      // messages of the fallback collectives
   static constexpr int kUserTag = 7302;  // the application's send / recv
+
+  // The operations that take named algorithms, on communicator `comm` (comm_, or a duplicate
+  // with one of Open MPI's algorithms fixed).
+  void broadcast_on(MPI_Comm comm, void* buf, std::size_t count, DType d, int root) {
+    Guard g(*this, "broadcast");
+    check(MPI_Bcast(buf, to_int(count, "broadcast"), mpi_type(d), root, comm), "broadcast");
+  }
+  void all_reduce_on(MPI_Comm comm, const void* in, void* out, std::size_t count, DType d, ReduceOp op) {
+    Guard g(*this, "all_reduce");
+    check(MPI_Allreduce(in_or_inplace(in, out), out, to_int(count, "all_reduce"), mpi_type(d), mpi_op(d, op), comm),
+          "all_reduce");
+  }
+  void reduce_scatter_on(MPI_Comm comm, const void* in, void* out, std::size_t count, DType d, ReduceOp op) {
+    Guard g(*this, "reduce_scatter");
+    check(MPI_Reduce_scatter_block(in, out, to_int(count, "reduce_scatter"), mpi_type(d), mpi_op(d, op), comm),
+          "reduce_scatter");
+  }
+  void all_gather_on(MPI_Comm comm, const void* in, void* out, std::size_t count, DType d) {
+    Guard g(*this, "all_gather");
+    const int n = to_int(count, "all_gather");
+    const bool in_place = in == static_cast<const char*>(out) + count * dtype_bytes(d) * static_cast<std::size_t>(rank_);
+    check(MPI_Allgather(in_place ? MPI_IN_PLACE : in, n, mpi_type(d), out, n, mpi_type(d), comm), "all_gather");
+  }
+  void all_to_all_single_on(MPI_Comm comm, const void* in, void* out, std::size_t count, DType d) {
+    Guard g(*this, "all_to_all_single");
+    const int n = to_int(count, "all_to_all_single");
+    check(MPI_Alltoall(in, n, mpi_type(d), out, n, mpi_type(d), comm), "all_to_all_single");
+  }
 
   void send_on(const void* buf, std::size_t bytes, int dst, int tag) {
     MPI_Request req;
@@ -423,46 +444,87 @@ class MpiBackend final : public Backend {
   }
 
   MPI_Comm comm_ = MPI_COMM_NULL;
-  // Open MPI's coll/tuned all-reduce algorithms by name, each fixed on a duplicate of comm_.
-  std::vector<std::pair<std::string, MPI_Comm>> algorithm_comms_;
+  // Open MPI's coll/tuned algorithms by operation and name, each fixed on a duplicate of comm_.
+  std::map<OpKind, std::vector<std::pair<std::string, MPI_Comm>>> algorithm_comms_;
   bool mpi_t_ = false;  // MPI_T_init_thread succeeded (finalised with the backend)
 
-  // The tuned module reads its forced algorithm (the process-wide MCA variable
-  // coll_tuned_allreduce_algorithm, written here through MPI_T) when a communicator is created,
-  // and only with coll_tuned_use_dynamic_rules on (mpi_ensure_initialized sets it before
-  // MPI_Init unless the environment says otherwise). Without either, only "default" and the
-  // runtime's algorithms are offered. Every rank reads the same environment, so every rank
+  // The tuned module reads its forced algorithm of an operation (a process-wide MCA variable
+  // such as coll_tuned_bcast_algorithm, written here through MPI_T) when a communicator is
+  // created, and only with coll_tuned_use_dynamic_rules on (mpi_ensure_initialized sets it
+  // before MPI_Init unless the environment says otherwise). The algorithms and their names are
+  // the variable's enumeration as Open MPI reports it (but "ignore"; the two-process ones only
+  // on two ranks, where Open MPI runs them). Without MPI_T or dynamic rules, only "default" and
+  // the runtime's algorithms are offered. Every rank reads the same environment, so every rank
   // makes the same duplicates (MPI_Comm_dup is collective).
   void create_algorithm_comms() {
-    static constexpr std::pair<int, const char*> kTuned[] = {
-        {1, "basic_linear"}, {2, "nonoverlapping"}, {3, "recursive_doubling"},
-        {4, "ring"},         {5, "segmented_ring"}, {6, "rabenseifner"}};
+    static constexpr std::pair<OpKind, const char*> kVariables[] = {
+        {OpKind::all_reduce, "coll_tuned_allreduce_algorithm"},
+        {OpKind::broadcast, "coll_tuned_bcast_algorithm"},
+        {OpKind::all_gather, "coll_tuned_allgather_algorithm"},
+        {OpKind::reduce_scatter, "coll_tuned_reduce_scatter_block_algorithm"},
+        {OpKind::all_to_all_single, "coll_tuned_alltoall_algorithm"}};
     int provided = 0;
     if (MPI_T_init_thread(MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) return;
     mpi_t_ = true;
-    int dynamic_index = -1, algorithm_index = -1, n = 0;
-    if (MPI_T_cvar_get_index("coll_tuned_use_dynamic_rules", &dynamic_index) != MPI_SUCCESS ||
-        MPI_T_cvar_get_index("coll_tuned_allreduce_algorithm", &algorithm_index) != MPI_SUCCESS)
-      return;
+    int dynamic_index = -1, n = 0;
+    if (MPI_T_cvar_get_index("coll_tuned_use_dynamic_rules", &dynamic_index) != MPI_SUCCESS) return;
     MPI_T_cvar_handle handle;
     int dynamic = 0;
     if (MPI_T_cvar_handle_alloc(dynamic_index, nullptr, &handle, &n) != MPI_SUCCESS) return;
     MPI_T_cvar_read(handle, &dynamic);
     MPI_T_cvar_handle_free(&handle);
     if (dynamic == 0) return;
-    if (MPI_T_cvar_handle_alloc(algorithm_index, nullptr, &handle, &n) != MPI_SUCCESS) return;
-    int before = 0;
-    MPI_T_cvar_read(handle, &before);
-    for (auto [id, name] : kTuned) {
-      int value = id;
-      if (MPI_T_cvar_write(handle, &value) != MPI_SUCCESS) break;
-      MPI_Comm c = MPI_COMM_NULL;
-      MPI_Comm_dup(comm_, &c);
-      MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
-      algorithm_comms_.emplace_back(name, c);
+    for (const auto& [op, variable] : kVariables) {
+      int index = -1;
+      if (MPI_T_cvar_get_index(variable, &index) != MPI_SUCCESS) continue;
+      for (const auto& [value, name] : enumeration(index)) {
+        if (value == 0 || (name.find("two_proc") != std::string::npos && size_ != 2)) continue;
+        if (!with_cvar(index, value, [&] {
+              MPI_Comm c = MPI_COMM_NULL;
+              MPI_Comm_dup(comm_, &c);
+              MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+              algorithm_comms_[op].emplace_back(name, c);
+            }))
+          break;
+      }
     }
+  }
+  // The (value, name) items of control variable `index`'s enumeration; empty if it has none.
+  static std::vector<std::pair<int, std::string>> enumeration(int index) {
+    char name[256], desc[1024];
+    int name_len = sizeof name, desc_len = sizeof desc, verbosity = 0, bind = 0, scope = 0;
+    MPI_Datatype type;
+    MPI_T_enum enumtype = MPI_T_ENUM_NULL;
+    std::vector<std::pair<int, std::string>> items;
+    if (MPI_T_cvar_get_info(index, name, &name_len, &verbosity, &type, &enumtype, desc, &desc_len, &bind, &scope) !=
+            MPI_SUCCESS ||
+        enumtype == MPI_T_ENUM_NULL)
+      return items;
+    int count = 0;
+    char enum_name[256];
+    int enum_name_len = sizeof enum_name;
+    if (MPI_T_enum_get_info(enumtype, &count, enum_name, &enum_name_len) != MPI_SUCCESS) return items;
+    for (int i = 0; i < count; ++i) {
+      int value = 0;
+      char item[256];
+      int item_len = sizeof item;
+      if (MPI_T_enum_get_item(enumtype, i, &value, item, &item_len) == MPI_SUCCESS) items.emplace_back(value, item);
+    }
+    return items;
+  }
+  // Runs `fn` with control variable `index` set to `value`, then restores it; false if it
+  // cannot be written.
+  template <typename Fn>
+  static bool with_cvar(int index, int value, Fn&& fn) {
+    MPI_T_cvar_handle handle;
+    int n = 0, before = 0;
+    if (MPI_T_cvar_handle_alloc(index, nullptr, &handle, &n) != MPI_SUCCESS) return false;
+    MPI_T_cvar_read(handle, &before);
+    const bool ok = MPI_T_cvar_write(handle, &value) == MPI_SUCCESS;
+    if (ok) fn();
     MPI_T_cvar_write(handle, &before);
     MPI_T_cvar_handle_free(&handle);
+    return ok;
   }
   int rank_ = 0;
   int size_ = 1;

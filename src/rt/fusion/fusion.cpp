@@ -266,8 +266,8 @@ Work Fusion::Impl::submit(FusedOp p) {
   if (p.backend != "auto" && std::find(backends.begin(), backends.end(), base) == backends.end())
     throw InputError(what, fmt::format("backend '{}' is not one of this fusion's ({}, auto)", p.backend,
                                        fmt::join(backends, ", ")));
-  if (p.kind != OpKind::all_reduce && base != p.backend)
-    throw InputError(what, fmt::format("backend '{}': only all_reduce takes an algorithm", p.backend));
+  if (!takes_algorithm(p.kind) && base != p.backend)
+    throw InputError(what, fmt::format("backend '{}': {} takes no algorithm", p.backend, to_string(p.kind)));
   if (p.count > 0 && (p.in == nullptr || p.out == nullptr))
     throw InputError(what, fmt::format("null buffer for {} elements", p.count));
   p.state = std::make_shared<WorkState>(what, nullptr);
