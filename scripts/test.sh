@@ -16,6 +16,7 @@ case "$MODE" in
   *) echo "usage: scripts/test.sh [--regular|--sanitize|--tsan|--fuzz]" >&2; exit 2 ;;
 esac
 bash scripts/install-deps.sh
+echo "=== dependencies: $SECONDS s ==="
 JOBS=$(nproc)
 # Every stage compiles as a unity build (16 sources per translation unit): the shared headers
 # (fmt, nlohmann/json, yaml-cpp, gtest) are parsed once per batch, which halves the builds
@@ -24,8 +25,13 @@ JOBS=$(nproc)
 UNITY=(-DCMAKE_UNITY_BUILD=ON -DCMAKE_UNITY_BUILD_BATCH_SIZE=16)
 want() { [[ "$MODE" == all || "$MODE" == "$1" ]]; }
 
+# Each stage's build and test times go to the log (BENCHMARKS.md, "CI time").
+stage_start=$SECONDS
+took() { echo "=== $1: $((SECONDS - stage_start)) s ==="; stage_start=$SECONDS; }
+
 configure_and_build() {  # build-dir, targets (or "all"), extra cmake args...
   local dir="$1" targets="$2"; shift 2
+  stage_start=$SECONDS
   echo "=== $dir: configure, build ==="
   # -g1: line tables only (file:line in failures and sanitizer reports), less to compile and link.
   cmake -S . -B "$dir" -DCHORUS_WERROR=ON -DCHORUS_LINE_TABLES_ONLY=ON "$@"
@@ -35,11 +41,13 @@ configure_and_build() {  # build-dir, targets (or "all"), extra cmake args...
     # shellcheck disable=SC2086
     cmake --build "$dir" -j"$JOBS" --target $targets
   fi
+  took "$dir: configure and build"
 }
 
 if want --regular; then
   configure_and_build build all "${UNITY[@]}"
   (cd build && ctest --output-on-failure -j"$JOBS" --timeout 900)
+  took "build: tests"
 fi
 if want --sanitize; then
   configure_and_build build-asan all -DCHORUS_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DCHORUS_BUILD_BENCH=OFF "${UNITY[@]}"
@@ -51,6 +59,7 @@ if want --sanitize; then
   # instrumented) and the third compression run (the two others run the same code).
   (cd build-asan && ctest --output-on-failure -j"$JOBS" --timeout 900 \
      -E "^cli_tests$|^plot_tests$|rt_bench_algorithms|rt_compression_mpirun|rt_timeouts$|rt_failures|rt_launcher|rt_shm_segment|rt_multihost|rt_schedule_failures|rt_themis_real_smoke|rt_syndicate_real_smoke|rt_dim_backends_auto|Workloads.IdealBeatsThemisBeatsBaselineOnEveryTopology|Workloads.Transformer1TDataParallelPartIsOneDimension")
+  took "build-asan: tests"
 fi
 if want --tsan; then
   # The runtime's threads: unit tests, the progress-queue stress test, the store under attack,
@@ -64,9 +73,11 @@ if want --tsan; then
   (cd build-tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/../tests/rt/tsan.supp" \
      ctest --output-on-failure -j"$JOBS" --timeout 900 -L rt \
        -E "mpirun|rt_compression|rt_failures|rt_timeouts\$|rt_launcher|rt_shm_segment|rt_multihost|rt_tune|rt_check_auto|rt_bench|rt_check_launch_4|rt_schedule_failures|rt_themis_real_smoke|rt_syndicate_real_smoke")
+  took "build-tsan: tests"
 fi
 if want --fuzz; then
   CC=clang CXX=clang++ configure_and_build build-fuzz fuzzers -DCHORUS_FUZZ=ON -DCHORUS_BUILD_BENCH=OFF "${UNITY[@]}"
   bash tests/fuzz/run_fuzzers.sh build-fuzz "${CHORUS_FUZZ_SECONDS:-10}"
+  took "build-fuzz: fuzzing"
 fi
 echo "scripts/test.sh: all stages passed"
