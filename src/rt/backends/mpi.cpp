@@ -474,10 +474,13 @@ class MpiBackend final : public Backend {
     MPI_T_cvar_read(handle, &dynamic);
     MPI_T_cvar_handle_free(&handle);
     if (dynamic == 0) return;
-    for (const auto& [op, variable] : kVariables) {
+    for (const auto& entry : kVariables) {  // (not structured bindings: clang 14 cannot capture them)
+      const OpKind op = entry.first;
       int index = -1;
-      if (MPI_T_cvar_get_index(variable, &index) != MPI_SUCCESS) continue;
-      for (const auto& [value, name] : enumeration(index)) {
+      if (MPI_T_cvar_get_index(entry.second, &index) != MPI_SUCCESS) continue;
+      for (const auto& item : enumeration(index)) {
+        const int value = item.first;
+        const std::string& name = item.second;
         if (value == 0 || (name.find("two_proc") != std::string::npos && size_ != 2)) continue;
         if (!with_cvar(index, value, [&] {
               MPI_Comm c = MPI_COMM_NULL;
