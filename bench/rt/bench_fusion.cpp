@@ -1,9 +1,10 @@
 // bench_fusion: tensor fusion (rt/fusion) against issuing the same operations one by one,
 // side by side in one run (MCR-DL Sec. V-E). Per backend, per (B, T): --ops operations (--op:
-// all-reduces (f32, sum), broadcasts from rank 0, all-gathers, reduce-scatters (f32, sum) or
-// all-to-alls of equal blocks) of --bytes each (the part per rank: an all-gather's input, a
-// reduce-scatter's output, an all-to-all's block), timed from the first issue to the last
-// completion, slowest rank;
+// all-reduces (f32, sum), broadcasts from rank 0, all-gathers, reduce-scatters (f32, sum),
+// all-to-alls of equal blocks, or reduces (f32, sum), gathers and scatters with root 0) of
+// --bytes each (the part per rank: an all-gather's or gather's input, a reduce-scatter's or
+// scatter's output, an all-to-all's block), timed from the first issue to the last completion,
+// slowest rank;
 // blocks of the three ways alternate, --reps times, medians reported:
 //   blocking  each operation issued and waited for in turn
 //   async     all issued asynchronously on the backend, then all waited for
@@ -46,7 +47,7 @@ double slowest_ms(const std::string& backend, std::chrono::steady_clock::time_po
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"bench_fusion: fused all-reduces, broadcasts, all-gathers, reduce-scatters or all-to-alls against one by one"};
+  CLI::App app{"bench_fusion: fused operations of one kind against the same issued one by one"};
   std::string backends_arg = "shm,gloo", buffers_arg = "64KiB,256KiB,1MiB,4MiB", cycles_arg = "200";
   int ops = 1000, reps = 7;
   std::string bytes_arg = "4KiB", op_arg = "allreduce";
@@ -54,8 +55,8 @@ int main(int argc, char** argv) {
   app.add_option("--buffers", buffers_arg, "values of B");
   app.add_option("--cycles-us", cycles_arg, "values of T (microseconds)");
   app.add_option("--ops", ops, "operations per measurement");
-  app.add_option("--op", op_arg, "allreduce, broadcast, allgather, reducescatter or alltoall")
-      ->check(CLI::IsMember({"allreduce", "broadcast", "allgather", "reducescatter", "alltoall"}));
+  app.add_option("--op", op_arg, "allreduce, broadcast, allgather, reducescatter, alltoall, reduce, gather or scatter")
+      ->check(CLI::IsMember({"allreduce", "broadcast", "allgather", "reducescatter", "alltoall", "reduce", "gather", "scatter"}));
   app.add_option("--bytes", bytes_arg, "bytes per operation and rank");
   app.add_option("--reps", reps, "repetitions (medians reported)");
   CLI11_PARSE(app, argc, argv);
@@ -66,13 +67,14 @@ int main(int argc, char** argv) {
     const int me = rt::rank("auto"), world = rt::size("auto");
     std::string backend_of_run;
     const bool gather = op_arg == "allgather", bcast = op_arg == "broadcast", rs = op_arg == "reducescatter",
-               a2a = op_arg == "alltoall";
+               a2a = op_arg == "alltoall", red = op_arg == "reduce", gat = op_arg == "gather", sca = op_arg == "scatter";
     const std::size_t world_n = static_cast<std::size_t>(world), me_n = static_cast<std::size_t>(me);
-    // Inputs of world x count elements for a reduce-scatter and an all-to-all; results apart
-    // from the input for all but the in-place all-reduce and broadcast.
-    std::vector<std::vector<float>> data(static_cast<std::size_t>(ops), std::vector<float>(rs || a2a ? count * world_n : count));
-    std::vector<std::vector<float>> results(gather || rs || a2a ? data.size() : 0,
-                                            std::vector<float>(rs ? count : count * world_n));
+    // Inputs of world x count elements for a reduce-scatter, an all-to-all and a scatter; results
+    // apart from the input for all but the in-place all-reduce, broadcast and reduce.
+    std::vector<std::vector<float>> data(static_cast<std::size_t>(ops),
+                                         std::vector<float>(rs || a2a || sca ? count * world_n : count));
+    std::vector<std::vector<float>> results(gather || rs || a2a || gat || sca ? data.size() : 0,
+                                            std::vector<float>(rs || sca ? count : count * world_n));
     auto fill = [&] {
       for (std::size_t i = 0; i < data.size(); ++i)
         for (std::size_t e = 0; e < data[i].size(); ++e) data[i][e] = static_cast<float>((i + e) % 7 + me_n);
@@ -81,15 +83,18 @@ int main(int argc, char** argv) {
     std::int64_t wrong = 0;
     // What operation i holds at element e afterwards (rank r put (i+e)%7 + r at input element e):
     // the sum over ranks; rank 0's value; block j = rank j's input; the sum over ranks of element
-    // me*count+e; block j = block `me` of rank j's input.
+    // me*count+e; block j = block `me` of rank j's input; element me*count+e of rank 0's input.
+    // (A reduce and a gather are checked at the root, rank 0, only.)
     auto expected = [&](std::size_t i, std::size_t e) {
-      if (gather) return static_cast<float>((i + e % count) % 7 + e / count);
+      if (gather || gat) return static_cast<float>((i + e % count) % 7 + e / count);
+      if (sca) return static_cast<float>((i + me_n * count + e) % 7);
       if (bcast) return static_cast<float>((i + e) % 7);
       if (rs) return static_cast<float>(world * static_cast<int>((i + me_n * count + e) % 7) + world * (world - 1) / 2);
       if (a2a) return static_cast<float>((i + me_n * count + e % count) % 7 + e / count);
       return static_cast<float>(world * static_cast<int>((i + e) % 7) + world * (world - 1) / 2);
     };
     auto check = [&] {
+      if ((red || gat) && me != 0) return;
       for (std::size_t i = 0; i < data.size(); ++i) {
         const auto& got = results.empty() ? data[i] : results[i];
         for (std::size_t e = 0; e < got.size(); ++e)
@@ -106,6 +111,9 @@ int main(int argc, char** argv) {
       if (bcast) return rt::broadcast(backend_of_run, d, count, DType::f32, 0, async_op);
       if (rs) return rt::reduce_scatter(backend_of_run, d, results[i].data(), count, DType::f32, ReduceOp::sum, async_op);
       if (a2a) return rt::all_to_all_single(backend_of_run, d, results[i].data(), count, DType::f32, async_op);
+      if (red) return rt::reduce(backend_of_run, d, d, count, DType::f32, ReduceOp::sum, 0, async_op);
+      if (gat) return rt::gather(backend_of_run, d, results[i].data(), count, DType::f32, 0, async_op);
+      if (sca) return rt::scatter(backend_of_run, d, results[i].data(), count, DType::f32, 0, async_op);
       return rt::all_reduce(backend_of_run, d, d, count, DType::f32, ReduceOp::sum, async_op);
     };
     auto fused_op = [&](rt::Fusion& fusion, std::size_t i) {
@@ -114,6 +122,9 @@ int main(int argc, char** argv) {
       if (bcast) return fusion.broadcast(backend_of_run, d, count, DType::f32, 0);
       if (rs) return fusion.reduce_scatter(backend_of_run, d, results[i].data(), count, DType::f32, ReduceOp::sum);
       if (a2a) return fusion.all_to_all_single(backend_of_run, d, results[i].data(), count, DType::f32);
+      if (red) return fusion.reduce(backend_of_run, d, d, count, DType::f32, ReduceOp::sum, 0);
+      if (gat) return fusion.gather(backend_of_run, d, results[i].data(), count, DType::f32, 0);
+      if (sca) return fusion.scatter(backend_of_run, d, results[i].data(), count, DType::f32, 0);
       return fusion.all_reduce(backend_of_run, d, d, count, DType::f32, ReduceOp::sum);
     };
     if (me == 0)

@@ -22,8 +22,8 @@
 try:
     from chorus._rt import (CommError, Fusion, ReduceOp, TimeoutError, Work, algorithm_names, all_gather,  # noqa: F401
                             all_gather_into_tensor, all_reduce, all_to_all, all_to_all_single, available_backends, backends, barrier,
-                            broadcast, compressed, finalize, group_ranks, init, is_initialized, new_group, rank, recv, reduce,
-                            reduce_scatter_tensor, send, size, split, synchronize)
+                            broadcast, compressed, finalize, gather, group_ranks, init, is_initialized, new_group, rank, recv,
+                            reduce, reduce_scatter_tensor, scatter, send, size, split, synchronize)
     HAVE_RUNTIME = True
 except ImportError as _error:  # the source tree's package (chorus.plot only), or a build without bindings
     HAVE_RUNTIME = False

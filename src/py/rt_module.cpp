@@ -10,6 +10,7 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -107,6 +108,36 @@ void same_dtype(const Tensor& a, const Tensor& b, std::string_view what) {
 
 void expect_count(const Tensor& t, std::size_t count, std::string_view what) {
   if (t.count != count) throw py::value_error(fmt::format("{}: has {} elements, expected {}", what, t.count, count));
+}
+
+// gather's and scatter's list: one tensor per rank of `like`'s dtype and size at the root, None
+// elsewhere (as torch.distributed requires).
+std::vector<Tensor> root_list(const py::object& list, bool root, const Tensor& like, const std::string& backend,
+                              const std::string& what, bool writable) {
+  if (!root) {
+    if (!list.is_none()) throw py::value_error(fmt::format("{}: give it on the root rank only (None here)", what));
+    return {};
+  }
+  if (list.is_none()) throw py::value_error(fmt::format("{}: required on the root rank", what));
+  auto tensors = tensors_of(list.cast<py::sequence>(), what, writable);
+  if (tensors.size() != static_cast<std::size_t>(rt::size(backend)))
+    throw py::value_error(fmt::format("{}: {} tensors for {} ranks", what, tensors.size(), rt::size(backend)));
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    same_dtype(like, tensors[i], fmt::format("{}[{}]", what, i));
+    expect_count(tensors[i], like.count, fmt::format("{}[{}]", what, i));
+  }
+  return tensors;
+}
+
+// A fused gather's output or scatter's input: world size x `like` at the root, None elsewhere.
+std::optional<Tensor> root_tensor(const py::object& obj, bool root, const Tensor& like, bool writable, const std::string& what) {
+  if (root == obj.is_none())
+    throw py::value_error(fmt::format("{}: a tensor of world size x {} elements on the root rank, None elsewhere", what, like.count));
+  if (!root) return std::nullopt;
+  auto t = tensor_of(obj, what, writable);
+  same_dtype(like, t, what);
+  expect_count(t, like.count * static_cast<std::size_t>(rt::size("auto")), what);
+  return t;
 }
 
 // Elements per block of an all-to-all of equal blocks over `world` ranks.
@@ -338,8 +369,8 @@ PYBIND11_MODULE(_rt, m) {
              return std::make_unique<PyFusion>(backends, rt::FusionOptions{.buffer_bytes = buffer_bytes, .cycle_us = cycle_us});
            }),
            py::arg("backends"), py::arg("buffer_bytes") = std::size_t{1} << 20, py::arg("cycle_us") = 200,
-           "Small all-reduces, broadcasts, all-gathers, reduce-scatters and all-to-alls fused into buffers of at most "
-           "buffer_bytes (per rank), a cycle at most cycle_us after the oldest")
+           "Small all-reduces, broadcasts, reduces, all-gathers, gathers, scatters, reduce-scatters and all-to-alls fused "
+           "into buffers of at most buffer_bytes (per rank), a cycle at most cycle_us after the oldest")
       .def(
           "all_reduce",
           [](PyFusion& f, const std::string& backend, const py::object& tensor, ReduceOp op) {
@@ -388,6 +419,36 @@ PYBIND11_MODULE(_rt, m) {
                        [&](bool) { return f.get().all_to_all_single(backend, in.data, out.data, block, in.dtype); });
           },
           py::arg("backend"), py::arg("output"), py::arg("input"), "Equal blocks; always asynchronous: returns a Work")
+      .def(
+          "reduce",
+          [](PyFusion& f, const std::string& backend, const py::object& tensor, int dst, ReduceOp op) {
+            auto t = tensor_of(tensor, "Fusion.reduce: tensor");
+            return run(true, {t.owner}, [&](bool) { return f.get().reduce(backend, t.data, t.data, t.count, t.dtype, op, dst); });
+          },
+          py::arg("backend"), py::arg("tensor"), py::arg("dst"), py::arg("op") = ReduceOp::sum,
+          "In place, the result on rank dst; always asynchronous: returns a Work")
+      .def(
+          "gather",
+          [](PyFusion& f, const std::string& backend, const py::object& output, const py::object& input, int dst) {
+            auto in = tensor_of(input, "Fusion.gather: input", false);
+            const auto out = root_tensor(output, rt::rank("auto") == dst, in, true, "Fusion.gather: output");
+            return run(true, {in.owner, output}, [&](bool) {
+              return f.get().gather(backend, in.data, out ? out->data : nullptr, in.count, in.dtype, dst);
+            });
+          },
+          py::arg("backend"), py::arg("output"), py::arg("input"), py::arg("dst"),
+          "output (world size x input, block j from rank j) on rank dst, None elsewhere; always asynchronous")
+      .def(
+          "scatter",
+          [](PyFusion& f, const std::string& backend, const py::object& output, const py::object& input, int src) {
+            auto out = tensor_of(output, "Fusion.scatter: output");
+            const auto in = root_tensor(input, rt::rank("auto") == src, out, false, "Fusion.scatter: input");
+            return run(true, {out.owner, input}, [&](bool) {
+              return f.get().scatter(backend, in ? in->data : nullptr, out.data, out.count, out.dtype, src);
+            });
+          },
+          py::arg("backend"), py::arg("output"), py::arg("input"), py::arg("src"),
+          "input (world size x output, block j to rank j) on rank src, None elsewhere; always asynchronous")
       .def("flush", [](PyFusion& f) {
         py::gil_scoped_release release;
         f.get().flush();
@@ -460,6 +521,40 @@ PYBIND11_MODULE(_rt, m) {
       },
       py::arg("backend"), py::arg("tensor_list"), py::arg("tensor"), py::arg("async_op") = false,
       "torch's list form (one staging copy); all_gather_into_tensor has none");
+  // torch's gather and scatter: lists at the root only (None elsewhere), one staging copy there.
+  m.def(
+      "gather",
+      [](const std::string& backend, const py::object& tensor, const py::object& gather_list, int dst, bool async_op) {
+        auto in = tensor_of(tensor, "gather: tensor", false);
+        const bool root = rt::rank(backend) == dst;
+        const auto outs = root_list(gather_list, root, in, backend, "gather: gather_list", true);
+        auto staging = std::make_shared<Staging>();
+        const std::size_t bytes = in.count * rt::dtype_bytes(in.dtype);
+        staging->bytes.resize(bytes * outs.size());
+        return run(async_op, {in.owner, gather_list},
+                   [&](bool a) { return rt::gather(backend, in.data, root ? staging->bytes.data() : nullptr, in.count, in.dtype, dst, a); },
+                   [outs, staging, bytes] {
+                     for (std::size_t i = 0; i < outs.size(); ++i) std::memcpy(outs[i].data, staging->bytes.data() + i * bytes, bytes);
+                   });
+      },
+      py::arg("backend"), py::arg("tensor"), py::arg("gather_list") = py::none(), py::arg("dst") = 0,
+      py::arg("async_op") = false, "torch's gather: gather_list (one tensor per rank) on rank dst only");
+  m.def(
+      "scatter",
+      [](const std::string& backend, const py::object& tensor, const py::object& scatter_list, int src, bool async_op) {
+        auto out = tensor_of(tensor, "scatter: tensor");
+        const bool root = rt::rank(backend) == src;
+        const auto ins = root_list(scatter_list, root, out, backend, "scatter: scatter_list", false);
+        auto staging = std::make_shared<Staging>();
+        const std::size_t bytes = out.count * rt::dtype_bytes(out.dtype);
+        staging->bytes.resize(bytes * ins.size());
+        for (std::size_t i = 0; i < ins.size(); ++i) std::memcpy(staging->bytes.data() + i * bytes, ins[i].data, bytes);
+        return run(async_op, {out.owner, scatter_list}, [&](bool a) {
+          return rt::scatter(backend, root ? staging->bytes.data() : nullptr, out.data, out.count, out.dtype, src, a);
+        }, [staging] {});
+      },
+      py::arg("backend"), py::arg("tensor"), py::arg("scatter_list") = py::none(), py::arg("src") = 0,
+      py::arg("async_op") = false, "torch's scatter: scatter_list (one tensor per rank) on rank src only");
   m.def(
       "reduce_scatter_tensor",
       [](const std::string& backend, const py::object& output, const py::object& input, ReduceOp op, bool async_op) {

@@ -267,15 +267,23 @@ ProcessGroupChorus::ProcessGroupChorus(const c10::intrusive_ptr<c10d::Store>& st
   if (fusion) {  // on the backends of the fused operations ("mpi:ring": mpi, that algorithm per all-reduce buffer)
     std::vector<std::string> fused;
     for (OpKind op : {OpKind::all_reduce, OpKind::broadcast, OpKind::all_gather, OpKind::reduce_scatter,
-                      OpKind::all_to_all_single})
+                      OpKind::all_to_all_single, OpKind::reduce, OpKind::gather, OpKind::scatter})
       if (std::find(fused.begin(), fused.end(), plain_backend(backend_for(op))) == fused.end())
         fused.push_back(plain_backend(backend_for(op)));
     fusion_ = std::make_unique<rt::Fusion>(fused, *fusion);
+  }
+  // Compressed collectives overlap with the program: a Compressor (a group and a worker) per
+  // backend they run on. On auto (resolved per call) they run when issued, as on sub-groups.
+  for (OpKind op : {OpKind::all_reduce, OpKind::all_gather, OpKind::all_to_all_single}) {
+    const std::string b = compressed_backend(op);
+    if (compression_.bound(op) && b != "auto" && compressors_.count(b) == 0)
+      compressors_[b] = std::make_unique<rt::compressed::Compressor>(b);
   }
 }
 
 ProcessGroupChorus::~ProcessGroupChorus() {
   fusion_.reset();  // collective, like the group's destruction
+  compressors_.clear();  // waits for the compressed collectives still queued
   if (!owns_runtime_) return;
   try {
     rt::finalize();
@@ -301,22 +309,35 @@ std::string ProcessGroupChorus::compressed_backend(OpKind op) const {
   return group_.empty() ? plain_backend(backend_for(op)) : backend_for(op);
 }
 
-c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::run_compressed(c10d::OpType type, const char* title,
-                                                                  std::vector<at::Tensor> outputs,
-                                                                  const std::function<void(rt::compressed::Stats*)>& call) {
-  rt::compressed::Stats st;
-  call(&st);
-  {
+c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::run_compressed(c10d::OpType type, const char* title, OpKind op,
+                                                                  std::vector<at::Tensor> keep, std::vector<at::Tensor> outputs,
+                                                                  CompressedCall call, std::function<void()> finish,
+                                                                  std::vector<at::Tensor> staging) {
+  const std::string backend = compressed_backend(op);
+  rt::Work w;
+  if (const auto it = compressors_.find(backend);
+      it != compressors_.end() && op != OpKind::send && op != OpKind::recv) {
+    w = it->second->run(title, std::move(call));
+  } else {
+    rt::compressed::Stats st;
+    call(backend, &st);
     std::lock_guard lock(stats_mutex_);
     stats_.raw_bytes += st.raw_bytes;
     stats_.wire_bytes += st.wire_bytes;
   }
-  return WorkChorus::make(rank_, type, title, rt::Work(), {}, std::move(outputs));
+  return WorkChorus::make(rank_, type, title, std::move(w), std::move(keep), std::move(outputs), std::move(finish), pool_,
+                          std::move(staging));
 }
 
 rt::compressed::Stats ProcessGroupChorus::compression_stats() const {
   std::lock_guard lock(stats_mutex_);
-  return stats_;
+  rt::compressed::Stats total = stats_;
+  for (const auto& [backend, c] : compressors_) {
+    const auto st = c->stats();
+    total.raw_bytes += st.raw_bytes;
+    total.wire_bytes += st.wire_bytes;
+  }
+  return total;
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::broadcast(std::vector<at::Tensor>& tensors,
@@ -338,10 +359,10 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::allreduce(std::vector<at::Ten
   const Reduction r = reduction_of(t, opts.reduceOp, "all_reduce");
   const std::size_t count = count_of(t, r);
   if (auto c = compressed(OpKind::all_reduce, t); c && (r.op == rt::ReduceOp::sum || r.op == rt::ReduceOp::avg))
-    return run_compressed(c10d::OpType::ALLREDUCE, "chorus:all_reduce", {t}, [&](rt::compressed::Stats* st) {
-      rt::compressed::all_reduce(compressed_backend(OpKind::all_reduce), t.data_ptr(), t.data_ptr(), c->count, c->dtype,
-                                 r.op, c->bound, st);
-    });
+    return run_compressed(c10d::OpType::ALLREDUCE, "chorus:all_reduce", OpKind::all_reduce, {t}, {t},
+                          [p = t.data_ptr(), c = *c, op = r.op](const std::string& b, rt::compressed::Stats* st) {
+                            rt::compressed::all_reduce(b, p, p, c.count, c.dtype, op, c.bound, st);
+                          });
   auto w = fused(count * rt::dtype_bytes(r.dtype))
                ? fusion_->all_reduce(backend_for(OpKind::all_reduce), t.data_ptr(), t.data_ptr(), count, r.dtype, r.op)
                : rt::all_reduce(backend_for(OpKind::all_reduce), t.data_ptr(), t.data_ptr(), count, r.dtype, r.op, true);
@@ -358,14 +379,12 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::allreduce_coalesced(std::vect
   const Reduction r = reduction_of(tensors[0], opts.reduceOp, "all_reduce_coalesced");
   at::Tensor flat = flatten(tensors, *pool_);  // one operation for all: the fusion torch asks for here
   if (auto c = compressed(OpKind::all_reduce, flat); c && (r.op == rt::ReduceOp::sum || r.op == rt::ReduceOp::avg)) {
-    auto work = run_compressed(c10d::OpType::ALLREDUCE_COALESCED, "chorus:all_reduce_coalesced", tensors,
-                               [&](rt::compressed::Stats* st) {
-                                 rt::compressed::all_reduce(compressed_backend(OpKind::all_reduce), flat.data_ptr(),
-                                                            flat.data_ptr(), c->count, c->dtype, r.op, c->bound, st);
-                                 unflatten(flat, tensors);
-                               });
-    pool_->give(flat);
-    return work;
+    return run_compressed(c10d::OpType::ALLREDUCE_COALESCED, "chorus:all_reduce_coalesced", OpKind::all_reduce, tensors,
+                          tensors,
+                          [p = flat.data_ptr(), c = *c, op = r.op](const std::string& b, rt::compressed::Stats* st) {
+                            rt::compressed::all_reduce(b, p, p, c.count, c.dtype, op, c.bound, st);
+                          },
+                          [flat, tensors]() mutable { unflatten(flat, tensors); }, {flat});
   }
   auto w = rt::all_reduce(backend_for(OpKind::all_reduce), flat.data_ptr(), flat.data_ptr(), count_of(flat, r), r.dtype,
                           r.op, true);
@@ -379,8 +398,12 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::reduce(std::vector<at::Tensor
   check_rank(static_cast<int>(opts.rootRank), size_, "reduce", "dst");
   TORCH_CHECK_VALUE(opts.rootTensor == 0, "chorus: reduce: root tensor ", opts.rootTensor, " (one tensor per process)");
   const Reduction r = reduction_of(t, opts.reduceOp, "reduce");
-  auto w = rt::reduce(backend_for(OpKind::reduce), t.data_ptr(), t.data_ptr(), count_of(t, r), r.dtype, r.op,
-                      static_cast<int>(opts.rootRank), true);
+  const std::size_t count = count_of(t, r);
+  auto w = fused(count * rt::dtype_bytes(r.dtype))
+               ? fusion_->reduce(plain_backend(backend_for(OpKind::reduce)), t.data_ptr(), t.data_ptr(), count, r.dtype,
+                                 r.op, static_cast<int>(opts.rootRank))
+               : rt::reduce(backend_for(OpKind::reduce), t.data_ptr(), t.data_ptr(), count, r.dtype, r.op,
+                            static_cast<int>(opts.rootRank), true);
   return WorkChorus::make(rank_, c10d::OpType::REDUCE, "chorus:reduce", std::move(w), {t}, {t});
 }
 
@@ -397,13 +420,11 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::allgather(std::vector<std::ve
   at::Tensor flat = pool_->take(static_cast<std::int64_t>(size_) * in.numel(), in.scalar_type());
   std::vector<at::Tensor> outs = outputs[0];
   if (auto c = compressed(OpKind::all_gather, in)) {
-    auto work = run_compressed(c10d::OpType::ALLGATHER, "chorus:all_gather", outs, [&](rt::compressed::Stats* st) {
-      rt::compressed::all_gather(compressed_backend(OpKind::all_gather), in.data_ptr(), flat.data_ptr(), c->count,
-                                 c->dtype, c->bound, st);
-      unflatten(flat, outs);
-    });
-    pool_->give(flat);
-    return work;
+    return run_compressed(c10d::OpType::ALLGATHER, "chorus:all_gather", OpKind::all_gather, {in}, outs,
+                          [i = in.data_ptr(), o = flat.data_ptr(), c = *c](const std::string& b, rt::compressed::Stats* st) {
+                            rt::compressed::all_gather(b, i, o, c.count, c.dtype, c.bound, st);
+                          },
+                          [flat, outs]() mutable { unflatten(flat, outs); }, {flat});
   }
   auto w = rt::all_gather(backend_for(OpKind::all_gather), in.data_ptr(), flat.data_ptr(), nbytes(in), kBytes, true);
   return WorkChorus::make(rank_, c10d::OpType::ALLGATHER, "chorus:all_gather", std::move(w), {in}, outs,
@@ -418,10 +439,10 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::_allgather_base(at::Tensor& o
   TORCH_CHECK_VALUE(output.numel() == size_ * input.numel(), "chorus: all_gather_into_tensor: output has ",
                     output.numel(), " elements, expected world size ", size_, " x input ", input.numel());
   if (auto c = compressed(OpKind::all_gather, input))
-    return run_compressed(c10d::OpType::_ALLGATHER_BASE, "chorus:all_gather_into_tensor", {output},
-                          [&](rt::compressed::Stats* st) {
-                            rt::compressed::all_gather(compressed_backend(OpKind::all_gather), input.data_ptr(),
-                                                       output.data_ptr(), c->count, c->dtype, c->bound, st);
+    return run_compressed(c10d::OpType::_ALLGATHER_BASE, "chorus:all_gather_into_tensor", OpKind::all_gather,
+                          {input, output}, {output},
+                          [i = input.data_ptr(), o = output.data_ptr(), c = *c](const std::string& b, rt::compressed::Stats* st) {
+                            rt::compressed::all_gather(b, i, o, c.count, c.dtype, c.bound, st);
                           });
   auto w = fused(nbytes(input))
                ? fusion_->all_gather(plain_backend(backend_for(OpKind::all_gather)), input.data_ptr(), output.data_ptr(),
@@ -479,8 +500,10 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::gather(std::vector<std::vecto
     TORCH_CHECK_VALUE(outputs.empty() || (outputs.size() == 1 && outputs[0].empty()),
                       "chorus: gather: only the destination (rank ", root, ") gives output tensors");
   }
-  auto w = rt::gather(backend_for(OpKind::gather), in.data_ptr(), flat.defined() ? flat.data_ptr() : nullptr, nbytes(in),
-                      kBytes, root, true);
+  void* gathered = flat.defined() ? flat.data_ptr() : nullptr;
+  auto w = fused(nbytes(in)) ? fusion_->gather(plain_backend(backend_for(OpKind::gather)), in.data_ptr(), gathered,
+                                               nbytes(in), kBytes, root)
+                             : rt::gather(backend_for(OpKind::gather), in.data_ptr(), gathered, nbytes(in), kBytes, root, true);
   std::function<void()> finish;
   if (flat.defined()) finish = [flat, outs]() mutable { unflatten(flat, outs); };
   std::vector<at::Tensor> staging;
@@ -508,8 +531,10 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::scatter(std::vector<at::Tenso
     TORCH_CHECK_VALUE(inputs.empty() || (inputs.size() == 1 && inputs[0].empty()),
                       "chorus: scatter: only the source (rank ", root, ") gives input tensors");
   }
-  auto w = rt::scatter(backend_for(OpKind::scatter), flat.defined() ? flat.data_ptr() : nullptr, out.data_ptr(),
-                       nbytes(out), kBytes, root, true);
+  const void* blocks = flat.defined() ? flat.data_ptr() : nullptr;
+  auto w = fused(nbytes(out)) ? fusion_->scatter(plain_backend(backend_for(OpKind::scatter)), blocks, out.data_ptr(),
+                                                 nbytes(out), kBytes, root)
+                              : rt::scatter(backend_for(OpKind::scatter), blocks, out.data_ptr(), nbytes(out), kBytes, root, true);
   std::vector<at::Tensor> staging;
   if (flat.defined()) staging.push_back(flat);
   return WorkChorus::make(rank_, c10d::OpType::SCATTER, "chorus:scatter", std::move(w), {out}, {out}, {}, pool_,
@@ -598,12 +623,11 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::alltoall_base(at::Tensor& out
     rt::Counts c, d;
     split_bytes(input, {}, size_, "input", c, d);
     if (auto z = compressed(OpKind::all_to_all_single, input))
-      return run_compressed(c10d::OpType::ALLTOALL_BASE, "chorus:all_to_all_single", {output},
-                            [&](rt::compressed::Stats* st) {
-                              rt::compressed::all_to_all_single(compressed_backend(OpKind::all_to_all_single),
-                                                                input.data_ptr(), output.data_ptr(),
-                                                                z->count / static_cast<std::size_t>(size_), z->dtype,
-                                                                z->bound, st);
+      return run_compressed(c10d::OpType::ALLTOALL_BASE, "chorus:all_to_all_single", OpKind::all_to_all_single,
+                            {input, output}, {output},
+                            [i = input.data_ptr(), o = output.data_ptr(), z = *z,
+                             n = static_cast<std::size_t>(size_)](const std::string& b, rt::compressed::Stats* st) {
+                              rt::compressed::all_to_all_single(b, i, o, z.count / n, z.dtype, z.bound, st);
                             });
     w = fused(c[0])
             ? fusion_->all_to_all_single(plain_backend(backend), input.data_ptr(), output.data_ptr(), c[0], kBytes)
@@ -658,9 +682,10 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::send(std::vector<at::Tensor>&
   check_rank(dst, size_, "send", "dst");
   check_tag(tag, "send");
   if (auto c = compressed(OpKind::send, t))
-    return run_compressed(c10d::OpType::SEND, "chorus:send", {t}, [&](rt::compressed::Stats* st) {
-      rt::compressed::send(compressed_backend(OpKind::send), t.data_ptr(), c->count, c->dtype, dst, c->bound, st);
-    });
+    return run_compressed(c10d::OpType::SEND, "chorus:send", OpKind::send, {t}, {t},
+                          [p = t.data_ptr(), c = *c, dst](const std::string& b, rt::compressed::Stats* st) {
+                            rt::compressed::send(b, p, c.count, c.dtype, dst, c.bound, st);
+                          });
   auto w = rt::send(backend_for(OpKind::send), t.data_ptr(), nbytes(t), kBytes, dst, true);
   return WorkChorus::make(rank_, c10d::OpType::SEND, "chorus:send", std::move(w), {t}, {t});
 }
@@ -670,9 +695,10 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::recv(std::vector<at::Tensor>&
   check_rank(src, size_, "recv", "src");
   check_tag(tag, "recv");
   if (auto c = compressed(OpKind::recv, t))
-    return run_compressed(c10d::OpType::RECV, "chorus:recv", {t}, [&](rt::compressed::Stats* st) {
-      rt::compressed::recv(compressed_backend(OpKind::recv), t.data_ptr(), c->count, c->dtype, src, c->bound, st);
-    });
+    return run_compressed(c10d::OpType::RECV, "chorus:recv", OpKind::recv, {t}, {t},
+                          [p = t.data_ptr(), c = *c, src](const std::string& b, rt::compressed::Stats* st) {
+                            rt::compressed::recv(b, p, c.count, c.dtype, src, c.bound, st);
+                          });
   auto w = rt::recv(backend_for(OpKind::recv), t.data_ptr(), nbytes(t), kBytes, src, true);
   return WorkChorus::make(rank_, c10d::OpType::RECV, "chorus:recv", std::move(w), {t}, {t});
 }

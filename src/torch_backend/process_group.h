@@ -24,6 +24,7 @@
 #include <torch/csrc/distributed/c10d/Work.hpp>
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -31,6 +32,7 @@
 #include <vector>
 
 #include "rt/compression/compressed.h"
+#include "rt/compression/compressor.h"
 #include "rt/fusion/fusion.h"
 #include "rt/work.h"
 #include "torch_backend/backend_map.h"
@@ -141,9 +143,15 @@ class ProcessGroupChorus : public c10d::ProcessGroup {
     std::size_t count;
   };
   std::optional<Compressed> compressed(rt::OpKind op, const at::Tensor& t) const;
-  // Runs a compressed operation now (`call` gets the statistics to add to) and returns a completed work.
-  c10::intrusive_ptr<c10d::Work> run_compressed(c10d::OpType type, const char* title, std::vector<at::Tensor> outputs,
-                                                const std::function<void(rt::compressed::Stats*)>& call);
+  // A compressed operation: `call(backend, stats)` is its blocking form. A collective of the
+  // world group runs asynchronously on the Compressor of its backend (`keep`, `outputs`,
+  // `finish` and `staging` as in WorkChorus::make); send, recv and everything on a sub-group or
+  // on auto run now.
+  using CompressedCall = std::function<void(const std::string& backend, rt::compressed::Stats* stats)>;
+  c10::intrusive_ptr<c10d::Work> run_compressed(c10d::OpType type, const char* title, rt::OpKind op,
+                                                std::vector<at::Tensor> keep, std::vector<at::Tensor> outputs,
+                                                CompressedCall call, std::function<void()> finish = {},
+                                                std::vector<at::Tensor> staging = {});
   std::string compressed_backend(rt::OpKind op) const;
   // Whether an operation of `bytes` (per rank) goes through the fusion (CHORUS_FUSION).
   bool fused(std::size_t bytes) const { return fusion_ != nullptr && bytes <= fusion_->options().buffer_bytes; }
@@ -158,6 +166,8 @@ class ProcessGroupChorus : public c10d::ProcessGroup {
   // reduce_scatter_tensor and all_to_all_single (equal splits) of at most B bytes (per rank) go
   // through tensor fusion.
   std::unique_ptr<rt::Fusion> fusion_;
+  // Compressed collectives of the world group, by backend (CHORUS_COMPRESSION).
+  std::map<std::string, std::unique_ptr<rt::compressed::Compressor>> compressors_;
   std::shared_ptr<StagingPool> pool_ = std::make_shared<StagingPool>();
 };
 

@@ -67,6 +67,18 @@ def run(b):
     chorus.reduce(b, x, dst=0)
     if r == 0:
         check(np.array_equal(x, sum(data(k, 9, np.int32) for k in ranks)), f"{b} reduce at dst")
+    # gather / scatter (torch's forms: the list on the root only)
+    dst = n - 1
+    outs = [np.zeros(6, np.float32) for _ in ranks] if r == dst else None
+    chorus.gather(b, data(r, 6, np.float32), outs, dst=dst)
+    if r == dst:
+        check(all(np.array_equal(outs[k], data(k, 6, np.float32)) for k in ranks), f"{b} gather")
+    x = np.zeros(5, np.int64)
+    w = chorus.scatter(b, x, [data(k, 5, np.int64) * 10 for k in ranks] if r == 0 else None, src=0, async_op=True)
+    w.wait()
+    check(np.array_equal(x, data(r, 5, np.int64) * 10), f"{b} scatter (async)")
+    expect_raises(ValueError, lambda: chorus.gather(b, np.ones(2, np.float32), None if r == 0 else [np.ones(2, np.float32)] * n,
+                                                    dst=0), "gather_list")
 
     out = np.zeros(5 * n, np.float64)
     source = data(r, 5, np.float64)
@@ -222,8 +234,8 @@ def run_compressed(b):
 def run_fusion(backends):
     """chorus.Fusion: 300 small all-reduces on every backend and auto, several dtypes and sizes
     (a few larger than the buffer), fused, each result against numpy; then 200 broadcasts (every
-    root), all-gathers, reduce-scatters and all-to-alls mixed, each checked; then a burst of three
-    kinds alone, each fused."""
+    root), all-gathers, reduce-scatters and all-to-alls mixed and 150 reduces, gathers and scatters
+    (every root), each checked; then a burst of three kinds alone, each fused."""
     r, n = chorus.rank(), chorus.size()
     choices = backends + ["auto"]
     with chorus.Fusion(backends, buffer_bytes=4096, cycle_us=100) as fusion:
@@ -242,12 +254,27 @@ def run_fusion(backends):
         # Broadcasts (every root), all-gathers, reduce-scatters and all-to-alls, mixed, every backend
         # and auto, some past the buffer. `count` is per rank; wide inputs hold a block per rank.
         pending = []
-        for i in range(200):
+        for i in range(350):
             dt = DTYPES[i % len(DTYPES)]
             count = (i * 37) % 300 if i % 50 else 3000
             b = choices[i % len(choices)]
             mine = slice(r * count, (r + 1) * count)
-            if i % 4 == 0:
+            root = i % n
+            if i >= 200:  # reduces, gathers and scatters (every root; the root-only buffers None elsewhere)
+                if i % 3 == 0:
+                    x = data(r, count, dt) + (i % 3)
+                    want = sum(data(k, count, np.int64) + (i % 3) for k in range(n)).astype(dt) if r == root else x.copy()
+                    pending.append((fusion.reduce(b, x, root), x, want, f"reduce #{i} to {root}"))
+                elif i % 3 == 1:
+                    out = np.full(count * n, -1).astype(dt) if r == root else None
+                    want = np.concatenate([data(k, count, dt) + (i % 3) for k in range(n)]) if r == root else None
+                    pending.append((fusion.gather(b, out, data(r, count, dt) + (i % 3), root), out, want, f"gather #{i} to {root}"))
+                else:
+                    out = np.full(count, -1).astype(dt)
+                    whole = data(root, count * n, dt) + (i % 3)
+                    pending.append((fusion.scatter(b, out, whole if r == root else None, root), out, whole[mine],
+                                    f"scatter #{i} from {root}"))
+            elif i % 4 == 0:
                 root = i % n
                 x = data(r, count, dt) + (i % 3)
                 pending.append((fusion.broadcast(b, x, root), x, data(root, count, dt) + (i % 3), f"broadcast #{i} from {root}"))
@@ -268,7 +295,10 @@ def run_fusion(backends):
                                 f"all_to_all_single #{i}"))
         for work, got, want, what in reversed(pending):
             work.wait()
-            check(np.array_equal(got, want), f"Fusion {what} ({got.dtype}, {want.size})")
+            check(want is None or np.array_equal(got, want), f"Fusion {what} ({want is not None and got.dtype})")
+        # The root-only tensor given where it is not (and missing where it is): refused before anything is queued.
+        expect_raises(ValueError, lambda: fusion.gather(backends[0], None if r == 0 else np.zeros(2 * n, np.float32),
+                                                        np.zeros(2, np.float32), 0), "on the root rank, None elsewhere")
         # A burst of one kind each: fused into far fewer operations.
         for kind in ("broadcast", "all_gather_into_tensor", "all_to_all_single"):
             before = fusion.stats()

@@ -151,6 +151,30 @@ def main():
     check(torch.equal(t, smooth(WORLD - 1, n)), "broadcast exact")
     uncompressed(stats, "integer, float16, MAX, split-size and broadcast operations")
 
+    # Asynchronous (the world group's compressed collectives run on a Compressor of their own):
+    # compressed all-reduces and all-gathers queued with uncompressed integer all-reduces issued
+    # between them, waited for last, in reverse order.
+    queued = []
+    for k in range(6):
+        t = smooth(RANK + k, n)
+        if k % 2 == 0:
+            queued.append((dist.all_reduce(t, async_op=True), t, k, None))
+        else:
+            out = torch.empty(WORLD * n)
+            queued.append((dist.all_gather_into_tensor(out, t, async_op=True), out, k, t))
+        i = torch.full((7,), RANK + k, dtype=torch.int64)
+        dist.all_reduce(i)
+        check(torch.equal(i, torch.full((7,), WORLD * (WORLD - 1) // 2 + WORLD * k, dtype=torch.int64)),
+              f"integer all_reduce between queued compressed ones (#{k})")
+    for work, got, k, _ in reversed(queued):
+        work.wait()
+        inputs = [smooth(r + k, n).to(torch.float64) for r in range(WORLD)]
+        if k % 2 == 0:
+            within(got, sum(inputs), all_reduce_allowance(inputs, torch.float32, TOL), f"async compressed all_reduce #{k}")
+        else:
+            within(got, torch.cat(inputs), TOL, f"async compressed all_gather_into_tensor #{k}")
+    stats = stats_grew(stats, "the asynchronous compressed operations")
+
     # Groups made under looser bounds send fewer bytes for the same all-reduce.
     wire = []
     for tol in (1e-5, 1e-3, 1e-1):

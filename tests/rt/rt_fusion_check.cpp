@@ -1,5 +1,6 @@
 // rt_fusion_check: tensor fusion (rt/fusion) on real ranks. Thousands of all-reduces,
-// broadcasts (of random roots), all-gathers, reduce-scatters and all-to-alls of random backend (auto among them), dtype,
+// broadcasts, reduces, gathers and scatters (of random roots; the buffers a non-root does not
+// use passed as null), all-gathers, reduce-scatters and all-to-alls of random backend (auto among them), dtype,
 // reduce op and size — some larger than the buffer, some empty, some in place — submitted in bursts with random pauses (so cycles cut the stream at different
 // places on different ranks), waited for in a random order that differs per rank; every result
 // checked element by element against the reference of the self-check (small integers: exact in
@@ -46,7 +47,7 @@ struct Op {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"rt_fusion_check: fused all-reduces, broadcasts, all-gathers, reduce-scatters and all-to-alls checked against the reference"};
+  CLI::App app{"rt_fusion_check: fused operations of every kind checked against the reference"};
   std::string backends_arg = "shm,gloo";
   int ops = 3000;
   std::uint64_t seed = 20261123;
@@ -79,7 +80,8 @@ int main(int argc, char** argv) {
         for (auto& o : batch) {
           constexpr rt::OpKind kKinds[] = {rt::OpKind::all_reduce, rt::OpKind::all_reduce, rt::OpKind::all_reduce,
                                            rt::OpKind::broadcast, rt::OpKind::all_gather, rt::OpKind::reduce_scatter,
-                                           rt::OpKind::all_to_all_single};
+                                           rt::OpKind::all_to_all_single, rt::OpKind::reduce, rt::OpKind::gather,
+                                           rt::OpKind::scatter};
           o.kind = kKinds[shared.uniform_int(0, std::size(kKinds) - 1)];
           o.root = static_cast<int>(shared.uniform_int(0, world - 1));
           o.backend = choices[static_cast<std::size_t>(shared.uniform_int(0, static_cast<std::int64_t>(choices.size()) - 1))];
@@ -89,23 +91,33 @@ int main(int argc, char** argv) {
           const std::int64_t shape = shared.uniform_int(0, 49);
           if (shape == 0) o.count = 0;
           if (shape == 1) o.count = buffer_bytes / rt::dtype_bytes(o.dtype) + 1 + o.count;  // larger than B: alone
-          o.in_place = o.kind == rt::OpKind::broadcast || (o.kind == rt::OpKind::all_reduce && shared.uniform_int(0, 1) == 1);
+          o.in_place = o.kind == rt::OpKind::broadcast ||
+                       ((o.kind == rt::OpKind::all_reduce || o.kind == rt::OpKind::reduce) && shared.uniform_int(0, 1) == 1);
           o.salt = shared.next();
-          // count is per rank: the input holds a block per rank for a reduce-scatter or an
-          // all-to-all, the output for an all-gather or an all-to-all.
+          // count is per rank: the input holds a block per rank for a reduce-scatter, an
+          // all-to-all or a scatter, the output for an all-gather, an all-to-all or a gather. A
+          // scatter's input, a reduce's and a gather's output exist at the root only.
           const std::size_t bytes = o.count * rt::dtype_bytes(o.dtype), ranks = static_cast<std::size_t>(world);
-          const bool wide_in = o.kind == rt::OpKind::reduce_scatter || o.kind == rt::OpKind::all_to_all_single;
-          const bool wide_out = o.kind == rt::OpKind::all_gather || o.kind == rt::OpKind::all_to_all_single;
-          o.in.resize(wide_in ? bytes * ranks : bytes);
-          for (std::size_t i = 0; i < (wide_in ? o.count * ranks : o.count); ++i)
+          const bool wide_in = o.kind == rt::OpKind::reduce_scatter || o.kind == rt::OpKind::all_to_all_single ||
+                               o.kind == rt::OpKind::scatter;
+          const bool wide_out = o.kind == rt::OpKind::all_gather || o.kind == rt::OpKind::all_to_all_single ||
+                                o.kind == rt::OpKind::gather;
+          const bool has_in = o.kind != rt::OpKind::scatter || me == o.root;
+          const bool has_out = !o.in_place && ((o.kind != rt::OpKind::reduce && o.kind != rt::OpKind::gather) || me == o.root);
+          if (has_in) o.in.resize(wide_in ? bytes * ranks : bytes);
+          for (std::size_t i = 0; i < o.in.size() / rt::dtype_bytes(o.dtype); ++i)
             rt::store_from_double(o.dtype, o.in.data(), i,
                                   rt::selfcheck::input_value(me, i, o.dtype, o.rop, false, o.salt));
-          if (!o.in_place) o.out.assign(wide_out ? bytes * ranks : bytes, 0);
+          if (has_out) o.out.assign(wide_out ? bytes * ranks : bytes, 0);
         }
         // Submit, now and then pausing (a different pause on every rank).
         for (auto& o : batch) {
-          void* out = o.in_place ? o.in.data() : o.out.data();
+          void* out = o.in_place ? o.in.data() : o.out.empty() ? nullptr : o.out.data();
+          const void* in = o.in.empty() ? nullptr : o.in.data();
           switch (o.kind) {
+            case rt::OpKind::reduce: o.work = fusion.reduce(o.backend, in, out, o.count, o.dtype, o.rop, o.root); break;
+            case rt::OpKind::gather: o.work = fusion.gather(o.backend, in, out, o.count, o.dtype, o.root); break;
+            case rt::OpKind::scatter: o.work = fusion.scatter(o.backend, in, out, o.count, o.dtype, o.root); break;
             case rt::OpKind::broadcast: o.work = fusion.broadcast(o.backend, out, o.count, o.dtype, o.root); break;
             case rt::OpKind::all_gather: o.work = fusion.all_gather(o.backend, o.in.data(), out, o.count, o.dtype); break;
             case rt::OpKind::reduce_scatter:
@@ -126,6 +138,8 @@ int main(int argc, char** argv) {
         for (std::size_t i : wait_order) {
           Op& o = batch[i];
           o.work.wait();
+          // A reduce's and a gather's non-roots get nothing.
+          if ((o.kind == rt::OpKind::reduce || o.kind == rt::OpKind::gather) && me != o.root) continue;
           const char* got = o.in_place ? o.in.data() : o.out.data();
           const std::size_t out_count = o.out.empty() ? o.count : o.out.size() / rt::dtype_bytes(o.dtype);
           const std::size_t mine = static_cast<std::size_t>(me) * o.count;  // this rank's block of a wide input
@@ -137,7 +151,10 @@ int main(int argc, char** argv) {
             double ref = 0;
             switch (o.kind) {
               case rt::OpKind::broadcast: ref = rt::selfcheck::input_value(o.root, at, o.dtype, o.rop, false, o.salt); break;
-              case rt::OpKind::all_gather: ref = rt::selfcheck::input_value(from, at, o.dtype, o.rop, false, o.salt); break;
+              case rt::OpKind::all_gather: case rt::OpKind::gather:
+                ref = rt::selfcheck::input_value(from, at, o.dtype, o.rop, false, o.salt);
+                break;
+              case rt::OpKind::scatter: ref = rt::selfcheck::input_value(o.root, mine + at, o.dtype, o.rop, false, o.salt); break;
               case rt::OpKind::reduce_scatter: ref = rt::selfcheck::reduced_value(world, mine + at, o.dtype, o.rop, o.salt); break;
               case rt::OpKind::all_to_all_single:
                 ref = rt::selfcheck::input_value(from, mine + at, o.dtype, o.rop, false, o.salt);

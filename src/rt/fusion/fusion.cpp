@@ -53,18 +53,19 @@ std::atomic<int> g_fusion_instances{0};  // names the groups of each Fusion (the
 // members, which g++ warns about in unity builds).
 namespace fusion_detail {
 
-// One queued operation. Broadcasts, all-gathers and all-to-alls move bytes: they are queued as
-// u8 counts (and reduce op sum), so that they fuse across dtypes. `count` is per rank: an
-// all-gather's input, a reduce-scatter's output, an all-to-all's block.
+// One queued operation. Broadcasts, all-gathers, all-to-alls, gathers and scatters move bytes:
+// they are queued as u8 counts (and reduce op sum), so that they fuse across dtypes. `count` is
+// per rank: an all-gather's or gather's input, a reduce-scatter's or scatter's output, an
+// all-to-all's block.
 struct FusedOp {
   OpKind kind;
   std::string backend;  // as submitted ("auto" resolved per buffer)
-  const std::byte* in;  // broadcast: the buffer (in == out)
-  std::byte* out;       // all-gather: size() x count elements
+  const std::byte* in;  // broadcast: the buffer (in == out); scatter: size() x count elements, at the root only
+  std::byte* out;       // all-gather, gather (at the root only): size() x count elements
   std::size_t count;
   DType dtype;
   ReduceOp op;
-  int root;  // broadcast; -1 otherwise
+  int root;  // broadcast, reduce, gather, scatter; -1 otherwise
   std::shared_ptr<WorkState> state;
   std::size_t bytes() const { return count * dtype_bytes(dtype); }
 };
@@ -237,9 +238,6 @@ Work Fusion::all_reduce(std::string_view backend, const void* in, void* out, std
 }
 
 Work Fusion::broadcast(std::string_view backend, void* buf, std::size_t count, DType dtype, int root) {
-  const int world = static_cast<int>(impl_->shared->world);
-  if (root < 0 || root >= world)
-    throw InputError("fused broadcast", fmt::format("root {} is not a rank of the world (size {})", root, world));
   return impl_->submit({OpKind::broadcast, std::string(backend), static_cast<const std::byte*>(buf),
                         static_cast<std::byte*>(buf), count * dtype_bytes(dtype), DType::u8, ReduceOp::sum, root, nullptr});
 }
@@ -260,6 +258,22 @@ Work Fusion::all_to_all_single(std::string_view backend, const void* in, void* o
                         static_cast<std::byte*>(out), count * dtype_bytes(dtype), DType::u8, ReduceOp::sum, -1, nullptr});
 }
 
+Work Fusion::reduce(std::string_view backend, const void* in, void* out, std::size_t count, DType dtype, ReduceOp op,
+                    int root) {
+  return impl_->submit({OpKind::reduce, std::string(backend), static_cast<const std::byte*>(in),
+                        static_cast<std::byte*>(out), count, dtype, op, root, nullptr});
+}
+
+Work Fusion::gather(std::string_view backend, const void* in, void* out, std::size_t count, DType dtype, int root) {
+  return impl_->submit({OpKind::gather, std::string(backend), static_cast<const std::byte*>(in),
+                        static_cast<std::byte*>(out), count * dtype_bytes(dtype), DType::u8, ReduceOp::sum, root, nullptr});
+}
+
+Work Fusion::scatter(std::string_view backend, const void* in, void* out, std::size_t count, DType dtype, int root) {
+  return impl_->submit({OpKind::scatter, std::string(backend), static_cast<const std::byte*>(in),
+                        static_cast<std::byte*>(out), count * dtype_bytes(dtype), DType::u8, ReduceOp::sum, root, nullptr});
+}
+
 Work Fusion::Impl::submit(FusedOp p) {
   const std::string what = fmt::format("fused {}", to_string(p.kind));
   const std::string_view base = std::string_view(p.backend).substr(0, p.backend.find(':'));  // "mpi:ring": an algorithm of mpi
@@ -268,7 +282,13 @@ Work Fusion::Impl::submit(FusedOp p) {
                                        fmt::join(backends, ", ")));
   if (!takes_algorithm(p.kind) && base != p.backend)
     throw InputError(what, fmt::format("backend '{}': {} takes no algorithm", p.backend, to_string(p.kind)));
-  if (p.count > 0 && (p.in == nullptr || p.out == nullptr))
+  const int world = static_cast<int>(shared->world);
+  if (p.root != -1 && (p.root < 0 || p.root >= world))
+    throw InputError(what, fmt::format("root {} is not a rank of the world (size {})", p.root, world));
+  // A scatter reads `in`, a reduce and a gather write `out`, at the root only.
+  const bool root_only_in = p.kind == OpKind::scatter, root_only_out = p.kind == OpKind::reduce || p.kind == OpKind::gather;
+  if (p.count > 0 && ((p.in == nullptr && !(root_only_in && world_rank != p.root)) ||
+                      (p.out == nullptr && !(root_only_out && world_rank != p.root))))
     throw InputError(what, fmt::format("null buffer for {} elements", p.count));
   p.state = std::make_shared<WorkState>(what, nullptr);
   Work work(p.state);
@@ -455,6 +475,9 @@ void Fusion::Impl::issue_buffer(const std::string& backend, std::vector<FusedOp>
       case OpKind::all_gather: return rt::all_gather(target, in, out, count, dtype, /*async_op=*/true);
       case OpKind::reduce_scatter: return rt::reduce_scatter(target, in, out, count, dtype, op, /*async_op=*/true);
       case OpKind::all_to_all_single: return rt::all_to_all_single(target, in, out, count, dtype, /*async_op=*/true);
+      case OpKind::reduce: return rt::reduce(target, in, out, count, dtype, op, root, /*async_op=*/true);
+      case OpKind::gather: return rt::gather(target, in, out, count, dtype, root, /*async_op=*/true);
+      case OpKind::scatter: return rt::scatter(target, in, out, count, dtype, root, /*async_op=*/true);
       default: return rt::all_reduce(target, in, out, count, dtype, op, /*async_op=*/true);
     }
   };
@@ -473,14 +496,22 @@ void Fusion::Impl::issue_buffer(const std::string& backend, std::vector<FusedOp>
     return;
   }
   // Pack, run, then copy each operation's part out. Per rank, an operation has `count` elements
-  // (an all-gather's input, a reduce-scatter's output, an all-to-all's block); the fused buffer
-  // holds C of them. The sides that hold one block per rank (an all-gather's result, a
-  // reduce-scatter's input, both sides of an all-to-all) are wide buffers of world x B bytes,
-  // block j holding every operation's block j in submission order.
+  // (an all-gather's or gather's input, a reduce-scatter's or scatter's output, an all-to-all's
+  // block); the fused buffer holds C of them. The sides that hold one block per rank (an
+  // all-gather's and a gather's result, a reduce-scatter's and a scatter's input, both sides of
+  // an all-to-all) are wide buffers of world x B bytes, block j holding every operation's block
+  // j in submission order.
   const std::size_t esize = dtype_bytes(dtype);
-  const bool wide_in = kind == OpKind::reduce_scatter || kind == OpKind::all_to_all_single;
-  const bool wide_out = kind == OpKind::all_gather || kind == OpKind::all_to_all_single;
-  const bool in_place = kind == OpKind::all_reduce || kind == OpKind::broadcast;
+  const bool wide_in = kind == OpKind::reduce_scatter || kind == OpKind::all_to_all_single || kind == OpKind::scatter;
+  const bool wide_out = kind == OpKind::all_gather || kind == OpKind::all_to_all_single || kind == OpKind::gather;
+  const bool in_place = kind == OpKind::all_reduce || kind == OpKind::broadcast || kind == OpKind::reduce;
+  // What this rank sends and gets back: a broadcast's and a scatter's non-roots send nothing, a
+  // broadcast's root gets nothing back, a reduce's and a gather's non-roots get nothing.
+  const bool rooted_in = kind == OpKind::broadcast || kind == OpKind::scatter;
+  const bool sends = !rooted_in || world_rank == root;
+  const bool unpack = kind == OpKind::broadcast ? world_rank != root
+                      : kind == OpKind::reduce || kind == OpKind::gather ? world_rank == root
+                                                                          : true;
   const std::size_t world = shared->world;
   auto in_buf = std::make_shared<std::unique_ptr<std::byte[]>>(shared->take(wide_in));
   auto out_buf = std::make_shared<std::unique_ptr<std::byte[]>>(in_place ? nullptr : shared->take(wide_out));
@@ -488,20 +519,19 @@ void Fusion::Impl::issue_buffer(const std::string& backend, std::vector<FusedOp>
   for (const auto& p : ops) count += p.count;
   std::size_t offset = 0;  // elements, within a block
   for (const auto& p : ops) {
-    if (wide_in)
+    if (sends && wide_in)
       for (std::size_t j = 0; j < world; ++j)
         std::memcpy(in_buf->get() + (j * count + offset) * esize, p.in + j * p.bytes(), p.bytes());
-    else if (kind != OpKind::broadcast || world_rank == root)  // a broadcast's non-roots have nothing to send
+    else if (sends)
       std::memcpy(in_buf->get() + offset * esize, p.in, p.bytes());
     offset += p.count;
   }
   auto pending = std::make_shared<std::vector<FusedOp>>(std::move(ops));
-  const bool unpack = kind != OpKind::broadcast || world_rank != root;
   auto finish = [sh, pending, in_buf, out_buf, esize, count, world, unpack, wide_in, wide_out, in_place](std::exception_ptr error) {
     const std::byte* result = in_place ? in_buf->get() : out_buf->get();
     std::size_t at = 0;  // elements, within a block
     for (auto& p : *pending) {
-      if (!error && wide_out)
+      if (!error && unpack && wide_out)
         for (std::size_t j = 0; j < world; ++j)
           std::memcpy(p.out + j * p.bytes(), result + (j * count + at) * esize, p.bytes());
       else if (!error && unpack)

@@ -1,6 +1,7 @@
 #pragma once
 // Tensor fusion (MCR-DL Sec. V-E): many small operations of one kind fused into few large ones:
-// all-reduces, broadcasts (of one root), all-gathers, reduce-scatters and all-to-alls.
+// all-reduces, broadcasts (of one root), all-gathers, reduce-scatters, all-to-alls, and reduces,
+// gathers and scatters (of one root).
 //
 //   chorus::rt::Fusion fusion({"shm", "gloo"}, {.buffer_bytes = 1 << 20, .cycle_us = 200});
 //   for (auto& g : grads) works.push_back(fusion.all_reduce("shm", g.data(), g.data(), g.size(),
@@ -12,10 +13,11 @@
 // are queued), agrees with the other ranks on how many operations every rank has queued (the
 // minimum) and on their signatures (a hash: ranks that submitted different operations get an
 // InputError, not a wrong sum), then packs them, in submission order, into buffers of at most B
-// bytes per kind: (all-reduce or reduce-scatter, backend, dtype, reduce op), (broadcast,
-// backend, root), (all-gather, backend) or (all-to-all, backend), each issued as one
-// asynchronous operation of that kind (broadcasts, all-gathers and all-to-alls move bytes, so
-// they fuse across dtypes; B bounds an operation's part per rank). Buffers of different backends run at
+// bytes per kind: (all-reduce or reduce-scatter, backend, dtype, reduce op), (reduce, backend,
+// dtype, reduce op, root), (broadcast, gather or scatter, backend, root), (all-gather, backend)
+// or (all-to-all, backend), each issued as one
+// asynchronous operation of that kind (broadcasts, all-gathers, all-to-alls, gathers and
+// scatters move bytes, so they fuse across dtypes; B bounds an operation's part per rank). Buffers of different backends run at
 // once: an under-filled buffer on one backend overlaps with the others'. An operation larger
 // than B (per rank) runs alone, on the caller's buffers, in its turn. The results
 // are element by element what separate operations give, up to the floating-point reduction
@@ -76,6 +78,16 @@ class Fusion {
   // Queues an all-to-all of equal blocks: `in` and `out` hold size() * count elements, block j
   // to / from rank j.
   Work all_to_all_single(std::string_view backend, const void* in, void* out, std::size_t count, DType dtype);
+  // Queues a reduce to world rank `root`: `count` elements from `in`; `out` (read at the root
+  // only, may be null elsewhere; in == out allowed) gets the reduction.
+  Work reduce(std::string_view backend, const void* in, void* out, std::size_t count, DType dtype, ReduceOp op,
+              int root);
+  // Queues a gather to `root`: `count` elements from `in`; `out` (at the root only) holds
+  // size() * count, block j from rank j.
+  Work gather(std::string_view backend, const void* in, void* out, std::size_t count, DType dtype, int root);
+  // Queues a scatter from `root`: `in` (at the root only) holds size() * count elements, block j
+  // to rank j; `out` gets this rank's `count`.
+  Work scatter(std::string_view backend, const void* in, void* out, std::size_t count, DType dtype, int root);
   // Waits until every operation submitted so far has completed (rethrows nothing: the errors
   // are in the operations' Works).
   void flush();

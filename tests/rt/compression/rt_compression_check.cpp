@@ -22,6 +22,10 @@
 // Bad bounds, bad dtypes (i32, f16) and reduce ops other than sum / avg must raise InputError
 // naming the field; parse_error_bound is checked on good and bad text; corrupt blocks raise
 // CommError; NaN / infinity travel exactly.
+// The asynchronous forms (cz::Compressor): compressed all-reduces, all-gathers and all-to-alls
+// queued while the program runs plain all-reduces on the same backend between them, waited for
+// last, each result within its bound, the plain ones exact; its statistics the sum of the calls';
+// a bad dtype an InputError in the Work.
 // Exit 1 on any failure; rank 0 prints a one-line summary with the compression ratios.
 // Start with `chorus launch -n 4 -- rt_compression_check ...` or mpirun.
 #include <CLI/CLI.hpp>
@@ -42,6 +46,7 @@
 #include "core/error.h"
 #include "core/split.h"
 #include "rt/compression/compressed.h"
+#include "rt/compression/compressor.h"
 #include "rt/compression/zfp_codec.h"
 #include "rt/errors.h"
 #include "rt/runtime.h"
@@ -257,6 +262,92 @@ void run_case(Checker& ck, const std::string& backend, DType dtype, std::size_t 
   }
 }
 
+// cz::Compressor on `backend`: queued compressed collectives overlapping plain operations.
+void check_compressor(Checker& ck, const std::string& backend, std::uint64_t seed) {
+  const int me = rt::rank(backend), p = rt::size(backend);
+  const auto P = static_cast<std::size_t>(p);
+  const cz::ErrorBound bound{Kind::absolute, 1e-3};
+  const std::size_t n = 10007;
+  const double eps = std::numeric_limits<float>::epsilon();
+  cz::Compressor c(backend);
+  struct Pending {
+    rt::Work work;
+    int kind;  // 0 all_reduce, 1 all_gather, 2 all_to_all_single
+    int tag;
+    std::vector<float> in, out;
+  };
+  std::vector<Pending> pending(9);
+  std::vector<std::int32_t> plain(5 * pending.size());
+  cz::Stats sum;
+  std::vector<cz::Stats> each(pending.size());
+  for (std::size_t k = 0; k < pending.size(); ++k) {
+    Pending& q = pending[k];
+    q.kind = static_cast<int>(k % 3);
+    q.tag = 500 + static_cast<int>(k);
+    if (q.kind == 2) {  // block j of the input goes to rank j
+      q.in.resize(P * n);
+      for (int j = 0; j < p; ++j) {
+        const auto block = gen<float>(me, q.tag * 100 + j, n, seed);
+        std::copy(block.begin(), block.end(), q.in.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(j) * n));
+      }
+    } else {
+      q.in = gen<float>(me, q.tag, n, seed);
+    }
+    q.out.assign(q.kind == 0 ? n : P * n, -1.0f);
+    q.work = q.kind == 0   ? c.all_reduce(q.in.data(), q.out.data(), n, DType::f32, ReduceOp::sum, bound, &each[k])
+             : q.kind == 1 ? c.all_gather(q.in.data(), q.out.data(), n, DType::f32, bound, &each[k])
+                           : c.all_to_all_single(q.in.data(), q.out.data(), n, DType::f32, bound, &each[k]);
+    // The program's own operations on the same backend meanwhile: exact.
+    std::int32_t* x = plain.data() + 5 * k;
+    for (int i = 0; i < 5; ++i) x[i] = me * 10 + i + static_cast<int>(k);
+    rt::all_reduce(backend, x, x, 5, DType::i32, ReduceOp::sum);
+    for (int i = 0; i < 5; ++i)
+      if (x[i] != 10 * p * (p - 1) / 2 + p * (i + static_cast<int>(k)))
+        ck.fail(backend + " Compressor: the plain all_reduce between queued ones is wrong");
+  }
+  CaseResult res;
+  for (std::size_t k = pending.size(); k-- > 0;) {
+    Pending& q = pending[k];
+    q.work.wait();
+    const std::string what = backend + " Compressor #" + std::to_string(k) + " ";
+    if (q.kind == 0) {
+      std::vector<double> exact(n, 0.0), magnitude(n, 0.0);
+      for (int r = 0; r < p; ++r) {
+        const auto x = gen<float>(r, q.tag, n, seed);
+        for (std::size_t i = 0; i < n; ++i) {
+          exact[i] += static_cast<double>(x[i]);
+          magnitude[i] += std::fabs(static_cast<double>(x[i]));
+        }
+      }
+      compare(ck, what + "all_reduce", q.out.data(), exact,
+              [&](std::size_t i) { return bound.value + p * eps * (magnitude[i] + bound.value); }, res);
+    } else {
+      for (int j = 0; j < p; ++j) {
+        const auto orig = gen<float>(j, q.kind == 1 ? q.tag : q.tag * 100 + me, n, seed);
+        compare(ck, what + (q.kind == 1 ? "all_gather" : "all_to_all_single") + " block " + std::to_string(j),
+                q.out.data() + static_cast<std::size_t>(j) * n, std::vector<double>(orig.begin(), orig.end()),
+                [&](std::size_t) { return bound.value; }, res);
+      }
+    }
+    sum.raw_bytes += each[k].raw_bytes;
+    sum.wire_bytes += each[k].wire_bytes;
+    ++ck.operations;
+  }
+  const auto totals = c.stats();
+  if (totals.raw_bytes != sum.raw_bytes || totals.wire_bytes != sum.wire_bytes || (p > 1 && !(sum.wire_bytes < sum.raw_bytes)))
+    ck.fail(backend + " Compressor: stats " + std::to_string(totals.wire_bytes) + "/" + std::to_string(totals.raw_bytes) +
+            ", the calls' " + std::to_string(sum.wire_bytes) + "/" + std::to_string(sum.raw_bytes));
+  // A bad argument is the Work's error (on every rank alike: nothing was sent).
+  std::vector<std::int32_t> ints(8, 1);
+  try {
+    c.all_reduce(ints.data(), ints.data(), ints.size(), DType::i32, ReduceOp::sum, bound).wait();
+    ck.fail(backend + " Compressor: an i32 all_reduce was not refused");
+  } catch (const chorus::InputError& e) {
+    if (std::string(e.what()).find("i32") == std::string::npos)
+      ck.fail(backend + " Compressor: refusal does not name the dtype: " + e.what());
+  }
+}
+
 // `call` must throw chorus::InputError whose text contains `needle`.
 void expect_input_error(Checker& ck, const std::string& what, const std::string& needle,
                         const std::function<void()>& call) {
@@ -433,6 +524,7 @@ int main(int argc, char** argv) {
     std::map<std::string, std::vector<std::vector<std::array<cz::Stats, op_count>>>> big;
     for (const auto& backend : backends) {
       check_errors(ck, backend);
+      check_compressor(ck, backend, seed);
       auto& per_backend = big[backend];
       per_backend.assign(2, std::vector<std::array<cz::Stats, op_count>>(bounds.size()));
       for (std::size_t d = 0; d < 2; ++d) {
