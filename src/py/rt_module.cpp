@@ -19,6 +19,7 @@
 
 #include "core/error.h"
 #include "rt/compression/compressed.h"
+#include "rt/compression/compressor.h"
 #include "rt/errors.h"
 #include "rt/fusion/fusion.h"
 #include "rt/rendezvous/mpi_env.h"
@@ -250,21 +251,90 @@ void compressible_tensor(const Tensor& t, std::string_view what) {
                                      rt::to_string(t.dtype)));
 }
 
-// Runs `call(bound, &stats)` without the GIL, the bound parsed from its text first; returns what
-// the operation sent: {raw_bytes, wire_bytes}.
-template <typename Call>
-py::dict run_compressed(const std::string& bound, std::string_view what, const Call& call) {
-  const auto b = cz::parse_error_bound(bound, fmt::format("{}: bound", what));
-  cz::Stats st;
-  {
-    py::gil_scoped_release release;
-    call(b, &st);
-  }
+py::dict stats_dict(const cz::Stats& st) {
   py::dict d;
   d["raw_bytes"] = st.raw_bytes;
   d["wire_bytes"] = st.wire_bytes;
   return d;
 }
+
+// A compressed collective with its arguments checked (with the GIL held), ready to run on any
+// backend or group: chorus.compressed.* run it now, a Compressor queues it. It captures raw
+// pointers only, no Python object: a Compressor copies and destroys it without the GIL (the
+// Work keeps the tensors alive).
+using CompressedCall = std::function<void(const std::string& backend, cz::Stats* stats)>;
+struct CompressedArgs {
+  std::string what;  // "compressed.all_reduce", "Compressor.all_reduce", ...
+  cz::ErrorBound bound;
+  int world;  // ranks of the backend or group it runs on
+  CompressedArgs(std::string w, const std::string& bound_text, int ranks)
+      : what(std::move(w)), bound(cz::parse_error_bound(bound_text, what + ": bound")), world(ranks) {}
+};
+
+CompressedCall compressed_all_reduce(const CompressedArgs& a, const py::object& tensor, ReduceOp op) {
+  auto t = tensor_of(tensor, a.what + ": tensor");
+  compressible_tensor(t, a.what + ": tensor");
+  return [p = t.data, n = t.count, d = t.dtype, op, b = a.bound](const std::string& backend, cz::Stats* st) {
+    cz::all_reduce(backend, p, p, n, d, op, b, st);
+  };
+}
+
+CompressedCall compressed_all_gather(const CompressedArgs& a, const py::object& output, const py::object& input) {
+  auto in = tensor_of(input, a.what + ": input", false);
+  auto out = tensor_of(output, a.what + ": output");
+  same_dtype(in, out, a.what);
+  compressible_tensor(in, a.what + ": input");
+  expect_count(out, in.count * static_cast<std::size_t>(a.world), a.what + ": output");
+  return [i = in.data, o = out.data, n = in.count, d = in.dtype, b = a.bound](const std::string& backend, cz::Stats* st) {
+    cz::all_gather(backend, i, o, n, d, b, st);
+  };
+}
+
+CompressedCall compressed_all_to_all(const CompressedArgs& a, const py::object& output, const py::object& input) {
+  auto in = tensor_of(input, a.what + ": input", false);
+  auto out = tensor_of(output, a.what + ": output");
+  same_dtype(in, out, a.what);
+  compressible_tensor(in, a.what + ": input");
+  expect_count(out, in.count, a.what + ": output");
+  const std::size_t block = equal_block(in, static_cast<std::size_t>(a.world), a.what);
+  return [i = in.data, o = out.data, block, d = in.dtype, b = a.bound](const std::string& backend, cz::Stats* st) {
+    cz::all_to_all_single(backend, i, o, block, d, b, st);
+  };
+}
+
+// Runs `call` on `backend` now, without the GIL; returns what it sent: {raw_bytes, wire_bytes}.
+py::dict run_compressed(const std::string& backend, const CompressedCall& call) {
+  cz::Stats st;
+  {
+    py::gil_scoped_release release;
+    call(backend, &st);
+  }
+  return stats_dict(st);
+}
+
+// A Compressor that Python can close before the runtime is finalised (and that refuses use after).
+class PyCompressor {
+ public:
+  explicit PyCompressor(const std::string& backend) : c_(std::make_unique<cz::Compressor>(backend)), backend_(backend) {}
+  ~PyCompressor() { close(); }
+  cz::Compressor& get() {
+    if (!c_) throw py::value_error("Compressor: used after close()");
+    return *c_;
+  }
+  // Queues `call` and returns a Work that keeps `keep` alive.
+  py::object queue(const std::string& what, const CompressedCall& call, std::initializer_list<py::object> keep) {
+    return run(true, keep, [&](bool) { return get().run(what, call); });
+  }
+  int world() const { return rt::size(backend_); }
+  void close() {
+    py::gil_scoped_release release;
+    c_.reset();
+  }
+
+ private:
+  std::unique_ptr<cz::Compressor> c_;
+  std::string backend_;
+};
 
 
 rt::Counts displacements(const rt::Counts& counts) {
@@ -647,39 +717,22 @@ PYBIND11_MODULE(_rt, m) {
   cz_module.def(
       "all_reduce",
       [](const std::string& backend, const py::object& tensor, const std::string& bound, ReduceOp op) {
-        auto t = tensor_of(tensor, "compressed.all_reduce: tensor");
-        compressible_tensor(t, "compressed.all_reduce: tensor");
-        return run_compressed(bound, "compressed.all_reduce", [&](const cz::ErrorBound& b, cz::Stats* st) {
-          cz::all_reduce(backend, t.data, t.data, t.count, t.dtype, op, b, st);
-        });
+        return run_compressed(backend, compressed_all_reduce({"compressed.all_reduce", bound, rt::size(backend)}, tensor, op));
       },
       py::arg("backend"), py::arg("tensor"), py::arg("bound"), py::arg("op") = ReduceOp::sum,
       "In place; op SUM or AVG; |result - exact| <= an absolute bound on every element (plus the float additions' rounding)");
   cz_module.def(
       "all_gather_into_tensor",
       [](const std::string& backend, const py::object& output, const py::object& input, const std::string& bound) {
-        auto in = tensor_of(input, "compressed.all_gather_into_tensor: input", false);
-        auto out = tensor_of(output, "compressed.all_gather_into_tensor: output");
-        same_dtype(in, out, "compressed.all_gather_into_tensor");
-        compressible_tensor(in, "compressed.all_gather_into_tensor: input");
-        expect_count(out, in.count * static_cast<std::size_t>(rt::size(backend)), "compressed.all_gather_into_tensor: output");
-        return run_compressed(bound, "compressed.all_gather_into_tensor", [&](const cz::ErrorBound& b, cz::Stats* st) {
-          cz::all_gather(backend, in.data, out.data, in.count, in.dtype, b, st);
-        });
+        return run_compressed(
+            backend, compressed_all_gather({"compressed.all_gather_into_tensor", bound, rt::size(backend)}, output, input));
       },
       py::arg("backend"), py::arg("output"), py::arg("input"), py::arg("bound"));
   cz_module.def(
       "all_to_all_single",
       [](const std::string& backend, const py::object& output, const py::object& input, const std::string& bound) {
-        auto in = tensor_of(input, "compressed.all_to_all_single: input", false);
-        auto out = tensor_of(output, "compressed.all_to_all_single: output");
-        same_dtype(in, out, "compressed.all_to_all_single");
-        compressible_tensor(in, "compressed.all_to_all_single: input");
-        expect_count(out, in.count, "compressed.all_to_all_single: output");
-        const std::size_t block = equal_block(in, static_cast<std::size_t>(rt::size(backend)), "compressed.all_to_all_single");
-        return run_compressed(bound, "compressed.all_to_all_single", [&](const cz::ErrorBound& b, cz::Stats* st) {
-          cz::all_to_all_single(backend, in.data, out.data, block, in.dtype, b, st);
-        });
+        return run_compressed(
+            backend, compressed_all_to_all({"compressed.all_to_all_single", bound, rt::size(backend)}, output, input));
       },
       py::arg("backend"), py::arg("output"), py::arg("input"), py::arg("bound"), "Equal blocks, block j to rank j");
   cz_module.def(
@@ -687,9 +740,8 @@ PYBIND11_MODULE(_rt, m) {
       [](const std::string& backend, const py::object& tensor, int dst, const std::string& bound) {
         auto t = tensor_of(tensor, "compressed.send: tensor", false);
         compressible_tensor(t, "compressed.send: tensor");
-        return run_compressed(bound, "compressed.send", [&](const cz::ErrorBound& b, cz::Stats* st) {
-          cz::send(backend, t.data, t.count, t.dtype, dst, b, st);
-        });
+        const auto b = cz::parse_error_bound(bound, "compressed.send: bound");
+        return run_compressed(backend, [&](const std::string& be, cz::Stats* st) { cz::send(be, t.data, t.count, t.dtype, dst, b, st); });
       },
       py::arg("backend"), py::arg("tensor"), py::arg("dst"), py::arg("bound"));
   cz_module.def(
@@ -697,10 +749,45 @@ PYBIND11_MODULE(_rt, m) {
       [](const std::string& backend, const py::object& tensor, int src, const std::string& bound) {
         auto t = tensor_of(tensor, "compressed.recv: tensor");
         compressible_tensor(t, "compressed.recv: tensor");
-        run_compressed(bound, "compressed.recv",
-                       [&](const cz::ErrorBound& b, cz::Stats*) { cz::recv(backend, t.data, t.count, t.dtype, src, b, nullptr); });
+        const auto b = cz::parse_error_bound(bound, "compressed.recv: bound");
+        run_compressed(backend, [&](const std::string& be, cz::Stats*) { cz::recv(be, t.data, t.count, t.dtype, src, b, nullptr); });
       },
       py::arg("backend"), py::arg("tensor"), py::arg("src"), py::arg("bound"), "The same count, dtype and bound as the send");
+  // The same collectives queued to a worker on a group of their own (rt/compression/compressor.h):
+  // they overlap with the program. Collective to make and to close, like Fusion.
+  py::class_<PyCompressor>(cz_module, "Compressor")
+      .def(py::init([](const std::string& backend) {
+             py::gil_scoped_release release;
+             return std::make_unique<PyCompressor>(backend);
+           }),
+           py::arg("backend"), "Compressed collectives on `backend` that return a Work at once")
+      .def(
+          "all_reduce",
+          [](PyCompressor& c, const py::object& tensor, const std::string& bound, ReduceOp op) {
+            return c.queue("Compressor.all_reduce",
+                           compressed_all_reduce({"Compressor.all_reduce", bound, c.world()}, tensor, op), {tensor});
+          },
+          py::arg("tensor"), py::arg("bound"), py::arg("op") = ReduceOp::sum, "In place; op SUM or AVG; returns a Work")
+      .def(
+          "all_gather_into_tensor",
+          [](PyCompressor& c, const py::object& output, const py::object& input, const std::string& bound) {
+            return c.queue("Compressor.all_gather_into_tensor",
+                           compressed_all_gather({"Compressor.all_gather_into_tensor", bound, c.world()}, output, input),
+                           {output, input});
+          },
+          py::arg("output"), py::arg("input"), py::arg("bound"), "Returns a Work")
+      .def(
+          "all_to_all_single",
+          [](PyCompressor& c, const py::object& output, const py::object& input, const std::string& bound) {
+            return c.queue("Compressor.all_to_all_single",
+                           compressed_all_to_all({"Compressor.all_to_all_single", bound, c.world()}, output, input),
+                           {output, input});
+          },
+          py::arg("output"), py::arg("input"), py::arg("bound"), "Equal blocks; returns a Work")
+      .def("stats", [](PyCompressor& c) { return stats_dict(c.get().stats()); }, "What every call so far sent: {raw_bytes, wire_bytes}")
+      .def("close", &PyCompressor::close, "Collective: waits for the queued calls and stops (also on leaving a with block)")
+      .def("__enter__", [](PyCompressor& c) -> PyCompressor& { return c; }, py::return_value_policy::reference)
+      .def("__exit__", [](PyCompressor& c, const py::object&, const py::object&, const py::object&) { c.close(); });
   m.def(
       "barrier", [](const std::string& backend, bool async_op) { return run(async_op, {}, [&](bool a) { return rt::barrier(backend, a); }); },
       py::arg("backend") = "auto", py::arg("async_op") = false);

@@ -229,6 +229,30 @@ def run_compressed(b):
     expect_raises(ValueError, lambda: chorus.compressed.all_reduce(b, np.ones(4, np.float32), "zfp:3"), "abs:<tolerance>")
     expect_raises(ValueError, lambda: chorus.compressed.all_reduce(b, np.ones(4, np.float32), "abs:1", op=chorus.ReduceOp.MAX),
                   "max")
+    # chorus.compressed.Compressor: the same collectives queued (they overlap with the program),
+    # plain all-reduces on the same backend issued between them, everything waited for last.
+    with chorus.compressed.Compressor(b) as cz:
+        queued = []
+        for k in range(4):
+            x = smooth(r + k, count, np.float32)
+            inputs = [smooth(j + k, count, np.float32).astype(np.float64) for j in ranks]
+            if k % 2 == 0:
+                allowed = 1e-3 + n * np.finfo(np.float32).eps * (sum(np.abs(v) for v in inputs) + 1e-3)
+                queued.append((cz.all_reduce(x, "abs:1e-3"), x, sum(inputs), allowed, f"all_reduce #{k}"))
+            else:
+                out = np.zeros(count * n, np.float32)
+                queued.append((cz.all_gather_into_tensor(out, x, "abs:1e-3"), out, np.concatenate(inputs), 1e-3,
+                               f"all_gather #{k}"))
+            plain = data(r, 9, np.int64) + k
+            chorus.all_reduce(b, plain)
+            check(np.array_equal(plain, sum(data(j, 9, np.int64) + k for j in ranks)), f"{b} plain all_reduce beside #{k}")
+        for work, got, want, allowed, what in reversed(queued):
+            work.wait()
+            check(np.all(np.abs(got - want) <= allowed), f"{b} Compressor {what}: worst {np.max(np.abs(got - want))}")
+        st = cz.stats()
+        check(n == 1 or 0 < st["wire_bytes"] < st["raw_bytes"], f"{b} Compressor stats {st}")
+        expect_raises(TypeError, lambda: cz.all_reduce(np.ones(4, np.int32), "abs:1"), "cannot be compressed")
+    expect_raises(ValueError, lambda: cz.all_reduce(np.ones(4, np.float32), "abs:1"), "after close")
 
 
 def run_fusion(backends):
