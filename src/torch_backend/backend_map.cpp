@@ -37,12 +37,14 @@ BackendMap BackendMap::parse(std::string_view text, const std::string& where) {
       throw InputError(at, "expected op:backend, e.g. all_reduce:shm or *:auto");
     const std::string_view op = trim(items[i].substr(0, colon));
     const std::string backend(trim(items[i].substr(colon + 1)));
-    // all_reduce may name an algorithm: all_reduce:mpi:ring (checked when first used).
+    // The operations that take algorithms may name one: all_reduce:mpi:ring (the backend checks
+    // the name when it is first used).
     const std::size_t algorithm = backend.find(':');
     require_backend(backend.substr(0, algorithm), true, at);
     if (algorithm != std::string::npos &&
-        (op == "*" || backend.substr(0, algorithm) == "auto" || rt::parse_op_kind(op, at) != rt::OpKind::all_reduce))
-      throw InputError(at, "only all_reduce takes an algorithm (all_reduce:mpi:ring), on a named backend");
+        (op == "*" || backend.substr(0, algorithm) == "auto" || !rt::takes_algorithm(rt::parse_op_kind(op, at))))
+      throw InputError(at, fmt::format("only {} take an algorithm (all_reduce:mpi:ring), on a named backend",
+                                       rt::kAlgorithmOps));
     if (op == "*") {
       if (have_default) throw InputError(at, "'*' is given twice");
       have_default = true;

@@ -264,7 +264,7 @@ ProcessGroupChorus::ProcessGroupChorus(const c10::intrusive_ptr<c10d::Store>& st
                                    "initialised is rank {} of {}",
                                    rank, size, rt::rank(first), rt::size(first)));
   }
-  if (fusion) {  // on the backends of the fused operations ("mpi:ring": mpi, that algorithm per all-reduce buffer)
+  if (fusion) {  // on the backends of the fused operations ("mpi:ring": mpi, that algorithm per fused buffer)
     std::vector<std::string> fused;
     for (OpKind op : {OpKind::all_reduce, OpKind::broadcast, OpKind::all_gather, OpKind::reduce_scatter,
                       OpKind::all_to_all_single, OpKind::reduce, OpKind::gather, OpKind::scatter})
@@ -346,7 +346,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::broadcast(std::vector<at::Ten
   check_rank(static_cast<int>(opts.rootRank), size_, "broadcast", "src");
   TORCH_CHECK_VALUE(opts.rootTensor == 0, "chorus: broadcast: root tensor ", opts.rootTensor, " (one tensor per process)");
   auto w = fused(nbytes(t))
-               ? fusion_->broadcast(plain_backend(backend_for(OpKind::broadcast)), t.data_ptr(), nbytes(t), kBytes,
+               ? fusion_->broadcast(backend_for(OpKind::broadcast), t.data_ptr(), nbytes(t), kBytes,
                                     static_cast<int>(opts.rootRank))
                : rt::broadcast(backend_for(OpKind::broadcast), t.data_ptr(), nbytes(t), kBytes,
                                static_cast<int>(opts.rootRank), true);
@@ -400,7 +400,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::reduce(std::vector<at::Tensor
   const Reduction r = reduction_of(t, opts.reduceOp, "reduce");
   const std::size_t count = count_of(t, r);
   auto w = fused(count * rt::dtype_bytes(r.dtype))
-               ? fusion_->reduce(plain_backend(backend_for(OpKind::reduce)), t.data_ptr(), t.data_ptr(), count, r.dtype,
+               ? fusion_->reduce(backend_for(OpKind::reduce), t.data_ptr(), t.data_ptr(), count, r.dtype,
                                  r.op, static_cast<int>(opts.rootRank))
                : rt::reduce(backend_for(OpKind::reduce), t.data_ptr(), t.data_ptr(), count, r.dtype, r.op,
                             static_cast<int>(opts.rootRank), true);
@@ -445,7 +445,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::_allgather_base(at::Tensor& o
                             rt::compressed::all_gather(b, i, o, c.count, c.dtype, c.bound, st);
                           });
   auto w = fused(nbytes(input))
-               ? fusion_->all_gather(plain_backend(backend_for(OpKind::all_gather)), input.data_ptr(), output.data_ptr(),
+               ? fusion_->all_gather(backend_for(OpKind::all_gather), input.data_ptr(), output.data_ptr(),
                                      nbytes(input), kBytes)
                : rt::all_gather(backend_for(OpKind::all_gather), input.data_ptr(), output.data_ptr(), nbytes(input), kBytes,
                                 true);
@@ -501,7 +501,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::gather(std::vector<std::vecto
                       "chorus: gather: only the destination (rank ", root, ") gives output tensors");
   }
   void* gathered = flat.defined() ? flat.data_ptr() : nullptr;
-  auto w = fused(nbytes(in)) ? fusion_->gather(plain_backend(backend_for(OpKind::gather)), in.data_ptr(), gathered,
+  auto w = fused(nbytes(in)) ? fusion_->gather(backend_for(OpKind::gather), in.data_ptr(), gathered,
                                                nbytes(in), kBytes, root)
                              : rt::gather(backend_for(OpKind::gather), in.data_ptr(), gathered, nbytes(in), kBytes, root, true);
   std::function<void()> finish;
@@ -532,7 +532,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::scatter(std::vector<at::Tenso
                       "chorus: scatter: only the source (rank ", root, ") gives input tensors");
   }
   const void* blocks = flat.defined() ? flat.data_ptr() : nullptr;
-  auto w = fused(nbytes(out)) ? fusion_->scatter(plain_backend(backend_for(OpKind::scatter)), blocks, out.data_ptr(),
+  auto w = fused(nbytes(out)) ? fusion_->scatter(backend_for(OpKind::scatter), blocks, out.data_ptr(),
                                                  nbytes(out), kBytes, root)
                               : rt::scatter(backend_for(OpKind::scatter), blocks, out.data_ptr(), nbytes(out), kBytes, root, true);
   std::vector<at::Tensor> staging;
@@ -568,7 +568,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::_reduce_scatter_base(at::Tens
                     " elements, expected world size ", size_, " x output ", output.numel());
   const Reduction r = reduction_of(output, opts.reduceOp, "reduce_scatter_tensor");
   auto w = fused(nbytes(output))
-               ? fusion_->reduce_scatter(plain_backend(backend_for(OpKind::reduce_scatter)), input.data_ptr(),
+               ? fusion_->reduce_scatter(backend_for(OpKind::reduce_scatter), input.data_ptr(),
                                          output.data_ptr(), count_of(output, r), r.dtype, r.op)
                : rt::reduce_scatter(backend_for(OpKind::reduce_scatter), input.data_ptr(), output.data_ptr(),
                                     count_of(output, r), r.dtype, r.op, true);
@@ -630,13 +630,14 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::alltoall_base(at::Tensor& out
                               rt::compressed::all_to_all_single(b, i, o, z.count / n, z.dtype, z.bound, st);
                             });
     w = fused(c[0])
-            ? fusion_->all_to_all_single(plain_backend(backend), input.data_ptr(), output.data_ptr(), c[0], kBytes)
+            ? fusion_->all_to_all_single(backend, input.data_ptr(), output.data_ptr(), c[0], kBytes)
             : rt::all_to_all_single(backend, input.data_ptr(), output.data_ptr(), c[0], kBytes, true);
   } else {
     rt::Counts sc, sd, rc, rd;
     split_bytes(input, input_splits, size_, "input", sc, sd);
     split_bytes(output, output_splits, size_, "output", rc, rd);
-    w = rt::all_to_allv(backend, input.data_ptr(), sc, sd, output.data_ptr(), rc, rd, kBytes, true);
+    // (all_to_allv takes no algorithm: "mpi:pairwise" of the map is mpi here)
+    w = rt::all_to_allv(plain_backend(backend), input.data_ptr(), sc, sd, output.data_ptr(), rc, rd, kBytes, true);
   }
   return WorkChorus::make(rank_, c10d::OpType::ALLTOALL_BASE, "chorus:all_to_all_single", std::move(w), {input, output},
                           {output});

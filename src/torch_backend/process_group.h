@@ -162,9 +162,9 @@ class ProcessGroupChorus : public c10d::ProcessGroup {
   rt::compressed::Stats stats_;
   std::string group_;  // the runtime group of a sub-group; empty for the world group
   bool owns_runtime_ = false;
-  // CHORUS_FUSION=B,T (world group only): all-reduces, broadcasts, all_gather_into_tensor,
-  // reduce_scatter_tensor and all_to_all_single (equal splits) of at most B bytes (per rank) go
-  // through tensor fusion.
+  // CHORUS_FUSION=B,T (world group only): all-reduces, broadcasts, reduces, gathers, scatters,
+  // all_gather_into_tensor, reduce_scatter_tensor and all_to_all_single (equal splits) of at most
+  // B bytes (per rank) go through tensor fusion (a fused buffer on the map's named algorithm).
   std::unique_ptr<rt::Fusion> fusion_;
   // Compressed collectives of the world group, by backend (CHORUS_COMPRESSION).
   std::map<std::string, std::unique_ptr<rt::compressed::Compressor>> compressors_;

@@ -24,11 +24,14 @@ TEST(BackendMap, NamedOperationsAndADefault) {
   EXPECT_EQ(m.named_backends(), (std::vector<std::string>{"gloo", "shm", "mpi"}));  // order of the operations
 }
 
-TEST(BackendMap, AllReduceMayNameAnAlgorithm) {
-  const BackendMap m = BackendMap::parse("all_reduce:mpi:nonoverlapping,*:shm", "test");
+TEST(BackendMap, TheAlgorithmOperationsMayNameAnAlgorithm) {
+  const BackendMap m = BackendMap::parse("all_reduce:mpi:nonoverlapping,broadcast:mpi:binomial,*:shm", "test");
   EXPECT_EQ(m.backend(OpKind::all_reduce), "mpi:nonoverlapping");
+  EXPECT_EQ(m.backend(OpKind::broadcast), "mpi:binomial");
   EXPECT_EQ(m.named_backends(), (std::vector<std::string>{"shm", "mpi"}));  // what to initialise
-  for (const char* bad : {"broadcast:mpi:ring", "*:mpi:ring", "all_reduce:auto:ring", "all_reduce:nccl:ring"})
+  EXPECT_EQ(BackendMap::parse("alltoall_single:gloo:pairwise_p2p", "t").backend(OpKind::all_to_all_single),
+            "gloo:pairwise_p2p");
+  for (const char* bad : {"gather:mpi:ring", "send:mpi:ring", "*:mpi:ring", "all_reduce:auto:ring", "all_reduce:nccl:ring"})
     EXPECT_THROW(BackendMap::parse(bad, "test"), InputError) << bad;
 }
 
