@@ -11,6 +11,7 @@
 #include "syndicate/workloads.h"
 #include "syndicate/joint_optimizer.h"
 #include "syndicate/topology_yaml.h"
+#include "syndicate/channel_fit.h"
 
 namespace chorus::syndicate {
 namespace {
@@ -374,6 +375,64 @@ TEST(SyndicateTopology, YamlErrorsNameFileLineAndField) {
   }
   EXPECT_THROW(parse_topology_yaml("dims: [{size: 0}]\nchannels: []\npaths: []\n", "t.yaml"), InputError);
   EXPECT_THROW(builtin_topology("syndicate-testbd", 0, "--topology"), InputError);
+}
+
+TEST(SyndicateTopology, YamlWrittenReadsBackEqual) {
+  Topology t = builtin_topology("syndicate-fig6", 0, "--topology");  // has a cost table
+  t.channels[0].latency_ns = 1234.5;
+  const Topology back = parse_topology_yaml(topology_yaml(t, {"a comment", "two"}), "w.yaml");
+  EXPECT_EQ(back.name, t.name);
+  EXPECT_EQ(back.dims, t.dims);
+  EXPECT_EQ(back.dim_names, t.dim_names);
+  ASSERT_EQ(back.channels.size(), t.channels.size());
+  for (std::size_t c = 0; c < t.channels.size(); ++c) {
+    EXPECT_EQ(back.channels[c].name, t.channels[c].name);
+    EXPECT_EQ(back.channels[c].dim, t.channels[c].dim);
+    EXPECT_DOUBLE_EQ(back.channels[c].bandwidth_gbps, t.channels[c].bandwidth_gbps);
+    EXPECT_DOUBLE_EQ(back.channels[c].latency_ns, t.channels[c].latency_ns);
+    EXPECT_EQ(back.channels[c].backends, t.channels[c].backends);
+  }
+  ASSERT_EQ(back.paths.size(), t.paths.size());
+  for (std::size_t p = 0; p < t.paths.size(); ++p) EXPECT_EQ(back.paths[p].channels, t.paths[p].channels);
+  ASSERT_EQ(back.costs.size(), t.costs.size());
+  EXPECT_EQ(back.costs[3].algorithm, "tree");
+  EXPECT_DOUBLE_EQ(back.costs[3].latency_ns, 3.0e6);
+  EXPECT_DOUBLE_EQ(back.compute.peak_tflops, t.compute.peak_tflops);
+}
+
+// Times made by hand from alpha = 5 us and B = 40 Gb/s (0.2 ns per byte) on 4 ranks:
+//   all-reduce of b bytes per rank   2 * 3 * (5000 + b / 4 * 0.2)
+//   all-gather of b bytes in all         3 * (5000 + b / 4 * 0.2)
+//   all-to-all of b per destination      3 * (5000 + b * 0.2)
+//   broadcast of b bytes             2 * 5000 + b * 0.2
+TEST(SyndicateChannelFit, RecoversLatencyAndBandwidthFromExactTimes) {
+  std::vector<TimedOp> s;
+  for (double b : {1024.0, 65536.0, 16777216.0}) {
+    s.push_back({Kind::kAllReduce, 4, b, 6 * (5000 + b / 4 * 0.2)});
+    s.push_back({Kind::kAllGather, 4, b, 3 * (5000 + b / 4 * 0.2)});
+    s.push_back({Kind::kAllToAll, 4, b / 4, 3 * (5000 + b / 4 * 0.2)});
+    s.push_back({Kind::kBroadcast, 4, b, 2 * 5000 + b * 0.2});
+  }
+  const ChannelFit f = fit_channel(s);
+  EXPECT_NEAR(f.latency_ns, 5000, 1e-6);
+  EXPECT_NEAR(f.bandwidth_gbps, 40, 1e-9);
+  EXPECT_LT(f.rms_relative_error, 1e-12);
+  EXPECT_EQ(f.samples, 12);
+}
+
+TEST(SyndicateChannelFit, ErrorsAreRelativeAndParametersNeverNegative) {
+  // Two all-reduces on 2 ranks (t = 2 (a + b/2 beta)): 10 us at 1 KiB, 1 ms at 1 MiB, and one of
+  // them 10 % slow. Relative weighting splits the misfit evenly: each 1 MiB time off by about 5 %.
+  const ChannelFit f = fit_channel({{Kind::kAllReduce, 2, 1024, 10000}, {Kind::kAllReduce, 2, 1048576, 1e6},
+                                    {Kind::kAllReduce, 2, 1048576, 1.1e6}});
+  EXPECT_GT(f.latency_ns, 0);
+  EXPECT_LT(f.max_relative_error, 0.06);
+  // Times falling with size: no positive time per byte fits; latency only, bandwidth unbounded.
+  const ChannelFit g = fit_channel({{Kind::kAllReduce, 2, 1024, 2000}, {Kind::kAllReduce, 2, 4096, 1000}});
+  EXPECT_GE(g.latency_ns, 0);
+  EXPECT_GE(g.bandwidth_gbps, 1e9);
+  EXPECT_THROW(fit_channel({{Kind::kAllReduce, 2, 1024, 2000}}), InputError);                           // one size
+  EXPECT_THROW(fit_channel({{Kind::kAllReduce, 2, 1024, 0}, {Kind::kAllReduce, 2, 4096, 1}}), InputError);  // time 0
 }
 
 }  // namespace

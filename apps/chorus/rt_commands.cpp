@@ -16,9 +16,11 @@
 #include "rt_tools/bench_runner.h"
 #include "rt_tools/comm_profile.h"
 #include "rt_tools/launcher.h"
+#include "rt_tools/measured_topology.h"
 #include "rt/rendezvous/mpi_env.h"
 #include "rt/runtime.h"
 #include "rt/tuning_table.h"
+#include "syndicate/topology_yaml.h"
 
 namespace chorus::cli {
 
@@ -208,7 +210,11 @@ void register_rt_commands(CLI::App& app) {
   tune_opts.warmup = 3;
   add_common(tune, tune_opts);
   static bool tune_backends_only = false;
+  static std::string tune_topology_out;
   tune->add_option("-o,--out", tune_out, "tuning table to write (merged into an existing one)")->capture_default_str();
+  tune->add_option("--topology-out", tune_topology_out,
+                   "also write SYNDICATE's host topology with each backend's latency and bandwidth fitted to these "
+                   "measurements (YAML, for chorus plan / run workload --topology)");
   tune->add_flag("--backends-only", tune_backends_only,
                  "measure each backend's own choice only, not each of its named algorithms "
                  "(mpi:ring, mpi:binomial, gloo:bcube, shm:ring_p2p, ...)");
@@ -220,13 +226,12 @@ void register_rt_commands(CLI::App& app) {
     const bool leader = rt::rank(options.backends.front()) == 0;
     rt::finalize();
     if (!leader) return;
+    char host[256] = {0};
+    ::gethostname(host, sizeof host - 1);
+    const std::string machine = fmt::format("{}, {} online cpus", host, std::thread::hardware_concurrency());
     rt::TuningTable table;
     if (std::filesystem::exists(tune_out)) table = rt::TuningTable::load(tune_out);
-    if (table.machine.empty()) {
-      char host[256] = {0};
-      ::gethostname(host, sizeof host - 1);
-      table.machine = fmt::format("{}, {} online cpus", host, std::thread::hardware_concurrency());
-    }
+    if (table.machine.empty()) table.machine = machine;
     std::map<std::pair<rt::OpKind, int>, std::map<std::size_t, rt::TuningRow>> fresh;
     for (const auto& r : rows) {
       auto& row = fresh[{r.op, r.world_size}][r.bytes];
@@ -241,6 +246,12 @@ void register_rt_commands(CLI::App& app) {
     table.save(tune_out);
     print_rows(rows, false, false);
     std::printf("wrote %s\n", tune_out.c_str());
+    if (!tune_topology_out.empty()) {
+      const auto measured = rt::measured_topology(rows, rows.front().world_size, machine);
+      write_text_file(tune_topology_out, syndicate::topology_yaml(measured.topology, measured.comment()));
+      for (const auto& line : measured.comment()) std::printf("%s\n", line.c_str());
+      std::printf("wrote %s\n", tune_topology_out.c_str());
+    }
   });
 }
 

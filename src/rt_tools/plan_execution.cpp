@@ -44,6 +44,27 @@ float ar_input(int rank, std::size_t op, std::size_t i) {
 
 float aa_input(int src, int dst, std::size_t i) { return static_cast<float>(src * 1000 + dst * 10 + static_cast<int>(i % 10)); }
 
+// Element i of rank `rank`'s input of comm-op `op` (small integers: every sum is exact in f32).
+float input(const Layout& l, int rank, std::size_t op, std::size_t i) {
+  return l.kind == OpKind::all_to_all_single ? aa_input(rank, static_cast<int>(i / l.block), i % l.block) : ar_input(rank, op, i);
+}
+
+// Element i of rank `me`'s result (the all-reduce's buffer, else the output buffer), computed
+// from the inputs by the operation's definition.
+float expected(const Layout& l, int me, int world, std::size_t op, std::size_t i) {
+  float sum = 0;
+  switch (l.kind) {
+    case OpKind::all_to_all_single: return aa_input(static_cast<int>(i / l.block), me, i % l.block);
+    case OpKind::all_gather: return ar_input(static_cast<int>(i / l.block), op, i % l.block);
+    case OpKind::reduce_scatter:
+      for (int r = 0; r < world; ++r) sum += ar_input(r, op, static_cast<std::size_t>(me) * l.block + i);
+      return sum;
+    default:
+      for (int r = 0; r < world; ++r) sum += ar_input(r, op, i);
+      return sum;
+  }
+}
+
 
 }  // namespace
 
@@ -93,8 +114,13 @@ Layout layout_of(const syndicate::CommOp& op, int world) {
     l.kind = OpKind::all_to_all_single;
     l.block = std::max<std::size_t>(1, static_cast<std::size_t>(op.bytes / world) / 4);
     l.elements = l.block * static_cast<std::size_t>(world);
+  } else if (op.kind == Kind::kReduceScatter || op.kind == Kind::kAllGather) {
+    l.kind = op.kind == Kind::kReduceScatter ? OpKind::reduce_scatter : OpKind::all_gather;
+    const auto n = static_cast<std::size_t>(world);
+    l.block = std::max<std::size_t>(1, (static_cast<std::size_t>(op.bytes) / 4 + n - 1) / n);
+    l.elements = l.block * n;
   } else {
-    throw InputError(where, fmt::format("{} comm-ops are not run by the enforcer yet (all_reduce, all_to_all)",
+    throw InputError(where, fmt::format("{} comm-ops are not run by the enforcer (all_reduce, all_to_all, reduce_scatter, all_gather)",
                                         coll::motif::to_string(op.kind)));
   }
   return l;
@@ -124,7 +150,25 @@ EnforcedStep rank_step(const syndicate::Topology& topo, const syndicate::CommOp&
       case Kind::kReduce: e.kind = OpKind::reduce; break;
       case Kind::kBroadcast: e.kind = OpKind::broadcast; break;
       case Kind::kAllToAll: e.kind = OpKind::all_to_allv; break;
-      default: throw InputError(where, fmt::format("motif {} is not run by the enforcer yet", coll::motif::to_string(mo.kind)));
+      case Kind::kReduceScatter: e.kind = OpKind::reduce_scatter; break;
+      case Kind::kAllGather: e.kind = OpKind::all_gather; break;
+    }
+    if (mo.kind == Kind::kReduceScatter || mo.kind == Kind::kAllGather) {
+      // The motif's bytes [b, e) of the tensor's T bytes are, on the runtime, elements
+      // [b/T, e/T) x block of every rank's block: the segments of a reduce-scatter or all-gather
+      // comm-op cut each block alike, so that rank r's part stays block r whatever the plan.
+      if (l.kind != e.kind || mo.ranks.size() != static_cast<std::size_t>(world))
+        throw InputError(where, fmt::format("a {} motif inside a {} comm-op over {} of {} ranks is not run by the enforcer",
+                                            coll::motif::to_string(mo.kind), coll::motif::to_string(op.kind), mo.ranks.size(), world));
+      coll::motif::Bytes total = 1;
+      for (const auto& x : motifs) total = std::max(total, x.bytes.end);
+      const auto at = [&](coll::motif::Bytes b) { return static_cast<std::size_t>(b * l.block / total); };
+      e.block = l.block;
+      e.blocks = world;
+      e.offset = at(mo.bytes.begin);
+      e.count = at(mo.bytes.end) - e.offset;
+      if (e.count == 0) e.idle = true;
+      continue;
     }
     if (mo.kind == Kind::kReduce || mo.kind == Kind::kBroadcast) {
       std::vector<int> sorted = mo.ranks;
@@ -163,7 +207,7 @@ void calibrate(syndicate::Problem& p, int rank, int world, Groups& groups, const
   for (std::size_t c = 0; c < p.comms.size(); ++c) {
     const auto& cc = p.comms[c];
     const Layout l = layout_of(cc.op, world);
-    std::vector<float> in(l.elements, 1.0f), out(l.kind == OpKind::all_to_all_single ? l.elements : 0);
+    std::vector<float> in(l.in_elements(), 1.0f), out(l.out_elements()), staging;
     times[c].resize(cc.options.size());
     for (std::size_t o = 0; o < cc.options.size(); ++o) {
       const auto& opt = cc.options[o];
@@ -175,10 +219,12 @@ void calibrate(syndicate::Problem& p, int rank, int world, Groups& groups, const
         if (!measured.count(key)) {
           const EnforcedStep e = rank_step(p.topology, cc.op, opt, static_cast<int>(s), motifs, l, rank, world, groups);
           std::vector<double> t;
+          staging.resize(staging_elements(e));
           for (int r = 0; r <= reps; ++r) {
             barrier(world_backend);
             const auto t0 = std::chrono::steady_clock::now();
-            run_step(e, DType::f32, in.data(), out.data()).wait();
+            run_step(e, DType::f32, in.data(), out.data(), true, staging.data()).wait();
+            finish_step(e, DType::f32, out.data(), staging.data());
             if (r > 0) t.push_back(std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count());
           }
           double m = st.channels == 0 ? 0.0 : median(t);
@@ -254,11 +300,10 @@ RunStats run_once(const Job& job, const syndicate::Problem& problem, Active& act
   std::vector<std::vector<float>> in(ops), out(ops);
   RunStats rs;
   for (std::size_t c = 0; c < ops; ++c) {
-    in[c].assign(built.layouts[c].elements, 0.0f);
-    out[c].assign(built.plan.ops[c].kind == OpKind::all_to_all_single ? built.layouts[c].elements : 0, 0.0f);
-    for (std::size_t i = 0; i < built.layouts[c].elements; ++i)
-      in[c][i] = built.plan.ops[c].kind == OpKind::all_reduce ? ar_input(me, c, i)
-                                                              : aa_input(me, static_cast<int>(i / built.layouts[c].block), i % built.layouts[c].block);
+    const Layout& l = built.layouts[c];
+    in[c].assign(l.in_elements(), 0.0f);
+    out[c].assign(l.out_elements(), 0.0f);
+    for (std::size_t i = 0; i < in[c].size(); ++i) in[c][i] = input(l, me, c, i);
   }
   barrier(job.world_backend);  // line the ranks up
   const auto t0 = std::chrono::steady_clock::now();
@@ -299,15 +344,10 @@ RunStats run_once(const Job& job, const syndicate::Problem& problem, Active& act
   rs.enforcer = enforcer.finish();
   rs.elapsed_ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
   for (std::size_t c = 0; c < ops && rs.check == "passed"; ++c) {
-    for (std::size_t i = 0; i < built.layouts[c].elements; ++i) {
-      float want = 0, got = 0;
-      if (built.plan.ops[c].kind == OpKind::all_reduce) {
-        for (int r = 0; r < world; ++r) want += ar_input(r, c, i);
-        got = in[c][i];
-      } else {
-        want = aa_input(static_cast<int>(i / built.layouts[c].block), me, i % built.layouts[c].block);
-        got = out[c][i];
-      }
+    const Layout& l = built.layouts[c];
+    const bool in_place = l.kind == OpKind::all_reduce;
+    for (std::size_t i = 0; i < (in_place ? l.elements : l.out_elements()); ++i) {
+      const float want = expected(l, me, world, c, i), got = in_place ? in[c][i] : out[c][i];
       if (got != want) {
         rs.check = fmt::format("rank {} run {} comm-op '{}' element {}: {} != {}", me, run, built.plan.ops[c].name, i, got, want);
         break;

@@ -17,11 +17,16 @@
 
 namespace chorus::rt {
 
-// Buffer layout of a comm-op on the runtime: f32 elements; all-to-all as N blocks.
+// Buffer layout of a comm-op on the runtime: f32 elements; all-to-all, reduce-scatter and
+// all-gather as N blocks (block r of a reduce-scatter's result or an all-gather's input is rank r's).
 struct Layout {
-  OpKind kind = OpKind::all_reduce;
-  std::size_t elements = 0;
-  std::size_t block = 0;  // all-to-all: elements per block
+  OpKind kind = OpKind::all_reduce;  // all_reduce | all_to_all_single | reduce_scatter | all_gather
+  std::size_t elements = 0;          // the whole tensor: N blocks, or the all-reduce's buffer
+  std::size_t block = 0;             // elements per block
+  std::size_t in_elements() const { return kind == OpKind::all_gather ? block : elements; }
+  std::size_t out_elements() const {
+    return kind == OpKind::all_reduce ? 0 : kind == OpKind::reduce_scatter ? block : elements;
+  }
 };
 
 Layout layout_of(const syndicate::CommOp& op, int world);

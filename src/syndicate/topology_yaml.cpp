@@ -135,4 +135,42 @@ Topology read_topology_yaml(const std::string& path) {
   return parse_topology_yaml(read_text_file(path, "topology file"), path);
 }
 
+std::string topology_yaml(const Topology& t, const std::vector<std::string>& comment) {
+  YAML::Emitter e;
+  e.SetDoublePrecision(10);
+  e << YAML::BeginMap << YAML::Key << "name" << YAML::Value << t.name;
+  e << YAML::Key << "dims" << YAML::Value << YAML::BeginSeq;
+  for (std::size_t d = 0; d < t.dims.size(); ++d)
+    e << YAML::Flow << YAML::BeginMap << YAML::Key << "name" << YAML::Value << t.dim_names[d] << YAML::Key << "size" << YAML::Value
+      << t.dims[d] << YAML::EndMap;
+  e << YAML::EndSeq << YAML::Key << "channels" << YAML::Value << YAML::BeginSeq;
+  for (const auto& c : t.channels) {
+    e << YAML::Flow << YAML::BeginMap << YAML::Key << "name" << YAML::Value << c.name << YAML::Key << "dim" << YAML::Value << c.dim
+      << YAML::Key << "bandwidth_gbps" << YAML::Value << c.bandwidth_gbps << YAML::Key << "latency_ns" << YAML::Value << c.latency_ns
+      << YAML::Key << "backends" << YAML::Value << YAML::Flow << c.backends << YAML::EndMap;
+  }
+  e << YAML::EndSeq << YAML::Key << "paths" << YAML::Value << YAML::BeginSeq;
+  for (const auto& p : t.paths) {
+    std::vector<std::string> names;
+    for (int c : p.channels) names.push_back(t.channels[static_cast<std::size_t>(c)].name);
+    e << YAML::Flow << YAML::BeginMap << YAML::Key << "name" << YAML::Value << p.name << YAML::Key << "channels" << YAML::Value
+      << YAML::Flow << names << YAML::EndMap;
+  }
+  e << YAML::EndSeq;
+  if (!t.costs.empty()) {
+    e << YAML::Key << "costs" << YAML::Value << YAML::BeginSeq;
+    for (const auto& r : t.costs)
+      e << YAML::Flow << YAML::BeginMap << YAML::Key << "kind" << YAML::Value << r.kind << YAML::Key << "algorithm" << YAML::Value
+        << r.algorithm << YAML::Key << "path" << YAML::Value << r.path << YAML::Key << "latency_ns" << YAML::Value << r.latency_ns
+        << YAML::Key << "bandwidth_gbps" << YAML::Value << r.bandwidth_gbps << YAML::EndMap;
+    e << YAML::EndSeq;
+  }
+  e << YAML::Key << "compute" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key << "peak_tflops" << YAML::Value
+    << t.compute.peak_tflops << YAML::Key << "memory_bandwidth_gbs" << YAML::Value << t.compute.memory_bandwidth_gbs << YAML::EndMap;
+  e << YAML::EndMap;
+  std::string out;
+  for (const auto& line : comment) out += "# " + line + "\n";
+  return out + e.c_str() + "\n";
+}
+
 }  // namespace chorus::syndicate

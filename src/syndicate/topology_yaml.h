@@ -11,6 +11,7 @@
 //   compute: {peak_tflops: 15, memory_bandwidth_gbs: 900}   # optional
 // Every error names file:line and the field.
 #include <string>
+#include <vector>
 
 #include "syndicate/topology.h"
 
@@ -18,5 +19,7 @@ namespace chorus::syndicate {
 
 Topology parse_topology_yaml(const std::string& text, const std::string& source_name);
 Topology read_topology_yaml(const std::string& path);
+// The YAML text of `t` (parse_topology_yaml reads it back equal), after `comment` lines as '# '.
+std::string topology_yaml(const Topology& t, const std::vector<std::string>& comment = {});
 
 }  // namespace chorus::syndicate

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 
 #include "core/error.h"
@@ -27,8 +28,10 @@ Enforcer::Enforcer(EnforcerPlan plan) : plan_(std::move(plan)) {
   by_seq_.assign(total, {-1, -1});
   for (std::size_t o = 0; o < plan_.ops.size(); ++o) {
     const auto& op = plan_.ops[o];
-    if (op.kind != OpKind::all_reduce && op.kind != OpKind::all_to_all_single)
-      throw InputError(fmt::format("plan op {} ('{}')", o, op.name), "the enforcer runs all_reduce and all_to_all comm-ops");
+    if (op.kind != OpKind::all_reduce && op.kind != OpKind::all_to_all_single && op.kind != OpKind::reduce_scatter &&
+        op.kind != OpKind::all_gather)
+      throw InputError(fmt::format("plan op {} ('{}')", o, op.name),
+                       "the enforcer runs all_reduce, all_to_all, reduce_scatter and all_gather comm-ops");
     for (int d : op.deps)
       if (d < 0 || d >= static_cast<int>(o))
         throw InputError(fmt::format("plan op {} ('{}')", o, op.name), fmt::format("dependency {} is not an earlier comm-op", d));
@@ -40,8 +43,15 @@ Enforcer::Enforcer(EnforcerPlan plan) : plan_(std::move(plan)) {
       by_seq_[static_cast<std::size_t>(st.seq)] = {static_cast<int>(o), static_cast<int>(s)};
       for (int a : st.after)
         if (a < 0 || a >= static_cast<int>(s)) throw InputError(where, fmt::format("parent {} is not an earlier step", a));
+      if ((st.kind == OpKind::reduce_scatter || st.kind == OpKind::all_gather) && !st.idle &&
+          (st.blocks < 1 || st.offset + st.count > st.block))
+        throw InputError(where, fmt::format("elements [{}, {}) are not inside a block of {}", st.offset, st.offset + st.count, st.block));
     }
   }
+  staging_.resize(plan_.ops.size());
+  for (std::size_t o = 0; o < plan_.ops.size(); ++o)
+    for (const auto& st : plan_.ops[o].steps)
+      staging_[o].emplace_back(staging_elements(st) * dtype_bytes(plan_.dtype));
   // A step runs blocking when the next one in order waits for its completion anyway.
   blocking_.assign(total, 1);
   for (std::size_t k = 0; k + 1 < total; ++k) {
@@ -77,6 +87,7 @@ void Enforcer::start() {
   out_.assign(n, nullptr);
   works_.assign(n, {});
   for (std::size_t o = 0; o < n; ++o) works_[o].resize(plan_.ops[o].steps.size());
+  finished_.assign(n, 0);
   error_ = nullptr;
   stats_ = {};
   running_ = true;
@@ -106,26 +117,69 @@ void Enforcer::wait(int id) {
     works = works_[o];
   }
   for (auto& w : works) w.wait();
+  const auto o = static_cast<std::size_t>(id);
+  std::lock_guard<std::mutex> lock(finish_mu_);
+  if (finished_[o]) return;
+  const auto& steps = plan_.ops[o].steps;
+  for (std::size_t s = 0; s < steps.size(); ++s) finish_step(steps[s], plan_.dtype, out_[o], staging_[o][s].data());
+  finished_[o] = 1;
 }
 
-Work run_step(const EnforcedStep& s, DType dtype, void* in_buf, void* out_buf, bool async) {
+std::size_t staging_elements(const EnforcedStep& s) {
+  const bool ring = s.kind == OpKind::reduce_scatter || s.kind == OpKind::all_gather;
+  return ring && !s.idle && s.count < s.block ? s.count * static_cast<std::size_t>(s.blocks) : 0;
+}
+
+namespace {
+
+// Segment `s` of block j, in a buffer of s.blocks blocks, and its place in the staging buffer.
+void copy_blocks(const EnforcedStep& s, std::size_t elem, const char* from, char* to, bool to_staging) {
+  const std::size_t n = s.count * elem;
+  for (int j = 0; j < s.blocks; ++j) {
+    const std::size_t strided = (static_cast<std::size_t>(j) * s.block + s.offset) * elem;
+    const std::size_t packed = static_cast<std::size_t>(j) * n;
+    if (to_staging)
+      std::memcpy(to + packed, from + strided, n);
+    else
+      std::memcpy(to + strided, from + packed, n);
+  }
+}
+
+}  // namespace
+
+Work run_step(const EnforcedStep& s, DType dtype, void* in_buf, void* out_buf, bool async, void* staging) {
   if (s.idle) return Work();
+  const std::size_t elem = dtype_bytes(dtype);
   auto* in = static_cast<char*>(in_buf);
-  char* buf = in + s.offset * dtype_bytes(dtype);
+  auto* out = static_cast<char*>(out_buf);
+  char* buf = in + s.offset * elem;
+  const bool strided = staging_elements(s) > 0;
+  if (strided && staging == nullptr) throw InputError("enforcer", "a strided step without its staging buffer");
   switch (s.kind) {
     case OpKind::all_reduce: return all_reduce(s.group, buf, buf, s.count, dtype, ReduceOp::sum, async);
     case OpKind::reduce: return reduce(s.group, buf, buf, s.count, dtype, ReduceOp::sum, s.root, async);
     case OpKind::broadcast: return broadcast(s.group, buf, s.count, dtype, s.root, async);
     case OpKind::all_to_allv:
       return all_to_allv(s.group, in, s.send_counts, s.send_displs, out_buf, s.recv_counts, s.recv_displs, dtype, async);
+    case OpKind::reduce_scatter:
+      if (!strided) return reduce_scatter(s.group, in, out, s.count, dtype, ReduceOp::sum, async);
+      copy_blocks(s, elem, in, static_cast<char*>(staging), true);
+      return reduce_scatter(s.group, staging, out + s.offset * elem, s.count, dtype, ReduceOp::sum, async);
+    case OpKind::all_gather: return all_gather(s.group, buf, strided ? staging : out, s.count, dtype, async);
     default: throw InputError("enforcer", "unsupported motif kind");
   }
 }
 
+void finish_step(const EnforcedStep& s, DType dtype, void* out, const void* staging) {
+  if (s.kind == OpKind::all_gather && staging_elements(s) > 0)
+    copy_blocks(s, dtype_bytes(dtype), static_cast<const char*>(staging), static_cast<char*>(out), false);
+}
+
 Work Enforcer::issue(int op, int step) {
   const auto o = static_cast<std::size_t>(op);
-  const auto& st = plan_.ops[o].steps[static_cast<std::size_t>(step)];
-  return run_step(st, plan_.dtype, in_[o], out_[o], !blocking_[static_cast<std::size_t>(st.seq)]);
+  const auto s = static_cast<std::size_t>(step);
+  const auto& st = plan_.ops[o].steps[s];
+  return run_step(st, plan_.dtype, in_[o], out_[o], !blocking_[static_cast<std::size_t>(st.seq)], staging_[o][s].data());
 }
 
 void Enforcer::progress() {

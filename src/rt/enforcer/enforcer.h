@@ -30,19 +30,27 @@ namespace chorus::rt {
 // One step of a comm-op as this rank runs it (a motif, or nothing when the rank has no part).
 struct EnforcedStep {
   int seq = 0;
-  OpKind kind = OpKind::all_reduce;  // all_reduce | reduce | broadcast | all_to_allv
+  OpKind kind = OpKind::all_reduce;  // all_reduce | reduce | broadcast | all_to_allv | reduce_scatter | all_gather
   bool idle = false;                  // this rank takes no part in the step
   std::string group;                  // backend or group name the motif runs on
   int root = 0;                       // reduce / broadcast: root's rank in the group
   std::size_t offset = 0, count = 0;  // element range of the comm-op's buffer (all_reduce, reduce, broadcast)
   Counts send_counts, send_displs, recv_counts, recv_displs;  // all_to_allv, in elements
+  // reduce_scatter / all_gather: elements [offset, offset + count) of each of the group's
+  // `blocks` blocks of `block` elements (block r is rank r's part of the comm-op). A segment
+  // (count < block) is strided and goes through a staging buffer (staging_elements()).
+  std::size_t block = 0;
+  int blocks = 0;
   std::vector<int> after;             // parent steps of the same comm-op
   std::vector<int> channels;          // channel ids: steps that share one never overlap
 };
 
 struct EnforcedOp {
   std::string name;
-  OpKind kind = OpKind::all_reduce;  // all_reduce (in place in `in`) | all_to_all_single (in -> out)
+  // all_reduce: in place in `in`; all_to_all_single: `in` -> `out`; reduce_scatter: `in` (N
+  // blocks) -> `out` (this rank's block, reduced); all_gather: `in` (this rank's block) -> `out`
+  // (N blocks).
+  OpKind kind = OpKind::all_reduce;
   std::vector<int> deps;             // comm-ops (indices) that must complete first
   std::vector<EnforcedStep> steps;
 };
@@ -62,8 +70,12 @@ struct EnforcerStats {
 
 // Issues one step's motif for this rank on the comm-op's buffers (asynchronously, or blocking: then
 // the runtime runs it on the calling thread when its lane is idle); a completed Work for an idle
-// step. Shared by the enforcer and by calibration runs of single steps.
-Work run_step(const EnforcedStep& step, DType dtype, void* in, void* out, bool async = true);
+// step. A strided step needs `staging` (staging_elements(step) elements) until finish_step() has
+// run after its Work completed. Shared by the enforcer and by calibration runs of single steps.
+Work run_step(const EnforcedStep& step, DType dtype, void* in, void* out, bool async = true, void* staging = nullptr);
+std::size_t staging_elements(const EnforcedStep& step);  // 0: the step works on the buffers directly
+// A strided all-gather segment, once its Work completed: the gathered blocks from `staging` to `out`.
+void finish_step(const EnforcedStep& step, DType dtype, void* out, const void* staging);
 
 class Enforcer {
  public:
@@ -78,7 +90,7 @@ class Enforcer {
   // The application submits comm-op `id` (each once per run): all_reduce on `in` in place;
   // all_to_all_single from `in` to `out`.
   void submit(int id, void* in, void* out);
-  // Blocks until comm-op `id` has completed; rethrows the run's error (CommError, ...).
+  // Blocks until comm-op `id` has completed (its output complete); rethrows the run's error.
   void wait(int id);
   // Waits for the whole run and stops the progress thread; returns its statistics.
   EnforcerStats finish();
@@ -97,6 +109,9 @@ class Enforcer {
   std::vector<int> issued_;  // per op: steps issued so far
   std::vector<void*> in_, out_;
   std::vector<std::vector<Work>> works_;  // per op, per step
+  std::vector<std::vector<std::vector<std::byte>>> staging_;  // per op, per step (strided steps)
+  std::mutex finish_mu_;
+  std::vector<char> finished_;  // per op: strided steps unpacked (guarded by finish_mu_)
   std::exception_ptr error_;
   bool running_ = false;
   std::thread thread_;
