@@ -187,6 +187,31 @@ TEST(SyndicateSched, DisjointPathsOverlapSharedPathsSerialise) {
   EXPECT_DOUBLE_EQ(s.cost({option(0, "a"), option(1, "b")}, {Order::kFifo, true}), 13500);
 }
 
+TEST(SyndicateSched, ComputeStreamOrderPutsANodeOfNoDurationWhereItRan) {
+  // k1 (1000 ns); c, an all-reduce after k1 (ring, 3000 bytes on 4 ranks, 1 byte/ns:
+  // 6 x 750 = 4500 ns, 1000-5500); z, of no duration, after c (5500); k2 (4500 ns) after k1
+  // (1000-5500). z and k2 both end at 5500 and z has the lower index, but the stream ran k2
+  // first: k1, k2, z.
+  const Topology t = two_paths();
+  workload::Dag dag;
+  dag.add(compute_node("k1", 1000, {}));
+  dag.add(comm_node("c", coll::CollectiveOp::kAllReduce, 3000, {0}, {0}));
+  dag.add(compute_node("z", 0, {1}));
+  dag.add(compute_node("k2", 4500, {0}));
+  OptionSpace space;
+  space.segments = {1};
+  const Problem p = make_problem(dag, t, space);
+  Scheduler s(p);
+  PlanChoice plan(p.comms.size(), 0);
+  for (std::size_t o = 0; o < p.comms[0].options.size(); ++o)
+    if (t.paths[static_cast<std::size_t>(p.comms[0].options[o].option.path)].name == "a" && p.comms[0].options[o].option.algorithm == "ring")
+      plan[0] = static_cast<int>(o);
+  const Schedule sched = s.run(plan, {}, true);
+  EXPECT_DOUBLE_EQ(sched.node_end_ns[2], 5500);
+  EXPECT_DOUBLE_EQ(sched.node_end_ns[3], 5500);
+  EXPECT_EQ(compute_stream_order(p, sched), (std::vector<int>{0, 3, 2}));
+}
+
 TEST(SyndicateSched, OrdersPickTheRightCommOpFirst) {
   // c0 then c1 ready at 0 on one path (4500 ns each); compute k (1000 ns) waits for c1.
   // FIFO runs c0 first: k ends at 9000 + 1000 = 10000. LIFO and the critical path run c1 first:

@@ -90,6 +90,7 @@ void register_run_commands(CLI::App& app) {
   wl->add_option("--switch-method", wo.switch_method, "method of the proposed plan")->capture_default_str();
   wl->add_option("--veto-rank", wo.veto_rank, "this rank votes no in the two-phase commit (the old plan keeps running)")
       ->capture_default_str();
+  wl->add_option("--trace", wo.trace, "Chrome-trace JSON of the last run, every rank's steps and compute beside the prediction (rank 0 writes it)");
   wl->add_flag("--json", wo_json, "Print one JSON object (rank 0)");
   wl->footer("Start under a launcher: chorus launch -n 4 -- chorus run workload --workload moe-tiny");
   wl->callback([] {

@@ -278,12 +278,8 @@ std::unique_ptr<Active> activate(const Job& job, const syndicate::Problem& probl
   auto a = std::make_unique<Active>();
   a->planned = std::move(planned);
   a->built = build_plan(problem, a->planned.plan, a->planned.schedule, job.me, job.world, *job.groups);
-  // Compute in the order the optimizer's schedule ran it.
-  for (std::size_t n = 0; n < problem.dag.nodes.size(); ++n)
-    if (problem.comm_of_node[n] < 0) a->compute_order.push_back(static_cast<int>(n));
-  std::stable_sort(a->compute_order.begin(), a->compute_order.end(), [&](int x, int y) {
-    return a->planned.schedule.node_end_ns[static_cast<std::size_t>(x)] < a->planned.schedule.node_end_ns[static_cast<std::size_t>(y)];
-  });
+  // Compute in the order the optimizer's schedule ran it on its compute stream.
+  a->compute_order = syndicate::compute_stream_order(problem, a->planned.schedule);
   a->enforcer = std::make_unique<Enforcer>(a->built.plan);
   return a;
 }
@@ -323,6 +319,12 @@ RunStats run_once(const Job& job, const syndicate::Problem& problem, Active& act
     }
   };
   try_submit();
+  rs.compute_start_ns.assign(dag.nodes.size(), 0);
+  rs.compute_end_ns.assign(dag.nodes.size(), 0);
+  rs.compute_ready_ns.assign(dag.nodes.size(), 0);
+  const auto since_start = [&](std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double, std::nano>(t - enforcer.started_at()).count();
+  };
   for (int n : active.compute_order) {
     const auto w0 = std::chrono::steady_clock::now();
     for (int d : dag.nodes[static_cast<std::size_t>(n)].deps)
@@ -335,7 +337,11 @@ RunStats run_once(const Job& job, const syndicate::Problem& problem, Active& act
     if (o.compute == "sleep") std::this_thread::sleep_until(until - std::chrono::microseconds(100));
     while (std::chrono::steady_clock::now() < until) {
     }
-    rs.compute_ns += std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - c0).count();
+    const auto c1 = std::chrono::steady_clock::now();
+    rs.compute_ns += std::chrono::duration<double, std::nano>(c1 - c0).count();
+    rs.compute_ready_ns[static_cast<std::size_t>(n)] = since_start(w0);
+    rs.compute_start_ns[static_cast<std::size_t>(n)] = since_start(c0);
+    rs.compute_end_ns[static_cast<std::size_t>(n)] = since_start(c1);
     done[static_cast<std::size_t>(n)] = 1;
     const auto s0 = std::chrono::steady_clock::now();
     try_submit();

@@ -88,6 +88,10 @@ struct RunStats {
   double elapsed_ns = 0;
   EnforcerStats enforcer;
   double compute_ns = 0, exposed_ns = 0, submit_ns = 0;  // the application thread's time
+  // Per DAG node (compute nodes; 0 for the others), ns since the enforcer's start: as the
+  // enforcer's step times (EnforcerStats), for timelines.
+  std::vector<double> compute_start_ns, compute_end_ns;
+  std::vector<double> compute_ready_ns;  // when the thread turned to the node (then waited for its comm-ops)
   std::string check = "passed";
 };
 

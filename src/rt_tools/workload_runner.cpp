@@ -16,6 +16,8 @@
 #include "rt/enforcer/enforcer.h"
 #include "rt/enforcer/plan_switch.h"
 #include "rt_tools/plan_execution.h"
+#include "rt_tools/run_timeline.h"
+#include "core/text_file.h"
 #include "rt/rendezvous/mpi_env.h"
 #include "rt/runtime.h"
 #include "syndicate/joint_optimizer.h"
@@ -82,8 +84,10 @@ nlohmann::json run_workload_on_ranks(const WorkloadRunOptions& o) {
                      {"predicted_iteration_time_ns", r.schedule.iteration_ns}});
   };
   plan_entry(active->planned, 0);
+  RunStats last;  // the last run's, for the timeline
   for (int run = 0; run < o.repeat; ++run) {
     const RunStats rs = run_once(job, problem, *active, {o.compute, o.submit_jitter_us}, jitter, run);
+    last = rs;
     const auto& stats = rs.enforcer;
     const double elapsed = rs.elapsed_ns;
     times.push_back(elapsed);
@@ -148,6 +152,9 @@ nlohmann::json run_workload_on_ranks(const WorkloadRunOptions& o) {
   std::vector<std::int64_t> hashes(static_cast<std::size_t>(world));
   all_gather(world_backend, &mine, hashes.data(), 1, DType::i64);
   const bool same_order = std::all_of(hashes.begin(), hashes.end(), [&](std::int64_t x) { return x == hashes.front(); });
+  // The last run beside the prediction (every rank's times, gathered).
+  const auto timelines = gather_timelines(job, *active, last);
+  if (me == 0 && !o.trace.empty()) write_text_file(o.trace, run_trace(problem, *active, timelines).dump() + "\n");
   std::vector<double> t_max = {median(final_times)};
   all_reduce(world_backend, t_max.data(), t_max.data(), 1, DType::f64, ReduceOp::max);
   int bad = check == "passed" ? 0 : 1;
@@ -189,6 +196,7 @@ nlohmann::json run_workload_on_ranks(const WorkloadRunOptions& o) {
   j["costs"] = measured ? "measured" : "model";
   j["calibration_s"] = calibration_s;
   j["submit_jitter_us"] = o.submit_jitter_us;
+  j["last_run"] = to_json(compare_to_prediction(problem, *active, timelines));
   return j;
 }
 

@@ -25,6 +25,7 @@ struct WorkloadRunOptions {
   int switch_after = 0;           // > 0: propose a new plan (switch_method) after this many runs
   std::string switch_method = "syndicate";
   int veto_rank = -1;             // this rank votes no in the two-phase commit (tests the abort)
+  std::string trace;              // Chrome trace of the last run beside the prediction (rank 0 writes it)
 };
 
 // Collective over the job; initialises and finalises the runtime. The report on every rank.

@@ -197,4 +197,16 @@ Schedule Scheduler::run(const PlanChoice& plan, const SchedOptions& options, boo
   return out;
 }
 
+std::vector<int> compute_stream_order(const Problem& p, const Schedule& schedule) {
+  std::vector<int> order;
+  for (std::size_t n = 0; n < p.dag.nodes.size(); ++n)
+    if (p.comm_of_node[n] < 0) order.push_back(static_cast<int>(n));
+  const auto key = [&](int x) {
+    const auto k = static_cast<std::size_t>(x);
+    return std::pair<double, double>{schedule.node_end_ns.at(k) - p.compute_ns[k], schedule.node_end_ns[k]};
+  };
+  std::stable_sort(order.begin(), order.end(), [&](int x, int y) { return key(x) < key(y); });
+  return order;
+}
+
 }  // namespace chorus::syndicate

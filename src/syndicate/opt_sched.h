@@ -71,4 +71,9 @@ class Scheduler {
 
 std::string_view to_string(Order order);
 
+// The compute nodes in the order the (recorded) schedule ran them on its compute stream: by
+// start, then end, so that a node of no duration (an optimizer step waiting for a reduce-scatter)
+// comes between the nodes that ran before and after it, whatever its index.
+std::vector<int> compute_stream_order(const Problem& problem, const Schedule& schedule);
+
 }  // namespace chorus::syndicate

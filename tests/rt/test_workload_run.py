@@ -2,7 +2,9 @@
 """chorus run workload on 4 ranks: a plan switched mid-run by two-phase commit, and a vetoed switch
 that leaves the old plan running; results checked and the motif order compared by the command."""
 import json
+import os
 import subprocess
+import tempfile
 import sys
 import unittest
 
@@ -39,6 +41,44 @@ class PlanSwitch(unittest.TestCase):
         self.assertEqual(j["plan_switch_aborts"], 1)
         self.assertEqual(j["method"], "fifo")
         self.assertEqual(j["runs_with_final_plan"], 4)
+
+
+class Timeline(unittest.TestCase):
+    def test_trace_has_every_rank_issuing_in_sequence_order(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            trace_file = os.path.join(tmp, "run.json")
+            cmd = [CHORUS, "launch", "-n", "4", "--kill-grace-s", "5", "--", CHORUS, "run", "workload", "--workload", WORKLOAD,
+                   "--repeat", "2", "--submit-jitter-us", "200", "--json", "--trace", trace_file]
+            r = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            j = json.loads(r.stdout)
+            with open(trace_file) as f:
+                events = json.load(f)["traceEvents"]
+        names = {e["pid"]: e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "process_name"}
+        self.assertEqual(names[1], "compute")   # the prediction
+        self.assertEqual(names[2], "channels")
+        ranks = [pid for pid, n in names.items() if n.endswith("(measured)")]
+        self.assertEqual(sorted(ranks), [10, 11, 12, 13])
+        predicted = {e["args"]["seq"] for e in events if e["ph"] == "X" and e["pid"] == 2}
+        for pid in ranks:
+            mine = [e for e in events if e["ph"] == "X" and e["pid"] == pid]
+            # moe_small, 3 layers: per iteration 3 forwards, 3 weight gradients and 2 input
+            # gradients (none for the first layer), 2 iterations unrolled.
+            compute = [e for e in mine if e["tid"] == 0 and not e["name"].startswith("wait for ")]
+            self.assertEqual(len(compute), 16)
+            steps = sorted({(e["args"]["seq"], e["ts"]) for e in mine if e["tid"] > 0})
+            self.assertTrue(steps, pid)
+            self.assertLessEqual({s for s, _ in steps}, predicted)
+            # The enforcer issues strictly in sequence order on every rank.
+            issue_times = [ts for _, ts in steps]
+            self.assertEqual(issue_times, sorted(issue_times), pid)
+            for e in mine:
+                self.assertGreaterEqual(e["ts"], 0)
+                self.assertGreaterEqual(e["dur"], 0)
+        last = j["last_run"]
+        self.assertEqual(last["steps"], len(predicted))
+        self.assertAlmostEqual(last["step_time_ratio"], last["step_ns"] / last["predicted_step_ns"])
+        self.assertGreater(last["makespan_ns"], 0)
 
 
 if __name__ == "__main__":

@@ -90,6 +90,11 @@ void Enforcer::start() {
   finished_.assign(n, 0);
   error_ = nullptr;
   stats_ = {};
+  stats_.issued_ns.assign(by_seq_.size(), 0);
+  clock_ = std::make_shared<Clock>();
+  clock_->completed_ns.assign(by_seq_.size(), 0);
+  clock_->pending = by_seq_.size();
+  origin_ = std::chrono::steady_clock::now();
   running_ = true;
   thread_ = std::thread([this] { progress(); });
 }
@@ -207,7 +212,15 @@ void Enforcer::progress() {
       for (int a : st.after) works_[o][static_cast<std::size_t>(a)].wait();
       for (int c : st.channels)
         if (auto it = channel_last.find(c); it != channel_last.end()) it->second.wait();
+      const auto seq = static_cast<std::size_t>(st.seq);
+      stats_.issued_ns[seq] = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - origin_).count();
       Work w = issue(op, step);
+      w.on_complete([clock = clock_, seq, origin = origin_](std::exception_ptr) {
+        const double t = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - origin).count();
+        std::lock_guard<std::mutex> lock(clock->mu);
+        clock->completed_ns[seq] = t;
+        if (--clock->pending == 0) clock->cv.notify_all();
+      });
       for (int c : st.channels) channel_last[c] = w;
       {
         std::lock_guard<std::mutex> lock(mu_);
@@ -240,6 +253,12 @@ EnforcerStats Enforcer::finish() {
   thread_.join();
   running_ = false;
   if (error_) std::rethrow_exception(error_);
+  {
+    // Every operation has completed; their callbacks run right after the waiters wake.
+    std::unique_lock<std::mutex> lock(clock_->mu);
+    clock_->cv.wait(lock, [&] { return clock_->pending == 0; });
+    stats_.completed_ns = clock_->completed_ns;
+  }
   return stats_;
 }
 

@@ -18,6 +18,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -66,6 +67,9 @@ struct EnforcerStats {
   // plan's order disagrees with the application's (the paper's replanning signal).
   double order_wait_ns = 0;
   std::vector<int> issue_order;     // (op, step) issued, encoded op * 65536 + step
+  // Per sequence number, ns since start(): when this rank issued the step, and when its
+  // operation completed here (an idle step completes at its issue).
+  std::vector<double> issued_ns, completed_ns;
 };
 
 // Issues one step's motif for this rank on the comm-op's buffers (asynchronously, or blocking: then
@@ -94,6 +98,8 @@ class Enforcer {
   void wait(int id);
   // Waits for the whole run and stops the progress thread; returns its statistics.
   EnforcerStats finish();
+  // When the last start() was called: the origin of EnforcerStats' times.
+  std::chrono::steady_clock::time_point started_at() const { return origin_; }
 
  private:
   void progress();
@@ -113,6 +119,16 @@ class Enforcer {
   std::mutex finish_mu_;
   std::vector<char> finished_;  // per op: strided steps unpacked (guarded by finish_mu_)
   std::exception_ptr error_;
+  // Completion times, written by the operations' completion callbacks (which may outlive a
+  // failed run: shared with them).
+  struct Clock {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::vector<double> completed_ns;
+    std::size_t pending = 0;
+  };
+  std::shared_ptr<Clock> clock_;
+  std::chrono::steady_clock::time_point origin_;
   bool running_ = false;
   std::thread thread_;
   EnforcerStats stats_;
