@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "bench/bench_args.h"
 #include "topoopt/topology_finder.h"
 
 using namespace chorus::topoopt;
@@ -62,11 +63,14 @@ void run(const std::string& name, const Traffic& traffic, int degree) {
              ms, static_cast<double>(ru.ru_maxrss) / 1024.0);
 }
 
-}  // namespace
+constexpr const char* kUsage =
+    "Usage: bench_topology_finder [servers...]\n"
+    "  TopologyFinder at d = 8 on a DLRM-like and an MP-heavy traffic per server count (default 16 128 1000):\n"
+    "  degrees, links, hops per model-parallel byte, time and peak RSS.\n";
 
-int main(int argc, char** argv) {
+int run_all(chorus::bench::Args& args) {
   std::vector<int> sizes;
-  for (int i = 1; i < argc; ++i) sizes.push_back(std::atoi(argv[i]));
+  while (!args.done()) sizes.push_back(chorus::bench::number<int>(args.positional(), "servers"));
   if (sizes.empty()) sizes = {16, 128, 1000};
   fmt::print("{:<10} {:>7} {:>3} {:>9} {:>8} {:>9} {:>8} {:>10} {:>9}\n", "traffic", "servers", "d", "d_AR/d_MP", "links",
              "mp", "hops/B", "time ms", "RSS MiB");
@@ -74,4 +78,9 @@ int main(int argc, char** argv) {
     run("dlrm-like", dlrm_like(n), 8);
     run("mp-heavy", mp_heavy(n), 8);
   }
+  return 0;
 }
+
+}  // namespace
+
+int main(int argc, char** argv) { return chorus::bench::guarded_main("bench_topology_finder", kUsage, argc, argv, run_all); }

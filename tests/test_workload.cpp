@@ -211,6 +211,42 @@ TEST(AstraText, DataParallelByHand) {
   EXPECT_DOUBLE_EQ(r.exposed_dp_comm_ns, 500);
 }
 
+TEST(AstraText, HybridDlrmByHand) {
+  // ASTRA-sim 1.0's HYBRID_DLRM loop ("HYBRID_DLRM 1": layer 1 is the last bottom MLP) on two NPUs
+  // at 1 byte/ns: an all-to-all of m bytes moves m/2 per NPU (m/2 ns), an all-reduce of B bytes
+  // B/2 + B/2 (B ns). Forward: emb 0..1000, its all-to-all (4000 B) 1000..3000 while bot runs
+  // 1000..2000; top waits for the all-to-all: 3000..5000. Back-propagation: wg top 5000..7000,
+  // its all-reduce (1000 B) 7000..8000 under ig top 7000..9000; the embedding's backward
+  // all-to-all after ig top: 9000..11000; wg bot 11000..12000, its all-reduce (2000 B)
+  // 12000..14000 under ig bot 12000..13000 and wg emb 13000..14000; the embedding has no input
+  // gradient. Total 14000; forward compute 4000, backward 7000; exposed model-parallel (the two
+  // all-to-alls) 1000 + 2000, data-parallel 0.
+  net::Network pair;
+  pair.name = "pair";
+  pair.dims.push_back(net::Dimension{net::DimKind::kFullyConnected, 2, 8.0, 1, 0});  // 1 byte/ns
+  workload::AstraTextOptions opt;
+  opt.iterations = 1;
+  const auto dag = workload::parse_astra_text(read_data("astra_dlrm.txt"), "astra_dlrm.txt", pair, opt);
+  int a2a = 0, ar = 0, ig = 0;
+  for (const auto& n : dag.nodes) {
+    a2a += n.kind == NodeKind::kComm && n.op == coll::CollectiveOp::kAllToAll;
+    ar += n.kind == NodeKind::kComm && n.op == coll::CollectiveOp::kAllReduce;
+    ig += n.kind == NodeKind::kCompute && n.compute == workload::ComputeKind::kInputGradient;
+  }
+  EXPECT_EQ(a2a, 2);
+  EXPECT_EQ(ar, 2);
+  EXPECT_EQ(ig, 2);  // top and bot
+  sim::WorkloadSimOptions o;
+  o.scheduler = sched::parse_scheduler("baseline");
+  o.chunks_per_collective = 1;
+  const auto r = sim::simulate_workload(dag, pair, o).result;
+  EXPECT_DOUBLE_EQ(r.total_ns, 14000);
+  EXPECT_DOUBLE_EQ(r.forward_compute_ns, 4000);
+  EXPECT_DOUBLE_EQ(r.backward_compute_ns, 7000);
+  EXPECT_DOUBLE_EQ(r.exposed_mp_comm_ns, 3000);
+  EXPECT_DOUBLE_EQ(r.exposed_dp_comm_ns, 0);
+}
+
 TEST(AstraText, HybridGroupsAndSizes) {
   const auto net = *net::find_preset("3D-SW_SW_SW_homo");  // 16 x 8 x 8
   workload::AstraTextOptions opt;
@@ -255,6 +291,12 @@ TEST(AstraText, MalformedFilesNameLineAndField) {
   expect_error("DATA\n1\nl0 -1 1 NONE 0 1 NONE 0 1 ALLREDUCE 8 0\nl1\n", "w.txt:4");
   expect_error("HYBRID_TRANSFORMER\n1\nl0 -1 1 NONE 0 1 NONE 0 1 ALLREDUCE 8 0\n", "model_parallel_NPU_group");
   expect_error("PIPELINE\n1\n", "unknown parallelism");
+  expect_error("HYBRID_DLRM\n2\nl0 -1 1 ALLTOALL 8 1 NONE 0 1 NONE 0 0\nl1 -1 1 NONE 0 1 NONE 0 1 ALLREDUCE 8 0\n",
+               "last bottom-MLP layer");
+  expect_error("HYBRID_DLRM 1\n2\nl0 -1 1 ALLTOALL 8 1 NONE 0 1 NONE 0 0\nl1 -1 1 NONE 0 1 NONE 0 1 ALLREDUCE 8 0\n",
+               "no top layer");
+  expect_error("HYBRID_DLRM 0\n2\nl0 -1 1 ALLREDUCE 8 1 NONE 0 1 NONE 0 0\nl1 -1 1 NONE 0 1 NONE 0 1 ALLREDUCE 8 0\n",
+               "only ALLTOALL");
   expect_error("DATA\nmany\n", "w.txt:2");
 }
 

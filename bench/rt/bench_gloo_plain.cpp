@@ -61,7 +61,7 @@ void sum_f32(void* o, const void* a, const void* b, std::size_t n) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   std::string store_dir, sizes = "8,64,512,4096,32768,65536,1048576,16777216", algos = "ring,hd";
   int iters = 50, warmup = 10;
   bool device_any_cpu = false;
@@ -185,4 +185,14 @@ int main(int argc, char** argv) {
   }
   barrier();
   return 0;
+}
+
+int main(int argc, char** argv) {
+  // A value that does not parse (std::stoi) or is missing ends with a message, not std::terminate.
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_gloo_plain: %s\n", e.what());
+    return 2;
+  }
 }

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_args.h"
 #include "rt/runtime.h"
 
 namespace rt = chorus::rt;
@@ -64,13 +65,18 @@ double locked_rmw_ns() {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+constexpr const char* kUsage =
+    "Usage: mpirun -n 2 bench_rt_overhead [--reps R] [--max-bytes B]\n"
+    "  Direct MPI_Allreduce against chorus::rt::all_reduce(\"mpi\") (sync and async), alternated blocks,\n"
+    "  medians of R blocks (default 15, at least 3) per size up to B bytes.\n";
+
+int run(chorus::bench::Args& args) {
   int reps = 15;
   std::size_t max_bytes = std::size_t{1} << 40;
-  for (int i = 1; i + 1 < argc; ++i) {
-    if (std::string(argv[i]) == "--reps") reps = std::max(3, std::atoi(argv[i + 1]));
-    if (std::string(argv[i]) == "--max-bytes") max_bytes = std::strtoull(argv[i + 1], nullptr, 10);
-  }
+  while (!args.done())
+    if (!args.number("--reps", reps) && !args.number("--max-bytes", max_bytes))
+      throw chorus::InputError(args.positional(), "unexpected argument (--help lists the options)");
+  reps = std::max(3, reps);
   rt::init({"mpi"});  // initialises MPI with thread support
   int me = 0, n = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
@@ -111,3 +117,5 @@ int main(int argc, char** argv) {
   rt::finalize();
   return 0;
 }
+
+int main(int argc, char** argv) { return chorus::bench::guarded_main("bench_rt_overhead", kUsage, argc, argv, run); }

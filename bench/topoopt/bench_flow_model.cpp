@@ -12,24 +12,34 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_args.h"
 #include "core/split.h"
 #include "eval/topoopt_iterations.h"
 
 using namespace chorus;
 
-int main(int argc, char** argv) {
+namespace {
+
+constexpr const char* kUsage =
+    "Usage: bench_flow_model [--degree D] [--tolerance T] [--fabrics a,b] [--iterations I] [servers...]\n"
+    "  One iteration of TopoOpt's DLRM per server count and fabric through the flow-level model (issue 9):\n"
+    "  flows, reallocations, iteration time, wall time and peak RSS as CSV. Default: d = 4, exact (tolerance 0),\n"
+    "  one iteration, 128 servers, fabrics ideal-fat-tree,expander,topoopt-oneshot.\n";
+
+int run(bench::Args& args) {
   std::vector<int> sizes;
   int degree = 4;
   double tolerance = 0;
   int iterations = 1;
   std::vector<std::string> fabrics = {"ideal-fat-tree", "expander", "topoopt-oneshot"};
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--degree" && i + 1 < argc) degree = std::atoi(argv[++i]);
-    else if (a == "--tolerance" && i + 1 < argc) tolerance = std::atof(argv[++i]);
-    else if (a == "--fabrics" && i + 1 < argc) fabrics = split_list(argv[++i]);
-    else if (a == "--iterations" && i + 1 < argc) iterations = std::atoi(argv[++i]);
-    else sizes.push_back(std::atoi(a.c_str()));
+  std::string list;
+  while (!args.done()) {
+    if (args.number("--degree", degree) || args.number("--tolerance", tolerance) || args.number("--iterations", iterations)) continue;
+    if (args.value("--fabrics", list)) {
+      fabrics = split_list(list);
+      continue;
+    }
+    sizes.push_back(bench::number<int>(args.positional(), "servers"));
   }
   if (sizes.empty()) sizes = {128};
   std::printf("model,servers,degree,tolerance,fabric,flows,reallocations,full_reallocations,refilled_flows,iteration_ms,wall_s,peak_rss_mb\n");
@@ -50,3 +60,7 @@ int main(int argc, char** argv) {
     }
   return 0;
 }
+
+}  // namespace
+
+int main(int argc, char** argv) { return bench::guarded_main("bench_flow_model", kUsage, argc, argv, run); }

@@ -61,8 +61,10 @@ TimelineComparison compare_to_prediction(const syndicate::Problem& problem, cons
                                          const std::vector<RankTimeline>& ranks) {
   TimelineComparison c;
   const auto& sched = active.planned.schedule;
+  const auto by_seq = steps_by_seq(active);
   for (const auto& s : sched.steps) {
     const auto k = static_cast<std::size_t>(s.seq);
+    if (by_seq[k].step->channels.empty()) continue;  // a motif within one rank: no time in the plan either
     double first = std::numeric_limits<double>::infinity(), last_issue = 0, last_done = 0;
     for (const auto& r : ranks) {
       if (r.idle[k]) continue;

@@ -30,7 +30,7 @@ struct TimelineComparison {
   double compute_ns = 0, predicted_compute_ns = 0;
   double issue_spread_ns = 0;  // sum over steps of (last - first participant's issue)
   double makespan_ns = 0, predicted_makespan_ns = 0;
-  int steps = 0;               // steps with a participant
+  int steps = 0;               // steps with a participant and a channel
 };
 
 TimelineComparison compare_to_prediction(const syndicate::Problem& problem, const Active& active,

@@ -56,10 +56,29 @@ Dag parse_astra_text(const std::string& text, const std::string& source, const n
   if (!data && !model && !hybrid)
     throw InputError(at(), fmt::format("unknown parallelism '{}'; expected DATA, MODEL or HYBRID_*", kind));
   const bool fwd_in_bckwd = kind.find("FWD_IN_BCKWD") != std::string::npos;
-  int mp_npus = -1;
+  // HYBRID_DLRM (and _ENHANCED, the same DAG here): ASTRA-sim's DLRM loop (docs/workloads.md).
+  const bool dlrm = kind == "HYBRID_DLRM" || kind == "HYBRID_DLRM_ENHANCED";
+  int mp_npus = -1, last_bottom = -1;
+  auto integer = [&](const std::string& what, const std::string& value) {
+    try {
+      std::size_t used = 0;
+      const int v = std::stoi(value, &used);
+      if (used == value.size()) return v;
+    } catch (const std::exception&) {
+    }
+    throw InputError(at(), fmt::format("{} must be an integer, got '{}'", what, value));
+  };
   for (std::string key; header >> key;) {
+    if (dlrm && last_bottom < 0 && key.back() != ':') {  // ASTRA-sim 1.0: "HYBRID_DLRM <last bottom layer>"
+      last_bottom = integer("the last bottom-MLP layer (after HYBRID_DLRM)", key);
+      continue;
+    }
     std::string value;
     if (key.back() != ':' || !(header >> value)) continue;  // other keys (ep:, pp:, ...) are read and ignored
+    if (key == "DLRM_LAST_BOTTOM_LAYER:") {
+      last_bottom = integer("DLRM_LAST_BOTTOM_LAYER", value);
+      continue;
+    }
     if (key == "model_parallel_NPU_group:") {
       try {
         mp_npus = std::stoi(value);
@@ -69,12 +88,18 @@ Dag parse_astra_text(const std::string& text, const std::string& source, const n
       if (mp_npus < 1) throw InputError(at(), fmt::format("model_parallel_NPU_group must be >= 1, got {}", mp_npus));
     }
   }
-  if (hybrid && mp_npus < 0) throw InputError(at(), fmt::format("{} needs 'model_parallel_NPU_group: N'", kind));
+  if (dlrm && last_bottom < 0)
+    throw InputError(at(), fmt::format("{} needs the index (>= 0) of the last bottom-MLP layer after it ('{} 4', or "
+                                       "'DLRM_LAST_BOTTOM_LAYER: 4')", kind, kind));
+  if (hybrid && !dlrm && mp_npus < 0) throw InputError(at(), fmt::format("{} needs 'model_parallel_NPU_group: N'", kind));
   std::vector<int> all, mp, dp;
   for (int k = 0; k < network.num_dims(); ++k) all.push_back(k);
   if (data) dp = all;
   if (model) mp = all;
-  if (hybrid) {
+  if (dlrm) {  // embedding tables model-parallel over every NPU (all-to-all), MLPs data-parallel
+    mp = all;
+    dp = all;
+  } else if (hybrid) {
     mp = model_parallel_dims(network, mp_npus);
     for (int k = static_cast<int>(mp.size()); k < network.num_dims(); ++k) dp.push_back(k);
   }
@@ -128,6 +153,19 @@ Dag parse_astra_text(const std::string& text, const std::string& source, const n
     layers.push_back(l);
   }
   if (next_line()) throw InputError(at(), fmt::format("extra line after the {} announced layers", num_layers));
+  if (dlrm) {
+    if (last_bottom >= num_layers - 1)
+      throw InputError(source + ":1", fmt::format("the last bottom-MLP layer is {}, but layers 0..{} leave no top layer after it",
+                                                 last_bottom, num_layers - 1));
+    // ASTRA-sim's DLRM loop issues only all-to-alls in forward and input gradient; anything else
+    // there would be dropped, so it is refused.
+    for (const auto& L : layers)
+      for (int p = 0; p < 2; ++p)
+        if (L.has_comm[p] && L.op[p] != coll::CollectiveOp::kAllToAll)
+          throw InputError(source, fmt::format("{}: layer '{}': {} communication {} in a {} file; its loop issues only "
+                                               "ALLTOALL there", kind, L.name, p == 0 ? "forward" : "input-gradient",
+                                               coll::to_string(L.op[p]), kind));
+  }
 
   Dag dag;
   dag.name = std::filesystem::path(source).stem().string();
@@ -145,7 +183,7 @@ Dag parse_astra_text(const std::string& text, const std::string& source, const n
     return dag.add(std::move(n));
   };
   auto comm = [&](std::string name, coll::CollectiveOp op, double bytes, const std::vector<int>& dims, CommGroup group,
-                  int layer, int it, int dep) {
+                  int layer, int it, std::vector<int> deps) {
     Node n;
     n.name = std::move(name);
     n.kind = NodeKind::kComm;
@@ -158,7 +196,8 @@ Dag parse_astra_text(const std::string& text, const std::string& source, const n
     n.group = group;
     n.layer = layer;
     n.iteration = it;
-    if (dep >= 0) n.deps = {dep};
+    std::erase(deps, -1);
+    n.deps = std::move(deps);
     return dag.add(std::move(n));
   };
   // Activation / input-gradient traffic belongs to the model-parallel group (all dimensions
@@ -176,23 +215,53 @@ Dag parse_astra_text(const std::string& text, const std::string& source, const n
       int out = compute(fmt::format("{} {} it{}", tag, L.name, it), ComputeKind::kForward, L.compute[0], l, it,
                         {prev, ready[static_cast<size_t>(l)]});
       if (L.has_comm[0] && !act_dims.empty())
-        out = comm(fmt::format("{}-comm {} it{}", tag, L.name, it), L.op[0], L.size[0], act_dims, act_group, l, it, out);
+        out = comm(fmt::format("{}-comm {} it{}", tag, L.name, it), L.op[0], L.size[0], act_dims, act_group, l, it, {out});
       return out;
     };
-    int prev = -1;
-    for (int l = 0; l < n; ++l) prev = fwd(l, prev, "fwd");
+    // DLRM: the embedding's forward all-to-all does not hold up the bottom MLP; the first top
+    // layer waits for it. In back-propagation the embedding's input-gradient all-to-all starts
+    // after the first top layer's input gradient and the top layers' weight-gradient
+    // all-reduces, and the bottom layers wait for it; the embedding has no input gradient.
+    int prev = -1, fwd_a2a = -1;
+    for (int l = 0; l < n; ++l) {
+      const auto& L = layers[static_cast<size_t>(l)];
+      if (!dlrm) {
+        prev = fwd(l, prev, "fwd");
+        continue;
+      }
+      prev = compute(fmt::format("fwd {} it{}", L.name, it), ComputeKind::kForward, L.compute[0], l, it,
+                     {prev, ready[static_cast<size_t>(l)], l == last_bottom + 1 ? fwd_a2a : -1});
+      if (L.has_comm[0] && l == 0)
+        fwd_a2a = comm(fmt::format("fwd-comm {} it{}", L.name, it), L.op[0], L.size[0], act_dims, act_group, l, it, {prev});
+      else if (L.has_comm[0])
+        throw InputError(source, fmt::format("{}: layer '{}' (not the first): ASTRA-sim's DLRM loop waits only for layer 0's "
+                                             "all-to-all", kind, L.name));
+    }
     int grad = prev;
+    std::vector<int> top_wg_comms;  // weight-gradient all-reduces of the layers above the first top layer
     for (int l = n - 1; l >= 0; --l) {
       const auto& L = layers[static_cast<size_t>(l)];
       if (fwd_in_bckwd) grad = fwd(l, grad, "recompute");
       int wg = compute(fmt::format("wg {} it{}", L.name, it), ComputeKind::kWeightGradient, L.compute[2], l, it, {grad});
-      if (L.has_comm[2] && !wg_dims.empty())
-        wg = comm(fmt::format("wg-comm {} it{}", L.name, it), L.op[2], L.size[2], wg_dims, wg_group, l, it, wg);
+      if (L.has_comm[2] && !wg_dims.empty()) {
+        wg = comm(fmt::format("wg-comm {} it{}", L.name, it), L.op[2], L.size[2], wg_dims, wg_group, l, it, {wg});
+        if (dlrm && l > last_bottom + 1) top_wg_comms.push_back(wg);
+      }
       ready[static_cast<size_t>(l)] =
           compute(fmt::format("update {} it{}", L.name, it), ComputeKind::kOptimizer, L.update, l, it, {wg});
+      if (dlrm && l == 0) break;
       int ig = compute(fmt::format("ig {} it{}", L.name, it), ComputeKind::kInputGradient, L.compute[1], l, it, {grad});
-      if (L.has_comm[1] && !act_dims.empty())
-        ig = comm(fmt::format("ig-comm {} it{}", L.name, it), L.op[1], L.size[1], act_dims, act_group, l, it, ig);
+      if (dlrm && l == last_bottom + 1 && layers[0].has_comm[1]) {
+        std::vector<int> deps = top_wg_comms;
+        deps.push_back(ig);
+        ig = comm(fmt::format("ig-comm {} it{}", layers[0].name, it), layers[0].op[1], layers[0].size[1], act_dims, act_group, 0, it,
+                  deps);
+      } else if (dlrm && L.has_comm[1] && l != 0) {
+        throw InputError(source, fmt::format("{}: layer '{}' (not the first): ASTRA-sim's DLRM loop issues only layer 0's "
+                                             "input-gradient all-to-all", kind, L.name));
+      } else if (!dlrm && L.has_comm[1] && !act_dims.empty()) {
+        ig = comm(fmt::format("ig-comm {} it{}", L.name, it), L.op[1], L.size[1], act_dims, act_group, l, it, {ig});
+      }
       grad = ig;
     }
   }

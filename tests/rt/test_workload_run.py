@@ -48,7 +48,7 @@ class Timeline(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             trace_file = os.path.join(tmp, "run.json")
             cmd = [CHORUS, "launch", "-n", "4", "--kill-grace-s", "5", "--", CHORUS, "run", "workload", "--workload", WORKLOAD,
-                   "--repeat", "2", "--submit-jitter-us", "200", "--json", "--trace", trace_file]
+                   "--repeat", "2", "--submit-jitter-us", "200", "--costs", "model", "--json", "--trace", trace_file]
             r = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
             self.assertEqual(r.returncode, 0, r.stderr)
             j = json.loads(r.stdout)
