@@ -80,7 +80,8 @@ void register_run_commands(CLI::App& app) {
   wl->add_option("--seed", wo.seed, "seed of the plan search and of --submit-jitter-us")->capture_default_str();
   wl->add_option("--evaluations", wo.evaluations, "plans costed by the search (bounded by count, not time: same plan on every rank)")
       ->capture_default_str();
-  wl->add_option("--costs", wo.costs, "measured (time every motif step on these ranks first, then plan) | model (the topology's); "
+  wl->add_option("--costs", wo.costs, "measured (time every motif step on these ranks first, then plan) | in-run (measured, then "
+                 "one warm-up run of the plan retimes its steps by what they took there) | model (the topology's); "
                  "a --plan keeps its own")->capture_default_str();
   wl->add_option("--compute", wo.compute, "sleep | busy: how compute nodes are emulated")->capture_default_str();
   wl->add_option("--submit-jitter-us", wo.submit_jitter_us, "random delay before each comm-op submission (per rank)")->capture_default_str();

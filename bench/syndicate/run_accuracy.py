@@ -17,9 +17,9 @@ import subprocess
 import sys
 
 
-def run(chorus, workload, ranks, bind, repeat):
+def run(chorus, workload, ranks, bind, repeat, costs):
     cmd = [chorus, "launch", "-n", str(ranks), "--bind", bind, "--", chorus, "run", "workload", "--workload", workload,
-           "--repeat", str(repeat), "--json"]
+           "--repeat", str(repeat), "--costs", costs, "--json"]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     if r.returncode != 0:
         sys.exit(f"{' '.join(cmd)} failed ({r.returncode}):\n{r.stderr}")
@@ -38,13 +38,14 @@ def main():
     ap.add_argument("--bind", default="auto", choices=["auto", "core", "none"])
     ap.add_argument("--trials", type=int, default=5)
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--costs", default="measured", choices=["measured", "in-run", "model"])
     a = ap.parse_args()
-    print(f"bind {a.bind}, {a.trials} trials of --repeat {a.repeat}; each cell min / median / max")
+    print(f"costs {a.costs}, bind {a.bind}, {a.trials} trials of --repeat {a.repeat}; each cell min / median / max")
     print("| workload | ranks | measured / predicted | compute / planned | steps / scheduled | issue spread per step (us) |")
     print("| --- | ---: | --- | --- | --- | --- |")
     for w in a.workloads.split(","):
         for n in (int(x) for x in a.ranks.split(",")):
-            rows = [run(a.chorus, w, n, a.bind, a.repeat) for _ in range(a.trials)]
+            rows = [run(a.chorus, w, n, a.bind, a.repeat, a.costs) for _ in range(a.trials)]
             last = [r["last_run"] for r in rows]
             print(f"| {os.path.basename(w)} | {n} | {spread([r['ratio'] for r in rows], '{:.2f}')} | "
                   f"{spread([l['compute_time_ratio'] for l in last], '{:.2f}')} | "

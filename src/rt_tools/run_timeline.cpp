@@ -57,26 +57,50 @@ std::vector<RankTimeline> gather_timelines(const Job& job, const Active& active,
   return out;
 }
 
+namespace {
+
+// Step k across the ranks that take part: first and last issue, last completion.
+struct Span {
+  double first_issue = std::numeric_limits<double>::infinity(), last_issue = 0, last_done = 0;
+  bool measured() const { return first_issue != std::numeric_limits<double>::infinity(); }
+};
+
+Span span_of(std::size_t k, const std::vector<StepRef>& by_seq, const std::vector<RankTimeline>& ranks) {
+  Span sp;
+  if (by_seq[k].step->channels.empty()) return sp;  // a motif within one rank: no time in the plan either
+  for (const auto& r : ranks) {
+    if (r.idle[k]) continue;
+    sp.first_issue = std::min(sp.first_issue, r.issued_ns[k]);
+    sp.last_issue = std::max(sp.last_issue, r.issued_ns[k]);
+    sp.last_done = std::max(sp.last_done, r.completed_ns[k]);
+  }
+  return sp;
+}
+
+}  // namespace
+
+std::vector<double> step_times_in_run(const Active& active, const std::vector<RankTimeline>& ranks) {
+  const auto by_seq = steps_by_seq(active);
+  std::vector<double> out(by_seq.size(), -1.0);
+  for (std::size_t k = 0; k < by_seq.size(); ++k) {
+    const Span sp = span_of(k, by_seq, ranks);
+    if (sp.measured()) out[k] = std::max(0.0, sp.last_done - sp.last_issue);
+  }
+  return out;
+}
+
 TimelineComparison compare_to_prediction(const syndicate::Problem& problem, const Active& active,
                                          const std::vector<RankTimeline>& ranks) {
   TimelineComparison c;
   const auto& sched = active.planned.schedule;
   const auto by_seq = steps_by_seq(active);
   for (const auto& s : sched.steps) {
-    const auto k = static_cast<std::size_t>(s.seq);
-    if (by_seq[k].step->channels.empty()) continue;  // a motif within one rank: no time in the plan either
-    double first = std::numeric_limits<double>::infinity(), last_issue = 0, last_done = 0;
-    for (const auto& r : ranks) {
-      if (r.idle[k]) continue;
-      first = std::min(first, r.issued_ns[k]);
-      last_issue = std::max(last_issue, r.issued_ns[k]);
-      last_done = std::max(last_done, r.completed_ns[k]);
-    }
-    if (first == std::numeric_limits<double>::infinity()) continue;
+    const Span sp = span_of(static_cast<std::size_t>(s.seq), by_seq, ranks);
+    if (!sp.measured()) continue;
     ++c.steps;
-    c.step_ns += std::max(0.0, last_done - last_issue);
+    c.step_ns += std::max(0.0, sp.last_done - sp.last_issue);
     c.predicted_step_ns += s.end_ns - s.start_ns;
-    c.issue_spread_ns += last_issue - first;
+    c.issue_spread_ns += sp.last_issue - sp.first_issue;
   }
   for (int n : active.compute_order) {
     const auto k = static_cast<std::size_t>(n);

@@ -33,6 +33,10 @@ struct TimelineComparison {
   int steps = 0;               // steps with a participant and a channel
 };
 
+// Per sequence number: the step from the last participant's issue to the last participant's
+// completion; -1 for a step without a participant or a channel.
+std::vector<double> step_times_in_run(const Active& active, const std::vector<RankTimeline>& ranks);
+
 TimelineComparison compare_to_prediction(const syndicate::Problem& problem, const Active& active,
                                          const std::vector<RankTimeline>& ranks);
 nlohmann::json to_json(const TimelineComparison& c);

@@ -32,7 +32,8 @@ nlohmann::json run_workload_on_ranks(const WorkloadRunOptions& o) {
  (void)parse_method(o.method);
   (void)parse_method(o.switch_method);
   if (o.switch_after < 0) throw InputError("--switch-after", fmt::format("must be >= 0, got {}", o.switch_after));
-  if (o.costs != "measured" && o.costs != "model") throw InputError("--costs", "must be measured or model, got '" + o.costs + "'");
+  if (o.costs != "measured" && o.costs != "model" && o.costs != "in-run")
+    throw InputError("--costs", "must be measured, in-run or model, got '" + o.costs + "'");
   if (o.compute != "sleep" && o.compute != "busy") throw InputError("--compute", "must be sleep or busy, got '" + o.compute + "'");
   if (!(o.submit_jitter_us >= 0) || o.submit_jitter_us > 1e6)
     throw InputError("--submit-jitter-us", fmt::format("must be in 0..1e6, got {}", o.submit_jitter_us));
@@ -44,7 +45,7 @@ nlohmann::json run_workload_on_ranks(const WorkloadRunOptions& o) {
   Groups& groups = session.groups;
   const auto dag = syndicate::load_workload_dag(o.workload, sized, o.iterations);
   auto problem = syndicate::make_problem(dag, sized, {});
-  const bool measured = o.plan_file.empty() && o.costs == "measured";
+  const bool measured = o.plan_file.empty() && (o.costs == "measured" || o.costs == "in-run");
   double calibration_s = 0;
   if (measured) {
     const auto t0 = std::chrono::steady_clock::now();
@@ -67,6 +68,34 @@ nlohmann::json run_workload_on_ranks(const WorkloadRunOptions& o) {
     planned = syndicate::run_method(parse_method(o.method), scheduler, problem, search);
   }
   auto active = activate(job, problem, planned);
+  if (o.costs == "in-run") {
+    // One warm-up run of the plan, then each of its steps costs what it took inside that run
+    // (every rank's times, gathered: all ranks retime alike), and the same plan is scheduled
+    // again with those costs: the prediction and the executed order.
+    Rng warm_jitter(o.seed * 1000003u + static_cast<std::uint64_t>(me) + 7777u);
+    const RunStats warm = run_once(job, problem, *active, {o.compute, o.submit_jitter_us}, warm_jitter, -1);
+    const auto took = step_times_in_run(*active, gather_timelines(job, *active, warm));
+    std::vector<std::vector<double>> chosen(problem.comms.size());
+    for (const auto& st : active->planned.schedule.steps) {
+      auto& v = chosen[static_cast<std::size_t>(st.comm)];
+      if (v.size() <= static_cast<std::size_t>(st.step)) v.resize(static_cast<std::size_t>(st.step) + 1, -1.0);
+      v[static_cast<std::size_t>(st.step)] = took[static_cast<std::size_t>(st.seq)];
+    }
+    std::vector<std::vector<std::vector<double>>> old(problem.comms.size());
+    for (std::size_t c = 0; c < problem.comms.size(); ++c)
+      for (const auto& opt : problem.comms[c].options) {
+        old[c].emplace_back();
+        for (const auto& st : opt.steps) old[c].back().push_back(st.duration_ns);
+      }
+    syndicate::retime(problem, [&](int c, int opt, int s) {
+      const auto cc = static_cast<std::size_t>(c), ss = static_cast<std::size_t>(s);
+      const double was = old[cc][static_cast<std::size_t>(opt)][ss];
+      if (opt != planned.plan[cc] || ss >= chosen[cc].size() || chosen[cc][ss] < 0) return was;
+      return chosen[cc][ss];
+    });
+    planned.schedule = scheduler.run(planned.plan, planned.sched, true);
+    active = activate(job, problem, planned);
+  }
 
   const std::size_t ops = problem.comms.size();
   Rng jitter(o.seed * 1000003u + static_cast<std::uint64_t>(me));
@@ -193,7 +222,7 @@ nlohmann::json run_workload_on_ranks(const WorkloadRunOptions& o) {
   for (int n : active->compute_order) planned_compute += problem.compute_ns[static_cast<std::size_t>(n)];
   j["planned_compute_ns"] = planned_compute / dag.iterations;
   j["compute"] = o.compute;
-  j["costs"] = measured ? "measured" : "model";
+  j["costs"] = o.plan_file.empty() ? o.costs : "plan file";
   j["calibration_s"] = calibration_s;
   j["submit_jitter_us"] = o.submit_jitter_us;
   j["last_run"] = to_json(compare_to_prediction(problem, *active, timelines));

@@ -18,7 +18,9 @@ struct WorkloadRunOptions {
   int repeat = 3;                 // runs of the unrolled DAG; the median is reported
   std::uint64_t seed = 1;
   long evaluations = 20000;
-  std::string costs = "measured";  // measured: every step timed on the ranks first; model: the topology's
+  // measured: every step timed on the ranks first; in-run: measured, then one warm-up run of the
+  // plan retimes its steps by what they took inside it; model: the topology's
+  std::string costs = "measured";
   std::string compute = "sleep";  // sleep | busy: how compute nodes are emulated
   double submit_jitter_us = 0;    // random delay before each submission (seeded per rank)
   bool replan = false;            // replan when the enforcers wait > 5 % of a run out of order, twice in a row
