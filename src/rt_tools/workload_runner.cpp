@@ -222,7 +222,7 @@ nlohmann::json run_workload_on_ranks(const WorkloadRunOptions& o) {
   for (int n : active->compute_order) planned_compute += problem.compute_ns[static_cast<std::size_t>(n)];
   j["planned_compute_ns"] = planned_compute / dag.iterations;
   j["compute"] = o.compute;
-  j["costs"] = o.plan_file.empty() ? o.costs : "plan file";
+  j["costs"] = o.plan_file.empty() ? o.costs : o.costs == "in-run" ? "plan file, retimed in-run" : "plan file";
   j["calibration_s"] = calibration_s;
   j["submit_jitter_us"] = o.submit_jitter_us;
   j["last_run"] = to_json(compare_to_prediction(problem, *active, timelines));
