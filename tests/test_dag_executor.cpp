@@ -7,6 +7,7 @@
 #include "sim/analytical_network.h"
 #include "sim/dag_executor.h"
 #include "sim/ideal_network.h"
+#include "tests/hand_timelines.h"
 
 namespace chorus {
 namespace {
@@ -16,14 +17,8 @@ using workload::Dag;
 using workload::Node;
 using workload::NodeKind;
 
-// One dimension, 2 NPUs, direct algorithm: an all-reduce of S bytes sends S/2 in its RS stage
-// and S/2 in its AG stage, each at 1 byte/ns, plus `latency_ns` per stage (1 step each).
-net::Network pair_network(double latency_ns = 0) {
-  net::Network n;
-  n.name = "pair";
-  n.dims.push_back(net::Dimension{net::DimKind::kFullyConnected, 2, 8.0, 1, latency_ns});
-  return n;
-}
+using test_support::pair_network;
+using test_support::run;
 
 int compute(Dag& dag, double ns, std::vector<int> deps, workload::ComputeKind kind = workload::ComputeKind::kForward) {
   Node n;
@@ -45,14 +40,6 @@ int allreduce(Dag& dag, double bytes, std::vector<int> deps, CommGroup group = C
   n.group = group;
   n.deps = std::move(deps);
   return dag.add(n);
-}
-
-sim::WorkloadRun run(const Dag& dag, const net::Network& network, const std::string& scheduler = "baseline",
-                     int chunks = 1) {
-  sim::WorkloadSimOptions o;
-  o.scheduler = sched::parse_scheduler(scheduler);
-  o.chunks_per_collective = chunks;
-  return sim::simulate_workload(dag, network, o);
 }
 
 TEST(DagExecutor, Chain) {

@@ -16,11 +16,14 @@
 #include "workload/astra_text.h"
 #include "workload/workload_yaml.h"
 #include "workload/zoo.h"
+#include "tests/hand_timelines.h"
 
 namespace chorus {
 namespace {
 
 using workload::NodeKind;
+using test_support::pair_network;
+using test_support::run;
 
 TEST(Zoo, ResNet152MatchesPublishedSizes) {
   const auto m = workload::resnet152(1);
@@ -139,16 +142,11 @@ TEST(WorkloadYaml, TwoLayersByHand) {
   const auto entry = workload::load_workload(std::string(CHORUS_TEST_DATA_DIR) + "/workloads/two_layers.yaml");
   EXPECT_EQ(entry.model.name, "two-layers");
   ASSERT_EQ(entry.model.layers.size(), 2u);
-  net::Network pair;
-  pair.name = "pair";
-  pair.dims.push_back(net::Dimension{net::DimKind::kFullyConnected, 2, 8.0, 1, 0});  // 1 byte/ns
+  const net::Network pair = pair_network();
   auto p = entry.parallelism;
   p.iterations = 1;
   const auto dag = workload::build_training_dag(entry.model, p, pair);
-  sim::WorkloadSimOptions o;
-  o.scheduler = sched::parse_scheduler("baseline");
-  o.chunks_per_collective = 1;
-  const auto r = sim::simulate_workload(dag, pair, o).result;
+  const auto r = run(dag, pair).result;
   // F0 0..1000, F1 1000..3000, IG1 3000..5000, WG1 5000..7000, WG0 7000..8000 (no IG for the
   // first layer). AR1 (2000 B: RS and AG of 1000 B each) RS 7000..8000; AR0 (1000 B) issued at
   // 8000 by WG0's end, which the clock handles before AR1's RS end at the same time, so AR0's
@@ -190,18 +188,13 @@ std::string read_data(const std::string& name) {
 }
 
 TEST(AstraText, DataParallelByHand) {
-  net::Network pair;
-  pair.name = "pair";
-  pair.dims.push_back(net::Dimension{net::DimKind::kFullyConnected, 2, 8.0, 1, 0});  // 1 byte/ns
+  const net::Network pair = pair_network();
   const auto text = read_data("astra_data.txt");
   ASSERT_TRUE(workload::looks_like_astra_text(text));
   workload::AstraTextOptions opt;
   opt.iterations = 1;
   const auto dag = workload::parse_astra_text(text, "astra_data.txt", pair, opt);
-  sim::WorkloadSimOptions o;
-  o.scheduler = sched::parse_scheduler("baseline");
-  o.chunks_per_collective = 1;
-  const auto r = sim::simulate_workload(dag, pair, o).result;
+  const auto r = run(dag, pair).result;
   // F0 0..1000, F1 1000..3000; WG1 3000..5000, AR1 (2000 B) 5000..7000 while IG1 5000..7000;
   // WG0 7000..8000, AR0 (1000 B) 8000..9000 while IG0 8000..8500; the last update waits for
   // AR0: 9000.
@@ -221,9 +214,7 @@ TEST(AstraText, HybridDlrmByHand) {
   // 12000..14000 under ig bot 12000..13000 and wg emb 13000..14000; the embedding has no input
   // gradient. Total 14000; forward compute 4000, backward 7000; exposed model-parallel (the two
   // all-to-alls) 1000 + 2000, data-parallel 0.
-  net::Network pair;
-  pair.name = "pair";
-  pair.dims.push_back(net::Dimension{net::DimKind::kFullyConnected, 2, 8.0, 1, 0});  // 1 byte/ns
+  const net::Network pair = pair_network();
   workload::AstraTextOptions opt;
   opt.iterations = 1;
   const auto dag = workload::parse_astra_text(read_data("astra_dlrm.txt"), "astra_dlrm.txt", pair, opt);
@@ -236,10 +227,7 @@ TEST(AstraText, HybridDlrmByHand) {
   EXPECT_EQ(a2a, 2);
   EXPECT_EQ(ar, 2);
   EXPECT_EQ(ig, 2);  // top and bot
-  sim::WorkloadSimOptions o;
-  o.scheduler = sched::parse_scheduler("baseline");
-  o.chunks_per_collective = 1;
-  const auto r = sim::simulate_workload(dag, pair, o).result;
+  const auto r = run(dag, pair).result;
   EXPECT_DOUBLE_EQ(r.total_ns, 14000);
   EXPECT_DOUBLE_EQ(r.forward_compute_ns, 4000);
   EXPECT_DOUBLE_EQ(r.backward_compute_ns, 7000);

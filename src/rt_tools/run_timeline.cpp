@@ -89,6 +89,22 @@ std::vector<double> step_times_in_run(const Active& active, const std::vector<Ra
   return out;
 }
 
+void retime_from_run(syndicate::Problem& problem, const Active& active, const std::vector<double>& took) {
+  std::vector<std::vector<double>> chosen(problem.comms.size());  // per comm-op, per step of its chosen option
+  for (const auto& st : active.planned.schedule.steps) {
+    auto& v = chosen[static_cast<std::size_t>(st.comm)];
+    if (v.size() <= static_cast<std::size_t>(st.step)) v.resize(static_cast<std::size_t>(st.step) + 1, -1.0);
+    v[static_cast<std::size_t>(st.step)] = took[static_cast<std::size_t>(st.seq)];
+  }
+  // retime() reads each step's time through this before it writes it.
+  syndicate::retime(problem, [&](int c, int o, int s) {
+    const auto cc = static_cast<std::size_t>(c), ss = static_cast<std::size_t>(s);
+    const double was = problem.comms[cc].options[static_cast<std::size_t>(o)].steps[ss].duration_ns;
+    const bool measured = o == active.planned.plan[cc] && ss < chosen[cc].size() && chosen[cc][ss] >= 0;
+    return measured ? chosen[cc][ss] : was;
+  });
+}
+
 TimelineComparison compare_to_prediction(const syndicate::Problem& problem, const Active& active,
                                          const std::vector<RankTimeline>& ranks) {
   TimelineComparison c;

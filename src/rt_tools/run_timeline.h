@@ -37,6 +37,10 @@ struct TimelineComparison {
 // completion; -1 for a step without a participant or a channel.
 std::vector<double> step_times_in_run(const Active& active, const std::vector<RankTimeline>& ranks);
 
+// The steps of the active plan's options retimed by `took` (step_times_in_run); every other
+// option, and a step not measured, keeps its time.
+void retime_from_run(syndicate::Problem& problem, const Active& active, const std::vector<double>& took);
+
 TimelineComparison compare_to_prediction(const syndicate::Problem& problem, const Active& active,
                                          const std::vector<RankTimeline>& ranks);
 nlohmann::json to_json(const TimelineComparison& c);

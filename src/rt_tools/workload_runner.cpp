@@ -74,25 +74,7 @@ nlohmann::json run_workload_on_ranks(const WorkloadRunOptions& o) {
     // again with those costs: the prediction and the executed order.
     Rng warm_jitter(o.seed * 1000003u + static_cast<std::uint64_t>(me) + 7777u);
     const RunStats warm = run_once(job, problem, *active, {o.compute, o.submit_jitter_us}, warm_jitter, -1);
-    const auto took = step_times_in_run(*active, gather_timelines(job, *active, warm));
-    std::vector<std::vector<double>> chosen(problem.comms.size());
-    for (const auto& st : active->planned.schedule.steps) {
-      auto& v = chosen[static_cast<std::size_t>(st.comm)];
-      if (v.size() <= static_cast<std::size_t>(st.step)) v.resize(static_cast<std::size_t>(st.step) + 1, -1.0);
-      v[static_cast<std::size_t>(st.step)] = took[static_cast<std::size_t>(st.seq)];
-    }
-    std::vector<std::vector<std::vector<double>>> old(problem.comms.size());
-    for (std::size_t c = 0; c < problem.comms.size(); ++c)
-      for (const auto& opt : problem.comms[c].options) {
-        old[c].emplace_back();
-        for (const auto& st : opt.steps) old[c].back().push_back(st.duration_ns);
-      }
-    syndicate::retime(problem, [&](int c, int opt, int s) {
-      const auto cc = static_cast<std::size_t>(c), ss = static_cast<std::size_t>(s);
-      const double was = old[cc][static_cast<std::size_t>(opt)][ss];
-      if (opt != planned.plan[cc] || ss >= chosen[cc].size() || chosen[cc][ss] < 0) return was;
-      return chosen[cc][ss];
-    });
+    retime_from_run(problem, *active, step_times_in_run(*active, gather_timelines(job, *active, warm)));
     planned.schedule = scheduler.run(planned.plan, planned.sched, true);
     active = activate(job, problem, planned);
   }

@@ -157,14 +157,22 @@ Dag parse_astra_text(const std::string& text, const std::string& source, const n
     if (last_bottom >= num_layers - 1)
       throw InputError(source + ":1", fmt::format("the last bottom-MLP layer is {}, but layers 0..{} leave no top layer after it",
                                                  last_bottom, num_layers - 1));
-    // ASTRA-sim's DLRM loop issues only all-to-alls in forward and input gradient; anything else
-    // there would be dropped, so it is refused.
-    for (const auto& L : layers)
-      for (int p = 0; p < 2; ++p)
-        if (L.has_comm[p] && L.op[p] != coll::CollectiveOp::kAllToAll)
+    // ASTRA-sim's DLRM loop issues only layer 0's all-to-alls in forward and input gradient;
+    // anything else there would be dropped, so it is refused.
+    for (std::size_t l = 0; l < layers.size(); ++l)
+      for (int p = 0; p < 2; ++p) {
+        const auto& L = layers[l];
+        if (!L.has_comm[p]) continue;
+        if (L.op[p] != coll::CollectiveOp::kAllToAll)
           throw InputError(source, fmt::format("{}: layer '{}': {} communication {} in a {} file; its loop issues only "
                                                "ALLTOALL there", kind, L.name, p == 0 ? "forward" : "input-gradient",
                                                coll::to_string(L.op[p]), kind));
+        if (l != 0)
+          throw InputError(source, p == 0 ? fmt::format("{}: layer '{}' (not the first): ASTRA-sim's DLRM loop waits only for "
+                                                        "layer 0's all-to-all", kind, L.name)
+                                          : fmt::format("{}: layer '{}' (not the first): ASTRA-sim's DLRM loop issues only "
+                                                        "layer 0's input-gradient all-to-all", kind, L.name));
+      }
   }
 
   Dag dag;
@@ -231,11 +239,8 @@ Dag parse_astra_text(const std::string& text, const std::string& source, const n
       }
       prev = compute(fmt::format("fwd {} it{}", L.name, it), ComputeKind::kForward, L.compute[0], l, it,
                      {prev, ready[static_cast<size_t>(l)], l == last_bottom + 1 ? fwd_a2a : -1});
-      if (L.has_comm[0] && l == 0)
+      if (L.has_comm[0])  // layer 0 only (checked above)
         fwd_a2a = comm(fmt::format("fwd-comm {} it{}", L.name, it), L.op[0], L.size[0], act_dims, act_group, l, it, {prev});
-      else if (L.has_comm[0])
-        throw InputError(source, fmt::format("{}: layer '{}' (not the first): ASTRA-sim's DLRM loop waits only for layer 0's "
-                                             "all-to-all", kind, L.name));
     }
     int grad = prev;
     std::vector<int> top_wg_comms;  // weight-gradient all-reduces of the layers above the first top layer
@@ -256,9 +261,6 @@ Dag parse_astra_text(const std::string& text, const std::string& source, const n
         deps.push_back(ig);
         ig = comm(fmt::format("ig-comm {} it{}", layers[0].name, it), layers[0].op[1], layers[0].size[1], act_dims, act_group, 0, it,
                   deps);
-      } else if (dlrm && L.has_comm[1] && l != 0) {
-        throw InputError(source, fmt::format("{}: layer '{}' (not the first): ASTRA-sim's DLRM loop issues only layer 0's "
-                                             "input-gradient all-to-all", kind, L.name));
       } else if (!dlrm && L.has_comm[1] && !act_dims.empty()) {
         ig = comm(fmt::format("ig-comm {} it{}", L.name, it), L.op[1], L.size[1], act_dims, act_group, l, it, {ig});
       }

@@ -49,9 +49,12 @@ Enforcer::Enforcer(EnforcerPlan plan) : plan_(std::move(plan)) {
     }
   }
   staging_.resize(plan_.ops.size());
+  unpacks_.assign(plan_.ops.size(), 0);
   for (std::size_t o = 0; o < plan_.ops.size(); ++o)
-    for (const auto& st : plan_.ops[o].steps)
+    for (const auto& st : plan_.ops[o].steps) {
       staging_[o].emplace_back(staging_elements(st) * dtype_bytes(plan_.dtype));
+      if (st.kind == OpKind::all_gather && staging_elements(st) > 0) unpacks_[o] = 1;
+    }
   // A step runs blocking when the next one in order waits for its completion anyway.
   blocking_.assign(total, 1);
   for (std::size_t k = 0; k + 1 < total; ++k) {
@@ -123,6 +126,7 @@ void Enforcer::wait(int id) {
   }
   for (auto& w : works) w.wait();
   const auto o = static_cast<std::size_t>(id);
+  if (!unpacks_[o]) return;
   std::lock_guard<std::mutex> lock(finish_mu_);
   if (finished_[o]) return;
   const auto& steps = plan_.ops[o].steps;

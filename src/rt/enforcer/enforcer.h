@@ -117,6 +117,7 @@ class Enforcer {
   std::vector<std::vector<Work>> works_;  // per op, per step
   std::vector<std::vector<std::vector<std::byte>>> staging_;  // per op, per step (strided steps)
   std::mutex finish_mu_;
+  std::vector<char> unpacks_;   // per op: has a staged all-gather segment to unpack after it
   std::vector<char> finished_;  // per op: strided steps unpacked (guarded by finish_mu_)
   std::exception_ptr error_;
   // Completion times, written by the operations' completion callbacks (which may outlive a
