@@ -162,22 +162,28 @@ TEST(FlowModel, MaxMinDefinitionHoldsOnRandomInstances) {
 }
 
 TEST(WaterFiller, RemovalsRefillOnlyFromTheFirstBottleneckTheyTouch) {
-  // Link 0 (1 B/ns) carries a and b, link 1 (10 B/ns) carries c and d: a = b = 0.5 froze first,
-  // then c = d = 5. Removing c changes nothing below c's level: only d is filled again, to 10.
-  WaterFiller w(2);
-  const Path on0{0}, on1{1};
+  // Link 0 (1 B/ns) carries a and b, link 1 (10 B/ns) carries c and d, link 2 (10 B/ns) carries
+  // e alone: a = b = 0.5 froze first, then c = d = 5, then e = 10. Removing c changes nothing
+  // below c's level: d and e are filled again, d to 10, e to the 10 it had (so only d changed).
+  WaterFiller w(3);
+  const Path on0{0}, on1{1}, on2{2};
   w.add(0, on0);
   w.add(1, on0);
   w.add(2, on1);
   w.add(3, on1);
-  w.run({1.0, 10.0});
-  EXPECT_EQ(w.refilled().size(), 4u);
+  w.add(4, on2);
+  w.run({1.0, 10.0, 10.0});
+  EXPECT_EQ(w.refilled(), 5u);
+  EXPECT_EQ(w.changed(), (std::vector<int>{0, 1, 2, 3, 4}));
   EXPECT_DOUBLE_EQ(w.rate(0), 0.5);
   EXPECT_DOUBLE_EQ(w.rate(2), 5.0);
+  EXPECT_DOUBLE_EQ(w.rate(4), 10.0);
   w.remove(2);
-  w.run({1.0, 10.0});
-  EXPECT_EQ(w.refilled(), std::vector<int>{3});
+  w.run({1.0, 10.0, 10.0});
+  EXPECT_EQ(w.refilled(), 2u);
+  EXPECT_EQ(w.changed(), std::vector<int>{3});
   EXPECT_DOUBLE_EQ(w.rate(3), 10.0);
+  EXPECT_DOUBLE_EQ(w.rate(4), 10.0);
   EXPECT_DOUBLE_EQ(w.rate(0), 0.5);
   EXPECT_DOUBLE_EQ(w.link_rate(1), 10.0);
   EXPECT_DOUBLE_EQ(w.link_rate(0), 1.0);

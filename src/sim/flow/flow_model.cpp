@@ -110,31 +110,31 @@ void FlowEngine::reallocate() {
   const bool full = filler_->next_run_full();
   filler_->run(capacity_);
   res_.full_reallocations += full ? 1 : 0;
-  res_.refilled_flows += static_cast<std::int64_t>(filler_->refilled().size());
+  res_.refilled_flows += static_cast<std::int64_t>(filler_->refilled());
   for (int l : busy_links_) link_rate_[static_cast<std::size_t>(l)] = 0.0;
   busy_links_ = filler_->busy_links();
   for (int l : busy_links_) link_rate_[static_cast<std::size_t>(l)] = filler_->link_rate(l);
-  // Only the flows the filler re-filled have a new rate, so only their last bytes move: one leaf
-  // each, or (most of them re-filled) every flow in position order and the tree in one pass.
-  const auto& refilled = filler_->refilled();
-  const auto moved = [&](std::size_t i) {
-    left_[i] -= rate_[i] * (t_ - anchor_[i]);
-    anchor_[i] = t_;
+  // Only the flows whose rate the filler changed move their last byte (most of a re-fill after
+  // departures gets its old rate back): one leaf each, or (many of them) all their leaves and the
+  // tree in one pass. An unchanged rate keeps its anchor and last byte.
+  moved_.clear();
+  for (int f : filler_->changed()) {
+    const auto i = static_cast<std::size_t>(at_[static_cast<std::size_t>(f)]);
     const double was = rate_[i];
-    rate_[i] = filler_->rate(active_[i]);
+    left_[i] -= was * (t_ - anchor_[i]);
+    anchor_[i] = t_;
+    rate_[i] = filler_->rate(f);
     // The batch tolerance scales with the time a flow has been sending: a flow that waited
     // without a rate (no circuit yet) starts counting when it gets one.
-    if (was == 0.0 && rate_[i] > 0.0) since_[i] = t_;
-    return rate_[i] > 0.0 ? t_ + left_[i] / rate_[i] : kInf;
-  };
-  if (refilled.size() > active_.size() / 8) {
-    for (std::size_t i = 0; i < active_.size(); ++i) last_byte_.set_leaf(i, moved(i));
+    if (was == 0.0) since_[i] = t_;
+    moved_.push_back(i);
+  }
+  const auto last_byte = [&](std::size_t i) { return rate_[i] > 0.0 ? t_ + left_[i] / rate_[i] : kInf; };
+  if (moved_.size() > active_.size() / 8) {
+    for (std::size_t i : moved_) last_byte_.set_leaf(i, last_byte(i));
     last_byte_.rebuild();
   } else {
-    for (int f : refilled) {
-      const auto i = static_cast<std::size_t>(at_[static_cast<std::size_t>(f)]);
-      last_byte_.set(i, moved(i));
-    }
+    for (std::size_t i : moved_) last_byte_.set(i, last_byte(i));
   }
   ++res_.reallocations;
 }

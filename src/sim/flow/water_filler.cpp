@@ -118,6 +118,7 @@ void WaterFiller::freeze(double share, const std::vector<int>& members) {
     auto& r = flow_[static_cast<std::size_t>(id)];
     if (r.open_in != runs_) continue;  // kept from the last run, frozen in this one, or removed
     r.open_in = 0;
+    if (r.rate != share) changed_.push_back(id);
     r.rate = share;
     r.order_at = static_cast<std::uint32_t>(order_.size());
     order_.push_back(id);
@@ -195,6 +196,7 @@ void WaterFiller::run(const std::vector<double>& capacity) {
   }
   ++runs_;
   touched_.clear();
+  changed_.clear();
   std::size_t from = order_.size();
   const bool full = full_;
   if (full) {
@@ -217,15 +219,17 @@ void WaterFiller::run(const std::vector<double>& capacity) {
     const double level = flow_[static_cast<std::size_t>(order_[first_removed_])].rate;
     from = first_removed_;
     while (from > 0 && flow_[static_cast<std::size_t>(order_[from - 1])].rate >= level) --from;
-    for (std::size_t p = from; p < order_.size(); ++p)
+    for (std::size_t p = from; p < order_.size(); ++p) {
+      if (p + kAhead < order_.size()) __builtin_prefetch(&flow_[static_cast<std::size_t>(order_[p + kAhead])]);
       if (!flow_[static_cast<std::size_t>(order_[p])].gone) open(order_[p], capacity);
+    }
     order_.resize(from);
   }
   for (int li : touched_) ++link_[static_cast<std::size_t>(li)].version;
   const auto& lists = full ? members_ : opened_on_;  // after removals only, the flows opened on a link
   by_rounds(lists);
   by_heap(lists);
-  refilled_.assign(order_.begin() + static_cast<std::ptrdiff_t>(from), order_.end());
+  refilled_ = order_.size() - from;
   for (int li : touched_) opened_on_[static_cast<std::size_t>(li)].clear();
   first_removed_ = kNone;
   added_.clear();

@@ -50,10 +50,12 @@ class WaterFiller {
   // Max-min rates (bytes/ns for capacity in bytes/ns) of every member. Ties and rounding depend
   // only on the sequence of calls.
   void run(const std::vector<double>& capacity);
-  // A member's rate at the last run (0 before its first), and the members whose rate that run
-  // set (every member after a full run).
+  // A member's rate at the last run (0 before its first); how many members that run filled
+  // (every member after a full run), and those of them whose rate it changed (most of a re-fill
+  // after departures get their old rate back), in the order it froze them.
   double rate(int id) const { return flow_[static_cast<std::size_t>(id)].rate; }
-  const std::vector<int>& refilled() const { return refilled_; }
+  std::size_t refilled() const { return refilled_; }
+  const std::vector<int>& changed() const { return changed_; }
 
   // Links with members, and after run() the summed rate of each one's members.
   const std::vector<int>& busy_links() const { return busy_; }
@@ -97,7 +99,8 @@ class WaterFiller {
   std::size_t first_removed_;          // smallest order_at of a flow removed since the last run
   std::vector<int> added_;             // joined since the last run
   bool full_ = true;                   // the next run must fill everything
-  std::vector<int> refilled_;
+  std::size_t refilled_ = 0;
+  std::vector<int> changed_;
   std::vector<int> touched_;     // links set up for this run
   std::vector<int> live_links_;  // of which still to settle
   std::uint32_t runs_ = 0;
