@@ -91,16 +91,7 @@ int main(int argc, char** argv) {
     for (int c : chunk_counts) count = count / (unit * static_cast<std::size_t>(c)) * (unit * static_cast<std::size_t>(c));
     if (count == 0) throw InputError("--size", "too small for the grid and chunk counts");
 
-    net::Network network;
-    network.name = "grid-" + grid_text;
-    for (int p : dims) {
-      net::Dimension d;
-      d.kind = net::DimKind::kSwitch;
-      d.size = p;
-      d.link_bandwidth_gbps = 8;
-      d.latency_ns = 1000;
-      network.dims.push_back(d);
-    }
+    const net::Network network = rt::grid_network(dims);
     std::vector<rt::ScheduleExecutor> executors;
     for (int c : chunk_counts) {
       sched::Schedule s = sched::make_schedule(network, coll::CollectiveOp::kAllReduce, static_cast<double>(count * sizeof(float)),

@@ -25,22 +25,6 @@ namespace chorus::rt {
 
 namespace {
 
-// The network a bare --grid stands for: every dimension a switch of 8 Gb/s (1 GB/s) per rank
-// and 1 us step latency, slow enough that pacing dominates on one host.
-net::Network grid_network(const std::vector<int>& dims) {
-  net::Network n;
-  n.name = fmt::format("grid-{}", fmt::join(dims, "x"));
-  for (int p : dims) {
-    net::Dimension d;
-    d.kind = net::DimKind::kSwitch;
-    d.size = p;
-    d.link_bandwidth_gbps = 8;
-    d.latency_ns = 1000;
-    n.dims.push_back(d);
-  }
-  return n;
-}
-
 // Input of rank r at element i, and what the collective must leave there. Small integers, so
 // that sums, minima, maxima and the products of 1s and 2s are exact in every dtype; avg is
 // checked to the dtype's rounding (the hierarchical form divides once per dimension).

@@ -1,6 +1,7 @@
 #include "rt/schedule/grid.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/error.h"
 #include "core/split.h"
@@ -64,6 +65,20 @@ RankGrid make_rank_grid(const std::vector<int>& dims, const std::vector<std::str
     g.backends.push_back(rt::resolve_backend(name, OpKind::barrier, 0));
   }
   return g;
+}
+
+net::Network grid_network(const std::vector<int>& dims) {
+  net::Network n;
+  n.name = fmt::format("grid-{}", fmt::join(dims, "x"));
+  for (int p : dims) {
+    net::Dimension d;
+    d.kind = net::DimKind::kSwitch;
+    d.size = p;
+    d.link_bandwidth_gbps = 8;
+    d.latency_ns = 1000;
+    n.dims.push_back(d);
+  }
+  return n;
 }
 
 }  // namespace chorus::rt

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "net/network.h"
+
 namespace chorus::rt {
 
 struct RankGrid {
@@ -20,6 +22,10 @@ struct RankGrid {
 
 // Parses "2x4" (or "2x2x2"); errors name `field`.
 std::vector<int> parse_grid(const std::string& text, const std::string& field = "--grid");
+
+// The network a bare grid stands for (`chorus run collective --grid`): every dimension a switch
+// of 8 Gb/s (1 GB/s) per rank and 1 us step latency, slow enough that pacing dominates on one host.
+net::Network grid_network(const std::vector<int>& dims);
 
 // Creates the groups of every dimension: collective over the world, which must have exactly
 // product(dims) ranks. `backends` holds one backend per dimension (or one for all; "auto"
