@@ -187,13 +187,17 @@ std::string read_data(const std::string& name) {
   return ss.str();
 }
 
-TEST(AstraText, DataParallelByHand) {
-  const net::Network pair = pair_network();
-  const auto text = read_data("astra_data.txt");
-  ASSERT_TRUE(workload::looks_like_astra_text(text));
+// One iteration of the ASTRA-sim text workload tests/data/workloads/`name` on `net`.
+workload::Dag astra_one_iteration(const std::string& name, const net::Network& net) {
   workload::AstraTextOptions opt;
   opt.iterations = 1;
-  const auto dag = workload::parse_astra_text(text, "astra_data.txt", pair, opt);
+  return workload::parse_astra_text(read_data(name), name, net, opt);
+}
+
+TEST(AstraText, DataParallelByHand) {
+  const net::Network pair = pair_network();
+  ASSERT_TRUE(workload::looks_like_astra_text(read_data("astra_data.txt")));
+  const auto dag = astra_one_iteration("astra_data.txt", pair);
   const auto r = run(dag, pair).result;
   // F0 0..1000, F1 1000..3000; WG1 3000..5000, AR1 (2000 B) 5000..7000 while IG1 5000..7000;
   // WG0 7000..8000, AR0 (1000 B) 8000..9000 while IG0 8000..8500; the last update waits for
@@ -215,9 +219,7 @@ TEST(AstraText, HybridDlrmByHand) {
   // gradient. Total 14000; forward compute 4000, backward 7000; exposed model-parallel (the two
   // all-to-alls) 1000 + 2000, data-parallel 0.
   const net::Network pair = pair_network();
-  workload::AstraTextOptions opt;
-  opt.iterations = 1;
-  const auto dag = workload::parse_astra_text(read_data("astra_dlrm.txt"), "astra_dlrm.txt", pair, opt);
+  const auto dag = astra_one_iteration("astra_dlrm.txt", pair);
   int a2a = 0, ar = 0, ig = 0;
   for (const auto& n : dag.nodes) {
     a2a += n.kind == NodeKind::kComm && n.op == coll::CollectiveOp::kAllToAll;
@@ -237,9 +239,7 @@ TEST(AstraText, HybridDlrmByHand) {
 
 TEST(AstraText, HybridGroupsAndSizes) {
   const auto net = *net::find_preset("3D-SW_SW_SW_homo");  // 16 x 8 x 8
-  workload::AstraTextOptions opt;
-  opt.iterations = 1;
-  const auto dag = workload::parse_astra_text(read_data("astra_hybrid.txt"), "astra_hybrid.txt", net, opt);
+  const auto dag = astra_one_iteration("astra_hybrid.txt", net);
   int ag = 0, rs = 0, mp_ar = 0;
   for (const auto& n : dag.nodes) {
     if (n.kind != NodeKind::kComm) continue;
