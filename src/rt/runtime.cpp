@@ -384,9 +384,13 @@ BackendContext world_context(const Runtime& r, const std::string& key_prefix) {
 // A rank that waits long says for whom, every `report_every` (a twentieth of the operation
 // timeout, between 1 and 10 s). A failure here (a peer gone, the deadline passed) is reported,
 // naming the ranks that never came, not thrown: finalize() goes on.
+std::string finalize_key(const World& world, int generation) {
+  return fmt::format("{}/{}/finalize", world.run_id, generation);
+}
+
 void quiesce(const World& world, int generation, std::chrono::steady_clock::time_point deadline) {
   if (world.size <= 1 || !world.store) return;
-  const std::string key = fmt::format("{}/{}/finalize", world.run_id, generation);
+  const std::string key = finalize_key(world, generation);
   try {
     const auto left = [&] {
       return std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
@@ -409,6 +413,22 @@ void quiesce(const World& world, int generation, std::chrono::steady_clock::time
   } catch (const std::exception& e) {
     std::fprintf(stderr, "chorus rt: finalize on rank %d: the ranks did not all reach finalize (%s); tearing down anyway\n",
                  world.rank, e.what());
+  }
+}
+
+// A broken runtime does not wait for its peers (they may be gone), but it counts itself in
+// finalize()'s barrier, arrived and left, so that its healthy peers go on at once instead of
+// waiting for it until their deadline (the operation timeout and 10 s more).
+void leave_without_waiting(const World& world, int generation) {
+  if (world.size <= 1 || !world.store) return;
+  const std::string key = finalize_key(world, generation);
+  try {
+    world.store->arrive(key, world.rank);
+    world.store->add(key + "/left", 1);
+  } catch (const std::exception& e) {
+    // The store went with the failure (its server was a peer that died): the peers can learn
+    // nothing more from it either.
+    std::fprintf(stderr, "chorus rt: finalize on rank %d: could not tell the peers (%s)\n", world.rank, e.what());
   }
 }
 
@@ -525,6 +545,7 @@ void finalize() {
   // (gloo then sees "connection closed by peer"). So healthy ranks first agree that every rank
   // is done, as MPI_Finalize does; a broken runtime does not wait for peers that may be gone.
   if (!any_broken) quiesce(r->world, r->generation, deadline);
+  else leave_without_waiting(r->world, r->generation);
   // Destroy healthy groups and backends in reverse order of creation, then the world.
   r->fast.count.store(0);
   for (auto it = r->groups.rbegin(); it != r->groups.rend(); ++it) r->slots[*it].reset();

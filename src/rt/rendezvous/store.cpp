@@ -52,6 +52,11 @@ void Store::barrier_naming(const std::string& name, int world_size, int rank, st
   }
 }
 
+void Store::arrive(const std::string& name, int rank) {
+  add(fmt::format("{}/rank/{}", name, rank), 1);
+  add(name + "/arrived", 1);
+}
+
 std::vector<int> Store::missing_ranks(const std::string& name, int world_size) {
   std::vector<int> missing;
   for (int r = 0; r < world_size; ++r)

@@ -33,6 +33,9 @@ class Store {
   using BarrierWaiting = std::function<void(const std::vector<int>& missing, std::chrono::milliseconds waited)>;
   void barrier_naming(const std::string& name, int world_size, int rank, std::chrono::milliseconds timeout,
                       std::chrono::milliseconds report_every, const BarrierWaiting& waiting);
+  // Counts `rank` as arrived at barrier_naming(name) without waiting for the others: a rank
+  // that leaves anyway (a broken runtime's finalize) spares its peers a wait to their deadline.
+  void arrive(const std::string& name, int rank);
   // The ranks of [0, world_size) that have not reached barrier_naming(name) yet.
   std::vector<int> missing_ranks(const std::string& name, int world_size);
 };
