@@ -28,6 +28,9 @@ class Case {
   // Returns an empty string when correct, else a description of the first wrong element.
   std::string verify() const;
   std::string describe() const;
+  // The result buffer verify() reads (all but all_to_all, whose results are one per peer):
+  // tests change a byte of it to see verify() find it.
+  std::vector<char>& result() { return out_; }
 
  private:
   std::string backend_;
@@ -40,8 +43,8 @@ class Case {
   std::vector<char> in_, out_;
   std::vector<std::vector<char>> ins_, outs_;
   Counts in_counts_, out_counts_, in_displs_, out_displs_;
-  std::vector<char> expected_;                  // expected out_ (or concatenated outs_)
-  std::vector<bool> checked_;                   // which bytes of expected_ are meaningful
+  std::vector<char> expected_;                  // expected out_ (or concatenated outs_), every byte:
+                                                // gaps between the results keep the sentinel
   mutable std::vector<Work> pending_;           // operations issued besides the returned one
 };
 

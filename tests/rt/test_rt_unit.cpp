@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fmt/format.h>
 #include <fstream>
 #include <iterator>
 #include <thread>
@@ -18,10 +19,12 @@
 #include "rt/rendezvous/store.h"
 #include "rt/rendezvous/tcp_store.h"
 #include "rt/tuning_table.h"
+#include "rt_tools/selfcheck.h"
 
 namespace rt = chorus::rt;
 using rt::DType;
 using rt::ReduceOp;
+namespace selfcheck = chorus::rt::selfcheck;
 
 TEST(Dtype, HalfKnownValues) {
   EXPECT_EQ(rt::f32_to_f16(1.0f), 0x3C00);
@@ -295,6 +298,35 @@ TEST(Runtime, WorldOfOneAndBadNames) {
   rt::synchronize();
   rt::finalize();
   EXPECT_FALSE(rt::is_initialized());
+}
+
+// The self-check that every multi-process test relies on finds a wrong byte anywhere in a
+// result, and a changed sentinel in a gap between results (all_gatherv leaves room between
+// the blocks: those bytes must not be written), and names the element.
+TEST(SelfCheck, FindsAWrongByteAndNamesTheElement) {
+  rt::init({"shm"});
+  {
+    selfcheck::Case c("shm", rt::OpKind::all_reduce, DType::f32, ReduceOp::sum, 1000, 7);
+    c.issue(false);
+    EXPECT_EQ(c.verify(), "");
+    c.result()[4 * 123 + 2] ^= 1;
+    EXPECT_NE(c.verify().find("element 123:"), std::string::npos) << c.verify();
+    c.result()[4 * 123 + 2] ^= 1;
+    c.result().back() ^= 0x40;
+    EXPECT_NE(c.verify().find("element 999:"), std::string::npos) << c.verify();
+  }
+  {
+    selfcheck::Case c("shm", rt::OpKind::all_gatherv, DType::i32, ReduceOp::sum, 10, 0);
+    c.issue(false);
+    EXPECT_EQ(c.verify(), "");
+    const std::vector<char> good = c.result();
+    for (std::size_t i = 0; i < good.size(); ++i) {  // every byte, the gaps included
+      c.result()[i] ^= 1;
+      EXPECT_NE(c.verify().find(fmt::format("element {}:", i / 4)), std::string::npos) << i;
+      c.result()[i] ^= 1;
+    }
+  }
+  rt::finalize();
 }
 
 // Named all-reduce algorithms: listed per backend, run by "backend:algorithm", chosen by auto
