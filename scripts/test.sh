@@ -4,7 +4,7 @@
 #   1. build/       the regular build, every test
 #   2. build-asan/  AddressSanitizer + UBSan (Debug), every test but the process-behaviour ones
 #   3. build-tsan/  ThreadSanitizer, the runtime's tests (the code with threads)
-#   4. build-fuzz/  clang + libFuzzer: each parser's fuzz target for a bounded time
+#   4. build-fuzz/  clang + libFuzzer: each parser's fuzz target for a bounded time, one per core at once
 #                   (CHORUS_FUZZ_SECONDS per target, default 10)
 #   scripts/test.sh              all four stages (what CI runs)
 #   scripts/test.sh --regular | --sanitize | --tsan | --fuzz     one stage
