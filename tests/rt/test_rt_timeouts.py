@@ -56,6 +56,7 @@ def run(name, cmd, expect_exit, must_match, max_seconds, must_not=()):
 
 
 launch = [CHORUS, "launch", "-n", "4", "--kill-grace-s", "5", "--"]
+launch_stall = [CHORUS, "launch", "-n", "4", "--kill-grace-s", "2", "--"]
 launch2 = [CHORUS, "launch", "-n", "2", "--kill-grace-s", "15", "--"]
 SANITIZER = [r"ERROR: AddressSanitizer", r"runtime error:"]
 # The rank whose receive timed out finalizes a broken runtime: it does not wait for its peer, but
@@ -66,10 +67,11 @@ for backend in ["shm", "gloo"]:
     # Rank 1 is SIGKILLed before an all_reduce: the 3 survivors name it and its pid.
     run(f"{backend} killed rank names the rank", launch + [RT_FAIL, "--backend", backend, "--mode", "kill"],
         "nonzero", [(r"rank 1 \(pid \d+\) died", 3)], 15)
-    # Rank 1 never joins: the survivors time out (shm can tell for which rank it waited).
+    # Rank 1 never joins: the survivors time out with a communication error (shm can tell for
+    # which rank it waited); the launcher stops the stalled rank 2 s after the first survivor exits.
     who = r"timed out waiting for rank 1" if backend == "shm" else r"timed out waiting for (a peer|rank \d)"
-    run(f"{backend} stalled rank times out", launch + [RT_FAIL, "--backend", backend, "--mode", "stall"],
-        "nonzero", [(who, 1)], TIMEOUT_S + 15)
+    run(f"{backend} stalled rank times out", launch_stall + [RT_FAIL, "--backend", backend, "--mode", "stall"],
+        "nonzero", [(who, 1), ("communication error", 1)], TIMEOUT_S + 15)
     run(f"{backend} late message never lands in a timed-out buffer",
         launch2 + [RT_TIMEOUT, "--backend", backend, "--timeout-s", str(TIMEOUT_S)], 0,
         [(r"rank 0: timeout after [\d.]+ s: .*timed out waiting for rank 1", 1),
@@ -88,7 +90,7 @@ run("gloo small all_reduce: killed rank names the rank",
     launch + [RT_FAIL, "--backend", "gloo", "--mode", "kill", "--count", "16"],
     "nonzero", [(r"gloo all_reduce on rank \d: .*rank 1 \(pid \d+\) died", 3)], 15)
 run("gloo small all_reduce: stalled rank times out",
-    launch + [RT_FAIL, "--backend", "gloo", "--mode", "stall", "--count", "16"],
+    launch_stall + [RT_FAIL, "--backend", "gloo", "--mode", "stall", "--count", "16"],
     "nonzero", [(r"gloo all_reduce on rank \d: timed out waiting for a peer", 1)], TIMEOUT_S + 15)
 
 if MPIRUN:
