@@ -379,15 +379,15 @@ BackendContext world_context(const Runtime& r, const std::string& key_prefix) {
   return ctx;
 }
 
+std::string finalize_key(const World& world, int generation) {
+  return fmt::format("{}/{}/finalize", world.run_id, generation);
+}
+
 // finalize()'s barrier over the world's store. The rank that serves the store (rank 0 under
 // mpirun) also waits until every rank has read the barrier's outcome before it stops serving.
 // A rank that waits long says for whom, every `report_every` (a twentieth of the operation
 // timeout, between 1 and 10 s). A failure here (a peer gone, the deadline passed) is reported,
 // naming the ranks that never came, not thrown: finalize() goes on.
-std::string finalize_key(const World& world, int generation) {
-  return fmt::format("{}/{}/finalize", world.run_id, generation);
-}
-
 void quiesce(const World& world, int generation, std::chrono::steady_clock::time_point deadline) {
   if (world.size <= 1 || !world.store) return;
   const std::string key = finalize_key(world, generation);
