@@ -69,7 +69,7 @@ if want --tsan; then
   # other stages: Open MPI is not instrumented, so TSan would see its threads only in part.
   # tests/rt/tsan.supp names what TSan cannot see through the uninstrumented libraries.
   configure_and_build build-tsan \
-    "chorus rt_unit_tests rt_queue_stress rt_store_protocol_tests rt_timeouts_unit_tests rt_store_attack rt_check rt_mixing rt_fusion_check rt_hello rt_groups rt_schedule_check rt_schedule_unit_tests rt_compression_check" \
+    "chorus rt_unit_tests rt_queue_stress rt_store_protocol_tests rt_timeouts_unit_tests rt_programs rt_hello rt_schedule_unit_tests" \
     -DCHORUS_TSAN=ON -DCHORUS_BUILD_BENCH=OFF "${UNITY[@]}"
   (cd build-tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/../tests/rt/tsan.supp" \
      ctest --output-on-failure -j"$JOBS" --timeout 900 -L rt \

@@ -17,13 +17,15 @@
 #include "rt/runtime.h"
 #include "rt_tools/selfcheck.h"
 
+namespace rt_check_program {  // one of the programs of rt_programs.cpp
+
 namespace rt = chorus::rt;
 using chorus::rt::DType;
 using chorus::rt::OpKind;
 using chorus::rt::ReduceOp;
 using chorus::rt::selfcheck::Checker;
 
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   CLI::App app{"rt_check: multi-process correctness test of chorus::rt"};
   std::string backends_arg = "shm", ops_arg = "all", dtypes_arg = "all", sizes_arg = "0,1,7,29,100,1031,300007";
   std::size_t big_bytes = 0;
@@ -108,3 +110,5 @@ int main(int argc, char** argv) {
     return 1;
   }
 }
+
+}  // namespace rt_check_program

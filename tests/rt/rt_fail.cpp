@@ -17,9 +17,11 @@
 #include "core/error.h"
 #include "rt/runtime.h"
 
+namespace rt_fail_program {  // one of the programs of rt_programs.cpp
+
 namespace rt = chorus::rt;
 
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   CLI::App app{"rt_fail: failure injection for the runtime tests"};
   std::string backend = "shm", mode = "kill";
   int victim = 1;
@@ -71,3 +73,5 @@ int main(int argc, char** argv) {
     return 3;
   }
 }
+
+}  // namespace rt_fail_program

@@ -25,6 +25,8 @@
 #include "rt/runtime.h"
 #include "rt_tools/selfcheck.h"
 
+namespace rt_fusion_check_program {  // one of the programs of rt_programs.cpp
+
 namespace rt = chorus::rt;
 using chorus::rt::DType;
 using chorus::rt::ReduceOp;
@@ -46,7 +48,7 @@ struct Op {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   CLI::App app{"rt_fusion_check: fused operations of every kind checked against the reference"};
   std::string backends_arg = "shm,gloo";
   int ops = 3000;
@@ -269,3 +271,5 @@ int main(int argc, char** argv) {
     return 1;
   }
 }
+
+}  // namespace rt_fusion_check_program

@@ -22,6 +22,8 @@
 #include "rt/errors.h"
 #include "rt/runtime.h"
 
+namespace rt_groups_program {  // one of the programs of rt_programs.cpp
+
 namespace rt = chorus::rt;
 
 namespace {
@@ -34,7 +36,7 @@ void expect(bool ok, const std::string& what) {
 }
 }  // namespace
 
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   CLI::App app{"rt_groups: sub-communicators on every backend, checked"};
   std::string backends_arg = "shm,gloo";
   app.add_option("--backends", backends_arg);
@@ -115,3 +117,5 @@ int main(int argc, char** argv) {
   std::printf("rt_groups: rows, columns, both at once and a new_group checked on %s\n", backends_arg.c_str());
   return 0;
 }
+
+}  // namespace rt_groups_program

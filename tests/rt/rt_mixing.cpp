@@ -16,12 +16,14 @@
 #include "rt/runtime.h"
 #include "rt_tools/selfcheck.h"
 
+namespace rt_mixing_program {  // one of the programs of rt_programs.cpp
+
 namespace rt = chorus::rt;
 using chorus::rt::DType;
 using chorus::rt::OpKind;
 using chorus::rt::ReduceOp;
 
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   CLI::App app{"rt_mixing: random asynchronous operations across backends"};
   std::string backends_arg = "shm,gloo";
   int ops = 3000, batch = 250;
@@ -105,3 +107,5 @@ int main(int argc, char** argv) {
     return 1;
   }
 }
+
+}  // namespace rt_mixing_program

@@ -25,6 +25,8 @@
 #include "sched/scheduler.h"
 #include "sim/run_collective.h"
 
+namespace rt_schedule_check_program {  // one of the programs of rt_programs.cpp
+
 namespace rt = chorus::rt;
 using chorus::coll::CollectiveOp;
 
@@ -51,7 +53,7 @@ double a2a_input(int r, std::size_t i) { return static_cast<double>((static_cast
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   CLI::App app{"rt_schedule_check: Themis schedules executed on real ranks, checked"};
   std::string grid_arg = "2x2", backends_arg = "shm", schedulers_arg = "baseline,themis-scf", chunks_arg = "1,3,4";
   app.add_option("--grid", grid_arg);
@@ -151,3 +153,5 @@ int main(int argc, char** argv) {
   std::printf("rt_schedule_check: %d schedules on grid %s (%s) checked\n", runs, grid_arg.c_str(), backends_arg.c_str());
   return 0;
 }
+
+}  // namespace rt_schedule_check_program

@@ -40,6 +40,8 @@
 #include "rt/rendezvous/tcp_store.h"
 #include "rt/runtime.h"
 
+namespace rt_store_attack_program {  // one of the programs of rt_programs.cpp
+
 namespace rt = chorus::rt;
 namespace proto = chorus::rt::store_protocol;
 using Clock = std::chrono::steady_clock;
@@ -253,7 +255,7 @@ void hostile(std::mt19937_64& rng, std::uint64_t i) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   CLI::App app{"rt_store_attack: hostile clients against a live store, then a normal job"};
   std::uint64_t seed = 1;
   int connections = 100;
@@ -394,3 +396,5 @@ int main(int argc, char** argv) {
               connections, addr_s.c_str());
   return 0;
 }
+
+}  // namespace rt_store_attack_program

@@ -19,9 +19,11 @@
 #include "rt/errors.h"
 #include "rt/runtime.h"
 
+namespace rt_timeout_program {  // one of the programs of rt_programs.cpp
+
 namespace rt = chorus::rt;
 
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   CLI::App app{"rt_timeout: a message that arrives after the receiver timed out"};
   std::string backend = "shm";
   double timeout_s = 1;
@@ -107,3 +109,5 @@ int main(int argc, char** argv) {
   std::fflush(stdout);
   return changed == 0 ? 0 : 1;
 }
+
+}  // namespace rt_timeout_program

@@ -51,6 +51,8 @@
 #include "rt/errors.h"
 #include "rt/runtime.h"
 
+namespace rt_compression_check_program {  // one of the programs of rt_programs.cpp
+
 namespace rt = chorus::rt;
 namespace cz = chorus::rt::compressed;
 using rt::DType;
@@ -493,7 +495,7 @@ void check_errors(Checker& ck, const std::string& backend) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   CLI::App app{"rt_compression_check: compressed collectives (zfp) checked element by element"};
   std::string backends_arg = "shm,gloo", sizes_arg = "0,1,7,1000,100003";
   std::string bounds_arg = "abs:1e-1,abs:1e-3,abs:1e-6,prec:8,prec:16,prec:24";
@@ -617,3 +619,5 @@ int main(int argc, char** argv) {
     return 1;
   }
 }
+
+}  // namespace rt_compression_check_program
