@@ -283,14 +283,12 @@ def run_fusion(backends):
         # larger than B alone; summed: cycles x kinds + 2 x (small operations' bytes) / B + the
         # large ones. And fewer buffers than operations.
         kinds, small_bytes, alone = set(), 0, 0
-        for i in range(300):
-            count = (i * 37) % 300 if i % 50 else 3000
-            nbytes = count * np.dtype(DTYPES[i % len(DTYPES)]).itemsize
-            if nbytes > 4096:
+        for _, x, i, dt, _ in pending:
+            if x.nbytes > 4096:
                 alone += 1
             else:
-                kinds.add((choices[i % len(choices)], DTYPES[i % len(DTYPES)]))
-                small_bytes += nbytes
+                kinds.add((choices[i % len(choices)], dt))
+                small_bytes += x.nbytes
         bound = stats["cycles"] * len(kinds) + 2 * small_bytes // 4096 + alone
         check(stats["ops"] == 300 and stats["buffers"] <= bound and stats["buffers"] < 300,
               f"Fusion fused: {stats}, at most {bound} buffers expected")

@@ -30,14 +30,14 @@ void Store::barrier(const std::string& name, int world_size, std::chrono::millis
 void Store::barrier_naming(const std::string& name, int world_size, int rank, std::chrono::milliseconds timeout,
                            std::chrono::milliseconds report_every, const BarrierWaiting& waiting) {
   using Clock = std::chrono::steady_clock;
-  add(fmt::format("{}/rank/{}", name, rank), 1);
+  arrive(name, rank);
   const auto start = Clock::now();
   const auto deadline = start + timeout;
   auto next_report = start + report_every;
   auto pause = std::chrono::milliseconds(1);
   // A parked get cannot be cut into slices (a store connection whose get timed out is out of
   // step), so the arrivals are polled, backing off to 50 ms.
-  for (std::int64_t arrived = add(name + "/arrived", 1); arrived < world_size; arrived = add(name + "/arrived", 0)) {
+  for (std::int64_t arrived = add(name + "/arrived", 0); arrived < world_size; arrived = add(name + "/arrived", 0)) {
     const auto now = Clock::now();
     const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(now - start);
     if (now >= deadline)
