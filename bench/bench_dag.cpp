@@ -1,6 +1,7 @@
 // Training-DAG executor speed (see BENCHMARKS.md for how to run and the recorded numbers).
 //   bench_dag   Transformer-1T per Table 2 topology; growth with layers, iterations and
-//               concurrent collectives; the whole `reproduce themis-workloads` study.
+//               concurrent collectives; Transformer-1T as an 8-stage pipeline; the whole
+//               `reproduce themis-workloads` study.
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -99,6 +100,19 @@ int main() {
     }
     const double ms = run_ms(dag, homo, 5);
     fmt::print("{:>6} {:>10.3f} {:>14.3f}\n", k, ms, 1e3 * ms / (k * 64.0 * 6));
+  }
+
+  fmt::print("\n# pipeline: Transformer-1T in 8 stages (1F1B) over the last dimension of 3D-SW_SW_SW_homo,\n"
+             "# tensor parallel over the first two, M micro-batches, 1 iteration (8 compute streams, 8 networks)\n");
+  fmt::print("{:>4} {:>8} {:>10} {:>10}\n", "M", "nodes", "ms", "us/node");
+  for (int m : {8, 16, 32}) {
+    auto p = t1t.parallelism;
+    p.iterations = 1;
+    p.pp_stages = 8;
+    p.microbatches = m;
+    const auto dag = workload::build_training_dag(t1t.model, p, homo);
+    const double ms = run_ms(dag, homo, 1);
+    fmt::print("{:>4} {:>8} {:>10.1f} {:>10.2f}\n", m, dag.nodes.size(), ms, 1e3 * ms / static_cast<double>(dag.nodes.size()));
   }
 
   const double study_ms =

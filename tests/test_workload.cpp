@@ -286,6 +286,11 @@ TEST(AstraText, MalformedFilesNameLineAndField) {
   expect_error("HYBRID_DLRM 0\n2\nl0 -1 1 ALLREDUCE 8 1 NONE 0 1 NONE 0 0\nl1 -1 1 NONE 0 1 NONE 0 1 ALLREDUCE 8 0\n",
                "only ALLTOALL");
   expect_error("DATA\nmany\n", "w.txt:2");
+  // A pipeline or gradient accumulation the importer would drop is an error, not ignored.
+  expect_error("HYBRID_TRANSFORMER model_parallel_NPU_group: 16 pp: 4\n1\nl0 -1 1 NONE 0 1 NONE 0 1 ALLREDUCE 8 0\n",
+               "'pp: 4'");
+  expect_error("DATA ga: 2\n1\nl0 -1 1 NONE 0 1 NONE 0 1 ALLREDUCE 8 0\n", "w.txt:1");
+  expect_error("DATA pp: two\n1\nl0 -1 1 NONE 0 1 NONE 0 1 ALLREDUCE 8 0\n", "pp must be an integer");
 }
 
 TEST(Zoo, UnknownNameSuggests) {

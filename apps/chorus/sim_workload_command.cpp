@@ -40,6 +40,9 @@ struct SimWorkloadArgs {
   double peak_tflops = 312;
   double memory_bandwidth_gbs = 1555;
   bool no_dp_overlap = false;
+  int pp = 0;            // 0: the model's (1 unless its YAML says)
+  int microbatches = 0;  // 0: the model's, else 4 x stages
+  std::string pipeline_schedule;
   double ns_per_cycle = 1.0;
   int rank = -1;
   bool chakra_skip_unsupported = false;
@@ -65,20 +68,30 @@ std::optional<std::string> astra_text(const std::string& path) {
   return ss.str();
 }
 
+bool pipeline_given(const SimWorkloadArgs& a) { return a.pp != 0 || a.microbatches != 0 || !a.pipeline_schedule.empty(); }
+
 // A zoo model or workload YAML with the command's iterations, bucket and overlap applied.
 workload::ZooEntry model_entry(const SimWorkloadArgs& a) {
   auto entry = workload::load_workload(a.workload);
   entry.parallelism.iterations = a.iterations;
   if (!a.bucket.empty()) entry.parallelism.bucket_bytes = static_cast<double>(parse_bytes(a.bucket, "--bucket"));
   if (a.no_dp_overlap) entry.parallelism.overlap_dp = false;
+  if (a.pp < 0) throw InputError("--pp", fmt::format("must be >= 1, got {}", a.pp));
+  if (a.microbatches < 0) throw InputError("--microbatches", fmt::format("must be >= 1, got {}", a.microbatches));
+  entry.parallelism.compute.peak_tflops = a.peak_tflops;  // the pipeline's stages are balanced for it
+  entry.parallelism.compute.memory_bandwidth_gbs = a.memory_bandwidth_gbs;
+  if (a.pp > 0) entry.parallelism.pp_stages = a.pp;
+  if (a.microbatches > 0) entry.parallelism.microbatches = a.microbatches;
+  if (!a.pipeline_schedule.empty())
+    entry.parallelism.pipeline_schedule = workload::parse_pipeline_schedule(a.pipeline_schedule, "--pipeline-schedule");
   return entry;
 }
 
 workload::Dag make_dag(const SimWorkloadArgs& a, const net::Network& network) {
   if (a.rank < -1) throw InputError("--rank", fmt::format("must be >= 0, got {}", a.rank));
   if (const auto et = workload::chakra_trace_file(a.workload, a.rank); !et.empty()) {
-    if (!a.bucket.empty() || a.no_dp_overlap)
-      throw InputError(a.workload, "--bucket and --no-dp-overlap do not apply to Chakra traces");
+    if (!a.bucket.empty() || a.no_dp_overlap || pipeline_given(a))
+      throw InputError(a.workload, "--bucket, --no-dp-overlap and the pipeline options do not apply to Chakra traces");
     workload::ChakraOptions o;
     o.iterations = a.iterations;
     o.rank = a.rank;
@@ -94,14 +107,15 @@ workload::Dag make_dag(const SimWorkloadArgs& a, const net::Network& network) {
     throw InputError(a.chakra_ctrl_deps ? "--chakra-ctrl-deps" : "--chakra-skip-unsupported",
                      "applies to Chakra traces (name.<rank>.et) only");
   if (auto text = astra_text(a.workload)) {
-    if (!a.bucket.empty() || a.no_dp_overlap)
-      throw InputError(a.workload, "--bucket and --no-dp-overlap do not apply to ASTRA-sim workload files");
+    if (!a.bucket.empty() || a.no_dp_overlap || pipeline_given(a))
+      throw InputError(a.workload, "--bucket, --no-dp-overlap and the pipeline options do not apply to ASTRA-sim workload files");
     workload::AstraTextOptions o;
     o.iterations = a.iterations;
     o.ns_per_cycle = a.ns_per_cycle;
     return workload::parse_astra_text(*text, a.workload, network, o);
   }
   const auto entry = model_entry(a);
+  if (a.pp > 0) workload::pipeline_dims(network, a.pp, "--pp");  // names the flag, not the config field
   return workload::build_training_dag(entry.model, entry.parallelism, network);
 }
 
@@ -161,12 +175,20 @@ void check_common(const SimWorkloadArgs& a) {
 void print_per_iteration(const sim::DagResult& r) {
   const double it = r.iterations;
   fmt::print("  DAG: {} compute + {} communication nodes\n", r.compute_nodes, r.comm_nodes);
-  fmt::print("  per iteration:\n");
+  fmt::print("  per iteration{}:\n", r.stages.empty() ? "" : fmt::format(" (mean of the {} pipeline stages)", r.stages.size()));
   fmt::print("    iteration time      {}\n", ms(r.total_ns / it));
   fmt::print("    forward compute     {}\n", ms(r.forward_compute_ns / it));
   fmt::print("    backward compute    {}\n", ms(r.backward_compute_ns / it));
   fmt::print("    exposed DP comm     {}\n", ms(r.exposed_dp_comm_ns / it));
   fmt::print("    exposed MP comm     {}\n", ms(r.exposed_mp_comm_ns / it));
+  if (r.stages.empty()) return;
+  fmt::print("    exposed pipeline    {}  (bubble and stage-to-stage transfers)\n", ms(r.exposed_pp_comm_ns / it));
+  fmt::print("  per stage: {:>5} {:>12} {:>12} {:>12} {:>12}\n", "stage", "compute", "exposed DP", "exposed MP", "pipeline");
+  for (size_t s = 0; s < r.stages.size(); ++s) {
+    const auto& st = r.stages[s];
+    fmt::print("             {:>5} {:>12} {:>12} {:>12} {:>12}\n", s, ms(st.compute_ns / it), ms(st.exposed_dp_comm_ns / it),
+               ms(st.exposed_mp_comm_ns / it), ms(st.exposed_pp_comm_ns / it));
+  }
 }
 
 // --topology FABRIC.yaml: the DAG on a graph fabric through the flow-level model
@@ -180,6 +202,10 @@ void run_sim_workload_on_fabric(const SimWorkloadArgs& a) {
     throw InputError(a.workload, "a fabric (--topology with a 'fabric:' file) takes model zoo names and workload YAML files; "
                                  "Chakra traces and ASTRA-sim files carry a dimension network of their own");
   const auto entry = model_entry(a);
+  if (entry.parallelism.pp_stages > 1 || workload::effective_microbatches(entry.parallelism) > 1)
+    throw InputError(pipeline_given(a) ? "--pp" : a.workload,
+                     "pipeline parallelism and micro-batches run on dimension networks; the flow-level model of a "
+                     "fabric runs one stage");
   const auto logical = workload::logical_network(entry.parallelism, fabric.servers);
   const auto dag = workload::build_training_dag(entry.model, entry.parallelism, logical);
   workload::ComputeModel compute;
@@ -263,6 +289,11 @@ void register_sim_workload_command(CLI::App& sim) {
       ->capture_default_str();
   w->add_flag("--no-dp-overlap", args->no_dp_overlap,
               "Start the data-parallel gradient traffic only after back-propagation ends");
+  w->add_option("--pp", args->pp,
+                "Pipeline stages over the network's last dimensions (their NPU count; default: the model's, 1)");
+  w->add_option("--microbatches", args->microbatches,
+                "Micro-batches per mini-batch (default: the model's, else 4 x stages; with 1 stage: gradient accumulation)");
+  w->add_option("--pipeline-schedule", args->pipeline_schedule, "1f1b (PipeDream-Flush, default) | gpipe");
   w->add_option("--ns-per-cycle", args->ns_per_cycle, "ASTRA-sim text workloads: nanoseconds per compute cycle")
       ->capture_default_str();
   w->add_option("--rank", args->rank,

@@ -10,8 +10,8 @@ void add_trace_name(nlohmann::json& events, int pid, int tid, const char* what, 
   events.push_back(std::move(e));
 }
 
-void add_dimension_tracks(nlohmann::json& events, const net::Network& network, int pid) {
-  add_trace_name(events, pid, -1, "process_name", "dimensions");
+void add_dimension_tracks(nlohmann::json& events, const net::Network& network, int pid, const std::string& name) {
+  add_trace_name(events, pid, -1, "process_name", name);
   for (size_t k = 0; k < network.dims.size(); ++k) {
     const auto& d = network.dims[k];
     add_trace_name(events, pid, static_cast<int>(k), "thread_name",

@@ -15,7 +15,8 @@ nlohmann::json chrome_trace(const net::Network& network, const CollectiveRun& ru
 // Building blocks shared with the workload trace (sim/workload_json.h):
 // a metadata event naming process `pid` (tid < 0) or its thread `tid`;
 void add_trace_name(nlohmann::json& events, int pid, int tid, const char* what, const std::string& name);
-// process `pid` named "dimensions", with one named thread per network dimension.
-void add_dimension_tracks(nlohmann::json& events, const net::Network& network, int pid);
+// process `pid` named `name` ("dimensions"), with one named thread per network dimension.
+void add_dimension_tracks(nlohmann::json& events, const net::Network& network, int pid,
+                          const std::string& name = "dimensions");
 
 }  // namespace chorus::sim

@@ -2,7 +2,12 @@
 
 #include <algorithm>
 #include <functional>
+#include <memory>
 #include <queue>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
 
 #include "sim/analytical_network.h"
 #include "sim/event_queue.h"
@@ -13,12 +18,21 @@ namespace {
 
 using workload::NodeKind;
 
-enum class Blame : std::uint8_t { kNone, kDataParallel, kModelParallel };
+enum class Blame : std::uint8_t { kNone, kDataParallel, kModelParallel, kPipeline };
+
+Blame blame_of(workload::CommGroup group) {
+  switch (group) {
+    case workload::CommGroup::kDataParallel: return Blame::kDataParallel;
+    case workload::CommGroup::kModelParallel: return Blame::kModelParallel;
+    case workload::CommGroup::kPipeline: return Blame::kPipeline;
+  }
+  return Blame::kNone;
+}
 
 class DagRunner {
  public:
-  DagRunner(const workload::Dag& dag, const std::vector<double>& compute_ns, NetworkModel& network)
-      : dag_(dag), compute_ns_(compute_ns), net_(network) {
+  DagRunner(const workload::Dag& dag, const std::vector<double>& compute_ns, const std::vector<NetworkModel*>& networks)
+      : dag_(dag), compute_ns_(compute_ns), nets_(networks), stages_(networks.size()) {
     const size_t n = dag.nodes.size();
     remaining_.resize(n);
     enabler_.assign(n, -1);
@@ -44,21 +58,34 @@ class DagRunner {
     std::vector<int> finished;
     double now = 0;
     while (true) {
+      // The earliest event: a compute stream's, or a stage's network's (the lowest stage on ties).
+      NetworkModel* net = nullptr;
+      Stage* net_stage = nullptr;
+      double net_time = 0;
+      for (size_t s = 0; s < stages_.size(); ++s) {
+        if (nets_[s]->idle()) continue;
+        const double t = nets_[s]->next_event_ns();
+        if (!net || t < net_time) {
+          net = nets_[s];
+          net_stage = &stages_[s];
+          net_time = t;
+        }
+      }
       const bool has_compute = !compute_events_.empty();
-      const bool has_net = !net_.idle();
-      if (!has_compute && !has_net) break;
-      if (has_compute && (!has_net || compute_events_.next_time_ns() <= net_.next_event_ns())) {
+      if (!has_compute && !net) break;
+      if (has_compute && (!net || compute_events_.next_time_ns() <= net_time)) {
         const auto e = compute_events_.pop();
         now = e.time_ns;
-        busy_ = false;
-        compute_free_since_ = now;
+        auto& st = stage_of(e.payload);
+        st.busy = false;
+        st.free_since = now;
         complete(e.payload, now);
       } else {
-        now = net_.next_event_ns();
+        now = net_time;
         finished.clear();
-        net_.step(finished);
+        net->step(finished);
         for (int id : finished) {
-          if (--in_flight_ == 0) result_.comm_active_ns += now - comm_since_;
+          if (--net_stage->in_flight == 0) net_stage->comm_active_ns += now - net_stage->comm_since;
           complete(id, now);
         }
       }
@@ -66,40 +93,74 @@ class DagRunner {
     }
     result_.total_ns = now;
     result_.iterations = dag_.iterations;
-    // The tail after the last compute waits for the last communication.
-    add_exposed(now - compute_free_since_, last_comm_ >= 0 ? blame_[static_cast<size_t>(last_comm_)] : Blame::kNone);
+    // Per stage: the tail after its last compute waits for its last communication, and then,
+    // in a pipeline, for the other stages to finish. The reported split is the stages' mean,
+    // so that iteration time = compute + exposed holds for each stage and for the mean.
+    const double k = 1.0 / static_cast<double>(stages_.size());
+    double bytes = 0, active = 0;
+    for (auto& st : stages_) {
+      const double own_end = st.last_comm >= 0 ? std::max(st.free_since, result_.nodes[static_cast<size_t>(st.last_comm)].end_ns)
+                                               : st.free_since;
+      add_exposed(st, own_end - st.free_since, st.last_comm >= 0 ? blame_[static_cast<size_t>(st.last_comm)] : Blame::kNone);
+      add_exposed(st, now - std::max(own_end, st.free_since), Blame::kPipeline);
+      result_.forward_compute_ns += k * st.split.forward_compute_ns;
+      result_.backward_compute_ns += k * st.split.backward_compute_ns;
+      result_.optimizer_compute_ns += k * st.split.optimizer_compute_ns;
+      result_.exposed_comm_ns += k * st.split.exposed_comm_ns;
+      result_.exposed_dp_comm_ns += k * st.split.exposed_dp_comm_ns;
+      result_.exposed_mp_comm_ns += k * st.split.exposed_mp_comm_ns;
+      result_.exposed_pp_comm_ns += k * st.split.exposed_pp_comm_ns;
+      st.split.compute_ns = st.split.forward_compute_ns + st.split.backward_compute_ns + st.split.optimizer_compute_ns;
+      bytes += nets_[static_cast<size_t>(&st - stages_.data())]->bytes_sent_per_npu();
+      active += st.comm_active_ns;
+      if (stages_.size() > 1) result_.stages.push_back(st.split);
+    }
     result_.compute_ns = result_.forward_compute_ns + result_.backward_compute_ns + result_.optimizer_compute_ns;
-    result_.bytes_per_npu = net_.bytes_sent_per_npu();
-    const double capacity = total_bandwidth_gbps / 8.0 * result_.comm_active_ns;
-    result_.avg_bw_utilization = capacity > 0 ? result_.bytes_per_npu / capacity : 0.0;
+    result_.bytes_per_npu = k * bytes;
+    result_.comm_active_ns = k * active;
+    const double capacity = total_bandwidth_gbps / 8.0 * active;
+    result_.avg_bw_utilization = capacity > 0 ? bytes / capacity : 0.0;
     return std::move(result_);
   }
 
  private:
+  // One pipeline stage's compute stream and the bookkeeping of its network.
+  struct Stage {
+    std::priority_queue<int, std::vector<int>, std::greater<>> ready_compute;
+    bool busy = false;
+    double free_since = 0;
+    int in_flight = 0;
+    double comm_since = 0;
+    double comm_active_ns = 0;
+    int last_comm = -1;
+    StageSplit split;
+  };
+
   const workload::Node& node(int i) const { return dag_.nodes[static_cast<size_t>(i)]; }
+  Stage& stage_of(int i) { return stages_[static_cast<size_t>(node(i).stage)]; }
 
   void ready(int i, double now) {
     const auto& n = node(i);
     result_.nodes[static_cast<size_t>(i)].start_ns = now;
+    auto& st = stage_of(i);
     if (n.kind == NodeKind::kCompute) {
       ++result_.compute_nodes;
-      ready_compute_.push(i);
+      st.ready_compute.push(i);
       return;
     }
     ++result_.comm_nodes;
-    blame_[static_cast<size_t>(i)] =
-        n.group == workload::CommGroup::kDataParallel ? Blame::kDataParallel : Blame::kModelParallel;
+    blame_[static_cast<size_t>(i)] = blame_of(n.group);
     if (n.bytes <= 0 || n.dims.empty()) {  // nothing to send (e.g. a group of one NPU)
       instant_.push_back(i);
       return;
     }
-    if (in_flight_++ == 0) comm_since_ = now;
-    net_.start(i, n, now);
+    if (st.in_flight++ == 0) st.comm_since = now;
+    nets_[static_cast<size_t>(n.stage)]->start(i, n, now);
   }
 
   void complete(int i, double now) {
     result_.nodes[static_cast<size_t>(i)].end_ns = now;
-    if (node(i).kind == NodeKind::kComm) last_comm_ = i;
+    if (node(i).kind == NodeKind::kComm) stage_of(i).last_comm = i;
     for (size_t s = succ_begin_[static_cast<size_t>(i)]; s < succ_begin_[static_cast<size_t>(i) + 1]; ++s) {
       const int j = succ_[s];
       if (--remaining_[static_cast<size_t>(j)] == 0) {
@@ -110,51 +171,52 @@ class DagRunner {
     }
   }
 
-  // Completes comm nodes with nothing to send and starts the compute stream if it is free.
+  // Completes comm nodes with nothing to send and starts each compute stream that is free
+  // and has work.
   void drain(double now) {
     while (!instant_.empty()) {
       const int i = instant_.back();
       instant_.pop_back();
       complete(i, now);
     }
-    if (busy_ || ready_compute_.empty()) return;
-    const int j = ready_compute_.top();
-    ready_compute_.pop();
+    for (auto& st : stages_) start_compute(st, now);
+  }
+
+  void start_compute(Stage& st, double now) {
+    if (st.busy || st.ready_compute.empty()) return;
+    const int j = st.ready_compute.top();
+    st.ready_compute.pop();
     const int cause = enabler_[static_cast<size_t>(j)];
-    add_exposed(now - compute_free_since_, cause >= 0 ? blame_[static_cast<size_t>(cause)] : Blame::kNone);
+    add_exposed(st, now - st.free_since, cause >= 0 ? blame_[static_cast<size_t>(cause)] : Blame::kNone);
     const double t = compute_ns_[static_cast<size_t>(j)];
     switch (node(j).compute) {
-      case workload::ComputeKind::kForward: result_.forward_compute_ns += t; break;
+      case workload::ComputeKind::kForward: st.split.forward_compute_ns += t; break;
       case workload::ComputeKind::kInputGradient:
-      case workload::ComputeKind::kWeightGradient: result_.backward_compute_ns += t; break;
-      case workload::ComputeKind::kOptimizer: result_.optimizer_compute_ns += t; break;
+      case workload::ComputeKind::kWeightGradient: st.split.backward_compute_ns += t; break;
+      case workload::ComputeKind::kOptimizer: st.split.optimizer_compute_ns += t; break;
     }
     result_.nodes[static_cast<size_t>(j)].start_ns = now;
-    busy_ = true;
+    st.busy = true;
     compute_events_.schedule_at(now + t, j);
   }
 
-  void add_exposed(double gap, Blame blame) {
+  static void add_exposed(Stage& st, double gap, Blame blame) {
     if (gap <= 0) return;
-    result_.exposed_comm_ns += gap;
-    if (blame == Blame::kModelParallel) result_.exposed_mp_comm_ns += gap;
-    else result_.exposed_dp_comm_ns += gap;  // kNone cannot wait on anything but data-parallel sync here
+    st.split.exposed_comm_ns += gap;
+    if (blame == Blame::kModelParallel) st.split.exposed_mp_comm_ns += gap;
+    else if (blame == Blame::kPipeline) st.split.exposed_pp_comm_ns += gap;
+    else st.split.exposed_dp_comm_ns += gap;  // kNone cannot wait on anything but data-parallel sync here
   }
 
   const workload::Dag& dag_;
   const std::vector<double>& compute_ns_;
-  NetworkModel& net_;
+  const std::vector<NetworkModel*>& nets_;
+  std::vector<Stage> stages_;
   std::vector<int> remaining_, enabler_, succ_;
   std::vector<size_t> succ_begin_;
   std::vector<Blame> blame_;
-  std::priority_queue<int, std::vector<int>, std::greater<>> ready_compute_;
   std::vector<int> instant_;
   EventQueue<int> compute_events_;
-  bool busy_ = false;
-  double compute_free_since_ = 0;
-  int in_flight_ = 0;
-  double comm_since_ = 0;
-  int last_comm_ = -1;
   DagResult result_;
 };
 
@@ -162,7 +224,16 @@ class DagRunner {
 
 DagResult run_dag(const workload::Dag& dag, const std::vector<double>& compute_ns, NetworkModel& network,
                   double total_bandwidth_gbps) {
-  return DagRunner(dag, compute_ns, network).run(total_bandwidth_gbps);
+  if (dag.stages != 1)
+    throw InputError(dag.name, fmt::format("this network model runs one pipeline stage; the DAG has {}", dag.stages));
+  return run_dag(dag, compute_ns, std::vector<NetworkModel*>{&network}, total_bandwidth_gbps);
+}
+
+DagResult run_dag(const workload::Dag& dag, const std::vector<double>& compute_ns,
+                  const std::vector<NetworkModel*>& networks, double total_bandwidth_gbps) {
+  if (networks.size() != static_cast<size_t>(dag.stages))
+    throw InputError(dag.name, fmt::format("{} pipeline stages but {} network models", dag.stages, networks.size()));
+  return DagRunner(dag, compute_ns, networks).run(total_bandwidth_gbps);
 }
 
 WorkloadRun simulate_workload(const workload::Dag& dag, const net::Network& network,
@@ -171,17 +242,28 @@ WorkloadRun simulate_workload(const workload::Dag& dag, const net::Network& netw
   std::vector<double> compute_ns(dag.nodes.size());
   for (size_t i = 0; i < dag.nodes.size(); ++i) compute_ns[i] = options.compute.node_time_ns(dag.nodes[i]);
   WorkloadRun run;
+  // One network model per pipeline stage: a stage's NPUs have links of their own.
+  const size_t stages = static_cast<size_t>(dag.stages);
+  std::vector<NetworkModel*> nets;
   if (options.scheduler.kind == sched::SchedulerKind::kIdeal) {
-    IdealNetwork ideal(network);
-    run.result = run_dag(dag, compute_ns, ideal, network.total_bandwidth_gbps());
+    std::vector<std::unique_ptr<IdealNetwork>> ideal;
+    for (size_t s = 0; s < stages; ++s) nets.push_back(ideal.emplace_back(std::make_unique<IdealNetwork>(network)).get());
+    run.result = run_dag(dag, compute_ns, nets, network.total_bandwidth_gbps());
     return run;
   }
   SimOptions sim;
   sim.record_stages = options.record_stages;
-  AnalyticalNetwork analytical(network, options.scheduler, options.chunks_per_collective, options.themis, sim);
-  run.result = run_dag(dag, compute_ns, analytical, network.total_bandwidth_gbps());
-  run.stages = std::move(analytical.executor().stages());
-  for (auto& s : run.stages) s.collective = analytical.node_of(s.collective);
+  std::vector<std::unique_ptr<AnalyticalNetwork>> analytical;
+  for (size_t s = 0; s < stages; ++s)
+    nets.push_back(analytical.emplace_back(std::make_unique<AnalyticalNetwork>(network, options.scheduler,
+                                                                               options.chunks_per_collective,
+                                                                               options.themis, sim)).get());
+  run.result = run_dag(dag, compute_ns, nets, network.total_bandwidth_gbps());
+  for (const auto& a : analytical)
+    for (auto& s : a->executor().stages()) {
+      s.collective = a->node_of(s.collective);
+      run.stages.push_back(std::move(s));
+    }
   return run;
 }
 

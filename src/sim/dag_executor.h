@@ -1,15 +1,16 @@
 #pragma once
-// Runs a training DAG on the discrete-event core: one compute stream per NPU (ready compute
-// nodes run one at a time, lowest node index first, i.e. in program order) and a network
-// model that carries every communication node as soon as its dependencies are done, so
-// communication overlaps computation wherever the DAG allows and several collectives share
-// the network at once.
+// Runs a training DAG on the discrete-event core: per pipeline stage (one, without a
+// pipeline) a compute stream (ready compute nodes run one at a time, lowest node index first,
+// i.e. in program order) and a network model that carries every communication node as soon
+// as its dependencies are done, so communication overlaps computation wherever the DAG allows
+// and several collectives share the network at once.
 //
-// Exposed communication (Themis Sec. 6.2, footnote 11) is the time the compute stream waits
+// Exposed communication (Themis Sec. 6.2, footnote 11) is the time a compute stream waits
 // for communication: every idle gap before a compute node is blamed on the communication
 // that made the node ready (followed through zero-work compute nodes), and the tail after
-// the last compute on the last communication. So iteration time = compute + exposed,
-// exactly, and exposed = data-parallel + model-parallel.
+// the stream's last compute on its last communication, then on the pipeline (waiting for the
+// other stages). So iteration time = compute + exposed, exactly, and exposed = data-parallel +
+// model-parallel + pipeline, per stage.
 #include <string>
 #include <vector>
 
@@ -27,6 +28,21 @@ struct NodeTiming {
   double end_ns = 0;
 };
 
+// One pipeline stage's split of the run (per stage, all iterations).
+struct StageSplit {
+  double compute_ns = 0;
+  double forward_compute_ns = 0;
+  double backward_compute_ns = 0;
+  double optimizer_compute_ns = 0;
+  double exposed_comm_ns = 0;
+  double exposed_dp_comm_ns = 0;
+  double exposed_mp_comm_ns = 0;
+  double exposed_pp_comm_ns = 0;
+};
+
+// With pipeline stages (workload::Dag::stages > 1) the compute and exposed fields are the
+// stages' means (each stage's own split in `stages`); every stage spans the whole run, so
+// total = compute + exposed for each stage and for the mean.
 struct DagResult {
   double total_ns = 0;  // all iterations
   int iterations = 1;
@@ -37,18 +53,26 @@ struct DagResult {
   double exposed_comm_ns = 0;
   double exposed_dp_comm_ns = 0;
   double exposed_mp_comm_ns = 0;
-  double comm_active_ns = 0;       // time with at least one communication node in flight
-  double bytes_per_npu = 0;        // sent over all dimensions
+  // Waiting for the neighbouring pipeline stage: the pipeline's bubble and the exposed part of
+  // the activations and gradients sent between stages, and the wait for the slowest stage at
+  // the end.
+  double exposed_pp_comm_ns = 0;
+  double comm_active_ns = 0;       // time with at least one communication node in flight (stages' mean)
+  double bytes_per_npu = 0;        // sent over all dimensions (stages' mean)
   double avg_bw_utilization = 0;   // Fig. 4: bytes / (total bandwidth x comm_active_ns)
   int compute_nodes = 0;
   int comm_nodes = 0;
   std::vector<NodeTiming> nodes;  // per DAG node
+  std::vector<StageSplit> stages;  // per pipeline stage, when there are several
 };
 
 // `compute_ns[i]` is node i's compute time (ignored for comm nodes). `total_bandwidth_gbps`
-// is the NPU's bandwidth over all dimensions (for avg_bw_utilization).
+// is the NPU's bandwidth over all dimensions (for avg_bw_utilization). One network model
+// per pipeline stage (the first form: a DAG of one stage).
 DagResult run_dag(const workload::Dag& dag, const std::vector<double>& compute_ns, NetworkModel& network,
                   double total_bandwidth_gbps);
+DagResult run_dag(const workload::Dag& dag, const std::vector<double>& compute_ns,
+                  const std::vector<NetworkModel*>& networks, double total_bandwidth_gbps);
 
 struct WorkloadSimOptions {
   sched::SchedulerSpec scheduler = sched::parse_scheduler("themis-scf");
@@ -61,6 +85,7 @@ struct WorkloadSimOptions {
 struct WorkloadRun {
   DagResult result;
   std::vector<StageRecord> stages;  // with record_stages (not for "ideal"); collective = DAG node id
+                                    // (its pipeline stage: the node's)
 };
 
 // The DAG on `network` under the scheduler: baseline / Themis on the analytical network,

@@ -30,11 +30,21 @@ nlohmann::json to_json(const net::Network& network, const workload::Dag& dag, co
   j["exposed_comm_ns"] = r.exposed_comm_ns / it;
   j["exposed_dp_comm_ns"] = r.exposed_dp_comm_ns / it;
   j["exposed_mp_comm_ns"] = r.exposed_mp_comm_ns / it;
+  j["exposed_pp_comm_ns"] = r.exposed_pp_comm_ns / it;
   j["total_time_ns"] = r.total_ns;
   j["comm_active_ns"] = r.comm_active_ns;
   j["bytes_per_npu"] = r.bytes_per_npu;
   j["avg_bw_utilization"] = r.avg_bw_utilization;
   j["nodes"] = {{"compute", r.compute_nodes}, {"comm", r.comm_nodes}};
+  if (!r.stages.empty()) {
+    json stages = json::array();
+    for (const auto& st : r.stages)
+      stages.push_back({{"compute_ns", st.compute_ns / it},
+                        {"exposed_dp_comm_ns", st.exposed_dp_comm_ns / it},
+                        {"exposed_mp_comm_ns", st.exposed_mp_comm_ns / it},
+                        {"exposed_pp_comm_ns", st.exposed_pp_comm_ns / it}});
+    j["pipeline_stages"] = stages;
+  }
   return j;
 }
 
@@ -62,30 +72,37 @@ nlohmann::json workload_trace(const net::Network& network, const workload::Dag& 
   auto meta = [&](int pid, int tid, const char* what, const std::string& name) {
     add_trace_name(events, pid, tid, what, name);
   };
+  // Pipeline stages: a compute track and communication tracks per stage, and a dimensions
+  // process per stage (each stage's NPUs have their own links).
+  const bool staged = dag.stages > 1;
+  auto stage_name = [&](int s, const std::string& what) { return staged ? fmt::format("stage {} {}", s, what) : what; };
   meta(0, -1, "process_name", "compute");
-  meta(0, 0, "thread_name", "compute stream");
+  for (int s = 0; s < dag.stages; ++s) meta(0, s, "thread_name", stage_name(s, "compute stream"));
   meta(1, -1, "process_name", "communication");
-  add_dimension_tracks(events, network, 2);
-  std::vector<double> track_free;  // communication tracks: when each becomes free
+  for (int s = 0; s < dag.stages; ++s) add_dimension_tracks(events, network, 2 + s, stage_name(s, "dimensions"));
+  // Communication tracks: per stage, when each becomes free; tid = track x stages + stage.
+  std::vector<std::vector<double>> track_free(static_cast<size_t>(dag.stages));
   const auto& timing = run.result.nodes;
   for (size_t i = 0; i < dag.nodes.size(); ++i) {
     const auto& n = dag.nodes[i];
     const auto& t = timing[i];
     if (n.kind == workload::NodeKind::kCompute) {
       if (t.end_ns <= t.start_ns) continue;
-      events.push_back({{"ph", "X"}, {"pid", 0}, {"tid", 0}, {"name", n.name},
+      events.push_back({{"ph", "X"}, {"pid", 0}, {"tid", n.stage}, {"name", n.name},
                         {"cat", std::string(workload::to_string(n.compute))}, {"ts", t.start_ns / 1e3},
                         {"dur", (t.end_ns - t.start_ns) / 1e3}, {"args", {{"iteration", n.iteration}}}});
       continue;
     }
+    auto& free = track_free[static_cast<size_t>(n.stage)];
     size_t track = 0;
-    while (track < track_free.size() && track_free[track] > t.start_ns) ++track;
-    if (track == track_free.size()) {
-      track_free.push_back(0);
-      meta(1, static_cast<int>(track), "thread_name", fmt::format("collectives {}", track));
+    while (track < free.size() && free[track] > t.start_ns) ++track;
+    const int tid = static_cast<int>(track) * dag.stages + n.stage;
+    if (track == free.size()) {
+      free.push_back(0);
+      meta(1, tid, "thread_name", stage_name(n.stage, fmt::format("collectives {}", track)));
     }
-    track_free[track] = t.end_ns;
-    events.push_back({{"ph", "X"}, {"pid", 1}, {"tid", track}, {"name", n.name},
+    free[track] = t.end_ns;
+    events.push_back({{"ph", "X"}, {"pid", 1}, {"tid", tid}, {"name", n.name},
                       {"cat", std::string(workload::to_string(n.group))}, {"ts", t.start_ns / 1e3},
                       {"dur", (t.end_ns - t.start_ns) / 1e3},
                       {"args", {{"op", std::string(coll::to_string(n.op))}, {"bytes", n.bytes}, {"dims", n.dims}}}});
@@ -93,7 +110,7 @@ nlohmann::json workload_trace(const net::Network& network, const workload::Dag& 
   for (const auto& s : run.stages) {
     const auto& n = dag.nodes[static_cast<size_t>(s.collective)];
     const std::string phase(coll::to_string(s.phase));
-    events.push_back({{"ph", "X"}, {"pid", 2}, {"tid", s.dim}, {"name", fmt::format("{} c{} {}", n.name, s.chunk, phase)},
+    events.push_back({{"ph", "X"}, {"pid", 2 + n.stage}, {"tid", s.dim}, {"name", fmt::format("{} c{} {}", n.name, s.chunk, phase)},
                       {"cat", phase}, {"ts", s.start_ns / 1e3}, {"dur", (s.end_ns - s.start_ns) / 1e3},
                       {"args", {{"bytes_per_npu", s.bytes_sent}, {"arrive_us", s.arrive_ns / 1e3}}}});
   }

@@ -12,7 +12,9 @@ namespace chorus::sim {
 // Keys: workload, topology, shape, npus, scheduler, chunks_per_collective, iterations,
 // compute_model{peak_tflops, memory_bandwidth_gbs}, per iteration (total / iterations):
 // iteration_time_ns, compute_ns, forward_compute_ns, backward_compute_ns,
-// optimizer_compute_ns, exposed_comm_ns, exposed_dp_comm_ns, exposed_mp_comm_ns; over the
+// optimizer_compute_ns, exposed_comm_ns, exposed_dp_comm_ns, exposed_mp_comm_ns,
+// exposed_pp_comm_ns (with pipeline stages: the stages' means, and pipeline_stages[] with
+// each stage's compute_ns and exposed_{dp,mp,pp}_comm_ns per iteration); over the
 // whole run: total_time_ns, comm_active_ns, bytes_per_npu, avg_bw_utilization;
 // nodes{compute, comm}.
 nlohmann::json to_json(const net::Network& network, const workload::Dag& dag, const WorkloadSimOptions& options,
@@ -26,9 +28,10 @@ nlohmann::json to_json(const net::Network& network, const workload::Dag& dag, co
 nlohmann::json to_json(const net::GraphNetwork& fabric, const net::Network& logical, const workload::Dag& dag,
                        const workload::ComputeModel& compute, const FabricRun& run);
 
-// Process "compute": one track with every compute node. Process "communication": every comm
-// node from issue to completion, on as many tracks as overlap. Process "dimensions" (with
-// recorded stages): every chunk stage's bandwidth phase per dimension.
+// Process "compute": a track per pipeline stage with its compute nodes. Process
+// "communication": every comm node from issue to completion, on as many tracks per stage as
+// overlap. Process "dimensions" (with recorded stages; "stage s dimensions" per pipeline
+// stage): every chunk stage's bandwidth phase per dimension.
 nlohmann::json workload_trace(const net::Network& network, const workload::Dag& dag, const WorkloadRun& run);
 
 }  // namespace chorus::sim

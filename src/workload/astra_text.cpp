@@ -74,7 +74,13 @@ Dag parse_astra_text(const std::string& text, const std::string& source, const n
       continue;
     }
     std::string value;
-    if (key.back() != ':' || !(header >> value)) continue;  // other keys (ep:, pp:, ...) are read and ignored
+    if (key.back() != ':' || !(header >> value)) continue;  // other keys (ep:, vpp:, ...) are read and ignored
+    // A pipeline (or gradient accumulation) would change the file's meaning; chorus's pipeline
+    // generator works on models (workload YAML), not on per-layer times and sizes.
+    if ((key == "pp:" || key == "ga:") && integer(key.substr(0, key.size() - 1), value) > 1)
+      throw InputError(at(), fmt::format("'{} {}': pipeline stages and gradient accumulation are not imported from "
+                                         "ASTRA-sim text workloads; describe the model in a workload YAML file "
+                                         "(parallelism: pp_stages, microbatches) instead", key, value));
     if (key == "DLRM_LAST_BOTTOM_LAYER:") {
       last_bottom = integer("DLRM_LAST_BOTTOM_LAYER", value);
       continue;

@@ -19,13 +19,23 @@ std::string_view to_string(ComputeKind kind) {
   return "?";
 }
 
-std::string_view to_string(CommGroup group) { return group == CommGroup::kDataParallel ? "dp" : "mp"; }
+std::string_view to_string(CommGroup group) {
+  switch (group) {
+    case CommGroup::kDataParallel: return "dp";
+    case CommGroup::kModelParallel: return "mp";
+    case CommGroup::kPipeline: return "pp";
+  }
+  return "?";
+}
 
 void validate(const Dag& dag, int num_dims, const std::string& where) {
   if (dag.iterations < 1) throw InputError(where, fmt::format("iterations must be >= 1, got {}", dag.iterations));
+  if (dag.stages < 1) throw InputError(where, fmt::format("pipeline stages must be >= 1, got {}", dag.stages));
   for (size_t i = 0; i < dag.nodes.size(); ++i) {
     const auto& n = dag.nodes[i];
     const std::string at = fmt::format("{}: node {} ('{}')", where, i, n.name);
+    if (n.stage < 0 || n.stage >= dag.stages)
+      throw InputError(at, fmt::format("stage {} is not in 0..{}", n.stage, dag.stages - 1));
     for (int d : n.deps)
       if (d < 0 || static_cast<size_t>(d) >= i)
         throw InputError(at, fmt::format("dependency {} must name an earlier node (0..{})", d,

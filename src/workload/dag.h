@@ -16,13 +16,13 @@ enum class NodeKind { kCompute, kComm };
 // optimizer update is reported on its own).
 enum class ComputeKind { kForward, kInputGradient, kWeightGradient, kOptimizer };
 // Which parallelism a communication belongs to (Fig. 12: exposed data-parallel vs
-// model-parallel communication).
-enum class CommGroup { kDataParallel, kModelParallel };
+// model-parallel communication; pipeline: transfers between pipeline stages).
+enum class CommGroup { kDataParallel, kModelParallel, kPipeline };
 enum class CommKind { kCollective, kPointToPoint };
 
 std::string_view to_string(NodeKind kind);
 std::string_view to_string(ComputeKind kind);  // "forward", "input_gradient", "weight_gradient", "optimizer"
-std::string_view to_string(CommGroup group);   // "dp", "mp"
+std::string_view to_string(CommGroup group);   // "dp", "mp", "pp"
 
 struct Node {
   std::string name;
@@ -39,6 +39,10 @@ struct Node {
   double bytes = 0;
   std::vector<int> dims;
   CommGroup group = CommGroup::kDataParallel;
+  // The pipeline stage whose NPUs run the node (0..Dag::stages - 1): each stage has its own
+  // compute stream and network links. Stages are symmetric inside (every NPU of a stage runs
+  // that stage's nodes), so the DAG is one NPU's view per stage.
+  int stage = 0;
   // Bookkeeping for reports and traces.
   int layer = -1;
   int iteration = 0;
@@ -50,6 +54,7 @@ struct Node {
 struct Dag {
   std::string name;
   int iterations = 1;
+  int stages = 1;  // pipeline stages (workload/pipeline.h)
   std::vector<Node> nodes;
 
   int add(Node node) {
@@ -58,7 +63,7 @@ struct Dag {
   }
 };
 
-// Checks every node: deps in range and earlier, compute work >= 0, comm bytes >= 0 with
+// Checks every node: its stage in 0..stages - 1, deps in range and earlier, compute work >= 0, comm bytes >= 0 with
 // distinct dimensions < num_dims (num_dims < 0 skips that check). Throws InputError naming
 // `where`, the node and the field.
 void validate(const Dag& dag, int num_dims, const std::string& where);

@@ -24,20 +24,32 @@ namespace {
 class Builder {
  public:
   Builder(const Model& model, const ParallelismConfig& config, const net::Network& network)
-      : model_(model), config_(config) {
+      : model_(model), config_(config), network_(network) {
     mp_dims_ = model_parallel_dims(network, config.mp_npus);
     for (int k : mp_dims_) mp_ *= network.dims[static_cast<size_t>(k)].size;
-    for (int k = static_cast<int>(mp_dims_.size()); k < network.num_dims(); ++k) dp_dims_.push_back(k);
+    pp_dims_ = pipeline_dims(network, config.pp_stages, "pp_stages");
+    if (!pp_dims_.empty() && !mp_dims_.empty() && pp_dims_.front() <= mp_dims_.back())
+      throw InputError("pp_stages", fmt::format("the pipeline's dimensions ({}) overlap the model-parallel group's ({})",
+                                                fmt::join(pp_dims_, ", "), fmt::join(mp_dims_, ", ")));
+    const int dp_end = pp_dims_.empty() ? network.num_dims() : pp_dims_.front();
+    for (int k = static_cast<int>(mp_dims_.size()); k < dp_end; ++k) dp_dims_.push_back(k);
     for (int k = 0; k < network.num_dims(); ++k) all_dims_.push_back(k);
     ep_dims_ = model_parallel_dims(network, config.ep_npus);
     for (int k = static_cast<int>(ep_dims_.size()); k < network.num_dims(); ++k) ep_dp_dims_.push_back(k);
     dag_.name = model.name;
     dag_.iterations = config.iterations;
+    dag_.stages = config.pp_stages;
     param_ready_.assign(model.layers.size(), -1);
+    microbatches_ = effective_microbatches(config);
+    scale_ = 1.0 / microbatches_;
   }
 
   Dag build() {
-    for (int it = 0; it < config_.iterations; ++it) iteration(it);
+    if (config_.pp_stages > 1 || microbatches_ > 1) {
+      pipeline();
+    } else {
+      for (int it = 0; it < config_.iterations; ++it) iteration(it);
+    }
     return std::move(dag_);
   }
 
@@ -59,10 +71,13 @@ class Builder {
   }
   // Per-NPU share of a layer's parameters (split across the model-parallel group).
   double shard_params(int l) const { return model_.layers[static_cast<size_t>(l)].params / share(l); }
+  // A micro-batch's share of the mini-batch's activations (scale_ = 1 / micro-batches).
+  double act_bytes(double elements) const { return elem_bytes(elements) * scale_; }
   double layer_mem_bytes(int l) const {
     const auto& layer = model_.layers[static_cast<size_t>(l)];
-    return elem_bytes(shard_params(l) + layer.input_elements + layer.output_elements);
+    return elem_bytes(shard_params(l) + (layer.input_elements + layer.output_elements) * scale_);
   }
+  double layer_flops(int l) const { return model_.layers[static_cast<size_t>(l)].forward_flops / share(l) * scale_; }
 
   int compute(const std::string& name, ComputeKind kind, double flops, double mem, int layer, int it,
               std::vector<int> deps) {
@@ -74,9 +89,15 @@ class Builder {
     n.mem_bytes = mem;
     n.layer = layer;
     n.iteration = it;
+    n.stage = stage_;
+    // A pipeline stage runs its forward and backward passes in the schedule's order: each
+    // waits for the stage's previous one (the optimizer, which waits for the gradients'
+    // synchronization, does not hold the stream).
+    if (kind != ComputeKind::kOptimizer && std::find(deps.begin(), deps.end(), order_dep_) == deps.end())
+      deps.push_back(order_dep_);
     n.deps = clean(std::move(deps));
     const int id = dag_.add(std::move(n));
-    if (kind != ComputeKind::kOptimizer) last_backward_ = id;
+    if (kind != ComputeKind::kOptimizer) last_compute_ = id;
     return id;
   }
 
@@ -91,6 +112,7 @@ class Builder {
     n.group = group;
     n.layer = layer;
     n.iteration = it;
+    n.stage = stage_;
     n.deps = clean(std::move(deps));
     return dag_.add(std::move(n));
   }
@@ -108,19 +130,19 @@ class Builder {
     const bool moe = layer.expert && !ep_dims_.empty();
     if (moe)
       prev = comm(fmt::format("ep {}-dispatch {} it{}", tag, layer.name, it), coll::CollectiveOp::kAllToAll,
-                  elem_bytes(layer.input_elements), ep_dims_, CommGroup::kModelParallel, l, it, {prev});
+                  act_bytes(layer.input_elements), ep_dims_, CommGroup::kModelParallel, l, it, {prev});
     if (gathers_input(l))
       prev = comm(fmt::format("mp {}-ag {} it{}", tag, layer.name, it), coll::CollectiveOp::kAllGather,
-                  elem_bytes(layer.input_elements), mp_dims_, CommGroup::kModelParallel, l, it, {prev});
+                  act_bytes(layer.input_elements), mp_dims_, CommGroup::kModelParallel, l, it, {prev});
     int out = compute(fmt::format("{} {} it{}", tag, layer.name, it), ComputeKind::kForward,
-                      layer.forward_flops / share(l), layer_mem_bytes(l), l, it,
+                      layer_flops(l), layer_mem_bytes(l), l, it,
                       {prev, param_ready_[static_cast<size_t>(l)], extra});
     if (activation_all_reduce(l))
       out = comm(fmt::format("mp {}-ar {} it{}", tag, layer.name, it), coll::CollectiveOp::kAllReduce,
-                 elem_bytes(layer.output_elements), mp_dims_, CommGroup::kModelParallel, l, it, {out});
+                 act_bytes(layer.output_elements), mp_dims_, CommGroup::kModelParallel, l, it, {out});
     if (moe)
       out = comm(fmt::format("ep {}-combine {} it{}", tag, layer.name, it), coll::CollectiveOp::kAllToAll,
-                 elem_bytes(layer.output_elements), ep_dims_, CommGroup::kModelParallel, l, it, {out});
+                 act_bytes(layer.output_elements), ep_dims_, CommGroup::kModelParallel, l, it, {out});
     return out;
   }
 
@@ -147,32 +169,39 @@ class Builder {
         prev = forward(l, it, prev, false);
       }
     }
-    // Back-propagation: the gradient flows from the last layer to the first.
-    int grad = prev;
+    backward(it, 0, num_layers, prev, true, emb_bytes);
+  }
+
+  // Back-propagation through layers end - 1 down to first, from the gradient `grad` produces;
+  // returns the node that produces layer first's input gradient. With `sync` (the mini-batch's
+  // last backward pass) the weight gradients are synchronized in buckets and applied.
+  int backward(int it, int first, int end, int grad, bool sync, double emb_bytes = 0) {
+    const auto& emb = model_.embeddings;
+    const bool hybrid = emb.tables > 0;
     // Gradients of split layers go over the data-parallel group, those of replicated layers
     // (ParallelismConfig::layer_mp) over all NPUs: a bucket per group.
     Bucket buckets[2] = {{{}, {}, 0, dp_dims_}, {{}, {}, 0, all_dims_}};
-    for (int l = num_layers - 1; l >= 0; --l) {
+    for (int l = end - 1; l >= first; --l) {
       const auto& layer = model_.layers[static_cast<size_t>(l)];
       if (gathers_output_grad(l))
         grad = comm(fmt::format("mp grad-ag {} it{}", layer.name, it), coll::CollectiveOp::kAllGather,
-                    elem_bytes(layer.output_elements), mp_dims_, CommGroup::kModelParallel, l, it, {grad});
+                    act_bytes(layer.output_elements), mp_dims_, CommGroup::kModelParallel, l, it, {grad});
       if (config_.recompute) grad = forward(l, it, grad, true);
       const bool moe = layer.expert && !ep_dims_.empty();
       if (moe)  // output gradients back to the experts that produced the outputs
         grad = comm(fmt::format("ep grad-dispatch {} it{}", layer.name, it), coll::CollectiveOp::kAllToAll,
-                    elem_bytes(layer.output_elements), ep_dims_, CommGroup::kModelParallel, l, it, {grad});
+                    act_bytes(layer.output_elements), ep_dims_, CommGroup::kModelParallel, l, it, {grad});
       const double mem = layer_mem_bytes(l);
       int next_grad = grad;
       if (l > 0) {  // the first layer needs no input gradient
         next_grad = compute(fmt::format("ig {} it{}", layer.name, it), ComputeKind::kInputGradient,
-                            layer.forward_flops / share(l), mem, l, it, {grad});
+                            layer_flops(l), mem, l, it, {grad});
         if (activation_all_reduce(l))
           next_grad = comm(fmt::format("mp ig-ar {} it{}", layer.name, it), coll::CollectiveOp::kAllReduce,
-                           elem_bytes(layer.input_elements), mp_dims_, CommGroup::kModelParallel, l, it, {next_grad});
+                           act_bytes(layer.input_elements), mp_dims_, CommGroup::kModelParallel, l, it, {next_grad});
         if (moe)  // input gradients back to the tokens' home NPUs
           next_grad = comm(fmt::format("ep grad-combine {} it{}", layer.name, it), coll::CollectiveOp::kAllToAll,
-                           elem_bytes(layer.input_elements), ep_dims_, CommGroup::kModelParallel, l, it, {next_grad});
+                           act_bytes(layer.input_elements), ep_dims_, CommGroup::kModelParallel, l, it, {next_grad});
       }
       if (hybrid && l == emb.top_start) {
         // Embedding gradients go back to the tables' owners, which then update them.
@@ -184,7 +213,7 @@ class Builder {
       if (layer.params > 0 && moe) {
         // An expert's gradient is shared only with the replicas of the same expert.
         const int wg = compute(fmt::format("wg {} it{}", layer.name, it), ComputeKind::kWeightGradient,
-                               layer.forward_flops / share(l), mem, l, it, {grad});
+                               layer_flops(l), mem, l, it, {grad});
         deferred_.push_back({{l}, {wg}, elem_bytes(shard_params(l)), ep_dp_dims_});
         if (config_.overlap_dp) {
           flush(it, deferred_.back());
@@ -192,15 +221,17 @@ class Builder {
         }
       } else if (layer.params > 0) {
         const int wg = compute(fmt::format("wg {} it{}", layer.name, it), ComputeKind::kWeightGradient,
-                               layer.forward_flops / share(l), mem, l, it, {grad});
-        auto& b = buckets[split(l) ? 0 : 1];
-        b.layers.push_back(l);
-        b.wgs.push_back(wg);
-        b.bytes += elem_bytes(shard_params(l));
+                               layer_flops(l), mem, l, it, {grad});
+        if (sync) {
+          auto& b = buckets[split(l) ? 0 : 1];
+          b.layers.push_back(l);
+          b.wgs.push_back(wg);
+          b.bytes += elem_bytes(shard_params(l));
+        }
       }
       grad = next_grad;
       for (auto& b : buckets)
-        if (!b.layers.empty() && (b.bytes >= config_.bucket_bytes || l == 0)) {
+        if (!b.layers.empty() && (b.bytes >= config_.bucket_bytes || l == first)) {
           deferred_.push_back(b);
           if (config_.overlap_dp) {
             flush(it, deferred_.back());
@@ -213,10 +244,97 @@ class Builder {
     }
     // Without overlap every bucket waits for the end of back-propagation.
     for (auto& b : deferred_) {
-      b.wgs.push_back(last_backward_);
+      b.wgs.push_back(last_compute_);
       flush(it, b);
     }
     deferred_.clear();
+    return grad;
+  }
+
+  // Pipeline parallelism: every stage's schedule, emitted in an order where each node's
+  // dependencies come first (a stage's forward of micro-batch m after the previous stage's,
+  // its backward after the next stage's).
+  void pipeline() {
+    const int stages = config_.pp_stages, mbs = microbatches_, iterations = config_.iterations;
+    // Balanced by each layer's compute time per micro-batch under the run's compute model:
+    // forward, input gradient (not the first layer) and weight gradient (layers with
+    // parameters), roofline each.
+    std::vector<double> cost;
+    for (int l = 0; l < static_cast<int>(model_.layers.size()); ++l) {
+      const double pass = config_.compute.time_ns(layer_flops(l), layer_mem_bytes(l));
+      cost.push_back(pass * (1 + (l > 0 ? 1 : 0) + (model_.layers[static_cast<size_t>(l)].params > 0 ? 1 : 0)));
+    }
+    const auto first = partition_layers(cost, stages);
+    std::vector<std::vector<PipelineOp>> ops(static_cast<size_t>(stages));
+    for (int s = 0; s < stages; ++s) ops[static_cast<size_t>(s)] = pipeline_ops(config_.pipeline_schedule, stages, s, mbs);
+    const size_t per_it = 2 * static_cast<size_t>(mbs);
+    // Per (iteration, micro-batch, stage): the node that hands the activations to the next
+    // stage (the last stage: its output, where back-propagation starts) and the one that
+    // hands the input gradient to the previous stage; -2 until emitted.
+    const size_t slots = static_cast<size_t>(iterations) * static_cast<size_t>(mbs) * static_cast<size_t>(stages);
+    std::vector<int> act(slots, -2), grad(slots, -2);
+    auto slot = [&](int it, int m, int s) {
+      return (static_cast<size_t>(it) * static_cast<size_t>(mbs) + static_cast<size_t>(m)) * static_cast<size_t>(stages) +
+             static_cast<size_t>(s);
+    };
+    std::vector<size_t> next(static_cast<size_t>(stages), 0);  // per stage: ops emitted, over all iterations
+    std::vector<int> stage_last(static_cast<size_t>(stages), -1);
+    const size_t total = per_it * static_cast<size_t>(iterations);
+    for (bool progress = true; progress;) {
+      progress = false;
+      for (int s = 0; s < stages; ++s) {
+        auto& k = next[static_cast<size_t>(s)];
+        while (k < total) {
+          const int it = static_cast<int>(k / per_it);
+          const auto op = ops[static_cast<size_t>(s)][k % per_it];
+          const int m = op.microbatch;
+          const int from = op.forward ? (s > 0 ? act[slot(it, m, s - 1)] : -1)
+                                      : (s + 1 < stages ? grad[slot(it, m, s + 1)] : act[slot(it, m, s)]);
+          if (from == -2) break;  // the neighbouring stage has not got there yet
+          stage_ = s;
+          order_dep_ = stage_last[static_cast<size_t>(s)];
+          const int begin = static_cast<int>(dag_.nodes.size());
+          const int lo = first[static_cast<size_t>(s)], hi = first[static_cast<size_t>(s) + 1];
+          if (op.forward) {
+            int out = from;
+            for (int l = lo; l < hi; ++l) out = forward(l, it, out, false);
+            if (s + 1 < stages)
+              out = send(fmt::format("pp send-act {} it{}", model_.layers[static_cast<size_t>(hi) - 1].name, it),
+                         act_bytes(model_.layers[static_cast<size_t>(hi) - 1].output_elements), s, hi - 1, it, {out});
+            act[slot(it, m, s)] = out;
+          } else {
+            int out = backward(it, lo, hi, from, m == mbs - 1);
+            // The input gradient leaves when the pass is over, weight gradients included, as
+            // the schedules assume (a backward pass is one unit of work).
+            if (s > 0)
+              out = send(fmt::format("pp send-grad {} it{}", model_.layers[static_cast<size_t>(lo)].name, it),
+                         act_bytes(model_.layers[static_cast<size_t>(lo)].input_elements), s - 1, lo, it,
+                         {out, last_compute_});
+            grad[slot(it, m, s)] = out;
+          }
+          stage_last[static_cast<size_t>(s)] = last_compute_;
+          for (size_t i = static_cast<size_t>(begin); i < dag_.nodes.size(); ++i)
+            dag_.nodes[i].name += fmt::format(" mb{}", m);
+          ++k;
+          progress = true;
+        }
+      }
+    }
+    for (int s = 0; s < stages; ++s)
+      if (next[static_cast<size_t>(s)] < total)
+        throw InputError(model_.name, fmt::format("pipeline schedule {} stalls at stage {}", to_string(config_.pipeline_schedule), s));
+    stage_ = 0;
+    order_dep_ = -1;
+  }
+
+  // A point-to-point transfer from the current stage to the neighbouring stage `link` links
+  // to (stage_link_dim of the lower of the two).
+  int send(const std::string& name, double bytes, int link, int layer, int it, std::vector<int> deps) {
+    if (deps.size() == 2 && deps[0] == deps[1]) deps.pop_back();
+    const int id = comm(name, coll::CollectiveOp::kAllReduce, bytes, {stage_link_dim(network_, pp_dims_, link)},
+                        CommGroup::kPipeline, layer, it, std::move(deps));
+    dag_.nodes[static_cast<size_t>(id)].comm = CommKind::kPointToPoint;
+    return id;
   }
 
   struct Bucket {
@@ -261,13 +379,20 @@ class Builder {
 
   const Model& model_;
   ParallelismConfig config_;
-  std::vector<int> mp_dims_, dp_dims_, all_dims_, ep_dims_, ep_dp_dims_;
+  const net::Network& network_;
+  std::vector<int> mp_dims_, dp_dims_, pp_dims_, all_dims_, ep_dims_, ep_dp_dims_;
   int emb_ready_ = -1;  // the node after which the embedding tables are current
   int mp_ = 1;
   Dag dag_;
-  std::vector<int> param_ready_;
+  std::vector<int> param_ready_;  // per layer: the node after which its parameters are current
   std::vector<Bucket> deferred_;
-  int last_backward_ = -1;  // the last compute node of the current backward pass  // per layer: the node after which its parameters are current
+  int last_compute_ = -1;  // the last compute node emitted (not an optimizer)
+  // Pipeline parallelism: micro-batches, their share of the activations, the stage being
+  // emitted and the compute node its next pass waits for (-1: none).
+  int microbatches_ = 1;
+  double scale_ = 1;
+  int stage_ = 0;
+  int order_dep_ = -1;
 };
 
 }  // namespace
@@ -291,6 +416,10 @@ net::Network logical_network(const ParallelismConfig& config, int npus) {
   return logical;
 }
 
+int effective_microbatches(const ParallelismConfig& config) {
+  return config.microbatches > 0 ? config.microbatches : config.pp_stages > 1 ? 4 * config.pp_stages : 1;
+}
+
 Dag build_training_dag(const Model& model, const ParallelismConfig& config, const net::Network& network) {
   if (config.iterations < 1) throw InputError("--iterations", fmt::format("must be >= 1, got {}", config.iterations));
   if (config.mp_npus < 1) throw InputError(model.name, fmt::format("model-parallel NPUs must be >= 1, got {}", config.mp_npus));
@@ -299,6 +428,19 @@ Dag build_training_dag(const Model& model, const ParallelismConfig& config, cons
   if (!config.layer_mp.empty() && config.layer_mp.size() != model.layers.size())
     throw InputError(model.name, fmt::format("the per-layer parallelization names {} layers but the model has {}",
                                              config.layer_mp.size(), model.layers.size()));
+  if (config.pp_stages < 1) throw InputError("pp_stages", fmt::format("must be >= 1, got {}", config.pp_stages));
+  if (config.microbatches < 0) throw InputError("microbatches", fmt::format("must be >= 1, got {}", config.microbatches));
+  if (config.pp_stages > 1 || effective_microbatches(config) > 1) {
+    const char* other = model.embeddings.tables > 0 ? "embedding tables (hybrid DLRM)"
+                        : !config.layer_mp.empty()  ? "per-layer model-parallel choices"
+                        : std::any_of(model.layers.begin(), model.layers.end(), [](const Layer& l) { return l.expert; })
+                            ? "expert (MoE) layers"
+                            : nullptr;
+    if (other) throw InputError(model.name, fmt::format("pipeline parallelism and micro-batches do not combine with {}", other));
+    if (config.pp_stages > static_cast<int>(model.layers.size()))
+      throw InputError("pp_stages", fmt::format("{} stages need at least as many layers; {} has {}", config.pp_stages,
+                                                model.name, model.layers.size()));
+  }
   const auto& emb = model.embeddings;
   if (emb.tables > 0 && (emb.dim < 1 || emb.top_start < 1 || emb.top_start >= static_cast<int>(model.layers.size())))
     throw InputError(model.name, "embeddings need dim >= 1 and a top MLP that starts after the first layer");

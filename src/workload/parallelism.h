@@ -15,10 +15,20 @@
 //    MLPs data-parallel;
 //  - mixture of experts (Layer::expert): all-to-all dispatch / combine over the
 //    expert-parallel group (the first dimensions up to `ep_npus`), expert gradients
-//    all-reduced over the remaining dimensions, dense gradients over all of them.
+//    all-reduced over the remaining dimensions, dense gradients over all of them;
+//  - pipeline parallel (workload/pipeline.h) over the last dimensions, `pp_stages` of them
+//    by NPU count, each mini-batch in `microbatches`: a stage runs its layers' share of every
+//    micro-batch in the schedule's order (1F1B or GPipe), sends activations forward and input
+//    gradients back point to point, and synchronizes its layers' gradients over the
+//    data-parallel dimensions (those between the model- and pipeline-parallel ones) after the
+//    last micro-batch's backward. The stages' layers are balanced by their roofline time. Combines with model parallel, ZeRO-2 and recompute; not with
+//    embeddings, experts or per-layer choices. One stage with several micro-batches is
+//    gradient accumulation.
 #include "net/network.h"
+#include "workload/compute_model.h"
 #include "workload/dag.h"
 #include "workload/model.h"
+#include "workload/pipeline.h"
 
 namespace chorus::workload {
 
@@ -32,6 +42,12 @@ struct ParallelismConfig {
   // (no overlap with the backward pass), one reading of Themis Sec. 6.2.
   bool overlap_dp = true;
   int iterations = 3;
+  int pp_stages = 1;         // pipeline stages
+  int microbatches = 0;      // per mini-batch; 0: 4 x pp_stages (GPipe Sec. 2.2: the bubble is
+                             // negligible from 4 micro-batches per stage), 1 without a pipeline
+  PipelineSchedule pipeline_schedule = PipelineSchedule::kOneFOneB;
+  // The accelerator the pipeline's stages are balanced for (set it to the simulation's).
+  ComputeModel compute;
   // Per-layer choice (a parallelization search's, TopoOpt Sec. 3.2): empty, every layer is split
   // over the model-parallel group as above; else one entry per layer: true, the layer is split and
   // self-contained (its output partial sums are all-reduced over the group in the forward pass,
@@ -53,6 +69,9 @@ std::vector<int> model_parallel_dims(const net::Network& network, int mp_npus);
 // that group is larger than 1, smaller than the job and divides it, so that the generators above
 // place the group on dimension 1. Only the shape matters; bandwidths are placeholders.
 net::Network logical_network(const ParallelismConfig& config, int npus);
+
+// ParallelismConfig::microbatches with its default applied.
+int effective_microbatches(const ParallelismConfig& config);
 
 Dag build_training_dag(const Model& model, const ParallelismConfig& config, const net::Network& network);
 

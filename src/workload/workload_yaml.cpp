@@ -49,7 +49,10 @@ ZooEntry parse_workload_yaml(const std::string& text, const std::string& source_
   if (const auto p = root["parallelism"]) {
     if (!p.IsMap()) throw InputError(ctx.at(p), "field 'parallelism' must be a map");
     const std::string w = "parallelism: ";
-    check_keys(ctx, p, {"mp_npus", "ep_npus", "zero2", "recompute", "bucket_bytes", "overlap_dp"}, w);
+    check_keys(ctx, p,
+               {"mp_npus", "ep_npus", "zero2", "recompute", "bucket_bytes", "overlap_dp", "pp_stages", "microbatches",
+                "pipeline_schedule"},
+               w);
     auto& c = e.parallelism;
     if (p["mp_npus"]) c.mp_npus = positive_int(ctx, p["mp_npus"], "parallelism.mp_npus");
     if (p["ep_npus"]) c.ep_npus = positive_int(ctx, p["ep_npus"], "parallelism.ep_npus");
@@ -57,6 +60,11 @@ ZooEntry parse_workload_yaml(const std::string& text, const std::string& source_
     if (p["recompute"]) c.recompute = scalar<bool>(ctx, p["recompute"], "parallelism.recompute", "true or false");
     if (p["bucket_bytes"]) c.bucket_bytes = nonneg(ctx, p["bucket_bytes"], "parallelism.bucket_bytes");
     if (p["overlap_dp"]) c.overlap_dp = scalar<bool>(ctx, p["overlap_dp"], "parallelism.overlap_dp", "true or false");
+    if (p["pp_stages"]) c.pp_stages = positive_int(ctx, p["pp_stages"], "parallelism.pp_stages");
+    if (p["microbatches"]) c.microbatches = positive_int(ctx, p["microbatches"], "parallelism.microbatches");
+    if (const auto ps = p["pipeline_schedule"])
+      c.pipeline_schedule = parse_pipeline_schedule(scalar<std::string>(ctx, ps, "parallelism.pipeline_schedule", "a string"),
+                                                    ctx.at(ps) + ": field 'parallelism.pipeline_schedule'");
   }
   const YAML::Node layers = require(ctx, root, "layers", "");
   if (!layers.IsSequence() || layers.size() == 0)

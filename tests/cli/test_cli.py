@@ -262,6 +262,27 @@ class SimWorkload(unittest.TestCase):
         self.assertAlmostEqual(j["exposed_comm_ns"], 0)
         self.assertAlmostEqual(j["comm_active_ns"], 2 * 740.96, places=6)
 
+    def test_pipeline(self):
+        # ResNet-152 in 8 stages over the last dimension of 16 x 8 x 8 (data parallel over the
+        # 16 x 8 before it): every stage's compute and waits add up to the iteration, and the
+        # means are the stages' means.
+        for schedule in ("1f1b", "gpipe"):
+            j = self.run_json("--workload", "resnet152", "--pp", "8", "--pipeline-schedule", schedule, "--iterations", "1")
+            stages = j["pipeline_stages"]
+            self.assertEqual(len(stages), 8)
+            for st in stages:
+                total = st["compute_ns"] + st["exposed_dp_comm_ns"] + st["exposed_mp_comm_ns"] + st["exposed_pp_comm_ns"]
+                self.assertAlmostEqual(total, j["iteration_time_ns"], delta=1e-6 * j["iteration_time_ns"])
+            self.assertAlmostEqual(sum(st["exposed_pp_comm_ns"] for st in stages) / 8, j["exposed_pp_comm_ns"],
+                                   delta=1e-6 * j["iteration_time_ns"])
+            self.assertGreater(j["exposed_pp_comm_ns"], 0)
+        self.assertNotIn("pipeline_stages", self.run_json("--workload", "resnet152", "--iterations", "1"))
+        for args, needle in ((["--pp", "3"], "--pp"), (["--pp", "8", "--workload", "dlrm"], "embedding"),
+                             (["--pipeline-schedule", "zb"], "--pipeline-schedule"), (["--microbatches", "-2"], "--microbatches")):
+            r = chorus("sim", "workload", *args)
+            self.assertEqual(r.returncode, 2, (args, r.stderr))
+            self.assertIn(needle, r.stderr, args)
+
     def test_bad_input_exit_2(self):
         cases = [
             (["--workload", "resnet125"], "resnet152"),
