@@ -302,6 +302,22 @@ CompressedCall compressed_all_to_all(const CompressedArgs& a, const py::object& 
   };
 }
 
+CompressedCall compressed_send(const CompressedArgs& a, const py::object& tensor, int dst) {
+  auto t = tensor_of(tensor, a.what + ": tensor", false);
+  compressible_tensor(t, a.what + ": tensor");
+  return [p = t.data, n = t.count, d = t.dtype, dst, b = a.bound](const std::string& backend, cz::Stats* st) {
+    cz::send(backend, p, n, d, dst, b, st);
+  };
+}
+
+CompressedCall compressed_recv(const CompressedArgs& a, const py::object& tensor, int src) {
+  auto t = tensor_of(tensor, a.what + ": tensor");
+  compressible_tensor(t, a.what + ": tensor");
+  return [p = t.data, n = t.count, d = t.dtype, src, b = a.bound](const std::string& backend, cz::Stats* st) {
+    cz::recv(backend, p, n, d, src, b, st);
+  };
+}
+
 // Runs `call` on `backend` now, without the GIL; returns what it sent: {raw_bytes, wire_bytes}.
 py::dict run_compressed(const std::string& backend, const CompressedCall& call) {
   cz::Stats st;
@@ -321,9 +337,10 @@ class PyCompressor {
     if (!c_) throw py::value_error("Compressor: used after close()");
     return *c_;
   }
-  // Queues `call` and returns a Work that keeps `keep` alive.
-  py::object queue(const std::string& what, const CompressedCall& call, std::initializer_list<py::object> keep) {
-    return run(true, keep, [&](bool) { return get().run(what, call); });
+  // Queues `call` on `lane` and returns a Work that keeps `keep` alive.
+  py::object queue(const std::string& what, const CompressedCall& call, std::initializer_list<py::object> keep,
+                   cz::Compressor::LaneKind lane = cz::Compressor::LaneKind::collective) {
+    return run(true, keep, [&](bool) { return get().run(what, call, nullptr, lane); });
   }
   int world() const { return rt::size(backend_); }
   void close() {
@@ -738,19 +755,13 @@ PYBIND11_MODULE(_rt, m) {
   cz_module.def(
       "send",
       [](const std::string& backend, const py::object& tensor, int dst, const std::string& bound) {
-        auto t = tensor_of(tensor, "compressed.send: tensor", false);
-        compressible_tensor(t, "compressed.send: tensor");
-        const auto b = cz::parse_error_bound(bound, "compressed.send: bound");
-        return run_compressed(backend, [&](const std::string& be, cz::Stats* st) { cz::send(be, t.data, t.count, t.dtype, dst, b, st); });
+        return run_compressed(backend, compressed_send({"compressed.send", bound, rt::size(backend)}, tensor, dst));
       },
       py::arg("backend"), py::arg("tensor"), py::arg("dst"), py::arg("bound"));
   cz_module.def(
       "recv",
       [](const std::string& backend, const py::object& tensor, int src, const std::string& bound) {
-        auto t = tensor_of(tensor, "compressed.recv: tensor");
-        compressible_tensor(t, "compressed.recv: tensor");
-        const auto b = cz::parse_error_bound(bound, "compressed.recv: bound");
-        run_compressed(backend, [&](const std::string& be, cz::Stats*) { cz::recv(be, t.data, t.count, t.dtype, src, b, nullptr); });
+        run_compressed(backend, compressed_recv({"compressed.recv", bound, rt::size(backend)}, tensor, src));
       },
       py::arg("backend"), py::arg("tensor"), py::arg("src"), py::arg("bound"), "The same count, dtype and bound as the send");
   // The same collectives queued to a worker on a group of their own (rt/compression/compressor.h):
@@ -784,6 +795,21 @@ PYBIND11_MODULE(_rt, m) {
                            {output, input});
           },
           py::arg("output"), py::arg("input"), py::arg("bound"), "Equal blocks; returns a Work")
+      .def(
+          "send",
+          [](PyCompressor& c, const py::object& tensor, int dst, const std::string& bound) {
+            return c.queue("Compressor.send", compressed_send({"Compressor.send", bound, c.world()}, tensor, dst), {tensor},
+                           cz::Compressor::LaneKind::send);
+          },
+          py::arg("tensor"), py::arg("dst"), py::arg("bound"), "On the send worker, in call order; returns a Work")
+      .def(
+          "recv",
+          [](PyCompressor& c, const py::object& tensor, int src, const std::string& bound) {
+            return c.queue("Compressor.recv", compressed_recv({"Compressor.recv", bound, c.world()}, tensor, src), {tensor},
+                           cz::Compressor::LaneKind::recv);
+          },
+          py::arg("tensor"), py::arg("src"), py::arg("bound"),
+          "On the receive worker, in call order; the same count, dtype and bound as the send; returns a Work")
       .def("stats", [](PyCompressor& c) { return stats_dict(c.get().stats()); }, "What every call so far sent: {raw_bytes, wire_bytes}")
       .def("close", &PyCompressor::close, "Collective: waits for the queued calls and stops (also on leaving a with block)")
       .def("__enter__", [](PyCompressor& c) -> PyCompressor& { return c; }, py::return_value_policy::reference)

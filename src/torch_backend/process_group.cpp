@@ -272,9 +272,10 @@ ProcessGroupChorus::ProcessGroupChorus(const c10::intrusive_ptr<c10d::Store>& st
         fused.push_back(plain_backend(backend_for(op)));
     fusion_ = std::make_unique<rt::Fusion>(fused, *fusion);
   }
-  // Compressed collectives overlap with the program: a Compressor (a group and a worker) per
-  // backend they run on. On auto (resolved per call) they run when issued, as on sub-groups.
-  for (OpKind op : {OpKind::all_reduce, OpKind::all_gather, OpKind::all_to_all_single}) {
+  // Compressed operations overlap with the program: a Compressor (a group and its workers:
+  // collectives, sends, receives) per backend they run on. On auto (resolved per call) they run
+  // when issued, as on sub-groups.
+  for (OpKind op : {OpKind::all_reduce, OpKind::all_gather, OpKind::all_to_all_single, OpKind::send, OpKind::recv}) {
     const std::string b = compressed_backend(op);
     if (compression_.bound(op) && b != "auto" && compressors_.count(b) == 0)
       compressors_[b] = std::make_unique<rt::compressed::Compressor>(b);
@@ -315,9 +316,10 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::run_compressed(c10d::OpType t
                                                                   std::vector<at::Tensor> staging) {
   const std::string backend = compressed_backend(op);
   rt::Work w;
-  if (const auto it = compressors_.find(backend);
-      it != compressors_.end() && op != OpKind::send && op != OpKind::recv) {
-    w = it->second->run(title, std::move(call));
+  if (const auto it = compressors_.find(backend); it != compressors_.end()) {
+    using Lane = rt::compressed::Compressor::LaneKind;
+    w = it->second->run(title, std::move(call), nullptr,
+                        op == OpKind::send ? Lane::send : op == OpKind::recv ? Lane::recv : Lane::collective);
   } else {
     rt::compressed::Stats st;
     call(backend, &st);

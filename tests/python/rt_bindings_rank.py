@@ -249,9 +249,18 @@ def run_compressed(b):
         for work, got, want, allowed, what in reversed(queued):
             work.wait()
             check(np.all(np.abs(got - want) <= allowed), f"{b} Compressor {what}: worst {np.max(np.abs(got - want))}")
+        if n > 1:  # a ring of queued sends and receives, every rank sending first
+            right, left = (r + 1) % n, (r - 1) % n
+            out = np.zeros(count, np.float64)
+            sent = cz.send(smooth(r + 7, count, np.float64), right, "abs:1e-4")
+            got = cz.recv(out, left, "abs:1e-4")
+            got.wait()
+            sent.wait()
+            check(np.all(np.abs(out - smooth(left + 7, count, np.float64)) <= 1e-4), f"{b} Compressor send/recv")
         st = cz.stats()
         check(n == 1 or 0 < st["wire_bytes"] < st["raw_bytes"], f"{b} Compressor stats {st}")
         expect_raises(TypeError, lambda: cz.all_reduce(np.ones(4, np.int32), "abs:1"), "cannot be compressed")
+        expect_raises(TypeError, lambda: cz.send(np.ones(4, np.int32), 0, "abs:1"), "cannot be compressed")
     expect_raises(ValueError, lambda: cz.all_reduce(np.ones(4, np.float32), "abs:1"), "after close")
 
 

@@ -173,6 +173,14 @@ def main():
             within(got, sum(inputs), all_reduce_allowance(inputs, torch.float32, TOL), f"async compressed all_reduce #{k}")
         else:
             within(got, torch.cat(inputs), TOL, f"async compressed all_gather_into_tensor #{k}")
+    # isend / irecv around the ring, every rank sending first: on the Compressor's send and
+    # receive workers, so the send does not wait for the receive queued after it.
+    got = torch.zeros(4 * n)
+    sent = dist.isend(smooth(RANK + 11, 4 * n), (RANK + 1) % WORLD)
+    received = dist.irecv(got, (RANK - 1) % WORLD)
+    received.wait()
+    sent.wait()
+    within(got, smooth((RANK - 1) % WORLD + 11, 4 * n), TOL, "isend / irecv around the ring")
     stats = stats_grew(stats, "the asynchronous compressed operations")
 
     # Groups made under looser bounds send fewer bytes for the same all-reduce.

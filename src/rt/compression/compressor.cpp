@@ -19,21 +19,27 @@ std::atomic<int> g_compressors{0};  // names each Compressor's group (the same c
 }  // namespace
 
 struct Compressor::Impl {
+  // A worker thread and its queue: collectives on one, sends on another, receives on a third,
+  // as the runtime's own lanes (so a queued send never waits behind a receive or a collective).
+  struct Lane {
+    std::deque<std::function<void()>> tasks;
+    std::condition_variable cv;
+    std::thread thread;  // started by the lane's first call
+  };
   std::string group;
   mutable std::mutex mutex;
-  std::condition_variable cv;
-  std::deque<std::function<void()>> tasks;
+  Lane lanes[3];
   bool stopping = false;
   Stats totals;
-  std::thread worker;
 
-  Work submit(std::string what, std::function<void(const std::string&, Stats*)> call, Stats* caller_stats) {
+  Work submit(std::string what, std::function<void(const std::string&, Stats*)> call, Stats* caller_stats, LaneKind kind) {
     auto state = std::make_shared<WorkState>(std::move(what), nullptr);
     Work work(state);
+    Lane& lane = lanes[static_cast<int>(kind)];
     {
       std::lock_guard lock(mutex);
       if (stopping) throw std::logic_error(state->description() + " after the Compressor began to stop");
-      tasks.push_back([this, state, call = std::move(call), caller_stats] {
+      lane.tasks.push_back([this, state, call = std::move(call), caller_stats] {
         Stats st;
         std::exception_ptr error;
         try {
@@ -45,27 +51,28 @@ struct Compressor::Impl {
           std::lock_guard totals_lock(mutex);
           totals.raw_bytes += st.raw_bytes;
           totals.wire_bytes += st.wire_bytes;
-        }
-        if (caller_stats != nullptr) {
-          caller_stats->raw_bytes += st.raw_bytes;
-          caller_stats->wire_bytes += st.wire_bytes;
+          if (caller_stats != nullptr) {
+            caller_stats->raw_bytes += st.raw_bytes;
+            caller_stats->wire_bytes += st.wire_bytes;
+          }
         }
         state->complete(error);
       });
+      if (!lane.thread.joinable()) lane.thread = std::thread([this, &lane] { work_loop(lane); });
     }
-    cv.notify_one();
+    lane.cv.notify_one();
     return work;
   }
 
-  void work_loop() {
+  void work_loop(Lane& lane) {
     for (;;) {
       std::function<void()> task;
       {
         std::unique_lock lock(mutex);
-        cv.wait(lock, [&] { return stopping || !tasks.empty(); });
-        if (tasks.empty()) return;  // stopping, and everything queued has run
-        task = std::move(tasks.front());
-        tasks.pop_front();
+        lane.cv.wait(lock, [&] { return stopping || !lane.tasks.empty(); });
+        if (lane.tasks.empty()) return;  // stopping, and everything queued has run
+        task = std::move(lane.tasks.front());
+        lane.tasks.pop_front();
       }
       task();
     }
@@ -77,7 +84,6 @@ Compressor::Compressor(std::string_view backend) : impl_(std::make_unique<Impl>(
     throw InputError("Compressor", "give an initialised backend, not auto (a Compressor's operations run on one group)");
   impl_->group = fmt::format("chorus-compressor{}/{}", g_compressors.fetch_add(1), backend);
   rt::split(impl_->group, backend, 0, rt::rank(backend));
-  impl_->worker = std::thread([im = impl_.get()] { im->work_loop(); });
 }
 
 Compressor::~Compressor() {
@@ -85,8 +91,10 @@ Compressor::~Compressor() {
     std::lock_guard lock(impl_->mutex);
     impl_->stopping = true;
   }
-  impl_->cv.notify_all();
-  if (impl_->worker.joinable()) impl_->worker.join();
+  for (auto& lane : impl_->lanes) {
+    lane.cv.notify_all();
+    if (lane.thread.joinable()) lane.thread.join();
+  }
 }
 
 Work Compressor::all_reduce(const void* in, void* out, std::size_t count, DType dtype, ReduceOp op,
@@ -110,8 +118,21 @@ Work Compressor::all_to_all_single(const void* in, void* out, std::size_t count,
   }, stats);
 }
 
-Work Compressor::run(std::string what, std::function<void(const std::string&, Stats*)> call, Stats* stats) {
-  return impl_->submit(std::move(what), std::move(call), stats);
+Work Compressor::send(const void* buf, std::size_t count, DType dtype, int dst, const ErrorBound& bound, Stats* stats) {
+  return run("compressed send", [=](const std::string& g, Stats* st) {
+    compressed::send(g, buf, count, dtype, dst, bound, st);
+  }, stats, LaneKind::send);
+}
+
+Work Compressor::recv(void* buf, std::size_t count, DType dtype, int src, const ErrorBound& bound, Stats* stats) {
+  return run("compressed recv", [=](const std::string& g, Stats* st) {
+    compressed::recv(g, buf, count, dtype, src, bound, st);
+  }, stats, LaneKind::recv);
+}
+
+Work Compressor::run(std::string what, std::function<void(const std::string&, Stats*)> call, Stats* stats,
+                     LaneKind lane) {
+  return impl_->submit(std::move(what), std::move(call), stats, lane);
 }
 
 Stats Compressor::stats() const {

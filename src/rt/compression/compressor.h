@@ -7,17 +7,15 @@
 //   ...                                                              // the program goes on
 //   w.wait();
 //
-// Each call returns a Work at once; one worker thread runs the calls, in the order they were
-// made, as the blocking compressed operations, on a group of its own (a duplicate of `backend`
-// made with rt::split). So their messages never interleave with the program's own operations
-// on `backend`, and every rank runs them in the same order: ranks make the same calls in the
-// same order, as for the blocking forms. Buffers are the runtime's until the Work completes.
-// Errors (bad arguments included) are in the Works.
-//
-// Collectives only: compressed send / recv stay blocking (compressed.h). Their order across
-// ranks is the program's, not one all ranks share, so one worker running them in turn could
-// wait forever where isend / irecv would not (rank 0 sends a large block while rank 1, first,
-// waits in a collective).
+// Each call returns a Work at once; worker threads run the calls as the blocking compressed
+// operations, on a group of its own (a duplicate of `backend` made with rt::split), so their
+// messages never interleave with the program's own operations on `backend`. Collectives run on
+// one worker in the order they were called (every rank makes the same calls in the same order,
+// as for the blocking forms); sends on a second and receives on a third, each in call order,
+// as the runtime's own send and receive lanes: a queued send does not wait for a receive or a
+// collective queued before it, so the usual exchange (every rank sends, then receives) does not
+// wait for ever. Buffers are the runtime's until the Work completes. Errors (bad arguments
+// included) are in the Works.
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -49,10 +47,17 @@ class Compressor {
                   Stats* stats = nullptr);
   Work all_to_all_single(const void* in, void* out, std::size_t count, DType dtype, const ErrorBound& bound,
                          Stats* stats = nullptr);
+  // compressed::send / recv, asynchronous, on the send and receive workers. `stats` of a
+  // receive stays untouched (a receive sends nothing).
+  Work send(const void* buf, std::size_t count, DType dtype, int dst, const ErrorBound& bound, Stats* stats = nullptr);
+  Work recv(void* buf, std::size_t count, DType dtype, int src, const ErrorBound& bound, Stats* stats = nullptr);
 
-  // Any blocking compressed collective, queued like the above: `call(group, stats)` runs on the
-  // worker with the Compressor's group as its backend (the torch backend passes its own calls).
-  Work run(std::string what, std::function<void(const std::string& group, Stats* stats)> call, Stats* stats = nullptr);
+  // Any blocking compressed operation, queued like the above: `call(group, stats)` runs on the
+  // lane's worker with the Compressor's group as its backend (the torch backend passes its own
+  // calls).
+  enum class LaneKind { collective = 0, send = 1, recv = 2 };
+  Work run(std::string what, std::function<void(const std::string& group, Stats* stats)> call, Stats* stats = nullptr,
+           LaneKind lane = LaneKind::collective);
 
   Stats stats() const;
   const std::string& group() const;  // the group its operations run on
