@@ -1,6 +1,7 @@
 #include "workload/parallelism.h"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -172,9 +173,10 @@ class Builder {
     backward(it, 0, num_layers, prev, true, emb_bytes);
   }
 
-  // Back-propagation through layers end - 1 down to first, from the gradient `grad` produces;
-  // returns the node that produces layer first's input gradient. With `sync` (the mini-batch's
-  // last backward pass) the weight gradients are synchronized in buckets and applied.
+  // Back-propagation through layers end - 1 down to first, starting when node `grad` (which
+  // produces the gradient of layer end - 1's output) is done; returns the node that produces
+  // layer first's input gradient. With `sync` (the mini-batch's last backward pass) the weight
+  // gradients are synchronized in buckets and applied.
   int backward(int it, int first, int end, int grad, bool sync, double emb_bytes = 0) {
     const auto& emb = model_.embeddings;
     const bool hybrid = emb.tables > 0;
@@ -322,7 +324,8 @@ class Builder {
     }
     for (int s = 0; s < stages; ++s)
       if (next[static_cast<size_t>(s)] < total)
-        throw InputError(model_.name, fmt::format("pipeline schedule {} stalls at stage {}", to_string(config_.pipeline_schedule), s));
+        throw std::logic_error(fmt::format("{}: pipeline schedule {} stalls at stage {}", model_.name,
+                                         to_string(config_.pipeline_schedule), s));
     stage_ = 0;
     order_dep_ = -1;
   }
