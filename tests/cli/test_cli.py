@@ -276,6 +276,19 @@ class SimWorkload(unittest.TestCase):
             self.assertAlmostEqual(sum(st["exposed_pp_comm_ns"] for st in stages) / 8, j["exposed_pp_comm_ns"],
                                    delta=1e-6 * j["iteration_time_ns"])
             self.assertGreater(j["exposed_pp_comm_ns"], 0)
+        # The trace: a compute track and a dimensions process per stage, the transfers as "pp".
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "pp.json")
+            r = chorus("sim", "workload", "--workload", "resnet152", "--pp", "8", "--iterations", "1", "--trace", path)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            with open(path) as f:
+                events = json.load(f)["traceEvents"]
+        names = {e["args"]["name"] for e in events if e.get("ph") == "M"}
+        for s in range(8):
+            self.assertIn(f"stage {s} compute stream", names)
+            self.assertIn(f"stage {s} dimensions", names)
+        self.assertEqual({e["tid"] for e in events if e.get("ph") == "X" and e.get("pid") == 0}, set(range(8)))
+        self.assertIn("pp", {e.get("cat") for e in events})
         self.assertNotIn("pipeline_stages", self.run_json("--workload", "resnet152", "--iterations", "1"))
         for args, needle in ((["--pp", "3"], "--pp"), (["--pp", "8", "--workload", "dlrm"], "embedding"),
                              (["--pipeline-schedule", "zb"], "--pipeline-schedule"), (["--microbatches", "-2"], "--microbatches")):
