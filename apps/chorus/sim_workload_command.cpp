@@ -202,7 +202,7 @@ void run_sim_workload_on_fabric(const SimWorkloadArgs& a) {
     throw InputError(a.workload, "a fabric (--topology with a 'fabric:' file) takes model zoo names and workload YAML files; "
                                  "Chakra traces and ASTRA-sim files carry a dimension network of their own");
   const auto entry = model_entry(a);
-  if (entry.parallelism.pp_stages > 1 || workload::effective_microbatches(entry.parallelism) > 1)
+  if (workload::pipelined(entry.parallelism))
     throw InputError(pipeline_given(a) ? "--pp" : a.workload,
                      "pipeline parallelism and micro-batches run on dimension networks; the flow-level model of a "
                      "fabric runs one stage");

@@ -103,19 +103,12 @@ class DagRunner {
                                                : st.free_since;
       add_exposed(st, own_end - st.free_since, st.last_comm >= 0 ? blame_[static_cast<size_t>(st.last_comm)] : Blame::kNone);
       add_exposed(st, now - std::max(own_end, st.free_since), Blame::kPipeline);
-      result_.forward_compute_ns += k * st.split.forward_compute_ns;
-      result_.backward_compute_ns += k * st.split.backward_compute_ns;
-      result_.optimizer_compute_ns += k * st.split.optimizer_compute_ns;
-      result_.exposed_comm_ns += k * st.split.exposed_comm_ns;
-      result_.exposed_dp_comm_ns += k * st.split.exposed_dp_comm_ns;
-      result_.exposed_mp_comm_ns += k * st.split.exposed_mp_comm_ns;
-      result_.exposed_pp_comm_ns += k * st.split.exposed_pp_comm_ns;
       st.split.compute_ns = st.split.forward_compute_ns + st.split.backward_compute_ns + st.split.optimizer_compute_ns;
+      result_.add(st.split, k);
       bytes += nets_[static_cast<size_t>(&st - stages_.data())]->bytes_sent_per_npu();
       active += st.comm_active_ns;
       if (stages_.size() > 1) result_.stages.push_back(st.split);
     }
-    result_.compute_ns = result_.forward_compute_ns + result_.backward_compute_ns + result_.optimizer_compute_ns;
     result_.bytes_per_npu = k * bytes;
     result_.comm_active_ns = k * active;
     const double capacity = total_bandwidth_gbps / 8.0 * active;
@@ -221,6 +214,17 @@ class DagRunner {
 };
 
 }  // namespace
+
+void StageSplit::add(const StageSplit& o, double weight) {
+  compute_ns += weight * o.compute_ns;
+  forward_compute_ns += weight * o.forward_compute_ns;
+  backward_compute_ns += weight * o.backward_compute_ns;
+  optimizer_compute_ns += weight * o.optimizer_compute_ns;
+  exposed_comm_ns += weight * o.exposed_comm_ns;
+  exposed_dp_comm_ns += weight * o.exposed_dp_comm_ns;
+  exposed_mp_comm_ns += weight * o.exposed_mp_comm_ns;
+  exposed_pp_comm_ns += weight * o.exposed_pp_comm_ns;
+}
 
 DagResult run_dag(const workload::Dag& dag, const std::vector<double>& compute_ns, NetworkModel& network,
                   double total_bandwidth_gbps) {

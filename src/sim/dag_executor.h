@@ -28,25 +28,10 @@ struct NodeTiming {
   double end_ns = 0;
 };
 
-// One pipeline stage's split of the run (per stage, all iterations).
+// How a run's time splits (Themis Fig. 12): per pipeline stage, and, in DagResult, the
+// stages' mean (all iterations).
 struct StageSplit {
-  double compute_ns = 0;
-  double forward_compute_ns = 0;
-  double backward_compute_ns = 0;
-  double optimizer_compute_ns = 0;
-  double exposed_comm_ns = 0;
-  double exposed_dp_comm_ns = 0;
-  double exposed_mp_comm_ns = 0;
-  double exposed_pp_comm_ns = 0;
-};
-
-// With pipeline stages (workload::Dag::stages > 1) the compute and exposed fields are the
-// stages' means (each stage's own split in `stages`); every stage spans the whole run, so
-// total = compute + exposed for each stage and for the mean.
-struct DagResult {
-  double total_ns = 0;  // all iterations
-  int iterations = 1;
-  double compute_ns = 0;  // forward + backward + optimizer
+  double compute_ns = 0;           // forward + backward + optimizer
   double forward_compute_ns = 0;   // forward and recomputed forward (Fig. 12 counts both as forward)
   double backward_compute_ns = 0;  // input and weight gradients
   double optimizer_compute_ns = 0;
@@ -57,6 +42,17 @@ struct DagResult {
   // the activations and gradients sent between stages, and the wait for the slowest stage at
   // the end.
   double exposed_pp_comm_ns = 0;
+
+  // Adds `weight` x each field of `other`.
+  void add(const StageSplit& other, double weight);
+};
+
+// With pipeline stages (workload::Dag::stages > 1) the split's fields are the stages' means
+// (each stage's own split in `stages`); every stage spans the whole run, so
+// total = compute + exposed for each stage and for the mean.
+struct DagResult : StageSplit {
+  double total_ns = 0;  // all iterations
+  int iterations = 1;
   double comm_active_ns = 0;       // time with at least one communication node in flight (stages' mean)
   double bytes_per_npu = 0;        // sent over all dimensions (stages' mean)
   double avg_bw_utilization = 0;   // Fig. 4: bytes / (total bandwidth x comm_active_ns)

@@ -23,7 +23,7 @@ workload::Dag load_workload_dag(const std::string& name_or_path, const Topology&
   if (name_or_path == "moe-tiny") return moe_tiny_workload(static_cast<int>(topo.dims.size()), iterations);
   auto entry = workload::load_workload(name_or_path, field);
   entry.parallelism.iterations = iterations;
-  if (entry.parallelism.pp_stages > 1 || workload::effective_microbatches(entry.parallelism) > 1)
+  if (workload::pipelined(entry.parallelism))
     throw InputError(name_or_path, "SYNDICATE plans a DAG of one pipeline stage without micro-batches; "
                                    "parallelism.pp_stages and microbatches are for `chorus sim workload`");
   // The DAG builders need only the grid's shape; channels and bandwidths are the optimizer's.

@@ -46,7 +46,7 @@ class Builder {
   }
 
   Dag build() {
-    if (config_.pp_stages > 1 || microbatches_ > 1) {
+    if (pipelined(config_)) {
       pipeline();
     } else {
       for (int it = 0; it < config_.iterations; ++it) iteration(it);
@@ -423,6 +423,8 @@ int effective_microbatches(const ParallelismConfig& config) {
   return config.microbatches > 0 ? config.microbatches : config.pp_stages > 1 ? 4 * config.pp_stages : 1;
 }
 
+bool pipelined(const ParallelismConfig& config) { return config.pp_stages > 1 || effective_microbatches(config) > 1; }
+
 Dag build_training_dag(const Model& model, const ParallelismConfig& config, const net::Network& network) {
   if (config.iterations < 1) throw InputError("--iterations", fmt::format("must be >= 1, got {}", config.iterations));
   if (config.mp_npus < 1) throw InputError(model.name, fmt::format("model-parallel NPUs must be >= 1, got {}", config.mp_npus));
@@ -433,7 +435,7 @@ Dag build_training_dag(const Model& model, const ParallelismConfig& config, cons
                                              config.layer_mp.size(), model.layers.size()));
   if (config.pp_stages < 1) throw InputError("pp_stages", fmt::format("must be >= 1, got {}", config.pp_stages));
   if (config.microbatches < 0) throw InputError("microbatches", fmt::format("must be >= 1, got {}", config.microbatches));
-  if (config.pp_stages > 1 || effective_microbatches(config) > 1) {
+  if (pipelined(config)) {
     const char* other = model.embeddings.tables > 0 ? "embedding tables (hybrid DLRM)"
                         : !config.layer_mp.empty()  ? "per-layer model-parallel choices"
                         : std::any_of(model.layers.begin(), model.layers.end(), [](const Layer& l) { return l.expert; })

@@ -72,6 +72,8 @@ net::Network logical_network(const ParallelismConfig& config, int npus);
 
 // ParallelismConfig::microbatches with its default applied.
 int effective_microbatches(const ParallelismConfig& config);
+// Pipeline stages or micro-batches (gradient accumulation): the pipeline generator's DAG.
+bool pipelined(const ParallelismConfig& config);
 
 Dag build_training_dag(const Model& model, const ParallelismConfig& config, const net::Network& network);
 
