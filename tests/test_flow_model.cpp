@@ -12,6 +12,7 @@
 #include "net/graph/fabrics.h"
 #include "sim/flow/flow_model.h"
 #include "sim/flow/traffic.h"
+#include "sim/flow/bundle_index.h"
 #include "sim/flow/water_filler.h"
 
 using namespace chorus::net;
@@ -187,6 +188,61 @@ TEST(WaterFiller, RemovalsRefillOnlyFromTheFirstBottleneckTheyTouch) {
   EXPECT_DOUBLE_EQ(w.rate(0), 0.5);
   EXPECT_DOUBLE_EQ(w.link_rate(1), 10.0);
   EXPECT_DOUBLE_EQ(w.link_rate(0), 1.0);
+}
+
+TEST(BundleIndex, EqualHashesAreToldApartByTheCallersComparison) {
+  chorus::sim::flow::BundleIndex index;
+  EXPECT_EQ(index.find(7, [](int) { return true; }), -1);
+  index.insert(7, 1);
+  index.insert(7, 2);  // another path with the same hash
+  EXPECT_EQ(index.find(7, [](int b) { return b == 2; }), 2);
+  EXPECT_EQ(index.find(7, [](int b) { return b == 1; }), 1);
+  EXPECT_EQ(index.find(8, [](int) { return true; }), -1);
+  index.erase(7, 1);
+  EXPECT_EQ(index.find(7, [](int b) { return b == 1; }), -1);
+  EXPECT_EQ(index.find(7, [](int b) { return b == 2; }), 2);  // found past the erased slot
+  // Many inserts and erases (tombstones, rebuilds): what is left is exactly what was not erased.
+  for (int b = 10; b < 5000; ++b) index.insert(static_cast<std::uint64_t>(b % 97), b);
+  for (int b = 10; b < 5000; b += 2) index.erase(static_cast<std::uint64_t>(b % 97), b);
+  for (int b = 10; b < 5000; ++b) {
+    const int want = b % 2 == 1 ? b : -1;
+    EXPECT_EQ(index.find(static_cast<std::uint64_t>(b % 97), [&](int c) { return c == b; }), want) << b;
+  }
+  EXPECT_EQ(index.find(7, [](int b) { return b == 2; }), 2);
+}
+
+TEST(WaterFiller, FlowsOfOnePathAreOneBundle) {
+  // Three flows on path {0, 1} and one on {1}: link 1 (6 B/ns) is shared by four flows, 1.5 each;
+  // link 0 (10 B/ns) has room to spare. The four are two bundles. Removing one of the three leaves
+  // 2 B/ns each on link 1 for the remaining three flows, re-filled as the same two bundles.
+  WaterFiller w(2);
+  const Path both{0, 1}, one{1};
+  w.add(0, both);
+  w.add(1, both);
+  w.add(2, one);
+  w.add(3, both);
+  w.run({10.0, 6.0});
+  EXPECT_EQ(w.refilled(), 4u);
+  EXPECT_EQ(w.refilled_bundles(), 2u);
+  for (int f = 0; f < 4; ++f) EXPECT_DOUBLE_EQ(w.rate(f), 1.5) << f;
+  EXPECT_DOUBLE_EQ(w.link_rate(0), 4.5);
+  EXPECT_DOUBLE_EQ(w.link_rate(1), 6.0);
+  w.remove(1);
+  w.run({10.0, 6.0});
+  EXPECT_EQ(w.refilled(), 3u);
+  EXPECT_EQ(w.refilled_bundles(), 2u);
+  EXPECT_EQ(w.changed(), (std::vector<int>{0, 3, 2}));  // by bundle, each in order of joining
+  for (int f : {0, 2, 3}) EXPECT_DOUBLE_EQ(w.rate(f), 2.0) << f;
+  EXPECT_DOUBLE_EQ(w.link_rate(0), 4.0);
+  // A path whose bundle emptied starts a new one when a flow takes it again.
+  w.remove(0);
+  w.remove(3);
+  w.add(4, both);
+  w.run({10.0, 6.0});
+  EXPECT_EQ(w.refilled_bundles(), 2u);
+  EXPECT_DOUBLE_EQ(w.rate(4), 3.0);
+  EXPECT_DOUBLE_EQ(w.rate(2), 3.0);
+  EXPECT_DOUBLE_EQ(w.link_rate(0), 3.0);
 }
 
 TEST(WaterFiller, EveryRunAfterAddsAndRemovesIsMaxMinFair) {

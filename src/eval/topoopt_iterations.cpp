@@ -66,6 +66,7 @@ IterationRow run_on(const StudyJob& job, const std::string& model, const std::st
   row.reallocations = run.flows.reallocations;
   row.full_reallocations = run.flows.full_reallocations;
   row.refilled_flows = run.flows.refilled_flows;
+  row.refilled_bundles = run.flows.refilled_bundles;
   row.max_link_utilization = sim::link_utilization(run).max;
   row.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (fabric.reconfiguration) {

@@ -25,6 +25,7 @@ struct IterationRow {
   std::int64_t reallocations = 0;
   std::int64_t full_reallocations = 0;  // of which filled every flow anew
   std::int64_t refilled_flows = 0;      // flows given a rate, over all reallocations
+  std::int64_t refilled_bundles = 0;    // and the bundles (flows of one path) they came in: the filler's work
   double max_link_utilization = 0;
   double wall_s = 0;          // simulation time
   double reconfig_latency_us = 0;  // topoopt-reconfig only

@@ -111,6 +111,7 @@ void FlowEngine::reallocate() {
   filler_->run(capacity_);
   res_.full_reallocations += full ? 1 : 0;
   res_.refilled_flows += static_cast<std::int64_t>(filler_->refilled());
+  res_.refilled_bundles += static_cast<std::int64_t>(filler_->refilled_bundles());
   for (int l : busy_links_) link_rate_[static_cast<std::size_t>(l)] = 0.0;
   busy_links_ = filler_->busy_links();
   for (int l : busy_links_) link_rate_[static_cast<std::size_t>(l)] = filler_->link_rate(l);

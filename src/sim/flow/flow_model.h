@@ -40,6 +40,7 @@ struct FlowResult {
   std::int64_t reallocations = 0;    // rate recomputations (progressive filling runs)
   std::int64_t full_reallocations = 0;  // of which filled every flow anew (a flow joined, capacities changed)
   std::int64_t refilled_flows = 0;   // flows given a rate, summed over the reallocations
+  std::int64_t refilled_bundles = 0;  // the bundles (flows of one path) among them: the filler's work
   std::int64_t events = 0;           // distinct event times processed
   double makespan_ns = 0.0;          // max finish
 };

@@ -14,15 +14,38 @@ constexpr std::size_t kAhead = 8;  // members whose records are fetched ahead
 }  // namespace
 
 WaterFiller::WaterFiller(std::size_t links)
-    : link_(links), members_(links), opened_on_(links), live_(links, 0), dead_(links, 0), busy_at_(links, -1), first_removed_(kNone) {
-  static_assert(sizeof(Record) == 48, "the header promises one 48-byte record per flow");
+    : link_(links), members_(links), opened_on_(links), live_(links, 0), dead_(links, 0), flows_on_(links, 0), busy_at_(links, -1),
+      first_removed_(kNone) {
+  static_assert(sizeof(Bundle) == 48, "the header promises one 48-byte record per bundle");
 }
 
-std::span<const int> WaterFiller::path(const Record& r) const {
-  if (r.hops <= kInline) return {r.links.data(), r.hops};
+std::span<const int> WaterFiller::path(const Bundle& b) const {
+  if (b.hops <= kInline) return {b.links.data(), b.hops};
   std::size_t at = 0;
-  std::memcpy(&at, r.links.data(), sizeof at);
-  return {long_.data() + at, r.hops};
+  std::memcpy(&at, b.links.data(), sizeof at);
+  return {long_.data() + at, b.hops};
+}
+
+// FNV-1a over the link indices.
+std::uint64_t WaterFiller::key(std::span<const int> path) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (int l : path) {
+    h ^= static_cast<std::uint32_t>(l);
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+bool WaterFiller::same_path(const Bundle& b, std::span<const int> path) const {
+  const auto mine = this->path(b);
+  return std::equal(mine.begin(), mine.end(), path.begin(), path.end());
+}
+
+void WaterFiller::reserve(std::size_t ids) {
+  if (ids <= bundle_of_.size()) return;
+  bundle_of_.resize(ids, -1);
+  next_.resize(ids, -1);
+  prev_.resize(ids, -1);
 }
 
 void WaterFiller::add(int id, std::span<const int> path) {
@@ -30,41 +53,73 @@ void WaterFiller::add(int id, std::span<const int> path) {
   for (int li : path)
     if (li < 0 || static_cast<std::size_t>(li) >= link_.size()) throw std::logic_error("WaterFiller::add: link out of range");
   const auto i = static_cast<std::size_t>(id);
-  if (i >= flow_.size()) flow_.resize(std::max(i + 1, flow_.size() + flow_.size() / 2));
-  auto& r = flow_[i];
-  if (r.hops != 0) throw std::logic_error("WaterFiller::add: id added twice");
-  r.hops = static_cast<std::uint32_t>(path.size());
-  if (path.size() <= kInline) {
-    std::copy(path.begin(), path.end(), r.links.begin());
-  } else {
-    const std::size_t at = long_.size();
-    static_assert(sizeof at <= sizeof r.links);
-    std::memcpy(r.links.data(), &at, sizeof at);
-    long_.insert(long_.end(), path.begin(), path.end());
+  if (i >= bundle_of_.size()) reserve(std::max(i + 1, bundle_of_.size() + bundle_of_.size() / 2));
+  if (bundle_of_[i] != -1) throw std::logic_error("WaterFiller::add: id added twice");
+  const std::uint64_t hash = key(path);
+  int b = bundle_at_.find(hash, [&](int c) { return same_path(bundle_[static_cast<std::size_t>(c)], path); });
+  const bool created = b < 0;
+  if (created) {
+    b = static_cast<int>(bundle_.size());
+    bundle_at_.insert(hash, b);
+    auto& r = bundle_.emplace_back();
+    first_.push_back(-1);
+    last_.push_back(-1);
+    r.hops = static_cast<std::uint32_t>(path.size());
+    if (path.size() <= kInline) {
+      std::copy(path.begin(), path.end(), r.links.begin());
+    } else {
+      const std::size_t at = long_.size();
+      static_assert(sizeof at <= sizeof r.links);
+      std::memcpy(r.links.data(), &at, sizeof at);
+      long_.insert(long_.end(), path.begin(), path.end());
+    }
+    r.order_at = std::numeric_limits<std::uint32_t>::max();  // not frozen yet
+    added_.push_back(b);
   }
+  auto& r = bundle_[static_cast<std::size_t>(b)];
+  ++r.weight;
+  bundle_of_[i] = b;
+  const int tail = last_[static_cast<std::size_t>(b)];  // flows in order of joining
+  prev_[i] = tail;
+  next_[i] = -1;
+  if (tail >= 0) next_[static_cast<std::size_t>(tail)] = id;
+  else first_[static_cast<std::size_t>(b)] = id;
+  last_[static_cast<std::size_t>(b)] = id;
   for (int li : path) {
     const auto l = static_cast<std::size_t>(li);
-    members_[l].push_back(id);
+    ++flows_on_[l];
+    if (!created) continue;
+    members_[l].push_back(b);
     if (live_[l]++ == 0) {
       busy_at_[l] = static_cast<int>(busy_.size());
       busy_.push_back(li);
       link_[l].used = 0.0;
     }
   }
-  added_.push_back(id);
   full_ = true;
 }
 
 void WaterFiller::remove(int id) {
   const auto i = static_cast<std::size_t>(id);
-  if (i >= flow_.size() || flow_[i].hops == 0 || flow_[i].gone) throw std::logic_error("WaterFiller::remove: not a member");
-  auto& r = flow_[i];
-  r.gone = 1;
-  r.open_in = 0;
-  if (r.order_at < order_.size() && order_[r.order_at] == id) first_removed_ = std::min<std::size_t>(first_removed_, r.order_at);
+  if (i >= bundle_of_.size() || bundle_of_[i] < 0) throw std::logic_error("WaterFiller::remove: not a member");
+  const int b = bundle_of_[i];
+  auto& r = bundle_[static_cast<std::size_t>(b)];
+  bundle_of_[i] = -2;  // gone: neither a member nor joinable again
+  if (prev_[i] >= 0) next_[static_cast<std::size_t>(prev_[i])] = next_[i];
+  else first_[static_cast<std::size_t>(b)] = next_[i];
+  if (next_[i] >= 0) prev_[static_cast<std::size_t>(next_[i])] = prev_[i];
+  else last_[static_cast<std::size_t>(b)] = prev_[i];
+  if (r.order_at < order_.size() && order_[r.order_at] == b) first_removed_ = std::min<std::size_t>(first_removed_, r.order_at);
+  const bool empty = --r.weight == 0;
+  if (empty) {
+    r.open_in = 0;
+    bundle_at_.erase(key(path(r)), b);
+  }
   for (int li : path(r)) {
     const auto l = static_cast<std::size_t>(li);
     link_[l].used -= r.rate;
+    --flows_on_[l];
+    if (!empty) continue;
     if (--live_[l] == 0) {
       members_[l].clear();
       dead_[l] = 0;
@@ -82,14 +137,15 @@ void WaterFiller::remove(int id) {
 
 void WaterFiller::compact(std::size_t link) {
   auto& m = members_[link];
-  m.erase(std::remove_if(m.begin(), m.end(), [&](int id) { return flow_[static_cast<std::size_t>(id)].gone != 0; }), m.end());
+  m.erase(std::remove_if(m.begin(), m.end(), [&](int b) { return bundle_[static_cast<std::size_t>(b)].weight == 0; }), m.end());
   dead_[link] = 0;
 }
 
-// A flow kept from the last run joins this one's filling: its old rate goes back to its links.
-void WaterFiller::open(int id, const std::vector<double>& capacity) {
-  auto& r = flow_[static_cast<std::size_t>(id)];
+// A bundle kept from the last run joins this one's filling: its old rate goes back to its links.
+void WaterFiller::open(int bundle, const std::vector<double>& capacity) {
+  auto& r = bundle_[static_cast<std::size_t>(bundle)];
   r.open_in = runs_;
+  const double w = r.weight;
   for (int mi : path(r)) {
     auto& q = link_[static_cast<std::size_t>(mi)];
     if (q.touched != runs_) {
@@ -98,35 +154,38 @@ void WaterFiller::open(int id, const std::vector<double>& capacity) {
       q.unfrozen = 0;
       touched_.push_back(mi);
     }
-    q.left += r.rate;
-    q.used -= r.rate;
-    ++q.unfrozen;
-    opened_on_[static_cast<std::size_t>(mi)].push_back(id);
+    q.left += r.rate * w;
+    q.used -= r.rate * w;
+    q.unfrozen += r.weight;
+    opened_on_[static_cast<std::size_t>(mi)].push_back(bundle);
   }
 }
 
-double WaterFiller::share(const Link& k) { return std::max(0.0, k.left) / k.unfrozen; }
+double WaterFiller::share(const Link& k) { return std::max(0.0, k.left) / static_cast<double>(k.unfrozen); }
 
-// A link is a bottleneck at `share`: its unfrozen flows (among `members`, its list) get it and
-// leave the other links of their paths.
+// A link is a bottleneck at `share`: its unfrozen bundles (among `members`, its list) get it per
+// flow and leave the other links of their paths.
 void WaterFiller::freeze(double share, const std::vector<int>& members) {
   const std::size_t n = members.size();
   for (std::size_t j = 0; j < n; ++j) {
     // The records are scattered: fetch a few members ahead (most of a run's time is these misses).
-    if (j + kAhead < n) __builtin_prefetch(&flow_[static_cast<std::size_t>(members[j + kAhead])]);
-    const int id = members[j];
-    auto& r = flow_[static_cast<std::size_t>(id)];
-    if (r.open_in != runs_) continue;  // kept from the last run, frozen in this one, or removed
+    if (j + kAhead < n) __builtin_prefetch(&bundle_[static_cast<std::size_t>(members[j + kAhead])]);
+    const int b = members[j];
+    auto& r = bundle_[static_cast<std::size_t>(b)];
+    if (r.open_in != runs_) continue;  // kept from the last run, frozen in this one, or gone
     r.open_in = 0;
-    if (r.rate != share) changed_.push_back(id);
+    if (r.rate != share)
+      for (int f = first_[static_cast<std::size_t>(b)]; f >= 0; f = next_[static_cast<std::size_t>(f)]) changed_.push_back(f);
     r.rate = share;
     r.order_at = static_cast<std::uint32_t>(order_.size());
-    order_.push_back(id);
+    order_.push_back(b);
+    refilled_ += r.weight;
+    const double given = share * r.weight;
     for (int mi : path(r)) {
       auto& q = link_[static_cast<std::size_t>(mi)];
-      q.left -= share;
-      q.used += share;
-      --q.unfrozen;
+      q.left -= given;
+      q.used += given;
+      q.unfrozen -= r.weight;
       ++q.version;
     }
   }
@@ -190,13 +249,14 @@ void WaterFiller::by_heap(const std::vector<std::vector<int>>& lists) {
 
 void WaterFiller::run(const std::vector<double>& capacity) {
   if (runs_ + 1 == std::numeric_limits<std::uint32_t>::max()) {  // after 4 billion runs: renumber
-    for (auto& r : flow_) r.open_in = 0;
+    for (auto& r : bundle_) r.open_in = 0;
     for (auto& k : link_) k.touched = 0;
     runs_ = 0;
   }
   ++runs_;
   touched_.clear();
   changed_.clear();
+  refilled_ = 0;
   std::size_t from = order_.size();
   const bool full = full_;
   if (full) {
@@ -205,31 +265,31 @@ void WaterFiller::run(const std::vector<double>& capacity) {
       auto& k = link_[static_cast<std::size_t>(li)];
       k.left = capacity[static_cast<std::size_t>(li)];
       k.used = 0.0;
-      k.unfrozen = live_[static_cast<std::size_t>(li)];
+      k.unfrozen = flows_on_[static_cast<std::size_t>(li)];
       k.touched = runs_;
       touched_.push_back(li);
     }
-    for (int id : order_)
-      if (!flow_[static_cast<std::size_t>(id)].gone) flow_[static_cast<std::size_t>(id)].open_in = runs_;
-    for (int id : added_)
-      if (!flow_[static_cast<std::size_t>(id)].gone) flow_[static_cast<std::size_t>(id)].open_in = runs_;
+    for (int b : order_)
+      if (bundle_[static_cast<std::size_t>(b)].weight) bundle_[static_cast<std::size_t>(b)].open_in = runs_;
+    for (int b : added_)
+      if (bundle_[static_cast<std::size_t>(b)].weight) bundle_[static_cast<std::size_t>(b)].open_in = runs_;
     order_.clear();
   } else if (first_removed_ < order_.size()) {
-    // Back to the start of the bottleneck that froze the first removed flow (its flows share its rate).
-    const double level = flow_[static_cast<std::size_t>(order_[first_removed_])].rate;
+    // Back to the start of the bottleneck that froze the first bundle to lose a flow (its bundles share its rate).
+    const double level = bundle_[static_cast<std::size_t>(order_[first_removed_])].rate;
     from = first_removed_;
-    while (from > 0 && flow_[static_cast<std::size_t>(order_[from - 1])].rate >= level) --from;
+    while (from > 0 && bundle_[static_cast<std::size_t>(order_[from - 1])].rate >= level) --from;
     for (std::size_t p = from; p < order_.size(); ++p) {
-      if (p + kAhead < order_.size()) __builtin_prefetch(&flow_[static_cast<std::size_t>(order_[p + kAhead])]);
-      if (!flow_[static_cast<std::size_t>(order_[p])].gone) open(order_[p], capacity);
+      if (p + kAhead < order_.size()) __builtin_prefetch(&bundle_[static_cast<std::size_t>(order_[p + kAhead])]);
+      if (bundle_[static_cast<std::size_t>(order_[p])].weight) open(order_[p], capacity);
     }
     order_.resize(from);
   }
   for (int li : touched_) ++link_[static_cast<std::size_t>(li)].version;
-  const auto& lists = full ? members_ : opened_on_;  // after removals only, the flows opened on a link
+  const auto& lists = full ? members_ : opened_on_;  // after removals only, the bundles opened on a link
   by_rounds(lists);
   by_heap(lists);
-  refilled_ = order_.size() - from;
+  refilled_bundles_ = order_.size() - from;
   for (int li : touched_) opened_on_[static_cast<std::size_t>(li)].clear();
   first_removed_ = kNone;
   added_.clear();

@@ -1,0 +1,77 @@
+#pragma once
+// The water filler's map from a path to the bundle that holds its flows: open addressing with
+// linear probing over (hash, bundle) slots, kept at most half full (tombstones included) and
+// rebuilt from the live entries when it fills. Bundles come and go with every flow that starts or
+// ends, a million of them per DLRM iteration at 1,024 servers; a node-based map paid an
+// allocation for each. The caller compares paths: find() returns every bundle whose path has the
+// given hash, and the caller keeps the one whose path is equal.
+#include <cstdint>
+#include <vector>
+
+namespace chorus::sim::flow {
+
+class BundleIndex {
+ public:
+  // The bundle stored under `hash` for which same(bundle) holds, or -1.
+  template <class Same>
+  int find(std::uint64_t hash, Same&& same) const {
+    if (slots_.empty()) return -1;
+    for (std::size_t i = hash & mask_;; i = (i + 1) & mask_) {
+      const Slot& s = slots_[i];
+      if (s.bundle == kEmpty) return -1;
+      if (s.bundle >= 0 && s.hash == hash && same(s.bundle)) return s.bundle;
+    }
+  }
+  // Stores `bundle` under `hash` (the caller has found no equal path there).
+  void insert(std::uint64_t hash, int bundle) {
+    if (2 * (live_ + dead_ + 1) > slots_.size()) rebuild();
+    for (std::size_t i = hash & mask_;; i = (i + 1) & mask_) {
+      Slot& s = slots_[i];
+      if (s.bundle < 0) {
+        if (s.bundle == kDead) --dead_;
+        s = {hash, bundle};
+        ++live_;
+        return;
+      }
+    }
+  }
+  // Removes `bundle` stored under `hash`, if it is there.
+  void erase(std::uint64_t hash, int bundle) {
+    if (slots_.empty()) return;
+    for (std::size_t i = hash & mask_;; i = (i + 1) & mask_) {
+      Slot& s = slots_[i];
+      if (s.bundle == kEmpty) return;
+      if (s.bundle == bundle && s.hash == hash) {
+        s.bundle = kDead;
+        --live_;
+        ++dead_;
+        return;
+      }
+    }
+  }
+
+ private:
+  static constexpr int kEmpty = -1;
+  static constexpr int kDead = -2;
+  struct Slot {
+    std::uint64_t hash = 0;
+    int bundle = kEmpty;
+  };
+  void rebuild() {
+    std::size_t size = 16;
+    while (size < 4 * (live_ + 1)) size *= 2;
+    std::vector<Slot> old(size);
+    old.swap(slots_);
+    mask_ = size - 1;
+    live_ = 0;
+    dead_ = 0;
+    for (const Slot& s : old)
+      if (s.bundle >= 0) insert(s.hash, s.bundle);
+  }
+
+  std::vector<Slot> slots_;
+  std::size_t mask_ = 0;
+  std::size_t live_ = 0, dead_ = 0;
+};
+
+}  // namespace chorus::sim::flow
