@@ -54,7 +54,7 @@ DType dtype_of(const Py_buffer& b, std::string_view what) {
   if (f == "B") return DType::u8;
   if ((f == "i" || f == "l" || f == "q") && b.itemsize == 4) return DType::i32;
   if ((f == "i" || f == "l" || f == "q") && b.itemsize == 8) return DType::i64;
-  throw py::type_error(fmt::format("{}: element type '{}' ({} bytes) is not one chorus reduces: float16, float32, float64, int8, "
+  throw py::type_error(fmt::format("{}: element type '{}' ({} bytes) is not one chorus reduces: float16, bfloat16 (torch), float32, float64, int8, "
                                    "uint8, int32, int64", what, f, b.itemsize));
 }
 
@@ -63,11 +63,19 @@ DType dtype_of(const Py_buffer& b, std::string_view what) {
 // reference in `owner` keeps the memory (an array with references cannot be resized).
 Tensor tensor_of(const py::object& obj, std::string_view what, bool writable = true) {
   py::object view = obj;
+  bool bf16 = false;
   if (!PyObject_CheckBuffer(obj.ptr())) {
     if (!py::hasattr(obj, "numpy"))
       throw py::type_error(fmt::format("{}: expected a numpy array or a torch CPU tensor, got {}", what,
                                        py::str(py::type::of(obj)).cast<std::string>()));
-    view = obj.attr("numpy")();  // torch: a view of the same memory
+    try {
+      view = obj.attr("numpy")();  // torch: a view of the same memory
+    } catch (py::error_already_set&) {
+      // numpy has no bfloat16: the same memory viewed as int16, reduced as bfloat16.
+      if (py::str(obj.attr("dtype")).cast<std::string>() != "torch.bfloat16") throw;
+      view = obj.attr("view")(py::module_::import("torch").attr("int16")).attr("numpy")();
+      bf16 = true;
+    }
   }
   Py_buffer b;
   if (PyObject_GetBuffer(view.ptr(), &b, PyBUF_FORMAT | PyBUF_ND | PyBUF_C_CONTIGUOUS | (writable ? PyBUF_WRITABLE : 0)) != 0) {
@@ -87,7 +95,7 @@ Tensor tensor_of(const py::object& obj, std::string_view what, bool writable = t
   t.count = b.itemsize > 0 ? static_cast<std::size_t>(b.len / b.itemsize) : 0;
   t.rows = b.ndim > 0 && b.shape ? static_cast<std::size_t>(b.shape[0]) : 1;
   try {
-    t.dtype = dtype_of(b, what);
+    t.dtype = bf16 ? DType::bf16 : dtype_of(b, what);
   } catch (...) {
     PyBuffer_Release(&b);
     throw;

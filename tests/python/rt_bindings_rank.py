@@ -388,6 +388,22 @@ def main():
         chorus.all_reduce(wanted[0], t)
         n = chorus.size()
         check(torch.equal(t, torch.arange(12, dtype=torch.float32) * n + n * (n - 1) / 2), "torch all_reduce in place")
+        # bfloat16 (numpy has none): reduced as numbers in place on every backend; small integers
+        # are exact in its 8-bit significand, so the sums are too.
+        for b in wanted:
+            t = torch.arange(12, dtype=torch.bfloat16) + chorus.rank()
+            chorus.all_reduce(b, t, op=chorus.ReduceOp.MAX)
+            check(torch.equal(t, torch.arange(12, dtype=torch.bfloat16) + (n - 1)), f"{b}: torch bfloat16 all_reduce MAX")
+            t = torch.arange(12, dtype=torch.bfloat16) + chorus.rank()
+            chorus.all_reduce(b, t)
+            check(torch.equal(t, (torch.arange(12, dtype=torch.float32) * n + n * (n - 1) / 2).to(torch.bfloat16)),
+                  f"{b}: torch bfloat16 all_reduce SUM")
+            out = torch.zeros(3 * n, dtype=torch.bfloat16)
+            chorus.all_gather_into_tensor(b, out, torch.full((3,), 0.5 + chorus.rank(), dtype=torch.bfloat16))
+            check(torch.equal(out, torch.arange(n, dtype=torch.float32).repeat_interleave(3).add(0.5).to(torch.bfloat16)),
+                  f"{b}: torch bfloat16 all_gather_into_tensor")
+        expect_raises(ValueError, lambda: chorus.all_reduce(wanted[0], torch.zeros((4, 4), dtype=torch.bfloat16).t()),
+                      "not contiguous")
     chorus.finalize()
     print(f"{checks} checks passed on {','.join(wanted)}")
 
