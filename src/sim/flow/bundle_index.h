@@ -2,9 +2,9 @@
 // The water filler's map from a path to the bundle that holds its flows: open addressing with
 // linear probing over (hash, bundle) slots, kept at most half full (tombstones included) and
 // rebuilt from the live entries when it fills. Bundles come and go with every flow that starts or
-// ends, a million of them per DLRM iteration at 1,024 servers; a node-based map paid an
-// allocation for each. The caller compares paths: find() returns every bundle whose path has the
-// given hash, and the caller keeps the one whose path is equal.
+// ends (2.3 million flows in one DLRM iteration at 1,024 servers); a node-based map paid an
+// allocation for each. Paths with equal hashes are told apart by the caller: find() checks each
+// bundle stored under the hash with the caller's comparison of paths.
 #include <cstdint>
 #include <vector>
 
