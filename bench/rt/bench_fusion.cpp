@@ -1,7 +1,8 @@
 // bench_fusion: tensor fusion (rt/fusion) against issuing the same operations one by one,
 // side by side in one run (MCR-DL Sec. V-E). Per backend, per (B, T): --ops operations (--op:
 // all-reduces (f32, sum), broadcasts from rank 0, all-gathers, reduce-scatters (f32, sum),
-// all-to-alls of equal blocks, or reduces (f32, sum), gathers and scatters with root 0) of
+// all-to-alls of equal blocks, uneven all-to-alls (rank r sends rank j (1 + (r + j) % 3) / 2
+// x --bytes), or reduces (f32, sum), gathers and scatters with root 0) of
 // --bytes each (the part per rank: an all-gather's or gather's input, a reduce-scatter's or
 // scatter's output, an all-to-all's block), timed from the first issue to the last completion,
 // slowest rank;
@@ -55,8 +56,11 @@ int main(int argc, char** argv) {
   app.add_option("--buffers", buffers_arg, "values of B");
   app.add_option("--cycles-us", cycles_arg, "values of T (microseconds)");
   app.add_option("--ops", ops, "operations per measurement");
-  app.add_option("--op", op_arg, "allreduce, broadcast, allgather, reducescatter, alltoall, reduce, gather or scatter")
-      ->check(CLI::IsMember({"allreduce", "broadcast", "allgather", "reducescatter", "alltoall", "reduce", "gather", "scatter"}));
+  app.add_option("--op", op_arg,
+                 "allreduce, broadcast, allgather, reducescatter, alltoall, alltoallv (rank r sends rank j (1 + (r + j) % 3) / 2 "
+                 "x the bytes), reduce, gather or scatter")
+      ->check(CLI::IsMember({"allreduce", "broadcast", "allgather", "reducescatter", "alltoall", "alltoallv", "reduce", "gather",
+                             "scatter"}));
   app.add_option("--bytes", bytes_arg, "bytes per operation and rank");
   app.add_option("--reps", reps, "repetitions (medians reported)");
   CLI11_PARSE(app, argc, argv);
@@ -67,14 +71,31 @@ int main(int argc, char** argv) {
     const int me = rt::rank("auto"), world = rt::size("auto");
     std::string backend_of_run;
     const bool gather = op_arg == "allgather", bcast = op_arg == "broadcast", rs = op_arg == "reducescatter",
-               a2a = op_arg == "alltoall", red = op_arg == "reduce", gat = op_arg == "gather", sca = op_arg == "scatter";
+               a2a = op_arg == "alltoall", red = op_arg == "reduce", gat = op_arg == "gather", sca = op_arg == "scatter",
+               a2av = op_arg == "alltoallv";
     const std::size_t world_n = static_cast<std::size_t>(world), me_n = static_cast<std::size_t>(me);
+    // alltoallv: rank r's block for rank j holds (count / 2) x (1 + (r + j) % 3) elements, blocks back to back.
+    auto pair = [&](std::size_t r, std::size_t j) { return count / 2 * (1 + (r + j) % 3); };
+    auto displs_of = [&](std::size_t r, bool sending) {
+      rt::Counts d(world_n, 0);
+      for (std::size_t j = 1; j < world_n; ++j) d[j] = d[j - 1] + (sending ? pair(r, j - 1) : pair(j - 1, r));
+      return d;
+    };
+    rt::Counts v_send(world_n), v_recv(world_n);
+    for (std::size_t j = 0; j < world_n; ++j) {
+      v_send[j] = pair(me_n, j);
+      v_recv[j] = pair(j, me_n);
+    }
+    const rt::Counts v_sdispl = displs_of(me_n, true), v_rdispl = displs_of(me_n, false);
+    std::vector<std::size_t> v_from(world_n);  // where rank k's block for this rank starts in k's input
+    for (std::size_t k = 0; k < world_n; ++k) v_from[k] = displs_of(k, true)[me_n];
+    const std::size_t v_in = v_sdispl.back() + v_send.back(), v_out = v_rdispl.back() + v_recv.back();
     // Inputs of world x count elements for a reduce-scatter, an all-to-all and a scatter; results
     // apart from the input for all but the in-place all-reduce, broadcast and reduce.
     std::vector<std::vector<float>> data(static_cast<std::size_t>(ops),
-                                         std::vector<float>(rs || a2a || sca ? count * world_n : count));
-    std::vector<std::vector<float>> results(gather || rs || a2a || gat || sca ? data.size() : 0,
-                                            std::vector<float>(rs || sca ? count : count * world_n));
+                                         std::vector<float>(a2av ? v_in : rs || a2a || sca ? count * world_n : count));
+    std::vector<std::vector<float>> results(gather || rs || a2a || a2av || gat || sca ? data.size() : 0,
+                                            std::vector<float>(a2av ? v_out : rs || sca ? count : count * world_n));
     auto fill = [&] {
       for (std::size_t i = 0; i < data.size(); ++i)
         for (std::size_t e = 0; e < data[i].size(); ++e) data[i][e] = static_cast<float>((i + e) % 7 + me_n);
@@ -86,6 +107,11 @@ int main(int argc, char** argv) {
     // me*count+e; block j = block `me` of rank j's input; element me*count+e of rank 0's input.
     // (A reduce and a gather are checked at the root, rank 0, only.)
     auto expected = [&](std::size_t i, std::size_t e) {
+      if (a2av) {  // element e is in the block from rank k: rank k's input block for this rank
+        std::size_t k = 0;
+        while (k + 1 < world_n && v_rdispl[k + 1] <= e) ++k;
+        return static_cast<float>((i + v_from[k] + e - v_rdispl[k]) % 7 + k);
+      }
       if (gather || gat) return static_cast<float>((i + e % count) % 7 + e / count);
       if (sca) return static_cast<float>((i + me_n * count + e) % 7);
       if (bcast) return static_cast<float>((i + e) % 7);
@@ -111,6 +137,8 @@ int main(int argc, char** argv) {
       if (bcast) return rt::broadcast(backend_of_run, d, count, DType::f32, 0, async_op);
       if (rs) return rt::reduce_scatter(backend_of_run, d, results[i].data(), count, DType::f32, ReduceOp::sum, async_op);
       if (a2a) return rt::all_to_all_single(backend_of_run, d, results[i].data(), count, DType::f32, async_op);
+      if (a2av)
+        return rt::all_to_allv(backend_of_run, d, v_send, v_sdispl, results[i].data(), v_recv, v_rdispl, DType::f32, async_op);
       if (red) return rt::reduce(backend_of_run, d, d, count, DType::f32, ReduceOp::sum, 0, async_op);
       if (gat) return rt::gather(backend_of_run, d, results[i].data(), count, DType::f32, 0, async_op);
       if (sca) return rt::scatter(backend_of_run, d, results[i].data(), count, DType::f32, 0, async_op);
@@ -122,6 +150,7 @@ int main(int argc, char** argv) {
       if (bcast) return fusion.broadcast(backend_of_run, d, count, DType::f32, 0);
       if (rs) return fusion.reduce_scatter(backend_of_run, d, results[i].data(), count, DType::f32, ReduceOp::sum);
       if (a2a) return fusion.all_to_all_single(backend_of_run, d, results[i].data(), count, DType::f32);
+      if (a2av) return fusion.all_to_allv(backend_of_run, d, v_send, v_sdispl, results[i].data(), v_recv, v_rdispl, DType::f32);
       if (red) return fusion.reduce(backend_of_run, d, d, count, DType::f32, ReduceOp::sum, 0);
       if (gat) return fusion.gather(backend_of_run, d, results[i].data(), count, DType::f32, 0);
       if (sca) return fusion.scatter(backend_of_run, d, results[i].data(), count, DType::f32, 0);

@@ -504,16 +504,27 @@ PYBIND11_MODULE(_rt, m) {
           "Always asynchronous: returns a Work")
       .def(
           "all_to_all_single",
-          [](PyFusion& f, const std::string& backend, const py::object& output, const py::object& input) {
+          [](PyFusion& f, const std::string& backend, const py::object& output, const py::object& input,
+             const py::object& output_split_sizes, const py::object& input_split_sizes) {
             auto in = tensor_of(input, "Fusion.all_to_all_single: input", false);
             auto out = tensor_of(output, "Fusion.all_to_all_single: output");
             same_dtype(in, out, "Fusion.all_to_all_single");
-            expect_count(out, in.count, "Fusion.all_to_all_single: output");
-            const std::size_t block = equal_block(in, static_cast<std::size_t>(rt::size("auto")), "Fusion.all_to_all_single");
+            const int world = rt::size("auto");
+            if (output_split_sizes.is_none() && input_split_sizes.is_none()) {
+              expect_count(out, in.count, "Fusion.all_to_all_single: output");
+              const std::size_t block = equal_block(in, static_cast<std::size_t>(world), "Fusion.all_to_all_single");
+              return run(true, {in.owner, out.owner},
+                         [&](bool) { return f.get().all_to_all_single(backend, in.data, out.data, block, in.dtype); });
+            }
+            const auto sc = split_counts(input_split_sizes, in, world, "Fusion.all_to_all_single: input_split_sizes");
+            const auto rc = split_counts(output_split_sizes, out, world, "Fusion.all_to_all_single: output_split_sizes");
+            const auto sd = displacements(sc), rd = displacements(rc);
             return run(true, {in.owner, out.owner},
-                       [&](bool) { return f.get().all_to_all_single(backend, in.data, out.data, block, in.dtype); });
+                       [&](bool) { return f.get().all_to_allv(backend, in.data, sc, sd, out.data, rc, rd, in.dtype); });
           },
-          py::arg("backend"), py::arg("output"), py::arg("input"), "Equal blocks; always asynchronous: returns a Work")
+          py::arg("backend"), py::arg("output"), py::arg("input"), py::arg("output_split_sizes") = py::none(),
+          py::arg("input_split_sizes") = py::none(),
+          "Equal blocks, or split sizes counting rows as in torch; always asynchronous: returns a Work")
       .def(
           "reduce",
           [](PyFusion& f, const std::string& backend, const py::object& tensor, int dst, ReduceOp op) {

@@ -638,8 +638,11 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::alltoall_base(at::Tensor& out
     rt::Counts sc, sd, rc, rd;
     split_bytes(input, input_splits, size_, "input", sc, sd);
     split_bytes(output, output_splits, size_, "output", rc, rd);
-    // (all_to_allv takes no algorithm: "mpi:pairwise" of the map is mpi here)
-    w = rt::all_to_allv(plain_backend(backend), input.data_ptr(), sc, sd, output.data_ptr(), rc, rd, kBytes, true);
+    // (all_to_allv takes no algorithm: "mpi:pairwise" of the map is mpi here). With fusion, every
+    // one goes to it whatever its size: the sizes differ per rank, so only the fusion's agreement
+    // can decide alike on every rank what runs alone.
+    w = fusion_ ? fusion_->all_to_allv(plain_backend(backend), input.data_ptr(), sc, sd, output.data_ptr(), rc, rd, kBytes)
+                : rt::all_to_allv(plain_backend(backend), input.data_ptr(), sc, sd, output.data_ptr(), rc, rd, kBytes, true);
   }
   return WorkChorus::make(rank_, c10d::OpType::ALLTOALL_BASE, "chorus:all_to_all_single", std::move(w), {input, output},
                           {output});

@@ -366,6 +366,29 @@ def run_fusion(backends):
             check(all(np.array_equal(g, want) for g in got), f"Fusion burst of {kind}")
             after = fusion.stats()
             check(after["buffers"] - before["buffers"] < 50, f"Fusion burst of 200 {kind}s: {after['buffers'] - before['buffers']} operations")
+        # Uneven all-to-alls (split sizes, as an MoE dispatch): rank i sends s(i, j) rows of 3 to
+        # rank j, every row 100 i + j + 1 (none at all for some pairs); a burst of 200, fused.
+        before = fusion.stats()
+        def rows(i, j, t):
+            return (i * 3 + j + t) % 5
+        burst = []
+        for t in range(200):  # built first, so that the submissions come as fast as the other bursts'
+            sends = [rows(r, j, t) for j in range(n)]
+            gets = [rows(k, r, t) for k in range(n)]
+            inp = np.concatenate([np.full((sends[j], 3), 100 * r + j + 1, np.float32) for j in range(n)])
+            out = np.full((sum(gets), 3), -1, np.float32)
+            want = np.concatenate([np.full((gets[k], 3), 100 * k + r + 1, np.float32) for k in range(n)])
+            burst.append((inp, out, want, sends, gets))
+        pending = [(fusion.all_to_all_single(backends[0], out, inp, output_split_sizes=gets, input_split_sizes=sends), out, want, t)
+                   for t, (inp, out, want, sends, gets) in enumerate(burst)]
+        for work, out, want, t in pending:
+            work.wait()
+            check(np.array_equal(out, want), f"Fusion uneven all_to_all_single #{t}")
+        after = fusion.stats()
+        check(after["buffers"] - before["buffers"] < 100, f"Fusion burst of 200 uneven all-to-alls: {after['buffers'] - before['buffers']} operations")
+        expect_raises(ValueError, lambda: fusion.all_to_all_single(backends[0], np.zeros((4, 3), np.float32), np.zeros((4, 3), np.float32),
+                                                                   output_split_sizes=[4] + [0] * (n - 1),
+                                                                   input_split_sizes=[1] * (n + 1)), "split sizes for")
         expect_raises(ValueError, lambda: fusion.broadcast(backends[0], np.ones(2, np.float32), n), "root")
         expect_raises(ValueError, lambda: fusion.all_reduce("nope", np.ones(2, np.float32)), "not one of this fusion's")
     expect_raises(ValueError, lambda: fusion.all_reduce(backends[0], np.ones(2, np.float32)), "after close")

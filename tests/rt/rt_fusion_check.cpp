@@ -1,6 +1,7 @@
 // rt_fusion_check: tensor fusion (rt/fusion) on real ranks. Thousands of all-reduces,
 // broadcasts, reduces, gathers and scatters (of random roots; the buffers a non-root does not
-// use passed as null), all-gathers, reduce-scatters and all-to-alls of random backend (auto among them), dtype,
+// use passed as null), all-gathers, reduce-scatters, all-to-alls and uneven all-to-alls (a count
+// per pair, blocks apart by a gap that must stay untouched) of random backend (auto among them), dtype,
 // reduce op and size — some larger than the buffer, some empty, some in place — submitted in bursts with random pauses (so cycles cut the stream at different
 // places on different ranks), waited for in a random order that differs per rank; every result
 // checked element by element against the reference of the self-check (small integers: exact in
@@ -43,8 +44,32 @@ struct Op {
   bool in_place;
   std::uint64_t salt;
   std::vector<char> in, out;
+  std::vector<std::size_t> send_counts, send_displs, recv_counts, recv_displs;  // all_to_allv, elements
   rt::Work work;
 };
+
+// An uneven all-to-all's block from rank i to rank j, known to every rank: `max` elements to
+// itself (so that an operation past the buffer runs alone), 0..max to the others.
+std::size_t pair_count(std::uint64_t salt, int i, int j, std::size_t max) {
+  if (i == j) return max;
+  std::uint64_t h = salt ^ (0x9e3779b97f4a7c15ULL * static_cast<std::uint64_t>(i + 1)) ^ (0xbf58476d1ce4e5b9ULL * static_cast<std::uint64_t>(j + 7));
+  h ^= h >> 31;
+  h *= 0x94d049bb133111ebULL;
+  h ^= h >> 29;
+  return static_cast<std::size_t>(h % (max + 1));
+}
+
+// Block displacements of rank `from`'s input (to every rank) or of rank `to`'s output (from every
+// rank): the blocks in rank order, one element of gap after each.
+std::vector<std::size_t> pair_displs(std::uint64_t salt, int from, int to, int world, std::size_t max, bool sending) {
+  std::vector<std::size_t> d;
+  std::size_t at = 0;
+  for (int k = 0; k < world; ++k) {
+    d.push_back(at);
+    at += (sending ? pair_count(salt, from, k, max) : pair_count(salt, k, to, max)) + 1;
+  }
+  return d;
+}
 
 }  // namespace
 
@@ -83,7 +108,7 @@ int run(int argc, char** argv) {
           constexpr rt::OpKind kKinds[] = {rt::OpKind::all_reduce, rt::OpKind::all_reduce, rt::OpKind::all_reduce,
                                            rt::OpKind::broadcast, rt::OpKind::all_gather, rt::OpKind::reduce_scatter,
                                            rt::OpKind::all_to_all_single, rt::OpKind::reduce, rt::OpKind::gather,
-                                           rt::OpKind::scatter};
+                                           rt::OpKind::scatter, rt::OpKind::all_to_allv};
           o.kind = kKinds[shared.uniform_int(0, std::size(kKinds) - 1)];
           o.root = static_cast<int>(shared.uniform_int(0, world - 1));
           o.backend = choices[static_cast<std::size_t>(shared.uniform_int(0, static_cast<std::int64_t>(choices.size()) - 1))];
@@ -106,11 +131,23 @@ int run(int argc, char** argv) {
                                 o.kind == rt::OpKind::gather;
           const bool has_in = o.kind != rt::OpKind::scatter || me == o.root;
           const bool has_out = !o.in_place && ((o.kind != rt::OpKind::reduce && o.kind != rt::OpKind::gather) || me == o.root);
-          if (has_in) o.in.resize(wide_in ? bytes * ranks : bytes);
+          if (o.kind == rt::OpKind::all_to_allv) {  // a count per pair, at most o.count
+            for (int k = 0; k < world; ++k) {
+              o.send_counts.push_back(pair_count(o.salt, me, k, o.count));
+              o.recv_counts.push_back(pair_count(o.salt, k, me, o.count));
+            }
+            o.send_displs = pair_displs(o.salt, me, me, world, o.count, true);
+            o.recv_displs = pair_displs(o.salt, me, me, world, o.count, false);
+            const std::size_t esize = rt::dtype_bytes(o.dtype);
+            o.in.resize((o.send_displs.back() + o.send_counts.back() + 1) * esize);
+            o.out.assign((o.recv_displs.back() + o.recv_counts.back() + 1) * esize, 0);
+          } else if (has_in) {
+            o.in.resize(wide_in ? bytes * ranks : bytes);
+          }
           for (std::size_t i = 0; i < o.in.size() / rt::dtype_bytes(o.dtype); ++i)
             rt::store_from_double(o.dtype, o.in.data(), i,
                                   rt::selfcheck::input_value(me, i, o.dtype, o.rop, false, o.salt));
-          if (has_out) o.out.assign(wide_out ? bytes * ranks : bytes, 0);
+          if (has_out && o.kind != rt::OpKind::all_to_allv) o.out.assign(wide_out ? bytes * ranks : bytes, 0);
         }
         // Submit, now and then pausing (a different pause on every rank).
         for (auto& o : batch) {
@@ -128,6 +165,9 @@ int run(int argc, char** argv) {
             case rt::OpKind::all_to_all_single:
               o.work = fusion.all_to_all_single(o.backend, o.in.data(), out, o.count, o.dtype);
               break;
+            case rt::OpKind::all_to_allv:
+              o.work = fusion.all_to_allv(o.backend, in, o.send_counts, o.send_displs, out, o.recv_counts, o.recv_displs, o.dtype);
+              break;
             default: o.work = fusion.all_reduce(o.backend, o.in.data(), out, o.count, o.dtype, o.rop);
           }
           if (local.uniform_int(0, 99) == 0)
@@ -143,6 +183,30 @@ int run(int argc, char** argv) {
           // A reduce's and a gather's non-roots get nothing.
           if ((o.kind == rt::OpKind::reduce || o.kind == rt::OpKind::gather) && me != o.root) continue;
           const char* got = o.in_place ? o.in.data() : o.out.data();
+          if (o.kind == rt::OpKind::all_to_allv) {  // block from rank k: rank k's input block for this rank; gaps stay 0
+            const std::size_t cells = o.out.size() / rt::dtype_bytes(o.dtype);
+            std::vector<double> want(cells, 0.0);
+            for (int k = 0; k < world; ++k) {
+              const std::size_t from_at = pair_displs(o.salt, k, k, world, o.count, true)[static_cast<std::size_t>(me)];
+              for (std::size_t e = 0; e < o.recv_counts[static_cast<std::size_t>(k)]; ++e)
+                want[o.recv_displs[static_cast<std::size_t>(k)] + e] =
+                    rt::selfcheck::input_value(k, from_at + e, o.dtype, o.rop, false, o.salt);
+            }
+            for (std::size_t e = 0; e < cells; ++e) {
+              char cell[8];
+              rt::store_from_double(o.dtype, cell, 0, want[e]);
+              if (rt::load_as_double(o.dtype, cell, 0) != rt::load_as_double(o.dtype, got, e)) {
+                if (failures < 10)
+                  std::fprintf(stderr, "rank %d: fused all_to_allv #%d (%s, up to %zu x %s per pair): element %zu is %g, expected %g\n",
+                               me, done + static_cast<int>(i), o.backend.c_str(), o.count,
+                               std::string(rt::to_string(o.dtype)).c_str(), e, rt::load_as_double(o.dtype, got, e),
+                               rt::load_as_double(o.dtype, cell, 0));
+                ++failures;
+                break;
+              }
+            }
+            continue;
+          }
           const std::size_t out_count = o.out.empty() ? o.count : o.out.size() / rt::dtype_bytes(o.dtype);
           const std::size_t mine = static_cast<std::size_t>(me) * o.count;  // this rank's block of a wide input
           for (std::size_t e = 0; e < out_count; ++e) {

@@ -56,7 +56,8 @@ namespace fusion_detail {
 // One queued operation. Broadcasts, all-gathers, all-to-alls, gathers and scatters move bytes:
 // they are queued as u8 counts (and reduce op sum), so that they fuse across dtypes. `count` is
 // per rank: an all-gather's or gather's input, a reduce-scatter's or scatter's output, an
-// all-to-all's block.
+// all-to-all's block; an uneven all-to-all's largest block (this rank's until the cycle's
+// agreement, then every rank's).
 struct FusedOp {
   OpKind kind;
   std::string backend;  // as submitted ("auto" resolved per buffer)
@@ -67,6 +68,7 @@ struct FusedOp {
   ReduceOp op;
   int root;  // broadcast, reduce, gather, scatter; -1 otherwise
   std::shared_ptr<WorkState> state;
+  std::vector<std::size_t> send_counts{}, send_displs{}, recv_counts{}, recv_displs{};  // all_to_allv: bytes per peer
   std::size_t bytes() const { return count * dtype_bytes(dtype); }
 };
 
@@ -109,7 +111,8 @@ struct FusionBuffers {
   }
 };
 
-// FNV-1a over what every rank must agree on: kind, backend, count, dtype, reduce op and root, in order.
+// FNV-1a over what every rank must agree on: kind, backend, count, dtype, reduce op and root, in
+// order (an uneven all-to-all's counts differ per rank: not its count).
 std::uint64_t fusion_signature(const std::vector<FusedOp>& batch) {
   std::uint64_t h = 1469598103934665603ULL;
   auto mix = [&h](const void* p, std::size_t n) {
@@ -118,7 +121,7 @@ std::uint64_t fusion_signature(const std::vector<FusedOp>& batch) {
   };
   for (const auto& p : batch) {
     mix(p.backend.data(), p.backend.size());
-    const std::uint64_t count = p.count;
+    const std::uint64_t count = p.kind == OpKind::all_to_allv ? 0 : p.count;
     const auto kinds = static_cast<std::uint32_t>(static_cast<unsigned>(p.kind) << 16 | static_cast<unsigned>(p.dtype) << 8 |
                                                   static_cast<unsigned>(p.op));
     const std::int32_t root = p.root;
@@ -158,7 +161,9 @@ struct Fusion::Impl {
   void run();
   void cycle_loop();
   void issue(std::vector<FusedOp>& batch);
+  void agree_uneven_blocks(std::vector<FusedOp>& batch);
   void issue_buffer(const std::string& backend, std::vector<FusedOp> ops);
+  void issue_uneven(const std::string& target, std::vector<FusedOp> ops);
   static void fail(std::vector<FusedOp>& ops, const std::exception_ptr& error) {
     for (auto& p : ops) p.state->complete(error);
   }
@@ -258,6 +263,33 @@ Work Fusion::all_to_all_single(std::string_view backend, const void* in, void* o
                         static_cast<std::byte*>(out), count * dtype_bytes(dtype), DType::u8, ReduceOp::sum, -1, nullptr});
 }
 
+Work Fusion::all_to_allv(std::string_view backend, const void* in, const std::vector<std::size_t>& send_counts,
+                         const std::vector<std::size_t>& send_displs, void* out, const std::vector<std::size_t>& recv_counts,
+                         const std::vector<std::size_t>& recv_displs, DType dtype) {
+  const std::size_t world = impl_->shared->world;
+  const std::string what = fmt::format("fused {} on rank {}", to_string(OpKind::all_to_allv), impl_->world_rank);
+  const std::pair<const std::vector<std::size_t>*, const char*> lists[] = {
+      {&send_counts, "send counts"}, {&send_displs, "send displacements"}, {&recv_counts, "receive counts"}, {&recv_displs, "receive displacements"}};
+  for (const auto& [list, name] : lists)
+    if (list->size() != world) throw InputError(what, fmt::format("{} {} for {} ranks", list->size(), name, world));
+  const std::size_t esize = dtype_bytes(dtype);
+  fusion_detail::FusedOp p{OpKind::all_to_allv, std::string(backend), static_cast<const std::byte*>(in), static_cast<std::byte*>(out), 0,
+            DType::u8, ReduceOp::sum, -1, nullptr};
+  std::size_t sent = 0, received = 0;
+  for (std::size_t j = 0; j < world; ++j) {
+    p.send_counts.push_back(send_counts[j] * esize);
+    p.send_displs.push_back(send_displs[j] * esize);
+    p.recv_counts.push_back(recv_counts[j] * esize);
+    p.recv_displs.push_back(recv_displs[j] * esize);
+    p.count = std::max({p.count, p.send_counts[j], p.recv_counts[j]});
+    sent += send_counts[j];
+    received += recv_counts[j];
+  }
+  if ((sent > 0 && in == nullptr) || (received > 0 && out == nullptr))
+    throw InputError(what, fmt::format("null buffer for {} elements", sent > 0 && in == nullptr ? sent : received));
+  return impl_->submit(std::move(p));
+}
+
 Work Fusion::reduce(std::string_view backend, const void* in, void* out, std::size_t count, DType dtype, ReduceOp op,
                     int root) {
   return impl_->submit({OpKind::reduce, std::string(backend), static_cast<const std::byte*>(in),
@@ -287,12 +319,12 @@ Work Fusion::Impl::submit(FusedOp p) {
     throw InputError(what, fmt::format("root {} is not a rank of the world (size {})", p.root, world));
   // A scatter reads `in`, a reduce and a gather write `out`, at the root only.
   const bool root_only_in = p.kind == OpKind::scatter, root_only_out = p.kind == OpKind::reduce || p.kind == OpKind::gather;
-  if (p.count > 0 && ((p.in == nullptr && !(root_only_in && world_rank != p.root)) ||
+  if (p.count > 0 && p.kind != OpKind::all_to_allv && ((p.in == nullptr && !(root_only_in && world_rank != p.root)) ||
                       (p.out == nullptr && !(root_only_out && world_rank != p.root))))
     throw InputError(what, fmt::format("null buffer for {} elements", p.count));
   p.state = std::make_shared<WorkState>(what, nullptr);
   Work work(p.state);
-  if (p.count == 0) {  // nothing to move, on every rank alike
+  if (p.count == 0 && p.kind != OpKind::all_to_allv) {  // nothing to move, on every rank alike (an uneven one: here only)
     p.state->complete(nullptr);
     return work;
   }
@@ -389,6 +421,7 @@ void Fusion::Impl::cycle_loop() {
                         k, stats.cycles, to_string(first.kind), first.count, to_string(first.dtype))));
         fail(batch, error);
       } else {
+        agree_uneven_blocks(batch);
         issue(batch);
       }
       {
@@ -415,6 +448,30 @@ void Fusion::Impl::cycle_loop() {
     for (auto& p : left) p.state->complete(error);
   }
   idle_cv.notify_all();
+}
+
+// Every rank's largest block of each uneven all-to-all in the batch (the batch is the same on
+// every rank: same signature), so that every rank packs them alike; one that moves nothing on
+// any rank completes here.
+void Fusion::Impl::agree_uneven_blocks(std::vector<FusedOp>& batch) {
+  std::vector<std::int64_t> largest;
+  for (const auto& p : batch)
+    if (p.kind == OpKind::all_to_allv) largest.push_back(static_cast<std::int64_t>(p.count));
+  if (largest.empty()) return;
+  rt::all_reduce(control, largest.data(), largest.data(), largest.size(), DType::i64, ReduceOp::max);
+  std::size_t next = 0, kept = 0;
+  for (auto& p : batch) {
+    if (p.kind == OpKind::all_to_allv) {
+      p.count = static_cast<std::size_t>(largest[next++]);
+      if (p.count == 0) {
+        p.state->complete(nullptr);
+        continue;
+      }
+    }
+    if (&batch[kept] != &p) batch[kept] = std::move(p);
+    ++kept;
+  }
+  batch.resize(kept);
 }
 
 // Packs the batch, in submission order, into buffers of at most B bytes per BufferKey.
@@ -468,6 +525,10 @@ void Fusion::Impl::issue_buffer(const std::string& backend, std::vector<FusedOp>
   {
     std::lock_guard lock(shared->mutex);
     ++shared->in_flight;
+  }
+  if (kind == OpKind::all_to_allv) {
+    issue_uneven(target, std::move(ops));
+    return;
   }
   auto issue_one = [&](const std::byte* in, std::byte* out, std::size_t count) {
     switch (kind) {
@@ -545,6 +606,65 @@ void Fusion::Impl::issue_buffer(const std::string& backend, std::vector<FusedOp>
   };
   try {
     issue_one(in_buf->get(), in_place ? in_buf->get() : out_buf->get(), count).on_complete(finish);
+  } catch (...) {
+    finish(std::current_exception());
+  }
+}
+
+// Uneven all-to-alls: alone on the caller's buffers when one's largest block (on any rank)
+// exceeds B; else block j of the fused buffers holds every operation's block j for rank j, in
+// submission order, at j x C bytes (C: the operations' agreed largest blocks summed, at most B,
+// so the world x B wide buffers hold them).
+void Fusion::Impl::issue_uneven(const std::string& target, std::vector<FusedOp> ops) {
+  auto sh = shared;
+  if (ops.size() == 1 && ops.front().count > options.buffer_bytes) {
+    const FusedOp& p = ops.front();
+    try {
+      rt::all_to_allv(target, p.in, p.send_counts, p.send_displs, p.out, p.recv_counts, p.recv_displs, DType::u8,
+                      /*async_op=*/true)
+          .on_complete([sh, state = p.state](std::exception_ptr error) {
+            state->complete(error);
+            sh->done();
+          });
+    } catch (...) {
+      fail(ops, std::current_exception());
+      sh->done();
+    }
+    return;
+  }
+  const std::size_t world = sh->world;
+  std::size_t stride = 0;
+  for (const auto& p : ops) stride += p.count;
+  auto in_buf = std::make_shared<std::unique_ptr<std::byte[]>>(sh->take(true));
+  auto out_buf = std::make_shared<std::unique_ptr<std::byte[]>>(sh->take(true));
+  Counts send_counts(world, 0), send_displs(world), recv_counts(world, 0), recv_displs(world);
+  for (std::size_t j = 0; j < world; ++j) send_displs[j] = recv_displs[j] = j * stride;
+  for (const auto& p : ops)
+    for (std::size_t j = 0; j < world; ++j) {
+      if (p.send_counts[j] > 0)
+        std::memcpy(in_buf->get() + j * stride + send_counts[j], p.in + p.send_displs[j], p.send_counts[j]);
+      send_counts[j] += p.send_counts[j];
+      recv_counts[j] += p.recv_counts[j];
+    }
+  auto pending = std::make_shared<std::vector<FusedOp>>(std::move(ops));
+  auto finish = [sh, pending, in_buf, out_buf, stride, world](std::exception_ptr error) {
+    std::vector<std::size_t> at(world, 0);  // bytes, within block j
+    for (auto& p : *pending) {
+      for (std::size_t j = 0; j < world; ++j) {
+        if (!error && p.recv_counts[j] > 0)
+          std::memcpy(p.out + p.recv_displs[j], out_buf->get() + j * stride + at[j], p.recv_counts[j]);
+        at[j] += p.recv_counts[j];
+      }
+      p.state->complete(error);
+    }
+    sh->give(std::move(*in_buf), true);
+    sh->give(std::move(*out_buf), true);
+    sh->done();
+  };
+  try {
+    rt::all_to_allv(target, in_buf->get(), send_counts, send_displs, out_buf->get(), recv_counts, recv_displs, DType::u8,
+                    /*async_op=*/true)
+        .on_complete(finish);
   } catch (...) {
     finish(std::current_exception());
   }

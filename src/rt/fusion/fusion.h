@@ -1,7 +1,7 @@
 #pragma once
 // Tensor fusion (MCR-DL Sec. V-E): many small operations of one kind fused into few large ones:
-// all-reduces, broadcasts (of one root), all-gathers, reduce-scatters, all-to-alls, and reduces,
-// gathers and scatters (of one root).
+// all-reduces, broadcasts (of one root), all-gathers, reduce-scatters, all-to-alls (of equal or
+// uneven blocks), and reduces, gathers and scatters (of one root).
 //
 //   chorus::rt::Fusion fusion({"shm", "gloo"}, {.buffer_bytes = 1 << 20, .cycle_us = 200});
 //   for (auto& g : grads) works.push_back(fusion.all_reduce("shm", g.data(), g.data(), g.size(),
@@ -14,8 +14,8 @@
 // minimum) and on their signatures (a hash: ranks that submitted different operations get an
 // InputError, not a wrong sum), then packs them, in submission order, into buffers of at most B
 // bytes per kind: (all-reduce or reduce-scatter, backend, dtype, reduce op), (reduce, backend,
-// dtype, reduce op, root), (broadcast, gather or scatter, backend, root), (all-gather, backend)
-// or (all-to-all, backend), each issued as one
+// dtype, reduce op, root), (broadcast, gather or scatter, backend, root), (all-gather, backend),
+// (all-to-all, backend) or (uneven all-to-all, backend), each issued as one
 // asynchronous operation of that kind (broadcasts, all-gathers, all-to-alls, gathers and
 // scatters move bytes, so they fuse across dtypes; B bounds an operation's part per rank). Buffers of different backends run at
 // once: an under-filled buffer on one backend overlaps with the others'. An operation larger
@@ -78,6 +78,15 @@ class Fusion {
   // Queues an all-to-all of equal blocks: `in` and `out` hold size() * count elements, block j
   // to / from rank j.
   Work all_to_all_single(std::string_view backend, const void* in, void* out, std::size_t count, DType dtype);
+  // Queues an all-to-all of uneven blocks (an MoE layer's token dispatch): block j of `in`
+  // (send_counts[j] elements at send_displs[j]) goes to rank j, block i of `out` (recv_counts[i]
+  // at recv_displs[i]) comes from rank i; one entry per rank, in elements of `dtype`. A rank
+  // knows only its own counts, so a cycle holding such operations adds one all-reduce (max) of
+  // each one's largest block: every rank packs by those, and an operation whose largest block
+  // on some rank exceeds B runs alone (on every rank).
+  Work all_to_allv(std::string_view backend, const void* in, const std::vector<std::size_t>& send_counts,
+                   const std::vector<std::size_t>& send_displs, void* out, const std::vector<std::size_t>& recv_counts,
+                   const std::vector<std::size_t>& recv_displs, DType dtype);
   // Queues a reduce to world rank `root`: `count` elements from `in`; `out` (read at the root
   // only, may be null elsewhere; in == out allowed) gets the reduction.
   Work reduce(std::string_view backend, const void* in, void* out, std::size_t count, DType dtype, ReduceOp op,
