@@ -4,6 +4,8 @@
 //   --mode mismatch  the victim passes a different count (checking mode is on)
 //   --mode late-finalize  the victim reaches finalize 2.5 s after the others
 //   --mode no-finalize    the victim never finalizes (it exits 15 s later, past the deadline)
+//   --mode fused-kill     the victim kills itself (SIGKILL) after making a tensor fusion with the
+//                         others, who then submit fused all-reduces and wait for them
 // Every other rank must end with a clear error, which it prints with the time it took.
 #include <signal.h>
 #include <unistd.h>
@@ -15,6 +17,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "rt/fusion/fusion.h"
 #include "rt/runtime.h"
 
 namespace rt_fail_program {  // one of the programs of rt_programs.cpp
@@ -27,7 +30,7 @@ int run(int argc, char** argv) {
   int victim = 1;
   std::size_t count = 1 << 20;
   app.add_option("--backend", backend);
-  app.add_option("--mode", mode)->check(CLI::IsMember({"kill", "stall", "mismatch", "late-finalize", "no-finalize"}));
+  app.add_option("--mode", mode)->check(CLI::IsMember({"kill", "stall", "mismatch", "late-finalize", "no-finalize", "fused-kill"}));
   app.add_option("--victim", victim);
   app.add_option("--count", count);
   CLI11_PARSE(app, argc, argv);
@@ -41,6 +44,16 @@ int run(int argc, char** argv) {
     me = rt::rank(backend);
     std::vector<float> x(count, 1.0f), y(count + 1, 0.0f);
     for (int i = 0; i < 3; ++i) rt::all_reduce(backend, x.data(), y.data(), count, rt::DType::f32, rt::ReduceOp::sum);
+    if (mode == "fused-kill") {
+      rt::Fusion fusion({backend});
+      if (me == victim) ::raise(SIGKILL);
+      std::vector<std::vector<float>> grads(10, std::vector<float>(256, 1.0f));
+      std::vector<rt::Work> works;
+      for (auto& g : grads) works.push_back(fusion.all_reduce(backend, g.data(), g.data(), g.size(), rt::DType::f32, rt::ReduceOp::sum));
+      for (auto& w : works) w.wait();
+      std::printf("rank %d: no error after %.2f s\n", me, seconds());
+      std::fflush(stdout);
+    }
     if (me == victim) {
       if (mode == "kill") ::raise(SIGKILL);
       if (mode == "stall") {

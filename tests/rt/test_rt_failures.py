@@ -66,6 +66,11 @@ for backend in ["shm", "gloo"]:
                          if backend == "shm" else [])
     run(f"{backend} killed rank", launch + [RT_FAIL, "--backend", backend, "--mode", "kill"], SIGKILL_EXIT,
         [("communication error", 3), ("finalized after the error", 3)] + KILLED_RANK_1 + survivors_name_it, 10)
+    # The victim dies with a tensor fusion made: the survivors' queued operations get the error of
+    # the cycle's agreement at once (naming the dead rank on shm), not a timeout of their waits.
+    run(f"{backend} killed rank under fusion", launch + [RT_FAIL, "--backend", backend, "--mode", "fused-kill"], SIGKILL_EXIT,
+        [("communication error", 3), ("finalized after the error", 3)] + KILLED_RANK_1 +
+        ([(r"re:communication error .*rank 1 \(pid \d+\) died", 3)] if backend == "shm" else []), 10)
     # (A victim that never joins, the survivors giving up after the operation timeout: run once,
     # by test_rt_timeouts.py, which also checks that they name the rank they waited for.)
     # A different count on one rank: checking mode stops every rank with an input error.

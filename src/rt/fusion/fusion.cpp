@@ -409,10 +409,19 @@ void Fusion::Impl::cycle_loop() {
       if (!queue.empty()) oldest_ns = steady_now_ns();  // the rest starts a new wait
     }
     if (k > 0) {
-      // The same k operations on every rank? (min and -max of one hash per rank)
+      // The same k operations on every rank? (min and -max of one hash per rank). The batch has
+      // left the queue: if an agreement fails (a dead peer), its operations get the error here.
       const std::int64_t h = static_cast<std::int64_t>(fusion_detail::fusion_signature(batch));
-      const auto [lo, minus_hi] = fusion_min_of(control, h, -h);
-      if (lo != -minus_hi) {
+      bool same = false;
+      try {
+        const auto [lo, minus_hi] = fusion_min_of(control, h, -h);
+        same = lo == -minus_hi;
+        if (same) agree_uneven_blocks(batch);
+      } catch (...) {
+        fail(batch, std::current_exception());
+        throw;
+      }
+      if (!same) {
         const FusedOp& first = batch.front();
         const auto error = std::make_exception_ptr(InputError(
             fmt::format("fused {} on rank {}", to_string(first.kind), rt::rank("auto")),
@@ -421,7 +430,6 @@ void Fusion::Impl::cycle_loop() {
                         k, stats.cycles, to_string(first.kind), first.count, to_string(first.dtype))));
         fail(batch, error);
       } else {
-        agree_uneven_blocks(batch);
         issue(batch);
       }
       {
