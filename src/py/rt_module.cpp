@@ -372,6 +372,34 @@ rt::Counts displacements(const rt::Counts& counts) {
   return d;
 }
 
+// all_to_all_single's arguments, as chorus.all_to_all_single and Fusion.all_to_all_single take
+// them: equal blocks (no split sizes), or split sizes counting rows as in torch.
+struct AllToAllArgs {
+  Tensor in, out;
+  bool uneven = false;
+  std::size_t block = 0;                      // equal blocks: elements per rank
+  rt::Counts send_counts, send_displs, recv_counts, recv_displs;  // uneven: elements per rank
+};
+
+AllToAllArgs all_to_all_args(const py::object& output, const py::object& input, const py::object& output_split_sizes,
+                             const py::object& input_split_sizes, int world, const std::string& what) {
+  AllToAllArgs a;
+  a.in = tensor_of(input, what + ": input", false);
+  a.out = tensor_of(output, what + ": output");
+  same_dtype(a.in, a.out, what);
+  if (output_split_sizes.is_none() && input_split_sizes.is_none()) {
+    expect_count(a.out, a.in.count, what + ": output");
+    a.block = equal_block(a.in, static_cast<std::size_t>(world), what);
+    return a;
+  }
+  a.uneven = true;
+  a.send_counts = split_counts(input_split_sizes, a.in, world, what + ": input_split_sizes");
+  a.recv_counts = split_counts(output_split_sizes, a.out, world, what + ": output_split_sizes");
+  a.send_displs = displacements(a.send_counts);
+  a.recv_displs = displacements(a.recv_counts);
+  return a;
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_rt, m) {
@@ -506,21 +534,13 @@ PYBIND11_MODULE(_rt, m) {
           "all_to_all_single",
           [](PyFusion& f, const std::string& backend, const py::object& output, const py::object& input,
              const py::object& output_split_sizes, const py::object& input_split_sizes) {
-            auto in = tensor_of(input, "Fusion.all_to_all_single: input", false);
-            auto out = tensor_of(output, "Fusion.all_to_all_single: output");
-            same_dtype(in, out, "Fusion.all_to_all_single");
-            const int world = rt::size("auto");
-            if (output_split_sizes.is_none() && input_split_sizes.is_none()) {
-              expect_count(out, in.count, "Fusion.all_to_all_single: output");
-              const std::size_t block = equal_block(in, static_cast<std::size_t>(world), "Fusion.all_to_all_single");
-              return run(true, {in.owner, out.owner},
-                         [&](bool) { return f.get().all_to_all_single(backend, in.data, out.data, block, in.dtype); });
-            }
-            const auto sc = split_counts(input_split_sizes, in, world, "Fusion.all_to_all_single: input_split_sizes");
-            const auto rc = split_counts(output_split_sizes, out, world, "Fusion.all_to_all_single: output_split_sizes");
-            const auto sd = displacements(sc), rd = displacements(rc);
-            return run(true, {in.owner, out.owner},
-                       [&](bool) { return f.get().all_to_allv(backend, in.data, sc, sd, out.data, rc, rd, in.dtype); });
+            const auto a = all_to_all_args(output, input, output_split_sizes, input_split_sizes, rt::size("auto"),
+                                           "Fusion.all_to_all_single");
+            return run(true, {a.in.owner, a.out.owner}, [&](bool) {
+              return a.uneven ? f.get().all_to_allv(backend, a.in.data, a.send_counts, a.send_displs, a.out.data,
+                                                    a.recv_counts, a.recv_displs, a.in.dtype)
+                              : f.get().all_to_all_single(backend, a.in.data, a.out.data, a.block, a.in.dtype);
+            });
           },
           py::arg("backend"), py::arg("output"), py::arg("input"), py::arg("output_split_sizes") = py::none(),
           py::arg("input_split_sizes") = py::none(),
@@ -676,21 +696,13 @@ PYBIND11_MODULE(_rt, m) {
       "all_to_all_single",
       [](const std::string& backend, const py::object& output, const py::object& input, const py::object& output_split_sizes,
          const py::object& input_split_sizes, bool async_op) {
-        auto in = tensor_of(input, "all_to_all_single: input", false);
-        auto out = tensor_of(output, "all_to_all_single: output");
-        same_dtype(in, out, "all_to_all_single");
-        const int world = rt::size(backend);
-        if (output_split_sizes.is_none() && input_split_sizes.is_none()) {
-          expect_count(out, in.count, "all_to_all_single: output");
-          const std::size_t block = equal_block(in, static_cast<std::size_t>(world), "all_to_all_single");
-          return run(async_op, {in.owner, out.owner},
-                     [&](bool a) { return rt::all_to_all_single(backend, in.data, out.data, block, in.dtype, a); });
-        }
-        const auto sc = split_counts(input_split_sizes, in, world, "all_to_all_single: input_split_sizes");
-        const auto rc = split_counts(output_split_sizes, out, world, "all_to_all_single: output_split_sizes");
-        const auto sd = displacements(sc), rd = displacements(rc);
-        return run(async_op, {in.owner, out.owner},
-                   [&](bool a) { return rt::all_to_allv(backend, in.data, sc, sd, out.data, rc, rd, in.dtype, a); });
+        const auto a = all_to_all_args(output, input, output_split_sizes, input_split_sizes, rt::size(backend),
+                                       "all_to_all_single");
+        return run(async_op, {a.in.owner, a.out.owner}, [&](bool async) {
+          return a.uneven ? rt::all_to_allv(backend, a.in.data, a.send_counts, a.send_displs, a.out.data, a.recv_counts,
+                                            a.recv_displs, a.in.dtype, async)
+                          : rt::all_to_all_single(backend, a.in.data, a.out.data, a.block, a.in.dtype, async);
+        });
       },
       py::arg("backend"), py::arg("output"), py::arg("input"), py::arg("output_split_sizes") = py::none(),
       py::arg("input_split_sizes") = py::none(), py::arg("async_op") = false,

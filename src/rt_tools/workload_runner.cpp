@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "core/error.h"
+#include "core/fnv1a.h"
 #include "core/rng.h"
 #include "rt/enforcer/enforcer.h"
 #include "rt/enforcer/plan_switch.h"
@@ -157,9 +158,9 @@ nlohmann::json run_workload_on_ranks(const WorkloadRunOptions& o) {
     }
   }
   // The same motif order on every rank: each rank's issue order hashed and compared.
-  std::uint64_t h = 1469598103934665603ull;
-  for (int v : issue_order) h = (h ^ static_cast<std::uint64_t>(v)) * 1099511628211ull;
-  const auto mine = static_cast<std::int64_t>(h >> 1);
+  Fnv1a h;
+  for (int v : issue_order) h.word(static_cast<std::uint64_t>(v));
+  const auto mine = static_cast<std::int64_t>(h.digest() >> 1);
   std::vector<std::int64_t> hashes(static_cast<std::size_t>(world));
   all_gather(world_backend, &mine, hashes.data(), 1, DType::i64);
   const bool same_order = std::all_of(hashes.begin(), hashes.end(), [&](std::int64_t x) { return x == hashes.front(); });

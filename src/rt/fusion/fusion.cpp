@@ -14,6 +14,7 @@
 #include <tuple>
 
 #include "core/error.h"
+#include "core/fnv1a.h"
 #include "core/split.h"
 #include "core/units.h"
 #include "rt/errors.h"
@@ -114,22 +115,14 @@ struct FusionBuffers {
 // FNV-1a over what every rank must agree on: kind, backend, count, dtype, reduce op and root, in
 // order (an uneven all-to-all's counts differ per rank: not its count).
 std::uint64_t fusion_signature(const std::vector<FusedOp>& batch) {
-  std::uint64_t h = 1469598103934665603ULL;
-  auto mix = [&h](const void* p, std::size_t n) {
-    const auto* c = static_cast<const unsigned char*>(p);
-    for (std::size_t i = 0; i < n; ++i) h = (h ^ c[i]) * 1099511628211ULL;
-  };
+  Fnv1a h;
   for (const auto& p : batch) {
-    mix(p.backend.data(), p.backend.size());
-    const std::uint64_t count = p.kind == OpKind::all_to_allv ? 0 : p.count;
-    const auto kinds = static_cast<std::uint32_t>(static_cast<unsigned>(p.kind) << 16 | static_cast<unsigned>(p.dtype) << 8 |
-                                                  static_cast<unsigned>(p.op));
-    const std::int32_t root = p.root;
-    mix(&count, sizeof count);
-    mix(&kinds, sizeof kinds);
-    mix(&root, sizeof root);
+    h.bytes(p.backend.data(), p.backend.size());
+    h.word(p.kind == OpKind::all_to_allv ? 0 : p.count);
+    h.word(static_cast<unsigned>(p.kind) << 16 | static_cast<unsigned>(p.dtype) << 8 | static_cast<unsigned>(p.op));
+    h.word(static_cast<std::uint32_t>(p.root));
   }
-  return h & ((std::uint64_t{1} << 62) - 1);  // room to negate it in an int64
+  return h.digest() & ((std::uint64_t{1} << 62) - 1);  // room to negate it in an int64
 }
 
 }  // namespace fusion_detail
@@ -154,14 +147,15 @@ struct Fusion::Impl {
   bool stopping = false;
   bool issuing = false;        // the cycle thread holds operations taken from the queue
   std::exception_ptr broken;   // the error that stopped the cycle thread
+  std::vector<FusedOp> batch;  // the cycle thread's: operations taken from the queue, not yet issued
   Stats stats;
   std::thread thread;
 
   Work submit(FusedOp op);
   void run();
   void cycle_loop();
-  void issue(std::vector<FusedOp>& batch);
-  void agree_uneven_blocks(std::vector<FusedOp>& batch);
+  void agree_uneven_blocks();  // on `batch`
+  void issue();                // `batch`, emptying it
   void issue_buffer(const std::string& backend, std::vector<FusedOp> ops);
   void issue_uneven(const std::string& target, std::vector<FusedOp> ops);
   static void fail(std::vector<FusedOp>& ops, const std::exception_ptr& error) {
@@ -363,8 +357,11 @@ void Fusion::Impl::run() {
   try {
     cycle_loop();
   } catch (...) {
-    // The agreement failed (a peer died, a timeout): every queued operation gets the error, and
-    // so does every later one.
+    // An agreement failed (a peer died, a timeout): the operations the cycle had taken and every
+    // queued one get the error, and so does every later one.
+    for (auto& p : batch)
+      if (p.state) p.state->complete(std::current_exception());
+    batch.clear();
     std::deque<FusedOp> left;
     {
       std::lock_guard lock(mutex);
@@ -396,7 +393,7 @@ void Fusion::Impl::cycle_loop() {
     }
     // How many operations every rank has (the minimum), and whether all ranks are stopping.
     const auto [k, all_stop] = fusion_min_of(control, local_n, local_stop ? 1 : 0);
-    std::vector<FusedOp> batch;
+    batch.clear();
     if (k > 0) {
       std::lock_guard lock(mutex);
       ++stats.cycles;
@@ -409,19 +406,10 @@ void Fusion::Impl::cycle_loop() {
       if (!queue.empty()) oldest_ns = steady_now_ns();  // the rest starts a new wait
     }
     if (k > 0) {
-      // The same k operations on every rank? (min and -max of one hash per rank). The batch has
-      // left the queue: if an agreement fails (a dead peer), its operations get the error here.
+      // The same k operations on every rank? (min and -max of one hash per rank)
       const std::int64_t h = static_cast<std::int64_t>(fusion_detail::fusion_signature(batch));
-      bool same = false;
-      try {
-        const auto [lo, minus_hi] = fusion_min_of(control, h, -h);
-        same = lo == -minus_hi;
-        if (same) agree_uneven_blocks(batch);
-      } catch (...) {
-        fail(batch, std::current_exception());
-        throw;
-      }
-      if (!same) {
+      const auto [lo, minus_hi] = fusion_min_of(control, h, -h);
+      if (lo != -minus_hi) {
         const FusedOp& first = batch.front();
         const auto error = std::make_exception_ptr(InputError(
             fmt::format("fused {} on rank {}", to_string(first.kind), rt::rank("auto")),
@@ -429,8 +417,10 @@ void Fusion::Impl::cycle_loop() {
                         "here a {} of {} elements of {}): every rank must submit the same operations in the same order",
                         k, stats.cycles, to_string(first.kind), first.count, to_string(first.dtype))));
         fail(batch, error);
+        batch.clear();
       } else {
-        issue(batch);
+        agree_uneven_blocks();
+        issue();
       }
       {
         std::lock_guard lock(mutex);
@@ -461,7 +451,7 @@ void Fusion::Impl::cycle_loop() {
 // Every rank's largest block of each uneven all-to-all in the batch (the batch is the same on
 // every rank: same signature), so that every rank packs them alike; one that moves nothing on
 // any rank completes here.
-void Fusion::Impl::agree_uneven_blocks(std::vector<FusedOp>& batch) {
+void Fusion::Impl::agree_uneven_blocks() {
   std::vector<std::int64_t> largest;
   for (const auto& p : batch)
     if (p.kind == OpKind::all_to_allv) largest.push_back(static_cast<std::int64_t>(p.count));
@@ -483,7 +473,7 @@ void Fusion::Impl::agree_uneven_blocks(std::vector<FusedOp>& batch) {
 }
 
 // Packs the batch, in submission order, into buffers of at most B bytes per BufferKey.
-void Fusion::Impl::issue(std::vector<FusedOp>& batch) {
+void Fusion::Impl::issue() {
   using fusion_detail::BufferKey;
   std::map<BufferKey, std::pair<std::vector<FusedOp>, std::size_t>> open;  // ops and bytes of each open buffer
   std::vector<BufferKey> order;  // first appearance: buffers are issued in an order every rank shares
@@ -534,12 +524,11 @@ void Fusion::Impl::issue_buffer(const std::string& backend, std::vector<FusedOp>
     std::lock_guard lock(shared->mutex);
     ++shared->in_flight;
   }
-  if (kind == OpKind::all_to_allv) {
-    issue_uneven(target, std::move(ops));
-    return;
-  }
   auto issue_one = [&](const std::byte* in, std::byte* out, std::size_t count) {
     switch (kind) {
+      case OpKind::all_to_allv:  // alone only (issue_uneven packs): the operation's own counts
+        return rt::all_to_allv(target, in, first.send_counts, first.send_displs, out, first.recv_counts,
+                               first.recv_displs, DType::u8, /*async_op=*/true);
       case OpKind::broadcast: return rt::broadcast(target, out, count, dtype, root, /*async_op=*/true);
       case OpKind::all_gather: return rt::all_gather(target, in, out, count, dtype, /*async_op=*/true);
       case OpKind::reduce_scatter: return rt::reduce_scatter(target, in, out, count, dtype, op, /*async_op=*/true);
@@ -562,6 +551,10 @@ void Fusion::Impl::issue_buffer(const std::string& backend, std::vector<FusedOp>
       fail(ops, std::current_exception());
       sh->done();
     }
+    return;
+  }
+  if (kind == OpKind::all_to_allv) {
+    issue_uneven(target, std::move(ops));
     return;
   }
   // Pack, run, then copy each operation's part out. Per rank, an operation has `count` elements
@@ -619,27 +612,11 @@ void Fusion::Impl::issue_buffer(const std::string& backend, std::vector<FusedOp>
   }
 }
 
-// Uneven all-to-alls: alone on the caller's buffers when one's largest block (on any rank)
-// exceeds B; else block j of the fused buffers holds every operation's block j for rank j, in
-// submission order, at j x C bytes (C: the operations' agreed largest blocks summed, at most B,
-// so the world x B wide buffers hold them).
+// Uneven all-to-alls packed: block j of the fused buffers holds every operation's block j for
+// rank j, in submission order, at j x C bytes (C: the operations' agreed largest blocks summed,
+// at most B, so the world x B wide buffers hold them). (One larger than B ran alone above.)
 void Fusion::Impl::issue_uneven(const std::string& target, std::vector<FusedOp> ops) {
   auto sh = shared;
-  if (ops.size() == 1 && ops.front().count > options.buffer_bytes) {
-    const FusedOp& p = ops.front();
-    try {
-      rt::all_to_allv(target, p.in, p.send_counts, p.send_displs, p.out, p.recv_counts, p.recv_displs, DType::u8,
-                      /*async_op=*/true)
-          .on_complete([sh, state = p.state](std::exception_ptr error) {
-            state->complete(error);
-            sh->done();
-          });
-    } catch (...) {
-      fail(ops, std::current_exception());
-      sh->done();
-    }
-    return;
-  }
   const std::size_t world = sh->world;
   std::size_t stride = 0;
   for (const auto& p : ops) stride += p.count;

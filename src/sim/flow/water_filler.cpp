@@ -7,6 +7,8 @@
 #include <limits>
 #include <stdexcept>
 
+#include "core/fnv1a.h"
+
 namespace chorus::sim::flow {
 namespace {
 constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
@@ -26,14 +28,10 @@ std::span<const int> WaterFiller::path(const Bundle& b) const {
   return {long_.data() + at, b.hops};
 }
 
-// FNV-1a over the link indices.
 std::uint64_t WaterFiller::key(std::span<const int> path) {
-  std::uint64_t h = 1469598103934665603ull;
-  for (int l : path) {
-    h ^= static_cast<std::uint32_t>(l);
-    h *= 1099511628211ull;
-  }
-  return h;
+  Fnv1a h;
+  for (int l : path) h.word(static_cast<std::uint32_t>(l));
+  return h.digest();
 }
 
 bool WaterFiller::same_path(const Bundle& b, std::span<const int> path) const {
