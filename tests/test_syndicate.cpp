@@ -99,6 +99,29 @@ TEST(SyndicateCost, HierarchicalTreeIsThreeStepsPerSegmentOnTheRightChannels) {
   EXPECT_NEAR(solo_time_ns(steps), re + 2 * ar + re, 1e-6);
 }
 
+TEST(SyndicateCost, AFlatRingPutsAnEighthOfItsBytesOnEachNic) {
+  // 128 ranks, 16 nodes of 8: of the ring's 128 hops, 16 cross nodes (7 -> 8, ..., 127 -> 0) and
+  // go over RDMA (12.5 B/ns, 5 us), 112 stay on the NVSwitch (150 B/ns, 2 us). Rotated rings put
+  // 16/128 of every rank's ring bytes on its NIC: with 64 MiB, b / g = 524288 B per round,
+  // RDMA 0.125 x 524288 / 12.5 = 5242.88 ns, NVSwitch 0.875 x 524288 / 150 = 3058.35 ns, so
+  // 2 x 127 x (5000 + 5242.88) ns.
+  const Topology t = builtin_topology("syndicate-testbed", 0, "test");
+  workload::Dag dag;
+  dag.add(comm_node("ar", coll::CollectiveOp::kAllReduce, 64.0 * 1024 * 1024, {0, 1}, {}));
+  const CommOp op = make_comm_op(dag, 0, t);
+  auto steps = option_steps(op, {"ring", 1, 1, t.path_index("nvswitch+rdma")}, t);
+  ASSERT_EQ(steps.size(), 1u);
+  EXPECT_NEAR(steps[0].duration_ns, 254 * (5000 + 5242.88), 1e-6);
+  EXPECT_EQ(steps[0].channels, (ChannelSet{1} << t.channel_index("nvswitch")) | (ChannelSet{1} << t.channel_index("rdma")));
+  // An all-to-all of 128 x 1 MB: each rank sends 1 MB to 7 ranks of its node and to 120 others,
+  // at once: max(7 x (2000 + 1e6 / 150), 120 x (5000 + 1e6 / 12.5)) = 120 x 85000 ns.
+  workload::Dag a2a;
+  a2a.add(comm_node("aa", coll::CollectiveOp::kAllToAll, 128e6, {0, 1}, {}));
+  steps = option_steps(make_comm_op(a2a, 0, t), {"pairwise", 1, 1, t.path_index("nvswitch+rdma")}, t);
+  ASSERT_EQ(steps.size(), 1u);
+  EXPECT_NEAR(steps[0].duration_ns, 120 * 85000.0, 1e-6);
+}
+
 TEST(SyndicateCost, AllToAllSplinesAndRingOnTheBottleneck) {
   const Topology t = two_paths();
   workload::Dag dag;
@@ -317,17 +340,22 @@ TEST(SyndicateWorkloads, A2CommOpsAndBytesByHand) {
   int comm = 0;
   for (const auto& n : dag.nodes) comm += n.kind == workload::NodeKind::kComm;
   EXPECT_EQ(comm, 10);
-  // Table 2, A2: batch 1024, 1000 tables of average dim 93, pooling 15, 20 MLP layers, 638
-  // MFLOPS per sample. Indices: 1024 x 1000 x 15 x 8 B; embeddings 1024 x 1000 x 93 x 4 B; a layer
-  // holds 638e6 / 20 / 2 = 15.95e6 parameters (4 B), the bottom MLP 20 / 3 = 6 layers, the top 14.
+  // Table 2, A2: batch 1024, 1000 tables of average dim 93, pooling 15, 20 MLP layers of average
+  // width 3375, 638 MFLOPS per sample. Indices: 1024 x 1000 x 15 x 8 B; embeddings 1024 x 1000 x
+  // 93 x 4 B. The MLP, solved by hand: 6 bottom layers of width x, 14 top of width y, with
+  // 6 x + 14 y = 20 x 3375 = 67500 and 6 x^2 + 14 y^2 = 638e6 / 2, i.e.
+  // 120 x^2 - 810000 x + 90250000 = 0: x = (810000 + sqrt(612780000000)) / 240 = 6636.68,
+  // y = (67500 - 6 x) / 14 = 1977.14. A layer of width w holds w^2 FP32 parameters.
   EXPECT_DOUBLE_EQ(find_node(dag, "a2a-data-prep it0")->bytes, 122880000.0);
   EXPECT_DOUBLE_EQ(find_node(dag, "a2a-emb-fwd it0")->bytes, 380928000.0);
   EXPECT_DOUBLE_EQ(find_node(dag, "a2a-emb-bwd it1")->bytes, 380928000.0);
-  EXPECT_NEAR(find_node(dag, "ar-top-mlp it0")->bytes, 15.95e6 * 4 * 14, 1.0);
-  EXPECT_NEAR(find_node(dag, "ar-bottom-mlp it0")->bytes, 15.95e6 * 4 * 6, 1.0);
+  const double x = 6636.68, y = 1977.14;
+  EXPECT_NEAR(find_node(dag, "ar-top-mlp it0")->bytes, 14 * y * y * 4, 1e-5 * 14 * y * y * 4);
+  EXPECT_NEAR(find_node(dag, "ar-bottom-mlp it0")->bytes, 6 * x * x * 4, 1e-5 * 6 * x * x * 4);
   EXPECT_EQ(find_node(dag, "ar-top-mlp it0")->dims, (std::vector<int>{0, 1}));
-  // A top layer's forward: 638e6 / 20 x 1024 FLOP.
-  EXPECT_NEAR(find_node(dag, "fwd top-mlp10 it0")->flops, 638e6 / 20 * 1024, 1.0);
+  // Layers' forward: 2 w^2 x 1024 FLOP.
+  EXPECT_NEAR(find_node(dag, "fwd top-mlp10 it0")->flops, 2 * y * y * 1024, 1e-5 * 2 * y * y * 1024);
+  EXPECT_NEAR(find_node(dag, "fwd bottom-mlp0 it0")->flops, 2 * x * x * 1024, 1e-5 * 2 * x * x * 1024);
   // The next batch's data-prep depends only on this one's; the next lookups wait for it and for
   // the tables' update.
   const int prep0 = static_cast<int>(find_node(dag, "a2a-data-prep it0") - dag.nodes.data());
@@ -335,6 +363,27 @@ TEST(SyndicateWorkloads, A2CommOpsAndBytesByHand) {
   const int upd0 = static_cast<int>(find_node(dag, "bwd-emb it0") - dag.nodes.data());
   EXPECT_EQ(dag.nodes[static_cast<std::size_t>(prep1)].deps, std::vector<int>{prep0});
   EXPECT_EQ(find_node(dag, "fwd-emb it1")->deps, (std::vector<int>{prep1, upd0}));
+}
+
+TEST(SyndicateWorkloads, MlpWidthsMeetTable2AndTheBottomIsWider) {
+  // Each model's two widths give Table 2's average width and MFLOPS per sample (2 w^2 forward
+  // FLOP per sample and layer), and the bottom MLP is the wider (Sec. 6.6).
+  for (const auto& spec : syndicate_models()) {
+    const MlpWidths w = mlp_widths(spec);
+    const int b = spec.mlp_layers / 3, t = spec.mlp_layers - b;
+    EXPECT_EQ(w.bottom_layers, b) << spec.name;
+    EXPECT_NEAR(b * w.bottom + t * w.top, double(spec.mlp_layers) * spec.mlp_width, 1e-6) << spec.name;
+    EXPECT_NEAR(2 * (b * w.bottom * w.bottom + t * w.top * w.top), spec.mflops_per_sample * 1e6, 1e-3) << spec.name;
+    EXPECT_GT(w.bottom, w.top) << spec.name;
+    EXPECT_GT(w.top, 0) << spec.name;
+  }
+  // A width too large for the work has no solution: 10 layers of width 1000 need at least
+  // 2 x 10 x 1000^2 = 20 MFLOP per sample.
+  DlrmSpec bad = syndicate_models().front();
+  bad.mlp_layers = 10;
+  bad.mlp_width = 1000;
+  bad.mflops_per_sample = 19;
+  EXPECT_THROW(mlp_widths(bad), InputError);
 }
 
 TEST(SyndicateWorkloads, A4IsFsdp) {

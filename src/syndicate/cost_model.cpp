@@ -4,25 +4,40 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 
 #include "core/error.h"
 
 namespace chorus::syndicate {
 
-double step_time_ns(Kind kind, int group, double bytes, int peers, double bandwidth_gbps, double latency_ns) {
-  if (group <= 1) return 0;
+double step_time_ns(Kind kind, int group, double bytes, const std::vector<ChannelLoad>& loads) {
+  if (group <= 1 || loads.empty()) return 0;
   const double g = group;
-  const double byte_ns = 8.0 / bandwidth_gbps;  // ns per byte
+  double latency = 0, slowest_byte_ns = 0, bandwidth_ns = 0, all_to_all_ns = 0;
+  for (const auto& l : loads) {
+    const double byte_ns = 8.0 / l.bandwidth_gbps;  // ns per byte
+    latency = std::max(latency, l.latency_ns);
+    slowest_byte_ns = std::max(slowest_byte_ns, byte_ns);
+    // A ring's bytes per rank, times the share of its hops on this channel (rings rotated so
+    // that every rank's channel carries that share, as NCCL's channels do).
+    bandwidth_ns = std::max(bandwidth_ns, l.count / g * bytes / g * byte_ns);
+    all_to_all_ns = std::max(all_to_all_ns, l.count * (l.latency_ns + bytes * byte_ns));
+  }
   switch (kind) {
-    case Kind::kAllReduce: return 2 * (g - 1) * (latency_ns + bytes / g * byte_ns);
+    case Kind::kAllReduce: return 2 * (g - 1) * (latency + bandwidth_ns);
     case Kind::kReduceScatter:
-    case Kind::kAllGather: return (g - 1) * (latency_ns + bytes / g * byte_ns);
+    case Kind::kAllGather: return (g - 1) * (latency + bandwidth_ns);
     case Kind::kReduce:
-    case Kind::kBroadcast: return std::ceil(std::log2(g)) * latency_ns + bytes * byte_ns;
-    case Kind::kAllToAll: return peers * (latency_ns + bytes * byte_ns);
+    case Kind::kBroadcast: return std::ceil(std::log2(g)) * latency + bytes * slowest_byte_ns;
+    case Kind::kAllToAll: return all_to_all_ns;
   }
   return 0;
+}
+
+double step_time_ns(Kind kind, int group, double bytes, int peers, double bandwidth_gbps, double latency_ns) {
+  const bool ring = kind == Kind::kAllReduce || kind == Kind::kReduceScatter || kind == Kind::kAllGather;
+  return step_time_ns(kind, group, bytes, {{ring ? group : peers, bandwidth_gbps, latency_ns}});
 }
 
 namespace {
@@ -67,6 +82,8 @@ std::vector<Step> option_steps(const CommOp& op, const PlanOption& o, const Topo
   std::vector<Step> steps;
   std::vector<int> step_of(motifs.size(), -1);
   std::vector<char> in_step(static_cast<std::size_t>(op.ranks()), 0);
+  std::vector<int> count;  // per channel: a motif's ring hops or one source's destinations on it
+  std::vector<ChannelLoad> loads;
   unsigned all_dims = 0;
   for (std::size_t k = 0; k < op.dims.size(); ++k)
     if (op.sizes[k] > 1) all_dims |= 1u << k;
@@ -117,29 +134,39 @@ std::vector<Step> option_steps(const CommOp& op, const PlanOption& o, const Topo
     for (int r : m.ranks) in_step[static_cast<std::size_t>(r)] = 1;
     ++s.motifs;
     step_of[i] = static_cast<int>(steps.size()) - 1;
+    // The channels the motif occupies: those of every dimension its ranks differ in. Its bytes
+    // are charged to the channel of the highest dimension a hop (ring) or destination
+    // (all-to-all) crosses, the slower fabric a scale-out hop leaves by.
     unsigned dims = 0;
-    int peers = 0;
+    count.assign(topo.channels.size(), 0);
+    const auto charge = [&](int a, int b) {
+      const unsigned d = differing(op, a, b);
+      dims |= d;
+      if (d == 0) return;
+      const auto top = static_cast<std::size_t>(std::bit_width(d) - 1);
+      ++count[static_cast<std::size_t>(path.channels[static_cast<std::size_t>(op.dims[top])])];
+    };
+    const auto time_of_counts = [&] {
+      loads.clear();
+      for (std::size_t c = 0; c < count.size(); ++c)
+        if (count[c] > 0) loads.push_back({count[c], topo.channels[c].bandwidth_gbps, topo.channels[c].latency_ns});
+      return step_time_ns(m.kind, s.group, s.bytes, loads);
+    };
+    const auto g = m.ranks.size();
     if (m.kind == Kind::kAllToAll) {
-      for (std::size_t src = 0; src < m.ranks.size(); ++src) {
-        int p = 0;
-        for (int d : m.destinations[src]) {
-          dims |= differing(op, m.ranks[src], d);
-          if (d != m.ranks[src]) ++p;
-        }
-        peers = std::max(peers, p);
+      for (std::size_t src = 0; src < g; ++src) {
+        std::fill(count.begin(), count.end(), 0);
+        for (int d : m.destinations[src]) charge(m.ranks[src], d);
+        s.duration_ns = std::max(s.duration_ns, time_of_counts());
       }
+    } else if (m.kind == Kind::kReduce || m.kind == Kind::kBroadcast) {
+      for (int r : m.ranks) charge(m.ranks.front(), r);  // pipelined: every byte crosses the slowest
+      s.duration_ns = std::max(s.duration_ns, time_of_counts());
     } else {
-      for (int r : m.ranks) dims |= differing(op, m.ranks.front(), r);
+      for (std::size_t k = 0; k < g; ++k) charge(m.ranks[k], m.ranks[(k + 1) % g]);  // the ring's hops
+      s.duration_ns = std::max(s.duration_ns, time_of_counts());
     }
     s.channels |= channels_of(op, path, dims);
-    if (s.channels == 0) continue;
-    double bandwidth = 0, latency = 0;
-    for (std::size_t c = 0; c < topo.channels.size(); ++c)
-      if (s.channels & (ChannelSet{1} << c)) {
-        bandwidth = bandwidth == 0 ? topo.channels[c].bandwidth_gbps : std::min(bandwidth, topo.channels[c].bandwidth_gbps);
-        latency = std::max(latency, topo.channels[c].latency_ns);
-      }
-    s.duration_ns = std::max(s.duration_ns, step_time_ns(m.kind, s.group, s.bytes, peers, bandwidth, latency));
   }
   return steps;
 }

@@ -5,12 +5,19 @@
 // A step is what one rank sees: a maximal run of consecutive motifs of the same kind and byte
 // range on disjoint rank sets of equal size with the same parents (a tree's reduces in every
 // node at once), so each rank takes part in at most one motif of a step. A step occupies the
-// channels of its path on the dimensions its motifs' ranks span (cost_model.cpp), and lasts,
-// with g ranks per motif, b bytes, B the slowest and alpha the largest latency of those channels:
-//   all_reduce (ring)            2 (g-1) (alpha + b / (g B))
-//   reduce_scatter, all_gather     (g-1) (alpha + b / (g B))
-//   reduce, broadcast (pipelined) ceil(log2 g) alpha + b / B
-//   all_to_all (pairwise)        p (alpha + b / B), p = destinations other than itself, b per destination
+// channels of its path on the dimensions its motifs' ranks differ in (cost_model.cpp). Each hop
+// of a ring, or destination of an all-to-all, is charged to the channel of the highest dimension
+// it crosses (the scale-out channel a hop between nodes leaves by). With g ranks per motif, b
+// bytes, alpha the largest latency of the channels used, and on channel c of bandwidth B_c a
+// share f_c of the ring's hops or p_c of the destinations:
+//   all_reduce (ring)            2 (g-1) (alpha + max_c f_c b / (g B_c))
+//   reduce_scatter, all_gather     (g-1) (alpha + max_c f_c b / (g B_c))
+//   reduce, broadcast (pipelined) ceil(log2 g) alpha + b / min_c B_c
+//   all_to_all (pairwise)        max_c p_c (alpha_c + b / B_c), b per destination
+// A ring over several dimensions runs as g rotated rings (NCCL's channels: each rank's link
+// on channel c carries the share f_c of the bytes), so a ring spanning nodes of 8 GPUs with a
+// NIC each puts 1/8 of its bytes on each NIC; destinations on different channels are sent to
+// at once. On one channel these are the textbook alpha-beta times.
 // With a cost table the option's rows give the time of each segment instead (one step per
 // segment, on every channel of the path).
 #include <vector>
@@ -38,7 +45,16 @@ std::vector<Step> option_steps(const CommOp& op, const PlanOption& o, const Topo
 // parents are done and their channels are free (the execution planner's greedy cost).
 double solo_time_ns(const std::vector<Step>& steps);
 
-// The analytical time of one motif-step (formula above).
+// A motif's traffic on one channel: ring hops (of `group`) or all-to-all destinations on it.
+struct ChannelLoad {
+  int count = 0;
+  double bandwidth_gbps = 0;
+  double latency_ns = 0;
+};
+
+// The analytical time of one motif-step (formulas above), its traffic spread over channels.
+double step_time_ns(Kind kind, int group, double bytes, const std::vector<ChannelLoad>& loads);
+// The same on one channel: `peers` destinations of an all-to-all; a ring's every hop.
 double step_time_ns(Kind kind, int group, double bytes, int peers, double bandwidth_gbps, double latency_ns);
 
 }  // namespace chorus::syndicate

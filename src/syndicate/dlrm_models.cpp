@@ -3,24 +3,50 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+
+#include "core/error.h"
 
 namespace chorus::syndicate {
 
 const std::vector<DlrmSpec>& syndicate_models() {
-  // Table 2: batch, tables, average dimension and pooling, MLP layers, MFLOPS per sample.
+  // Table 2: batch, tables, average dimension and pooling, MLP layers and average width, MFLOPS
+  // per sample.
   static const std::vector<DlrmSpec> models = {
-      {"syndicate-a1", 512, 200, 68, 27, 26, 89, false},
-      {"syndicate-a2", 1024, 1000, 93, 15, 20, 638, false},
-      {"syndicate-a3", 512, 1000, 231, 17, 26, 784, false},
-      {"syndicate-a4", 4096, 1000, 72, 49, 43, 60, true},
+      {"syndicate-a1", 512, 200, 68, 27, 26, 914, 89, false},
+      {"syndicate-a2", 1024, 1000, 93, 15, 20, 3375, 638, false},
+      {"syndicate-a3", 512, 1000, 231, 17, 26, 3210, 784, false},
+      {"syndicate-a4", 4096, 1000, 72, 49, 43, 682, 60, true},
   };
   return models;
 }
 
+MlpWidths mlp_widths(const DlrmSpec& s) {
+  // b bottom layers of width x, t top layers of width y: b x + t y = A (the widths' sum) and
+  // b x^2 + t y^2 = F (forward FLOP / 2 per sample). Eliminating y:
+  //   b (b + t) x^2 - 2 A b x + (A^2 - t F) = 0,
+  // whose discriminant 4 b t ((b + t) F - A^2) is not negative when F / (b + t) is at least the
+  // squared mean width, as a mean of squares is.
+  MlpWidths w;
+  w.bottom_layers = std::max(1, s.mlp_layers / 3);
+  const double b = w.bottom_layers;
+  const double t = s.mlp_layers - b;
+  const double A = static_cast<double>(s.mlp_layers) * s.mlp_width;
+  const double F = s.mflops_per_sample * 1e6 / 2;
+  const double disc = 4 * b * t * ((b + t) * F - A * A);
+  w.bottom = (2 * A * b + std::sqrt(std::max(0.0, disc))) / (2 * b * (b + t));
+  w.top = t > 0 ? (A - b * w.bottom) / t : 0;
+  if (disc < 0 || (t > 0 && w.top <= 0))
+    throw InputError(fmt::format("workload '{}'", s.name),
+                     fmt::format("{} MLP layers of average width {} cannot do {} MFLOP per sample", s.mlp_layers, s.mlp_width,
+                                 s.mflops_per_sample));
+  return w;
+}
+
 namespace {
 
-constexpr double kFp32 = 4;  // bytes per element: FP32 training (Table 1 quotes FP32 compute)
+constexpr double kFp32 = 4;  // bytes per parameter and gradient: FP32 (the compute rate: topology.cpp)
 constexpr double kIndex = 8;  // bytes per sparse index (int64)
 
 struct Builder {
@@ -63,12 +89,14 @@ workload::Dag dlrm_workload(const DlrmSpec& s, int gpus, int num_dims, int itera
   b.dag.iterations = iterations;
   for (int d = 0; d < num_dims; ++d) b.all_dims.push_back(d);
   const double batch = s.batch;
-  // Each MLP layer carries an equal share of the forward work; its parameters are its flops / 2
-  // per sample (a multiply-add per weight).
-  const double layer_flops = s.mflops_per_sample * 1e6 / s.mlp_layers * batch;
-  const double layer_params = s.mflops_per_sample * 1e6 / s.mlp_layers / 2;
-  const double layer_bytes = layer_params * kFp32;
-  const int bottom_layers = std::max(1, s.mlp_layers / 3);  // the rest is the top MLP
+  // Square layers: w^2 parameters, 2 w^2 forward FLOP per sample (a multiply-add per weight).
+  const MlpWidths widths = mlp_widths(s);
+  const int bottom_layers = widths.bottom_layers;  // the rest is the top MLP
+  const auto width = [&](int l) { return l < bottom_layers ? widths.bottom : widths.top; };
+  const auto layer_flops = [&](int l) { return 2 * width(l) * width(l) * batch; };
+  const auto layer_bytes = [&](int l) { return width(l) * width(l) * kFp32; };
+  double top_bytes = 0, bottom_bytes = 0;
+  for (int l = 0; l < s.mlp_layers; ++l) (l < bottom_layers ? bottom_bytes : top_bytes) += layer_bytes(l);
   // Per GPU and iteration: indices out (data-prep), pooled embeddings out (forward) and their
   // gradients back, batch x tables x dim, whichever GPU owns the table (Sec. 2.3 convention: a
   // GPU's whole send buffer).
@@ -99,10 +127,10 @@ workload::Dag dlrm_workload(const DlrmSpec& s, int gpus, int num_dims, int itera
       }
       int wait = prev_param[static_cast<std::size_t>(l)];
       if (s.fsdp)
-        wait = b.comm(fmt::format("ag-fwd {}-mlp{}", top ? "top" : "bottom", l), coll::CollectiveOp::kAllGather, layer_bytes,
+        wait = b.comm(fmt::format("ag-fwd {}-mlp{}", top ? "top" : "bottom", l), coll::CollectiveOp::kAllGather, layer_bytes(l),
                       {wait}, workload::CommGroup::kDataParallel);
       last = fwd[static_cast<std::size_t>(l)] =
-          b.compute(fmt::format("fwd {}-mlp{}", top ? "top" : "bottom", l), layer_flops, 0, {last, wait}, workload::ComputeKind::kForward);
+          b.compute(fmt::format("fwd {}-mlp{}", top ? "top" : "bottom", l), layer_flops(l), 0, {last, wait}, workload::ComputeKind::kForward);
     }
     // Backward, top to bottom; the gradient traffic of each MLP as Fig. 13 names it.
     std::vector<int> grads_top, grads_bottom;
@@ -111,13 +139,13 @@ workload::Dag dlrm_workload(const DlrmSpec& s, int gpus, int num_dims, int itera
       const bool top = l >= bottom_layers;
       int wait = -1;
       if (s.fsdp)
-        wait = b.comm(fmt::format("ag-bwd {}-mlp{}", top ? "top" : "bottom", l), coll::CollectiveOp::kAllGather, layer_bytes, {last},
+        wait = b.comm(fmt::format("ag-bwd {}-mlp{}", top ? "top" : "bottom", l), coll::CollectiveOp::kAllGather, layer_bytes(l), {last},
                       workload::CommGroup::kDataParallel);
-      last = b.compute(fmt::format("bwd {}-mlp{}", top ? "top" : "bottom", l), 2 * layer_flops, 0, {last, wait},
+      last = b.compute(fmt::format("bwd {}-mlp{}", top ? "top" : "bottom", l), 2 * layer_flops(l), 0, {last, wait},
                        workload::ComputeKind::kInputGradient);
       if (s.fsdp) {
         prev_param[static_cast<std::size_t>(l)] =
-            b.comm(fmt::format("rs {}-mlp{}", top ? "top" : "bottom", l), coll::CollectiveOp::kReduceScatter, layer_bytes, {last},
+            b.comm(fmt::format("rs {}-mlp{}", top ? "top" : "bottom", l), coll::CollectiveOp::kReduceScatter, layer_bytes(l), {last},
                    workload::CommGroup::kDataParallel);
       } else {
         (top ? grads_top : grads_bottom).push_back(last);
@@ -126,7 +154,7 @@ workload::Dag dlrm_workload(const DlrmSpec& s, int gpus, int num_dims, int itera
         // The top MLP is done: its gradients go out, and the interaction's gradient gives the
         // embeddings' gradients, sent back to the table owners.
         if (!s.fsdp) {
-          const int ar = b.comm("ar-top-mlp", coll::CollectiveOp::kAllReduce, layer_bytes * (s.mlp_layers - bottom_layers), {last},
+          const int ar = b.comm("ar-top-mlp", coll::CollectiveOp::kAllReduce, top_bytes, {last},
                                 workload::CommGroup::kDataParallel);
           for (int k = bottom_layers; k < s.mlp_layers; ++k) prev_param[static_cast<std::size_t>(k)] = ar;
         }
@@ -135,7 +163,7 @@ workload::Dag dlrm_workload(const DlrmSpec& s, int gpus, int num_dims, int itera
       }
     }
     if (!s.fsdp) {
-      const int ar = b.comm("ar-bottom-mlp", coll::CollectiveOp::kAllReduce, layer_bytes * bottom_layers, {last},
+      const int ar = b.comm("ar-bottom-mlp", coll::CollectiveOp::kAllReduce, bottom_bytes, {last},
                             workload::CommGroup::kDataParallel);
       for (int k = 0; k < bottom_layers; ++k) prev_param[static_cast<std::size_t>(k)] = ar;
     }

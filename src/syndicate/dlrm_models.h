@@ -27,12 +27,24 @@ struct DlrmSpec {
   int dim = 68;                 // average embedding dimension
   int pooling = 27;             // average lookups per table and sample
   int mlp_layers = 26;
+  int mlp_width = 914;          // average MLP layer width ("Avg MLP size")
   double mflops_per_sample = 89;  // forward MLP work per sample (Table 2)
   bool fsdp = false;
 };
 
 // A1-A4 of Table 2 ("~100s" tables read as 200, "~1000s" as 1000).
 const std::vector<DlrmSpec>& syndicate_models();
+
+// The widths of the bottom MLP's layers (the first mlp_layers / 3) and the top MLP's, square
+// layers of 2 w^2 forward FLOP per sample, such that the layers' average width is mlp_width and
+// their work mflops_per_sample: the wider root is the bottom MLP's (Sec. 6.6: bottom MLP
+// all-reduces of 100s of MB, top MLP ones of MBs). Throws InputError if Table 2's two numbers
+// admit no such pair.
+struct MlpWidths {
+  int bottom_layers = 0;
+  double bottom = 0, top = 0;
+};
+MlpWidths mlp_widths(const DlrmSpec& spec);
 
 // The DAG of `spec` for a job of `gpus` GPUs (all comm-ops over every dimension), unrolled.
 workload::Dag dlrm_workload(const DlrmSpec& spec, int gpus, int num_dims, int iterations);
