@@ -195,6 +195,7 @@ class GlooBackend final : public Backend {
       GlooStore small_store(*ctx.store, ctx.key_prefix + "/small/", timeout_);
       small->connectFullMesh(small_store, device_);
       small_context_ = small;
+      warm_up_classic();
       if (ctx.single_host)
         for (int j = 0; j < size_; ++j)
           pids_.push_back(std::stoi(ctx.store->get_string(ctx.key_prefix + "/pid/" + std::to_string(j), timeout_)));
@@ -524,6 +525,24 @@ class GlooBackend final : public Backend {
                                   rank_, count, to_string(d), to_string(op)));
     }
     return *classic_.front().algorithm;
+  }
+
+  // Linux starts each TCP connection with a receive window of about 64 KiB and grows it
+  // (autotuning) as bulk data arrives. On loopback, whose MSS is 65483 bytes, that first window
+  // is one segment: until it has grown, a message larger than the free window waits for a
+  // delayed ACK (40 ms or more). Halving-doubling at 64-256 KiB stalled there, in plain Gloo as
+  // here (4 ranks: 64 KiB all-reduces of 13-15 ms mean, 256 KiB of 71-73 ms, against 1.7-2.8 ms
+  // with the windows grown or with an MSS of 1448; docs/runtime.md). So the classic
+  // connections carry a few bulk all-reduces at start-up, enough for autotuning to open their
+  // windows, before any call of the program's; the object is then evicted.
+  void warm_up_classic() {
+    if (size_ < 2) return;
+    constexpr std::size_t kCount = kClassicAllReduceBytes / sizeof(float);
+    constexpr int kRuns = 4;
+    std::vector<float> x(kCount, 0.0f);
+    ClassicAllReduce& warm = classic_for(kCount, DType::f32, ReduceOp::sum);
+    for (int i = 0; i < kRuns; ++i) warm.run(x.data(), x.data());
+    classic_.pop_front();  // safe as any eviction (classic_for)
   }
 
   // Calls f with a value of the unsigned type as wide as one element of d.
