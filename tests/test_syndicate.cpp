@@ -259,6 +259,29 @@ TEST(SyndicateSched, OrdersPickTheRightCommOpFirst) {
   EXPECT_DOUBLE_EQ(sched.compute_idle_fraction, 1.0 - 1000.0 / 9000.0);
 }
 
+TEST(SyndicateSched, FifoAndLifoSubmitInProgramOrder) {
+  // k0 (2000 ns), then the all-reduce a (no dependencies; ring, 3000 bytes: 4500 ns on path a),
+  // then k1 (1000 ns, after k0). The enforcer's critical-path order runs a at once: a 0-4500,
+  // k0 0-2000, k1 2000-3000, makespan 4500. FIFO and LIFO submit a when the program reaches it,
+  // after k0: a 2000-6500.
+  const Topology t = two_paths();
+  workload::Dag dag;
+  dag.add(compute_node("k0", 2000, {}));
+  dag.add(comm_node("a", coll::CollectiveOp::kAllReduce, 3000, {0}, {}));
+  dag.add(compute_node("k1", 1000, {0}));
+  OptionSpace space;
+  space.segments = {1};
+  const Problem p = make_problem(dag, t, space);
+  Scheduler s(p);
+  const PlanChoice plan = p.greedy_plan();
+  EXPECT_DOUBLE_EQ(s.cost(plan, {Order::kCriticalPath, false}), 4500);
+  EXPECT_DOUBLE_EQ(s.cost(plan, {Order::kFifo, false}), 6500);
+  EXPECT_DOUBLE_EQ(s.cost(plan, {Order::kLifo, true}), 6500);
+  const auto sched = s.run(plan, {Order::kFifo, true}, true);
+  ASSERT_EQ(sched.steps.size(), 1u);
+  EXPECT_DOUBLE_EQ(sched.steps[0].start_ns, 2000);
+}
+
 // A random layered DAG of compute and comm nodes on the testbed (seeded).
 workload::Dag random_dag(std::uint64_t seed, int nodes) {
   Rng rng(seed);
@@ -325,6 +348,35 @@ TEST(SyndicateSearch, EveryStepRunsOnceAfterItsDependencies) {
       }
     }
   }
+}
+
+TEST(SyndicateSearch, FifoAndLifoStartNoStepBeforeTheComputeBeforeIt) {
+  // Program order, on random DAGs and plans: under FIFO and LIFO every step of a comm-op starts
+  // after every compute node of a lower index has ended; the critical-path order may start one
+  // earlier (and does, somewhere in these DAGs).
+  const Topology t = builtin_topology("syndicate-testbed", 0, "test");
+  const Problem p = make_problem(random_dag(7, 30), t, {});
+  Scheduler s(p);
+  Rng rng(3);
+  bool earlier = false;
+  for (int trial = 0; trial < 10; ++trial) {
+    PlanChoice plan;
+    for (const auto& c : p.comms) plan.push_back(static_cast<int>(rng.uniform_int(0, static_cast<std::int64_t>(c.options.size()) - 1)));
+    for (const SchedOptions o : {SchedOptions{Order::kFifo, true}, SchedOptions{Order::kLifo, true}, SchedOptions{Order::kFifo, false},
+                                 SchedOptions{Order::kCriticalPath, false}}) {
+      const auto sched = s.run(plan, o, true);
+      for (const auto& st : sched.steps) {
+        const int node = p.comms[static_cast<std::size_t>(st.comm)].op.node;
+        for (int k = 0; k < node; ++k) {
+          if (p.comm_of_node[static_cast<std::size_t>(k)] >= 0) continue;
+          const bool before = sched.node_end_ns[static_cast<std::size_t>(k)] <= st.start_ns + 1e-6;
+          if (o.order == Order::kCriticalPath) earlier = earlier || !before;
+          else EXPECT_TRUE(before) << "trial " << trial << ": step of node " << node << " before compute node " << k;
+        }
+      }
+    }
+  }
+  EXPECT_TRUE(earlier);
 }
 
 const workload::Node* find_node(const workload::Dag& dag, const std::string& name) {
@@ -414,8 +466,9 @@ TEST(SyndicateWorkloads, A4IsFsdp) {
 }
 
 TEST(SyndicateWorkloads, SearchOrdersTheMethodsLikeThePaper) {
-  // On A2 the joint search beats S-Exec, which beats S-Sched, which beats BS+ (Sec. 6.5's order;
-  // the sizes of the gaps are the model's, docs/syndicate.md).
+  // Sec. 6.5 on A2, iteration time against BS+: SYNDICATE 30.6 % faster, S-Sched 21.9 %,
+  // S-Exec 17.1 %. The same order here (the sizes of the gaps are the model's,
+  // docs/syndicate.md).
   const Topology t = builtin_topology("syndicate-testbed", 0, "test");
   const Problem p = make_problem(load_workload_dag("syndicate-a2", t, 2), t, {});
   Scheduler s(p);
@@ -425,9 +478,9 @@ TEST(SyndicateWorkloads, SearchOrdersTheMethodsLikeThePaper) {
   const double exec = run_method(Method::kSExec, s, p, o).schedule.iteration_ns;
   const double sched = run_method(Method::kSSched, s, p, o).schedule.iteration_ns;
   const double bs = run_method(Method::kBsPlus, s, p, o).schedule.iteration_ns;
-  EXPECT_LE(syn, exec);
-  EXPECT_LT(exec, sched);
-  EXPECT_LT(sched, bs);
+  EXPECT_LT(syn, sched);
+  EXPECT_LT(sched, exec);
+  EXPECT_LT(exec, bs);
 }
 
 TEST(SyndicateTopology, YamlErrorsNameFileLineAndField) {

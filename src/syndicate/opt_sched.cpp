@@ -107,7 +107,19 @@ Schedule Scheduler::run(const PlanChoice& plan, const SchedOptions& options, boo
       ready_comm_.insert(std::upper_bound(ready_comm_.begin(), ready_comm_.end(), t, before), t);
     }
   };
+  // Program-order submission (kFifo, kLifo): `frontier` is the first compute node not yet
+  // completed; a comm node after it is not submitted yet, and is released when the frontier
+  // passes it (if its dependencies are done by then).
+  const bool program_order = options.order != Order::kCriticalPath;
+  compute_done_.assign(static_cast<std::size_t>(n), 0);
+  int frontier = 0;
+  const auto is_comm = [&](int i) { return p_.comm_of_node[static_cast<std::size_t>(i)] >= 0; };
+  const auto advance = [&] {
+    while (frontier < n && (is_comm(frontier) || compute_done_[static_cast<std::size_t>(frontier)])) ++frontier;
+  };
+  advance();
   auto release_node = [&](int node) {
+    if (program_order && is_comm(node) && node > frontier) return;  // the frontier's sweep releases it
     const int b = base_[static_cast<std::size_t>(node)];
     for (int t = b; t < base_[static_cast<std::size_t>(node) + 1]; ++t)
       if (pending_[static_cast<std::size_t>(t)] == 0) release(t);
@@ -165,6 +177,13 @@ Schedule Scheduler::run(const PlanChoice& plan, const SchedOptions& options, boo
       const int b = base_[static_cast<std::size_t>(node)];
       if (p_.comm_of_node[static_cast<std::size_t>(node)] < 0) {
         compute_running = false;
+        if (program_order) {
+          compute_done_[static_cast<std::size_t>(node)] = 1;
+          const int from = frontier;
+          advance();
+          for (int x = from; x < frontier; ++x)
+            if (is_comm(x) && node_pending_[static_cast<std::size_t>(x)] == 0) release_node(x);
+        }
       } else {
         busy &= ~channels(t);
         --comm_running;

@@ -13,7 +13,12 @@
 //    on the way; kFifo: the comm-op submitted first (lowest node index); kLifo: the one
 //    submitted last (ByteScheduler's order); ties by step order;
 //  - single_stream: at most one step in flight at a time (a traditional stack with one
-//    communication stream: FIFO and BS+).
+//    communication stream: FIFO and BS+);
+//  - kFifo and kLifo also submit in program order: a comm-op is submitted when the program
+//    reaches it, once every compute node before it (lower node index) has completed, as a
+//    collective issued on a CUDA stream waits for the kernels issued before it. Only the
+//    enforcer's critical-path order may run a comm-op earlier than that (Sec. 6.5: the next
+//    batch's data-prep moved into the previous iteration, which the baselines cannot do).
 // Sequence numbers are the steps' start order; the enforcer issues motifs in that order.
 #include <string_view>
 #include <vector>
@@ -63,6 +68,7 @@ class Scheduler {
   };
   const Problem& p_;
   std::vector<int> base_, node_of_task_, pending_, remaining_, node_pending_, ready_comm_;
+  std::vector<char> compute_done_;  // program-order submission: compute nodes completed
   std::vector<double> priority_, entry_priority_, start_, end_;
   std::vector<int> seq_;
   std::vector<Event> events_;

@@ -533,15 +533,15 @@ class GlooBackend final : public Backend {
   // delayed ACK (40 ms or more). Halving-doubling at 64-256 KiB stalled there, in plain Gloo as
   // here (4 ranks: 64 KiB all-reduces of 13-15 ms mean, 256 KiB of 71-73 ms, against 1.7-2.8 ms
   // with the windows grown or with an MSS of 1448; docs/runtime.md). So the classic
-  // connections carry a few bulk all-reduces at start-up, enough for autotuning to open their
-  // windows, before any call of the program's; the object is then evicted.
+  // connections carry one 1 MiB all-reduce at start-up, before any call of the program's, and
+  // the object is then evicted. Autotuning opens the windows during it; the warm-up may itself
+  // wait for a delayed ACK once (~60 ms per init() on 4 ranks, measured), instead of the
+  // program's calls waiting again and again.
   void warm_up_classic() {
     if (size_ < 2) return;
     constexpr std::size_t kCount = kClassicAllReduceBytes / sizeof(float);
-    constexpr int kRuns = 4;
     std::vector<float> x(kCount, 0.0f);
-    ClassicAllReduce& warm = classic_for(kCount, DType::f32, ReduceOp::sum);
-    for (int i = 0; i < kRuns; ++i) warm.run(x.data(), x.data());
+    classic_for(kCount, DType::f32, ReduceOp::sum).run(x.data(), x.data());
     classic_.pop_front();  // safe as any eviction (classic_for)
   }
 
