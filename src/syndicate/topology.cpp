@@ -123,8 +123,8 @@ Topology fig6() {
 // host network; 120 TFLOPS FP32 / 1000 TFLOPS FP16 and 7.2 TB/s HBM per node. Per GPU: 1200 Gb/s
 // scale-up, 100 Gb/s RDMA, 25 Gb/s TCP, 900 GB/s. Compute: 50 TFLOPS per GPU, mixed precision
 // at 40 % of the tensor cores' 125; the paper gives no achieved rate, and this one makes BS+ idle
-// the 45 % of each A2 iteration the paper measured (docs/syndicate.md: the sweep from FP32's 15
-// to 125). PCIe and the latencies are not in the paper: PCIe 3.0 x16 (~12.5 GB/s effective),
+// 48.7 % of each A2 iteration, near the ~45 % the paper measured (docs/syndicate.md: the sweep
+// from FP32's 15 to 125). PCIe and the latencies are not in the paper: PCIe 3.0 x16 (~12.5 GB/s effective),
 // latencies typical of each fabric.
 Topology testbed() {
   Topology t;
