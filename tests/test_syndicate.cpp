@@ -48,6 +48,13 @@ Topology two_paths() {
   return t;
 }
 
+// The problem of `dag` on `t` with unsegmented options only (one step per ring or all-to-all).
+Problem unsegmented_problem(const workload::Dag& dag, const Topology& t) {
+  OptionSpace space;
+  space.segments = {1};
+  return make_problem(dag, t, space);
+}
+
 TEST(SyndicateCost, StepFormulas) {
   // 1 byte/ns (8 Gb/s), alpha 10 ns, g = 4, b = 4000 bytes:
   //   ring AR 2 (g-1)(alpha + b/g) = 6 (10 + 1000) = 6060
@@ -192,9 +199,7 @@ TEST(SyndicateSched, DisjointPathsOverlapSharedPathsSerialise) {
   workload::Dag dag;
   dag.add(comm_node("x", coll::CollectiveOp::kAllReduce, 3000, {0}, {}));
   dag.add(comm_node("y", coll::CollectiveOp::kAllReduce, 3000, {0}, {}));
-  OptionSpace space;
-  space.segments = {1};
-  const Problem p = make_problem(dag, t, space);
+  const Problem p = unsegmented_problem(dag, t);
   Scheduler s(p);
   auto option = [&](int comm, const std::string& path) {
     for (std::size_t o = 0; o < p.comms[static_cast<std::size_t>(comm)].options.size(); ++o) {
@@ -221,9 +226,7 @@ TEST(SyndicateSched, ComputeStreamOrderPutsANodeOfNoDurationWhereItRan) {
   dag.add(comm_node("c", coll::CollectiveOp::kAllReduce, 3000, {0}, {0}));
   dag.add(compute_node("z", 0, {1}));
   dag.add(compute_node("k2", 4500, {0}));
-  OptionSpace space;
-  space.segments = {1};
-  const Problem p = make_problem(dag, t, space);
+  const Problem p = unsegmented_problem(dag, t);
   Scheduler s(p);
   PlanChoice plan(p.comms.size(), 0);
   for (std::size_t o = 0; o < p.comms[0].options.size(); ++o)
@@ -244,9 +247,7 @@ TEST(SyndicateSched, OrdersPickTheRightCommOpFirst) {
   dag.add(comm_node("c0", coll::CollectiveOp::kAllReduce, 3000, {0}, {}));
   dag.add(comm_node("c1", coll::CollectiveOp::kAllReduce, 3000, {0}, {}));
   dag.add(compute_node("k", 1000, {1}));
-  OptionSpace space;
-  space.segments = {1};
-  const Problem p = make_problem(dag, t, space);
+  const Problem p = unsegmented_problem(dag, t);
   Scheduler s(p);
   const PlanChoice plan = p.greedy_plan();  // ring on path a for both
   EXPECT_DOUBLE_EQ(s.cost(plan, {Order::kFifo, true}), 10000);
@@ -269,9 +270,7 @@ TEST(SyndicateSched, FifoAndLifoSubmitInProgramOrder) {
   dag.add(compute_node("k0", 2000, {}));
   dag.add(comm_node("a", coll::CollectiveOp::kAllReduce, 3000, {0}, {}));
   dag.add(compute_node("k1", 1000, {0}));
-  OptionSpace space;
-  space.segments = {1};
-  const Problem p = make_problem(dag, t, space);
+  const Problem p = unsegmented_problem(dag, t);
   Scheduler s(p);
   const PlanChoice plan = p.greedy_plan();
   EXPECT_DOUBLE_EQ(s.cost(plan, {Order::kCriticalPath, false}), 4500);

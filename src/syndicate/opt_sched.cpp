@@ -20,12 +20,13 @@ Scheduler::Scheduler(const Problem& problem) : p_(problem) {}
 Schedule Scheduler::run(const PlanChoice& plan, const SchedOptions& options, bool record) {
   const auto& nodes = p_.dag.nodes;
   const int n = static_cast<int>(nodes.size());
+  const auto is_comm = [&](int node) { return p_.comm_of_node[static_cast<std::size_t>(node)] >= 0; };
   auto option_of = [&](int node) -> const OptionCost& {
     const int c = p_.comm_of_node[static_cast<std::size_t>(node)];
     return p_.comms[static_cast<std::size_t>(c)].options[static_cast<std::size_t>(plan[static_cast<std::size_t>(c)])];
   };
   auto tasks_of = [&](int node) {
-    return p_.comm_of_node[static_cast<std::size_t>(node)] < 0 ? 1 : static_cast<int>(option_of(node).steps.size());
+    return !is_comm(node) ? 1 : static_cast<int>(option_of(node).steps.size());
   };
 
   // Task numbering: node i's tasks are base_[i] .. base_[i + 1) (a compute node has one).
@@ -40,7 +41,7 @@ Schedule Scheduler::run(const PlanChoice& plan, const SchedOptions& options, boo
 
   auto duration = [&](int t) {
     const int node = node_of_task[static_cast<std::size_t>(t)];
-    if (p_.comm_of_node[static_cast<std::size_t>(node)] < 0) return p_.compute_ns[static_cast<std::size_t>(node)];
+    if (!is_comm(node)) return p_.compute_ns[static_cast<std::size_t>(node)];
     return option_of(node).steps[static_cast<std::size_t>(t - base_[static_cast<std::size_t>(node)])].duration_ns;
   };
 
@@ -52,7 +53,7 @@ Schedule Scheduler::run(const PlanChoice& plan, const SchedOptions& options, boo
       double after = 0;
       for (int s : p_.successors[static_cast<std::size_t>(i)]) after = std::max(after, entry_priority_[static_cast<std::size_t>(s)]);
       const int b = base_[static_cast<std::size_t>(i)];
-      if (p_.comm_of_node[static_cast<std::size_t>(i)] < 0) {
+      if (!is_comm(i)) {
         priority_[static_cast<std::size_t>(b)] = p_.compute_ns[static_cast<std::size_t>(i)] + after;
         entry_priority_[static_cast<std::size_t>(i)] = priority_[static_cast<std::size_t>(b)];
         continue;
@@ -85,7 +86,7 @@ Schedule Scheduler::run(const PlanChoice& plan, const SchedOptions& options, boo
   for (int i = 0; i < n; ++i) {
     node_pending_[static_cast<std::size_t>(i)] = static_cast<int>(nodes[static_cast<std::size_t>(i)].deps.size());
     remaining_[static_cast<std::size_t>(i)] = base_[static_cast<std::size_t>(i) + 1] - base_[static_cast<std::size_t>(i)];
-    if (p_.comm_of_node[static_cast<std::size_t>(i)] >= 0) {
+    if (is_comm(i)) {
       const auto& opt = option_of(i);
       for (std::size_t s = 0; s < opt.steps.size(); ++s)
         pending_[static_cast<std::size_t>(base_[static_cast<std::size_t>(i)]) + s] = static_cast<int>(opt.steps[s].after.size());
@@ -100,7 +101,7 @@ Schedule Scheduler::run(const PlanChoice& plan, const SchedOptions& options, boo
 
   auto release = [&](int t) {
     const int node = node_of_task[static_cast<std::size_t>(t)];
-    if (p_.comm_of_node[static_cast<std::size_t>(node)] < 0) {
+    if (!is_comm(node)) {
       ready_compute_.push_back(node);
       std::push_heap(ready_compute_.begin(), ready_compute_.end(), std::greater<>());
     } else {
@@ -113,7 +114,6 @@ Schedule Scheduler::run(const PlanChoice& plan, const SchedOptions& options, boo
   const bool program_order = options.order != Order::kCriticalPath;
   compute_done_.assign(static_cast<std::size_t>(n), 0);
   int frontier = 0;
-  const auto is_comm = [&](int i) { return p_.comm_of_node[static_cast<std::size_t>(i)] >= 0; };
   const auto advance = [&] {
     while (frontier < n && (is_comm(frontier) || compute_done_[static_cast<std::size_t>(frontier)])) ++frontier;
   };
@@ -175,7 +175,7 @@ Schedule Scheduler::run(const PlanChoice& plan, const SchedOptions& options, boo
       events_.pop_back();
       const int node = node_of_task[static_cast<std::size_t>(t)];
       const int b = base_[static_cast<std::size_t>(node)];
-      if (p_.comm_of_node[static_cast<std::size_t>(node)] < 0) {
+      if (!is_comm(node)) {
         compute_running = false;
         if (program_order) {
           compute_done_[static_cast<std::size_t>(node)] = 1;
