@@ -147,6 +147,73 @@ TEST(SyndicateCost, AllToAllSplinesAndRingOnTheBottleneck) {
   EXPECT_DOUBLE_EQ(steps[0].duration_ns, 6000);
 }
 
+TEST(SyndicateCost, MultipathPutsTheLastSegmentsOnTheOtherPath) {
+  // A ring all-reduce of 4000 bytes on 4 ranks: on path a (1 B/ns) 2 x 3 x (4000 / 4) = 6000 ns,
+  // on b (0.5 B/ns) 12000. Cut in 4 with the last segment on b: a runs three 1000-byte rings of
+  // 1500 ns one after another (4500), b one of 3000 at the same time: 4500 alone.
+  const Topology t = two_paths();
+  workload::Dag dag;
+  dag.add(comm_node("ar", coll::CollectiveOp::kAllReduce, 4000, {0}, {}));
+  OptionSpace space;
+  space.min_segment_bytes = 1;
+  const Problem p = make_problem(dag, t, space);
+  const auto& options = p.comms[0].options;
+  const auto find = [&](const PlanOption& want) {
+    for (std::size_t o = 0; o < options.size(); ++o)
+      if (options[o].option == want) return static_cast<int>(o);
+    return -1;
+  };
+  const int split = find({"ring", 4, 1, 0, 1, 1});
+  ASSERT_GE(split, 0);
+  const auto& steps = options[static_cast<std::size_t>(split)].steps;
+  ASSERT_EQ(steps.size(), 4u);
+  for (int s = 0; s < 4; ++s) {
+    EXPECT_EQ(steps[static_cast<std::size_t>(s)].channels, ChannelSet{1} << (s < 3 ? 0 : 1)) << s;
+    EXPECT_DOUBLE_EQ(steps[static_cast<std::size_t>(s)].duration_ns, s < 3 ? 1500 : 3000) << s;
+  }
+  EXPECT_DOUBLE_EQ(options[static_cast<std::size_t>(split)].solo_ns, 4500);
+  EXPECT_EQ(describe(options[static_cast<std::size_t>(split)].option, t), "ring S4 @a 1@b");
+  // Each split is listed once (the later path takes the last segments), and 4500 is the best:
+  // x of the bytes on b takes max(6000 (1 - x), 12000 x), least at x = 1/3, which eighths miss
+  // (2/8: 4500, 3/8: 4500).
+  EXPECT_LT(find({"ring", 4, 1, 1, 0, 3}), 0);
+  EXPECT_DOUBLE_EQ(options[static_cast<std::size_t>(p.comms[0].fastest)].solo_ns, 4500);
+  EXPECT_EQ(options[static_cast<std::size_t>(p.comms[0].fastest)].option, (PlanOption{"ring", 4, 1, 0, 1, 1}));
+  // Today's stack: unsegmented on the first path (6000), the baselines' start.
+  EXPECT_EQ(options[static_cast<std::size_t>(p.comms[0].standard)].option, (PlanOption{"ring", 1, 1, 0}));
+  space.multipath = false;
+  for (const auto& o : make_problem(dag, t, space).comms[0].options) EXPECT_EQ(o.option.alt_path, -1);
+}
+
+TEST(SyndicateCost, MultipathStepsSplicedEqualTheirOwnExpansion) {
+  // make_problem splices a multipath option's steps from its single-path options; expanding the
+  // option itself (option_steps, segment by segment on its own path) must give the same steps.
+  const Topology t = builtin_topology("syndicate-testbed", 0, "test");
+  workload::Dag dag;
+  dag.add(comm_node("ar", coll::CollectiveOp::kAllReduce, 64.0 * 1024 * 1024, {0, 1}, {}));
+  dag.add(comm_node("aa", coll::CollectiveOp::kAllToAll, 128e6, {0, 1}, {}));
+  OptionSpace space;
+  space.segments = {1, 4};
+  const Problem p = make_problem(dag, t, space);
+  int checked = 0;
+  for (const auto& choice : p.comms)
+    for (const auto& o : choice.options) {
+      if (o.option.alt_path < 0) continue;
+      const auto direct = option_steps(choice.op, o.option, t);
+      ASSERT_EQ(direct.size(), o.steps.size()) << describe(o.option, t);
+      for (std::size_t i = 0; i < direct.size(); ++i) {
+        EXPECT_EQ(direct[i].channels, o.steps[i].channels) << describe(o.option, t) << " step " << i;
+        EXPECT_DOUBLE_EQ(direct[i].duration_ns, o.steps[i].duration_ns) << describe(o.option, t) << " step " << i;
+        EXPECT_EQ(direct[i].after, o.steps[i].after);
+        EXPECT_EQ(direct[i].segment, o.steps[i].segment);
+      }
+      ++checked;
+    }
+  // ring, tree; pairwise 1-, 2-, 4-way: 5 x 3 splits of 4 segments x 6 pairs of the testbed's
+  // 4 paths.
+  EXPECT_EQ(checked, 90);
+}
+
 TEST(SyndicateFig6, GreedyIsElevenAndSyndicateNineAndAHalf) {
   const Topology t = builtin_topology("syndicate-fig6", 0, "test");
   const Problem p = make_problem(fig6_workload(2), t, {});
@@ -480,6 +547,20 @@ TEST(SyndicateWorkloads, SearchOrdersTheMethodsLikeThePaper) {
   EXPECT_LT(syn, sched);
   EXPECT_LT(sched, exec);
   EXPECT_LT(exec, bs);
+  // The baselines run today's stack's options (Sec. 6.4): one path, the first (NVSwitch +
+  // RDMA), all-to-alls unsplined; only the segment oracle changes them.
+  for (Method m : {Method::kSSched, Method::kBsPlus, Method::kFifo}) {
+    const auto r = run_method(m, s, p, o);
+    for (std::size_t c = 0; c < p.comms.size(); ++c) {
+      const PlanOption& opt = p.comms[c].options[static_cast<std::size_t>(r.plan[c])].option;
+      EXPECT_EQ(opt.path, 0) << to_string(m) << " " << p.comms[c].op.name;
+      EXPECT_EQ(opt.alt_path, -1) << to_string(m) << " " << p.comms[c].op.name;
+      EXPECT_EQ(opt.spline, 1) << to_string(m) << " " << p.comms[c].op.name;
+      if (m == Method::kFifo) {
+        EXPECT_EQ(opt.segments, 1);
+      }
+    }
+  }
 }
 
 TEST(SyndicateTopology, YamlErrorsNameFileLineAndField) {

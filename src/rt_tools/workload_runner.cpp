@@ -133,22 +133,22 @@ nlohmann::json run_workload_on_ranks(const WorkloadRunOptions& o) {
       const auto m = forced ? parse_method(o.switch_method) : syndicate::Method::kSyndicate;
       proposal = syndicate::plan_to_json(problem, syndicate::run_method(m, scheduler, problem, search)).dump();
     }
-    std::unique_ptr<Active> prepared;
+    // Prepare is local (the plan loaded and scheduled); activating it may form process groups,
+    // which needs every member, so it waits for the commit that every rank carries out.
+    syndicate::MethodResult prepared;
     const auto outcome = two_phase_commit(
         world_backend, proposal,
         [&](const std::string& text) {
           if (me == o.veto_rank) return false;
           const auto loaded = syndicate::plan_from_json(problem, nlohmann::json::parse(text), "proposed plan");
-          syndicate::MethodResult r;
-          r.plan = loaded.plan;
-          r.sched = loaded.sched;
-          r.schedule = scheduler.run(r.plan, r.sched, true);
+          prepared.plan = loaded.plan;
+          prepared.sched = loaded.sched;
+          prepared.schedule = scheduler.run(prepared.plan, prepared.sched, true);
           for (auto m : syndicate::all_methods())
-            if (nlohmann::json::parse(text).value("method", "") == syndicate::to_string(m)) r.method = m;
-          prepared = activate(job, problem, std::move(r));
+            if (nlohmann::json::parse(text).value("method", "") == syndicate::to_string(m)) prepared.method = m;
           return true;
         },
-        [&] { active = std::move(prepared); });
+        [&] { active = activate(job, problem, std::move(prepared)); });
     if (outcome.committed) {
       ++switches;
       final_times.clear();

@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <stdexcept>
+
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -78,7 +80,10 @@ bool same_shape(const coll::motif::Motif& a, const coll::motif::Motif& b) {
 std::vector<Step> option_steps(const CommOp& op, const PlanOption& o, const Topology& topo) {
   const auto plan = expand(op, o);
   const auto& motifs = plan.motifs;
-  const Path& path = topo.paths.at(static_cast<std::size_t>(o.path));
+  const auto seg_size = segment_size(op, o);
+  const auto path_of = [&](const coll::motif::Motif& m) -> const Path& {
+    return topo.paths.at(static_cast<std::size_t>(o.path_of_segment(static_cast<int>(m.bytes.begin / seg_size))));
+  };
   std::vector<Step> steps;
   std::vector<int> step_of(motifs.size(), -1);
   std::vector<char> in_step(static_cast<std::size_t>(op.ranks()), 0);
@@ -99,9 +104,10 @@ std::vector<Step> option_steps(const CommOp& op, const PlanOption& o, const Topo
         s.kind = op.kind;
         s.group = op.ranks();
         s.bytes = seg_bytes;
-        s.channels = channels_of(op, path, all_dims);
+        s.channels = channels_of(op, path_of(motifs[i]), all_dims);
         s.first_motif = static_cast<int>(i);
         s.motifs = 0;
+        s.segment = static_cast<int>(seg / seg_size);
         s.duration_ns = row.latency_ns + (row.bandwidth_gbps > 0 ? seg_bytes * 8.0 / row.bandwidth_gbps : 0.0);
         steps.push_back(s);
       }
@@ -124,6 +130,7 @@ std::vector<Step> option_steps(const CommOp& op, const PlanOption& o, const Topo
       s.bytes = static_cast<double>(m.bytes.size());
       s.first_motif = static_cast<int>(i);
       s.motifs = 0;
+      s.segment = static_cast<int>(m.bytes.begin / seg_size);
       for (int a : m.after) {
         const int parent = step_of[static_cast<std::size_t>(a)];
         if (std::find(s.after.begin(), s.after.end(), parent) == s.after.end()) s.after.push_back(parent);
@@ -131,6 +138,7 @@ std::vector<Step> option_steps(const CommOp& op, const PlanOption& o, const Topo
       steps.push_back(s);
     }
     Step& s = steps.back();
+    const Path& path = path_of(m);
     for (int r : m.ranks) in_step[static_cast<std::size_t>(r)] = 1;
     ++s.motifs;
     step_of[i] = static_cast<int>(steps.size()) - 1;
@@ -169,6 +177,14 @@ std::vector<Step> option_steps(const CommOp& op, const PlanOption& o, const Topo
     s.channels |= channels_of(op, path, dims);
   }
   return steps;
+}
+
+std::vector<Step> multipath_steps(const PlanOption& o, const std::vector<Step>& on_path, const std::vector<Step>& on_alt) {
+  if (on_path.size() != on_alt.size()) throw std::logic_error("multipath_steps: the two paths' options differ in steps");
+  std::vector<Step> out = on_path;
+  for (std::size_t i = 0; i < out.size(); ++i)
+    if (o.path_of_segment(out[i].segment) == o.alt_path) out[i] = on_alt[i];
+  return out;
 }
 
 double solo_time_ns(const std::vector<Step>& steps) {

@@ -48,7 +48,8 @@ long segment_oracle(Scheduler& scheduler, const Problem& problem, PlanChoice& pl
       const int keep = plan[c];
       for (std::size_t o = 0; o < options.size(); ++o) {
         const PlanOption& cand = options[o].option;
-        if (static_cast<int>(o) == keep || cand.algorithm != cur.algorithm || cand.spline != cur.spline || cand.path != cur.path)
+        if (static_cast<int>(o) == keep || cand.algorithm != cur.algorithm || cand.spline != cur.spline || cand.path != cur.path ||
+            cand.alt_path != cur.alt_path)
           continue;
         const int prev = plan[c];
         plan[c] = static_cast<int>(o);
@@ -73,7 +74,10 @@ MethodResult run_method(Method m, Scheduler& scheduler, const Problem& problem, 
   const auto t0 = std::chrono::steady_clock::now();
   MethodResult r;
   r.method = m;
-  r.plan = problem.greedy_plan();
+  // The baselines start from today's stack's plan (Sec. 6.4); SYNDICATE and S-Exec from the
+  // greedy execution planner's, over every option.
+  const bool standard = m == Method::kSSched || m == Method::kBsPlus || m == Method::kFifo;
+  r.plan = standard ? problem.standard_plan() : problem.greedy_plan();
   switch (m) {
     case Method::kGreedy: r.sched = {Order::kCriticalPath, false}; break;
     case Method::kSyndicate: r.sched = {Order::kCriticalPath, false}; break;

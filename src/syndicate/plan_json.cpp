@@ -58,6 +58,10 @@ nlohmann::json plan_to_json(const Problem& problem, const MethodResult& result) 
                    {"segments", opt.option.segments},
                    {"spline", opt.option.spline},
                    {"path", t.paths[static_cast<std::size_t>(opt.option.path)].name}};
+    if (opt.option.alt_path >= 0) {
+      o["option"]["alt_path"] = t.paths[static_cast<std::size_t>(opt.option.alt_path)].name;
+      o["option"]["alt_segments"] = opt.option.alt_segments;
+    }
     auto steps = nlohmann::json::array();
     for (std::size_t s = 0; s < opt.steps.size(); ++s) {
       const Step& st = opt.steps[s];
@@ -130,6 +134,12 @@ LoadedPlan plan_from_json(const Problem& problem, const nlohmann::json& j, const
     const auto path = get<std::string>(jo, "path", ow);
     want.path = t.path_index(path);
     if (want.path < 0) throw InputError(ow, fmt::format("field 'path': '{}' is not a path of topology '{}'", path, t.name));
+    if (jo.contains("alt_path")) {
+      const auto alt = get<std::string>(jo, "alt_path", ow);
+      want.alt_path = t.path_index(alt);
+      if (want.alt_path < 0) throw InputError(ow, fmt::format("field 'alt_path': '{}' is not a path of topology '{}'", alt, t.name));
+      want.alt_segments = get<int>(jo, "alt_segments", ow);
+    }
     int found = -1;
     for (std::size_t o = 0; o < choice.options.size(); ++o)
       if (choice.options[o].option == want) found = static_cast<int>(o);

@@ -45,7 +45,9 @@ std::string describe(const PlanOption& o, const Topology& topo) {
   std::string s = o.algorithm;
   if (o.segments > 1) s += fmt::format(" S{}", o.segments);
   if (o.spline > 1) s += fmt::format(" P{}", o.spline);
-  return s + " @" + topo.paths.at(static_cast<std::size_t>(o.path)).name;
+  s += " @" + topo.paths.at(static_cast<std::size_t>(o.path)).name;
+  if (o.alt_path >= 0) s += fmt::format(" {}@{}", o.alt_segments, topo.paths.at(static_cast<std::size_t>(o.alt_path)).name);
+  return s;
 }
 
 namespace {
@@ -84,25 +86,48 @@ std::vector<PlanOption> enumerate_options(const CommOp& op, const Topology& topo
                        fmt::format("no row for {} (comm-op '{}')", coll::motif::to_string(op.kind), op.name));
     return out;
   }
+  std::vector<PlanOption> multipath;  // listed after every single-path option
   for (std::size_t p = 0; p < topo.paths.size(); ++p)
     for (const auto& a : algorithms(op.kind)) {
       if (a == "tree" && op.ranks() <= 2) continue;  // a tree of two ranks is the ring
       for (int s : segment_counts(per_destination, space)) {
-        if (op.kind != Kind::kAllToAll) {
-          out.push_back({a, s, 1, static_cast<int>(p)});
-          continue;
+        std::vector<int> splines{1};
+        if (op.kind == Kind::kAllToAll) {
+          splines.clear();
+          for (int k : space.splines)
+            if (k <= op.ranks()) splines.push_back(k);
         }
-        for (int k : space.splines)
-          if (k <= op.ranks()) out.push_back({a, s, k, static_cast<int>(p)});
+        for (int k : splines) {
+          out.push_back({a, s, k, static_cast<int>(p)});
+          // Multipath: the last m of the s segments on a later path (each split listed once).
+          if (space.multipath)
+            for (std::size_t q = p + 1; q < topo.paths.size(); ++q)
+              for (int m = 1; m < s; ++m) multipath.push_back({a, s, k, static_cast<int>(p), static_cast<int>(q), m});
+        }
       }
     }
+  out.insert(out.end(), multipath.begin(), multipath.end());
   return out;
+}
+
+namespace {
+
+// The bytes a motif plan of `op` covers: per destination for an all-to-all (D).
+coll::motif::Bytes motif_bytes(const CommOp& op) {
+  const double per_destination = op.kind == Kind::kAllToAll ? op.bytes / op.ranks() : op.bytes;
+  return static_cast<coll::motif::Bytes>(std::max(1.0, std::round(per_destination)));
+}
+
+}  // namespace
+
+coll::motif::Bytes segment_size(const CommOp& op, const PlanOption& o) {
+  const auto bytes = motif_bytes(op);
+  return (bytes + o.segments - 1) / o.segments;
 }
 
 coll::motif::MotifPlan expand(const CommOp& op, const PlanOption& o) {
   const int n = op.ranks();
-  const double per_destination = op.kind == Kind::kAllToAll ? op.bytes / n : op.bytes;
-  const auto bytes = static_cast<coll::motif::Bytes>(std::max(1.0, std::round(per_destination)));
+  const auto bytes = motif_bytes(op);
   coll::motif::MotifPlan plan;
   if (op.kind == Kind::kAllReduce || op.kind == Kind::kAllToAll || op.kind == Kind::kBroadcast) {
     plan = coll::motif::single_motif_plan(coll::motif::make_comm_op(op.kind, n, bytes, 0));
@@ -118,7 +143,7 @@ coll::motif::MotifPlan expand(const CommOp& op, const PlanOption& o) {
     plan.motifs.push_back(m);
   }
   std::vector<coll::motif::Transform> transforms;
-  if (o.segments > 1) transforms.push_back(coll::motif::segmentation((bytes + o.segments - 1) / o.segments));
+  if (o.segments > 1) transforms.push_back(coll::motif::segmentation(segment_size(op, o)));
   if (op.kind == Kind::kAllToAll && o.spline > 1) transforms.push_back(coll::motif::splining((n + o.spline - 1) / o.spline));
   if (op.kind == Kind::kAllReduce && o.algorithm == "tree" && n > 2) {
     // Hierarchical: reduce within the groups of the first dimension, all-reduce among their

@@ -34,24 +34,35 @@ struct PlanOption {
   int segments = 1;       // S(ceil(D / segments))
   int spline = 1;         // all_to_all: k-way splining P(ceil(N / k)) (1: none)
   int path = 0;           // index into Topology::paths
+  // Multipath (Sec. 4.2.2, Fig. 9: motifs multiplexed over interconnects): the last
+  // `alt_segments` of the `segments` segments run on path `alt_path` (-1: every segment on `path`).
+  int alt_path = -1;
+  int alt_segments = 0;
+  int path_of_segment(int segment) const { return alt_path >= 0 && segment >= segments - alt_segments ? alt_path : path; }
   friend bool operator==(const PlanOption&, const PlanOption&) = default;
 };
 
-// "tree S4 @nvswitch+rdma", "pairwise P2 @pcie+tcp".
+// "tree S4 @nvswitch+rdma", "pairwise P2 @pcie+tcp", "ring S8 @nvswitch+rdma 2@pcie+tcp".
 std::string describe(const PlanOption& o, const Topology& topo);
 
 struct OptionSpace {
   std::vector<int> segments = {1, 2, 4, 8};  // tried where a segment keeps >= min_segment_bytes
   std::vector<int> splines = {1, 2, 4};      // all-to-all
   double min_segment_bytes = 64 * 1024;
+  bool multipath = true;  // also split the segments of one option over two paths
 };
 
 // Every option of `op` on `topo`: with a cost table, its rows for the op's kind (segmented only
-// where the row has a bandwidth term); else algorithms x segments x splines x paths.
+// where the row has a bandwidth term); else algorithms x segments x splines x paths, then the
+// multipath options (after every single-path option).
 std::vector<PlanOption> enumerate_options(const CommOp& op, const Topology& topo, const OptionSpace& space);
 
 // The motifs of `op` under option `o`, on the comm-op's ranks 0..N-1 (rank r has coordinate
 // (r / prod(sizes before k)) % size_k on op.dims[k]).
 coll::motif::MotifPlan expand(const CommOp& op, const PlanOption& o);
+
+// The segment length of S(D/segments) under `o`: a motif of expand() belongs to segment
+// motif.bytes.begin / segment_size(op, o).
+coll::motif::Bytes segment_size(const CommOp& op, const PlanOption& o);
 
 }  // namespace chorus::syndicate

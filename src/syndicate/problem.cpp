@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <stdexcept>
+
 #include "core/error.h"
 
 namespace chorus::syndicate {
@@ -9,6 +11,12 @@ namespace chorus::syndicate {
 PlanChoice Problem::greedy_plan() const {
   PlanChoice plan;
   for (const auto& c : comms) plan.push_back(c.fastest);
+  return plan;
+}
+
+PlanChoice Problem::standard_plan() const {
+  PlanChoice plan;
+  for (const auto& c : comms) plan.push_back(c.standard);
   return plan;
 }
 
@@ -28,6 +36,14 @@ void choose_fastest(CommChoice& choice) {
   for (std::size_t o = 1; o < choice.options.size(); ++o)
     if (choice.options[o].solo_ns < choice.options[static_cast<std::size_t>(choice.fastest)].solo_ns)
       choice.fastest = static_cast<int>(o);
+  choice.standard = -1;
+  for (std::size_t o = 0; o < choice.options.size(); ++o) {
+    const PlanOption& p = choice.options[o].option;
+    if (p.path != 0 || p.alt_path >= 0 || p.spline != 1 || p.segments != 1) continue;
+    if (choice.standard < 0 || choice.options[o].solo_ns < choice.options[static_cast<std::size_t>(choice.standard)].solo_ns)
+      choice.standard = static_cast<int>(o);
+  }
+  if (choice.standard < 0) choice.standard = choice.fastest;  // a cost table without path 0's row
 }
 
 }  // namespace
@@ -63,10 +79,19 @@ Problem make_problem(const workload::Dag& dag, const Topology& topo, const Optio
     }
     CommChoice choice;
     choice.op = make_comm_op(dag, static_cast<int>(i), topo);
+    // A multipath option's steps are spliced from its two single-path options', listed before it.
+    const auto single = [&](PlanOption o, int path) -> const std::vector<Step>& {
+      o.path = path;
+      o.alt_path = -1;
+      o.alt_segments = 0;
+      for (const auto& known : choice.options)
+        if (known.option == o) return known.steps;
+      throw std::logic_error("make_problem: a multipath option before its single-path options");
+    };
     for (const auto& o : enumerate_options(choice.op, topo, space)) {
       OptionCost cost;
       cost.option = o;
-      cost.steps = option_steps(choice.op, o, topo);
+      cost.steps = o.alt_path < 0 ? option_steps(choice.op, o, topo) : multipath_steps(o, single(o, o.path), single(o, o.alt_path));
       cost.children.assign(cost.steps.size(), {});
       for (std::size_t s = 0; s < cost.steps.size(); ++s)
         for (int a : cost.steps[s].after) cost.children[static_cast<std::size_t>(a)].push_back(static_cast<int>(s));

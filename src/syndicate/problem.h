@@ -24,6 +24,9 @@ struct CommChoice {
   CommOp op;
   std::vector<OptionCost> options;
   int fastest = 0;  // the greedy execution planner's choice: least solo time (first on ties)
+  // Today's stack's choice (the baselines' plan, Sec. 6.4): the fastest unsegmented option on
+  // the topology's first path (NCCL's NVLink + RDMA), all-to-all unsplined, one path.
+  int standard = 0;
 };
 
 // A plan: the chosen option of every comm-op (index into CommChoice::options).
@@ -38,6 +41,7 @@ struct Problem {
   std::vector<std::vector<int>> successors;  // per node
 
   PlanChoice greedy_plan() const;
+  PlanChoice standard_plan() const;
   // Checks a plan's size and ranges; throws InputError naming `where`.
   void check(const PlanChoice& plan, const std::string& where) const;
 };

@@ -61,6 +61,13 @@ class Fig6(unittest.TestCase):
             self.assertEqual(r.returncode, 2)
             self.assertIn("comm_ops[0].option", r.stderr)
             self.assertIn("warp-drive", r.stderr)
+            # ... or as the path of its last segments.
+            plan["comm_ops"][0]["option"].update({"path": "nvswitch+rdma", "alt_path": "hyperlane", "alt_segments": 1})
+            json.dump(plan, open(bad, "w"))
+            r = chorus("--workload", "dlrm", "--topology", "syndicate-testbed", "--evaluate", bad)
+            self.assertEqual(r.returncode, 2)
+            self.assertIn("alt_path", r.stderr)
+            self.assertIn("hyperlane", r.stderr)
 
 
 class SimulatorReadsThePlan(unittest.TestCase):

@@ -27,6 +27,8 @@ class ZeroOnTheEnforcer(unittest.TestCase):
             self.assertIn("all_gather", kinds)
             for i, op in enumerate(p["comm_ops"]):
                 op["option"]["path"] = "shm" if i % 2 == 0 else "gloo"
+                op["option"].pop("alt_path", None)  # one path per comm-op here
+                op["option"].pop("alt_segments", None)
                 if op["kind"] in ("reduce_scatter", "all_gather"):
                     op["option"]["segments"] = 4
             with open(plan, "w") as f:

@@ -22,7 +22,8 @@ struct SwitchOutcome {
 
 // Collective over the ranks of `backend`. `proposal` matters on rank 0 only. `prepare` gets the
 // proposal on every rank and returns its vote (an exception counts as no and is not rethrown);
-// `install` runs on every rank after a commit.
+// it must be local: a rank voting no takes no further part, so any collective set-up (process
+// groups) belongs in `install`, which runs on every rank after a commit.
 SwitchOutcome two_phase_commit(const std::string& backend, const std::string& proposal,
                                const std::function<bool(const std::string&)>& prepare, const std::function<void()>& install);
 
