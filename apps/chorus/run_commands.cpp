@@ -81,8 +81,10 @@ void register_run_commands(CLI::App& app) {
   wl->add_option("--evaluations", wo.evaluations, "plans costed by the search (bounded by count, not time: same plan on every rank)")
       ->capture_default_str();
   wl->add_option("--costs", wo.costs, "measured (time every motif step on these ranks first, then plan) | in-run (measured, then "
-                 "one warm-up run of the plan retimes its steps by what they took there) | model (the topology's); "
-                 "a --plan keeps its own")->capture_default_str();
+                 "--warm-up-runs runs of the plan retime its steps by the median of what they took there) | model (the "
+                 "topology's); a --plan keeps its own")->capture_default_str();
+  wl->add_option("--warm-up-runs", wo.warm_up_runs, "with --costs in-run: runs of the plan whose step times retime it")
+      ->capture_default_str();
   wl->add_option("--compute", wo.compute, "sleep | busy: how compute nodes are emulated")->capture_default_str();
   wl->add_option("--submit-jitter-us", wo.submit_jitter_us, "random delay before each comm-op submission (per rank)")->capture_default_str();
   wl->add_flag("--replan", wo.replan, "replan when the enforcers wait out of order > 5 % of a run in two runs in a row (2PC switch)");

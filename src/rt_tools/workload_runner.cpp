@@ -35,6 +35,8 @@ nlohmann::json run_workload_on_ranks(const WorkloadRunOptions& o) {
   if (o.switch_after < 0) throw InputError("--switch-after", fmt::format("must be >= 0, got {}", o.switch_after));
   if (o.costs != "measured" && o.costs != "model" && o.costs != "in-run")
     throw InputError("--costs", "must be measured, in-run or model, got '" + o.costs + "'");
+  if (o.warm_up_runs < 1 || o.warm_up_runs > 100)
+    throw InputError("--warm-up-runs", fmt::format("must be in 1..100, got {}", o.warm_up_runs));
   if (o.compute != "sleep" && o.compute != "busy") throw InputError("--compute", "must be sleep or busy, got '" + o.compute + "'");
   if (!(o.submit_jitter_us >= 0) || o.submit_jitter_us > 1e6)
     throw InputError("--submit-jitter-us", fmt::format("must be in 0..1e6, got {}", o.submit_jitter_us));
@@ -70,12 +72,22 @@ nlohmann::json run_workload_on_ranks(const WorkloadRunOptions& o) {
   }
   auto active = activate(job, problem, planned);
   if (o.costs == "in-run") {
-    // One warm-up run of the plan, then each of its steps costs what it took inside that run
-    // (every rank's times, gathered: all ranks retime alike), and the same plan is scheduled
-    // again with those costs: the prediction and the executed order.
+    // Warm-up runs of the plan, then each of its steps costs the median of what it took inside
+    // them (every rank's times, gathered: all ranks retime alike), and the same plan is
+    // scheduled again with those costs: the prediction and the executed order.
     Rng warm_jitter(o.seed * 1000003u + static_cast<std::uint64_t>(me) + 7777u);
-    const RunStats warm = run_once(job, problem, *active, {o.compute, o.submit_jitter_us}, warm_jitter, -1);
-    retime_from_run(problem, *active, step_times_in_run(*active, gather_timelines(job, *active, warm)));
+    std::vector<std::vector<double>> took;  // per warm-up run, per step
+    for (int w = 0; w < o.warm_up_runs; ++w) {
+      const RunStats warm = run_once(job, problem, *active, {o.compute, o.submit_jitter_us}, warm_jitter, -1);
+      took.push_back(step_times_in_run(*active, gather_timelines(job, *active, warm)));
+    }
+    std::vector<double> typical(took.front().size());  // each step's median over the warm-up runs
+    for (std::size_t k = 0; k < typical.size(); ++k) {
+      std::vector<double> v;
+      for (const auto& t : took) v.push_back(t[k]);
+      typical[k] = median(v);
+    }
+    retime_from_run(problem, *active, typical);
     planned.schedule = scheduler.run(planned.plan, planned.sched, true);
     active = activate(job, problem, planned);
   }

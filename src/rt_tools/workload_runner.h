@@ -18,9 +18,10 @@ struct WorkloadRunOptions {
   int repeat = 3;                 // runs of the unrolled DAG; the median is reported
   std::uint64_t seed = 1;
   long evaluations = 20000;
-  // measured: every step timed on the ranks first; in-run: measured, then one warm-up run of the
-  // plan retimes its steps by what they took inside it; model: the topology's
+  // measured: every step timed on the ranks first; in-run: measured, then warm-up runs of the
+  // plan retime its steps by the median of what they took inside them; model: the topology's
   std::string costs = "measured";
+  int warm_up_runs = 5;           // in-run: warm-up runs (1 was too noisy for many small steps)
   std::string compute = "sleep";  // sleep | busy: how compute nodes are emulated
   double submit_jitter_us = 0;    // random delay before each submission (seeded per rank)
   bool replan = false;            // replan when the enforcers wait > 5 % of a run out of order, twice in a row
