@@ -3,11 +3,10 @@
 
 #include <fmt/format.h>
 
-#include <stdexcept>
-
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <stdexcept>
 
 #include "core/error.h"
 

@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
-"""chorus run workload on 4 ranks: a plan switched mid-run by two-phase commit, and a vetoed switch
-that leaves the old plan running; results checked and the motif order compared by the command."""
+"""chorus run workload on 4 ranks: a plan switched mid-run by two-phase commit, a vetoed switch
+that leaves the old plan running, a multipath plan, the timeline; results checked and the motif
+order compared by the command."""
 import json
 import os
 import subprocess
 import tempfile
 import sys
 import unittest
+
+from edited_plan import run_edited_plan
 
 CHORUS = sys.argv.pop(1)
 WORKLOAD = sys.argv.pop(1)
@@ -50,37 +53,27 @@ class MultipathPlan(unittest.TestCase):
     def test_segments_of_one_comm_op_on_two_backends(self):
         # Every comm-op cut in two segments, the first on shm, the second on gloo (Fig. 9's
         # motifs multiplexed over interconnects), run checked with random submission delays.
-        with tempfile.TemporaryDirectory() as tmp:
-            plan = os.path.join(tmp, "plan.json")
-            subprocess.run([CHORUS, "plan", "--workload", WORKLOAD, "--topology", "host", "--ranks", "4", "--out", plan],
-                           check=True, capture_output=True, text=True, timeout=60)
-            with open(plan) as f:
-                p = json.load(f)
+        def edit(p):
             for op in p["comm_ops"]:
                 op["option"].update({"path": "shm", "segments": 2, "spline": 1, "alt_path": "gloo", "alt_segments": 1})
-            with open(plan, "w") as f:
-                json.dump(p, f)
-            env = dict(os.environ, CHORUS_RT_CHECK="1")
-            r = subprocess.run([CHORUS, "launch", "-n", "4", "--kill-grace-s", "5", "--", CHORUS, "run", "workload",
-                                "--workload", WORKLOAD, "--plan", plan, "--repeat", "2", "--submit-jitter-us", "300",
-                                "--json", "--trace", os.path.join(tmp, "t.json")], capture_output=True, text=True,
-                               timeout=240, env=env)
+
+        with tempfile.TemporaryDirectory() as tmp:
+            p, r, j = run_edited_plan(CHORUS, WORKLOAD, tmp, edit, "--trace", os.path.join(tmp, "t.json"))
             self.assertEqual(r.returncode, 0, r.stderr)
-            j = json.loads(r.stdout)
             self.assertEqual(j["check"], "passed")
             self.assertTrue(j["same_order_on_every_rank"])
             with open(os.path.join(tmp, "t.json")) as f:
                 events = json.load(f)["traceEvents"]
-            # Every rank ran steps of every comm-op on both channels.
-            names = {(e["pid"], e["tid"]): e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "thread_name"}
-            for rank in range(4):
-                on = {}
-                for e in events:
-                    if e["ph"] == "X" and e["pid"] == 10 + rank and e["tid"] > 0:
-                        on.setdefault(e["args"]["comm_op"], set()).add(names[(e["pid"], e["tid"])])
-                self.assertEqual(len(on), len(p["comm_ops"]))
-                for op, channels in on.items():
-                    self.assertEqual(channels, {"shm", "gloo"}, f"rank {rank}, {op}")
+        # Every rank ran steps of every comm-op on both channels.
+        names = {(e["pid"], e["tid"]): e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "thread_name"}
+        for rank in range(4):
+            on = {}
+            for e in events:
+                if e["ph"] == "X" and e["pid"] == 10 + rank and e["tid"] > 0:
+                    on.setdefault(e["args"]["comm_op"], set()).add(names[(e["pid"], e["tid"])])
+            self.assertEqual(len(on), len(p["comm_ops"]))
+            for op, channels in on.items():
+                self.assertEqual(channels, {"shm", "gloo"}, f"rank {rank}, {op}")
 
 
 class Timeline(unittest.TestCase):
