@@ -23,7 +23,8 @@ double step_time_ns(Kind kind, int group, double bytes, const std::vector<Channe
     // A ring's bytes per rank, times the share of its hops on this channel (rings rotated so
     // that every rank's channel carries that share, as NCCL's channels do).
     bandwidth_ns = std::max(bandwidth_ns, l.count / g * bytes / g * byte_ns);
-    all_to_all_ns = std::max(all_to_all_ns, l.count * (l.latency_ns + bytes * byte_ns));
+    const double incast = 1 + l.incast_penalty * (l.count - 1);  // goodput lost to l.count converging senders
+    all_to_all_ns = std::max(all_to_all_ns, l.count * (l.latency_ns + bytes * byte_ns * incast));
   }
   switch (kind) {
     case Kind::kAllReduce: return 2 * (g - 1) * (latency + bandwidth_ns);
@@ -156,7 +157,8 @@ std::vector<Step> option_steps(const CommOp& op, const PlanOption& o, const Topo
     const auto time_of_counts = [&] {
       loads.clear();
       for (std::size_t c = 0; c < count.size(); ++c)
-        if (count[c] > 0) loads.push_back({count[c], topo.channels[c].bandwidth_gbps, topo.channels[c].latency_ns});
+        if (count[c] > 0)
+          loads.push_back({count[c], topo.channels[c].bandwidth_gbps, topo.channels[c].latency_ns, topo.channels[c].incast_penalty});
       return step_time_ns(m.kind, s.group, s.bytes, loads);
     };
     const auto g = m.ranks.size();

@@ -13,11 +13,13 @@
 //   all_reduce (ring)            2 (g-1) (alpha + max_c f_c b / (g B_c))
 //   reduce_scatter, all_gather     (g-1) (alpha + max_c f_c b / (g B_c))
 //   reduce, broadcast (pipelined) ceil(log2 g) alpha + b / min_c B_c
-//   all_to_all (pairwise)        max_c p_c (alpha_c + b / B_c), b per destination
+//   all_to_all (pairwise)        max_c p_c (alpha_c + b (1 + k_c (p_c - 1)) / B_c), b per destination
 // A ring over several dimensions runs as g rotated rings (NCCL's channels: each rank's link
 // on channel c carries the share f_c of the bytes), so a ring spanning nodes of 8 GPUs with a
 // NIC each puts 1/8 of its bytes on each NIC; destinations on different channels are sent to
-// at once. On one channel these are the textbook alpha-beta times.
+// at once. On one channel these are the textbook alpha-beta times. k_c is the channel's incast
+// penalty (topology.h; 0 unless a topology sets it): the pattern is symmetric, so p_c senders
+// converge on each receiver at once.
 // With a cost table the option's rows give the time of each segment instead (one step per
 // segment, on every channel of the path).
 #include <vector>
@@ -56,6 +58,7 @@ struct ChannelLoad {
   int count = 0;
   double bandwidth_gbps = 0;
   double latency_ns = 0;
+  double incast_penalty = 0;  // all-to-all: `count` senders converge on each receiver
 };
 
 // The analytical time of one motif-step (formulas above), its traffic spread over channels.

@@ -23,6 +23,9 @@ struct Channel {
   double bandwidth_gbps = 0;  // per NPU, uni-directional
   double latency_ns = 0;      // per message (alpha)
   std::vector<std::string> backends;  // who can use it (nccl, mpi, gloo, shm, ...): for the runtime
+  // Incast (Sec. 6.6, Fig. 17): a NIC receiving from m senders at once delivers
+  // 1 / (1 + incast_penalty (m - 1)) of its bandwidth to an all-to-all (0: no loss).
+  double incast_penalty = 0;
 };
 
 struct Path {

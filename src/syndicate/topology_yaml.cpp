@@ -46,7 +46,7 @@ Topology parse(const Ctx& ctx, const YAML::Node& root) {
   for (std::size_t i = 0; i < channels.size(); ++i) {
     const auto where = fmt::format("channels[{}]: ", i);
     const YAML::Node c = channels[i];
-    check_keys(ctx, c, {"name", "dim", "bandwidth_gbps", "latency_ns", "backends"}, where);
+    check_keys(ctx, c, {"name", "dim", "bandwidth_gbps", "latency_ns", "incast_penalty", "backends"}, where);
     Channel ch;
     ch.name = scalar<std::string>(ctx, require(ctx, c, "name", where), where + "name", "a string");
     ch.dim = scalar<int>(ctx, require(ctx, c, "dim", where), where + "dim", "an integer");
@@ -57,6 +57,11 @@ Topology parse(const Ctx& ctx, const YAML::Node& root) {
       throw InputError(ctx.at(c["bandwidth_gbps"]), fmt::format("field '{}bandwidth_gbps' must be > 0", where));
     ch.latency_ns = c["latency_ns"] ? scalar<double>(ctx, c["latency_ns"], where + "latency_ns", "a number (ns)") : 0.0;
     if (!(ch.latency_ns >= 0)) throw InputError(ctx.at(c["latency_ns"]), fmt::format("field '{}latency_ns' must be >= 0", where));
+    if (c["incast_penalty"]) {
+      ch.incast_penalty = scalar<double>(ctx, c["incast_penalty"], where + "incast_penalty", "a number");
+      if (!(ch.incast_penalty >= 0) || !std::isfinite(ch.incast_penalty))
+        throw InputError(ctx.at(c["incast_penalty"]), fmt::format("field '{}incast_penalty' must be >= 0", where));
+    }
     if (c["backends"]) {
       if (!c["backends"].IsSequence()) throw InputError(ctx.at(c["backends"]), fmt::format("field '{}backends' must be a list", where));
       for (const auto& b : c["backends"]) ch.backends.push_back(scalar<std::string>(ctx, b, where + "backends", "a string"));
@@ -146,8 +151,9 @@ std::string topology_yaml(const Topology& t, const std::vector<std::string>& com
   e << YAML::EndSeq << YAML::Key << "channels" << YAML::Value << YAML::BeginSeq;
   for (const auto& c : t.channels) {
     e << YAML::Flow << YAML::BeginMap << YAML::Key << "name" << YAML::Value << c.name << YAML::Key << "dim" << YAML::Value << c.dim
-      << YAML::Key << "bandwidth_gbps" << YAML::Value << c.bandwidth_gbps << YAML::Key << "latency_ns" << YAML::Value << c.latency_ns
-      << YAML::Key << "backends" << YAML::Value << YAML::Flow << c.backends << YAML::EndMap;
+      << YAML::Key << "bandwidth_gbps" << YAML::Value << c.bandwidth_gbps << YAML::Key << "latency_ns" << YAML::Value << c.latency_ns;
+    if (c.incast_penalty > 0) e << YAML::Key << "incast_penalty" << YAML::Value << c.incast_penalty;
+    e << YAML::Key << "backends" << YAML::Value << YAML::Flow << c.backends << YAML::EndMap;
   }
   e << YAML::EndSeq << YAML::Key << "paths" << YAML::Value << YAML::BeginSeq;
   for (const auto& p : t.paths) {
