@@ -31,18 +31,23 @@ void Problem::check(const PlanChoice& plan, const std::string& where) const {
 
 namespace {
 
-void choose_fastest(CommChoice& choice) {
-  choice.fastest = 0;
-  for (std::size_t o = 1; o < choice.options.size(); ++o)
-    if (choice.options[o].solo_ns < choice.options[static_cast<std::size_t>(choice.fastest)].solo_ns)
-      choice.fastest = static_cast<int>(o);
-  choice.standard = -1;
-  for (std::size_t o = 0; o < choice.options.size(); ++o) {
-    const PlanOption& p = choice.options[o].option;
-    if (p.path != 0 || p.alt_path >= 0 || p.spline != 1 || p.segments != 1) continue;
-    if (choice.standard < 0 || choice.options[o].solo_ns < choice.options[static_cast<std::size_t>(choice.standard)].solo_ns)
-      choice.standard = static_cast<int>(o);
-  }
+// The option of least solo time among those `eligible` accepts (the first on ties), or -1.
+template <class Eligible>
+int least_solo(const CommChoice& choice, Eligible eligible) {
+  int best = -1;
+  for (std::size_t o = 0; o < choice.options.size(); ++o)
+    if (eligible(choice.options[o].option) &&
+        (best < 0 || choice.options[o].solo_ns < choice.options[static_cast<std::size_t>(best)].solo_ns))
+      best = static_cast<int>(o);
+  return best;
+}
+
+// The two starting points of a comm-op's plan: the greedy planner's and today's stack's.
+void choose_starts(CommChoice& choice) {
+  choice.fastest = least_solo(choice, [](const PlanOption&) { return true; });
+  choice.standard = least_solo(choice, [](const PlanOption& p) {
+    return p.path == 0 && p.alt_path < 0 && p.spline == 1 && p.segments == 1;
+  });
   if (choice.standard < 0) choice.standard = choice.fastest;  // a cost table without path 0's row
 }
 
@@ -57,7 +62,7 @@ void retime(Problem& problem, const std::function<double(int comm, int option, i
         opt.steps[s].duration_ns = duration(static_cast<int>(c), static_cast<int>(o), static_cast<int>(s));
       opt.solo_ns = solo_time_ns(opt.steps);
     }
-    choose_fastest(choice);
+    choose_starts(choice);
   }
 }
 
@@ -98,7 +103,7 @@ Problem make_problem(const workload::Dag& dag, const Topology& topo, const Optio
       cost.solo_ns = solo_time_ns(cost.steps);
       choice.options.push_back(std::move(cost));
     }
-    choose_fastest(choice);
+    choose_starts(choice);
     p.comm_of_node[i] = static_cast<int>(p.comms.size());
     p.comms.push_back(std::move(choice));
   }
