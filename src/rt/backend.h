@@ -43,6 +43,15 @@ class Backend {
   virtual void user_recv(void* buf, std::size_t bytes, int src) { recv(buf, bytes, src); }
   virtual bool concurrent_point_to_point() const { return false; }
 
+  // Moves what this rank still owes its peers without starting an operation: finalize() calls
+  // it while it waits for them. A library that moves data only inside its own calls (Open MPI
+  // without asynchronous progress) may still hold a control message of a finished operation
+  // (ob1's FIN of a rendezvous, queued when no fragment was free) that a peer's operation
+  // waits for; a rank that stops calling it then hangs that peer. Open MPI's own runtime
+  // barriers progress MPI while they wait for the same reason. Never called concurrently
+  // with an operation of this backend; the default does nothing.
+  virtual void progress() {}
+
   virtual void barrier();
   virtual void broadcast(void* buf, std::size_t count, DType dtype, int root);
   virtual void reduce(const void* in, void* out, std::size_t count, DType dtype, ReduceOp op,

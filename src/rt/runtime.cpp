@@ -385,12 +385,19 @@ std::string finalize_key(const World& world, int generation) {
 
 // finalize()'s barrier over the world's store. The rank that serves the store (rank 0 under
 // mpirun) also waits until every rank has read the barrier's outcome before it stops serving.
-// A rank that waits long says for whom, every `report_every` (a twentieth of the operation
-// timeout, between 1 and 10 s). A failure here (a peer gone, the deadline passed) is reported,
-// naming the ranks that never came, not thrown: finalize() goes on.
-void quiesce(const World& world, int generation, std::chrono::steady_clock::time_point deadline) {
+// While it waits, the backends progress what this rank still owes its peers (Backend::progress:
+// a peer may still be inside an operation that needs it). A rank that waits long says for
+// whom, every `report_every` (a twentieth of the operation timeout, between 1 and 10 s). A
+// failure here (a peer gone, the deadline passed) is reported, naming the ranks that never
+// came, not thrown: finalize() goes on. The lanes are stopped and idle (finalize() checks):
+// nothing else calls the backends now.
+void quiesce(const Runtime& r, std::chrono::steady_clock::time_point deadline) {
+  const World& world = r.world;
   if (world.size <= 1 || !world.store) return;
-  const std::string key = finalize_key(world, generation);
+  const std::string key = finalize_key(world, r.generation);
+  const auto progress = [&] {
+    for (const auto& [name, s] : r.slots) s->backend->progress();
+  };
   try {
     const auto left = [&] {
       return std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
@@ -403,12 +410,14 @@ void quiesce(const World& world, int generation, std::chrono::steady_clock::time
           std::fprintf(stderr, "chorus rt: finalize on rank %d: waited %.0f s for rank(s) %s to reach finalize (gives up in %.0f s)\n",
                        world.rank, static_cast<double>(waited.count()) / 1000.0, rank_list(missing).c_str(),
                        static_cast<double>(left().count()) / 1000.0);
-        });
+        },
+        progress);
     world.store->add(key + "/left", 1);
     if (world.server)
       while (world.store->add(key + "/left", 0) < world.size) {
         if (left().count() <= 0) throw TimeoutError("ranks still reading the finalize barrier at the deadline");
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        progress();
       }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "chorus rt: finalize on rank %d: the ranks did not all reach finalize (%s); tearing down anyway\n",
@@ -544,7 +553,7 @@ void finalize() {
   // peer after the sender is done): closing connections now could cut a peer's operation short
   // (gloo then sees "connection closed by peer"). So healthy ranks first agree that every rank
   // is done, as MPI_Finalize does; a broken runtime does not wait for peers that may be gone.
-  if (!any_broken) quiesce(r->world, r->generation, deadline);
+  if (!any_broken) quiesce(*r, deadline);
   else leave_without_waiting(r->world, r->generation);
   // Destroy healthy groups and backends in reverse order of creation, then the world.
   r->fast.count.store(0);

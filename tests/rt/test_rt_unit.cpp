@@ -249,6 +249,26 @@ TEST(Store, NamingBarrierReportsAndNamesTheMissingRanks) {
   one.join();
   EXPECT_TRUE(s0.missing_ranks("d", 3).empty());
 }
+
+// finalize() progresses its backends between the polls of its barrier: a peer that can reach
+// the barrier only once this rank has moved what it owes (a message queued inside MPI) is
+// released by the waiting rank's between_polls, not left to the timeout.
+TEST(Store, NamingBarrierProgressesBetweenPolls) {
+  rt::TcpStoreServer server("127.0.0.1");
+  const auto connect = [&] { return rt::TcpStore("127.0.0.1", server.port(), std::chrono::seconds(5), server.token()); };
+  std::atomic<int> polls{0};
+  std::thread peer([&] {
+    auto s = connect();
+    for (int i = 0; i < 5000 && polls.load() < 3; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    s.barrier_naming("p", 2, 1, std::chrono::seconds(5), std::chrono::milliseconds(0), nullptr);
+  });
+  auto s0 = connect();
+  EXPECT_NO_THROW(s0.barrier_naming("p", 2, 0, std::chrono::seconds(5), std::chrono::milliseconds(0), nullptr,
+                                    [&] { polls.fetch_add(1); }));
+  peer.join();
+  EXPECT_GE(polls.load(), 3);
+}
+
 TEST(ProgressQueue, RunsInOrderAndClaimFailsWhenBusy) {
   rt::ProgressQueue q("test");
   std::vector<int> order;

@@ -7,12 +7,16 @@ shows where every process under it stands, then stops them and exits 124:
   - each process's threads' C stacks, through gdb when it is installed;
   - the Python stacks of ranks that called faulthandler.register(SIGUSR1) (tests/python/*_rank.py);
   - then SIGTERM to COMMAND (mpirun and chorus launch stop their ranks and remove their files),
-    and SIGKILL to whatever is left 5 s later.
+    and SIGKILL to whatever is left 5 s later;
+  - at the very end, a line per thread: its rank (from the launcher's environment) and the
+    innermost frame of chorus or torch's c10d it stood in, so that a log cut to its head and
+    tail still says which rank waited where.
 The multi-process tests run under it with SECONDS below ctest's timeout, so that a hang is
 reported with its stacks instead of being killed silently (SIGKILL leaves Open MPI's shared
 memory files behind).
 """
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -48,9 +52,37 @@ def read(path):
         return "?"
 
 
+def rank_of(pid):
+    env = dict(v.split("=", 1) for v in read(f"/proc/{pid}/environ").split(" ") if "=" in v)
+    for name in ("CHORUS_RANK", "OMPI_COMM_WORLD_RANK", "RANK", "PMIX_RANK"):
+        if name in env:
+            return env[name]
+    return "?"
+
+
+def innermost(stack_lines):
+    """Thread header -> the first frame that is chorus's or c10d's (else the top frame)."""
+    out, thread, frames = [], None, []
+
+    def flush():
+        if thread is not None:
+            ours = [f for f in frames if "chorus" in f or "c10d" in f]
+            out.append((thread, (ours or frames or ["(no frames)"])[0]))
+    for ln in stack_lines:
+        if ln.startswith("Thread "):
+            flush()
+            thread, frames = ln.split(" (")[0], []
+        elif ln.startswith("#"):
+            m = re.match(r"#(\d+)\s+(?:0x[0-9a-f]+ in )?(.+?) \(", ln)
+            frames.append(f"#{m.group(1)} {m.group(2)[:140]}" if m else ln[:140])
+    flush()
+    return out
+
+
 def report(root):
     pids = descendants(root)
     print(f"watchdog: {len(pids)} processes still running; where each stands:", file=sys.stderr, flush=True)
+    summary = []
     for pid in pids:
         stat = read(f"/proc/{pid}/stat")
         fields = stat[stat.rfind(")") + 2:].split() if ")" in stat else ["?", "?"]
@@ -62,6 +94,7 @@ def report(root):
                                     capture_output=True, text=True, timeout=60).stdout
                 lines = [ln for ln in bt.splitlines() if ln.startswith(("Thread ", "#"))]
                 print("\n".join(lines[:400]), file=sys.stderr, flush=True)
+                summary += [f"rank {rank_of(pid)} pid {pid} {t}: {frame}" for t, frame in innermost(lines)]
             except (subprocess.TimeoutExpired, OSError) as e:
                 print(f"(gdb: {e})", file=sys.stderr, flush=True)
     for pid in pids:
@@ -71,7 +104,7 @@ def report(root):
             except OSError:
                 pass
     time.sleep(1)
-    return pids
+    return pids, summary
 
 
 def main():
@@ -89,7 +122,7 @@ def main():
     except subprocess.TimeoutExpired:
         pass
     print(f"watchdog: '{' '.join(sys.argv[3:])[:200]}' still running after {seconds:.0f} s", file=sys.stderr, flush=True)
-    pids = report(child.pid)
+    pids, summary = report(child.pid)
     cmdlines = {pid: read(f"/proc/{pid}/cmdline") for pid in pids}
     child.send_signal(signal.SIGTERM)
     try:
@@ -104,6 +137,9 @@ def main():
                 pass
     child.kill()
     child.wait()
+    if summary:  # last, where a log cut to its head and tail keeps it
+        print("watchdog: where each thread stood (innermost chorus or c10d frame):", file=sys.stderr)
+        print("\n".join(summary), file=sys.stderr, flush=True)
     return 124
 
 

@@ -142,6 +142,11 @@ class MpiBackend final : public Backend {
   bool native(OpKind) const override { return true; }
 
   bool concurrent_point_to_point() const override { return thread_multiple_; }
+  // MPI_Iprobe runs Open MPI's progress engine (all its transports, every communicator) once.
+  void progress() override {
+    int flag = 0;
+    MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm_, &flag, MPI_STATUS_IGNORE);
+  }
   void user_send(const void* buf, std::size_t bytes, int dst) override { send_on(buf, bytes, dst, kUserTag); }
   void user_recv(void* buf, std::size_t bytes, int src) override { recv_on(buf, bytes, src, kUserTag); }
   void send(const void* buf, std::size_t bytes, int dst) override { send_on(buf, bytes, dst, kTag); }

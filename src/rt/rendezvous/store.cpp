@@ -28,7 +28,8 @@ void Store::barrier(const std::string& name, int world_size, std::chrono::millis
 }
 
 void Store::barrier_naming(const std::string& name, int world_size, int rank, std::chrono::milliseconds timeout,
-                           std::chrono::milliseconds report_every, const BarrierWaiting& waiting) {
+                           std::chrono::milliseconds report_every, const BarrierWaiting& waiting,
+                           const std::function<void()>& between_polls) {
   using Clock = std::chrono::steady_clock;
   arrive(name, rank);
   const auto start = Clock::now();
@@ -49,6 +50,7 @@ void Store::barrier_naming(const std::string& name, int world_size, int rank, st
     }
     std::this_thread::sleep_for(std::min(pause, std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now)));
     pause = std::min(pause * 2, std::chrono::milliseconds(50));
+    if (between_polls) between_polls();
   }
 }
 

@@ -29,10 +29,12 @@ class Store {
   void barrier(const std::string& name, int world_size, std::chrono::milliseconds timeout);
   // As barrier(), for callers that know their rank and may wait long (finalize): it polls
   // instead of parking a get, calls `waiting(missing ranks, waited)` every `report_every`
-  // while it waits, and its TimeoutError names the ranks that never arrived.
+  // while it waits and `between_polls()` before every poll, and its TimeoutError names the
+  // ranks that never arrived.
   using BarrierWaiting = std::function<void(const std::vector<int>& missing, std::chrono::milliseconds waited)>;
   void barrier_naming(const std::string& name, int world_size, int rank, std::chrono::milliseconds timeout,
-                      std::chrono::milliseconds report_every, const BarrierWaiting& waiting);
+                      std::chrono::milliseconds report_every, const BarrierWaiting& waiting,
+                      const std::function<void()>& between_polls = {});
   // Counts `rank` as arrived at barrier_naming(name) without waiting for the others: a rank
   // that leaves anyway (a broken runtime's finalize) spares its peers a wait to their deadline.
   void arrive(const std::string& name, int rank);
