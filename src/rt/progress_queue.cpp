@@ -76,8 +76,9 @@ void ProgressQueue::stop(bool abandon) {
 
 bool ProgressQueue::wait_until_idle(std::chrono::steady_clock::time_point deadline) const {
   // Polled: release() notifies nobody when no task is queued (see there), and this runs once
-  // per backend at finalize().
-  while (busy()) {
+  // per backend at finalize(). The progress thread claims busy_ before it takes a task off the
+  // queue, so a task is always counted in queued_ or busy_ (loaded in that order).
+  while (queued_.load(std::memory_order_seq_cst) != 0 || busy()) {
     if (std::chrono::steady_clock::now() >= deadline) return false;
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }

@@ -69,8 +69,9 @@ class ProgressQueue {
   // True while an operation runs on the backend: a queued one on the progress thread, or an
   // inline one (a synchronous call, or a waiter helping) on any other thread.
   bool busy() const { return busy_.load(std::memory_order_seq_cst); }
-  // Waits until busy() is false or `deadline` passes; returns !busy(). Used by finalize() so
-  // that no backend is destroyed under an operation still running on another thread.
+  // Waits until nothing is queued and nothing runs (on the progress thread, or inline on any
+  // other thread), or `deadline` passes; returns whether that holds. Used by finalize(): queued
+  // and running operations run to their end, and no backend is destroyed under one.
   bool wait_until_idle(std::chrono::steady_clock::time_point deadline) const;
 
  private:

@@ -529,18 +529,15 @@ void finalize() {
   const auto deadline = std::chrono::steady_clock::now() +
                         std::chrono::milliseconds(operation_timeout_ms() + Work::kLastResortGraceMs);
   for (auto& [name, s] : r->slots) {
-    bool stuck = false;
-    for (int l = 0; l < s->lane_count; ++l) stuck |= s->lanes[l].activity->running_since_ns.load() != 0;
-    // A healthy lane's thread is joined after its queue is empty (queued operations run to
-    // their end); a broken or stuck one is detached.
-    for (int l = 0; l < s->lane_count; ++l) s->lanes[l].queue->stop(s->is_broken.load() || stuck);
-    // Operations running inline on other threads (synchronous calls through try_claim, waiters
-    // helping) are invisible to the progress thread: wait for each lane's busy flag to clear.
-    // (A broken or stuck backend is left alive below anyway: no need to wait for it.)
-    bool idle = true;
-    if (!s->is_broken.load() && !stuck)
-      for (int l = 0; l < s->lane_count; ++l) idle = idle && s->lanes[l].queue->wait_until_idle(deadline);
-    if (s->is_broken.load() || stuck || !idle) {
+    // On a healthy backend, operations still queued or running (asynchronous ones the program
+    // did not wait for, synchronous ones inline on other threads) run to their end first; a
+    // lane still busy at the deadline is stuck. A broken backend is not waited for. Then the
+    // lanes' threads are joined, or detached if broken or stuck.
+    bool idle = !s->is_broken.load();
+    for (int l = 0; idle && l < s->lane_count; ++l) idle = s->lanes[l].queue->wait_until_idle(deadline);
+    idle = idle && !s->is_broken.load();  // one of those operations may have failed
+    for (int l = 0; l < s->lane_count; ++l) s->lanes[l].queue->stop(!idle);
+    if (!idle) {
       any_broken = true;
       // An operation may still be inside the backend (a detached progress thread, an inline
       // call past its deadline), and a broken backend must not be called again (for mpi: no

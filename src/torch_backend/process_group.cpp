@@ -1,5 +1,7 @@
 #include "torch_backend/process_group.h"
 
+#include <pybind11/pybind11.h>
+
 #include <ATen/ATen.h>
 
 #include <algorithm>
@@ -283,6 +285,13 @@ ProcessGroupChorus::ProcessGroupChorus(const c10::intrusive_ptr<c10d::Store>& st
 }
 
 ProcessGroupChorus::~ProcessGroupChorus() {
+  // Destroying the group waits for chorus's threads: the fusion's, the Compressors', the
+  // runtime's lanes (finalize()). One of them may be ending an operation whose WorkChorus it holds
+  // last, and freeing a tensor Python has seen takes the GIL. Python destroys the group with the
+  // GIL held (pybind11's dealloc), so the waits give it up; a destruction on a thread without it
+  // (the last reference dropped in C++) has nothing to give up.
+  std::optional<pybind11::gil_scoped_release> no_gil;
+  if (Py_IsInitialized() != 0 && PyGILState_Check() != 0) no_gil.emplace();
   fusion_.reset();  // collective, like the group's destruction
   compressors_.clear();  // waits for the compressed collectives still queued
   if (!owns_runtime_) return;

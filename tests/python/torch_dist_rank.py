@@ -301,6 +301,12 @@ for test in (test_all_reduce, test_async_and_future, test_broadcast_reduce, test
 dist.barrier()
 if RANK == 0:
     print(f"torch_dist_rank: {CHECKS} checks passed on {WORLD} ranks ({dist.get_backend()})", flush=True)
+# Destroying the group with operations in flight whose Works and tensors Python has dropped: it
+# waits for them, and freeing those tensors (on the runtime's threads, when each operation ends)
+# takes the GIL, which Python holds while it destroys the group. The destructor gives it up
+# while it waits (it did not: a rare hang here, every time with these operations).
+for k in range(20):
+    dist.all_reduce(torch.full((1000,), float(k)), async_op=True)
 dist.destroy_process_group()  # finalises the runtime: the log is complete
 
 expect = os.environ.get("CHORUS_TEST_EXPECT_BACKEND")
