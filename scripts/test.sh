@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs dependencies, builds chorus with warnings as errors and runs every test, in four
 # stages:
-#   1. build/       the regular build, every test
+#   1. build/       the user's build (scripts/build.sh, as scripts/run.sh makes it), every test
 #   2. build-asan/  AddressSanitizer + UBSan (Debug), every test but the process-behaviour ones
 #   3. build-tsan/  ThreadSanitizer, the runtime's tests (the code with threads)
 #   4. build-fuzz/  clang + libFuzzer: each parser's fuzz target for a bounded time, one per core at once
@@ -45,7 +45,12 @@ configure_and_build() {  # build-dir, targets (or "all"), extra cmake args...
 }
 
 if want --regular; then
-  configure_and_build build all "${UNITY[@]}"
+  # The user's build (scripts/build.sh, what scripts/run.sh makes) with every test: the tests,
+  # the README's quick-start commands (tests/readme) and the smoke runs test what users run.
+  stage_start=$SECONDS
+  echo "=== build: configure, build (scripts/build.sh, the user's build) ==="
+  bash scripts/build.sh all
+  took "build: configure and build"
   (cd build && ctest --output-on-failure -j"$JOBS" --timeout 900)
   took "build: tests"
 fi

@@ -4,11 +4,12 @@
 #include <fmt/format.h>
 
 #include "apps/chorus/commands.h"
+#include "apps/chorus/parse_errors.h"
 #include "core/error.h"
 #include "rt/errors.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{"chorus: plan, simulate and run collective communication for distributed training"};
+  CLI::App app{"chorus: plan, simulate and run collective communication for distributed training", "chorus"};
   app.set_help_all_flag("--help-all", "Print help for every command");
   app.set_version_flag("--version", "chorus " CHORUS_VERSION, "Print the version and exit");
   app.require_subcommand(1);
@@ -30,8 +31,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    app.exit(e);  // prints the message and a hint to --help
-    return chorus::kExitBadInput;
+    return chorus::cli::report_parse_error(app, e);
   } catch (const chorus::InputError& e) {
     std::fflush(stdout);
     fmt::print(stderr, "chorus: error: {}\n", e.what());

@@ -11,6 +11,7 @@
 #include "coll/motif/pattern.h"
 #include "coll/motif/validate.h"
 #include "core/error.h"
+#include "core/suggest.h"
 #include "core/units.h"
 
 namespace chorus::cli {
@@ -51,7 +52,7 @@ void register_motif_commands(CLI::App& app) {
   };
   static ExpandArgs a;
   auto* expand = motif->add_subcommand("expand", "Apply S(d) and/or P(n) to a comm-op on ranks 0..N-1 and print the motifs with their dependencies");
-  expand->add_option("--op", a.op, "all_reduce | all_to_all | broadcast")->capture_default_str();
+  expand->add_option("--op", a.op, "allreduce | alltoall | broadcast (underscores optional)")->capture_default_str();
   expand->add_option("--ranks", a.ranks, "Processes N")->capture_default_str();
   expand->add_option("--bytes", a.bytes, "Payload D per process (all-to-all: per destination), e.g. 10MB, 4MiB")->capture_default_str();
   expand->add_option("--root", a.root, "Broadcast root")->capture_default_str();
@@ -64,7 +65,7 @@ void register_motif_commands(CLI::App& app) {
   expand->add_flag("--json", a.json, "Print {\"op\", \"transforms\", \"motifs\": [{\"id\", \"kind\", \"ranks\", \"root\", \"bytes\", \"destinations\", \"after\", \"label\"}]}");
   expand->callback([] {
     Kind kind{};
-    if (!parse_kind(a.op, kind)) throw InputError("--op", fmt::format("expected all_reduce, all_to_all or broadcast, got '{}'", a.op));
+    if (!parse_kind(a.op, kind)) throw InputError("--op", fmt::format("unknown operation '{}'{}; use allreduce, alltoall or broadcast", a.op, did_you_mean(a.op, {"allreduce", "alltoall", "broadcast"})));
     if (a.ranks < 1 || a.ranks > kMaxRanks) throw InputError("--ranks", fmt::format("must be in 1..{}, got {}", kMaxRanks, a.ranks));
     const Bytes bytes = parse_bytes(a.bytes, "--bytes");
     const CommOp op = make_comm_op(kind, a.ranks, bytes, a.root);

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "apps/chorus/commands.h"
+#include "apps/chorus/output_checks.h"
 #include "core/error.h"
 #include "eval/themis_microbench.h"
 #include "eval/themis_workloads.h"
@@ -98,7 +99,7 @@ void register_reproduce_commands(CLI::App& app) {
   auto* themis = rep->add_subcommand(
       "themis", "Themis Sec. 6.1 microbenchmarks: all-reduce 100 MB..1 GB x Table 2 topologies x schedulers, "
                 "chunk sweep (Figs. 8-11); tables, CSV and SVG plots");
-  themis->add_option("-o,--out", args->out, "Output directory")->capture_default_str();
+  themis->add_option("-o,--out", args->out, "Output directory")->capture_default_str()->check(kWritableDir);
   themis->add_option("-c,--chunks", args->chunks, "Chunks per collective for the size study")->capture_default_str();
   themis->add_option("--max-chunks-per-dim", args->max_chunks_per_dim,
                      "At most this many chunks on a dimension at once; 0 = no limit (fixed delays overlap)")
@@ -110,7 +111,7 @@ void register_reproduce_commands(CLI::App& app) {
   auto* wl = rep->add_subcommand(
       "themis-workloads", "Themis Sec. 6.2 real workloads: ResNet-152, GNMT, DLRM, Transformer-1T x Table 2 "
                           "topologies x schedulers (Fig. 12); tables, CSV and SVG plots");
-  wl->add_option("-o,--out", wargs->out, "Output directory")->capture_default_str();
+  wl->add_option("-o,--out", wargs->out, "Output directory")->capture_default_str()->check(kWritableDir);
   wl->add_option("-i,--iterations", wargs->iterations, "Training iterations per run")->capture_default_str();
   wl->add_option("-c,--chunks", wargs->chunks, "Chunks per collective")->capture_default_str();
   wl->add_flag("-q,--quiet", wargs->quiet, "No progress indicator");
@@ -125,7 +126,7 @@ void register_reproduce_commands(CLI::App& app) {
   auto* topo = rep->add_subcommand("topoopt", "TopoOpt Sec. 5: fabric costs (Fig. 11) and the training iteration time of CANDLE, BERT "
                                               "and DLRM on every fabric over link bandwidths 10-200 Gb/s (Figs. 12-13, flow-level "
                                               "model), the DLRM example's traffic heatmaps (Figs. 4, 9); tables, CSV, SVG figures");
-  topo->add_option("-o,--out", targs->out, "Output directory")->capture_default_str();
+  topo->add_option("-o,--out", targs->out, "Output directory")->capture_default_str()->check(kWritableDir);
   topo->add_flag("--costs-only", targs->costs_only, "Only Fig. 11 (no simulation)");
   topo->add_option("--servers", targs->it.servers, "Figs. 12-13: servers in the cluster")->capture_default_str();
   topo->add_option("--degrees", targs->it.degrees, "Figs. 12-13: server degrees d (Fig. 12: 4, Fig. 13: 8)")->capture_default_str();
@@ -188,7 +189,7 @@ void register_reproduce_commands(CLI::App& app) {
   auto sargs = std::make_shared<SyndicateArgs>();
   auto* syn = rep->add_subcommand("syndicate", "SYNDICATE Sec. 6, simulated: the Fig. 6 example, DLRM-like models A1-A4 (Table 2) on the "
                                                "Table 1 testbed under SYNDICATE and the baselines; table, syndicate.csv, figures");
-  syn->add_option("-o,--out", sargs->out, "Output directory")->capture_default_str();
+  syn->add_option("-o,--out", sargs->out, "Output directory")->capture_default_str()->check(kWritableDir);
   syn->add_option("--workloads", sargs->workloads, "Instead of the paper's: WORKLOAD[:TOPOLOGY] ... (topology default syndicate-testbed)");
   syn->add_option("--seed", sargs->seed, "Seed of the searches")->capture_default_str();
   syn->add_option("--evaluations", sargs->evaluations, "Plans costed per search")->capture_default_str();

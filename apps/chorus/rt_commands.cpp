@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "apps/chorus/commands.h"
+#include "apps/chorus/output_checks.h"
 #include "core/error.h"
 #include "core/split.h"
 #include "core/text_file.h"
@@ -124,7 +125,7 @@ void register_rt_commands(CLI::App& app) {
   profile->add_option("logs", prof.logs, "log files PREFIX.<rank>.jsonl, or PREFIX (every rank's file)")->required();
   profile->add_flag("--json", prof.json, "print the summary as JSON");
   profile->add_option("--trace", prof.trace, "write a Chrome trace (Perfetto): one process per rank, one thread per backend");
-  profile->add_option("-o,--out", prof.out, "write DIR/profile.csv and DIR/profile.svg (time per operation, by backend)");
+  profile->add_option("-o,--out", prof.out, "write DIR/profile.csv and DIR/profile.svg (time per operation, by backend)")->check(kWritableDir);
   profile->callback([] {
     const auto p = rt_tools::read_comm_logs(prof.logs);
     if (prof.json) fmt::print("{}\n", rt_tools::profile_json(p).dump());
@@ -185,6 +186,9 @@ void register_rt_commands(CLI::App& app) {
     options.algorithms = bench_algorithms;
     options.async_op = bench_async;
     init_runtime(options.backends, bench_opts.timeout_s);
+    if (rt::size(options.backends.front()) == 1)
+      std::fprintf(stderr, "chorus bench: a world of one rank (no launcher): every operation is a local copy and the bus "
+                   "bandwidth is 0; run it under `chorus launch -n N --` or mpirun\n");
     const auto rows = rt::run_bench(options);
     const bool leader = rt::rank(options.backends.front()) == 0;
     bool failed = false;

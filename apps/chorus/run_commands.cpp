@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "apps/chorus/commands.h"
+#include "apps/chorus/output_checks.h"
 #include "core/plot_call.h"
 #include "rt_tools/schedule_runner.h"
 #include "rt_tools/themis_real_study.h"
@@ -107,7 +108,7 @@ void register_run_commands(CLI::App& app) {
   coll->add_option("--op", co->op, "allreduce | reducescatter | allgather | alltoall")->capture_default_str();
   coll->add_option("-s,--size", co->size, "Collective size per rank, e.g. 64MiB")->capture_default_str();
   coll->add_option("-c,--chunks", co->chunks, "Chunks")->capture_default_str();
-  coll->add_option("--scheduler", co->scheduler, "baseline | themis-fifo | themis-scf")->capture_default_str();
+  coll->add_option("--scheduler", co->scheduler, "baseline | themis-fifo | themis-scf (or themis)")->capture_default_str();
   coll->add_option("--threshold-divisor", co->threshold_divisor, "Themis threshold divisor (as in `chorus sim`)")
       ->capture_default_str();
   add_common(coll, *co);
@@ -124,7 +125,7 @@ void register_reproduce_real_command(CLI::App& reproduce) {
   auto so = std::make_shared<rt::SyndicateRealOptions>();
   auto* sr = reproduce.add_subcommand("syndicate-real", "SYNDICATE's motif microbenchmarks (Figs. 16-18) on real ranks beside "
                                                         "optSched's prediction; table, motifs.csv and SVG plots");
-  sr->add_option("-o,--out", so->out, "Output directory")->capture_default_str();
+  sr->add_option("-o,--out", so->out, "Output directory")->capture_default_str()->check(kWritableDir);
   sr->add_option("-n,--ranks", so->ranks, "Ranks (tree splining needs 3, the 4-way all-to-all 4)")->capture_default_str();
   sr->add_option("--sizes", so->sizes, "Sizes per rank, comma-separated")->capture_default_str();
   sr->add_option("--repeat", so->repeat, "Measured runs per row (median)")->capture_default_str();
@@ -140,7 +141,7 @@ void register_reproduce_real_command(CLI::App& reproduce) {
   auto* c = reproduce.add_subcommand(
       "themis-real", "Baseline vs Themis+FIFO vs Themis+SCF executed on real ranks (emulated networks scaled to "
                      "this host) beside the simulator's prediction; table, CSV and SVG plots");
-  c->add_option("-o,--out", o->out, "Output directory")->capture_default_str();
+  c->add_option("-o,--out", o->out, "Output directory")->capture_default_str()->check(kWritableDir);
   c->add_option("-s,--size", o->size, "All-reduce size per rank")->capture_default_str();
   c->add_option("-c,--chunks", o->chunks, "Chunks")->capture_default_str();
   c->add_option("--iters", o->iters, "Measured iterations per row (median)")->capture_default_str();

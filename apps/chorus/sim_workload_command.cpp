@@ -252,9 +252,7 @@ void run_sim_workload(const SimWorkloadArgs& a) {
   options.record_stages = !a.trace.empty();
   const auto run = sim::simulate_workload(dag, network, options);
   if (!a.trace.empty()) {
-    std::ofstream out(a.trace);
-    if (!out) throw InputError("--trace", fmt::format("cannot write '{}'", a.trace));
-    out << sim::workload_trace(network, dag, run).dump(1) << "\n";
+    write_text_file(a.trace, sim::workload_trace(network, dag, run).dump(1) + "\n");
   }
   if (a.json) {
     std::cout << sim::to_json(network, dag, options, run.result).dump(2) << "\n";
@@ -279,7 +277,7 @@ void register_sim_workload_command(CLI::App& sim) {
                 "Preset name (see `chorus sim topologies`), network YAML file, or fabric YAML file (flow-level model; "
                 "`chorus topo fabric` / `chorus topo find --save` write them)")
       ->capture_default_str();
-  w->add_option("--scheduler", args->scheduler, "baseline | themis-fifo | themis-scf | ideal")->capture_default_str();
+  w->add_option("--scheduler", args->scheduler, "baseline | themis-fifo | themis-scf (or themis) | ideal")->capture_default_str();
   w->add_option("-i,--iterations", args->iterations, "Training iterations")->capture_default_str();
   w->add_option("-c,--chunks", args->chunks, "Chunks per collective")->capture_default_str();
   w->add_option("--bucket", args->bucket,

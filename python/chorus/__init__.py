@@ -19,28 +19,42 @@
   import when torch is importable: dist.init_process_group("chorus") under torchrun, chorus launch
   or mpirun.
 """
+import glob as _glob
+import os as _os
+
+_HERE = _os.path.dirname(__file__)
+_FIX = ("rebuild it: bash scripts/run.sh (or cmake --build build --target chorus_py_rt chorus_py_c10d); "
+        "docs/python.md, \"When import chorus has no runtime\"")
+
 try:
     from chorus._rt import (CommError, Fusion, ReduceOp, TimeoutError, Work, algorithm_names, all_gather,  # noqa: F401
                             all_gather_into_tensor, all_reduce, all_to_all, all_to_all_single, available_backends, backends, barrier,
                             broadcast, compressed, finalize, gather, group_ranks, init, is_initialized, new_group, rank, recv,
                             reduce, reduce_scatter_tensor, scatter, send, size, split, synchronize)
     HAVE_RUNTIME = True
-except ImportError as _error:  # the source tree's package (chorus.plot only), or a build without bindings
+    RUNTIME_ERROR = None
+except ImportError as _error:
     HAVE_RUNTIME = False
-    _RUNTIME_ERROR = _error
+    # The source tree's package holds chorus.plot only, and no compiled module: quietly so. A
+    # compiled module that is present but does not load (a broken build, a missing library, an
+    # interpreter it was not built for) is a failure the user must hear of, with the loader's words.
+    _built = _glob.glob(_os.path.join(_HERE, "_rt*.so"))
+    RUNTIME_ERROR = (f"{_built[0]} does not load: {_error}; {_FIX}" if _built else
+                     f"no compiled runtime beside {_HERE} (the source tree's package); use the package a "
+                     "CMake build writes: PYTHONPATH=<build>/python")
+    if _built:
+        import warnings as _warnings
+        _warnings.warn(f"chorus: the runtime is not available: {RUNTIME_ERROR}", RuntimeWarning, stacklevel=2)
 
     def __getattr__(name):
-        raise AttributeError(f"chorus.{name}: the runtime bindings are not importable here ({_RUNTIME_ERROR}); "
-                             "use the package a CMake build writes: PYTHONPATH=<build>/python")
-
-import os as _os
+        raise AttributeError(f"chorus.{name}: the runtime bindings are not importable here: {RUNTIME_ERROR}")
 
 # Registering the torch backend imports torch (about 1.5 s); CHORUS_NO_TORCH=1 skips it.
-if HAVE_RUNTIME and _os.environ.get("CHORUS_NO_TORCH") != "1":
+if _os.environ.get("CHORUS_NO_TORCH") != "1":
     try:
         import torch.distributed as _torch_distributed  # noqa: F401
     except ImportError:  # no torch here: the rest of chorus works without it
         pass
     else:
-        from chorus import distributed as _distributed
-        _distributed.register()
+        from chorus import _backend_registration
+        _backend_registration.register(HAVE_RUNTIME, RUNTIME_ERROR, _HERE, _FIX)

@@ -22,6 +22,12 @@ std::string read_text_file(const std::string& path, const std::string& what) {
 }
 
 void write_text_file(const std::string& path, const std::string& content) {
+  if (path == "-") {  // every output-file flag: '-' is standard output
+    std::fflush(stdout);
+    if (std::fwrite(content.data(), 1, content.size(), stdout) != content.size() || std::fflush(stdout) != 0)
+      throw InputError("-", "cannot write to standard output");
+    return;
+  }
   errno = 0;
   std::FILE* f = std::fopen(path.c_str(), "wb");
   if (f == nullptr) {
@@ -45,11 +51,22 @@ void write_text_file(const std::string& path, const std::string& content) {
   }
 }
 
-OutputDir::OutputDir(std::string dir) : dir_(std::move(dir)) {
+void ensure_writable_dir(const std::string& dir) {
   std::error_code ec;
-  std::filesystem::create_directories(dir_, ec);
-  if (ec) throw InputError("--out", fmt::format("cannot create directory '{}': {}", dir_, ec.message()));
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw InputError("--out", fmt::format("cannot create directory '{}': {}", dir, ec.message()));
+  // A directory may exist and still refuse files (permissions, a read-only mount): try one.
+  const std::string probe = (std::filesystem::path(dir) / ".chorus-write-probe").string();
+  std::FILE* f = std::fopen(probe.c_str(), "wb");
+  if (f == nullptr) {
+    const int err = errno;
+    throw InputError("--out", fmt::format("cannot write into directory '{}': {}", dir, std::generic_category().message(err)));
+  }
+  std::fclose(f);
+  std::filesystem::remove(probe, ec);
 }
+
+OutputDir::OutputDir(std::string dir) : dir_(std::move(dir)) { ensure_writable_dir(dir_); }
 
 const std::string& OutputDir::write(const std::string& name, const std::string& content) {
   written_.push_back((std::filesystem::path(dir_) / name).string());

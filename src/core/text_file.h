@@ -9,9 +9,13 @@ namespace chorus {
 // The whole of `path`; InputError(path, "cannot open <what>") if it cannot be read.
 std::string read_text_file(const std::string& path, const std::string& what);
 
-// Writes `content` to `path` (truncating). Does not create directories.
+// Writes `content` to `path` (truncating); "-" is standard output. Does not create directories.
 // Throws chorus::InputError(path, reason) if the file cannot be written.
 void write_text_file(const std::string& path, const std::string& content);
+
+// Creates `dir` with its parents and checks that a file can be written in it, so that a study
+// refuses a bad --out before it computes (InputError("--out", ...)).
+void ensure_writable_dir(const std::string& dir);
 
 // A study's output directory (`--out DIR`): created with its parents on construction
 // (InputError("--out", ...) if it cannot be); write() puts a file in it and remembers its path.

@@ -192,6 +192,7 @@ std::string format_microbench_tables(const MicrobenchReport& report) {
                        s.scheduler, 100 * s.mean_utilization, s.mean_speedup_over_baseline,
                        s.max_speedup_over_baseline, s.max_speedup_at);
   }
+  out += "Where and why the model differs from the paper: docs/themis-model.md, \"Results against the paper\"\n";
   return out;
 }
 

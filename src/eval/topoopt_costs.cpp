@@ -68,6 +68,7 @@ std::string format_cost_table(const CostStudy& study) {
   out += fmt::format("\nideal Fat-tree / TopoOpt-oneshot: {:.2f}x on average (paper: 3.4x)\n", study.ideal_over_oneshot_mean);
   out += fmt::format("TopoOpt-reconfig (OCS) / -oneshot (patch panels): {:.2f}x on average (paper: 1.33x)\n",
                      study.reconfig_over_oneshot_mean);
+  out += "How the costs are built, and where they differ from the paper: docs/topoopt.md, \"Costs (Sec. 5.2, Table 3, Fig. 11)\"\n";
   return out;
 }
 

@@ -2,7 +2,11 @@
 
 #include <array>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "core/error.h"
+#include "core/suggest.h"
 
 namespace chorus::rt {
 
@@ -86,10 +90,11 @@ OpKind parse_op_kind(std::string_view text, const std::string& where) {
   if (key == "alltoallsingle" || key == "a2a") return OpKind::all_to_all_single;
   for (OpKind o : kAllOpKinds)
     if (key == without_underscores(to_string(o))) return o;
-  std::string names;
-  for (OpKind o : kAllOpKinds) names += (names.empty() ? "" : ", ") + std::string(to_string(o));
-  throw InputError(where, "unknown operation '" + std::string(text) + "' (expected one of " +
-                              names + ")");
+  // Listed as the CLI's help lists them; "all_reduce", torch's spelling, is the same name.
+  std::vector<std::string> names;
+  for (OpKind o : kAllOpKinds) names.push_back(without_underscores(to_string(o)));
+  throw InputError(where, fmt::format("unknown operation '{}'{}; operations: {} (underscores optional: all_reduce = allreduce)",
+                                      text, did_you_mean(without_underscores(text), names), fmt::join(names, ", ")));
 }
 
 }  // namespace chorus::rt

@@ -26,6 +26,7 @@
 #include "core/error.h"
 #include "rt/errors.h"
 #include "rt/rendezvous/tcp_store.h"
+#include "rt_tools/rank_output.h"
 
 extern char** environ;
 
@@ -123,7 +124,7 @@ struct ChildPlan {
   char* port_slot = nullptr;  // inside envp: where the store's port goes
   int gate_read = -1;
   int error_write = -1;
-  int out_write = -1, err_write = -1;  // --tag-output: the rank's stdout / stderr pipes
+  int out_write = -1, err_write = -1;  // the rank's stdout (--tag-output) and stderr pipes
   bool bind = false;
   cpu_set_t cpu{};
   bool restore_nofile = false;
@@ -138,10 +139,8 @@ struct ChildPlan {
   ::setpgid(0, p.pgid);
   ::sigaction(SIGINT, &p.old_int, nullptr);
   ::sigaction(SIGTERM, &p.old_term, nullptr);
-  if (p.out_write >= 0) {
-    ::dup2(p.out_write, 1);  // dup2 clears close-on-exec on the copy
-    ::dup2(p.err_write, 2);
-  }
+  if (p.out_write >= 0) ::dup2(p.out_write, 1);  // dup2 clears close-on-exec on the copy
+  if (p.err_write >= 0) ::dup2(p.err_write, 2);
   if (p.bind) ::sched_setaffinity(0, sizeof p.cpu, &p.cpu);
   if (p.restore_nofile) ::setrlimit(RLIMIT_NOFILE, &p.nofile);
   // Wait at the gate until the store serves: the launcher writes one record per rank.
@@ -169,66 +168,9 @@ struct ChildPlan {
   ::_exit(127);
 }
 
-void write_all_fd(int fd, const char* data, std::size_t size) {
-  while (size > 0) {
-    const ssize_t n = ::write(fd, data, size);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return;  // the reader went away: the rank's output is dropped, the job goes on
-    }
-    data += n;
-    size -= static_cast<std::size_t>(n);
-  }
-}
-
-// --tag-output: one of a rank's streams, cut into lines that are forwarded whole with a prefix.
-struct TaggedStream {
-  int fd = -1;         // read end of the rank's pipe, -1 once at end of file
-  int target = 1;      // the launcher's stdout or stderr
-  std::string prefix;  // "[3]<stdout>: "
-  std::string partial;
-
-  // Appends the complete lines of `partial` (and, if `all`, the rest, completed with a
-  // newline) to `out`, each with the prefix.
-  void cut(std::string& out, bool all) {
-    std::size_t begin = 0;
-    for (;;) {
-      std::size_t nl = partial.find('\n', begin);
-      if (nl == std::string::npos) {
-        if (partial.size() - begin >= kTagMaxLine) nl = begin + kTagMaxLine - 1;
-        else if (all && begin < partial.size()) nl = partial.size() - 1;
-        else break;
-      }
-      out += prefix;
-      out.append(partial, begin, nl + 1 - begin);
-      if (partial[nl] != '\n') out += '\n';
-      begin = nl + 1;
-    }
-    partial.erase(0, begin);
-  }
-
-  // Reads what is available; returns false at end of file.
-  bool pump() {
-    char buf[65536];
-    const ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && (errno == EINTR || errno == EAGAIN)) return true;
-    std::string out;
-    if (n > 0) {
-      partial.append(buf, static_cast<std::size_t>(n));
-      cut(out, false);
-    } else {
-      cut(out, true);
-      ::close(fd);
-      fd = -1;
-    }
-    write_all_fd(target, out.data(), out.size());
-    return n > 0;
-  }
-};
-
-// Polls the open tagged streams for up to `timeout_ms` and forwards what arrived. Returns the
-// number of streams that had something.
-int pump_streams(std::vector<TaggedStream>& streams, int timeout_ms) {
+// Polls the ranks' open streams for up to `timeout_ms` and forwards what arrived; then prints
+// the merged lines whose window has passed. Returns the number of streams that had something.
+int pump_streams(std::vector<RankStream>& streams, MergedLines& merged, int timeout_ms) {
   std::vector<pollfd> fds;
   std::vector<std::size_t> which;
   for (std::size_t i = 0; i < streams.size(); ++i)
@@ -236,21 +178,28 @@ int pump_streams(std::vector<TaggedStream>& streams, int timeout_ms) {
       fds.push_back({streams[i].fd, POLLIN, 0});
       which.push_back(i);
     }
+  int ready = 0;
   if (fds.empty()) {
     if (timeout_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(timeout_ms));
-    return 0;
+  } else if (::poll(fds.data(), fds.size(), timeout_ms) > 0) {
+    for (std::size_t k = 0; k < fds.size(); ++k)
+      if (fds[k].revents != 0) {
+        ++ready;
+        streams[which[k]].pump();
+      }
   }
-  if (::poll(fds.data(), fds.size(), timeout_ms) <= 0) return 0;
-  int ready = 0;
-  for (std::size_t k = 0; k < fds.size(); ++k)
-    if (fds[k].revents != 0) {
-      ++ready;
-      streams[which[k]].pump();
-    }
+  merged.flush(MergedLines::Clock::now(), false);
   return ready;
 }
 
 }  // namespace
+
+int usable_cpus() {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (::sched_getaffinity(0, sizeof allowed, &allowed) != 0) return 1;
+  return std::max(1, CPU_COUNT(&allowed));
+}
 
 int launch(const LaunchOptions& options) {
   if (options.ranks < 1 || options.ranks > 4096)
@@ -269,24 +218,27 @@ int launch(const LaunchOptions& options) {
   const bool bind = !cpus.empty() && (options.bind == "core" ||
                                       (options.bind == "auto" && options.ranks <= static_cast<int>(cpus.size())));
   const auto ranks = static_cast<std::size_t>(options.ranks);
+  if (!cpus.empty() && ranks > cpus.size() && std::getenv(kOversubscribedNoted) == nullptr)
+    std::fprintf(stderr, "chorus launch: %d ranks on %zu CPUs: ranks take turns on the CPUs, so times are longer "
+                 "than with a CPU per rank\n", options.ranks, cpus.size());
 
   ensure_std_fds();
-  // --tag-output holds two pipes per rank: raise the soft descriptor limit if it is too low
-  // (the ranks get the original limit back).
+  // The launcher holds a pipe per rank (two with --tag-output): raise the soft descriptor limit
+  // if it is too low (the ranks get the original limit back).
   rlimit nofile{};
   ::getrlimit(RLIMIT_NOFILE, &nofile);
   const rlimit original_nofile = nofile;
   bool raised_nofile = false;
-  if (options.tag_output) {
-    const rlim_t needed = 2 * ranks + 64;
+  {
+    const rlim_t needed = (options.tag_output ? 2 : 1) * ranks + 64;
     if (nofile.rlim_cur != RLIM_INFINITY && nofile.rlim_cur < needed) {
       if (nofile.rlim_max != RLIM_INFINITY && nofile.rlim_max < needed)
-        throw InputError("launch --tag-output",
+        throw InputError("launch -n",
                          fmt::format("{} ranks need {} open descriptors, the hard limit is {} (raise `ulimit -Hn`)",
                                      options.ranks, needed, nofile.rlim_max));
       nofile.rlim_cur = needed;
       if (::setrlimit(RLIMIT_NOFILE, &nofile) != 0)
-        throw InputError("launch --tag-output", fmt::format("cannot raise the descriptor limit to {}: {}", needed,
+        throw InputError("launch -n", fmt::format("cannot raise the descriptor limit to {}: {}", needed,
                                                             std::strerror(errno)));
       raised_nofile = true;
     }
@@ -354,8 +306,9 @@ int launch(const LaunchOptions& options) {
   pipe_cloexec(gate, "start gate");
   pipe_cloexec(exec_errors, "exec status");
   ::fcntl(exec_errors[0], F_SETFL, O_NONBLOCK);
-  std::vector<TaggedStream> streams;
-  if (options.tag_output) streams.reserve(2 * ranks);
+  std::vector<RankStream> streams;
+  streams.reserve(2 * ranks);
+  MergedLines merged(2);
 
   ChildPlan plan;
   plan.launcher = ::getpid();
@@ -384,8 +337,8 @@ int launch(const LaunchOptions& options) {
   std::fflush(stderr);
   for (std::size_t r = 0; r < ranks && !fork_failed; ++r) {
     int out[2] = {-1, -1}, err[2] = {-1, -1};
-    if (options.tag_output) {
-      if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0) {
+    {
+      if ((options.tag_output && ::pipe2(out, O_CLOEXEC) != 0) || ::pipe2(err, O_CLOEXEC) != 0) {
         std::fprintf(stderr, "chorus launch: cannot create the output pipes of rank %zu: %s\n", r, std::strerror(errno));
         for (int fd : {out[0], out[1]})
           if (fd >= 0) ::close(fd);
@@ -412,16 +365,17 @@ int launch(const LaunchOptions& options) {
       ::setpgid(pid, pgid);  // also here, so the group exists whichever process runs first
       pids[r] = pid;
     }
-    if (options.tag_output) {
-      ::close(out[1]);
-      ::close(err[1]);
-      if (pid > 0) {
-        streams.push_back({out[0], 1, fmt::format("[{}]<stdout>: ", r), {}});
-        streams.push_back({err[0], 2, fmt::format("[{}]<stderr>: ", r), {}});
-      } else {
-        ::close(out[0]);
-        ::close(err[0]);
-      }
+    for (int fd : {out[1], err[1]})
+      if (fd >= 0) ::close(fd);
+    const int rank = static_cast<int>(r);
+    if (pid > 0 && options.tag_output) {
+      streams.push_back({out[0], rank, 1, fmt::format("[{}]<stdout>: ", r), nullptr, {}});
+      streams.push_back({err[0], rank, 2, fmt::format("[{}]<stderr>: ", r), nullptr, {}});
+    } else if (pid > 0) {
+      streams.push_back({err[0], rank, 2, {}, &merged, {}});
+    } else {
+      for (int fd : {out[0], err[0]})
+        if (fd >= 0) ::close(fd);
     }
   }
   ::close(exec_errors[1]);
@@ -478,8 +432,10 @@ int launch(const LaunchOptions& options) {
         pids[r] = -1;
         --alive;
         const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+        for (auto& s : streams)
+          if (s.rank == static_cast<int>(r)) s.drain();
         if (!ok && !termed && !quiet_failure) {
-          std::fprintf(stderr, "chorus launch: rank %zu (pid %d) %s\n", r, pid, status_text(status).c_str());
+          merged.note(fmt::format("chorus launch: rank {} (pid {}) {}", r, pid, status_text(status)), Clock::now());
           // A rank killed by a signal (before the launcher stops anyone) is the likely cause of a
           // failure: its peers see it die and exit with an error, and one of them may be reaped
           // first. So a signal death takes over the status from a plain error exit.
@@ -494,7 +450,8 @@ int launch(const LaunchOptions& options) {
             if (result == 0) result = 1;
             term_at = Clock::now() + std::chrono::milliseconds(static_cast<long>(options.kill_grace_s * 1000));
             if (alive > 0)
-              std::fprintf(stderr, "chorus launch: stopping the other ranks (after %.1f s grace)\n", options.kill_grace_s);
+              merged.note(fmt::format("chorus launch: stopping the other ranks (after {:.1f} s grace)", options.kill_grace_s),
+                          Clock::now());
           }
         }
       }
@@ -515,7 +472,7 @@ int launch(const LaunchOptions& options) {
       signal_job(SIGKILL);
       kill_at = now + std::chrono::hours(1);
     }
-    pump_streams(streams, 5);
+    pump_streams(streams, merged, 5);
   }
   // Processes the ranks started and left behind in the job's group go with a failed job.
   if (failing && pgid > 0) ::kill(-pgid, SIGKILL);
@@ -525,15 +482,14 @@ int launch(const LaunchOptions& options) {
   // What the ranks wrote before exiting is in the pipes; forward it (bounded: a process the
   // ranks left behind may hold a pipe open), then complete the last partial lines.
   const auto drain_until = Clock::now() + std::chrono::seconds(2);
-  while (Clock::now() < drain_until && pump_streams(streams, 0) > 0) {
+  while (Clock::now() < drain_until && pump_streams(streams, merged, 0) > 0) {
   }
   for (auto& s : streams) {
     if (s.fd < 0) continue;
-    std::string out;
-    s.cut(out, true);
-    write_all_fd(s.target, out.data(), out.size());
+    s.forward(true);
     ::close(s.fd);
   }
+  merged.flush(Clock::now(), true);
   server.reset();
   if (raised_nofile) ::setrlimit(RLIMIT_NOFILE, &original_nofile);
   restore_signals();

@@ -28,15 +28,18 @@ struct LaunchOptions {
   // "auto": "core" when ranks <= CPUs, else "none" (Open MPI's default). Pinning keeps each
   // rank's caches warm, which matters for the shm backend.
   std::string bind = "auto";
-  // Prefix every line a rank writes with "[<rank>]<stdout>: " or "[<rank>]<stderr>: " (the
-  // launcher's stdout / stderr respectively). Lines are forwarded whole, so lines of different
-  // ranks never mix; a last line without a newline is completed at exit; a line longer than
-  // kTagMaxLine bytes is cut into several tagged lines. Off: the ranks write to the launcher's
-  // stdout / stderr directly.
+  // Prefix every line a rank writes with "[<rank>]<stdout>: " or "[<rank>]<stderr>: ".
+  // Off: a rank's stdout is the launcher's; its stderr lines get "[<rank>] ", and identical
+  // lines of several ranks are printed once ("[0-3] ..."; rank_output.h).
   bool tag_output = false;
 };
 
-inline constexpr std::size_t kTagMaxLine = 64 * 1024;
+// The CPUs this process may run on (its affinity mask).
+int usable_cpus();
+
+// Set in a launcher's environment by a caller that has said once itself that its jobs have more
+// ranks than CPUs (the studies): the launcher then does not say it for every job.
+inline constexpr const char* kOversubscribedNoted = "CHORUS_LAUNCH_OVERSUBSCRIBE_NOTED";
 
 // Returns the exit status for the launcher: 0 if every rank exited 0, else the first failing
 // rank's status (128 + signal for a rank killed by a signal) — except that a rank killed by a

@@ -3,10 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
-#include <fstream>
 #include <set>
 
 #include "core/error.h"
+#include "core/suggest.h"
+#include "core/text_file.h"
 #include "core/stats.h"
 #include "core/split.h"
 #include "core/units.h"
@@ -65,11 +66,7 @@ double tolerance(DType d, ReduceOp op) {
 }
 
 
-void write_json(const std::string& path, const nlohmann::json& j, const std::string& flag) {
-  std::ofstream out(path);
-  if (!out) throw InputError(flag, fmt::format("cannot write '{}'", path));
-  out << j.dump(1) << "\n";
-}
+void write_json(const std::string& path, const nlohmann::json& j) { write_text_file(path, j.dump(1) + "\n"); }
 
 }  // namespace
 
@@ -101,7 +98,7 @@ nlohmann::json run_schedule_on_ranks(const ScheduleRunOptions& o) {
   } else {
     coll::CollectiveOp op;
     if (!coll::parse_collective_op(o.op, op))
-      throw InputError("--op", fmt::format("'{}': use allreduce, reducescatter, allgather or alltoall", o.op));
+      throw InputError("--op", fmt::format("unknown operation '{}'{}; use allreduce, reducescatter, allgather or alltoall (underscores optional)", o.op, did_you_mean(o.op, {"allreduce", "reducescatter", "allgather", "alltoall"})));
     const auto spec = sched::parse_scheduler(o.scheduler);
     if (spec.kind == sched::SchedulerKind::kIdeal)
       throw InputError("--scheduler", "the ideal is a bound, not a schedule to run; use baseline, themis-fifo or themis-scf");
@@ -230,9 +227,9 @@ nlohmann::json run_schedule_on_ranks(const ScheduleRunOptions& o) {
       measured.result.time_ns = last.time_ns;
       for (const auto& s : last.stages)
         measured.result.stages.push_back(sim::StageRecord{s.chunk, s.stage, s.phase, s.dim, s.arrive_ns, s.start_ns, s.end_ns, s.bytes_sent, 0});
-      write_json(o.trace, sim::chrome_trace(network, measured), "--trace");
+      write_json(o.trace, sim::chrome_trace(network, measured));
     }
-    if (!o.sim_trace.empty()) write_json(o.sim_trace, sim::chrome_trace(network, predicted), "--sim-trace");
+    if (!o.sim_trace.empty()) write_json(o.sim_trace, sim::chrome_trace(network, predicted));
   }
   return j;
 }

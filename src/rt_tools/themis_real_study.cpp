@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fmt/format.h>
@@ -10,6 +11,7 @@
 
 #include "core/error.h"
 #include "core/text_file.h"
+#include "rt_tools/launcher.h"
 #include "rt_tools/self_job.h"
 
 namespace chorus::rt {
@@ -59,6 +61,12 @@ std::vector<ThemisRealRow> run_themis_real(const ThemisRealOptions& o) {
   const std::string exe = self_exe("reproduce themis-real");
   std::vector<ThemisRealRow> rows;
   const std::size_t total = study_networks().size() * kSchedulers.size();
+  int most_ranks = 0;
+  for (const auto& net : study_networks()) most_ranks = std::max(most_ranks, net.ranks);
+  if (most_ranks > usable_cpus())
+    std::fprintf(stderr, "chorus reproduce themis-real: jobs of up to %d ranks on %d CPUs: the ranks take turns on the "
+                 "CPUs, which can lengthen the measured times (docs/schedule-executor.md)\n",
+                 most_ranks, usable_cpus());
   for (const auto& net : study_networks()) {
     const std::string file = (std::filesystem::path(o.out) / "networks" / (net.name + ".yaml")).string();
     write_text_file(file, net.yaml);
@@ -66,9 +74,9 @@ std::vector<ThemisRealRow> run_themis_real(const ThemisRealOptions& o) {
       if (!o.quiet)
         std::fprintf(stderr, "[%zu/%zu] %s, %s on %d ranks ...\n", rows.size() + 1, total, net.name.c_str(), sched.c_str(), net.ranks);
       const std::string cmd = fmt::format(
-          "'{}' launch -n {} -- '{}' run collective -t '{}' --size {} --chunks {} --scheduler {} --emulate "
+          "{}=1 '{}' launch -n {} -- '{}' run collective -t '{}' --size {} --chunks {} --scheduler {} --emulate "
           "--iters {} --warmup 1 --dim-backends shm --json",
-          exe, net.ranks, exe, file, o.size, o.chunks, sched, o.iters);
+          kOversubscribedNoted, exe, net.ranks, exe, file, o.size, o.chunks, sched, o.iters);
       const auto j = nlohmann::json::parse(run_capture(cmd, "reproduce themis-real"), nullptr, false);
       if (j.is_discarded() || !j.contains("time_ns"))
         throw InputError("reproduce themis-real", fmt::format("no JSON report from '{}'", cmd));

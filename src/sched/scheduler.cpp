@@ -18,8 +18,11 @@ SchedulerSpec parse_scheduler(const std::string& name, const std::string& field)
   if (name == "themis-fifo") return {name, SchedulerKind::kThemis, IntraDimPolicy::kFifo};
   if (name == "themis-scf" || name == "themis") return {"themis-scf", SchedulerKind::kThemis, IntraDimPolicy::kSmallestChunkFirst};
   if (name == "ideal") return {name, SchedulerKind::kIdeal, IntraDimPolicy::kFifo};
-  throw InputError(field, fmt::format("unknown scheduler '{}'{}; choose one of: {}", name,
-                                      did_you_mean(name, scheduler_names()), fmt::join(scheduler_names(), ", ")));
+  // "fifo" and "scf" are the second half of a name: point at the whole one.
+  std::string hint = did_you_mean(name, scheduler_names());
+  if (hint.empty() && (name == "fifo" || name == "scf")) hint = fmt::format(" (did you mean 'themis-{}'?)", name);
+  throw InputError(field, fmt::format("unknown scheduler '{}'{}; choose one of: {} ('themis' is short for themis-scf)",
+                                      name, hint, fmt::join(scheduler_names(), ", ")));
 }
 
 Schedule make_schedule(const net::Network& network, coll::CollectiveOp op, double size_bytes, int num_chunks,

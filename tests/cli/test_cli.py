@@ -34,8 +34,72 @@ class Help(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(r.stdout, f"chorus {m.group(1)}\n")
 
-    def test_no_command_is_an_error(self):
-        self.assertEqual(chorus().returncode, 2)
+    def test_bare_command_prints_its_help(self):
+        for cmd, usage in (([], "chorus [OPTIONS] SUBCOMMAND"), (["sim"], "chorus sim [OPTIONS] SUBCOMMAND")):
+            r = chorus(*cmd)
+            self.assertEqual(r.returncode, 0, (cmd, r.stderr))
+            self.assertIn(usage, r.stdout)
+            self.assertEqual(r.stderr, "")
+
+
+class DidYouMean(unittest.TestCase):
+    def check(self, args, expected):
+        r = chorus(*args)
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+        self.assertIn(expected, r.stderr)
+        self.assertNotIn("internal error", r.stderr)
+
+    def test_unknown_flag(self):
+        self.check(["sim", "collective", "--szie", "1GiB"],
+                   "chorus sim collective: error: unknown option '--szie' (did you mean '--size'?)")
+        self.check(["sim", "collective", "--szie=1GiB"], "unknown option '--szie' (did you mean '--size'?)")
+
+    def test_unknown_command(self):
+        self.check(["simm"], "chorus: error: unknown command 'simm' (did you mean 'sim'?)")
+        self.check(["sim", "colective"], "chorus sim: error: unknown command 'colective' (did you mean 'collective'?)")
+
+    def test_operation_names(self):
+        # One spelling list everywhere; both spellings accepted.
+        self.check(["bench", "--ops", "allreduse"], "unknown operation 'allreduse' (did you mean 'allreduce'?)")
+        self.check(["sim", "collective", "--op", "allreduse"], "(did you mean 'allreduce'?)")
+        self.check(["motif", "expand", "--op", "alltoal", "--ranks", "4", "--bytes", "1MB"], "(did you mean 'alltoall'?)")
+        for op in ("all_reduce", "allreduce", "all-reduce"):
+            self.assertEqual(chorus("sim", "collective", "--op", op, "--size", "1MiB").returncode, 0, op)
+
+    def test_scheduler_names(self):
+        self.check(["sim", "collective", "--scheduler", "fifo"], "(did you mean 'themis-fifo'?)")
+        self.check(["sim", "collective", "--scheduler", "themis-sfc"], "(did you mean 'themis-scf'?)")
+        self.assertEqual(chorus("sim", "collective", "--scheduler", "themis").returncode, 0)
+
+
+class Outputs(unittest.TestCase):
+    def test_dash_is_stdout(self):
+        r = chorus("sim", "collective", "--size", "1MiB", "--chunks", "2", "--json", "--trace", "-")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertFalse(os.path.exists("-"))
+        self.assertIn('"traceEvents"', r.stdout)
+
+    def test_unwritable_out_refused_before_work(self):  # /proc takes no directories, even root's
+        r = chorus("reproduce", "themis", "--out", "/proc/chorus-out", "-q")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--out", r.stderr)
+        self.assertNotIn("Headline", r.stdout)
+
+    def test_out_that_is_a_file_refused_before_work(self):
+        with tempfile.NamedTemporaryFile() as f:
+            r = chorus("reproduce", "themis", "--out", f.name, "-q")
+            self.assertEqual(r.returncode, 2, r.stdout)
+            self.assertIn("--out", r.stderr)
+            self.assertEqual(r.stdout, "")  # nothing computed
+
+    def test_enforce_order_states_its_verdict(self):
+        with tempfile.TemporaryDirectory() as d:
+            sched = os.path.join(d, "s.json")
+            self.assertEqual(chorus("sim", "collective", "--size", "4MiB", "--chunks", "4", "--scheduler", "themis-scf",
+                                    "--save-schedule", sched).returncode, 0)
+            r = chorus("sim", "schedule", sched, "--enforce-order")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("it does not deadlock", r.stdout)
 
 
 class SimCollective(unittest.TestCase):

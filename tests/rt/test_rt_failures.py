@@ -12,10 +12,13 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bounds import FINALIZE_GRACE_S, SLACK, TERM_TO_KILL_S, bound  # noqa: E402
+from rank_lines import expand  # noqa: E402
+
 CHORUS, RT_FAIL = sys.argv[1], sys.argv[2]
 MPIRUN = sys.argv[3] if len(sys.argv) > 3 and sys.argv[3] else None
 TIMEOUT_S = 3  # operation timeout given to the ranks
-SLACK = float(os.environ.get("CHORUS_RT_TEST_SLACK", "1"))  # > 1 for sanitizer builds
 failures = []
 
 
@@ -31,7 +34,7 @@ def run(name, cmd, expect_exit, must_contain, max_seconds, env_extra=None):
         print(f"FAIL {name}: hung", flush=True)
         return
     secs = time.monotonic() - t0
-    out = p.stdout + p.stderr
+    out = expand(p.stdout + p.stderr)  # one line per rank (tests/rt/rank_lines.py)
     problems = []
     if expect_exit == "nonzero":
         if p.returncode == 0:
@@ -44,9 +47,8 @@ def run(name, cmd, expect_exit, must_contain, max_seconds, env_extra=None):
                  else out.count(text))
         if found < times:
             problems.append(f"expected {times}x '{text}' in the output, found {found}")
-    max_seconds *= SLACK
-    if secs > max_seconds:
-        problems.append(f"took {secs:.1f} s, bound {max_seconds} s")
+    if secs > max_seconds:  # bound(...) of the design's time (tests/rt/bounds.py)
+        problems.append(f"took {secs:.1f} s, bound {max_seconds:.1f} s")
     status = "ok" if not problems else "FAIL"
     print(f"{status} {name} ({secs:.1f} s, exit {p.returncode})", flush=True)
     if problems:
@@ -57,7 +59,11 @@ def run(name, cmd, expect_exit, must_contain, max_seconds, env_extra=None):
 # is the first failing rank's: rank 1 raised SIGKILL, so 128 + 9.
 SIGKILL_EXIT = 128 + signal.SIGKILL
 KILLED_RANK_1 = [("chorus launch: rank 1 (pid ", 1), (f"was killed by signal {int(signal.SIGKILL)}", 1)]
-launch = [CHORUS, "launch", "-n", "4", "--kill-grace-s", "3", "--"]
+KILL_GRACE_S = 3
+launch = [CHORUS, "launch", "-n", "4", "--kill-grace-s", str(KILL_GRACE_S), "--"]
+# A failed rank: the others report at once, the launcher stops what is left after its grace.
+STOPPED_S = KILL_GRACE_S + TERM_TO_KILL_S
+MPIRUN_STOP_S = 5  # mpirun's own tear-down of the job after a rank's death or error exit
 for backend in ["shm", "gloo"]:
     # The victim dies: every survivor reports a communication error well before the grace ends;
     # shm's survivors name the dead rank themselves (gloo's see only a closed connection).
@@ -65,47 +71,47 @@ for backend in ["shm", "gloo"]:
     survivors_name_it = ([(r"re:communication error .*shm all_reduce: .*rank 1 \(pid \d+\) died.*; rank \d cannot complete", 3)]
                          if backend == "shm" else [])
     run(f"{backend} killed rank", launch + [RT_FAIL, "--backend", backend, "--mode", "kill"], SIGKILL_EXIT,
-        [("communication error", 3), ("finalized after the error", 3)] + KILLED_RANK_1 + survivors_name_it, 10)
+        [("communication error", 3), ("finalized after the error", 3)] + KILLED_RANK_1 + survivors_name_it, bound(STOPPED_S))
     # The victim dies with a tensor fusion made: the survivors' queued operations get the error of
     # the cycle's agreement at once (naming the dead rank on shm), not a timeout of their waits.
     run(f"{backend} killed rank under fusion", launch + [RT_FAIL, "--backend", backend, "--mode", "fused-kill"], SIGKILL_EXIT,
         [("communication error", 3), ("finalized after the error", 3)] + KILLED_RANK_1 +
-        ([(r"re:communication error .*rank 1 \(pid \d+\) died", 3)] if backend == "shm" else []), 10)
+        ([(r"re:communication error .*rank 1 \(pid \d+\) died", 3)] if backend == "shm" else []), bound(STOPPED_S))
     # (A victim that never joins, the survivors giving up after the operation timeout: run once,
     # by test_rt_timeouts.py, which also checks that they name the rank they waited for.)
     # A different count on one rank: checking mode stops every rank with an input error.
     run(f"{backend} mismatched sizes", launch + [RT_FAIL, "--backend", backend, "--mode", "mismatch"], 2,
-        [("ranks disagree", 4)], 10)
+        [("ranks disagree", 4)], bound(0))
     # One rank reaches finalize 2.5 s late: the others wait for it, say whom they wait for (every
     # second at this timeout) and then finalize normally.
     run(f"{backend} late finalize", launch + [RT_FAIL, "--backend", backend, "--mode", "late-finalize"], 0,
-        [(r"re:finalize on rank [023]: waited [12] s for rank\(s\) 1 to reach finalize", 3), ("finalized after", 4)], 10)
+        [(r"re:finalize on rank [023]: waited [12] s for rank\(s\) 1 to reach finalize", 3), ("finalized after", 4)], bound(2.5))
     # One rank never finalizes: the others give up at finalize's deadline (timeout + 10 s grace),
     # name it, and still exit cleanly. (The barrier is the store's, whatever the backend: once.)
     if backend == "shm":
         run(f"{backend} missing finalize", launch + [RT_FAIL, "--backend", backend, "--mode", "no-finalize"], 0,
             [(r"re:finalize on rank [023]: the ranks did not all reach finalize \(rank\(s\) 1 did not arrive within", 3),
-             ("finalized after", 3)], 15 + 6)
+             ("finalized after", 3)], bound(TIMEOUT_S + FINALIZE_GRACE_S))
 
 if MPIRUN:
     mpirun = [MPIRUN, "-n", "4", "--oversubscribe"]
     # Open MPI 4 names the rank and the signal, and exits with the killed rank's 128 + signal.
     MPI_KILLED_RANK_1 = [("process rank 1 with PID", 1), (f"exited on signal {int(signal.SIGKILL)} (Killed)", 1)]
     run("mpi killed rank", mpirun + [RT_FAIL, "--backend", "mpi", "--mode", "kill"], SIGKILL_EXIT,
-        MPI_KILLED_RANK_1, 20)
+        MPI_KILLED_RANK_1, bound(MPIRUN_STOP_S))
     run("mpi stalled rank", mpirun + [RT_FAIL, "--backend", "mpi", "--mode", "stall"], "nonzero",
-        [("did not complete within", 1)], TIMEOUT_S + 15)
+        [("did not complete within", 1)], bound(TIMEOUT_S + TIMEOUT_S + FINALIZE_GRACE_S + MPIRUN_STOP_S))
     run("mpi mismatched sizes", mpirun + [RT_FAIL, "--backend", "mpi", "--mode", "mismatch"], "nonzero",
-        [("ranks disagree", 1)], 20)
+        [("ranks disagree", 1)], bound(MPIRUN_STOP_S))
     # (mpirun may stop the survivors before they report, so only mpirun's own line is required.)
     run("shm under mpirun, killed rank", mpirun + [RT_FAIL, "--backend", "shm", "--mode", "kill"], SIGKILL_EXIT,
-        MPI_KILLED_RANK_1, 20)
+        MPI_KILLED_RANK_1, bound(MPIRUN_STOP_S))
 
 run("unknown backend", [CHORUS, "bench", "--backends", "nccl"], 2,
-    [("unknown backend 'nccl'", 1), ("available: shm, mpi, gloo", 1)], 10)
+    [("unknown backend 'nccl'", 1), ("available: shm, mpi, gloo", 1)], bound(0))
 run("launch of a missing program", [CHORUS, "launch", "-n", "2", "--", "/nonexistent/program"], "nonzero",
-    [("cannot execute", 2)], 10)
-run("launch without a program", [CHORUS, "launch", "-n", "2"], 2, [], 10)
+    [("cannot execute", 2)], bound(0))
+run("launch without a program", [CHORUS, "launch", "-n", "2"], 2, [], bound(0))
 
 if failures:
     print("\n\n".join(failures))

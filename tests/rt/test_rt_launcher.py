@@ -156,6 +156,23 @@ r = subprocess.run([CHORUS, "launch", "-n", "1", "--", PY, "-c", "import sys; sy
                    capture_output=True, text=True, timeout=60 * SLACK)
 check("no tag-output: output untouched", r.returncode == 0 and r.stdout == "a\nb", repr(r.stdout))
 
+# ---- 3b. without --tag-output: stderr lines carry their rank, lines the ranks wrote alike once --
+# Every rank writes the same error line and one of its own at one agreed moment (argv[1], the
+# epoch second to write at), then a stdout line, which passes through untouched.
+alike = ("import os, sys, time\n"
+         "r = os.environ['CHORUS_RANK']\n"
+         "time.sleep(max(0, float(sys.argv[1]) - time.time()))\n"
+         "sys.stderr.write('chorus: error: the same for all\\n'); sys.stderr.write('rank %s alone\\n' % r)\n"
+         "sys.stderr.flush(); os.write(1, ('out %s\\n' % r).encode())  # one write: the ranks share stdout\n")
+r = subprocess.run([CHORUS, "launch", "-n", "3", "--", PY, "-c", alike, str(time.time() + 3 * SLACK)],
+                   capture_output=True, text=True, timeout=60 * SLACK)
+check("merged: launch exits 0", r.returncode == 0, f"exit {r.returncode}: {r.stderr[-2000:]}")
+err = [line for line in r.stderr.splitlines() if not line.startswith("chorus launch:")]
+check("merged: the line all ranks wrote comes once, with the ranks", err.count("[0-2] chorus: error: the same for all") == 1
+      and sum("the same for all" in line for line in err) == 1, f"{err}")
+check("merged: each rank's own line carries its rank", all(f"[{k}] rank {k} alone" in err for k in range(3)), f"{err}")
+check("merged: stdout is the ranks' own", sorted(r.stdout.splitlines()) == ["out 0", "out 1", "out 2"], r.stdout)
+
 # ---- 4. a failed rank and an interrupt take the whole group down, grandchildren too -----------
 # Every rank's shell starts a grandchild `sleep`; rank 1 then fails.
 script = "sleep 60 & if [ \"$CHORUS_RANK\" = 1 ]; then echo dying; exit 7; fi; wait"

@@ -16,9 +16,12 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bounds import SLACK, TERM_TO_KILL_S, bound  # noqa: E402
+from rank_lines import expand  # noqa: E402
+
 CHORUS, RT_FAIL, RT_TIMEOUT = sys.argv[1], sys.argv[2], sys.argv[3]
 MPIRUN = sys.argv[4] if len(sys.argv) > 4 and sys.argv[4] else None
-SLACK = float(os.environ.get("CHORUS_RT_TEST_SLACK", "1"))  # > 1 for sanitizer builds
 TIMEOUT_S = 2 * SLACK
 failures = []
 
@@ -34,7 +37,7 @@ def run(name, cmd, expect_exit, must_match, max_seconds, must_not=()):
         print(f"FAIL {name}: hung", flush=True)
         return
     secs = time.monotonic() - t0
-    out = p.stdout + p.stderr
+    out = expand(p.stdout + p.stderr)  # one line per rank (tests/rt/rank_lines.py)
     problems = []
     if expect_exit == "nonzero":
         if p.returncode == 0:
@@ -48,8 +51,8 @@ def run(name, cmd, expect_exit, must_match, max_seconds, must_not=()):
     for pattern in must_not:
         if re.search(pattern, out):
             problems.append(f"unexpected /{pattern}/ in the output")
-    if secs > max_seconds * SLACK:
-        problems.append(f"took {secs:.1f} s, bound {max_seconds * SLACK:.0f} s")
+    if secs > max_seconds:  # bound(...) of the design's time (tests/rt/bounds.py)
+        problems.append(f"took {secs:.1f} s, bound {max_seconds:.1f} s")
     print(f"{'ok' if not problems else 'FAIL'} {name} ({secs:.1f} s, exit {p.returncode})", flush=True)
     if problems:
         failures.append(f"{name}: {'; '.join(problems)}\n--- output ---\n{out[-4000:]}")
@@ -58,6 +61,10 @@ def run(name, cmd, expect_exit, must_match, max_seconds, must_not=()):
 launch = [CHORUS, "launch", "-n", "4", "--kill-grace-s", "5", "--"]
 launch_stall = [CHORUS, "launch", "-n", "4", "--kill-grace-s", "2", "--"]
 launch2 = [CHORUS, "launch", "-n", "2", "--kill-grace-s", "15", "--"]
+KILLED_S = 5 + TERM_TO_KILL_S  # the survivors report at once; the launcher's grace, then its SIGKILL
+STALLED_S = TIMEOUT_S + 2 + TERM_TO_KILL_S  # the survivors time out; the stalled rank is stopped after the grace
+LATE_S = TIMEOUT_S + 5  # rank 1's late send at T + 5 s, then both finalize (tests/rt/rt_timeout.cpp)
+MPIRUN_STOP_S = 5  # mpirun's own tear-down after a rank exits without MPI_Finalize
 SANITIZER = [r"ERROR: AddressSanitizer", r"runtime error:"]
 # The rank whose receive timed out finalizes a broken runtime: it does not wait for its peer, but
 # counts itself in finalize's barrier, so the healthy peer finalizes at once (it used to wait for
@@ -66,12 +73,12 @@ NO_FINALIZE_WAIT = SANITIZER + [r"to reach finalize", r"did not all reach finali
 for backend in ["shm", "gloo"]:
     # Rank 1 is SIGKILLed before an all_reduce: the 3 survivors name it and its pid.
     run(f"{backend} killed rank names the rank", launch + [RT_FAIL, "--backend", backend, "--mode", "kill"],
-        "nonzero", [(r"rank 1 \(pid \d+\) died", 3)], 15)
+        "nonzero", [(r"rank 1 \(pid \d+\) died", 3)], bound(KILLED_S))
     # Rank 1 never joins: the survivors time out with a communication error (shm can tell for
     # which rank it waited); the launcher stops the stalled rank 2 s after the first survivor exits.
     who = r"timed out waiting for rank 1" if backend == "shm" else r"timed out waiting for (a peer|rank \d)"
     run(f"{backend} stalled rank times out", launch_stall + [RT_FAIL, "--backend", backend, "--mode", "stall"],
-        "nonzero", [(who, 1), ("communication error", 1)], TIMEOUT_S + 15)
+        "nonzero", [(who, 1), ("communication error", 1)], bound(STALLED_S))
     run(f"{backend} late message never lands in a timed-out buffer",
         launch2 + [RT_TIMEOUT, "--backend", backend, "--timeout-s", str(TIMEOUT_S)], 0,
         [(r"rank 0: timeout after [\d.]+ s: .*timed out waiting for rank 1", 1),
@@ -81,17 +88,17 @@ for backend in ["shm", "gloo"]:
          # when rank 0's receive timed out, so rank 1's late send fails.
          (r"rank 1: sent late" if backend == "shm" else
           r"rank 1: late send failed: gloo send on rank 1 with rank 0: .*Connection closed by peer", 1)],
-        TIMEOUT_S + 20, NO_FINALIZE_WAIT)
+        bound(LATE_S), NO_FINALIZE_WAIT)
 
 # gloo all-reduces up to 64 KiB take another path (Gloo's classic halving-doubling object over
 # bound buffers, on their own connections; rt_fail's default 4 MiB takes the ring): the same
 # two failures with 16 floats.
 run("gloo small all_reduce: killed rank names the rank",
     launch + [RT_FAIL, "--backend", "gloo", "--mode", "kill", "--count", "16"],
-    "nonzero", [(r"gloo all_reduce on rank \d: .*rank 1 \(pid \d+\) died", 3)], 15)
+    "nonzero", [(r"gloo all_reduce on rank \d: .*rank 1 \(pid \d+\) died", 3)], bound(KILLED_S))
 run("gloo small all_reduce: stalled rank times out",
     launch_stall + [RT_FAIL, "--backend", "gloo", "--mode", "stall", "--count", "16"],
-    "nonzero", [(r"gloo all_reduce on rank \d: timed out waiting for a peer", 1)], TIMEOUT_S + 15)
+    "nonzero", [(r"gloo all_reduce on rank \d: timed out waiting for a peer", 1)], bound(STALLED_S))
 
 if MPIRUN:
     mpirun = [MPIRUN, "-n", "2", "--oversubscribe"]
@@ -106,7 +113,7 @@ if MPIRUN:
          (r"rank 0: fail-fast names the original failure", 1),
          (r"rank 0: buffer untouched after the late send", 1), (r"rank 0: finalized", 1),
          (r"rank 1: sent late", 1)],  # eager: the message reached rank 0, which never took it
-        TIMEOUT_S + 30, SANITIZER)
+        bound(LATE_S + MPIRUN_STOP_S), SANITIZER)
     # 256 floats (1 KiB) need the receiver's progress to complete: rank 0, which never calls
     # MPI again after its timeout, never completes it, so rank 1's send times out (at 2T + 1.5 s,
     # which rank 0 outlives: mpirun kills the others when a rank exits without MPI_Finalize).
@@ -115,10 +122,10 @@ if MPIRUN:
                   "--hold-s", str(2 * TIMEOUT_S + 3)], None,
         [(r"rank 0: buffer untouched after the late send", 1),
          (r"rank 1: late send failed: mpi send: rank 1 timed out waiting for rank 0", 1)],
-        TIMEOUT_S + 30, SANITIZER)
+        bound(2 * TIMEOUT_S + 3 + MPIRUN_STOP_S), SANITIZER)  # rank 0 holds until --hold-s
     run("shm under mpirun, late message",
         mpirun + [RT_TIMEOUT, "--backend", "shm", "--timeout-s", str(TIMEOUT_S)], None,
-        [(r"rank 0: buffer untouched after the late send", 1)], TIMEOUT_S + 30, SANITIZER)
+        [(r"rank 0: buffer untouched after the late send", 1)], bound(LATE_S + MPIRUN_STOP_S), SANITIZER)
 
 if failures:
     print("\n\n".join(failures))

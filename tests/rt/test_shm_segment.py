@@ -19,6 +19,9 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from rank_lines import expand  # noqa: E402
+
 CHORUS = sys.argv[1]
 SLACK = float(os.environ.get("CHORUS_RT_TEST_SLACK", "1"))
 SEED = 20261122
@@ -161,7 +164,7 @@ def expect(name, cmd, status, texts, env_extra=None, limit_fsize=None):
     pre = (lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (limit_fsize, limit_fsize))) if limit_fsize else None
     t0 = time.monotonic()
     p = subprocess.run(cmd, capture_output=True, text=True, env=env, preexec_fn=pre, timeout=30 * SLACK)
-    out = p.stdout + p.stderr
+    out = expand(p.stdout + p.stderr)  # one line per rank (tests/rt/rank_lines.py)
     problems = []
     if p.returncode != status:
         problems.append(f"exit status {p.returncode}, expected {status}")

@@ -1,0 +1,77 @@
+#include "apps/chorus/parse_errors.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "core/suggest.h"
+
+namespace chorus::cli {
+namespace {
+
+// The innermost subcommand the parse reached, and its path ("chorus sim collective").
+CLI::App* innermost(CLI::App* app, std::string& path) {
+  path += (path.empty() ? "" : " ") + app->get_name();
+  for (CLI::App* sub : app->get_subcommands()) return innermost(sub, path);
+  return app;
+}
+
+std::vector<std::string> flag_names(const CLI::App* app) {
+  std::vector<std::string> names;
+  for (; app != nullptr; app = app->get_parent()) {
+    for (const CLI::Option* o : app->get_options()) {
+      for (const auto& n : o->get_lnames()) names.push_back("--" + n);
+      for (const auto& n : o->get_snames()) names.push_back("-" + n);
+    }
+  }
+  return names;
+}
+
+std::vector<std::string> command_names(CLI::App* app) {
+  std::vector<std::string> names;
+  for (const CLI::App* sub : app->get_subcommands([](CLI::App*) { return true; })) names.push_back(sub->get_name());
+  return names;
+}
+
+// "--szie=1GiB" -> "--szie"
+std::string flag_of(const std::string& word) { return word.substr(0, word.find('=')); }
+
+}  // namespace
+
+int report_parse_error(CLI::App& app, const CLI::ParseError& e) {
+  std::string path;
+  CLI::App* at = innermost(&app, path);
+  const std::vector<std::string> extras = app.remaining(true);
+  const bool wants_subcommand = at->get_require_subcommand_min() > 0 && at->get_subcommands().empty();
+  if (wants_subcommand && extras.empty()) {
+    const std::string parent = path.substr(0, path.size() - std::min(path.size(), at->get_name().size() + 1));
+    std::fputs(at->help(at == &app ? "" : parent).c_str(), stdout);  // `chorus`, `chorus sim`: what can follow
+    return 0;
+  }
+  std::string message;
+  bool after_flag = false;  // the word after an unknown flag is taken as its value
+  for (const std::string& word : extras) {
+    const bool value = after_flag && word.find('=') == std::string::npos;
+    after_flag = false;
+    if (word.size() > 1 && word[0] == '-') {
+      after_flag = word.find('=') == std::string::npos;
+      message += fmt::format("{}unknown option '{}'{}", message.empty() ? "" : "; ", flag_of(word),
+                             did_you_mean(flag_of(word), flag_names(at)));
+    } else if (wants_subcommand) {
+      message += fmt::format("{}unknown command '{}'{}", message.empty() ? "" : "; ", word,
+                             did_you_mean(word, command_names(at)));
+      break;  // the rest are that command's arguments
+    } else if (!value) {
+      message += fmt::format("{}unexpected argument '{}'", message.empty() ? "" : "; ", word);
+    }
+  }
+  if (message.empty()) message = e.what();
+  fmt::print(stderr, "{}: error: {}\nRun '{} --help' for what it takes.\n", path, message, path);
+  return kExitBadInput;
+}
+
+}  // namespace chorus::cli

@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""`import chorus` is loud when its compiled runtime does not load: a copy of the built package
+whose chorus._rt (then chorus._c10d) is replaced by a file the loader refuses must warn with the
+loader's reason, and init_process_group("chorus") must raise that reason rather than torch's
+"Invalid backend". The source tree's package (no compiled module at all) stays quiet.
+
+usage: test_import_failures.py BUILD_PYTHON_DIR SOURCE_PYTHON_DIR
+"""
+import glob
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+BUILT, SOURCE = sys.argv.pop(1), sys.argv.pop(1)
+PY = "/usr/bin/python3"  # Debian's, with torch
+
+INIT = ("import socket, torch.distributed as dist\n"
+        "s = socket.socket(); s.bind(('127.0.0.1', 0)); port = s.getsockname()[1]; s.close()\n"
+        "try:\n"
+        "    dist.init_process_group('chorus', init_method=f'tcp://127.0.0.1:{port}', rank=0, world_size=1)\n"
+        "except RuntimeError as e:\n"
+        "    print('RAISED', e)\n")
+
+
+def python(path, code):
+    env = dict(os.environ, PYTHONPATH=path, CHORUS_BACKENDS="shm")  # a world of one, no launcher
+    env.pop("CHORUS_NO_TORCH", None)
+    return subprocess.run([PY, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+
+
+class ImportFailures(unittest.TestCase):
+    def broken_copy(self, module):
+        d = tempfile.mkdtemp(prefix="chorus-broken-")
+        self.addCleanup(shutil.rmtree, d)
+        shutil.copytree(os.path.join(BUILT, "chorus"), os.path.join(d, "chorus"))
+        for so in glob.glob(os.path.join(d, "chorus", module + "*.so")):
+            with open(so, "wb") as f:
+                f.write(b"not an ELF file" * 300)  # long enough for the loader to read a header
+        return d
+
+    def test_broken_runtime_warns_with_the_reason(self):
+        d = self.broken_copy("_rt")
+        r = python(d, "import chorus; print('HAVE', chorus.HAVE_RUNTIME)\n" + INIT)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("HAVE False", r.stdout)
+        self.assertIn("RuntimeWarning: chorus: the runtime is not available", r.stderr)
+        self.assertIn("does not load", r.stderr)
+        self.assertIn("invalid ELF header", r.stderr)  # the loader's own words
+        self.assertIn("scripts/run.sh", r.stderr)      # and the fix
+        self.assertIn("RAISED the torch.distributed backend 'chorus' is not available", r.stdout)
+        self.assertNotIn("Invalid backend", r.stdout + r.stderr)
+
+    def test_broken_torch_backend_names_its_reason(self):
+        d = self.broken_copy("_c10d")
+        r = python(d, "import chorus; print('HAVE', chorus.HAVE_RUNTIME)\n" + INIT)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("HAVE True", r.stdout)
+        self.assertIn("RAISED the torch.distributed backend 'chorus' is not available", r.stdout)
+        self.assertIn("_c10d", r.stdout)
+        self.assertIn("invalid ELF header", r.stdout)
+
+    def test_source_tree_package_is_quiet(self):
+        r = python(SOURCE, "import chorus\ntry:\n    chorus.init\nexcept AttributeError as e:\n    print('ATTR', e)\n")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stderr, "")
+        self.assertIn("PYTHONPATH=<build>/python", r.stdout)
+
+    def test_built_package_loads(self):
+        r = python(BUILT, "import chorus; print(chorus.HAVE_RUNTIME, chorus.RUNTIME_ERROR)\n" + INIT +
+                   "print('backend', dist.get_backend() if dist.is_initialized() else None)\n")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("True None", r.stdout)
+        self.assertIn("backend chorus", r.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
