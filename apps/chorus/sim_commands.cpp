@@ -4,6 +4,7 @@
 
 #include "apps/chorus/commands.h"
 #include "core/error.h"
+#include "core/json_csv.h"
 #include "core/suggest.h"
 #include "core/text_file.h"
 #include "core/units.h"
@@ -28,6 +29,7 @@ struct SimCollectiveArgs {
   bool json = false;
   bool schedules = false;
   std::string trace;
+  std::string csv;
   std::string save_schedule;
 };
 
@@ -55,20 +57,20 @@ void print_human(const net::Network& network, const sim::CollectiveRun& run, boo
              s.num_chunks, s.scheduler);
   fmt::print("  time            {}\n  ideal time      {}\n  avg BW util     {:.2f} %\n", format_time(r.time_ns),
              format_time(r.ideal_time_ns), 100 * r.avg_bw_utilization);
-  fmt::print("  {:<4} {:<16} {:>6} {:>9} {:>14} {:>12} {:>12} {:>7}\n", "dim", "kind", "size", "BW Gb/s",
+  fmt::print("  {:<4} {:<16} {:>6} {:>9} {:>14} {:>12} {:>12} {:>7}\n", "dim", "kind", "size", "BW GB/s",
              "bytes/NPU", "busy", "active", "util");
   for (size_t k = 0; k < network.dims.size(); ++k) {
     const auto& d = network.dims[k];
     const auto& m = r.dims[k];
-    fmt::print("  {:<4} {:<16} {:>6} {:>9.0f} {:>14.0f} {:>12} {:>12} {:>6.1f}%\n", k + 1, net::to_string(d.kind),
-               d.size, d.aggregate_bandwidth_gbps(), m.bytes_per_npu, format_time(m.busy_ns),
+    fmt::print("  {:<4} {:<16} {:>6} {:>9.4g} {:>14} {:>12} {:>12} {:>6.1f}%\n", k, net::to_string(d.kind),
+               d.size, gbps_to_GBps(d.aggregate_bandwidth_gbps()), group_digits(m.bytes_per_npu), format_time(m.busy_ns),
                format_time(m.active_ns), 100 * m.utilization);
   }
   if (schedules) {
-    fmt::print("  chunk schedules (1-based dimensions):\n");
+    fmt::print("  chunk schedules (dimensions numbered from 0, as in the table, the JSON and schedule files):\n");
     for (size_t c = 0; c < s.chunks.size(); ++c) {
       std::string line;
-      for (const auto& st : s.chunks[c].stages) line += fmt::format(" {}{}", coll::to_string(st.phase), st.dim + 1);
+      for (const auto& st : s.chunks[c].stages) line += fmt::format(" {}{}", coll::to_string(st.phase), st.dim);
       fmt::print("    chunk {:>3}:{}\n", c, line);
     }
   }
@@ -77,8 +79,10 @@ void print_human(const net::Network& network, const sim::CollectiveRun& run, boo
 void write_json_file(const std::string& path, const nlohmann::json& j) { write_text_file(path, j.dump(1) + "\n"); }
 
 void report(const net::Network& network, const sim::CollectiveRun& run, bool json, bool schedules,
-            const std::string& trace) {
+            const std::string& trace, const std::string& csv = "") {
   if (!trace.empty()) write_json_file(trace, sim::chrome_trace(network, run));
+  // One row per dimension, the collective's fields repeated (the --json object, flattened).
+  if (!csv.empty()) write_text_file(csv, json_to_csv(sim::to_json(network, run, false), "dims", "dim."));
   if (json) {
     std::cout << sim::to_json(network, run, schedules).dump(2) << "\n";
   } else {
@@ -121,7 +125,7 @@ void run_sim_collective(const SimCollectiveArgs& a) {
   options.max_chunks_per_dim = a.max_chunks_per_dim;
   const auto run = sim::run_collective(network, req, options);
   if (!a.save_schedule.empty()) write_json_file(a.save_schedule, sched::to_json(run.schedule));
-  report(network, run, a.json, a.schedules, a.trace);
+  report(network, run, a.json, a.schedules, a.trace, a.csv);
 }
 
 }  // namespace
@@ -147,6 +151,7 @@ void register_sim_commands(CLI::App& app) {
   coll->add_flag("--json", args->json, "Print one JSON object instead of a table");
   coll->add_flag("--schedules", args->schedules, "Include each chunk's dimension order and the per-dimension order");
   coll->add_option("--trace", args->trace, "Write a Chrome-trace JSON timeline (Perfetto) to this file");
+  coll->add_option("--csv", args->csv, "Write the result as CSV, a row per dimension ('-': standard output)");
   coll->add_option("--save-schedule", args->save_schedule,
                    "Write the chunk schedule and per-dimension order as JSON (load it with `chorus sim schedule`)");
   coll->callback([args] { run_sim_collective(*args); });
@@ -166,11 +171,11 @@ void register_sim_commands(CLI::App& app) {
 
   auto* topo = sim->add_subcommand("topologies", "List the embedded network presets (Themis Table 2)");
   topo->callback([] {
-    fmt::print("{:<22} {:<10} {:>6}  {}\n", "name", "shape", "NPUs", "dims (kind, aggregate Gb/s, latency ns)");
+    fmt::print("{:<22} {:<10} {:>6}  {}\n", "name", "shape", "NPUs", "dims (kind, aggregate GB/s per NPU, latency ns)");
     for (const auto& n : net::presets()) {
       std::string dims;
       for (const auto& d : n.dims)
-        dims += fmt::format("[{} {:.0f} {:.0f}] ", net::to_string(d.kind), d.aggregate_bandwidth_gbps(), d.latency_ns);
+        dims += fmt::format("[{} {:.4g} {:.0f}] ", net::to_string(d.kind), gbps_to_GBps(d.aggregate_bandwidth_gbps()), d.latency_ns);
       fmt::print("{:<22} {:<10} {:>6}  {}\n", n.name, n.shape(), n.num_npus(), dims);
     }
   });

@@ -4,7 +4,9 @@
 #include <iostream>
 
 #include "apps/chorus/commands.h"
+#include "apps/chorus/terminal_progress.h"
 #include "core/error.h"
+#include "core/json_csv.h"
 #include "core/json_fields.h"
 #include "core/text_file.h"
 #include "core/units.h"
@@ -48,6 +50,7 @@ struct SimWorkloadArgs {
   bool chakra_skip_unsupported = false;
   bool chakra_ctrl_deps = false;
   bool json = false;
+  std::string csv;
   std::string trace;
   std::string traffic_csv;  // fabrics: the server x server traffic matrix
   double batch_tolerance = 0;  // fabrics: flow::FlowEngine's
@@ -222,8 +225,10 @@ void run_sim_workload_on_fabric(const SimWorkloadArgs& a) {
     sim::flow::write_matrix_csv(csv, run.traffic);
     write_text_file(a.traffic_csv, csv.str());
   }
+  const nlohmann::json result = sim::to_json(fabric, logical, dag, compute, run);
+  if (!a.csv.empty()) write_text_file(a.csv, json_to_csv(result));
   if (a.json) {
-    std::cout << sim::to_json(fabric, logical, dag, compute, run).dump(2) << "\n";
+    std::cout << result.dump(2) << "\n";
     return;
   }
   fmt::print("{} on fabric {} ({} servers, {} links, {:.0f} Gb/s per server), flow-level model, {} iterations\n", dag.name,
@@ -250,12 +255,16 @@ void run_sim_workload(const SimWorkloadArgs& a) {
   options.compute.peak_tflops = a.peak_tflops;
   options.compute.memory_bandwidth_gbs = a.memory_bandwidth_gbs;
   options.record_stages = !a.trace.empty();
+  TerminalProgress progress("simulating the training DAG's nodes");
+  options.progress = [&progress](std::size_t done, std::size_t total) { progress.update(done, total); };
   const auto run = sim::simulate_workload(dag, network, options);
   if (!a.trace.empty()) {
     write_text_file(a.trace, sim::workload_trace(network, dag, run).dump(1) + "\n");
   }
+  const nlohmann::json result = sim::to_json(network, dag, options, run.result);
+  if (!a.csv.empty()) write_text_file(a.csv, json_to_csv(result));
   if (a.json) {
-    std::cout << sim::to_json(network, dag, options, run.result).dump(2) << "\n";
+    std::cout << result.dump(2) << "\n";
     return;
   }
   const auto& r = run.result;
@@ -303,6 +312,7 @@ void register_sim_workload_command(CLI::App& sim) {
               "Chakra traces: ctrl_deps are dependencies too (default: data_deps only, as Chakra's feeder)");
   w->add_flag("--json", args->json, "Print one JSON object instead of a table");
   w->add_option("--trace", args->trace, "Write a Chrome-trace JSON timeline (Perfetto) to this file");
+  w->add_option("--csv", args->csv, "Write the result (the --json object's fields) as one CSV row ('-': standard output)");
   w->add_option("--traffic-csv", args->traffic_csv, "Fabrics: write the server x server traffic matrix (bytes, CSV)");
   w->add_option("--batch-tolerance", args->batch_tolerance,
                 "Fabrics: finish flows within this fraction of their duration together (0: exact; 1e-3 is ~3x faster "

@@ -6,6 +6,7 @@
 #include "apps/chorus/commands.h"
 #include "core/error.h"
 #include "core/text_file.h"
+#include "core/units.h"
 #include "net/graph/fabrics.h"
 #include "net/graph/graph_yaml.h"
 #include "core/split.h"
@@ -215,11 +216,14 @@ void register_topo_commands(CLI::App& app) {
     topoopt::CostOptions o;
     o.switch_radix = c.radix;
     nlohmann::json j = nlohmann::json::array();
-    if (!c.json) fmt::print("{:<26} {:>12} {:>12} {:>9} {:>6}\n", "fabric", "cost $", "NICs $", "Gb/s/srv", "tiers");
+    if (!c.json)
+      fmt::print("{:<26} {:>14} {:>12} {:>12} {:>12} {:>6}\n", "fabric", "interconnect $", "NICs $", "total $", "Gb/s/server",
+                 "tiers");
     for (auto fabric : fabrics) {
       const auto fc = topoopt::fabric_cost(fabric, c.servers, c.degree, c.bandwidth, o);
       if (!c.json) {
-        fmt::print("{:<26} {:>12.0f} {:>12.0f} {:>9} {:>6}\n", topoopt::to_string(fabric), fc.interconnect_usd, fc.nic_usd, fc.server_gbps, fc.tiers);
+        fmt::print("{:<26} {:>14} {:>12} {:>12} {:>12} {:>6}\n", topoopt::to_string(fabric), group_digits(fc.interconnect_usd),
+                   group_digits(fc.nic_usd), group_digits(fc.interconnect_usd + fc.nic_usd), fc.server_gbps, fc.tiers);
         continue;
       }
       j.push_back({{"fabric", topoopt::to_string(fabric)}, {"servers", fc.servers}, {"degree", fc.degree}, {"bandwidth_gbps", fc.bandwidth_gbps},
@@ -228,6 +232,9 @@ void register_topo_commands(CLI::App& app) {
                               {"ocs_ports", fc.ocs_ports}, {"one_by_two_switches", fc.one_by_two_switches}, {"fibres", fc.fibres}}}});
     }
     if (c.json) fmt::print("{}\n", j.dump());
+    else
+      fmt::print("interconnect $: switches, transceivers, patch panels or OCS ports and fibres (Sec. 5.2, Table 3); NICs $: "
+                 "the servers' NICs at the fabric's Gb/s per server; total $ = interconnect + NICs\n");
   });
   register_topo_optimize_command(*topo);
 }

@@ -44,6 +44,17 @@ Bytes parse_bytes(std::string_view text, const std::string& field) {
   return static_cast<Bytes>(bytes);
 }
 
+std::string group_digits(double value) {
+  const bool negative = value < 0;
+  const std::string digits = fmt::format("{:.0f}", negative ? -value : value);
+  std::string out = negative ? "-" : "";
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
 std::string format_bytes(Bytes bytes) {
   struct Unit { Bytes mult; const char* name; };
   static constexpr Unit units[] = {{kGiB, "GiB"}, {kMiB, "MiB"}, {kKiB, "KiB"},

@@ -28,4 +28,11 @@ Bytes parse_bytes(std::string_view text, const std::string& field);
 // Formats a byte count compactly: "64 MiB", "100 MB", "1000 B".
 std::string format_bytes(Bytes bytes);
 
+// A whole number with digit grouping for tables: 726466560 -> "726,466,560" (CSV and JSON keep
+// plain numbers). Rounds to the nearest integer.
+std::string group_digits(double value);
+
+// A data rate in Gb/s (how links are specified) as GB/s (how outputs print rates, as nccl-tests).
+constexpr double gbps_to_GBps(double gbps) { return gbps / 8.0; }
+
 }  // namespace chorus

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "core/units.h"
+
 namespace chorus::sim {
 
 void add_trace_name(nlohmann::json& events, int pid, int tid, const char* what, const std::string& name) {
@@ -15,7 +17,7 @@ void add_dimension_tracks(nlohmann::json& events, const net::Network& network, i
   for (size_t k = 0; k < network.dims.size(); ++k) {
     const auto& d = network.dims[k];
     add_trace_name(events, pid, static_cast<int>(k), "thread_name",
-                   fmt::format("dim{} {} x{} {} Gb/s", k + 1, net::to_string(d.kind), d.size, d.aggregate_bandwidth_gbps()));
+                   fmt::format("dim{} {} x{} {:.4g} GB/s", k, net::to_string(d.kind), d.size, gbps_to_GBps(d.aggregate_bandwidth_gbps())));
   }
 }
 

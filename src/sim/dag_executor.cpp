@@ -31,8 +31,9 @@ Blame blame_of(workload::CommGroup group) {
 
 class DagRunner {
  public:
-  DagRunner(const workload::Dag& dag, const std::vector<double>& compute_ns, const std::vector<NetworkModel*>& networks)
-      : dag_(dag), compute_ns_(compute_ns), nets_(networks), stages_(networks.size()) {
+  DagRunner(const workload::Dag& dag, const std::vector<double>& compute_ns, const std::vector<NetworkModel*>& networks,
+            const DagProgress& progress)
+      : dag_(dag), compute_ns_(compute_ns), nets_(networks), progress_(progress), stages_(networks.size()) {
     const size_t n = dag.nodes.size();
     remaining_.resize(n);
     enabler_.assign(n, -1);
@@ -153,6 +154,7 @@ class DagRunner {
 
   void complete(int i, double now) {
     result_.nodes[static_cast<size_t>(i)].end_ns = now;
+    if (progress_ && (++completed_ & 4095) == 0) progress_(completed_, dag_.nodes.size());
     if (node(i).kind == NodeKind::kComm) stage_of(i).last_comm = i;
     for (size_t s = succ_begin_[static_cast<size_t>(i)]; s < succ_begin_[static_cast<size_t>(i) + 1]; ++s) {
       const int j = succ_[s];
@@ -204,6 +206,8 @@ class DagRunner {
   const workload::Dag& dag_;
   const std::vector<double>& compute_ns_;
   const std::vector<NetworkModel*>& nets_;
+  const DagProgress& progress_;
+  std::size_t completed_ = 0;
   std::vector<Stage> stages_;
   std::vector<int> remaining_, enabler_, succ_;
   std::vector<size_t> succ_begin_;
@@ -234,10 +238,10 @@ DagResult run_dag(const workload::Dag& dag, const std::vector<double>& compute_n
 }
 
 DagResult run_dag(const workload::Dag& dag, const std::vector<double>& compute_ns,
-                  const std::vector<NetworkModel*>& networks, double total_bandwidth_gbps) {
+                  const std::vector<NetworkModel*>& networks, double total_bandwidth_gbps, const DagProgress& progress) {
   if (networks.size() != static_cast<size_t>(dag.stages))
     throw InputError(dag.name, fmt::format("{} pipeline stages but {} network models", dag.stages, networks.size()));
-  return DagRunner(dag, compute_ns, networks).run(total_bandwidth_gbps);
+  return DagRunner(dag, compute_ns, networks, progress).run(total_bandwidth_gbps);
 }
 
 WorkloadRun simulate_workload(const workload::Dag& dag, const net::Network& network,
@@ -252,7 +256,7 @@ WorkloadRun simulate_workload(const workload::Dag& dag, const net::Network& netw
   if (options.scheduler.kind == sched::SchedulerKind::kIdeal) {
     std::vector<std::unique_ptr<IdealNetwork>> ideal;
     for (size_t s = 0; s < stages; ++s) nets.push_back(ideal.emplace_back(std::make_unique<IdealNetwork>(network)).get());
-    run.result = run_dag(dag, compute_ns, nets, network.total_bandwidth_gbps());
+    run.result = run_dag(dag, compute_ns, nets, network.total_bandwidth_gbps(), options.progress);
     return run;
   }
   SimOptions sim;
@@ -262,7 +266,7 @@ WorkloadRun simulate_workload(const workload::Dag& dag, const net::Network& netw
     nets.push_back(analytical.emplace_back(std::make_unique<AnalyticalNetwork>(network, options.scheduler,
                                                                                options.chunks_per_collective,
                                                                                options.themis, sim)).get());
-  run.result = run_dag(dag, compute_ns, nets, network.total_bandwidth_gbps());
+  run.result = run_dag(dag, compute_ns, nets, network.total_bandwidth_gbps(), options.progress);
   for (const auto& a : analytical)
     for (auto& s : a->executor().stages()) {
       s.collective = a->node_of(s.collective);

@@ -12,6 +12,7 @@
 // other stages). So iteration time = compute + exposed, exactly, and exposed = data-parallel +
 // model-parallel + pipeline, per stage.
 #include <string>
+#include <functional>
 #include <vector>
 
 #include "net/network.h"
@@ -67,8 +68,11 @@ struct DagResult : StageSplit {
 // per pipeline stage (the first form: a DAG of one stage).
 DagResult run_dag(const workload::Dag& dag, const std::vector<double>& compute_ns, NetworkModel& network,
                   double total_bandwidth_gbps);
+// `progress` (optional) hears of completed nodes now and then: (done, total).
+using DagProgress = std::function<void(std::size_t done, std::size_t total)>;
 DagResult run_dag(const workload::Dag& dag, const std::vector<double>& compute_ns,
-                  const std::vector<NetworkModel*>& networks, double total_bandwidth_gbps);
+                  const std::vector<NetworkModel*>& networks, double total_bandwidth_gbps,
+                  const DagProgress& progress = {});
 
 struct WorkloadSimOptions {
   sched::SchedulerSpec scheduler = sched::parse_scheduler("themis-scf");
@@ -76,6 +80,7 @@ struct WorkloadSimOptions {
   int chunks_per_collective = 64;  // Themis Sec. 5.3
   workload::ComputeModel compute;
   bool record_stages = false;      // keep every chunk stage (for traces)
+  DagProgress progress;            // see run_dag
 };
 
 struct WorkloadRun {

@@ -73,6 +73,54 @@ class DidYouMean(unittest.TestCase):
 
 
 class Outputs(unittest.TestCase):
+    def test_sim_collective_csv_is_the_json(self):
+        args = ("sim", "collective", "--topology", "3D-FC_Ring_SW", "--size", "64MiB", "--chunks", "8")
+        j = json.loads(chorus(*args, "--json").stdout)
+        r = chorus(*args, "--csv", "-")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        lines = r.stdout.splitlines()  # the CSV, then the table
+        rows = list(csv.DictReader([l for l in lines if l.count(",") == lines[0].count(",")]))
+        self.assertEqual(len(rows), 3)  # a row per dimension
+        for k, row in enumerate(rows):
+            self.assertEqual(int(row["dim.index"]), k)
+            self.assertEqual(float(row["time_ns"]), j["time_ns"])
+            self.assertEqual(float(row["dim.bytes_per_npu"]), j["dims"][k]["bytes_per_npu"])
+
+    def test_sim_workload_csv_is_the_json(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "w.csv")
+            r = chorus("sim", "workload", "--workload", "resnet152", "--iterations", "1", "--csv", path)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            j = json.loads(chorus("sim", "workload", "--workload", "resnet152", "--iterations", "1", "--json").stdout)
+            with open(path) as f:
+                rows = list(csv.DictReader(f))
+        self.assertEqual(len(rows), 1)
+        self.assertEqual(float(rows[0]["iteration_time_ns"]), j["iteration_time_ns"])
+        self.assertEqual(int(rows[0]["nodes.comm"]), j["nodes"]["comm"])
+
+    def test_tables_number_dimensions_as_json_and_print_GBps(self):
+        r = chorus("sim", "collective", "--topology", "3D-SW_SW_SW_homo", "--size", "1GiB", "--schedules")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("BW GB/s", r.stdout)
+        dims = [l.split() for l in r.stdout.splitlines() if re.match(r"\s+[0-9]\s+switch", l)]
+        self.assertEqual([d[0] for d in dims], ["0", "1", "2"])
+        self.assertEqual([d[3] for d in dims], ["100", "100", "100"])  # 800 Gb/s per NPU = 100 GB/s
+        self.assertRegex(dims[0][4], r"^\d{1,3}(,\d{3})+$")  # digit grouping in tables
+        self.assertIn("chunk   0: RS0", r.stdout)
+
+    def test_topo_cost_columns_add_up(self):
+        r = chorus("topo", "cost", "--servers", "128", "--degree", "4", "--bandwidth", "100")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        j = {x["fabric"]: x for x in json.loads(chorus("topo", "cost", "--servers", "128", "--degree", "4",
+                                                        "--bandwidth", "100", "--json").stdout)}
+        rows = [l.split() for l in r.stdout.splitlines()[1:] if l.split() and l.split()[0] in j]
+        self.assertEqual(len(rows), len(j))
+        for f, inter, nics, total, *_ in rows:
+            num = lambda t: float(t.replace(",", ""))  # noqa: E731
+            self.assertEqual(num(inter) + num(nics), num(total), f)
+            self.assertEqual(num(inter), round(j[f]["cost_usd"]), f)
+            self.assertEqual(num(nics), round(j[f]["nic_usd"]), f)
+
     def test_dash_is_stdout(self):
         r = chorus("sim", "collective", "--size", "1MiB", "--chunks", "2", "--json", "--trace", "-")
         self.assertEqual(r.returncode, 0, r.stderr)

@@ -38,7 +38,7 @@ def _by_size(rows, fig, title, name):
     ax.set_xlabel("size per rank")
     ax.set_ylabel("time (ms)")
     ranks = mine[0]["ranks"] if mine else 0
-    ax.set_title(f"{title} ({ranks} ranks, shm)")
+    ax.set_title(f"{title}, {ranks} ranks on shm")
     ax.legend(fontsize=7)
     return (name, fig_)
 

@@ -51,7 +51,7 @@ def figures(data):
         values = [[by_key[(t, size, s)]["time_ns"] / 1e6 if (t, size, s) in by_key else None for s in schedulers]
                   for t in topologies]
         grouped_bars(ax, topologies, schedulers, values)
-        ax.set_title(f"All-reduce time, {size_label(size)} ({chunks} chunks) (Themis Fig. 8)")
+        ax.set_title(f"All-reduce time, {size_label(size)} in {chunks} chunks (Themis Fig. 8)")
         ax.set_xlabel("topology (Themis Table 2)")
         ax.set_ylabel("time (ms)")
         ax.tick_params(axis="x", labelsize=8)
