@@ -11,6 +11,7 @@
 #include "coll/motif/pattern.h"
 #include "coll/motif/validate.h"
 #include "core/error.h"
+#include "core/memory_budget.h"
 #include "core/suggest.h"
 #include "core/units.h"
 
@@ -86,6 +87,12 @@ void register_motif_commands(CLI::App& app) {
     if (!a.segment.empty()) add(parse_transform("S:" + a.segment, "--segment"), "S:" + a.segment, "--segment");
     if (!a.spline.empty()) add(parse_transform("P:" + a.spline, "--spline"), "P:" + a.spline, "--spline");
     for (const auto& t : a.transforms) add(parse_transform(t, "--transform"), t, "--transform");
+    // The count alone does not bound memory: a motif holds its ranks, and an all-to-all motif a
+    // destination list per rank (the plan's, then the printed form's, about twice that).
+    const double ranks = a.ranks;
+    const double per_motif = 200 + 8 * ranks + (kind == Kind::kAllToAll ? 32 * ranks + 4 * ranks * ranks : 0);
+    require_memory(2 * bound * per_motif, ts.empty() ? "--bytes" : "--segment",
+                   fmt::format("a plan of up to {:.0f} motifs on {} ranks", bound, a.ranks));
     const MotifPlan plan = compose(single_motif_plan(op), ts);
 
     std::vector<std::string> problems;

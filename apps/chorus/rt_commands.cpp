@@ -151,6 +151,8 @@ void register_rt_commands(CLI::App& app) {
       ->capture_default_str();
   launch->add_flag("--tag-output", launch_opts.tag_output,
                    "prefix every line of rank r's output with '[r]<stdout>: ' or '[r]<stderr>: ' (whole lines, never mixed)");
+  launch->add_flag("--oversubscribe", launch_opts.oversubscribe,
+                   "allow more than max(64, 16 x CPUs) ranks (refused without it: usually a typo)");
   launch->add_option("command", launch_opts.command, "program and arguments (after --)")->required();
   launch->footer(
       "Ranks get CHORUS_RANK, CHORUS_LOCAL_RANK, CHORUS_WORLD_SIZE, CHORUS_STORE_ADDR, CHORUS_RUN_ID, torchrun's\n"

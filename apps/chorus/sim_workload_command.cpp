@@ -7,6 +7,7 @@
 #include "apps/chorus/terminal_progress.h"
 #include "core/error.h"
 #include "core/json_csv.h"
+#include "core/memory_budget.h"
 #include "core/json_fields.h"
 #include "core/text_file.h"
 #include "core/units.h"
@@ -81,6 +82,7 @@ workload::ZooEntry model_entry(const SimWorkloadArgs& a) {
   if (a.no_dp_overlap) entry.parallelism.overlap_dp = false;
   if (a.pp < 0) throw InputError("--pp", fmt::format("must be >= 1, got {}", a.pp));
   if (a.microbatches < 0) throw InputError("--microbatches", fmt::format("must be >= 1, got {}", a.microbatches));
+  require_range(a.iterations, 1, kMaxIterations, "--iterations");
   entry.parallelism.compute.peak_tflops = a.peak_tflops;  // the pipeline's stages are balanced for it
   entry.parallelism.compute.memory_bandwidth_gbs = a.memory_bandwidth_gbs;
   if (a.pp > 0) entry.parallelism.pp_stages = a.pp;
@@ -119,6 +121,12 @@ workload::Dag make_dag(const SimWorkloadArgs& a, const net::Network& network) {
   }
   const auto entry = model_entry(a);
   if (a.pp > 0) workload::pipeline_dims(network, a.pp, "--pp");  // names the flag, not the config field
+  // Each micro-batch runs every layer forward and backward, with its communication: about three
+  // nodes per layer and micro-batch per iteration, each about 300 bytes with its timing.
+  const double nodes = 3.0 * static_cast<double>(entry.model.layers.size() + 1) * entry.parallelism.iterations *
+                       std::max(1, workload::effective_microbatches(entry.parallelism));
+  require_memory(300 * nodes, a.microbatches > 0 ? "--microbatches" : "--iterations",
+                 fmt::format("a training DAG of about {:.3g} nodes", nodes));
   return workload::build_training_dag(entry.model, entry.parallelism, network);
 }
 
@@ -130,7 +138,7 @@ void run_sim_plan(const SimWorkloadArgs& a, bool workload_given, bool topology_g
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // a syntax error, a number out of range (1e400), ...
     throw InputError(a.plan, fmt::format("not JSON: {}", e.what()));
   }
   const auto workload = workload_given ? a.workload : json_fields::get<std::string>(j, "workload", a.plan);
@@ -297,9 +305,11 @@ void register_sim_workload_command(CLI::App& sim) {
   w->add_flag("--no-dp-overlap", args->no_dp_overlap,
               "Start the data-parallel gradient traffic only after back-propagation ends");
   w->add_option("--pp", args->pp,
-                "Pipeline stages over the network's last dimensions (their NPU count; default: the model's, 1)");
+                "Pipeline stages over the network's last dimensions (their NPU count; default: the model's, 1)")
+      ->check(CLI::Range(1, 1 << 20));
   w->add_option("--microbatches", args->microbatches,
-                "Micro-batches per mini-batch (default: the model's, else 4 x stages; with 1 stage: gradient accumulation)");
+                "Micro-batches per mini-batch (default: the model's, else 4 x stages; with 1 stage: gradient accumulation)")
+      ->check(CLI::Range(1, 1 << 30));
   w->add_option("--pipeline-schedule", args->pipeline_schedule, "1f1b (PipeDream-Flush, default) | gpipe");
   w->add_option("--ns-per-cycle", args->ns_per_cycle, "ASTRA-sim text workloads: nanoseconds per compute cycle")
       ->capture_default_str();

@@ -32,6 +32,14 @@ std::string format_bytes(Bytes bytes);
 // plain numbers). Rounds to the nearest integer.
 std::string group_digits(double value);
 
+// What a link may be, so that no model degenerates (a denormal bandwidth makes every transfer
+// infinite; an infinite latency, every time): 1 kbit/s .. 1 Pbit/s, and at most 1000 s of latency.
+inline constexpr double kMinLinkGbps = 1e-6;
+inline constexpr double kMaxLinkGbps = 1e6;
+inline constexpr double kMaxLatencyNs = 1e12;
+inline bool sane_link_gbps(double gbps) { return gbps >= kMinLinkGbps && gbps <= kMaxLinkGbps; }  // false for NaN
+inline bool sane_latency_ns(double ns) { return ns >= 0 && ns <= kMaxLatencyNs; }
+
 // A data rate in Gb/s (how links are specified) as GB/s (how outputs print rates, as nccl-tests).
 constexpr double gbps_to_GBps(double gbps) { return gbps / 8.0; }
 

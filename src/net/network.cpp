@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "core/units.h"
 
 namespace chorus::net {
 
@@ -116,11 +117,12 @@ void validate(const Network& network, const std::string& where) {
     const auto& d = network.dims[i];
     const std::string at = fmt::format("{}: dims[{}]", where, i);
     if (d.size < 2) throw InputError(at, fmt::format("field 'size' must be >= 2, got {}", d.size));
-    if (!(d.link_bandwidth_gbps > 0) || !std::isfinite(d.link_bandwidth_gbps))
-      throw InputError(at, fmt::format("field 'link_bandwidth_gbps' must be positive, got {}", d.link_bandwidth_gbps));
+    if (!sane_link_gbps(d.link_bandwidth_gbps))
+      throw InputError(at, fmt::format("field 'link_bandwidth_gbps' must be in {:g}..{:g}, got {}", kMinLinkGbps,
+                                       kMaxLinkGbps, d.link_bandwidth_gbps));
     if (d.links_per_npu < 1) throw InputError(at, fmt::format("field 'links_per_npu' must be >= 1, got {}", d.links_per_npu));
-    if (!(d.latency_ns >= 0) || !std::isfinite(d.latency_ns))
-      throw InputError(at, fmt::format("field 'latency_ns' must be >= 0, got {}", d.latency_ns));
+    if (!sane_latency_ns(d.latency_ns))
+      throw InputError(at, fmt::format("field 'latency_ns' must be in 0..{:g}, got {}", kMaxLatencyNs, d.latency_ns));
     if (d.kind == DimKind::kSwitch && (d.size & (d.size - 1)) != 0)
       throw InputError(at, fmt::format("field 'size': a switch dimension runs halving-doubling, which needs a "
                                        "power-of-two size; got {}", d.size));

@@ -205,7 +205,8 @@ int launch(const LaunchOptions& options) {
   if (options.ranks < 1 || options.ranks > 4096)
     throw InputError("launch -n", fmt::format("number of ranks must be in [1, 4096], got {}", options.ranks));
   if (options.command.empty()) throw InputError("launch", "no program given (usage: chorus launch -n N -- prog args)");
-  if (options.kill_grace_s < 0) throw InputError("launch --kill-grace-s", "must be >= 0");
+  if (!(options.kill_grace_s >= 0 && options.kill_grace_s <= 3600))  // NaN fails both
+    throw InputError("launch --kill-grace-s", fmt::format("must be in 0..3600 seconds, got {}", options.kill_grace_s));
 
   if (options.bind != "auto" && options.bind != "core" && options.bind != "none")
     throw InputError("launch --bind", "expected auto, core or none, got '" + options.bind + "'");
@@ -218,6 +219,12 @@ int launch(const LaunchOptions& options) {
   const bool bind = !cpus.empty() && (options.bind == "core" ||
                                       (options.bind == "auto" && options.ranks <= static_cast<int>(cpus.size())));
   const auto ranks = static_cast<std::size_t>(options.ranks);
+  // Far more ranks than CPUs is a typo more often than a plan (-n 1000 for -n 100): each rank is
+  // a process with its own runtime, threads and buffers. Allowed when asked for.
+  const std::size_t most = std::max<std::size_t>(64, 16 * std::max<std::size_t>(1, cpus.size()));
+  if (ranks > most && !options.oversubscribe)
+    throw InputError("launch -n", fmt::format("{} ranks on {} CPUs: more than the {} (at least 64, 16 per CPU) the launcher "
+                                              "starts without --oversubscribe", options.ranks, cpus.size(), most));
   if (!cpus.empty() && ranks > cpus.size() && std::getenv(kOversubscribedNoted) == nullptr)
     std::fprintf(stderr, "chorus launch: %d ranks on %zu CPUs: ranks take turns on the CPUs, so times are longer "
                  "than with a CPU per rank\n", options.ranks, cpus.size());

@@ -32,6 +32,8 @@ struct LaunchOptions {
   // Off: a rank's stdout is the launcher's; its stderr lines get "[<rank>] ", and identical
   // lines of several ranks are printed once ("[0-3] ..."; rank_output.h).
   bool tag_output = false;
+  // Start more than max(64, 16 x CPUs) ranks (refused otherwise: usually a typo).
+  bool oversubscribe = false;
 };
 
 // The CPUs this process may run on (its affinity mask).

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "core/error.h"
+#include "core/memory_budget.h"
 #include "core/suggest.h"
 #include "core/text_file.h"
 #include "core/stats.h"
@@ -87,8 +88,8 @@ nlohmann::json run_schedule_on_ranks(const ScheduleRunOptions& o) {
   if (o.topology.empty() && grid_text.empty())
     grid_text = world_size >= 4 && world_size % 2 == 0 ? fmt::format("2x{}", world_size / 2) : fmt::format("{}", world_size);
   const net::Network network = grid_text.empty() ? net::load_network(o.topology) : grid_network(parse_grid(grid_text));
-  if (o.iters < 1) throw InputError("--iters", fmt::format("must be >= 1, got {}", o.iters));
-  if (o.warmup < 0) throw InputError("--warmup", fmt::format("must be >= 0, got {}", o.warmup));
+  require_range(o.iters, 1, kMaxIterations, "--iters");
+  require_range(o.warmup, 0, kMaxIterations, "--warmup");
 
   // The schedule, its per-dimension order, and the simulator's prediction of exactly what the
   // executor will run: the schedule with that order enforced.
@@ -102,11 +103,15 @@ nlohmann::json run_schedule_on_ranks(const ScheduleRunOptions& o) {
     const auto spec = sched::parse_scheduler(o.scheduler);
     if (spec.kind == sched::SchedulerKind::kIdeal)
       throw InputError("--scheduler", "the ideal is a bound, not a schedule to run; use baseline, themis-fifo or themis-scf");
-    if (o.chunks < 1) throw InputError("--chunks", fmt::format("must be >= 1, got {}", o.chunks));
+    const double bytes = static_cast<double>(parse_bytes(o.size, "--size"));
+    // A chunk holds at least one element of each rank's share; the schedule and its records
+    // take about 200 bytes per chunk and dimension.
+    require_range(o.chunks, 1, std::min<long long>(1'000'000, static_cast<long long>(bytes)), "--chunks");
+    require_memory(bytes * 3 + 200.0 * o.chunks * static_cast<double>(network.dims.size()), "--size",
+                   fmt::format("a collective of {} in {} chunks (buffer, staging, schedule)", o.size, o.chunks));
     if (!(o.threshold_divisor > 0)) throw InputError("--threshold-divisor", "must be positive");
     sched::ThemisOptions themis;
     themis.threshold_divisor = o.threshold_divisor;
-    const double bytes = static_cast<double>(parse_bytes(o.size, "--size"));
     schedule = sched::make_schedule(network, op, bytes, o.chunks, spec, themis);
   }
   const std::size_t eb = dtype_bytes(dtype);

@@ -158,6 +158,8 @@ LoadedPlan read_plan_file(const Problem& problem, const std::string& path) {
     j = nlohmann::json::parse(in);
   } catch (const nlohmann::json::parse_error& e) {
     throw InputError(path, fmt::format("not JSON (byte {}): {}", e.byte, e.what()));
+  } catch (const nlohmann::json::exception& e) {  // a number out of range (1e400), ...
+    throw InputError(path, fmt::format("not readable JSON: {}", e.what()));
   }
   return plan_from_json(problem, j, path);
 }

@@ -72,6 +72,70 @@ class DidYouMean(unittest.TestCase):
         self.assertEqual(chorus("sim", "collective", "--scheduler", "themis").returncode, 0)
 
 
+def capped(*args, env=None, timeout=60):
+    """chorus under a 4 GiB address-space cap: a flag that would exhaust memory must be refused
+    up front (exit 2), not end in std::bad_alloc (exit 1) or the OOM killer."""
+    import resource
+
+    def cap():
+        resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+    return subprocess.run([CHORUS, *args], capture_output=True, text=True, timeout=timeout, preexec_fn=cap,
+                          env=env if env is not None else os.environ)
+
+
+class Bounds(unittest.TestCase):
+    """Issue 31's reproductions: every flag and file bounded; no crash, no exhaustion, exit 2 naming the field."""
+
+    def refused(self, r, field):
+        self.assertEqual(r.returncode, 2, r.stdout[-500:] + r.stderr[-500:])
+        self.assertIn(field, r.stderr)
+        self.assertNotIn("internal error", r.stderr)
+
+    def test_flags(self):
+        cases = [
+            (["run", "collective", "--grid", "1", "--size", "1KiB", "--chunks", "1", "--dim-backends", "shm",
+              "--iters", "2147483647"], "--iters"),  # was SIGSEGV (warm-up + iterations overflowed an int)
+            (["run", "collective", "--grid", "1", "--size", "1KiB", "--chunks", "1000000000", "--dim-backends", "shm"],
+             "--chunks"),
+            (["run", "collective", "--grid", "2x", "--size", "1KiB"], "--grid"),
+            (["run", "collective", "--grid", "2xx", "--size", "1KiB"], "--grid"),
+            (["sim", "workload", "--workload", "transformer-1t", "--pp", "8", "--microbatches", "10000000"], "--microbatches"),
+            (["sim", "workload", "--pp", "0"], "--pp"),
+            (["topo", "optimize", "--workload", "topoopt-dlrm", "--servers", "4", "--steps", "2147483647",
+              "--patience", "2147483647"], "--steps"),
+            (["motif", "expand", "--op", "all_to_all", "--ranks", "64", "--bytes", "1GB", "--segment", "1KB"], "--segment"),
+            (["launch", "-n", "1000", "--", "true"], "launch -n"),
+            (["launch", "--kill-grace-s", "nan", "-n", "1", "--", "true"], "--kill-grace-s"),
+        ]
+        for args, field in cases:
+            with self.subTest(args=args):
+                self.refused(capped(*args), field)
+
+    def test_files(self):
+        with tempfile.TemporaryDirectory() as d:
+            def write(name, text):
+                path = os.path.join(d, name)
+                with open(path, "w") as f:
+                    f.write(text)
+                return path
+            plan = write("p.json", '{"format": 1e400}')
+            self.refused(capped("plan", "--evaluate", plan), plan)
+            huge = write("huge.yaml", "fabric: {servers: 100000000, link_gbps: 100, links: []}\n")
+            self.refused(capped("sim", "workload", "--topology", huge), "fabric.servers")
+            slow = write("slow.yaml", "fabric: {servers: 2, link_gbps: 1e-305, links: [[0, 1], [1, 0]]}\n")
+            self.refused(capped("sim", "workload", "--workload", "topoopt-dlrm", "--topology", slow), "gbps")
+            for key, value in (("link_bandwidth_gbps", "1e-308"), ("latency_ns", "1e308")):
+                dims = {"kind": "ring", "size": 4, "link_bandwidth_gbps": 100, "links_per_npu": 2, "latency_ns": 500}
+                dims[key] = value
+                net = write(f"{key}.yaml", "name: n\ndims:\n  - {" + ", ".join(f"{k}: {v}" for k, v in dims.items()) + "}\n")
+                self.refused(capped("sim", "collective", "--topology", net), key)
+
+    def test_environment(self):
+        env = dict(os.environ, CHORUS_RANK="0")
+        env.pop("CHORUS_WORLD_SIZE", None)
+        self.refused(capped("bench", "--sizes", "8", "--iters", "1", env=env), "CHORUS_WORLD_SIZE")
+
+
 class Outputs(unittest.TestCase):
     def test_sim_collective_csv_is_the_json(self):
         args = ("sim", "collective", "--topology", "3D-FC_Ring_SW", "--size", "64MiB", "--chunks", "8")

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/units.h"
 
 namespace chorus::net {
 
@@ -56,10 +57,10 @@ void validate(const GraphNetwork& net, const std::string& where) {
     if (l.to < 0 || l.to >= net.nodes())
       throw InputError(where, fmt::format("{}: endpoint 'to' {} out of range 0..{}", field, l.to, net.nodes() - 1));
     if (l.from == l.to) throw InputError(where, fmt::format("{}: self loop at node {}", field, l.from));
-    if (!(l.gbps > 0.0) || !std::isfinite(l.gbps))
-      throw InputError(where, fmt::format("{}: gbps must be positive, got {}", field, l.gbps));
-    if (!(l.latency_ns >= 0.0) || !std::isfinite(l.latency_ns))
-      throw InputError(where, fmt::format("{}: latency must be >= 0, got {} ns", field, l.latency_ns));
+    if (!sane_link_gbps(l.gbps))
+      throw InputError(where, fmt::format("{}: gbps must be in {:g}..{:g}, got {}", field, kMinLinkGbps, kMaxLinkGbps, l.gbps));
+    if (!sane_latency_ns(l.latency_ns))
+      throw InputError(where, fmt::format("{}: latency must be in 0..{:g} ns, got {} ns", field, kMaxLatencyNs, l.latency_ns));
   }
   for (std::size_t i = 0; i < net.rings.size(); ++i) {
     const auto& g = net.rings[i];

@@ -7,6 +7,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "core/error.h"
+#include "core/memory_budget.h"
 #include "core/text_file.h"
 #include "core/yaml_fields.h"
 
@@ -41,6 +42,9 @@ GraphNetwork parse_fabric_yaml(const std::string& text, const std::string& sourc
   if (net.servers < 1) throw InputError(src.at(f["servers"]), "field 'fabric.servers' must be >= 1");
   net.switches = f["switches"] ? scalar<int>(src, f["switches"], "fabric.switches", "an integer") : 0;
   if (net.switches < 0) throw InputError(src.at(f["switches"]), "field 'fabric.switches' must be >= 0");
+  // A node's adjacency, routes and flow state take about 100 bytes.
+  require_memory(128.0 * (static_cast<double>(net.servers) + net.switches), source_name + ": fabric.servers",
+                 fmt::format("a fabric of {} servers and {} switches", net.servers, net.switches));
   const double gbps = scalar<double>(src, require(src, f, "link_gbps", "fabric: "), "fabric.link_gbps", "a number (Gbit/s)");
   const double lat_us = f["link_latency_us"]
                             ? scalar<double>(src, f["link_latency_us"], "fabric.link_latency_us", "a number (us)")

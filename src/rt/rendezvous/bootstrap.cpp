@@ -19,9 +19,12 @@ namespace {
 
 int env_int(const char* name, int lo, int hi) {
   const char* v = std::getenv(name);
+  if (v == nullptr)
+    throw InputError(std::string("environment ") + name, "not set (start ranks with chorus launch, which sets it)");
   try {
-    const int x = std::stoi(v);
-    if (x < lo || x > hi) throw std::out_of_range(name);
+    std::size_t used = 0;
+    const int x = std::stoi(v, &used);
+    if (x < lo || x > hi || v[used] != '\0') throw std::out_of_range(name);
     return x;
   } catch (const std::exception&) {
     throw InputError(std::string("environment ") + name,

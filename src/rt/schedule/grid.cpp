@@ -17,7 +17,12 @@ int RankGrid::size() const {
 
 std::vector<int> parse_grid(const std::string& text, const std::string& field) {
   std::vector<int> dims;
-  for (const auto& part : split_list(text, 'x')) {
+  std::vector<std::string> parts(1);
+  for (char c : text) {  // every part, empty ones too: "2x" and "2xx" are not grids
+    if (c == 'x') parts.emplace_back();
+    else parts.back() += c;
+  }
+  for (const auto& part : parts) {
     std::size_t used = 0;
     int p = 0;
     try {

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/memory_budget.h"
 #include "core/rng.h"
 #include "sim/flow_network.h"
 #include "topoopt/dag_traffic.h"
@@ -97,8 +98,11 @@ SearchResult parallelization_search(StrategyEvaluator& evaluator, const Strategy
                                     const SearchOptions& o) {
   const int n = evaluator.job().servers;
   const int layers = static_cast<int>(evaluator.job().model.layers.size());
-  if (o.max_steps < 0) throw InputError("--steps", fmt::format("must be >= 0, got {}", o.max_steps));
-  if (o.patience < 1) throw InputError("--patience", fmt::format("must be >= 1, got {}", o.patience));
+  // Each step keeps its record (about 20 KB with the strategy it tried): a million steps is
+  // hours of flow simulations and 20 GB; refuse more.
+  if (o.max_steps < 0 || o.max_steps > 100000) throw InputError("--steps", fmt::format("must be in 0..100000, got {}", o.max_steps));
+  if (o.patience < 1 || o.patience > 100000) throw InputError("--patience", fmt::format("must be in 1..100000, got {}", o.patience));
+  require_memory(20e3 * o.max_steps, "--steps", fmt::format("a search of {} steps", o.max_steps));
   if (!(o.temperature >= 0) || !std::isfinite(o.temperature))
     throw InputError("--temperature", fmt::format("must be a finite number >= 0, got {}", o.temperature));
   std::vector<int> groups = o.mp_choices;
