@@ -20,9 +20,21 @@ from chorus import _c10d, _rt
 BACKEND = "chorus"
 
 
-def _create_process_group(options, _pg_options):
-    timeout = options.timeout
+def _timeout_seconds(timeout):
+    """The group's operation timeout: init_process_group's timeout= when given; when it is
+    torch's default (30 minutes), CHORUS_RT_TIMEOUT_S if set, as for the rest of chorus."""
     seconds = timeout.total_seconds() if hasattr(timeout, "total_seconds") else float(timeout)
+    env = os.environ.get("CHORUS_RT_TIMEOUT_S")
+    if env and seconds == dist.default_pg_timeout.total_seconds():
+        try:
+            seconds = float(env)
+        except ValueError:
+            raise ValueError(f"environment CHORUS_RT_TIMEOUT_S: expected seconds, got '{env}'") from None
+    return seconds
+
+
+def _create_process_group(options, _pg_options):
+    seconds = _timeout_seconds(options.timeout)
     return _c10d.ProcessGroupChorus(options.store, options.group_rank, options.group_size, seconds,
                                     list(options.global_ranks_in_group), str(options.group_id))
 

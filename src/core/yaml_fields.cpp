@@ -26,9 +26,15 @@ YAML::Node load(const std::string& text, const std::string& source_name) {
 
 void check_keys(const Source& src, const YAML::Node& map, const std::vector<std::string>& allowed,
                 const std::string& where) {
+  std::vector<std::pair<std::string, YAML::Node>> seen;
   for (const auto& kv : map) {
     if (!kv.first.IsScalar()) throw InputError(src.at(kv.first), fmt::format("{}a key must be a plain name", where));
     const auto key = kv.first.as<std::string>();
+    // yaml-cpp keeps both entries of a repeated key and reads the first: the second would be
+    // ignored without a word.
+    for (const auto& [k, node] : seen)
+      if (k == key) throw InputError(src.at(kv.first), fmt::format("{}key '{}' given twice (first at {})", where, key, src.at(node)));
+    seen.emplace_back(key, kv.first);
     if (std::find(allowed.begin(), allowed.end(), key) == allowed.end())
       throw InputError(src.at(kv.first), fmt::format("{}unknown key '{}'{}; allowed keys: {}", where, key,
                                                      did_you_mean(key, allowed), fmt::join(allowed, ", ")));

@@ -1,7 +1,9 @@
 #pragma once
 // Checked fields of a YAML document (yaml-cpp): every error is an InputError that names the file
 // and line ("file:line") and the field. Shared by the network and workload parsers.
+#include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 #include <yaml-cpp/yaml.h>
 
@@ -39,6 +41,10 @@ T scalar(const Source& src, const YAML::Node& node, const std::string& field, co
   try {
     return node.as<T>();
   } catch (const YAML::Exception&) {
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)  // "2147483648" is an integer, out of range
+      throw InputError(src.at(node), fmt::format("field '{}' must be {} in {}..{}, got '{}'", field, expected,
+                                                 std::numeric_limits<T>::min(), std::numeric_limits<T>::max(),
+                                                 node.as<std::string>()));
     throw InputError(src.at(node), fmt::format("field '{}' must be {}, got '{}'", field, expected, node.as<std::string>()));
   }
 }

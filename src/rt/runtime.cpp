@@ -486,8 +486,7 @@ void init(const std::vector<std::string>& names, const InitOptions& options) {
   auto r = std::make_unique<Runtime>();
   int check = options.check;
   if (check < 0) {
-    const char* env = std::getenv("CHORUS_RT_CHECK");
-    check = env != nullptr && std::string(env) == "1" ? 1 : 0;
+    check = env_switch("CHORUS_RT_CHECK", false) ? 1 : 0;
   }
   r->check = check == 1;
   std::string table = options.tuning_table;

@@ -3,9 +3,11 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <fmt/format.h>
+#include <string>
 
 #include "core/error.h"
 
@@ -50,6 +52,16 @@ std::int64_t timeout_ms_from_text(const char* text, const std::string& setting) 
   if (errno == ERANGE && std::isinf(v))
     throw InputError(setting, fmt::format("'{}' is too large (at most {} s)", s, kMaxTimeoutMs / 1000));
   return timeout_ms_from_seconds(v, setting);
+}
+
+bool env_switch(const char* name, bool fallback) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return fallback;
+  std::string t(v);
+  for (char& c : t) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (t == "1" || t == "on" || t == "true" || t == "yes") return true;
+  if (t == "0" || t == "off" || t == "false" || t == "no") return false;
+  throw InputError(std::string("environment ") + name, fmt::format("expected 1 or 0 (on/off, true/false, yes/no), got '{}'", v));
 }
 
 }  // namespace chorus::rt

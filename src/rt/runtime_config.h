@@ -21,4 +21,9 @@ std::int64_t timeout_ms_from_seconds(double seconds, const std::string& setting)
 // The same for a text (an environment variable): the whole text must be a decimal number.
 std::int64_t timeout_ms_from_text(const char* text, const std::string& setting);
 
+// A switch from the environment (CHORUS_RT_CHECK): unset or "" is `fallback`; "1", "on", "true",
+// "yes" are on, "0", "off", "false", "no" off (any case); anything else is an InputError naming
+// the variable, never silently off.
+bool env_switch(const char* name, bool fallback);
+
 }  // namespace chorus::rt

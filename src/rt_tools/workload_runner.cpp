@@ -44,6 +44,8 @@ nlohmann::json run_workload_on_ranks(const WorkloadRunOptions& o) {
   const auto& sized = session.topology;
   Job& job = session.job;
   const int me = job.me, world = job.world;
+  if (o.veto_rank < -1 || o.veto_rank >= world)
+    throw InputError("--veto-rank", fmt::format("must be a rank of the job, 0..{}, got {}", world - 1, o.veto_rank));
   const std::string& world_backend = job.world_backend;
   Groups& groups = session.groups;
   const auto dag = syndicate::load_workload_dag(o.workload, sized, o.iterations);

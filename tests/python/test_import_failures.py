@@ -76,5 +76,34 @@ class ImportFailures(unittest.TestCase):
         self.assertIn("backend chorus", r.stdout)
 
 
+class TorchTimeout(unittest.TestCase):
+    """The torch backend honours CHORUS_RT_TIMEOUT_S unless init_process_group was given a timeout."""
+
+    def seconds(self, timeout_expr, env):
+        e = dict(os.environ, PYTHONPATH=BUILT)
+        e.pop("CHORUS_RT_TIMEOUT_S", None)
+        e.update(env)
+        r = subprocess.run([PY, "-c", "import datetime, torch.distributed as dist\n"
+                            "from chorus.distributed import _timeout_seconds\n"
+                            f"print(_timeout_seconds({timeout_expr}))\n"], capture_output=True, text=True, env=e, timeout=120)
+        return r
+
+    def test_environment_replaces_torch_default(self):
+        r = self.seconds("dist.default_pg_timeout", {"CHORUS_RT_TIMEOUT_S": "7"})
+        self.assertEqual(r.stdout.strip(), "7.0", r.stderr)
+
+    def test_explicit_timeout_wins(self):
+        r = self.seconds("datetime.timedelta(seconds=12)", {"CHORUS_RT_TIMEOUT_S": "7"})
+        self.assertEqual(r.stdout.strip(), "12.0", r.stderr)
+
+    def test_torch_default_without_environment(self):
+        r = self.seconds("dist.default_pg_timeout", {})
+        self.assertEqual(r.stdout.strip(), "1800.0", r.stderr)
+
+    def test_bad_environment_is_named(self):
+        r = self.seconds("dist.default_pg_timeout", {"CHORUS_RT_TIMEOUT_S": "soon"})
+        self.assertIn("CHORUS_RT_TIMEOUT_S", r.stderr)
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
