@@ -1,5 +1,4 @@
 // chorus launch | bench | tune — front ends of the communication runtime (chorus::rt).
-#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -14,6 +13,7 @@
 #include "core/split.h"
 #include "core/text_file.h"
 #include "core/units.h"
+#include "rt_tools/bench_report.h"
 #include "rt_tools/bench_runner.h"
 #include "rt_tools/comm_profile.h"
 #include "rt_tools/launcher.h"
@@ -34,6 +34,19 @@ std::vector<std::size_t> parse_sizes(const std::string& text) {
   return sizes;
 }
 
+// nccl-tests' sweep: begin, begin x factor, ... up to end. factor >= 2 keeps it to at most 64
+// sizes (every size below 2^64 bytes).
+std::vector<std::size_t> size_sweep(const std::string& begin_text, const std::string& end_text, int factor) {
+  const Bytes begin = parse_bytes(begin_text, "-b/--begin"), end = parse_bytes(end_text, "-e/--end");
+  if (factor < 2) throw InputError("-f/--factor", fmt::format("must be an integer >= 2, not {}", factor));
+  if (begin == 0) throw InputError("-b/--begin", "must be at least 1 byte (the sweep multiplies it)");
+  if (begin > end) throw InputError("-b/--begin", fmt::format("{} is larger than -e/--end ({})", begin_text, end_text));
+  const auto f = static_cast<Bytes>(factor);
+  std::vector<std::size_t> sizes = {begin};
+  while (sizes.back() <= end / f) sizes.push_back(sizes.back() * f);  // the next size is <= end (no overflow)
+  return sizes;
+}
+
 // Backends that work under the current launcher when the user names none.
 std::string default_backends() {
   return rt::launched_by_mpirun() ? "shm,mpi,gloo" : "shm,gloo";
@@ -43,6 +56,8 @@ struct CommonOptions {
   std::string backends;
   std::string ops;
   std::string sizes;
+  std::string begin, end;  // a sweep instead of --sizes
+  int factor = 2;
   int iters = 20;
   int warmup = 5;
   std::string dtype = "f32";
@@ -54,7 +69,17 @@ void add_common(CLI::App* cmd, CommonOptions& o) {
   cmd->add_option("--ops", o.ops, "comma-separated operations: allreduce, allgather, reducescatter, alltoall, "
                                   "broadcast, reduce, gather, scatter, sendrecv, barrier, all_gatherv, ... or all")
       ->capture_default_str();
-  cmd->add_option("--sizes", o.sizes, "comma-separated message sizes, e.g. 4KiB,1MiB,64MiB")->capture_default_str();
+  auto* sizes = cmd->add_option("--sizes", o.sizes, "comma-separated message sizes, e.g. 4KiB,1MiB,64MiB")
+                    ->capture_default_str();
+  auto* begin = cmd->add_option("-b,--begin", o.begin, "instead of --sizes, a sweep as nccl-tests' -b/-e/-f: sizes "
+                                                       "begin, begin x factor, ... up to --end");
+  auto* end = cmd->add_option("-e,--end", o.end, "largest size of the sweep");
+  auto* factor = cmd->add_option("-f,--factor", o.factor, "multiplier between the sweep's sizes, an integer >= 2")
+                     ->capture_default_str();
+  begin->needs(end);
+  end->needs(begin);
+  factor->needs(begin);
+  for (auto* sweep : {begin, end, factor}) sizes->excludes(sweep);
   cmd->add_option("--iters", o.iters, "timed iterations per size")->capture_default_str();
   cmd->add_option("--warmup", o.warmup, "untimed iterations before timing")->capture_default_str();
   cmd->add_option("--dtype", o.dtype, "element type")->capture_default_str();
@@ -65,7 +90,7 @@ rt::BenchOptions to_bench(const CommonOptions& o) {
   rt::BenchOptions b;
   b.backends = split_list(o.backends.empty() ? default_backends() : o.backends);
   b.ops = rt::parse_bench_ops(o.ops);
-  b.sizes_bytes = parse_sizes(o.sizes);
+  b.sizes_bytes = o.begin.empty() ? parse_sizes(o.sizes) : size_sweep(o.begin, o.end, o.factor);
   b.iters = o.iters;
   b.warmup = o.warmup;
   b.dtype = rt::parse_dtype(o.dtype, "--dtype");
@@ -78,36 +103,6 @@ void init_runtime(const std::vector<std::string>& backends, double timeout_s) {
   rt::InitOptions init;
   init.timeout_s = timeout_s;
   rt::init(backends, init);
-}
-
-void print_rows(const std::vector<rt::BenchRow>& rows, bool json, bool check) {
-  if (json) {
-    nlohmann::json out = nlohmann::json::array();
-    for (const auto& r : rows) {
-      nlohmann::json j;
-      j["backend"] = r.backend;
-      j["op"] = rt::bench_op_name(r.op);
-      j["bytes"] = r.bytes;
-      j["world_size"] = r.world_size;
-      j["min_us"] = r.min_us;
-      j["mean_us"] = r.mean_us;
-      j["max_us"] = r.max_us;
-      j["algbw_GBps"] = r.algbw_GBps;
-      j["busbw_GBps"] = r.busbw_GBps;
-      if (check) j["check"] = r.check;
-      out.push_back(j);
-    }
-    std::printf("%s\n", out.dump(2).c_str());
-    return;
-  }
-  int width = 7;  // "backend", or the longest "backend:algorithm"
-  for (const auto& r : rows) width = std::max(width, static_cast<int>(r.backend.size()));
-  std::printf("%-*s %-14s %12s %6s %10s %10s %10s %11s %11s%s\n", width, "backend", "op", "bytes", "ranks", "min_us",
-              "mean_us", "max_us", "algbw_GBps", "busbw_GBps", check ? "  check" : "");
-  for (const auto& r : rows)
-    std::printf("%-*s %-14s %12zu %6d %10.2f %10.2f %10.2f %11.3f %11.3f%s\n", width, r.backend.c_str(),
-                rt::bench_op_name(r.op).c_str(), r.bytes, r.world_size, r.min_us, r.mean_us, r.max_us, r.algbw_GBps,
-                r.busbw_GBps, check ? ("  " + r.check).c_str() : "");
 }
 
 }  // namespace
@@ -178,7 +173,8 @@ void register_rt_commands(CLI::App& app) {
   bench_opts.sizes = "4KiB,64KiB,1MiB,16MiB";
   add_common(bench, bench_opts);
   bench->add_flag("--json", bench_json, "print JSON rows instead of a table");
-  bench->add_flag("--check", bench_check, "verify one result per row against a local reference");
+  bench->add_flag("--check", bench_check, "verify one call per row and placement against a local reference "
+                                         "(#wrong columns); exit 1 if any element is wrong");
   bench->add_flag("--async", bench_async, "issue asynchronously through the progress queue, then wait");
   bench->add_flag("--algorithms", bench_algorithms,
                   "all_reduce, broadcast, all_gather, reduce_scatter and all_to_all_single also with every named algorithm of each backend (rows backend:algorithm)");
@@ -187,19 +183,22 @@ void register_rt_commands(CLI::App& app) {
     options.check = bench_check;
     options.algorithms = bench_algorithms;
     options.async_op = bench_async;
+    options.in_place = true;
     init_runtime(options.backends, bench_opts.timeout_s);
     if (rt::size(options.backends.front()) == 1)
       std::fprintf(stderr, "chorus bench: a world of one rank (no launcher): every operation is a local copy and the bus "
                    "bandwidth is 0; run it under `chorus launch -n N --` or mpirun\n");
     const auto rows = rt::run_bench(options);
     const bool leader = rt::rank(options.backends.front()) == 0;
-    bool failed = false;
-    for (const auto& r : rows) failed |= bench_check && r.check != "ok";
     rt::finalize();
-    if (leader) print_rows(rows, bench_json, bench_check);
+    if (leader) {
+      if (bench_json) std::printf("%s\n", rt::bench_json(rows, bench_check).dump(2).c_str());
+      else std::printf("%s%s", rt::bench_table(rows, bench_check).c_str(), rt::bench_summary(rows, bench_check).c_str());
+    }
     std::fflush(stdout);
-    if (failed) {
-      std::fprintf(stderr, "chorus bench: some results were wrong (see the check column)\n");
+    const auto failures = rt::bench_failures(rows);
+    if (!failures.empty()) {
+      for (const auto& f : failures) std::fprintf(stderr, "chorus bench: wrong result: %s\n", f.c_str());
       std::fflush(nullptr);
       std::exit(1);
     }
@@ -242,7 +241,7 @@ void register_rt_commands(CLI::App& app) {
     for (const auto& r : rows) {
       auto& row = fresh[{r.op, r.world_size}][r.bytes];
       row.bytes = r.bytes;
-      row.time_us[r.backend] = r.mean_us;
+      row.time_us[r.backend] = r.out_of_place.mean_us;
     }
     for (auto& [key, by_size] : fresh) {
       auto& dst = table.tables[key];
@@ -250,7 +249,7 @@ void register_rt_commands(CLI::App& app) {
       for (auto& [bytes, row] : by_size) dst.push_back(row);
     }
     table.save(tune_out);
-    print_rows(rows, false, false);
+    std::printf("%s", rt::bench_table(rows, false).c_str());
     std::printf("wrote %s\n", tune_out.c_str());
     if (!tune_topology_out.empty()) {
       const auto measured = rt::measured_topology(rows, rows.front().world_size, machine);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <stdexcept>
 #include <fmt/format.h>
 
 #include "core/error.h"
@@ -12,6 +13,18 @@
 namespace chorus::rt {
 
 namespace {
+
+constexpr int kRoot = 0;  // of every rooted operation
+
+bool rooted(OpKind op) {
+  switch (op) {
+    case OpKind::broadcast: case OpKind::reduce: case OpKind::gather: case OpKind::scatter:
+    case OpKind::gatherv: case OpKind::scatterv:
+      return true;
+    default:
+      return false;
+  }
+}
 
 bool whole_buffer_size(OpKind op) {
   switch (op) {
@@ -43,7 +56,8 @@ struct Runner {
     }
   }
 
-  Work call(bool async_op) {
+  Work call(bool async_op, bool in_place) {
+    if (in_place) return call_in_place(async_op);
     switch (kind) {
       case OpKind::send: case OpKind::recv: {
         const int peer = me ^ 1;
@@ -56,21 +70,32 @@ struct Runner {
         return rt::send(b, in.data(), count, d, peer, async_op);
       }
       case OpKind::barrier: return rt::barrier(b, async_op);
-      case OpKind::broadcast: return rt::broadcast(b, out.data(), count, d, 0, async_op);
-      case OpKind::reduce: return rt::reduce(b, in.data(), out.data(), count, d, ReduceOp::sum, 0, async_op);
+      case OpKind::broadcast: return rt::broadcast(b, out.data(), count, d, kRoot, async_op);
+      case OpKind::reduce: return rt::reduce(b, in.data(), out.data(), count, d, ReduceOp::sum, kRoot, async_op);
       case OpKind::all_reduce: return rt::all_reduce(b, in.data(), out.data(), count, d, ReduceOp::sum, async_op);
       case OpKind::reduce_scatter: return rt::reduce_scatter(b, in.data(), out.data(), count, d, ReduceOp::sum, async_op);
       case OpKind::all_gather: return rt::all_gather(b, in.data(), out.data(), count, d, async_op);
-      case OpKind::gather: return rt::gather(b, in.data(), out.data(), count, d, 0, async_op);
-      case OpKind::scatter: return rt::scatter(b, in.data(), out.data(), count, d, 0, async_op);
+      case OpKind::gather: return rt::gather(b, in.data(), out.data(), count, d, kRoot, async_op);
+      case OpKind::scatter: return rt::scatter(b, in.data(), out.data(), count, d, kRoot, async_op);
       case OpKind::all_to_all: return rt::all_to_all(b, ins, counts, outs, counts, d, async_op);
       case OpKind::all_to_all_single: return rt::all_to_all_single(b, in.data(), out.data(), count, d, async_op);
       case OpKind::all_gatherv: return rt::all_gatherv(b, in.data(), count, out.data(), counts, displs, d, async_op);
-      case OpKind::gatherv: return rt::gatherv(b, in.data(), count, out.data(), counts, displs, d, 0, async_op);
-      case OpKind::scatterv: return rt::scatterv(b, in.data(), counts, displs, out.data(), count, d, 0, async_op);
+      case OpKind::gatherv: return rt::gatherv(b, in.data(), count, out.data(), counts, displs, d, kRoot, async_op);
+      case OpKind::scatterv: return rt::scatterv(b, in.data(), counts, displs, out.data(), count, d, kRoot, async_op);
       case OpKind::all_to_allv: return rt::all_to_allv(b, in.data(), counts, displs, out.data(), counts, displs, d, async_op);
     }
     return Work();
+  }
+
+  // The in-place form of a selfcheck::has_in_place operation (nccl-tests' layouts).
+  Work call_in_place(bool async_op) {
+    switch (kind) {
+      case OpKind::all_reduce: return rt::all_reduce(b, out.data(), out.data(), count, d, ReduceOp::sum, async_op);
+      case OpKind::reduce: return rt::reduce(b, out.data(), out.data(), count, d, ReduceOp::sum, kRoot, async_op);
+      case OpKind::all_gather: return rt::all_gather(b, outs[me], out.data(), count, d, async_op);
+      case OpKind::all_gatherv: return rt::all_gatherv(b, outs[me], count, out.data(), counts, displs, d, async_op);
+      default: throw std::logic_error(fmt::format("bench: {} has no in-place form", to_string(kind)));
+    }
   }
 
   std::string b;
@@ -83,6 +108,44 @@ struct Runner {
   std::vector<const void*> ins;
   std::vector<void*> outs;
 };
+
+// Verifies one more call of run's operation, in place or not as timed, on self-check data;
+// every rank learns the wrong elements of all.
+void check_call(const Runner& run, const std::string& plain, bool in_place, std::uint64_t salt, BenchTiming& t) {
+  selfcheck::Case c(run.b, run.kind == OpKind::recv ? OpKind::send : run.kind, run.d, ReduceOp::sum, run.count, salt,
+                    in_place ? selfcheck::Placement::in_place : selfcheck::Placement::out_of_place);
+  c.issue(false);
+  const std::string err = c.verify();
+  std::int64_t mine[2] = {static_cast<std::int64_t>(c.wrong_elements()), err.empty() ? 0 : 1}, all[2] = {0, 0};
+  rt::all_reduce(plain, mine, all, 2, DType::i64, ReduceOp::sum);
+  t.wrong = all[0];
+  t.check = all[1] == 0 ? "ok" : !err.empty() ? err : fmt::format("failed on {} rank(s)", all[1]);
+}
+
+// Times o.iters calls after o.warmup (an iteration's time is the slowest rank's), then, with
+// o.check, checks one.
+BenchTiming measure(Runner& run, const std::string& plain, const BenchOptions& o, bool in_place, std::size_t bytes,
+                    std::uint64_t salt) {
+  for (int i = 0; i < o.warmup; ++i) run.call(o.async_op, in_place).wait();
+  rt::barrier(plain);
+  std::vector<double> mine(static_cast<std::size_t>(o.iters)), slowest(mine.size());
+  for (auto& t : mine) {
+    const auto t0 = std::chrono::steady_clock::now();
+    run.call(o.async_op, in_place).wait();
+    t = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+  }
+  rt::all_reduce(plain, mine.data(), slowest.data(), slowest.size(), DType::f64, ReduceOp::max);
+  BenchTiming t;
+  t.min_us = *std::min_element(slowest.begin(), slowest.end());
+  t.max_us = *std::max_element(slowest.begin(), slowest.end());
+  double sum = 0;
+  for (double x : slowest) sum += x;
+  t.mean_us = sum / static_cast<double>(slowest.size());
+  t.algbw_GBps = t.mean_us > 0 ? static_cast<double>(bytes) / (t.mean_us * 1e3) : 0;
+  t.busbw_GBps = t.algbw_GBps * bus_factor(run.kind, run.n);
+  if (o.check) check_call(run, plain, in_place, salt, t);
+  return t;
+}
 
 }  // namespace
 
@@ -144,40 +207,21 @@ std::vector<BenchRow> run_bench(const BenchOptions& o) {
       for (std::size_t bytes : o.sizes_bytes) {
         if (op == OpKind::barrier && bytes != o.sizes_bytes.front()) continue;  // size-free
         Runner run(backend, op, op == OpKind::barrier ? 0 : bytes, o.dtype);
-        for (int i = 0; i < o.warmup; ++i) run.call(o.async_op).wait();
-        rt::barrier(plain);
-        std::vector<double> mine(static_cast<std::size_t>(o.iters)), slowest(mine.size());
-        for (auto& t : mine) {
-          const auto t0 = std::chrono::steady_clock::now();
-          run.call(o.async_op).wait();
-          t = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
-        }
-        rt::all_reduce(plain, mine.data(), slowest.data(), slowest.size(), DType::f64, ReduceOp::max);
         BenchRow row;
         row.backend = backend;
         row.op = op;
+        row.bytes = run.count * dtype_bytes(o.dtype);  // 0 for barrier
+        if (whole_buffer_size(op)) row.bytes *= static_cast<std::size_t>(run.n);
+        row.count = run.count;
+        row.dtype = o.dtype;
+        if (selfcheck::is_reduction(op)) row.redop = ReduceOp::sum;
+        row.root = rooted(op) ? kRoot : -1;
         row.world_size = run.n;
-        const std::size_t eb = dtype_bytes(o.dtype);
-        row.bytes = op == OpKind::barrier ? 0
-                    : whole_buffer_size(op) ? run.count * eb * static_cast<std::size_t>(run.n)
-                                            : run.count * eb;
-        row.min_us = *std::min_element(slowest.begin(), slowest.end());
-        row.max_us = *std::max_element(slowest.begin(), slowest.end());
-        double sum = 0;
-        for (double t : slowest) sum += t;
-        row.mean_us = sum / static_cast<double>(slowest.size());
-        row.algbw_GBps = row.mean_us > 0 ? static_cast<double>(row.bytes) / (row.mean_us * 1e3) : 0;
-        row.busbw_GBps = row.algbw_GBps * bus_factor(op, run.n);
-        if (o.check) {
-          const std::size_t elems = whole_buffer_size(op) ? run.count : bytes / eb;
-          selfcheck::Case c(backend, op == OpKind::recv ? OpKind::send : op, o.dtype, ReduceOp::sum, elems, rows.size());
-          c.issue(false);
-          std::string err = c.verify();
-          // Agree on the verdict: the row fails if any rank saw a wrong element.
-          std::int64_t bad = err.empty() ? 0 : 1, any = 0;
-          rt::all_reduce(plain, &bad, &any, 1, DType::i64, ReduceOp::sum);
-          row.check = any == 0 ? "ok" : (err.empty() ? fmt::format("failed on {} rank(s)", any) : err);
-        }
+        row.iters = o.iters;
+        row.warmup = o.warmup;
+        const std::uint64_t salt = 2 * rows.size();
+        row.out_of_place = measure(run, plain, o, false, row.bytes, salt);
+        if (o.in_place && selfcheck::has_in_place(op)) row.in_place = measure(run, plain, o, true, row.bytes, salt + 1);
         rows.push_back(row);
       }
     }

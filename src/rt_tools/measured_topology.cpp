@@ -17,7 +17,7 @@ std::optional<syndicate::TimedOp> timed_op(const BenchRow& r) {
   syndicate::TimedOp t;
   t.group = r.world_size;
   t.bytes = static_cast<double>(r.bytes);
-  t.time_ns = r.mean_us * 1e3;
+  t.time_ns = r.out_of_place.mean_us * 1e3;
   switch (r.op) {
     case OpKind::all_reduce: t.kind = syndicate::Kind::kAllReduce; break;
     case OpKind::reduce_scatter: t.kind = syndicate::Kind::kReduceScatter; break;

@@ -21,6 +21,10 @@ bool is_reduction(OpKind op) {
   return op == OpKind::reduce || op == OpKind::all_reduce || op == OpKind::reduce_scatter;
 }
 
+bool has_in_place(OpKind op) {
+  return op == OpKind::all_reduce || op == OpKind::reduce || op == OpKind::all_gather || op == OpKind::all_gatherv;
+}
+
 double input_value(int rank, std::size_t i, DType dtype, ReduceOp op, bool movement, std::uint64_t salt) {
   const std::uint64_t r = static_cast<std::uint64_t>(rank), x = i + salt * 977;
   if (movement) {
@@ -51,8 +55,11 @@ double reduced_value(int world, std::size_t i, DType dtype, ReduceOp op, std::ui
   return acc;
 }
 
-Case::Case(std::string backend, OpKind op, DType dtype, ReduceOp rop, std::size_t count, std::uint64_t salt)
-    : backend_(std::move(backend)), op_(op), dtype_(dtype), rop_(rop), count_(count), salt_(salt) {
+Case::Case(std::string backend, OpKind op, DType dtype, ReduceOp rop, std::size_t count, std::uint64_t salt,
+           Placement placement)
+    : backend_(std::move(backend)), op_(op), dtype_(dtype), rop_(rop), count_(count), salt_(salt),
+      in_place_(has_in_place(op) &&
+                (placement == Placement::in_place || (placement == Placement::varied && salt % 3 == 1))) {
   world_ = rt::size(backend_);
   rank_ = rt::rank(backend_);
   root_ = (op == OpKind::broadcast || op == OpKind::scatter || op == OpKind::scatterv) ? (world_ > 1 ? 1 : 0)
@@ -214,16 +221,21 @@ Work Case::issue(bool async_op) {
       out_ = in_;
       return rt::broadcast(b, out_.data(), count_, dtype_, root_, async_op);
     case OpKind::reduce:
+      if (in_place_) {  // one buffer on every rank (written at the root only)
+        if (out_.empty()) return rt::reduce(b, in_.data(), in_.data(), count_, dtype_, rop_, root_, async_op);
+        out_ = in_;
+        return rt::reduce(b, out_.data(), out_.data(), count_, dtype_, rop_, root_, async_op);
+      }
       return rt::reduce(b, in_.data(), out_.empty() ? nullptr : out_.data(), count_, dtype_, rop_, root_, async_op);
     case OpKind::all_reduce:
-      if (salt_ % 3 == 1) {  // in place, now and then
+      if (in_place_) {
         out_ = in_;
         return rt::all_reduce(b, out_.data(), out_.data(), count_, dtype_, rop_, async_op);
       }
       return rt::all_reduce(b, in_.data(), out_.data(), count_, dtype_, rop_, async_op);
     case OpKind::reduce_scatter: return rt::reduce_scatter(b, in_.data(), out_.data(), count_, dtype_, rop_, async_op);
     case OpKind::all_gather:
-      if (salt_ % 3 == 1 && count_ > 0) {  // in place: the input is this rank's block of the output
+      if (in_place_ && count_ > 0) {  // the input is this rank's block of the output
         char* mine = out_.data() + static_cast<std::size_t>(rank_) * count_ * dtype_bytes(dtype_);
         std::memcpy(mine, in_.data(), in_.size());
         return rt::all_gather(b, mine, out_.data(), count_, dtype_, async_op);
@@ -240,7 +252,7 @@ Work Case::issue(bool async_op) {
       return rt::all_to_all(b, ins, in_counts_, outs, out_counts_, dtype_, async_op);
     }
     case OpKind::all_gatherv:
-      if (salt_ % 3 == 1 && !in_.empty()) {  // in place
+      if (in_place_ && !in_.empty()) {
         char* mine = out_.data() + out_displs_[rank_] * dtype_bytes(dtype_);
         std::memcpy(mine, in_.data(), in_.size());
         return rt::all_gatherv(b, mine, out_counts_[rank_], out_.data(), out_counts_, out_displs_, dtype_, async_op);
@@ -256,13 +268,27 @@ Work Case::issue(bool async_op) {
   return Work();
 }
 
-std::string Case::verify() const {
+const std::vector<char>& Case::result_bytes() const {
   for (const Work& w : pending_) w.wait();
   pending_.clear();
-  std::vector<char> concatenated;  // all_to_all's outputs, one buffer per peer
-  if (op_ == OpKind::all_to_all)
-    for (const auto& v : outs_) concatenated.insert(concatenated.end(), v.begin(), v.end());
-  const std::vector<char>& got = op_ == OpKind::all_to_all ? concatenated : out_;
+  if (op_ != OpKind::all_to_all) return out_;
+  concatenated_.clear();  // all_to_all's outputs, one buffer per peer
+  for (const auto& v : outs_) concatenated_.insert(concatenated_.end(), v.begin(), v.end());
+  return concatenated_;
+}
+
+std::size_t Case::wrong_elements() const {
+  const std::vector<char>& got = result_bytes();
+  const std::size_t eb = dtype_bytes(dtype_);
+  if (got.size() != expected_.size()) return std::max(got.size(), expected_.size()) / eb;
+  std::size_t wrong = 0;
+  for (std::size_t at = 0; at < got.size(); at += eb)
+    wrong += std::memcmp(got.data() + at, expected_.data() + at, eb) != 0;
+  return wrong;
+}
+
+std::string Case::verify() const {
+  const std::vector<char>& got = result_bytes();
   if (got.size() != expected_.size()) return fmt::format("result has {} bytes, expected {}", got.size(), expected_.size());
   if (got.empty() || std::memcmp(got.data(), expected_.data(), got.size()) == 0) return {};
   const auto first = std::mismatch(got.begin(), got.end(), expected_.begin()).first - got.begin();
@@ -272,8 +298,9 @@ std::string Case::verify() const {
 }
 
 std::string Case::describe() const {
-  return fmt::format("{} {} {}{} count={} world={} rank={}", backend_, to_string(op_), to_string(dtype_),
-                     is_reduction(op_) ? fmt::format(" {}", to_string(rop_)) : std::string(), count_, world_, rank_);
+  return fmt::format("{} {} {}{} count={}{} world={} rank={}", backend_, to_string(op_), to_string(dtype_),
+                     is_reduction(op_) ? fmt::format(" {}", to_string(rop_)) : std::string(), count_,
+                     in_place_ ? " in place" : "", world_, rank_);
 }
 
 void Checker::run(const std::string& backend, OpKind op, DType dtype, ReduceOp rop, std::size_t count) {

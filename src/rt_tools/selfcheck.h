@@ -13,6 +13,13 @@
 namespace chorus::rt::selfcheck {
 
 bool is_reduction(OpKind op);
+// Operations with an in-place form in the API (docs/runtime.md, "In place"): all_reduce and
+// reduce (in == out on every rank), all_gather and all_gatherv (in = this rank's block of out).
+bool has_in_place(OpKind op);
+
+// Whether a Case runs its operation in place (only has_in_place operations can): `varied` does
+// for one salt in three, so that long runs of checks cover both forms.
+enum class Placement { varied, out_of_place, in_place };
 
 // Input element i of `rank` for a reduction with `op` (or, with movement = true, for a data
 // movement operation: more distinct values, so misplaced blocks show up).
@@ -23,10 +30,14 @@ double reduced_value(int world, std::size_t i, DType dtype, ReduceOp op, std::ui
 // One prepared operation: buffers filled, issue() starts it, verify() checks the result.
 class Case {
  public:
-  Case(std::string backend, OpKind op, DType dtype, ReduceOp rop, std::size_t count, std::uint64_t salt);
+  Case(std::string backend, OpKind op, DType dtype, ReduceOp rop, std::size_t count, std::uint64_t salt,
+       Placement placement = Placement::varied);
   Work issue(bool async_op);
   // Returns an empty string when correct, else a description of the first wrong element.
   std::string verify() const;
+  // How many elements of the result differ from the reference (gaps between results included),
+  // as nccl-tests' #wrong counts them on one rank.
+  std::size_t wrong_elements() const;
   std::string describe() const;
   // The result buffer verify() reads (all but all_to_all, whose results are one per peer):
   // tests change a byte of it to see verify() find it.
@@ -39,6 +50,7 @@ class Case {
   ReduceOp rop_;
   std::size_t count_;
   std::uint64_t salt_;
+  bool in_place_;
   int world_, rank_, root_;
   std::vector<char> in_, out_;
   std::vector<std::vector<char>> ins_, outs_;
@@ -46,6 +58,10 @@ class Case {
   std::vector<char> expected_;                  // expected out_ (or concatenated outs_), every byte:
                                                 // gaps between the results keep the sentinel
   mutable std::vector<Work> pending_;           // operations issued besides the returned one
+  mutable std::vector<char> concatenated_;      // all_to_all's results in one buffer
+
+  // The result to compare with expected_, once every pending operation has ended.
+  const std::vector<char>& result_bytes() const;
 };
 
 class Checker {

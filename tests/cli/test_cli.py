@@ -214,6 +214,36 @@ class Outputs(unittest.TestCase):
             self.assertIn("it does not deadlock", r.stdout)
 
 
+class BenchSizes(unittest.TestCase):
+    """nccl-tests' -b/-e/-f beside --sizes: a bad combination exits 2 naming the flag, before any
+    rank starts (the sweep itself is checked on real ranks by rt_bench_nccl)."""
+
+    def check(self, args, *expected):
+        r = chorus(*args)
+        self.assertEqual(r.returncode, 2, (args, r.stdout, r.stderr))
+        for e in expected:
+            self.assertIn(e, r.stderr, args)
+        self.assertEqual(r.stdout, "", args)  # nothing measured
+        self.assertNotIn("internal error", r.stderr)
+
+    def test_bad_sweeps(self):
+        self.check(["bench", "-b", "8KiB", "-e", "4KiB"], "-b/--begin: 8KiB is larger than -e/--end (4KiB)")
+        self.check(["tune", "--begin", "2MiB", "--end", "1MiB"], "-b/--begin: 2MiB is larger than -e/--end (1MiB)")
+        self.check(["bench", "-b", "8", "-e", "1KiB", "-f", "1"], "-f/--factor: must be an integer >= 2, not 1")
+        self.check(["bench", "-b", "8", "-e", "1KiB", "-f", "-4"], "-f/--factor: must be an integer >= 2, not -4")
+        self.check(["bench", "-b", "8", "-e", "1KiB", "-f", "1.5"], "--factor", "1.5")
+        self.check(["bench", "-b", "0", "-e", "1KiB"], "-b/--begin: must be at least 1 byte")
+        self.check(["bench", "-b", "eight", "-e", "1KiB"], "-b/--begin")
+        self.check(["bench", "-b", "8", "-e", "1KiB?"], "-e/--end")
+
+    def test_sweep_flags_go_together_and_exclude_sizes(self):
+        self.check(["bench", "--sizes", "4KiB", "-b", "8", "-e", "1KiB"], "--sizes", "--begin")
+        self.check(["bench", "--sizes", "4KiB", "-f", "4"], "--sizes", "--factor")
+        self.check(["bench", "-b", "8"], "--begin", "--end")
+        self.check(["bench", "-e", "1KiB"], "--end", "--begin")
+        self.check(["bench", "-f", "4"], "--factor", "--begin")
+
+
 class SimCollective(unittest.TestCase):
     def run_json(self, *args):
         r = chorus("sim", "collective", "--json", *args)

@@ -349,6 +349,34 @@ TEST(SelfCheck, FindsAWrongByteAndNamesTheElement) {
   rt::finalize();
 }
 
+// #wrong counts wrong elements, not bytes: three elements changed (one in two bytes) are three;
+// every operation with an in-place form checks out in place, and says so.
+TEST(SelfCheck, CountsWrongElementsAndRunsInPlace) {
+  rt::init({"shm"});
+  {
+    selfcheck::Case c("shm", rt::OpKind::all_reduce, DType::f32, ReduceOp::sum, 1000, 0, selfcheck::Placement::out_of_place);
+    c.issue(false);
+    EXPECT_EQ(c.wrong_elements(), 0u);
+    c.result()[4 * 3] ^= 1;
+    c.result()[4 * 3 + 3] ^= 1;
+    c.result()[4 * 10 + 1] ^= 1;
+    c.result()[4 * 999 + 2] ^= 1;
+    EXPECT_EQ(c.wrong_elements(), 3u);
+    EXPECT_EQ(c.describe().find("in place"), std::string::npos);
+  }
+  for (rt::OpKind op : {rt::OpKind::all_reduce, rt::OpKind::reduce, rt::OpKind::all_gather, rt::OpKind::all_gatherv}) {
+    ASSERT_TRUE(selfcheck::has_in_place(op));
+    selfcheck::Case c("shm", op, DType::i32, ReduceOp::sum, 10, 0, selfcheck::Placement::in_place);
+    c.issue(false);
+    EXPECT_EQ(c.verify(), "") << c.describe();
+    EXPECT_EQ(c.wrong_elements(), 0u) << c.describe();
+    EXPECT_NE(c.describe().find("in place"), std::string::npos) << c.describe();
+  }
+  EXPECT_FALSE(selfcheck::has_in_place(rt::OpKind::broadcast));  // one buffer: no second form
+  EXPECT_FALSE(selfcheck::has_in_place(rt::OpKind::reduce_scatter));
+  rt::finalize();
+}
+
 // Named all-reduce algorithms: listed per backend, run by "backend:algorithm", chosen by auto
 // from a table that names them, logged under that name; misuse is an InputError.
 TEST(Runtime, AllReduceAlgorithmsByName) {
