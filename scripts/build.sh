@@ -22,6 +22,7 @@ if [[ "$TARGETS" == user ]]; then
   # the README's C++ example.
   cmake --build build -j"$(nproc)" --target chorus chorus_py_rt chorus_py_c10d rt_hello
 else
-  cmake -S . -B build "${CONFIG[@]}" "$@"
+  # Tests and benchmarks on explicitly: run.sh's configuration of the same directory turned them off.
+  cmake -S . -B build "${CONFIG[@]}" -DCHORUS_BUILD_TESTS=ON -DCHORUS_BUILD_BENCH=ON "$@"
   cmake --build build -j"$(nproc)"
 fi

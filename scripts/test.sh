@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs dependencies, builds chorus with warnings as errors and runs every test, in four
 # stages:
-#   1. build/       the user's build (scripts/build.sh, as scripts/run.sh makes it), every test
+#   1. build/       the user's build (scripts/build.sh, as scripts/run.sh makes it), every test;
+#                   then build-release/: a Release build's Python modules must link and import
 #   2. build-asan/  AddressSanitizer + UBSan (Debug), every test but the process-behaviour ones
 #   3. build-tsan/  ThreadSanitizer, the runtime's tests (the code with threads)
 #   4. build-fuzz/  clang + libFuzzer: each parser's fuzz target for a bounded time, one per core at once
@@ -53,6 +54,14 @@ if want --regular; then
   took "build: configure and build"
   (cd build && ctest --output-on-failure -j"$JOBS" --timeout 900)
   took "build: tests"
+  # A plain Release build's Python modules (what `cmake -DCMAKE_BUILD_TYPE=Release` users get):
+  # they must link with their code and import (issue 30: pybind11's GCC LTO objects linked by
+  # lld gave modules without code; docs/development.md, "Linker and LTO").
+  cmake -S . -B build-release -DCMAKE_BUILD_TYPE=Release -DCHORUS_BUILD_TESTS=OFF -DCHORUS_BUILD_BENCH=OFF \
+    -DCMAKE_UNITY_BUILD=ON -DCMAKE_UNITY_BUILD_BATCH_SIZE=16 >/dev/null
+  cmake --build build-release -j"$JOBS" --target chorus_py_rt chorus_py_c10d
+  PYTHONPATH=build-release/python /usr/bin/python3 -c "import chorus._rt, chorus._c10d; print('Release: chorus._rt and chorus._c10d import')"
+  took "build-release: the Python modules of a Release build"
 fi
 if want --sanitize; then
   configure_and_build build-asan all -DCHORUS_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DCHORUS_BUILD_BENCH=OFF "${UNITY[@]}"

@@ -167,10 +167,13 @@ void register_reproduce_commands(CLI::App& app) {
     for (auto& f : eval::write_heatmap_outputs(maps, a.out)) written.push_back(std::move(f));
     if (!a.costs_only) {
       if (!a.quiet)
-        a.it.progress = [](const eval::IterationRow& r, int done, int total) {
-          fmt::print(stderr, "[{}/{}] {} on {}{} (d = {}, B = {} Gb/s): {:.3f} ms per iteration, {} flows, {:.2f} s\n", done, total,
-                     r.model, r.fabric, r.fabric == "topoopt-reconfig" ? fmt::format(" at {} us", r.reconfig_latency_us) : "",
-                     r.degree, r.bandwidth_gbps, r.iteration_ns / 1e6, r.flows, r.wall_s);
+        a.it.progress = [elapsed = 0.0](const eval::IterationRow& r, int done, int total) mutable {
+          // The time left, from the mean of the runs so far (a rough guide: runs differ by 100x).
+          elapsed += r.wall_s;
+          const double left = elapsed / done * (total - done);
+          fmt::print(stderr, "[{}/{}] {} on {}{} (d = {}, B = {} Gb/s): {:.3f} ms per iteration, {} flows, {:.2f} s; about {:.0f} s left\n",
+                     done, total, r.model, r.fabric, r.fabric == "topoopt-reconfig" ? fmt::format(" at {} us", r.reconfig_latency_us) : "",
+                     r.degree, r.bandwidth_gbps, r.iteration_ns / 1e6, r.flows, r.wall_s, left);
         };
       const auto it = eval::run_iteration_study(a.it);
       fmt::print("\n{}", eval::format_iteration_table(it));

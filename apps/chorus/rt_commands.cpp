@@ -1,4 +1,5 @@
 // chorus launch | bench | tune — front ends of the communication runtime (chorus::rt).
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -10,6 +11,7 @@
 #include "apps/chorus/commands.h"
 #include "apps/chorus/output_checks.h"
 #include "core/error.h"
+#include "core/memory_budget.h"
 #include "core/split.h"
 #include "core/text_file.h"
 #include "core/units.h"
@@ -94,8 +96,12 @@ rt::BenchOptions to_bench(const CommonOptions& o) {
   b.iters = o.iters;
   b.warmup = o.warmup;
   b.dtype = rt::parse_dtype(o.dtype, "--dtype");
-  if (b.iters < 1) throw InputError("--iters", "must be >= 1");
-  if (b.warmup < 0) throw InputError("--warmup", "must be >= 0");
+  require_range(b.iters, 1, kMaxIterations, "--iters");
+  require_range(b.warmup, 0, kMaxIterations, "--warmup");
+  // Per size: the input and output buffers, the in-place copy and the check's reference.
+  const std::size_t largest = *std::max_element(b.sizes_bytes.begin(), b.sizes_bytes.end());
+  require_memory(4.0 * static_cast<double>(largest), o.begin.empty() ? "--sizes" : "--end",
+                 fmt::format("a benchmark of {} per buffer", format_bytes(largest)));
   return b;
 }
 

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/text_file.h"
 
 namespace chorus::rt {
 
@@ -138,11 +139,7 @@ std::string TuningTable::to_json() const {
   return j.dump(2) + "\n";
 }
 
-void TuningTable::save(const std::string& path) const {
-  std::ofstream out(path);
-  if (!out) throw InputError(path, "cannot write tuning table");
-  out << to_json();
-}
+void TuningTable::save(const std::string& path) const { write_text_file(path, to_json()); }
 
 std::optional<std::string> TuningTable::pick(OpKind op, int world_size, std::uint64_t bytes,
                                              const std::vector<std::string>& allowed) const {

@@ -104,9 +104,8 @@ nlohmann::json run_schedule_on_ranks(const ScheduleRunOptions& o) {
     if (spec.kind == sched::SchedulerKind::kIdeal)
       throw InputError("--scheduler", "the ideal is a bound, not a schedule to run; use baseline, themis-fifo or themis-scf");
     const double bytes = static_cast<double>(parse_bytes(o.size, "--size"));
-    // A chunk holds at least one element of each rank's share; the schedule and its records
-    // take about 200 bytes per chunk and dimension.
-    require_range(o.chunks, 1, std::min<long long>(1'000'000, static_cast<long long>(bytes)), "--chunks");
+    // The schedule and its records take about 200 bytes per chunk and dimension.
+    require_range(o.chunks, 1, 1'000'000, "--chunks");
     require_memory(bytes * 3 + 200.0 * o.chunks * static_cast<double>(network.dims.size()), "--size",
                    fmt::format("a collective of {} in {} chunks (buffer, staging, schedule)", o.size, o.chunks));
     if (!(o.threshold_divisor > 0)) throw InputError("--threshold-divisor", "must be positive");

@@ -2,6 +2,7 @@
 #include "syndicate/plan_json.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <fstream>
 
@@ -131,13 +132,24 @@ LoadedPlan plan_from_json(const Problem& problem, const nlohmann::json& j, const
     want.algorithm = get<std::string>(jo, "algorithm", ow);
     want.segments = get<int>(jo, "segments", ow);
     want.spline = get<int>(jo, "spline", ow);
+    // A path the plan names but this topology lacks: often a plan made for `host` with mpi (which
+    // only mpirun starts) run under chorus launch, whose `host` has shm and gloo alone.
+    const auto missing = [&](const std::string& field, const std::string& name) {
+      std::vector<std::string> have;
+      for (const auto& p : t.paths) have.push_back(p.name);
+      return InputError(ow, fmt::format("field '{}': '{}' is not a path of topology '{}' as this job has it (paths: {}){}", field,
+                                        name, t.name, fmt::join(have, ", "),
+                                        name == "mpi" ? "; the mpi channel needs ranks started by mpirun: run the plan under "
+                                                        "mpirun, or plan with a topology without mpi"
+                                                      : ""));
+    };
     const auto path = get<std::string>(jo, "path", ow);
     want.path = t.path_index(path);
-    if (want.path < 0) throw InputError(ow, fmt::format("field 'path': '{}' is not a path of topology '{}'", path, t.name));
+    if (want.path < 0) throw missing("path", path);
     if (jo.contains("alt_path")) {
       const auto alt = get<std::string>(jo, "alt_path", ow);
       want.alt_path = t.path_index(alt);
-      if (want.alt_path < 0) throw InputError(ow, fmt::format("field 'alt_path': '{}' is not a path of topology '{}'", alt, t.name));
+      if (want.alt_path < 0) throw missing("alt_path", alt);
       want.alt_segments = get<int>(jo, "alt_segments", ow);
     }
     int found = -1;

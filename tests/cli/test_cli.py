@@ -104,6 +104,9 @@ class Bounds(unittest.TestCase):
             (["topo", "optimize", "--workload", "topoopt-dlrm", "--servers", "4", "--steps", "2147483647",
               "--patience", "2147483647"], "--steps"),
             (["motif", "expand", "--op", "all_to_all", "--ranks", "64", "--bytes", "1GB", "--segment", "1KB"], "--segment"),
+            (["bench", "--sizes", "1TiB", "--iters", "1"], "--sizes"),  # was std::bad_alloc
+            (["bench", "--sizes", "8", "--iters", "2147483647"], "--iters"),
+            (["bench", "--sizes", "8", "--warmup", "2147483647"], "--warmup"),  # ran on for hours
             (["launch", "-n", "1000", "--", "true"], "launch -n"),
             (["launch", "--kill-grace-s", "nan", "-n", "1", "--", "true"], "--kill-grace-s"),
         ]

@@ -66,7 +66,7 @@ def pgid(pid):
 
 # ---- 1. SIGKILL the launcher in the middle of collectives: no rank alive 5 s later ----------
 bench = [CHORUS, "bench", "--backends", "shm,gloo", "--ops", "allreduce", "--sizes", "64KiB",
-         "--iters", "100000000", "--warmup", "1"]
+         "--iters", "1000000", "--warmup", "1"]  # the most --iters takes: minutes of all-reduces
 p = subprocess.Popen([CHORUS, "launch", "-n", "4", "--"] + bench, stdout=subprocess.DEVNULL,
                      stderr=subprocess.DEVNULL)
 ranks = wait_for(lambda: (lambda r: r if len(r) == 4 else None)(job_processes(p.pid)), 20 * SLACK) or []
