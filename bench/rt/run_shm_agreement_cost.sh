@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The cost of shm's agreement check (docs/runtime.md, "Failures"): chorus bench on shm, 2 ranks,
 # all_reduce, broadcast and all_gather at 8 B .. 4 KiB, 300 timed iterations per run, the binary
-# BEFORE (built from main) and AFTER alternated in one run, ROUNDS times each; the table gives the
+# BEFORE (built from main) and AFTER alternated in one run, ROUNDS times each (which goes first
+# alternates too: the second of a pair ran faster, either binary); the table gives the
 # median over the rounds of each run's mean time per operation (and of its fastest iteration).
 # Usage: bench/rt/run_shm_agreement_cost.sh BEFORE_CHORUS AFTER_CHORUS [ROUNDS]   (default 21)
 set -euo pipefail
@@ -12,7 +13,9 @@ OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
 echo "# machine: $(nproc) cpus, $(lscpu | sed -n 's/^Model name: *//p'), $(date -u '+%F %H:%M') UTC, $(uptime | sed 's/.*load/load/')"
 for round in $(seq "$ROUNDS"); do
-  for which in before after; do
+  order="before after"
+  [ $((round % 2)) = 0 ] && order="after before"
+  for which in $order; do
     bin=$BEFORE
     [ "$which" = after ] && bin=$AFTER
     "$AFTER" launch -n 2 -- "$bin" bench --backends shm --ops allreduce,broadcast,allgather --sizes 8,64,512,4096 \
