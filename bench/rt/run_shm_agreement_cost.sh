@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # The cost of shm's agreement check (docs/runtime.md, "Failures"): chorus bench on shm, 2 ranks,
-# all_reduce, broadcast and all_gather at 8 B .. 4 KiB, 300 timed iterations per run, the binary
+# all_reduce, broadcast and all_gather at 8 B .. 4 KiB, 300 (ITERS) timed iterations per run, the binary
 # BEFORE (built from main) and AFTER alternated in one run, ROUNDS times each (which goes first
-# alternates too: the second of a pair ran faster, either binary); the table gives the
+# alternates too, so neither binary always runs second); the table gives the
 # median over the rounds of each run's mean time per operation (and of its fastest iteration).
-# Usage: bench/rt/run_shm_agreement_cost.sh BEFORE_CHORUS AFTER_CHORUS [ROUNDS]   (default 21)
+# Usage: bench/rt/run_shm_agreement_cost.sh BEFORE_CHORUS AFTER_CHORUS [ROUNDS] [ITERS]   (default 21, 300)
 set -euo pipefail
 BEFORE=$1
 AFTER=$2
 ROUNDS=${3:-21}
+ITERS=${4:-300}
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
 echo "# machine: $(nproc) cpus, $(lscpu | sed -n 's/^Model name: *//p'), $(date -u '+%F %H:%M') UTC, $(uptime | sed 's/.*load/load/')"
@@ -19,7 +20,7 @@ for round in $(seq "$ROUNDS"); do
     bin=$BEFORE
     [ "$which" = after ] && bin=$AFTER
     "$AFTER" launch -n 2 -- "$bin" bench --backends shm --ops allreduce,broadcast,allgather --sizes 8,64,512,4096 \
-      --iters 300 --warmup 30 --json > "$OUT/$which.$round.json"
+      --iters "$ITERS" --warmup 30 --json > "$OUT/$which.$round.json"
   done
 done
 echo "# end: $(uptime | sed 's/.*load/load/')"
