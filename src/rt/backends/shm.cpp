@@ -687,7 +687,7 @@ class ShmBackend final : public Backend {
     const std::uint32_t tail = r->tail.value.load(std::memory_order_acquire);
     if (seen != nullptr) *seen = tail;
     if (r->refused.load(std::memory_order_acquire) != 0) [[unlikely]]
-      shm::throw_message_refused(op_, rank_, dst, r->refused_buffer, r->refused_message);
+      shm::throw_send_refused(op_, rank_, dst, r->refused_buffer, r->refused_message);
     const std::size_t space = ring_bytes_ - static_cast<std::uint32_t>(head - tail);
     const std::size_t n = std::min(space, sizeof m.header + m.bytes - m.done);
     if (n == 0) return false;
@@ -720,7 +720,7 @@ class ShmBackend final : public Backend {
         r->refused_message = m.header;
         r->refused.store(1, std::memory_order_release);
         futex_wake_all(&r->tail.value);
-        shm::throw_refused_message(rank_, src, m.bytes, m.header);
+        shm::throw_receive_size_mismatch(op_, rank_, src, m.bytes, m.header);
       }
     }
     // Only what the header said, which the buffer holds: n <= header + bytes - done.

@@ -56,12 +56,12 @@ void throw_disagreement(const char* what, int me, const OpSignature& mine, int p
   throw CommError(msg);
 }
 
-void throw_refused_message(int me, int src, std::uint64_t buffer, std::uint64_t message) {
-  throw CommError(fmt::format("shm recv on rank {}: ranks disagree: rank {} received into {} bytes, rank {} sent {} bytes",
-                              me, me, buffer, src, message));
+void throw_receive_size_mismatch(const char* what, int me, int src, std::uint64_t buffer, std::uint64_t message) {
+  throw CommError(fmt::format("shm {} on rank {}: ranks disagree: rank {} received into {} bytes, rank {} sent {} bytes",
+                              what, me, me, buffer, src, message));
 }
 
-void throw_message_refused(const char* what, int me, int dst, std::uint64_t buffer, std::uint64_t message) {
+void throw_send_refused(const char* what, int me, int dst, std::uint64_t buffer, std::uint64_t message) {
   throw CommError(fmt::format("shm {} on rank {}: ranks disagree: rank {} sent {} bytes, rank {} received into {} bytes",
                               what, me, me, message, dst, buffer));
 }

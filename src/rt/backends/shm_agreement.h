@@ -38,10 +38,10 @@ std::string describe(const OpSignature& s);
 [[noreturn]] void throw_disagreement(const char* what, int me, const OpSignature& mine, int peer,
                                      const OpSignature& theirs);
 
-// A receive of `buffer` bytes on `me` met rank `src`'s message of `message` bytes.
-[[noreturn]] void throw_refused_message(int me, int src, std::uint64_t buffer, std::uint64_t message);
+// A receive (`what`) of `buffer` bytes on `me` met rank `src`'s message of `message` bytes.
+[[noreturn]] void throw_receive_size_mismatch(const char* what, int me, int src, std::uint64_t buffer,
+                                              std::uint64_t message);
 // The sender's side: rank `dst` refused its message of `message` bytes into `buffer` bytes.
-[[noreturn]] void throw_message_refused(const char* what, int me, int dst, std::uint64_t buffer,
-                                        std::uint64_t message);
+[[noreturn]] void throw_send_refused(const char* what, int me, int dst, std::uint64_t buffer, std::uint64_t message);
 
 }  // namespace chorus::rt::shm
