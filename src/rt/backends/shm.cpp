@@ -20,6 +20,10 @@
 // each other's memory (same user; ptrace rules; a container's seccomp profile) is probed at init
 // and agreed on by all ranks; CHORUS_SHM_CMA=0 turns it off.
 //
+// Ranks that disagree on a call fail together instead of corrupting each other: every
+// collective's first step carries a signature of the call, which every rank compares with every
+// peer's before data moves, and every point-to-point message its size (shm_agreement.h).
+//
 // Waiting spins briefly, then yields, then sleeps on a futex, so ranks may outnumber cores.
 // Every wait checks the operation deadline and whether the awaited peer is still alive.
 #include <sched.h>
