@@ -15,6 +15,7 @@ namespace rt_groups_program { int run(int argc, char** argv); }
 namespace rt_schedule_check_program { int run(int argc, char** argv); }
 namespace rt_store_attack_program { int run(int argc, char** argv); }
 namespace rt_timeout_program { int run(int argc, char** argv); }
+namespace rt_disagree_program { int run(int argc, char** argv); }
 namespace rt_compression_check_program { int run(int argc, char** argv); }
 
 namespace {
@@ -33,6 +34,7 @@ constexpr Program kPrograms[] = {
     {"rt_schedule_check", rt_schedule_check_program::run},
     {"rt_store_attack", rt_store_attack_program::run},
     {"rt_timeout", rt_timeout_program::run},
+    {"rt_disagree", rt_disagree_program::run},
     {"rt_compression_check", rt_compression_check_program::run},
 };
 

@@ -20,6 +20,10 @@
 // each other's memory (same user; ptrace rules; a container's seccomp profile) is probed at init
 // and agreed on by all ranks; CHORUS_SHM_CMA=0 turns it off.
 //
+// Ranks that disagree on a call fail together instead of corrupting each other: every
+// collective's first step carries a signature of the call, which every rank compares with every
+// peer's before data moves, and every point-to-point message its size (shm_agreement.h).
+//
 // Waiting spins briefly, then yields, then sleeps on a futex, so ranks may outnumber cores.
 // Every wait checks the operation deadline and whether the awaited peer is still alive.
 #include <sched.h>
@@ -40,6 +44,7 @@
 
 #include "core/error.h"
 #include "rt/backends/backends.h"
+#include "rt/backends/shm_agreement.h"
 #include "rt/dtype.h"
 #include "rt/errors.h"
 #include "rt/transport/shm/fd_passing.h"
@@ -110,17 +115,23 @@ struct alignas(kPage) SegmentHeader {
 };
 
 // One cache line of a small all-reduce: the data, and the tag of the collective that wrote it,
-// stored (release) after the data.
+// stored (release) after the data and the collective's compact signature (shm_agreement.h).
+// Line 0 of a side also carries the tag and signature of every other collective opened on that
+// side, so that a rank in a small all-reduce learns that a peer called something else.
 constexpr std::size_t kLineData = 56;  // a multiple of every element size
 constexpr std::size_t kSmallLines = 8;  // per rank and slot side: up to 448 B go through lines
 struct alignas(64) SmallLine {
   std::atomic<std::uint32_t> tag{0};
+  std::uint32_t signature = 0;
   alignas(8) char data[kLineData];
 };
 
 struct alignas(128) RankControl {
   SharedCounter step;  // steps this rank has completed
-  std::int32_t pid;
+  // The signature of the collective each step opened, by the step's parity: in the step's cache
+  // line, so a peer that sees the step has the signature too.
+  shm::OpSignature opened[2];
+  alignas(64) std::int32_t pid;
   // Cross-memory attach (see the top): where this process keeps kCmaProbe, for the others to
   // read at init, and whether this rank could read every other rank's.
   std::atomic<std::uint64_t> probe_address{0};
@@ -128,10 +139,16 @@ struct alignas(128) RankControl {
   SmallLine lines[2][kSmallLines];  // one set per slot side (see side())
 };
 
+// Each message is an 8-byte header (its byte count) and its bytes.
 struct alignas(128) RingControl {
   SharedCounter head;  // bytes written by the sender (wraps at 2^32)
   alignas(128) SharedCounter tail;  // bytes consumed by the receiver
+  // Set by a receiver whose buffer did not match a message's size, for the sender (which reads
+  // the tail's line anyway): the two sizes, then the flag (release).
+  std::uint64_t refused_buffer = 0, refused_message = 0;
+  std::atomic<std::uint32_t> refused{0};
 };
+static_assert(sizeof(RankControl) == 1152 && sizeof(RingControl) == 256, "the segment layout of docs/runtime.md");
 
 inline void cpu_relax() { __builtin_ia32_pause(); }
 
@@ -262,37 +279,41 @@ class ShmBackend final : public Backend {
 
   void send(const void* buf, std::size_t bytes, int dst) override {
     begin("send");
-    std::size_t done = 0;
-    while (done < bytes) {
+    Outgoing m{static_cast<const char*>(buf), bytes};
+    RingControl* r = ring(rank_, dst);
+    while (!m.finished()) {
       std::uint32_t seen = 0;
-      if (!push(static_cast<const char*>(buf), bytes, done, dst, &seen)) wait_change(ring(rank_, dst)->tail, seen, dst);
+      if (!push(m, dst, &seen))
+        wait_until([&] { return r->tail.value.load(std::memory_order_acquire) != seen || r->refused.load(std::memory_order_acquire) != 0; },
+                   r->tail, dst);
     }
   }
 
   void recv(void* buf, std::size_t bytes, int src) override {
     begin("recv");
-    std::size_t done = 0;
-    while (done < bytes) {
+    Incoming m{static_cast<char*>(buf), bytes};
+    while (!m.finished()) {
       std::uint32_t seen = 0;
-      if (!pull(static_cast<char*>(buf), bytes, done, src, &seen)) wait_change(ring(src, rank_)->head, seen, src);
+      if (!pull(m, src, &seen)) wait_change(ring(src, rank_)->head, seen, src);
     }
   }
 
   void send_recv(const void* sbuf, std::size_t sbytes, int dst, void* rbuf, std::size_t rbytes,
                  int src) override {
     begin("send_recv");
-    std::size_t sent = 0, got = 0;
+    Outgoing out{static_cast<const char*>(sbuf), sbytes};
+    Incoming in{static_cast<char*>(rbuf), rbytes};
     int idle = 0;
-    while (sent < sbytes || got < rbytes) {
+    while (!out.finished() || !in.finished()) {
       bool progress = false;
-      if (sent < sbytes) progress |= push(static_cast<const char*>(sbuf), sbytes, sent, dst);
-      if (got < rbytes) progress |= pull(static_cast<char*>(rbuf), rbytes, got, src);
+      if (!out.finished()) progress |= push(out, dst);
+      if (!in.finished()) progress |= pull(in, src);
       if (progress) {
         idle = 0;
       } else if (++idle > 64) {
         sched_yield();
         if (idle > 256) {
-          check_alive(sent < sbytes ? dst : src);
+          check_alive(!out.finished() ? dst : src);
           ::usleep(20);
         }
       } else {
@@ -305,18 +326,19 @@ class ShmBackend final : public Backend {
 
   void barrier() override {
     begin("barrier");
-    step();
+    open({.op = OpKind::barrier});
   }
 
   void broadcast(void* buf, std::size_t count, DType dtype, int root) override {
     begin("broadcast");
     const std::size_t bytes = count * dtype_bytes(dtype);
-    if (cma_ && bytes >= kCmaMinBytes) return single_copy_broadcast(static_cast<char*>(buf), bytes, root);
+    const shm::OpSignature sig{.op = OpKind::broadcast, .dtype = dtype, .root = root, .bytes = bytes};
+    if (cma_ && bytes >= kCmaMinBytes) return single_copy_broadcast(static_cast<char*>(buf), bytes, root, sig);
     const std::size_t rounds = (bytes + slot_bytes_ - 1) / slot_bytes_;
     auto piece = [&](std::size_t k) { return std::min(slot_bytes_, bytes - k * slot_bytes_); };
     char* data = static_cast<char*>(buf);
     if (rank_ == root) std::memcpy(slot(root, side(0)), data, piece(0));
-    step();
+    open(sig);
     for (std::size_t k = 0; k < rounds; ++k) {
       if (rank_ != root) std::memcpy(data + k * slot_bytes_, slot(root, side(k)), piece(k));
       if (rank_ == root && k + 1 < rounds)
@@ -326,15 +348,17 @@ class ShmBackend final : public Backend {
     advance(rounds);
   }
 
-  // Every rank publishes its buffer's address in its slot. The buffer is cut into size_ parts;
-  // rank r takes part r from the root with process_vm_writev pushed by the root, and every
+  // Every rank publishes its buffer's address and size in its slot. The buffer is cut into size_
+  // parts; rank r takes part r from the root with process_vm_writev pushed by the root, and every
   // other part it reads itself with process_vm_readv, so the root and the others all copy about
   // (p - 1) / p of the bytes at once. A closing step keeps every buffer as it is until all the
-  // copies are done.
-  void single_copy_broadcast(char* data, std::size_t bytes, int root) {
-    auto address = [&](int r) { return reinterpret_cast<std::atomic<std::uint64_t>*>(slot(r, side(0))); };
-    address(rank_)->store(reinterpret_cast<std::uint64_t>(data), std::memory_order_relaxed);
-    step();
+  // copies are done. Every copy stays inside the other process's published buffer, whatever the
+  // signatures said.
+  void single_copy_broadcast(char* data, std::size_t bytes, int root, const shm::OpSignature& sig) {
+    auto buffer = [&](int r) { return reinterpret_cast<std::uint64_t*>(slot(r, side(0))); };  // address, bytes
+    buffer(rank_)[0] = reinterpret_cast<std::uint64_t>(data);
+    buffer(rank_)[1] = bytes;
+    open(sig);
     const std::size_t n = static_cast<std::size_t>(size_);
     const std::size_t part = (bytes + n - 1) / n;
     auto range = [&](int r) {
@@ -347,19 +371,24 @@ class ShmBackend final : public Backend {
       throw CommError(fmt::format("shm broadcast: rank {} cannot {} rank {} (pid {}): {}", rank_, what, peer,
                                   control(peer)->pid, std::strerror(error)));
     };
+    auto bound = [&](int peer, std::size_t end) {
+      if (end > buffer(peer)[1]) [[unlikely]]
+        throw CommError(fmt::format("shm broadcast on rank {}: rank {}'s buffer holds {} bytes, the copy would reach byte {}",
+                                    rank_, peer, buffer(peer)[1], end));
+    };
     if (rank_ == root) {
       for (int r = 0; r < size_; ++r) {
         const auto [at, len] = range(r);
-        if (r != root && len > 0 &&
-            !copy_process_memory(control(r)->pid, data + at, address(r)->load(std::memory_order_relaxed) + at, len, true))
-          fail("write into", r);
+        if (r == root || len == 0) continue;
+        bound(r, at + len);
+        if (!copy_process_memory(control(r)->pid, data + at, buffer(r)[0] + at, len, true)) fail("write into", r);
       }
     } else {
-      const std::uint64_t from = address(root)->load(std::memory_order_relaxed);
       for (int r = 0; r < size_; ++r) {
         const auto [at, len] = range(r);
-        if (r != rank_ && len > 0 && !copy_process_memory(control(root)->pid, data + at, from + at, len, false))
-          fail("read from", root);
+        if (r == rank_ || len == 0) continue;
+        bound(root, at + len);
+        if (!copy_process_memory(control(root)->pid, data + at, buffer(root)[0] + at, len, false)) fail("read from", root);
       }
     }
     step();
@@ -394,7 +423,7 @@ class ShmBackend final : public Backend {
                       src + (static_cast<std::size_t>(j) * count + k * chunk) * eb, len(k) * eb);
     };
     write(0);
-    step();
+    open({.op = OpKind::reduce_scatter, .dtype = dtype, .reduce_op = op, .bytes = count * eb});
     for (std::size_t k = 0; k < rounds; ++k) {
       const std::size_t n = len(k);
       auto source = [&](int p) -> const void* {
@@ -412,9 +441,24 @@ class ShmBackend final : public Backend {
     advance(rounds);
   }
 
+  void all_gather(const void* in, void* out, std::size_t count, DType dtype) override {
+    begin("all_gather");
+    const std::size_t n = static_cast<std::size_t>(size_);
+    Counts counts(n, count), displs(n);
+    for (std::size_t j = 0; j < n; ++j) displs[j] = j * count;
+    gather_all(in, count, out, counts, displs, dtype, {.op = OpKind::all_gather, .dtype = dtype, .bytes = count * dtype_bytes(dtype)});
+  }
+
   void all_gatherv(const void* in, std::size_t count, void* out, const Counts& counts,
                    const Counts& displs, DType dtype) override {
     begin("all_gatherv");
+    gather_all(in, count, out, counts, displs, dtype,
+               {.op = OpKind::all_gatherv, .dtype = dtype, .vector_form = 1, .bytes = count * dtype_bytes(dtype)});
+  }
+
+  // all_gather(v): every peer must declare the block this rank expects from it.
+  void gather_all(const void* in, std::size_t count, void* out, const Counts& counts, const Counts& displs,
+                  DType dtype, const shm::OpSignature& sig) {
     const std::size_t eb = dtype_bytes(dtype);
     const std::size_t cap = slot_bytes_ / eb;
     std::size_t max_count = 0;
@@ -431,7 +475,7 @@ class ShmBackend final : public Backend {
       if (const std::size_t n = piece(count, k)) std::memcpy(slot(rank_, side(k)), src + k * cap * eb, n * eb);
     };
     write(0);
-    step();
+    open(sig, [&](int p) { return counts[p] * eb; });
     for (std::size_t k = 0; k < rounds; ++k) {
       for (int j = 0; j < size_; ++j) {
         if (j == rank_) continue;
@@ -459,7 +503,7 @@ class ShmBackend final : public Backend {
       sb[j] = sc[j] * eb;
       db[j] = rc[j] * eb;
     }
-    exchange(sp, sb, dp, db, "all_to_allv");
+    exchange(sp, sb, dp, db, {.op = OpKind::all_to_allv, .dtype = dtype, .vector_form = 1});
   }
 
   void all_to_all(const std::vector<const void*>& ins, const Counts& in_counts,
@@ -475,7 +519,7 @@ class ShmBackend final : public Backend {
       sb[j] = in_counts[j] * eb;
       db[j] = out_counts[j] * eb;
     }
-    exchange(sp, sb, dp, db, "all_to_all");
+    exchange(sp, sb, dp, db, {.op = OpKind::all_to_all, .dtype = dtype, .vector_form = 1});
   }
 
   void gatherv(const void* in, std::size_t count, void* out, const Counts& counts,
@@ -492,7 +536,7 @@ class ShmBackend final : public Backend {
         dp[j] = static_cast<char*>(out) + displs[j] * eb;
         db[j] = counts[j] * eb;
       }
-    exchange(sp, sb, dp, db, "gatherv");
+    exchange(sp, sb, dp, db, {.op = OpKind::gatherv, .dtype = dtype, .vector_form = 1, .root = root});
   }
 
   void scatterv(const void* in, const Counts& counts, const Counts& displs, void* out,
@@ -509,7 +553,7 @@ class ShmBackend final : public Backend {
         sp[j] = static_cast<const char*>(in) + displs[j] * eb;
         sb[j] = counts[j] * eb;
       }
-    exchange(sp, sb, dp, db, "scatterv");
+    exchange(sp, sb, dp, db, {.op = OpKind::scatterv, .dtype = dtype, .vector_form = 1, .root = root});
   }
 
  private:
@@ -611,36 +655,113 @@ class ShmBackend final : public Backend {
     wait_until([&] { return word.value.load(std::memory_order_acquire) != seen; }, word, peer);
   }
 
+  // A message on a ring: its 8-byte header (the byte count), then its bytes; `done` counts both.
+  struct Outgoing {
+    const char* data;
+    std::size_t bytes;
+    std::uint64_t header = bytes;
+    std::size_t done = 0;
+    bool finished() const { return done == sizeof header + bytes; }
+  };
+  struct Incoming {
+    char* data;
+    std::size_t bytes;
+    std::uint64_t header = 0;
+    std::size_t done = 0;
+    bool finished() const { return done == sizeof header + bytes; }
+  };
+
+  // Copies n bytes to / from ring offset `at` (a counter value), wrapping at the end.
+  void to_ring(RingControl* r, std::uint32_t at, const void* src, std::size_t n) const {
+    const std::size_t off = at & (ring_bytes_ - 1), first = std::min(n, ring_bytes_ - off);
+    std::memcpy(ring_data(r) + off, src, first);
+    std::memcpy(ring_data(r), static_cast<const char*>(src) + first, n - first);
+  }
+  void from_ring(RingControl* r, std::uint32_t at, void* dst, std::size_t n) const {
+    const std::size_t off = at & (ring_bytes_ - 1), first = std::min(n, ring_bytes_ - off);
+    std::memcpy(dst, ring_data(r) + off, first);
+    std::memcpy(static_cast<char*>(dst) + first, ring_data(r), n - first);
+  }
+
   // Moves what fits into / out of a ring; returns whether any byte moved.
-  // `seen` (optional) receives the peer's counter as read, for wait_change().
-  bool push(const char* buf, std::size_t bytes, std::size_t& done, int dst, std::uint32_t* seen = nullptr) {
+  // `seen` (optional) receives the peer's counter as read, for the wait.
+  bool push(Outgoing& m, int dst, std::uint32_t* seen = nullptr) {
     RingControl* r = ring(rank_, dst);
     const std::uint32_t head = r->head.value.load(std::memory_order_relaxed);
     const std::uint32_t tail = r->tail.value.load(std::memory_order_acquire);
     if (seen != nullptr) *seen = tail;
+    if (r->refused.load(std::memory_order_acquire) != 0) [[unlikely]]
+      shm::throw_send_refused(op_, rank_, dst, r->refused_buffer, r->refused_message);
     const std::size_t space = ring_bytes_ - static_cast<std::uint32_t>(head - tail);
-    if (space == 0) return false;
-    const std::size_t at = head & (ring_bytes_ - 1);
-    const std::size_t n = std::min({space, bytes - done, ring_bytes_ - at});
-    std::memcpy(ring_data(r) + at, buf + done, n);
+    const std::size_t n = std::min(space, sizeof m.header + m.bytes - m.done);
+    if (n == 0) return false;
+    std::size_t k = 0;  // of the header
+    if (m.done < sizeof m.header) {
+      k = std::min(n, sizeof m.header - m.done);
+      to_ring(r, head, reinterpret_cast<const char*>(&m.header) + m.done, k);
+    }
+    if (n > k) to_ring(r, head + static_cast<std::uint32_t>(k), m.data + (m.done + k - sizeof m.header), n - k);
     r->head.store_and_wake(head + static_cast<std::uint32_t>(n));
-    done += n;
+    m.done += n;
     return true;
   }
 
-  bool pull(char* buf, std::size_t bytes, std::size_t& done, int src, std::uint32_t* seen = nullptr) {
+  // Reads the header first and refuses a message whose size differs from the buffer's (telling
+  // the sender through the ring), so nothing is truncated, left over or written past the buffer.
+  bool pull(Incoming& m, int src, std::uint32_t* seen = nullptr) {
     RingControl* r = ring(src, rank_);
     const std::uint32_t tail = r->tail.value.load(std::memory_order_relaxed);
     const std::uint32_t head = r->head.value.load(std::memory_order_acquire);
     if (seen != nullptr) *seen = head;
-    const std::size_t avail = static_cast<std::uint32_t>(head - tail);
-    if (avail == 0) return false;
-    const std::size_t at = tail & (ring_bytes_ - 1);
-    const std::size_t n = std::min({avail, bytes - done, ring_bytes_ - at});
-    std::memcpy(buf + done, ring_data(r) + at, n);
+    const std::size_t n = std::min<std::size_t>(static_cast<std::uint32_t>(head - tail), sizeof m.header + m.bytes - m.done);
+    if (n == 0) return false;
+    std::size_t k = 0;  // of the header
+    if (m.done < sizeof m.header) {
+      k = std::min(n, sizeof m.header - m.done);
+      from_ring(r, tail, reinterpret_cast<char*>(&m.header) + m.done, k);
+      if (m.done + k == sizeof m.header && m.header != m.bytes) [[unlikely]] {
+        r->refused_buffer = m.bytes;
+        r->refused_message = m.header;
+        r->refused.store(1, std::memory_order_release);
+        futex_wake_all(&r->tail.value);
+        shm::throw_receive_size_mismatch(op_, rank_, src, m.bytes, m.header);
+      }
+    }
+    // Only what the header said, which the buffer holds: n <= header + bytes - done.
+    if (n > k) from_ring(r, tail + static_cast<std::uint32_t>(k), m.data + (m.done + k - sizeof m.header), n - k);
     r->tail.store_and_wake(tail + static_cast<std::uint32_t>(n));
-    done += n;
+    m.done += n;
     return true;
+  }
+
+  // ---- agreement (shm_agreement.h) ----------------------------------------------------------
+
+  // Numbers `sig` and stores it for the step that opens the collective; returns that step.
+  std::uint32_t publish(shm::OpSignature& sig) {
+    const std::uint32_t opening = steps_ + 1;
+    sig.sequence = collectives_++;
+    control(rank_)->opened[opening & 1] = sig;
+    return opening;
+  }
+
+  // Opens a collective: publishes its signature (also in line 0 of its first side, for peers in
+  // a small all-reduce), takes the first step, and compares every peer's signature with ours
+  // before any data moves. `expected(p)`: the bytes peer p must declare.
+  template <typename Expected>
+  void open(shm::OpSignature sig, Expected expected) {
+    const std::uint32_t opening = publish(sig);
+    SmallLine& first = control(rank_)->lines[side(0)][0];
+    first.signature = shm::compact(sig);
+    first.tag.store(opening, std::memory_order_release);
+    step();
+    for (int p = 0; p < size_; ++p) {
+      const shm::OpSignature& theirs = control(p)->opened[opening & 1];
+      if (p != rank_ && !shm::agrees(sig, theirs, expected(p))) [[unlikely]]
+        shm::throw_disagreement(op_, rank_, sig, p, theirs);
+    }
+  }
+  void open(const shm::OpSignature& sig) {
+    open(sig, [&](int) { return sig.bytes; });
   }
 
   // ---- algorithms ---------------------------------------------------------------------------
@@ -648,8 +769,10 @@ class ShmBackend final : public Backend {
   // All-reduce (root < 0) or reduce to root over the slots; see the file comment.
   void reduce_impl(const void* in, void* out, std::size_t count, DType dtype, ReduceOp op, int root) {
     const std::size_t eb = dtype_bytes(dtype);
+    const shm::OpSignature sig{.op = root < 0 ? OpKind::all_reduce : OpKind::reduce, .dtype = dtype, .reduce_op = op,
+                               .root = root, .bytes = count * eb};
     if (count * eb <= slot_bytes_ && count * eb * static_cast<std::size_t>(size_) <= one_step_bytes_) {
-      one_step_reduce(in, out, count, dtype, op, root);
+      one_step_reduce(in, out, count, dtype, op, root, sig);
       return;
     }
     const std::size_t chunk = slot_bytes_ / eb;
@@ -673,7 +796,7 @@ class ShmBackend final : public Backend {
     };
     const bool copy_out = root < 0 || root == rank_;
     write(0);
-    step();
+    open(sig);
     for (std::size_t k = 0; k < rounds; ++k) {
       const std::size_t l = len(k), me = static_cast<std::size_t>(rank_);
       const std::size_t b0 = bound(l, me), b1 = bound(l, me + 1), m = b1 - b0;
@@ -705,15 +828,16 @@ class ShmBackend final : public Backend {
   // the step every rank that wants the result reduces all slots itself, in rank order
   // (((s0 + s1) + s2) + ...: the order of the chunked algorithm, so results are bit-identical
   // across ranks and sizes). One step instead of two per round, and no copy-out of slices.
-  void one_step_reduce(const void* in, void* out, std::size_t count, DType dtype, ReduceOp op, int root) {
+  void one_step_reduce(const void* in, void* out, std::size_t count, DType dtype, ReduceOp op, int root,
+                       const shm::OpSignature& sig) {
     const std::size_t bytes = count * dtype_bytes(dtype);
     const std::size_t b = side(0);
     if (bytes <= kSmallLines * kLineData && size_ > 1) {
-      lines_reduce(in, out, bytes, dtype, op, root, b);
+      lines_reduce(in, out, bytes, dtype, op, root, b, sig);
       return;
     }
     if (bytes > 0) std::memcpy(slot(rank_, b), in, bytes);
-    step();
+    open(sig);
     if ((root < 0 || root == rank_) && count > 0) {
       reduce_into(dtype, op, out, slot(0, b), slot(1, b), count);
       for (int p = 2; p < size_; ++p) reduce_into(dtype, op, out, out, slot(p, b), count);
@@ -727,13 +851,19 @@ class ShmBackend final : public Backend {
   // is what a slow reader sleeps on. Every rank waits for every peer's lines even when it wants
   // no result (a reduce's non-root): seeing a peer's tag of this collective is what tells the
   // rank that the peer has finished reading the previous collective on the other side, which
-  // the next collective will overwrite (the invariant of phase_).
-  void lines_reduce(const void* in, void* out, std::size_t bytes, DType dtype, ReduceOp op, int root, std::size_t b) {
-    const std::uint32_t tag = ++steps_;
+  // the next collective will overwrite (the invariant of phase_). Every line carries the
+  // collective's compact signature; a peer's first line is checked against ours before any data
+  // is read (a peer that opened another collective left its signature in that line too).
+  void lines_reduce(const void* in, void* out, std::size_t bytes, DType dtype, ReduceOp op, int root, std::size_t b,
+                    shm::OpSignature sig) {
+    const std::uint32_t tag = publish(sig);
+    const std::uint32_t signature = shm::compact(sig);
+    ++steps_;
     SmallLine* mine = control(rank_)->lines[b];
     const std::size_t nlines = (bytes + kLineData - 1) / kLineData;
     for (std::size_t i = 0; i < nlines; ++i) {
       std::memcpy(mine[i].data, static_cast<const char*>(in) + i * kLineData, std::min(kLineData, bytes - i * kLineData));
+      mine[i].signature = signature;
       mine[i].tag.store(tag, std::memory_order_release);
     }
     control(rank_)->step.store_and_wake(steps_);
@@ -744,6 +874,8 @@ class ShmBackend final : public Backend {
         if (p == rank_) continue;
         const SmallLine& l = control(p)->lines[b][i];
         wait_until([&] { return l.tag.load(std::memory_order_acquire) == tag; }, control(p)->step, p);
+        if (i == 0 && l.signature != signature) [[unlikely]]
+          shm::throw_disagreement(op_, rank_, sig, p, control(p)->opened[tag & 1]);
       }
       if (!result) continue;
       // In rank order, as the slot form: (((s0 + s1) + s2) + ...).
@@ -766,10 +898,11 @@ class ShmBackend final : public Backend {
   }
 
   // Generic exchange: sp[j]/sb[j] is what this rank sends to j, dp[p]/db[p] where what comes
-  // from p goes. A header step shares every rank's byte counts, which are checked for
-  // agreement (always: it costs nothing here) and give the number of rounds.
+  // from p goes. A header step (the collective's opening) shares every rank's byte counts, which
+  // are checked for agreement pair by pair (the signature leaves them out) and give the number
+  // of rounds.
   void exchange(const std::vector<const char*>& sp, const std::vector<std::size_t>& sb,
-                const std::vector<char*>& dp, const std::vector<std::size_t>& db, const char* what) {
+                const std::vector<char*>& dp, const std::vector<std::size_t>& db, const shm::OpSignature& sig) {
     const std::size_t n = static_cast<std::size_t>(size_);
     const std::size_t parity = exchanges_++ % 2;
     std::uint64_t* mine = header(rank_, parity);
@@ -777,7 +910,7 @@ class ShmBackend final : public Backend {
       mine[j] = sb[j];
       mine[n + j] = db[j];
     }
-    step();
+    open(sig);
     const std::size_t region = slot_bytes_ / n / kLine * kLine;
     std::size_t rounds = 0;
     for (int p = 0; p < size_; ++p) {
@@ -786,7 +919,7 @@ class ShmBackend final : public Backend {
         const std::uint64_t sent = row[q];
         const std::uint64_t expected = header(q, parity)[n + static_cast<std::size_t>(p)];
         if (sent != expected)
-          throw InputError(fmt::format("{} on shm, rank {}", what, rank_),
+          throw InputError(fmt::format("{} on shm, rank {}", op_, rank_),
                            fmt::format("rank {} sends {} bytes to rank {}, but rank {} expects {} "
                                        "bytes from rank {}", p, sent, q, q, expected, p));
         if (p != q) rounds = std::max<std::size_t>(rounds, (sent + region - 1) / region);
@@ -825,6 +958,7 @@ class ShmBackend final : public Backend {
   std::size_t slot_bytes_ = 0, ring_bytes_ = 0, header_bytes_ = 0, ring_stride_ = 0;
   std::size_t control_off_ = 0, headers_off_ = 0, slots_off_ = 0, rings_off_ = 0;
   std::uint32_t steps_ = 0;
+  std::uint32_t collectives_ = 0;  // the sequence number of signatures
   std::size_t exchanges_ = 0;
   // The slot of round 0 of the next collective. No collective ends with a step: ranks leave
   // as soon as they have read what they need, and a slot written in round k is written again

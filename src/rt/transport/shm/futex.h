@@ -5,8 +5,9 @@
 
 namespace chorus::rt {
 
-// A counter in shared memory that other processes can sleep on.
-struct alignas(64) SharedCounter {
+// A counter in shared memory that other processes can sleep on. Not padded: whoever embeds it
+// decides what shares its cache line (shm publishes a collective's signature beside its steps).
+struct SharedCounter {
   std::atomic<std::uint32_t> value{0};
   std::atomic<std::uint32_t> sleepers{0};
   // Publishes a new value and wakes sleepers, if any.

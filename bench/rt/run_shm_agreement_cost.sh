@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The cost of shm's agreement check (docs/runtime.md, "Failures"): chorus bench on shm, 2 ranks,
+# all_reduce, broadcast and all_gather at 8 B .. 4 KiB, 300 (ITERS) timed iterations per run, the binary
+# BEFORE (built from main) and AFTER alternated in one run, ROUNDS times each (which goes first
+# alternates too, so neither binary always runs second); the table gives the
+# median over the rounds of each run's mean time per operation (and of its fastest iteration).
+# Usage: bench/rt/run_shm_agreement_cost.sh BEFORE_CHORUS AFTER_CHORUS [ROUNDS] [ITERS]   (default 21, 300)
+set -euo pipefail
+BEFORE=$1
+AFTER=$2
+ROUNDS=${3:-21}
+ITERS=${4:-300}
+OUT=$(mktemp -d)
+trap 'rm -rf "$OUT"' EXIT
+echo "# machine: $(nproc) cpus, $(lscpu | sed -n 's/^Model name: *//p'), $(date -u '+%F %H:%M') UTC, $(uptime | sed 's/.*load/load/')"
+for round in $(seq "$ROUNDS"); do
+  order="before after"
+  [ $((round % 2)) = 0 ] && order="after before"
+  for which in $order; do
+    bin=$BEFORE
+    [ "$which" = after ] && bin=$AFTER
+    "$AFTER" launch -n 2 -- "$bin" bench --backends shm --ops allreduce,broadcast,allgather --sizes 8,64,512,4096 \
+      --iters "$ITERS" --warmup 30 --json > "$OUT/$which.$round.json"
+  done
+done
+echo "# end: $(uptime | sed 's/.*load/load/')"
+python3 - "$OUT" "$ROUNDS" <<'PY'
+import json, statistics, sys
+out, rounds = sys.argv[1], int(sys.argv[2])
+t = {}  # (which, op, bytes) -> [(mean, min)]
+for which in ("before", "after"):
+    for r in range(1, rounds + 1):
+        for row in json.load(open(f"{out}/{which}.{r}.json")):
+            t.setdefault((which, row["op"], row["bytes"]), []).append((row["mean_us"], row["min_us"]))
+med = lambda k, i: statistics.median(x[i] for x in t[k])
+print(f"\nmedian over {rounds} alternated runs of the mean us per operation (fastest iteration in brackets)\n")
+print("| op | bytes | before | after | after / before |")
+print("| --- | ---: | ---: | ---: | ---: |")
+for op, b in sorted({(k[1], k[2]) for k in t}, key=lambda x: (x[0], x[1])):
+    bef, aft = ("before", op, b), ("after", op, b)
+    print(f"| {op} | {b} | {med(bef, 0):.2f} ({med(bef, 1):.2f}) | {med(aft, 0):.2f} ({med(aft, 1):.2f}) | {med(aft, 0) / med(bef, 0):.3f} |")
+PY

@@ -1,0 +1,69 @@
+#include "rt/backends/shm_agreement.h"
+
+#include <algorithm>
+#include <iterator>
+
+#include <fmt/format.h>
+
+#include "rt/errors.h"
+
+namespace chorus::rt::shm {
+
+static_assert(sizeof(OpSignature) == 24, "two signatures and the step counter share a cache line");
+static_assert(std::size(kAllOpKinds) <= 16 && std::size(kAllDTypes) <= 8 && std::size(kAllReduceOps) <= 8,
+              "compact() packs them into 4, 3 and 3 bits");
+
+std::uint32_t compact(const OpSignature& s) {
+  // 4 + 3 + 3 bits of kinds, 13 of root + 1 (roots are < 4096), 9 of bytes (448 at most on the
+  // lines; anything larger reads as 511).
+  const auto bytes = static_cast<std::uint32_t>(std::min<std::uint64_t>(s.bytes, 511));
+  return static_cast<std::uint32_t>(s.op) | static_cast<std::uint32_t>(s.dtype) << 4 |
+         static_cast<std::uint32_t>(s.reduce_op) << 7 | static_cast<std::uint32_t>(s.root + 1) << 10 |
+         bytes << 23;
+}
+
+bool agrees(const OpSignature& mine, const OpSignature& peer, std::uint64_t expected_bytes) {
+  return mine.sequence == peer.sequence && mine.op == peer.op && mine.dtype == peer.dtype &&
+         mine.reduce_op == peer.reduce_op && mine.vector_form == peer.vector_form &&
+         mine.root == peer.root && peer.bytes == expected_bytes;
+}
+
+std::string describe(const OpSignature& s) {
+  const std::string op(to_string(s.op));
+  if (s.op == OpKind::barrier) return op;
+  const std::size_t eb = dtype_bytes(s.dtype);
+  const std::string data = s.bytes % eb == 0 ? fmt::format("{} {}", s.bytes / eb, to_string(s.dtype))
+                                             : fmt::format("{} bytes of {}", s.bytes, to_string(s.dtype));
+  const std::string reduction = fmt::format(" ({})", to_string(s.reduce_op));
+  switch (s.op) {
+    case OpKind::broadcast: return fmt::format("{} of {} from root {}", op, data, s.root);
+    case OpKind::reduce: return fmt::format("{} of {}{} to root {}", op, data, reduction, s.root);
+    case OpKind::all_reduce: return fmt::format("{} of {}{}", op, data, reduction);
+    case OpKind::reduce_scatter: return fmt::format("{} of {} per rank{}", op, data, reduction);
+    case OpKind::all_gather: return fmt::format("{} of {} per rank", op, data);
+    case OpKind::all_gatherv: return fmt::format("{} giving {}", op, data);
+    default:  // the exchanges: their byte counts are checked pair by pair
+      return s.root >= 0 ? fmt::format("{} of {} (root {})", op, to_string(s.dtype), s.root)
+                         : fmt::format("{} of {}", op, to_string(s.dtype));
+  }
+}
+
+void throw_disagreement(const char* what, int me, const OpSignature& mine, int peer, const OpSignature& theirs) {
+  std::string msg = fmt::format("shm {} on rank {}: ranks disagree: rank {} called {}, rank {} {}", what, me, me,
+                                describe(mine), peer, describe(theirs));
+  if (mine.sequence != theirs.sequence)
+    msg += fmt::format(" (as collective #{} and #{} of the backend)", mine.sequence, theirs.sequence);
+  throw CommError(msg);
+}
+
+void throw_receive_size_mismatch(const char* what, int me, int src, std::uint64_t buffer, std::uint64_t message) {
+  throw CommError(fmt::format("shm {} on rank {}: ranks disagree: rank {} received into {} bytes, rank {} sent {} bytes",
+                              what, me, me, buffer, src, message));
+}
+
+void throw_send_refused(const char* what, int me, int dst, std::uint64_t buffer, std::uint64_t message) {
+  throw CommError(fmt::format("shm {} on rank {}: ranks disagree: rank {} sent {} bytes, rank {} received into {} bytes",
+                              what, me, me, message, dst, buffer));
+}
+
+}  // namespace chorus::rt::shm

@@ -1,0 +1,137 @@
+// rt_disagree: ranks that disagree on a call on shm, without checking mode
+// (test_shm_disagreement.py). Rank 0 makes one call, the other ranks another (--case picks the
+// pair); every receive buffer ends where a 1 MiB canary begins, followed by a PROT_NONE page, so a
+// write past a buffer is seen (canary) or faults (guard). Each rank prints its error, whether its
+// canaries are intact, the error of a later operation (the backend must be broken, naming the
+// first error) and that finalize() returned; exit 3 after an error, 0 without.
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "core/error.h"
+#include "rt/errors.h"
+#include "rt/runtime.h"
+
+namespace rt_disagree_program {  // one of the programs of rt_programs.cpp
+
+namespace rt = chorus::rt;
+
+constexpr std::size_t kCanary = 1 << 20;
+constexpr unsigned char kCanaryByte = 0xA5;
+
+// `bytes` of memory ending exactly where the canary starts, the canary ending at a guard page.
+class Guarded {
+ public:
+  explicit Guarded(std::size_t bytes) : bytes_(bytes) {
+    page_ = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+    const std::size_t body = (bytes + page_ - 1) / page_ * page_;
+    total_ = body + kCanary + page_;
+    void* p = ::mmap(nullptr, total_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::runtime_error("mmap failed");
+    base_ = static_cast<unsigned char*>(p);
+    ::mprotect(base_ + body + kCanary, page_, PROT_NONE);
+    data_ = base_ + body - bytes;
+    std::memset(base_ + body, kCanaryByte, kCanary);
+  }
+  Guarded(const Guarded&) = delete;
+  Guarded& operator=(const Guarded&) = delete;
+  ~Guarded() { ::munmap(base_, total_); }
+  template <typename T>
+  T* as() const { return reinterpret_cast<T*>(data_); }
+  // Bytes of the canary overwritten.
+  std::size_t damaged() const {
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < kCanary; ++i) n += data_[bytes_ + i] != kCanaryByte;
+    return n;
+  }
+
+ private:
+  std::size_t bytes_, page_ = 0, total_ = 0;
+  unsigned char* base_ = nullptr;
+  unsigned char* data_ = nullptr;
+};
+
+int run(int argc, char** argv) {
+  CLI::App app{"rt_disagree: ranks disagreeing on shm calls"};
+  std::string which;
+  app.add_option("--case", which)->required()->check(CLI::IsMember(
+      {"broadcast-count-cma", "broadcast-vs-reduce", "all-reduce-count", "all-reduce-count-large", "all-gather-count",
+       "dtype", "reduce-op", "root", "all-reduce-vs-broadcast", "recv-smaller", "recv-larger"}));
+  CLI11_PARSE(app, argc, argv);
+  rt::InitOptions init;
+  init.check = 0;  // the backend itself must notice
+  rt::init({"shm"}, init);
+  const int me = rt::rank("shm"), n = rt::size("shm");
+  const bool first = me == 0;
+  std::vector<std::unique_ptr<Guarded>> buffers;
+  auto guarded = [&](std::size_t bytes) {
+    buffers.push_back(std::make_unique<Guarded>(bytes));
+    return buffers.back().get();
+  };
+  std::vector<float> ones(1 << 20, 1.0f);
+  const auto f32 = rt::DType::f32;
+  bool failed = false;
+  try {
+    if (which == "broadcast-count-cma") {  // both single-copy (>= 1 MiB): rank 0 would write 512 KiB past
+      const std::size_t bytes = first ? 2 << 20 : 1536 << 10;
+      rt::broadcast("shm", guarded(bytes)->as<char>(), bytes, rt::DType::u8, 0);
+    } else if (which == "broadcast-vs-reduce") {
+      if (first) rt::broadcast("shm", guarded(2 << 20)->as<char>(), 2 << 20, rt::DType::u8, 0);
+      else rt::reduce("shm", ones.data(), guarded(4 << 20)->as<float>(), 1 << 20, f32, rt::ReduceOp::sum, 0);
+    } else if (which == "all-reduce-count" || which == "all-reduce-count-large") {
+      const std::size_t count = (which == "all-reduce-count" ? 4 : 100000) * (first ? 1 : 2);
+      rt::all_reduce("shm", ones.data(), guarded(count * 4)->as<float>(), count, f32, rt::ReduceOp::sum);
+    } else if (which == "all-gather-count") {
+      const std::size_t count = first ? 4 : 8;
+      rt::all_gather("shm", ones.data(), guarded(count * 4 * static_cast<std::size_t>(n))->as<float>(), count, f32);
+    } else if (which == "dtype") {  // the same 32 bytes
+      if (first) rt::all_reduce("shm", ones.data(), guarded(32)->as<float>(), 8, f32, rt::ReduceOp::sum);
+      else rt::all_reduce("shm", ones.data(), guarded(32)->as<double>(), 4, rt::DType::f64, rt::ReduceOp::sum);
+    } else if (which == "reduce-op") {
+      rt::all_reduce("shm", ones.data(), guarded(32)->as<float>(), 8, f32, first ? rt::ReduceOp::sum : rt::ReduceOp::max);
+    } else if (which == "root") {
+      rt::broadcast("shm", guarded(32)->as<float>(), 8, f32, me);
+    } else if (which == "all-reduce-vs-broadcast") {
+      if (first) rt::all_reduce("shm", ones.data(), guarded(32)->as<float>(), 8, f32, rt::ReduceOp::sum);
+      else rt::broadcast("shm", guarded(32)->as<float>(), 8, f32, 0);
+    } else {  // recv-smaller, recv-larger: rank 0 sends 32 bytes, then 1 MiB (more than the ring)
+      if (me == 0) {
+        rt::send("shm", ones.data(), 8, f32, 1);
+        rt::send("shm", ones.data(), 1 << 18, f32, 1);  // blocks on the full ring: learns of the refusal
+      } else if (me == 1) {
+        const std::size_t count = which == "recv-smaller" ? 4 : 16;
+        rt::recv("shm", guarded(count * 4)->as<float>(), count, f32, 0);
+      }
+    }
+    std::printf("rank %d: no error\n", me);
+  } catch (const rt::CommError& e) {
+    failed = true;
+    std::printf("rank %d: communication error: %s\n", me, e.what());
+  } catch (const chorus::InputError& e) {
+    failed = true;
+    std::printf("rank %d: input error: %s\n", me, e.what());
+  }
+  std::size_t damaged = 0;
+  for (const auto& b : buffers) damaged += b->damaged();
+  if (damaged != 0) std::printf("rank %d: canary damaged: %zu bytes past a buffer written\n", me, damaged);
+  else std::printf("rank %d: canaries intact\n", me);
+  if (failed) {
+    try {
+      rt::barrier("shm");
+      std::printf("rank %d: later operation succeeded\n", me);
+    } catch (const std::exception& e) {
+      std::printf("rank %d: later operation: %s\n", me, e.what());
+    }
+  }
+  std::fflush(stdout);
+  rt::finalize();
+  std::printf("rank %d: finalized\n", me);
+  return damaged != 0 ? 4 : failed ? 3 : 0;
+}
+
+}  // namespace rt_disagree_program
