@@ -108,7 +108,7 @@ void run_plan(const PlanArgs& a) {
   for (const auto& r : results)
     if (r.method == baseline) chosen_base = &r;
 
-  if (!a.out.empty()) write_text_file(a.out, plan_to_json(problem, best).dump(1) + "\n");
+  if (!a.out.empty()) write_json_file(a.out, plan_to_json(problem, best));
   if (!a.trace.empty()) write_text_file(a.trace, plan_trace(problem, best.plan, best.schedule).dump() + "\n");
 
   if (a.json) {

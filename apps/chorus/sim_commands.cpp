@@ -5,7 +5,6 @@
 #include "apps/chorus/commands.h"
 #include "core/error.h"
 #include "core/json_csv.h"
-#include "core/suggest.h"
 #include "core/text_file.h"
 #include "core/units.h"
 #include "net/network_yaml.h"
@@ -76,7 +75,6 @@ void print_human(const net::Network& network, const sim::CollectiveRun& run, boo
   }
 }
 
-void write_json_file(const std::string& path, const nlohmann::json& j) { write_text_file(path, j.dump(1) + "\n"); }
 
 void report(const net::Network& network, const sim::CollectiveRun& run, bool json, bool schedules,
             const std::string& trace, const std::string& csv = "") {
@@ -109,8 +107,7 @@ void run_sim_schedule(const SimScheduleArgs& a) {
 void run_sim_collective(const SimCollectiveArgs& a) {
   const net::Network network = net::load_network(a.topology);
   sim::CollectiveRequest req;
-  if (!coll::parse_collective_op(a.op, req.op))
-    throw InputError("--op", fmt::format("unknown operation '{}'{}; use allreduce, reducescatter, allgather or alltoall (underscores optional)", a.op, did_you_mean(a.op, {"allreduce", "reducescatter", "allgather", "alltoall"})));
+  req.op = coll::parse_collective_op(a.op, "--op");
   req.size_bytes = static_cast<double>(parse_bytes(a.size, "--size"));
   req.num_chunks = a.chunks;
   req.scheduler = sched::parse_scheduler(a.scheduler);

@@ -227,7 +227,7 @@ void run_sim_workload_on_fabric(const SimWorkloadArgs& a) {
   sim::FlowNetworkOptions flow_options;
   flow_options.batch_tolerance = a.batch_tolerance;
   const auto run = sim::simulate_workload(dag, logical, fabric, compute, flow_options);
-  if (!a.trace.empty()) write_text_file(a.trace, sim::workload_trace(logical, dag, sim::WorkloadRun{run.result, {}}).dump(1) + "\n");
+  if (!a.trace.empty()) write_json_file(a.trace, sim::workload_trace(logical, dag, sim::WorkloadRun{run.result, {}}));
   if (!a.traffic_csv.empty()) {
     std::ostringstream csv;
     sim::flow::write_matrix_csv(csv, run.traffic);
@@ -267,7 +267,7 @@ void run_sim_workload(const SimWorkloadArgs& a) {
   options.progress = [&progress](std::size_t done, std::size_t total) { progress.update(done, total); };
   const auto run = sim::simulate_workload(dag, network, options);
   if (!a.trace.empty()) {
-    write_text_file(a.trace, sim::workload_trace(network, dag, run).dump(1) + "\n");
+    write_json_file(a.trace, sim::workload_trace(network, dag, run));
   }
   const nlohmann::json result = sim::to_json(network, dag, options, run.result);
   if (!a.csv.empty()) write_text_file(a.csv, json_to_csv(result));

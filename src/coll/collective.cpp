@@ -4,6 +4,11 @@
 #include <cctype>
 #include <string>
 
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "core/suggest.h"
+
 namespace chorus::coll {
 
 std::string_view to_string(CollectiveOp op) {
@@ -36,6 +41,15 @@ bool parse_collective_op(std::string_view text, CollectiveOp& op) {
   else if (t == "alltoall" || t == "a2a") op = CollectiveOp::kAllToAll;
   else return false;
   return true;
+}
+
+CollectiveOp parse_collective_op(std::string_view text, const std::string& field) {
+  CollectiveOp op{};
+  if (!parse_collective_op(text, op))
+    throw InputError(field, fmt::format("unknown operation '{}'{}; use allreduce, reducescatter, allgather or alltoall "
+                                        "(underscores optional)",
+                                        text, did_you_mean(std::string(text), {"allreduce", "reducescatter", "allgather", "alltoall"})));
+  return op;
 }
 
 double initial_resident_bytes(CollectiveOp op, double size_bytes, double total_npus) {

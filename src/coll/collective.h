@@ -19,6 +19,8 @@ std::string_view to_string(CollectiveOp op);   // "allreduce", ...
 std::string_view to_string(Phase phase);       // "RS", "AG", "A2A", "P2P"
 // Accepts allreduce|all-reduce|all_reduce|ar, reducescatter|rs, allgather|ag, alltoall|a2a.
 bool parse_collective_op(std::string_view text, CollectiveOp& op);
+// The same, or an InputError naming `field`, the closest name and the four names.
+CollectiveOp parse_collective_op(std::string_view text, const std::string& field);
 
 // Size convention of Themis Sec. 2.3: a stage's size is the data resident on each NPU
 // before the stage begins. For a collective of size S on P NPUs:

@@ -51,6 +51,8 @@ void write_text_file(const std::string& path, const std::string& content) {
   }
 }
 
+void write_json_file(const std::string& path, const nlohmann::json& json) { write_text_file(path, json.dump(1) + "\n"); }
+
 void ensure_writable_dir(const std::string& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);

@@ -7,7 +7,6 @@
 
 #include "core/error.h"
 #include "core/memory_budget.h"
-#include "core/suggest.h"
 #include "core/text_file.h"
 #include "core/stats.h"
 #include "core/split.h"
@@ -67,7 +66,6 @@ double tolerance(DType d, ReduceOp op) {
 }
 
 
-void write_json(const std::string& path, const nlohmann::json& j) { write_text_file(path, j.dump(1) + "\n"); }
 
 }  // namespace
 
@@ -97,9 +95,7 @@ nlohmann::json run_schedule_on_ranks(const ScheduleRunOptions& o) {
   if (!o.schedule_file.empty()) {
     schedule = sched::load_schedule_file(o.schedule_file, network);
   } else {
-    coll::CollectiveOp op;
-    if (!coll::parse_collective_op(o.op, op))
-      throw InputError("--op", fmt::format("unknown operation '{}'{}; use allreduce, reducescatter, allgather or alltoall (underscores optional)", o.op, did_you_mean(o.op, {"allreduce", "reducescatter", "allgather", "alltoall"})));
+    const coll::CollectiveOp op = coll::parse_collective_op(o.op, "--op");
     const auto spec = sched::parse_scheduler(o.scheduler);
     if (spec.kind == sched::SchedulerKind::kIdeal)
       throw InputError("--scheduler", "the ideal is a bound, not a schedule to run; use baseline, themis-fifo or themis-scf");
@@ -231,9 +227,9 @@ nlohmann::json run_schedule_on_ranks(const ScheduleRunOptions& o) {
       measured.result.time_ns = last.time_ns;
       for (const auto& s : last.stages)
         measured.result.stages.push_back(sim::StageRecord{s.chunk, s.stage, s.phase, s.dim, s.arrive_ns, s.start_ns, s.end_ns, s.bytes_sent, 0});
-      write_json(o.trace, sim::chrome_trace(network, measured));
+      write_json_file(o.trace, sim::chrome_trace(network, measured));
     }
-    if (!o.sim_trace.empty()) write_json(o.sim_trace, sim::chrome_trace(network, predicted));
+    if (!o.sim_trace.empty()) write_json_file(o.sim_trace, sim::chrome_trace(network, predicted));
   }
   return j;
 }
