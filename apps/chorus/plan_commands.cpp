@@ -47,6 +47,7 @@ struct PlanArgs {
   std::string workload = "syndicate-fig6";
   std::string topology = "syndicate-fig6";
   int ranks = 4;
+  std::string launcher = "launch";
   int iterations = 2;
   std::string budget = "10s";
   long evaluations = 20000;
@@ -65,7 +66,11 @@ void run_plan(const PlanArgs& a) {
     throw InputError("--evaluations", fmt::format("must be in 1..1e8, got {}", a.evaluations));
   if (!(a.beta >= 0) || !std::isfinite(a.beta)) throw InputError("--beta", fmt::format("must be a number >= 0, got {}", a.beta));
   const Method baseline = parse_baseline(a.baseline, "--baseline");
-  const Topology topo = load_topology(a.topology, a.ranks, "--topology");
+  // Topology host is this machine's backends: mpi only under mpirun (chorus launch starts no
+  // MPI job), so a plan made for chorus launch never names it (the runner's host has no mpi there).
+  const Topology topo = a.topology == "host" && a.launcher == "launch"
+                            ? with_backends(load_topology(a.topology, a.ranks, "--topology"), {"shm", "gloo"}, "--topology")
+                            : load_topology(a.topology, a.ranks, "--topology");
   const auto dag = load_workload_dag(a.workload, topo, a.iterations);
   const Problem problem = make_problem(dag, topo, {});
   if (problem.comms.empty()) throw InputError("--workload", fmt::format("workload '{}' has no collective to plan", dag.name));
@@ -172,6 +177,10 @@ void register_plan_commands(CLI::App& app) {
       ->capture_default_str();
   plan->add_option("--topology", a.topology, "syndicate-fig6, syndicate-testbed, host, or a topology YAML file")->capture_default_str();
   plan->add_option("--ranks", a.ranks, "processes of topology 'host'")->capture_default_str();
+  plan->add_option("--launcher", a.launcher,
+                   "what topology 'host' will run under: launch (chorus launch: shm and gloo) or mpirun (adds mpi)")
+      ->check(CLI::IsMember({"launch", "mpirun"}))
+      ->capture_default_str();
   plan->add_option("--iterations", a.iterations, "training iterations unrolled into the DAG (the paper: 2)")->capture_default_str();
   plan->add_option("--budget", a.budget, "search time budget, e.g. 10s, 500ms")->capture_default_str();
   plan->add_option("--evaluations", a.evaluations, "at most this many plans costed by the search")->capture_default_str();

@@ -7,7 +7,8 @@
 // Counts are in elements of `dtype`; buffers of different ranks hold the same dtype.
 // Methods a backend does not override fall back to the generic algorithms of
 // algorithms/ (backend.cpp), built on send_recv(); native() reports which is which.
-// ReduceOp::avg never reaches a backend: the runtime reduces with sum and divides.
+// ReduceOp::avg reaches only a backend whose takes_avg() is true, which reduces it as sum
+// (reduce_into does); either way the runtime divides.
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -51,6 +52,19 @@ class Backend {
   // barriers progress MPI while they wait for the same reason. Never called concurrently
   // with an operation of this backend; the default does nothing.
   virtual void progress() {}
+
+  // Agreement without checking mode (agreement.h): whether the backend compares its ranks'
+  // calls on its own data path (shm). If not, the runtime exchanges a digest of each
+  // collective's call first (small calls ride inside it), with this all-gather of `bytes` from
+  // every rank: a size that depends only on the world size (agreement_row_bytes), so that it
+  // cannot itself disagree. The default is all_gather.
+  // Whether reductions may arrive with ReduceOp::avg (reduced as sum): a backend that compares
+  // its ranks' calls itself sees avg apart from sum. Otherwise the runtime passes sum.
+  virtual bool takes_avg() const { return false; }
+  virtual bool agrees_on_data_path() const { return false; }
+  virtual void agreement_all_gather(const void* mine, void* all, std::size_t bytes) {
+    all_gather(mine, all, bytes, DType::u8);
+  }
 
   virtual void barrier();
   virtual void broadcast(void* buf, std::size_t count, DType dtype, int root);

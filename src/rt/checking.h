@@ -20,6 +20,12 @@ struct CallSignature {
   bool vector_form = false;
   // Elements this rank sends to each rank, and expects from each rank (vector forms).
   std::vector<std::uint64_t> sends, expects;
+  // The call's buffers (a broadcast's is `out`), and whether the agreement exchange may carry
+  // the call itself when it is small (agreement.h): only with the backend's default algorithm.
+  const void* in = nullptr;
+  void* out = nullptr;
+  bool may_inline = false;
+  bool named_algorithm = false;  // run with a named algorithm (shm then agrees by digest too)
 };
 
 // Runs the agreement check on `backend`; throws InputError on any disagreement.

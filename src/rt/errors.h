@@ -11,6 +11,14 @@ class CommError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Ranks disagree on a collective call (operation, counts, dtype, reduce op, root): every rank
+// involved learned of it from the same signatures before any data moved, so its peers are alive
+// and heading for the same error. The backend is unusable afterwards all the same.
+class DisagreementError : public CommError {
+ public:
+  using CommError::CommError;
+};
+
 // An operation did not complete within the configured timeout.
 class TimeoutError : public CommError {
  public:

@@ -19,6 +19,7 @@
 #include "core/error.h"
 #include "rt/backends/backends.h"
 #include "rt/rendezvous/bootstrap.h"
+#include "rt/agreement.h"
 #include "rt/checking.h"
 #include "rt/comm_log.h"
 #include "rt/dtype.h"
@@ -47,8 +48,16 @@ struct Slot {
     return op == OpKind::send ? lanes[1] : op == OpKind::recv ? lanes[2] : lanes[0];
   }
   int world_size = 1;                      // backend->size(), without a virtual call
-  std::atomic<std::uint64_t> sequence{0};  // collectives issued in checking mode
+  // How this backend's ranks agree on each collective's call: on its own data path (none
+  // here), by the runtime's digest exchange (agreement.h), or checking mode's full comparison.
+  enum class Agreement { none, digest, full } agreement = Agreement::none;
+  bool takes_avg = false;                  // backend->takes_avg()
+  // Agreement::none because the backend agrees on its own data path (shm): calls with a named
+  // algorithm, which run outside that path, agree by digest all the same.
+  bool agree_named = false;
+  std::atomic<std::uint64_t> sequence{0};  // collectives issued with a signature
   std::atomic<bool> is_broken{false};      // a communication failure left the backend unusable
+  bool broken_by_disagreement = false;     // that failure was a DisagreementError (guarded by broken_mutex)
   std::mutex broken_mutex;
   std::string broken;                      // why (guarded by broken_mutex)
   // A group's errors name group ranks; this note (appended to them) maps them to world ranks.
@@ -88,6 +97,7 @@ struct Runtime {
   std::mutex slots_mutex;  // guards `slots` against a group created while another thread looks up
   int generation = 0;  // this init()'s number in the process (store keys of finalize())
   bool check = false;
+  bool agree = true;  // InitOptions::agree
   std::optional<TuningTable> tuning;
   // Null: not logging. Shared with queued operations: a broken backend left alive by finalize()
   // may still end one after the runtime is gone.
@@ -237,7 +247,10 @@ void require_counts(const Backend& b, OpKind op, const Counts& v, const char* na
 
 [[gnu::cold, gnu::noinline]] void mark_broken(Slot& s, const CommError& e) {
   std::lock_guard lock(s.broken_mutex);
-  if (s.broken.empty()) s.broken = e.what();
+  if (s.broken.empty()) {
+    s.broken = e.what();
+    s.broken_by_disagreement = dynamic_cast<const DisagreementError*>(&e) != nullptr;
+  }
   s.is_broken.store(true, std::memory_order_release);
 }
 
@@ -245,17 +258,21 @@ void require_counts(const Backend& b, OpKind op, const Counts& v, const char* na
 [[noreturn, gnu::cold, gnu::noinline]] void rethrow_in_group(const Slot& s, const CommError& e) {
   const std::string what = std::string(e.what()) + " " + s.group_note;
   if (dynamic_cast<const TimeoutError*>(&e) != nullptr) throw TimeoutError(what);
+  if (dynamic_cast<const DisagreementError*>(&e) != nullptr) throw DisagreementError(what);
   throw CommError(what);
 }
 
 // Runs one operation on the slot's backend (on whichever thread owns the lane): refuses a
-// broken backend, checks agreement first in checking mode (`sig` non-null), and marks the
-// backend broken on a communication failure.
+// broken backend, agrees on the call first (`sig` non-null: the slot's Agreement), and marks
+// the backend broken on a communication failure.
 template <typename Body>
 [[gnu::always_inline]] inline void run_op(Slot& s, const CallSignature* sig, Body& body) {
   if (s.is_broken.load(std::memory_order_acquire)) [[unlikely]] throw_broken(s);
   try {
-    if (sig != nullptr) check_agreement(*s.backend, *sig);
+    if (sig != nullptr) {
+      if (s.agreement == Slot::Agreement::full) check_agreement(*s.backend, *sig);
+      else if (agree(*s.backend, *sig)) return;  // the exchange carried the call itself
+    }
     body(*s.backend);
   } catch (const CommError& e) {
     mark_broken(s, e);
@@ -271,7 +288,9 @@ template <typename Body>
 template <typename Body>
 Work submit_as(const std::string& label, Slot& s, OpKind op, std::size_t count, DType dtype, bool async_op,
                std::optional<CallSignature> sig, Body body) {
-  const bool check = sig.has_value() && g_rt->check && s.world_size > 1;
+  // Agree first when the slot does, and on shm for a named algorithm too: those run on the
+  // runtime's point-to-point algorithms, outside shm's own signature check.
+  const bool check = sig.has_value() && (s.agreement != Slot::Agreement::none || (sig->named_algorithm && s.agree_named));
   CommLog* log = g_rt->log.get();
   const std::int64_t issue = log != nullptr ? steady_now_ns() : 0;
   // Issuing from several threads onto one backend is allowed, but their relative order is
@@ -329,28 +348,44 @@ Work submit(Slot& s, OpKind op, std::size_t count, DType dtype, bool async_op, s
   return submit_as(s.label, s, op, count, dtype, async_op, std::move(sig), std::move(body));
 }
 
-inline std::optional<CallSignature> uniform_sig(OpKind op, std::size_t count, DType dtype,
-                                         ReduceOp rop = ReduceOp::sum, int root = -1) {
-  if (!g_rt->check) return std::nullopt;  // only checking mode needs it
+// The signature of a call whose ranks all pass `count` (null when the slot does not agree on
+// calls); `in` and `out` (a broadcast's buffer is `out`) let the agreement exchange carry a
+// small call with the default algorithm (`algorithm` 0) itself.
+inline std::optional<CallSignature> uniform_sig(const Slot& slot, OpKind op, std::size_t count, DType dtype,
+                                                ReduceOp rop, int root, const void* in, void* out,
+                                                std::size_t algorithm = 0) {
+  if (slot.agreement == Slot::Agreement::none && (algorithm == 0 || !slot.agree_named)) return std::nullopt;
   CallSignature s;
   s.op = op;
   s.count = count;
   s.dtype = dtype;
   s.reduce_op = rop;
   s.root = root;
+  s.in = in;
+  s.out = out;
+  s.may_inline = algorithm == 0;
+  s.named_algorithm = algorithm != 0;
   return s;
 }
 
-ReduceOp wire_op(ReduceOp op) { return op == ReduceOp::avg ? ReduceOp::sum : op; }
+// The reduction the backend runs: avg as sum unless the backend takes avg (Backend::takes_avg).
+ReduceOp wire_op(const Slot& s, ReduceOp op) { return op == ReduceOp::avg && !s.takes_avg ? ReduceOp::sum : op; }
 
 // A backend instance of kind `kind` (mpi, gloo, shm) with its progress lanes.
-std::unique_ptr<Slot> make_slot(const std::string& kind, const std::string& label, const BackendContext& ctx) {
+std::unique_ptr<Slot> make_slot(const std::string& kind, const std::string& label, const BackendContext& ctx,
+                                bool check, bool agree) {
   auto slot = std::make_unique<Slot>();
   slot->label = label;
   if (kind == "mpi") slot->backend = make_mpi_backend(ctx);
   else if (kind == "gloo") slot->backend = make_gloo_backend(ctx);
   else slot->backend = make_shm_backend(ctx);
   slot->world_size = slot->backend->size();
+  slot->takes_avg = slot->backend->takes_avg();
+  if (slot->world_size > 1)
+    slot->agreement = check ? Slot::Agreement::full
+                      : slot->backend->agrees_on_data_path() || !agree ? Slot::Agreement::none
+                                                                      : Slot::Agreement::digest;
+  slot->agree_named = slot->agreement == Slot::Agreement::none && slot->world_size > 1 && agree && !check;
   for (OpKind op : kAllOpKinds) {
     if (!takes_algorithm(op)) continue;
     const auto i = static_cast<std::size_t>(op);
@@ -396,7 +431,8 @@ void quiesce(const Runtime& r, std::chrono::steady_clock::time_point deadline) {
   if (world.size <= 1 || !world.store) return;
   const std::string key = finalize_key(world, r.generation);
   const auto progress = [&] {
-    for (const auto& [name, s] : r.slots) s->backend->progress();
+    for (const auto& [name, s] : r.slots)
+      if (s) s->backend->progress();  // (a slot left to a broken backend is gone from here)
   };
   try {
     const auto left = [&] {
@@ -489,6 +525,7 @@ void init(const std::vector<std::string>& names, const InitOptions& options) {
     check = env_switch("CHORUS_RT_CHECK", false) ? 1 : 0;
   }
   r->check = check == 1;
+  r->agree = options.agree < 0 ? env_switch("CHORUS_RT_AGREE", true) : options.agree != 0;
   std::string table = options.tuning_table;
   if (table.empty())
     if (const char* env = std::getenv("CHORUS_RT_TUNING")) table = env;
@@ -509,7 +546,7 @@ void init(const std::vector<std::string>& names, const InitOptions& options) {
     r->log = std::make_shared<CommLog>(log, r->world.rank, r->world.size, options.log.empty() ? "environment CHORUS_RT_LOG" : "init: InitOptions::log");
   if (expanded && !r->world.single_host) std::erase(ordered, std::string("shm"));
   for (const auto& name : ordered)
-    r->slots[name] = make_slot(name, name, world_context(*r, fmt::format("{}/{}/{}", r->world.run_id, g_generation, name)));
+    r->slots[name] = make_slot(name, name, world_context(*r, fmt::format("{}/{}/{}", r->world.run_id, g_generation, name)), r->check, r->agree);
   r->order = ordered;
   for (const auto& name : ordered) r->fast.add(name, r->slots[name].get());
   r->generation = g_generation++;
@@ -522,7 +559,7 @@ void finalize() {
   if (g_rt == nullptr) return;
   std::unique_ptr<Runtime> r(g_rt);
   g_rt = nullptr;
-  bool any_broken = false;
+  bool any_broken = false, all_broken_by_disagreement = true;
   // Every operation ends by its own deadline (docs/runtime.md, "Failures"); allow that plus
   // Work::wait()'s grace before declaring a lane stuck.
   const auto deadline = std::chrono::steady_clock::now() +
@@ -538,6 +575,10 @@ void finalize() {
     for (int l = 0; l < s->lane_count; ++l) s->lanes[l].queue->stop(!idle);
     if (!idle) {
       any_broken = true;
+      {
+        std::lock_guard lock(s->broken_mutex);
+        all_broken_by_disagreement = all_broken_by_disagreement && s->is_broken.load() && s->broken_by_disagreement;
+      }
       // An operation may still be inside the backend (a detached progress thread, an inline
       // call past its deadline), and a broken backend must not be called again (for mpi: no
       // MPI_Comm_free, no MPI_Finalize, which would progress abandoned requests): leave the
@@ -548,8 +589,10 @@ void finalize() {
   // A rank's last operation may end before its peers' (a ring's last step is received by the
   // peer after the sender is done): closing connections now could cut a peer's operation short
   // (gloo then sees "connection closed by peer"). So healthy ranks first agree that every rank
-  // is done, as MPI_Finalize does; a broken runtime does not wait for peers that may be gone.
-  if (!any_broken) quiesce(*r, deadline);
+  // is done, as MPI_Finalize does; a broken runtime does not wait for peers that may be gone,
+  // unless what broke it was a disagreement, which every rank learned of alive (and one may
+  // still be receiving the last of the exchange that told it).
+  if (!any_broken || all_broken_by_disagreement) quiesce(*r, deadline);
   else leave_without_waiting(r->world, r->generation);
   // Destroy healthy groups and backends in reverse order of creation, then the world.
   r->fast.count.store(0);
@@ -688,7 +731,7 @@ void add_group(Runtime& r, const std::string& name, const std::string& kind, std
   ctx.size = static_cast<int>(world_ranks.size());
   ctx.mpi_color = color;
   ctx.mpi_key = key;
-  auto slot = make_slot(kind, name, ctx);
+  auto slot = make_slot(kind, name, ctx, r.check, r.agree);
   std::lock_guard lock(r.slots_mutex);
   r.slots[name] = std::move(slot);
   std::string map;
@@ -754,7 +797,7 @@ Work recv(std::string_view backend, void* buf, std::size_t count, DType dtype, i
 
 Work barrier(std::string_view backend, bool async_op) {
   Slot& s = slot_for(backend, OpKind::barrier, 0);
-  return submit(s, OpKind::barrier, 0, DType::u8, async_op, uniform_sig(OpKind::barrier, 0, DType::u8),
+  return submit(s, OpKind::barrier, 0, DType::u8, async_op, uniform_sig(s, OpKind::barrier, 0, DType::u8, ReduceOp::sum, -1, nullptr, nullptr),
                 [](Backend& x) {
                   if (x.size() > 1) x.barrier();
                 });
@@ -767,7 +810,7 @@ Work broadcast(std::string_view backend, void* buf, std::size_t count, DType dty
   require_root(*s.backend, OpKind::broadcast, root);
   require_buffer(*s.backend, OpKind::broadcast, buf, count, "buffer");
   return submit_as(s.label_of(OpKind::broadcast, algorithm), s, OpKind::broadcast, count, dtype, async_op,
-                   uniform_sig(OpKind::broadcast, count, dtype, ReduceOp::sum, root), [=](Backend& x) {
+                   uniform_sig(s, OpKind::broadcast, count, dtype, ReduceOp::sum, root, nullptr, buf, algorithm), [=](Backend& x) {
                      if (count == 0 || x.size() == 1) return;
                      if (algorithm == 0)
                        x.broadcast(buf, count, dtype, root);
@@ -783,13 +826,14 @@ Work reduce(std::string_view backend, const void* in, void* out, std::size_t cou
   require_root(b, OpKind::reduce, root);
   require_buffer(b, OpKind::reduce, in, count, "input");
   if (b.rank() == root) require_buffer(b, OpKind::reduce, out, count, "output at root");
+  const ReduceOp wire = wire_op(s, op);
   return submit(s, OpKind::reduce, count, dtype, async_op,
-                uniform_sig(OpKind::reduce, count, dtype, op, root), [=](Backend& x) {
+                uniform_sig(s, OpKind::reduce, count, dtype, op, root, in, out), [=](Backend& x) {
                   if (count == 0) return;
                   if (x.size() == 1) {
                     if (in != out) std::memcpy(out, in, count * dtype_bytes(dtype));
                   } else {
-                    x.reduce(in, out, count, dtype, wire_op(op), root);
+                    x.reduce(in, out, count, dtype, wire, root);
                   }
                   if (op == ReduceOp::avg && x.rank() == root) divide_by(dtype, out, count, x.size());
                 });
@@ -802,15 +846,16 @@ Work all_reduce(std::string_view backend, const void* in, void* out, std::size_t
   require_buffer(*s.backend, OpKind::all_reduce, in, count, "input");
   require_buffer(*s.backend, OpKind::all_reduce, out, count, "output");
   const int n = s.world_size;
+  const ReduceOp wire = wire_op(s, op);
   return submit_as(s.label_of(OpKind::all_reduce, algorithm), s, OpKind::all_reduce, count, dtype,
-                   async_op, uniform_sig(OpKind::all_reduce, count, dtype, op), [=](Backend& x) {
+                   async_op, uniform_sig(s, OpKind::all_reduce, count, dtype, op, -1, in, out, algorithm), [=](Backend& x) {
                   if (count == 0) return;
                   if (n == 1) {
                     if (in != out) std::memcpy(out, in, count * dtype_bytes(dtype));
                   } else if (algorithm == 0) {
-                    x.all_reduce(in, out, count, dtype, wire_op(op));
+                    x.all_reduce(in, out, count, dtype, wire);
                   } else {
-                    x.run_algorithm(algorithm - 1, {OpKind::all_reduce, in, out, count, dtype, wire_op(op), 0});
+                    x.run_algorithm(algorithm - 1, {OpKind::all_reduce, in, out, count, dtype, wire, 0});
                   }
                   if (op == ReduceOp::avg) divide_by(dtype, out, count, n);
                 });
@@ -822,15 +867,16 @@ Work reduce_scatter(std::string_view backend, const void* in, void* out, std::si
   Slot& s = slot_for(backend, OpKind::reduce_scatter, count * dtype_bytes(dtype), &algorithm);
   require_buffer(*s.backend, OpKind::reduce_scatter, in, count, "input");
   require_buffer(*s.backend, OpKind::reduce_scatter, out, count, "output");
+  const ReduceOp wire = wire_op(s, op);
   return submit_as(s.label_of(OpKind::reduce_scatter, algorithm), s, OpKind::reduce_scatter, count, dtype, async_op,
-                uniform_sig(OpKind::reduce_scatter, count, dtype, op), [=](Backend& x) {
+                uniform_sig(s, OpKind::reduce_scatter, count, dtype, op, -1, in, out, algorithm), [=](Backend& x) {
                   if (count == 0) return;
                   if (x.size() == 1) {
                     if (in != out) std::memcpy(out, in, count * dtype_bytes(dtype));
                   } else if (algorithm == 0) {
-                    x.reduce_scatter(in, out, count, dtype, wire_op(op));
+                    x.reduce_scatter(in, out, count, dtype, wire);
                   } else {
-                    x.run_algorithm(algorithm - 1, {OpKind::reduce_scatter, in, out, count, dtype, wire_op(op), 0});
+                    x.run_algorithm(algorithm - 1, {OpKind::reduce_scatter, in, out, count, dtype, wire, 0});
                   }
                   if (op == ReduceOp::avg) divide_by(dtype, out, count, x.size());
                 });
@@ -843,7 +889,7 @@ Work all_gather(std::string_view backend, const void* in, void* out, std::size_t
   require_buffer(*s.backend, OpKind::all_gather, in, count, "input");
   require_buffer(*s.backend, OpKind::all_gather, out, count, "output");
   return submit_as(s.label_of(OpKind::all_gather, algorithm), s, OpKind::all_gather, count, dtype, async_op,
-                uniform_sig(OpKind::all_gather, count, dtype), [=](Backend& x) {
+                uniform_sig(s, OpKind::all_gather, count, dtype, ReduceOp::sum, -1, in, out, algorithm), [=](Backend& x) {
                   if (count == 0) return;
                   if (x.size() == 1)
                     std::memmove(out, in, count * dtype_bytes(dtype));
@@ -861,7 +907,7 @@ Work gather(std::string_view backend, const void* in, void* out, std::size_t cou
   require_buffer(*s.backend, OpKind::gather, in, count, "input");
   if (s.backend->rank() == root) require_buffer(*s.backend, OpKind::gather, out, count, "output at root");
   return submit(s, OpKind::gather, count, dtype, async_op,
-                uniform_sig(OpKind::gather, count, dtype, ReduceOp::sum, root), [=](Backend& x) {
+                uniform_sig(s, OpKind::gather, count, dtype, ReduceOp::sum, root, in, out), [=](Backend& x) {
                   if (count == 0) return;
                   if (x.size() == 1)
                     std::memmove(out, in, count * dtype_bytes(dtype));
@@ -877,7 +923,7 @@ Work scatter(std::string_view backend, const void* in, void* out, std::size_t co
   if (s.backend->rank() == root) require_buffer(*s.backend, OpKind::scatter, in, count, "input at root");
   require_buffer(*s.backend, OpKind::scatter, out, count, "output");
   return submit(s, OpKind::scatter, count, dtype, async_op,
-                uniform_sig(OpKind::scatter, count, dtype, ReduceOp::sum, root), [=](Backend& x) {
+                uniform_sig(s, OpKind::scatter, count, dtype, ReduceOp::sum, root, in, out), [=](Backend& x) {
                   if (count == 0) return;
                   if (x.size() == 1)
                     std::memmove(out, in, count * dtype_bytes(dtype));
@@ -894,7 +940,7 @@ Work all_to_all_single(std::string_view backend, const void* in, void* out, std:
   require_buffer(*s.backend, OpKind::all_to_all_single, out, count, "output");
   require(in != out || count == 0, *s.backend, OpKind::all_to_all_single, [&] { return std::string("input and output must not be the same buffer"); });
   return submit_as(s.label_of(OpKind::all_to_all_single, algorithm), s, OpKind::all_to_all_single, count, dtype, async_op,
-                uniform_sig(OpKind::all_to_all_single, count, dtype), [=](Backend& x) {
+                uniform_sig(s, OpKind::all_to_all_single, count, dtype, ReduceOp::sum, -1, in, out, algorithm), [=](Backend& x) {
                   if (count == 0) return;
                   if (x.size() == 1)
                     std::memcpy(out, in, count * dtype_bytes(dtype));

@@ -50,6 +50,12 @@ struct InitOptions {
   // Checking mode: verify before each collective that all ranks agree on operation, dtype,
   // reduce op, root and counts. -1: CHORUS_RT_CHECK (1 = on), else off.
   int check = -1;
+  // Agreement without checking mode on gloo and mpi (rt/agreement.h): a 32-byte exchange before
+  // each collective, so that ranks that disagree fail naming both calls instead of aborting in
+  // Gloo or corrupting Open MPI's heap. -1: CHORUS_RT_AGREE (0 = off), else on; 0: off, for a
+  // program known to agree that wants the libraries' own small-message latency (shm always
+  // agrees, on its data path). Checking mode implies it.
+  int agree = -1;
   // Tuning table for "auto" (JSON, docs/runtime.md). Empty: CHORUS_RT_TUNING, else none.
   std::string tuning_table;
   // Communication log (rt/comm_log.h): every operation as a JSON line of <log>.<rank>.jsonl.

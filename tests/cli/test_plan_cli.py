@@ -14,6 +14,28 @@ def chorus(*args):
     return subprocess.run([CHORUS, "plan", *args], capture_output=True, text=True, timeout=120)
 
 
+class HostLauncher(unittest.TestCase):
+    def test_a_plan_for_chorus_launch_names_no_mpi_path(self):
+        # Topology host's channels are the machine's backends; chorus launch starts no MPI job, so
+        # by default (--launcher launch) the plan may use shm and gloo only; --launcher mpirun adds mpi.
+        with tempfile.TemporaryDirectory() as d:
+            paths = {}
+            for launcher in ("launch", "mpirun"):
+                out = os.path.join(d, f"{launcher}.json")
+                r = chorus("--workload", "moe-tiny", "--topology", "host", "--ranks", "4", "--launcher", launcher,
+                           "--evaluations", "2000", "--out", out)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                plan = json.load(open(out))
+                paths[launcher] = {op["option"]["path"] for op in plan["comm_ops"]} | \
+                    {op["option"].get("alt_path") for op in plan["comm_ops"] if op["option"].get("alt_path")}
+            self.assertNotIn("mpi", paths["launch"])
+            self.assertTrue(paths["launch"] <= {"shm", "gloo"}, paths["launch"])
+            self.assertTrue(paths["mpirun"] <= {"shm", "gloo", "mpi"}, paths["mpirun"])
+        r = chorus("--topology", "host", "--launcher", "srun")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--launcher", r.stderr)
+
+
 class Fig6(unittest.TestCase):
     def test_greedy_eleven_syndicate_nine_and_a_half(self):
         r = chorus("--workload", "syndicate-fig6", "--topology", "syndicate-fig6", "--json")

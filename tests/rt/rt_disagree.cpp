@@ -1,5 +1,5 @@
-// rt_disagree: ranks that disagree on a call on shm, without checking mode
-// (test_shm_disagreement.py). Rank 0 makes one call, the other ranks another (--case picks the
+// rt_disagree: ranks that disagree on a call on shm, gloo or mpi (--backend), without checking
+// mode (test_disagreement.py). Rank 0 makes one call, the other ranks another (--case picks the
 // pair); every receive buffer ends where a 1 MiB canary begins, followed by a PROT_NONE page, so a
 // write past a buffer is seen (canary) or faults (guard). Each rank prints its error, whether its
 // canaries are intact, the error of a later operation (the backend must be broken, naming the
@@ -57,17 +57,20 @@ class Guarded {
 };
 
 int run(int argc, char** argv) {
-  CLI::App app{"rt_disagree: ranks disagreeing on shm calls"};
-  std::string which;
+  CLI::App app{"rt_disagree: ranks disagreeing on a call"};
+  std::string which, backend = "shm";
+  app.add_option("--backend", backend)->check(CLI::IsMember({"shm", "gloo", "mpi"}));
   app.add_option("--case", which)->required()->check(CLI::IsMember(
       {"broadcast-count-cma", "broadcast-vs-reduce", "all-reduce-count", "all-reduce-count-large", "all-gather-count",
-       "dtype", "reduce-op", "root", "all-reduce-vs-broadcast", "recv-smaller", "recv-larger"}));
+       "dtype", "reduce-op", "root", "all-reduce-vs-broadcast", "recv-smaller", "recv-larger", "reduce-scatter-count",
+       "all-to-all-count", "all-to-allv-counts", "avg-vs-sum", "named-algorithm-count"}));
   CLI11_PARSE(app, argc, argv);
   rt::InitOptions init;
   init.check = 0;  // the backend itself must notice
-  rt::init({"shm"}, init);
-  const int me = rt::rank("shm"), n = rt::size("shm");
+  rt::init({backend}, init);
+  const int me = rt::rank(backend), n = rt::size(backend);
   const bool first = me == 0;
+  const char* on = backend.c_str();
   std::vector<std::unique_ptr<Guarded>> buffers;
   auto guarded = [&](std::size_t bytes) {
     buffers.push_back(std::make_unique<Guarded>(bytes));
@@ -79,33 +82,49 @@ int run(int argc, char** argv) {
   try {
     if (which == "broadcast-count-cma") {  // both single-copy (>= 1 MiB): rank 0 would write 512 KiB past
       const std::size_t bytes = first ? 2 << 20 : 1536 << 10;
-      rt::broadcast("shm", guarded(bytes)->as<char>(), bytes, rt::DType::u8, 0);
+      rt::broadcast(on, guarded(bytes)->as<char>(), bytes, rt::DType::u8, 0);
     } else if (which == "broadcast-vs-reduce") {
-      if (first) rt::broadcast("shm", guarded(2 << 20)->as<char>(), 2 << 20, rt::DType::u8, 0);
-      else rt::reduce("shm", ones.data(), guarded(4 << 20)->as<float>(), 1 << 20, f32, rt::ReduceOp::sum, 0);
+      if (first) rt::broadcast(on, guarded(2 << 20)->as<char>(), 2 << 20, rt::DType::u8, 0);
+      else rt::reduce(on, ones.data(), guarded(4 << 20)->as<float>(), 1 << 20, f32, rt::ReduceOp::sum, 0);
     } else if (which == "all-reduce-count" || which == "all-reduce-count-large") {
       const std::size_t count = (which == "all-reduce-count" ? 4 : 100000) * (first ? 1 : 2);
-      rt::all_reduce("shm", ones.data(), guarded(count * 4)->as<float>(), count, f32, rt::ReduceOp::sum);
+      rt::all_reduce(on, ones.data(), guarded(count * 4)->as<float>(), count, f32, rt::ReduceOp::sum);
     } else if (which == "all-gather-count") {
       const std::size_t count = first ? 4 : 8;
-      rt::all_gather("shm", ones.data(), guarded(count * 4 * static_cast<std::size_t>(n))->as<float>(), count, f32);
+      rt::all_gather(on, ones.data(), guarded(count * 4 * static_cast<std::size_t>(n))->as<float>(), count, f32);
+    } else if (which == "reduce-scatter-count") {
+      const std::size_t count = first ? 4 : 8;
+      rt::reduce_scatter(on, ones.data(), guarded(count * 4)->as<float>(), count, f32, rt::ReduceOp::sum);
+    } else if (which == "all-to-all-count") {
+      const std::size_t count = first ? 4 : 8;
+      rt::all_to_all_single(on, ones.data(), guarded(count * 4 * static_cast<std::size_t>(n))->as<float>(), count, f32);
+    } else if (which == "all-to-allv-counts") {  // rank 0 sends 4 elements to each, the others expect 8 from it
+      rt::Counts sends(n, first ? 4 : 8), recvs(n, 8), sd(n), rd(n);
+      if (first) recvs[0] = 4;  // what it sends itself
+      for (int j = 0; j < n; ++j) sd[j] = sends[0] * j, rd[j] = 8 * j;
+      rt::all_to_allv(on, ones.data(), sends, sd, guarded(8 * 4 * static_cast<std::size_t>(n))->as<float>(), recvs, rd, f32);
     } else if (which == "dtype") {  // the same 32 bytes
-      if (first) rt::all_reduce("shm", ones.data(), guarded(32)->as<float>(), 8, f32, rt::ReduceOp::sum);
-      else rt::all_reduce("shm", ones.data(), guarded(32)->as<double>(), 4, rt::DType::f64, rt::ReduceOp::sum);
+      if (first) rt::all_reduce(on, ones.data(), guarded(32)->as<float>(), 8, f32, rt::ReduceOp::sum);
+      else rt::all_reduce(on, ones.data(), guarded(32)->as<double>(), 4, rt::DType::f64, rt::ReduceOp::sum);
+    } else if (which == "named-algorithm-count") {  // the runtime's ring on point-to-point, by name
+      const std::size_t count = first ? 4 : 8;
+      rt::all_reduce(backend + ":ring_p2p", ones.data(), guarded(count * 4)->as<float>(), count, f32, rt::ReduceOp::sum);
+    } else if (which == "avg-vs-sum") {
+      rt::all_reduce(on, ones.data(), guarded(32)->as<float>(), 8, f32, first ? rt::ReduceOp::avg : rt::ReduceOp::sum);
     } else if (which == "reduce-op") {
-      rt::all_reduce("shm", ones.data(), guarded(32)->as<float>(), 8, f32, first ? rt::ReduceOp::sum : rt::ReduceOp::max);
+      rt::all_reduce(on, ones.data(), guarded(32)->as<float>(), 8, f32, first ? rt::ReduceOp::sum : rt::ReduceOp::max);
     } else if (which == "root") {
-      rt::broadcast("shm", guarded(32)->as<float>(), 8, f32, me);
+      rt::broadcast(on, guarded(32)->as<float>(), 8, f32, me);
     } else if (which == "all-reduce-vs-broadcast") {
-      if (first) rt::all_reduce("shm", ones.data(), guarded(32)->as<float>(), 8, f32, rt::ReduceOp::sum);
-      else rt::broadcast("shm", guarded(32)->as<float>(), 8, f32, 0);
+      if (first) rt::all_reduce(on, ones.data(), guarded(32)->as<float>(), 8, f32, rt::ReduceOp::sum);
+      else rt::broadcast(on, guarded(32)->as<float>(), 8, f32, 0);
     } else {  // recv-smaller, recv-larger: rank 0 sends 32 bytes, then 1 MiB (more than the ring)
       if (me == 0) {
-        rt::send("shm", ones.data(), 8, f32, 1);
-        rt::send("shm", ones.data(), 1 << 18, f32, 1);  // blocks on the full ring: learns of the refusal
+        rt::send(on, ones.data(), 8, f32, 1);
+        rt::send(on, ones.data(), 1 << 18, f32, 1);  // blocks on the full ring: learns of the refusal
       } else if (me == 1) {
         const std::size_t count = which == "recv-smaller" ? 4 : 16;
-        rt::recv("shm", guarded(count * 4)->as<float>(), count, f32, 0);
+        rt::recv(on, guarded(count * 4)->as<float>(), count, f32, 0);
       }
     }
     std::printf("rank %d: no error\n", me);
@@ -122,7 +141,7 @@ int run(int argc, char** argv) {
   else std::printf("rank %d: canaries intact\n", me);
   if (failed) {
     try {
-      rt::barrier("shm");
+      rt::barrier(on);
       std::printf("rank %d: later operation succeeded\n", me);
     } catch (const std::exception& e) {
       std::printf("rank %d: later operation: %s\n", me, e.what());

@@ -36,6 +36,8 @@
 #include <cstring>
 #include <fmt/format.h>
 
+#include "rt/agreement.h"
+#include "rt/backends/agreement.h"
 #include "rt/backends/backends.h"
 #include "rt/dtype.h"
 #include "rt/errors.h"
@@ -67,6 +69,7 @@ class GlooStore final : public gloo::rendezvous::Store {
 
 constexpr std::uint64_t kP2PSlot = 0x636830000000ULL;      // fallback collectives
 constexpr std::uint64_t kUserP2PSlot = 0x636831000000ULL;  // the application's send / recv
+constexpr std::uint64_t kUserP2PSizeSlot = 0x636832000000ULL;  // their sizes, sent ahead
 // All-reduces up to this size use Gloo's classic halving-doubling algorithm object over a
 // cached scratch buffer (see ClassicAllReduce); larger ones the new API's ring, which is
 // bandwidth-optimal. Measured side by side with plain Gloo (bench/rt/run_small_msgs.sh), the
@@ -167,7 +170,8 @@ bool packed(const Counts& counts, const Counts& displs) {
 
 class GlooBackend final : public Backend {
  public:
-  explicit GlooBackend(const BackendContext& ctx) : rank_(ctx.rank), size_(ctx.size), timeout_(ctx.timeout) {
+  explicit GlooBackend(const BackendContext& ctx)
+      : rank_(ctx.rank), size_(ctx.size), timeout_(ctx.timeout), store_(ctx.store), key_prefix_(ctx.key_prefix) {
     // Gloo writes to its sockets without MSG_NOSIGNAL: a peer that died would kill this rank
     // with SIGPIPE instead of letting the operation fail with an error. Ignore SIGPIPE unless
     // the program installed its own handler.
@@ -195,6 +199,10 @@ class GlooBackend final : public Backend {
       GlooStore small_store(*ctx.store, ctx.key_prefix + "/small/", timeout_);
       small->connectFullMesh(small_store, device_);
       small_context_ = small;
+      if (size_ > 1) {  // before the warm-up, whose exchange follows every rank's registration
+        agreement_rows_.resize(agreement_row_bytes(size_) * static_cast<std::size_t>(size_));
+        agreement_ = make_classic(small_context_, agreement_rows_.size() / sizeof(std::uint64_t), DType::i64, ReduceOp::sum);
+      }
       warm_up_classic();
       if (ctx.single_host)
         for (int j = 0; j < size_; ++j)
@@ -222,8 +230,48 @@ class GlooBackend final : public Backend {
 
   void send(const void* buf, std::size_t bytes, int dst) override { send_on(buf, bytes, dst, kP2PSlot); }
   void recv(void* buf, std::size_t bytes, int src) override { recv_on(buf, bytes, src, kP2PSlot); }
-  void user_send(const void* buf, std::size_t bytes, int dst) override { send_on(buf, bytes, dst, kUserP2PSlot); }
-  void user_recv(void* buf, std::size_t bytes, int src) override { recv_on(buf, bytes, src, kUserP2PSlot); }
+  // The application's messages announce their size on a slot of their own, and the receive
+  // compares it with its buffer before it posts the receive: a message larger than its receive
+  // buffer would abort the process in Gloo's device thread, a smaller one would pass silently. A
+  // refused message is never received: its sender times out naming this rank.
+  void user_send(const void* buf, std::size_t bytes, int dst) override {
+    guard("send", [&] {
+      std::uint64_t size = bytes;
+      auto header = context_->createUnboundBuffer(&size, sizeof size);
+      header->send(dst, kUserP2PSizeSlot);
+      if (bytes > 0) {
+        auto ub = context_->createUnboundBuffer(const_cast<void*>(buf), bytes);
+        ub->send(dst, kUserP2PSlot);
+        ub->waitSend(timeout_);
+      }
+      header->waitSend(timeout_);
+    }, dst);
+  }
+  void user_recv(void* buf, std::size_t bytes, int src) override {
+    guard("recv", [&] {
+      std::uint64_t size = 0;
+      auto header = context_->createUnboundBuffer(&size, sizeof size);
+      header->recv(src, kUserP2PSizeSlot);
+      header->waitRecv(timeout_);
+      if (size != bytes) [[unlikely]] throw_receive_size_mismatch("gloo", "recv", rank_, src, bytes, size);
+      if (bytes == 0) return;
+      auto ub = context_->createUnboundBuffer(buf, bytes);
+      ub->recv(src, kUserP2PSlot);
+      ub->waitRecv(timeout_);
+    }, src);
+  }
+  // The runtime's agreement (agreement.h) before every collective: its fixed-size all-gather as
+  // an all-reduce (sum) of each rank's row among zeros, on a classic halving-doubling object
+  // made at start-up over the small connections: one small exchange, like the small all-reduces.
+  void agreement_all_gather(const void* mine, void* all, std::size_t bytes) override {
+    if (!agreement_ || bytes * static_cast<std::size_t>(size_) != agreement_rows_.size())
+      return Backend::agreement_all_gather(mine, all, bytes);
+    guard("all_reduce", [&] {
+      std::memset(agreement_rows_.data(), 0, agreement_rows_.size());
+      std::memcpy(agreement_rows_.data() + static_cast<std::size_t>(rank_) * bytes, mine, bytes);
+      agreement_->run(agreement_rows_.data(), all);
+    });
+  }
   // Gloo's pairs lock internally; operations on distinct slots may run from several threads.
   bool concurrent_point_to_point() const override { return true; }
 
@@ -460,6 +508,7 @@ class GlooBackend final : public Backend {
   // and Gloo never writes a destroyed unbound buffer's memory, so the operation has ended.
   template <typename F>
   void guard(const char* what, F&& f, int peer = -1) {
+    if (peer < 0) ++collectives_;
     try {
       f();
     } catch (const CommError&) {
@@ -482,13 +531,38 @@ class GlooBackend final : public Backend {
       if (!dead.empty())
         throw CommError(fmt::format("gloo {} on rank {}: {} (gloo: {})", what, rank_, dead, gloo_msg));
       if (timed_out) {
-        const std::string who = peer >= 0 ? fmt::format("rank {}", peer) : std::string("a peer");
+        const std::vector<int> stuck = peer >= 0 ? std::vector<int>{} : ranks_not_here();
+        const std::string who = peer >= 0        ? fmt::format("rank {}", peer)
+                                : stuck.empty() ? std::string("a peer")
+                                                : fmt::format("rank{} {} (which never reached this collective)",
+                                                              stuck.size() > 1 ? "s" : "", rank_list(stuck));
         throw TimeoutError(fmt::format("gloo {} on rank {}: timed out waiting for {} after {} ms (the "
                                        "peer is stuck or the ranks disagree on the call; gloo: {})",
                                        what, rank_, who, timeout_.count(), gloo_msg));
       }
       throw CommError(fmt::format("gloo {} on rank {}{}: {}", what, rank_,
                                   peer >= 0 ? fmt::format(" with rank {}", peer) : std::string(), gloo_msg));
+    }
+  }
+
+  // The ranks that did not reach the collective this rank timed out in: Gloo's errors do not say
+  // whom a collective waited for. Every rank that times out in it arrives at a store barrier
+  // named after it (the backend's count of collective calls, the same on ranks that agree), then
+  // looks for up to a second (the others time out about when it did) for the ranks that never
+  // arrive. Empty when the store cannot tell.
+  std::vector<int> ranks_not_here() {
+    if (store_ == nullptr) return {};
+    const std::string name = fmt::format("{}/timed-out/{}", key_prefix_, collectives_);
+    try {
+      store_->arrive(name, rank_);
+      std::vector<int> missing = store_->missing_ranks(name, size_);
+      for (int i = 0; i < 10 && !missing.empty(); ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        missing = store_->missing_ranks(name, size_);
+      }
+      return missing;
+    } catch (const std::exception&) {
+      return {};
     }
   }
 
@@ -588,6 +662,9 @@ class GlooBackend final : public Backend {
   int rank_;
   int size_;
   std::chrono::milliseconds timeout_;
+  Store* store_;  // the rendezvous store: which ranks a timed-out collective waited for
+  std::string key_prefix_;
+  std::uint64_t collectives_ = 0;  // collective calls (guard() without a peer) so far
   std::shared_ptr<gloo::transport::Device> device_;
   std::shared_ptr<gloo::Context> context_;
   std::shared_ptr<gloo::Context> small_context_;  // the classic all-reduces' own connections
@@ -599,6 +676,8 @@ class GlooBackend final : public Backend {
     std::unique_ptr<ClassicAllReduce> algorithm;
   };
   std::list<ClassicEntry> classic_;  // most recently used first
+  std::unique_ptr<ClassicAllReduce> agreement_;  // agreement_all_gather's object
+  std::vector<char> agreement_rows_;  // its input: this rank's row among zeros
   std::uint32_t tag_ = 1;
 };
 

@@ -34,6 +34,7 @@
 #include <thread>
 
 #include "core/error.h"
+#include "rt/backends/agreement.h"
 #include "rt/backends/backends.h"
 #include "rt/dtype.h"
 #include "rt/errors.h"
@@ -148,7 +149,32 @@ class MpiBackend final : public Backend {
     MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm_, &flag, MPI_STATUS_IGNORE);
   }
   void user_send(const void* buf, std::size_t bytes, int dst) override { send_on(buf, bytes, dst, kUserTag); }
-  void user_recv(void* buf, std::size_t bytes, int src) override { recv_on(buf, bytes, src, kUserTag); }
+  // The application's receive learns its message's size first (MPI_Improbe, polled against the
+  // deadline) and refuses one of another size before receiving: a smaller buffer would end in
+  // MPI_ERR_TRUNCATE after a partial write, a larger one would pass silently. A refused message
+  // stays unreceived; the backend is broken after the error, and its sender's send completes
+  // (sent eagerly) or times out naming this rank.
+  void user_recv(void* buf, std::size_t bytes, int src) override {
+    MPI_Message message = MPI_MESSAGE_NULL;
+    MPI_Status status;
+    int found = 0;
+    check(MPI_Improbe(src, kUserTag, comm_, &found, &message, &status), "recv");
+    if (!found) {
+      const auto deadline = std::chrono::steady_clock::now() + timeout_;
+      for (unsigned i = 1; !found; ++i) {
+        if (i >= 64) sched_yield();  // ranks may outnumber cores
+        if (i % 64 == 0 && std::chrono::steady_clock::now() > deadline) [[unlikely]] time_out(nullptr, 0, "recv", src);
+        check(MPI_Improbe(src, kUserTag, comm_, &found, &message, &status), "recv");
+      }
+    }
+    int count = 0;
+    check(MPI_Get_count(&status, MPI_BYTE, &count), "recv");
+    if (static_cast<std::size_t>(count) != bytes) [[unlikely]]
+      throw_receive_size_mismatch("mpi", "recv", rank_, src, bytes, static_cast<std::uint64_t>(count));
+    MPI_Request req;
+    check(MPI_Imrecv(buf, count, MPI_BYTE, &message, &req), "recv");
+    complete(&req, 1, "recv", src);
+  }
   void send(const void* buf, std::size_t bytes, int dst) override { send_on(buf, bytes, dst, kTag); }
   void recv(void* buf, std::size_t bytes, int src) override { recv_on(buf, bytes, src, kTag); }
   void send_recv(const void* sbuf, std::size_t sbytes, int dst, void* rbuf, std::size_t rbytes,

@@ -44,7 +44,7 @@
 
 #include "core/error.h"
 #include "rt/backends/backends.h"
-#include "rt/backends/shm_agreement.h"
+#include "rt/backends/agreement.h"
 #include "rt/dtype.h"
 #include "rt/errors.h"
 #include "rt/transport/shm/fd_passing.h"
@@ -130,7 +130,7 @@ struct alignas(128) RankControl {
   SharedCounter step;  // steps this rank has completed
   // The signature of the collective each step opened, by the step's parity: in the step's cache
   // line, so a peer that sees the step has the signature too.
-  shm::OpSignature opened[2];
+  OpSignature opened[2];
   alignas(64) std::int32_t pid;
   // Cross-memory attach (see the top): where this process keeps kCmaProbe, for the others to
   // read at init, and whether this rank could read every other rank's.
@@ -274,6 +274,9 @@ class ShmBackend final : public Backend {
   // Sends touch only the head of their ring, receives only the tail of theirs, collectives
   // only the slots: the three may run on different threads.
   bool concurrent_point_to_point() const override { return true; }
+  // Every collective compares its peers' signatures at its first step (agreement.h).
+  bool agrees_on_data_path() const override { return true; }
+  bool takes_avg() const override { return true; }  // so that avg and sum differ in the signatures
 
   // ---- point to point -----------------------------------------------------------------------
 
@@ -332,7 +335,7 @@ class ShmBackend final : public Backend {
   void broadcast(void* buf, std::size_t count, DType dtype, int root) override {
     begin("broadcast");
     const std::size_t bytes = count * dtype_bytes(dtype);
-    const shm::OpSignature sig{.op = OpKind::broadcast, .dtype = dtype, .root = root, .bytes = bytes};
+    const OpSignature sig{.op = OpKind::broadcast, .dtype = dtype, .root = root, .bytes = bytes};
     if (cma_ && bytes >= kCmaMinBytes) return single_copy_broadcast(static_cast<char*>(buf), bytes, root, sig);
     const std::size_t rounds = (bytes + slot_bytes_ - 1) / slot_bytes_;
     auto piece = [&](std::size_t k) { return std::min(slot_bytes_, bytes - k * slot_bytes_); };
@@ -354,7 +357,7 @@ class ShmBackend final : public Backend {
   // (p - 1) / p of the bytes at once. A closing step keeps every buffer as it is until all the
   // copies are done. Every copy stays inside the other process's published buffer, whatever the
   // signatures said.
-  void single_copy_broadcast(char* data, std::size_t bytes, int root, const shm::OpSignature& sig) {
+  void single_copy_broadcast(char* data, std::size_t bytes, int root, const OpSignature& sig) {
     auto buffer = [&](int r) { return reinterpret_cast<std::uint64_t*>(slot(r, side(0))); };  // address, bytes
     buffer(rank_)[0] = reinterpret_cast<std::uint64_t>(data);
     buffer(rank_)[1] = bytes;
@@ -458,7 +461,7 @@ class ShmBackend final : public Backend {
 
   // all_gather(v): every peer must declare the block this rank expects from it.
   void gather_all(const void* in, std::size_t count, void* out, const Counts& counts, const Counts& displs,
-                  DType dtype, const shm::OpSignature& sig) {
+                  DType dtype, const OpSignature& sig) {
     const std::size_t eb = dtype_bytes(dtype);
     const std::size_t cap = slot_bytes_ / eb;
     std::size_t max_count = 0;
@@ -691,7 +694,7 @@ class ShmBackend final : public Backend {
     const std::uint32_t tail = r->tail.value.load(std::memory_order_acquire);
     if (seen != nullptr) *seen = tail;
     if (r->refused.load(std::memory_order_acquire) != 0) [[unlikely]]
-      shm::throw_send_refused(op_, rank_, dst, r->refused_buffer, r->refused_message);
+      throw_send_refused("shm", op_, rank_, dst, r->refused_buffer, r->refused_message);
     const std::size_t space = ring_bytes_ - static_cast<std::uint32_t>(head - tail);
     const std::size_t n = std::min(space, sizeof m.header + m.bytes - m.done);
     if (n == 0) return false;
@@ -724,7 +727,7 @@ class ShmBackend final : public Backend {
         r->refused_message = m.header;
         r->refused.store(1, std::memory_order_release);
         futex_wake_all(&r->tail.value);
-        shm::throw_receive_size_mismatch(op_, rank_, src, m.bytes, m.header);
+        throw_receive_size_mismatch("shm", op_, rank_, src, m.bytes, m.header);
       }
     }
     // Only what the header said, which the buffer holds: n <= header + bytes - done.
@@ -737,7 +740,7 @@ class ShmBackend final : public Backend {
   // ---- agreement (shm_agreement.h) ----------------------------------------------------------
 
   // Numbers `sig` and stores it for the step that opens the collective; returns that step.
-  std::uint32_t publish(shm::OpSignature& sig) {
+  std::uint32_t publish(OpSignature& sig) {
     const std::uint32_t opening = steps_ + 1;
     sig.sequence = collectives_++;
     control(rank_)->opened[opening & 1] = sig;
@@ -748,19 +751,19 @@ class ShmBackend final : public Backend {
   // a small all-reduce), takes the first step, and compares every peer's signature with ours
   // before any data moves. `expected(p)`: the bytes peer p must declare.
   template <typename Expected>
-  void open(shm::OpSignature sig, Expected expected) {
+  void open(OpSignature sig, Expected expected) {
     const std::uint32_t opening = publish(sig);
     SmallLine& first = control(rank_)->lines[side(0)][0];
-    first.signature = shm::compact(sig);
+    first.signature = compact(sig);
     first.tag.store(opening, std::memory_order_release);
     step();
     for (int p = 0; p < size_; ++p) {
-      const shm::OpSignature& theirs = control(p)->opened[opening & 1];
-      if (p != rank_ && !shm::agrees(sig, theirs, expected(p))) [[unlikely]]
-        shm::throw_disagreement(op_, rank_, sig, p, theirs);
+      const OpSignature& theirs = control(p)->opened[opening & 1];
+      if (p != rank_ && !agrees(sig, theirs, expected(p))) [[unlikely]]
+        throw_disagreement("shm", op_, rank_, sig, p, theirs);
     }
   }
-  void open(const shm::OpSignature& sig) {
+  void open(const OpSignature& sig) {
     open(sig, [&](int) { return sig.bytes; });
   }
 
@@ -769,7 +772,7 @@ class ShmBackend final : public Backend {
   // All-reduce (root < 0) or reduce to root over the slots; see the file comment.
   void reduce_impl(const void* in, void* out, std::size_t count, DType dtype, ReduceOp op, int root) {
     const std::size_t eb = dtype_bytes(dtype);
-    const shm::OpSignature sig{.op = root < 0 ? OpKind::all_reduce : OpKind::reduce, .dtype = dtype, .reduce_op = op,
+    const OpSignature sig{.op = root < 0 ? OpKind::all_reduce : OpKind::reduce, .dtype = dtype, .reduce_op = op,
                                .root = root, .bytes = count * eb};
     if (count * eb <= slot_bytes_ && count * eb * static_cast<std::size_t>(size_) <= one_step_bytes_) {
       one_step_reduce(in, out, count, dtype, op, root, sig);
@@ -829,7 +832,7 @@ class ShmBackend final : public Backend {
   // (((s0 + s1) + s2) + ...: the order of the chunked algorithm, so results are bit-identical
   // across ranks and sizes). One step instead of two per round, and no copy-out of slices.
   void one_step_reduce(const void* in, void* out, std::size_t count, DType dtype, ReduceOp op, int root,
-                       const shm::OpSignature& sig) {
+                       const OpSignature& sig) {
     const std::size_t bytes = count * dtype_bytes(dtype);
     const std::size_t b = side(0);
     if (bytes <= kSmallLines * kLineData && size_ > 1) {
@@ -855,9 +858,9 @@ class ShmBackend final : public Backend {
   // collective's compact signature; a peer's first line is checked against ours before any data
   // is read (a peer that opened another collective left its signature in that line too).
   void lines_reduce(const void* in, void* out, std::size_t bytes, DType dtype, ReduceOp op, int root, std::size_t b,
-                    shm::OpSignature sig) {
+                    OpSignature sig) {
     const std::uint32_t tag = publish(sig);
-    const std::uint32_t signature = shm::compact(sig);
+    const std::uint32_t signature = compact(sig);
     ++steps_;
     SmallLine* mine = control(rank_)->lines[b];
     const std::size_t nlines = (bytes + kLineData - 1) / kLineData;
@@ -875,7 +878,7 @@ class ShmBackend final : public Backend {
         const SmallLine& l = control(p)->lines[b][i];
         wait_until([&] { return l.tag.load(std::memory_order_acquire) == tag; }, control(p)->step, p);
         if (i == 0 && l.signature != signature) [[unlikely]]
-          shm::throw_disagreement(op_, rank_, sig, p, control(p)->opened[tag & 1]);
+          throw_disagreement("shm", op_, rank_, sig, p, control(p)->opened[tag & 1]);
       }
       if (!result) continue;
       // In rank order, as the slot form: (((s0 + s1) + s2) + ...).
@@ -902,7 +905,7 @@ class ShmBackend final : public Backend {
   // are checked for agreement pair by pair (the signature leaves them out) and give the number
   // of rounds.
   void exchange(const std::vector<const char*>& sp, const std::vector<std::size_t>& sb,
-                const std::vector<char*>& dp, const std::vector<std::size_t>& db, const shm::OpSignature& sig) {
+                const std::vector<char*>& dp, const std::vector<std::size_t>& db, const OpSignature& sig) {
     const std::size_t n = static_cast<std::size_t>(size_);
     const std::size_t parity = exchanges_++ % 2;
     std::uint64_t* mine = header(rank_, parity);

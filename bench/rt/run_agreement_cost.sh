@@ -1,25 +1,35 @@
 #!/usr/bin/env bash
-# The cost of shm's agreement check (docs/runtime.md, "Failures"): chorus bench on shm, 2 ranks,
+# The cost of the agreement check (docs/runtime.md, "Failures"): chorus bench on BACKEND (shm, gloo
+# or mpi; shm and gloo under chorus launch, mpi under mpirun), 2 ranks,
 # all_reduce, broadcast and all_gather at 8 B .. 4 KiB, 300 (ITERS) timed iterations per run, the binary
 # BEFORE (built from main) and AFTER alternated in one run, ROUNDS times each (which goes first
 # alternates too, so neither binary always runs second); the table gives the
 # median over the rounds of each run's mean time per operation (and of its fastest iteration).
-# Usage: bench/rt/run_shm_agreement_cost.sh BEFORE_CHORUS AFTER_CHORUS [ROUNDS] [ITERS]   (default 21, 300)
+# Usage: bench/rt/run_agreement_cost.sh BEFORE_CHORUS AFTER_CHORUS [BACKEND] [ROUNDS] [ITERS]
+#        (default shm, 21, 300)
 set -euo pipefail
 BEFORE=$1
 AFTER=$2
-ROUNDS=${3:-21}
-ITERS=${4:-300}
+BACKEND=${3:-shm}
+ROUNDS=${4:-21}
+ITERS=${5:-300}
+launch() {
+  if [ "$BACKEND" = mpi ]; then
+    OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe -n 2 "$@"
+  else
+    "$AFTER" launch -n 2 -- "$@"
+  fi
+}
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
-echo "# machine: $(nproc) cpus, $(lscpu | sed -n 's/^Model name: *//p'), $(date -u '+%F %H:%M') UTC, $(uptime | sed 's/.*load/load/')"
+echo "# $BACKEND; machine: $(nproc) cpus, $(lscpu | sed -n 's/^Model name: *//p'), $(date -u '+%F %H:%M') UTC, $(uptime | sed 's/.*load/load/')"
 for round in $(seq "$ROUNDS"); do
   order="before after"
   [ $((round % 2)) = 0 ] && order="after before"
   for which in $order; do
     bin=$BEFORE
     [ "$which" = after ] && bin=$AFTER
-    "$AFTER" launch -n 2 -- "$bin" bench --backends shm --ops allreduce,broadcast,allgather --sizes 8,64,512,4096 \
+    launch "$bin" bench --backends "$BACKEND" --ops allreduce,broadcast,allgather --sizes 8,64,512,4096 \
       --iters "$ITERS" --warmup 30 --json > "$OUT/$which.$round.json"
   done
 done

@@ -1,4 +1,4 @@
-#include "rt/backends/shm_agreement.h"
+#include "rt/backends/agreement.h"
 
 #include <algorithm>
 #include <iterator>
@@ -7,7 +7,7 @@
 
 #include "rt/errors.h"
 
-namespace chorus::rt::shm {
+namespace chorus::rt {
 
 static_assert(sizeof(OpSignature) == 24, "two signatures and the step counter share a cache line");
 static_assert(std::size(kAllOpKinds) <= 16 && std::size(kAllDTypes) <= 8 && std::size(kAllReduceOps) <= 8,
@@ -42,28 +42,42 @@ std::string describe(const OpSignature& s) {
     case OpKind::reduce_scatter: return fmt::format("{} of {} per rank{}", op, data, reduction);
     case OpKind::all_gather: return fmt::format("{} of {} per rank", op, data);
     case OpKind::all_gatherv: return fmt::format("{} giving {}", op, data);
-    default:  // the exchanges: their byte counts are checked pair by pair
-      return s.root >= 0 ? fmt::format("{} of {} (root {})", op, to_string(s.dtype), s.root)
-                         : fmt::format("{} of {}", op, to_string(s.dtype));
+    case OpKind::all_to_all_single:
+      if (s.bytes > 0) return fmt::format("{} of {} per rank", op, data);
+      break;
+    case OpKind::gather:
+      if (s.bytes > 0) return fmt::format("{} of {} per rank to root {}", op, data, s.root);
+      break;
+    case OpKind::scatter:
+      if (s.bytes > 0) return fmt::format("{} of {} per rank from root {}", op, data, s.root);
+      break;
+    default:
+      break;
   }
+  // The exchanges whose byte counts are checked pair by pair (shm's signatures leave them out)
+  return s.root >= 0 ? fmt::format("{} of {} (root {})", op, to_string(s.dtype), s.root)
+                     : fmt::format("{} of {}", op, to_string(s.dtype));
 }
 
-void throw_disagreement(const char* what, int me, const OpSignature& mine, int peer, const OpSignature& theirs) {
-  std::string msg = fmt::format("shm {} on rank {}: ranks disagree: rank {} called {}, rank {} {}", what, me, me,
+void throw_disagreement(std::string_view backend, std::string_view what, int me, const OpSignature& mine, int peer,
+                        const OpSignature& theirs) {
+  std::string msg = fmt::format("{} {} on rank {}: ranks disagree: rank {} called {}, rank {} {}", backend, what, me, me,
                                 describe(mine), peer, describe(theirs));
   if (mine.sequence != theirs.sequence)
     msg += fmt::format(" (as collective #{} and #{} of the backend)", mine.sequence, theirs.sequence);
-  throw CommError(msg);
+  throw DisagreementError(msg);
 }
 
-void throw_receive_size_mismatch(const char* what, int me, int src, std::uint64_t buffer, std::uint64_t message) {
-  throw CommError(fmt::format("shm {} on rank {}: ranks disagree: rank {} received into {} bytes, rank {} sent {} bytes",
-                              what, me, me, buffer, src, message));
+void throw_receive_size_mismatch(std::string_view backend, std::string_view what, int me, int src, std::uint64_t buffer,
+                                 std::uint64_t message) {
+  throw CommError(fmt::format("{} {} on rank {}: ranks disagree: rank {} received into {} bytes, rank {} sent {} bytes",
+                              backend, what, me, me, buffer, src, message));
 }
 
-void throw_send_refused(const char* what, int me, int dst, std::uint64_t buffer, std::uint64_t message) {
-  throw CommError(fmt::format("shm {} on rank {}: ranks disagree: rank {} sent {} bytes, rank {} received into {} bytes",
-                              what, me, me, message, dst, buffer));
+void throw_send_refused(std::string_view backend, std::string_view what, int me, int dst, std::uint64_t buffer,
+                        std::uint64_t message) {
+  throw CommError(fmt::format("{} {} on rank {}: ranks disagree: rank {} sent {} bytes, rank {} received into {} bytes",
+                              backend, what, me, me, message, dst, buffer));
 }
 
-}  // namespace chorus::rt::shm
+}  // namespace chorus::rt

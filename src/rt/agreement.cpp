@@ -1,0 +1,170 @@
+#include "rt/agreement.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "rt/backends/agreement.h"
+#include "rt/dtype.h"
+#include "rt/errors.h"
+
+namespace chorus::rt {
+
+namespace {
+
+// Each row opens with the rank's call signature, and for the forms where ranks send different
+// amounts to each other a digest of that traffic: the sum over its sends of h(me, j, count)
+// minus the sum over its receives of h(j, me, count). Summed over all ranks it is zero when
+// every rank expects from each peer what that peer sends it (each pair's two terms cancel), and
+// nonzero, but for a 2^-64 chance, when some pair disagrees.
+struct CallDigest {
+  OpSignature signature;
+  std::uint64_t flow = 0;
+};
+static_assert(sizeof(CallDigest) == 32);
+
+std::uint64_t mix(std::uint64_t x) {  // splitmix64's finaliser
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ULL;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+std::uint64_t pair_term(int src, int dst, std::uint64_t count) {
+  return mix(mix((static_cast<std::uint64_t>(src) << 32) | static_cast<std::uint32_t>(dst)) ^ count);
+}
+
+CallDigest digest(const CallSignature& call, int me) {
+  CallDigest d;
+  OpSignature& s = d.signature;
+  s.sequence = static_cast<std::uint32_t>(call.sequence);
+  s.op = call.op;
+  s.dtype = call.dtype;
+  s.reduce_op = call.reduce_op;
+  s.root = call.root;
+  s.vector_form = call.vector_form ? 1 : 0;
+  const std::uint64_t eb = dtype_bytes(call.dtype);
+  // all_gatherv: this rank's own block, which each peer compares with its counts; the other
+  // vector forms: only the traffic digest.
+  if (!call.vector_form) s.bytes = call.count * eb;
+  else if (call.op == OpKind::all_gatherv && me < static_cast<int>(call.sends.size())) s.bytes = call.sends[me] * eb;
+  for (std::size_t j = 0; j < call.sends.size(); ++j) d.flow += pair_term(me, static_cast<int>(j), call.sends[j]);
+  for (std::size_t j = 0; j < call.expects.size(); ++j) d.flow -= pair_term(static_cast<int>(j), me, call.expects[j]);
+  return d;
+}
+
+constexpr std::size_t kNotInline = std::numeric_limits<std::size_t>::max();
+
+// The bytes per rank of the call's data when it rides inside the exchange, else kNotInline.
+// A function of what the ranks agree on (operation, count, dtype, world size), so ranks that
+// agree on the call agree on this too; ranks that do not fail on the digests first.
+std::size_t inline_bytes(const CallSignature& c, int n) {
+  if (!c.may_inline || c.vector_form) return kNotInline;
+  const std::size_t block = c.count * dtype_bytes(c.dtype), capacity = inline_capacity(n);
+  switch (c.op) {
+    case OpKind::barrier: return 0;
+    case OpKind::broadcast: case OpKind::all_reduce: case OpKind::reduce: case OpKind::all_gather:
+    case OpKind::gather:
+      return block <= capacity ? block : kNotInline;
+    case OpKind::reduce_scatter: case OpKind::scatter: case OpKind::all_to_all_single:  // n blocks
+      return block * static_cast<std::size_t>(n) <= capacity ? block * static_cast<std::size_t>(n) : kNotInline;
+    default:
+      return kNotInline;
+  }
+}
+
+// out = the rows' `count` elements at `offset`, reduced in rank order (the same order on every
+// rank, so every rank gets the same bits), then averaged for avg.
+void reduce_rows(const CallSignature& c, const char* rows, std::size_t row_bytes, int n, std::size_t offset, void* out) {
+  const std::size_t bytes = c.count * dtype_bytes(c.dtype);
+  const auto at = [&](int j) { return rows + static_cast<std::size_t>(j) * row_bytes + sizeof(CallDigest) + offset; };
+  std::memcpy(out, at(0), bytes);
+  for (int j = 1; j < n; ++j) reduce_into(c.dtype, c.reduce_op, out, out, at(j), c.count);
+  if (c.reduce_op == ReduceOp::avg) divide_by(c.dtype, out, c.count, n);
+}
+
+// Finishes a call that rode inside the exchange, from every rank's row.
+void finish_inline(const CallSignature& c, const char* rows, std::size_t row_bytes, int n, int me) {
+  const std::size_t block = c.count * dtype_bytes(c.dtype);
+  const auto payload = [&](int j) { return rows + static_cast<std::size_t>(j) * row_bytes + sizeof(CallDigest); };
+  auto* out = static_cast<char*>(c.out);
+  switch (c.op) {
+    case OpKind::broadcast:
+      if (me != c.root) std::memcpy(out, payload(c.root), block);
+      break;
+    case OpKind::all_reduce: reduce_rows(c, rows, row_bytes, n, 0, out); break;
+    case OpKind::reduce:
+      if (me == c.root) reduce_rows(c, rows, row_bytes, n, 0, out);
+      break;
+    case OpKind::reduce_scatter: reduce_rows(c, rows, row_bytes, n, block * static_cast<std::size_t>(me), out); break;
+    case OpKind::gather:
+      if (me != c.root) break;
+      [[fallthrough]];
+    case OpKind::all_gather:
+      for (int j = 0; j < n; ++j) std::memmove(out + static_cast<std::size_t>(j) * block, payload(j), block);
+      break;
+    case OpKind::scatter: std::memcpy(out, payload(c.root) + block * static_cast<std::size_t>(me), block); break;
+    case OpKind::all_to_all_single:
+      for (int j = 0; j < n; ++j)
+        std::memcpy(out + static_cast<std::size_t>(j) * block, payload(j) + block * static_cast<std::size_t>(me), block);
+      break;
+    default: break;  // barrier: the exchange was the barrier
+  }
+}
+
+[[noreturn, gnu::cold, gnu::noinline]] void throw_traffic_disagreement(const Backend& b, const OpSignature& mine) {
+  throw DisagreementError(fmt::format("{} {} on rank {}: ranks disagree: in {}, some rank sends a peer a number of elements "
+                                      "other than the peer expects from it (run with CHORUS_RT_CHECK=1 to name them)",
+                                      b.name(), to_string(mine.op), b.rank(), describe(mine)));
+}
+
+}  // namespace
+
+std::size_t inline_capacity(int world_size) { return world_size <= 8 ? 224 : world_size <= 32 ? 32 : 0; }
+
+std::size_t agreement_row_bytes(int world_size) { return sizeof(CallDigest) + inline_capacity(world_size); }
+
+bool agree(Backend& backend, const CallSignature& mine) {
+  const int n = backend.size(), me = backend.rank();
+  const std::size_t row_bytes = agreement_row_bytes(n);
+  // Every rank's row; small worlds on the stack (this runs before every collective).
+  alignas(16) char local[4096];
+  std::vector<char> heap;
+  char* rows = local;
+  if (row_bytes * static_cast<std::size_t>(n) > sizeof local) {
+    heap.resize(row_bytes * static_cast<std::size_t>(n));
+    rows = heap.data();
+  }
+  alignas(16) char row[sizeof(CallDigest) + 224] = {};
+  const CallDigest d = digest(mine, me);
+  std::memcpy(row, &d, sizeof d);
+  const std::size_t carried = inline_bytes(mine, n);
+  if (carried != kNotInline && carried > 0) {
+    // What this rank contributes: its input (a broadcast's or scatter's root only).
+    const bool rooted = mine.op == OpKind::broadcast || mine.op == OpKind::scatter;
+    if (!rooted || me == mine.root) std::memcpy(row + sizeof d, mine.op == OpKind::broadcast ? mine.out : mine.in, carried);
+  }
+  backend.agreement_all_gather(row, rows, row_bytes);
+  const std::uint64_t eb = dtype_bytes(mine.dtype);
+  std::uint64_t flow = 0;
+  for (int p = 0; p < n; ++p) {
+    CallDigest theirs;
+    std::memcpy(&theirs, rows + static_cast<std::size_t>(p) * row_bytes, sizeof theirs);
+    flow += theirs.flow;
+    if (p == me) continue;
+    const std::uint64_t expected = mine.op == OpKind::all_gatherv && p < static_cast<int>(mine.expects.size())
+                                       ? mine.expects[p] * eb
+                                       : d.signature.bytes;
+    if (!agrees(d.signature, theirs.signature, expected)) [[unlikely]]
+      throw_disagreement(backend.name(), to_string(mine.op), me, d.signature, p, theirs.signature);
+  }
+  if (flow != 0) [[unlikely]] throw_traffic_disagreement(backend, d.signature);
+  if (carried == kNotInline) return false;
+  finish_inline(mine, rows, row_bytes, n, me);
+  return true;
+}
+
+}  // namespace chorus::rt

@@ -1,0 +1,33 @@
+#pragma once
+// Agreement without checking mode on the backends whose data path cannot carry a signature
+// (gloo, mpi: their libraries' messages take no header of ours, and a message larger than its
+// receive buffer aborts Gloo's device thread or corrupts Open MPI's heap). Before each
+// collective, every rank contributes a row to one all-gather whose size depends only on the
+// world size (Backend::agreement_all_gather: a shape that cannot itself disagree): a 32-byte
+// digest of its call, which every rank compares with its own before any data moves, so that
+// ranks that disagree fail together, naming both calls, worded as on shm (backends/agreement.h).
+//
+// The rest of the row carries small calls themselves: a collective whose data fits (at most
+// inline_capacity() bytes per rank, the default algorithm) rides inside the exchange and is
+// finished locally from the rows (an all-reduce reduces the n rows in rank order, a broadcast
+// copies the root's ...), so the agreement costs such calls nothing: the exchange is the
+// operation. Larger calls run on the backend after it. Checking mode (checking.h) keeps its
+// fuller verification instead.
+#include <cstddef>
+
+#include "rt/backend.h"
+#include "rt/checking.h"
+
+namespace chorus::rt {
+
+// Bytes of data per rank a call may carry inside the exchange in a world of `world_size`
+// ranks (small worlds only: every rank receives every row), and the row's size.
+std::size_t inline_capacity(int world_size);
+std::size_t agreement_row_bytes(int world_size);
+
+// Runs the exchange on `backend` for the call `mine`; throws CommError on any disagreement.
+// Returns true when the exchange carried the call itself (its result is in place: skip the
+// backend's operation).
+bool agree(Backend& backend, const CallSignature& mine);
+
+}  // namespace chorus::rt

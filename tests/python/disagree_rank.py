@@ -1,0 +1,53 @@
+"""One rank of the Python-level disagreement test (tests/rt/test_python_disagreement.py): rank 0
+makes one call, the other ranks another, through the Python bindings (chorus.all_reduce) or
+torch.distributed's "chorus" backend, without checking mode. Prints "rank R: error: MESSAGE" and
+exits 3 when the call raises, "rank R: no error" and exits 0 when it completes.
+
+usage: disagree_rank.py rt|torch BACKEND CASE     (CASE: all-reduce-count, avg-vs-sum, all-gather-count)
+"""
+import os
+import sys
+
+import numpy as np
+
+API, BACKEND, CASE = sys.argv[1], sys.argv[2], sys.argv[3]
+
+if API == "torch":
+    import torch
+    import torch.distributed as dist
+
+    import chorus  # noqa: F401  (registers the "chorus" backend)
+
+    os.environ["CHORUS_BACKEND_MAP"] = f"*:{BACKEND}"
+    dist.init_process_group("chorus")
+    rank, size = dist.get_rank(), dist.get_world_size()
+else:
+    import chorus
+
+    chorus.init([BACKEND])
+    rank, size = chorus.rank(), chorus.size()
+
+first = rank == 0
+try:
+    if CASE == "all-reduce-count":
+        n = 4 if first else 8
+        if API == "torch":
+            dist.all_reduce(torch.ones(n))
+        else:
+            chorus.all_reduce(BACKEND, np.ones(n, np.float32))
+    elif CASE == "avg-vs-sum":
+        if API == "torch":
+            dist.all_reduce(torch.ones(8), op=dist.ReduceOp.AVG if first else dist.ReduceOp.SUM)
+        else:
+            chorus.all_reduce(BACKEND, np.ones(8, np.float32), op=chorus.ReduceOp.AVG if first else chorus.ReduceOp.SUM)
+    elif CASE == "all-gather-count":
+        n = 4 if first else 8
+        if API == "torch":
+            dist.all_gather_into_tensor(torch.zeros(size * n), torch.ones(n))
+        else:
+            chorus.all_gather_into_tensor(BACKEND, np.zeros(size * n, np.float32), np.ones(n, np.float32))
+    said, code = f"rank {rank}: no error", 0
+except RuntimeError as e:
+    said, code = f"rank {rank}: error: {e}", 3
+os.write(1, (said + "\n").encode())  # one write: mpirun would join two ranks' partial lines
+os._exit(code)  # the backend is broken after the error: no orderly shutdown to wait for

@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""Ranks that disagree on a call, without checking mode (tests/rt/rt_disagree.cpp), on shm, gloo
+or mpi, on 2 and 4 ranks: every rank involved must fail at once with a CommError naming its own
+call and the first peer's that differs, leave every byte past its buffers untouched, fail a later
+operation naming that error, and finalize. The expected messages are written out by hand below.
+
+shm compares signatures on its data path, gloo and mpi exchange a digest of every collective's
+call before it (docs/runtime.md, "Failures"). A receive of the wrong size: on shm both ranks
+fail (the sender learns of the refusal); on gloo and mpi the receiver fails naming both sizes
+and the sender's message is never received (the sender is ended with the job).
+
+usage: test_disagreement.py CHORUS RT_DISAGREE BACKEND [MPIRUN [CASE,...]]
+"""
+import os
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bounds import SLACK, bound  # noqa: E402
+from rank_lines import expand  # noqa: E402
+
+CHORUS, RT_DISAGREE, BACKEND = sys.argv[1], sys.argv[2], sys.argv[3]
+MPIRUN = sys.argv[4] if len(sys.argv) > 4 else "mpirun"
+failures = []
+
+# case: (rank 0's operation and call, the other ranks' operation and call)
+SPLIT = {
+    "broadcast-count-cma": (("broadcast", "broadcast of 2097152 u8 from root 0"),
+                            ("broadcast", "broadcast of 1572864 u8 from root 0")),
+    "broadcast-vs-reduce": (("broadcast", "broadcast of 2097152 u8 from root 0"),
+                            ("reduce", "reduce of 1048576 f32 (sum) to root 0")),
+    "all-reduce-count": (("all_reduce", "all_reduce of 4 f32 (sum)"), ("all_reduce", "all_reduce of 8 f32 (sum)")),
+    "all-reduce-count-large": (("all_reduce", "all_reduce of 100000 f32 (sum)"),
+                               ("all_reduce", "all_reduce of 200000 f32 (sum)")),
+    "all-gather-count": (("all_gather", "all_gather of 4 f32 per rank"), ("all_gather", "all_gather of 8 f32 per rank")),
+    "reduce-scatter-count": (("reduce_scatter", "reduce_scatter of 4 f32 per rank (sum)"),
+                             ("reduce_scatter", "reduce_scatter of 8 f32 per rank (sum)")),
+    "dtype": (("all_reduce", "all_reduce of 8 f32 (sum)"), ("all_reduce", "all_reduce of 4 f64 (sum)")),
+    "reduce-op": (("all_reduce", "all_reduce of 8 f32 (sum)"), ("all_reduce", "all_reduce of 8 f32 (max)")),
+    "avg-vs-sum": (("all_reduce", "all_reduce of 8 f32 (avg)"), ("all_reduce", "all_reduce of 8 f32 (sum)")),
+    "named-algorithm-count": (("all_reduce", "all_reduce of 4 f32 (sum)"), ("all_reduce", "all_reduce of 8 f32 (sum)")),
+    "all-reduce-vs-broadcast": (("all_reduce", "all_reduce of 8 f32 (sum)"),
+                                ("broadcast", "broadcast of 8 f32 from root 0")),
+}
+if BACKEND != "shm":  # on shm these run as exchanges whose sizes are checked pair by pair (an InputError)
+    SPLIT["all-to-all-count"] = (("all_to_all_single", "all_to_all_single of 4 f32 per rank"),
+                                 ("all_to_all_single", "all_to_all_single of 8 f32 per rank"))
+CASES = list(SPLIT) + ["root", "recv-smaller", "recv-larger"] + (["all-to-allv-counts"] if BACKEND != "shm" else [])
+
+
+def expected_errors(case, n):
+    """rank -> its error message. Each rank names the lowest other rank whose call differs."""
+    b = BACKEND
+    if case in SPLIT:
+        (op0, call0), (op1, call1) = SPLIT[case]
+        errors = {0: f"{b} {op0} on rank 0: ranks disagree: rank 0 called {call0}, rank 1 {call1}"}
+        for r in range(1, n):
+            errors[r] = f"{b} {op1} on rank {r}: ranks disagree: rank {r} called {call1}, rank 0 {call0}"
+        return errors
+    if case == "root":  # every rank names itself root
+        return {r: f"{b} broadcast on rank {r}: ranks disagree: rank {r} called broadcast of 8 f32 from root {r}, "
+                   f"rank {1 if r == 0 else 0} broadcast of 8 f32 from root {1 if r == 0 else 0}" for r in range(n)}
+    if case == "all-to-allv-counts":  # rank 0 sends 4 elements to each peer, which expect 8
+        return {r: f"{b} all_to_allv on rank {r}: ranks disagree: in all_to_allv of f32, some rank sends a peer a "
+                   "number of elements other than the peer expects from it (run with CHORUS_RT_CHECK=1 to name them)"
+                for r in range(n)}
+    # rank 0 sends 32 bytes to rank 1 (then 1 MiB), rank 1 receives 16 or 64
+    buffer = 16 if case == "recv-smaller" else 64
+    errors = {1: f"{b} recv on rank 1: ranks disagree: rank 1 received into {buffer} bytes, rank 0 sent 32 bytes"}
+    if b == "shm":  # the sender learns of the refusal on the full ring
+        errors[0] = f"shm send on rank 0: ranks disagree: rank 0 sent 32 bytes, rank 1 received into {buffer} bytes"
+    return errors
+
+
+def run(case, n):
+    name = f"{BACKEND} {case} on {n} ranks"
+    env = dict(os.environ, CHORUS_RT_TIMEOUT_S="3")  # detection must not wait for it
+    program = [RT_DISAGREE, "--backend", BACKEND, "--case", case]
+    if BACKEND == "mpi":
+        cmd = [MPIRUN, "--oversubscribe", "-n", str(n)] + program
+        env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    else:
+        cmd = [CHORUS, "launch", "-n", str(n), "--kill-grace-s", "3", "--"] + program
+    t0 = time.monotonic()
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=60 * SLACK, env=env)
+    except subprocess.TimeoutExpired:
+        failures.append(f"{name}: HUNG")
+        print(f"FAIL {name}: hung", flush=True)
+        return
+    secs = time.monotonic() - t0
+    lines = expand(p.stdout + p.stderr).splitlines()
+    problems = []
+    if p.returncode != 3:
+        problems.append(f"exit status {p.returncode}, expected 3 (an error, canaries intact)")
+    errors = expected_errors(case, n)
+    for r, msg in errors.items():
+        for line in [f"rank {r}: communication error: {msg}",
+                     f"rank {r}: later operation: backend {BACKEND} is unusable after an earlier failure: {msg}",
+                     f"rank {r}: finalized"]:
+            if lines.count(line) != 1:
+                problems.append(f"expected once: '{line}' (found {lines.count(line)})")
+    involved = range(n) if case not in ("recv-smaller", "recv-larger") else (0, 1)
+    for r in involved:
+        if r in errors and lines.count(f"rank {r}: canaries intact") != 1:
+            problems.append(f"rank {r} did not report intact canaries")
+        if f"rank {r}: no error" in lines:
+            problems.append(f"rank {r} completed its call")
+        if any(line.startswith(f"rank {r}: canary damaged") for line in lines):
+            problems.append(f"rank {r} wrote past a buffer")
+    if secs > bound(0):  # no operation timeout: the ranks learn of it before any data moves
+        problems.append(f"took {secs:.1f} s, bound {bound(0):.1f} s")
+    print(f"{'ok' if not problems else 'FAIL'} {name} ({secs:.1f} s, exit {p.returncode})", flush=True)
+    if problems:
+        failures.append(f"{name}: {'; '.join(problems)}\n--- output ---\n" + "\n".join(lines)[-3000:])
+
+
+for case in CASES if len(sys.argv) <= 5 else sys.argv[5].split(","):
+    for n in (2, 4):
+        run(case, n)
+
+if failures:
+    print("\n\n".join(failures))
+    sys.exit(1)
+print(f"every disagreement on {BACKEND} failed on every rank involved, naming both calls, within its buffers")

@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+"""Ranks that disagree on a call made from Python (tests/python/disagree_rank.py): through the
+bindings (chorus.all_reduce ...) and through torch.distributed's "chorus" backend, on shm, gloo
+and mpi, without checking mode. Every rank must raise a RuntimeError whose message names its own
+call and the peer's (written out by hand below), within the detection's bound (no timeout).
+
+usage: test_python_disagreement.py CHORUS PYTHON RANK_PROGRAM MPIRUN
+"""
+import os
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bounds import SLACK, START_S, bound  # noqa: E402
+from rank_lines import expand  # noqa: E402
+
+CHORUS, PYTHON, PROGRAM, MPIRUN = sys.argv[1:5]
+failures = []
+
+# case: (operation, rank 0's call, the other ranks' call)
+CASES = {
+    "all-reduce-count": ("all_reduce", "all_reduce of 4 f32 (sum)", "all_reduce of 8 f32 (sum)"),
+    "avg-vs-sum": ("all_reduce", "all_reduce of 8 f32 (avg)", "all_reduce of 8 f32 (sum)"),
+    "all-gather-count": ("all_gather", "all_gather of 4 f32 per rank", "all_gather of 8 f32 per rank"),
+}
+
+
+def run(api, backend, case, n):
+    name = f"{api} {backend} {case} on {n} ranks"
+    env = dict(os.environ, CHORUS_RT_TIMEOUT_S="5")
+    program = [PYTHON, PROGRAM, api, backend, case]
+    if backend == "mpi":
+        cmd = [MPIRUN, "--oversubscribe", "-n", str(n)] + program
+        env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    else:
+        cmd = [CHORUS, "launch", "-n", str(n), "--kill-grace-s", "3", "--"] + program
+    t0 = time.monotonic()
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=120 * SLACK, env=env)
+    except subprocess.TimeoutExpired:
+        failures.append(f"{name}: HUNG")
+        print(f"FAIL {name}: hung", flush=True)
+        return
+    secs = time.monotonic() - t0
+    lines = expand(p.stdout + p.stderr).splitlines()
+    op, call0, call1 = CASES[case]
+    if api == "torch" and case == "all-gather-count":  # torch's backend moves gathered tensors as bytes
+        call0, call1 = call0.replace("4 f32", "16 u8"), call1.replace("8 f32", "32 u8")
+    problems = []
+    for r in range(n):
+        mine, peer, theirs = (call0, 1, call1) if r == 0 else (call1, 0, call0)
+        want = f"{backend} {op} on rank {r}: ranks disagree: rank {r} called {mine}, rank {peer} {theirs}"
+        said = [line for line in lines if line.startswith(f"rank {r}: ")]
+        if len(said) != 1 or not said[0].startswith(f"rank {r}: error: ") or want not in said[0]:
+            problems.append(f"rank {r} said {said}, expected an error containing '{want}'")
+    if p.returncode != 3:
+        problems.append(f"exit status {p.returncode}, expected 3")
+    if secs > bound(START_S):  # python and torch start slower than the C++ programs; no timeout
+        problems.append(f"took {secs:.1f} s, bound {bound(START_S):.1f} s")
+    print(f"{'ok' if not problems else 'FAIL'} {name} ({secs:.1f} s)", flush=True)
+    if problems:
+        failures.append(f"{name}: {'; '.join(problems)}\n--- output ---\n" + "\n".join(lines)[-3000:])
+
+
+for backend in ("shm", "gloo", "mpi"):
+    for case in CASES:
+        run("rt", backend, case, 2)
+    run("torch", backend, "all-reduce-count", 2)
+run("torch", "shm", "avg-vs-sum", 2)
+run("torch", "gloo", "all-gather-count", 2)
+run("torch", "gloo", "all-reduce-count", 4)
+run("rt", "shm", "avg-vs-sum", 4)
+
+if failures:
+    print("\n\n".join(failures))
+    sys.exit(1)
+print("every disagreement made from Python raised on every rank, naming both calls")
