@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""chorus sim jobs: jobs sharing a fabric, the output files, bad input (exit 2 naming the job and field)."""
+import csv
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+CHORUS = sys.argv.pop(1) if len(sys.argv) > 1 else "chorus"
+
+# Servers 0, 1 under switch 4, servers 2, 3 under switch 5; 4 <-> 5 is the only way between the halves.
+DUMBBELL = """fabric:
+  name: dumbbell
+  servers: 4
+  switches: 2
+  link_gbps: 100
+  links: [[0, 4], [4, 0], [1, 4], [4, 1], [2, 5], [5, 2], [3, 5], [5, 3], [4, 5], [5, 4]]
+"""
+
+
+def read(path):
+    with open(path) as f:
+        return f.read()
+
+
+def chorus(*args):
+    return subprocess.run([CHORUS, "sim", "jobs", *args], capture_output=True, text=True, timeout=300)
+
+
+class SimJobs(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.dir = self.tmp.name
+        with open(os.path.join(self.dir, "dumbbell.yaml"), "w") as f:
+            f.write(DUMBBELL)
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def jobs_file(self, text, name="jobs.yaml"):
+        path = os.path.join(self.dir, name)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    def test_disjoint_jobs_run_as_alone_and_files_are_written(self):
+        # a's ring stays under switch 4, b's under switch 5: no link in common.
+        path = self.jobs_file("fabric: dumbbell.yaml\njobs:\n"
+                              "  - {name: a, workload: resnet152, placement: [0, 1], iterations: 1}\n"
+                              "  - {name: b, workload: gnmt, placement: [2, 3], iterations: 1, start_ms: 3}\n")
+        out = os.path.join(self.dir, "out")
+        r = chorus(path, "--out", out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("2 jobs on fabric dumbbell", r.stdout)
+        j = json.loads(read(os.path.join(out, "jobs.json")))
+        self.assertEqual([job["name"] for job in j["jobs"]], ["a", "b"])
+        for job in j["jobs"]:
+            self.assertEqual(job["slowdown"], 1.0)
+            self.assertEqual(job["iteration_time_ns"], job["alone_iteration_time_ns"])
+        self.assertEqual(j["jobs"][1]["start_ns"], 3e6)
+        self.assertEqual(j["jobs"][0]["servers"], [0, 1])
+        rows = list(csv.DictReader(read(os.path.join(out, "jobs.csv")).splitlines()))
+        self.assertEqual([row["job.name"] for row in rows], ["a", "b"])
+        links = list(csv.DictReader(read(os.path.join(out, "links.csv")).splitlines()))
+        # Only server <-> switch links carried traffic, never 4 <-> 5 (links 8 and 9).
+        self.assertEqual(sorted(int(row["link.link"]) for row in links), list(range(8)))
+
+    def test_a_shared_bottleneck_slows_both_jobs(self):
+        # a on 0 and 2, b on 1 and 3: both rings cross 4 <-> 5, and start together.
+        path = self.jobs_file("fabric: dumbbell.yaml\njobs:\n"
+                              "  - {name: a, workload: resnet152, placement: [0, 2], iterations: 1}\n"
+                              "  - {name: b, workload: resnet152, placement: [1, 3], iterations: 1}\n")
+        r = chorus(path, "--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        j = json.loads(r.stdout)
+        for job in j["jobs"]:
+            # Two jobs on a link leave each at least half of it: the job is slower, by at most 2x.
+            self.assertGreater(job["slowdown"], 1.0)
+            self.assertLessEqual(job["slowdown"], 2.0)
+        self.assertEqual(r.stdout, chorus(path, "--json").stdout)  # deterministic
+
+    def test_policies(self):
+        path = self.jobs_file("fabric: dumbbell.yaml\njobs:\n"
+                              "  - {name: a, workload: resnet152, npus: 2, iterations: 1}\n"
+                              "  - {name: b, workload: resnet152, npus: 2, placement: random, seed: 5, iterations: 1}\n")
+        r = chorus(path, "--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        j = json.loads(r.stdout)
+        self.assertEqual(j["jobs"][0]["servers"], [0, 1])
+        self.assertEqual(j["jobs"][1]["servers"], [2, 3])
+        self.assertEqual(j["jobs"][1]["placement"], "random")
+
+    def test_bad_input_names_job_and_field(self):
+        cases = [
+            ("  - {name: a, workload: gnmt, placement: [0, 1]}\n  - {name: b, workload: gnmt, placement: [1, 2]}\n",
+             "job 'b': placement[0]: server 1 is also job 'a''s"),
+            ("  - {name: a, workload: gnmt, placement: [0, 7]}\n", "job 'a': placement[1]: 7 is not a server"),
+            ("  - {name: a, workload: gnmt, npus: 8}\n", "job 'a': 8 NPUs but fabric 'dumbbell' has 4 servers"),
+            ("  - {name: a, workload: gnmt, npus: 2, strat_ms: 1}\n", "unknown key 'strat_ms' (did you mean 'start_ms'?)"),
+            ("  - {name: a, workload: gnmt, npus: 2, start_ms: -3}\n", "job 'a': field 'jobs[0].start_ms' must be a finite number >= 0"),
+            ("  - {name: a, workload: gnmt, npus: x}\n", "job 'a': field 'jobs[0].npus' must be an integer"),
+            ("  - {name: a, workload: gnmt, npus: 2, iterations: 0}\n", "field 'jobs[0].iterations' must be in 1..1000"),
+            ("  - {name: a, workload: resnet153, npus: 2}\n", "job 'a': workload: 'resnet153' is neither"),
+            ("  - {name: a, workload: gnmt, npus: 2, placement: nearest}\n", "unknown policy 'nearest'"),
+        ]
+        for jobs, message in cases:
+            path = self.jobs_file("fabric: dumbbell.yaml\njobs:\n" + jobs)
+            r = chorus(path)
+            self.assertEqual(r.returncode, 2, (jobs, r.stderr))
+            self.assertIn(message, r.stderr, jobs)
+            self.assertIn("jobs.yaml:", r.stderr, jobs)
+            self.assertNotIn("internal", r.stderr, jobs)
+        r = chorus(self.jobs_file("jobs:\n  - {name: a, workload: gnmt, npus: 2}\n"))
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("no fabric", r.stderr)
+        r = chorus(os.path.join(self.dir, "missing.yaml"))
+        self.assertEqual(r.returncode, 2)
+
+
+if __name__ == "__main__":
+    unittest.main()
