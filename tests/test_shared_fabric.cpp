@@ -7,8 +7,12 @@
 #include <functional>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "core/error.h"
 #include "net/graph/fabrics.h"
+#include "net/graph/link_faults.h"
+#include "net/graph/routing.h"
 #include "sim/jobs/job_mix.h"
 #include "sim/jobs/job_spec.h"
 #include "sim/jobs/placement.h"
@@ -143,8 +147,6 @@ TEST(SharedFabric, StragglerStretchesEveryComputeOfADataParallelJob) {
   EXPECT_NEAR(run.jobs[0].result.compute_ns, 2 * 4 * kCompute, 1e-3);
 }
 
-sim::jobs::JobsFile parse(const std::string& text) { return sim::jobs::parse_jobs_yaml(text, "j.yaml", "."); }
-
 std::string error_of(const std::function<void()>& f) {
   try {
     f();
@@ -153,6 +155,47 @@ std::string error_of(const std::function<void()>& f) {
   }
   return "no error";
 }
+
+TEST(LinkFaults, HalfBandwidthOnTheOnlyPathDoublesTheTransfer) {
+  // x's ring crosses A <-> B, its only path; at half bandwidth (0.5 B/ns) each 10 MB flow takes 20 ms.
+  const auto x = two_npu_job("x", {0, 2}, kCompute, kBytes, 2);
+  const auto slow = net::apply_link_faults(dumbbell(), {{4, 5, 0.5, "f0"}, {5, 4, 0.5, "f1"}});
+  const auto run = sim::jobs::simulate_shared_fabric(slow, {&x});
+  EXPECT_NEAR(run.jobs[0].iteration_ns[0], kCompute + 2 * kAloneComm, 1e-3);
+  EXPECT_NEAR(run.jobs[0].result.total_ns, 2 * (kCompute + 2 * kAloneComm), 1e-3);
+  // Only one direction degraded: the other flow still takes 10 ms, the all-reduce waits for the slower.
+  const auto one_way = net::apply_link_faults(dumbbell(), {{4, 5, 0.5, "f0"}});
+  EXPECT_NEAR(sim::jobs::simulate_shared_fabric(one_way, {&x}).jobs[0].iteration_ns[0], kCompute + 2 * kAloneComm, 1e-3);
+}
+
+TEST(LinkFaults, RoutesGoAroundALinkThatIsDown) {
+  // A triangle of servers, 1 B/ns and 1 us per link. x on 0 and 1: its ring's flows 0 -> 1 and
+  // 1 -> 0 go direct; a pipelined ring of 2 steps ends 2 x the slowest edge's path latency after its
+  // last byte: 10 ms + 2 us. With 0 -> 1 down, 0 -> 1 takes 0 -> 2 -> 1 (two hops): 10 ms + 4 us.
+  net::GraphNetwork tri;
+  tri.name = "tri";
+  tri.servers = 3;
+  for (auto [a, b] : {std::pair{0, 1}, {1, 2}, {0, 2}}) {
+    tri.add_link(a, b, 8.0, 1000.0);
+    tri.add_link(b, a, 8.0, 1000.0);
+  }
+  const auto x = two_npu_job("x", {0, 1}, kCompute, kBytes, 1);
+  EXPECT_NEAR(sim::jobs::simulate_shared_fabric(tri, {&x}).jobs[0].result.total_ns, kCompute + kAloneComm + 2000, 1e-3);
+  const auto cut = net::apply_link_faults(tri, {{0, 1, 0.0, "f0"}});
+  EXPECT_EQ(cut.links.size(), 5u);
+  EXPECT_EQ(net::Router(cut).shortest_path(0, 1).size(), 2u);
+  EXPECT_NEAR(sim::jobs::simulate_shared_fabric(cut, {&x}).jobs[0].result.total_ns, kCompute + kAloneComm + 4000, 1e-3);
+}
+
+TEST(LinkFaults, BadFaultsAreInputErrors) {
+  const auto fault = [](std::vector<net::LinkFault> f) { return error_of([&] { net::apply_link_faults(dumbbell(), f); }); };
+  const auto e = fault({{4, 5, 0.0, "j.yaml:3: links[0]"}});
+  EXPECT_NE(e.find("j.yaml:3: links[0]: with the links down (4 -> 5) server 0 cannot reach server 2"), std::string::npos) << e;
+  EXPECT_NE(fault({{0, 2, 0.5, "f"}}).find("f: fabric 'dumbbell' has no link 0 -> 2"), std::string::npos);
+  EXPECT_NE(fault({{0, 4, 1.5, "f"}}).find("must be in [0, 1]"), std::string::npos);
+}
+
+sim::jobs::JobsFile parse(const std::string& text) { return sim::jobs::parse_jobs_yaml(text, "j.yaml", "."); }
 
 TEST(SharedFabricPlacement, PoliciesAndExplicitLists) {
   // 2:1 oversubscribed fat-tree of 8 servers, ToRs of 4 (servers 0-3 and 4-7).
@@ -219,6 +262,20 @@ jobs:
   EXPECT_DOUBLE_EQ(file.jobs[0].start_ns, 2.5e6);
   EXPECT_EQ(file.jobs[0].iterations, 3);
   EXPECT_EQ(file.jobs[0].policy, sim::jobs::PlacementPolicy::kContiguous);
+  EXPECT_EQ(file.jobs[0].speeds, (std::vector<double>{1, 1, 0.5, 1}));
+  // Drawn speeds: in [min, max], the same for the same seed, another draw for another seed.
+  const auto drawn = [](int seed) {
+    return parse(fmt::format("jobs:\n  - {{name: a, workload: gnmt, npus: 64, speeds: {{min: 0.5, max: 0.9, seed: {}}}}}\n", seed))
+        .jobs[0]
+        .speeds;
+  };
+  const auto d1 = drawn(1);
+  ASSERT_EQ(d1.size(), 64u);
+  EXPECT_GE(*std::min_element(d1.begin(), d1.end()), 0.5);
+  EXPECT_LE(*std::max_element(d1.begin(), d1.end()), 0.9);
+  EXPECT_LT(*std::min_element(d1.begin(), d1.end()), 0.6);  // none of 64 below 0.6: probability 0.75^64
+  EXPECT_EQ(d1, drawn(1));
+  EXPECT_NE(d1, drawn(2));
   const auto err = [](const std::string& text) { return error_of([&] { parse(text); }); };
   const auto e1 = err("jobs:\n  - name: a\n    workload: gnmt\n    npu: 2\n");
   EXPECT_NE(e1.find("j.yaml:4: job 'a': unknown key 'npu' (did you mean 'npus'?)"), std::string::npos) << e1;
@@ -232,6 +289,18 @@ jobs:
   EXPECT_NE(err("jobs:\n  - {name: a, workload: gnmt, npus: 2, speeds: [1]}\n").find("lists 1 speeds for 2 NPUs"), std::string::npos);
   EXPECT_NE(err("jobs:\n  - {name: a, workload: gnmt, npus: 2}\n  - {name: a, workload: gnmt, npus: 2}\n").find("another job has this name"),
             std::string::npos);
+  EXPECT_NE(err("jobs:\n  - {name: a, workload: gnmt, npus: 2, speeds: {min: 0}}\n").find("0 < min <= max"), std::string::npos);
+  EXPECT_NE(err("jobs:\n  - {name: a, workload: gnmt, npus: 2, speeds: {min: 0.5, sed: 1}}\n").find("did you mean 'seed'?"),
+            std::string::npos);
+  const auto faults = parse("links:\n  - {from: 4, to: 5, down: true}\n  - {from: 5, to: 4, bandwidth_fraction: 0.25}\n"
+                            "jobs:\n  - {name: a, workload: gnmt, npus: 2}\n").link_faults;
+  ASSERT_EQ(faults.size(), 2u);
+  EXPECT_EQ(faults[0].bandwidth_fraction, 0.0);
+  EXPECT_EQ(faults[1].bandwidth_fraction, 0.25);
+  EXPECT_EQ(faults[1].where, "j.yaml:3: links[1]");
+  EXPECT_NE(err("links:\n  - {from: 4, to: 5, bandwidth_fraction: 0}\njobs: []\n").find("'links[0].bandwidth_fraction' must be in (0, 1]"),
+            std::string::npos);
+  EXPECT_NE(err("links:\n  - {from: 4, to: 5}\njobs: []\n").find("needs one of 'bandwidth_fraction' and 'down'"), std::string::npos);
   EXPECT_NE(err("jbos: []\n").find("unknown key 'jbos' (did you mean 'jobs'?)"), std::string::npos);
 }
 

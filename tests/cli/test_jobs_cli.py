@@ -81,6 +81,19 @@ class SimJobs(unittest.TestCase):
             self.assertLessEqual(job["slowdown"], 2.0)
         self.assertEqual(r.stdout, chorus(path, "--json").stdout)  # deterministic
 
+    def test_a_degraded_link_slows_the_job_that_crosses_it(self):
+        # a crosses 4 <-> 5, b stays under switch 5: the switches' link at 10 % slows a, not b.
+        jobs = ("jobs:\n  - {name: a, workload: resnet152, placement: [0, 2], iterations: 1}\n"
+                "  - {name: b, workload: resnet152, placement: [3], iterations: 1}\n")
+        healthy = json.loads(chorus(self.jobs_file("fabric: dumbbell.yaml\n" + jobs), "--json").stdout)
+        r = chorus(self.jobs_file("fabric: dumbbell.yaml\nlinks:\n  - {from: 4, to: 5, bandwidth_fraction: 0.1}\n"
+                                  "  - {from: 5, to: 4, bandwidth_fraction: 0.1}\n" + jobs), "--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        slow = json.loads(r.stdout)
+        self.assertGreater(slow["jobs"][0]["iteration_time_ns"], healthy["jobs"][0]["iteration_time_ns"])
+        self.assertEqual(slow["jobs"][1]["iteration_time_ns"], healthy["jobs"][1]["iteration_time_ns"])
+        self.assertEqual(slow["jobs"][0]["slowdown"], 1.0)  # alone on the same (degraded) fabric
+
     def test_policies(self):
         path = self.jobs_file("fabric: dumbbell.yaml\njobs:\n"
                               "  - {name: a, workload: resnet152, npus: 2, iterations: 1}\n"
@@ -112,6 +125,11 @@ class SimJobs(unittest.TestCase):
             self.assertIn(message, r.stderr, jobs)
             self.assertIn("jobs.yaml:", r.stderr, jobs)
             self.assertNotIn("internal", r.stderr, jobs)
+        # Both directions between the switches down: the halves cannot reach each other.
+        r = chorus(self.jobs_file("fabric: dumbbell.yaml\nlinks:\n  - {from: 4, to: 5, down: true}\n  - {from: 5, to: 4, down: true}\n"
+                                  "jobs:\n  - {name: a, workload: gnmt, npus: 2}\n"))
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("jobs.yaml:3: links[0]: with the links down (4 -> 5, 5 -> 4) server 0 cannot reach server 2", r.stderr)
         r = chorus(self.jobs_file("jobs:\n  - {name: a, workload: gnmt, npus: 2}\n"))
         self.assertEqual(r.returncode, 2)
         self.assertIn("no fabric", r.stderr)

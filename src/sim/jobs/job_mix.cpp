@@ -14,9 +14,9 @@ namespace chorus::sim::jobs {
 
 JobMix make_job_mix(const JobsFile& file, const net::GraphNetwork& fabric) {
   JobMix mix;
-  mix.fabric = fabric;
+  mix.fabric = net::apply_link_faults(fabric, file.link_faults);
   mix.specs = file.jobs;
-  const auto servers = place_jobs(file.jobs, fabric);
+  const auto servers = place_jobs(file.jobs, mix.fabric);
   for (std::size_t j = 0; j < file.jobs.size(); ++j) {
     const auto& spec = file.jobs[j];
     const auto where = fmt::format("{}: job '{}'", spec.at, spec.name);

@@ -18,7 +18,8 @@ struct JobMix {
   std::vector<SharedJob> jobs;  // in file order
 };
 
-// Loads each job's workload (zoo name or workload YAML; pipelines are refused: the flow-level model
+// The fabric with the file's link faults applied (net::apply_link_faults: routes avoid links that
+// are down). Loads each job's workload (zoo name or workload YAML; pipelines are refused: the flow-level model
 // runs one stage) with the workload's compute model, places the jobs (place_jobs) and applies their
 // speeds. InputError naming the job.
 JobMix make_job_mix(const JobsFile& file, const net::GraphNetwork& fabric);

@@ -8,6 +8,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "core/error.h"
+#include "core/rng.h"
 #include "core/suggest.h"
 #include "core/text_file.h"
 #include "core/yaml_fields.h"
@@ -95,8 +96,21 @@ JobSpec parse_job(const yaml_fields::Source& src, const YAML::Node& j, std::size
     if (seed < 0) throw InputError(src.at(j["seed"]), fmt::format("field '{}' must be >= 0, got {}", f("seed"), seed));
     job.seed = static_cast<std::uint64_t>(seed);
   }
-  if (const YAML::Node s = j["speeds"]) {
-    if (!s.IsSequence()) throw InputError(src.at(s), fmt::format("field '{}' must be a list (one speed per NPU)", f("speeds")));
+  if (const YAML::Node s = j["speeds"]; s && s.IsMap()) {
+    // Drawn: each NPU's speed uniform in [min, max] (chorus::Rng with the seed), in NPU order.
+    const auto field = [&](const char* key) { return fmt::format("{}.{}", f("speeds"), key); };
+    check_keys(src, s, {"min", "max", "seed"}, f("speeds") + ": ");
+    const double lo = scalar<double>(src, require(src, s, "min", f("speeds") + ": "), field("min"), "a number");
+    const double hi = s["max"] ? scalar<double>(src, s["max"], field("max"), "a number") : 1.0;
+    if (!(lo > 0) || !std::isfinite(hi) || hi < lo)
+      throw InputError(src.at(s), fmt::format("field '{}' must have 0 < min <= max, got min {} max {}", f("speeds"), lo, hi));
+    const auto seed = s["seed"] ? scalar<long long>(src, s["seed"], field("seed"), "an integer") : 1;
+    if (seed < 0) throw InputError(src.at(s["seed"]), fmt::format("field '{}' must be >= 0, got {}", field("seed"), seed));
+    Rng rng(static_cast<std::uint64_t>(seed));
+    for (int k = 0; k < job.npus; ++k) job.speeds.push_back(rng.uniform(lo, hi));
+  } else if (s) {
+    if (!s.IsSequence())
+      throw InputError(src.at(s), fmt::format("field '{}' must be a list (one speed per NPU) or {{min, max, seed}}", f("speeds")));
     if (s.size() != static_cast<std::size_t>(job.npus))
       throw InputError(src.at(s), fmt::format("field '{}' lists {} speeds for {} NPUs", f("speeds"), s.size(), job.npus));
     for (std::size_t k = 0; k < s.size(); ++k) {
@@ -109,6 +123,30 @@ JobSpec parse_job(const yaml_fields::Source& src, const YAML::Node& j, std::size
   return job;
 }
 
+// links[i]: {from, to, bandwidth_fraction} or {from, to, down: true}.
+net::LinkFault parse_link_fault(const yaml_fields::Source& src, const YAML::Node& l, std::size_t i) {
+  const auto field = fmt::format("links[{}]", i);
+  if (!l.IsMap()) throw InputError(src.at(l), fmt::format("field '{}' must be a map {{from, to, bandwidth_fraction | down}}", field));
+  check_keys(src, l, {"from", "to", "bandwidth_fraction", "down"}, field + ": ");
+  net::LinkFault fault;
+  fault.where = fmt::format("{}: {}", src.at(l), field);
+  fault.from = scalar<int>(src, require(src, l, "from", field + ": "), field + ".from", "an integer (a node)");
+  fault.to = scalar<int>(src, require(src, l, "to", field + ": "), field + ".to", "an integer (a node)");
+  if (l["bandwidth_fraction"].IsDefined() == l["down"].IsDefined())
+    throw InputError(src.at(l), fmt::format("field '{}' needs one of 'bandwidth_fraction' and 'down'", field));
+  if (l["down"]) {
+    if (!scalar<bool>(src, l["down"], field + ".down", "true or false"))
+      throw InputError(src.at(l["down"]), fmt::format("field '{}.down': false is no fault; leave the link out", field));
+    fault.bandwidth_fraction = 0;
+  } else {
+    fault.bandwidth_fraction = scalar<double>(src, l["bandwidth_fraction"], field + ".bandwidth_fraction", "a number");
+    if (!(fault.bandwidth_fraction > 0 && fault.bandwidth_fraction <= 1))
+      throw InputError(src.at(l["bandwidth_fraction"]), fmt::format("field '{}.bandwidth_fraction' must be in (0, 1] (a link down: "
+                                                                    "'down: true'), got {}", field, fault.bandwidth_fraction));
+  }
+  return fault;
+}
+
 }  // namespace
 
 JobsFile parse_jobs_yaml(const std::string& text, const std::string& source, const std::string& base_dir) {
@@ -118,7 +156,11 @@ JobsFile parse_jobs_yaml(const std::string& text, const std::string& source, con
   JobsFile file;
   file.source = source;
   try {
-    check_keys(src, doc, {"fabric", "jobs"}, "");
+    check_keys(src, doc, {"fabric", "jobs", "links"}, "");
+    if (const YAML::Node links = doc["links"]) {
+      if (!links.IsSequence()) throw InputError(src.at(links), "field 'links' must be a list of degraded or failed links");
+      for (std::size_t i = 0; i < links.size(); ++i) file.link_faults.push_back(parse_link_fault(src, links[i], i));
+    }
     if (doc["fabric"]) file.fabric = resolve(scalar<std::string>(src, doc["fabric"], "fabric", "a fabric file"), base_dir);
     const YAML::Node jobs = require(src, doc, "jobs", "");
     if (!jobs.IsSequence() || jobs.size() == 0) throw InputError(src.at(jobs), "field 'jobs' must be a non-empty list");

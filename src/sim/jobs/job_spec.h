@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include "net/graph/link_faults.h"
+
 namespace chorus::sim::jobs {
 
 enum class PlacementPolicy { kExplicit, kContiguous, kRandom, kTopologyAware };
@@ -21,7 +23,8 @@ struct JobSpec {
   std::uint64_t seed = 1;    // kRandom
   double start_ns = 0;       // the job's first iteration begins then
   int iterations = 2;
-  std::vector<double> speeds;  // per NPU compute speed (1 = nominal, 0.5 = half as fast); empty: all 1
+  std::vector<double> speeds;  // per NPU compute speed (1 = nominal, 0.5 = half as fast; given, or drawn
+                               // uniformly in [min, max] with a seed); empty: all 1
   std::string at;              // "file:line" of the job, for errors found later (workload, placement)
   std::string placement_at;    // "file:line" of its placement (or npus) field
 };
@@ -30,6 +33,7 @@ struct JobsFile {
   std::string source;
   std::string fabric;  // fabric YAML path (resolved like workloads); may be empty when the command line gives it
   std::vector<JobSpec> jobs;
+  std::vector<net::LinkFault> link_faults;  // degraded or failed links of the fabric
 };
 
 // `base_dir` resolves relative paths. InputError ("file:line: job 'x': field ...") for unknown keys
