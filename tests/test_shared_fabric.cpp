@@ -17,6 +17,7 @@
 #include "sim/jobs/job_spec.h"
 #include "sim/jobs/placement.h"
 #include "sim/jobs/shared_fabric.h"
+#include "sim/stragglers.h"
 
 namespace chorus {
 namespace {
@@ -140,7 +141,7 @@ TEST(SharedFabric, StragglerStretchesEveryComputeOfADataParallelJob) {
   // One NPU at speed 1/4: every compute waits for it, so each iteration is >= 4 x 20 ms, and here,
   // with the 10 ms all-reduce after it, exactly 90 ms.
   auto x = two_npu_job("x", {0, 2}, kCompute, kBytes, 2);
-  x.compute_ns = sim::jobs::straggler_compute_ns(x.compute_ns, {1.0, 0.25});
+  x.compute_ns = sim::straggler_compute_ns(x.dag, x.logical, x.compute_ns, {1.0, 0.25}, "speeds");
   const auto run = sim::jobs::simulate_shared_fabric(dumbbell(), {&x});
   EXPECT_GE(run.jobs[0].iteration_ns[0], 4 * kCompute);
   EXPECT_NEAR(run.jobs[0].iteration_ns[0], 4 * kCompute + kAloneComm, 1e-3);

@@ -16,6 +16,7 @@
 #include "sim/dag_executor.h"
 #include "sim/flow/traffic.h"
 #include "sim/flow_network.h"
+#include "sim/stragglers.h"
 #include "sim/workload_json.h"
 #include "syndicate/plan_json.h"
 #include "syndicate/plan_trace.h"
@@ -55,6 +56,7 @@ struct SimWorkloadArgs {
   std::string trace;
   std::string traffic_csv;  // fabrics: the server x server traffic matrix
   double batch_tolerance = 0;  // fabrics: flow::FlowEngine's
+  std::string speeds;          // stragglers: per NPU compute speeds (sim/stragglers.h)
   bool scheduler_given = false;
   bool chunks_given = false;
 };
@@ -212,6 +214,9 @@ void run_sim_workload_on_fabric(const SimWorkloadArgs& a) {
       astra_text(a.workload))
     throw InputError(a.workload, "a fabric (--topology with a 'fabric:' file) takes model zoo names and workload YAML files; "
                                  "Chakra traces and ASTRA-sim files carry a dimension network of their own");
+  if (!a.speeds.empty())
+    throw InputError("--speeds", "applies to dimension networks; on a fabric, give a job's speeds in `chorus sim jobs` "
+                                 "(docs/shared-fabric.md)");
   const auto entry = model_entry(a);
   if (workload::pipelined(entry.parallelism))
     throw InputError(pipeline_given(a) ? "--pp" : a.workload,
@@ -263,6 +268,7 @@ void run_sim_workload(const SimWorkloadArgs& a) {
   options.compute.peak_tflops = a.peak_tflops;
   options.compute.memory_bandwidth_gbs = a.memory_bandwidth_gbs;
   options.record_stages = !a.trace.empty();
+  if (!a.speeds.empty()) options.speeds = sim::parse_speeds(a.speeds, network.num_npus(), "--speeds");
   TerminalProgress progress("simulating the training DAG's nodes");
   options.progress = [&progress](std::size_t done, std::size_t total) { progress.update(done, total); };
   const auto run = sim::simulate_workload(dag, network, options);
@@ -302,6 +308,9 @@ void register_sim_workload_command(CLI::App& sim) {
   w->add_option("--peak-tflops", args->peak_tflops, "Accelerator peak FLOP/s (roofline), TFLOP/s")->capture_default_str();
   w->add_option("--memory-bandwidth", args->memory_bandwidth_gbs, "Accelerator memory bandwidth (roofline), GB/s")
       ->capture_default_str();
+  w->add_option("--speeds", args->speeds,
+                "Stragglers: per NPU compute speed, a comma list (1 = nominal, 0.5 = half as fast) or uniform:MIN:MAX:SEED; "
+                "a pipeline stage computes at its slowest NPU's speed");
   w->add_flag("--no-dp-overlap", args->no_dp_overlap,
               "Start the data-parallel gradient traffic only after back-propagation ends");
   w->add_option("--pp", args->pp,

@@ -102,6 +102,7 @@ struct WorkloadSimOptions {
   int chunks_per_collective = 64;  // Themis Sec. 5.3
   workload::ComputeModel compute;
   bool record_stages = false;      // keep every chunk stage (for traces)
+  std::vector<double> speeds;      // per NPU compute speed, empty: all 1 (sim/stragglers.h)
   DagProgress progress;            // see run_dag
 };
 

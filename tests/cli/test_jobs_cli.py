@@ -137,5 +137,33 @@ class SimJobs(unittest.TestCase):
         self.assertEqual(r.returncode, 2)
 
 
+class SimWorkloadSpeeds(unittest.TestCase):
+    """chorus sim workload --speeds: stragglers on a dimension network."""
+
+    def run_json(self, net, *args):
+        r = subprocess.run([CHORUS, "sim", "workload", "--workload", "resnet152", "--topology", net, "--iterations", "1",
+                            "--json", *args], capture_output=True, text=True, timeout=300)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return json.loads(r.stdout)
+
+    def test_one_slow_npu_slows_every_compute(self):
+        with tempfile.TemporaryDirectory() as d:
+            net = os.path.join(d, "sw8.yaml")
+            with open(net, "w") as f:
+                f.write("name: sw8\ndims:\n  - {kind: switch, size: 8, link_bandwidth_gbps: 200, links_per_npu: 1, latency_ns: 700}\n")
+            nominal = self.run_json(net)
+            slow = self.run_json(net, "--speeds", "1,1,1,0.25,1,1,1,1")
+            # A data-parallel job waits for its slowest NPU at every all-reduce: 4x the compute.
+            compute = nominal["forward_compute_ns"] + nominal["backward_compute_ns"]
+            self.assertAlmostEqual(slow["forward_compute_ns"] + slow["backward_compute_ns"], 4 * compute, delta=1e-6 * compute)
+            self.assertGreaterEqual(slow["iteration_time_ns"], 4 * compute)
+            half = self.run_json(net, "--speeds", "uniform:0.5:0.5:3")
+            self.assertAlmostEqual(half["forward_compute_ns"] + half["backward_compute_ns"], 2 * compute, delta=1e-6 * compute)
+            for bad in ["1,1", "1,1,1,0,1,1,1,1", "uniform:1:0.5:3", "fast"]:
+                r = subprocess.run([CHORUS, "sim", "workload", "--topology", net, "--speeds", bad], capture_output=True, text=True)
+                self.assertEqual(r.returncode, 2, (bad, r.stderr))
+                self.assertIn("--speeds", r.stderr, bad)
+
+
 if __name__ == "__main__":
     unittest.main()

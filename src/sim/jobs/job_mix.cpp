@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "sim/flow_network.h"
 #include "sim/jobs/placement.h"
+#include "sim/stragglers.h"
 #include "workload/parallelism.h"
 #include "workload/workload_yaml.h"
 
@@ -33,7 +34,7 @@ JobMix make_job_mix(const JobsFile& file, const net::GraphNetwork& fabric) {
     job.start_ns = spec.start_ns;
     std::vector<double> compute_ns(job.dag.nodes.size());
     for (std::size_t i = 0; i < compute_ns.size(); ++i) compute_ns[i] = entry.parallelism.compute.node_time_ns(job.dag.nodes[i]);
-    job.compute_ns = straggler_compute_ns(compute_ns, spec.speeds);
+    job.compute_ns = straggler_compute_ns(job.dag, job.logical, std::move(compute_ns), spec.speeds, where + ": speeds");
     mix.jobs.push_back(std::move(job));
   }
   return mix;

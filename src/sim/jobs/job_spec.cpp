@@ -8,10 +8,10 @@
 #include <yaml-cpp/yaml.h>
 
 #include "core/error.h"
-#include "core/rng.h"
 #include "core/suggest.h"
 #include "core/text_file.h"
 #include "core/yaml_fields.h"
+#include "sim/stragglers.h"
 
 namespace chorus::sim::jobs {
 
@@ -106,8 +106,7 @@ JobSpec parse_job(const yaml_fields::Source& src, const YAML::Node& j, std::size
       throw InputError(src.at(s), fmt::format("field '{}' must have 0 < min <= max, got min {} max {}", f("speeds"), lo, hi));
     const auto seed = s["seed"] ? scalar<long long>(src, s["seed"], field("seed"), "an integer") : 1;
     if (seed < 0) throw InputError(src.at(s["seed"]), fmt::format("field '{}' must be >= 0, got {}", field("seed"), seed));
-    Rng rng(static_cast<std::uint64_t>(seed));
-    for (int k = 0; k < job.npus; ++k) job.speeds.push_back(rng.uniform(lo, hi));
+    job.speeds = draw_speeds(static_cast<std::uint64_t>(job.npus), lo, hi, static_cast<std::uint64_t>(seed));
   } else if (s) {
     if (!s.IsSequence())
       throw InputError(src.at(s), fmt::format("field '{}' must be a list (one speed per NPU) or {{min, max, seed}}", f("speeds")));

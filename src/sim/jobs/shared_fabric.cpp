@@ -59,12 +59,4 @@ SharedFabricRun simulate_shared_fabric(const net::GraphNetwork& fabric, const st
   return out;
 }
 
-std::vector<double> straggler_compute_ns(const std::vector<double>& compute_ns, const std::vector<double>& speeds) {
-  if (speeds.empty()) return compute_ns;
-  const double slowest = *std::min_element(speeds.begin(), speeds.end());
-  auto out = compute_ns;
-  for (double& t : out) t /= slowest;
-  return out;
-}
-
 }  // namespace chorus::sim::jobs

@@ -41,8 +41,4 @@ struct SharedFabricRun {
 SharedFabricRun simulate_shared_fabric(const net::GraphNetwork& fabric, const std::vector<const SharedJob*>& jobs,
                                        double batch_tolerance = 0.0);
 
-// The DAG's compute times with each node slowed to its job's slowest NPU: the DAG is one NPU's view
-// of a synchronous job, so every collective waits for the slowest (speeds: per NPU, empty = all 1).
-std::vector<double> straggler_compute_ns(const std::vector<double>& compute_ns, const std::vector<double>& speeds);
-
 }  // namespace chorus::sim::jobs
