@@ -17,6 +17,7 @@
 #include "sim/jobs/job_spec.h"
 #include "sim/jobs/placement.h"
 #include "sim/jobs/shared_fabric.h"
+#include "sim/jobs/time_shift.h"
 #include "sim/stragglers.h"
 
 namespace chorus {
@@ -121,6 +122,28 @@ TEST(SharedFabric, ShiftedAllReducesDoNotOverlapAndRunAsFastAsAlone) {
   const auto z = two_npu_job("z", {1, 3}, kCompute, kBytes, 2, 5e6);
   const auto half = sim::jobs::simulate_shared_fabric(fabric, {&x, &z});
   EXPECT_NEAR(half.jobs[0].iteration_ns[0], kCompute + 15e6, 1e-3);
+}
+
+TEST(SharedFabric, ShiftSearchFindsTheInterleaving) {
+  // The two overlapping jobs above: unshifted, each takes 80 ms instead of 60 (slowdown 4/3 each,
+  // 8/3 in all). Three shifts of y per 30 ms iteration: 0, 10 and 20 ms; at 10 ms (and at 20 ms)
+  // the all-reduces never overlap, both jobs run as alone, total slowdown 2; the first wins.
+  const auto fabric = dumbbell();
+  const std::vector<SharedJob> jobs{two_npu_job("x", {0, 2}, kCompute, kBytes, 2), two_npu_job("y", {1, 3}, kCompute, kBytes, 2)};
+  std::vector<sim::jobs::JobTimeline> alone;
+  for (const auto& job : jobs) alone.push_back(sim::jobs::simulate_shared_fabric(fabric, {&job}).jobs[0]);
+  sim::jobs::ShiftSearchOptions o;
+  o.steps = 3;
+  const auto r = sim::jobs::search_time_shifts(fabric, jobs, alone, o);
+  EXPECT_NEAR(r.unshifted_total_slowdown, 8.0 / 3, 1e-9);
+  EXPECT_NEAR(r.unshifted_slowdowns[1], 4.0 / 3, 1e-9);
+  EXPECT_EQ(r.shifts_ns, (std::vector<double>{0, 10e6}));
+  EXPECT_NEAR(r.total_slowdown, 2.0, 1e-9);
+  EXPECT_NEAR(r.slowdowns[0], 1.0, 1e-9);
+  // 1 unshifted + 2 shifts in the first round; the second round changes nothing: 2 more, then stop.
+  EXPECT_EQ(r.evaluations, 5);
+  o.steps = 0;
+  EXPECT_THROW(sim::jobs::search_time_shifts(fabric, jobs, alone, o), InputError);
 }
 
 TEST(SharedFabric, DisjointJobsRunExactlyAsFastAsAlone) {

@@ -94,6 +94,21 @@ class SimJobs(unittest.TestCase):
         self.assertEqual(slow["jobs"][1]["iteration_time_ns"], healthy["jobs"][1]["iteration_time_ns"])
         self.assertEqual(slow["jobs"][0]["slowdown"], 1.0)  # alone on the same (degraded) fabric
 
+    def test_shift_search_never_loses_to_no_shift(self):
+        path = self.jobs_file("fabric: dumbbell.yaml\njobs:\n"
+                              "  - {name: a, workload: resnet152, placement: [0, 2], iterations: 2}\n"
+                              "  - {name: b, workload: resnet152, placement: [1, 3], iterations: 2}\n")
+        r = chorus(path, "--json", "--search-shifts", "--shift-steps", "4", "--shift-rounds", "1")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        s = json.loads(r.stdout)["shift_search"]
+        self.assertEqual(s["shifts_ns"][0], 0)
+        self.assertEqual(s["evaluations"], 4)  # unshifted, then 3 more shifts of b
+        self.assertLessEqual(s["total_slowdown"], s["unshifted_total_slowdown"])
+        self.assertAlmostEqual(s["total_slowdown"], sum(s["slowdowns"]))
+        r = chorus(path, "--search-shifts", "--shift-steps", "0")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--shift-steps", r.stderr)
+
     def test_policies(self):
         path = self.jobs_file("fabric: dumbbell.yaml\njobs:\n"
                               "  - {name: a, workload: resnet152, npus: 2, iterations: 1}\n"
