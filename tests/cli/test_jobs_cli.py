@@ -152,6 +152,25 @@ class SimJobs(unittest.TestCase):
         self.assertEqual(r.returncode, 2)
 
 
+class ReproduceSharedFabric(unittest.TestCase):
+    def test_study(self):
+        with tempfile.TemporaryDirectory() as d:
+            r = subprocess.run([CHORUS, "reproduce", "shared-fabric", "--out", d, "-i", "1", "--shift-steps", "2", "-q"],
+                               capture_output=True, text=True, timeout=600)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            j = json.loads(read(os.path.join(d, "shared_fabric.json")))
+            self.assertEqual(len(read(os.path.join(d, "shared_fabric.csv")).splitlines()), 1 + len(j["rows"]))
+            self.assertEqual(len(j["rows"]), 12)  # 3 pairs x 4 placements
+            for row in j["rows"]:
+                if row["placement"] == "contiguous":  # a rack each: nothing shared
+                    self.assertEqual((row["slowdown_a"], row["slowdown_b"]), (1.0, 1.0))
+                    self.assertEqual(row["shift_b_ns"], 0)  # no shift helps, none is kept
+                if row["placement"] == "interleaved":  # both rings cross the racks' link
+                    self.assertGreater(row["slowdown_a"], 1.0)
+                self.assertLessEqual(row["shifted_slowdown_a"] + row["shifted_slowdown_b"],
+                                     row["slowdown_a"] + row["slowdown_b"])
+
+
 class SimWorkloadSpeeds(unittest.TestCase):
     """chorus sim workload --speeds: stragglers on a dimension network."""
 

@@ -45,7 +45,7 @@ ShiftSearchResult search_time_shifts(const net::GraphNetwork& fabric, const std:
         if (shift == kept) continue;
         r.shifts_ns[j] = shift;
         const double total = evaluate(trial);
-        if (total < r.total_slowdown) {
+        if (total < r.total_slowdown * (1 - 1e-9)) {  // not a rounding of the same times
           r.total_slowdown = total;
           r.slowdowns = trial;
           best = shift;

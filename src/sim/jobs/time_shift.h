@@ -26,8 +26,10 @@ struct ShiftSearchResult {
 
 // `alone[j]`: job j alone (run_job_mix). Job 0 keeps its start; for each other job in turn, every
 // shift of the grid is simulated with the others' current shifts, and the job keeps the one of the
-// least total slowdown (the earliest on ties, so no shift unless one helps). InputError for steps
-// or rounds outside 1..1000.
+// least total slowdown (the earliest on ties, and only by more than a relative 1e-9, so no shift
+// unless one helps). A shift is a one-time delay not counted in the slowdown: the jobs need enough
+// iterations to overlap whatever the shift, else delaying one past the other's end "wins".
+// InputError for steps or rounds outside 1..1000.
 ShiftSearchResult search_time_shifts(const net::GraphNetwork& fabric, const std::vector<SharedJob>& jobs,
                                      const std::vector<JobTimeline>& alone, const ShiftSearchOptions& options = {});
 
