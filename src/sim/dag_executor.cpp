@@ -70,16 +70,14 @@ class DagRunner {
   bool done() const { return compute_events_.empty() && !earliest_network(); }
 
   double next_event_ns() const {
-    const size_t s = earliest_network().value_or(stages_.size());
-    if (!compute_events_.empty() && (s == stages_.size() || compute_events_.next_time_ns() <= nets_[s]->next_event_ns()))
-      return compute_events_.next_time_ns();
-    return nets_[s]->next_event_ns();
+    const auto s = next_source();
+    return s ? nets_[*s]->next_event_ns() : compute_events_.next_time_ns();
   }
 
   // Processes the earliest event: a compute stream's, or a stage's network's (compute first on ties).
   void step() {
-    const auto s = earliest_network();
-    if (!compute_events_.empty() && (!s || compute_events_.next_time_ns() <= nets_[*s]->next_event_ns())) {
+    const auto s = next_source();
+    if (!s) {
       const auto e = compute_events_.pop();
       now_ = e.time_ns;
       auto& st = stage_of(e.payload);
@@ -145,6 +143,12 @@ class DagRunner {
     for (size_t s = 0; s < stages_.size(); ++s)
       if (!nets_[s]->idle() && (!best || nets_[s]->next_event_ns() < nets_[*best]->next_event_ns())) best = s;
     return best;
+  }
+  // Where the next event is: nothing = a compute stream (first on ties), else that stage's network.
+  std::optional<size_t> next_source() const {
+    const auto s = earliest_network();
+    if (!compute_events_.empty() && (!s || compute_events_.next_time_ns() <= nets_[*s]->next_event_ns())) return std::nullopt;
+    return s;
   }
 
   const workload::Node& node(int i) const { return dag_.nodes[static_cast<size_t>(i)]; }
@@ -235,7 +239,6 @@ class DagRunner {
   EventQueue<int> compute_events_;
   DagResult result_;
 };
-
 
 void StageSplit::add(const StageSplit& o, double weight) {
   compute_ns += weight * o.compute_ns;

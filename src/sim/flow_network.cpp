@@ -32,6 +32,10 @@ FlowNetwork::FlowNetwork(SharedFlows& shared, const net::Network& logical, std::
     if (used[static_cast<std::size_t>(s)]++) throw InputError(where, fmt::format("server {} given twice", s));
   }
   options_.placement = std::move(servers);
+  index_rings();
+}
+
+void FlowNetwork::index_rings() {
   for (const auto& g : fabric_.rings)
     if (!g.orders.empty()) rings_[g.servers] = g.orders;
 }
@@ -47,8 +51,7 @@ FlowNetwork::FlowNetwork(const net::GraphNetwork& fabric, const net::Network& lo
   if (static_cast<std::uint64_t>(fabric_.servers) != logical.num_npus())
     throw InputError(fabric.name, fmt::format("the fabric has {} servers but the workload runs on {} NPUs ({})",
                                               fabric_.servers, logical.num_npus(), logical.shape()));
-  for (const auto& g : fabric_.rings)
-    if (!g.orders.empty()) rings_[g.servers] = g.orders;
+  index_rings();
   net::validate_placement(options_.placement, fabric_.servers, fabric.name);
   if (const auto& r = options_.reconfiguration) {
     for (std::size_t l = 0; l < fabric_.links.size(); ++l)

@@ -116,6 +116,7 @@ class FlowNetwork : public NetworkModel {
  private:
   const std::vector<std::vector<int>>& groups(const std::vector<int>& dims);
   const std::vector<std::vector<int>>& rings_of(const std::vector<int>& group) const;
+  void index_rings();  // rings_ from the fabric's
 
   std::unique_ptr<SharedFlows> own_;  // unless shared with other jobs
   SharedFlows& shared_;
