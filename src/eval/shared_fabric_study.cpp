@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/json_csv.h"
+#include "core/plot_call.h"
 #include "core/text_file.h"
 #include "sim/jobs/job_mix.h"
 #include "sim/jobs/time_shift.h"
@@ -127,6 +128,7 @@ std::vector<std::string> write_shared_fabric_outputs(const SharedFabricStudy& st
   out.write("shared_fabric.json", j.dump(2) + "\n");
   out.write("shared_fabric.csv", json_to_csv(j, "rows"));
   out.write("shared_fabric.txt", format_shared_fabric_table(study));
+  for (auto& f : draw_figures("shared-fabric", out_dir)) out.written().push_back(std::move(f));
   return out.written();
 }
 

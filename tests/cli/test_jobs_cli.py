@@ -161,6 +161,7 @@ class ReproduceSharedFabric(unittest.TestCase):
             j = json.loads(read(os.path.join(d, "shared_fabric.json")))
             self.assertEqual(len(read(os.path.join(d, "shared_fabric.csv")).splitlines()), 1 + len(j["rows"]))
             self.assertEqual(len(j["rows"]), 12)  # 3 pairs x 4 placements
+            self.assertTrue(os.path.isfile(os.path.join(d, "shared_fabric.svg")))
             for row in j["rows"]:
                 if row["placement"] == "contiguous":  # a rack each: nothing shared
                     self.assertEqual((row["slowdown_a"], row["slowdown_b"]), (1.0, 1.0))
