@@ -10,6 +10,7 @@
 #include "apps/chorus/output_checks.h"
 #include "core/error.h"
 #include "core/json_csv.h"
+#include "core/plot_call.h"
 #include "core/text_file.h"
 #include "net/graph/graph_yaml.h"
 #include "sim/jobs/job_mix.h"
@@ -22,6 +23,7 @@ struct SimJobsArgs {
   std::string jobs;
   std::string fabric;  // overrides the file's
   std::string out;
+  bool plot = false;
   bool json = false;
   double batch_tolerance = 0;
   bool search_shifts = false;
@@ -59,6 +61,7 @@ void print_table(const sim::jobs::JobMix& mix, const sim::jobs::JobMixResult& r,
 }
 
 void run_sim_jobs(const SimJobsArgs& a) {
+  if (a.plot && a.out.empty()) throw InputError("--plot", "needs --out DIR (the figure is drawn from DIR/jobs.json)");
   if (!(a.batch_tolerance >= 0 && a.batch_tolerance < 0.1))
     throw InputError("--batch-tolerance", fmt::format("must be in [0, 0.1), got {}", a.batch_tolerance));
   const auto file = sim::jobs::load_jobs_yaml(a.jobs);
@@ -92,6 +95,8 @@ void run_sim_jobs(const SimJobsArgs& a) {
     nlohmann::json per_link = j;
     per_link.erase("jobs");
     out.write("links.csv", json_to_csv(per_link, "links", "link."));
+    if (a.plot)
+      for (auto& f : draw_figures("jobs", a.out)) out.written().push_back(std::move(f));
   }
   if (a.json) {
     std::cout << j.dump(2) << "\n";
@@ -105,7 +110,7 @@ void run_sim_jobs(const SimJobsArgs& a) {
       fmt::print("  {:<12} start {:>10} ms + shift {:>10} ms: slowdown {:.3f} (unshifted {:.3f})\n", mix.jobs[k].name,
                  ms3(mix.jobs[k].start_ns), ms3(shifts->shifts_ns[k]), shifts->slowdowns[k], shifts->unshifted_slowdowns[k]);
   }
-  if (!a.out.empty()) fmt::print("wrote {}/jobs.json, jobs.csv, links.csv\n", a.out);
+  if (!a.out.empty()) fmt::print("wrote {}/jobs.json, jobs.csv, links.csv{}\n", a.out, a.plot ? ", jobs.svg" : "");
 }
 
 }  // namespace
@@ -117,6 +122,7 @@ void register_sim_jobs_command(CLI::App& sim) {
   c->add_option("--fabric", args->fabric, "Fabric YAML (`chorus topo fabric --save`), instead of the file's 'fabric'");
   c->add_option("-o,--out", args->out, "Write jobs.json, jobs.csv (a row per job) and links.csv (a row per used link) here")
       ->check(kWritableDir);
+  c->add_flag("--plot", args->plot, "Also draw DIR/jobs.svg: iteration times together and alone, link utilization (matplotlib)");
   c->add_flag("--json", args->json, "Print one JSON object instead of a table");
   c->add_option("--batch-tolerance", args->batch_tolerance,
                 "Finish flows within this fraction of their duration together (0: exact, docs/graph-networks.md)")

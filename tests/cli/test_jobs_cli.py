@@ -51,8 +51,9 @@ class SimJobs(unittest.TestCase):
                               "  - {name: a, workload: resnet152, placement: [0, 1], iterations: 1}\n"
                               "  - {name: b, workload: gnmt, placement: [2, 3], iterations: 1, start_ms: 3}\n")
         out = os.path.join(self.dir, "out")
-        r = chorus(path, "--out", out)
+        r = chorus(path, "--out", out, "--plot")
         self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertTrue(os.path.isfile(os.path.join(out, "jobs.svg")))
         self.assertIn("2 jobs on fabric dumbbell", r.stdout)
         j = json.loads(read(os.path.join(out, "jobs.json")))
         self.assertEqual([job["name"] for job in j["jobs"]], ["a", "b"])
@@ -148,6 +149,9 @@ class SimJobs(unittest.TestCase):
         r = chorus(self.jobs_file("jobs:\n  - {name: a, workload: gnmt, npus: 2}\n"))
         self.assertEqual(r.returncode, 2)
         self.assertIn("no fabric", r.stderr)
+        r = chorus(self.jobs_file("fabric: dumbbell.yaml\njobs:\n  - {name: a, workload: gnmt, npus: 2}\n"), "--plot")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--plot: needs --out", r.stderr)
         r = chorus(os.path.join(self.dir, "missing.yaml"))
         self.assertEqual(r.returncode, 2)
 
