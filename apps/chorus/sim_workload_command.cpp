@@ -5,6 +5,7 @@
 
 #include "apps/chorus/commands.h"
 #include "apps/chorus/terminal_progress.h"
+#include "apps/chorus/workload_dag_args.h"
 #include "core/error.h"
 #include "core/json_csv.h"
 #include "core/memory_budget.h"
@@ -32,24 +33,11 @@
 namespace chorus::cli {
 namespace {
 
-struct SimWorkloadArgs {
+struct SimWorkloadArgs : WorkloadDagArgs {
   std::string plan;  // a SYNDICATE plan file
-  std::string workload = "resnet152";
   std::string topology = "3D-SW_SW_SW_homo";
   std::string scheduler = "themis-scf";
-  int iterations = 3;
   int chunks = 64;
-  std::string bucket;
-  double peak_tflops = 312;
-  double memory_bandwidth_gbs = 1555;
-  bool no_dp_overlap = false;
-  int pp = 0;            // 0: the model's (1 unless its YAML says)
-  int microbatches = 0;  // 0: the model's, else 4 x stages
-  std::string pipeline_schedule;
-  double ns_per_cycle = 1.0;
-  int rank = -1;
-  bool chakra_skip_unsupported = false;
-  bool chakra_ctrl_deps = false;
   bool json = false;
   std::string csv;
   std::string trace;
@@ -72,10 +60,10 @@ std::optional<std::string> astra_text(const std::string& path) {
   return ss.str();
 }
 
-bool pipeline_given(const SimWorkloadArgs& a) { return a.pp != 0 || a.microbatches != 0 || !a.pipeline_schedule.empty(); }
+bool pipeline_given(const WorkloadDagArgs& a) { return a.pp != 0 || a.microbatches != 0 || !a.pipeline_schedule.empty(); }
 
 // A zoo model or workload YAML with the command's iterations, bucket and overlap applied.
-workload::ZooEntry model_entry(const SimWorkloadArgs& a) {
+workload::ZooEntry model_entry(const WorkloadDagArgs& a) {
   auto entry = workload::load_workload(a.workload);
   entry.parallelism.iterations = a.iterations;
   if (!a.bucket.empty()) entry.parallelism.bucket_bytes = static_cast<double>(parse_bytes(a.bucket, "--bucket"));
@@ -92,7 +80,9 @@ workload::ZooEntry model_entry(const SimWorkloadArgs& a) {
   return entry;
 }
 
-workload::Dag make_dag(const SimWorkloadArgs& a, const net::Network& network) {
+}  // namespace
+
+workload::Dag make_workload_dag(const WorkloadDagArgs& a, const net::Network& network) {
   if (a.rank < -1) throw InputError("--rank", fmt::format("must be >= 0, got {}", a.rank));
   if (const auto et = workload::chakra_trace_file(a.workload, a.rank); !et.empty()) {
     if (!a.bucket.empty() || a.no_dp_overlap || pipeline_given(a))
@@ -129,6 +119,8 @@ workload::Dag make_dag(const SimWorkloadArgs& a, const net::Network& network) {
                  fmt::format("a training DAG of about {:.3g} nodes", nodes));
   return workload::build_training_dag(entry.model, entry.parallelism, network);
 }
+
+namespace {
 
 // --plan: a SYNDICATE plan file re-simulated by optSched on its workload and topology
 // (docs/syndicate.md); --workload / --topology, when given, override the names in the file.
@@ -256,7 +248,7 @@ void run_sim_workload(const SimWorkloadArgs& a) {
   if (!a.traffic_csv.empty()) throw InputError("--traffic-csv", "applies to fabrics (--topology with a 'fabric:' file)");
   if (a.batch_tolerance != 0) throw InputError("--batch-tolerance", "applies to fabrics (--topology with a 'fabric:' file)");
   const net::Network network = net::load_network(a.topology);
-  const auto dag = make_dag(a, network);
+  const auto dag = make_workload_dag(a, network);
   sim::WorkloadSimOptions options;
   options.scheduler = sched::parse_scheduler(a.scheduler);
   options.chunks_per_collective = a.chunks;
