@@ -231,5 +231,27 @@ TEST(AstraExamples, CustomizedAndMicroErrorsNameLineAndField) {
   expect_error("MICRO\n1\nl0 -1 5 NONE 0 5 NONE 0 5 ALLREDUCE\n", "w.txt:3");
 }
 
+TEST(AstraExamples, TruncatedFilesNameTheFileAndLine) {
+  // Every shipped file cut at a third and at half of its bytes: the cut line has too few fields,
+  // or the file ends before the announced layers. Either way an InputError naming file:line.
+  const auto net = *net::find_preset("3D-SW_SW_SW_homo");
+  for (const char* name : kExamples) {
+    const auto text = read_file(example_path(name));
+    for (std::size_t cut : {text.size() / 3, text.size() / 2}) {
+      SCOPED_TRACE(std::string(name) + " cut at byte " + std::to_string(cut));
+      try {
+        workload::AstraTextOptions o;
+        workload::parse_astra_text(text.substr(0, cut), name, net, o);
+        ADD_FAILURE() << "no error";
+      } catch (const InputError& e) {
+        const std::string what = e.what();
+        EXPECT_EQ(what.rfind(std::string(name) + ":", 0), 0u) << what;
+        EXPECT_TRUE(what.find("fields; expected") != std::string::npos || what.find("end of file") != std::string::npos)
+            << what;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace chorus

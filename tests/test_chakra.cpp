@@ -332,6 +332,25 @@ TEST(Chakra, MalformedStreamsNameByteOffset) {
 
 TEST(Chakra, MalformedNodesNameNodeIdAndField) {
   auto v = sample_nodes();
+  // chorus's own attributes (what export writes): typed and in range, or an error.
+  auto with_attr = [&](std::uint64_t id, const char* name, auto set) {
+    auto w = sample_nodes();
+    auto* a = by_id(w, id)->add_attr();
+    a->set_name(name);
+    set(*a);
+    return with_nodes(w);
+  };
+  expect_error(with_attr(12, workload::kChakraComputeKindAttr, [](pb::AttributeProto& a) { a.set_int64_val(1); }),
+               {"node id 12", "field attr chorus_compute_kind", "must be string_val"});
+  expect_error(with_attr(12, workload::kChakraComputeKindAttr, [](pb::AttributeProto& a) { a.set_string_val("sideways"); }),
+               {"node id 12", "chorus_compute_kind", "'sideways' is none of forward, input_gradient"});
+  expect_error(with_attr(13, workload::kChakraCommGroupAttr, [](pb::AttributeProto& a) { a.set_string_val("tp"); }),
+               {"node id 13", "chorus_comm_group", "'tp' is none of dp, mp, pp"});
+  expect_error(with_attr(12, workload::kChakraIterationAttr, [](pb::AttributeProto& a) { a.set_int64_val(1000000); }),
+               {"node id 12", "chorus_iteration", "1000000 is not in 0..999"});
+  expect_error(with_attr(12, workload::kChakraLayerAttr, [](pb::AttributeProto& a) { a.set_int64_val(-2); }),
+               {"node id 12", "chorus_layer", "-2 is out of range"});
+
   by_id(v, 12)->set_type(static_cast<pb::NodeType>(42));
   expect_error(with_nodes(v), {"node id 12", "field type", "unknown node type 42"});
 

@@ -175,7 +175,9 @@ Dag parse_astra_text(const std::string& text, const std::string& source, const n
                                   "ig_type", "ig_size", "wg_compute", "wg_type", "wg_size", "update_time"};
   for (int i = 0; i < num_layers; ++i) {
     if (!next_line())
-      throw InputError(source, fmt::format("the header announces {} layers but the file has {}", num_layers, i));
+      throw InputError(fmt::format("{}:{}", source, line_no + 1),
+                       fmt::format("end of file: the number of layers (line 2) announces {} but the file has {} (a "
+                                   "truncated file?)", num_layers, i));
     std::istringstream ls(line);
     std::vector<std::string> f;
     for (std::string w; ls >> w;) f.push_back(w);
