@@ -216,7 +216,7 @@ Dag parse_astra_text(const std::string& text, const std::string& source, const n
     PhaseDims pd = file_dims;
     if (customized) {
       const auto& policy = f[12];
-      if (!known_policy(policy) || policy == "MICRO")
+      if (!known_policy(policy))
         throw InputError(at(), fmt::format("layer '{}': field 13 (policy): unknown parallelism '{}'; use DATA, MODEL, "
                                            "HYBRID_DATA_MODEL, HYBRID_MODEL_DATA or HYBRID_TRANSFORMER",
                                            f[0], policy));
@@ -289,7 +289,7 @@ Dag parse_astra_text(const std::string& text, const std::string& source, const n
   };
   // Each phase's collective spans the layer's dims[phase] (PhaseDims above); an empty set is
   // a collective ASTRA-sim issues over no dimension, which finishes at once: not a node.
-  auto phase_comm = [&](const LayerLine& L, int p, int l, int it, const char* tag, std::vector<int> deps) {
+  auto phase_comm = [&](const LayerLine& L, int p, int l, int it, const std::string& tag, std::vector<int> deps) {
     return comm(fmt::format("{} {} it{}", tag, L.name, it), L.op[p], L.size[p], L.dims[p], L.group[p], l, it, std::move(deps));
   };
   auto issued = [](const LayerLine& L, int p) { return L.has_comm[p] && !L.dims[p].empty(); };
@@ -312,7 +312,7 @@ Dag parse_astra_text(const std::string& text, const std::string& source, const n
       const auto& L = layers[static_cast<size_t>(l)];
       int out = compute(fmt::format("{} {} it{}", tag, L.name, it), ComputeKind::kForward, L.compute[0], l, it,
                         {prev, ready[static_cast<size_t>(l)]});
-      if (issued(L, 0)) out = phase_comm(L, 0, l, it, tag == std::string("fwd") ? "fwd-comm" : "recompute-comm", {out});
+      if (issued(L, 0)) out = phase_comm(L, 0, l, it, fmt::format("{}-comm", tag), {out});
       return out;
     };
     // DLRM: the embedding's forward all-to-all does not hold up the bottom MLP; the first top

@@ -1,5 +1,6 @@
 #include "workload/dag.h"
 
+#include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
 
@@ -26,6 +27,30 @@ std::string_view to_string(CommGroup group) {
     case CommGroup::kPipeline: return "pp";
   }
   return "?";
+}
+
+void repeat_window(Dag& dag, const std::vector<Node>& window, int times) {
+  int per_window = 1;
+  for (const auto& n : window) per_window = std::max(per_window, n.iteration + 1);
+  dag.iterations = times * per_window;
+  std::vector<bool> has_child(window.size(), false);
+  for (const auto& n : window)
+    for (int d : n.deps) has_child[static_cast<size_t>(d)] = true;
+  std::vector<int> sinks;
+  for (std::size_t k = 0; k < window.size(); ++k)
+    if (!has_child[k]) sinks.push_back(static_cast<int>(k));
+  const int size = static_cast<int>(window.size());
+  for (int it = 0; it < times; ++it) {
+    const int base = it * size;
+    for (const auto& proto : window) {
+      Node n = proto;
+      n.iteration = it * per_window + proto.iteration;
+      for (int& d : n.deps) d += base;
+      if (it > 0 && proto.deps.empty())  // a repetition starts where the previous one ended
+        for (int s : sinks) n.deps.push_back(base - size + s);
+      dag.add(std::move(n));
+    }
+  }
 }
 
 void validate(const Dag& dag, int num_dims, const std::string& where) {

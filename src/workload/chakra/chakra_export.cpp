@@ -14,6 +14,15 @@ namespace {
 
 namespace pb = chorus::chakra;
 
+// `v` as a Chakra integer field: whole and below 2^63 (the int64 attributes' range), else an
+// InputError naming the node and the field.
+std::int64_t whole(double v, const std::string& at, const std::string& field, const char* unit) {
+  if (!(v >= 0 && v < 9.2e18) || v != std::floor(v))
+    throw InputError(at, fmt::format("field {}: {} is not a whole number of {} below 2^63 (Chakra's integer fields)",
+                                     field, v, unit));
+  return static_cast<std::int64_t>(v);
+}
+
 }  // namespace
 
 std::string export_chakra(const Dag& dag, const net::Network& network) {
@@ -49,13 +58,10 @@ std::string export_chakra(const Dag& dag, const net::Network& network) {
           throw InputError(at, fmt::format("field duration: {} ns is not whole microseconds (Chakra's unit; for an ASTRA-sim "
                                            "text workload, --ns-per-cycle 1000 writes cycles as microseconds, as Chakra's "
                                            "text converter does)", n.duration_ns));
-        m.set_duration_micros(static_cast<std::uint64_t>(us));
+        m.set_duration_micros(static_cast<std::uint64_t>(whole(us, at, "duration", "microseconds")));
       } else if (n.duration_ns < 0) {
-        if (n.flops != std::floor(n.flops) || n.mem_bytes != std::floor(n.mem_bytes))
-          throw InputError(at, fmt::format("field flops / mem_bytes: {} and {} must be whole numbers (Chakra's num_ops, "
-                                           "tensor_size)", n.flops, n.mem_bytes));
-        attr("num_ops")->set_int64_val(static_cast<std::int64_t>(n.flops));
-        attr("tensor_size")->set_uint64_val(static_cast<std::uint64_t>(n.mem_bytes));
+        attr("num_ops")->set_int64_val(whole(n.flops, at, "flops (num_ops)", "FLOPs"));
+        attr("tensor_size")->set_uint64_val(static_cast<std::uint64_t>(whole(n.mem_bytes, at, "mem_bytes (tensor_size)", "bytes")));
       }
       attr(kChakraComputeKindAttr)->set_string_val(std::string(to_string(n.compute)));
       chorus_attrs();
@@ -78,8 +84,7 @@ std::string export_chakra(const Dag& dag, const net::Network& network) {
     // ASTRA-sim's comm_size is what each NPU holds at the start; chorus sizes an all-gather
     // by its result.
     const double size = n.op == coll::CollectiveOp::kAllGather ? n.bytes / group : n.bytes;
-    if (size != std::floor(size)) throw InputError(at, fmt::format("field bytes: comm_size {} is not whole bytes", size));
-    attr("comm_size")->set_int64_val(static_cast<std::int64_t>(size));
+    attr("comm_size")->set_int64_val(whole(size, at, "bytes (comm_size)", "bytes"));
     auto* dims = attr("involved_dim")->mutable_bool_list();
     for (int d = 0; d < network.num_dims(); ++d)
       dims->add_values(std::find(n.dims.begin(), n.dims.end(), d) != n.dims.end());

@@ -86,7 +86,8 @@ class NodeReader {
   std::optional<std::size_t> one_of(const std::string& name, const std::string_view (&names)[N]) const {
     const Attr* a = find(name);
     if (!a) return std::nullopt;
-    if (a->value_case() != Attr::kStringVal) fail("attr " + name, fmt::format("must be string_val, found {}", value_case_name(*a)));
+    if (a->value_case() != Attr::kStringVal)
+      fail("attr " + name, fmt::format("must be string_val, found {}", value_case_name(*a)));
     for (std::size_t k = 0; k < N; ++k)
       if (a->string_val() == names[k]) return k;
     fail("attr " + name, fmt::format("'{}' is none of {}", a->string_val(), fmt::join(names, ", ")));
@@ -263,21 +264,23 @@ Imported map_node(const pb::Node& m, const NodeReader& r, const net::Network& ne
   }
   // chorus's own attributes (chakra_export.h): what Chakra has no field for.
   static const std::string_view kKinds[] = {to_string(ComputeKind::kForward), to_string(ComputeKind::kInputGradient),
-                                                to_string(ComputeKind::kWeightGradient), to_string(ComputeKind::kOptimizer)};
+                                            to_string(ComputeKind::kWeightGradient), to_string(ComputeKind::kOptimizer)};
   static const std::string_view kGroups[] = {to_string(CommGroup::kDataParallel), to_string(CommGroup::kModelParallel),
-                                                 to_string(CommGroup::kPipeline)};
+                                             to_string(CommGroup::kPipeline)};
   if (n.kind == NodeKind::kCompute) {
     if (auto k = r.one_of(kChakraComputeKindAttr, kKinds)) n.compute = static_cast<ComputeKind>(*k);
   } else if (auto g = r.one_of(kChakraCommGroupAttr, kGroups)) {
     n.group = static_cast<CommGroup>(*g);
   }
+  const std::string layer_field = std::string("attr ") + kChakraLayerAttr;
+  const std::string iteration_field = std::string("attr ") + kChakraIterationAttr;
   if (auto layer = r.integer(kChakraLayerAttr)) {
-    if (*layer < 0 || *layer > std::numeric_limits<int>::max()) r.fail(std::string("attr ") + kChakraLayerAttr, fmt::format("{} is out of range", *layer));
+    if (*layer < 0 || *layer > std::numeric_limits<int>::max()) r.fail(layer_field, fmt::format("{} is out of range", *layer));
     n.layer = static_cast<int>(*layer);
   }
   if (auto iteration = r.integer(kChakraIterationAttr)) {
     if (*iteration < 0 || *iteration >= kMaxTraceIterations)
-      r.fail(std::string("attr ") + kChakraIterationAttr, fmt::format("{} is not in 0..{}", *iteration, kMaxTraceIterations - 1));
+      r.fail(iteration_field, fmt::format("{} is not in 0..{}", *iteration, kMaxTraceIterations - 1));
     n.iteration = static_cast<int>(*iteration);
   }
   return out;
@@ -416,27 +419,7 @@ Dag import_chakra(const chakra_et::EtTrace& trace, const net::Network& network, 
   else if (stem.size() > 3 && stem.ends_with(".et")) stem.resize(stem.size() - 3);
   dag.name = stem;
   // A trace chorus exported holds chorus_iteration attributes: it may be several iterations.
-  int per_trace = 1;
-  for (const auto& n : one) per_trace = std::max(per_trace, n.iteration + 1);
-  dag.iterations = options.iterations * per_trace;
-  std::vector<bool> has_child(one.size(), false);
-  for (const auto& n : one)
-    for (int d : n.deps) has_child[static_cast<size_t>(d)] = true;
-  std::vector<int> sinks;
-  for (std::size_t k = 0; k < one.size(); ++k)
-    if (!has_child[k]) sinks.push_back(static_cast<int>(k));
-  for (int it = 0; it < options.iterations; ++it) {
-    const int base = it * static_cast<int>(one.size());
-    for (const auto& proto : one) {
-      Node n = proto;
-      n.iteration = it * per_trace + proto.iteration;
-      for (int& d : n.deps) d += base;
-      // A repeated iteration starts where the previous one ended.
-      if (it > 0 && proto.deps.empty())
-        for (int s : sinks) n.deps.push_back(base - static_cast<int>(one.size()) + s);
-      dag.add(std::move(n));
-    }
-  }
+  repeat_window(dag, one, options.iterations);
   validate(dag, network.num_dims(), src);
   return dag;
 }
