@@ -28,6 +28,7 @@
 #include "workload/astra_text.h"
 #include "workload/chakra/chakra_import.h"
 #include "workload/parallelism.h"
+#include "workload/pytorch_eg.h"
 #include "workload/workload_yaml.h"
 
 namespace chorus::cli {
@@ -49,16 +50,19 @@ struct SimWorkloadArgs : WorkloadDagArgs {
 
 std::string ms(double ns) { return fmt::format("{:.3f} ms", ns / 1e6); }
 
-// An ASTRA-sim text workload file, or nothing.
-std::optional<std::string> astra_text(const std::string& path) {
+// The text of `path` if it is a regular file that `looks_like` accepts, or nothing.
+std::optional<std::string> text_file_if(const std::string& path, bool (*looks_like)(const std::string&)) {
   if (!std::filesystem::is_regular_file(path)) return std::nullopt;
   std::ifstream in(path);
   if (!in) return std::nullopt;
   std::stringstream ss;
   ss << in.rdbuf();
-  if (!workload::looks_like_astra_text(ss.str())) return std::nullopt;
+  if (!looks_like(ss.str())) return std::nullopt;
   return ss.str();
 }
+
+// An ASTRA-sim text workload file, or nothing.
+std::optional<std::string> astra_text(const std::string& path) { return text_file_if(path, workload::looks_like_astra_text); }
 
 bool pipeline_given(const WorkloadDagArgs& a) { return a.pp != 0 || a.microbatches != 0 || !a.pipeline_schedule.empty(); }
 
@@ -101,6 +105,13 @@ workload::Dag make_workload_dag(const WorkloadDagArgs& a, const net::Network& ne
   if (a.chakra_skip_unsupported || a.chakra_ctrl_deps)
     throw InputError(a.chakra_ctrl_deps ? "--chakra-ctrl-deps" : "--chakra-skip-unsupported",
                      "applies to Chakra traces (name.<rank>.et) only");
+  if (auto graph = text_file_if(a.workload, workload::looks_like_execution_graph)) {
+    if (!a.bucket.empty() || a.no_dp_overlap || pipeline_given(a))
+      throw InputError(a.workload, "--bucket, --no-dp-overlap and the pipeline options do not apply to PyTorch execution graphs");
+    workload::ExecutionGraphOptions o;
+    o.iterations = a.iterations;
+    return workload::import_execution_graph(*graph, a.workload, network, o);
+  }
   if (auto text = astra_text(a.workload)) {
     if (!a.bucket.empty() || a.no_dp_overlap || pipeline_given(a))
       throw InputError(a.workload, "--bucket, --no-dp-overlap and the pipeline options do not apply to ASTRA-sim workload files");
@@ -201,9 +212,9 @@ void run_sim_workload_on_fabric(const SimWorkloadArgs& a) {
   if (a.scheduler_given) throw InputError("--scheduler", "applies to dimension networks; a fabric runs the flow-level model");
   if (a.chunks_given) throw InputError("--chunks", "applies to dimension networks; a fabric runs the flow-level model");
   if (a.rank != -1 || a.chakra_skip_unsupported || a.chakra_ctrl_deps || !workload::chakra_trace_file(a.workload, -1).empty() ||
-      astra_text(a.workload))
+      astra_text(a.workload) || text_file_if(a.workload, workload::looks_like_execution_graph))
     throw InputError(a.workload, "a fabric (--topology with a 'fabric:' file) takes model zoo names and workload YAML files; "
-                                 "Chakra traces and ASTRA-sim files carry a dimension network of their own");
+                                 "Chakra traces, ASTRA-sim files and execution graphs carry a dimension network of their own");
   const auto entry = model_entry(a);
   if (workload::pipelined(entry.parallelism))
     throw InputError(pipeline_given(a) ? "--pp" : a.workload,
@@ -281,7 +292,7 @@ void run_sim_workload(const SimWorkloadArgs& a) {
 void register_sim_workload_command(CLI::App& sim) {
   auto args = std::make_shared<SimWorkloadArgs>();
   auto* w = sim.add_subcommand("workload", "Simulate training iterations of a model (training DAG, Themis Sec. 6.2)");
-  w->add_option("-w,--workload", args->workload, "Model zoo name (resnet152 | gnmt | dlrm | transformer-1t | moe | topoopt-candle | topoopt-bert | topoopt-dlrm), workload YAML, ASTRA-sim text file, or Chakra trace (name.<rank>.et, or the prefix name)")->capture_default_str();
+  w->add_option("-w,--workload", args->workload, "Model zoo name (resnet152 | gnmt | dlrm | transformer-1t | moe | topoopt-candle | topoopt-bert | topoopt-dlrm), workload YAML, ASTRA-sim text file, Chakra trace (name.<rank>.et, or the prefix name), or PyTorch execution graph (JSON)")->capture_default_str();
   w->add_option("-t,--topology", args->topology,
                 "Preset name (see `chorus sim topologies`), network YAML file, or fabric YAML file (flow-level model; "
                 "`chorus topo fabric` / `chorus topo find --save` write them)")

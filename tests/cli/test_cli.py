@@ -510,6 +510,19 @@ class SimWorkload(unittest.TestCase):
                           "--scheduler", "baseline", "--chunks", "1")
         self.assertAlmostEqual(j["iteration_time_ns"], 40951.04, places=6)
 
+    def test_pytorch_execution_graph(self):
+        here = os.path.dirname(os.path.abspath(__file__))
+        path = os.path.join(here, "..", "data", "pytorch_eg", "ddp.0.json")
+        j = self.run_json("--workload", path, "--iterations", "2")
+        self.assertEqual(j["nodes"], {"compute": 54, "comm": 2})  # 27 operators and the bucket's all-reduce, twice
+        with tempfile.TemporaryDirectory() as d:
+            cut = os.path.join(d, "cut.json")
+            with open(path) as f, open(cut, "w") as g:
+                g.write(f.read()[:5000])
+            r = chorus("sim", "workload", "--workload", cut)
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertIn("cut.json: not JSON", r.stderr)
+
     def test_pipeline(self):
         # ResNet-152 in 8 stages over the last dimension of 16 x 8 x 8 (data parallel over the
         # 16 x 8 before it): every stage's compute and waits add up to the iteration, and the
