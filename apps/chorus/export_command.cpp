@@ -49,7 +49,8 @@ void register_export_command(CLI::App& app) {
   e->add_flag("--chakra", args->chakra, "Chakra execution traces, one per rank (the format ASTRA-sim 2.x reads)")
       ->required();
   e->add_option("-w,--workload", args->workload,
-                "Model zoo name, workload YAML, ASTRA-sim text file, or Chakra trace (as `chorus sim workload`)")
+                "Model zoo name, workload YAML, ASTRA-sim text file, Chakra trace or PyTorch execution graph "
+                "(as `chorus sim workload`)")
       ->capture_default_str();
   e->add_option("-t,--topology", args->topology, "Preset name or network YAML file: the ranks and dimensions")
       ->capture_default_str();

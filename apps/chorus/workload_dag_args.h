@@ -1,6 +1,6 @@
 #pragma once
 // The flags that say which training DAG to build (zoo name, workload YAML, ASTRA-sim text,
-// Chakra trace, with the parallelism options), shared by `chorus sim workload` and
+// Chakra trace, PyTorch execution graph, with the parallelism options), shared by `chorus sim workload` and
 // `chorus export`; both build the DAG with make_workload_dag (sim_workload_command.cpp).
 #include <string>
 
