@@ -118,6 +118,33 @@ TEST(PytorchEg, AllToAllTimelineByHand) {
   EXPECT_DOUBLE_EQ(sim::simulate_workload(dag2, pair, o).result.total_ns, 2 * 3024);
 }
 
+TEST(PytorchEg, RanksAgreeOrTheFieldThatDiffersIsNamed) {
+  const auto pair = test_support::pair_network();
+  const auto ddp0 = workload::import_execution_graph(read_graph("ddp.0.json"), "ddp.0.json", pair);
+  const auto ddp1 = workload::import_execution_graph(read_graph("ddp.1.json"), "ddp.1.json", pair);
+  EXPECT_NO_THROW(workload::check_same_communication(ddp0, "ddp.0.json (rank 0)", ddp1, "ddp.1.json (rank 1)"));
+  auto expect_error = [&](const workload::Dag& other, const std::vector<std::string>& needles) {
+    try {
+      workload::check_same_communication(ddp0, "r0", other, "r1");
+      ADD_FAILURE() << "no error; expected " << needles.front();
+    } catch (const InputError& e) {
+      for (const auto& n : needles) EXPECT_NE(std::string(e.what()).find(n), std::string::npos) << e.what();
+    }
+  };
+  expect_error(workload::import_execution_graph(read_graph("alltoall.1.json"), "alltoall.1.json", pair),
+               {"r1: collective 1 ('gloo:all_to_all #26'): field op: alltoall, but r0 has allreduce"});
+  auto other = ddp1;
+  for (auto& n : other.nodes)
+    if (n.kind == NodeKind::kComm) n.bytes += 4;
+  expect_error(other, {"r1: collective 1", "field bytes: 2708, but r0 has 2704"});
+  other = ddp1;
+  other.iterations = 2;
+  expect_error(other, {"r1: field iterations: 2, but r0 has 1"});
+  other = ddp1;
+  std::erase_if(other.nodes, [](const workload::Node& n) { return n.kind == NodeKind::kComm; });
+  expect_error(other, {"r1: 0 collectives, but r0 has 1"});
+}
+
 TEST(PytorchEg, MalformedGraphsNameFileNodeAndField) {
   const auto pair = test_support::pair_network();
   auto expect_error = [&](const std::string& text, const std::vector<std::string>& needles) {

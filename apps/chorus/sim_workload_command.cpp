@@ -22,7 +22,9 @@
 #include "syndicate/plan_trace.h"
 #include "syndicate/workloads.h"
 #include <filesystem>
+#include <functional>
 #include <optional>
+#include <regex>
 #include <sstream>
 
 #include "workload/astra_text.h"
@@ -64,6 +66,25 @@ std::optional<std::string> text_file_if(const std::string& path, bool (*looks_li
 // An ASTRA-sim text workload file, or nothing.
 std::optional<std::string> astra_text(const std::string& path) { return text_file_if(path, workload::looks_like_astra_text); }
 
+// --check-ranks: the other ranks' files of a per-rank workload file `<name>.<rank>.<ext>` (ranks
+// 0, 1, ... while their files exist) imported by `import` and compared with the simulated rank's
+// DAG, collective by collective.
+void check_ranks(const std::string& path, const workload::Dag& dag, std::uint64_t npus,
+                 const std::function<workload::Dag(const std::string& file, int rank)>& import) {
+  static const std::regex re(R"((.*\.)([0-9]{1,9})(\.(et|json))$)");
+  std::smatch m;
+  if (!std::regex_match(path, m, re))
+    throw InputError("--check-ranks", fmt::format("'{}' is not a per-rank file <name>.<rank>.et or <name>.<rank>.json", path));
+  const int own = std::stoi(m[2].str());
+  for (std::uint64_t r = 0; r < npus; ++r) {
+    const auto file = fmt::format("{}{}{}", m[1].str(), r, m[3].str());
+    if (!std::filesystem::is_regular_file(file)) break;
+    if (static_cast<int>(r) == own) continue;
+    workload::check_same_communication(dag, fmt::format("{} (rank {})", path, own), import(file, static_cast<int>(r)),
+                                       fmt::format("{} (rank {})", file, r));
+  }
+}
+
 bool pipeline_given(const WorkloadDagArgs& a) { return a.pp != 0 || a.microbatches != 0 || !a.pipeline_schedule.empty(); }
 
 // A zoo model or workload YAML with the command's iterations, bucket and overlap applied.
@@ -99,6 +120,12 @@ workload::Dag make_workload_dag(const WorkloadDagArgs& a, const net::Network& ne
     std::string notes;
     auto dag = workload::import_chakra(workload::chakra_et::read_et_file(et), network, o, &notes);
     if (!notes.empty()) fmt::print(stderr, "chorus: {}: {}\n", et, notes);
+    if (a.check_ranks)
+      check_ranks(et, dag, network.num_npus(), [&](const std::string& file, int rank) {
+        auto other = o;
+        other.rank = rank;
+        return workload::import_chakra(workload::chakra_et::read_et_file(file), network, other, nullptr);
+      });
     return dag;
   }
   if (a.rank != -1) throw InputError("--rank", "applies to Chakra traces (name.<rank>.et) only");
@@ -110,8 +137,14 @@ workload::Dag make_workload_dag(const WorkloadDagArgs& a, const net::Network& ne
       throw InputError(a.workload, "--bucket, --no-dp-overlap and the pipeline options do not apply to PyTorch execution graphs");
     workload::ExecutionGraphOptions o;
     o.iterations = a.iterations;
-    return workload::import_execution_graph(*graph, a.workload, network, o);
+    auto dag = workload::import_execution_graph(*graph, a.workload, network, o);
+    if (a.check_ranks)
+      check_ranks(a.workload, dag, network.num_npus(), [&](const std::string& file, int) {
+        return workload::import_execution_graph(read_text_file(file, "the execution graph"), file, network, o);
+      });
+    return dag;
   }
+  if (a.check_ranks) throw InputError("--check-ranks", "applies to Chakra traces and PyTorch execution graphs (one file per rank)");
   if (auto text = astra_text(a.workload)) {
     if (!a.bucket.empty() || a.no_dp_overlap || pipeline_given(a))
       throw InputError(a.workload, "--bucket, --no-dp-overlap and the pipeline options do not apply to ASTRA-sim workload files");
@@ -211,7 +244,8 @@ void run_sim_workload_on_fabric(const SimWorkloadArgs& a) {
   const auto fabric = net::load_fabric_yaml(a.topology);
   if (a.scheduler_given) throw InputError("--scheduler", "applies to dimension networks; a fabric runs the flow-level model");
   if (a.chunks_given) throw InputError("--chunks", "applies to dimension networks; a fabric runs the flow-level model");
-  if (a.rank != -1 || a.chakra_skip_unsupported || a.chakra_ctrl_deps || !workload::chakra_trace_file(a.workload, -1).empty() ||
+  if (a.rank != -1 || a.chakra_skip_unsupported || a.chakra_ctrl_deps || a.check_ranks ||
+      !workload::chakra_trace_file(a.workload, -1).empty() ||
       astra_text(a.workload) || text_file_if(a.workload, workload::looks_like_execution_graph))
     throw InputError(a.workload, "a fabric (--topology with a 'fabric:' file) takes model zoo names and workload YAML files; "
                                  "Chakra traces, ASTRA-sim files and execution graphs carry a dimension network of their own");
@@ -323,6 +357,9 @@ void register_sim_workload_command(CLI::App& sim) {
               "instead of being errors");
   w->add_flag("--chakra-ctrl-deps", args->chakra_ctrl_deps,
               "Chakra traces: ctrl_deps are dependencies too (default: data_deps only, as Chakra's feeder)");
+  w->add_flag("--check-ranks", args->check_ranks,
+              "Chakra traces and execution graphs (<name>.<rank>.et / .json): import every rank's file and require "
+              "the same collectives as the simulated rank's");
   w->add_flag("--json", args->json, "Print one JSON object instead of a table");
   w->add_option("--trace", args->trace, "Write a Chrome-trace JSON timeline (Perfetto) to this file");
   w->add_option("--csv", args->csv, "Write the result (the --json object's fields) as one CSV row ('-': standard output)");

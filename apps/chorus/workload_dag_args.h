@@ -23,6 +23,7 @@ struct WorkloadDagArgs {
   int rank = -1;
   bool chakra_skip_unsupported = false;
   bool chakra_ctrl_deps = false;
+  bool check_ranks = false;  // Chakra traces and execution graphs: every rank's file issues the same collectives
 };
 
 workload::Dag make_workload_dag(const WorkloadDagArgs& a, const net::Network& network);

@@ -53,6 +53,35 @@ void repeat_window(Dag& dag, const std::vector<Node>& window, int times) {
   }
 }
 
+void check_same_communication(const Dag& reference, const std::string& reference_where, const Dag& other,
+                              const std::string& other_where) {
+  if (reference.iterations != other.iterations)
+    throw InputError(other_where, fmt::format("field iterations: {}, but {} has {}", other.iterations, reference_where,
+                                              reference.iterations));
+  auto comms = [](const Dag& dag) {
+    std::vector<const Node*> out;
+    for (const auto& n : dag.nodes)
+      if (n.kind == NodeKind::kComm) out.push_back(&n);
+    return out;
+  };
+  const auto a = comms(reference), b = comms(other);
+  for (std::size_t k = 0; k < std::min(a.size(), b.size()); ++k) {
+    const Node &x = *a[k], &y = *b[k];
+    auto differ = [&](const char* field, const std::string& mine, const std::string& theirs) {
+      throw InputError(other_where, fmt::format("collective {} ('{}'): field {}: {}, but {} has {} ('{}')", k + 1, y.name,
+                                                field, mine, reference_where, theirs, x.name));
+    };
+    if (x.comm != y.comm || x.op != y.op)
+      differ("op", y.comm == CommKind::kPointToPoint ? "point to point" : std::string(coll::to_string(y.op)),
+             x.comm == CommKind::kPointToPoint ? "point to point" : std::string(coll::to_string(x.op)));
+    if (x.bytes != y.bytes) differ("bytes", fmt::format("{}", y.bytes), fmt::format("{}", x.bytes));
+    if (x.dims != y.dims) differ("dims", fmt::format("{}", fmt::join(y.dims, ", ")), fmt::format("{}", fmt::join(x.dims, ", ")));
+    if (x.group != y.group) differ("group", std::string(to_string(y.group)), std::string(to_string(x.group)));
+  }
+  if (a.size() != b.size())
+    throw InputError(other_where, fmt::format("{} collectives, but {} has {}", b.size(), reference_where, a.size()));
+}
+
 void validate(const Dag& dag, int num_dims, const std::string& where) {
   if (dag.iterations < 1) throw InputError(where, fmt::format("iterations must be >= 1, got {}", dag.iterations));
   if (dag.stages < 1) throw InputError(where, fmt::format("pipeline stages must be >= 1, got {}", dag.stages));

@@ -522,6 +522,15 @@ class SimWorkload(unittest.TestCase):
             r = chorus("sim", "workload", "--workload", cut)
             self.assertEqual(r.returncode, 2, r.stderr)
             self.assertIn("cut.json: not JSON", r.stderr)
+            # --check-ranks: every rank's graph must issue the same collectives.
+            for rank, name in ((0, "ddp.0.json"), (1, "alltoall.1.json")):
+                with open(os.path.join(here, "..", "data", "pytorch_eg", name)) as f, \
+                        open(os.path.join(d, f"g.{rank}.json"), "w") as g:
+                    g.write(f.read())
+            r = chorus("sim", "workload", "--workload", os.path.join(d, "g.0.json"), "--check-ranks")
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertIn("g.1.json (rank 1): collective 1 ('gloo:all_to_all #26'): field op", r.stderr)
+        self.assertEqual(chorus("sim", "workload", "--workload", path, "--check-ranks", "-i", "1").returncode, 0)
 
     def test_pipeline(self):
         # ResNet-152 in 8 stages over the last dimension of 16 x 8 x 8 (data parallel over the
