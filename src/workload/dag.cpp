@@ -75,7 +75,8 @@ void check_same_communication(const Dag& reference, const std::string& reference
       differ("op", y.comm == CommKind::kPointToPoint ? "point to point" : std::string(coll::to_string(y.op)),
              x.comm == CommKind::kPointToPoint ? "point to point" : std::string(coll::to_string(x.op)));
     if (x.bytes != y.bytes) differ("bytes", fmt::format("{}", y.bytes), fmt::format("{}", x.bytes));
-    if (x.dims != y.dims) differ("dims", fmt::format("{}", fmt::join(y.dims, ", ")), fmt::format("{}", fmt::join(x.dims, ", ")));
+    if (x.dims != y.dims)
+      differ("dims", fmt::format("{}", fmt::join(y.dims, ", ")), fmt::format("{}", fmt::join(x.dims, ", ")));
     if (x.group != y.group) differ("group", std::string(to_string(y.group)), std::string(to_string(x.group)));
   }
   if (a.size() != b.size())
