@@ -5,17 +5,21 @@
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "core/error.h"
 #include "net/presets.h"
 #include "sim/dag_executor.h"
+#include "workload/chakra/chakra_export.h"
 #include "workload/chakra/chakra_import.h"
 #include "workload/chakra/et_stream.h"
 #include "workload/compute_model.h"
 #include "workload/parallelism.h"
 #include "workload/workload_yaml.h"
+#include "workload/zoo.h"
 
 namespace chorus {
 namespace {
@@ -195,6 +199,86 @@ TEST(Chakra, ExportImportRoundTrip) {
   EXPECT_THROW(workload::export_chakra(dag, net), InputError);
 }
 
+// Every field of every node, and the simulated run, equal after export and import.
+void expect_same_dag(const workload::Dag& a, const workload::Dag& b) {
+  EXPECT_EQ(a.iterations, b.iterations);
+  ASSERT_EQ(a.nodes.size(), b.nodes.size());
+  for (size_t i = 0; i < a.nodes.size(); ++i) {
+    const auto& x = a.nodes[i];
+    const auto& y = b.nodes[i];
+    SCOPED_TRACE(x.name);
+    EXPECT_EQ(x.name, y.name);
+    EXPECT_EQ(x.kind, y.kind);
+    EXPECT_EQ(x.compute, y.compute);
+    EXPECT_EQ(x.flops, y.flops);
+    EXPECT_EQ(x.mem_bytes, y.mem_bytes);
+    EXPECT_EQ(x.duration_ns, y.duration_ns);
+    EXPECT_EQ(x.comm, y.comm);
+    EXPECT_EQ(x.op, y.op);
+    EXPECT_EQ(x.bytes, y.bytes);
+    EXPECT_EQ(x.dims, y.dims);
+    EXPECT_EQ(x.group, y.group);
+    EXPECT_EQ(x.stage, y.stage);
+    EXPECT_EQ(x.layer, y.layer);
+    EXPECT_EQ(x.iteration, y.iteration);
+    auto sorted = [](std::vector<int> v) {  // a set: the importer lists it in index order
+      std::sort(v.begin(), v.end());
+      return v;
+    };
+    EXPECT_EQ(sorted(x.deps), sorted(y.deps));
+  }
+}
+
+TEST(ChakraExport, EveryZooModelRoundTripsNodeForNodeAndInTime) {
+  const auto net = *net::find_preset("3D-SW_SW_SW_homo");
+  for (const auto& name : workload::zoo_names()) {
+    SCOPED_TRACE(name);
+    auto entry = workload::zoo_model(name);
+    entry.parallelism.iterations = 2;
+    const auto dag = workload::build_training_dag(entry.model, entry.parallelism, net);
+    const auto back = workload::import_chakra(workload::chakra_et::parse_et(workload::export_chakra(dag, net), name + ".0.et"),
+                                              net, {});
+    expect_same_dag(dag, back);
+    sim::WorkloadSimOptions o;
+    const auto a = sim::simulate_workload(dag, net, o).result;
+    const auto b = sim::simulate_workload(back, net, o).result;
+    EXPECT_GT(a.total_ns, 0);
+    EXPECT_EQ(a.total_ns, b.total_ns);
+    EXPECT_EQ(a.forward_compute_ns, b.forward_compute_ns);
+    EXPECT_EQ(a.backward_compute_ns, b.backward_compute_ns);
+    EXPECT_EQ(a.exposed_dp_comm_ns, b.exposed_dp_comm_ns);
+    EXPECT_EQ(a.exposed_mp_comm_ns, b.exposed_mp_comm_ns);
+  }
+}
+
+TEST(ChakraExport, OneFilePerRankEachImportingToTheSameDag) {
+  net::Network net = pair();
+  net.dims.push_back(net.dims[0]);  // 2 x 2: four ranks
+  auto entry = workload::zoo_model("dlrm");
+  entry.parallelism.iterations = 1;
+  const auto dag = workload::build_training_dag(entry.model, entry.parallelism, net);
+  const std::string dir = ::testing::TempDir() + "/chorus_chakra_export";
+  const auto files = workload::write_chakra_traces(dag, net, dir, "dlrm");
+  EXPECT_EQ(files.files, 4u);
+  EXPECT_EQ(files.first, dir + "/dlrm.0.et");
+  for (int rank = 0; rank < 4; ++rank) {
+    SCOPED_TRACE(rank);
+    workload::ChakraOptions o;
+    o.rank = rank;
+    expect_same_dag(dag, workload::load_chakra(dir + "/dlrm", net, o));
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir + "/dlrm.4.et"));
+  // A pipeline's transfers do not name their peer: refused, naming the stages.
+  auto piped = dag;
+  piped.stages = 2;
+  try {
+    workload::export_chakra(piped, net);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("pipeline of 2 stages"), std::string::npos) << e.what();
+  }
+}
+
 // --- malformed input ---------------------------------------------------------------------
 
 std::vector<pb::Node> sample_nodes() {
@@ -248,6 +332,25 @@ TEST(Chakra, MalformedStreamsNameByteOffset) {
 
 TEST(Chakra, MalformedNodesNameNodeIdAndField) {
   auto v = sample_nodes();
+  // chorus's own attributes (what export writes): typed and in range, or an error.
+  auto with_attr = [&](std::uint64_t id, const char* name, auto set) {
+    auto w = sample_nodes();
+    auto* a = by_id(w, id)->add_attr();
+    a->set_name(name);
+    set(*a);
+    return with_nodes(w);
+  };
+  expect_error(with_attr(12, workload::kChakraComputeKindAttr, [](pb::AttributeProto& a) { a.set_int64_val(1); }),
+               {"node id 12", "field attr chorus_compute_kind", "must be string_val"});
+  expect_error(with_attr(12, workload::kChakraComputeKindAttr, [](pb::AttributeProto& a) { a.set_string_val("sideways"); }),
+               {"node id 12", "chorus_compute_kind", "'sideways' is none of forward, input_gradient"});
+  expect_error(with_attr(13, workload::kChakraCommGroupAttr, [](pb::AttributeProto& a) { a.set_string_val("tp"); }),
+               {"node id 13", "chorus_comm_group", "'tp' is none of dp, mp, pp"});
+  expect_error(with_attr(12, workload::kChakraIterationAttr, [](pb::AttributeProto& a) { a.set_int64_val(1000000); }),
+               {"node id 12", "chorus_iteration", "1000000 is not in 0..999"});
+  expect_error(with_attr(12, workload::kChakraLayerAttr, [](pb::AttributeProto& a) { a.set_int64_val(-2); }),
+               {"node id 12", "chorus_layer", "-2 is out of range"});
+
   by_id(v, 12)->set_type(static_cast<pb::NodeType>(42));
   expect_error(with_nodes(v), {"node id 12", "field type", "unknown node type 42"});
 

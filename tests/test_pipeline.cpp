@@ -144,6 +144,33 @@ TEST(Pipeline, UniformStagesTakeTheTextbookTime) {
     }
 }
 
+TEST(Pipeline, AStragglerStageStretchesThePipelineByTheTextbookAmount) {
+  // As above (f = 1000, b = 2000 ns per micro-batch and stage, nothing to send), one stage's NPU at
+  // speed 1/k (sim/stragglers.h: the stage computes k times slower). GPipe: the forwards leave the
+  // last stage at (P - 1) f + M k f (each micro-batch waits for the slow stage, k f apart), the
+  // backwards likewise take (P - 1) b + M k b after them: (f + b)(P - 1 + M k). 1F1B: the slow
+  // stage alone computes M k (f + b).
+  const int P = 4, M = 8;
+  const double k = 2;
+  for (int slow = 0; slow < P; ++slow)
+    for (auto schedule : {PipelineSchedule::kGPipe, PipelineSchedule::kOneFOneB}) {
+      const auto dag = workload::build_training_dag(uniform_model(P + 1, 1000.0 * M, 0, true), pipeline(P, M, schedule), line(P));
+      sim::WorkloadSimOptions o;
+      o.scheduler = sched::parse_scheduler("baseline");
+      o.chunks_per_collective = 1;
+      o.compute = one_flop_per_ns();
+      o.speeds.assign(P, 1.0);
+      o.speeds[static_cast<size_t>(slow)] = 1 / k;  // one dimension: NPU s runs stage s
+      const auto r = sim::simulate_workload(dag, line(P), o).result;
+      const std::string at = std::string(to_string(schedule)) + " slow stage " + std::to_string(slow);
+      if (schedule == PipelineSchedule::kGPipe) {
+        EXPECT_DOUBLE_EQ(r.total_ns, 3000.0 * (P - 1 + M * k)) << at;
+      }
+      EXPECT_GE(r.total_ns, M * k * 3000.0) << at;
+      EXPECT_DOUBLE_EQ(r.stages[static_cast<size_t>(slow)].compute_ns, M * k * 3000.0) << at;
+    }
+}
+
 TEST(Pipeline, TwoStagesTwoMicrobatchesByHand) {
   // 4 layers of 1000 FLOPs per mini-batch (500 ns per micro-batch), 100 activation elements
   // (2 bytes each, half per micro-batch: 100 bytes, 100 ns between the stages). Stage 0 holds

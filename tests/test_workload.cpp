@@ -252,13 +252,13 @@ TEST(AstraText, HybridGroupsAndSizes) {
       EXPECT_EQ(n.dims, (std::vector<int>{2}));
       EXPECT_EQ(n.group, workload::CommGroup::kDataParallel);
     } else if (n.group == workload::CommGroup::kModelParallel) {
-      ++mp_ar;  // attn: forward, recompute, input gradient
+      ++mp_ar;  // attn: forward, recompute (it is the first layer: its input gradient has no collective)
       EXPECT_EQ(n.dims, (std::vector<int>{0, 1}));
     }
   }
   EXPECT_EQ(ag, 2);
   EXPECT_EQ(rs, 1);
-  EXPECT_EQ(mp_ar, 3);
+  EXPECT_EQ(mp_ar, 2);
 }
 
 TEST(AstraText, MalformedFilesNameLineAndField) {
@@ -275,7 +275,7 @@ TEST(AstraText, MalformedFilesNameLineAndField) {
   expect_error("DATA\n1\nl0 -1 1 NONE 0 1 NONE 0 1 ALLSHUFFLE 8 0\n", "wg_type");
   expect_error("DATA\n1\nl0 -1 x NONE 0 1 NONE 0 1 ALLREDUCE 8 0\n", "fwd_compute");
   expect_error("DATA\n1\nl0 -1 1 NONE 0 1 NONE 0 1 ALLREDUCE -8 0\n", "wg_size");
-  expect_error("DATA\n2\nl0 -1 1 NONE 0 1 NONE 0 1 ALLREDUCE 8 0\n", "announces 2 layers");
+  expect_error("DATA\n2\nl0 -1 1 NONE 0 1 NONE 0 1 ALLREDUCE 8 0\n", "w.txt:4: end of file: the number of layers (line 2) announces 2 but the file has 1");
   expect_error("DATA\n1\nl0 -1 1 NONE 0 1 NONE 0 1 ALLREDUCE 8 0\nl1\n", "w.txt:4");
   expect_error("HYBRID_TRANSFORMER\n1\nl0 -1 1 NONE 0 1 NONE 0 1 ALLREDUCE 8 0\n", "model_parallel_NPU_group");
   expect_error("PIPELINE\n1\n", "unknown parallelism");

@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "eval/themis_microbench.h"
 #include "eval/themis_workloads.h"
+#include "eval/shared_fabric_study.h"
 #include "eval/syndicate_study.h"
 #include "eval/topoopt_costs.h"
 #include "eval/topoopt_heatmaps.h"
@@ -116,6 +117,26 @@ void register_reproduce_commands(CLI::App& app) {
   wl->add_option("-c,--chunks", wargs->chunks, "Chunks per collective")->capture_default_str();
   wl->add_flag("-q,--quiet", wargs->quiet, "No progress indicator");
   wl->callback([wargs] { run_reproduce_workloads(*wargs); });
+  struct SharedFabricArgs {
+    std::string out = "results/shared-fabric";
+    int iterations = 3;
+    int shift_steps = 8;
+    bool quiet = false;
+  };
+  auto fargs = std::make_shared<SharedFabricArgs>();
+  auto* fab = rep->add_subcommand("shared-fabric", "Two jobs sharing a fabric (docs/shared-fabric.md): placement policies, and "
+                                                   "start shifts searched by simulation (CASSINI's idea) against no shift; table, CSV, JSON");
+  fab->add_option("-o,--out", fargs->out, "Output directory")->capture_default_str()->check(kWritableDir);
+  fab->add_option("-i,--iterations", fargs->iterations, "Training iterations per job")->capture_default_str()->check(CLI::Range(1, 100));
+  fab->add_option("--shift-steps", fargs->shift_steps, "Shifts tried per iteration")->capture_default_str()->check(CLI::Range(1, 1000));
+  fab->add_flag("-q,--quiet", fargs->quiet, "No progress indicator");
+  fab->callback([fargs] {
+    const auto study = eval::run_shared_fabric_study(fargs->iterations, fargs->shift_steps,
+                                                     make_progress(fargs->quiet, "job mixes"));
+    fmt::print("{}", eval::format_shared_fabric_table(study));
+    fmt::print("wrote:\n");
+    for (const auto& f : eval::write_shared_fabric_outputs(study, fargs->out)) fmt::print("  {}\n", f);
+  });
   struct TopoOptArgs {
     std::string out = "results/topoopt";
     bool costs_only = false;

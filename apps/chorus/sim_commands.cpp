@@ -165,6 +165,7 @@ void register_sim_commands(CLI::App& app) {
   sch->callback([sargs] { run_sim_schedule(*sargs); });
 
   register_sim_workload_command(*sim);
+  register_sim_jobs_command(*sim);
 
   auto* topo = sim->add_subcommand("topologies", "List the embedded network presets (Themis Table 2)");
   topo->callback([] {

@@ -5,6 +5,7 @@
 
 #include "apps/chorus/commands.h"
 #include "apps/chorus/terminal_progress.h"
+#include "apps/chorus/workload_dag_args.h"
 #include "core/error.h"
 #include "core/json_csv.h"
 #include "core/memory_budget.h"
@@ -16,66 +17,80 @@
 #include "sim/dag_executor.h"
 #include "sim/flow/traffic.h"
 #include "sim/flow_network.h"
+#include "sim/stragglers.h"
 #include "sim/workload_json.h"
 #include "syndicate/plan_json.h"
 #include "syndicate/plan_trace.h"
 #include "syndicate/workloads.h"
 #include <filesystem>
+#include <functional>
 #include <optional>
+#include <regex>
 #include <sstream>
 
 #include "workload/astra_text.h"
 #include "workload/chakra/chakra_import.h"
 #include "workload/parallelism.h"
+#include "workload/pytorch_eg.h"
 #include "workload/workload_yaml.h"
 
 namespace chorus::cli {
 namespace {
 
-struct SimWorkloadArgs {
+struct SimWorkloadArgs : WorkloadDagArgs {
   std::string plan;  // a SYNDICATE plan file
-  std::string workload = "resnet152";
   std::string topology = "3D-SW_SW_SW_homo";
   std::string scheduler = "themis-scf";
-  int iterations = 3;
   int chunks = 64;
-  std::string bucket;
-  double peak_tflops = 312;
-  double memory_bandwidth_gbs = 1555;
-  bool no_dp_overlap = false;
-  int pp = 0;            // 0: the model's (1 unless its YAML says)
-  int microbatches = 0;  // 0: the model's, else 4 x stages
-  std::string pipeline_schedule;
-  double ns_per_cycle = 1.0;
-  int rank = -1;
-  bool chakra_skip_unsupported = false;
-  bool chakra_ctrl_deps = false;
   bool json = false;
   std::string csv;
   std::string trace;
   std::string traffic_csv;  // fabrics: the server x server traffic matrix
   double batch_tolerance = 0;  // fabrics: flow::FlowEngine's
+  std::string speeds;          // stragglers: per NPU compute speeds (sim/stragglers.h)
   bool scheduler_given = false;
   bool chunks_given = false;
 };
 
 std::string ms(double ns) { return fmt::format("{:.3f} ms", ns / 1e6); }
 
-// An ASTRA-sim text workload file, or nothing.
-std::optional<std::string> astra_text(const std::string& path) {
+// The text of `path` if it is a regular file that `looks_like` accepts, or nothing.
+std::optional<std::string> text_file_if(const std::string& path, bool (*looks_like)(const std::string&)) {
   if (!std::filesystem::is_regular_file(path)) return std::nullopt;
   std::ifstream in(path);
   if (!in) return std::nullopt;
   std::stringstream ss;
   ss << in.rdbuf();
-  if (!workload::looks_like_astra_text(ss.str())) return std::nullopt;
+  if (!looks_like(ss.str())) return std::nullopt;
   return ss.str();
 }
 
-bool pipeline_given(const SimWorkloadArgs& a) { return a.pp != 0 || a.microbatches != 0 || !a.pipeline_schedule.empty(); }
+// An ASTRA-sim text workload file, or nothing.
+std::optional<std::string> astra_text(const std::string& path) { return text_file_if(path, workload::looks_like_astra_text); }
+
+// --check-ranks: the other ranks' files of a per-rank workload file `<name>.<rank>.<ext>` (ranks
+// 0, 1, ... while their files exist) imported by `import` and compared with the simulated rank's
+// DAG, collective by collective.
+void check_ranks(const std::string& path, const workload::Dag& dag, std::uint64_t npus,
+                 const std::function<workload::Dag(const std::string& file, int rank)>& import) {
+  static const std::regex re(R"((.*\.)([0-9]{1,9})(\.(et|json))$)");
+  std::smatch m;
+  if (!std::regex_match(path, m, re))
+    throw InputError("--check-ranks", fmt::format("'{}' is not a per-rank file <name>.<rank>.et or <name>.<rank>.json", path));
+  const int own = std::stoi(m[2].str());
+  for (std::uint64_t r = 0; r < npus; ++r) {
+    const auto file = fmt::format("{}{}{}", m[1].str(), r, m[3].str());
+    if (!std::filesystem::is_regular_file(file)) break;
+    if (static_cast<int>(r) == own) continue;
+    workload::check_same_communication(dag, fmt::format("{} (rank {})", path, own), import(file, static_cast<int>(r)),
+                                       fmt::format("{} (rank {})", file, r));
+  }
+}
+
+bool pipeline_given(const WorkloadDagArgs& a) { return a.pp != 0 || a.microbatches != 0 || !a.pipeline_schedule.empty(); }
 
 // A zoo model or workload YAML with the command's iterations, bucket and overlap applied.
-workload::ZooEntry model_entry(const SimWorkloadArgs& a) {
+workload::ZooEntry model_entry(const WorkloadDagArgs& a) {
   auto entry = workload::load_workload(a.workload);
   entry.parallelism.iterations = a.iterations;
   if (!a.bucket.empty()) entry.parallelism.bucket_bytes = static_cast<double>(parse_bytes(a.bucket, "--bucket"));
@@ -92,7 +107,9 @@ workload::ZooEntry model_entry(const SimWorkloadArgs& a) {
   return entry;
 }
 
-workload::Dag make_dag(const SimWorkloadArgs& a, const net::Network& network) {
+}  // namespace
+
+workload::Dag make_workload_dag(const WorkloadDagArgs& a, const net::Network& network) {
   if (a.rank < -1) throw InputError("--rank", fmt::format("must be >= 0, got {}", a.rank));
   if (const auto et = workload::chakra_trace_file(a.workload, a.rank); !et.empty()) {
     if (!a.bucket.empty() || a.no_dp_overlap || pipeline_given(a))
@@ -105,12 +122,31 @@ workload::Dag make_dag(const SimWorkloadArgs& a, const net::Network& network) {
     std::string notes;
     auto dag = workload::import_chakra(workload::chakra_et::read_et_file(et), network, o, &notes);
     if (!notes.empty()) fmt::print(stderr, "chorus: {}: {}\n", et, notes);
+    if (a.check_ranks)
+      check_ranks(et, dag, network.num_npus(), [&](const std::string& file, int rank) {
+        auto other = o;
+        other.rank = rank;
+        return workload::import_chakra(workload::chakra_et::read_et_file(file), network, other, nullptr);
+      });
     return dag;
   }
   if (a.rank != -1) throw InputError("--rank", "applies to Chakra traces (name.<rank>.et) only");
   if (a.chakra_skip_unsupported || a.chakra_ctrl_deps)
     throw InputError(a.chakra_ctrl_deps ? "--chakra-ctrl-deps" : "--chakra-skip-unsupported",
                      "applies to Chakra traces (name.<rank>.et) only");
+  if (auto graph = text_file_if(a.workload, workload::looks_like_execution_graph)) {
+    if (!a.bucket.empty() || a.no_dp_overlap || pipeline_given(a))
+      throw InputError(a.workload, "--bucket, --no-dp-overlap and the pipeline options do not apply to PyTorch execution graphs");
+    workload::ExecutionGraphOptions o;
+    o.iterations = a.iterations;
+    auto dag = workload::import_execution_graph(*graph, a.workload, network, o);
+    if (a.check_ranks)
+      check_ranks(a.workload, dag, network.num_npus(), [&](const std::string& file, int) {
+        return workload::import_execution_graph(read_text_file(file, "the execution graph"), file, network, o);
+      });
+    return dag;
+  }
+  if (a.check_ranks) throw InputError("--check-ranks", "applies to Chakra traces and PyTorch execution graphs (one file per rank)");
   if (auto text = astra_text(a.workload)) {
     if (!a.bucket.empty() || a.no_dp_overlap || pipeline_given(a))
       throw InputError(a.workload, "--bucket, --no-dp-overlap and the pipeline options do not apply to ASTRA-sim workload files");
@@ -129,6 +165,8 @@ workload::Dag make_dag(const SimWorkloadArgs& a, const net::Network& network) {
                  fmt::format("a training DAG of about {:.3g} nodes", nodes));
   return workload::build_training_dag(entry.model, entry.parallelism, network);
 }
+
+namespace {
 
 // --plan: a SYNDICATE plan file re-simulated by optSched on its workload and topology
 // (docs/syndicate.md); --workload / --topology, when given, override the names in the file.
@@ -208,10 +246,14 @@ void run_sim_workload_on_fabric(const SimWorkloadArgs& a) {
   const auto fabric = net::load_fabric_yaml(a.topology);
   if (a.scheduler_given) throw InputError("--scheduler", "applies to dimension networks; a fabric runs the flow-level model");
   if (a.chunks_given) throw InputError("--chunks", "applies to dimension networks; a fabric runs the flow-level model");
-  if (a.rank != -1 || a.chakra_skip_unsupported || a.chakra_ctrl_deps || !workload::chakra_trace_file(a.workload, -1).empty() ||
-      astra_text(a.workload))
+  if (a.rank != -1 || a.chakra_skip_unsupported || a.chakra_ctrl_deps || a.check_ranks ||
+      !workload::chakra_trace_file(a.workload, -1).empty() ||
+      astra_text(a.workload) || text_file_if(a.workload, workload::looks_like_execution_graph))
     throw InputError(a.workload, "a fabric (--topology with a 'fabric:' file) takes model zoo names and workload YAML files; "
-                                 "Chakra traces and ASTRA-sim files carry a dimension network of their own");
+                                 "Chakra traces, ASTRA-sim files and execution graphs carry a dimension network of their own");
+  if (!a.speeds.empty())
+    throw InputError("--speeds", "applies to dimension networks; on a fabric, give a job's speeds in `chorus sim jobs` "
+                                 "(docs/shared-fabric.md)");
   const auto entry = model_entry(a);
   if (workload::pipelined(entry.parallelism))
     throw InputError(pipeline_given(a) ? "--pp" : a.workload,
@@ -256,13 +298,14 @@ void run_sim_workload(const SimWorkloadArgs& a) {
   if (!a.traffic_csv.empty()) throw InputError("--traffic-csv", "applies to fabrics (--topology with a 'fabric:' file)");
   if (a.batch_tolerance != 0) throw InputError("--batch-tolerance", "applies to fabrics (--topology with a 'fabric:' file)");
   const net::Network network = net::load_network(a.topology);
-  const auto dag = make_dag(a, network);
+  const auto dag = make_workload_dag(a, network);
   sim::WorkloadSimOptions options;
   options.scheduler = sched::parse_scheduler(a.scheduler);
   options.chunks_per_collective = a.chunks;
   options.compute.peak_tflops = a.peak_tflops;
   options.compute.memory_bandwidth_gbs = a.memory_bandwidth_gbs;
   options.record_stages = !a.trace.empty();
+  if (!a.speeds.empty()) options.speeds = sim::parse_speeds(a.speeds, network.num_npus(), "--speeds");
   TerminalProgress progress("simulating the training DAG's nodes");
   options.progress = [&progress](std::size_t done, std::size_t total) { progress.update(done, total); };
   const auto run = sim::simulate_workload(dag, network, options);
@@ -289,7 +332,7 @@ void run_sim_workload(const SimWorkloadArgs& a) {
 void register_sim_workload_command(CLI::App& sim) {
   auto args = std::make_shared<SimWorkloadArgs>();
   auto* w = sim.add_subcommand("workload", "Simulate training iterations of a model (training DAG, Themis Sec. 6.2)");
-  w->add_option("-w,--workload", args->workload, "Model zoo name (resnet152 | gnmt | dlrm | transformer-1t | moe | topoopt-candle | topoopt-bert | topoopt-dlrm), workload YAML, ASTRA-sim text file, or Chakra trace (name.<rank>.et, or the prefix name)")->capture_default_str();
+  w->add_option("-w,--workload", args->workload, "Model zoo name (resnet152 | gnmt | dlrm | transformer-1t | moe | topoopt-candle | topoopt-bert | topoopt-dlrm), workload YAML, ASTRA-sim text file, Chakra trace (name.<rank>.et, or the prefix name), or PyTorch execution graph (JSON)")->capture_default_str();
   w->add_option("-t,--topology", args->topology,
                 "Preset name (see `chorus sim topologies`), network YAML file, or fabric YAML file (flow-level model; "
                 "`chorus topo fabric` / `chorus topo find --save` write them)")
@@ -302,6 +345,9 @@ void register_sim_workload_command(CLI::App& sim) {
   w->add_option("--peak-tflops", args->peak_tflops, "Accelerator peak FLOP/s (roofline), TFLOP/s")->capture_default_str();
   w->add_option("--memory-bandwidth", args->memory_bandwidth_gbs, "Accelerator memory bandwidth (roofline), GB/s")
       ->capture_default_str();
+  w->add_option("--speeds", args->speeds,
+                "Stragglers: per NPU compute speed, a comma list (1 = nominal, 0.5 = half as fast) or uniform:MIN:MAX:SEED; "
+                "a pipeline stage computes at its slowest NPU's speed");
   w->add_flag("--no-dp-overlap", args->no_dp_overlap,
               "Start the data-parallel gradient traffic only after back-propagation ends");
   w->add_option("--pp", args->pp,
@@ -320,6 +366,9 @@ void register_sim_workload_command(CLI::App& sim) {
               "instead of being errors");
   w->add_flag("--chakra-ctrl-deps", args->chakra_ctrl_deps,
               "Chakra traces: ctrl_deps are dependencies too (default: data_deps only, as Chakra's feeder)");
+  w->add_flag("--check-ranks", args->check_ranks,
+              "Chakra traces and execution graphs (<name>.<rank>.et / .json): import every rank's file and require "
+              "the same collectives as the simulated rank's");
   w->add_flag("--json", args->json, "Print one JSON object instead of a table");
   w->add_option("--trace", args->trace, "Write a Chrome-trace JSON timeline (Perfetto) to this file");
   w->add_option("--csv", args->csv, "Write the result (the --json object's fields) as one CSV row ('-': standard output)");

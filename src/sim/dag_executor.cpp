@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <queue>
 
 #include <fmt/format.h>
@@ -12,13 +13,16 @@
 #include "sim/analytical_network.h"
 #include "sim/event_queue.h"
 #include "sim/ideal_network.h"
+#include "sim/stragglers.h"
 
 namespace chorus::sim {
-namespace {
 
 using workload::NodeKind;
 
+// Named in the header (DagRun's implementation), so not in an anonymous namespace.
 enum class Blame : std::uint8_t { kNone, kDataParallel, kModelParallel, kPipeline };
+
+namespace {
 
 Blame blame_of(workload::CommGroup group) {
   switch (group) {
@@ -29,11 +33,13 @@ Blame blame_of(workload::CommGroup group) {
   return Blame::kNone;
 }
 
+}  // namespace
+
 class DagRunner {
  public:
-  DagRunner(const workload::Dag& dag, const std::vector<double>& compute_ns, const std::vector<NetworkModel*>& networks,
-            const DagProgress& progress)
-      : dag_(dag), compute_ns_(compute_ns), nets_(networks), progress_(progress), stages_(networks.size()) {
+  DagRunner(const workload::Dag& dag, const std::vector<double>& compute_ns, std::vector<NetworkModel*> networks,
+            DagProgress progress)
+      : dag_(dag), compute_ns_(compute_ns), nets_(std::move(networks)), progress_(std::move(progress)), stages_(nets_.size()) {
     const size_t n = dag.nodes.size();
     remaining_.resize(n);
     enabler_.assign(n, -1);
@@ -52,47 +58,48 @@ class DagRunner {
     }
   }
 
-  DagResult run(double total_bandwidth_gbps) {
+  // The first nodes become ready at `start_ns`; nothing before it counts as exposed.
+  void begin(double start_ns) {
+    start_ns_ = now_ = start_ns;
+    for (auto& st : stages_) st.free_since = start_ns;
     for (size_t i = 0; i < dag_.nodes.size(); ++i)
-      if (remaining_[i] == 0) ready(static_cast<int>(i), 0.0);
-    drain(0.0);
-    std::vector<int> finished;
-    double now = 0;
-    while (true) {
-      // The earliest event: a compute stream's, or a stage's network's (the lowest stage on ties).
-      NetworkModel* net = nullptr;
-      Stage* net_stage = nullptr;
-      double net_time = 0;
-      for (size_t s = 0; s < stages_.size(); ++s) {
-        if (nets_[s]->idle()) continue;
-        const double t = nets_[s]->next_event_ns();
-        if (!net || t < net_time) {
-          net = nets_[s];
-          net_stage = &stages_[s];
-          net_time = t;
-        }
+      if (remaining_[i] == 0) ready(static_cast<int>(i), start_ns);
+    drain(start_ns);
+  }
+
+  bool done() const { return compute_events_.empty() && !earliest_network(); }
+
+  double next_event_ns() const {
+    const auto s = next_source();
+    return s ? nets_[*s]->next_event_ns() : compute_events_.next_time_ns();
+  }
+
+  // Processes the earliest event: a compute stream's, or a stage's network's (compute first on ties).
+  void step() {
+    const auto s = next_source();
+    if (!s) {
+      const auto e = compute_events_.pop();
+      now_ = e.time_ns;
+      auto& st = stage_of(e.payload);
+      st.busy = false;
+      st.free_since = now_;
+      complete(e.payload, now_);
+    } else {
+      now_ = nets_[*s]->next_event_ns();
+      finished_.clear();
+      nets_[*s]->step(finished_);
+      for (int id : finished_) {
+        auto& st = stage_of(id);
+        if (--st.in_flight == 0) st.comm_active_ns += now_ - st.comm_since;
+        complete(id, now_);
       }
-      const bool has_compute = !compute_events_.empty();
-      if (!has_compute && !net) break;
-      if (has_compute && (!net || compute_events_.next_time_ns() <= net_time)) {
-        const auto e = compute_events_.pop();
-        now = e.time_ns;
-        auto& st = stage_of(e.payload);
-        st.busy = false;
-        st.free_since = now;
-        complete(e.payload, now);
-      } else {
-        now = net_time;
-        finished.clear();
-        net->step(finished);
-        for (int id : finished) {
-          if (--net_stage->in_flight == 0) net_stage->comm_active_ns += now - net_stage->comm_since;
-          complete(id, now);
-        }
-      }
-      drain(now);
     }
-    result_.total_ns = now;
+    drain(now_);
+  }
+
+  DagResult finish(double total_bandwidth_gbps) {
+    const double now = now_;
+    result_.total_ns = now - start_ns_;
     result_.iterations = dag_.iterations;
     // Per stage: the tail after its last compute waits for its last communication, and then,
     // in a pipeline, for the other stages to finish. The reported split is the stages' mean,
@@ -129,6 +136,20 @@ class DagRunner {
     int last_comm = -1;
     StageSplit split;
   };
+
+  // The stage whose network has the earliest event (the lowest stage on ties), if any is busy.
+  std::optional<size_t> earliest_network() const {
+    std::optional<size_t> best;
+    for (size_t s = 0; s < stages_.size(); ++s)
+      if (!nets_[s]->idle() && (!best || nets_[s]->next_event_ns() < nets_[*best]->next_event_ns())) best = s;
+    return best;
+  }
+  // Where the next event is: nothing = a compute stream (first on ties), else that stage's network.
+  std::optional<size_t> next_source() const {
+    const auto s = earliest_network();
+    if (!compute_events_.empty() && (!s || compute_events_.next_time_ns() <= nets_[*s]->next_event_ns())) return std::nullopt;
+    return s;
+  }
 
   const workload::Node& node(int i) const { return dag_.nodes[static_cast<size_t>(i)]; }
   Stage& stage_of(int i) { return stages_[static_cast<size_t>(node(i).stage)]; }
@@ -205,8 +226,10 @@ class DagRunner {
 
   const workload::Dag& dag_;
   const std::vector<double>& compute_ns_;
-  const std::vector<NetworkModel*>& nets_;
-  const DagProgress& progress_;
+  std::vector<NetworkModel*> nets_;
+  DagProgress progress_;
+  double start_ns_ = 0, now_ = 0;
+  std::vector<int> finished_;
   std::size_t completed_ = 0;
   std::vector<Stage> stages_;
   std::vector<int> remaining_, enabler_, succ_;
@@ -216,8 +239,6 @@ class DagRunner {
   EventQueue<int> compute_events_;
   DagResult result_;
 };
-
-}  // namespace
 
 void StageSplit::add(const StageSplit& o, double weight) {
   compute_ns += weight * o.compute_ns;
@@ -239,16 +260,31 @@ DagResult run_dag(const workload::Dag& dag, const std::vector<double>& compute_n
 
 DagResult run_dag(const workload::Dag& dag, const std::vector<double>& compute_ns,
                   const std::vector<NetworkModel*>& networks, double total_bandwidth_gbps, const DagProgress& progress) {
+  DagRun run(dag, compute_ns, networks, 0.0, progress);
+  while (!run.done()) run.step();
+  return run.finish(total_bandwidth_gbps);
+}
+
+DagRun::DagRun(const workload::Dag& dag, const std::vector<double>& compute_ns, std::vector<NetworkModel*> networks,
+               double start_ns, DagProgress progress) {
   if (networks.size() != static_cast<size_t>(dag.stages))
     throw InputError(dag.name, fmt::format("{} pipeline stages but {} network models", dag.stages, networks.size()));
-  return DagRunner(dag, compute_ns, networks, progress).run(total_bandwidth_gbps);
+  runner_ = std::make_unique<DagRunner>(dag, compute_ns, std::move(networks), std::move(progress));
+  runner_->begin(start_ns);
 }
+
+DagRun::~DagRun() = default;
+bool DagRun::done() const { return runner_->done(); }
+double DagRun::next_event_ns() const { return runner_->next_event_ns(); }
+void DagRun::step() { runner_->step(); }
+DagResult DagRun::finish(double total_bandwidth_gbps) { return runner_->finish(total_bandwidth_gbps); }
 
 WorkloadRun simulate_workload(const workload::Dag& dag, const net::Network& network,
                               const WorkloadSimOptions& options) {
   workload::validate(dag, network.num_dims(), dag.name);
   std::vector<double> compute_ns(dag.nodes.size());
   for (size_t i = 0; i < dag.nodes.size(); ++i) compute_ns[i] = options.compute.node_time_ns(dag.nodes[i]);
+  compute_ns = straggler_compute_ns(dag, network, std::move(compute_ns), options.speeds, "--speeds");
   WorkloadRun run;
   // One network model per pipeline stage: a stage's NPUs have links of their own.
   const size_t stages = static_cast<size_t>(dag.stages);

@@ -13,6 +13,7 @@
 // model-parallel + pipeline, per stage.
 #include <string>
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "net/network.h"
@@ -74,12 +75,34 @@ DagResult run_dag(const workload::Dag& dag, const std::vector<double>& compute_n
                   const std::vector<NetworkModel*>& networks, double total_bandwidth_gbps,
                   const DagProgress& progress = {});
 
+// A DAG run stepped event by event by its caller, so that several DAGs (jobs sharing a fabric,
+// sim/jobs) advance on one clock: run_dag is `while (!done()) step(); finish(...)`. The first nodes
+// become ready at `start_ns`; DagResult::total_ns counts from there, node times are absolute. The
+// DAG, the compute times and the networks must outlive the run.
+class DagRunner;
+class DagRun {
+ public:
+  DagRun(const workload::Dag& dag, const std::vector<double>& compute_ns, std::vector<NetworkModel*> networks,
+         double start_ns = 0, DagProgress progress = {});
+  ~DagRun();
+  DagRun(const DagRun&) = delete;
+  DagRun& operator=(const DagRun&) = delete;
+  bool done() const;
+  double next_event_ns() const;  // only when !done()
+  void step();                   // processes the earliest event (a compute stream's first on ties)
+  DagResult finish(double total_bandwidth_gbps);  // once done()
+
+ private:
+  std::unique_ptr<DagRunner> runner_;
+};
+
 struct WorkloadSimOptions {
   sched::SchedulerSpec scheduler = sched::parse_scheduler("themis-scf");
   sched::ThemisOptions themis;
   int chunks_per_collective = 64;  // Themis Sec. 5.3
   workload::ComputeModel compute;
   bool record_stages = false;      // keep every chunk stage (for traces)
+  std::vector<double> speeds;      // per NPU compute speed, empty: all 1 (sim/stragglers.h)
   DagProgress progress;            // see run_dag
 };
 

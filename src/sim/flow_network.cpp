@@ -12,18 +12,46 @@
 
 namespace chorus::sim {
 
+SharedFlows::SharedFlows(const net::GraphNetwork& fabric, double batch_tolerance)
+    : fabric_(net::merge_parallel_links(fabric)), router_(fabric_), engine_(fabric_, batch_tolerance) {
+  net::validate(fabric_, fabric.name);
+}
+
+FlowNetwork::FlowNetwork(SharedFlows& shared, const net::Network& logical, std::vector<int> servers, const std::string& where)
+    : shared_(shared),
+      fabric_(shared.fabric_),
+      logical_(logical),
+      router_(shared.router_),
+      engine_(shared.engine_) {
+  if (servers.size() != logical.num_npus())
+    throw InputError(where, fmt::format("{} servers for {} NPUs", servers.size(), logical.num_npus()));
+  std::vector<char> used(static_cast<std::size_t>(fabric_.servers), 0);
+  for (int s : servers) {
+    if (s < 0 || s >= fabric_.servers)
+      throw InputError(where, fmt::format("server {} out of range 0..{}", s, fabric_.servers - 1));
+    if (used[static_cast<std::size_t>(s)]++) throw InputError(where, fmt::format("server {} given twice", s));
+  }
+  options_.placement = std::move(servers);
+  index_rings();
+}
+
+void FlowNetwork::index_rings() {
+  for (const auto& g : fabric_.rings)
+    if (!g.orders.empty()) rings_[g.servers] = g.orders;
+}
+
 FlowNetwork::FlowNetwork(const net::GraphNetwork& fabric, const net::Network& logical, FlowNetworkOptions options)
-    : fabric_(net::merge_parallel_links(fabric)),
+    : own_(std::make_unique<SharedFlows>(fabric, options.batch_tolerance)),
+      shared_(*own_),
+      fabric_(own_->fabric_),
       logical_(logical),
       options_(std::move(options)),
-      router_(fabric_),
-      engine_(fabric_, options_.batch_tolerance) {
-  net::validate(fabric_, fabric.name);
+      router_(own_->router_),
+      engine_(own_->engine_) {
   if (static_cast<std::uint64_t>(fabric_.servers) != logical.num_npus())
     throw InputError(fabric.name, fmt::format("the fabric has {} servers but the workload runs on {} NPUs ({})",
                                               fabric_.servers, logical.num_npus(), logical.shape()));
-  for (const auto& g : fabric_.rings)
-    if (!g.orders.empty()) rings_[g.servers] = g.orders;
+  index_rings();
   net::validate_placement(options_.placement, fabric_.servers, fabric.name);
   if (const auto& r = options_.reconfiguration) {
     for (std::size_t l = 0; l < fabric_.links.size(); ++l)
@@ -51,6 +79,7 @@ std::vector<double> FlowNetwork::circuit_capacities(const std::vector<std::pair<
 }
 
 double FlowNetwork::next_event_ns() const {
+  if (!finished_.empty()) return engine_.now_ns();
   const double net = engine_.next_event_ns();
   if (!options_.reconfiguration) return net;
   return std::min(net, reconfiguration_event_ns());
@@ -151,7 +180,7 @@ void FlowNetwork::start(int id, const workload::Node& comm, double now_ns) {
   const std::size_t first = flows.size();
   std::vector<int> ends;
   if (comm.comm == workload::CommKind::kPointToPoint) {
-    for (int npu = 0; npu < fabric_.servers; ++npu)
+    for (int npu = 0; npu < static_cast<int>(logical_.num_npus()); ++npu)
       ends.push_back(flow::point_to_point(router_, net::placed(options_.placement, npu),
                                           net::placed(options_.placement, net::next_along(logical_, npu, comm.dims.at(0))),
                                           comm.bytes, now_ns, flows));
@@ -175,23 +204,37 @@ void FlowNetwork::start(int id, const workload::Node& comm, double now_ns) {
   const int join = flow::barrier(now_ns, flows, ends);
   for (std::size_t f = first; f < flows.size(); ++f) bytes_sent_ += flows[f].path.empty() ? 0.0 : flows[f].bytes;
   engine_.admit();
-  node_of_join_.emplace(join, id);
+  shared_.join_.emplace(join, std::pair{this, id});
+  ++in_flight_;
 }
 
 void FlowNetwork::step(std::vector<int>& finished) {
+  if (!finished_.empty()) {  // another job's network stepped the engine
+    in_flight_ -= static_cast<int>(finished_.size());
+    finished.insert(finished.end(), finished_.begin(), finished_.end());
+    finished_.clear();
+    return;
+  }
   // Flows whose last byte is due at a boundary finish first: they are no demand there.
   if (options_.reconfiguration && reconfiguration_event_ns() < engine_.next_event_ns()) {
     reconfigure();
     return;
   }
-  completed_.clear();
-  engine_.step(completed_);
+  auto& completed = shared_.completed_;
+  completed.clear();
+  engine_.step(completed);
   if (options_.reconfiguration && options_.reconfiguration->on_demand && !pending_) demand_driven_trigger();
-  for (int f : completed_) {
-    const auto it = node_of_join_.find(f);
-    if (it == node_of_join_.end()) continue;
-    finished.push_back(it->second);
-    node_of_join_.erase(it);
+  for (int f : completed) {
+    const auto it = shared_.join_.find(f);
+    if (it == shared_.join_.end()) continue;
+    const auto [network, id] = it->second;
+    shared_.join_.erase(it);
+    if (network != this) {
+      network->finished_.push_back(id);
+      continue;
+    }
+    --in_flight_;
+    finished.push_back(id);
   }
 }
 

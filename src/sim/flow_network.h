@@ -17,6 +17,8 @@
 // Parallel links are merged into one link of their summed bandwidth (net::merge_parallel_links).
 #include <functional>
 #include <map>
+#include <memory>
+#include <string>
 #include <optional>
 #include <tuple>
 #include <unordered_map>
@@ -65,17 +67,43 @@ struct FlowNetworkOptions {
   std::optional<Reconfiguration> reconfiguration;
 };
 
+class FlowNetwork;
+
+// A fabric (parallel links merged), its routes and one flow engine. A FlowNetwork owns one; several
+// FlowNetworks, one per job, can share one (sim/jobs): their flows then share the links max-min
+// fairly, and whichever of them steps the engine hands every finished comm node to its network.
+class SharedFlows {
+ public:
+  // InputError when the fabric is invalid (net::validate).
+  explicit SharedFlows(const net::GraphNetwork& fabric, double batch_tolerance = 0.0);
+  SharedFlows(const SharedFlows&) = delete;
+  SharedFlows& operator=(const SharedFlows&) = delete;
+  const net::GraphNetwork& fabric() const { return fabric_; }
+  const flow::FlowEngine& engine() const { return engine_; }
+
+ private:
+  friend class FlowNetwork;
+  net::GraphNetwork fabric_;
+  net::Router router_;
+  flow::FlowEngine engine_;
+  std::unordered_map<int, std::pair<FlowNetwork*, int>> join_;  // final flow of a comm node -> its network, DAG node
+  std::vector<int> completed_;
+};
+
 class FlowNetwork : public NetworkModel {
  public:
   // InputError when the fabric's server count differs from the logical network's NPU count, its
   // rings are invalid (net::validate), or the placement is not a permutation of the servers.
   FlowNetwork(const net::GraphNetwork& fabric, const net::Network& logical, FlowNetworkOptions options = {});
+  // One job of several on `shared`'s fabric: NPU i of `logical` runs on server servers[i] (distinct
+  // servers of the fabric, as many as the NPUs, else InputError naming `where`).
+  FlowNetwork(SharedFlows& shared, const net::Network& logical, std::vector<int> servers, const std::string& where);
 
   void start(int id, const workload::Node& comm, double now_ns) override;
-  bool idle() const override { return engine_.idle(); }
+  bool idle() const override { return in_flight_ == 0; }
   double next_event_ns() const override;
   void step(std::vector<int>& finished) override;
-  double bytes_sent_per_npu() const override { return bytes_sent_ / fabric_.servers; }
+  double bytes_sent_per_npu() const override { return bytes_sent_ / static_cast<double>(logical_.num_npus()); }
 
   // The fabric as simulated (parallel links merged) and the engine, for link utilization and the
   // traffic matrix.
@@ -88,16 +116,19 @@ class FlowNetwork : public NetworkModel {
  private:
   const std::vector<std::vector<int>>& groups(const std::vector<int>& dims);
   const std::vector<std::vector<int>>& rings_of(const std::vector<int>& group) const;
+  void index_rings();  // rings_ from the fabric's
 
-  net::GraphNetwork fabric_;
+  std::unique_ptr<SharedFlows> own_;  // unless shared with other jobs
+  SharedFlows& shared_;
+  const net::GraphNetwork& fabric_;
   const net::Network& logical_;
   FlowNetworkOptions options_;
-  net::Router router_;
-  flow::FlowEngine engine_;
+  const net::Router& router_;
+  flow::FlowEngine& engine_;
   std::map<std::vector<int>, std::vector<std::vector<int>>> groups_;  // dims -> groups
   std::map<std::vector<int>, std::vector<std::vector<int>>> rings_;   // group -> ring orders
-  std::unordered_map<int, int> node_of_join_;  // final flow of a comm node -> DAG node id
-  std::vector<int> completed_;
+  int in_flight_ = 0;          // comm nodes started and not yet handed back by step()
+  std::vector<int> finished_;  // nodes that finished while another job's network stepped the engine
   double bytes_sent_ = 0;
 
   // Reconfiguration (options_.reconfiguration): mesh link of each ordered pair, the circuits in

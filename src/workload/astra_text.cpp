@@ -1,5 +1,6 @@
 #include "workload/astra_text.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fmt/format.h>
@@ -18,7 +19,51 @@ struct LayerLine {
   coll::CollectiveOp op[3];
   double size[3];
   double update;
+  std::vector<int> dims[3];  // the network dimensions each phase's collective spans (empty: not issued)
+  CommGroup group[3];
 };
+
+// Which dimensions carry each phase's collective (fwd, ig, wg) under one of ASTRA-sim 1.0's
+// parallelism policies (its Workload::decode_involved_dimensions). `mp_npus` > 0: the
+// model-parallel group of HYBRID_TRANSFORMER* (chorus: the first dimensions up to that many
+// NPUs; 1.0 splits the dimension the group ends inside, chorus does not split dimensions).
+struct PhaseDims {
+  std::vector<int> dims[3];
+  CommGroup group[3] = {CommGroup::kModelParallel, CommGroup::kModelParallel, CommGroup::kDataParallel};
+};
+
+bool known_policy(const std::string& p) {
+  return p == "DATA" || p == "MODEL" || p == "MICRO" || p == "HYBRID_DATA_MODEL" || p == "HYBRID_MODEL_DATA" ||
+         p == "HYBRID_DLRM" || p == "HYBRID_DLRM_ENHANCED" || p == "HYBRID_TRANSFORMER" ||
+         p == "HYBRID_TRANSFORMER_FWD_IN_BCKWD";
+}
+
+PhaseDims phase_dims(const std::string& policy, int mp_npus, const net::Network& network) {
+  PhaseDims out;
+  std::vector<int> all;
+  for (int k = 0; k < network.num_dims(); ++k) all.push_back(k);
+  auto split = [&](std::vector<int> model) {  // model-parallel dims for fwd / ig, the rest for wg
+    std::vector<int> data;
+    for (int k : all)
+      if (std::find(model.begin(), model.end(), k) == model.end()) data.push_back(k);
+    out.dims[0] = out.dims[1] = std::move(model);
+    out.dims[2] = std::move(data);
+  };
+  if (policy == "MODEL") {  // everything model-parallel
+    out.dims[0] = out.dims[1] = out.dims[2] = all;
+    out.group[2] = CommGroup::kModelParallel;
+  } else if (mp_npus > 0) {  // model_parallel_NPU_group: N, whatever the HYBRID_* name
+    split(model_parallel_dims(network, mp_npus));
+  } else if (policy == "HYBRID_DATA_MODEL") {  // 1.0: model parallel on the first dimension, data on the others
+    split(network.num_dims() > 0 ? std::vector<int>{0} : std::vector<int>{});
+  } else if (policy == "HYBRID_MODEL_DATA") {  // 1.0: data parallel on the first dimension, model on the others
+    std::vector<int> model(all.begin() + (all.empty() ? 0 : 1), all.end());
+    split(model);
+  } else {  // DATA, MICRO, HYBRID_DLRM*: weight gradients over every dimension, no fwd / ig traffic
+    out.dims[2] = all;
+  }
+  return out;
+}
 
 std::string first_word(const std::string& text) {
   std::istringstream in(text);
@@ -31,7 +76,7 @@ std::string first_word(const std::string& text) {
 
 bool looks_like_astra_text(const std::string& text) {
   const auto w = first_word(text);
-  return w == "DATA" || w == "MODEL" || w.rfind("HYBRID_", 0) == 0;
+  return w == "DATA" || w == "MODEL" || w == "MICRO" || w.rfind("HYBRID_", 0) == 0;
 }
 
 Dag parse_astra_text(const std::string& text, const std::string& source, const net::Network& network,
@@ -52,12 +97,15 @@ Dag parse_astra_text(const std::string& text, const std::string& source, const n
   std::istringstream header(line);
   std::string kind;
   header >> kind;
-  const bool data = kind == "DATA", model = kind == "MODEL", hybrid = kind.rfind("HYBRID_", 0) == 0;
-  if (!data && !model && !hybrid)
-    throw InputError(at(), fmt::format("unknown parallelism '{}'; expected DATA, MODEL or HYBRID_*", kind));
+  const bool data = kind == "DATA", model = kind == "MODEL", micro = kind == "MICRO",
+             hybrid = kind.rfind("HYBRID_", 0) == 0;
+  if (!data && !model && !micro && !hybrid)
+    throw InputError(at(), fmt::format("unknown parallelism '{}'; expected DATA, MODEL, MICRO or HYBRID_*", kind));
   const bool fwd_in_bckwd = kind.find("FWD_IN_BCKWD") != std::string::npos;
   // HYBRID_DLRM (and _ENHANCED, the same DAG here): ASTRA-sim's DLRM loop (docs/workloads.md).
   const bool dlrm = kind == "HYBRID_DLRM" || kind == "HYBRID_DLRM_ENHANCED";
+  // HYBRID_CUSTOMIZED: each layer names its own policy in a 13th field.
+  const bool customized = kind == "HYBRID_CUSTOMIZED";
   int mp_npus = -1, last_bottom = -1;
   auto integer = [&](const std::string& what, const std::string& value) {
     try {
@@ -97,17 +145,23 @@ Dag parse_astra_text(const std::string& text, const std::string& source, const n
   if (dlrm && last_bottom < 0)
     throw InputError(at(), fmt::format("{} needs the index (>= 0) of the last bottom-MLP layer after it ('{} 4', or "
                                        "'DLRM_LAST_BOTTOM_LAYER: 4')", kind, kind));
-  if (hybrid && !dlrm && mp_npus < 0) throw InputError(at(), fmt::format("{} needs 'model_parallel_NPU_group: N'", kind));
-  std::vector<int> all, mp, dp;
+  // ASTRA-sim 1.0 decides the dimensions of HYBRID_DATA_MODEL, HYBRID_MODEL_DATA and
+  // HYBRID_CUSTOMIZED by fixed rules; the transformer policies (and hybrids 1.0 does not know,
+  // such as SimAI's) need the group.
+  if (hybrid && !dlrm && !customized && mp_npus < 0 && kind != "HYBRID_DATA_MODEL" && kind != "HYBRID_MODEL_DATA")
+    throw InputError(at(), fmt::format("{} needs 'model_parallel_NPU_group: N' (ASTRA-sim 1.0 chooses the dimensions "
+                                       "itself only for HYBRID_DATA_MODEL, HYBRID_MODEL_DATA, HYBRID_CUSTOMIZED and "
+                                       "HYBRID_DLRM)", kind));
+  std::vector<int> all;
   for (int k = 0; k < network.num_dims(); ++k) all.push_back(k);
-  if (data) dp = all;
-  if (model) mp = all;
-  if (dlrm) {  // embedding tables model-parallel over every NPU (all-to-all), MLPs data-parallel
-    mp = all;
-    dp = all;
-  } else if (hybrid) {
-    mp = model_parallel_dims(network, mp_npus);
-    for (int k = static_cast<int>(mp.size()); k < network.num_dims(); ++k) dp.push_back(k);
+  PhaseDims file_dims;
+  if (data) {  // every collective a layer names, data-parallel over all dimensions
+    for (auto& d : file_dims.dims) d = all;
+    file_dims.group[0] = file_dims.group[1] = CommGroup::kDataParallel;
+  } else if (dlrm) {  // embedding tables model-parallel over every NPU (all-to-all), MLPs data-parallel
+    for (auto& d : file_dims.dims) d = all;
+  } else if (!customized) {
+    file_dims = phase_dims(kind, mp_npus, network);
   }
   if (!next_line()) throw InputError(source, "missing the number of layers (line 2)");
   int num_layers = 0;
@@ -121,13 +175,16 @@ Dag parse_astra_text(const std::string& text, const std::string& source, const n
                                   "ig_type", "ig_size", "wg_compute", "wg_type", "wg_size", "update_time"};
   for (int i = 0; i < num_layers; ++i) {
     if (!next_line())
-      throw InputError(source, fmt::format("the header announces {} layers but the file has {}", num_layers, i));
+      throw InputError(fmt::format("{}:{}", source, line_no + 1),
+                       fmt::format("end of file: the number of layers (line 2) announces {} but the file has {} (a "
+                                   "truncated file?)", num_layers, i));
     std::istringstream ls(line);
     std::vector<std::string> f;
     for (std::string w; ls >> w;) f.push_back(w);
-    if (f.size() != 12)
-      throw InputError(at(), fmt::format("layer '{}' has {} fields; expected 12 ({})", f.empty() ? "" : f[0], f.size(),
-                                         fmt::join(kFields, " ")));
+    const std::size_t expected = customized ? 13 : 12;
+    if (f.size() != expected)
+      throw InputError(at(), fmt::format("layer '{}' has {} fields; expected {} ({}{})", f.empty() ? "" : f[0], f.size(),
+                                         expected, fmt::join(kFields, " "), customized ? " policy" : ""));
     auto number = [&](size_t k) {
       double v = 0;
       try {
@@ -156,6 +213,22 @@ Dag parse_astra_text(const std::string& text, const std::string& source, const n
       l.size[p] = number(4 + 3 * static_cast<size_t>(p));
     }
     l.update = number(11);
+    PhaseDims pd = file_dims;
+    if (customized) {
+      const auto& policy = f[12];
+      if (!known_policy(policy))
+        throw InputError(at(), fmt::format("layer '{}': field 13 (policy): unknown parallelism '{}'; use DATA, MODEL, "
+                                           "HYBRID_DATA_MODEL, HYBRID_MODEL_DATA or HYBRID_TRANSFORMER",
+                                           f[0], policy));
+      if (policy.rfind("HYBRID_TRANSFORMER", 0) == 0 && mp_npus < 0)
+        throw InputError(at(), fmt::format("layer '{}': field 13 (policy): {} needs 'model_parallel_NPU_group: N' "
+                                           "on the header line", f[0], policy));
+      pd = phase_dims(policy, policy.rfind("HYBRID_TRANSFORMER", 0) == 0 ? mp_npus : -1, network);
+    }
+    for (int p = 0; p < 3; ++p) {
+      l.dims[p] = pd.dims[p];
+      l.group[p] = pd.group[p];
+    }
     layers.push_back(l);
   }
   if (next_line()) throw InputError(at(), fmt::format("extra line after the {} announced layers", num_layers));
@@ -214,13 +287,24 @@ Dag parse_astra_text(const std::string& text, const std::string& source, const n
     n.deps = std::move(deps);
     return dag.add(std::move(n));
   };
-  // Activation / input-gradient traffic belongs to the model-parallel group (all dimensions
-  // for DATA files, whose fwd/ig types are normally NONE); weight gradients to the
-  // data-parallel group (all dimensions for MODEL files).
-  const auto& act_dims = data ? all : mp;
-  const auto act_group = data ? CommGroup::kDataParallel : CommGroup::kModelParallel;
-  const auto& wg_dims = model ? all : dp;
-  const auto wg_group = model ? CommGroup::kModelParallel : CommGroup::kDataParallel;
+  // Each phase's collective spans the layer's dims[phase] (PhaseDims above); an empty set is
+  // a collective ASTRA-sim issues over no dimension, which finishes at once: not a node.
+  auto phase_comm = [&](const LayerLine& L, int p, int l, int it, const std::string& tag, std::vector<int> deps) {
+    return comm(fmt::format("{} {} it{}", tag, L.name, it), L.op[p], L.size[p], L.dims[p], L.group[p], l, it, std::move(deps));
+  };
+  auto issued = [](const LayerLine& L, int p) { return L.has_comm[p] && !L.dims[p].empty(); };
+  if (micro) {
+    // ASTRA-sim's microbenchmark: no compute; every pass issues the weight-gradient collective
+    // at once (1.0 runs the first layer's, Chakra's text converter every layer's; the files
+    // ASTRA-sim ships have one layer), all in flight together.
+    for (int it = 0; it < options.iterations; ++it)
+      for (std::size_t l = 0; l < layers.size(); ++l)
+        if (issued(layers[l], 2)) phase_comm(layers[l], 2, static_cast<int>(l), it, "micro-comm", {});
+    if (dag.nodes.empty())
+      throw InputError(source, "a MICRO workload runs its layers' weight-gradient collectives, and every one is NONE");
+    validate(dag, network.num_dims(), source);
+    return dag;
+  }
   std::vector<int> ready(layers.size(), -1);
   const int n = static_cast<int>(layers.size());
   for (int it = 0; it < options.iterations; ++it) {
@@ -228,8 +312,7 @@ Dag parse_astra_text(const std::string& text, const std::string& source, const n
       const auto& L = layers[static_cast<size_t>(l)];
       int out = compute(fmt::format("{} {} it{}", tag, L.name, it), ComputeKind::kForward, L.compute[0], l, it,
                         {prev, ready[static_cast<size_t>(l)]});
-      if (L.has_comm[0] && !act_dims.empty())
-        out = comm(fmt::format("{}-comm {} it{}", tag, L.name, it), L.op[0], L.size[0], act_dims, act_group, l, it, {out});
+      if (issued(L, 0)) out = phase_comm(L, 0, l, it, fmt::format("{}-comm", tag), {out});
       return out;
     };
     // DLRM: the embedding's forward all-to-all does not hold up the bottom MLP; the first top
@@ -246,7 +329,7 @@ Dag parse_astra_text(const std::string& text, const std::string& source, const n
       prev = compute(fmt::format("fwd {} it{}", L.name, it), ComputeKind::kForward, L.compute[0], l, it,
                      {prev, ready[static_cast<size_t>(l)], l == last_bottom + 1 ? fwd_a2a : -1});
       if (L.has_comm[0])  // layer 0 only (checked above)
-        fwd_a2a = comm(fmt::format("fwd-comm {} it{}", L.name, it), L.op[0], L.size[0], act_dims, act_group, l, it, {prev});
+        fwd_a2a = phase_comm(L, 0, l, it, "fwd-comm", {prev});
     }
     int grad = prev;
     std::vector<int> top_wg_comms;  // weight-gradient all-reduces of the layers above the first top layer
@@ -254,8 +337,8 @@ Dag parse_astra_text(const std::string& text, const std::string& source, const n
       const auto& L = layers[static_cast<size_t>(l)];
       if (fwd_in_bckwd) grad = fwd(l, grad, "recompute");
       int wg = compute(fmt::format("wg {} it{}", L.name, it), ComputeKind::kWeightGradient, L.compute[2], l, it, {grad});
-      if (L.has_comm[2] && !wg_dims.empty()) {
-        wg = comm(fmt::format("wg-comm {} it{}", L.name, it), L.op[2], L.size[2], wg_dims, wg_group, l, it, {wg});
+      if (issued(L, 2)) {
+        wg = phase_comm(L, 2, l, it, "wg-comm", {wg});
         if (dlrm && l > last_bottom + 1) top_wg_comms.push_back(wg);
       }
       ready[static_cast<size_t>(l)] =
@@ -265,10 +348,11 @@ Dag parse_astra_text(const std::string& text, const std::string& source, const n
       if (dlrm && l == last_bottom + 1 && layers[0].has_comm[1]) {
         std::vector<int> deps = top_wg_comms;
         deps.push_back(ig);
-        ig = comm(fmt::format("ig-comm {} it{}", layers[0].name, it), layers[0].op[1], layers[0].size[1], act_dims, act_group, 0, it,
-                  deps);
-      } else if (!dlrm && L.has_comm[1] && !act_dims.empty()) {
-        ig = comm(fmt::format("ig-comm {} it{}", L.name, it), L.op[1], L.size[1], act_dims, act_group, l, it, {ig});
+        ig = phase_comm(layers[0], 1, 0, it, "ig-comm", deps);
+      } else if (!dlrm && l > 0 && issued(L, 1)) {
+        // The first layer's input gradient goes nowhere: ASTRA-sim 1.0's loops and Chakra's
+        // text converter issue no collective for it.
+        ig = phase_comm(L, 1, l, it, "ig-comm", {ig});
       }
       grad = ig;
     }

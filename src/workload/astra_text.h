@@ -1,9 +1,10 @@
 #pragma once
-// Import of ASTRA-sim 1.x's per-layer text workloads (the DATA / HYBRID_* / MODEL files it
-// ships, also used by SimAI/AICB):
-//   line 1: DATA | MODEL | HYBRID_<name> [key: value ...]   (model_parallel_NPU_group: N, ...)
+// Import of ASTRA-sim's per-layer text workloads (the DATA / MODEL / MICRO / HYBRID_* files
+// 1.0 ships, which 2.x's Chakra text converter reads too; also SimAI/AICB's):
+//   line 1: DATA | MODEL | MICRO | HYBRID_<name> [key: value ...]   (model_parallel_NPU_group: N, ...)
 //   line 2: number of layers
-//   then one line per layer, 12 whitespace-separated fields:
+//   then one line per layer, 12 whitespace-separated fields (HYBRID_CUSTOMIZED: 13, the last
+//   the layer's own policy):
 //     name reserved fwd_compute fwd_type fwd_size ig_compute ig_type ig_size
 //     wg_compute wg_type wg_size update_time
 // Compute times are cycles (`ns_per_cycle` each), sizes bytes per NPU (an all-gather's size is
@@ -21,7 +22,7 @@ struct AstraTextOptions {
   double ns_per_cycle = 1.0;
 };
 
-// True if the text starts like an ASTRA-sim workload (first word DATA, MODEL or HYBRID_*).
+// True if the text starts like an ASTRA-sim workload (first word DATA, MODEL, MICRO or HYBRID_*).
 bool looks_like_astra_text(const std::string& text);
 
 Dag parse_astra_text(const std::string& text, const std::string& source_name, const net::Network& network,

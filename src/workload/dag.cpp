@@ -1,5 +1,6 @@
 #include "workload/dag.h"
 
+#include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
 
@@ -26,6 +27,60 @@ std::string_view to_string(CommGroup group) {
     case CommGroup::kPipeline: return "pp";
   }
   return "?";
+}
+
+void repeat_window(Dag& dag, const std::vector<Node>& window, int times) {
+  int per_window = 1;
+  for (const auto& n : window) per_window = std::max(per_window, n.iteration + 1);
+  dag.iterations = times * per_window;
+  std::vector<bool> has_child(window.size(), false);
+  for (const auto& n : window)
+    for (int d : n.deps) has_child[static_cast<size_t>(d)] = true;
+  std::vector<int> sinks;
+  for (std::size_t k = 0; k < window.size(); ++k)
+    if (!has_child[k]) sinks.push_back(static_cast<int>(k));
+  const int size = static_cast<int>(window.size());
+  for (int it = 0; it < times; ++it) {
+    const int base = it * size;
+    for (const auto& proto : window) {
+      Node n = proto;
+      n.iteration = it * per_window + proto.iteration;
+      for (int& d : n.deps) d += base;
+      if (it > 0 && proto.deps.empty())  // a repetition starts where the previous one ended
+        for (int s : sinks) n.deps.push_back(base - size + s);
+      dag.add(std::move(n));
+    }
+  }
+}
+
+void check_same_communication(const Dag& reference, const std::string& reference_where, const Dag& other,
+                              const std::string& other_where) {
+  if (reference.iterations != other.iterations)
+    throw InputError(other_where, fmt::format("field iterations: {}, but {} has {}", other.iterations, reference_where,
+                                              reference.iterations));
+  auto comms = [](const Dag& dag) {
+    std::vector<const Node*> out;
+    for (const auto& n : dag.nodes)
+      if (n.kind == NodeKind::kComm) out.push_back(&n);
+    return out;
+  };
+  const auto a = comms(reference), b = comms(other);
+  for (std::size_t k = 0; k < std::min(a.size(), b.size()); ++k) {
+    const Node &x = *a[k], &y = *b[k];
+    auto differ = [&](const char* field, const std::string& mine, const std::string& theirs) {
+      throw InputError(other_where, fmt::format("collective {} ('{}'): field {}: {}, but {} has {} ('{}')", k + 1, y.name,
+                                                field, mine, reference_where, theirs, x.name));
+    };
+    if (x.comm != y.comm || x.op != y.op)
+      differ("op", y.comm == CommKind::kPointToPoint ? "point to point" : std::string(coll::to_string(y.op)),
+             x.comm == CommKind::kPointToPoint ? "point to point" : std::string(coll::to_string(x.op)));
+    if (x.bytes != y.bytes) differ("bytes", fmt::format("{}", y.bytes), fmt::format("{}", x.bytes));
+    if (x.dims != y.dims)
+      differ("dims", fmt::format("{}", fmt::join(y.dims, ", ")), fmt::format("{}", fmt::join(x.dims, ", ")));
+    if (x.group != y.group) differ("group", std::string(to_string(y.group)), std::string(to_string(x.group)));
+  }
+  if (a.size() != b.size())
+    throw InputError(other_where, fmt::format("{} collectives, but {} has {}", b.size(), reference_where, a.size()));
 }
 
 void validate(const Dag& dag, int num_dims, const std::string& where) {

@@ -63,6 +63,19 @@ struct Dag {
   }
 };
 
+// Appends `times` repetitions of a recorded window (a trace or graph of one or more iterations:
+// nodes in dependency order, deps among themselves, `iteration` their iteration in the window) to
+// `dag`, which must be empty: each repetition's nodes without dependencies wait for the previous
+// one's sinks. dag.iterations = times x the window's iterations.
+void repeat_window(Dag& dag, const std::vector<Node>& window, int times);
+
+// The ranks of one job must issue the same collectives (Chakra traces and execution graphs are
+// one file per rank; chorus simulates one rank's view). Throws InputError naming `other_where`
+// (say, its file and rank), the collective's position and name and the field that differs (op,
+// bytes, dims, group, their count, iterations) against `reference_where`.
+void check_same_communication(const Dag& reference, const std::string& reference_where, const Dag& other,
+                              const std::string& other_where);
+
 // Checks every node: its stage in 0..stages - 1, deps in range and earlier, compute work >= 0, comm bytes >= 0 with
 // distinct dimensions < num_dims (num_dims < 0 skips that check). Throws InputError naming
 // `where`, the node and the field.

@@ -19,7 +19,7 @@ def chorus(*args, timeout=120):
 
 class Help(unittest.TestCase):
     def test_every_command_has_help(self):
-        for cmd in ([], ["sim"], ["sim", "collective"], ["sim", "schedule"], ["sim", "topologies"], ["sim", "workload"], ["reproduce"], ["reproduce", "themis"], ["reproduce", "themis-workloads"]):
+        for cmd in ([], ["sim"], ["sim", "collective"], ["sim", "schedule"], ["sim", "topologies"], ["sim", "workload"], ["reproduce"], ["reproduce", "themis"], ["reproduce", "themis-workloads"], ["export"]):
             r = chorus(*cmd, "--help")
             self.assertEqual(r.returncode, 0, (cmd, r.stderr))
             self.assertIn("Usage", r.stdout)
@@ -470,6 +470,67 @@ class SimWorkload(unittest.TestCase):
         self.assertAlmostEqual(j["iteration_time_ns"], 3000)
         self.assertAlmostEqual(j["exposed_comm_ns"], 0)
         self.assertAlmostEqual(j["comm_active_ns"], 2 * 740.96, places=6)
+
+    def test_export_chakra_round_trip_and_errors(self):
+        # A zoo model exported, one file per rank (a 2 x 4 network: 8), read back by sim workload
+        # with the same iteration time as the model itself.
+        net = ("dims:\n  - {kind: ring, size: 2, link_bandwidth_gbps: 100, links_per_npu: 2, latency_ns: 500}\n"
+               "  - {kind: switch, size: 4, link_bandwidth_gbps: 100, links_per_npu: 1, latency_ns: 500}\n")
+        with tempfile.TemporaryDirectory() as d:
+            topo = os.path.join(d, "net.yaml")
+            with open(topo, "w") as f:
+                f.write(net)
+            out = os.path.join(d, "et")
+            r = chorus("export", "--chakra", "--workload", "gnmt", "--topology", topo, "--out", out)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(sorted(os.listdir(out)), sorted(f"gnmt.{k}.et" for k in range(8)))
+            a = self.run_json("--workload", "gnmt", "--topology", topo, "--iterations", "1")
+            b = self.run_json("--workload", os.path.join(out, "gnmt.5.et"), "--topology", topo, "--iterations", "1")
+            self.assertEqual(a["iteration_time_ns"], b["iteration_time_ns"])
+            self.assertEqual(a["exposed_dp_comm_ns"], b["exposed_dp_comm_ns"])
+            # What the format cannot hold, or no format: exit 2 with the reason.
+            for args, needle in ((["--workload", "resnet152"], "--chakra is required"),
+                                 (["--chakra", "--workload", "transformer-1t", "--name", "a/b"], "--name"),
+                                 (["--chakra", "--workload", "nosuchmodel"], "nosuchmodel")):
+                r = chorus("export", *args, "--topology", topo, "--out", out)
+                self.assertEqual(r.returncode, 2, (args, r.stderr))
+                self.assertIn(needle, r.stderr)
+                self.assertNotIn("internal error", r.stderr)
+
+    def test_astra_sim_example_files(self):
+        here = os.path.dirname(os.path.abspath(__file__))
+        data = os.path.join(here, "..", "data", "workloads", "astra-sim-1.0")
+        for name in sorted(os.listdir(data)):
+            if not name.endswith(".txt"):
+                continue
+            j = self.run_json("--workload", os.path.join(data, name), "--topology", "4D-Ring_SW_SW_SW", "--iterations", "1")
+            self.assertGreater(j["iteration_time_ns"], 0, name)
+        # MICRO: one all-reduce of 1 MiB, exactly sim collective's request.
+        j = self.run_json("--workload", os.path.join(data, "microAllReduce.txt"), "--iterations", "1",
+                          "--scheduler", "baseline", "--chunks", "1")
+        self.assertAlmostEqual(j["iteration_time_ns"], 40951.04, places=6)
+
+    def test_pytorch_execution_graph(self):
+        here = os.path.dirname(os.path.abspath(__file__))
+        path = os.path.join(here, "..", "data", "pytorch_eg", "ddp.0.json")
+        j = self.run_json("--workload", path, "--iterations", "2")
+        self.assertEqual(j["nodes"], {"compute": 54, "comm": 2})  # 27 operators and the bucket's all-reduce, twice
+        with tempfile.TemporaryDirectory() as d:
+            cut = os.path.join(d, "cut.json")
+            with open(path) as f, open(cut, "w") as g:
+                g.write(f.read()[:5000])
+            r = chorus("sim", "workload", "--workload", cut)
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertIn("cut.json: not JSON", r.stderr)
+            # --check-ranks: every rank's graph must issue the same collectives.
+            for rank, name in ((0, "ddp.0.json"), (1, "alltoall.1.json")):
+                with open(os.path.join(here, "..", "data", "pytorch_eg", name)) as f, \
+                        open(os.path.join(d, f"g.{rank}.json"), "w") as g:
+                    g.write(f.read())
+            r = chorus("sim", "workload", "--workload", os.path.join(d, "g.0.json"), "--check-ranks")
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertIn("g.1.json (rank 1): collective 1 ('gloo:all_to_all #26'): field op", r.stderr)
+        self.assertEqual(chorus("sim", "workload", "--workload", path, "--check-ranks", "-i", "1").returncode, 0)
 
     def test_pipeline(self):
         # ResNet-152 in 8 stages over the last dimension of 16 x 8 x 8 (data parallel over the

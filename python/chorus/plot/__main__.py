@@ -14,6 +14,8 @@ STUDIES = {
     "topoopt-iterations": ("chorus.plot.topoopt_iterations", "TopoOpt Figs. 12-13 (iteration time per fabric) from iterations.csv"),
     "syndicate": ("chorus.plot.syndicate", "SYNDICATE Figs. 11 and 14 (throughput vs BS+, compute idling) from syndicate.csv"),
     "syndicate-real": ("chorus.plot.syndicate_real", "SYNDICATE Figs. 16-18 (motif microbenchmarks, measured vs predicted) from motifs.csv"),
+    "jobs": ("chorus.plot.jobs", "chorus sim jobs --out DIR: iteration times together and alone, link utilization from jobs.json"),
+    "shared-fabric": ("chorus.plot.shared_fabric", "two jobs on two racks: slowdown per placement and start shift from shared_fabric.csv"),
     "profile": ("chorus.plot.profile", "communication time per operation and backend from profile.csv (chorus profile)"),
 }
 

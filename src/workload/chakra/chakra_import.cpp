@@ -13,6 +13,7 @@
 #include <regex>
 
 #include "core/error.h"
+#include "workload/chakra/chakra_export.h"
 
 namespace chorus::workload {
 namespace {
@@ -80,6 +81,17 @@ class NodeReader {
     if (!v) fail("attr " + name, fmt::format("missing (a {} needs it)", pb::NodeType_Name(node_.type())));
     return *v;
   }
+  // A string attribute that must be one of `names` (their index), or nothing.
+  template <std::size_t N>
+  std::optional<std::size_t> one_of(const std::string& name, const std::string_view (&names)[N]) const {
+    const Attr* a = find(name);
+    if (!a) return std::nullopt;
+    if (a->value_case() != Attr::kStringVal)
+      fail("attr " + name, fmt::format("must be string_val, found {}", value_case_name(*a)));
+    for (std::size_t k = 0; k < N; ++k)
+      if (a->string_val() == names[k]) return k;
+    fail("attr " + name, fmt::format("'{}' is none of {}", a->string_val(), fmt::join(names, ", ")));
+  }
   std::optional<bool> boolean(const std::string& name) const {
     const Attr* a = find(name);
     if (!a) return std::nullopt;
@@ -114,6 +126,9 @@ std::vector<int> coordinates(const net::Network& network, std::uint64_t npu) {
   }
   return c;
 }
+
+// Iterations one trace may hold (chorus_iteration attributes), bounding the repeated DAG.
+constexpr std::int64_t kMaxTraceIterations = 1000;
 
 struct Imported {
   bool no_op = false;  // METADATA_NODE / INVALID_NODE: finish at once, dependents inherit deps
@@ -246,6 +261,27 @@ Imported map_node(const pb::Node& m, const NodeReader& r, const net::Network& ne
       break;
     }
     default: r.fail("type", fmt::format("unknown node type {}", static_cast<int>(m.type())));
+  }
+  // chorus's own attributes (chakra_export.h): what Chakra has no field for.
+  static const std::string_view kKinds[] = {to_string(ComputeKind::kForward), to_string(ComputeKind::kInputGradient),
+                                            to_string(ComputeKind::kWeightGradient), to_string(ComputeKind::kOptimizer)};
+  static const std::string_view kGroups[] = {to_string(CommGroup::kDataParallel), to_string(CommGroup::kModelParallel),
+                                             to_string(CommGroup::kPipeline)};
+  if (n.kind == NodeKind::kCompute) {
+    if (auto k = r.one_of(kChakraComputeKindAttr, kKinds)) n.compute = static_cast<ComputeKind>(*k);
+  } else if (auto g = r.one_of(kChakraCommGroupAttr, kGroups)) {
+    n.group = static_cast<CommGroup>(*g);
+  }
+  const std::string layer_field = std::string("attr ") + kChakraLayerAttr;
+  const std::string iteration_field = std::string("attr ") + kChakraIterationAttr;
+  if (auto layer = r.integer(kChakraLayerAttr)) {
+    if (*layer < 0 || *layer > std::numeric_limits<int>::max()) r.fail(layer_field, fmt::format("{} is out of range", *layer));
+    n.layer = static_cast<int>(*layer);
+  }
+  if (auto iteration = r.integer(kChakraIterationAttr)) {
+    if (*iteration < 0 || *iteration >= kMaxTraceIterations)
+      r.fail(iteration_field, fmt::format("{} is not in 0..{}", *iteration, kMaxTraceIterations - 1));
+    n.iteration = static_cast<int>(*iteration);
   }
   return out;
 }
@@ -382,25 +418,8 @@ Dag import_chakra(const chakra_et::EtTrace& trace, const net::Network& network, 
   if (named >= 0) stem = stem.substr(0, stem.size() - 3 - std::to_string(named).size() - 1);
   else if (stem.size() > 3 && stem.ends_with(".et")) stem.resize(stem.size() - 3);
   dag.name = stem;
-  dag.iterations = options.iterations;
-  std::vector<bool> has_child(one.size(), false);
-  for (const auto& n : one)
-    for (int d : n.deps) has_child[static_cast<size_t>(d)] = true;
-  std::vector<int> sinks;
-  for (std::size_t k = 0; k < one.size(); ++k)
-    if (!has_child[k]) sinks.push_back(static_cast<int>(k));
-  for (int it = 0; it < options.iterations; ++it) {
-    const int base = it * static_cast<int>(one.size());
-    for (const auto& proto : one) {
-      Node n = proto;
-      n.iteration = it;
-      for (int& d : n.deps) d += base;
-      // A repeated iteration starts where the previous one ended.
-      if (it > 0 && proto.deps.empty())
-        for (int s : sinks) n.deps.push_back(base - static_cast<int>(one.size()) + s);
-      dag.add(std::move(n));
-    }
-  }
+  // A trace chorus exported holds chorus_iteration attributes: it may be several iterations.
+  repeat_window(dag, one, options.iterations);
   validate(dag, network.num_dims(), src);
   return dag;
 }
@@ -411,63 +430,6 @@ Dag load_chakra(const std::string& path_or_prefix, const net::Network& network, 
     throw InputError(path_or_prefix, fmt::format("not a Chakra trace: no file '{}.{}.et'", path_or_prefix,
                                                  options.rank < 0 ? 0 : options.rank));
   return import_chakra(chakra_et::read_et_file(file), network, options, nullptr);
-}
-
-std::string export_chakra(const Dag& dag, const net::Network& network) {
-  pb::GlobalMetadata meta;
-  meta.set_version("0.0.4");
-  std::vector<pb::Node> nodes;
-  for (std::size_t i = 0; i < dag.nodes.size(); ++i) {
-    const auto& n = dag.nodes[i];
-    const std::string at = fmt::format("{}: node {} ('{}')", dag.name, i, n.name);
-    pb::Node m;
-    m.set_id(i);
-    m.set_name(n.name);
-    for (int d : n.deps) m.add_data_deps(static_cast<std::uint64_t>(d));
-    auto attr = [&](const char* name) {
-      auto* a = m.add_attr();
-      a->set_name(name);
-      return a;
-    };
-    attr("is_cpu_op")->set_bool_val(false);
-    if (n.kind == NodeKind::kCompute) {
-      m.set_type(pb::COMP_NODE);
-      if (n.duration_ns > 0) {
-        const double us = n.duration_ns / 1000;
-        if (us != std::floor(us))
-          throw InputError(at, fmt::format("duration {} ns is not whole microseconds (Chakra's unit)", n.duration_ns));
-        m.set_duration_micros(static_cast<std::uint64_t>(us));
-      } else if (n.duration_ns < 0) {
-        if (n.flops != std::floor(n.flops) || n.mem_bytes != std::floor(n.mem_bytes))
-          throw InputError(at, "flops and mem_bytes must be whole numbers (Chakra's num_ops, tensor_size)");
-        attr("num_ops")->set_int64_val(static_cast<std::int64_t>(n.flops));
-        attr("tensor_size")->set_uint64_val(static_cast<std::uint64_t>(n.mem_bytes));
-      }
-      nodes.push_back(std::move(m));
-      continue;
-    }
-    if (n.comm == CommKind::kPointToPoint)
-      throw InputError(at, "point-to-point nodes cannot be exported (the DAG does not name the peer rank)");
-    m.set_type(pb::COMM_COLL_NODE);
-    pb::CollectiveCommType type = pb::ALL_REDUCE;
-    switch (n.op) {
-      case coll::CollectiveOp::kAllReduce: type = pb::ALL_REDUCE; break;
-      case coll::CollectiveOp::kAllGather: type = pb::ALL_GATHER; break;
-      case coll::CollectiveOp::kReduceScatter: type = pb::REDUCE_SCATTER; break;
-      case coll::CollectiveOp::kAllToAll: type = pb::ALL_TO_ALL; break;
-    }
-    attr("comm_type")->set_int64_val(type);
-    double group = 1;
-    for (int d : n.dims) group *= network.dims[static_cast<size_t>(d)].size;
-    const double size = n.op == coll::CollectiveOp::kAllGather ? n.bytes / group : n.bytes;
-    if (size != std::floor(size)) throw InputError(at, fmt::format("comm_size {} is not whole bytes", size));
-    attr("comm_size")->set_int64_val(static_cast<std::int64_t>(size));
-    auto* dims = attr("involved_dim")->mutable_bool_list();
-    for (int d = 0; d < network.num_dims(); ++d)
-      dims->add_values(std::find(n.dims.begin(), n.dims.end(), d) != n.dims.end());
-    nodes.push_back(std::move(m));
-  }
-  return chakra_et::serialize_et(meta, nodes);
 }
 
 }  // namespace chorus::workload

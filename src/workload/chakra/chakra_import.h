@@ -1,6 +1,6 @@
 #pragma once
 // Import of Chakra execution traces (the per-rank `.et` files ASTRA-sim 2.x runs) into the
-// training DAG, and the inverse export. What maps to what: docs/workloads.md, "Chakra traces".
+// training DAG. The inverse, export: chakra_export.h. What maps to what: docs/workloads.md, "Chakra traces".
 #include <string>
 
 #include "net/network.h"
@@ -33,11 +33,5 @@ Dag import_chakra(const chakra_et::EtTrace& trace, const net::Network& network, 
 
 // chakra_trace_file + read_et_file + import_chakra.
 Dag load_chakra(const std::string& path_or_prefix, const net::Network& network, const ChakraOptions& options);
-
-// A DAG of compute nodes and collectives as one rank's trace (node ids = DAG indices, deps as
-// data_deps, the conventions of Chakra's converters). Throws InputError for what the format
-// cannot hold: point-to-point nodes (no peer rank in the DAG) and durations that are not
-// whole microseconds.
-std::string export_chakra(const Dag& dag, const net::Network& network);
 
 }  // namespace chorus::workload

@@ -1,0 +1,71 @@
+// chorus export --chakra: a training DAG as one Chakra execution trace per rank (ASTRA-sim 2.x's input)
+#include <fmt/format.h>
+
+#include "apps/chorus/commands.h"
+#include "apps/chorus/output_checks.h"
+#include "apps/chorus/workload_dag_args.h"
+#include "core/error.h"
+#include "core/memory_budget.h"
+#include "net/graph/graph_yaml.h"
+#include "net/network_yaml.h"
+#include "workload/chakra/chakra_export.h"
+
+namespace chorus::cli {
+namespace {
+
+struct ExportArgs : WorkloadDagArgs {
+  bool chakra = false;
+  std::string topology = "3D-SW_SW_SW_homo";
+  std::string out;
+  std::string name;  // default: the workload's name
+};
+
+void run_export(const ExportArgs& a) {
+  if (!a.chakra) throw InputError("chorus export", "name the format: --chakra (the only one so far)");
+  require_range(a.iterations, 1, kMaxIterations, "--iterations");
+  if (!(a.ns_per_cycle > 0)) throw InputError("--ns-per-cycle", "must be positive");
+  if (net::is_fabric_file(a.topology))
+    throw InputError("--topology", "Chakra traces describe collectives on a dimension network (a preset or network YAML), "
+                                   "not a fabric");
+  const net::Network network = net::load_network(a.topology);
+  const auto dag = make_workload_dag(a, network);
+  const std::string name = a.name.empty() ? dag.name : a.name;
+  if (name.empty() || name.find('/') != std::string::npos)
+    throw InputError("--name", fmt::format("'{}' must be a non-empty file name without '/'", name));
+  const auto files = workload::write_chakra_traces(dag, network, a.out, name);
+  fmt::print("{} on {} ({}, {} NPUs), {} iteration(s): {} Chakra traces {}/{}.<rank>.et, {} nodes and {} bytes each "
+             "(every rank runs the same DAG: rank 0's file, the others hard links to it)\n",
+             dag.name, network.name, network.shape(), network.num_npus(), dag.iterations, files.files, a.out, name,
+             files.nodes, files.bytes);
+}
+
+}  // namespace
+
+void register_export_command(CLI::App& app) {
+  auto args = std::make_shared<ExportArgs>();
+  args->iterations = 1;  // a Chakra trace is normally one iteration
+  auto* e = app.add_subcommand("export", "Write a training workload in another simulator's format (Chakra traces for "
+                                         "ASTRA-sim 2.x)");
+  e->add_flag("--chakra", args->chakra, "Chakra execution traces, one per rank (the format ASTRA-sim 2.x reads)")
+      ->required();
+  e->add_option("-w,--workload", args->workload,
+                "Model zoo name, workload YAML, ASTRA-sim text file, Chakra trace or PyTorch execution graph "
+                "(as `chorus sim workload`)")
+      ->capture_default_str();
+  e->add_option("-t,--topology", args->topology, "Preset name or network YAML file: the ranks and dimensions")
+      ->capture_default_str();
+  e->add_option("-o,--out", args->out, "Directory for <name>.<rank>.et (created if missing)")
+      ->required()
+      ->check(kWritableDir);
+  e->add_option("--name", args->name, "File name prefix (default: the workload's name)");
+  e->add_option("-i,--iterations", args->iterations, "Training iterations in the trace")->capture_default_str();
+  e->add_option("--bucket", args->bucket,
+                "Data-parallel gradient bucket, e.g. 25MiB (default: the model's; 0 = one all-reduce per layer)");
+  e->add_flag("--no-dp-overlap", args->no_dp_overlap,
+              "Start the data-parallel gradient traffic only after back-propagation ends");
+  e->add_option("--ns-per-cycle", args->ns_per_cycle, "ASTRA-sim text workloads: nanoseconds per compute cycle")
+      ->capture_default_str();
+  e->callback([args] { run_export(*args); });
+}
+
+}  // namespace chorus::cli

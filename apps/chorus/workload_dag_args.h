@@ -1,0 +1,31 @@
+#pragma once
+// The flags that say which training DAG to build (zoo name, workload YAML, ASTRA-sim text,
+// Chakra trace, PyTorch execution graph, with the parallelism options), shared by `chorus sim workload` and
+// `chorus export`; both build the DAG with make_workload_dag (sim_workload_command.cpp).
+#include <string>
+
+#include "net/network.h"
+#include "workload/dag.h"
+
+namespace chorus::cli {
+
+struct WorkloadDagArgs {
+  std::string workload = "resnet152";
+  int iterations = 3;
+  std::string bucket;
+  double peak_tflops = 312;
+  double memory_bandwidth_gbs = 1555;
+  bool no_dp_overlap = false;
+  int pp = 0;            // 0: the model's (1 unless its YAML says)
+  int microbatches = 0;  // 0: the model's, else 4 x stages
+  std::string pipeline_schedule;
+  double ns_per_cycle = 1.0;
+  int rank = -1;
+  bool chakra_skip_unsupported = false;
+  bool chakra_ctrl_deps = false;
+  bool check_ranks = false;  // Chakra traces and execution graphs: every rank's file issues the same collectives
+};
+
+workload::Dag make_workload_dag(const WorkloadDagArgs& a, const net::Network& network);
+
+}  // namespace chorus::cli

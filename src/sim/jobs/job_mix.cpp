@@ -1,0 +1,105 @@
+#include "sim/jobs/job_mix.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "sim/flow_network.h"
+#include "sim/jobs/placement.h"
+#include "sim/stragglers.h"
+#include "workload/parallelism.h"
+#include "workload/workload_yaml.h"
+
+namespace chorus::sim::jobs {
+
+JobMix make_job_mix(const JobsFile& file, const net::GraphNetwork& fabric) {
+  JobMix mix;
+  mix.fabric = net::apply_link_faults(fabric, file.link_faults);
+  mix.specs = file.jobs;
+  const auto servers = place_jobs(file.jobs, mix.fabric);
+  for (std::size_t j = 0; j < file.jobs.size(); ++j) {
+    const auto& spec = file.jobs[j];
+    const auto where = fmt::format("{}: job '{}'", spec.at, spec.name);
+    auto entry = workload::load_workload(spec.workload, where + ": workload");
+    entry.parallelism.iterations = spec.iterations;
+    if (workload::pipelined(entry.parallelism))
+      throw InputError(where + ": workload", fmt::format("'{}' is pipelined; the flow-level model of a fabric runs one stage",
+                                                         spec.workload));
+    SharedJob job;
+    job.name = spec.name;
+    job.logical = workload::logical_network(entry.parallelism, spec.npus);
+    job.dag = workload::build_training_dag(entry.model, entry.parallelism, job.logical);
+    job.servers = servers[j];
+    job.start_ns = spec.start_ns;
+    std::vector<double> compute_ns(job.dag.nodes.size());
+    for (std::size_t i = 0; i < compute_ns.size(); ++i) compute_ns[i] = entry.parallelism.compute.node_time_ns(job.dag.nodes[i]);
+    job.compute_ns = straggler_compute_ns(job.dag, job.logical, std::move(compute_ns), spec.speeds, where + ": speeds");
+    mix.jobs.push_back(std::move(job));
+  }
+  return mix;
+}
+
+JobMixResult run_job_mix(const JobMix& mix, double batch_tolerance) {
+  JobMixResult r;
+  std::vector<const SharedJob*> all;
+  for (const auto& job : mix.jobs) all.push_back(&job);
+  r.together = simulate_shared_fabric(mix.fabric, all, batch_tolerance);
+  for (const auto& job : mix.jobs) r.alone.push_back(simulate_shared_fabric(mix.fabric, {&job}, batch_tolerance).jobs.front());
+  return r;
+}
+
+nlohmann::json to_json(const JobMix& mix, const JobMixResult& result) {
+  const auto& run = result.together;
+  nlohmann::json jobs = nlohmann::json::array();
+  for (std::size_t j = 0; j < mix.jobs.size(); ++j) {
+    const auto& spec = mix.specs[j];
+    const auto& job = mix.jobs[j];
+    const auto& r = run.jobs[j].result;
+    const auto& alone = result.alone[j].result;
+    const double it = r.iterations;
+    jobs.push_back({{"name", job.name},
+                    {"workload", job.dag.name},
+                    {"npus", job.servers.size()},
+                    {"logical_network", job.logical.shape()},
+                    {"placement", std::string(to_string(spec.policy))},
+                    {"servers", job.servers},
+                    {"start_ns", job.start_ns},
+                    {"end_ns", job.start_ns + r.total_ns},
+                    {"iterations", r.iterations},
+                    {"iteration_time_ns", r.total_ns / it},
+                    {"alone_iteration_time_ns", alone.total_ns / it},
+                    {"slowdown", alone.total_ns > 0 ? r.total_ns / alone.total_ns : 1.0},
+                    {"iteration_times_ns", run.jobs[j].iteration_ns},
+                    {"compute_ns", r.compute_ns / it},
+                    {"exposed_comm_ns", r.exposed_comm_ns / it},
+                    {"alone_exposed_comm_ns", alone.exposed_comm_ns / it},
+                    {"comm_active_ns", r.comm_active_ns / it},
+                    {"bytes_per_npu", r.bytes_per_npu / it},
+                    {"slowest_speed", spec.speeds.empty() ? 1.0 : *std::min_element(spec.speeds.begin(), spec.speeds.end())}});
+  }
+  nlohmann::json links = nlohmann::json::array();
+  for (std::size_t l = 0; l < run.fabric.links.size(); ++l) {
+    const double bytes = run.flows.link_bytes[l];
+    if (bytes <= 0) continue;
+    const auto& link = run.fabric.links[l];
+    links.push_back({{"link", l},
+                     {"from", link.from},
+                     {"to", link.to},
+                     {"gbps", link.gbps},
+                     {"bytes", bytes},
+                     {"busy_ns", run.flows.link_busy_ns[l]},
+                     {"utilization", run.link_capacity_bytes[l] > 0 ? bytes / run.link_capacity_bytes[l] : 0.0}});
+  }
+  return {{"fabric", {{"name", run.fabric.name},
+                      {"servers", run.fabric.servers},
+                      {"switches", run.fabric.switches},
+                      {"links", run.fabric.links.size()},
+                      {"server_gbps", server_bandwidth_gbps(run.fabric)}}},
+          {"makespan_ns", run.makespan_ns},
+          {"flows", run.flow_count},
+          {"jobs", jobs},
+          {"links", links}};
+}
+
+}  // namespace chorus::sim::jobs

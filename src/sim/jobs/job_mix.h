@@ -1,0 +1,40 @@
+#pragma once
+// A job mix from its file to its results (`chorus sim jobs`): the jobs' workloads built as training
+// DAGs on their NPUs, placed on the fabric, run together on it and each alone on the same servers;
+// per job iteration times, slowdown and exposed communication, per link utilization.
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "net/graph/graph_network.h"
+#include "sim/jobs/job_spec.h"
+#include "sim/jobs/shared_fabric.h"
+
+namespace chorus::sim::jobs {
+
+struct JobMix {
+  net::GraphNetwork fabric;
+  std::vector<JobSpec> specs;
+  std::vector<SharedJob> jobs;  // in file order
+};
+
+// The fabric with the file's link faults applied (net::apply_link_faults: routes avoid links that
+// are down). Loads each job's workload (zoo name or workload YAML; pipelines are refused: the flow-level model
+// runs one stage) with the workload's compute model, places the jobs (place_jobs) and applies their
+// speeds. InputError naming the job.
+JobMix make_job_mix(const JobsFile& file, const net::GraphNetwork& fabric);
+
+struct JobMixResult {
+  SharedFabricRun together;
+  std::vector<JobTimeline> alone;  // per job: the same job on the same servers with the fabric to itself
+};
+
+JobMixResult run_job_mix(const JobMix& mix, double batch_tolerance = 0.0);
+
+// {fabric{...}, makespan_ns, jobs[{name, workload, npus, placement, servers, start_ns, iterations,
+// iteration_time_ns, iteration_times_ns[], alone_iteration_time_ns, slowdown, compute_ns,
+// exposed_comm_ns, ...}], links[{link, from, to, gbps, bytes, busy_ns, utilization}]} (per iteration
+// means; the links that carried traffic).
+nlohmann::json to_json(const JobMix& mix, const JobMixResult& result);
+
+}  // namespace chorus::sim::jobs

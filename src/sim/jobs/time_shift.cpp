@@ -1,0 +1,62 @@
+#include "sim/jobs/time_shift.h"
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+
+namespace chorus::sim::jobs {
+
+ShiftSearchResult search_time_shifts(const net::GraphNetwork& fabric, const std::vector<SharedJob>& jobs,
+                                     const std::vector<JobTimeline>& alone, const ShiftSearchOptions& options) {
+  if (options.steps < 1 || options.steps > 1000)
+    throw InputError("--shift-steps", fmt::format("must be in 1..1000, got {}", options.steps));
+  if (options.rounds < 1 || options.rounds > 1000)
+    throw InputError("--shift-rounds", fmt::format("must be in 1..1000, got {}", options.rounds));
+  auto shifted = jobs;
+  std::vector<const SharedJob*> all;
+  for (const auto& job : shifted) all.push_back(&job);
+  ShiftSearchResult r;
+  r.shifts_ns.assign(jobs.size(), 0.0);
+  // The slowdowns with the current shifts.
+  const auto evaluate = [&](std::vector<double>& slowdowns) {
+    for (std::size_t j = 0; j < jobs.size(); ++j) shifted[j].start_ns = jobs[j].start_ns + r.shifts_ns[j];
+    const auto run = simulate_shared_fabric(fabric, all, options.batch_tolerance);
+    ++r.evaluations;
+    double total = 0;
+    slowdowns.clear();
+    for (std::size_t j = 0; j < jobs.size(); ++j) {
+      const double a = alone[j].result.total_ns;
+      slowdowns.push_back(a > 0 ? run.jobs[j].result.total_ns / a : 1.0);
+      total += slowdowns.back();
+    }
+    return total;
+  };
+  r.unshifted_total_slowdown = r.total_slowdown = evaluate(r.unshifted_slowdowns);
+  r.slowdowns = r.unshifted_slowdowns;
+  std::vector<double> trial;
+  for (int round = 0; round < options.rounds; ++round) {
+    bool changed = false;
+    for (std::size_t j = 1; j < jobs.size(); ++j) {
+      const double period = alone[j].result.total_ns / alone[j].result.iterations;
+      const double kept = r.shifts_ns[j];
+      double best = kept;
+      for (int i = 0; i < options.steps; ++i) {
+        const double shift = period * i / options.steps;
+        if (shift == kept) continue;
+        r.shifts_ns[j] = shift;
+        const double total = evaluate(trial);
+        if (total < r.total_slowdown * (1 - 1e-9)) {  // not a rounding of the same times
+          r.total_slowdown = total;
+          r.slowdowns = trial;
+          best = shift;
+          changed = true;
+        }
+      }
+      r.shifts_ns[j] = best;
+    }
+    if (!changed) break;
+  }
+  return r;
+}
+
+}  // namespace chorus::sim::jobs

@@ -1,0 +1,280 @@
+#include "workload/pytorch_eg.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fmt/format.h>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+
+#include "core/error.h"
+
+namespace chorus::workload {
+namespace {
+
+using nlohmann::json;
+
+// One tensor as the observer records it: [tensor id, storage id, offset, numel, element
+// bytes, device].
+struct Tensor {
+  std::int64_t storage = 0;
+  double bytes = 0;
+};
+
+class GraphNode {
+ public:
+  GraphNode(const json& j, const std::string& source) : j_(j) {
+    if (!j.is_object()) throw InputError(source, "field nodes: every node must be an object");
+    at_ = fmt::format("{}: node id {}", source, j.contains("id") ? j["id"].dump() : "?");
+    id = integer("id");
+    parent = integer("parent");
+    tid = integer("tid");
+    name = text("name");
+  }
+  std::int64_t id = 0, parent = 0, tid = 0;
+  std::string name;
+  const std::string& at() const { return at_; }
+  [[noreturn]] void fail(const std::string& field, const std::string& what) const {
+    throw InputError(at_, fmt::format("field {}: {}", field, what));
+  }
+  const json& field(const char* key) const {
+    if (!j_.contains(key)) fail(key, "missing");
+    return j_[key];
+  }
+  std::int64_t integer(const char* key) const {
+    const auto& v = field(key);
+    if (!v.is_number_integer()) fail(key, fmt::format("must be an integer, got {}", v.dump()));
+    return v.get<std::int64_t>();
+  }
+  std::string text(const char* key) const {
+    const auto& v = field(key);
+    if (!v.is_string()) fail(key, fmt::format("must be a string, got {}", v.dump()));
+    return v.get<std::string>();
+  }
+  // The tensors of `inputs` or `outputs` (lists of tensors flattened), by their `*_types`.
+  std::vector<Tensor> tensors(const char* key) const {
+    const std::string types_key = std::string(key == std::string("inputs") ? "input" : "output") + "_types";
+    const auto& values = field(key);
+    const auto& types = field(types_key.c_str());
+    if (!values.is_array() || !types.is_array() || values.size() != types.size())
+      fail(key, fmt::format("must be a list as long as {}", types_key));
+    std::vector<Tensor> out;
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      if (!types[i].is_string()) fail(types_key, fmt::format("entry {} must be a string", i));
+      const auto type = types[i].get<std::string>();
+      if (type.rfind("Tensor", 0) == 0) {
+        out.push_back(tensor(values[i], fmt::format("{}[{}]", key, i)));
+      } else if (type.rfind("GenericList[Tensor", 0) == 0) {
+        if (!values[i].is_array()) fail(fmt::format("{}[{}]", key, i), "a tensor list must be a list");
+        for (std::size_t k = 0; k < values[i].size(); ++k)
+          out.push_back(tensor(values[i][k], fmt::format("{}[{}][{}]", key, i, k)));
+      }
+    }
+    return out;
+  }
+  // Shape `k` of `input_shapes` / `output_shapes` as integers.
+  std::vector<double> shape(const char* key, std::size_t k) const {
+    const auto& shapes = field(key);
+    if (!shapes.is_array() || k >= shapes.size() || !shapes[k].is_array())
+      fail(key, fmt::format("entry {} must be a list of dimensions", k));
+    std::vector<double> out;
+    for (const auto& d : shapes[k]) {
+      if (!d.is_number_integer() || d.get<std::int64_t>() < 0)
+        fail(key, fmt::format("entry {} holds {}, not a dimension", k, d.dump()));
+      out.push_back(static_cast<double>(d.get<std::int64_t>()));
+    }
+    return out;
+  }
+
+ private:
+  Tensor tensor(const json& v, const std::string& field_name) const {
+    if (!v.is_array() || v.size() < 5)
+      fail(field_name, fmt::format("a tensor is [id, storage, offset, numel, element bytes, device], got {}", v.dump()));
+    for (std::size_t k = 0; k < 5; ++k)
+      if (!v[k].is_number_integer() || v[k].get<std::int64_t>() < 0)
+        fail(field_name, fmt::format("entry {} of the tensor must be an integer >= 0, got {}", k, v[k].dump()));
+    return Tensor{v[1].get<std::int64_t>(), static_cast<double>(v[3].get<std::int64_t>()) *
+                                                static_cast<double>(v[4].get<std::int64_t>())};
+  }
+  const json& j_;
+  std::string at_;
+};
+
+double product(const std::vector<double>& v) {
+  double p = 1;
+  for (double x : v) p *= x;
+  return p;
+}
+
+// FLOPs of a matmul or convolution operator (2 per multiply-add), or nothing for other ops.
+std::optional<double> family_flops(const GraphNode& n) {
+  const auto& op = n.name;
+  auto matmul = [&](std::size_t a, std::size_t b) {  // [.., n, k] x [.., k, m]
+    const auto x = n.shape("input_shapes", a), y = n.shape("input_shapes", b);
+    if (x.size() < 2 || y.size() < 2 || x.back() != y[y.size() - 2])
+      n.fail("input_shapes", fmt::format("{} needs [.., n, k] x [.., k, m] operands", op));
+    return 2 * product(x) * y.back();
+  };
+  if (op == "aten::mm" || op == "aten::bmm") return matmul(0, 1);
+  if (op == "aten::addmm" || op == "aten::baddbmm" || op == "aten::addbmm") return matmul(1, 2);
+  if (op == "aten::convolution" || op == "aten::_convolution" || op == "aten::conv1d" || op == "aten::conv2d" ||
+      op == "aten::conv3d") {
+    // output elements x (input channels / groups x kernel) multiply-adds: weight [O, C/g, k...]
+    const auto w = n.shape("input_shapes", 1), y = n.shape("output_shapes", 0);
+    if (w.size() < 2 || w[0] == 0) n.fail("input_shapes", fmt::format("{} needs a weight [out, in / groups, kernel...]", op));
+    return 2 * product(y) * product(w) / w[0];
+  }
+  return std::nullopt;
+}
+
+// A backend's record of a collective: "<backend>:<operation>".
+std::optional<coll::CollectiveOp> collective(const std::string& name, bool& is_collective) {
+  static const std::set<std::string> backends = {"gloo", "nccl", "mpi", "ucc"};
+  const auto colon = name.find(':');
+  is_collective = colon != std::string::npos && name.find("::") == std::string::npos &&
+                  backends.count(name.substr(0, colon)) > 0;
+  if (!is_collective) return std::nullopt;
+  const auto op = name.substr(colon + 1);
+  if (op == "all_reduce" || op == "allreduce") return coll::CollectiveOp::kAllReduce;
+  if (op == "all_gather" || op == "allgather" || op == "_allgather_base") return coll::CollectiveOp::kAllGather;
+  if (op == "reduce_scatter" || op == "_reduce_scatter_base") return coll::CollectiveOp::kReduceScatter;
+  if (op == "all_to_all" || op == "alltoall" || op == "alltoall_base") return coll::CollectiveOp::kAllToAll;
+  return std::nullopt;
+}
+
+}  // namespace
+
+bool looks_like_execution_graph(const std::string& text) {
+  const auto first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos || text[first] != '{') return false;
+  return text.find("\"nodes\"") != std::string::npos && text.find("\"schema\"") != std::string::npos;
+}
+
+Dag import_execution_graph(const std::string& text, const std::string& source, const net::Network& network,
+                           const ExecutionGraphOptions& options) {
+  if (options.iterations < 1) throw InputError(source, fmt::format("iterations must be >= 1, got {}", options.iterations));
+  json root;
+  try {
+    root = json::parse(text);
+  } catch (const json::exception& e) {
+    throw InputError(source, fmt::format("not JSON (a truncated execution graph?): {}", e.what()));
+  }
+  if (!root.is_object() || !root.contains("nodes") || !root["nodes"].is_array())
+    throw InputError(source, "field nodes: missing; an execution graph is an object with a 'nodes' list");
+  std::vector<GraphNode> nodes;
+  std::map<std::int64_t, std::size_t> index_of;
+  for (const auto& j : root["nodes"]) {
+    nodes.emplace_back(j, source);
+    if (!index_of.emplace(nodes.back().id, nodes.size() - 1).second) nodes.back().fail("id", "duplicate node id");
+  }
+  // The operators: the children of a thread's root node (the observer's "[...|thread]").
+  std::set<std::int64_t> thread_roots;
+  for (const auto& n : nodes)
+    if (n.name.find("execution_graph|thread]") != std::string::npos) thread_roots.insert(n.id);
+  std::map<std::int64_t, std::vector<std::size_t>> children;
+  for (std::size_t i = 0; i < nodes.size(); ++i)
+    if (nodes[i].parent != nodes[i].id) children[nodes[i].parent].push_back(i);
+  std::vector<std::size_t> ops;
+  for (std::size_t i = 0; i < nodes.size(); ++i)
+    if (thread_roots.count(nodes[i].parent) && !thread_roots.count(nodes[i].id)) ops.push_back(i);
+  std::sort(ops.begin(), ops.end(), [&](std::size_t a, std::size_t b) { return nodes[a].id < nodes[b].id; });
+  if (ops.empty()) throw InputError(source, "the graph has no operator under a thread's root node");
+
+  double group = 1;
+  std::vector<int> all;
+  for (int d = 0; d < network.num_dims(); ++d) {
+    all.push_back(d);
+    group *= network.dims[static_cast<size_t>(d)].size;
+  }
+  std::vector<Node> window;
+  std::map<std::int64_t, int> last_writer;               // storage -> DAG node that last wrote it
+  std::map<std::int64_t, int> last_compute;              // thread -> its last compute node (issue order)
+  std::map<std::int64_t, std::vector<int>> unconsumed;   // thread -> collectives whose result is not recorded
+  for (std::size_t i : ops) {
+    const auto& g = nodes[i];
+    Node n;
+    n.name = fmt::format("{} #{}", g.name, g.id);
+    // The operator and everything it called: their tensors are its data flow.
+    std::vector<std::size_t> subtree = {i};
+    for (std::size_t k = 0; k < subtree.size(); ++k)
+      if (auto c = children.find(nodes[subtree[k]].id); c != children.end())
+        subtree.insert(subtree.end(), c->second.begin(), c->second.end());
+    const auto inputs = g.tensors("inputs");
+    const auto outputs = g.tensors("outputs");
+    std::vector<Tensor> reads, writes;
+    for (auto k : subtree) {
+      const auto in = nodes[k].tensors("inputs"), out = nodes[k].tensors("outputs");
+      reads.insert(reads.end(), in.begin(), in.end());
+      writes.insert(writes.end(), out.begin(), out.end());
+    }
+    for (const auto& t : reads)
+      if (auto it = last_writer.find(t.storage); it != last_writer.end()) n.deps.push_back(it->second);
+    bool is_collective = false;
+    const auto op = collective(g.name, is_collective);
+    const int index = static_cast<int>(window.size());
+    if (is_collective) {
+      if (!op)
+        g.fail("name", fmt::format("collective '{}' is not simulated; chorus simulates all_reduce, all_gather, "
+                                   "reduce_scatter and all_to_all", g.name));
+      n.kind = NodeKind::kComm;
+      n.op = *op;
+      n.dims = all;  // the graph does not record the process group's ranks: the whole network
+      n.group = n.op == coll::CollectiveOp::kAllToAll ? CommGroup::kModelParallel : CommGroup::kDataParallel;
+      for (const auto& t : inputs) n.bytes += t.bytes;
+      if (n.op == coll::CollectiveOp::kAllGather) n.bytes *= group;  // chorus sizes an all-gather by its result
+      if (n.op == coll::CollectiveOp::kAllReduce) {
+        for (const auto& t : inputs) last_writer[t.storage] = index;  // in place: readers of the tensor wait
+      } else {
+        unconsumed[g.tid].push_back(index);  // the result tensor is not recorded: the thread's next operator waits
+      }
+    } else {
+      // Compute: the FLOPs and tensor bytes of the outermost matmul / convolution operators in
+      // the subtree; an operator without any: its own tensors' bytes (memory-bound).
+      n.kind = NodeKind::kCompute;
+      // Kind from autograd's and the optimizer's names: back-propagation ("...Backward0"),
+      // gradient accumulation into the weights, the optimizer step; anything else forward.
+      n.compute = g.name.find("AccumulateGrad") != std::string::npos ? ComputeKind::kWeightGradient
+                  : g.name.find("Backward") != std::string::npos   ? ComputeKind::kInputGradient
+                  : g.name.rfind("Optimizer.", 0) == 0              ? ComputeKind::kOptimizer
+                                                                    : ComputeKind::kForward;
+      bool any = false;
+      std::vector<std::size_t> stack = {i};
+      while (!stack.empty()) {
+        const auto k = stack.back();
+        stack.pop_back();
+        if (auto f = family_flops(nodes[k])) {
+          any = true;
+          n.flops += *f;
+          for (const auto* key : {"inputs", "outputs"})
+            for (const auto& t : nodes[k].tensors(key)) n.mem_bytes += t.bytes;
+          continue;
+        }
+        if (auto c = children.find(nodes[k].id); c != children.end())
+          stack.insert(stack.end(), c->second.begin(), c->second.end());
+      }
+      if (!any)
+        for (const auto* list : {&inputs, &outputs})
+          for (const auto& t : *list) n.mem_bytes += t.bytes;
+      // A thread issues its operators in order (one stream).
+      if (auto it = last_compute.find(g.tid); it != last_compute.end()) n.deps.push_back(it->second);
+      auto& waiting = unconsumed[g.tid];
+      n.deps.insert(n.deps.end(), waiting.begin(), waiting.end());
+      waiting.clear();
+      last_compute[g.tid] = index;
+      for (const auto& t : writes) last_writer[t.storage] = index;
+    }
+    std::sort(n.deps.begin(), n.deps.end());
+    n.deps.erase(std::unique(n.deps.begin(), n.deps.end()), n.deps.end());
+    window.push_back(std::move(n));
+  }
+  Dag dag;
+  auto stem = std::filesystem::path(source).filename().string();
+  if (stem.size() > 5 && stem.ends_with(".json")) stem.resize(stem.size() - 5);
+  dag.name = stem;
+  repeat_window(dag, window, options.iterations);
+  validate(dag, network.num_dims(), source);
+  return dag;
+}
+
+}  // namespace chorus::workload
