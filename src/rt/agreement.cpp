@@ -61,9 +61,9 @@ constexpr std::size_t kNotInline = std::numeric_limits<std::size_t>::max();
 // The bytes per rank of the call's data when it rides inside the exchange, else kNotInline.
 // A function of what the ranks agree on (operation, count, dtype, world size), so ranks that
 // agree on the call agree on this too; ranks that do not fail on the digests first.
-std::size_t inline_bytes(const CallSignature& c, int n) {
+std::size_t inline_bytes(const CallSignature& c, int n, std::size_t capacity) {
   if (!c.may_inline || c.vector_form) return kNotInline;
-  const std::size_t block = c.count * dtype_bytes(c.dtype), capacity = inline_capacity(n);
+  const std::size_t block = c.count * dtype_bytes(c.dtype);
   switch (c.op) {
     case OpKind::barrier: return 0;
     case OpKind::broadcast: case OpKind::all_reduce: case OpKind::reduce: case OpKind::all_gather:
@@ -123,25 +123,20 @@ void finish_inline(const CallSignature& c, const char* rows, std::size_t row_byt
 
 }  // namespace
 
-std::size_t inline_capacity(int world_size) { return world_size <= 8 ? 224 : world_size <= 32 ? 32 : 0; }
-
-std::size_t agreement_row_bytes(int world_size) { return sizeof(CallDigest) + inline_capacity(world_size); }
+std::size_t agreement_row_bytes(const Backend& backend) { return sizeof(CallDigest) + backend.agreement_inline_bytes(); }
 
 bool agree(Backend& backend, const CallSignature& mine) {
   const int n = backend.size(), me = backend.rank();
-  const std::size_t row_bytes = agreement_row_bytes(n);
-  // Every rank's row; small worlds on the stack (this runs before every collective).
-  alignas(16) char local[4096];
-  std::vector<char> heap;
-  char* rows = local;
-  if (row_bytes * static_cast<std::size_t>(n) > sizeof local) {
-    heap.resize(row_bytes * static_cast<std::size_t>(n));
-    rows = heap.data();
-  }
-  alignas(16) char row[sizeof(CallDigest) + 224] = {};
+  const std::size_t row_bytes = agreement_row_bytes(backend);
+  // This rank's row and every rank's, kept per thread (this runs before every collective).
+  thread_local std::vector<char> row_buffer, rows_buffer;
+  row_buffer.assign(row_bytes, 0);
+  rows_buffer.resize(row_bytes * static_cast<std::size_t>(n));
+  char* row = row_buffer.data();
+  char* rows = rows_buffer.data();
   const CallDigest d = digest(mine, me);
   std::memcpy(row, &d, sizeof d);
-  const std::size_t carried = inline_bytes(mine, n);
+  const std::size_t carried = inline_bytes(mine, n, row_bytes - sizeof d);
   if (carried != kNotInline && carried > 0) {
     // What this rank contributes: its input (a broadcast's or scatter's root only).
     const bool rooted = mine.op == OpKind::broadcast || mine.op == OpKind::scatter;

@@ -8,7 +8,7 @@
 // ranks that disagree fail together, naming both calls, worded as on shm (backends/agreement.h).
 //
 // The rest of the row carries small calls themselves: a collective whose data fits (at most
-// inline_capacity() bytes per rank, the default algorithm) rides inside the exchange and is
+// Backend::agreement_inline_bytes() per rank, the default algorithm) rides inside the exchange and is
 // finished locally from the rows (an all-reduce reduces the n rows in rank order, a broadcast
 // copies the root's ...), so the agreement costs such calls nothing: the exchange is the
 // operation. Larger calls run on the backend after it. Checking mode (checking.h) keeps its
@@ -20,10 +20,8 @@
 
 namespace chorus::rt {
 
-// Bytes of data per rank a call may carry inside the exchange in a world of `world_size`
-// ranks (small worlds only: every rank receives every row), and the row's size.
-std::size_t inline_capacity(int world_size);
-std::size_t agreement_row_bytes(int world_size);
+// Each rank's row: the digest, then room for Backend::agreement_inline_bytes() of data.
+std::size_t agreement_row_bytes(const Backend& backend);
 
 // Runs the exchange on `backend` for the call `mine`; throws CommError on any disagreement.
 // Returns true when the exchange carried the call itself (its result is in place: skip the

@@ -56,12 +56,16 @@ class Backend {
   // Agreement without checking mode (agreement.h): whether the backend compares its ranks'
   // calls on its own data path (shm). If not, the runtime exchanges a digest of each
   // collective's call first (small calls ride inside it), with this all-gather of `bytes` from
-  // every rank: a size that depends only on the world size (agreement_row_bytes), so that it
-  // cannot itself disagree. The default is all_gather.
+  // every rank: 32 bytes of digest plus agreement_inline_bytes(), a size that depends only on
+  // the world size, so that it cannot itself disagree. The default is all_gather.
   // Whether reductions may arrive with ReduceOp::avg (reduced as sum): a backend that compares
   // its ranks' calls itself sees avg apart from sum. Otherwise the runtime passes sum.
   virtual bool takes_avg() const { return false; }
   virtual bool agrees_on_data_path() const { return false; }
+  // The bytes of a small call's data that may ride inside that exchange, per rank (the same on
+  // every rank: a function of the world size). The default suits a library whose small
+  // messages cost by the byte (mpi); gloo's cost by the message and carry more.
+  virtual std::size_t agreement_inline_bytes() const { return size() <= 8 ? 224 : size() <= 32 ? 32 : 0; }
   virtual void agreement_all_gather(const void* mine, void* all, std::size_t bytes) {
     all_gather(mine, all, bytes, DType::u8);
   }
