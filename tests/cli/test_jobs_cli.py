@@ -176,6 +176,58 @@ class ReproduceSharedFabric(unittest.TestCase):
                                      row["slowdown_a"] + row["slowdown_b"])
 
 
+class SimCollectiveDegraded(unittest.TestCase):
+    """chorus sim collective --degrade DIM:FRACTION [--plan-on nominal|actual]; reproduce themis-degraded."""
+
+    NET = ("name: two-by-two\ndims:\n"
+           "  - {kind: switch, size: 2, link_bandwidth_gbps: 8, links_per_npu: 1, latency_ns: 100}\n"
+           "  - {kind: switch, size: 2, link_bandwidth_gbps: 8, links_per_npu: 1, latency_ns: 100}\n")
+
+    def run_json(self, net, *args):
+        r = subprocess.run([CHORUS, "sim", "collective", "--topology", net, "--op", "allreduce", "--json", *args],
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return json.loads(r.stdout)
+
+    def test_half_bandwidth_doubles_the_dimensions_transfer(self):
+        with tempfile.TemporaryDirectory() as d:
+            net = os.path.join(d, "net.yaml")
+            with open(net, "w") as f:
+                f.write(self.NET)
+            # 1 byte/ns, one chunk of 1000 bytes: RS 100 + 500, 100 + 250, AG 100 + 250, 100 + 500 = 1900 ns; dimension 1 at
+            # half bandwidth doubles its two 250 ns transfers: 2400 ns.
+            one = ("--size", "1000", "--chunks", "1", "--scheduler", "baseline")
+            self.assertAlmostEqual(self.run_json(net, *one)["time_ns"], 1900)
+            j = self.run_json(net, *one, "--degrade", "1:0.5")
+            self.assertAlmostEqual(j["time_ns"], 2400)
+            self.assertEqual(j["planned_on"], "actual")
+            self.assertAlmostEqual(self.run_json(net, *one, "--degrade", "1:0.5", "--plan-on", "nominal")["time_ns"], 2400)
+
+    def test_bad_degradations_exit_2_naming_the_field(self):
+        for args, field in ((("--degrade", "7:0.5"), "--degrade"), (("--degrade", "1:2"), "--degrade"),
+                            (("--degrade", "one"), "--degrade"), (("--plan-on", "nominal"), "--plan-on"),
+                            (("--degrade", "1:0.5", "--plan-on", "stale"), "--plan-on")):
+            r = subprocess.run([CHORUS, "sim", "collective", "--topology", "2D-SW_SW", *args], capture_output=True, text=True,
+                               timeout=60)
+            self.assertEqual(r.returncode, 2, (args, r.stderr))
+            self.assertIn(field, r.stderr, args)
+
+    def test_reproduce_themis_degraded(self):
+        with tempfile.TemporaryDirectory() as d:
+            r = subprocess.run([CHORUS, "reproduce", "themis-degraded", "--out", d, "--size", "100MB", "--fractions", "0.5", "-q"],
+                               capture_output=True, text=True, timeout=300)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            with open(os.path.join(d, "themis_degraded.csv")) as f:
+                rows = list(csv.DictReader(f))
+            # One row per dimension of the six Table 2 topologies: 2 + 3 + 3 + 3 + 4 + 4.
+            self.assertEqual(len(rows), 19)
+            for row in rows:
+                ideal = float(row["rows.ideal_ns"] if "rows.ideal_ns" in row else row["ideal_ns"])
+                for key in ("baseline_ns", "stale_themis_ns", "replanned_themis_ns"):
+                    value = float(row["rows." + key] if "rows." + key in row else row[key])
+                    self.assertGreaterEqual(value, ideal * (1 - 1e-9), (row, key))
+
+
 class SimWorkloadSpeeds(unittest.TestCase):
     """chorus sim workload --speeds: stragglers on a dimension network."""
 
