@@ -104,6 +104,31 @@ TEST(SharedFabric, OverlappingAllReducesOnOneBottleneckTakeTwiceAsLong) {
   EXPECT_NEAR(both.makespan_ns, 80e6, 1e-3);
 }
 
+// Utilization over time, 10 ms windows, the second job 5 ms later. Link 8 (A->B) carries x's 0->2
+// and y's 1->3 flows and moves 1 byte/ns whenever either sends. x's first all-reduce sends alone
+// in [20, 25] ms, then both share until x ends at 35 (5 MB left at 0.5 B/ns), y sends its last 5 MB
+// alone in [35, 40]: busy [20, 40]. Second iterations: x computes [35, 55], y [40, 60]; x sends 5 MB
+// alone in [55, 60], both share [60, 70], y sends its last 5 MB alone in [70, 75]. Windows:
+// 0, 0, 10 MB, 10 MB, 0, 5 MB (of [50, 60]), 10 MB, 5 MB (of [70, 80]).
+TEST(SharedFabric, LinkBytesPerWindowFollowTheCommunicationPhases) {
+  const auto fabric = dumbbell();
+  const auto x = two_npu_job("x", {0, 2}, kCompute, kBytes, 2);
+  const auto y = two_npu_job("y", {1, 3}, kCompute, kBytes, 2, 5e6);
+  const auto run = sim::jobs::simulate_shared_fabric(fabric, {&x, &y}, 0.0, 10e6);
+  EXPECT_DOUBLE_EQ(run.link_window_ns, 10e6);
+  const std::vector<double> expect = {0, 0, 10e6, 10e6, 0, 5e6, 10e6, 5e6};
+  ASSERT_EQ(run.link_window_bytes.size(), expect.size());
+  for (std::size_t i = 0; i < expect.size(); ++i) EXPECT_NEAR(run.link_window_bytes[i][8], expect[i], 1e-3) << "window " << i;
+  // Every link's windows add up to its bytes over the run.
+  for (std::size_t l = 0; l < fabric.links.size(); ++l) {
+    double sum = 0;
+    for (const auto& w : run.link_window_bytes) sum += w[l];
+    EXPECT_NEAR(sum, run.flows.link_bytes[l], 1e-3) << "link " << l;
+  }
+  // Without a window nothing is recorded.
+  EXPECT_TRUE(sim::jobs::simulate_shared_fabric(fabric, {&x, &y}).link_window_bytes.empty());
+}
+
 TEST(SharedFabric, ShiftedAllReducesDoNotOverlapAndRunAsFastAsAlone) {
   const auto fabric = dumbbell();
   // y starts 10 ms later: x communicates in [20, 30] and [50, 60] ms, y in [30, 40] and [60, 70] ms

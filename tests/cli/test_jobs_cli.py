@@ -67,6 +67,19 @@ class SimJobs(unittest.TestCase):
         links = list(csv.DictReader(read(os.path.join(out, "links.csv")).splitlines()))
         # Only server <-> switch links carried traffic, never 4 <-> 5 (links 8 and 9).
         self.assertEqual(sorted(int(row["link.link"]) for row in links), list(range(8)))
+        # Utilization over time (1 ms windows by default): the same links, windows that add up to each link's bytes,
+        # each at most the link's capacity.
+        series = list(csv.DictReader(read(os.path.join(out, "links_over_time.csv")).splitlines()))
+        self.assertEqual(sorted({int(row["link"]) for row in series}), list(range(8)))
+        for row in links:
+            mine = [w for w in series if int(w["link"]) == int(row["link.link"])]
+            self.assertAlmostEqual(sum(float(w["bytes"]) for w in mine), float(row["link.bytes"]), delta=1e-6 * float(row["link.bytes"]))
+            for w in mine:
+                self.assertAlmostEqual(float(w["window_end_ns"]) - float(w["window_start_ns"]), 1e6)
+                self.assertLessEqual(float(w["utilization"]), 1 + 1e-9)
+        r = chorus(path, "--out", out, "--link-window-ms", "0")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--link-window-ms", r.stderr)
 
     def test_a_shared_bottleneck_slows_both_jobs(self):
         # a on 0 and 2, b on 1 and 3: both rings cross 4 <-> 5, and start together.
