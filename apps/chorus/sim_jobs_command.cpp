@@ -12,7 +12,9 @@
 #include "core/json_csv.h"
 #include "core/plot_call.h"
 #include "core/text_file.h"
+#include "net/graph/from_network.h"
 #include "net/graph/graph_yaml.h"
+#include "net/presets.h"
 #include "sim/jobs/job_mix.h"
 #include "sim/jobs/time_shift.h"
 
@@ -68,7 +70,9 @@ void run_sim_jobs(const SimJobsArgs& a) {
   const auto file = sim::jobs::load_jobs_yaml(a.jobs);
   const auto fabric_path = a.fabric.empty() ? file.fabric : a.fabric;
   if (fabric_path.empty()) throw InputError(a.jobs, "no fabric: give 'fabric: FILE' in the file or --fabric FILE");
-  const auto fabric = net::load_fabric_yaml(fabric_path);
+  // A Themis preset by name runs on its graph (net::graph_of); anything else is a fabric YAML.
+  const auto preset = net::find_preset(fabric_path);
+  const auto fabric = preset ? net::graph_of(*preset, fabric_path) : net::load_fabric_yaml(fabric_path);
   const auto mix = sim::jobs::make_job_mix(file, fabric);
   if (!(a.link_window_ms > 0 && a.link_window_ms <= 1e6))
     throw InputError("--link-window-ms", fmt::format("must be in (0, 1e6] ms, got {}", a.link_window_ms));
@@ -124,7 +128,7 @@ void register_sim_jobs_command(CLI::App& sim) {
   auto args = std::make_shared<SimJobsArgs>();
   auto* c = sim.add_subcommand("jobs", "Several training jobs sharing one graph fabric (flow-level model, docs/shared-fabric.md)");
   c->add_option("jobs", args->jobs, "Job mix YAML: fabric, and per job a workload, a placement and a start offset")->required();
-  c->add_option("--fabric", args->fabric, "Fabric YAML (`chorus topo fabric --save`), instead of the file's 'fabric'");
+  c->add_option("--fabric", args->fabric, "Fabric YAML (`chorus topo fabric --save`) or a Themis preset's name (its graph), instead of the file's 'fabric'");
   c->add_option("-o,--out", args->out, "Write jobs.json, jobs.csv (a row per job), links.csv (a row per used link) and links_over_time.csv here")
       ->check(kWritableDir);
   c->add_option("--link-window-ms", args->link_window_ms,

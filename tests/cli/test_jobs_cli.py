@@ -108,6 +108,22 @@ class SimJobs(unittest.TestCase):
         self.assertEqual(slow["jobs"][1]["iteration_time_ns"], healthy["jobs"][1]["iteration_time_ns"])
         self.assertEqual(slow["jobs"][0]["slowdown"], 1.0)  # alone on the same (degraded) fabric
 
+    def test_a_themis_preset_runs_on_its_graph(self):
+        # 4D-Ring_SW_SW_SW (4 x 4 x 8 x 8) as a graph: 1,024 servers; switches 1024/4 + 1024/8 + 1024/8 = 512; links: the
+        # rings of 4, 2 per NPU (to the next, from the next) = 2,048, and 2 per NPU per switch dimension = 6,144.
+        # Jobs on NPUs 0-3 and 4-7 each fill one ring of dimension 0: they share no link and run as alone.
+        path = self.jobs_file("fabric: 4D-Ring_SW_SW_SW\njobs:\n"
+                              "  - {name: a, workload: resnet152, placement: [0, 1, 2, 3], iterations: 1}\n"
+                              "  - {name: b, workload: resnet152, placement: [4, 5, 6, 7], iterations: 1}\n")
+        r = chorus(path, "--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        j = json.loads(r.stdout)
+        self.assertEqual((j["fabric"]["servers"], j["fabric"]["switches"], j["fabric"]["links"]), (1024, 512, 8192))
+        for job in j["jobs"]:
+            self.assertEqual(job["slowdown"], 1.0)
+        # Only ring links (between NPUs, both ends below 8) carried traffic.
+        self.assertTrue(all(link["from"] < 8 and link["to"] < 8 for link in j["links"]), j["links"])
+
     def test_shift_search_never_loses_to_no_shift(self):
         path = self.jobs_file("fabric: dumbbell.yaml\njobs:\n"
                               "  - {name: a, workload: resnet152, placement: [0, 2], iterations: 2}\n"
