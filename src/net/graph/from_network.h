@@ -11,6 +11,8 @@
 //     each way, as the analytical ring does with the whole B;
 //   - fully connected: a link to every other member at B / (P - 1), latency L.
 // Where the two models agree and where not is in docs/shared-fabric.md.
+#include <string>
+
 #include "net/graph/graph_network.h"
 #include "net/network.h"
 
