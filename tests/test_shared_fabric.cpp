@@ -11,6 +11,8 @@
 
 #include "core/error.h"
 #include "net/graph/fabrics.h"
+#include "net/graph/from_network.h"
+#include "net/presets.h"
 #include "net/graph/link_faults.h"
 #include "net/graph/routing.h"
 #include "sim/jobs/job_mix.h"
@@ -18,6 +20,7 @@
 #include "sim/jobs/placement.h"
 #include "sim/jobs/shared_fabric.h"
 #include "sim/jobs/time_shift.h"
+#include "sim/run_collective.h"
 #include "sim/stragglers.h"
 
 namespace chorus {
@@ -41,14 +44,14 @@ net::GraphNetwork dumbbell() {
   return g;
 }
 
-// One data-parallel job of two NPUs: per iteration a compute of `compute_ns`, then an all-reduce of
+// One data-parallel job of two NPUs (or as many as `servers`): per iteration a compute of `compute_ns`, then an all-reduce of
 // `bytes` over both NPUs; the next iteration's compute waits for it.
 SharedJob two_npu_job(const std::string& name, std::vector<int> servers, double compute_ns, double bytes, int iterations,
                       double start_ns = 0) {
   SharedJob job;
   job.name = name;
   job.logical.name = "logical";
-  job.logical.dims.push_back(net::Dimension{net::DimKind::kRing, 2, 100.0, 1, 0.0});
+  job.logical.dims.push_back(net::Dimension{net::DimKind::kRing, static_cast<int>(servers.size()), 100.0, 1, 0.0});
   job.dag.name = name;
   job.dag.iterations = iterations;
   int prev = -1;
@@ -102,6 +105,31 @@ TEST(SharedFabric, OverlappingAllReducesOnOneBottleneckTakeTwiceAsLong) {
   EXPECT_NEAR(both.flows.link_bytes[8], 4 * kBytes, 1e-3);
   EXPECT_NEAR(both.flows.link_busy_ns[8], 4 * kAloneComm, 1e-3);
   EXPECT_NEAR(both.makespan_ns, 80e6, 1e-3);
+}
+
+// Utilization over time, 10 ms windows, the second job 5 ms later. Link 8 (A->B) carries x's 0->2
+// and y's 1->3 flows and moves 1 byte/ns whenever either sends. x's first all-reduce sends alone
+// in [20, 25] ms, then both share until x ends at 35 (5 MB left at 0.5 B/ns), y sends its last 5 MB
+// alone in [35, 40]: busy [20, 40]. Second iterations: x computes [35, 55], y [40, 60]; x sends 5 MB
+// alone in [55, 60], both share [60, 70], y sends its last 5 MB alone in [70, 75]. Windows:
+// 0, 0, 10 MB, 10 MB, 0, 5 MB (of [50, 60]), 10 MB, 5 MB (of [70, 80]).
+TEST(SharedFabric, LinkBytesPerWindowFollowTheCommunicationPhases) {
+  const auto fabric = dumbbell();
+  const auto x = two_npu_job("x", {0, 2}, kCompute, kBytes, 2);
+  const auto y = two_npu_job("y", {1, 3}, kCompute, kBytes, 2, 5e6);
+  const auto run = sim::jobs::simulate_shared_fabric(fabric, {&x, &y}, 0.0, 10e6);
+  EXPECT_DOUBLE_EQ(run.link_window_ns, 10e6);
+  const std::vector<double> expect = {0, 0, 10e6, 10e6, 0, 5e6, 10e6, 5e6};
+  ASSERT_EQ(run.link_window_bytes.size(), expect.size());
+  for (std::size_t i = 0; i < expect.size(); ++i) EXPECT_NEAR(run.link_window_bytes[i][8], expect[i], 1e-3) << "window " << i;
+  // Every link's windows add up to its bytes over the run.
+  for (std::size_t l = 0; l < fabric.links.size(); ++l) {
+    double sum = 0;
+    for (const auto& w : run.link_window_bytes) sum += w[l];
+    EXPECT_NEAR(sum, run.flows.link_bytes[l], 1e-3) << "link " << l;
+  }
+  // Without a window nothing is recorded.
+  EXPECT_TRUE(sim::jobs::simulate_shared_fabric(fabric, {&x, &y}).link_window_bytes.empty());
 }
 
 TEST(SharedFabric, ShiftedAllReducesDoNotOverlapAndRunAsFastAsAlone) {
@@ -326,6 +354,60 @@ jobs:
             std::string::npos);
   EXPECT_NE(err("links:\n  - {from: 4, to: 5}\njobs: []\n").find("needs one of 'bandwidth_fraction' and 'down'"), std::string::npos);
   EXPECT_NE(err("jbos: []\n").find("unknown key 'jbos' (did you mean 'jobs'?)"), std::string::npos);
+}
+
+// The multi-dimensional presets as graphs (net::graph_of). One dimension of P = 4 NPUs, 1 byte/ns of
+// aggregate bandwidth per NPU, no latency; an all-reduce of S = 4000 bytes in one chunk.
+// Analytically (sim collective): RS sends 3/4 S = 3000 bytes, AG 3 x S/4 = 3000: 6000 ns for every
+// kind. The flow model runs a ring in NPU order: every NPU sends 2 (P - 1)/P S = 6000 bytes to the next.
+//  - switch: each NPU's own 1 B/ns links to and from the switch carry its 6000 bytes: 6000 ns, agreed;
+//  - ring (2 links of 4 Gb/s): 0.5 B/ns each way, the all-reduce split over both ring orders, 3000
+//    bytes per edge per direction: 6000 ns, agreed;
+//  - fully connected (3 links of 8/3 Gb/s): the ring uses one of an NPU's three links, 1/3 B/ns:
+//    18000 ns, 3 = P - 1 times the direct algorithm's (which uses all three): they disagree.
+TEST(GraphOfNetwork, OneAllReduceAgreesWithTheAnalyticalModelOnSwitchAndRing) {
+  struct Case { net::DimKind kind; double link_gbps; int links; double flow_ns; int switches; std::size_t links_total; };
+  const Case cases[] = {{net::DimKind::kSwitch, 8.0, 1, 6000, 1, 8},
+                        {net::DimKind::kRing, 4.0, 2, 6000, 0, 8},
+                        {net::DimKind::kFullyConnected, 8.0 / 3, 3, 18000, 0, 12}};
+  for (const auto& c : cases) {
+    const net::Network network{"one-dim", {net::Dimension{c.kind, 4, c.link_gbps, c.links, 0.0}}};
+    const auto analytical = sim::run_collective(network, sim::make_request(coll::CollectiveOp::kAllReduce, 4000, 1, "baseline"));
+    EXPECT_NEAR(analytical.result.time_ns, 6000, 1e-6) << net::to_string(c.kind);
+    const auto g = net::graph_of(network, "test");
+    EXPECT_EQ(g.servers, 4);
+    EXPECT_EQ(g.switches, c.switches);
+    EXPECT_EQ(g.links.size(), c.links_total) << net::to_string(c.kind);
+    const auto job = two_npu_job("j", {0, 1, 2, 3}, 0, 4000, 1);
+    const auto run = sim::jobs::simulate_shared_fabric(g, {&job});
+    EXPECT_NEAR(run.jobs[0].result.total_ns, c.flow_ns, 1e-6) << net::to_string(c.kind);
+  }
+}
+
+// A 2 x 4 network (a ring of 2, then a switch of 4): servers 0-7, two switch nodes 8 (NPUs 0, 2, 4, 6)
+// and 9 (1, 3, 5, 7); the ring pairs (0, 1), (2, 3), ... by one link each way.
+TEST(GraphOfNetwork, GroupsFollowTheDimensionOrder) {
+  const net::Network network{"2x4", {net::Dimension{net::DimKind::kRing, 2, 100, 2, 20},
+                                     net::Dimension{net::DimKind::kSwitch, 4, 50, 1, 700}}};
+  const auto g = net::graph_of(network, "test");
+  EXPECT_EQ(g.servers, 8);
+  EXPECT_EQ(g.switches, 2);
+  ASSERT_EQ(g.links.size(), 4u * 2 + 8u * 2);
+  EXPECT_EQ(g.links[0].from, 0);
+  EXPECT_EQ(g.links[0].to, 1);
+  EXPECT_DOUBLE_EQ(g.links[0].gbps, 200);  // a ring of 2: the whole aggregate one way
+  EXPECT_DOUBLE_EQ(g.links[0].latency_ns, 20);
+  EXPECT_EQ(g.links[8].from, 0);
+  EXPECT_EQ(g.links[8].to, 8);
+  EXPECT_EQ(g.links[10].from, 2);
+  EXPECT_EQ(g.links[10].to, 8);
+  EXPECT_EQ(g.links[16].from, 1);
+  EXPECT_EQ(g.links[16].to, 9);
+  EXPECT_DOUBLE_EQ(g.links[16].gbps, 50);
+  EXPECT_DOUBLE_EQ(g.links[16].latency_ns, 350);  // half the step latency per hop
+  EXPECT_TRUE(g.rings.empty());
+  // The Themis presets map (1,024 servers each).
+  for (const auto& p : net::table2_presets()) EXPECT_EQ(net::graph_of(p, p.name).servers, 1024) << p.name;
 }
 
 }  // namespace

@@ -7,9 +7,11 @@
 #include "apps/chorus/commands.h"
 #include "apps/chorus/output_checks.h"
 #include "core/error.h"
+#include "core/units.h"
 #include "eval/themis_microbench.h"
 #include "eval/themis_workloads.h"
 #include "eval/shared_fabric_study.h"
+#include "eval/themis_degraded.h"
 #include "eval/syndicate_study.h"
 #include "eval/topoopt_costs.h"
 #include "eval/topoopt_heatmaps.h"
@@ -117,6 +119,38 @@ void register_reproduce_commands(CLI::App& app) {
   wl->add_option("-c,--chunks", wargs->chunks, "Chunks per collective")->capture_default_str();
   wl->add_flag("-q,--quiet", wargs->quiet, "No progress indicator");
   wl->callback([wargs] { run_reproduce_workloads(*wargs); });
+  struct DegradedArgs {
+    std::string out = "results/themis-degraded";
+    std::string size = "1GB";
+    int chunks = 64;
+    std::vector<double> fractions = {0.5, 0.25};
+    bool quiet = false;
+  };
+  auto dargs = std::make_shared<DegradedArgs>();
+  auto* deg = rep->add_subcommand("themis-degraded", "Themis on stale bandwidths (issue 34): each dimension of each Table 2 "
+                                                     "topology at a fraction of its bandwidth; the baseline, Themis planned on the "
+                                                     "nominal bandwidths and Themis re-planned; table, CSV, JSON");
+  deg->add_option("-o,--out", dargs->out, "Output directory")->capture_default_str()->check(kWritableDir);
+  deg->add_option("-s,--size", dargs->size, "All-reduce size")->capture_default_str();
+  deg->add_option("-c,--chunks", dargs->chunks, "Chunks per collective")->capture_default_str();
+  deg->add_option("--fractions", dargs->fractions, "Fractions of a dimension's bandwidth, each in (0, 1]")->capture_default_str();
+  deg->add_flag("-q,--quiet", dargs->quiet, "No progress indicator");
+  deg->callback([dargs] {
+    eval::DegradedConfig c;
+    c.size_bytes = static_cast<double>(parse_bytes(dargs->size, "--size"));
+    if (!(c.size_bytes > 0)) throw InputError("--size", "must be positive");
+    if (dargs->chunks < 1 || dargs->chunks > 100000)
+      throw InputError("--chunks", fmt::format("must be in 1..100000, got {}", dargs->chunks));
+    c.chunks = dargs->chunks;
+    if (dargs->fractions.empty()) throw InputError("--fractions", "needs at least one fraction");
+    for (double f : dargs->fractions)
+      if (!(f > 0 && f <= 1)) throw InputError("--fractions", fmt::format("{} is not in (0, 1]", f));
+    c.fractions = dargs->fractions;
+    const auto study = eval::run_themis_degraded(c, make_progress(dargs->quiet, "degraded dimensions"));
+    fmt::print("{}", eval::format_degraded_table(study));
+    fmt::print("wrote:\n");
+    for (const auto& f : eval::write_degraded_outputs(study, dargs->out)) fmt::print("  {}\n", f);
+  });
   struct SharedFabricArgs {
     std::string out = "results/shared-fabric";
     int iterations = 3;

@@ -7,6 +7,7 @@
 #include "core/json_csv.h"
 #include "core/text_file.h"
 #include "core/units.h"
+#include "net/degraded.h"
 #include "net/network_yaml.h"
 #include "net/presets.h"
 #include "sched/schedule_json.h"
@@ -30,6 +31,8 @@ struct SimCollectiveArgs {
   std::string trace;
   std::string csv;
   std::string save_schedule;
+  std::vector<std::string> degrade;   // DIM:FRACTION each
+  std::string plan_on = "actual";     // nominal | actual
 };
 
 struct SimScheduleArgs {
@@ -77,14 +80,21 @@ void print_human(const net::Network& network, const sim::CollectiveRun& run, boo
 
 
 void report(const net::Network& network, const sim::CollectiveRun& run, bool json, bool schedules,
-            const std::string& trace, const std::string& csv = "") {
+            const std::string& trace, const std::string& csv = "", const std::string& planned_on = "") {
+  const auto with_plan = [&](nlohmann::json j) {
+    if (!planned_on.empty()) j["planned_on"] = planned_on;
+    return j;
+  };
   if (!trace.empty()) write_json_file(trace, sim::chrome_trace(network, run));
   // One row per dimension, the collective's fields repeated (the --json object, flattened).
-  if (!csv.empty()) write_text_file(csv, json_to_csv(sim::to_json(network, run, false), "dims", "dim."));
+  if (!csv.empty()) write_text_file(csv, json_to_csv(with_plan(sim::to_json(network, run, false)), "dims", "dim."));
   if (json) {
-    std::cout << sim::to_json(network, run, schedules).dump(2) << "\n";
+    std::cout << with_plan(sim::to_json(network, run, schedules)).dump(2) << "\n";
   } else {
     print_human(network, run, schedules);
+    if (!planned_on.empty())
+      fmt::print("  planned on      {}\n", planned_on == "nominal" ? "the nominal bandwidths (stale: the schedule does not know "
+                                                                    "of the degradation)" : "the degraded bandwidths (re-planned)");
     if (!trace.empty() && trace != "-") fmt::print("  trace written to {} (open in https://ui.perfetto.dev)\n", trace);
   }
 }
@@ -105,7 +115,14 @@ void run_sim_schedule(const SimScheduleArgs& a) {
 }
 
 void run_sim_collective(const SimCollectiveArgs& a) {
-  const net::Network network = net::load_network(a.topology);
+  const net::Network nominal = net::load_network(a.topology);
+  std::vector<net::DimDegradation> degradations;
+  for (const auto& d : a.degrade) degradations.push_back(net::parse_dim_degradation(d, "--degrade"));
+  const net::Network network = net::degrade(nominal, degradations, "--degrade");
+  if (a.plan_on != "nominal" && a.plan_on != "actual")
+    throw InputError("--plan-on", fmt::format("'{}': expected nominal or actual", a.plan_on));
+  if (degradations.empty() && a.plan_on != "actual")
+    throw InputError("--plan-on", "needs --degrade (without it the nominal network is the actual one)");
   sim::CollectiveRequest req;
   req.op = coll::parse_collective_op(a.op, "--op");
   req.size_bytes = static_cast<double>(parse_bytes(a.size, "--size"));
@@ -120,9 +137,9 @@ void run_sim_collective(const SimCollectiveArgs& a) {
   options.record_stages = !a.trace.empty();
   if (a.max_chunks_per_dim < 0) throw InputError("--max-chunks-per-dim", "must be >= 0 (0 = no limit)");
   options.max_chunks_per_dim = a.max_chunks_per_dim;
-  const auto run = sim::run_collective(network, req, options);
+  const auto run = sim::run_collective_planned_on(a.plan_on == "nominal" ? nominal : network, network, req, options);
   if (!a.save_schedule.empty()) write_json_file(a.save_schedule, sched::to_json(run.schedule));
-  report(network, run, a.json, a.schedules, a.trace, a.csv);
+  report(network, run, a.json, a.schedules, a.trace, a.csv, degradations.empty() ? "" : a.plan_on);
 }
 
 }  // namespace
@@ -151,6 +168,11 @@ void register_sim_commands(CLI::App& app) {
   coll->add_option("--csv", args->csv, "Write the result as CSV, a row per dimension ('-': standard output)");
   coll->add_option("--save-schedule", args->save_schedule,
                    "Write the chunk schedule and per-dimension order as JSON (load it with `chorus sim schedule`)");
+  coll->add_option("--degrade", args->degrade,
+                   "DIM:FRACTION: run dimension DIM (0-based) at FRACTION of its bandwidth, e.g. 1:0.5 (repeatable)");
+  coll->add_option("--plan-on", args->plan_on,
+                   "With --degrade: schedule on the nominal bandwidths (stale) or the actual, degraded ones (re-planned)")
+      ->capture_default_str();
   coll->callback([args] { run_sim_collective(*args); });
 
   auto sargs = std::make_shared<SimScheduleArgs>();

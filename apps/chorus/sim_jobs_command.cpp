@@ -12,7 +12,9 @@
 #include "core/json_csv.h"
 #include "core/plot_call.h"
 #include "core/text_file.h"
+#include "net/graph/from_network.h"
 #include "net/graph/graph_yaml.h"
+#include "net/presets.h"
 #include "sim/jobs/job_mix.h"
 #include "sim/jobs/time_shift.h"
 
@@ -26,6 +28,7 @@ struct SimJobsArgs {
   bool plot = false;
   bool json = false;
   double batch_tolerance = 0;
+  double link_window_ms = 1;  // links_over_time.csv's window (with --out)
   bool search_shifts = false;
   sim::jobs::ShiftSearchOptions shifts;
 };
@@ -67,9 +70,13 @@ void run_sim_jobs(const SimJobsArgs& a) {
   const auto file = sim::jobs::load_jobs_yaml(a.jobs);
   const auto fabric_path = a.fabric.empty() ? file.fabric : a.fabric;
   if (fabric_path.empty()) throw InputError(a.jobs, "no fabric: give 'fabric: FILE' in the file or --fabric FILE");
-  const auto fabric = net::load_fabric_yaml(fabric_path);
+  // A Themis preset by name runs on its graph (net::graph_of); anything else is a fabric YAML.
+  const auto preset = net::find_preset(fabric_path);
+  const auto fabric = preset ? net::graph_of(*preset, fabric_path) : net::load_fabric_yaml(fabric_path);
   const auto mix = sim::jobs::make_job_mix(file, fabric);
-  const auto result = sim::jobs::run_job_mix(mix, a.batch_tolerance);
+  if (!(a.link_window_ms > 0 && a.link_window_ms <= 1e6))
+    throw InputError("--link-window-ms", fmt::format("must be in (0, 1e6] ms, got {}", a.link_window_ms));
+  const auto result = sim::jobs::run_job_mix(mix, a.batch_tolerance, a.out.empty() ? 0.0 : a.link_window_ms * 1e6);
   auto j = sim::jobs::to_json(mix, result);
   std::optional<sim::jobs::ShiftSearchResult> shifts;
   if (a.search_shifts) {
@@ -95,6 +102,7 @@ void run_sim_jobs(const SimJobsArgs& a) {
     nlohmann::json per_link = j;
     per_link.erase("jobs");
     out.write("links.csv", json_to_csv(per_link, "links", "link."));
+    out.write("links_over_time.csv", sim::jobs::link_windows_csv(result, "--link-window-ms"));
     if (a.plot)
       for (auto& f : draw_figures("jobs", a.out)) out.written().push_back(std::move(f));
   }
@@ -110,7 +118,8 @@ void run_sim_jobs(const SimJobsArgs& a) {
       fmt::print("  {:<12} start {:>10} ms + shift {:>10} ms: slowdown {:.3f} (unshifted {:.3f})\n", mix.jobs[k].name,
                  ms3(mix.jobs[k].start_ns), ms3(shifts->shifts_ns[k]), shifts->slowdowns[k], shifts->unshifted_slowdowns[k]);
   }
-  if (!a.out.empty()) fmt::print("wrote {}/jobs.json, jobs.csv, links.csv{}\n", a.out, a.plot ? ", jobs.svg" : "");
+  if (!a.out.empty())
+    fmt::print("wrote {}/jobs.json, jobs.csv, links.csv, links_over_time.csv{}\n", a.out, a.plot ? ", jobs.svg" : "");
 }
 
 }  // namespace
@@ -119,9 +128,12 @@ void register_sim_jobs_command(CLI::App& sim) {
   auto args = std::make_shared<SimJobsArgs>();
   auto* c = sim.add_subcommand("jobs", "Several training jobs sharing one graph fabric (flow-level model, docs/shared-fabric.md)");
   c->add_option("jobs", args->jobs, "Job mix YAML: fabric, and per job a workload, a placement and a start offset")->required();
-  c->add_option("--fabric", args->fabric, "Fabric YAML (`chorus topo fabric --save`), instead of the file's 'fabric'");
-  c->add_option("-o,--out", args->out, "Write jobs.json, jobs.csv (a row per job) and links.csv (a row per used link) here")
+  c->add_option("--fabric", args->fabric, "Fabric YAML (`chorus topo fabric --save`) or a Themis preset's name (its graph), instead of the file's 'fabric'");
+  c->add_option("-o,--out", args->out, "Write jobs.json, jobs.csv (a row per job), links.csv (a row per used link) and links_over_time.csv here")
       ->check(kWritableDir);
+  c->add_option("--link-window-ms", args->link_window_ms,
+                 "With --out: links_over_time.csv gives each used link's utilization per window of this many ms")
+      ->capture_default_str();
   c->add_flag("--plot", args->plot, "Also draw DIR/jobs.svg: iteration times together and alone, link utilization (matplotlib)");
   c->add_flag("--json", args->json, "Print one JSON object instead of a table");
   c->add_option("--batch-tolerance", args->batch_tolerance,

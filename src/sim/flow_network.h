@@ -80,6 +80,8 @@ class SharedFlows {
   SharedFlows& operator=(const SharedFlows&) = delete;
   const net::GraphNetwork& fabric() const { return fabric_; }
   const flow::FlowEngine& engine() const { return engine_; }
+  // Per link bytes in windows of time (flow::FlowEngine::record_link_windows); before any flow.
+  void record_link_windows(double window_ns) { engine_.record_link_windows(window_ns); }
 
  private:
   friend class FlowNetwork;

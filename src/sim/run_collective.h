@@ -33,4 +33,11 @@ CollectiveRun run_schedule(const net::Network& network, sched::Schedule schedule
 CollectiveRun run_collective(const net::Network& network, const CollectiveRequest& request,
                              const SimOptions& options = {});
 
+// The schedule planned on `plan_on` (the bandwidths the scheduler believes), simulated on `network`
+// (the bandwidths the chunks get): Themis on stale bandwidths when a dimension is degraded (issue
+// 34). The two must have the same dimensions (kind and size, in order); only bandwidths and
+// latencies may differ. The ideal bound is always `network`'s. run_collective plans on `network`.
+CollectiveRun run_collective_planned_on(const net::Network& plan_on, const net::Network& network,
+                                        const CollectiveRequest& request, const SimOptions& options = {});
+
 }  // namespace chorus::sim

@@ -67,6 +67,19 @@ class SimJobs(unittest.TestCase):
         links = list(csv.DictReader(read(os.path.join(out, "links.csv")).splitlines()))
         # Only server <-> switch links carried traffic, never 4 <-> 5 (links 8 and 9).
         self.assertEqual(sorted(int(row["link.link"]) for row in links), list(range(8)))
+        # Utilization over time (1 ms windows by default): the same links, windows that add up to each link's bytes,
+        # each at most the link's capacity.
+        series = list(csv.DictReader(read(os.path.join(out, "links_over_time.csv")).splitlines()))
+        self.assertEqual(sorted({int(row["link"]) for row in series}), list(range(8)))
+        for row in links:
+            mine = [w for w in series if int(w["link"]) == int(row["link.link"])]
+            self.assertAlmostEqual(sum(float(w["bytes"]) for w in mine), float(row["link.bytes"]), delta=1e-6 * float(row["link.bytes"]))
+            for w in mine:
+                self.assertAlmostEqual(float(w["window_end_ns"]) - float(w["window_start_ns"]), 1e6)
+                self.assertLessEqual(float(w["utilization"]), 1 + 1e-9)
+        r = chorus(path, "--out", out, "--link-window-ms", "0")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--link-window-ms", r.stderr)
 
     def test_a_shared_bottleneck_slows_both_jobs(self):
         # a on 0 and 2, b on 1 and 3: both rings cross 4 <-> 5, and start together.
@@ -94,6 +107,22 @@ class SimJobs(unittest.TestCase):
         self.assertGreater(slow["jobs"][0]["iteration_time_ns"], healthy["jobs"][0]["iteration_time_ns"])
         self.assertEqual(slow["jobs"][1]["iteration_time_ns"], healthy["jobs"][1]["iteration_time_ns"])
         self.assertEqual(slow["jobs"][0]["slowdown"], 1.0)  # alone on the same (degraded) fabric
+
+    def test_a_themis_preset_runs_on_its_graph(self):
+        # 4D-Ring_SW_SW_SW (4 x 4 x 8 x 8) as a graph: 1,024 servers; switches 1024/4 + 1024/8 + 1024/8 = 512; links: the
+        # rings of 4, 2 per NPU (to the next, from the next) = 2,048, and 2 per NPU per switch dimension = 6,144.
+        # Jobs on NPUs 0-3 and 4-7 each fill one ring of dimension 0: they share no link and run as alone.
+        path = self.jobs_file("fabric: 4D-Ring_SW_SW_SW\njobs:\n"
+                              "  - {name: a, workload: resnet152, placement: [0, 1, 2, 3], iterations: 1}\n"
+                              "  - {name: b, workload: resnet152, placement: [4, 5, 6, 7], iterations: 1}\n")
+        r = chorus(path, "--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        j = json.loads(r.stdout)
+        self.assertEqual((j["fabric"]["servers"], j["fabric"]["switches"], j["fabric"]["links"]), (1024, 512, 8192))
+        for job in j["jobs"]:
+            self.assertEqual(job["slowdown"], 1.0)
+        # Only ring links (between NPUs, both ends below 8) carried traffic.
+        self.assertTrue(all(link["from"] < 8 and link["to"] < 8 for link in j["links"]), j["links"])
 
     def test_shift_search_never_loses_to_no_shift(self):
         path = self.jobs_file("fabric: dumbbell.yaml\njobs:\n"
@@ -174,6 +203,58 @@ class ReproduceSharedFabric(unittest.TestCase):
                     self.assertGreater(row["slowdown_a"], 1.0)
                 self.assertLessEqual(row["shifted_slowdown_a"] + row["shifted_slowdown_b"],
                                      row["slowdown_a"] + row["slowdown_b"])
+
+
+class SimCollectiveDegraded(unittest.TestCase):
+    """chorus sim collective --degrade DIM:FRACTION [--plan-on nominal|actual]; reproduce themis-degraded."""
+
+    NET = ("name: two-by-two\ndims:\n"
+           "  - {kind: switch, size: 2, link_bandwidth_gbps: 8, links_per_npu: 1, latency_ns: 100}\n"
+           "  - {kind: switch, size: 2, link_bandwidth_gbps: 8, links_per_npu: 1, latency_ns: 100}\n")
+
+    def run_json(self, net, *args):
+        r = subprocess.run([CHORUS, "sim", "collective", "--topology", net, "--op", "allreduce", "--json", *args],
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return json.loads(r.stdout)
+
+    def test_half_bandwidth_doubles_the_dimensions_transfer(self):
+        with tempfile.TemporaryDirectory() as d:
+            net = os.path.join(d, "net.yaml")
+            with open(net, "w") as f:
+                f.write(self.NET)
+            # 1 byte/ns, one chunk of 1000 bytes: RS 100 + 500, 100 + 250, AG 100 + 250, 100 + 500 = 1900 ns; dimension 1 at
+            # half bandwidth doubles its two 250 ns transfers: 2400 ns.
+            one = ("--size", "1000", "--chunks", "1", "--scheduler", "baseline")
+            self.assertAlmostEqual(self.run_json(net, *one)["time_ns"], 1900)
+            j = self.run_json(net, *one, "--degrade", "1:0.5")
+            self.assertAlmostEqual(j["time_ns"], 2400)
+            self.assertEqual(j["planned_on"], "actual")
+            self.assertAlmostEqual(self.run_json(net, *one, "--degrade", "1:0.5", "--plan-on", "nominal")["time_ns"], 2400)
+
+    def test_bad_degradations_exit_2_naming_the_field(self):
+        for args, field in ((("--degrade", "7:0.5"), "--degrade"), (("--degrade", "1:2"), "--degrade"),
+                            (("--degrade", "one"), "--degrade"), (("--plan-on", "nominal"), "--plan-on"),
+                            (("--degrade", "1:0.5", "--plan-on", "stale"), "--plan-on")):
+            r = subprocess.run([CHORUS, "sim", "collective", "--topology", "2D-SW_SW", *args], capture_output=True, text=True,
+                               timeout=60)
+            self.assertEqual(r.returncode, 2, (args, r.stderr))
+            self.assertIn(field, r.stderr, args)
+
+    def test_reproduce_themis_degraded(self):
+        with tempfile.TemporaryDirectory() as d:
+            r = subprocess.run([CHORUS, "reproduce", "themis-degraded", "--out", d, "--size", "100MB", "--fractions", "0.5", "-q"],
+                               capture_output=True, text=True, timeout=300)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            with open(os.path.join(d, "themis_degraded.csv")) as f:
+                rows = list(csv.DictReader(f))
+            # One row per dimension of the six Table 2 topologies: 2 + 3 + 3 + 3 + 4 + 4.
+            self.assertEqual(len(rows), 19)
+            for row in rows:
+                ideal = float(row["rows.ideal_ns"] if "rows.ideal_ns" in row else row["ideal_ns"])
+                for key in ("baseline_ns", "stale_themis_ns", "replanned_themis_ns"):
+                    value = float(row["rows." + key] if "rows." + key in row else row[key])
+                    self.assertGreaterEqual(value, ideal * (1 - 1e-9), (row, key))
 
 
 class SimWorkloadSpeeds(unittest.TestCase):

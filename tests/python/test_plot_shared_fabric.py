@@ -89,6 +89,26 @@ class JobsPlot(unittest.TestCase):
         self.assertEqual([p.get_height() for p in right.patches], [50.0, 25.0])
         self.assertEqual([t.get_text() for t in right.get_xticklabels()], ["4->5", "0->4"])
 
+    def test_utilization_over_time(self):
+        self.write(JOBS_JSON)
+        with open(os.path.join(self.tmp.name, "links_over_time.csv"), "w") as f:
+            f.write("window_start_ns,window_end_ns,link,from,to,gbps,bytes,utilization\n"
+                    "0,1000000,8,4,5,8,500000,0.5\n1000000,2000000,8,4,5,8,1000000,1\n"
+                    "0,1000000,0,0,4,8,0,0\n1000000,2000000,0,0,4,8,250000,0.25\n")
+        [(_, fig)] = jobs.figures(jobs.load(self.tmp.name))
+        self.assertEqual(len(fig.axes), 3)  # (c) beside (a) and (b)
+        ax = fig.axes[2]
+        steps = {line.get_label(): (list(line.get_xdata()), list(line.get_ydata())) for line in ax.lines}
+        # Busiest first: 4->5 at 50 % in [0, 1] ms and 100 % in [1, 2] ms; 0->4 at 0 then 25 %.
+        self.assertEqual(steps, {"4->5": ([0.0, 1.0, 1.0, 2.0], [50.0, 50.0, 100.0, 100.0]),
+                                 "0->4": ([0.0, 1.0, 1.0, 2.0], [0.0, 0.0, 25.0, 25.0])})
+        with open(os.path.join(self.tmp.name, "links_over_time.csv"), "w") as f:
+            f.write("window_start_ns,window_end_ns,link,from,to\n0,x,8,4,5\n")
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            self.assertEqual(plot_main(["jobs", self.tmp.name, "-q"]), 2)
+        self.assertIn("links_over_time.csv:2", err.getvalue())
+
     def test_malformed_input_exits_2(self):
         self.write(JOBS_JSON.replace('"iteration_times_ns": [4e6]', '"iteration_times_ns": "slow"'))
         err = io.StringIO()

@@ -1,9 +1,11 @@
 """`chorus sim jobs JOBS.yaml --out DIR --plot`: jobs sharing a fabric (docs/shared-fabric.md). Left:
 each job's iteration times together (solid, markers) and its mean iteration time alone (dashed);
-right: the utilization of every link that carried traffic, busiest first.
+middle: the utilization of every link that carried traffic, busiest first; right (when
+DIR/links_over_time.csv is there): the utilization over time of the five busiest links.
 
-Reads DIR/jobs.json; writes jobs.svg.
+Reads DIR/jobs.json and DIR/links_over_time.csv; writes jobs.svg.
 """
+import csv
 import os
 
 from chorus.plot._common import PlotInputError, colour, json_field, new_figure, read_json
@@ -25,12 +27,24 @@ def load(directory):
     if not jobs:
         raise PlotInputError(f"{path}: no jobs")
     fabric = json_field(j.get("fabric") if isinstance(j, dict) else None, "name", str, path)
-    return {"jobs": jobs, "links": links, "fabric": fabric}
+    series = {}  # "from->to" -> [(window start ms, window end ms, utilization)]
+    over_time = os.path.join(directory, "links_over_time.csv")
+    if os.path.isfile(over_time):
+        with open(over_time, newline="") as f:
+            for n, row in enumerate(csv.DictReader(f), start=2):
+                try:
+                    series.setdefault(f"{int(row['from'])}->{int(row['to'])}", []).append(
+                        (float(row["window_start_ns"]) / 1e6, float(row["window_end_ns"]) / 1e6, float(row["utilization"])))
+                except (KeyError, TypeError, ValueError) as e:
+                    raise PlotInputError(f"{over_time}:{n}: expected window_start_ns, window_end_ns, from, to, utilization ({e})")
+    return {"jobs": jobs, "links": links, "fabric": fabric, "series": series}
 
 
 def figures(data):
-    fig = new_figure(11.0, 4.0)
-    left, right = fig.subplots(1, 2)
+    over_time = data.get("series") or {}
+    fig = new_figure(16.0 if over_time else 11.0, 4.0)
+    axes = fig.subplots(1, 3 if over_time else 2)
+    left, right = axes[0], axes[1]
     for k, job in enumerate(data["jobs"]):
         # Iteration i ends at start + the sum of the first i + 1 times: plot each at its end.
         ends, t = [], job["start_ns"]
@@ -54,5 +68,18 @@ def figures(data):
     right.set_ylabel("utilization over the run (%)")
     right.set_ylim(0, 100)
     right.set_title("(b) link utilization")
+    if over_time:
+        ax = axes[2]
+        for k, link in enumerate(link for link in links[:5] if link["label"] in over_time):
+            xs, ys = [], []
+            for start, end, u in over_time[link["label"]]:
+                xs += [start, end]
+                ys += [100 * u, 100 * u]
+            ax.plot(xs, ys, color=colour(k), label=link["label"], linewidth=1.0)
+        ax.set_xlabel("time (ms)")
+        ax.set_ylabel("utilization per window (%)")
+        ax.set_ylim(0, 105)
+        ax.set_title("(c) the busiest links over time")
+        ax.legend(loc="upper right", fontsize="small")
     fig.suptitle(f"Jobs sharing fabric {data['fabric']} (flow-level model)")
     return [("jobs.svg", fig)]

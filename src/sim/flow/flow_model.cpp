@@ -94,8 +94,33 @@ void FlowEngine::settle() {
       res_.link_bytes[static_cast<std::size_t>(l)] += link_rate_[static_cast<std::size_t>(l)] * dt;
       res_.link_busy_ns[static_cast<std::size_t>(l)] += dt;
     }
+    if (window_ns_ > 0.0)
+      for (int l : busy_links_) add_window_bytes(l, link_rate_[static_cast<std::size_t>(l)], settled_, t_);
   }
   settled_ = t_;
+}
+
+void FlowEngine::record_link_windows(double window_ns) {
+  if (!(window_ns > 0.0) || !std::isfinite(window_ns))
+    throw InputError("link window", fmt::format("must be a positive time, got {} ns", window_ns));
+  window_ns_ = window_ns;
+}
+
+std::vector<double>& FlowEngine::window(std::size_t i) {
+  if (window_bytes_.size() <= i) window_bytes_.resize(i + 1, std::vector<double>(capacity_.size(), 0.0));
+  return window_bytes_[i];
+}
+
+void FlowEngine::add_window_bytes(int link, double bytes_per_ns, double from_ns, double to_ns) {
+  auto i = static_cast<std::size_t>(from_ns / window_ns_);
+  while (from_ns < to_ns) {
+    const double end = std::min(to_ns, (static_cast<double>(i) + 1.0) * window_ns_);
+    if (end > from_ns) {  // (rounding can put from_ns on the previous window's end)
+      window(i)[static_cast<std::size_t>(link)] += bytes_per_ns * (end - from_ns);
+      from_ns = end;
+    }
+    ++i;
+  }
 }
 
 void FlowEngine::finish_sending(int f, double at_ns) {
@@ -200,7 +225,10 @@ void FlowEngine::step(std::vector<int>& completed) {
         finish_sending(f, t_);
       } else if (left <= rate_[i] * tolerance_ * (t_ - since_[i])) {
         // Batched: its last byte when its rate sends it; its links are freed now.
-        for (int l : flows_[static_cast<std::size_t>(f)].path) res_.link_bytes[static_cast<std::size_t>(l)] += left;
+        for (int l : flows_[static_cast<std::size_t>(f)].path) {
+          res_.link_bytes[static_cast<std::size_t>(l)] += left;
+          if (window_ns_ > 0.0) window(static_cast<std::size_t>(t_ / window_ns_))[static_cast<std::size_t>(l)] += left;
+        }
         finish_sending(f, last);
       } else {
         continue;

@@ -99,8 +99,18 @@ class FlowEngine {
 
   const FlowResult& result() const { return res_; }
 
+  // Utilization over time: from now on also counts, per link, the bytes carried in each window
+  // [i w, (i + 1) w) of time (call before the first step; w > 0). link_window_bytes()[i][link];
+  // windows are added as time reaches them. A batched flow's last bytes (batch_tolerance > 0)
+  // count in the window in which its links are freed.
+  void record_link_windows(double window_ns);
+  double link_window_ns() const { return window_ns_; }
+  const std::vector<std::vector<double>>& link_window_bytes() const { return window_bytes_; }
+
  private:
   void settle();                 // brings the link counters up to now
+  void add_window_bytes(int link, double bytes_per_ns, double from_ns, double to_ns);
+  std::vector<double>& window(std::size_t i);  // window_bytes_[i], added if new
   void finish_sending(int f, double at_ns);  // last byte sent at at_ns (>= now)
   void reallocate();
   void start_sending(int f);
@@ -137,6 +147,8 @@ class FlowEngine {
   std::vector<std::size_t> moved_;  // positions whose rate a reallocation changed
   double t_ = 0.0;               // now
   double settled_ = 0.0;         // time the link counters were last brought up to
+  double window_ns_ = 0.0;       // record_link_windows' window; 0: not recorded
+  std::vector<std::vector<double>> window_bytes_;  // [window][link]
 
   std::vector<int> busy_links_;    // links with active flows at the last reallocation
   std::vector<double> link_rate_;  // and their summed rates

@@ -40,13 +40,29 @@ JobMix make_job_mix(const JobsFile& file, const net::GraphNetwork& fabric) {
   return mix;
 }
 
-JobMixResult run_job_mix(const JobMix& mix, double batch_tolerance) {
+JobMixResult run_job_mix(const JobMix& mix, double batch_tolerance, double link_window_ns) {
   JobMixResult r;
   std::vector<const SharedJob*> all;
   for (const auto& job : mix.jobs) all.push_back(&job);
-  r.together = simulate_shared_fabric(mix.fabric, all, batch_tolerance);
+  r.together = simulate_shared_fabric(mix.fabric, all, batch_tolerance, link_window_ns);
   for (const auto& job : mix.jobs) r.alone.push_back(simulate_shared_fabric(mix.fabric, {&job}, batch_tolerance).jobs.front());
   return r;
+}
+
+std::string link_windows_csv(const JobMixResult& result, const std::string& field) {
+  const auto& run = result.together;
+  if (!(run.link_window_ns > 0)) throw InputError(field, "the link windows were not recorded (run_job_mix without a window)");
+  std::string csv = "window_start_ns,window_end_ns,link,from,to,gbps,bytes,utilization\n";
+  const double w = run.link_window_ns;
+  for (std::size_t i = 0; i < run.link_window_bytes.size(); ++i)
+    for (std::size_t l = 0; l < run.fabric.links.size(); ++l) {
+      if (!(run.flows.link_bytes[l] > 0)) continue;  // links that never carried traffic: no rows
+      const auto& link = run.fabric.links[l];
+      const double bytes = run.link_window_bytes[i][l];
+      csv += fmt::format("{},{},{},{},{},{},{},{}\n", static_cast<double>(i) * w, static_cast<double>(i + 1) * w, l, link.from,
+                         link.to, link.gbps, bytes, link.gbps > 0 ? bytes / (link.gbps / 8.0 * w) : 0.0);
+    }
+  return csv;
 }
 
 nlohmann::json to_json(const JobMix& mix, const JobMixResult& result) {

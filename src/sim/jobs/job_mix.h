@@ -29,7 +29,13 @@ struct JobMixResult {
   std::vector<JobTimeline> alone;  // per job: the same job on the same servers with the fabric to itself
 };
 
-JobMixResult run_job_mix(const JobMix& mix, double batch_tolerance = 0.0);
+// link_window_ns > 0: the run together also records each link's bytes per window (utilization over time).
+JobMixResult run_job_mix(const JobMix& mix, double batch_tolerance = 0.0, double link_window_ns = 0.0);
+
+// Utilization over time, one row per window and link that carried traffic in the run together:
+// window_start_ns, window_end_ns, link, from, to, gbps, bytes, utilization = bytes / (capacity x
+// window). Needs run_job_mix with link_window_ns > 0 (else InputError naming `field`).
+std::string link_windows_csv(const JobMixResult& result, const std::string& field);
 
 // {fabric{...}, makespan_ns, jobs[{name, workload, npus, placement, servers, start_ns, iterations,
 // iteration_time_ns, iteration_times_ns[], alone_iteration_time_ns, slowdown, compute_ns,

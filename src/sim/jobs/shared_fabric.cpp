@@ -11,8 +11,9 @@
 namespace chorus::sim::jobs {
 
 SharedFabricRun simulate_shared_fabric(const net::GraphNetwork& fabric, const std::vector<const SharedJob*>& jobs,
-                                       double batch_tolerance) {
+                                       double batch_tolerance, double link_window_ns) {
   SharedFlows shared(fabric, batch_tolerance);
+  if (link_window_ns > 0) shared.record_link_windows(link_window_ns);
   std::vector<std::unique_ptr<FlowNetwork>> nets;
   std::vector<std::unique_ptr<DagRun>> runs;
   for (const SharedJob* job : jobs) {
@@ -56,6 +57,8 @@ SharedFabricRun simulate_shared_fabric(const net::GraphNetwork& fabric, const st
   out.flows = shared.engine().result();
   out.link_capacity_bytes = shared.engine().link_capacity_bytes(out.makespan_ns);
   out.flow_count = shared.engine().flows().size();
+  out.link_window_ns = link_window_ns;
+  out.link_window_bytes = shared.engine().link_window_bytes();
   return out;
 }
 

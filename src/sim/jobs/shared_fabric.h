@@ -34,11 +34,16 @@ struct SharedFabricRun {
   std::vector<double> link_capacity_bytes;  // per link: capacity x makespan
   double makespan_ns = 0;    // the last job's end
   std::size_t flow_count = 0;
+  // With link_window_ns > 0: per window [i w, (i + 1) w) of time, per link, the bytes carried
+  // (flow::FlowEngine::record_link_windows), windows up to the last that carried a byte.
+  double link_window_ns = 0;
+  std::vector<std::vector<double>> link_window_bytes;
 };
 
 // Runs the jobs together. Events are taken in time order over all jobs (the lowest job on ties).
 // InputError for a job the flow model cannot run (several pipeline stages, servers out of range).
+// link_window_ns > 0 also records every link's bytes per window of that length (utilization over time).
 SharedFabricRun simulate_shared_fabric(const net::GraphNetwork& fabric, const std::vector<const SharedJob*>& jobs,
-                                       double batch_tolerance = 0.0);
+                                       double batch_tolerance = 0.0, double link_window_ns = 0.0);
 
 }  // namespace chorus::sim::jobs
