@@ -264,8 +264,8 @@ class GlooBackend final : public Backend {
   // an all-reduce (sum) of each rank's row among zeros, on a classic halving-doubling object
   // made at start-up over the small connections: one small exchange, like the small all-reduces.
   // Gloo's small messages cost by the message, not the byte (~0.1-0.3 ms each on loopback,
-  // against ~1 us for 4 KiB more), so its rows carry calls of up to ~4 KiB.
-  std::size_t agreement_inline_bytes() const override { return size_ <= 8 ? 4064 : size_ <= 32 ? 480 : 0; }
+  // against ~1 us for 4 KiB more), so its rows carry calls of up to 4 KiB.
+  std::size_t agreement_inline_bytes() const override { return size_ <= 8 ? 4096 : size_ <= 32 ? 512 : 0; }
   void agreement_all_gather(const void* mine, void* all, std::size_t bytes) override {
     if (!agreement_ || bytes * static_cast<std::size_t>(size_) != agreement_rows_.size())
       return Backend::agreement_all_gather(mine, all, bytes);
