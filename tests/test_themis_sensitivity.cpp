@@ -1,7 +1,8 @@
 // The Fig. 12 sensitivity study (eval/themis_sensitivity.h): the grid, the crossing's
-// interpolation (by hand), and the study's limits derived without the study: a one-layer data-parallel workload whose iteration is its compute plus
-// one all-reduce, timed by the collective simulator alone (`chorus sim collective`), at every
-// compute rate; and a zoo model far into the compute-bound regime, where nothing is exposed.
+// interpolation (by hand), and the study's limits derived without the study: a one-layer
+// data-parallel workload whose iteration is its compute plus one all-reduce, timed by the
+// collective simulator alone (`chorus sim collective`), at every compute rate; and a zoo model
+// far into the compute-bound regime, where nothing is exposed.
 #include <gtest/gtest.h>
 
 #include <cmath>

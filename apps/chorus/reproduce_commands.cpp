@@ -137,7 +137,8 @@ void register_reproduce_commands(CLI::App& app) {
                "Instead of Fig. 12: Themis-SCF's speedup for ResNet-152, GNMT and DLRM against per-NPU batch and "
                "compute rate, and for ASTRA-sim 1.0's ResNet-50 against compute rate (where the paper's speedups "
                "appear); sensitivity*.csv, fig12_sensitivity.svg");
-  wl->add_option("--grid", wargs->grid, "--sensitivity: quick (octaves; rates 1/4..16) or full (half octaves; 1/16..64)")
+  wl->add_option("--grid", wargs->grid,
+                 "--sensitivity: quick (octaves; rates 1/4..16) or full (half octaves; 1/16..64)")
       ->capture_default_str()
       ->needs(sens);
   wl->add_option("--astra-workload", wargs->astra_workload,

@@ -201,7 +201,8 @@ SensitivityStudy run_themis_sensitivity(const SensitivityConfig& config, const P
   // Crossings: per workload and axis, in the order of the points.
   std::vector<std::pair<std::string, std::string>> keys;
   for (const auto& p : study.points)
-    if (std::find(keys.begin(), keys.end(), std::pair{p.workload, p.axis}) == keys.end()) keys.emplace_back(p.workload, p.axis);
+    if (std::find(keys.begin(), keys.end(), std::pair{p.workload, p.axis}) == keys.end())
+      keys.emplace_back(p.workload, p.axis);
   for (const auto& [w, axis] : keys) {
     const auto paper = paper_themis_speedup(w);
     if (!paper) continue;
@@ -270,9 +271,11 @@ std::string format_sensitivity_tables(const SensitivityStudy& study) {
   for (const auto& w : workloads) {
     const auto paper = paper_themis_speedup(w);
     const bool astra = w == kAstraResNet50 && !study.config.astra_file.empty();
-    out += fmt::format("\n{}{}{}\n", w, paper ? fmt::format(" (paper: Themis {:.2f}x{})", *paper, astra ? ", ResNet-152's" : "") : "",
-                       astra ? fmt::format("; {}: batch does not apply (fixed in its cycles and sizes)", study.config.astra_file)
-                             : "");
+    const std::string paper_text =
+        paper ? fmt::format(" (paper: Themis {:.2f}x{})", *paper, astra ? ", ResNet-152's" : "") : "";
+    const std::string astra_text =
+        astra ? fmt::format("; {}: batch does not apply (fixed in its cycles and sizes)", study.config.astra_file) : "";
+    out += fmt::format("\n{}{}{}\n", w, paper_text, astra_text);
     for (const char* axis : {"batch", "compute"}) {
       std::string head, line;
       for (const auto& p : study.points) {
@@ -281,7 +284,8 @@ std::string format_sensitivity_tables(const SensitivityStudy& study) {
         line += fmt::format(" {:>6.3f}x", p.mean_speedup);
       }
       if (head.empty()) continue;
-      out += fmt::format("  {:<9}{}\n  {:<9}{}\n", axis == std::string("batch") ? "batch" : "rate", head, "speedup", line);
+      out += fmt::format("  {:<9}{}\n  {:<9}{}\n", axis == std::string("batch") ? "batch" : "rate", head, "speedup",
+                         line);
     }
     for (const auto& c : study.crossings)
       if (c.workload == w) out += fmt::format("  paper's {}\n", crossing_text(c));

@@ -140,7 +140,9 @@ std::string format_workload_tables(const WorkloadStudy& study) {
   }
   if (!below.empty())
     out += fmt::format("Below the paper: {}; why (the workloads' communication against their compute): "
-                       "docs/workloads.md, \"Results against Themis Fig. 12\"\n", below);
+                       "docs/workloads.md, \"Results against Themis Fig. 12\"; against batch and compute rate: "
+                       "--sensitivity\n",
+                       below);
   return out;
 }
 
