@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <fmt/format.h>
 #include <map>
 
@@ -24,13 +25,27 @@ std::vector<double> octaves(double lo, double hi, int steps) {
   return v;
 }
 
+// ASTRA-sim 1.0's ResNet-50: relative to the repository root when run from there (as the README
+// does), else in the source tree this binary was configured from.
+std::string default_astra_file() {
+  const std::string name = "Resnet50_DataParallel.txt";
+  const std::string relative = "tests/data/workloads/astra-sim-1.0/" + name;
+  std::error_code ec;
+  if (std::filesystem::exists(relative, ec)) return relative;
+#ifdef CHORUS_ASTRA_EXAMPLES_DIR
+  return std::string(CHORUS_ASTRA_EXAMPLES_DIR) + "/" + name;
+#else
+  return relative;
+#endif
+}
+
 }  // namespace
 
 SensitivityConfig SensitivityConfig::quick() {
   SensitivityConfig c;
   c.workloads = {"resnet152", "gnmt", "dlrm"};
   c.compute_rates = octaves(0.25, 16, 1);
-  c.astra_file = "tests/data/workloads/astra-sim-1.0/Resnet50_DataParallel.txt";
+  c.astra_file = default_astra_file();
   c.topologies = net::table2_presets();
   return c;
 }

@@ -20,15 +20,18 @@ namespace chorus::eval {
 inline constexpr const char* kAstraResNet50 = "astra-resnet50";
 
 struct SensitivityConfig {
-  std::vector<std::string> workloads;  // zoo models; default resnet152, gnmt, dlrm
+  // quick() and full() fill workloads (resnet152, gnmt, dlrm), compute_rates, astra_file
+  // (tests/data/workloads/astra-sim-1.0/Resnet50_DataParallel.txt: relative to the working
+  // directory if it is there, else in the configured source tree) and topologies (Fig. 12's: the six of Table 2); a default-constructed config has none.
+  std::vector<std::string> workloads;  // zoo models
   // Per-NPU mini-batches for each zoo model: the powers of two from 1 up to twice the zoo's
-  // batch (`batch_steps_per_octave` of them per doubling).
+  // batch, with 2: also 3 x 2^k in between (half octaves).
   int batch_steps_per_octave = 1;
-  std::vector<double> compute_rates;   // multipliers on the A100 roofline; default 1/4 .. 16
+  std::vector<double> compute_rates;   // multipliers on the A100 roofline
   // ASTRA-sim 1.0 text workload (Resnet50_DataParallel.txt) swept over compute_rates at 1 ns
   // per cycle x 1 / rate; empty: none.
   std::string astra_file;  // its rows are named kAstraResNet50
-  std::vector<net::Network> topologies;  // default: Fig. 12's, the six of Table 2
+  std::vector<net::Network> topologies;
   int iterations = 3;
   int chunks = 64;
 
