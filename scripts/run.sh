@@ -52,6 +52,7 @@ echo "run.sh: python3 -c 'import chorus' now finds $PWD/build/python (via $site/
 
 $C reproduce themis -q
 $C reproduce themis-workloads -q
+$C reproduce themis-workloads --sensitivity -q   # Fig. 12 against batch and compute rate (issue 33)
 $C reproduce themis-real
 if ((FULL)); then
   $C reproduce topoopt

@@ -310,6 +310,34 @@ TEST(ComputeModel, Roofline) {
   EXPECT_DOUBLE_EQ(a100.time_ns(312e6, 1555e3 * 2), 2000);
 }
 
+TEST(Zoo, BatchOptionScalesWorkNotParameters) {
+  const auto zoo = workload::zoo_model("resnet152");
+  const auto eight = workload::zoo_model("resnet152", 8);
+  EXPECT_EQ(zoo.model.batch_per_npu, 32);
+  EXPECT_EQ(eight.model.batch_per_npu, 8);
+  // Every layer's FLOPs and activations are per mini-batch: 8 / 32 of the zoo's; parameters equal.
+  ASSERT_EQ(eight.model.layers.size(), zoo.model.layers.size());
+  for (std::size_t i = 0; i < zoo.model.layers.size(); ++i) {
+    EXPECT_DOUBLE_EQ(eight.model.layers[i].forward_flops * 4, zoo.model.layers[i].forward_flops);
+    EXPECT_DOUBLE_EQ(eight.model.layers[i].output_elements * 4, zoo.model.layers[i].output_elements);
+    EXPECT_DOUBLE_EQ(eight.model.layers[i].params, zoo.model.layers[i].params);
+  }
+  EXPECT_EQ(workload::zoo_model("gnmt", 0).model.batch_per_npu, 128);  // 0: the zoo's
+  EXPECT_EQ(workload::zoo_model("dlrm", 3).model.batch_per_npu, 3);
+  const auto tf = workload::zoo_model("transformer-1t", 2);  // the parallelism stays the zoo's
+  EXPECT_EQ(tf.parallelism.mp_npus, 128);
+  EXPECT_TRUE(tf.parallelism.zero2);
+  EXPECT_THROW(workload::zoo_model("resnet152", -1), InputError);
+}
+
+TEST(ComputeModel, ScaledDividesEveryRooflineTime) {
+  const auto fast = workload::ComputeModel::a100_fp16().scaled(4);
+  // A100: 312e3 FLOP and 1555 bytes per ns; 4x: 1248e3 and 6220.
+  EXPECT_DOUBLE_EQ(fast.time_ns(312e6, 0), 250);     // compute-bound
+  EXPECT_DOUBLE_EQ(fast.time_ns(1, 1555e3), 250);    // memory-bound
+  EXPECT_DOUBLE_EQ(workload::ComputeModel::a100_fp16().scaled(0.5).time_ns(312e6, 0), 2000);
+}
+
 TEST(Parallelism, ModelParallelDimsArePrefixUpToTheLimit) {
   const auto homo = *net::find_preset("3D-SW_SW_SW_homo");     // 16 x 8 x 8
   EXPECT_EQ(workload::model_parallel_dims(homo, 128), (std::vector<int>{0, 1}));

@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "core/units.h"
 #include "eval/themis_microbench.h"
+#include "eval/themis_sensitivity.h"
 #include "eval/themis_workloads.h"
 #include "eval/shared_fabric_study.h"
 #include "eval/themis_degraded.h"
@@ -48,12 +49,29 @@ struct WorkloadsArgs {
   int iterations = 3;
   int chunks = 64;
   bool quiet = false;
+  bool sensitivity = false;
+  std::string grid = "quick";
+  std::string astra_workload = eval::SensitivityConfig::quick().astra_file;
 };
+
+void run_reproduce_sensitivity(const WorkloadsArgs& a) {
+  if (a.grid != "quick" && a.grid != "full") throw InputError("--grid", fmt::format("quick or full, got '{}'", a.grid));
+  auto config = a.grid == "full" ? eval::SensitivityConfig::full() : eval::SensitivityConfig::quick();
+  config.iterations = a.iterations;
+  config.chunks = a.chunks;
+  config.astra_file = a.astra_workload;
+  const auto study = eval::run_themis_sensitivity(config, make_progress(a.quiet, "workload simulations"));
+  fmt::print("{}", eval::format_sensitivity_tables(study));
+  const auto files = eval::write_sensitivity_outputs(study, a.out);
+  fmt::print("\n{} simulations in {:.3f} s; wrote:\n", 2 * study.rows.size(), study.wall_s);
+  for (const auto& f : files) fmt::print("  {}\n", f);
+}
 
 void run_reproduce_workloads(const WorkloadsArgs& a) {
   auto config = eval::WorkloadStudyConfig::paper_defaults();
   if (a.iterations < 1 || a.iterations > 100) throw InputError("--iterations", fmt::format("must be in 1..100, got {}", a.iterations));
   if (a.chunks < 1 || a.chunks > 100000) throw InputError("--chunks", fmt::format("must be in 1..100000, got {}", a.chunks));
+  if (a.sensitivity) return run_reproduce_sensitivity(a);
   config.iterations = a.iterations;
   config.chunks = a.chunks;
   const auto start = std::chrono::steady_clock::now();
@@ -118,6 +136,18 @@ void register_reproduce_commands(CLI::App& app) {
   wl->add_option("-i,--iterations", wargs->iterations, "Training iterations per run")->capture_default_str();
   wl->add_option("-c,--chunks", wargs->chunks, "Chunks per collective")->capture_default_str();
   wl->add_flag("-q,--quiet", wargs->quiet, "No progress indicator");
+  auto* sens = wl->add_flag("--sensitivity", wargs->sensitivity,
+               "Instead of Fig. 12: Themis-SCF's speedup for ResNet-152, GNMT and DLRM against per-NPU batch and "
+               "compute rate, and for ASTRA-sim 1.0's ResNet-50 against compute rate (where the paper's speedups "
+               "appear); sensitivity*.csv, fig12_sensitivity.svg");
+  wl->add_option("--grid", wargs->grid,
+                 "--sensitivity: quick (octaves; rates 1/4..16) or full (half octaves; 1/16..64)")
+      ->capture_default_str()
+      ->needs(sens);
+  wl->add_option("--astra-workload", wargs->astra_workload,
+                 "--sensitivity: ASTRA-sim text workload swept over the compute rate (\"\": none)")
+      ->capture_default_str()
+      ->needs(sens);
   wl->callback([wargs] { run_reproduce_workloads(*wargs); });
   struct DegradedArgs {
     std::string out = "results/themis-degraded";

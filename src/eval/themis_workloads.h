@@ -1,11 +1,14 @@
 #pragma once
 // The real-workload study of Themis Sec. 6.2 (Fig. 12): the four paper models on the six
 // Table 2 topologies under every scheduler, 3 training iterations each.
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "eval/themis_microbench.h"
 #include "net/network.h"
+#include "workload/compute_model.h"
+#include "workload/dag.h"
 
 namespace chorus::eval {
 
@@ -15,6 +18,11 @@ struct WorkloadStudyConfig {
   std::vector<std::string> schedulers;   // default: baseline, themis-fifo, themis-scf, ideal
   int iterations = 3;
   int chunks = 64;
+  int batch = 0;                   // per-NPU mini-batch of the zoo models; 0: the zoo's
+  workload::ComputeModel compute;  // the accelerator (default: the A100 roofline)
+  // Builds a workload's DAG for a topology instead of the zoo (e.g. from an ASTRA-sim text
+  // file); empty: the zoo model of that name at `batch`, `iterations` iterations.
+  std::function<workload::Dag(const std::string& workload, const net::Network&)> make_dag;
 
   static WorkloadStudyConfig paper_defaults();
 };

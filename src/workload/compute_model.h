@@ -12,6 +12,9 @@ struct ComputeModel {
   double memory_bandwidth_gbs = 1555;  // GB/s (10^9 bytes/s)
 
   static ComputeModel a100_fp16() { return {}; }
+  // The accelerator `rate` times as fast: both roofs (peak FLOP/s and memory bandwidth) times
+  // `rate`, so every roofline time is divided by it (sensitivity studies; `rate` > 0).
+  ComputeModel scaled(double rate) const { return {peak_tflops * rate, memory_bandwidth_gbs * rate}; }
 
   double time_ns(double flops, double mem_bytes) const;
   // A node's duration: its fixed duration if it has one, else the roofline time; 0 for comm.

@@ -324,31 +324,35 @@ const std::vector<std::string>& zoo_names() {
   return names;
 }
 
-ZooEntry zoo_model(const std::string& name, const std::string& field) {
+ZooEntry zoo_model(const std::string& name, const std::string& field) { return zoo_model(name, 0, field); }
+
+ZooEntry zoo_model(const std::string& name, int batch, const std::string& field) {
+  if (batch < 0) throw InputError(field, fmt::format("batch per NPU must be >= 0 (0: the zoo's), got {}", batch));
+  const auto b = [batch](int zoo_batch) { return batch > 0 ? batch : zoo_batch; };
   // Per-NPU mini-batches and parallelism of Themis Sec. 5.2.
-  if (name == "resnet152") return {resnet152(32), ParallelismConfig{}};
-  if (name == "dlrm") return {dlrm(512), ParallelismConfig{}};
-  if (name == "gnmt") return {gnmt(128), ParallelismConfig{}};
+  if (name == "resnet152") return {resnet152(b(32)), ParallelismConfig{}};
+  if (name == "dlrm") return {dlrm(b(512)), ParallelismConfig{}};
+  if (name == "gnmt") return {gnmt(b(128)), ParallelismConfig{}};
   if (name == "moe") {
     ParallelismConfig p;
     p.ep_npus = 128;
-    return {moe(4), p};
+    return {moe(b(4)), p};
   }
   if (name == "transformer-1t") {
     ParallelismConfig p;
     p.mp_npus = 128;
     p.zero2 = true;
     p.recompute = true;
-    return {transformer_1t(16), p};
+    return {transformer_1t(b(16)), p};
   }
   // Per-GPU batches of TopoOpt Table 2, top row.
-  if (name == "topoopt-candle") return {candle_uno(256), ParallelismConfig{}};
+  if (name == "topoopt-candle") return {candle_uno(b(256)), ParallelismConfig{}};
   if (name == "topoopt-bert") {
     ParallelismConfig p;
     p.mp_npus = 4;  // the four GPUs of a TopoOpt server
-    return {bert_topoopt(16), p};
+    return {bert_topoopt(b(16)), p};
   }
-  if (name == "topoopt-dlrm") return {dlrm_topoopt(128), ParallelismConfig{}};
+  if (name == "topoopt-dlrm") return {dlrm_topoopt(b(128)), ParallelismConfig{}};
   throw InputError(field, fmt::format("unknown workload '{}'{}; choose one of: {} (or a workload file)", name,
                                       did_you_mean(name, zoo_names()), fmt::join(zoo_names(), ", ")));
 }

@@ -864,6 +864,30 @@ class Reproduce(unittest.TestCase):
             with open(os.path.join(a, "workloads.csv")) as fa, open(os.path.join(b, "workloads.csv")) as fb:
                 self.assertEqual(fa.read(), fb.read())
 
+    def test_reproduce_themis_sensitivity(self):
+        with tempfile.TemporaryDirectory() as d:
+            r = chorus("reproduce", "themis-workloads", "--sensitivity", "-q", "--iterations", "1", "--out", d)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            for needle in ("resnet152 (paper: Themis 1.49x)", "gnmt (paper: Themis 1.30x)", "paper's 1.30x at batch ~",
+                           "astra-resnet50", "batch does not apply"):
+                self.assertIn(needle, r.stdout)
+            with open(os.path.join(d, "sensitivity.csv")) as f:
+                rows = f.readlines()[1:]
+            # Points: resnet152 batch 1..64 (7), gnmt 1..256 (9), dlrm 1..1024 (11); rates 1/4..16 (7) for the
+            # three and the ASTRA-sim ResNet-50; each on the six Table 2 topologies.
+            self.assertEqual(len(rows), (7 + 9 + 11 + 4 * 7) * 6)
+            for name in ("sensitivity_summary.csv", "sensitivity_crossings.csv"):
+                self.assertTrue(os.path.exists(os.path.join(d, name)), name)
+            assert_svg(self, os.path.join(d, "fig12_sensitivity.svg"))
+        r = chorus("reproduce", "themis-workloads", "--grid", "full")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--grid requires --sensitivity", r.stderr)
+        with tempfile.TemporaryDirectory() as d:
+            r = chorus("reproduce", "themis-workloads", "--sensitivity", "--astra-workload", os.path.join(d, "none.txt"),
+                       "-q", "--out", d)
+            self.assertEqual(r.returncode, 2)
+            self.assertIn("none.txt: cannot open ASTRA-sim text workload", r.stderr)
+
     def test_reproduce_is_deterministic(self):
         with tempfile.TemporaryDirectory() as a, tempfile.TemporaryDirectory() as b:
             self.assertEqual(chorus("reproduce", "themis", "-q", "--out", a).returncode, 0)

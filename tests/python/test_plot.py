@@ -17,7 +17,7 @@ import xml.etree.ElementTree as ET
 PYTHON_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python")
 sys.path.insert(0, PYTHON_DIR)
 
-from chorus.plot import profile, syndicate, syndicate_real, themis, themis_real, themis_workloads, topoopt, topoopt_heatmaps, topoopt_iterations  # noqa: E402
+from chorus.plot import profile, syndicate, syndicate_real, themis, themis_real, themis_sensitivity, themis_workloads, topoopt, topoopt_heatmaps, topoopt_iterations  # noqa: E402
 from chorus.plot.__main__ import main as plot_main  # noqa: E402
 
 # Two topologies x two sizes x two schedulers at 4 chunks, a chunk sweep on A, an activity trace.
@@ -57,6 +57,21 @@ w2,T,baseline,4000000.000,3000000.000,1000000.000,2000000.000,1000000.000,100000
 w2,T,themis-scf,3000000.000,3000000.000,1000000.000,2000000.000,0.000,0.000,0.000,0.9
 w2,U,baseline,5000000.000,3000000.000,1000000.000,2000000.000,2000000.000,1500000.000,500000.000,0.5
 w2,U,themis-scf,4000000.000,3000000.000,1000000.000,2000000.000,1000000.000,500000.000,500000.000,0.9
+"""
+# w1 (paper 1.49x): batch 1, 2, 4 (default), compute 1 (default), 4; crossing at batch 2.5.
+# a (no paper number): compute only.
+SENSITIVITY = """workload,axis,value,is_default,mean_speedup,min_speedup,max_speedup,baseline_compute_ns,baseline_exposed_comm_ns,paper_speedup
+w1,batch,4,1,1.1,1.0,1.2,1000.000,10.000,1.49
+w1,batch,1,0,2.0,1.5,2.5,250.000,500.000,1.49
+w1,batch,2,0,1.6,1.2,2.0,500.000,200.000,1.49
+w1,compute,1,1,1.1,1.0,1.2,1000.000,10.000,1.49
+w1,compute,4,0,1.3,1.1,1.5,250.000,100.000,1.49
+a,compute,0.5,0,1.05,1.0,1.1,2000.000,0.000,
+a,compute,1,1,1.2,1.0,1.4,1000.000,0.000,
+"""
+CROSSINGS = """workload,axis,paper_speedup,default_value,default_speedup,crossing_value,lo,hi
+w1,batch,1.49,4,1.100000,2.5,2,4
+w1,compute,1.49,1,1.100000,,,
 """
 REAL = """topology,scheduler,ranks,size_bytes,chunks,measured_ns,predicted_ns,ratio,check
 N,baseline,4,65536,2,4000000,5000000,0.8000,passed
@@ -179,6 +194,46 @@ class Workloads(unittest.TestCase):
     def test_bar_labels(self):
         ax = self.figs["fig12_w2.svg"].axes[0]
         self.assertEqual([t.get_text() for t in ax.get_xticklabels()], ["base", "scf", "base", "scf"])
+
+
+class Sensitivity(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        with tempfile.TemporaryDirectory() as d:
+            write(d, {"sensitivity_summary.csv": SENSITIVITY, "sensitivity_crossings.csv": CROSSINGS})
+            cls.figs = by_name(themis_sensitivity.figures(themis_sensitivity.load(d)))
+
+    def line(self, ax, gid):
+        found = [l for l in ax.get_lines() if l.get_gid() == gid]
+        self.assertEqual(len(found), 1, gid)
+        return list(found[0].get_xdata()), list(found[0].get_ydata())
+
+    def test_panels_and_lines_sorted_by_value(self):
+        self.assertEqual(list(self.figs), ["fig12_sensitivity.svg"])
+        batch, compute = self.figs["fig12_sensitivity.svg"].axes
+        self.assertEqual(self.line(batch, "w1|batch"), ([1.0, 2.0, 4.0], [2.0, 1.6, 1.1]))
+        self.assertEqual(self.line(compute, "w1|compute"), ([1.0, 4.0], [1.1, 1.3]))
+        self.assertEqual(self.line(compute, "a|compute"), ([0.5, 1.0], [1.05, 1.2]))
+        self.assertEqual([l.get_gid() for l in batch.get_lines() if l.get_gid() == "a|batch"], [])
+        self.assertEqual(batch.get_xscale(), "log")
+        self.assertEqual([t.get_text() for t in compute.get_legend().get_texts()], ["w1", "a"])
+
+    def test_default_paper_and_crossing_marks(self):
+        batch, compute = self.figs["fig12_sensitivity.svg"].axes
+        self.assertEqual(self.line(batch, "w1|batch|default"), ([4.0], [1.1]))
+        self.assertEqual(self.line(compute, "a|compute|default"), ([1.0], [1.2]))
+        self.assertEqual(self.line(batch, "w1|batch|paper")[1], [1.49, 1.49])
+        self.assertEqual(self.line(batch, "w1|batch|crossing"), ([2.5], [1.49]))
+        # Not reached on the compute axis, no paper number for a: no star.
+        self.assertEqual([l for l in compute.get_lines() if l.get_gid() and l.get_gid().endswith("|crossing")], [])
+        self.assertEqual([l for l in compute.get_lines() if l.get_gid() == "a|compute|paper"], [])
+
+    def test_bad_axis_is_refused(self):
+        with tempfile.TemporaryDirectory() as d:
+            write(d, {"sensitivity_summary.csv": SENSITIVITY.replace("w1,compute,4,", "w1,rate,4,"),
+                      "sensitivity_crossings.csv": CROSSINGS})
+            with self.assertRaisesRegex(Exception, "sensitivity_summary.csv: line 6: axis must be batch or compute"):
+                themis_sensitivity.figures(themis_sensitivity.load(d))
 
 
 class Real(unittest.TestCase):
@@ -388,12 +443,13 @@ class Cli(unittest.TestCase):
         with tempfile.TemporaryDirectory() as a, tempfile.TemporaryDirectory() as b:
             for d in (a, b):
                 write(d, {"workloads.csv": WORKLOADS, "real_vs_sim.csv": REAL, "microbench.csv": MICROBENCH,
-                          "activity.csv": ACTIVITY, "study.json": STUDY})
-                for study in ("themis", "themis-workloads", "themis-real"):
+                          "activity.csv": ACTIVITY, "study.json": STUDY, "sensitivity_summary.csv": SENSITIVITY,
+                          "sensitivity_crossings.csv": CROSSINGS})
+                for study in ("themis", "themis-workloads", "themis-real", "themis-sensitivity"):
                     r = run_cli(study, d)
                     self.assertEqual(r.returncode, 0, r.stderr)
             names = sorted(n for n in os.listdir(a) if n.endswith(".svg"))
-            self.assertEqual(len(names), 5 + 3 + 2)
+            self.assertEqual(len(names), 5 + 3 + 2 + 1)
             for n in names:
                 with open(os.path.join(a, n), "rb") as fa, open(os.path.join(b, n), "rb") as fb:
                     data = fa.read()

@@ -8,6 +8,8 @@ import sys
 STUDIES = {
     "themis": ("chorus.plot.themis", "Themis Figs. 8-11 from microbench.csv, activity.csv, study.json"),
     "themis-workloads": ("chorus.plot.themis_workloads", "Themis Fig. 12 (stacked bars) from workloads.csv"),
+    "themis-sensitivity": ("chorus.plot.themis_sensitivity",
+                           "Fig. 12 sensitivity (speedup vs batch and compute rate) from sensitivity_summary.csv"),
     "themis-real": ("chorus.plot.themis_real", "real_vs_sim.svg and speedup.svg from real_vs_sim.csv"),
     "topoopt": ("chorus.plot.topoopt", "TopoOpt Fig. 11 (fabric cost) from cost.csv"),
     "topoopt-heatmaps": ("chorus.plot.topoopt_heatmaps", "TopoOpt Figs. 4 and 9 (DLRM traffic heatmaps) from heatmaps.csv"),
