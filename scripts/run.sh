@@ -62,4 +62,6 @@ else
 fi
 $C reproduce syndicate -q
 $C reproduce syndicate-real
+$C reproduce shared-fabric   # two jobs on one fabric: placements and start shifts (issue 34)
+$C reproduce themis-degraded # Themis planned on stale bandwidths against re-planned (issue 34)
 echo "run.sh: done; the tables and figures are in results/ (README.md, \"Quick start\")"
