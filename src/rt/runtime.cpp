@@ -402,6 +402,27 @@ std::unique_ptr<Slot> make_slot(const std::string& kind, const std::string& labe
   return slot;
 }
 
+// Where finalize() of a broken runtime publishes the rank's first failure, for its peers.
+std::string failure_key(const std::string& run_id, int generation, int world_rank) {
+  return fmt::format("{}/{}/failed/{}", run_id, generation, world_rank);
+}
+
+// BackendContext::failure_of for a backend whose rank j is world rank world_ranks[j] (empty:
+// the world itself). Holds the store weakly: a broken backend outlives the runtime.
+std::function<std::string(int)> failure_lookup(const Runtime& r, std::vector<int> world_ranks) {
+  return [store = std::weak_ptr<Store>(r.world.store), run_id = r.world.run_id, generation = r.generation,
+          world_ranks = std::move(world_ranks)](int rank) -> std::string {
+    const auto s = store.lock();
+    if (!s || rank < 0 || (!world_ranks.empty() && rank >= static_cast<int>(world_ranks.size()))) return {};
+    const int world_rank = world_ranks.empty() ? rank : world_ranks[static_cast<std::size_t>(rank)];
+    try {
+      return s->get_string(failure_key(run_id, generation, world_rank), std::chrono::milliseconds(20));
+    } catch (const std::exception&) {
+      return {};  // it published nothing (killed, or ended without finalize()), or the store is gone
+    }
+  };
+}
+
 BackendContext world_context(const Runtime& r, const std::string& key_prefix) {
   BackendContext ctx;
   ctx.rank = r.world.rank;
@@ -411,6 +432,7 @@ BackendContext world_context(const Runtime& r, const std::string& key_prefix) {
   ctx.single_host = r.world.single_host;
   ctx.gloo_host = r.world.gloo_host;
   ctx.timeout = std::chrono::milliseconds(operation_timeout_ms());
+  ctx.failure_of = failure_lookup(r, {});
   return ctx;
 }
 
@@ -464,10 +486,12 @@ void quiesce(const Runtime& r, std::chrono::steady_clock::time_point deadline) {
 // A broken runtime does not wait for its peers (they may be gone), but it counts itself in
 // finalize()'s barrier, arrived and left, so that its healthy peers go on at once instead of
 // waiting for it until their deadline (the operation timeout and 10 s more).
-void leave_without_waiting(const World& world, int generation) {
+void leave_without_waiting(const World& world, int generation, const std::string& failure) {
   if (world.size <= 1 || !world.store) return;
   const std::string key = finalize_key(world, generation);
   try {
+    // Why this rank is ending, for a peer that finds it gone (BackendContext::failure_of).
+    if (!failure.empty()) world.store->set_string(failure_key(world.run_id, generation, world.rank), failure.substr(0, 400));
     world.store->arrive(key, world.rank);
     world.store->add(key + "/left", 1);
   } catch (const std::exception& e) {
@@ -545,11 +569,11 @@ void init(const std::vector<std::string>& names, const InitOptions& options) {
   if (!log.empty())
     r->log = std::make_shared<CommLog>(log, r->world.rank, r->world.size, options.log.empty() ? "environment CHORUS_RT_LOG" : "init: InitOptions::log");
   if (expanded && !r->world.single_host) std::erase(ordered, std::string("shm"));
+  r->generation = g_generation++;
   for (const auto& name : ordered)
-    r->slots[name] = make_slot(name, name, world_context(*r, fmt::format("{}/{}/{}", r->world.run_id, g_generation, name)), r->check, r->agree);
+    r->slots[name] = make_slot(name, name, world_context(*r, fmt::format("{}/{}/{}", r->world.run_id, r->generation, name)), r->check, r->agree);
   r->order = ordered;
   for (const auto& name : ordered) r->fast.add(name, r->slots[name].get());
-  r->generation = g_generation++;
   g_rt = r.release();
 }
 
@@ -560,6 +584,7 @@ void finalize() {
   std::unique_ptr<Runtime> r(g_rt);
   g_rt = nullptr;
   bool any_broken = false, all_broken_by_disagreement = true;
+  std::string first_failure;
   // Every operation ends by its own deadline (docs/runtime.md, "Failures"); allow that plus
   // Work::wait()'s grace before declaring a lane stuck.
   const auto deadline = std::chrono::steady_clock::now() +
@@ -578,6 +603,7 @@ void finalize() {
       {
         std::lock_guard lock(s->broken_mutex);
         all_broken_by_disagreement = all_broken_by_disagreement && s->is_broken.load() && s->broken_by_disagreement;
+        if (first_failure.empty()) first_failure = s->broken;
       }
       // An operation may still be inside the backend (a detached progress thread, an inline
       // call past its deadline), and a broken backend must not be called again (for mpi: no
@@ -593,7 +619,7 @@ void finalize() {
   // unless what broke it was a disagreement, which every rank learned of alive (and one may
   // still be receiving the last of the exchange that told it).
   if (!any_broken || all_broken_by_disagreement) quiesce(*r, deadline);
-  else leave_without_waiting(r->world, r->generation);
+  else leave_without_waiting(r->world, r->generation, first_failure);
   // Destroy healthy groups and backends in reverse order of creation, then the world.
   r->fast.count.store(0);
   for (auto it = r->groups.rbegin(); it != r->groups.rend(); ++it) r->slots[*it].reset();
@@ -731,6 +757,7 @@ void add_group(Runtime& r, const std::string& name, const std::string& kind, std
   ctx.size = static_cast<int>(world_ranks.size());
   ctx.mpi_color = color;
   ctx.mpi_key = key;
+  ctx.failure_of = failure_lookup(r, world_ranks);
   auto slot = make_slot(kind, name, ctx, r.check, r.agree);
   std::lock_guard lock(r.slots_mutex);
   r.slots[name] = std::move(slot);

@@ -7,13 +7,11 @@ call and the peer's (written out by hand below), within the detection's bound (n
 usage: test_python_disagreement.py CHORUS PYTHON RANK_PROGRAM MPIRUN
 """
 import os
-import subprocess
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bounds import SLACK, START_S, bound  # noqa: E402
-from rank_lines import expand  # noqa: E402
+from job_run import job_command, report, run_job  # noqa: E402
 
 CHORUS, PYTHON, PROGRAM, MPIRUN = sys.argv[1:5]
 failures = []
@@ -29,21 +27,9 @@ CASES = {
 def run(api, backend, case, n):
     name = f"{api} {backend} {case} on {n} ranks"
     env = dict(os.environ, CHORUS_RT_TIMEOUT_S="5")
-    program = [PYTHON, PROGRAM, api, backend, case]
-    if backend == "mpi":
-        cmd = [MPIRUN, "--oversubscribe", "-n", str(n)] + program
-        env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    else:
-        cmd = [CHORUS, "launch", "-n", str(n), "--kill-grace-s", "3", "--"] + program
-    t0 = time.monotonic()
-    try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=120 * SLACK, env=env)
-    except subprocess.TimeoutExpired:
-        failures.append(f"{name}: HUNG")
-        print(f"FAIL {name}: hung", flush=True)
-        return
-    secs = time.monotonic() - t0
-    lines = expand(p.stdout + p.stderr).splitlines()
+    job = run_job(job_command(backend, n, [PYTHON, PROGRAM, api, backend, case], CHORUS, MPIRUN, env), env, 120 * SLACK)
+    if job is None:
+        return report(name, job, [], failures)
     op, call0, call1 = CASES[case]
     if api == "torch" and case == "all-gather-count":  # torch's backend moves gathered tensors as bytes
         call0, call1 = call0.replace("4 f32", "16 u8"), call1.replace("8 f32", "32 u8")
@@ -51,16 +37,14 @@ def run(api, backend, case, n):
     for r in range(n):
         mine, peer, theirs = (call0, 1, call1) if r == 0 else (call1, 0, call0)
         want = f"{backend} {op} on rank {r}: ranks disagree: rank {r} called {mine}, rank {peer} {theirs}"
-        said = [line for line in lines if line.startswith(f"rank {r}: ")]
+        said = [line for line in job.lines if line.startswith(f"rank {r}: ")]
         if len(said) != 1 or not said[0].startswith(f"rank {r}: error: ") or want not in said[0]:
             problems.append(f"rank {r} said {said}, expected an error containing '{want}'")
-    if p.returncode != 3:
-        problems.append(f"exit status {p.returncode}, expected 3")
-    if secs > bound(START_S):  # python and torch start slower than the C++ programs; no timeout
-        problems.append(f"took {secs:.1f} s, bound {bound(START_S):.1f} s")
-    print(f"{'ok' if not problems else 'FAIL'} {name} ({secs:.1f} s)", flush=True)
-    if problems:
-        failures.append(f"{name}: {'; '.join(problems)}\n--- output ---\n" + "\n".join(lines)[-3000:])
+    if job.returncode != 3:
+        problems.append(f"exit status {job.returncode}, expected 3")
+    if job.secs > bound(START_S):  # python and torch start slower than the C++ programs; no timeout
+        problems.append(f"took {job.secs:.1f} s, bound {bound(START_S):.1f} s")
+    report(name, job, problems, failures)
 
 
 for backend in ("shm", "gloo", "mpi"):

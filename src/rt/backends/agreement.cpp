@@ -5,9 +5,16 @@
 
 #include <fmt/format.h>
 
+#include "rt/backends/backends.h"
 #include "rt/errors.h"
 
 namespace chorus::rt {
+
+std::string gone_peer(const std::function<std::string(int)>& failure_of, int rank, long pid) {
+  const std::string why = failure_of ? failure_of(rank) : std::string();
+  if (why.empty()) return fmt::format("rank {} (pid {}) died", rank, pid);
+  return fmt::format("rank {} (pid {}) ended after its own failure: {}", rank, pid, why);
+}
 
 static_assert(sizeof(OpSignature) == 24, "two signatures and the step counter share a cache line");
 static_assert(std::size(kAllOpKinds) <= 16 && std::size(kAllDTypes) <= 8 && std::size(kAllReduceOps) <= 8,

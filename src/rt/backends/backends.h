@@ -1,6 +1,7 @@
 #pragma once
 // Factories of the concrete backends, and what each needs from the bootstrap.
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -21,7 +22,15 @@ struct BackendContext {
   // (a duplicate of MPI_COMM_WORLD).
   int mpi_color = -1;
   int mpi_key = 0;
+  // The failure a rank of this backend reported before it ended (finalize() of a broken runtime
+  // publishes its first error), or empty: lets a survivor tell a peer that exited on its own
+  // error from one that died. Null: cannot tell.
+  std::function<std::string(int rank)> failure_of;
 };
+
+// "rank 1 (pid 42) died", or "rank 1 (pid 42) ended after its own failure: MESSAGE" when the
+// rank said why (BackendContext::failure_of).
+std::string gone_peer(const std::function<std::string(int)>& failure_of, int rank, long pid);
 
 std::unique_ptr<Backend> make_mpi_backend(const BackendContext& ctx);
 std::unique_ptr<Backend> make_gloo_backend(const BackendContext& ctx);

@@ -171,7 +171,12 @@ bool packed(const Counts& counts, const Counts& displs) {
 class GlooBackend final : public Backend {
  public:
   explicit GlooBackend(const BackendContext& ctx)
-      : rank_(ctx.rank), size_(ctx.size), timeout_(ctx.timeout), store_(ctx.store), key_prefix_(ctx.key_prefix) {
+      : rank_(ctx.rank),
+        size_(ctx.size),
+        timeout_(ctx.timeout),
+        store_(ctx.store),
+        key_prefix_(ctx.key_prefix),
+        failure_of_(ctx.failure_of) {
     // Gloo writes to its sockets without MSG_NOSIGNAL: a peer that died would kill this rank
     // with SIGPIPE instead of letting the operation fail with an error. Ignore SIGPIPE unless
     // the program installed its own handler.
@@ -529,7 +534,7 @@ class GlooBackend final : public Backend {
         if (attempt > 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
         for (int j = 0; j < static_cast<int>(pids_.size()); ++j)
           if (j != rank_ && process_dead(pids_[j]))
-            dead += fmt::format("{}rank {} (pid {}) died", dead.empty() ? "" : ", ", j, pids_[j]);
+            dead += fmt::format("{}{}", dead.empty() ? "" : ", ", gone_peer(failure_of_, j, pids_[j]));
       }
       if (!dead.empty())
         throw CommError(fmt::format("gloo {} on rank {}: {} (gloo: {})", what, rank_, dead, gloo_msg));
@@ -668,6 +673,7 @@ class GlooBackend final : public Backend {
   Store* store_;  // the rendezvous store: which ranks a timed-out collective waited for
   std::string key_prefix_;
   std::uint64_t collectives_ = 0;  // collective calls (guard() without a peer) so far
+  std::function<std::string(int)> failure_of_;  // BackendContext::failure_of
   std::shared_ptr<gloo::transport::Device> device_;
   std::shared_ptr<gloo::Context> context_;
   std::shared_ptr<gloo::Context> small_context_;  // the classic all-reduces' own connections

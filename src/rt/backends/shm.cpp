@@ -190,7 +190,7 @@ thread_local std::chrono::steady_clock::time_point deadline_, last_check_;
 class ShmBackend final : public Backend {
  public:
   explicit ShmBackend(const BackendContext& ctx)
-      : rank_(ctx.rank), size_(ctx.size), timeout_(ctx.timeout) {
+      : rank_(ctx.rank), size_(ctx.size), timeout_(ctx.timeout), failure_of_(ctx.failure_of) {
     if (!ctx.single_host)
       throw InputError("init shm", "backend 'shm' needs every rank on one host; use mpi or gloo");
     if (size_ < 1 || size_ > kMaxWorld)
@@ -614,7 +614,7 @@ class ShmBackend final : public Backend {
     std::string dead;
     for (int p = 0; p < size_; ++p)
       if (p != rank_ && process_dead(control(p)->pid))
-        dead += fmt::format("{}rank {} (pid {}) died", dead.empty() ? "" : ", ", p, control(p)->pid);
+        dead += fmt::format("{}{}", dead.empty() ? "" : ", ", gone_peer(failure_of_, p, control(p)->pid));
     if (!dead.empty())
       throw CommError(fmt::format("shm {}: {}; rank {} cannot complete the operation", op_, dead, rank_));
   }
@@ -957,6 +957,7 @@ class ShmBackend final : public Backend {
   int rank_;
   int size_;
   std::chrono::milliseconds timeout_;
+  std::function<std::string(int)> failure_of_;  // BackendContext::failure_of
   ShmSegment seg_;
   std::size_t slot_bytes_ = 0, ring_bytes_ = 0, header_bytes_ = 0, ring_stride_ = 0;
   std::size_t control_off_ = 0, headers_off_ = 0, slots_off_ = 0, rings_off_ = 0;

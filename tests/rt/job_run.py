@@ -1,0 +1,44 @@
+"""One run of a multi-rank job for the disagreement tests: under `chorus launch` (shm, gloo) or
+mpirun (mpi), its output as one line per rank (rank_lines.py), its exit status and wall time;
+a run that hangs is reported as such, and each run's verdict printed as it ends."""
+import subprocess
+import time
+from dataclasses import dataclass
+
+from rank_lines import expand
+
+
+@dataclass
+class Job:
+    lines: list
+    returncode: int
+    secs: float
+
+
+def job_command(backend, n, program, chorus, mpirun, env):
+    """The command starting `program` on n ranks for `backend`; adds what mpirun needs to env."""
+    if backend == "mpi":
+        env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+        return [mpirun, "--oversubscribe", "-n", str(n)] + program
+    return [chorus, "launch", "-n", str(n), "--kill-grace-s", "3", "--"] + program
+
+
+def run_job(cmd, env, timeout):
+    """The finished job, or None when it hung past `timeout` seconds."""
+    t0 = time.monotonic()
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+    except subprocess.TimeoutExpired:
+        return None
+    return Job(expand(p.stdout + p.stderr).splitlines(), p.returncode, time.monotonic() - t0)
+
+
+def report(name, job, problems, failures):
+    """Prints the run's verdict; appends a failure (with the output's tail) to `failures`."""
+    if job is None:
+        failures.append(f"{name}: HUNG")
+        print(f"FAIL {name}: hung", flush=True)
+        return
+    print(f"{'ok' if not problems else 'FAIL'} {name} ({job.secs:.1f} s, exit {job.returncode})", flush=True)
+    if problems:
+        failures.append(f"{name}: {'; '.join(problems)}\n--- output ---\n" + "\n".join(job.lines)[-3000:])
