@@ -89,6 +89,7 @@ void reduce_rows(const CallSignature& c, const char* rows, std::size_t row_bytes
 // Finishes a call that rode inside the exchange, from every rank's row.
 void finish_inline(const CallSignature& c, const char* rows, std::size_t row_bytes, int n, int me) {
   const std::size_t block = c.count * dtype_bytes(c.dtype);
+  if (block == 0) return;  // nothing to deliver (and the buffers may be null); a barrier is done
   const auto payload = [&](int j) { return rows + static_cast<std::size_t>(j) * row_bytes + sizeof(CallDigest); };
   auto* out = static_cast<char*>(c.out);
   switch (c.op) {
