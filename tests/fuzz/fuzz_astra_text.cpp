@@ -1,19 +1,14 @@
 // ASTRA-sim text workloads (DATA, MODEL, MICRO, HYBRID_*, HYBRID_CUSTOMIZED's per-layer
 // policies) imported on a small two-dimensional network; what imports is also exported as a
 // Chakra trace and read back (chakra_export), which may refuse it but must not crash.
+#include "fuzz_network.h"
 #include "fuzz_target.h"
 #include "workload/astra_text.h"
 #include "workload/chakra/chakra_export.h"
 #include "workload/chakra/chakra_import.h"
 
 static void parse(const std::string& text) {
-  static const chorus::net::Network network = [] {
-    chorus::net::Network n;
-    n.name = "fuzz";
-    n.dims.push_back(chorus::net::Dimension{chorus::net::DimKind::kRing, 4, 100.0, 1, 500});
-    n.dims.push_back(chorus::net::Dimension{chorus::net::DimKind::kFullyConnected, 2, 50.0, 1, 500});
-    return n;
-  }();
+  const chorus::net::Network& network = fuzz_network();
   chorus::workload::AstraTextOptions options;
   options.iterations = 2;
   options.ns_per_cycle = 1000;  // whole microseconds, so that the export usually succeeds
