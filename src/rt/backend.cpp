@@ -49,7 +49,7 @@ std::vector<std::string> Backend::algorithms(OpKind op) const {
   }
 }
 
-void Backend::run_algorithm(std::size_t index, const AlgorithmCall& c) {
+void Backend::run_algorithm(std::size_t index, const Call& c) {
   if (index != 0 || algorithms(c.op).empty())
     throw std::logic_error("run_algorithm: " + std::string(to_string(c.op)) + " has no algorithm " + std::to_string(index));
   Counts counts, displs;

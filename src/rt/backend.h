@@ -13,11 +13,10 @@
 #include <string>
 #include <vector>
 
+#include "rt/call.h"
 #include "rt/types.h"
 
 namespace chorus::rt {
-
-using Counts = std::vector<std::size_t>;  // one entry per rank, in elements
 
 class Backend {
  public:
@@ -83,21 +82,11 @@ class Backend {
   // the operation is native (else its default already is that algorithm). `chorus tune`
   // measures each; "auto" and names like "mpi:ring" select one.
   virtual std::vector<std::string> algorithms(OpKind op) const;
-  // One call of an operation with a named algorithm: the arguments of those operations (a
-  // broadcast's buffer is `out`; what an operation does not take is ignored).
-  struct AlgorithmCall {
-    OpKind op;
-    const void* in;
-    void* out;
-    std::size_t count;
-    DType dtype;
-    ReduceOp reduce_op;
-    int root;
-  };
-  // Runs `call` with algorithm `index` of algorithms(call.op); the runtime calls it only with
-  // count > 0 on more than one rank. An override handles its own names and passes the rest
-  // (index minus their number) to Backend::run_algorithm.
-  virtual void run_algorithm(std::size_t index, const AlgorithmCall& call);
+  // Runs `call` (an operation that takes an algorithm; a broadcast's buffer is `out`) with
+  // algorithm `index` of algorithms(call.op); the runtime calls it only with count > 0 on more
+  // than one rank and with the reduce op the backend takes (avg as sum). An override handles
+  // its own names and passes the rest (index minus their number) to Backend::run_algorithm.
+  virtual void run_algorithm(std::size_t index, const Call& call);
   // in holds size()*count elements; out receives this rank's block of count elements.
   virtual void reduce_scatter(const void* in, void* out, std::size_t count, DType dtype,
                               ReduceOp op);

@@ -12,13 +12,57 @@ constexpr std::size_t kHeader = 7;
 std::string describe(const std::uint64_t* row) {
   const auto op = static_cast<OpKind>(row[0]);
   std::string s = fmt::format("{}(dtype={}", to_string(op), to_string(static_cast<DType>(row[1])));
-  if (op == OpKind::reduce || op == OpKind::all_reduce || op == OpKind::reduce_scatter)
+  if (traits(op).reduces)
     s += fmt::format(", op={}", to_string(static_cast<ReduceOp>(row[2])));
   if (row[3] != 0) s += fmt::format(", root={}", static_cast<std::int64_t>(row[3]) - 1);
   if (row[6] == 0) s += fmt::format(", count={}", row[4]);
   return s + fmt::format(") as operation #{}", row[5]);
 }
 }  // namespace
+
+CallSignature signature_of(const Call& c, int rank, int size, std::size_t algorithm) {
+  CallSignature s;
+  s.op = c.op;
+  s.dtype = c.dtype;
+  s.reduce_op = c.reduce_op;
+  s.root = c.root;
+  if (traits(c.op).uniform_count) {
+    s.count = c.count;
+    s.in = c.in;
+    s.out = c.out;
+    s.may_inline = algorithm == 0;
+    s.named_algorithm = algorithm != 0;
+    return s;
+  }
+  // The vector forms: who sends how many elements to whom, compared pairwise (only the root
+  // knows a gatherv's counts and a scatterv's).
+  s.vector_form = true;
+  const auto n = static_cast<std::size_t>(size);
+  const bool at_root = rank == c.root;
+  switch (c.op) {
+    case OpKind::all_gatherv:
+      s.sends.assign(n, c.count);
+      s.expects.assign(c.recv_counts.begin(), c.recv_counts.end());
+      break;
+    case OpKind::gatherv:
+      s.sends.assign(n, 0);
+      s.sends[static_cast<std::size_t>(c.root)] = c.count;
+      if (at_root) s.expects.assign(c.recv_counts.begin(), c.recv_counts.end());
+      else s.expects.assign(n, 0);
+      break;
+    case OpKind::scatterv:
+      s.expects.assign(n, 0);
+      s.expects[static_cast<std::size_t>(c.root)] = c.count;
+      if (at_root) s.sends.assign(c.send_counts.begin(), c.send_counts.end());
+      else s.sends.assign(n, 0);
+      break;
+    default:  // all_to_all, all_to_allv
+      s.sends.assign(c.send_counts.begin(), c.send_counts.end());
+      s.expects.assign(c.recv_counts.begin(), c.recv_counts.end());
+      break;
+  }
+  return s;
+}
 
 void check_agreement(Backend& backend, const CallSignature& mine) {
   const int n = backend.size();

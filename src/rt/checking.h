@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "rt/backend.h"
+#include "rt/call.h"
 
 namespace chorus::rt {
 
@@ -27,6 +28,10 @@ struct CallSignature {
   bool may_inline = false;
   bool named_algorithm = false;  // run with a named algorithm (shm then agrees by digest too)
 };
+
+// The signature of `call` on rank `rank` of `size` ranks; `algorithm`: 0 for the backend's own
+// choice (the agreement exchange may then carry a small call itself), else a named one.
+CallSignature signature_of(const Call& call, int rank, int size, std::size_t algorithm);
 
 // Runs the agreement check on `backend`; throws InputError on any disagreement.
 void check_agreement(Backend& backend, const CallSignature& mine);

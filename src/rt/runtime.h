@@ -113,6 +113,10 @@ void member_group(const std::string& name, const std::vector<int>& world_ranks, 
 // The world rank of every member of group `name`, in group rank order.
 std::vector<int> group_ranks(std::string_view name);
 
+// Any operation as one value (rt/call.h: rt::calls::all_reduce(...) and the like): what the
+// functions below do, for callers that hold the operation as data (bench, the enforcer).
+Work issue(std::string_view backend, Call call, bool async_op = false);
+
 Work send(std::string_view backend, const void* buf, std::size_t count, DType dtype, int dst,
           bool async_op = false);
 Work recv(std::string_view backend, void* buf, std::size_t count, DType dtype, int src,

@@ -1,4 +1,4 @@
-// The operation timeout: its validation and the process-wide value.
+// The runtime's settings from InitOptions and the environment; the operation timeout.
 #include "rt/runtime_config.h"
 
 #include <atomic>
@@ -10,6 +10,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "rt/runtime.h"
 
 namespace chorus::rt {
 
@@ -52,6 +53,27 @@ std::int64_t timeout_ms_from_text(const char* text, const std::string& setting) 
   if (errno == ERANGE && std::isinf(v))
     throw InputError(setting, fmt::format("'{}' is too large (at most {} s)", s, kMaxTimeoutMs / 1000));
   return timeout_ms_from_seconds(v, setting);
+}
+
+Settings resolve_settings(const InitOptions& options) {
+  Settings s;
+  // -1 (exactly: the default) means "not set"; any other value must be a valid timeout.
+  if (options.timeout_s != -1.0) s.timeout_ms = timeout_ms_from_seconds(options.timeout_s, "init: InitOptions::timeout_s");
+  else if (const char* env = std::getenv("CHORUS_RT_TIMEOUT_S"))
+    s.timeout_ms = timeout_ms_from_text(env, "environment CHORUS_RT_TIMEOUT_S");
+  s.check = options.check < 0 ? env_switch("CHORUS_RT_CHECK", false) : options.check == 1;
+  s.agree = options.agree < 0 ? env_switch("CHORUS_RT_AGREE", true) : options.agree != 0;
+  s.tuning_table = options.tuning_table;
+  if (s.tuning_table.empty())
+    if (const char* env = std::getenv("CHORUS_RT_TUNING")) s.tuning_table = env;
+  s.log = options.log;
+  s.log_setting = "init: InitOptions::log";
+  if (s.log.empty())
+    if (const char* env = std::getenv("CHORUS_RT_LOG")) {
+      s.log = env;
+      s.log_setting = "environment CHORUS_RT_LOG";
+    }
+  return s;
 }
 
 bool env_switch(const char* name, bool fallback) {

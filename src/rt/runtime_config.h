@@ -1,9 +1,24 @@
 #pragma once
-// Process-wide settings of the runtime, read by the backends and work handles.
+// The runtime's settings: InitOptions, else the environment (the one place the runtime reads
+// CHORUS_RT_*), and the process-wide operation timeout read by the backends and work handles.
 #include <cstdint>
 #include <string>
 
 namespace chorus::rt {
+
+struct InitOptions;  // rt/runtime.h
+
+// InitOptions with what they leave unset taken from the environment.
+struct Settings {
+  std::int64_t timeout_ms = 300000;  // InitOptions::timeout_s, CHORUS_RT_TIMEOUT_S
+  bool check = false;                // InitOptions::check, CHORUS_RT_CHECK
+  bool agree = true;                 // InitOptions::agree, CHORUS_RT_AGREE
+  std::string tuning_table;          // InitOptions::tuning_table, CHORUS_RT_TUNING ("" none)
+  std::string log;                   // InitOptions::log, CHORUS_RT_LOG ("" none)
+  std::string log_setting;           // where `log` came from, for its errors
+};
+// Throws InputError naming the option or variable for a bad value.
+Settings resolve_settings(const InitOptions& options);
 
 // Operation timeout in milliseconds (InitOptions::timeout_s or CHORUS_RT_TIMEOUT_S; default 300 s).
 std::int64_t operation_timeout_ms();

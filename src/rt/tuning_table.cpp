@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "rt/call.h"
 #include "core/text_file.h"
 
 namespace chorus::rt {
@@ -39,11 +40,11 @@ void check_candidate(const std::string& key, OpKind op, const std::string& where
   const std::string_view backend = candidate_backend(key);
   if (backend != "shm" && backend != "mpi" && backend != "gloo")
     throw InputError(where, "'" + key + "': expected a backend (shm, mpi, gloo), optionally followed by :algorithm for " +
-                                kAlgorithmOps);
+                                std::string(kAlgorithmOps));
   if (backend.size() == key.size()) return;
   const std::string_view algorithm = std::string_view(key).substr(backend.size() + 1);
   if (!takes_algorithm(op))
-    throw InputError(where, "'" + key + "': only the rows of " + kAlgorithmOps + " name algorithms");
+    throw InputError(where, "'" + key + "': only the rows of " + std::string(kAlgorithmOps) + " name algorithms");
   if (algorithm.empty() || !std::all_of(algorithm.begin(), algorithm.end(), [](char c) {
         return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
       }))

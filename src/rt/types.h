@@ -29,14 +29,6 @@ inline constexpr OpKind kAllOpKinds[] = {
     OpKind::gather,      OpKind::scatter, OpKind::all_to_all, OpKind::all_to_all_single,
     OpKind::all_gatherv, OpKind::gatherv, OpKind::scatterv,   OpKind::all_to_allv};
 
-// The operations that take a named algorithm after the backend name ("mpi:ring";
-// Backend::algorithms, docs/runtime.md "(backend, algorithm)").
-constexpr bool takes_algorithm(OpKind op) {
-  return op == OpKind::all_reduce || op == OpKind::broadcast || op == OpKind::all_gather ||
-         op == OpKind::reduce_scatter || op == OpKind::all_to_all_single;
-}
-inline constexpr const char* kAlgorithmOps = "all_reduce, broadcast, all_gather, reduce_scatter, all_to_all_single";
-
 // Inline: every operation computes its message size with it.
 constexpr std::size_t dtype_bytes(DType dtype) {
   switch (dtype) {

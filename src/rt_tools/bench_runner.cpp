@@ -16,25 +16,10 @@ namespace {
 
 constexpr int kRoot = 0;  // of every rooted operation
 
-bool rooted(OpKind op) {
-  switch (op) {
-    case OpKind::broadcast: case OpKind::reduce: case OpKind::gather: case OpKind::scatter:
-    case OpKind::gatherv: case OpKind::scatterv:
-      return true;
-    default:
-      return false;
-  }
-}
-
+// Whether the size of `op` is its whole buffer, all ranks' blocks (nccl-tests' convention).
 bool whole_buffer_size(OpKind op) {
-  switch (op) {
-    case OpKind::all_gather: case OpKind::reduce_scatter: case OpKind::gather: case OpKind::scatter:
-    case OpKind::all_to_all: case OpKind::all_to_all_single: case OpKind::all_gatherv:
-    case OpKind::gatherv: case OpKind::scatterv: case OpKind::all_to_allv:
-      return true;
-    default:
-      return false;
-  }
+  const OpTraits& t = traits(op);
+  return t.wide_in || t.wide_out || (t.collective && !t.uniform_count);
 }
 
 // Buffers and one call of `op`, uniform counts for the vector forms.
@@ -58,33 +43,26 @@ struct Runner {
 
   Work call(bool async_op, bool in_place) {
     if (in_place) return call_in_place(async_op);
-    switch (kind) {
-      case OpKind::send: case OpKind::recv: {
-        const int peer = me ^ 1;
-        if (peer >= n) return Work();
-        if (me % 2 == 0) {
-          rt::send(b, in.data(), count, d, peer, async_op).wait();
-          return rt::recv(b, out.data(), count, d, peer, async_op);
-        }
-        rt::recv(b, out.data(), count, d, peer, async_op).wait();
-        return rt::send(b, in.data(), count, d, peer, async_op);
+    if (kind == OpKind::send || kind == OpKind::recv) {
+      const int peer = me ^ 1;
+      if (peer >= n) return Work();
+      if (me % 2 == 0) {
+        rt::send(b, in.data(), count, d, peer, async_op).wait();
+        return rt::recv(b, out.data(), count, d, peer, async_op);
       }
-      case OpKind::barrier: return rt::barrier(b, async_op);
-      case OpKind::broadcast: return rt::broadcast(b, out.data(), count, d, kRoot, async_op);
-      case OpKind::reduce: return rt::reduce(b, in.data(), out.data(), count, d, ReduceOp::sum, kRoot, async_op);
-      case OpKind::all_reduce: return rt::all_reduce(b, in.data(), out.data(), count, d, ReduceOp::sum, async_op);
-      case OpKind::reduce_scatter: return rt::reduce_scatter(b, in.data(), out.data(), count, d, ReduceOp::sum, async_op);
-      case OpKind::all_gather: return rt::all_gather(b, in.data(), out.data(), count, d, async_op);
-      case OpKind::gather: return rt::gather(b, in.data(), out.data(), count, d, kRoot, async_op);
-      case OpKind::scatter: return rt::scatter(b, in.data(), out.data(), count, d, kRoot, async_op);
-      case OpKind::all_to_all: return rt::all_to_all(b, ins, counts, outs, counts, d, async_op);
-      case OpKind::all_to_all_single: return rt::all_to_all_single(b, in.data(), out.data(), count, d, async_op);
-      case OpKind::all_gatherv: return rt::all_gatherv(b, in.data(), count, out.data(), counts, displs, d, async_op);
-      case OpKind::gatherv: return rt::gatherv(b, in.data(), count, out.data(), counts, displs, d, kRoot, async_op);
-      case OpKind::scatterv: return rt::scatterv(b, in.data(), counts, displs, out.data(), count, d, kRoot, async_op);
-      case OpKind::all_to_allv: return rt::all_to_allv(b, in.data(), counts, displs, out.data(), counts, displs, d, async_op);
+      rt::recv(b, out.data(), count, d, peer, async_op).wait();
+      return rt::send(b, in.data(), count, d, peer, async_op);
     }
-    return Work();
+    // Every collective from one value: each reads the fields it takes (rt/call.h); only the
+    // vector forms carry lists (copying them costs an allocation per call).
+    Call c{.op = kind, .in = in.data(), .out = out.data(), .count = count, .dtype = d,
+           .root = traits(kind).rooted ? kRoot : -1};
+    if (!traits(kind).uniform_count) {
+      c.ins = ins, c.outs = outs;
+      c.send_counts = c.recv_counts = counts;
+      c.send_displs = c.recv_displs = displs;
+    }
+    return rt::issue(b, std::move(c), async_op);
   }
 
   // The in-place form of a selfcheck::has_in_place operation (nccl-tests' layouts).
@@ -215,7 +193,7 @@ std::vector<BenchRow> run_bench(const BenchOptions& o) {
         row.count = run.count;
         row.dtype = o.dtype;
         if (selfcheck::is_reduction(op)) row.redop = ReduceOp::sum;
-        row.root = rooted(op) ? kRoot : -1;
+        row.root = traits(op).rooted ? kRoot : -1;
         row.world_size = run.n;
         row.iters = o.iters;
         row.warmup = o.warmup;

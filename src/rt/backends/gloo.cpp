@@ -360,7 +360,7 @@ class GlooBackend final : public Backend {
     for (auto& n : Backend::algorithms(op)) names.push_back(n);
     return names;
   }
-  void run_algorithm(std::size_t index, const AlgorithmCall& c) override {
+  void run_algorithm(std::size_t index, const Call& c) override {
     if (c.op != OpKind::all_reduce) return Backend::run_algorithm(index, c);
     if (index >= 2) return Backend::run_algorithm(index - 2, c);
     const auto algorithm = index == 0 ? gloo::AllreduceOptions::Algorithm::RING : gloo::AllreduceOptions::Algorithm::BCUBE;

@@ -207,7 +207,7 @@ class MpiBackend final : public Backend {
     return names;
   }
   // Open MPI's algorithm `index`: the same MPI call on the duplicate that has it fixed.
-  void run_algorithm(std::size_t index, const AlgorithmCall& c) override {
+  void run_algorithm(std::size_t index, const Call& c) override {
     const auto it = algorithm_comms_.find(c.op);
     const std::size_t own = it == algorithm_comms_.end() ? 0 : it->second.size();
     if (index >= own) return Backend::run_algorithm(index - own, c);

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <fmt/format.h>
+#include <string_view>
 
 #include "core/error.h"
 #include "rt/errors.h"
@@ -104,6 +105,13 @@ World bootstrap_external(const ExternalWorld& e, bool want_mpi, std::chrono::mil
 }
 
 }  // namespace
+
+bool several_ranks_without_mpirun(const ExternalWorld* external) {
+  if (launched_by_mpirun()) return false;
+  const char* size = std::getenv("CHORUS_WORLD_SIZE");
+  return (std::getenv("CHORUS_RANK") != nullptr && size != nullptr && std::string_view(size) != "1") ||
+         (external != nullptr && external->size > 1);
+}
 
 World bootstrap_world(bool want_mpi, std::chrono::milliseconds timeout, const ExternalWorld* external) {
   if (external != nullptr) return bootstrap_external(*external, want_mpi, timeout);

@@ -31,6 +31,10 @@ struct World {
   std::string store_token;    // the job token of that store
 };
 
+// Whether this process is one of several ranks started by chorus launch (or given by the
+// caller's `external` world, such as torchrun's) rather than by mpirun: backend mpi cannot run.
+bool several_ranks_without_mpirun(const ExternalWorld* external);
+
 // `want_mpi`: initialise MPI even when not launched by mpirun (backend mpi requested).
 // `external`: the caller's world (InitOptions::world), or null.
 World bootstrap_world(bool want_mpi, std::chrono::milliseconds timeout, const ExternalWorld* external = nullptr);

@@ -1,0 +1,150 @@
+#pragma once
+// One operation of the API as a value. Every layer reads this one type: validation
+// (validation.h), agreement (a CallSignature is derived from it), submission, the one dispatch
+// onto a backend (dispatch.h) and a backend's named algorithms (Backend::run_algorithm).
+// The facts about each operation kind live in one constexpr table, kOpTraits, rather than in
+// predicates scattered over the layers.
+#include <cstddef>
+#include <string_view>
+#include <vector>
+
+#include "rt/types.h"
+
+namespace chorus::rt {
+
+using Counts = std::vector<std::size_t>;  // one entry per rank, in elements
+
+// Where an operation reads or writes a buffer of `count` elements (or size() * count: wide).
+enum class Place : std::uint8_t { none, every_rank, root_only };
+
+struct OpTraits {
+  OpKind op;
+  bool collective;       // numbered and agreed on (send and recv are not)
+  bool uniform_count;    // every rank passes the same count (the vector forms and p2p do not)
+  bool takes_algorithm;  // a named algorithm may follow the backend's name ("mpi:ring")
+  bool rooted;           // takes a root
+  bool reduces;          // takes a reduce op (avg is divided by the runtime)
+  Place input, output;   // where `in` / `out` is read / written (uniform forms)
+  bool wide_in, wide_out;  // `in` / `out` holds size() * count elements
+};
+
+inline constexpr OpTraits kOpTraits[] = {
+    //  op                      coll   unif   algo   root   reduce input             output            wide_in wide_out
+    {OpKind::send,              false, false, false, false, false, Place::every_rank, Place::none,      false, false},
+    {OpKind::recv,              false, false, false, false, false, Place::none,       Place::every_rank, false, false},
+    {OpKind::barrier,           true,  true,  false, false, false, Place::none,       Place::none,      false, false},
+    {OpKind::broadcast,         true,  true,  true,  true,  false, Place::none,       Place::every_rank, false, false},
+    {OpKind::reduce,            true,  true,  false, true,  true,  Place::every_rank, Place::root_only, false, false},
+    {OpKind::all_reduce,        true,  true,  true,  false, true,  Place::every_rank, Place::every_rank, false, false},
+    {OpKind::reduce_scatter,    true,  true,  true,  false, true,  Place::every_rank, Place::every_rank, true,  false},
+    {OpKind::all_gather,        true,  true,  true,  false, false, Place::every_rank, Place::every_rank, false, true},
+    {OpKind::gather,            true,  true,  false, true,  false, Place::every_rank, Place::root_only, false, true},
+    {OpKind::scatter,           true,  true,  false, true,  false, Place::root_only,  Place::every_rank, true,  false},
+    {OpKind::all_to_all,        true,  false, false, false, false, Place::none,       Place::none,      false, false},
+    {OpKind::all_to_all_single, true,  true,  true,  false, false, Place::every_rank, Place::every_rank, true,  true},
+    {OpKind::all_gatherv,       true,  false, false, false, false, Place::every_rank, Place::none,      false, false},
+    {OpKind::gatherv,           true,  false, false, true,  false, Place::every_rank, Place::none,      false, false},
+    {OpKind::scatterv,          true,  false, false, true,  false, Place::none,       Place::every_rank, false, false},
+    {OpKind::all_to_allv,       true,  false, false, false, false, Place::none,       Place::none,      false, false},
+};
+
+constexpr const OpTraits& traits(OpKind op) { return kOpTraits[static_cast<std::size_t>(op)]; }
+
+// The table is indexed by OpKind: every row in its place, one row per kind.
+static_assert(std::size(kOpTraits) == std::size(kAllOpKinds));
+static_assert([] {
+  for (std::size_t i = 0; i < std::size(kOpTraits); ++i)
+    if (static_cast<std::size_t>(kOpTraits[i].op) != i) return false;
+  return true;
+}());
+
+// The operations that take a named algorithm after the backend name ("mpi:ring";
+// Backend::algorithms, docs/runtime.md "(backend, algorithm)").
+constexpr bool takes_algorithm(OpKind op) { return traits(op).takes_algorithm; }
+inline constexpr std::string_view kAlgorithmOps = "all_reduce, broadcast, all_gather, reduce_scatter, all_to_all_single";
+static_assert([] {
+  std::size_t listed = 1, taking = 0;
+  for (char c : kAlgorithmOps) listed += c == ',';
+  for (const auto& t : kOpTraits) taking += t.takes_algorithm;
+  return listed == taking;
+}());
+
+struct Call {
+  OpKind op = OpKind::barrier;
+  const void* in = nullptr;
+  void* out = nullptr;  // a broadcast's buffer
+  std::size_t count = 0;
+  DType dtype = DType::u8;
+  ReduceOp reduce_op = ReduceOp::sum;
+  int root = -1;  // rooted operations; the peer of send (destination) and recv (source)
+  // The vector forms: all_to_all's lists (ins[j] to rank j, outs[j] from rank j, with
+  // send_counts / recv_counts), and the counts and displacements of the v-forms, in elements.
+  std::vector<const void*> ins{};
+  std::vector<void*> outs{};
+  Counts send_counts{}, send_displs{}, recv_counts{}, recv_displs{};
+
+  // Elements this rank sends (the count the communication log and the tuning table see).
+  std::size_t bytes() const { return count * dtype_bytes(dtype); }
+};
+
+// One constructor per operation, arguments in the order of the API's functions (runtime.h).
+namespace calls {
+inline Call send(const void* buf, std::size_t count, DType dtype, int dst) {
+  return {.op = OpKind::send, .in = buf, .count = count, .dtype = dtype, .root = dst};
+}
+inline Call recv(void* buf, std::size_t count, DType dtype, int src) {
+  return {.op = OpKind::recv, .out = buf, .count = count, .dtype = dtype, .root = src};
+}
+inline Call barrier() { return {.op = OpKind::barrier}; }
+inline Call broadcast(void* buf, std::size_t count, DType dtype, int root) {
+  return {.op = OpKind::broadcast, .out = buf, .count = count, .dtype = dtype, .root = root};
+}
+inline Call reduce(const void* in, void* out, std::size_t count, DType dtype, ReduceOp op, int root) {
+  return {.op = OpKind::reduce, .in = in, .out = out, .count = count, .dtype = dtype, .reduce_op = op, .root = root};
+}
+inline Call all_reduce(const void* in, void* out, std::size_t count, DType dtype, ReduceOp op) {
+  return {.op = OpKind::all_reduce, .in = in, .out = out, .count = count, .dtype = dtype, .reduce_op = op};
+}
+inline Call reduce_scatter(const void* in, void* out, std::size_t count, DType dtype, ReduceOp op) {
+  return {.op = OpKind::reduce_scatter, .in = in, .out = out, .count = count, .dtype = dtype, .reduce_op = op};
+}
+inline Call all_gather(const void* in, void* out, std::size_t count, DType dtype) {
+  return {.op = OpKind::all_gather, .in = in, .out = out, .count = count, .dtype = dtype};
+}
+inline Call gather(const void* in, void* out, std::size_t count, DType dtype, int root) {
+  return {.op = OpKind::gather, .in = in, .out = out, .count = count, .dtype = dtype, .root = root};
+}
+inline Call scatter(const void* in, void* out, std::size_t count, DType dtype, int root) {
+  return {.op = OpKind::scatter, .in = in, .out = out, .count = count, .dtype = dtype, .root = root};
+}
+inline Call all_to_all_single(const void* in, void* out, std::size_t count, DType dtype) {
+  return {.op = OpKind::all_to_all_single, .in = in, .out = out, .count = count, .dtype = dtype};
+}
+inline Call all_to_all(const std::vector<const void*>& ins, const Counts& in_counts, const std::vector<void*>& outs,
+                       const Counts& out_counts, DType dtype) {
+  return {.op = OpKind::all_to_all, .dtype = dtype, .ins = ins, .outs = outs, .send_counts = in_counts,
+          .recv_counts = out_counts};
+}
+inline Call all_gatherv(const void* in, std::size_t count, void* out, const Counts& counts, const Counts& displs,
+                        DType dtype) {
+  return {.op = OpKind::all_gatherv, .in = in, .out = out, .count = count, .dtype = dtype, .recv_counts = counts,
+          .recv_displs = displs};
+}
+inline Call gatherv(const void* in, std::size_t count, void* out, const Counts& counts, const Counts& displs,
+                    DType dtype, int root) {
+  return {.op = OpKind::gatherv, .in = in, .out = out, .count = count, .dtype = dtype, .root = root,
+          .recv_counts = counts, .recv_displs = displs};
+}
+inline Call scatterv(const void* in, const Counts& counts, const Counts& displs, void* out, std::size_t count,
+                     DType dtype, int root) {
+  return {.op = OpKind::scatterv, .in = in, .out = out, .count = count, .dtype = dtype, .root = root,
+          .send_counts = counts, .send_displs = displs};
+}
+inline Call all_to_allv(const void* in, const Counts& send_counts, const Counts& send_displs, void* out,
+                        const Counts& recv_counts, const Counts& recv_displs, DType dtype) {
+  return {.op = OpKind::all_to_allv, .in = in, .out = out, .dtype = dtype, .send_counts = send_counts,
+          .send_displs = send_displs, .recv_counts = recv_counts, .recv_displs = recv_displs};
+}
+}  // namespace calls
+
+}  // namespace chorus::rt

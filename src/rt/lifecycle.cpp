@@ -1,0 +1,268 @@
+// A runtime's life: construction (what init() does: the world, the settings, a communicator per
+// backend) and destruction (what finalize() does: wait for the operations, agree with the peers
+// that all are done, tear down; a broken backend is left alive, never destroyed under a running
+// operation).
+#include <algorithm>
+#include <cstdio>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <thread>
+
+#include "core/error.h"
+#include "rt/backends/backends.h"
+#include "rt/errors.h"
+#include "rt/rendezvous/mpi_env.h"
+#include "rt/runtime_config.h"
+#include "rt/runtime_instance.h"
+
+namespace chorus::rt {
+
+namespace {
+
+// The number of runtimes each rank of each run has made in this process: the same on every rank
+// (ranks as processes, or as threads of one process), so it keeps the store keys of a second
+// runtime on a run apart from the first one's.
+int next_generation(const std::string& run_id, int rank) {
+  static std::mutex mutex;
+  static std::map<std::pair<std::string, int>, int> made;
+  std::lock_guard lock(mutex);
+  return made[{run_id, rank}]++;
+}
+
+// Where finalize() of a broken runtime publishes the rank's first failure, for its peers.
+std::string failure_key(const std::string& run_id, int generation, int world_rank) {
+  return fmt::format("{}/{}/failed/{}", run_id, generation, world_rank);
+}
+
+std::string finalize_key(const World& world, int generation) {
+  return fmt::format("{}/{}/finalize", world.run_id, generation);
+}
+
+}  // namespace
+
+Runtime::Runtime(const std::vector<std::string>& names, const InitOptions& options) {
+  const auto& known = known_backends();
+  if (names.empty()) throw InputError("init", fmt::format("no backends given (available: {})", fmt::join(known, ", ")));
+  // "auto" / "all": every backend that can work under the current launcher (mpi needs mpirun
+  // when there is more than one rank; shm needs one host, checked after the bootstrap).
+  const bool without_mpirun = several_ranks_without_mpirun(options.world.get());
+  std::vector<std::string> wanted;
+  bool expanded = false;
+  for (const auto& n : names) {
+    if (n == "auto" || n == "all") {
+      expanded = true;
+      for (const auto& a : known)
+        if (!(a == "mpi" && without_mpirun)) wanted.push_back(a);
+      continue;
+    }
+    if (std::find(known.begin(), known.end(), n) == known.end())
+      throw InputError("init", fmt::format("unknown backend '{}' (available: {})", n, fmt::join(known, ", ")));
+    wanted.push_back(n);
+  }
+  // Preference order for "auto" and de-duplication.
+  for (const auto& a : known)
+    if (std::find(wanted.begin(), wanted.end(), a) != wanted.end()) order_.push_back(a);
+
+  const Settings settings = resolve_settings(options);
+  set_operation_timeout_ms(settings.timeout_ms);
+  check_ = settings.check;
+  agree_ = settings.agree;
+  if (!settings.tuning_table.empty()) tuning_ = TuningTable::load(settings.tuning_table);
+
+  const bool want_mpi = std::find(order_.begin(), order_.end(), "mpi") != order_.end();
+  if (want_mpi && without_mpirun && options.world == nullptr)
+    throw InputError("init", "backend 'mpi' needs ranks started by mpirun (mpirun -n N prog); "
+                             "under chorus launch use shm or gloo");
+  world_ = bootstrap_world(want_mpi, std::chrono::milliseconds(settings.timeout_ms), options.world.get());
+  if (!settings.log.empty())
+    log_ = std::make_shared<CommLog>(settings.log, world_.rank, world_.size, settings.log_setting);
+  if (expanded && !world_.single_host) std::erase(order_, std::string("shm"));
+  generation_ = next_generation(world_.run_id, world_.rank);
+  for (const auto& name : order_)
+    communicators_[name] =
+        make_communicator(name, name, world_context(fmt::format("{}/{}/{}", world_.run_id, generation_, name)));
+  for (const auto& name : order_) fast_.add(name, communicators_[name].get());
+}
+
+// A backend instance of kind `kind` (mpi, gloo, shm) with its progress lanes.
+std::unique_ptr<Communicator> Runtime::make_communicator(const std::string& kind, const std::string& label,
+                                                         const BackendContext& ctx) const {
+  auto c = std::make_unique<Communicator>();
+  c->label = label;
+  if (kind == "mpi") c->backend = make_mpi_backend(ctx);
+  else if (kind == "gloo") c->backend = make_gloo_backend(ctx);
+  else c->backend = make_shm_backend(ctx);
+  c->world_size = c->backend->size();
+  c->takes_avg = c->backend->takes_avg();
+  using Agreement = Communicator::Agreement;
+  if (c->world_size > 1)
+    c->agreement = check_                                         ? Agreement::full
+                   : c->backend->agrees_on_data_path() || !agree_ ? Agreement::none
+                                                                  : Agreement::digest;
+  c->agree_named = c->agreement == Agreement::none && c->world_size > 1 && agree_ && !check_;
+  for (OpKind op : kAllOpKinds) {
+    if (!takes_algorithm(op)) continue;
+    const auto i = static_cast<std::size_t>(op);
+    c->algorithms[i] = c->backend->algorithms(op);
+    for (const auto& a : c->algorithms[i]) c->algorithm_labels[i].push_back(label + ":" + a);
+  }
+  c->lane_count = c->backend->concurrent_point_to_point() ? 3 : 1;
+  static const char* kLaneNames[3] = {"", "-send", "-recv"};
+  for (int l = 0; l < c->lane_count; ++l) {
+    c->lanes[l].activity = std::make_shared<BackendActivity>();
+    c->lanes[l].activity->backend = label;
+    c->lanes[l].queue = std::make_unique<ProgressQueue>(label + kLaneNames[l]);
+  }
+  return c;
+}
+
+// The context of a backend over the world, or over a group whose rank j is world rank
+// world_ranks[j]. BackendContext::failure_of holds the store weakly: a broken backend outlives
+// the runtime.
+BackendContext Runtime::world_context(const std::string& key_prefix, std::vector<int> world_ranks) const {
+  BackendContext ctx;
+  ctx.rank = world_.rank;
+  ctx.size = world_.size;
+  ctx.store = world_.store.get();
+  ctx.key_prefix = key_prefix;
+  ctx.single_host = world_.single_host;
+  ctx.gloo_host = world_.gloo_host;
+  ctx.timeout = std::chrono::milliseconds(operation_timeout_ms());
+  ctx.failure_of = [store = std::weak_ptr<Store>(world_.store), run_id = world_.run_id, generation = generation_,
+                    world_ranks = std::move(world_ranks)](int rank) -> std::string {
+    const auto s = store.lock();
+    if (!s || rank < 0 || (!world_ranks.empty() && rank >= static_cast<int>(world_ranks.size()))) return {};
+    const int world_rank = world_ranks.empty() ? rank : world_ranks[static_cast<std::size_t>(rank)];
+    try {
+      return s->get_string(failure_key(run_id, generation, world_rank), std::chrono::milliseconds(20));
+    } catch (const std::exception&) {
+      return {};  // it published nothing (killed, or ended without finalize()), or the store is gone
+    }
+  };
+  return ctx;
+}
+
+void Runtime::synchronize(const std::vector<std::string>& names) {
+  for (const auto& n : names.empty() ? order_ : names) {
+    auto it = communicators_.find(n);
+    if (it == communicators_.end())
+      throw InputError("synchronize",
+                       fmt::format("backend '{}' is not initialised (initialised: {})", n, fmt::join(order_, ", ")));
+    for (int l = 0; l < it->second->lane_count; ++l) it->second->lanes[l].queue->drain();
+  }
+}
+
+Runtime::~Runtime() { finalize(); }
+
+void Runtime::finalize() {
+  bool any_broken = false, all_broken_by_disagreement = true;
+  std::string first_failure;
+  // Every operation ends by its own deadline (docs/runtime.md, "Failures"); allow that plus
+  // Work::wait()'s grace before declaring a lane stuck.
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(operation_timeout_ms() + Work::kLastResortGraceMs);
+  for (auto& [name, c] : communicators_) {
+    // On a healthy backend, operations still queued or running (asynchronous ones the program
+    // did not wait for, synchronous ones inline on other threads) run to their end first; a
+    // lane still busy at the deadline is stuck. A broken backend is not waited for. Then the
+    // lanes' threads are joined, or detached if broken or stuck.
+    bool idle = !c->is_broken.load();
+    for (int l = 0; idle && l < c->lane_count; ++l) idle = c->lanes[l].queue->wait_until_idle(deadline);
+    idle = idle && !c->is_broken.load();  // one of those operations may have failed
+    for (int l = 0; l < c->lane_count; ++l) c->lanes[l].queue->stop(!idle);
+    if (!idle) {
+      any_broken = true;
+      {
+        std::lock_guard lock(c->broken_mutex);
+        all_broken_by_disagreement = all_broken_by_disagreement && c->is_broken.load() && c->broken_by_disagreement;
+        if (first_failure.empty()) first_failure = c->broken;
+      }
+      // An operation may still be inside the backend (a detached progress thread, an inline
+      // call past its deadline), and a broken backend must not be called again (for mpi: no
+      // MPI_Comm_free, no MPI_Finalize, which would progress abandoned requests): leave the
+      // communicator (backend, queues, threads) alive rather than destroy it under that operation.
+      (void)c.release();
+    }
+  }
+  // A rank's last operation may end before its peers' (a ring's last step is received by the
+  // peer after the sender is done): closing connections now could cut a peer's operation short
+  // (gloo then sees "connection closed by peer"). So healthy ranks first agree that every rank
+  // is done, as MPI_Finalize does; a broken runtime does not wait for peers that may be gone,
+  // unless what broke it was a disagreement, which every rank learned of alive (and one may
+  // still be receiving the last of the exchange that told it).
+  if (!any_broken || all_broken_by_disagreement) quiesce(deadline);
+  else leave_without_waiting(first_failure);
+  // Destroy healthy groups and backends in reverse order of creation, then the world.
+  fast_.count.store(0);
+  for (auto it = groups_.rbegin(); it != groups_.rend(); ++it) communicators_[*it].reset();
+  for (auto it = order_.rbegin(); it != order_.rend(); ++it) communicators_[*it].reset();
+  world_.store.reset();
+  world_.server.reset();
+  if (any_broken) mpi_mark_unusable();
+}
+
+// finalize()'s barrier over the world's store. The rank that serves the store (rank 0 under
+// mpirun) also waits until every rank has read the barrier's outcome before it stops serving.
+// While it waits, the backends progress what this rank still owes its peers (Backend::progress:
+// a peer may still be inside an operation that needs it). A rank that waits long says for
+// whom, every `report_every` (a twentieth of the operation timeout, between 1 and 10 s). A
+// failure here (a peer gone, the deadline passed) is reported, naming the ranks that never
+// came, not thrown: finalize() goes on. The lanes are stopped and idle (finalize() checks):
+// nothing else calls the backends now.
+void Runtime::quiesce(std::chrono::steady_clock::time_point deadline) const {
+  if (world_.size <= 1 || !world_.store) return;
+  const std::string key = finalize_key(world_, generation_);
+  const auto progress = [&] {
+    for (const auto& [name, c] : communicators_)
+      if (c) c->backend->progress();  // (a communicator left to a broken backend is gone from here)
+  };
+  try {
+    const auto left = [&] {
+      return std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    };
+    const auto report_every = std::clamp(std::chrono::milliseconds(operation_timeout_ms() / 20),
+                                         std::chrono::milliseconds(1000), std::chrono::milliseconds(10000));
+    world_.store->barrier_naming(
+        key, world_.size, world_.rank, std::max(left(), std::chrono::milliseconds(1)), report_every,
+        [&](const std::vector<int>& missing, std::chrono::milliseconds waited) {
+          std::fprintf(stderr,
+                       "chorus rt: finalize on rank %d: waited %.0f s for rank(s) %s to reach finalize (gives up in "
+                       "%.0f s)\n",
+                       world_.rank, static_cast<double>(waited.count()) / 1000.0, rank_list(missing).c_str(),
+                       static_cast<double>(left().count()) / 1000.0);
+        },
+        progress);
+    world_.store->add(key + "/left", 1);
+    if (world_.server)
+      while (world_.store->add(key + "/left", 0) < world_.size) {
+        if (left().count() <= 0) throw TimeoutError("ranks still reading the finalize barrier at the deadline");
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        progress();
+      }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr,
+                 "chorus rt: finalize on rank %d: the ranks did not all reach finalize (%s); tearing down anyway\n",
+                 world_.rank, e.what());
+  }
+}
+
+// A broken runtime does not wait for its peers (they may be gone), but it counts itself in
+// finalize()'s barrier, arrived and left, so that its healthy peers go on at once instead of
+// waiting for it until their deadline (the operation timeout and 10 s more).
+void Runtime::leave_without_waiting(const std::string& failure) const {
+  if (world_.size <= 1 || !world_.store) return;
+  const std::string key = finalize_key(world_, generation_);
+  try {
+    // Why this rank is ending, for a peer that finds it gone (BackendContext::failure_of).
+    if (!failure.empty())
+      world_.store->set_string(failure_key(world_.run_id, generation_, world_.rank), failure.substr(0, 400));
+    world_.store->arrive(key, world_.rank);
+    world_.store->add(key + "/left", 1);
+  } catch (const std::exception& e) {
+    // The store went with the failure (its server was a peer that died): the peers can learn
+    // nothing more from it either.
+    std::fprintf(stderr, "chorus rt: finalize on rank %d: could not tell the peers (%s)\n", world_.rank, e.what());
+  }
+}
+
+}  // namespace chorus::rt

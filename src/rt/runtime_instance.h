@@ -1,0 +1,188 @@
+#pragma once
+// chorus::rt::Runtime: one instance of the runtime, what init() makes and finalize() ends. It
+// owns the world, a Communicator per backend and group, their progress lanes and the
+// communication log, and issues every operation as one Call. The free functions of runtime.h
+// are a facade over the process's default instance; tests run several instances in one process,
+// one per rank, each on its own thread (tests/rt/thread_ranks.h).
+//
+//   registry.cpp    names to communicators ("auto", "backend:algorithm", groups)
+//   submission.cpp  validation, agreement, the lanes, the log: issue()
+//   lifecycle.cpp   construction (init) and destruction (finalize: quiesce or leave)
+//   groups.cpp      split, new_group, member_group
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rt/backend.h"
+#include "rt/backends/backends.h"
+#include "rt/call.h"
+#include "rt/checking.h"
+#include "rt/comm_log.h"
+#include "rt/progress_queue.h"
+#include "rt/rendezvous/bootstrap.h"
+#include "rt/runtime.h"
+#include "rt/tuning_table.h"
+#include "rt/work.h"
+
+namespace chorus::rt {
+
+// One backend instance (mpi, gloo or shm) over the world or a group: its progress lanes, how its
+// ranks agree on calls, its named algorithms, and whether a failure left it unusable.
+struct Communicator {
+  std::unique_ptr<Backend> backend;
+  // Lane 0 runs collectives (and everything, if the backend cannot take concurrent calls);
+  // lanes 1 and 2 run the application's sends and receives.
+  struct Lane {
+    std::unique_ptr<ProgressQueue> queue;
+    std::shared_ptr<BackendActivity> activity;
+  };
+  Lane lanes[3];
+  int lane_count = 1;
+  Lane& lane_for(OpKind op) {
+    if (lane_count == 1) return lanes[0];
+    return op == OpKind::send ? lanes[1] : op == OpKind::recv ? lanes[2] : lanes[0];
+  }
+  int world_size = 1;  // backend->size(), without a virtual call
+  // How this backend's ranks agree on each collective's call: on its own data path (none
+  // here), by the runtime's digest exchange (agreement.h), or checking mode's full comparison.
+  enum class Agreement { none, digest, full } agreement = Agreement::none;
+  bool takes_avg = false;  // backend->takes_avg()
+  // Agreement::none because the backend agrees on its own data path (shm): calls with a named
+  // algorithm, which run outside that path, agree by digest all the same.
+  bool agree_named = false;
+  std::atomic<std::uint64_t> sequence{0};  // collectives issued
+  std::atomic<bool> is_broken{false};      // a communication failure left the backend unusable
+  bool broken_by_disagreement = false;     // that failure was a DisagreementError (guarded by broken_mutex)
+  std::mutex broken_mutex;
+  std::string broken;  // why (guarded by broken_mutex)
+  // A group's errors name group ranks; this note (appended to them) maps them to world ranks.
+  std::string group_note;
+  std::string label;  // the backend's or group's name (communication log)
+  // The backend's named algorithms per operation (Backend::algorithms, indexed by OpKind) and
+  // the labels the communication log gives operations run with them ("mpi:ring").
+  std::array<std::vector<std::string>, std::size(kAllOpKinds)> algorithms, algorithm_labels;
+  const std::vector<std::string>& algorithms_of(OpKind op) const { return algorithms[static_cast<std::size_t>(op)]; }
+  // The label of an operation run with `algorithm` (0: the backend's own choice).
+  const std::string& label_of(OpKind op, std::size_t algorithm) const {
+    return algorithm == 0 ? label : algorithm_labels[static_cast<std::size_t>(op)][algorithm - 1];
+  }
+  // The reduction the backend runs: avg as sum unless the backend takes avg.
+  ReduceOp wire_op(ReduceOp op) const { return op == ReduceOp::avg && !takes_avg ? ReduceOp::sum : op; }
+  // Whether calls with `algorithm` agree before they run (agreement.h, checking.h).
+  bool agrees(std::size_t algorithm) const {
+    return agreement != Agreement::none || (algorithm != 0 && agree_named);
+  }
+};
+
+class Runtime {
+ public:
+  // What init() does: finds the world (InitOptions::world, else the environment) and sets up
+  // `backends` (names, or auto / all).
+  Runtime(const std::vector<std::string>& backends, const InitOptions& options);
+  // What finalize() does (runtime.h).
+  ~Runtime();
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+
+  // Issues `call` on the backend or group `name` ("auto", "backend:algorithm" for the
+  // operations that take one): validated, agreed on, run inline or on the lane.
+  Work issue(std::string_view name, Call call, bool async_op);
+
+  int rank(std::string_view name);
+  int size(std::string_view name);
+  const std::vector<std::string>& backends() const { return order_; }
+  std::string resolve_backend(std::string_view name, OpKind op, std::size_t bytes);
+  std::vector<std::string> algorithm_names(std::string_view name, OpKind op);
+  bool is_native(std::string_view name, OpKind op);
+  const TuningTable* tuning_table() const { return tuning_ ? &*tuning_ : nullptr; }
+  void synchronize(const std::vector<std::string>& names);
+
+  void split(const std::string& name, std::string_view backend, int color, int key);
+  void new_group(const std::string& name, const std::vector<int>& ranks, std::string_view backend);
+  void member_group(const std::string& name, const std::vector<int>& world_ranks, std::string_view backend);
+  std::vector<int> group_ranks(std::string_view name);
+
+ private:
+  // The hot path: a linear scan of the few names beats a map lookup. `algorithm` (operations
+  // that take one, and rank/size lookups as barrier): 0 for the backend's own choice, else 1 +
+  // the index of a named algorithm ("mpi:ring", or "auto" choosing one from the tuning table).
+  Communicator& find(std::string_view name, OpKind op, std::size_t bytes, std::size_t* algorithm = nullptr);
+  Communicator& find_slow(std::string_view name, OpKind op, std::size_t bytes, std::size_t* algorithm);
+  std::string pick_backend(OpKind op, std::size_t bytes) const;
+  template <typename Body>
+  Work submit(Communicator& c, const std::string& label, OpKind op, std::size_t count, DType dtype, bool async_op,
+              std::optional<CallSignature> sig, Body body);
+  std::unique_ptr<Communicator> make_communicator(const std::string& kind, const std::string& label,
+                                                  const BackendContext& ctx) const;
+  BackendContext world_context(const std::string& key_prefix, std::vector<int> world_ranks = {}) const;
+  void add_group(const std::string& name, const std::string& kind, std::vector<int> world_ranks,
+                 const std::string& key_prefix, int color, int key);
+  void check_group_name(const std::string& name, const std::string& where) const;
+  std::string group_key_base(const char* kind, const std::string& name) const;
+  void finalize();
+  void quiesce(std::chrono::steady_clock::time_point deadline) const;
+  void leave_without_waiting(const std::string& failure) const;
+
+  World world_;
+  std::map<std::string, std::unique_ptr<Communicator>> communicators_;  // backends and groups, by name
+  std::vector<std::string> order_;    // initialised backends in preference order
+  std::vector<std::string> groups_;   // groups of this rank, in creation order
+  std::map<std::string, std::vector<int>, std::less<>> members_;  // group -> world ranks
+  std::vector<std::string> not_member_;  // groups created while this rank joined none
+  // The same names, for the lookup on every call: append-only and lock-free, so that a thread
+  // issuing operations (tensor fusion's cycle thread) may look names up while another creates a
+  // group. Names past its capacity are found through `communicators_` under `mutex_`.
+  struct FastIndex {
+    static constexpr std::size_t kCapacity = 64;
+    std::array<std::pair<std::string, Communicator*>, kCapacity> entries;
+    std::atomic<std::size_t> count{0};
+    void add(const std::string& name, Communicator* c) {  // one writer at a time (mutex_)
+      const std::size_t n = count.load(std::memory_order_relaxed);
+      if (n == kCapacity) return;
+      entries[n] = {name, c};
+      count.store(n + 1, std::memory_order_release);
+    }
+  } fast_;
+  std::mutex mutex_;  // guards `communicators_` against a group created while another thread looks up
+  int generation_ = 0;  // this runtime's number among its rank's runtimes on this run (store keys)
+  bool check_ = false;
+  bool agree_ = true;  // InitOptions::agree
+  std::optional<TuningTable> tuning_;
+  // Null: not logging. Shared with queued operations: a broken backend left alive by finalize()
+  // may still end one after the runtime is gone.
+  std::shared_ptr<CommLog> log_;
+};
+
+// Backend names are 3-4 bytes: a constant-length memcmp compiles to two loads and a compare,
+// where std::string's operator== calls memcmp.
+inline bool same_name(const std::string& a, std::string_view b) {
+  const std::size_t n = b.size();
+  if (a.size() != n) return false;
+  if (n == 3) return std::memcmp(a.data(), b.data(), 3) == 0;
+  if (n == 4) return std::memcmp(a.data(), b.data(), 4) == 0;
+  return std::memcmp(a.data(), b.data(), n) == 0;
+}
+
+[[gnu::always_inline]] inline Communicator& Runtime::find(std::string_view name, OpKind op, std::size_t bytes,
+                                                          std::size_t* algorithm) {
+  const std::size_t n = fast_.count.load(std::memory_order_acquire);
+  for (std::size_t i = 0; i < n; ++i)
+    if (same_name(fast_.entries[i].first, name)) return *fast_.entries[i].second;
+  return find_slow(name, op, bytes, algorithm);
+}
+
+// The backends a runtime can set up, in the default preference order for "auto".
+inline const std::vector<std::string>& known_backends() {
+  static const std::vector<std::string> kKnown = {"shm", "mpi", "gloo"};
+  return kKnown;
+}
+
+}  // namespace chorus::rt

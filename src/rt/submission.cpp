@@ -1,0 +1,137 @@
+// Issuing one operation: validation, the agreement on the call, inline or on the lane, the
+// communication log, and a backend left broken by a communication failure.
+#include <fmt/format.h>
+#include <string>
+
+#include "rt/agreement.h"
+#include "rt/dispatch.h"
+#include "rt/errors.h"
+#include "rt/runtime_instance.h"
+#include "rt/validation.h"
+
+namespace chorus::rt {
+
+namespace {
+
+[[noreturn, gnu::cold, gnu::noinline]] void throw_broken(Communicator& c) {
+  std::lock_guard lock(c.broken_mutex);
+  throw CommError(fmt::format("backend {} is unusable after an earlier failure: {}", c.backend->name(), c.broken));
+}
+
+[[gnu::cold, gnu::noinline]] void mark_broken(Communicator& c, const CommError& e) {
+  std::lock_guard lock(c.broken_mutex);
+  if (c.broken.empty()) {
+    c.broken = e.what();
+    c.broken_by_disagreement = dynamic_cast<const DisagreementError*>(&e) != nullptr;
+  }
+  c.is_broken.store(true, std::memory_order_release);
+}
+
+// Rethrows a group's failure with its ranks mapped to world ranks (same exception type).
+[[noreturn, gnu::cold, gnu::noinline]] void rethrow_in_group(const Communicator& c, const CommError& e) {
+  const std::string what = std::string(e.what()) + " " + c.group_note;
+  if (dynamic_cast<const TimeoutError*>(&e) != nullptr) throw TimeoutError(what);
+  if (dynamic_cast<const DisagreementError*>(&e) != nullptr) throw DisagreementError(what);
+  throw CommError(what);
+}
+
+// Runs one operation on the communicator's backend (on whichever thread owns the lane):
+// refuses a broken backend, agrees on the call first (`sig` non-null), and marks the backend
+// broken on a communication failure.
+template <typename Body>
+[[gnu::always_inline]] inline void run_op(Communicator& c, const CallSignature* sig, Body& body) {
+  if (c.is_broken.load(std::memory_order_acquire)) [[unlikely]] throw_broken(c);
+  try {
+    if (sig != nullptr) {
+      if (c.agreement == Communicator::Agreement::full) check_agreement(*c.backend, *sig);
+      else if (agree(*c.backend, *sig)) return;  // the exchange carried the call itself
+    }
+    body(*c.backend);
+  } catch (const CommError& e) {
+    mark_broken(c, e);
+    if (!c.group_note.empty() && std::string_view(e.what()).find(c.group_note) == std::string_view::npos)
+      rethrow_in_group(c, e);
+    throw;
+  }
+}
+
+}  // namespace
+
+// Issues `body` on the communicator: inline when synchronous and the lane is idle, else through
+// the lane's queue. With a communication log, the operation's issue, start and end times are
+// recorded under `label` (the communicator's name, or "mpi:ring").
+template <typename Body>
+Work Runtime::submit(Communicator& c, const std::string& label, OpKind op, std::size_t count, DType dtype,
+                     bool async_op, std::optional<CallSignature> sig, Body body) {
+  CommLog* log = log_.get();
+  const std::int64_t issue = log != nullptr ? steady_now_ns() : 0;
+  // Issuing from several threads onto one backend is allowed, but their relative order is
+  // then up to the application (all ranks must agree on it).
+  // Only collectives are numbered: point-to-point traffic legitimately differs between ranks.
+  if (sig) sig->sequence = c.sequence.fetch_add(1, std::memory_order_relaxed);
+  Communicator::Lane& lane = c.lane_for(op);
+  if (!async_op && lane.queue->try_claim()) {
+    // Synchronous on an idle lane: run here, no task object, no copies of the signature.
+    struct Release {
+      ProgressQueue& queue;
+      ~Release() { queue.release(); }
+    } release{*lane.queue};
+    if (log == nullptr) [[likely]] {
+      run_op(c, sig ? &*sig : nullptr, body);
+      return Work();
+    }
+    try {
+      run_op(c, sig ? &*sig : nullptr, body);
+    } catch (...) {
+      log->record(label, {op, count, dtype, async_op, false, issue, issue, steady_now_ns()});
+      throw;
+    }
+    log->record(label, {op, count, dtype, async_op, true, issue, issue, steady_now_ns()});
+    return Work();
+  }
+  auto state = std::make_shared<WorkState>(
+      fmt::format("rank {}: {} on {} ({} x {})", c.backend->rank(), to_string(op), c.backend->name(), count,
+                  to_string(dtype)),
+      lane.activity, lane.queue.get());
+  lane.queue->post([state, &c, sig = std::move(sig), body = std::move(body), activity = lane.activity,
+                    log = log != nullptr ? log_ : nullptr, label = &label, op, count, dtype, async_op, issue]() mutable {
+    const auto start = steady_now_ns();
+    activity->running_since_ns.store(start);
+    try {
+      run_op(c, sig ? &*sig : nullptr, body);
+    } catch (...) {
+      activity->running_since_ns.store(0);
+      if (log != nullptr) log->record(*label, {op, count, dtype, async_op, false, issue, start, steady_now_ns()});
+      state->complete(std::current_exception());
+      return;
+    }
+    activity->running_since_ns.store(0);
+    if (log != nullptr) log->record(*label, {op, count, dtype, async_op, true, issue, start, steady_now_ns()});
+    state->complete(nullptr);
+  });
+  Work w(state);
+  if (!async_op) w.wait();
+  return w;
+}
+
+Work Runtime::issue(std::string_view name, Call call, bool async_op) {
+  const OpTraits& t = traits(call.op);
+  std::size_t algorithm = 0;
+  Communicator& c = find(name, call.op, call.bytes(), t.takes_algorithm ? &algorithm : nullptr);
+  const Backend& b = *c.backend;
+  validate(b, call);
+  // The count the log shows: what this rank sends (the vector forms without one: to itself).
+  const std::size_t count = call.op == OpKind::all_to_all || call.op == OpKind::all_to_allv
+                                ? call.send_counts[static_cast<std::size_t>(b.rank())]
+                                : call.count;
+  std::optional<CallSignature> sig;
+  // Collectives agree first when the communicator does (agreement.h); on shm, calls with a
+  // named algorithm do too: those run on the runtime's point-to-point algorithms, outside shm's
+  // own signature check.
+  if (t.collective && c.agrees(algorithm)) sig = signature_of(call, b.rank(), c.world_size, algorithm);
+  const ReduceOp wire = c.wire_op(call.reduce_op);
+  return submit(c, c.label_of(call.op, algorithm), call.op, count, call.dtype, async_op, std::move(sig),
+                [call = std::move(call), algorithm, wire](Backend& x) { dispatch(x, call, algorithm, wire); });
+}
+
+}  // namespace chorus::rt

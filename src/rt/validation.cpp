@@ -1,0 +1,113 @@
+#include "rt/validation.h"
+
+#include <fmt/format.h>
+#include <string>
+
+#include "core/error.h"
+
+namespace chorus::rt {
+
+namespace {
+
+template <typename Message>
+[[noreturn, gnu::cold, gnu::noinline]] void input_error(const Backend& b, OpKind op, Message& what) {
+  throw InputError(fmt::format("{} on {}, rank {}", to_string(op), b.name(), b.rank()), what());
+}
+
+// `what` gives the message: formatted only on failure (this is the hot path), out of line so
+// the check itself inlines to a compare and a branch.
+template <typename Message>
+inline void require(bool ok, const Backend& b, OpKind op, Message&& what) {
+  if (!ok) [[unlikely]] input_error(b, op, what);
+}
+
+inline void require_buffer(const Backend& b, OpKind op, const void* p, std::size_t count, const char* name) {
+  require(count == 0 || p != nullptr, b, op, [&] { return fmt::format("{} is null but count is {}", name, count); });
+}
+
+void require_counts(const Backend& b, OpKind op, const Counts& v, const char* name) {
+  require(v.size() == static_cast<std::size_t>(b.size()), b, op,
+          [&] { return fmt::format("{} has {} entries; the world has {} ranks", name, v.size(), b.size()); });
+}
+
+// A buffer of `count` elements read or written at `place`: named "input" / "output" (with "at
+// root" where only the root has it), or "buffer" for the operations of one buffer.
+void require_place(const Backend& b, const Call& c, Place place, const void* p, const char* name) {
+  if (place == Place::none || (place == Place::root_only && b.rank() != c.root)) return;
+  const bool one_buffer = c.op == OpKind::send || c.op == OpKind::recv || c.op == OpKind::broadcast;
+  if (one_buffer) name = "buffer";
+  if (place == Place::root_only) {
+    require(c.count == 0 || p != nullptr, b, c.op,
+            [&] { return fmt::format("{} at root is null but count is {}", name, c.count); });
+    return;
+  }
+  require_buffer(b, c.op, p, c.count, name);
+}
+
+void require_vector_form(const Backend& b, const Call& c) {
+  const bool at_root = b.rank() == c.root;
+  switch (c.op) {
+    case OpKind::all_to_all:
+      require(c.ins.size() == static_cast<std::size_t>(b.size()) && c.outs.size() == c.ins.size(), b, c.op, [&] {
+        return fmt::format("need {} input and output buffers, got {} and {}", b.size(), c.ins.size(), c.outs.size());
+      });
+      require_counts(b, c.op, c.send_counts, "input counts");
+      require_counts(b, c.op, c.recv_counts, "output counts");
+      for (std::size_t j = 0; j < c.ins.size(); ++j) {
+        require_buffer(b, c.op, c.ins[j], c.send_counts[j], "an input buffer");
+        require_buffer(b, c.op, c.outs[j], c.recv_counts[j], "an output buffer");
+      }
+      return;
+    case OpKind::all_gatherv:
+      require_counts(b, c.op, c.recv_counts, "counts");
+      require_counts(b, c.op, c.recv_displs, "displacements");
+      require(c.recv_counts[static_cast<std::size_t>(b.rank())] == c.count, b, c.op, [&] {
+        return fmt::format("counts[{}] = {} but this rank sends {}", b.rank(),
+                           c.recv_counts[static_cast<std::size_t>(b.rank())], c.count);
+      });
+      return;
+    case OpKind::gatherv:
+      if (at_root) {
+        require_counts(b, c.op, c.recv_counts, "counts");
+        require_counts(b, c.op, c.recv_displs, "displacements");
+      }
+      return;
+    case OpKind::scatterv:
+      if (at_root) {
+        require_counts(b, c.op, c.send_counts, "counts");
+        require_counts(b, c.op, c.send_displs, "displacements");
+      }
+      return;
+    case OpKind::all_to_allv:
+      require_counts(b, c.op, c.send_counts, "send counts");
+      require_counts(b, c.op, c.send_displs, "send displacements");
+      require_counts(b, c.op, c.recv_counts, "receive counts");
+      require_counts(b, c.op, c.recv_displs, "receive displacements");
+      return;
+    default:
+      return;
+  }
+}
+
+}  // namespace
+
+void validate(const Backend& b, const Call& c) {
+  const OpTraits& t = traits(c.op);
+  if (t.rooted)
+    require(c.root >= 0 && c.root < b.size(), b, c.op,
+            [&] { return fmt::format("root {} is not a rank of this world (size {})", c.root, b.size()); });
+  if (!t.collective) {
+    const bool to = c.op == OpKind::send;
+    require(c.root >= 0 && c.root < b.size() && c.root != b.rank(), b, c.op, [&] {
+      return fmt::format("{} {} must be another rank of this world (size {})", to ? "destination" : "source", c.root,
+                         b.size());
+    });
+  }
+  require_place(b, c, t.input, c.in, "input");
+  require_place(b, c, t.output, c.out, "output");
+  if (c.op == OpKind::all_to_all_single)
+    require(c.in != c.out || c.count == 0, b, c.op, [] { return std::string("input and output must not be the same buffer"); });
+  if (!t.uniform_count) require_vector_form(b, c);
+}
+
+}  // namespace chorus::rt
