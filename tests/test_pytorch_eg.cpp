@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <fstream>
+#include <functional>
+#include <map>
 #include <sstream>
 
 #include "core/error.h"
@@ -253,6 +255,53 @@ TEST(PytorchEg, BadProfilerTracesNameFileEventAndField) {
   missing.profiler_trace = dir + "/no_such_trace.json";
   EXPECT_THROW(workload::import_execution_graph(read_graph("alltoall.0.json"), "alltoall.0.json", pair, missing),
                InputError);
+}
+
+TEST(PytorchEg, ProcessGroupsTheUserNames) {
+  // torch 1.13 records no group (c10d::allreduce_'s ProcessGroup input is "<Object>", new_group
+  // leaves no node): collectives span the whole network unless collective_dims says otherwise.
+  // On a 2 x 4 network, an all-gather of 100 floats per NPU: over dimension 0 its result is
+  // 400 x 2 = 800 bytes, over both 400 x 8 = 3200; collective 2, an all-reduce of 16 floats,
+  // over dimension 1: 64 bytes on {1}.
+  net::Network net;
+  net.name = "2x4";
+  net.dims.push_back(net::Dimension{net::DimKind::kFullyConnected, 2, 8.0, 1, 0});
+  net.dims.push_back(net::Dimension{net::DimKind::kFullyConnected, 4, 8.0, 1, 0});
+  const std::string graph = R"j({"schema": "1.0.1", "nodes": [
+    {"name": "[pytorch|profiler|execution_graph|thread]", "id": 2, "parent": 1, "tid": 1, "inputs": [],
+     "input_shapes": [], "input_types": [], "outputs": [], "output_shapes": [], "output_types": []},
+    {"name": "gloo:all_gather", "id": 5, "parent": 2, "tid": 1, "inputs": [[1, 10, 0, 100, 4, "cpu"]],
+     "input_shapes": [[100]], "input_types": ["Tensor(float)"], "outputs": [], "output_shapes": [], "output_types": []},
+    {"name": "gloo:all_reduce", "id": 6, "parent": 2, "tid": 1, "inputs": [[2, 11, 0, 16, 4, "cpu"]],
+     "input_shapes": [[16]], "input_types": ["Tensor(float)"], "outputs": [], "output_shapes": [], "output_types": []}]})j";
+  const auto whole = workload::import_execution_graph(graph, "g.json", net);
+  EXPECT_EQ(whole.nodes[0].dims, (std::vector<int>{0, 1}));
+  EXPECT_DOUBLE_EQ(whole.nodes[0].bytes, 3200);
+  workload::ExecutionGraphOptions o;
+  o.collective_dims = workload::parse_collective_dims("1=0;2=1", "--collective-dims");
+  const auto split = workload::import_execution_graph(graph, "g.json", net, o);
+  EXPECT_EQ(split.nodes[0].dims, (std::vector<int>{0}));
+  EXPECT_DOUBLE_EQ(split.nodes[0].bytes, 800);
+  EXPECT_EQ(split.nodes[1].dims, (std::vector<int>{1}));
+  EXPECT_DOUBLE_EQ(split.nodes[1].bytes, 64);
+  EXPECT_EQ(workload::parse_collective_dims("2=1,0;", "f"), (std::map<int, std::vector<int>>{{2, {1, 0}}}));
+  auto expect_error = [&](const std::function<void()>& f, const std::vector<std::string>& needles) {
+    try {
+      f();
+      ADD_FAILURE() << "no error; expected " << needles.front();
+    } catch (const InputError& e) {
+      for (const auto& n : needles) EXPECT_NE(std::string(e.what()).find(n), std::string::npos) << e.what();
+    }
+  };
+  for (const auto* bad : {"x=0", "1=", "0=1", "1:0", "1=0,,1", "1=-1"})
+    expect_error([&] { workload::parse_collective_dims(bad, "--collective-dims"); }, {"--collective-dims", "expected"});
+  expect_error([&] { workload::parse_collective_dims("1=0;1=1", "--collective-dims"); }, {"collective 1 given twice"});
+  o.collective_dims = {{3, {0}}};
+  expect_error([&] { workload::import_execution_graph(graph, "g.json", net, o); }, {"g.json", "collective 3", "has 2 collective"});
+  o.collective_dims = {{1, {2}}};
+  expect_error([&] { workload::import_execution_graph(graph, "g.json", net, o); }, {"g.json", "collective 1", "in 0..1", "got 2"});
+  o.collective_dims = {{1, {0, 0}}};
+  expect_error([&] { workload::import_execution_graph(graph, "g.json", net, o); }, {"collective 1", "distinct"});
 }
 
 TEST(PytorchEg, KinetoRecordFunctionIdsMatchTheGraphsRfId) {

@@ -230,6 +230,44 @@ std::string apply_profiler_trace(std::vector<Node>& window, const std::vector<st
 
 }  // namespace
 
+std::map<int, std::vector<int>> parse_collective_dims(const std::string& text, const std::string& where) {
+  std::map<int, std::vector<int>> out;
+  auto number = [&](const std::string& s, const std::string& entry, int min) {
+    std::size_t used = 0;
+    int v = 0;
+    try {
+      v = std::stoi(s, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (s.empty() || used != s.size() || v < min)
+      throw InputError(where, fmt::format("'{}': expected COLLECTIVE=DIM[,DIM...] (collective from 1, dimensions from 0), "
+                                          "got '{}'", entry, s));
+    return v;
+  };
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const auto end = std::min(text.find(';', start), text.size());
+    const auto entry = text.substr(start, end - start);
+    start = end + 1;
+    if (entry.empty()) continue;
+    const auto eq = entry.find('=');
+    if (eq == std::string::npos)
+      throw InputError(where, fmt::format("'{}': expected COLLECTIVE=DIM[,DIM...]", entry));
+    const int k = number(entry.substr(0, eq), entry, 1);
+    std::vector<int> dims;
+    const auto list = entry.substr(eq + 1);
+    std::size_t from = 0;
+    while (from <= list.size()) {
+      const auto comma = std::min(list.find(',', from), list.size());
+      dims.push_back(number(list.substr(from, comma - from), entry, 0));
+      from = comma + 1;
+    }
+    if (!out.emplace(k, std::move(dims)).second) throw InputError(where, fmt::format("collective {} given twice", k));
+  }
+  return out;
+}
+
 bool looks_like_execution_graph(const std::string& text) {
   const auto first = text.find_first_not_of(" \t\r\n");
   if (first == std::string::npos || text[first] != '{') return false;
@@ -289,12 +327,17 @@ Dag import_execution_graph(const std::string& text, const std::string& source, c
   std::sort(ops.begin(), ops.end(), [&](std::size_t a, std::size_t b) { return nodes[a].id < nodes[b].id; });
   if (ops.empty()) throw InputError(source, "the graph has no operator under a thread's root node");
 
-  double group = 1;
   std::vector<int> all;
-  for (int d = 0; d < network.num_dims(); ++d) {
-    all.push_back(d);
-    group *= network.dims[static_cast<size_t>(d)].size;
+  for (int d = 0; d < network.num_dims(); ++d) all.push_back(d);
+  for (const auto& [number, dims] : options.collective_dims) {
+    std::set<int> seen;
+    for (int d : dims)
+      if (d < 0 || d >= network.num_dims() || !seen.insert(d).second)
+        throw InputError(source, fmt::format("collective {} (collective_dims): dimensions must be distinct, in 0..{}, "
+                                             "got {}", number, network.num_dims() - 1, fmt::join(dims, ",")));
+    if (dims.empty()) throw InputError(source, fmt::format("collective {} (collective_dims): no dimension", number));
   }
+  int collectives = 0;
   std::vector<Node> window;
   std::map<std::int64_t, int> last_writer;               // storage -> DAG node that last wrote it
   std::map<std::int64_t, int> last_compute;              // thread -> its last compute node (issue order)
@@ -328,9 +371,14 @@ Dag import_execution_graph(const std::string& text, const std::string& source, c
                                    "reduce_scatter and all_to_all", g.name));
       n.kind = NodeKind::kComm;
       n.op = *op;
-      n.dims = all;  // the graph does not record the process group's ranks: the whole network
+      // The graph does not record the process group's ranks: the whole network unless the user
+      // says which dimensions the group spans.
+      const auto given = options.collective_dims.find(++collectives);
+      n.dims = given == options.collective_dims.end() ? all : given->second;
       n.group = n.op == coll::CollectiveOp::kAllToAll ? CommGroup::kModelParallel : CommGroup::kDataParallel;
       for (const auto& t : inputs) n.bytes += t.bytes;
+      double group = 1;
+      for (int d : n.dims) group *= network.dims[static_cast<size_t>(d)].size;
       if (n.op == coll::CollectiveOp::kAllGather) n.bytes *= group;  // chorus sizes an all-gather by its result
       if (n.op == coll::CollectiveOp::kAllReduce) {
         for (const auto& t : inputs) last_writer[t.storage] = index;  // in place: readers of the tensor wait
@@ -378,6 +426,9 @@ Dag import_execution_graph(const std::string& text, const std::string& source, c
     n.deps.erase(std::unique(n.deps.begin(), n.deps.end()), n.deps.end());
     window.push_back(std::move(n));
   }
+  if (!options.collective_dims.empty() && options.collective_dims.rbegin()->first > collectives)
+    throw InputError(source, fmt::format("collective {} (collective_dims): the graph has {} collective(s)",
+                                         options.collective_dims.rbegin()->first, collectives));
   if (!options.profiler_trace.empty()) {
     auto note = apply_profiler_trace(window, ops, nodes, root, source, options.profiler_trace);
     if (notes) *notes = std::move(note);

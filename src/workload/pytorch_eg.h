@@ -9,7 +9,9 @@
 // the data flow (tensor storages). With a torch profiler trace, the compute operators' durations
 // are the measured ones.
 // What maps to what: docs/workloads.md, "PyTorch execution graphs".
+#include <map>
 #include <string>
+#include <vector>
 
 #include "net/network.h"
 #include "workload/dag.h"
@@ -21,7 +23,15 @@ struct ExecutionGraphOptions {
   // A torch profiler trace of the same window and rank (workload/torch_profiler_trace.h): the
   // compute operators it has events of take their measured durations instead of the roofline's.
   std::string profiler_trace;  // its path; empty: none
+  // The network dimensions a collective's process group spans, by the collective's number (1: the
+  // graph's first, in issue order, as --check-ranks counts them). torch 1.13's graph does not
+  // record a collective's group; collectives not given span every dimension.
+  std::map<int, std::vector<int>> collective_dims;
 };
+
+// "K=D[,D...][;K=D...]" (collective number = its dimensions, 0-based) into collective_dims;
+// throws InputError naming `where` and the entry.
+std::map<int, std::vector<int>> parse_collective_dims(const std::string& text, const std::string& where);
 
 // True if `text` is a JSON object with `schema` and `nodes` (cheap check of its start and keys).
 bool looks_like_execution_graph(const std::string& text);

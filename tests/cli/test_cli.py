@@ -532,6 +532,21 @@ class SimWorkload(unittest.TestCase):
             self.assertIn("g.1.json (rank 1): collective 1 ('gloo:all_to_all #26'): field op", r.stderr)
         self.assertEqual(chorus("sim", "workload", "--workload", path, "--check-ranks", "-i", "1").returncode, 0)
 
+    def test_pytorch_collective_dims(self):
+        # --collective-dims: the dimensions a collective's group spans (the graph does not record
+        # them). ddp.0.json has one collective, the bucket's all-reduce.
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "pytorch_eg", "ddp.0.json")
+        r = chorus("sim", "workload", "--json", "--workload", path, "--collective-dims", "1=0", "-i", "1")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        for value, needle in (("2=0", "collective 2 (collective_dims): the graph has 1 collective"),
+                              ("1=7", "in 0..2, got 7"), ("one=0", "--collective-dims: 'one=0': expected")):
+            r = chorus("sim", "workload", "--workload", path, "--collective-dims", value)
+            self.assertEqual(r.returncode, 2, (value, r.stderr))
+            self.assertIn(needle, r.stderr)
+        r = chorus("sim", "workload", "--workload", "resnet152", "--collective-dims", "1=0")
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("--collective-dims: applies to PyTorch execution graphs only", r.stderr)
+
     def test_pytorch_profiler_trace(self):
         # --profile-trace: the operators take the durations of the torch profiler trace recorded
         # around the same window. alltoall.0.trace.json by hand: linear 281 us, empty_like 42 us,
