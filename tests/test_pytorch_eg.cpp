@@ -1,22 +1,28 @@
 // PyTorch execution graphs (workload/pytorch_eg): graphs recorded here with Debian's torch 1.13
 // (tests/data/pytorch_eg/record_graphs.py: a DDP step, an all-to-all between two linear layers)
 // imported with hand-derived FLOPs, sizes and timelines; malformed graphs name the file, node
-// id and field.
+// id and field. With the torch profiler traces recorded around the same windows
+// (<name>.<rank>.trace.json), the operators take the durations read from those files.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <fstream>
+#include <functional>
+#include <map>
 #include <sstream>
 
 #include "core/error.h"
 #include "sim/dag_executor.h"
 #include "tests/hand_timelines.h"
 #include "workload/pytorch_eg.h"
+#include "workload/torch_profiler_trace.h"
 
 namespace chorus {
 namespace {
 
 using workload::NodeKind;
+
+std::string data_path(const std::string& name) { return std::string(CHORUS_TEST_DATA_DIR) + "/pytorch_eg/" + name; }
 
 std::string read_graph(const std::string& name) {
   std::ifstream in(std::string(CHORUS_TEST_DATA_DIR) + "/pytorch_eg/" + name);
@@ -84,6 +90,244 @@ TEST(PytorchEg, DdpStepFlopsBucketAndDataFlow) {
   EXPECT_EQ(copies, 4);
   EXPECT_EQ(find(dag, "Optimizer.step")->compute, workload::ComputeKind::kOptimizer);
   EXPECT_GT(test_support::run(dag, pair).result.total_ns, 0);
+}
+
+TEST(PytorchEg, CollectiveRecordsInsideAnOperatorAreLifted) {
+  // torch 1.13 files a backend's record under whatever operator is open when it finishes: in
+  // ddp.0.json the step's gloo:all_reduce (node 233) sits under c10d::allreduce_ (232) under the
+  // last AccumulateGrad (222); in ddp.1.json it is an operator of its own (232). Both ranks
+  // import one all-reduce of the 676-float bucket, after the AccumulateGrad, and the same FLOPs.
+  const auto pair = test_support::pair_network();
+  for (const auto* file : {"ddp.0.json", "ddp.1.json"}) {
+    const auto dag = workload::import_execution_graph(read_graph(file), file, pair);
+    std::vector<int> comms;
+    double flops = 0;
+    for (std::size_t k = 0; k < dag.nodes.size(); ++k) {
+      flops += dag.nodes[k].flops;
+      if (dag.nodes[k].kind == NodeKind::kComm) comms.push_back(static_cast<int>(k));
+    }
+    ASSERT_EQ(comms.size(), 1u) << file;
+    const auto& ar = dag.nodes[static_cast<size_t>(comms[0])];
+    EXPECT_EQ(ar.op, coll::CollectiveOp::kAllReduce) << file;
+    EXPECT_DOUBLE_EQ(ar.bytes, 676.0 * 4) << file;
+    EXPECT_DOUBLE_EQ(flops, 2.0 * (4096 + 1024 + 1024 + 1024 + 4096)) << file;
+    // 27 compute operators around it (the recorded step's operators under the thread's root).
+    EXPECT_EQ(dag.nodes.size(), 28u) << file;
+    ASSERT_FALSE(ar.deps.empty()) << file;
+    EXPECT_NE(dag.nodes[static_cast<size_t>(ar.deps.back())].name.find("AccumulateGrad"), std::string::npos) << file;
+  }
+}
+
+TEST(PytorchEg, ProfilerTraceReaderTopLevelEventsAndCollectiveTime) {
+  // A Kineto-style trace by hand: a step annotation and a Python frame around the operators are
+  // skipped; aten::linear [10, 40) holds aten::addmm; an autograd function [50, 90)
+  // holds c10d::allreduce_ [55, 75) holding gloo work [56, 60); a top-level c10d::broadcast_
+  // [95, 97); a flow event and metadata are skipped; another thread's event is top-level.
+  const std::string trace = R"j({"traceEvents": [
+    {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#3", "pid": 7, "tid": 7, "ts": 0, "dur": 100},
+    {"ph": "X", "cat": "python_function", "name": "train.py(12): step", "pid": 7, "tid": 7, "ts": 5, "dur": 90},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::linear", "pid": 7, "tid": 7, "ts": 10, "dur": 30,
+     "args": {"Record function id": 4}},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::addmm", "pid": 7, "tid": 7, "ts": 12, "dur": 20, "args": {"Record function id": 5}},
+    {"ph": "X", "cat": "cpu_op", "name": "autograd::engine::evaluate_function: X", "pid": 7, "tid": 7, "ts": 50, "dur": 40},
+    {"ph": "X", "cat": "cpu_op", "name": "c10d::allreduce_", "pid": 7, "tid": 7, "ts": 55, "dur": 20},
+    {"ph": "X", "cat": "cpu_op", "name": "c10d::inner", "pid": 7, "tid": 7, "ts": 56, "dur": 4},
+    {"ph": "X", "cat": "cpu_op", "name": "c10d::broadcast_", "pid": 7, "tid": 7, "ts": 95, "dur": 2},
+    {"ph": "s", "name": "flow", "pid": 7, "tid": 7, "ts": 11, "id": 1},
+    {"ph": "M", "name": "thread_name", "pid": 7, "tid": 7, "args": {"name": "main"}},
+    {"ph": "X", "cat": "cpu_op", "name": "gloo:all_reduce", "pid": 7, "tid": 9, "ts": 57, "dur": 30}]})j";
+  const auto t = workload::read_profiler_trace(trace, "t.json");
+  EXPECT_EQ(t.complete_events, 9u);
+  // Top level by start: aten::linear (10), the autograd function (50), gloo:all_reduce (57, its
+  // own thread), c10d::broadcast_ (95).
+  std::vector<std::string> names;
+  for (const auto& e : t.top_level) names.push_back(e.name);
+  ASSERT_EQ(names, (std::vector<std::string>{"aten::linear", "autograd::engine::evaluate_function: X", "gloo:all_reduce",
+                                             "c10d::broadcast_"}));
+  EXPECT_DOUBLE_EQ(t.top_level[0].dur_us, 30);
+  EXPECT_EQ(t.top_level[0].record_function_id, 4);
+  EXPECT_EQ(t.top_level[0].pid, 7);
+  EXPECT_EQ(t.top_level[0].thread, "7/7");
+  EXPECT_EQ(t.top_level[2].thread, "7/9");
+  EXPECT_DOUBLE_EQ(t.top_level[0].collective_us, 0);
+  EXPECT_DOUBLE_EQ(t.top_level[1].collective_us, 20);  // the outermost c10d:: call only, not c10d::inner too
+  EXPECT_DOUBLE_EQ(t.top_level[3].collective_us, 2);   // a c10d:: call of its own is all collective
+  EXPECT_EQ(t.top_level[1].record_function_id, -1);
+}
+
+TEST(PytorchEg, DurationsFromTheProfilerTraceTimelineByHand) {
+  // alltoall.0.trace.json (the legacy profiler's list: Debian's torch 1.13 has no Kineto) has these
+  // top-level events on its thread 1: aten::linear ts 382 dur 281, aten::empty_like ts 738 dur 42,
+  // aten::linear ts 4781 dur 270 (us), and gloo:all_to_all on thread 3; no c10d:: call. The graph's
+  // compute operators linear #9, empty_like #23, linear #31 match them by name and order: 281000,
+  // 42000 and 270000 ns. On the pair at 1 byte/ns the all-to-all (2048 bytes, half sent) takes
+  // 1024 ns after the first linear: 281000..282024; empty_like 281000..323000; the second linear
+  // waits for both: 323000..593000. All compute: 593000 ns of forward; nothing exposed.
+  const auto pair = test_support::pair_network();
+  workload::ExecutionGraphOptions with;
+  with.profiler_trace = data_path("alltoall.0.trace.json");
+  std::string notes;
+  const auto dag = workload::import_execution_graph(read_graph("alltoall.0.json"), "alltoall.0.json", pair, with, &notes);
+  ASSERT_EQ(dag.nodes.size(), 4u);
+  EXPECT_DOUBLE_EQ(dag.nodes[0].duration_ns, 281000);
+  EXPECT_DOUBLE_EQ(dag.nodes[1].duration_ns, 42000);
+  EXPECT_EQ(dag.nodes[2].kind, NodeKind::kComm);
+  EXPECT_DOUBLE_EQ(dag.nodes[3].duration_ns, 270000);
+  EXPECT_NE(notes.find("3 of 3 compute operators took their durations from the trace (by name and order)"),
+            std::string::npos) << notes;
+  sim::WorkloadSimOptions o;
+  o.scheduler = sched::parse_scheduler("baseline");
+  o.chunks_per_collective = 1;
+  const auto r = sim::simulate_workload(dag, pair, o).result;
+  EXPECT_DOUBLE_EQ(r.total_ns, 593000);
+  EXPECT_DOUBLE_EQ(r.forward_compute_ns, 593000);
+  EXPECT_DOUBLE_EQ(r.exposed_mp_comm_ns, 0);
+  // Two iterations repeat the measured window.
+  with.iterations = 2;
+  const auto dag2 = workload::import_execution_graph(read_graph("alltoall.0.json"), "alltoall.0.json", pair, with);
+  EXPECT_DOUBLE_EQ(sim::simulate_workload(dag2, pair, o).result.total_ns, 2 * 593000);
+}
+
+TEST(PytorchEg, DdpDurationsLeaveTheCollectivesIssueOut) {
+  // ddp.0.trace.json: every one of the step's 27 compute operators has a top-level event of its
+  // name, as many as the graph has. By hand from the file: DistributedDataParallel.forward dur
+  // 5588 us holds c10d::broadcast_ 141 and 632 (DDP's broadcasts): 4815 us; the last
+  // AccumulateGrad (ts 8504) dur 6701 holds c10d::allreduce_ 6590: 111 us; Optimizer.step 188 us.
+  const auto pair = test_support::pair_network();
+  workload::ExecutionGraphOptions with;
+  with.profiler_trace = data_path("ddp.0.trace.json");
+  std::string notes;
+  const auto dag = workload::import_execution_graph(read_graph("ddp.0.json"), "ddp.0.json", pair, with, &notes);
+  EXPECT_NE(notes.find("27 of 27 compute operators"), std::string::npos) << notes;
+  EXPECT_DOUBLE_EQ(find(dag, "DistributedDataParallel.forward")->duration_ns, 4815000);
+  EXPECT_DOUBLE_EQ(find(dag, "Optimizer.step")->duration_ns, 188000);
+  const workload::Node* last_accumulate = nullptr;
+  for (const auto& n : dag.nodes) {
+    if (n.name.find("AccumulateGrad") != std::string::npos) last_accumulate = &n;
+    if (n.kind == NodeKind::kCompute) {
+      EXPECT_GE(n.duration_ns, 0) << n.name;
+    }
+  }
+  ASSERT_NE(last_accumulate, nullptr);
+  EXPECT_DOUBLE_EQ(last_accumulate->duration_ns, 111000);
+}
+
+TEST(PytorchEg, BadProfilerTracesNameFileEventAndField) {
+  const auto pair = test_support::pair_network();
+  const auto dir = std::string(::testing::TempDir());
+  auto expect_error = [&](const std::string& trace_text, const std::vector<std::string>& needles,
+                          const std::string& graph = "alltoall.0.json") {
+    const auto path = dir + "/chorus_profile_trace.json";
+    {
+      std::ofstream out(path);
+      out << trace_text;
+    }
+    workload::ExecutionGraphOptions with;
+    with.profiler_trace = path;
+    try {
+      workload::import_execution_graph(read_graph(graph), graph, pair, with);
+      ADD_FAILURE() << "no error for " << trace_text.substr(0, 80);
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+      for (const auto& n : needles) EXPECT_NE(std::string(e.what()).find(n), std::string::npos) << e.what();
+    }
+  };
+  const auto good = read_graph("alltoall.0.trace.json");
+  expect_error(good.substr(0, good.size() / 2), {"not JSON", "truncated"});
+  expect_error(R"j({"events": []})j", {"field traceEvents: missing"});
+  expect_error(R"j([{"ph": "X", "ts": 1, "dur": 2, "tid": 1}])j", {"event 0", "field name: missing"});
+  expect_error(R"j([{"ph": "M", "name": "a"}, {"ph": "X", "name": "aten::linear", "ts": 1, "dur": -2, "tid": 1}])j",
+               {"event 1", "field dur", "-2"});
+  expect_error(R"j([{"ph": "X", "name": "aten::linear", "ts": "1", "dur": 2, "tid": 1}])j", {"event 0", "field ts"});
+  expect_error(R"j([{"ph": "X", "name": "aten::linear", "ts": 1, "dur": 2}])j", {"event 0", "field tid: missing"});
+  expect_error(R"j([{"ph": "i", "name": "aten::linear", "ts": 1}])j", {"no complete event"});
+  // Another graph's trace: the DDP step's operators are not the all-to-all's.
+  expect_error(read_graph("ddp.0.trace.json"), {"no top-level event matches a compute operator of alltoall.0.json"});
+  // A Kineto trace of another process (the graph was recorded by pid 13227).
+  expect_error(R"j({"traceEvents": [{"ph": "X", "name": "aten::linear", "pid": 41, "tid": 41, "ts": 1, "dur": 2}]})j",
+               {"field pid", "process(es) 41", "recorded by process 13227"});
+  // Record function ids (Kineto) that name other operators: nothing matches.
+  expect_error(R"j({"traceEvents": [{"ph": "X", "name": "aten::mm", "pid": 13227, "tid": 1, "ts": 1, "dur": 2,
+                                     "args": {"Record function id": 183}}]})j",
+               {"by record function id and name"});
+  // A missing file.
+  workload::ExecutionGraphOptions missing;
+  missing.profiler_trace = dir + "/no_such_trace.json";
+  EXPECT_THROW(workload::import_execution_graph(read_graph("alltoall.0.json"), "alltoall.0.json", pair, missing),
+               InputError);
+}
+
+TEST(PytorchEg, ProcessGroupsTheUserNames) {
+  // torch 1.13 records no group (c10d::allreduce_'s ProcessGroup input is "<Object>", new_group
+  // leaves no node): collectives span the whole network unless collective_dims says otherwise.
+  // On a 2 x 4 network, an all-gather of 100 floats per NPU: over dimension 0 its result is
+  // 400 x 2 = 800 bytes, over both 400 x 8 = 3200; collective 2, an all-reduce of 16 floats,
+  // over dimension 1: 64 bytes on {1}.
+  net::Network net;
+  net.name = "2x4";
+  net.dims.push_back(net::Dimension{net::DimKind::kFullyConnected, 2, 8.0, 1, 0});
+  net.dims.push_back(net::Dimension{net::DimKind::kFullyConnected, 4, 8.0, 1, 0});
+  const std::string graph = R"j({"schema": "1.0.1", "nodes": [
+    {"name": "[pytorch|profiler|execution_graph|thread]", "id": 2, "parent": 1, "tid": 1, "inputs": [],
+     "input_shapes": [], "input_types": [], "outputs": [], "output_shapes": [], "output_types": []},
+    {"name": "gloo:all_gather", "id": 5, "parent": 2, "tid": 1, "inputs": [[1, 10, 0, 100, 4, "cpu"]],
+     "input_shapes": [[100]], "input_types": ["Tensor(float)"], "outputs": [], "output_shapes": [], "output_types": []},
+    {"name": "gloo:all_reduce", "id": 6, "parent": 2, "tid": 1, "inputs": [[2, 11, 0, 16, 4, "cpu"]],
+     "input_shapes": [[16]], "input_types": ["Tensor(float)"], "outputs": [], "output_shapes": [], "output_types": []}]})j";
+  const auto whole = workload::import_execution_graph(graph, "g.json", net);
+  EXPECT_EQ(whole.nodes[0].dims, (std::vector<int>{0, 1}));
+  EXPECT_DOUBLE_EQ(whole.nodes[0].bytes, 3200);
+  workload::ExecutionGraphOptions o;
+  o.collective_dims = workload::parse_collective_dims("1=0;2=1", "--collective-dims");
+  const auto split = workload::import_execution_graph(graph, "g.json", net, o);
+  EXPECT_EQ(split.nodes[0].dims, (std::vector<int>{0}));
+  EXPECT_DOUBLE_EQ(split.nodes[0].bytes, 800);
+  EXPECT_EQ(split.nodes[1].dims, (std::vector<int>{1}));
+  EXPECT_DOUBLE_EQ(split.nodes[1].bytes, 64);
+  EXPECT_EQ(workload::parse_collective_dims("2=1,0;", "f"), (std::map<int, std::vector<int>>{{2, {1, 0}}}));
+  auto expect_error = [&](const std::function<void()>& f, const std::vector<std::string>& needles) {
+    try {
+      f();
+      ADD_FAILURE() << "no error; expected " << needles.front();
+    } catch (const InputError& e) {
+      for (const auto& n : needles) EXPECT_NE(std::string(e.what()).find(n), std::string::npos) << e.what();
+    }
+  };
+  for (const auto* bad : {"x=0", "1=", "0=1", "1:0", "1=0,,1", "1=-1"})
+    expect_error([&] { workload::parse_collective_dims(bad, "--collective-dims"); }, {"--collective-dims", "expected"});
+  expect_error([&] { workload::parse_collective_dims("1=0;1=1", "--collective-dims"); }, {"collective 1 given twice"});
+  o.collective_dims = {{3, {0}}};
+  expect_error([&] { workload::import_execution_graph(graph, "g.json", net, o); }, {"g.json", "collective 3", "has 2 collective"});
+  o.collective_dims = {{1, {2}}};
+  expect_error([&] { workload::import_execution_graph(graph, "g.json", net, o); }, {"g.json", "collective 1", "in 0..1", "got 2"});
+  o.collective_dims = {{1, {0, 0}}};
+  expect_error([&] { workload::import_execution_graph(graph, "g.json", net, o); }, {"collective 1", "distinct"});
+}
+
+TEST(PytorchEg, KinetoRecordFunctionIdsMatchTheGraphsRfId) {
+  // A Kineto-layout trace by hand for alltoall.0.json (pid 13227): its operators' rf_id are
+  // linear #9: 183, empty_like #23: 193, linear #31: 196. Events carry those ids, listed out of
+  // order and with a name-twin of id 999 that must not match: 10, 20 and 30 us.
+  const std::string trace = R"j({"traceEvents": [
+    {"ph": "X", "cat": "cpu_op", "name": "aten::linear", "pid": 13227, "tid": 5, "ts": 900, "dur": 30, "args": {"Record function id": 196}},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::linear", "pid": 13227, "tid": 5, "ts": 100, "dur": 10, "args": {"Record function id": 183}},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::linear", "pid": 13227, "tid": 5, "ts": 50, "dur": 5, "args": {"Record function id": 999}},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::empty_like", "pid": 13227, "tid": 5, "ts": 200, "dur": 20, "args": {"Record function id": 193}}]})j";
+  const auto path = std::string(::testing::TempDir()) + "/chorus_kineto_trace.json";
+  {
+    std::ofstream out(path);
+    out << trace;
+  }
+  workload::ExecutionGraphOptions with;
+  with.profiler_trace = path;
+  std::string notes;
+  const auto dag =
+      workload::import_execution_graph(read_graph("alltoall.0.json"), "alltoall.0.json", test_support::pair_network(), with, &notes);
+  EXPECT_DOUBLE_EQ(dag.nodes[0].duration_ns, 10000);
+  EXPECT_DOUBLE_EQ(dag.nodes[1].duration_ns, 20000);
+  EXPECT_DOUBLE_EQ(dag.nodes[3].duration_ns, 30000);
+  EXPECT_NE(notes.find("3 of 3 compute operators took their durations from the trace (by record function id and name)"),
+            std::string::npos) << notes;
 }
 
 TEST(PytorchEg, AllToAllTimelineByHand) {

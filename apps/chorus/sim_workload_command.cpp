@@ -112,8 +112,9 @@ workload::ZooEntry model_entry(const WorkloadDagArgs& a) {
 workload::Dag make_workload_dag(const WorkloadDagArgs& a, const net::Network& network) {
   if (a.rank < -1) throw InputError("--rank", fmt::format("must be >= 0, got {}", a.rank));
   if (const auto et = workload::chakra_trace_file(a.workload, a.rank); !et.empty()) {
-    if (!a.bucket.empty() || a.no_dp_overlap || pipeline_given(a))
-      throw InputError(a.workload, "--bucket, --no-dp-overlap and the pipeline options do not apply to Chakra traces");
+    if (!a.bucket.empty() || a.no_dp_overlap || pipeline_given(a) || !a.profile_trace.empty() || !a.collective_dims.empty())
+      throw InputError(a.workload, "--bucket, --no-dp-overlap, --profile-trace, --collective-dims and the pipeline options "
+                                   "do not apply to Chakra traces");
     workload::ChakraOptions o;
     o.iterations = a.iterations;
     o.rank = a.rank;
@@ -139,13 +140,20 @@ workload::Dag make_workload_dag(const WorkloadDagArgs& a, const net::Network& ne
       throw InputError(a.workload, "--bucket, --no-dp-overlap and the pipeline options do not apply to PyTorch execution graphs");
     workload::ExecutionGraphOptions o;
     o.iterations = a.iterations;
-    auto dag = workload::import_execution_graph(*graph, a.workload, network, o);
+    o.profiler_trace = a.profile_trace;
+    o.collective_dims = workload::parse_collective_dims(a.collective_dims, "--collective-dims");
+    std::string notes;
+    auto dag = workload::import_execution_graph(*graph, a.workload, network, o, &notes);
+    if (!notes.empty()) fmt::print(stderr, "chorus: {}\n", notes);
+    o.profiler_trace.clear();  // the trace is the simulated rank's; the others' collectives are compared
     if (a.check_ranks)
       check_ranks(a.workload, dag, network.num_npus(), [&](const std::string& file, int) {
         return workload::import_execution_graph(read_text_file(file, "the execution graph"), file, network, o);
       });
     return dag;
   }
+  if (!a.profile_trace.empty() || !a.collective_dims.empty())
+    throw InputError(a.profile_trace.empty() ? "--collective-dims" : "--profile-trace", "applies to PyTorch execution graphs only");
   if (a.check_ranks) throw InputError("--check-ranks", "applies to Chakra traces and PyTorch execution graphs (one file per rank)");
   if (auto text = astra_text(a.workload)) {
     if (!a.bucket.empty() || a.no_dp_overlap || pipeline_given(a))
@@ -246,7 +254,7 @@ void run_sim_workload_on_fabric(const SimWorkloadArgs& a) {
   const auto fabric = net::load_fabric_yaml(a.topology);
   if (a.scheduler_given) throw InputError("--scheduler", "applies to dimension networks; a fabric runs the flow-level model");
   if (a.chunks_given) throw InputError("--chunks", "applies to dimension networks; a fabric runs the flow-level model");
-  if (a.rank != -1 || a.chakra_skip_unsupported || a.chakra_ctrl_deps || a.check_ranks ||
+  if (a.rank != -1 || a.chakra_skip_unsupported || a.chakra_ctrl_deps || a.check_ranks || !a.profile_trace.empty() || !a.collective_dims.empty() ||
       !workload::chakra_trace_file(a.workload, -1).empty() ||
       astra_text(a.workload) || text_file_if(a.workload, workload::looks_like_execution_graph))
     throw InputError(a.workload, "a fabric (--topology with a 'fabric:' file) takes model zoo names and workload YAML files; "
@@ -369,6 +377,12 @@ void register_sim_workload_command(CLI::App& sim) {
   w->add_flag("--check-ranks", args->check_ranks,
               "Chakra traces and execution graphs (<name>.<rank>.et / .json): import every rank's file and require "
               "the same collectives as the simulated rank's");
+  w->add_option("--profile-trace", args->profile_trace,
+                "Execution graphs: a torch profiler trace (export_chrome_trace) of the same window and rank; its "
+                "operators' durations replace the roofline's");
+  w->add_option("--collective-dims", args->collective_dims,
+                "Execution graphs: the network dimensions each collective's process group spans, K=D[,D...];... "
+                "(collective K from 1 in issue order, dimensions from 0; default: all)");
   w->add_flag("--json", args->json, "Print one JSON object instead of a table");
   w->add_option("--trace", args->trace, "Write a Chrome-trace JSON timeline (Perfetto) to this file");
   w->add_option("--csv", args->csv, "Write the result (the --json object's fields) as one CSV row ('-': standard output)");

@@ -24,6 +24,8 @@ struct WorkloadDagArgs {
   bool chakra_skip_unsupported = false;
   bool chakra_ctrl_deps = false;
   bool check_ranks = false;  // Chakra traces and execution graphs: every rank's file issues the same collectives
+  std::string profile_trace;  // execution graphs: a torch profiler trace whose durations replace the roofline's
+  std::string collective_dims;  // execution graphs: "K=D[,D...];..." the dimensions collective K's group spans
 };
 
 workload::Dag make_workload_dag(const WorkloadDagArgs& a, const net::Network& network);

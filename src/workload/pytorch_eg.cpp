@@ -3,12 +3,15 @@
 #include <algorithm>
 #include <filesystem>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 
 #include "core/error.h"
+#include "core/text_file.h"
+#include "workload/torch_profiler_trace.h"
 
 namespace chorus::workload {
 namespace {
@@ -46,6 +49,10 @@ class GraphNode {
     const auto& v = field(key);
     if (!v.is_number_integer()) fail(key, fmt::format("must be an integer, got {}", v.dump()));
     return v.get<std::int64_t>();
+  }
+  std::optional<std::int64_t> optional_integer(const char* key) const {
+    if (!j_.contains(key)) return std::nullopt;
+    return integer(key);
   }
   std::string text(const char* key) const {
     const auto& v = field(key);
@@ -143,7 +150,123 @@ std::optional<coll::CollectiveOp> collective(const std::string& name, bool& is_c
   return std::nullopt;
 }
 
+// The compute operators' durations from a torch profiler trace (`path`) of the graph `source`:
+// matched by the trace's "Record function id" and the name when its events carry one (Kineto),
+// else by name and order (the k-th operator of a name in the graph is the k-th top-level event of
+// that name in the trace; a name whose counts differ keeps the roofline). An operator's duration
+// is its event's minus the time inside c10d:: calls (the issue of a collective, which the network
+// model simulates). Returns the note of how many matched.
+std::string apply_profiler_trace(std::vector<Node>& window, const std::vector<std::size_t>& ops,
+                                 const std::vector<GraphNode>& nodes, const json& root, const std::string& source,
+                                 const std::string& path) {
+  const auto trace = read_profiler_trace(read_text_file(path, "the profiler trace"), path);
+  // Kineto's events carry the OS pid, as the graph does: a trace of another process is an error.
+  if (root.contains("pid") && root["pid"].is_number_integer()) {
+    const auto graph_pid = root["pid"].get<std::int64_t>();
+    std::set<std::int64_t> pids;
+    bool all = true;
+    for (const auto& e : trace.top_level) {
+      if (e.pid) pids.insert(*e.pid);
+      all = all && e.pid.has_value();
+    }
+    if (all && !pids.count(graph_pid))
+      throw InputError(path, fmt::format("field pid: the trace's events are of process(es) {}, but {} was recorded by "
+                                         "process {} (a trace of another rank or run?)",
+                                         fmt::join(pids, ", "), source, graph_pid));
+  }
+  std::vector<std::size_t> compute;  // window indices, in issue order
+  for (std::size_t k = 0; k < window.size(); ++k)
+    if (window[k].kind == NodeKind::kCompute) compute.push_back(k);
+  std::vector<const ProfiledEvent*> match(window.size(), nullptr);
+  const bool by_id = std::any_of(trace.top_level.begin(), trace.top_level.end(),
+                                 [](const ProfiledEvent& e) { return e.record_function_id >= 0; });
+  std::vector<std::string> differing;
+  if (by_id) {
+    std::map<std::int64_t, const ProfiledEvent*> by_rf;
+    for (const auto& e : trace.top_level)
+      if (e.record_function_id >= 0) by_rf.emplace(e.record_function_id, &e);
+    for (auto k : compute) {
+      const auto& g = nodes[ops[k]];
+      const auto rf = g.optional_integer("rf_id");
+      if (!rf) continue;
+      if (auto it = by_rf.find(*rf); it != by_rf.end() && it->second->name == g.name) match[k] = it->second;
+    }
+  } else {
+    std::map<std::string, std::vector<std::size_t>> graph_by_name;
+    std::map<std::string, std::vector<const ProfiledEvent*>> trace_by_name;
+    for (auto k : compute) graph_by_name[nodes[ops[k]].name].push_back(k);
+    for (const auto& e : trace.top_level) trace_by_name[e.name].push_back(&e);
+    for (const auto& [name, list] : graph_by_name) {
+      const auto it = trace_by_name.find(name);
+      const std::size_t events = it == trace_by_name.end() ? 0 : it->second.size();
+      if (events != list.size()) {
+        differing.push_back(fmt::format("'{}' {} in the graph, {} in the trace", name, list.size(), events));
+        continue;
+      }
+      for (std::size_t m = 0; m < list.size(); ++m) match[list[m]] = it->second[m];
+    }
+  }
+  std::size_t matched = 0;
+  for (auto k : compute) {
+    if (!match[k]) continue;
+    ++matched;
+    window[k].duration_ns = std::max(0.0, match[k]->dur_us - match[k]->collective_us) * 1000;
+  }
+  const char* how = by_id ? "record function id and name" : "name and order";
+  if (matched == 0)
+    throw InputError(path, fmt::format("no top-level event matches a compute operator of {} by {} (a trace of another "
+                                       "graph or window?)",
+                                       source, how));
+  std::string note = fmt::format("{}: {} of {} compute operators took their durations from the trace (by {})", path,
+                                 matched, compute.size(), how);
+  if (matched < compute.size()) note += "; the others keep the roofline";
+  if (!differing.empty()) {
+    note += " (counts differ: ";
+    for (std::size_t m = 0; m < differing.size() && m < 4; ++m) note += (m ? "; " : "") + differing[m];
+    note += differing.size() > 4 ? fmt::format("; and {} more)", differing.size() - 4) : ")";
+  }
+  return note;
+}
+
 }  // namespace
+
+std::map<int, std::vector<int>> parse_collective_dims(const std::string& text, const std::string& where) {
+  std::map<int, std::vector<int>> out;
+  auto number = [&](const std::string& s, const std::string& entry, int min) {
+    std::size_t used = 0;
+    int v = 0;
+    try {
+      v = std::stoi(s, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (s.empty() || used != s.size() || v < min)
+      throw InputError(where, fmt::format("'{}': expected COLLECTIVE=DIM[,DIM...] (collective from 1, dimensions from 0), "
+                                          "got '{}'", entry, s));
+    return v;
+  };
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const auto end = std::min(text.find(';', start), text.size());
+    const auto entry = text.substr(start, end - start);
+    start = end + 1;
+    if (entry.empty()) continue;
+    const auto eq = entry.find('=');
+    if (eq == std::string::npos)
+      throw InputError(where, fmt::format("'{}': expected COLLECTIVE=DIM[,DIM...]", entry));
+    const int k = number(entry.substr(0, eq), entry, 1);
+    std::vector<int> dims;
+    const auto list = entry.substr(eq + 1);
+    std::size_t from = 0;
+    while (from <= list.size()) {
+      const auto comma = std::min(list.find(',', from), list.size());
+      dims.push_back(number(list.substr(from, comma - from), entry, 0));
+      from = comma + 1;
+    }
+    if (!out.emplace(k, std::move(dims)).second) throw InputError(where, fmt::format("collective {} given twice", k));
+  }
+  return out;
+}
 
 bool looks_like_execution_graph(const std::string& text) {
   const auto first = text.find_first_not_of(" \t\r\n");
@@ -152,7 +275,7 @@ bool looks_like_execution_graph(const std::string& text) {
 }
 
 Dag import_execution_graph(const std::string& text, const std::string& source, const net::Network& network,
-                           const ExecutionGraphOptions& options) {
+                           const ExecutionGraphOptions& options, std::string* notes) {
   if (options.iterations < 1) throw InputError(source, fmt::format("iterations must be >= 1, got {}", options.iterations));
   json root;
   try {
@@ -178,15 +301,43 @@ Dag import_execution_graph(const std::string& text, const std::string& source, c
   std::vector<std::size_t> ops;
   for (std::size_t i = 0; i < nodes.size(); ++i)
     if (thread_roots.count(nodes[i].parent) && !thread_roots.count(nodes[i].id)) ops.push_back(i);
+  // A backend's collective record finishes on the backend's thread, and the observer files it under
+  // whatever operator is open then (the same DDP step's all-reduce is an operator of its own in one
+  // recording, inside AccumulateGrad's c10d::allreduce_ in another): a simulated collective inside
+  // an operator, and not inside another collective record, is lifted out as a collective of its own.
+  std::set<std::size_t> lifted;
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    bool is_collective = false;
+    if (thread_roots.count(nodes[i].parent) || !collective(nodes[i].name, is_collective)) continue;
+    std::int64_t up = nodes[i].parent;
+    for (std::size_t steps = 0; steps < nodes.size(); ++steps) {
+      const auto it = index_of.find(up);
+      if (it == index_of.end() || thread_roots.count(up)) break;
+      bool inside_collective = false;
+      collective(nodes[it->second].name, inside_collective);
+      if (inside_collective || nodes[it->second].parent == up) break;
+      if (thread_roots.count(nodes[it->second].parent)) {
+        lifted.insert(i);
+        break;
+      }
+      up = nodes[it->second].parent;
+    }
+  }
+  ops.insert(ops.end(), lifted.begin(), lifted.end());
   std::sort(ops.begin(), ops.end(), [&](std::size_t a, std::size_t b) { return nodes[a].id < nodes[b].id; });
   if (ops.empty()) throw InputError(source, "the graph has no operator under a thread's root node");
 
-  double group = 1;
   std::vector<int> all;
-  for (int d = 0; d < network.num_dims(); ++d) {
-    all.push_back(d);
-    group *= network.dims[static_cast<size_t>(d)].size;
+  for (int d = 0; d < network.num_dims(); ++d) all.push_back(d);
+  for (const auto& [number, dims] : options.collective_dims) {
+    std::set<int> seen;
+    for (int d : dims)
+      if (d < 0 || d >= network.num_dims() || !seen.insert(d).second)
+        throw InputError(source, fmt::format("collective {} (collective_dims): dimensions must be distinct, in 0..{}, "
+                                             "got {}", number, network.num_dims() - 1, fmt::join(dims, ",")));
+    if (dims.empty()) throw InputError(source, fmt::format("collective {} (collective_dims): no dimension", number));
   }
+  int collectives = 0;
   std::vector<Node> window;
   std::map<std::int64_t, int> last_writer;               // storage -> DAG node that last wrote it
   std::map<std::int64_t, int> last_compute;              // thread -> its last compute node (issue order)
@@ -199,7 +350,8 @@ Dag import_execution_graph(const std::string& text, const std::string& source, c
     std::vector<std::size_t> subtree = {i};
     for (std::size_t k = 0; k < subtree.size(); ++k)
       if (auto c = children.find(nodes[subtree[k]].id); c != children.end())
-        subtree.insert(subtree.end(), c->second.begin(), c->second.end());
+        for (auto child : c->second)
+          if (!lifted.count(child)) subtree.push_back(child);
     const auto inputs = g.tensors("inputs");
     const auto outputs = g.tensors("outputs");
     std::vector<Tensor> reads, writes;
@@ -219,9 +371,14 @@ Dag import_execution_graph(const std::string& text, const std::string& source, c
                                    "reduce_scatter and all_to_all", g.name));
       n.kind = NodeKind::kComm;
       n.op = *op;
-      n.dims = all;  // the graph does not record the process group's ranks: the whole network
+      // The graph does not record the process group's ranks: the whole network unless the user
+      // says which dimensions the group spans.
+      const auto given = options.collective_dims.find(++collectives);
+      n.dims = given == options.collective_dims.end() ? all : given->second;
       n.group = n.op == coll::CollectiveOp::kAllToAll ? CommGroup::kModelParallel : CommGroup::kDataParallel;
       for (const auto& t : inputs) n.bytes += t.bytes;
+      double group = 1;
+      for (int d : n.dims) group *= network.dims[static_cast<size_t>(d)].size;
       if (n.op == coll::CollectiveOp::kAllGather) n.bytes *= group;  // chorus sizes an all-gather by its result
       if (n.op == coll::CollectiveOp::kAllReduce) {
         for (const auto& t : inputs) last_writer[t.storage] = index;  // in place: readers of the tensor wait
@@ -251,7 +408,8 @@ Dag import_execution_graph(const std::string& text, const std::string& source, c
           continue;
         }
         if (auto c = children.find(nodes[k].id); c != children.end())
-          stack.insert(stack.end(), c->second.begin(), c->second.end());
+          for (auto child : c->second)
+            if (!lifted.count(child)) stack.push_back(child);
       }
       if (!any)
         for (const auto* list : {&inputs, &outputs})
@@ -267,6 +425,13 @@ Dag import_execution_graph(const std::string& text, const std::string& source, c
     std::sort(n.deps.begin(), n.deps.end());
     n.deps.erase(std::unique(n.deps.begin(), n.deps.end()), n.deps.end());
     window.push_back(std::move(n));
+  }
+  if (!options.collective_dims.empty() && options.collective_dims.rbegin()->first > collectives)
+    throw InputError(source, fmt::format("collective {} (collective_dims): the graph has {} collective(s)",
+                                         options.collective_dims.rbegin()->first, collectives));
+  if (!options.profiler_trace.empty()) {
+    auto note = apply_profiler_trace(window, ops, nodes, root, source, options.profiler_trace);
+    if (notes) *notes = std::move(note);
   }
   Dag dag;
   auto stem = std::filesystem::path(source).filename().string();

@@ -4,10 +4,14 @@
 // graphs Chakra's PyTorch converter starts from. Independent of how the graph was recorded.
 // The operators under a thread's root become compute nodes (FLOPs of their matmul and
 // convolution family, else the bytes of their tensors at the memory bandwidth), the
-// process-group backends' collective records (`gloo:all_reduce`, `nccl:all_to_all`, ...)
-// communication nodes, and dependencies come from the data flow (tensor storages).
+// process-group backends' collective records (`gloo:all_reduce`, `nccl:all_to_all`, ...,
+// wherever the observer put them in the tree) communication nodes, and dependencies come from
+// the data flow (tensor storages). With a torch profiler trace, the compute operators' durations
+// are the measured ones.
 // What maps to what: docs/workloads.md, "PyTorch execution graphs".
+#include <map>
 #include <string>
+#include <vector>
 
 #include "net/network.h"
 #include "workload/dag.h"
@@ -16,15 +20,28 @@ namespace chorus::workload {
 
 struct ExecutionGraphOptions {
   int iterations = 1;  // the graph is one recorded window; more repeat it, each after the previous one
+  // A torch profiler trace of the same window and rank (workload/torch_profiler_trace.h): the
+  // compute operators it has events of take their measured durations instead of the roofline's.
+  std::string profiler_trace;  // its path; empty: none
+  // The network dimensions a collective's process group spans, by the collective's number (1: the
+  // graph's first, in issue order, as --check-ranks counts them). torch 1.13's graph does not
+  // record a collective's group; collectives not given span every dimension.
+  std::map<int, std::vector<int>> collective_dims;
 };
+
+// "K=D[,D...][;K=D...]" (collective number = its dimensions, 0-based) into collective_dims;
+// throws InputError naming `where` and the entry.
+std::map<int, std::vector<int>> parse_collective_dims(const std::string& text, const std::string& where);
 
 // True if `text` is a JSON object with `schema` and `nodes` (cheap check of its start and keys).
 bool looks_like_execution_graph(const std::string& text);
 
 // Throws InputError naming `source`, the node id and the field for malformed graphs: not JSON
 // (with the byte offset), missing or mistyped fields, tensors whose records or shapes do not
-// match, collectives chorus does not simulate.
+// match, collectives chorus does not simulate; naming the profiler trace, the event and the field
+// for a malformed trace, and the trace when none of its events matches an operator. `notes`, if
+// given, receives how many operators took their durations from the trace.
 Dag import_execution_graph(const std::string& text, const std::string& source, const net::Network& network,
-                           const ExecutionGraphOptions& options = {});
+                           const ExecutionGraphOptions& options = {}, std::string* notes = nullptr);
 
 }  // namespace chorus::workload

@@ -532,6 +532,43 @@ class SimWorkload(unittest.TestCase):
             self.assertIn("g.1.json (rank 1): collective 1 ('gloo:all_to_all #26'): field op", r.stderr)
         self.assertEqual(chorus("sim", "workload", "--workload", path, "--check-ranks", "-i", "1").returncode, 0)
 
+    def test_pytorch_collective_dims(self):
+        # --collective-dims: the dimensions a collective's group spans (the graph does not record
+        # them). ddp.0.json has one collective, the bucket's all-reduce.
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "pytorch_eg", "ddp.0.json")
+        r = chorus("sim", "workload", "--json", "--workload", path, "--collective-dims", "1=0", "-i", "1")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        for value, needle in (("2=0", "collective 2 (collective_dims): the graph has 1 collective"),
+                              ("1=7", "in 0..2, got 7"), ("one=0", "--collective-dims: 'one=0': expected")):
+            r = chorus("sim", "workload", "--workload", path, "--collective-dims", value)
+            self.assertEqual(r.returncode, 2, (value, r.stderr))
+            self.assertIn(needle, r.stderr)
+        r = chorus("sim", "workload", "--workload", "resnet152", "--collective-dims", "1=0")
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("--collective-dims: applies to PyTorch execution graphs only", r.stderr)
+
+    def test_pytorch_profiler_trace(self):
+        # --profile-trace: the operators take the durations of the torch profiler trace recorded
+        # around the same window. alltoall.0.trace.json by hand: linear 281 us, empty_like 42 us,
+        # linear 270 us; the all-to-all of 2048 bytes after the first linear is done well within
+        # empty_like's 42 us, so the second linear starts at 323 us: 593 us a step.
+        data = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "pytorch_eg")
+        graph, trace = os.path.join(data, "alltoall.0.json"), os.path.join(data, "alltoall.0.trace.json")
+        r = chorus("sim", "workload", "--json", "--workload", graph, "--profile-trace", trace, "-i", "2", "--check-ranks")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertAlmostEqual(json.loads(r.stdout)["iteration_time_ns"], 593000, places=3)
+        self.assertIn("3 of 3 compute operators took their durations from the trace", r.stderr)
+        # Another graph's trace, a missing file, a workload that is not an execution graph: exit 2.
+        for args, needle in ((["--workload", graph, "--profile-trace", os.path.join(data, "ddp.0.trace.json")],
+                              "ddp.0.trace.json: no top-level event matches"),
+                             (["--workload", graph, "--profile-trace", os.path.join(data, "none.trace.json")],
+                              "none.trace.json"),
+                             (["--workload", "resnet152", "--profile-trace", trace], "--profile-trace")):
+            r = chorus("sim", "workload", *args)
+            self.assertEqual(r.returncode, 2, (args, r.stderr))
+            self.assertIn(needle, r.stderr)
+            self.assertNotIn("internal error", r.stderr)
+
     def test_pipeline(self):
         # ResNet-152 in 8 stages over the last dimension of 16 x 8 x 8 (data parallel over the
         # 16 x 8 before it): every stage's compute and waits add up to the iteration, and the

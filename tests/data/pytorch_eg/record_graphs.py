@@ -4,6 +4,10 @@ torch 1.13, gloo on the CPU): two ranks each of
   ddp       one training step of a 16-32-4 MLP under DistributedDataParallel (one gradient bucket)
   alltoall  a linear layer, an all_to_all_single of its output, another linear layer
 
+and, around the same window, the torch profiler's trace of each (`<name>.<rank>.trace.json`, what
+`export_chrome_trace` writes; this torch has no Kineto, so it is the legacy profiler's format: a list
+of complete events with name, ts, dur and tid in microseconds, and empty args).
+
 Run from the repository root: /usr/bin/python3 tests/data/pytorch_eg/record_graphs.py
 """
 import os
@@ -12,7 +16,7 @@ import sys
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
-from torch.profiler import ExecutionGraphObserver
+from torch.profiler import ExecutionGraphObserver, ProfilerActivity, profile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -20,10 +24,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 def record(rank, name, step):
     eg = ExecutionGraphObserver()
     eg.register_callback(os.path.join(HERE, f"{name}.{rank}.json"))
-    eg.start()
-    step()
-    eg.stop()
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        eg.start()
+        step()
+        eg.stop()
     eg.unregister_callback()
+    prof.export_chrome_trace(os.path.join(HERE, f"{name}.{rank}.trace.json"))
 
 
 def main(rank, world):

@@ -1,0 +1,124 @@
+#include "workload/torch_profiler_trace.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+
+namespace chorus::workload {
+namespace {
+
+using nlohmann::json;
+
+// The part of an event's pid or tid that names its thread.
+std::string id_text(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+
+// Frames that are not operators and enclose them: a Kineto step annotation, a Python frame. They
+// are skipped.
+bool transparent(const ProfiledEvent& e, const std::string& category) {
+  return category == "python_function" || e.name.rfind("ProfilerStep#", 0) == 0;
+}
+
+}  // namespace
+
+ProfilerTrace read_profiler_trace(const std::string& text, const std::string& source) {
+  json root;
+  try {
+    root = json::parse(text);
+  } catch (const json::exception& e) {
+    throw InputError(source, fmt::format("not JSON (a truncated profiler trace?): {}", e.what()));
+  }
+  const json* events = &root;
+  if (root.is_object()) {
+    if (!root.contains("traceEvents") || !root["traceEvents"].is_array())
+      throw InputError(source, "field traceEvents: missing; a torch profiler trace is a list of events or an object "
+                               "with a 'traceEvents' list");
+    events = &root["traceEvents"];
+  } else if (!root.is_array()) {
+    throw InputError(source, "a torch profiler trace is a list of events or an object with a 'traceEvents' list");
+  }
+  std::map<std::string, std::vector<ProfiledEvent>> threads;
+  ProfilerTrace trace;
+  for (std::size_t i = 0; i < events->size(); ++i) {
+    const auto& j = (*events)[i];
+    const auto at = fmt::format("{}: event {}", source, i);
+    if (!j.is_object()) throw InputError(at, "every event must be an object");
+    if (!j.contains("ph") || !j["ph"].is_string() || j["ph"].get<std::string>() != "X") continue;
+    auto field = [&](const char* key) -> const json& {
+      if (!j.contains(key)) throw InputError(at, fmt::format("field {}: missing", key));
+      return j[key];
+    };
+    ProfiledEvent e;
+    e.index = i;
+    if (!field("name").is_string()) throw InputError(at, fmt::format("field name: must be a string, got {}", j["name"].dump()));
+    e.name = j["name"].get<std::string>();
+    for (const auto* key : {"ts", "dur"})
+      if (!field(key).is_number() || !std::isfinite(j[key].get<double>()) || j[key].get<double>() < 0)
+        throw InputError(at, fmt::format("field {}: must be a number >= 0 (microseconds), got {}", key, j[key].dump()));
+    e.ts_us = j["ts"].get<double>();
+    e.dur_us = j["dur"].get<double>();
+    const auto& tid = field("tid");
+    if (!tid.is_string() && !tid.is_number_integer())
+      throw InputError(at, fmt::format("field tid: must be an integer or a string, got {}", tid.dump()));
+    std::string pid = "-";
+    if (j.contains("pid")) {
+      if (j["pid"].is_number_integer()) e.pid = j["pid"].get<std::int64_t>();
+      if (!j["pid"].is_string() && !j["pid"].is_number_integer())
+        throw InputError(at, fmt::format("field pid: must be an integer or a string, got {}", j["pid"].dump()));
+      pid = id_text(j["pid"]);
+    }
+    e.thread = pid + "/" + id_text(tid);
+    std::string category;
+    if (j.contains("cat") && j["cat"].is_string()) category = j["cat"].get<std::string>();
+    if (j.contains("args")) {
+      const auto& args = j["args"];
+      if (!args.is_object()) throw InputError(at, fmt::format("field args: must be an object, got {}", args.dump()));
+      if (args.contains("Record function id")) {
+        const auto& id = args["Record function id"];
+        if (!id.is_number_integer() || id.get<std::int64_t>() < 0)
+          throw InputError(at, fmt::format("field args.Record function id: must be an integer >= 0, got {}", id.dump()));
+        e.record_function_id = id.get<std::int64_t>();
+      }
+    }
+    ++trace.complete_events;
+    if (!transparent(e, category)) threads[e.thread].push_back(std::move(e));
+  }
+  if (trace.complete_events == 0)
+    throw InputError(source, "field ph: no complete event (\"ph\": \"X\"); not a torch profiler trace of operators");
+  for (auto& [thread, list] : threads) {
+    std::stable_sort(list.begin(), list.end(), [](const ProfiledEvent& a, const ProfiledEvent& b) {
+      if (a.ts_us != b.ts_us) return a.ts_us < b.ts_us;
+      return a.dur_us > b.dur_us;  // the enclosing one first
+    });
+    // Open events: their end, whether they are or are inside a c10d:: call, and the top-level
+    // event they belong to.
+    struct Open {
+      double end;
+      bool in_collective;
+      std::size_t top;
+    };
+    std::vector<Open> open;
+    for (auto& e : list) {
+      const double end = e.ts_us + e.dur_us;
+      while (!open.empty() && end > open.back().end) open.pop_back();
+      const bool collective = e.name.rfind("c10d::", 0) == 0;
+      if (open.empty()) {
+        if (collective) e.collective_us = e.dur_us;
+        trace.top_level.push_back(e);
+        open.push_back({end, collective, trace.top_level.size() - 1});
+        continue;
+      }
+      if (collective && !open.back().in_collective) trace.top_level[open.back().top].collective_us += e.dur_us;
+      open.push_back({end, collective || open.back().in_collective, open.back().top});
+    }
+  }
+  std::stable_sort(trace.top_level.begin(), trace.top_level.end(), [](const ProfiledEvent& a, const ProfiledEvent& b) {
+    return a.ts_us != b.ts_us ? a.ts_us < b.ts_us : a.index < b.index;
+  });
+  return trace;
+}
+
+}  // namespace chorus::workload

@@ -1,0 +1,44 @@
+#pragma once
+// A torch profiler trace: the Chrome-trace JSON that torch.profiler.profile(...).export_chrome_trace()
+// writes, read for the operators' measured durations (workload/pytorch_eg.h matches them to an
+// execution graph's operators). Two layouts:
+//   - torch built without Kineto (Debian's torch 1.13) writes the legacy profiler's list of
+//     complete events, [{"name", "ph": "X", "ts", "dur", "tid", "pid": "CPU functions", "args": {}}],
+//     with no id that an execution graph also records;
+//   - Kineto writes an object whose `traceEvents` hold such events with an integer pid and args
+//     ("Record function id": the execution graph's `rf_id`, "External id", ...).
+// Times are microseconds. Other phases (flows, metadata, instants) are skipped.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace chorus::workload {
+
+struct ProfiledEvent {
+  std::string name;
+  std::string thread;  // "<pid>/<tid>" as written
+  std::optional<std::int64_t> pid;  // an integer pid (Kineto), else none
+  double ts_us = 0;
+  double dur_us = 0;
+  // Time inside c10d:: calls (the issue of a collective): the whole event if it is one, else the
+  // sum of its outermost c10d:: descendants on its thread.
+  double collective_us = 0;
+  std::int64_t record_function_id = -1;  // args "Record function id" (Kineto), else -1
+  std::size_t index = 0;  // position in the file's event list, for messages
+};
+
+struct ProfilerTrace {
+  // The complete events that no other complete event of their thread encloses, by start time,
+  // then by position in the file. Kineto's ProfilerStep#N annotations and python_function frames
+  // are not operators and are skipped (they neither enclose nor are top-level).
+  std::vector<ProfiledEvent> top_level;
+  std::size_t complete_events = 0;  // every "ph": "X" event
+};
+
+// Throws InputError naming `source`, the event's position and the field: not JSON (with the
+// parser's position), neither a list of events nor an object with `traceEvents`, a complete event
+// without a string `name`, numeric `ts` and `dur` >= 0, `tid`; no complete event at all.
+ProfilerTrace read_profiler_trace(const std::string& text, const std::string& source);
+
+}  // namespace chorus::workload
