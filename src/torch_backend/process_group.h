@@ -20,9 +20,14 @@
 //   all_to_all_single (equal splits), send and recv as zfp blocks under an error bound
 //   (rt/compression/compressed.h). A compressed operation runs when it is issued, on the calling
 //   thread, in the order of the backend's other operations; it returns a completed Work.
+//
+// Every operation reads alike, as ProcessGroupMPI's do: check its arguments (torch_args.h), build
+// its Call, and issue() it, the one place that chooses how it runs — compressed, fused or plain —
+// and wraps it in its WorkChorus (work_chorus.h).
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #include <torch/csrc/distributed/c10d/Work.hpp>
 
+#include <cstddef>
 #include <functional>
 #include <map>
 #include <memory>
@@ -37,55 +42,9 @@
 #include "rt/work.h"
 #include "torch_backend/backend_map.h"
 #include "torch_backend/compression_map.h"
+#include "torch_backend/work_chorus.h"
 
 namespace chorus::torch_backend {
-
-// Staging buffers for the list forms (all_gather into a list, scatter from one, ...), reused
-// across operations: fresh memory costs a page fault per 4 KiB on first touch (about 3 ms per
-// MiB on the CI machine kind, more than the transfer itself), so buffers come back here when
-// their operation ends. Holds at most kMaxBuffers buffers and kMaxBytes bytes, dropping the
-// oldest first.
-class StagingPool {
- public:
-  static constexpr std::size_t kMaxBuffers = 8;
-  static constexpr std::size_t kMaxBytes = std::size_t{1} << 30;
-  // A contiguous 1-D tensor of `numel` elements of `dtype` over pooled memory (contents undefined).
-  at::Tensor take(std::int64_t numel, at::ScalarType dtype);
-  void give(const at::Tensor& buffer);
-
- private:
-  std::mutex mutex_;
-  std::vector<at::Tensor> free_;  // uint8, one storage each, oldest first
-};
-
-class WorkChorus : public c10d::Work {
- public:
-  // Wraps an issued runtime operation. `finish_fn` (may be empty) runs once it has succeeded —
-  // copies out of a staging buffer — before the work and its future complete. `keep` holds the
-  // tensors the operation reads or writes until it ends; `outputs` are result() and the
-  // future's value.
-  // `staging` (may be empty) goes back to `pool` once the operation has ended, whatever the outcome.
-  static c10::intrusive_ptr<WorkChorus> make(int rank, c10d::OpType type, const char* title, rt::Work work,
-                                             std::vector<at::Tensor> keep, std::vector<at::Tensor> outputs,
-                                             std::function<void()> finish_fn = {},
-                                             std::shared_ptr<StagingPool> pool = nullptr,
-                                             std::vector<at::Tensor> staging = {});
-  WorkChorus(int rank, c10d::OpType type, const char* title, rt::Work work, std::vector<at::Tensor> keep,
-             std::vector<at::Tensor> outputs, std::function<void()> finish_fn);
-  bool wait(std::chrono::milliseconds timeout) override;
-  std::vector<at::Tensor> result() override { return outputs_; }
-  c10::intrusive_ptr<c10::ivalue::Future> getFuture() override { return future_; }
-
- private:
-  void on_done(std::exception_ptr error);
-  rt::Work work_;
-  std::shared_ptr<StagingPool> pool_;
-  std::vector<at::Tensor> staging_;
-  std::vector<at::Tensor> keep_;
-  std::vector<at::Tensor> outputs_;
-  std::function<void()> finish_fn_;
-  c10::intrusive_ptr<c10::ivalue::Future> future_;
-};
 
 class ProcessGroupChorus : public c10d::ProcessGroup {
  public:
@@ -143,15 +102,34 @@ class ProcessGroupChorus : public c10d::ProcessGroup {
     std::size_t count;
   };
   std::optional<Compressed> compressed(rt::OpKind op, const at::Tensor& t) const;
-  // A compressed operation: `call(backend, stats)` is its blocking form. A collective of the
-  // world group runs asynchronously on the Compressor of its backend (`keep`, `outputs`,
-  // `finish` and `staging` as in WorkChorus::make); send, recv and everything on a sub-group or
-  // on auto run now.
+  // A compressed operation: `call(backend, stats)` is its blocking form.
   using CompressedCall = std::function<void(const std::string& backend, rt::compressed::Stats* stats)>;
-  c10::intrusive_ptr<c10d::Work> run_compressed(c10d::OpType type, const char* title, rt::OpKind op,
-                                                std::vector<at::Tensor> keep, std::vector<at::Tensor> outputs,
-                                                CompressedCall call, std::function<void()> finish = {},
-                                                std::vector<at::Tensor> staging = {});
+  // One operation as its method builds it for issue(): its Work's type and title, the runtime
+  // operation it is (its backend: backend_for(kind)), the tensors it holds until it ends (`keep`)
+  // and reports (`outputs`), what runs once it has succeeded (`finish`: copies out of a staging
+  // buffer) and the staging buffers that go back to the pool (as in WorkChorus::make).
+  struct Call {
+    c10d::OpType type;
+    const char* title;
+    rt::OpKind kind;
+    std::vector<at::Tensor> keep;
+    std::vector<at::Tensor> outputs;
+    std::function<void()> finish = {};
+    std::vector<at::Tensor> staging = {};
+    std::size_t fused_bytes = 0;     // per rank, held against the fusion's buffer size (0: any size)
+    CompressedCall compressed = {};  // set when the operation travels compressed (compressed())
+  };
+  // For issue(): an operation that never goes through the fusion.
+  static constexpr std::nullptr_t kNotFused = nullptr;
+  // Issues `call`, the one choice of path: compressed when call.compressed is set (run_compressed),
+  // through the fusion when `run_fused` is given (not kNotFused) and the fusion takes
+  // call.fused_bytes, else plain. `run_plain(backend)` and `run_fused(fusion, backend)` issue the
+  // operation asynchronously on backend_for(call.kind).
+  template <typename Plain, typename Fused>
+  c10::intrusive_ptr<c10d::Work> issue(Call call, const Plain& run_plain, const Fused& run_fused);
+  // A compressed operation. A collective of the world group runs asynchronously on the Compressor
+  // of its backend; send, recv and everything on a sub-group or on auto run now.
+  c10::intrusive_ptr<c10d::Work> run_compressed(Call call);
   std::string compressed_backend(rt::OpKind op) const;
   // Whether an operation of `bytes` (per rank) goes through the fusion (CHORUS_FUSION).
   bool fused(std::size_t bytes) const { return fusion_ != nullptr && bytes <= fusion_->options().buffer_bytes; }

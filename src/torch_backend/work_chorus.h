@@ -1,0 +1,67 @@
+#pragma once
+// What ProcessGroupChorus hands back to torch: the Work of an issued operation (WorkChorus:
+// completed, with its future, by rt::Work::on_complete on the thread that ends the operation)
+// and the pool of staging buffers the list forms copy through.
+#include <torch/csrc/distributed/c10d/Work.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "rt/work.h"
+
+namespace chorus::torch_backend {
+
+// Staging buffers for the list forms (all_gather into a list, scatter from one, ...), reused
+// across operations: fresh memory costs a page fault per 4 KiB on first touch (about 3 ms per
+// MiB on the CI machine kind, more than the transfer itself), so buffers come back here when
+// their operation ends. Holds at most kMaxBuffers buffers and kMaxBytes bytes, dropping the
+// oldest first.
+class StagingPool {
+ public:
+  static constexpr std::size_t kMaxBuffers = 8;
+  static constexpr std::size_t kMaxBytes = std::size_t{1} << 30;
+  // A contiguous 1-D tensor of `numel` elements of `dtype` over pooled memory (contents undefined).
+  at::Tensor take(std::int64_t numel, at::ScalarType dtype);
+  void give(const at::Tensor& buffer);
+
+ private:
+  std::mutex mutex_;
+  std::vector<at::Tensor> free_;  // uint8, one storage each, oldest first
+};
+
+class WorkChorus : public c10d::Work {
+ public:
+  // Wraps an issued runtime operation. `finish_fn` (may be empty) runs once it has succeeded —
+  // copies out of a staging buffer — before the work and its future complete. `keep` holds the
+  // tensors the operation reads or writes until it ends; `outputs` are result() and the
+  // future's value.
+  // `staging` (may be empty) goes back to `pool` once the operation has ended, whatever the outcome.
+  static c10::intrusive_ptr<WorkChorus> make(int rank, c10d::OpType type, const char* title, rt::Work work,
+                                             std::vector<at::Tensor> keep, std::vector<at::Tensor> outputs,
+                                             std::function<void()> finish_fn = {},
+                                             std::shared_ptr<StagingPool> pool = nullptr,
+                                             std::vector<at::Tensor> staging = {});
+  WorkChorus(int rank, c10d::OpType type, const char* title, rt::Work work, std::vector<at::Tensor> keep,
+             std::vector<at::Tensor> outputs, std::function<void()> finish_fn);
+  bool wait(std::chrono::milliseconds timeout) override;
+  std::vector<at::Tensor> result() override { return outputs_; }
+  c10::intrusive_ptr<c10::ivalue::Future> getFuture() override { return future_; }
+
+ private:
+  void on_done(std::exception_ptr error);
+  rt::Work work_;
+  std::shared_ptr<StagingPool> pool_;
+  std::vector<at::Tensor> staging_;
+  std::vector<at::Tensor> keep_;
+  std::vector<at::Tensor> outputs_;
+  std::function<void()> finish_fn_;
+  c10::intrusive_ptr<c10::ivalue::Future> future_;
+};
+
+}  // namespace chorus::torch_backend
