@@ -111,7 +111,7 @@ std::string ProcessGroupChorus::compressed_backend(OpKind op) const {
   return group_.empty() ? plain_backend(backend_for(op)) : backend_for(op);
 }
 
-c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::run_compressed(Call call) {
+c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::run_compressed(TorchOp call) {
   const std::string backend = compressed_backend(call.kind);
   rt::Work w;
   if (const auto it = compressors_.find(backend); it != compressors_.end()) {
@@ -141,7 +141,7 @@ rt::compressed::Stats ProcessGroupChorus::compression_stats() const {
 }
 
 template <typename Plain, typename Fused>
-c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::issue(Call call, const Plain& run_plain, const Fused& run_fused) {
+c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::issue(TorchOp call, const Plain& run_plain, const Fused& run_fused) {
   if (call.compressed) return run_compressed(std::move(call));
   const std::string& backend = backend_for(call.kind);
   rt::Work w;
@@ -153,7 +153,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::issue(Call call, const Plain&
                           std::move(call.finish), pool_, std::move(call.staging));
 }
 
-// ---- The operations: check, build the Call, issue ------------------------------------------------
+// ---- The operations: check, build the TorchOp, issue ------------------------------------------------
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::broadcast(std::vector<at::Tensor>& tensors,
                                                             const c10d::BroadcastOptions& opts) {
@@ -174,7 +174,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::allreduce(std::vector<at::Ten
   const Reduction r = reduction_of(t, opts.reduceOp, "all_reduce");
   void* p = t.data_ptr();
   const std::size_t count = count_of(t, r);
-  Call call{c10d::OpType::ALLREDUCE, "chorus:all_reduce", OpKind::all_reduce, {t}, {t}, {}, {}, count * rt::dtype_bytes(r.dtype)};
+  TorchOp call{c10d::OpType::ALLREDUCE, "chorus:all_reduce", OpKind::all_reduce, {t}, {t}, {}, {}, count * rt::dtype_bytes(r.dtype)};
   if (auto c = compressed(OpKind::all_reduce, t); c && (r.op == rt::ReduceOp::sum || r.op == rt::ReduceOp::avg))
     call.compressed = [p, c = *c, op = r.op](const std::string& b, rt::compressed::Stats* st) {
       rt::compressed::all_reduce(b, p, p, c.count, c.dtype, op, c.bound, st);
@@ -193,7 +193,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::allreduce_coalesced(std::vect
   const Reduction r = reduction_of(tensors[0], opts.reduceOp, "all_reduce_coalesced");
   at::Tensor flat = flatten(tensors, *pool_);  // one operation for all: the fusion torch asks for here
   void* p = flat.data_ptr();
-  Call call{c10d::OpType::ALLREDUCE_COALESCED, "chorus:all_reduce_coalesced", OpKind::all_reduce, tensors, tensors,
+  TorchOp call{c10d::OpType::ALLREDUCE_COALESCED, "chorus:all_reduce_coalesced", OpKind::all_reduce, tensors, tensors,
             [flat, tensors]() mutable { unflatten(flat, tensors); }, {flat}};
   if (auto c = compressed(OpKind::all_reduce, flat); c && (r.op == rt::ReduceOp::sum || r.op == rt::ReduceOp::avg))
     call.compressed = [p, c = *c, op = r.op](const std::string& b, rt::compressed::Stats* st) {
@@ -229,7 +229,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::allgather(std::vector<std::ve
   std::vector<at::Tensor> outs = outputs[0];
   void* i = in.data_ptr();
   void* o = flat.data_ptr();
-  Call call{c10d::OpType::ALLGATHER, "chorus:all_gather", OpKind::all_gather, {in}, outs,
+  TorchOp call{c10d::OpType::ALLGATHER, "chorus:all_gather", OpKind::all_gather, {in}, outs,
             [flat, outs]() mutable { unflatten(flat, outs); }, {flat}};
   if (auto c = compressed(OpKind::all_gather, in))
     call.compressed = [i, o, c = *c](const std::string& b, rt::compressed::Stats* st) {
@@ -249,7 +249,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::_allgather_base(at::Tensor& o
   void* i = input.data_ptr();
   void* o = output.data_ptr();
   const std::size_t n = nbytes(input);
-  Call call{c10d::OpType::_ALLGATHER_BASE, "chorus:all_gather_into_tensor", OpKind::all_gather, {input, output}, {output},
+  TorchOp call{c10d::OpType::_ALLGATHER_BASE, "chorus:all_gather_into_tensor", OpKind::all_gather, {input, output}, {output},
             {}, {}, n};
   if (auto c = compressed(OpKind::all_gather, input))
     call.compressed = [i, o, c = *c](const std::string& b, rt::compressed::Stats* st) {
@@ -292,7 +292,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::gather(std::vector<std::vecto
   at::Tensor& in = single(inputs, "gather", "input");
   const int root = static_cast<int>(opts.rootRank);
   check_rank(root, size_, "gather", "dst");
-  Call call{c10d::OpType::GATHER, "chorus:gather", OpKind::gather, {in}, {}, {}, {}, nbytes(in)};
+  TorchOp call{c10d::OpType::GATHER, "chorus:gather", OpKind::gather, {in}, {}, {}, {}, nbytes(in)};
   at::Tensor flat;
   if (rank_ == root) {
     TORCH_CHECK_VALUE(outputs.size() == 1 && outputs[0].size() == static_cast<std::size_t>(size_),
@@ -319,7 +319,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::scatter(std::vector<at::Tenso
   at::Tensor& out = single(outputs, "scatter", "output");
   const int root = static_cast<int>(opts.rootRank);
   check_rank(root, size_, "scatter", "src");
-  Call call{c10d::OpType::SCATTER, "chorus:scatter", OpKind::scatter, {out}, {out}, {}, {}, nbytes(out)};
+  TorchOp call{c10d::OpType::SCATTER, "chorus:scatter", OpKind::scatter, {out}, {out}, {}, {}, nbytes(out)};
   at::Tensor flat;
   if (rank_ == root) {
     TORCH_CHECK_VALUE(inputs.size() == 1 && inputs[0].size() == static_cast<std::size_t>(size_),
@@ -380,7 +380,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::alltoall_base(at::Tensor& out
   same_kind(input, output, "all_to_all_single", "output");
   const void* i = input.data_ptr();
   void* o = output.data_ptr();
-  Call call{c10d::OpType::ALLTOALL_BASE, "chorus:all_to_all_single", OpKind::all_to_all_single, {input, output}, {output}};
+  TorchOp call{c10d::OpType::ALLTOALL_BASE, "chorus:all_to_all_single", OpKind::all_to_all_single, {input, output}, {output}};
   if (output_splits.empty() && input_splits.empty()) {
     TORCH_CHECK_VALUE(input.numel() == output.numel(), "chorus: all_to_all_single: output has ", output.numel(),
                       " elements, the input ", input.numel());
@@ -439,7 +439,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::send(std::vector<at::Tensor>&
   check_rank(dst, size_, "send", "dst");
   check_tag(tag, "send");
   const void* p = t.data_ptr();
-  Call call{c10d::OpType::SEND, "chorus:send", OpKind::send, {t}, {t}};
+  TorchOp call{c10d::OpType::SEND, "chorus:send", OpKind::send, {t}, {t}};
   if (auto c = compressed(OpKind::send, t))
     call.compressed = [p, c = *c, dst](const std::string& b, rt::compressed::Stats* st) {
       rt::compressed::send(b, p, c.count, c.dtype, dst, c.bound, st);
@@ -453,7 +453,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::recv(std::vector<at::Tensor>&
   check_rank(src, size_, "recv", "src");
   check_tag(tag, "recv");
   void* p = t.data_ptr();
-  Call call{c10d::OpType::RECV, "chorus:recv", OpKind::recv, {t}, {t}};
+  TorchOp call{c10d::OpType::RECV, "chorus:recv", OpKind::recv, {t}, {t}};
   if (auto c = compressed(OpKind::recv, t))
     call.compressed = [p, c = *c, src](const std::string& b, rt::compressed::Stats* st) {
       rt::compressed::recv(b, p, c.count, c.dtype, src, c.bound, st);

@@ -22,7 +22,7 @@
 //   thread, in the order of the backend's other operations; it returns a completed Work.
 //
 // Every operation reads alike, as ProcessGroupMPI's do: check its arguments (torch_args.h), build
-// its Call, and issue() it, the one place that chooses how it runs — compressed, fused or plain —
+// its TorchOp, and issue() it, the one place that chooses how it runs — compressed, fused or plain —
 // and wraps it in its WorkChorus (work_chorus.h).
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #include <torch/csrc/distributed/c10d/Work.hpp>
@@ -104,11 +104,11 @@ class ProcessGroupChorus : public c10d::ProcessGroup {
   std::optional<Compressed> compressed(rt::OpKind op, const at::Tensor& t) const;
   // A compressed operation: `call(backend, stats)` is its blocking form.
   using CompressedCall = std::function<void(const std::string& backend, rt::compressed::Stats* stats)>;
-  // One operation as its method builds it for issue(): its Work's type and title, the runtime
+  // One operation as its method builds it for issue() (the torch side of an rt::Call): its Work's type and title, the runtime
   // operation it is (its backend: backend_for(kind)), the tensors it holds until it ends (`keep`)
   // and reports (`outputs`), what runs once it has succeeded (`finish`: copies out of a staging
   // buffer) and the staging buffers that go back to the pool (as in WorkChorus::make).
-  struct Call {
+  struct TorchOp {
     c10d::OpType type;
     const char* title;
     rt::OpKind kind;
@@ -126,10 +126,10 @@ class ProcessGroupChorus : public c10d::ProcessGroup {
   // call.fused_bytes, else plain. `run_plain(backend)` and `run_fused(fusion, backend)` issue the
   // operation asynchronously on backend_for(call.kind).
   template <typename Plain, typename Fused>
-  c10::intrusive_ptr<c10d::Work> issue(Call call, const Plain& run_plain, const Fused& run_fused);
+  c10::intrusive_ptr<c10d::Work> issue(TorchOp call, const Plain& run_plain, const Fused& run_fused);
   // A compressed operation. A collective of the world group runs asynchronously on the Compressor
   // of its backend; send, recv and everything on a sub-group or on auto run now.
-  c10::intrusive_ptr<c10d::Work> run_compressed(Call call);
+  c10::intrusive_ptr<c10d::Work> run_compressed(TorchOp call);
   std::string compressed_backend(rt::OpKind op) const;
   // Whether an operation of `bytes` (per rank) goes through the fusion (CHORUS_FUSION).
   bool fused(std::size_t bytes) const { return fusion_ != nullptr && bytes <= fusion_->options().buffer_bytes; }
