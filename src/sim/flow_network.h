@@ -82,6 +82,13 @@ class SharedFlows {
   const flow::FlowEngine& engine() const { return engine_; }
   // Per link bytes in windows of time (flow::FlowEngine::record_link_windows); before any flow.
   void record_link_windows(double window_ns) { engine_.record_link_windows(window_ns); }
+  // Faults that change during a run (sim/jobs/timed_link_faults.h): time moves to `at_ns` (no
+  // event of the engine before it) and every link has the capacity `gbps` from then on; the flows
+  // are re-rated at once.
+  void set_capacities_at(double at_ns, const std::vector<double>& gbps) {
+    engine_.advance_to(at_ns);
+    engine_.set_capacities(gbps);
+  }
 
  private:
   friend class FlowNetwork;

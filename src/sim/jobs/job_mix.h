@@ -16,6 +16,7 @@ struct JobMix {
   net::GraphNetwork fabric;
   std::vector<JobSpec> specs;
   std::vector<SharedJob> jobs;  // in file order
+  std::vector<TimedLinkFault> timed_faults;  // link faults during the run (together and alone alike)
 };
 
 // The fabric with the file's link faults applied (net::apply_link_faults: routes avoid links that
