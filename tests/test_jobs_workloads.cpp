@@ -194,6 +194,26 @@ TEST_F(JobsWorkloads, LinkFaultsDuringTheRunReRateTheFlows) {
               17.5e6, 1e-3);
 }
 
+// Rerouting: servers 0, 1, 2 linked both ways, every pair at 8 Gb/s, no latency; job x on 0 and 1.
+//  - 0 -> 1 down in [1, 30] ms, before the all-reduce starts at 5 ms: its flow 0 -> 1 takes
+//    0 -> 2 -> 1, alone there, 10 ms: the iteration ends at 15 ms (without the detour: 40 ms);
+//  - 0 -> 1 down in [7, 11] ms, while the flow is on it: it keeps its path and waits: 19 ms.
+TEST_F(JobsWorkloads, FlowsStartingWhileALinkIsDownGoAroundIt) {
+  net::GraphNetwork triangle;
+  triangle.name = "triangle";
+  triangle.servers = 3;
+  for (int a = 0; a < 3; ++a)
+    for (int b = 0; b < 3; ++b)
+      if (a != b) triangle.add_link(a, b, 8.0, 0.0);
+  const auto run = [&](const std::string& window) {
+    const auto file = parse("links:\n  - {from: 0, to: 1, down: true, " + window +
+                            "}\njobs:\n  - {name: x, workload: one_allreduce.txt, placement: [0, 1], iterations: 1}\n");
+    return sim::jobs::run_job_mix(sim::jobs::make_job_mix(file, triangle)).alone[0].result.total_ns;
+  };
+  EXPECT_NEAR(run("at_ms: 1, until_ms: 30"), 15e6, 1e-3);
+  EXPECT_NEAR(run("at_ms: 7, until_ms: 11"), 19e6, 1e-3);
+}
+
 TEST_F(JobsWorkloads, BadTimedFaultsNameTheFileLineAndField) {
   const std::string job = "jobs:\n  - {name: x, workload: one_allreduce.txt, placement: [0, 2]}\n";
   for (const auto& [links, message] : std::vector<std::pair<std::string, std::string>>{

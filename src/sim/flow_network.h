@@ -84,16 +84,18 @@ class SharedFlows {
   void record_link_windows(double window_ns) { engine_.record_link_windows(window_ns); }
   // Faults that change during a run (sim/jobs/timed_link_faults.h): time moves to `at_ns` (no
   // event of the engine before it) and every link has the capacity `gbps` from then on; the flows
-  // are re-rated at once.
-  void set_capacities_at(double at_ns, const std::vector<double>& gbps) {
-    engine_.advance_to(at_ns);
-    engine_.set_capacities(gbps);
-  }
+  // are re-rated at once. While links are at 0, flows that start take the fewest-hop routes
+  // around them (when every server still reaches every other; else the usual routes, and they
+  // wait); flows already on such a link wait for it (a flow keeps its path).
+  void set_capacities_at(double at_ns, const std::vector<double>& gbps);
+  // The routes for flows that start now.
+  const net::Router& router() const { return detour_ ? *detour_ : router_; }
 
  private:
   friend class FlowNetwork;
   net::GraphNetwork fabric_;
   net::Router router_;
+  std::unique_ptr<net::Router> detour_;  // while links are down (set_capacities_at): around them
   flow::FlowEngine engine_;
   std::unordered_map<int, std::pair<FlowNetwork*, int>> join_;  // final flow of a comm node -> its network, DAG node
   std::vector<int> completed_;
@@ -132,7 +134,6 @@ class FlowNetwork : public NetworkModel {
   const net::GraphNetwork& fabric_;
   const net::Network& logical_;
   FlowNetworkOptions options_;
-  const net::Router& router_;
   flow::FlowEngine& engine_;
   std::map<std::vector<int>, std::vector<std::vector<int>>> groups_;  // dims -> groups
   std::map<std::vector<int>, std::vector<std::vector<int>>> rings_;   // group -> ring orders
