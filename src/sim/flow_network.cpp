@@ -19,13 +19,27 @@ SharedFlows::SharedFlows(const net::GraphNetwork& fabric, double batch_tolerance
 
 void SharedFlows::set_capacities_at(double at_ns, const std::vector<double>& gbps) {
   engine_.advance_to(at_ns);
-  engine_.set_capacities(gbps);
   std::vector<bool> usable(gbps.size());
   for (std::size_t l = 0; l < gbps.size(); ++l) usable[l] = gbps[l] > 0;
   detour_.reset();
-  if (std::find(usable.begin(), usable.end(), false) == usable.end()) return;
-  auto detour = std::make_unique<net::Router>(fabric_, usable);
-  if (detour->connects_servers()) detour_ = std::move(detour);
+  if (std::find(usable.begin(), usable.end(), false) != usable.end()) {
+    auto detour = std::make_unique<net::Router>(fabric_, usable);
+    if (detour->connects_servers()) detour_ = std::move(detour);
+  }
+  if (detour_) {
+    // Every flow not yet sent whose path crosses a link that is down takes the route around it.
+    std::vector<std::pair<int, net::Path>> moves;
+    const auto& flows = engine_.flows();
+    const auto& sent = engine_.result().send_done_ns;
+    for (std::size_t f = 0; f < flows.size() && f < sent.size(); ++f) {
+      const auto& flow = flows[f];
+      if (std::isfinite(sent[f]) || flow.src < 0 || flow.dst < 0 || flow.src == flow.dst) continue;
+      if (std::none_of(flow.path.begin(), flow.path.end(), [&](int l) { return !usable[static_cast<std::size_t>(l)]; })) continue;
+      moves.emplace_back(static_cast<int>(f), detour_->shortest_path(flow.src, flow.dst));
+    }
+    engine_.reroute(moves);
+  }
+  engine_.set_capacities(gbps);
 }
 
 FlowNetwork::FlowNetwork(SharedFlows& shared, const net::Network& logical, std::vector<int> servers, const std::string& where)

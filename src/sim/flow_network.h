@@ -84,9 +84,10 @@ class SharedFlows {
   void record_link_windows(double window_ns) { engine_.record_link_windows(window_ns); }
   // Faults that change during a run (sim/jobs/timed_link_faults.h): time moves to `at_ns` (no
   // event of the engine before it) and every link has the capacity `gbps` from then on; the flows
-  // are re-rated at once. While links are at 0, flows that start take the fewest-hop routes
-  // around them (when every server still reaches every other; else the usual routes, and they
-  // wait); flows already on such a link wait for it (a flow keeps its path).
+  // are re-rated at once. While links are at 0 (down), flows take the fewest-hop routes around
+  // them: those that start then, and those not yet sent whose path crosses one, which move at this
+  // instant (FlowEngine::reroute) and keep the detour until they end. When the links down cut some
+  // server off from another, flows keep their routes, and those on a link down wait for it.
   void set_capacities_at(double at_ns, const std::vector<double>& gbps);
   // The routes for flows that start now.
   const net::Router& router() const { return detour_ ? *detour_ : router_; }

@@ -383,6 +383,14 @@ class SimJobsWorkloadsFabricsFaults(unittest.TestCase):
             r = self.run_jobs(f"fabric: fabric.yaml\nlinks:\n  - {{from: 4, to: 5, {fault}}}\n" + job, code=2)
             self.assertIn(message, r.stderr)
             self.assertNotIn("internal", r.stderr)
+        # On a triangle of servers the flow 0 -> 1 leaves the link 0 -> 1 when it goes down at 7 ms
+        # (2 MB sent) and sends its other 8 MB on 0 -> 2 -> 1, alone there: done at 15 ms, as healthy.
+        with open(os.path.join(self.dir, "triangle.yaml"), "w") as f:
+            f.write("fabric:\n  name: triangle\n  servers: 3\n  link_gbps: 8\n  link_latency_us: 0\n"
+                    "  links: [[0, 1], [1, 0], [0, 2], [2, 0], [1, 2], [2, 1]]\n")
+        j = self.run_jobs("fabric: triangle.yaml\nlinks:\n  - {from: 0, to: 1, down: true, at_ms: 7, until_ms: 11}\n"
+                          "jobs:\n  - {name: x, workload: one_allreduce.txt, placement: [0, 1], iterations: 1}\n", "--json")
+        self.assertAlmostEqual(j["jobs"][0]["iteration_time_ns"], 15e6, places=3)
         r = self.run_jobs("fabric: fabric.yaml\nlinks:\n  - {from: 4, to: 17, bandwidth_fraction: 0.5, at_ms: 1}\n" + job, code=2)
         self.assertIn("jobs.yaml:3: links[0]: fabric 'slow-dumbbell' has no link 4 -> 17 (nodes 0..5)", r.stderr)
 
