@@ -106,6 +106,8 @@ TEST_F(JobsWorkloads, LoadFindsEachFormatOnce) {
   }
   EXPECT_EQ(workload::format_of(std::string(CHORUS_TEST_DATA_DIR) + "/pytorch_eg/ddp.0.json"),
             workload::WorkloadFormat::kExecutionGraph);
+  // In a jobs file, a Chakra prefix is relative to the file's directory like any path.
+  EXPECT_EQ(parse("jobs:\n  - {workload: trace/dp_step, npus: 2}\n").jobs[0].workload, (dir_ / "trace" / "dp_step").string());
 }
 
 // Two jobs run the ASTRA-sim file above, x on servers 0 and 2, y on 1 and 3, two iterations each.

@@ -34,11 +34,12 @@ namespace {
 constexpr int kMaxJobIterations = 1000;
 constexpr int kMaxJobNpus = 1 << 20;
 
-// A path relative to the jobs file's directory when such a file exists (zoo names stay as they are).
+// A path relative to the jobs file's directory when such a file exists, or a Chakra prefix there
+// (`<path>.0.et` exists); zoo names stay as they are.
 std::string resolve(const std::string& path, const std::string& base_dir) {
   if (path.empty() || std::filesystem::path(path).is_absolute()) return path;
   const auto candidate = std::filesystem::path(base_dir) / path;
-  return std::filesystem::exists(candidate) ? candidate.string() : path;
+  return std::filesystem::exists(candidate) || std::filesystem::exists(candidate.string() + ".0.et") ? candidate.string() : path;
 }
 
 double finite_at_least(const yaml_fields::Source& src, const YAML::Node& node, const std::string& field, double low,
