@@ -1,5 +1,6 @@
 // chorus sim jobs: several training jobs sharing one graph fabric (docs/shared-fabric.md)
 #include <algorithm>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -14,6 +15,7 @@
 #include "core/text_file.h"
 #include "net/graph/from_network.h"
 #include "net/graph/graph_yaml.h"
+#include "net/network_yaml.h"
 #include "net/presets.h"
 #include "sim/jobs/job_mix.h"
 #include "sim/jobs/time_shift.h"
@@ -70,9 +72,14 @@ void run_sim_jobs(const SimJobsArgs& a) {
   const auto file = sim::jobs::load_jobs_yaml(a.jobs);
   const auto fabric_path = a.fabric.empty() ? file.fabric : a.fabric;
   if (fabric_path.empty()) throw InputError(a.jobs, "no fabric: give 'fabric: FILE' in the file or --fabric FILE");
-  // A Themis preset by name runs on its graph (net::graph_of); anything else is a fabric YAML.
-  const auto preset = net::find_preset(fabric_path);
-  const auto fabric = preset ? net::graph_of(*preset, fabric_path) : net::load_fabric_yaml(fabric_path);
+  // A Themis preset by name or a network YAML (a dimension network) runs on its graph
+  // (net::graph_of); a YAML with a 'fabric' key is a fabric.
+  const auto fabric = [&] {
+    if (const auto preset = net::find_preset(fabric_path)) return net::graph_of(*preset, fabric_path);
+    if (std::filesystem::is_regular_file(fabric_path) && !net::is_fabric_file(fabric_path))
+      return net::graph_of(net::load_network_file(fabric_path), fabric_path);
+    return net::load_fabric_yaml(fabric_path);  // a fabric, or its error (no such file)
+  }();
   const auto mix = sim::jobs::make_job_mix(file, fabric);
   if (!(a.link_window_ms > 0 && a.link_window_ms <= 1e6))
     throw InputError("--link-window-ms", fmt::format("must be in (0, 1e6] ms, got {}", a.link_window_ms));
@@ -82,6 +89,7 @@ void run_sim_jobs(const SimJobsArgs& a) {
   if (a.search_shifts) {
     auto o = a.shifts;
     o.batch_tolerance = a.batch_tolerance;
+    o.timed_faults = mix.timed_faults;
     shifts = sim::jobs::search_time_shifts(mix.fabric, mix.jobs, result.alone, o);
     j["shift_search"] = {{"steps", o.steps},
                          {"rounds", o.rounds},
@@ -128,7 +136,7 @@ void register_sim_jobs_command(CLI::App& sim) {
   auto args = std::make_shared<SimJobsArgs>();
   auto* c = sim.add_subcommand("jobs", "Several training jobs sharing one graph fabric (flow-level model, docs/shared-fabric.md)");
   c->add_option("jobs", args->jobs, "Job mix YAML: fabric, and per job a workload, a placement and a start offset")->required();
-  c->add_option("--fabric", args->fabric, "Fabric YAML (`chorus topo fabric --save`) or a Themis preset's name (its graph), instead of the file's 'fabric'");
+  c->add_option("--fabric", args->fabric, "Fabric YAML (`chorus topo fabric --save`), a network YAML or a Themis preset's name (their graph), instead of the file's 'fabric'");
   c->add_option("-o,--out", args->out, "Write jobs.json, jobs.csv (a row per job), links.csv (a row per used link) and links_over_time.csv here")
       ->check(kWritableDir);
   c->add_option("--link-window-ms", args->link_window_ms,

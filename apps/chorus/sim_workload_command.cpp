@@ -23,13 +23,10 @@
 #include "syndicate/plan_trace.h"
 #include "syndicate/workloads.h"
 #include <filesystem>
-#include <functional>
 #include <optional>
-#include <regex>
 #include <sstream>
 
-#include "workload/astra_text.h"
-#include "workload/chakra/chakra_import.h"
+#include "workload/load.h"
 #include "workload/parallelism.h"
 #include "workload/pytorch_eg.h"
 #include "workload/workload_yaml.h"
@@ -53,39 +50,6 @@ struct SimWorkloadArgs : WorkloadDagArgs {
 };
 
 std::string ms(double ns) { return fmt::format("{:.3f} ms", ns / 1e6); }
-
-// The text of `path` if it is a regular file that `looks_like` accepts, or nothing.
-std::optional<std::string> text_file_if(const std::string& path, bool (*looks_like)(const std::string&)) {
-  if (!std::filesystem::is_regular_file(path)) return std::nullopt;
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  if (!looks_like(ss.str())) return std::nullopt;
-  return ss.str();
-}
-
-// An ASTRA-sim text workload file, or nothing.
-std::optional<std::string> astra_text(const std::string& path) { return text_file_if(path, workload::looks_like_astra_text); }
-
-// --check-ranks: the other ranks' files of a per-rank workload file `<name>.<rank>.<ext>` (ranks
-// 0, 1, ... while their files exist) imported by `import` and compared with the simulated rank's
-// DAG, collective by collective.
-void check_ranks(const std::string& path, const workload::Dag& dag, std::uint64_t npus,
-                 const std::function<workload::Dag(const std::string& file, int rank)>& import) {
-  static const std::regex re(R"((.*\.)([0-9]{1,9})(\.(et|json))$)");
-  std::smatch m;
-  if (!std::regex_match(path, m, re))
-    throw InputError("--check-ranks", fmt::format("'{}' is not a per-rank file <name>.<rank>.et or <name>.<rank>.json", path));
-  const int own = std::stoi(m[2].str());
-  for (std::uint64_t r = 0; r < npus; ++r) {
-    const auto file = fmt::format("{}{}{}", m[1].str(), r, m[3].str());
-    if (!std::filesystem::is_regular_file(file)) break;
-    if (static_cast<int>(r) == own) continue;
-    workload::check_same_communication(dag, fmt::format("{} (rank {})", path, own), import(file, static_cast<int>(r)),
-                                       fmt::format("{} (rank {})", file, r));
-  }
-}
 
 bool pipeline_given(const WorkloadDagArgs& a) { return a.pp != 0 || a.microbatches != 0 || !a.pipeline_schedule.empty(); }
 
@@ -111,57 +75,34 @@ workload::ZooEntry model_entry(const WorkloadDagArgs& a) {
 
 workload::Dag make_workload_dag(const WorkloadDagArgs& a, const net::Network& network) {
   if (a.rank < -1) throw InputError("--rank", fmt::format("must be >= 0, got {}", a.rank));
-  if (const auto et = workload::chakra_trace_file(a.workload, a.rank); !et.empty()) {
-    if (!a.bucket.empty() || a.no_dp_overlap || pipeline_given(a) || !a.profile_trace.empty() || !a.collective_dims.empty())
-      throw InputError(a.workload, "--bucket, --no-dp-overlap, --profile-trace, --collective-dims and the pipeline options "
-                                   "do not apply to Chakra traces");
-    workload::ChakraOptions o;
+  const auto format = workload::format_of(a.workload, a.rank);
+  if (format != workload::WorkloadFormat::kChakra) {
+    if (a.rank != -1) throw InputError("--rank", "applies to Chakra traces (name.<rank>.et) only");
+    if (a.chakra_skip_unsupported || a.chakra_ctrl_deps)
+      throw InputError(a.chakra_ctrl_deps ? "--chakra-ctrl-deps" : "--chakra-skip-unsupported",
+                       "applies to Chakra traces (name.<rank>.et) only");
+  }
+  if (a.check_ranks && (format == workload::WorkloadFormat::kModel || format == workload::WorkloadFormat::kAstraText))
+    throw InputError("--check-ranks", "applies to Chakra traces and PyTorch execution graphs (one file per rank)");
+  if (format != workload::WorkloadFormat::kExecutionGraph && (!a.profile_trace.empty() || !a.collective_dims.empty()))
+    throw InputError(a.profile_trace.empty() ? "--collective-dims" : "--profile-trace",
+                     "applies to PyTorch execution graphs only");
+  if (format != workload::WorkloadFormat::kModel) {
+    if (!a.bucket.empty() || a.no_dp_overlap || pipeline_given(a))
+      throw InputError(a.workload, fmt::format("--bucket, --no-dp-overlap and the pipeline options do not apply to {}s",
+                                               workload::to_string(format)));
+    workload::LoadOptions o;
     o.iterations = a.iterations;
+    o.ns_per_cycle = a.ns_per_cycle;
     o.rank = a.rank;
     o.skip_unsupported = a.chakra_skip_unsupported;
     o.ctrl_deps = a.chakra_ctrl_deps;
-    std::string notes;
-    auto dag = workload::import_chakra(workload::chakra_et::read_et_file(et), network, o, &notes);
-    if (!notes.empty()) fmt::print(stderr, "chorus: {}: {}\n", et, notes);
-    if (a.check_ranks)
-      check_ranks(et, dag, network.num_npus(), [&](const std::string& file, int rank) {
-        auto other = o;
-        other.rank = rank;
-        return workload::import_chakra(workload::chakra_et::read_et_file(file), network, other, nullptr);
-      });
-    return dag;
-  }
-  if (a.rank != -1) throw InputError("--rank", "applies to Chakra traces (name.<rank>.et) only");
-  if (a.chakra_skip_unsupported || a.chakra_ctrl_deps)
-    throw InputError(a.chakra_ctrl_deps ? "--chakra-ctrl-deps" : "--chakra-skip-unsupported",
-                     "applies to Chakra traces (name.<rank>.et) only");
-  if (auto graph = text_file_if(a.workload, workload::looks_like_execution_graph)) {
-    if (!a.bucket.empty() || a.no_dp_overlap || pipeline_given(a))
-      throw InputError(a.workload, "--bucket, --no-dp-overlap and the pipeline options do not apply to PyTorch execution graphs");
-    workload::ExecutionGraphOptions o;
-    o.iterations = a.iterations;
+    o.check_ranks = a.check_ranks;
     o.profiler_trace = a.profile_trace;
     o.collective_dims = workload::parse_collective_dims(a.collective_dims, "--collective-dims");
-    std::string notes;
-    auto dag = workload::import_execution_graph(*graph, a.workload, network, o, &notes);
-    if (!notes.empty()) fmt::print(stderr, "chorus: {}\n", notes);
-    o.profiler_trace.clear();  // the trace is the simulated rank's; the others' collectives are compared
-    if (a.check_ranks)
-      check_ranks(a.workload, dag, network.num_npus(), [&](const std::string& file, int) {
-        return workload::import_execution_graph(read_text_file(file, "the execution graph"), file, network, o);
-      });
-    return dag;
-  }
-  if (!a.profile_trace.empty() || !a.collective_dims.empty())
-    throw InputError(a.profile_trace.empty() ? "--collective-dims" : "--profile-trace", "applies to PyTorch execution graphs only");
-  if (a.check_ranks) throw InputError("--check-ranks", "applies to Chakra traces and PyTorch execution graphs (one file per rank)");
-  if (auto text = astra_text(a.workload)) {
-    if (!a.bucket.empty() || a.no_dp_overlap || pipeline_given(a))
-      throw InputError(a.workload, "--bucket, --no-dp-overlap and the pipeline options do not apply to ASTRA-sim workload files");
-    workload::AstraTextOptions o;
-    o.iterations = a.iterations;
-    o.ns_per_cycle = a.ns_per_cycle;
-    return workload::parse_astra_text(*text, a.workload, network, o);
+    auto loaded = workload::load(a.workload, network, o, "--workload");
+    if (!loaded.notes.empty()) fmt::print(stderr, "chorus: {}: {}\n", loaded.file, loaded.notes);
+    return std::move(loaded.dag);
   }
   const auto entry = model_entry(a);
   if (a.pp > 0) workload::pipeline_dims(network, a.pp, "--pp");  // names the flag, not the config field
@@ -254,9 +195,9 @@ void run_sim_workload_on_fabric(const SimWorkloadArgs& a) {
   const auto fabric = net::load_fabric_yaml(a.topology);
   if (a.scheduler_given) throw InputError("--scheduler", "applies to dimension networks; a fabric runs the flow-level model");
   if (a.chunks_given) throw InputError("--chunks", "applies to dimension networks; a fabric runs the flow-level model");
-  if (a.rank != -1 || a.chakra_skip_unsupported || a.chakra_ctrl_deps || a.check_ranks || !a.profile_trace.empty() || !a.collective_dims.empty() ||
-      !workload::chakra_trace_file(a.workload, -1).empty() ||
-      astra_text(a.workload) || text_file_if(a.workload, workload::looks_like_execution_graph))
+  if (a.rank != -1 || a.chakra_skip_unsupported || a.chakra_ctrl_deps || a.check_ranks || !a.profile_trace.empty() ||
+      !a.collective_dims.empty() ||
+      workload::format_of(a.workload) != workload::WorkloadFormat::kModel)
     throw InputError(a.workload, "a fabric (--topology with a 'fabric:' file) takes model zoo names and workload YAML files; "
                                  "Chakra traces, ASTRA-sim files and execution graphs carry a dimension network of their own");
   if (!a.speeds.empty())

@@ -17,11 +17,35 @@ SharedFlows::SharedFlows(const net::GraphNetwork& fabric, double batch_tolerance
   net::validate(fabric_, fabric.name);
 }
 
+void SharedFlows::set_capacities_at(double at_ns, const std::vector<double>& gbps) {
+  engine_.advance_to(at_ns);
+  std::vector<bool> usable(gbps.size());
+  for (std::size_t l = 0; l < gbps.size(); ++l) usable[l] = gbps[l] > 0;
+  detour_.reset();
+  if (std::find(usable.begin(), usable.end(), false) != usable.end()) {
+    auto detour = std::make_unique<net::Router>(fabric_, usable);
+    if (detour->connects_servers()) detour_ = std::move(detour);
+  }
+  if (detour_) {
+    // Every flow not yet sent whose path crosses a link that is down takes the route around it.
+    std::vector<std::pair<int, net::Path>> moves;
+    const auto& flows = engine_.flows();
+    const auto& sent = engine_.result().send_done_ns;
+    for (std::size_t f = 0; f < flows.size() && f < sent.size(); ++f) {
+      const auto& flow = flows[f];
+      if (std::isfinite(sent[f]) || flow.src < 0 || flow.dst < 0 || flow.src == flow.dst) continue;
+      if (std::none_of(flow.path.begin(), flow.path.end(), [&](int l) { return !usable[static_cast<std::size_t>(l)]; })) continue;
+      moves.emplace_back(static_cast<int>(f), detour_->shortest_path(flow.src, flow.dst));
+    }
+    engine_.reroute(moves);
+  }
+  engine_.set_capacities(gbps);
+}
+
 FlowNetwork::FlowNetwork(SharedFlows& shared, const net::Network& logical, std::vector<int> servers, const std::string& where)
     : shared_(shared),
       fabric_(shared.fabric_),
       logical_(logical),
-      router_(shared.router_),
       engine_(shared.engine_) {
   if (servers.size() != logical.num_npus())
     throw InputError(where, fmt::format("{} servers for {} NPUs", servers.size(), logical.num_npus()));
@@ -46,7 +70,6 @@ FlowNetwork::FlowNetwork(const net::GraphNetwork& fabric, const net::Network& lo
       fabric_(own_->fabric_),
       logical_(logical),
       options_(std::move(options)),
-      router_(own_->router_),
       engine_(own_->engine_) {
   if (static_cast<std::uint64_t>(fabric_.servers) != logical.num_npus())
     throw InputError(fabric.name, fmt::format("the fabric has {} servers but the workload runs on {} NPUs ({})",
@@ -181,7 +204,7 @@ void FlowNetwork::start(int id, const workload::Node& comm, double now_ns) {
   std::vector<int> ends;
   if (comm.comm == workload::CommKind::kPointToPoint) {
     for (int npu = 0; npu < static_cast<int>(logical_.num_npus()); ++npu)
-      ends.push_back(flow::point_to_point(router_, net::placed(options_.placement, npu),
+      ends.push_back(flow::point_to_point(shared_.router(), net::placed(options_.placement, npu),
                                           net::placed(options_.placement, net::next_along(logical_, npu, comm.dims.at(0))),
                                           comm.bytes, now_ns, flows));
   } else {
@@ -189,7 +212,7 @@ void FlowNetwork::start(int id, const workload::Node& comm, double now_ns) {
       const int n = static_cast<int>(group.size());
       if (n < 2) continue;
       if (comm.op == coll::CollectiveOp::kAllToAll) {
-        ends.push_back(flow::all_to_all(router_, group, comm.bytes, now_ns, flows));
+        ends.push_back(flow::all_to_all(shared_.router(), group, comm.bytes, now_ns, flows));
         continue;
       }
       const int steps = comm.op == coll::CollectiveOp::kAllReduce ? 2 * (n - 1) : n - 1;
@@ -197,8 +220,8 @@ void FlowNetwork::start(int id, const workload::Node& comm, double now_ns) {
       const auto& rings = own.empty() ? std::vector<std::vector<int>>{group} : own;
       const double share = comm.bytes / static_cast<double>(rings.size());
       for (const auto& ring : rings)
-        ends.push_back(options_.stepped_rings ? flow::ring_collective(router_, ring, share, steps, now_ns, flows)
-                                              : flow::ring_pipelined(router_, ring, share, steps, now_ns, flows));
+        ends.push_back(options_.stepped_rings ? flow::ring_collective(shared_.router(), ring, share, steps, now_ns, flows)
+                                              : flow::ring_pipelined(shared_.router(), ring, share, steps, now_ns, flows));
     }
   }
   const int join = flow::barrier(now_ns, flows, ends);

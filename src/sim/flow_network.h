@@ -82,11 +82,21 @@ class SharedFlows {
   const flow::FlowEngine& engine() const { return engine_; }
   // Per link bytes in windows of time (flow::FlowEngine::record_link_windows); before any flow.
   void record_link_windows(double window_ns) { engine_.record_link_windows(window_ns); }
+  // Faults that change during a run (sim/jobs/timed_link_faults.h): time moves to `at_ns` (no
+  // event of the engine before it) and every link has the capacity `gbps` from then on; the flows
+  // are re-rated at once. While links are at 0 (down), flows take the fewest-hop routes around
+  // them: those that start then, and those not yet sent whose path crosses one, which move at this
+  // instant (FlowEngine::reroute) and keep the detour until they end. When the links down cut some
+  // server off from another, flows keep their routes, and those on a link down wait for it.
+  void set_capacities_at(double at_ns, const std::vector<double>& gbps);
+  // The routes for flows that start now.
+  const net::Router& router() const { return detour_ ? *detour_ : router_; }
 
  private:
   friend class FlowNetwork;
   net::GraphNetwork fabric_;
   net::Router router_;
+  std::unique_ptr<net::Router> detour_;  // while links are down (set_capacities_at): around them
   flow::FlowEngine engine_;
   std::unordered_map<int, std::pair<FlowNetwork*, int>> join_;  // final flow of a comm node -> its network, DAG node
   std::vector<int> completed_;
@@ -125,7 +135,6 @@ class FlowNetwork : public NetworkModel {
   const net::GraphNetwork& fabric_;
   const net::Network& logical_;
   FlowNetworkOptions options_;
-  const net::Router& router_;
   flow::FlowEngine& engine_;
   std::map<std::vector<int>, std::vector<std::vector<int>>> groups_;  // dims -> groups
   std::map<std::vector<int>, std::vector<std::vector<int>>> rings_;   // group -> ring orders

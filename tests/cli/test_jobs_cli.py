@@ -285,5 +285,132 @@ class SimWorkloadSpeeds(unittest.TestCase):
                 self.assertIn("--speeds", r.stderr, bad)
 
 
+# The dumbbell at 8 Gb/s (1 byte/ns) with no latency: a flow of b bytes alone takes b ns.
+SLOW_DUMBBELL = DUMBBELL.replace("name: dumbbell", "name: slow-dumbbell").replace(
+    "link_gbps: 100", "link_gbps: 8\n  link_latency_us: 0")
+
+# ASTRA-sim's DATA format, one layer: forward 2 ms, weight gradient 3 ms (1 ns per cycle), then an
+# all-reduce of 10 MB; on two NPUs a ring of two, one 10 MB flow each way: 10 ms alone.
+ASTRA_ONE_ALLREDUCE = "DATA\n1\nl0 -1 2000000 NONE 0 0 NONE 0 3000000 ALLREDUCE 10000000 0\n"
+
+DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data")
+
+
+class SimJobsWorkloadsFabricsFaults(unittest.TestCase):
+    """Any workload spec as a job, a network YAML as the fabric, link faults during the run (all by hand)."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.dir = self.tmp.name
+        for name, text in (("fabric.yaml", SLOW_DUMBBELL), ("one_allreduce.txt", ASTRA_ONE_ALLREDUCE)):
+            with open(os.path.join(self.dir, name), "w") as f:
+                f.write(text)
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def run_jobs(self, text, *args, code=0):
+        path = os.path.join(self.dir, "jobs.yaml")
+        with open(path, "w") as f:
+            f.write(text)
+        r = chorus(path, *args)
+        self.assertEqual(r.returncode, code, r.stderr)
+        return json.loads(r.stdout) if code == 0 and "--json" in args else r
+
+    def test_astra_text_jobs_share_the_switches_link(self):
+        # x on 0, 2 and y on 1, 3: both rings cross 4 -> 5 and 5 -> 4 from 5 ms on, half the rate
+        # each: the all-reduces take 20 ms, the iteration 25 ms against 15 ms alone (slowdown 5/3).
+        j = self.run_jobs("fabric: fabric.yaml\njobs:\n"
+                          "  - {name: x, workload: one_allreduce.txt, placement: [0, 2], iterations: 1}\n"
+                          "  - {name: y, workload: one_allreduce.txt, placement: [1, 3], iterations: 1}\n", "--json")
+        for job in j["jobs"]:
+            self.assertAlmostEqual(job["iteration_time_ns"], 25e6, places=3)
+            self.assertAlmostEqual(job["alone_iteration_time_ns"], 15e6, places=3)
+            self.assertAlmostEqual(job["slowdown"], 5 / 3, places=9)
+            self.assertAlmostEqual(job["compute_ns"], 5e6, places=3)
+
+    def test_chakra_trace_and_execution_graph_jobs(self):
+        # dp_step (tests/chakra/make_chakra_samples.cpp) computes 1 + 2 us forward, 2 + 2 + 1 us
+        # back-propagation and 1 us optimizer: 9 us per iteration, whatever the network.
+        j = self.run_jobs("fabric: fabric.yaml\njobs:\n"
+                          f"  - {{name: c, workload: {DATA}/chakra/dp_step, placement: [0, 2], iterations: 2}}\n"
+                          f"  - {{name: g, workload: {DATA}/pytorch_eg/ddp.0.json, placement: [1, 3], iterations: 1}}\n",
+                          "--json")
+        c, g = j["jobs"]
+        self.assertEqual(c["workload"], "dp_step")
+        self.assertAlmostEqual(c["compute_ns"], 9000, places=6)
+        self.assertGreaterEqual(c["iteration_time_ns"], 9000)
+        self.assertGreater(g["compute_ns"], 0)
+        # The Chakra samples' directory holds two traces: name one.
+        r = self.run_jobs("fabric: fabric.yaml\njobs:\n"
+                          f"  - {{name: c, workload: {DATA}/chakra, placement: [0, 2]}}\n", code=2)
+        self.assertIn("holds the per-rank .et files of 2 traces (dp_step, p2p_step)", r.stderr)
+
+    def test_a_jobs_own_network(self):
+        # Two dimensions of 2 over the job's 4 servers: the all-reduce spans both, a ring 0 -> 1 ->
+        # 2 -> 3 -> 0 whose every edge carries 2(4-1)/4 x 10 MB = 15 MB, no link shared: 15 ms.
+        with open(os.path.join(self.dir, "two_by_two.yaml"), "w") as f:
+            f.write("dims:\n  - {kind: ring, size: 2, link_bandwidth_gbps: 8, links_per_npu: 1, latency_ns: 0}\n"
+                    "  - {kind: ring, size: 2, link_bandwidth_gbps: 8, links_per_npu: 1, latency_ns: 0}\n")
+        j = self.run_jobs("fabric: fabric.yaml\njobs:\n"
+                          "  - {name: x, workload: one_allreduce.txt, network: two_by_two.yaml, npus: 4, iterations: 1}\n",
+                          "--json")
+        self.assertAlmostEqual(j["jobs"][0]["iteration_time_ns"], 20e6, places=3)
+
+    def test_network_yaml_as_fabric(self):
+        # One ring of 4 NPUs, 2 links per NPU at 4 Gb/s: to the next and the previous NPU at 0.5
+        # byte/ns each. NPUs 0 and 1 all-reduce 10 MB on 0 -> 1 and 1 -> 0, 20 ms: 5 + 20 ms.
+        with open(os.path.join(self.dir, "ring4.yaml"), "w") as f:
+            f.write("dims:\n  - {kind: ring, size: 4, link_bandwidth_gbps: 4, links_per_npu: 2, latency_ns: 0}\n")
+        j = self.run_jobs("fabric: ring4.yaml\njobs:\n"
+                          "  - {name: x, workload: one_allreduce.txt, placement: [0, 1], iterations: 1}\n", "--json")
+        self.assertEqual(j["fabric"]["servers"], 4)
+        self.assertAlmostEqual(j["jobs"][0]["iteration_time_ns"], 25e6, places=3)
+
+    def test_link_faults_during_the_run(self):
+        # Job x on 0 and 2; its flow 0 -> 2 crosses 4 -> 5 from 5 ms. Half bandwidth in [7, 11] ms:
+        # 2 MB by 7, 2 MB by 11, the last 6 MB by 17 ms. Down in [7, 11]: 2 MB, a wait, 8 MB: 19 ms.
+        job = "jobs:\n  - {name: x, workload: one_allreduce.txt, placement: [0, 2], iterations: 1}\n"
+        for fault, expect in (("bandwidth_fraction: 0.5", 17e6), ("down: true", 19e6)):
+            j = self.run_jobs(f"fabric: fabric.yaml\nlinks:\n  - {{from: 4, to: 5, {fault}, at_ms: 7, until_ms: 11}}\n" + job,
+                              "--json")
+            self.assertAlmostEqual(j["jobs"][0]["iteration_time_ns"], expect, places=3)
+            self.assertAlmostEqual(j["jobs"][0]["slowdown"], 1.0, places=12)  # alone: the same faults
+        for fault, message in (("down: true, at_ms: 7, until_ms: 3", "jobs.yaml:3: field 'links[0].until_ms' (3) must be after"),
+                               ("down: true, at_ms: -2, until_ms: 3", "jobs.yaml:3: field 'links[0].at_ms' must be a finite number >= 0"),
+                               ("down: true, at_ms: 2", "jobs.yaml:3: field 'links[0]': a link down from 'at_ms' needs 'until_ms'"),
+                               ("down: true, at_ms: x, until_ms: 3", "jobs.yaml:3: field 'links[0].at_ms'")):
+            r = self.run_jobs(f"fabric: fabric.yaml\nlinks:\n  - {{from: 4, to: 5, {fault}}}\n" + job, code=2)
+            self.assertIn(message, r.stderr)
+            self.assertNotIn("internal", r.stderr)
+        # On a triangle of servers the flow 0 -> 1 leaves the link 0 -> 1 when it goes down at 7 ms
+        # (2 MB sent) and sends its other 8 MB on 0 -> 2 -> 1, alone there: done at 15 ms, as healthy.
+        with open(os.path.join(self.dir, "triangle.yaml"), "w") as f:
+            f.write("fabric:\n  name: triangle\n  servers: 3\n  link_gbps: 8\n  link_latency_us: 0\n"
+                    "  links: [[0, 1], [1, 0], [0, 2], [2, 0], [1, 2], [2, 1]]\n")
+        j = self.run_jobs("fabric: triangle.yaml\nlinks:\n  - {from: 0, to: 1, down: true, at_ms: 7, until_ms: 11}\n"
+                          "jobs:\n  - {name: x, workload: one_allreduce.txt, placement: [0, 1], iterations: 1}\n", "--json")
+        self.assertAlmostEqual(j["jobs"][0]["iteration_time_ns"], 15e6, places=3)
+        r = self.run_jobs("fabric: fabric.yaml\nlinks:\n  - {from: 4, to: 17, bandwidth_fraction: 0.5, at_ms: 1}\n" + job, code=2)
+        self.assertIn("jobs.yaml:3: links[0]: fabric 'slow-dumbbell' has no link 4 -> 17 (nodes 0..5)", r.stderr)
+
+
+class SimWorkloadChakraDirectory(unittest.TestCase):
+    def test_a_directory_of_one_trace_is_that_trace(self):
+        # workload::load: a directory holding one trace's per-rank files reads as the trace itself.
+        with tempfile.TemporaryDirectory() as d:
+            for rank in (0, 1):
+                with open(os.path.join(DATA, "chakra", f"dp_step.{rank}.et"), "rb") as f, \
+                        open(os.path.join(d, f"dp_step.{rank}.et"), "wb") as g:
+                    g.write(f.read())
+            runs = [subprocess.run([CHORUS, "sim", "workload", "--workload", w, "-i", "1", "--json"], capture_output=True,
+                                   text=True, timeout=300) for w in (d, os.path.join(d, "dp_step.0.et"))]
+            for r in runs:
+                self.assertEqual(r.returncode, 0, r.stderr)
+            a, b = (json.loads(r.stdout) for r in runs)
+            self.assertEqual(a["forward_compute_ns"], 3000)  # 1 + 2 us, as the file itself
+            self.assertEqual(a["iteration_time_ns"], b["iteration_time_ns"])
+
+
 if __name__ == "__main__":
     unittest.main()

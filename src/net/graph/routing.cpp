@@ -13,6 +13,21 @@ Router::Router(const GraphNetwork& net) : net_(net), out_(static_cast<std::size_
   for (std::size_t i = 0; i < net.links.size(); ++i) out_[static_cast<std::size_t>(net.links[i].from)].push_back(static_cast<int>(i));
 }
 
+Router::Router(const GraphNetwork& net, const std::vector<bool>& usable)
+    : net_(net), out_(static_cast<std::size_t>(net.nodes())), trees_(static_cast<std::size_t>(net.nodes())) {
+  for (std::size_t i = 0; i < net.links.size(); ++i)
+    if (i < usable.size() && usable[i]) out_[static_cast<std::size_t>(net.links[i].from)].push_back(static_cast<int>(i));
+}
+
+bool Router::connects_servers() const {
+  for (int s = 0; s < net_.servers; ++s) {
+    const auto& parent = tree(s);
+    for (int d = 0; d < net_.servers; ++d)
+      if (d != s && parent[static_cast<std::size_t>(d)] < 0) return false;
+  }
+  return true;
+}
+
 const std::vector<int>& Router::tree(int src) const {
   auto& parent = trees_[static_cast<std::size_t>(src)];
   if (!parent.empty()) return parent;

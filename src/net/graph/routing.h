@@ -15,6 +15,11 @@ using Path = std::vector<int>;  // link indices, from the source to the destinat
 class Router {
  public:
   explicit Router(const GraphNetwork& net);
+  // Routes over the links l with usable[l] only (one entry per link of `net`; the link indices stay
+  // those of `net`): the routes around links that are down for a while.
+  Router(const GraphNetwork& net, const std::vector<bool>& usable);
+  // Every server reaches every other.
+  bool connects_servers() const;
   // Fewest-hop path src -> dst (both servers). Empty when src == dst.
   // Unreachable: chorus::InputError naming both servers and the network.
   Path shortest_path(int src, int dst) const;

@@ -290,6 +290,43 @@ void FlowEngine::set_capacities(const std::vector<double>& gbps) {
   reallocate();
 }
 
+void FlowEngine::reroute(const std::vector<std::pair<int, net::Path>>& moves) {
+  for (const auto& [f, path] : moves) {
+    if (f < 0 || static_cast<std::size_t>(f) >= admitted_)
+      throw InputError("reroute", fmt::format("flow {} is not an admitted flow (0..{})", f, static_cast<long long>(admitted_) - 1));
+    if (std::isfinite(res_.send_done_ns[static_cast<std::size_t>(f)]))
+      throw InputError("reroute", fmt::format("flow {} has sent its last byte", f));
+    for (int li : path)
+      if (li < 0 || static_cast<std::size_t>(li) >= capacity_.size())
+        throw InputError("reroute", fmt::format("flow {}: link {} out of range 0..{}", f, li, capacity_.size() - 1));
+  }
+  if (moves.empty()) return;
+  settle();
+  for (const auto& [f, path] : moves) {
+    const auto fu = static_cast<std::size_t>(f);
+    flows_[fu].path = path;
+    if (at_[fu] < 0) continue;  // not sending yet: it starts on the new path
+    filler_->remove(f);
+    filler_->add(f, flows_[fu].path);
+  }
+  filler_->capacities_changed();  // a full re-fill
+  reallocate();
+  // A moved flow that joined a bundle whose rate stayed is not among the filler's changes: its
+  // rate is the bundle's now.
+  for (const auto& [f, path] : moves) {
+    const int at = at_[static_cast<std::size_t>(f)];
+    if (at < 0) continue;
+    const auto i = static_cast<std::size_t>(at);
+    const double rate = filler_->rate(f);
+    if (rate == rate_[i]) continue;
+    left_[i] -= rate_[i] * (t_ - anchor_[i]);
+    anchor_[i] = t_;
+    if (rate_[i] == 0.0) since_[i] = t_;
+    rate_[i] = rate;
+    last_byte_.set(i, rate > 0.0 ? t_ + left_[i] / rate : kInf);
+  }
+}
+
 double FlowEngine::remaining_bytes(int f) const {
   const int at = at_[static_cast<std::size_t>(f)];
   if (at < 0) return 0.0;

@@ -10,6 +10,7 @@
 // network model adds a collective's flows when the DAG starts it) and time advances event by
 // event. simulate_flows() runs a fixed list of flows to the end.
 #include <cstdint>
+#include <utility>
 #include <memory>
 #include <queue>
 #include <tuple>
@@ -62,7 +63,7 @@ class FlowEngine {
   FlowEngine& operator=(const FlowEngine&) = delete;
 
   // Flows are appended here (directly or by the builders of traffic.h) and then admitted; a flow
-  // must not change once admitted. Indices are positions in this list.
+  // must not change once admitted (but for reroute). Indices are positions in this list.
   std::vector<Flow>& flows() { return flows_; }
   const std::vector<Flow>& flows() const { return flows_; }
   // Admits every flow appended since the last call. A flow starts at the latest of its start_ns,
@@ -89,6 +90,12 @@ class FlowEngine {
   // New capacities for every link (Gb/s, >= 0; 0 holds the link's flows at rate 0) from now on;
   // rates are recomputed at once. InputError for a wrong count or a negative value.
   void set_capacities(const std::vector<double>& gbps);
+  // Links down for a while (sim/jobs): each (flow, path) moves an admitted flow whose last byte is
+  // not sent yet onto `path` (link indices of the fabric, the same endpoints) from now on: the
+  // bytes it has sent stay counted on its old links, the rest goes on the new ones, and its
+  // completion takes the new path's latency. Rates are recomputed at once. InputError naming
+  // "reroute" for a flow out of range, one already sent, or a link out of range.
+  void reroute(const std::vector<std::pair<int, net::Path>>& moves);
   // Per link, the bytes its capacity could have carried from time 0 to `until_ns` (>= the last
   // capacity change): capacity x time, summed over set_capacities' changes.
   std::vector<double> link_capacity_bytes(double until_ns) const;

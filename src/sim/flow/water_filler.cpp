@@ -52,7 +52,7 @@ void WaterFiller::add(int id, std::span<const int> path) {
     if (li < 0 || static_cast<std::size_t>(li) >= link_.size()) throw std::logic_error("WaterFiller::add: link out of range");
   const auto i = static_cast<std::size_t>(id);
   if (i >= bundle_of_.size()) reserve(std::max(i + 1, bundle_of_.size() + bundle_of_.size() / 2));
-  if (bundle_of_[i] != -1) throw std::logic_error("WaterFiller::add: id added twice");
+  if (bundle_of_[i] >= 0) throw std::logic_error("WaterFiller::add: id already a member");
   const std::uint64_t hash = key(path);
   int b = bundle_at_.find(hash, [&](int c) { return same_path(bundle_[static_cast<std::size_t>(c)], path); });
   const bool created = b < 0;
@@ -102,7 +102,7 @@ void WaterFiller::remove(int id) {
   if (i >= bundle_of_.size() || bundle_of_[i] < 0) throw std::logic_error("WaterFiller::remove: not a member");
   const int b = bundle_of_[i];
   auto& r = bundle_[static_cast<std::size_t>(b)];
-  bundle_of_[i] = -2;  // gone: neither a member nor joinable again
+  bundle_of_[i] = -2;  // gone (it may join again)
   if (prev_[i] >= 0) next_[static_cast<std::size_t>(prev_[i])] = next_[i];
   else first_[static_cast<std::size_t>(b)] = next_[i];
   if (next_[i] >= 0) prev_[static_cast<std::size_t>(next_[i])] = prev_[i];

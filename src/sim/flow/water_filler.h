@@ -45,7 +45,8 @@ class WaterFiller {
   explicit WaterFiller(std::size_t links);
 
   // Flow `id` (ids are dense: memory grows with the largest) joins with its path (link indices
-  // < links, non-empty). An id joins at most once in the filler's life.
+  // < links, non-empty). An id is a member at most once at a time (it may join again after
+  // leaving: a flow rerouted, FlowEngine::reroute).
   void add(int id, std::span<const int> path);
   // Room for ids below `ids` (saves re-growing when the caller knows how many will come).
   void reserve(std::size_t ids);

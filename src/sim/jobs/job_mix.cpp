@@ -5,35 +5,77 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "net/network_yaml.h"
 #include "sim/flow_network.h"
 #include "sim/jobs/placement.h"
 #include "sim/stragglers.h"
+#include "workload/compute_model.h"
+#include "workload/load.h"
 #include "workload/parallelism.h"
-#include "workload/workload_yaml.h"
 
 namespace chorus::sim::jobs {
+
+namespace {
+
+// The job's own dimension network (a YAML file or a preset), of exactly its NPUs.
+net::Network job_network(const JobSpec& spec) {
+  net::Network network;
+  try {
+    network = net::load_network(spec.network);
+  } catch (const InputError& e) {
+    throw InputError(spec.network_at, fmt::format("job '{}': field 'network': {}: {}", spec.name, e.where(), e.detail()));
+  }
+  if (network.num_npus() != static_cast<std::uint64_t>(spec.npus))
+    throw InputError(spec.network_at, fmt::format("job '{}': field 'network': '{}' has {} NPUs, the job {}", spec.name, spec.network,
+                                                  network.num_npus(), spec.npus));
+  return network;
+}
+
+}  // namespace
 
 JobMix make_job_mix(const JobsFile& file, const net::GraphNetwork& fabric) {
   JobMix mix;
   mix.fabric = net::apply_link_faults(fabric, file.link_faults);
   mix.specs = file.jobs;
+  mix.timed_faults = file.timed_link_faults;
+  capacity_changes(net::merge_parallel_links(mix.fabric), mix.timed_faults);  // their errors before any simulation
   const auto servers = place_jobs(file.jobs, mix.fabric);
   for (std::size_t j = 0; j < file.jobs.size(); ++j) {
     const auto& spec = file.jobs[j];
     const auto where = fmt::format("{}: job '{}'", spec.at, spec.name);
-    auto entry = workload::load_workload(spec.workload, where + ": workload");
-    entry.parallelism.iterations = spec.iterations;
-    if (workload::pipelined(entry.parallelism))
-      throw InputError(where + ": workload", fmt::format("'{}' is pipelined; the flow-level model of a fabric runs one stage",
-                                                         spec.workload));
+    // Imports (ASTRA-sim text, Chakra, execution graphs) span the dimensions of a network: the
+    // job's `network`, or one dimension of its NPUs; NPU i of it runs on the job's i-th server.
+    const auto import_network = spec.network.empty() ? workload::logical_network(workload::ParallelismConfig{}, spec.npus)
+                                                     : job_network(spec);
+    workload::LoadOptions options;
+    options.iterations = spec.iterations;
+    options.ns_per_cycle = spec.ns_per_cycle;
+    auto loaded = workload::load(spec.workload, import_network, options, where + ": workload");
     SharedJob job;
     job.name = spec.name;
-    job.logical = workload::logical_network(entry.parallelism, spec.npus);
-    job.dag = workload::build_training_dag(entry.model, entry.parallelism, job.logical);
+    workload::ComputeModel compute;
+    if (loaded.model) {
+      if (!spec.network.empty())
+        throw InputError(spec.network_at, fmt::format("job '{}': field 'network' applies to ASTRA-sim, Chakra and execution-graph "
+                                                      "workloads; a model's parallelism gives its network", spec.name));
+      auto& entry = *loaded.model;
+      if (workload::pipelined(entry.parallelism))
+        throw InputError(where + ": workload", fmt::format("'{}' is pipelined; the flow-level model of a fabric runs one stage",
+                                                           spec.workload));
+      job.logical = workload::logical_network(entry.parallelism, spec.npus);
+      job.dag = workload::build_training_dag(entry.model, entry.parallelism, job.logical);
+      compute = entry.parallelism.compute;
+    } else {
+      if (loaded.dag.stages != 1)
+        throw InputError(where + ": workload", fmt::format("'{}' has {} pipeline stages; the flow-level model of a fabric runs one",
+                                                           spec.workload, loaded.dag.stages));
+      job.logical = import_network;
+      job.dag = std::move(loaded.dag);
+    }
     job.servers = servers[j];
     job.start_ns = spec.start_ns;
     std::vector<double> compute_ns(job.dag.nodes.size());
-    for (std::size_t i = 0; i < compute_ns.size(); ++i) compute_ns[i] = entry.parallelism.compute.node_time_ns(job.dag.nodes[i]);
+    for (std::size_t i = 0; i < compute_ns.size(); ++i) compute_ns[i] = compute.node_time_ns(job.dag.nodes[i]);
     job.compute_ns = straggler_compute_ns(job.dag, job.logical, std::move(compute_ns), spec.speeds, where + ": speeds");
     mix.jobs.push_back(std::move(job));
   }
@@ -44,8 +86,9 @@ JobMixResult run_job_mix(const JobMix& mix, double batch_tolerance, double link_
   JobMixResult r;
   std::vector<const SharedJob*> all;
   for (const auto& job : mix.jobs) all.push_back(&job);
-  r.together = simulate_shared_fabric(mix.fabric, all, batch_tolerance, link_window_ns);
-  for (const auto& job : mix.jobs) r.alone.push_back(simulate_shared_fabric(mix.fabric, {&job}, batch_tolerance).jobs.front());
+  r.together = simulate_shared_fabric(mix.fabric, all, batch_tolerance, link_window_ns, mix.timed_faults);
+  for (const auto& job : mix.jobs)
+    r.alone.push_back(simulate_shared_fabric(mix.fabric, {&job}, batch_tolerance, 0.0, mix.timed_faults).jobs.front());
   return r;
 }
 

@@ -16,12 +16,15 @@ struct JobMix {
   net::GraphNetwork fabric;
   std::vector<JobSpec> specs;
   std::vector<SharedJob> jobs;  // in file order
+  std::vector<TimedLinkFault> timed_faults;  // link faults during the run (together and alone alike)
 };
 
 // The fabric with the file's link faults applied (net::apply_link_faults: routes avoid links that
-// are down). Loads each job's workload (zoo name or workload YAML; pipelines are refused: the flow-level model
-// runs one stage) with the workload's compute model, places the jobs (place_jobs) and applies their
-// speeds. InputError naming the job.
+// are down; faults during the run are checked against it and kept in timed_faults). Loads each
+// job's workload with workload::load (a model with its compute model on its logical network; an
+// ASTRA-sim, Chakra or execution-graph import on the job's `network`, or one dimension of its
+// NPUs; pipelines are refused: the flow-level model runs one stage), places the jobs (place_jobs)
+// and applies their speeds. InputError naming the job.
 JobMix make_job_mix(const JobsFile& file, const net::GraphNetwork& fabric);
 
 struct JobMixResult {

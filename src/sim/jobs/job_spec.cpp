@@ -34,11 +34,12 @@ namespace {
 constexpr int kMaxJobIterations = 1000;
 constexpr int kMaxJobNpus = 1 << 20;
 
-// A path relative to the jobs file's directory when such a file exists (zoo names stay as they are).
+// A path relative to the jobs file's directory when such a file exists, or a Chakra prefix there
+// (`<path>.0.et` exists); zoo names stay as they are.
 std::string resolve(const std::string& path, const std::string& base_dir) {
   if (path.empty() || std::filesystem::path(path).is_absolute()) return path;
   const auto candidate = std::filesystem::path(base_dir) / path;
-  return std::filesystem::exists(candidate) ? candidate.string() : path;
+  return std::filesystem::exists(candidate) || std::filesystem::exists(candidate.string() + ".0.et") ? candidate.string() : path;
 }
 
 double finite_at_least(const yaml_fields::Source& src, const YAML::Node& node, const std::string& field, double low,
@@ -52,8 +53,18 @@ JobSpec parse_job(const yaml_fields::Source& src, const YAML::Node& j, std::size
   const auto f = [i](const char* key) { return fmt::format("jobs[{}].{}", i, key); };
   JobSpec job;
   job.at = src.at(j);
-  check_keys(src, j, {"name", "workload", "npus", "placement", "seed", "start_ms", "iterations", "speeds"}, "");
+  check_keys(src, j, {"name", "workload", "network", "ns_per_cycle", "npus", "placement", "seed", "start_ms", "iterations", "speeds"}, "");
   job.workload = resolve(scalar<std::string>(src, require(src, j, "workload", ""), f("workload"), "a zoo name or a workload file"), base_dir);
+  if (j["network"]) {
+    job.network = resolve(scalar<std::string>(src, j["network"], f("network"), "a network file or preset name"), base_dir);
+    job.network_at = src.at(j["network"]);
+  }
+  if (j["ns_per_cycle"]) {
+    job.ns_per_cycle = scalar<double>(src, j["ns_per_cycle"], f("ns_per_cycle"), "a number (ns)");
+    if (!(job.ns_per_cycle > 0) || !std::isfinite(job.ns_per_cycle))
+      throw InputError(src.at(j["ns_per_cycle"]), fmt::format("field '{}' must be a finite number > 0, got {}", f("ns_per_cycle"),
+                                                              j["ns_per_cycle"].as<std::string>()));
+  }
   if (j["iterations"]) {
     job.iterations = scalar<int>(src, j["iterations"], f("iterations"), "an integer");
     if (job.iterations < 1 || job.iterations > kMaxJobIterations)
@@ -122,11 +133,12 @@ JobSpec parse_job(const yaml_fields::Source& src, const YAML::Node& j, std::size
   return job;
 }
 
-// links[i]: {from, to, bandwidth_fraction} or {from, to, down: true}.
+// links[i]: {from, to, bandwidth_fraction} or {from, to, down: true}; at_ms and until_ms (parsed by
+// the caller) make it a fault during the run.
 net::LinkFault parse_link_fault(const yaml_fields::Source& src, const YAML::Node& l, std::size_t i) {
   const auto field = fmt::format("links[{}]", i);
   if (!l.IsMap()) throw InputError(src.at(l), fmt::format("field '{}' must be a map {{from, to, bandwidth_fraction | down}}", field));
-  check_keys(src, l, {"from", "to", "bandwidth_fraction", "down"}, field + ": ");
+  check_keys(src, l, {"from", "to", "bandwidth_fraction", "down", "at_ms", "until_ms"}, field + ": ");
   net::LinkFault fault;
   fault.where = fmt::format("{}: {}", src.at(l), field);
   fault.from = scalar<int>(src, require(src, l, "from", field + ": "), field + ".from", "an integer (a node)");
@@ -158,7 +170,29 @@ JobsFile parse_jobs_yaml(const std::string& text, const std::string& source, con
     check_keys(src, doc, {"fabric", "jobs", "links"}, "");
     if (const YAML::Node links = doc["links"]) {
       if (!links.IsSequence()) throw InputError(src.at(links), "field 'links' must be a list of degraded or failed links");
-      for (std::size_t i = 0; i < links.size(); ++i) file.link_faults.push_back(parse_link_fault(src, links[i], i));
+      for (std::size_t i = 0; i < links.size(); ++i) {
+        auto fault = parse_link_fault(src, links[i], i);
+        const auto field = fmt::format("links[{}]", i);
+        if (links[i]["until_ms"] && !links[i]["at_ms"])
+          throw InputError(src.at(links[i]["until_ms"]), fmt::format("field '{}.until_ms' needs 'at_ms' (when the fault begins)", field));
+        if (!links[i]["at_ms"]) {
+          file.link_faults.push_back(std::move(fault));
+          continue;
+        }
+        TimedLinkFault timed;
+        timed.at_ns = 1e6 * finite_at_least(src, links[i]["at_ms"], field + ".at_ms", 0.0, "a number (ms)");
+        if (links[i]["until_ms"]) {
+          timed.until_ns = 1e6 * finite_at_least(src, links[i]["until_ms"], field + ".until_ms", 0.0, "a number (ms)");
+          if (!(timed.until_ns > timed.at_ns))
+            throw InputError(src.at(links[i]["until_ms"]), fmt::format("field '{}.until_ms' ({}) must be after '{}.at_ms' ({})", field,
+                                                                       timed.until_ns / 1e6, field, timed.at_ns / 1e6));
+        } else if (fault.bandwidth_fraction == 0) {
+          throw InputError(src.at(links[i]), fmt::format("field '{}': a link down from 'at_ms' needs 'until_ms' (its flows wait for "
+                                                         "it); down for the whole run: leave 'at_ms' out", field));
+        }
+        timed.fault = std::move(fault);
+        file.timed_link_faults.push_back(std::move(timed));
+      }
     }
     if (doc["fabric"]) file.fabric = resolve(scalar<std::string>(src, doc["fabric"], "fabric", "a fabric file"), base_dir);
     const YAML::Node jobs = require(src, doc, "jobs", "");

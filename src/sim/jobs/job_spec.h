@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "net/graph/link_faults.h"
+#include "sim/jobs/timed_link_faults.h"
 
 namespace chorus::sim::jobs {
 
@@ -16,7 +17,11 @@ std::string_view to_string(PlacementPolicy policy);  // "explicit", "contiguous"
 
 struct JobSpec {
   std::string name;
-  std::string workload;  // model zoo name, or a workload YAML path (relative paths resolved against the file's directory)
+  std::string workload;  // any spec workload::load reads (zoo name, workload YAML, ASTRA-sim text, Chakra trace or
+                         // directory, PyTorch execution graph); relative paths resolved against the file's directory
+  std::string network;   // imports only: the dimension network their collectives span (YAML or preset, `npus` NPUs);
+                         // empty: one dimension of the job's NPUs
+  double ns_per_cycle = 1.0;  // ASTRA-sim text workloads: nanoseconds per compute cycle
   int npus = 0;          // one NPU per fabric server
   PlacementPolicy policy = PlacementPolicy::kContiguous;
   std::vector<int> servers;  // kExplicit: NPU i on servers[i]
@@ -27,13 +32,15 @@ struct JobSpec {
                                // uniformly in [min, max] with a seed); empty: all 1
   std::string at;              // "file:line" of the job, for errors found later (workload, placement)
   std::string placement_at;    // "file:line" of its placement (or npus) field
+  std::string network_at;      // "file:line" of its network field
 };
 
 struct JobsFile {
   std::string source;
   std::string fabric;  // fabric YAML path (resolved like workloads); may be empty when the command line gives it
   std::vector<JobSpec> jobs;
-  std::vector<net::LinkFault> link_faults;  // degraded or failed links of the fabric
+  std::vector<net::LinkFault> link_faults;  // degraded or failed links of the fabric, for the whole run
+  std::vector<TimedLinkFault> timed_link_faults;  // links: entries with at_ms (and until_ms): during the run
 };
 
 // `base_dir` resolves relative paths. InputError ("file:line: job 'x': field ...") for unknown keys

@@ -1,6 +1,7 @@
 #include "sim/jobs/shared_fabric.h"
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
 
 #include <fmt/format.h>
@@ -11,9 +12,12 @@
 namespace chorus::sim::jobs {
 
 SharedFabricRun simulate_shared_fabric(const net::GraphNetwork& fabric, const std::vector<const SharedJob*>& jobs,
-                                       double batch_tolerance, double link_window_ns) {
+                                       double batch_tolerance, double link_window_ns,
+                                       const std::vector<TimedLinkFault>& timed_faults) {
   SharedFlows shared(fabric, batch_tolerance);
   if (link_window_ns > 0) shared.record_link_windows(link_window_ns);
+  const auto changes = capacity_changes(shared.fabric(), timed_faults);
+  std::size_t next_change = 0;
   std::vector<std::unique_ptr<FlowNetwork>> nets;
   std::vector<std::unique_ptr<DagRun>> runs;
   for (const SharedJob* job : jobs) {
@@ -32,6 +36,14 @@ SharedFabricRun simulate_shared_fabric(const net::GraphNetwork& fabric, const st
         at = run->next_event_ns();
       }
     if (!next) break;
+    // A capacity change before the jobs' next event (or while every flow waits for a link that is
+    // down: no event at all) comes first; on a tie, the jobs' events.
+    if (next_change < changes.size() && changes[next_change].at_ns < at) {
+      shared.set_capacities_at(std::max(changes[next_change].at_ns, shared.engine().now_ns()), changes[next_change].gbps);
+      ++next_change;
+      continue;
+    }
+    if (!std::isfinite(at)) throw InputError(fabric.name, "flows wait for a link that never comes back");
     next->step();
   }
   SharedFabricRun out;

@@ -9,6 +9,7 @@
 #include "net/network.h"
 #include "sim/dag_executor.h"
 #include "sim/flow/flow_model.h"
+#include "sim/jobs/timed_link_faults.h"
 #include "workload/dag.h"
 
 namespace chorus::sim::jobs {
@@ -43,7 +44,10 @@ struct SharedFabricRun {
 // Runs the jobs together. Events are taken in time order over all jobs (the lowest job on ties).
 // InputError for a job the flow model cannot run (several pipeline stages, servers out of range).
 // link_window_ns > 0 also records every link's bytes per window of that length (utilization over time).
+// `timed_faults` change link capacities during the run (at their instants, after the jobs' events
+// of the same instant); InputError naming a fault as capacity_changes does.
 SharedFabricRun simulate_shared_fabric(const net::GraphNetwork& fabric, const std::vector<const SharedJob*>& jobs,
-                                       double batch_tolerance = 0.0, double link_window_ns = 0.0);
+                                       double batch_tolerance = 0.0, double link_window_ns = 0.0,
+                                       const std::vector<TimedLinkFault>& timed_faults = {});
 
 }  // namespace chorus::sim::jobs

@@ -20,7 +20,7 @@ ShiftSearchResult search_time_shifts(const net::GraphNetwork& fabric, const std:
   // The slowdowns with the current shifts.
   const auto evaluate = [&](std::vector<double>& slowdowns) {
     for (std::size_t j = 0; j < jobs.size(); ++j) shifted[j].start_ns = jobs[j].start_ns + r.shifts_ns[j];
-    const auto run = simulate_shared_fabric(fabric, all, options.batch_tolerance);
+    const auto run = simulate_shared_fabric(fabric, all, options.batch_tolerance, 0.0, options.timed_faults);
     ++r.evaluations;
     double total = 0;
     slowdowns.clear();

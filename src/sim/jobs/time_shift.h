@@ -13,6 +13,7 @@ struct ShiftSearchOptions {
   int steps = 8;   // shifts tried per job: i / steps of its iteration time alone, i = 0..steps-1
   int rounds = 2;  // passes over the jobs
   double batch_tolerance = 0;
+  std::vector<TimedLinkFault> timed_faults;  // link faults during the run (JobMix::timed_faults)
 };
 
 struct ShiftSearchResult {
