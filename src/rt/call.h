@@ -5,6 +5,7 @@
 // The facts about each operation kind live in one constexpr table, kOpTraits, rather than in
 // predicates scattered over the layers.
 #include <cstddef>
+#include <memory>
 #include <string_view>
 #include <vector>
 
@@ -69,6 +70,14 @@ static_assert([] {
   return listed == taking;
 }());
 
+// The lists of the vector forms: all_to_all's buffers (ins[j] to rank j, outs[j] from rank j,
+// with send_counts / recv_counts), and the counts and displacements of the v-forms, in elements.
+struct CallLists {
+  std::vector<const void*> ins{};
+  std::vector<void*> outs{};
+  Counts send_counts{}, send_displs{}, recv_counts{}, recv_displs{};
+};
+
 struct Call {
   OpKind op = OpKind::barrier;
   const void* in = nullptr;
@@ -77,11 +86,8 @@ struct Call {
   DType dtype = DType::u8;
   ReduceOp reduce_op = ReduceOp::sum;
   int root = -1;  // rooted operations; the peer of send (destination) and recv (source)
-  // The vector forms: all_to_all's lists (ins[j] to rank j, outs[j] from rank j, with
-  // send_counts / recv_counts), and the counts and displacements of the v-forms, in elements.
-  std::vector<const void*> ins{};
-  std::vector<void*> outs{};
-  Counts send_counts{}, send_displs{}, recv_counts{}, recv_displs{};
+  // The vector forms' lists; null for the others, which then cost no allocation and no copy.
+  std::shared_ptr<const CallLists> lists{};
 
   // Elements this rank sends (the count the communication log and the tuning table see).
   std::size_t bytes() const { return count * dtype_bytes(dtype); }
@@ -122,28 +128,30 @@ inline Call all_to_all_single(const void* in, void* out, std::size_t count, DTyp
 }
 inline Call all_to_all(const std::vector<const void*>& ins, const Counts& in_counts, const std::vector<void*>& outs,
                        const Counts& out_counts, DType dtype) {
-  return {.op = OpKind::all_to_all, .dtype = dtype, .ins = ins, .outs = outs, .send_counts = in_counts,
-          .recv_counts = out_counts};
+  return {.op = OpKind::all_to_all, .dtype = dtype,
+          .lists = std::make_shared<const CallLists>(
+              CallLists{.ins = ins, .outs = outs, .send_counts = in_counts, .recv_counts = out_counts})};
 }
 inline Call all_gatherv(const void* in, std::size_t count, void* out, const Counts& counts, const Counts& displs,
                         DType dtype) {
-  return {.op = OpKind::all_gatherv, .in = in, .out = out, .count = count, .dtype = dtype, .recv_counts = counts,
-          .recv_displs = displs};
+  return {.op = OpKind::all_gatherv, .in = in, .out = out, .count = count, .dtype = dtype,
+          .lists = std::make_shared<const CallLists>(CallLists{.recv_counts = counts, .recv_displs = displs})};
 }
 inline Call gatherv(const void* in, std::size_t count, void* out, const Counts& counts, const Counts& displs,
                     DType dtype, int root) {
   return {.op = OpKind::gatherv, .in = in, .out = out, .count = count, .dtype = dtype, .root = root,
-          .recv_counts = counts, .recv_displs = displs};
+          .lists = std::make_shared<const CallLists>(CallLists{.recv_counts = counts, .recv_displs = displs})};
 }
 inline Call scatterv(const void* in, const Counts& counts, const Counts& displs, void* out, std::size_t count,
                      DType dtype, int root) {
   return {.op = OpKind::scatterv, .in = in, .out = out, .count = count, .dtype = dtype, .root = root,
-          .send_counts = counts, .send_displs = displs};
+          .lists = std::make_shared<const CallLists>(CallLists{.send_counts = counts, .send_displs = displs})};
 }
 inline Call all_to_allv(const void* in, const Counts& send_counts, const Counts& send_displs, void* out,
                         const Counts& recv_counts, const Counts& recv_displs, DType dtype) {
-  return {.op = OpKind::all_to_allv, .in = in, .out = out, .dtype = dtype, .send_counts = send_counts,
-          .send_displs = send_displs, .recv_counts = recv_counts, .recv_displs = recv_displs};
+  return {.op = OpKind::all_to_allv, .in = in, .out = out, .dtype = dtype,
+          .lists = std::make_shared<const CallLists>(CallLists{.send_counts = send_counts, .send_displs = send_displs,
+                                                               .recv_counts = recv_counts, .recv_displs = recv_displs})};
 }
 }  // namespace calls
 

@@ -42,23 +42,23 @@ CallSignature signature_of(const Call& c, int rank, int size, std::size_t algori
   switch (c.op) {
     case OpKind::all_gatherv:
       s.sends.assign(n, c.count);
-      s.expects.assign(c.recv_counts.begin(), c.recv_counts.end());
+      s.expects.assign(c.lists->recv_counts.begin(), c.lists->recv_counts.end());
       break;
     case OpKind::gatherv:
       s.sends.assign(n, 0);
       s.sends[static_cast<std::size_t>(c.root)] = c.count;
-      if (at_root) s.expects.assign(c.recv_counts.begin(), c.recv_counts.end());
+      if (at_root) s.expects.assign(c.lists->recv_counts.begin(), c.lists->recv_counts.end());
       else s.expects.assign(n, 0);
       break;
     case OpKind::scatterv:
       s.expects.assign(n, 0);
       s.expects[static_cast<std::size_t>(c.root)] = c.count;
-      if (at_root) s.sends.assign(c.send_counts.begin(), c.send_counts.end());
+      if (at_root) s.sends.assign(c.lists->send_counts.begin(), c.lists->send_counts.end());
       else s.sends.assign(n, 0);
       break;
     default:  // all_to_all, all_to_allv
-      s.sends.assign(c.send_counts.begin(), c.send_counts.end());
-      s.expects.assign(c.recv_counts.begin(), c.recv_counts.end());
+      s.sends.assign(c.lists->send_counts.begin(), c.lists->send_counts.end());
+      s.expects.assign(c.lists->recv_counts.begin(), c.lists->recv_counts.end());
       break;
   }
   return s;

@@ -4,12 +4,14 @@
 
 #include "rt/dtype.h"
 
-namespace chorus::rt {
+namespace chorus::rt::detail {
 
-namespace {
-
-// The backend's own operation for `c` (more than one rank, count > 0 for the uniform forms).
 void run_native(Backend& b, const Call& c, ReduceOp wire) {
+  if (b.size() == 1 && traits(c.op).uniform_count) {
+    // A world of one: the one block is the whole buffer (a broadcast has nothing to do).
+    if (traits(c.op).input != Place::none && c.in != c.out) std::memmove(c.out, c.in, c.bytes());
+    return;
+  }
   switch (c.op) {
     case OpKind::send: return b.user_send(c.in, c.bytes(), c.root);
     case OpKind::recv: return b.user_recv(c.out, c.bytes(), c.root);
@@ -22,41 +24,25 @@ void run_native(Backend& b, const Call& c, ReduceOp wire) {
     case OpKind::gather: return b.gather(c.in, c.out, c.count, c.dtype, c.root);
     case OpKind::scatter: return b.scatter(c.in, c.out, c.count, c.dtype, c.root);
     case OpKind::all_to_all_single: return b.all_to_all_single(c.in, c.out, c.count, c.dtype);
-    case OpKind::all_to_all: return b.all_to_all(c.ins, c.send_counts, c.outs, c.recv_counts, c.dtype);
-    case OpKind::all_gatherv: return b.all_gatherv(c.in, c.count, c.out, c.recv_counts, c.recv_displs, c.dtype);
-    case OpKind::gatherv: return b.gatherv(c.in, c.count, c.out, c.recv_counts, c.recv_displs, c.dtype, c.root);
-    case OpKind::scatterv: return b.scatterv(c.in, c.send_counts, c.send_displs, c.out, c.count, c.dtype, c.root);
+    case OpKind::all_to_all: return b.all_to_all(c.lists->ins, c.lists->send_counts, c.lists->outs, c.lists->recv_counts, c.dtype);
+    case OpKind::all_gatherv: return b.all_gatherv(c.in, c.count, c.out, c.lists->recv_counts, c.lists->recv_displs, c.dtype);
+    case OpKind::gatherv: return b.gatherv(c.in, c.count, c.out, c.lists->recv_counts, c.lists->recv_displs, c.dtype, c.root);
+    case OpKind::scatterv: return b.scatterv(c.in, c.lists->send_counts, c.lists->send_displs, c.out, c.count, c.dtype, c.root);
     case OpKind::all_to_allv:
-      return b.all_to_allv(c.in, c.send_counts, c.send_displs, c.out, c.recv_counts, c.recv_displs, c.dtype);
+      return b.all_to_allv(c.in, c.lists->send_counts, c.lists->send_displs, c.out, c.lists->recv_counts, c.lists->recv_displs, c.dtype);
   }
 }
 
-}  // namespace
-
-void dispatch(Backend& b, const Call& c, std::size_t algorithm, ReduceOp wire) {
-  const OpTraits& t = traits(c.op);
-  // Point-to-point messages and the vector forms go to the backend as they are (a message of
-  // no data is still a message; a vector form's counts differ by rank).
-  if (!t.uniform_count || c.op == OpKind::barrier) {
-    if (c.op != OpKind::barrier || b.size() > 1) run_native(b, c, wire);
-    return;
-  }
-  if (c.count == 0) return;
-  const int n = b.size();
-  if (n == 1) {
-    // The one block is the whole buffer; only a rooted output-only call (broadcast) is done.
-    if (t.input != Place::none && c.in != c.out) std::memmove(c.out, c.in, c.bytes());
-  } else if (algorithm == 0) {
-    run_native(b, c, wire);
-  } else if (wire == c.reduce_op) {
-    b.run_algorithm(algorithm - 1, c);
-  } else {
-    Call as_sent = c;
-    as_sent.reduce_op = wire;
-    b.run_algorithm(algorithm - 1, as_sent);
-  }
-  if (c.reduce_op == ReduceOp::avg && t.reduces && (c.op != OpKind::reduce || b.rank() == c.root))
-    divide_by(c.dtype, c.out, c.count, n);
+void run_algorithm(Backend& b, const Call& c, std::size_t algorithm, ReduceOp wire) {
+  if (b.size() == 1) return run_native(b, c, wire);
+  if (wire == c.reduce_op) return b.run_algorithm(algorithm - 1, c);
+  Call as_sent = c;
+  as_sent.reduce_op = wire;
+  b.run_algorithm(algorithm - 1, as_sent);
 }
 
-}  // namespace chorus::rt
+void finish_avg(Backend& b, const Call& c) {
+  if (c.op != OpKind::reduce || b.rank() == c.root) divide_by(c.dtype, c.out, c.count, b.size());
+}
+
+}  // namespace chorus::rt::detail

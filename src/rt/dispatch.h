@@ -11,7 +11,31 @@ namespace chorus::rt {
 // Runs `call` on `backend`: with `algorithm` 0 the backend's own operation, else its named
 // algorithm `algorithm - 1` (Backend::algorithms); `wire` is the reduce op the backend gets
 // (avg as sum unless Backend::takes_avg). A uniform call of no data does nothing and a world of
-// one copies locally; avg is divided afterwards.
-void dispatch(Backend& backend, const Call& call, std::size_t algorithm, ReduceOp wire);
+// one copies locally; avg is divided afterwards. Inline: it is every operation's path.
+namespace detail {
+// The backend's own operation for `c` (more than one rank, count > 0 for the uniform forms).
+void run_native(Backend& b, const Call& c, ReduceOp wire);
+void run_algorithm(Backend& b, const Call& c, std::size_t algorithm, ReduceOp wire);
+void finish_avg(Backend& b, const Call& c);
+}  // namespace detail
+
+inline void dispatch(Backend& b, const Call& c, std::size_t algorithm, ReduceOp wire) {
+  const OpTraits& t = traits(c.op);
+  // Point-to-point messages and the vector forms go to the backend as they are (a message of
+  // no data is still a message; a vector form's counts differ by rank).
+  if (!t.uniform_count || c.op == OpKind::barrier) [[unlikely]] {
+    if (c.op != OpKind::barrier || b.size() > 1) detail::run_native(b, c, wire);
+    return;
+  }
+  if (c.count == 0) return;
+  if (algorithm != 0) [[unlikely]] {
+    detail::run_algorithm(b, c, algorithm, wire);
+  } else if (c.op == OpKind::all_reduce && b.size() > 1) [[likely]] {
+    b.all_reduce(c.in, c.out, c.count, c.dtype, wire);  // the hot path, without the switch
+  } else {
+    detail::run_native(b, c, wire);
+  }
+  if (c.reduce_op == ReduceOp::avg && t.reduces) detail::finish_avg(b, c);
+}
 
 }  // namespace chorus::rt

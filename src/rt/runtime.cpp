@@ -22,12 +22,15 @@ inline Runtime& rt(std::string_view what) {
   return *g_rt;
 }
 
-}  // namespace
-
-Work issue(std::string_view backend, Call call, bool async_op) {
+// The operations' path: the Call built by the caller is run in place (Runtime::issue).
+inline Work run(std::string_view backend, Call&& call, bool async_op) {
   if (g_rt == nullptr) [[unlikely]] throw_not_initialised(to_string(call.op));
   return g_rt->issue(backend, std::move(call), async_op);
 }
+
+}  // namespace
+
+Work issue(std::string_view backend, Call call, bool async_op) { return run(backend, std::move(call), async_op); }
 
 std::vector<std::string> available_backends() { return known_backends(); }
 
@@ -68,61 +71,61 @@ void member_group(const std::string& name, const std::vector<int>& world_ranks, 
 std::vector<int> group_ranks(std::string_view name) { return rt("group_ranks").group_ranks(name); }
 
 Work send(std::string_view backend, const void* buf, std::size_t count, DType dtype, int dst, bool async_op) {
-  return issue(backend, calls::send(buf, count, dtype, dst), async_op);
+  return run(backend, calls::send(buf, count, dtype, dst), async_op);
 }
 Work recv(std::string_view backend, void* buf, std::size_t count, DType dtype, int src, bool async_op) {
-  return issue(backend, calls::recv(buf, count, dtype, src), async_op);
+  return run(backend, calls::recv(buf, count, dtype, src), async_op);
 }
-Work barrier(std::string_view backend, bool async_op) { return issue(backend, calls::barrier(), async_op); }
+Work barrier(std::string_view backend, bool async_op) { return run(backend, calls::barrier(), async_op); }
 Work broadcast(std::string_view backend, void* buf, std::size_t count, DType dtype, int root, bool async_op) {
-  return issue(backend, calls::broadcast(buf, count, dtype, root), async_op);
+  return run(backend, calls::broadcast(buf, count, dtype, root), async_op);
 }
 Work reduce(std::string_view backend, const void* in, void* out, std::size_t count, DType dtype, ReduceOp op,
             int root, bool async_op) {
-  return issue(backend, calls::reduce(in, out, count, dtype, op, root), async_op);
+  return run(backend, calls::reduce(in, out, count, dtype, op, root), async_op);
 }
 Work all_reduce(std::string_view backend, const void* in, void* out, std::size_t count, DType dtype, ReduceOp op,
                 bool async_op) {
-  return issue(backend, calls::all_reduce(in, out, count, dtype, op), async_op);
+  return run(backend, calls::all_reduce(in, out, count, dtype, op), async_op);
 }
 Work reduce_scatter(std::string_view backend, const void* in, void* out, std::size_t count, DType dtype,
                     ReduceOp op, bool async_op) {
-  return issue(backend, calls::reduce_scatter(in, out, count, dtype, op), async_op);
+  return run(backend, calls::reduce_scatter(in, out, count, dtype, op), async_op);
 }
 Work all_gather(std::string_view backend, const void* in, void* out, std::size_t count, DType dtype, bool async_op) {
-  return issue(backend, calls::all_gather(in, out, count, dtype), async_op);
+  return run(backend, calls::all_gather(in, out, count, dtype), async_op);
 }
 Work gather(std::string_view backend, const void* in, void* out, std::size_t count, DType dtype, int root,
             bool async_op) {
-  return issue(backend, calls::gather(in, out, count, dtype, root), async_op);
+  return run(backend, calls::gather(in, out, count, dtype, root), async_op);
 }
 Work scatter(std::string_view backend, const void* in, void* out, std::size_t count, DType dtype, int root,
              bool async_op) {
-  return issue(backend, calls::scatter(in, out, count, dtype, root), async_op);
+  return run(backend, calls::scatter(in, out, count, dtype, root), async_op);
 }
 Work all_to_all(std::string_view backend, const std::vector<const void*>& ins, const Counts& in_counts,
                 const std::vector<void*>& outs, const Counts& out_counts, DType dtype, bool async_op) {
-  return issue(backend, calls::all_to_all(ins, in_counts, outs, out_counts, dtype), async_op);
+  return run(backend, calls::all_to_all(ins, in_counts, outs, out_counts, dtype), async_op);
 }
 Work all_to_all_single(std::string_view backend, const void* in, void* out, std::size_t count, DType dtype,
                        bool async_op) {
-  return issue(backend, calls::all_to_all_single(in, out, count, dtype), async_op);
+  return run(backend, calls::all_to_all_single(in, out, count, dtype), async_op);
 }
 Work all_gatherv(std::string_view backend, const void* in, std::size_t count, void* out, const Counts& counts,
                  const Counts& displs, DType dtype, bool async_op) {
-  return issue(backend, calls::all_gatherv(in, count, out, counts, displs, dtype), async_op);
+  return run(backend, calls::all_gatherv(in, count, out, counts, displs, dtype), async_op);
 }
 Work gatherv(std::string_view backend, const void* in, std::size_t count, void* out, const Counts& counts,
              const Counts& displs, DType dtype, int root, bool async_op) {
-  return issue(backend, calls::gatherv(in, count, out, counts, displs, dtype, root), async_op);
+  return run(backend, calls::gatherv(in, count, out, counts, displs, dtype, root), async_op);
 }
 Work scatterv(std::string_view backend, const void* in, const Counts& counts, const Counts& displs, void* out,
               std::size_t count, DType dtype, int root, bool async_op) {
-  return issue(backend, calls::scatterv(in, counts, displs, out, count, dtype, root), async_op);
+  return run(backend, calls::scatterv(in, counts, displs, out, count, dtype, root), async_op);
 }
 Work all_to_allv(std::string_view backend, const void* in, const Counts& send_counts, const Counts& send_displs,
                  void* out, const Counts& recv_counts, const Counts& recv_displs, DType dtype, bool async_op) {
-  return issue(backend, calls::all_to_allv(in, send_counts, send_displs, out, recv_counts, recv_displs, dtype),
+  return run(backend, calls::all_to_allv(in, send_counts, send_displs, out, recv_counts, recv_displs, dtype),
                async_op);
 }
 

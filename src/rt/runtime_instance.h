@@ -94,7 +94,8 @@ class Runtime {
 
   // Issues `call` on the backend or group `name` ("auto", "backend:algorithm" for the
   // operations that take one): validated, agreed on, run inline or on the lane.
-  Work issue(std::string_view name, Call call, bool async_op);
+  // The inline path runs on the caller's Call; only a queued one is moved into its task.
+  Work issue(std::string_view name, Call&& call, bool async_op);
 
   int rank(std::string_view name);
   int size(std::string_view name);
@@ -117,9 +118,8 @@ class Runtime {
   Communicator& find(std::string_view name, OpKind op, std::size_t bytes, std::size_t* algorithm = nullptr);
   Communicator& find_slow(std::string_view name, OpKind op, std::size_t bytes, std::size_t* algorithm);
   std::string pick_backend(OpKind op, std::size_t bytes) const;
-  template <typename Body>
-  Work submit(Communicator& c, const std::string& label, OpKind op, std::size_t count, DType dtype, bool async_op,
-              std::optional<CallSignature> sig, Body body);
+  Work enqueue(Communicator& c, Communicator::Lane& lane, std::size_t algorithm, ReduceOp wire, Call&& call,
+               std::optional<CallSignature>&& sig, bool async_op);
   std::unique_ptr<Communicator> make_communicator(const std::string& kind, const std::string& label,
                                                   const BackendContext& ctx) const;
   BackendContext world_context(const std::string& key_prefix, std::vector<int> world_ranks = {}) const;

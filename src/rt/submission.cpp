@@ -55,83 +55,97 @@ template <typename Body>
   }
 }
 
-}  // namespace
-
-// Issues `body` on the communicator: inline when synchronous and the lane is idle, else through
-// the lane's queue. With a communication log, the operation's issue, start and end times are
-// recorded under `label` (the communicator's name, or "mpi:ring").
-template <typename Body>
-Work Runtime::submit(Communicator& c, const std::string& label, OpKind op, std::size_t count, DType dtype,
-                     bool async_op, std::optional<CallSignature> sig, Body body) {
-  CommLog* log = log_.get();
-  const std::int64_t issue = log != nullptr ? steady_now_ns() : 0;
-  // Issuing from several threads onto one backend is allowed, but their relative order is
-  // then up to the application (all ranks must agree on it).
-  // Only collectives are numbered: point-to-point traffic legitimately differs between ranks.
-  if (sig) sig->sequence = c.sequence.fetch_add(1, std::memory_order_relaxed);
-  Communicator::Lane& lane = c.lane_for(op);
-  if (!async_op && lane.queue->try_claim()) {
-    // Synchronous on an idle lane: run here, no task object, no copies of the signature.
-    struct Release {
-      ProgressQueue& queue;
-      ~Release() { queue.release(); }
-    } release{*lane.queue};
-    if (log == nullptr) [[likely]] {
-      run_op(c, sig ? &*sig : nullptr, body);
-      return Work();
-    }
-    try {
-      run_op(c, sig ? &*sig : nullptr, body);
-    } catch (...) {
-      log->record(label, {op, count, dtype, async_op, false, issue, issue, steady_now_ns()});
-      throw;
-    }
-    log->record(label, {op, count, dtype, async_op, true, issue, issue, steady_now_ns()});
-    return Work();
-  }
-  auto state = std::make_shared<WorkState>(
-      fmt::format("rank {}: {} on {} ({} x {})", c.backend->rank(), to_string(op), c.backend->name(), count,
-                  to_string(dtype)),
-      lane.activity, lane.queue.get());
-  lane.queue->post([state, &c, sig = std::move(sig), body = std::move(body), activity = lane.activity,
-                    log = log != nullptr ? log_ : nullptr, label = &label, op, count, dtype, async_op, issue]() mutable {
-    const auto start = steady_now_ns();
-    activity->running_since_ns.store(start);
-    try {
-      run_op(c, sig ? &*sig : nullptr, body);
-    } catch (...) {
-      activity->running_since_ns.store(0);
-      if (log != nullptr) log->record(*label, {op, count, dtype, async_op, false, issue, start, steady_now_ns()});
-      state->complete(std::current_exception());
-      return;
-    }
-    activity->running_since_ns.store(0);
-    if (log != nullptr) log->record(*label, {op, count, dtype, async_op, true, issue, start, steady_now_ns()});
-    state->complete(nullptr);
-  });
-  Work w(state);
-  if (!async_op) w.wait();
-  return w;
+// The count the communication log shows: what this rank sends (the vector forms without one: to
+// itself).
+std::size_t logged_count(const Call& call, int rank) {
+  return call.op == OpKind::all_to_all || call.op == OpKind::all_to_allv
+             ? call.lists->send_counts[static_cast<std::size_t>(rank)]
+             : call.count;
 }
 
-Work Runtime::issue(std::string_view name, Call call, bool async_op) {
+CommRecord with_end(CommRecord r, bool ok) {
+  r.ok = ok;
+  r.end_ns = steady_now_ns();
+  return r;
+}
+
+}  // namespace
+
+Work Runtime::issue(std::string_view name, Call&& call, bool async_op) {
   const OpTraits& t = traits(call.op);
   std::size_t algorithm = 0;
   Communicator& c = find(name, call.op, call.bytes(), t.takes_algorithm ? &algorithm : nullptr);
   const Backend& b = *c.backend;
   validate(b, call);
-  // The count the log shows: what this rank sends (the vector forms without one: to itself).
-  const std::size_t count = call.op == OpKind::all_to_all || call.op == OpKind::all_to_allv
-                                ? call.send_counts[static_cast<std::size_t>(b.rank())]
-                                : call.count;
   std::optional<CallSignature> sig;
   // Collectives agree first when the communicator does (agreement.h); on shm, calls with a
   // named algorithm do too: those run on the runtime's point-to-point algorithms, outside shm's
-  // own signature check.
-  if (t.collective && c.agrees(algorithm)) sig = signature_of(call, b.rank(), c.world_size, algorithm);
+  // own signature check. Only collectives are numbered: point-to-point traffic legitimately
+  // differs between ranks. Issuing from several threads onto one backend is allowed, but their
+  // relative order is then up to the application (all ranks must agree on it).
+  if (t.collective && c.agrees(algorithm)) {
+    sig = signature_of(call, b.rank(), c.world_size, algorithm);
+    sig->sequence = c.sequence.fetch_add(1, std::memory_order_relaxed);
+  }
   const ReduceOp wire = c.wire_op(call.reduce_op);
-  return submit(c, c.label_of(call.op, algorithm), call.op, count, call.dtype, async_op, std::move(sig),
-                [call = std::move(call), algorithm, wire](Backend& x) { dispatch(x, call, algorithm, wire); });
+  Communicator::Lane& lane = c.lane_for(call.op);
+  if (async_op || !lane.queue->try_claim()) return enqueue(c, lane, algorithm, wire, std::move(call), std::move(sig), async_op);
+  // Synchronous on an idle lane: run here, on the caller's Call, no task object.
+  struct Release {
+    ProgressQueue& queue;
+    ~Release() { queue.release(); }
+  } release{*lane.queue};
+  const auto body = [&](Backend& x) { dispatch(x, call, algorithm, wire); };
+  CommLog* log = log_.get();
+  if (log == nullptr) [[likely]] {
+    run_op(c, sig ? &*sig : nullptr, body);
+    return Work();
+  }
+  const std::int64_t issue = steady_now_ns();
+  const CommRecord record{call.op, logged_count(call, b.rank()), call.dtype, async_op, false, issue, issue, 0};
+  try {
+    run_op(c, sig ? &*sig : nullptr, body);
+  } catch (...) {
+    log->record(c.label_of(call.op, algorithm), with_end(record, false));
+    throw;
+  }
+  log->record(c.label_of(call.op, algorithm), with_end(record, true));
+  return Work();
+}
+
+// The queued path: the operation, its Call moved in, runs on the lane's thread; with a
+// communication log, its issue, start and end times are recorded.
+Work Runtime::enqueue(Communicator& c, Communicator::Lane& lane, std::size_t algorithm, ReduceOp wire, Call&& call,
+                      std::optional<CallSignature>&& sig, bool async_op) {
+  const int rank = c.backend->rank();
+  const std::size_t count = logged_count(call, rank);
+  auto state = std::make_shared<WorkState>(fmt::format("rank {}: {} on {} ({} x {})", rank, to_string(call.op),
+                                                       c.backend->name(), count, to_string(call.dtype)),
+                                           lane.activity, lane.queue.get());
+  const std::int64_t issue = log_ ? steady_now_ns() : 0;
+  const CommRecord record{call.op, count, call.dtype, async_op, false, issue, 0, 0};
+  lane.queue->post([state, &c, sig = std::move(sig), call = std::move(call), algorithm, wire, activity = lane.activity,
+                    log = log_, record]() mutable {
+    const auto start = steady_now_ns();
+    activity->running_since_ns.store(start);
+    const auto body = [&](Backend& x) { dispatch(x, call, algorithm, wire); };
+    CommRecord r = record;
+    r.start_ns = start;
+    try {
+      run_op(c, sig ? &*sig : nullptr, body);
+    } catch (...) {
+      activity->running_since_ns.store(0);
+      if (log != nullptr) log->record(c.label_of(call.op, algorithm), with_end(r, false));
+      state->complete(std::current_exception());
+      return;
+    }
+    activity->running_since_ns.store(0);
+    if (log != nullptr) log->record(c.label_of(call.op, algorithm), with_end(r, true));
+    state->complete(nullptr);
+  });
+  Work w(state);
+  if (!async_op) w.wait();
+  return w;
 }
 
 }  // namespace chorus::rt

@@ -45,44 +45,46 @@ void require_place(const Backend& b, const Call& c, Place place, const void* p, 
 }
 
 void require_vector_form(const Backend& b, const Call& c) {
+  require(c.lists != nullptr, b, c.op, [] { return std::string("the call carries no counts (rt::calls builds them)"); });
+  const CallLists& l = *c.lists;
   const bool at_root = b.rank() == c.root;
   switch (c.op) {
     case OpKind::all_to_all:
-      require(c.ins.size() == static_cast<std::size_t>(b.size()) && c.outs.size() == c.ins.size(), b, c.op, [&] {
-        return fmt::format("need {} input and output buffers, got {} and {}", b.size(), c.ins.size(), c.outs.size());
+      require(l.ins.size() == static_cast<std::size_t>(b.size()) && l.outs.size() == l.ins.size(), b, c.op, [&] {
+        return fmt::format("need {} input and output buffers, got {} and {}", b.size(), l.ins.size(), l.outs.size());
       });
-      require_counts(b, c.op, c.send_counts, "input counts");
-      require_counts(b, c.op, c.recv_counts, "output counts");
-      for (std::size_t j = 0; j < c.ins.size(); ++j) {
-        require_buffer(b, c.op, c.ins[j], c.send_counts[j], "an input buffer");
-        require_buffer(b, c.op, c.outs[j], c.recv_counts[j], "an output buffer");
+      require_counts(b, c.op, l.send_counts, "input counts");
+      require_counts(b, c.op, l.recv_counts, "output counts");
+      for (std::size_t j = 0; j < l.ins.size(); ++j) {
+        require_buffer(b, c.op, l.ins[j], l.send_counts[j], "an input buffer");
+        require_buffer(b, c.op, l.outs[j], l.recv_counts[j], "an output buffer");
       }
       return;
     case OpKind::all_gatherv:
-      require_counts(b, c.op, c.recv_counts, "counts");
-      require_counts(b, c.op, c.recv_displs, "displacements");
-      require(c.recv_counts[static_cast<std::size_t>(b.rank())] == c.count, b, c.op, [&] {
+      require_counts(b, c.op, l.recv_counts, "counts");
+      require_counts(b, c.op, l.recv_displs, "displacements");
+      require(l.recv_counts[static_cast<std::size_t>(b.rank())] == c.count, b, c.op, [&] {
         return fmt::format("counts[{}] = {} but this rank sends {}", b.rank(),
-                           c.recv_counts[static_cast<std::size_t>(b.rank())], c.count);
+                           l.recv_counts[static_cast<std::size_t>(b.rank())], c.count);
       });
       return;
     case OpKind::gatherv:
       if (at_root) {
-        require_counts(b, c.op, c.recv_counts, "counts");
-        require_counts(b, c.op, c.recv_displs, "displacements");
+        require_counts(b, c.op, l.recv_counts, "counts");
+        require_counts(b, c.op, l.recv_displs, "displacements");
       }
       return;
     case OpKind::scatterv:
       if (at_root) {
-        require_counts(b, c.op, c.send_counts, "counts");
-        require_counts(b, c.op, c.send_displs, "displacements");
+        require_counts(b, c.op, l.send_counts, "counts");
+        require_counts(b, c.op, l.send_displs, "displacements");
       }
       return;
     case OpKind::all_to_allv:
-      require_counts(b, c.op, c.send_counts, "send counts");
-      require_counts(b, c.op, c.send_displs, "send displacements");
-      require_counts(b, c.op, c.recv_counts, "receive counts");
-      require_counts(b, c.op, c.recv_displs, "receive displacements");
+      require_counts(b, c.op, l.send_counts, "send counts");
+      require_counts(b, c.op, l.send_displs, "send displacements");
+      require_counts(b, c.op, l.recv_counts, "receive counts");
+      require_counts(b, c.op, l.recv_displs, "receive displacements");
       return;
     default:
       return;
@@ -107,7 +109,7 @@ void validate(const Backend& b, const Call& c) {
   require_place(b, c, t.output, c.out, "output");
   if (c.op == OpKind::all_to_all_single)
     require(c.in != c.out || c.count == 0, b, c.op, [] { return std::string("input and output must not be the same buffer"); });
-  if (!t.uniform_count) require_vector_form(b, c);
+  if (t.collective && !t.uniform_count) require_vector_form(b, c);
 }
 
 }  // namespace chorus::rt

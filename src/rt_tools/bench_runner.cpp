@@ -54,14 +54,13 @@ struct Runner {
       return rt::send(b, in.data(), count, d, peer, async_op);
     }
     // Every collective from one value: each reads the fields it takes (rt/call.h); only the
-    // vector forms carry lists (copying them costs an allocation per call).
+    // vector forms carry lists.
     Call c{.op = kind, .in = in.data(), .out = out.data(), .count = count, .dtype = d,
            .root = traits(kind).rooted ? kRoot : -1};
-    if (!traits(kind).uniform_count) {
-      c.ins = ins, c.outs = outs;
-      c.send_counts = c.recv_counts = counts;
-      c.send_displs = c.recv_displs = displs;
-    }
+    if (!traits(kind).uniform_count)
+      c.lists = std::make_shared<const CallLists>(CallLists{.ins = ins, .outs = outs, .send_counts = counts,
+                                                            .send_displs = displs, .recv_counts = counts,
+                                                            .recv_displs = displs});
     return rt::issue(b, std::move(c), async_op);
   }
 

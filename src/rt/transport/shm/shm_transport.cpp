@@ -58,10 +58,6 @@ std::size_t checked(std::size_t a, std::size_t b, std::size_t c, const char* wha
   }
 }
 
-// What the calling thread is doing (collectives, sends and receives run on separate threads).
-thread_local const char* op_ = "";
-thread_local std::chrono::steady_clock::time_point deadline_, last_check_;
-
 }  // namespace
 
 ShmTransport::ShmTransport(const BackendContext& ctx)
@@ -140,36 +136,25 @@ ShmTransport::ShmTransport(const BackendContext& ctx)
   }
 }
 
-// The operation's clock starts at its first slow wait (check_alive), not here: a small
-// collective that never leaves the spin phase of wait_until reads no clock at all (two clock
-// reads were a quarter of an 8 B all-reduce). The spin phase is a few microseconds, so the
-// deadline moves by that much.
-void ShmTransport::begin(const char* what) {
-  op_ = what;
-  deadline_ = {};
-}
-
-const char* ShmTransport::op() const { return op_; }
-
 void ShmTransport::check_alive(int peer) {
   const auto now = std::chrono::steady_clock::now();
-  if (deadline_ == std::chrono::steady_clock::time_point{}) {
-    deadline_ = now + timeout_;
-    last_check_ = now;
+  if (t_deadline == std::chrono::steady_clock::time_point{}) {
+    t_deadline = now + timeout_;
+    t_last_check = now;
   }
-  if (now > deadline_)
+  if (now > t_deadline)
     throw TimeoutError(fmt::format("shm {}: rank {} timed out waiting for rank {} after {} ms "
                                    "(the peer is stuck or the ranks disagree on the call)",
-                                   op_, rank_, peer, timeout_.count()));
-  if (now - last_check_ < std::chrono::milliseconds(50)) return;
-  last_check_ = now;
+                                   t_op, rank_, peer, timeout_.count()));
+  if (now - t_last_check < std::chrono::milliseconds(50)) return;
+  t_last_check = now;
   // Name every dead rank: after the first death, other ranks exit on their error too, and
   // a rank that checks late must still name the first one.
   std::string dead;
   for (int p = 0; p < size_; ++p)
     if (p != rank_ && process_dead(control(p)->pid))
       dead += fmt::format("{}{}", dead.empty() ? "" : ", ", gone_peer(failure_of_, p, control(p)->pid));
-  if (!dead.empty()) throw CommError(fmt::format("shm {}: {}; rank {} cannot complete the operation", op_, dead, rank_));
+  if (!dead.empty()) throw CommError(fmt::format("shm {}: {}; rank {} cannot complete the operation", t_op, dead, rank_));
 }
 
 }  // namespace chorus::rt

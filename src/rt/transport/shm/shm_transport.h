@@ -82,6 +82,11 @@ struct alignas(128) RingControl {
 };
 static_assert(sizeof(RankControl) == 1152 && sizeof(RingControl) == 256, "the segment layout of docs/runtime.md");
 
+// What the calling thread is doing (collectives, sends and receives run on separate threads): the
+// operation's name and deadline, and when it last checked its peers' liveness.
+inline thread_local const char* t_op = "";
+inline thread_local std::chrono::steady_clock::time_point t_deadline, t_last_check;
+
 // Cross-memory attach (cma.cpp). Copies `bytes` between `local` and `remote` in process `pid`
 // (`write`: into it, else out of it); false (errno set) if the kernel refuses.
 bool copy_process_memory(int pid, void* local, std::uint64_t remote, std::size_t bytes, bool write);
@@ -124,9 +129,15 @@ class ShmTransport {
   void advance(std::size_t rounds) { phase_ = (phase_ + rounds) & 1; }
 
   // ---- waiting
-  // Names the operation the calling thread runs (errors) and restarts its clock.
-  void begin(const char* what);
-  const char* op() const;
+  // Names the operation the calling thread runs (errors) and restarts its clock. The clock
+  // starts at its first slow wait (check_alive), not here: a small collective that never leaves
+  // the spin phase of wait_until reads no clock at all (two clock reads were a quarter of an 8 B
+  // all-reduce). The spin phase is a few microseconds, so the deadline moves by that much.
+  void begin(const char* what) {
+    shm::t_op = what;
+    shm::t_deadline = {};
+  }
+  const char* op() const { return shm::t_op; }
   // Throws TimeoutError past the deadline, CommError naming every dead peer.
   void check_alive(int peer);
   // Sleeps until `done()` holds; `word` is the counter whose change may make it hold.
@@ -159,7 +170,12 @@ class ShmTransport {
   // Completes one step: publish ours, wait until every rank has completed it.
   void step();
   // Numbers `sig` and stores it for the step that opens the collective; returns that step.
-  std::uint32_t publish(OpSignature& sig);
+  std::uint32_t publish(OpSignature& sig) {
+    const std::uint32_t opening = steps_ + 1;
+    sig.sequence = collectives_++;
+    control(rank_)->opened[opening & 1] = sig;
+    return opening;
+  }
   // Opens a collective: publishes its signature (also in line 0 of its first side, for peers in
   // a small reduction), takes the first step, and compares every peer's signature with ours
   // before any data moves. `expected(p)`: the bytes peer p must declare.

@@ -15,11 +15,4 @@ void ShmTransport::step() {
   }
 }
 
-std::uint32_t ShmTransport::publish(OpSignature& sig) {
-  const std::uint32_t opening = steps_ + 1;
-  sig.sequence = collectives_++;
-  control(rank_)->opened[opening & 1] = sig;
-  return opening;
-}
-
 }  // namespace chorus::rt

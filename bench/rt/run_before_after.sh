@@ -1,18 +1,20 @@
 #!/usr/bin/env bash
-# The cost of the agreement check (docs/runtime.md, "Failures"): chorus bench on BACKEND (shm, gloo
-# or mpi; shm and gloo under chorus launch, mpi under mpirun), 2 ranks,
-# all_reduce, broadcast and all_gather at 8 B .. 4 KiB, 300 (ITERS) timed iterations per run, the binary
-# BEFORE (built from main) and AFTER alternated in one run, ROUNDS times each (which goes first
-# alternates too, so neither binary always runs second); the table gives the
-# median over the rounds of each run's mean time per operation (and of its fastest iteration).
-# Usage: bench/rt/run_agreement_cost.sh BEFORE_CHORUS AFTER_CHORUS [BACKEND] [ROUNDS] [ITERS]
-#        (default shm, 21, 300)
+# Two chorus binaries side by side (a change's cost: the agreement check, the runtime's
+# redesign): chorus bench on BACKEND (shm, gloo or mpi; shm and gloo under chorus launch, mpi
+# under mpirun), 2 ranks, OPS at SIZES, ITERS timed iterations per run, the binary BEFORE (built
+# from main) and AFTER alternated in one run, ROUNDS times each (which goes first alternates too,
+# so neither binary always runs second); the table gives the median over the rounds of each run's
+# mean time per operation (and of its fastest iteration).
+# Usage: bench/rt/run_before_after.sh BEFORE_CHORUS AFTER_CHORUS [BACKEND] [ROUNDS] [ITERS] [OPS] [SIZES]
+#        (default shm, 21, 300, allreduce,broadcast,allgather, 8,64,512,4096)
 set -euo pipefail
 BEFORE=$1
 AFTER=$2
 BACKEND=${3:-shm}
 ROUNDS=${4:-21}
 ITERS=${5:-300}
+OPS=${6:-allreduce,broadcast,allgather}
+SIZES=${7:-8,64,512,4096}
 launch() {
   if [ "$BACKEND" = mpi ]; then
     OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe -n 2 "$@"
@@ -29,7 +31,7 @@ for round in $(seq "$ROUNDS"); do
   for which in $order; do
     bin=$BEFORE
     [ "$which" = after ] && bin=$AFTER
-    launch "$bin" bench --backends "$BACKEND" --ops allreduce,broadcast,allgather --sizes 8,64,512,4096 \
+    launch "$bin" bench --backends "$BACKEND" --ops "$OPS" --sizes "$SIZES" \
       --iters "$ITERS" --warmup 30 --json > "$OUT/$which.$round.json"
   done
 done
