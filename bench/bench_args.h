@@ -62,7 +62,8 @@ class Args {
 
 // Runs `body` (which parses its own arguments): `--help` anywhere prints `usage`; an InputError
 // prints "program: where: what" and returns 2; any other exception prints and returns 1.
-inline int guarded_main(const char* program, const char* usage, int argc, char** argv, const std::function<int(Args&)>& body) {
+inline int guarded_main(const char* program, const char* usage, int argc, char** argv,
+                        const std::function<int(Args&)>& body) {
   for (int i = 1; i < argc; ++i)
     if (std::string_view(argv[i]) == "--help" || std::string_view(argv[i]) == "-h") {
       std::printf("%s", usage);

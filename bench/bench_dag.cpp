@@ -56,8 +56,9 @@ int main() {
   }
   const auto homo = *net::find_preset("3D-SW_SW_SW_homo");
 
-  fmt::print("\n# growth with layers: data-parallel model of L identical layers (1 MB of gradients each),\n"
-             "# 1 iteration on 3D-SW_SW_SW_homo\n");
+  fmt::print(
+      "\n# growth with layers: data-parallel model of L identical layers (1 MB of gradients each),\n"
+      "# 1 iteration on 3D-SW_SW_SW_homo\n");
   fmt::print("{:>6} {:>7} {:>10} {:>10}\n", "layers", "nodes", "ms", "us/node");
   for (int layers : {16, 64, 256, 1024}) {
     workload::Model m{"synthetic", 1, 2, {}, {}};
@@ -85,8 +86,9 @@ int main() {
     fmt::print("{:>10} {:>7} {:>10.1f} {:>10.1f}\n", it, dag.nodes.size(), ms, ms / it);
   }
 
-  fmt::print("\n# concurrent collectives: K 1 MB all-reduces issued together over all 3 dimensions of\n"
-             "# 3D-SW_SW_SW_homo (64 chunks each, 6 stages per chunk)\n");
+  fmt::print(
+      "\n# concurrent collectives: K 1 MB all-reduces issued together over all 3 dimensions of\n"
+      "# 3D-SW_SW_SW_homo (64 chunks each, 6 stages per chunk)\n");
   fmt::print("{:>6} {:>10} {:>14}\n", "K", "ms", "us/chunk-stage");
   for (int k : {1, 4, 16, 64, 256}) {
     workload::Dag dag;
@@ -102,8 +104,9 @@ int main() {
     fmt::print("{:>6} {:>10.3f} {:>14.3f}\n", k, ms, 1e3 * ms / (k * 64.0 * 6));
   }
 
-  fmt::print("\n# pipeline: Transformer-1T in 8 stages (1F1B) over the last dimension of 3D-SW_SW_SW_homo,\n"
-             "# tensor parallel over the first two, M micro-batches, 1 iteration (8 compute streams, 8 networks)\n");
+  fmt::print(
+      "\n# pipeline: Transformer-1T in 8 stages (1F1B) over the last dimension of 3D-SW_SW_SW_homo,\n"
+      "# tensor parallel over the first two, M micro-batches, 1 iteration (8 compute streams, 8 networks)\n");
   fmt::print("{:>4} {:>8} {:>10} {:>10}\n", "M", "nodes", "ms", "us/node");
   for (int m : {8, 16, 32}) {
     auto p = t1t.parallelism;
@@ -112,11 +115,11 @@ int main() {
     p.microbatches = m;
     const auto dag = workload::build_training_dag(t1t.model, p, homo);
     const double ms = run_ms(dag, homo, 1);
-    fmt::print("{:>4} {:>8} {:>10.1f} {:>10.2f}\n", m, dag.nodes.size(), ms, 1e3 * ms / static_cast<double>(dag.nodes.size()));
+    fmt::print("{:>4} {:>8} {:>10.1f} {:>10.2f}\n", m, dag.nodes.size(), ms,
+               1e3 * ms / static_cast<double>(dag.nodes.size()));
   }
 
-  const double study_ms =
-      time_ms([] { eval::run_themis_workloads(eval::WorkloadStudyConfig::paper_defaults()); }, 1);
+  const double study_ms = time_ms([] { eval::run_themis_workloads(eval::WorkloadStudyConfig::paper_defaults()); }, 1);
   fmt::print("\n# whole `reproduce themis-workloads` study (96 simulations, no output): {:.0f} ms\n", study_ms);
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);

@@ -30,10 +30,12 @@ double time_us(F&& f, int reps) {
 
 double simulate_us(const net::Network& n, int chunks, const std::string& scheduler, int reps, double* util = nullptr) {
   const auto req = sim::make_request(coll::CollectiveOp::kAllReduce, 1e9, chunks, scheduler);
-  return time_us([&] {
-    const auto r = sim::run_collective(n, req);
-    if (util) *util = r.result.avg_bw_utilization;
-  }, reps);
+  return time_us(
+      [&] {
+        const auto r = sim::run_collective(n, req);
+        if (util) *util = r.result.avg_bw_utilization;
+      },
+      reps);
 }
 
 net::Network uniform(int dims, int size) {
@@ -54,7 +56,9 @@ int main() {
   }
   fmt::print("\n# scaling, themis-scf, 1 GB all-reduce (wall us)\n");
   fmt::print("{:<14} {:>12} {:>6} {:>7} {:>10} {:>10}\n", "network", "NPUs", "dims", "chunks", "time_us", "us/stage");
-  struct Case { int dims, size, chunks; };
+  struct Case {
+    int dims, size, chunks;
+  };
   for (const Case c : {Case{2, 32, 64}, Case{4, 16, 64}, Case{5, 16, 64}, Case{6, 16, 64}, Case{5, 16, 512},
                        Case{5, 16, 4096}, Case{6, 16, 4096}}) {
     const auto n = uniform(c.dims, c.size);

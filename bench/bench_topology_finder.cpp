@@ -59,8 +59,8 @@ void run(const std::string& name, const Traffic& traffic, int degree) {
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
   fmt::print("{:<10} {:>7} {:>3} {:>5}/{:<3} {:>8} {:>9} {:>8.3f} {:>10.1f} {:>9.1f}\n", name, traffic.servers, degree,
-             t.degree_allreduce, t.degree_mp, t.edges.size(), traffic.mp.size(), t.mp_bytes > 0 ? t.mp_byte_hops / t.mp_bytes : 0.0,
-             ms, static_cast<double>(ru.ru_maxrss) / 1024.0);
+             t.degree_allreduce, t.degree_mp, t.edges.size(), traffic.mp.size(),
+             t.mp_bytes > 0 ? t.mp_byte_hops / t.mp_bytes : 0.0, ms, static_cast<double>(ru.ru_maxrss) / 1024.0);
 }
 
 constexpr const char* kUsage =
@@ -72,8 +72,8 @@ int run_all(chorus::bench::Args& args) {
   std::vector<int> sizes;
   while (!args.done()) sizes.push_back(chorus::bench::number<int>(args.positional(), "servers"));
   if (sizes.empty()) sizes = {16, 128, 1000};
-  fmt::print("{:<10} {:>7} {:>3} {:>9} {:>8} {:>9} {:>8} {:>10} {:>9}\n", "traffic", "servers", "d", "d_AR/d_MP", "links",
-             "mp", "hops/B", "time ms", "RSS MiB");
+  fmt::print("{:<10} {:>7} {:>3} {:>9} {:>8} {:>9} {:>8} {:>10} {:>9}\n", "traffic", "servers", "d", "d_AR/d_MP",
+             "links", "mp", "hops/B", "time ms", "RSS MiB");
   for (int n : sizes) {
     run("dlrm-like", dlrm_like(n), 8);
     run("mp-heavy", mp_heavy(n), 8);
@@ -83,4 +83,6 @@ int run_all(chorus::bench::Args& args) {
 
 }  // namespace
 
-int main(int argc, char** argv) { return chorus::bench::guarded_main("bench_topology_finder", kUsage, argc, argv, run_all); }
+int main(int argc, char** argv) {
+  return chorus::bench::guarded_main("bench_topology_finder", kUsage, argc, argv, run_all);
+}

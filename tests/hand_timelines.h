@@ -19,8 +19,8 @@ inline net::Network pair_network(double latency_ns = 0) {
   return n;
 }
 
-inline sim::WorkloadRun run(const workload::Dag& dag, const net::Network& network, const std::string& scheduler = "baseline",
-                            int chunks = 1) {
+inline sim::WorkloadRun run(const workload::Dag& dag, const net::Network& network,
+                            const std::string& scheduler = "baseline", int chunks = 1) {
   sim::WorkloadSimOptions o;
   o.scheduler = sched::parse_scheduler(scheduler);
   o.chunks_per_collective = chunks;

@@ -201,8 +201,8 @@ TEST(AstraExamples, ShippedHybridFilesGetOneZeroDimensionsPerPhase) {
   EXPECT_EQ(dims.at("fwd-comm layer_64_2_mlp1"), (std::vector<int>{1, 2}));  // HYBRID_MODEL_DATA
   EXPECT_EQ(dims.at("ig-comm layer_64_2_mlp1"), (std::vector<int>{1, 2}));
   EXPECT_EQ(dims.at("wg-comm layer_64_2_mlp1"), (std::vector<int>{0}));
-  EXPECT_EQ(dims.at("wg-comm layer_64_2_mlp2"), all);                       // DATA
-  EXPECT_EQ(dims.at("fwd-comm layer_64_2_mlp3"), all);                      // MODEL
+  EXPECT_EQ(dims.at("wg-comm layer_64_2_mlp2"), all);   // DATA
+  EXPECT_EQ(dims.at("fwd-comm layer_64_2_mlp3"), all);  // MODEL
   EXPECT_EQ(dims.at("ig-comm layer_64_2_mlp3"), all);
   EXPECT_EQ(dims.count("wg-comm layer_64_2_mlp3"), 0u);  // NONE
   // The transformer files name their group: 4 NPUs = the 4D presets' first dimension.

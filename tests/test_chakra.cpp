@@ -57,9 +57,14 @@ TEST(Chakra, DataParallelStepImportsInDependencyOrder) {
   EXPECT_EQ(notes, "");
   EXPECT_EQ(dag.name, "dp_step");
   // The metadata node is dropped; the optimizer node, second in the file, comes last.
-  const std::vector<std::string> names = {"COMP_NODE_l0_FWD", "COMP_NODE_l1_FWD", "COMP_NODE_l1_WG",
-                                          "COMM_COLL_NODE_l1_ALLREDUCE", "COMP_NODE_l1_IG", "COMP_NODE_l0_WG",
-                                          "COMM_COLL_NODE_l0_ALLREDUCE", "optimizer_step"};
+  const std::vector<std::string> names = {"COMP_NODE_l0_FWD",
+                                          "COMP_NODE_l1_FWD",
+                                          "COMP_NODE_l1_WG",
+                                          "COMM_COLL_NODE_l1_ALLREDUCE",
+                                          "COMP_NODE_l1_IG",
+                                          "COMP_NODE_l0_WG",
+                                          "COMM_COLL_NODE_l0_ALLREDUCE",
+                                          "optimizer_step"};
   ASSERT_EQ(dag.nodes.size(), names.size());
   for (size_t i = 0; i < names.size(); ++i) EXPECT_EQ(dag.nodes[i].name, names[i]);
   const std::vector<std::vector<int>> deps = {{}, {0}, {1}, {2}, {1, 2}, {4}, {5}, {3, 6}};
@@ -87,25 +92,26 @@ TEST(Chakra, DataParallelStepTimeByHand) {
   o.scheduler = sched::parse_scheduler("baseline");
   o.chunks_per_collective = 1;
   for (bool ctrl : {false, true}) {
-  workload::ChakraOptions opt;
-  opt.ctrl_deps = ctrl;
-  const auto dag = workload::load_chakra(data_path("dp_step"), pair(), opt);  // prefix -> dp_step.0.et
-  const auto r = sim::simulate_workload(dag, pair(), o).result;
-  // l0 FWD 0..1000, l1 FWD 1000..3000, l1 WG 3000..5000; AR l1 (3000 B) 5000..8000 while
-  // l1 IG 5000..7000 and l0 WG 7000..8000; AR l0 (1000 B) 8000..9000 (the compute stream idles:
-  // exposed); optimizer (after both all-reduces) 9000..10000. The ctrl_deps change nothing
-  // here: l1 WG has the lower index, so it runs before l1 IG anyway, and AR l0 ends after AR l1.
-  EXPECT_DOUBLE_EQ(r.total_ns, 10000);
-  EXPECT_DOUBLE_EQ(r.forward_compute_ns, 3000);
-  EXPECT_DOUBLE_EQ(r.backward_compute_ns, 5000);
-  EXPECT_DOUBLE_EQ(r.optimizer_compute_ns, 1000);
-  EXPECT_DOUBLE_EQ(r.exposed_dp_comm_ns, 1000);
-  EXPECT_EQ(r.comm_nodes, 2);
+    workload::ChakraOptions opt;
+    opt.ctrl_deps = ctrl;
+    const auto dag = workload::load_chakra(data_path("dp_step"), pair(), opt);  // prefix -> dp_step.0.et
+    const auto r = sim::simulate_workload(dag, pair(), o).result;
+    // l0 FWD 0..1000, l1 FWD 1000..3000, l1 WG 3000..5000; AR l1 (3000 B) 5000..8000 while
+    // l1 IG 5000..7000 and l0 WG 7000..8000; AR l0 (1000 B) 8000..9000 (the compute stream idles:
+    // exposed); optimizer (after both all-reduces) 9000..10000. The ctrl_deps change nothing
+    // here: l1 WG has the lower index, so it runs before l1 IG anyway, and AR l0 ends after AR l1.
+    EXPECT_DOUBLE_EQ(r.total_ns, 10000);
+    EXPECT_DOUBLE_EQ(r.forward_compute_ns, 3000);
+    EXPECT_DOUBLE_EQ(r.backward_compute_ns, 5000);
+    EXPECT_DOUBLE_EQ(r.optimizer_compute_ns, 1000);
+    EXPECT_DOUBLE_EQ(r.exposed_dp_comm_ns, 1000);
+    EXPECT_EQ(r.comm_nodes, 2);
   }
   // Two iterations: the second starts when the first's optimizer step ends.
   workload::ChakraOptions two;
   two.iterations = 2;
-  const auto r2 = sim::simulate_workload(workload::load_chakra(data_path("dp_step.1.et"), pair(), two), pair(), o).result;
+  const auto r2 =
+      sim::simulate_workload(workload::load_chakra(data_path("dp_step.1.et"), pair(), two), pair(), o).result;
   EXPECT_DOUBLE_EQ(r2.total_ns, 20000);
 }
 
@@ -236,8 +242,8 @@ TEST(ChakraExport, EveryZooModelRoundTripsNodeForNodeAndInTime) {
     auto entry = workload::zoo_model(name);
     entry.parallelism.iterations = 2;
     const auto dag = workload::build_training_dag(entry.model, entry.parallelism, net);
-    const auto back = workload::import_chakra(workload::chakra_et::parse_et(workload::export_chakra(dag, net), name + ".0.et"),
-                                              net, {});
+    const auto back = workload::import_chakra(
+        workload::chakra_et::parse_et(workload::export_chakra(dag, net), name + ".0.et"), net, {});
     expect_same_dag(dag, back);
     sim::WorkloadSimOptions o;
     const auto a = sim::simulate_workload(dag, net, o).result;
@@ -342,8 +348,9 @@ TEST(Chakra, MalformedNodesNameNodeIdAndField) {
   };
   expect_error(with_attr(12, workload::kChakraComputeKindAttr, [](pb::AttributeProto& a) { a.set_int64_val(1); }),
                {"node id 12", "field attr chorus_compute_kind", "must be string_val"});
-  expect_error(with_attr(12, workload::kChakraComputeKindAttr, [](pb::AttributeProto& a) { a.set_string_val("sideways"); }),
-               {"node id 12", "chorus_compute_kind", "'sideways' is none of forward, input_gradient"});
+  expect_error(
+      with_attr(12, workload::kChakraComputeKindAttr, [](pb::AttributeProto& a) { a.set_string_val("sideways"); }),
+      {"node id 12", "chorus_compute_kind", "'sideways' is none of forward, input_gradient"});
   expect_error(with_attr(13, workload::kChakraCommGroupAttr, [](pb::AttributeProto& a) { a.set_string_val("tp"); }),
                {"node id 13", "chorus_comm_group", "'tp' is none of dp, mp, pp"});
   expect_error(with_attr(12, workload::kChakraIterationAttr, [](pb::AttributeProto& a) { a.set_int64_val(1000000); }),

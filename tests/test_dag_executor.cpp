@@ -72,9 +72,9 @@ TEST(DagExecutor, LatencyAddsOncePerStage) {
 TEST(DagExecutor, ForkThenJoinWaitsForTheSlowerBranch) {
   Dag dag;
   const int c1 = compute(dag, 100, {});
-  const int ar = allreduce(dag, 1000, {c1});   // 100..1100
-  const int c2 = compute(dag, 300, {c1});      // 100..400
-  compute(dag, 10, {ar, c2});                  // 1100..1110
+  const int ar = allreduce(dag, 1000, {c1});  // 100..1100
+  const int c2 = compute(dag, 300, {c1});     // 100..400
+  compute(dag, 10, {ar, c2});                 // 1100..1110
   const auto r = run(dag, pair_network()).result;
   EXPECT_DOUBLE_EQ(r.total_ns, 1110);
   EXPECT_DOUBLE_EQ(r.compute_ns, 410);
@@ -85,9 +85,9 @@ TEST(DagExecutor, ForkThenJoinWaitsForTheSlowerBranch) {
 TEST(DagExecutor, ComputeHidesCommunication) {
   Dag dag;
   const int c1 = compute(dag, 100, {});
-  const int ar = allreduce(dag, 500, {c1});    // 100..600
-  const int c2 = compute(dag, 800, {c1});      // 100..900
-  compute(dag, 10, {ar, c2});                  // 900..910
+  const int ar = allreduce(dag, 500, {c1});  // 100..600
+  const int c2 = compute(dag, 800, {c1});    // 100..900
+  compute(dag, 10, {ar, c2});                // 900..910
   for (const char* s : {"baseline", "themis-fifo", "themis-scf", "ideal"}) {
     const auto r = run(dag, pair_network(), s).result;
     EXPECT_DOUBLE_EQ(r.total_ns, 910) << s;
@@ -148,8 +148,8 @@ TEST(DagExecutor, ExposedTimeIsBlamedOnTheGroupThatMadeComputeWait) {
   Dag dag;
   const int c1 = compute(dag, 100, {});
   const int mp = allreduce(dag, 1000, {c1}, CommGroup::kModelParallel);  // 100..1100
-  const int c2 = compute(dag, 100, {mp});                                 // 1100..1200
-  const int dp = allreduce(dag, 2000, {c2}, CommGroup::kDataParallel);    // 1200..3200
+  const int c2 = compute(dag, 100, {mp});                                // 1100..1200
+  const int dp = allreduce(dag, 2000, {c2}, CommGroup::kDataParallel);   // 1200..3200
   const int opt = compute(dag, 0, {dp}, workload::ComputeKind::kOptimizer);
   compute(dag, 100, {opt});  // waits behind a zero-time optimizer node: still blamed on dp
   const auto r = run(dag, pair_network()).result;

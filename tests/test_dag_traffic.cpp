@@ -31,14 +31,14 @@ TEST(DagTraffic, CollectivesAndTransfersByHand) {
   d.size = 3;
   net.dims.push_back(d);
   workload::Dag dag;
-  dag.add(comm(coll::CollectiveOp::kAllReduce, 100, {0}));         // pairs {0,1} {2,3} {4,5}: 100 each
-  dag.add(comm(coll::CollectiveOp::kReduceScatter, 50, {0}));      // the same pairs, half an all-reduce: +25
-  dag.add(comm(coll::CollectiveOp::kAllReduce, 60, {0, 1}));       // all six: 60
-  dag.add(comm(coll::CollectiveOp::kAllToAll, 30, {1}));           // {0,2,4} {1,3,5}: 10 to each other member
+  dag.add(comm(coll::CollectiveOp::kAllReduce, 100, {0}));     // pairs {0,1} {2,3} {4,5}: 100 each
+  dag.add(comm(coll::CollectiveOp::kReduceScatter, 50, {0}));  // the same pairs, half an all-reduce: +25
+  dag.add(comm(coll::CollectiveOp::kAllReduce, 60, {0, 1}));   // all six: 60
+  dag.add(comm(coll::CollectiveOp::kAllToAll, 30, {1}));       // {0,2,4} {1,3,5}: 10 to each other member
   auto p2p = comm(coll::CollectiveOp::kAllReduce, 7, {1});
-  p2p.comm = workload::CommKind::kPointToPoint;                    // to the next server along y: s -> s + 2 (mod 6)
+  p2p.comm = workload::CommKind::kPointToPoint;  // to the next server along y: s -> s + 2 (mod 6)
   dag.add(p2p);
-  dag.add(comm(coll::CollectiveOp::kAllReduce, 999, {0, 1}, 1));   // iteration 1: not counted
+  dag.add(comm(coll::CollectiveOp::kAllReduce, 999, {0, 1}, 1));  // iteration 1: not counted
   const auto t = traffic_from_dag(dag, net);
   EXPECT_EQ(t.servers, 6);
   std::map<std::vector<int>, double> groups;

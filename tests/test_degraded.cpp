@@ -17,8 +17,9 @@ namespace {
 
 // Two switch dimensions of two NPUs, one 8 Gb/s link each (1 byte/ns).
 net::Network two_by_two(double latency_ns) {
-  return net::Network{"2x2", {net::Dimension{net::DimKind::kSwitch, 2, 8, 1, latency_ns},
-                              net::Dimension{net::DimKind::kSwitch, 2, 8, 1, latency_ns}}};
+  return net::Network{"2x2",
+                      {net::Dimension{net::DimKind::kSwitch, 2, 8, 1, latency_ns},
+                       net::Dimension{net::DimKind::kSwitch, 2, 8, 1, latency_ns}}};
 }
 
 std::string degrade_error_of(const std::function<void()>& f) {
@@ -73,7 +74,8 @@ TEST(DegradedDimension, ThemisPlannedOnStaleBandwidthsLosesAndReplanningRecovers
   const auto themis = sim::make_request(coll::CollectiveOp::kAllReduce, 2000, 2, "themis-fifo");
   const auto stale = sim::run_collective_planned_on(nominal, quarter, themis);
   const auto replanned = sim::run_collective(quarter, themis);
-  const auto baseline = sim::run_collective(quarter, sim::make_request(coll::CollectiveOp::kAllReduce, 2000, 2, "baseline"));
+  const auto baseline =
+      sim::run_collective(quarter, sim::make_request(coll::CollectiveOp::kAllReduce, 2000, 2, "baseline"));
   ASSERT_EQ(stale.schedule.chunks.size(), 2u);
   EXPECT_EQ(stale.schedule.chunks[1].order(coll::Phase::kReduceScatter), (std::vector<int>{1, 0}));
   EXPECT_EQ(replanned.schedule.chunks[1].order(coll::Phase::kReduceScatter), (std::vector<int>{0, 1}));
@@ -86,19 +88,27 @@ TEST(DegradedDimension, ThemisPlannedOnStaleBandwidthsLosesAndReplanningRecovers
 
 TEST(DegradedDimension, BadSpecificationsNameTheField) {
   const auto n = two_by_two(0);
-  EXPECT_NE(degrade_error_of([] { net::parse_dim_degradation("1", "--degrade"); }).find("--degrade"), std::string::npos);
-  EXPECT_NE(degrade_error_of([] { net::parse_dim_degradation("x:0.5", "--degrade"); }).find("integer"), std::string::npos);
+  EXPECT_NE(degrade_error_of([] { net::parse_dim_degradation("1", "--degrade"); }).find("--degrade"),
+            std::string::npos);
+  EXPECT_NE(degrade_error_of([] { net::parse_dim_degradation("x:0.5", "--degrade"); }).find("integer"),
+            std::string::npos);
   EXPECT_NE(degrade_error_of([] { net::parse_dim_degradation("1:0", "--degrade"); }).find("(0, 1]"), std::string::npos);
-  EXPECT_NE(degrade_error_of([] { net::parse_dim_degradation("1:1.5", "--degrade"); }).find("(0, 1]"), std::string::npos);
-  EXPECT_NE(degrade_error_of([] { net::parse_dim_degradation("1:0.5:2", "--degrade"); }).find("two fields"), std::string::npos);
+  EXPECT_NE(degrade_error_of([] { net::parse_dim_degradation("1:1.5", "--degrade"); }).find("(0, 1]"),
+            std::string::npos);
+  EXPECT_NE(degrade_error_of([] { net::parse_dim_degradation("1:0.5:2", "--degrade"); }).find("two fields"),
+            std::string::npos);
   const auto ok = net::parse_dim_degradation("1:0.5", "--degrade");
   EXPECT_EQ(ok.dim, 1);
   EXPECT_DOUBLE_EQ(ok.fraction, 0.5);
-  EXPECT_NE(degrade_error_of([&] { net::degrade(n, {{2, 0.5}}, "--degrade"); }).find("dimensions 0..1"), std::string::npos);
+  EXPECT_NE(degrade_error_of([&] {
+              net::degrade(n, {{2, 0.5}}, "--degrade");
+            }).find("dimensions 0..1"),
+            std::string::npos);
   // A plan for another shape of network cannot run.
   const auto other = *net::find_preset("2D-SW_SW");
   EXPECT_NE(degrade_error_of([&] {
-              sim::run_collective_planned_on(other, n, sim::make_request(coll::CollectiveOp::kAllReduce, 2000, 2, "baseline"));
+              sim::run_collective_planned_on(other, n,
+                                             sim::make_request(coll::CollectiveOp::kAllReduce, 2000, 2, "baseline"));
             }).find("the dimensions must be the same"),
             std::string::npos);
 }

@@ -267,7 +267,8 @@ TEST(WaterFiller, EveryRunAfterAddsAndRemovesIsMaxMinFair) {
         w.add(id, p);
         present.push_back(id);
       } else {  // one or several leave at once, as a batch of last bytes does
-        const int leaving = static_cast<int>(rng.uniform_int(1, std::min<std::int64_t>(3, static_cast<std::int64_t>(present.size()))));
+        const int leaving =
+            static_cast<int>(rng.uniform_int(1, std::min<std::int64_t>(3, static_cast<std::int64_t>(present.size()))));
         for (int k = 0; k < leaving; ++k) {
           const auto at = static_cast<std::size_t>(rng.uniform_int(0, static_cast<std::int64_t>(present.size()) - 1));
           w.remove(present[at]);
@@ -334,8 +335,9 @@ struct CapacityChange {
   double at_ns;
   std::vector<double> bytes_per_ns;
 };
-std::vector<double> reference_last_bytes(std::vector<double> cap, const std::vector<Path>& paths, const std::vector<double>& bytes,
-                                         const std::vector<double>& start, const std::vector<CapacityChange>& changes) {
+std::vector<double> reference_last_bytes(std::vector<double> cap, const std::vector<Path>& paths,
+                                         const std::vector<double>& bytes, const std::vector<double>& start,
+                                         const std::vector<CapacityChange>& changes) {
   const std::size_t nf = paths.size(), nl = cap.size();
   std::vector<double> left = bytes, last(nf, -1.0);
   std::size_t next_change = 0;
@@ -377,8 +379,10 @@ std::vector<double> reference_last_bytes(std::vector<double> cap, const std::vec
     double next = std::numeric_limits<double>::infinity();
     for (std::size_t f = 0; f < nf; ++f) {
       if (last[f] >= 0) continue;
-      if (!on[f]) next = std::min(next, start[f]);
-      else if (rate[f] > 0) next = std::min(next, t + left[f] / rate[f]);
+      if (!on[f])
+        next = std::min(next, start[f]);
+      else if (rate[f] > 0)
+        next = std::min(next, t + left[f] / rate[f]);
     }
     if (next_change < changes.size()) next = std::min(next, changes[next_change].at_ns);
     for (std::size_t f = 0; f < nf; ++f)

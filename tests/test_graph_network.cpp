@@ -58,7 +58,7 @@ TEST(GraphRouting, UnreachableIsAnInputError) {
 TEST(FabricBuilders, IdealFatTreeHasOneLinkEachWayOfDTimesB) {
   const auto g = ideal_fat_tree(8, 4, 25.0);
   EXPECT_EQ(g.switches, 1);
-  EXPECT_EQ(g.links.size(), 16u);  // 8 servers x 2 directions
+  EXPECT_EQ(g.links.size(), 16u);                                 // 8 servers x 2 directions
   for (const auto& l : g.links) EXPECT_DOUBLE_EQ(l.gbps, 100.0);  // d x B = 4 x 25
 }
 
@@ -187,7 +187,8 @@ TEST(GraphYaml, ErrorsNameLineAndField) {
   e = yaml_error(head + "  links: []\n  rings:\n    - {servers: [0, 1], orders: [[0, 0]]}\n");
   EXPECT_NE(e.find("f.yaml:6"), std::string::npos) << e;
   EXPECT_NE(e.find("fabric.rings[0].orders[0]"), std::string::npos) << e;
-  e = yaml_error(head + "  links: []\n  rings:\n    - {servers: [0, 1], orders: []}\n    - {servers: [1, 5], orders: []}\n");
+  e = yaml_error(head +
+                 "  links: []\n  rings:\n    - {servers: [0, 1], orders: []}\n    - {servers: [1, 5], orders: []}\n");
   EXPECT_NE(e.find("f.yaml:7"), std::string::npos) << e;
   EXPECT_NE(e.find("fabric.rings[1]: server 5 out of range"), std::string::npos) << e;
   e = yaml_error("fabric:\n  servers: two\n  link_gbps: 10\n  links: []\n");

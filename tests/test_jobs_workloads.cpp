@@ -107,7 +107,8 @@ TEST_F(JobsWorkloads, LoadFindsEachFormatOnce) {
   EXPECT_EQ(workload::format_of(std::string(CHORUS_TEST_DATA_DIR) + "/pytorch_eg/ddp.0.json"),
             workload::WorkloadFormat::kExecutionGraph);
   // In a jobs file, a Chakra prefix is relative to the file's directory like any path.
-  EXPECT_EQ(parse("jobs:\n  - {workload: trace/dp_step, npus: 2}\n").jobs[0].workload, (dir_ / "trace" / "dp_step").string());
+  EXPECT_EQ(parse("jobs:\n  - {workload: trace/dp_step, npus: 2}\n").jobs[0].workload,
+            (dir_ / "trace" / "dp_step").string());
 }
 
 // Two jobs run the ASTRA-sim file above, x on servers 0 and 2, y on 1 and 3, two iterations each.
@@ -115,9 +116,10 @@ TEST_F(JobsWorkloads, LoadFindsEachFormatOnce) {
 // rings cross 4 -> 5 and 5 -> 4 from 5 ms on, at half the rate each: the all-reduces take 20 ms,
 // iterations of 25 ms, 50 ms in all: slowdown 50 / 30 = 5/3.
 TEST_F(JobsWorkloads, AstraTextWorkloadSharesTheFabric) {
-  const auto file = parse("jobs:\n"
-                          "  - {name: x, workload: one_allreduce.txt, placement: [0, 2], iterations: 2}\n"
-                          "  - {name: y, workload: one_allreduce.txt, placement: [1, 3], iterations: 2}\n");
+  const auto file = parse(
+      "jobs:\n"
+      "  - {name: x, workload: one_allreduce.txt, placement: [0, 2], iterations: 2}\n"
+      "  - {name: y, workload: one_allreduce.txt, placement: [1, 3], iterations: 2}\n");
   const auto mix = sim::jobs::make_job_mix(file, zero_latency_dumbbell());
   ASSERT_EQ(mix.jobs.size(), 2u);
   EXPECT_EQ(mix.jobs[0].logical.num_npus(), 2u);  // one dimension of the job's NPUs
@@ -129,8 +131,10 @@ TEST_F(JobsWorkloads, AstraTextWorkloadSharesTheFabric) {
     EXPECT_NEAR(r.together.jobs[j].iteration_ns[1], 25e6, 1e-3);
   }
   // ns_per_cycle 2: computes of 4 + 6 ms, the all-reduce still 10 ms alone: 20 ms per iteration.
-  const auto slow = parse("jobs:\n  - {name: x, workload: one_allreduce.txt, placement: [0, 2], iterations: 1, ns_per_cycle: 2}\n");
-  EXPECT_NEAR(sim::jobs::run_job_mix(sim::jobs::make_job_mix(slow, zero_latency_dumbbell())).alone[0].result.total_ns, 20e6, 1e-3);
+  const auto slow =
+      parse("jobs:\n  - {name: x, workload: one_allreduce.txt, placement: [0, 2], iterations: 1, ns_per_cycle: 2}\n");
+  EXPECT_NEAR(sim::jobs::run_job_mix(sim::jobs::make_job_mix(slow, zero_latency_dumbbell())).alone[0].result.total_ns,
+              20e6, 1e-3);
 }
 
 // The job's own dimension network: two dimensions of 2 (4 NPUs), the all-reduce over both (DATA
@@ -139,16 +143,19 @@ TEST_F(JobsWorkloads, AstraTextWorkloadSharesTheFabric) {
 // 2(n-1)/n x 10 MB = 15 MB (n = 4). The edges 1 -> 2 and 3 -> 0 cross 4 -> 5 and 5 -> 4, one each,
 // and no link carries two flows: 15 ms at 1 byte/ns. An iteration: 5 + 15 = 20 ms.
 TEST_F(JobsWorkloads, AJobsOwnNetworkGivesItsDimensions) {
-  write("two_by_two.yaml", "dims:\n  - {kind: ring, size: 2, link_bandwidth_gbps: 8, links_per_npu: 1, latency_ns: 0}\n"
-                           "  - {kind: ring, size: 2, link_bandwidth_gbps: 8, links_per_npu: 1, latency_ns: 0}\n");
-  const auto file = parse("jobs:\n  - {name: x, workload: one_allreduce.txt, network: two_by_two.yaml, npus: 4, iterations: 1}\n");
+  write("two_by_two.yaml",
+        "dims:\n  - {kind: ring, size: 2, link_bandwidth_gbps: 8, links_per_npu: 1, latency_ns: 0}\n"
+        "  - {kind: ring, size: 2, link_bandwidth_gbps: 8, links_per_npu: 1, latency_ns: 0}\n");
+  const auto file =
+      parse("jobs:\n  - {name: x, workload: one_allreduce.txt, network: two_by_two.yaml, npus: 4, iterations: 1}\n");
   const auto mix = sim::jobs::make_job_mix(file, zero_latency_dumbbell());
   EXPECT_EQ(mix.jobs[0].logical.num_dims(), 2);
   EXPECT_NEAR(sim::jobs::run_job_mix(mix).alone[0].result.total_ns, 20e6, 1e-3);
   // A network of another size, or on a model: errors naming the file:line of the field.
   for (const auto& [jobs, message] :
-       {std::pair<std::string, std::string>{"  - {name: x, workload: one_allreduce.txt, network: two_by_two.yaml, npus: 2}\n",
-                                            "jobs.yaml:2: job 'x': field 'network': '"},
+       {std::pair<std::string, std::string>{
+            "  - {name: x, workload: one_allreduce.txt, network: two_by_two.yaml, npus: 2}\n",
+            "jobs.yaml:2: job 'x': field 'network': '"},
         {"  - {name: x, workload: gnmt, network: two_by_two.yaml, npus: 4}\n",
          "jobs.yaml:2: job 'x': field 'network' applies to ASTRA-sim, Chakra and execution-graph workloads"}}) {
     try {
@@ -181,7 +188,8 @@ TEST_F(JobsWorkloads, ANetworkYamlRunsAsAFabric) {
 //  - half in [1, 3] ms, before any flow: as healthy, 15 ms.
 TEST_F(JobsWorkloads, LinkFaultsDuringTheRunReRateTheFlows) {
   const auto run = [&](const std::string& links) {
-    const auto file = parse("links:\n" + links + "jobs:\n  - {name: x, workload: one_allreduce.txt, placement: [0, 2], iterations: 1}\n");
+    const auto file = parse("links:\n" + links +
+                            "jobs:\n  - {name: x, workload: one_allreduce.txt, placement: [0, 2], iterations: 1}\n");
     EXPECT_EQ(file.link_faults.size(), 0u);
     return sim::jobs::run_job_mix(sim::jobs::make_job_mix(file, zero_latency_dumbbell())).alone[0].result.total_ns;
   };
@@ -227,10 +235,13 @@ TEST_F(JobsWorkloads, FlowsOnALinkThatGoesDownOrStartingWhileItIsDownGoAroundIt)
 TEST_F(JobsWorkloads, BadTimedFaultsNameTheFileLineAndField) {
   const std::string job = "jobs:\n  - {name: x, workload: one_allreduce.txt, placement: [0, 2]}\n";
   for (const auto& [links, message] : std::vector<std::pair<std::string, std::string>>{
-           {"  - {from: 4, to: 5, down: true, at_ms: 7, until_ms: 3}\n", "jobs.yaml:2: field 'links[0].until_ms' (3) must be after 'links[0].at_ms' (7)"},
-           {"  - {from: 4, to: 5, down: true, at_ms: -1, until_ms: 3}\n", "jobs.yaml:2: field 'links[0].at_ms' must be a finite number >= 0"},
+           {"  - {from: 4, to: 5, down: true, at_ms: 7, until_ms: 3}\n",
+            "jobs.yaml:2: field 'links[0].until_ms' (3) must be after 'links[0].at_ms' (7)"},
+           {"  - {from: 4, to: 5, down: true, at_ms: -1, until_ms: 3}\n",
+            "jobs.yaml:2: field 'links[0].at_ms' must be a finite number >= 0"},
            {"  - {from: 4, to: 5, down: true, until_ms: 3}\n", "jobs.yaml:2: field 'links[0].until_ms' needs 'at_ms'"},
-           {"  - {from: 4, to: 5, down: true, at_ms: 3}\n", "jobs.yaml:2: field 'links[0]': a link down from 'at_ms' needs 'until_ms'"},
+           {"  - {from: 4, to: 5, down: true, at_ms: 3}\n",
+            "jobs.yaml:2: field 'links[0]': a link down from 'at_ms' needs 'until_ms'"},
        }) {
     try {
       parse("links:\n" + links + job);
@@ -241,7 +252,8 @@ TEST_F(JobsWorkloads, BadTimedFaultsNameTheFileLineAndField) {
   }
   // A node the fabric lacks: found when the fabric is known.
   try {
-    sim::jobs::make_job_mix(parse("links:\n  - {from: 4, to: 9, bandwidth_fraction: 0.5, at_ms: 1}\n" + job), zero_latency_dumbbell());
+    sim::jobs::make_job_mix(parse("links:\n  - {from: 4, to: 9, bandwidth_fraction: 0.5, at_ms: 1}\n" + job),
+                            zero_latency_dumbbell());
     FAIL() << "no link 4 -> 9";
   } catch (const InputError& e) {
     EXPECT_EQ(e.where(), "jobs.yaml:2: links[0]");

@@ -83,8 +83,8 @@ TEST(MotifSpline, AllToAllUnevenGroups) {
 }
 
 TEST(MotifSpline, SegmentThenSplineAllToAll) {
-  const auto plan = compose(single_motif_plan(make_comm_op(Kind::kAllToAll, 8, 10 * kMB)),
-                            {segmentation(4 * kMB), splining(2)});
+  const auto plan =
+      compose(single_motif_plan(make_comm_op(Kind::kAllToAll, 8, 10 * kMB)), {segmentation(4 * kMB), splining(2)});
   ASSERT_EQ(plan.motifs.size(), 12u);
   EXPECT_EQ(plan.motifs[5].bytes, (ByteRange{4 * kMB, 8 * kMB}));  // segment 1, spline 1
   EXPECT_EQ(plan.motifs[5].destinations[6], (std::vector<int>{0, 1}));
@@ -143,9 +143,7 @@ TEST(MotifSpline, RingNeedsNMinusOneRounds) {
   // it adds a finished piece into a neighbour that does not own it, which the all-gather then
   // overwrites, and the all-gather's N-th round copies a piece its neighbour already has.
   const auto plan = compose(single_motif_plan(make_comm_op(Kind::kAllReduce, 4, 8)), {ring_splining()});
-  const auto rounds = [](int r) {
-    return [r](const Motif& m) { return ring_pattern(m, r); };
-  };
+  const auto rounds = [](int r) { return [r](const Motif& m) { return ring_pattern(m, r); }; };
   std::string short_text;
   for (const auto& p : check(plan, rounds(2))) short_text += p + "\n";
   EXPECT_TRUE(contains(short_text, "is missing")) << short_text;
@@ -164,12 +162,10 @@ TEST(MotifSpline, TwoLevelTreeForEightRanksByTwo) {
     std::vector<int> after;
   };
   const std::vector<Row> want{
-      {Kind::kReduce, {0, 1}, 0, {}},             {Kind::kReduce, {2, 3}, 2, {}},
-      {Kind::kReduce, {4, 5}, 4, {}},             {Kind::kReduce, {6, 7}, 6, {}},
-      {Kind::kReduce, {0, 2}, 0, {0, 1}},         {Kind::kReduce, {4, 6}, 4, {2, 3}},
-      {Kind::kAllReduce, {0, 4}, -1, {4, 5}},     {Kind::kBroadcast, {0, 2}, 0, {6}},
-      {Kind::kBroadcast, {4, 6}, 4, {6}},         {Kind::kBroadcast, {0, 1}, 0, {6}},
-      {Kind::kBroadcast, {2, 3}, 2, {7}},         {Kind::kBroadcast, {4, 5}, 4, {6}},
+      {Kind::kReduce, {0, 1}, 0, {}},         {Kind::kReduce, {2, 3}, 2, {}},     {Kind::kReduce, {4, 5}, 4, {}},
+      {Kind::kReduce, {6, 7}, 6, {}},         {Kind::kReduce, {0, 2}, 0, {0, 1}}, {Kind::kReduce, {4, 6}, 4, {2, 3}},
+      {Kind::kAllReduce, {0, 4}, -1, {4, 5}}, {Kind::kBroadcast, {0, 2}, 0, {6}}, {Kind::kBroadcast, {4, 6}, 4, {6}},
+      {Kind::kBroadcast, {0, 1}, 0, {6}},     {Kind::kBroadcast, {2, 3}, 2, {7}}, {Kind::kBroadcast, {4, 5}, 4, {6}},
       {Kind::kBroadcast, {6, 7}, 6, {8}}};
   ASSERT_EQ(plan.motifs.size(), want.size());
   for (std::size_t k = 0; k < want.size(); ++k) {
@@ -207,7 +203,8 @@ TEST(MotifSpline, TreeWithALoneRank) {
 
 TEST(MotifCompose, ChildrenInheritDependencies) {
   // P(ring) then S(2) on 6 bytes: three RS segments, then three AG segments each after all RS.
-  const auto plan = compose(single_motif_plan(make_comm_op(Kind::kAllReduce, 4, 6)), {ring_splining(), segmentation(2)});
+  const auto plan =
+      compose(single_motif_plan(make_comm_op(Kind::kAllReduce, 4, 6)), {ring_splining(), segmentation(2)});
   ASSERT_EQ(plan.motifs.size(), 6u);
   for (int s = 0; s < 3; ++s) {
     EXPECT_EQ(plan.motifs[static_cast<std::size_t>(s)].kind, Kind::kReduceScatter);
@@ -216,7 +213,8 @@ TEST(MotifCompose, ChildrenInheritDependencies) {
   }
   EXPECT_EQ(problems_text(plan), "");
   // S(2) then P(ring): each segment its own RS -> AG.
-  const auto other = compose(single_motif_plan(make_comm_op(Kind::kAllReduce, 4, 6)), {segmentation(2), ring_splining()});
+  const auto other =
+      compose(single_motif_plan(make_comm_op(Kind::kAllReduce, 4, 6)), {segmentation(2), ring_splining()});
   ASSERT_EQ(other.motifs.size(), 6u);
   EXPECT_EQ(other.motifs[3].after, (std::vector<int>{2}));
   EXPECT_TRUE(other.motifs[4].after.empty());
@@ -245,7 +243,8 @@ TEST(MotifValidate, DroppedReduceLosesContributions) {
   plan.motifs[1].after = {0};
   for (std::size_t k = 2; k < plan.motifs.size(); ++k) plan.motifs[k].after = {1};
   const auto text = problems_text(plan);
-  EXPECT_TRUE(contains(text, "rank 0 bytes [0,8) end with contributions {0,1,2} instead of {0,1,2,3}; 3 is missing")) << text;
+  EXPECT_TRUE(contains(text, "rank 0 bytes [0,8) end with contributions {0,1,2} instead of {0,1,2,3}; 3 is missing"))
+      << text;
 }
 
 TEST(MotifValidate, DuplicatesAreCaught) {
@@ -253,7 +252,8 @@ TEST(MotifValidate, DuplicatesAreCaught) {
   auto plan = compose(single_motif_plan(make_comm_op(Kind::kAllReduce, 3, 10)), {segmentation(4)});
   plan.motifs.push_back(plan.motifs[1]);
   auto text = problems_text(plan);
-  EXPECT_TRUE(contains(text, "motif #1 (") && contains(text, "and motif #3 (") && contains(text, "no dependency path")) << text;
+  EXPECT_TRUE(contains(text, "motif #1 (") && contains(text, "and motif #3 (") && contains(text, "no dependency path"))
+      << text;
   // Ordered after the original, the copy adds every contribution a second time.
   plan.motifs.back().after = {1};
   text = problems_text(plan);
@@ -265,7 +265,8 @@ TEST(MotifValidate, DuplicatesAreCaught) {
   a2a.motifs.push_back(a2a.motifs[0]);
   a2a.motifs.back().after = {0};
   text = problems_text(a2a);
-  EXPECT_TRUE(contains(text, "rank 1 receive block from 0 bytes [0,5) are written 2 times instead of 1 (covered more than once)"))
+  EXPECT_TRUE(contains(
+      text, "rank 1 receive block from 0 bytes [0,5) are written 2 times instead of 1 (covered more than once)"))
       << text;
 }
 
@@ -276,8 +277,10 @@ TEST(MotifValidate, MissingBytesAndRanksAreNamed) {
   // are numbered source * N + destination (positions).
   const auto problems = check(a2a);
   ASSERT_EQ(problems.size(), 8u) << problems_text(a2a);
-  EXPECT_EQ(problems[4], "rank 2 receive block from 0 bytes [8,9) end with contributions {} instead of {2}; 2 is missing");
-  EXPECT_EQ(problems[1], "rank 0 receive block from 2 bytes [8,9) end with contributions {} instead of {8}; 8 is missing");
+  EXPECT_EQ(problems[4],
+            "rank 2 receive block from 0 bytes [8,9) end with contributions {} instead of {2}; 2 is missing");
+  EXPECT_EQ(problems[1],
+            "rank 0 receive block from 2 bytes [8,9) end with contributions {} instead of {8}; 8 is missing");
 
   auto bc = compose(single_motif_plan(make_comm_op(Kind::kBroadcast, 4, 9, 0)), {splining(1)});
   bc.motifs[2].ranks.push_back(9);
@@ -292,7 +295,8 @@ TEST(MotifValidate, OrderAndCycles) {
   // Reversed dependency: RS after AG while listed first.
   plan.motifs[1].after.clear();
   plan.motifs[0].after = {1};
-  EXPECT_TRUE(contains(problems_text(plan), "motif #0 (RS[0,8) on ranks {0,1,2,3} after #1) is listed before its parent #1"));
+  EXPECT_TRUE(
+      contains(problems_text(plan), "motif #0 (RS[0,8) on ranks {0,1,2,3} after #1) is listed before its parent #1"));
   // Relisted in that order (AG, then RS), the order is legal but the result is not.
   std::swap(plan.motifs[0], plan.motifs[1]);
   plan.motifs[0].after.clear();
@@ -333,10 +337,14 @@ TEST(MotifValidate, WrongKindsAndRoots) {
 Transform random_transform(std::mt19937& rng, const CommOp& op) {
   const int n = static_cast<int>(op.ranks.size());
   switch (std::uniform_int_distribution<int>(0, 3)(rng)) {
-    case 0: return segmentation(std::uniform_int_distribution<Bytes>(1, std::max<Bytes>(1, op.bytes / 2))(rng));
-    case 1: return splining(std::uniform_int_distribution<int>(1, std::max(1, n - 1))(rng));
-    case 2: return ring_splining();
-    default: return tree_splining(std::uniform_int_distribution<int>(2, std::max(2, n - 1))(rng), rng() % 2 == 0);
+    case 0:
+      return segmentation(std::uniform_int_distribution<Bytes>(1, std::max<Bytes>(1, op.bytes / 2))(rng));
+    case 1:
+      return splining(std::uniform_int_distribution<int>(1, std::max(1, n - 1))(rng));
+    case 2:
+      return ring_splining();
+    default:
+      return tree_splining(std::uniform_int_distribution<int>(2, std::max(2, n - 1))(rng), rng() % 2 == 0);
   }
 }
 
@@ -348,8 +356,8 @@ MotifPlan random_plan(std::mt19937& rng, std::string& how) {
   const auto op = make_comm_op(kind, n, bytes, static_cast<int>(rng() % static_cast<unsigned>(n)));
   std::vector<Transform> ts;
   const int steps = std::uniform_int_distribution<int>(1, 4)(rng);
-  how = std::string(to_string(kind)) + " N=" + std::to_string(n) + " D=" + std::to_string(bytes) + " root=" +
-        std::to_string(op.root);
+  how = std::string(to_string(kind)) + " N=" + std::to_string(n) + " D=" + std::to_string(bytes) +
+        " root=" + std::to_string(op.root);
   for (int s = 0; s < steps; ++s) {
     ts.push_back(random_transform(rng, op));
     how += " " + ts.back().name;

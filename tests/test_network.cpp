@@ -20,7 +20,12 @@ std::string error_of(const std::string& yaml) {
 }
 
 TEST(Presets, MatchThemisTable2) {
-  struct Row { const char* name; std::vector<int> sizes; std::vector<double> aggr_gbps; std::vector<double> lat_ns; };
+  struct Row {
+    const char* name;
+    std::vector<int> sizes;
+    std::vector<double> aggr_gbps;
+    std::vector<double> lat_ns;
+  };
   const Row rows[] = {
       {"2D-SW_SW", {16, 64}, {1200, 800}, {700, 1700}},
       {"3D-SW_SW_SW_homo", {16, 8, 8}, {800, 800, 800}, {700, 700, 1700}},
@@ -83,7 +88,8 @@ TEST(NetworkYaml, BadInputNamesFileLineAndField) {
   auto dim = [](const std::string& body) { return "  - {" + body + "}\n"; };
   const std::string ok = "kind: switch, size: 16, link_bandwidth_gbps: 200, links_per_npu: 4, latency_ns: 700";
 
-  std::string e = error_of(head + dim(ok) + dim("kind: torus, size: 4, link_bandwidth_gbps: 1, links_per_npu: 1, latency_ns: 1"));
+  std::string e =
+      error_of(head + dim(ok) + dim("kind: torus, size: 4, link_bandwidth_gbps: 1, links_per_npu: 1, latency_ns: 1"));
   EXPECT_NE(e.find("net.yaml:3"), std::string::npos) << e;
   EXPECT_NE(e.find("torus"), std::string::npos) << e;
 

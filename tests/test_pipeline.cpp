@@ -22,7 +22,8 @@ using workload::PipelineSchedule;
 // "F3 B0 ..." from a schedule (1-based microbatches are the figures'; ours are 0-based).
 std::string ops_text(const std::vector<PipelineOp>& ops) {
   std::string s;
-  for (const auto& op : ops) s += (s.empty() ? "" : " ") + std::string(op.forward ? "F" : "B") + std::to_string(op.microbatch);
+  for (const auto& op : ops)
+    s += (s.empty() ? "" : " ") + std::string(op.forward ? "F" : "B") + std::to_string(op.microbatch);
   return s;
 }
 
@@ -58,7 +59,9 @@ TEST(Pipeline, PartitionMinimisesTheLargestStageByHand) {
 
 TEST(Pipeline, StagesOnTheLastDimensionsInGrayCodeOrder) {
   net::Network n;
-  n.dims = {{net::DimKind::kSwitch, 2, 100, 1, 0}, {net::DimKind::kRing, 4, 100, 2, 0}, {net::DimKind::kSwitch, 8, 100, 1, 0}};
+  n.dims = {{net::DimKind::kSwitch, 2, 100, 1, 0},
+            {net::DimKind::kRing, 4, 100, 2, 0},
+            {net::DimKind::kSwitch, 8, 100, 1, 0}};
   EXPECT_EQ(workload::pipeline_dims(n, 1, "f"), std::vector<int>{});
   EXPECT_EQ(workload::pipeline_dims(n, 8, "f"), std::vector<int>{2});
   EXPECT_EQ(workload::pipeline_dims(n, 32, "f"), (std::vector<int>{1, 2}));
@@ -154,7 +157,8 @@ TEST(Pipeline, AStragglerStageStretchesThePipelineByTheTextbookAmount) {
   const double k = 2;
   for (int slow = 0; slow < P; ++slow)
     for (auto schedule : {PipelineSchedule::kGPipe, PipelineSchedule::kOneFOneB}) {
-      const auto dag = workload::build_training_dag(uniform_model(P + 1, 1000.0 * M, 0, true), pipeline(P, M, schedule), line(P));
+      const auto dag =
+          workload::build_training_dag(uniform_model(P + 1, 1000.0 * M, 0, true), pipeline(P, M, schedule), line(P));
       sim::WorkloadSimOptions o;
       o.scheduler = sched::parse_scheduler("baseline");
       o.chunks_per_collective = 1;
@@ -236,7 +240,8 @@ TEST(Pipeline, EachStageSynchronizesItsOwnGradientsOnceAfterTheLastMicrobatch) {
     }
   }
   ASSERT_EQ(grad_bytes.size(), 2u);
-  for (const auto& [it, bytes] : grad_bytes) EXPECT_DOUBLE_EQ(bytes, 2 * entry.model.total_params()) << "iteration " << it;
+  for (const auto& [it, bytes] : grad_bytes)
+    EXPECT_DOUBLE_EQ(bytes, 2 * entry.model.total_params()) << "iteration " << it;
   // Every stage computes a quarter-ish of the work; the run's split adds up per stage.
   const auto r = simulate(dag, n);
   for (const auto& st : r.stages) EXPECT_NEAR(st.compute_ns + st.exposed_comm_ns, r.total_ns, 1e-6 * r.total_ns);
@@ -278,7 +283,7 @@ TEST(Pipeline, BadCombinationsNameTheField) {
   expect_error("dlrm", c, "embedding tables");
   expect_error("moe", c, "expert");
   auto t = workload::zoo_model("transformer-1t").parallelism;  // model parallel over 16 x 8
-  t.pp_stages = 64;                                           // 8 x 8: overlaps it
+  t.pp_stages = 64;                                            // 8 x 8: overlaps it
   expect_error("transformer-1t", t, "overlap");
   c.pp_stages = 1;
   c.microbatches = -1;
@@ -288,7 +293,8 @@ TEST(Pipeline, BadCombinationsNameTheField) {
 TEST(Pipeline, WorkloadYamlKeysAndErrors) {
   const std::string head = "batch_per_npu: 4\nparallelism:\n  pp_stages: 2\n";
   const std::string layers = "layers:\n  - {forward_flops: 1}\n  - {forward_flops: 1}\n";
-  const auto e = workload::parse_workload_yaml(head + "  microbatches: 6\n  pipeline_schedule: gpipe\n" + layers, "p.yaml");
+  const auto e =
+      workload::parse_workload_yaml(head + "  microbatches: 6\n  pipeline_schedule: gpipe\n" + layers, "p.yaml");
   EXPECT_EQ(e.parallelism.pp_stages, 2);
   EXPECT_EQ(e.parallelism.microbatches, 6);
   EXPECT_EQ(e.parallelism.pipeline_schedule, PipelineSchedule::kGPipe);

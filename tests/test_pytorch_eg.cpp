@@ -142,8 +142,8 @@ TEST(PytorchEg, ProfilerTraceReaderTopLevelEventsAndCollectiveTime) {
   // own thread), c10d::broadcast_ (95).
   std::vector<std::string> names;
   for (const auto& e : t.top_level) names.push_back(e.name);
-  ASSERT_EQ(names, (std::vector<std::string>{"aten::linear", "autograd::engine::evaluate_function: X", "gloo:all_reduce",
-                                             "c10d::broadcast_"}));
+  ASSERT_EQ(names, (std::vector<std::string>{"aten::linear", "autograd::engine::evaluate_function: X",
+                                             "gloo:all_reduce", "c10d::broadcast_"}));
   EXPECT_DOUBLE_EQ(t.top_level[0].dur_us, 30);
   EXPECT_EQ(t.top_level[0].record_function_id, 4);
   EXPECT_EQ(t.top_level[0].pid, 7);
@@ -167,14 +167,16 @@ TEST(PytorchEg, DurationsFromTheProfilerTraceTimelineByHand) {
   workload::ExecutionGraphOptions with;
   with.profiler_trace = data_path("alltoall.0.trace.json");
   std::string notes;
-  const auto dag = workload::import_execution_graph(read_graph("alltoall.0.json"), "alltoall.0.json", pair, with, &notes);
+  const auto dag =
+      workload::import_execution_graph(read_graph("alltoall.0.json"), "alltoall.0.json", pair, with, &notes);
   ASSERT_EQ(dag.nodes.size(), 4u);
   EXPECT_DOUBLE_EQ(dag.nodes[0].duration_ns, 281000);
   EXPECT_DOUBLE_EQ(dag.nodes[1].duration_ns, 42000);
   EXPECT_EQ(dag.nodes[2].kind, NodeKind::kComm);
   EXPECT_DOUBLE_EQ(dag.nodes[3].duration_ns, 270000);
   EXPECT_NE(notes.find("3 of 3 compute operators took their durations from the trace (by name and order)"),
-            std::string::npos) << notes;
+            std::string::npos)
+      << notes;
   sim::WorkloadSimOptions o;
   o.scheduler = sched::parse_scheduler("baseline");
   o.chunks_per_collective = 1;
@@ -297,9 +299,11 @@ TEST(PytorchEg, ProcessGroupsTheUserNames) {
     expect_error([&] { workload::parse_collective_dims(bad, "--collective-dims"); }, {"--collective-dims", "expected"});
   expect_error([&] { workload::parse_collective_dims("1=0;1=1", "--collective-dims"); }, {"collective 1 given twice"});
   o.collective_dims = {{3, {0}}};
-  expect_error([&] { workload::import_execution_graph(graph, "g.json", net, o); }, {"g.json", "collective 3", "has 2 collective"});
+  expect_error([&] { workload::import_execution_graph(graph, "g.json", net, o); },
+               {"g.json", "collective 3", "has 2 collective"});
   o.collective_dims = {{1, {2}}};
-  expect_error([&] { workload::import_execution_graph(graph, "g.json", net, o); }, {"g.json", "collective 1", "in 0..1", "got 2"});
+  expect_error([&] { workload::import_execution_graph(graph, "g.json", net, o); },
+               {"g.json", "collective 1", "in 0..1", "got 2"});
   o.collective_dims = {{1, {0, 0}}};
   expect_error([&] { workload::import_execution_graph(graph, "g.json", net, o); }, {"collective 1", "distinct"});
 }
@@ -321,13 +325,14 @@ TEST(PytorchEg, KinetoRecordFunctionIdsMatchTheGraphsRfId) {
   workload::ExecutionGraphOptions with;
   with.profiler_trace = path;
   std::string notes;
-  const auto dag =
-      workload::import_execution_graph(read_graph("alltoall.0.json"), "alltoall.0.json", test_support::pair_network(), with, &notes);
+  const auto dag = workload::import_execution_graph(read_graph("alltoall.0.json"), "alltoall.0.json",
+                                                    test_support::pair_network(), with, &notes);
   EXPECT_DOUBLE_EQ(dag.nodes[0].duration_ns, 10000);
   EXPECT_DOUBLE_EQ(dag.nodes[1].duration_ns, 20000);
   EXPECT_DOUBLE_EQ(dag.nodes[3].duration_ns, 30000);
   EXPECT_NE(notes.find("3 of 3 compute operators took their durations from the trace (by record function id and name)"),
-            std::string::npos) << notes;
+            std::string::npos)
+      << notes;
 }
 
 TEST(PytorchEg, AllToAllTimelineByHand) {
@@ -405,8 +410,11 @@ TEST(PytorchEg, MalformedGraphsNameFileNodeAndField) {
   const std::string thread =
       R"j({"name": "[pytorch|profiler|execution_graph|thread]", "id": 2, "parent": 1, "tid": 1, "inputs": [],
           "input_shapes": [], "input_types": [], "outputs": [], "output_shapes": [], "output_types": []})j";
-  auto graph = [&](const std::string& node) { return R"j({"schema": "1.0.1", "nodes": [)j" + thread + ", " + node + "]}"; };
-  expect_error(graph(R"j({"name": "aten::mm", "id": 5, "parent": 2, "tid": 1})j"), {"node id 5", "field inputs", "missing"});
+  auto graph = [&](const std::string& node) {
+    return R"j({"schema": "1.0.1", "nodes": [)j" + thread + ", " + node + "]}";
+  };
+  expect_error(graph(R"j({"name": "aten::mm", "id": 5, "parent": 2, "tid": 1})j"),
+               {"node id 5", "field inputs", "missing"});
   expect_error(graph(R"j({"name": "aten::mm", "id": 5, "parent": 2, "tid": "one"})j"), {"node id 5", "field tid"});
   expect_error(graph(R"j({"name": "aten::mm", "id": 5, "parent": 2, "tid": 1, "inputs": [[1, 2, 0, -4, 4, "cpu"]],
                          "input_shapes": [[2, 2]], "input_types": ["Tensor(float)"], "outputs": [],

@@ -47,7 +47,8 @@ TEST(ReconfigLinks, DegreeBoundAndUtilityOfEquation1) {
     std::vector<Demand> demand;
     for (int k = 0; k < 3 * n; ++k) {
       const int s = static_cast<int>(rng() % static_cast<unsigned>(n));
-      demand.push_back({s, (s + 1 + static_cast<int>(rng() % static_cast<unsigned>(n - 1))) % n, static_cast<double>(rng() % 1000)});
+      demand.push_back(
+          {s, (s + 1 + static_cast<int>(rng() % static_cast<unsigned>(n - 1))) % n, static_cast<double>(rng() % 1000)});
     }
     const auto links = reconfig_links(n, d, demand);
     std::vector<int> out(static_cast<std::size_t>(n)), in(static_cast<std::size_t>(n));

@@ -46,8 +46,8 @@ net::GraphNetwork dumbbell() {
 
 // One data-parallel job of two NPUs (or as many as `servers`): per iteration a compute of `compute_ns`, then an all-reduce of
 // `bytes` over both NPUs; the next iteration's compute waits for it.
-SharedJob two_npu_job(const std::string& name, std::vector<int> servers, double compute_ns, double bytes, int iterations,
-                      double start_ns = 0) {
+SharedJob two_npu_job(const std::string& name, std::vector<int> servers, double compute_ns, double bytes,
+                      int iterations, double start_ns = 0) {
   SharedJob job;
   job.name = name;
   job.logical.name = "logical";
@@ -71,7 +71,8 @@ SharedJob two_npu_job(const std::string& name, std::vector<int> servers, double 
     a.deps = {ci};
     prev = job.dag.add(a);
   }
-  for (const auto& n : job.dag.nodes) job.compute_ns.push_back(n.kind == workload::NodeKind::kCompute ? n.duration_ns : 0.0);
+  for (const auto& n : job.dag.nodes)
+    job.compute_ns.push_back(n.kind == workload::NodeKind::kCompute ? n.duration_ns : 0.0);
   job.servers = std::move(servers);
   job.start_ns = start_ns;
   return job;
@@ -121,7 +122,8 @@ TEST(SharedFabric, LinkBytesPerWindowFollowTheCommunicationPhases) {
   EXPECT_DOUBLE_EQ(run.link_window_ns, 10e6);
   const std::vector<double> expect = {0, 0, 10e6, 10e6, 0, 5e6, 10e6, 5e6};
   ASSERT_EQ(run.link_window_bytes.size(), expect.size());
-  for (std::size_t i = 0; i < expect.size(); ++i) EXPECT_NEAR(run.link_window_bytes[i][8], expect[i], 1e-3) << "window " << i;
+  for (std::size_t i = 0; i < expect.size(); ++i)
+    EXPECT_NEAR(run.link_window_bytes[i][8], expect[i], 1e-3) << "window " << i;
   // Every link's windows add up to its bytes over the run.
   for (std::size_t l = 0; l < fabric.links.size(); ++l) {
     double sum = 0;
@@ -157,7 +159,8 @@ TEST(SharedFabric, ShiftSearchFindsTheInterleaving) {
   // 8/3 in all). Three shifts of y per 30 ms iteration: 0, 10 and 20 ms; at 10 ms (and at 20 ms)
   // the all-reduces never overlap, both jobs run as alone, total slowdown 2; the first wins.
   const auto fabric = dumbbell();
-  const std::vector<SharedJob> jobs{two_npu_job("x", {0, 2}, kCompute, kBytes, 2), two_npu_job("y", {1, 3}, kCompute, kBytes, 2)};
+  const std::vector<SharedJob> jobs{two_npu_job("x", {0, 2}, kCompute, kBytes, 2),
+                                    two_npu_job("y", {1, 3}, kCompute, kBytes, 2)};
   std::vector<sim::jobs::JobTimeline> alone;
   for (const auto& job : jobs) alone.push_back(sim::jobs::simulate_shared_fabric(fabric, {&job}).jobs[0]);
   sim::jobs::ShiftSearchOptions o;
@@ -184,7 +187,7 @@ TEST(SharedFabric, DisjointJobsRunExactlyAsFastAsAlone) {
   const auto y_alone = sim::jobs::simulate_shared_fabric(fabric, {&y});
   EXPECT_EQ(both.jobs[0].result.total_ns, x_alone.jobs[0].result.total_ns);
   EXPECT_EQ(both.jobs[1].result.total_ns, y_alone.jobs[0].result.total_ns);
-  EXPECT_DOUBLE_EQ(both.jobs[0].result.total_ns, 3 * (kCompute + kAloneComm));  // 3 x (20 + 10) ms
+  EXPECT_DOUBLE_EQ(both.jobs[0].result.total_ns, 3 * (kCompute + kAloneComm));          // 3 x (20 + 10) ms
   EXPECT_DOUBLE_EQ(both.jobs[1].result.total_ns, 3 * (kCompute / 2 + 3 * kAloneComm));  // 3 x (10 + 30) ms
 }
 
@@ -217,7 +220,8 @@ TEST(LinkFaults, HalfBandwidthOnTheOnlyPathDoublesTheTransfer) {
   EXPECT_NEAR(run.jobs[0].result.total_ns, 2 * (kCompute + 2 * kAloneComm), 1e-3);
   // Only one direction degraded: the other flow still takes 10 ms, the all-reduce waits for the slower.
   const auto one_way = net::apply_link_faults(dumbbell(), {{4, 5, 0.5, "f0"}});
-  EXPECT_NEAR(sim::jobs::simulate_shared_fabric(one_way, {&x}).jobs[0].iteration_ns[0], kCompute + 2 * kAloneComm, 1e-3);
+  EXPECT_NEAR(sim::jobs::simulate_shared_fabric(one_way, {&x}).jobs[0].iteration_ns[0], kCompute + 2 * kAloneComm,
+              1e-3);
 }
 
 TEST(LinkFaults, RoutesGoAroundALinkThatIsDown) {
@@ -240,9 +244,13 @@ TEST(LinkFaults, RoutesGoAroundALinkThatIsDown) {
 }
 
 TEST(LinkFaults, BadFaultsAreInputErrors) {
-  const auto fault = [](std::vector<net::LinkFault> f) { return error_of([&] { net::apply_link_faults(dumbbell(), f); }); };
+  const auto fault = [](std::vector<net::LinkFault> f) {
+    return error_of([&] { net::apply_link_faults(dumbbell(), f); });
+  };
   const auto e = fault({{4, 5, 0.0, "j.yaml:3: links[0]"}});
-  EXPECT_NE(e.find("j.yaml:3: links[0]: with the links down (4 -> 5) server 0 cannot reach server 2"), std::string::npos) << e;
+  EXPECT_NE(e.find("j.yaml:3: links[0]: with the links down (4 -> 5) server 0 cannot reach server 2"),
+            std::string::npos)
+      << e;
   EXPECT_NE(fault({{0, 2, 0.5, "f"}}).find("f: fabric 'dumbbell' has no link 0 -> 2"), std::string::npos);
   EXPECT_NE(fault({{0, 4, 1.5, "f"}}).find("must be in [0, 1]"), std::string::npos);
 }
@@ -283,19 +291,25 @@ TEST(SharedFabricPlacement, PoliciesAndExplicitLists) {
 
 TEST(SharedFabricPlacement, BadPlacementsNameTheJobAndField) {
   const auto fabric = dumbbell();
-  const auto place = [&](const std::string& text) { return error_of([&] { sim::jobs::place_jobs(parse(text).jobs, fabric); }); };
+  const auto place = [&](const std::string& text) {
+    return error_of([&] { sim::jobs::place_jobs(parse(text).jobs, fabric); });
+  };
   {
-    const auto e = place("jobs:\n  - {name: a, workload: gnmt, placement: [0, 1]}\n  - {name: b, workload: gnmt, placement: [2, 1]}\n");
+    const auto e = place(
+        "jobs:\n  - {name: a, workload: gnmt, placement: [0, 1]}\n  - {name: b, workload: gnmt, placement: [2, 1]}\n");
     EXPECT_NE(e.find("j.yaml:3: job 'b': placement[1]: server 1 is also job 'a''s"), std::string::npos) << e;
   }
-  EXPECT_NE(place("jobs:\n  - {name: a, workload: gnmt, placement: [0, 9]}\n").find("job 'a': placement[1]: 9 is not a server"),
+  EXPECT_NE(place("jobs:\n  - {name: a, workload: gnmt, placement: [0, 9]}\n")
+                .find("job 'a': placement[1]: 9 is not a server"),
             std::string::npos);
-  EXPECT_NE(place("jobs:\n  - {name: a, workload: gnmt, npus: 5}\n").find("job 'a': 5 NPUs but fabric 'dumbbell' has 4 servers"),
+  EXPECT_NE(place("jobs:\n  - {name: a, workload: gnmt, npus: 5}\n")
+                .find("job 'a': 5 NPUs but fabric 'dumbbell' has 4 servers"),
             std::string::npos);
   EXPECT_NE(place("jobs:\n  - {name: a, workload: gnmt, npus: 3}\n  - {name: b, workload: gnmt, npus: 2}\n")
                 .find("job 'b': 2 NPUs but only 1 of"),
             std::string::npos);
-  EXPECT_NE(place("jobs:\n  - {name: a, workload: gnmt, placement: [1, 1]}\n").find("server 1 is listed twice"), std::string::npos);
+  EXPECT_NE(place("jobs:\n  - {name: a, workload: gnmt, placement: [1, 1]}\n").find("server 1 is listed twice"),
+            std::string::npos);
 }
 
 TEST(SharedFabricSpec, FieldsAndErrors) {
@@ -317,7 +331,9 @@ jobs:
   EXPECT_EQ(file.jobs[0].speeds, (std::vector<double>{1, 1, 0.5, 1}));
   // Drawn speeds: in [min, max], the same for the same seed, another draw for another seed.
   const auto drawn = [](int seed) {
-    return parse(fmt::format("jobs:\n  - {{name: a, workload: gnmt, npus: 64, speeds: {{min: 0.5, max: 0.9, seed: {}}}}}\n", seed))
+    return parse(fmt::format(
+                     "jobs:\n  - {{name: a, workload: gnmt, npus: 64, speeds: {{min: 0.5, max: 0.9, seed: {}}}}}\n",
+                     seed))
         .jobs[0]
         .speeds;
   };
@@ -333,26 +349,37 @@ jobs:
   EXPECT_NE(e1.find("j.yaml:4: job 'a': unknown key 'npu' (did you mean 'npus'?)"), std::string::npos) << e1;
   const auto e2 = err("jobs:\n  - name: a\n    workload: gnmt\n    npus: two\n");
   EXPECT_NE(e2.find("j.yaml:4: job 'a': field 'jobs[0].npus' must be an integer"), std::string::npos) << e2;
-  EXPECT_NE(err("jobs:\n  - {name: a, workload: gnmt, npus: 0}\n").find("'jobs[0].npus' must be in 1.."), std::string::npos);
-  EXPECT_NE(err("jobs:\n  - {name: a, workload: gnmt, npus: 2, start_ms: -1}\n").find("'jobs[0].start_ms' must be a finite number >= 0"),
+  EXPECT_NE(err("jobs:\n  - {name: a, workload: gnmt, npus: 0}\n").find("'jobs[0].npus' must be in 1.."),
             std::string::npos);
-  EXPECT_NE(err("jobs:\n  - {name: a, workload: gnmt, npus: 2, placement: contigous}\n").find("did you mean 'contiguous'?"),
+  EXPECT_NE(err("jobs:\n  - {name: a, workload: gnmt, npus: 2, start_ms: -1}\n")
+                .find("'jobs[0].start_ms' must be a finite number >= 0"),
             std::string::npos);
-  EXPECT_NE(err("jobs:\n  - {name: a, workload: gnmt, npus: 2, speeds: [1]}\n").find("lists 1 speeds for 2 NPUs"), std::string::npos);
-  EXPECT_NE(err("jobs:\n  - {name: a, workload: gnmt, npus: 2}\n  - {name: a, workload: gnmt, npus: 2}\n").find("another job has this name"),
+  EXPECT_NE(
+      err("jobs:\n  - {name: a, workload: gnmt, npus: 2, placement: contigous}\n").find("did you mean 'contiguous'?"),
+      std::string::npos);
+  EXPECT_NE(err("jobs:\n  - {name: a, workload: gnmt, npus: 2, speeds: [1]}\n").find("lists 1 speeds for 2 NPUs"),
             std::string::npos);
-  EXPECT_NE(err("jobs:\n  - {name: a, workload: gnmt, npus: 2, speeds: {min: 0}}\n").find("0 < min <= max"), std::string::npos);
-  EXPECT_NE(err("jobs:\n  - {name: a, workload: gnmt, npus: 2, speeds: {min: 0.5, sed: 1}}\n").find("did you mean 'seed'?"),
+  EXPECT_NE(err("jobs:\n  - {name: a, workload: gnmt, npus: 2}\n  - {name: a, workload: gnmt, npus: 2}\n")
+                .find("another job has this name"),
             std::string::npos);
-  const auto faults = parse("links:\n  - {from: 4, to: 5, down: true}\n  - {from: 5, to: 4, bandwidth_fraction: 0.25}\n"
-                            "jobs:\n  - {name: a, workload: gnmt, npus: 2}\n").link_faults;
+  EXPECT_NE(err("jobs:\n  - {name: a, workload: gnmt, npus: 2, speeds: {min: 0}}\n").find("0 < min <= max"),
+            std::string::npos);
+  EXPECT_NE(
+      err("jobs:\n  - {name: a, workload: gnmt, npus: 2, speeds: {min: 0.5, sed: 1}}\n").find("did you mean 'seed'?"),
+      std::string::npos);
+  const auto faults = parse(
+                          "links:\n  - {from: 4, to: 5, down: true}\n  - {from: 5, to: 4, bandwidth_fraction: 0.25}\n"
+                          "jobs:\n  - {name: a, workload: gnmt, npus: 2}\n")
+                          .link_faults;
   ASSERT_EQ(faults.size(), 2u);
   EXPECT_EQ(faults[0].bandwidth_fraction, 0.0);
   EXPECT_EQ(faults[1].bandwidth_fraction, 0.25);
   EXPECT_EQ(faults[1].where, "j.yaml:3: links[1]");
-  EXPECT_NE(err("links:\n  - {from: 4, to: 5, bandwidth_fraction: 0}\njobs: []\n").find("'links[0].bandwidth_fraction' must be in (0, 1]"),
+  EXPECT_NE(err("links:\n  - {from: 4, to: 5, bandwidth_fraction: 0}\njobs: []\n")
+                .find("'links[0].bandwidth_fraction' must be in (0, 1]"),
             std::string::npos);
-  EXPECT_NE(err("links:\n  - {from: 4, to: 5}\njobs: []\n").find("needs one of 'bandwidth_fraction' and 'down'"), std::string::npos);
+  EXPECT_NE(err("links:\n  - {from: 4, to: 5}\njobs: []\n").find("needs one of 'bandwidth_fraction' and 'down'"),
+            std::string::npos);
   EXPECT_NE(err("jbos: []\n").find("unknown key 'jbos' (did you mean 'jobs'?)"), std::string::npos);
 }
 
@@ -366,13 +393,21 @@ jobs:
 //  - fully connected (3 links of 8/3 Gb/s): the ring uses one of an NPU's three links, 1/3 B/ns:
 //    18000 ns, 3 = P - 1 times the direct algorithm's (which uses all three): they disagree.
 TEST(GraphOfNetwork, OneAllReduceAgreesWithTheAnalyticalModelOnSwitchAndRing) {
-  struct Case { net::DimKind kind; double link_gbps; int links; double flow_ns; int switches; std::size_t links_total; };
+  struct Case {
+    net::DimKind kind;
+    double link_gbps;
+    int links;
+    double flow_ns;
+    int switches;
+    std::size_t links_total;
+  };
   const Case cases[] = {{net::DimKind::kSwitch, 8.0, 1, 6000, 1, 8},
                         {net::DimKind::kRing, 4.0, 2, 6000, 0, 8},
                         {net::DimKind::kFullyConnected, 8.0 / 3, 3, 18000, 0, 12}};
   for (const auto& c : cases) {
     const net::Network network{"one-dim", {net::Dimension{c.kind, 4, c.link_gbps, c.links, 0.0}}};
-    const auto analytical = sim::run_collective(network, sim::make_request(coll::CollectiveOp::kAllReduce, 4000, 1, "baseline"));
+    const auto analytical =
+        sim::run_collective(network, sim::make_request(coll::CollectiveOp::kAllReduce, 4000, 1, "baseline"));
     EXPECT_NEAR(analytical.result.time_ns, 6000, 1e-6) << net::to_string(c.kind);
     const auto g = net::graph_of(network, "test");
     EXPECT_EQ(g.servers, 4);
@@ -387,8 +422,9 @@ TEST(GraphOfNetwork, OneAllReduceAgreesWithTheAnalyticalModelOnSwitchAndRing) {
 // A 2 x 4 network (a ring of 2, then a switch of 4): servers 0-7, two switch nodes 8 (NPUs 0, 2, 4, 6)
 // and 9 (1, 3, 5, 7); the ring pairs (0, 1), (2, 3), ... by one link each way.
 TEST(GraphOfNetwork, GroupsFollowTheDimensionOrder) {
-  const net::Network network{"2x4", {net::Dimension{net::DimKind::kRing, 2, 100, 2, 20},
-                                     net::Dimension{net::DimKind::kSwitch, 4, 50, 1, 700}}};
+  const net::Network network{
+      "2x4",
+      {net::Dimension{net::DimKind::kRing, 2, 100, 2, 20}, net::Dimension{net::DimKind::kSwitch, 4, 50, 1, 700}}};
   const auto g = net::graph_of(network, "test");
   EXPECT_EQ(g.servers, 8);
   EXPECT_EQ(g.switches, 2);

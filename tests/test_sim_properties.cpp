@@ -50,8 +50,8 @@ TEST(SimProperties, InvariantsOnRandomNetworks) {
     const auto op = static_cast<coll::CollectiveOp>(rng.uniform_int(0, 3));
     const double size = static_cast<double>(rng.uniform_int(1, 1000)) * 1e6;
     const int chunks = static_cast<int>(rng.uniform_int(1, 96));
-    SCOPED_TRACE(testing::Message() << "trial " << trial << " shape " << n.shape() << " op "
-                                    << coll::to_string(op) << " chunks " << chunks);
+    SCOPED_TRACE(testing::Message() << "trial " << trial << " shape " << n.shape() << " op " << coll::to_string(op)
+                                    << " chunks " << chunks);
     const double p = static_cast<double>(n.num_npus());
     double reference_total = -1;
     for (const auto& s : schedulers) {
@@ -91,8 +91,9 @@ TEST(SimProperties, InvariantsOnRandomNetworks) {
       std::map<int, std::vector<std::pair<double, double>>> per_dim;
       std::map<int, double> chunk_end;
       auto stages = r.result.stages;
-      std::sort(stages.begin(), stages.end(),
-                [](const auto& a, const auto& b) { return a.chunk != b.chunk ? a.chunk < b.chunk : a.stage < b.stage; });
+      std::sort(stages.begin(), stages.end(), [](const auto& a, const auto& b) {
+        return a.chunk != b.chunk ? a.chunk < b.chunk : a.stage < b.stage;
+      });
       for (const auto& st : stages) {
         per_dim[st.dim].emplace_back(st.start_ns, st.end_ns);
         EXPECT_GE(st.arrive_ns, chunk_end[st.chunk] - 1e-6);
@@ -115,8 +116,8 @@ TEST(SimProperties, MaxChunksPerDimLimitsConcurrency) {
   Rng rng(99);
   for (int trial = 0; trial < 40; ++trial) {
     const auto n = random_network(rng);
-    const auto req = sim::make_request(coll::CollectiveOp::kAllReduce, 200e6, 32,
-                                       trial % 2 ? "themis-scf" : "themis-fifo");
+    const auto req =
+        sim::make_request(coll::CollectiveOp::kAllReduce, 200e6, 32, trial % 2 ? "themis-scf" : "themis-fifo");
     sim::SimOptions one;
     one.record_stages = true;
     one.max_chunks_per_dim = 1;

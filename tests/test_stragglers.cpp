@@ -19,7 +19,9 @@ TEST(Stragglers, NpuStagesFollowTheGrayCode) {
   // (coordinate 0..3) at dimension-3 coordinate 0, stages 4-7 walk it back down (3..0) at 1, ...
   // NPU = c1 + 2 c2 + 8 c3 (dimension 1 fastest); dimension 1 is not a pipeline dimension.
   net::Network n;
-  n.dims = {{net::DimKind::kSwitch, 2, 100, 1, 0}, {net::DimKind::kRing, 4, 100, 2, 0}, {net::DimKind::kSwitch, 8, 100, 1, 0}};
+  n.dims = {{net::DimKind::kSwitch, 2, 100, 1, 0},
+            {net::DimKind::kRing, 4, 100, 2, 0},
+            {net::DimKind::kSwitch, 8, 100, 1, 0}};
   const auto stage = sim::npu_stages(n, 32);
   ASSERT_EQ(stage.size(), 64u);
   EXPECT_EQ(stage[0], 0);

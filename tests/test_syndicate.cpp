@@ -119,7 +119,8 @@ TEST(SyndicateCost, AFlatRingPutsAnEighthOfItsBytesOnEachNic) {
   auto steps = option_steps(op, {"ring", 1, 1, t.path_index("nvswitch+rdma")}, t);
   ASSERT_EQ(steps.size(), 1u);
   EXPECT_NEAR(steps[0].duration_ns, 254 * (5000 + 5242.88), 1e-6);
-  EXPECT_EQ(steps[0].channels, (ChannelSet{1} << t.channel_index("nvswitch")) | (ChannelSet{1} << t.channel_index("rdma")));
+  EXPECT_EQ(steps[0].channels,
+            (ChannelSet{1} << t.channel_index("nvswitch")) | (ChannelSet{1} << t.channel_index("rdma")));
   // An all-to-all of 128 x 1 MB: each rank sends 1 MB to 7 ranks of its node and to 120 others,
   // at once, 120 senders converging on each NIC (incast penalty 0.005: 1 + 0.005 x 119 = 1.595):
   // max(7 x (2000 + 1e6 / 150), 120 x (5000 + 1.595 x 1e6 / 12.5)) = 120 x 132600 ns.
@@ -291,7 +292,8 @@ TEST(SyndicateSched, DisjointPathsOverlapSharedPathsSerialise) {
   auto option = [&](int comm, const std::string& path) {
     for (std::size_t o = 0; o < p.comms[static_cast<std::size_t>(comm)].options.size(); ++o) {
       const auto& opt = p.comms[static_cast<std::size_t>(comm)].options[o].option;
-      if (opt.algorithm == "ring" && t.paths[static_cast<std::size_t>(opt.path)].name == path) return static_cast<int>(o);
+      if (opt.algorithm == "ring" && t.paths[static_cast<std::size_t>(opt.path)].name == path)
+        return static_cast<int>(o);
     }
     return -1;
   };
@@ -317,7 +319,8 @@ TEST(SyndicateSched, ComputeStreamOrderPutsANodeOfNoDurationWhereItRan) {
   Scheduler s(p);
   PlanChoice plan(p.comms.size(), 0);
   for (std::size_t o = 0; o < p.comms[0].options.size(); ++o)
-    if (t.paths[static_cast<std::size_t>(p.comms[0].options[o].option.path)].name == "a" && p.comms[0].options[o].option.algorithm == "ring")
+    if (t.paths[static_cast<std::size_t>(p.comms[0].options[o].option.path)].name == "a" &&
+        p.comms[0].options[o].option.algorithm == "ring")
       plan[0] = static_cast<int>(o);
   const Schedule sched = s.run(plan, {}, true);
   EXPECT_DOUBLE_EQ(sched.node_end_ns[2], 5500);
@@ -414,20 +417,26 @@ TEST(SyndicateSearch, EveryStepRunsOnceAfterItsDependencies) {
   Rng rng(5);
   for (int trial = 0; trial < 20; ++trial) {
     PlanChoice plan;
-    for (const auto& c : p.comms) plan.push_back(static_cast<int>(rng.uniform_int(0, static_cast<std::int64_t>(c.options.size()) - 1)));
+    for (const auto& c : p.comms)
+      plan.push_back(static_cast<int>(rng.uniform_int(0, static_cast<std::int64_t>(c.options.size()) - 1)));
     const auto sched = s.run(plan, {}, true);
     std::size_t expected = 0;
-    for (std::size_t c = 0; c < p.comms.size(); ++c) expected += p.comms[c].options[static_cast<std::size_t>(plan[c])].steps.size();
+    for (std::size_t c = 0; c < p.comms.size(); ++c)
+      expected += p.comms[c].options[static_cast<std::size_t>(plan[c])].steps.size();
     ASSERT_EQ(sched.steps.size(), expected);
     for (std::size_t i = 0; i < sched.steps.size(); ++i) {
       const auto& a = sched.steps[i];
-      const auto& sa = p.comms[static_cast<std::size_t>(a.comm)].options[static_cast<std::size_t>(plan[static_cast<std::size_t>(a.comm)])].steps[static_cast<std::size_t>(a.step)];
+      const auto& sa = p.comms[static_cast<std::size_t>(a.comm)]
+                           .options[static_cast<std::size_t>(plan[static_cast<std::size_t>(a.comm)])]
+                           .steps[static_cast<std::size_t>(a.step)];
       const int node = p.comms[static_cast<std::size_t>(a.comm)].op.node;
       for (int d : p.dag.nodes[static_cast<std::size_t>(node)].deps)
         EXPECT_LE(sched.node_end_ns[static_cast<std::size_t>(d)], a.start_ns + 1e-6);
       for (std::size_t j = i + 1; j < sched.steps.size(); ++j) {
         const auto& b = sched.steps[j];
-        const auto& sb = p.comms[static_cast<std::size_t>(b.comm)].options[static_cast<std::size_t>(plan[static_cast<std::size_t>(b.comm)])].steps[static_cast<std::size_t>(b.step)];
+        const auto& sb = p.comms[static_cast<std::size_t>(b.comm)]
+                             .options[static_cast<std::size_t>(plan[static_cast<std::size_t>(b.comm)])]
+                             .steps[static_cast<std::size_t>(b.step)];
         if ((sa.channels & sb.channels) && a.end_ns > a.start_ns && b.end_ns > b.start_ns) {
           EXPECT_TRUE(a.end_ns <= b.start_ns + 1e-6 || b.end_ns <= a.start_ns + 1e-6);
         }
@@ -447,17 +456,20 @@ TEST(SyndicateSearch, FifoAndLifoStartNoStepBeforeTheComputeBeforeIt) {
   bool earlier = false;
   for (int trial = 0; trial < 10; ++trial) {
     PlanChoice plan;
-    for (const auto& c : p.comms) plan.push_back(static_cast<int>(rng.uniform_int(0, static_cast<std::int64_t>(c.options.size()) - 1)));
-    for (const SchedOptions o : {SchedOptions{Order::kFifo, true}, SchedOptions{Order::kLifo, true}, SchedOptions{Order::kFifo, false},
-                                 SchedOptions{Order::kCriticalPath, false}}) {
+    for (const auto& c : p.comms)
+      plan.push_back(static_cast<int>(rng.uniform_int(0, static_cast<std::int64_t>(c.options.size()) - 1)));
+    for (const SchedOptions o : {SchedOptions{Order::kFifo, true}, SchedOptions{Order::kLifo, true},
+                                 SchedOptions{Order::kFifo, false}, SchedOptions{Order::kCriticalPath, false}}) {
       const auto sched = s.run(plan, o, true);
       for (const auto& st : sched.steps) {
         const int node = p.comms[static_cast<std::size_t>(st.comm)].op.node;
         for (int k = 0; k < node; ++k) {
           if (p.comm_of_node[static_cast<std::size_t>(k)] >= 0) continue;
           const bool before = sched.node_end_ns[static_cast<std::size_t>(k)] <= st.start_ns + 1e-6;
-          if (o.order == Order::kCriticalPath) earlier = earlier || !before;
-          else EXPECT_TRUE(before) << "trial " << trial << ": step of node " << node << " before compute node " << k;
+          if (o.order == Order::kCriticalPath)
+            earlier = earlier || !before;
+          else
+            EXPECT_TRUE(before) << "trial " << trial << ": step of node " << node << " before compute node " << k;
         }
       }
     }
@@ -612,8 +624,10 @@ TEST(SyndicateTopology, YamlErrorsNameFileLineAndField) {
   }
   EXPECT_THROW(parse_topology_yaml("dims: [{size: 0}]\nchannels: []\npaths: []\n", "t.yaml"), InputError);
   try {
-    parse_topology_yaml("dims: [{size: 2}]\nchannels:\n  - {name: a, dim: 0, bandwidth_gbps: 1, incast_penalty: -1}\n"
-                        "paths:\n  - {name: p, channels: [a]}\n", "t.yaml");
+    parse_topology_yaml(
+        "dims: [{size: 2}]\nchannels:\n  - {name: a, dim: 0, bandwidth_gbps: 1, incast_penalty: -1}\n"
+        "paths:\n  - {name: p, channels: [a]}\n",
+        "t.yaml");
     FAIL();
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("t.yaml:3"), std::string::npos) << e.what();
@@ -670,15 +684,15 @@ TEST(SyndicateChannelFit, RecoversLatencyAndBandwidthFromExactTimes) {
 TEST(SyndicateChannelFit, ErrorsAreRelativeAndParametersNeverNegative) {
   // Two all-reduces on 2 ranks (t = 2 (a + b/2 beta)): 10 us at 1 KiB, 1 ms at 1 MiB, and one of
   // them 10 % slow. Relative weighting splits the misfit evenly: each 1 MiB time off by about 5 %.
-  const ChannelFit f = fit_channel({{Kind::kAllReduce, 2, 1024, 10000}, {Kind::kAllReduce, 2, 1048576, 1e6},
-                                    {Kind::kAllReduce, 2, 1048576, 1.1e6}});
+  const ChannelFit f = fit_channel(
+      {{Kind::kAllReduce, 2, 1024, 10000}, {Kind::kAllReduce, 2, 1048576, 1e6}, {Kind::kAllReduce, 2, 1048576, 1.1e6}});
   EXPECT_GT(f.latency_ns, 0);
   EXPECT_LT(f.max_relative_error, 0.06);
   // Times falling with size: no positive time per byte fits; latency only, bandwidth unbounded.
   const ChannelFit g = fit_channel({{Kind::kAllReduce, 2, 1024, 2000}, {Kind::kAllReduce, 2, 4096, 1000}});
   EXPECT_GE(g.latency_ns, 0);
   EXPECT_GE(g.bandwidth_gbps, 1e9);
-  EXPECT_THROW(fit_channel({{Kind::kAllReduce, 2, 1024, 2000}}), InputError);                           // one size
+  EXPECT_THROW(fit_channel({{Kind::kAllReduce, 2, 1024, 2000}}), InputError);                               // one size
   EXPECT_THROW(fit_channel({{Kind::kAllReduce, 2, 1024, 0}, {Kind::kAllReduce, 2, 4096, 1}}), InputError);  // time 0
 }
 

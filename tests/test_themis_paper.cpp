@@ -14,8 +14,9 @@ namespace chorus {
 namespace {
 
 net::Network two_by_four(double bw1_gbps, double bw2_gbps, double latency_ns = 0) {
-  return net::Network{"4x4", {{net::DimKind::kSwitch, 4, bw1_gbps, 1, latency_ns},
-                              {net::DimKind::kSwitch, 4, bw2_gbps, 1, latency_ns}}};
+  return net::Network{
+      "4x4",
+      {{net::DimKind::kSwitch, 4, bw1_gbps, 1, latency_ns}, {net::DimKind::kSwitch, 4, bw2_gbps, 1, latency_ns}}};
 }
 
 sim::CollectiveRun run(const net::Network& n, const std::string& scheduler, double size, int chunks,
@@ -54,9 +55,10 @@ TEST(ThemisPaper, Sec33BaselineIsEnoughWhenBandwidthShrinksWithDimensionSize) {
   EXPECT_GT(base.result.avg_bw_utilization, 0.97);
   EXPECT_GE(themis.result.time_ns, base.result.time_ns * (1 - 1e-9));
   // The same in 3D: BW1 = P1 BW2 = P1 P2 BW3.
-  const net::Network n3{"3d", {{net::DimKind::kSwitch, 8, 6400, 1, 0},
-                               {net::DimKind::kRing, 4, 800, 1, 0},
-                               {net::DimKind::kSwitch, 4, 200, 1, 0}}};
+  const net::Network n3{"3d",
+                        {{net::DimKind::kSwitch, 8, 6400, 1, 0},
+                         {net::DimKind::kRing, 4, 800, 1, 0},
+                         {net::DimKind::kSwitch, 4, 200, 1, 0}}};
   const auto b3 = run(n3, "baseline", 1e9, 64);
   EXPECT_GT(b3.result.avg_bw_utilization, 0.96);
   EXPECT_GE(run(n3, "themis-fifo", 1e9, 64).result.time_ns, b3.result.time_ns * (1 - 1e-9));
@@ -70,7 +72,8 @@ TEST(ThemisPaper, Sec61BaselineLeavesDim2AndDim3UnusedOnHomo) {
   const auto base = run(n, "baseline", 1e9, 64);
   const auto& d = base.result.dims;
   const double t = base.result.time_ns;
-  const double used1 = d[0].bytes_per_npu * 8 / t, used2 = d[1].bytes_per_npu * 8 / t, used3 = d[2].bytes_per_npu * 8 / t;
+  const double used1 = d[0].bytes_per_npu * 8 / t, used2 = d[1].bytes_per_npu * 8 / t,
+               used3 = d[2].bytes_per_npu * 8 / t;
   EXPECT_GT(used1, 0.99 * 800);
   EXPECT_NEAR(800 - used2, 800 - 800 * (7.0 / 128) / (15.0 / 16), 1.0);
   EXPECT_NEAR(800 - used3, 800 - 800 * (7.0 / 1024) / (15.0 / 16), 0.2);
@@ -138,17 +141,19 @@ TEST(ThemisPaper, EqualLoadsKeepTheLowerDimensionFirst) {
   // Algorithm 1 lines 22-26 sort the loads; the paper leaves ties open. Dimensions 0 and 1
   // are identical and dimension 2 has a fixed delay far above the threshold, so the first
   // chunk is sorted with a tie between 0 and 1 (src/sched/themis.cpp: lower dimension first).
-  const net::Network n{"tie", {{net::DimKind::kSwitch, 4, 100, 1, 0},
-                               {net::DimKind::kSwitch, 4, 100, 1, 0},
-                               {net::DimKind::kSwitch, 4, 100, 1, 1e6}}};
+  const net::Network n{"tie",
+                       {{net::DimKind::kSwitch, 4, 100, 1, 0},
+                        {net::DimKind::kSwitch, 4, 100, 1, 0},
+                        {net::DimKind::kSwitch, 4, 100, 1, 1e6}}};
   // AG: descending loads -> dimension 2 first, then the tie 0, 1 (the baseline AG order
   // would be 2, 1, 0).
   const auto ag = run(n, "themis-scf", 1e6, 4, coll::CollectiveOp::kAllGather);
   EXPECT_EQ(ag.schedule.chunks[0].order(coll::Phase::kAllGather), (std::vector<int>{2, 0, 1}));
   // RS with the slow dimension first: ascending -> the tie 1, 2 first, then dimension 0.
-  const net::Network m{"tie-rs", {{net::DimKind::kSwitch, 4, 100, 1, 1e6},
-                                  {net::DimKind::kSwitch, 4, 100, 1, 0},
-                                  {net::DimKind::kSwitch, 4, 100, 1, 0}}};
+  const net::Network m{"tie-rs",
+                       {{net::DimKind::kSwitch, 4, 100, 1, 1e6},
+                        {net::DimKind::kSwitch, 4, 100, 1, 0},
+                        {net::DimKind::kSwitch, 4, 100, 1, 0}}};
   const auto rs = run(m, "themis-scf", 1e6, 4, coll::CollectiveOp::kReduceScatter);
   EXPECT_EQ(rs.schedule.chunks[0].order(coll::Phase::kReduceScatter), (std::vector<int>{1, 2, 0}));
 }

@@ -130,7 +130,8 @@ TEST(TopPermutations, TiesGoToTheRingsWithTheFewestHops) {
       const auto m = candidates.size();
       for (std::size_t k0 = 0; k0 < m; ++k0) {
         std::set<int> proposal;
-        for (int j = 0; j < dk; ++j) proposal.insert(candidates[(k0 + static_cast<std::size_t>(j) * m / static_cast<std::size_t>(dk)) % m]);
+        for (int j = 0; j < dk; ++j)
+          proposal.insert(candidates[(k0 + static_cast<std::size_t>(j) * m / static_cast<std::size_t>(dk)) % m]);
         EXPECT_LE(chosen, total_hops(n, proposal)) << "n " << n << " d_k " << dk << " start " << k0;
       }
     }
@@ -191,7 +192,8 @@ void expect_valid(const Topology& t, const Traffic& traffic, const std::string& 
     EXPECT_EQ(r.path.back(), r.dst);
     for (std::size_t h = 0; h + 1 < r.path.size(); ++h)
       EXPECT_TRUE(links.count({r.path[h], r.path[h + 1]})) << what << ": route uses a missing link";
-    EXPECT_EQ(r.hops(), hop_counts(t.servers, t.edges, r.src)[static_cast<std::size_t>(r.dst)]) << what << ": not a shortest route";
+    EXPECT_EQ(r.hops(), hop_counts(t.servers, t.edges, r.src)[static_cast<std::size_t>(r.dst)])
+        << what << ": not a shortest route";
   }
 }
 
@@ -368,12 +370,14 @@ void expect_error(const std::string& text, const std::vector<std::string>& parts
     parse_traffic_json(text, 16, "t.json");
     ADD_FAILURE() << "accepted: " << text;
   } catch (const InputError& e) {
-    for (const auto& p : parts) EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what() << " lacks " << p;
+    for (const auto& p : parts)
+      EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what() << " lacks " << p;
   }
 }
 
 TEST(TrafficFile, ParsesAndNamesTheBadField) {
-  const auto t = parse_traffic_json(R"({"allreduce_groups": [{"servers": [3, 1, 2], "bytes": 4e9}], "mp": [[0, 15, 32e6]]})", 16, "t.json");
+  const auto t = parse_traffic_json(
+      R"({"allreduce_groups": [{"servers": [3, 1, 2], "bytes": 4e9}], "mp": [[0, 15, 32e6]]})", 16, "t.json");
   ASSERT_EQ(t.allreduce_groups.size(), 1u);
   EXPECT_EQ(t.allreduce_groups[0].servers, (std::vector<int>{3, 1, 2}));
   EXPECT_DOUBLE_EQ(allreduce_wire_bytes(t.allreduce_groups[0]), 2 * 2 * 4e9);  // 2 (n - 1) x bytes
@@ -387,8 +391,10 @@ TEST(TrafficFile, ParsesAndNamesTheBadField) {
   expect_error(R"({"mp": [[2, 2, 5]]})", {"mp[0]", "both server 2"});
   expect_error(R"({"mp": [[0, 1, -5]]})", {"mp[0][2]", ">= 0"});
   expect_error(R"({"mp": [[0.5, 1, 5]]})", {"mp[0][0]", "integer"});
-  expect_error(R"({"allreduce_groups": [{"servers": [1, 2, 1], "bytes": 1}]})", {"allreduce_groups[0].servers[2]", "listed twice"});
-  expect_error(R"({"allreduce_groups": [{"servers": [1], "bytes": 1}]})", {"allreduce_groups[0].servers", "at least 2"});
+  expect_error(R"({"allreduce_groups": [{"servers": [1, 2, 1], "bytes": 1}]})",
+               {"allreduce_groups[0].servers[2]", "listed twice"});
+  expect_error(R"({"allreduce_groups": [{"servers": [1], "bytes": 1}]})",
+               {"allreduce_groups[0].servers", "at least 2"});
   expect_error(R"({"allreduce_groups": [{"servers": [1, 2]}]})", {"allreduce_groups[0]", "'bytes'"});
   expect_error(R"({"allreduce_groups": [{"servers": [1, 2], "bytes": 1, "order": 3}]})", {"unknown field 'order'"});
 }

@@ -100,7 +100,8 @@ TEST(CoinChangeMod, RoutesAreShortestAndReachTheirTargets) {
       const auto dist = bfs(n, coins, src);
       for (int dst = 0; dst < n; ++dst) {
         const int t = ((dst - src) % n + n) % n;
-        ASSERT_EQ(r.hops[static_cast<std::size_t>(t)], dist[static_cast<std::size_t>(dst)]) << "n " << n << " " << src << "->" << dst;
+        ASSERT_EQ(r.hops[static_cast<std::size_t>(t)], dist[static_cast<std::size_t>(dst)])
+            << "n " << n << " " << src << "->" << dst;
         if (dist[static_cast<std::size_t>(dst)] <= 0) continue;
         const auto path = r.path(src, dst);
         ASSERT_EQ(static_cast<int>(path.size()), dist[static_cast<std::size_t>(dst)]);

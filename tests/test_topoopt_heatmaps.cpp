@@ -38,7 +38,7 @@ TEST(TopoOptHeatmaps, DlrmExampleByHand) {
   EXPECT_DOUBLE_EQ(p1[5][0], mp);         // S5's gradients to E0, no ring edge
   EXPECT_DOUBLE_EQ(p1[1][4], 0.0);
   const auto& p3 = maps[1].bytes;
-  EXPECT_DOUBLE_EQ(p3[1][4], ring);       // p = 3: S1 -> S4
+  EXPECT_DOUBLE_EQ(p3[1][4], ring);  // p = 3: S1 -> S4
   EXPECT_DOUBLE_EQ(p3[1][2], 0.0);
   // 13 + 3 = 0 (mod 16); both servers hold a table: E3's embeddings to S0 and S13's gradients to E0.
   EXPECT_DOUBLE_EQ(p3[13][0], ring + 2 * mp);

@@ -21,9 +21,9 @@
 namespace chorus {
 namespace {
 
-using workload::NodeKind;
 using test_support::pair_network;
 using test_support::run;
+using workload::NodeKind;
 
 TEST(Zoo, ResNet152MatchesPublishedSizes) {
   const auto m = workload::resnet152(1);
@@ -271,11 +271,12 @@ TEST(AstraText, MalformedFilesNameLineAndField) {
       EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
     }
   };
-  expect_error("DATA\n1\nl0 -1 1 NONE 0 1 NONE 0 1 ALLREDUCE 8\n", "w.txt:3");            // 11 fields
+  expect_error("DATA\n1\nl0 -1 1 NONE 0 1 NONE 0 1 ALLREDUCE 8\n", "w.txt:3");  // 11 fields
   expect_error("DATA\n1\nl0 -1 1 NONE 0 1 NONE 0 1 ALLSHUFFLE 8 0\n", "wg_type");
   expect_error("DATA\n1\nl0 -1 x NONE 0 1 NONE 0 1 ALLREDUCE 8 0\n", "fwd_compute");
   expect_error("DATA\n1\nl0 -1 1 NONE 0 1 NONE 0 1 ALLREDUCE -8 0\n", "wg_size");
-  expect_error("DATA\n2\nl0 -1 1 NONE 0 1 NONE 0 1 ALLREDUCE 8 0\n", "w.txt:4: end of file: the number of layers (line 2) announces 2 but the file has 1");
+  expect_error("DATA\n2\nl0 -1 1 NONE 0 1 NONE 0 1 ALLREDUCE 8 0\n",
+               "w.txt:4: end of file: the number of layers (line 2) announces 2 but the file has 1");
   expect_error("DATA\n1\nl0 -1 1 NONE 0 1 NONE 0 1 ALLREDUCE 8 0\nl1\n", "w.txt:4");
   expect_error("HYBRID_TRANSFORMER\n1\nl0 -1 1 NONE 0 1 NONE 0 1 ALLREDUCE 8 0\n", "model_parallel_NPU_group");
   expect_error("PIPELINE\n1\n", "unknown parallelism");
@@ -333,17 +334,17 @@ TEST(Zoo, BatchOptionScalesWorkNotParameters) {
 TEST(ComputeModel, ScaledDividesEveryRooflineTime) {
   const auto fast = workload::ComputeModel::a100_fp16().scaled(4);
   // A100: 312e3 FLOP and 1555 bytes per ns; 4x: 1248e3 and 6220.
-  EXPECT_DOUBLE_EQ(fast.time_ns(312e6, 0), 250);     // compute-bound
-  EXPECT_DOUBLE_EQ(fast.time_ns(1, 1555e3), 250);    // memory-bound
+  EXPECT_DOUBLE_EQ(fast.time_ns(312e6, 0), 250);   // compute-bound
+  EXPECT_DOUBLE_EQ(fast.time_ns(1, 1555e3), 250);  // memory-bound
   EXPECT_DOUBLE_EQ(workload::ComputeModel::a100_fp16().scaled(0.5).time_ns(312e6, 0), 2000);
 }
 
 TEST(Parallelism, ModelParallelDimsArePrefixUpToTheLimit) {
-  const auto homo = *net::find_preset("3D-SW_SW_SW_homo");     // 16 x 8 x 8
+  const auto homo = *net::find_preset("3D-SW_SW_SW_homo");  // 16 x 8 x 8
   EXPECT_EQ(workload::model_parallel_dims(homo, 128), (std::vector<int>{0, 1}));
-  const auto sw2 = *net::find_preset("2D-SW_SW");              // 16 x 64
+  const auto sw2 = *net::find_preset("2D-SW_SW");  // 16 x 64
   EXPECT_EQ(workload::model_parallel_dims(sw2, 128), (std::vector<int>{0}));
-  const auto ring4 = *net::find_preset("4D-Ring_SW_SW_SW");    // 4 x 4 x 8 x 8
+  const auto ring4 = *net::find_preset("4D-Ring_SW_SW_SW");  // 4 x 4 x 8 x 8
   EXPECT_EQ(workload::model_parallel_dims(ring4, 128), (std::vector<int>{0, 1, 2}));
   EXPECT_TRUE(workload::model_parallel_dims(homo, 1).empty());
 }
@@ -521,8 +522,7 @@ TEST(Parallelism, TopoOptBertTensorParallelInTheServer) {
   // One gradient all-reduce per layer, each of the NPU's quarter of the layer: 4 bytes x
   // 182,937,600 / 4 = 182,937,600 bytes in all.
   EXPECT_EQ(dp, 25);
-  EXPECT_DOUBLE_EQ(comm_bytes(dag, coll::CollectiveOp::kAllReduce, workload::CommGroup::kDataParallel),
-                   182937600.0);
+  EXPECT_DOUBLE_EQ(comm_bytes(dag, coll::CollectiveOp::kAllReduce, workload::CommGroup::kDataParallel), 182937600.0);
 }
 
 TEST(Parallelism, TopoOptDlrmAndCandleTraffic) {
@@ -531,8 +531,7 @@ TEST(Parallelism, TopoOptDlrmAndCandleTraffic) {
   dlrm.parallelism.iterations = 1;
   const auto d = workload::build_training_dag(dlrm.model, dlrm.parallelism, net);
   // 128 samples x 64 tables x 128 FP32 values = 4,194,304 bytes, forward and backward.
-  EXPECT_DOUBLE_EQ(comm_bytes(d, coll::CollectiveOp::kAllToAll, workload::CommGroup::kModelParallel),
-                   2 * 4194304.0);
+  EXPECT_DOUBLE_EQ(comm_bytes(d, coll::CollectiveOp::kAllToAll, workload::CommGroup::kModelParallel), 2 * 4194304.0);
   int a2a = 0;
   for (const auto& n : d.nodes) {
     if (n.kind != NodeKind::kComm || n.op != coll::CollectiveOp::kAllToAll) continue;
@@ -541,8 +540,7 @@ TEST(Parallelism, TopoOptDlrmAndCandleTraffic) {
   }
   EXPECT_EQ(a2a, 2);
   // MLP gradients: 4 bytes x 306,321,409 parameters.
-  EXPECT_DOUBLE_EQ(comm_bytes(d, coll::CollectiveOp::kAllReduce, workload::CommGroup::kDataParallel),
-                   4 * 306321409.0);
+  EXPECT_DOUBLE_EQ(comm_bytes(d, coll::CollectiveOp::kAllReduce, workload::CommGroup::kDataParallel), 4 * 306321409.0);
 
   auto candle = workload::zoo_model("topoopt-candle");
   candle.parallelism.iterations = 1;
@@ -556,8 +554,7 @@ TEST(Parallelism, TopoOptDlrmAndCandleTraffic) {
     EXPECT_EQ(n.dims, (std::vector<int>{0, 1, 2}));
   }
   EXPECT_EQ(ars, 25);
-  EXPECT_DOUBLE_EQ(comm_bytes(c, coll::CollectiveOp::kAllReduce, workload::CommGroup::kDataParallel),
-                   4 * 6429687809.0);
+  EXPECT_DOUBLE_EQ(comm_bytes(c, coll::CollectiveOp::kAllReduce, workload::CommGroup::kDataParallel), 4 * 6429687809.0);
 }
 
 TEST(Parallelism, MixtureOfExpertsAllToAllAndGradientGroups) {
@@ -572,8 +569,10 @@ TEST(Parallelism, MixtureOfExpertsAllToAllAndGradientGroups) {
   for (const auto& n : dag.nodes) {
     if (n.kind != NodeKind::kComm) continue;
     std::vector<int> expected = {0, 1, 2};  // dense gradients: every NPU
-    if (n.op == coll::CollectiveOp::kAllToAll) expected = {0, 1};
-    else if (n.name.find("experts") != std::string::npos) expected = {2};  // replicas of one expert
+    if (n.op == coll::CollectiveOp::kAllToAll)
+      expected = {0, 1};
+    else if (n.name.find("experts") != std::string::npos)
+      expected = {2};  // replicas of one expert
     EXPECT_EQ(n.dims, expected) << n.name;
   }
 }
@@ -603,7 +602,8 @@ TEST(Parallelism, Zero2ModelParallelTraffic) {
   }
 }
 
-sim::DagResult simulate(const std::string& name, const net::Network& net, const std::string& scheduler, int iterations) {
+sim::DagResult simulate(const std::string& name, const net::Network& net, const std::string& scheduler,
+                        int iterations) {
   auto entry = workload::zoo_model(name);
   entry.parallelism.iterations = iterations;
   const auto dag = workload::build_training_dag(entry.model, entry.parallelism, net);

@@ -25,18 +25,20 @@ void run_export(const ExportArgs& a) {
   require_range(a.iterations, 1, kMaxIterations, "--iterations");
   if (!(a.ns_per_cycle > 0)) throw InputError("--ns-per-cycle", "must be positive");
   if (net::is_fabric_file(a.topology))
-    throw InputError("--topology", "Chakra traces describe collectives on a dimension network (a preset or network YAML), "
-                                   "not a fabric");
+    throw InputError("--topology",
+                     "Chakra traces describe collectives on a dimension network (a preset or network YAML), "
+                     "not a fabric");
   const net::Network network = net::load_network(a.topology);
   const auto dag = make_workload_dag(a, network);
   const std::string name = a.name.empty() ? dag.name : a.name;
   if (name.empty() || name.find('/') != std::string::npos)
     throw InputError("--name", fmt::format("'{}' must be a non-empty file name without '/'", name));
   const auto files = workload::write_chakra_traces(dag, network, a.out, name);
-  fmt::print("{} on {} ({}, {} NPUs), {} iteration(s): {} Chakra traces {}/{}.<rank>.et, {} nodes and {} bytes each "
-             "(every rank runs the same DAG: rank 0's file, the others hard links to it)\n",
-             dag.name, network.name, network.shape(), network.num_npus(), dag.iterations, files.files, a.out, name,
-             files.nodes, files.bytes);
+  fmt::print(
+      "{} on {} ({}, {} NPUs), {} iteration(s): {} Chakra traces {}/{}.<rank>.et, {} nodes and {} bytes each "
+      "(every rank runs the same DAG: rank 0's file, the others hard links to it)\n",
+      dag.name, network.name, network.shape(), network.num_npus(), dag.iterations, files.files, a.out, name,
+      files.nodes, files.bytes);
 }
 
 }  // namespace
@@ -44,8 +46,9 @@ void run_export(const ExportArgs& a) {
 void register_export_command(CLI::App& app) {
   auto args = std::make_shared<ExportArgs>();
   args->iterations = 1;  // a Chakra trace is normally one iteration
-  auto* e = app.add_subcommand("export", "Write a training workload in another simulator's format (Chakra traces for "
-                                         "ASTRA-sim 2.x)");
+  auto* e = app.add_subcommand("export",
+                               "Write a training workload in another simulator's format (Chakra traces for "
+                               "ASTRA-sim 2.x)");
   e->add_flag("--chakra", args->chakra, "Chakra execution traces, one per rank (the format ASTRA-sim 2.x reads)")
       ->required();
   e->add_option("-w,--workload", args->workload,

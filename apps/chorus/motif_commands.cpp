@@ -27,8 +27,9 @@ constexpr std::size_t kMaxCheckedTransfers = 250000;  // --check: about 2 s and 
 constexpr std::size_t kMaxCheckedMotifs = 20000;      // the dependency closure is motifs^2 bits
 
 nlohmann::json motif_json(std::size_t id, const Motif& m) {
-  nlohmann::json j{{"id", id},       {"kind", std::string(to_string(m.kind))}, {"ranks", m.ranks},
-                   {"bytes", {m.bytes.begin, m.bytes.end}}, {"after", m.after}, {"label", m.label}};
+  nlohmann::json j{{"id", id},         {"kind", std::string(to_string(m.kind))},
+                   {"ranks", m.ranks}, {"bytes", {m.bytes.begin, m.bytes.end}},
+                   {"after", m.after}, {"label", m.label}};
   if (m.root >= 0) j["root"] = m.root;
   if (m.kind == Kind::kAllToAll) j["destinations"] = m.destinations;
   return j;
@@ -37,7 +38,8 @@ nlohmann::json motif_json(std::size_t id, const Motif& m) {
 }  // namespace
 
 void register_motif_commands(CLI::App& app) {
-  auto* motif = app.add_subcommand("motif", "SYNDICATE motifs: comm-ops segmented and splined into smaller units (docs/motifs.md)");
+  auto* motif = app.add_subcommand(
+      "motif", "SYNDICATE motifs: comm-ops segmented and splined into smaller units (docs/motifs.md)");
   motif->require_subcommand(1);
 
   struct ExpandArgs {
@@ -52,22 +54,34 @@ void register_motif_commands(CLI::App& app) {
     bool json = false;
   };
   static ExpandArgs a;
-  auto* expand = motif->add_subcommand("expand", "Apply S(d) and/or P(n) to a comm-op on ranks 0..N-1 and print the motifs with their dependencies");
+  auto* expand = motif->add_subcommand(
+      "expand", "Apply S(d) and/or P(n) to a comm-op on ranks 0..N-1 and print the motifs with their dependencies");
   expand->add_option("--op", a.op, "allreduce | alltoall | broadcast (underscores optional)")->capture_default_str();
   expand->add_option("--ranks", a.ranks, "Processes N")->capture_default_str();
-  expand->add_option("--bytes", a.bytes, "Payload D per process (all-to-all: per destination), e.g. 10MB, 4MiB")->capture_default_str();
+  expand->add_option("--bytes", a.bytes, "Payload D per process (all-to-all: per destination), e.g. 10MB, 4MiB")
+      ->capture_default_str();
   expand->add_option("--root", a.root, "Broadcast root")->capture_default_str();
   expand->add_option("--segment", a.segment, "Segmentation S(d), applied first: segment size d, e.g. 4MB");
-  expand->add_option("--spline", a.spline,
-                     "Splining P, applied after --segment: n (all-to-all: groups of n destinations; broadcast: subsets of n; "
-                     "all-reduce: tree of groups of n), ring, tree:n, tree1:n (one level)");
-  expand->add_option("--transform", a.transforms, "Further transforms in order, after --segment and --spline: S:<bytes>, P:<n>, P:ring, P:tree:<n>, P:tree1:<n>");
-  expand->add_flag("--check", a.check, "Run the byte-level validity check on the plan (at most 250000 transfers and 20000 motifs: it executes every transfer)");
-  expand->add_flag("--json", a.json, "Print {\"op\", \"transforms\", \"motifs\": [{\"id\", \"kind\", \"ranks\", \"root\", \"bytes\", \"destinations\", \"after\", \"label\"}]}");
+  expand->add_option(
+      "--spline", a.spline,
+      "Splining P, applied after --segment: n (all-to-all: groups of n destinations; broadcast: subsets of n; "
+      "all-reduce: tree of groups of n), ring, tree:n, tree1:n (one level)");
+  expand->add_option(
+      "--transform", a.transforms,
+      "Further transforms in order, after --segment and --spline: S:<bytes>, P:<n>, P:ring, P:tree:<n>, P:tree1:<n>");
+  expand->add_flag("--check", a.check,
+                   "Run the byte-level validity check on the plan (at most 250000 transfers and 20000 motifs: it "
+                   "executes every transfer)");
+  expand->add_flag("--json", a.json,
+                   "Print {\"op\", \"transforms\", \"motifs\": [{\"id\", \"kind\", \"ranks\", \"root\", \"bytes\", "
+                   "\"destinations\", \"after\", \"label\"}]}");
   expand->callback([] {
     Kind kind{};
-    if (!parse_kind(a.op, kind)) throw InputError("--op", fmt::format("unknown operation '{}'{}; use allreduce, alltoall or broadcast", a.op, did_you_mean(a.op, {"allreduce", "alltoall", "broadcast"})));
-    if (a.ranks < 1 || a.ranks > kMaxRanks) throw InputError("--ranks", fmt::format("must be in 1..{}, got {}", kMaxRanks, a.ranks));
+    if (!parse_kind(a.op, kind))
+      throw InputError("--op", fmt::format("unknown operation '{}'{}; use allreduce, alltoall or broadcast", a.op,
+                                           did_you_mean(a.op, {"allreduce", "alltoall", "broadcast"})));
+    if (a.ranks < 1 || a.ranks > kMaxRanks)
+      throw InputError("--ranks", fmt::format("must be in 1..{}, got {}", kMaxRanks, a.ranks));
     const Bytes bytes = parse_bytes(a.bytes, "--bytes");
     const CommOp op = make_comm_op(kind, a.ranks, bytes, a.root);
 
@@ -82,7 +96,8 @@ void register_motif_commands(CLI::App& app) {
         bound *= 2.0 * a.ranks + 1;
       }
       if (bound > kMaxMotifs)
-        throw InputError(field, fmt::format("the transforms could make more than {:.0f} motifs; use larger d or n", kMaxMotifs));
+        throw InputError(
+            field, fmt::format("the transforms could make more than {:.0f} motifs; use larger d or n", kMaxMotifs));
     };
     if (!a.segment.empty()) add(parse_transform("S:" + a.segment, "--segment"), "S:" + a.segment, "--segment");
     if (!a.spline.empty()) add(parse_transform("P:" + a.spline, "--spline"), "P:" + a.spline, "--spline");
@@ -100,17 +115,23 @@ void register_motif_commands(CLI::App& app) {
       std::size_t transfers = 0;
       for (const auto& m : plan.motifs) transfers += transfer_count(m);
       if (plan.motifs.size() > kMaxCheckedMotifs)
-        throw InputError("--check", fmt::format("the check compares every pair of motifs: this plan has {}, more than {}; use larger d or n",
-                                                plan.motifs.size(), kMaxCheckedMotifs));
+        throw InputError(
+            "--check",
+            fmt::format("the check compares every pair of motifs: this plan has {}, more than {}; use larger d or n",
+                        plan.motifs.size(), kMaxCheckedMotifs));
       if (transfers > kMaxCheckedTransfers)
-        throw InputError("--check", fmt::format("the check executes every transfer: this plan has {}, more than {}; use fewer ranks or larger d",
-                                                transfers, kMaxCheckedTransfers));
+        throw InputError(
+            "--check",
+            fmt::format(
+                "the check executes every transfer: this plan has {}, more than {}; use fewer ranks or larger d",
+                transfers, kMaxCheckedTransfers));
       problems = check(plan);
     }
     if (a.json) {
-      nlohmann::json j{{"op", {{"kind", std::string(to_string(op.kind))}, {"ranks", op.ranks.size()}, {"bytes", op.bytes}}},
-                       {"transforms", nlohmann::json::array()},
-                       {"motifs", nlohmann::json::array()}};
+      nlohmann::json j{
+          {"op", {{"kind", std::string(to_string(op.kind))}, {"ranks", op.ranks.size()}, {"bytes", op.bytes}}},
+          {"transforms", nlohmann::json::array()},
+          {"motifs", nlohmann::json::array()}};
       if (op.kind == Kind::kBroadcast) j["op"]["root"] = op.root;
       for (const auto& t : ts) j["transforms"].push_back(t.name);
       for (std::size_t i = 0; i < plan.motifs.size(); ++i) j["motifs"].push_back(motif_json(i, plan.motifs[i]));
@@ -119,17 +140,19 @@ void register_motif_commands(CLI::App& app) {
     } else {
       std::string names;
       for (const auto& t : ts) names += " " + t.name;
-      fmt::print("{} on {} ranks, {} per process{}: {} motifs\n", to_string(op.kind), op.ranks.size(), format_bytes(op.bytes),
-                 names.empty() ? std::string() : " after" + names, plan.motifs.size());
+      fmt::print("{} on {} ranks, {} per process{}: {} motifs\n", to_string(op.kind), op.ranks.size(),
+                 format_bytes(op.bytes), names.empty() ? std::string() : " after" + names, plan.motifs.size());
       for (std::size_t i = 0; i < plan.motifs.size(); ++i)
         fmt::print("  #{:<4} {:<16} {}\n", i, plan.motifs[i].label, describe(plan.motifs[i]));
       if (a.check) {
-        if (problems.empty()) fmt::print("valid: every byte of the comm-op is covered exactly once, in dependency order\n");
+        if (problems.empty())
+          fmt::print("valid: every byte of the comm-op is covered exactly once, in dependency order\n");
         for (const auto& p : problems) fmt::print("problem: {}\n", p);
       }
     }
     // The transforms only make valid plans; a problem here is a bug in chorus, not bad input.
-    if (!problems.empty()) throw std::logic_error(fmt::format("the motif plan failed its validity check ({} problems)", problems.size()));
+    if (!problems.empty())
+      throw std::logic_error(fmt::format("the motif plan failed its validity check ({} problems)", problems.size()));
   });
 }
 

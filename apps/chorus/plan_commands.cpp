@@ -64,16 +64,19 @@ struct PlanArgs {
 void run_plan(const PlanArgs& a) {
   if (a.evaluations < 1 || a.evaluations > 100000000)
     throw InputError("--evaluations", fmt::format("must be in 1..1e8, got {}", a.evaluations));
-  if (!(a.beta >= 0) || !std::isfinite(a.beta)) throw InputError("--beta", fmt::format("must be a number >= 0, got {}", a.beta));
+  if (!(a.beta >= 0) || !std::isfinite(a.beta))
+    throw InputError("--beta", fmt::format("must be a number >= 0, got {}", a.beta));
   const Method baseline = parse_baseline(a.baseline, "--baseline");
   // Topology host is this machine's backends: mpi only under mpirun (chorus launch starts no
   // MPI job), so a plan made for chorus launch never names it (the runner's host has no mpi there).
-  const Topology topo = a.topology == "host" && a.launcher == "launch"
-                            ? with_backends(load_topology(a.topology, a.ranks, "--topology"), {"shm", "gloo"}, "--topology")
-                            : load_topology(a.topology, a.ranks, "--topology");
+  const Topology topo =
+      a.topology == "host" && a.launcher == "launch"
+          ? with_backends(load_topology(a.topology, a.ranks, "--topology"), {"shm", "gloo"}, "--topology")
+          : load_topology(a.topology, a.ranks, "--topology");
   const auto dag = load_workload_dag(a.workload, topo, a.iterations);
   const Problem problem = make_problem(dag, topo, {});
-  if (problem.comms.empty()) throw InputError("--workload", fmt::format("workload '{}' has no collective to plan", dag.name));
+  if (problem.comms.empty())
+    throw InputError("--workload", fmt::format("workload '{}' has no collective to plan", dag.name));
   Scheduler scheduler(problem);
   if (!a.evaluate.empty()) {
     // A saved plan re-simulated: its options and order on this workload and topology.
@@ -87,8 +90,8 @@ void run_plan(const PlanArgs& a) {
                        {"compute_idle_fraction", sched.compute_idle_fraction}};
       fmt::print("{}\n", j.dump(2));
     } else {
-      fmt::print("{}: iteration {:.4f} ms (the file predicted {:.4f} ms), compute idle {:.1f}%\n", a.evaluate, sched.iteration_ns / 1e6,
-                 loaded.iteration_time_ns / 1e6, 100 * sched.compute_idle_fraction);
+      fmt::print("{}: iteration {:.4f} ms (the file predicted {:.4f} ms), compute idle {:.1f}%\n", a.evaluate,
+                 sched.iteration_ns / 1e6, loaded.iteration_time_ns / 1e6, 100 * sched.compute_idle_fraction);
     }
     return;
   }
@@ -144,16 +147,18 @@ void run_plan(const PlanArgs& a) {
     fmt::print("{}\n", j.dump(2));
     return;
   }
-  fmt::print("{} on {} ({} NPUs), {} iterations unrolled, {} comm-ops\n", dag.name, topo.name, topo.npus(), dag.iterations,
-             problem.comms.size());
+  fmt::print("{} on {} ({} NPUs), {} iterations unrolled, {} comm-ops\n", dag.name, topo.name, topo.npus(),
+             dag.iterations, problem.comms.size());
   fmt::print("{:<10} {:>14} {:>9} {:>13} {:>11} {:>9}\n", "method", "iteration ms", "vs " + a.baseline, "compute idle",
              "evaluations", "search s");
   for (const auto& r : results)
-    fmt::print("{:<10} {:>14.4f} {:>8.3f}x {:>12.1f}% {:>11} {:>9.3f}\n", to_string(r.method), r.schedule.iteration_ns / 1e6,
-               chosen_base->schedule.iteration_ns / r.schedule.iteration_ns, 100 * r.schedule.compute_idle_fraction,
-               r.evaluations, r.search_s);
-  fmt::print("syndicate's search stopped by {} (seed {})\n\nplan (first iteration's comm-ops; first step's sequence number):\n",
-             best.stopped_by, a.seed);
+    fmt::print("{:<10} {:>14.4f} {:>8.3f}x {:>12.1f}% {:>11} {:>9.3f}\n", to_string(r.method),
+               r.schedule.iteration_ns / 1e6, chosen_base->schedule.iteration_ns / r.schedule.iteration_ns,
+               100 * r.schedule.compute_idle_fraction, r.evaluations, r.search_s);
+  fmt::print(
+      "syndicate's search stopped by {} (seed {})\n\nplan (first iteration's comm-ops; first step's sequence "
+      "number):\n",
+      best.stopped_by, a.seed);
   std::vector<int> first_seq(problem.comms.size(), -1);
   for (const auto& s : best.schedule.steps)
     if (first_seq[static_cast<std::size_t>(s.comm)] < 0) first_seq[static_cast<std::size_t>(s.comm)] = s.seq;
@@ -161,8 +166,8 @@ void run_plan(const PlanArgs& a) {
     const auto& op = problem.comms[c].op;
     if (dag.nodes[static_cast<std::size_t>(op.node)].iteration != dag.nodes.front().iteration) continue;
     const auto& opt = problem.comms[c].options[static_cast<std::size_t>(best.plan[c])];
-    fmt::print("  #{:<4} {:<36} {:<30} {} step(s), {:.3f} ms alone\n", first_seq[c], op.name, describe(opt.option, topo),
-               opt.steps.size(), opt.solo_ns / 1e6);
+    fmt::print("  #{:<4} {:<36} {:<30} {} step(s), {:.3f} ms alone\n", first_seq[c], op.name,
+               describe(opt.option, topo), opt.steps.size(), opt.solo_ns / 1e6);
   }
   if (!a.out.empty()) fmt::print("\nwrote {}\n", a.out);
 }
@@ -171,26 +176,34 @@ void run_plan(const PlanArgs& a) {
 
 void register_plan_commands(CLI::App& app) {
   static PlanArgs a;
-  auto* plan = app.add_subcommand(
-      "plan", "SYNDICATE's joint optimizer: execution plans and motif order for a training DAG, against a baseline (docs/syndicate.md)");
-  plan->add_option("--workload", a.workload, "syndicate-fig6, a zoo workload (syndicate-a1 .. a4, dlrm, ...) or a workload YAML file")
+  auto* plan = app.add_subcommand("plan",
+                                  "SYNDICATE's joint optimizer: execution plans and motif order for a training DAG, "
+                                  "against a baseline (docs/syndicate.md)");
+  plan->add_option("--workload", a.workload,
+                   "syndicate-fig6, a zoo workload (syndicate-a1 .. a4, dlrm, ...) or a workload YAML file")
       ->capture_default_str();
-  plan->add_option("--topology", a.topology, "syndicate-fig6, syndicate-testbed, host, or a topology YAML file")->capture_default_str();
+  plan->add_option("--topology", a.topology, "syndicate-fig6, syndicate-testbed, host, or a topology YAML file")
+      ->capture_default_str();
   plan->add_option("--ranks", a.ranks, "processes of topology 'host'")->capture_default_str();
   plan->add_option("--launcher", a.launcher,
                    "what topology 'host' will run under: launch (chorus launch: shm and gloo) or mpirun (adds mpi)")
       ->check(CLI::IsMember({"launch", "mpirun"}))
       ->capture_default_str();
-  plan->add_option("--iterations", a.iterations, "training iterations unrolled into the DAG (the paper: 2)")->capture_default_str();
+  plan->add_option("--iterations", a.iterations, "training iterations unrolled into the DAG (the paper: 2)")
+      ->capture_default_str();
   plan->add_option("--budget", a.budget, "search time budget, e.g. 10s, 500ms")->capture_default_str();
-  plan->add_option("--evaluations", a.evaluations, "at most this many plans costed by the search")->capture_default_str();
+  plan->add_option("--evaluations", a.evaluations, "at most this many plans costed by the search")
+      ->capture_default_str();
   plan->add_option("--seed", a.seed, "random seed of the search")->capture_default_str();
-  plan->add_option("--beta", a.beta, "Metropolis-Hastings beta, relative to the greedy plan's cost")->capture_default_str();
+  plan->add_option("--beta", a.beta, "Metropolis-Hastings beta, relative to the greedy plan's cost")
+      ->capture_default_str();
   plan->add_option("--baseline", a.baseline, "bs+ | s-exec | s-sched | fifo")->capture_default_str();
   plan->add_flag("--all", a.all, "run every baseline, not just --baseline");
   plan->add_option("--out", a.out, "write the plan (JSON) here");
-  plan->add_option("--evaluate", a.evaluate, "instead of searching: re-simulate this plan file on --workload and --topology");
-  plan->add_option("--trace", a.trace, "write a Chrome-trace timeline of the plan (compute stream, one track per channel; Perfetto)");
+  plan->add_option("--evaluate", a.evaluate,
+                   "instead of searching: re-simulate this plan file on --workload and --topology");
+  plan->add_option("--trace", a.trace,
+                   "write a Chrome-trace timeline of the plan (compute stream, one track per channel; Perfetto)");
   plan->add_flag("--json", a.json, "print a JSON summary instead of the table");
   plan->callback([] { run_plan(a); });
 }

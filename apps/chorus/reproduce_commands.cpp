@@ -69,8 +69,10 @@ void run_reproduce_sensitivity(const WorkloadsArgs& a) {
 
 void run_reproduce_workloads(const WorkloadsArgs& a) {
   auto config = eval::WorkloadStudyConfig::paper_defaults();
-  if (a.iterations < 1 || a.iterations > 100) throw InputError("--iterations", fmt::format("must be in 1..100, got {}", a.iterations));
-  if (a.chunks < 1 || a.chunks > 100000) throw InputError("--chunks", fmt::format("must be in 1..100000, got {}", a.chunks));
+  if (a.iterations < 1 || a.iterations > 100)
+    throw InputError("--iterations", fmt::format("must be in 1..100, got {}", a.iterations));
+  if (a.chunks < 1 || a.chunks > 100000)
+    throw InputError("--chunks", fmt::format("must be in 1..100000, got {}", a.chunks));
   if (a.sensitivity) return run_reproduce_sensitivity(a);
   config.iterations = a.iterations;
   config.chunks = a.chunks;
@@ -85,7 +87,8 @@ void run_reproduce_workloads(const WorkloadsArgs& a) {
 
 void run_reproduce_themis(const ThemisArgs& a) {
   auto config = eval::MicrobenchConfig::paper_defaults();
-  if (a.chunks < 1 || a.chunks > 100000) throw InputError("--chunks", fmt::format("must be in 1..100000, got {}", a.chunks));
+  if (a.chunks < 1 || a.chunks > 100000)
+    throw InputError("--chunks", fmt::format("must be in 1..100000, got {}", a.chunks));
   config.chunks = a.chunks;
   if (a.max_chunks_per_dim < 0) throw InputError("--max-chunks-per-dim", "must be >= 0 (0 = no limit)");
   config.max_chunks_per_dim = a.max_chunks_per_dim;
@@ -117,29 +120,32 @@ void register_reproduce_commands(CLI::App& app) {
   auto* rep = app.add_subcommand("reproduce", "Reproduce a paper's evaluation with the chorus models");
   rep->require_subcommand(1);
   auto args = std::make_shared<ThemisArgs>();
-  auto* themis = rep->add_subcommand(
-      "themis", "Themis Sec. 6.1 microbenchmarks: all-reduce 100 MB..1 GB x Table 2 topologies x schedulers, "
-                "chunk sweep (Figs. 8-11); tables, CSV and SVG plots");
+  auto* themis =
+      rep->add_subcommand("themis",
+                          "Themis Sec. 6.1 microbenchmarks: all-reduce 100 MB..1 GB x Table 2 topologies x schedulers, "
+                          "chunk sweep (Figs. 8-11); tables, CSV and SVG plots");
   themis->add_option("-o,--out", args->out, "Output directory")->capture_default_str()->check(kWritableDir);
   themis->add_option("-c,--chunks", args->chunks, "Chunks per collective for the size study")->capture_default_str();
-  themis->add_option("--max-chunks-per-dim", args->max_chunks_per_dim,
-                     "At most this many chunks on a dimension at once; 0 = no limit (fixed delays overlap)")
+  themis
+      ->add_option("--max-chunks-per-dim", args->max_chunks_per_dim,
+                   "At most this many chunks on a dimension at once; 0 = no limit (fixed delays overlap)")
       ->capture_default_str();
   themis->add_flag("-q,--quiet", args->quiet, "No progress indicator");
   themis->callback([args] { run_reproduce_themis(*args); });
 
   auto wargs = std::make_shared<WorkloadsArgs>();
-  auto* wl = rep->add_subcommand(
-      "themis-workloads", "Themis Sec. 6.2 real workloads: ResNet-152, GNMT, DLRM, Transformer-1T x Table 2 "
-                          "topologies x schedulers (Fig. 12); tables, CSV and SVG plots");
+  auto* wl = rep->add_subcommand("themis-workloads",
+                                 "Themis Sec. 6.2 real workloads: ResNet-152, GNMT, DLRM, Transformer-1T x Table 2 "
+                                 "topologies x schedulers (Fig. 12); tables, CSV and SVG plots");
   wl->add_option("-o,--out", wargs->out, "Output directory")->capture_default_str()->check(kWritableDir);
   wl->add_option("-i,--iterations", wargs->iterations, "Training iterations per run")->capture_default_str();
   wl->add_option("-c,--chunks", wargs->chunks, "Chunks per collective")->capture_default_str();
   wl->add_flag("-q,--quiet", wargs->quiet, "No progress indicator");
-  auto* sens = wl->add_flag("--sensitivity", wargs->sensitivity,
-               "Instead of Fig. 12: Themis-SCF's speedup for ResNet-152, GNMT and DLRM against per-NPU batch and "
-               "compute rate, and for ASTRA-sim 1.0's ResNet-50 against compute rate (where the paper's speedups "
-               "appear); sensitivity*.csv, fig12_sensitivity.svg");
+  auto* sens =
+      wl->add_flag("--sensitivity", wargs->sensitivity,
+                   "Instead of Fig. 12: Themis-SCF's speedup for ResNet-152, GNMT and DLRM against per-NPU batch and "
+                   "compute rate, and for ASTRA-sim 1.0's ResNet-50 against compute rate (where the paper's speedups "
+                   "appear); sensitivity*.csv, fig12_sensitivity.svg");
   wl->add_option("--grid", wargs->grid,
                  "--sensitivity: quick (octaves; rates 1/4..16) or full (half octaves; 1/16..64)")
       ->capture_default_str()
@@ -157,13 +163,15 @@ void register_reproduce_commands(CLI::App& app) {
     bool quiet = false;
   };
   auto dargs = std::make_shared<DegradedArgs>();
-  auto* deg = rep->add_subcommand("themis-degraded", "Themis on stale bandwidths (issue 34): each dimension of each Table 2 "
-                                                     "topology at a fraction of its bandwidth; the baseline, Themis planned on the "
-                                                     "nominal bandwidths and Themis re-planned; table, CSV, JSON");
+  auto* deg = rep->add_subcommand("themis-degraded",
+                                  "Themis on stale bandwidths (issue 34): each dimension of each Table 2 "
+                                  "topology at a fraction of its bandwidth; the baseline, Themis planned on the "
+                                  "nominal bandwidths and Themis re-planned; table, CSV, JSON");
   deg->add_option("-o,--out", dargs->out, "Output directory")->capture_default_str()->check(kWritableDir);
   deg->add_option("-s,--size", dargs->size, "All-reduce size")->capture_default_str();
   deg->add_option("-c,--chunks", dargs->chunks, "Chunks per collective")->capture_default_str();
-  deg->add_option("--fractions", dargs->fractions, "Fractions of a dimension's bandwidth, each in (0, 1]")->capture_default_str();
+  deg->add_option("--fractions", dargs->fractions, "Fractions of a dimension's bandwidth, each in (0, 1]")
+      ->capture_default_str();
   deg->add_flag("-q,--quiet", dargs->quiet, "No progress indicator");
   deg->callback([dargs] {
     eval::DegradedConfig c;
@@ -188,15 +196,21 @@ void register_reproduce_commands(CLI::App& app) {
     bool quiet = false;
   };
   auto fargs = std::make_shared<SharedFabricArgs>();
-  auto* fab = rep->add_subcommand("shared-fabric", "Two jobs sharing a fabric (docs/shared-fabric.md): placement policies, and "
-                                                   "start shifts searched by simulation (CASSINI's idea) against no shift; table, CSV, JSON");
+  auto* fab =
+      rep->add_subcommand("shared-fabric",
+                          "Two jobs sharing a fabric (docs/shared-fabric.md): placement policies, and "
+                          "start shifts searched by simulation (CASSINI's idea) against no shift; table, CSV, JSON");
   fab->add_option("-o,--out", fargs->out, "Output directory")->capture_default_str()->check(kWritableDir);
-  fab->add_option("-i,--iterations", fargs->iterations, "Training iterations per job")->capture_default_str()->check(CLI::Range(1, 100));
-  fab->add_option("--shift-steps", fargs->shift_steps, "Shifts tried per iteration")->capture_default_str()->check(CLI::Range(1, 1000));
+  fab->add_option("-i,--iterations", fargs->iterations, "Training iterations per job")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100));
+  fab->add_option("--shift-steps", fargs->shift_steps, "Shifts tried per iteration")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000));
   fab->add_flag("-q,--quiet", fargs->quiet, "No progress indicator");
   fab->callback([fargs] {
-    const auto study = eval::run_shared_fabric_study(fargs->iterations, fargs->shift_steps,
-                                                     make_progress(fargs->quiet, "job mixes"));
+    const auto study =
+        eval::run_shared_fabric_study(fargs->iterations, fargs->shift_steps, make_progress(fargs->quiet, "job mixes"));
     fmt::print("{}", eval::format_shared_fabric_table(study));
     fmt::print("wrote:\n");
     for (const auto& f : eval::write_shared_fabric_outputs(study, fargs->out)) fmt::print("  {}\n", f);
@@ -208,41 +222,54 @@ void register_reproduce_commands(CLI::App& app) {
     bool quiet = false;
   };
   auto targs = std::make_shared<TopoOptArgs>();
-  auto* topo = rep->add_subcommand("topoopt", "TopoOpt Sec. 5: fabric costs (Fig. 11) and the training iteration time of CANDLE, BERT "
-                                              "and DLRM on every fabric over link bandwidths 10-200 Gb/s (Figs. 12-13, flow-level "
-                                              "model), the DLRM example's traffic heatmaps (Figs. 4, 9); tables, CSV, SVG figures");
+  auto* topo =
+      rep->add_subcommand("topoopt",
+                          "TopoOpt Sec. 5: fabric costs (Fig. 11) and the training iteration time of CANDLE, BERT "
+                          "and DLRM on every fabric over link bandwidths 10-200 Gb/s (Figs. 12-13, flow-level "
+                          "model), the DLRM example's traffic heatmaps (Figs. 4, 9); tables, CSV, SVG figures");
   topo->add_option("-o,--out", targs->out, "Output directory")->capture_default_str()->check(kWritableDir);
   topo->add_flag("--costs-only", targs->costs_only, "Only Fig. 11 (no simulation)");
   topo->add_option("--servers", targs->it.servers, "Figs. 12-13: servers in the cluster")->capture_default_str();
-  topo->add_option("--degrees", targs->it.degrees, "Figs. 12-13: server degrees d (Fig. 12: 4, Fig. 13: 8)")->capture_default_str();
-  topo->add_option("--bandwidths", targs->it.bandwidths, "Figs. 12-13: link bandwidths B, Gb/s (Table 3 speeds)")->capture_default_str();
-  topo->add_option("--models", targs->it.models, "Figs. 12-13: models")->capture_default_str();
-  topo->add_option("--fabrics", targs->it.fabrics, "Figs. 12-13: fabrics (default: ideal-fat-tree, cost-equivalent-fat-tree, "
-                                                   "oversub-fat-tree, expander, sip-ml, topoopt-oneshot, topoopt-reconfig)");
-  topo->add_option("--iterations", targs->it.iterations, "Figs. 12-13: training iterations per run")->capture_default_str();
-  topo->add_option("--seed", targs->it.seed, "The expander's seed")->capture_default_str();
-  topo->add_option("--reconfig-latencies", targs->it.reconfig_latencies_us,
-                   "Fig. 15: TopoOpt-reconfig's OCS reconfiguration latencies, us (BERT and DLRM, the first degree, 100 Gb/s)")
+  topo->add_option("--degrees", targs->it.degrees, "Figs. 12-13: server degrees d (Fig. 12: 4, Fig. 13: 8)")
       ->capture_default_str();
-  topo->add_flag("--no-fig15", [targs](std::int64_t) { targs->it.reconfig_latencies_us.clear(); }, "Skip Fig. 15");
-  topo->add_flag("--periodic-replan", [targs](std::int64_t) { targs->it.reconfig_on_demand = false; },
-                 "Circuit fabrics re-plan only every 50 ms (Appendix D), not also when flows wait while a circuit idles");
+  topo->add_option("--bandwidths", targs->it.bandwidths, "Figs. 12-13: link bandwidths B, Gb/s (Table 3 speeds)")
+      ->capture_default_str();
+  topo->add_option("--models", targs->it.models, "Figs. 12-13: models")->capture_default_str();
+  topo->add_option("--fabrics", targs->it.fabrics,
+                   "Figs. 12-13: fabrics (default: ideal-fat-tree, cost-equivalent-fat-tree, "
+                   "oversub-fat-tree, expander, sip-ml, topoopt-oneshot, topoopt-reconfig)");
+  topo->add_option("--iterations", targs->it.iterations, "Figs. 12-13: training iterations per run")
+      ->capture_default_str();
+  topo->add_option("--seed", targs->it.seed, "The expander's seed")->capture_default_str();
+  topo->add_option(
+          "--reconfig-latencies", targs->it.reconfig_latencies_us,
+          "Fig. 15: TopoOpt-reconfig's OCS reconfiguration latencies, us (BERT and DLRM, the first degree, 100 Gb/s)")
+      ->capture_default_str();
+  topo->add_flag(
+      "--no-fig15", [targs](std::int64_t) { targs->it.reconfig_latencies_us.clear(); }, "Skip Fig. 15");
+  topo->add_flag(
+      "--periodic-replan", [targs](std::int64_t) { targs->it.reconfig_on_demand = false; },
+      "Circuit fabrics re-plan only every 50 ms (Appendix D), not also when flows wait while a circuit idles");
   topo->add_option("--batch-tolerance", targs->it.batch_tolerance,
-                   "Flow model: finish flows within this fraction of their duration together (0: exact)")->capture_default_str();
+                   "Flow model: finish flows within this fraction of their duration together (0: exact)")
+      ->capture_default_str();
   topo->add_flag("-q,--quiet", targs->quiet, "No progress lines");
   topo->callback([targs] {
     auto& a = *targs;
-    if (a.it.servers < 2 || a.it.servers > 4096) throw InputError("--servers", fmt::format("must be in 2..4096, got {}", a.it.servers));
+    if (a.it.servers < 2 || a.it.servers > 4096)
+      throw InputError("--servers", fmt::format("must be in 2..4096, got {}", a.it.servers));
     if (!(a.it.batch_tolerance >= 0 && a.it.batch_tolerance < 0.1))
       throw InputError("--batch-tolerance", fmt::format("must be in [0, 0.1), got {}", a.it.batch_tolerance));
-    if (a.it.iterations < 1 || a.it.iterations > 100) throw InputError("--iterations", fmt::format("must be in 1..100, got {}", a.it.iterations));
+    if (a.it.iterations < 1 || a.it.iterations > 100)
+      throw InputError("--iterations", fmt::format("must be in 1..100, got {}", a.it.iterations));
     for (int d : a.it.degrees)
       if (d < 1 || d > 64) throw InputError("--degrees", fmt::format("must be in 1..64, got {}", d));
     const auto study = eval::run_cost_study();
     fmt::print("{}", eval::format_cost_table(study));
     auto written = eval::write_cost_outputs(study, a.out);
     const auto maps = eval::run_heatmaps();
-    fmt::print("\nFigs. 4 and 9: the DLRM example's traffic (16 servers), largest server-to-server cell, GB per iteration\n");
+    fmt::print(
+        "\nFigs. 4 and 9: the DLRM example's traffic (16 servers), largest server-to-server cell, GB per iteration\n");
     for (const auto& h : maps) {
       double top = 0;
       for (const auto& row : h.bytes)
@@ -256,9 +283,12 @@ void register_reproduce_commands(CLI::App& app) {
           // The time left, from the mean of the runs so far (a rough guide: runs differ by 100x).
           elapsed += r.wall_s;
           const double left = elapsed / done * (total - done);
-          fmt::print(stderr, "[{}/{}] {} on {}{} (d = {}, B = {} Gb/s): {:.3f} ms per iteration, {} flows, {:.2f} s; about {:.0f} s left\n",
-                     done, total, r.model, r.fabric, r.fabric == "topoopt-reconfig" ? fmt::format(" at {} us", r.reconfig_latency_us) : "",
-                     r.degree, r.bandwidth_gbps, r.iteration_ns / 1e6, r.flows, r.wall_s, left);
+          fmt::print(stderr,
+                     "[{}/{}] {} on {}{} (d = {}, B = {} Gb/s): {:.3f} ms per iteration, {} flows, {:.2f} s; about "
+                     "{:.0f} s left\n",
+                     done, total, r.model, r.fabric,
+                     r.fabric == "topoopt-reconfig" ? fmt::format(" at {} us", r.reconfig_latency_us) : "", r.degree,
+                     r.bandwidth_gbps, r.iteration_ns / 1e6, r.flows, r.wall_s, left);
         };
       const auto it = eval::run_iteration_study(a.it);
       fmt::print("\n{}", eval::format_iteration_table(it));
@@ -275,10 +305,13 @@ void register_reproduce_commands(CLI::App& app) {
     bool quiet = false;
   };
   auto sargs = std::make_shared<SyndicateArgs>();
-  auto* syn = rep->add_subcommand("syndicate", "SYNDICATE Sec. 6, simulated: the Fig. 6 example, DLRM-like models A1-A4 (Table 2) on the "
-                                               "Table 1 testbed under SYNDICATE and the baselines; table, syndicate.csv, figures");
+  auto* syn =
+      rep->add_subcommand("syndicate",
+                          "SYNDICATE Sec. 6, simulated: the Fig. 6 example, DLRM-like models A1-A4 (Table 2) on the "
+                          "Table 1 testbed under SYNDICATE and the baselines; table, syndicate.csv, figures");
   syn->add_option("-o,--out", sargs->out, "Output directory")->capture_default_str()->check(kWritableDir);
-  syn->add_option("--workloads", sargs->workloads, "Instead of the paper's: WORKLOAD[:TOPOLOGY] ... (topology default syndicate-testbed)");
+  syn->add_option("--workloads", sargs->workloads,
+                  "Instead of the paper's: WORKLOAD[:TOPOLOGY] ... (topology default syndicate-testbed)");
   syn->add_option("--seed", sargs->seed, "Seed of the searches")->capture_default_str();
   syn->add_option("--evaluations", sargs->evaluations, "Plans costed per search")->capture_default_str();
   syn->add_flag("-q,--quiet", sargs->quiet, "No progress lines");
@@ -288,7 +321,8 @@ void register_reproduce_commands(CLI::App& app) {
       o.cases.clear();
       for (const auto& w : sargs->workloads) {
         const auto colon = w.find(':');
-        o.cases.push_back({w.substr(0, colon), colon == std::string::npos ? "syndicate-testbed" : w.substr(colon + 1), 0});
+        o.cases.push_back(
+            {w.substr(0, colon), colon == std::string::npos ? "syndicate-testbed" : w.substr(colon + 1), 0});
       }
     }
     if (sargs->evaluations < 1) throw InputError("--evaluations", "must be >= 1");

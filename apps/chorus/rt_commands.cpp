@@ -50,9 +50,7 @@ std::vector<std::size_t> size_sweep(const std::string& begin_text, const std::st
 }
 
 // Backends that work under the current launcher when the user names none.
-std::string default_backends() {
-  return rt::launched_by_mpirun() ? "shm,mpi,gloo" : "shm,gloo";
-}
+std::string default_backends() { return rt::launched_by_mpirun() ? "shm,mpi,gloo" : "shm,gloo"; }
 
 struct CommonOptions {
   std::string backends;
@@ -68,13 +66,15 @@ struct CommonOptions {
 
 void add_common(CLI::App* cmd, CommonOptions& o) {
   cmd->add_option("--backends", o.backends, "comma-separated backends (default: shm,gloo; with mpirun also mpi)");
-  cmd->add_option("--ops", o.ops, "comma-separated operations: allreduce, allgather, reducescatter, alltoall, "
-                                  "broadcast, reduce, gather, scatter, sendrecv, barrier, all_gatherv, ... or all")
+  cmd->add_option("--ops", o.ops,
+                  "comma-separated operations: allreduce, allgather, reducescatter, alltoall, "
+                  "broadcast, reduce, gather, scatter, sendrecv, barrier, all_gatherv, ... or all")
       ->capture_default_str();
-  auto* sizes = cmd->add_option("--sizes", o.sizes, "comma-separated message sizes, e.g. 4KiB,1MiB,64MiB")
-                    ->capture_default_str();
-  auto* begin = cmd->add_option("-b,--begin", o.begin, "instead of --sizes, a sweep as nccl-tests' -b/-e/-f: sizes "
-                                                       "begin, begin x factor, ... up to --end");
+  auto* sizes =
+      cmd->add_option("--sizes", o.sizes, "comma-separated message sizes, e.g. 4KiB,1MiB,64MiB")->capture_default_str();
+  auto* begin = cmd->add_option("-b,--begin", o.begin,
+                                "instead of --sizes, a sweep as nccl-tests' -b/-e/-f: sizes "
+                                "begin, begin x factor, ... up to --end");
   auto* end = cmd->add_option("-e,--end", o.end, "largest size of the sweep");
   auto* factor = cmd->add_option("-f,--factor", o.factor, "multiplier between the sweep's sizes, an integer >= 2")
                      ->capture_default_str();
@@ -121,16 +121,22 @@ void register_rt_commands(CLI::App& app) {
     std::string trace, out;
   };
   static ProfileArgs prof;
-  auto* profile = app.add_subcommand("profile", "Summarise the communication logs of a run (CHORUS_RT_LOG=PREFIX): time per "
-                                                "operation and backend, as MCR-DL's Figs. 1 and 12");
+  auto* profile = app.add_subcommand("profile",
+                                     "Summarise the communication logs of a run (CHORUS_RT_LOG=PREFIX): time per "
+                                     "operation and backend, as MCR-DL's Figs. 1 and 12");
   profile->add_option("logs", prof.logs, "log files PREFIX.<rank>.jsonl, or PREFIX (every rank's file)")->required();
   profile->add_flag("--json", prof.json, "print the summary as JSON");
-  profile->add_option("--trace", prof.trace, "write a Chrome trace (Perfetto): one process per rank, one thread per backend");
-  profile->add_option("-o,--out", prof.out, "write DIR/profile.csv and DIR/profile.svg (time per operation, by backend)")->check(kWritableDir);
+  profile->add_option("--trace", prof.trace,
+                      "write a Chrome trace (Perfetto): one process per rank, one thread per backend");
+  profile
+      ->add_option("-o,--out", prof.out, "write DIR/profile.csv and DIR/profile.svg (time per operation, by backend)")
+      ->check(kWritableDir);
   profile->callback([] {
     const auto p = rt_tools::read_comm_logs(prof.logs);
-    if (prof.json) fmt::print("{}\n", rt_tools::profile_json(p).dump());
-    else fmt::print("{}", rt_tools::format_profile(p));
+    if (prof.json)
+      fmt::print("{}\n", rt_tools::profile_json(p).dump());
+    else
+      fmt::print("{}", rt_tools::format_profile(p));
     if (!prof.trace.empty()) {
       write_text_file(prof.trace, rt_tools::profile_trace(p).dump());
       if (!prof.json) fmt::print("wrote {}\n", prof.trace);
@@ -141,17 +147,19 @@ void register_rt_commands(CLI::App& app) {
   });
 
   // ---- launch ----
-  auto* launch = app.add_subcommand("launch", "Start N ranks of a program on this host (rendezvous on loopback); they die with the launcher");
+  auto* launch = app.add_subcommand(
+      "launch", "Start N ranks of a program on this host (rendezvous on loopback); they die with the launcher");
   static rt::LaunchOptions launch_opts;
   launch->add_option("-n,--ranks", launch_opts.ranks, "number of ranks")->required();
-  launch->add_option("--kill-grace-s", launch_opts.kill_grace_s,
-                     "when a rank fails, seconds the others get to report before they are terminated")
+  launch
+      ->add_option("--kill-grace-s", launch_opts.kill_grace_s,
+                   "when a rank fails, seconds the others get to report before they are terminated")
       ->capture_default_str();
-  launch->add_option("--bind", launch_opts.bind,
-                     "pin ranks to CPUs: core, none, or auto (core when ranks <= CPUs)")
+  launch->add_option("--bind", launch_opts.bind, "pin ranks to CPUs: core, none, or auto (core when ranks <= CPUs)")
       ->capture_default_str();
-  launch->add_flag("--tag-output", launch_opts.tag_output,
-                   "prefix every line of rank r's output with '[r]<stdout>: ' or '[r]<stderr>: ' (whole lines, never mixed)");
+  launch->add_flag(
+      "--tag-output", launch_opts.tag_output,
+      "prefix every line of rank r's output with '[r]<stdout>: ' or '[r]<stderr>: ' (whole lines, never mixed)");
   launch->add_flag("--oversubscribe", launch_opts.oversubscribe,
                    "allow more than max(64, 16 x CPUs) ranks (refused without it: usually a typo)");
   launch->add_option("command", launch_opts.command, "program and arguments (after --)")->required();
@@ -171,19 +179,22 @@ void register_rt_commands(CLI::App& app) {
   });
 
   // ---- bench ----
-  auto* bench = app.add_subcommand("bench", "Measure time and algorithm/bus bandwidth per backend, operation and size "
-                                            "(run under chorus launch or mpirun)");
+  auto* bench = app.add_subcommand("bench",
+                                   "Measure time and algorithm/bus bandwidth per backend, operation and size "
+                                   "(run under chorus launch or mpirun)");
   static CommonOptions bench_opts;
   static bool bench_json = false, bench_check = false, bench_async = false, bench_algorithms = false;
   bench_opts.ops = "allreduce";
   bench_opts.sizes = "4KiB,64KiB,1MiB,16MiB";
   add_common(bench, bench_opts);
   bench->add_flag("--json", bench_json, "print JSON rows instead of a table");
-  bench->add_flag("--check", bench_check, "verify one call per row and placement against a local reference "
-                                         "(#wrong columns); exit 1 if any element is wrong");
+  bench->add_flag("--check", bench_check,
+                  "verify one call per row and placement against a local reference "
+                  "(#wrong columns); exit 1 if any element is wrong");
   bench->add_flag("--async", bench_async, "issue asynchronously through the progress queue, then wait");
   bench->add_flag("--algorithms", bench_algorithms,
-                  "all_reduce, broadcast, all_gather, reduce_scatter and all_to_all_single also with every named algorithm of each backend (rows backend:algorithm)");
+                  "all_reduce, broadcast, all_gather, reduce_scatter and all_to_all_single also with every named "
+                  "algorithm of each backend (rows backend:algorithm)");
   bench->callback([] {
     auto options = to_bench(bench_opts);
     options.check = bench_check;
@@ -192,14 +203,17 @@ void register_rt_commands(CLI::App& app) {
     options.in_place = true;
     init_runtime(options.backends, bench_opts.timeout_s);
     if (rt::size(options.backends.front()) == 1)
-      std::fprintf(stderr, "chorus bench: a world of one rank (no launcher): every operation is a local copy and the bus "
+      std::fprintf(stderr,
+                   "chorus bench: a world of one rank (no launcher): every operation is a local copy and the bus "
                    "bandwidth is 0; run it under `chorus launch -n N --` or mpirun\n");
     const auto rows = rt::run_bench(options);
     const bool leader = rt::rank(options.backends.front()) == 0;
     rt::finalize();
     if (leader) {
-      if (bench_json) std::printf("%s\n", rt::bench_json(rows, bench_check).dump(2).c_str());
-      else std::printf("%s%s", rt::bench_table(rows, bench_check).c_str(), rt::bench_summary(rows, bench_check).c_str());
+      if (bench_json)
+        std::printf("%s\n", rt::bench_json(rows, bench_check).dump(2).c_str());
+      else
+        std::printf("%s%s", rt::bench_table(rows, bench_check).c_str(), rt::bench_summary(rows, bench_check).c_str());
     }
     std::fflush(stdout);
     const auto failures = rt::bench_failures(rows);
@@ -211,8 +225,9 @@ void register_rt_commands(CLI::App& app) {
   });
 
   // ---- tune ----
-  auto* tune = app.add_subcommand("tune", "Benchmark every backend per operation and size and write a tuning "
-                                          "table for the 'auto' backend (run under chorus launch or mpirun)");
+  auto* tune = app.add_subcommand("tune",
+                                  "Benchmark every backend per operation and size and write a tuning "
+                                  "table for the 'auto' backend (run under chorus launch or mpirun)");
   static CommonOptions tune_opts;
   static std::string tune_out = "chorus-tuning.json";
   tune_opts.ops = "allreduce,allgather,reducescatter,alltoall,broadcast";

@@ -31,8 +31,8 @@ struct SimCollectiveArgs {
   std::string trace;
   std::string csv;
   std::string save_schedule;
-  std::vector<std::string> degrade;   // DIM:FRACTION each
-  std::string plan_on = "actual";     // nominal | actual
+  std::vector<std::string> degrade;  // DIM:FRACTION each
+  std::string plan_on = "actual";    // nominal | actual
 };
 
 struct SimScheduleArgs {
@@ -55,17 +55,17 @@ void print_human(const net::Network& network, const sim::CollectiveRun& run, boo
   const auto& s = run.schedule;
   const auto& r = run.result;
   fmt::print("{} ({}, {} NPUs): {} of {} in {} chunks, scheduler {}\n", network.name, network.shape(),
-             network.num_npus(), coll::to_string(s.op), format_bytes(static_cast<Bytes>(s.size_bytes)),
-             s.num_chunks, s.scheduler);
+             network.num_npus(), coll::to_string(s.op), format_bytes(static_cast<Bytes>(s.size_bytes)), s.num_chunks,
+             s.scheduler);
   fmt::print("  time            {}\n  ideal time      {}\n  avg BW util     {:.2f} %\n", format_time(r.time_ns),
              format_time(r.ideal_time_ns), 100 * r.avg_bw_utilization);
-  fmt::print("  {:<4} {:<16} {:>6} {:>9} {:>14} {:>12} {:>12} {:>7}\n", "dim", "kind", "size", "BW GB/s",
-             "bytes/NPU", "busy", "active", "util");
+  fmt::print("  {:<4} {:<16} {:>6} {:>9} {:>14} {:>12} {:>12} {:>7}\n", "dim", "kind", "size", "BW GB/s", "bytes/NPU",
+             "busy", "active", "util");
   for (size_t k = 0; k < network.dims.size(); ++k) {
     const auto& d = network.dims[k];
     const auto& m = r.dims[k];
-    fmt::print("  {:<4} {:<16} {:>6} {:>9.4g} {:>14} {:>12} {:>12} {:>6.1f}%\n", k, net::to_string(d.kind),
-               d.size, gbps_to_GBps(d.aggregate_bandwidth_gbps()), group_digits(m.bytes_per_npu), format_time(m.busy_ns),
+    fmt::print("  {:<4} {:<16} {:>6} {:>9.4g} {:>14} {:>12} {:>12} {:>6.1f}%\n", k, net::to_string(d.kind), d.size,
+               gbps_to_GBps(d.aggregate_bandwidth_gbps()), group_digits(m.bytes_per_npu), format_time(m.busy_ns),
                format_time(m.active_ns), 100 * m.utilization);
   }
   if (schedules) {
@@ -77,7 +77,6 @@ void print_human(const net::Network& network, const sim::CollectiveRun& run, boo
     }
   }
 }
-
 
 void report(const net::Network& network, const sim::CollectiveRun& run, bool json, bool schedules,
             const std::string& trace, const std::string& csv = "", const std::string& planned_on = "") {
@@ -93,8 +92,10 @@ void report(const net::Network& network, const sim::CollectiveRun& run, bool jso
   } else {
     print_human(network, run, schedules);
     if (!planned_on.empty())
-      fmt::print("  planned on      {}\n", planned_on == "nominal" ? "the nominal bandwidths (stale: the schedule does not know "
-                                                                    "of the degradation)" : "the degraded bandwidths (re-planned)");
+      fmt::print("  planned on      {}\n", planned_on == "nominal"
+                                               ? "the nominal bandwidths (stale: the schedule does not know "
+                                                 "of the degradation)"
+                                               : "the degraded bandwidths (re-planned)");
     if (!trace.empty() && trace != "-") fmt::print("  trace written to {} (open in https://ui.perfetto.dev)\n", trace);
   }
 }
@@ -129,8 +130,9 @@ void run_sim_collective(const SimCollectiveArgs& a) {
   req.num_chunks = a.chunks;
   req.scheduler = sched::parse_scheduler(a.scheduler);
   if (!a.save_schedule.empty() && req.scheduler.kind == sched::SchedulerKind::kIdeal)
-    throw InputError("--save-schedule", "the ideal is a bound (Themis Table 3), not a chunk schedule: there is "
-                                        "nothing to save; use --scheduler baseline, themis-fifo or themis-scf");
+    throw InputError("--save-schedule",
+                     "the ideal is a bound (Themis Table 3), not a chunk schedule: there is "
+                     "nothing to save; use --scheduler baseline, themis-fifo or themis-scf");
   if (!(a.threshold_divisor > 0)) throw InputError("--threshold-divisor", "must be positive");
   req.themis.threshold_divisor = a.threshold_divisor;
   sim::SimOptions options;
@@ -155,7 +157,8 @@ void register_sim_commands(CLI::App& app) {
   coll->add_option("--op", args->op, "allreduce | reducescatter | allgather | alltoall")->capture_default_str();
   coll->add_option("-s,--size", args->size, "Collective size per NPU, e.g. 100MB, 1GiB")->capture_default_str();
   coll->add_option("-c,--chunks", args->chunks, "Chunks per collective")->capture_default_str();
-  coll->add_option("--scheduler", args->scheduler, "baseline | themis-fifo | themis-scf (or themis) | ideal")->capture_default_str();
+  coll->add_option("--scheduler", args->scheduler, "baseline | themis-fifo | themis-scf (or themis) | ideal")
+      ->capture_default_str();
   coll->add_option("--threshold-divisor", args->threshold_divisor,
                    "Themis threshold = Latency-Model time of chunkSize/this on the least-loaded dimension")
       ->capture_default_str();
@@ -170,8 +173,9 @@ void register_sim_commands(CLI::App& app) {
                    "Write the chunk schedule and per-dimension order as JSON (load it with `chorus sim schedule`)");
   coll->add_option("--degrade", args->degrade,
                    "DIM:FRACTION: run dimension DIM (0-based) at FRACTION of its bandwidth, e.g. 1:0.5 (repeatable)");
-  coll->add_option("--plan-on", args->plan_on,
-                   "With --degrade: schedule on the nominal bandwidths (stale) or the actual, degraded ones (re-planned)")
+  coll->add_option(
+          "--plan-on", args->plan_on,
+          "With --degrade: schedule on the nominal bandwidths (stale) or the actual, degraded ones (re-planned)")
       ->capture_default_str();
   coll->callback([args] { run_sim_collective(*args); });
 
@@ -195,7 +199,8 @@ void register_sim_commands(CLI::App& app) {
     for (const auto& n : net::presets()) {
       std::string dims;
       for (const auto& d : n.dims)
-        dims += fmt::format("[{} {:.4g} {:.0f}] ", net::to_string(d.kind), gbps_to_GBps(d.aggregate_bandwidth_gbps()), d.latency_ns);
+        dims += fmt::format("[{} {:.4g} {:.0f}] ", net::to_string(d.kind), gbps_to_GBps(d.aggregate_bandwidth_gbps()),
+                            d.latency_ns);
       fmt::print("{:<22} {:<10} {:>6}  {}\n", n.name, n.shape(), n.num_npus(), dims);
     }
   });

@@ -39,16 +39,21 @@ std::string ms3(double ns) { return fmt::format("{:.3f}", ns / 1e6); }
 
 void print_table(const sim::jobs::JobMix& mix, const sim::jobs::JobMixResult& r, const nlohmann::json& j) {
   const auto& run = r.together;
-  fmt::print("{} jobs on fabric {} ({} servers, {} switches, {} links), flow-level model: their flows share links max-min fairly\n",
-             mix.jobs.size(), run.fabric.name, run.fabric.servers, run.fabric.switches, run.fabric.links.size());
-  fmt::print("{:<12} {:<16} {:>5} {:<15} {:>10} {:>12} {:>12} {:>9} {:>12} {:>12}\n", "job", "workload", "NPUs", "placement",
-             "start ms", "iter ms", "alone ms", "slowdown", "compute ms", "exposed ms");
+  fmt::print(
+      "{} jobs on fabric {} ({} servers, {} switches, {} links), flow-level model: their flows share links max-min "
+      "fairly\n",
+      mix.jobs.size(), run.fabric.name, run.fabric.servers, run.fabric.switches, run.fabric.links.size());
+  fmt::print("{:<12} {:<16} {:>5} {:<15} {:>10} {:>12} {:>12} {:>9} {:>12} {:>12}\n", "job", "workload", "NPUs",
+             "placement", "start ms", "iter ms", "alone ms", "slowdown", "compute ms", "exposed ms");
   for (const auto& job : j["jobs"])
-    fmt::print("{:<12} {:<16} {:>5} {:<15} {:>10} {:>12} {:>12} {:>9.3f} {:>12} {:>12}\n", job["name"].get<std::string>(),
-               job["workload"].get<std::string>(), job["npus"].get<int>(), job["placement"].get<std::string>(),
-               ms3(job["start_ns"]), ms3(job["iteration_time_ns"]), ms3(job["alone_iteration_time_ns"]),
-               job["slowdown"].get<double>(), ms3(job["compute_ns"]), ms3(job["exposed_comm_ns"]));
-  fmt::print("(per iteration, mean over each job's iterations; alone = the same job on the same servers with the fabric to itself)\n");
+    fmt::print("{:<12} {:<16} {:>5} {:<15} {:>10} {:>12} {:>12} {:>9.3f} {:>12} {:>12}\n",
+               job["name"].get<std::string>(), job["workload"].get<std::string>(), job["npus"].get<int>(),
+               job["placement"].get<std::string>(), ms3(job["start_ns"]), ms3(job["iteration_time_ns"]),
+               ms3(job["alone_iteration_time_ns"]), job["slowdown"].get<double>(), ms3(job["compute_ns"]),
+               ms3(job["exposed_comm_ns"]));
+  fmt::print(
+      "(per iteration, mean over each job's iterations; alone = the same job on the same servers with the fabric to "
+      "itself)\n");
   double max_u = 0, sum_u = 0;
   const nlohmann::json* busiest = nullptr;
   for (const auto& l : j["links"]) {
@@ -59,9 +64,12 @@ void print_table(const sim::jobs::JobMix& mix, const sim::jobs::JobMixResult& r,
     }
   }
   const auto used = j["links"].size();
-  fmt::print("links: {} of {} carried traffic over {} ms; utilization mean {:.1f} %, max {:.1f} %", used, run.fabric.links.size(),
-             ms3(run.makespan_ns), used ? 100 * sum_u / static_cast<double>(used) : 0.0, 100 * max_u);
-  if (busiest) fmt::print(" (link {}: {} -> {})", (*busiest)["link"].get<int>(), (*busiest)["from"].get<int>(), (*busiest)["to"].get<int>());
+  fmt::print("links: {} of {} carried traffic over {} ms; utilization mean {:.1f} %, max {:.1f} %", used,
+             run.fabric.links.size(), ms3(run.makespan_ns), used ? 100 * sum_u / static_cast<double>(used) : 0.0,
+             100 * max_u);
+  if (busiest)
+    fmt::print(" (link {}: {} -> {})", (*busiest)["link"].get<int>(), (*busiest)["from"].get<int>(),
+               (*busiest)["to"].get<int>());
   fmt::print("\n");
 }
 
@@ -120,11 +128,14 @@ void run_sim_jobs(const SimJobsArgs& a) {
   }
   print_table(mix, result, j);
   if (shifts) {
-    fmt::print("time shifts ({} per job's iteration alone, {} rounds, {} simulations): total slowdown {:.3f} unshifted -> {:.3f}\n",
-               a.shifts.steps, a.shifts.rounds, shifts->evaluations, shifts->unshifted_total_slowdown, shifts->total_slowdown);
+    fmt::print(
+        "time shifts ({} per job's iteration alone, {} rounds, {} simulations): total slowdown {:.3f} unshifted -> "
+        "{:.3f}\n",
+        a.shifts.steps, a.shifts.rounds, shifts->evaluations, shifts->unshifted_total_slowdown, shifts->total_slowdown);
     for (std::size_t k = 0; k < mix.jobs.size(); ++k)
       fmt::print("  {:<12} start {:>10} ms + shift {:>10} ms: slowdown {:.3f} (unshifted {:.3f})\n", mix.jobs[k].name,
-                 ms3(mix.jobs[k].start_ns), ms3(shifts->shifts_ns[k]), shifts->slowdowns[k], shifts->unshifted_slowdowns[k]);
+                 ms3(mix.jobs[k].start_ns), ms3(shifts->shifts_ns[k]), shifts->slowdowns[k],
+                 shifts->unshifted_slowdowns[k]);
   }
   if (!a.out.empty())
     fmt::print("wrote {}/jobs.json, jobs.csv, links.csv, links_over_time.csv{}\n", a.out, a.plot ? ", jobs.svg" : "");
@@ -134,21 +145,29 @@ void run_sim_jobs(const SimJobsArgs& a) {
 
 void register_sim_jobs_command(CLI::App& sim) {
   auto args = std::make_shared<SimJobsArgs>();
-  auto* c = sim.add_subcommand("jobs", "Several training jobs sharing one graph fabric (flow-level model, docs/shared-fabric.md)");
-  c->add_option("jobs", args->jobs, "Job mix YAML: fabric, and per job a workload, a placement and a start offset")->required();
-  c->add_option("--fabric", args->fabric, "Fabric YAML (`chorus topo fabric --save`), a network YAML or a Themis preset's name (their graph), instead of the file's 'fabric'");
-  c->add_option("-o,--out", args->out, "Write jobs.json, jobs.csv (a row per job), links.csv (a row per used link) and links_over_time.csv here")
+  auto* c = sim.add_subcommand(
+      "jobs", "Several training jobs sharing one graph fabric (flow-level model, docs/shared-fabric.md)");
+  c->add_option("jobs", args->jobs, "Job mix YAML: fabric, and per job a workload, a placement and a start offset")
+      ->required();
+  c->add_option("--fabric", args->fabric,
+                "Fabric YAML (`chorus topo fabric --save`), a network YAML or a Themis preset's name (their graph), "
+                "instead of the file's 'fabric'");
+  c->add_option(
+       "-o,--out", args->out,
+       "Write jobs.json, jobs.csv (a row per job), links.csv (a row per used link) and links_over_time.csv here")
       ->check(kWritableDir);
   c->add_option("--link-window-ms", args->link_window_ms,
-                 "With --out: links_over_time.csv gives each used link's utilization per window of this many ms")
+                "With --out: links_over_time.csv gives each used link's utilization per window of this many ms")
       ->capture_default_str();
-  c->add_flag("--plot", args->plot, "Also draw DIR/jobs.svg: iteration times together and alone, link utilization (matplotlib)");
+  c->add_flag("--plot", args->plot,
+              "Also draw DIR/jobs.svg: iteration times together and alone, link utilization (matplotlib)");
   c->add_flag("--json", args->json, "Print one JSON object instead of a table");
   c->add_option("--batch-tolerance", args->batch_tolerance,
                 "Finish flows within this fraction of their duration together (0: exact, docs/graph-networks.md)")
       ->capture_default_str();
-  c->add_flag("--search-shifts", args->search_shifts,
-              "Search start shifts (CASSINI's idea) that minimise the jobs' total slowdown: coordinate descent over a grid");
+  c->add_flag(
+      "--search-shifts", args->search_shifts,
+      "Search start shifts (CASSINI's idea) that minimise the jobs' total slowdown: coordinate descent over a grid");
   c->add_option("--shift-steps", args->shifts.steps, "Shifts tried per job: i / steps of its iteration time alone")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000));

@@ -42,7 +42,7 @@ struct SimWorkloadArgs : WorkloadDagArgs {
   bool json = false;
   std::string csv;
   std::string trace;
-  std::string traffic_csv;  // fabrics: the server x server traffic matrix
+  std::string traffic_csv;     // fabrics: the server x server traffic matrix
   double batch_tolerance = 0;  // fabrics: flow::FlowEngine's
   std::string speeds;          // stragglers: per NPU compute speeds (sim/stragglers.h)
   bool scheduler_given = false;
@@ -51,7 +51,9 @@ struct SimWorkloadArgs : WorkloadDagArgs {
 
 std::string ms(double ns) { return fmt::format("{:.3f} ms", ns / 1e6); }
 
-bool pipeline_given(const WorkloadDagArgs& a) { return a.pp != 0 || a.microbatches != 0 || !a.pipeline_schedule.empty(); }
+bool pipeline_given(const WorkloadDagArgs& a) {
+  return a.pp != 0 || a.microbatches != 0 || !a.pipeline_schedule.empty();
+}
 
 // A zoo model or workload YAML with the command's iterations, bucket and overlap applied.
 workload::ZooEntry model_entry(const WorkloadDagArgs& a) {
@@ -151,8 +153,8 @@ void run_sim_plan(const SimWorkloadArgs& a, bool workload_given, bool topology_g
     std::cout << out.dump(2) << "\n";
     return;
   }
-  fmt::print("{} on {} ({} NPUs), SYNDICATE plan {} ({} order), {} iterations\n", dag.name, topo.name, topo.npus(), a.plan,
-             syndicate::to_string(loaded.sched.order), dag.iterations);
+  fmt::print("{} on {} ({} NPUs), SYNDICATE plan {} ({} order), {} iterations\n", dag.name, topo.name, topo.npus(),
+             a.plan, syndicate::to_string(loaded.sched.order), dag.iterations);
   fmt::print("  per iteration:\n");
   fmt::print("    iteration time      {}  (the plan file: {})\n", ms(sched.iteration_ns), ms(loaded.iteration_time_ns));
   fmt::print("    compute             {}\n", ms(sched.compute_busy_ns / it));
@@ -165,7 +167,8 @@ void check_common(const SimWorkloadArgs& a) {
   if (a.iterations < 1 || a.iterations > 1000)
     throw InputError("--iterations", fmt::format("must be in 1..1000, got {}", a.iterations));
   if (!(a.ns_per_cycle > 0)) throw InputError("--ns-per-cycle", "must be positive");
-  if (a.chunks < 1 || a.chunks > 100000) throw InputError("--chunks", fmt::format("must be in 1..100000, got {}", a.chunks));
+  if (a.chunks < 1 || a.chunks > 100000)
+    throw InputError("--chunks", fmt::format("must be in 1..100000, got {}", a.chunks));
   if (!(a.peak_tflops > 0)) throw InputError("--peak-tflops", "must be positive");
   if (!(a.memory_bandwidth_gbs > 0)) throw InputError("--memory-bandwidth", "must be positive");
 }
@@ -173,7 +176,8 @@ void check_common(const SimWorkloadArgs& a) {
 void print_per_iteration(const sim::DagResult& r) {
   const double it = r.iterations;
   fmt::print("  DAG: {} compute + {} communication nodes\n", r.compute_nodes, r.comm_nodes);
-  fmt::print("  per iteration{}:\n", r.stages.empty() ? "" : fmt::format(" (mean of the {} pipeline stages)", r.stages.size()));
+  fmt::print("  per iteration{}:\n",
+             r.stages.empty() ? "" : fmt::format(" (mean of the {} pipeline stages)", r.stages.size()));
   fmt::print("    iteration time      {}\n", ms(r.total_ns / it));
   fmt::print("    forward compute     {}\n", ms(r.forward_compute_ns / it));
   fmt::print("    backward compute    {}\n", ms(r.backward_compute_ns / it));
@@ -181,11 +185,12 @@ void print_per_iteration(const sim::DagResult& r) {
   fmt::print("    exposed MP comm     {}\n", ms(r.exposed_mp_comm_ns / it));
   if (r.stages.empty()) return;
   fmt::print("    exposed pipeline    {}  (bubble and stage-to-stage transfers)\n", ms(r.exposed_pp_comm_ns / it));
-  fmt::print("  per stage: {:>5} {:>12} {:>12} {:>12} {:>12}\n", "stage", "compute", "exposed DP", "exposed MP", "pipeline");
+  fmt::print("  per stage: {:>5} {:>12} {:>12} {:>12} {:>12}\n", "stage", "compute", "exposed DP", "exposed MP",
+             "pipeline");
   for (size_t s = 0; s < r.stages.size(); ++s) {
     const auto& st = r.stages[s];
-    fmt::print("             {:>5} {:>12} {:>12} {:>12} {:>12}\n", s, ms(st.compute_ns / it), ms(st.exposed_dp_comm_ns / it),
-               ms(st.exposed_mp_comm_ns / it), ms(st.exposed_pp_comm_ns / it));
+    fmt::print("             {:>5} {:>12} {:>12} {:>12} {:>12}\n", s, ms(st.compute_ns / it),
+               ms(st.exposed_dp_comm_ns / it), ms(st.exposed_mp_comm_ns / it), ms(st.exposed_pp_comm_ns / it));
   }
 }
 
@@ -193,16 +198,18 @@ void print_per_iteration(const sim::DagResult& r) {
 // (docs/graph-networks.md, "The training DAG on a fabric").
 void run_sim_workload_on_fabric(const SimWorkloadArgs& a) {
   const auto fabric = net::load_fabric_yaml(a.topology);
-  if (a.scheduler_given) throw InputError("--scheduler", "applies to dimension networks; a fabric runs the flow-level model");
+  if (a.scheduler_given)
+    throw InputError("--scheduler", "applies to dimension networks; a fabric runs the flow-level model");
   if (a.chunks_given) throw InputError("--chunks", "applies to dimension networks; a fabric runs the flow-level model");
   if (a.rank != -1 || a.chakra_skip_unsupported || a.chakra_ctrl_deps || a.check_ranks || !a.profile_trace.empty() ||
-      !a.collective_dims.empty() ||
-      workload::format_of(a.workload) != workload::WorkloadFormat::kModel)
-    throw InputError(a.workload, "a fabric (--topology with a 'fabric:' file) takes model zoo names and workload YAML files; "
-                                 "Chakra traces, ASTRA-sim files and execution graphs carry a dimension network of their own");
+      !a.collective_dims.empty() || workload::format_of(a.workload) != workload::WorkloadFormat::kModel)
+    throw InputError(a.workload,
+                     "a fabric (--topology with a 'fabric:' file) takes model zoo names and workload YAML files; "
+                     "Chakra traces, ASTRA-sim files and execution graphs carry a dimension network of their own");
   if (!a.speeds.empty())
-    throw InputError("--speeds", "applies to dimension networks; on a fabric, give a job's speeds in `chorus sim jobs` "
-                                 "(docs/shared-fabric.md)");
+    throw InputError("--speeds",
+                     "applies to dimension networks; on a fabric, give a job's speeds in `chorus sim jobs` "
+                     "(docs/shared-fabric.md)");
   const auto entry = model_entry(a);
   if (workload::pipelined(entry.parallelism))
     throw InputError(pipeline_given(a) ? "--pp" : a.workload,
@@ -230,8 +237,9 @@ void run_sim_workload_on_fabric(const SimWorkloadArgs& a) {
     std::cout << result.dump(2) << "\n";
     return;
   }
-  fmt::print("{} on fabric {} ({} servers, {} links, {:.0f} Gb/s per server), flow-level model, {} iterations\n", dag.name,
-             fabric.name, fabric.servers, run.fabric.links.size(), sim::server_bandwidth_gbps(run.fabric), run.result.iterations);
+  fmt::print("{} on fabric {} ({} servers, {} links, {:.0f} Gb/s per server), flow-level model, {} iterations\n",
+             dag.name, fabric.name, fabric.servers, run.fabric.links.size(), sim::server_bandwidth_gbps(run.fabric),
+             run.result.iterations);
   fmt::print("  logical network of the DAG: {}\n", logical.shape());
   print_per_iteration(run.result);
   const auto u = sim::link_utilization(run);
@@ -244,8 +252,10 @@ void run_sim_workload_on_fabric(const SimWorkloadArgs& a) {
 void run_sim_workload(const SimWorkloadArgs& a) {
   check_common(a);
   if (net::is_fabric_file(a.topology)) return run_sim_workload_on_fabric(a);
-  if (!a.traffic_csv.empty()) throw InputError("--traffic-csv", "applies to fabrics (--topology with a 'fabric:' file)");
-  if (a.batch_tolerance != 0) throw InputError("--batch-tolerance", "applies to fabrics (--topology with a 'fabric:' file)");
+  if (!a.traffic_csv.empty())
+    throw InputError("--traffic-csv", "applies to fabrics (--topology with a 'fabric:' file)");
+  if (a.batch_tolerance != 0)
+    throw InputError("--batch-tolerance", "applies to fabrics (--topology with a 'fabric:' file)");
   const net::Network network = net::load_network(a.topology);
   const auto dag = make_workload_dag(a, network);
   sim::WorkloadSimOptions options;
@@ -268,9 +278,8 @@ void run_sim_workload(const SimWorkloadArgs& a) {
     return;
   }
   const auto& r = run.result;
-  fmt::print("{} on {} ({}, {} NPUs), scheduler {}, {} iterations, {} chunks per collective\n", dag.name,
-             network.name, network.shape(), network.num_npus(), options.scheduler.name, r.iterations,
-             options.chunks_per_collective);
+  fmt::print("{} on {} ({}, {} NPUs), scheduler {}, {} iterations, {} chunks per collective\n", dag.name, network.name,
+             network.shape(), network.num_npus(), options.scheduler.name, r.iterations, options.chunks_per_collective);
   print_per_iteration(r);
   fmt::print("  avg BW utilization while communicating: {:.2f} %\n", 100 * r.avg_bw_utilization);
   if (!a.trace.empty()) fmt::print("  trace written to {} (open in https://ui.perfetto.dev)\n", a.trace);
@@ -281,35 +290,43 @@ void run_sim_workload(const SimWorkloadArgs& a) {
 void register_sim_workload_command(CLI::App& sim) {
   auto args = std::make_shared<SimWorkloadArgs>();
   auto* w = sim.add_subcommand("workload", "Simulate training iterations of a model (training DAG, Themis Sec. 6.2)");
-  w->add_option("-w,--workload", args->workload, "Model zoo name (resnet152 | gnmt | dlrm | transformer-1t | moe | topoopt-candle | topoopt-bert | topoopt-dlrm), workload YAML, ASTRA-sim text file, Chakra trace (name.<rank>.et, or the prefix name), or PyTorch execution graph (JSON)")->capture_default_str();
+  w->add_option("-w,--workload", args->workload,
+                "Model zoo name (resnet152 | gnmt | dlrm | transformer-1t | moe | topoopt-candle | topoopt-bert | "
+                "topoopt-dlrm), workload YAML, ASTRA-sim text file, Chakra trace (name.<rank>.et, or the prefix name), "
+                "or PyTorch execution graph (JSON)")
+      ->capture_default_str();
   w->add_option("-t,--topology", args->topology,
                 "Preset name (see `chorus sim topologies`), network YAML file, or fabric YAML file (flow-level model; "
                 "`chorus topo fabric` / `chorus topo find --save` write them)")
       ->capture_default_str();
-  w->add_option("--scheduler", args->scheduler, "baseline | themis-fifo | themis-scf (or themis) | ideal")->capture_default_str();
+  w->add_option("--scheduler", args->scheduler, "baseline | themis-fifo | themis-scf (or themis) | ideal")
+      ->capture_default_str();
   w->add_option("-i,--iterations", args->iterations, "Training iterations")->capture_default_str();
   w->add_option("-c,--chunks", args->chunks, "Chunks per collective")->capture_default_str();
   w->add_option("--bucket", args->bucket,
                 "Data-parallel gradient bucket, e.g. 25MiB (default: the model's; 0 = one all-reduce per layer)");
-  w->add_option("--peak-tflops", args->peak_tflops, "Accelerator peak FLOP/s (roofline), TFLOP/s")->capture_default_str();
+  w->add_option("--peak-tflops", args->peak_tflops, "Accelerator peak FLOP/s (roofline), TFLOP/s")
+      ->capture_default_str();
   w->add_option("--memory-bandwidth", args->memory_bandwidth_gbs, "Accelerator memory bandwidth (roofline), GB/s")
       ->capture_default_str();
-  w->add_option("--speeds", args->speeds,
-                "Stragglers: per NPU compute speed, a comma list (1 = nominal, 0.5 = half as fast) or uniform:MIN:MAX:SEED; "
-                "a pipeline stage computes at its slowest NPU's speed");
+  w->add_option(
+      "--speeds", args->speeds,
+      "Stragglers: per NPU compute speed, a comma list (1 = nominal, 0.5 = half as fast) or uniform:MIN:MAX:SEED; "
+      "a pipeline stage computes at its slowest NPU's speed");
   w->add_flag("--no-dp-overlap", args->no_dp_overlap,
               "Start the data-parallel gradient traffic only after back-propagation ends");
   w->add_option("--pp", args->pp,
                 "Pipeline stages over the network's last dimensions (their NPU count; default: the model's, 1)")
       ->check(CLI::Range(1, 1 << 20));
-  w->add_option("--microbatches", args->microbatches,
-                "Micro-batches per mini-batch (default: the model's, else 4 x stages; with 1 stage: gradient accumulation)")
+  w->add_option(
+       "--microbatches", args->microbatches,
+       "Micro-batches per mini-batch (default: the model's, else 4 x stages; with 1 stage: gradient accumulation)")
       ->check(CLI::Range(1, 1 << 30));
   w->add_option("--pipeline-schedule", args->pipeline_schedule, "1f1b (PipeDream-Flush, default) | gpipe");
   w->add_option("--ns-per-cycle", args->ns_per_cycle, "ASTRA-sim text workloads: nanoseconds per compute cycle")
       ->capture_default_str();
   w->add_option("--rank", args->rank,
-                 "Chakra traces: whose file to import (default: the number in the file name, else 0)");
+                "Chakra traces: whose file to import (default: the number in the file name, else 0)");
   w->add_flag("--chakra-skip-unsupported", args->chakra_skip_unsupported,
               "Chakra traces: collectives chorus does not simulate (BROADCAST, REDUCE, ...) finish at once "
               "instead of being errors");
@@ -326,13 +343,16 @@ void register_sim_workload_command(CLI::App& sim) {
                 "(collective K from 1 in issue order, dimensions from 0; default: all)");
   w->add_flag("--json", args->json, "Print one JSON object instead of a table");
   w->add_option("--trace", args->trace, "Write a Chrome-trace JSON timeline (Perfetto) to this file");
-  w->add_option("--csv", args->csv, "Write the result (the --json object's fields) as one CSV row ('-': standard output)");
+  w->add_option("--csv", args->csv,
+                "Write the result (the --json object's fields) as one CSV row ('-': standard output)");
   w->add_option("--traffic-csv", args->traffic_csv, "Fabrics: write the server x server traffic matrix (bytes, CSV)");
   w->add_option("--batch-tolerance", args->batch_tolerance,
                 "Fabrics: finish flows within this fraction of their duration together (0: exact; 1e-3 is ~3x faster "
-                "on all-to-alls, docs/graph-networks.md)")->capture_default_str();
-  w->add_option("--plan", args->plan, "A SYNDICATE plan (chorus plan --out): re-simulate it by optSched on its workload and "
-                                     "topology (names from the file unless --workload / --topology are given)");
+                "on all-to-alls, docs/graph-networks.md)")
+      ->capture_default_str();
+  w->add_option("--plan", args->plan,
+                "A SYNDICATE plan (chorus plan --out): re-simulate it by optSched on its workload and "
+                "topology (names from the file unless --workload / --topology are given)");
   w->callback([args, w] {
     args->scheduler_given = w->get_option("--scheduler")->count() > 0;
     args->chunks_given = w->get_option("--chunks")->count() > 0;

@@ -30,8 +30,8 @@ class TerminalProgress {
     last_ = now;
     shown_ = true;
     const double s = std::chrono::duration<double>(now - start_).count();
-    fmt::print(stderr, "\r{}: {:.0f} % ({} of {}), {:.1f} s", what_, total ? 100.0 * static_cast<double>(done) / static_cast<double>(total) : 0.0,
-               done, total, s);
+    fmt::print(stderr, "\r{}: {:.0f} % ({} of {}), {:.1f} s", what_,
+               total ? 100.0 * static_cast<double>(done) / static_cast<double>(total) : 0.0, done, total, s);
     std::fflush(stderr);
   }
 

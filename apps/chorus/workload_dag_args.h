@@ -23,8 +23,8 @@ struct WorkloadDagArgs {
   int rank = -1;
   bool chakra_skip_unsupported = false;
   bool chakra_ctrl_deps = false;
-  bool check_ranks = false;  // Chakra traces and execution graphs: every rank's file issues the same collectives
-  std::string profile_trace;  // execution graphs: a torch profiler trace whose durations replace the roofline's
+  bool check_ranks = false;     // Chakra traces and execution graphs: every rank's file issues the same collectives
+  std::string profile_trace;    // execution graphs: a torch profiler trace whose durations replace the roofline's
   std::string collective_dims;  // execution graphs: "K=D[,D...];..." the dimensions collective K's group spans
 };
 

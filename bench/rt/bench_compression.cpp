@@ -80,7 +80,8 @@ int main(int argc, char** argv) {
     rt::init(backends);
     const int me = rt::rank(backends.front()), p = rt::size(backends.front());
     const auto P = static_cast<std::size_t>(p);
-    if (me == 0) std::printf("backend,ranks,op,bytes,bound,median_ms,speedup_vs_plain,raw_bytes,wire_bytes,ratio,max_err\n");
+    if (me == 0)
+      std::printf("backend,ranks,op,bytes,bound,median_ms,speedup_vs_plain,raw_bytes,wire_bytes,ratio,max_err\n");
     for (const auto& backend : backends) {
       for (const auto& op : ops) {
         const bool gather = op == "all_gather";
@@ -112,8 +113,8 @@ int main(int argc, char** argv) {
                 else
                   cz::all_reduce(backend, in.data(), out.data(), count, DType::f32, ReduceOp::sum, bounds[k], st);
               }
-              const double ms =
-                  slowest(backend, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+              const double ms = slowest(
+                  backend, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
               if (r == 0) {
                 double e = 0;
                 for (std::size_t i = 0; i < out.size(); ++i)
@@ -146,8 +147,8 @@ int main(int argc, char** argv) {
             const double wire = plain ? raw_all : sums[3 * k + 1];
             const double ms = median(times[k]);
             std::printf("%s,%d,%s,%zu,%s,%.3f,%.2f,%.0f,%.0f,%.2f,%.3g\n", backend.c_str(), p, op.c_str(),
-                        count * sizeof(float), bound_names[k].c_str(), ms, plain_ms > 0 ? plain_ms / ms : 0.0,
-                        raw_all, wire, wire > 0 ? raw_all / wire : 0.0, maxes[3 * k + 2]);
+                        count * sizeof(float), bound_names[k].c_str(), ms, plain_ms > 0 ? plain_ms / ms : 0.0, raw_all,
+                        wire, wire > 0 ? raw_all / wire : 0.0, maxes[3 * k + 2]);
           }
           std::fflush(stdout);
         }

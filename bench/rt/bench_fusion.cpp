@@ -57,10 +57,11 @@ int main(int argc, char** argv) {
   app.add_option("--cycles-us", cycles_arg, "values of T (microseconds)");
   app.add_option("--ops", ops, "operations per measurement");
   app.add_option("--op", op_arg,
-                 "allreduce, broadcast, allgather, reducescatter, alltoall, alltoallv (rank r sends rank j (1 + (r + j) % 3) / 2 "
+                 "allreduce, broadcast, allgather, reducescatter, alltoall, alltoallv (rank r sends rank j (1 + (r + "
+                 "j) % 3) / 2 "
                  "x the bytes), reduce, gather or scatter")
-      ->check(CLI::IsMember({"allreduce", "broadcast", "allgather", "reducescatter", "alltoall", "alltoallv", "reduce", "gather",
-                             "scatter"}));
+      ->check(CLI::IsMember({"allreduce", "broadcast", "allgather", "reducescatter", "alltoall", "alltoallv", "reduce",
+                             "gather", "scatter"}));
   app.add_option("--bytes", bytes_arg, "bytes per operation and rank");
   app.add_option("--reps", reps, "repetitions (medians reported)");
   CLI11_PARSE(app, argc, argv);
@@ -71,8 +72,8 @@ int main(int argc, char** argv) {
     const int me = rt::rank("auto"), world = rt::size("auto");
     std::string backend_of_run;
     const bool gather = op_arg == "allgather", bcast = op_arg == "broadcast", rs = op_arg == "reducescatter",
-               a2a = op_arg == "alltoall", red = op_arg == "reduce", gat = op_arg == "gather", sca = op_arg == "scatter",
-               a2av = op_arg == "alltoallv";
+               a2a = op_arg == "alltoall", red = op_arg == "reduce", gat = op_arg == "gather",
+               sca = op_arg == "scatter", a2av = op_arg == "alltoallv";
     const std::size_t world_n = static_cast<std::size_t>(world), me_n = static_cast<std::size_t>(me);
     // alltoallv: rank r's block for rank j holds (count / 2) x (1 + (r + j) % 3) elements, blocks back to back.
     auto pair = [&](std::size_t r, std::size_t j) { return count / 2 * (1 + (r + j) % 3); };
@@ -93,9 +94,13 @@ int main(int argc, char** argv) {
     // Inputs of world x count elements for a reduce-scatter, an all-to-all and a scatter; results
     // apart from the input for all but the in-place all-reduce, broadcast and reduce.
     std::vector<std::vector<float>> data(static_cast<std::size_t>(ops),
-                                         std::vector<float>(a2av ? v_in : rs || a2a || sca ? count * world_n : count));
+                                         std::vector<float>(a2av               ? v_in
+                                                            : rs || a2a || sca ? count * world_n
+                                                                               : count));
     std::vector<std::vector<float>> results(gather || rs || a2a || a2av || gat || sca ? data.size() : 0,
-                                            std::vector<float>(a2av ? v_out : rs || sca ? count : count * world_n));
+                                            std::vector<float>(a2av        ? v_out
+                                                               : rs || sca ? count
+                                                                           : count * world_n));
     auto fill = [&] {
       for (std::size_t i = 0; i < data.size(); ++i)
         for (std::size_t e = 0; e < data[i].size(); ++e) data[i][e] = static_cast<float>((i + e) % 7 + me_n);
@@ -135,10 +140,12 @@ int main(int argc, char** argv) {
       float* d = data[i].data();
       if (gather) return rt::all_gather(backend_of_run, d, results[i].data(), count, DType::f32, async_op);
       if (bcast) return rt::broadcast(backend_of_run, d, count, DType::f32, 0, async_op);
-      if (rs) return rt::reduce_scatter(backend_of_run, d, results[i].data(), count, DType::f32, ReduceOp::sum, async_op);
+      if (rs)
+        return rt::reduce_scatter(backend_of_run, d, results[i].data(), count, DType::f32, ReduceOp::sum, async_op);
       if (a2a) return rt::all_to_all_single(backend_of_run, d, results[i].data(), count, DType::f32, async_op);
       if (a2av)
-        return rt::all_to_allv(backend_of_run, d, v_send, v_sdispl, results[i].data(), v_recv, v_rdispl, DType::f32, async_op);
+        return rt::all_to_allv(backend_of_run, d, v_send, v_sdispl, results[i].data(), v_recv, v_rdispl, DType::f32,
+                               async_op);
       if (red) return rt::reduce(backend_of_run, d, d, count, DType::f32, ReduceOp::sum, 0, async_op);
       if (gat) return rt::gather(backend_of_run, d, results[i].data(), count, DType::f32, 0, async_op);
       if (sca) return rt::scatter(backend_of_run, d, results[i].data(), count, DType::f32, 0, async_op);
@@ -150,20 +157,24 @@ int main(int argc, char** argv) {
       if (bcast) return fusion.broadcast(backend_of_run, d, count, DType::f32, 0);
       if (rs) return fusion.reduce_scatter(backend_of_run, d, results[i].data(), count, DType::f32, ReduceOp::sum);
       if (a2a) return fusion.all_to_all_single(backend_of_run, d, results[i].data(), count, DType::f32);
-      if (a2av) return fusion.all_to_allv(backend_of_run, d, v_send, v_sdispl, results[i].data(), v_recv, v_rdispl, DType::f32);
+      if (a2av)
+        return fusion.all_to_allv(backend_of_run, d, v_send, v_sdispl, results[i].data(), v_recv, v_rdispl, DType::f32);
       if (red) return fusion.reduce(backend_of_run, d, d, count, DType::f32, ReduceOp::sum, 0);
       if (gat) return fusion.gather(backend_of_run, d, results[i].data(), count, DType::f32, 0);
       if (sca) return fusion.scatter(backend_of_run, d, results[i].data(), count, DType::f32, 0);
       return fusion.all_reduce(backend_of_run, d, d, count, DType::f32, ReduceOp::sum);
     };
     if (me == 0)
-      std::printf("op,backend,ranks,ops,bytes,B,T_us,blocking_ms,async_ms,fused_ms,speedup_vs_blocking,speedup_vs_async,buffers\n");
+      std::printf(
+          "op,backend,ranks,ops,bytes,B,T_us,blocking_ms,async_ms,fused_ms,speedup_vs_blocking,speedup_vs_async,"
+          "buffers\n");
     for (const auto& backend : backends) {
       backend_of_run = backend;
       for (const auto& b_text : chorus::split_list(buffers_arg)) {
         for (const auto& t_text : chorus::split_list(cycles_arg)) {
-          const rt::FusionOptions options{.buffer_bytes = static_cast<std::size_t>(chorus::parse_bytes(b_text, "--buffers")),
-                                          .cycle_us = std::stoll(t_text)};
+          const rt::FusionOptions options{
+              .buffer_bytes = static_cast<std::size_t>(chorus::parse_bytes(b_text, "--buffers")),
+              .cycle_us = std::stoll(t_text)};
           rt::Fusion fusion({backend}, options);
           std::vector<double> blocking, async, fused;
           std::vector<rt::Work> works(static_cast<std::size_t>(ops));
@@ -177,16 +188,14 @@ int main(int argc, char** argv) {
             fill();
             rt::barrier(backend);
             t0 = std::chrono::steady_clock::now();
-            for (std::size_t i = 0; i < data.size(); ++i)
-              works[i] = direct(i, true);
+            for (std::size_t i = 0; i < data.size(); ++i) works[i] = direct(i, true);
             for (auto& w : works) w.wait();
             const double a_ms = slowest_ms(backend, t0);
             if (r == 0) check();
             fill();
             rt::barrier(backend);
             t0 = std::chrono::steady_clock::now();
-            for (std::size_t i = 0; i < data.size(); ++i)
-              works[i] = fused_op(fusion, i);
+            for (std::size_t i = 0; i < data.size(); ++i) works[i] = fused_op(fusion, i);
             for (auto& w : works) w.wait();
             const double f_ms = slowest_ms(backend, t0);
             if (r == 0) check();
@@ -197,16 +206,18 @@ int main(int argc, char** argv) {
           }
           const auto st = fusion.stats();
           if (me == 0)
-            std::printf("%s,%s,%d,%d,%zu,%zu,%lld,%.3f,%.3f,%.3f,%.2f,%.2f,%.1f\n", op_arg.c_str(), backend.c_str(), world, ops,
-                        count * sizeof(float), options.buffer_bytes, static_cast<long long>(options.cycle_us),
-                        median(blocking), median(async), median(fused), median(blocking) / median(fused),
-                        median(async) / median(fused), static_cast<double>(st.buffers) / (reps + 1));
+            std::printf("%s,%s,%d,%d,%zu,%zu,%lld,%.3f,%.3f,%.3f,%.2f,%.2f,%.1f\n", op_arg.c_str(), backend.c_str(),
+                        world, ops, count * sizeof(float), options.buffer_bytes,
+                        static_cast<long long>(options.cycle_us), median(blocking), median(async), median(fused),
+                        median(blocking) / median(fused), median(async) / median(fused),
+                        static_cast<double>(st.buffers) / (reps + 1));
           std::fflush(stdout);
         }
       }
     }
     rt::all_reduce(backends.front(), &wrong, &wrong, 1, DType::i64, ReduceOp::sum);
-    if (me == 0 && wrong != 0) std::fprintf(stderr, "bench_fusion: %lld wrong results\n", static_cast<long long>(wrong));
+    if (me == 0 && wrong != 0)
+      std::fprintf(stderr, "bench_fusion: %lld wrong results\n", static_cast<long long>(wrong));
     rt::finalize();
     return wrong == 0 ? 0 : 1;
   } catch (const chorus::InputError& e) {

@@ -71,12 +71,18 @@ int run(int argc, char** argv) {
       if (i + 1 >= argc) throw std::runtime_error(a + " needs a value");
       return argv[++i];
     };
-    if (a == "--store") store_dir = value();
-    else if (a == "--sizes") sizes = value();
-    else if (a == "--iters") iters = std::stoi(value());
-    else if (a == "--warmup") warmup = std::stoi(value());
-    else if (a == "--algos") algos = value();
-    else if (a == "--device-any-cpu") device_any_cpu = true;
+    if (a == "--store")
+      store_dir = value();
+    else if (a == "--sizes")
+      sizes = value();
+    else if (a == "--iters")
+      iters = std::stoi(value());
+    else if (a == "--warmup")
+      warmup = std::stoi(value());
+    else if (a == "--algos")
+      algos = value();
+    else if (a == "--device-any-cpu")
+      device_any_cpu = true;
     else {
       std::fprintf(stderr, "bench_gloo_plain: unknown argument '%s'\n", a.c_str());
       return 2;
@@ -128,8 +134,9 @@ int run(int argc, char** argv) {
     gloo::allreduce(opts);
   };
 
-  if (rank == 0) std::printf("%-10s %12s %6s %12s %12s %12s %12s %12s\n", "impl", "bytes", "ranks", "min_us",
-                             "mean_us", "max_us", "algbw_GBps", "busbw_GBps");
+  if (rank == 0)
+    std::printf("%-10s %12s %6s %12s %12s %12s %12s %12s\n", "impl", "bytes", "ranks", "min_us", "mean_us", "max_us",
+                "algbw_GBps", "busbw_GBps");
   for (const auto& algo : split(algos)) {
     if (algo != "ring" && algo != "hd") {
       std::fprintf(stderr, "bench_gloo_plain: unknown algorithm '%s' (ring, hd)\n", algo.c_str());
@@ -140,8 +147,9 @@ int run(int argc, char** argv) {
       const std::size_t count = std::max<std::size_t>(bytes / sizeof(float), 1);
       std::vector<float> in(count, 1.0f), out(count, 0.0f);
       std::unique_ptr<gloo::AllreduceHalvingDoubling<float>> hd;
-      if (algo == "hd") hd = std::make_unique<gloo::AllreduceHalvingDoubling<float>>(
-                            context, std::vector<float*>{out.data()}, static_cast<int>(count));
+      if (algo == "hd")
+        hd = std::make_unique<gloo::AllreduceHalvingDoubling<float>>(context, std::vector<float*>{out.data()},
+                                                                     static_cast<int>(count));
       auto once = [&] {
         if (hd) {
           std::memcpy(out.data(), in.data(), count * sizeof(float));

@@ -88,14 +88,16 @@ int main(int argc, char** argv) {
     const int n = grid.size(), me = grid.rank;
     const std::size_t unit = static_cast<std::size_t>(n) * 4;  // every chunk count's pieces whole
     std::size_t count = bytes / sizeof(float) / unit * unit;
-    for (int c : chunk_counts) count = count / (unit * static_cast<std::size_t>(c)) * (unit * static_cast<std::size_t>(c));
+    for (int c : chunk_counts)
+      count = count / (unit * static_cast<std::size_t>(c)) * (unit * static_cast<std::size_t>(c));
     if (count == 0) throw InputError("--size", "too small for the grid and chunk counts");
 
     const net::Network network = rt::grid_network(dims);
     std::vector<rt::ScheduleExecutor> executors;
     for (int c : chunk_counts) {
-      sched::Schedule s = sched::make_schedule(network, coll::CollectiveOp::kAllReduce, static_cast<double>(count * sizeof(float)),
-                                               c, sched::parse_scheduler("baseline"));
+      sched::Schedule s =
+          sched::make_schedule(network, coll::CollectiveOp::kAllReduce, static_cast<double>(count * sizeof(float)), c,
+                               sched::parse_scheduler("baseline"));
       s = sim::run_schedule(network, std::move(s)).schedule;  // fills in the per-dimension order
       rt::ExecutorOptions eo;
       eo.network = &network;
@@ -104,8 +106,8 @@ int main(int argc, char** argv) {
     }
 
     std::vector<float> buf(count), scratch(count);
-    const std::size_t h0 = count / static_cast<std::size_t>(dims[0]);   // after dimension 1's cut
-    const std::size_t h1 = h0 / static_cast<std::size_t>(dims[1]);      // after dimension 2's
+    const std::size_t h0 = count / static_cast<std::size_t>(dims[0]);  // after dimension 1's cut
+    const std::size_t h1 = h0 / static_cast<std::size_t>(dims[1]);     // after dimension 2's
     const std::size_t at0 = static_cast<std::size_t>(grid.coords[0]) * h0;
     const std::size_t at1 = at0 + static_cast<std::size_t>(grid.coords[1]) * h1;
     // The four calls, each timed on this rank (rank 0 prints the means).
@@ -130,9 +132,12 @@ int main(int argc, char** argv) {
     std::vector<Method> methods{{"flat shm all-reduce", {}}, {"by hand: 4 group calls", {}}};
     for (int c : chunk_counts) methods.push_back({fmt::format("executor, {} chunk{}", c, c == 1 ? "" : "s"), {}});
     auto run = [&](std::size_t m) {
-      if (m == 0) rt::all_reduce("shm", buf.data(), buf.data(), count, rt::DType::f32, rt::ReduceOp::sum);
-      else if (m == 1) by_hand();
-      else executors[m - 2].run(buf.data(), count);
+      if (m == 0)
+        rt::all_reduce("shm", buf.data(), buf.data(), count, rt::DType::f32, rt::ReduceOp::sum);
+      else if (m == 1)
+        by_hand();
+      else
+        executors[m - 2].run(buf.data(), count);
     };
     // Inputs: small integers, so every sum is exact and every element checkable.
     auto fill = [&] {
@@ -154,18 +159,21 @@ int main(int argc, char** argv) {
           for (std::size_t i = 0; i < count; ++i) {
             const float want = static_cast<float>(n * (n + 1) / 2 + n * static_cast<int>(i % 7));
             if (buf[i] != want)
-              throw std::runtime_error(fmt::format("{}: rank {} element {} is {}, expected {}", methods[m].name, me, i, buf[i], want));
+              throw std::runtime_error(
+                  fmt::format("{}: rank {} element {} is {}, expected {}", methods[m].name, me, i, buf[i], want));
           }
       }
     if (me == 0) {
-      std::printf("# %d ranks as a %s grid of shm groups, %zu bytes of float32, %d iterations (+%d warm-up), slowest rank\n",
-                  n, grid_text.c_str(), count * sizeof(float), iters, warmup);
+      std::printf(
+          "# %d ranks as a %s grid of shm groups, %zu bytes of float32, %d iterations (+%d warm-up), slowest rank\n", n,
+          grid_text.c_str(), count * sizeof(float), iters, warmup);
       std::printf("%-26s %10s %10s %10s %14s\n", "method", "mean ms", "median ms", "min ms", "mean / flat");
       const double flat = mean(methods[0].ms);
       for (const auto& m : methods)
         std::printf("%-26s %10.2f %10.2f %10.2f %13.3fx\n", m.name.c_str(), mean(m.ms), median(m.ms),
                     *std::min_element(m.ms.begin(), m.ms.end()), mean(m.ms) / flat);
-      const char* stages[] = {"reduce-scatter, dim 1", "reduce-scatter, dim 2", "all-gather, dim 2", "all-gather, dim 1"};
+      const char* stages[] = {"reduce-scatter, dim 1", "reduce-scatter, dim 2", "all-gather, dim 2",
+                              "all-gather, dim 1"};
       const std::size_t sizes[] = {count, h0, h0, count};
       std::printf("# by hand, per call on rank 0 (mean ms; bytes = the call's full buffer):\n");
       for (std::size_t k = 0; k < 4; ++k)

@@ -45,7 +45,8 @@ void bench(const std::string& workload, const std::string& topology) {
   std::vector<PlanChoice> plans;
   for (int i = 0; i < 200; ++i) {
     PlanChoice plan;
-    for (const auto& c : p.comms) plan.push_back(static_cast<int>(rng.uniform_int(0, static_cast<std::int64_t>(c.options.size()) - 1)));
+    for (const auto& c : p.comms)
+      plan.push_back(static_cast<int>(rng.uniform_int(0, static_cast<std::int64_t>(c.options.size()) - 1)));
     plans.push_back(plan);
   }
   double sink = 0;
@@ -79,10 +80,11 @@ void bench(const std::string& workload, const std::string& topology) {
   const double mcmc = r.evaluations / seconds_since(t0);
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
-  fmt::print("{:<14} {:<18} {:>5} nodes {:>4} comm-ops {:>6} options  build {:>6.3f} s  optSched {:>9.0f}/s  fifo {:>9.0f}/s  "
-             "mcmc {:>9.0f}/s  naive {:>7.1f}/s  ({:.0f}x)  peak RSS {} MB\n",
-             workload, topology, dag.nodes.size(), p.comms.size(), options, build_s, cp, fifo, mcmc, naive, cp / naive,
-             ru.ru_maxrss / 1024);
+  fmt::print(
+      "{:<14} {:<18} {:>5} nodes {:>4} comm-ops {:>6} options  build {:>6.3f} s  optSched {:>9.0f}/s  fifo {:>9.0f}/s  "
+      "mcmc {:>9.0f}/s  naive {:>7.1f}/s  ({:.0f}x)  peak RSS {} MB\n",
+      workload, topology, dag.nodes.size(), p.comms.size(), options, build_s, cp, fifo, mcmc, naive, cp / naive,
+      ru.ru_maxrss / 1024);
   if (sink < 0) fmt::print("{}\n", sink);
 }
 
@@ -100,7 +102,8 @@ int main(int argc, char** argv) {
     cases.emplace_back(a.substr(0, colon), a.substr(colon + 1));
   }
   if (cases.empty())
-    cases = {{"syndicate-fig6", "syndicate-fig6"}, {"dlrm", "syndicate-testbed"}, {"syndicate-a2", "syndicate-testbed"}};
+    cases = {
+        {"syndicate-fig6", "syndicate-fig6"}, {"dlrm", "syndicate-testbed"}, {"syndicate-a2", "syndicate-testbed"}};
   try {
     for (const auto& [w, t] : cases) bench(w, t);
   } catch (const chorus::InputError& e) {

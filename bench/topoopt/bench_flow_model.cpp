@@ -34,7 +34,9 @@ int run(bench::Args& args) {
   std::vector<std::string> fabrics = {"ideal-fat-tree", "expander", "topoopt-oneshot"};
   std::string list;
   while (!args.done()) {
-    if (args.number("--degree", degree) || args.number("--tolerance", tolerance) || args.number("--iterations", iterations)) continue;
+    if (args.number("--degree", degree) || args.number("--tolerance", tolerance) ||
+        args.number("--iterations", iterations))
+      continue;
     if (args.value("--fabrics", list)) {
       fabrics = split_list(list);
       continue;
@@ -42,7 +44,9 @@ int run(bench::Args& args) {
     sizes.push_back(bench::number<int>(args.positional(), "servers"));
   }
   if (sizes.empty()) sizes = {128};
-  std::printf("model,servers,degree,tolerance,fabric,flows,reallocations,full_reallocations,refilled_flows,refilled_bundles,iteration_ms,wall_s,peak_rss_mb\n");
+  std::printf(
+      "model,servers,degree,tolerance,fabric,flows,reallocations,full_reallocations,refilled_flows,refilled_bundles,"
+      "iteration_ms,wall_s,peak_rss_mb\n");
   for (int n : sizes)
     for (const auto& fabric : fabrics) {
       eval::IterationStudyOptions o;
@@ -52,9 +56,10 @@ int run(bench::Args& args) {
       const auto r = eval::run_iteration("topoopt-dlrm", fabric, degree, 100, o);
       rusage ru{};
       getrusage(RUSAGE_SELF, &ru);
-      std::printf("%s,%d,%d,%g,%s,%lld,%lld,%lld,%lld,%lld,%.6f,%.2f,%.1f\n", r.model.c_str(), n, degree, tolerance, fabric.c_str(),
-                  static_cast<long long>(r.flows), static_cast<long long>(r.reallocations),
-                  static_cast<long long>(r.full_reallocations), static_cast<long long>(r.refilled_flows), static_cast<long long>(r.refilled_bundles), r.iteration_ns / 1e6, r.wall_s,
+      std::printf("%s,%d,%d,%g,%s,%lld,%lld,%lld,%lld,%lld,%.6f,%.2f,%.1f\n", r.model.c_str(), n, degree, tolerance,
+                  fabric.c_str(), static_cast<long long>(r.flows), static_cast<long long>(r.reallocations),
+                  static_cast<long long>(r.full_reallocations), static_cast<long long>(r.refilled_flows),
+                  static_cast<long long>(r.refilled_bundles), r.iteration_ns / 1e6, r.wall_s,
                   static_cast<double>(ru.ru_maxrss) / 1024.0);
       std::fflush(stdout);
     }

@@ -15,8 +15,8 @@ enum class CollectiveOp { kAllReduce, kReduceScatter, kAllGather, kAllToAll };
 // the links to that peer (coll/stage_cost.h).
 enum class Phase { kReduceScatter, kAllGather, kAllToAll, kPointToPoint };
 
-std::string_view to_string(CollectiveOp op);   // "allreduce", ...
-std::string_view to_string(Phase phase);       // "RS", "AG", "A2A", "P2P"
+std::string_view to_string(CollectiveOp op);  // "allreduce", ...
+std::string_view to_string(Phase phase);      // "RS", "AG", "A2A", "P2P"
 // Accepts allreduce|all-reduce|all_reduce|ar, reducescatter|rs, allgather|ag, alltoall|a2a.
 bool parse_collective_op(std::string_view text, CollectiveOp& op);
 // The same, or an InputError naming `field`, the closest name and the four names.

@@ -8,10 +8,14 @@ namespace chorus::coll {
 
 StageCost direct_cost(Phase phase, int p, double bytes_before) {
   switch (phase) {
-    case Phase::kReduceScatter: return {1, bytes_before * (p - 1) / p};
-    case Phase::kAllGather: return {1, bytes_before * (p - 1)};
-    case Phase::kAllToAll: return {1, bytes_before * (p - 1) / p};
-    case Phase::kPointToPoint: break;  // not a collective's stage: stage_cost()
+    case Phase::kReduceScatter:
+      return {1, bytes_before * (p - 1) / p};
+    case Phase::kAllGather:
+      return {1, bytes_before * (p - 1)};
+    case Phase::kAllToAll:
+      return {1, bytes_before * (p - 1) / p};
+    case Phase::kPointToPoint:
+      break;  // not a collective's stage: stage_cost()
   }
   return {};
 }

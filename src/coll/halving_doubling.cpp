@@ -12,10 +12,14 @@ namespace chorus::coll {
 StageCost halving_doubling_cost(Phase phase, int p, double bytes_before) {
   const int steps = std::bit_width(static_cast<unsigned>(p)) - 1;  // log2(p), p a power of two
   switch (phase) {
-    case Phase::kReduceScatter: return {steps, bytes_before * (p - 1) / p};
-    case Phase::kAllGather: return {steps, bytes_before * (p - 1)};
-    case Phase::kAllToAll: return pairwise_all_to_all_cost(p, bytes_before);
-    case Phase::kPointToPoint: break;  // not a collective's stage: stage_cost()
+    case Phase::kReduceScatter:
+      return {steps, bytes_before * (p - 1) / p};
+    case Phase::kAllGather:
+      return {steps, bytes_before * (p - 1)};
+    case Phase::kAllToAll:
+      return pairwise_all_to_all_cost(p, bytes_before);
+    case Phase::kPointToPoint:
+      break;  // not a collective's stage: stage_cost()
   }
   return {};
 }

@@ -9,14 +9,17 @@ namespace chorus::coll {
 
 StageCost ring_cost(Phase phase, int p, double bytes_before) {
   switch (phase) {
-    case Phase::kReduceScatter: return {p - 1, bytes_before * (p - 1) / p};
-    case Phase::kAllGather: return {p - 1, bytes_before * (p - 1)};
+    case Phase::kReduceScatter:
+      return {p - 1, bytes_before * (p - 1) / p};
+    case Phase::kAllGather:
+      return {p - 1, bytes_before * (p - 1)};
     case Phase::kAllToAll: {
       double hops = 0;
       for (int d = 1; d < p; ++d) hops += (d < p - d) ? d : p - d;
       return {p / 2, bytes_before / p * hops};
     }
-    case Phase::kPointToPoint: break;  // not a collective's stage: stage_cost()
+    case Phase::kPointToPoint:
+      break;  // not a collective's stage: stage_cost()
   }
   return {};
 }

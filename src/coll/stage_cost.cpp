@@ -8,9 +8,12 @@ namespace chorus::coll {
 
 std::string_view algorithm_name(const net::Dimension& dim, Phase phase) {
   switch (dim.kind) {
-    case net::DimKind::kRing: return "ring";
-    case net::DimKind::kFullyConnected: return "direct";
-    case net::DimKind::kSwitch: return phase == Phase::kAllToAll ? "pairwise" : "halving_doubling";
+    case net::DimKind::kRing:
+      return "ring";
+    case net::DimKind::kFullyConnected:
+      return "direct";
+    case net::DimKind::kSwitch:
+      return phase == Phase::kAllToAll ? "pairwise" : "halving_doubling";
   }
   return "?";
 }
@@ -29,9 +32,12 @@ double stage_bandwidth_gbps(const net::Dimension& dim, Phase phase) {
 StageCost stage_cost(const net::Dimension& dim, Phase phase, double bytes_before) {
   if (phase == Phase::kPointToPoint) return {1, bytes_before};
   switch (dim.kind) {
-    case net::DimKind::kRing: return ring_cost(phase, dim.size, bytes_before);
-    case net::DimKind::kFullyConnected: return direct_cost(phase, dim.size, bytes_before);
-    case net::DimKind::kSwitch: return halving_doubling_cost(phase, dim.size, bytes_before);
+    case net::DimKind::kRing:
+      return ring_cost(phase, dim.size, bytes_before);
+    case net::DimKind::kFullyConnected:
+      return direct_cost(phase, dim.size, bytes_before);
+    case net::DimKind::kSwitch:
+      return halving_doubling_cost(phase, dim.size, bytes_before);
   }
   return {};
 }

@@ -11,8 +11,8 @@
 namespace chorus::coll {
 
 struct StageCost {
-  int steps = 0;            // algorithm steps, each paying the dimension's step latency
-  double bytes_sent = 0;    // n: bytes each NPU sends on this dimension
+  int steps = 0;          // algorithm steps, each paying the dimension's step latency
+  double bytes_sent = 0;  // n: bytes each NPU sends on this dimension
 };
 
 // The per-algorithm formulas, one file each (ring.cpp, direct.cpp, halving_doubling.cpp,

@@ -26,8 +26,10 @@ std::string cell(const nlohmann::json& v) {
 void flatten(const nlohmann::json& object, const std::string& prefix, const std::string& skip, Cells& out) {
   for (const auto& [key, value] : object.items()) {
     if (key == skip) continue;
-    if (value.is_object()) flatten(value, prefix + key + ".", "", out);
-    else if (!value.is_array()) out.emplace_back(prefix + key, cell(value));
+    if (value.is_object())
+      flatten(value, prefix + key + ".", "", out);
+    else if (!value.is_array())
+      out.emplace_back(prefix + key, cell(value));
   }
 }
 

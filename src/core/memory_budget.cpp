@@ -38,7 +38,8 @@ void require_memory(double estimate_bytes, const std::string& field, const std::
   const auto budget = static_cast<double>(memory_budget_bytes());
   if (estimate_bytes > budget)
     throw InputError(field, fmt::format("{} needs about {}, more than the {} this machine can give (available memory, "
-                                        "ulimit -v)", what, gib(estimate_bytes), gib(budget)));
+                                        "ulimit -v)",
+                                        what, gib(estimate_bytes), gib(budget)));
 }
 
 void require_range(long long value, long long lo, long long hi, const std::string& field) {

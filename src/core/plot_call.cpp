@@ -105,8 +105,8 @@ std::vector<std::string> draw_figures(const std::string& study, const std::strin
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     const std::string how = WIFEXITED(status) ? fmt::format("exit status {}", WEXITSTATUS(status))
                                               : fmt::format("signal {}", WTERMSIG(status));
-    throw InputError("plot", fmt::format("'{}' failed ({}; its message is above); the data files are written",
-                                         shown, how));
+    throw InputError("plot",
+                     fmt::format("'{}' failed ({}; its message is above); the data files are written", shown, how));
   }
   std::vector<std::string> written;
   std::size_t start = 0;

@@ -46,12 +46,14 @@ void write_text_file(const std::string& path, const std::string& content) {
     err = errno;
   }
   if (!ok) {
-    throw InputError(path, "cannot write: " +
-                               (err != 0 ? std::generic_category().message(err) : std::string("write failed")));
+    throw InputError(
+        path, "cannot write: " + (err != 0 ? std::generic_category().message(err) : std::string("write failed")));
   }
 }
 
-void write_json_file(const std::string& path, const nlohmann::json& json) { write_text_file(path, json.dump(1) + "\n"); }
+void write_json_file(const std::string& path, const nlohmann::json& json) {
+  write_text_file(path, json.dump(1) + "\n");
+}
 
 void ensure_writable_dir(const std::string& dir) {
   std::error_code ec;
@@ -62,7 +64,8 @@ void ensure_writable_dir(const std::string& dir) {
   std::FILE* f = std::fopen(probe.c_str(), "wb");
   if (f == nullptr) {
     const int err = errno;
-    throw InputError("--out", fmt::format("cannot write into directory '{}': {}", dir, std::generic_category().message(err)));
+    throw InputError("--out",
+                     fmt::format("cannot write into directory '{}': {}", dir, std::generic_category().message(err)));
   }
   std::fclose(f);
   std::filesystem::remove(probe, ec);

@@ -27,16 +27,27 @@ Bytes parse_bytes(std::string_view text, const std::string& field) {
   while (!unit.empty() && std::isspace(static_cast<unsigned char>(unit.front()))) unit.erase(0, 1);
   for (auto& c : unit) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   double mult = 0;
-  if (unit.empty() || unit == "b") mult = 1;
-  else if (unit == "k" || unit == "kib") mult = 1024.0;
-  else if (unit == "m" || unit == "mib") mult = 1024.0 * 1024;
-  else if (unit == "g" || unit == "gib") mult = 1024.0 * 1024 * 1024;
-  else if (unit == "t" || unit == "tib") mult = 1024.0 * 1024 * 1024 * 1024;
-  else if (unit == "kb") mult = 1e3;
-  else if (unit == "mb") mult = 1e6;
-  else if (unit == "gb") mult = 1e9;
-  else if (unit == "tb") mult = 1e12;
-  else throw InputError(field, fmt::format("unknown size unit '{}' in '{}' (use B, KiB, MiB, GiB, KB, MB, GB)", unit, text));
+  if (unit.empty() || unit == "b")
+    mult = 1;
+  else if (unit == "k" || unit == "kib")
+    mult = 1024.0;
+  else if (unit == "m" || unit == "mib")
+    mult = 1024.0 * 1024;
+  else if (unit == "g" || unit == "gib")
+    mult = 1024.0 * 1024 * 1024;
+  else if (unit == "t" || unit == "tib")
+    mult = 1024.0 * 1024 * 1024 * 1024;
+  else if (unit == "kb")
+    mult = 1e3;
+  else if (unit == "mb")
+    mult = 1e6;
+  else if (unit == "gb")
+    mult = 1e9;
+  else if (unit == "tb")
+    mult = 1e12;
+  else
+    throw InputError(field,
+                     fmt::format("unknown size unit '{}' in '{}' (use B, KiB, MiB, GiB, KB, MB, GB)", unit, text));
   double bytes = value * mult;
   if (!(bytes >= 0) || bytes > 1e18 || bytes != std::floor(bytes)) {
     throw InputError(field, fmt::format("'{}' is not a whole number of bytes", text));
@@ -56,8 +67,11 @@ std::string group_digits(double value) {
 }
 
 std::string format_bytes(Bytes bytes) {
-  struct Unit { Bytes mult; const char* name; };
-  static constexpr Unit units[] = {{kGiB, "GiB"}, {kMiB, "MiB"}, {kKiB, "KiB"},
+  struct Unit {
+    Bytes mult;
+    const char* name;
+  };
+  static constexpr Unit units[] = {{kGiB, "GiB"},         {kMiB, "MiB"},      {kKiB, "KiB"},
                                    {1000000000ULL, "GB"}, {1000000ULL, "MB"}, {1000ULL, "KB"}};
   if (bytes == 0) return "0 B";
   for (const auto& u : units) {

@@ -17,9 +17,7 @@ inline constexpr Bytes kGiB = 1024 * kMiB;
 constexpr double gbps_to_bytes_per_ns(double bandwidth_gbps) { return bandwidth_gbps / 8.0; }
 
 // Time to push `bytes` through `bandwidth_gbps`, in ns.
-constexpr double transfer_time_ns(double bytes, double bandwidth_gbps) {
-  return bytes * 8.0 / bandwidth_gbps;
-}
+constexpr double transfer_time_ns(double bytes, double bandwidth_gbps) { return bytes * 8.0 / bandwidth_gbps; }
 
 // Parses a byte size: "1048576", "64KiB", "1MiB", "1GiB", "100MB" (decimal, 10^6),
 // "1.5GB", "4K" (binary). Throws InputError naming `field` on bad text.

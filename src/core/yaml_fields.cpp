@@ -33,7 +33,9 @@ void check_keys(const Source& src, const YAML::Node& map, const std::vector<std:
     // yaml-cpp keeps both entries of a repeated key and reads the first: the second would be
     // ignored without a word.
     for (const auto& [k, node] : seen)
-      if (k == key) throw InputError(src.at(kv.first), fmt::format("{}key '{}' given twice (first at {})", where, key, src.at(node)));
+      if (k == key)
+        throw InputError(src.at(kv.first),
+                         fmt::format("{}key '{}' given twice (first at {})", where, key, src.at(node)));
     seen.emplace_back(key, kv.first);
     if (std::find(allowed.begin(), allowed.end(), key) == allowed.end())
       throw InputError(src.at(kv.first), fmt::format("{}unknown key '{}'{}; allowed keys: {}", where, key,

@@ -45,7 +45,8 @@ T scalar(const Source& src, const YAML::Node& node, const std::string& field, co
       throw InputError(src.at(node), fmt::format("field '{}' must be {} in {}..{}, got '{}'", field, expected,
                                                  std::numeric_limits<T>::min(), std::numeric_limits<T>::max(),
                                                  node.as<std::string>()));
-    throw InputError(src.at(node), fmt::format("field '{}' must be {}, got '{}'", field, expected, node.as<std::string>()));
+    throw InputError(src.at(node),
+                     fmt::format("field '{}' must be {}, got '{}'", field, expected, node.as<std::string>()));
   }
 }
 

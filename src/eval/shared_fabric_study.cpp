@@ -46,7 +46,8 @@ SharedFabricStudy run_shared_fabric_study(int iterations, int shift_steps, const
   study.iterations = iterations;
   study.shift_steps = shift_steps;
   const auto fabric = two_racks_fabric();
-  const std::vector<std::pair<std::string, std::string>> pairs{{"resnet152", "resnet152"}, {"gnmt", "gnmt"}, {"resnet152", "gnmt"}};
+  const std::vector<std::pair<std::string, std::string>> pairs{
+      {"resnet152", "resnet152"}, {"gnmt", "gnmt"}, {"resnet152", "gnmt"}};
   const std::vector<std::string> placements{"contiguous", "topology-aware", "random", "interleaved"};
   const int total = static_cast<int>(pairs.size() * placements.size());
   for (const auto& [wa, wb] : pairs)
@@ -94,17 +95,19 @@ SharedFabricStudy run_shared_fabric_study(int iterations, int shift_steps, const
 
 std::string format_shared_fabric_table(const SharedFabricStudy& study) {
   std::string out = fmt::format(
-      "Two 4-NPU jobs on two racks of four servers (one 100 Gb/s link between the ToRs), {} iterations of GNMT, 5x as many "
+      "Two 4-NPU jobs on two racks of four servers (one 100 Gb/s link between the ToRs), {} iterations of GNMT, 5x as "
+      "many "
       "of ResNet-152;\n"
       "slowdown = iteration time together / alone on the same servers; shift: the second job's start, searched "
       "over {} shifts per iteration\n",
       study.iterations, study.shift_steps);
-  out += fmt::format("{:<20} {:<15} {:<12} {:<12} {:>9} {:>9} {:>9} {:>11} {:>11} {:>10}\n", "jobs a+b", "placement", "servers a",
-                     "servers b", "slow a", "slow b", "total", "shifted a", "shifted b", "shift ms");
+  out += fmt::format("{:<20} {:<15} {:<12} {:<12} {:>9} {:>9} {:>9} {:>11} {:>11} {:>10}\n", "jobs a+b", "placement",
+                     "servers a", "servers b", "slow a", "slow b", "total", "shifted a", "shifted b", "shift ms");
   for (const auto& r : study.rows)
-    out += fmt::format("{:<20} {:<15} {:<12} {:<12} {:>9.3f} {:>9.3f} {:>9.3f} {:>11.3f} {:>11.3f} {:>10.3f}\n", r.workloads, r.placement,
-                       fmt::format("{}", fmt::join(r.servers_a, ",")), fmt::format("{}", fmt::join(r.servers_b, ",")), r.slowdown_a,
-                       r.slowdown_b, r.slowdown_a + r.slowdown_b, r.shifted_slowdown_a, r.shifted_slowdown_b, r.shift_b_ns / 1e6);
+    out += fmt::format("{:<20} {:<15} {:<12} {:<12} {:>9.3f} {:>9.3f} {:>9.3f} {:>11.3f} {:>11.3f} {:>10.3f}\n",
+                       r.workloads, r.placement, fmt::format("{}", fmt::join(r.servers_a, ",")),
+                       fmt::format("{}", fmt::join(r.servers_b, ",")), r.slowdown_a, r.slowdown_b,
+                       r.slowdown_a + r.slowdown_b, r.shifted_slowdown_a, r.shifted_slowdown_b, r.shift_b_ns / 1e6);
   return out;
 }
 
@@ -123,7 +126,8 @@ std::vector<std::string> write_shared_fabric_outputs(const SharedFabricStudy& st
                     {"shifted_slowdown_b", r.shifted_slowdown_b},
                     {"shift_b_ns", r.shift_b_ns},
                     {"simulations", r.evaluations}});
-  const nlohmann::json j{{"fabric", "two-racks"}, {"iterations", study.iterations}, {"shift_steps", study.shift_steps}, {"rows", rows}};
+  const nlohmann::json j{
+      {"fabric", "two-racks"}, {"iterations", study.iterations}, {"shift_steps", study.shift_steps}, {"rows", rows}};
   OutputDir out(out_dir);
   out.write("shared_fabric.json", j.dump(2) + "\n");
   out.write("shared_fabric.csv", json_to_csv(j, "rows"));

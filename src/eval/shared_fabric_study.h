@@ -19,10 +19,10 @@ struct SharedFabricRow {
   std::string workloads;  // "resnet152+gnmt": job a's and job b's
   std::string placement;  // contiguous, topology-aware, random, interleaved
   std::vector<int> servers_a, servers_b;
-  double alone_a_ns = 0, alone_b_ns = 0;  // iteration time alone, on the same servers
-  double slowdown_a = 0, slowdown_b = 0;  // no shift
+  double alone_a_ns = 0, alone_b_ns = 0;                  // iteration time alone, on the same servers
+  double slowdown_a = 0, slowdown_b = 0;                  // no shift
   double shifted_slowdown_a = 0, shifted_slowdown_b = 0;  // with the shifts found
-  double shift_b_ns = 0;                  // the second job's shift found
+  double shift_b_ns = 0;                                  // the second job's shift found
   int evaluations = 0;
 };
 

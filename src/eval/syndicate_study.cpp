@@ -34,7 +34,8 @@ SyndicateStudy run_syndicate_study(const SyndicateStudyOptions& o) {
     std::vector<SyndicateRow> rows;
     double bsplus = 0;
     for (auto m : syndicate::all_methods()) {
-      if (o.progress) fmt::print(stderr, "chorus reproduce syndicate: {} {} ...\n", c.workload, syndicate::to_string(m));
+      if (o.progress)
+        fmt::print(stderr, "chorus reproduce syndicate: {} {} ...\n", c.workload, syndicate::to_string(m));
       const auto r = syndicate::run_method(m, scheduler, problem, search);
       SyndicateRow row;
       row.workload = c.workload;
@@ -59,12 +60,13 @@ SyndicateStudy run_syndicate_study(const SyndicateStudyOptions& o) {
 
 std::vector<std::string> write_syndicate_outputs(const SyndicateStudy& study, const std::string& dir) {
   OutputDir out(dir);
-  std::string csv = "workload,topology,method,iteration_time_ns,throughput_vs_bsplus,compute_idle_fraction,evaluations,search_s,"
-                    "comm_ops,paper_speedup\n";
+  std::string csv =
+      "workload,topology,method,iteration_time_ns,throughput_vs_bsplus,compute_idle_fraction,evaluations,search_s,"
+      "comm_ops,paper_speedup\n";
   for (const auto& r : study.rows)
-    csv += fmt::format("{},{},{},{:.1f},{:.6f},{:.6f},{},{:.4f},{},{}\n", r.workload, r.topology, syndicate::to_string(r.method),
-                       r.iteration_ns, r.throughput_vs_bsplus, r.compute_idle_fraction, r.evaluations, r.search_s, r.comm_ops,
-                       r.paper_speedup);
+    csv += fmt::format("{},{},{},{:.1f},{:.6f},{:.6f},{},{:.4f},{},{}\n", r.workload, r.topology,
+                       syndicate::to_string(r.method), r.iteration_ns, r.throughput_vs_bsplus, r.compute_idle_fraction,
+                       r.evaluations, r.search_s, r.comm_ops, r.paper_speedup);
   out.write("syndicate.csv", csv);
   for (auto& f : draw_figures("syndicate", dir)) out.written().push_back(std::move(f));
   return out.written();
@@ -77,18 +79,22 @@ std::string format_syndicate_table(const SyndicateStudy& study) {
     if (r.workload != last) {
       out += fmt::format("\n{} on {} ({} comm-ops over 2 iterations){}\n", r.workload, r.topology, r.comm_ops,
                          r.paper_speedup > 0 ? fmt::format("; paper: SYNDICATE {:.2f}x BS+", r.paper_speedup) : "");
-      out += fmt::format("  {:<10} {:>13} {:>9} {:>13} {:>11}\n", "method", "iteration ms", "vs BS+", "compute idle", "evaluations");
+      out += fmt::format("  {:<10} {:>13} {:>9} {:>13} {:>11}\n", "method", "iteration ms", "vs BS+", "compute idle",
+                         "evaluations");
       last = r.workload;
     }
-    out += fmt::format("  {:<10} {:>13.4f} {:>8.3f}x {:>12.1f}% {:>11}\n", syndicate::to_string(r.method), r.iteration_ns / 1e6,
-                       r.throughput_vs_bsplus, 100 * r.compute_idle_fraction, r.evaluations);
-    if (r.method == syndicate::Method::kSyndicate && r.paper_speedup > 0 && r.throughput_vs_bsplus < r.paper_speedup - 0.05)
-      below += fmt::format("{}{} {:.2f}x (paper {:.2f}x)", below.empty() ? "" : ", ", r.workload, r.throughput_vs_bsplus,
-                           r.paper_speedup);
+    out += fmt::format("  {:<10} {:>13.4f} {:>8.3f}x {:>12.1f}% {:>11}\n", syndicate::to_string(r.method),
+                       r.iteration_ns / 1e6, r.throughput_vs_bsplus, 100 * r.compute_idle_fraction, r.evaluations);
+    if (r.method == syndicate::Method::kSyndicate && r.paper_speedup > 0 &&
+        r.throughput_vs_bsplus < r.paper_speedup - 0.05)
+      below += fmt::format("{}{} {:.2f}x (paper {:.2f}x)", below.empty() ? "" : ", ", r.workload,
+                           r.throughput_vs_bsplus, r.paper_speedup);
   }
   if (!below.empty())
-    out += fmt::format("\nSYNDICATE over BS+ below the paper: {}; why: docs/syndicate.md, \"Differences from the paper, and "
-                       "what is not done yet\"\n", below);
+    out += fmt::format(
+        "\nSYNDICATE over BS+ below the paper: {}; why: docs/syndicate.md, \"Differences from the paper, and "
+        "what is not done yet\"\n",
+        below);
   return out;
 }
 

@@ -43,7 +43,8 @@ DegradedStudy run_themis_degraded(const DegradedConfig& config, const Progress& 
 
 std::string format_degraded_table(const DegradedStudy& study) {
   std::string out = fmt::format(
-      "All-reduce of {:g} MB in {} chunks; one dimension at a fraction of its bandwidth. Times in us; stale = {} planned on "
+      "All-reduce of {:g} MB in {} chunks; one dimension at a fraction of its bandwidth. Times in us; stale = {} "
+      "planned on "
       "the nominal bandwidths, re-planned = on the degraded ones; loss = stale / re-planned - 1\n",
       study.config.size_bytes / 1e6, study.config.chunks, study.config.themis);
   out += fmt::format("{:<20} {:>3} {:>5} {:>10} {:>10} {:>10} {:>10} {:>10} {:>7} {:>8}\n", "topology", "dim", "frac",

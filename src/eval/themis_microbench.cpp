@@ -79,10 +79,10 @@ MicrobenchReport run_themis_microbench(const MicrobenchConfig& config, const Pro
   report.config = config;
   std::vector<net::Network> extra;
   extra.reserve(config.sweep_topologies.size() + 1);
-  const int total = static_cast<int>(config.topologies.size() * config.sizes_bytes.size() * config.schedulers.size() +
-                                     config.sweep_topologies.size() * config.sweep_chunks.size() *
-                                         config.schedulers.size() +
-                                     config.schedulers.size());
+  const int total =
+      static_cast<int>(config.topologies.size() * config.sizes_bytes.size() * config.schedulers.size() +
+                       config.sweep_topologies.size() * config.sweep_chunks.size() * config.schedulers.size() +
+                       config.schedulers.size());
   int done = 0;
   auto tick = [&](const std::string& label) {
     if (progress) progress(done, total, label);
@@ -168,7 +168,8 @@ std::string format_microbench_tables(const MicrobenchReport& report) {
   out += header + "\n";
   for (double size : cfg.sizes_bytes) {
     std::string line = fmt::format("{:<10}", size_label(size));
-    for (const auto& s : cfg.schedulers) line += fmt::format(" {:>11.1f}%", 100 * mean_utilization(report, size, s).value_or(0.0));
+    for (const auto& s : cfg.schedulers)
+      line += fmt::format(" {:>11.1f}%", 100 * mean_utilization(report, size, s).value_or(0.0));
     out += line + "\n";
   }
   out += fmt::format("\nAvg. BW utilization vs chunks, {} all-reduce (Fig. 10)\n", size_label(cfg.sweep_size_bytes));
@@ -185,12 +186,13 @@ std::string format_microbench_tables(const MicrobenchReport& report) {
       out += line + "\n";
     }
   }
-  out += "\nHeadline (mean over topologies x sizes; paper: baseline 56.31 %, Themis+FIFO 87.67 %, "
-         "Themis+SCF 95.14 %, SCF speedup 1.72x mean, 2.70x max)\n";
+  out +=
+      "\nHeadline (mean over topologies x sizes; paper: baseline 56.31 %, Themis+FIFO 87.67 %, "
+      "Themis+SCF 95.14 %, SCF speedup 1.72x mean, 2.70x max)\n";
   for (const auto& s : report.summary) {
     out += fmt::format("  {:<12} utilization {:>5.1f} %   speedup over baseline {:.2f}x mean, {:.2f}x max ({})\n",
-                       s.scheduler, 100 * s.mean_utilization, s.mean_speedup_over_baseline,
-                       s.max_speedup_over_baseline, s.max_speedup_at);
+                       s.scheduler, 100 * s.mean_utilization, s.mean_speedup_over_baseline, s.max_speedup_over_baseline,
+                       s.max_speedup_at);
   }
   out += "Where and why the model differs from the paper: docs/themis-model.md, \"Results against the paper\"\n";
   return out;

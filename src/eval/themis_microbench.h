@@ -11,17 +11,17 @@
 namespace chorus::eval {
 
 struct MicrobenchConfig {
-  std::vector<net::Network> topologies;        // default: the six of Table 2
-  std::vector<double> sizes_bytes;              // default: 100 MB, 250 MB, 500 MB, 1 GB (decimal)
-  std::vector<std::string> schedulers;          // default: baseline, themis-fifo, themis-scf, ideal
-  int chunks = 64;                              // Sec. 5.3 default
-  std::vector<int> sweep_chunks;                // default: 4, 8, ..., 512 (Fig. 10)
-  std::vector<std::string> sweep_topologies;    // default: 3D-SW_SW_SW_hetero, 4D-Ring_FC_Ring_SW
-  double sweep_size_bytes = 100e6;              // Fig. 10: 100 MB
+  std::vector<net::Network> topologies;                // default: the six of Table 2
+  std::vector<double> sizes_bytes;                     // default: 100 MB, 250 MB, 500 MB, 1 GB (decimal)
+  std::vector<std::string> schedulers;                 // default: baseline, themis-fifo, themis-scf, ideal
+  int chunks = 64;                                     // Sec. 5.3 default
+  std::vector<int> sweep_chunks;                       // default: 4, 8, ..., 512 (Fig. 10)
+  std::vector<std::string> sweep_topologies;           // default: 3D-SW_SW_SW_hetero, 4D-Ring_FC_Ring_SW
+  double sweep_size_bytes = 100e6;                     // Fig. 10: 100 MB
   std::string activity_topology = "3D-SW_SW_SW_homo";  // Fig. 9
-  double activity_size_bytes = 1e9;             // Fig. 9: 1 GB
-  double activity_window_ns = 100e3;            // Fig. 9: 100 us windows
-  int max_chunks_per_dim = 0;                   // sim::SimOptions: 0 = no limit
+  double activity_size_bytes = 1e9;                    // Fig. 9: 1 GB
+  double activity_window_ns = 100e3;                   // Fig. 9: 100 us windows
+  int max_chunks_per_dim = 0;                          // sim::SimOptions: 0 = no limit
 
   static MicrobenchConfig paper_defaults();
 };

@@ -84,8 +84,8 @@ std::optional<SensitivityCrossing> find_crossing(const std::vector<SensitivityPo
   if (points.empty()) return std::nullopt;
   auto p = points;
   std::sort(p.begin(), p.end(), [](const auto& a, const auto& b) { return a.value < b.value; });
-  SensitivityCrossing c{p[0].workload, p[0].axis, paper, p[0].value, p[0].mean_speedup, std::nullopt, 0, 0,
-                        p[0].value, p[0].mean_speedup};
+  SensitivityCrossing c{p[0].workload, p[0].axis, paper, p[0].value, p[0].mean_speedup,
+                        std::nullopt,  0,         0,     p[0].value, p[0].mean_speedup};
   for (const auto& q : p) {
     if (q.is_default) {
       c.default_value = q.value;
@@ -267,9 +267,9 @@ std::string crossing_text(const SensitivityCrossing& c) {
                        c.paper_speedup, what, c.default_value, unit, c.default_speedup, c.best_speedup, c.best_value,
                        unit);
   }
-  const std::string where = c.lo == c.hi ? fmt::format("{} {:.3g}{}", what, c.lo, unit)
-                                         : fmt::format("{} ~{:.3g}{} (between {:.3g} and {:.3g})", what, *c.value, unit,
-                                                       c.lo, c.hi);
+  const std::string where =
+      c.lo == c.hi ? fmt::format("{} {:.3g}{}", what, c.lo, unit)
+                   : fmt::format("{} ~{:.3g}{} (between {:.3g} and {:.3g})", what, *c.value, unit, c.lo, c.hi);
   return fmt::format("{:.2f}x at {}", c.paper_speedup, where);
 }
 
@@ -299,8 +299,8 @@ std::string format_sensitivity_tables(const SensitivityStudy& study) {
         line += fmt::format(" {:>6.3f}x", p.mean_speedup);
       }
       if (head.empty()) continue;
-      out += fmt::format("  {:<9}{}\n  {:<9}{}\n", axis == std::string("batch") ? "batch" : "rate", head, "speedup",
-                         line);
+      out +=
+          fmt::format("  {:<9}{}\n  {:<9}{}\n", axis == std::string("batch") ? "batch" : "rate", head, "speedup", line);
     }
     for (const auto& c : study.crossings)
       if (c.workload == w) out += fmt::format("  paper's {}\n", crossing_text(c));

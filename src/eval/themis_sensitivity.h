@@ -27,7 +27,7 @@ struct SensitivityConfig {
   // Per-NPU mini-batches for each zoo model: the powers of two from 1 up to twice the zoo's
   // batch, with 2: also 3 x 2^k in between (half octaves).
   int batch_steps_per_octave = 1;
-  std::vector<double> compute_rates;   // multipliers on the A100 roofline
+  std::vector<double> compute_rates;  // multipliers on the A100 roofline
   // ASTRA-sim 1.0 text workload (Resnet50_DataParallel.txt) swept over compute_rates at 1 ns
   // per cycle x 1 / rate; empty: none.
   std::string astra_file;  // its rows are named kAstraResNet50
@@ -45,7 +45,7 @@ struct SensitivityConfig {
 // the ASTRA-sim ResNet-50 input (the paper has no ResNet-50); nullopt for others.
 std::optional<double> paper_themis_speedup(const std::string& workload);
 
-struct SensitivityRow {  // one workload x axis value x topology
+struct SensitivityRow {        // one workload x axis value x topology
   std::string workload, axis;  // axis "batch" or "compute"
   double value;                // batch per NPU, or compute rate
   std::string topology;
@@ -64,8 +64,8 @@ struct SensitivityCrossing {  // where the mean speedup equals the paper's, on o
   std::string workload, axis;
   double paper_speedup;
   double default_value, default_speedup;
-  std::optional<double> value;  // interpolated (log axis); nullopt: not within the grid
-  double lo, hi;                // the grid points around it (value set)
+  std::optional<double> value;      // interpolated (log axis); nullopt: not within the grid
+  double lo, hi;                    // the grid points around it (value set)
   double best_value, best_speedup;  // the highest mean speedup on the axis, and where
 };
 

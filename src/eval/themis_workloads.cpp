@@ -123,8 +123,9 @@ std::string format_workload_tables(const WorkloadStudy& study) {
       }
     }
   }
-  out += "\nHeadline (speedup of iteration time over baseline, mean / max over topologies; paper Sec. 6.2: "
-         "Themis 1.49x/2.25x, 1.30x/1.78x, 1.30x/1.77x, 1.25x/1.53x; ideal 1.54x, 1.32x, 1.33x, 1.26x)\n";
+  out +=
+      "\nHeadline (speedup of iteration time over baseline, mean / max over topologies; paper Sec. 6.2: "
+      "Themis 1.49x/2.25x, 1.30x/1.78x, 1.30x/1.77x, 1.25x/1.53x; ideal 1.54x, 1.32x, 1.33x, 1.26x)\n";
   out += fmt::format("  {:<16} {:<12} {:>8} {:>8} {:<20} {:>16}\n", "workload", "scheduler", "mean", "max", "max at",
                      "exposed comm /");
   // The paper's Themis (SCF) mean speedups, Fig. 12 / Sec. 6.2.
@@ -139,10 +140,11 @@ std::string format_workload_tables(const WorkloadStudy& study) {
         below += fmt::format("{}{} {:.2f}x (paper {:.2f}x)", below.empty() ? "" : ", ", w, s.mean_speedup, p);
   }
   if (!below.empty())
-    out += fmt::format("Below the paper: {}; why (the workloads' communication against their compute): "
-                       "docs/workloads.md, \"Results against Themis Fig. 12\"; against batch and compute rate: "
-                       "--sensitivity\n",
-                       below);
+    out += fmt::format(
+        "Below the paper: {}; why (the workloads' communication against their compute): "
+        "docs/workloads.md, \"Results against Themis Fig. 12\"; against batch and compute rate: "
+        "--sensitivity\n",
+        below);
   return out;
 }
 

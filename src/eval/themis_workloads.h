@@ -13,7 +13,7 @@
 namespace chorus::eval {
 
 struct WorkloadStudyConfig {
-  std::vector<std::string> workloads;   // default: resnet152, gnmt, dlrm, transformer-1t
+  std::vector<std::string> workloads;    // default: resnet152, gnmt, dlrm, transformer-1t
   std::vector<net::Network> topologies;  // default: the six of Table 2
   std::vector<std::string> schedulers;   // default: baseline, themis-fifo, themis-scf, ideal
   int iterations = 3;
@@ -37,7 +37,7 @@ struct WorkloadSummary {
   std::string workload, scheduler;
   double mean_speedup, max_speedup;  // iteration time, baseline / scheduler, over topologies
   std::string max_at;
-  double mean_exposed_reduction;     // exposed comm, baseline / scheduler (where > 0)
+  double mean_exposed_reduction;  // exposed comm, baseline / scheduler (where > 0)
 };
 
 struct WorkloadStudy {

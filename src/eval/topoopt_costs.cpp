@@ -39,9 +39,10 @@ std::vector<std::string> write_cost_outputs(const CostStudy& study, const std::s
       "fabric,servers,degree,bandwidth_gbps,server_gbps,tiers,cost_usd,nic_usd,transceivers,switch_ports,"
       "patch_panel_ports,ocs_ports,one_by_two_switches,fibres\n";
   for (const auto& r : study.rows)
-    csv += fmt::format("{},{},{},{},{},{},{:.2f},{:.2f},{},{},{},{},{},{}\n", topoopt::to_string(r.fabric), r.servers, r.degree,
-                       r.bandwidth_gbps, r.server_gbps, r.tiers, r.interconnect_usd, r.nic_usd, r.transceivers, r.switch_ports,
-                       r.patch_panel_ports, r.ocs_ports, r.one_by_two_switches, r.fibres);
+    csv +=
+        fmt::format("{},{},{},{},{},{},{:.2f},{:.2f},{},{},{},{},{},{}\n", topoopt::to_string(r.fabric), r.servers,
+                    r.degree, r.bandwidth_gbps, r.server_gbps, r.tiers, r.interconnect_usd, r.nic_usd, r.transceivers,
+                    r.switch_ports, r.patch_panel_ports, r.ocs_ports, r.one_by_two_switches, r.fibres);
   out.write("cost.csv", csv);
   for (auto& f : draw_figures("topoopt", dir)) out.written().push_back(std::move(f));
   return out.written();
@@ -65,10 +66,13 @@ std::string format_cost_table(const CostStudy& study) {
       last_d = r.degree;
     }
   }
-  out += fmt::format("\nideal Fat-tree / TopoOpt-oneshot: {:.2f}x on average (paper: 3.4x)\n", study.ideal_over_oneshot_mean);
+  out += fmt::format("\nideal Fat-tree / TopoOpt-oneshot: {:.2f}x on average (paper: 3.4x)\n",
+                     study.ideal_over_oneshot_mean);
   out += fmt::format("TopoOpt-reconfig (OCS) / -oneshot (patch panels): {:.2f}x on average (paper: 1.33x)\n",
                      study.reconfig_over_oneshot_mean);
-  out += "How the costs are built, and where they differ from the paper: docs/topoopt.md, \"Costs (Sec. 5.2, Table 3, Fig. 11)\"\n";
+  out +=
+      "How the costs are built, and where they differ from the paper: docs/topoopt.md, \"Costs (Sec. 5.2, Table 3, "
+      "Fig. 11)\"\n";
   return out;
 }
 

@@ -24,9 +24,9 @@ auto algorithm5(int servers, int degree, bool discount) {
 }  // namespace
 
 const std::vector<std::string>& iteration_fabric_names() {
-  static const std::vector<std::string> names = {"ideal-fat-tree", "cost-equivalent-fat-tree", "oversub-fat-tree",
-                                                 "expander",       "sip-ml",                   "topoopt-oneshot",
-                                                 "topoopt-reconfig"};
+  static const std::vector<std::string> names = {
+      "ideal-fat-tree", "cost-equivalent-fat-tree", "oversub-fat-tree", "expander",
+      "sip-ml",         "topoopt-oneshot",          "topoopt-reconfig"};
   return names;
 }
 
@@ -56,7 +56,8 @@ JobFabric job_fabric(const std::string& name, int servers, int degree, double gb
     f.reconfiguration.emplace();
     f.reconfiguration->latency_ns = kSipMlReconfigLatencyNs;
     f.reconfiguration->circuit_gbps = gbps;
-    for (const auto& l : net::sipml_ring(servers, degree, gbps).links) f.reconfiguration->initial.emplace_back(l.from, l.to);
+    for (const auto& l : net::sipml_ring(servers, degree, gbps).links)
+      f.reconfiguration->initial.emplace_back(l.from, l.to);
     f.reconfiguration->allocate = algorithm5(servers, degree, false);
   } else if (name == "topoopt-oneshot") {
     f.graph = topoopt::topology_fabric(topoopt::topology_finder(servers, degree, traffic), gbps);
@@ -68,8 +69,9 @@ JobFabric job_fabric(const std::string& name, int servers, int degree, double gb
     f.reconfiguration->initial = topoopt::topology_finder(servers, degree, traffic).edges;
     f.reconfiguration->allocate = algorithm5(servers, degree, true);
   } else {
-    throw InputError(field, fmt::format("unknown fabric '{}'{}; choose one of: {}", name,
-                                           did_you_mean(name, iteration_fabric_names()), fmt::join(iteration_fabric_names(), ", ")));
+    throw InputError(
+        field, fmt::format("unknown fabric '{}'{}; choose one of: {}", name,
+                           did_you_mean(name, iteration_fabric_names()), fmt::join(iteration_fabric_names(), ", ")));
   }
   f.graph.name = fmt::format("{}-n{}-d{}-{}g", name, servers, degree, gbps);
   return f;

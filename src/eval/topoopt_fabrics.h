@@ -20,11 +20,11 @@ const std::vector<std::string>& iteration_fabric_names();
 inline constexpr double kSipMlReconfigLatencyNs = 25e3;
 
 struct JobFabric {
-  std::string name;            // one of iteration_fabric_names()
-  net::GraphNetwork graph;     // with the rings of the job's all-reduce groups, where the fabric has its own
+  std::string name;         // one of iteration_fabric_names()
+  net::GraphNetwork graph;  // with the rings of the job's all-reduce groups, where the fabric has its own
   // topoopt-reconfig, sip-ml: the circuits of a reconfigurable fabric, re-planned every 50 ms.
   std::optional<sim::FlowNetworkOptions::Reconfiguration> reconfiguration;
-  double server_gbps = 0;      // what one server can send at once
+  double server_gbps = 0;  // what one server can send at once
 };
 
 // The fabric `name` for `servers` servers of degree d at `gbps` per interface:

@@ -14,8 +14,8 @@
 namespace chorus::eval {
 
 struct Heatmap {
-  std::string figure;  // "fig4" or "fig9"
-  std::string label;   // "p = 1", ..., "TopoOpt d = 6"
+  std::string figure;                      // "fig4" or "fig9"
+  std::string label;                       // "p = 1", ..., "TopoOpt d = 6"
   std::vector<std::vector<double>> bytes;  // [src][dst]
 };
 

@@ -44,7 +44,8 @@ StudyJob make_job(const std::string& model, const IterationStudyOptions& o) {
 IterationRow run_on(const StudyJob& job, const std::string& model, const std::string& name, int degree, double gbps,
                     const IterationStudyOptions& o) {
   const auto t0 = std::chrono::steady_clock::now();
-  const auto fabric = job_fabric(name, o.servers, degree, gbps, job.traffic, o.seed, "--fabrics", o.reconfig_latency_us * 1e3);
+  const auto fabric =
+      job_fabric(name, o.servers, degree, gbps, job.traffic, o.seed, "--fabrics", o.reconfig_latency_us * 1e3);
   sim::FlowNetworkOptions flow_options;
   flow_options.batch_tolerance = o.batch_tolerance;
   flow_options.reconfiguration = fabric.reconfiguration;
@@ -91,7 +92,8 @@ IterationStudy run_iteration_study(const IterationStudyOptions& o) {
   for (const auto& name : fabrics)
     if (std::find(known.begin(), known.end(), name) == known.end())
       throw InputError("--fabrics", fmt::format("unknown fabric '{}'; choose from: {}", name, fmt::join(known, ", ")));
-  for (const auto& model : o.models) topoopt::server_job(model, o.servers, server_spec(o), 1, "--models");  // unknown names fail before any run
+  for (const auto& model : o.models)
+    topoopt::server_job(model, o.servers, server_spec(o), 1, "--models");  // unknown names fail before any run
   if (!o.reconfig_latencies_us.empty())
     for (const auto& model : o.reconfig_models) topoopt::server_job(model, o.servers, server_spec(o), 1, "--models");
   for (double l : o.reconfig_latencies_us)
@@ -99,7 +101,8 @@ IterationStudy run_iteration_study(const IterationStudyOptions& o) {
   const int reconfig_runs = o.reconfig_latencies_us.empty() || o.degrees.empty()
                                 ? 0
                                 : static_cast<int>(o.reconfig_models.size() * (o.reconfig_latencies_us.size() + 1));
-  const int total = static_cast<int>(o.models.size() * o.degrees.size() * o.bandwidths.size() * fabrics.size()) + reconfig_runs;
+  const int total =
+      static_cast<int>(o.models.size() * o.degrees.size() * o.bandwidths.size() * fabrics.size()) + reconfig_runs;
   int done = 0;
   for (const auto& model : o.models) {
     const auto job = make_job(model, o);
@@ -140,18 +143,21 @@ IterationStudy run_iteration_study(const IterationStudyOptions& o) {
 std::vector<std::string> write_iteration_outputs(const IterationStudy& study, const std::string& dir) {
   OutputDir out(dir);
   std::string csv =
-      "model,fabric,servers,degree,bandwidth_gbps,server_gbps,iteration_ms,compute_ms,exposed_dp_ms,exposed_mp_ms,flows,"
+      "model,fabric,servers,degree,bandwidth_gbps,server_gbps,iteration_ms,compute_ms,exposed_dp_ms,exposed_mp_ms,"
+      "flows,"
       "reallocations,max_link_utilization,wall_s\n";
   for (const auto& r : study.rows)
-    csv += fmt::format("{},{},{},{},{},{},{:.6f},{:.6f},{:.6f},{:.6f},{},{},{:.4f},{:.3f}\n", r.model, r.fabric, r.servers, r.degree,
-                       r.bandwidth_gbps, r.server_gbps, r.iteration_ns / 1e6, r.compute_ns / 1e6, r.exposed_dp_ns / 1e6,
-                       r.exposed_mp_ns / 1e6, r.flows, r.reallocations, r.max_link_utilization, r.wall_s);
+    csv += fmt::format("{},{},{},{},{},{},{:.6f},{:.6f},{:.6f},{:.6f},{},{},{:.4f},{:.3f}\n", r.model, r.fabric,
+                       r.servers, r.degree, r.bandwidth_gbps, r.server_gbps, r.iteration_ns / 1e6, r.compute_ns / 1e6,
+                       r.exposed_dp_ns / 1e6, r.exposed_mp_ns / 1e6, r.flows, r.reallocations, r.max_link_utilization,
+                       r.wall_s);
   out.write("iterations.csv", csv);
   if (!study.reconfig_rows.empty()) {
-    std::string rc = "model,fabric,servers,degree,bandwidth_gbps,reconfig_latency_us,iteration_ms,reconfigurations,wall_s\n";
+    std::string rc =
+        "model,fabric,servers,degree,bandwidth_gbps,reconfig_latency_us,iteration_ms,reconfigurations,wall_s\n";
     for (const auto& r : study.reconfig_rows)
-      rc += fmt::format("{},{},{},{},{},{},{:.6f},{},{:.3f}\n", r.model, r.fabric, r.servers, r.degree, r.bandwidth_gbps,
-                        r.reconfig_latency_us, r.iteration_ns / 1e6, r.reconfigurations, r.wall_s);
+      rc += fmt::format("{},{},{},{},{},{},{:.6f},{},{:.3f}\n", r.model, r.fabric, r.servers, r.degree,
+                        r.bandwidth_gbps, r.reconfig_latency_us, r.iteration_ns / 1e6, r.reconfigurations, r.wall_s);
     out.write("reconfig.csv", rc);
   }
   for (auto& f : draw_figures("topoopt-iterations", dir)) out.written().push_back(std::move(f));
@@ -162,8 +168,8 @@ std::string format_iteration_table(const IterationStudy& study) {
   const auto& o = study.options;
   const auto fabrics = o.fabrics.empty() ? iteration_fabric_names() : o.fabrics;
   std::string out = fmt::format(
-      "Figs. 12-13: training iteration time, ms ({} servers of {} GPUs; flow-level model; docs/topoopt.md)\n", o.servers,
-      o.gpus_per_server);
+      "Figs. 12-13: training iteration time, ms ({} servers of {} GPUs; flow-level model; docs/topoopt.md)\n",
+      o.servers, o.gpus_per_server);
   for (const auto& model : o.models)
     for (int d : o.degrees) {
       out += fmt::format("\n{}, d = {}\n{:<26}", model, d, "fabric \\ B (Gb/s)");
@@ -172,9 +178,11 @@ std::string format_iteration_table(const IterationStudy& study) {
       for (const auto& name : fabrics) {
         out += fmt::format("{:<26}", name);
         for (const auto& r : study.rows)
-          if (r.model == model && r.degree == d && r.fabric == name) out += fmt::format(" {:>10.3f}", r.iteration_ns / 1e6);
+          if (r.model == model && r.degree == d && r.fabric == name)
+            out += fmt::format(" {:>10.3f}", r.iteration_ns / 1e6);
         for (const auto& q : study.ratios)
-          if (q.model == model && q.degree == d && q.fabric == name) out += fmt::format(" {:>11.2f}x", q.mean_over_topoopt);
+          if (q.model == model && q.degree == d && q.fabric == name)
+            out += fmt::format(" {:>11.2f}x", q.mean_over_topoopt);
         out += "\n";
       }
     }
@@ -184,8 +192,8 @@ std::string format_iteration_table(const IterationStudy& study) {
     for (const auto& r : study.reconfig_rows)
       out += r.fabric == "topoopt-oneshot"
                  ? fmt::format("{:<16} oneshot {:>10.3f}\n", r.model, r.iteration_ns / 1e6)
-                 : fmt::format("{:<16} reconfig {:>8g} us: {:>10.3f}  ({} reconfigurations)\n", r.model, r.reconfig_latency_us,
-                               r.iteration_ns / 1e6, r.reconfigurations);
+                 : fmt::format("{:<16} reconfig {:>8g} us: {:>10.3f}  ({} reconfigurations)\n", r.model,
+                               r.reconfig_latency_us, r.iteration_ns / 1e6, r.reconfigurations);
   }
   return out;
 }

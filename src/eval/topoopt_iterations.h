@@ -27,7 +27,7 @@ struct IterationRow {
   std::int64_t refilled_flows = 0;      // flows given a rate, over all reallocations
   std::int64_t refilled_bundles = 0;    // and the bundles (flows of one path) they came in: the filler's work
   double max_link_utilization = 0;
-  double wall_s = 0;          // simulation time
+  double wall_s = 0;               // simulation time
   double reconfig_latency_us = 0;  // topoopt-reconfig only
   int reconfigurations = 0;        // topoopt-reconfig only
 };
@@ -38,12 +38,12 @@ struct IterationStudyOptions {
   int servers = 128;                 // Figs. 12-13
   std::vector<int> degrees = {4, 8};
   std::vector<double> bandwidths = {10, 25, 40, 100, 200};
-  int gpus_per_server = 4;           // "128 servers with four A100 GPUs": a server = 4 x batch, 4 x compute
-  double gpu_tflops = 156;           // A100 TF32 tensor-core peak (the models train in FP32)
+  int gpus_per_server = 4;  // "128 servers with four A100 GPUs": a server = 4 x batch, 4 x compute
+  double gpu_tflops = 156;  // A100 TF32 tensor-core peak (the models train in FP32)
   double gpu_memory_gbs = 1555;
   int iterations = 2;
-  std::uint64_t seed = 1;            // the expander's
-  double batch_tolerance = 1e-3;     // the flow engine's (0: exact; docs/graph-networks.md has the error)
+  std::uint64_t seed = 1;              // the expander's
+  double batch_tolerance = 1e-3;       // the flow engine's (0: exact; docs/graph-networks.md has the error)
   double reconfig_latency_us = 10000;  // topoopt-reconfig in Figs. 12-13 (the paper: 10 ms OCSs)
   // Circuit fabrics (TopoOpt-reconfig, SiP-ML) re-plan also when flows wait while a circuit idles
   // (true), or only every 50 ms as Appendix D says (false).
@@ -58,7 +58,7 @@ struct IterationStudyOptions {
 
 struct IterationStudy {
   IterationStudyOptions options;
-  std::vector<IterationRow> rows;  // model x degree x bandwidth x fabric
+  std::vector<IterationRow> rows;           // model x degree x bandwidth x fabric
   std::vector<IterationRow> reconfig_rows;  // Fig. 15: model x (oneshot, then reconfig per latency)
   // Per (model, degree): mean over bandwidths of fabric / TopoOpt-oneshot iteration time.
   struct Ratio {

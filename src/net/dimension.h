@@ -15,10 +15,10 @@ bool parse_dim_kind(std::string_view text, DimKind& kind);
 
 struct Dimension {
   DimKind kind = DimKind::kSwitch;
-  int size = 2;                      // P_K: NPUs that talk to each other on this dimension
-  double link_bandwidth_gbps = 0;    // uni-directional, per link
+  int size = 2;                    // P_K: NPUs that talk to each other on this dimension
+  double link_bandwidth_gbps = 0;  // uni-directional, per link
   int links_per_npu = 1;
-  double latency_ns = 0;             // step latency of Themis Sec. 4.4
+  double latency_ns = 0;  // step latency of Themis Sec. 4.4
 
   // Aggregate uni-directional bandwidth one NPU has on this dimension.
   double aggregate_bandwidth_gbps() const { return link_bandwidth_gbps * links_per_npu; }

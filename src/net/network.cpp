@@ -13,9 +13,12 @@ namespace chorus::net {
 
 std::string_view to_string(DimKind kind) {
   switch (kind) {
-    case DimKind::kRing: return "ring";
-    case DimKind::kFullyConnected: return "fully_connected";
-    case DimKind::kSwitch: return "switch";
+    case DimKind::kRing:
+      return "ring";
+    case DimKind::kFullyConnected:
+      return "fully_connected";
+    case DimKind::kSwitch:
+      return "switch";
   }
   return "?";
 }
@@ -23,10 +26,14 @@ std::string_view to_string(DimKind kind) {
 bool parse_dim_kind(std::string_view text, DimKind& kind) {
   std::string t(text);
   std::transform(t.begin(), t.end(), t.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  if (t == "ring") kind = DimKind::kRing;
-  else if (t == "fully_connected" || t == "fullyconnected" || t == "fc") kind = DimKind::kFullyConnected;
-  else if (t == "switch" || t == "sw") kind = DimKind::kSwitch;
-  else return false;
+  if (t == "ring")
+    kind = DimKind::kRing;
+  else if (t == "fully_connected" || t == "fullyconnected" || t == "fc")
+    kind = DimKind::kFullyConnected;
+  else if (t == "switch" || t == "sw")
+    kind = DimKind::kSwitch;
+  else
+    return false;
   return true;
 }
 
@@ -71,12 +78,14 @@ void validate_placement(const std::vector<int>& placement, int servers, const st
   for (std::size_t i = 0; i < placement.size(); ++i) {
     const int s = placement[i];
     if (s < 0 || s >= servers || seen[static_cast<std::size_t>(s)] != 0)
-      throw InputError(where, fmt::format("placement[{}] = {}: not a server of 0..{} or placed twice", i, s, servers - 1));
+      throw InputError(where,
+                       fmt::format("placement[{}] = {}: not a server of 0..{} or placed twice", i, s, servers - 1));
     seen[static_cast<std::size_t>(s)] = 1;
   }
 }
 
-std::vector<std::vector<int>> npu_groups(const Network& network, const std::vector<int>& dims, const std::vector<int>& placement) {
+std::vector<std::vector<int>> npu_groups(const Network& network, const std::vector<int>& dims,
+                                         const std::vector<int>& placement) {
   auto groups = npu_groups(network, dims);
   if (!placement.empty())
     for (auto& g : groups)
@@ -120,12 +129,14 @@ void validate(const Network& network, const std::string& where) {
     if (!sane_link_gbps(d.link_bandwidth_gbps))
       throw InputError(at, fmt::format("field 'link_bandwidth_gbps' must be in {:g}..{:g}, got {}", kMinLinkGbps,
                                        kMaxLinkGbps, d.link_bandwidth_gbps));
-    if (d.links_per_npu < 1) throw InputError(at, fmt::format("field 'links_per_npu' must be >= 1, got {}", d.links_per_npu));
+    if (d.links_per_npu < 1)
+      throw InputError(at, fmt::format("field 'links_per_npu' must be >= 1, got {}", d.links_per_npu));
     if (!sane_latency_ns(d.latency_ns))
       throw InputError(at, fmt::format("field 'latency_ns' must be in 0..{:g}, got {}", kMaxLatencyNs, d.latency_ns));
     if (d.kind == DimKind::kSwitch && (d.size & (d.size - 1)) != 0)
       throw InputError(at, fmt::format("field 'size': a switch dimension runs halving-doubling, which needs a "
-                                       "power-of-two size; got {}", d.size));
+                                       "power-of-two size; got {}",
+                                       d.size));
     npus *= d.size;
   }
   if (npus > 1e15L) throw InputError(where, "network has more than 10^15 NPUs");

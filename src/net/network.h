@@ -32,7 +32,8 @@ inline int placed(const std::vector<int>& placement, int npu) {
   return placement.empty() ? npu : placement[static_cast<std::size_t>(npu)];
 }
 // npu_groups with every member replaced by its server (members stay in NPU order).
-std::vector<std::vector<int>> npu_groups(const Network& network, const std::vector<int>& dims, const std::vector<int>& placement);
+std::vector<std::vector<int>> npu_groups(const Network& network, const std::vector<int>& dims,
+                                         const std::vector<int>& placement);
 
 // Checks every field; throws InputError naming `where` and the field. Also rejects
 // switch dimensions whose size halving-doubling cannot handle (not a power of two).

@@ -37,12 +37,14 @@ Network parse_chorus(const Ctx& ctx, const YAML::Node& root) {
     const auto kind_node = require(ctx, d, "kind", where);
     const auto kind = scalar<std::string>(ctx, kind_node, where + "kind", "a string");
     if (!parse_dim_kind(kind, dim.kind))
-      throw InputError(ctx.at(kind_node),
-                       fmt::format("{}field 'kind': unknown kind '{}'; use ring, fully_connected or switch", where, kind));
+      throw InputError(
+          ctx.at(kind_node),
+          fmt::format("{}field 'kind': unknown kind '{}'; use ring, fully_connected or switch", where, kind));
     dim.size = scalar<int>(ctx, require(ctx, d, "size", where), where + "size", "an integer");
     dim.link_bandwidth_gbps = scalar<double>(ctx, require(ctx, d, "link_bandwidth_gbps", where),
                                              where + "link_bandwidth_gbps", "a number (Gb/s)");
-    dim.links_per_npu = scalar<int>(ctx, require(ctx, d, "links_per_npu", where), where + "links_per_npu", "an integer");
+    dim.links_per_npu =
+        scalar<int>(ctx, require(ctx, d, "links_per_npu", where), where + "links_per_npu", "an integer");
     dim.latency_ns = scalar<double>(ctx, require(ctx, d, "latency_ns", where), where + "latency_ns", "a number (ns)");
     try {
       validate(Network{"", {dim}}, "");
@@ -66,7 +68,8 @@ Network parse_astra(const Ctx& ctx, const YAML::Node& root) {
       throw InputError(ctx.at(node), fmt::format("field '{}' must be a non-empty list, one entry per dimension", key));
     if (n == 0) n = node.size();
     if (node.size() != n)
-      throw InputError(ctx.at(node), fmt::format("field '{}' has {} entries but 'topology' has {}", key, node.size(), n));
+      throw InputError(ctx.at(node),
+                       fmt::format("field '{}' has {} entries but 'topology' has {}", key, node.size(), n));
   }
   Network net;
   net.name = std::filesystem::path(ctx.name).stem().string();
@@ -75,8 +78,9 @@ Network parse_astra(const Ctx& ctx, const YAML::Node& root) {
     const auto kind_node = root["topology"][i];
     const auto kind = scalar<std::string>(ctx, kind_node, fmt::format("topology[{}]", i), "a string");
     if (!parse_dim_kind(kind, dim.kind))
-      throw InputError(ctx.at(kind_node),
-                       fmt::format("field 'topology[{}]': unknown topology '{}'; use Ring, FullyConnected or Switch", i, kind));
+      throw InputError(
+          ctx.at(kind_node),
+          fmt::format("field 'topology[{}]': unknown topology '{}'; use Ring, FullyConnected or Switch", i, kind));
     dim.size = scalar<int>(ctx, root["npus_count"][i], fmt::format("npus_count[{}]", i), "an integer");
     // ASTRA-sim bandwidth is GB/s per NPU on that dimension; chorus uses Gb/s.
     const double gbytes = scalar<double>(ctx, root["bandwidth"][i], fmt::format("bandwidth[{}]", i), "a number (GB/s)");
@@ -116,8 +120,8 @@ Network load_network(const std::string& name_or_path) {
   if (auto preset = find_preset(name_or_path)) return *preset;
   if (std::filesystem::exists(name_or_path)) return load_network_file(name_or_path);
   const auto names = preset_names();
-  throw InputError("--topology", fmt::format("'{}' is neither a preset nor a readable file{}; presets: {}", name_or_path,
-                                             did_you_mean(name_or_path, names), fmt::join(names, ", ")));
+  throw InputError("--topology", fmt::format("'{}' is neither a preset nor a readable file{}; presets: {}",
+                                             name_or_path, did_you_mean(name_or_path, names), fmt::join(names, ", ")));
 }
 
 }  // namespace chorus::net

@@ -27,8 +27,8 @@ namespace cz = rt::compressed;
 
 void compressible_tensor(const Tensor& t, std::string_view what) {
   if (!cz::compressible(t.dtype))
-    throw py::type_error(fmt::format("{}: element type {} cannot be compressed (zfp compresses float32 and float64)", what,
-                                     rt::to_string(t.dtype)));
+    throw py::type_error(fmt::format("{}: element type {} cannot be compressed (zfp compresses float32 and float64)",
+                                     what, rt::to_string(t.dtype)));
 }
 
 py::dict stats_dict(const cz::Stats& st) {
@@ -65,9 +65,8 @@ CompressedCall compressed_all_gather(const CompressedArgs& a, const py::object& 
   same_dtype(in, out, a.what);
   compressible_tensor(in, a.what + ": input");
   expect_count(out, in.count * static_cast<std::size_t>(a.world), a.what + ": output");
-  return [i = in.data, o = out.data, n = in.count, d = in.dtype, b = a.bound](const std::string& backend, cz::Stats* st) {
-    cz::all_gather(backend, i, o, n, d, b, st);
-  };
+  return [i = in.data, o = out.data, n = in.count, d = in.dtype, b = a.bound](
+             const std::string& backend, cz::Stats* st) { cz::all_gather(backend, i, o, n, d, b, st); };
 }
 
 CompressedCall compressed_all_to_all(const CompressedArgs& a, const py::object& output, const py::object& input) {
@@ -111,7 +110,8 @@ py::dict run_compressed(const std::string& backend, const CompressedCall& call) 
 // A Compressor that Python can close before the runtime is finalised (and that refuses use after).
 class PyCompressor {
  public:
-  explicit PyCompressor(const std::string& backend) : c_(std::make_unique<cz::Compressor>(backend)), backend_(backend) {}
+  explicit PyCompressor(const std::string& backend)
+      : c_(std::make_unique<cz::Compressor>(backend)), backend_(backend) {}
   ~PyCompressor() { close(); }
   cz::Compressor& get() {
     if (!c_) throw py::value_error("Compressor: used after close()");
@@ -139,19 +139,23 @@ void bind_compression(py::module_& m) {
   // Compressed operations (rt/compression/compressed.h): blocking, float32 / float64, under an
   // error bound given as text ("abs:1e-4": |error| <= 1e-4 on every element; "prec:16": 16 bit
   // planes per block of 4 values, relative); each returns what it sent: {raw_bytes, wire_bytes}.
-  auto cz_module = m.def_submodule("compressed", "Error-bounded compressed collectives (zfp): bound='abs:1e-4' or 'prec:16'");
+  auto cz_module =
+      m.def_submodule("compressed", "Error-bounded compressed collectives (zfp): bound='abs:1e-4' or 'prec:16'");
   cz_module.def(
       "all_reduce",
       [](const std::string& backend, const py::object& tensor, const std::string& bound, ReduceOp op) {
-        return run_compressed(backend, compressed_all_reduce({"compressed.all_reduce", bound, rt::size(backend)}, tensor, op));
+        return run_compressed(backend,
+                              compressed_all_reduce({"compressed.all_reduce", bound, rt::size(backend)}, tensor, op));
       },
       py::arg("backend"), py::arg("tensor"), py::arg("bound"), py::arg("op") = ReduceOp::sum,
-      "In place; op SUM or AVG; |result - exact| <= an absolute bound on every element (plus the float additions' rounding)");
+      "In place; op SUM or AVG; |result - exact| <= an absolute bound on every element (plus the float additions' "
+      "rounding)");
   cz_module.def(
       "all_gather_into_tensor",
       [](const std::string& backend, const py::object& output, const py::object& input, const std::string& bound) {
         return run_compressed(
-            backend, compressed_all_gather({"compressed.all_gather_into_tensor", bound, rt::size(backend)}, output, input));
+            backend,
+            compressed_all_gather({"compressed.all_gather_into_tensor", bound, rt::size(backend)}, output, input));
       },
       py::arg("backend"), py::arg("output"), py::arg("input"), py::arg("bound"));
   cz_module.def(
@@ -172,7 +176,8 @@ void bind_compression(py::module_& m) {
       [](const std::string& backend, const py::object& tensor, int src, const std::string& bound) {
         run_compressed(backend, compressed_recv({"compressed.recv", bound, rt::size(backend)}, tensor, src));
       },
-      py::arg("backend"), py::arg("tensor"), py::arg("src"), py::arg("bound"), "The same count, dtype and bound as the send");
+      py::arg("backend"), py::arg("tensor"), py::arg("src"), py::arg("bound"),
+      "The same count, dtype and bound as the send");
   // The same collectives queued to a worker on a group of their own (rt/compression/compressor.h):
   // they overlap with the program. Collective to make and to close, like Fusion.
   py::class_<PyCompressor>(cz_module, "Compressor")
@@ -191,9 +196,10 @@ void bind_compression(py::module_& m) {
       .def(
           "all_gather_into_tensor",
           [](PyCompressor& c, const py::object& output, const py::object& input, const std::string& bound) {
-            return c.queue("Compressor.all_gather_into_tensor",
-                           compressed_all_gather({"Compressor.all_gather_into_tensor", bound, c.world()}, output, input),
-                           {output, input});
+            return c.queue(
+                "Compressor.all_gather_into_tensor",
+                compressed_all_gather({"Compressor.all_gather_into_tensor", bound, c.world()}, output, input),
+                {output, input});
           },
           py::arg("output"), py::arg("input"), py::arg("bound"), "Returns a Work")
       .def(
@@ -207,21 +213,25 @@ void bind_compression(py::module_& m) {
       .def(
           "send",
           [](PyCompressor& c, const py::object& tensor, int dst, const std::string& bound) {
-            return c.queue("Compressor.send", compressed_send({"Compressor.send", bound, c.world()}, tensor, dst), {tensor},
-                           cz::Compressor::LaneKind::send);
+            return c.queue("Compressor.send", compressed_send({"Compressor.send", bound, c.world()}, tensor, dst),
+                           {tensor}, cz::Compressor::LaneKind::send);
           },
           py::arg("tensor"), py::arg("dst"), py::arg("bound"), "On the send worker, in call order; returns a Work")
       .def(
           "recv",
           [](PyCompressor& c, const py::object& tensor, int src, const std::string& bound) {
-            return c.queue("Compressor.recv", compressed_recv({"Compressor.recv", bound, c.world()}, tensor, src), {tensor},
-                           cz::Compressor::LaneKind::recv);
+            return c.queue("Compressor.recv", compressed_recv({"Compressor.recv", bound, c.world()}, tensor, src),
+                           {tensor}, cz::Compressor::LaneKind::recv);
           },
           py::arg("tensor"), py::arg("src"), py::arg("bound"),
           "On the receive worker, in call order; the same count, dtype and bound as the send; returns a Work")
-      .def("stats", [](PyCompressor& c) { return stats_dict(c.get().stats()); }, "What every call so far sent: {raw_bytes, wire_bytes}")
-      .def("close", &PyCompressor::close, "Collective: waits for the queued calls and stops (also on leaving a with block)")
-      .def("__enter__", [](PyCompressor& c) -> PyCompressor& { return c; }, py::return_value_policy::reference)
+      .def(
+          "stats", [](PyCompressor& c) { return stats_dict(c.get().stats()); },
+          "What every call so far sent: {raw_bytes, wire_bytes}")
+      .def("close", &PyCompressor::close,
+           "Collective: waits for the queued calls and stops (also on leaving a with block)")
+      .def(
+          "__enter__", [](PyCompressor& c) -> PyCompressor& { return c; }, py::return_value_policy::reference)
       .def("__exit__", [](PyCompressor& c, const py::object&, const py::object&, const py::object&) { c.close(); });
 }
 

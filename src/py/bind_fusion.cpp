@@ -43,23 +43,28 @@ void bind_fusion(py::module_& m) {
   py::class_<PyFusion>(m, "Fusion")
       .def(py::init([](const std::vector<std::string>& backends, std::size_t buffer_bytes, std::int64_t cycle_us) {
              py::gil_scoped_release release;
-             return std::make_unique<PyFusion>(backends, rt::FusionOptions{.buffer_bytes = buffer_bytes, .cycle_us = cycle_us});
+             return std::make_unique<PyFusion>(backends,
+                                               rt::FusionOptions{.buffer_bytes = buffer_bytes, .cycle_us = cycle_us});
            }),
            py::arg("backends"), py::arg("buffer_bytes") = std::size_t{1} << 20, py::arg("cycle_us") = 200,
-           "Small all-reduces, broadcasts, reduces, all-gathers, gathers, scatters, reduce-scatters and all-to-alls fused "
+           "Small all-reduces, broadcasts, reduces, all-gathers, gathers, scatters, reduce-scatters and all-to-alls "
+           "fused "
            "into buffers of at most buffer_bytes (per rank), a cycle at most cycle_us after the oldest")
       .def(
           "all_reduce",
           [](PyFusion& f, const std::string& backend, const py::object& tensor, ReduceOp op) {
             auto t = tensor_of(tensor, "Fusion.all_reduce: tensor");
-            return run(true, {t.owner}, [&](bool) { return f.get().all_reduce(backend, t.data, t.data, t.count, t.dtype, op); });
+            return run(true, {t.owner},
+                       [&](bool) { return f.get().all_reduce(backend, t.data, t.data, t.count, t.dtype, op); });
           },
-          py::arg("backend"), py::arg("tensor"), py::arg("op") = ReduceOp::sum, "In place; always asynchronous: returns a Work")
+          py::arg("backend"), py::arg("tensor"), py::arg("op") = ReduceOp::sum,
+          "In place; always asynchronous: returns a Work")
       .def(
           "broadcast",
           [](PyFusion& f, const std::string& backend, const py::object& tensor, int src) {
             auto t = tensor_of(tensor, "Fusion.broadcast: tensor");
-            return run(true, {t.owner}, [&](bool) { return f.get().broadcast(backend, t.data, t.count, t.dtype, src); });
+            return run(true, {t.owner},
+                       [&](bool) { return f.get().broadcast(backend, t.data, t.count, t.dtype, src); });
           },
           py::arg("backend"), py::arg("tensor"), py::arg("src"), "In place; always asynchronous: returns a Work")
       .def(
@@ -68,8 +73,10 @@ void bind_fusion(py::module_& m) {
             auto in = tensor_of(input, "Fusion.all_gather_into_tensor: input", false);
             auto out = tensor_of(output, "Fusion.all_gather_into_tensor: output");
             same_dtype(in, out, "Fusion.all_gather_into_tensor");
-            expect_count(out, in.count * static_cast<std::size_t>(rt::size("auto")), "Fusion.all_gather_into_tensor: output");
-            return run(true, {in.owner, out.owner}, [&](bool) { return f.get().all_gather(backend, in.data, out.data, in.count, in.dtype); });
+            expect_count(out, in.count * static_cast<std::size_t>(rt::size("auto")),
+                         "Fusion.all_gather_into_tensor: output");
+            return run(true, {in.owner, out.owner},
+                       [&](bool) { return f.get().all_gather(backend, in.data, out.data, in.count, in.dtype); });
           },
           py::arg("backend"), py::arg("output"), py::arg("input"), "Always asynchronous: returns a Work")
       .def(
@@ -78,9 +85,11 @@ void bind_fusion(py::module_& m) {
             auto in = tensor_of(input, "Fusion.reduce_scatter_tensor: input", false);
             auto out = tensor_of(output, "Fusion.reduce_scatter_tensor: output");
             same_dtype(in, out, "Fusion.reduce_scatter_tensor");
-            expect_count(in, out.count * static_cast<std::size_t>(rt::size("auto")), "Fusion.reduce_scatter_tensor: input");
-            return run(true, {in.owner, out.owner},
-                       [&](bool) { return f.get().reduce_scatter(backend, in.data, out.data, out.count, out.dtype, op); });
+            expect_count(in, out.count * static_cast<std::size_t>(rt::size("auto")),
+                         "Fusion.reduce_scatter_tensor: input");
+            return run(true, {in.owner, out.owner}, [&](bool) {
+              return f.get().reduce_scatter(backend, in.data, out.data, out.count, out.dtype, op);
+            });
           },
           py::arg("backend"), py::arg("output"), py::arg("input"), py::arg("op") = ReduceOp::sum,
           "Always asynchronous: returns a Work")
@@ -103,7 +112,8 @@ void bind_fusion(py::module_& m) {
           "reduce",
           [](PyFusion& f, const std::string& backend, const py::object& tensor, int dst, ReduceOp op) {
             auto t = tensor_of(tensor, "Fusion.reduce: tensor");
-            return run(true, {t.owner}, [&](bool) { return f.get().reduce(backend, t.data, t.data, t.count, t.dtype, op, dst); });
+            return run(true, {t.owner},
+                       [&](bool) { return f.get().reduce(backend, t.data, t.data, t.count, t.dtype, op, dst); });
           },
           py::arg("backend"), py::arg("tensor"), py::arg("dst"), py::arg("op") = ReduceOp::sum,
           "In place, the result on rank dst; always asynchronous: returns a Work")
@@ -129,20 +139,23 @@ void bind_fusion(py::module_& m) {
           },
           py::arg("backend"), py::arg("output"), py::arg("input"), py::arg("src"),
           "input (world size x output, block j to rank j) on rank src, None elsewhere; always asynchronous")
-      .def("flush", [](PyFusion& f) {
-        py::gil_scoped_release release;
-        f.get().flush();
-      })
-      .def("stats", [](PyFusion& f) {
-        const auto s = f.get().stats();
-        py::dict d;
-        d["ops"] = s.ops;
-        d["buffers"] = s.buffers;
-        d["cycles"] = s.cycles;
-        return d;
-      })
+      .def("flush",
+           [](PyFusion& f) {
+             py::gil_scoped_release release;
+             f.get().flush();
+           })
+      .def("stats",
+           [](PyFusion& f) {
+             const auto s = f.get().stats();
+             py::dict d;
+             d["ops"] = s.ops;
+             d["buffers"] = s.buffers;
+             d["cycles"] = s.cycles;
+             return d;
+           })
       .def("close", &PyFusion::close, "Collective: flushes and stops (also on leaving a with block)")
-      .def("__enter__", [](PyFusion& f) -> PyFusion& { return f; }, py::return_value_policy::reference)
+      .def(
+          "__enter__", [](PyFusion& f) -> PyFusion& { return f; }, py::return_value_policy::reference)
       .def("__exit__", [](PyFusion& f, const py::object&, const py::object&, const py::object&) { f.close(); });
 }
 

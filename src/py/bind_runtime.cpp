@@ -42,8 +42,10 @@ void bind_runtime(py::module_& m) {
   });
   m.def("is_initialized", &rt::is_initialized);
   m.def("backends", &rt::backends);
-  m.def("size", [](const std::string& b) { return rt::size(b); }, py::arg("backend") = "auto");
-  m.def("rank", [](const std::string& b) { return rt::rank(b); }, py::arg("backend") = "auto");
+  m.def(
+      "size", [](const std::string& b) { return rt::size(b); }, py::arg("backend") = "auto");
+  m.def(
+      "rank", [](const std::string& b) { return rt::rank(b); }, py::arg("backend") = "auto");
   m.def("_mpirun_tcp_endpoint", &rt::mpi_agree_tcp_endpoint, py::call_guard<py::gil_scoped_release>(),
         "Under mpirun: 'host:port' free on rank 0, the same on every rank (chorus.distributed sets MASTER_ADDR/PORT)");
   m.def(
@@ -74,13 +76,15 @@ void bind_runtime(py::module_& m) {
         return rt::algorithm_names(backend, rt::parse_op_kind(op, "algorithm_names: op"));
       },
       py::arg("backend"), py::arg("op") = "all_reduce",
-      "the named algorithms of `op` (all_reduce, broadcast, all_gather, reduce_scatter, all_to_all_single) on `backend` "
+      "the named algorithms of `op` (all_reduce, broadcast, all_gather, reduce_scatter, all_to_all_single) on "
+      "`backend` "
       "besides 'default': all_reduce('mpi:ring', t) or broadcast('mpi:binomial', t) runs one");
   m.def(
       "all_reduce",
       [](const std::string& backend, const py::object& tensor, ReduceOp op, bool async_op) {
         auto t = tensor_of(tensor, "all_reduce: tensor");
-        return run(async_op, {t.owner}, [&](bool a) { return rt::all_reduce(backend, t.data, t.data, t.count, t.dtype, op, a); });
+        return run(async_op, {t.owner},
+                   [&](bool a) { return rt::all_reduce(backend, t.data, t.data, t.count, t.dtype, op, a); });
       },
       py::arg("backend"), py::arg("tensor"), py::arg("op") = ReduceOp::sum, py::arg("async_op") = false,
       "In place on every rank, as torch.distributed.all_reduce");
@@ -88,14 +92,16 @@ void bind_runtime(py::module_& m) {
       "broadcast",
       [](const std::string& backend, const py::object& tensor, int src, bool async_op) {
         auto t = tensor_of(tensor, "broadcast: tensor");
-        return run(async_op, {t.owner}, [&](bool a) { return rt::broadcast(backend, t.data, t.count, t.dtype, src, a); });
+        return run(async_op, {t.owner},
+                   [&](bool a) { return rt::broadcast(backend, t.data, t.count, t.dtype, src, a); });
       },
       py::arg("backend"), py::arg("tensor"), py::arg("src"), py::arg("async_op") = false);
   m.def(
       "reduce",
       [](const std::string& backend, const py::object& tensor, int dst, ReduceOp op, bool async_op) {
         auto t = tensor_of(tensor, "reduce: tensor");
-        return run(async_op, {t.owner}, [&](bool a) { return rt::reduce(backend, t.data, t.data, t.count, t.dtype, op, dst, a); });
+        return run(async_op, {t.owner},
+                   [&](bool a) { return rt::reduce(backend, t.data, t.data, t.count, t.dtype, op, dst, a); });
       },
       py::arg("backend"), py::arg("tensor"), py::arg("dst"), py::arg("op") = ReduceOp::sum, py::arg("async_op") = false,
       "The result lands in `tensor` on rank dst");
@@ -116,7 +122,8 @@ void bind_runtime(py::module_& m) {
         auto in = tensor_of(tensor, "all_gather: tensor", false);
         auto outs = tensors_of(tensor_list, "all_gather: tensor_list", true);
         if (outs.size() != static_cast<std::size_t>(rt::size(backend)))
-          throw py::value_error(fmt::format("all_gather: tensor_list has {} tensors for {} ranks", outs.size(), rt::size(backend)));
+          throw py::value_error(
+              fmt::format("all_gather: tensor_list has {} tensors for {} ranks", outs.size(), rt::size(backend)));
         for (std::size_t i = 0; i < outs.size(); ++i) {
           same_dtype(in, outs[i], fmt::format("all_gather: tensor_list[{}]", i));
           expect_count(outs[i], in.count, fmt::format("all_gather: tensor_list[{}]", i));
@@ -125,10 +132,13 @@ void bind_runtime(py::module_& m) {
         auto staging = std::make_shared<Staging>();
         const std::size_t bytes = in.count * rt::dtype_bytes(in.dtype);
         staging->bytes.resize(bytes * outs.size());
-        return run(async_op, {in.owner, tensor_list}, [&](bool a) { return rt::all_gather(backend, in.data, staging->bytes.data(), in.count, in.dtype, a); },
-                   [outs, staging, bytes] {
-                     for (std::size_t i = 0; i < outs.size(); ++i) std::memcpy(outs[i].data, staging->bytes.data() + i * bytes, bytes);
-                   });
+        return run(
+            async_op, {in.owner, tensor_list},
+            [&](bool a) { return rt::all_gather(backend, in.data, staging->bytes.data(), in.count, in.dtype, a); },
+            [outs, staging, bytes] {
+              for (std::size_t i = 0; i < outs.size(); ++i)
+                std::memcpy(outs[i].data, staging->bytes.data() + i * bytes, bytes);
+            });
       },
       py::arg("backend"), py::arg("tensor_list"), py::arg("tensor"), py::arg("async_op") = false,
       "torch's list form (one staging copy); all_gather_into_tensor has none");
@@ -142,11 +152,15 @@ void bind_runtime(py::module_& m) {
         auto staging = std::make_shared<Staging>();
         const std::size_t bytes = in.count * rt::dtype_bytes(in.dtype);
         staging->bytes.resize(bytes * outs.size());
-        return run(async_op, {in.owner, gather_list},
-                   [&](bool a) { return rt::gather(backend, in.data, root ? staging->bytes.data() : nullptr, in.count, in.dtype, dst, a); },
-                   [outs, staging, bytes] {
-                     for (std::size_t i = 0; i < outs.size(); ++i) std::memcpy(outs[i].data, staging->bytes.data() + i * bytes, bytes);
-                   });
+        return run(
+            async_op, {in.owner, gather_list},
+            [&](bool a) {
+              return rt::gather(backend, in.data, root ? staging->bytes.data() : nullptr, in.count, in.dtype, dst, a);
+            },
+            [outs, staging, bytes] {
+              for (std::size_t i = 0; i < outs.size(); ++i)
+                std::memcpy(outs[i].data, staging->bytes.data() + i * bytes, bytes);
+            });
       },
       py::arg("backend"), py::arg("tensor"), py::arg("gather_list") = py::none(), py::arg("dst") = 0,
       py::arg("async_op") = false, "torch's gather: gather_list (one tensor per rank) on rank dst only");
@@ -160,9 +174,13 @@ void bind_runtime(py::module_& m) {
         const std::size_t bytes = out.count * rt::dtype_bytes(out.dtype);
         staging->bytes.resize(bytes * ins.size());
         for (std::size_t i = 0; i < ins.size(); ++i) std::memcpy(staging->bytes.data() + i * bytes, ins[i].data, bytes);
-        return run(async_op, {out.owner, scatter_list}, [&](bool a) {
-          return rt::scatter(backend, root ? staging->bytes.data() : nullptr, out.data, out.count, out.dtype, src, a);
-        }, [staging] {});
+        return run(
+            async_op, {out.owner, scatter_list},
+            [&](bool a) {
+              return rt::scatter(backend, root ? staging->bytes.data() : nullptr, out.data, out.count, out.dtype, src,
+                                 a);
+            },
+            [staging] {});
       },
       py::arg("backend"), py::arg("tensor"), py::arg("scatter_list") = py::none(), py::arg("src") = 0,
       py::arg("async_op") = false, "torch's scatter: scatter_list (one tensor per rank) on rank src only");
@@ -176,11 +194,12 @@ void bind_runtime(py::module_& m) {
         return run(async_op, {in.owner, out.owner},
                    [&](bool a) { return rt::reduce_scatter(backend, in.data, out.data, out.count, out.dtype, op, a); });
       },
-      py::arg("backend"), py::arg("output"), py::arg("input"), py::arg("op") = ReduceOp::sum, py::arg("async_op") = false);
+      py::arg("backend"), py::arg("output"), py::arg("input"), py::arg("op") = ReduceOp::sum,
+      py::arg("async_op") = false);
   m.def(
       "all_to_all_single",
-      [](const std::string& backend, const py::object& output, const py::object& input, const py::object& output_split_sizes,
-         const py::object& input_split_sizes, bool async_op) {
+      [](const std::string& backend, const py::object& output, const py::object& input,
+         const py::object& output_split_sizes, const py::object& input_split_sizes, bool async_op) {
         const auto a = all_to_all_args(output, input, output_split_sizes, input_split_sizes, rt::size(backend),
                                        "all_to_all_single");
         return run(async_op, {a.in.owner, a.out.owner}, [&](bool async) {
@@ -194,12 +213,14 @@ void bind_runtime(py::module_& m) {
       "Split sizes count rows (the first dimension), as in torch");
   m.def(
       "all_to_all",
-      [](const std::string& backend, const py::list& output_tensor_list, const py::list& input_tensor_list, bool async_op) {
+      [](const std::string& backend, const py::list& output_tensor_list, const py::list& input_tensor_list,
+         bool async_op) {
         auto ins = tensors_of(input_tensor_list, "all_to_all: input_tensor_list", false);
         auto outs = tensors_of(output_tensor_list, "all_to_all: output_tensor_list", true);
         const auto world = static_cast<std::size_t>(rt::size(backend));
         if (ins.size() != world || outs.size() != world)
-          throw py::value_error(fmt::format("all_to_all: {} inputs and {} outputs for {} ranks", ins.size(), outs.size(), world));
+          throw py::value_error(
+              fmt::format("all_to_all: {} inputs and {} outputs for {} ranks", ins.size(), outs.size(), world));
         std::vector<const void*> in_ptrs;
         std::vector<void*> out_ptrs;
         rt::Counts in_counts, out_counts;
@@ -244,7 +265,10 @@ void bind_runtime(py::module_& m) {
       },
       py::arg("backend"), py::arg("tensor"), py::arg("iters"));
   m.def(
-      "barrier", [](const std::string& backend, bool async_op) { return run(async_op, {}, [&](bool a) { return rt::barrier(backend, a); }); },
+      "barrier",
+      [](const std::string& backend, bool async_op) {
+        return run(async_op, {}, [&](bool a) { return rt::barrier(backend, a); });
+      },
       py::arg("backend") = "auto", py::arg("async_op") = false);
 }
 

@@ -22,23 +22,31 @@ DType dtype_of(const Py_buffer& b, std::string_view what) {
   if (f == "B") return DType::u8;
   if ((f == "i" || f == "l" || f == "q") && b.itemsize == 4) return DType::i32;
   if ((f == "i" || f == "l" || f == "q") && b.itemsize == 8) return DType::i64;
-  throw py::type_error(fmt::format("{}: element type '{}' ({} bytes) is not one chorus reduces: float16, bfloat16 (torch), float32, float64, int8, "
-                                   "uint8, int32, int64", what, f, b.itemsize));
+  throw py::type_error(fmt::format(
+      "{}: element type '{}' ({} bytes) is not one chorus reduces: float16, bfloat16 (torch), float32, float64, int8, "
+      "uint8, int32, int64",
+      what, f, b.itemsize));
 }
 
 // torch's split sizes (None: equal blocks) as element counts per rank.
 rt::Counts split_counts(const py::object& sizes, const Tensor& t, int world, const std::string& what) {
-  if (sizes.is_none()) return rt::Counts(static_cast<std::size_t>(world), equal_block(t, static_cast<std::size_t>(world), what));
+  if (sizes.is_none())
+    return rt::Counts(static_cast<std::size_t>(world), equal_block(t, static_cast<std::size_t>(world), what));
   const auto list = sizes.cast<std::vector<std::int64_t>>();
   try {
-    return tensor_adapt::split_rows(list, static_cast<std::size_t>(world), t.rows, tensor_adapt::row_units(t.count, t.rows)).counts;
+    return tensor_adapt::split_rows(list, static_cast<std::size_t>(world), t.rows,
+                                    tensor_adapt::row_units(t.count, t.rows))
+        .counts;
   } catch (const tensor_adapt::SplitError& e) {
     using Kind = tensor_adapt::SplitError::Kind;
     switch (e.kind) {
-      case Kind::length: throw py::value_error(fmt::format("{}: {} split sizes for {} ranks", what, list.size(), world));
-      case Kind::negative: throw py::value_error(fmt::format("{}: split size {} is negative", what, e.value));
+      case Kind::length:
+        throw py::value_error(fmt::format("{}: {} split sizes for {} ranks", what, list.size(), world));
+      case Kind::negative:
+        throw py::value_error(fmt::format("{}: split size {} is negative", what, e.value));
       case Kind::sum:
-        throw py::value_error(fmt::format("{}: split sizes add up to {}, the tensor has {} rows", what, e.value, t.rows));
+        throw py::value_error(
+            fmt::format("{}: split sizes add up to {}, the tensor has {} rows", what, e.value, t.rows));
     }
     throw;
   }
@@ -65,13 +73,16 @@ Tensor tensor_of(const py::object& obj, std::string_view what, bool writable) {
     }
   }
   Py_buffer b;
-  if (PyObject_GetBuffer(view.ptr(), &b, PyBUF_FORMAT | PyBUF_ND | PyBUF_C_CONTIGUOUS | (writable ? PyBUF_WRITABLE : 0)) != 0) {
+  if (PyObject_GetBuffer(view.ptr(), &b,
+                         PyBUF_FORMAT | PyBUF_ND | PyBUF_C_CONTIGUOUS | (writable ? PyBUF_WRITABLE : 0)) != 0) {
     PyErr_Clear();
     if (PyObject_GetBuffer(view.ptr(), &b, PyBUF_FORMAT | PyBUF_STRIDES) == 0) {
       const bool read_only = writable && b.readonly;
       PyBuffer_Release(&b);
-      if (read_only) throw py::value_error(fmt::format("{}: the tensor is read-only, and the operation writes it", what));
-      throw py::value_error(fmt::format("{}: the tensor is not contiguous (call .contiguous() or numpy.ascontiguousarray)", what));
+      if (read_only)
+        throw py::value_error(fmt::format("{}: the tensor is read-only, and the operation writes it", what));
+      throw py::value_error(
+          fmt::format("{}: the tensor is not contiguous (call .contiguous() or numpy.ascontiguousarray)", what));
     }
     PyErr_Clear();
     throw py::type_error(fmt::format("{}: cannot read the tensor's memory", what));
@@ -93,13 +104,15 @@ Tensor tensor_of(const py::object& obj, std::string_view what, bool writable) {
 
 std::vector<Tensor> tensors_of(const py::sequence& list, std::string_view what, bool writable) {
   std::vector<Tensor> out;
-  for (std::size_t i = 0; i < list.size(); ++i) out.push_back(tensor_of(list[i], fmt::format("{}[{}]", what, i), writable));
+  for (std::size_t i = 0; i < list.size(); ++i)
+    out.push_back(tensor_of(list[i], fmt::format("{}[{}]", what, i), writable));
   return out;
 }
 
 void same_dtype(const Tensor& a, const Tensor& b, std::string_view what) {
   if (a.dtype != b.dtype)
-    throw py::type_error(fmt::format("{}: element types differ ({} and {})", what, rt::to_string(a.dtype), rt::to_string(b.dtype)));
+    throw py::type_error(
+        fmt::format("{}: element types differ ({} and {})", what, rt::to_string(a.dtype), rt::to_string(b.dtype)));
 }
 
 void expect_count(const Tensor& t, std::size_t count, std::string_view what) {
@@ -123,9 +136,11 @@ std::vector<Tensor> root_list(const py::object& list, bool root, const Tensor& l
   return tensors;
 }
 
-std::optional<Tensor> root_tensor(const py::object& obj, bool root, const Tensor& like, bool writable, const std::string& what) {
+std::optional<Tensor> root_tensor(const py::object& obj, bool root, const Tensor& like, bool writable,
+                                  const std::string& what) {
   if (root == obj.is_none())
-    throw py::value_error(fmt::format("{}: a tensor of world size x {} elements on the root rank, None elsewhere", what, like.count));
+    throw py::value_error(
+        fmt::format("{}: a tensor of world size x {} elements on the root rank, None elsewhere", what, like.count));
   if (!root) return std::nullopt;
   auto t = tensor_of(obj, what, writable);
   same_dtype(like, t, what);

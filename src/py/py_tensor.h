@@ -47,7 +47,8 @@ std::vector<Tensor> root_list(const py::object& list, bool root, const Tensor& l
                               const std::string& what, bool writable);
 
 // A fused gather's output or scatter's input: world size x `like` at the root, None elsewhere.
-std::optional<Tensor> root_tensor(const py::object& obj, bool root, const Tensor& like, bool writable, const std::string& what);
+std::optional<Tensor> root_tensor(const py::object& obj, bool root, const Tensor& like, bool writable,
+                                  const std::string& what);
 
 // Elements per block of an all-to-all of equal blocks over `world` ranks.
 std::size_t equal_block(const Tensor& t, std::size_t world, std::string_view what);
@@ -90,13 +91,15 @@ class PyWork {
 // backend is idle), then `finish`; returns None, as torch.distributed does. No allocation on the
 // blocking path (the Python layer's cost: bench/python/bench_py_overhead.py).
 template <typename Call>
-py::object run(bool async_op, std::initializer_list<py::object> keep, const Call& call, std::function<void()> finish = nullptr) {
+py::object run(bool async_op, std::initializer_list<py::object> keep, const Call& call,
+               std::function<void()> finish = nullptr) {
   rt::Work w;
   {
     py::gil_scoped_release release;
     w = call(async_op);
   }
-  if (async_op) return py::cast(std::make_shared<PyWork>(std::move(w), std::vector<py::object>(keep), std::move(finish)));
+  if (async_op)
+    return py::cast(std::make_shared<PyWork>(std::move(w), std::vector<py::object>(keep), std::move(finish)));
   if (finish) finish();
   return py::none();
 }

@@ -19,8 +19,8 @@
 
 namespace py = pybind11;
 using namespace chorus;
-using chorus::rt::ReduceOp;
 using chorus::py_rt::PyWork;
+using chorus::rt::ReduceOp;
 
 PYBIND11_MODULE(_rt, m) {
   m.doc() = "chorus runtime bindings (use the chorus package: import chorus)";
@@ -48,7 +48,6 @@ PYBIND11_MODULE(_rt, m) {
   py::class_<PyWork, std::shared_ptr<PyWork>>(m, "Work")
       .def("wait", &PyWork::wait, "Block until the operation ends; raises its error")
       .def("is_completed", &PyWork::is_completed);
-
 
   py_rt::bind_runtime(m);
   py_rt::bind_fusion(m);

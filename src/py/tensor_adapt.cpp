@@ -8,9 +8,12 @@ namespace {
 
 std::string describe(SplitError::Kind kind, std::size_t index, std::int64_t value) {
   switch (kind) {
-    case SplitError::Kind::length: return fmt::format("{} split sizes, not one per rank", value);
-    case SplitError::Kind::negative: return fmt::format("split size [{}] = {} is negative", index, value);
-    case SplitError::Kind::sum: return fmt::format("split sizes add up to {}, not to the tensor's rows", value);
+    case SplitError::Kind::length:
+      return fmt::format("{} split sizes, not one per rank", value);
+    case SplitError::Kind::negative:
+      return fmt::format("split size [{}] = {} is negative", index, value);
+    case SplitError::Kind::sum:
+      return fmt::format("split sizes add up to {}, not to the tensor's rows", value);
   }
   return "bad split sizes";
 }

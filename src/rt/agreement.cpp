@@ -49,8 +49,10 @@ CallDigest digest(const CallSignature& call, int me) {
   const std::uint64_t eb = dtype_bytes(call.dtype);
   // all_gatherv: this rank's own block, which each peer compares with its counts; the other
   // vector forms: only the traffic digest.
-  if (!call.vector_form) s.bytes = call.count * eb;
-  else if (call.op == OpKind::all_gatherv && me < static_cast<int>(call.sends.size())) s.bytes = call.sends[me] * eb;
+  if (!call.vector_form)
+    s.bytes = call.count * eb;
+  else if (call.op == OpKind::all_gatherv && me < static_cast<int>(call.sends.size()))
+    s.bytes = call.sends[me] * eb;
   for (std::size_t j = 0; j < call.sends.size(); ++j) d.flow += pair_term(me, static_cast<int>(j), call.sends[j]);
   for (std::size_t j = 0; j < call.expects.size(); ++j) d.flow -= pair_term(static_cast<int>(j), me, call.expects[j]);
   return d;
@@ -65,11 +67,17 @@ std::size_t inline_bytes(const CallSignature& c, int n, std::size_t capacity) {
   if (!c.may_inline || c.vector_form) return kNotInline;
   const std::size_t block = c.count * dtype_bytes(c.dtype);
   switch (c.op) {
-    case OpKind::barrier: return 0;
-    case OpKind::broadcast: case OpKind::all_reduce: case OpKind::reduce: case OpKind::all_gather:
+    case OpKind::barrier:
+      return 0;
+    case OpKind::broadcast:
+    case OpKind::all_reduce:
+    case OpKind::reduce:
+    case OpKind::all_gather:
     case OpKind::gather:
       return block <= capacity ? block : kNotInline;
-    case OpKind::reduce_scatter: case OpKind::scatter: case OpKind::all_to_all_single:  // n blocks
+    case OpKind::reduce_scatter:
+    case OpKind::scatter:
+    case OpKind::all_to_all_single:  // n blocks
       return block * static_cast<std::size_t>(n) <= capacity ? block * static_cast<std::size_t>(n) : kNotInline;
     default:
       return kNotInline;
@@ -78,7 +86,8 @@ std::size_t inline_bytes(const CallSignature& c, int n, std::size_t capacity) {
 
 // out = the rows' `count` elements at `offset`, reduced in rank order (the same order on every
 // rank, so every rank gets the same bits), then averaged for avg.
-void reduce_rows(const CallSignature& c, const char* rows, std::size_t row_bytes, int n, std::size_t offset, void* out) {
+void reduce_rows(const CallSignature& c, const char* rows, std::size_t row_bytes, int n, std::size_t offset,
+                 void* out) {
   const std::size_t bytes = c.count * dtype_bytes(c.dtype);
   const auto at = [&](int j) { return rows + static_cast<std::size_t>(j) * row_bytes + sizeof(CallDigest) + offset; };
   std::memcpy(out, at(0), bytes);
@@ -96,35 +105,46 @@ void finish_inline(const CallSignature& c, const char* rows, std::size_t row_byt
     case OpKind::broadcast:
       if (me != c.root) std::memcpy(out, payload(c.root), block);
       break;
-    case OpKind::all_reduce: reduce_rows(c, rows, row_bytes, n, 0, out); break;
+    case OpKind::all_reduce:
+      reduce_rows(c, rows, row_bytes, n, 0, out);
+      break;
     case OpKind::reduce:
       if (me == c.root) reduce_rows(c, rows, row_bytes, n, 0, out);
       break;
-    case OpKind::reduce_scatter: reduce_rows(c, rows, row_bytes, n, block * static_cast<std::size_t>(me), out); break;
+    case OpKind::reduce_scatter:
+      reduce_rows(c, rows, row_bytes, n, block * static_cast<std::size_t>(me), out);
+      break;
     case OpKind::gather:
       if (me != c.root) break;
       [[fallthrough]];
     case OpKind::all_gather:
       for (int j = 0; j < n; ++j) std::memmove(out + static_cast<std::size_t>(j) * block, payload(j), block);
       break;
-    case OpKind::scatter: std::memcpy(out, payload(c.root) + block * static_cast<std::size_t>(me), block); break;
+    case OpKind::scatter:
+      std::memcpy(out, payload(c.root) + block * static_cast<std::size_t>(me), block);
+      break;
     case OpKind::all_to_all_single:
       for (int j = 0; j < n; ++j)
-        std::memcpy(out + static_cast<std::size_t>(j) * block, payload(j) + block * static_cast<std::size_t>(me), block);
+        std::memcpy(out + static_cast<std::size_t>(j) * block, payload(j) + block * static_cast<std::size_t>(me),
+                    block);
       break;
-    default: break;  // barrier: the exchange was the barrier
+    default:
+      break;  // barrier: the exchange was the barrier
   }
 }
 
 [[noreturn, gnu::cold, gnu::noinline]] void throw_traffic_disagreement(const Backend& b, const OpSignature& mine) {
-  throw DisagreementError(fmt::format("{} {} on rank {}: ranks disagree: in {}, some rank sends a peer a number of elements "
-                                      "other than the peer expects from it (run with CHORUS_RT_CHECK=1 to name them)",
-                                      b.name(), to_string(mine.op), b.rank(), describe(mine)));
+  throw DisagreementError(
+      fmt::format("{} {} on rank {}: ranks disagree: in {}, some rank sends a peer a number of elements "
+                  "other than the peer expects from it (run with CHORUS_RT_CHECK=1 to name them)",
+                  b.name(), to_string(mine.op), b.rank(), describe(mine)));
 }
 
 }  // namespace
 
-std::size_t agreement_row_bytes(const Backend& backend) { return sizeof(CallDigest) + backend.agreement_inline_bytes(); }
+std::size_t agreement_row_bytes(const Backend& backend) {
+  return sizeof(CallDigest) + backend.agreement_inline_bytes();
+}
 
 bool agree(Backend& backend, const CallSignature& mine) {
   const int n = backend.size(), me = backend.rank();
@@ -141,7 +161,8 @@ bool agree(Backend& backend, const CallSignature& mine) {
   if (carried != kNotInline && carried > 0) {
     // What this rank contributes: its input (a broadcast's or scatter's root only).
     const bool rooted = mine.op == OpKind::broadcast || mine.op == OpKind::scatter;
-    if (!rooted || me == mine.root) std::memcpy(row + sizeof d, mine.op == OpKind::broadcast ? mine.out : mine.in, carried);
+    if (!rooted || me == mine.root)
+      std::memcpy(row + sizeof d, mine.op == OpKind::broadcast ? mine.out : mine.in, carried);
   }
   backend.agreement_all_gather(row, rows, row_bytes);
   const std::uint64_t eb = dtype_bytes(mine.dtype);
@@ -157,7 +178,8 @@ bool agree(Backend& backend, const CallSignature& mine) {
     if (!agrees(d.signature, theirs.signature, expected)) [[unlikely]]
       throw_disagreement(backend.name(), to_string(mine.op), me, d.signature, p, theirs.signature);
   }
-  if (flow != 0) [[unlikely]] throw_traffic_disagreement(backend, d.signature);
+  if (flow != 0) [[unlikely]]
+    throw_traffic_disagreement(backend, d.signature);
   if (carried == kNotInline) return false;
   finish_inline(mine, rows, row_bytes, n, me);
   return true;

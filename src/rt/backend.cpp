@@ -28,8 +28,7 @@ void Backend::broadcast(void* buf, std::size_t count, DType dtype, int root) {
   algorithms::linear_broadcast(*this, buf, count, dtype, root);
 }
 
-void Backend::reduce(const void* in, void* out, std::size_t count, DType dtype, ReduceOp op,
-                     int root) {
+void Backend::reduce(const void* in, void* out, std::size_t count, DType dtype, ReduceOp op, int root) {
   std::vector<char> tmp(count * dtype_bytes(dtype));
   all_reduce(in, tmp.data(), count, dtype, op);
   if (rank() == root && count > 0) std::memcpy(out, tmp.data(), tmp.size());
@@ -42,32 +41,42 @@ void Backend::all_reduce(const void* in, void* out, std::size_t count, DType dty
 std::vector<std::string> Backend::algorithms(OpKind op) const {
   if (!native(op)) return {};
   switch (op) {
-    case OpKind::all_reduce: case OpKind::all_gather: case OpKind::reduce_scatter: return {"ring_p2p"};
-    case OpKind::broadcast: return {"linear_p2p"};
-    case OpKind::all_to_all_single: return {"pairwise_p2p"};
-    default: return {};
+    case OpKind::all_reduce:
+    case OpKind::all_gather:
+    case OpKind::reduce_scatter:
+      return {"ring_p2p"};
+    case OpKind::broadcast:
+      return {"linear_p2p"};
+    case OpKind::all_to_all_single:
+      return {"pairwise_p2p"};
+    default:
+      return {};
   }
 }
 
 void Backend::run_algorithm(std::size_t index, const Call& c) {
   if (index != 0 || algorithms(c.op).empty())
-    throw std::logic_error("run_algorithm: " + std::string(to_string(c.op)) + " has no algorithm " + std::to_string(index));
+    throw std::logic_error("run_algorithm: " + std::string(to_string(c.op)) + " has no algorithm " +
+                           std::to_string(index));
   Counts counts, displs;
   uniform(size(), c.count, counts, displs);
   switch (c.op) {
-    case OpKind::all_reduce: return algorithms::ring_all_reduce(*this, c.in, c.out, c.count, c.dtype, c.reduce_op);
+    case OpKind::all_reduce:
+      return algorithms::ring_all_reduce(*this, c.in, c.out, c.count, c.dtype, c.reduce_op);
     case OpKind::reduce_scatter:
       return algorithms::ring_reduce_scatter(*this, c.in, c.out, c.count, c.dtype, c.reduce_op);
-    case OpKind::all_gather: return algorithms::ring_all_gatherv(*this, c.in, c.count, c.out, counts, displs, c.dtype);
-    case OpKind::broadcast: return algorithms::linear_broadcast(*this, c.out, c.count, c.dtype, c.root);
+    case OpKind::all_gather:
+      return algorithms::ring_all_gatherv(*this, c.in, c.count, c.out, counts, displs, c.dtype);
+    case OpKind::broadcast:
+      return algorithms::linear_broadcast(*this, c.out, c.count, c.dtype, c.root);
     case OpKind::all_to_all_single:
       return algorithms::pairwise_all_to_allv(*this, c.in, counts, displs, c.out, counts, displs, c.dtype);
-    default: throw std::logic_error("run_algorithm: " + std::string(to_string(c.op)) + " takes no algorithm");
+    default:
+      throw std::logic_error("run_algorithm: " + std::string(to_string(c.op)) + " takes no algorithm");
   }
 }
 
-void Backend::reduce_scatter(const void* in, void* out, std::size_t count, DType dtype,
-                             ReduceOp op) {
+void Backend::reduce_scatter(const void* in, void* out, std::size_t count, DType dtype, ReduceOp op) {
   algorithms::ring_reduce_scatter(*this, in, out, count, dtype, op);
 }
 
@@ -95,31 +104,29 @@ void Backend::all_to_all_single(const void* in, void* out, std::size_t count, DT
   all_to_allv(in, counts, displs, out, counts, displs, dtype);
 }
 
-void Backend::all_to_all(const std::vector<const void*>& ins, const Counts& in_counts,
-                         const std::vector<void*>& outs, const Counts& out_counts, DType dtype) {
+void Backend::all_to_all(const std::vector<const void*>& ins, const Counts& in_counts, const std::vector<void*>& outs,
+                         const Counts& out_counts, DType dtype) {
   algorithms::pairwise_all_to_all(*this, ins, in_counts, outs, out_counts, dtype);
 }
 
-void Backend::all_gatherv(const void* in, std::size_t count, void* out, const Counts& counts,
-                          const Counts& displs, DType dtype) {
+void Backend::all_gatherv(const void* in, std::size_t count, void* out, const Counts& counts, const Counts& displs,
+                          DType dtype) {
   algorithms::ring_all_gatherv(*this, in, count, out, counts, displs, dtype);
 }
 
-void Backend::gatherv(const void* in, std::size_t count, void* out, const Counts& counts,
-                      const Counts& displs, DType dtype, int root) {
+void Backend::gatherv(const void* in, std::size_t count, void* out, const Counts& counts, const Counts& displs,
+                      DType dtype, int root) {
   algorithms::linear_gatherv(*this, in, count, out, counts, displs, dtype, root);
 }
 
-void Backend::scatterv(const void* in, const Counts& counts, const Counts& displs, void* out,
-                       std::size_t count, DType dtype, int root) {
+void Backend::scatterv(const void* in, const Counts& counts, const Counts& displs, void* out, std::size_t count,
+                       DType dtype, int root) {
   algorithms::linear_scatterv(*this, in, counts, displs, out, count, dtype, root);
 }
 
-void Backend::all_to_allv(const void* in, const Counts& send_counts, const Counts& send_displs,
-                          void* out, const Counts& recv_counts, const Counts& recv_displs,
-                          DType dtype) {
-  algorithms::pairwise_all_to_allv(*this, in, send_counts, send_displs, out, recv_counts,
-                                   recv_displs, dtype);
+void Backend::all_to_allv(const void* in, const Counts& send_counts, const Counts& send_displs, void* out,
+                          const Counts& recv_counts, const Counts& recv_displs, DType dtype) {
+  algorithms::pairwise_all_to_allv(*this, in, send_counts, send_displs, out, recv_counts, recv_displs, dtype);
 }
 
 }  // namespace chorus::rt

@@ -31,8 +31,8 @@ class Backend {
   virtual void send(const void* buf, std::size_t bytes, int dst) = 0;
   virtual void recv(void* buf, std::size_t bytes, int src) = 0;
   // Sends to dst and receives from src at the same time (never deadlocks on large messages).
-  virtual void send_recv(const void* send_buf, std::size_t send_bytes, int dst, void* recv_buf,
-                         std::size_t recv_bytes, int src) = 0;
+  virtual void send_recv(const void* send_buf, std::size_t send_bytes, int dst, void* recv_buf, std::size_t recv_bytes,
+                         int src) = 0;
 
   // The application's point-to-point messages (rt::send / rt::recv). They travel on a channel
   // of their own, apart from the messages of the fallback collectives above, because they
@@ -71,8 +71,7 @@ class Backend {
 
   virtual void barrier();
   virtual void broadcast(void* buf, std::size_t count, DType dtype, int root);
-  virtual void reduce(const void* in, void* out, std::size_t count, DType dtype, ReduceOp op,
-                      int root);
+  virtual void reduce(const void* in, void* out, std::size_t count, DType dtype, ReduceOp op, int root);
   virtual void all_reduce(const void* in, void* out, std::size_t count, DType dtype, ReduceOp op);
   // Named algorithms of the operations that take them (takes_algorithm(): all_reduce,
   // broadcast, all_gather, reduce_scatter, all_to_all_single) besides the operation's own
@@ -88,25 +87,23 @@ class Backend {
   // its own names and passes the rest (index minus their number) to Backend::run_algorithm.
   virtual void run_algorithm(std::size_t index, const Call& call);
   // in holds size()*count elements; out receives this rank's block of count elements.
-  virtual void reduce_scatter(const void* in, void* out, std::size_t count, DType dtype,
-                              ReduceOp op);
+  virtual void reduce_scatter(const void* in, void* out, std::size_t count, DType dtype, ReduceOp op);
   virtual void all_gather(const void* in, void* out, std::size_t count, DType dtype);
   virtual void gather(const void* in, void* out, std::size_t count, DType dtype, int root);
   virtual void scatter(const void* in, void* out, std::size_t count, DType dtype, int root);
   virtual void all_to_all_single(const void* in, void* out, std::size_t count, DType dtype);
   // ins[j] (in_counts[j] elements) goes to rank j; outs[j] (out_counts[j]) comes from rank j.
-  virtual void all_to_all(const std::vector<const void*>& ins, const Counts& in_counts,
-                          const std::vector<void*>& outs, const Counts& out_counts, DType dtype);
+  virtual void all_to_all(const std::vector<const void*>& ins, const Counts& in_counts, const std::vector<void*>& outs,
+                          const Counts& out_counts, DType dtype);
   // Displacements are in elements from the start of the buffer.
-  virtual void all_gatherv(const void* in, std::size_t count, void* out, const Counts& counts,
-                           const Counts& displs, DType dtype);
-  virtual void gatherv(const void* in, std::size_t count, void* out, const Counts& counts,
-                       const Counts& displs, DType dtype, int root);
-  virtual void scatterv(const void* in, const Counts& counts, const Counts& displs, void* out,
-                        std::size_t count, DType dtype, int root);
-  virtual void all_to_allv(const void* in, const Counts& send_counts, const Counts& send_displs,
-                           void* out, const Counts& recv_counts, const Counts& recv_displs,
+  virtual void all_gatherv(const void* in, std::size_t count, void* out, const Counts& counts, const Counts& displs,
                            DType dtype);
+  virtual void gatherv(const void* in, std::size_t count, void* out, const Counts& counts, const Counts& displs,
+                       DType dtype, int root);
+  virtual void scatterv(const void* in, const Counts& counts, const Counts& displs, void* out, std::size_t count,
+                        DType dtype, int root);
+  virtual void all_to_allv(const void* in, const Counts& send_counts, const Counts& send_displs, void* out,
+                           const Counts& recv_counts, const Counts& recv_displs, DType dtype);
 };
 
 }  // namespace chorus::rt

@@ -20,34 +20,36 @@ enum class Place : std::uint8_t { none, every_rank, root_only };
 
 struct OpTraits {
   OpKind op;
-  bool collective;       // numbered and agreed on (send and recv are not)
-  bool uniform_count;    // every rank passes the same count (the vector forms and p2p do not)
-  bool takes_algorithm;  // a named algorithm may follow the backend's name ("mpi:ring")
-  bool rooted;           // takes a root
-  bool reduces;          // takes a reduce op (avg is divided by the runtime)
-  Place input, output;   // where `in` / `out` is read / written (uniform forms)
+  bool collective;         // numbered and agreed on (send and recv are not)
+  bool uniform_count;      // every rank passes the same count (the vector forms and p2p do not)
+  bool takes_algorithm;    // a named algorithm may follow the backend's name ("mpi:ring")
+  bool rooted;             // takes a root
+  bool reduces;            // takes a reduce op (avg is divided by the runtime)
+  Place input, output;     // where `in` / `out` is read / written (uniform forms)
   bool wide_in, wide_out;  // `in` / `out` holds size() * count elements
 };
 
+// clang-format off: one row per operation kind, in columns
 inline constexpr OpTraits kOpTraits[] = {
     //  op                      coll   unif   algo   root   reduce input             output            wide_in wide_out
-    {OpKind::send,              false, false, false, false, false, Place::every_rank, Place::none,      false, false},
-    {OpKind::recv,              false, false, false, false, false, Place::none,       Place::every_rank, false, false},
-    {OpKind::barrier,           true,  true,  false, false, false, Place::none,       Place::none,      false, false},
-    {OpKind::broadcast,         true,  true,  true,  true,  false, Place::none,       Place::every_rank, false, false},
-    {OpKind::reduce,            true,  true,  false, true,  true,  Place::every_rank, Place::root_only, false, false},
-    {OpKind::all_reduce,        true,  true,  true,  false, true,  Place::every_rank, Place::every_rank, false, false},
-    {OpKind::reduce_scatter,    true,  true,  true,  false, true,  Place::every_rank, Place::every_rank, true,  false},
-    {OpKind::all_gather,        true,  true,  true,  false, false, Place::every_rank, Place::every_rank, false, true},
-    {OpKind::gather,            true,  true,  false, true,  false, Place::every_rank, Place::root_only, false, true},
-    {OpKind::scatter,           true,  true,  false, true,  false, Place::root_only,  Place::every_rank, true,  false},
-    {OpKind::all_to_all,        true,  false, false, false, false, Place::none,       Place::none,      false, false},
-    {OpKind::all_to_all_single, true,  true,  true,  false, false, Place::every_rank, Place::every_rank, true,  true},
-    {OpKind::all_gatherv,       true,  false, false, false, false, Place::every_rank, Place::none,      false, false},
-    {OpKind::gatherv,           true,  false, false, true,  false, Place::every_rank, Place::none,      false, false},
-    {OpKind::scatterv,          true,  false, false, true,  false, Place::none,       Place::every_rank, false, false},
-    {OpKind::all_to_allv,       true,  false, false, false, false, Place::none,       Place::none,      false, false},
+    {OpKind::send, false, false, false, false, false, Place::every_rank, Place::none, false, false},
+    {OpKind::recv, false, false, false, false, false, Place::none, Place::every_rank, false, false},
+    {OpKind::barrier, true, true, false, false, false, Place::none, Place::none, false, false},
+    {OpKind::broadcast, true, true, true, true, false, Place::none, Place::every_rank, false, false},
+    {OpKind::reduce, true, true, false, true, true, Place::every_rank, Place::root_only, false, false},
+    {OpKind::all_reduce, true, true, true, false, true, Place::every_rank, Place::every_rank, false, false},
+    {OpKind::reduce_scatter, true, true, true, false, true, Place::every_rank, Place::every_rank, true, false},
+    {OpKind::all_gather, true, true, true, false, false, Place::every_rank, Place::every_rank, false, true},
+    {OpKind::gather, true, true, false, true, false, Place::every_rank, Place::root_only, false, true},
+    {OpKind::scatter, true, true, false, true, false, Place::root_only, Place::every_rank, true, false},
+    {OpKind::all_to_all, true, false, false, false, false, Place::none, Place::none, false, false},
+    {OpKind::all_to_all_single, true, true, true, false, false, Place::every_rank, Place::every_rank, true, true},
+    {OpKind::all_gatherv, true, false, false, false, false, Place::every_rank, Place::none, false, false},
+    {OpKind::gatherv, true, false, false, true, false, Place::every_rank, Place::none, false, false},
+    {OpKind::scatterv, true, false, false, true, false, Place::none, Place::every_rank, false, false},
+    {OpKind::all_to_allv, true, false, false, false, false, Place::none, Place::none, false, false},
 };
+// clang-format on
 
 constexpr const OpTraits& traits(OpKind op) { return kOpTraits[static_cast<std::size_t>(op)]; }
 
@@ -62,7 +64,8 @@ static_assert([] {
 // The operations that take a named algorithm after the backend name ("mpi:ring";
 // Backend::algorithms, docs/runtime.md "(backend, algorithm)").
 constexpr bool takes_algorithm(OpKind op) { return traits(op).takes_algorithm; }
-inline constexpr std::string_view kAlgorithmOps = "all_reduce, broadcast, all_gather, reduce_scatter, all_to_all_single";
+inline constexpr std::string_view kAlgorithmOps =
+    "all_reduce, broadcast, all_gather, reduce_scatter, all_to_all_single";
 static_assert([] {
   std::size_t listed = 1, taking = 0;
   for (char c : kAlgorithmOps) listed += c == ',';
@@ -128,30 +131,50 @@ inline Call all_to_all_single(const void* in, void* out, std::size_t count, DTyp
 }
 inline Call all_to_all(const std::vector<const void*>& ins, const Counts& in_counts, const std::vector<void*>& outs,
                        const Counts& out_counts, DType dtype) {
-  return {.op = OpKind::all_to_all, .dtype = dtype,
+  return {.op = OpKind::all_to_all,
+          .dtype = dtype,
           .lists = std::make_shared<const CallLists>(
               CallLists{.ins = ins, .outs = outs, .send_counts = in_counts, .recv_counts = out_counts})};
 }
 inline Call all_gatherv(const void* in, std::size_t count, void* out, const Counts& counts, const Counts& displs,
                         DType dtype) {
-  return {.op = OpKind::all_gatherv, .in = in, .out = out, .count = count, .dtype = dtype,
+  return {.op = OpKind::all_gatherv,
+          .in = in,
+          .out = out,
+          .count = count,
+          .dtype = dtype,
           .lists = std::make_shared<const CallLists>(CallLists{.recv_counts = counts, .recv_displs = displs})};
 }
 inline Call gatherv(const void* in, std::size_t count, void* out, const Counts& counts, const Counts& displs,
                     DType dtype, int root) {
-  return {.op = OpKind::gatherv, .in = in, .out = out, .count = count, .dtype = dtype, .root = root,
+  return {.op = OpKind::gatherv,
+          .in = in,
+          .out = out,
+          .count = count,
+          .dtype = dtype,
+          .root = root,
           .lists = std::make_shared<const CallLists>(CallLists{.recv_counts = counts, .recv_displs = displs})};
 }
 inline Call scatterv(const void* in, const Counts& counts, const Counts& displs, void* out, std::size_t count,
                      DType dtype, int root) {
-  return {.op = OpKind::scatterv, .in = in, .out = out, .count = count, .dtype = dtype, .root = root,
+  return {.op = OpKind::scatterv,
+          .in = in,
+          .out = out,
+          .count = count,
+          .dtype = dtype,
+          .root = root,
           .lists = std::make_shared<const CallLists>(CallLists{.send_counts = counts, .send_displs = displs})};
 }
 inline Call all_to_allv(const void* in, const Counts& send_counts, const Counts& send_displs, void* out,
                         const Counts& recv_counts, const Counts& recv_displs, DType dtype) {
-  return {.op = OpKind::all_to_allv, .in = in, .out = out, .dtype = dtype,
-          .lists = std::make_shared<const CallLists>(CallLists{.send_counts = send_counts, .send_displs = send_displs,
-                                                               .recv_counts = recv_counts, .recv_displs = recv_displs})};
+  return {.op = OpKind::all_to_allv,
+          .in = in,
+          .out = out,
+          .dtype = dtype,
+          .lists = std::make_shared<const CallLists>(CallLists{.send_counts = send_counts,
+                                                               .send_displs = send_displs,
+                                                               .recv_counts = recv_counts,
+                                                               .recv_displs = recv_displs})};
 }
 }  // namespace calls
 

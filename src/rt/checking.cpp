@@ -12,8 +12,7 @@ constexpr std::size_t kHeader = 7;
 std::string describe(const std::uint64_t* row) {
   const auto op = static_cast<OpKind>(row[0]);
   std::string s = fmt::format("{}(dtype={}", to_string(op), to_string(static_cast<DType>(row[1])));
-  if (traits(op).reduces)
-    s += fmt::format(", op={}", to_string(static_cast<ReduceOp>(row[2])));
+  if (traits(op).reduces) s += fmt::format(", op={}", to_string(static_cast<ReduceOp>(row[2])));
   if (row[3] != 0) s += fmt::format(", root={}", static_cast<std::int64_t>(row[3]) - 1);
   if (row[6] == 0) s += fmt::format(", count={}", row[4]);
   return s + fmt::format(") as operation #{}", row[5]);
@@ -47,14 +46,18 @@ CallSignature signature_of(const Call& c, int rank, int size, std::size_t algori
     case OpKind::gatherv:
       s.sends.assign(n, 0);
       s.sends[static_cast<std::size_t>(c.root)] = c.count;
-      if (at_root) s.expects.assign(c.lists->recv_counts.begin(), c.lists->recv_counts.end());
-      else s.expects.assign(n, 0);
+      if (at_root)
+        s.expects.assign(c.lists->recv_counts.begin(), c.lists->recv_counts.end());
+      else
+        s.expects.assign(n, 0);
       break;
     case OpKind::scatterv:
       s.expects.assign(n, 0);
       s.expects[static_cast<std::size_t>(c.root)] = c.count;
-      if (at_root) s.sends.assign(c.lists->send_counts.begin(), c.lists->send_counts.end());
-      else s.sends.assign(n, 0);
+      if (at_root)
+        s.sends.assign(c.lists->send_counts.begin(), c.lists->send_counts.end());
+      else
+        s.sends.assign(n, 0);
       break;
     default:  // all_to_all, all_to_allv
       s.sends.assign(c.lists->send_counts.begin(), c.lists->send_counts.end());
@@ -80,15 +83,14 @@ void check_agreement(Backend& backend, const CallSignature& mine) {
     row[kHeader + n + j] = j < static_cast<int>(mine.expects.size()) ? mine.expects[j] : 0;
   }
   backend.all_gather(row.data(), all.data(), row_len * sizeof(std::uint64_t), DType::u8);
-  const std::string where = fmt::format("checking mode, backend {}, rank {}", backend.name(),
-                                        backend.rank());
+  const std::string where = fmt::format("checking mode, backend {}, rank {}", backend.name(), backend.rank());
   const std::uint64_t* first = all.data();
   for (int p = 1; p < n; ++p) {
     const std::uint64_t* other = all.data() + row_len * p;
     for (std::size_t f = 0; f < kHeader; ++f) {
       if (first[f] != other[f])
-        throw InputError(where, fmt::format("ranks disagree: rank 0 calls {} but rank {} calls {}",
-                                            describe(first), p, describe(other)));
+        throw InputError(where, fmt::format("ranks disagree: rank 0 calls {} but rank {} calls {}", describe(first), p,
+                                            describe(other)));
     }
   }
   if (!mine.vector_form) return;

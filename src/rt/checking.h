@@ -16,8 +16,8 @@ struct CallSignature {
   DType dtype = DType::u8;
   ReduceOp reduce_op = ReduceOp::sum;
   int root = -1;
-  std::uint64_t count = 0;       // must agree across ranks unless `vector_form`
-  std::uint64_t sequence = 0;    // index of this operation on this backend
+  std::uint64_t count = 0;     // must agree across ranks unless `vector_form`
+  std::uint64_t sequence = 0;  // index of this operation on this backend
   bool vector_form = false;
   // Elements this rank sends to each rank, and expects from each rank (vector forms).
   std::vector<std::uint64_t> sends, expects;

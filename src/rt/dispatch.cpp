@@ -13,23 +13,39 @@ void run_native(Backend& b, const Call& c, ReduceOp wire) {
     return;
   }
   switch (c.op) {
-    case OpKind::send: return b.user_send(c.in, c.bytes(), c.root);
-    case OpKind::recv: return b.user_recv(c.out, c.bytes(), c.root);
-    case OpKind::barrier: return b.barrier();
-    case OpKind::broadcast: return b.broadcast(c.out, c.count, c.dtype, c.root);
-    case OpKind::reduce: return b.reduce(c.in, c.out, c.count, c.dtype, wire, c.root);
-    case OpKind::all_reduce: return b.all_reduce(c.in, c.out, c.count, c.dtype, wire);
-    case OpKind::reduce_scatter: return b.reduce_scatter(c.in, c.out, c.count, c.dtype, wire);
-    case OpKind::all_gather: return b.all_gather(c.in, c.out, c.count, c.dtype);
-    case OpKind::gather: return b.gather(c.in, c.out, c.count, c.dtype, c.root);
-    case OpKind::scatter: return b.scatter(c.in, c.out, c.count, c.dtype, c.root);
-    case OpKind::all_to_all_single: return b.all_to_all_single(c.in, c.out, c.count, c.dtype);
-    case OpKind::all_to_all: return b.all_to_all(c.lists->ins, c.lists->send_counts, c.lists->outs, c.lists->recv_counts, c.dtype);
-    case OpKind::all_gatherv: return b.all_gatherv(c.in, c.count, c.out, c.lists->recv_counts, c.lists->recv_displs, c.dtype);
-    case OpKind::gatherv: return b.gatherv(c.in, c.count, c.out, c.lists->recv_counts, c.lists->recv_displs, c.dtype, c.root);
-    case OpKind::scatterv: return b.scatterv(c.in, c.lists->send_counts, c.lists->send_displs, c.out, c.count, c.dtype, c.root);
+    case OpKind::send:
+      return b.user_send(c.in, c.bytes(), c.root);
+    case OpKind::recv:
+      return b.user_recv(c.out, c.bytes(), c.root);
+    case OpKind::barrier:
+      return b.barrier();
+    case OpKind::broadcast:
+      return b.broadcast(c.out, c.count, c.dtype, c.root);
+    case OpKind::reduce:
+      return b.reduce(c.in, c.out, c.count, c.dtype, wire, c.root);
+    case OpKind::all_reduce:
+      return b.all_reduce(c.in, c.out, c.count, c.dtype, wire);
+    case OpKind::reduce_scatter:
+      return b.reduce_scatter(c.in, c.out, c.count, c.dtype, wire);
+    case OpKind::all_gather:
+      return b.all_gather(c.in, c.out, c.count, c.dtype);
+    case OpKind::gather:
+      return b.gather(c.in, c.out, c.count, c.dtype, c.root);
+    case OpKind::scatter:
+      return b.scatter(c.in, c.out, c.count, c.dtype, c.root);
+    case OpKind::all_to_all_single:
+      return b.all_to_all_single(c.in, c.out, c.count, c.dtype);
+    case OpKind::all_to_all:
+      return b.all_to_all(c.lists->ins, c.lists->send_counts, c.lists->outs, c.lists->recv_counts, c.dtype);
+    case OpKind::all_gatherv:
+      return b.all_gatherv(c.in, c.count, c.out, c.lists->recv_counts, c.lists->recv_displs, c.dtype);
+    case OpKind::gatherv:
+      return b.gatherv(c.in, c.count, c.out, c.lists->recv_counts, c.lists->recv_displs, c.dtype, c.root);
+    case OpKind::scatterv:
+      return b.scatterv(c.in, c.lists->send_counts, c.lists->send_displs, c.out, c.count, c.dtype, c.root);
     case OpKind::all_to_allv:
-      return b.all_to_allv(c.in, c.lists->send_counts, c.lists->send_displs, c.out, c.lists->recv_counts, c.lists->recv_displs, c.dtype);
+      return b.all_to_allv(c.in, c.lists->send_counts, c.lists->send_displs, c.out, c.lists->recv_counts,
+                           c.lists->recv_displs, c.dtype);
   }
 }
 

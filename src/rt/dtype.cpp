@@ -58,9 +58,7 @@ std::uint16_t f32_to_f16(float value) {
   return static_cast<std::uint16_t>(sign | h);
 }
 
-float bf16_to_f32(std::uint16_t bits) {
-  return std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16);
-}
+float bf16_to_f32(std::uint16_t bits) { return std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16); }
 
 std::uint16_t f32_to_bf16(float value) {
   const std::uint32_t x = std::bit_cast<std::uint32_t>(value);
@@ -85,19 +83,27 @@ T combine(ReduceOp op, T a, T b) {
   if constexpr (std::is_integral_v<T>) {
     using U = std::make_unsigned_t<T>;
     switch (op) {
-      case ReduceOp::sum: case ReduceOp::avg:
+      case ReduceOp::sum:
+      case ReduceOp::avg:
         return static_cast<T>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
       case ReduceOp::prod:
         return static_cast<T>(static_cast<U>(static_cast<U>(a) * static_cast<U>(b)));
-      case ReduceOp::min: return b < a ? b : a;
-      case ReduceOp::max: return a < b ? b : a;
+      case ReduceOp::min:
+        return b < a ? b : a;
+      case ReduceOp::max:
+        return a < b ? b : a;
     }
   } else {
     switch (op) {
-      case ReduceOp::sum: case ReduceOp::avg: return a + b;
-      case ReduceOp::prod: return a * b;
-      case ReduceOp::min: return b < a ? b : a;
-      case ReduceOp::max: return a < b ? b : a;
+      case ReduceOp::sum:
+      case ReduceOp::avg:
+        return a + b;
+      case ReduceOp::prod:
+        return a * b;
+      case ReduceOp::min:
+        return b < a ? b : a;
+      case ReduceOp::max:
+        return a < b ? b : a;
     }
   }
   return a;
@@ -107,7 +113,8 @@ T combine(ReduceOp op, T a, T b) {
 template <typename T>
 void reduce_native(ReduceOp op, T* out, const T* a, const T* b, std::size_t n) {
   switch (op) {
-    case ReduceOp::sum: case ReduceOp::avg:
+    case ReduceOp::sum:
+    case ReduceOp::avg:
       for (std::size_t i = 0; i < n; ++i) out[i] = combine(ReduceOp::sum, a[i], b[i]);
       return;
     case ReduceOp::prod:
@@ -123,10 +130,8 @@ void reduce_native(ReduceOp op, T* out, const T* a, const T* b, std::size_t n) {
 }
 
 template <typename Codec>
-void reduce_half(ReduceOp op, std::uint16_t* out, const std::uint16_t* a, const std::uint16_t* b,
-                 std::size_t n) {
-  for (std::size_t i = 0; i < n; ++i)
-    out[i] = Codec::store(combine(op, Codec::load(a[i]), Codec::load(b[i])));
+void reduce_half(ReduceOp op, std::uint16_t* out, const std::uint16_t* a, const std::uint16_t* b, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) out[i] = Codec::store(combine(op, Codec::load(a[i]), Codec::load(b[i])));
 }
 
 template <typename T>
@@ -138,8 +143,7 @@ template <typename T>
 void typed_divide(void* buf, std::size_t n, int divisor) {
   T* p = static_cast<T*>(buf);
   if constexpr (std::is_integral_v<T>) {
-    for (std::size_t i = 0; i < n; ++i)
-      p[i] = static_cast<T>(static_cast<std::int64_t>(p[i]) / divisor);
+    for (std::size_t i = 0; i < n; ++i) p[i] = static_cast<T>(static_cast<std::int64_t>(p[i]) / divisor);
   } else {
     for (std::size_t i = 0; i < n; ++i) p[i] = p[i] / static_cast<T>(divisor);
   }
@@ -148,8 +152,7 @@ void typed_divide(void* buf, std::size_t n, int divisor) {
 template <typename Codec>
 void half_divide(void* buf, std::size_t n, int divisor) {
   auto* p = static_cast<std::uint16_t*>(buf);
-  for (std::size_t i = 0; i < n; ++i)
-    p[i] = Codec::store(Codec::load(p[i]) / static_cast<float>(divisor));
+  for (std::size_t i = 0; i < n; ++i) p[i] = Codec::store(Codec::load(p[i]) / static_cast<float>(divisor));
 }
 
 template <typename T>
@@ -167,37 +170,63 @@ void typed_store(void* buf, std::size_t i, double value) {
 
 }  // namespace
 
-void reduce_into(DType dtype, ReduceOp op, void* out, const void* a, const void* b,
-                 std::size_t count) {
+void reduce_into(DType dtype, ReduceOp op, void* out, const void* a, const void* b, std::size_t count) {
   switch (dtype) {
     case DType::f16:
       reduce_half<F16>(op, static_cast<std::uint16_t*>(out), static_cast<const std::uint16_t*>(a),
                        static_cast<const std::uint16_t*>(b), count);
       return;
     case DType::bf16:
-      reduce_half<BF16>(op, static_cast<std::uint16_t*>(out),
-                        static_cast<const std::uint16_t*>(a),
+      reduce_half<BF16>(op, static_cast<std::uint16_t*>(out), static_cast<const std::uint16_t*>(a),
                         static_cast<const std::uint16_t*>(b), count);
       return;
-    case DType::f32: typed_reduce<float>(op, out, a, b, count); return;
-    case DType::f64: typed_reduce<double>(op, out, a, b, count); return;
-    case DType::i8: typed_reduce<std::int8_t>(op, out, a, b, count); return;
-    case DType::u8: typed_reduce<std::uint8_t>(op, out, a, b, count); return;
-    case DType::i32: typed_reduce<std::int32_t>(op, out, a, b, count); return;
-    case DType::i64: typed_reduce<std::int64_t>(op, out, a, b, count); return;
+    case DType::f32:
+      typed_reduce<float>(op, out, a, b, count);
+      return;
+    case DType::f64:
+      typed_reduce<double>(op, out, a, b, count);
+      return;
+    case DType::i8:
+      typed_reduce<std::int8_t>(op, out, a, b, count);
+      return;
+    case DType::u8:
+      typed_reduce<std::uint8_t>(op, out, a, b, count);
+      return;
+    case DType::i32:
+      typed_reduce<std::int32_t>(op, out, a, b, count);
+      return;
+    case DType::i64:
+      typed_reduce<std::int64_t>(op, out, a, b, count);
+      return;
   }
 }
 
 void divide_by(DType dtype, void* buf, std::size_t count, int divisor) {
   switch (dtype) {
-    case DType::f16: half_divide<F16>(buf, count, divisor); return;
-    case DType::bf16: half_divide<BF16>(buf, count, divisor); return;
-    case DType::f32: typed_divide<float>(buf, count, divisor); return;
-    case DType::f64: typed_divide<double>(buf, count, divisor); return;
-    case DType::i8: typed_divide<std::int8_t>(buf, count, divisor); return;
-    case DType::u8: typed_divide<std::uint8_t>(buf, count, divisor); return;
-    case DType::i32: typed_divide<std::int32_t>(buf, count, divisor); return;
-    case DType::i64: typed_divide<std::int64_t>(buf, count, divisor); return;
+    case DType::f16:
+      half_divide<F16>(buf, count, divisor);
+      return;
+    case DType::bf16:
+      half_divide<BF16>(buf, count, divisor);
+      return;
+    case DType::f32:
+      typed_divide<float>(buf, count, divisor);
+      return;
+    case DType::f64:
+      typed_divide<double>(buf, count, divisor);
+      return;
+    case DType::i8:
+      typed_divide<std::int8_t>(buf, count, divisor);
+      return;
+    case DType::u8:
+      typed_divide<std::uint8_t>(buf, count, divisor);
+      return;
+    case DType::i32:
+      typed_divide<std::int32_t>(buf, count, divisor);
+      return;
+    case DType::i64:
+      typed_divide<std::int64_t>(buf, count, divisor);
+      return;
   }
 }
 
@@ -213,12 +242,18 @@ double load_as_double(DType dtype, const void* buf, std::size_t index) {
       std::memcpy(&v, static_cast<const char*>(buf) + 2 * index, 2);
       return bf16_to_f32(v);
     }
-    case DType::f32: return typed_load<float>(buf, index);
-    case DType::f64: return typed_load<double>(buf, index);
-    case DType::i8: return typed_load<std::int8_t>(buf, index);
-    case DType::u8: return typed_load<std::uint8_t>(buf, index);
-    case DType::i32: return typed_load<std::int32_t>(buf, index);
-    case DType::i64: return typed_load<std::int64_t>(buf, index);
+    case DType::f32:
+      return typed_load<float>(buf, index);
+    case DType::f64:
+      return typed_load<double>(buf, index);
+    case DType::i8:
+      return typed_load<std::int8_t>(buf, index);
+    case DType::u8:
+      return typed_load<std::uint8_t>(buf, index);
+    case DType::i32:
+      return typed_load<std::int32_t>(buf, index);
+    case DType::i64:
+      return typed_load<std::int64_t>(buf, index);
   }
   return 0;
 }
@@ -235,12 +270,24 @@ void store_from_double(DType dtype, void* buf, std::size_t index, double value) 
       std::memcpy(static_cast<char*>(buf) + 2 * index, &v, 2);
       return;
     }
-    case DType::f32: typed_store<float>(buf, index, value); return;
-    case DType::f64: typed_store<double>(buf, index, value); return;
-    case DType::i8: typed_store<std::int8_t>(buf, index, value); return;
-    case DType::u8: typed_store<std::uint8_t>(buf, index, value); return;
-    case DType::i32: typed_store<std::int32_t>(buf, index, value); return;
-    case DType::i64: typed_store<std::int64_t>(buf, index, value); return;
+    case DType::f32:
+      typed_store<float>(buf, index, value);
+      return;
+    case DType::f64:
+      typed_store<double>(buf, index, value);
+      return;
+    case DType::i8:
+      typed_store<std::int8_t>(buf, index, value);
+      return;
+    case DType::u8:
+      typed_store<std::uint8_t>(buf, index, value);
+      return;
+    case DType::i32:
+      typed_store<std::int32_t>(buf, index, value);
+      return;
+    case DType::i64:
+      typed_store<std::int64_t>(buf, index, value);
+      return;
   }
 }
 

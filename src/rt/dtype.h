@@ -9,14 +9,13 @@
 namespace chorus::rt {
 
 float f16_to_f32(std::uint16_t bits);
-std::uint16_t f32_to_f16(float value);   // round to nearest even; overflow gives inf
+std::uint16_t f32_to_f16(float value);  // round to nearest even; overflow gives inf
 float bf16_to_f32(std::uint16_t bits);
 std::uint16_t f32_to_bf16(float value);  // round to nearest even; NaN stays NaN
 
 // out[i] = a[i] (op) b[i] for i < count. out may alias a or b. avg combines as sum.
 // Integer sum and prod wrap modulo 2^bits (two's complement), never undefined.
-void reduce_into(DType dtype, ReduceOp op, void* out, const void* a, const void* b,
-                 std::size_t count);
+void reduce_into(DType dtype, ReduceOp op, void* out, const void* a, const void* b, std::size_t count);
 
 // Finishes an avg: buf[i] /= divisor (integers truncate toward zero).
 void divide_by(DType dtype, void* buf, std::size_t count, int divisor);

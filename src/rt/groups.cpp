@@ -71,7 +71,8 @@ void Runtime::new_group(const std::string& name, const std::vector<int>& ranks, 
   int key = -1;
   for (std::size_t i = 0; i < ranks.size(); ++i) {
     if (ranks[i] < 0 || ranks[i] >= world_.size)
-      throw InputError(where, fmt::format("ranks[{}] = {} is not a rank of the world (size {})", i, ranks[i], world_.size));
+      throw InputError(where,
+                       fmt::format("ranks[{}] = {} is not a rank of the world (size {})", i, ranks[i], world_.size));
     if (std::count(ranks.begin(), ranks.end(), ranks[i]) > 1)
       throw InputError(where, fmt::format("rank {} is listed twice", ranks[i]));
     if (ranks[i] == world_.rank) key = static_cast<int>(i);
@@ -92,8 +93,8 @@ void Runtime::member_group(const std::string& name, const std::vector<int>& worl
   int me = -1;
   for (std::size_t i = 0; i < world_ranks.size(); ++i) {
     if (world_ranks[i] < 0 || world_ranks[i] >= world_.size)
-      throw InputError(where, fmt::format("ranks[{}] = {} is not a rank of the world (size {})", i, world_ranks[i],
-                                          world_.size));
+      throw InputError(
+          where, fmt::format("ranks[{}] = {} is not a rank of the world (size {})", i, world_ranks[i], world_.size));
     if (std::count(world_ranks.begin(), world_ranks.end(), world_ranks[i]) > 1)
       throw InputError(where, fmt::format("rank {} is listed twice", world_ranks[i]));
     if (world_ranks[i] == world_.rank) me = static_cast<int>(i);

@@ -71,8 +71,9 @@ Runtime::Runtime(const std::vector<std::string>& names, const InitOptions& optio
 
   const bool want_mpi = std::find(order_.begin(), order_.end(), "mpi") != order_.end();
   if (want_mpi && without_mpirun && options.world == nullptr)
-    throw InputError("init", "backend 'mpi' needs ranks started by mpirun (mpirun -n N prog); "
-                             "under chorus launch use shm or gloo");
+    throw InputError("init",
+                     "backend 'mpi' needs ranks started by mpirun (mpirun -n N prog); "
+                     "under chorus launch use shm or gloo");
   world_ = bootstrap_world(want_mpi, std::chrono::milliseconds(settings.timeout_ms), options.world.get());
   if (!settings.log.empty())
     log_ = std::make_shared<CommLog>(settings.log, world_.rank, world_.size, settings.log_setting);
@@ -89,9 +90,12 @@ std::unique_ptr<Communicator> Runtime::make_communicator(const std::string& kind
                                                          const BackendContext& ctx) const {
   auto c = std::make_unique<Communicator>();
   c->label = label;
-  if (kind == "mpi") c->backend = make_mpi_backend(ctx);
-  else if (kind == "gloo") c->backend = make_gloo_backend(ctx);
-  else c->backend = make_shm_backend(ctx);
+  if (kind == "mpi")
+    c->backend = make_mpi_backend(ctx);
+  else if (kind == "gloo")
+    c->backend = make_gloo_backend(ctx);
+  else
+    c->backend = make_shm_backend(ctx);
   c->world_size = c->backend->size();
   c->takes_avg = c->backend->takes_avg();
   using Agreement = Communicator::Agreement;
@@ -190,8 +194,10 @@ void Runtime::finalize() {
   // is done, as MPI_Finalize does; a broken runtime does not wait for peers that may be gone,
   // unless what broke it was a disagreement, which every rank learned of alive (and one may
   // still be receiving the last of the exchange that told it).
-  if (!any_broken || all_broken_by_disagreement) quiesce(deadline);
-  else leave_without_waiting(first_failure);
+  if (!any_broken || all_broken_by_disagreement)
+    quiesce(deadline);
+  else
+    leave_without_waiting(first_failure);
   // Destroy healthy groups and backends in reverse order of creation, then the world.
   fast_.count.store(0);
   for (auto it = groups_.rbegin(); it != groups_.rend(); ++it) communicators_[*it].reset();

@@ -34,8 +34,8 @@ Communicator& Runtime::find_slow(std::string_view name, OpKind op, std::size_t b
     throw InputError(where, fmt::format("this rank is not a member of group '{}'", base));
   if (it != communicators_.end() && !named.empty()) {
     if (algorithm == nullptr)
-      throw InputError(where, fmt::format("'{}': {} takes no algorithm after the backend name (those that do: {})", name,
-                                          to_string(op), kAlgorithmOps));
+      throw InputError(where, fmt::format("'{}': {} takes no algorithm after the backend name (those that do: {})",
+                                          name, to_string(op), kAlgorithmOps));
     // rank() and size() (as barrier) accept a name with any operation's algorithm.
     std::vector<std::string> names = it->second->algorithms_of(op);
     if (op == OpKind::barrier)
@@ -44,19 +44,19 @@ Communicator& Runtime::find_slow(std::string_view name, OpKind op, std::size_t b
     if (named == "default") {
       *algorithm = 0;
     } else if (a == names.end()) {
-      throw InputError(where, fmt::format("'{}': {} has no {} algorithm '{}' (it has: default{}{})", name, base, to_string(op),
-                                          named, names.empty() ? "" : ", ", fmt::join(names, ", ")));
+      throw InputError(where, fmt::format("'{}': {} has no {} algorithm '{}' (it has: default{}{})", name, base,
+                                          to_string(op), named, names.empty() ? "" : ", ", fmt::join(names, ", ")));
     } else {
       *algorithm = op == OpKind::barrier ? 0 : static_cast<std::size_t>(a - names.begin()) + 1;
     }
   }
   if (it == communicators_.end()) {
     const auto& known = known_backends();
-    throw InputError(where, std::find(known.begin(), known.end(), base) != known.end()
-                                ? fmt::format("backend '{}' is not initialised (initialised: {})", name,
-                                              fmt::join(order_, ", "))
-                                : fmt::format("unknown backend '{}' (available: {}, auto; initialised: {})", name,
-                                              fmt::join(known, ", "), fmt::join(order_, ", ")));
+    throw InputError(
+        where, std::find(known.begin(), known.end(), base) != known.end()
+                   ? fmt::format("backend '{}' is not initialised (initialised: {})", name, fmt::join(order_, ", "))
+                   : fmt::format("unknown backend '{}' (available: {}, auto; initialised: {})", name,
+                                 fmt::join(known, ", "), fmt::join(order_, ", ")));
   }
   return *it->second;
 }

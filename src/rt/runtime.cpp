@@ -18,13 +18,15 @@ Runtime* g_rt = nullptr;
 }
 
 inline Runtime& rt(std::string_view what) {
-  if (g_rt == nullptr) [[unlikely]] throw_not_initialised(what);
+  if (g_rt == nullptr) [[unlikely]]
+    throw_not_initialised(what);
   return *g_rt;
 }
 
 // The operations' path: the Call built by the caller is run in place (Runtime::issue).
 inline Work run(std::string_view backend, Call&& call, bool async_op) {
-  if (g_rt == nullptr) [[unlikely]] throw_not_initialised(to_string(call.op));
+  if (g_rt == nullptr) [[unlikely]]
+    throw_not_initialised(to_string(call.op));
   return g_rt->issue(backend, std::move(call), async_op);
 }
 
@@ -80,16 +82,16 @@ Work barrier(std::string_view backend, bool async_op) { return run(backend, call
 Work broadcast(std::string_view backend, void* buf, std::size_t count, DType dtype, int root, bool async_op) {
   return run(backend, calls::broadcast(buf, count, dtype, root), async_op);
 }
-Work reduce(std::string_view backend, const void* in, void* out, std::size_t count, DType dtype, ReduceOp op,
-            int root, bool async_op) {
+Work reduce(std::string_view backend, const void* in, void* out, std::size_t count, DType dtype, ReduceOp op, int root,
+            bool async_op) {
   return run(backend, calls::reduce(in, out, count, dtype, op, root), async_op);
 }
 Work all_reduce(std::string_view backend, const void* in, void* out, std::size_t count, DType dtype, ReduceOp op,
                 bool async_op) {
   return run(backend, calls::all_reduce(in, out, count, dtype, op), async_op);
 }
-Work reduce_scatter(std::string_view backend, const void* in, void* out, std::size_t count, DType dtype,
-                    ReduceOp op, bool async_op) {
+Work reduce_scatter(std::string_view backend, const void* in, void* out, std::size_t count, DType dtype, ReduceOp op,
+                    bool async_op) {
   return run(backend, calls::reduce_scatter(in, out, count, dtype, op), async_op);
 }
 Work all_gather(std::string_view backend, const void* in, void* out, std::size_t count, DType dtype, bool async_op) {
@@ -125,8 +127,7 @@ Work scatterv(std::string_view backend, const void* in, const Counts& counts, co
 }
 Work all_to_allv(std::string_view backend, const void* in, const Counts& send_counts, const Counts& send_displs,
                  void* out, const Counts& recv_counts, const Counts& recv_displs, DType dtype, bool async_op) {
-  return run(backend, calls::all_to_allv(in, send_counts, send_displs, out, recv_counts, recv_displs, dtype),
-               async_op);
+  return run(backend, calls::all_to_allv(in, send_counts, send_displs, out, recv_counts, recv_displs, dtype), async_op);
 }
 
 }  // namespace chorus::rt

@@ -117,46 +117,39 @@ std::vector<int> group_ranks(std::string_view name);
 // functions below do, for callers that hold the operation as data (bench, the enforcer).
 Work issue(std::string_view backend, Call call, bool async_op = false);
 
-Work send(std::string_view backend, const void* buf, std::size_t count, DType dtype, int dst,
-          bool async_op = false);
-Work recv(std::string_view backend, void* buf, std::size_t count, DType dtype, int src,
-          bool async_op = false);
+Work send(std::string_view backend, const void* buf, std::size_t count, DType dtype, int dst, bool async_op = false);
+Work recv(std::string_view backend, void* buf, std::size_t count, DType dtype, int src, bool async_op = false);
 Work barrier(std::string_view backend, bool async_op = false);
-Work broadcast(std::string_view backend, void* buf, std::size_t count, DType dtype, int root,
-               bool async_op = false);
+Work broadcast(std::string_view backend, void* buf, std::size_t count, DType dtype, int root, bool async_op = false);
 // out is only written at root (may be nullptr elsewhere).
-Work reduce(std::string_view backend, const void* in, void* out, std::size_t count, DType dtype,
-            ReduceOp op, int root, bool async_op = false);
-Work all_reduce(std::string_view backend, const void* in, void* out, std::size_t count,
-                DType dtype, ReduceOp op, bool async_op = false);
+Work reduce(std::string_view backend, const void* in, void* out, std::size_t count, DType dtype, ReduceOp op, int root,
+            bool async_op = false);
+Work all_reduce(std::string_view backend, const void* in, void* out, std::size_t count, DType dtype, ReduceOp op,
+                bool async_op = false);
 // in: size()*count elements (block j for rank j); out: count elements.
-Work reduce_scatter(std::string_view backend, const void* in, void* out, std::size_t count,
-                    DType dtype, ReduceOp op, bool async_op = false);
+Work reduce_scatter(std::string_view backend, const void* in, void* out, std::size_t count, DType dtype, ReduceOp op,
+                    bool async_op = false);
 // in: count elements; out: size()*count elements.
-Work all_gather(std::string_view backend, const void* in, void* out, std::size_t count,
-                DType dtype, bool async_op = false);
-Work gather(std::string_view backend, const void* in, void* out, std::size_t count, DType dtype,
-            int root, bool async_op = false);
-Work scatter(std::string_view backend, const void* in, void* out, std::size_t count, DType dtype,
-             int root, bool async_op = false);
-// List form (PyTorch style): ins[j] goes to rank j, outs[j] comes from rank j.
-Work all_to_all(std::string_view backend, const std::vector<const void*>& ins,
-                const Counts& in_counts, const std::vector<void*>& outs, const Counts& out_counts,
-                DType dtype, bool async_op = false);
-// in and out: size()*count elements, block j to / from rank j.
-Work all_to_all_single(std::string_view backend, const void* in, void* out, std::size_t count,
-                       DType dtype, bool async_op = false);
-Work all_gatherv(std::string_view backend, const void* in, std::size_t count, void* out,
-                 const Counts& counts, const Counts& displs, DType dtype, bool async_op = false);
-// counts/displs matter at root only.
-Work gatherv(std::string_view backend, const void* in, std::size_t count, void* out,
-             const Counts& counts, const Counts& displs, DType dtype, int root,
+Work all_gather(std::string_view backend, const void* in, void* out, std::size_t count, DType dtype,
+                bool async_op = false);
+Work gather(std::string_view backend, const void* in, void* out, std::size_t count, DType dtype, int root,
+            bool async_op = false);
+Work scatter(std::string_view backend, const void* in, void* out, std::size_t count, DType dtype, int root,
              bool async_op = false);
-Work scatterv(std::string_view backend, const void* in, const Counts& counts,
-              const Counts& displs, void* out, std::size_t count, DType dtype, int root,
-              bool async_op = false);
-Work all_to_allv(std::string_view backend, const void* in, const Counts& send_counts,
-                 const Counts& send_displs, void* out, const Counts& recv_counts,
-                 const Counts& recv_displs, DType dtype, bool async_op = false);
+// List form (PyTorch style): ins[j] goes to rank j, outs[j] comes from rank j.
+Work all_to_all(std::string_view backend, const std::vector<const void*>& ins, const Counts& in_counts,
+                const std::vector<void*>& outs, const Counts& out_counts, DType dtype, bool async_op = false);
+// in and out: size()*count elements, block j to / from rank j.
+Work all_to_all_single(std::string_view backend, const void* in, void* out, std::size_t count, DType dtype,
+                       bool async_op = false);
+Work all_gatherv(std::string_view backend, const void* in, std::size_t count, void* out, const Counts& counts,
+                 const Counts& displs, DType dtype, bool async_op = false);
+// counts/displs matter at root only.
+Work gatherv(std::string_view backend, const void* in, std::size_t count, void* out, const Counts& counts,
+             const Counts& displs, DType dtype, int root, bool async_op = false);
+Work scatterv(std::string_view backend, const void* in, const Counts& counts, const Counts& displs, void* out,
+              std::size_t count, DType dtype, int root, bool async_op = false);
+Work all_to_allv(std::string_view backend, const void* in, const Counts& send_counts, const Counts& send_displs,
+                 void* out, const Counts& recv_counts, const Counts& recv_displs, DType dtype, bool async_op = false);
 
 }  // namespace chorus::rt

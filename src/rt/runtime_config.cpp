@@ -31,7 +31,9 @@ std::int64_t timeout_ms_from_seconds(double seconds, const std::string& setting)
   // Every comparison below is false for NaN, so test it first; the cast to an integer is only
   // reached for finite values within range (it is undefined behaviour otherwise).
   if (std::isnan(seconds)) throw InputError(setting, "timeout is NaN; expected a positive number of seconds");
-  if (std::isinf(seconds)) throw InputError(setting, fmt::format("timeout is {}infinite; expected a positive number of seconds (at most {} s)", seconds < 0 ? "negative " : "", kMaxTimeoutMs / 1000));
+  if (std::isinf(seconds))
+    throw InputError(setting, fmt::format("timeout is {}infinite; expected a positive number of seconds (at most {} s)",
+                                          seconds < 0 ? "negative " : "", kMaxTimeoutMs / 1000));
   if (seconds <= 0) throw InputError(setting, fmt::format("timeout {} s is not positive", seconds));
   const double ms = seconds * 1000.0;
   if (ms > static_cast<double>(kMaxTimeoutMs))
@@ -42,9 +44,7 @@ std::int64_t timeout_ms_from_seconds(double seconds, const std::string& setting)
 
 std::int64_t timeout_ms_from_text(const char* text, const std::string& setting) {
   const std::string s = text;
-  const auto not_number = [&] {
-    return InputError(setting, fmt::format("'{}' is not a number of seconds", s));
-  };
+  const auto not_number = [&] { return InputError(setting, fmt::format("'{}' is not a number of seconds", s)); };
   if (s.empty() || s.find_first_not_of("0123456789.eE+-") != std::string::npos) throw not_number();
   char* end = nullptr;
   errno = 0;
@@ -58,7 +58,8 @@ std::int64_t timeout_ms_from_text(const char* text, const std::string& setting) 
 Settings resolve_settings(const InitOptions& options) {
   Settings s;
   // -1 (exactly: the default) means "not set"; any other value must be a valid timeout.
-  if (options.timeout_s != -1.0) s.timeout_ms = timeout_ms_from_seconds(options.timeout_s, "init: InitOptions::timeout_s");
+  if (options.timeout_s != -1.0)
+    s.timeout_ms = timeout_ms_from_seconds(options.timeout_s, "init: InitOptions::timeout_s");
   else if (const char* env = std::getenv("CHORUS_RT_TIMEOUT_S"))
     s.timeout_ms = timeout_ms_from_text(env, "environment CHORUS_RT_TIMEOUT_S");
   s.check = options.check < 0 ? env_switch("CHORUS_RT_CHECK", false) : options.check == 1;
@@ -83,7 +84,8 @@ bool env_switch(const char* name, bool fallback) {
   for (char& c : t) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   if (t == "1" || t == "on" || t == "true" || t == "yes") return true;
   if (t == "0" || t == "off" || t == "false" || t == "no") return false;
-  throw InputError(std::string("environment ") + name, fmt::format("expected 1 or 0 (on/off, true/false, yes/no), got '{}'", v));
+  throw InputError(std::string("environment ") + name,
+                   fmt::format("expected 1 or 0 (on/off, true/false, yes/no), got '{}'", v));
 }
 
 }  // namespace chorus::rt

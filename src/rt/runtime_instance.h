@@ -77,9 +77,7 @@ struct Communicator {
   // The reduction the backend runs: avg as sum unless the backend takes avg.
   ReduceOp wire_op(ReduceOp op) const { return op == ReduceOp::avg && !takes_avg ? ReduceOp::sum : op; }
   // Whether calls with `algorithm` agree before they run (agreement.h, checking.h).
-  bool agrees(std::size_t algorithm) const {
-    return agreement != Agreement::none || (algorithm != 0 && agree_named);
-  }
+  bool agrees(std::size_t algorithm) const { return agreement != Agreement::none || (algorithm != 0 && agree_named); }
 };
 
 class Runtime {
@@ -133,10 +131,10 @@ class Runtime {
 
   World world_;
   std::map<std::string, std::unique_ptr<Communicator>> communicators_;  // backends and groups, by name
-  std::vector<std::string> order_;    // initialised backends in preference order
-  std::vector<std::string> groups_;   // groups of this rank, in creation order
-  std::map<std::string, std::vector<int>, std::less<>> members_;  // group -> world ranks
-  std::vector<std::string> not_member_;  // groups created while this rank joined none
+  std::vector<std::string> order_;                                      // initialised backends in preference order
+  std::vector<std::string> groups_;                                     // groups of this rank, in creation order
+  std::map<std::string, std::vector<int>, std::less<>> members_;        // group -> world ranks
+  std::vector<std::string> not_member_;                                 // groups created while this rank joined none
   // The same names, for the lookup on every call: append-only and lock-free, so that a thread
   // issuing operations (tensor fusion's cycle thread) may look names up while another creates a
   // group. Names past its capacity are found through `communicators_` under `mutex_`.
@@ -151,7 +149,7 @@ class Runtime {
       count.store(n + 1, std::memory_order_release);
     }
   } fast_;
-  std::mutex mutex_;  // guards `communicators_` against a group created while another thread looks up
+  std::mutex mutex_;    // guards `communicators_` against a group created while another thread looks up
   int generation_ = 0;  // this runtime's number among its rank's runtimes on this run (store keys)
   bool check_ = false;
   bool agree_ = true;  // InitOptions::agree

@@ -40,11 +40,14 @@ namespace {
 // broken on a communication failure.
 template <typename Body>
 [[gnu::always_inline]] inline void run_op(Communicator& c, const CallSignature* sig, Body& body) {
-  if (c.is_broken.load(std::memory_order_acquire)) [[unlikely]] throw_broken(c);
+  if (c.is_broken.load(std::memory_order_acquire)) [[unlikely]]
+    throw_broken(c);
   try {
     if (sig != nullptr) {
-      if (c.agreement == Communicator::Agreement::full) check_agreement(*c.backend, *sig);
-      else if (agree(*c.backend, *sig)) return;  // the exchange carried the call itself
+      if (c.agreement == Communicator::Agreement::full)
+        check_agreement(*c.backend, *sig);
+      else if (agree(*c.backend, *sig))
+        return;  // the exchange carried the call itself
     }
     body(*c.backend);
   } catch (const CommError& e) {
@@ -89,7 +92,8 @@ Work Runtime::issue(std::string_view name, Call&& call, bool async_op) {
   }
   const ReduceOp wire = c.wire_op(call.reduce_op);
   Communicator::Lane& lane = c.lane_for(call.op);
-  if (async_op || !lane.queue->try_claim()) return enqueue(c, lane, algorithm, wire, std::move(call), std::move(sig), async_op);
+  if (async_op || !lane.queue->try_claim())
+    return enqueue(c, lane, algorithm, wire, std::move(call), std::move(sig), async_op);
   // Synchronous on an idle lane: run here, on the caller's Call, no task object.
   struct Release {
     ProgressQueue& queue;

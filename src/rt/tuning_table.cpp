@@ -39,7 +39,8 @@ std::string_view candidate_backend(std::string_view candidate) { return candidat
 void check_candidate(const std::string& key, OpKind op, const std::string& where) {
   const std::string_view backend = candidate_backend(key);
   if (backend != "shm" && backend != "mpi" && backend != "gloo")
-    throw InputError(where, "'" + key + "': expected a backend (shm, mpi, gloo), optionally followed by :algorithm for " +
+    throw InputError(where, "'" + key +
+                                "': expected a backend (shm, mpi, gloo), optionally followed by :algorithm for " +
                                 std::string(kAlgorithmOps));
   if (backend.size() == key.size()) return;
   const std::string_view algorithm = std::string_view(key).substr(backend.size() + 1);
@@ -75,8 +76,7 @@ TuningTable TuningTable::parse(const std::string& text, const std::string& path)
     if (!j["machine"].is_string()) throw InputError(path + ": machine", "expected a string");
     t.machine = j["machine"].get<std::string>();
   }
-  if (!j.contains("tables") || !j["tables"].is_array())
-    throw InputError(path + ": tables", "expected an array");
+  if (!j.contains("tables") || !j["tables"].is_array()) throw InputError(path + ": tables", "expected an array");
   std::size_t i = 0;
   for (const auto& tab : j["tables"]) {
     const std::string where = path + ": tables[" + std::to_string(i++) + "]";
@@ -109,8 +109,7 @@ TuningTable TuningTable::parse(const std::string& text, const std::string& path)
         if (row.time_us.empty()) throw InputError(where + ".rows", "time_us is empty");
         rows.push_back(row);
       }
-      std::sort(rows.begin(), rows.end(),
-                [](const TuningRow& a, const TuningRow& b) { return a.bytes < b.bytes; });
+      std::sort(rows.begin(), rows.end(), [](const TuningRow& a, const TuningRow& b) { return a.bytes < b.bytes; });
     } catch (const json::exception& e) {
       throw InputError(where, std::string("bad field: ") + e.what());
     }
@@ -161,12 +160,14 @@ std::optional<double> TuningTable::estimate_us(OpKind op, int world_size, double
                                                const std::string& backend) const {
   auto it = tables.find({op, world_size});
   if (it == tables.end()) return std::nullopt;
-  const TuningRow* below = nullptr;  // the largest row <= bytes that measured `backend`
-  const TuningRow* above = nullptr;  // the smallest row > bytes that did
+  const TuningRow* below = nullptr;   // the largest row <= bytes that measured `backend`
+  const TuningRow* above = nullptr;   // the smallest row > bytes that did
   for (const auto& r : it->second) {  // sorted by bytes
     if (r.time_us.count(backend) == 0) continue;
-    if (static_cast<double>(r.bytes) <= bytes) below = &r;
-    else if (above == nullptr) above = &r;
+    if (static_cast<double>(r.bytes) <= bytes)
+      below = &r;
+    else if (above == nullptr)
+      above = &r;
   }
   if (below == nullptr && above == nullptr) return std::nullopt;
   if (below == nullptr) return above->time_us.at(backend);

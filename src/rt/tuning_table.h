@@ -12,9 +12,9 @@
 namespace chorus::rt {
 
 struct TuningRow {
-  std::uint64_t bytes = 0;                 // message size per rank
-  std::map<std::string, double> time_us;   // backend -> measured time per operation
-  std::string best() const;                // backend with the smallest time
+  std::uint64_t bytes = 0;                // message size per rank
+  std::map<std::string, double> time_us;  // backend -> measured time per operation
+  std::string best() const;               // backend with the smallest time
 };
 
 struct TuningTable {

@@ -15,27 +15,49 @@ inline constexpr DType kAllDTypes[] = {DType::f16, DType::bf16, DType::f32, DTyp
 // Reduction operators. avg is sum followed by a division by the world size
 // (truncating toward zero for integer types).
 enum class ReduceOp : std::uint8_t { sum, prod, min, max, avg };
-inline constexpr ReduceOp kAllReduceOps[] = {ReduceOp::sum, ReduceOp::prod, ReduceOp::min,
-                                             ReduceOp::max, ReduceOp::avg};
+inline constexpr ReduceOp kAllReduceOps[] = {ReduceOp::sum, ReduceOp::prod, ReduceOp::min, ReduceOp::max,
+                                             ReduceOp::avg};
 
 // Every operation of the API; used for capability tables, tuning and checking.
 enum class OpKind : std::uint8_t {
-  send, recv, barrier, broadcast, reduce, all_reduce, reduce_scatter, all_gather, gather,
-  scatter, all_to_all, all_to_all_single, all_gatherv, gatherv, scatterv, all_to_allv
+  send,
+  recv,
+  barrier,
+  broadcast,
+  reduce,
+  all_reduce,
+  reduce_scatter,
+  all_gather,
+  gather,
+  scatter,
+  all_to_all,
+  all_to_all_single,
+  all_gatherv,
+  gatherv,
+  scatterv,
+  all_to_allv
 };
 inline constexpr OpKind kAllOpKinds[] = {
-    OpKind::send,        OpKind::recv,    OpKind::barrier,    OpKind::broadcast,
+    OpKind::send,        OpKind::recv,       OpKind::barrier,        OpKind::broadcast,
     OpKind::reduce,      OpKind::all_reduce, OpKind::reduce_scatter, OpKind::all_gather,
-    OpKind::gather,      OpKind::scatter, OpKind::all_to_all, OpKind::all_to_all_single,
-    OpKind::all_gatherv, OpKind::gatherv, OpKind::scatterv,   OpKind::all_to_allv};
+    OpKind::gather,      OpKind::scatter,    OpKind::all_to_all,     OpKind::all_to_all_single,
+    OpKind::all_gatherv, OpKind::gatherv,    OpKind::scatterv,       OpKind::all_to_allv};
 
 // Inline: every operation computes its message size with it.
 constexpr std::size_t dtype_bytes(DType dtype) {
   switch (dtype) {
-    case DType::f16: case DType::bf16: return 2;
-    case DType::f32: case DType::i32: return 4;
-    case DType::f64: case DType::i64: return 8;
-    case DType::i8: case DType::u8: return 1;
+    case DType::f16:
+    case DType::bf16:
+      return 2;
+    case DType::f32:
+    case DType::i32:
+      return 4;
+    case DType::f64:
+    case DType::i64:
+      return 8;
+    case DType::i8:
+    case DType::u8:
+      return 1;
   }
   return 1;
 }

@@ -18,7 +18,8 @@ template <typename Message>
 // the check itself inlines to a compare and a branch.
 template <typename Message>
 inline void require(bool ok, const Backend& b, OpKind op, Message&& what) {
-  if (!ok) [[unlikely]] input_error(b, op, what);
+  if (!ok) [[unlikely]]
+    input_error(b, op, what);
 }
 
 inline void require_buffer(const Backend& b, OpKind op, const void* p, std::size_t count, const char* name) {
@@ -45,7 +46,8 @@ void require_place(const Backend& b, const Call& c, Place place, const void* p, 
 }
 
 void require_vector_form(const Backend& b, const Call& c) {
-  require(c.lists != nullptr, b, c.op, [] { return std::string("the call carries no counts (rt::calls builds them)"); });
+  require(c.lists != nullptr, b, c.op,
+          [] { return std::string("the call carries no counts (rt::calls builds them)"); });
   const CallLists& l = *c.lists;
   const bool at_root = b.rank() == c.root;
   switch (c.op) {
@@ -108,7 +110,8 @@ void validate(const Backend& b, const Call& c) {
   require_place(b, c, t.input, c.in, "input");
   require_place(b, c, t.output, c.out, "output");
   if (c.op == OpKind::all_to_all_single)
-    require(c.in != c.out || c.count == 0, b, c.op, [] { return std::string("input and output must not be the same buffer"); });
+    require(c.in != c.out || c.count == 0, b, c.op,
+            [] { return std::string("input and output must not be the same buffer"); });
   if (t.collective && !t.uniform_count) require_vector_form(b, c);
 }
 

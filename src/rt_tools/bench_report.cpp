@@ -65,9 +65,10 @@ std::string bench_table(const std::vector<BenchRow>& rows, bool check) {
   for (const auto& r : rows) width = std::max(width, static_cast<int>(r.backend.size()));
   std::string out;
   if (!rows.empty())
-    out += fmt::format("# {} ranks; {} iterations after {} warm-ups; time: mean over the iterations of the slowest "
-                       "rank's time; GB/s = 10^9 B/s\n#\n",
-                       rows.front().world_size, rows.front().iters, rows.front().warmup);
+    out += fmt::format(
+        "# {} ranks; {} iterations after {} warm-ups; time: mean over the iterations of the slowest "
+        "rank's time; GB/s = 10^9 B/s\n#\n",
+        rows.front().world_size, rows.front().iters, rows.front().warmup);
   const std::string names = group_cells("time", "algbw", "busbw", "#wrong", check);
   const std::string units = group_cells("(us)", "(GB/s)", "(GB/s)", "", check);
   const auto group = static_cast<int>(names.size());

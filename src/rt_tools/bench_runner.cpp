@@ -55,11 +55,18 @@ struct Runner {
     }
     // Every collective from one value: each reads the fields it takes (rt/call.h); only the
     // vector forms carry lists.
-    Call c{.op = kind, .in = in.data(), .out = out.data(), .count = count, .dtype = d,
+    Call c{.op = kind,
+           .in = in.data(),
+           .out = out.data(),
+           .count = count,
+           .dtype = d,
            .root = traits(kind).rooted ? kRoot : -1};
     if (!traits(kind).uniform_count)
-      c.lists = std::make_shared<const CallLists>(CallLists{.ins = ins, .outs = outs, .send_counts = counts,
-                                                            .send_displs = displs, .recv_counts = counts,
+      c.lists = std::make_shared<const CallLists>(CallLists{.ins = ins,
+                                                            .outs = outs,
+                                                            .send_counts = counts,
+                                                            .send_displs = displs,
+                                                            .recv_counts = counts,
                                                             .recv_displs = displs});
     return rt::issue(b, std::move(c), async_op);
   }
@@ -67,11 +74,16 @@ struct Runner {
   // The in-place form of a selfcheck::has_in_place operation (nccl-tests' layouts).
   Work call_in_place(bool async_op) {
     switch (kind) {
-      case OpKind::all_reduce: return rt::all_reduce(b, out.data(), out.data(), count, d, ReduceOp::sum, async_op);
-      case OpKind::reduce: return rt::reduce(b, out.data(), out.data(), count, d, ReduceOp::sum, kRoot, async_op);
-      case OpKind::all_gather: return rt::all_gather(b, outs[me], out.data(), count, d, async_op);
-      case OpKind::all_gatherv: return rt::all_gatherv(b, outs[me], count, out.data(), counts, displs, d, async_op);
-      default: throw std::logic_error(fmt::format("bench: {} has no in-place form", to_string(kind)));
+      case OpKind::all_reduce:
+        return rt::all_reduce(b, out.data(), out.data(), count, d, ReduceOp::sum, async_op);
+      case OpKind::reduce:
+        return rt::reduce(b, out.data(), out.data(), count, d, ReduceOp::sum, kRoot, async_op);
+      case OpKind::all_gather:
+        return rt::all_gather(b, outs[me], out.data(), count, d, async_op);
+      case OpKind::all_gatherv:
+        return rt::all_gatherv(b, outs[me], count, out.data(), counts, displs, d, async_op);
+      default:
+        throw std::logic_error(fmt::format("bench: {} has no in-place form", to_string(kind)));
     }
   }
 
@@ -150,9 +162,13 @@ std::vector<OpKind> parse_bench_ops(const std::string& text) {
 
 std::string bench_op_name(OpKind op) {
   switch (op) {
-    case OpKind::send: case OpKind::recv: return "sendrecv";
-    case OpKind::all_to_all_single: return "alltoall";
-    case OpKind::all_to_all: return "alltoall_list";
+    case OpKind::send:
+    case OpKind::recv:
+      return "sendrecv";
+    case OpKind::all_to_all_single:
+      return "alltoall";
+    case OpKind::all_to_all:
+      return "alltoall_list";
     default: {
       std::string s(to_string(op));
       std::erase(s, '_');
@@ -164,10 +180,17 @@ std::string bench_op_name(OpKind op) {
 double bus_factor(OpKind op, int n) {
   const double w = static_cast<double>(n);
   switch (op) {
-    case OpKind::all_reduce: return 2.0 * (w - 1) / w;
-    case OpKind::broadcast: case OpKind::reduce: case OpKind::send: case OpKind::recv: return 1.0;
-    case OpKind::barrier: return 0.0;
-    default: return (w - 1) / w;
+    case OpKind::all_reduce:
+      return 2.0 * (w - 1) / w;
+    case OpKind::broadcast:
+    case OpKind::reduce:
+    case OpKind::send:
+    case OpKind::recv:
+      return 1.0;
+    case OpKind::barrier:
+      return 0.0;
+    default:
+      return (w - 1) / w;
   }
 }
 
@@ -181,26 +204,27 @@ std::vector<BenchRow> run_bench(const BenchOptions& o) {
       if (o.algorithms)
         for (const auto& a : rt::algorithm_names(plain, op)) candidates.push_back(plain + ":" + a);
       for (const auto& backend : candidates)
-      for (std::size_t bytes : o.sizes_bytes) {
-        if (op == OpKind::barrier && bytes != o.sizes_bytes.front()) continue;  // size-free
-        Runner run(backend, op, op == OpKind::barrier ? 0 : bytes, o.dtype);
-        BenchRow row;
-        row.backend = backend;
-        row.op = op;
-        row.bytes = run.count * dtype_bytes(o.dtype);  // 0 for barrier
-        if (whole_buffer_size(op)) row.bytes *= static_cast<std::size_t>(run.n);
-        row.count = run.count;
-        row.dtype = o.dtype;
-        if (selfcheck::is_reduction(op)) row.redop = ReduceOp::sum;
-        row.root = traits(op).rooted ? kRoot : -1;
-        row.world_size = run.n;
-        row.iters = o.iters;
-        row.warmup = o.warmup;
-        const std::uint64_t salt = 2 * rows.size();
-        row.out_of_place = measure(run, plain, o, false, row.bytes, salt);
-        if (o.in_place && selfcheck::has_in_place(op)) row.in_place = measure(run, plain, o, true, row.bytes, salt + 1);
-        rows.push_back(row);
-      }
+        for (std::size_t bytes : o.sizes_bytes) {
+          if (op == OpKind::barrier && bytes != o.sizes_bytes.front()) continue;  // size-free
+          Runner run(backend, op, op == OpKind::barrier ? 0 : bytes, o.dtype);
+          BenchRow row;
+          row.backend = backend;
+          row.op = op;
+          row.bytes = run.count * dtype_bytes(o.dtype);  // 0 for barrier
+          if (whole_buffer_size(op)) row.bytes *= static_cast<std::size_t>(run.n);
+          row.count = run.count;
+          row.dtype = o.dtype;
+          if (selfcheck::is_reduction(op)) row.redop = ReduceOp::sum;
+          row.root = traits(op).rooted ? kRoot : -1;
+          row.world_size = run.n;
+          row.iters = o.iters;
+          row.warmup = o.warmup;
+          const std::uint64_t salt = 2 * rows.size();
+          row.out_of_place = measure(run, plain, o, false, row.bytes, salt);
+          if (o.in_place && selfcheck::has_in_place(op))
+            row.in_place = measure(run, plain, o, true, row.bytes, salt + 1);
+          rows.push_back(row);
+        }
     }
   }
   return rows;

@@ -37,9 +37,9 @@ struct BenchOptions {
 
 // One placement (out of place or in place) of a row.
 struct BenchTiming {
-  double min_us = 0;   // fastest iteration (slowest rank's time in each iteration)
-  double mean_us = 0;  // mean over iterations; what bandwidths and `chorus tune` use
-  double max_us = 0;   // slowest iteration
+  double min_us = 0;      // fastest iteration (slowest rank's time in each iteration)
+  double mean_us = 0;     // mean over iterations; what bandwidths and `chorus tune` use
+  double max_us = 0;      // slowest iteration
   double algbw_GBps = 0;  // GB/s = 10^9 bytes/s
   double busbw_GBps = 0;
   // With BenchOptions::check: wrong elements summed over the ranks (nccl-tests' #wrong), and
@@ -51,11 +51,11 @@ struct BenchTiming {
 struct BenchRow {
   std::string backend;
   OpKind op = OpKind::all_reduce;
-  std::size_t bytes = 0;   // nccl-tests' size (see above)
-  std::size_t count = 0;   // the count argument of each call (elements; per rank's block for whole-buffer sizes)
+  std::size_t bytes = 0;  // nccl-tests' size (see above)
+  std::size_t count = 0;  // the count argument of each call (elements; per rank's block for whole-buffer sizes)
   DType dtype = DType::f32;
   std::optional<ReduceOp> redop;  // the reduction of reducing operations (sum)
-  int root = -1;           // the root of rooted operations, else -1
+  int root = -1;                  // the root of rooted operations, else -1
   int world_size = 1;
   int iters = 0, warmup = 0;
   BenchTiming out_of_place;

@@ -36,7 +36,8 @@ void read_file(const std::string& path, CommProfile& p, std::set<int>& ranks) {
     }
     if (!j.is_object()) throw InputError(where, "not a JSON object");
     if (number == 1) {
-      if (!j.contains("chorus_comm_log")) throw InputError(where, "not a chorus communication log (no 'chorus_comm_log' header)");
+      if (!j.contains("chorus_comm_log"))
+        throw InputError(where, "not a chorus communication log (no 'chorus_comm_log' header)");
       rank = json_fields::get<int>(j, "rank", where);
       const int ws = json_fields::get<int>(j, "world_size", where);
       if (ws < 1 || rank < 0 || rank >= ws) throw InputError(where, fmt::format("rank {} of world size {}", rank, ws));
@@ -111,26 +112,36 @@ CommProfile read_comm_logs(const std::vector<std::string>& inputs) {
     r.queued_ns /= ws;
     p.rows.push_back(r);
   }
-  std::stable_sort(p.rows.begin(), p.rows.end(), [](const ProfileRow& a, const ProfileRow& b) { return a.busy_ns > b.busy_ns; });
+  std::stable_sort(p.rows.begin(), p.rows.end(),
+                   [](const ProfileRow& a, const ProfileRow& b) { return a.busy_ns > b.busy_ns; });
   return p;
 }
 
 std::string format_profile(const CommProfile& p) {
-  std::string out = fmt::format("{} ranks, {} operations{} (per rank: means over the ranks)\n", p.world_size, p.ops.size(),
-                                p.failed > 0 ? fmt::format(", {} failed", p.failed) : std::string());
-  out += fmt::format("{:<18} {:<10} {:>9} {:>12} {:>12} {:>12} {:>12} {:>7}\n", "op", "backend", "calls", "MB", "busy ms",
-                     "mean us", "queued ms", "share");
+  std::string out = fmt::format("{} ranks, {} operations{} (per rank: means over the ranks)\n", p.world_size,
+                                p.ops.size(), p.failed > 0 ? fmt::format(", {} failed", p.failed) : std::string());
+  out += fmt::format("{:<18} {:<10} {:>9} {:>12} {:>12} {:>12} {:>12} {:>7}\n", "op", "backend", "calls", "MB",
+                     "busy ms", "mean us", "queued ms", "share");
   for (const auto& r : p.rows)
-    out += fmt::format("{:<18} {:<10} {:>9.0f} {:>12.3f} {:>12.3f} {:>12.2f} {:>12.3f} {:>6.1f}%\n", r.op, r.backend, r.calls,
-                       r.bytes / 1e6, r.busy_ns / 1e6, r.mean_call_ns / 1e3, r.queued_ns / 1e6, 100 * r.share);
+    out += fmt::format("{:<18} {:<10} {:>9.0f} {:>12.3f} {:>12.3f} {:>12.2f} {:>12.3f} {:>6.1f}%\n", r.op, r.backend,
+                       r.calls, r.bytes / 1e6, r.busy_ns / 1e6, r.mean_call_ns / 1e3, r.queued_ns / 1e6, 100 * r.share);
   return out;
 }
 
 json profile_json(const CommProfile& p) {
-  json j{{"world_size", p.world_size}, {"operations", p.ops.size()}, {"failed", p.failed}, {"files", p.files}, {"rows", json::array()}};
+  json j{{"world_size", p.world_size},
+         {"operations", p.ops.size()},
+         {"failed", p.failed},
+         {"files", p.files},
+         {"rows", json::array()}};
   for (const auto& r : p.rows)
-    j["rows"].push_back({{"op", r.op}, {"backend", r.backend}, {"calls_per_rank", r.calls}, {"bytes_per_rank", r.bytes},
-                         {"busy_ns_per_rank", r.busy_ns}, {"queued_ns_per_rank", r.queued_ns}, {"mean_call_ns", r.mean_call_ns},
+    j["rows"].push_back({{"op", r.op},
+                         {"backend", r.backend},
+                         {"calls_per_rank", r.calls},
+                         {"bytes_per_rank", r.bytes},
+                         {"busy_ns_per_rank", r.busy_ns},
+                         {"queued_ns_per_rank", r.queued_ns},
+                         {"mean_call_ns", r.mean_call_ns},
                          {"share", r.share}});
   return j;
 }
@@ -145,14 +156,28 @@ json profile_trace(const CommProfile& p) {
   for (const auto& o : p.ops) {
     auto [it, fresh] = tids.try_emplace({o.rank, o.backend}, static_cast<int>(tids.size()));
     if (fresh)
-      events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", o.rank}, {"tid", it->second}, {"args", {{"name", o.backend}}}});
-    events.push_back({{"ph", "X"}, {"name", o.op}, {"cat", o.backend}, {"pid", o.rank}, {"tid", it->second},
-                      {"ts", (o.start_ns - t0) / 1e3}, {"dur", (o.end_ns - o.start_ns) / 1e3},
-                      {"args", {{"bytes", o.bytes}, {"dtype", o.dtype}, {"async", o.async_op}, {"ok", o.ok},
-                                {"queued_us", (o.start_ns - o.issue_ns) / 1e3}}}});
+      events.push_back({{"ph", "M"},
+                        {"name", "thread_name"},
+                        {"pid", o.rank},
+                        {"tid", it->second},
+                        {"args", {{"name", o.backend}}}});
+    events.push_back({{"ph", "X"},
+                      {"name", o.op},
+                      {"cat", o.backend},
+                      {"pid", o.rank},
+                      {"tid", it->second},
+                      {"ts", (o.start_ns - t0) / 1e3},
+                      {"dur", (o.end_ns - o.start_ns) / 1e3},
+                      {"args",
+                       {{"bytes", o.bytes},
+                        {"dtype", o.dtype},
+                        {"async", o.async_op},
+                        {"ok", o.ok},
+                        {"queued_us", (o.start_ns - o.issue_ns) / 1e3}}}});
   }
   for (int r = 0; r < p.world_size; ++r)
-    events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", r}, {"args", {{"name", fmt::format("rank {}", r)}}}});
+    events.push_back(
+        {{"ph", "M"}, {"name", "process_name"}, {"pid", r}, {"args", {{"name", fmt::format("rank {}", r)}}}});
   return {{"traceEvents", events}, {"displayTimeUnit", "ns"}};
 }
 
@@ -160,8 +185,8 @@ std::vector<std::string> write_profile_outputs(const CommProfile& p, const std::
   OutputDir out(dir);
   std::string csv = "op,backend,calls_per_rank,bytes_per_rank,busy_ns_per_rank,queued_ns_per_rank,mean_call_ns,share\n";
   for (const auto& r : p.rows)
-    csv += fmt::format("{},{},{:.3f},{:.1f},{:.1f},{:.1f},{:.1f},{:.6f}\n", r.op, r.backend, r.calls, r.bytes, r.busy_ns, r.queued_ns,
-                       r.mean_call_ns, r.share);
+    csv += fmt::format("{},{},{:.3f},{:.1f},{:.1f},{:.1f},{:.1f},{:.6f}\n", r.op, r.backend, r.calls, r.bytes,
+                       r.busy_ns, r.queued_ns, r.mean_call_ns, r.share);
   out.write("profile.csv", csv);
   for (auto& f : draw_figures("profile", dir)) out.written().push_back(std::move(f));
   return out.written();

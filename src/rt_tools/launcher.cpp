@@ -39,7 +39,8 @@ void on_signal(int sig) { g_interrupted = sig; }
 
 std::string status_text(int status) {
   if (WIFEXITED(status)) return fmt::format("exited with status {}", WEXITSTATUS(status));
-  if (WIFSIGNALED(status)) return fmt::format("was killed by signal {} ({})", WTERMSIG(status), strsignal(WTERMSIG(status)));
+  if (WIFSIGNALED(status))
+    return fmt::format("was killed by signal {} ({})", WTERMSIG(status), strsignal(WTERMSIG(status)));
   return "ended";
 }
 
@@ -129,7 +130,8 @@ struct ChildPlan {
   cpu_set_t cpu{};
   bool restore_nofile = false;
   rlimit nofile{};
-  struct sigaction old_int {}, old_term {};
+  struct sigaction old_int {
+  }, old_term{};
 };
 
 [[noreturn]] void run_child(const ChildPlan& p, int rank) {
@@ -223,11 +225,15 @@ int launch(const LaunchOptions& options) {
   // a process with its own runtime, threads and buffers. Allowed when asked for.
   const std::size_t most = std::max<std::size_t>(64, 16 * std::max<std::size_t>(1, cpus.size()));
   if (ranks > most && !options.oversubscribe)
-    throw InputError("launch -n", fmt::format("{} ranks on {} CPUs: more than the {} (at least 64, 16 per CPU) the launcher "
-                                              "starts without --oversubscribe", options.ranks, cpus.size(), most));
+    throw InputError("launch -n",
+                     fmt::format("{} ranks on {} CPUs: more than the {} (at least 64, 16 per CPU) the launcher "
+                                 "starts without --oversubscribe",
+                                 options.ranks, cpus.size(), most));
   if (!cpus.empty() && ranks > cpus.size() && std::getenv(kOversubscribedNoted) == nullptr)
-    std::fprintf(stderr, "chorus launch: %d ranks on %zu CPUs: ranks take turns on the CPUs, so times are longer "
-                 "than with a CPU per rank\n", options.ranks, cpus.size());
+    std::fprintf(stderr,
+                 "chorus launch: %d ranks on %zu CPUs: ranks take turns on the CPUs, so times are longer "
+                 "than with a CPU per rank\n",
+                 options.ranks, cpus.size());
 
   ensure_std_fds();
   // The launcher holds a pipe per rank (two with --tag-output): raise the soft descriptor limit
@@ -245,8 +251,8 @@ int launch(const LaunchOptions& options) {
                                      options.ranks, needed, nofile.rlim_max));
       nofile.rlim_cur = needed;
       if (::setrlimit(RLIMIT_NOFILE, &nofile) != 0)
-        throw InputError("launch -n", fmt::format("cannot raise the descriptor limit to {}: {}", needed,
-                                                            std::strerror(errno)));
+        throw InputError("launch -n",
+                         fmt::format("cannot raise the descriptor limit to {}: {}", needed, std::strerror(errno)));
       raised_nofile = true;
     }
   }
@@ -271,7 +277,8 @@ int launch(const LaunchOptions& options) {
   }
   // torch.distributed's environment (as torchrun sets it), so that an unchanged
   // init_process_group() finds its rank and store; variables the user set are kept.
-  std::vector<std::string> torch_keys = {"RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"};
+  std::vector<std::string> torch_keys = {"RANK",        "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE",
+                                         "MASTER_ADDR", "MASTER_PORT"};
   std::erase_if(torch_keys, [](const std::string& k) { return std::getenv(k.c_str()) != nullptr; });
   int master_port = 0;
   const bool wants_port = std::find(torch_keys.begin(), torch_keys.end(), "MASTER_PORT") != torch_keys.end();
@@ -346,7 +353,8 @@ int launch(const LaunchOptions& options) {
     int out[2] = {-1, -1}, err[2] = {-1, -1};
     {
       if ((options.tag_output && ::pipe2(out, O_CLOEXEC) != 0) || ::pipe2(err, O_CLOEXEC) != 0) {
-        std::fprintf(stderr, "chorus launch: cannot create the output pipes of rank %zu: %s\n", r, std::strerror(errno));
+        std::fprintf(stderr, "chorus launch: cannot create the output pipes of rank %zu: %s\n", r,
+                     std::strerror(errno));
         for (int fd : {out[0], out[1]})
           if (fd >= 0) ::close(fd);
         fork_failed = true;
@@ -414,7 +422,7 @@ int launch(const LaunchOptions& options) {
   for (pid_t p : pids) alive += p > 0 ? 1 : 0;
   if (!server) result = 1;
   bool failing = result != 0;
-  bool result_from_signal = false;  // `result` is that of a rank killed by a signal
+  bool result_from_signal = false;     // `result` is that of a rank killed by a signal
   const bool quiet_failure = failing;  // the ranks were killed at the gate: nothing to report
   Clock::time_point term_at{}, kill_at{};
   bool termed = false;
@@ -427,7 +435,8 @@ int launch(const LaunchOptions& options) {
   auto report_exec_errors = [&] {
     ExecError e{};
     while (::read(exec_errors[0], &e, sizeof e) == static_cast<ssize_t>(sizeof e))
-      std::fprintf(stderr, "chorus launch: rank %d cannot execute '%s': %s\n", e.rank, path.c_str(), std::strerror(e.error));
+      std::fprintf(stderr, "chorus launch: rank %d cannot execute '%s': %s\n", e.rank, path.c_str(),
+                   std::strerror(e.error));
   };
   while (alive > 0) {
     int status = 0;
@@ -457,8 +466,9 @@ int launch(const LaunchOptions& options) {
             if (result == 0) result = 1;
             term_at = Clock::now() + std::chrono::milliseconds(static_cast<long>(options.kill_grace_s * 1000));
             if (alive > 0)
-              merged.note(fmt::format("chorus launch: stopping the other ranks (after {:.1f} s grace)", options.kill_grace_s),
-                          Clock::now());
+              merged.note(
+                  fmt::format("chorus launch: stopping the other ranks (after {:.1f} s grace)", options.kill_grace_s),
+                  Clock::now());
           }
         }
       }

@@ -19,16 +19,27 @@ std::optional<syndicate::TimedOp> timed_op(const BenchRow& r) {
   t.bytes = static_cast<double>(r.bytes);
   t.time_ns = r.out_of_place.mean_us * 1e3;
   switch (r.op) {
-    case OpKind::all_reduce: t.kind = syndicate::Kind::kAllReduce; break;
-    case OpKind::reduce_scatter: t.kind = syndicate::Kind::kReduceScatter; break;
-    case OpKind::all_gather: t.kind = syndicate::Kind::kAllGather; break;
-    case OpKind::broadcast: t.kind = syndicate::Kind::kBroadcast; break;
-    case OpKind::reduce: t.kind = syndicate::Kind::kReduce; break;
+    case OpKind::all_reduce:
+      t.kind = syndicate::Kind::kAllReduce;
+      break;
+    case OpKind::reduce_scatter:
+      t.kind = syndicate::Kind::kReduceScatter;
+      break;
+    case OpKind::all_gather:
+      t.kind = syndicate::Kind::kAllGather;
+      break;
+    case OpKind::broadcast:
+      t.kind = syndicate::Kind::kBroadcast;
+      break;
+    case OpKind::reduce:
+      t.kind = syndicate::Kind::kReduce;
+      break;
     case OpKind::all_to_all_single:
       t.kind = syndicate::Kind::kAllToAll;
       t.bytes /= r.world_size;
       break;
-    default: return std::nullopt;
+    default:
+      return std::nullopt;
   }
   return t;
 }
@@ -63,12 +74,13 @@ MeasuredTopology measured_topology(const std::vector<BenchRow>& rows, int world,
 
 std::vector<std::string> MeasuredTopology::comment() const {
   std::vector<std::string> out = {
-      fmt::format("Topology '{}' of {} ranks on {}: each channel's latency and bandwidth fitted by `chorus tune`", topology.name,
-                  topology.npus(), machine),
+      fmt::format("Topology '{}' of {} ranks on {}: each channel's latency and bandwidth fitted by `chorus tune`",
+                  topology.name, topology.npus(), machine),
       "to the times measured on it (the step model of docs/syndicate.md; errors relative to the measured times):"};
   for (const auto& [name, f] : fits)
-    out.push_back(fmt::format("  {}: latency {:.3g} us, bandwidth {:.3g} Gb/s; {} measurements, rms error {:.1f} %, max {:.1f} %", name,
-                              f.latency_ns / 1e3, f.bandwidth_gbps, f.samples, 100 * f.rms_relative_error, 100 * f.max_relative_error));
+    out.push_back(fmt::format(
+        "  {}: latency {:.3g} us, bandwidth {:.3g} Gb/s; {} measurements, rms error {:.1f} %, max {:.1f} %", name,
+        f.latency_ns / 1e3, f.bandwidth_gbps, f.samples, 100 * f.rms_relative_error, 100 * f.max_relative_error));
   return out;
 }
 

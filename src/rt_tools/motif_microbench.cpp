@@ -61,7 +61,8 @@ nlohmann::json measure(JobSession& session, const workload::Dag& dag, const Pick
 }  // namespace
 
 nlohmann::json run_motif_microbench_on_ranks(const MotifBenchOptions& o) {
-  if (o.repeat < 1 || o.repeat > 1000) throw InputError("--repeat", fmt::format("must be in 1..1000, got {}", o.repeat));
+  if (o.repeat < 1 || o.repeat > 1000)
+    throw InputError("--repeat", fmt::format("must be in 1..1000, got {}", o.repeat));
   std::vector<double> sizes;
   for (const auto& s : o.sizes) sizes.push_back(static_cast<double>(parse_bytes(s, "--sizes")));
   const double overlap = static_cast<double>(parse_bytes(o.overlap_size, "--overlap-size"));
@@ -84,39 +85,52 @@ nlohmann::json run_motif_microbench_on_ranks(const MotifBenchOptions& o) {
     ar.add(comm("ar", coll::CollectiveOp::kAllReduce, bytes));
     for (const char* algorithm : {"ring", "tree"}) {
       if (std::string(algorithm) == "tree" && n <= 2) continue;
-      add("fig16", "all_reduce", algorithm, bytes, measure(session, ar, [&](int, const syndicate::PlanOption& p) {
-            return p.algorithm == algorithm && p.segments == 1 && p.path == shm;
-          }, o.repeat));
+      add("fig16", "all_reduce", algorithm, bytes,
+          measure(
+              session, ar,
+              [&](int, const syndicate::PlanOption& p) {
+                return p.algorithm == algorithm && p.segments == 1 && p.path == shm;
+              },
+              o.repeat));
     }
     workload::Dag aa;
     aa.name = "all-to-all";
     aa.add(comm("aa", coll::CollectiveOp::kAllToAll, bytes));
     for (int k : {1, 2, 4}) {
       if (k > n) continue;
-      add("fig17", "all_to_all", fmt::format("{}-way", k), bytes, measure(session, aa, [&](int, const syndicate::PlanOption& p) {
-            return p.spline == k && p.segments == 1 && p.path == shm;
-          }, o.repeat));
+      add("fig17", "all_to_all", fmt::format("{}-way", k), bytes,
+          measure(
+              session, aa,
+              [&](int, const syndicate::PlanOption& p) { return p.spline == k && p.segments == 1 && p.path == shm; },
+              o.repeat));
     }
   }
   workload::Dag both;
   both.name = "all-reduce + all-to-all";
   both.add(comm("ar", coll::CollectiveOp::kAllReduce, overlap));
   both.add(comm("aa", coll::CollectiveOp::kAllToAll, overlap));
-  for (const auto& [variant, aa_path] : {std::pair<std::string, int>{"one backend (shm)", shm}, {"two backends (shm + gloo)", gloo}})
-    add("fig18", "all_reduce + all_to_all", variant, overlap, measure(session, both, [&](int c, const syndicate::PlanOption& p) {
-          return p.segments == 1 && p.spline == 1 && (c == 0 ? p.algorithm == "ring" && p.path == shm : p.path == aa_path);
-        }, o.repeat));
+  for (const auto& [variant, aa_path] :
+       {std::pair<std::string, int>{"one backend (shm)", shm}, {"two backends (shm + gloo)", gloo}})
+    add("fig18", "all_reduce + all_to_all", variant, overlap,
+        measure(
+            session, both,
+            [&](int c, const syndicate::PlanOption& p) {
+              return p.segments == 1 && p.spline == 1 &&
+                     (c == 0 ? p.algorithm == "ring" && p.path == shm : p.path == aa_path);
+            },
+            o.repeat));
   return {{"rank", session.job.me}, {"ranks", n}, {"repeat", o.repeat}, {"rows", rows}};
 }
 
 std::string format_motif_microbench(const nlohmann::json& r) {
-  std::string s = fmt::format("{:<6} {:<24} {:<27} {:>10} {:>12} {:>13} {:>7}  {}\n", "fig", "comm-op", "variant", "size",
-                              "measured ms", "predicted ms", "ratio", "check");
+  std::string s = fmt::format("{:<6} {:<24} {:<27} {:>10} {:>12} {:>13} {:>7}  {}\n", "fig", "comm-op", "variant",
+                              "size", "measured ms", "predicted ms", "ratio", "check");
   for (const auto& row : r["rows"])
     s += fmt::format("{:<6} {:<24} {:<27} {:>10} {:>12.3f} {:>13.3f} {:>7.2f}  {}\n", row["fig"].get<std::string>(),
                      row["case"].get<std::string>(), row["variant"].get<std::string>(),
-                     format_bytes(static_cast<Bytes>(row["size_bytes"].get<double>())), row["measured_ns"].get<double>() / 1e6,
-                     row["predicted_ns"].get<double>() / 1e6, row["measured_ns"].get<double>() / row["predicted_ns"].get<double>(),
+                     format_bytes(static_cast<Bytes>(row["size_bytes"].get<double>())),
+                     row["measured_ns"].get<double>() / 1e6, row["predicted_ns"].get<double>() / 1e6,
+                     row["measured_ns"].get<double>() / row["predicted_ns"].get<double>(),
                      row["check"].get<std::string>());
   return s;
 }

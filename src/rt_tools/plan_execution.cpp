@@ -42,11 +42,14 @@ float ar_input(int rank, std::size_t op, std::size_t i) {
   return static_cast<float>((rank + 1) * static_cast<int>(i % 7 + 1) + static_cast<int>(op % 3));
 }
 
-float aa_input(int src, int dst, std::size_t i) { return static_cast<float>(src * 1000 + dst * 10 + static_cast<int>(i % 10)); }
+float aa_input(int src, int dst, std::size_t i) {
+  return static_cast<float>(src * 1000 + dst * 10 + static_cast<int>(i % 10));
+}
 
 // Element i of rank `rank`'s input of comm-op `op` (small integers: every sum is exact in f32).
 float input(const Layout& l, int rank, std::size_t op, std::size_t i) {
-  return l.kind == OpKind::all_to_all_single ? aa_input(rank, static_cast<int>(i / l.block), i % l.block) : ar_input(rank, op, i);
+  return l.kind == OpKind::all_to_all_single ? aa_input(rank, static_cast<int>(i / l.block), i % l.block)
+                                             : ar_input(rank, op, i);
 }
 
 // Element i of rank `me`'s result (the all-reduce's buffer, else the output buffer), computed
@@ -54,8 +57,10 @@ float input(const Layout& l, int rank, std::size_t op, std::size_t i) {
 float expected(const Layout& l, int me, int world, std::size_t op, std::size_t i) {
   float sum = 0;
   switch (l.kind) {
-    case OpKind::all_to_all_single: return aa_input(static_cast<int>(i / l.block), me, i % l.block);
-    case OpKind::all_gather: return ar_input(static_cast<int>(i / l.block), op, i % l.block);
+    case OpKind::all_to_all_single:
+      return aa_input(static_cast<int>(i / l.block), me, i % l.block);
+    case OpKind::all_gather:
+      return ar_input(static_cast<int>(i / l.block), op, i % l.block);
     case OpKind::reduce_scatter:
       for (int r = 0; r < world; ++r) sum += ar_input(r, op, static_cast<std::size_t>(me) * l.block + i);
       return sum;
@@ -64,7 +69,6 @@ float expected(const Layout& l, int me, int world, std::size_t op, std::size_t i
       return sum;
   }
 }
-
 
 }  // namespace
 
@@ -86,11 +90,12 @@ JobSession::JobSession(const std::string& name) {
     job.world_backend = wanted.count("shm") ? "shm" : *wanted.begin();
     job.world = rt::size(job.world_backend);  // qualified: std::size(std::string) is found by ADL
     job.me = rt::rank(job.world_backend);
-    topology = name == "host" ? syndicate::with_backends(syndicate::load_topology("host", job.world, "--topology"), available, "--topology")
+    topology = name == "host" ? syndicate::with_backends(syndicate::load_topology("host", job.world, "--topology"),
+                                                         available, "--topology")
                               : topo;
     if (topology.npus() != job.world)
-      throw InputError("--topology",
-                       fmt::format("topology '{}' has {} NPUs; the job has {} ranks", topology.name, topology.npus(), job.world));
+      throw InputError("--topology", fmt::format("topology '{}' has {} NPUs; the job has {} ranks", topology.name,
+                                                 topology.npus(), job.world));
     groups = Groups(job.world);
     job.groups = &groups;
   } catch (...) {
@@ -101,12 +106,11 @@ JobSession::JobSession(const std::string& name) {
 
 JobSession::~JobSession() { finalize(); }
 
-
-
 Layout layout_of(const syndicate::CommOp& op, int world) {
   const auto where = fmt::format("comm-op '{}'", op.name);
   if (op.ranks() != world)
-    throw InputError(where, fmt::format("spans {} ranks; the job has {} (run comm-ops over every rank)", op.ranks(), world));
+    throw InputError(where,
+                     fmt::format("spans {} ranks; the job has {} (run comm-ops over every rank)", op.ranks(), world));
   Layout l;
   if (op.kind == Kind::kAllReduce) {
     l.elements = std::max<std::size_t>(1, static_cast<std::size_t>(op.bytes) / 4);
@@ -120,16 +124,18 @@ Layout layout_of(const syndicate::CommOp& op, int world) {
     l.block = std::max<std::size_t>(1, (static_cast<std::size_t>(op.bytes) / 4 + n - 1) / n);
     l.elements = l.block * n;
   } else {
-    throw InputError(where, fmt::format("{} comm-ops are not run by the enforcer (all_reduce, all_to_all, reduce_scatter, all_gather)",
-                                        coll::motif::to_string(op.kind)));
+    throw InputError(
+        where,
+        fmt::format("{} comm-ops are not run by the enforcer (all_reduce, all_to_all, reduce_scatter, all_gather)",
+                    coll::motif::to_string(op.kind)));
   }
   return l;
 }
 
-
 // What rank `rank` does in step `s` of option `opt` of comm-op `op` (its motif, or idle).
-EnforcedStep rank_step(const syndicate::Topology& topo, const syndicate::CommOp& op, const syndicate::OptionCost& opt, int s,
-                       const std::vector<coll::motif::Motif>& motifs, const Layout& l, int rank, int world, Groups& groups) {
+EnforcedStep rank_step(const syndicate::Topology& topo, const syndicate::CommOp& op, const syndicate::OptionCost& opt,
+                       int s, const std::vector<coll::motif::Motif>& motifs, const Layout& l, int rank, int world,
+                       Groups& groups) {
   const auto& st = opt.steps[static_cast<std::size_t>(s)];
   const auto where = fmt::format("comm-op '{}'", op.name);
   EnforcedStep e;
@@ -146,20 +152,34 @@ EnforcedStep rank_step(const syndicate::Topology& topo, const syndicate::CommOp&
     e.group = g;
     const std::size_t lo = mo.bytes.begin / 4, hi = std::min<std::size_t>(mo.bytes.end / 4, l.elements);
     switch (mo.kind) {
-      case Kind::kAllReduce: e.kind = OpKind::all_reduce; break;
-      case Kind::kReduce: e.kind = OpKind::reduce; break;
-      case Kind::kBroadcast: e.kind = OpKind::broadcast; break;
-      case Kind::kAllToAll: e.kind = OpKind::all_to_allv; break;
-      case Kind::kReduceScatter: e.kind = OpKind::reduce_scatter; break;
-      case Kind::kAllGather: e.kind = OpKind::all_gather; break;
+      case Kind::kAllReduce:
+        e.kind = OpKind::all_reduce;
+        break;
+      case Kind::kReduce:
+        e.kind = OpKind::reduce;
+        break;
+      case Kind::kBroadcast:
+        e.kind = OpKind::broadcast;
+        break;
+      case Kind::kAllToAll:
+        e.kind = OpKind::all_to_allv;
+        break;
+      case Kind::kReduceScatter:
+        e.kind = OpKind::reduce_scatter;
+        break;
+      case Kind::kAllGather:
+        e.kind = OpKind::all_gather;
+        break;
     }
     if (mo.kind == Kind::kReduceScatter || mo.kind == Kind::kAllGather) {
       // The motif's bytes [b, e) of the tensor's T bytes are, on the runtime, elements
       // [b/T, e/T) x block of every rank's block: the segments of a reduce-scatter or all-gather
       // comm-op cut each block alike, so that rank r's part stays block r whatever the plan.
       if (l.kind != e.kind || mo.ranks.size() != static_cast<std::size_t>(world))
-        throw InputError(where, fmt::format("a {} motif inside a {} comm-op over {} of {} ranks is not run by the enforcer",
-                                            coll::motif::to_string(mo.kind), coll::motif::to_string(op.kind), mo.ranks.size(), world));
+        throw InputError(
+            where,
+            fmt::format("a {} motif inside a {} comm-op over {} of {} ranks is not run by the enforcer",
+                        coll::motif::to_string(mo.kind), coll::motif::to_string(op.kind), mo.ranks.size(), world));
       coll::motif::Bytes total = 1;
       for (const auto& x : motifs) total = std::max(total, x.bytes.end);
       const auto at = [&](coll::motif::Bytes b) { return static_cast<std::size_t>(b * l.block / total); };
@@ -182,7 +202,8 @@ EnforcedStep rank_step(const syndicate::Topology& topo, const syndicate::CommOp&
       continue;
     }
     const std::size_t seg_lo = std::min(lo, l.block), seg_hi = std::min(hi, l.block);
-    for (auto* v : {&e.send_counts, &e.send_displs, &e.recv_counts, &e.recv_displs}) v->assign(static_cast<std::size_t>(world), 0);
+    for (auto* v : {&e.send_counts, &e.send_displs, &e.recv_counts, &e.recv_displs})
+      v->assign(static_cast<std::size_t>(world), 0);
     for (std::size_t src = 0; src < mo.ranks.size(); ++src)
       for (int dst : mo.destinations[src]) {
         if (mo.ranks[src] == rank) {
@@ -214,8 +235,8 @@ void calibrate(syndicate::Problem& p, int rank, int world, Groups& groups, const
       const auto motifs = syndicate::expand(cc.op, opt.option).motifs;
       for (std::size_t s = 0; s < opt.steps.size(); ++s) {
         const auto& st = opt.steps[s];
-        const std::string key = fmt::format("{}|{}|{}|{}|{}|{}", coll::motif::to_string(st.kind), st.group, st.bytes, st.motifs,
-                                            st.channels, l.elements);
+        const std::string key = fmt::format("{}|{}|{}|{}|{}|{}", coll::motif::to_string(st.kind), st.group, st.bytes,
+                                            st.motifs, st.channels, l.elements);
         if (!measured.count(key)) {
           const EnforcedStep e = rank_step(p.topology, cc.op, opt, static_cast<int>(s), motifs, l, rank, world, groups);
           std::vector<double> t;
@@ -225,7 +246,8 @@ void calibrate(syndicate::Problem& p, int rank, int world, Groups& groups, const
             const auto t0 = std::chrono::steady_clock::now();
             run_step(e, DType::f32, in.data(), out.data(), true, staging.data()).wait();
             finish_step(e, DType::f32, out.data(), staging.data());
-            if (r > 0) t.push_back(std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count());
+            if (r > 0)
+              t.push_back(std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count());
           }
           double m = st.channels == 0 ? 0.0 : median(t);
           all_reduce(world_backend, &m, &m, 1, DType::f64, ReduceOp::max);
@@ -240,10 +262,9 @@ void calibrate(syndicate::Problem& p, int rank, int world, Groups& groups, const
   });
 }
 
-
 // This rank's steps of every comm-op of the plan, with the schedule's sequence numbers.
-Built build_plan(const syndicate::Problem& p, const syndicate::PlanChoice& choice, const syndicate::Schedule& sched, int rank,
-                 int world, Groups& groups) {
+Built build_plan(const syndicate::Problem& p, const syndicate::PlanChoice& choice, const syndicate::Schedule& sched,
+                 int rank, int world, Groups& groups) {
   Built b;
   std::vector<std::vector<int>> seq(p.comms.size());
   for (const auto& s : sched.steps) {
@@ -260,7 +281,8 @@ Built build_plan(const syndicate::Problem& p, const syndicate::PlanChoice& choic
     op.name = cc.op.name;
     op.kind = l.kind;
     for (int d : p.dag.nodes[static_cast<std::size_t>(cc.op.node)].deps)
-      if (p.comm_of_node[static_cast<std::size_t>(d)] >= 0) op.deps.push_back(p.comm_of_node[static_cast<std::size_t>(d)]);
+      if (p.comm_of_node[static_cast<std::size_t>(d)] >= 0)
+        op.deps.push_back(p.comm_of_node[static_cast<std::size_t>(d)]);
     const auto motifs = syndicate::expand(cc.op, opt.option).motifs;
     for (std::size_t s = 0; s < opt.steps.size(); ++s) {
       EnforcedStep e = rank_step(p.topology, cc.op, opt, static_cast<int>(s), motifs, l, rank, world, groups);
@@ -271,8 +293,6 @@ Built build_plan(const syndicate::Problem& p, const syndicate::PlanChoice& choic
   }
   return b;
 }
-
-
 
 std::unique_ptr<Active> activate(const Job& job, const syndicate::Problem& problem, syndicate::MethodResult planned) {
   auto a = std::make_unique<Active>();
@@ -287,7 +307,8 @@ std::unique_ptr<Active> activate(const Job& job, const syndicate::Problem& probl
 // One run of the unrolled DAG under the active plan: inputs filled, ranks lined up, compute
 // emulated and comm-ops submitted by this thread while the enforcer runs their steps, every
 // result checked.
-RunStats run_once(const Job& job, const syndicate::Problem& problem, Active& active, const RunKnobs& o, Rng& jitter, int run) {
+RunStats run_once(const Job& job, const syndicate::Problem& problem, Active& active, const RunKnobs& o, Rng& jitter,
+                  int run) {
   const auto& dag = problem.dag;
   const Built& built = active.built;
   Enforcer& enforcer = *active.enforcer;
@@ -328,7 +349,8 @@ RunStats run_once(const Job& job, const syndicate::Problem& problem, Active& act
   for (int n : active.compute_order) {
     const auto w0 = std::chrono::steady_clock::now();
     for (int d : dag.nodes[static_cast<std::size_t>(n)].deps)
-      if (problem.comm_of_node[static_cast<std::size_t>(d)] >= 0) enforcer.wait(problem.comm_of_node[static_cast<std::size_t>(d)]);
+      if (problem.comm_of_node[static_cast<std::size_t>(d)] >= 0)
+        enforcer.wait(problem.comm_of_node[static_cast<std::size_t>(d)]);
     const auto c0 = std::chrono::steady_clock::now();
     rs.exposed_ns += std::chrono::duration<double, std::nano>(c0 - w0).count();
     const auto until = c0 + std::chrono::duration<double, std::nano>(problem.compute_ns[static_cast<std::size_t>(n)]);
@@ -355,7 +377,8 @@ RunStats run_once(const Job& job, const syndicate::Problem& problem, Active& act
     for (std::size_t i = 0; i < (in_place ? l.elements : l.out_elements()); ++i) {
       const float want = expected(l, me, world, c, i), got = in_place ? in[c][i] : out[c][i];
       if (got != want) {
-        rs.check = fmt::format("rank {} run {} comm-op '{}' element {}: {} != {}", me, run, built.plan.ops[c].name, i, got, want);
+        rs.check = fmt::format("rank {} run {} comm-op '{}' element {}: {} != {}", me, run, built.plan.ops[c].name, i,
+                               got, want);
         break;
       }
     }

@@ -44,8 +44,9 @@ class Groups {
 };
 
 // What rank `rank` does in step `s` of option `opt` of comm-op `op` (its motif, or idle).
-EnforcedStep rank_step(const syndicate::Topology& topo, const syndicate::CommOp& op, const syndicate::OptionCost& opt, int s,
-                       const std::vector<coll::motif::Motif>& motifs, const Layout& l, int rank, int world, Groups& groups);
+EnforcedStep rank_step(const syndicate::Topology& topo, const syndicate::CommOp& op, const syndicate::OptionCost& opt,
+                       int s, const std::vector<coll::motif::Motif>& motifs, const Layout& l, int rank, int world,
+                       Groups& groups);
 
 // Every step of every option timed on the ranks (median of `reps` after one warm-up, slowest
 // rank), steps of the same shape once; the problem retimed with them. Collective.
@@ -57,8 +58,8 @@ struct Built {
 };
 
 // This rank's steps of every comm-op of the plan, with the schedule's sequence numbers.
-Built build_plan(const syndicate::Problem& p, const syndicate::PlanChoice& choice, const syndicate::Schedule& sched, int rank,
-                 int world, Groups& groups);
+Built build_plan(const syndicate::Problem& p, const syndicate::PlanChoice& choice, const syndicate::Schedule& sched,
+                 int rank, int world, Groups& groups);
 
 // This job: rank, size, the backend for whole-world collectives, the groups made so far.
 struct Job {
@@ -98,7 +99,8 @@ struct RunStats {
 // One run of the unrolled DAG under the active plan: inputs filled, ranks lined up, compute
 // emulated and comm-ops submitted by this thread while the enforcer runs their steps, every
 // result checked. Collective.
-RunStats run_once(const Job& job, const syndicate::Problem& problem, Active& active, const RunKnobs& knobs, Rng& jitter, int run);
+RunStats run_once(const Job& job, const syndicate::Problem& problem, Active& active, const RunKnobs& knobs, Rng& jitter,
+                  int run);
 
 // The runtime started for a topology: the first backend of each channel (mpi only under mpirun;
 // channels without a usable backend are dropped, an error if no path is left), the topology sized

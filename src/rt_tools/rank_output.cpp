@@ -64,9 +64,12 @@ void RankStream::forward(bool all) {
   for (;;) {
     std::size_t nl = partial.find('\n', begin);
     if (nl == std::string::npos) {
-      if (partial.size() - begin >= kTagMaxLine) nl = begin + kTagMaxLine - 1;
-      else if (all && begin < partial.size()) nl = partial.size() - 1;
-      else break;
+      if (partial.size() - begin >= kTagMaxLine)
+        nl = begin + kTagMaxLine - 1;
+      else if (all && begin < partial.size())
+        nl = partial.size() - 1;
+      else
+        break;
     }
     const std::size_t end = partial[nl] == '\n' ? nl : nl + 1;  // the line without its newline
     if (merged != nullptr) {

@@ -45,10 +45,10 @@ class MergedLines {
 
 // One stream of one rank: the read end of its pipe, cut into lines.
 struct RankStream {
-  int fd = -1;       // -1 once at end of file
+  int fd = -1;  // -1 once at end of file
   int rank = 0;
-  int target = 2;    // the launcher's descriptor the lines go to
-  std::string tag;   // --tag-output's "[3]<stdout>: "; empty: lines go to `merged`
+  int target = 2;   // the launcher's descriptor the lines go to
+  std::string tag;  // --tag-output's "[3]<stdout>: "; empty: lines go to `merged`
   MergedLines* merged = nullptr;
   std::string partial;
 

@@ -146,7 +146,8 @@ nlohmann::json to_json(const TimelineComparison& c) {
           {"predicted_makespan_ns", c.predicted_makespan_ns}};
 }
 
-nlohmann::json run_trace(const syndicate::Problem& problem, const Active& active, const std::vector<RankTimeline>& ranks) {
+nlohmann::json run_trace(const syndicate::Problem& problem, const Active& active,
+                         const std::vector<RankTimeline>& ranks) {
   nlohmann::json trace = syndicate::plan_trace(problem, active.planned.plan, active.planned.schedule);
   auto& events = trace["traceEvents"];
   const auto by_seq = steps_by_seq(active);
@@ -154,19 +155,35 @@ nlohmann::json run_trace(const syndicate::Problem& problem, const Active& active
   for (std::size_t r = 0; r < ranks.size(); ++r) {
     const int pid = 10 + static_cast<int>(r);
     const auto& t = ranks[r];
-    events.push_back({{"ph", "M"}, {"pid", pid}, {"name", "process_name"}, {"args", {{"name", fmt::format("rank {} (measured)", r)}}}});
+    events.push_back({{"ph", "M"},
+                      {"pid", pid},
+                      {"name", "process_name"},
+                      {"args", {{"name", fmt::format("rank {} (measured)", r)}}}});
     events.push_back({{"ph", "M"}, {"pid", pid}, {"tid", 0}, {"name", "thread_name"}, {"args", {{"name", "compute"}}}});
     for (std::size_t c = 0; c < channels.size(); ++c)
-      events.push_back({{"ph", "M"}, {"pid", pid}, {"tid", 1 + static_cast<int>(c)}, {"name", "thread_name"}, {"args", {{"name", channels[c].name}}}});
+      events.push_back({{"ph", "M"},
+                        {"pid", pid},
+                        {"tid", 1 + static_cast<int>(c)},
+                        {"name", "thread_name"},
+                        {"args", {{"name", channels[c].name}}}});
     for (int n : active.compute_order) {
       const auto k = static_cast<std::size_t>(n);
       if (t.compute_start_ns[k] - t.compute_ready_ns[k] >= 1000)  // waited at least 1 us for comm-ops
-        events.push_back({{"ph", "X"}, {"pid", pid}, {"tid", 0}, {"name", "wait for " + problem.dag.nodes[k].name},
-                          {"ts", t.compute_ready_ns[k] / 1e3}, {"dur", (t.compute_start_ns[k] - t.compute_ready_ns[k]) / 1e3},
+        events.push_back({{"ph", "X"},
+                          {"pid", pid},
+                          {"tid", 0},
+                          {"name", "wait for " + problem.dag.nodes[k].name},
+                          {"ts", t.compute_ready_ns[k] / 1e3},
+                          {"dur", (t.compute_start_ns[k] - t.compute_ready_ns[k]) / 1e3},
                           {"args", {{"node", n}}}});
       if (problem.compute_ns[k] <= 0) continue;  // as in the prediction: optimizer steps of no duration
-      events.push_back({{"ph", "X"}, {"pid", pid}, {"tid", 0}, {"name", problem.dag.nodes[k].name}, {"ts", t.compute_start_ns[k] / 1e3},
-                        {"dur", (t.compute_end_ns[k] - t.compute_start_ns[k]) / 1e3}, {"args", {{"node", n}}}});
+      events.push_back({{"ph", "X"},
+                        {"pid", pid},
+                        {"tid", 0},
+                        {"name", problem.dag.nodes[k].name},
+                        {"ts", t.compute_start_ns[k] / 1e3},
+                        {"dur", (t.compute_end_ns[k] - t.compute_start_ns[k]) / 1e3},
+                        {"args", {{"node", n}}}});
     }
     for (std::size_t k = 0; k < by_seq.size(); ++k) {
       if (t.idle[k]) continue;
@@ -174,7 +191,11 @@ nlohmann::json run_trace(const syndicate::Problem& problem, const Active& active
       const auto& st = *by_seq[k].step;
       const auto name = fmt::format("#{} {} {}", k, op.name, to_string(st.kind));
       for (int c : st.channels)
-        events.push_back({{"ph", "X"}, {"pid", pid}, {"tid", 1 + c}, {"name", name}, {"ts", t.issued_ns[k] / 1e3},
+        events.push_back({{"ph", "X"},
+                          {"pid", pid},
+                          {"tid", 1 + c},
+                          {"name", name},
+                          {"ts", t.issued_ns[k] / 1e3},
                           {"dur", (t.completed_ns[k] - t.issued_ns[k]) / 1e3},
                           {"args", {{"seq", k}, {"comm_op", op.name}, {"group", st.group}, {"elements", st.count}}}});
     }

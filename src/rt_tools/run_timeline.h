@@ -14,8 +14,8 @@
 namespace chorus::rt {
 
 struct RankTimeline {
-  std::vector<double> issued_ns, completed_ns;  // per sequence number
-  std::vector<char> idle;                       // per sequence number: no part in the step
+  std::vector<double> issued_ns, completed_ns;                             // per sequence number
+  std::vector<char> idle;                                                  // per sequence number: no part in the step
   std::vector<double> compute_ready_ns, compute_start_ns, compute_end_ns;  // per DAG node (compute nodes)
 };
 
@@ -30,7 +30,7 @@ struct TimelineComparison {
   double compute_ns = 0, predicted_compute_ns = 0;
   double issue_spread_ns = 0;  // sum over steps of (last - first participant's issue)
   double makespan_ns = 0, predicted_makespan_ns = 0;
-  int steps = 0;               // steps with a participant and a channel
+  int steps = 0;  // steps with a participant and a channel
 };
 
 // Per sequence number: the step from the last participant's issue to the last participant's
@@ -48,6 +48,7 @@ nlohmann::json to_json(const TimelineComparison& c);
 // The Chrome trace: the prediction (processes "compute" and "channels") and, per rank, a
 // process with its compute track (with the waits for comm-ops before a node) and one track per
 // channel holding the steps it issued.
-nlohmann::json run_trace(const syndicate::Problem& problem, const Active& active, const std::vector<RankTimeline>& ranks);
+nlohmann::json run_trace(const syndicate::Problem& problem, const Active& active,
+                         const std::vector<RankTimeline>& ranks);
 
 }  // namespace chorus::rt

@@ -39,10 +39,19 @@ double expected_value(ReduceOp op, int n, std::size_t i) {
   for (int r = 1; r < n; ++r) {
     const double v = input_value(op, r, i);
     switch (op) {
-      case ReduceOp::sum: case ReduceOp::avg: acc += v; break;
-      case ReduceOp::prod: acc *= v; break;
-      case ReduceOp::min: acc = std::min(acc, v); break;
-      case ReduceOp::max: acc = std::max(acc, v); break;
+      case ReduceOp::sum:
+      case ReduceOp::avg:
+        acc += v;
+        break;
+      case ReduceOp::prod:
+        acc *= v;
+        break;
+      case ReduceOp::min:
+        acc = std::min(acc, v);
+        break;
+      case ReduceOp::max:
+        acc = std::max(acc, v);
+        break;
     }
   }
   return op == ReduceOp::avg ? acc / n : acc;
@@ -57,15 +66,18 @@ double exchange_value(int r, std::size_t i) {
 double tolerance(DType d, ReduceOp op) {
   if (op != ReduceOp::avg) return 0;
   switch (d) {
-    case DType::f16: return 2e-3;
-    case DType::bf16: return 1e-2;
-    case DType::f32: return 1e-6;
-    case DType::f64: return 1e-14;
-    default: return 0.5;  // integer averages truncate per dimension
+    case DType::f16:
+      return 2e-3;
+    case DType::bf16:
+      return 1e-2;
+    case DType::f32:
+      return 1e-6;
+    case DType::f64:
+      return 1e-14;
+    default:
+      return 0.5;  // integer averages truncate per dimension
   }
 }
-
-
 
 }  // namespace
 
@@ -84,7 +96,8 @@ nlohmann::json run_schedule_on_ranks(const ScheduleRunOptions& o) {
   const int world_size = rt::size(rt::backends().front());
   std::string grid_text = o.grid;
   if (o.topology.empty() && grid_text.empty())
-    grid_text = world_size >= 4 && world_size % 2 == 0 ? fmt::format("2x{}", world_size / 2) : fmt::format("{}", world_size);
+    grid_text =
+        world_size >= 4 && world_size % 2 == 0 ? fmt::format("2x{}", world_size / 2) : fmt::format("{}", world_size);
   const net::Network network = grid_text.empty() ? net::load_network(o.topology) : grid_network(parse_grid(grid_text));
   require_range(o.iters, 1, kMaxIterations, "--iters");
   require_range(o.warmup, 0, kMaxIterations, "--warmup");
@@ -98,7 +111,8 @@ nlohmann::json run_schedule_on_ranks(const ScheduleRunOptions& o) {
     const coll::CollectiveOp op = coll::parse_collective_op(o.op, "--op");
     const auto spec = sched::parse_scheduler(o.scheduler);
     if (spec.kind == sched::SchedulerKind::kIdeal)
-      throw InputError("--scheduler", "the ideal is a bound, not a schedule to run; use baseline, themis-fifo or themis-scf");
+      throw InputError("--scheduler",
+                       "the ideal is a bound, not a schedule to run; use baseline, themis-fifo or themis-scf");
     const double bytes = static_cast<double>(parse_bytes(o.size, "--size"));
     // The schedule and its records take about 200 bytes per chunk and dimension.
     require_range(o.chunks, 1, 1'000'000, "--chunks");
@@ -168,9 +182,10 @@ nlohmann::json run_schedule_on_ranks(const ScheduleRunOptions& o) {
   for (const auto& [b, e] : owned) {
     for (std::size_t i = b; i < e && bad[0] < 0; ++i) {
       // All-to-all: element i came from rank i / block, where it was element me x block + i % block.
-      const double want = gather ? static_cast<double>(i % 251 + 1)
-                          : a2a  ? exchange_value(static_cast<int>(i / block), static_cast<std::size_t>(me) * block + i % block)
-                                 : expected_value(rop, n, i);
+      const double want =
+          gather ? static_cast<double>(i % 251 + 1)
+          : a2a  ? exchange_value(static_cast<int>(i / block), static_cast<std::size_t>(me) * block + i % block)
+                 : expected_value(rop, n, i);
       const double got = load_as_double(dtype, buf.data(), i);
       if (!(std::fabs(got - want) <= tol * std::max(1.0, std::fabs(want)))) {
         bad[0] = static_cast<double>(i);
@@ -226,7 +241,8 @@ nlohmann::json run_schedule_on_ranks(const ScheduleRunOptions& o) {
       sim::CollectiveRun measured{predicted.schedule, {}};
       measured.result.time_ns = last.time_ns;
       for (const auto& s : last.stages)
-        measured.result.stages.push_back(sim::StageRecord{s.chunk, s.stage, s.phase, s.dim, s.arrive_ns, s.start_ns, s.end_ns, s.bytes_sent, 0});
+        measured.result.stages.push_back(
+            sim::StageRecord{s.chunk, s.stage, s.phase, s.dim, s.arrive_ns, s.start_ns, s.end_ns, s.bytes_sent, 0});
       write_json_file(o.trace, sim::chrome_trace(network, measured));
     }
     if (!o.sim_trace.empty()) write_json_file(o.sim_trace, sim::chrome_trace(network, predicted));
@@ -235,19 +251,23 @@ nlohmann::json run_schedule_on_ranks(const ScheduleRunOptions& o) {
 }
 
 std::string format_schedule_report(const nlohmann::json& j) {
-  std::string s = fmt::format("{} on {} ranks ({}), {} of {} in {} chunks, scheduler {}, {} {}{}\n",
-                              j["network"].get<std::string>(), j["ranks"].get<int>(), j["grid"].get<std::string>(),
-                              j["op"].get<std::string>(), format_bytes(static_cast<Bytes>(j["size_bytes"].get<double>())),
-                              j["chunks"].get<int>(), j["scheduler"].get<std::string>(), j["dtype"].get<std::string>(),
-                              j["reduce"].get<std::string>(), j["emulate"].get<bool>() ? ", emulated" : "");
-  s += fmt::format("  measured   {:>12.3f} ms (median of {}, slowest rank)\n  predicted  {:>12.3f} ms\n  ratio      {:>12.3f}\n  check      {}\n",
-                   j["time_ns"].get<double>() / 1e6, j["iters"].get<int>(), j["predicted_time_ns"].get<double>() / 1e6,
-                   j["ratio"].get<double>(), j["check"].get<std::string>());
-  s += fmt::format("  {:<4} {:>5} {:<8} {:>14} {:>12} {:>14}\n", "dim", "size", "backend", "bytes/rank", "busy ms", "predicted ms");
+  std::string s =
+      fmt::format("{} on {} ranks ({}), {} of {} in {} chunks, scheduler {}, {} {}{}\n",
+                  j["network"].get<std::string>(), j["ranks"].get<int>(), j["grid"].get<std::string>(),
+                  j["op"].get<std::string>(), format_bytes(static_cast<Bytes>(j["size_bytes"].get<double>())),
+                  j["chunks"].get<int>(), j["scheduler"].get<std::string>(), j["dtype"].get<std::string>(),
+                  j["reduce"].get<std::string>(), j["emulate"].get<bool>() ? ", emulated" : "");
+  s += fmt::format(
+      "  measured   {:>12.3f} ms (median of {}, slowest rank)\n  predicted  {:>12.3f} ms\n  ratio      {:>12.3f}\n  "
+      "check      {}\n",
+      j["time_ns"].get<double>() / 1e6, j["iters"].get<int>(), j["predicted_time_ns"].get<double>() / 1e6,
+      j["ratio"].get<double>(), j["check"].get<std::string>());
+  s += fmt::format("  {:<4} {:>5} {:<8} {:>14} {:>12} {:>14}\n", "dim", "size", "backend", "bytes/rank", "busy ms",
+                   "predicted ms");
   for (const auto& d : j["dims"])
     s += fmt::format("  {:<4} {:>5} {:<8} {:>14.0f} {:>12.3f} {:>14.3f}\n", d["dim"].get<int>(), d["size"].get<int>(),
-                     d["backend"].get<std::string>(), d["bytes_per_rank"].get<double>(), d["busy_ns"].get<double>() / 1e6,
-                     d["predicted_busy_ns"].get<double>() / 1e6);
+                     d["backend"].get<std::string>(), d["bytes_per_rank"].get<double>(),
+                     d["busy_ns"].get<double>() / 1e6, d["predicted_busy_ns"].get<double>() / 1e6);
   for (const auto& d : j["dims"])
     if (d["backend_chosen_by"] != "given")
       s += fmt::format("  dim {} on {}: {}\n", d["dim"].get<int>(), d["backend"].get<std::string>(),

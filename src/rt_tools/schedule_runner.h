@@ -8,11 +8,11 @@
 namespace chorus::rt {
 
 struct ScheduleRunOptions {
-  std::string topology;           // preset or network YAML; or
-  std::string grid;               // "2x4": a uniform emulated network (see docs/schedule-executor.md)
-  std::string schedule_file;      // run this saved schedule instead of making one
+  std::string topology;       // preset or network YAML; or
+  std::string grid;           // "2x4": a uniform emulated network (see docs/schedule-executor.md)
+  std::string schedule_file;  // run this saved schedule instead of making one
   std::string op = "allreduce";
-  std::string size = "64MiB";     // per rank, as in `chorus sim`
+  std::string size = "64MiB";  // per rank, as in `chorus sim`
   int chunks = 16;
   std::string scheduler = "themis-scf";
   double threshold_divisor = 16;
@@ -22,9 +22,9 @@ struct ScheduleRunOptions {
   int warmup = 1;
   std::string dtype = "f32";
   std::string reduce = "sum";
-  std::string trace;              // Chrome trace of the last iteration (rank 0)
-  std::string sim_trace;          // the simulator's trace of the same schedule (rank 0)
-  bool json = false;              // (front end) print JSON instead of a table
+  std::string trace;      // Chrome trace of the last iteration (rank 0)
+  std::string sim_trace;  // the simulator's trace of the same schedule (rank 0)
+  bool json = false;      // (front end) print JSON instead of a table
 };
 
 // Collective over the job; initialises and finalises the runtime. Returns the report on every

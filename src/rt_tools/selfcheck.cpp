@@ -45,10 +45,19 @@ double reduced_value(int world, std::size_t i, DType dtype, ReduceOp op, std::ui
   for (int p = 1; p < world; ++p) {
     const double v = input_value(p, i, dtype, op, false, salt);
     switch (op) {
-      case ReduceOp::sum: case ReduceOp::avg: acc += v; break;
-      case ReduceOp::prod: acc *= v; break;
-      case ReduceOp::min: acc = std::min(acc, v); break;
-      case ReduceOp::max: acc = std::max(acc, v); break;
+      case ReduceOp::sum:
+      case ReduceOp::avg:
+        acc += v;
+        break;
+      case ReduceOp::prod:
+        acc *= v;
+        break;
+      case ReduceOp::min:
+        acc = std::min(acc, v);
+        break;
+      case ReduceOp::max:
+        acc = std::max(acc, v);
+        break;
     }
   }
   if (op == ReduceOp::avg) acc = is_integer(dtype) ? std::trunc(acc / world) : acc / world;
@@ -57,13 +66,18 @@ double reduced_value(int world, std::size_t i, DType dtype, ReduceOp op, std::ui
 
 Case::Case(std::string backend, OpKind op, DType dtype, ReduceOp rop, std::size_t count, std::uint64_t salt,
            Placement placement)
-    : backend_(std::move(backend)), op_(op), dtype_(dtype), rop_(rop), count_(count), salt_(salt),
+    : backend_(std::move(backend)),
+      op_(op),
+      dtype_(dtype),
+      rop_(rop),
+      count_(count),
+      salt_(salt),
       in_place_(has_in_place(op) &&
                 (placement == Placement::in_place || (placement == Placement::varied && salt % 3 == 1))) {
   world_ = rt::size(backend_);
   rank_ = rt::rank(backend_);
-  root_ = (op == OpKind::broadcast || op == OpKind::scatter || op == OpKind::scatterv) ? (world_ > 1 ? 1 : 0)
-                                                                                          : world_ - 1;
+  root_ =
+      (op == OpKind::broadcast || op == OpKind::scatter || op == OpKind::scatterv) ? (world_ > 1 ? 1 : 0) : world_ - 1;
   const std::size_t eb = dtype_bytes(dtype);
   const auto n = static_cast<std::size_t>(world_);
   auto fill = [&](std::vector<char>& buf, std::size_t elems, int rank, std::size_t offset) {
@@ -81,7 +95,8 @@ Case::Case(std::string backend, OpKind op, DType dtype, ReduceOp rop, std::size_
   };
   auto pair_count = [&](int p, int q) { return count + static_cast<std::size_t>(p + 2 * q) % 3; };
   switch (op) {
-    case OpKind::send: case OpKind::recv: {
+    case OpKind::send:
+    case OpKind::recv: {
       const bool has_peer = (rank_ ^ 1) < world_;
       fill(in_, count, rank_, 0);
       prepare_out(has_peer ? count : 0);
@@ -97,21 +112,25 @@ Case::Case(std::string backend, OpKind op, DType dtype, ReduceOp rop, std::size_
       prepare_out(count);
       expect(0, root_, 0, count);
       break;
-    case OpKind::all_reduce: case OpKind::reduce: {
+    case OpKind::all_reduce:
+    case OpKind::reduce: {
       fill(in_, count, rank_, 0);
       const bool gets = op == OpKind::all_reduce || rank_ == root_;
       prepare_out(gets ? count : 0);
       if (gets)
-        for (std::size_t i = 0; i < count; ++i) store_from_double(dtype, expected_.data(), i, reduced_value(world_, i, dtype, rop, salt));
+        for (std::size_t i = 0; i < count; ++i)
+          store_from_double(dtype, expected_.data(), i, reduced_value(world_, i, dtype, rop, salt));
       break;
     }
     case OpKind::reduce_scatter:
       fill(in_, n * count, rank_, 0);
       prepare_out(count);
       for (std::size_t i = 0; i < count; ++i)
-        store_from_double(dtype, expected_.data(), i, reduced_value(world_, static_cast<std::size_t>(rank_) * count + i, dtype, rop, salt));
+        store_from_double(dtype, expected_.data(), i,
+                          reduced_value(world_, static_cast<std::size_t>(rank_) * count + i, dtype, rop, salt));
       break;
-    case OpKind::all_gather: case OpKind::gather: {
+    case OpKind::all_gather:
+    case OpKind::gather: {
       fill(in_, count, rank_, 0);
       const bool gets = op == OpKind::all_gather || rank_ == root_;
       prepare_out(gets ? n * count : 0);
@@ -127,7 +146,8 @@ Case::Case(std::string backend, OpKind op, DType dtype, ReduceOp rop, std::size_
     case OpKind::all_to_all_single:
       fill(in_, n * count, rank_, 0);
       prepare_out(n * count);
-      for (int p = 0; p < world_; ++p) expect(static_cast<std::size_t>(p) * count, p, static_cast<std::size_t>(rank_) * count, count);
+      for (int p = 0; p < world_; ++p)
+        expect(static_cast<std::size_t>(p) * count, p, static_cast<std::size_t>(rank_) * count, count);
       break;
     case OpKind::all_to_all: {
       ins_.resize(n);
@@ -148,7 +168,10 @@ Case::Case(std::string backend, OpKind op, DType dtype, ReduceOp rop, std::size_
       }
       break;
     }
-    case OpKind::all_gatherv: case OpKind::gatherv: case OpKind::scatterv: case OpKind::all_to_allv: {
+    case OpKind::all_gatherv:
+    case OpKind::gatherv:
+    case OpKind::scatterv:
+    case OpKind::all_to_allv: {
       // Displacements leave a one-element gap between blocks, which must stay untouched.
       auto layout = [&](const Counts& counts, Counts& displs) {
         std::size_t at = 0;
@@ -174,7 +197,8 @@ Case::Case(std::string backend, OpKind op, DType dtype, ReduceOp rop, std::size_
         if (rank_ == root_)
           for (int p = 0; p < world_; ++p)
             for (std::size_t i = 0; i < in_counts_[p]; ++i)
-              store_from_double(dtype, in_.data(), in_displs_[p] + i, input_value(root_, static_cast<std::size_t>(p) * 100000 + i, dtype, rop, true, salt));
+              store_from_double(dtype, in_.data(), in_displs_[p] + i,
+                                input_value(root_, static_cast<std::size_t>(p) * 100000 + i, dtype, rop, true, salt));
         prepare_out(in_counts_[rank_]);
         expect(0, root_, static_cast<std::size_t>(rank_) * 100000, in_counts_[rank_]);
       } else {
@@ -187,9 +211,11 @@ Case::Case(std::string backend, OpKind op, DType dtype, ReduceOp rop, std::size_
         in_.assign(in_total * eb, 0);
         for (int q = 0; q < world_; ++q)
           for (std::size_t i = 0; i < in_counts_[q]; ++i)
-            store_from_double(dtype, in_.data(), in_displs_[q] + i, input_value(rank_, static_cast<std::size_t>(q) * 100000 + i, dtype, rop, true, salt));
+            store_from_double(dtype, in_.data(), in_displs_[q] + i,
+                              input_value(rank_, static_cast<std::size_t>(q) * 100000 + i, dtype, rop, true, salt));
         prepare_out(out_total);
-        for (int p = 0; p < world_; ++p) expect(out_displs_[p], p, static_cast<std::size_t>(rank_) * 100000, out_counts_[p]);
+        for (int p = 0; p < world_; ++p)
+          expect(out_displs_[p], p, static_cast<std::size_t>(rank_) * 100000, out_counts_[p]);
       }
       break;
     }
@@ -199,7 +225,8 @@ Case::Case(std::string backend, OpKind op, DType dtype, ReduceOp rop, std::size_
 Work Case::issue(bool async_op) {
   const std::string& b = backend_;
   switch (op_) {
-    case OpKind::send: case OpKind::recv: {
+    case OpKind::send:
+    case OpKind::recv: {
       const int peer = rank_ ^ 1;
       if (peer >= world_) return Work();
       if (async_op) {
@@ -216,7 +243,8 @@ Work Case::issue(bool async_op) {
       rt::recv(b, out_.data(), count_, dtype_, peer, async_op);
       return rt::send(b, in_.data(), count_, dtype_, peer, async_op);
     }
-    case OpKind::barrier: return rt::barrier(b, async_op);
+    case OpKind::barrier:
+      return rt::barrier(b, async_op);
     case OpKind::broadcast:
       out_ = in_;
       return rt::broadcast(b, out_.data(), count_, dtype_, root_, async_op);
@@ -233,7 +261,8 @@ Work Case::issue(bool async_op) {
         return rt::all_reduce(b, out_.data(), out_.data(), count_, dtype_, rop_, async_op);
       }
       return rt::all_reduce(b, in_.data(), out_.data(), count_, dtype_, rop_, async_op);
-    case OpKind::reduce_scatter: return rt::reduce_scatter(b, in_.data(), out_.data(), count_, dtype_, rop_, async_op);
+    case OpKind::reduce_scatter:
+      return rt::reduce_scatter(b, in_.data(), out_.data(), count_, dtype_, rop_, async_op);
     case OpKind::all_gather:
       if (in_place_ && count_ > 0) {  // the input is this rank's block of the output
         char* mine = out_.data() + static_cast<std::size_t>(rank_) * count_ * dtype_bytes(dtype_);
@@ -241,9 +270,12 @@ Work Case::issue(bool async_op) {
         return rt::all_gather(b, mine, out_.data(), count_, dtype_, async_op);
       }
       return rt::all_gather(b, in_.data(), out_.data(), count_, dtype_, async_op);
-    case OpKind::gather: return rt::gather(b, in_.data(), out_.data(), count_, dtype_, root_, async_op);
-    case OpKind::scatter: return rt::scatter(b, in_.data(), out_.data(), count_, dtype_, root_, async_op);
-    case OpKind::all_to_all_single: return rt::all_to_all_single(b, in_.data(), out_.data(), count_, dtype_, async_op);
+    case OpKind::gather:
+      return rt::gather(b, in_.data(), out_.data(), count_, dtype_, root_, async_op);
+    case OpKind::scatter:
+      return rt::scatter(b, in_.data(), out_.data(), count_, dtype_, root_, async_op);
+    case OpKind::all_to_all_single:
+      return rt::all_to_all_single(b, in_.data(), out_.data(), count_, dtype_, async_op);
     case OpKind::all_to_all: {
       std::vector<const void*> ins;
       std::vector<void*> outs;
@@ -257,13 +289,17 @@ Work Case::issue(bool async_op) {
         std::memcpy(mine, in_.data(), in_.size());
         return rt::all_gatherv(b, mine, out_counts_[rank_], out_.data(), out_counts_, out_displs_, dtype_, async_op);
       }
-      return rt::all_gatherv(b, in_.data(), out_counts_[rank_], out_.data(), out_counts_, out_displs_, dtype_, async_op);
+      return rt::all_gatherv(b, in_.data(), out_counts_[rank_], out_.data(), out_counts_, out_displs_, dtype_,
+                             async_op);
     case OpKind::gatherv:
-      return rt::gatherv(b, in_.data(), out_counts_[rank_], out_.data(), out_counts_, out_displs_, dtype_, root_, async_op);
+      return rt::gatherv(b, in_.data(), out_counts_[rank_], out_.data(), out_counts_, out_displs_, dtype_, root_,
+                         async_op);
     case OpKind::scatterv:
-      return rt::scatterv(b, in_.data(), in_counts_, in_displs_, out_.data(), in_counts_[rank_], dtype_, root_, async_op);
+      return rt::scatterv(b, in_.data(), in_counts_, in_displs_, out_.data(), in_counts_[rank_], dtype_, root_,
+                          async_op);
     case OpKind::all_to_allv:
-      return rt::all_to_allv(b, in_.data(), in_counts_, in_displs_, out_.data(), out_counts_, out_displs_, dtype_, async_op);
+      return rt::all_to_allv(b, in_.data(), in_counts_, in_displs_, out_.data(), out_counts_, out_displs_, dtype_,
+                             async_op);
   }
   return Work();
 }
@@ -289,7 +325,8 @@ std::size_t Case::wrong_elements() const {
 
 std::string Case::verify() const {
   const std::vector<char>& got = result_bytes();
-  if (got.size() != expected_.size()) return fmt::format("result has {} bytes, expected {}", got.size(), expected_.size());
+  if (got.size() != expected_.size())
+    return fmt::format("result has {} bytes, expected {}", got.size(), expected_.size());
   if (got.empty() || std::memcmp(got.data(), expected_.data(), got.size()) == 0) return {};
   const auto first = std::mismatch(got.begin(), got.end(), expected_.begin()).first - got.begin();
   const std::size_t e = static_cast<std::size_t>(first) / dtype_bytes(dtype_);

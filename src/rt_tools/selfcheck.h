@@ -55,10 +55,10 @@ class Case {
   std::vector<char> in_, out_;
   std::vector<std::vector<char>> ins_, outs_;
   Counts in_counts_, out_counts_, in_displs_, out_displs_;
-  std::vector<char> expected_;                  // expected out_ (or concatenated outs_), every byte:
-                                                // gaps between the results keep the sentinel
-  mutable std::vector<Work> pending_;           // operations issued besides the returned one
-  mutable std::vector<char> concatenated_;      // all_to_all's results in one buffer
+  std::vector<char> expected_;              // expected out_ (or concatenated outs_), every byte:
+                                            // gaps between the results keep the sentinel
+  mutable std::vector<Work> pending_;       // operations issued besides the returned one
+  mutable std::vector<char> concatenated_;  // all_to_all's results in one buffer
 
   // The result to compare with expected_, once every pending operation has ended.
   const std::vector<char>& result_bytes() const;

@@ -64,7 +64,8 @@ std::vector<ThemisRealRow> run_themis_real(const ThemisRealOptions& o) {
   int most_ranks = 0;
   for (const auto& net : study_networks()) most_ranks = std::max(most_ranks, net.ranks);
   if (most_ranks > usable_cpus())
-    std::fprintf(stderr, "chorus reproduce themis-real: jobs of up to %d ranks on %d CPUs: the ranks take turns on the "
+    std::fprintf(stderr,
+                 "chorus reproduce themis-real: jobs of up to %d ranks on %d CPUs: the ranks take turns on the "
                  "CPUs, which can lengthen the measured times (docs/schedule-executor.md)\n",
                  most_ranks, usable_cpus());
   for (const auto& net : study_networks()) {
@@ -72,7 +73,8 @@ std::vector<ThemisRealRow> run_themis_real(const ThemisRealOptions& o) {
     write_text_file(file, net.yaml);
     for (const auto& sched : kSchedulers) {
       if (!o.quiet)
-        std::fprintf(stderr, "[%zu/%zu] %s, %s on %d ranks ...\n", rows.size() + 1, total, net.name.c_str(), sched.c_str(), net.ranks);
+        std::fprintf(stderr, "[%zu/%zu] %s, %s on %d ranks ...\n", rows.size() + 1, total, net.name.c_str(),
+                     sched.c_str(), net.ranks);
       const std::string cmd = fmt::format(
           "{}=1 '{}' launch -n {} -- '{}' run collective -t '{}' --size {} --chunks {} --scheduler {} --emulate "
           "--iters {} --warmup 1 --dim-backends shm --json",
@@ -95,23 +97,23 @@ std::vector<ThemisRealRow> run_themis_real(const ThemisRealOptions& o) {
   // The CSV (the figures: apps/chorus/run_commands.cpp).
   std::string csv = "topology,scheduler,ranks,size_bytes,chunks,measured_ns,predicted_ns,ratio,check\n";
   for (const auto& r : rows)
-    csv += fmt::format("{},{},{},{:.0f},{},{:.0f},{:.0f},{:.4f},{}\n", r.topology, r.scheduler, r.ranks, r.size_bytes, r.chunks,
-                       r.measured_ns, r.predicted_ns, r.measured_ns / r.predicted_ns, r.check);
+    csv += fmt::format("{},{},{},{:.0f},{},{:.0f},{:.0f},{:.4f},{}\n", r.topology, r.scheduler, r.ranks, r.size_bytes,
+                       r.chunks, r.measured_ns, r.predicted_ns, r.measured_ns / r.predicted_ns, r.check);
   write_text_file((std::filesystem::path(o.out) / "real_vs_sim.csv").string(), csv);
   return rows;
 }
 
 std::string format_themis_real(const std::vector<ThemisRealRow>& rows) {
-  std::string s = fmt::format("{:<24} {:<12} {:>5} {:>13} {:>13} {:>7} {:>9} {:>9}  {}\n", "topology", "scheduler", "ranks",
-                              "measured ms", "predicted ms", "ratio", "speedup", "(pred.)", "check");
+  std::string s = fmt::format("{:<24} {:<12} {:>5} {:>13} {:>13} {:>7} {:>9} {:>9}  {}\n", "topology", "scheduler",
+                              "ranks", "measured ms", "predicted ms", "ratio", "speedup", "(pred.)", "check");
   std::map<std::string, const ThemisRealRow*> base;
   for (const auto& r : rows)
     if (r.scheduler == "baseline") base[r.topology] = &r;
   for (const auto& r : rows) {
     const auto* b = base.count(r.topology) ? base.at(r.topology) : &r;
-    s += fmt::format("{:<24} {:<12} {:>5} {:>13.2f} {:>13.2f} {:>7.3f} {:>8.3f}x {:>8.3f}x  {}\n", r.topology, r.scheduler, r.ranks,
-                     r.measured_ns / 1e6, r.predicted_ns / 1e6, r.measured_ns / r.predicted_ns, b->measured_ns / r.measured_ns,
-                     b->predicted_ns / r.predicted_ns, r.check);
+    s += fmt::format("{:<24} {:<12} {:>5} {:>13.2f} {:>13.2f} {:>7.3f} {:>8.3f}x {:>8.3f}x  {}\n", r.topology,
+                     r.scheduler, r.ranks, r.measured_ns / 1e6, r.predicted_ns / 1e6, r.measured_ns / r.predicted_ns,
+                     b->measured_ns / r.measured_ns, b->predicted_ns / r.predicted_ns, r.check);
   }
   return s;
 }

@@ -27,17 +27,18 @@
 
 namespace chorus::rt {
 
-
 nlohmann::json run_workload_on_ranks(const WorkloadRunOptions& o) {
-  if (o.repeat < 1 || o.repeat > 1000) throw InputError("--repeat", fmt::format("must be in 1..1000, got {}", o.repeat));
- (void)parse_method(o.method);
+  if (o.repeat < 1 || o.repeat > 1000)
+    throw InputError("--repeat", fmt::format("must be in 1..1000, got {}", o.repeat));
+  (void)parse_method(o.method);
   (void)parse_method(o.switch_method);
   if (o.switch_after < 0) throw InputError("--switch-after", fmt::format("must be >= 0, got {}", o.switch_after));
   if (o.costs != "measured" && o.costs != "model" && o.costs != "in-run")
     throw InputError("--costs", "must be measured, in-run or model, got '" + o.costs + "'");
   if (o.warm_up_runs < 1 || o.warm_up_runs > 100)
     throw InputError("--warm-up-runs", fmt::format("must be in 1..100, got {}", o.warm_up_runs));
-  if (o.compute != "sleep" && o.compute != "busy") throw InputError("--compute", "must be sleep or busy, got '" + o.compute + "'");
+  if (o.compute != "sleep" && o.compute != "busy")
+    throw InputError("--compute", "must be sleep or busy, got '" + o.compute + "'");
   if (!(o.submit_jitter_us >= 0) || o.submit_jitter_us > 1e6)
     throw InputError("--submit-jitter-us", fmt::format("must be in 0..1e6, got {}", o.submit_jitter_us));
   JobSession session(o.topology);
@@ -177,7 +178,8 @@ nlohmann::json run_workload_on_ranks(const WorkloadRunOptions& o) {
   const auto mine = static_cast<std::int64_t>(h.digest() >> 1);
   std::vector<std::int64_t> hashes(static_cast<std::size_t>(world));
   all_gather(world_backend, &mine, hashes.data(), 1, DType::i64);
-  const bool same_order = std::all_of(hashes.begin(), hashes.end(), [&](std::int64_t x) { return x == hashes.front(); });
+  const bool same_order =
+      std::all_of(hashes.begin(), hashes.end(), [&](std::int64_t x) { return x == hashes.front(); });
   // The last run beside the prediction (every rank's times, gathered).
   const auto timelines = gather_timelines(job, *active, last);
   if (me == 0 && !o.trace.empty()) write_text_file(o.trace, run_trace(problem, *active, timelines).dump() + "\n");
@@ -231,11 +233,11 @@ std::string format_workload_report(const nlohmann::json& r) {
       "{} on {} ({} ranks), plan by {}: {} comm-ops, {} steps per run, {} iterations x {} runs\n"
       "  iteration time  measured {:.3f} ms   predicted {:.3f} ms   ratio {:.3f}\n"
       "  check {}   same motif order on every rank: {}   enforcer waiting for submissions: {:.1f}%\n",
-      r["workload"].get<std::string>(), r["topology"].get<std::string>(), r["ranks"].get<int>(), r["method"].get<std::string>(),
-      r["comm_ops"].get<std::size_t>(), r["steps"].get<std::size_t>(), r["iterations"].get<int>(), r["repeat"].get<int>(),
-      r["iteration_time_ns"].get<double>() / 1e6, r["predicted_iteration_time_ns"].get<double>() / 1e6, r["ratio"].get<double>(),
-      r["check"].get<std::string>(), r["same_order_on_every_rank"].get<bool>() ? "yes" : "NO",
-      100 * r["submit_wait_fraction"].get<double>());
+      r["workload"].get<std::string>(), r["topology"].get<std::string>(), r["ranks"].get<int>(),
+      r["method"].get<std::string>(), r["comm_ops"].get<std::size_t>(), r["steps"].get<std::size_t>(),
+      r["iterations"].get<int>(), r["repeat"].get<int>(), r["iteration_time_ns"].get<double>() / 1e6,
+      r["predicted_iteration_time_ns"].get<double>() / 1e6, r["ratio"].get<double>(), r["check"].get<std::string>(),
+      r["same_order_on_every_rank"].get<bool>() ? "yes" : "NO", 100 * r["submit_wait_fraction"].get<double>());
 }
 
 }  // namespace chorus::rt

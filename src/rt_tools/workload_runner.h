@@ -11,11 +11,11 @@ namespace chorus::rt {
 
 struct WorkloadRunOptions {
   std::string workload = "moe-tiny";
-  std::string topology = "host";  // every channel must name a runtime backend (shm, gloo, mpi)
-  std::string plan_file;          // empty: plan here (syndicate, seeded: the same on every rank)
+  std::string topology = "host";     // every channel must name a runtime backend (shm, gloo, mpi)
+  std::string plan_file;             // empty: plan here (syndicate, seeded: the same on every rank)
   std::string method = "syndicate";  // without --plan: syndicate | greedy | s-sched | s-exec | bs+ | fifo
-  int iterations = 2;             // unrolled into the DAG (the plan's)
-  int repeat = 3;                 // runs of the unrolled DAG; the median is reported
+  int iterations = 2;                // unrolled into the DAG (the plan's)
+  int repeat = 3;                    // runs of the unrolled DAG; the median is reported
   std::uint64_t seed = 1;
   long evaluations = 20000;
   // measured: every step timed on the ranks first; in-run: measured, then warm-up runs of the
@@ -27,8 +27,8 @@ struct WorkloadRunOptions {
   bool replan = false;            // replan when the enforcers wait > 5 % of a run out of order, twice in a row
   int switch_after = 0;           // > 0: propose a new plan (switch_method) after this many runs
   std::string switch_method = "syndicate";
-  int veto_rank = -1;             // this rank votes no in the two-phase commit (tests the abort)
-  std::string trace;              // Chrome trace of the last run beside the prediction (rank 0 writes it)
+  int veto_rank = -1;  // this rank votes no in the two-phase commit (tests the abort)
+  std::string trace;   // Chrome trace of the last run beside the prediction (rank 0 writes it)
 };
 
 // Collective over the job; initialises and finalises the runtime. The report on every rank.

@@ -2,9 +2,7 @@
 
 namespace chorus::sched {
 
-std::string_view to_string(IntraDimPolicy policy) {
-  return policy == IntraDimPolicy::kFifo ? "fifo" : "scf";
-}
+std::string_view to_string(IntraDimPolicy policy) { return policy == IntraDimPolicy::kFifo ? "fifo" : "scf"; }
 
 std::vector<int> ChunkSchedule::order(coll::Phase phase) const {
   std::vector<int> dims;

@@ -29,20 +29,28 @@ bool parse_phase(const std::string& s, coll::Phase& phase) {
 // Phases an operation's chunks go through, in order.
 std::vector<coll::Phase> phases_of(coll::CollectiveOp op) {
   switch (op) {
-    case coll::CollectiveOp::kAllReduce: return {coll::Phase::kReduceScatter, coll::Phase::kAllGather};
-    case coll::CollectiveOp::kReduceScatter: return {coll::Phase::kReduceScatter};
-    case coll::CollectiveOp::kAllGather: return {coll::Phase::kAllGather};
-    case coll::CollectiveOp::kAllToAll: return {coll::Phase::kAllToAll};
+    case coll::CollectiveOp::kAllReduce:
+      return {coll::Phase::kReduceScatter, coll::Phase::kAllGather};
+    case coll::CollectiveOp::kReduceScatter:
+      return {coll::Phase::kReduceScatter};
+    case coll::CollectiveOp::kAllGather:
+      return {coll::Phase::kAllGather};
+    case coll::CollectiveOp::kAllToAll:
+      return {coll::Phase::kAllToAll};
   }
   return {};
 }
 
 const char* order_key(coll::Phase phase) {
   switch (phase) {
-    case coll::Phase::kReduceScatter: return "rs_order";
-    case coll::Phase::kAllGather: return "ag_order";
-    case coll::Phase::kAllToAll: return "a2a_order";
-    case coll::Phase::kPointToPoint: break;  // a DAG's transfer, never in a schedule file
+    case coll::Phase::kReduceScatter:
+      return "rs_order";
+    case coll::Phase::kAllGather:
+      return "ag_order";
+    case coll::Phase::kAllToAll:
+      return "a2a_order";
+    case coll::Phase::kPointToPoint:
+      break;  // a DAG's transfer, never in a schedule file
   }
   return "";
 }
@@ -85,8 +93,8 @@ json to_json(const Schedule& s) {
 
 Schedule schedule_from_json(const json& j, const net::Network& network, const std::string& source) {
   if (!j.is_object()) throw InputError(source, "a schedule must be a JSON object");
-  static const std::set<std::string> allowed = {"format", "version", "op", "size_bytes", "num_chunks",
-                                                "scheduler", "policy", "chunks", "dim_order"};
+  static const std::set<std::string> allowed = {"format",    "version", "op",     "size_bytes", "num_chunks",
+                                                "scheduler", "policy",  "chunks", "dim_order"};
   for (const auto& [key, value] : j.items())
     if (!allowed.count(key)) throw InputError(source, fmt::format("unknown key '{}'", key));
   if (get<std::string>(j, "format", source) != "chorus-schedule")
@@ -94,7 +102,8 @@ Schedule schedule_from_json(const json& j, const net::Network& network, const st
   if (get<int>(j, "version", source) != 1) throw InputError(source, "field 'version': only version 1 is known");
   Schedule s;
   const auto op = get<std::string>(j, "op", source);
-  if (!coll::parse_collective_op(op, s.op)) throw InputError(source, fmt::format("field 'op': unknown operation '{}'", op));
+  if (!coll::parse_collective_op(op, s.op))
+    throw InputError(source, fmt::format("field 'op': unknown operation '{}'", op));
   s.size_bytes = get<double>(j, "size_bytes", source);
   if (!(s.size_bytes > 0)) throw InputError(source, "field 'size_bytes' must be positive");
   s.num_chunks = get<int>(j, "num_chunks", source);
@@ -105,9 +114,12 @@ Schedule schedule_from_json(const json& j, const net::Network& network, const st
   if (s.scheduler == "ideal")
     throw InputError(source, "field 'scheduler': 'ideal' is a bound, not a chunk schedule; it cannot be loaded");
   const auto policy = get<std::string>(j, "policy", source);
-  if (policy == "fifo") s.policy = IntraDimPolicy::kFifo;
-  else if (policy == "scf") s.policy = IntraDimPolicy::kSmallestChunkFirst;
-  else throw InputError(source, fmt::format("field 'policy': '{}' is not fifo or scf", policy));
+  if (policy == "fifo")
+    s.policy = IntraDimPolicy::kFifo;
+  else if (policy == "scf")
+    s.policy = IntraDimPolicy::kSmallestChunkFirst;
+  else
+    throw InputError(source, fmt::format("field 'policy': '{}' is not fifo or scf", policy));
 
   const auto chunks = get<json>(j, "chunks", source);
   if (!chunks.is_array() || chunks.size() != static_cast<size_t>(s.num_chunks))
@@ -128,8 +140,9 @@ Schedule schedule_from_json(const json& j, const net::Network& network, const st
       orders.push_back(order);
     }
     const bool ag_only = s.op == coll::CollectiveOp::kAllGather;
-    s.chunks.push_back(ChunkSchedule{chunk_stages(s.op, ag_only ? std::vector<int>{} : orders[0],
-                                                  ag_only ? orders[0] : (orders.size() > 1 ? orders[1] : std::vector<int>{}))});
+    s.chunks.push_back(
+        ChunkSchedule{chunk_stages(s.op, ag_only ? std::vector<int>{} : orders[0],
+                                   ag_only ? orders[0] : (orders.size() > 1 ? orders[1] : std::vector<int>{}))});
   }
   if (j.contains("dim_order") && !j.at("dim_order").empty()) {
     const auto& order = j.at("dim_order");
@@ -145,8 +158,8 @@ Schedule schedule_from_json(const json& j, const net::Network& network, const st
         if (!parse_phase(get<std::string>(e, "phase", where), dop.phase))
           throw InputError(where, "field 'phase' must be RS, AG or A2A");
         if (dop.chunk < 0 || dop.chunk >= s.num_chunks || !seen.insert({dop.chunk, static_cast<int>(dop.phase)}).second)
-          throw InputError(where, fmt::format("chunk {} {} is out of range or listed twice", dop.chunk,
-                                              coll::to_string(dop.phase)));
+          throw InputError(
+              where, fmt::format("chunk {} {} is out of range or listed twice", dop.chunk, coll::to_string(dop.phase)));
         ops.push_back(dop);
       }
       if (ops.size() != ops_per_dim)
@@ -157,8 +170,7 @@ Schedule schedule_from_json(const json& j, const net::Network& network, const st
   return s;
 }
 
-Schedule parse_schedule_json(const std::string& text, const net::Network& network,
-                             const std::string& source) {
+Schedule parse_schedule_json(const std::string& text, const net::Network& network, const std::string& source) {
   json j;
   try {
     j = json::parse(text);

@@ -22,8 +22,7 @@ nlohmann::json to_json(const Schedule& schedule);
 // each dimension exactly once. Throws InputError naming `source` and the field.
 Schedule schedule_from_json(const nlohmann::json& j, const net::Network& network, const std::string& source);
 // The text of a schedule file; `source` names it in errors.
-Schedule parse_schedule_json(const std::string& text, const net::Network& network,
-                             const std::string& source);
+Schedule parse_schedule_json(const std::string& text, const net::Network& network, const std::string& source);
 Schedule load_schedule_file(const std::string& path, const net::Network& network);
 
 }  // namespace chorus::sched

@@ -16,7 +16,8 @@ const std::vector<std::string>& scheduler_names() {
 SchedulerSpec parse_scheduler(const std::string& name, const std::string& field) {
   if (name == "baseline") return {name, SchedulerKind::kBaseline, IntraDimPolicy::kFifo};
   if (name == "themis-fifo") return {name, SchedulerKind::kThemis, IntraDimPolicy::kFifo};
-  if (name == "themis-scf" || name == "themis") return {"themis-scf", SchedulerKind::kThemis, IntraDimPolicy::kSmallestChunkFirst};
+  if (name == "themis-scf" || name == "themis")
+    return {"themis-scf", SchedulerKind::kThemis, IntraDimPolicy::kSmallestChunkFirst};
   if (name == "ideal") return {name, SchedulerKind::kIdeal, IntraDimPolicy::kFifo};
   // "fifo" and "scf" are the second half of a name: point at the whole one.
   std::string hint = did_you_mean(name, scheduler_names());
@@ -38,7 +39,8 @@ Schedule make_schedule(const net::Network& network, coll::CollectiveOp op, doubl
       s.scheduler = "ideal";
       return s;
     }
-    case SchedulerKind::kBaseline: break;
+    case SchedulerKind::kBaseline:
+      break;
   }
   return baseline_schedule(network, op, size_bytes, num_chunks);
 }

@@ -22,10 +22,9 @@ class ThemisScheduler {
     const auto& loads = tracker_.loads();  // line 18
     const auto [min_it, max_it] = std::minmax_element(loads.begin(), loads.end());
     const int least_loaded = static_cast<int>(min_it - loads.begin());
-    const double threshold =
-        model_.stage_load_ns(least_loaded, phase, chunk_bytes / options_.threshold_divisor);
+    const double threshold = model_.stage_load_ns(least_loaded, phase, chunk_bytes / options_.threshold_divisor);
     std::vector<int> order;
-    if (*max_it - *min_it < threshold) {  // line 19
+    if (*max_it - *min_it < threshold) {                   // line 19
       order = baseline_order(phase, network_.num_dims());  // line 20
     } else {
       order.resize(loads.size());
@@ -65,7 +64,8 @@ Schedule themis_schedule(const net::Network& network, coll::CollectiveOp op, dou
   ThemisScheduler scheduler(network, options);
   // For an all-reduce the tracker follows the reduce-scatter half (line 7); the all-gather
   // half mirrors it (line 8) and so adds the same load to every dimension again.
-  const coll::Phase phase = op == coll::CollectiveOp::kAllGather ? coll::Phase::kAllGather : coll::Phase::kReduceScatter;
+  const coll::Phase phase =
+      op == coll::CollectiveOp::kAllGather ? coll::Phase::kAllGather : coll::Phase::kReduceScatter;
   scheduler.reset(phase);
   const double chunk_bytes = size_bytes / num_chunks;  // line 3
   for (int i = 0; i < num_chunks; ++i) {

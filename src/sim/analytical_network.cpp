@@ -46,8 +46,8 @@ const sched::Schedule& AnalyticalNetwork::schedule_for(const workload::Node& com
   net::Network sub;
   sub.name = network_.name;
   for (int d : comm.dims) sub.dims.push_back(network_.dims[static_cast<size_t>(d)]);
-  auto s = std::make_unique<sched::Schedule>(
-      sched::make_schedule(sub, comm.op, comm.bytes, chunks_, scheduler_, themis_));
+  auto s =
+      std::make_unique<sched::Schedule>(sched::make_schedule(sub, comm.op, comm.bytes, chunks_, scheduler_, themis_));
   for (auto& ch : s->chunks)
     for (auto& st : ch.stages) st.dim = comm.dims[static_cast<size_t>(st.dim)];
   return *schedules_.emplace(std::move(key), std::move(s)).first->second;

@@ -17,7 +17,8 @@ void add_dimension_tracks(nlohmann::json& events, const net::Network& network, i
   for (size_t k = 0; k < network.dims.size(); ++k) {
     const auto& d = network.dims[k];
     add_trace_name(events, pid, static_cast<int>(k), "thread_name",
-                   fmt::format("dim{} {} x{} {:.4g} GB/s", k, net::to_string(d.kind), d.size, gbps_to_GBps(d.aggregate_bandwidth_gbps())));
+                   fmt::format("dim{} {} x{} {:.4g} GB/s", k, net::to_string(d.kind), d.size,
+                               gbps_to_GBps(d.aggregate_bandwidth_gbps())));
   }
 }
 
@@ -26,18 +27,20 @@ nlohmann::json chrome_trace(const net::Network& network, const CollectiveRun& ru
   json events = json::array();
   add_dimension_tracks(events, network, 0);
   add_trace_name(events, 1, -1, "process_name", "chunks");
-  for (int c = 0; c < run.schedule.num_chunks; ++c) add_trace_name(events, 1, c, "thread_name", fmt::format("chunk {}", c));
+  for (int c = 0; c < run.schedule.num_chunks; ++c)
+    add_trace_name(events, 1, c, "thread_name", fmt::format("chunk {}", c));
   // Trace timestamps are microseconds.
   for (const auto& s : run.result.stages) {
     const std::string phase(coll::to_string(s.phase));
-    events.push_back({{"ph", "X"},
-                      {"pid", 0},
-                      {"tid", s.dim},
-                      {"name", fmt::format("c{} {}", s.chunk, phase)},
-                      {"cat", phase},
-                      {"ts", s.start_ns / 1e3},
-                      {"dur", (s.end_ns - s.start_ns) / 1e3},
-                      {"args", {{"chunk", s.chunk}, {"bytes_per_npu", s.bytes_sent}, {"arrive_us", s.arrive_ns / 1e3}}}});
+    events.push_back(
+        {{"ph", "X"},
+         {"pid", 0},
+         {"tid", s.dim},
+         {"name", fmt::format("c{} {}", s.chunk, phase)},
+         {"cat", phase},
+         {"ts", s.start_ns / 1e3},
+         {"dur", (s.end_ns - s.start_ns) / 1e3},
+         {"args", {{"chunk", s.chunk}, {"bytes_per_npu", s.bytes_sent}, {"arrive_us", s.arrive_ns / 1e3}}}});
     events.push_back({{"ph", "X"},
                       {"pid", 1},
                       {"tid", s.chunk},

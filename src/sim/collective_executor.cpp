@@ -41,8 +41,8 @@ int ChunkExecutor::start(const sched::Schedule& schedule, double group_npus, dou
   // A point-to-point transfer (a one-stage schedule of Phase::kPointToPoint) starts whole.
   const bool p2p = !schedule.chunks.empty() && !schedule.chunks[0].stages.empty() &&
                    schedule.chunks[0].stages[0].phase == coll::Phase::kPointToPoint;
-  const double start_bytes = p2p ? schedule.chunk_bytes()
-                                 : coll::initial_resident_bytes(schedule.op, schedule.chunk_bytes(), group_npus);
+  const double start_bytes =
+      p2p ? schedule.chunk_bytes() : coll::initial_resident_bytes(schedule.op, schedule.chunk_bytes(), group_npus);
   for (size_t c = 0; c < n; ++c) {
     ChunkState ch;
     ch.coll = id;

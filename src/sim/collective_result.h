@@ -34,7 +34,7 @@ struct CollectiveResult {
   double avg_bw_utilization = 0;  // Sec. 3: ideal / actual for a single collective
   std::vector<DimMetrics> dims;
   std::vector<std::vector<sched::DimOp>> dim_order;  // Sec. 4.6.2 enforced order
-  std::vector<StageRecord> stages;                    // filled when requested
+  std::vector<StageRecord> stages;                   // filled when requested
   // Per dimension: maximal intervals [begin, end) with at least one chunk present.
   std::vector<std::vector<std::pair<double, double>>> active_intervals;
 };

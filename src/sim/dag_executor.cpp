@@ -26,9 +26,12 @@ namespace {
 
 Blame blame_of(workload::CommGroup group) {
   switch (group) {
-    case workload::CommGroup::kDataParallel: return Blame::kDataParallel;
-    case workload::CommGroup::kModelParallel: return Blame::kModelParallel;
-    case workload::CommGroup::kPipeline: return Blame::kPipeline;
+    case workload::CommGroup::kDataParallel:
+      return Blame::kDataParallel;
+    case workload::CommGroup::kModelParallel:
+      return Blame::kModelParallel;
+    case workload::CommGroup::kPipeline:
+      return Blame::kPipeline;
   }
   return Blame::kNone;
 }
@@ -39,7 +42,11 @@ class DagRunner {
  public:
   DagRunner(const workload::Dag& dag, const std::vector<double>& compute_ns, std::vector<NetworkModel*> networks,
             DagProgress progress)
-      : dag_(dag), compute_ns_(compute_ns), nets_(std::move(networks)), progress_(std::move(progress)), stages_(nets_.size()) {
+      : dag_(dag),
+        compute_ns_(compute_ns),
+        nets_(std::move(networks)),
+        progress_(std::move(progress)),
+        stages_(nets_.size()) {
     const size_t n = dag.nodes.size();
     remaining_.resize(n);
     enabler_.assign(n, -1);
@@ -107,9 +114,11 @@ class DagRunner {
     const double k = 1.0 / static_cast<double>(stages_.size());
     double bytes = 0, active = 0;
     for (auto& st : stages_) {
-      const double own_end = st.last_comm >= 0 ? std::max(st.free_since, result_.nodes[static_cast<size_t>(st.last_comm)].end_ns)
-                                               : st.free_since;
-      add_exposed(st, own_end - st.free_since, st.last_comm >= 0 ? blame_[static_cast<size_t>(st.last_comm)] : Blame::kNone);
+      const double own_end = st.last_comm >= 0
+                                 ? std::max(st.free_since, result_.nodes[static_cast<size_t>(st.last_comm)].end_ns)
+                                 : st.free_since;
+      add_exposed(st, own_end - st.free_since,
+                  st.last_comm >= 0 ? blame_[static_cast<size_t>(st.last_comm)] : Blame::kNone);
       add_exposed(st, now - std::max(own_end, st.free_since), Blame::kPipeline);
       st.split.compute_ns = st.split.forward_compute_ns + st.split.backward_compute_ns + st.split.optimizer_compute_ns;
       result_.add(st.split, k);
@@ -147,7 +156,8 @@ class DagRunner {
   // Where the next event is: nothing = a compute stream (first on ties), else that stage's network.
   std::optional<size_t> next_source() const {
     const auto s = earliest_network();
-    if (!compute_events_.empty() && (!s || compute_events_.next_time_ns() <= nets_[*s]->next_event_ns())) return std::nullopt;
+    if (!compute_events_.empty() && (!s || compute_events_.next_time_ns() <= nets_[*s]->next_event_ns()))
+      return std::nullopt;
     return s;
   }
 
@@ -206,10 +216,16 @@ class DagRunner {
     add_exposed(st, now - st.free_since, cause >= 0 ? blame_[static_cast<size_t>(cause)] : Blame::kNone);
     const double t = compute_ns_[static_cast<size_t>(j)];
     switch (node(j).compute) {
-      case workload::ComputeKind::kForward: st.split.forward_compute_ns += t; break;
+      case workload::ComputeKind::kForward:
+        st.split.forward_compute_ns += t;
+        break;
       case workload::ComputeKind::kInputGradient:
-      case workload::ComputeKind::kWeightGradient: st.split.backward_compute_ns += t; break;
-      case workload::ComputeKind::kOptimizer: st.split.optimizer_compute_ns += t; break;
+      case workload::ComputeKind::kWeightGradient:
+        st.split.backward_compute_ns += t;
+        break;
+      case workload::ComputeKind::kOptimizer:
+        st.split.optimizer_compute_ns += t;
+        break;
     }
     result_.nodes[static_cast<size_t>(j)].start_ns = now;
     st.busy = true;
@@ -219,9 +235,12 @@ class DagRunner {
   static void add_exposed(Stage& st, double gap, Blame blame) {
     if (gap <= 0) return;
     st.split.exposed_comm_ns += gap;
-    if (blame == Blame::kModelParallel) st.split.exposed_mp_comm_ns += gap;
-    else if (blame == Blame::kPipeline) st.split.exposed_pp_comm_ns += gap;
-    else st.split.exposed_dp_comm_ns += gap;  // kNone cannot wait on anything but data-parallel sync here
+    if (blame == Blame::kModelParallel)
+      st.split.exposed_mp_comm_ns += gap;
+    else if (blame == Blame::kPipeline)
+      st.split.exposed_pp_comm_ns += gap;
+    else
+      st.split.exposed_dp_comm_ns += gap;  // kNone cannot wait on anything but data-parallel sync here
   }
 
   const workload::Dag& dag_;
@@ -259,7 +278,8 @@ DagResult run_dag(const workload::Dag& dag, const std::vector<double>& compute_n
 }
 
 DagResult run_dag(const workload::Dag& dag, const std::vector<double>& compute_ns,
-                  const std::vector<NetworkModel*>& networks, double total_bandwidth_gbps, const DagProgress& progress) {
+                  const std::vector<NetworkModel*>& networks, double total_bandwidth_gbps,
+                  const DagProgress& progress) {
   DagRun run(dag, compute_ns, networks, 0.0, progress);
   while (!run.done()) run.step();
   return run.finish(total_bandwidth_gbps);
@@ -291,7 +311,8 @@ WorkloadRun simulate_workload(const workload::Dag& dag, const net::Network& netw
   std::vector<NetworkModel*> nets;
   if (options.scheduler.kind == sched::SchedulerKind::kIdeal) {
     std::vector<std::unique_ptr<IdealNetwork>> ideal;
-    for (size_t s = 0; s < stages; ++s) nets.push_back(ideal.emplace_back(std::make_unique<IdealNetwork>(network)).get());
+    for (size_t s = 0; s < stages; ++s)
+      nets.push_back(ideal.emplace_back(std::make_unique<IdealNetwork>(network)).get());
     run.result = run_dag(dag, compute_ns, nets, network.total_bandwidth_gbps(), options.progress);
     return run;
   }
@@ -299,9 +320,10 @@ WorkloadRun simulate_workload(const workload::Dag& dag, const net::Network& netw
   sim.record_stages = options.record_stages;
   std::vector<std::unique_ptr<AnalyticalNetwork>> analytical;
   for (size_t s = 0; s < stages; ++s)
-    nets.push_back(analytical.emplace_back(std::make_unique<AnalyticalNetwork>(network, options.scheduler,
-                                                                               options.chunks_per_collective,
-                                                                               options.themis, sim)).get());
+    nets.push_back(analytical
+                       .emplace_back(std::make_unique<AnalyticalNetwork>(
+                           network, options.scheduler, options.chunks_per_collective, options.themis, sim))
+                       .get());
   run.result = run_dag(dag, compute_ns, nets, network.total_bandwidth_gbps(), options.progress);
   for (const auto& a : analytical)
     for (auto& s : a->executor().stages()) {

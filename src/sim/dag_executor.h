@@ -55,12 +55,12 @@ struct StageSplit {
 struct DagResult : StageSplit {
   double total_ns = 0;  // all iterations
   int iterations = 1;
-  double comm_active_ns = 0;       // time with at least one communication node in flight (stages' mean)
-  double bytes_per_npu = 0;        // sent over all dimensions (stages' mean)
-  double avg_bw_utilization = 0;   // Fig. 4: bytes / (total bandwidth x comm_active_ns)
+  double comm_active_ns = 0;      // time with at least one communication node in flight (stages' mean)
+  double bytes_per_npu = 0;       // sent over all dimensions (stages' mean)
+  double avg_bw_utilization = 0;  // Fig. 4: bytes / (total bandwidth x comm_active_ns)
   int compute_nodes = 0;
   int comm_nodes = 0;
-  std::vector<NodeTiming> nodes;  // per DAG node
+  std::vector<NodeTiming> nodes;   // per DAG node
   std::vector<StageSplit> stages;  // per pipeline stage, when there are several
 };
 
@@ -88,8 +88,8 @@ class DagRun {
   DagRun(const DagRun&) = delete;
   DagRun& operator=(const DagRun&) = delete;
   bool done() const;
-  double next_event_ns() const;  // only when !done()
-  void step();                   // processes the earliest event (a compute stream's first on ties)
+  double next_event_ns() const;                   // only when !done()
+  void step();                                    // processes the earliest event (a compute stream's first on ties)
   DagResult finish(double total_bandwidth_gbps);  // once done()
 
  private:
@@ -101,9 +101,9 @@ struct WorkloadSimOptions {
   sched::ThemisOptions themis;
   int chunks_per_collective = 64;  // Themis Sec. 5.3
   workload::ComputeModel compute;
-  bool record_stages = false;      // keep every chunk stage (for traces)
-  std::vector<double> speeds;      // per NPU compute speed, empty: all 1 (sim/stragglers.h)
-  DagProgress progress;            // see run_dag
+  bool record_stages = false;  // keep every chunk stage (for traces)
+  std::vector<double> speeds;  // per NPU compute speed, empty: all 1 (sim/stragglers.h)
+  DagProgress progress;        // see run_dag
 };
 
 struct WorkloadRun {

@@ -4,7 +4,6 @@
 #include <cmath>
 #include <set>
 
-
 #include <fmt/format.h>
 
 #include "core/error.h"
@@ -34,7 +33,8 @@ void SharedFlows::set_capacities_at(double at_ns, const std::vector<double>& gbp
     for (std::size_t f = 0; f < flows.size() && f < sent.size(); ++f) {
       const auto& flow = flows[f];
       if (std::isfinite(sent[f]) || flow.src < 0 || flow.dst < 0 || flow.src == flow.dst) continue;
-      if (std::none_of(flow.path.begin(), flow.path.end(), [&](int l) { return !usable[static_cast<std::size_t>(l)]; })) continue;
+      if (std::none_of(flow.path.begin(), flow.path.end(), [&](int l) { return !usable[static_cast<std::size_t>(l)]; }))
+        continue;
       moves.emplace_back(static_cast<int>(f), detour_->shortest_path(flow.src, flow.dst));
     }
     engine_.reroute(moves);
@@ -42,11 +42,9 @@ void SharedFlows::set_capacities_at(double at_ns, const std::vector<double>& gbp
   engine_.set_capacities(gbps);
 }
 
-FlowNetwork::FlowNetwork(SharedFlows& shared, const net::Network& logical, std::vector<int> servers, const std::string& where)
-    : shared_(shared),
-      fabric_(shared.fabric_),
-      logical_(logical),
-      engine_(shared.engine_) {
+FlowNetwork::FlowNetwork(SharedFlows& shared, const net::Network& logical, std::vector<int> servers,
+                         const std::string& where)
+    : shared_(shared), fabric_(shared.fabric_), logical_(logical), engine_(shared.engine_) {
   if (servers.size() != logical.num_npus())
     throw InputError(where, fmt::format("{} servers for {} NPUs", servers.size(), logical.num_npus()));
   std::vector<char> used(static_cast<std::size_t>(fabric_.servers), 0);
@@ -82,9 +80,11 @@ FlowNetwork::FlowNetwork(const net::GraphNetwork& fabric, const net::Network& lo
         mesh_link_.emplace(std::pair{fabric_.links[l].from, fabric_.links[l].to}, static_cast<int>(l));
     const auto n = static_cast<std::size_t>(fabric_.servers);
     if (mesh_link_.size() != n * (n - 1) || fabric_.switches != 0)
-      throw InputError(fabric.name, "a reconfigurable fabric must be a full mesh of servers (a link for every ordered pair)");
+      throw InputError(fabric.name,
+                       "a reconfigurable fabric must be a full mesh of servers (a link for every ordered pair)");
     if (!(r->period_ns > 0) || !(r->latency_ns >= 0) || !(r->circuit_gbps > 0) || !r->allocate)
-      throw InputError(fabric.name, "reconfiguration: period and circuit bandwidth must be > 0, latency >= 0, and allocate set");
+      throw InputError(fabric.name,
+                       "reconfiguration: period and circuit bandwidth must be > 0, latency >= 0, and allocate set");
     circuits_ = r->initial;
     engine_.set_capacities(circuit_capacities(circuits_));
     next_boundary_ns_ = r->period_ns;
@@ -95,7 +95,8 @@ std::vector<double> FlowNetwork::circuit_capacities(const std::vector<std::pair<
   std::vector<double> gbps(fabric_.links.size(), 0.0);
   for (const auto& c : circuits) {
     const auto it = mesh_link_.find(c);
-    if (it == mesh_link_.end()) throw InputError("reconfiguration", fmt::format("no link {} -> {} for a circuit", c.first, c.second));
+    if (it == mesh_link_.end())
+      throw InputError("reconfiguration", fmt::format("no link {} -> {} for a circuit", c.first, c.second));
     gbps[static_cast<std::size_t>(it->second)] += options_.reconfiguration->circuit_gbps;
   }
   return gbps;
@@ -204,9 +205,9 @@ void FlowNetwork::start(int id, const workload::Node& comm, double now_ns) {
   std::vector<int> ends;
   if (comm.comm == workload::CommKind::kPointToPoint) {
     for (int npu = 0; npu < static_cast<int>(logical_.num_npus()); ++npu)
-      ends.push_back(flow::point_to_point(shared_.router(), net::placed(options_.placement, npu),
-                                          net::placed(options_.placement, net::next_along(logical_, npu, comm.dims.at(0))),
-                                          comm.bytes, now_ns, flows));
+      ends.push_back(flow::point_to_point(
+          shared_.router(), net::placed(options_.placement, npu),
+          net::placed(options_.placement, net::next_along(logical_, npu, comm.dims.at(0))), comm.bytes, now_ns, flows));
   } else {
     for (const auto& group : groups(comm.dims)) {
       const int n = static_cast<int>(group.size());
@@ -220,8 +221,9 @@ void FlowNetwork::start(int id, const workload::Node& comm, double now_ns) {
       const auto& rings = own.empty() ? std::vector<std::vector<int>>{group} : own;
       const double share = comm.bytes / static_cast<double>(rings.size());
       for (const auto& ring : rings)
-        ends.push_back(options_.stepped_rings ? flow::ring_collective(shared_.router(), ring, share, steps, now_ns, flows)
-                                              : flow::ring_pipelined(shared_.router(), ring, share, steps, now_ns, flows));
+        ends.push_back(options_.stepped_rings
+                           ? flow::ring_collective(shared_.router(), ring, share, steps, now_ns, flows)
+                           : flow::ring_pipelined(shared_.router(), ring, share, steps, now_ns, flows));
     }
   }
   const int join = flow::barrier(now_ns, flows, ends);

@@ -159,8 +159,8 @@ class FlowNetwork : public NetworkModel {
 
 struct FabricRun {
   DagResult result;
-  net::GraphNetwork fabric;  // as simulated (parallel links merged)
-  flow::FlowResult flows;    // per link bytes and busy time; reallocations, events
+  net::GraphNetwork fabric;                 // as simulated (parallel links merged)
+  flow::FlowResult flows;                   // per link bytes and busy time; reallocations, events
   std::vector<double> link_capacity_bytes;  // per link: capacity x time over the run (circuits vary)
   std::size_t flow_count = 0;
   std::vector<std::vector<double>> traffic;  // server x server bytes sent (all iterations)

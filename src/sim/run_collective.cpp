@@ -25,8 +25,7 @@ CollectiveRun run_schedule(const net::Network& network, sched::Schedule schedule
   return run;
 }
 
-CollectiveRun run_collective(const net::Network& network, const CollectiveRequest& request,
-                             const SimOptions& options) {
+CollectiveRun run_collective(const net::Network& network, const CollectiveRequest& request, const SimOptions& options) {
   return run_collective_planned_on(network, network, request, options);
 }
 
@@ -36,17 +35,18 @@ CollectiveRun run_collective_planned_on(const net::Network& plan_on, const net::
   for (std::size_t k = 0; same_shape && k < network.dims.size(); ++k)
     same_shape = plan_on.dims[k].kind == network.dims[k].kind && plan_on.dims[k].size == network.dims[k].size;
   if (!same_shape)
-    throw InputError("plan network", fmt::format("the schedule is planned on {} ({}) but runs on {} ({}): the dimensions "
-                                                 "must be the same", plan_on.name, plan_on.shape(), network.name, network.shape()));
+    throw InputError("plan network",
+                     fmt::format("the schedule is planned on {} ({}) but runs on {} ({}): the dimensions "
+                                 "must be the same",
+                                 plan_on.name, plan_on.shape(), network.name, network.shape()));
   if (!(request.size_bytes > 0) || !std::isfinite(request.size_bytes))
     throw InputError("--size", fmt::format("collective size must be positive, got {}", request.size_bytes));
   if (request.num_chunks < 1 || request.num_chunks > 1'000'000)
     throw InputError("--chunks", fmt::format("number of chunks must be in 1..1000000, got {}", request.num_chunks));
-  CollectiveRun run = run_schedule(
-      network,
-      sched::make_schedule(plan_on, request.op, request.size_bytes, request.num_chunks, request.scheduler,
-                           request.themis),
-      options);
+  CollectiveRun run = run_schedule(network,
+                                   sched::make_schedule(plan_on, request.op, request.size_bytes, request.num_chunks,
+                                                        request.scheduler, request.themis),
+                                   options);
   if (request.scheduler.kind == sched::SchedulerKind::kIdeal) {
     // Ideal: every dimension busy for the whole (ideal) time, bytes in proportion to bandwidth.
     auto& r = run.result;

@@ -33,7 +33,8 @@ double speed_number(const std::string& text, const std::string& field) {
 std::vector<std::string> split(const std::string& text, char sep) {
   std::vector<std::string> parts;
   std::size_t from = 0;
-  for (std::size_t at; (at = text.find(sep, from)) != std::string::npos; from = at + 1) parts.push_back(text.substr(from, at - from));
+  for (std::size_t at; (at = text.find(sep, from)) != std::string::npos; from = at + 1)
+    parts.push_back(text.substr(from, at - from));
   parts.push_back(text.substr(from));
   return parts;
 }
@@ -55,7 +56,8 @@ std::vector<double> parse_speeds(const std::string& text, std::uint64_t npus, co
   std::vector<double> speeds;
   for (const auto& s : split(text, ',')) speeds.push_back(speed_number(s, field));
   if (speeds.size() != npus)
-    throw InputError(field, fmt::format("{} speeds for {} NPUs (one per NPU, or uniform:MIN:MAX:SEED)", speeds.size(), npus));
+    throw InputError(field,
+                     fmt::format("{} speeds for {} NPUs (one per NPU, or uniform:MIN:MAX:SEED)", speeds.size(), npus));
   return speeds;
 }
 
@@ -90,8 +92,9 @@ std::vector<int> npu_stages(const net::Network& network, int stages) {
   return out;
 }
 
-std::vector<double> straggler_compute_ns(const workload::Dag& dag, const net::Network& network, std::vector<double> compute_ns,
-                                         const std::vector<double>& speeds, const std::string& field) {
+std::vector<double> straggler_compute_ns(const workload::Dag& dag, const net::Network& network,
+                                         std::vector<double> compute_ns, const std::vector<double>& speeds,
+                                         const std::string& field) {
   if (speeds.empty()) return compute_ns;
   if (speeds.size() != network.num_npus())
     throw InputError(field, fmt::format("{} speeds for {} NPUs", speeds.size(), network.num_npus()));
@@ -103,7 +106,8 @@ std::vector<double> straggler_compute_ns(const workload::Dag& dag, const net::Ne
     if (!seen[static_cast<std::size_t>(stage[npu])]++ || speeds[npu] < s) s = speeds[npu];
   }
   for (std::size_t i = 0; i < dag.nodes.size(); ++i)
-    if (dag.nodes[i].kind == workload::NodeKind::kCompute) compute_ns[i] /= slowest[static_cast<std::size_t>(dag.nodes[i].stage)];
+    if (dag.nodes[i].kind == workload::NodeKind::kCompute)
+      compute_ns[i] /= slowest[static_cast<std::size_t>(dag.nodes[i].stage)];
   return compute_ns;
 }
 

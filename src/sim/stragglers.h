@@ -26,7 +26,8 @@ std::vector<int> npu_stages(const net::Network& network, int stages);
 
 // `compute_ns` (per DAG node) with every node divided by its stage's slowest NPU speed; `speeds`
 // per NPU of `network` (empty: unchanged). InputError naming `field` for a wrong count.
-std::vector<double> straggler_compute_ns(const workload::Dag& dag, const net::Network& network, std::vector<double> compute_ns,
-                                         const std::vector<double>& speeds, const std::string& field);
+std::vector<double> straggler_compute_ns(const workload::Dag& dag, const net::Network& network,
+                                         std::vector<double> compute_ns, const std::vector<double>& speeds,
+                                         const std::string& field);
 
 }  // namespace chorus::sim

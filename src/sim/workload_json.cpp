@@ -60,7 +60,8 @@ nlohmann::json to_json(const net::GraphNetwork& fabric, const net::Network& logi
                  {"switches", run.fabric.switches},
                  {"links", run.fabric.links.size()},
                  {"server_gbps", server_bandwidth_gbps(run.fabric)}};
-  j["flow_model"] = {{"flows", run.flow_count}, {"reallocations", run.flows.reallocations}, {"events", run.flows.events}};
+  j["flow_model"] = {
+      {"flows", run.flow_count}, {"reallocations", run.flows.reallocations}, {"events", run.flows.events}};
   const auto u = link_utilization(run);
   j["link_utilization"] = {{"mean", u.mean}, {"max", u.max}, {"links_used", u.links_used}};
   return j;
@@ -88,9 +89,14 @@ nlohmann::json workload_trace(const net::Network& network, const workload::Dag& 
     const auto& t = timing[i];
     if (n.kind == workload::NodeKind::kCompute) {
       if (t.end_ns <= t.start_ns) continue;
-      events.push_back({{"ph", "X"}, {"pid", 0}, {"tid", n.stage}, {"name", n.name},
-                        {"cat", std::string(workload::to_string(n.compute))}, {"ts", t.start_ns / 1e3},
-                        {"dur", (t.end_ns - t.start_ns) / 1e3}, {"args", {{"iteration", n.iteration}}}});
+      events.push_back({{"ph", "X"},
+                        {"pid", 0},
+                        {"tid", n.stage},
+                        {"name", n.name},
+                        {"cat", std::string(workload::to_string(n.compute))},
+                        {"ts", t.start_ns / 1e3},
+                        {"dur", (t.end_ns - t.start_ns) / 1e3},
+                        {"args", {{"iteration", n.iteration}}}});
       continue;
     }
     auto& free = track_free[static_cast<size_t>(n.stage)];
@@ -102,16 +108,25 @@ nlohmann::json workload_trace(const net::Network& network, const workload::Dag& 
       meta(1, tid, "thread_name", stage_name(n.stage, fmt::format("collectives {}", track)));
     }
     free[track] = t.end_ns;
-    events.push_back({{"ph", "X"}, {"pid", 1}, {"tid", tid}, {"name", n.name},
-                      {"cat", std::string(workload::to_string(n.group))}, {"ts", t.start_ns / 1e3},
+    events.push_back({{"ph", "X"},
+                      {"pid", 1},
+                      {"tid", tid},
+                      {"name", n.name},
+                      {"cat", std::string(workload::to_string(n.group))},
+                      {"ts", t.start_ns / 1e3},
                       {"dur", (t.end_ns - t.start_ns) / 1e3},
                       {"args", {{"op", std::string(coll::to_string(n.op))}, {"bytes", n.bytes}, {"dims", n.dims}}}});
   }
   for (const auto& s : run.stages) {
     const auto& n = dag.nodes[static_cast<size_t>(s.collective)];
     const std::string phase(coll::to_string(s.phase));
-    events.push_back({{"ph", "X"}, {"pid", 2 + n.stage}, {"tid", s.dim}, {"name", fmt::format("{} c{} {}", n.name, s.chunk, phase)},
-                      {"cat", phase}, {"ts", s.start_ns / 1e3}, {"dur", (s.end_ns - s.start_ns) / 1e3},
+    events.push_back({{"ph", "X"},
+                      {"pid", 2 + n.stage},
+                      {"tid", s.dim},
+                      {"name", fmt::format("{} c{} {}", n.name, s.chunk, phase)},
+                      {"cat", phase},
+                      {"ts", s.start_ns / 1e3},
+                      {"dur", (s.end_ns - s.start_ns) / 1e3},
                       {"args", {{"bytes_per_npu", s.bytes_sent}, {"arrive_us", s.arrive_ns / 1e3}}}});
   }
   return json{{"traceEvents", events}, {"displayTimeUnit", "ns"}};

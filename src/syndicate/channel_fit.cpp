@@ -30,7 +30,8 @@ ChannelFit fit_channel(const std::vector<TimedOp>& samples) {
   std::set<double> sizes;
   for (const auto& s : samples) {
     if (!(s.time_ns > 0) || !std::isfinite(s.time_ns))
-      throw InputError("channel fit", fmt::format("a {} of {} bytes took {} ns (must be > 0)", coll::motif::to_string(s.kind), s.bytes, s.time_ns));
+      throw InputError("channel fit", fmt::format("a {} of {} bytes took {} ns (must be > 0)",
+                                                  coll::motif::to_string(s.kind), s.bytes, s.time_ns));
     if (s.group < 2) throw InputError("channel fit", fmt::format("a group of {} ranks measures no channel", s.group));
     sizes.insert(s.bytes);
   }
@@ -75,7 +76,8 @@ ChannelFit fit_channel(const std::vector<TimedOp>& samples) {
   fit.samples = static_cast<int>(samples.size());
   double sum = 0;
   for (const auto& s : samples) {
-    const double rel = std::abs(step_time_ns(s.kind, s.group, s.bytes, peers(s), fit.bandwidth_gbps, alpha) - s.time_ns) / s.time_ns;
+    const double rel =
+        std::abs(step_time_ns(s.kind, s.group, s.bytes, peers(s), fit.bandwidth_gbps, alpha) - s.time_ns) / s.time_ns;
     sum += rel * rel;
     fit.max_relative_error = std::max(fit.max_relative_error, rel);
   }

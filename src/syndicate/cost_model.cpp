@@ -27,12 +27,16 @@ double step_time_ns(Kind kind, int group, double bytes, const std::vector<Channe
     all_to_all_ns = std::max(all_to_all_ns, l.count * (l.latency_ns + bytes * byte_ns * incast));
   }
   switch (kind) {
-    case Kind::kAllReduce: return 2 * (g - 1) * (latency + bandwidth_ns);
+    case Kind::kAllReduce:
+      return 2 * (g - 1) * (latency + bandwidth_ns);
     case Kind::kReduceScatter:
-    case Kind::kAllGather: return (g - 1) * (latency + bandwidth_ns);
+    case Kind::kAllGather:
+      return (g - 1) * (latency + bandwidth_ns);
     case Kind::kReduce:
-    case Kind::kBroadcast: return std::ceil(std::log2(g)) * latency + bytes * slowest_byte_ns;
-    case Kind::kAllToAll: return all_to_all_ns;
+    case Kind::kBroadcast:
+      return std::ceil(std::log2(g)) * latency + bytes * slowest_byte_ns;
+    case Kind::kAllToAll:
+      return all_to_all_ns;
   }
   return 0;
 }
@@ -43,7 +47,6 @@ double step_time_ns(Kind kind, int group, double bytes, int peers, double bandwi
 }
 
 namespace {
-
 
 // The op dimensions (indices into op.dims) on which `a` and `b` differ, as a bit mask.
 unsigned differing(const CommOp& op, int a, int b) {
@@ -158,7 +161,8 @@ std::vector<Step> option_steps(const CommOp& op, const PlanOption& o, const Topo
       loads.clear();
       for (std::size_t c = 0; c < count.size(); ++c)
         if (count[c] > 0)
-          loads.push_back({count[c], topo.channels[c].bandwidth_gbps, topo.channels[c].latency_ns, topo.channels[c].incast_penalty});
+          loads.push_back({count[c], topo.channels[c].bandwidth_gbps, topo.channels[c].latency_ns,
+                           topo.channels[c].incast_penalty});
       return step_time_ns(m.kind, s.group, s.bytes, loads);
     };
     const auto g = m.ranks.size();
@@ -180,8 +184,10 @@ std::vector<Step> option_steps(const CommOp& op, const PlanOption& o, const Topo
   return steps;
 }
 
-std::vector<Step> multipath_steps(const PlanOption& o, const std::vector<Step>& on_path, const std::vector<Step>& on_alt) {
-  if (on_path.size() != on_alt.size()) throw std::logic_error("multipath_steps: the two paths' options differ in steps");
+std::vector<Step> multipath_steps(const PlanOption& o, const std::vector<Step>& on_path,
+                                  const std::vector<Step>& on_alt) {
+  if (on_path.size() != on_alt.size())
+    throw std::logic_error("multipath_steps: the two paths' options differ in steps");
   std::vector<Step> out = on_path;
   for (std::size_t i = 0; i < out.size(); ++i)
     if (o.path_of_segment(out[i].segment) == o.alt_path) out[i] = on_alt[i];
@@ -202,7 +208,8 @@ double solo_time_ns(const std::vector<Step>& steps) {
     for (std::size_t i = 0; i < n; ++i) {
       if (end[i] >= 0) continue;
       bool ready = true;
-      for (int p : steps[i].after) ready = ready && end[static_cast<std::size_t>(p)] >= 0 && end[static_cast<std::size_t>(p)] <= now;
+      for (int p : steps[i].after)
+        ready = ready && end[static_cast<std::size_t>(p)] >= 0 && end[static_cast<std::size_t>(p)] <= now;
       if (!ready) continue;
       if (steps[i].channels & (busy | wanted)) {
         wanted |= steps[i].channels;

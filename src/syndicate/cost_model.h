@@ -31,13 +31,13 @@ namespace chorus::syndicate {
 
 struct Step {
   Kind kind = Kind::kAllReduce;
-  int group = 1;                // ranks per motif
-  double bytes = 0;             // per motif (all-to-all: per destination)
+  int group = 1;     // ranks per motif
+  double bytes = 0;  // per motif (all-to-all: per destination)
   ChannelSet channels = 0;
-  std::vector<int> after;       // parent steps of the same option
-  int first_motif = 0;          // motifs [first_motif, first_motif + motifs) of expand()
+  std::vector<int> after;  // parent steps of the same option
+  int first_motif = 0;     // motifs [first_motif, first_motif + motifs) of expand()
   int motifs = 1;
-  int segment = 0;              // the segment of S(D/segments) its motifs belong to
+  int segment = 0;  // the segment of S(D/segments) its motifs belong to
   double duration_ns = 0;
 };
 
@@ -47,7 +47,8 @@ std::vector<Step> option_steps(const CommOp& op, const PlanOption& o, const Topo
 // The steps of a multipath option `o` from those of its two single-path options (`o` with every
 // segment on o.path, and on o.alt_path): the same steps, each taken from the option of its
 // segment's path. Equal to option_steps(op, o, topo), without expanding the motifs again.
-std::vector<Step> multipath_steps(const PlanOption& o, const std::vector<Step>& on_path, const std::vector<Step>& on_alt);
+std::vector<Step> multipath_steps(const PlanOption& o, const std::vector<Step>& on_path,
+                                  const std::vector<Step>& on_alt);
 
 // The time of the option alone on an idle network: its steps scheduled as soon as their
 // parents are done and their channels are free (the execution planner's greedy cost).

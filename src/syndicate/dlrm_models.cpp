@@ -39,14 +39,14 @@ MlpWidths mlp_widths(const DlrmSpec& s) {
   w.top = t > 0 ? (A - b * w.bottom) / t : 0;
   if (disc < 0 || (t > 0 && w.top <= 0))
     throw InputError(fmt::format("workload '{}'", s.name),
-                     fmt::format("{} MLP layers of average width {} cannot do {} MFLOP per sample", s.mlp_layers, s.mlp_width,
-                                 s.mflops_per_sample));
+                     fmt::format("{} MLP layers of average width {} cannot do {} MFLOP per sample", s.mlp_layers,
+                                 s.mlp_width, s.mflops_per_sample));
   return w;
 }
 
 namespace {
 
-constexpr double kFp32 = 4;  // bytes per parameter and gradient: FP32 (the compute rate: topology.cpp)
+constexpr double kFp32 = 4;   // bytes per parameter and gradient: FP32 (the compute rate: topology.cpp)
 constexpr double kIndex = 8;  // bytes per sparse index (int64)
 
 struct Builder {
@@ -54,7 +54,8 @@ struct Builder {
   std::vector<int> all_dims;
   int it = 0;
 
-  int compute(const std::string& name, double flops, double mem_bytes, std::vector<int> deps, workload::ComputeKind kind) {
+  int compute(const std::string& name, double flops, double mem_bytes, std::vector<int> deps,
+              workload::ComputeKind kind) {
     workload::Node n;
     n.name = fmt::format("{} it{}", name, it);
     n.kind = workload::NodeKind::kCompute;
@@ -66,7 +67,8 @@ struct Builder {
       if (d >= 0) n.deps.push_back(d);
     return dag.add(n);
   }
-  int comm(const std::string& name, coll::CollectiveOp op, double bytes, std::vector<int> deps, workload::CommGroup group) {
+  int comm(const std::string& name, coll::CollectiveOp op, double bytes, std::vector<int> deps,
+           workload::CommGroup group) {
     workload::Node n;
     n.name = fmt::format("{} it{}", name, it);
     n.kind = workload::NodeKind::kComm;
@@ -112,9 +114,11 @@ workload::Dag dlrm_workload(const DlrmSpec& s, int gpus, int num_dims, int itera
   int prev_prep = -1, prev_emb_update = -1;
   for (int it = 0; it < iterations; ++it) {
     b.it = it;
-    const int prep = b.comm("a2a-data-prep", coll::CollectiveOp::kAllToAll, prep_bytes, {prev_prep}, workload::CommGroup::kModelParallel);
+    const int prep = b.comm("a2a-data-prep", coll::CollectiveOp::kAllToAll, prep_bytes, {prev_prep},
+                            workload::CommGroup::kModelParallel);
     const int fwd_emb = b.compute("fwd-emb", 0, lookup_bytes, {prep, prev_emb_update}, workload::ComputeKind::kForward);
-    const int a2a_fwd = b.comm("a2a-emb-fwd", coll::CollectiveOp::kAllToAll, emb_bytes, {fwd_emb}, workload::CommGroup::kModelParallel);
+    const int a2a_fwd =
+        b.comm("a2a-emb-fwd", coll::CollectiveOp::kAllToAll, emb_bytes, {fwd_emb}, workload::CommGroup::kModelParallel);
     // Forward through the MLP layers, FSDP gathering each layer's shard first.
     std::vector<int> fwd(static_cast<std::size_t>(s.mlp_layers), -1);
     int last = -1;
@@ -127,10 +131,11 @@ workload::Dag dlrm_workload(const DlrmSpec& s, int gpus, int num_dims, int itera
       }
       int wait = prev_param[static_cast<std::size_t>(l)];
       if (s.fsdp)
-        wait = b.comm(fmt::format("ag-fwd {}-mlp{}", top ? "top" : "bottom", l), coll::CollectiveOp::kAllGather, layer_bytes(l),
-                      {wait}, workload::CommGroup::kDataParallel);
+        wait = b.comm(fmt::format("ag-fwd {}-mlp{}", top ? "top" : "bottom", l), coll::CollectiveOp::kAllGather,
+                      layer_bytes(l), {wait}, workload::CommGroup::kDataParallel);
       last = fwd[static_cast<std::size_t>(l)] =
-          b.compute(fmt::format("fwd {}-mlp{}", top ? "top" : "bottom", l), layer_flops(l), 0, {last, wait}, workload::ComputeKind::kForward);
+          b.compute(fmt::format("fwd {}-mlp{}", top ? "top" : "bottom", l), layer_flops(l), 0, {last, wait},
+                    workload::ComputeKind::kForward);
     }
     // Backward, top to bottom; the gradient traffic of each MLP as Fig. 13 names it.
     std::vector<int> grads_top, grads_bottom;
@@ -139,14 +144,14 @@ workload::Dag dlrm_workload(const DlrmSpec& s, int gpus, int num_dims, int itera
       const bool top = l >= bottom_layers;
       int wait = -1;
       if (s.fsdp)
-        wait = b.comm(fmt::format("ag-bwd {}-mlp{}", top ? "top" : "bottom", l), coll::CollectiveOp::kAllGather, layer_bytes(l), {last},
-                      workload::CommGroup::kDataParallel);
+        wait = b.comm(fmt::format("ag-bwd {}-mlp{}", top ? "top" : "bottom", l), coll::CollectiveOp::kAllGather,
+                      layer_bytes(l), {last}, workload::CommGroup::kDataParallel);
       last = b.compute(fmt::format("bwd {}-mlp{}", top ? "top" : "bottom", l), 2 * layer_flops(l), 0, {last, wait},
                        workload::ComputeKind::kInputGradient);
       if (s.fsdp) {
         prev_param[static_cast<std::size_t>(l)] =
-            b.comm(fmt::format("rs {}-mlp{}", top ? "top" : "bottom", l), coll::CollectiveOp::kReduceScatter, layer_bytes(l), {last},
-                   workload::CommGroup::kDataParallel);
+            b.comm(fmt::format("rs {}-mlp{}", top ? "top" : "bottom", l), coll::CollectiveOp::kReduceScatter,
+                   layer_bytes(l), {last}, workload::CommGroup::kDataParallel);
       } else {
         (top ? grads_top : grads_bottom).push_back(last);
       }
@@ -159,7 +164,8 @@ workload::Dag dlrm_workload(const DlrmSpec& s, int gpus, int num_dims, int itera
           for (int k = bottom_layers; k < s.mlp_layers; ++k) prev_param[static_cast<std::size_t>(k)] = ar;
         }
         last = b.compute("bwd interaction", interaction_flops, 0, {last}, workload::ComputeKind::kInputGradient);
-        a2a_bwd = b.comm("a2a-emb-bwd", coll::CollectiveOp::kAllToAll, emb_bytes, {last}, workload::CommGroup::kModelParallel);
+        a2a_bwd = b.comm("a2a-emb-bwd", coll::CollectiveOp::kAllToAll, emb_bytes, {last},
+                         workload::CommGroup::kModelParallel);
       }
     }
     if (!s.fsdp) {
@@ -192,10 +198,12 @@ workload::Dag moe_tiny_workload(int num_dims, int iterations) {
     last = b.compute("fwd dense2", kFlops, 0, {last, wait[2]}, workload::ComputeKind::kForward);
     last = b.compute("bwd dense2", 2 * kFlops, 0, {last}, workload::ComputeKind::kInputGradient);
     wait[2] = b.comm("ar dense2", coll::CollectiveOp::kAllReduce, grads[2], {last}, workload::CommGroup::kDataParallel);
-    last = b.comm("a2a-combine-bwd", coll::CollectiveOp::kAllToAll, kTokens, {last}, workload::CommGroup::kModelParallel);
+    last =
+        b.comm("a2a-combine-bwd", coll::CollectiveOp::kAllToAll, kTokens, {last}, workload::CommGroup::kModelParallel);
     last = b.compute("bwd expert", 2 * kFlops, 0, {last}, workload::ComputeKind::kInputGradient);
     wait[1] = b.comm("ar expert", coll::CollectiveOp::kAllReduce, grads[1], {last}, workload::CommGroup::kDataParallel);
-    last = b.comm("a2a-dispatch-bwd", coll::CollectiveOp::kAllToAll, kTokens, {last}, workload::CommGroup::kModelParallel);
+    last =
+        b.comm("a2a-dispatch-bwd", coll::CollectiveOp::kAllToAll, kTokens, {last}, workload::CommGroup::kModelParallel);
     last = b.compute("bwd dense0", 2 * kFlops, 0, {last}, workload::ComputeKind::kInputGradient);
     wait[0] = b.comm("ar dense0", coll::CollectiveOp::kAllReduce, grads[0], {last}, workload::CommGroup::kDataParallel);
   }

@@ -22,12 +22,12 @@ namespace chorus::syndicate {
 
 struct DlrmSpec {
   std::string name;
-  int batch = 512;              // per GPU
-  int tables = 200;             // embedding tables (all GPUs together)
-  int dim = 68;                 // average embedding dimension
-  int pooling = 27;             // average lookups per table and sample
+  int batch = 512;   // per GPU
+  int tables = 200;  // embedding tables (all GPUs together)
+  int dim = 68;      // average embedding dimension
+  int pooling = 27;  // average lookups per table and sample
   int mlp_layers = 26;
-  int mlp_width = 914;          // average MLP layer width ("Avg MLP size")
+  int mlp_width = 914;            // average MLP layer width ("Avg MLP size")
   double mflops_per_sample = 89;  // forward MLP work per sample (Table 2)
   bool fsdp = false;
 };

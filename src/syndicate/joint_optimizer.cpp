@@ -10,19 +10,25 @@ namespace chorus::syndicate {
 
 std::string_view to_string(Method m) {
   switch (m) {
-    case Method::kGreedy: return "greedy";
-    case Method::kSyndicate: return "syndicate";
-    case Method::kSExec: return "s-exec";
-    case Method::kSSched: return "s-sched";
-    case Method::kBsPlus: return "bs+";
-    case Method::kFifo: return "fifo";
+    case Method::kGreedy:
+      return "greedy";
+    case Method::kSyndicate:
+      return "syndicate";
+    case Method::kSExec:
+      return "s-exec";
+    case Method::kSSched:
+      return "s-sched";
+    case Method::kBsPlus:
+      return "bs+";
+    case Method::kFifo:
+      return "fifo";
   }
   return "?";
 }
 
 const std::vector<Method>& all_methods() {
   static const std::vector<Method> m = {Method::kGreedy, Method::kSyndicate, Method::kSExec,
-                                        Method::kSSched, Method::kBsPlus, Method::kFifo};
+                                        Method::kSSched, Method::kBsPlus,    Method::kFifo};
   return m;
 }
 
@@ -48,8 +54,8 @@ long segment_oracle(Scheduler& scheduler, const Problem& problem, PlanChoice& pl
       const int keep = plan[c];
       for (std::size_t o = 0; o < options.size(); ++o) {
         const PlanOption& cand = options[o].option;
-        if (static_cast<int>(o) == keep || cand.algorithm != cur.algorithm || cand.spline != cur.spline || cand.path != cur.path ||
-            cand.alt_path != cur.alt_path)
+        if (static_cast<int>(o) == keep || cand.algorithm != cur.algorithm || cand.spline != cur.spline ||
+            cand.path != cur.path || cand.alt_path != cur.alt_path)
           continue;
         const int prev = plan[c];
         plan[c] = static_cast<int>(o);
@@ -79,12 +85,24 @@ MethodResult run_method(Method m, Scheduler& scheduler, const Problem& problem, 
   const bool standard = m == Method::kSSched || m == Method::kBsPlus || m == Method::kFifo;
   r.plan = standard ? problem.standard_plan() : problem.greedy_plan();
   switch (m) {
-    case Method::kGreedy: r.sched = {Order::kCriticalPath, false}; break;
-    case Method::kSyndicate: r.sched = {Order::kCriticalPath, false}; break;
-    case Method::kSExec: r.sched = {Order::kFifo, false}; break;
-    case Method::kSSched: r.sched = {Order::kCriticalPath, false}; break;
-    case Method::kBsPlus: r.sched = {Order::kLifo, true}; break;
-    case Method::kFifo: r.sched = {Order::kFifo, true}; break;
+    case Method::kGreedy:
+      r.sched = {Order::kCriticalPath, false};
+      break;
+    case Method::kSyndicate:
+      r.sched = {Order::kCriticalPath, false};
+      break;
+    case Method::kSExec:
+      r.sched = {Order::kFifo, false};
+      break;
+    case Method::kSSched:
+      r.sched = {Order::kCriticalPath, false};
+      break;
+    case Method::kBsPlus:
+      r.sched = {Order::kLifo, true};
+      break;
+    case Method::kFifo:
+      r.sched = {Order::kFifo, true};
+      break;
   }
   if (m == Method::kSyndicate || m == Method::kSExec) {
     SearchOptions o = search;

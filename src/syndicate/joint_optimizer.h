@@ -29,8 +29,8 @@ struct MethodResult {
   Method method = Method::kGreedy;
   PlanChoice plan;
   SchedOptions sched;
-  Schedule schedule;       // recorded
-  long evaluations = 0;    // optSched runs spent finding the plan
+  Schedule schedule;     // recorded
+  long evaluations = 0;  // optSched runs spent finding the plan
   double search_s = 0;
   std::string stopped_by;  // for the MCMC methods
 };

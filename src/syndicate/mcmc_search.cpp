@@ -8,7 +8,8 @@
 
 namespace chorus::syndicate {
 
-SearchResult mcmc_search(Scheduler& scheduler, const Problem& problem, const PlanChoice& start, const SearchOptions& options) {
+SearchResult mcmc_search(Scheduler& scheduler, const Problem& problem, const PlanChoice& start,
+                         const SearchOptions& options) {
   const auto t0 = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   SearchResult r;
@@ -30,7 +31,8 @@ SearchResult mcmc_search(Scheduler& scheduler, const Problem& problem, const Pla
   // does the same in less communication work (Fig. 6's b, c, d stay ring, not tree).
   auto work = [&](const PlanChoice& plan) {
     double w = 0;
-    for (std::size_t c = 0; c < plan.size(); ++c) w += problem.comms[c].options[static_cast<std::size_t>(plan[c])].solo_ns;
+    for (std::size_t c = 0; c < plan.size(); ++c)
+      w += problem.comms[c].options[static_cast<std::size_t>(plan[c])].solo_ns;
     return w;
   };
   double best_work = work(current);

@@ -37,9 +37,10 @@ struct SearchResult {
   long accepted = 0;
   long improvements = 0;
   double search_s = 0;
-  std::string stopped_by;    // "evaluations", "budget", "stagnation", "no-choice"
+  std::string stopped_by;  // "evaluations", "budget", "stagnation", "no-choice"
 };
 
-SearchResult mcmc_search(Scheduler& scheduler, const Problem& problem, const PlanChoice& start, const SearchOptions& options);
+SearchResult mcmc_search(Scheduler& scheduler, const Problem& problem, const PlanChoice& start,
+                         const SearchOptions& options);
 
 }  // namespace chorus::syndicate

@@ -8,9 +8,12 @@ namespace chorus::syndicate {
 
 std::string_view to_string(Order order) {
   switch (order) {
-    case Order::kCriticalPath: return "critical-path";
-    case Order::kFifo: return "fifo";
-    case Order::kLifo: return "lifo";
+    case Order::kCriticalPath:
+      return "critical-path";
+    case Order::kFifo:
+      return "fifo";
+    case Order::kLifo:
+      return "lifo";
   }
   return "?";
 }
@@ -25,9 +28,7 @@ Schedule Scheduler::run(const PlanChoice& plan, const SchedOptions& options, boo
     const int c = p_.comm_of_node[static_cast<std::size_t>(node)];
     return p_.comms[static_cast<std::size_t>(c)].options[static_cast<std::size_t>(plan[static_cast<std::size_t>(c)])];
   };
-  auto tasks_of = [&](int node) {
-    return !is_comm(node) ? 1 : static_cast<int>(option_of(node).steps.size());
-  };
+  auto tasks_of = [&](int node) { return !is_comm(node) ? 1 : static_cast<int>(option_of(node).steps.size()); };
 
   // Task numbering: node i's tasks are base_[i] .. base_[i + 1) (a compute node has one).
   base_.assign(static_cast<std::size_t>(n) + 1, 0);
@@ -51,7 +52,8 @@ Schedule Scheduler::run(const PlanChoice& plan, const SchedOptions& options, boo
     entry_priority_.assign(static_cast<std::size_t>(n), 0.0);
     for (int i = n - 1; i >= 0; --i) {
       double after = 0;
-      for (int s : p_.successors[static_cast<std::size_t>(i)]) after = std::max(after, entry_priority_[static_cast<std::size_t>(s)]);
+      for (int s : p_.successors[static_cast<std::size_t>(i)])
+        after = std::max(after, entry_priority_[static_cast<std::size_t>(s)]);
       const int b = base_[static_cast<std::size_t>(i)];
       if (!is_comm(i)) {
         priority_[static_cast<std::size_t>(b)] = p_.compute_ns[static_cast<std::size_t>(i)] + after;
@@ -62,7 +64,8 @@ Schedule Scheduler::run(const PlanChoice& plan, const SchedOptions& options, boo
       double entry = 0;
       for (int s = static_cast<int>(opt.steps.size()) - 1; s >= 0; --s) {
         double below = opt.children[static_cast<std::size_t>(s)].empty() ? after : 0.0;
-        for (int c : opt.children[static_cast<std::size_t>(s)]) below = std::max(below, priority_[static_cast<std::size_t>(b + c)]);
+        for (int c : opt.children[static_cast<std::size_t>(s)])
+          below = std::max(below, priority_[static_cast<std::size_t>(b + c)]);
         const double pr = opt.steps[static_cast<std::size_t>(s)].duration_ns + below;
         priority_[static_cast<std::size_t>(b + s)] = pr;
         if (opt.steps[static_cast<std::size_t>(s)].after.empty()) entry = std::max(entry, pr);
@@ -85,11 +88,13 @@ Schedule Scheduler::run(const PlanChoice& plan, const SchedOptions& options, boo
   node_pending_.assign(static_cast<std::size_t>(n), 0);
   for (int i = 0; i < n; ++i) {
     node_pending_[static_cast<std::size_t>(i)] = static_cast<int>(nodes[static_cast<std::size_t>(i)].deps.size());
-    remaining_[static_cast<std::size_t>(i)] = base_[static_cast<std::size_t>(i) + 1] - base_[static_cast<std::size_t>(i)];
+    remaining_[static_cast<std::size_t>(i)] =
+        base_[static_cast<std::size_t>(i) + 1] - base_[static_cast<std::size_t>(i)];
     if (is_comm(i)) {
       const auto& opt = option_of(i);
       for (std::size_t s = 0; s < opt.steps.size(); ++s)
-        pending_[static_cast<std::size_t>(base_[static_cast<std::size_t>(i)]) + s] = static_cast<int>(opt.steps[s].after.size());
+        pending_[static_cast<std::size_t>(base_[static_cast<std::size_t>(i)]) + s] =
+            static_cast<int>(opt.steps[s].after.size());
     }
   }
   start_.assign(static_cast<std::size_t>(tasks), 0.0);
@@ -188,7 +193,8 @@ Schedule Scheduler::run(const PlanChoice& plan, const SchedOptions& options, boo
         busy &= ~channels(t);
         --comm_running;
         for (int c : option_of(node).children[static_cast<std::size_t>(t - b)])
-          if (--pending_[static_cast<std::size_t>(b + c)] == 0 && node_pending_[static_cast<std::size_t>(node)] == 0) release(b + c);
+          if (--pending_[static_cast<std::size_t>(b + c)] == 0 && node_pending_[static_cast<std::size_t>(node)] == 0)
+            release(b + c);
       }
       if (--remaining_[static_cast<std::size_t>(node)] == 0)
         for (int s : p_.successors[static_cast<std::size_t>(node)])
@@ -209,7 +215,8 @@ Schedule Scheduler::run(const PlanChoice& plan, const SchedOptions& options, boo
       e = std::max(e, end_[static_cast<std::size_t>(t)]);
       if (seq_[static_cast<std::size_t>(t)] < 0) continue;
       out.steps.push_back({p_.comm_of_node[static_cast<std::size_t>(node)], t - base_[static_cast<std::size_t>(node)],
-                           seq_[static_cast<std::size_t>(t)], start_[static_cast<std::size_t>(t)], end_[static_cast<std::size_t>(t)]});
+                           seq_[static_cast<std::size_t>(t)], start_[static_cast<std::size_t>(t)],
+                           end_[static_cast<std::size_t>(t)]});
     }
     std::sort(out.steps.begin(), out.steps.end(), [](const auto& a, const auto& b) { return a.seq < b.seq; });
   }

@@ -43,8 +43,8 @@ struct ScheduledStep {
 };
 
 struct Schedule {
-  double makespan_ns = 0;         // all iterations of the DAG
-  double iteration_ns = 0;        // makespan / iterations
+  double makespan_ns = 0;   // all iterations of the DAG
+  double iteration_ns = 0;  // makespan / iterations
   double compute_busy_ns = 0;
   double compute_idle_fraction = 0;  // 1 - compute_busy / makespan (Sec. 6.3 "compute idling")
   std::vector<ScheduledStep> steps;  // with record, in sequence order

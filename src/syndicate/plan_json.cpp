@@ -118,13 +118,14 @@ LoadedPlan plan_from_json(const Problem& problem, const nlohmann::json& j, const
   const auto& ops = j.contains("comm_ops") ? j["comm_ops"] : nlohmann::json();
   if (!ops.is_array()) throw InputError(source, "field 'comm_ops' must be a list");
   if (ops.size() != problem.comms.size())
-    throw InputError(source, fmt::format("field 'comm_ops' has {} entries, the workload {} comm-ops", ops.size(), problem.comms.size()));
+    throw InputError(source, fmt::format("field 'comm_ops' has {} entries, the workload {} comm-ops", ops.size(),
+                                         problem.comms.size()));
   for (std::size_t c = 0; c < ops.size(); ++c) {
     const auto where = fmt::format("{}: comm_ops[{}]", source, c);
     const auto& choice = problem.comms[c];
     if (get<int>(ops[c], "node", where) != choice.op.node)
-      throw InputError(where, fmt::format("field 'node' is {}, the workload's comm-op {} is node {}", ops[c]["node"].dump(), c,
-                                          choice.op.node));
+      throw InputError(where, fmt::format("field 'node' is {}, the workload's comm-op {} is node {}",
+                                          ops[c]["node"].dump(), c, choice.op.node));
     if (!ops[c].contains("option") || !ops[c]["option"].is_object()) throw InputError(where, "missing field 'option'");
     const auto& jo = ops[c]["option"];
     const auto ow = where + ".option";
@@ -137,11 +138,12 @@ LoadedPlan plan_from_json(const Problem& problem, const nlohmann::json& j, const
     const auto missing = [&](const std::string& field, const std::string& name) {
       std::vector<std::string> have;
       for (const auto& p : t.paths) have.push_back(p.name);
-      return InputError(ow, fmt::format("field '{}': '{}' is not a path of topology '{}' as this job has it (paths: {}){}", field,
-                                        name, t.name, fmt::join(have, ", "),
-                                        name == "mpi" ? "; the mpi channel needs ranks started by mpirun: run the plan under "
-                                                        "mpirun, or plan with a topology without mpi"
-                                                      : ""));
+      return InputError(
+          ow, fmt::format("field '{}': '{}' is not a path of topology '{}' as this job has it (paths: {}){}", field,
+                          name, t.name, fmt::join(have, ", "),
+                          name == "mpi" ? "; the mpi channel needs ranks started by mpirun: run the plan under "
+                                          "mpirun, or plan with a topology without mpi"
+                                        : ""));
     };
     const auto path = get<std::string>(jo, "path", ow);
     want.path = t.path_index(path);

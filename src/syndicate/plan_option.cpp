@@ -26,16 +26,25 @@ CommOp make_comm_op(const workload::Dag& dag, int node, const Topology& topo) {
   op.node = node;
   op.name = n.name;
   switch (n.op) {
-    case coll::CollectiveOp::kAllReduce: op.kind = Kind::kAllReduce; break;
-    case coll::CollectiveOp::kAllToAll: op.kind = Kind::kAllToAll; break;
-    case coll::CollectiveOp::kReduceScatter: op.kind = Kind::kReduceScatter; break;
-    case coll::CollectiveOp::kAllGather: op.kind = Kind::kAllGather; break;
+    case coll::CollectiveOp::kAllReduce:
+      op.kind = Kind::kAllReduce;
+      break;
+    case coll::CollectiveOp::kAllToAll:
+      op.kind = Kind::kAllToAll;
+      break;
+    case coll::CollectiveOp::kReduceScatter:
+      op.kind = Kind::kReduceScatter;
+      break;
+    case coll::CollectiveOp::kAllGather:
+      op.kind = Kind::kAllGather;
+      break;
   }
   op.bytes = n.bytes;
   op.dims = n.dims;
   for (int d : op.dims) {
     if (d < 0 || d >= static_cast<int>(topo.dims.size()))
-      throw InputError(where, fmt::format("dimension {} is not one of topology '{}' ({} dims)", d, topo.name, topo.dims.size()));
+      throw InputError(
+          where, fmt::format("dimension {} is not one of topology '{}' ({} dims)", d, topo.name, topo.dims.size()));
     op.sizes.push_back(topo.dims[static_cast<std::size_t>(d)]);
   }
   return op;
@@ -46,7 +55,8 @@ std::string describe(const PlanOption& o, const Topology& topo) {
   if (o.segments > 1) s += fmt::format(" S{}", o.segments);
   if (o.spline > 1) s += fmt::format(" P{}", o.spline);
   s += " @" + topo.paths.at(static_cast<std::size_t>(o.path)).name;
-  if (o.alt_path >= 0) s += fmt::format(" {}@{}", o.alt_segments, topo.paths.at(static_cast<std::size_t>(o.alt_path)).name);
+  if (o.alt_path >= 0)
+    s += fmt::format(" {}@{}", o.alt_segments, topo.paths.at(static_cast<std::size_t>(o.alt_path)).name);
   return s;
 }
 
@@ -54,9 +64,12 @@ namespace {
 
 std::vector<std::string> algorithms(Kind kind) {
   switch (kind) {
-    case Kind::kAllReduce: return {"ring", "tree"};
-    case Kind::kAllToAll: return {"pairwise"};
-    default: return {"ring"};
+    case Kind::kAllReduce:
+      return {"ring", "tree"};
+    case Kind::kAllToAll:
+      return {"pairwise"};
+    default:
+      return {"ring"};
   }
 }
 
@@ -78,7 +91,8 @@ std::vector<PlanOption> enumerate_options(const CommOp& op, const Topology& topo
     for (const auto& row : topo.costs) {
       if (row.kind != coll::motif::to_string(op.kind)) continue;
       const int path = topo.path_index(row.path);
-      const std::vector<int> segs = row.bandwidth_gbps > 0 ? segment_counts(per_destination, space) : std::vector<int>{1};
+      const std::vector<int> segs =
+          row.bandwidth_gbps > 0 ? segment_counts(per_destination, space) : std::vector<int>{1};
       for (int s : segs) out.push_back({row.algorithm, s, 1, path});
     }
     if (out.empty())
@@ -144,12 +158,14 @@ coll::motif::MotifPlan expand(const CommOp& op, const PlanOption& o) {
   }
   std::vector<coll::motif::Transform> transforms;
   if (o.segments > 1) transforms.push_back(coll::motif::segmentation(segment_size(op, o)));
-  if (op.kind == Kind::kAllToAll && o.spline > 1) transforms.push_back(coll::motif::splining((n + o.spline - 1) / o.spline));
+  if (op.kind == Kind::kAllToAll && o.spline > 1)
+    transforms.push_back(coll::motif::splining((n + o.spline - 1) / o.spline));
   if (op.kind == Kind::kAllReduce && o.algorithm == "tree" && n > 2) {
     // Hierarchical: reduce within the groups of the first dimension, all-reduce among their
     // roots, broadcast back (one level, P(tree1:n0)); on one dimension a binary tree (P(tree:2)).
     const bool hierarchical = op.sizes.size() >= 2 && op.sizes[0] >= 2;
-    transforms.push_back(hierarchical ? coll::motif::tree_splining(op.sizes[0], false) : coll::motif::tree_splining(2, true));
+    transforms.push_back(hierarchical ? coll::motif::tree_splining(op.sizes[0], false)
+                                      : coll::motif::tree_splining(2, true));
   }
   return coll::motif::compose(plan, transforms);
 }

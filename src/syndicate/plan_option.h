@@ -38,7 +38,9 @@ struct PlanOption {
   // `alt_segments` of the `segments` segments run on path `alt_path` (-1: every segment on `path`).
   int alt_path = -1;
   int alt_segments = 0;
-  int path_of_segment(int segment) const { return alt_path >= 0 && segment >= segments - alt_segments ? alt_path : path; }
+  int path_of_segment(int segment) const {
+    return alt_path >= 0 && segment >= segments - alt_segments ? alt_path : path;
+  }
   friend bool operator==(const PlanOption&, const PlanOption&) = default;
 };
 

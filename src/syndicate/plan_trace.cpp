@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-
 namespace chorus::syndicate {
 
 namespace {
@@ -25,8 +24,13 @@ nlohmann::json plan_trace(const Problem& p, const PlanChoice& plan, const Schedu
   for (std::size_t c = 0; c < p.topology.channels.size(); ++c)
     name_track(events, kChannels, static_cast<int>(c), "thread_name", p.topology.channels[c].name);
   auto slice = [&](int pid, int tid, const std::string& name, double start_ns, double end_ns, nlohmann::json args) {
-    events.push_back({{"ph", "X"}, {"pid", pid}, {"tid", tid}, {"name", name}, {"ts", start_ns / 1e3},
-                      {"dur", (end_ns - start_ns) / 1e3}, {"args", std::move(args)}});
+    events.push_back({{"ph", "X"},
+                      {"pid", pid},
+                      {"tid", tid},
+                      {"name", name},
+                      {"ts", start_ns / 1e3},
+                      {"dur", (end_ns - start_ns) / 1e3},
+                      {"args", std::move(args)}});
   };
   for (std::size_t n = 0; n < p.dag.nodes.size(); ++n) {
     if (p.comm_of_node[n] >= 0 || p.compute_ns[n] <= 0) continue;
@@ -41,8 +45,12 @@ nlohmann::json plan_trace(const Problem& p, const PlanChoice& plan, const Schedu
     for (std::size_t c = 0; c < p.topology.channels.size(); ++c)
       if (st.channels & (ChannelSet{1} << c))
         slice(kChannels, static_cast<int>(c), name, s.start_ns, s.end_ns,
-              {{"seq", s.seq}, {"comm_op", choice.op.name}, {"step", s.step}, {"option", describe(opt.option, p.topology)},
-               {"ranks_per_motif", st.group}, {"bytes", st.bytes}});
+              {{"seq", s.seq},
+               {"comm_op", choice.op.name},
+               {"step", s.step},
+               {"option", describe(opt.option, p.topology)},
+               {"ranks_per_motif", st.group},
+               {"bytes", st.bytes}});
   }
   return {{"traceEvents", events}, {"displayTimeUnit", "ms"}};
 }

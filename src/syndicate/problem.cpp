@@ -25,8 +25,8 @@ void Problem::check(const PlanChoice& plan, const std::string& where) const {
     throw InputError(where, fmt::format("the plan has {} comm-ops, the workload {}", plan.size(), comms.size()));
   for (std::size_t i = 0; i < plan.size(); ++i)
     if (plan[i] < 0 || plan[i] >= static_cast<int>(comms[i].options.size()))
-      throw InputError(where, fmt::format("comm-op {} ('{}'): option {} out of range 0..{}", i, comms[i].op.name, plan[i],
-                                          comms[i].options.size() - 1));
+      throw InputError(where, fmt::format("comm-op {} ('{}'): option {} out of range 0..{}", i, comms[i].op.name,
+                                          plan[i], comms[i].options.size() - 1));
 }
 
 namespace {
@@ -45,9 +45,8 @@ int least_solo(const CommChoice& choice, Eligible eligible) {
 // The two starting points of a comm-op's plan: the greedy planner's and today's stack's.
 void choose_starts(CommChoice& choice) {
   choice.fastest = least_solo(choice, [](const PlanOption&) { return true; });
-  choice.standard = least_solo(choice, [](const PlanOption& p) {
-    return p.path == 0 && p.alt_path < 0 && p.spline == 1 && p.segments == 1;
-  });
+  choice.standard = least_solo(
+      choice, [](const PlanOption& p) { return p.path == 0 && p.alt_path < 0 && p.spline == 1 && p.segments == 1; });
   if (choice.standard < 0) choice.standard = choice.fastest;  // a cost table without path 0's row
 }
 
@@ -96,7 +95,8 @@ Problem make_problem(const workload::Dag& dag, const Topology& topo, const Optio
     for (const auto& o : enumerate_options(choice.op, topo, space)) {
       OptionCost cost;
       cost.option = o;
-      cost.steps = o.alt_path < 0 ? option_steps(choice.op, o, topo) : multipath_steps(o, single(o, o.path), single(o, o.alt_path));
+      cost.steps = o.alt_path < 0 ? option_steps(choice.op, o, topo)
+                                  : multipath_steps(o, single(o, o.path), single(o, o.alt_path));
       cost.children.assign(cost.steps.size(), {});
       for (std::size_t s = 0; s < cost.steps.size(); ++s)
         for (int a : cost.steps[s].after) cost.children[static_cast<std::size_t>(a)].push_back(static_cast<int>(s));

@@ -35,8 +35,8 @@ using PlanChoice = std::vector<int>;
 struct Problem {
   workload::Dag dag;
   Topology topology;
-  std::vector<double> compute_ns;          // per node (0 for comm nodes)
-  std::vector<int> comm_of_node;           // index into comms, -1 for compute nodes
+  std::vector<double> compute_ns;  // per node (0 for comm nodes)
+  std::vector<int> comm_of_node;   // index into comms, -1 for compute nodes
   std::vector<CommChoice> comms;
   std::vector<std::vector<int>> successors;  // per node
 

@@ -65,7 +65,8 @@ void validate(const Topology& t, const std::string& where) {
     if (p.name.empty()) throw InputError(where, fmt::format("paths[{}]: name is empty", i));
     if (!path_names.insert(p.name).second) throw InputError(where, at + ": duplicate path name");
     if (p.channels.size() != t.dims.size())
-      throw InputError(where, fmt::format("{}: needs one channel per dimension ({}), got {}", at, t.dims.size(), p.channels.size()));
+      throw InputError(
+          where, fmt::format("{}: needs one channel per dimension ({}), got {}", at, t.dims.size(), p.channels.size()));
     for (std::size_t d = 0; d < p.channels.size(); ++d) {
       const int c = p.channels[d];
       if (c < 0 || c >= static_cast<int>(t.channels.size()))
@@ -79,8 +80,7 @@ void validate(const Topology& t, const std::string& where) {
     const auto& e = t.costs[i];
     const auto at = fmt::format("costs[{}]", i);
     if (t.path_index(e.path) < 0)
-      throw InputError(where, fmt::format("{}: path '{}' is not a path{}", at, e.path,
-                                          did_you_mean(e.path, [&] {
+      throw InputError(where, fmt::format("{}: path '{}' is not a path{}", at, e.path, did_you_mean(e.path, [&] {
                                             std::vector<std::string> v;
                                             for (const auto& p : t.paths) v.push_back(p.name);
                                             return v;
@@ -89,7 +89,8 @@ void validate(const Topology& t, const std::string& where) {
     if (!(e.latency_ns >= 0) || !std::isfinite(e.latency_ns))
       throw InputError(where, fmt::format("{}: latency_ns must be >= 0, got {}", at, e.latency_ns));
     if (!(e.bandwidth_gbps >= 0) || !std::isfinite(e.bandwidth_gbps))
-      throw InputError(where, fmt::format("{}: bandwidth_gbps must be >= 0 (0: constant), got {}", at, e.bandwidth_gbps));
+      throw InputError(where,
+                       fmt::format("{}: bandwidth_gbps must be >= 0 (0: constant), got {}", at, e.bandwidth_gbps));
   }
   if (!(t.compute.peak_tflops > 0) || !(t.compute.memory_bandwidth_gbs > 0))
     throw InputError(where, "compute: peak_tflops and memory_bandwidth_gbs must be > 0");
@@ -177,8 +178,10 @@ Topology builtin_topology(const std::string& name, int ranks, const std::string&
     if (ranks < 2 || ranks > 64) throw InputError("--ranks", fmt::format("host: ranks must be 2..64, got {}", ranks));
     t = host(ranks);
   } else {
-    throw InputError(field, fmt::format("unknown topology '{}'{} (built in: syndicate-fig6, syndicate-testbed, host; or a YAML file)",
-                                        name, did_you_mean(name, topology_names())));
+    throw InputError(
+        field,
+        fmt::format("unknown topology '{}'{} (built in: syndicate-fig6, syndicate-testbed, host; or a YAML file)", name,
+                    did_you_mean(name, topology_names())));
   }
   validate(t, name);
   return t;
@@ -191,7 +194,8 @@ Topology with_backends(const Topology& t, const std::vector<std::string>& backen
   std::vector<int> renumber(t.channels.size(), -1);
   for (std::size_t c = 0; c < t.channels.size(); ++c) {
     const auto& ch = t.channels[c];
-    if (ch.backends.empty() || std::find(backends.begin(), backends.end(), ch.backends.front()) == backends.end()) continue;
+    if (ch.backends.empty() || std::find(backends.begin(), backends.end(), ch.backends.front()) == backends.end())
+      continue;
     renumber[c] = static_cast<int>(out.channels.size());
     out.channels.push_back(ch);
   }
@@ -202,8 +206,8 @@ Topology with_backends(const Topology& t, const std::vector<std::string>& backen
   }
   std::erase_if(out.costs, [&](const CostEntry& e) { return out.path_index(e.path) < 0; });
   if (out.paths.empty())
-    throw InputError(field, fmt::format("topology '{}' has no path whose channels all use a backend of this job ({})", t.name,
-                                        fmt::join(backends, ", ")));
+    throw InputError(field, fmt::format("topology '{}' has no path whose channels all use a backend of this job ({})",
+                                        t.name, fmt::join(backends, ", ")));
   validate(out, t.name);
   return out;
 }

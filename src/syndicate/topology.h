@@ -19,9 +19,9 @@ namespace chorus::syndicate {
 
 struct Channel {
   std::string name;
-  int dim = 0;                // the dimension it connects
-  double bandwidth_gbps = 0;  // per NPU, uni-directional
-  double latency_ns = 0;      // per message (alpha)
+  int dim = 0;                        // the dimension it connects
+  double bandwidth_gbps = 0;          // per NPU, uni-directional
+  double latency_ns = 0;              // per message (alpha)
   std::vector<std::string> backends;  // who can use it (nccl, mpi, gloo, shm, ...): for the runtime
   // Incast (Sec. 6.6, Fig. 17): a NIC receiving from m senders at once delivers
   // 1 / (1 + incast_penalty (m - 1)) of its bandwidth to an all-to-all (0: no loss).
@@ -45,12 +45,12 @@ struct CostEntry {
 
 struct Topology {
   std::string name;
-  std::vector<int> dims;             // NPUs per dimension, dim 0 first (fastest varying rank)
+  std::vector<int> dims;  // NPUs per dimension, dim 0 first (fastest varying rank)
   std::vector<std::string> dim_names;
-  std::vector<Channel> channels;     // at most 32 (a motif's channels are a bit set)
+  std::vector<Channel> channels;  // at most 32 (a motif's channels are a bit set)
   std::vector<Path> paths;
-  std::vector<CostEntry> costs;      // empty: the analytical model
-  workload::ComputeModel compute;    // for DAG compute nodes without a fixed duration
+  std::vector<CostEntry> costs;    // empty: the analytical model
+  workload::ComputeModel compute;  // for DAG compute nodes without a fixed duration
 
   int npus() const;
   int channel_index(const std::string& name) const;  // -1 when absent

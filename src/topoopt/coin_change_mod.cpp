@@ -39,7 +39,8 @@ CoinRoutes coin_change_mod(int n, std::vector<int> coins) {
   std::sort(coins.begin(), coins.end());
   coins.erase(std::unique(coins.begin(), coins.end()), coins.end());
   for (int c : coins)
-    if (c < 1 || c >= n) throw InputError("coins", fmt::format("coin {} is not a ring generator of {} servers (1..{})", c, n, n - 1));
+    if (c < 1 || c >= n)
+      throw InputError("coins", fmt::format("coin {} is not a ring generator of {} servers (1..{})", c, n, n - 1));
   CoinRoutes r;
   r.n = n;
   r.coins = coins;
@@ -49,7 +50,8 @@ CoinRoutes coin_change_mod(int n, std::vector<int> coins) {
   for (int t = 1; t < n; ++t) {
     if (r.hops[static_cast<std::size_t>(t)] < 0) continue;
     auto& seq = r.route[static_cast<std::size_t>(t)];
-    for (int u = t; u != 0; u = ((u - last[static_cast<std::size_t>(u)]) % n + n) % n) seq.push_back(last[static_cast<std::size_t>(u)]);
+    for (int u = t; u != 0; u = ((u - last[static_cast<std::size_t>(u)]) % n + n) % n)
+      seq.push_back(last[static_cast<std::size_t>(u)]);
     std::reverse(seq.begin(), seq.end());
   }
   return r;

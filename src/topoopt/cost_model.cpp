@@ -33,7 +33,8 @@ std::pair<int, double> planes_for(double x) {
     if (r.gbps == x) return {1, x};
   if (x > 200 && std::fmod(x, 100) == 0) return {static_cast<int>(x / 100), 100};
   throw InputError("--bandwidth", fmt::format("a Fat-tree link of {} Gb/s has no price: Table 3 lists 10, 25, 40, 100 "
-                                              "and 200 Gb/s, and larger multiples of 100 Gb/s are priced as 100G parts", x));
+                                              "and 200 Gb/s, and larger multiples of 100 Gb/s are priced as 100G parts",
+                                              x));
 }
 
 // Parts and prices of a Fat-tree whose servers each have one link of x Gb/s; `oversub`: 2:1, half
@@ -57,7 +58,8 @@ FabricCost fat_tree(Fabric fabric, int servers, int degree, double b, double x, 
   c.transceivers = n * 2 * links;
   c.switch_ports = n * ports;
   c.fibres = n * links;
-  c.interconnect_usd = c.transceivers * p.transceiver + c.switch_ports * p.switch_port + c.fibres * o.fibre_usd_per_m * o.fibre_mean_m;
+  c.interconnect_usd =
+      c.transceivers * p.transceiver + c.switch_ports * p.switch_port + c.fibres * o.fibre_usd_per_m * o.fibre_mean_m;
   c.nic_usd = n * p.nic;
   return c;
 }
@@ -66,12 +68,18 @@ FabricCost fat_tree(Fabric fabric, int servers, int degree, double b, double x, 
 
 std::string to_string(Fabric f) {
   switch (f) {
-    case Fabric::kIdealFatTree: return "ideal-fat-tree";
-    case Fabric::kCostEquivalentFatTree: return "cost-equivalent-fat-tree";
-    case Fabric::kOversubFatTree: return "oversub-fat-tree";
-    case Fabric::kExpander: return "expander";
-    case Fabric::kTopoOptOneShot: return "topoopt-oneshot";
-    case Fabric::kTopoOptReconfig: return "topoopt-reconfig";
+    case Fabric::kIdealFatTree:
+      return "ideal-fat-tree";
+    case Fabric::kCostEquivalentFatTree:
+      return "cost-equivalent-fat-tree";
+    case Fabric::kOversubFatTree:
+      return "oversub-fat-tree";
+    case Fabric::kExpander:
+      return "expander";
+    case Fabric::kTopoOptOneShot:
+      return "topoopt-oneshot";
+    case Fabric::kTopoOptReconfig:
+      return "topoopt-reconfig";
   }
   return "?";
 }
@@ -106,7 +114,8 @@ PartPrices table3_prices(double gbps, const std::string& where) {
 FabricCost fabric_cost(Fabric fabric, int servers, int degree, double bandwidth_gbps, const CostOptions& o) {
   if (servers < 2) throw InputError("--servers", fmt::format("a fabric needs at least 2 servers, got {}", servers));
   if (degree < 1) throw InputError("--degree", fmt::format("every server needs at least 1 interface, got {}", degree));
-  if (o.switch_radix < 4 || o.switch_radix % 2) throw InputError("--switch-radix", fmt::format("must be even and >= 4, got {}", o.switch_radix));
+  if (o.switch_radix < 4 || o.switch_radix % 2)
+    throw InputError("--switch-radix", fmt::format("must be even and >= 4, got {}", o.switch_radix));
   const auto p = table3_prices(bandwidth_gbps);
   const double fibre = o.fibre_usd_per_m * o.fibre_mean_m;
   const double interfaces = static_cast<double>(servers) * degree;
@@ -118,8 +127,10 @@ FabricCost fabric_cost(Fabric fabric, int servers, int degree, double bandwidth_
   c.server_gbps = degree * bandwidth_gbps;
   c.nic_usd = interfaces * p.nic;
   switch (fabric) {
-    case Fabric::kIdealFatTree: return fat_tree(fabric, servers, degree, bandwidth_gbps, degree * bandwidth_gbps, false, o);
-    case Fabric::kOversubFatTree: return fat_tree(fabric, servers, degree, bandwidth_gbps, degree * bandwidth_gbps, true, o);
+    case Fabric::kIdealFatTree:
+      return fat_tree(fabric, servers, degree, bandwidth_gbps, degree * bandwidth_gbps, false, o);
+    case Fabric::kOversubFatTree:
+      return fat_tree(fabric, servers, degree, bandwidth_gbps, degree * bandwidth_gbps, true, o);
     case Fabric::kCostEquivalentFatTree: {
       // One link per server of x < d x B: the fastest with a price whose Fat-tree costs no more
       // than TopoOpt-oneshot; the slowest (10 Gb/s) if none does.
@@ -150,8 +161,8 @@ FabricCost fabric_cost(Fabric fabric, int servers, int degree, double bandwidth_
       c.fibres = interfaces;
       break;
   }
-  c.interconnect_usd = c.transceivers * p.transceiver + c.patch_panel_ports * p.patch_panel_port + c.ocs_ports * p.ocs_port +
-                       c.one_by_two_switches * p.one_by_two_switch + c.fibres * fibre;
+  c.interconnect_usd = c.transceivers * p.transceiver + c.patch_panel_ports * p.patch_panel_port +
+                       c.ocs_ports * p.ocs_port + c.one_by_two_switches * p.one_by_two_switch + c.fibres * fibre;
   return c;
 }
 

@@ -9,7 +9,14 @@
 
 namespace chorus::topoopt {
 
-enum class Fabric { kIdealFatTree, kCostEquivalentFatTree, kOversubFatTree, kExpander, kTopoOptOneShot, kTopoOptReconfig };
+enum class Fabric {
+  kIdealFatTree,
+  kCostEquivalentFatTree,
+  kOversubFatTree,
+  kExpander,
+  kTopoOptOneShot,
+  kTopoOptReconfig
+};
 
 std::string to_string(Fabric f);
 // "ideal-fat-tree", "cost-equivalent-fat-tree", "oversub-fat-tree", "expander", "topoopt-oneshot",
@@ -42,9 +49,9 @@ struct FabricCost {
   Fabric fabric = Fabric::kIdealFatTree;
   int servers = 0;
   int degree = 0;
-  double bandwidth_gbps = 0;       // B, per interface, as asked
-  double server_gbps = 0;          // what one server can send at once: d x B; the cost-equivalent Fat-tree's d x B'
-  int tiers = 0;                   // Fat-trees: switch tiers; 0 for direct-connect fabrics
+  double bandwidth_gbps = 0;  // B, per interface, as asked
+  double server_gbps = 0;     // what one server can send at once: d x B; the cost-equivalent Fat-tree's d x B'
+  int tiers = 0;              // Fat-trees: switch tiers; 0 for direct-connect fabrics
   double transceivers = 0, switch_ports = 0, patch_panel_ports = 0, ocs_ports = 0, one_by_two_switches = 0, fibres = 0;
   double interconnect_usd = 0;
   double nic_usd = 0;

@@ -14,25 +14,31 @@ Traffic traffic_from_dag(const workload::Dag& dag, const net::Network& network, 
   const int n = static_cast<int>(network.num_npus());
   net::validate_placement(placement, n, "placement");
   const auto server = [&](int npu) { return net::placed(placement, npu); };
-  std::map<std::vector<int>, double> groups;            // servers -> all-reduce bytes
-  std::map<std::pair<int, int>, double> transfers;      // (src, dst) -> bytes
+  std::map<std::vector<int>, double> groups;        // servers -> all-reduce bytes
+  std::map<std::pair<int, int>, double> transfers;  // (src, dst) -> bytes
   std::map<std::vector<int>, std::vector<std::vector<int>>> groups_by_dims;
   for (const auto& node : dag.nodes) {
     if (node.kind != workload::NodeKind::kComm || node.iteration != 0 || node.bytes <= 0 || node.dims.empty()) continue;
     if (node.comm == workload::CommKind::kPointToPoint) {
-      for (int s = 0; s < n; ++s) transfers[{server(s), server(net::next_along(network, s, node.dims[0]))}] += node.bytes;
+      for (int s = 0; s < n; ++s)
+        transfers[{server(s), server(net::next_along(network, s, node.dims[0]))}] += node.bytes;
       continue;
     }
     // The groups of a set of dimensions are the same for every node over it: computed once.
     auto cached = groups_by_dims.find(node.dims);
-    if (cached == groups_by_dims.end()) cached = groups_by_dims.emplace(node.dims, net::npu_groups(network, node.dims, placement)).first;
+    if (cached == groups_by_dims.end())
+      cached = groups_by_dims.emplace(node.dims, net::npu_groups(network, node.dims, placement)).first;
     for (const auto& members : cached->second) {
       if (members.size() < 2) continue;
       const double size = static_cast<double>(members.size());
       switch (node.op) {
-        case coll::CollectiveOp::kAllReduce: groups[members] += node.bytes; break;
+        case coll::CollectiveOp::kAllReduce:
+          groups[members] += node.bytes;
+          break;
         case coll::CollectiveOp::kReduceScatter:
-        case coll::CollectiveOp::kAllGather: groups[members] += node.bytes / 2; break;
+        case coll::CollectiveOp::kAllGather:
+          groups[members] += node.bytes / 2;
+          break;
         case coll::CollectiveOp::kAllToAll:
           for (int a : members)
             for (int b : members)

@@ -25,7 +25,8 @@ std::vector<std::pair<int, int>> max_weight_matching(int n, const std::vector<We
   nodes.reserve(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) nodes.push_back(g.addNode());
   lemon::ListGraph::EdgeMap<std::int64_t> weight(g);
-  for (const auto& [uv, w] : heaviest) weight[g.addEdge(nodes[static_cast<std::size_t>(uv.first)], nodes[static_cast<std::size_t>(uv.second)])] = w;
+  for (const auto& [uv, w] : heaviest)
+    weight[g.addEdge(nodes[static_cast<std::size_t>(uv.first)], nodes[static_cast<std::size_t>(uv.second)])] = w;
   lemon::MaxWeightedMatching<lemon::ListGraph, lemon::ListGraph::EdgeMap<std::int64_t>> matching(g, weight);
   matching.run();
   std::vector<std::pair<int, int>> result;

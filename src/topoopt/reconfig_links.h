@@ -20,7 +20,8 @@ struct Demand {
 // 0..servers-1; InputError for d < 1 or a pair outside them or from a server to itself.
 // `discount` false: every parallel link of a pair is worth its whole demand (Discount = 1), the
 // stand-in for SiP-ML's wavelength ILP of Appendix E.
-std::vector<std::pair<int, int>> reconfig_links(int servers, int degree, const std::vector<Demand>& demand, bool discount = true);
+std::vector<std::pair<int, int>> reconfig_links(int servers, int degree, const std::vector<Demand>& demand,
+                                                bool discount = true);
 
 // Eq. 1: sum over pairs of T(i, j) x Discount(L(i, j)), Discount(l) = sum_{x=1..l} 2^-(x-1).
 double reconfig_utility(const std::vector<std::pair<int, int>>& links, const std::vector<Demand>& demand);

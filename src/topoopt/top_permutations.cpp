@@ -59,7 +59,8 @@ PermutationChoice top_permutations(const std::vector<int>& members, int dk, cons
   // Algorithm 4: from every start k0, d_k candidates picked evenly.
   for (std::size_t k0 = 0; k0 < c; ++k0) {
     std::vector<int> proposal;
-    for (int j = 0; j < dk; ++j) proposal.push_back(candidates[(k0 + static_cast<std::size_t>(j) * c / static_cast<std::size_t>(dk)) % c]);
+    for (int j = 0; j < dk; ++j)
+      proposal.push_back(candidates[(k0 + static_cast<std::size_t>(j) * c / static_cast<std::size_t>(dk)) % c]);
     consider(std::move(proposal));
   }
   // Added by chorus: one proposal built greedily, ring by ring, by the same score. It replaces
@@ -79,7 +80,8 @@ PermutationChoice top_permutations(const std::vector<int>& members, int dk, cons
     greedy.push_back(pick);
     taken.insert(pick);
   }
-  for (std::size_t j = 0; static_cast<int>(greedy.size()) < dk; ++j) greedy.push_back(candidates[j % c]);  // parallel rings
+  for (std::size_t j = 0; static_cast<int>(greedy.size()) < dk; ++j)
+    greedy.push_back(candidates[j % c]);  // parallel rings
   consider(std::move(greedy));
   return best;
 }

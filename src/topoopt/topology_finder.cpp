@@ -75,7 +75,8 @@ std::vector<int> path_from(const std::vector<int>& parent, int src, int dst) {
 // time to the group with the largest load per ring, load / (d_k + 1), whose members all have an
 // interface left (the largest-divisor rule). Groups on disjoint servers do not compete for degree
 // (docs/topoopt.md says why and where this differs from the paper's rounding up).
-std::vector<int> group_degrees(int servers, const Traffic& traffic, const std::vector<std::size_t>& order, int d_groups) {
+std::vector<int> group_degrees(int servers, const Traffic& traffic, const std::vector<std::size_t>& order,
+                               int d_groups) {
   const auto& groups = traffic.allreduce_groups;
   auto load = [&](std::size_t g) {
     const double n = static_cast<double>(groups[g].servers.size());
@@ -121,12 +122,14 @@ bool groups_connect_all(int servers, const Traffic& traffic, const std::vector<i
   std::vector<int> root(static_cast<std::size_t>(servers));
   std::iota(root.begin(), root.end(), 0);
   auto find = [&](int x) {
-    while (root[static_cast<std::size_t>(x)] != x) x = root[static_cast<std::size_t>(x)] = root[static_cast<std::size_t>(root[static_cast<std::size_t>(x)])];
+    while (root[static_cast<std::size_t>(x)] != x)
+      x = root[static_cast<std::size_t>(x)] = root[static_cast<std::size_t>(root[static_cast<std::size_t>(x)])];
     return x;
   };
   for (std::size_t g = 0; g < dk.size(); ++g)
     if (dk[g] > 0)
-      for (int s : traffic.allreduce_groups[g].servers) root[static_cast<std::size_t>(find(s))] = find(traffic.allreduce_groups[g].servers[0]);
+      for (int s : traffic.allreduce_groups[g].servers)
+        root[static_cast<std::size_t>(find(s))] = find(traffic.allreduce_groups[g].servers[0]);
   for (int s = 1; s < servers; ++s)
     if (find(s) != find(0)) return false;
   return true;
@@ -155,7 +158,8 @@ Topology topology_finder(int servers, int degree, const Traffic& traffic, const 
   if (servers < 2) throw InputError("--servers", fmt::format("a fabric needs at least 2 servers, got {}", servers));
   if (degree < 1) throw InputError("--degree", fmt::format("every server needs at least 1 interface, got {}", degree));
   if (traffic.servers != servers)
-    throw InputError("--servers", fmt::format("the traffic is for {} servers, the fabric has {}", traffic.servers, servers));
+    throw InputError("--servers",
+                     fmt::format("the traffic is for {} servers, the fabric has {}", traffic.servers, servers));
   Topology t;
   t.servers = servers;
   t.degree = degree;
@@ -227,7 +231,8 @@ Topology topology_finder(int servers, int degree, const Traffic& traffic, const 
   }
   for (int round = 0; round < t.degree_mp; ++round) {
     std::map<std::pair<int, int>, double> undirected;
-    for (const auto& [pair, bytes] : remaining) undirected[{std::min(pair.first, pair.second), std::max(pair.first, pair.second)}] += bytes;
+    for (const auto& [pair, bytes] : remaining)
+      undirected[{std::min(pair.first, pair.second), std::max(pair.first, pair.second)}] += bytes;
     std::vector<WeightedPair> pairs;
     for (const auto& [pair, bytes] : undirected) pairs.push_back({pair.first, pair.second, std::llround(bytes)});
     auto matched = max_weight_matching(servers, pairs);

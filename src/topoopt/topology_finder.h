@@ -21,34 +21,34 @@ struct FinderOptions {
 };
 
 struct GroupRings {
-  int group = -1;                // index into Traffic::allreduce_groups; -1: the connectivity ring
-  std::vector<int> servers;      // label order of the ring rules
-  int degree = 0;                // d_k
-  std::vector<int> generators;   // the d_k rings picked (p: member j -> member j + p)
-  double mp_satisfied_bytes = 0; // MP bytes these rings gave a direct link (TopPermutations' metric)
-  int max_hops = 0;              // CoinChangeMod: the most ring hops between two members
+  int group = -1;                 // index into Traffic::allreduce_groups; -1: the connectivity ring
+  std::vector<int> servers;       // label order of the ring rules
+  int degree = 0;                 // d_k
+  std::vector<int> generators;    // the d_k rings picked (p: member j -> member j + p)
+  double mp_satisfied_bytes = 0;  // MP bytes these rings gave a direct link (TopPermutations' metric)
+  int max_hops = 0;               // CoinChangeMod: the most ring hops between two members
 };
 
 struct MpRoute {
   int src = 0;
   int dst = 0;
-  double bytes = 0;        // the transfer's bytes (transfers of the same pair are summed)
-  std::vector<int> path;   // servers from src to dst, both included
+  double bytes = 0;       // the transfer's bytes (transfers of the same pair are summed)
+  std::vector<int> path;  // servers from src to dst, both included
   int hops() const { return static_cast<int>(path.size()) - 1; }
 };
 
 struct Topology {
   int servers = 0;
   int degree = 0;
-  int degree_allreduce = 0;                 // d_AllReduce after step 1
-  int degree_mp = 0;                        // d_MP
-  std::vector<std::pair<int, int>> edges;   // directed links; a pair listed twice is two links
-  std::vector<GroupRings> allreduce;        // one entry per group that received degree
+  int degree_allreduce = 0;                                 // d_AllReduce after step 1
+  int degree_mp = 0;                                        // d_MP
+  std::vector<std::pair<int, int>> edges;                   // directed links; a pair listed twice is two links
+  std::vector<GroupRings> allreduce;                        // one entry per group that received degree
   std::vector<std::vector<std::pair<int, int>>> matchings;  // step 3, one list of pairs per round
-  std::vector<MpRoute> mp_routes;           // per (src, dst) pair with bytes > 0, sorted
-  double mp_bytes = 0;                      // all MP bytes
-  double mp_direct_bytes = 0;               // MP bytes on a one-hop route
-  double mp_byte_hops = 0;                  // sum of bytes x hops
+  std::vector<MpRoute> mp_routes;                           // per (src, dst) pair with bytes > 0, sorted
+  double mp_bytes = 0;                                      // all MP bytes
+  double mp_direct_bytes = 0;                               // MP bytes on a one-hop route
+  double mp_byte_hops = 0;                                  // sum of bytes x hops
 };
 
 // Throws InputError for N < 2, d < 1, or traffic on another server count.

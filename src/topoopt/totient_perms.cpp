@@ -29,8 +29,11 @@ std::vector<std::pair<int, int>> ring_edges(const std::vector<int>& members, int
   std::vector<std::pair<int, int>> edges;
   if (k < 2) return edges;
   if (p < 1 || p >= k || std::gcd(p, k) != 1)
-    throw InputError("ring", fmt::format("{} does not generate a ring of {} servers (needs 1 <= p < {} and gcd(p, {}) = 1)", p, k, k, k));
-  for (int j = 0; j < k; ++j) edges.emplace_back(members[static_cast<std::size_t>(j)], members[static_cast<std::size_t>((j + p) % k)]);
+    throw InputError(
+        "ring",
+        fmt::format("{} does not generate a ring of {} servers (needs 1 <= p < {} and gcd(p, {}) = 1)", p, k, k, k));
+  for (int j = 0; j < k; ++j)
+    edges.emplace_back(members[static_cast<std::size_t>(j)], members[static_cast<std::size_t>((j + p) % k)]);
   return edges;
 }
 

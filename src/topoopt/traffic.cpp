@@ -29,7 +29,8 @@ int server_at(const json& v, int servers, const std::string& where) {
 double bytes_at(const json& v, const std::string& where) {
   if (!v.is_number()) throw InputError(where, fmt::format("bytes must be a number, got {}", v.dump()));
   const double b = v.get<double>();
-  if (!std::isfinite(b) || b < 0) throw InputError(where, fmt::format("bytes must be finite and >= 0, got {}", v.dump()));
+  if (!std::isfinite(b) || b < 0)
+    throw InputError(where, fmt::format("bytes must be finite and >= 0, got {}", v.dump()));
   return b;
 }
 
@@ -48,7 +49,8 @@ Traffic parse_traffic_json(const std::string& text, int servers, const std::stri
   } catch (const json::exception& e) {
     throw InputError(source, fmt::format("invalid JSON: {}", e.what()));
   }
-  if (!j.is_object()) throw InputError(source, "the traffic file is a JSON object {\"allreduce_groups\": [...], \"mp\": [...]}");
+  if (!j.is_object())
+    throw InputError(source, "the traffic file is a JSON object {\"allreduce_groups\": [...], \"mp\": [...]}");
   for (const auto& [key, value] : j.items())
     if (key != "allreduce_groups" && key != "mp")
       throw InputError(source, fmt::format("unknown field '{}' (fields: allreduce_groups, mp)", key));
@@ -56,14 +58,17 @@ Traffic parse_traffic_json(const std::string& text, int servers, const std::stri
   t.servers = servers;
   if (j.contains("allreduce_groups")) {
     const auto& groups = j.at("allreduce_groups");
-    if (!groups.is_array()) throw InputError(source + ": allreduce_groups", "must be a list of {\"servers\": [...], \"bytes\": B}");
+    if (!groups.is_array())
+      throw InputError(source + ": allreduce_groups", "must be a list of {\"servers\": [...], \"bytes\": B}");
     for (std::size_t g = 0; g < groups.size(); ++g) {
       const std::string where = fmt::format("{}: allreduce_groups[{}]", source, g);
       const auto& e = groups[g];
       if (!e.is_object()) throw InputError(where, "must be {\"servers\": [...], \"bytes\": B}");
       for (const auto& [key, value] : e.items())
-        if (key != "servers" && key != "bytes") throw InputError(where, fmt::format("unknown field '{}' (fields: servers, bytes)", key));
-      if (!e.contains("servers") || !e.at("servers").is_array()) throw InputError(where, "field 'servers' (a list) is missing");
+        if (key != "servers" && key != "bytes")
+          throw InputError(where, fmt::format("unknown field '{}' (fields: servers, bytes)", key));
+      if (!e.contains("servers") || !e.at("servers").is_array())
+        throw InputError(where, "field 'servers' (a list) is missing");
       if (!e.contains("bytes")) throw InputError(where, "field 'bytes' is missing");
       AllReduceGroup group;
       std::set<int> seen;
@@ -85,8 +90,10 @@ Traffic parse_traffic_json(const std::string& text, int servers, const std::stri
     for (std::size_t i = 0; i < mp.size(); ++i) {
       const std::string where = fmt::format("{}: mp[{}]", source, i);
       const auto& e = mp[i];
-      if (!e.is_array() || e.size() != 3) throw InputError(where, fmt::format("must be [src, dst, bytes], got {}", e.dump()));
-      MpTransfer m{server_at(e[0], servers, where + "[0]"), server_at(e[1], servers, where + "[1]"), bytes_at(e[2], where + "[2]")};
+      if (!e.is_array() || e.size() != 3)
+        throw InputError(where, fmt::format("must be [src, dst, bytes], got {}", e.dump()));
+      MpTransfer m{server_at(e[0], servers, where + "[0]"), server_at(e[1], servers, where + "[1]"),
+                   bytes_at(e[2], where + "[2]")};
       if (m.src == m.dst) throw InputError(where, fmt::format("src and dst are both server {}", m.src));
       t.mp.push_back(m);
     }
@@ -130,13 +137,14 @@ Traffic builtin_traffic(const std::string& name, int servers) {
   if (name == "dlrm-example") {
     auto t = dlrm_example();
     if (servers != 0 && servers != t.servers)
-      throw InputError("--servers", fmt::format("dlrm-example is the {}-server example of Sec. 2.2, got {}", t.servers, servers));
+      throw InputError("--servers",
+                       fmt::format("dlrm-example is the {}-server example of Sec. 2.2, got {}", t.servers, servers));
     return t;
   }
   const auto& zoo = workload::zoo_names();
   if (std::find(zoo.begin(), zoo.end(), name) == zoo.end())
-    throw InputError("--workload", fmt::format("unknown traffic '{}' (built in: {}; others through --traffic FILE)", name,
-                                               fmt::join(builtin_traffic_names(), ", ")));
+    throw InputError("--workload", fmt::format("unknown traffic '{}' (built in: {}; others through --traffic FILE)",
+                                               name, fmt::join(builtin_traffic_names(), ", ")));
   if (servers == 0) throw InputError("--servers", fmt::format("required with the zoo workload '{}'", name));
   return zoo_traffic(name, servers);
 }

@@ -33,8 +33,7 @@ BackendMap BackendMap::parse(std::string_view text, const std::string& where) {
   for (std::size_t i = 0; i < items.size(); ++i) {
     const std::string at = fmt::format("{}, entry {} ('{}')", where, i + 1, items[i]);
     const std::size_t colon = items[i].find(':');
-    if (colon == std::string_view::npos)
-      throw InputError(at, "expected op:backend, e.g. all_reduce:shm or *:auto");
+    if (colon == std::string_view::npos) throw InputError(at, "expected op:backend, e.g. all_reduce:shm or *:auto");
     const std::string_view op = trim(items[i].substr(0, colon));
     const std::string backend(trim(items[i].substr(colon + 1)));
     // The operations that take algorithms may name one: all_reduce:mpi:ring (the backend checks
@@ -43,8 +42,8 @@ BackendMap BackendMap::parse(std::string_view text, const std::string& where) {
     require_backend(backend.substr(0, algorithm), true, at);
     if (algorithm != std::string::npos &&
         (op == "*" || backend.substr(0, algorithm) == "auto" || !rt::takes_algorithm(rt::parse_op_kind(op, at))))
-      throw InputError(at, fmt::format("only {} take an algorithm (all_reduce:mpi:ring), on a named backend",
-                                       rt::kAlgorithmOps));
+      throw InputError(
+          at, fmt::format("only {} take an algorithm (all_reduce:mpi:ring), on a named backend", rt::kAlgorithmOps));
     if (op == "*") {
       if (have_default) throw InputError(at, "'*' is given twice");
       have_default = true;

@@ -42,7 +42,8 @@ CompressionMap CompressionMap::parse(std::string_view text, const std::string& w
       throw InputError(at, "expected a bound (abs:1e-4, prec:16) or op:bound (all_reduce:abs:1e-4)");
     rt::OpKind op = rt::parse_op_kind(trim(items[i].substr(0, colon)), at);
     if (std::find(std::begin(kCompressible), std::end(kCompressible), op) == std::end(kCompressible))
-      throw InputError(at, fmt::format("{} has no compressed form (compressed: {})", rt::to_string(op), compressible_names()));
+      throw InputError(
+          at, fmt::format("{} has no compressed form (compressed: {})", rt::to_string(op), compressible_names()));
     const auto k = static_cast<std::size_t>(op);
     if (named[k]) throw InputError(at, fmt::format("operation '{}' is given twice", rt::to_string(op)));
     named[k] = true;

@@ -29,7 +29,8 @@ ProcessGroupChorus::ProcessGroupChorus(const c10::intrusive_ptr<c10d::Store>& st
   const char* map_text = std::getenv("CHORUS_BACKEND_MAP");
   map_ = BackendMap::parse(map_text != nullptr ? map_text : "", "environment CHORUS_BACKEND_MAP");
   const char* compression_text = std::getenv("CHORUS_COMPRESSION");
-  compression_ = CompressionMap::parse(compression_text != nullptr ? compression_text : "", "environment CHORUS_COMPRESSION");
+  compression_ =
+      CompressionMap::parse(compression_text != nullptr ? compression_text : "", "environment CHORUS_COMPRESSION");
   std::optional<rt::FusionOptions> fusion;  // read before anything is initialised: a bad value leaves nothing behind
   if (const char* f = std::getenv("CHORUS_FUSION"); f != nullptr && *f != '\0' && std::string_view(f) != "0")
     fusion = rt::parse_fusion_options(f, "environment CHORUS_FUSION");
@@ -84,7 +85,7 @@ ProcessGroupChorus::~ProcessGroupChorus() {
   // (the last reference dropped in C++) has nothing to give up.
   std::optional<pybind11::gil_scoped_release> no_gil;
   if (Py_IsInitialized() != 0 && PyGILState_Check() != 0) no_gil.emplace();
-  fusion_.reset();  // collective, like the group's destruction
+  fusion_.reset();       // collective, like the group's destruction
   compressors_.clear();  // waits for the compressed collectives still queued
   if (!owns_runtime_) return;
   try {
@@ -98,11 +99,16 @@ std::optional<ProcessGroupChorus::Compressed> ProcessGroupChorus::compressed(OpK
   if (!bound) return std::nullopt;
   const std::size_t n = static_cast<std::size_t>(t.numel());
   switch (t.scalar_type()) {
-    case at::kFloat: return Compressed{*bound, DType::f32, n};
-    case at::kDouble: return Compressed{*bound, DType::f64, n};
-    case at::kComplexFloat: return Compressed{*bound, DType::f32, 2 * n};
-    case at::kComplexDouble: return Compressed{*bound, DType::f64, 2 * n};
-    default: return std::nullopt;  // zfp compresses float32 and float64
+    case at::kFloat:
+      return Compressed{*bound, DType::f32, n};
+    case at::kDouble:
+      return Compressed{*bound, DType::f64, n};
+    case at::kComplexFloat:
+      return Compressed{*bound, DType::f32, 2 * n};
+    case at::kComplexDouble:
+      return Compressed{*bound, DType::f64, 2 * n};
+    default:
+      return std::nullopt;  // zfp compresses float32 and float64
   }
 }
 
@@ -117,7 +123,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::run_compressed(TorchOp call) 
   if (const auto it = compressors_.find(backend); it != compressors_.end()) {
     using Lane = rt::compressed::Compressor::LaneKind;
     w = it->second->run(call.title, std::move(call.compressed), nullptr,
-                        call.kind == OpKind::send ? Lane::send : call.kind == OpKind::recv ? Lane::recv : Lane::collective);
+                        call.kind == OpKind::send   ? Lane::send
+                        : call.kind == OpKind::recv ? Lane::recv
+                                                    : Lane::collective);
   } else {
     rt::compressed::Stats st;
     call.compressed(backend, &st);
@@ -156,35 +164,39 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::issue(TorchOp call, const Pla
 // ---- The operations: check, build the TorchOp, issue ------------------------------------------------
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::broadcast(std::vector<at::Tensor>& tensors,
-                                                            const c10d::BroadcastOptions& opts) {
+                                                             const c10d::BroadcastOptions& opts) {
   at::Tensor& t = single(tensors, "broadcast", "tensor");
   const int root = static_cast<int>(opts.rootRank);
   check_rank(root, size_, "broadcast", "src");
-  TORCH_CHECK_VALUE(opts.rootTensor == 0, "chorus: broadcast: root tensor ", opts.rootTensor, " (one tensor per process)");
+  TORCH_CHECK_VALUE(opts.rootTensor == 0, "chorus: broadcast: root tensor ", opts.rootTensor,
+                    " (one tensor per process)");
   void* p = t.data_ptr();
   const std::size_t n = nbytes(t);
-  return issue({c10d::OpType::BROADCAST, "chorus:broadcast", OpKind::broadcast, {t}, {t}, {}, {}, n},
-               [&](const std::string& b) { return rt::broadcast(b, p, n, kBytes, root, true); },
-               [&](rt::Fusion& f, const std::string& b) { return f.broadcast(b, p, n, kBytes, root); });
+  return issue(
+      {c10d::OpType::BROADCAST, "chorus:broadcast", OpKind::broadcast, {t}, {t}, {}, {}, n},
+      [&](const std::string& b) { return rt::broadcast(b, p, n, kBytes, root, true); },
+      [&](rt::Fusion& f, const std::string& b) { return f.broadcast(b, p, n, kBytes, root); });
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::allreduce(std::vector<at::Tensor>& tensors,
-                                                            const c10d::AllreduceOptions& opts) {
+                                                             const c10d::AllreduceOptions& opts) {
   at::Tensor& t = single(tensors, "all_reduce", "tensor");
   const Reduction r = reduction_of(t, opts.reduceOp, "all_reduce");
   void* p = t.data_ptr();
   const std::size_t count = count_of(t, r);
-  TorchOp call{c10d::OpType::ALLREDUCE, "chorus:all_reduce", OpKind::all_reduce, {t}, {t}, {}, {}, count * rt::dtype_bytes(r.dtype)};
+  TorchOp call{c10d::OpType::ALLREDUCE,         "chorus:all_reduce", OpKind::all_reduce, {t}, {t}, {}, {},
+               count * rt::dtype_bytes(r.dtype)};
   if (auto c = compressed(OpKind::all_reduce, t); c && (r.op == rt::ReduceOp::sum || r.op == rt::ReduceOp::avg))
     call.compressed = [p, c = *c, op = r.op](const std::string& b, rt::compressed::Stats* st) {
       rt::compressed::all_reduce(b, p, p, c.count, c.dtype, op, c.bound, st);
     };
-  return issue(std::move(call), [&](const std::string& b) { return rt::all_reduce(b, p, p, count, r.dtype, r.op, true); },
-               [&](rt::Fusion& f, const std::string& b) { return f.all_reduce(b, p, p, count, r.dtype, r.op); });
+  return issue(
+      std::move(call), [&](const std::string& b) { return rt::all_reduce(b, p, p, count, r.dtype, r.op, true); },
+      [&](rt::Fusion& f, const std::string& b) { return f.all_reduce(b, p, p, count, r.dtype, r.op); });
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::allreduce_coalesced(std::vector<at::Tensor>& tensors,
-                                                                      const c10d::AllreduceCoalescedOptions& opts) {
+                                                                       const c10d::AllreduceCoalescedOptions& opts) {
   TORCH_CHECK_VALUE(!tensors.empty(), "chorus: all_reduce_coalesced: no tensors");
   for (std::size_t i = 0; i < tensors.size(); ++i) {
     check_tensor(tensors[i], "all_reduce_coalesced", fmt::format("tensors[{}]", i));
@@ -193,19 +205,24 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::allreduce_coalesced(std::vect
   const Reduction r = reduction_of(tensors[0], opts.reduceOp, "all_reduce_coalesced");
   at::Tensor flat = flatten(tensors, *pool_);  // one operation for all: the fusion torch asks for here
   void* p = flat.data_ptr();
-  TorchOp call{c10d::OpType::ALLREDUCE_COALESCED, "chorus:all_reduce_coalesced", OpKind::all_reduce, tensors, tensors,
-            [flat, tensors]() mutable { unflatten(flat, tensors); }, {flat}};
+  TorchOp call{c10d::OpType::ALLREDUCE_COALESCED,
+               "chorus:all_reduce_coalesced",
+               OpKind::all_reduce,
+               tensors,
+               tensors,
+               [flat, tensors]() mutable { unflatten(flat, tensors); },
+               {flat}};
   if (auto c = compressed(OpKind::all_reduce, flat); c && (r.op == rt::ReduceOp::sum || r.op == rt::ReduceOp::avg))
     call.compressed = [p, c = *c, op = r.op](const std::string& b, rt::compressed::Stats* st) {
       rt::compressed::all_reduce(b, p, p, c.count, c.dtype, op, c.bound, st);
     };
-  return issue(std::move(call),
-               [&](const std::string& b) { return rt::all_reduce(b, p, p, count_of(flat, r), r.dtype, r.op, true); },
-               kNotFused);
+  return issue(
+      std::move(call),
+      [&](const std::string& b) { return rt::all_reduce(b, p, p, count_of(flat, r), r.dtype, r.op, true); }, kNotFused);
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::reduce(std::vector<at::Tensor>& tensors,
-                                                         const c10d::ReduceOptions& opts) {
+                                                          const c10d::ReduceOptions& opts) {
   at::Tensor& t = single(tensors, "reduce", "tensor");
   const int root = static_cast<int>(opts.rootRank);
   check_rank(root, size_, "reduce", "dst");
@@ -213,14 +230,15 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::reduce(std::vector<at::Tensor
   const Reduction r = reduction_of(t, opts.reduceOp, "reduce");
   void* p = t.data_ptr();
   const std::size_t count = count_of(t, r);
-  return issue({c10d::OpType::REDUCE, "chorus:reduce", OpKind::reduce, {t}, {t}, {}, {}, count * rt::dtype_bytes(r.dtype)},
-               [&](const std::string& b) { return rt::reduce(b, p, p, count, r.dtype, r.op, root, true); },
-               [&](rt::Fusion& f, const std::string& b) { return f.reduce(b, p, p, count, r.dtype, r.op, root); });
+  return issue(
+      {c10d::OpType::REDUCE, "chorus:reduce", OpKind::reduce, {t}, {t}, {}, {}, count * rt::dtype_bytes(r.dtype)},
+      [&](const std::string& b) { return rt::reduce(b, p, p, count, r.dtype, r.op, root, true); },
+      [&](rt::Fusion& f, const std::string& b) { return f.reduce(b, p, p, count, r.dtype, r.op, root); });
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::allgather(std::vector<std::vector<at::Tensor>>& outputs,
-                                                            std::vector<at::Tensor>& inputs,
-                                                            const c10d::AllgatherOptions&) {
+                                                             std::vector<at::Tensor>& inputs,
+                                                             const c10d::AllgatherOptions&) {
   at::Tensor& in = single(inputs, "all_gather", "input");
   TORCH_CHECK_VALUE(outputs.size() == 1 && outputs[0].size() == static_cast<std::size_t>(size_),
                     "chorus: all_gather: expected one list of ", size_, " output tensors (one per rank)");
@@ -229,18 +247,24 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::allgather(std::vector<std::ve
   std::vector<at::Tensor> outs = outputs[0];
   void* i = in.data_ptr();
   void* o = flat.data_ptr();
-  TorchOp call{c10d::OpType::ALLGATHER, "chorus:all_gather", OpKind::all_gather, {in}, outs,
-            [flat, outs]() mutable { unflatten(flat, outs); }, {flat}};
+  TorchOp call{c10d::OpType::ALLGATHER,
+               "chorus:all_gather",
+               OpKind::all_gather,
+               {in},
+               outs,
+               [flat, outs]() mutable { unflatten(flat, outs); },
+               {flat}};
   if (auto c = compressed(OpKind::all_gather, in))
     call.compressed = [i, o, c = *c](const std::string& b, rt::compressed::Stats* st) {
       rt::compressed::all_gather(b, i, o, c.count, c.dtype, c.bound, st);
     };
-  return issue(std::move(call), [&](const std::string& b) { return rt::all_gather(b, i, o, nbytes(in), kBytes, true); },
-               kNotFused);
+  return issue(
+      std::move(call), [&](const std::string& b) { return rt::all_gather(b, i, o, nbytes(in), kBytes, true); },
+      kNotFused);
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::_allgather_base(at::Tensor& output, at::Tensor& input,
-                                                                  const c10d::AllgatherOptions&) {
+                                                                   const c10d::AllgatherOptions&) {
   check_tensor(input, "all_gather_into_tensor", "input");
   check_tensor(output, "all_gather_into_tensor", "output");
   same_kind(input, output, "all_gather_into_tensor", "output");
@@ -249,19 +273,26 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::_allgather_base(at::Tensor& o
   void* i = input.data_ptr();
   void* o = output.data_ptr();
   const std::size_t n = nbytes(input);
-  TorchOp call{c10d::OpType::_ALLGATHER_BASE, "chorus:all_gather_into_tensor", OpKind::all_gather, {input, output}, {output},
-            {}, {}, n};
+  TorchOp call{c10d::OpType::_ALLGATHER_BASE,
+               "chorus:all_gather_into_tensor",
+               OpKind::all_gather,
+               {input, output},
+               {output},
+               {},
+               {},
+               n};
   if (auto c = compressed(OpKind::all_gather, input))
     call.compressed = [i, o, c = *c](const std::string& b, rt::compressed::Stats* st) {
       rt::compressed::all_gather(b, i, o, c.count, c.dtype, c.bound, st);
     };
-  return issue(std::move(call), [&](const std::string& b) { return rt::all_gather(b, i, o, n, kBytes, true); },
-               [&](rt::Fusion& f, const std::string& b) { return f.all_gather(b, i, o, n, kBytes); });
+  return issue(
+      std::move(call), [&](const std::string& b) { return rt::all_gather(b, i, o, n, kBytes, true); },
+      [&](rt::Fusion& f, const std::string& b) { return f.all_gather(b, i, o, n, kBytes); });
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::allgather_coalesced(std::vector<std::vector<at::Tensor>>& outputs,
-                                                                      std::vector<at::Tensor>& inputs,
-                                                                      const c10d::AllgatherOptions&) {
+                                                                       std::vector<at::Tensor>& inputs,
+                                                                       const c10d::AllgatherOptions&) {
   TORCH_CHECK_VALUE(!inputs.empty(), "chorus: all_gather_coalesced: no input tensors");
   TORCH_CHECK_VALUE(outputs.size() == static_cast<std::size_t>(size_), "chorus: all_gather_coalesced: expected ", size_,
                     " output lists (one per rank), got ", outputs.size());
@@ -280,15 +311,21 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::allgather_coalesced(std::vect
   }
   at::Tensor in = flatten(inputs, *pool_);
   at::Tensor flat = pool_->take(static_cast<std::int64_t>(size_) * in.numel(), in.scalar_type());
-  return issue({c10d::OpType::ALLGATHER_COALESCED, "chorus:all_gather_coalesced", OpKind::all_gather, {}, outs,
-                [flat, outs]() mutable { unflatten(flat, outs); }, {in, flat}},
-               [&](const std::string& b) { return rt::all_gather(b, in.data_ptr(), flat.data_ptr(), nbytes(in), kBytes, true); },
-               kNotFused);
+  return issue(
+      {c10d::OpType::ALLGATHER_COALESCED,
+       "chorus:all_gather_coalesced",
+       OpKind::all_gather,
+       {},
+       outs,
+       [flat, outs]() mutable { unflatten(flat, outs); },
+       {in, flat}},
+      [&](const std::string& b) { return rt::all_gather(b, in.data_ptr(), flat.data_ptr(), nbytes(in), kBytes, true); },
+      kNotFused);
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::gather(std::vector<std::vector<at::Tensor>>& outputs,
-                                                         std::vector<at::Tensor>& inputs,
-                                                         const c10d::GatherOptions& opts) {
+                                                          std::vector<at::Tensor>& inputs,
+                                                          const c10d::GatherOptions& opts) {
   at::Tensor& in = single(inputs, "gather", "input");
   const int root = static_cast<int>(opts.rootRank);
   check_rank(root, size_, "gather", "dst");
@@ -309,13 +346,14 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::gather(std::vector<std::vecto
   const void* i = in.data_ptr();
   void* gathered = flat.defined() ? flat.data_ptr() : nullptr;
   const std::size_t n = nbytes(in);
-  return issue(std::move(call), [&](const std::string& b) { return rt::gather(b, i, gathered, n, kBytes, root, true); },
-               [&](rt::Fusion& f, const std::string& b) { return f.gather(b, i, gathered, n, kBytes, root); });
+  return issue(
+      std::move(call), [&](const std::string& b) { return rt::gather(b, i, gathered, n, kBytes, root, true); },
+      [&](rt::Fusion& f, const std::string& b) { return f.gather(b, i, gathered, n, kBytes, root); });
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::scatter(std::vector<at::Tensor>& outputs,
-                                                          std::vector<std::vector<at::Tensor>>& inputs,
-                                                          const c10d::ScatterOptions& opts) {
+                                                           std::vector<std::vector<at::Tensor>>& inputs,
+                                                           const c10d::ScatterOptions& opts) {
   at::Tensor& out = single(outputs, "scatter", "output");
   const int root = static_cast<int>(opts.rootRank);
   check_rank(root, size_, "scatter", "src");
@@ -334,28 +372,30 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::scatter(std::vector<at::Tenso
   const void* blocks = flat.defined() ? flat.data_ptr() : nullptr;
   void* o = out.data_ptr();
   const std::size_t n = nbytes(out);
-  return issue(std::move(call), [&](const std::string& b) { return rt::scatter(b, blocks, o, n, kBytes, root, true); },
-               [&](rt::Fusion& f, const std::string& b) { return f.scatter(b, blocks, o, n, kBytes, root); });
+  return issue(
+      std::move(call), [&](const std::string& b) { return rt::scatter(b, blocks, o, n, kBytes, root, true); },
+      [&](rt::Fusion& f, const std::string& b) { return f.scatter(b, blocks, o, n, kBytes, root); });
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::reduce_scatter(std::vector<at::Tensor>& outputs,
-                                                                 std::vector<std::vector<at::Tensor>>& inputs,
-                                                                 const c10d::ReduceScatterOptions& opts) {
+                                                                  std::vector<std::vector<at::Tensor>>& inputs,
+                                                                  const c10d::ReduceScatterOptions& opts) {
   at::Tensor& out = single(outputs, "reduce_scatter", "output");
   TORCH_CHECK_VALUE(inputs.size() == 1 && inputs[0].size() == static_cast<std::size_t>(size_),
                     "chorus: reduce_scatter: expected one list of ", size_, " input tensors (one per rank)");
   check_list(inputs[0], out, "reduce_scatter", "input_list");
   const Reduction r = reduction_of(out, opts.reduceOp, "reduce_scatter");
   at::Tensor flat = flatten(inputs[0], *pool_);
-  return issue({c10d::OpType::REDUCE_SCATTER, "chorus:reduce_scatter", OpKind::reduce_scatter, {out}, {out}, {}, {flat}},
-               [&](const std::string& b) {
-                 return rt::reduce_scatter(b, flat.data_ptr(), out.data_ptr(), count_of(out, r), r.dtype, r.op, true);
-               },
-               kNotFused);
+  return issue(
+      {c10d::OpType::REDUCE_SCATTER, "chorus:reduce_scatter", OpKind::reduce_scatter, {out}, {out}, {}, {flat}},
+      [&](const std::string& b) {
+        return rt::reduce_scatter(b, flat.data_ptr(), out.data_ptr(), count_of(out, r), r.dtype, r.op, true);
+      },
+      kNotFused);
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::_reduce_scatter_base(at::Tensor& output, at::Tensor& input,
-                                                                       const c10d::ReduceScatterOptions& opts) {
+                                                                        const c10d::ReduceScatterOptions& opts) {
   check_tensor(input, "reduce_scatter_tensor", "input");
   check_tensor(output, "reduce_scatter_tensor", "output");
   same_kind(output, input, "reduce_scatter_tensor", "input");
@@ -365,54 +405,66 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::_reduce_scatter_base(at::Tens
   const void* i = input.data_ptr();
   void* o = output.data_ptr();
   const std::size_t count = count_of(output, r);
-  return issue({c10d::OpType::_REDUCE_SCATTER_BASE, "chorus:reduce_scatter_tensor", OpKind::reduce_scatter,
-                {input, output}, {output}, {}, {}, nbytes(output)},
-               [&](const std::string& b) { return rt::reduce_scatter(b, i, o, count, r.dtype, r.op, true); },
-               [&](rt::Fusion& f, const std::string& b) { return f.reduce_scatter(b, i, o, count, r.dtype, r.op); });
+  return issue(
+      {c10d::OpType::_REDUCE_SCATTER_BASE,
+       "chorus:reduce_scatter_tensor",
+       OpKind::reduce_scatter,
+       {input, output},
+       {output},
+       {},
+       {},
+       nbytes(output)},
+      [&](const std::string& b) { return rt::reduce_scatter(b, i, o, count, r.dtype, r.op, true); },
+      [&](rt::Fusion& f, const std::string& b) { return f.reduce_scatter(b, i, o, count, r.dtype, r.op); });
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::alltoall_base(at::Tensor& output, at::Tensor& input,
-                                                                std::vector<std::int64_t>& output_splits,
-                                                                std::vector<std::int64_t>& input_splits,
-                                                                const c10d::AllToAllOptions&) {
+                                                                 std::vector<std::int64_t>& output_splits,
+                                                                 std::vector<std::int64_t>& input_splits,
+                                                                 const c10d::AllToAllOptions&) {
   check_tensor(input, "all_to_all_single", "input");
   check_tensor(output, "all_to_all_single", "output");
   same_kind(input, output, "all_to_all_single", "output");
   const void* i = input.data_ptr();
   void* o = output.data_ptr();
-  TorchOp call{c10d::OpType::ALLTOALL_BASE, "chorus:all_to_all_single", OpKind::all_to_all_single, {input, output}, {output}};
+  TorchOp call{
+      c10d::OpType::ALLTOALL_BASE, "chorus:all_to_all_single", OpKind::all_to_all_single, {input, output}, {output}};
   if (output_splits.empty() && input_splits.empty()) {
     TORCH_CHECK_VALUE(input.numel() == output.numel(), "chorus: all_to_all_single: output has ", output.numel(),
                       " elements, the input ", input.numel());
     const std::size_t block = split_bytes(input, {}, size_, "input").counts[0];  // bytes per rank
     call.fused_bytes = block;
     if (auto c = compressed(OpKind::all_to_all_single, input))
-      call.compressed = [i, o, c = *c, n = static_cast<std::size_t>(size_)](const std::string& b, rt::compressed::Stats* st) {
+      call.compressed = [i, o, c = *c, n = static_cast<std::size_t>(size_)](const std::string& b,
+                                                                            rt::compressed::Stats* st) {
         rt::compressed::all_to_all_single(b, i, o, c.count / n, c.dtype, c.bound, st);
       };
-    return issue(std::move(call), [&](const std::string& b) { return rt::all_to_all_single(b, i, o, block, kBytes, true); },
-                 [&](rt::Fusion& f, const std::string& b) { return f.all_to_all_single(b, i, o, block, kBytes); });
+    return issue(
+        std::move(call), [&](const std::string& b) { return rt::all_to_all_single(b, i, o, block, kBytes, true); },
+        [&](rt::Fusion& f, const std::string& b) { return f.all_to_all_single(b, i, o, block, kBytes); });
   }
   const auto sends = split_bytes(input, input_splits, size_, "input");
   const auto recvs = split_bytes(output, output_splits, size_, "output");
   // (all_to_allv takes no algorithm: "mpi:pairwise" of the map is mpi here). With fusion, every
   // one goes to it whatever its size (fused_bytes 0): the sizes differ per rank, so only the
   // fusion's agreement can decide alike on every rank what runs alone.
-  return issue(std::move(call),
-               [&](const std::string& b) {
-                 return rt::all_to_allv(plain_backend(b), i, sends.counts, sends.displs, o, recvs.counts, recvs.displs, kBytes, true);
-               },
-               [&](rt::Fusion& f, const std::string& b) {
-                 return f.all_to_allv(plain_backend(b), i, sends.counts, sends.displs, o, recvs.counts, recvs.displs, kBytes);
-               });
+  return issue(
+      std::move(call),
+      [&](const std::string& b) {
+        return rt::all_to_allv(plain_backend(b), i, sends.counts, sends.displs, o, recvs.counts, recvs.displs, kBytes,
+                               true);
+      },
+      [&](rt::Fusion& f, const std::string& b) {
+        return f.all_to_allv(plain_backend(b), i, sends.counts, sends.displs, o, recvs.counts, recvs.displs, kBytes);
+      });
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::alltoall(std::vector<at::Tensor>& outputs,
-                                                           std::vector<at::Tensor>& inputs,
-                                                           const c10d::AllToAllOptions&) {
+                                                            std::vector<at::Tensor>& inputs,
+                                                            const c10d::AllToAllOptions&) {
   TORCH_CHECK_VALUE(inputs.size() == static_cast<std::size_t>(size_) && outputs.size() == inputs.size(),
-                    "chorus: all_to_all: expected ", size_, " input and ", size_, " output tensors, got ", inputs.size(),
-                    " and ", outputs.size());
+                    "chorus: all_to_all: expected ", size_, " input and ", size_, " output tensors, got ",
+                    inputs.size(), " and ", outputs.size());
   std::vector<const void*> ins;
   std::vector<void*> outs;
   rt::Counts in_counts, out_counts;
@@ -429,9 +481,10 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::alltoall(std::vector<at::Tens
   auto w = rt::all_to_all(backend_for(OpKind::all_to_all), ins, in_counts, outs, out_counts, kBytes, true);
   std::vector<at::Tensor> keep = inputs;
   keep.insert(keep.end(), outputs.begin(), outputs.end());
-  return issue({c10d::OpType::ALLTOALL, "chorus:all_to_all", OpKind::all_to_all, std::move(keep), outputs},
-               [&](const std::string& b) { return rt::all_to_all(b, ins, in_counts, outs, out_counts, kBytes, true); },
-               kNotFused);
+  return issue(
+      {c10d::OpType::ALLTOALL, "chorus:all_to_all", OpKind::all_to_all, std::move(keep), outputs},
+      [&](const std::string& b) { return rt::all_to_all(b, ins, in_counts, outs, out_counts, kBytes, true); },
+      kNotFused);
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::send(std::vector<at::Tensor>& tensors, int dst, int tag) {
@@ -444,8 +497,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::send(std::vector<at::Tensor>&
     call.compressed = [p, c = *c, dst](const std::string& b, rt::compressed::Stats* st) {
       rt::compressed::send(b, p, c.count, c.dtype, dst, c.bound, st);
     };
-  return issue(std::move(call), [&](const std::string& b) { return rt::send(b, p, nbytes(t), kBytes, dst, true); },
-               kNotFused);
+  return issue(
+      std::move(call), [&](const std::string& b) { return rt::send(b, p, nbytes(t), kBytes, dst, true); }, kNotFused);
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::recv(std::vector<at::Tensor>& tensors, int src, int tag) {
@@ -458,8 +511,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::recv(std::vector<at::Tensor>&
     call.compressed = [p, c = *c, src](const std::string& b, rt::compressed::Stats* st) {
       rt::compressed::recv(b, p, c.count, c.dtype, src, c.bound, st);
     };
-  return issue(std::move(call), [&](const std::string& b) { return rt::recv(b, p, nbytes(t), kBytes, src, true); },
-               kNotFused);
+  return issue(
+      std::move(call), [&](const std::string& b) { return rt::recv(b, p, nbytes(t), kBytes, src, true); }, kNotFused);
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::recvAnysource(std::vector<at::Tensor>&, int) {
@@ -468,8 +521,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::recvAnysource(std::vector<at:
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::barrier(const c10d::BarrierOptions&) {
-  return issue({c10d::OpType::BARRIER, "chorus:barrier", OpKind::barrier, {}, {}},
-               [](const std::string& b) { return rt::barrier(b, true); }, kNotFused);
+  return issue(
+      {c10d::OpType::BARRIER, "chorus:barrier", OpKind::barrier, {}, {}},
+      [](const std::string& b) { return rt::barrier(b, true); }, kNotFused);
 }
 
 }  // namespace chorus::torch_backend

@@ -12,8 +12,7 @@ void check_tensor(const at::Tensor& t, std::string_view op, std::string_view wha
   TORCH_CHECK_VALUE(t.defined(), "chorus: ", op, ": ", what, " is an undefined tensor");
   TORCH_CHECK_VALUE(t.device().is_cpu(), "chorus: ", op, ": ", what, " is on ", t.device().str(),
                     "; the chorus backend moves CPU tensors (use .cpu())");
-  TORCH_CHECK_VALUE(t.layout() == at::kStrided, "chorus: ", op, ": ", what, " is not dense (layout ", t.layout(),
-                    ")");
+  TORCH_CHECK_VALUE(t.layout() == at::kStrided, "chorus: ", op, ": ", what, " is not dense (layout ", t.layout(), ")");
   TORCH_CHECK_VALUE(t.is_contiguous(), "chorus: ", op, ": ", what, " is not contiguous (use .contiguous())");
 }
 
@@ -35,7 +34,8 @@ void same_shape(const at::Tensor& a, const at::Tensor& b, std::string_view op, s
                     a.numel());
 }
 
-void check_list(const std::vector<at::Tensor>& list, const at::Tensor& like, std::string_view op, std::string_view name) {
+void check_list(const std::vector<at::Tensor>& list, const at::Tensor& like, std::string_view op,
+                std::string_view name) {
   for (std::size_t j = 0; j < list.size(); ++j) {
     const std::string what = fmt::format("{}[{}]", name, j);
     check_tensor(list[j], op, what);
@@ -47,24 +47,43 @@ Reduction reduction_of(const at::Tensor& t, const c10d::ReduceOp& reduce_op, std
   using R = c10d::ReduceOp;
   rt::ReduceOp rop = rt::ReduceOp::sum;
   switch (static_cast<R::RedOpType>(reduce_op)) {
-    case R::SUM: rop = rt::ReduceOp::sum; break;
-    case R::AVG: rop = rt::ReduceOp::avg; break;
-    case R::PRODUCT: rop = rt::ReduceOp::prod; break;
-    case R::MIN: rop = rt::ReduceOp::min; break;
-    case R::MAX: rop = rt::ReduceOp::max; break;
+    case R::SUM:
+      rop = rt::ReduceOp::sum;
+      break;
+    case R::AVG:
+      rop = rt::ReduceOp::avg;
+      break;
+    case R::PRODUCT:
+      rop = rt::ReduceOp::prod;
+      break;
+    case R::MIN:
+      rop = rt::ReduceOp::min;
+      break;
+    case R::MAX:
+      rop = rt::ReduceOp::max;
+      break;
     default:
-      TORCH_CHECK_VALUE(false, "chorus: ", op, ": reduce op ", static_cast<int>(static_cast<R::RedOpType>(reduce_op)),
-                        " (BAND, BOR, BXOR or PREMUL_SUM) is not supported; chorus reduces with SUM, AVG, PRODUCT, MIN, MAX");
+      TORCH_CHECK_VALUE(
+          false, "chorus: ", op, ": reduce op ", static_cast<int>(static_cast<R::RedOpType>(reduce_op)),
+          " (BAND, BOR, BXOR or PREMUL_SUM) is not supported; chorus reduces with SUM, AVG, PRODUCT, MIN, MAX");
   }
   switch (t.scalar_type()) {
-    case at::kHalf: return {DType::f16, 1, rop};
-    case at::kBFloat16: return {DType::bf16, 1, rop};
-    case at::kFloat: return {DType::f32, 1, rop};
-    case at::kDouble: return {DType::f64, 1, rop};
-    case at::kChar: return {DType::i8, 1, rop};
-    case at::kByte: return {DType::u8, 1, rop};
-    case at::kInt: return {DType::i32, 1, rop};
-    case at::kLong: return {DType::i64, 1, rop};
+    case at::kHalf:
+      return {DType::f16, 1, rop};
+    case at::kBFloat16:
+      return {DType::bf16, 1, rop};
+    case at::kFloat:
+      return {DType::f32, 1, rop};
+    case at::kDouble:
+      return {DType::f64, 1, rop};
+    case at::kChar:
+      return {DType::i8, 1, rop};
+    case at::kByte:
+      return {DType::u8, 1, rop};
+    case at::kInt:
+      return {DType::i32, 1, rop};
+    case at::kLong:
+      return {DType::i64, 1, rop};
     case at::kBool:
       // As NCCL: a sum of booleans is their logical or, a product their logical and.
       TORCH_CHECK_VALUE(rop != rt::ReduceOp::avg, "chorus: ", op, ": AVG of a bool tensor is undefined");
@@ -119,7 +138,8 @@ void check_tag(int tag, std::string_view op) {
                     "tag 0");
 }
 
-tensor_adapt::Split split_bytes(const at::Tensor& t, const std::vector<std::int64_t>& splits, int size, std::string_view side) {
+tensor_adapt::Split split_bytes(const at::Tensor& t, const std::vector<std::int64_t>& splits, int size,
+                                std::string_view side) {
   const std::int64_t rows = t.dim() == 0 ? 1 : t.size(0);
   const std::size_t row_bytes = tensor_adapt::row_units(nbytes(t), static_cast<std::size_t>(rows));
   const auto world = static_cast<std::size_t>(size);
@@ -135,10 +155,10 @@ tensor_adapt::Split split_bytes(const at::Tensor& t, const std::vector<std::int6
     using Kind = tensor_adapt::SplitError::Kind;
     TORCH_CHECK_VALUE(e.kind != Kind::length, "chorus: all_to_all_single: ", side, "_split_sizes has ", splits.size(),
                       " entries, the world size is ", size);
-    TORCH_CHECK_VALUE(e.kind != Kind::negative, "chorus: all_to_all_single: ", side, "_split_sizes[", e.index, "] = ",
-                      e.value, " is negative");
-    TORCH_CHECK_VALUE(false, "chorus: all_to_all_single: ", side, "_split_sizes sum to ", e.value, ", the ", side, " has ",
-                      rows, " rows");
+    TORCH_CHECK_VALUE(e.kind != Kind::negative, "chorus: all_to_all_single: ", side, "_split_sizes[", e.index,
+                      "] = ", e.value, " is negative");
+    TORCH_CHECK_VALUE(false, "chorus: all_to_all_single: ", side, "_split_sizes sum to ", e.value, ", the ", side,
+                      " has ", rows, " rows");
     throw;
   }
 }

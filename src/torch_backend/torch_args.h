@@ -30,7 +30,8 @@ at::Tensor& single(std::vector<at::Tensor>& tensors, std::string_view op, std::s
 void same_kind(const at::Tensor& a, const at::Tensor& b, std::string_view op, std::string_view what);
 void same_shape(const at::Tensor& a, const at::Tensor& b, std::string_view op, std::string_view what);
 // Every tensor of `list` checked and of `like`'s dtype and size; named "<name>[j]".
-void check_list(const std::vector<at::Tensor>& list, const at::Tensor& like, std::string_view op, std::string_view name);
+void check_list(const std::vector<at::Tensor>& list, const at::Tensor& like, std::string_view op,
+                std::string_view name);
 void check_rank(int r, int size, std::string_view op, std::string_view what);
 void check_tag(int tag, std::string_view op);
 
@@ -41,7 +42,9 @@ struct Reduction {
   rt::ReduceOp op;
 };
 Reduction reduction_of(const at::Tensor& t, const c10d::ReduceOp& reduce_op, std::string_view op);
-inline std::size_t count_of(const at::Tensor& t, const Reduction& r) { return static_cast<std::size_t>(t.numel()) * r.factor; }
+inline std::size_t count_of(const at::Tensor& t, const Reduction& r) {
+  return static_cast<std::size_t>(t.numel()) * r.factor;
+}
 
 // "mpi:ring" names all_reduce's algorithm on mpi: the backend is mpi.
 inline std::string plain_backend(const std::string& backend) { return backend.substr(0, backend.find(':')); }
@@ -53,6 +56,7 @@ void unflatten(const at::Tensor& flat, std::vector<at::Tensor>& tensors);
 
 // Byte counts and displacements of an all_to_all_single side ("input" or "output"): `splits` rows
 // per rank (empty: equal parts) of a tensor whose first dimension is split.
-tensor_adapt::Split split_bytes(const at::Tensor& t, const std::vector<std::int64_t>& splits, int size, std::string_view side);
+tensor_adapt::Split split_bytes(const at::Tensor& t, const std::vector<std::int64_t>& splits, int size,
+                                std::string_view side);
 
 }  // namespace chorus::torch_backend

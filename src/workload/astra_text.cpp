@@ -14,7 +14,7 @@ namespace {
 
 struct LayerLine {
   std::string name;
-  double compute[3];       // fwd, ig, wg (cycles)
+  double compute[3];  // fwd, ig, wg (cycles)
   bool has_comm[3];
   coll::CollectiveOp op[3];
   double size[3];
@@ -128,7 +128,8 @@ Dag parse_astra_text(const std::string& text, const std::string& source, const n
     if ((key == "pp:" || key == "ga:") && integer(key.substr(0, key.size() - 1), value) > 1)
       throw InputError(at(), fmt::format("'{} {}': pipeline stages and gradient accumulation are not imported from "
                                          "ASTRA-sim text workloads; describe the model in a workload YAML file "
-                                         "(parallelism: pp_stages, microbatches) instead", key, value));
+                                         "(parallelism: pp_stages, microbatches) instead",
+                                         key, value));
     if (key == "DLRM_LAST_BOTTOM_LAYER:") {
       last_bottom = integer("DLRM_LAST_BOTTOM_LAYER", value);
       continue;
@@ -144,14 +145,16 @@ Dag parse_astra_text(const std::string& text, const std::string& source, const n
   }
   if (dlrm && last_bottom < 0)
     throw InputError(at(), fmt::format("{} needs the index (>= 0) of the last bottom-MLP layer after it ('{} 4', or "
-                                       "'DLRM_LAST_BOTTOM_LAYER: 4')", kind, kind));
+                                       "'DLRM_LAST_BOTTOM_LAYER: 4')",
+                                       kind, kind));
   // ASTRA-sim 1.0 decides the dimensions of HYBRID_DATA_MODEL, HYBRID_MODEL_DATA and
   // HYBRID_CUSTOMIZED by fixed rules; the transformer policies (and hybrids 1.0 does not know,
   // such as SimAI's) need the group.
   if (hybrid && !dlrm && !customized && mp_npus < 0 && kind != "HYBRID_DATA_MODEL" && kind != "HYBRID_MODEL_DATA")
     throw InputError(at(), fmt::format("{} needs 'model_parallel_NPU_group: N' (ASTRA-sim 1.0 chooses the dimensions "
                                        "itself only for HYBRID_DATA_MODEL, HYBRID_MODEL_DATA, HYBRID_CUSTOMIZED and "
-                                       "HYBRID_DLRM)", kind));
+                                       "HYBRID_DLRM)",
+                                       kind));
   std::vector<int> all;
   for (int k = 0; k < network.num_dims(); ++k) all.push_back(k);
   PhaseDims file_dims;
@@ -171,20 +174,21 @@ Dag parse_astra_text(const std::string& text, const std::string& source, const n
       throw InputError(at(), fmt::format("expected the number of layers (>= 1), got '{}'", line));
   }
   std::vector<LayerLine> layers;
-  static const char* kFields[] = {"name", "reserved", "fwd_compute", "fwd_type", "fwd_size", "ig_compute",
-                                  "ig_type", "ig_size", "wg_compute", "wg_type", "wg_size", "update_time"};
+  static const char* kFields[] = {"name",    "reserved", "fwd_compute", "fwd_type", "fwd_size", "ig_compute",
+                                  "ig_type", "ig_size",  "wg_compute",  "wg_type",  "wg_size",  "update_time"};
   for (int i = 0; i < num_layers; ++i) {
     if (!next_line())
       throw InputError(fmt::format("{}:{}", source, line_no + 1),
                        fmt::format("end of file: the number of layers (line 2) announces {} but the file has {} (a "
-                                   "truncated file?)", num_layers, i));
+                                   "truncated file?)",
+                                   num_layers, i));
     std::istringstream ls(line);
     std::vector<std::string> f;
     for (std::string w; ls >> w;) f.push_back(w);
     const std::size_t expected = customized ? 13 : 12;
     if (f.size() != expected)
-      throw InputError(at(), fmt::format("layer '{}' has {} fields; expected {} ({}{})", f.empty() ? "" : f[0], f.size(),
-                                         expected, fmt::join(kFields, " "), customized ? " policy" : ""));
+      throw InputError(at(), fmt::format("layer '{}' has {} fields; expected {} ({}{})", f.empty() ? "" : f[0],
+                                         f.size(), expected, fmt::join(kFields, " "), customized ? " policy" : ""));
     auto number = [&](size_t k) {
       double v = 0;
       try {
@@ -192,11 +196,12 @@ Dag parse_astra_text(const std::string& text, const std::string& source, const n
         v = std::stod(f[k], &used);
         if (used != f[k].size()) throw std::invalid_argument("trailing");
       } catch (const std::exception&) {
-        throw InputError(at(), fmt::format("layer '{}': field {} ({}) must be a number, got '{}'", f[0], k + 1,
-                                           kFields[k], f[k]));
+        throw InputError(
+            at(), fmt::format("layer '{}': field {} ({}) must be a number, got '{}'", f[0], k + 1, kFields[k], f[k]));
       }
       if (!std::isfinite(v) || v < 0)
-        throw InputError(at(), fmt::format("layer '{}': field {} ({}) must be >= 0, got {}", f[0], k + 1, kFields[k], v));
+        throw InputError(at(),
+                         fmt::format("layer '{}': field {} ({}) must be >= 0, got {}", f[0], k + 1, kFields[k], v));
       return v;
     };
     LayerLine l;
@@ -222,7 +227,8 @@ Dag parse_astra_text(const std::string& text, const std::string& source, const n
                                            f[0], policy));
       if (policy.rfind("HYBRID_TRANSFORMER", 0) == 0 && mp_npus < 0)
         throw InputError(at(), fmt::format("layer '{}': field 13 (policy): {} needs 'model_parallel_NPU_group: N' "
-                                           "on the header line", f[0], policy));
+                                           "on the header line",
+                                           f[0], policy));
       pd = phase_dims(policy, policy.rfind("HYBRID_TRANSFORMER", 0) == 0 ? mp_npus : -1, network);
     }
     for (int p = 0; p < 3; ++p) {
@@ -234,8 +240,9 @@ Dag parse_astra_text(const std::string& text, const std::string& source, const n
   if (next_line()) throw InputError(at(), fmt::format("extra line after the {} announced layers", num_layers));
   if (dlrm) {
     if (last_bottom >= num_layers - 1)
-      throw InputError(source + ":1", fmt::format("the last bottom-MLP layer is {}, but layers 0..{} leave no top layer after it",
-                                                 last_bottom, num_layers - 1));
+      throw InputError(source + ":1",
+                       fmt::format("the last bottom-MLP layer is {}, but layers 0..{} leave no top layer after it",
+                                   last_bottom, num_layers - 1));
     // ASTRA-sim's DLRM loop issues only layer 0's all-to-alls in forward and input gradient;
     // anything else there would be dropped, so it is refused.
     for (std::size_t l = 0; l < layers.size(); ++l)
@@ -243,14 +250,18 @@ Dag parse_astra_text(const std::string& text, const std::string& source, const n
         const auto& L = layers[l];
         if (!L.has_comm[p]) continue;
         if (L.op[p] != coll::CollectiveOp::kAllToAll)
-          throw InputError(source, fmt::format("{}: layer '{}': {} communication {} in a {} file; its loop issues only "
-                                               "ALLTOALL there", kind, L.name, p == 0 ? "forward" : "input-gradient",
-                                               coll::to_string(L.op[p]), kind));
+          throw InputError(
+              source, fmt::format("{}: layer '{}': {} communication {} in a {} file; its loop issues only "
+                                  "ALLTOALL there",
+                                  kind, L.name, p == 0 ? "forward" : "input-gradient", coll::to_string(L.op[p]), kind));
         if (l != 0)
-          throw InputError(source, p == 0 ? fmt::format("{}: layer '{}' (not the first): ASTRA-sim's DLRM loop waits only for "
-                                                        "layer 0's all-to-all", kind, L.name)
-                                          : fmt::format("{}: layer '{}' (not the first): ASTRA-sim's DLRM loop issues only "
-                                                        "layer 0's input-gradient all-to-all", kind, L.name));
+          throw InputError(source,
+                           p == 0 ? fmt::format("{}: layer '{}' (not the first): ASTRA-sim's DLRM loop waits only for "
+                                                "layer 0's all-to-all",
+                                                kind, L.name)
+                                  : fmt::format("{}: layer '{}' (not the first): ASTRA-sim's DLRM loop issues only "
+                                                "layer 0's input-gradient all-to-all",
+                                                kind, L.name));
       }
   }
 
@@ -290,7 +301,8 @@ Dag parse_astra_text(const std::string& text, const std::string& source, const n
   // Each phase's collective spans the layer's dims[phase] (PhaseDims above); an empty set is
   // a collective ASTRA-sim issues over no dimension, which finishes at once: not a node.
   auto phase_comm = [&](const LayerLine& L, int p, int l, int it, const std::string& tag, std::vector<int> deps) {
-    return comm(fmt::format("{} {} it{}", tag, L.name, it), L.op[p], L.size[p], L.dims[p], L.group[p], l, it, std::move(deps));
+    return comm(fmt::format("{} {} it{}", tag, L.name, it), L.op[p], L.size[p], L.dims[p], L.group[p], l, it,
+                std::move(deps));
   };
   auto issued = [](const LayerLine& L, int p) { return L.has_comm[p] && !L.dims[p].empty(); };
   if (micro) {
@@ -336,7 +348,8 @@ Dag parse_astra_text(const std::string& text, const std::string& source, const n
     for (int l = n - 1; l >= 0; --l) {
       const auto& L = layers[static_cast<size_t>(l)];
       if (fwd_in_bckwd) grad = fwd(l, grad, "recompute");
-      int wg = compute(fmt::format("wg {} it{}", L.name, it), ComputeKind::kWeightGradient, L.compute[2], l, it, {grad});
+      int wg =
+          compute(fmt::format("wg {} it{}", L.name, it), ComputeKind::kWeightGradient, L.compute[2], l, it, {grad});
       if (issued(L, 2)) {
         wg = phase_comm(L, 2, l, it, "wg-comm", {wg});
         if (dlrm && l > last_bottom + 1) top_wg_comms.push_back(wg);

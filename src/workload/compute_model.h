@@ -8,7 +8,7 @@
 namespace chorus::workload {
 
 struct ComputeModel {
-  double peak_tflops = 312.0;         // dense FP16 tensor-core peak, TFLOP/s
+  double peak_tflops = 312.0;          // dense FP16 tensor-core peak, TFLOP/s
   double memory_bandwidth_gbs = 1555;  // GB/s (10^9 bytes/s)
 
   static ComputeModel a100_fp16() { return {}; }

@@ -12,19 +12,26 @@ std::string_view to_string(NodeKind kind) { return kind == NodeKind::kCompute ? 
 
 std::string_view to_string(ComputeKind kind) {
   switch (kind) {
-    case ComputeKind::kForward: return "forward";
-    case ComputeKind::kInputGradient: return "input_gradient";
-    case ComputeKind::kWeightGradient: return "weight_gradient";
-    case ComputeKind::kOptimizer: return "optimizer";
+    case ComputeKind::kForward:
+      return "forward";
+    case ComputeKind::kInputGradient:
+      return "input_gradient";
+    case ComputeKind::kWeightGradient:
+      return "weight_gradient";
+    case ComputeKind::kOptimizer:
+      return "optimizer";
   }
   return "?";
 }
 
 std::string_view to_string(CommGroup group) {
   switch (group) {
-    case CommGroup::kDataParallel: return "dp";
-    case CommGroup::kModelParallel: return "mp";
-    case CommGroup::kPipeline: return "pp";
+    case CommGroup::kDataParallel:
+      return "dp";
+    case CommGroup::kModelParallel:
+      return "mp";
+    case CommGroup::kPipeline:
+      return "pp";
   }
   return "?";
 }
@@ -68,8 +75,8 @@ void check_same_communication(const Dag& reference, const std::string& reference
   for (std::size_t k = 0; k < std::min(a.size(), b.size()); ++k) {
     const Node &x = *a[k], &y = *b[k];
     auto differ = [&](const char* field, const std::string& mine, const std::string& theirs) {
-      throw InputError(other_where, fmt::format("collective {} ('{}'): field {}: {}, but {} has {} ('{}')", k + 1, y.name,
-                                                field, mine, reference_where, theirs, x.name));
+      throw InputError(other_where, fmt::format("collective {} ('{}'): field {}: {}, but {} has {} ('{}')", k + 1,
+                                                y.name, field, mine, reference_where, theirs, x.name));
     };
     if (x.comm != y.comm || x.op != y.op)
       differ("op", y.comm == CommKind::kPointToPoint ? "point to point" : std::string(coll::to_string(y.op)),
@@ -93,8 +100,8 @@ void validate(const Dag& dag, int num_dims, const std::string& where) {
       throw InputError(at, fmt::format("stage {} is not in 0..{}", n.stage, dag.stages - 1));
     for (int d : n.deps)
       if (d < 0 || static_cast<size_t>(d) >= i)
-        throw InputError(at, fmt::format("dependency {} must name an earlier node (0..{})", d,
-                                         static_cast<long>(i) - 1));
+        throw InputError(at,
+                         fmt::format("dependency {} must name an earlier node (0..{})", d, static_cast<long>(i) - 1));
     auto finite_nonneg = [&](double v, const char* field) {
       if (!std::isfinite(v) || v < 0) throw InputError(at, fmt::format("{} must be finite and >= 0, got {}", field, v));
     };

@@ -18,10 +18,14 @@ namespace chorus::workload {
 
 std::string_view to_string(WorkloadFormat format) {
   switch (format) {
-    case WorkloadFormat::kModel: return "model";
-    case WorkloadFormat::kAstraText: return "ASTRA-sim workload file";
-    case WorkloadFormat::kChakra: return "Chakra trace";
-    case WorkloadFormat::kExecutionGraph: return "PyTorch execution graph";
+    case WorkloadFormat::kModel:
+      return "model";
+    case WorkloadFormat::kAstraText:
+      return "ASTRA-sim workload file";
+    case WorkloadFormat::kChakra:
+      return "Chakra trace";
+    case WorkloadFormat::kExecutionGraph:
+      return "PyTorch execution graph";
   }
   return "?";
 }
@@ -45,8 +49,8 @@ std::string chakra_prefix_in(const std::string& dir) {
     if (e.is_regular_file(ec) && std::regex_match(name, m, re)) names.insert(m[1].str());
   }
   if (names.size() > 1)
-    throw InputError(dir, fmt::format("holds the per-rank .et files of {} traces ({}); name one as <dir>/<name>", names.size(),
-                                      fmt::join(names, ", ")));
+    throw InputError(dir, fmt::format("holds the per-rank .et files of {} traces ({}); name one as <dir>/<name>",
+                                      names.size(), fmt::join(names, ", ")));
   return names.empty() ? std::string() : (std::filesystem::path(dir) / *names.begin()).string();
 }
 
@@ -100,7 +104,8 @@ WorkloadFormat format_of(const std::string& spec, int rank) {
   return format_of_text(text_of(spec));
 }
 
-LoadedWorkload load(const std::string& spec, const net::Network& network, const LoadOptions& o, const std::string& field) {
+LoadedWorkload load(const std::string& spec, const net::Network& network, const LoadOptions& o,
+                    const std::string& field) {
   LoadedWorkload out;
   if (const auto et = chakra_file(spec, o.rank); !et.empty()) {
     out.format = WorkloadFormat::kChakra;
@@ -137,14 +142,16 @@ LoadedWorkload load(const std::string& spec, const net::Network& network, const 
       return out;
     }
     case WorkloadFormat::kAstraText: {
-      if (o.check_ranks) throw InputError(spec, "an ASTRA-sim workload file is one file for all ranks: no ranks to check");
+      if (o.check_ranks)
+        throw InputError(spec, "an ASTRA-sim workload file is one file for all ranks: no ranks to check");
       AstraTextOptions a;
       a.iterations = o.iterations;
       a.ns_per_cycle = o.ns_per_cycle;
       out.dag = parse_astra_text(text, spec, network, a);
       return out;
     }
-    default: break;
+    default:
+      break;
   }
   if (o.check_ranks) throw InputError(spec, "a model is no per-rank file: no ranks to check");
   out.model = load_workload(spec, field);

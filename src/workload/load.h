@@ -23,8 +23,8 @@ std::string_view to_string(WorkloadFormat format);
 
 struct LoadOptions {
   int iterations = 1;
-  double ns_per_cycle = 1.0;     // ASTRA-sim text: nanoseconds per compute cycle
-  int rank = -1;                 // Chakra: whose file (-1: the number in the file name, else 0)
+  double ns_per_cycle = 1.0;      // ASTRA-sim text: nanoseconds per compute cycle
+  int rank = -1;                  // Chakra: whose file (-1: the number in the file name, else 0)
   bool skip_unsupported = false;  // Chakra: collectives chorus does not simulate finish at once
   bool ctrl_deps = false;         // Chakra: ctrl_deps are dependencies too
   // Chakra traces and execution graphs (`<name>.<rank>.et` / `.json`): import every other rank's

@@ -8,10 +8,10 @@ namespace chorus::workload {
 
 struct Layer {
   std::string name;
-  double forward_flops = 0;     // for the whole per-NPU mini-batch, unsplit layer
-  double params = 0;            // parameters (weights + biases + norm scales)
-  double input_elements = 0;    // input activation elements for the mini-batch
-  double output_elements = 0;   // output activation elements for the mini-batch
+  double forward_flops = 0;    // for the whole per-NPU mini-batch, unsplit layer
+  double params = 0;           // parameters (weights + biases + norm scales)
+  double input_elements = 0;   // input activation elements for the mini-batch
+  double output_elements = 0;  // output activation elements for the mini-batch
   // Model parallel (tensor-parallel, Megatron style): after the forward the partial outputs
   // are all-reduced over the model-parallel group, after the input gradient the partial
   // input gradients likewise (Themis Sec. 6.2: "communicated through AR ... before

@@ -30,8 +30,9 @@ class Builder {
     for (int k : mp_dims_) mp_ *= network.dims[static_cast<size_t>(k)].size;
     pp_dims_ = pipeline_dims(network, config.pp_stages, "pp_stages");
     if (!pp_dims_.empty() && !mp_dims_.empty() && pp_dims_.front() <= mp_dims_.back())
-      throw InputError("pp_stages", fmt::format("the pipeline's dimensions ({}) overlap the model-parallel group's ({})",
-                                                fmt::join(pp_dims_, ", "), fmt::join(mp_dims_, ", ")));
+      throw InputError("pp_stages",
+                       fmt::format("the pipeline's dimensions ({}) overlap the model-parallel group's ({})",
+                                   fmt::join(pp_dims_, ", "), fmt::join(mp_dims_, ", ")));
     const int dp_end = pp_dims_.empty() ? network.num_dims() : pp_dims_.front();
     for (int k = static_cast<int>(mp_dims_.size()); k < dp_end; ++k) dp_dims_.push_back(k);
     for (int k = 0; k < network.num_dims(); ++k) all_dims_.push_back(k);
@@ -68,7 +69,8 @@ class Builder {
   // replicated successor), since each NPU of the group holds only its own samples' share there.
   bool gathers_input(int l) const { return mp_ > 1 && !config_.layer_mp.empty() && l > 0 && split(l) && !split(l - 1); }
   bool gathers_output_grad(int l) const {
-    return mp_ > 1 && !config_.layer_mp.empty() && l + 1 < static_cast<int>(model_.layers.size()) && split(l) && !split(l + 1);
+    return mp_ > 1 && !config_.layer_mp.empty() && l + 1 < static_cast<int>(model_.layers.size()) && split(l) &&
+           !split(l + 1);
   }
   // Per-NPU share of a layer's parameters (split across the model-parallel group).
   double shard_params(int l) const { return model_.layers[static_cast<size_t>(l)].params / share(l); }
@@ -102,8 +104,8 @@ class Builder {
     return id;
   }
 
-  int comm(const std::string& name, coll::CollectiveOp op, double bytes, const std::vector<int>& dims,
-           CommGroup group, int layer, int it, std::vector<int> deps) {
+  int comm(const std::string& name, coll::CollectiveOp op, double bytes, const std::vector<int>& dims, CommGroup group,
+           int layer, int it, std::vector<int> deps) {
     Node n;
     n.name = name;
     n.kind = NodeKind::kComm;
@@ -135,9 +137,8 @@ class Builder {
     if (gathers_input(l))
       prev = comm(fmt::format("mp {}-ag {} it{}", tag, layer.name, it), coll::CollectiveOp::kAllGather,
                   act_bytes(layer.input_elements), mp_dims_, CommGroup::kModelParallel, l, it, {prev});
-    int out = compute(fmt::format("{} {} it{}", tag, layer.name, it), ComputeKind::kForward,
-                      layer_flops(l), layer_mem_bytes(l), l, it,
-                      {prev, param_ready_[static_cast<size_t>(l)], extra});
+    int out = compute(fmt::format("{} {} it{}", tag, layer.name, it), ComputeKind::kForward, layer_flops(l),
+                      layer_mem_bytes(l), l, it, {prev, param_ready_[static_cast<size_t>(l)], extra});
     if (activation_all_reduce(l))
       out = comm(fmt::format("mp {}-ar {} it{}", tag, layer.name, it), coll::CollectiveOp::kAllReduce,
                  act_bytes(layer.output_elements), mp_dims_, CommGroup::kModelParallel, l, it, {out});
@@ -156,8 +157,8 @@ class Builder {
     const double emb_bytes = hybrid ? elem_bytes(static_cast<double>(model_.batch_per_npu) * emb.tables * emb.dim) : 0;
     int a2a = -1;
     if (hybrid) {
-      const int lookup = compute(fmt::format("emb lookup it{}", it), ComputeKind::kForward, 0, emb_bytes, -1, it,
-                                 {emb_ready_});
+      const int lookup =
+          compute(fmt::format("emb lookup it{}", it), ComputeKind::kForward, 0, emb_bytes, -1, it, {emb_ready_});
       a2a = comm(fmt::format("mp emb a2a it{}", it), coll::CollectiveOp::kAllToAll, emb_bytes, all_dims_,
                  CommGroup::kModelParallel, -1, it, {lookup});
     }
@@ -196,8 +197,8 @@ class Builder {
       const double mem = layer_mem_bytes(l);
       int next_grad = grad;
       if (l > 0) {  // the first layer needs no input gradient
-        next_grad = compute(fmt::format("ig {} it{}", layer.name, it), ComputeKind::kInputGradient,
-                            layer_flops(l), mem, l, it, {grad});
+        next_grad = compute(fmt::format("ig {} it{}", layer.name, it), ComputeKind::kInputGradient, layer_flops(l), mem,
+                            l, it, {grad});
         if (activation_all_reduce(l))
           next_grad = comm(fmt::format("mp ig-ar {} it{}", layer.name, it), coll::CollectiveOp::kAllReduce,
                            act_bytes(layer.input_elements), mp_dims_, CommGroup::kModelParallel, l, it, {next_grad});
@@ -209,21 +210,21 @@ class Builder {
         // Embedding gradients go back to the tables' owners, which then update them.
         const int back = comm(fmt::format("mp emb-grad a2a it{}", it), coll::CollectiveOp::kAllToAll, emb_bytes,
                               all_dims_, CommGroup::kModelParallel, -1, it, {next_grad});
-        emb_ready_ = compute(fmt::format("emb update it{}", it), ComputeKind::kOptimizer, 0, 2 * emb_bytes, -1, it,
-                             {back});
+        emb_ready_ =
+            compute(fmt::format("emb update it{}", it), ComputeKind::kOptimizer, 0, 2 * emb_bytes, -1, it, {back});
       }
       if (layer.params > 0 && moe) {
         // An expert's gradient is shared only with the replicas of the same expert.
-        const int wg = compute(fmt::format("wg {} it{}", layer.name, it), ComputeKind::kWeightGradient,
-                               layer_flops(l), mem, l, it, {grad});
+        const int wg = compute(fmt::format("wg {} it{}", layer.name, it), ComputeKind::kWeightGradient, layer_flops(l),
+                               mem, l, it, {grad});
         deferred_.push_back({{l}, {wg}, elem_bytes(shard_params(l)), ep_dp_dims_});
         if (config_.overlap_dp) {
           flush(it, deferred_.back());
           deferred_.clear();
         }
       } else if (layer.params > 0) {
-        const int wg = compute(fmt::format("wg {} it{}", layer.name, it), ComputeKind::kWeightGradient,
-                               layer_flops(l), mem, l, it, {grad});
+        const int wg = compute(fmt::format("wg {} it{}", layer.name, it), ComputeKind::kWeightGradient, layer_flops(l),
+                               mem, l, it, {grad});
         if (sync) {
           auto& b = buckets[split(l) ? 0 : 1];
           b.layers.push_back(l);
@@ -268,7 +269,8 @@ class Builder {
     }
     const auto first = partition_layers(cost, stages);
     std::vector<std::vector<PipelineOp>> ops(static_cast<size_t>(stages));
-    for (int s = 0; s < stages; ++s) ops[static_cast<size_t>(s)] = pipeline_ops(config_.pipeline_schedule, stages, s, mbs);
+    for (int s = 0; s < stages; ++s)
+      ops[static_cast<size_t>(s)] = pipeline_ops(config_.pipeline_schedule, stages, s, mbs);
     const size_t per_it = 2 * static_cast<size_t>(mbs);
     // Per (iteration, micro-batch, stage): the node that hands the activations to the next
     // stage (the last stage: its output, where back-propagation starts) and the one that
@@ -276,7 +278,8 @@ class Builder {
     const size_t slots = static_cast<size_t>(iterations) * static_cast<size_t>(mbs) * static_cast<size_t>(stages);
     std::vector<int> act(slots, -2), grad(slots, -2);
     auto slot = [&](int it, int m, int s) {
-      return (static_cast<size_t>(it) * static_cast<size_t>(mbs) + static_cast<size_t>(m)) * static_cast<size_t>(stages) +
+      return (static_cast<size_t>(it) * static_cast<size_t>(mbs) + static_cast<size_t>(m)) *
+                 static_cast<size_t>(stages) +
              static_cast<size_t>(s);
     };
     std::vector<size_t> next(static_cast<size_t>(stages), 0);  // per stage: ops emitted, over all iterations
@@ -325,7 +328,7 @@ class Builder {
     for (int s = 0; s < stages; ++s)
       if (next[static_cast<size_t>(s)] < total)
         throw std::logic_error(fmt::format("{}: pipeline schedule {} stalls at stage {}", model_.name,
-                                         to_string(config_.pipeline_schedule), s));
+                                           to_string(config_.pipeline_schedule), s));
     stage_ = 0;
     order_dep_ = -1;
   }
@@ -368,8 +371,8 @@ class Builder {
                               rs >= 0 ? std::vector<int>{rs} : wgs);
       // Each NPU owns 1/dp of the parameters; the all-gather's size is the gathered size.
       ready = dims.empty() ? opt
-                               : comm(fmt::format("dp ag {} it{}", label, it), coll::CollectiveOp::kAllGather,
-                                      elem_bytes(params), dims, CommGroup::kDataParallel, key_layer, it, {opt});
+                           : comm(fmt::format("dp ag {} it{}", label, it), coll::CollectiveOp::kAllGather,
+                                  elem_bytes(params), dims, CommGroup::kDataParallel, key_layer, it, {opt});
     } else {
       std::vector<int> deps = wgs;
       if (!dims.empty())
@@ -427,21 +430,25 @@ bool pipelined(const ParallelismConfig& config) { return config.pp_stages > 1 ||
 
 Dag build_training_dag(const Model& model, const ParallelismConfig& config, const net::Network& network) {
   if (config.iterations < 1) throw InputError("--iterations", fmt::format("must be >= 1, got {}", config.iterations));
-  if (config.mp_npus < 1) throw InputError(model.name, fmt::format("model-parallel NPUs must be >= 1, got {}", config.mp_npus));
-  if (config.ep_npus < 1) throw InputError(model.name, fmt::format("expert-parallel NPUs must be >= 1, got {}", config.ep_npus));
+  if (config.mp_npus < 1)
+    throw InputError(model.name, fmt::format("model-parallel NPUs must be >= 1, got {}", config.mp_npus));
+  if (config.ep_npus < 1)
+    throw InputError(model.name, fmt::format("expert-parallel NPUs must be >= 1, got {}", config.ep_npus));
   if (!(config.bucket_bytes >= 0)) throw InputError("--bucket", "bucket size must be >= 0");
   if (!config.layer_mp.empty() && config.layer_mp.size() != model.layers.size())
     throw InputError(model.name, fmt::format("the per-layer parallelization names {} layers but the model has {}",
                                              config.layer_mp.size(), model.layers.size()));
   if (config.pp_stages < 1) throw InputError("pp_stages", fmt::format("must be >= 1, got {}", config.pp_stages));
-  if (config.microbatches < 0) throw InputError("microbatches", fmt::format("must be >= 1, got {}", config.microbatches));
+  if (config.microbatches < 0)
+    throw InputError("microbatches", fmt::format("must be >= 1, got {}", config.microbatches));
   if (pipelined(config)) {
     const char* other = model.embeddings.tables > 0 ? "embedding tables (hybrid DLRM)"
                         : !config.layer_mp.empty()  ? "per-layer model-parallel choices"
                         : std::any_of(model.layers.begin(), model.layers.end(), [](const Layer& l) { return l.expert; })
                             ? "expert (MoE) layers"
                             : nullptr;
-    if (other) throw InputError(model.name, fmt::format("pipeline parallelism and micro-batches do not combine with {}", other));
+    if (other)
+      throw InputError(model.name, fmt::format("pipeline parallelism and micro-batches do not combine with {}", other));
     if (config.pp_stages > static_cast<int>(model.layers.size()))
       throw InputError("pp_stages", fmt::format("{} stages need at least as many layers; {} has {}", config.pp_stages,
                                                 model.name, model.layers.size()));

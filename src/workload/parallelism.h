@@ -33,18 +33,18 @@
 namespace chorus::workload {
 
 struct ParallelismConfig {
-  int mp_npus = 1;           // model-parallel group: the first dimensions whose product <= this
-  int ep_npus = 1;           // expert-parallel group of MoE layers, chosen the same way
-  bool zero2 = false;        // ZeRO-2 gradient / parameter traffic instead of all-reduce
-  bool recompute = false;    // forward-in-backward
-  double bucket_bytes = 0;   // data-parallel gradient bucket; 0 = per layer
+  int mp_npus = 1;          // model-parallel group: the first dimensions whose product <= this
+  int ep_npus = 1;          // expert-parallel group of MoE layers, chosen the same way
+  bool zero2 = false;       // ZeRO-2 gradient / parameter traffic instead of all-reduce
+  bool recompute = false;   // forward-in-backward
+  double bucket_bytes = 0;  // data-parallel gradient bucket; 0 = per layer
   // false: the data-parallel gradient traffic starts only when back-propagation has ended
   // (no overlap with the backward pass), one reading of Themis Sec. 6.2.
   bool overlap_dp = true;
   int iterations = 3;
-  int pp_stages = 1;         // pipeline stages
-  int microbatches = 0;      // per mini-batch; 0: 4 x pp_stages (GPipe Sec. 2.2: the bubble is
-                             // negligible from 4 micro-batches per stage), 1 without a pipeline
+  int pp_stages = 1;     // pipeline stages
+  int microbatches = 0;  // per mini-batch; 0: 4 x pp_stages (GPipe Sec. 2.2: the bubble is
+                         // negligible from 4 micro-batches per stage), 1 without a pipeline
   PipelineSchedule pipeline_schedule = PipelineSchedule::kOneFOneB;
   // The accelerator the pipeline's stages are balanced for (set it to the simulation's).
   ComputeModel compute;

@@ -38,11 +38,13 @@ std::vector<int> partition_layers(const std::vector<double>& cost, int stages) {
   if (stages < 1 || stages > n)
     throw InputError("pipeline", fmt::format("{} stages need at least as many layers; the model has {}", stages, n));
   std::vector<double> prefix(static_cast<size_t>(n) + 1, 0);
-  for (int i = 0; i < n; ++i) prefix[static_cast<size_t>(i) + 1] = prefix[static_cast<size_t>(i)] + cost[static_cast<size_t>(i)];
+  for (int i = 0; i < n; ++i)
+    prefix[static_cast<size_t>(i) + 1] = prefix[static_cast<size_t>(i)] + cost[static_cast<size_t>(i)];
   auto sum = [&](int a, int b) { return prefix[static_cast<size_t>(b)] - prefix[static_cast<size_t>(a)]; };
   // best[k][i]: the smallest largest group when the first i layers form k groups.
   const double inf = std::numeric_limits<double>::infinity();
-  std::vector<std::vector<double>> best(static_cast<size_t>(stages) + 1, std::vector<double>(static_cast<size_t>(n) + 1, inf));
+  std::vector<std::vector<double>> best(static_cast<size_t>(stages) + 1,
+                                        std::vector<double>(static_cast<size_t>(n) + 1, inf));
   best[0][0] = 0;
   for (int k = 1; k <= stages; ++k)
     for (int i = k; i <= n; ++i)
@@ -73,10 +75,11 @@ std::vector<int> pipeline_dims(const net::Network& network, int stages, const st
   if (product != stages) {
     std::vector<int> sizes;
     for (const auto& d : network.dims) sizes.push_back(d.size);
-    throw InputError(field, fmt::format("{} pipeline stages must be the NPUs of the network's last dimensions "
-                                        "(dimension sizes {}: e.g. {}{})",
-                                        stages, fmt::join(sizes, " x "), sizes.back(),
-                                        sizes.size() > 1 ? fmt::format(" or {}", sizes.back() * sizes[sizes.size() - 2]) : ""));
+    throw InputError(
+        field, fmt::format("{} pipeline stages must be the NPUs of the network's last dimensions "
+                           "(dimension sizes {}: e.g. {}{})",
+                           stages, fmt::join(sizes, " x "), sizes.back(),
+                           sizes.size() > 1 ? fmt::format(" or {}", sizes.back() * sizes[sizes.size() - 2]) : ""));
   }
   return dims;
 }

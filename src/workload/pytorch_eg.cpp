@@ -97,12 +97,13 @@ class GraphNode {
  private:
   Tensor tensor(const json& v, const std::string& field_name) const {
     if (!v.is_array() || v.size() < 5)
-      fail(field_name, fmt::format("a tensor is [id, storage, offset, numel, element bytes, device], got {}", v.dump()));
+      fail(field_name,
+           fmt::format("a tensor is [id, storage, offset, numel, element bytes, device], got {}", v.dump()));
     for (std::size_t k = 0; k < 5; ++k)
       if (!v[k].is_number_integer() || v[k].get<std::int64_t>() < 0)
         fail(field_name, fmt::format("entry {} of the tensor must be an integer >= 0, got {}", k, v[k].dump()));
-    return Tensor{v[1].get<std::int64_t>(), static_cast<double>(v[3].get<std::int64_t>()) *
-                                                static_cast<double>(v[4].get<std::int64_t>())};
+    return Tensor{v[1].get<std::int64_t>(),
+                  static_cast<double>(v[3].get<std::int64_t>()) * static_cast<double>(v[4].get<std::int64_t>())};
   }
   const json& j_;
   std::string at_;
@@ -129,7 +130,8 @@ std::optional<double> family_flops(const GraphNode& n) {
       op == "aten::conv3d") {
     // output elements x (input channels / groups x kernel) multiply-adds: weight [O, C/g, k...]
     const auto w = n.shape("input_shapes", 1), y = n.shape("output_shapes", 0);
-    if (w.size() < 2 || w[0] == 0) n.fail("input_shapes", fmt::format("{} needs a weight [out, in / groups, kernel...]", op));
+    if (w.size() < 2 || w[0] == 0)
+      n.fail("input_shapes", fmt::format("{} needs a weight [out, in / groups, kernel...]", op));
     return 2 * product(y) * product(w) / w[0];
   }
   return std::nullopt;
@@ -139,8 +141,8 @@ std::optional<double> family_flops(const GraphNode& n) {
 std::optional<coll::CollectiveOp> collective(const std::string& name, bool& is_collective) {
   static const std::set<std::string> backends = {"gloo", "nccl", "mpi", "ucc"};
   const auto colon = name.find(':');
-  is_collective = colon != std::string::npos && name.find("::") == std::string::npos &&
-                  backends.count(name.substr(0, colon)) > 0;
+  is_collective =
+      colon != std::string::npos && name.find("::") == std::string::npos && backends.count(name.substr(0, colon)) > 0;
   if (!is_collective) return std::nullopt;
   const auto op = name.substr(colon + 1);
   if (op == "all_reduce" || op == "allreduce") return coll::CollectiveOp::kAllReduce;
@@ -241,8 +243,10 @@ std::map<int, std::vector<int>> parse_collective_dims(const std::string& text, c
       used = 0;
     }
     if (s.empty() || used != s.size() || v < min)
-      throw InputError(where, fmt::format("'{}': expected COLLECTIVE=DIM[,DIM...] (collective from 1, dimensions from 0), "
-                                          "got '{}'", entry, s));
+      throw InputError(where,
+                       fmt::format("'{}': expected COLLECTIVE=DIM[,DIM...] (collective from 1, dimensions from 0), "
+                                   "got '{}'",
+                                   entry, s));
     return v;
   };
   std::size_t start = 0;
@@ -252,8 +256,7 @@ std::map<int, std::vector<int>> parse_collective_dims(const std::string& text, c
     start = end + 1;
     if (entry.empty()) continue;
     const auto eq = entry.find('=');
-    if (eq == std::string::npos)
-      throw InputError(where, fmt::format("'{}': expected COLLECTIVE=DIM[,DIM...]", entry));
+    if (eq == std::string::npos) throw InputError(where, fmt::format("'{}': expected COLLECTIVE=DIM[,DIM...]", entry));
     const int k = number(entry.substr(0, eq), entry, 1);
     std::vector<int> dims;
     const auto list = entry.substr(eq + 1);
@@ -276,7 +279,8 @@ bool looks_like_execution_graph(const std::string& text) {
 
 Dag import_execution_graph(const std::string& text, const std::string& source, const net::Network& network,
                            const ExecutionGraphOptions& options, std::string* notes) {
-  if (options.iterations < 1) throw InputError(source, fmt::format("iterations must be >= 1, got {}", options.iterations));
+  if (options.iterations < 1)
+    throw InputError(source, fmt::format("iterations must be >= 1, got {}", options.iterations));
   json root;
   try {
     root = json::parse(text);
@@ -334,14 +338,15 @@ Dag import_execution_graph(const std::string& text, const std::string& source, c
     for (int d : dims)
       if (d < 0 || d >= network.num_dims() || !seen.insert(d).second)
         throw InputError(source, fmt::format("collective {} (collective_dims): dimensions must be distinct, in 0..{}, "
-                                             "got {}", number, network.num_dims() - 1, fmt::join(dims, ",")));
+                                             "got {}",
+                                             number, network.num_dims() - 1, fmt::join(dims, ",")));
     if (dims.empty()) throw InputError(source, fmt::format("collective {} (collective_dims): no dimension", number));
   }
   int collectives = 0;
   std::vector<Node> window;
-  std::map<std::int64_t, int> last_writer;               // storage -> DAG node that last wrote it
-  std::map<std::int64_t, int> last_compute;              // thread -> its last compute node (issue order)
-  std::map<std::int64_t, std::vector<int>> unconsumed;   // thread -> collectives whose result is not recorded
+  std::map<std::int64_t, int> last_writer;              // storage -> DAG node that last wrote it
+  std::map<std::int64_t, int> last_compute;             // thread -> its last compute node (issue order)
+  std::map<std::int64_t, std::vector<int>> unconsumed;  // thread -> collectives whose result is not recorded
   for (std::size_t i : ops) {
     const auto& g = nodes[i];
     Node n;
@@ -368,7 +373,8 @@ Dag import_execution_graph(const std::string& text, const std::string& source, c
     if (is_collective) {
       if (!op)
         g.fail("name", fmt::format("collective '{}' is not simulated; chorus simulates all_reduce, all_gather, "
-                                   "reduce_scatter and all_to_all", g.name));
+                                   "reduce_scatter and all_to_all",
+                                   g.name));
       n.kind = NodeKind::kComm;
       n.op = *op;
       // The graph does not record the process group's ranks: the whole network unless the user
@@ -392,9 +398,9 @@ Dag import_execution_graph(const std::string& text, const std::string& source, c
       // Kind from autograd's and the optimizer's names: back-propagation ("...Backward0"),
       // gradient accumulation into the weights, the optimizer step; anything else forward.
       n.compute = g.name.find("AccumulateGrad") != std::string::npos ? ComputeKind::kWeightGradient
-                  : g.name.find("Backward") != std::string::npos   ? ComputeKind::kInputGradient
-                  : g.name.rfind("Optimizer.", 0) == 0              ? ComputeKind::kOptimizer
-                                                                    : ComputeKind::kForward;
+                  : g.name.find("Backward") != std::string::npos     ? ComputeKind::kInputGradient
+                  : g.name.rfind("Optimizer.", 0) == 0               ? ComputeKind::kOptimizer
+                                                                     : ComputeKind::kForward;
       bool any = false;
       std::vector<std::size_t> stack = {i};
       while (!stack.empty()) {

@@ -34,8 +34,9 @@ ProfilerTrace read_profiler_trace(const std::string& text, const std::string& so
   const json* events = &root;
   if (root.is_object()) {
     if (!root.contains("traceEvents") || !root["traceEvents"].is_array())
-      throw InputError(source, "field traceEvents: missing; a torch profiler trace is a list of events or an object "
-                               "with a 'traceEvents' list");
+      throw InputError(source,
+                       "field traceEvents: missing; a torch profiler trace is a list of events or an object "
+                       "with a 'traceEvents' list");
     events = &root["traceEvents"];
   } else if (!root.is_array()) {
     throw InputError(source, "a torch profiler trace is a list of events or an object with a 'traceEvents' list");
@@ -53,7 +54,8 @@ ProfilerTrace read_profiler_trace(const std::string& text, const std::string& so
     };
     ProfiledEvent e;
     e.index = i;
-    if (!field("name").is_string()) throw InputError(at, fmt::format("field name: must be a string, got {}", j["name"].dump()));
+    if (!field("name").is_string())
+      throw InputError(at, fmt::format("field name: must be a string, got {}", j["name"].dump()));
     e.name = j["name"].get<std::string>();
     for (const auto* key : {"ts", "dur"})
       if (!field(key).is_number() || !std::isfinite(j[key].get<double>()) || j[key].get<double>() < 0)
@@ -79,7 +81,8 @@ ProfilerTrace read_profiler_trace(const std::string& text, const std::string& so
       if (args.contains("Record function id")) {
         const auto& id = args["Record function id"];
         if (!id.is_number_integer() || id.get<std::int64_t>() < 0)
-          throw InputError(at, fmt::format("field args.Record function id: must be an integer >= 0, got {}", id.dump()));
+          throw InputError(at,
+                           fmt::format("field args.Record function id: must be an integer >= 0, got {}", id.dump()));
         e.record_function_id = id.get<std::int64_t>();
       }
     }

@@ -17,7 +17,7 @@ namespace chorus::workload {
 
 struct ProfiledEvent {
   std::string name;
-  std::string thread;  // "<pid>/<tid>" as written
+  std::string thread;               // "<pid>/<tid>" as written
   std::optional<std::int64_t> pid;  // an integer pid (Kineto), else none
   double ts_us = 0;
   double dur_us = 0;
@@ -25,7 +25,7 @@ struct ProfiledEvent {
   // sum of its outermost c10d:: descendants on its thread.
   double collective_us = 0;
   std::int64_t record_function_id = -1;  // args "Record function id" (Kineto), else -1
-  std::size_t index = 0;  // position in the file's event list, for messages
+  std::size_t index = 0;                 // position in the file's event list, for messages
 };
 
 struct ProfilerTrace {

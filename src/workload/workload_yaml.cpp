@@ -23,7 +23,8 @@ using yaml_fields::scalar;
 
 double nonneg(const Ctx& ctx, const YAML::Node& node, const std::string& field) {
   const double v = scalar<double>(ctx, node, field, "a number");
-  if (!std::isfinite(v) || v < 0) throw InputError(ctx.at(node), fmt::format("field '{}' must be >= 0, got {}", field, v));
+  if (!std::isfinite(v) || v < 0)
+    throw InputError(ctx.at(node), fmt::format("field '{}' must be >= 0, got {}", field, v));
   return v;
 }
 
@@ -63,8 +64,9 @@ ZooEntry parse_workload_yaml(const std::string& text, const std::string& source_
     if (p["pp_stages"]) c.pp_stages = positive_int(ctx, p["pp_stages"], "parallelism.pp_stages");
     if (p["microbatches"]) c.microbatches = positive_int(ctx, p["microbatches"], "parallelism.microbatches");
     if (const auto ps = p["pipeline_schedule"])
-      c.pipeline_schedule = parse_pipeline_schedule(scalar<std::string>(ctx, ps, "parallelism.pipeline_schedule", "a string"),
-                                                    ctx.at(ps) + ": field 'parallelism.pipeline_schedule'");
+      c.pipeline_schedule =
+          parse_pipeline_schedule(scalar<std::string>(ctx, ps, "parallelism.pipeline_schedule", "a string"),
+                                  ctx.at(ps) + ": field 'parallelism.pipeline_schedule'");
   }
   const YAML::Node layers = require(ctx, root, "layers", "");
   if (!layers.IsSequence() || layers.size() == 0)
@@ -97,7 +99,8 @@ ZooEntry parse_workload_yaml(const std::string& text, const std::string& source_
     m.embeddings.top_start = positive_int(ctx, top, "embeddings.top_start");
     if (m.embeddings.top_start >= static_cast<int>(m.layers.size()))
       throw InputError(ctx.at(top), fmt::format("field 'embeddings.top_start' must name a layer after the first "
-                                                "(1..{}), got {}", m.layers.size() - 1, m.embeddings.top_start));
+                                                "(1..{}), got {}",
+                                                m.layers.size() - 1, m.embeddings.top_start));
   }
   return e;
 }

@@ -156,7 +156,8 @@ Model dlrm(int batch) {
   for (int i = 0; i < 3; ++i)
     m.layers.push_back(fully_connected(fmt::format("bot_mlp{}", i), bottom[i], bottom[i + 1], batch));
   const int top[] = {479, 1024, 1024, 512, 256, 1};
-  for (int i = 0; i < 5; ++i) m.layers.push_back(fully_connected(fmt::format("top_mlp{}", i), top[i], top[i + 1], batch));
+  for (int i = 0; i < 5; ++i)
+    m.layers.push_back(fully_connected(fmt::format("top_mlp{}", i), top[i], top[i + 1], batch));
   m.embeddings = Embeddings{26, 128, 3};
   return m;
 }

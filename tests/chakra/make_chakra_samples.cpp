@@ -30,8 +30,8 @@ pb::Node node(std::uint64_t id, const std::string& name, pb::NodeType type, std:
   return n;
 }
 
-pb::Node comp(std::uint64_t id, const std::string& name, std::uint64_t micros, std::initializer_list<std::uint64_t> data,
-              std::initializer_list<std::uint64_t> ctrl = {}) {
+pb::Node comp(std::uint64_t id, const std::string& name, std::uint64_t micros,
+              std::initializer_list<std::uint64_t> data, std::initializer_list<std::uint64_t> ctrl = {}) {
   auto n = node(id, name, pb::COMP_NODE, data, ctrl);
   n.set_duration_micros(micros);
   return n;
@@ -49,15 +49,17 @@ void int32_attr(pb::Node& n, const char* name, std::int32_t v) {
   a->set_int32_val(v);
 }
 
-pb::Node all_reduce(std::uint64_t id, const std::string& name, std::int64_t bytes, std::initializer_list<std::uint64_t> data) {
+pb::Node all_reduce(std::uint64_t id, const std::string& name, std::int64_t bytes,
+                    std::initializer_list<std::uint64_t> data) {
   auto n = node(id, name, pb::COMM_COLL_NODE, data);
   int64_attr(n, "comm_type", pb::ALL_REDUCE);
   int64_attr(n, "comm_size", bytes);
   return n;
 }
 
-pb::Node p2p(std::uint64_t id, const std::string& name, pb::NodeType type, int src, int dst, int tag, std::int64_t bytes,
-             std::initializer_list<std::uint64_t> data, std::initializer_list<std::uint64_t> ctrl = {}) {
+pb::Node p2p(std::uint64_t id, const std::string& name, pb::NodeType type, int src, int dst, int tag,
+             std::int64_t bytes, std::initializer_list<std::uint64_t> data,
+             std::initializer_list<std::uint64_t> ctrl = {}) {
   auto n = node(id, name, type, data, ctrl);
   int32_attr(n, "comm_src", src);
   int32_attr(n, "comm_dst", dst);
@@ -103,14 +105,11 @@ std::vector<pb::Node> dp_step() {
 // Two pipeline stages: rank 0 sends its activations to rank 1 and receives the gradient back.
 std::vector<pb::Node> p2p_step(int rank) {
   if (rank == 0)
-    return {comp(0, "COMP_NODE_stage0_FWD", 1, {}),
-            p2p(1, "send_activations", pb::COMM_SEND_NODE, 0, 1, 5, 4096, {0}),
+    return {comp(0, "COMP_NODE_stage0_FWD", 1, {}), p2p(1, "send_activations", pb::COMM_SEND_NODE, 0, 1, 5, 4096, {0}),
             p2p(2, "recv_gradient", pb::COMM_RECV_NODE, 1, 0, 6, 4096, {}, {1}),
             comp(3, "COMP_NODE_stage0_IG", 2, {2})};
-  return {p2p(0, "recv_activations", pb::COMM_RECV_NODE, 0, 1, 5, 4096, {}),
-          comp(1, "COMP_NODE_stage1_FWD", 1, {0}),
-          comp(2, "COMP_NODE_stage1_IG", 2, {1}),
-          p2p(3, "send_gradient", pb::COMM_SEND_NODE, 1, 0, 6, 4096, {2})};
+  return {p2p(0, "recv_activations", pb::COMM_RECV_NODE, 0, 1, 5, 4096, {}), comp(1, "COMP_NODE_stage1_FWD", 1, {0}),
+          comp(2, "COMP_NODE_stage1_IG", 2, {1}), p2p(3, "send_gradient", pb::COMM_SEND_NODE, 1, 0, 6, 4096, {2})};
 }
 
 }  // namespace

@@ -14,11 +14,21 @@ static void parse(const std::string& input) {
   if (input.empty()) return;
   const std::string text = input.substr(1);
   switch (static_cast<unsigned char>(input[0]) % 7) {
-    case 0: (void)chorus::group_digits(static_cast<double>(chorus::parse_bytes(text, "--sizes"))); break;
-    case 1: (void)chorus::rt::parse_op_kind(text, "--ops"); break;
-    case 2: (void)chorus::rt::parse_dtype(text, "--dtype"); break;
-    case 3: (void)chorus::rt::parse_reduce_op(text, "--reduce"); break;
-    case 4: (void)chorus::sched::parse_scheduler(text, "--scheduler"); break;
+    case 0:
+      (void)chorus::group_digits(static_cast<double>(chorus::parse_bytes(text, "--sizes")));
+      break;
+    case 1:
+      (void)chorus::rt::parse_op_kind(text, "--ops");
+      break;
+    case 2:
+      (void)chorus::rt::parse_dtype(text, "--dtype");
+      break;
+    case 3:
+      (void)chorus::rt::parse_reduce_op(text, "--reduce");
+      break;
+    case 4:
+      (void)chorus::sched::parse_scheduler(text, "--scheduler");
+      break;
     case 5: {
       chorus::coll::CollectiveOp op{};
       (void)chorus::coll::parse_collective_op(text, op);

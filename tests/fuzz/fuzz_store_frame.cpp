@@ -43,7 +43,8 @@ static void parse(const std::string& input) {
   const auto r = sp::decode_reply(std::span<const char>(input.data(), input.size()));
   if (r.status == sp::Status::frame) {
     check(r.consumed <= input.size(), "reply consumed bytes");
-    const auto again = r.reply.ok ? sp::encode_reply(r.reply) : sp::encode_error(std::string_view(r.reply.payload.data(), r.reply.payload.size()));
+    const auto again = r.reply.ok ? sp::encode_reply(r.reply)
+                                  : sp::encode_error(std::string_view(r.reply.payload.data(), r.reply.payload.size()));
     check(again.size() == r.consumed && std::memcmp(again.data(), input.data(), again.size()) == 0,
           "reply re-encoding differs");
   } else if (r.status == sp::Status::need_more) {

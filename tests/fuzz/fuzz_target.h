@@ -15,12 +15,12 @@
 
 #define CHORUS_FUZZ_TARGET(body)                                                      \
   extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) { \
-    const std::string input(reinterpret_cast<const char*>(data), size);              \
+    const std::string input(reinterpret_cast<const char*>(data), size);               \
     try {                                                                             \
       body(input);                                                                    \
     } catch (const chorus::InputError&) {                                             \
     } catch (const std::exception& e) {                                               \
-      std::fprintf(stderr, "fuzz: escaped exception: %s\n", e.what());               \
+      std::fprintf(stderr, "fuzz: escaped exception: %s\n", e.what());                \
       std::abort();                                                                   \
     }                                                                                 \
     return 0;                                                                         \

@@ -32,10 +32,12 @@ static void round_trip(const std::string& input, DType dtype, const cz::ErrorBou
   cz::decompress(block.data(), block.size(), y.data(), count, dtype, bound);
   if (bound.kind == cz::ErrorBound::Kind::absolute)
     for (std::size_t i = 0; i < count; ++i)
-      if (std::isfinite(x[i])) check(std::fabs(static_cast<double>(y[i]) - static_cast<double>(x[i])) <= bound.value, "absolute bound");
+      if (std::isfinite(x[i]))
+        check(std::fabs(static_cast<double>(y[i]) - static_cast<double>(x[i])) <= bound.value, "absolute bound");
   // Corrupt: XOR input bytes into the block at positions the input picks, then decode.
   for (std::size_t k = 0; k + 2 < input.size() && k < 48; k += 3) {
-    const std::size_t at = (static_cast<std::uint8_t>(input[k]) * 256u + static_cast<std::uint8_t>(input[k + 1])) % block.size();
+    const std::size_t at =
+        (static_cast<std::uint8_t>(input[k]) * 256u + static_cast<std::uint8_t>(input[k + 1])) % block.size();
     block[at] ^= static_cast<std::uint8_t>(input[k + 2]) | 1u;
     try {
       cz::decompress(block.data(), block.size(), y.data(), count, dtype, bound);

@@ -91,9 +91,8 @@ int run(int argc, char** argv) {
     std::int64_t failures = checker.failures(), total = 0;
     rt::all_reduce(backends.front(), &failures, &total, 1, DType::i64, ReduceOp::sum);
     if (rt::rank(backends.front()) == 0)
-      std::printf("rt_check: %zu checks per rank on %s, world size %d: %lld failures\n",
-                  checker.checks(), backends_arg.c_str(), rt::size(backends.front()),
-                  static_cast<long long>(total));
+      std::printf("rt_check: %zu checks per rank on %s, world size %d: %lld failures\n", checker.checks(),
+                  backends_arg.c_str(), rt::size(backends.front()), static_cast<long long>(total));
     rt::finalize();
     if (reinit) {
       // A second init/finalize cycle in the same processes must work too. It ends with
@@ -115,7 +114,8 @@ int run(int argc, char** argv) {
       for (std::size_t i = 0; i < works.size(); ++i) {
         std::string err;
         try {
-          err = works[i].wait_for(std::chrono::milliseconds(0)) ? in_flight[i]->verify() : "not complete after finalize()";
+          err = works[i].wait_for(std::chrono::milliseconds(0)) ? in_flight[i]->verify()
+                                                                : "not complete after finalize()";
         } catch (const std::exception& e) {
           err = e.what();
         }

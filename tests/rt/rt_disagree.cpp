@@ -42,7 +42,9 @@ class Guarded {
   Guarded& operator=(const Guarded&) = delete;
   ~Guarded() { ::munmap(base_, total_); }
   template <typename T>
-  T* as() const { return reinterpret_cast<T*>(data_); }
+  T* as() const {
+    return reinterpret_cast<T*>(data_);
+  }
   // Bytes of the canary overwritten.
   std::size_t damaged() const {
     std::size_t n = 0;
@@ -60,10 +62,12 @@ int run(int argc, char** argv) {
   CLI::App app{"rt_disagree: ranks disagreeing on a call"};
   std::string which, backend = "shm";
   app.add_option("--backend", backend)->check(CLI::IsMember({"shm", "gloo", "mpi"}));
-  app.add_option("--case", which)->required()->check(CLI::IsMember(
-      {"broadcast-count-cma", "broadcast-vs-reduce", "all-reduce-count", "all-reduce-count-large", "all-gather-count",
-       "dtype", "reduce-op", "root", "all-reduce-vs-broadcast", "recv-smaller", "recv-larger", "reduce-scatter-count",
-       "all-to-all-count", "all-to-allv-counts", "avg-vs-sum", "named-algorithm-count"}));
+  app.add_option("--case", which)
+      ->required()
+      ->check(CLI::IsMember({"broadcast-count-cma", "broadcast-vs-reduce", "all-reduce-count", "all-reduce-count-large",
+                             "all-gather-count", "dtype", "reduce-op", "root", "all-reduce-vs-broadcast",
+                             "recv-smaller", "recv-larger", "reduce-scatter-count", "all-to-all-count",
+                             "all-to-allv-counts", "avg-vs-sum", "named-algorithm-count"}));
   CLI11_PARSE(app, argc, argv);
   rt::InitOptions init;
   init.check = 0;  // the backend itself must notice
@@ -84,8 +88,10 @@ int run(int argc, char** argv) {
       const std::size_t bytes = first ? 2 << 20 : 1536 << 10;
       rt::broadcast(on, guarded(bytes)->as<char>(), bytes, rt::DType::u8, 0);
     } else if (which == "broadcast-vs-reduce") {
-      if (first) rt::broadcast(on, guarded(2 << 20)->as<char>(), 2 << 20, rt::DType::u8, 0);
-      else rt::reduce(on, ones.data(), guarded(4 << 20)->as<float>(), 1 << 20, f32, rt::ReduceOp::sum, 0);
+      if (first)
+        rt::broadcast(on, guarded(2 << 20)->as<char>(), 2 << 20, rt::DType::u8, 0);
+      else
+        rt::reduce(on, ones.data(), guarded(4 << 20)->as<float>(), 1 << 20, f32, rt::ReduceOp::sum, 0);
     } else if (which == "all-reduce-count" || which == "all-reduce-count-large") {
       const std::size_t count = (which == "all-reduce-count" ? 4 : 100000) * (first ? 1 : 2);
       rt::all_reduce(on, ones.data(), guarded(count * 4)->as<float>(), count, f32, rt::ReduceOp::sum);
@@ -102,13 +108,17 @@ int run(int argc, char** argv) {
       rt::Counts sends(n, first ? 4 : 8), recvs(n, 8), sd(n), rd(n);
       if (first) recvs[0] = 4;  // what it sends itself
       for (int j = 0; j < n; ++j) sd[j] = sends[0] * j, rd[j] = 8 * j;
-      rt::all_to_allv(on, ones.data(), sends, sd, guarded(8 * 4 * static_cast<std::size_t>(n))->as<float>(), recvs, rd, f32);
+      rt::all_to_allv(on, ones.data(), sends, sd, guarded(8 * 4 * static_cast<std::size_t>(n))->as<float>(), recvs, rd,
+                      f32);
     } else if (which == "dtype") {  // the same 32 bytes
-      if (first) rt::all_reduce(on, ones.data(), guarded(32)->as<float>(), 8, f32, rt::ReduceOp::sum);
-      else rt::all_reduce(on, ones.data(), guarded(32)->as<double>(), 4, rt::DType::f64, rt::ReduceOp::sum);
+      if (first)
+        rt::all_reduce(on, ones.data(), guarded(32)->as<float>(), 8, f32, rt::ReduceOp::sum);
+      else
+        rt::all_reduce(on, ones.data(), guarded(32)->as<double>(), 4, rt::DType::f64, rt::ReduceOp::sum);
     } else if (which == "named-algorithm-count") {  // the runtime's ring on point-to-point, by name
       const std::size_t count = first ? 4 : 8;
-      rt::all_reduce(backend + ":ring_p2p", ones.data(), guarded(count * 4)->as<float>(), count, f32, rt::ReduceOp::sum);
+      rt::all_reduce(backend + ":ring_p2p", ones.data(), guarded(count * 4)->as<float>(), count, f32,
+                     rt::ReduceOp::sum);
     } else if (which == "avg-vs-sum") {
       rt::all_reduce(on, ones.data(), guarded(32)->as<float>(), 8, f32, first ? rt::ReduceOp::avg : rt::ReduceOp::sum);
     } else if (which == "reduce-op") {
@@ -116,8 +126,10 @@ int run(int argc, char** argv) {
     } else if (which == "root") {
       rt::broadcast(on, guarded(32)->as<float>(), 8, f32, me);
     } else if (which == "all-reduce-vs-broadcast") {
-      if (first) rt::all_reduce(on, ones.data(), guarded(32)->as<float>(), 8, f32, rt::ReduceOp::sum);
-      else rt::broadcast(on, guarded(32)->as<float>(), 8, f32, 0);
+      if (first)
+        rt::all_reduce(on, ones.data(), guarded(32)->as<float>(), 8, f32, rt::ReduceOp::sum);
+      else
+        rt::broadcast(on, guarded(32)->as<float>(), 8, f32, 0);
     } else {  // recv-smaller, recv-larger: rank 0 sends 32 bytes, then 1 MiB (more than the ring)
       if (me == 0) {
         rt::send(on, ones.data(), 8, f32, 1);
@@ -137,8 +149,10 @@ int run(int argc, char** argv) {
   }
   std::size_t damaged = 0;
   for (const auto& b : buffers) damaged += b->damaged();
-  if (damaged != 0) std::printf("rank %d: canary damaged: %zu bytes past a buffer written\n", me, damaged);
-  else std::printf("rank %d: canaries intact\n", me);
+  if (damaged != 0)
+    std::printf("rank %d: canary damaged: %zu bytes past a buffer written\n", me, damaged);
+  else
+    std::printf("rank %d: canaries intact\n", me);
   if (failed) {
     try {
       rt::barrier(on);

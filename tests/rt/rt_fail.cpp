@@ -30,7 +30,8 @@ int run(int argc, char** argv) {
   int victim = 1;
   std::size_t count = 1 << 20;
   app.add_option("--backend", backend);
-  app.add_option("--mode", mode)->check(CLI::IsMember({"kill", "stall", "mismatch", "late-finalize", "no-finalize", "fused-kill"}));
+  app.add_option("--mode", mode)
+      ->check(CLI::IsMember({"kill", "stall", "mismatch", "late-finalize", "no-finalize", "fused-kill"}));
   app.add_option("--victim", victim);
   app.add_option("--count", count);
   CLI11_PARSE(app, argc, argv);
@@ -49,7 +50,8 @@ int run(int argc, char** argv) {
       if (me == victim) ::raise(SIGKILL);
       std::vector<std::vector<float>> grads(10, std::vector<float>(256, 1.0f));
       std::vector<rt::Work> works;
-      for (auto& g : grads) works.push_back(fusion.all_reduce(backend, g.data(), g.data(), g.size(), rt::DType::f32, rt::ReduceOp::sum));
+      for (auto& g : grads)
+        works.push_back(fusion.all_reduce(backend, g.data(), g.data(), g.size(), rt::DType::f32, rt::ReduceOp::sum));
       for (auto& w : works) w.wait();
       std::printf("rank %d: no error after %.2f s\n", me, seconds());
       std::fflush(stdout);

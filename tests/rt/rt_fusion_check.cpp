@@ -52,7 +52,8 @@ struct Op {
 // itself (so that an operation past the buffer runs alone), 0..max to the others.
 std::size_t pair_count(std::uint64_t salt, int i, int j, std::size_t max) {
   if (i == j) return max;
-  std::uint64_t h = salt ^ (0x9e3779b97f4a7c15ULL * static_cast<std::uint64_t>(i + 1)) ^ (0xbf58476d1ce4e5b9ULL * static_cast<std::uint64_t>(j + 7));
+  std::uint64_t h = salt ^ (0x9e3779b97f4a7c15ULL * static_cast<std::uint64_t>(i + 1)) ^
+                    (0xbf58476d1ce4e5b9ULL * static_cast<std::uint64_t>(j + 7));
   h ^= h >> 31;
   h *= 0x94d049bb133111ebULL;
   h ^= h >> 29;
@@ -105,21 +106,23 @@ int run(int argc, char** argv) {
         const int n = std::min<int>(static_cast<int>(shared.uniform_int(1, 400)), ops - done);
         std::vector<Op> batch(static_cast<std::size_t>(n));
         for (auto& o : batch) {
-          constexpr rt::OpKind kKinds[] = {rt::OpKind::all_reduce, rt::OpKind::all_reduce, rt::OpKind::all_reduce,
-                                           rt::OpKind::broadcast, rt::OpKind::all_gather, rt::OpKind::reduce_scatter,
-                                           rt::OpKind::all_to_all_single, rt::OpKind::reduce, rt::OpKind::gather,
-                                           rt::OpKind::scatter, rt::OpKind::all_to_allv};
+          constexpr rt::OpKind kKinds[] = {
+              rt::OpKind::all_reduce, rt::OpKind::all_reduce,     rt::OpKind::all_reduce,        rt::OpKind::broadcast,
+              rt::OpKind::all_gather, rt::OpKind::reduce_scatter, rt::OpKind::all_to_all_single, rt::OpKind::reduce,
+              rt::OpKind::gather,     rt::OpKind::scatter,        rt::OpKind::all_to_allv};
           o.kind = kKinds[shared.uniform_int(0, std::size(kKinds) - 1)];
           o.root = static_cast<int>(shared.uniform_int(0, world - 1));
-          o.backend = choices[static_cast<std::size_t>(shared.uniform_int(0, static_cast<std::int64_t>(choices.size()) - 1))];
+          o.backend =
+              choices[static_cast<std::size_t>(shared.uniform_int(0, static_cast<std::int64_t>(choices.size()) - 1))];
           o.dtype = rt::kAllDTypes[shared.uniform_int(0, std::size(rt::kAllDTypes) - 1)];
           o.rop = rt::kAllReduceOps[shared.uniform_int(0, std::size(rt::kAllReduceOps) - 1)];
           o.count = static_cast<std::size_t>(shared.uniform_int(0, static_cast<std::int64_t>(max_count)));
           const std::int64_t shape = shared.uniform_int(0, 49);
           if (shape == 0) o.count = 0;
           if (shape == 1) o.count = buffer_bytes / rt::dtype_bytes(o.dtype) + 1 + o.count;  // larger than B: alone
-          o.in_place = o.kind == rt::OpKind::broadcast ||
-                       ((o.kind == rt::OpKind::all_reduce || o.kind == rt::OpKind::reduce) && shared.uniform_int(0, 1) == 1);
+          o.in_place =
+              o.kind == rt::OpKind::broadcast ||
+              ((o.kind == rt::OpKind::all_reduce || o.kind == rt::OpKind::reduce) && shared.uniform_int(0, 1) == 1);
           o.salt = shared.next();
           // count is per rank: the input holds a block per rank for a reduce-scatter, an
           // all-to-all or a scatter, the output for an all-gather, an all-to-all or a gather. A
@@ -130,7 +133,8 @@ int run(int argc, char** argv) {
           const bool wide_out = o.kind == rt::OpKind::all_gather || o.kind == rt::OpKind::all_to_all_single ||
                                 o.kind == rt::OpKind::gather;
           const bool has_in = o.kind != rt::OpKind::scatter || me == o.root;
-          const bool has_out = !o.in_place && ((o.kind != rt::OpKind::reduce && o.kind != rt::OpKind::gather) || me == o.root);
+          const bool has_out =
+              !o.in_place && ((o.kind != rt::OpKind::reduce && o.kind != rt::OpKind::gather) || me == o.root);
           if (o.kind == rt::OpKind::all_to_allv) {  // a count per pair, at most o.count
             for (int k = 0; k < world; ++k) {
               o.send_counts.push_back(pair_count(o.salt, me, k, o.count));
@@ -154,11 +158,21 @@ int run(int argc, char** argv) {
           void* out = o.in_place ? o.in.data() : o.out.empty() ? nullptr : o.out.data();
           const void* in = o.in.empty() ? nullptr : o.in.data();
           switch (o.kind) {
-            case rt::OpKind::reduce: o.work = fusion.reduce(o.backend, in, out, o.count, o.dtype, o.rop, o.root); break;
-            case rt::OpKind::gather: o.work = fusion.gather(o.backend, in, out, o.count, o.dtype, o.root); break;
-            case rt::OpKind::scatter: o.work = fusion.scatter(o.backend, in, out, o.count, o.dtype, o.root); break;
-            case rt::OpKind::broadcast: o.work = fusion.broadcast(o.backend, out, o.count, o.dtype, o.root); break;
-            case rt::OpKind::all_gather: o.work = fusion.all_gather(o.backend, o.in.data(), out, o.count, o.dtype); break;
+            case rt::OpKind::reduce:
+              o.work = fusion.reduce(o.backend, in, out, o.count, o.dtype, o.rop, o.root);
+              break;
+            case rt::OpKind::gather:
+              o.work = fusion.gather(o.backend, in, out, o.count, o.dtype, o.root);
+              break;
+            case rt::OpKind::scatter:
+              o.work = fusion.scatter(o.backend, in, out, o.count, o.dtype, o.root);
+              break;
+            case rt::OpKind::broadcast:
+              o.work = fusion.broadcast(o.backend, out, o.count, o.dtype, o.root);
+              break;
+            case rt::OpKind::all_gather:
+              o.work = fusion.all_gather(o.backend, o.in.data(), out, o.count, o.dtype);
+              break;
             case rt::OpKind::reduce_scatter:
               o.work = fusion.reduce_scatter(o.backend, o.in.data(), out, o.count, o.dtype, o.rop);
               break;
@@ -166,9 +180,11 @@ int run(int argc, char** argv) {
               o.work = fusion.all_to_all_single(o.backend, o.in.data(), out, o.count, o.dtype);
               break;
             case rt::OpKind::all_to_allv:
-              o.work = fusion.all_to_allv(o.backend, in, o.send_counts, o.send_displs, out, o.recv_counts, o.recv_displs, o.dtype);
+              o.work = fusion.all_to_allv(o.backend, in, o.send_counts, o.send_displs, out, o.recv_counts,
+                                          o.recv_displs, o.dtype);
               break;
-            default: o.work = fusion.all_reduce(o.backend, o.in.data(), out, o.count, o.dtype, o.rop);
+            default:
+              o.work = fusion.all_reduce(o.backend, o.in.data(), out, o.count, o.dtype, o.rop);
           }
           if (local.uniform_int(0, 99) == 0)
             std::this_thread::sleep_for(std::chrono::microseconds(local.uniform_int(0, 3 * cycle_us)));
@@ -176,14 +192,16 @@ int run(int argc, char** argv) {
         std::vector<std::size_t> wait_order(batch.size());
         for (std::size_t i = 0; i < wait_order.size(); ++i) wait_order[i] = i;
         for (std::size_t i = wait_order.size(); i > 1; --i)
-          std::swap(wait_order[i - 1], wait_order[static_cast<std::size_t>(local.uniform_int(0, static_cast<std::int64_t>(i) - 1))]);
+          std::swap(wait_order[i - 1],
+                    wait_order[static_cast<std::size_t>(local.uniform_int(0, static_cast<std::int64_t>(i) - 1))]);
         for (std::size_t i : wait_order) {
           Op& o = batch[i];
           o.work.wait();
           // A reduce's and a gather's non-roots get nothing.
           if ((o.kind == rt::OpKind::reduce || o.kind == rt::OpKind::gather) && me != o.root) continue;
           const char* got = o.in_place ? o.in.data() : o.out.data();
-          if (o.kind == rt::OpKind::all_to_allv) {  // block from rank k: rank k's input block for this rank; gaps stay 0
+          if (o.kind ==
+              rt::OpKind::all_to_allv) {  // block from rank k: rank k's input block for this rank; gaps stay 0
             const std::size_t cells = o.out.size() / rt::dtype_bytes(o.dtype);
             std::vector<double> want(cells, 0.0);
             for (int k = 0; k < world; ++k) {
@@ -197,10 +215,12 @@ int run(int argc, char** argv) {
               rt::store_from_double(o.dtype, cell, 0, want[e]);
               if (rt::load_as_double(o.dtype, cell, 0) != rt::load_as_double(o.dtype, got, e)) {
                 if (failures < 10)
-                  std::fprintf(stderr, "rank %d: fused all_to_allv #%d (%s, up to %zu x %s per pair): element %zu is %g, expected %g\n",
-                               me, done + static_cast<int>(i), o.backend.c_str(), o.count,
-                               std::string(rt::to_string(o.dtype)).c_str(), e, rt::load_as_double(o.dtype, got, e),
-                               rt::load_as_double(o.dtype, cell, 0));
+                  std::fprintf(
+                      stderr,
+                      "rank %d: fused all_to_allv #%d (%s, up to %zu x %s per pair): element %zu is %g, expected %g\n",
+                      me, done + static_cast<int>(i), o.backend.c_str(), o.count,
+                      std::string(rt::to_string(o.dtype)).c_str(), e, rt::load_as_double(o.dtype, got, e),
+                      rt::load_as_double(o.dtype, cell, 0));
                 ++failures;
                 break;
               }
@@ -216,16 +236,24 @@ int run(int argc, char** argv) {
             const int from = static_cast<int>(e / std::max<std::size_t>(o.count, 1));  // block of a wide output
             double ref = 0;
             switch (o.kind) {
-              case rt::OpKind::broadcast: ref = rt::selfcheck::input_value(o.root, at, o.dtype, o.rop, false, o.salt); break;
-              case rt::OpKind::all_gather: case rt::OpKind::gather:
+              case rt::OpKind::broadcast:
+                ref = rt::selfcheck::input_value(o.root, at, o.dtype, o.rop, false, o.salt);
+                break;
+              case rt::OpKind::all_gather:
+              case rt::OpKind::gather:
                 ref = rt::selfcheck::input_value(from, at, o.dtype, o.rop, false, o.salt);
                 break;
-              case rt::OpKind::scatter: ref = rt::selfcheck::input_value(o.root, mine + at, o.dtype, o.rop, false, o.salt); break;
-              case rt::OpKind::reduce_scatter: ref = rt::selfcheck::reduced_value(world, mine + at, o.dtype, o.rop, o.salt); break;
+              case rt::OpKind::scatter:
+                ref = rt::selfcheck::input_value(o.root, mine + at, o.dtype, o.rop, false, o.salt);
+                break;
+              case rt::OpKind::reduce_scatter:
+                ref = rt::selfcheck::reduced_value(world, mine + at, o.dtype, o.rop, o.salt);
+                break;
               case rt::OpKind::all_to_all_single:
                 ref = rt::selfcheck::input_value(from, mine + at, o.dtype, o.rop, false, o.salt);
                 break;
-              default: ref = rt::selfcheck::reduced_value(world, at, o.dtype, o.rop, o.salt);
+              default:
+                ref = rt::selfcheck::reduced_value(world, at, o.dtype, o.rop, o.salt);
             }
             char cell[8];
             rt::store_from_double(o.dtype, cell, 0, ref);
@@ -233,10 +261,11 @@ int run(int argc, char** argv) {
             const double have = rt::load_as_double(o.dtype, got, e);
             if (want != have) {
               if (failures < 10)
-                std::fprintf(stderr, "rank %d: fused %s #%d (%s, %zu x %s, %s, root %d): element %zu is %g, expected %g\n",
-                             me, std::string(rt::to_string(o.kind)).c_str(), done + static_cast<int>(i), o.backend.c_str(),
-                             o.count, std::string(rt::to_string(o.dtype)).c_str(), std::string(rt::to_string(o.rop)).c_str(),
-                             o.root, e, have, want);
+                std::fprintf(stderr,
+                             "rank %d: fused %s #%d (%s, %zu x %s, %s, root %d): element %zu is %g, expected %g\n", me,
+                             std::string(rt::to_string(o.kind)).c_str(), done + static_cast<int>(i), o.backend.c_str(),
+                             o.count, std::string(rt::to_string(o.dtype)).c_str(),
+                             std::string(rt::to_string(o.rop)).c_str(), o.root, e, have, want);
               ++failures;
               break;
             }
@@ -273,11 +302,13 @@ int run(int argc, char** argv) {
       const auto before = fusion.stats();
       std::vector<std::vector<float>> grads(1000, std::vector<float>(100, static_cast<float>(me)));
       std::vector<rt::Work> works;
-      for (auto& g : grads) works.push_back(fusion.all_reduce(backends.front(), g.data(), g.data(), g.size(), DType::f32, ReduceOp::sum));
+      for (auto& g : grads)
+        works.push_back(fusion.all_reduce(backends.front(), g.data(), g.data(), g.size(), DType::f32, ReduceOp::sum));
       for (auto& w : works) w.wait();
       for (const auto& g : grads)
         if (g[99] != static_cast<float>(world * (world - 1) / 2)) {
-          std::fprintf(stderr, "rank %d: burst: %g, expected %d\n", me, static_cast<double>(g[99]), world * (world - 1) / 2);
+          std::fprintf(stderr, "rank %d: burst: %g, expected %d\n", me, static_cast<double>(g[99]),
+                       world * (world - 1) / 2);
           ++failures;
           break;
         }
@@ -292,7 +323,8 @@ int run(int argc, char** argv) {
       for (const auto& g : gathered)
         for (std::size_t e = 0; e < g.size(); ++e)
           if (g[e] != static_cast<float>(e / 25)) {
-            std::fprintf(stderr, "rank %d: all-gather burst: element %zu is %g, expected %zu\n", me, e, static_cast<double>(g[e]), e / 25);
+            std::fprintf(stderr, "rank %d: all-gather burst: element %zu is %g, expected %zu\n", me, e,
+                         static_cast<double>(g[e]), e / 25);
             ++failures;
             break;
           }
@@ -318,13 +350,14 @@ int run(int argc, char** argv) {
     rt::all_reduce(backends.front(), &total, &total, 1, DType::i64, ReduceOp::sum);
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (me == 0)
-      std::printf("rt_fusion_check: %d ranks, %d operations on %s (+auto), B = %zu, T = %lld us: %llu fused operations in %llu "
-                  "cycles (a burst of %llu f32 sums: %llu; of %llu all-gathers: %llu), %.2f s, %lld failures\n",
-                  world, ops, backends_arg.c_str(), buffer_bytes, static_cast<long long>(cycle_us),
-                  static_cast<unsigned long long>(buffers), static_cast<unsigned long long>(cycles),
-                  static_cast<unsigned long long>(burst_ops), static_cast<unsigned long long>(burst_buffers),
-                  static_cast<unsigned long long>(gather_ops), static_cast<unsigned long long>(gather_buffers), s,
-                  static_cast<long long>(total));
+      std::printf(
+          "rt_fusion_check: %d ranks, %d operations on %s (+auto), B = %zu, T = %lld us: %llu fused operations in %llu "
+          "cycles (a burst of %llu f32 sums: %llu; of %llu all-gathers: %llu), %.2f s, %lld failures\n",
+          world, ops, backends_arg.c_str(), buffer_bytes, static_cast<long long>(cycle_us),
+          static_cast<unsigned long long>(buffers), static_cast<unsigned long long>(cycles),
+          static_cast<unsigned long long>(burst_ops), static_cast<unsigned long long>(burst_buffers),
+          static_cast<unsigned long long>(gather_ops), static_cast<unsigned long long>(gather_buffers), s,
+          static_cast<long long>(total));
     rt::finalize();
     return total == 0 ? 0 : 1;
   } catch (const chorus::InputError& e) {

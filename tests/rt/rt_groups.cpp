@@ -61,7 +61,11 @@ int run(int argc, char** argv) {
       expect(rt::group_ranks(colsg) == want_col, fmt::format("{}: group_ranks of my column", b));
       expect(rt::rank(rows) == col && rt::size(rows) == cols, fmt::format("{}: rank/size in my row", b));
       expect(rt::rank(colsg) == row && rt::size(colsg) == 2, fmt::format("{}: rank/size in my column", b));
-      auto sum_of = [](const std::vector<int>& v) { long s = 0; for (int x : v) s += x; return s; };
+      auto sum_of = [](const std::vector<int>& v) {
+        long s = 0;
+        for (int x : v) s += x;
+        return s;
+      };
       std::int64_t x = me, y = -1;
       rt::all_reduce(rows, &x, &y, 1, rt::DType::i64, rt::ReduceOp::sum);
       expect(y == sum_of(want_row), fmt::format("{}: row sum {} (expected {})", b, y, sum_of(want_row)));
@@ -71,7 +75,8 @@ int run(int argc, char** argv) {
       auto worker = [&](const std::string& g, const std::vector<int>& members, int salt) {
         std::vector<float> in(1031), out(1031);
         for (int it = 0; it < 20; ++it) {
-          for (std::size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>(me * 7 + salt + it + static_cast<int>(i % 13));
+          for (std::size_t i = 0; i < in.size(); ++i)
+            in[i] = static_cast<float>(me * 7 + salt + it + static_cast<int>(i % 13));
           rt::all_reduce(g, in.data(), out.data(), in.size(), rt::DType::f32, rt::ReduceOp::sum);
           for (std::size_t i = 0; i < out.size(); ++i) {
             float e = 0;
@@ -94,7 +99,8 @@ int run(int argc, char** argv) {
       if (me % 2 == 0) {
         const int want = static_cast<int>(std::find(evens.begin(), evens.end(), me) - evens.begin());
         expect(rt::rank(eg) == want && rt::size(eg) == static_cast<int>(evens.size()),
-               fmt::format("{}: rank {} of {} in the evens (expected {} of {})", b, rt::rank(eg), rt::size(eg), want, evens.size()));
+               fmt::format("{}: rank {} of {} in the evens (expected {} of {})", b, rt::rank(eg), rt::size(eg), want,
+                           evens.size()));
         std::int64_t one = 1, count = 0;
         rt::all_reduce(eg, &one, &count, 1, rt::DType::i64, rt::ReduceOp::sum);
         expect(count == static_cast<std::int64_t>(evens.size()), fmt::format("{}: evens counted {}", b, count));

@@ -43,14 +43,15 @@ int run(int argc, char** argv) {
     init.check = check ? 1 : 0;
     rt::init(backends, init);
     const int me = rt::rank(backends.front());
-    chorus::Rng shared(seed);                                 // same stream on every rank
+    chorus::Rng shared(seed);  // same stream on every rank
     chorus::Rng local(seed ^ (0x9e3779b97f4a7c15ULL * static_cast<std::uint64_t>(me + 1)));  // wait order
     const auto t0 = std::chrono::steady_clock::now();
     std::int64_t failures = 0;
     std::size_t done = 0, waited_sync = 0;
     std::vector<std::size_t> per_backend(backends.size(), 0);
     while (done < static_cast<std::size_t>(ops)) {
-      const std::size_t n = std::min<std::size_t>(static_cast<std::size_t>(batch), static_cast<std::size_t>(ops) - done);
+      const std::size_t n =
+          std::min<std::size_t>(static_cast<std::size_t>(batch), static_cast<std::size_t>(ops) - done);
       std::vector<std::unique_ptr<rt::selfcheck::Case>> cases;
       std::vector<rt::Work> works;
       for (std::size_t i = 0; i < n; ++i) {
@@ -59,7 +60,7 @@ int run(int argc, char** argv) {
         const DType d = rt::kAllDTypes[shared.uniform_int(0, std::size(rt::kAllDTypes) - 1)];
         const ReduceOp r = rt::kAllReduceOps[shared.uniform_int(0, std::size(rt::kAllReduceOps) - 1)];
         std::size_t count = static_cast<std::size_t>(shared.uniform_int(0, static_cast<std::int64_t>(max_count)));
-        if (shared.uniform_int(0, 99) == 0) count *= 40;  // now and then a multi-round one
+        if (shared.uniform_int(0, 99) == 0) count *= 40;      // now and then a multi-round one
         const bool async_op = shared.uniform_int(0, 9) != 0;  // 10 % blocking calls in between
         cases.push_back(std::make_unique<rt::selfcheck::Case>(backends[bi], op, d, r, count, done + i));
         works.push_back(cases.back()->issue(async_op));
@@ -69,7 +70,8 @@ int run(int argc, char** argv) {
       std::vector<std::size_t> order(n);
       for (std::size_t i = 0; i < n; ++i) order[i] = i;
       for (std::size_t i = n; i > 1; --i)
-        std::swap(order[i - 1], order[static_cast<std::size_t>(local.uniform_int(0, static_cast<std::int64_t>(i) - 1))]);
+        std::swap(order[i - 1],
+                  order[static_cast<std::size_t>(local.uniform_int(0, static_cast<std::int64_t>(i) - 1))]);
       for (std::size_t k : order) {
         try {
           works[k].wait();

@@ -7,16 +7,36 @@
 #include <cstring>
 #include <string_view>
 
-namespace rt_check_program { int run(int argc, char** argv); }
-namespace rt_mixing_program { int run(int argc, char** argv); }
-namespace rt_fail_program { int run(int argc, char** argv); }
-namespace rt_fusion_check_program { int run(int argc, char** argv); }
-namespace rt_groups_program { int run(int argc, char** argv); }
-namespace rt_schedule_check_program { int run(int argc, char** argv); }
-namespace rt_store_attack_program { int run(int argc, char** argv); }
-namespace rt_timeout_program { int run(int argc, char** argv); }
-namespace rt_disagree_program { int run(int argc, char** argv); }
-namespace rt_compression_check_program { int run(int argc, char** argv); }
+namespace rt_check_program {
+int run(int argc, char** argv);
+}
+namespace rt_mixing_program {
+int run(int argc, char** argv);
+}
+namespace rt_fail_program {
+int run(int argc, char** argv);
+}
+namespace rt_fusion_check_program {
+int run(int argc, char** argv);
+}
+namespace rt_groups_program {
+int run(int argc, char** argv);
+}
+namespace rt_schedule_check_program {
+int run(int argc, char** argv);
+}
+namespace rt_store_attack_program {
+int run(int argc, char** argv);
+}
+namespace rt_timeout_program {
+int run(int argc, char** argv);
+}
+namespace rt_disagree_program {
+int run(int argc, char** argv);
+}
+namespace rt_compression_check_program {
+int run(int argc, char** argv);
+}
 
 namespace {
 

@@ -41,10 +41,14 @@ double reference(rt::ReduceOp op, int n, std::size_t i) {
   double acc = op == rt::ReduceOp::prod ? 1 : op == rt::ReduceOp::min ? 1e300 : op == rt::ReduceOp::max ? -1e300 : 0;
   for (int r = 0; r < n; ++r) {
     const double v = input(op, r, i);
-    if (op == rt::ReduceOp::prod) acc *= v;
-    else if (op == rt::ReduceOp::min) acc = std::min(acc, v);
-    else if (op == rt::ReduceOp::max) acc = std::max(acc, v);
-    else acc += v;
+    if (op == rt::ReduceOp::prod)
+      acc *= v;
+    else if (op == rt::ReduceOp::min)
+      acc = std::min(acc, v);
+    else if (op == rt::ReduceOp::max)
+      acc = std::max(acc, v);
+    else
+      acc += v;
   }
   return op == rt::ReduceOp::avg ? acc / n : acc;
 }
@@ -86,7 +90,8 @@ int run(int argc, char** argv) {
     for (rt::DType d : rt::kAllDTypes) cases.push_back({CollectiveOp::kAllReduce, d, rt::ReduceOp::sum});
     for (rt::DType d : {rt::DType::f32, rt::DType::i32, rt::DType::f64})
       for (rt::ReduceOp o : rt::kAllReduceOps)
-        if (o != rt::ReduceOp::sum && !(o == rt::ReduceOp::avg && d == rt::DType::i32)) cases.push_back({CollectiveOp::kAllReduce, d, o});
+        if (o != rt::ReduceOp::sum && !(o == rt::ReduceOp::avg && d == rt::DType::i32))
+          cases.push_back({CollectiveOp::kAllReduce, d, o});
     cases.push_back({CollectiveOp::kReduceScatter, rt::DType::f32, rt::ReduceOp::sum});
     cases.push_back({CollectiveOp::kReduceScatter, rt::DType::i64, rt::ReduceOp::max});
     cases.push_back({CollectiveOp::kAllGather, rt::DType::f32, rt::ReduceOp::sum});
@@ -119,21 +124,25 @@ int run(int argc, char** argv) {
               rt::store_from_double(c.dtype, buf.data(), i, gather ? -1 : a2a ? a2a_input(me, i) : input(c.rop, me, i));
             if (gather)
               for (const auto& [b, e] : ex.piece_ranges(count))
-                for (std::size_t i = b; i < e; ++i) rt::store_from_double(c.dtype, buf.data(), i, static_cast<double>(i % 101));
+                for (std::size_t i = b; i < e; ++i)
+                  rt::store_from_double(c.dtype, buf.data(), i, static_cast<double>(i % 101));
             ex.run(buf.data(), count);
             ++runs;
             const double tol = c.rop == rt::ReduceOp::avg ? (c.dtype == rt::DType::f32 ? 1e-6 : 1e-14) : 0;
             for (const auto& [b, e] : ex.owned_ranges(count)) {
               bool bad = false;
               for (std::size_t i = b; i < e && !bad; ++i) {
-                const double want = gather ? static_cast<double>(i % 101)
-                                    : a2a  ? a2a_input(static_cast<int>(i / block), static_cast<std::size_t>(me) * block + i % block)
-                                           : reference(c.rop, n, i);
+                const double want =
+                    gather ? static_cast<double>(i % 101)
+                    : a2a  ? a2a_input(static_cast<int>(i / block), static_cast<std::size_t>(me) * block + i % block)
+                           : reference(c.rop, n, i);
                 const double got = rt::load_as_double(c.dtype, buf.data(), i);
                 if (std::fabs(got - want) > tol * std::fabs(want)) {
-                  std::fprintf(stderr, "rank %d: FAIL %s %s %s %s, %d chunks, %zu elements: element %zu is %g, expected %g\n", me,
-                               sched_name.c_str(), std::string(chorus::coll::to_string(c.op)).c_str(),
-                               std::string(rt::to_string(c.dtype)).c_str(), std::string(rt::to_string(c.rop)).c_str(), chunks, count, i, got, want);
+                  std::fprintf(stderr,
+                               "rank %d: FAIL %s %s %s %s, %d chunks, %zu elements: element %zu is %g, expected %g\n",
+                               me, sched_name.c_str(), std::string(chorus::coll::to_string(c.op)).c_str(),
+                               std::string(rt::to_string(c.dtype)).c_str(), std::string(rt::to_string(c.rop)).c_str(),
+                               chunks, count, i, got, want);
                   ++failures;
                   bad = true;
                 }
@@ -150,7 +159,8 @@ int run(int argc, char** argv) {
   }
   if (failures > 0) return 1;
   if (rt::is_initialized()) rt::finalize();
-  std::printf("rt_schedule_check: %d schedules on grid %s (%s) checked\n", runs, grid_arg.c_str(), backends_arg.c_str());
+  std::printf("rt_schedule_check: %d schedules on grid %s (%s) checked\n", runs, grid_arg.c_str(),
+              backends_arg.c_str());
   return 0;
 }
 

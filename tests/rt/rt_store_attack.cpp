@@ -157,8 +157,8 @@ std::vector<char> random_bytes(std::mt19937_64& rng, std::size_t n) {
 
 // A hostile case whose answer the protocol fixes: `oks` OK replies, then an error reply
 // containing `expect`, then EOF.
-void expect_refusal(const std::string& name, bool with_hello, const std::vector<char>& bytes,
-                    const std::string& expect, std::size_t oks = 0) {
+void expect_refusal(const std::string& name, bool with_hello, const std::vector<char>& bytes, const std::string& expect,
+                    std::size_t oks = 0) {
   const int fd = connect_raw();
   if (fd < 0) return failure(name + ": cannot connect to the store");
   if (with_hello && !hello(fd)) {
@@ -193,7 +193,7 @@ void send_and_hang_up(bool with_hello, const std::vector<char>& bytes) {
 void hostile(std::mt19937_64& rng, std::uint64_t i) {
   const std::string tag = fmt::format("case {}", i);
   switch (i < 12 ? i : rng() % 12) {  // every case at least once, then at random
-    case 0:  // the crash of issue 6, unauthenticated
+    case 0:                           // the crash of issue 6, unauthenticated
       expect_refusal(tag + " G+0xFFFFFFFA", false, raw_head('G', 0xFFFFFFFAu), "the first frame must be a hello");
       break;
     case 1:  // the crash of issue 6, with a valid token
@@ -244,10 +244,10 @@ void hostile(std::mt19937_64& rng, std::uint64_t i) {
     }
     default: {  // empty key and wrong add sizes
       const bool add = rng() % 2 == 0;
-      expect_refusal(tag + (add ? " add 3 bytes" : " empty key"), true,
-                     add ? std::vector<char>{'A', 1, 0, 0, 0, 'k', 3, 0, 0, 0, 1, 2, 3}
-                         : std::vector<char>{'S', 0, 0, 0, 0},
-                     add ? "add needs an 8-byte value" : "empty key");
+      expect_refusal(
+          tag + (add ? " add 3 bytes" : " empty key"), true,
+          add ? std::vector<char>{'A', 1, 0, 0, 0, 'k', 3, 0, 0, 0, 1, 2, 3} : std::vector<char>{'S', 0, 0, 0, 0},
+          add ? "add needs an 8-byte value" : "empty key");
       break;
     }
   }
@@ -319,7 +319,7 @@ int run(int argc, char** argv) {
       held.push_back(fd);
     }
     held.push_back(connect_raw());  // never says hello
-    {  // stuck halfway through a 1 MiB set
+    {                               // stuck halfway through a 1 MiB set
       const int fd = connect_raw();
       if (fd < 0 || !hello(fd)) throw rt::CommError("the half-frame client could not say hello");
       auto f = proto::encode_request({proto::Op::set, "attack/half", std::vector<char>(1 << 20, 'h')});
@@ -392,8 +392,8 @@ int run(int argc, char** argv) {
   }
   for (const auto& f : g_failures) std::fprintf(stderr, "rank %d: FAIL %s\n", rank, f.c_str());
   if (!g_failures.empty()) return 1;
-  std::printf("rank %d: %d hostile connections to %s refused or survived; the job completed\n", rank,
-              connections, addr_s.c_str());
+  std::printf("rank %d: %d hostile connections to %s refused or survived; the job completed\n", rank, connections,
+              addr_s.c_str());
   return 0;
 }
 

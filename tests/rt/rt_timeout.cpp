@@ -77,8 +77,8 @@ int run(int argc, char** argv) {
     return 1;
   } catch (const rt::TimeoutError& e) {
     original = e.what();
-    std::printf("rank 0: timeout after %.2f s: %s\n",
-                std::chrono::duration<double>(clock::now() - t0).count(), e.what());
+    std::printf("rank 0: timeout after %.2f s: %s\n", std::chrono::duration<double>(clock::now() - t0).count(),
+                e.what());
   }
   // The buffer is the caller's again: poison it.
   std::memset(buf, 0x5A, count * sizeof(float));
@@ -90,7 +90,8 @@ int run(int argc, char** argv) {
     return 1;
   } catch (const rt::CommError& e) {
     const bool names = std::string(e.what()).find(original) != std::string::npos;
-    std::printf("rank 0: fail-fast %s: %s\n", names ? "names the original failure" : "LOST the original failure", e.what());
+    std::printf("rank 0: fail-fast %s: %s\n", names ? "names the original failure" : "LOST the original failure",
+                e.what());
   }
   // Rank 1 sends at t0 + T + 1.5 s: look again well after that.
   std::this_thread::sleep_until(t0 + ms(timeout_s) + ms(3.5));

@@ -31,7 +31,8 @@ TEST(BackendMap, TheAlgorithmOperationsMayNameAnAlgorithm) {
   EXPECT_EQ(m.named_backends(), (std::vector<std::string>{"shm", "mpi"}));  // what to initialise
   EXPECT_EQ(BackendMap::parse("alltoall_single:gloo:pairwise_p2p", "t").backend(OpKind::all_to_all_single),
             "gloo:pairwise_p2p");
-  for (const char* bad : {"gather:mpi:ring", "send:mpi:ring", "*:mpi:ring", "all_reduce:auto:ring", "all_reduce:nccl:ring"})
+  for (const char* bad :
+       {"gather:mpi:ring", "send:mpi:ring", "*:mpi:ring", "all_reduce:auto:ring", "all_reduce:nccl:ring"})
     EXPECT_THROW(BackendMap::parse(bad, "test"), InputError) << bad;
 }
 

@@ -88,15 +88,15 @@ TEST(BenchReport, TableHasTheNcclTestsColumns) {
   }
   ASSERT_EQ(data.size(), 2u);
   EXPECT_NE(lines[0].find("2 ranks; 7 iterations after 3 warm-ups"), std::string::npos) << lines[0];
-  const std::vector<std::string> names = {"#", "backend", "op", "size", "count", "type", "redop", "root", "time",
-                                          "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong"};
+  const std::vector<std::string> names = {"#",    "backend", "op",    "size",   "count", "type",  "redop", "root",
+                                          "time", "algbw",   "busbw", "#wrong", "time",  "algbw", "busbw", "#wrong"};
   bool found = false;
   for (const auto& l : lines) found |= words(l) == names;
   EXPECT_TRUE(found) << rt::bench_table(sample_rows(), true);
   EXPECT_EQ(words(data[0]), (std::vector<std::string>{"shm", "allreduce", "8", "2", "f32", "sum", "-", "10.50", "0.500",
-                                                     "1.000", "0", "9.25", "1.000", "2.000", "0"}));
+                                                      "1.000", "0", "9.25", "1.000", "2.000", "0"}));
   EXPECT_EQ(words(data[1]), (std::vector<std::string>{"gloo:ring", "broadcast", "32", "8", "f32", "-", "0", "20.00",
-                                                     "2.250", "4.500", "3", "-", "-", "-", "-"}));
+                                                      "2.250", "4.500", "3", "-", "-", "-", "-"}));
   // The columns line up: every data line as long as the column names' line.
   for (const auto& l : lines) {
     if (words(l) == names) {

@@ -21,8 +21,9 @@ sched::Schedule two_chunk_allreduce() {
   s.op = coll::CollectiveOp::kAllReduce;
   s.size_bytes = 1200;
   s.num_chunks = 2;
-  s.chunks = {{{{Phase::kReduceScatter, 0}, {Phase::kReduceScatter, 1}, {Phase::kAllGather, 1}, {Phase::kAllGather, 0}}},
-              {{{Phase::kReduceScatter, 1}, {Phase::kReduceScatter, 0}, {Phase::kAllGather, 0}, {Phase::kAllGather, 1}}}};
+  s.chunks = {
+      {{{Phase::kReduceScatter, 0}, {Phase::kReduceScatter, 1}, {Phase::kAllGather, 1}, {Phase::kAllGather, 0}}},
+      {{{Phase::kReduceScatter, 1}, {Phase::kReduceScatter, 0}, {Phase::kAllGather, 0}, {Phase::kAllGather, 1}}}};
   return s;
 }
 
@@ -38,10 +39,14 @@ TEST(DimBackends, CallsFollowTheHierarchicalCuts) {
   // 300 B, AG on d1 back to 600 B. Chunk 1: RS d2 600 (keeps 200), RS d1 200, AG d1 200, AG d2 600.
   const auto calls = dim_calls(two_chunk_allreduce(), {2, 3});
   ASSERT_EQ(calls.size(), 2u);
-  const std::vector<std::pair<OpKind, double>> d1 = {{OpKind::reduce_scatter, 600}, {OpKind::all_gather, 600},
-                                                     {OpKind::reduce_scatter, 200}, {OpKind::all_gather, 200}};
-  const std::vector<std::pair<OpKind, double>> d2 = {{OpKind::reduce_scatter, 300}, {OpKind::all_gather, 300},
-                                                     {OpKind::reduce_scatter, 600}, {OpKind::all_gather, 600}};
+  const std::vector<std::pair<OpKind, double>> d1 = {{OpKind::reduce_scatter, 600},
+                                                     {OpKind::all_gather, 600},
+                                                     {OpKind::reduce_scatter, 200},
+                                                     {OpKind::all_gather, 200}};
+  const std::vector<std::pair<OpKind, double>> d2 = {{OpKind::reduce_scatter, 300},
+                                                     {OpKind::all_gather, 300},
+                                                     {OpKind::reduce_scatter, 600},
+                                                     {OpKind::all_gather, 600}};
   ASSERT_EQ(calls[0].size(), 4u);
   ASSERT_EQ(calls[1].size(), 4u);
   for (std::size_t i = 0; i < 4; ++i) {
@@ -135,14 +140,20 @@ TEST(DimBackends, GivenNamesStayAndMissingRowsFallBackToTheDefault) {
   // A backend measured only for reduce-scatter is not a candidate: its estimate is incomplete.
   TuningTable half;
   half.tables[{OpKind::reduce_scatter, 2}] = {row(100, 5, 1)};
-  half.tables[{OpKind::all_gather, 2}] = {[] { TuningRow r; r.bytes = 100; r.time_us = {{"shm", 5}}; return r; }()};
+  half.tables[{OpKind::all_gather, 2}] = {[] {
+    TuningRow r;
+    r.bytes = 100;
+    r.time_us = {{"shm", 5}};
+    return r;
+  }()};
   const auto h = choose_dim_backends(two_chunk_allreduce(), {2, 3}, {"auto", "shm"}, &half, {"gloo", "shm"});
   EXPECT_EQ(h[0].backend, "shm");
   EXPECT_EQ(h[0].estimate_us.count("gloo"), 0u);
 }
 
 TEST(DimBackends, WrongNumberOfBackendsIsAnInputError) {
-  EXPECT_THROW(choose_dim_backends(two_chunk_allreduce(), {2, 3}, {"shm", "gloo", "mpi"}, nullptr, {"shm"}), InputError);
+  EXPECT_THROW(choose_dim_backends(two_chunk_allreduce(), {2, 3}, {"shm", "gloo", "mpi"}, nullptr, {"shm"}),
+               InputError);
 }
 
 }  // namespace

@@ -19,8 +19,8 @@ namespace rt = chorus::rt;
 namespace {
 
 struct Shared {
-  std::uint64_t plain_counter = 0;       // touched only by the running operation: no atomics
-  std::atomic<int> running{0};           // how many operations run right now
+  std::uint64_t plain_counter = 0;  // touched only by the running operation: no atomics
+  std::atomic<int> running{0};      // how many operations run right now
   std::atomic<int> max_running{0};
   std::vector<std::uint64_t> last_seen;  // per producer: sequence of its last operation run
 };
@@ -28,7 +28,8 @@ struct Shared {
 void run_op(Shared& s, int producer, std::uint64_t seq, std::atomic<int>& order_errors) {
   const int now = s.running.fetch_add(1) + 1;
   int m = s.max_running.load();
-  while (now > m && !s.max_running.compare_exchange_weak(m, now)) {}
+  while (now > m && !s.max_running.compare_exchange_weak(m, now)) {
+  }
   ++s.plain_counter;
   if (s.last_seen[static_cast<std::size_t>(producer)] + 1 != seq) order_errors.fetch_add(1);
   s.last_seen[static_cast<std::size_t>(producer)] = seq;
@@ -63,8 +64,10 @@ TEST(ProgressQueueStress, ManyProducersInlineAndQueuedKeepExclusionAndOrder) {
           run_op(s, p, seq, order_errors);
           queued_runs.fetch_add(1, std::memory_order_relaxed);
         });
-        if (choice == 7) q.drain();                   // wait for everything so far
-        else if (choice >= 5) q.run_front_inline();   // help while waiting
+        if (choice == 7)
+          q.drain();  // wait for everything so far
+        else if (choice >= 5)
+          q.run_front_inline();  // help while waiting
       }
     });
   }

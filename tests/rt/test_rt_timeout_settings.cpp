@@ -49,9 +49,15 @@ TEST(RtTimeoutSettings, InitOptionRejectsNanInfZeroNegativeAndOutOfRange) {
   const struct {
     double seconds;
     const char* says;
-  } cases[] = {{std::nan(""), "NaN"},      {inf, "infinite"},          {-inf, "negative infinite"},
-               {0.0, "not positive"},      {-5.0, "not positive"},     {-0.5, "not positive"},
-               {0.0004, "below the resolution of 1 ms"}, {1e8, "too large"}, {1e300, "too large"}};
+  } cases[] = {{std::nan(""), "NaN"},
+               {inf, "infinite"},
+               {-inf, "negative infinite"},
+               {0.0, "not positive"},
+               {-5.0, "not positive"},
+               {-0.5, "not positive"},
+               {0.0004, "below the resolution of 1 ms"},
+               {1e8, "too large"},
+               {1e300, "too large"}};
   for (const auto& c : cases) {
     const std::string e = init_with(c.seconds);
     EXPECT_TRUE(has(e, "InitOptions::timeout_s")) << c.seconds << ": " << e;
@@ -64,11 +70,16 @@ TEST(RtTimeoutSettings, EnvironmentRejectsNonNumbersAndBadValues) {
   const struct {
     const char* value;
     const char* says;
-  } cases[] = {{"abc", "'abc' is not a number of seconds"}, {"", "'' is not a number of seconds"},
-               {"5s", "'5s' is not a number of seconds"},   {"1 0", "is not a number of seconds"},
-               {"nan", "is not a number of seconds"},       {"inf", "is not a number of seconds"},
-               {"1e400", "too large"},                      {"0", "not positive"},
-               {"-3", "not positive"},                      {"1e-9", "below the resolution"},
+  } cases[] = {{"abc", "'abc' is not a number of seconds"},
+               {"", "'' is not a number of seconds"},
+               {"5s", "'5s' is not a number of seconds"},
+               {"1 0", "is not a number of seconds"},
+               {"nan", "is not a number of seconds"},
+               {"inf", "is not a number of seconds"},
+               {"1e400", "too large"},
+               {"0", "not positive"},
+               {"-3", "not positive"},
+               {"1e-9", "below the resolution"},
                {"20000000", "too large"}};
   for (const auto& c : cases) {
     const std::string e = init_with_env(c.value);

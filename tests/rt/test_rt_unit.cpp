@@ -30,9 +30,9 @@ TEST(Dtype, HalfKnownValues) {
   EXPECT_EQ(rt::f32_to_f16(1.0f), 0x3C00);
   EXPECT_EQ(rt::f32_to_f16(-2.0f), 0xC000);
   EXPECT_EQ(rt::f32_to_f16(65504.0f), 0x7BFF);
-  EXPECT_EQ(rt::f32_to_f16(65520.0f), 0x7C00);         // rounds to infinity
-  EXPECT_EQ(rt::f32_to_f16(0x1.0p-24f), 0x0001);       // smallest subnormal
-  EXPECT_EQ(rt::f32_to_f16(0x1.0p-25f), 0x0000);       // tie to even: zero
+  EXPECT_EQ(rt::f32_to_f16(65520.0f), 0x7C00);    // rounds to infinity
+  EXPECT_EQ(rt::f32_to_f16(0x1.0p-24f), 0x0001);  // smallest subnormal
+  EXPECT_EQ(rt::f32_to_f16(0x1.0p-25f), 0x0000);  // tie to even: zero
   EXPECT_EQ(rt::f32_to_f16(0.1f), 0x2E66);
   EXPECT_EQ(rt::f32_to_f16(1.0f + 0x1.0p-11f), 0x3C00);  // tie to even (down)
   EXPECT_EQ(rt::f32_to_f16(1.0f + 0x1.8p-10f), 0x3C02);  // tie to even (up)
@@ -49,7 +49,7 @@ TEST(Dtype, HalfRoundTripsEveryPattern) {
 
 TEST(Dtype, Bfloat16) {
   EXPECT_EQ(rt::f32_to_bf16(1.0f), 0x3F80);
-  EXPECT_EQ(rt::f32_to_bf16(1.0f + 0x1.0p-8f), 0x3F80);   // tie to even
+  EXPECT_EQ(rt::f32_to_bf16(1.0f + 0x1.0p-8f), 0x3F80);  // tie to even
   EXPECT_EQ(rt::f32_to_bf16(1.0f + 0x1.8p-7f), 0x3F82);
   for (std::uint32_t h = 0; h < 0x10000; ++h) {
     const auto bits = static_cast<std::uint16_t>(h);
@@ -142,7 +142,7 @@ TEST(TuningTable, PicksFastestAllowedAtNearestSizeBelow) {
   }
   const auto t = rt::TuningTable::load(path.string());
   const std::vector<std::string> all = {"shm", "mpi", "gloo"};
-  EXPECT_EQ(t.pick(rt::OpKind::all_reduce, 4, 10, all), "mpi");        // below the smallest row
+  EXPECT_EQ(t.pick(rt::OpKind::all_reduce, 4, 10, all), "mpi");  // below the smallest row
   EXPECT_EQ(t.pick(rt::OpKind::all_reduce, 4, 4096, all), "mpi");
   EXPECT_EQ(t.pick(rt::OpKind::all_reduce, 4, 1 << 24, all), "shm");
   EXPECT_EQ(t.pick(rt::OpKind::all_reduce, 4, 1 << 24, {"gloo", "mpi"}), "mpi");
@@ -177,9 +177,11 @@ TEST(TuningTable, RowsOfAlgorithmOperationsMayNameAlgorithms) {
     parse("gather", "mpi:ring");
     FAIL();
   } catch (const chorus::InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("'mpi:ring': only the rows of all_reduce, broadcast, all_gather, reduce_scatter, "
-                                         "all_to_all_single name algorithms"),
-              std::string::npos) << e.what();
+    EXPECT_NE(
+        std::string(e.what()).find("'mpi:ring': only the rows of all_reduce, broadcast, all_gather, reduce_scatter, "
+                                   "all_to_all_single name algorithms"),
+        std::string::npos)
+        << e.what();
   }
 }
 
@@ -205,11 +207,12 @@ TEST(Store, TcpServerGetWaitsAndBarrierReleasesAll) {
   EXPECT_THROW(store.get("never", std::chrono::milliseconds(100)), rt::TimeoutError);
 }
 
-
 // finalize()'s barrier: a waiting rank hears which ranks are missing; a timeout names them.
 TEST(Store, NamingBarrierReportsAndNamesTheMissingRanks) {
   rt::TcpStoreServer server("127.0.0.1");
-  const auto connect = [&] { return rt::TcpStore("127.0.0.1", server.port(), std::chrono::seconds(5), server.token()); };
+  const auto connect = [&] {
+    return rt::TcpStore("127.0.0.1", server.port(), std::chrono::seconds(5), server.token());
+  };
   // Ranks 0 and 2 of 3 arrive; rank 1 comes 400 ms later. Rank 0 reports every 100 ms.
   std::vector<std::vector<int>> reports;
   std::thread late([&] {
@@ -255,7 +258,9 @@ TEST(Store, NamingBarrierReportsAndNamesTheMissingRanks) {
 // released by the waiting rank's between_polls, not left to the timeout.
 TEST(Store, NamingBarrierProgressesBetweenPolls) {
   rt::TcpStoreServer server("127.0.0.1");
-  const auto connect = [&] { return rt::TcpStore("127.0.0.1", server.port(), std::chrono::seconds(5), server.token()); };
+  const auto connect = [&] {
+    return rt::TcpStore("127.0.0.1", server.port(), std::chrono::seconds(5), server.token());
+  };
   std::atomic<int> polls{0};
   std::thread peer([&] {
     auto s = connect();
@@ -354,7 +359,8 @@ TEST(SelfCheck, FindsAWrongByteAndNamesTheElement) {
 TEST(SelfCheck, CountsWrongElementsAndRunsInPlace) {
   rt::init({"shm"});
   {
-    selfcheck::Case c("shm", rt::OpKind::all_reduce, DType::f32, ReduceOp::sum, 1000, 0, selfcheck::Placement::out_of_place);
+    selfcheck::Case c("shm", rt::OpKind::all_reduce, DType::f32, ReduceOp::sum, 1000, 0,
+                      selfcheck::Placement::out_of_place);
     c.issue(false);
     EXPECT_EQ(c.wrong_elements(), 0u);
     c.result()[4 * 3] ^= 1;
@@ -394,7 +400,8 @@ TEST(Runtime, AllReduceAlgorithmsByName) {
   options.log = log.string();
   rt::init({"gloo", "shm"}, options);
   // Gloo's two, then the runtime's ring over point-to-point; shm has only the latter.
-  EXPECT_EQ(rt::algorithm_names("gloo", rt::OpKind::all_reduce), (std::vector<std::string>{"ring", "bcube", "ring_p2p"}));
+  EXPECT_EQ(rt::algorithm_names("gloo", rt::OpKind::all_reduce),
+            (std::vector<std::string>{"ring", "bcube", "ring_p2p"}));
   EXPECT_EQ(rt::algorithm_names("shm", rt::OpKind::all_reduce), (std::vector<std::string>{"ring_p2p"}));
   // The other operations that take algorithms: the runtime's point-to-point one where the
   // operation is native (gloo's reduce_scatter is not: its default already is the ring);
@@ -418,21 +425,25 @@ TEST(Runtime, AllReduceAlgorithmsByName) {
     rt::all_reduce("gloo:halving", x.data(), y.data(), 3, DType::f32, ReduceOp::sum);
     FAIL();
   } catch (const chorus::InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("has no all_reduce algorithm 'halving' (it has: default, ring, bcube, ring_p2p)"),
-              std::string::npos) << e.what();
+    EXPECT_NE(
+        std::string(e.what()).find("has no all_reduce algorithm 'halving' (it has: default, ring, bcube, ring_p2p)"),
+        std::string::npos)
+        << e.what();
   }
   try {
     rt::all_gather("gloo:ring", x.data(), y.data(), 3, DType::f32);
     FAIL();
   } catch (const chorus::InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("has no all_gather algorithm 'ring' (it has: default, ring_p2p)"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("has no all_gather algorithm 'ring' (it has: default, ring_p2p)"),
+              std::string::npos)
         << e.what();
   }
   try {
     rt::gather("gloo:ring_p2p", x.data(), y.data(), 3, DType::f32, 0);
     FAIL();
   } catch (const chorus::InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("gather takes no algorithm after the backend name"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("gather takes no algorithm after the backend name"), std::string::npos)
+        << e.what();
   }
   rt::all_gather("shm:ring_p2p", x.data(), y.data(), 3, DType::f32);
   EXPECT_EQ(y, x);

@@ -26,13 +26,15 @@ RankGrid grid_at(std::vector<int> dims, int rank) {
   return g;
 }
 
-sched::Schedule rs_schedule(std::vector<std::vector<int>> orders, coll::CollectiveOp op = coll::CollectiveOp::kReduceScatter) {
+sched::Schedule rs_schedule(std::vector<std::vector<int>> orders,
+                            coll::CollectiveOp op = coll::CollectiveOp::kReduceScatter) {
   sched::Schedule s;
   s.op = op;
   s.num_chunks = static_cast<int>(orders.size());
   for (const auto& o : orders) {
     sched::ChunkSchedule c;
-    for (int d : o) c.stages.push_back({op == coll::CollectiveOp::kAllGather ? Phase::kAllGather : Phase::kReduceScatter, d});
+    for (int d : o)
+      c.stages.push_back({op == coll::CollectiveOp::kAllGather ? Phase::kAllGather : Phase::kReduceScatter, d});
     if (op == coll::CollectiveOp::kAllReduce)
       for (auto it = o.rbegin(); it != o.rend(); ++it) c.stages.push_back({Phase::kAllGather, *it});
     s.chunks.push_back(c);

@@ -73,8 +73,8 @@ TEST(StoreProtocol, TakesOnlyTheFirstOfTwoFrames) {
 
 TEST(StoreProtocol, TheFiveByteCrashIsAnError) {
   // 'G' and a key length of 0xFFFFFFFA: in 32 bits 9 + klen wrapped to 3.
-  const auto d = ready({'G', static_cast<char>(0xFA), static_cast<char>(0xFF), static_cast<char>(0xFF),
-                        static_cast<char>(0xFF)});
+  const auto d =
+      ready({'G', static_cast<char>(0xFA), static_cast<char>(0xFF), static_cast<char>(0xFF), static_cast<char>(0xFF)});
   ASSERT_EQ(d.status, Status::error);
   EXPECT_EQ(d.error, "request frame: key length 4294967290 exceeds the maximum 4096");
 }
@@ -187,8 +187,7 @@ TEST(StoreProtocol, EncodersWriteTheDocumentedBytes) {
   EXPECT_EQ(proto::encode_hello("tok"), frame('H', 14, "chorus-store/1", 3, "tok"));
   EXPECT_EQ(proto::encode_reply({true, {'v'}}), (std::vector<char>{'K', 1, 0, 0, 0, 'v'}));
   EXPECT_EQ(proto::encode_error(std::string(5000, 'e')).size(), 5u + 1024u);
-  EXPECT_EQ(proto::encode_i64(0x0102030405060708),
-            (std::vector<char>{8, 7, 6, 5, 4, 3, 2, 1}));
+  EXPECT_EQ(proto::encode_i64(0x0102030405060708), (std::vector<char>{8, 7, 6, 5, 4, 3, 2, 1}));
   EXPECT_EQ(proto::encode_i64(-1), std::vector<char>(8, static_cast<char>(0xff)));
   EXPECT_THROW(proto::decode_i64(std::vector<char>(7)), chorus::InputError);
 }
@@ -233,7 +232,8 @@ TEST(StoreProtocol, RandomBytesKeepTheContract) {
     } else {
       ++frames;
       ASSERT_LE(d.consumed, b.size());
-      EXPECT_EQ(proto::encode_request(d.request), std::vector<char>(b.begin(), b.begin() + static_cast<long>(d.consumed)));
+      EXPECT_EQ(proto::encode_request(d.request),
+                std::vector<char>(b.begin(), b.begin() + static_cast<long>(d.consumed)));
     }
   }
   // The generator reaches all three outcomes (else this test would test little).

@@ -14,9 +14,9 @@ using chorus::rt::Counts;
 using namespace chorus::tensor_adapt;
 
 TEST(TensorAdapt, RowUnits) {
-  EXPECT_EQ(row_units(12, 4), 3u);  // a 4 x 3 tensor
+  EXPECT_EQ(row_units(12, 4), 3u);   // a 4 x 3 tensor
   EXPECT_EQ(row_units(48, 4), 12u);  // the same in bytes of float32
-  EXPECT_EQ(row_units(0, 0), 0u);  // no rows
+  EXPECT_EQ(row_units(0, 0), 0u);    // no rows
 }
 
 TEST(TensorAdapt, Displacements) {

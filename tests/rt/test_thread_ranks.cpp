@@ -24,7 +24,9 @@ using Value = std::function<double(std::size_t)>;
 struct Buf {
   DType dtype;
   std::vector<std::byte> bytes;
-  Buf(DType d, std::size_t n, const Value& v = [](std::size_t) { return 0.0; }) : dtype(d), bytes(n * dtype_bytes(d)) {
+  Buf(
+      DType d, std::size_t n, const Value& v = [](std::size_t) { return 0.0; })
+      : dtype(d), bytes(n * dtype_bytes(d)) {
     for (std::size_t i = 0; i < n; ++i) store_from_double(d, bytes.data(), i, v(i));
   }
   void* data() { return bytes.empty() ? nullptr : bytes.data(); }
@@ -50,11 +52,16 @@ double y(int src, std::size_t i, int dst = 0) { return static_cast<double>((src 
 
 double reduced(ReduceOp op, int n, std::size_t i) {
   switch (op) {
-    case ReduceOp::sum: return n * k(i);
-    case ReduceOp::avg: return k(i);
-    case ReduceOp::max: return x(n - 1, n, i);
-    case ReduceOp::min: return x(0, n, i);
-    default: return 0;
+    case ReduceOp::sum:
+      return n * k(i);
+    case ReduceOp::avg:
+      return k(i);
+    case ReduceOp::max:
+      return x(n - 1, n, i);
+    case ReduceOp::min:
+      return x(0, n, i);
+    default:
+      return 0;
   }
 }
 
@@ -72,36 +79,41 @@ void uniform_collectives(Runtime& rt, const std::string& name, int r, int n, DTy
   const auto nc = static_cast<std::size_t>(n) * count;
   const auto runs = [&](OpKind op) { return !only || *only == op; };
   if (runs(OpKind::all_reduce))
-  for (ReduceOp op : {ReduceOp::sum, ReduceOp::max, ReduceOp::min, ReduceOp::avg})
-    for (bool in_place : {false, true}) {
-      Buf in(dt, count, [&](std::size_t i) { return x(r, n, i); }), out(dt, count);
-      rt.issue(name, calls::all_reduce(in.data(), in_place ? in.data() : out.data(), count, dt, op), false);
-      expect_values(in_place ? in : out, count, [&](std::size_t i) { return reduced(op, n, i); },
-                    fmt::format("{} all_reduce {}{}", at, to_string(op), in_place ? " in place" : ""));
-    }
+    for (ReduceOp op : {ReduceOp::sum, ReduceOp::max, ReduceOp::min, ReduceOp::avg})
+      for (bool in_place : {false, true}) {
+        Buf in(dt, count, [&](std::size_t i) { return x(r, n, i); }), out(dt, count);
+        rt.issue(name, calls::all_reduce(in.data(), in_place ? in.data() : out.data(), count, dt, op), false);
+        expect_values(
+            in_place ? in : out, count, [&](std::size_t i) { return reduced(op, n, i); },
+            fmt::format("{} all_reduce {}{}", at, to_string(op), in_place ? " in place" : ""));
+      }
   if (runs(OpKind::reduce_scatter)) {
     Buf in(dt, nc, [&](std::size_t i) { return x(r, n, i); }), out(dt, count);
     rt.issue(name, calls::reduce_scatter(in.data(), out.data(), count, dt, ReduceOp::sum), false);
-    expect_values(out, count, [&](std::size_t i) { return n * k(static_cast<std::size_t>(r) * count + i); },
-                  at + " reduce_scatter");
+    expect_values(
+        out, count, [&](std::size_t i) { return n * k(static_cast<std::size_t>(r) * count + i); },
+        at + " reduce_scatter");
   }
   if (runs(OpKind::all_gather)) {
     Buf in(dt, count, [&](std::size_t i) { return y(r, i); }), out(dt, nc);
     rt.issue(name, calls::all_gather(in.data(), out.data(), count, dt), false);
-    expect_values(out, nc, [&](std::size_t i) { return y(static_cast<int>(i / count), i % count); }, at + " all_gather");
+    expect_values(
+        out, nc, [&](std::size_t i) { return y(static_cast<int>(i / count), i % count); }, at + " all_gather");
   }
   if (runs(OpKind::broadcast)) {
     const int root = n - 1;
     Buf buf(dt, count, [&](std::size_t i) { return r == root ? y(root, i) : 0.0; });
     rt.issue(name, calls::broadcast(buf.data(), count, dt, root), false);
-    expect_values(buf, count, [&](std::size_t i) { return y(root, i); }, at + " broadcast");
+    expect_values(
+        buf, count, [&](std::size_t i) { return y(root, i); }, at + " broadcast");
   }
   if (runs(OpKind::all_to_all_single)) {
     // Block j of rank r's input goes to rank j: element i of it is y(r, i, j).
     Buf in(dt, nc, [&](std::size_t i) { return y(r, i % count, static_cast<int>(i / count)); }), out(dt, nc);
     rt.issue(name, calls::all_to_all_single(in.data(), out.data(), count, dt), false);
-    expect_values(out, nc, [&](std::size_t i) { return y(static_cast<int>(i / count), i % count, r); },
-                  at + " all_to_all_single");
+    expect_values(
+        out, nc, [&](std::size_t i) { return y(static_cast<int>(i / count), i % count, r); },
+        at + " all_to_all_single");
   }
 }
 
@@ -115,21 +127,24 @@ void other_operations(Runtime& rt, const std::string& b, int r, int n, DType dt,
     void* dst = in_place ? in.data() : out.data();
     rt.issue(b, calls::reduce(in.data(), r == root ? dst : nullptr, count, dt, ReduceOp::sum, root), false);
     if (r == root)
-      expect_values(in_place ? in : out, count, [&](std::size_t i) { return n * k(i); },
-                    at + (in_place ? " reduce in place" : " reduce"));
+      expect_values(
+          in_place ? in : out, count, [&](std::size_t i) { return n * k(i); },
+          at + (in_place ? " reduce in place" : " reduce"));
   }
   {
     Buf in(dt, count, [&](std::size_t i) { return y(r, i); }), out(dt, r == 0 ? nc : 0);
     rt.issue(b, calls::gather(in.data(), r == 0 ? out.data() : nullptr, count, dt, 0), false);
     if (r == 0)
-      expect_values(out, nc, [&](std::size_t i) { return y(static_cast<int>(i / count), i % count); }, at + " gather");
+      expect_values(
+          out, nc, [&](std::size_t i) { return y(static_cast<int>(i / count), i % count); }, at + " gather");
   }
   {
     const int root = n - 1;
     Buf in(dt, r == root ? nc : 0, [&](std::size_t i) { return y(root, i % count, static_cast<int>(i / count)); });
     Buf out(dt, count);
     rt.issue(b, calls::scatter(r == root ? in.data() : nullptr, out.data(), count, dt, root), false);
-    expect_values(out, count, [&](std::size_t i) { return y(root, i, r); }, at + " scatter");
+    expect_values(
+        out, count, [&](std::size_t i) { return y(root, i, r); }, at + " scatter");
   }
   rt.issue(b, calls::barrier(), false);
 
@@ -166,7 +181,8 @@ void other_operations(Runtime& rt, const std::string& b, int r, int n, DType dt,
     Buf in(dt, total, [&](std::size_t i) { return y(0, i - displs[static_cast<std::size_t>(owner(i))], owner(i)); });
     Buf out(dt, mine);
     rt.issue(b, calls::scatterv(in.data(), counts, displs, out.data(), mine, dt, 0), false);
-    expect_values(out, mine, [&](std::size_t i) { return y(0, i, r); }, at + " scatterv");
+    expect_values(
+        out, mine, [&](std::size_t i) { return y(0, i, r); }, at + " scatterv");
   }
   {
     const auto pair = [&](int s, int d) { return count + static_cast<std::size_t>((s + d) % 3); };
@@ -184,11 +200,14 @@ void other_operations(Runtime& rt, const std::string& b, int r, int n, DType dt,
     });
     Buf out(dt, rt_total);
     rt.issue(b, calls::all_to_allv(in.data(), sc, sd, out.data(), rc, rd, dt), false);
-    expect_values(out, rt_total, [&](std::size_t i) {
-      int j = 0;
-      while (j + 1 < n && rd[static_cast<std::size_t>(j + 1)] <= i) ++j;
-      return y(j, i - rd[static_cast<std::size_t>(j)], r);
-    }, at + " all_to_allv");
+    expect_values(
+        out, rt_total,
+        [&](std::size_t i) {
+          int j = 0;
+          while (j + 1 < n && rd[static_cast<std::size_t>(j + 1)] <= i) ++j;
+          return y(j, i - rd[static_cast<std::size_t>(j)], r);
+        },
+        at + " all_to_allv");
     // The list form: one buffer per peer.
     std::vector<Buf> ins, outs;
     std::vector<const void*> in_ptrs;
@@ -201,8 +220,9 @@ void other_operations(Runtime& rt, const std::string& b, int r, int n, DType dt,
     for (int j = 0; j < n; ++j) out_ptrs.push_back(outs[static_cast<std::size_t>(j)].data());
     rt.issue(b, calls::all_to_all(in_ptrs, sc, out_ptrs, rc, dt), false);
     for (int j = 0; j < n; ++j)
-      expect_values(outs[static_cast<std::size_t>(j)], rc[static_cast<std::size_t>(j)],
-                    [&](std::size_t i) { return y(j, i, r); }, fmt::format("{} all_to_all from rank {}", at, j));
+      expect_values(
+          outs[static_cast<std::size_t>(j)], rc[static_cast<std::size_t>(j)], [&](std::size_t i) { return y(j, i, r); },
+          fmt::format("{} all_to_all from rank {}", at, j));
   }
   if (n > 1) {
     // A ring of point-to-point messages, both sides asynchronous.
@@ -212,7 +232,8 @@ void other_operations(Runtime& rt, const std::string& b, int r, int n, DType dt,
     Work v = rt.issue(b, calls::recv(in.data(), count, dt, prev), true);
     s.wait();
     v.wait();
-    expect_values(in, count, [&](std::size_t i) { return y(prev, i, r); }, at + " send/recv");
+    expect_values(
+        in, count, [&](std::size_t i) { return y(prev, i, r); }, at + " send/recv");
   }
 }
 
@@ -228,7 +249,8 @@ TEST_P(ThreadRanks, EveryOperationMatchesTheReference) {
         other_operations(rt, c.backend, r, c.n, dt, count, at);
       }
     // Large enough for each backend's path for big messages (shm: past its small-message lines).
-    uniform_collectives(rt, c.backend, r, c.n, DType::f32, 70000, fmt::format("rank {} on {}, 70000 x f32", r, c.backend));
+    uniform_collectives(rt, c.backend, r, c.n, DType::f32, 70000,
+                        fmt::format("rank {} on {}, 70000 x f32", r, c.backend));
     // Every named algorithm of every operation that takes one.
     for (OpKind op : kAllOpKinds)
       for (const std::string& a : rt.algorithm_names(c.backend, op))
@@ -253,9 +275,10 @@ TEST_P(ThreadRanks, RanksThatDisagreeFailTogetherNamingBothCalls) {
     } catch (const DisagreementError& e) {
       error = e.what();
     }
-    EXPECT_NE(error.find(fmt::format("{} all_reduce on rank {}: ranks disagree: rank {} called all_reduce of {} f32 (sum)",
-                                     c.backend, r, r, count)),
-              std::string::npos)
+    EXPECT_NE(
+        error.find(fmt::format("{} all_reduce on rank {}: ranks disagree: rank {} called all_reduce of {} f32 (sum)",
+                               c.backend, r, r, count)),
+        std::string::npos)
         << error;
     EXPECT_NE(error.find(fmt::format("all_reduce of {} f32 (sum)", r == 0 ? 8 : 4)), std::string::npos) << error;
     EXPECT_EQ(out, std::vector<float>(8, -1.0f)) << "rank " << r << ": no data moved";
@@ -265,7 +288,9 @@ TEST_P(ThreadRanks, RanksThatDisagreeFailTogetherNamingBothCalls) {
 INSTANTIATE_TEST_SUITE_P(Backends, ThreadRanks,
                          ::testing::Values(Case{"shm", 1}, Case{"shm", 2}, Case{"shm", 3}, Case{"shm", 4},
                                            Case{"gloo", 1}, Case{"gloo", 2}, Case{"gloo", 3}, Case{"gloo", 4}),
-                         [](const ::testing::TestParamInfo<Case>& p) { return fmt::format("{}_{}ranks", p.param.backend, p.param.n); });
+                         [](const ::testing::TestParamInfo<Case>& p) {
+                           return fmt::format("{}_{}ranks", p.param.backend, p.param.n);
+                         });
 
 }  // namespace
 }  // namespace chorus::rt

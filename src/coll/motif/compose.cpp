@@ -24,15 +24,21 @@ Transform splining(int n) {
   if (n < 1) throw InputError("spline", "n must be at least 1, got " + std::to_string(n));
   return {"P(" + std::to_string(n) + ")", [n](const Motif& m) -> Children {
             switch (m.kind) {
-              case Kind::kAllToAll: return spline_all_to_all(m, n);
-              case Kind::kBroadcast: return spline_broadcast(m, n);
-              case Kind::kAllReduce: return n >= 2 ? spline_tree(m, n, true) : std::nullopt;
-              default: return std::nullopt;
+              case Kind::kAllToAll:
+                return spline_all_to_all(m, n);
+              case Kind::kBroadcast:
+                return spline_broadcast(m, n);
+              case Kind::kAllReduce:
+                return n >= 2 ? spline_tree(m, n, true) : std::nullopt;
+              default:
+                return std::nullopt;
             }
           }};
 }
 
-Transform ring_splining() { return {"P(ring)", [](const Motif& m) { return spline_ring(m); }}; }
+Transform ring_splining() {
+  return {"P(ring)", [](const Motif& m) { return spline_ring(m); }};
+}
 
 Transform tree_splining(int n, bool recursive) {
   if (n < 2) throw InputError("spline", "the tree group size n must be at least 2, got " + std::to_string(n));
@@ -70,7 +76,8 @@ Transform parse_transform(std::string_view text, const std::string& field) {
     }
     return splining(parse_count(rest, field));
   }
-  throw InputError(field, "expected S:<bytes>, P:<n>, P:ring, P:tree:<n> or P:tree1:<n>, got '" + std::string(text) + "'");
+  throw InputError(field,
+                   "expected S:<bytes>, P:<n>, P:ring, P:tree:<n> or P:tree1:<n>, got '" + std::string(text) + "'");
 }
 
 MotifPlan apply(MotifPlan plan, const Transform& t) {

@@ -19,11 +19,11 @@ struct Transform {
   std::function<Children(const Motif&)> apply;
 };
 
-Transform segmentation(Bytes d);         // S(d): segment.h, every kind
+Transform segmentation(Bytes d);  // S(d): segment.h, every kind
 // P(n) by the motif's kind: all-to-all -> spline_all_to_all(n), broadcast -> spline_broadcast(n),
 // all-reduce -> spline_tree(n, recursive) (n >= 2).
 Transform splining(int n);
-Transform ring_splining();                // P(ring): all-reduce -> RS -> AG
+Transform ring_splining();  // P(ring): all-reduce -> RS -> AG
 Transform tree_splining(int n, bool recursive);
 
 // Parses "S:<bytes>" (chorus::parse_bytes sizes), "P:<n>", "P:ring", "P:tree:<n>", "P:tree1:<n>"

@@ -11,24 +11,36 @@ namespace chorus::coll::motif {
 
 std::string_view to_string(Kind kind) {
   switch (kind) {
-    case Kind::kAllReduce: return "all_reduce";
-    case Kind::kAllToAll: return "all_to_all";
-    case Kind::kBroadcast: return "broadcast";
-    case Kind::kReduce: return "reduce";
-    case Kind::kReduceScatter: return "reduce_scatter";
-    case Kind::kAllGather: return "all_gather";
+    case Kind::kAllReduce:
+      return "all_reduce";
+    case Kind::kAllToAll:
+      return "all_to_all";
+    case Kind::kBroadcast:
+      return "broadcast";
+    case Kind::kReduce:
+      return "reduce";
+    case Kind::kReduceScatter:
+      return "reduce_scatter";
+    case Kind::kAllGather:
+      return "all_gather";
   }
   return "?";
 }
 
 std::string_view short_name(Kind kind) {
   switch (kind) {
-    case Kind::kAllReduce: return "AR";
-    case Kind::kAllToAll: return "AA";
-    case Kind::kBroadcast: return "BC";
-    case Kind::kReduce: return "RE";
-    case Kind::kReduceScatter: return "RS";
-    case Kind::kAllGather: return "AG";
+    case Kind::kAllReduce:
+      return "AR";
+    case Kind::kAllToAll:
+      return "AA";
+    case Kind::kBroadcast:
+      return "BC";
+    case Kind::kReduce:
+      return "RE";
+    case Kind::kReduceScatter:
+      return "RS";
+    case Kind::kAllGather:
+      return "AG";
   }
   return "?";
 }
@@ -37,7 +49,8 @@ bool parse_kind(std::string_view text, Kind& kind) {
   std::string t(text);
   std::transform(t.begin(), t.end(), t.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   std::replace(t.begin(), t.end(), '-', '_');
-  for (Kind k : {Kind::kAllReduce, Kind::kAllToAll, Kind::kBroadcast, Kind::kReduce, Kind::kReduceScatter, Kind::kAllGather}) {
+  for (Kind k :
+       {Kind::kAllReduce, Kind::kAllToAll, Kind::kBroadcast, Kind::kReduce, Kind::kReduceScatter, Kind::kAllGather}) {
     std::string s(short_name(k));
     std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     if (t == to_string(k) || t == s) {
@@ -45,10 +58,14 @@ bool parse_kind(std::string_view text, Kind& kind) {
       return true;
     }
   }
-  if (t == "allreduce") kind = Kind::kAllReduce;
-  else if (t == "alltoall" || t == "a2a") kind = Kind::kAllToAll;
-  else if (t == "bcast") kind = Kind::kBroadcast;
-  else return false;
+  if (t == "allreduce")
+    kind = Kind::kAllReduce;
+  else if (t == "alltoall" || t == "a2a")
+    kind = Kind::kAllToAll;
+  else if (t == "bcast")
+    kind = Kind::kBroadcast;
+  else
+    return false;
   return true;
 }
 
@@ -58,7 +75,8 @@ CommOp make_comm_op(Kind kind, int n, Bytes bytes, int root) {
   if (n < 1 || n > 65536) throw InputError("--ranks", "must be in 1..65536, got " + std::to_string(n));
   if (bytes == 0) throw InputError("--bytes", "the payload must be at least 1 byte");
   if (kind == Kind::kBroadcast && (root < 0 || root >= n))
-    throw InputError("--root", "must be one of the ranks 0.." + std::to_string(n - 1) + ", got " + std::to_string(root));
+    throw InputError("--root",
+                     "must be one of the ranks 0.." + std::to_string(n - 1) + ", got " + std::to_string(root));
   CommOp op;
   op.kind = kind;
   op.bytes = bytes;
@@ -95,7 +113,8 @@ std::string describe(const Motif& m) {
     s += " dst";
     for (std::size_t i = 0; i < m.destinations.size(); ++i) {
       s += (i ? " " : " ") + std::to_string(i < m.ranks.size() ? m.ranks[i] : -1) + "->{";
-      for (std::size_t k = 0; k < m.destinations[i].size(); ++k) s += (k ? "," : "") + std::to_string(m.destinations[i][k]);
+      for (std::size_t k = 0; k < m.destinations[i].size(); ++k)
+        s += (k ? "," : "") + std::to_string(m.destinations[i][k]);
       s += "}";
     }
   }

@@ -15,8 +15,8 @@ using Bytes = std::uint64_t;
 // reduce-scatter and all-gather appear as motifs produced by splining an all-reduce.
 enum class Kind { kAllReduce, kAllToAll, kBroadcast, kReduce, kReduceScatter, kAllGather };
 
-std::string_view to_string(Kind kind);  // "all_reduce", "all_to_all", "broadcast", "reduce", ...
-std::string_view short_name(Kind kind); // the appendix's symbols: AR, AA, BC, RE, RS, AG
+std::string_view to_string(Kind kind);   // "all_reduce", "all_to_all", "broadcast", "reduce", ...
+std::string_view short_name(Kind kind);  // the appendix's symbols: AR, AA, BC, RE, RS, AG
 // Accepts the to_string() names, the short names (any case) and "allreduce", "alltoall", "a2a".
 bool parse_kind(std::string_view text, Kind& kind);
 

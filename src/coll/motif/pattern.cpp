@@ -34,9 +34,11 @@ std::size_t transfer_count(const Motif& m) {
   switch (m.kind) {
     case Kind::kAllReduce:
     case Kind::kReduceScatter:
-    case Kind::kAllGather: return n * (n > 0 ? n - 1 : 0);
+    case Kind::kAllGather:
+      return n * (n > 0 ? n - 1 : 0);
     case Kind::kReduce:
-    case Kind::kBroadcast: return n > 0 ? n - 1 : 0;
+    case Kind::kBroadcast:
+      return n > 0 ? n - 1 : 0;
     case Kind::kAllToAll: {
       std::size_t total = 0;
       for (const auto& d : m.destinations) total += d.size();
@@ -73,7 +75,8 @@ std::vector<Transfer> pattern(const Motif& m) {
                                     " destination lists for " + std::to_string(m.ranks.size()) + " sources");
       for (std::size_t k = 0; k < m.ranks.size(); ++k)
         for (int dst : m.destinations[k])
-          out.push_back({0, false, Address{m.ranks[k], Buffer::kSend, dst}, Address{dst, Buffer::kRecv, m.ranks[k]}, m.bytes});
+          out.push_back(
+              {0, false, Address{m.ranks[k], Buffer::kSend, dst}, Address{dst, Buffer::kRecv, m.ranks[k]}, m.bytes});
       break;
   }
   return out;

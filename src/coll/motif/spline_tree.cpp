@@ -47,10 +47,13 @@ Children spline_tree(const Motif& m, int n, bool recursive) {
   if (recursive) {
     if (auto sub = spline_tree(inner, n, true)) middle = std::move(*sub);
   }
-  const auto uses = [](const Motif& x, int rank) { return std::find(x.ranks.begin(), x.ranks.end(), rank) != x.ranks.end(); };
+  const auto uses = [](const Motif& x, int rank) {
+    return std::find(x.ranks.begin(), x.ranks.end(), rank) != x.ranks.end();
+  };
   const auto writes = [&](const Motif& x, int rank) {
     if (!uses(x, rank)) return false;
-    return x.kind == Kind::kAllReduce || (x.kind == Kind::kReduce && x.root == rank) || (x.kind == Kind::kBroadcast && x.root != rank);
+    return x.kind == Kind::kAllReduce || (x.kind == Kind::kReduce && x.root == rank) ||
+           (x.kind == Kind::kBroadcast && x.root != rank);
   };
   const int base = static_cast<int>(out.size());
   std::vector<bool> used(out.size(), false);  // by reduce index: its root already used inside

@@ -7,7 +7,6 @@
 #include <set>
 #include <stdexcept>
 
-
 namespace chorus::coll::motif {
 
 namespace {
@@ -18,9 +17,12 @@ std::string range_text(Bytes b, Bytes e) { return "[" + std::to_string(b) + "," 
 
 std::string address_text(const Address& a) {
   switch (a.buffer) {
-    case Buffer::kData: return "rank " + std::to_string(a.rank);
-    case Buffer::kSend: return "rank " + std::to_string(a.rank) + " send block for " + std::to_string(a.block);
-    case Buffer::kRecv: return "rank " + std::to_string(a.rank) + " receive block from " + std::to_string(a.block);
+    case Buffer::kData:
+      return "rank " + std::to_string(a.rank);
+    case Buffer::kSend:
+      return "rank " + std::to_string(a.rank) + " send block for " + std::to_string(a.block);
+    case Buffer::kRecv:
+      return "rank " + std::to_string(a.rank) + " receive block from " + std::to_string(a.block);
   }
   return "?";
 }
@@ -45,7 +47,8 @@ bool allowed(Kind op, Kind motif) {
 
 class Checker {
  public:
-  Checker(const MotifPlan& plan, std::function<std::vector<Transfer>(const Motif&)> pattern_of, std::size_t max_problems)
+  Checker(const MotifPlan& plan, std::function<std::vector<Transfer>(const Motif&)> pattern_of,
+          std::size_t max_problems)
       : plan_(plan), pattern_of_(std::move(pattern_of)), max_(max_problems) {}
 
   std::vector<std::string> run() {
@@ -73,7 +76,8 @@ class Checker {
     if (op.ranks.empty()) problem("the comm-op has no ranks");
     if (op.bytes == 0) problem("the comm-op has no payload");
     for (std::size_t k = 0; k < op.ranks.size(); ++k) {
-      if (!members_.insert(op.ranks[k]).second) problem("the comm-op lists rank " + std::to_string(op.ranks[k]) + " twice");
+      if (!members_.insert(op.ranks[k]).second)
+        problem("the comm-op lists rank " + std::to_string(op.ranks[k]) + " twice");
       position_[op.ranks[k]] = static_cast<int>(k);
     }
     if (op.kind == Kind::kBroadcast && !members_.count(op.root))
@@ -85,7 +89,8 @@ class Checker {
       const Motif& m = plan_.motifs[i];
       const std::string who = "motif #" + std::to_string(i);
       if (!allowed(op.kind, m.kind))
-        problem(who + ": a " + std::string(to_string(op.kind)) + " cannot contain a " + std::string(to_string(m.kind)) + " motif");
+        problem(who + ": a " + std::string(to_string(op.kind)) + " cannot contain a " + std::string(to_string(m.kind)) +
+                " motif");
       if (m.ranks.empty()) problem(who + ": no ranks");
       std::set<int> seen;
       for (int r : m.ranks) {
@@ -105,9 +110,11 @@ class Checker {
           for (std::size_t k = 0; k < m.ranks.size(); ++k) {
             std::set<int> d;
             for (int r : m.destinations[k]) {
-              if (!members_.count(r)) problem(who + ": destination " + std::to_string(r) + " is not one of the comm-op's ranks");
+              if (!members_.count(r))
+                problem(who + ": destination " + std::to_string(r) + " is not one of the comm-op's ranks");
               if (!d.insert(r).second)
-                problem(who + ": source " + std::to_string(m.ranks[k]) + " lists destination " + std::to_string(r) + " twice");
+                problem(who + ": source " + std::to_string(m.ranks[k]) + " lists destination " + std::to_string(r) +
+                        " twice");
             }
           }
         }
@@ -152,7 +159,8 @@ class Checker {
     for (std::size_t i = 0; i < count; ++i)
       for (int p : plan_.motifs[i].after)
         if (static_cast<std::size_t>(p) > i)
-          problem(motif_text(i) + " is listed before its parent #" + std::to_string(p) + ": a child is ordered before its parent");
+          problem(motif_text(i) + " is listed before its parent #" + std::to_string(p) +
+                  ": a child is ordered before its parent");
     if (!problems_.empty()) return false;
     words_ = (count + 63) / 64;
     ancestors_.assign(count * words_, 0);
@@ -183,7 +191,9 @@ class Checker {
   std::size_t atoms() const { return bounds_.size() - 1; }
 
   bool ordered(std::size_t i, std::size_t j) const {  // a dependency path between i and j
-    const auto before = [&](std::size_t x, std::size_t y) { return (ancestors_[y * words_ + x / 64] >> (x % 64)) & 1U; };
+    const auto before = [&](std::size_t x, std::size_t y) {
+      return (ancestors_[y * words_ + x / 64] >> (x % 64)) & 1U;
+    };
     return before(i, j) || before(j, i);
   }
 
@@ -198,7 +208,9 @@ class Checker {
     std::map<Address, std::vector<std::vector<Use>>> users;
     for (std::size_t i = 0; i < plan_.motifs.size(); ++i)
       for (const auto& t : transfers_[i])
-        for (const auto& [addr, flags] : {std::pair{t.src, kRead}, std::pair{t.dst, static_cast<unsigned char>(t.reduce ? kRead | kWrite : kWrite)}}) {
+        for (const auto& [addr, flags] :
+             {std::pair{t.src, kRead},
+              std::pair{t.dst, static_cast<unsigned char>(t.reduce ? kRead | kWrite : kWrite)}}) {
           auto& cellsv = users[addr];
           cellsv.resize(atoms());
           for (std::size_t a = atom(t.bytes.begin); a < atom(t.bytes.end); ++a) {
@@ -221,7 +233,8 @@ class Checker {
             const auto i = std::min(u[x].motif, u[y].motif), j = std::max(u[x].motif, u[y].motif);
             if (ordered(i, j) || !reported.insert({i, j}).second) continue;
             problem(motif_text(i) + " and " + motif_text(j) + " have no dependency path between them but both use " +
-                    address_text(addr) + " bytes " + range_text(bounds_[a], bounds_[a + 1]) + " and one of them writes there");
+                    address_text(addr) + " bytes " + range_text(bounds_[a], bounds_[a + 1]) +
+                    " and one of them writes there");
           }
         }
       }
@@ -252,7 +265,8 @@ class Checker {
       if (op.kind == Kind::kAllReduce) cells({r, Buffer::kData, 0}).assign(atoms(), intern(Value{r}));
       if (op.kind == Kind::kBroadcast && r == op.root) cells({r, Buffer::kData, 0}).assign(atoms(), intern(Value{r}));
       if (op.kind == Kind::kAllToAll)
-        for (int d : op.ranks) cells({r, Buffer::kSend, d}).assign(atoms(), intern(Value{position_[r] * n + position_[d]}));
+        for (int d : op.ranks)
+          cells({r, Buffer::kSend, d}).assign(atoms(), intern(Value{position_[r] * n + position_[d]}));
     }
     struct Pending {
       int copies = 0;
@@ -367,10 +381,12 @@ class Checker {
 }  // namespace
 
 std::vector<std::string> check(const MotifPlan& plan, std::size_t max_problems) {
-  return check(plan, [](const Motif& m) { return pattern(m); }, max_problems);
+  return check(
+      plan, [](const Motif& m) { return pattern(m); }, max_problems);
 }
 
-std::vector<std::string> check(const MotifPlan& plan, const std::function<std::vector<Transfer>(const Motif&)>& pattern_of,
+std::vector<std::string> check(const MotifPlan& plan,
+                               const std::function<std::vector<Transfer>(const Motif&)>& pattern_of,
                                std::size_t max_problems) {
   return Checker(plan, pattern_of, max_problems == 0 ? 1 : max_problems).run();
 }

@@ -30,7 +30,8 @@ std::vector<std::string> check(const MotifPlan& plan, std::size_t max_problems =
 
 // The same check with another pattern for each motif than pattern.h's (to test readings of the
 // paper, e.g. a ring of N rounds).
-std::vector<std::string> check(const MotifPlan& plan, const std::function<std::vector<Transfer>(const Motif&)>& pattern_of,
+std::vector<std::string> check(const MotifPlan& plan,
+                               const std::function<std::vector<Transfer>(const Motif&)>& pattern_of,
                                std::size_t max_problems = 20);
 
 // Throws std::invalid_argument with the first problems when check() finds any.

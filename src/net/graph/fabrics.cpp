@@ -21,8 +21,10 @@ void check_degree(int degree, const char* what) {
 std::vector<char> reach(const GraphNetwork& net, bool forward) {
   std::vector<std::vector<int>> adj(static_cast<std::size_t>(net.nodes()));
   for (const auto& l : net.links) {
-    if (forward) adj[static_cast<std::size_t>(l.from)].push_back(l.to);
-    else adj[static_cast<std::size_t>(l.to)].push_back(l.from);
+    if (forward)
+      adj[static_cast<std::size_t>(l.from)].push_back(l.to);
+    else
+      adj[static_cast<std::size_t>(l.to)].push_back(l.from);
   }
   std::vector<char> seen(static_cast<std::size_t>(net.nodes()), 0);
   std::deque<int> q{0};

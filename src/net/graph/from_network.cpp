@@ -9,7 +9,8 @@ namespace chorus::net {
 GraphNetwork graph_of(const Network& network, const std::string& where) {
   validate(network, where);
   if (network.num_npus() > 65536)
-    throw InputError(where, fmt::format("{} has {} NPUs; its graph is built for at most 65,536", network.name, network.num_npus()));
+    throw InputError(
+        where, fmt::format("{} has {} NPUs; its graph is built for at most 65,536", network.name, network.num_npus()));
   GraphNetwork g;
   g.name = network.name;
   g.servers = static_cast<int>(network.num_npus());

@@ -58,9 +58,11 @@ void validate(const GraphNetwork& net, const std::string& where) {
       throw InputError(where, fmt::format("{}: endpoint 'to' {} out of range 0..{}", field, l.to, net.nodes() - 1));
     if (l.from == l.to) throw InputError(where, fmt::format("{}: self loop at node {}", field, l.from));
     if (!sane_link_gbps(l.gbps))
-      throw InputError(where, fmt::format("{}: gbps must be in {:g}..{:g}, got {}", field, kMinLinkGbps, kMaxLinkGbps, l.gbps));
+      throw InputError(
+          where, fmt::format("{}: gbps must be in {:g}..{:g}, got {}", field, kMinLinkGbps, kMaxLinkGbps, l.gbps));
     if (!sane_latency_ns(l.latency_ns))
-      throw InputError(where, fmt::format("{}: latency must be in 0..{:g} ns, got {} ns", field, kMaxLatencyNs, l.latency_ns));
+      throw InputError(where,
+                       fmt::format("{}: latency must be in 0..{:g} ns, got {} ns", field, kMaxLatencyNs, l.latency_ns));
   }
   for (std::size_t i = 0; i < net.rings.size(); ++i) {
     const auto& g = net.rings[i];

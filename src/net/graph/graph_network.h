@@ -21,8 +21,8 @@ struct GraphLink {
 // (TopoOpt's AllReduce sub-topology: one ring per generator; SiP-ML: both ring directions). An
 // all-reduce over exactly these servers is split equally over the rings.
 struct GroupRings {
-  std::vector<int> servers;               // ascending
-  std::vector<std::vector<int>> orders;   // each a permutation of `servers`
+  std::vector<int> servers;              // ascending
+  std::vector<std::vector<int>> orders;  // each a permutation of `servers`
 };
 
 struct GraphNetwork {

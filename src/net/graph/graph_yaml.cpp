@@ -35,7 +35,8 @@ GraphNetwork parse_fabric_yaml(const std::string& text, const std::string& sourc
   check_keys(src, doc, {"fabric"}, "");
   const YAML::Node f = require(src, doc, "fabric", "");
   if (!f.IsMap()) throw InputError(src.at(f), "field 'fabric' must be a map");
-  check_keys(src, f, {"name", "servers", "switches", "degree", "link_gbps", "link_latency_us", "links", "rings"}, "fabric: ");
+  check_keys(src, f, {"name", "servers", "switches", "degree", "link_gbps", "link_latency_us", "links", "rings"},
+             "fabric: ");
   GraphNetwork net;
   net.name = f["name"] ? scalar<std::string>(src, f["name"], "fabric.name", "a string") : source_name;
   net.servers = scalar<int>(src, require(src, f, "servers", "fabric: "), "fabric.servers", "an integer");
@@ -45,7 +46,8 @@ GraphNetwork parse_fabric_yaml(const std::string& text, const std::string& sourc
   // A node's adjacency, routes and flow state take about 100 bytes.
   require_memory(128.0 * (static_cast<double>(net.servers) + net.switches), source_name + ": fabric.servers",
                  fmt::format("a fabric of {} servers and {} switches", net.servers, net.switches));
-  const double gbps = scalar<double>(src, require(src, f, "link_gbps", "fabric: "), "fabric.link_gbps", "a number (Gbit/s)");
+  const double gbps =
+      scalar<double>(src, require(src, f, "link_gbps", "fabric: "), "fabric.link_gbps", "a number (Gbit/s)");
   const double lat_us = f["link_latency_us"]
                             ? scalar<double>(src, f["link_latency_us"], "fabric.link_latency_us", "a number (us)")
                             : kDefaultHopLatencyNs / 1000.0;
@@ -64,7 +66,8 @@ GraphNetwork parse_fabric_yaml(const std::string& text, const std::string& sourc
       link.from = scalar<int>(src, require(src, l, "from", field + ": "), field + ".from", "an integer (node)");
       link.to = scalar<int>(src, require(src, l, "to", field + ": "), field + ".to", "an integer (node)");
       if (l["gbps"]) link.gbps = scalar<double>(src, l["gbps"], field + ".gbps", "a number (Gbit/s)");
-      if (l["latency_us"]) link.latency_ns = 1000.0 * scalar<double>(src, l["latency_us"], field + ".latency_us", "a number (us)");
+      if (l["latency_us"])
+        link.latency_ns = 1000.0 * scalar<double>(src, l["latency_us"], field + ".latency_us", "a number (us)");
     } else {
       throw InputError(src.at(l), fmt::format("field '{}' must be [from, to] or a map", field));
     }
@@ -83,18 +86,23 @@ GraphNetwork parse_fabric_yaml(const std::string& text, const std::string& sourc
     for (std::size_t i = 0; i < rings.size(); ++i) {
       const YAML::Node g = rings[i];
       const auto field = fmt::format("fabric.rings[{}]", i);
-      if (!g.IsMap()) throw InputError(src.at(g), fmt::format("field '{}' must be a map {{servers: [...], orders: [[...]]}}", field));
+      if (!g.IsMap())
+        throw InputError(src.at(g), fmt::format("field '{}' must be a map {{servers: [...], orders: [[...]]}}", field));
       check_keys(src, g, {"servers", "orders"}, field + ": ");
       GroupRings gr;
       const YAML::Node servers = require(src, g, "servers", field + ": ");
-      if (!servers.IsSequence()) throw InputError(src.at(servers), fmt::format("field '{}.servers' must be a list", field));
+      if (!servers.IsSequence())
+        throw InputError(src.at(servers), fmt::format("field '{}.servers' must be a list", field));
       for (std::size_t k = 0; k < servers.size(); ++k)
-        gr.servers.push_back(scalar<int>(src, servers[k], fmt::format("{}.servers[{}]", field, k), "an integer (server)"));
+        gr.servers.push_back(
+            scalar<int>(src, servers[k], fmt::format("{}.servers[{}]", field, k), "an integer (server)"));
       const YAML::Node orders = require(src, g, "orders", field + ": ");
-      if (!orders.IsSequence()) throw InputError(src.at(orders), fmt::format("field '{}.orders' must be a list of lists", field));
+      if (!orders.IsSequence())
+        throw InputError(src.at(orders), fmt::format("field '{}.orders' must be a list of lists", field));
       for (std::size_t r = 0; r < orders.size(); ++r) {
         const auto of = fmt::format("{}.orders[{}]", field, r);
-        if (!orders[r].IsSequence()) throw InputError(src.at(orders[r]), fmt::format("field '{}' must be a list of servers", of));
+        if (!orders[r].IsSequence())
+          throw InputError(src.at(orders[r]), fmt::format("field '{}' must be a list of servers", of));
         std::vector<int> order;
         for (std::size_t k = 0; k < orders[r].size(); ++k)
           order.push_back(scalar<int>(src, orders[r][k], fmt::format("{}[{}]", of, k), "an integer (server)"));

@@ -9,14 +9,17 @@
 
 namespace chorus::net {
 
-Router::Router(const GraphNetwork& net) : net_(net), out_(static_cast<std::size_t>(net.nodes())), trees_(static_cast<std::size_t>(net.nodes())) {
-  for (std::size_t i = 0; i < net.links.size(); ++i) out_[static_cast<std::size_t>(net.links[i].from)].push_back(static_cast<int>(i));
+Router::Router(const GraphNetwork& net)
+    : net_(net), out_(static_cast<std::size_t>(net.nodes())), trees_(static_cast<std::size_t>(net.nodes())) {
+  for (std::size_t i = 0; i < net.links.size(); ++i)
+    out_[static_cast<std::size_t>(net.links[i].from)].push_back(static_cast<int>(i));
 }
 
 Router::Router(const GraphNetwork& net, const std::vector<bool>& usable)
     : net_(net), out_(static_cast<std::size_t>(net.nodes())), trees_(static_cast<std::size_t>(net.nodes())) {
   for (std::size_t i = 0; i < net.links.size(); ++i)
-    if (i < usable.size() && usable[i]) out_[static_cast<std::size_t>(net.links[i].from)].push_back(static_cast<int>(i));
+    if (i < usable.size() && usable[i])
+      out_[static_cast<std::size_t>(net.links[i].from)].push_back(static_cast<int>(i));
 }
 
 bool Router::connects_servers() const {

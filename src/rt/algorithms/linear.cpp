@@ -17,8 +17,8 @@ void linear_broadcast(Backend& b, void* buf, std::size_t count, DType dtype, int
   }
 }
 
-void linear_gatherv(Backend& b, const void* in, std::size_t count, void* out,
-                    const Counts& counts, const Counts& displs, DType dtype, int root) {
+void linear_gatherv(Backend& b, const void* in, std::size_t count, void* out, const Counts& counts,
+                    const Counts& displs, DType dtype, int root) {
   const std::size_t eb = dtype_bytes(dtype);
   if (b.rank() != root) {
     b.send(in, count * eb, root);
@@ -29,8 +29,8 @@ void linear_gatherv(Backend& b, const void* in, std::size_t count, void* out,
     if (p != root) b.recv(at(out, displs[p], eb), counts[p] * eb, p);
 }
 
-void linear_scatterv(Backend& b, const void* in, const Counts& counts, const Counts& displs,
-                     void* out, std::size_t count, DType dtype, int root) {
+void linear_scatterv(Backend& b, const void* in, const Counts& counts, const Counts& displs, void* out,
+                     std::size_t count, DType dtype, int root) {
   const std::size_t eb = dtype_bytes(dtype);
   if (b.rank() != root) {
     b.recv(out, count * eb, root);

@@ -18,17 +18,15 @@ void pairwise_all_to_all(Backend& b, const std::vector<const void*>& ins, const 
   }
 }
 
-void pairwise_all_to_allv(Backend& b, const void* in, const Counts& send_counts,
-                          const Counts& send_displs, void* out, const Counts& recv_counts,
-                          const Counts& recv_displs, DType dtype) {
+void pairwise_all_to_allv(Backend& b, const void* in, const Counts& send_counts, const Counts& send_displs, void* out,
+                          const Counts& recv_counts, const Counts& recv_displs, DType dtype) {
   const int n = b.size(), r = b.rank();
   const std::size_t eb = dtype_bytes(dtype);
-  if (send_counts[r] > 0)
-    std::memmove(at(out, recv_displs[r], eb), at(in, send_displs[r], eb), send_counts[r] * eb);
+  if (send_counts[r] > 0) std::memmove(at(out, recv_displs[r], eb), at(in, send_displs[r], eb), send_counts[r] * eb);
   for (int s = 1; s < n; ++s) {
     const int dst = mod(r + s, n), src = mod(r - s, n);
-    b.send_recv(at(in, send_displs[dst], eb), send_counts[dst] * eb, dst,
-                at(out, recv_displs[src], eb), recv_counts[src] * eb, src);
+    b.send_recv(at(in, send_displs[dst], eb), send_counts[dst] * eb, dst, at(out, recv_displs[src], eb),
+                recv_counts[src] * eb, src);
   }
 }
 

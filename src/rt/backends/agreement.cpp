@@ -25,14 +25,13 @@ std::uint32_t compact(const OpSignature& s) {
   // lines; anything larger reads as 511).
   const auto bytes = static_cast<std::uint32_t>(std::min<std::uint64_t>(s.bytes, 511));
   return static_cast<std::uint32_t>(s.op) | static_cast<std::uint32_t>(s.dtype) << 4 |
-         static_cast<std::uint32_t>(s.reduce_op) << 7 | static_cast<std::uint32_t>(s.root + 1) << 10 |
-         bytes << 23;
+         static_cast<std::uint32_t>(s.reduce_op) << 7 | static_cast<std::uint32_t>(s.root + 1) << 10 | bytes << 23;
 }
 
 bool agrees(const OpSignature& mine, const OpSignature& peer, std::uint64_t expected_bytes) {
   return mine.sequence == peer.sequence && mine.op == peer.op && mine.dtype == peer.dtype &&
-         mine.reduce_op == peer.reduce_op && mine.vector_form == peer.vector_form &&
-         mine.root == peer.root && peer.bytes == expected_bytes;
+         mine.reduce_op == peer.reduce_op && mine.vector_form == peer.vector_form && mine.root == peer.root &&
+         peer.bytes == expected_bytes;
 }
 
 std::string describe(const OpSignature& s) {
@@ -43,12 +42,18 @@ std::string describe(const OpSignature& s) {
                                              : fmt::format("{} bytes of {}", s.bytes, to_string(s.dtype));
   const std::string reduction = fmt::format(" ({})", to_string(s.reduce_op));
   switch (s.op) {
-    case OpKind::broadcast: return fmt::format("{} of {} from root {}", op, data, s.root);
-    case OpKind::reduce: return fmt::format("{} of {}{} to root {}", op, data, reduction, s.root);
-    case OpKind::all_reduce: return fmt::format("{} of {}{}", op, data, reduction);
-    case OpKind::reduce_scatter: return fmt::format("{} of {} per rank{}", op, data, reduction);
-    case OpKind::all_gather: return fmt::format("{} of {} per rank", op, data);
-    case OpKind::all_gatherv: return fmt::format("{} giving {}", op, data);
+    case OpKind::broadcast:
+      return fmt::format("{} of {} from root {}", op, data, s.root);
+    case OpKind::reduce:
+      return fmt::format("{} of {}{} to root {}", op, data, reduction, s.root);
+    case OpKind::all_reduce:
+      return fmt::format("{} of {}{}", op, data, reduction);
+    case OpKind::reduce_scatter:
+      return fmt::format("{} of {} per rank{}", op, data, reduction);
+    case OpKind::all_gather:
+      return fmt::format("{} of {} per rank", op, data);
+    case OpKind::all_gatherv:
+      return fmt::format("{} giving {}", op, data);
     case OpKind::all_to_all_single:
       if (s.bytes > 0) return fmt::format("{} of {} per rank", op, data);
       break;
@@ -68,8 +73,8 @@ std::string describe(const OpSignature& s) {
 
 void throw_disagreement(std::string_view backend, std::string_view what, int me, const OpSignature& mine, int peer,
                         const OpSignature& theirs) {
-  std::string msg = fmt::format("{} {} on rank {}: ranks disagree: rank {} called {}, rank {} {}", backend, what, me, me,
-                                describe(mine), peer, describe(theirs));
+  std::string msg = fmt::format("{} {} on rank {}: ranks disagree: rank {} called {}, rank {} {}", backend, what, me,
+                                me, describe(mine), peer, describe(theirs));
   if (mine.sequence != theirs.sequence)
     msg += fmt::format(" (as collective #{} and #{} of the backend)", mine.sequence, theirs.sequence);
   throw DisagreementError(msg);

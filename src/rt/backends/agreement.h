@@ -22,7 +22,7 @@ struct OpSignature {
   OpKind op = OpKind::barrier;
   DType dtype = DType::u8;
   ReduceOp reduce_op = ReduceOp::sum;  // sum unless a reduction
-  std::uint8_t vector_form = 0;  // `bytes` are this rank's own block (all_gatherv) or 0 (exchanges)
+  std::uint8_t vector_form = 0;        // `bytes` are this rank's own block (all_gatherv) or 0 (exchanges)
   std::int32_t root = -1;
   std::uint64_t bytes = 0;
 };

@@ -13,9 +13,9 @@ namespace chorus::rt {
 struct BackendContext {
   int rank = 0;
   int size = 1;
-  Store* store = nullptr;        // rendezvous store shared by all ranks
-  std::string key_prefix;        // unique per run and backend instance, for store keys
-  bool single_host = true;       // every rank on this host (required by shm)
+  Store* store = nullptr;               // rendezvous store shared by all ranks
+  std::string key_prefix;               // unique per run and backend instance, for store keys
+  bool single_host = true;              // every rank on this host (required by shm)
   std::string gloo_host = "127.0.0.1";  // address peers reach this rank's gloo device at
   std::chrono::milliseconds timeout{300000};
   // A group (rt::split): mpi splits MPI_COMM_WORLD by this color and key; -1: the whole world

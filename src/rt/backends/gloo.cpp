@@ -52,9 +52,7 @@ class GlooStore final : public gloo::rendezvous::Store {
  public:
   GlooStore(chorus::rt::Store& store, std::string prefix, std::chrono::milliseconds timeout)
       : store_(store), prefix_(std::move(prefix)), timeout_(timeout) {}
-  void set(const std::string& key, const std::vector<char>& data) override {
-    store_.set(prefix_ + key, data);
-  }
+  void set(const std::string& key, const std::vector<char>& data) override { store_.set(prefix_ + key, data); }
   std::vector<char> get(const std::string& key) override { return store_.get(prefix_ + key, timeout_); }
   void wait(const std::vector<std::string>& keys) override { wait(keys, timeout_); }
   void wait(const std::vector<std::string>& keys, const std::chrono::milliseconds& timeout) override {
@@ -67,8 +65,8 @@ class GlooStore final : public gloo::rendezvous::Store {
   std::chrono::milliseconds timeout_;
 };
 
-constexpr std::uint64_t kP2PSlot = 0x636830000000ULL;      // fallback collectives
-constexpr std::uint64_t kUserP2PSlot = 0x636831000000ULL;  // the application's send / recv
+constexpr std::uint64_t kP2PSlot = 0x636830000000ULL;          // fallback collectives
+constexpr std::uint64_t kUserP2PSlot = 0x636831000000ULL;      // the application's send / recv
 constexpr std::uint64_t kUserP2PSizeSlot = 0x636832000000ULL;  // their sizes, sent ahead
 // All-reduces up to this size use Gloo's classic halving-doubling algorithm object over a
 // cached scratch buffer (see ClassicAllReduce); larger ones the new API's ring, which is
@@ -114,8 +112,8 @@ class ClassicHalvingDoubling final : public ClassicAllReduce {
                          typename gloo::ReductionFunction<T>::Function* fn)
       : scratch_(count),
         fn_(gloo::CUSTOM, fn),
-        algorithm_(std::make_unique<gloo::AllreduceHalvingDoubling<T>>(
-            context, std::vector<T*>{scratch_.data()}, static_cast<int>(count), &fn_)) {}
+        algorithm_(std::make_unique<gloo::AllreduceHalvingDoubling<T>>(context, std::vector<T*>{scratch_.data()},
+                                                                       static_cast<int>(count), &fn_)) {}
   void run(const void* in, void* out) override {
     const std::size_t bytes = scratch_.size() * sizeof(T);
     std::memcpy(scratch_.data(), in, bytes);
@@ -131,30 +129,46 @@ class ClassicHalvingDoubling final : public ClassicAllReduce {
 };
 
 template <DType D>
-std::unique_ptr<ClassicAllReduce> make_classic_typed(const std::shared_ptr<gloo::Context>& context,
-                                                     std::size_t count, ReduceOp op) {
+std::unique_ptr<ClassicAllReduce> make_classic_typed(const std::shared_ptr<gloo::Context>& context, std::size_t count,
+                                                     ReduceOp op) {
   using T = Storage<D>;
   typename gloo::ReductionFunction<T>::Function* fn = nullptr;
   switch (op) {
-    case ReduceOp::prod: fn = &classic_reduce<T, D, ReduceOp::prod>; break;
-    case ReduceOp::min: fn = &classic_reduce<T, D, ReduceOp::min>; break;
-    case ReduceOp::max: fn = &classic_reduce<T, D, ReduceOp::max>; break;
-    default: fn = &classic_reduce<T, D, ReduceOp::sum>; break;  // sum; avg arrives as sum
+    case ReduceOp::prod:
+      fn = &classic_reduce<T, D, ReduceOp::prod>;
+      break;
+    case ReduceOp::min:
+      fn = &classic_reduce<T, D, ReduceOp::min>;
+      break;
+    case ReduceOp::max:
+      fn = &classic_reduce<T, D, ReduceOp::max>;
+      break;
+    default:
+      fn = &classic_reduce<T, D, ReduceOp::sum>;
+      break;  // sum; avg arrives as sum
   }
   return std::make_unique<ClassicHalvingDoubling<T>>(context, count, fn);
 }
 
-std::unique_ptr<ClassicAllReduce> make_classic(const std::shared_ptr<gloo::Context>& context,
-                                               std::size_t count, DType d, ReduceOp op) {
+std::unique_ptr<ClassicAllReduce> make_classic(const std::shared_ptr<gloo::Context>& context, std::size_t count,
+                                               DType d, ReduceOp op) {
   switch (d) {
-    case DType::f16: return make_classic_typed<DType::f16>(context, count, op);
-    case DType::bf16: return make_classic_typed<DType::bf16>(context, count, op);
-    case DType::f32: return make_classic_typed<DType::f32>(context, count, op);
-    case DType::f64: return make_classic_typed<DType::f64>(context, count, op);
-    case DType::i8: return make_classic_typed<DType::i8>(context, count, op);
-    case DType::u8: return make_classic_typed<DType::u8>(context, count, op);
-    case DType::i32: return make_classic_typed<DType::i32>(context, count, op);
-    case DType::i64: return make_classic_typed<DType::i64>(context, count, op);
+    case DType::f16:
+      return make_classic_typed<DType::f16>(context, count, op);
+    case DType::bf16:
+      return make_classic_typed<DType::bf16>(context, count, op);
+    case DType::f32:
+      return make_classic_typed<DType::f32>(context, count, op);
+    case DType::f64:
+      return make_classic_typed<DType::f64>(context, count, op);
+    case DType::i8:
+      return make_classic_typed<DType::i8>(context, count, op);
+    case DType::u8:
+      return make_classic_typed<DType::u8>(context, count, op);
+    case DType::i32:
+      return make_classic_typed<DType::i32>(context, count, op);
+    case DType::i64:
+      return make_classic_typed<DType::i64>(context, count, op);
   }
   throw CommError(fmt::format("gloo all_reduce: unknown dtype {}", static_cast<int>(d)));
 }
@@ -191,7 +205,8 @@ class GlooBackend final : public Backend {
       GlooStore store(*ctx.store, ctx.key_prefix + "/", timeout_);
       // Every rank's pid, to name a dead peer when an operation fails (one host only). Set
       // before connecting: connectFullMesh returns after every rank has begun connecting.
-      if (ctx.single_host) ctx.store->set_string(ctx.key_prefix + "/pid/" + std::to_string(rank_), std::to_string(::getpid()));
+      if (ctx.single_host)
+        ctx.store->set_string(ctx.key_prefix + "/pid/" + std::to_string(rank_), std::to_string(::getpid()));
       context->connectFullMesh(store, device_);
       context_ = context;
       // A second set of connections (same device thread) for the classic small all-reduces:
@@ -206,7 +221,8 @@ class GlooBackend final : public Backend {
       small_context_ = small;
       if (size_ > 1) {  // before the warm-up, whose exchange follows every rank's registration
         agreement_rows_.resize(agreement_row_bytes(*this) * static_cast<std::size_t>(size_));
-        agreement_ = make_classic(small_context_, agreement_rows_.size() / sizeof(std::uint64_t), DType::i64, ReduceOp::sum);
+        agreement_ =
+            make_classic(small_context_, agreement_rows_.size() / sizeof(std::uint64_t), DType::i64, ReduceOp::sum);
       }
       warm_up_classic();
       if (ctx.single_host)
@@ -215,8 +231,8 @@ class GlooBackend final : public Backend {
     } catch (const CommError&) {
       throw;
     } catch (const std::exception& e) {
-      throw CommError(fmt::format("gloo: cannot connect rank {} of {} on {}: {}", rank_, size_,
-                                  ctx.gloo_host, e.what()));
+      throw CommError(
+          fmt::format("gloo: cannot connect rank {} of {} on {}: {}", rank_, size_, ctx.gloo_host, e.what()));
     }
   }
 
@@ -225,7 +241,9 @@ class GlooBackend final : public Backend {
   int size() const override { return size_; }
   bool native(OpKind op) const override {
     switch (op) {
-      case OpKind::gatherv: case OpKind::scatterv: case OpKind::reduce_scatter:
+      case OpKind::gatherv:
+      case OpKind::scatterv:
+      case OpKind::reduce_scatter:
       case OpKind::all_to_all:
         return false;
       default:
@@ -240,30 +258,37 @@ class GlooBackend final : public Backend {
   // buffer would abort the process in Gloo's device thread, a smaller one would pass silently. A
   // refused message is never received: its sender times out naming this rank.
   void user_send(const void* buf, std::size_t bytes, int dst) override {
-    guard("send", [&] {
-      std::uint64_t size = bytes;
-      auto header = context_->createUnboundBuffer(&size, sizeof size);
-      header->send(dst, kUserP2PSizeSlot);
-      if (bytes > 0) {
-        auto ub = context_->createUnboundBuffer(const_cast<void*>(buf), bytes);
-        ub->send(dst, kUserP2PSlot);
-        ub->waitSend(timeout_);
-      }
-      header->waitSend(timeout_);
-    }, dst);
+    guard(
+        "send",
+        [&] {
+          std::uint64_t size = bytes;
+          auto header = context_->createUnboundBuffer(&size, sizeof size);
+          header->send(dst, kUserP2PSizeSlot);
+          if (bytes > 0) {
+            auto ub = context_->createUnboundBuffer(const_cast<void*>(buf), bytes);
+            ub->send(dst, kUserP2PSlot);
+            ub->waitSend(timeout_);
+          }
+          header->waitSend(timeout_);
+        },
+        dst);
   }
   void user_recv(void* buf, std::size_t bytes, int src) override {
-    guard("recv", [&] {
-      std::uint64_t size = 0;
-      auto header = context_->createUnboundBuffer(&size, sizeof size);
-      header->recv(src, kUserP2PSizeSlot);
-      header->waitRecv(timeout_);
-      if (size != bytes) [[unlikely]] throw_receive_size_mismatch("gloo", "recv", rank_, src, bytes, size);
-      if (bytes == 0) return;
-      auto ub = context_->createUnboundBuffer(buf, bytes);
-      ub->recv(src, kUserP2PSlot);
-      ub->waitRecv(timeout_);
-    }, src);
+    guard(
+        "recv",
+        [&] {
+          std::uint64_t size = 0;
+          auto header = context_->createUnboundBuffer(&size, sizeof size);
+          header->recv(src, kUserP2PSizeSlot);
+          header->waitRecv(timeout_);
+          if (size != bytes) [[unlikely]]
+            throw_receive_size_mismatch("gloo", "recv", rank_, src, bytes, size);
+          if (bytes == 0) return;
+          auto ub = context_->createUnboundBuffer(buf, bytes);
+          ub->recv(src, kUserP2PSlot);
+          ub->waitRecv(timeout_);
+        },
+        src);
   }
   // The runtime's agreement (agreement.h) before every collective: its fixed-size all-gather as
   // an all-reduce (sum) of each rank's row among zeros, on a classic halving-doubling object
@@ -285,22 +310,27 @@ class GlooBackend final : public Backend {
 
   void send_on(const void* buf, std::size_t bytes, int dst, std::uint64_t slot) {
     if (bytes == 0) return;
-    guard("send", [&] {
-      auto ub = context_->createUnboundBuffer(const_cast<void*>(buf), bytes);
-      ub->send(dst, slot);
-      ub->waitSend(timeout_);
-    }, dst);
+    guard(
+        "send",
+        [&] {
+          auto ub = context_->createUnboundBuffer(const_cast<void*>(buf), bytes);
+          ub->send(dst, slot);
+          ub->waitSend(timeout_);
+        },
+        dst);
   }
   void recv_on(void* buf, std::size_t bytes, int src, std::uint64_t slot) {
     if (bytes == 0) return;
-    guard("recv", [&] {
-      auto ub = context_->createUnboundBuffer(buf, bytes);
-      ub->recv(src, slot);
-      ub->waitRecv(timeout_);
-    }, src);
+    guard(
+        "recv",
+        [&] {
+          auto ub = context_->createUnboundBuffer(buf, bytes);
+          ub->recv(src, slot);
+          ub->waitRecv(timeout_);
+        },
+        src);
   }
-  void send_recv(const void* sbuf, std::size_t sbytes, int dst, void* rbuf, std::size_t rbytes,
-                 int src) override {
+  void send_recv(const void* sbuf, std::size_t sbytes, int dst, void* rbuf, std::size_t rbytes, int src) override {
     guard("send_recv", [&] {
       std::unique_ptr<gloo::transport::UnboundBuffer> in, out;
       if (rbytes > 0) {
@@ -363,9 +393,11 @@ class GlooBackend final : public Backend {
   void run_algorithm(std::size_t index, const Call& c) override {
     if (c.op != OpKind::all_reduce) return Backend::run_algorithm(index, c);
     if (index >= 2) return Backend::run_algorithm(index - 2, c);
-    const auto algorithm = index == 0 ? gloo::AllreduceOptions::Algorithm::RING : gloo::AllreduceOptions::Algorithm::BCUBE;
+    const auto algorithm =
+        index == 0 ? gloo::AllreduceOptions::Algorithm::RING : gloo::AllreduceOptions::Algorithm::BCUBE;
     guard("all_reduce", [&] {
-      with_element(c.dtype, [&](auto tag) { all_reduce_typed(tag, c.in, c.out, c.count, c.dtype, c.reduce_op, algorithm); });
+      with_element(c.dtype,
+                   [&](auto tag) { all_reduce_typed(tag, c.in, c.out, c.count, c.dtype, c.reduce_op, algorithm); });
     });
   }
 
@@ -396,8 +428,8 @@ class GlooBackend final : public Backend {
     });
   }
 
-  void all_gatherv(const void* in, std::size_t count, void* out, const Counts& counts,
-                   const Counts& displs, DType d) override {
+  void all_gatherv(const void* in, std::size_t count, void* out, const Counts& counts, const Counts& displs,
+                   DType d) override {
     const std::size_t eb = dtype_bytes(d);
     guard("all_gatherv", [&] {
       std::vector<std::size_t> bytes(size_);
@@ -468,8 +500,8 @@ class GlooBackend final : public Backend {
     });
   }
 
-  void all_to_allv(const void* in, const Counts& sc, const Counts& sd, void* out, const Counts& rc,
-                   const Counts& rd, DType d) override {
+  void all_to_allv(const void* in, const Counts& sc, const Counts& sd, void* out, const Counts& rc, const Counts& rd,
+                   DType d) override {
     const std::size_t eb = dtype_bytes(d);
     guard("all_to_allv", [&] {
       const bool in_packed = packed(sc, sd), out_packed = packed(rc, rd);
@@ -536,17 +568,17 @@ class GlooBackend final : public Backend {
           if (j != rank_ && process_dead(pids_[j]))
             dead += fmt::format("{}{}", dead.empty() ? "" : ", ", gone_peer(failure_of_, j, pids_[j]));
       }
-      if (!dead.empty())
-        throw CommError(fmt::format("gloo {} on rank {}: {} (gloo: {})", what, rank_, dead, gloo_msg));
+      if (!dead.empty()) throw CommError(fmt::format("gloo {} on rank {}: {} (gloo: {})", what, rank_, dead, gloo_msg));
       if (timed_out) {
         const std::vector<int> stuck = peer >= 0 ? std::vector<int>{} : ranks_not_here();
-        const std::string who = peer >= 0        ? fmt::format("rank {}", peer)
+        const std::string who = peer >= 0       ? fmt::format("rank {}", peer)
                                 : stuck.empty() ? std::string("a peer")
                                                 : fmt::format("rank{} {} (which never reached this collective)",
                                                               stuck.size() > 1 ? "s" : "", rank_list(stuck));
-        throw TimeoutError(fmt::format("gloo {} on rank {}: timed out waiting for {} after {} ms (the "
-                                       "peer is stuck or the ranks disagree on the call; gloo: {})",
-                                       what, rank_, who, timeout_.count(), gloo_msg));
+        throw TimeoutError(
+            fmt::format("gloo {} on rank {}: timed out waiting for {} after {} ms (the "
+                        "peer is stuck or the ranks disagree on the call; gloo: {})",
+                        what, rank_, who, timeout_.count(), gloo_msg));
       }
       throw CommError(fmt::format("gloo {} on rank {}{}: {}", what, rank_,
                                   peer >= 0 ? fmt::format(" with rank {}", peer) : std::string(), gloo_msg));
@@ -597,14 +629,15 @@ class GlooBackend final : public Backend {
     // out-of-bounds writes that Gloo stops with an abort). One exchange does both: an all-reduce
     // (max, as i64) of the key and its complement is the key everywhere only if every rank has
     // that key (~ reverses the order, so max(~key) = ~min(key)).
-    const std::uint64_t key = (static_cast<std::uint64_t>(count) << 16) |
-                              (static_cast<std::uint64_t>(d) << 8) | static_cast<std::uint64_t>(op);
+    const std::uint64_t key = (static_cast<std::uint64_t>(count) << 16) | (static_cast<std::uint64_t>(d) << 8) |
+                              static_cast<std::uint64_t>(op);
     std::int64_t keys[2] = {static_cast<std::int64_t>(key), static_cast<std::int64_t>(~key)};
     all_reduce_typed(std::uint64_t{}, keys, keys, 2, DType::i64, ReduceOp::max);  // any world size
     if (keys[0] != static_cast<std::int64_t>(key) || keys[1] != static_cast<std::int64_t>(~key)) {
-      throw CommError(fmt::format("gloo all_reduce on rank {}: the ranks disagree on the call (this rank: "
-                                  "{} elements of {}, {}); run with CHORUS_RT_CHECK=1 to see where",
-                                  rank_, count, to_string(d), to_string(op)));
+      throw CommError(
+          fmt::format("gloo all_reduce on rank {}: the ranks disagree on the call (this rank: "
+                      "{} elements of {}, {}); run with CHORUS_RT_CHECK=1 to see where",
+                      rank_, count, to_string(d), to_string(op)));
     }
     return *classic_.front().algorithm;
   }
@@ -631,10 +664,18 @@ class GlooBackend final : public Backend {
   template <typename F>
   static void with_element(DType d, F&& f) {
     switch (dtype_bytes(d)) {
-      case 1: f(std::uint8_t{}); break;
-      case 2: f(std::uint16_t{}); break;
-      case 4: f(std::uint32_t{}); break;
-      default: f(std::uint64_t{}); break;
+      case 1:
+        f(std::uint8_t{});
+        break;
+      case 2:
+        f(std::uint16_t{});
+        break;
+      case 4:
+        f(std::uint32_t{});
+        break;
+      default:
+        f(std::uint64_t{});
+        break;
     }
   }
 
@@ -645,9 +686,8 @@ class GlooBackend final : public Backend {
     opts.setAlgorithm(algorithm);
     if (in != out) opts.setInput(const_cast<T*>(static_cast<const T*>(in)), count);
     opts.setOutput(static_cast<T*>(out), count);
-    opts.setReduceFunction([d, op](void* o, const void* a, const void* b, std::size_t n) {
-      reduce_into(d, op, o, a, b, n);
-    });
+    opts.setReduceFunction(
+        [d, op](void* o, const void* a, const void* b, std::size_t n) { reduce_into(d, op, o, a, b, n); });
     opts.setTag(next_tag());
     opts.setTimeout(timeout_);
     gloo::allreduce(opts);
@@ -659,9 +699,8 @@ class GlooBackend final : public Backend {
     if (in != out) opts.setInput(const_cast<T*>(static_cast<const T*>(in)), count);
     opts.setOutput(static_cast<T*>(out), count);
     opts.setRoot(root);
-    opts.setReduceFunction([d, op](void* o, const void* a, const void* b, std::size_t n) {
-      reduce_into(d, op, o, a, b, n);
-    });
+    opts.setReduceFunction(
+        [d, op](void* o, const void* a, const void* b, std::size_t n) { reduce_into(d, op, o, a, b, n); });
     opts.setTag(next_tag());
     opts.setTimeout(timeout_);
     gloo::reduce(opts);
@@ -672,28 +711,26 @@ class GlooBackend final : public Backend {
   std::chrono::milliseconds timeout_;
   Store* store_;  // the rendezvous store: which ranks a timed-out collective waited for
   std::string key_prefix_;
-  std::uint64_t collectives_ = 0;  // collective calls (guard() without a peer) so far
+  std::uint64_t collectives_ = 0;               // collective calls (guard() without a peer) so far
   std::function<std::string(int)> failure_of_;  // BackendContext::failure_of
   std::shared_ptr<gloo::transport::Device> device_;
   std::shared_ptr<gloo::Context> context_;
   std::shared_ptr<gloo::Context> small_context_;  // the classic all-reduces' own connections
-  std::vector<pid_t> pids_;  // every rank's pid (one host), else empty
+  std::vector<pid_t> pids_;                       // every rank's pid (one host), else empty
   struct ClassicEntry {
     std::size_t count;
     DType dtype;
     ReduceOp op;
     std::unique_ptr<ClassicAllReduce> algorithm;
   };
-  std::list<ClassicEntry> classic_;  // most recently used first
+  std::list<ClassicEntry> classic_;              // most recently used first
   std::unique_ptr<ClassicAllReduce> agreement_;  // agreement_all_gather's object
-  std::vector<char> agreement_rows_;  // its input: this rank's row among zeros
+  std::vector<char> agreement_rows_;             // its input: this rank's row among zeros
   std::uint32_t tag_ = 1;
 };
 
 }  // namespace
 
-std::unique_ptr<Backend> make_gloo_backend(const BackendContext& ctx) {
-  return std::make_unique<GlooBackend>(ctx);
-}
+std::unique_ptr<Backend> make_gloo_backend(const BackendContext& ctx) { return std::make_unique<GlooBackend>(ctx); }
 
 }  // namespace chorus::rt

@@ -46,13 +46,21 @@ namespace {
 
 MPI_Datatype lookup_type(DType d) {
   switch (d) {
-    case DType::f16: case DType::bf16: return MPI_UINT16_T;
-    case DType::f32: return MPI_FLOAT;
-    case DType::f64: return MPI_DOUBLE;
-    case DType::i8: return MPI_INT8_T;
-    case DType::u8: return MPI_UINT8_T;
-    case DType::i32: return MPI_INT32_T;
-    case DType::i64: return MPI_INT64_T;
+    case DType::f16:
+    case DType::bf16:
+      return MPI_UINT16_T;
+    case DType::f32:
+      return MPI_FLOAT;
+    case DType::f64:
+      return MPI_DOUBLE;
+    case DType::i8:
+      return MPI_INT8_T;
+    case DType::u8:
+      return MPI_UINT8_T;
+    case DType::i32:
+      return MPI_INT32_T;
+    case DType::i64:
+      return MPI_INT64_T;
   }
   return MPI_BYTE;
 }
@@ -64,12 +72,12 @@ void half_op(void* in, void* inout, int* len, MPI_Datatype*) {
 }
 
 [[noreturn, gnu::cold, gnu::noinline]] void throw_too_large(std::size_t n, const char* what) {
-  throw InputError(fmt::format("mpi {}", what),
-                   fmt::format("count {} exceeds MPI's int limit ({})", n, INT_MAX));
+  throw InputError(fmt::format("mpi {}", what), fmt::format("count {} exceeds MPI's int limit ({})", n, INT_MAX));
 }
 
 inline int to_int(std::size_t n, const char* what) {
-  if (n > static_cast<std::size_t>(INT_MAX)) [[unlikely]] throw_too_large(n, what);
+  if (n > static_cast<std::size_t>(INT_MAX)) [[unlikely]]
+    throw_too_large(n, what);
   return static_cast<int>(n);
 }
 
@@ -87,7 +95,8 @@ std::vector<int> to_ints(const Counts& v, const char* what) {
 }
 
 inline void check(int rc, const char* what) {
-  if (rc != MPI_SUCCESS) [[unlikely]] throw_mpi_error(rc, what);
+  if (rc != MPI_SUCCESS) [[unlikely]]
+    throw_mpi_error(rc, what);
 }
 
 // Keeps `inplace` semantics of the API: MPI wants MPI_IN_PLACE when in == out.
@@ -163,7 +172,8 @@ class MpiBackend final : public Backend {
       const auto deadline = std::chrono::steady_clock::now() + timeout_;
       for (unsigned i = 1; !found; ++i) {
         if (i >= 64) sched_yield();  // ranks may outnumber cores
-        if (i % 64 == 0 && std::chrono::steady_clock::now() > deadline) [[unlikely]] time_out(nullptr, 0, "recv", src);
+        if (i % 64 == 0 && std::chrono::steady_clock::now() > deadline) [[unlikely]]
+          time_out(nullptr, 0, "recv", src);
         check(MPI_Improbe(src, kUserTag, comm_, &found, &message, &status), "recv");
       }
     }
@@ -177,8 +187,7 @@ class MpiBackend final : public Backend {
   }
   void send(const void* buf, std::size_t bytes, int dst) override { send_on(buf, bytes, dst, kTag); }
   void recv(void* buf, std::size_t bytes, int src) override { recv_on(buf, bytes, src, kTag); }
-  void send_recv(const void* sbuf, std::size_t sbytes, int dst, void* rbuf, std::size_t rbytes,
-                 int src) override {
+  void send_recv(const void* sbuf, std::size_t sbytes, int dst, void* rbuf, std::size_t rbytes, int src) override {
     MPI_Request reqs[2];
     check(MPI_Irecv(rbuf, to_int(rbytes, "send_recv"), MPI_BYTE, src, kTag, comm_, &reqs[0]), "send_recv");
     check(MPI_Isend(sbuf, to_int(sbytes, "send_recv"), MPI_BYTE, dst, kTag, comm_, &reqs[1]), "send_recv");
@@ -189,12 +198,10 @@ class MpiBackend final : public Backend {
     check(MPI_Barrier(comm_), "barrier");
   }
   void broadcast(void* buf, std::size_t count, DType d, int root) override { broadcast_on(comm_, buf, count, d, root); }
-  void reduce(const void* in, void* out, std::size_t count, DType d, ReduceOp op,
-              int root) override {
+  void reduce(const void* in, void* out, std::size_t count, DType d, ReduceOp op, int root) override {
     Guard g(*this, "reduce");
     const void* send = rank_ == root ? in_or_inplace(in, out) : in;
-    check(MPI_Reduce(send, out, to_int(count, "reduce"), mpi_type(d), mpi_op(d, op), root, comm_),
-          "reduce");
+    check(MPI_Reduce(send, out, to_int(count, "reduce"), mpi_type(d), mpi_op(d, op), root, comm_), "reduce");
   }
   void all_reduce(const void* in, void* out, std::size_t count, DType d, ReduceOp op) override {
     all_reduce_on(comm_, in, out, count, d, op);
@@ -213,19 +220,26 @@ class MpiBackend final : public Backend {
     if (index >= own) return Backend::run_algorithm(index - own, c);
     const MPI_Comm comm = it->second[index].second;
     switch (c.op) {
-      case OpKind::all_reduce: return all_reduce_on(comm, c.in, c.out, c.count, c.dtype, c.reduce_op);
-      case OpKind::broadcast: return broadcast_on(comm, c.out, c.count, c.dtype, c.root);
-      case OpKind::all_gather: return all_gather_on(comm, c.in, c.out, c.count, c.dtype);
-      case OpKind::reduce_scatter: return reduce_scatter_on(comm, c.in, c.out, c.count, c.dtype, c.reduce_op);
-      case OpKind::all_to_all_single: return all_to_all_single_on(comm, c.in, c.out, c.count, c.dtype);
-      default: throw std::logic_error("run_algorithm: " + std::string(to_string(c.op)) + " takes no algorithm");
+      case OpKind::all_reduce:
+        return all_reduce_on(comm, c.in, c.out, c.count, c.dtype, c.reduce_op);
+      case OpKind::broadcast:
+        return broadcast_on(comm, c.out, c.count, c.dtype, c.root);
+      case OpKind::all_gather:
+        return all_gather_on(comm, c.in, c.out, c.count, c.dtype);
+      case OpKind::reduce_scatter:
+        return reduce_scatter_on(comm, c.in, c.out, c.count, c.dtype, c.reduce_op);
+      case OpKind::all_to_all_single:
+        return all_to_all_single_on(comm, c.in, c.out, c.count, c.dtype);
+      default:
+        throw std::logic_error("run_algorithm: " + std::string(to_string(c.op)) + " takes no algorithm");
     }
   }
-  void reduce_scatter(const void* in, void* out, std::size_t count, DType d,
-                      ReduceOp op) override {
+  void reduce_scatter(const void* in, void* out, std::size_t count, DType d, ReduceOp op) override {
     reduce_scatter_on(comm_, in, out, count, d, op);
   }
-  void all_gather(const void* in, void* out, std::size_t count, DType d) override { all_gather_on(comm_, in, out, count, d); }
+  void all_gather(const void* in, void* out, std::size_t count, DType d) override {
+    all_gather_on(comm_, in, out, count, d);
+  }
   void gather(const void* in, void* out, std::size_t count, DType d, int root) override {
     Guard g(*this, "gather");
     const int n = to_int(count, "gather");
@@ -239,37 +253,35 @@ class MpiBackend final : public Backend {
   void all_to_all_single(const void* in, void* out, std::size_t count, DType d) override {
     all_to_all_single_on(comm_, in, out, count, d);
   }
-  void all_gatherv(const void* in, std::size_t count, void* out, const Counts& counts,
-                   const Counts& displs, DType d) override {
+  void all_gatherv(const void* in, std::size_t count, void* out, const Counts& counts, const Counts& displs,
+                   DType d) override {
     Guard g(*this, "all_gatherv");
     const auto c = to_ints(counts, "all_gatherv"), o = to_ints(displs, "all_gatherv");
     const bool in_place = in == static_cast<const char*>(out) + displs[rank_] * dtype_bytes(d);
-    check(MPI_Allgatherv(in_place ? MPI_IN_PLACE : in, to_int(count, "all_gatherv"), mpi_type(d), out, c.data(), o.data(),
-                         mpi_type(d), comm_),
+    check(MPI_Allgatherv(in_place ? MPI_IN_PLACE : in, to_int(count, "all_gatherv"), mpi_type(d), out, c.data(),
+                         o.data(), mpi_type(d), comm_),
           "all_gatherv");
   }
-  void gatherv(const void* in, std::size_t count, void* out, const Counts& counts,
-               const Counts& displs, DType d, int root) override {
+  void gatherv(const void* in, std::size_t count, void* out, const Counts& counts, const Counts& displs, DType d,
+               int root) override {
     Guard g(*this, "gatherv");
     std::vector<int> c, o;
     if (rank_ == root) c = to_ints(counts, "gatherv"), o = to_ints(displs, "gatherv");
-    check(MPI_Gatherv(in, to_int(count, "gatherv"), mpi_type(d), out, c.data(), o.data(),
-                      mpi_type(d), root, comm_),
+    check(MPI_Gatherv(in, to_int(count, "gatherv"), mpi_type(d), out, c.data(), o.data(), mpi_type(d), root, comm_),
           "gatherv");
   }
-  void scatterv(const void* in, const Counts& counts, const Counts& displs, void* out,
-                std::size_t count, DType d, int root) override {
+  void scatterv(const void* in, const Counts& counts, const Counts& displs, void* out, std::size_t count, DType d,
+                int root) override {
     Guard g(*this, "scatterv");
     std::vector<int> c, o;
     if (rank_ == root) c = to_ints(counts, "scatterv"), o = to_ints(displs, "scatterv");
-    check(MPI_Scatterv(in, c.data(), o.data(), mpi_type(d), out, to_int(count, "scatterv"),
-                       mpi_type(d), root, comm_),
+    check(MPI_Scatterv(in, c.data(), o.data(), mpi_type(d), out, to_int(count, "scatterv"), mpi_type(d), root, comm_),
           "scatterv");
   }
   // The list form: MPI_Alltoallw over MPI_BOTTOM with one datatype per peer that addresses
   // that peer's buffer absolutely, so no packing is needed.
-  void all_to_all(const std::vector<const void*>& ins, const Counts& in_counts,
-                  const std::vector<void*>& outs, const Counts& out_counts, DType d) override {
+  void all_to_all(const std::vector<const void*>& ins, const Counts& in_counts, const std::vector<void*>& outs,
+                  const Counts& out_counts, DType d) override {
     Guard g(*this, "all_to_all");
     const std::size_t eb = dtype_bytes(d);
     std::vector<int> scounts(size_), rcounts(size_), zeros(size_, 0);
@@ -287,21 +299,20 @@ class MpiBackend final : public Backend {
       absolute(ins[j], in_counts[j] * eb, stypes[j], scounts[j]);
       absolute(outs[j], out_counts[j] * eb, rtypes[j], rcounts[j]);
     }
-    const int rc = MPI_Alltoallw(MPI_BOTTOM, scounts.data(), zeros.data(), stypes.data(), MPI_BOTTOM,
-                                 rcounts.data(), zeros.data(), rtypes.data(), comm_);
+    const int rc = MPI_Alltoallw(MPI_BOTTOM, scounts.data(), zeros.data(), stypes.data(), MPI_BOTTOM, rcounts.data(),
+                                 zeros.data(), rtypes.data(), comm_);
     for (auto* types : {&stypes, &rtypes})
       for (auto& t : *types)
         if (t != MPI_BYTE) MPI_Type_free(&t);
     check(rc, "all_to_all");
   }
 
-  void all_to_allv(const void* in, const Counts& sc, const Counts& sd, void* out,
-                   const Counts& rc, const Counts& rd, DType d) override {
+  void all_to_allv(const void* in, const Counts& sc, const Counts& sd, void* out, const Counts& rc, const Counts& rd,
+                   DType d) override {
     Guard g(*this, "all_to_allv");
-    const auto a = to_ints(sc, "all_to_allv"), b = to_ints(sd, "all_to_allv"),
-               c = to_ints(rc, "all_to_allv"), e = to_ints(rd, "all_to_allv");
-    check(MPI_Alltoallv(in, a.data(), b.data(), mpi_type(d), out, c.data(), e.data(), mpi_type(d),
-                        comm_),
+    const auto a = to_ints(sc, "all_to_allv"), b = to_ints(sd, "all_to_allv"), c = to_ints(rc, "all_to_allv"),
+               e = to_ints(rd, "all_to_allv");
+    check(MPI_Alltoallv(in, a.data(), b.data(), mpi_type(d), out, c.data(), e.data(), mpi_type(d), comm_),
           "all_to_allv");
   }
 
@@ -328,7 +339,8 @@ class MpiBackend final : public Backend {
   void all_gather_on(MPI_Comm comm, const void* in, void* out, std::size_t count, DType d) {
     Guard g(*this, "all_gather");
     const int n = to_int(count, "all_gather");
-    const bool in_place = in == static_cast<const char*>(out) + count * dtype_bytes(d) * static_cast<std::size_t>(rank_);
+    const bool in_place =
+        in == static_cast<const char*>(out) + count * dtype_bytes(d) * static_cast<std::size_t>(rank_);
     check(MPI_Allgather(in_place ? MPI_IN_PLACE : in, n, mpi_type(d), out, n, mpi_type(d), comm), "all_gather");
   }
   void all_to_all_single_on(MPI_Comm comm, const void* in, void* out, std::size_t count, DType d) {
@@ -359,7 +371,8 @@ class MpiBackend final : public Backend {
       check(MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE), what);
       if (done) return;
       if (i >= 64) sched_yield();  // ranks may outnumber cores
-      if (i % 64 == 0 && std::chrono::steady_clock::now() > deadline) [[unlikely]] time_out(reqs, n, what, peer);
+      if (i % 64 == 0 && std::chrono::steady_clock::now() > deadline) [[unlikely]]
+        time_out(reqs, n, what, peer);
     }
   }
 
@@ -373,13 +386,14 @@ class MpiBackend final : public Backend {
       MPI_Test(&reqs[i], &finished, MPI_STATUS_IGNORE);
       if (!finished) ++abandoned;
     }
-    throw TimeoutError(fmt::format(
-        "mpi {}: rank {} timed out waiting for rank {} after {} ms (the peer is stuck, died, or "
-        "the ranks disagree on the call){}",
-        what, rank_, peer, timeout_.count(),
-        abandoned > 0 ? fmt::format("; {} request(s) abandoned inside MPI: this process must make "
-                                    "no further MPI calls", abandoned)
-                      : std::string()));
+    throw TimeoutError(
+        fmt::format("mpi {}: rank {} timed out waiting for rank {} after {} ms (the peer is stuck, died, or "
+                    "the ranks disagree on the call){}",
+                    what, rank_, peer, timeout_.count(),
+                    abandoned > 0 ? fmt::format("; {} request(s) abandoned inside MPI: this process must make "
+                                                "no further MPI calls",
+                                                abandoned)
+                                  : std::string()));
   }
 
   // Marks an operation as running for the watchdog: an odd counter while one runs. (No clock
@@ -405,8 +419,7 @@ class MpiBackend final : public Backend {
   };
 
   static std::int64_t now_ns() {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(
-               std::chrono::steady_clock::now().time_since_epoch())
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
         .count();
   }
 
@@ -466,10 +479,15 @@ class MpiBackend final : public Backend {
     if (d == DType::f16) return half_ops_[0][index];
     if (d == DType::bf16) return half_ops_[1][index];
     switch (op) {
-      case ReduceOp::sum: case ReduceOp::avg: return MPI_SUM;
-      case ReduceOp::prod: return MPI_PROD;
-      case ReduceOp::min: return MPI_MIN;
-      case ReduceOp::max: return MPI_MAX;
+      case ReduceOp::sum:
+      case ReduceOp::avg:
+        return MPI_SUM;
+      case ReduceOp::prod:
+        return MPI_PROD;
+      case ReduceOp::min:
+        return MPI_MIN;
+      case ReduceOp::max:
+        return MPI_MAX;
     }
     return MPI_SUM;
   }
@@ -593,8 +611,6 @@ class MpiBackend final : public Backend {
 
 }  // namespace
 
-std::unique_ptr<Backend> make_mpi_backend(const BackendContext& ctx) {
-  return std::make_unique<MpiBackend>(ctx);
-}
+std::unique_ptr<Backend> make_mpi_backend(const BackendContext& ctx) { return std::make_unique<MpiBackend>(ctx); }
 
 }  // namespace chorus::rt

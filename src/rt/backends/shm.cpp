@@ -125,8 +125,9 @@ class ShmBackend final : public Backend {
     };
     auto bound = [&](int peer, std::size_t end) {
       if (end > buffer(peer)[1]) [[unlikely]]
-        throw CommError(fmt::format("shm broadcast on rank {}: rank {}'s buffer holds {} bytes, the copy would reach byte {}",
-                                    rank_, peer, buffer(peer)[1], end));
+        throw CommError(
+            fmt::format("shm broadcast on rank {}: rank {}'s buffer holds {} bytes, the copy would reach byte {}",
+                        rank_, peer, buffer(peer)[1], end));
     };
     if (rank_ == root) {
       for (int r = 0; r < size_; ++r) {
@@ -140,7 +141,8 @@ class ShmBackend final : public Backend {
         const auto [at, len] = range(r);
         if (r == rank_ || len == 0) continue;
         bound(root, at + len);
-        if (!copy_process_memory(t_.control(root)->pid, data + at, buffer(root)[0] + at, len, false)) fail("read from", root);
+        if (!copy_process_memory(t_.control(root)->pid, data + at, buffer(root)[0] + at, len, false))
+          fail("read from", root);
       }
     }
     t_.step();
@@ -152,14 +154,12 @@ class ShmBackend final : public Backend {
     reduce_impl(in, out, count, dtype, op, -1);
   }
 
-  void reduce(const void* in, void* out, std::size_t count, DType dtype, ReduceOp op,
-              int root) override {
+  void reduce(const void* in, void* out, std::size_t count, DType dtype, ReduceOp op, int root) override {
     t_.begin("reduce");
     reduce_impl(in, out, count, dtype, op, root);
   }
 
-  void reduce_scatter(const void* in, void* out, std::size_t count, DType dtype,
-                      ReduceOp op) override {
+  void reduce_scatter(const void* in, void* out, std::size_t count, DType dtype, ReduceOp op) override {
     t_.begin("reduce_scatter");
     const std::size_t eb = dtype_bytes(dtype);
     const std::size_t region = t_.slot_bytes() / static_cast<std::size_t>(size_) / kLine * kLine;
@@ -198,19 +198,20 @@ class ShmBackend final : public Backend {
     const std::size_t n = static_cast<std::size_t>(size_);
     Counts counts(n, count), displs(n);
     for (std::size_t j = 0; j < n; ++j) displs[j] = j * count;
-    gather_all(in, count, out, counts, displs, dtype, {.op = OpKind::all_gather, .dtype = dtype, .bytes = count * dtype_bytes(dtype)});
+    gather_all(in, count, out, counts, displs, dtype,
+               {.op = OpKind::all_gather, .dtype = dtype, .bytes = count * dtype_bytes(dtype)});
   }
 
-  void all_gatherv(const void* in, std::size_t count, void* out, const Counts& counts,
-                   const Counts& displs, DType dtype) override {
+  void all_gatherv(const void* in, std::size_t count, void* out, const Counts& counts, const Counts& displs,
+                   DType dtype) override {
     t_.begin("all_gatherv");
     gather_all(in, count, out, counts, displs, dtype,
                {.op = OpKind::all_gatherv, .dtype = dtype, .vector_form = 1, .bytes = count * dtype_bytes(dtype)});
   }
 
   // all_gather(v): every peer must declare the block this rank expects from it.
-  void gather_all(const void* in, std::size_t count, void* out, const Counts& counts, const Counts& displs,
-                  DType dtype, const OpSignature& sig) {
+  void gather_all(const void* in, std::size_t count, void* out, const Counts& counts, const Counts& displs, DType dtype,
+                  const OpSignature& sig) {
     const std::size_t eb = dtype_bytes(dtype);
     const std::size_t cap = t_.slot_bytes() / eb;
     std::size_t max_count = 0;
@@ -242,8 +243,8 @@ class ShmBackend final : public Backend {
     t_.advance(rounds);
   }
 
-  void all_to_allv(const void* in, const Counts& sc, const Counts& sd, void* out, const Counts& rc,
-                   const Counts& rd, DType dtype) override {
+  void all_to_allv(const void* in, const Counts& sc, const Counts& sd, void* out, const Counts& rc, const Counts& rd,
+                   DType dtype) override {
     t_.begin("all_to_allv");
     const std::size_t eb = dtype_bytes(dtype);
     std::vector<const char*> sp(size_);
@@ -258,8 +259,8 @@ class ShmBackend final : public Backend {
     exchange(sp, sb, dp, db, {.op = OpKind::all_to_allv, .dtype = dtype, .vector_form = 1});
   }
 
-  void all_to_all(const std::vector<const void*>& ins, const Counts& in_counts,
-                  const std::vector<void*>& outs, const Counts& out_counts, DType dtype) override {
+  void all_to_all(const std::vector<const void*>& ins, const Counts& in_counts, const std::vector<void*>& outs,
+                  const Counts& out_counts, DType dtype) override {
     t_.begin("all_to_all");
     const std::size_t eb = dtype_bytes(dtype);
     std::vector<const char*> sp(size_);
@@ -274,8 +275,8 @@ class ShmBackend final : public Backend {
     exchange(sp, sb, dp, db, {.op = OpKind::all_to_all, .dtype = dtype, .vector_form = 1});
   }
 
-  void gatherv(const void* in, std::size_t count, void* out, const Counts& counts,
-               const Counts& displs, DType dtype, int root) override {
+  void gatherv(const void* in, std::size_t count, void* out, const Counts& counts, const Counts& displs, DType dtype,
+               int root) override {
     t_.begin("gatherv");
     const std::size_t eb = dtype_bytes(dtype);
     std::vector<const char*> sp(size_, nullptr);
@@ -291,8 +292,8 @@ class ShmBackend final : public Backend {
     exchange(sp, sb, dp, db, {.op = OpKind::gatherv, .dtype = dtype, .vector_form = 1, .root = root});
   }
 
-  void scatterv(const void* in, const Counts& counts, const Counts& displs, void* out,
-                std::size_t count, DType dtype, int root) override {
+  void scatterv(const void* in, const Counts& counts, const Counts& displs, void* out, std::size_t count, DType dtype,
+                int root) override {
     t_.begin("scatterv");
     const std::size_t eb = dtype_bytes(dtype);
     std::vector<const char*> sp(size_, nullptr);
@@ -314,8 +315,11 @@ class ShmBackend final : public Backend {
   // All-reduce (root < 0) or reduce to root over the slots; see the file comment.
   void reduce_impl(const void* in, void* out, std::size_t count, DType dtype, ReduceOp op, int root) {
     const std::size_t eb = dtype_bytes(dtype);
-    const OpSignature sig{.op = root < 0 ? OpKind::all_reduce : OpKind::reduce, .dtype = dtype, .reduce_op = op,
-                               .root = root, .bytes = count * eb};
+    const OpSignature sig{.op = root < 0 ? OpKind::all_reduce : OpKind::reduce,
+                          .dtype = dtype,
+                          .reduce_op = op,
+                          .root = root,
+                          .bytes = count * eb};
     if (count * eb <= t_.slot_bytes() && count * eb * static_cast<std::size_t>(size_) <= one_step_bytes_) {
       one_step_reduce(in, out, count, dtype, op, root, sig);
       return;
@@ -328,9 +332,7 @@ class ShmBackend final : public Backend {
     const std::size_t n = static_cast<std::size_t>(size_);
     auto len = [&](std::size_t k) { return std::min(chunk, count - k * chunk); };
     // Slice j of a chunk of `l` elements: [bound(j), bound(j + 1)).
-    auto bound = [&](std::size_t l, std::size_t j) {
-      return j >= n ? l : std::min(l, (l * j / n) / align * align);
-    };
+    auto bound = [&](std::size_t l, std::size_t j) { return j >= n ? l : std::min(l, (l * j / n) / align * align); };
     auto write = [&](std::size_t k) {
       const std::size_t l = len(k);
       for (std::size_t j = 0; j < n; ++j) {
@@ -358,7 +360,8 @@ class ShmBackend final : public Backend {
         for (std::size_t j = 0; j < n; ++j) {
           const std::size_t c0 = bound(l, j), c1 = bound(l, j + 1);
           if (c1 > c0)
-            std::memcpy(dst + (k * chunk + c0) * eb, t_.slot(static_cast<int>(j), t_.side(k)) + c0 * eb, (c1 - c0) * eb);
+            std::memcpy(dst + (k * chunk + c0) * eb, t_.slot(static_cast<int>(j), t_.side(k)) + c0 * eb,
+                        (c1 - c0) * eb);
         }
       }
       if (k + 1 < rounds) {
@@ -404,8 +407,8 @@ class ShmBackend final : public Backend {
   // from p goes. A header step (the collective's opening) shares every rank's byte counts, which
   // are checked for agreement pair by pair (the signature leaves them out) and give the number
   // of rounds.
-  void exchange(const std::vector<const char*>& sp, const std::vector<std::size_t>& sb,
-                const std::vector<char*>& dp, const std::vector<std::size_t>& db, const OpSignature& sig) {
+  void exchange(const std::vector<const char*>& sp, const std::vector<std::size_t>& sb, const std::vector<char*>& dp,
+                const std::vector<std::size_t>& db, const OpSignature& sig) {
     const std::size_t n = static_cast<std::size_t>(size_);
     const std::size_t parity = t_.next_exchange_parity();
     std::uint64_t* mine = t_.header(rank_, parity);
@@ -424,7 +427,8 @@ class ShmBackend final : public Backend {
         if (sent != expected)
           throw InputError(fmt::format("{} on shm, rank {}", t_.op(), rank_),
                            fmt::format("rank {} sends {} bytes to rank {}, but rank {} expects {} "
-                                       "bytes from rank {}", p, sent, q, q, expected, p));
+                                       "bytes from rank {}",
+                                       p, sent, q, q, expected, p));
         if (p != q) rounds = std::max<std::size_t>(rounds, (sent + region - 1) / region);
       }
     }
@@ -463,8 +467,6 @@ class ShmBackend final : public Backend {
 
 }  // namespace
 
-std::unique_ptr<Backend> make_shm_backend(const BackendContext& ctx) {
-  return std::make_unique<ShmBackend>(ctx);
-}
+std::unique_ptr<Backend> make_shm_backend(const BackendContext& ctx) { return std::make_unique<ShmBackend>(ctx); }
 
 }  // namespace chorus::rt

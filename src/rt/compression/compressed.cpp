@@ -126,9 +126,7 @@ void ring_hop(std::string_view backend, int me, const std::vector<std::uint8_t>&
 std::size_t block_start(std::size_t count, std::size_t p, std::size_t b) {
   return b * (count / p) + std::min(b, count % p);
 }
-std::size_t block_len(std::size_t count, std::size_t p, std::size_t b) {
-  return count / p + (b < count % p ? 1 : 0);
-}
+std::size_t block_len(std::size_t count, std::size_t p, std::size_t b) { return count / p + (b < count % p ? 1 : 0); }
 
 template <typename T>
 void ring_all_reduce(std::string_view backend, const T* in, T* out, std::size_t count, DType dtype, ReduceOp op,
@@ -182,8 +180,8 @@ void ring_all_reduce(std::string_view backend, const T* in, T* out, std::size_t 
   rt::all_gatherv(backend, mine.data(), mine.size(), gathered.data(), counts, displs, DType::u8);
   for (std::size_t j = 0; j < P; ++j)
     if (counts[j] > 0 && j != static_cast<std::size_t>(me))
-      decompress(gathered.data() + displs[j], counts[j], out + block_start(count, P, j), block_len(count, P, j),
-                 dtype, per_hop);
+      decompress(gathered.data() + displs[j], counts[j], out + block_start(count, P, j), block_len(count, P, j), dtype,
+                 per_hop);
   if (op == ReduceOp::avg) {
     const T divisor = static_cast<T>(p);
     for (std::size_t i = 0; i < count; ++i) out[i] /= divisor;
@@ -306,11 +304,11 @@ void all_reduce(std::string_view backend_name, const void* in, void* out, std::s
   if (bound.kind == ErrorBound::Kind::absolute)
     per_hop.value = std::max(bound.value / p, std::numeric_limits<double>::denorm_min());
   if (dtype == DType::f32)
-    ring_all_reduce(backend, static_cast<const float*>(in), static_cast<float*>(out), count, dtype, op, per_hop, me,
-                    p, stats);
+    ring_all_reduce(backend, static_cast<const float*>(in), static_cast<float*>(out), count, dtype, op, per_hop, me, p,
+                    stats);
   else
-    ring_all_reduce(backend, static_cast<const double*>(in), static_cast<double*>(out), count, dtype, op, per_hop,
-                    me, p, stats);
+    ring_all_reduce(backend, static_cast<const double*>(in), static_cast<double*>(out), count, dtype, op, per_hop, me,
+                    p, stats);
 }
 
 }  // namespace chorus::rt::compressed

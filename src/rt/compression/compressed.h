@@ -60,8 +60,8 @@ void all_gather(std::string_view backend, const void* in, void* out, std::size_t
 void all_to_all_single(std::string_view backend, const void* in, void* out, std::size_t count, DType dtype,
                        const ErrorBound& bound, Stats* stats = nullptr);
 // A size message, then the compressed block; recv must name the same count and dtype.
-void send(std::string_view backend, const void* buf, std::size_t count, DType dtype, int dst,
-          const ErrorBound& bound, Stats* stats = nullptr);
+void send(std::string_view backend, const void* buf, std::size_t count, DType dtype, int dst, const ErrorBound& bound,
+          Stats* stats = nullptr);
 void recv(std::string_view backend, void* buf, std::size_t count, DType dtype, int src, const ErrorBound& bound,
           Stats* stats = nullptr);
 // op: sum or avg. Reduce-scatter ring over send / recv of compressed partial sums, then an

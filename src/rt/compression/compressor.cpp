@@ -32,7 +32,8 @@ struct Compressor::Impl {
   bool stopping = false;
   Stats totals;
 
-  Work submit(std::string what, std::function<void(const std::string&, Stats*)> call, Stats* caller_stats, LaneKind kind) {
+  Work submit(std::string what, std::function<void(const std::string&, Stats*)> call, Stats* caller_stats,
+              LaneKind kind) {
     auto state = std::make_shared<WorkState>(std::move(what), nullptr);
     Work work(state);
     Lane& lane = lanes[static_cast<int>(kind)];
@@ -81,7 +82,8 @@ struct Compressor::Impl {
 
 Compressor::Compressor(std::string_view backend) : impl_(std::make_unique<Impl>()) {
   if (backend == "auto")
-    throw InputError("Compressor", "give an initialised backend, not auto (a Compressor's operations run on one group)");
+    throw InputError("Compressor",
+                     "give an initialised backend, not auto (a Compressor's operations run on one group)");
   impl_->group = fmt::format("chorus-compressor{}/{}", g_compressors.fetch_add(1), backend);
   rt::split(impl_->group, backend, 0, rt::rank(backend));
 }
@@ -99,35 +101,38 @@ Compressor::~Compressor() {
 
 Work Compressor::all_reduce(const void* in, void* out, std::size_t count, DType dtype, ReduceOp op,
                             const ErrorBound& bound, Stats* stats) {
-  return run("compressed all_reduce", [=](const std::string& g, Stats* st) {
-    compressed::all_reduce(g, in, out, count, dtype, op, bound, st);
-  }, stats);
+  return run(
+      "compressed all_reduce",
+      [=](const std::string& g, Stats* st) { compressed::all_reduce(g, in, out, count, dtype, op, bound, st); }, stats);
 }
 
 Work Compressor::all_gather(const void* in, void* out, std::size_t count, DType dtype, const ErrorBound& bound,
                             Stats* stats) {
-  return run("compressed all_gather", [=](const std::string& g, Stats* st) {
-    compressed::all_gather(g, in, out, count, dtype, bound, st);
-  }, stats);
+  return run(
+      "compressed all_gather",
+      [=](const std::string& g, Stats* st) { compressed::all_gather(g, in, out, count, dtype, bound, st); }, stats);
 }
 
 Work Compressor::all_to_all_single(const void* in, void* out, std::size_t count, DType dtype, const ErrorBound& bound,
                                    Stats* stats) {
-  return run("compressed all_to_all_single", [=](const std::string& g, Stats* st) {
-    compressed::all_to_all_single(g, in, out, count, dtype, bound, st);
-  }, stats);
+  return run(
+      "compressed all_to_all_single",
+      [=](const std::string& g, Stats* st) { compressed::all_to_all_single(g, in, out, count, dtype, bound, st); },
+      stats);
 }
 
 Work Compressor::send(const void* buf, std::size_t count, DType dtype, int dst, const ErrorBound& bound, Stats* stats) {
-  return run("compressed send", [=](const std::string& g, Stats* st) {
-    compressed::send(g, buf, count, dtype, dst, bound, st);
-  }, stats, LaneKind::send);
+  return run(
+      "compressed send",
+      [=](const std::string& g, Stats* st) { compressed::send(g, buf, count, dtype, dst, bound, st); }, stats,
+      LaneKind::send);
 }
 
 Work Compressor::recv(void* buf, std::size_t count, DType dtype, int src, const ErrorBound& bound, Stats* stats) {
-  return run("compressed recv", [=](const std::string& g, Stats* st) {
-    compressed::recv(g, buf, count, dtype, src, bound, st);
-  }, stats, LaneKind::recv);
+  return run(
+      "compressed recv",
+      [=](const std::string& g, Stats* st) { compressed::recv(g, buf, count, dtype, src, bound, st); }, stats,
+      LaneKind::recv);
 }
 
 Work Compressor::run(std::string what, std::function<void(const std::string&, Stats*)> call, Stats* stats,

@@ -63,8 +63,8 @@ void check_value(const ErrorBound& bound, unsigned max_bits, const std::string& 
   }
   if (!std::isfinite(bound.value) || bound.value != std::floor(bound.value) || bound.value < 1 ||
       bound.value > static_cast<double>(max_bits))
-    throw InputError(field, fmt::format("precision must be a whole number of bits in 1..{}, got {}", max_bits,
-                                        bound.value));
+    throw InputError(field,
+                     fmt::format("precision must be a whole number of bits in 1..{}, got {}", max_bits, bound.value));
 }
 
 StreamPtr open_stream() {
@@ -82,8 +82,14 @@ FieldPtr field_1d(const void* data, DType dtype, std::size_t count) {
 
 void write_header(std::vector<std::uint8_t>& out, std::size_t at, Format format, DType dtype, std::size_t count,
                   std::uint64_t mode = 0, std::uint64_t stream_bytes = 0, std::uint64_t patches = 0) {
-  const Header h{kMagic, static_cast<std::uint8_t>(format), static_cast<std::uint8_t>(dtype), 0,
-                 static_cast<std::uint64_t>(count), mode, stream_bytes, patches};
+  const Header h{kMagic,
+                 static_cast<std::uint8_t>(format),
+                 static_cast<std::uint8_t>(dtype),
+                 0,
+                 static_cast<std::uint64_t>(count),
+                 mode,
+                 stream_bytes,
+                 patches};
   std::memcpy(out.data() + at, &h, sizeof h);
 }
 
@@ -209,7 +215,8 @@ ErrorBound parse_error_bound(std::string_view text, const std::string& field) {
     bound.kind = ErrorBound::Kind::precision;
   else
     throw InputError(field, fmt::format("error bound '{}' must be abs:<tolerance> (e.g. abs:1e-3) or "
-                                        "prec:<bits> (e.g. prec:16)", text));
+                                        "prec:<bits> (e.g. prec:16)",
+                                        text));
   const std::string number(colon == std::string_view::npos ? std::string_view{} : text.substr(colon + 1));
   char* end = nullptr;
   errno = 0;
@@ -294,8 +301,8 @@ void decompress(const void* bytes, std::size_t size, void* data, std::size_t cou
   std::memcpy(&h, bytes, sizeof h);
   if (h.magic != kMagic) throw CommError("compressed block: bad magic (not a block of this codec)");
   if (h.dtype != static_cast<std::uint8_t>(dtype) || h.count != count)
-    throw CommError(fmt::format("compressed block holds {} elements of dtype #{}, expected {} of {}", h.count,
-                                h.dtype, count, rt::to_string(dtype)));
+    throw CommError(fmt::format("compressed block holds {} elements of dtype #{}, expected {} of {}", h.count, h.dtype,
+                                count, rt::to_string(dtype)));
   const auto* payload = static_cast<const std::uint8_t*>(bytes) + kBlockHeaderBytes;
   const std::size_t payload_size = size - kBlockHeaderBytes;
   const std::size_t raw = count * dtype_bytes(dtype);
@@ -314,9 +321,10 @@ void decompress(const void* bytes, std::size_t size, void* data, std::size_t cou
         break;
       const std::uint64_t mode = mode_of(bound);
       if (h.mode != mode)
-        throw CommError(fmt::format("compressed block: made with zfp mode {:#x}, this rank decodes {} as {:#x} (the "
-                                    "ranks disagree on the error bound, or the block is corrupt)",
-                                    h.mode, to_string(bound), mode));
+        throw CommError(
+            fmt::format("compressed block: made with zfp mode {:#x}, this rank decodes {} as {:#x} (the "
+                        "ranks disagree on the error bound, or the block is corrupt)",
+                        h.mode, to_string(bound), mode));
       decode_zfp(payload, static_cast<std::size_t>(h.stream_bytes), mode, data, count, dtype);
       const std::uint8_t* indices = payload + h.stream_bytes;
       const std::uint8_t* values = indices + h.patches * sizeof(std::uint64_t);
@@ -329,8 +337,8 @@ void decompress(const void* bytes, std::size_t size, void* data, std::size_t cou
       return;
     }
   }
-  throw CommError(fmt::format("compressed block: format {} does not fit {} bytes for {} elements", h.format, size,
-                              count));
+  throw CommError(
+      fmt::format("compressed block: format {} does not fit {} bytes for {} elements", h.format, size, count));
 }
 
 }  // namespace chorus::rt::compressed

@@ -34,18 +34,22 @@ Enforcer::Enforcer(EnforcerPlan plan) : plan_(std::move(plan)) {
                        "the enforcer runs all_reduce, all_to_all, reduce_scatter and all_gather comm-ops");
     for (int d : op.deps)
       if (d < 0 || d >= static_cast<int>(o))
-        throw InputError(fmt::format("plan op {} ('{}')", o, op.name), fmt::format("dependency {} is not an earlier comm-op", d));
+        throw InputError(fmt::format("plan op {} ('{}')", o, op.name),
+                         fmt::format("dependency {} is not an earlier comm-op", d));
     for (std::size_t s = 0; s < op.steps.size(); ++s) {
       const auto& st = op.steps[s];
       const auto where = fmt::format("plan op {} ('{}') step {}", o, op.name, s);
-      if (st.seq < 0 || static_cast<std::size_t>(st.seq) >= total || by_seq_[static_cast<std::size_t>(st.seq)].first >= 0)
+      if (st.seq < 0 || static_cast<std::size_t>(st.seq) >= total ||
+          by_seq_[static_cast<std::size_t>(st.seq)].first >= 0)
         throw InputError(where, fmt::format("sequence number {} is out of range or taken twice", st.seq));
       by_seq_[static_cast<std::size_t>(st.seq)] = {static_cast<int>(o), static_cast<int>(s)};
       for (int a : st.after)
-        if (a < 0 || a >= static_cast<int>(s)) throw InputError(where, fmt::format("parent {} is not an earlier step", a));
+        if (a < 0 || a >= static_cast<int>(s))
+          throw InputError(where, fmt::format("parent {} is not an earlier step", a));
       if ((st.kind == OpKind::reduce_scatter || st.kind == OpKind::all_gather) && !st.idle &&
           (st.blocks < 1 || st.offset + st.count > st.block))
-        throw InputError(where, fmt::format("elements [{}, {}) are not inside a block of {}", st.offset, st.offset + st.count, st.block));
+        throw InputError(where, fmt::format("elements [{}, {}) are not inside a block of {}", st.offset,
+                                            st.offset + st.count, st.block));
     }
   }
   staging_.resize(plan_.ops.size());
@@ -105,8 +109,10 @@ void Enforcer::start() {
 void Enforcer::submit(int id, void* in, void* out) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (id < 0 || id >= static_cast<int>(plan_.ops.size())) throw InputError("enforcer", fmt::format("no comm-op {}", id));
-    if (submitted_[static_cast<std::size_t>(id)]) throw InputError("enforcer", fmt::format("comm-op {} submitted twice", id));
+    if (id < 0 || id >= static_cast<int>(plan_.ops.size()))
+      throw InputError("enforcer", fmt::format("no comm-op {}", id));
+    if (submitted_[static_cast<std::size_t>(id)])
+      throw InputError("enforcer", fmt::format("comm-op {} submitted twice", id));
     in_[static_cast<std::size_t>(id)] = in;
     out_[static_cast<std::size_t>(id)] = out;
     submitted_[static_cast<std::size_t>(id)] = 1;
@@ -165,17 +171,23 @@ Work run_step(const EnforcedStep& s, DType dtype, void* in_buf, void* out_buf, b
   const bool strided = staging_elements(s) > 0;
   if (strided && staging == nullptr) throw InputError("enforcer", "a strided step without its staging buffer");
   switch (s.kind) {
-    case OpKind::all_reduce: return all_reduce(s.group, buf, buf, s.count, dtype, ReduceOp::sum, async);
-    case OpKind::reduce: return reduce(s.group, buf, buf, s.count, dtype, ReduceOp::sum, s.root, async);
-    case OpKind::broadcast: return broadcast(s.group, buf, s.count, dtype, s.root, async);
+    case OpKind::all_reduce:
+      return all_reduce(s.group, buf, buf, s.count, dtype, ReduceOp::sum, async);
+    case OpKind::reduce:
+      return reduce(s.group, buf, buf, s.count, dtype, ReduceOp::sum, s.root, async);
+    case OpKind::broadcast:
+      return broadcast(s.group, buf, s.count, dtype, s.root, async);
     case OpKind::all_to_allv:
-      return all_to_allv(s.group, in, s.send_counts, s.send_displs, out_buf, s.recv_counts, s.recv_displs, dtype, async);
+      return all_to_allv(s.group, in, s.send_counts, s.send_displs, out_buf, s.recv_counts, s.recv_displs, dtype,
+                         async);
     case OpKind::reduce_scatter:
       if (!strided) return reduce_scatter(s.group, in, out, s.count, dtype, ReduceOp::sum, async);
       copy_blocks(s, elem, in, static_cast<char*>(staging), true);
       return reduce_scatter(s.group, staging, out + s.offset * elem, s.count, dtype, ReduceOp::sum, async);
-    case OpKind::all_gather: return all_gather(s.group, buf, strided ? staging : out, s.count, dtype, async);
-    default: throw InputError("enforcer", "unsupported motif kind");
+    case OpKind::all_gather:
+      return all_gather(s.group, buf, strided ? staging : out, s.count, dtype, async);
+    default:
+      throw InputError("enforcer", "unsupported motif kind");
   }
 }
 
@@ -188,7 +200,8 @@ Work Enforcer::issue(int op, int step) {
   const auto o = static_cast<std::size_t>(op);
   const auto s = static_cast<std::size_t>(step);
   const auto& st = plan_.ops[o].steps[s];
-  return run_step(st, plan_.dtype, in_[o], out_[o], !blocking_[static_cast<std::size_t>(st.seq)], staging_[o][s].data());
+  return run_step(st, plan_.dtype, in_[o], out_[o], !blocking_[static_cast<std::size_t>(st.seq)],
+                  staging_[o][s].data());
 }
 
 void Enforcer::progress() {
@@ -217,7 +230,8 @@ void Enforcer::progress() {
       for (int c : st.channels)
         if (auto it = channel_last.find(c); it != channel_last.end()) it->second.wait();
       const auto seq = static_cast<std::size_t>(st.seq);
-      stats_.issued_ns[seq] = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - origin_).count();
+      stats_.issued_ns[seq] =
+          std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - origin_).count();
       Work w = issue(op, step);
       w.on_complete([clock = clock_, seq, origin = origin_](std::exception_ptr) {
         const double t = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - origin).count();

@@ -31,7 +31,7 @@ namespace chorus::rt {
 // One step of a comm-op as this rank runs it (a motif, or nothing when the rank has no part).
 struct EnforcedStep {
   int seq = 0;
-  OpKind kind = OpKind::all_reduce;  // all_reduce | reduce | broadcast | all_to_allv | reduce_scatter | all_gather
+  OpKind kind = OpKind::all_reduce;   // all_reduce | reduce | broadcast | all_to_allv | reduce_scatter | all_gather
   bool idle = false;                  // this rank takes no part in the step
   std::string group;                  // backend or group name the motif runs on
   int root = 0;                       // reduce / broadcast: root's rank in the group
@@ -42,8 +42,8 @@ struct EnforcedStep {
   // (count < block) is strided and goes through a staging buffer (staging_elements()).
   std::size_t block = 0;
   int blocks = 0;
-  std::vector<int> after;             // parent steps of the same comm-op
-  std::vector<int> channels;          // channel ids: steps that share one never overlap
+  std::vector<int> after;     // parent steps of the same comm-op
+  std::vector<int> channels;  // channel ids: steps that share one never overlap
 };
 
 struct EnforcedOp {
@@ -52,7 +52,7 @@ struct EnforcedOp {
   // blocks) -> `out` (this rank's block, reduced); all_gather: `in` (this rank's block) -> `out`
   // (N blocks).
   OpKind kind = OpKind::all_reduce;
-  std::vector<int> deps;             // comm-ops (indices) that must complete first
+  std::vector<int> deps;  // comm-ops (indices) that must complete first
   std::vector<EnforcedStep> steps;
 };
 
@@ -62,11 +62,11 @@ struct EnforcerPlan {
 };
 
 struct EnforcerStats {
-  double submit_wait_ns = 0;        // progress thread waiting for the application's next comm-op
+  double submit_wait_ns = 0;  // progress thread waiting for the application's next comm-op
   // ... of which while a comm-op later in the plan's order had already been submitted: the
   // plan's order disagrees with the application's (the paper's replanning signal).
   double order_wait_ns = 0;
-  std::vector<int> issue_order;     // (op, step) issued, encoded op * 65536 + step
+  std::vector<int> issue_order;  // (op, step) issued, encoded op * 65536 + step
   // Per sequence number, ns since start(): when this rank issued the step, and when its
   // operation completed here (an idle step completes at its issue).
   std::vector<double> issued_ns, completed_ns;
@@ -114,7 +114,7 @@ class Enforcer {
   std::vector<std::chrono::steady_clock::time_point> submit_time_;
   std::vector<int> issued_;  // per op: steps issued so far
   std::vector<void*> in_, out_;
-  std::vector<std::vector<Work>> works_;  // per op, per step
+  std::vector<std::vector<Work>> works_;                      // per op, per step
   std::vector<std::vector<std::vector<std::byte>>> staging_;  // per op, per step (strided steps)
   std::mutex finish_mu_;
   std::vector<char> unpacks_;   // per op: has a staged all-gather segment to unpack after it

@@ -9,7 +9,8 @@
 namespace chorus::rt {
 
 SwitchOutcome two_phase_commit(const std::string& backend, const std::string& proposal,
-                               const std::function<bool(const std::string&)>& prepare, const std::function<void()>& install) {
+                               const std::function<bool(const std::string&)>& prepare,
+                               const std::function<void()>& install) {
   const int me = rt::rank(backend), n = rt::size(backend);
   // Phase 1: the proposal's length, then its bytes, from the coordinator.
   std::int64_t length = me == 0 ? static_cast<std::int64_t>(proposal.size()) : 0;

@@ -25,6 +25,7 @@ struct SwitchOutcome {
 // it must be local: a rank voting no takes no further part, so any collective set-up (process
 // groups) belongs in `install`, which runs on every rank after a commit.
 SwitchOutcome two_phase_commit(const std::string& backend, const std::string& proposal,
-                               const std::function<bool(const std::string&)>& prepare, const std::function<void()>& install);
+                               const std::function<bool(const std::string&)>& prepare,
+                               const std::function<void()>& install);
 
 }  // namespace chorus::rt

@@ -86,7 +86,7 @@ struct FusionBuffers {
   std::mutex mutex;
   std::condition_variable idle_cv;
   std::vector<std::unique_ptr<std::byte[]>> free[2];  // [wide]
-  std::uint64_t in_flight = 0;  // fused buffers issued and not completed
+  std::uint64_t in_flight = 0;                        // fused buffers issued and not completed
 
   std::unique_ptr<std::byte[]> take(bool wide = false) {
     {
@@ -132,10 +132,10 @@ struct Fusion::Impl {
   using FusionBuffers = fusion_detail::FusionBuffers;
 
   FusionOptions options;
-  std::vector<std::string> backends;           // concrete backends of this Fusion
-  std::map<std::string, std::string> groups;   // backend -> its fusion group
-  std::string control;                         // the group the cycle's agreement runs on
-  int world_rank = 0;                          // = the rank in every group of this fusion
+  std::vector<std::string> backends;          // concrete backends of this Fusion
+  std::map<std::string, std::string> groups;  // backend -> its fusion group
+  std::string control;                        // the group the cycle's agreement runs on
+  int world_rank = 0;                         // = the rank in every group of this fusion
   std::shared_ptr<FusionBuffers> shared;
 
   mutable std::mutex mutex;
@@ -191,7 +191,8 @@ Fusion::Fusion(const std::vector<std::string>& backends, const FusionOptions& op
       continue;
     }
     if (std::find(initialised.begin(), initialised.end(), b) == initialised.end())
-      throw InputError(where, fmt::format("backend '{}' is not initialised (initialised: {})", b, fmt::join(initialised, ", ")));
+      throw InputError(
+          where, fmt::format("backend '{}' is not initialised (initialised: {})", b, fmt::join(initialised, ", ")));
     if (std::find(im.backends.begin(), im.backends.end(), b) == im.backends.end()) im.backends.push_back(b);
   }
   if (im.backends.empty()) throw InputError(where, "no backends given");
@@ -238,12 +239,14 @@ Work Fusion::all_reduce(std::string_view backend, const void* in, void* out, std
 
 Work Fusion::broadcast(std::string_view backend, void* buf, std::size_t count, DType dtype, int root) {
   return impl_->submit({OpKind::broadcast, std::string(backend), static_cast<const std::byte*>(buf),
-                        static_cast<std::byte*>(buf), count * dtype_bytes(dtype), DType::u8, ReduceOp::sum, root, nullptr});
+                        static_cast<std::byte*>(buf), count * dtype_bytes(dtype), DType::u8, ReduceOp::sum, root,
+                        nullptr});
 }
 
 Work Fusion::all_gather(std::string_view backend, const void* in, void* out, std::size_t count, DType dtype) {
   return impl_->submit({OpKind::all_gather, std::string(backend), static_cast<const std::byte*>(in),
-                        static_cast<std::byte*>(out), count * dtype_bytes(dtype), DType::u8, ReduceOp::sum, -1, nullptr});
+                        static_cast<std::byte*>(out), count * dtype_bytes(dtype), DType::u8, ReduceOp::sum, -1,
+                        nullptr});
 }
 
 Work Fusion::reduce_scatter(std::string_view backend, const void* in, void* out, std::size_t count, DType dtype,
@@ -254,21 +257,32 @@ Work Fusion::reduce_scatter(std::string_view backend, const void* in, void* out,
 
 Work Fusion::all_to_all_single(std::string_view backend, const void* in, void* out, std::size_t count, DType dtype) {
   return impl_->submit({OpKind::all_to_all_single, std::string(backend), static_cast<const std::byte*>(in),
-                        static_cast<std::byte*>(out), count * dtype_bytes(dtype), DType::u8, ReduceOp::sum, -1, nullptr});
+                        static_cast<std::byte*>(out), count * dtype_bytes(dtype), DType::u8, ReduceOp::sum, -1,
+                        nullptr});
 }
 
 Work Fusion::all_to_allv(std::string_view backend, const void* in, const std::vector<std::size_t>& send_counts,
-                         const std::vector<std::size_t>& send_displs, void* out, const std::vector<std::size_t>& recv_counts,
-                         const std::vector<std::size_t>& recv_displs, DType dtype) {
+                         const std::vector<std::size_t>& send_displs, void* out,
+                         const std::vector<std::size_t>& recv_counts, const std::vector<std::size_t>& recv_displs,
+                         DType dtype) {
   const std::size_t world = impl_->shared->world;
   const std::string what = fmt::format("fused {} on rank {}", to_string(OpKind::all_to_allv), impl_->world_rank);
-  const std::pair<const std::vector<std::size_t>*, const char*> lists[] = {
-      {&send_counts, "send counts"}, {&send_displs, "send displacements"}, {&recv_counts, "receive counts"}, {&recv_displs, "receive displacements"}};
+  const std::pair<const std::vector<std::size_t>*, const char*> lists[] = {{&send_counts, "send counts"},
+                                                                           {&send_displs, "send displacements"},
+                                                                           {&recv_counts, "receive counts"},
+                                                                           {&recv_displs, "receive displacements"}};
   for (const auto& [list, name] : lists)
     if (list->size() != world) throw InputError(what, fmt::format("{} {} for {} ranks", list->size(), name, world));
   const std::size_t esize = dtype_bytes(dtype);
-  fusion_detail::FusedOp p{OpKind::all_to_allv, std::string(backend), static_cast<const std::byte*>(in), static_cast<std::byte*>(out), 0,
-            DType::u8, ReduceOp::sum, -1, nullptr};
+  fusion_detail::FusedOp p{OpKind::all_to_allv,
+                           std::string(backend),
+                           static_cast<const std::byte*>(in),
+                           static_cast<std::byte*>(out),
+                           0,
+                           DType::u8,
+                           ReduceOp::sum,
+                           -1,
+                           nullptr};
   std::size_t sent = 0, received = 0;
   for (std::size_t j = 0; j < world; ++j) {
     p.send_counts.push_back(send_counts[j] * esize);
@@ -292,33 +306,39 @@ Work Fusion::reduce(std::string_view backend, const void* in, void* out, std::si
 
 Work Fusion::gather(std::string_view backend, const void* in, void* out, std::size_t count, DType dtype, int root) {
   return impl_->submit({OpKind::gather, std::string(backend), static_cast<const std::byte*>(in),
-                        static_cast<std::byte*>(out), count * dtype_bytes(dtype), DType::u8, ReduceOp::sum, root, nullptr});
+                        static_cast<std::byte*>(out), count * dtype_bytes(dtype), DType::u8, ReduceOp::sum, root,
+                        nullptr});
 }
 
 Work Fusion::scatter(std::string_view backend, const void* in, void* out, std::size_t count, DType dtype, int root) {
   return impl_->submit({OpKind::scatter, std::string(backend), static_cast<const std::byte*>(in),
-                        static_cast<std::byte*>(out), count * dtype_bytes(dtype), DType::u8, ReduceOp::sum, root, nullptr});
+                        static_cast<std::byte*>(out), count * dtype_bytes(dtype), DType::u8, ReduceOp::sum, root,
+                        nullptr});
 }
 
 Work Fusion::Impl::submit(FusedOp p) {
   const std::string what = fmt::format("fused {}", to_string(p.kind));
-  const std::string_view base = std::string_view(p.backend).substr(0, p.backend.find(':'));  // "mpi:ring": an algorithm of mpi
+  const std::string_view base =
+      std::string_view(p.backend).substr(0, p.backend.find(':'));  // "mpi:ring": an algorithm of mpi
   if (p.backend != "auto" && std::find(backends.begin(), backends.end(), base) == backends.end())
-    throw InputError(what, fmt::format("backend '{}' is not one of this fusion's ({}, auto)", p.backend,
-                                       fmt::join(backends, ", ")));
+    throw InputError(
+        what, fmt::format("backend '{}' is not one of this fusion's ({}, auto)", p.backend, fmt::join(backends, ", ")));
   if (!takes_algorithm(p.kind) && base != p.backend)
     throw InputError(what, fmt::format("backend '{}': {} takes no algorithm", p.backend, to_string(p.kind)));
   const int world = static_cast<int>(shared->world);
   if (p.root != -1 && (p.root < 0 || p.root >= world))
     throw InputError(what, fmt::format("root {} is not a rank of the world (size {})", p.root, world));
   // A scatter reads `in`, a reduce and a gather write `out`, at the root only.
-  const bool root_only_in = p.kind == OpKind::scatter, root_only_out = p.kind == OpKind::reduce || p.kind == OpKind::gather;
-  if (p.count > 0 && p.kind != OpKind::all_to_allv && ((p.in == nullptr && !(root_only_in && world_rank != p.root)) ||
-                      (p.out == nullptr && !(root_only_out && world_rank != p.root))))
+  const bool root_only_in = p.kind == OpKind::scatter,
+             root_only_out = p.kind == OpKind::reduce || p.kind == OpKind::gather;
+  if (p.count > 0 && p.kind != OpKind::all_to_allv &&
+      ((p.in == nullptr && !(root_only_in && world_rank != p.root)) ||
+       (p.out == nullptr && !(root_only_out && world_rank != p.root))))
     throw InputError(what, fmt::format("null buffer for {} elements", p.count));
   p.state = std::make_shared<WorkState>(what, nullptr);
   Work work(p.state);
-  if (p.count == 0 && p.kind != OpKind::all_to_allv) {  // nothing to move, on every rank alike (an uneven one: here only)
+  if (p.count == 0 &&
+      p.kind != OpKind::all_to_allv) {  // nothing to move, on every rank alike (an uneven one: here only)
     p.state->complete(nullptr);
     return work;
   }
@@ -413,9 +433,10 @@ void Fusion::Impl::cycle_loop() {
         const FusedOp& first = batch.front();
         const auto error = std::make_exception_ptr(InputError(
             fmt::format("fused {} on rank {}", to_string(first.kind), rt::rank("auto")),
-            fmt::format("the ranks submitted different operations to the fusion (the {} operations of cycle {}, the first "
-                        "here a {} of {} elements of {}): every rank must submit the same operations in the same order",
-                        k, stats.cycles, to_string(first.kind), first.count, to_string(first.dtype))));
+            fmt::format(
+                "the ranks submitted different operations to the fusion (the {} operations of cycle {}, the first "
+                "here a {} of {} elements of {}): every rank must submit the same operations in the same order",
+                k, stats.cycles, to_string(first.kind), first.count, to_string(first.dtype))));
         fail(batch, error);
         batch.clear();
       } else {
@@ -511,8 +532,9 @@ void Fusion::Impl::issue_buffer(const std::string& backend, std::vector<FusedOp>
   const auto colon = backend.find(':');
   const auto group = groups.find(backend.substr(0, colon));
   if (group == groups.end()) {  // "auto" resolved to a backend this fusion has no group on
-    fail(ops, std::make_exception_ptr(InputError(fmt::format("fused {}", to_string(kind)),
-                                                 fmt::format("auto chose backend '{}', which this fusion does not use", backend))));
+    fail(ops, std::make_exception_ptr(
+                  InputError(fmt::format("fused {}", to_string(kind)),
+                             fmt::format("auto chose backend '{}', which this fusion does not use", backend))));
     return;
   }
   const std::string target = colon == std::string::npos ? group->second : group->second + backend.substr(colon);
@@ -529,14 +551,22 @@ void Fusion::Impl::issue_buffer(const std::string& backend, std::vector<FusedOp>
       case OpKind::all_to_allv:  // alone only (issue_uneven packs): the operation's own counts
         return rt::all_to_allv(target, in, first.send_counts, first.send_displs, out, first.recv_counts,
                                first.recv_displs, DType::u8, /*async_op=*/true);
-      case OpKind::broadcast: return rt::broadcast(target, out, count, dtype, root, /*async_op=*/true);
-      case OpKind::all_gather: return rt::all_gather(target, in, out, count, dtype, /*async_op=*/true);
-      case OpKind::reduce_scatter: return rt::reduce_scatter(target, in, out, count, dtype, op, /*async_op=*/true);
-      case OpKind::all_to_all_single: return rt::all_to_all_single(target, in, out, count, dtype, /*async_op=*/true);
-      case OpKind::reduce: return rt::reduce(target, in, out, count, dtype, op, root, /*async_op=*/true);
-      case OpKind::gather: return rt::gather(target, in, out, count, dtype, root, /*async_op=*/true);
-      case OpKind::scatter: return rt::scatter(target, in, out, count, dtype, root, /*async_op=*/true);
-      default: return rt::all_reduce(target, in, out, count, dtype, op, /*async_op=*/true);
+      case OpKind::broadcast:
+        return rt::broadcast(target, out, count, dtype, root, /*async_op=*/true);
+      case OpKind::all_gather:
+        return rt::all_gather(target, in, out, count, dtype, /*async_op=*/true);
+      case OpKind::reduce_scatter:
+        return rt::reduce_scatter(target, in, out, count, dtype, op, /*async_op=*/true);
+      case OpKind::all_to_all_single:
+        return rt::all_to_all_single(target, in, out, count, dtype, /*async_op=*/true);
+      case OpKind::reduce:
+        return rt::reduce(target, in, out, count, dtype, op, root, /*async_op=*/true);
+      case OpKind::gather:
+        return rt::gather(target, in, out, count, dtype, root, /*async_op=*/true);
+      case OpKind::scatter:
+        return rt::scatter(target, in, out, count, dtype, root, /*async_op=*/true);
+      default:
+        return rt::all_reduce(target, in, out, count, dtype, op, /*async_op=*/true);
     }
   };
   auto sh = shared;
@@ -571,9 +601,9 @@ void Fusion::Impl::issue_buffer(const std::string& backend, std::vector<FusedOp>
   // broadcast's root gets nothing back, a reduce's and a gather's non-roots get nothing.
   const bool rooted_in = kind == OpKind::broadcast || kind == OpKind::scatter;
   const bool sends = !rooted_in || world_rank == root;
-  const bool unpack = kind == OpKind::broadcast ? world_rank != root
+  const bool unpack = kind == OpKind::broadcast                          ? world_rank != root
                       : kind == OpKind::reduce || kind == OpKind::gather ? world_rank == root
-                                                                          : true;
+                                                                         : true;
   const std::size_t world = shared->world;
   auto in_buf = std::make_shared<std::unique_ptr<std::byte[]>>(shared->take(wide_in));
   auto out_buf = std::make_shared<std::unique_ptr<std::byte[]>>(in_place ? nullptr : shared->take(wide_out));
@@ -589,7 +619,8 @@ void Fusion::Impl::issue_buffer(const std::string& backend, std::vector<FusedOp>
     offset += p.count;
   }
   auto pending = std::make_shared<std::vector<FusedOp>>(std::move(ops));
-  auto finish = [sh, pending, in_buf, out_buf, esize, count, world, unpack, wide_in, wide_out, in_place](std::exception_ptr error) {
+  auto finish = [sh, pending, in_buf, out_buf, esize, count, world, unpack, wide_in, wide_out,
+                 in_place](std::exception_ptr error) {
     const std::byte* result = in_place ? in_buf->get() : out_buf->get();
     std::size_t at = 0;  // elements, within a block
     for (auto& p : *pending) {
@@ -647,7 +678,8 @@ void Fusion::Impl::issue_uneven(const std::string& target, std::vector<FusedOp> 
     sh->done();
   };
   try {
-    rt::all_to_allv(target, in_buf->get(), send_counts, send_displs, out_buf->get(), recv_counts, recv_displs, DType::u8,
+    rt::all_to_allv(target, in_buf->get(), send_counts, send_displs, out_buf->get(), recv_counts, recv_displs,
+                    DType::u8,
                     /*async_op=*/true)
         .on_complete(finish);
   } catch (...) {

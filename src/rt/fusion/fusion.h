@@ -66,15 +66,13 @@ class Fusion {
 
   // Queues an all-reduce of `count` elements from `in` to `out` (in == out allowed). The
   // buffers are the runtime's until the Work completes.
-  Work all_reduce(std::string_view backend, const void* in, void* out, std::size_t count, DType dtype,
-                  ReduceOp op);
+  Work all_reduce(std::string_view backend, const void* in, void* out, std::size_t count, DType dtype, ReduceOp op);
   // Queues a broadcast of `count` elements of `buf` from world rank `root`, in place.
   Work broadcast(std::string_view backend, void* buf, std::size_t count, DType dtype, int root);
   // Queues an all-gather: `count` elements from `in`; `out` holds size() * count, block j from rank j.
   Work all_gather(std::string_view backend, const void* in, void* out, std::size_t count, DType dtype);
   // Queues a reduce-scatter: `in` holds size() * count elements; `out` gets this rank's `count`.
-  Work reduce_scatter(std::string_view backend, const void* in, void* out, std::size_t count, DType dtype,
-                      ReduceOp op);
+  Work reduce_scatter(std::string_view backend, const void* in, void* out, std::size_t count, DType dtype, ReduceOp op);
   // Queues an all-to-all of equal blocks: `in` and `out` hold size() * count elements, block j
   // to / from rank j.
   Work all_to_all_single(std::string_view backend, const void* in, void* out, std::size_t count, DType dtype);

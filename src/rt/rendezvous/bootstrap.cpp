@@ -61,16 +61,19 @@ std::string store_address_across_hosts(const std::string& host) {
   ::freeaddrinfo(res);
   if (rc != 0) throw CommError(fmt::format("mpirun rendezvous: cannot format the address of '{}'", host));
   if (loopback)
-    throw CommError(fmt::format("mpirun rendezvous: ranks span several hosts but rank 0's host '{}' "
-                                "resolves to the loopback address {}; set CHORUS_GLOO_HOST to an "
-                                "address the other hosts reach", host, buf));
+    throw CommError(
+        fmt::format("mpirun rendezvous: ranks span several hosts but rank 0's host '{}' "
+                    "resolves to the loopback address {}; set CHORUS_GLOO_HOST to an "
+                    "address the other hosts reach",
+                    host, buf));
   return buf;
 }
 
 World bootstrap_external(const ExternalWorld& e, bool want_mpi, std::chrono::milliseconds timeout) {
   if (e.store == nullptr) throw InputError("init: InitOptions::world", "no store given");
   if (e.size < 1 || e.rank < 0 || e.rank >= e.size)
-    throw InputError("init: InitOptions::world", fmt::format("rank {} of a world of {}: need 0 <= rank < size", e.rank, e.size));
+    throw InputError("init: InitOptions::world",
+                     fmt::format("rank {} of a world of {}: need 0 <= rank < size", e.rank, e.size));
   World w;
   w.launcher = "external";
   w.rank = e.rank;
@@ -78,8 +81,9 @@ World bootstrap_external(const ExternalWorld& e, bool want_mpi, std::chrono::mil
   w.store = e.store;
   if (want_mpi) {
     if (!launched_by_mpirun())
-      throw InputError("init", "backend 'mpi' needs ranks started by mpirun (mpirun -n N prog); "
-                               "under torchrun or chorus launch use shm or gloo");
+      throw InputError("init",
+                       "backend 'mpi' needs ranks started by mpirun (mpirun -n N prog); "
+                       "under torchrun or chorus launch use shm or gloo");
     mpi_ensure_initialized();
     if (mpi_world_rank() != w.rank || mpi_world_size() != w.size)
       throw InputError("init: InitOptions::world",
@@ -121,8 +125,7 @@ World bootstrap_world(bool want_mpi, std::chrono::milliseconds timeout, const Ex
     w.size = env_int("CHORUS_WORLD_SIZE", 1, 1 << 20);
     w.rank = env_int("CHORUS_RANK", 0, w.size - 1);
     const char* addr = std::getenv("CHORUS_STORE_ADDR");
-    if (addr == nullptr)
-      throw InputError("environment CHORUS_STORE_ADDR", "not set (start ranks with chorus launch)");
+    if (addr == nullptr) throw InputError("environment CHORUS_STORE_ADDR", "not set (start ranks with chorus launch)");
     const auto [host, port] = parse_host_port(addr, "environment CHORUS_STORE_ADDR");
     const char* token = std::getenv("CHORUS_STORE_TOKEN");
     if (token == nullptr || *token == '\0')
@@ -151,8 +154,8 @@ World bootstrap_world(bool want_mpi, std::chrono::milliseconds timeout, const Ex
         const auto stamp = std::chrono::steady_clock::now().time_since_epoch().count();
         // "host:port run_id token": the job token travels over MPI, never through the network
         // the store listens on.
-        info = fmt::format("{}:{} mpi{}x{} {}", address, w.server->port(), ::getpid(),
-                           stamp % 1000000007, w.server->token());
+        info = fmt::format("{}:{} mpi{}x{} {}", address, w.server->port(), ::getpid(), stamp % 1000000007,
+                           w.server->token());
       } catch (const std::exception& e) {
         info = std::string("!") + e.what();
       }

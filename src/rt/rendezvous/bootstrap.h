@@ -23,7 +23,7 @@ struct World {
   int size = 1;
   std::string launcher;  // "chorus-launch", "mpirun", "external" or "none"
   bool single_host = true;
-  std::string run_id;    // unique per run; names shared-memory segments
+  std::string run_id;  // unique per run; names shared-memory segments
   std::string gloo_host = "127.0.0.1";
   std::unique_ptr<TcpStoreServer> server;  // rank 0 under mpirun
   std::shared_ptr<Store> store;

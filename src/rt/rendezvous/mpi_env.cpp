@@ -40,8 +40,9 @@ void mpi_ensure_initialized() {
   // After a failure the runtime abandoned MPI requests (docs/runtime.md, "Failures"): any MPI
   // call would progress them, and they may write buffers the program has freed since.
   if (g_unusable)
-    throw CommError("mpi: unusable in this process after an earlier communication failure (an "
-                    "abandoned operation may still be pending inside MPI); start a new job");
+    throw CommError(
+        "mpi: unusable in this process after an earlier communication failure (an "
+        "abandoned operation may still be pending inside MPI); start a new job");
   int initialized = 0;
   MPI_Initialized(&initialized);
   int provided = 0;

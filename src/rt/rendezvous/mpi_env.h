@@ -6,7 +6,7 @@
 
 namespace chorus::rt {
 
-bool launched_by_mpirun();   // Open MPI / PMIx / PMI environment variables present
+bool launched_by_mpirun();      // Open MPI / PMIx / PMI environment variables present
 void mpi_ensure_initialized();  // MPI_Init_thread(MPI_THREAD_MULTIPLE) once; checks the level
 bool mpi_is_initialized();
 // MPI is finalised at process exit (if we initialised it), not by rt::finalize(), so that

@@ -42,8 +42,8 @@ void Store::barrier_naming(const std::string& name, int world_size, int rank, st
     const auto now = Clock::now();
     const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(now - start);
     if (now >= deadline)
-      throw TimeoutError(fmt::format("rank(s) {} did not arrive within {} ms", rank_list(missing_ranks(name, world_size)),
-                                     timeout.count()));
+      throw TimeoutError(fmt::format("rank(s) {} did not arrive within {} ms",
+                                     rank_list(missing_ranks(name, world_size)), timeout.count()));
     if (waiting && report_every.count() > 0 && now >= next_report) {
       waiting(missing_ranks(name, world_size), waited);
       next_report = now + report_every;

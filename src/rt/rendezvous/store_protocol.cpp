@@ -21,11 +21,16 @@ void put_u32(std::vector<char>& out, std::uint64_t v) {
 
 const char* op_name(char op) {
   switch (op) {
-    case 'H': return "hello";
-    case 'S': return "set";
-    case 'G': return "get";
-    case 'A': return "add";
-    default: return "?";
+    case 'H':
+      return "hello";
+    case 'S':
+      return "set";
+    case 'G':
+      return "get";
+    case 'A':
+      return "add";
+    default:
+      return "?";
   }
 }
 
@@ -44,9 +49,8 @@ std::string value_rule(char op, std::uint64_t vlen) {
     case 'A':
       return vlen == 8 ? "" : fmt::format("add needs an 8-byte value, got {} bytes", vlen);
     default:
-      return vlen <= kMaxValueBytes
-                 ? ""
-                 : fmt::format("set value length {} exceeds the maximum {}", vlen, kMaxValueBytes);
+      return vlen <= kMaxValueBytes ? ""
+                                    : fmt::format("set value length {} exceeds the maximum {}", vlen, kMaxValueBytes);
   }
 }
 
@@ -60,8 +64,7 @@ std::vector<char> encode_i64(std::int64_t value) {
 }
 
 std::int64_t decode_i64(std::span<const char> bytes) {
-  if (bytes.size() != 8)
-    throw InputError("store integer", fmt::format("expected 8 bytes, got {}", bytes.size()));
+  if (bytes.size() != 8) throw InputError("store integer", fmt::format("expected 8 bytes, got {}", bytes.size()));
   std::uint64_t u = 0;
   for (int i = 7; i >= 0; --i) u = (u << 8) | static_cast<unsigned char>(bytes[static_cast<std::size_t>(i)]);
   return static_cast<std::int64_t>(u);
@@ -92,8 +95,7 @@ DecodedRequest decode_request(std::span<const char> bytes, Phase phase) {
   if (have >= 1) {
     const char op = bytes[0];
     if (!known_op(op))
-      return fail(fmt::format("unknown op byte 0x{:02x} (expected H, S, G or A)",
-                              static_cast<unsigned char>(op)));
+      return fail(fmt::format("unknown op byte 0x{:02x} (expected H, S, G or A)", static_cast<unsigned char>(op)));
     if (phase == Phase::awaiting_hello && op != 'H')
       return fail(fmt::format("the first frame must be a hello with the job token, got a {}", op_name(op)));
     if (phase == Phase::ready && op == 'H') return fail("a second hello on the same connection");
@@ -105,8 +107,7 @@ DecodedRequest decode_request(std::span<const char> bytes, Phase phase) {
   const char op = bytes[0];
   const std::uint64_t klen = get_u32(bytes, 1);
   if (klen == 0) return fail(fmt::format("empty key in a {}", op_name(op)));
-  if (klen > kMaxKeyBytes)
-    return fail(fmt::format("key length {} exceeds the maximum {}", klen, kMaxKeyBytes));
+  if (klen > kMaxKeyBytes) return fail(fmt::format("key length {} exceeds the maximum {}", klen, kMaxKeyBytes));
   if (have < 5 + klen + 4) {
     d.needed = 5 + klen + 4;
     return d;
@@ -168,8 +169,8 @@ std::vector<char> encode_request(const Request& request) {
   const std::uint64_t klen = request.key.size(), vlen = request.value.size();
   if (klen == 0) throw InputError("store request", "empty key");
   if (klen > kMaxKeyBytes)
-    throw InputError("store request", fmt::format("key '{}' is {} bytes, the maximum is {}",
-                                                  printable(request.key), klen, kMaxKeyBytes));
+    throw InputError("store request", fmt::format("key '{}' is {} bytes, the maximum is {}", printable(request.key),
+                                                  klen, kMaxKeyBytes));
   if (op == 'H' && request.key != kHelloKey) throw InputError("store request", "hello with a wrong key");
   if (const std::string rule = value_rule(op, vlen); !rule.empty())
     throw InputError("store request", fmt::format("key '{}': {}", printable(request.key), rule));
@@ -190,8 +191,7 @@ std::vector<char> encode_hello(std::string_view token) {
 std::vector<char> encode_reply(const Reply& reply) {
   const std::uint64_t len = reply.payload.size();
   const std::uint64_t max = reply.ok ? kMaxValueBytes : kMaxErrorBytes;
-  if (len > max)
-    throw InputError("store reply", fmt::format("payload of {} bytes exceeds the maximum {}", len, max));
+  if (len > max) throw InputError("store reply", fmt::format("payload of {} bytes exceeds the maximum {}", len, max));
   std::vector<char> out;
   out.reserve(static_cast<std::size_t>(kReplyHeaderBytes + len));
   out.push_back(reply.ok ? 'K' : 'E');

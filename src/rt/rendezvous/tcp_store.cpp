@@ -44,8 +44,7 @@ void write_all(int fd, const char* data, std::size_t len, const std::string& wha
 }
 
 // Reads exactly len bytes before the deadline or throws.
-void read_all(int fd, char* data, std::size_t len, Clock::time_point deadline,
-              const std::string& what) {
+void read_all(int fd, char* data, std::size_t len, Clock::time_point deadline, const std::string& what) {
   while (len > 0) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     if (left.count() <= 0) throw TimeoutError(what + ": timed out");
@@ -112,8 +111,7 @@ std::string make_job_token() {
 
 // ---- TCP client -----------------------------------------------------------------------------
 
-TcpStore::TcpStore(const std::string& host, int port, std::chrono::milliseconds timeout,
-                   const std::string& token)
+TcpStore::TcpStore(const std::string& host, int port, std::chrono::milliseconds timeout, const std::string& token)
     : address_(fmt::format("{}:{}", host, port)) {
   const auto deadline = Clock::now() + timeout;
   addrinfo hints{};
@@ -141,8 +139,7 @@ TcpStore::TcpStore(const std::string& host, int port, std::chrono::milliseconds 
       ::freeaddrinfo(res);
     }
     if (fd_ >= 0) break;
-    if (Clock::now() > deadline)
-      throw CommError("store: cannot connect to " + address_ + ": " + last_error);
+    if (Clock::now() > deadline) throw CommError("store: cannot connect to " + address_ + ": " + last_error);
     ::usleep(20000);
   }
   // The hello gets at least a few seconds even when connecting used up the timeout.
@@ -160,8 +157,7 @@ TcpStore::~TcpStore() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-std::vector<char> TcpStore::request(char op, const std::string& key,
-                                    const std::vector<char>& value,
+std::vector<char> TcpStore::request(char op, const std::string& key, const std::vector<char>& value,
                                     std::chrono::milliseconds timeout) {
   std::lock_guard lock(mutex_);
   const std::string what = fmt::format("store {} '{}' at {}", op, proto::printable(key), address_);
@@ -188,8 +184,8 @@ std::vector<char> TcpStore::get(const std::string& key, std::chrono::millisecond
 std::int64_t TcpStore::add(const std::string& key, std::int64_t delta) {
   const auto reply = request('A', key, proto::encode_i64(delta), std::chrono::seconds(60));
   if (reply.size() != 8)
-    throw CommError(fmt::format("store add '{}' at {}: reply of {} bytes, expected 8",
-                                proto::printable(key), address_, reply.size()));
+    throw CommError(fmt::format("store add '{}' at {}: reply of {} bytes, expected 8", proto::printable(key), address_,
+                                reply.size()));
   return proto::decode_i64(reply);
 }
 
@@ -238,14 +234,12 @@ struct TcpStoreServer::Impl {
   static bool out_empty(const Client& c) { return c.out_sent == c.out.size(); }
 
   static std::size_t in_cap(const Client& c) {
-    return static_cast<std::size_t>(c.phase == proto::Phase::ready ? proto::kMaxRequestBytes
-                                                                    : proto::kMaxHelloBytes);
+    return static_cast<std::size_t>(c.phase == proto::Phase::ready ? proto::kMaxRequestBytes : proto::kMaxHelloBytes);
   }
 
   static void flush(Client& c) {
     while (!c.dead && !out_empty(c)) {
-      const ssize_t n = ::send(c.fd, c.out.data() + c.out_sent, c.out.size() - c.out_sent,
-                               MSG_NOSIGNAL | MSG_DONTWAIT);
+      const ssize_t n = ::send(c.fd, c.out.data() + c.out_sent, c.out.size() - c.out_sent, MSG_NOSIGNAL | MSG_DONTWAIT);
       if (n > 0) {
         c.out_sent += static_cast<std::size_t>(n);
       } else if (n < 0 && errno == EINTR) {
@@ -331,9 +325,9 @@ struct TcpStoreServer::Impl {
       }
       case proto::Op::add: {
         auto& v = values[r.key];
-        const std::int64_t x = static_cast<std::int64_t>(
-            static_cast<std::uint64_t>(v.size() == 8 ? proto::decode_i64(v) : 0) +
-            static_cast<std::uint64_t>(proto::decode_i64(r.value)));  // wraps, never UB
+        const std::int64_t x =
+            static_cast<std::int64_t>(static_cast<std::uint64_t>(v.size() == 8 ? proto::decode_i64(v) : 0) +
+                                      static_cast<std::uint64_t>(proto::decode_i64(r.value)));  // wraps, never UB
         v = proto::encode_i64(x);
         send_frame(c, proto::encode_reply({true, v}));
         wake(r.key);

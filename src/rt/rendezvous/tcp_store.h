@@ -18,8 +18,7 @@ class TcpStore : public Store {
  public:
   // Connects to host:port, retrying until `timeout`, and presents `token`. A refused token (or
   // any error the server reports) is a CommError carrying the server's message.
-  TcpStore(const std::string& host, int port, std::chrono::milliseconds timeout,
-           const std::string& token);
+  TcpStore(const std::string& host, int port, std::chrono::milliseconds timeout, const std::string& token);
   ~TcpStore() override;
   void set(const std::string& key, const std::vector<char>& value) override;
   std::vector<char> get(const std::string& key, std::chrono::milliseconds timeout) override;

@@ -17,7 +17,8 @@ std::vector<std::vector<DimCall>> dim_calls(const sched::Schedule& schedule, con
     double bytes = schedule.chunk_bytes() / (schedule.op == coll::CollectiveOp::kAllGather ? all : 1.0);
     for (const auto& st : chunk.stages) {
       if (st.dim < 0 || static_cast<std::size_t>(st.dim) >= dims.size())
-        throw InputError("schedule", fmt::format("a stage names dimension {} of a {}-dimension grid", st.dim + 1, dims.size()));
+        throw InputError("schedule",
+                         fmt::format("a stage names dimension {} of a {}-dimension grid", st.dim + 1, dims.size()));
       const double p = dims[static_cast<std::size_t>(st.dim)];
       if (st.phase == coll::Phase::kAllToAll) {  // the chunk stays whole, its slots move
         calls[static_cast<std::size_t>(st.dim)].push_back({OpKind::all_to_all, bytes});
@@ -34,12 +35,12 @@ std::vector<std::vector<DimCall>> dim_calls(const sched::Schedule& schedule, con
 }
 
 std::vector<DimBackendChoice> choose_dim_backends(const sched::Schedule& schedule, const std::vector<int>& dims,
-                                                  const std::vector<std::string>& requested,
-                                                  const TuningTable* table,
+                                                  const std::vector<std::string>& requested, const TuningTable* table,
                                                   const std::vector<std::string>& initialised) {
   if (requested.size() != 1 && requested.size() != dims.size())
-    throw InputError("--dim-backends", fmt::format("{} backends given for {} dimensions (give one, or one per dimension)",
-                                                   requested.size(), dims.size()));
+    throw InputError("--dim-backends",
+                     fmt::format("{} backends given for {} dimensions (give one, or one per dimension)",
+                                 requested.size(), dims.size()));
   if (initialised.empty()) throw InputError("--dim-backends", "no backend is initialised");
   const auto calls = dim_calls(schedule, dims);
   std::vector<DimBackendChoice> out(dims.size());
@@ -77,8 +78,10 @@ std::vector<DimBackendChoice> choose_dim_backends(const sched::Schedule& schedul
       c.backend = initialised.front();
       c.chosen_by = table == nullptr
                         ? "default (no tuning table: CHORUS_RT_TUNING)"
-                        : fmt::format("default (the tuning table has no rows at world size {} for this dimension's "
-                                      "operations with any initialised backend)", dims[d]);
+                        : fmt::format(
+                              "default (the tuning table has no rows at world size {} for this dimension's "
+                              "operations with any initialised backend)",
+                              dims[d]);
     }
   }
   return out;

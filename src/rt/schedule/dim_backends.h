@@ -39,8 +39,7 @@ std::vector<std::vector<DimCall>> dim_calls(const sched::Schedule& schedule, con
 // "auto". `initialised`: the backends in the runtime's preference order (rt::backends()), the
 // candidates for "auto". `table`: the loaded tuning table, or null.
 std::vector<DimBackendChoice> choose_dim_backends(const sched::Schedule& schedule, const std::vector<int>& dims,
-                                                  const std::vector<std::string>& requested,
-                                                  const TuningTable* table,
+                                                  const std::vector<std::string>& requested, const TuningTable* table,
                                                   const std::vector<std::string>& initialised);
 
 }  // namespace chorus::rt

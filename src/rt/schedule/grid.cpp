@@ -19,8 +19,10 @@ std::vector<int> parse_grid(const std::string& text, const std::string& field) {
   std::vector<int> dims;
   std::vector<std::string> parts(1);
   for (char c : text) {  // every part, empty ones too: "2x" and "2xx" are not grids
-    if (c == 'x') parts.emplace_back();
-    else parts.back() += c;
+    if (c == 'x')
+      parts.emplace_back();
+    else
+      parts.back() += c;
   }
   for (const auto& part : parts) {
     std::size_t used = 0;
@@ -46,10 +48,12 @@ RankGrid make_rank_grid(const std::vector<int>& dims, const std::vector<std::str
   const int world = rt::size(first);
   g.rank = rt::rank(first);
   if (g.size() != world)
-    throw InputError("grid", fmt::format("the grid {} has {} ranks but the world has {}", fmt::join(dims, "x"), g.size(), world));
+    throw InputError(
+        "grid", fmt::format("the grid {} has {} ranks but the world has {}", fmt::join(dims, "x"), g.size(), world));
   if (backends.size() != 1 && backends.size() != dims.size())
-    throw InputError("--dim-backends", fmt::format("{} backends given for {} dimensions (give one, or one per dimension)",
-                                                   backends.size(), dims.size()));
+    throw InputError("--dim-backends",
+                     fmt::format("{} backends given for {} dimensions (give one, or one per dimension)",
+                                 backends.size(), dims.size()));
   int rest = g.rank;
   for (int p : dims) {
     g.coords.push_back(rest % p);

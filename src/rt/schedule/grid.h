@@ -12,11 +12,11 @@
 namespace chorus::rt {
 
 struct RankGrid {
-  std::vector<int> dims;                 // P_d
-  int rank = 0;                          // world rank
-  std::vector<int> coords;               // c_d of this rank
-  std::vector<std::string> groups;       // the rt group of this rank's dimension-d line
-  std::vector<std::string> backends;     // backend of each dimension's groups
+  std::vector<int> dims;              // P_d
+  int rank = 0;                       // world rank
+  std::vector<int> coords;            // c_d of this rank
+  std::vector<std::string> groups;    // the rt group of this rank's dimension-d line
+  std::vector<std::string> backends;  // backend of each dimension's groups
   int size() const;
 };
 

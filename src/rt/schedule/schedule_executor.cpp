@@ -52,8 +52,9 @@ void ScheduleExecutor::validate() {
       throw InputError("schedule", fmt::format("the network has {} dimensions, the rank grid {}", n->dims.size(), D));
     for (int d = 0; d < D; ++d)
       if (n->dims[static_cast<std::size_t>(d)].size != grid_.dims[static_cast<std::size_t>(d)])
-        throw InputError("schedule", fmt::format("dimension {} has {} NPUs in the network but {} ranks in the grid", d + 1,
-                                                 n->dims[static_cast<std::size_t>(d)].size, grid_.dims[static_cast<std::size_t>(d)]));
+        throw InputError("schedule", fmt::format("dimension {} has {} NPUs in the network but {} ranks in the grid",
+                                                 d + 1, n->dims[static_cast<std::size_t>(d)].size,
+                                                 grid_.dims[static_cast<std::size_t>(d)]));
   } else if (options_.emulate) {
     throw InputError("emulate", "emulation needs the network description");
   }
@@ -69,12 +70,15 @@ void ScheduleExecutor::validate() {
     std::sort(seen_dims.begin(), seen_dims.end());
     if (st.size() != static_cast<std::size_t>(D) || seen_dims.size() != st.size() ||
         std::adjacent_find(seen_dims.begin(), seen_dims.end()) != seen_dims.end())
-      throw InputError("schedule", fmt::format("chunk {}: the executor needs one all-to-all stage on each of the {} dimensions", c, D));
+      throw InputError(
+          "schedule",
+          fmt::format("chunk {}: the executor needs one all-to-all stage on each of the {} dimensions", c, D));
   }
   for (int c = 0; c < s.num_chunks && !a2a; ++c) {
     const auto rs = s.chunks[static_cast<std::size_t>(c)].order(coll::Phase::kReduceScatter);
     const auto ag = s.chunks[static_cast<std::size_t>(c)].order(coll::Phase::kAllGather);
-    const std::size_t want = s.op == coll::CollectiveOp::kAllReduce ? 2 * static_cast<std::size_t>(D) : static_cast<std::size_t>(D);
+    const std::size_t want =
+        s.op == coll::CollectiveOp::kAllReduce ? 2 * static_cast<std::size_t>(D) : static_cast<std::size_t>(D);
     const auto& order = s.op == coll::CollectiveOp::kAllGather ? ag : rs;
     auto is_permutation = [&](std::vector<int> v) {
       std::sort(v.begin(), v.end());
@@ -83,10 +87,15 @@ void ScheduleExecutor::validate() {
       return true;
     };
     if (s.chunks[static_cast<std::size_t>(c)].stages.size() != want || !is_permutation(order) ||
-        (s.op == coll::CollectiveOp::kAllReduce && (!is_permutation(ag) || !std::equal(rs.begin(), rs.end(), ag.rbegin()))))
-      throw InputError("schedule", fmt::format("chunk {}: the executor needs {} visiting each of the {} dimensions once{}",
-                                               c, s.op == coll::CollectiveOp::kAllReduce ? "reduce-scatter stages then all-gather stages" : "stages",
-                                               D, s.op == coll::CollectiveOp::kAllReduce ? ", the all-gathers in the reverse order of the reduce-scatters" : ""));
+        (s.op == coll::CollectiveOp::kAllReduce &&
+         (!is_permutation(ag) || !std::equal(rs.begin(), rs.end(), ag.rbegin()))))
+      throw InputError(
+          "schedule",
+          fmt::format(
+              "chunk {}: the executor needs {} visiting each of the {} dimensions once{}", c,
+              s.op == coll::CollectiveOp::kAllReduce ? "reduce-scatter stages then all-gather stages" : "stages", D,
+              s.op == coll::CollectiveOp::kAllReduce ? ", the all-gathers in the reverse order of the reduce-scatters"
+                                                     : ""));
     if (s.op == coll::CollectiveOp::kAllGather) {
       nesting_.emplace_back(ag.rbegin(), ag.rend());
     } else {
@@ -95,29 +104,33 @@ void ScheduleExecutor::validate() {
   }
   // dim_order: every stage of a dimension exactly once.
   if (static_cast<int>(s.dim_order.size()) != D)
-    throw InputError("schedule", fmt::format("dim_order has {} dimensions, the grid {} (simulate the schedule to fill it)",
-                                             s.dim_order.size(), D));
+    throw InputError("schedule",
+                     fmt::format("dim_order has {} dimensions, the grid {} (simulate the schedule to fill it)",
+                                 s.dim_order.size(), D));
   stage_of_op_.assign(static_cast<std::size_t>(D), {});
   std::vector<std::vector<char>> seen(s.chunks.size());
   for (std::size_t c = 0; c < s.chunks.size(); ++c) seen[c].assign(s.chunks[c].stages.size(), 0);
   for (int d = 0; d < D; ++d) {
     for (const auto& op : s.dim_order[static_cast<std::size_t>(d)]) {
       if (op.chunk < 0 || op.chunk >= s.num_chunks)
-        throw InputError("schedule", fmt::format("dim_order of dimension {} names chunk {} (there are {})", d + 1, op.chunk, s.num_chunks));
+        throw InputError("schedule", fmt::format("dim_order of dimension {} names chunk {} (there are {})", d + 1,
+                                                 op.chunk, s.num_chunks));
       const auto& st = s.chunks[static_cast<std::size_t>(op.chunk)].stages;
       int k = -1;
       for (std::size_t i = 0; i < st.size(); ++i)
         if (st[i].dim == d && st[i].phase == op.phase) k = static_cast<int>(i);
       if (k < 0 || seen[static_cast<std::size_t>(op.chunk)][static_cast<std::size_t>(k)]++)
-        throw InputError("schedule", fmt::format("dim_order of dimension {}: chunk {} {} {}", d + 1, op.chunk,
-                                                 coll::to_string(op.phase), k < 0 ? "has no such stage" : "appears twice"));
+        throw InputError("schedule",
+                         fmt::format("dim_order of dimension {}: chunk {} {} {}", d + 1, op.chunk,
+                                     coll::to_string(op.phase), k < 0 ? "has no such stage" : "appears twice"));
       stage_of_op_[static_cast<std::size_t>(d)].push_back(k);
     }
   }
   for (std::size_t c = 0; c < s.chunks.size(); ++c)
     for (std::size_t k = 0; k < s.chunks[c].stages.size(); ++k)
       if (!seen[c][k])
-        throw InputError("schedule", fmt::format("dim_order misses {}", stage_name(static_cast<int>(c), s.chunks[c].stages[k])));
+        throw InputError("schedule",
+                         fmt::format("dim_order misses {}", stage_name(static_cast<int>(c), s.chunks[c].stages[k])));
   // Deadlock: run the orders symbolically; every dimension must be able to take its next op.
   std::vector<std::size_t> next_op(static_cast<std::size_t>(D), 0);
   std::vector<int> next_stage(s.chunks.size(), 0);
@@ -126,7 +139,8 @@ void ScheduleExecutor::validate() {
     for (int d = 0; d < D; ++d) {
       auto& i = next_op[static_cast<std::size_t>(d)];
       const auto& ops = s.dim_order[static_cast<std::size_t>(d)];
-      while (i < ops.size() && next_stage[static_cast<std::size_t>(ops[i].chunk)] == stage_of_op_[static_cast<std::size_t>(d)][i]) {
+      while (i < ops.size() &&
+             next_stage[static_cast<std::size_t>(ops[i].chunk)] == stage_of_op_[static_cast<std::size_t>(d)][i]) {
         ++next_stage[static_cast<std::size_t>(ops[i].chunk)];
         ++i;
         moved = true;
@@ -142,7 +156,8 @@ void ScheduleExecutor::validate() {
     const auto& st = s.chunks[static_cast<std::size_t>(c)].stages;
     const auto& waits = st[static_cast<std::size_t>(next_stage[static_cast<std::size_t>(c)])];
     stuck += fmt::format("{}dimension {} must run {} next, but that chunk first needs its {} stage on dimension {}",
-                         stuck.empty() ? "" : "; ", d + 1, stage_name(c, st[static_cast<std::size_t>(stage_of_op_[static_cast<std::size_t>(d)][i])]),
+                         stuck.empty() ? "" : "; ", d + 1,
+                         stage_name(c, st[static_cast<std::size_t>(stage_of_op_[static_cast<std::size_t>(d)][i])]),
                          coll::to_string(waits.phase), waits.dim + 1);
   }
   if (!stuck.empty()) throw InputError("schedule", "the per-dimension order (dim_order) deadlocks: " + stuck);
@@ -153,8 +168,9 @@ std::size_t ScheduleExecutor::chunk_elements(std::size_t count) const {
   const std::size_t c = static_cast<std::size_t>(schedule_.num_chunks);
   if (schedule_.op == coll::CollectiveOp::kAllReduce) return count / (c * n) * n;
   if (count % (c * n) != 0)
-    throw InputError("executor", fmt::format("{} of {} elements: the count must be a multiple of chunks x ranks = {} x {}",
-                                             coll::to_string(schedule_.op), count, c, n));
+    throw InputError("executor",
+                     fmt::format("{} of {} elements: the count must be a multiple of chunks x ranks = {} x {}",
+                                 coll::to_string(schedule_.op), count, c, n));
   return count / c;
 }
 
@@ -230,7 +246,9 @@ ExecutorRun ScheduleExecutor::run(void* buf, std::size_t count) {
         std::memcpy(scratch_.data() + (static_cast<std::size_t>(c) * e + t * q) * eb,
                     static_cast<const char*>(buf) + (t * (count / N) + static_cast<std::size_t>(c) * q) * eb, q * eb);
   }
-  auto area = [&](int c, std::size_t which) { return scratch_.data() + (which * count + static_cast<std::size_t>(c) * e) * eb; };
+  auto area = [&](int c, std::size_t which) {
+    return scratch_.data() + (which * count + static_cast<std::size_t>(c) * e) * eb;
+  };
   const std::size_t s0 = ag_only ? D % 2 : 0;  // the buffer the first stage reads
   auto piece = [&](int c, std::size_t level, int which) {
     const Range r = range(c, e, level);
@@ -343,7 +361,8 @@ ExecutorRun ScheduleExecutor::run(void* buf, std::size_t count) {
     for (int c = 0; c < C; ++c) std::memcpy(piece(c, D, 0), piece(c, D, 1), range(c, e, D).len * eb);
   const std::size_t main = static_cast<std::size_t>(C) * e;
   if (main < count)
-    rt::all_reduce(options_.tail_backend, bufs[0] + main * eb, bufs[0] + main * eb, count - main, options_.dtype, options_.op);
+    rt::all_reduce(options_.tail_backend, bufs[0] + main * eb, bufs[0] + main * eb, count - main, options_.dtype,
+                   options_.op);
   out.time_ns = since(Clock::now());
   std::sort(out.stages.begin(), out.stages.end(), [](const auto& a, const auto& b) { return a.start_ns < b.start_ns; });
   return out;

@@ -102,8 +102,8 @@ class ScheduleExecutor {
   RankGrid grid_;
   sched::Schedule schedule_;
   ExecutorOptions options_;
-  std::vector<std::vector<int>> nesting_;        // per chunk: dimensions in cut order
-  std::vector<std::vector<int>> stage_of_op_;    // per dim: stage index of each dim_order entry
+  std::vector<std::vector<int>> nesting_;      // per chunk: dimensions in cut order
+  std::vector<std::vector<int>> stage_of_op_;  // per dim: stage index of each dim_order entry
   std::vector<char> scratch_;
 };
 

@@ -48,14 +48,17 @@ void FlowEngine::admit() {
   for (std::size_t f = admitted_; f < nf; ++f) {
     const auto& fl = flows_[f];
     const auto where = fmt::format("flows[{}]", f);
-    if (!(fl.bytes >= 0.0) || !std::isfinite(fl.bytes)) throw InputError(where, fmt::format("bytes must be >= 0, got {}", fl.bytes));
+    if (!(fl.bytes >= 0.0) || !std::isfinite(fl.bytes))
+      throw InputError(where, fmt::format("bytes must be >= 0, got {}", fl.bytes));
     if (!(fl.start_ns >= 0.0) || !std::isfinite(fl.start_ns)) throw InputError(where, "start_ns must be >= 0");
     if (!(fl.delay_ns >= 0.0) || !std::isfinite(fl.delay_ns)) throw InputError(where, "delay_ns must be >= 0");
     for (int li : fl.path)
-      if (li < 0 || static_cast<std::size_t>(li) >= nl) throw InputError(where, fmt::format("link {} out of range 0..{}", li, nl - 1));
+      if (li < 0 || static_cast<std::size_t>(li) >= nl)
+        throw InputError(where, fmt::format("link {} out of range 0..{}", li, nl - 1));
     for (int a : fl.after)
       if (a < 0 || static_cast<std::size_t>(a) >= f)
-        throw InputError(where, fmt::format("after: flow {} is not an earlier flow (0..{})", a, static_cast<long long>(f) - 1));
+        throw InputError(
+            where, fmt::format("after: flow {} is not an earlier flow (0..{})", a, static_cast<long long>(f) - 1));
   }
   res_.start_ns.resize(nf, kInf);
   res_.send_done_ns.resize(nf, kInf);
@@ -203,7 +206,8 @@ void FlowEngine::stop_sending(std::size_t at) {
 
 void FlowEngine::step(std::vector<int>& completed) {
   const double t_next = next_event_ns();
-  if (!std::isfinite(t_next)) throw std::logic_error("FlowEngine::step: no event to process (idle, or flows without rate)");
+  if (!std::isfinite(t_next))
+    throw std::logic_error("FlowEngine::step: no event to process (idle, or flows without rate)");
   t_ = std::max(t_, t_next);
   ++res_.events;
   bool changed = false;
@@ -269,7 +273,8 @@ void FlowEngine::step(std::vector<int>& completed) {
 
 void FlowEngine::advance_to(double at_ns) {
   if (!(at_ns >= t_) || (!idle() && at_ns > next_event_ns()))
-    throw std::logic_error(fmt::format("FlowEngine::advance_to({}): now is {}, next event at {}", at_ns, t_, next_event_ns()));
+    throw std::logic_error(
+        fmt::format("FlowEngine::advance_to({}): now is {}, next event at {}", at_ns, t_, next_event_ns()));
   t_ = at_ns;
   settle();
 }
@@ -293,7 +298,8 @@ void FlowEngine::set_capacities(const std::vector<double>& gbps) {
 void FlowEngine::reroute(const std::vector<std::pair<int, net::Path>>& moves) {
   for (const auto& [f, path] : moves) {
     if (f < 0 || static_cast<std::size_t>(f) >= admitted_)
-      throw InputError("reroute", fmt::format("flow {} is not an admitted flow (0..{})", f, static_cast<long long>(admitted_) - 1));
+      throw InputError(
+          "reroute", fmt::format("flow {} is not an admitted flow (0..{})", f, static_cast<long long>(admitted_) - 1));
     if (std::isfinite(res_.send_done_ns[static_cast<std::size_t>(f)]))
       throw InputError("reroute", fmt::format("flow {} has sent its last byte", f));
     for (int li : path)

@@ -23,27 +23,27 @@
 namespace chorus::sim::flow {
 
 struct Flow {
-  net::Path path;          // link indices; empty = a local/barrier flow that takes no time
+  net::Path path;  // link indices; empty = a local/barrier flow that takes no time
   double bytes = 0.0;
   double start_ns = 0.0;   // earliest start
   std::vector<int> after;  // earlier flows (smaller index) that must have completed (incl. latency) first
   int src = -1;            // servers, for the traffic matrix (-1: none)
   int dst = -1;
-  double delay_ns = 0.0;   // completes this much later than last byte + path latency
+  double delay_ns = 0.0;  // completes this much later than last byte + path latency
 };
 
 struct FlowResult {
-  std::vector<double> start_ns;      // per flow: actual start (max of start_ns and `after`)
-  std::vector<double> send_done_ns;  // per flow: last byte sent
-  std::vector<double> finish_ns;     // per flow: send_done + path latency
-  std::vector<double> link_bytes;    // per link: bytes carried
-  std::vector<double> link_busy_ns;  // per link: time with at least one active flow
-  std::int64_t reallocations = 0;    // rate recomputations (progressive filling runs)
+  std::vector<double> start_ns;         // per flow: actual start (max of start_ns and `after`)
+  std::vector<double> send_done_ns;     // per flow: last byte sent
+  std::vector<double> finish_ns;        // per flow: send_done + path latency
+  std::vector<double> link_bytes;       // per link: bytes carried
+  std::vector<double> link_busy_ns;     // per link: time with at least one active flow
+  std::int64_t reallocations = 0;       // rate recomputations (progressive filling runs)
   std::int64_t full_reallocations = 0;  // of which filled every flow anew (a flow joined, capacities changed)
-  std::int64_t refilled_flows = 0;   // flows given a rate, summed over the reallocations
-  std::int64_t refilled_bundles = 0;  // the bundles (flows of one path) among them: the filler's work
-  std::int64_t events = 0;           // distinct event times processed
-  double makespan_ns = 0.0;          // max finish
+  std::int64_t refilled_flows = 0;      // flows given a rate, summed over the reallocations
+  std::int64_t refilled_bundles = 0;    // the bundles (flows of one path) among them: the filler's work
+  std::int64_t events = 0;              // distinct event times processed
+  double makespan_ns = 0.0;             // max finish
 };
 
 class WaterFiller;
@@ -115,17 +115,17 @@ class FlowEngine {
   const std::vector<std::vector<double>>& link_window_bytes() const { return window_bytes_; }
 
  private:
-  void settle();                 // brings the link counters up to now
+  void settle();  // brings the link counters up to now
   void add_window_bytes(int link, double bytes_per_ns, double from_ns, double to_ns);
   std::vector<double>& window(std::size_t i);  // window_bytes_[i], added if new
-  void finish_sending(int f, double at_ns);  // last byte sent at at_ns (>= now)
+  void finish_sending(int f, double at_ns);    // last byte sent at at_ns (>= now)
   void reallocate();
   void start_sending(int f);
   void stop_sending(std::size_t at);  // the flow at active_[at] leaves the sending set
 
   const net::GraphNetwork& net_;
   double tolerance_;
-  std::vector<double> capacity_;  // bytes/ns per link
+  std::vector<double> capacity_;        // bytes/ns per link
   std::vector<double> capacity_bytes_;  // capacity x time before capacity_since_
   double capacity_since_ = 0.0;
   std::vector<Flow> flows_;
@@ -133,8 +133,8 @@ class FlowEngine {
   FlowResult res_;
 
   // Per flow.
-  std::vector<int> pending_;              // `after` flows not yet completed
-  std::vector<double> ready_;             // latest completion among `after` so far
+  std::vector<int> pending_;   // `after` flows not yet completed
+  std::vector<double> ready_;  // latest completion among `after` so far
   std::vector<std::vector<int>> dependents_;
   std::vector<char> completed_;
   std::vector<int> at_;  // position in active_, -1 when not sending
@@ -151,14 +151,14 @@ class FlowEngine {
   MinTree last_byte_;  // by position: when its last byte goes at its current rate (inf: rate 0)
   std::vector<std::size_t> due_;
   std::vector<int> due_flows_;
-  std::vector<std::size_t> moved_;  // positions whose rate a reallocation changed
-  double t_ = 0.0;               // now
-  double settled_ = 0.0;         // time the link counters were last brought up to
-  double window_ns_ = 0.0;       // record_link_windows' window; 0: not recorded
+  std::vector<std::size_t> moved_;                 // positions whose rate a reallocation changed
+  double t_ = 0.0;                                 // now
+  double settled_ = 0.0;                           // time the link counters were last brought up to
+  double window_ns_ = 0.0;                         // record_link_windows' window; 0: not recorded
   std::vector<std::vector<double>> window_bytes_;  // [window][link]
 
-  std::vector<int> busy_links_;    // links with active flows at the last reallocation
-  std::vector<double> link_rate_;  // and their summed rates
+  std::vector<int> busy_links_;          // links with active flows at the last reallocation
+  std::vector<double> link_rate_;        // and their summed rates
   std::unique_ptr<WaterFiller> filler_;  // the active flows
 };
 

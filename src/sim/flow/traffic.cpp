@@ -37,7 +37,9 @@ int ring_collective(const net::Router& router, const std::vector<int>& order, do
   int last = barrier(start_ns, flows, after);
   if (n == 1) return last;
   std::vector<net::Path> hop(static_cast<std::size_t>(n));
-  for (int i = 0; i < n; ++i) hop[static_cast<std::size_t>(i)] = router.shortest_path(order[static_cast<std::size_t>(i)], order[static_cast<std::size_t>((i + 1) % n)]);
+  for (int i = 0; i < n; ++i)
+    hop[static_cast<std::size_t>(i)] =
+        router.shortest_path(order[static_cast<std::size_t>(i)], order[static_cast<std::size_t>((i + 1) % n)]);
   const double chunk = bytes / n;
   std::vector<int> step_flows(static_cast<std::size_t>(n));
   for (int step = 0; step < steps; ++step) {
@@ -109,7 +111,8 @@ int all_to_all(const net::Router& router, const std::vector<int>& members, doubl
 }
 
 std::vector<std::vector<double>> traffic_matrix(int servers, const std::vector<Flow>& flows) {
-  std::vector<std::vector<double>> m(static_cast<std::size_t>(servers), std::vector<double>(static_cast<std::size_t>(servers), 0.0));
+  std::vector<std::vector<double>> m(static_cast<std::size_t>(servers),
+                                     std::vector<double>(static_cast<std::size_t>(servers), 0.0));
   for (const auto& f : flows)
     if (f.src >= 0 && f.dst >= 0 && f.src < servers && f.dst < servers)
       m[static_cast<std::size_t>(f.src)][static_cast<std::size_t>(f.dst)] += f.bytes;

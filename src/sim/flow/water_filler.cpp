@@ -16,7 +16,13 @@ constexpr std::size_t kAhead = 8;  // members whose records are fetched ahead
 }  // namespace
 
 WaterFiller::WaterFiller(std::size_t links)
-    : link_(links), members_(links), opened_on_(links), live_(links, 0), dead_(links, 0), flows_on_(links, 0), busy_at_(links, -1),
+    : link_(links),
+      members_(links),
+      opened_on_(links),
+      live_(links, 0),
+      dead_(links, 0),
+      flows_on_(links, 0),
+      busy_at_(links, -1),
       first_removed_(kNone) {
   static_assert(sizeof(Bundle) == 48, "the header promises one 48-byte record per bundle");
 }
@@ -49,7 +55,8 @@ void WaterFiller::reserve(std::size_t ids) {
 void WaterFiller::add(int id, std::span<const int> path) {
   if (id < 0 || path.empty()) throw std::logic_error("WaterFiller::add: negative id or empty path");
   for (int li : path)
-    if (li < 0 || static_cast<std::size_t>(li) >= link_.size()) throw std::logic_error("WaterFiller::add: link out of range");
+    if (li < 0 || static_cast<std::size_t>(li) >= link_.size())
+      throw std::logic_error("WaterFiller::add: link out of range");
   const auto i = static_cast<std::size_t>(id);
   if (i >= bundle_of_.size()) reserve(std::max(i + 1, bundle_of_.size() + bundle_of_.size() / 2));
   if (bundle_of_[i] >= 0) throw std::logic_error("WaterFiller::add: id already a member");
@@ -80,8 +87,10 @@ void WaterFiller::add(int id, std::span<const int> path) {
   const int tail = last_[static_cast<std::size_t>(b)];  // flows in order of joining
   prev_[i] = tail;
   next_[i] = -1;
-  if (tail >= 0) next_[static_cast<std::size_t>(tail)] = id;
-  else first_[static_cast<std::size_t>(b)] = id;
+  if (tail >= 0)
+    next_[static_cast<std::size_t>(tail)] = id;
+  else
+    first_[static_cast<std::size_t>(b)] = id;
   last_[static_cast<std::size_t>(b)] = id;
   for (int li : path) {
     const auto l = static_cast<std::size_t>(li);
@@ -103,11 +112,16 @@ void WaterFiller::remove(int id) {
   const int b = bundle_of_[i];
   auto& r = bundle_[static_cast<std::size_t>(b)];
   bundle_of_[i] = -2;  // gone (it may join again)
-  if (prev_[i] >= 0) next_[static_cast<std::size_t>(prev_[i])] = next_[i];
-  else first_[static_cast<std::size_t>(b)] = next_[i];
-  if (next_[i] >= 0) prev_[static_cast<std::size_t>(next_[i])] = prev_[i];
-  else last_[static_cast<std::size_t>(b)] = prev_[i];
-  if (r.order_at < order_.size() && order_[r.order_at] == b) first_removed_ = std::min<std::size_t>(first_removed_, r.order_at);
+  if (prev_[i] >= 0)
+    next_[static_cast<std::size_t>(prev_[i])] = next_[i];
+  else
+    first_[static_cast<std::size_t>(b)] = next_[i];
+  if (next_[i] >= 0)
+    prev_[static_cast<std::size_t>(next_[i])] = prev_[i];
+  else
+    last_[static_cast<std::size_t>(b)] = prev_[i];
+  if (r.order_at < order_.size() && order_[r.order_at] == b)
+    first_removed_ = std::min<std::size_t>(first_removed_, r.order_at);
   const bool empty = --r.weight == 0;
   if (empty) {
     r.open_in = 0;
@@ -135,7 +149,8 @@ void WaterFiller::remove(int id) {
 
 void WaterFiller::compact(std::size_t link) {
   auto& m = members_[link];
-  m.erase(std::remove_if(m.begin(), m.end(), [&](int b) { return bundle_[static_cast<std::size_t>(b)].weight == 0; }), m.end());
+  m.erase(std::remove_if(m.begin(), m.end(), [&](int b) { return bundle_[static_cast<std::size_t>(b)].weight == 0; }),
+          m.end());
   dead_[link] = 0;
 }
 
@@ -173,7 +188,8 @@ void WaterFiller::freeze(double share, const std::vector<int>& members) {
     if (r.open_in != runs_) continue;  // kept from the last run, frozen in this one, or gone
     r.open_in = 0;
     if (r.rate != share)
-      for (int f = first_[static_cast<std::size_t>(b)]; f >= 0; f = next_[static_cast<std::size_t>(f)]) changed_.push_back(f);
+      for (int f = first_[static_cast<std::size_t>(b)]; f >= 0; f = next_[static_cast<std::size_t>(f)])
+        changed_.push_back(f);
     r.rate = share;
     r.order_at = static_cast<std::uint32_t>(order_.size());
     order_.push_back(b);

@@ -76,16 +76,16 @@ class WaterFiller {
  private:
   static constexpr std::uint32_t kInline = 6;
   struct Bundle {
-    std::uint32_t open_in = 0;   // the run it is to be frozen in; another value once frozen
+    std::uint32_t open_in = 0;  // the run it is to be frozen in; another value once frozen
     std::uint32_t hops = 0;
-    std::uint32_t order_at = 0;  // its place in order_
-    std::uint32_t weight = 0;    // flows in it; 0: gone (a path taken again gets a new bundle)
-    double rate = 0.0;           // per flow
+    std::uint32_t order_at = 0;        // its place in order_
+    std::uint32_t weight = 0;          // flows in it; 0: gone (a path taken again gets a new bundle)
+    double rate = 0.0;                 // per flow
     std::array<int, kInline> links{};  // the path when hops <= kInline, else its offset in long_
   };
   struct Link {
-    double left = 0.0;  // capacity not yet given to frozen flows
-    double used = 0.0;  // rate given to frozen flows (after a run: to every member)
+    double left = 0.0;          // capacity not yet given to frozen flows
+    double used = 0.0;          // rate given to frozen flows (after a run: to every member)
     std::int64_t unfrozen = 0;  // flows, not bundles
     std::uint32_t version = 0;  // bumped whenever left / unfrozen change
     std::uint32_t touched = 0;  // the run that last set it up
@@ -101,22 +101,23 @@ class WaterFiller {
   void by_heap(const std::vector<std::vector<int>>& lists);
 
   std::vector<Bundle> bundle_;
-  BundleIndex bundle_at_;                           // path -> its bundle while not empty
-  std::vector<int> bundle_of_;                      // by flow id (-1: never joined, -2: left)
-  std::vector<int> first_, last_, next_, prev_;     // per bundle its first and last flow; per flow the next / previous in its bundle
-  std::vector<int> long_;     // paths of more than kInline links, back to back
+  BundleIndex bundle_at_;       // path -> its bundle while not empty
+  std::vector<int> bundle_of_;  // by flow id (-1: never joined, -2: left)
+  std::vector<int> first_, last_, next_,
+      prev_;               // per bundle its first and last flow; per flow the next / previous in its bundle
+  std::vector<int> long_;  // paths of more than kInline links, back to back
   std::vector<Link> link_;
-  std::vector<std::vector<int>> members_;  // per link: bundles, in order of joining; may hold gone ones
+  std::vector<std::vector<int>> members_;    // per link: bundles, in order of joining; may hold gone ones
   std::vector<std::vector<int>> opened_on_;  // per link: bundles a run after removals re-fills
-  std::vector<int> live_, dead_;           // per link: bundles, gone bundles not yet compacted
-  std::vector<std::int64_t> flows_on_;     // per link: flows
-  std::vector<int> busy_;                  // links with live_ > 0, and each one's position there
+  std::vector<int> live_, dead_;             // per link: bundles, gone bundles not yet compacted
+  std::vector<std::int64_t> flows_on_;       // per link: flows
+  std::vector<int> busy_;                    // links with live_ > 0, and each one's position there
   std::vector<int> busy_at_;
 
-  std::vector<int> order_;             // the last run's bundles in the order it froze them
-  std::size_t first_removed_;          // smallest order_at of a bundle that lost a flow since the last run
-  std::vector<int> added_;             // bundles created since the last run
-  bool full_ = true;                   // the next run must fill everything
+  std::vector<int> order_;     // the last run's bundles in the order it froze them
+  std::size_t first_removed_;  // smallest order_at of a bundle that lost a flow since the last run
+  std::vector<int> added_;     // bundles created since the last run
+  bool full_ = true;           // the next run must fill everything
   std::size_t refilled_ = 0, refilled_bundles_ = 0;
   std::vector<int> changed_;
   std::vector<int> touched_;     // links set up for this run

@@ -23,11 +23,12 @@ net::Network job_network(const JobSpec& spec) {
   try {
     network = net::load_network(spec.network);
   } catch (const InputError& e) {
-    throw InputError(spec.network_at, fmt::format("job '{}': field 'network': {}: {}", spec.name, e.where(), e.detail()));
+    throw InputError(spec.network_at,
+                     fmt::format("job '{}': field 'network': {}: {}", spec.name, e.where(), e.detail()));
   }
   if (network.num_npus() != static_cast<std::uint64_t>(spec.npus))
-    throw InputError(spec.network_at, fmt::format("job '{}': field 'network': '{}' has {} NPUs, the job {}", spec.name, spec.network,
-                                                  network.num_npus(), spec.npus));
+    throw InputError(spec.network_at, fmt::format("job '{}': field 'network': '{}' has {} NPUs, the job {}", spec.name,
+                                                  spec.network, network.num_npus(), spec.npus));
   return network;
 }
 
@@ -45,8 +46,8 @@ JobMix make_job_mix(const JobsFile& file, const net::GraphNetwork& fabric) {
     const auto where = fmt::format("{}: job '{}'", spec.at, spec.name);
     // Imports (ASTRA-sim text, Chakra, execution graphs) span the dimensions of a network: the
     // job's `network`, or one dimension of its NPUs; NPU i of it runs on the job's i-th server.
-    const auto import_network = spec.network.empty() ? workload::logical_network(workload::ParallelismConfig{}, spec.npus)
-                                                     : job_network(spec);
+    const auto import_network =
+        spec.network.empty() ? workload::logical_network(workload::ParallelismConfig{}, spec.npus) : job_network(spec);
     workload::LoadOptions options;
     options.iterations = spec.iterations;
     options.ns_per_cycle = spec.ns_per_cycle;
@@ -56,19 +57,23 @@ JobMix make_job_mix(const JobsFile& file, const net::GraphNetwork& fabric) {
     workload::ComputeModel compute;
     if (loaded.model) {
       if (!spec.network.empty())
-        throw InputError(spec.network_at, fmt::format("job '{}': field 'network' applies to ASTRA-sim, Chakra and execution-graph "
-                                                      "workloads; a model's parallelism gives its network", spec.name));
+        throw InputError(spec.network_at,
+                         fmt::format("job '{}': field 'network' applies to ASTRA-sim, Chakra and execution-graph "
+                                     "workloads; a model's parallelism gives its network",
+                                     spec.name));
       auto& entry = *loaded.model;
       if (workload::pipelined(entry.parallelism))
-        throw InputError(where + ": workload", fmt::format("'{}' is pipelined; the flow-level model of a fabric runs one stage",
-                                                           spec.workload));
+        throw InputError(
+            where + ": workload",
+            fmt::format("'{}' is pipelined; the flow-level model of a fabric runs one stage", spec.workload));
       job.logical = workload::logical_network(entry.parallelism, spec.npus);
       job.dag = workload::build_training_dag(entry.model, entry.parallelism, job.logical);
       compute = entry.parallelism.compute;
     } else {
       if (loaded.dag.stages != 1)
-        throw InputError(where + ": workload", fmt::format("'{}' has {} pipeline stages; the flow-level model of a fabric runs one",
-                                                           spec.workload, loaded.dag.stages));
+        throw InputError(where + ": workload",
+                         fmt::format("'{}' has {} pipeline stages; the flow-level model of a fabric runs one",
+                                     spec.workload, loaded.dag.stages));
       job.logical = import_network;
       job.dag = std::move(loaded.dag);
     }
@@ -94,7 +99,8 @@ JobMixResult run_job_mix(const JobMix& mix, double batch_tolerance, double link_
 
 std::string link_windows_csv(const JobMixResult& result, const std::string& field) {
   const auto& run = result.together;
-  if (!(run.link_window_ns > 0)) throw InputError(field, "the link windows were not recorded (run_job_mix without a window)");
+  if (!(run.link_window_ns > 0))
+    throw InputError(field, "the link windows were not recorded (run_job_mix without a window)");
   std::string csv = "window_start_ns,window_end_ns,link,from,to,gbps,bytes,utilization\n";
   const double w = run.link_window_ns;
   for (std::size_t i = 0; i < run.link_window_bytes.size(); ++i)
@@ -102,8 +108,8 @@ std::string link_windows_csv(const JobMixResult& result, const std::string& fiel
       if (!(run.flows.link_bytes[l] > 0)) continue;  // links that never carried traffic: no rows
       const auto& link = run.fabric.links[l];
       const double bytes = run.link_window_bytes[i][l];
-      csv += fmt::format("{},{},{},{},{},{},{},{}\n", static_cast<double>(i) * w, static_cast<double>(i + 1) * w, l, link.from,
-                         link.to, link.gbps, bytes, link.gbps > 0 ? bytes / (link.gbps / 8.0 * w) : 0.0);
+      csv += fmt::format("{},{},{},{},{},{},{},{}\n", static_cast<double>(i) * w, static_cast<double>(i + 1) * w, l,
+                         link.from, link.to, link.gbps, bytes, link.gbps > 0 ? bytes / (link.gbps / 8.0 * w) : 0.0);
     }
   return csv;
 }
@@ -117,25 +123,26 @@ nlohmann::json to_json(const JobMix& mix, const JobMixResult& result) {
     const auto& r = run.jobs[j].result;
     const auto& alone = result.alone[j].result;
     const double it = r.iterations;
-    jobs.push_back({{"name", job.name},
-                    {"workload", job.dag.name},
-                    {"npus", job.servers.size()},
-                    {"logical_network", job.logical.shape()},
-                    {"placement", std::string(to_string(spec.policy))},
-                    {"servers", job.servers},
-                    {"start_ns", job.start_ns},
-                    {"end_ns", job.start_ns + r.total_ns},
-                    {"iterations", r.iterations},
-                    {"iteration_time_ns", r.total_ns / it},
-                    {"alone_iteration_time_ns", alone.total_ns / it},
-                    {"slowdown", alone.total_ns > 0 ? r.total_ns / alone.total_ns : 1.0},
-                    {"iteration_times_ns", run.jobs[j].iteration_ns},
-                    {"compute_ns", r.compute_ns / it},
-                    {"exposed_comm_ns", r.exposed_comm_ns / it},
-                    {"alone_exposed_comm_ns", alone.exposed_comm_ns / it},
-                    {"comm_active_ns", r.comm_active_ns / it},
-                    {"bytes_per_npu", r.bytes_per_npu / it},
-                    {"slowest_speed", spec.speeds.empty() ? 1.0 : *std::min_element(spec.speeds.begin(), spec.speeds.end())}});
+    jobs.push_back(
+        {{"name", job.name},
+         {"workload", job.dag.name},
+         {"npus", job.servers.size()},
+         {"logical_network", job.logical.shape()},
+         {"placement", std::string(to_string(spec.policy))},
+         {"servers", job.servers},
+         {"start_ns", job.start_ns},
+         {"end_ns", job.start_ns + r.total_ns},
+         {"iterations", r.iterations},
+         {"iteration_time_ns", r.total_ns / it},
+         {"alone_iteration_time_ns", alone.total_ns / it},
+         {"slowdown", alone.total_ns > 0 ? r.total_ns / alone.total_ns : 1.0},
+         {"iteration_times_ns", run.jobs[j].iteration_ns},
+         {"compute_ns", r.compute_ns / it},
+         {"exposed_comm_ns", r.exposed_comm_ns / it},
+         {"alone_exposed_comm_ns", alone.exposed_comm_ns / it},
+         {"comm_active_ns", r.comm_active_ns / it},
+         {"bytes_per_npu", r.bytes_per_npu / it},
+         {"slowest_speed", spec.speeds.empty() ? 1.0 : *std::min_element(spec.speeds.begin(), spec.speeds.end())}});
   }
   nlohmann::json links = nlohmann::json::array();
   for (std::size_t l = 0; l < run.fabric.links.size(); ++l) {
@@ -150,11 +157,12 @@ nlohmann::json to_json(const JobMix& mix, const JobMixResult& result) {
                      {"busy_ns", run.flows.link_busy_ns[l]},
                      {"utilization", run.link_capacity_bytes[l] > 0 ? bytes / run.link_capacity_bytes[l] : 0.0}});
   }
-  return {{"fabric", {{"name", run.fabric.name},
-                      {"servers", run.fabric.servers},
-                      {"switches", run.fabric.switches},
-                      {"links", run.fabric.links.size()},
-                      {"server_gbps", server_bandwidth_gbps(run.fabric)}}},
+  return {{"fabric",
+           {{"name", run.fabric.name},
+            {"servers", run.fabric.servers},
+            {"switches", run.fabric.switches},
+            {"links", run.fabric.links.size()},
+            {"server_gbps", server_bandwidth_gbps(run.fabric)}}},
           {"makespan_ns", run.makespan_ns},
           {"flows", run.flow_count},
           {"jobs", jobs},

@@ -15,7 +15,7 @@ namespace chorus::sim::jobs {
 struct JobMix {
   net::GraphNetwork fabric;
   std::vector<JobSpec> specs;
-  std::vector<SharedJob> jobs;  // in file order
+  std::vector<SharedJob> jobs;               // in file order
   std::vector<TimedLinkFault> timed_faults;  // link faults during the run (together and alone alike)
 };
 

@@ -22,7 +22,7 @@ struct JobSpec {
   std::string network;   // imports only: the dimension network their collectives span (YAML or preset, `npus` NPUs);
                          // empty: one dimension of the job's NPUs
   double ns_per_cycle = 1.0;  // ASTRA-sim text workloads: nanoseconds per compute cycle
-  int npus = 0;          // one NPU per fabric server
+  int npus = 0;               // one NPU per fabric server
   PlacementPolicy policy = PlacementPolicy::kContiguous;
   std::vector<int> servers;  // kExplicit: NPU i on servers[i]
   std::uint64_t seed = 1;    // kRandom
@@ -39,7 +39,7 @@ struct JobsFile {
   std::string source;
   std::string fabric;  // fabric YAML path (resolved like workloads); may be empty when the command line gives it
   std::vector<JobSpec> jobs;
-  std::vector<net::LinkFault> link_faults;  // degraded or failed links of the fabric, for the whole run
+  std::vector<net::LinkFault> link_faults;        // degraded or failed links of the fabric, for the whole run
   std::vector<TimedLinkFault> timed_link_faults;  // links: entries with at_ms (and until_ms): during the run
 };
 

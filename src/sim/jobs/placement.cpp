@@ -42,7 +42,8 @@ std::vector<std::vector<int>> place_jobs(const std::vector<JobSpec>& jobs, const
   for (std::size_t j = 0; j < jobs.size(); ++j) {
     const auto& job = jobs[j];
     if (job.npus > fabric.servers)
-      placement_error(job, fmt::format("{} NPUs but fabric '{}' has {} servers", job.npus, fabric.name, fabric.servers));
+      placement_error(job,
+                      fmt::format("{} NPUs but fabric '{}' has {} servers", job.npus, fabric.name, fabric.servers));
     if (job.policy != PlacementPolicy::kExplicit) continue;
     for (std::size_t k = 0; k < job.servers.size(); ++k) {
       const int s = job.servers[k];
@@ -66,12 +67,15 @@ std::vector<std::vector<int>> place_jobs(const std::vector<JobSpec>& jobs, const
     for (int s = 0; s < fabric.servers; ++s)
       if (owner[static_cast<std::size_t>(s)] < 0) free.push_back(s);
     if (static_cast<int>(free.size()) < job.npus)
-      placement_error(job, fmt::format("{} NPUs but only {} of fabric '{}''s {} servers are left free by the jobs before it",
-                                       job.npus, free.size(), fabric.name, fabric.servers));
+      placement_error(job,
+                      fmt::format("{} NPUs but only {} of fabric '{}''s {} servers are left free by the jobs before it",
+                                  job.npus, free.size(), fabric.name, fabric.servers));
     auto& mine = placed[j];
     switch (job.policy) {
       case PlacementPolicy::kExplicit:
-      case PlacementPolicy::kContiguous: mine.assign(free.begin(), free.begin() + job.npus); break;
+      case PlacementPolicy::kContiguous:
+        mine.assign(free.begin(), free.begin() + job.npus);
+        break;
       case PlacementPolicy::kRandom: {
         Rng rng(job.seed);
         for (int k = 0; k < job.npus; ++k)

@@ -22,10 +22,12 @@ SharedFabricRun simulate_shared_fabric(const net::GraphNetwork& fabric, const st
   std::vector<std::unique_ptr<DagRun>> runs;
   for (const SharedJob* job : jobs) {
     if (job->dag.stages != 1)
-      throw InputError(job->name, fmt::format("{} pipeline stages; the flow-level model of a fabric runs one", job->dag.stages));
+      throw InputError(job->name,
+                       fmt::format("{} pipeline stages; the flow-level model of a fabric runs one", job->dag.stages));
     workload::validate(job->dag, job->logical.num_dims(), job->name);
     nets.push_back(std::make_unique<FlowNetwork>(shared, job->logical, job->servers, job->name));
-    runs.push_back(std::make_unique<DagRun>(job->dag, job->compute_ns, std::vector<NetworkModel*>{nets.back().get()}, job->start_ns));
+    runs.push_back(std::make_unique<DagRun>(job->dag, job->compute_ns, std::vector<NetworkModel*>{nets.back().get()},
+                                            job->start_ns));
   }
   while (true) {
     DagRun* next = nullptr;
@@ -39,7 +41,8 @@ SharedFabricRun simulate_shared_fabric(const net::GraphNetwork& fabric, const st
     // A capacity change before the jobs' next event (or while every flow waits for a link that is
     // down: no event at all) comes first; on a tie, the jobs' events.
     if (next_change < changes.size() && changes[next_change].at_ns < at) {
-      shared.set_capacities_at(std::max(changes[next_change].at_ns, shared.engine().now_ns()), changes[next_change].gbps);
+      shared.set_capacities_at(std::max(changes[next_change].at_ns, shared.engine().now_ns()),
+                               changes[next_change].gbps);
       ++next_change;
       continue;
     }

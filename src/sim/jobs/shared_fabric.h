@@ -16,9 +16,9 @@ namespace chorus::sim::jobs {
 
 struct SharedJob {
   std::string name;
-  workload::Dag dag;              // one stage (the flow-level model runs no pipeline)
-  net::Network logical;           // the DAG's logical network; NPU i runs on servers[i]
-  std::vector<int> servers;       // distinct servers of the fabric
+  workload::Dag dag;               // one stage (the flow-level model runs no pipeline)
+  net::Network logical;            // the DAG's logical network; NPU i runs on servers[i]
+  std::vector<int> servers;        // distinct servers of the fabric
   std::vector<double> compute_ns;  // per DAG node (comm nodes: ignored)
   double start_ns = 0;
 };
@@ -30,10 +30,10 @@ struct JobTimeline {
 
 struct SharedFabricRun {
   std::vector<JobTimeline> jobs;
-  net::GraphNetwork fabric;  // as simulated (parallel links merged)
-  flow::FlowResult flows;    // per link bytes and busy time, over all jobs
+  net::GraphNetwork fabric;                 // as simulated (parallel links merged)
+  flow::FlowResult flows;                   // per link bytes and busy time, over all jobs
   std::vector<double> link_capacity_bytes;  // per link: capacity x makespan
-  double makespan_ns = 0;    // the last job's end
+  double makespan_ns = 0;                   // the last job's end
   std::size_t flow_count = 0;
   // With link_window_ns > 0: per window [i w, (i + 1) w) of time, per link, the bytes carried
   // (flow::FlowEngine::record_link_windows), windows up to the last that carried a byte.

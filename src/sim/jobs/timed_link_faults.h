@@ -27,6 +27,7 @@ struct CapacityChange {
 // `fabric` (as simulated: parallel links merged) at its bandwidth times the fractions of the faults
 // in force then on it. InputError naming a fault's `where` for no link from -> to in `fabric`,
 // at_ns < 0, until_ns <= at_ns, a fraction outside [0, 1], or a link down without an end.
-std::vector<CapacityChange> capacity_changes(const net::GraphNetwork& fabric, const std::vector<TimedLinkFault>& faults);
+std::vector<CapacityChange> capacity_changes(const net::GraphNetwork& fabric,
+                                             const std::vector<TimedLinkFault>& faults);
 
 }  // namespace chorus::sim::jobs

@@ -23,15 +23,19 @@ double mean_mp_hops(const Topology& t) { return t.mp_bytes > 0 ? t.mp_byte_hops 
 }  // namespace
 
 AlternatingResult alternating_optimization(const Job& job, const AlternatingOptions& o) {
-  if (o.degree < 1) throw InputError("--degree", fmt::format("every server needs at least 1 interface, got {}", o.degree));
-  if (!(o.gbps > 0) || !std::isfinite(o.gbps)) throw InputError("--bandwidth", fmt::format("must be > 0 Gb/s, got {}", o.gbps));
+  if (o.degree < 1)
+    throw InputError("--degree", fmt::format("every server needs at least 1 interface, got {}", o.degree));
+  if (!(o.gbps > 0) || !std::isfinite(o.gbps))
+    throw InputError("--bandwidth", fmt::format("must be > 0 Gb/s, got {}", o.gbps));
   if (o.rounds < 0) throw InputError("--rounds", fmt::format("must be >= 0, got {}", o.rounds));
   const auto say = [&](const std::string& line) {
     if (o.progress) o.progress(line);
   };
   StrategyEvaluator evaluator(job);
   AlternatingResult result;
-  const auto topology_for = [&](const Strategy& s) { return topology_finder(job.servers, o.degree, evaluator.traffic(s), o.finder); };
+  const auto topology_for = [&](const Strategy& s) {
+    return topology_finder(job.servers, o.degree, evaluator.traffic(s), o.finder);
+  };
 
   // The baseline: the job's own strategy on the topology built for it.
   result.own_strategy = initial_strategy(job);
@@ -90,13 +94,15 @@ std::string alternating_csv(const AlternatingResult& result) {
   std::string out =
       "round,strategy,mp_npus,layers_split,searched_ms,iteration_ms,steps,accepted,improvements,mp_hops_mean,"
       "degree_allreduce,degree_mp\n";
-  out += fmt::format("own,\"{}\",{},{},,{:.6f},,,,{:.4f},{},{}\n", result.own_strategy.key(), result.own_strategy.mp_npus,
-                     layers_split(result.own_strategy), result.own_ns / 1e6, mean_mp_hops(result.own_topology),
-                     result.own_topology.degree_allreduce, result.own_topology.degree_mp);
+  out +=
+      fmt::format("own,\"{}\",{},{},,{:.6f},,,,{:.4f},{},{}\n", result.own_strategy.key(), result.own_strategy.mp_npus,
+                  layers_split(result.own_strategy), result.own_ns / 1e6, mean_mp_hops(result.own_topology),
+                  result.own_topology.degree_allreduce, result.own_topology.degree_mp);
   for (const auto& r : result.rounds)
-    out += fmt::format("{},\"{}\",{},{},{:.6f},{:.6f},{},{},{},{:.4f},{},{}\n", r.round, r.strategy.key(), r.strategy.mp_npus,
-                       layers_split(r.strategy), r.searched_ns / 1e6, r.iteration_ns / 1e6, r.steps, r.accepted, r.improvements,
-                       mean_mp_hops(r.topology), r.topology.degree_allreduce, r.topology.degree_mp);
+    out += fmt::format("{},\"{}\",{},{},{:.6f},{:.6f},{},{},{},{:.4f},{},{}\n", r.round, r.strategy.key(),
+                       r.strategy.mp_npus, layers_split(r.strategy), r.searched_ns / 1e6, r.iteration_ns / 1e6, r.steps,
+                       r.accepted, r.improvements, mean_mp_hops(r.topology), r.topology.degree_allreduce,
+                       r.topology.degree_mp);
   return out;
 }
 

@@ -21,22 +21,22 @@
 namespace chorus::topoopt {
 
 struct AlternatingOptions {
-  int degree = 4;       // d interfaces per server
-  double gbps = 100;    // B per interface
-  int rounds = 3;       // k, after round 0
-  SearchOptions search; // each round's search; round r uses seed search.seed + r
+  int degree = 4;        // d interfaces per server
+  double gbps = 100;     // B per interface
+  int rounds = 3;        // k, after round 0
+  SearchOptions search;  // each round's search; round r uses seed search.seed + r
   FinderOptions finder;
   std::function<void(const std::string&)> progress;  // one line per finished phase
 };
 
 struct CoOptRound {
   int round = 0;
-  Strategy strategy;           // S_r
-  double searched_ns = 0;      // S_r on the network it was searched on (round 0: the ideal Fat-tree)
-  Topology topology;           // G_r
-  double iteration_ns = 0;     // S_r on G_r
+  Strategy strategy;        // S_r
+  double searched_ns = 0;   // S_r on the network it was searched on (round 0: the ideal Fat-tree)
+  Topology topology;        // G_r
+  double iteration_ns = 0;  // S_r on G_r
   int steps = 0, accepted = 0, improvements = 0;
-  bool improved = false;       // the best so far changed in this round
+  bool improved = false;  // the best so far changed in this round
 };
 
 struct AlternatingResult {

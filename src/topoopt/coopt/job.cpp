@@ -12,11 +12,15 @@ Job server_job(const std::string& name, int servers, const ServerSpec& spec, int
   if (spec.gpus < 1) throw InputError("--gpus-per-server", fmt::format("must be >= 1, got {}", spec.gpus));
   auto entry = workload::zoo_model(name, field);
   const int batch = entry.model.batch_per_npu * spec.gpus;
-  if (name == "topoopt-candle") entry.model = workload::candle_uno(batch);
-  else if (name == "topoopt-bert") entry.model = workload::bert_topoopt(batch);
-  else if (name == "topoopt-dlrm") entry.model = workload::dlrm_topoopt(batch);
+  if (name == "topoopt-candle")
+    entry.model = workload::candle_uno(batch);
+  else if (name == "topoopt-bert")
+    entry.model = workload::bert_topoopt(batch);
+  else if (name == "topoopt-dlrm")
+    entry.model = workload::dlrm_topoopt(batch);
   else if (spec.gpus != 1)
-    throw InputError(field, fmt::format("'{}' is not a TopoOpt Table 2 model (topoopt-candle, topoopt-bert, topoopt-dlrm)", name));
+    throw InputError(
+        field, fmt::format("'{}' is not a TopoOpt Table 2 model (topoopt-candle, topoopt-bert, topoopt-dlrm)", name));
   Job job;
   job.model = std::move(entry.model);
   job.parallelism = entry.parallelism;

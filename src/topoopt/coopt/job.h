@@ -12,8 +12,8 @@
 namespace chorus::topoopt {
 
 struct ServerSpec {
-  int gpus = 4;               // GPUs per server: the per-GPU batch of Table 2 times this
-  double gpu_tflops = 156;    // A100 TF32 tensor-core peak (the models train in FP32)
+  int gpus = 4;             // GPUs per server: the per-GPU batch of Table 2 times this
+  double gpu_tflops = 156;  // A100 TF32 tensor-core peak (the models train in FP32)
   double gpu_memory_gbs = 1555;
 };
 
@@ -21,7 +21,7 @@ struct Job {
   workload::Model model;
   workload::ParallelismConfig parallelism;  // the zoo's, iterations set
   int servers = 0;
-  workload::ComputeModel compute;           // one server's
+  workload::ComputeModel compute;  // one server's
 };
 
 // The zoo model `name` on `servers` servers. For TopoOpt's Table 2 models (topoopt-candle,

@@ -39,17 +39,21 @@ namespace {
 // Whether the model says how its layers are split (some layer all-reduces its activations, as
 // Megatron's pairs do). Without that, "every layer split" would move no activations at all.
 bool has_split_pattern(const workload::Model& model) {
-  return std::any_of(model.layers.begin(), model.layers.end(), [](const workload::Layer& l) { return l.mp_all_reduce; });
+  return std::any_of(model.layers.begin(), model.layers.end(),
+                     [](const workload::Layer& l) { return l.mp_all_reduce; });
 }
 
 }  // namespace
 
 const StrategyEvaluator::Built& StrategyEvaluator::built(const Strategy& s) {
   if (s.mp_npus < 1 || job_.servers % s.mp_npus != 0)
-    throw InputError("strategy", fmt::format("model-parallel group of {} does not divide the {} servers", s.mp_npus, job_.servers));
+    throw InputError("strategy",
+                     fmt::format("model-parallel group of {} does not divide the {} servers", s.mp_npus, job_.servers));
   if (s.mp_npus > 1 && s.layer_mp.empty() && !has_split_pattern(job_.model))
-    throw InputError("strategy", fmt::format("{} does not say how its layers are split (no layer all-reduces its activations): "
-                                             "a model-parallel group of {} needs per-layer choices", job_.model.name, s.mp_npus));
+    throw InputError("strategy",
+                     fmt::format("{} does not say how its layers are split (no layer all-reduces its activations): "
+                                 "a model-parallel group of {} needs per-layer choices",
+                                 job_.model.name, s.mp_npus));
   Strategy shape = s;
   shape.placement.clear();
   const auto key = shape.key();
@@ -63,7 +67,8 @@ const StrategyEvaluator::Built& StrategyEvaluator::built(const Strategy& s) {
     // generator divides the work by m); a replicated layer runs each server's own samples.
     auto model = job_.model;
     if (!s.layer_mp.empty() && s.layer_mp.size() != model.layers.size())
-      throw InputError("strategy", fmt::format("per-layer choices for {} layers, the model has {}", s.layer_mp.size(), model.layers.size()));
+      throw InputError("strategy", fmt::format("per-layer choices for {} layers, the model has {}", s.layer_mp.size(),
+                                               model.layers.size()));
     for (std::size_t l = 0; l < model.layers.size() && s.mp_npus > 1; ++l)
       if (s.layer_mp.empty() || s.layer_mp[l]) {
         auto& layer = model.layers[l];
@@ -94,14 +99,16 @@ Traffic StrategyEvaluator::traffic(const Strategy& s) {
   return traffic_from_dag(b.dag, b.logical, s.placement);
 }
 
-SearchResult parallelization_search(StrategyEvaluator& evaluator, const Strategy& start, const net::GraphNetwork& fabric,
-                                    const SearchOptions& o) {
+SearchResult parallelization_search(StrategyEvaluator& evaluator, const Strategy& start,
+                                    const net::GraphNetwork& fabric, const SearchOptions& o) {
   const int n = evaluator.job().servers;
   const int layers = static_cast<int>(evaluator.job().model.layers.size());
   // Each step keeps its record (about 20 KB with the strategy it tried): a million steps is
   // hours of flow simulations and 20 GB; refuse more.
-  if (o.max_steps < 0 || o.max_steps > 100000) throw InputError("--steps", fmt::format("must be in 0..100000, got {}", o.max_steps));
-  if (o.patience < 1 || o.patience > 100000) throw InputError("--patience", fmt::format("must be in 1..100000, got {}", o.patience));
+  if (o.max_steps < 0 || o.max_steps > 100000)
+    throw InputError("--steps", fmt::format("must be in 0..100000, got {}", o.max_steps));
+  if (o.patience < 1 || o.patience > 100000)
+    throw InputError("--patience", fmt::format("must be in 1..100000, got {}", o.patience));
   require_memory(20e3 * o.max_steps, "--steps", fmt::format("a search of {} steps", o.max_steps));
   if (!(o.temperature >= 0) || !std::isfinite(o.temperature))
     throw InputError("--temperature", fmt::format("must be a finite number >= 0, got {}", o.temperature));
@@ -151,7 +158,8 @@ SearchResult parallelization_search(StrategyEvaluator& evaluator, const Strategy
         std::vector<int> others;
         for (int g : groups)
           if (g != current.mp_npus) others.push_back(g);
-        next.mp_npus = others[static_cast<std::size_t>(rng.uniform_int(0, static_cast<std::int64_t>(others.size()) - 1))];
+        next.mp_npus =
+            others[static_cast<std::size_t>(rng.uniform_int(0, static_cast<std::int64_t>(others.size()) - 1))];
         if (next.mp_npus == 1) next.layer_mp.clear();  // no group: the choices mean nothing
         if (next.mp_npus > 1 && next.layer_mp.empty() && !has_split_pattern(evaluator.job().model))
           next.layer_mp.assign(static_cast<std::size_t>(layers), true);
@@ -172,8 +180,9 @@ SearchResult parallelization_search(StrategyEvaluator& evaluator, const Strategy
     ++r.steps;
     const double t = evaluate(next);
     // Metropolis: always downhill, uphill with probability exp(-relative slowdown / temperature).
-    const bool accept = t <= current_ns ||
-                        (o.temperature > 0 && rng.uniform01() < std::exp(-(t - current_ns) / (o.temperature * current_ns)));
+    const bool accept =
+        t <= current_ns ||
+        (o.temperature > 0 && rng.uniform01() < std::exp(-(t - current_ns) / (o.temperature * current_ns)));
     if (accept) {
       ++r.accepted;
       current = std::move(next);

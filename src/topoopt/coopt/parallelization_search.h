@@ -83,15 +83,15 @@ struct SearchOptions {
 struct SearchResult {
   Strategy start, best;
   double start_ns = 0, best_ns = 0;
-  int steps = 0;        // proposals made
+  int steps = 0;  // proposals made
   int accepted = 0;
-  int improvements = 0; // new bests
+  int improvements = 0;               // new bests
   std::vector<double> best_trace_ns;  // best so far after each proposal
 };
 
 // InputError for max_steps < 0, patience < 1, temperature < 0, or a group size in mp_choices that
 // does not divide the servers.
-SearchResult parallelization_search(StrategyEvaluator& evaluator, const Strategy& start, const net::GraphNetwork& fabric,
-                                    const SearchOptions& options);
+SearchResult parallelization_search(StrategyEvaluator& evaluator, const Strategy& start,
+                                    const net::GraphNetwork& fabric, const SearchOptions& options);
 
 }  // namespace chorus::topoopt

@@ -27,9 +27,10 @@ std::int64_t whole(double v, const std::string& at, const std::string& field, co
 
 std::string export_chakra(const Dag& dag, const net::Network& network) {
   if (dag.stages > 1)
-    throw InputError(dag.name, fmt::format("a pipeline of {} stages cannot be exported: its stage-to-stage transfers are "
-                                           "point to point, and the DAG does not name the peer ranks",
-                                           dag.stages));
+    throw InputError(dag.name,
+                     fmt::format("a pipeline of {} stages cannot be exported: its stage-to-stage transfers are "
+                                 "point to point, and the DAG does not name the peer ranks",
+                                 dag.stages));
   pb::GlobalMetadata meta;
   meta.set_version("0.0.4");
   std::vector<pb::Node> nodes;
@@ -55,13 +56,16 @@ std::string export_chakra(const Dag& dag, const net::Network& network) {
       if (n.duration_ns > 0) {
         const double us = n.duration_ns / 1000;
         if (us != std::floor(us))
-          throw InputError(at, fmt::format("field duration: {} ns is not whole microseconds (Chakra's unit; for an ASTRA-sim "
-                                           "text workload, --ns-per-cycle 1000 writes cycles as microseconds, as Chakra's "
-                                           "text converter does)", n.duration_ns));
+          throw InputError(
+              at, fmt::format("field duration: {} ns is not whole microseconds (Chakra's unit; for an ASTRA-sim "
+                              "text workload, --ns-per-cycle 1000 writes cycles as microseconds, as Chakra's "
+                              "text converter does)",
+                              n.duration_ns));
         m.set_duration_micros(static_cast<std::uint64_t>(whole(us, at, "duration", "microseconds")));
       } else if (n.duration_ns < 0) {
         attr("num_ops")->set_int64_val(whole(n.flops, at, "flops (num_ops)", "FLOPs"));
-        attr("tensor_size")->set_uint64_val(static_cast<std::uint64_t>(whole(n.mem_bytes, at, "mem_bytes (tensor_size)", "bytes")));
+        attr("tensor_size")
+            ->set_uint64_val(static_cast<std::uint64_t>(whole(n.mem_bytes, at, "mem_bytes (tensor_size)", "bytes")));
       }
       attr(kChakraComputeKindAttr)->set_string_val(std::string(to_string(n.compute)));
       chorus_attrs();
@@ -73,10 +77,18 @@ std::string export_chakra(const Dag& dag, const net::Network& network) {
     m.set_type(pb::COMM_COLL_NODE);
     pb::CollectiveCommType type = pb::ALL_REDUCE;
     switch (n.op) {
-      case coll::CollectiveOp::kAllReduce: type = pb::ALL_REDUCE; break;
-      case coll::CollectiveOp::kAllGather: type = pb::ALL_GATHER; break;
-      case coll::CollectiveOp::kReduceScatter: type = pb::REDUCE_SCATTER; break;
-      case coll::CollectiveOp::kAllToAll: type = pb::ALL_TO_ALL; break;
+      case coll::CollectiveOp::kAllReduce:
+        type = pb::ALL_REDUCE;
+        break;
+      case coll::CollectiveOp::kAllGather:
+        type = pb::ALL_GATHER;
+        break;
+      case coll::CollectiveOp::kReduceScatter:
+        type = pb::REDUCE_SCATTER;
+        break;
+      case coll::CollectiveOp::kAllToAll:
+        type = pb::ALL_TO_ALL;
+        break;
     }
     attr("comm_type")->set_int64_val(type);
     double group = 1;

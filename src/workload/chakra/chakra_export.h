@@ -27,10 +27,10 @@ inline constexpr const char* kChakraIterationAttr = "chorus_iteration";       //
 std::string export_chakra(const Dag& dag, const net::Network& network);
 
 struct ChakraExportFiles {
-  std::string first;        // <dir>/<name>.0.et
-  std::size_t files = 0;    // one per NPU of the network
-  std::size_t bytes = 0;    // of one file
-  std::size_t nodes = 0;    // per file
+  std::string first;      // <dir>/<name>.0.et
+  std::size_t files = 0;  // one per NPU of the network
+  std::size_t bytes = 0;  // of one file
+  std::size_t nodes = 0;  // per file
 };
 
 // Writes `dir`/`name`.<rank>.et for every rank of the network: rank 0's file, the others hard

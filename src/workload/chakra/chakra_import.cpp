@@ -54,14 +54,22 @@ class NodeReader {
     const Attr* a = find(name);
     if (!a) return std::nullopt;
     switch (a->value_case()) {
-      case Attr::kInt32Val: return a->int32_val();
-      case Attr::kInt64Val: return a->int64_val();
-      case Attr::kUint32Val: return a->uint32_val();
-      case Attr::kSint32Val: return a->sint32_val();
-      case Attr::kSint64Val: return a->sint64_val();
-      case Attr::kFixed32Val: return a->fixed32_val();
-      case Attr::kSfixed32Val: return a->sfixed32_val();
-      case Attr::kSfixed64Val: return a->sfixed64_val();
+      case Attr::kInt32Val:
+        return a->int32_val();
+      case Attr::kInt64Val:
+        return a->int64_val();
+      case Attr::kUint32Val:
+        return a->uint32_val();
+      case Attr::kSint32Val:
+        return a->sint32_val();
+      case Attr::kSint64Val:
+        return a->sint64_val();
+      case Attr::kFixed32Val:
+        return a->fixed32_val();
+      case Attr::kSfixed32Val:
+        return a->sfixed32_val();
+      case Attr::kSfixed64Val:
+        return a->sfixed64_val();
       case Attr::kUint64Val:
       case Attr::kFixed64Val: {
         const std::uint64_t v = a->value_case() == Attr::kUint64Val ? a->uint64_val() : a->fixed64_val();
@@ -69,7 +77,8 @@ class NodeReader {
           fail("attr " + name, fmt::format("value {} is too large", v));
         return static_cast<std::int64_t>(v);
       }
-      default: fail("attr " + name, fmt::format("must be an integer, found {}", value_case_name(*a)));
+      default:
+        fail("attr " + name, fmt::format("must be an integer, found {}", value_case_name(*a)));
     }
   }
   std::int64_t non_negative(const std::string& name, std::int64_t v) const {
@@ -95,7 +104,8 @@ class NodeReader {
   std::optional<bool> boolean(const std::string& name) const {
     const Attr* a = find(name);
     if (!a) return std::nullopt;
-    if (a->value_case() != Attr::kBoolVal) fail("attr " + name, fmt::format("must be bool_val, found {}", value_case_name(*a)));
+    if (a->value_case() != Attr::kBoolVal)
+      fail("attr " + name, fmt::format("must be bool_val, found {}", value_case_name(*a)));
     return a->bool_val();
   }
 
@@ -110,7 +120,9 @@ ComputeKind compute_kind_from_name(const std::string& name) {
   // COMP_NODE_<layer>_{FWD,IG,WG}. Anything else counts as forward, optimizer steps aside.
   std::string n = name;
   std::transform(n.begin(), n.end(), n.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  auto ends = [&](const char* s) { return n.size() >= std::strlen(s) && n.compare(n.size() - std::strlen(s), std::string::npos, s) == 0; };
+  auto ends = [&](const char* s) {
+    return n.size() >= std::strlen(s) && n.compare(n.size() - std::strlen(s), std::string::npos, s) == 0;
+  };
   if (ends("_ig")) return ComputeKind::kInputGradient;
   if (ends("_wg")) return ComputeKind::kWeightGradient;
   if (n.find("optimizer") != std::string::npos) return ComputeKind::kOptimizer;
@@ -131,7 +143,7 @@ std::vector<int> coordinates(const net::Network& network, std::uint64_t npu) {
 constexpr std::int64_t kMaxTraceIterations = 1000;
 
 struct Imported {
-  bool no_op = false;  // METADATA_NODE / INVALID_NODE: finish at once, dependents inherit deps
+  bool no_op = false;   // METADATA_NODE / INVALID_NODE: finish at once, dependents inherit deps
   std::string skipped;  // why a node became a no-op under skip_unsupported (for the notes)
   Node node;
   std::vector<std::size_t> deps;  // indices into the trace's node list
@@ -145,7 +157,9 @@ Imported map_node(const pb::Node& m, const NodeReader& r, const net::Network& ne
   const double us = static_cast<double>(m.duration_micros());
   switch (m.type()) {
     case pb::INVALID_NODE:
-    case pb::METADATA_NODE: out.no_op = true; break;
+    case pb::METADATA_NODE:
+      out.no_op = true;
+      break;
     case pb::COMP_NODE: {
       n.kind = NodeKind::kCompute;
       n.compute = compute_kind_from_name(n.name);
@@ -189,10 +203,18 @@ Imported map_node(const pb::Node& m, const NodeReader& r, const net::Network& ne
       n.comm = CommKind::kCollective;
       const auto type = r.required("comm_type");
       switch (type) {
-        case pb::ALL_REDUCE: n.op = coll::CollectiveOp::kAllReduce; break;
-        case pb::ALL_GATHER: n.op = coll::CollectiveOp::kAllGather; break;
-        case pb::REDUCE_SCATTER: n.op = coll::CollectiveOp::kReduceScatter; break;
-        case pb::ALL_TO_ALL: n.op = coll::CollectiveOp::kAllToAll; break;
+        case pb::ALL_REDUCE:
+          n.op = coll::CollectiveOp::kAllReduce;
+          break;
+        case pb::ALL_GATHER:
+          n.op = coll::CollectiveOp::kAllGather;
+          break;
+        case pb::REDUCE_SCATTER:
+          n.op = coll::CollectiveOp::kReduceScatter;
+          break;
+        case pb::ALL_TO_ALL:
+          n.op = coll::CollectiveOp::kAllToAll;
+          break;
         default: {
           const std::string name = pb::CollectiveCommType_IsValid(static_cast<int>(type))
                                        ? pb::CollectiveCommType_Name(static_cast<pb::CollectiveCommType>(type))
@@ -260,11 +282,13 @@ Imported map_node(const pb::Node& m, const NodeReader& r, const net::Network& ne
       n.bytes = static_cast<double>(r.non_negative("comm_size", r.required("comm_size")));
       break;
     }
-    default: r.fail("type", fmt::format("unknown node type {}", static_cast<int>(m.type())));
+    default:
+      r.fail("type", fmt::format("unknown node type {}", static_cast<int>(m.type())));
   }
   // chorus's own attributes (chakra_export.h): what Chakra has no field for.
   static const std::string_view kKinds[] = {to_string(ComputeKind::kForward), to_string(ComputeKind::kInputGradient),
-                                            to_string(ComputeKind::kWeightGradient), to_string(ComputeKind::kOptimizer)};
+                                            to_string(ComputeKind::kWeightGradient),
+                                            to_string(ComputeKind::kOptimizer)};
   static const std::string_view kGroups[] = {to_string(CommGroup::kDataParallel), to_string(CommGroup::kModelParallel),
                                              to_string(CommGroup::kPipeline)};
   if (n.kind == NodeKind::kCompute) {
@@ -275,7 +299,8 @@ Imported map_node(const pb::Node& m, const NodeReader& r, const net::Network& ne
   const std::string layer_field = std::string("attr ") + kChakraLayerAttr;
   const std::string iteration_field = std::string("attr ") + kChakraIterationAttr;
   if (auto layer = r.integer(kChakraLayerAttr)) {
-    if (*layer < 0 || *layer > std::numeric_limits<int>::max()) r.fail(layer_field, fmt::format("{} is out of range", *layer));
+    if (*layer < 0 || *layer > std::numeric_limits<int>::max())
+      r.fail(layer_field, fmt::format("{} is out of range", *layer));
     n.layer = static_cast<int>(*layer);
   }
   if (auto iteration = r.integer(kChakraIterationAttr)) {
@@ -316,7 +341,8 @@ Dag import_chakra(const chakra_et::EtTrace& trace, const net::Network& network, 
   for (std::size_t i = 0; i < count; ++i) {
     const auto [it, fresh] = index_of.emplace(trace.nodes[i].node.id(), i);
     if (!fresh)
-      throw InputError(at(i), fmt::format("field id: duplicate node id (first at byte {})", trace.nodes[it->second].offset));
+      throw InputError(at(i),
+                       fmt::format("field id: duplicate node id (first at byte {})", trace.nodes[it->second].offset));
   }
   std::vector<Imported> imported;
   imported.reserve(count);
@@ -338,8 +364,10 @@ Dag import_chakra(const chakra_et::EtTrace& trace, const net::Network& network, 
     // Chakra's feeder, which ASTRA-sim 2.x runs, follows data_deps only: the PyTorch converter
     // writes the host call tree's parent operator as ctrl_deps (absent ids, a node naming
     // itself, a CPU op naming its own GPU kernel), which are not "finish before" relations.
-    if (options.ctrl_deps) add(m.ctrl_deps(), "ctrl_deps");
-    else ignored_ctrl += static_cast<std::size_t>(m.ctrl_deps_size());
+    if (options.ctrl_deps)
+      add(m.ctrl_deps(), "ctrl_deps");
+    else
+      ignored_ctrl += static_cast<std::size_t>(m.ctrl_deps_size());
     std::sort(deps.begin(), deps.end());
     deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
   }
@@ -379,7 +407,8 @@ Dag import_chakra(const chakra_et::EtTrace& trace, const net::Network& network, 
         }
     }
     std::vector<std::uint64_t> ids;
-    for (auto k = static_cast<std::size_t>(seen[v]); k < path.size(); ++k) ids.push_back(trace.nodes[path[k]].node.id());
+    for (auto k = static_cast<std::size_t>(seen[v]); k < path.size(); ++k)
+      ids.push_back(trace.nodes[path[k]].node.id());
     std::reverse(ids.begin(), ids.end());
     throw InputError(at(v), fmt::format("dependency cycle through node ids {}", fmt::join(ids, " -> ")));
   }
@@ -400,7 +429,8 @@ Dag import_chakra(const chakra_et::EtTrace& trace, const net::Network& network, 
     effective[i] = {static_cast<int>(one.size())};
     one.push_back(std::move(imported[i].node));
   }
-  if (one.empty()) throw InputError(src, "the trace has no node chorus can simulate (only metadata, invalid or skipped nodes)");
+  if (one.empty())
+    throw InputError(src, "the trace has no node chorus can simulate (only metadata, invalid or skipped nodes)");
   if (notes) {
     std::map<std::string, int> skipped;
     for (const auto& im : imported)
@@ -415,8 +445,10 @@ Dag import_chakra(const chakra_et::EtTrace& trace, const net::Network& network, 
 
   Dag dag;
   auto stem = std::filesystem::path(src).filename().string();
-  if (named >= 0) stem = stem.substr(0, stem.size() - 3 - std::to_string(named).size() - 1);
-  else if (stem.size() > 3 && stem.ends_with(".et")) stem.resize(stem.size() - 3);
+  if (named >= 0)
+    stem = stem.substr(0, stem.size() - 3 - std::to_string(named).size() - 1);
+  else if (stem.size() > 3 && stem.ends_with(".et"))
+    stem.resize(stem.size() - 3);
   dag.name = stem;
   // A trace chorus exported holds chorus_iteration attributes: it may be several iterations.
   repeat_window(dag, one, options.iterations);

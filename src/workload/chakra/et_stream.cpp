@@ -60,10 +60,11 @@ EtTrace parse_et(const std::string& bytes, const std::string& source) {
       throw InputError(where(), "truncated or malformed length prefix (a base-128 varint)");
     pos += static_cast<std::uint64_t>(in.CurrentPosition());
     if (length > kMaxMessageBytes)
-      throw InputError(where(), fmt::format("message length {} exceeds the limit of {} bytes", length, kMaxMessageBytes));
+      throw InputError(where(),
+                       fmt::format("message length {} exceeds the limit of {} bytes", length, kMaxMessageBytes));
     if (length > size - pos)
-      throw InputError(where(), fmt::format("message length {} runs past the end of the file ({} bytes left)", length,
-                                            size - pos));
+      throw InputError(
+          where(), fmt::format("message length {} runs past the end of the file ({} bytes left)", length, size - pos));
     const void* body = data + pos;
     const int len = static_cast<int>(length);  // <= kMaxMessageBytes
     pos += length;
@@ -74,7 +75,8 @@ EtTrace parse_et(const std::string& bytes, const std::string& source) {
     }
     EtNode n;
     n.offset = at;
-    if (!n.node.ParseFromArray(body, len)) throw InputError(where(), "cannot parse the Node message" + protobuf_reason());
+    if (!n.node.ParseFromArray(body, len))
+      throw InputError(where(), "cannot parse the Node message" + protobuf_reason());
     if (!chorus::chakra::NodeType_IsValid(n.node.type()))
       throw InputError(fmt::format("{}: byte {}: node id {}", source, at, n.node.id()),
                        fmt::format("field type: unknown node type {}", static_cast<int>(n.node.type())));

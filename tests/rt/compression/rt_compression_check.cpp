@@ -162,8 +162,8 @@ void run_case(Checker& ck, const std::string& backend, DType dtype, std::size_t 
   const auto P = static_cast<std::size_t>(p);
   const double eps = std::numeric_limits<T>::epsilon();
   const bool absolute = bound.kind == Kind::absolute;
-  const std::string tag = backend + " " + std::string(rt::to_string(dtype)) + " n=" + std::to_string(n) + " " +
-                          cz::to_string(bound) + " ";
+  const std::string tag =
+      backend + " " + std::string(rt::to_string(dtype)) + " n=" + std::to_string(n) + " " + cz::to_string(bound) + " ";
   auto max_abs = [](const std::vector<T>& v) {
     double m = 0;
     for (T x : v) m = std::max(m, std::fabs(static_cast<double>(x)));
@@ -175,15 +175,17 @@ void run_case(Checker& ck, const std::string& backend, DType dtype, std::size_t 
     const auto in = gen<T>(me, 1, n, seed);
     std::vector<T> out(P * n, T(-1));
     const bool in_place = n % 2 == 1;
-    if (in_place) std::copy(in.begin(), in.end(), out.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(me) * n));
+    if (in_place)
+      std::copy(in.begin(), in.end(), out.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(me) * n));
     cz::all_gather(backend, in_place ? out.data() + static_cast<std::size_t>(me) * n : in.data(), out.data(), n, dtype,
                    bound, &stats[op_all_gather]);
     for (int j = 0; j < p; ++j) {
       const auto orig = gen<T>(j, 1, n, seed);
       const std::vector<double> ref(orig.begin(), orig.end());
       const double lim = absolute ? bound.value : precision_envelope(max_abs(orig), bound.value);
-      compare(ck, tag + "all_gather block " + std::to_string(j), out.data() + static_cast<std::size_t>(j) * n, ref,
-              [&](std::size_t) { return lim; }, res[op_all_gather]);
+      compare(
+          ck, tag + "all_gather block " + std::to_string(j), out.data() + static_cast<std::size_t>(j) * n, ref,
+          [&](std::size_t) { return lim; }, res[op_all_gather]);
     }
     same_on_all_ranks(ck, backend, tag + "all_gather", out.data(), out.size() * sizeof(T), p);
     ++ck.operations;
@@ -202,8 +204,9 @@ void run_case(Checker& ck, const std::string& backend, DType dtype, std::size_t 
       const auto orig = gen<T>(j, 100 + me, n, seed);
       const std::vector<double> ref(orig.begin(), orig.end());
       const double lim = absolute ? bound.value : precision_envelope(max_abs(orig), bound.value);
-      compare(ck, tag + "all_to_all_single block " + std::to_string(j), out.data() + static_cast<std::size_t>(j) * n,
-              ref, [&](std::size_t) { return lim; }, res[op_all_to_all]);
+      compare(
+          ck, tag + "all_to_all_single block " + std::to_string(j), out.data() + static_cast<std::size_t>(j) * n, ref,
+          [&](std::size_t) { return lim; }, res[op_all_to_all]);
     }
     ++ck.operations;
   }
@@ -221,7 +224,8 @@ void run_case(Checker& ck, const std::string& backend, DType dtype, std::size_t 
     const auto orig = gen<T>(left, 2, n, seed);
     const std::vector<double> ref(orig.begin(), orig.end());
     const double lim = absolute ? bound.value : precision_envelope(max_abs(orig), bound.value);
-    compare(ck, tag + "send/recv", out.data(), ref, [&](std::size_t) { return lim; }, res[op_p2p]);
+    compare(
+        ck, tag + "send/recv", out.data(), ref, [&](std::size_t) { return lim; }, res[op_p2p]);
     ++ck.operations;
   }
   for (const ReduceOp op : {ReduceOp::sum, ReduceOp::avg}) {  // all_reduce; avg in place
@@ -242,17 +246,19 @@ void run_case(Checker& ck, const std::string& backend, DType dtype, std::size_t 
     std::vector<T> in = gen<T>(me, tag_id, n, seed), out(n, T(-1));
     if (op == ReduceOp::sum) {
       cz::all_reduce(backend, in.data(), out.data(), n, dtype, op, bound, &stats[which]);
-      compare(ck, tag + "all_reduce sum", out.data(), exact,
-              [&](std::size_t i) { return compression + p * eps * (magnitude[i] + compression); }, res[which]);
+      compare(
+          ck, tag + "all_reduce sum", out.data(), exact,
+          [&](std::size_t i) { return compression + p * eps * (magnitude[i] + compression); }, res[which]);
     } else {
       cz::all_reduce(backend, in.data(), in.data(), n, dtype, op, bound, &stats[which]);
       out = in;
       for (double& e : exact) e /= p;
-      compare(ck, tag + "all_reduce avg (in place)", out.data(), exact,
-              [&](std::size_t i) {
-                return (compression + p * eps * (magnitude[i] + compression)) / p + eps * magnitude[i] / p;
-              },
-              res[which]);
+      compare(
+          ck, tag + "all_reduce avg (in place)", out.data(), exact,
+          [&](std::size_t i) {
+            return (compression + p * eps * (magnitude[i] + compression)) / p + eps * magnitude[i] / p;
+          },
+          res[which]);
     }
     same_on_all_ranks(ck, backend, tag + "all_reduce " + std::string(rt::to_string(op)), out.data(),
                       out.size() * sizeof(T), p);
@@ -291,7 +297,8 @@ void check_compressor(Checker& ck, const std::string& backend, std::uint64_t see
       q.in.resize(P * n);
       for (int j = 0; j < p; ++j) {
         const auto block = gen<float>(me, q.tag * 100 + j, n, seed);
-        std::copy(block.begin(), block.end(), q.in.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(j) * n));
+        std::copy(block.begin(), block.end(),
+                  q.in.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(j) * n));
       }
     } else {
       q.in = gen<float>(me, q.tag, n, seed);
@@ -322,14 +329,16 @@ void check_compressor(Checker& ck, const std::string& backend, std::uint64_t see
           magnitude[i] += std::fabs(static_cast<double>(x[i]));
         }
       }
-      compare(ck, what + "all_reduce", q.out.data(), exact,
-              [&](std::size_t i) { return bound.value + p * eps * (magnitude[i] + bound.value); }, res);
+      compare(
+          ck, what + "all_reduce", q.out.data(), exact,
+          [&](std::size_t i) { return bound.value + p * eps * (magnitude[i] + bound.value); }, res);
     } else {
       for (int j = 0; j < p; ++j) {
         const auto orig = gen<float>(j, q.kind == 1 ? q.tag : q.tag * 100 + me, n, seed);
-        compare(ck, what + (q.kind == 1 ? "all_gather" : "all_to_all_single") + " block " + std::to_string(j),
-                q.out.data() + static_cast<std::size_t>(j) * n, std::vector<double>(orig.begin(), orig.end()),
-                [&](std::size_t) { return bound.value; }, res);
+        compare(
+            ck, what + (q.kind == 1 ? "all_gather" : "all_to_all_single") + " block " + std::to_string(j),
+            q.out.data() + static_cast<std::size_t>(j) * n, std::vector<double>(orig.begin(), orig.end()),
+            [&](std::size_t) { return bound.value; }, res);
       }
     }
     sum.raw_bytes += each[k].raw_bytes;
@@ -348,12 +357,14 @@ void check_compressor(Checker& ck, const std::string& backend, std::uint64_t see
     rt::Work r = c.recv(out.data(), big, DType::f32, left, bound, &received);
     std::int32_t x = me;
     rt::all_reduce(backend, &x, &x, 1, DType::i32, ReduceOp::sum);
-    if (x != p * (p - 1) / 2) ck.fail(backend + " Compressor: the plain all_reduce beside a queued send / recv is wrong");
+    if (x != p * (p - 1) / 2)
+      ck.fail(backend + " Compressor: the plain all_reduce beside a queued send / recv is wrong");
     r.wait();
     s.wait();
     const auto orig = gen<float>(left, 700, big, seed);
-    compare(ck, backend + " Compressor send/recv", out.data(), std::vector<double>(orig.begin(), orig.end()),
-            [&](std::size_t) { return bound.value; }, res);
+    compare(
+        ck, backend + " Compressor send/recv", out.data(), std::vector<double>(orig.begin(), orig.end()),
+        [&](std::size_t) { return bound.value; }, res);
     if (sent.raw_bytes != big * sizeof(float) || !(sent.wire_bytes < sent.raw_bytes) || received.raw_bytes != 0)
       ck.fail(backend + " Compressor send/recv: stats sent " + std::to_string(sent.wire_bytes) + "/" +
               std::to_string(sent.raw_bytes) + ", received " + std::to_string(received.raw_bytes));
@@ -362,9 +373,11 @@ void check_compressor(Checker& ck, const std::string& backend, std::uint64_t see
     ck.operations += 2;
   }
   const auto totals = c.stats();
-  if (totals.raw_bytes != sum.raw_bytes || totals.wire_bytes != sum.wire_bytes || (p > 1 && !(sum.wire_bytes < sum.raw_bytes)))
-    ck.fail(backend + " Compressor: stats " + std::to_string(totals.wire_bytes) + "/" + std::to_string(totals.raw_bytes) +
-            ", the calls' " + std::to_string(sum.wire_bytes) + "/" + std::to_string(sum.raw_bytes));
+  if (totals.raw_bytes != sum.raw_bytes || totals.wire_bytes != sum.wire_bytes ||
+      (p > 1 && !(sum.wire_bytes < sum.raw_bytes)))
+    ck.fail(backend + " Compressor: stats " + std::to_string(totals.wire_bytes) + "/" +
+            std::to_string(totals.raw_bytes) + ", the calls' " + std::to_string(sum.wire_bytes) + "/" +
+            std::to_string(sum.raw_bytes));
   // A bad argument is the Work's error (on every rank alike: nothing was sent).
   std::vector<std::int32_t> ints(8, 1);
   try {
@@ -400,28 +413,33 @@ void check_errors(Checker& ck, const std::string& backend) {
   // throw on all and nothing is left half-done. send / recv need a peer: on one rank they name
   // this rank, which the runtime would refuse only after the checks under test.
   const std::vector<std::pair<std::string, Call>> calls = {
-      {"all_gather", [&](DType d, const cz::ErrorBound& e, void* i, void* o) { cz::all_gather(backend, i, o, 8, d, e); }},
+      {"all_gather",
+       [&](DType d, const cz::ErrorBound& e, void* i, void* o) { cz::all_gather(backend, i, o, 8, d, e); }},
       {"all_to_all_single",
        [&](DType d, const cz::ErrorBound& e, void* i, void* o) { cz::all_to_all_single(backend, i, o, 8, d, e); }},
       {"send", [&](DType d, const cz::ErrorBound& e, void* i, void*) { cz::send(backend, i, 8, d, peer, e); }},
       {"recv", [&](DType d, const cz::ErrorBound& e, void*, void* o) { cz::recv(backend, o, 8, d, peer, e); }},
-      {"all_reduce",
-       [&](DType d, const cz::ErrorBound& e, void* i, void* o) { cz::all_reduce(backend, i, o, 8, d, ReduceOp::sum, e); }},
+      {"all_reduce", [&](DType d, const cz::ErrorBound& e, void* i,
+                         void* o) { cz::all_reduce(backend, i, o, 8, d, ReduceOp::sum, e); }},
   };
   const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
   const std::vector<std::pair<DType, cz::ErrorBound>> bad = {
-      {DType::f64, {Kind::absolute, 0}},    {DType::f64, {Kind::absolute, -1e-3}}, {DType::f64, {Kind::absolute, nan}},
-      {DType::f64, {Kind::absolute, inf}},  {DType::f64, {Kind::precision, 0}},    {DType::f64, {Kind::precision, 65}},
-      {DType::f64, {Kind::precision, 16.5}}, {DType::f64, {Kind::precision, -3}},  {DType::f64, {Kind::precision, nan}},
-      {DType::f32, {Kind::precision, 33}},  {DType::f32, {Kind::absolute, -inf}}};
+      {DType::f64, {Kind::absolute, 0}},     {DType::f64, {Kind::absolute, -1e-3}},
+      {DType::f64, {Kind::absolute, nan}},   {DType::f64, {Kind::absolute, inf}},
+      {DType::f64, {Kind::precision, 0}},    {DType::f64, {Kind::precision, 65}},
+      {DType::f64, {Kind::precision, 16.5}}, {DType::f64, {Kind::precision, -3}},
+      {DType::f64, {Kind::precision, nan}},  {DType::f32, {Kind::precision, 33}},
+      {DType::f32, {Kind::absolute, -inf}}};
   for (const auto& [name, call] : calls) {
     for (const auto& [dtype, bound] : bad)
       expect_input_error(ck, name + " with bound " + cz::to_string(bound) + " on " + std::string(rt::to_string(dtype)),
                          "bound", [&, &c = call, d = dtype, bd = bound] { c(d, bd, a.data(), b.data()); });
-    expect_input_error(ck, name + " on i32", "i32",
-                       [&, &c = call] { c(DType::i32, {Kind::absolute, 1e-3}, ia.data(), ib.data()); });
-    expect_input_error(ck, name + " on f16", "f16",
-                       [&, &c = call] { c(DType::f16, {Kind::precision, 8}, ia.data(), ib.data()); });
+    expect_input_error(ck, name + " on i32", "i32", [&, &c = call] {
+      c(DType::i32, {Kind::absolute, 1e-3}, ia.data(), ib.data());
+    });
+    expect_input_error(ck, name + " on f16", "f16", [&, &c = call] {
+      c(DType::f16, {Kind::precision, 8}, ia.data(), ib.data());
+    });
   }
   for (const ReduceOp op : {ReduceOp::max, ReduceOp::min, ReduceOp::prod})
     expect_input_error(ck, "all_reduce with op " + std::string(rt::to_string(op)), std::string(rt::to_string(op)), [&] {
@@ -429,16 +447,18 @@ void check_errors(Checker& ck, const std::string& backend) {
     });
   // The codec alone: precision above the type's bits, a bad dtype.
   std::vector<std::uint8_t> block;
-  expect_input_error(ck, "compress f32 prec:40", "bound",
-                     [&] { cz::compress(a.data(), 8, DType::f32, {Kind::precision, 40}, block); });
-  expect_input_error(ck, "compress i32", "i32",
-                     [&] { cz::compress(ia.data(), 8, DType::i32, {Kind::absolute, 1}, block); });
+  expect_input_error(ck, "compress f32 prec:40", "bound", [&] {
+    cz::compress(a.data(), 8, DType::f32, {Kind::precision, 40}, block);
+  });
+  expect_input_error(ck, "compress i32", "i32", [&] {
+    cz::compress(ia.data(), 8, DType::i32, {Kind::absolute, 1}, block);
+  });
 
   // parse_error_bound
   const std::vector<std::pair<std::string, cz::ErrorBound>> good = {
-      {"abs:1e-3", {Kind::absolute, 1e-3}},   {"absolute:0.5", {Kind::absolute, 0.5}},
-      {"prec:16", {Kind::precision, 16}},     {"precision:64", {Kind::precision, 64}},
-      {"abs:1", {Kind::absolute, 1}},         {"prec:1", {Kind::precision, 1}}};
+      {"abs:1e-3", {Kind::absolute, 1e-3}}, {"absolute:0.5", {Kind::absolute, 0.5}},
+      {"prec:16", {Kind::precision, 16}},   {"precision:64", {Kind::precision, 64}},
+      {"abs:1", {Kind::absolute, 1}},       {"prec:1", {Kind::precision, 1}}};
   for (const auto& [text, want] : good) {
     try {
       const auto got = cz::parse_error_bound(text, "--bound");
@@ -469,15 +489,23 @@ void check_errors(Checker& ck, const std::string& backend) {
       ck.fail(what + ": threw '" + e.what() + "' instead of CommError");
     }
   };
-  expect_comm_error("truncated header", [&] { cz::decompress(block.data(), 10, back.data(), back.size(), DType::f64, {Kind::absolute, 1e-3}); });
-  expect_comm_error("wrong count", [&] { cz::decompress(block.data(), n, back.data(), back.size() - 1, DType::f64, {Kind::absolute, 1e-3}); });
-  expect_comm_error("wrong dtype", [&] { cz::decompress(block.data(), n, back.data(), back.size(), DType::f32, {Kind::absolute, 1e-3}); });
+  expect_comm_error("truncated header", [&] {
+    cz::decompress(block.data(), 10, back.data(), back.size(), DType::f64, {Kind::absolute, 1e-3});
+  });
+  expect_comm_error("wrong count", [&] {
+    cz::decompress(block.data(), n, back.data(), back.size() - 1, DType::f64, {Kind::absolute, 1e-3});
+  });
+  expect_comm_error("wrong dtype", [&] {
+    cz::decompress(block.data(), n, back.data(), back.size(), DType::f32, {Kind::absolute, 1e-3});
+  });
   expect_comm_error("another bound", [&] {
     cz::decompress(block.data(), n, back.data(), back.size(), DType::f64, {Kind::absolute, 1e-4});
   });
   auto bad_magic = block;
   bad_magic[0] ^= 0xff;
-  expect_comm_error("bad magic", [&] { cz::decompress(bad_magic.data(), n, back.data(), back.size(), DType::f64, {Kind::absolute, 1e-3}); });
+  expect_comm_error("bad magic", [&] {
+    cz::decompress(bad_magic.data(), n, back.data(), back.size(), DType::f64, {Kind::absolute, 1e-3});
+  });
   std::vector<double> special = {1.0, std::numeric_limits<double>::quiet_NaN(), inf, -inf, 2.0, 3.0, 4.0};
   for (const cz::ErrorBound& bd : {cz::ErrorBound{Kind::absolute, 0.1}, cz::ErrorBound{Kind::precision, 8}}) {
     block.clear();
@@ -504,14 +532,14 @@ void check_errors(Checker& ck, const std::string& backend) {
               " bytes, not under half the raw size");
     std::vector<double> got64(wide.size());
     std::vector<float> got32(wide.size());
-    cz::decompress(block.data(), m, dt == DType::f32 ? static_cast<void*>(got32.data()) : got64.data(), wide.size(),
-                   dt, {Kind::absolute, 1e-3});
+    cz::decompress(block.data(), m, dt == DType::f32 ? static_cast<void*>(got32.data()) : got64.data(), wide.size(), dt,
+                   {Kind::absolute, 1e-3});
     for (std::size_t i = 0; i < wide.size(); ++i) {
       const double want = dt == DType::f32 ? static_cast<double>(wide32[i]) : wide[i];
       const double got = dt == DType::f32 ? static_cast<double>(got32[i]) : got64[i];
       if (!(std::fabs(got - want) <= 1e-3)) {
-        ck.fail("wide-range " + std::string(rt::to_string(dt)) + " block: element " + std::to_string(i) +
-                " off by " + std::to_string(std::fabs(got - want)) + " > 1e-3");
+        ck.fail("wide-range " + std::string(rt::to_string(dt)) + " block: element " + std::to_string(i) + " off by " +
+                std::to_string(std::fabs(got - want)) + " > 1e-3");
         break;
       }
     }
@@ -630,10 +658,11 @@ int run(int argc, char** argv) {
           ratios += buf;
         }
       }
-      std::printf("rt_compression_check: %d ranks, backends %s, %lld operations, %lld elements checked, %.1f s: "
-                  "%lld failures; raw/wire at n=%zu: %s\n",
-                  p, backends_arg.c_str(), static_cast<long long>(counts[2]), static_cast<long long>(counts[1]), secs,
-                  static_cast<long long>(counts[0]), largest, ratios.c_str());
+      std::printf(
+          "rt_compression_check: %d ranks, backends %s, %lld operations, %lld elements checked, %.1f s: "
+          "%lld failures; raw/wire at n=%zu: %s\n",
+          p, backends_arg.c_str(), static_cast<long long>(counts[2]), static_cast<long long>(counts[1]), secs,
+          static_cast<long long>(counts[0]), largest, ratios.c_str());
     }
     rt::finalize();
     return counts[0] == 0 ? 0 : 1;

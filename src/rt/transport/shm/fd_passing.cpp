@@ -94,8 +94,8 @@ void FdServer::serve(int fd, int clients, std::chrono::steady_clock::time_point 
   int served = 0;
   while (served < clients) {
     if (!wait_for(listener_, POLLIN, deadline))
-      throw TimeoutError(fmt::format("shm: only {} of {} ranks came for the segment before the timeout",
-                                     served, clients));
+      throw TimeoutError(
+          fmt::format("shm: only {} of {} ranks came for the segment before the timeout", served, clients));
     const Fd conn(::accept4(listener_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
     if (conn.fd < 0) continue;  // EAGAIN, or a client that gave up
     ucred cred{};
@@ -143,8 +143,10 @@ int receive_fd(const std::string& contact, std::chrono::steady_clock::time_point
   sockaddr_un addr;
   const socklen_t len = abstract_address(name, addr);
   if (::connect(sock.fd, reinterpret_cast<sockaddr*>(&addr), len) != 0)
-    throw CommError(fmt::format("shm: cannot reach rank 0 at abstract socket @{}: {} (ranks of one "
-                                "job must share a network namespace)", name, std::strerror(errno)));
+    throw CommError(
+        fmt::format("shm: cannot reach rank 0 at abstract socket @{}: {} (ranks of one "
+                    "job must share a network namespace)",
+                    name, std::strerror(errno)));
   if (::send(sock.fd, token.data(), token.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(token.size()))
     throw CommError(fmt::format("shm: cannot send to rank 0: {}", std::strerror(errno)));
   if (!wait_for(sock.fd, POLLIN, deadline))

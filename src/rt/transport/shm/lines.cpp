@@ -21,8 +21,8 @@ using namespace shm;
 // against ours before any data is read (a peer that opened another collective left its
 // signature in that line too). The result is reduced in rank order, (((s0 + s1) + s2) + ...), as
 // the slot forms do, so results are bit-identical across ranks and sizes.
-void ShmTransport::lines_reduce(const void* in, void* out, std::size_t bytes, DType dtype, ReduceOp reduce_op,
-                                int root, OpSignature sig) {
+void ShmTransport::lines_reduce(const void* in, void* out, std::size_t bytes, DType dtype, ReduceOp reduce_op, int root,
+                                OpSignature sig) {
   const std::size_t b = side(0);
   const std::uint32_t tag = publish(sig);
   const std::uint32_t signature = compact(sig);

@@ -69,7 +69,8 @@ bool ShmTransport::pull(Incoming& m, int src, std::uint32_t* seen) {
   const std::uint32_t tail = r->tail.value.load(std::memory_order_relaxed);
   const std::uint32_t head = r->head.value.load(std::memory_order_acquire);
   if (seen != nullptr) *seen = head;
-  const std::size_t n = std::min<std::size_t>(static_cast<std::uint32_t>(head - tail), sizeof m.header + m.bytes - m.done);
+  const std::size_t n =
+      std::min<std::size_t>(static_cast<std::uint32_t>(head - tail), sizeof m.header + m.bytes - m.done);
   if (n == 0) return false;
   std::size_t k = 0;  // of the header
   if (m.done < sizeof m.header) {
@@ -96,9 +97,12 @@ void ShmTransport::ring_send(const void* buf, std::size_t bytes, int dst) {
   while (!m.finished()) {
     std::uint32_t seen = 0;
     if (!push(m, dst, &seen))
-      wait_until([&] { return r->tail.value.load(std::memory_order_acquire) != seen ||
-                              r->refused.load(std::memory_order_acquire) != 0; },
-                 r->tail, dst);
+      wait_until(
+          [&] {
+            return r->tail.value.load(std::memory_order_acquire) != seen ||
+                   r->refused.load(std::memory_order_acquire) != 0;
+          },
+          r->tail, dst);
   }
 }
 

@@ -111,12 +111,14 @@ ShmSegment ShmSegment::create(std::size_t bytes, const std::string& what) {
   if (const auto avail = mem_available(); avail && bytes > *avail)
     throw InputError("shm", fmt::format("cannot reserve {}: only {} of memory is available "
                                         "(MemAvailable); free memory, use fewer ranks per host or "
-                                        "a smaller CHORUS_SHM_SLOT_BYTES", need, mib(*avail)));
+                                        "a smaller CHORUS_SHM_SLOT_BYTES",
+                                        need, mib(*avail)));
   if (const auto room = cgroup_headroom(); room && bytes > *room)
     throw InputError("shm", fmt::format("cannot reserve {}: the memory cgroup allows only {} more; "
                                         "raise the container's memory limit (e.g. docker run "
                                         "--memory), use fewer ranks per host or a smaller "
-                                        "CHORUS_SHM_SLOT_BYTES", need, mib(*room)));
+                                        "CHORUS_SHM_SLOT_BYTES",
+                                        need, mib(*room)));
   const int fd = ::memfd_create("chorus-shm", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (fd < 0) throw CommError(fmt::format("shm: memfd_create for {}: {}", need, std::strerror(errno)));
   ShmSegment s;
@@ -124,15 +126,18 @@ ShmSegment ShmSegment::create(std::size_t bytes, const std::string& what) {
   if (const int err = reserve(fd, bytes); err != 0) {
     std::string how;
     if (err == EFBIG)
-      how = fmt::format("the file size limit (RLIMIT_FSIZE, {} bytes) is lower; raise it with "
-                        "`ulimit -f unlimited` (or prlimit --fsize)", [] {
-                          rlimit r{};
-                          ::getrlimit(RLIMIT_FSIZE, &r);
-                          return std::to_string(r.rlim_cur);
-                        }());
+      how = fmt::format(
+          "the file size limit (RLIMIT_FSIZE, {} bytes) is lower; raise it with "
+          "`ulimit -f unlimited` (or prlimit --fsize)",
+          [] {
+            rlimit r{};
+            ::getrlimit(RLIMIT_FSIZE, &r);
+            return std::to_string(r.rlim_cur);
+          }());
     else if (err == ENOMEM || err == ENOSPC)
-      how = "out of memory (or of the memory cgroup's limit); free memory, raise the container's "
-            "memory limit, use fewer ranks per host or a smaller CHORUS_SHM_SLOT_BYTES";
+      how =
+          "out of memory (or of the memory cgroup's limit); free memory, raise the container's "
+          "memory limit, use fewer ranks per host or a smaller CHORUS_SHM_SLOT_BYTES";
     else
       how = std::strerror(err);
     throw InputError("shm", fmt::format("cannot reserve {}: {} ({})", need, how, std::strerror(err)));
@@ -151,9 +156,10 @@ ShmSegment ShmSegment::adopt(int fd, std::size_t bytes) {
   s.fd_ = fd;
   struct stat st {};
   if (::fstat(fd, &st) != 0 || static_cast<std::size_t>(st.st_size) != bytes)
-    throw CommError(fmt::format("shm: the received segment has {} bytes, expected {} (ranks "
-                                "disagree on the layout: set CHORUS_SHM_SLOT_BYTES the same everywhere)",
-                                static_cast<long long>(st.st_size), bytes));
+    throw CommError(
+        fmt::format("shm: the received segment has {} bytes, expected {} (ranks "
+                    "disagree on the layout: set CHORUS_SHM_SLOT_BYTES the same everywhere)",
+                    static_cast<long long>(st.st_size), bytes));
   // Sealed by its creator: nobody can shrink it under our mapping (which would be SIGBUS).
   if ((static_cast<unsigned>(::fcntl(fd, F_GET_SEALS)) & kSeals) != kSeals)
     throw CommError("shm: the received segment is not sealed against resizing");

@@ -111,8 +111,9 @@ ShmTransport::ShmTransport(const BackendContext& ctx)
     const auto* h = reinterpret_cast<const SegmentHeader*>(seg_.data());
     if (h->magic != kMagic || h->world_size != static_cast<std::uint32_t>(size_) || h->slot_bytes != slot_bytes_ ||
         h->ring_bytes != ring_bytes_)
-      throw CommError("shm: segment layout differs between ranks (set CHORUS_SHM_SLOT_BYTES "
-                      "the same on every rank)");
+      throw CommError(
+          "shm: segment layout differs between ranks (set CHORUS_SHM_SLOT_BYTES "
+          "the same on every rank)");
   }
   seg_.release_fd();
   control(rank_)->pid = static_cast<std::int32_t>(::getpid());
@@ -143,9 +144,10 @@ void ShmTransport::check_alive(int peer) {
     t_last_check = now;
   }
   if (now > t_deadline)
-    throw TimeoutError(fmt::format("shm {}: rank {} timed out waiting for rank {} after {} ms "
-                                   "(the peer is stuck or the ranks disagree on the call)",
-                                   t_op, rank_, peer, timeout_.count()));
+    throw TimeoutError(
+        fmt::format("shm {}: rank {} timed out waiting for rank {} after {} ms "
+                    "(the peer is stuck or the ranks disagree on the call)",
+                    t_op, rank_, peer, timeout_.count()));
   if (now - t_last_check < std::chrono::milliseconds(50)) return;
   t_last_check = now;
   // Name every dead rank: after the first death, other ranks exit on their error too, and
@@ -154,7 +156,8 @@ void ShmTransport::check_alive(int peer) {
   for (int p = 0; p < size_; ++p)
     if (p != rank_ && process_dead(control(p)->pid))
       dead += fmt::format("{}{}", dead.empty() ? "" : ", ", gone_peer(failure_of_, p, control(p)->pid));
-  if (!dead.empty()) throw CommError(fmt::format("shm {}: {}; rank {} cannot complete the operation", t_op, dead, rank_));
+  if (!dead.empty())
+    throw CommError(fmt::format("shm {}: {}; rank {} cannot complete the operation", t_op, dead, rank_));
 }
 
 }  // namespace chorus::rt

@@ -111,9 +111,7 @@ class ShmTransport {
   bool cma() const { return cma_; }
 
   // ---- layout
-  shm::RankControl* control(int r) const {
-    return reinterpret_cast<shm::RankControl*>(seg_.data() + control_off_) + r;
-  }
+  shm::RankControl* control(int r) const { return reinterpret_cast<shm::RankControl*>(seg_.data() + control_off_) + r; }
   char* slot(int r, std::size_t buffer) const {
     return seg_.data() + slots_off_ + (static_cast<std::size_t>(r) * 2 + buffer) * slot_bytes_;
   }
@@ -216,7 +214,8 @@ class ShmTransport {
   shm::RingControl* ring(int from, int to) const {
     return reinterpret_cast<shm::RingControl*>(
         seg_.data() + rings_off_ +
-        (static_cast<std::size_t>(from) * static_cast<std::size_t>(size_) + static_cast<std::size_t>(to)) * ring_stride_);
+        (static_cast<std::size_t>(from) * static_cast<std::size_t>(size_) + static_cast<std::size_t>(to)) *
+            ring_stride_);
   }
   char* ring_data(shm::RingControl* r) const { return reinterpret_cast<char*>(r) + sizeof(shm::RingControl); }
   void to_ring(shm::RingControl* r, std::uint32_t at, const void* src, std::size_t n) const;
