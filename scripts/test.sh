@@ -46,6 +46,8 @@ configure_and_build() {  # build-dir, targets (or "all"), extra cmake args...
 }
 
 if want --regular; then
+  # The C++ sources as .clang-format formats them (a second, not a build).
+  bash scripts/check-format.sh
   # The user's build (scripts/build.sh, what scripts/run.sh makes) with every test: the tests,
   # the README's quick-start commands (tests/readme) and the smoke runs test what users run.
   stage_start=$SECONDS
@@ -70,20 +72,23 @@ if want --sanitize; then
   # the stage's 17 minutes under ASan): the CLI's exit codes, timeouts, killed ranks and
   # launchers, multi-host set-up, the studies' smoke runs and the two largest simulator sweeps.
   # Also left out: the named all-reduce algorithms' bench (Open MPI's and Gloo's own code, not
-  # instrumented) and the third compression run (the two others run the same code).
+  # instrumented), the third compression run (the two others run the same code), the CLI
+  # exit-code suites of sim jobs, plan and motif (their code runs in the unit tests), and shm's
+  # multi-process disagreements (the thread-rank tests run shm's and gloo's disagreements here).
   (cd build-asan && ctest --output-on-failure -j"$JOBS" --timeout 900 \
-     -E "^cli_tests$|^plot_tests$|rt_bench_algorithms|rt_compression_mpirun|rt_timeouts$|rt_failures|rt_launcher|rt_shm_segment|rt_multihost|rt_schedule_failures|rt_themis_real_smoke|rt_syndicate_real_smoke|rt_dim_backends_auto|Workloads.IdealBeatsThemisBeatsBaselineOnEveryTopology|Workloads.Transformer1TDataParallelPartIsOneDimension")
+     -E "^cli_tests$|^plot_tests$|^jobs_cli_tests$|^plan_cli_tests$|^motif_cli_tests$|^rt_shm_disagreement$|rt_bench_algorithms|rt_compression_mpirun|rt_timeouts$|rt_failures|rt_launcher|rt_shm_segment|rt_multihost|rt_schedule_failures|rt_themis_real_smoke|rt_syndicate_real_smoke|rt_dim_backends_auto|Workloads.IdealBeatsThemisBeatsBaselineOnEveryTopology|Workloads.Transformer1TDataParallelPartIsOneDimension")
   took "build-asan: tests"
 fi
 if want --tsan; then
-  # The runtime's threads: unit tests, the progress-queue stress test, the store under attack,
+  # The runtime's threads: unit tests, every operation with ranks as threads (shm, gloo), the
+  # progress-queue stress test, the store under attack,
   # groups used from two threads, the schedule executor (a thread per dimension), tensor fusion
   # and the Compressor (a cycle or worker thread beside the program's operations), and
   # multi-process runs under chorus launch (shm, gloo). The mpirun runs are left to the
   # other stages: Open MPI is not instrumented, so TSan would see its threads only in part.
   # tests/rt/tsan.supp names what TSan cannot see through the uninstrumented libraries.
   configure_and_build build-tsan \
-    "chorus rt_unit_tests rt_queue_stress rt_store_protocol_tests rt_timeouts_unit_tests rt_programs rt_hello rt_schedule_unit_tests" \
+    "chorus rt_unit_tests rt_thread_rank_tests rt_queue_stress rt_store_protocol_tests rt_timeouts_unit_tests rt_programs rt_hello rt_schedule_unit_tests" \
     -DCHORUS_TSAN=ON -DCHORUS_BUILD_BENCH=OFF "${UNITY[@]}"
   (cd build-tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/../tests/rt/tsan.supp" \
      ctest --output-on-failure -j"$JOBS" --timeout 900 -L rt \
