@@ -29,25 +29,26 @@ struct OpTraits {
   bool wide_in, wide_out;  // `in` / `out` holds size() * count elements
 };
 
-// clang-format off: one row per operation kind, in columns
+// One row per operation kind, in columns.
+// clang-format off
 inline constexpr OpTraits kOpTraits[] = {
     //  op                      coll   unif   algo   root   reduce input             output            wide_in wide_out
-    {OpKind::send, false, false, false, false, false, Place::every_rank, Place::none, false, false},
-    {OpKind::recv, false, false, false, false, false, Place::none, Place::every_rank, false, false},
-    {OpKind::barrier, true, true, false, false, false, Place::none, Place::none, false, false},
-    {OpKind::broadcast, true, true, true, true, false, Place::none, Place::every_rank, false, false},
-    {OpKind::reduce, true, true, false, true, true, Place::every_rank, Place::root_only, false, false},
-    {OpKind::all_reduce, true, true, true, false, true, Place::every_rank, Place::every_rank, false, false},
-    {OpKind::reduce_scatter, true, true, true, false, true, Place::every_rank, Place::every_rank, true, false},
-    {OpKind::all_gather, true, true, true, false, false, Place::every_rank, Place::every_rank, false, true},
-    {OpKind::gather, true, true, false, true, false, Place::every_rank, Place::root_only, false, true},
-    {OpKind::scatter, true, true, false, true, false, Place::root_only, Place::every_rank, true, false},
-    {OpKind::all_to_all, true, false, false, false, false, Place::none, Place::none, false, false},
-    {OpKind::all_to_all_single, true, true, true, false, false, Place::every_rank, Place::every_rank, true, true},
-    {OpKind::all_gatherv, true, false, false, false, false, Place::every_rank, Place::none, false, false},
-    {OpKind::gatherv, true, false, false, true, false, Place::every_rank, Place::none, false, false},
-    {OpKind::scatterv, true, false, false, true, false, Place::none, Place::every_rank, false, false},
-    {OpKind::all_to_allv, true, false, false, false, false, Place::none, Place::none, false, false},
+    {OpKind::send,              false, false, false, false, false, Place::every_rank, Place::none,      false, false},
+    {OpKind::recv,              false, false, false, false, false, Place::none,       Place::every_rank, false, false},
+    {OpKind::barrier,           true,  true,  false, false, false, Place::none,       Place::none,      false, false},
+    {OpKind::broadcast,         true,  true,  true,  true,  false, Place::none,       Place::every_rank, false, false},
+    {OpKind::reduce,            true,  true,  false, true,  true,  Place::every_rank, Place::root_only, false, false},
+    {OpKind::all_reduce,        true,  true,  true,  false, true,  Place::every_rank, Place::every_rank, false, false},
+    {OpKind::reduce_scatter,    true,  true,  true,  false, true,  Place::every_rank, Place::every_rank, true,  false},
+    {OpKind::all_gather,        true,  true,  true,  false, false, Place::every_rank, Place::every_rank, false, true},
+    {OpKind::gather,            true,  true,  false, true,  false, Place::every_rank, Place::root_only, false, true},
+    {OpKind::scatter,           true,  true,  false, true,  false, Place::root_only,  Place::every_rank, true,  false},
+    {OpKind::all_to_all,        true,  false, false, false, false, Place::none,       Place::none,      false, false},
+    {OpKind::all_to_all_single, true,  true,  true,  false, false, Place::every_rank, Place::every_rank, true,  true},
+    {OpKind::all_gatherv,       true,  false, false, false, false, Place::every_rank, Place::none,      false, false},
+    {OpKind::gatherv,           true,  false, false, true,  false, Place::every_rank, Place::none,      false, false},
+    {OpKind::scatterv,          true,  false, false, true,  false, Place::none,       Place::every_rank, false, false},
+    {OpKind::all_to_allv,       true,  false, false, false, false, Place::none,       Place::none,      false, false},
 };
 // clang-format on
 
