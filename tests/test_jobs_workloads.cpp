@@ -9,6 +9,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "dumbbell_fabric.h"
 #include "net/graph/from_network.h"
 #include "net/network_yaml.h"
 #include "sim/jobs/job_mix.h"
@@ -18,22 +19,6 @@
 
 namespace chorus {
 namespace {
-
-// A dumbbell: servers 0, 1 under switch 4, servers 2, 3 under switch 5, every link 8 Gb/s both
-// ways, no latency; 4 -> 5 (link 8) and 5 -> 4 (link 9) are the only ways between the halves.
-net::GraphNetwork zero_latency_dumbbell() {
-  net::GraphNetwork g;
-  g.name = "dumbbell";
-  g.servers = 4;
-  g.switches = 2;
-  for (auto [s, sw] : {std::pair{0, 4}, {1, 4}, {2, 5}, {3, 5}}) {
-    g.add_link(s, sw, 8.0, 0.0);
-    g.add_link(sw, s, 8.0, 0.0);
-  }
-  g.add_link(4, 5, 8.0, 0.0);
-  g.add_link(5, 4, 8.0, 0.0);
-  return g;
-}
 
 // One layer of ASTRA-sim's DATA format: forward 2,000,000 cycles, no input gradient, weight
 // gradient 3,000,000 cycles, then an all-reduce of 10 MB, no update. At 1 ns per cycle an
@@ -120,7 +105,7 @@ TEST_F(JobsWorkloads, AstraTextWorkloadSharesTheFabric) {
       "jobs:\n"
       "  - {name: x, workload: one_allreduce.txt, placement: [0, 2], iterations: 2}\n"
       "  - {name: y, workload: one_allreduce.txt, placement: [1, 3], iterations: 2}\n");
-  const auto mix = sim::jobs::make_job_mix(file, zero_latency_dumbbell());
+  const auto mix = sim::jobs::make_job_mix(file, test_support::dumbbell());
   ASSERT_EQ(mix.jobs.size(), 2u);
   EXPECT_EQ(mix.jobs[0].logical.num_npus(), 2u);  // one dimension of the job's NPUs
   const auto r = sim::jobs::run_job_mix(mix);
@@ -133,7 +118,7 @@ TEST_F(JobsWorkloads, AstraTextWorkloadSharesTheFabric) {
   // ns_per_cycle 2: computes of 4 + 6 ms, the all-reduce still 10 ms alone: 20 ms per iteration.
   const auto slow =
       parse("jobs:\n  - {name: x, workload: one_allreduce.txt, placement: [0, 2], iterations: 1, ns_per_cycle: 2}\n");
-  EXPECT_NEAR(sim::jobs::run_job_mix(sim::jobs::make_job_mix(slow, zero_latency_dumbbell())).alone[0].result.total_ns,
+  EXPECT_NEAR(sim::jobs::run_job_mix(sim::jobs::make_job_mix(slow, test_support::dumbbell())).alone[0].result.total_ns,
               20e6, 1e-3);
 }
 
@@ -148,7 +133,7 @@ TEST_F(JobsWorkloads, AJobsOwnNetworkGivesItsDimensions) {
         "  - {kind: ring, size: 2, link_bandwidth_gbps: 8, links_per_npu: 1, latency_ns: 0}\n");
   const auto file =
       parse("jobs:\n  - {name: x, workload: one_allreduce.txt, network: two_by_two.yaml, npus: 4, iterations: 1}\n");
-  const auto mix = sim::jobs::make_job_mix(file, zero_latency_dumbbell());
+  const auto mix = sim::jobs::make_job_mix(file, test_support::dumbbell());
   EXPECT_EQ(mix.jobs[0].logical.num_dims(), 2);
   EXPECT_NEAR(sim::jobs::run_job_mix(mix).alone[0].result.total_ns, 20e6, 1e-3);
   // A network of another size, or on a model: errors naming the file:line of the field.
@@ -159,7 +144,7 @@ TEST_F(JobsWorkloads, AJobsOwnNetworkGivesItsDimensions) {
         {"  - {name: x, workload: gnmt, network: two_by_two.yaml, npus: 4}\n",
          "jobs.yaml:2: job 'x': field 'network' applies to ASTRA-sim, Chakra and execution-graph workloads"}}) {
     try {
-      sim::jobs::make_job_mix(parse("jobs:\n" + jobs), zero_latency_dumbbell());
+      sim::jobs::make_job_mix(parse("jobs:\n" + jobs), test_support::dumbbell());
       FAIL() << jobs;
     } catch (const InputError& e) {
       EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
@@ -191,7 +176,7 @@ TEST_F(JobsWorkloads, LinkFaultsDuringTheRunReRateTheFlows) {
     const auto file = parse("links:\n" + links +
                             "jobs:\n  - {name: x, workload: one_allreduce.txt, placement: [0, 2], iterations: 1}\n");
     EXPECT_EQ(file.link_faults.size(), 0u);
-    return sim::jobs::run_job_mix(sim::jobs::make_job_mix(file, zero_latency_dumbbell())).alone[0].result.total_ns;
+    return sim::jobs::run_job_mix(sim::jobs::make_job_mix(file, test_support::dumbbell())).alone[0].result.total_ns;
   };
   EXPECT_NEAR(run("  - {from: 4, to: 5, bandwidth_fraction: 0.5, at_ms: 7, until_ms: 11}\n"), 17e6, 1e-3);
   EXPECT_NEAR(run("  - {from: 4, to: 5, down: true, at_ms: 7, until_ms: 11}\n"), 19e6, 1e-3);
@@ -253,7 +238,7 @@ TEST_F(JobsWorkloads, BadTimedFaultsNameTheFileLineAndField) {
   // A node the fabric lacks: found when the fabric is known.
   try {
     sim::jobs::make_job_mix(parse("links:\n  - {from: 4, to: 9, bandwidth_fraction: 0.5, at_ms: 1}\n" + job),
-                            zero_latency_dumbbell());
+                            test_support::dumbbell());
     FAIL() << "no link 4 -> 9";
   } catch (const InputError& e) {
     EXPECT_EQ(e.where(), "jobs.yaml:2: links[0]");

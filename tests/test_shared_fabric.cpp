@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "dumbbell_fabric.h"
 #include "net/graph/fabrics.h"
 #include "net/graph/from_network.h"
 #include "net/presets.h"
@@ -27,22 +28,6 @@ namespace chorus {
 namespace {
 
 using sim::jobs::SharedJob;
-
-// A dumbbell: servers 0, 1 under switch 4 (A), servers 2, 3 under switch 5 (B), every link 8 Gb/s
-// both ways and A <-> B the only way between the two halves.
-net::GraphNetwork dumbbell() {
-  net::GraphNetwork g;
-  g.name = "dumbbell";
-  g.servers = 4;
-  g.switches = 2;
-  for (auto [s, sw] : {std::pair{0, 4}, {1, 4}, {2, 5}, {3, 5}}) {
-    g.add_link(s, sw, 8.0, 0.0);
-    g.add_link(sw, s, 8.0, 0.0);
-  }
-  g.add_link(4, 5, 8.0, 0.0);
-  g.add_link(5, 4, 8.0, 0.0);
-  return g;
-}
 
 // One data-parallel job of two NPUs (or as many as `servers`): per iteration a compute of `compute_ns`, then an all-reduce of
 // `bytes` over both NPUs; the next iteration's compute waits for it.
@@ -86,7 +71,7 @@ constexpr double kBytes = 10e6;
 constexpr double kAloneComm = 10e6;
 
 TEST(SharedFabric, OverlappingAllReducesOnOneBottleneckTakeTwiceAsLong) {
-  const auto fabric = dumbbell();
+  const auto fabric = test_support::dumbbell();
   // Job x on servers 0 and 2, job y on 1 and 3: both rings' flows 0->2 and 1->3 cross A->B, 2->0 and
   // 3->1 cross B->A; each of those links carries two flows at 0.5 B/ns each.
   const auto x = two_npu_job("x", {0, 2}, kCompute, kBytes, 2);
@@ -115,7 +100,7 @@ TEST(SharedFabric, OverlappingAllReducesOnOneBottleneckTakeTwiceAsLong) {
 // alone in [55, 60], both share [60, 70], y sends its last 5 MB alone in [70, 75]. Windows:
 // 0, 0, 10 MB, 10 MB, 0, 5 MB (of [50, 60]), 10 MB, 5 MB (of [70, 80]).
 TEST(SharedFabric, LinkBytesPerWindowFollowTheCommunicationPhases) {
-  const auto fabric = dumbbell();
+  const auto fabric = test_support::dumbbell();
   const auto x = two_npu_job("x", {0, 2}, kCompute, kBytes, 2);
   const auto y = two_npu_job("y", {1, 3}, kCompute, kBytes, 2, 5e6);
   const auto run = sim::jobs::simulate_shared_fabric(fabric, {&x, &y}, 0.0, 10e6);
@@ -135,7 +120,7 @@ TEST(SharedFabric, LinkBytesPerWindowFollowTheCommunicationPhases) {
 }
 
 TEST(SharedFabric, ShiftedAllReducesDoNotOverlapAndRunAsFastAsAlone) {
-  const auto fabric = dumbbell();
+  const auto fabric = test_support::dumbbell();
   // y starts 10 ms later: x communicates in [20, 30] and [50, 60] ms, y in [30, 40] and [60, 70] ms
   // (its computes run [10, 30] and [40, 60]): the phases only touch, so each job runs as alone.
   const auto x = two_npu_job("x", {0, 2}, kCompute, kBytes, 2);
@@ -158,7 +143,7 @@ TEST(SharedFabric, ShiftSearchFindsTheInterleaving) {
   // The two overlapping jobs above: unshifted, each takes 80 ms instead of 60 (slowdown 4/3 each,
   // 8/3 in all). Three shifts of y per 30 ms iteration: 0, 10 and 20 ms; at 10 ms (and at 20 ms)
   // the all-reduces never overlap, both jobs run as alone, total slowdown 2; the first wins.
-  const auto fabric = dumbbell();
+  const auto fabric = test_support::dumbbell();
   const std::vector<SharedJob> jobs{two_npu_job("x", {0, 2}, kCompute, kBytes, 2),
                                     two_npu_job("y", {1, 3}, kCompute, kBytes, 2)};
   std::vector<sim::jobs::JobTimeline> alone;
@@ -178,7 +163,7 @@ TEST(SharedFabric, ShiftSearchFindsTheInterleaving) {
 }
 
 TEST(SharedFabric, DisjointJobsRunExactlyAsFastAsAlone) {
-  const auto fabric = dumbbell();
+  const auto fabric = test_support::dumbbell();
   // x on 0 and 1 (only links to and from A), y on 2 and 3 (only B's): no link in common.
   const auto x = two_npu_job("x", {0, 1}, kCompute, kBytes, 3);
   const auto y = two_npu_job("y", {2, 3}, kCompute / 2, kBytes * 3, 3);
@@ -196,7 +181,7 @@ TEST(SharedFabric, StragglerStretchesEveryComputeOfADataParallelJob) {
   // with the 10 ms all-reduce after it, exactly 90 ms.
   auto x = two_npu_job("x", {0, 2}, kCompute, kBytes, 2);
   x.compute_ns = sim::straggler_compute_ns(x.dag, x.logical, x.compute_ns, {1.0, 0.25}, "speeds");
-  const auto run = sim::jobs::simulate_shared_fabric(dumbbell(), {&x});
+  const auto run = sim::jobs::simulate_shared_fabric(test_support::dumbbell(), {&x});
   EXPECT_GE(run.jobs[0].iteration_ns[0], 4 * kCompute);
   EXPECT_NEAR(run.jobs[0].iteration_ns[0], 4 * kCompute + kAloneComm, 1e-3);
   EXPECT_NEAR(run.jobs[0].result.compute_ns, 2 * 4 * kCompute, 1e-3);
@@ -214,12 +199,12 @@ std::string error_of(const std::function<void()>& f) {
 TEST(LinkFaults, HalfBandwidthOnTheOnlyPathDoublesTheTransfer) {
   // x's ring crosses A <-> B, its only path; at half bandwidth (0.5 B/ns) each 10 MB flow takes 20 ms.
   const auto x = two_npu_job("x", {0, 2}, kCompute, kBytes, 2);
-  const auto slow = net::apply_link_faults(dumbbell(), {{4, 5, 0.5, "f0"}, {5, 4, 0.5, "f1"}});
+  const auto slow = net::apply_link_faults(test_support::dumbbell(), {{4, 5, 0.5, "f0"}, {5, 4, 0.5, "f1"}});
   const auto run = sim::jobs::simulate_shared_fabric(slow, {&x});
   EXPECT_NEAR(run.jobs[0].iteration_ns[0], kCompute + 2 * kAloneComm, 1e-3);
   EXPECT_NEAR(run.jobs[0].result.total_ns, 2 * (kCompute + 2 * kAloneComm), 1e-3);
   // Only one direction degraded: the other flow still takes 10 ms, the all-reduce waits for the slower.
-  const auto one_way = net::apply_link_faults(dumbbell(), {{4, 5, 0.5, "f0"}});
+  const auto one_way = net::apply_link_faults(test_support::dumbbell(), {{4, 5, 0.5, "f0"}});
   EXPECT_NEAR(sim::jobs::simulate_shared_fabric(one_way, {&x}).jobs[0].iteration_ns[0], kCompute + 2 * kAloneComm,
               1e-3);
 }
@@ -245,7 +230,7 @@ TEST(LinkFaults, RoutesGoAroundALinkThatIsDown) {
 
 TEST(LinkFaults, BadFaultsAreInputErrors) {
   const auto fault = [](std::vector<net::LinkFault> f) {
-    return error_of([&] { net::apply_link_faults(dumbbell(), f); });
+    return error_of([&] { net::apply_link_faults(test_support::dumbbell(), f); });
   };
   const auto e = fault({{4, 5, 0.0, "j.yaml:3: links[0]"}});
   EXPECT_NE(e.find("j.yaml:3: links[0]: with the links down (4 -> 5) server 0 cannot reach server 2"),
@@ -290,7 +275,7 @@ TEST(SharedFabricPlacement, PoliciesAndExplicitLists) {
 }
 
 TEST(SharedFabricPlacement, BadPlacementsNameTheJobAndField) {
-  const auto fabric = dumbbell();
+  const auto fabric = test_support::dumbbell();
   const auto place = [&](const std::string& text) {
     return error_of([&] { sim::jobs::place_jobs(parse(text).jobs, fabric); });
   };

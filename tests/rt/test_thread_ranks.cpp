@@ -65,6 +65,13 @@ double reduced(ReduceOp op, int n, std::size_t i) {
   }
 }
 
+// The block of a buffer laid out by `displs` (ascending) that element i lies in.
+int block_of(const Counts& displs, std::size_t i) {
+  int j = 0;
+  while (static_cast<std::size_t>(j + 1) < displs.size() && displs[static_cast<std::size_t>(j + 1)] <= i) ++j;
+  return j;
+}
+
 struct Case {
   std::string backend;
   int n;
@@ -157,12 +164,7 @@ void other_operations(Runtime& rt, const std::string& b, int r, int n, DType dt,
     total += count + static_cast<std::size_t>(j);
   }
   const std::size_t mine = count + static_cast<std::size_t>(r);
-  // Which rank's block element i of a gathered buffer lies in, and its index there.
-  const auto owner = [&](std::size_t i) {
-    int j = 0;
-    while (j + 1 < n && displs[static_cast<std::size_t>(j + 1)] <= i) ++j;
-    return j;
-  };
+  const auto owner = [&](std::size_t i) { return block_of(displs, i); };
   const auto gathered = [&](std::size_t i) {
     const int j = owner(i);
     return y(j, i - displs[static_cast<std::size_t>(j)]);
@@ -194,8 +196,7 @@ void other_operations(Runtime& rt, const std::string& b, int r, int n, DType dt,
       rc[u] = pair(j, r), rd[u] = rt_total, rt_total += rc[u];
     }
     Buf in(dt, st, [&](std::size_t i) {
-      int j = 0;
-      while (j + 1 < n && sd[static_cast<std::size_t>(j + 1)] <= i) ++j;
+      const int j = block_of(sd, i);
       return y(r, i - sd[static_cast<std::size_t>(j)], j);
     });
     Buf out(dt, rt_total);
@@ -203,8 +204,7 @@ void other_operations(Runtime& rt, const std::string& b, int r, int n, DType dt,
     expect_values(
         out, rt_total,
         [&](std::size_t i) {
-          int j = 0;
-          while (j + 1 < n && rd[static_cast<std::size_t>(j + 1)] <= i) ++j;
+          const int j = block_of(rd, i);
           return y(j, i - rd[static_cast<std::size_t>(j)], r);
         },
         at + " all_to_allv");
