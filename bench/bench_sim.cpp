@@ -29,7 +29,7 @@ double time_us(F&& f, int reps) {
 }
 
 double simulate_us(const net::Network& n, int chunks, const std::string& scheduler, int reps, double* util = nullptr) {
-  const auto req = sim::make_request(coll::CollectiveOp::kAllReduce, 1e9, chunks, scheduler);
+  const auto req = sim::make_request(CollectiveKind::kAllReduce, 1e9, chunks, scheduler);
   return time_us(
       [&] {
         const auto r = sim::run_collective(n, req);

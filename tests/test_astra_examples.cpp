@@ -17,7 +17,7 @@
 namespace chorus {
 namespace {
 
-using coll::CollectiveOp;
+using chorus::CollectiveKind;
 using workload::CommGroup;
 using workload::NodeKind;
 
@@ -103,7 +103,7 @@ TEST(AstraExamples, MicroAllReduceByHandAndAsOneCollective) {
   const auto dag = import_example("microAllReduce", pair);
   ASSERT_EQ(dag.nodes.size(), 1u);
   EXPECT_EQ(dag.nodes[0].kind, NodeKind::kComm);
-  EXPECT_EQ(dag.nodes[0].op, CollectiveOp::kAllReduce);
+  EXPECT_EQ(dag.nodes[0].op, CollectiveKind::kAllReduce);
   EXPECT_DOUBLE_EQ(dag.nodes[0].bytes, S);
   EXPECT_DOUBLE_EQ(test_support::run(dag, pair).result.total_ns, S);
   // microAllToAll.txt: an all-to-all of m bytes on a pair sends m/2: m/2 ns.
@@ -117,7 +117,7 @@ TEST(AstraExamples, MicroAllReduceByHandAndAsOneCollective) {
   EXPECT_NEAR(test_support::run(import_example("microAllReduce", net), net, "baseline", 1).result.total_ns,
               2 * (2800 + 9830.4 + 2100 + 573.44 + 5100 + 71.68), 1e-6);
   // With Themis and 64 chunks it is `chorus sim collective`'s request: the same op, size and chunks.
-  const auto one = sim::run_collective(net, sim::make_request(CollectiveOp::kAllReduce, S, 64, "themis-scf"));
+  const auto one = sim::run_collective(net, sim::make_request(CollectiveKind::kAllReduce, S, 64, "themis-scf"));
   const auto r = test_support::run(import_example("microAllReduce", net), net, "themis-scf", 64).result;
   EXPECT_DOUBLE_EQ(r.total_ns, one.result.time_ns);
 
@@ -183,7 +183,7 @@ TEST(AstraExamples, ShippedHybridFilesGetOneZeroDimensionsPerPhase) {
       fwd += n.name.rfind("fwd-comm", 0) == 0;
       ig += n.name.rfind("ig-comm", 0) == 0;
       wg += is_wg;
-      if (n.op == CollectiveOp::kAllGather && n.name.rfind("fwd-comm layer_64_2_mlp0", 0) == 0) {
+      if (n.op == CollectiveKind::kAllGather && n.name.rfind("fwd-comm layer_64_2_mlp0", 0) == 0) {
         double group = 1;  // ASTRA-sim's all-gather size is each NPU's piece
         for (int d : model) group *= net.dims[static_cast<size_t>(d)].size;
         EXPECT_DOUBLE_EQ(n.bytes, 37632 * group);

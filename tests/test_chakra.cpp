@@ -28,10 +28,10 @@ namespace pb = chorus::chakra;
 using workload::ComputeKind;
 using workload::NodeKind;
 
-std::string data_path(const std::string& name) { return std::string(CHORUS_TEST_DATA_DIR) + "/chakra/" + name; }
+std::string chakra_data_path(const std::string& name) { return std::string(CHORUS_TEST_DATA_DIR) + "/chakra/" + name; }
 
 std::string read_bytes(const std::string& name) {
-  std::ifstream in(data_path(name), std::ios::binary);
+  std::ifstream in(chakra_data_path(name), std::ios::binary);
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
@@ -47,7 +47,7 @@ net::Network pair() {
 }
 
 TEST(Chakra, DataParallelStepImportsInDependencyOrder) {
-  const auto trace = workload::chakra_et::read_et_file(data_path("dp_step.0.et"));
+  const auto trace = workload::chakra_et::read_et_file(chakra_data_path("dp_step.0.et"));
   EXPECT_EQ(trace.metadata.version(), "0.0.4");
   ASSERT_EQ(trace.nodes.size(), 9u);  // one metadata node + 8 operators
   workload::ChakraOptions ctrl;
@@ -82,7 +82,7 @@ TEST(Chakra, DataParallelStepImportsInDependencyOrder) {
   EXPECT_EQ(dag.nodes[7].compute, ComputeKind::kOptimizer);
   EXPECT_DOUBLE_EQ(dag.nodes[1].duration_ns, 2000);  // 2 us
   EXPECT_EQ(dag.nodes[3].kind, NodeKind::kComm);
-  EXPECT_EQ(dag.nodes[3].op, coll::CollectiveOp::kAllReduce);
+  EXPECT_EQ(dag.nodes[3].op, CollectiveKind::kAllReduce);
   EXPECT_DOUBLE_EQ(dag.nodes[3].bytes, 3000);
   EXPECT_EQ(dag.nodes[6].dims, (std::vector<int>{0}));  // involved_dim: 5 x true, 1 dimension here
 }
@@ -94,7 +94,7 @@ TEST(Chakra, DataParallelStepTimeByHand) {
   for (bool ctrl : {false, true}) {
     workload::ChakraOptions opt;
     opt.ctrl_deps = ctrl;
-    const auto dag = workload::load_chakra(data_path("dp_step"), pair(), opt);  // prefix -> dp_step.0.et
+    const auto dag = workload::load_chakra(chakra_data_path("dp_step"), pair(), opt);  // prefix -> dp_step.0.et
     const auto r = sim::simulate_workload(dag, pair(), o).result;
     // l0 FWD 0..1000, l1 FWD 1000..3000, l1 WG 3000..5000; AR l1 (3000 B) 5000..8000 while
     // l1 IG 5000..7000 and l0 WG 7000..8000; AR l0 (1000 B) 8000..9000 (the compute stream idles:
@@ -111,13 +111,13 @@ TEST(Chakra, DataParallelStepTimeByHand) {
   workload::ChakraOptions two;
   two.iterations = 2;
   const auto r2 =
-      sim::simulate_workload(workload::load_chakra(data_path("dp_step.1.et"), pair(), two), pair(), o).result;
+      sim::simulate_workload(workload::load_chakra(chakra_data_path("dp_step.1.et"), pair(), two), pair(), o).result;
   EXPECT_DOUBLE_EQ(r2.total_ns, 20000);
 }
 
 TEST(Chakra, SendRecvBecomePointToPointNodes) {
   const auto net = *net::find_preset("3D-SW_SW_SW_homo");  // 16 x 8 x 8: ranks 0 and 1 differ in dim 0
-  const auto r0 = workload::load_chakra(data_path("p2p_step.0.et"), net, {});
+  const auto r0 = workload::load_chakra(chakra_data_path("p2p_step.0.et"), net, {});
   ASSERT_EQ(r0.nodes.size(), 4u);
   EXPECT_EQ(r0.nodes[1].name, "send_activations");
   EXPECT_EQ(r0.nodes[1].comm, workload::CommKind::kPointToPoint);
@@ -125,14 +125,14 @@ TEST(Chakra, SendRecvBecomePointToPointNodes) {
   EXPECT_EQ(r0.nodes[1].dims, (std::vector<int>{0}));
   EXPECT_TRUE(r0.nodes[2].deps.empty());  // its only dependency is a ctrl_deps
   EXPECT_EQ(r0.nodes[3].compute, ComputeKind::kInputGradient);
-  const auto r1 = workload::load_chakra(data_path("p2p_step"), net, {1, 1});  // prefix, --rank 1
+  const auto r1 = workload::load_chakra(chakra_data_path("p2p_step"), net, {1, 1});  // prefix, --rank 1
   EXPECT_EQ(r1.nodes[0].name, "recv_activations");
   EXPECT_EQ(r1.nodes[3].name, "send_gradient");
   // Rank 0's file read as rank 2's: its sends come from rank 0, not 2.
   try {
     workload::ChakraOptions o;
     o.rank = 2;
-    auto t = workload::chakra_et::read_et_file(data_path("p2p_step.0.et"));
+    auto t = workload::chakra_et::read_et_file(chakra_data_path("p2p_step.0.et"));
     t.source = "p2p_step.et";  // no rank in the name
     workload::import_chakra(t, net, o);
     FAIL();
@@ -160,8 +160,8 @@ TEST(Chakra, ExportImportRoundTrip) {
   c.deps = {f};
   const int w = add(c);
   int prev = w;
-  const coll::CollectiveOp ops[] = {coll::CollectiveOp::kAllReduce, coll::CollectiveOp::kAllGather,
-                                    coll::CollectiveOp::kReduceScatter, coll::CollectiveOp::kAllToAll};
+  const CollectiveKind ops[] = {CollectiveKind::kAllReduce, CollectiveKind::kAllGather, CollectiveKind::kReduceScatter,
+                                CollectiveKind::kAllToAll};
   const std::vector<int> dims[] = {{0, 1, 2}, {0, 1}, {2}, {1, 2}};
   for (int k = 0; k < 4; ++k) {
     workload::Node m;
@@ -289,7 +289,7 @@ TEST(ChakraExport, OneFilePerRankEachImportingToTheSameDag) {
 
 std::vector<pb::Node> sample_nodes() {
   std::vector<pb::Node> v;
-  for (const auto& n : workload::chakra_et::read_et_file(data_path("dp_step.0.et")).nodes) v.push_back(n.node);
+  for (const auto& n : workload::chakra_et::read_et_file(chakra_data_path("dp_step.0.et")).nodes) v.push_back(n.node);
   return v;
 }
 

@@ -60,15 +60,15 @@ TEST(StageCost, ResidentSizeConvention) {
   // Sec. 2.3: RS divides, AG multiplies by the dimension size.
   EXPECT_DOUBLE_EQ(resident_after(Phase::kReduceScatter, 64e6, 4), 16e6);
   EXPECT_DOUBLE_EQ(resident_after(Phase::kAllGather, 16e6, 4), 64e6);
-  EXPECT_DOUBLE_EQ(initial_resident_bytes(CollectiveOp::kAllGather, 1024, 16), 64);
+  EXPECT_DOUBLE_EQ(initial_resident_bytes(CollectiveKind::kAllGather, 1024, 16), 64);
 }
 
 TEST(Ideal, MinimumBytesOverTotalBandwidth) {
   const auto n = *net::find_preset("3D-SW_SW_SW_homo");  // 2400 Gb/s in total = 300 B/ns
   const double s = 1e9;
-  EXPECT_DOUBLE_EQ(sched::ideal_bytes_per_npu(n, CollectiveOp::kAllReduce, s), 2 * 1023.0 / 1024 * s);
-  EXPECT_DOUBLE_EQ(sched::ideal_time_ns(n, CollectiveOp::kAllReduce, s), 2 * 1023.0 / 1024 * s / 300.0);
-  EXPECT_DOUBLE_EQ(sched::ideal_time_ns(n, CollectiveOp::kReduceScatter, s), 1023.0 / 1024 * s / 300.0);
+  EXPECT_DOUBLE_EQ(sched::ideal_bytes_per_npu(n, CollectiveKind::kAllReduce, s), 2 * 1023.0 / 1024 * s);
+  EXPECT_DOUBLE_EQ(sched::ideal_time_ns(n, CollectiveKind::kAllReduce, s), 2 * 1023.0 / 1024 * s / 300.0);
+  EXPECT_DOUBLE_EQ(sched::ideal_time_ns(n, CollectiveKind::kReduceScatter, s), 1023.0 / 1024 * s / 300.0);
 }
 
 }  // namespace

@@ -34,7 +34,7 @@ int allreduce(Dag& dag, double bytes, std::vector<int> deps, CommGroup group = C
   Node n;
   n.name = "ar" + std::to_string(dag.nodes.size());
   n.kind = NodeKind::kComm;
-  n.op = coll::CollectiveOp::kAllReduce;
+  n.op = CollectiveKind::kAllReduce;
   n.bytes = bytes;
   n.dims = {0};
   n.group = group;

@@ -10,7 +10,7 @@
 namespace chorus::topoopt {
 namespace {
 
-workload::Node comm(coll::CollectiveOp op, double bytes, std::vector<int> dims, int iteration = 0) {
+workload::Node comm(CollectiveKind op, double bytes, std::vector<int> dims, int iteration = 0) {
   workload::Node n;
   n.kind = workload::NodeKind::kComm;
   n.op = op;
@@ -31,14 +31,14 @@ TEST(DagTraffic, CollectivesAndTransfersByHand) {
   d.size = 3;
   net.dims.push_back(d);
   workload::Dag dag;
-  dag.add(comm(coll::CollectiveOp::kAllReduce, 100, {0}));     // pairs {0,1} {2,3} {4,5}: 100 each
-  dag.add(comm(coll::CollectiveOp::kReduceScatter, 50, {0}));  // the same pairs, half an all-reduce: +25
-  dag.add(comm(coll::CollectiveOp::kAllReduce, 60, {0, 1}));   // all six: 60
-  dag.add(comm(coll::CollectiveOp::kAllToAll, 30, {1}));       // {0,2,4} {1,3,5}: 10 to each other member
-  auto p2p = comm(coll::CollectiveOp::kAllReduce, 7, {1});
+  dag.add(comm(CollectiveKind::kAllReduce, 100, {0}));     // pairs {0,1} {2,3} {4,5}: 100 each
+  dag.add(comm(CollectiveKind::kReduceScatter, 50, {0}));  // the same pairs, half an all-reduce: +25
+  dag.add(comm(CollectiveKind::kAllReduce, 60, {0, 1}));   // all six: 60
+  dag.add(comm(CollectiveKind::kAllToAll, 30, {1}));       // {0,2,4} {1,3,5}: 10 to each other member
+  auto p2p = comm(CollectiveKind::kAllReduce, 7, {1});
   p2p.comm = workload::CommKind::kPointToPoint;  // to the next server along y: s -> s + 2 (mod 6)
   dag.add(p2p);
-  dag.add(comm(coll::CollectiveOp::kAllReduce, 999, {0, 1}, 1));  // iteration 1: not counted
+  dag.add(comm(CollectiveKind::kAllReduce, 999, {0, 1}, 1));  // iteration 1: not counted
   const auto t = traffic_from_dag(dag, net);
   EXPECT_EQ(t.servers, 6);
   std::map<std::vector<int>, double> groups;
@@ -65,8 +65,8 @@ TEST(DagTraffic, PlacementMapsNpusToServers) {
   d.size = 2;
   net.dims = {d, d};
   workload::Dag dag;
-  dag.add(comm(coll::CollectiveOp::kAllReduce, 100, {0}));  // NPU pairs {0,1} {2,3}: servers {3,2} {1,0}
-  auto p2p = comm(coll::CollectiveOp::kAllReduce, 7, {1});
+  dag.add(comm(CollectiveKind::kAllReduce, 100, {0}));  // NPU pairs {0,1} {2,3}: servers {3,2} {1,0}
+  auto p2p = comm(CollectiveKind::kAllReduce, 7, {1});
   p2p.comm = workload::CommKind::kPointToPoint;  // NPU s -> s + 2: server 3 - s -> 1 - s (mod 4)
   dag.add(p2p);
   const auto t = traffic_from_dag(dag, net, {3, 2, 1, 0});

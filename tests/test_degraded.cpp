@@ -42,7 +42,7 @@ TEST(DegradedDimension, HalfBandwidthDoublesTheDimensionsTransferTime) {
   EXPECT_DOUBLE_EQ(half.dims[1].link_bandwidth_gbps, 4);
   EXPECT_DOUBLE_EQ(half.dims[1].latency_ns, 100);
   EXPECT_DOUBLE_EQ(half.dims[0].link_bandwidth_gbps, 8);
-  const auto req = sim::make_request(coll::CollectiveOp::kAllReduce, 1000, 1, "baseline");
+  const auto req = sim::make_request(CollectiveKind::kAllReduce, 1000, 1, "baseline");
   const auto a = sim::run_collective(nominal, req).result;
   const auto b = sim::run_collective(half, req).result;
   EXPECT_DOUBLE_EQ(a.time_ns, 1900);
@@ -71,11 +71,11 @@ TEST(DegradedDimension, HalfBandwidthDoublesTheDimensionsTransferTime) {
 TEST(DegradedDimension, ThemisPlannedOnStaleBandwidthsLosesAndReplanningRecoversIt) {
   const auto nominal = two_by_two(0);
   const auto quarter = net::degrade(nominal, {{1, 0.25}}, "--degrade");
-  const auto themis = sim::make_request(coll::CollectiveOp::kAllReduce, 2000, 2, "themis-fifo");
+  const auto themis = sim::make_request(CollectiveKind::kAllReduce, 2000, 2, "themis-fifo");
   const auto stale = sim::run_collective_planned_on(nominal, quarter, themis);
   const auto replanned = sim::run_collective(quarter, themis);
   const auto baseline =
-      sim::run_collective(quarter, sim::make_request(coll::CollectiveOp::kAllReduce, 2000, 2, "baseline"));
+      sim::run_collective(quarter, sim::make_request(CollectiveKind::kAllReduce, 2000, 2, "baseline"));
   ASSERT_EQ(stale.schedule.chunks.size(), 2u);
   EXPECT_EQ(stale.schedule.chunks[1].order(coll::Phase::kReduceScatter), (std::vector<int>{1, 0}));
   EXPECT_EQ(replanned.schedule.chunks[1].order(coll::Phase::kReduceScatter), (std::vector<int>{0, 1}));
@@ -108,7 +108,7 @@ TEST(DegradedDimension, BadSpecificationsNameTheField) {
   const auto other = *net::find_preset("2D-SW_SW");
   EXPECT_NE(degrade_error_of([&] {
               sim::run_collective_planned_on(other, n,
-                                             sim::make_request(coll::CollectiveOp::kAllReduce, 2000, 2, "baseline"));
+                                             sim::make_request(CollectiveKind::kAllReduce, 2000, 2, "baseline"));
             }).find("the dimensions must be the same"),
             std::string::npos);
 }

@@ -46,7 +46,7 @@ int compute(Dag& dag, double ns, std::vector<int> deps) {
   return dag.add(n);
 }
 
-int comm(Dag& dag, coll::CollectiveOp op, double bytes, std::vector<int> dims, std::vector<int> deps,
+int comm(Dag& dag, CollectiveKind op, double bytes, std::vector<int> dims, std::vector<int> deps,
          workload::CommKind kind = workload::CommKind::kCollective) {
   Node n;
   n.name = "m" + std::to_string(dag.nodes.size());
@@ -79,7 +79,7 @@ TEST(FlowNetwork, RingAllReduceAfterCompute) {
   // 2(n-1) = 6 steps of 1000 B, each 1000 ns of sending + 1000 ns latency = 12000 ns.
   Dag dag;
   const int c = compute(dag, 500, {});
-  comm(dag, coll::CollectiveOp::kAllReduce, 4000, {0}, {c});
+  comm(dag, CollectiveKind::kAllReduce, 4000, {0}, {c});
   const auto r = run(dag, logical({4}), ring(4));
   EXPECT_DOUBLE_EQ(r.result.total_ns, 12500.0);
   EXPECT_DOUBLE_EQ(r.result.exposed_comm_ns, 12000.0);
@@ -92,8 +92,8 @@ TEST(FlowNetwork, RingAllReduceAfterCompute) {
 TEST(FlowNetwork, ReduceScatterAndAllGatherTakeHalfTheSteps) {
   // n - 1 = 3 steps of 1000 B each: 3 x 2000 = 6000 ns, one after the other: 12000.
   Dag dag;
-  const int rs = comm(dag, coll::CollectiveOp::kReduceScatter, 4000, {0}, {});
-  comm(dag, coll::CollectiveOp::kAllGather, 4000, {0}, {rs});
+  const int rs = comm(dag, CollectiveKind::kReduceScatter, 4000, {0}, {});
+  comm(dag, CollectiveKind::kAllGather, 4000, {0}, {rs});
   const auto r = run(dag, logical({4}), ring(4));
   EXPECT_DOUBLE_EQ(r.result.nodes[0].end_ns, 6000.0);
   EXPECT_DOUBLE_EQ(r.result.total_ns, 12000.0);
@@ -104,7 +104,7 @@ TEST(FlowNetwork, AllToAllOnAFatTreeSharesTheNics) {
   // 1000 B to each of the 3 others at once; 3 flows share each uplink and each downlink, so each
   // gets 1/3 B/ns: 3000 ns, plus 2 hops of 1000 ns = 5000 ns.
   Dag dag;
-  comm(dag, coll::CollectiveOp::kAllToAll, 4000, {0}, {});
+  comm(dag, CollectiveKind::kAllToAll, 4000, {0}, {});
   const auto r = run(dag, logical({4}), net::fat_tree(4, 8.0));
   EXPECT_DOUBLE_EQ(r.result.total_ns, 5000.0);
   EXPECT_EQ(r.result.nodes[0].end_ns, 5000.0);
@@ -125,7 +125,7 @@ TEST(FlowNetwork, ACollectiveEndsWithItsSlowestGroup) {
   g.add_link(0, 2, 8.0);
   g.add_link(2, 0, 8.0);
   Dag dag;
-  comm(dag, coll::CollectiveOp::kAllReduce, 2000, {0}, {});
+  comm(dag, CollectiveKind::kAllReduce, 2000, {0}, {});
   const auto r = run(dag, logical({2, 2}), g);
   EXPECT_DOUBLE_EQ(r.result.total_ns, 6000.0);
 }
@@ -133,7 +133,7 @@ TEST(FlowNetwork, ACollectiveEndsWithItsSlowestGroup) {
 TEST(FlowNetwork, PointToPointGoesToTheNextServerAlongItsDimension) {
   // Logical 2 x 2, point-to-point on dimension 1: 0 -> 2, 1 -> 3, 2 -> 0, 3 -> 1 (stride 2).
   Dag dag;
-  comm(dag, coll::CollectiveOp::kAllReduce, 3000, {1}, {}, workload::CommKind::kPointToPoint);
+  comm(dag, CollectiveKind::kAllReduce, 3000, {1}, {}, workload::CommKind::kPointToPoint);
   const auto r = run(dag, logical({2, 2}), net::fat_tree(4, 8.0));
   EXPECT_DOUBLE_EQ(r.traffic[0][2], 3000.0);
   EXPECT_DOUBLE_EQ(r.traffic[1][3], 3000.0);
@@ -151,7 +151,7 @@ TEST(FlowNetwork, PlacementPutsNpusOnServers) {
   g.servers = 4;
   for (auto [a, b] : {std::pair{0, 2}, {2, 1}, {1, 3}, {3, 0}}) g.add_link(a, b, 8.0);
   Dag dag;
-  comm(dag, coll::CollectiveOp::kAllReduce, 8000, {0}, {}, workload::CommKind::kPointToPoint);
+  comm(dag, CollectiveKind::kAllReduce, 8000, {0}, {}, workload::CommKind::kPointToPoint);
   // NPUs 0, 1, 2, 3 on servers 0, 2, 1, 3: every transfer is one link of its own,
   // 8000 ns + 1 hop.
   sim::FlowNetworkOptions o;
@@ -175,7 +175,7 @@ TEST(FlowNetwork, PlacedGroupsFindTheFabricsRings) {
   // The two rings of RingsOfAGroupShareItsBytes (9000 ns) are found for a group whose NPUs sit
   // on the servers in reverse order: the fabric lists the group by its servers in ascending order.
   Dag dag;
-  comm(dag, coll::CollectiveOp::kAllReduce, 4000, {0}, {});
+  comm(dag, CollectiveKind::kAllReduce, 4000, {0}, {});
   auto g = ring(4, true);
   g.rings.push_back({{0, 1, 2, 3}, {{0, 1, 2, 3}, {0, 3, 2, 1}}});
   sim::FlowNetworkOptions o;
@@ -188,7 +188,7 @@ TEST(FlowNetwork, RingsOfAGroupShareItsBytes) {
   // the reverse one, each carry 2000 B: 6 steps of 500 B at 1 B/ns on links of their own,
   // 6 x (500 + 1000) = 9000 ns.
   Dag dag;
-  comm(dag, coll::CollectiveOp::kAllReduce, 4000, {0}, {});
+  comm(dag, CollectiveKind::kAllReduce, 4000, {0}, {});
   auto g = ring(4, true);
   EXPECT_DOUBLE_EQ(run(dag, logical({4}), g).result.total_ns, 12000.0);
   g.rings.push_back({{0, 1, 2, 3}, {{0, 1, 2, 3}, {0, 3, 2, 1}}});
@@ -206,7 +206,7 @@ TEST(FlowNetwork, ParallelLinksAddCapacity) {
   g.add_link(0, 1, 8.0);
   g.add_link(1, 0, 8.0);
   Dag dag;
-  comm(dag, coll::CollectiveOp::kAllReduce, 2000, {0}, {}, workload::CommKind::kPointToPoint);
+  comm(dag, CollectiveKind::kAllReduce, 2000, {0}, {}, workload::CommKind::kPointToPoint);
   const auto r = run(dag, logical({2}), g);
   ASSERT_EQ(r.fabric.links.size(), 2u);
   EXPECT_DOUBLE_EQ(r.fabric.links[0].gbps, 16.0);
@@ -224,7 +224,7 @@ TEST(FlowNetwork, PipelinedRingsNeverLoseToSteppedOnes) {
   for (std::uint64_t seed = 1; seed <= 5; ++seed) {
     const auto g = net::expander(16, 4, 100.0, seed);
     Dag dag;
-    comm(dag, coll::CollectiveOp::kAllReduce, 16e6, {0}, {});
+    comm(dag, CollectiveKind::kAllReduce, 16e6, {0}, {});
     sim::FlowNetworkOptions stepped;
     stepped.stepped_rings = true;
     const double p = run(dag, logical({16}), g).result.total_ns;
@@ -234,7 +234,7 @@ TEST(FlowNetwork, PipelinedRingsNeverLoseToSteppedOnes) {
   }
   // On the directed ring both give 12000 ns (RingAllReduceAfterCompute).
   Dag dag;
-  comm(dag, coll::CollectiveOp::kAllReduce, 4000, {0}, {});
+  comm(dag, CollectiveKind::kAllReduce, 4000, {0}, {});
   sim::FlowNetworkOptions stepped;
   stepped.stepped_rings = true;
   EXPECT_DOUBLE_EQ(run(dag, logical({4}), ring(4), stepped).result.total_ns, 12000.0);
@@ -268,7 +268,7 @@ TEST(FlowNetwork, CircuitsAreReconfiguredByDemandAndLinksStopMeanwhile) {
   // With both circuits from the start: last byte at 1000, done at 2000; at 500 the allocation is
   // the same, so nothing stops.
   Dag dag;
-  comm(dag, coll::CollectiveOp::kAllReduce, 1000, {0}, {}, workload::CommKind::kPointToPoint);
+  comm(dag, CollectiveKind::kAllReduce, 1000, {0}, {}, workload::CommKind::kPointToPoint);
   auto o = circuits_of_1_byte_per_ns(500);
   const auto mesh = net::full_mesh(2, 8.0);
   auto r = run(dag, logical({2}), mesh, o);
@@ -293,7 +293,7 @@ TEST(FlowNetwork, OnDemandReplansWhenACircuitIdlesPeriodicWaitsForTheBoundary) {
   // 1200, 1 -> 0 sends 1200..2200, done 3200.
   // Periodic: nothing until the boundary at 5000: down until 5200, sends 5200..6200, done 7200.
   Dag dag;
-  comm(dag, coll::CollectiveOp::kAllReduce, 1000, {0}, {}, workload::CommKind::kPointToPoint);
+  comm(dag, CollectiveKind::kAllReduce, 1000, {0}, {}, workload::CommKind::kPointToPoint);
   auto o = circuits_of_1_byte_per_ns(5000);
   o.reconfiguration->initial = {{0, 1}};
   const auto mesh = net::full_mesh(2, 8.0);
@@ -307,7 +307,7 @@ TEST(FlowNetwork, OnDemandReplansWhenACircuitIdlesPeriodicWaitsForTheBoundary) {
 
 TEST(FlowNetwork, BadInputIsNamed) {
   Dag dag;
-  comm(dag, coll::CollectiveOp::kAllReduce, 4000, {0}, {});
+  comm(dag, CollectiveKind::kAllReduce, 4000, {0}, {});
   EXPECT_THROW(run(dag, logical({8}), ring(4)), InputError);  // 8 NPUs, 4 servers
   auto bad = ring(4);
   bad.rings.push_back({{0, 1, 2, 3}, {{0, 1, 2, 2}}});

@@ -32,11 +32,12 @@ std::string problems_text(const MotifPlan& plan) {
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 TEST(MotifSegment, TenMegabytesByFourGivesFourFourTwo) {
-  const auto plan = compose(single_motif_plan(make_comm_op(Kind::kAllReduce, 8, 10 * kMB)), {segmentation(4 * kMB)});
+  const auto plan =
+      compose(single_motif_plan(make_comm_op(CollectiveKind::kAllReduce, 8, 10 * kMB)), {segmentation(4 * kMB)});
   ASSERT_EQ(plan.motifs.size(), 3u);
   const std::vector<ByteRange> want{{0, 4 * kMB}, {4 * kMB, 8 * kMB}, {8 * kMB, 10 * kMB}};
   for (std::size_t s = 0; s < 3; ++s) {
-    EXPECT_EQ(plan.motifs[s].kind, Kind::kAllReduce);
+    EXPECT_EQ(plan.motifs[s].kind, CollectiveKind::kAllReduce);
     EXPECT_EQ(plan.motifs[s].bytes, want[s]);
     EXPECT_EQ(plan.motifs[s].ranks.size(), 8u);
     EXPECT_TRUE(plan.motifs[s].after.empty()) << "segments are independent";
@@ -45,7 +46,7 @@ TEST(MotifSegment, TenMegabytesByFourGivesFourFourTwo) {
 }
 
 TEST(MotifSegment, DividingAndNotApplying) {
-  const auto op = make_comm_op(Kind::kBroadcast, 4, 8, 1);
+  const auto op = make_comm_op(CollectiveKind::kBroadcast, 4, 8, 1);
   const auto halves = compose(single_motif_plan(op), {segmentation(4)});  // Fig. 8: two halves
   ASSERT_EQ(halves.motifs.size(), 2u);
   EXPECT_EQ(halves.motifs[0].bytes, (ByteRange{0, 4}));
@@ -57,7 +58,7 @@ TEST(MotifSegment, DividingAndNotApplying) {
 }
 
 TEST(MotifSpline, AllToAllEightRanksByTwo) {
-  const auto plan = compose(single_motif_plan(make_comm_op(Kind::kAllToAll, 8, 100)), {splining(2)});
+  const auto plan = compose(single_motif_plan(make_comm_op(CollectiveKind::kAllToAll, 8, 100)), {splining(2)});
   ASSERT_EQ(plan.motifs.size(), 4u);
   // Motif c: source i sends to (i + 2c) % 8 and (i + 2c + 1) % 8, written out by hand.
   const std::vector<std::vector<std::vector<int>>> want{
@@ -75,7 +76,7 @@ TEST(MotifSpline, AllToAllEightRanksByTwo) {
 
 TEST(MotifSpline, AllToAllUnevenGroups) {
   // N = 5, n = 2: three motifs, the last with one destination per source.
-  const auto plan = compose(single_motif_plan(make_comm_op(Kind::kAllToAll, 5, 3)), {splining(2)});
+  const auto plan = compose(single_motif_plan(make_comm_op(CollectiveKind::kAllToAll, 5, 3)), {splining(2)});
   ASSERT_EQ(plan.motifs.size(), 3u);
   EXPECT_EQ(plan.motifs[2].destinations, (std::vector<std::vector<int>>{{4}, {0}, {1}, {2}, {3}}));
   EXPECT_EQ(plan.motifs[1].destinations[3], (std::vector<int>{0, 1}));
@@ -83,8 +84,8 @@ TEST(MotifSpline, AllToAllUnevenGroups) {
 }
 
 TEST(MotifSpline, SegmentThenSplineAllToAll) {
-  const auto plan =
-      compose(single_motif_plan(make_comm_op(Kind::kAllToAll, 8, 10 * kMB)), {segmentation(4 * kMB), splining(2)});
+  const auto plan = compose(single_motif_plan(make_comm_op(CollectiveKind::kAllToAll, 8, 10 * kMB)),
+                            {segmentation(4 * kMB), splining(2)});
   ASSERT_EQ(plan.motifs.size(), 12u);
   EXPECT_EQ(plan.motifs[5].bytes, (ByteRange{4 * kMB, 8 * kMB}));  // segment 1, spline 1
   EXPECT_EQ(plan.motifs[5].destinations[6], (std::vector<int>{0, 1}));
@@ -94,20 +95,21 @@ TEST(MotifSpline, SegmentThenSplineAllToAll) {
 
 TEST(MotifSpline, BroadcastToSubsets) {
   // Fig. 9 on 5 ranks, root 2: destinations 3, 4, 0, 1 in pairs.
-  const auto plan = compose(single_motif_plan(make_comm_op(Kind::kBroadcast, 5, 10, 2)), {splining(2)});
+  const auto plan = compose(single_motif_plan(make_comm_op(CollectiveKind::kBroadcast, 5, 10, 2)), {splining(2)});
   ASSERT_EQ(plan.motifs.size(), 2u);
   EXPECT_EQ(plan.motifs[0].ranks, (std::vector<int>{2, 3, 4}));
   EXPECT_EQ(plan.motifs[1].ranks, (std::vector<int>{2, 0, 1}));
   EXPECT_EQ(plan.motifs[1].root, 2);
   EXPECT_EQ(problems_text(plan), "");
-  EXPECT_FALSE(spline_broadcast(single_motif_plan(make_comm_op(Kind::kBroadcast, 5, 10, 2)).motifs[0], 4).has_value());
+  EXPECT_FALSE(
+      spline_broadcast(single_motif_plan(make_comm_op(CollectiveKind::kBroadcast, 5, 10, 2)).motifs[0], 4).has_value());
 }
 
 TEST(MotifSpline, RingIsReduceScatterThenAllGather) {
-  const auto plan = compose(single_motif_plan(make_comm_op(Kind::kAllReduce, 3, 6)), {ring_splining()});
+  const auto plan = compose(single_motif_plan(make_comm_op(CollectiveKind::kAllReduce, 3, 6)), {ring_splining()});
   ASSERT_EQ(plan.motifs.size(), 2u);
-  EXPECT_EQ(plan.motifs[0].kind, Kind::kReduceScatter);
-  EXPECT_EQ(plan.motifs[1].kind, Kind::kAllGather);
+  EXPECT_EQ(plan.motifs[0].kind, CollectiveKind::kReduceScatter);
+  EXPECT_EQ(plan.motifs[1].kind, CollectiveKind::kAllGather);
   EXPECT_EQ(plan.motifs[1].after, (std::vector<int>{0}));
   EXPECT_EQ(problems_text(plan), "");
 
@@ -142,7 +144,7 @@ TEST(MotifSpline, RingNeedsNMinusOneRounds) {
   // the reduce-scatter leaves every piece one contribution short. An N-th round is redundant:
   // it adds a finished piece into a neighbour that does not own it, which the all-gather then
   // overwrites, and the all-gather's N-th round copies a piece its neighbour already has.
-  const auto plan = compose(single_motif_plan(make_comm_op(Kind::kAllReduce, 4, 8)), {ring_splining()});
+  const auto plan = compose(single_motif_plan(make_comm_op(CollectiveKind::kAllReduce, 4, 8)), {ring_splining()});
   const auto rounds = [](int r) { return [r](const Motif& m) { return ring_pattern(m, r); }; };
   std::string short_text;
   for (const auto& p : check(plan, rounds(2))) short_text += p + "\n";
@@ -154,19 +156,21 @@ TEST(MotifSpline, RingNeedsNMinusOneRounds) {
 }
 
 TEST(MotifSpline, TwoLevelTreeForEightRanksByTwo) {
-  const auto plan = compose(single_motif_plan(make_comm_op(Kind::kAllReduce, 8, 64)), {splining(2)});
+  const auto plan = compose(single_motif_plan(make_comm_op(CollectiveKind::kAllReduce, 8, 64)), {splining(2)});
   struct Row {
-    Kind kind;
+    CollectiveKind kind;
     std::vector<int> ranks;
     int root;
     std::vector<int> after;
   };
   const std::vector<Row> want{
-      {Kind::kReduce, {0, 1}, 0, {}},         {Kind::kReduce, {2, 3}, 2, {}},     {Kind::kReduce, {4, 5}, 4, {}},
-      {Kind::kReduce, {6, 7}, 6, {}},         {Kind::kReduce, {0, 2}, 0, {0, 1}}, {Kind::kReduce, {4, 6}, 4, {2, 3}},
-      {Kind::kAllReduce, {0, 4}, -1, {4, 5}}, {Kind::kBroadcast, {0, 2}, 0, {6}}, {Kind::kBroadcast, {4, 6}, 4, {6}},
-      {Kind::kBroadcast, {0, 1}, 0, {6}},     {Kind::kBroadcast, {2, 3}, 2, {7}}, {Kind::kBroadcast, {4, 5}, 4, {6}},
-      {Kind::kBroadcast, {6, 7}, 6, {8}}};
+      {CollectiveKind::kReduce, {0, 1}, 0, {}},         {CollectiveKind::kReduce, {2, 3}, 2, {}},
+      {CollectiveKind::kReduce, {4, 5}, 4, {}},         {CollectiveKind::kReduce, {6, 7}, 6, {}},
+      {CollectiveKind::kReduce, {0, 2}, 0, {0, 1}},     {CollectiveKind::kReduce, {4, 6}, 4, {2, 3}},
+      {CollectiveKind::kAllReduce, {0, 4}, -1, {4, 5}}, {CollectiveKind::kBroadcast, {0, 2}, 0, {6}},
+      {CollectiveKind::kBroadcast, {4, 6}, 4, {6}},     {CollectiveKind::kBroadcast, {0, 1}, 0, {6}},
+      {CollectiveKind::kBroadcast, {2, 3}, 2, {7}},     {CollectiveKind::kBroadcast, {4, 5}, 4, {6}},
+      {CollectiveKind::kBroadcast, {6, 7}, 6, {8}}};
   ASSERT_EQ(plan.motifs.size(), want.size());
   for (std::size_t k = 0; k < want.size(); ++k) {
     EXPECT_EQ(plan.motifs[k].kind, want[k].kind) << k;
@@ -177,7 +181,8 @@ TEST(MotifSpline, TwoLevelTreeForEightRanksByTwo) {
   EXPECT_EQ(problems_text(plan), "");
 
   // One level: 4 reduces, the all-reduce among roots {0,2,4,6}, 4 broadcasts.
-  const auto one = compose(single_motif_plan(make_comm_op(Kind::kAllReduce, 8, 64)), {tree_splining(2, false)});
+  const auto one =
+      compose(single_motif_plan(make_comm_op(CollectiveKind::kAllReduce, 8, 64)), {tree_splining(2, false)});
   ASSERT_EQ(one.motifs.size(), 9u);
   EXPECT_EQ(one.motifs[4].ranks, (std::vector<int>{0, 2, 4, 6}));
   EXPECT_EQ(one.motifs[4].after, (std::vector<int>{0, 1, 2, 3}));
@@ -188,10 +193,10 @@ TEST(MotifSpline, TwoLevelTreeForEightRanksByTwo) {
 
 TEST(MotifSpline, TreeWithALoneRank) {
   // N = 5, n = 2: groups {0,1} {2,3} {4}; rank 4 is only a root. Inner {0,2,4}: {0,2} {4}.
-  const auto plan = compose(single_motif_plan(make_comm_op(Kind::kAllReduce, 5, 7)), {splining(2)});
+  const auto plan = compose(single_motif_plan(make_comm_op(CollectiveKind::kAllReduce, 5, 7)), {splining(2)});
   ASSERT_EQ(plan.motifs.size(), 7u);
   EXPECT_EQ(plan.motifs[2].ranks, (std::vector<int>{0, 2}));
-  EXPECT_EQ(plan.motifs[3].kind, Kind::kAllReduce);
+  EXPECT_EQ(plan.motifs[3].kind, CollectiveKind::kAllReduce);
   EXPECT_EQ(plan.motifs[3].ranks, (std::vector<int>{0, 4}));
   EXPECT_EQ(plan.motifs[6].ranks, (std::vector<int>{2, 3}));
   // RE{0,2} waits for both reduces, AR{0,4} for RE{0,2}; BC{0,2} for the AR; BC{0,1} needs rank 0
@@ -204,17 +209,17 @@ TEST(MotifSpline, TreeWithALoneRank) {
 TEST(MotifCompose, ChildrenInheritDependencies) {
   // P(ring) then S(2) on 6 bytes: three RS segments, then three AG segments each after all RS.
   const auto plan =
-      compose(single_motif_plan(make_comm_op(Kind::kAllReduce, 4, 6)), {ring_splining(), segmentation(2)});
+      compose(single_motif_plan(make_comm_op(CollectiveKind::kAllReduce, 4, 6)), {ring_splining(), segmentation(2)});
   ASSERT_EQ(plan.motifs.size(), 6u);
   for (int s = 0; s < 3; ++s) {
-    EXPECT_EQ(plan.motifs[static_cast<std::size_t>(s)].kind, Kind::kReduceScatter);
+    EXPECT_EQ(plan.motifs[static_cast<std::size_t>(s)].kind, CollectiveKind::kReduceScatter);
     EXPECT_TRUE(plan.motifs[static_cast<std::size_t>(s)].after.empty());
     EXPECT_EQ(plan.motifs[static_cast<std::size_t>(3 + s)].after, (std::vector<int>{0, 1, 2}));
   }
   EXPECT_EQ(problems_text(plan), "");
   // S(2) then P(ring): each segment its own RS -> AG.
   const auto other =
-      compose(single_motif_plan(make_comm_op(Kind::kAllReduce, 4, 6)), {segmentation(2), ring_splining()});
+      compose(single_motif_plan(make_comm_op(CollectiveKind::kAllReduce, 4, 6)), {segmentation(2), ring_splining()});
   ASSERT_EQ(other.motifs.size(), 6u);
   EXPECT_EQ(other.motifs[3].after, (std::vector<int>{2}));
   EXPECT_TRUE(other.motifs[4].after.empty());
@@ -222,21 +227,21 @@ TEST(MotifCompose, ChildrenInheritDependencies) {
 }
 
 TEST(MotifCompose, ParsesTransforms) {
-  const auto plan = compose(single_motif_plan(make_comm_op(Kind::kAllReduce, 4, 1000)),
+  const auto plan = compose(single_motif_plan(make_comm_op(CollectiveKind::kAllReduce, 4, 1000)),
                             {parse_transform("S:400", "t"), parse_transform("P:ring", "t")});
   EXPECT_EQ(plan.motifs.size(), 6u);
   EXPECT_EQ(parse_transform("P:tree1:3", "t").name, "P(tree1:3)");
   EXPECT_THROW(parse_transform("Q:2", "t"), InputError);
   EXPECT_THROW(parse_transform("P:0", "t"), InputError);
   EXPECT_THROW(parse_transform("S:lots", "t"), InputError);
-  EXPECT_THROW(make_comm_op(Kind::kReduce, 4, 10), InputError);
-  EXPECT_THROW(make_comm_op(Kind::kBroadcast, 4, 10, 4), InputError);
+  EXPECT_THROW(make_comm_op(CollectiveKind::kReduce, 4, 10), InputError);
+  EXPECT_THROW(make_comm_op(CollectiveKind::kBroadcast, 4, 10, 4), InputError);
 }
 
 // ---- the validity check on broken plans ----
 
 TEST(MotifValidate, DroppedReduceLosesContributions) {
-  auto plan = compose(single_motif_plan(make_comm_op(Kind::kAllReduce, 4, 8)), {tree_splining(2, false)});
+  auto plan = compose(single_motif_plan(make_comm_op(CollectiveKind::kAllReduce, 4, 8)), {tree_splining(2, false)});
   // RE_2{2,3}, AR{0,2}, BC_0{0,1}, BC_2{2,3}: drop RE_2 (motif #1).
   ASSERT_EQ(plan.motifs[1].ranks, (std::vector<int>{2, 3}));
   plan.motifs.erase(plan.motifs.begin() + 1);
@@ -249,7 +254,7 @@ TEST(MotifValidate, DroppedReduceLosesContributions) {
 
 TEST(MotifValidate, DuplicatesAreCaught) {
   // An independent copy of a segment runs in parallel with it: both write the same bytes.
-  auto plan = compose(single_motif_plan(make_comm_op(Kind::kAllReduce, 3, 10)), {segmentation(4)});
+  auto plan = compose(single_motif_plan(make_comm_op(CollectiveKind::kAllReduce, 3, 10)), {segmentation(4)});
   plan.motifs.push_back(plan.motifs[1]);
   auto text = problems_text(plan);
   EXPECT_TRUE(contains(text, "motif #1 (") && contains(text, "and motif #3 (") && contains(text, "no dependency path"))
@@ -261,7 +266,7 @@ TEST(MotifValidate, DuplicatesAreCaught) {
   EXPECT_TRUE(contains(text, "0 is counted 3 times")) << text;
 
   // An all-to-all motif issued twice in order covers its bytes twice.
-  auto a2a = compose(single_motif_plan(make_comm_op(Kind::kAllToAll, 4, 5)), {splining(2)});
+  auto a2a = compose(single_motif_plan(make_comm_op(CollectiveKind::kAllToAll, 4, 5)), {splining(2)});
   a2a.motifs.push_back(a2a.motifs[0]);
   a2a.motifs.back().after = {0};
   text = problems_text(a2a);
@@ -271,7 +276,7 @@ TEST(MotifValidate, DuplicatesAreCaught) {
 }
 
 TEST(MotifValidate, MissingBytesAndRanksAreNamed) {
-  auto a2a = compose(single_motif_plan(make_comm_op(Kind::kAllToAll, 4, 9)), {segmentation(4), splining(2)});
+  auto a2a = compose(single_motif_plan(make_comm_op(CollectiveKind::kAllToAll, 4, 9)), {segmentation(4), splining(2)});
   a2a.motifs.erase(a2a.motifs.begin() + 5);  // segment 2 ([8,9)), spline 1: i -> i+2, i+3
   // Exactly the 8 transfers i -> i+2, i+3 of the last byte are missing; all-to-all contributions
   // are numbered source * N + destination (positions).
@@ -282,7 +287,7 @@ TEST(MotifValidate, MissingBytesAndRanksAreNamed) {
   EXPECT_EQ(problems[1],
             "rank 0 receive block from 2 bytes [8,9) end with contributions {} instead of {8}; 8 is missing");
 
-  auto bc = compose(single_motif_plan(make_comm_op(Kind::kBroadcast, 4, 9, 0)), {splining(1)});
+  auto bc = compose(single_motif_plan(make_comm_op(CollectiveKind::kBroadcast, 4, 9, 0)), {splining(1)});
   bc.motifs[2].ranks.push_back(9);
   EXPECT_TRUE(contains(problems_text(bc), "motif #2: rank 9 is not one of the comm-op's ranks"));
   bc.motifs[2].ranks.pop_back();
@@ -291,7 +296,7 @@ TEST(MotifValidate, MissingBytesAndRanksAreNamed) {
 }
 
 TEST(MotifValidate, OrderAndCycles) {
-  auto plan = compose(single_motif_plan(make_comm_op(Kind::kAllReduce, 4, 8)), {ring_splining()});
+  auto plan = compose(single_motif_plan(make_comm_op(CollectiveKind::kAllReduce, 4, 8)), {ring_splining()});
   // Reversed dependency: RS after AG while listed first.
   plan.motifs[1].after.clear();
   plan.motifs[0].after = {1};
@@ -314,11 +319,11 @@ TEST(MotifValidate, OrderAndCycles) {
 }
 
 TEST(MotifValidate, WrongKindsAndRoots) {
-  auto plan = single_motif_plan(make_comm_op(Kind::kAllToAll, 3, 4));
-  plan.motifs[0].kind = Kind::kAllReduce;
+  auto plan = single_motif_plan(make_comm_op(CollectiveKind::kAllToAll, 3, 4));
+  plan.motifs[0].kind = CollectiveKind::kAllReduce;
   plan.motifs[0].destinations.clear();
   EXPECT_TRUE(contains(problems_text(plan), "a all_to_all cannot contain a all_reduce motif"));
-  auto bc = single_motif_plan(make_comm_op(Kind::kBroadcast, 3, 4, 1));
+  auto bc = single_motif_plan(make_comm_op(CollectiveKind::kBroadcast, 3, 4, 1));
   bc.motifs[0].root = 0;  // the wrong root copies its empty buffer over the real root's
   EXPECT_EQ(problems_text(bc),
             "rank 0 bytes [0,4) end with contributions {} instead of {1}; 1 is missing\n"
@@ -349,8 +354,8 @@ Transform random_transform(std::mt19937& rng, const CommOp& op) {
 }
 
 MotifPlan random_plan(std::mt19937& rng, std::string& how) {
-  const Kind kinds[] = {Kind::kAllReduce, Kind::kAllToAll, Kind::kBroadcast};
-  const Kind kind = kinds[rng() % 3];
+  const CollectiveKind kinds[] = {CollectiveKind::kAllReduce, CollectiveKind::kAllToAll, CollectiveKind::kBroadcast};
+  const CollectiveKind kind = kinds[rng() % 3];
   const int n = std::uniform_int_distribution<int>(2, 12)(rng);
   const Bytes bytes = std::uniform_int_distribution<Bytes>(1, 40)(rng);
   const auto op = make_comm_op(kind, n, bytes, static_cast<int>(rng() % static_cast<unsigned>(n)));

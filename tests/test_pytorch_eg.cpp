@@ -22,7 +22,7 @@ namespace {
 
 using workload::NodeKind;
 
-std::string data_path(const std::string& name) { return std::string(CHORUS_TEST_DATA_DIR) + "/pytorch_eg/" + name; }
+std::string eg_data_path(const std::string& name) { return std::string(CHORUS_TEST_DATA_DIR) + "/pytorch_eg/" + name; }
 
 std::string read_graph(const std::string& name) {
   std::ifstream in(std::string(CHORUS_TEST_DATA_DIR) + "/pytorch_eg/" + name);
@@ -57,7 +57,7 @@ TEST(PytorchEg, DdpStepFlopsBucketAndDataFlow) {
   // One bucket of every parameter: 16 x 32 + 32 + 32 x 4 + 4 = 676 floats.
   const auto* ar = find(dag, "gloo:all_reduce");
   ASSERT_NE(ar, nullptr);
-  EXPECT_EQ(ar->op, coll::CollectiveOp::kAllReduce);
+  EXPECT_EQ(ar->op, CollectiveKind::kAllReduce);
   EXPECT_DOUBLE_EQ(ar->bytes, 676.0 * 4);
   EXPECT_EQ(ar->dims, (std::vector<int>{0}));
   // DDP copies the reduced bucket back into the gradients (views of the bucket, then copies):
@@ -108,7 +108,7 @@ TEST(PytorchEg, CollectiveRecordsInsideAnOperatorAreLifted) {
     }
     ASSERT_EQ(comms.size(), 1u) << file;
     const auto& ar = dag.nodes[static_cast<size_t>(comms[0])];
-    EXPECT_EQ(ar.op, coll::CollectiveOp::kAllReduce) << file;
+    EXPECT_EQ(ar.op, CollectiveKind::kAllReduce) << file;
     EXPECT_DOUBLE_EQ(ar.bytes, 676.0 * 4) << file;
     EXPECT_DOUBLE_EQ(flops, 2.0 * (4096 + 1024 + 1024 + 1024 + 4096)) << file;
     // 27 compute operators around it (the recorded step's operators under the thread's root).
@@ -165,7 +165,7 @@ TEST(PytorchEg, DurationsFromTheProfilerTraceTimelineByHand) {
   // waits for both: 323000..593000. All compute: 593000 ns of forward; nothing exposed.
   const auto pair = test_support::pair_network();
   workload::ExecutionGraphOptions with;
-  with.profiler_trace = data_path("alltoall.0.trace.json");
+  with.profiler_trace = eg_data_path("alltoall.0.trace.json");
   std::string notes;
   const auto dag =
       workload::import_execution_graph(read_graph("alltoall.0.json"), "alltoall.0.json", pair, with, &notes);
@@ -197,7 +197,7 @@ TEST(PytorchEg, DdpDurationsLeaveTheCollectivesIssueOut) {
   // AccumulateGrad (ts 8504) dur 6701 holds c10d::allreduce_ 6590: 111 us; Optimizer.step 188 us.
   const auto pair = test_support::pair_network();
   workload::ExecutionGraphOptions with;
-  with.profiler_trace = data_path("ddp.0.trace.json");
+  with.profiler_trace = eg_data_path("ddp.0.trace.json");
   std::string notes;
   const auto dag = workload::import_execution_graph(read_graph("ddp.0.json"), "ddp.0.json", pair, with, &notes);
   EXPECT_NE(notes.find("27 of 27 compute operators"), std::string::npos) << notes;
@@ -346,7 +346,7 @@ TEST(PytorchEg, AllToAllTimelineByHand) {
   const auto pair = test_support::pair_network();
   const auto dag = workload::import_execution_graph(read_graph("alltoall.0.json"), "alltoall.0.json", pair);
   ASSERT_EQ(dag.nodes.size(), 4u);
-  EXPECT_EQ(dag.nodes[2].op, coll::CollectiveOp::kAllToAll);
+  EXPECT_EQ(dag.nodes[2].op, CollectiveKind::kAllToAll);
   EXPECT_DOUBLE_EQ(dag.nodes[2].bytes, 2048);
   EXPECT_EQ(dag.nodes[2].deps, (std::vector<int>{0}));
   EXPECT_EQ(dag.nodes[3].deps, (std::vector<int>{1, 2}));

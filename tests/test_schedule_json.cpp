@@ -13,18 +13,18 @@
 namespace chorus {
 namespace {
 
-sim::CollectiveRun themis_run(const net::Network& n, coll::CollectiveOp op, int chunks) {
+sim::CollectiveRun themis_run(const net::Network& n, CollectiveKind op, int chunks) {
   return sim::run_collective(n, sim::make_request(op, 300e6, chunks, "themis-scf"));
 }
 
 TEST(ScheduleJson, RoundTripsEveryOperation) {
   const auto n = *net::find_preset("4D-Ring_FC_Ring_SW");
-  for (auto op : {coll::CollectiveOp::kAllReduce, coll::CollectiveOp::kReduceScatter, coll::CollectiveOp::kAllGather,
-                  coll::CollectiveOp::kAllToAll}) {
+  for (auto op : {CollectiveKind::kAllReduce, CollectiveKind::kReduceScatter, CollectiveKind::kAllGather,
+                  CollectiveKind::kAllToAll}) {
     const auto run = themis_run(n, op, 24);
     const auto j = sched::to_json(run.schedule);
     const auto back = sched::schedule_from_json(j, n, "mem");
-    EXPECT_EQ(sched::to_json(back).dump(), j.dump()) << coll::to_string(op);
+    EXPECT_EQ(sched::to_json(back).dump(), j.dump()) << compact_name(op);
     // Simulating the loaded schedule gives the same result.
     const auto again = sim::run_schedule(n, back);
     EXPECT_DOUBLE_EQ(again.result.time_ns, run.result.time_ns);
@@ -33,7 +33,7 @@ TEST(ScheduleJson, RoundTripsEveryOperation) {
 
 TEST(ScheduleJson, EnforcedOrderReproducesTheSimulatedOrder) {
   const auto n = *net::find_preset("3D-SW_SW_SW_hetero");
-  const auto run = themis_run(n, coll::CollectiveOp::kAllReduce, 64);
+  const auto run = themis_run(n, CollectiveKind::kAllReduce, 64);
   sim::SimOptions enforce;
   enforce.enforce_dim_order = true;
   const auto enforced = sim::run_schedule(n, run.schedule, enforce);
@@ -49,8 +49,8 @@ TEST(ScheduleJson, EnforcingFifoOrderOnTheSameScheduleGivesFifoTime) {
   // Themis+FIFO and Themis+SCF share the inter-dimension schedule (Algorithm 1 ignores the
   // policy); enforcing FIFO's per-dimension order on it must give exactly the FIFO run.
   const auto n = *net::find_preset("4D-Ring_SW_SW_SW");
-  auto scf = themis_run(n, coll::CollectiveOp::kAllReduce, 32);
-  auto fifo = sim::run_collective(n, sim::make_request(coll::CollectiveOp::kAllReduce, 300e6, 32, "themis-fifo"));
+  auto scf = themis_run(n, CollectiveKind::kAllReduce, 32);
+  auto fifo = sim::run_collective(n, sim::make_request(CollectiveKind::kAllReduce, 300e6, 32, "themis-fifo"));
   scf.schedule.dim_order = fifo.schedule.dim_order;
   sim::SimOptions enforce;
   enforce.enforce_dim_order = true;
@@ -62,7 +62,7 @@ TEST(ScheduleJson, ContradictoryOrderIsReportedAsDeadlock) {
   // Sec. 4.6.2: if a dimension insists on an operation whose chunk cannot reach it yet, no
   // chunk can proceed. dim1 asks for chunk 0's AG before any RS.
   const net::Network n{"2x2", {{net::DimKind::kSwitch, 2, 100, 1, 10}, {net::DimKind::kSwitch, 2, 100, 1, 10}}};
-  auto run = sim::run_collective(n, sim::make_request(coll::CollectiveOp::kAllReduce, 1e6, 2, "baseline"));
+  auto run = sim::run_collective(n, sim::make_request(CollectiveKind::kAllReduce, 1e6, 2, "baseline"));
   auto& d0 = run.schedule.dim_order[0];
   const auto ag0 = std::find_if(d0.begin(), d0.end(), [](const sched::DimOp& op) {
     return op.chunk == 0 && op.phase == coll::Phase::kAllGather;
@@ -83,7 +83,7 @@ TEST(ScheduleJson, ContradictoryOrderIsReportedAsDeadlock) {
 
 TEST(ScheduleJson, RejectsBadSchedules) {
   const auto n = *net::find_preset("2D-SW_SW");
-  const auto good = sched::to_json(themis_run(n, coll::CollectiveOp::kAllReduce, 4).schedule);
+  const auto good = sched::to_json(themis_run(n, CollectiveKind::kAllReduce, 4).schedule);
   auto expect_error = [&](nlohmann::json j, const std::string& needle) {
     try {
       sched::schedule_from_json(j, n, "s.json");

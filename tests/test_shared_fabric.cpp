@@ -392,7 +392,7 @@ TEST(GraphOfNetwork, OneAllReduceAgreesWithTheAnalyticalModelOnSwitchAndRing) {
   for (const auto& c : cases) {
     const net::Network network{"one-dim", {net::Dimension{c.kind, 4, c.link_gbps, c.links, 0.0}}};
     const auto analytical =
-        sim::run_collective(network, sim::make_request(coll::CollectiveOp::kAllReduce, 4000, 1, "baseline"));
+        sim::run_collective(network, sim::make_request(CollectiveKind::kAllReduce, 4000, 1, "baseline"));
     EXPECT_NEAR(analytical.result.time_ns, 6000, 1e-6) << net::to_string(c.kind);
     const auto g = net::graph_of(network, "test");
     EXPECT_EQ(g.servers, 4);

@@ -29,7 +29,7 @@ net::Network random_network(Rng& rng) {
   return n;
 }
 
-sim::CollectiveRun run(const net::Network& n, coll::CollectiveOp op, double size, int chunks, const std::string& s) {
+sim::CollectiveRun run(const net::Network& n, CollectiveKind op, double size, int chunks, const std::string& s) {
   const auto req = sim::make_request(op, size, chunks, s);
   sim::SimOptions options;
   options.record_stages = true;
@@ -47,10 +47,10 @@ TEST(SimProperties, InvariantsOnRandomNetworks) {
   const std::vector<std::string> schedulers = {"baseline", "themis-fifo", "themis-scf"};
   for (int trial = 0; trial < 150; ++trial) {
     const auto n = random_network(rng);
-    const auto op = static_cast<coll::CollectiveOp>(rng.uniform_int(0, 3));
+    const auto op = coll::kThemisCollectives[rng.uniform_int(0, 3)];
     const double size = static_cast<double>(rng.uniform_int(1, 1000)) * 1e6;
     const int chunks = static_cast<int>(rng.uniform_int(1, 96));
-    SCOPED_TRACE(testing::Message() << "trial " << trial << " shape " << n.shape() << " op " << coll::to_string(op)
+    SCOPED_TRACE(testing::Message() << "trial " << trial << " shape " << n.shape() << " op " << compact_name(op)
                                     << " chunks " << chunks);
     const double p = static_cast<double>(n.num_npus());
     double reference_total = -1;
@@ -63,21 +63,21 @@ TEST(SimProperties, InvariantsOnRandomNetworks) {
       const double total = total_bytes(r.result);
       if (reference_total < 0) reference_total = total;
       EXPECT_NEAR(total, reference_total, 1e-6 * reference_total) << s;
-      if (op == coll::CollectiveOp::kAllReduce) {
+      if (op == CollectiveKind::kAllReduce) {
         EXPECT_NEAR(total, 2 * (p - 1) / p * size, 1e-6 * size);
       }
-      if (op == coll::CollectiveOp::kReduceScatter || op == coll::CollectiveOp::kAllGather) {
+      if (op == CollectiveKind::kReduceScatter || op == CollectiveKind::kAllGather) {
         EXPECT_NEAR(total, (p - 1) / p * size, 1e-6 * size);
       }
       // Every chunk visits every dimension exactly once per phase.
       for (const auto& c : r.schedule.chunks) {
         for (auto phase : {coll::Phase::kReduceScatter, coll::Phase::kAllGather, coll::Phase::kAllToAll}) {
           auto order = c.order(phase);
-          const bool used = (phase == coll::Phase::kAllToAll) == (op == coll::CollectiveOp::kAllToAll) &&
-                            (phase != coll::Phase::kReduceScatter || op == coll::CollectiveOp::kAllReduce ||
-                             op == coll::CollectiveOp::kReduceScatter) &&
-                            (phase != coll::Phase::kAllGather || op == coll::CollectiveOp::kAllReduce ||
-                             op == coll::CollectiveOp::kAllGather);
+          const bool used = (phase == coll::Phase::kAllToAll) == (op == CollectiveKind::kAllToAll) &&
+                            (phase != coll::Phase::kReduceScatter || op == CollectiveKind::kAllReduce ||
+                             op == CollectiveKind::kReduceScatter) &&
+                            (phase != coll::Phase::kAllGather || op == CollectiveKind::kAllReduce ||
+                             op == CollectiveKind::kAllGather);
           if (!used) {
             EXPECT_TRUE(order.empty());
             continue;
@@ -116,8 +116,7 @@ TEST(SimProperties, MaxChunksPerDimLimitsConcurrency) {
   Rng rng(99);
   for (int trial = 0; trial < 40; ++trial) {
     const auto n = random_network(rng);
-    const auto req =
-        sim::make_request(coll::CollectiveOp::kAllReduce, 200e6, 32, trial % 2 ? "themis-scf" : "themis-fifo");
+    const auto req = sim::make_request(CollectiveKind::kAllReduce, 200e6, 32, trial % 2 ? "themis-scf" : "themis-fifo");
     sim::SimOptions one;
     one.record_stages = true;
     one.max_chunks_per_dim = 1;
@@ -140,8 +139,8 @@ TEST(SimProperties, IdenticalInputGivesIdenticalOutput) {
   Rng rng(7);
   for (int trial = 0; trial < 20; ++trial) {
     const auto n = random_network(rng);
-    const auto a = run(n, coll::CollectiveOp::kAllReduce, 300e6, 48, "themis-scf");
-    const auto b = run(n, coll::CollectiveOp::kAllReduce, 300e6, 48, "themis-scf");
+    const auto a = run(n, CollectiveKind::kAllReduce, 300e6, 48, "themis-scf");
+    const auto b = run(n, CollectiveKind::kAllReduce, 300e6, 48, "themis-scf");
     EXPECT_EQ(sim::to_json(n, a, true).dump(), sim::to_json(n, b, true).dump());
   }
 }
@@ -150,15 +149,15 @@ TEST(SimProperties, MillionNpuNetwork) {
   net::Network n{"16^5", {}};
   for (int k = 0; k < 5; ++k) n.dims.push_back({net::DimKind::kSwitch, 16, 400, 2, 500});
   ASSERT_EQ(n.num_npus(), 1u << 20);
-  const auto r = run(n, coll::CollectiveOp::kAllReduce, 1e9, 64, "themis-scf");
+  const auto r = run(n, CollectiveKind::kAllReduce, 1e9, 64, "themis-scf");
   EXPECT_GE(r.result.time_ns, r.result.ideal_time_ns);
   EXPECT_GT(r.result.avg_bw_utilization, 0.5);
 }
 
 TEST(SimProperties, BadRequestsAreInputErrors) {
   const net::Network n{"x", {{net::DimKind::kRing, 4, 100, 1, 10}}};
-  EXPECT_THROW(run(n, coll::CollectiveOp::kAllReduce, 0, 4, "baseline"), InputError);
-  EXPECT_THROW(run(n, coll::CollectiveOp::kAllReduce, 1e6, 0, "baseline"), InputError);
+  EXPECT_THROW(run(n, CollectiveKind::kAllReduce, 0, 4, "baseline"), InputError);
+  EXPECT_THROW(run(n, CollectiveKind::kAllReduce, 1e6, 0, "baseline"), InputError);
   EXPECT_THROW(sched::parse_scheduler("themis-lifo"), InputError);
 }
 

@@ -25,7 +25,7 @@ workload::Node compute_node(const std::string& name, double ns, std::vector<int>
   return n;
 }
 
-workload::Node comm_node(const std::string& name, coll::CollectiveOp op, double bytes, std::vector<int> dims,
+workload::Node comm_node(const std::string& name, CollectiveKind op, double bytes, std::vector<int> dims,
                          std::vector<int> deps) {
   workload::Node n;
   n.name = name;
@@ -60,19 +60,19 @@ TEST(SyndicateCost, StepFormulas) {
   //   ring AR 2 (g-1)(alpha + b/g) = 6 (10 + 1000) = 6060
   //   RS, AG (g-1)(alpha + b/g) = 3030; RE, BC ceil(log2 4) 10 + 4000 = 4020
   //   AA with 3 peers of 1000 bytes each: 3 (10 + 1000) = 3030
-  EXPECT_DOUBLE_EQ(step_time_ns(Kind::kAllReduce, 4, 4000, 0, 8, 10), 6060);
-  EXPECT_DOUBLE_EQ(step_time_ns(Kind::kReduceScatter, 4, 4000, 0, 8, 10), 3030);
-  EXPECT_DOUBLE_EQ(step_time_ns(Kind::kAllGather, 4, 4000, 0, 8, 10), 3030);
-  EXPECT_DOUBLE_EQ(step_time_ns(Kind::kReduce, 4, 4000, 0, 8, 10), 4020);
-  EXPECT_DOUBLE_EQ(step_time_ns(Kind::kBroadcast, 4, 4000, 0, 8, 10), 4020);
-  EXPECT_DOUBLE_EQ(step_time_ns(Kind::kAllToAll, 4, 1000, 3, 8, 10), 3030);
-  EXPECT_DOUBLE_EQ(step_time_ns(Kind::kAllReduce, 1, 4000, 0, 8, 10), 0);
+  EXPECT_DOUBLE_EQ(step_time_ns(CollectiveKind::kAllReduce, 4, 4000, 0, 8, 10), 6060);
+  EXPECT_DOUBLE_EQ(step_time_ns(CollectiveKind::kReduceScatter, 4, 4000, 0, 8, 10), 3030);
+  EXPECT_DOUBLE_EQ(step_time_ns(CollectiveKind::kAllGather, 4, 4000, 0, 8, 10), 3030);
+  EXPECT_DOUBLE_EQ(step_time_ns(CollectiveKind::kReduce, 4, 4000, 0, 8, 10), 4020);
+  EXPECT_DOUBLE_EQ(step_time_ns(CollectiveKind::kBroadcast, 4, 4000, 0, 8, 10), 4020);
+  EXPECT_DOUBLE_EQ(step_time_ns(CollectiveKind::kAllToAll, 4, 1000, 3, 8, 10), 3030);
+  EXPECT_DOUBLE_EQ(step_time_ns(CollectiveKind::kAllReduce, 1, 4000, 0, 8, 10), 0);
 }
 
 TEST(SyndicateCost, HierarchicalTreeIsThreeStepsPerSegmentOnTheRightChannels) {
   const Topology t = builtin_topology("syndicate-testbed", 0, "test");
   workload::Dag dag;
-  dag.add(comm_node("ar", coll::CollectiveOp::kAllReduce, 64.0 * 1024 * 1024, {0, 1}, {}));
+  dag.add(comm_node("ar", CollectiveKind::kAllReduce, 64.0 * 1024 * 1024, {0, 1}, {}));
   const CommOp op = make_comm_op(dag, 0, t);
   ASSERT_EQ(op.ranks(), 128);
   const int path = t.path_index("nvswitch+rdma");
@@ -83,15 +83,15 @@ TEST(SyndicateCost, HierarchicalTreeIsThreeStepsPerSegmentOnTheRightChannels) {
   const ChannelSet nv = ChannelSet{1} << t.channel_index("nvswitch");
   const ChannelSet rdma = ChannelSet{1} << t.channel_index("rdma");
   for (int s = 0; s < 2; ++s) {
-    EXPECT_EQ(steps[3 * s].kind, Kind::kReduce);
+    EXPECT_EQ(steps[3 * s].kind, CollectiveKind::kReduce);
     EXPECT_EQ(steps[3 * s].group, 8);
     EXPECT_EQ(steps[3 * s].motifs, 16);
     EXPECT_EQ(steps[3 * s].channels, nv);
-    EXPECT_EQ(steps[3 * s + 1].kind, Kind::kAllReduce);
+    EXPECT_EQ(steps[3 * s + 1].kind, CollectiveKind::kAllReduce);
     EXPECT_EQ(steps[3 * s + 1].group, 16);
     EXPECT_EQ(steps[3 * s + 1].channels, rdma);
     EXPECT_EQ(steps[3 * s + 1].after, std::vector<int>{3 * s});
-    EXPECT_EQ(steps[3 * s + 2].kind, Kind::kBroadcast);
+    EXPECT_EQ(steps[3 * s + 2].kind, CollectiveKind::kBroadcast);
     EXPECT_EQ(steps[3 * s + 2].channels, nv);
     EXPECT_EQ(steps[3 * s + 2].after, std::vector<int>{3 * s + 1});
   }
@@ -114,7 +114,7 @@ TEST(SyndicateCost, AFlatRingPutsAnEighthOfItsBytesOnEachNic) {
   // 2 x 127 x (5000 + 5242.88) ns.
   const Topology t = builtin_topology("syndicate-testbed", 0, "test");
   workload::Dag dag;
-  dag.add(comm_node("ar", coll::CollectiveOp::kAllReduce, 64.0 * 1024 * 1024, {0, 1}, {}));
+  dag.add(comm_node("ar", CollectiveKind::kAllReduce, 64.0 * 1024 * 1024, {0, 1}, {}));
   const CommOp op = make_comm_op(dag, 0, t);
   auto steps = option_steps(op, {"ring", 1, 1, t.path_index("nvswitch+rdma")}, t);
   ASSERT_EQ(steps.size(), 1u);
@@ -125,7 +125,7 @@ TEST(SyndicateCost, AFlatRingPutsAnEighthOfItsBytesOnEachNic) {
   // at once, 120 senders converging on each NIC (incast penalty 0.005: 1 + 0.005 x 119 = 1.595):
   // max(7 x (2000 + 1e6 / 150), 120 x (5000 + 1.595 x 1e6 / 12.5)) = 120 x 132600 ns.
   workload::Dag a2a;
-  a2a.add(comm_node("aa", coll::CollectiveOp::kAllToAll, 128e6, {0, 1}, {}));
+  a2a.add(comm_node("aa", CollectiveKind::kAllToAll, 128e6, {0, 1}, {}));
   steps = option_steps(make_comm_op(a2a, 0, t), {"pairwise", 1, 1, t.path_index("nvswitch+rdma")}, t);
   ASSERT_EQ(steps.size(), 1u);
   EXPECT_NEAR(steps[0].duration_ns, 120 * 132600.0, 1e-6);
@@ -134,7 +134,7 @@ TEST(SyndicateCost, AFlatRingPutsAnEighthOfItsBytesOnEachNic) {
 TEST(SyndicateCost, AllToAllSplinesAndRingOnTheBottleneck) {
   const Topology t = two_paths();
   workload::Dag dag;
-  dag.add(comm_node("aa", coll::CollectiveOp::kAllToAll, 4000, {0}, {}));
+  dag.add(comm_node("aa", CollectiveKind::kAllToAll, 4000, {0}, {}));
   const CommOp op = make_comm_op(dag, 0, t);
   // D = 1000 bytes per destination. Unsplined: 3 peers: 3 x 1000 ns on path a.
   auto steps = option_steps(op, {"pairwise", 1, 1, 0}, t);
@@ -153,15 +153,15 @@ TEST(SyndicateCost, IncastMakesSplinedAllToAllsPay) {
   // 1 byte/ns, alpha 10 ns, incast penalty 0.1: 3 peers of 1000 bytes converge on each receiver,
   // so each byte takes 1 + 0.1 x 2 = 1.2 ns: 3 (10 + 1200) = 3630. A ring has one sender per
   // receiver: unchanged at 6060 (StepFormulas).
-  EXPECT_DOUBLE_EQ(step_time_ns(Kind::kAllToAll, 4, 1000, {{3, 8, 10, 0.1}}), 3630);
-  EXPECT_DOUBLE_EQ(step_time_ns(Kind::kAllReduce, 4, 4000, {{4, 8, 10, 0.1}}), 6060);
+  EXPECT_DOUBLE_EQ(step_time_ns(CollectiveKind::kAllToAll, 4, 1000, {{3, 8, 10, 0.1}}), 3630);
+  EXPECT_DOUBLE_EQ(step_time_ns(CollectiveKind::kAllReduce, 4, 4000, {{4, 8, 10, 0.1}}), 6060);
   // On path a of two_paths (1 B/ns, no latency) with penalty 0.1, an all-to-all of 1000 bytes per
   // destination: unsplined 3 x 1000 x 1.2 = 3600; 2-way splined, 1 peer (1000) then 2 peers
   // (2 x 1000 x 1.1 = 2200): 3200. Without incast both take 3000 (AllToAllSplinesAndRing...).
   Topology t = two_paths();
   t.channels[0].incast_penalty = 0.1;
   workload::Dag dag;
-  dag.add(comm_node("aa", coll::CollectiveOp::kAllToAll, 4000, {0}, {}));
+  dag.add(comm_node("aa", CollectiveKind::kAllToAll, 4000, {0}, {}));
   const CommOp op = make_comm_op(dag, 0, t);
   EXPECT_DOUBLE_EQ(solo_time_ns(option_steps(op, {"pairwise", 1, 1, 0}, t)), 3600);
   EXPECT_DOUBLE_EQ(solo_time_ns(option_steps(op, {"pairwise", 1, 2, 0}, t)), 3200);
@@ -173,7 +173,7 @@ TEST(SyndicateCost, MultipathPutsTheLastSegmentsOnTheOtherPath) {
   // 1500 ns one after another (4500), b one of 3000 at the same time: 4500 alone.
   const Topology t = two_paths();
   workload::Dag dag;
-  dag.add(comm_node("ar", coll::CollectiveOp::kAllReduce, 4000, {0}, {}));
+  dag.add(comm_node("ar", CollectiveKind::kAllReduce, 4000, {0}, {}));
   OptionSpace space;
   space.min_segment_bytes = 1;
   const Problem p = make_problem(dag, t, space);
@@ -211,8 +211,8 @@ TEST(SyndicateCost, MultipathStepsSplicedEqualTheirOwnExpansion) {
   // option itself (option_steps, segment by segment on its own path) must give the same steps.
   const Topology t = builtin_topology("syndicate-testbed", 0, "test");
   workload::Dag dag;
-  dag.add(comm_node("ar", coll::CollectiveOp::kAllReduce, 64.0 * 1024 * 1024, {0, 1}, {}));
-  dag.add(comm_node("aa", coll::CollectiveOp::kAllToAll, 128e6, {0, 1}, {}));
+  dag.add(comm_node("ar", CollectiveKind::kAllReduce, 64.0 * 1024 * 1024, {0, 1}, {}));
+  dag.add(comm_node("aa", CollectiveKind::kAllToAll, 128e6, {0, 1}, {}));
   OptionSpace space;
   space.segments = {1, 4};
   const Problem p = make_problem(dag, t, space);
@@ -251,7 +251,7 @@ TEST(SyndicateFig6, GreedyIsElevenAndSyndicateNineAndAHalf) {
   // The all-to-alls go to PCIe + TCP, the all-reduces stay ring on NVLink + RDMA.
   for (std::size_t c = 0; c < p.comms.size(); ++c) {
     const auto& o = p.comms[c].options[static_cast<std::size_t>(best.plan[c])].option;
-    if (p.comms[c].op.kind == Kind::kAllToAll) {
+    if (p.comms[c].op.kind == CollectiveKind::kAllToAll) {
       EXPECT_EQ(t.paths[static_cast<std::size_t>(o.path)].name, "pcie+tcp") << p.comms[c].op.name;
     } else {
       EXPECT_EQ(o.algorithm, "ring") << p.comms[c].op.name;
@@ -285,8 +285,8 @@ TEST(SyndicateSched, DisjointPathsOverlapSharedPathsSerialise) {
   // serialise to 9000 too, so use b's half: compare a+a (9000) with a alone beside nothing.
   const Topology t = two_paths();
   workload::Dag dag;
-  dag.add(comm_node("x", coll::CollectiveOp::kAllReduce, 3000, {0}, {}));
-  dag.add(comm_node("y", coll::CollectiveOp::kAllReduce, 3000, {0}, {}));
+  dag.add(comm_node("x", CollectiveKind::kAllReduce, 3000, {0}, {}));
+  dag.add(comm_node("y", CollectiveKind::kAllReduce, 3000, {0}, {}));
   const Problem p = unsegmented_problem(dag, t);
   Scheduler s(p);
   auto option = [&](int comm, const std::string& path) {
@@ -312,7 +312,7 @@ TEST(SyndicateSched, ComputeStreamOrderPutsANodeOfNoDurationWhereItRan) {
   const Topology t = two_paths();
   workload::Dag dag;
   dag.add(compute_node("k1", 1000, {}));
-  dag.add(comm_node("c", coll::CollectiveOp::kAllReduce, 3000, {0}, {0}));
+  dag.add(comm_node("c", CollectiveKind::kAllReduce, 3000, {0}, {0}));
   dag.add(compute_node("z", 0, {1}));
   dag.add(compute_node("k2", 4500, {0}));
   const Problem p = unsegmented_problem(dag, t);
@@ -334,8 +334,8 @@ TEST(SyndicateSched, OrdersPickTheRightCommOpFirst) {
   // k ends at 5500, c0 ends at 9000: makespan 9000.
   const Topology t = two_paths();
   workload::Dag dag;
-  dag.add(comm_node("c0", coll::CollectiveOp::kAllReduce, 3000, {0}, {}));
-  dag.add(comm_node("c1", coll::CollectiveOp::kAllReduce, 3000, {0}, {}));
+  dag.add(comm_node("c0", CollectiveKind::kAllReduce, 3000, {0}, {}));
+  dag.add(comm_node("c1", CollectiveKind::kAllReduce, 3000, {0}, {}));
   dag.add(compute_node("k", 1000, {1}));
   const Problem p = unsegmented_problem(dag, t);
   Scheduler s(p);
@@ -358,7 +358,7 @@ TEST(SyndicateSched, FifoAndLifoSubmitInProgramOrder) {
   const Topology t = two_paths();
   workload::Dag dag;
   dag.add(compute_node("k0", 2000, {}));
-  dag.add(comm_node("a", coll::CollectiveOp::kAllReduce, 3000, {0}, {}));
+  dag.add(comm_node("a", CollectiveKind::kAllReduce, 3000, {0}, {}));
   dag.add(compute_node("k1", 1000, {0}));
   const Problem p = unsegmented_problem(dag, t);
   Scheduler s(p);
@@ -383,7 +383,7 @@ workload::Dag random_dag(std::uint64_t seed, int nodes) {
     if (rng.uniform01() < 0.5) {
       dag.add(compute_node("k" + std::to_string(i), rng.uniform(1e5, 2e6), deps));
     } else {
-      const auto op = rng.uniform01() < 0.5 ? coll::CollectiveOp::kAllReduce : coll::CollectiveOp::kAllToAll;
+      const auto op = rng.uniform01() < 0.5 ? CollectiveKind::kAllReduce : CollectiveKind::kAllToAll;
       dag.add(comm_node("c" + std::to_string(i), op, rng.uniform(1e6, 64e6), {0, 1}, deps));
     }
   }
@@ -544,10 +544,10 @@ TEST(SyndicateWorkloads, A4IsFsdp) {
   int ag = 0, rs = 0, aa = 0, ar = 0;
   for (const auto& n : dag.nodes) {
     if (n.kind != workload::NodeKind::kComm) continue;
-    ag += n.op == coll::CollectiveOp::kAllGather;
-    rs += n.op == coll::CollectiveOp::kReduceScatter;
-    aa += n.op == coll::CollectiveOp::kAllToAll;
-    ar += n.op == coll::CollectiveOp::kAllReduce;
+    ag += n.op == CollectiveKind::kAllGather;
+    rs += n.op == CollectiveKind::kReduceScatter;
+    aa += n.op == CollectiveKind::kAllToAll;
+    ar += n.op == CollectiveKind::kAllReduce;
   }
   EXPECT_EQ(ag, 2 * 2 * 43);
   EXPECT_EQ(rs, 2 * 43);
@@ -623,6 +623,22 @@ TEST(SyndicateTopology, YamlErrorsNameFileLineAndField) {
     EXPECT_NE(std::string(e.what()).find("fast"), std::string::npos) << e.what();  // did you mean
   }
   EXPECT_THROW(parse_topology_yaml("dims: [{size: 0}]\nchannels: []\npaths: []\n", "t.yaml"), InputError);
+  // A cost row's kind is a comm-op, by any of its names; a typo or a motif that is no comm-op is
+  // refused at its line (it used to be kept as a string that no comm-op would ever match).
+  const auto cost_row = [&](const std::string& kind) {
+    return good + "costs:\n  - {kind: " + kind + ", algorithm: ring, path: p, latency_ns: 1}\n";
+  };
+  EXPECT_EQ(parse_topology_yaml(cost_row("AR"), "t.yaml").costs.at(0).kind, CollectiveKind::kAllReduce);
+  EXPECT_EQ(parse_topology_yaml(cost_row("all-to-all"), "t.yaml").costs.at(0).kind, CollectiveKind::kAllToAll);
+  for (const char* bad : {"all_reduse", "reduce_scatter"}) {
+    try {
+      parse_topology_yaml(cost_row(bad), "t.yaml");
+      ADD_FAILURE() << bad;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("t.yaml:7"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("costs[0]: kind"), std::string::npos) << e.what();
+    }
+  }
   try {
     parse_topology_yaml(
         "dims: [{size: 2}]\nchannels:\n  - {name: a, dim: 0, bandwidth_gbps: 1, incast_penalty: -1}\n"
@@ -669,10 +685,10 @@ TEST(SyndicateTopology, YamlWrittenReadsBackEqual) {
 TEST(SyndicateChannelFit, RecoversLatencyAndBandwidthFromExactTimes) {
   std::vector<TimedOp> s;
   for (double b : {1024.0, 65536.0, 16777216.0}) {
-    s.push_back({Kind::kAllReduce, 4, b, 6 * (5000 + b / 4 * 0.2)});
-    s.push_back({Kind::kAllGather, 4, b, 3 * (5000 + b / 4 * 0.2)});
-    s.push_back({Kind::kAllToAll, 4, b / 4, 3 * (5000 + b / 4 * 0.2)});
-    s.push_back({Kind::kBroadcast, 4, b, 2 * 5000 + b * 0.2});
+    s.push_back({CollectiveKind::kAllReduce, 4, b, 6 * (5000 + b / 4 * 0.2)});
+    s.push_back({CollectiveKind::kAllGather, 4, b, 3 * (5000 + b / 4 * 0.2)});
+    s.push_back({CollectiveKind::kAllToAll, 4, b / 4, 3 * (5000 + b / 4 * 0.2)});
+    s.push_back({CollectiveKind::kBroadcast, 4, b, 2 * 5000 + b * 0.2});
   }
   const ChannelFit f = fit_channel(s);
   EXPECT_NEAR(f.latency_ns, 5000, 1e-6);
@@ -684,16 +700,19 @@ TEST(SyndicateChannelFit, RecoversLatencyAndBandwidthFromExactTimes) {
 TEST(SyndicateChannelFit, ErrorsAreRelativeAndParametersNeverNegative) {
   // Two all-reduces on 2 ranks (t = 2 (a + b/2 beta)): 10 us at 1 KiB, 1 ms at 1 MiB, and one of
   // them 10 % slow. Relative weighting splits the misfit evenly: each 1 MiB time off by about 5 %.
-  const ChannelFit f = fit_channel(
-      {{Kind::kAllReduce, 2, 1024, 10000}, {Kind::kAllReduce, 2, 1048576, 1e6}, {Kind::kAllReduce, 2, 1048576, 1.1e6}});
+  const ChannelFit f = fit_channel({{CollectiveKind::kAllReduce, 2, 1024, 10000},
+                                    {CollectiveKind::kAllReduce, 2, 1048576, 1e6},
+                                    {CollectiveKind::kAllReduce, 2, 1048576, 1.1e6}});
   EXPECT_GT(f.latency_ns, 0);
   EXPECT_LT(f.max_relative_error, 0.06);
   // Times falling with size: no positive time per byte fits; latency only, bandwidth unbounded.
-  const ChannelFit g = fit_channel({{Kind::kAllReduce, 2, 1024, 2000}, {Kind::kAllReduce, 2, 4096, 1000}});
+  const ChannelFit g =
+      fit_channel({{CollectiveKind::kAllReduce, 2, 1024, 2000}, {CollectiveKind::kAllReduce, 2, 4096, 1000}});
   EXPECT_GE(g.latency_ns, 0);
   EXPECT_GE(g.bandwidth_gbps, 1e9);
-  EXPECT_THROW(fit_channel({{Kind::kAllReduce, 2, 1024, 2000}}), InputError);                               // one size
-  EXPECT_THROW(fit_channel({{Kind::kAllReduce, 2, 1024, 0}, {Kind::kAllReduce, 2, 4096, 1}}), InputError);  // time 0
+  EXPECT_THROW(fit_channel({{CollectiveKind::kAllReduce, 2, 1024, 2000}}), InputError);  // one size
+  EXPECT_THROW(fit_channel({{CollectiveKind::kAllReduce, 2, 1024, 0}, {CollectiveKind::kAllReduce, 2, 4096, 1}}),
+               InputError);  // time 0
 }
 
 }  // namespace

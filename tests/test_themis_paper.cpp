@@ -20,7 +20,7 @@ net::Network two_by_four(double bw1_gbps, double bw2_gbps, double latency_ns = 0
 }
 
 sim::CollectiveRun run(const net::Network& n, const std::string& scheduler, double size, int chunks,
-                       coll::CollectiveOp op = coll::CollectiveOp::kAllReduce) {
+                       CollectiveKind op = CollectiveKind::kAllReduce) {
   return sim::run_collective(n, sim::make_request(op, size, chunks, scheduler));
 }
 
@@ -134,7 +134,7 @@ TEST(ThemisPaper, IdealTimeIsTheBytesOverTheTotalBandwidth) {
   EXPECT_NEAR(run(n, "ideal", 1e9, 64).result.time_ns, 6660156.25, 1e-3);
   EXPECT_NEAR(run(n, "baseline", 1e9, 64).result.ideal_time_ns, 6660156.25, 1e-3);
   // All-gather moves half of that: (P-1)/P x S.
-  EXPECT_NEAR(run(n, "ideal", 1e9, 64, coll::CollectiveOp::kAllGather).result.time_ns, 6660156.25 / 2, 1e-3);
+  EXPECT_NEAR(run(n, "ideal", 1e9, 64, CollectiveKind::kAllGather).result.time_ns, 6660156.25 / 2, 1e-3);
 }
 
 TEST(ThemisPaper, EqualLoadsKeepTheLowerDimensionFirst) {
@@ -147,14 +147,14 @@ TEST(ThemisPaper, EqualLoadsKeepTheLowerDimensionFirst) {
                         {net::DimKind::kSwitch, 4, 100, 1, 1e6}}};
   // AG: descending loads -> dimension 2 first, then the tie 0, 1 (the baseline AG order
   // would be 2, 1, 0).
-  const auto ag = run(n, "themis-scf", 1e6, 4, coll::CollectiveOp::kAllGather);
+  const auto ag = run(n, "themis-scf", 1e6, 4, CollectiveKind::kAllGather);
   EXPECT_EQ(ag.schedule.chunks[0].order(coll::Phase::kAllGather), (std::vector<int>{2, 0, 1}));
   // RS with the slow dimension first: ascending -> the tie 1, 2 first, then dimension 0.
   const net::Network m{"tie-rs",
                        {{net::DimKind::kSwitch, 4, 100, 1, 1e6},
                         {net::DimKind::kSwitch, 4, 100, 1, 0},
                         {net::DimKind::kSwitch, 4, 100, 1, 0}}};
-  const auto rs = run(m, "themis-scf", 1e6, 4, coll::CollectiveOp::kReduceScatter);
+  const auto rs = run(m, "themis-scf", 1e6, 4, CollectiveKind::kReduceScatter);
   EXPECT_EQ(rs.schedule.chunks[0].order(coll::Phase::kReduceScatter), (std::vector<int>{1, 2, 0}));
 }
 

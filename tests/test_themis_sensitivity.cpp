@@ -72,9 +72,9 @@ TEST(Sensitivity, OneLayerSpeedupFromTheCollectiveAloneAtEveryRate) {
   const auto net = *net::find_preset("3D-SW_SW_SW_homo");
   // The all-reduce on its own (sim collective), 64 chunks, each scheduler.
   const double base =
-      sim::run_collective(net, sim::make_request(coll::CollectiveOp::kAllReduce, kS, 64, "baseline")).result.time_ns;
+      sim::run_collective(net, sim::make_request(CollectiveKind::kAllReduce, kS, 64, "baseline")).result.time_ns;
   const double scf =
-      sim::run_collective(net, sim::make_request(coll::CollectiveOp::kAllReduce, kS, 64, "themis-scf")).result.time_ns;
+      sim::run_collective(net, sim::make_request(CollectiveKind::kAllReduce, kS, 64, "themis-scf")).result.time_ns;
   ASSERT_GT(base, scf);  // Themis's gain on this collective, the communication-bound limit
   eval::SensitivityConfig c;
   c.topologies = {net};

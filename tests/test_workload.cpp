@@ -222,8 +222,8 @@ TEST(AstraText, HybridDlrmByHand) {
   const auto dag = astra_one_iteration("astra_dlrm.txt", pair);
   int a2a = 0, ar = 0, ig = 0;
   for (const auto& n : dag.nodes) {
-    a2a += n.kind == NodeKind::kComm && n.op == coll::CollectiveOp::kAllToAll;
-    ar += n.kind == NodeKind::kComm && n.op == coll::CollectiveOp::kAllReduce;
+    a2a += n.kind == NodeKind::kComm && n.op == CollectiveKind::kAllToAll;
+    ar += n.kind == NodeKind::kComm && n.op == CollectiveKind::kAllReduce;
     ig += n.kind == NodeKind::kCompute && n.compute == workload::ComputeKind::kInputGradient;
   }
   EXPECT_EQ(a2a, 2);
@@ -243,11 +243,11 @@ TEST(AstraText, HybridGroupsAndSizes) {
   int ag = 0, rs = 0, mp_ar = 0;
   for (const auto& n : dag.nodes) {
     if (n.kind != NodeKind::kComm) continue;
-    if (n.op == coll::CollectiveOp::kAllGather) {
+    if (n.op == CollectiveKind::kAllGather) {
       ++ag;  // forward and recomputed forward of mlp; 1024-byte pieces x 128 NPUs gathered
       EXPECT_DOUBLE_EQ(n.bytes, 1024.0 * 128);
       EXPECT_EQ(n.dims, (std::vector<int>{0, 1}));
-    } else if (n.op == coll::CollectiveOp::kReduceScatter) {
+    } else if (n.op == CollectiveKind::kReduceScatter) {
       ++rs;
       EXPECT_EQ(n.dims, (std::vector<int>{2}));
       EXPECT_EQ(n.group, workload::CommGroup::kDataParallel);
@@ -349,7 +349,7 @@ TEST(Parallelism, ModelParallelDimsArePrefixUpToTheLimit) {
   EXPECT_TRUE(workload::model_parallel_dims(homo, 1).empty());
 }
 
-double comm_bytes(const workload::Dag& dag, coll::CollectiveOp op, workload::CommGroup group) {
+double comm_bytes(const workload::Dag& dag, CollectiveKind op, workload::CommGroup group) {
   double b = 0;
   for (const auto& n : dag.nodes)
     if (n.kind == NodeKind::kComm && n.op == op && n.group == group && n.iteration == 0) b += n.bytes;
@@ -365,7 +365,7 @@ TEST(Parallelism, DataParallelAllReducesEveryGradientOnce) {
     p.bucket_bytes = bucket;
     const auto dag = workload::build_training_dag(model, p, net);
     // FP16 gradients: 2 bytes per parameter, all of them, in every iteration.
-    EXPECT_DOUBLE_EQ(comm_bytes(dag, coll::CollectiveOp::kAllReduce, workload::CommGroup::kDataParallel),
+    EXPECT_DOUBLE_EQ(comm_bytes(dag, CollectiveKind::kAllReduce, workload::CommGroup::kDataParallel),
                      2 * model.total_params());
     int ars = 0;
     for (const auto& n : dag.nodes) {
@@ -420,7 +420,7 @@ TEST(Parallelism, PerLayerSplitOrReplicatedByHand) {
   // before a's backward; nothing is gathered in the forward pass.
   ASSERT_TRUE(by_name.count("mp grad-ag a it0"));
   EXPECT_DOUBLE_EQ(by_name.at("mp grad-ag a it0")->bytes, 40);
-  EXPECT_EQ(by_name.at("mp grad-ag a it0")->op, coll::CollectiveOp::kAllGather);
+  EXPECT_EQ(by_name.at("mp grad-ag a it0")->op, CollectiveKind::kAllGather);
   EXPECT_FALSE(by_name.count("mp fwd-ag b it0"));
   // Gradients: a's half (50 params x 2 B) over the data-parallel dimension; b's whole 100 x 2 B
   // over all NPUs.
@@ -472,12 +472,12 @@ TEST(Parallelism, DlrmAllToAllOverlapsTheBottomMlp) {
   entry.parallelism.iterations = 1;
   const auto dag = workload::build_training_dag(entry.model, entry.parallelism, net);
   // 512 samples x 26 tables x 128 FP16 values, over every dimension, forward and backward.
-  EXPECT_DOUBLE_EQ(comm_bytes(dag, coll::CollectiveOp::kAllToAll, workload::CommGroup::kModelParallel),
+  EXPECT_DOUBLE_EQ(comm_bytes(dag, CollectiveKind::kAllToAll, workload::CommGroup::kModelParallel),
                    2 * 512.0 * 26 * 128 * 2);
   int a2a = -1, top0 = -1, bottom0 = -1;
   for (size_t i = 0; i < dag.nodes.size(); ++i) {
     const auto& n = dag.nodes[i];
-    if (n.kind == NodeKind::kComm && n.op == coll::CollectiveOp::kAllToAll && a2a < 0) a2a = static_cast<int>(i);
+    if (n.kind == NodeKind::kComm && n.op == CollectiveKind::kAllToAll && a2a < 0) a2a = static_cast<int>(i);
     if (n.name == "fwd top_mlp0 it0") top0 = static_cast<int>(i);
     if (n.name == "fwd bot_mlp0 it0") bottom0 = static_cast<int>(i);
   }
@@ -489,7 +489,7 @@ TEST(Parallelism, DlrmAllToAllOverlapsTheBottomMlp) {
   EXPECT_NE(std::find(top.begin(), top.end(), a2a), top.end());           // the top MLP waits
   EXPECT_EQ(std::find(bottom.begin(), bottom.end(), a2a), bottom.end());  // the bottom MLP does not
   // MLP parameters (2.37 M) all-reduced data-parallel.
-  EXPECT_DOUBLE_EQ(comm_bytes(dag, coll::CollectiveOp::kAllReduce, workload::CommGroup::kDataParallel),
+  EXPECT_DOUBLE_EQ(comm_bytes(dag, CollectiveKind::kAllReduce, workload::CommGroup::kDataParallel),
                    2 * entry.model.total_params());
 }
 
@@ -505,7 +505,7 @@ TEST(Parallelism, TopoOptBertTensorParallelInTheServer) {
   int mp = 0, dp = 0;
   for (const auto& n : dag.nodes) {
     if (n.kind != NodeKind::kComm) continue;
-    ASSERT_EQ(n.op, coll::CollectiveOp::kAllReduce) << n.name;
+    ASSERT_EQ(n.op, CollectiveKind::kAllReduce) << n.name;
     if (n.group == workload::CommGroup::kModelParallel) {
       ++mp;
       EXPECT_EQ(n.dims, (std::vector<int>{0})) << n.name;
@@ -517,12 +517,11 @@ TEST(Parallelism, TopoOptBertTensorParallelInTheServer) {
   // Forward: embeddings + 24 blocks = 25 all-reduces; input gradients: the 24 blocks (the
   // first layer has none) = 24. Each 16 x 64 tokens x 1024 FP32 values = 4,194,304 bytes.
   EXPECT_EQ(mp, 49);
-  EXPECT_DOUBLE_EQ(comm_bytes(dag, coll::CollectiveOp::kAllReduce, workload::CommGroup::kModelParallel),
-                   49 * 4194304.0);
+  EXPECT_DOUBLE_EQ(comm_bytes(dag, CollectiveKind::kAllReduce, workload::CommGroup::kModelParallel), 49 * 4194304.0);
   // One gradient all-reduce per layer, each of the NPU's quarter of the layer: 4 bytes x
   // 182,937,600 / 4 = 182,937,600 bytes in all.
   EXPECT_EQ(dp, 25);
-  EXPECT_DOUBLE_EQ(comm_bytes(dag, coll::CollectiveOp::kAllReduce, workload::CommGroup::kDataParallel), 182937600.0);
+  EXPECT_DOUBLE_EQ(comm_bytes(dag, CollectiveKind::kAllReduce, workload::CommGroup::kDataParallel), 182937600.0);
 }
 
 TEST(Parallelism, TopoOptDlrmAndCandleTraffic) {
@@ -531,16 +530,16 @@ TEST(Parallelism, TopoOptDlrmAndCandleTraffic) {
   dlrm.parallelism.iterations = 1;
   const auto d = workload::build_training_dag(dlrm.model, dlrm.parallelism, net);
   // 128 samples x 64 tables x 128 FP32 values = 4,194,304 bytes, forward and backward.
-  EXPECT_DOUBLE_EQ(comm_bytes(d, coll::CollectiveOp::kAllToAll, workload::CommGroup::kModelParallel), 2 * 4194304.0);
+  EXPECT_DOUBLE_EQ(comm_bytes(d, CollectiveKind::kAllToAll, workload::CommGroup::kModelParallel), 2 * 4194304.0);
   int a2a = 0;
   for (const auto& n : d.nodes) {
-    if (n.kind != NodeKind::kComm || n.op != coll::CollectiveOp::kAllToAll) continue;
+    if (n.kind != NodeKind::kComm || n.op != CollectiveKind::kAllToAll) continue;
     ++a2a;
     EXPECT_EQ(n.dims, (std::vector<int>{0, 1, 2}));
   }
   EXPECT_EQ(a2a, 2);
   // MLP gradients: 4 bytes x 306,321,409 parameters.
-  EXPECT_DOUBLE_EQ(comm_bytes(d, coll::CollectiveOp::kAllReduce, workload::CommGroup::kDataParallel), 4 * 306321409.0);
+  EXPECT_DOUBLE_EQ(comm_bytes(d, CollectiveKind::kAllReduce, workload::CommGroup::kDataParallel), 4 * 306321409.0);
 
   auto candle = workload::zoo_model("topoopt-candle");
   candle.parallelism.iterations = 1;
@@ -549,12 +548,12 @@ TEST(Parallelism, TopoOptDlrmAndCandleTraffic) {
   for (const auto& n : c.nodes) {
     if (n.kind != NodeKind::kComm) continue;
     ++ars;  // data parallel only: gradient all-reduces over every dimension
-    EXPECT_EQ(n.op, coll::CollectiveOp::kAllReduce);
+    EXPECT_EQ(n.op, CollectiveKind::kAllReduce);
     EXPECT_EQ(n.group, workload::CommGroup::kDataParallel);
     EXPECT_EQ(n.dims, (std::vector<int>{0, 1, 2}));
   }
   EXPECT_EQ(ars, 25);
-  EXPECT_DOUBLE_EQ(comm_bytes(c, coll::CollectiveOp::kAllReduce, workload::CommGroup::kDataParallel), 4 * 6429687809.0);
+  EXPECT_DOUBLE_EQ(comm_bytes(c, CollectiveKind::kAllReduce, workload::CommGroup::kDataParallel), 4 * 6429687809.0);
 }
 
 TEST(Parallelism, MixtureOfExpertsAllToAllAndGradientGroups) {
@@ -564,12 +563,12 @@ TEST(Parallelism, MixtureOfExpertsAllToAllAndGradientGroups) {
   const auto dag = workload::build_training_dag(entry.model, entry.parallelism, net);
   const double tokens_bytes = 4 * 2048.0 * 2048 * 2;
   // 12 expert layers x (dispatch + combine forward, dispatch + combine backward).
-  EXPECT_DOUBLE_EQ(comm_bytes(dag, coll::CollectiveOp::kAllToAll, workload::CommGroup::kModelParallel),
+  EXPECT_DOUBLE_EQ(comm_bytes(dag, CollectiveKind::kAllToAll, workload::CommGroup::kModelParallel),
                    12 * 4 * tokens_bytes);
   for (const auto& n : dag.nodes) {
     if (n.kind != NodeKind::kComm) continue;
     std::vector<int> expected = {0, 1, 2};  // dense gradients: every NPU
-    if (n.op == coll::CollectiveOp::kAllToAll)
+    if (n.op == CollectiveKind::kAllToAll)
       expected = {0, 1};
     else if (n.name.find("experts") != std::string::npos)
       expected = {2};  // replicas of one expert
@@ -586,13 +585,13 @@ TEST(Parallelism, Zero2ModelParallelTraffic) {
   const double h = 25600, tokens = 16 * 2048.0;
   // Per block: a forward, a recomputed forward and (except the first block) an
   // input-gradient all-reduce of tokens x h FP16 values over the 128 model-parallel NPUs.
-  EXPECT_DOUBLE_EQ(comm_bytes(dag, coll::CollectiveOp::kAllReduce, workload::CommGroup::kModelParallel),
+  EXPECT_DOUBLE_EQ(comm_bytes(dag, CollectiveKind::kAllReduce, workload::CommGroup::kModelParallel),
                    (256 * 3 - 1) * tokens * h * 2);
   // ZeRO-2: gradients reduce-scattered and parameters all-gathered over dim3, 2 bytes per
   // parameter of the NPU's 1/128 model slice.
-  EXPECT_DOUBLE_EQ(comm_bytes(dag, coll::CollectiveOp::kReduceScatter, workload::CommGroup::kDataParallel),
+  EXPECT_DOUBLE_EQ(comm_bytes(dag, CollectiveKind::kReduceScatter, workload::CommGroup::kDataParallel),
                    2 * entry.model.total_params() / 128);
-  EXPECT_DOUBLE_EQ(comm_bytes(dag, coll::CollectiveOp::kAllGather, workload::CommGroup::kDataParallel),
+  EXPECT_DOUBLE_EQ(comm_bytes(dag, CollectiveKind::kAllGather, workload::CommGroup::kDataParallel),
                    2 * entry.model.total_params() / 128);
   for (const auto& n : dag.nodes) {
     if (n.kind != NodeKind::kComm) continue;

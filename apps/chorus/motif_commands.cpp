@@ -31,7 +31,7 @@ nlohmann::json motif_json(std::size_t id, const Motif& m) {
                    {"ranks", m.ranks}, {"bytes", {m.bytes.begin, m.bytes.end}},
                    {"after", m.after}, {"label", m.label}};
   if (m.root >= 0) j["root"] = m.root;
-  if (m.kind == Kind::kAllToAll) j["destinations"] = m.destinations;
+  if (m.kind == CollectiveKind::kAllToAll) j["destinations"] = m.destinations;
   return j;
 }
 
@@ -76,7 +76,7 @@ void register_motif_commands(CLI::App& app) {
                    "Print {\"op\", \"transforms\", \"motifs\": [{\"id\", \"kind\", \"ranks\", \"root\", \"bytes\", "
                    "\"destinations\", \"after\", \"label\"}]}");
   expand->callback([] {
-    Kind kind{};
+    CollectiveKind kind{};
     if (!parse_kind(a.op, kind))
       throw InputError("--op", fmt::format("unknown operation '{}'{}; use allreduce, alltoall or broadcast", a.op,
                                            did_you_mean(a.op, {"allreduce", "alltoall", "broadcast"})));
@@ -105,7 +105,7 @@ void register_motif_commands(CLI::App& app) {
     // The count alone does not bound memory: a motif holds its ranks, and an all-to-all motif a
     // destination list per rank (the plan's, then the printed form's, about twice that).
     const double ranks = a.ranks;
-    const double per_motif = 200 + 8 * ranks + (kind == Kind::kAllToAll ? 32 * ranks + 4 * ranks * ranks : 0);
+    const double per_motif = 200 + 8 * ranks + (kind == CollectiveKind::kAllToAll ? 32 * ranks + 4 * ranks * ranks : 0);
     require_memory(2 * bound * per_motif, ts.empty() ? "--bytes" : "--segment",
                    fmt::format("a plan of up to {:.0f} motifs on {} ranks", bound, a.ranks));
     const MotifPlan plan = compose(single_motif_plan(op), ts);
@@ -132,7 +132,7 @@ void register_motif_commands(CLI::App& app) {
           {"op", {{"kind", std::string(to_string(op.kind))}, {"ranks", op.ranks.size()}, {"bytes", op.bytes}}},
           {"transforms", nlohmann::json::array()},
           {"motifs", nlohmann::json::array()}};
-      if (op.kind == Kind::kBroadcast) j["op"]["root"] = op.root;
+      if (op.kind == CollectiveKind::kBroadcast) j["op"]["root"] = op.root;
       for (const auto& t : ts) j["transforms"].push_back(t.name);
       for (std::size_t i = 0; i < plan.motifs.size(); ++i) j["motifs"].push_back(motif_json(i, plan.motifs[i]));
       if (a.check) j["problems"] = problems;

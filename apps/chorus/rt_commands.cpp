@@ -258,7 +258,7 @@ void register_rt_commands(CLI::App& app) {
     rt::TuningTable table;
     if (std::filesystem::exists(tune_out)) table = rt::TuningTable::load(tune_out);
     if (table.machine.empty()) table.machine = machine;
-    std::map<std::pair<rt::OpKind, int>, std::map<std::size_t, rt::TuningRow>> fresh;
+    std::map<std::pair<CollectiveKind, int>, std::map<std::size_t, rt::TuningRow>> fresh;
     for (const auto& r : rows) {
       auto& row = fresh[{r.op, r.world_size}][r.bytes];
       row.bytes = r.bytes;

@@ -55,7 +55,7 @@ void print_human(const net::Network& network, const sim::CollectiveRun& run, boo
   const auto& s = run.schedule;
   const auto& r = run.result;
   fmt::print("{} ({}, {} NPUs): {} of {} in {} chunks, scheduler {}\n", network.name, network.shape(),
-             network.num_npus(), coll::to_string(s.op), format_bytes(static_cast<Bytes>(s.size_bytes)), s.num_chunks,
+             network.num_npus(), compact_name(s.op), format_bytes(static_cast<Bytes>(s.size_bytes)), s.num_chunks,
              s.scheduler);
   fmt::print("  time            {}\n  ideal time      {}\n  avg BW util     {:.2f} %\n", format_time(r.time_ns),
              format_time(r.ideal_time_ns), 100 * r.avg_bw_utilization);

@@ -96,7 +96,7 @@ int main(int argc, char** argv) {
     std::vector<rt::ScheduleExecutor> executors;
     for (int c : chunk_counts) {
       sched::Schedule s =
-          sched::make_schedule(network, coll::CollectiveOp::kAllReduce, static_cast<double>(count * sizeof(float)), c,
+          sched::make_schedule(network, CollectiveKind::kAllReduce, static_cast<double>(count * sizeof(float)), c,
                                sched::parse_scheduler("baseline"));
       s = sim::run_schedule(network, std::move(s)).schedule;  // fills in the per-dimension order
       rt::ExecutorOptions eo;

@@ -11,20 +11,6 @@
 
 namespace chorus::coll {
 
-std::string_view to_string(CollectiveOp op) {
-  switch (op) {
-    case CollectiveOp::kAllReduce:
-      return "allreduce";
-    case CollectiveOp::kReduceScatter:
-      return "reducescatter";
-    case CollectiveOp::kAllGather:
-      return "allgather";
-    case CollectiveOp::kAllToAll:
-      return "alltoall";
-  }
-  return "?";
-}
-
 std::string_view to_string(Phase phase) {
   switch (phase) {
     case Phase::kReduceScatter:
@@ -39,25 +25,24 @@ std::string_view to_string(Phase phase) {
   return "?";
 }
 
-bool parse_collective_op(std::string_view text, CollectiveOp& op) {
-  std::string t;
-  for (char c : text)
-    if (c != '-' && c != '_') t += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (t == "allreduce" || t == "ar")
-    op = CollectiveOp::kAllReduce;
-  else if (t == "reducescatter" || t == "rs")
-    op = CollectiveOp::kReduceScatter;
-  else if (t == "allgather" || t == "ag")
-    op = CollectiveOp::kAllGather;
-  else if (t == "alltoall" || t == "a2a")
-    op = CollectiveOp::kAllToAll;
-  else
-    return false;
-  return true;
+bool parse_collective_op(std::string_view text, CollectiveKind& op) {
+  static constexpr std::pair<std::string_view, CollectiveKind> kShort[] = {{"ar", CollectiveKind::kAllReduce},
+                                                                           {"rs", CollectiveKind::kReduceScatter},
+                                                                           {"ag", CollectiveKind::kAllGather},
+                                                                           {"a2a", CollectiveKind::kAllToAll}};
+  const std::string key = fold_kind_name(text);
+  for (const auto& [name, kind] : kShort)
+    if (key == name) {
+      op = kind;
+      return true;
+    }
+  const auto found = find_collective_kind(text, kThemisCollectives);
+  if (found) op = *found;
+  return found.has_value();
 }
 
-CollectiveOp parse_collective_op(std::string_view text, const std::string& field) {
-  CollectiveOp op{};
+CollectiveKind parse_collective_op(std::string_view text, const std::string& field) {
+  CollectiveKind op{};
   if (!parse_collective_op(text, op))
     throw InputError(
         field,
@@ -67,8 +52,8 @@ CollectiveOp parse_collective_op(std::string_view text, const std::string& field
   return op;
 }
 
-double initial_resident_bytes(CollectiveOp op, double size_bytes, double total_npus) {
-  return op == CollectiveOp::kAllGather ? size_bytes / total_npus : size_bytes;
+double initial_resident_bytes(CollectiveKind op, double size_bytes, double total_npus) {
+  return op == CollectiveKind::kAllGather ? size_bytes / total_npus : size_bytes;
 }
 
 double resident_after(Phase phase, double bytes_before, int dim_size) {

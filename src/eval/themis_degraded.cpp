@@ -17,7 +17,7 @@ DegradedStudy run_themis_degraded(const DegradedConfig& config, const Progress& 
   for (const auto& n : topologies) total += n.num_dims() * static_cast<int>(config.fractions.size());
   int done = 0;
   const auto request = [&](const std::string& scheduler) {
-    return sim::make_request(coll::CollectiveOp::kAllReduce, config.size_bytes, config.chunks, scheduler);
+    return sim::make_request(CollectiveKind::kAllReduce, config.size_bytes, config.chunks, scheduler);
   };
   for (const auto& nominal : topologies) {
     const double healthy = sim::run_collective(nominal, request(config.themis)).result.time_ns;

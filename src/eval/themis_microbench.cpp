@@ -34,7 +34,7 @@ const net::Network& find_topology(const MicrobenchConfig& cfg, const std::string
 
 sim::CollectiveRun simulate(const MicrobenchConfig& cfg, const net::Network& network, double size, int chunks,
                             const std::string& scheduler) {
-  const auto req = sim::make_request(coll::CollectiveOp::kAllReduce, size, chunks, scheduler);
+  const auto req = sim::make_request(CollectiveKind::kAllReduce, size, chunks, scheduler);
   sim::SimOptions options;
   options.max_chunks_per_dim = cfg.max_chunks_per_dim;
   return sim::run_collective(network, req, options);

@@ -51,7 +51,7 @@ CallDigest digest(const CallSignature& call, int me) {
   // vector forms: only the traffic digest.
   if (!call.vector_form)
     s.bytes = call.count * eb;
-  else if (call.op == OpKind::all_gatherv && me < static_cast<int>(call.sends.size()))
+  else if (call.op == CollectiveKind::kAllGatherv && me < static_cast<int>(call.sends.size()))
     s.bytes = call.sends[me] * eb;
   for (std::size_t j = 0; j < call.sends.size(); ++j) d.flow += pair_term(me, static_cast<int>(j), call.sends[j]);
   for (std::size_t j = 0; j < call.expects.size(); ++j) d.flow -= pair_term(static_cast<int>(j), me, call.expects[j]);
@@ -67,17 +67,17 @@ std::size_t inline_bytes(const CallSignature& c, int n, std::size_t capacity) {
   if (!c.may_inline || c.vector_form) return kNotInline;
   const std::size_t block = c.count * dtype_bytes(c.dtype);
   switch (c.op) {
-    case OpKind::barrier:
+    case CollectiveKind::kBarrier:
       return 0;
-    case OpKind::broadcast:
-    case OpKind::all_reduce:
-    case OpKind::reduce:
-    case OpKind::all_gather:
-    case OpKind::gather:
+    case CollectiveKind::kBroadcast:
+    case CollectiveKind::kAllReduce:
+    case CollectiveKind::kReduce:
+    case CollectiveKind::kAllGather:
+    case CollectiveKind::kGather:
       return block <= capacity ? block : kNotInline;
-    case OpKind::reduce_scatter:
-    case OpKind::scatter:
-    case OpKind::all_to_all_single:  // n blocks
+    case CollectiveKind::kReduceScatter:
+    case CollectiveKind::kScatter:
+    case CollectiveKind::kAllToAllSingle:  // n blocks
       return block * static_cast<std::size_t>(n) <= capacity ? block * static_cast<std::size_t>(n) : kNotInline;
     default:
       return kNotInline;
@@ -102,28 +102,28 @@ void finish_inline(const CallSignature& c, const char* rows, std::size_t row_byt
   const auto payload = [&](int j) { return rows + static_cast<std::size_t>(j) * row_bytes + sizeof(CallDigest); };
   auto* out = static_cast<char*>(c.out);
   switch (c.op) {
-    case OpKind::broadcast:
+    case CollectiveKind::kBroadcast:
       if (me != c.root) std::memcpy(out, payload(c.root), block);
       break;
-    case OpKind::all_reduce:
+    case CollectiveKind::kAllReduce:
       reduce_rows(c, rows, row_bytes, n, 0, out);
       break;
-    case OpKind::reduce:
+    case CollectiveKind::kReduce:
       if (me == c.root) reduce_rows(c, rows, row_bytes, n, 0, out);
       break;
-    case OpKind::reduce_scatter:
+    case CollectiveKind::kReduceScatter:
       reduce_rows(c, rows, row_bytes, n, block * static_cast<std::size_t>(me), out);
       break;
-    case OpKind::gather:
+    case CollectiveKind::kGather:
       if (me != c.root) break;
       [[fallthrough]];
-    case OpKind::all_gather:
+    case CollectiveKind::kAllGather:
       for (int j = 0; j < n; ++j) std::memmove(out + static_cast<std::size_t>(j) * block, payload(j), block);
       break;
-    case OpKind::scatter:
+    case CollectiveKind::kScatter:
       std::memcpy(out, payload(c.root) + block * static_cast<std::size_t>(me), block);
       break;
-    case OpKind::all_to_all_single:
+    case CollectiveKind::kAllToAllSingle:
       for (int j = 0; j < n; ++j)
         std::memcpy(out + static_cast<std::size_t>(j) * block, payload(j) + block * static_cast<std::size_t>(me),
                     block);
@@ -160,9 +160,9 @@ bool agree(Backend& backend, const CallSignature& mine) {
   const std::size_t carried = inline_bytes(mine, n, row_bytes - sizeof d);
   if (carried != kNotInline && carried > 0) {
     // What this rank contributes: its input (a broadcast's or scatter's root only).
-    const bool rooted = mine.op == OpKind::broadcast || mine.op == OpKind::scatter;
+    const bool rooted = mine.op == CollectiveKind::kBroadcast || mine.op == CollectiveKind::kScatter;
     if (!rooted || me == mine.root)
-      std::memcpy(row + sizeof d, mine.op == OpKind::broadcast ? mine.out : mine.in, carried);
+      std::memcpy(row + sizeof d, mine.op == CollectiveKind::kBroadcast ? mine.out : mine.in, carried);
   }
   backend.agreement_all_gather(row, rows, row_bytes);
   const std::uint64_t eb = dtype_bytes(mine.dtype);
@@ -172,7 +172,7 @@ bool agree(Backend& backend, const CallSignature& mine) {
     std::memcpy(&theirs, rows + static_cast<std::size_t>(p) * row_bytes, sizeof theirs);
     flow += theirs.flow;
     if (p == me) continue;
-    const std::uint64_t expected = mine.op == OpKind::all_gatherv && p < static_cast<int>(mine.expects.size())
+    const std::uint64_t expected = mine.op == CollectiveKind::kAllGatherv && p < static_cast<int>(mine.expects.size())
                                        ? mine.expects[p] * eb
                                        : d.signature.bytes;
     if (!agrees(d.signature, theirs.signature, expected)) [[unlikely]]

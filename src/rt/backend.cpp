@@ -38,16 +38,16 @@ void Backend::all_reduce(const void* in, void* out, std::size_t count, DType dty
   algorithms::ring_all_reduce(*this, in, out, count, dtype, op);
 }
 
-std::vector<std::string> Backend::algorithms(OpKind op) const {
+std::vector<std::string> Backend::algorithms(CollectiveKind op) const {
   if (!native(op)) return {};
   switch (op) {
-    case OpKind::all_reduce:
-    case OpKind::all_gather:
-    case OpKind::reduce_scatter:
+    case CollectiveKind::kAllReduce:
+    case CollectiveKind::kAllGather:
+    case CollectiveKind::kReduceScatter:
       return {"ring_p2p"};
-    case OpKind::broadcast:
+    case CollectiveKind::kBroadcast:
       return {"linear_p2p"};
-    case OpKind::all_to_all_single:
+    case CollectiveKind::kAllToAllSingle:
       return {"pairwise_p2p"};
     default:
       return {};
@@ -61,15 +61,15 @@ void Backend::run_algorithm(std::size_t index, const Call& c) {
   Counts counts, displs;
   uniform(size(), c.count, counts, displs);
   switch (c.op) {
-    case OpKind::all_reduce:
+    case CollectiveKind::kAllReduce:
       return algorithms::ring_all_reduce(*this, c.in, c.out, c.count, c.dtype, c.reduce_op);
-    case OpKind::reduce_scatter:
+    case CollectiveKind::kReduceScatter:
       return algorithms::ring_reduce_scatter(*this, c.in, c.out, c.count, c.dtype, c.reduce_op);
-    case OpKind::all_gather:
+    case CollectiveKind::kAllGather:
       return algorithms::ring_all_gatherv(*this, c.in, c.count, c.out, counts, displs, c.dtype);
-    case OpKind::broadcast:
+    case CollectiveKind::kBroadcast:
       return algorithms::linear_broadcast(*this, c.out, c.count, c.dtype, c.root);
-    case OpKind::all_to_all_single:
+    case CollectiveKind::kAllToAllSingle:
       return algorithms::pairwise_all_to_allv(*this, c.in, counts, displs, c.out, counts, displs, c.dtype);
     default:
       throw std::logic_error("run_algorithm: " + std::string(to_string(c.op)) + " takes no algorithm");

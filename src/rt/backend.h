@@ -25,7 +25,7 @@ class Backend {
   virtual int rank() const = 0;
   virtual int size() const = 0;
   // True if `op` runs on the library's own implementation, false if on a fallback.
-  virtual bool native(OpKind op) const = 0;
+  virtual bool native(CollectiveKind op) const = 0;
 
   // Point to point, matched in issue order per pair of ranks.
   virtual void send(const void* buf, std::size_t bytes, int dst) = 0;
@@ -80,7 +80,7 @@ class Backend {
   // (algorithms/: ring_p2p, linear_p2p for broadcast, pairwise_p2p for all_to_all_single) where
   // the operation is native (else its default already is that algorithm). `chorus tune`
   // measures each; "auto" and names like "mpi:ring" select one.
-  virtual std::vector<std::string> algorithms(OpKind op) const;
+  virtual std::vector<std::string> algorithms(CollectiveKind op) const;
   // Runs `call` (an operation that takes an algorithm; a broadcast's buffer is `out`) with
   // algorithm `index` of algorithms(call.op); the runtime calls it only with count > 0 on more
   // than one rank and with the reduce op the backend takes (avg as sum). An override handles

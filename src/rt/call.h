@@ -19,7 +19,7 @@ using Counts = std::vector<std::size_t>;  // one entry per rank, in elements
 enum class Place : std::uint8_t { none, every_rank, root_only };
 
 struct OpTraits {
-  OpKind op;
+  CollectiveKind op;
   bool collective;         // numbered and agreed on (send and recv are not)
   bool uniform_count;      // every rank passes the same count (the vector forms and p2p do not)
   bool takes_algorithm;    // a named algorithm may follow the backend's name ("mpi:ring")
@@ -32,30 +32,30 @@ struct OpTraits {
 // One row per operation kind, in columns.
 // clang-format off
 inline constexpr OpTraits kOpTraits[] = {
-    //  op                      coll   unif   algo   root   reduce input             output            wide_in wide_out
-    {OpKind::send,              false, false, false, false, false, Place::every_rank, Place::none,      false, false},
-    {OpKind::recv,              false, false, false, false, false, Place::none,       Place::every_rank, false, false},
-    {OpKind::barrier,           true,  true,  false, false, false, Place::none,       Place::none,      false, false},
-    {OpKind::broadcast,         true,  true,  true,  true,  false, Place::none,       Place::every_rank, false, false},
-    {OpKind::reduce,            true,  true,  false, true,  true,  Place::every_rank, Place::root_only, false, false},
-    {OpKind::all_reduce,        true,  true,  true,  false, true,  Place::every_rank, Place::every_rank, false, false},
-    {OpKind::reduce_scatter,    true,  true,  true,  false, true,  Place::every_rank, Place::every_rank, true,  false},
-    {OpKind::all_gather,        true,  true,  true,  false, false, Place::every_rank, Place::every_rank, false, true},
-    {OpKind::gather,            true,  true,  false, true,  false, Place::every_rank, Place::root_only, false, true},
-    {OpKind::scatter,           true,  true,  false, true,  false, Place::root_only,  Place::every_rank, true,  false},
-    {OpKind::all_to_all,        true,  false, false, false, false, Place::none,       Place::none,      false, false},
-    {OpKind::all_to_all_single, true,  true,  true,  false, false, Place::every_rank, Place::every_rank, true,  true},
-    {OpKind::all_gatherv,       true,  false, false, false, false, Place::every_rank, Place::none,      false, false},
-    {OpKind::gatherv,           true,  false, false, true,  false, Place::every_rank, Place::none,      false, false},
-    {OpKind::scatterv,          true,  false, false, true,  false, Place::none,       Place::every_rank, false, false},
-    {OpKind::all_to_allv,       true,  false, false, false, false, Place::none,       Place::none,      false, false},
+    // op                             coll   unif   algo   root   reduce input              output             wide_in wide_out
+    {CollectiveKind::kSend,           false, false, false, false, false, Place::every_rank, Place::none,       false, false},
+    {CollectiveKind::kRecv,           false, false, false, false, false, Place::none,       Place::every_rank, false, false},
+    {CollectiveKind::kBarrier,        true,  true,  false, false, false, Place::none,       Place::none,       false, false},
+    {CollectiveKind::kBroadcast,      true,  true,  true,  true,  false, Place::none,       Place::every_rank, false, false},
+    {CollectiveKind::kReduce,         true,  true,  false, true,  true,  Place::every_rank, Place::root_only,  false, false},
+    {CollectiveKind::kAllReduce,      true,  true,  true,  false, true,  Place::every_rank, Place::every_rank, false, false},
+    {CollectiveKind::kReduceScatter,  true,  true,  true,  false, true,  Place::every_rank, Place::every_rank, true,  false},
+    {CollectiveKind::kAllGather,      true,  true,  true,  false, false, Place::every_rank, Place::every_rank, false, true},
+    {CollectiveKind::kGather,         true,  true,  false, true,  false, Place::every_rank, Place::root_only,  false, true},
+    {CollectiveKind::kScatter,        true,  true,  false, true,  false, Place::root_only,  Place::every_rank, true,  false},
+    {CollectiveKind::kAllToAll,       true,  false, false, false, false, Place::none,       Place::none,       false, false},
+    {CollectiveKind::kAllToAllSingle, true,  true,  true,  false, false, Place::every_rank, Place::every_rank, true,  true},
+    {CollectiveKind::kAllGatherv,     true,  false, false, false, false, Place::every_rank, Place::none,       false, false},
+    {CollectiveKind::kGatherv,        true,  false, false, true,  false, Place::every_rank, Place::none,       false, false},
+    {CollectiveKind::kScatterv,       true,  false, false, true,  false, Place::none,       Place::every_rank, false, false},
+    {CollectiveKind::kAllToAllv,      true,  false, false, false, false, Place::none,       Place::none,       false, false},
 };
 // clang-format on
 
-constexpr const OpTraits& traits(OpKind op) { return kOpTraits[static_cast<std::size_t>(op)]; }
+constexpr const OpTraits& traits(CollectiveKind op) { return kOpTraits[static_cast<std::size_t>(op)]; }
 
-// The table is indexed by OpKind: every row in its place, one row per kind.
-static_assert(std::size(kOpTraits) == std::size(kAllOpKinds));
+// The table is indexed by CollectiveKind: every row in its place, one row per kind.
+static_assert(std::size(kOpTraits) == std::size(kAllCollectiveKinds));
 static_assert([] {
   for (std::size_t i = 0; i < std::size(kOpTraits); ++i)
     if (static_cast<std::size_t>(kOpTraits[i].op) != i) return false;
@@ -64,7 +64,7 @@ static_assert([] {
 
 // The operations that take a named algorithm after the backend name ("mpi:ring";
 // Backend::algorithms, docs/runtime.md "(backend, algorithm)").
-constexpr bool takes_algorithm(OpKind op) { return traits(op).takes_algorithm; }
+constexpr bool takes_algorithm(CollectiveKind op) { return traits(op).takes_algorithm; }
 inline constexpr std::string_view kAlgorithmOps =
     "all_reduce, broadcast, all_gather, reduce_scatter, all_to_all_single";
 static_assert([] {
@@ -83,7 +83,7 @@ struct CallLists {
 };
 
 struct Call {
-  OpKind op = OpKind::barrier;
+  CollectiveKind op = CollectiveKind::kBarrier;
   const void* in = nullptr;
   void* out = nullptr;  // a broadcast's buffer
   std::size_t count = 0;
@@ -100,46 +100,52 @@ struct Call {
 // One constructor per operation, arguments in the order of the API's functions (runtime.h).
 namespace calls {
 inline Call send(const void* buf, std::size_t count, DType dtype, int dst) {
-  return {.op = OpKind::send, .in = buf, .count = count, .dtype = dtype, .root = dst};
+  return {.op = CollectiveKind::kSend, .in = buf, .count = count, .dtype = dtype, .root = dst};
 }
 inline Call recv(void* buf, std::size_t count, DType dtype, int src) {
-  return {.op = OpKind::recv, .out = buf, .count = count, .dtype = dtype, .root = src};
+  return {.op = CollectiveKind::kRecv, .out = buf, .count = count, .dtype = dtype, .root = src};
 }
-inline Call barrier() { return {.op = OpKind::barrier}; }
+inline Call barrier() { return {.op = CollectiveKind::kBarrier}; }
 inline Call broadcast(void* buf, std::size_t count, DType dtype, int root) {
-  return {.op = OpKind::broadcast, .out = buf, .count = count, .dtype = dtype, .root = root};
+  return {.op = CollectiveKind::kBroadcast, .out = buf, .count = count, .dtype = dtype, .root = root};
 }
 inline Call reduce(const void* in, void* out, std::size_t count, DType dtype, ReduceOp op, int root) {
-  return {.op = OpKind::reduce, .in = in, .out = out, .count = count, .dtype = dtype, .reduce_op = op, .root = root};
+  return {.op = CollectiveKind::kReduce,
+          .in = in,
+          .out = out,
+          .count = count,
+          .dtype = dtype,
+          .reduce_op = op,
+          .root = root};
 }
 inline Call all_reduce(const void* in, void* out, std::size_t count, DType dtype, ReduceOp op) {
-  return {.op = OpKind::all_reduce, .in = in, .out = out, .count = count, .dtype = dtype, .reduce_op = op};
+  return {.op = CollectiveKind::kAllReduce, .in = in, .out = out, .count = count, .dtype = dtype, .reduce_op = op};
 }
 inline Call reduce_scatter(const void* in, void* out, std::size_t count, DType dtype, ReduceOp op) {
-  return {.op = OpKind::reduce_scatter, .in = in, .out = out, .count = count, .dtype = dtype, .reduce_op = op};
+  return {.op = CollectiveKind::kReduceScatter, .in = in, .out = out, .count = count, .dtype = dtype, .reduce_op = op};
 }
 inline Call all_gather(const void* in, void* out, std::size_t count, DType dtype) {
-  return {.op = OpKind::all_gather, .in = in, .out = out, .count = count, .dtype = dtype};
+  return {.op = CollectiveKind::kAllGather, .in = in, .out = out, .count = count, .dtype = dtype};
 }
 inline Call gather(const void* in, void* out, std::size_t count, DType dtype, int root) {
-  return {.op = OpKind::gather, .in = in, .out = out, .count = count, .dtype = dtype, .root = root};
+  return {.op = CollectiveKind::kGather, .in = in, .out = out, .count = count, .dtype = dtype, .root = root};
 }
 inline Call scatter(const void* in, void* out, std::size_t count, DType dtype, int root) {
-  return {.op = OpKind::scatter, .in = in, .out = out, .count = count, .dtype = dtype, .root = root};
+  return {.op = CollectiveKind::kScatter, .in = in, .out = out, .count = count, .dtype = dtype, .root = root};
 }
 inline Call all_to_all_single(const void* in, void* out, std::size_t count, DType dtype) {
-  return {.op = OpKind::all_to_all_single, .in = in, .out = out, .count = count, .dtype = dtype};
+  return {.op = CollectiveKind::kAllToAllSingle, .in = in, .out = out, .count = count, .dtype = dtype};
 }
 inline Call all_to_all(const std::vector<const void*>& ins, const Counts& in_counts, const std::vector<void*>& outs,
                        const Counts& out_counts, DType dtype) {
-  return {.op = OpKind::all_to_all,
+  return {.op = CollectiveKind::kAllToAll,
           .dtype = dtype,
           .lists = std::make_shared<const CallLists>(
               CallLists{.ins = ins, .outs = outs, .send_counts = in_counts, .recv_counts = out_counts})};
 }
 inline Call all_gatherv(const void* in, std::size_t count, void* out, const Counts& counts, const Counts& displs,
                         DType dtype) {
-  return {.op = OpKind::all_gatherv,
+  return {.op = CollectiveKind::kAllGatherv,
           .in = in,
           .out = out,
           .count = count,
@@ -148,7 +154,7 @@ inline Call all_gatherv(const void* in, std::size_t count, void* out, const Coun
 }
 inline Call gatherv(const void* in, std::size_t count, void* out, const Counts& counts, const Counts& displs,
                     DType dtype, int root) {
-  return {.op = OpKind::gatherv,
+  return {.op = CollectiveKind::kGatherv,
           .in = in,
           .out = out,
           .count = count,
@@ -158,7 +164,7 @@ inline Call gatherv(const void* in, std::size_t count, void* out, const Counts& 
 }
 inline Call scatterv(const void* in, const Counts& counts, const Counts& displs, void* out, std::size_t count,
                      DType dtype, int root) {
-  return {.op = OpKind::scatterv,
+  return {.op = CollectiveKind::kScatterv,
           .in = in,
           .out = out,
           .count = count,
@@ -168,7 +174,7 @@ inline Call scatterv(const void* in, const Counts& counts, const Counts& displs,
 }
 inline Call all_to_allv(const void* in, const Counts& send_counts, const Counts& send_displs, void* out,
                         const Counts& recv_counts, const Counts& recv_displs, DType dtype) {
-  return {.op = OpKind::all_to_allv,
+  return {.op = CollectiveKind::kAllToAllv,
           .in = in,
           .out = out,
           .dtype = dtype,

@@ -10,7 +10,7 @@ namespace {
 constexpr std::size_t kHeader = 7;
 
 std::string describe(const std::uint64_t* row) {
-  const auto op = static_cast<OpKind>(row[0]);
+  const auto op = static_cast<CollectiveKind>(row[0]);
   std::string s = fmt::format("{}(dtype={}", to_string(op), to_string(static_cast<DType>(row[1])));
   if (traits(op).reduces) s += fmt::format(", op={}", to_string(static_cast<ReduceOp>(row[2])));
   if (row[3] != 0) s += fmt::format(", root={}", static_cast<std::int64_t>(row[3]) - 1);
@@ -39,11 +39,11 @@ CallSignature signature_of(const Call& c, int rank, int size, std::size_t algori
   const auto n = static_cast<std::size_t>(size);
   const bool at_root = rank == c.root;
   switch (c.op) {
-    case OpKind::all_gatherv:
+    case CollectiveKind::kAllGatherv:
       s.sends.assign(n, c.count);
       s.expects.assign(c.lists->recv_counts.begin(), c.lists->recv_counts.end());
       break;
-    case OpKind::gatherv:
+    case CollectiveKind::kGatherv:
       s.sends.assign(n, 0);
       s.sends[static_cast<std::size_t>(c.root)] = c.count;
       if (at_root)
@@ -51,7 +51,7 @@ CallSignature signature_of(const Call& c, int rank, int size, std::size_t algori
       else
         s.expects.assign(n, 0);
       break;
-    case OpKind::scatterv:
+    case CollectiveKind::kScatterv:
       s.expects.assign(n, 0);
       s.expects[static_cast<std::size_t>(c.root)] = c.count;
       if (at_root)

@@ -12,7 +12,7 @@
 namespace chorus::rt {
 
 struct CallSignature {
-  OpKind op = OpKind::barrier;
+  CollectiveKind op = CollectiveKind::kBarrier;
   DType dtype = DType::u8;
   ReduceOp reduce_op = ReduceOp::sum;
   int root = -1;

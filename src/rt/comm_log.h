@@ -15,7 +15,7 @@
 namespace chorus::rt {
 
 struct CommRecord {
-  OpKind op = OpKind::barrier;
+  CollectiveKind op = CollectiveKind::kBarrier;
   std::size_t count = 0;
   DType dtype = DType::u8;
   bool async_op = false;

@@ -13,37 +13,37 @@ void run_native(Backend& b, const Call& c, ReduceOp wire) {
     return;
   }
   switch (c.op) {
-    case OpKind::send:
+    case CollectiveKind::kSend:
       return b.user_send(c.in, c.bytes(), c.root);
-    case OpKind::recv:
+    case CollectiveKind::kRecv:
       return b.user_recv(c.out, c.bytes(), c.root);
-    case OpKind::barrier:
+    case CollectiveKind::kBarrier:
       return b.barrier();
-    case OpKind::broadcast:
+    case CollectiveKind::kBroadcast:
       return b.broadcast(c.out, c.count, c.dtype, c.root);
-    case OpKind::reduce:
+    case CollectiveKind::kReduce:
       return b.reduce(c.in, c.out, c.count, c.dtype, wire, c.root);
-    case OpKind::all_reduce:
+    case CollectiveKind::kAllReduce:
       return b.all_reduce(c.in, c.out, c.count, c.dtype, wire);
-    case OpKind::reduce_scatter:
+    case CollectiveKind::kReduceScatter:
       return b.reduce_scatter(c.in, c.out, c.count, c.dtype, wire);
-    case OpKind::all_gather:
+    case CollectiveKind::kAllGather:
       return b.all_gather(c.in, c.out, c.count, c.dtype);
-    case OpKind::gather:
+    case CollectiveKind::kGather:
       return b.gather(c.in, c.out, c.count, c.dtype, c.root);
-    case OpKind::scatter:
+    case CollectiveKind::kScatter:
       return b.scatter(c.in, c.out, c.count, c.dtype, c.root);
-    case OpKind::all_to_all_single:
+    case CollectiveKind::kAllToAllSingle:
       return b.all_to_all_single(c.in, c.out, c.count, c.dtype);
-    case OpKind::all_to_all:
+    case CollectiveKind::kAllToAll:
       return b.all_to_all(c.lists->ins, c.lists->send_counts, c.lists->outs, c.lists->recv_counts, c.dtype);
-    case OpKind::all_gatherv:
+    case CollectiveKind::kAllGatherv:
       return b.all_gatherv(c.in, c.count, c.out, c.lists->recv_counts, c.lists->recv_displs, c.dtype);
-    case OpKind::gatherv:
+    case CollectiveKind::kGatherv:
       return b.gatherv(c.in, c.count, c.out, c.lists->recv_counts, c.lists->recv_displs, c.dtype, c.root);
-    case OpKind::scatterv:
+    case CollectiveKind::kScatterv:
       return b.scatterv(c.in, c.lists->send_counts, c.lists->send_displs, c.out, c.count, c.dtype, c.root);
-    case OpKind::all_to_allv:
+    case CollectiveKind::kAllToAllv:
       return b.all_to_allv(c.in, c.lists->send_counts, c.lists->send_displs, c.out, c.lists->recv_counts,
                            c.lists->recv_displs, c.dtype);
   }
@@ -58,7 +58,7 @@ void run_algorithm(Backend& b, const Call& c, std::size_t algorithm, ReduceOp wi
 }
 
 void finish_avg(Backend& b, const Call& c) {
-  if (c.op != OpKind::reduce || b.rank() == c.root) divide_by(c.dtype, c.out, c.count, b.size());
+  if (c.op != CollectiveKind::kReduce || b.rank() == c.root) divide_by(c.dtype, c.out, c.count, b.size());
 }
 
 }  // namespace chorus::rt::detail

@@ -23,14 +23,14 @@ inline void dispatch(Backend& b, const Call& c, std::size_t algorithm, ReduceOp 
   const OpTraits& t = traits(c.op);
   // Point-to-point messages and the vector forms go to the backend as they are (a message of
   // no data is still a message; a vector form's counts differ by rank).
-  if (!t.uniform_count || c.op == OpKind::barrier) [[unlikely]] {
-    if (c.op != OpKind::barrier || b.size() > 1) detail::run_native(b, c, wire);
+  if (!t.uniform_count || c.op == CollectiveKind::kBarrier) [[unlikely]] {
+    if (c.op != CollectiveKind::kBarrier || b.size() > 1) detail::run_native(b, c, wire);
     return;
   }
   if (c.count == 0) return;
   if (algorithm != 0) [[unlikely]] {
     detail::run_algorithm(b, c, algorithm, wire);
-  } else if (c.op == OpKind::all_reduce && b.size() > 1) [[likely]] {
+  } else if (c.op == CollectiveKind::kAllReduce && b.size() > 1) [[likely]] {
     b.all_reduce(c.in, c.out, c.count, c.dtype, wire);  // the hot path, without the switch
   } else {
     detail::run_native(b, c, wire);

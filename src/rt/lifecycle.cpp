@@ -104,7 +104,7 @@ std::unique_ptr<Communicator> Runtime::make_communicator(const std::string& kind
                    : c->backend->agrees_on_data_path() || !agree_ ? Agreement::none
                                                                   : Agreement::digest;
   c->agree_named = c->agreement == Agreement::none && c->world_size > 1 && agree_ && !check_;
-  for (OpKind op : kAllOpKinds) {
+  for (CollectiveKind op : kAllCollectiveKinds) {
     if (!takes_algorithm(op)) continue;
     const auto i = static_cast<std::size_t>(op);
     c->algorithms[i] = c->backend->algorithms(op);

@@ -9,7 +9,7 @@
 
 namespace chorus::rt {
 
-std::string Runtime::pick_backend(OpKind op, std::size_t bytes) const {
+std::string Runtime::pick_backend(CollectiveKind op, std::size_t bytes) const {
   // Vector forms and point-to-point have no rank-uniform size, so they use the default;
   // every rank must pick the same backend.
   if (tuning_ && traits(op).uniform_count)
@@ -18,7 +18,7 @@ std::string Runtime::pick_backend(OpKind op, std::size_t bytes) const {
 }
 
 // "auto", names with an algorithm, and unknown names.
-Communicator& Runtime::find_slow(std::string_view name, OpKind op, std::size_t bytes, std::size_t* algorithm) {
+Communicator& Runtime::find_slow(std::string_view name, CollectiveKind op, std::size_t bytes, std::size_t* algorithm) {
   std::lock_guard lock(mutex_);
   // A name with an algorithm: the exact name first (group names may hold ':'), else the part
   // before the last ':' names the backend or group, the rest the algorithm.
@@ -38,7 +38,7 @@ Communicator& Runtime::find_slow(std::string_view name, OpKind op, std::size_t b
                                           name, to_string(op), kAlgorithmOps));
     // rank() and size() (as barrier) accept a name with any operation's algorithm.
     std::vector<std::string> names = it->second->algorithms_of(op);
-    if (op == OpKind::barrier)
+    if (op == CollectiveKind::kBarrier)
       for (const auto& list : it->second->algorithms) names.insert(names.end(), list.begin(), list.end());
     const auto a = std::find(names.begin(), names.end(), named);
     if (named == "default") {
@@ -47,7 +47,7 @@ Communicator& Runtime::find_slow(std::string_view name, OpKind op, std::size_t b
       throw InputError(where, fmt::format("'{}': {} has no {} algorithm '{}' (it has: default{}{})", name, base,
                                           to_string(op), named, names.empty() ? "" : ", ", fmt::join(names, ", ")));
     } else {
-      *algorithm = op == OpKind::barrier ? 0 : static_cast<std::size_t>(a - names.begin()) + 1;
+      *algorithm = op == CollectiveKind::kBarrier ? 0 : static_cast<std::size_t>(a - names.begin()) + 1;
     }
   }
   if (it == communicators_.end()) {
@@ -64,31 +64,31 @@ Communicator& Runtime::find_slow(std::string_view name, OpKind op, std::size_t b
 // A name with an all_reduce algorithm ("mpi:ring") gives its backend's size and rank.
 int Runtime::size(std::string_view name) {
   std::size_t algorithm = 0;
-  return find(name, OpKind::barrier, 0, &algorithm).backend->size();
+  return find(name, CollectiveKind::kBarrier, 0, &algorithm).backend->size();
 }
 
 int Runtime::rank(std::string_view name) {
   std::size_t algorithm = 0;
-  return find(name, OpKind::barrier, 0, &algorithm).backend->rank();
+  return find(name, CollectiveKind::kBarrier, 0, &algorithm).backend->rank();
 }
 
-std::string Runtime::resolve_backend(std::string_view name, OpKind op, std::size_t bytes) {
+std::string Runtime::resolve_backend(std::string_view name, CollectiveKind op, std::size_t bytes) {
   std::size_t algorithm = 0;
   Communicator& c = find(name, op, bytes, takes_algorithm(op) ? &algorithm : nullptr);
   return algorithm == 0 ? c.backend->name() : c.backend->name() + ":" + c.algorithms_of(op)[algorithm - 1];
 }
 
-std::vector<std::string> Runtime::algorithm_names(std::string_view name, OpKind op) {
+std::vector<std::string> Runtime::algorithm_names(std::string_view name, CollectiveKind op) {
   if (!takes_algorithm(op)) return {};
   return find(name, op, 0).algorithms_of(op);
 }
 
-bool Runtime::is_native(std::string_view name, OpKind op) { return find(name, op, 0).backend->native(op); }
+bool Runtime::is_native(std::string_view name, CollectiveKind op) { return find(name, op, 0).backend->native(op); }
 
 std::vector<int> Runtime::group_ranks(std::string_view name) {
   auto it = members_.find(name);
   if (it != members_.end()) return it->second;
-  Communicator& c = find(name, OpKind::barrier, 0);  // a backend: the whole world (or an error)
+  Communicator& c = find(name, CollectiveKind::kBarrier, 0);  // a backend: the whole world (or an error)
   std::vector<int> all(static_cast<std::size_t>(c.world_size));
   for (int i = 0; i < c.world_size; ++i) all[static_cast<std::size_t>(i)] = i;
   return all;

@@ -53,13 +53,13 @@ std::vector<std::string> backends() { return g_rt != nullptr ? g_rt->backends() 
 int size(std::string_view backend) { return rt("barrier").size(backend); }
 int rank(std::string_view backend) { return rt("barrier").rank(backend); }
 const TuningTable* tuning_table() { return g_rt != nullptr ? g_rt->tuning_table() : nullptr; }
-std::string resolve_backend(std::string_view backend, OpKind op, std::size_t bytes) {
+std::string resolve_backend(std::string_view backend, CollectiveKind op, std::size_t bytes) {
   return rt(to_string(op)).resolve_backend(backend, op, bytes);
 }
-std::vector<std::string> algorithm_names(std::string_view backend, OpKind op) {
+std::vector<std::string> algorithm_names(std::string_view backend, CollectiveKind op) {
   return rt(to_string(op)).algorithm_names(backend, op);
 }
-bool is_native(std::string_view backend, OpKind op) { return rt(to_string(op)).is_native(backend, op); }
+bool is_native(std::string_view backend, CollectiveKind op) { return rt(to_string(op)).is_native(backend, op); }
 
 void split(const std::string& name, std::string_view backend, int color, int key) {
   rt("split").split(name, backend, color, key);

@@ -81,16 +81,16 @@ int size(std::string_view backend = "auto");
 int rank(std::string_view backend = "auto");
 // The backend "auto" would use for this operation and message size (bytes per rank); for
 // all_reduce with a named algorithm, "backend:algorithm".
-std::string resolve_backend(std::string_view backend, OpKind op, std::size_t bytes);
+std::string resolve_backend(std::string_view backend, CollectiveKind op, std::size_t bytes);
 // The named algorithms of `op` on `backend` besides "default" (its own choice by size): for
 // all_reduce, e.g. Open MPI's ring and rabenseifner, Gloo's ring and bcube, and the runtime's
 // ring_p2p on every backend; empty for other operations. all_reduce("mpi:ring", ...) runs one.
-std::vector<std::string> algorithm_names(std::string_view backend, OpKind op);
+std::vector<std::string> algorithm_names(std::string_view backend, CollectiveKind op);
 // The tuning table "auto" uses (InitOptions::tuning_table or CHORUS_RT_TUNING), or null; valid
 // until finalize().
 const TuningTable* tuning_table();
 // Whether `backend` runs `op` natively (true) or on a fallback of the runtime (false).
-bool is_native(std::string_view backend, OpKind op);
+bool is_native(std::string_view backend, CollectiveKind op);
 
 // ---- groups (sub-communicators) ----------------------------------------------------------------
 // Collective over the whole world: every rank calls it, in the same order, with the same `name`

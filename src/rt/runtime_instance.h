@@ -46,9 +46,9 @@ struct Communicator {
   };
   Lane lanes[3];
   int lane_count = 1;
-  Lane& lane_for(OpKind op) {
+  Lane& lane_for(CollectiveKind op) {
     if (lane_count == 1) return lanes[0];
-    return op == OpKind::send ? lanes[1] : op == OpKind::recv ? lanes[2] : lanes[0];
+    return op == CollectiveKind::kSend ? lanes[1] : op == CollectiveKind::kRecv ? lanes[2] : lanes[0];
   }
   int world_size = 1;  // backend->size(), without a virtual call
   // How this backend's ranks agree on each collective's call: on its own data path (none
@@ -66,12 +66,14 @@ struct Communicator {
   // A group's errors name group ranks; this note (appended to them) maps them to world ranks.
   std::string group_note;
   std::string label;  // the backend's or group's name (communication log)
-  // The backend's named algorithms per operation (Backend::algorithms, indexed by OpKind) and
+  // The backend's named algorithms per operation (Backend::algorithms, indexed by CollectiveKind) and
   // the labels the communication log gives operations run with them ("mpi:ring").
-  std::array<std::vector<std::string>, std::size(kAllOpKinds)> algorithms, algorithm_labels;
-  const std::vector<std::string>& algorithms_of(OpKind op) const { return algorithms[static_cast<std::size_t>(op)]; }
+  std::array<std::vector<std::string>, std::size(kAllCollectiveKinds)> algorithms, algorithm_labels;
+  const std::vector<std::string>& algorithms_of(CollectiveKind op) const {
+    return algorithms[static_cast<std::size_t>(op)];
+  }
   // The label of an operation run with `algorithm` (0: the backend's own choice).
-  const std::string& label_of(OpKind op, std::size_t algorithm) const {
+  const std::string& label_of(CollectiveKind op, std::size_t algorithm) const {
     return algorithm == 0 ? label : algorithm_labels[static_cast<std::size_t>(op)][algorithm - 1];
   }
   // The reduction the backend runs: avg as sum unless the backend takes avg.
@@ -98,9 +100,9 @@ class Runtime {
   int rank(std::string_view name);
   int size(std::string_view name);
   const std::vector<std::string>& backends() const { return order_; }
-  std::string resolve_backend(std::string_view name, OpKind op, std::size_t bytes);
-  std::vector<std::string> algorithm_names(std::string_view name, OpKind op);
-  bool is_native(std::string_view name, OpKind op);
+  std::string resolve_backend(std::string_view name, CollectiveKind op, std::size_t bytes);
+  std::vector<std::string> algorithm_names(std::string_view name, CollectiveKind op);
+  bool is_native(std::string_view name, CollectiveKind op);
   const TuningTable* tuning_table() const { return tuning_ ? &*tuning_ : nullptr; }
   void synchronize(const std::vector<std::string>& names);
 
@@ -113,9 +115,9 @@ class Runtime {
   // The hot path: a linear scan of the few names beats a map lookup. `algorithm` (operations
   // that take one, and rank/size lookups as barrier): 0 for the backend's own choice, else 1 +
   // the index of a named algorithm ("mpi:ring", or "auto" choosing one from the tuning table).
-  Communicator& find(std::string_view name, OpKind op, std::size_t bytes, std::size_t* algorithm = nullptr);
-  Communicator& find_slow(std::string_view name, OpKind op, std::size_t bytes, std::size_t* algorithm);
-  std::string pick_backend(OpKind op, std::size_t bytes) const;
+  Communicator& find(std::string_view name, CollectiveKind op, std::size_t bytes, std::size_t* algorithm = nullptr);
+  Communicator& find_slow(std::string_view name, CollectiveKind op, std::size_t bytes, std::size_t* algorithm);
+  std::string pick_backend(CollectiveKind op, std::size_t bytes) const;
   Work enqueue(Communicator& c, Communicator::Lane& lane, std::size_t algorithm, ReduceOp wire, Call&& call,
                std::optional<CallSignature>&& sig, bool async_op);
   std::unique_ptr<Communicator> make_communicator(const std::string& kind, const std::string& label,
@@ -169,7 +171,7 @@ inline bool same_name(const std::string& a, std::string_view b) {
   return std::memcmp(a.data(), b.data(), n) == 0;
 }
 
-[[gnu::always_inline]] inline Communicator& Runtime::find(std::string_view name, OpKind op, std::size_t bytes,
+[[gnu::always_inline]] inline Communicator& Runtime::find(std::string_view name, CollectiveKind op, std::size_t bytes,
                                                           std::size_t* algorithm) {
   const std::size_t n = fast_.count.load(std::memory_order_acquire);
   for (std::size_t i = 0; i < n; ++i)

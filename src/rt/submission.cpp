@@ -61,7 +61,7 @@ template <typename Body>
 // The count the communication log shows: what this rank sends (the vector forms without one: to
 // itself).
 std::size_t logged_count(const Call& call, int rank) {
-  return call.op == OpKind::all_to_all || call.op == OpKind::all_to_allv
+  return call.op == CollectiveKind::kAllToAll || call.op == CollectiveKind::kAllToAllv
              ? call.lists->send_counts[static_cast<std::size_t>(rank)]
              : call.count;
 }

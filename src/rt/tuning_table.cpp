@@ -36,7 +36,7 @@ std::string_view candidate_backend(std::string_view candidate) { return candidat
 
 // A time_us key: a backend (shm, mpi, gloo), for the operations that take algorithms optionally
 // with one ("mpi:ring"; whether the backend has it is checked when auto picks it).
-void check_candidate(const std::string& key, OpKind op, const std::string& where) {
+void check_candidate(const std::string& key, CollectiveKind op, const std::string& where) {
   const std::string_view backend = candidate_backend(key);
   if (backend != "shm" && backend != "mpi" && backend != "gloo")
     throw InputError(where, "'" + key +
@@ -82,7 +82,7 @@ TuningTable TuningTable::parse(const std::string& text, const std::string& path)
     const std::string where = path + ": tables[" + std::to_string(i++) + "]";
     require_keys(tab, {"op", "world_size", "rows"}, where);
     try {
-      const OpKind op = parse_op_kind(tab.at("op").get<std::string>(), where + ".op");
+      const CollectiveKind op = parse_op_kind(tab.at("op").get<std::string>(), where + ".op");
       const json& ws = tab.at("world_size");
       // Checked before converting: nlohmann casts any number, 1e30 or 2.5, to an int.
       if (!ws.is_number_integer() || ws.get<std::int64_t>() < 1 || ws.get<std::int64_t>() > (1 << 20))
@@ -141,7 +141,7 @@ std::string TuningTable::to_json() const {
 
 void TuningTable::save(const std::string& path) const { write_text_file(path, to_json()); }
 
-std::optional<std::string> TuningTable::pick(OpKind op, int world_size, std::uint64_t bytes,
+std::optional<std::string> TuningTable::pick(CollectiveKind op, int world_size, std::uint64_t bytes,
                                              const std::vector<std::string>& allowed) const {
   auto it = tables.find({op, world_size});
   if (it == tables.end() || it->second.empty()) return std::nullopt;
@@ -156,7 +156,7 @@ std::optional<std::string> TuningTable::pick(OpKind op, int world_size, std::uin
   return best;
 }
 
-std::optional<double> TuningTable::estimate_us(OpKind op, int world_size, double bytes,
+std::optional<double> TuningTable::estimate_us(CollectiveKind op, int world_size, double bytes,
                                                const std::string& backend) const {
   auto it = tables.find({op, world_size});
   if (it == tables.end()) return std::nullopt;

@@ -20,7 +20,7 @@ struct TuningRow {
 struct TuningTable {
   static constexpr const char* kSchema = "chorus-rt-tuning/1";
   // (operation, world size) -> rows sorted by bytes
-  std::map<std::pair<OpKind, int>, std::vector<TuningRow>> tables;
+  std::map<std::pair<CollectiveKind, int>, std::vector<TuningRow>> tables;
   std::string machine;  // free text: where it was measured
 
   // Throws InputError naming the file and field on bad content.
@@ -31,13 +31,13 @@ struct TuningTable {
   std::string to_json() const;
   // The fastest allowed backend at the tuned size nearest below `bytes` (or the smallest
   // tuned size); nullopt if the table has no row for (op, world_size) with an allowed backend.
-  std::optional<std::string> pick(OpKind op, int world_size, std::uint64_t bytes,
+  std::optional<std::string> pick(CollectiveKind op, int world_size, std::uint64_t bytes,
                                   const std::vector<std::string>& allowed) const;
   // The time of `backend` for (op, world_size) at `bytes`, from the rows that measured it:
   // linear between the two rows around `bytes`; below the smallest row, that row's time (the
   // latency-bound end); above the largest, its time scaled by bytes / its bytes (the
   // bandwidth-bound end). nullopt without such a row.
-  std::optional<double> estimate_us(OpKind op, int world_size, double bytes, const std::string& backend) const;
+  std::optional<double> estimate_us(CollectiveKind op, int world_size, double bytes, const std::string& backend) const;
 };
 
 }  // namespace chorus::rt

@@ -48,53 +48,6 @@ std::string_view to_string(ReduceOp op) {
   return "?";
 }
 
-std::string_view to_string(OpKind op) {
-  switch (op) {
-    case OpKind::send:
-      return "send";
-    case OpKind::recv:
-      return "recv";
-    case OpKind::barrier:
-      return "barrier";
-    case OpKind::broadcast:
-      return "broadcast";
-    case OpKind::reduce:
-      return "reduce";
-    case OpKind::all_reduce:
-      return "all_reduce";
-    case OpKind::reduce_scatter:
-      return "reduce_scatter";
-    case OpKind::all_gather:
-      return "all_gather";
-    case OpKind::gather:
-      return "gather";
-    case OpKind::scatter:
-      return "scatter";
-    case OpKind::all_to_all:
-      return "all_to_all";
-    case OpKind::all_to_all_single:
-      return "all_to_all_single";
-    case OpKind::all_gatherv:
-      return "all_gatherv";
-    case OpKind::gatherv:
-      return "gatherv";
-    case OpKind::scatterv:
-      return "scatterv";
-    case OpKind::all_to_allv:
-      return "all_to_allv";
-  }
-  return "?";
-}
-
-namespace {
-std::string without_underscores(std::string_view text) {
-  std::string out;
-  for (char c : text)
-    if (c != '_' && c != '-') out += c;
-  return out;
-}
-}  // namespace
-
 DType parse_dtype(std::string_view text, const std::string& where) {
   for (DType d : kAllDTypes)
     if (text == to_string(d)) return d;
@@ -112,18 +65,17 @@ ReduceOp parse_reduce_op(std::string_view text, const std::string& where) {
   throw InputError(where, "unknown reduce op '" + std::string(text) + "' (expected one of sum, prod, min, max, avg)");
 }
 
-OpKind parse_op_kind(std::string_view text, const std::string& where) {
-  const std::string key = without_underscores(text);
-  if (key == "bcast") return OpKind::broadcast;
-  if (key == "alltoallsingle" || key == "a2a") return OpKind::all_to_all_single;
-  for (OpKind o : kAllOpKinds)
-    if (key == without_underscores(to_string(o))) return o;
+CollectiveKind parse_op_kind(std::string_view text, const std::string& where) {
+  const std::string key = fold_kind_name(text);
+  if (key == "bcast") return CollectiveKind::kBroadcast;
+  if (key == "a2a") return CollectiveKind::kAllToAllSingle;
+  if (const auto found = find_collective_kind(text, kAllCollectiveKinds)) return *found;
   // Listed as the CLI's help lists them; "all_reduce", torch's spelling, is the same name.
   std::vector<std::string> names;
-  for (OpKind o : kAllOpKinds) names.push_back(without_underscores(to_string(o)));
+  for (CollectiveKind o : kAllCollectiveKinds) names.push_back(compact_name(o));
   throw InputError(
       where, fmt::format("unknown operation '{}'{}; operations: {} (underscores optional: all_reduce = allreduce)",
-                         text, did_you_mean(without_underscores(text), names), fmt::join(names, ", ")));
+                         text, did_you_mean(key, names), fmt::join(names, ", ")));
 }
 
 }  // namespace chorus::rt

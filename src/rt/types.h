@@ -5,6 +5,8 @@
 #include <string>
 #include <string_view>
 
+#include "core/collective_kind.h"
+
 namespace chorus::rt {
 
 // Element types of typed buffers. f16 is IEEE binary16, bf16 is bfloat16.
@@ -17,31 +19,6 @@ inline constexpr DType kAllDTypes[] = {DType::f16, DType::bf16, DType::f32, DTyp
 enum class ReduceOp : std::uint8_t { sum, prod, min, max, avg };
 inline constexpr ReduceOp kAllReduceOps[] = {ReduceOp::sum, ReduceOp::prod, ReduceOp::min, ReduceOp::max,
                                              ReduceOp::avg};
-
-// Every operation of the API; used for capability tables, tuning and checking.
-enum class OpKind : std::uint8_t {
-  send,
-  recv,
-  barrier,
-  broadcast,
-  reduce,
-  all_reduce,
-  reduce_scatter,
-  all_gather,
-  gather,
-  scatter,
-  all_to_all,
-  all_to_all_single,
-  all_gatherv,
-  gatherv,
-  scatterv,
-  all_to_allv
-};
-inline constexpr OpKind kAllOpKinds[] = {
-    OpKind::send,        OpKind::recv,       OpKind::barrier,        OpKind::broadcast,
-    OpKind::reduce,      OpKind::all_reduce, OpKind::reduce_scatter, OpKind::all_gather,
-    OpKind::gather,      OpKind::scatter,    OpKind::all_to_all,     OpKind::all_to_all_single,
-    OpKind::all_gatherv, OpKind::gatherv,    OpKind::scatterv,       OpKind::all_to_allv};
 
 // Inline: every operation computes its message size with it.
 constexpr std::size_t dtype_bytes(DType dtype) {
@@ -63,12 +40,12 @@ constexpr std::size_t dtype_bytes(DType dtype) {
 }
 std::string_view to_string(DType dtype);
 std::string_view to_string(ReduceOp op);
-std::string_view to_string(OpKind op);
+using chorus::to_string;  // of CollectiveKind (core/collective_kind.h)
 
 // Parsers throw chorus::InputError naming `where` and listing the accepted names.
 DType parse_dtype(std::string_view text, const std::string& where);
 ReduceOp parse_reduce_op(std::string_view text, const std::string& where);
 // Accepts the API names (all_reduce) and the short nccl-tests names (allreduce).
-OpKind parse_op_kind(std::string_view text, const std::string& where);
+CollectiveKind parse_op_kind(std::string_view text, const std::string& where);
 
 }  // namespace chorus::rt

@@ -10,23 +10,23 @@ namespace chorus::rt {
 namespace {
 
 template <typename Message>
-[[noreturn, gnu::cold, gnu::noinline]] void input_error(const Backend& b, OpKind op, Message& what) {
+[[noreturn, gnu::cold, gnu::noinline]] void input_error(const Backend& b, CollectiveKind op, Message& what) {
   throw InputError(fmt::format("{} on {}, rank {}", to_string(op), b.name(), b.rank()), what());
 }
 
 // `what` gives the message: formatted only on failure (this is the hot path), out of line so
 // the check itself inlines to a compare and a branch.
 template <typename Message>
-inline void require(bool ok, const Backend& b, OpKind op, Message&& what) {
+inline void require(bool ok, const Backend& b, CollectiveKind op, Message&& what) {
   if (!ok) [[unlikely]]
     input_error(b, op, what);
 }
 
-inline void require_buffer(const Backend& b, OpKind op, const void* p, std::size_t count, const char* name) {
+inline void require_buffer(const Backend& b, CollectiveKind op, const void* p, std::size_t count, const char* name) {
   require(count == 0 || p != nullptr, b, op, [&] { return fmt::format("{} is null but count is {}", name, count); });
 }
 
-void require_counts(const Backend& b, OpKind op, const Counts& v, const char* name) {
+void require_counts(const Backend& b, CollectiveKind op, const Counts& v, const char* name) {
   require(v.size() == static_cast<std::size_t>(b.size()), b, op,
           [&] { return fmt::format("{} has {} entries; the world has {} ranks", name, v.size(), b.size()); });
 }
@@ -35,7 +35,8 @@ void require_counts(const Backend& b, OpKind op, const Counts& v, const char* na
 // root" where only the root has it), or "buffer" for the operations of one buffer.
 void require_place(const Backend& b, const Call& c, Place place, const void* p, const char* name) {
   if (place == Place::none || (place == Place::root_only && b.rank() != c.root)) return;
-  const bool one_buffer = c.op == OpKind::send || c.op == OpKind::recv || c.op == OpKind::broadcast;
+  const bool one_buffer =
+      c.op == CollectiveKind::kSend || c.op == CollectiveKind::kRecv || c.op == CollectiveKind::kBroadcast;
   if (one_buffer) name = "buffer";
   if (place == Place::root_only) {
     require(c.count == 0 || p != nullptr, b, c.op,
@@ -51,7 +52,7 @@ void require_vector_form(const Backend& b, const Call& c) {
   const CallLists& l = *c.lists;
   const bool at_root = b.rank() == c.root;
   switch (c.op) {
-    case OpKind::all_to_all:
+    case CollectiveKind::kAllToAll:
       require(l.ins.size() == static_cast<std::size_t>(b.size()) && l.outs.size() == l.ins.size(), b, c.op, [&] {
         return fmt::format("need {} input and output buffers, got {} and {}", b.size(), l.ins.size(), l.outs.size());
       });
@@ -62,7 +63,7 @@ void require_vector_form(const Backend& b, const Call& c) {
         require_buffer(b, c.op, l.outs[j], l.recv_counts[j], "an output buffer");
       }
       return;
-    case OpKind::all_gatherv:
+    case CollectiveKind::kAllGatherv:
       require_counts(b, c.op, l.recv_counts, "counts");
       require_counts(b, c.op, l.recv_displs, "displacements");
       require(l.recv_counts[static_cast<std::size_t>(b.rank())] == c.count, b, c.op, [&] {
@@ -70,19 +71,19 @@ void require_vector_form(const Backend& b, const Call& c) {
                            l.recv_counts[static_cast<std::size_t>(b.rank())], c.count);
       });
       return;
-    case OpKind::gatherv:
+    case CollectiveKind::kGatherv:
       if (at_root) {
         require_counts(b, c.op, l.recv_counts, "counts");
         require_counts(b, c.op, l.recv_displs, "displacements");
       }
       return;
-    case OpKind::scatterv:
+    case CollectiveKind::kScatterv:
       if (at_root) {
         require_counts(b, c.op, l.send_counts, "counts");
         require_counts(b, c.op, l.send_displs, "displacements");
       }
       return;
-    case OpKind::all_to_allv:
+    case CollectiveKind::kAllToAllv:
       require_counts(b, c.op, l.send_counts, "send counts");
       require_counts(b, c.op, l.send_displs, "send displacements");
       require_counts(b, c.op, l.recv_counts, "receive counts");
@@ -101,7 +102,7 @@ void validate(const Backend& b, const Call& c) {
     require(c.root >= 0 && c.root < b.size(), b, c.op,
             [&] { return fmt::format("root {} is not a rank of this world (size {})", c.root, b.size()); });
   if (!t.collective) {
-    const bool to = c.op == OpKind::send;
+    const bool to = c.op == CollectiveKind::kSend;
     require(c.root >= 0 && c.root < b.size() && c.root != b.rank(), b, c.op, [&] {
       return fmt::format("{} {} must be another rank of this world (size {})", to ? "destination" : "source", c.root,
                          b.size());
@@ -109,7 +110,7 @@ void validate(const Backend& b, const Call& c) {
   }
   require_place(b, c, t.input, c.in, "input");
   require_place(b, c, t.output, c.out, "output");
-  if (c.op == OpKind::all_to_all_single)
+  if (c.op == CollectiveKind::kAllToAllSingle)
     require(c.in != c.out || c.count == 0, b, c.op,
             [] { return std::string("input and output must not be the same buffer"); });
   if (t.collective && !t.uniform_count) require_vector_form(b, c);

@@ -17,7 +17,7 @@ namespace {
 constexpr int kRoot = 0;  // of every rooted operation
 
 // Whether the size of `op` is its whole buffer, all ranks' blocks (nccl-tests' convention).
-bool whole_buffer_size(OpKind op) {
+bool whole_buffer_size(CollectiveKind op) {
   const OpTraits& t = traits(op);
   return t.wide_in || t.wide_out || (t.collective && !t.uniform_count);
 }
@@ -25,7 +25,7 @@ bool whole_buffer_size(OpKind op) {
 // Buffers and one call of `op`, uniform counts for the vector forms.
 struct Runner {
   // `backend` may name an all_reduce algorithm ("mpi:ring").
-  Runner(const std::string& backend, OpKind op, std::size_t bytes, DType dtype)
+  Runner(const std::string& backend, CollectiveKind op, std::size_t bytes, DType dtype)
       : b(backend), kind(op), d(dtype), n(rt::size(backend)), me(rt::rank(backend)) {
     const std::size_t eb = dtype_bytes(dtype);
     count = bytes / eb;
@@ -42,8 +42,7 @@ struct Runner {
   }
 
   Work call(bool async_op, bool in_place) {
-    if (in_place) return call_in_place(async_op);
-    if (kind == OpKind::send || kind == OpKind::recv) {
+    if (kind == CollectiveKind::kSend || kind == CollectiveKind::kRecv) {
       const int peer = me ^ 1;
       if (peer >= n) return Work();
       if (me % 2 == 0) {
@@ -56,7 +55,7 @@ struct Runner {
     // Every collective from one value: each reads the fields it takes (rt/call.h); only the
     // vector forms carry lists.
     Call c{.op = kind,
-           .in = in.data(),
+           .in = in_place ? in_place_input() : in.data(),
            .out = out.data(),
            .count = count,
            .dtype = d,
@@ -71,24 +70,23 @@ struct Runner {
     return rt::issue(b, std::move(c), async_op);
   }
 
-  // The in-place form of a selfcheck::has_in_place operation (nccl-tests' layouts).
-  Work call_in_place(bool async_op) {
+  // Where the in-place form of a selfcheck::has_in_place operation reads (nccl-tests' layouts):
+  // the output itself, or this rank's block of it.
+  const void* in_place_input() const {
     switch (kind) {
-      case OpKind::all_reduce:
-        return rt::all_reduce(b, out.data(), out.data(), count, d, ReduceOp::sum, async_op);
-      case OpKind::reduce:
-        return rt::reduce(b, out.data(), out.data(), count, d, ReduceOp::sum, kRoot, async_op);
-      case OpKind::all_gather:
-        return rt::all_gather(b, outs[me], out.data(), count, d, async_op);
-      case OpKind::all_gatherv:
-        return rt::all_gatherv(b, outs[me], count, out.data(), counts, displs, d, async_op);
+      case CollectiveKind::kAllReduce:
+      case CollectiveKind::kReduce:
+        return out.data();
+      case CollectiveKind::kAllGather:
+      case CollectiveKind::kAllGatherv:
+        return outs[static_cast<std::size_t>(me)];
       default:
         throw std::logic_error(fmt::format("bench: {} has no in-place form", to_string(kind)));
     }
   }
 
   std::string b;
-  OpKind kind;
+  CollectiveKind kind;
   DType d;
   int n, me;
   std::size_t count = 0;
@@ -101,8 +99,8 @@ struct Runner {
 // Verifies one more call of run's operation, in place or not as timed, on self-check data;
 // every rank learns the wrong elements of all.
 void check_call(const Runner& run, const std::string& plain, bool in_place, std::uint64_t salt, BenchTiming& t) {
-  selfcheck::Case c(run.b, run.kind == OpKind::recv ? OpKind::send : run.kind, run.d, ReduceOp::sum, run.count, salt,
-                    in_place ? selfcheck::Placement::in_place : selfcheck::Placement::out_of_place);
+  selfcheck::Case c(run.b, run.kind == CollectiveKind::kRecv ? CollectiveKind::kSend : run.kind, run.d, ReduceOp::sum,
+                    run.count, salt, in_place ? selfcheck::Placement::in_place : selfcheck::Placement::out_of_place);
   c.issue(false);
   const std::string err = c.verify();
   std::int64_t mine[2] = {static_cast<std::int64_t>(c.wrong_elements()), err.empty() ? 0 : 1}, all[2] = {0, 0};
@@ -138,20 +136,20 @@ BenchTiming measure(Runner& run, const std::string& plain, const BenchOptions& o
 
 }  // namespace
 
-std::vector<OpKind> parse_bench_ops(const std::string& text) {
-  std::vector<OpKind> ops;
+std::vector<CollectiveKind> parse_bench_ops(const std::string& text) {
+  std::vector<CollectiveKind> ops;
   for (const auto& item : split_list(text)) {
     if (item == "all") {
-      for (OpKind o : kAllOpKinds)
-        if (o != OpKind::recv) ops.push_back(o);
+      for (CollectiveKind o : kAllCollectiveKinds)
+        if (o != CollectiveKind::kRecv) ops.push_back(o);
       continue;
     }
     if (item == "alltoall") {  // nccl-tests' name means the single-buffer form
-      ops.push_back(OpKind::all_to_all_single);
+      ops.push_back(CollectiveKind::kAllToAllSingle);
       continue;
     }
     if (item == "sendrecv") {
-      ops.push_back(OpKind::send);
+      ops.push_back(CollectiveKind::kSend);
       continue;
     }
     ops.push_back(parse_op_kind(item, "--ops"));
@@ -160,14 +158,14 @@ std::vector<OpKind> parse_bench_ops(const std::string& text) {
   return ops;
 }
 
-std::string bench_op_name(OpKind op) {
+std::string bench_op_name(CollectiveKind op) {
   switch (op) {
-    case OpKind::send:
-    case OpKind::recv:
+    case CollectiveKind::kSend:
+    case CollectiveKind::kRecv:
       return "sendrecv";
-    case OpKind::all_to_all_single:
+    case CollectiveKind::kAllToAllSingle:
       return "alltoall";
-    case OpKind::all_to_all:
+    case CollectiveKind::kAllToAll:
       return "alltoall_list";
     default: {
       std::string s(to_string(op));
@@ -177,17 +175,17 @@ std::string bench_op_name(OpKind op) {
   }
 }
 
-double bus_factor(OpKind op, int n) {
+double bus_factor(CollectiveKind op, int n) {
   const double w = static_cast<double>(n);
   switch (op) {
-    case OpKind::all_reduce:
+    case CollectiveKind::kAllReduce:
       return 2.0 * (w - 1) / w;
-    case OpKind::broadcast:
-    case OpKind::reduce:
-    case OpKind::send:
-    case OpKind::recv:
+    case CollectiveKind::kBroadcast:
+    case CollectiveKind::kReduce:
+    case CollectiveKind::kSend:
+    case CollectiveKind::kRecv:
       return 1.0;
-    case OpKind::barrier:
+    case CollectiveKind::kBarrier:
       return 0.0;
     default:
       return (w - 1) / w;
@@ -199,14 +197,14 @@ std::vector<BenchRow> run_bench(const BenchOptions& o) {
   if (o.warmup < 0) throw InputError("--warmup", "must be >= 0");
   std::vector<BenchRow> rows;
   for (const auto& plain : o.backends) {
-    for (OpKind op : o.ops) {
+    for (CollectiveKind op : o.ops) {
       std::vector<std::string> candidates = {plain};
       if (o.algorithms)
         for (const auto& a : rt::algorithm_names(plain, op)) candidates.push_back(plain + ":" + a);
       for (const auto& backend : candidates)
         for (std::size_t bytes : o.sizes_bytes) {
-          if (op == OpKind::barrier && bytes != o.sizes_bytes.front()) continue;  // size-free
-          Runner run(backend, op, op == OpKind::barrier ? 0 : bytes, o.dtype);
+          if (op == CollectiveKind::kBarrier && bytes != o.sizes_bytes.front()) continue;  // size-free
+          Runner run(backend, op, op == CollectiveKind::kBarrier ? 0 : bytes, o.dtype);
           BenchRow row;
           row.backend = backend;
           row.op = op;

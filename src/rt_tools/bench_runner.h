@@ -20,7 +20,7 @@ namespace chorus::rt {
 
 struct BenchOptions {
   std::vector<std::string> backends;
-  std::vector<OpKind> ops;
+  std::vector<CollectiveKind> ops;
   std::vector<std::size_t> sizes_bytes;
   int iters = 20;
   int warmup = 5;
@@ -50,7 +50,7 @@ struct BenchTiming {
 
 struct BenchRow {
   std::string backend;
-  OpKind op = OpKind::all_reduce;
+  CollectiveKind op = CollectiveKind::kAllReduce;
   std::size_t bytes = 0;  // nccl-tests' size (see above)
   std::size_t count = 0;  // the count argument of each call (elements; per rank's block for whole-buffer sizes)
   DType dtype = DType::f32;
@@ -63,9 +63,9 @@ struct BenchRow {
 };
 
 // Parses the short names of --ops (allreduce, alltoall, ...; "all" for every operation).
-std::vector<OpKind> parse_bench_ops(const std::string& text);
-std::string bench_op_name(OpKind op);
-double bus_factor(OpKind op, int world_size);
+std::vector<CollectiveKind> parse_bench_ops(const std::string& text);
+std::string bench_op_name(CollectiveKind op);
+double bus_factor(CollectiveKind op, int world_size);
 
 // Collective: every rank must call it with the same options (runtime initialised).
 std::vector<BenchRow> run_bench(const BenchOptions& options);

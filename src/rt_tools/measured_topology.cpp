@@ -19,29 +19,20 @@ std::optional<syndicate::TimedOp> timed_op(const BenchRow& r) {
   t.bytes = static_cast<double>(r.bytes);
   t.time_ns = r.out_of_place.mean_us * 1e3;
   switch (r.op) {
-    case OpKind::all_reduce:
-      t.kind = syndicate::Kind::kAllReduce;
-      break;
-    case OpKind::reduce_scatter:
-      t.kind = syndicate::Kind::kReduceScatter;
-      break;
-    case OpKind::all_gather:
-      t.kind = syndicate::Kind::kAllGather;
-      break;
-    case OpKind::broadcast:
-      t.kind = syndicate::Kind::kBroadcast;
-      break;
-    case OpKind::reduce:
-      t.kind = syndicate::Kind::kReduce;
-      break;
-    case OpKind::all_to_all_single:
-      t.kind = syndicate::Kind::kAllToAll;
+    case CollectiveKind::kAllToAllSingle:  // the motif's all-to-all, sized per destination
+      t.kind = CollectiveKind::kAllToAll;
       t.bytes /= r.world_size;
-      break;
-    default:
+      return t;
+    case CollectiveKind::kAllReduce:
+    case CollectiveKind::kReduceScatter:
+    case CollectiveKind::kAllGather:
+    case CollectiveKind::kBroadcast:
+    case CollectiveKind::kReduce:
+      t.kind = r.op;
+      return t;
+    default:  // all-to-all's list form and the operations that are no motif: not fitted
       return std::nullopt;
   }
-  return t;
 }
 
 }  // namespace

@@ -14,7 +14,7 @@ namespace chorus::rt {
 
 namespace {
 
-workload::Node comm(const std::string& name, coll::CollectiveOp op, double bytes) {
+workload::Node comm(const std::string& name, CollectiveKind op, double bytes) {
   workload::Node n;
   n.name = name;
   n.kind = workload::NodeKind::kComm;
@@ -82,7 +82,7 @@ nlohmann::json run_motif_microbench_on_ranks(const MotifBenchOptions& o) {
   for (double bytes : sizes) {
     workload::Dag ar;
     ar.name = "all-reduce";
-    ar.add(comm("ar", coll::CollectiveOp::kAllReduce, bytes));
+    ar.add(comm("ar", CollectiveKind::kAllReduce, bytes));
     for (const char* algorithm : {"ring", "tree"}) {
       if (std::string(algorithm) == "tree" && n <= 2) continue;
       add("fig16", "all_reduce", algorithm, bytes,
@@ -95,7 +95,7 @@ nlohmann::json run_motif_microbench_on_ranks(const MotifBenchOptions& o) {
     }
     workload::Dag aa;
     aa.name = "all-to-all";
-    aa.add(comm("aa", coll::CollectiveOp::kAllToAll, bytes));
+    aa.add(comm("aa", CollectiveKind::kAllToAll, bytes));
     for (int k : {1, 2, 4}) {
       if (k > n) continue;
       add("fig17", "all_to_all", fmt::format("{}-way", k), bytes,
@@ -107,8 +107,8 @@ nlohmann::json run_motif_microbench_on_ranks(const MotifBenchOptions& o) {
   }
   workload::Dag both;
   both.name = "all-reduce + all-to-all";
-  both.add(comm("ar", coll::CollectiveOp::kAllReduce, overlap));
-  both.add(comm("aa", coll::CollectiveOp::kAllToAll, overlap));
+  both.add(comm("ar", CollectiveKind::kAllReduce, overlap));
+  both.add(comm("aa", CollectiveKind::kAllToAll, overlap));
   for (const auto& [variant, aa_path] :
        {std::pair<std::string, int>{"one backend (shm)", shm}, {"two backends (shm + gloo)", gloo}})
     add("fig18", "all_reduce + all_to_all", variant, overlap,

@@ -17,8 +17,6 @@
 
 namespace chorus::rt {
 
-using syndicate::Kind;
-
 namespace {
 
 // The backend that drives a step's channels (the highest dimension's channel wins).
@@ -48,8 +46,8 @@ float aa_input(int src, int dst, std::size_t i) {
 
 // Element i of rank `rank`'s input of comm-op `op` (small integers: every sum is exact in f32).
 float input(const Layout& l, int rank, std::size_t op, std::size_t i) {
-  return l.kind == OpKind::all_to_all_single ? aa_input(rank, static_cast<int>(i / l.block), i % l.block)
-                                             : ar_input(rank, op, i);
+  return l.kind == CollectiveKind::kAllToAllSingle ? aa_input(rank, static_cast<int>(i / l.block), i % l.block)
+                                                   : ar_input(rank, op, i);
 }
 
 // Element i of rank `me`'s result (the all-reduce's buffer, else the output buffer), computed
@@ -57,11 +55,11 @@ float input(const Layout& l, int rank, std::size_t op, std::size_t i) {
 float expected(const Layout& l, int me, int world, std::size_t op, std::size_t i) {
   float sum = 0;
   switch (l.kind) {
-    case OpKind::all_to_all_single:
+    case CollectiveKind::kAllToAllSingle:
       return aa_input(static_cast<int>(i / l.block), me, i % l.block);
-    case OpKind::all_gather:
+    case CollectiveKind::kAllGather:
       return ar_input(static_cast<int>(i / l.block), op, i % l.block);
-    case OpKind::reduce_scatter:
+    case CollectiveKind::kReduceScatter:
       for (int r = 0; r < world; ++r) sum += ar_input(r, op, static_cast<std::size_t>(me) * l.block + i);
       return sum;
     default:
@@ -112,14 +110,14 @@ Layout layout_of(const syndicate::CommOp& op, int world) {
     throw InputError(where,
                      fmt::format("spans {} ranks; the job has {} (run comm-ops over every rank)", op.ranks(), world));
   Layout l;
-  if (op.kind == Kind::kAllReduce) {
+  if (op.kind == CollectiveKind::kAllReduce) {
     l.elements = std::max<std::size_t>(1, static_cast<std::size_t>(op.bytes) / 4);
-  } else if (op.kind == Kind::kAllToAll) {
-    l.kind = OpKind::all_to_all_single;
+  } else if (op.kind == CollectiveKind::kAllToAll) {
+    l.kind = CollectiveKind::kAllToAllSingle;
     l.block = std::max<std::size_t>(1, static_cast<std::size_t>(op.bytes / world) / 4);
     l.elements = l.block * static_cast<std::size_t>(world);
-  } else if (op.kind == Kind::kReduceScatter || op.kind == Kind::kAllGather) {
-    l.kind = op.kind == Kind::kReduceScatter ? OpKind::reduce_scatter : OpKind::all_gather;
+  } else if (op.kind == CollectiveKind::kReduceScatter || op.kind == CollectiveKind::kAllGather) {
+    l.kind = op.kind;
     const auto n = static_cast<std::size_t>(world);
     l.block = std::max<std::size_t>(1, (static_cast<std::size_t>(op.bytes) / 4 + n - 1) / n);
     l.elements = l.block * n;
@@ -127,7 +125,7 @@ Layout layout_of(const syndicate::CommOp& op, int world) {
     throw InputError(
         where,
         fmt::format("{} comm-ops are not run by the enforcer (all_reduce, all_to_all, reduce_scatter, all_gather)",
-                    coll::motif::to_string(op.kind)));
+                    to_string(op.kind)));
   }
   return l;
 }
@@ -151,35 +149,16 @@ EnforcedStep rank_step(const syndicate::Topology& topo, const syndicate::CommOp&
     e.idle = false;
     e.group = g;
     const std::size_t lo = mo.bytes.begin / 4, hi = std::min<std::size_t>(mo.bytes.end / 4, l.elements);
-    switch (mo.kind) {
-      case Kind::kAllReduce:
-        e.kind = OpKind::all_reduce;
-        break;
-      case Kind::kReduce:
-        e.kind = OpKind::reduce;
-        break;
-      case Kind::kBroadcast:
-        e.kind = OpKind::broadcast;
-        break;
-      case Kind::kAllToAll:
-        e.kind = OpKind::all_to_allv;
-        break;
-      case Kind::kReduceScatter:
-        e.kind = OpKind::reduce_scatter;
-        break;
-      case Kind::kAllGather:
-        e.kind = OpKind::all_gather;
-        break;
-    }
-    if (mo.kind == Kind::kReduceScatter || mo.kind == Kind::kAllGather) {
+    // An all-to-all motif moves a slice of every block: the runtime's vector form.
+    e.kind = mo.kind == CollectiveKind::kAllToAll ? CollectiveKind::kAllToAllv : mo.kind;
+    if (mo.kind == CollectiveKind::kReduceScatter || mo.kind == CollectiveKind::kAllGather) {
       // The motif's bytes [b, e) of the tensor's T bytes are, on the runtime, elements
       // [b/T, e/T) x block of every rank's block: the segments of a reduce-scatter or all-gather
       // comm-op cut each block alike, so that rank r's part stays block r whatever the plan.
       if (l.kind != e.kind || mo.ranks.size() != static_cast<std::size_t>(world))
-        throw InputError(
-            where,
-            fmt::format("a {} motif inside a {} comm-op over {} of {} ranks is not run by the enforcer",
-                        coll::motif::to_string(mo.kind), coll::motif::to_string(op.kind), mo.ranks.size(), world));
+        throw InputError(where,
+                         fmt::format("a {} motif inside a {} comm-op over {} of {} ranks is not run by the enforcer",
+                                     to_string(mo.kind), to_string(op.kind), mo.ranks.size(), world));
       coll::motif::Bytes total = 1;
       for (const auto& x : motifs) total = std::max(total, x.bytes.end);
       const auto at = [&](coll::motif::Bytes b) { return static_cast<std::size_t>(b * l.block / total); };
@@ -190,12 +169,12 @@ EnforcedStep rank_step(const syndicate::Topology& topo, const syndicate::CommOp&
       if (e.count == 0) e.idle = true;
       continue;
     }
-    if (mo.kind == Kind::kReduce || mo.kind == Kind::kBroadcast) {
+    if (mo.kind == CollectiveKind::kReduce || mo.kind == CollectiveKind::kBroadcast) {
       std::vector<int> sorted = mo.ranks;
       std::sort(sorted.begin(), sorted.end());
       e.root = static_cast<int>(std::find(sorted.begin(), sorted.end(), mo.root) - sorted.begin());
     }
-    if (mo.kind != Kind::kAllToAll) {
+    if (mo.kind != CollectiveKind::kAllToAll) {
       e.offset = lo;
       e.count = hi > lo ? hi - lo : 0;
       if (e.count == 0) e.idle = true;
@@ -235,8 +214,8 @@ void calibrate(syndicate::Problem& p, int rank, int world, Groups& groups, const
       const auto motifs = syndicate::expand(cc.op, opt.option).motifs;
       for (std::size_t s = 0; s < opt.steps.size(); ++s) {
         const auto& st = opt.steps[s];
-        const std::string key = fmt::format("{}|{}|{}|{}|{}|{}", coll::motif::to_string(st.kind), st.group, st.bytes,
-                                            st.motifs, st.channels, l.elements);
+        const std::string key = fmt::format("{}|{}|{}|{}|{}|{}", to_string(st.kind), st.group, st.bytes, st.motifs,
+                                            st.channels, l.elements);
         if (!measured.count(key)) {
           const EnforcedStep e = rank_step(p.topology, cc.op, opt, static_cast<int>(s), motifs, l, rank, world, groups);
           std::vector<double> t;
@@ -373,7 +352,7 @@ RunStats run_once(const Job& job, const syndicate::Problem& problem, Active& act
   rs.elapsed_ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
   for (std::size_t c = 0; c < ops && rs.check == "passed"; ++c) {
     const Layout& l = built.layouts[c];
-    const bool in_place = l.kind == OpKind::all_reduce;
+    const bool in_place = l.kind == CollectiveKind::kAllReduce;
     for (std::size_t i = 0; i < (in_place ? l.elements : l.out_elements()); ++i) {
       const float want = expected(l, me, world, c, i), got = in_place ? in[c][i] : out[c][i];
       if (got != want) {

@@ -20,12 +20,12 @@ namespace chorus::rt {
 // Buffer layout of a comm-op on the runtime: f32 elements; all-to-all, reduce-scatter and
 // all-gather as N blocks (block r of a reduce-scatter's result or an all-gather's input is rank r's).
 struct Layout {
-  OpKind kind = OpKind::all_reduce;  // all_reduce | all_to_all_single | reduce_scatter | all_gather
-  std::size_t elements = 0;          // the whole tensor: N blocks, or the all-reduce's buffer
-  std::size_t block = 0;             // elements per block
-  std::size_t in_elements() const { return kind == OpKind::all_gather ? block : elements; }
+  CollectiveKind kind = CollectiveKind::kAllReduce;  // all_reduce | all_to_all_single | reduce_scatter | all_gather
+  std::size_t elements = 0;                          // the whole tensor: N blocks, or the all-reduce's buffer
+  std::size_t block = 0;                             // elements per block
+  std::size_t in_elements() const { return kind == CollectiveKind::kAllGather ? block : elements; }
   std::size_t out_elements() const {
-    return kind == OpKind::all_reduce ? 0 : kind == OpKind::reduce_scatter ? block : elements;
+    return kind == CollectiveKind::kAllReduce ? 0 : kind == CollectiveKind::kReduceScatter ? block : elements;
   }
 };
 

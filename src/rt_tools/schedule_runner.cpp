@@ -108,7 +108,7 @@ nlohmann::json run_schedule_on_ranks(const ScheduleRunOptions& o) {
   if (!o.schedule_file.empty()) {
     schedule = sched::load_schedule_file(o.schedule_file, network);
   } else {
-    const coll::CollectiveOp op = coll::parse_collective_op(o.op, "--op");
+    const CollectiveKind op = coll::parse_collective_op(o.op, "--op");
     const auto spec = sched::parse_scheduler(o.scheduler);
     if (spec.kind == sched::SchedulerKind::kIdeal)
       throw InputError("--scheduler",
@@ -156,8 +156,8 @@ nlohmann::json run_schedule_on_ranks(const ScheduleRunOptions& o) {
   // Iterations: inputs written before each (not timed), the slowest rank's time kept.
   std::vector<char> buf(count * eb);
   const auto owned = executor.owned_ranges(count);
-  const bool gather = predicted.schedule.op == coll::CollectiveOp::kAllGather;
-  const bool a2a = predicted.schedule.op == coll::CollectiveOp::kAllToAll;
+  const bool gather = predicted.schedule.op == CollectiveKind::kAllGather;
+  const bool a2a = predicted.schedule.op == CollectiveKind::kAllToAll;
   const std::size_t block = count / static_cast<std::size_t>(n);  // all-to-all: elements per peer
   std::vector<double> times;
   ExecutorRun last;
@@ -210,7 +210,7 @@ nlohmann::json run_schedule_on_ranks(const ScheduleRunOptions& o) {
   j["network"] = network.name;
   j["grid"] = fmt::format("{}", fmt::join(dims, "x"));
   j["ranks"] = n;
-  j["op"] = coll::to_string(predicted.schedule.op);
+  j["op"] = compact_name(predicted.schedule.op);
   j["size_bytes"] = size_bytes;
   j["chunks"] = predicted.schedule.num_chunks;
   j["scheduler"] = predicted.schedule.scheduler;

@@ -17,12 +17,13 @@ bool is_signed(DType d) { return d != DType::u8; }
 bool is_integer(DType d) { return d == DType::i8 || d == DType::u8 || d == DType::i32 || d == DType::i64; }
 }  // namespace
 
-bool is_reduction(OpKind op) {
-  return op == OpKind::reduce || op == OpKind::all_reduce || op == OpKind::reduce_scatter;
+bool is_reduction(CollectiveKind op) {
+  return op == CollectiveKind::kReduce || op == CollectiveKind::kAllReduce || op == CollectiveKind::kReduceScatter;
 }
 
-bool has_in_place(OpKind op) {
-  return op == OpKind::all_reduce || op == OpKind::reduce || op == OpKind::all_gather || op == OpKind::all_gatherv;
+bool has_in_place(CollectiveKind op) {
+  return op == CollectiveKind::kAllReduce || op == CollectiveKind::kReduce || op == CollectiveKind::kAllGather ||
+         op == CollectiveKind::kAllGatherv;
 }
 
 double input_value(int rank, std::size_t i, DType dtype, ReduceOp op, bool movement, std::uint64_t salt) {
@@ -64,7 +65,7 @@ double reduced_value(int world, std::size_t i, DType dtype, ReduceOp op, std::ui
   return acc;
 }
 
-Case::Case(std::string backend, OpKind op, DType dtype, ReduceOp rop, std::size_t count, std::uint64_t salt,
+Case::Case(std::string backend, CollectiveKind op, DType dtype, ReduceOp rop, std::size_t count, std::uint64_t salt,
            Placement placement)
     : backend_(std::move(backend)),
       op_(op),
@@ -76,8 +77,9 @@ Case::Case(std::string backend, OpKind op, DType dtype, ReduceOp rop, std::size_
                 (placement == Placement::in_place || (placement == Placement::varied && salt % 3 == 1))) {
   world_ = rt::size(backend_);
   rank_ = rt::rank(backend_);
-  root_ =
-      (op == OpKind::broadcast || op == OpKind::scatter || op == OpKind::scatterv) ? (world_ > 1 ? 1 : 0) : world_ - 1;
+  root_ = (op == CollectiveKind::kBroadcast || op == CollectiveKind::kScatter || op == CollectiveKind::kScatterv)
+              ? (world_ > 1 ? 1 : 0)
+              : world_ - 1;
   const std::size_t eb = dtype_bytes(dtype);
   const auto n = static_cast<std::size_t>(world_);
   auto fill = [&](std::vector<char>& buf, std::size_t elems, int rank, std::size_t offset) {
@@ -95,61 +97,61 @@ Case::Case(std::string backend, OpKind op, DType dtype, ReduceOp rop, std::size_
   };
   auto pair_count = [&](int p, int q) { return count + static_cast<std::size_t>(p + 2 * q) % 3; };
   switch (op) {
-    case OpKind::send:
-    case OpKind::recv: {
+    case CollectiveKind::kSend:
+    case CollectiveKind::kRecv: {
       const bool has_peer = (rank_ ^ 1) < world_;
       fill(in_, count, rank_, 0);
       prepare_out(has_peer ? count : 0);
       if (has_peer) expect(0, rank_ ^ 1, 0, count);
       break;
     }
-    case OpKind::barrier:
+    case CollectiveKind::kBarrier:
       prepare_out(0);
       break;
-    case OpKind::broadcast:
+    case CollectiveKind::kBroadcast:
       fill(in_, count, root_, 0);
       if (rank_ != root_ && !in_.empty()) std::memset(in_.data(), kSentinel, in_.size());
       prepare_out(count);
       expect(0, root_, 0, count);
       break;
-    case OpKind::all_reduce:
-    case OpKind::reduce: {
+    case CollectiveKind::kAllReduce:
+    case CollectiveKind::kReduce: {
       fill(in_, count, rank_, 0);
-      const bool gets = op == OpKind::all_reduce || rank_ == root_;
+      const bool gets = op == CollectiveKind::kAllReduce || rank_ == root_;
       prepare_out(gets ? count : 0);
       if (gets)
         for (std::size_t i = 0; i < count; ++i)
           store_from_double(dtype, expected_.data(), i, reduced_value(world_, i, dtype, rop, salt));
       break;
     }
-    case OpKind::reduce_scatter:
+    case CollectiveKind::kReduceScatter:
       fill(in_, n * count, rank_, 0);
       prepare_out(count);
       for (std::size_t i = 0; i < count; ++i)
         store_from_double(dtype, expected_.data(), i,
                           reduced_value(world_, static_cast<std::size_t>(rank_) * count + i, dtype, rop, salt));
       break;
-    case OpKind::all_gather:
-    case OpKind::gather: {
+    case CollectiveKind::kAllGather:
+    case CollectiveKind::kGather: {
       fill(in_, count, rank_, 0);
-      const bool gets = op == OpKind::all_gather || rank_ == root_;
+      const bool gets = op == CollectiveKind::kAllGather || rank_ == root_;
       prepare_out(gets ? n * count : 0);
       if (gets)
         for (int p = 0; p < world_; ++p) expect(static_cast<std::size_t>(p) * count, p, 0, count);
       break;
     }
-    case OpKind::scatter:
+    case CollectiveKind::kScatter:
       if (rank_ == root_) fill(in_, n * count, root_, 0);
       prepare_out(count);
       expect(0, root_, static_cast<std::size_t>(rank_) * count, count);
       break;
-    case OpKind::all_to_all_single:
+    case CollectiveKind::kAllToAllSingle:
       fill(in_, n * count, rank_, 0);
       prepare_out(n * count);
       for (int p = 0; p < world_; ++p)
         expect(static_cast<std::size_t>(p) * count, p, static_cast<std::size_t>(rank_) * count, count);
       break;
-    case OpKind::all_to_all: {
+    case CollectiveKind::kAllToAll: {
       ins_.resize(n);
       outs_.resize(n);
       std::size_t total = 0;
@@ -168,10 +170,10 @@ Case::Case(std::string backend, OpKind op, DType dtype, ReduceOp rop, std::size_
       }
       break;
     }
-    case OpKind::all_gatherv:
-    case OpKind::gatherv:
-    case OpKind::scatterv:
-    case OpKind::all_to_allv: {
+    case CollectiveKind::kAllGatherv:
+    case CollectiveKind::kGatherv:
+    case CollectiveKind::kScatterv:
+    case CollectiveKind::kAllToAllv: {
       // Displacements leave a one-element gap between blocks, which must stay untouched.
       auto layout = [&](const Counts& counts, Counts& displs) {
         std::size_t at = 0;
@@ -182,15 +184,15 @@ Case::Case(std::string backend, OpKind op, DType dtype, ReduceOp rop, std::size_
         }
         return at;
       };
-      if (op == OpKind::all_gatherv || op == OpKind::gatherv) {
+      if (op == CollectiveKind::kAllGatherv || op == CollectiveKind::kGatherv) {
         for (int p = 0; p < world_; ++p) out_counts_.push_back(count + static_cast<std::size_t>(p));
         const std::size_t total = layout(out_counts_, out_displs_);
         fill(in_, out_counts_[rank_], rank_, 0);
-        const bool gets = op == OpKind::all_gatherv || rank_ == root_;
+        const bool gets = op == CollectiveKind::kAllGatherv || rank_ == root_;
         prepare_out(gets ? total : 0);
         if (gets)
           for (int p = 0; p < world_; ++p) expect(out_displs_[p], p, 0, out_counts_[p]);
-      } else if (op == OpKind::scatterv) {
+      } else if (op == CollectiveKind::kScatterv) {
         for (int p = 0; p < world_; ++p) in_counts_.push_back(count + static_cast<std::size_t>(p % 2));
         const std::size_t total = layout(in_counts_, in_displs_);
         in_.assign(total * eb, 0);
@@ -225,8 +227,8 @@ Case::Case(std::string backend, OpKind op, DType dtype, ReduceOp rop, std::size_
 Work Case::issue(bool async_op) {
   const std::string& b = backend_;
   switch (op_) {
-    case OpKind::send:
-    case OpKind::recv: {
+    case CollectiveKind::kSend:
+    case CollectiveKind::kRecv: {
       const int peer = rank_ ^ 1;
       if (peer >= world_) return Work();
       if (async_op) {
@@ -243,47 +245,47 @@ Work Case::issue(bool async_op) {
       rt::recv(b, out_.data(), count_, dtype_, peer, async_op);
       return rt::send(b, in_.data(), count_, dtype_, peer, async_op);
     }
-    case OpKind::barrier:
+    case CollectiveKind::kBarrier:
       return rt::barrier(b, async_op);
-    case OpKind::broadcast:
+    case CollectiveKind::kBroadcast:
       out_ = in_;
       return rt::broadcast(b, out_.data(), count_, dtype_, root_, async_op);
-    case OpKind::reduce:
+    case CollectiveKind::kReduce:
       if (in_place_) {  // one buffer on every rank (written at the root only)
         if (out_.empty()) return rt::reduce(b, in_.data(), in_.data(), count_, dtype_, rop_, root_, async_op);
         out_ = in_;
         return rt::reduce(b, out_.data(), out_.data(), count_, dtype_, rop_, root_, async_op);
       }
       return rt::reduce(b, in_.data(), out_.empty() ? nullptr : out_.data(), count_, dtype_, rop_, root_, async_op);
-    case OpKind::all_reduce:
+    case CollectiveKind::kAllReduce:
       if (in_place_) {
         out_ = in_;
         return rt::all_reduce(b, out_.data(), out_.data(), count_, dtype_, rop_, async_op);
       }
       return rt::all_reduce(b, in_.data(), out_.data(), count_, dtype_, rop_, async_op);
-    case OpKind::reduce_scatter:
+    case CollectiveKind::kReduceScatter:
       return rt::reduce_scatter(b, in_.data(), out_.data(), count_, dtype_, rop_, async_op);
-    case OpKind::all_gather:
+    case CollectiveKind::kAllGather:
       if (in_place_ && count_ > 0) {  // the input is this rank's block of the output
         char* mine = out_.data() + static_cast<std::size_t>(rank_) * count_ * dtype_bytes(dtype_);
         std::memcpy(mine, in_.data(), in_.size());
         return rt::all_gather(b, mine, out_.data(), count_, dtype_, async_op);
       }
       return rt::all_gather(b, in_.data(), out_.data(), count_, dtype_, async_op);
-    case OpKind::gather:
+    case CollectiveKind::kGather:
       return rt::gather(b, in_.data(), out_.data(), count_, dtype_, root_, async_op);
-    case OpKind::scatter:
+    case CollectiveKind::kScatter:
       return rt::scatter(b, in_.data(), out_.data(), count_, dtype_, root_, async_op);
-    case OpKind::all_to_all_single:
+    case CollectiveKind::kAllToAllSingle:
       return rt::all_to_all_single(b, in_.data(), out_.data(), count_, dtype_, async_op);
-    case OpKind::all_to_all: {
+    case CollectiveKind::kAllToAll: {
       std::vector<const void*> ins;
       std::vector<void*> outs;
       for (auto& v : ins_) ins.push_back(v.data());
       for (auto& v : outs_) outs.push_back(v.data());
       return rt::all_to_all(b, ins, in_counts_, outs, out_counts_, dtype_, async_op);
     }
-    case OpKind::all_gatherv:
+    case CollectiveKind::kAllGatherv:
       if (in_place_ && !in_.empty()) {
         char* mine = out_.data() + out_displs_[rank_] * dtype_bytes(dtype_);
         std::memcpy(mine, in_.data(), in_.size());
@@ -291,13 +293,13 @@ Work Case::issue(bool async_op) {
       }
       return rt::all_gatherv(b, in_.data(), out_counts_[rank_], out_.data(), out_counts_, out_displs_, dtype_,
                              async_op);
-    case OpKind::gatherv:
+    case CollectiveKind::kGatherv:
       return rt::gatherv(b, in_.data(), out_counts_[rank_], out_.data(), out_counts_, out_displs_, dtype_, root_,
                          async_op);
-    case OpKind::scatterv:
+    case CollectiveKind::kScatterv:
       return rt::scatterv(b, in_.data(), in_counts_, in_displs_, out_.data(), in_counts_[rank_], dtype_, root_,
                           async_op);
-    case OpKind::all_to_allv:
+    case CollectiveKind::kAllToAllv:
       return rt::all_to_allv(b, in_.data(), in_counts_, in_displs_, out_.data(), out_counts_, out_displs_, dtype_,
                              async_op);
   }
@@ -307,7 +309,7 @@ Work Case::issue(bool async_op) {
 const std::vector<char>& Case::result_bytes() const {
   for (const Work& w : pending_) w.wait();
   pending_.clear();
-  if (op_ != OpKind::all_to_all) return out_;
+  if (op_ != CollectiveKind::kAllToAll) return out_;
   concatenated_.clear();  // all_to_all's outputs, one buffer per peer
   for (const auto& v : outs_) concatenated_.insert(concatenated_.end(), v.begin(), v.end());
   return concatenated_;
@@ -340,7 +342,7 @@ std::string Case::describe() const {
                      in_place_ ? " in place" : "", world_, rank_);
 }
 
-void Checker::run(const std::string& backend, OpKind op, DType dtype, ReduceOp rop, std::size_t count) {
+void Checker::run(const std::string& backend, CollectiveKind op, DType dtype, ReduceOp rop, std::size_t count) {
   Case c(backend, op, dtype, rop, count, checks_);
   ++checks_;
   try {

@@ -12,10 +12,10 @@
 
 namespace chorus::rt::selfcheck {
 
-bool is_reduction(OpKind op);
+bool is_reduction(CollectiveKind op);
 // Operations with an in-place form in the API (docs/runtime.md, "In place"): all_reduce and
 // reduce (in == out on every rank), all_gather and all_gatherv (in = this rank's block of out).
-bool has_in_place(OpKind op);
+bool has_in_place(CollectiveKind op);
 
 // Whether a Case runs its operation in place (only has_in_place operations can): `varied` does
 // for one salt in three, so that long runs of checks cover both forms.
@@ -30,7 +30,7 @@ double reduced_value(int world, std::size_t i, DType dtype, ReduceOp op, std::ui
 // One prepared operation: buffers filled, issue() starts it, verify() checks the result.
 class Case {
  public:
-  Case(std::string backend, OpKind op, DType dtype, ReduceOp rop, std::size_t count, std::uint64_t salt,
+  Case(std::string backend, CollectiveKind op, DType dtype, ReduceOp rop, std::size_t count, std::uint64_t salt,
        Placement placement = Placement::varied);
   Work issue(bool async_op);
   // Returns an empty string when correct, else a description of the first wrong element.
@@ -45,7 +45,7 @@ class Case {
 
  private:
   std::string backend_;
-  OpKind op_;
+  CollectiveKind op_;
   DType dtype_;
   ReduceOp rop_;
   std::size_t count_;
@@ -66,7 +66,7 @@ class Case {
 
 class Checker {
  public:
-  void run(const std::string& backend, OpKind op, DType dtype, ReduceOp rop, std::size_t count);
+  void run(const std::string& backend, CollectiveKind op, DType dtype, ReduceOp rop, std::size_t count);
   // Counts a check done by the caller; `error` empty means it passed.
   void record(const std::string& what, const std::string& error);
   std::size_t checks() const { return checks_; }

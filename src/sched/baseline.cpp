@@ -12,23 +12,21 @@ std::vector<int> baseline_order(coll::Phase phase, int num_dims) {
   return order;
 }
 
-std::vector<Stage> chunk_stages(coll::CollectiveOp op, const std::vector<int>& rs_order,
-                                const std::vector<int>& ag_order) {
+std::vector<Stage> chunk_stages(CollectiveKind op, const std::vector<int>& rs_order, const std::vector<int>& ag_order) {
   std::vector<Stage> stages;
-  using coll::CollectiveOp;
   using coll::Phase;
-  if (op == CollectiveOp::kAllToAll) {
+  if (op == CollectiveKind::kAllToAll) {
     for (int d : rs_order) stages.push_back({Phase::kAllToAll, d});
     return stages;
   }
-  if (op == CollectiveOp::kAllReduce || op == CollectiveOp::kReduceScatter)
+  if (op == CollectiveKind::kAllReduce || op == CollectiveKind::kReduceScatter)
     for (int d : rs_order) stages.push_back({Phase::kReduceScatter, d});
-  if (op == CollectiveOp::kAllReduce || op == CollectiveOp::kAllGather)
+  if (op == CollectiveKind::kAllReduce || op == CollectiveKind::kAllGather)
     for (int d : ag_order) stages.push_back({Phase::kAllGather, d});
   return stages;
 }
 
-Schedule baseline_schedule(const net::Network& network, coll::CollectiveOp op, double size_bytes, int num_chunks) {
+Schedule baseline_schedule(const net::Network& network, CollectiveKind op, double size_bytes, int num_chunks) {
   Schedule s;
   s.op = op;
   s.size_bytes = size_bytes;

@@ -15,9 +15,8 @@ std::vector<int> baseline_order(coll::Phase phase, int num_dims);
 
 // Stages of one chunk of `op` given its reduce-scatter (or all-to-all) order and its
 // all-gather order.
-std::vector<Stage> chunk_stages(coll::CollectiveOp op, const std::vector<int>& rs_order,
-                                const std::vector<int>& ag_order);
+std::vector<Stage> chunk_stages(CollectiveKind op, const std::vector<int>& rs_order, const std::vector<int>& ag_order);
 
-Schedule baseline_schedule(const net::Network& network, coll::CollectiveOp op, double size_bytes, int num_chunks);
+Schedule baseline_schedule(const net::Network& network, CollectiveKind op, double size_bytes, int num_chunks);
 
 }  // namespace chorus::sched

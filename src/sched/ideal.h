@@ -11,7 +11,7 @@
 
 namespace chorus::sched {
 
-double ideal_bytes_per_npu(const net::Network& network, coll::CollectiveOp op, double size_bytes);
-double ideal_time_ns(const net::Network& network, coll::CollectiveOp op, double size_bytes);
+double ideal_bytes_per_npu(const net::Network& network, CollectiveKind op, double size_bytes);
+double ideal_time_ns(const net::Network& network, CollectiveKind op, double size_bytes);
 
 }  // namespace chorus::sched

@@ -30,7 +30,7 @@ struct DimOp {
 };
 
 struct Schedule {
-  coll::CollectiveOp op = coll::CollectiveOp::kAllReduce;
+  CollectiveKind op = CollectiveKind::kAllReduce;
   double size_bytes = 0;  // collective size S (Sec. 2.3 convention; see coll/collective.h)
   int num_chunks = 1;
   std::string scheduler;  // baseline | themis-fifo | themis-scf | ideal

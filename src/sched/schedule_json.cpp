@@ -27,16 +27,18 @@ bool parse_phase(const std::string& s, coll::Phase& phase) {
 }
 
 // Phases an operation's chunks go through, in order.
-std::vector<coll::Phase> phases_of(coll::CollectiveOp op) {
+std::vector<coll::Phase> phases_of(CollectiveKind op) {
   switch (op) {
-    case coll::CollectiveOp::kAllReduce:
+    case CollectiveKind::kAllReduce:
       return {coll::Phase::kReduceScatter, coll::Phase::kAllGather};
-    case coll::CollectiveOp::kReduceScatter:
+    case CollectiveKind::kReduceScatter:
       return {coll::Phase::kReduceScatter};
-    case coll::CollectiveOp::kAllGather:
+    case CollectiveKind::kAllGather:
       return {coll::Phase::kAllGather};
-    case coll::CollectiveOp::kAllToAll:
+    case CollectiveKind::kAllToAll:
       return {coll::Phase::kAllToAll};
+    default:  // not a Themis collective (coll::kThemisCollectives)
+      break;
   }
   return {};
 }
@@ -82,7 +84,7 @@ json dim_order_to_json(const Schedule& s) {
 json to_json(const Schedule& s) {
   return json{{"format", "chorus-schedule"},
               {"version", 1},
-              {"op", std::string(coll::to_string(s.op))},
+              {"op", std::string(compact_name(s.op))},
               {"size_bytes", s.size_bytes},
               {"num_chunks", s.num_chunks},
               {"scheduler", s.scheduler},
@@ -139,7 +141,7 @@ Schedule schedule_from_json(const json& j, const net::Network& network, const st
                                               order_key(phase), d, d - 1));
       orders.push_back(order);
     }
-    const bool ag_only = s.op == coll::CollectiveOp::kAllGather;
+    const bool ag_only = s.op == CollectiveKind::kAllGather;
     s.chunks.push_back(
         ChunkSchedule{chunk_stages(s.op, ag_only ? std::vector<int>{} : orders[0],
                                    ag_only ? orders[0] : (orders.size() > 1 ? orders[1] : std::vector<int>{}))});

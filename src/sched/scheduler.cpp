@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <iterator>
+
+#include "coll/collective.h"
 #include "core/error.h"
 #include "core/suggest.h"
 #include "sched/baseline.h"
@@ -26,8 +30,12 @@ SchedulerSpec parse_scheduler(const std::string& name, const std::string& field)
                                       name, hint, fmt::join(scheduler_names(), ", ")));
 }
 
-Schedule make_schedule(const net::Network& network, coll::CollectiveOp op, double size_bytes, int num_chunks,
+Schedule make_schedule(const net::Network& network, CollectiveKind op, double size_bytes, int num_chunks,
                        const SchedulerSpec& spec, const ThemisOptions& themis) {
+  if (std::ranges::find(coll::kThemisCollectives, op) == std::end(coll::kThemisCollectives))
+    throw InputError("op", fmt::format("Themis schedules all_reduce, reduce_scatter, all_gather and all_to_all, "
+                                       "not {}",
+                                       to_string(op)));
   switch (spec.kind) {
     case SchedulerKind::kThemis: {
       ThemisOptions options = themis;

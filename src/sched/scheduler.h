@@ -25,7 +25,7 @@ SchedulerSpec parse_scheduler(const std::string& name, const std::string& field 
 // The chunk schedule a scheduler produces. "ideal" has no chunk schedule of its own; it
 // returns the baseline schedule, and the simulator reports the ideal bound for it. Being a
 // bound, it is never saved or loaded as a schedule (docs/schedule-format.md).
-Schedule make_schedule(const net::Network& network, coll::CollectiveOp op, double size_bytes, int num_chunks,
+Schedule make_schedule(const net::Network& network, CollectiveKind op, double size_bytes, int num_chunks,
                        const SchedulerSpec& spec, const ThemisOptions& themis = {});
 
 }  // namespace chorus::sched

@@ -52,28 +52,27 @@ class ThemisScheduler {
 
 }  // namespace
 
-Schedule themis_schedule(const net::Network& network, coll::CollectiveOp op, double size_bytes, int num_chunks,
+Schedule themis_schedule(const net::Network& network, CollectiveKind op, double size_bytes, int num_chunks,
                          const ThemisOptions& options) {
   // Start from the baseline schedule: all-to-all keeps it; the other operations get every
   // chunk's order from Algorithm 1.
   Schedule s = baseline_schedule(network, op, size_bytes, num_chunks);
   s.scheduler = options.policy == IntraDimPolicy::kFifo ? "themis-fifo" : "themis-scf";
   s.policy = options.policy;
-  if (op == coll::CollectiveOp::kAllToAll) return s;
+  if (op == CollectiveKind::kAllToAll) return s;
   s.chunks.clear();
   ThemisScheduler scheduler(network, options);
   // For an all-reduce the tracker follows the reduce-scatter half (line 7); the all-gather
   // half mirrors it (line 8) and so adds the same load to every dimension again.
-  const coll::Phase phase =
-      op == coll::CollectiveOp::kAllGather ? coll::Phase::kAllGather : coll::Phase::kReduceScatter;
+  const coll::Phase phase = op == CollectiveKind::kAllGather ? coll::Phase::kAllGather : coll::Phase::kReduceScatter;
   scheduler.reset(phase);
   const double chunk_bytes = size_bytes / num_chunks;  // line 3
   for (int i = 0; i < num_chunks; ++i) {
     std::vector<int> rs, ag;
-    if (op == coll::CollectiveOp::kAllReduce) {
+    if (op == CollectiveKind::kAllReduce) {
       rs = scheduler.schedule(coll::Phase::kReduceScatter, chunk_bytes);
       ag.assign(rs.rbegin(), rs.rend());
-    } else if (op == coll::CollectiveOp::kReduceScatter) {
+    } else if (op == CollectiveKind::kReduceScatter) {
       rs = scheduler.schedule(coll::Phase::kReduceScatter, chunk_bytes);
     } else {
       ag = scheduler.schedule(coll::Phase::kAllGather, chunk_bytes);

@@ -17,7 +17,7 @@ struct ThemisOptions {
 
 // All-to-all is not part of Algorithm 1 (its per-dimension bytes do not depend on the
 // order); it gets the baseline order.
-Schedule themis_schedule(const net::Network& network, coll::CollectiveOp op, double size_bytes, int num_chunks,
+Schedule themis_schedule(const net::Network& network, CollectiveKind op, double size_bytes, int num_chunks,
                          const ThemisOptions& options = {});
 
 }  // namespace chorus::sched

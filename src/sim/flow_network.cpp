@@ -212,11 +212,11 @@ void FlowNetwork::start(int id, const workload::Node& comm, double now_ns) {
     for (const auto& group : groups(comm.dims)) {
       const int n = static_cast<int>(group.size());
       if (n < 2) continue;
-      if (comm.op == coll::CollectiveOp::kAllToAll) {
+      if (comm.op == CollectiveKind::kAllToAll) {
         ends.push_back(flow::all_to_all(shared_.router(), group, comm.bytes, now_ns, flows));
         continue;
       }
-      const int steps = comm.op == coll::CollectiveOp::kAllReduce ? 2 * (n - 1) : n - 1;
+      const int steps = comm.op == CollectiveKind::kAllReduce ? 2 * (n - 1) : n - 1;
       const auto& own = rings_of(group);
       const auto& rings = own.empty() ? std::vector<std::vector<int>>{group} : own;
       const double share = comm.bytes / static_cast<double>(rings.size());

@@ -16,7 +16,7 @@ double IdealNetwork::ideal_bytes_per_npu(const net::Network& network, const work
   double p = 1;
   for (int d : comm.dims) p *= network.dims[static_cast<size_t>(d)].size;
   const double one_pass = (p - 1) / p * comm.bytes;
-  return comm.op == coll::CollectiveOp::kAllReduce ? 2 * one_pass : one_pass;
+  return comm.op == CollectiveKind::kAllReduce ? 2 * one_pass : one_pass;
 }
 
 double IdealNetwork::ideal_time_ns(const net::Network& network, const workload::Node& comm) {

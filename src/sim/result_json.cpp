@@ -12,7 +12,7 @@ nlohmann::json to_json(const net::Network& network, const CollectiveRun& run, bo
   j["topology"] = network.name;
   j["shape"] = network.shape();
   j["npus"] = network.num_npus();
-  j["op"] = std::string(coll::to_string(s.op));
+  j["op"] = std::string(compact_name(s.op));
   j["size_bytes"] = s.size_bytes;
   j["num_chunks"] = s.num_chunks;
   j["scheduler"] = s.scheduler;

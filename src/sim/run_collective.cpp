@@ -8,7 +8,7 @@
 
 namespace chorus::sim {
 
-CollectiveRequest make_request(coll::CollectiveOp op, double size_bytes, int num_chunks, const std::string& scheduler) {
+CollectiveRequest make_request(CollectiveKind op, double size_bytes, int num_chunks, const std::string& scheduler) {
   CollectiveRequest req;
   req.op = op;
   req.size_bytes = size_bytes;

@@ -10,7 +10,7 @@
 namespace chorus::sim {
 
 struct CollectiveRequest {
-  coll::CollectiveOp op = coll::CollectiveOp::kAllReduce;
+  CollectiveKind op = CollectiveKind::kAllReduce;
   double size_bytes = 0;
   int num_chunks = 64;
   sched::SchedulerSpec scheduler = sched::parse_scheduler("themis-scf");
@@ -18,7 +18,7 @@ struct CollectiveRequest {
 };
 
 // Convenience: a request with the scheduler given by its CLI name (throws InputError if unknown).
-CollectiveRequest make_request(coll::CollectiveOp op, double size_bytes, int num_chunks, const std::string& scheduler);
+CollectiveRequest make_request(CollectiveKind op, double size_bytes, int num_chunks, const std::string& scheduler);
 
 struct CollectiveRun {
   sched::Schedule schedule;  // with dim_order filled in (Sec. 4.6.2)

@@ -115,7 +115,7 @@ nlohmann::json workload_trace(const net::Network& network, const workload::Dag& 
                       {"cat", std::string(workload::to_string(n.group))},
                       {"ts", t.start_ns / 1e3},
                       {"dur", (t.end_ns - t.start_ns) / 1e3},
-                      {"args", {{"op", std::string(coll::to_string(n.op))}, {"bytes", n.bytes}, {"dims", n.dims}}}});
+                      {"args", {{"op", std::string(compact_name(n.op))}, {"bytes", n.bytes}, {"dims", n.dims}}}});
   }
   for (const auto& s : run.stages) {
     const auto& n = dag.nodes[static_cast<size_t>(s.collective)];

@@ -30,8 +30,8 @@ ChannelFit fit_channel(const std::vector<TimedOp>& samples) {
   std::set<double> sizes;
   for (const auto& s : samples) {
     if (!(s.time_ns > 0) || !std::isfinite(s.time_ns))
-      throw InputError("channel fit", fmt::format("a {} of {} bytes took {} ns (must be > 0)",
-                                                  coll::motif::to_string(s.kind), s.bytes, s.time_ns));
+      throw InputError("channel fit",
+                       fmt::format("a {} of {} bytes took {} ns (must be > 0)", to_string(s.kind), s.bytes, s.time_ns));
     if (s.group < 2) throw InputError("channel fit", fmt::format("a group of {} ranks measures no channel", s.group));
     sizes.insert(s.bytes);
   }

@@ -14,7 +14,7 @@ namespace chorus::syndicate {
 // them (all_reduce, broadcast: per rank; reduce_scatter, all_gather: the whole buffer;
 // all_to_all: per destination, with group - 1 destinations besides itself).
 struct TimedOp {
-  Kind kind = Kind::kAllReduce;
+  CollectiveKind kind = CollectiveKind::kAllReduce;
   int group = 2;
   double bytes = 0;
   double time_ns = 0;

@@ -12,7 +12,7 @@
 
 namespace chorus::syndicate {
 
-double step_time_ns(Kind kind, int group, double bytes, const std::vector<ChannelLoad>& loads) {
+double step_time_ns(CollectiveKind kind, int group, double bytes, const std::vector<ChannelLoad>& loads) {
   if (group <= 1 || loads.empty()) return 0;
   const double g = group;
   double latency = 0, slowest_byte_ns = 0, bandwidth_ns = 0, all_to_all_ns = 0;
@@ -27,22 +27,24 @@ double step_time_ns(Kind kind, int group, double bytes, const std::vector<Channe
     all_to_all_ns = std::max(all_to_all_ns, l.count * (l.latency_ns + bytes * byte_ns * incast));
   }
   switch (kind) {
-    case Kind::kAllReduce:
+    case CollectiveKind::kAllReduce:
       return 2 * (g - 1) * (latency + bandwidth_ns);
-    case Kind::kReduceScatter:
-    case Kind::kAllGather:
+    case CollectiveKind::kReduceScatter:
+    case CollectiveKind::kAllGather:
       return (g - 1) * (latency + bandwidth_ns);
-    case Kind::kReduce:
-    case Kind::kBroadcast:
+    case CollectiveKind::kReduce:
+    case CollectiveKind::kBroadcast:
       return std::ceil(std::log2(g)) * latency + bytes * slowest_byte_ns;
-    case Kind::kAllToAll:
+    case CollectiveKind::kAllToAll:
       return all_to_all_ns;
+    default:
+      throw std::invalid_argument(fmt::format("step_time_ns: {} is not a motif", to_string(kind)));
   }
-  return 0;
 }
 
-double step_time_ns(Kind kind, int group, double bytes, int peers, double bandwidth_gbps, double latency_ns) {
-  const bool ring = kind == Kind::kAllReduce || kind == Kind::kReduceScatter || kind == Kind::kAllGather;
+double step_time_ns(CollectiveKind kind, int group, double bytes, int peers, double bandwidth_gbps, double latency_ns) {
+  const bool ring = kind == CollectiveKind::kAllReduce || kind == CollectiveKind::kReduceScatter ||
+                    kind == CollectiveKind::kAllGather;
   return step_time_ns(kind, group, bytes, {{ring ? group : peers, bandwidth_gbps, latency_ns}});
 }
 
@@ -69,9 +71,9 @@ ChannelSet channels_of(const CommOp& op, const Path& path, unsigned dim_mask) {
 const CostEntry& cost_row(const CommOp& op, const PlanOption& o, const Topology& topo) {
   const auto& path = topo.paths.at(static_cast<std::size_t>(o.path)).name;
   for (const auto& row : topo.costs)
-    if (row.kind == coll::motif::to_string(op.kind) && row.algorithm == o.algorithm && row.path == path) return row;
+    if (row.kind == op.kind && row.algorithm == o.algorithm && row.path == path) return row;
   throw InputError(fmt::format("topology '{}' costs", topo.name),
-                   fmt::format("no row for {} {} on {}", coll::motif::to_string(op.kind), o.algorithm, path));
+                   fmt::format("no row for {} {} on {}", to_string(op.kind), o.algorithm, path));
 }
 
 bool same_shape(const coll::motif::Motif& a, const coll::motif::Motif& b) {
@@ -99,7 +101,7 @@ std::vector<Step> option_steps(const CommOp& op, const PlanOption& o, const Topo
   if (!topo.costs.empty()) {
     // One step per segment: the cost table times whole options, on every channel of the path.
     const CostEntry& row = cost_row(op, o, topo);
-    const double seg_bytes = (op.kind == Kind::kAllToAll ? op.bytes / op.ranks() : op.bytes) / o.segments;
+    const double seg_bytes = (op.kind == CollectiveKind::kAllToAll ? op.bytes / op.ranks() : op.bytes) / o.segments;
     for (std::size_t i = 0; i < motifs.size(); ++i) {
       const auto seg = motifs[i].bytes.begin;
       if (steps.empty() || motifs[static_cast<std::size_t>(steps.back().first_motif)].bytes.begin != seg) {
@@ -166,13 +168,13 @@ std::vector<Step> option_steps(const CommOp& op, const PlanOption& o, const Topo
       return step_time_ns(m.kind, s.group, s.bytes, loads);
     };
     const auto g = m.ranks.size();
-    if (m.kind == Kind::kAllToAll) {
+    if (m.kind == CollectiveKind::kAllToAll) {
       for (std::size_t src = 0; src < g; ++src) {
         std::fill(count.begin(), count.end(), 0);
         for (int d : m.destinations[src]) charge(m.ranks[src], d);
         s.duration_ns = std::max(s.duration_ns, time_of_counts());
       }
-    } else if (m.kind == Kind::kReduce || m.kind == Kind::kBroadcast) {
+    } else if (m.kind == CollectiveKind::kReduce || m.kind == CollectiveKind::kBroadcast) {
       for (int r : m.ranks) charge(m.ranks.front(), r);  // pipelined: every byte crosses the slowest
       s.duration_ns = std::max(s.duration_ns, time_of_counts());
     } else {

@@ -30,7 +30,7 @@
 namespace chorus::syndicate {
 
 struct Step {
-  Kind kind = Kind::kAllReduce;
+  CollectiveKind kind = CollectiveKind::kAllReduce;
   int group = 1;     // ranks per motif
   double bytes = 0;  // per motif (all-to-all: per destination)
   ChannelSet channels = 0;
@@ -63,8 +63,8 @@ struct ChannelLoad {
 };
 
 // The analytical time of one motif-step (formulas above), its traffic spread over channels.
-double step_time_ns(Kind kind, int group, double bytes, const std::vector<ChannelLoad>& loads);
+double step_time_ns(CollectiveKind kind, int group, double bytes, const std::vector<ChannelLoad>& loads);
 // The same on one channel: `peers` destinations of an all-to-all; a ring's every hop.
-double step_time_ns(Kind kind, int group, double bytes, int peers, double bandwidth_gbps, double latency_ns);
+double step_time_ns(CollectiveKind kind, int group, double bytes, int peers, double bandwidth_gbps, double latency_ns);
 
 }  // namespace chorus::syndicate

@@ -67,8 +67,7 @@ struct Builder {
       if (d >= 0) n.deps.push_back(d);
     return dag.add(n);
   }
-  int comm(const std::string& name, coll::CollectiveOp op, double bytes, std::vector<int> deps,
-           workload::CommGroup group) {
+  int comm(const std::string& name, CollectiveKind op, double bytes, std::vector<int> deps, workload::CommGroup group) {
     workload::Node n;
     n.name = fmt::format("{} it{}", name, it);
     n.kind = workload::NodeKind::kComm;
@@ -114,11 +113,11 @@ workload::Dag dlrm_workload(const DlrmSpec& s, int gpus, int num_dims, int itera
   int prev_prep = -1, prev_emb_update = -1;
   for (int it = 0; it < iterations; ++it) {
     b.it = it;
-    const int prep = b.comm("a2a-data-prep", coll::CollectiveOp::kAllToAll, prep_bytes, {prev_prep},
+    const int prep = b.comm("a2a-data-prep", CollectiveKind::kAllToAll, prep_bytes, {prev_prep},
                             workload::CommGroup::kModelParallel);
     const int fwd_emb = b.compute("fwd-emb", 0, lookup_bytes, {prep, prev_emb_update}, workload::ComputeKind::kForward);
     const int a2a_fwd =
-        b.comm("a2a-emb-fwd", coll::CollectiveOp::kAllToAll, emb_bytes, {fwd_emb}, workload::CommGroup::kModelParallel);
+        b.comm("a2a-emb-fwd", CollectiveKind::kAllToAll, emb_bytes, {fwd_emb}, workload::CommGroup::kModelParallel);
     // Forward through the MLP layers, FSDP gathering each layer's shard first.
     std::vector<int> fwd(static_cast<std::size_t>(s.mlp_layers), -1);
     int last = -1;
@@ -131,7 +130,7 @@ workload::Dag dlrm_workload(const DlrmSpec& s, int gpus, int num_dims, int itera
       }
       int wait = prev_param[static_cast<std::size_t>(l)];
       if (s.fsdp)
-        wait = b.comm(fmt::format("ag-fwd {}-mlp{}", top ? "top" : "bottom", l), coll::CollectiveOp::kAllGather,
+        wait = b.comm(fmt::format("ag-fwd {}-mlp{}", top ? "top" : "bottom", l), CollectiveKind::kAllGather,
                       layer_bytes(l), {wait}, workload::CommGroup::kDataParallel);
       last = fwd[static_cast<std::size_t>(l)] =
           b.compute(fmt::format("fwd {}-mlp{}", top ? "top" : "bottom", l), layer_flops(l), 0, {last, wait},
@@ -144,13 +143,13 @@ workload::Dag dlrm_workload(const DlrmSpec& s, int gpus, int num_dims, int itera
       const bool top = l >= bottom_layers;
       int wait = -1;
       if (s.fsdp)
-        wait = b.comm(fmt::format("ag-bwd {}-mlp{}", top ? "top" : "bottom", l), coll::CollectiveOp::kAllGather,
+        wait = b.comm(fmt::format("ag-bwd {}-mlp{}", top ? "top" : "bottom", l), CollectiveKind::kAllGather,
                       layer_bytes(l), {last}, workload::CommGroup::kDataParallel);
       last = b.compute(fmt::format("bwd {}-mlp{}", top ? "top" : "bottom", l), 2 * layer_flops(l), 0, {last, wait},
                        workload::ComputeKind::kInputGradient);
       if (s.fsdp) {
         prev_param[static_cast<std::size_t>(l)] =
-            b.comm(fmt::format("rs {}-mlp{}", top ? "top" : "bottom", l), coll::CollectiveOp::kReduceScatter,
+            b.comm(fmt::format("rs {}-mlp{}", top ? "top" : "bottom", l), CollectiveKind::kReduceScatter,
                    layer_bytes(l), {last}, workload::CommGroup::kDataParallel);
       } else {
         (top ? grads_top : grads_bottom).push_back(last);
@@ -159,18 +158,18 @@ workload::Dag dlrm_workload(const DlrmSpec& s, int gpus, int num_dims, int itera
         // The top MLP is done: its gradients go out, and the interaction's gradient gives the
         // embeddings' gradients, sent back to the table owners.
         if (!s.fsdp) {
-          const int ar = b.comm("ar-top-mlp", coll::CollectiveOp::kAllReduce, top_bytes, {last},
-                                workload::CommGroup::kDataParallel);
+          const int ar =
+              b.comm("ar-top-mlp", CollectiveKind::kAllReduce, top_bytes, {last}, workload::CommGroup::kDataParallel);
           for (int k = bottom_layers; k < s.mlp_layers; ++k) prev_param[static_cast<std::size_t>(k)] = ar;
         }
         last = b.compute("bwd interaction", interaction_flops, 0, {last}, workload::ComputeKind::kInputGradient);
-        a2a_bwd = b.comm("a2a-emb-bwd", coll::CollectiveOp::kAllToAll, emb_bytes, {last},
-                         workload::CommGroup::kModelParallel);
+        a2a_bwd =
+            b.comm("a2a-emb-bwd", CollectiveKind::kAllToAll, emb_bytes, {last}, workload::CommGroup::kModelParallel);
       }
     }
     if (!s.fsdp) {
-      const int ar = b.comm("ar-bottom-mlp", coll::CollectiveOp::kAllReduce, bottom_bytes, {last},
-                            workload::CommGroup::kDataParallel);
+      const int ar =
+          b.comm("ar-bottom-mlp", CollectiveKind::kAllReduce, bottom_bytes, {last}, workload::CommGroup::kDataParallel);
       for (int k = 0; k < bottom_layers; ++k) prev_param[static_cast<std::size_t>(k)] = ar;
     }
     prev_emb_update = b.compute("bwd-emb", 0, lookup_bytes, {a2a_bwd}, workload::ComputeKind::kWeightGradient);
@@ -192,20 +191,18 @@ workload::Dag moe_tiny_workload(int num_dims, int iterations) {
   for (int it = 0; it < iterations; ++it) {
     b.it = it;
     int last = b.compute("fwd dense0", kFlops, 0, {wait[0]}, workload::ComputeKind::kForward);
-    last = b.comm("a2a-dispatch", coll::CollectiveOp::kAllToAll, kTokens, {last}, workload::CommGroup::kModelParallel);
+    last = b.comm("a2a-dispatch", CollectiveKind::kAllToAll, kTokens, {last}, workload::CommGroup::kModelParallel);
     last = b.compute("fwd expert", kFlops, 0, {last, wait[1]}, workload::ComputeKind::kForward);
-    last = b.comm("a2a-combine", coll::CollectiveOp::kAllToAll, kTokens, {last}, workload::CommGroup::kModelParallel);
+    last = b.comm("a2a-combine", CollectiveKind::kAllToAll, kTokens, {last}, workload::CommGroup::kModelParallel);
     last = b.compute("fwd dense2", kFlops, 0, {last, wait[2]}, workload::ComputeKind::kForward);
     last = b.compute("bwd dense2", 2 * kFlops, 0, {last}, workload::ComputeKind::kInputGradient);
-    wait[2] = b.comm("ar dense2", coll::CollectiveOp::kAllReduce, grads[2], {last}, workload::CommGroup::kDataParallel);
-    last =
-        b.comm("a2a-combine-bwd", coll::CollectiveOp::kAllToAll, kTokens, {last}, workload::CommGroup::kModelParallel);
+    wait[2] = b.comm("ar dense2", CollectiveKind::kAllReduce, grads[2], {last}, workload::CommGroup::kDataParallel);
+    last = b.comm("a2a-combine-bwd", CollectiveKind::kAllToAll, kTokens, {last}, workload::CommGroup::kModelParallel);
     last = b.compute("bwd expert", 2 * kFlops, 0, {last}, workload::ComputeKind::kInputGradient);
-    wait[1] = b.comm("ar expert", coll::CollectiveOp::kAllReduce, grads[1], {last}, workload::CommGroup::kDataParallel);
-    last =
-        b.comm("a2a-dispatch-bwd", coll::CollectiveOp::kAllToAll, kTokens, {last}, workload::CommGroup::kModelParallel);
+    wait[1] = b.comm("ar expert", CollectiveKind::kAllReduce, grads[1], {last}, workload::CommGroup::kDataParallel);
+    last = b.comm("a2a-dispatch-bwd", CollectiveKind::kAllToAll, kTokens, {last}, workload::CommGroup::kModelParallel);
     last = b.compute("bwd dense0", 2 * kFlops, 0, {last}, workload::ComputeKind::kInputGradient);
-    wait[0] = b.comm("ar dense0", coll::CollectiveOp::kAllReduce, grads[0], {last}, workload::CommGroup::kDataParallel);
+    wait[0] = b.comm("ar dense0", CollectiveKind::kAllReduce, grads[0], {last}, workload::CommGroup::kDataParallel);
   }
   return b.dag;
 }

@@ -18,7 +18,7 @@ workload::Dag fig6_workload(int iterations) {
     n.iteration = it;
     return dag.add(n);
   };
-  auto comm = [&](const std::string& name, coll::CollectiveOp op, std::vector<int> deps, int it) {
+  auto comm = [&](const std::string& name, CollectiveKind op, std::vector<int> deps, int it) {
     workload::Node n;
     n.name = fmt::format("{} it{}", name, it);
     n.kind = workload::NodeKind::kComm;
@@ -32,12 +32,12 @@ workload::Dag fig6_workload(int iterations) {
   int end = -1;
   for (int it = 0; it < iterations; ++it) {
     const int x = compute("X", 1, end < 0 ? std::vector<int>{} : std::vector<int>{end}, it);
-    const int a = comm("a (all-to-all)", coll::CollectiveOp::kAllToAll, {x}, it);
-    const int b = comm("b (all-reduce)", coll::CollectiveOp::kAllReduce, {x}, it);
+    const int a = comm("a (all-to-all)", CollectiveKind::kAllToAll, {x}, it);
+    const int b = comm("b (all-reduce)", CollectiveKind::kAllReduce, {x}, it);
     const int y = compute("Y", 1, {x}, it);
-    const int c = comm("c (all-reduce)", coll::CollectiveOp::kAllReduce, {y}, it);
+    const int c = comm("c (all-reduce)", CollectiveKind::kAllReduce, {y}, it);
     const int z = compute("Z", 2.5, {y, a}, it);
-    const int d = comm("d (all-reduce)", coll::CollectiveOp::kAllReduce, {z}, it);
+    const int d = comm("d (all-reduce)", CollectiveKind::kAllReduce, {z}, it);
     end = compute("end", 0, {b, c, d, z}, it);
   }
   return dag;

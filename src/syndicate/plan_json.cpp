@@ -52,7 +52,7 @@ nlohmann::json plan_to_json(const Problem& problem, const MethodResult& result) 
     o["id"] = c;
     o["node"] = choice.op.node;
     o["name"] = choice.op.name;
-    o["kind"] = std::string(coll::motif::to_string(choice.op.kind));
+    o["kind"] = std::string(to_string(choice.op.kind));
     o["bytes"] = choice.op.bytes;
     o["dims"] = choice.op.dims;
     o["option"] = {{"algorithm", opt.option.algorithm},
@@ -66,7 +66,7 @@ nlohmann::json plan_to_json(const Problem& problem, const MethodResult& result) 
     auto steps = nlohmann::json::array();
     for (std::size_t s = 0; s < opt.steps.size(); ++s) {
       const Step& st = opt.steps[s];
-      nlohmann::json js = {{"kind", std::string(coll::motif::to_string(st.kind))},
+      nlohmann::json js = {{"kind", std::string(to_string(st.kind))},
                            {"ranks_per_motif", st.group},
                            {"bytes", st.bytes},
                            {"motifs", {st.first_motif, st.motifs}},

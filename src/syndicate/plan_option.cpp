@@ -25,20 +25,7 @@ CommOp make_comm_op(const workload::Dag& dag, int node, const Topology& topo) {
   CommOp op;
   op.node = node;
   op.name = n.name;
-  switch (n.op) {
-    case coll::CollectiveOp::kAllReduce:
-      op.kind = Kind::kAllReduce;
-      break;
-    case coll::CollectiveOp::kAllToAll:
-      op.kind = Kind::kAllToAll;
-      break;
-    case coll::CollectiveOp::kReduceScatter:
-      op.kind = Kind::kReduceScatter;
-      break;
-    case coll::CollectiveOp::kAllGather:
-      op.kind = Kind::kAllGather;
-      break;
-  }
+  op.kind = n.op;
   op.bytes = n.bytes;
   op.dims = n.dims;
   for (int d : op.dims) {
@@ -62,11 +49,11 @@ std::string describe(const PlanOption& o, const Topology& topo) {
 
 namespace {
 
-std::vector<std::string> algorithms(Kind kind) {
+std::vector<std::string> algorithms(CollectiveKind kind) {
   switch (kind) {
-    case Kind::kAllReduce:
+    case CollectiveKind::kAllReduce:
       return {"ring", "tree"};
-    case Kind::kAllToAll:
+    case CollectiveKind::kAllToAll:
       return {"pairwise"};
     default:
       return {"ring"};
@@ -86,10 +73,10 @@ std::vector<int> segment_counts(double bytes, const OptionSpace& space) {
 
 std::vector<PlanOption> enumerate_options(const CommOp& op, const Topology& topo, const OptionSpace& space) {
   std::vector<PlanOption> out;
-  const double per_destination = op.kind == Kind::kAllToAll ? op.bytes / op.ranks() : op.bytes;
+  const double per_destination = op.kind == CollectiveKind::kAllToAll ? op.bytes / op.ranks() : op.bytes;
   if (!topo.costs.empty()) {
     for (const auto& row : topo.costs) {
-      if (row.kind != coll::motif::to_string(op.kind)) continue;
+      if (row.kind != op.kind) continue;
       const int path = topo.path_index(row.path);
       const std::vector<int> segs =
           row.bandwidth_gbps > 0 ? segment_counts(per_destination, space) : std::vector<int>{1};
@@ -97,7 +84,7 @@ std::vector<PlanOption> enumerate_options(const CommOp& op, const Topology& topo
     }
     if (out.empty())
       throw InputError(fmt::format("topology '{}' costs", topo.name),
-                       fmt::format("no row for {} (comm-op '{}')", coll::motif::to_string(op.kind), op.name));
+                       fmt::format("no row for {} (comm-op '{}')", to_string(op.kind), op.name));
     return out;
   }
   std::vector<PlanOption> multipath;  // listed after every single-path option
@@ -106,7 +93,7 @@ std::vector<PlanOption> enumerate_options(const CommOp& op, const Topology& topo
       if (a == "tree" && op.ranks() <= 2) continue;  // a tree of two ranks is the ring
       for (int s : segment_counts(per_destination, space)) {
         std::vector<int> splines{1};
-        if (op.kind == Kind::kAllToAll) {
+        if (op.kind == CollectiveKind::kAllToAll) {
           splines.clear();
           for (int k : space.splines)
             if (k <= op.ranks()) splines.push_back(k);
@@ -128,7 +115,7 @@ namespace {
 
 // The bytes a motif plan of `op` covers: per destination for an all-to-all (D).
 coll::motif::Bytes motif_bytes(const CommOp& op) {
-  const double per_destination = op.kind == Kind::kAllToAll ? op.bytes / op.ranks() : op.bytes;
+  const double per_destination = op.kind == CollectiveKind::kAllToAll ? op.bytes / op.ranks() : op.bytes;
   return static_cast<coll::motif::Bytes>(std::max(1.0, std::round(per_destination)));
 }
 
@@ -143,7 +130,8 @@ coll::motif::MotifPlan expand(const CommOp& op, const PlanOption& o) {
   const int n = op.ranks();
   const auto bytes = motif_bytes(op);
   coll::motif::MotifPlan plan;
-  if (op.kind == Kind::kAllReduce || op.kind == Kind::kAllToAll || op.kind == Kind::kBroadcast) {
+  if (op.kind == CollectiveKind::kAllReduce || op.kind == CollectiveKind::kAllToAll ||
+      op.kind == CollectiveKind::kBroadcast) {
     plan = coll::motif::single_motif_plan(coll::motif::make_comm_op(op.kind, n, bytes, 0));
   } else {
     // Reduce-scatter and all-gather comm-ops (ZeRO, FSDP): one motif, which segmentation slices.
@@ -158,9 +146,9 @@ coll::motif::MotifPlan expand(const CommOp& op, const PlanOption& o) {
   }
   std::vector<coll::motif::Transform> transforms;
   if (o.segments > 1) transforms.push_back(coll::motif::segmentation(segment_size(op, o)));
-  if (op.kind == Kind::kAllToAll && o.spline > 1)
+  if (op.kind == CollectiveKind::kAllToAll && o.spline > 1)
     transforms.push_back(coll::motif::splining((n + o.spline - 1) / o.spline));
-  if (op.kind == Kind::kAllReduce && o.algorithm == "tree" && n > 2) {
+  if (op.kind == CollectiveKind::kAllReduce && o.algorithm == "tree" && n > 2) {
     // Hierarchical: reduce within the groups of the first dimension, all-reduce among their
     // roots, broadcast back (one level, P(tree1:n0)); on one dimension a binary tree (P(tree:2)).
     const bool hierarchical = op.sizes.size() >= 2 && op.sizes[0] >= 2;

@@ -12,14 +12,12 @@
 
 namespace chorus::syndicate {
 
-using coll::motif::Kind;
-
 // A comm node of the training DAG as SYNDICATE sees it. `bytes` follows the DAG's convention
 // (per NPU; all-to-all: the NPU's whole send buffer, D = bytes / N per destination).
 struct CommOp {
   int node = -1;
   std::string name;
-  Kind kind = Kind::kAllReduce;
+  CollectiveKind kind = CollectiveKind::kAllReduce;
   double bytes = 0;
   std::vector<int> dims;   // topology dimensions the process group spans
   std::vector<int> sizes;  // their sizes

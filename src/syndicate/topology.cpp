@@ -115,10 +115,10 @@ Topology fig6() {
                 {"rdma", 1, 100, 0, {"nccl"}},
                 {"tcp", 1, 25, 0, {"ucx"}}};
   t.paths = {make_path(t, "nvlink+rdma", {"nvlink", "rdma"}), make_path(t, "pcie+tcp", {"pcie", "tcp"})};
-  t.costs = {{"all_to_all", "pairwise", "nvlink+rdma", 2.5e6, 0},
-             {"all_to_all", "pairwise", "pcie+tcp", 3.5e6, 0},
-             {"all_reduce", "ring", "nvlink+rdma", 2.5e6, 0},
-             {"all_reduce", "tree", "nvlink+rdma", 3.0e6, 0}};
+  t.costs = {{CollectiveKind::kAllToAll, "pairwise", "nvlink+rdma", 2.5e6, 0},
+             {CollectiveKind::kAllToAll, "pairwise", "pcie+tcp", 3.5e6, 0},
+             {CollectiveKind::kAllReduce, "ring", "nvlink+rdma", 2.5e6, 0},
+             {CollectiveKind::kAllReduce, "tree", "nvlink+rdma", 3.0e6, 0}};
   return t;
 }
 

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "core/collective_kind.h"
 #include "core/units.h"
 #include "workload/compute_model.h"
 
@@ -36,7 +37,7 @@ struct Path {
 // One row of a cost table: the time of a comm-op `kind` (all_reduce, all_to_all, ...) run with
 // `algorithm` on `path`, as latency + bytes / bandwidth (bandwidth 0: a constant).
 struct CostEntry {
-  std::string kind;
+  CollectiveKind kind = CollectiveKind::kAllReduce;  // a comm-op: all_reduce, all_to_all or broadcast
   std::string algorithm;
   std::string path;
   double latency_ns = 0;

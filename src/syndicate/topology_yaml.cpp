@@ -1,5 +1,7 @@
 #include "syndicate/topology_yaml.h"
 
+#include "coll/motif/motif.h"
+
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
@@ -110,7 +112,12 @@ Topology parse(const Ctx& ctx, const YAML::Node& root) {
       const YAML::Node e = costs[i];
       check_keys(ctx, e, {"kind", "algorithm", "path", "latency_ns", "bandwidth_gbps"}, where);
       CostEntry row;
-      row.kind = scalar<std::string>(ctx, require(ctx, e, "kind", where), where + "kind", "a string");
+      const YAML::Node kind = require(ctx, e, "kind", where);
+      const auto kind_name = scalar<std::string>(ctx, kind, where + "kind", "a string");
+      if (!coll::motif::parse_kind(kind_name, row.kind) || !coll::motif::is_comm_op(row.kind))
+        throw InputError(ctx.at(kind), fmt::format("field '{}kind': '{}' is not a comm-op (all_reduce, all_to_all, "
+                                                   "broadcast)",
+                                                   where, kind_name));
       row.algorithm = scalar<std::string>(ctx, require(ctx, e, "algorithm", where), where + "algorithm", "a string");
       row.path = scalar<std::string>(ctx, require(ctx, e, "path", where), where + "path", "a string");
       if (t.path_index(row.path) < 0)
@@ -180,10 +187,10 @@ std::string topology_yaml(const Topology& t, const std::vector<std::string>& com
   if (!t.costs.empty()) {
     e << YAML::Key << "costs" << YAML::Value << YAML::BeginSeq;
     for (const auto& r : t.costs)
-      e << YAML::Flow << YAML::BeginMap << YAML::Key << "kind" << YAML::Value << r.kind << YAML::Key << "algorithm"
-        << YAML::Value << r.algorithm << YAML::Key << "path" << YAML::Value << r.path << YAML::Key << "latency_ns"
-        << YAML::Value << r.latency_ns << YAML::Key << "bandwidth_gbps" << YAML::Value << r.bandwidth_gbps
-        << YAML::EndMap;
+      e << YAML::Flow << YAML::BeginMap << YAML::Key << "kind" << YAML::Value << std::string(to_string(r.kind))
+        << YAML::Key << "algorithm" << YAML::Value << r.algorithm << YAML::Key << "path" << YAML::Value << r.path
+        << YAML::Key << "latency_ns" << YAML::Value << r.latency_ns << YAML::Key << "bandwidth_gbps" << YAML::Value
+        << r.bandwidth_gbps << YAML::EndMap;
     e << YAML::EndSeq;
   }
   e << YAML::Key << "compute" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key << "peak_tflops"

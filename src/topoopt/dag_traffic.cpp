@@ -32,17 +32,19 @@ Traffic traffic_from_dag(const workload::Dag& dag, const net::Network& network, 
       if (members.size() < 2) continue;
       const double size = static_cast<double>(members.size());
       switch (node.op) {
-        case coll::CollectiveOp::kAllReduce:
+        case CollectiveKind::kAllReduce:
           groups[members] += node.bytes;
           break;
-        case coll::CollectiveOp::kReduceScatter:
-        case coll::CollectiveOp::kAllGather:
+        case CollectiveKind::kReduceScatter:
+        case CollectiveKind::kAllGather:
           groups[members] += node.bytes / 2;
           break;
-        case coll::CollectiveOp::kAllToAll:
+        case CollectiveKind::kAllToAll:
           for (int a : members)
             for (int b : members)
               if (a != b) transfers[{a, b}] += node.bytes / size;
+          break;
+        default:  // a DAG's collectives are Themis's four (coll::kThemisCollectives)
           break;
       }
     }

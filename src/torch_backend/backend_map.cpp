@@ -26,7 +26,7 @@ BackendMap::BackendMap() { by_op_.fill("auto"); }
 BackendMap BackendMap::parse(std::string_view text, const std::string& where) {
   BackendMap map;
   if (trim(text).empty()) return map;
-  std::array<bool, std::size(rt::kAllOpKinds)> set{};
+  std::array<bool, std::size(kAllCollectiveKinds)> set{};
   bool have_default = false;
   std::string default_backend = "auto";
   const auto items = split_env_list(text);
@@ -50,7 +50,7 @@ BackendMap BackendMap::parse(std::string_view text, const std::string& where) {
       default_backend = backend;
       continue;
     }
-    const rt::OpKind kind = rt::parse_op_kind(op, at);
+    const CollectiveKind kind = rt::parse_op_kind(op, at);
     const auto k = static_cast<std::size_t>(kind);
     if (set[k]) throw InputError(at, fmt::format("operation '{}' is given twice", rt::to_string(kind)));
     set[k] = true;
@@ -59,7 +59,8 @@ BackendMap BackendMap::parse(std::string_view text, const std::string& where) {
   for (std::size_t k = 0; k < set.size(); ++k)
     if (!set[k]) map.by_op_[k] = default_backend;
   // A send and its recv must meet on one backend: naming one names both.
-  const auto send = static_cast<std::size_t>(rt::OpKind::send), recv = static_cast<std::size_t>(rt::OpKind::recv);
+  const auto send = static_cast<std::size_t>(CollectiveKind::kSend),
+             recv = static_cast<std::size_t>(CollectiveKind::kRecv);
   if (set[send] && set[recv] && map.by_op_[send] != map.by_op_[recv])
     throw InputError(where, fmt::format("send uses '{}' but recv '{}': a send and its recv must use one backend",
                                         map.by_op_[send], map.by_op_[recv]));

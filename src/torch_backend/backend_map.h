@@ -24,12 +24,12 @@ class BackendMap {
   BackendMap();
   // Throws InputError naming `where` and the bad entry (its position, the text, what is wanted).
   static BackendMap parse(std::string_view text, const std::string& where);
-  const std::string& backend(rt::OpKind op) const { return by_op_[static_cast<std::size_t>(op)]; }
+  const std::string& backend(CollectiveKind op) const { return by_op_[static_cast<std::size_t>(op)]; }
   // Every backend a map entry names (not auto), in order of first mention.
   std::vector<std::string> named_backends() const;
 
  private:
-  std::array<std::string, std::size(rt::kAllOpKinds)> by_op_;
+  std::array<std::string, std::size(kAllCollectiveKinds)> by_op_;
 };
 
 // The backends to initialise: CHORUS_BACKENDS's list when given (`env_value` non-null and not

@@ -18,7 +18,7 @@ bool names_a_bound(std::string_view entry) {
 
 std::string compressible_names() {
   std::vector<std::string_view> names;
-  for (rt::OpKind op : CompressionMap::kCompressible) names.push_back(rt::to_string(op));
+  for (CollectiveKind op : CompressionMap::kCompressible) names.push_back(rt::to_string(op));
   return fmt::format("{}", fmt::join(names, ", "));
 }
 
@@ -27,7 +27,7 @@ std::string compressible_names() {
 CompressionMap CompressionMap::parse(std::string_view text, const std::string& where) {
   CompressionMap map;
   if (trim(text).empty()) return map;
-  std::array<bool, std::size(rt::kAllOpKinds)> named{};
+  std::array<bool, std::size(kAllCollectiveKinds)> named{};
   std::optional<rt::compressed::ErrorBound> every;
   const auto items = split_env_list(text);
   for (std::size_t i = 0; i < items.size(); ++i) {
@@ -40,7 +40,7 @@ CompressionMap CompressionMap::parse(std::string_view text, const std::string& w
     const std::size_t colon = items[i].find(':');
     if (colon == std::string_view::npos)
       throw InputError(at, "expected a bound (abs:1e-4, prec:16) or op:bound (all_reduce:abs:1e-4)");
-    rt::OpKind op = rt::parse_op_kind(trim(items[i].substr(0, colon)), at);
+    CollectiveKind op = rt::parse_op_kind(trim(items[i].substr(0, colon)), at);
     if (std::find(std::begin(kCompressible), std::end(kCompressible), op) == std::end(kCompressible))
       throw InputError(
           at, fmt::format("{} has no compressed form (compressed: {})", rt::to_string(op), compressible_names()));
@@ -49,12 +49,13 @@ CompressionMap CompressionMap::parse(std::string_view text, const std::string& w
     named[k] = true;
     map.by_op_[k] = rt::compressed::parse_error_bound(trim(items[i].substr(colon + 1)), at);
   }
-  for (rt::OpKind op : kCompressible) {
+  for (CollectiveKind op : kCompressible) {
     const auto k = static_cast<std::size_t>(op);
     if (!named[k]) map.by_op_[k] = every;
   }
   // A compressed send sends a size, then a block: its recv must expect them.
-  const auto send = static_cast<std::size_t>(rt::OpKind::send), recv = static_cast<std::size_t>(rt::OpKind::recv);
+  const auto send = static_cast<std::size_t>(CollectiveKind::kSend),
+             recv = static_cast<std::size_t>(CollectiveKind::kRecv);
   if (named[send] && named[recv] &&
       rt::compressed::to_string(*map.by_op_[send]) != rt::compressed::to_string(*map.by_op_[recv]))
     throw InputError(where, "send and recv have different bounds: a send and its recv must agree");

@@ -26,16 +26,17 @@ class CompressionMap {
   // Throws InputError naming `where` and the bad entry (its position, its text, what is wanted).
   static CompressionMap parse(std::string_view text, const std::string& where);
   // The bound `op` travels under, if it is compressed.
-  const std::optional<rt::compressed::ErrorBound>& bound(rt::OpKind op) const {
+  const std::optional<rt::compressed::ErrorBound>& bound(CollectiveKind op) const {
     return by_op_[static_cast<std::size_t>(op)];
   }
   bool any() const;
 
-  static constexpr rt::OpKind kCompressible[] = {rt::OpKind::all_reduce, rt::OpKind::all_gather,
-                                                 rt::OpKind::all_to_all_single, rt::OpKind::send, rt::OpKind::recv};
+  static constexpr CollectiveKind kCompressible[] = {CollectiveKind::kAllReduce, CollectiveKind::kAllGather,
+                                                     CollectiveKind::kAllToAllSingle, CollectiveKind::kSend,
+                                                     CollectiveKind::kRecv};
 
  private:
-  std::array<std::optional<rt::compressed::ErrorBound>, std::size(rt::kAllOpKinds)> by_op_;
+  std::array<std::optional<rt::compressed::ErrorBound>, std::size(kAllCollectiveKinds)> by_op_;
 };
 
 }  // namespace chorus::torch_backend

@@ -20,7 +20,6 @@
 namespace chorus::torch_backend {
 
 using rt::DType;
-using rt::OpKind;
 
 ProcessGroupChorus::ProcessGroupChorus(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
                                        double timeout_s, const std::vector<std::int64_t>& global_ranks,
@@ -61,8 +60,9 @@ ProcessGroupChorus::ProcessGroupChorus(const c10::intrusive_ptr<c10d::Store>& st
   }
   if (fusion) {  // on the backends of the fused operations ("mpi:ring": mpi, that algorithm per fused buffer)
     std::vector<std::string> fused;
-    for (OpKind op : {OpKind::all_reduce, OpKind::broadcast, OpKind::all_gather, OpKind::reduce_scatter,
-                      OpKind::all_to_all_single, OpKind::reduce, OpKind::gather, OpKind::scatter})
+    for (CollectiveKind op : {CollectiveKind::kAllReduce, CollectiveKind::kBroadcast, CollectiveKind::kAllGather,
+                              CollectiveKind::kReduceScatter, CollectiveKind::kAllToAllSingle, CollectiveKind::kReduce,
+                              CollectiveKind::kGather, CollectiveKind::kScatter})
       if (std::find(fused.begin(), fused.end(), plain_backend(backend_for(op))) == fused.end())
         fused.push_back(plain_backend(backend_for(op)));
     fusion_ = std::make_unique<rt::Fusion>(fused, *fusion);
@@ -70,7 +70,8 @@ ProcessGroupChorus::ProcessGroupChorus(const c10::intrusive_ptr<c10d::Store>& st
   // Compressed operations overlap with the program: a Compressor (a group and its workers:
   // collectives, sends, receives) per backend they run on. On auto (resolved per call) they run
   // when issued, as on sub-groups.
-  for (OpKind op : {OpKind::all_reduce, OpKind::all_gather, OpKind::all_to_all_single, OpKind::send, OpKind::recv}) {
+  for (CollectiveKind op : {CollectiveKind::kAllReduce, CollectiveKind::kAllGather, CollectiveKind::kAllToAllSingle,
+                            CollectiveKind::kSend, CollectiveKind::kRecv}) {
     const std::string b = compressed_backend(op);
     if (compression_.bound(op) && b != "auto" && compressors_.count(b) == 0)
       compressors_[b] = std::make_unique<rt::compressed::Compressor>(b);
@@ -94,7 +95,8 @@ ProcessGroupChorus::~ProcessGroupChorus() {
   }
 }
 
-std::optional<ProcessGroupChorus::Compressed> ProcessGroupChorus::compressed(OpKind op, const at::Tensor& t) const {
+std::optional<ProcessGroupChorus::Compressed> ProcessGroupChorus::compressed(CollectiveKind op,
+                                                                             const at::Tensor& t) const {
   const auto& bound = compression_.bound(op);
   if (!bound) return std::nullopt;
   const std::size_t n = static_cast<std::size_t>(t.numel());
@@ -112,7 +114,7 @@ std::optional<ProcessGroupChorus::Compressed> ProcessGroupChorus::compressed(OpK
   }
 }
 
-std::string ProcessGroupChorus::compressed_backend(OpKind op) const {
+std::string ProcessGroupChorus::compressed_backend(CollectiveKind op) const {
   // all_reduce's "mpi:ring": the compressed ring is chorus's own, on mpi
   return group_.empty() ? plain_backend(backend_for(op)) : backend_for(op);
 }
@@ -123,9 +125,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::run_compressed(TorchOp call) 
   if (const auto it = compressors_.find(backend); it != compressors_.end()) {
     using Lane = rt::compressed::Compressor::LaneKind;
     w = it->second->run(call.title, std::move(call.compressed), nullptr,
-                        call.kind == OpKind::send   ? Lane::send
-                        : call.kind == OpKind::recv ? Lane::recv
-                                                    : Lane::collective);
+                        call.kind == CollectiveKind::kSend   ? Lane::send
+                        : call.kind == CollectiveKind::kRecv ? Lane::recv
+                                                             : Lane::collective);
   } else {
     rt::compressed::Stats st;
     call.compressed(backend, &st);
@@ -173,7 +175,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::broadcast(std::vector<at::Ten
   void* p = t.data_ptr();
   const std::size_t n = nbytes(t);
   return issue(
-      {c10d::OpType::BROADCAST, "chorus:broadcast", OpKind::broadcast, {t}, {t}, {}, {}, n},
+      {c10d::OpType::BROADCAST, "chorus:broadcast", CollectiveKind::kBroadcast, {t}, {t}, {}, {}, n},
       [&](const std::string& b) { return rt::broadcast(b, p, n, kBytes, root, true); },
       [&](rt::Fusion& f, const std::string& b) { return f.broadcast(b, p, n, kBytes, root); });
 }
@@ -184,9 +186,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::allreduce(std::vector<at::Ten
   const Reduction r = reduction_of(t, opts.reduceOp, "all_reduce");
   void* p = t.data_ptr();
   const std::size_t count = count_of(t, r);
-  TorchOp call{c10d::OpType::ALLREDUCE,         "chorus:all_reduce", OpKind::all_reduce, {t}, {t}, {}, {},
+  TorchOp call{c10d::OpType::ALLREDUCE,         "chorus:all_reduce", CollectiveKind::kAllReduce, {t}, {t}, {}, {},
                count * rt::dtype_bytes(r.dtype)};
-  if (auto c = compressed(OpKind::all_reduce, t); c && (r.op == rt::ReduceOp::sum || r.op == rt::ReduceOp::avg))
+  if (auto c = compressed(CollectiveKind::kAllReduce, t); c && (r.op == rt::ReduceOp::sum || r.op == rt::ReduceOp::avg))
     call.compressed = [p, c = *c, op = r.op](const std::string& b, rt::compressed::Stats* st) {
       rt::compressed::all_reduce(b, p, p, c.count, c.dtype, op, c.bound, st);
     };
@@ -207,12 +209,13 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::allreduce_coalesced(std::vect
   void* p = flat.data_ptr();
   TorchOp call{c10d::OpType::ALLREDUCE_COALESCED,
                "chorus:all_reduce_coalesced",
-               OpKind::all_reduce,
+               CollectiveKind::kAllReduce,
                tensors,
                tensors,
                [flat, tensors]() mutable { unflatten(flat, tensors); },
                {flat}};
-  if (auto c = compressed(OpKind::all_reduce, flat); c && (r.op == rt::ReduceOp::sum || r.op == rt::ReduceOp::avg))
+  if (auto c = compressed(CollectiveKind::kAllReduce, flat);
+      c && (r.op == rt::ReduceOp::sum || r.op == rt::ReduceOp::avg))
     call.compressed = [p, c = *c, op = r.op](const std::string& b, rt::compressed::Stats* st) {
       rt::compressed::all_reduce(b, p, p, c.count, c.dtype, op, c.bound, st);
     };
@@ -231,7 +234,14 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::reduce(std::vector<at::Tensor
   void* p = t.data_ptr();
   const std::size_t count = count_of(t, r);
   return issue(
-      {c10d::OpType::REDUCE, "chorus:reduce", OpKind::reduce, {t}, {t}, {}, {}, count * rt::dtype_bytes(r.dtype)},
+      {c10d::OpType::REDUCE,
+       "chorus:reduce",
+       CollectiveKind::kReduce,
+       {t},
+       {t},
+       {},
+       {},
+       count * rt::dtype_bytes(r.dtype)},
       [&](const std::string& b) { return rt::reduce(b, p, p, count, r.dtype, r.op, root, true); },
       [&](rt::Fusion& f, const std::string& b) { return f.reduce(b, p, p, count, r.dtype, r.op, root); });
 }
@@ -249,12 +259,12 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::allgather(std::vector<std::ve
   void* o = flat.data_ptr();
   TorchOp call{c10d::OpType::ALLGATHER,
                "chorus:all_gather",
-               OpKind::all_gather,
+               CollectiveKind::kAllGather,
                {in},
                outs,
                [flat, outs]() mutable { unflatten(flat, outs); },
                {flat}};
-  if (auto c = compressed(OpKind::all_gather, in))
+  if (auto c = compressed(CollectiveKind::kAllGather, in))
     call.compressed = [i, o, c = *c](const std::string& b, rt::compressed::Stats* st) {
       rt::compressed::all_gather(b, i, o, c.count, c.dtype, c.bound, st);
     };
@@ -275,13 +285,13 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::_allgather_base(at::Tensor& o
   const std::size_t n = nbytes(input);
   TorchOp call{c10d::OpType::_ALLGATHER_BASE,
                "chorus:all_gather_into_tensor",
-               OpKind::all_gather,
+               CollectiveKind::kAllGather,
                {input, output},
                {output},
                {},
                {},
                n};
-  if (auto c = compressed(OpKind::all_gather, input))
+  if (auto c = compressed(CollectiveKind::kAllGather, input))
     call.compressed = [i, o, c = *c](const std::string& b, rt::compressed::Stats* st) {
       rt::compressed::all_gather(b, i, o, c.count, c.dtype, c.bound, st);
     };
@@ -314,7 +324,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::allgather_coalesced(std::vect
   return issue(
       {c10d::OpType::ALLGATHER_COALESCED,
        "chorus:all_gather_coalesced",
-       OpKind::all_gather,
+       CollectiveKind::kAllGather,
        {},
        outs,
        [flat, outs]() mutable { unflatten(flat, outs); },
@@ -329,7 +339,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::gather(std::vector<std::vecto
   at::Tensor& in = single(inputs, "gather", "input");
   const int root = static_cast<int>(opts.rootRank);
   check_rank(root, size_, "gather", "dst");
-  TorchOp call{c10d::OpType::GATHER, "chorus:gather", OpKind::gather, {in}, {}, {}, {}, nbytes(in)};
+  TorchOp call{c10d::OpType::GATHER, "chorus:gather", CollectiveKind::kGather, {in}, {}, {}, {}, nbytes(in)};
   at::Tensor flat;
   if (rank_ == root) {
     TORCH_CHECK_VALUE(outputs.size() == 1 && outputs[0].size() == static_cast<std::size_t>(size_),
@@ -357,7 +367,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::scatter(std::vector<at::Tenso
   at::Tensor& out = single(outputs, "scatter", "output");
   const int root = static_cast<int>(opts.rootRank);
   check_rank(root, size_, "scatter", "src");
-  TorchOp call{c10d::OpType::SCATTER, "chorus:scatter", OpKind::scatter, {out}, {out}, {}, {}, nbytes(out)};
+  TorchOp call{c10d::OpType::SCATTER, "chorus:scatter", CollectiveKind::kScatter, {out}, {out}, {}, {}, nbytes(out)};
   at::Tensor flat;
   if (rank_ == root) {
     TORCH_CHECK_VALUE(inputs.size() == 1 && inputs[0].size() == static_cast<std::size_t>(size_),
@@ -387,7 +397,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::reduce_scatter(std::vector<at
   const Reduction r = reduction_of(out, opts.reduceOp, "reduce_scatter");
   at::Tensor flat = flatten(inputs[0], *pool_);
   return issue(
-      {c10d::OpType::REDUCE_SCATTER, "chorus:reduce_scatter", OpKind::reduce_scatter, {out}, {out}, {}, {flat}},
+      {c10d::OpType::REDUCE_SCATTER, "chorus:reduce_scatter", CollectiveKind::kReduceScatter, {out}, {out}, {}, {flat}},
       [&](const std::string& b) {
         return rt::reduce_scatter(b, flat.data_ptr(), out.data_ptr(), count_of(out, r), r.dtype, r.op, true);
       },
@@ -408,7 +418,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::_reduce_scatter_base(at::Tens
   return issue(
       {c10d::OpType::_REDUCE_SCATTER_BASE,
        "chorus:reduce_scatter_tensor",
-       OpKind::reduce_scatter,
+       CollectiveKind::kReduceScatter,
        {input, output},
        {output},
        {},
@@ -427,14 +437,17 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::alltoall_base(at::Tensor& out
   same_kind(input, output, "all_to_all_single", "output");
   const void* i = input.data_ptr();
   void* o = output.data_ptr();
-  TorchOp call{
-      c10d::OpType::ALLTOALL_BASE, "chorus:all_to_all_single", OpKind::all_to_all_single, {input, output}, {output}};
+  TorchOp call{c10d::OpType::ALLTOALL_BASE,
+               "chorus:all_to_all_single",
+               CollectiveKind::kAllToAllSingle,
+               {input, output},
+               {output}};
   if (output_splits.empty() && input_splits.empty()) {
     TORCH_CHECK_VALUE(input.numel() == output.numel(), "chorus: all_to_all_single: output has ", output.numel(),
                       " elements, the input ", input.numel());
     const std::size_t block = split_bytes(input, {}, size_, "input").counts[0];  // bytes per rank
     call.fused_bytes = block;
-    if (auto c = compressed(OpKind::all_to_all_single, input))
+    if (auto c = compressed(CollectiveKind::kAllToAllSingle, input))
       call.compressed = [i, o, c = *c, n = static_cast<std::size_t>(size_)](const std::string& b,
                                                                             rt::compressed::Stats* st) {
         rt::compressed::all_to_all_single(b, i, o, c.count / n, c.dtype, c.bound, st);
@@ -478,11 +491,11 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::alltoall(std::vector<at::Tens
     in_counts.push_back(nbytes(inputs[j]));
     out_counts.push_back(nbytes(outputs[j]));
   }
-  auto w = rt::all_to_all(backend_for(OpKind::all_to_all), ins, in_counts, outs, out_counts, kBytes, true);
+  auto w = rt::all_to_all(backend_for(CollectiveKind::kAllToAll), ins, in_counts, outs, out_counts, kBytes, true);
   std::vector<at::Tensor> keep = inputs;
   keep.insert(keep.end(), outputs.begin(), outputs.end());
   return issue(
-      {c10d::OpType::ALLTOALL, "chorus:all_to_all", OpKind::all_to_all, std::move(keep), outputs},
+      {c10d::OpType::ALLTOALL, "chorus:all_to_all", CollectiveKind::kAllToAll, std::move(keep), outputs},
       [&](const std::string& b) { return rt::all_to_all(b, ins, in_counts, outs, out_counts, kBytes, true); },
       kNotFused);
 }
@@ -492,8 +505,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::send(std::vector<at::Tensor>&
   check_rank(dst, size_, "send", "dst");
   check_tag(tag, "send");
   const void* p = t.data_ptr();
-  TorchOp call{c10d::OpType::SEND, "chorus:send", OpKind::send, {t}, {t}};
-  if (auto c = compressed(OpKind::send, t))
+  TorchOp call{c10d::OpType::SEND, "chorus:send", CollectiveKind::kSend, {t}, {t}};
+  if (auto c = compressed(CollectiveKind::kSend, t))
     call.compressed = [p, c = *c, dst](const std::string& b, rt::compressed::Stats* st) {
       rt::compressed::send(b, p, c.count, c.dtype, dst, c.bound, st);
     };
@@ -506,8 +519,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::recv(std::vector<at::Tensor>&
   check_rank(src, size_, "recv", "src");
   check_tag(tag, "recv");
   void* p = t.data_ptr();
-  TorchOp call{c10d::OpType::RECV, "chorus:recv", OpKind::recv, {t}, {t}};
-  if (auto c = compressed(OpKind::recv, t))
+  TorchOp call{c10d::OpType::RECV, "chorus:recv", CollectiveKind::kRecv, {t}, {t}};
+  if (auto c = compressed(CollectiveKind::kRecv, t))
     call.compressed = [p, c = *c, src](const std::string& b, rt::compressed::Stats* st) {
       rt::compressed::recv(b, p, c.count, c.dtype, src, c.bound, st);
     };
@@ -522,7 +535,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::recvAnysource(std::vector<at:
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::barrier(const c10d::BarrierOptions&) {
   return issue(
-      {c10d::OpType::BARRIER, "chorus:barrier", OpKind::barrier, {}, {}},
+      {c10d::OpType::BARRIER, "chorus:barrier", CollectiveKind::kBarrier, {}, {}},
       [](const std::string& b) { return rt::barrier(b, true); }, kNotFused);
 }
 

@@ -93,7 +93,7 @@ class ProcessGroupChorus : public c10d::ProcessGroup {
   c10::intrusive_ptr<c10d::Work> barrier(const c10d::BarrierOptions& opts) override;
 
   // The chorus backend that runs `op` (a backend name or auto).
-  const std::string& backend_for(rt::OpKind op) const { return group_.empty() ? map_.backend(op) : group_; }
+  const std::string& backend_for(CollectiveKind op) const { return group_.empty() ? map_.backend(op) : group_; }
   // What the compressed operations of this group sent, and would have sent uncompressed.
   rt::compressed::Stats compression_stats() const;
 
@@ -104,7 +104,7 @@ class ProcessGroupChorus : public c10d::ProcessGroup {
     rt::DType dtype;
     std::size_t count;
   };
-  std::optional<Compressed> compressed(rt::OpKind op, const at::Tensor& t) const;
+  std::optional<Compressed> compressed(CollectiveKind op, const at::Tensor& t) const;
   // A compressed operation: `call(backend, stats)` is its blocking form.
   using CompressedCall = std::function<void(const std::string& backend, rt::compressed::Stats* stats)>;
   // One operation as its method builds it for issue() (the torch side of an rt::Call): its Work's type and title, the runtime
@@ -114,7 +114,7 @@ class ProcessGroupChorus : public c10d::ProcessGroup {
   struct TorchOp {
     c10d::OpType type;
     const char* title;
-    rt::OpKind kind;
+    CollectiveKind kind;
     std::vector<at::Tensor> keep;
     std::vector<at::Tensor> outputs;
     std::function<void()> finish = {};
@@ -133,7 +133,7 @@ class ProcessGroupChorus : public c10d::ProcessGroup {
   // A compressed operation. A collective of the world group runs asynchronously on the Compressor
   // of its backend; send, recv and everything on a sub-group or on auto run now.
   c10::intrusive_ptr<c10d::Work> run_compressed(TorchOp call);
-  std::string compressed_backend(rt::OpKind op) const;
+  std::string compressed_backend(CollectiveKind op) const;
   // Whether an operation of `bytes` (per rank) goes through the fusion (CHORUS_FUSION).
   bool fused(std::size_t bytes) const { return fusion_ != nullptr && bytes <= fusion_->options().buffer_bytes; }
 

@@ -16,7 +16,7 @@ struct LayerLine {
   std::string name;
   double compute[3];  // fwd, ig, wg (cycles)
   bool has_comm[3];
-  coll::CollectiveOp op[3];
+  CollectiveKind op[3];
   double size[3];
   double update;
   std::vector<int> dims[3];  // the network dimensions each phase's collective spans (empty: not issued)
@@ -210,7 +210,7 @@ Dag parse_astra_text(const std::string& text, const std::string& source, const n
       l.compute[p] = number(2 + 3 * static_cast<size_t>(p));
       const auto& type = f[3 + 3 * static_cast<size_t>(p)];
       l.has_comm[p] = type != "NONE";
-      l.op[p] = coll::CollectiveOp::kAllReduce;
+      l.op[p] = CollectiveKind::kAllReduce;
       if (l.has_comm[p] && !coll::parse_collective_op(type, l.op[p]))
         throw InputError(at(), fmt::format("layer '{}': field {} ({}): unknown collective '{}'; use ALLREDUCE, "
                                            "ALLGATHER, REDUCESCATTER, ALLTOALL or NONE",
@@ -249,11 +249,11 @@ Dag parse_astra_text(const std::string& text, const std::string& source, const n
       for (int p = 0; p < 2; ++p) {
         const auto& L = layers[l];
         if (!L.has_comm[p]) continue;
-        if (L.op[p] != coll::CollectiveOp::kAllToAll)
+        if (L.op[p] != CollectiveKind::kAllToAll)
           throw InputError(
               source, fmt::format("{}: layer '{}': {} communication {} in a {} file; its loop issues only "
                                   "ALLTOALL there",
-                                  kind, L.name, p == 0 ? "forward" : "input-gradient", coll::to_string(L.op[p]), kind));
+                                  kind, L.name, p == 0 ? "forward" : "input-gradient", compact_name(L.op[p]), kind));
         if (l != 0)
           throw InputError(source,
                            p == 0 ? fmt::format("{}: layer '{}' (not the first): ASTRA-sim's DLRM loop waits only for "
@@ -280,7 +280,7 @@ Dag parse_astra_text(const std::string& text, const std::string& source, const n
     n.deps = std::move(deps);
     return dag.add(std::move(n));
   };
-  auto comm = [&](std::string name, coll::CollectiveOp op, double bytes, const std::vector<int>& dims, CommGroup group,
+  auto comm = [&](std::string name, CollectiveKind op, double bytes, const std::vector<int>& dims, CommGroup group,
                   int layer, int it, std::vector<int> deps) {
     Node n;
     n.name = std::move(name);
@@ -289,7 +289,7 @@ Dag parse_astra_text(const std::string& text, const std::string& source, const n
     double group_npus = 1;
     for (int d : dims) group_npus *= network.dims[static_cast<size_t>(d)].size;
     // ASTRA-sim sizes an all-gather by each NPU's piece; chorus by the gathered result.
-    n.bytes = op == coll::CollectiveOp::kAllGather ? bytes * group_npus : bytes;
+    n.bytes = op == CollectiveKind::kAllGather ? bytes * group_npus : bytes;
     n.dims = dims;
     n.group = group;
     n.layer = layer;

@@ -79,8 +79,8 @@ void check_same_communication(const Dag& reference, const std::string& reference
                                                 y.name, field, mine, reference_where, theirs, x.name));
     };
     if (x.comm != y.comm || x.op != y.op)
-      differ("op", y.comm == CommKind::kPointToPoint ? "point to point" : std::string(coll::to_string(y.op)),
-             x.comm == CommKind::kPointToPoint ? "point to point" : std::string(coll::to_string(x.op)));
+      differ("op", y.comm == CommKind::kPointToPoint ? "point to point" : std::string(compact_name(y.op)),
+             x.comm == CommKind::kPointToPoint ? "point to point" : std::string(compact_name(x.op)));
     if (x.bytes != y.bytes) differ("bytes", fmt::format("{}", y.bytes), fmt::format("{}", x.bytes));
     if (x.dims != y.dims)
       differ("dims", fmt::format("{}", fmt::join(y.dims, ", ")), fmt::format("{}", fmt::join(x.dims, ", ")));

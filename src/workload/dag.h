@@ -35,7 +35,7 @@ struct Node {
   // Communication: a collective of `bytes` (Sec. 2.3 size convention, per NPU) over the
   // network dimensions `dims` (0-based), or a point-to-point transfer of `bytes` on dims[0].
   CommKind comm = CommKind::kCollective;
-  coll::CollectiveOp op = coll::CollectiveOp::kAllReduce;
+  CollectiveKind op = CollectiveKind::kAllReduce;
   double bytes = 0;
   std::vector<int> dims;
   CommGroup group = CommGroup::kDataParallel;

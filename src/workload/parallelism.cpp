@@ -104,7 +104,7 @@ class Builder {
     return id;
   }
 
-  int comm(const std::string& name, coll::CollectiveOp op, double bytes, const std::vector<int>& dims, CommGroup group,
+  int comm(const std::string& name, CollectiveKind op, double bytes, const std::vector<int>& dims, CommGroup group,
            int layer, int it, std::vector<int> deps) {
     Node n;
     n.name = name;
@@ -132,18 +132,18 @@ class Builder {
     const std::string tag = recomputed ? "recompute" : "fwd";
     const bool moe = layer.expert && !ep_dims_.empty();
     if (moe)
-      prev = comm(fmt::format("ep {}-dispatch {} it{}", tag, layer.name, it), coll::CollectiveOp::kAllToAll,
+      prev = comm(fmt::format("ep {}-dispatch {} it{}", tag, layer.name, it), CollectiveKind::kAllToAll,
                   act_bytes(layer.input_elements), ep_dims_, CommGroup::kModelParallel, l, it, {prev});
     if (gathers_input(l))
-      prev = comm(fmt::format("mp {}-ag {} it{}", tag, layer.name, it), coll::CollectiveOp::kAllGather,
+      prev = comm(fmt::format("mp {}-ag {} it{}", tag, layer.name, it), CollectiveKind::kAllGather,
                   act_bytes(layer.input_elements), mp_dims_, CommGroup::kModelParallel, l, it, {prev});
     int out = compute(fmt::format("{} {} it{}", tag, layer.name, it), ComputeKind::kForward, layer_flops(l),
                       layer_mem_bytes(l), l, it, {prev, param_ready_[static_cast<size_t>(l)], extra});
     if (activation_all_reduce(l))
-      out = comm(fmt::format("mp {}-ar {} it{}", tag, layer.name, it), coll::CollectiveOp::kAllReduce,
+      out = comm(fmt::format("mp {}-ar {} it{}", tag, layer.name, it), CollectiveKind::kAllReduce,
                  act_bytes(layer.output_elements), mp_dims_, CommGroup::kModelParallel, l, it, {out});
     if (moe)
-      out = comm(fmt::format("ep {}-combine {} it{}", tag, layer.name, it), coll::CollectiveOp::kAllToAll,
+      out = comm(fmt::format("ep {}-combine {} it{}", tag, layer.name, it), CollectiveKind::kAllToAll,
                  act_bytes(layer.output_elements), ep_dims_, CommGroup::kModelParallel, l, it, {out});
     return out;
   }
@@ -159,7 +159,7 @@ class Builder {
     if (hybrid) {
       const int lookup =
           compute(fmt::format("emb lookup it{}", it), ComputeKind::kForward, 0, emb_bytes, -1, it, {emb_ready_});
-      a2a = comm(fmt::format("mp emb a2a it{}", it), coll::CollectiveOp::kAllToAll, emb_bytes, all_dims_,
+      a2a = comm(fmt::format("mp emb a2a it{}", it), CollectiveKind::kAllToAll, emb_bytes, all_dims_,
                  CommGroup::kModelParallel, -1, it, {lookup});
     }
     int prev = -1;
@@ -187,12 +187,12 @@ class Builder {
     for (int l = end - 1; l >= first; --l) {
       const auto& layer = model_.layers[static_cast<size_t>(l)];
       if (gathers_output_grad(l))
-        grad = comm(fmt::format("mp grad-ag {} it{}", layer.name, it), coll::CollectiveOp::kAllGather,
+        grad = comm(fmt::format("mp grad-ag {} it{}", layer.name, it), CollectiveKind::kAllGather,
                     act_bytes(layer.output_elements), mp_dims_, CommGroup::kModelParallel, l, it, {grad});
       if (config_.recompute) grad = forward(l, it, grad, true);
       const bool moe = layer.expert && !ep_dims_.empty();
       if (moe)  // output gradients back to the experts that produced the outputs
-        grad = comm(fmt::format("ep grad-dispatch {} it{}", layer.name, it), coll::CollectiveOp::kAllToAll,
+        grad = comm(fmt::format("ep grad-dispatch {} it{}", layer.name, it), CollectiveKind::kAllToAll,
                     act_bytes(layer.output_elements), ep_dims_, CommGroup::kModelParallel, l, it, {grad});
       const double mem = layer_mem_bytes(l);
       int next_grad = grad;
@@ -200,16 +200,16 @@ class Builder {
         next_grad = compute(fmt::format("ig {} it{}", layer.name, it), ComputeKind::kInputGradient, layer_flops(l), mem,
                             l, it, {grad});
         if (activation_all_reduce(l))
-          next_grad = comm(fmt::format("mp ig-ar {} it{}", layer.name, it), coll::CollectiveOp::kAllReduce,
+          next_grad = comm(fmt::format("mp ig-ar {} it{}", layer.name, it), CollectiveKind::kAllReduce,
                            act_bytes(layer.input_elements), mp_dims_, CommGroup::kModelParallel, l, it, {next_grad});
         if (moe)  // input gradients back to the tokens' home NPUs
-          next_grad = comm(fmt::format("ep grad-combine {} it{}", layer.name, it), coll::CollectiveOp::kAllToAll,
+          next_grad = comm(fmt::format("ep grad-combine {} it{}", layer.name, it), CollectiveKind::kAllToAll,
                            act_bytes(layer.input_elements), ep_dims_, CommGroup::kModelParallel, l, it, {next_grad});
       }
       if (hybrid && l == emb.top_start) {
         // Embedding gradients go back to the tables' owners, which then update them.
-        const int back = comm(fmt::format("mp emb-grad a2a it{}", it), coll::CollectiveOp::kAllToAll, emb_bytes,
-                              all_dims_, CommGroup::kModelParallel, -1, it, {next_grad});
+        const int back = comm(fmt::format("mp emb-grad a2a it{}", it), CollectiveKind::kAllToAll, emb_bytes, all_dims_,
+                              CommGroup::kModelParallel, -1, it, {next_grad});
         emb_ready_ =
             compute(fmt::format("emb update it{}", it), ComputeKind::kOptimizer, 0, 2 * emb_bytes, -1, it, {back});
       }
@@ -337,7 +337,7 @@ class Builder {
   // to (stage_link_dim of the lower of the two).
   int send(const std::string& name, double bytes, int link, int layer, int it, std::vector<int> deps) {
     if (deps.size() == 2 && deps[0] == deps[1]) deps.pop_back();
-    const int id = comm(name, coll::CollectiveOp::kAllReduce, bytes, {stage_link_dim(network_, pp_dims_, link)},
+    const int id = comm(name, CollectiveKind::kAllReduce, bytes, {stage_link_dim(network_, pp_dims_, link)},
                         CommGroup::kPipeline, layer, it, std::move(deps));
     dag_.nodes[static_cast<size_t>(id)].comm = CommKind::kPointToPoint;
     return id;
@@ -364,19 +364,19 @@ class Builder {
     double params = 0;
     for (int l : layers) params += shard_params(l);
     if (config_.zero2) {
-      int rs = comm(fmt::format("dp rs {} it{}", label, it), coll::CollectiveOp::kReduceScatter, bytes, dims,
+      int rs = comm(fmt::format("dp rs {} it{}", label, it), CollectiveKind::kReduceScatter, bytes, dims,
                     CommGroup::kDataParallel, key_layer, it, wgs);
       if (dims.empty()) rs = -1;
       const int opt = compute(fmt::format("opt {} it{}", label, it), ComputeKind::kOptimizer, 0, 0, key_layer, it,
                               rs >= 0 ? std::vector<int>{rs} : wgs);
       // Each NPU owns 1/dp of the parameters; the all-gather's size is the gathered size.
       ready = dims.empty() ? opt
-                           : comm(fmt::format("dp ag {} it{}", label, it), coll::CollectiveOp::kAllGather,
+                           : comm(fmt::format("dp ag {} it{}", label, it), CollectiveKind::kAllGather,
                                   elem_bytes(params), dims, CommGroup::kDataParallel, key_layer, it, {opt});
     } else {
       std::vector<int> deps = wgs;
       if (!dims.empty())
-        deps = {comm(fmt::format("dp ar {} it{}", label, it), coll::CollectiveOp::kAllReduce, bytes, dims,
+        deps = {comm(fmt::format("dp ar {} it{}", label, it), CollectiveKind::kAllReduce, bytes, dims,
                      CommGroup::kDataParallel, key_layer, it, wgs)};
       ready = compute(fmt::format("opt {} it{}", label, it), ComputeKind::kOptimizer, 0, 0, key_layer, it, deps);
     }

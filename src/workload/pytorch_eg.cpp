@@ -138,17 +138,17 @@ std::optional<double> family_flops(const GraphNode& n) {
 }
 
 // A backend's record of a collective: "<backend>:<operation>".
-std::optional<coll::CollectiveOp> collective(const std::string& name, bool& is_collective) {
+std::optional<CollectiveKind> collective(const std::string& name, bool& is_collective) {
   static const std::set<std::string> backends = {"gloo", "nccl", "mpi", "ucc"};
   const auto colon = name.find(':');
   is_collective =
       colon != std::string::npos && name.find("::") == std::string::npos && backends.count(name.substr(0, colon)) > 0;
   if (!is_collective) return std::nullopt;
   const auto op = name.substr(colon + 1);
-  if (op == "all_reduce" || op == "allreduce") return coll::CollectiveOp::kAllReduce;
-  if (op == "all_gather" || op == "allgather" || op == "_allgather_base") return coll::CollectiveOp::kAllGather;
-  if (op == "reduce_scatter" || op == "_reduce_scatter_base") return coll::CollectiveOp::kReduceScatter;
-  if (op == "all_to_all" || op == "alltoall" || op == "alltoall_base") return coll::CollectiveOp::kAllToAll;
+  if (op == "all_reduce" || op == "allreduce") return CollectiveKind::kAllReduce;
+  if (op == "all_gather" || op == "allgather" || op == "_allgather_base") return CollectiveKind::kAllGather;
+  if (op == "reduce_scatter" || op == "_reduce_scatter_base") return CollectiveKind::kReduceScatter;
+  if (op == "all_to_all" || op == "alltoall" || op == "alltoall_base") return CollectiveKind::kAllToAll;
   return std::nullopt;
 }
 
@@ -381,12 +381,12 @@ Dag import_execution_graph(const std::string& text, const std::string& source, c
       // says which dimensions the group spans.
       const auto given = options.collective_dims.find(++collectives);
       n.dims = given == options.collective_dims.end() ? all : given->second;
-      n.group = n.op == coll::CollectiveOp::kAllToAll ? CommGroup::kModelParallel : CommGroup::kDataParallel;
+      n.group = n.op == CollectiveKind::kAllToAll ? CommGroup::kModelParallel : CommGroup::kDataParallel;
       for (const auto& t : inputs) n.bytes += t.bytes;
       double group = 1;
       for (int d : n.dims) group *= network.dims[static_cast<size_t>(d)].size;
-      if (n.op == coll::CollectiveOp::kAllGather) n.bytes *= group;  // chorus sizes an all-gather by its result
-      if (n.op == coll::CollectiveOp::kAllReduce) {
+      if (n.op == CollectiveKind::kAllGather) n.bytes *= group;  // chorus sizes an all-gather by its result
+      if (n.op == CollectiveKind::kAllReduce) {
         for (const auto& t : inputs) last_writer[t.storage] = index;  // in place: readers of the tensor wait
       } else {
         unconsumed[g.tid].push_back(index);  // the result tensor is not recorded: the thread's next operator waits

@@ -30,12 +30,12 @@ static void parse(const std::string& input) {
       (void)chorus::sched::parse_scheduler(text, "--scheduler");
       break;
     case 5: {
-      chorus::coll::CollectiveOp op{};
+      chorus::CollectiveKind op{};
       (void)chorus::coll::parse_collective_op(text, op);
       break;
     }
     default: {
-      chorus::coll::motif::Kind kind{};
+      chorus::CollectiveKind kind{};
       (void)chorus::coll::motif::parse_kind(text, kind);
     }
   }

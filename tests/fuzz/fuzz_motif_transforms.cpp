@@ -12,6 +12,7 @@
 
 static void expand(const std::string& text) {
   using namespace chorus::coll::motif;
+  using chorus::CollectiveKind;
   std::istringstream in(text);
   std::string line;
   if (!std::getline(in, line)) throw chorus::InputError("op", "empty input");
@@ -20,7 +21,7 @@ static void expand(const std::string& text) {
   long long ranks = 0, bytes = 0, root = 0;
   if (!(head >> op_name >> ranks >> bytes)) throw chorus::InputError("op", "expected: <op> <ranks> <bytes> [root]");
   head >> root;
-  Kind kind{};
+  CollectiveKind kind{};
   if (!parse_kind(op_name, kind)) throw chorus::InputError("op", "unknown op");
   if (ranks < 1 || ranks > 12 || bytes < 1 || bytes > 256 || root < 0 || root >= ranks)
     throw chorus::InputError("op", "out of the fuzzed range");

@@ -22,8 +22,9 @@
 namespace rt_check_program {  // one of the programs of rt_programs.cpp
 
 namespace rt = chorus::rt;
+using chorus::CollectiveKind;
+using chorus::kAllCollectiveKinds;
 using chorus::rt::DType;
-using chorus::rt::OpKind;
 using chorus::rt::ReduceOp;
 using chorus::rt::selfcheck::Checker;
 
@@ -44,9 +45,9 @@ int run(int argc, char** argv) {
   try {
     const auto backends = chorus::split_list(backends_arg);
     rt::init(backends);
-    std::vector<OpKind> ops;
+    std::vector<CollectiveKind> ops;
     if (ops_arg == "all")
-      ops.assign(std::begin(rt::kAllOpKinds), std::end(rt::kAllOpKinds));
+      ops.assign(std::begin(kAllCollectiveKinds), std::end(kAllCollectiveKinds));
     else
       for (const auto& o : chorus::split_list(ops_arg)) ops.push_back(rt::parse_op_kind(o, "--ops"));
     std::vector<DType> dtypes;
@@ -59,8 +60,8 @@ int run(int argc, char** argv) {
 
     Checker checker;
     for (const auto& b : backends) {
-      for (OpKind op : ops) {
-        if (op == OpKind::recv) continue;  // tested together with send
+      for (CollectiveKind op : ops) {
+        if (op == CollectiveKind::kRecv) continue;  // tested together with send
         for (DType d : dtypes)
           for (std::size_t n : sizes) {
             if (rt::selfcheck::is_reduction(op)) {
@@ -70,9 +71,9 @@ int run(int argc, char** argv) {
             }
           }
       }
-      if (std::find(ops.begin(), ops.end(), OpKind::send) != ops.end()) {
+      if (std::find(ops.begin(), ops.end(), CollectiveKind::kSend) != ops.end()) {
         // Both ranks of each pair send 8 MiB to each other asynchronously before receiving.
-        rt::selfcheck::Case c(b, OpKind::send, DType::f32, ReduceOp::sum, 2 << 20, 99);
+        rt::selfcheck::Case c(b, CollectiveKind::kSend, DType::f32, ReduceOp::sum, 2 << 20, 99);
         std::string err;
         try {
           c.issue(true).wait();
@@ -83,8 +84,8 @@ int run(int argc, char** argv) {
         checker.record(c.describe() + " (async exchange)", err);
       }
       if (big_bytes > 0) {
-        checker.run(b, OpKind::all_reduce, DType::f32, ReduceOp::sum, big_bytes / 4);
-        checker.run(b, OpKind::all_gather, DType::u8, ReduceOp::sum, big_bytes / rt::size(b));
+        checker.run(b, CollectiveKind::kAllReduce, DType::f32, ReduceOp::sum, big_bytes / 4);
+        checker.run(b, CollectiveKind::kAllGather, DType::u8, ReduceOp::sum, big_bytes / rt::size(b));
       }
     }
     // Agree on the outcome (on the first backend, which passed its own checks or not).
@@ -101,13 +102,13 @@ int run(int argc, char** argv) {
       // has every backend again (mpi included: a backend given up as stuck makes MPI unusable).
       rt::init(backends);
       Checker again;
-      for (const auto& b : backends) again.run(b, OpKind::all_reduce, DType::f32, ReduceOp::sum, 1031);
+      for (const auto& b : backends) again.run(b, CollectiveKind::kAllReduce, DType::f32, ReduceOp::sum, 1031);
       std::vector<std::unique_ptr<rt::selfcheck::Case>> in_flight;
       std::vector<rt::Work> works;
       for (const auto& b : backends)
         for (std::uint64_t k = 0; k < 4; ++k) {  // the first long enough to be running at finalize()
-          in_flight.push_back(std::make_unique<rt::selfcheck::Case>(b, OpKind::all_reduce, DType::f32, ReduceOp::sum,
-                                                                    k == 0 ? std::size_t{1} << 21 : 1031, 40 + k));
+          in_flight.push_back(std::make_unique<rt::selfcheck::Case>(
+              b, CollectiveKind::kAllReduce, DType::f32, ReduceOp::sum, k == 0 ? std::size_t{1} << 21 : 1031, 40 + k));
           works.push_back(in_flight.back()->issue(true));
         }
       rt::finalize();
@@ -122,7 +123,7 @@ int run(int argc, char** argv) {
         again.record(in_flight[i]->describe() + " (in flight at finalize)", err);
       }
       rt::init(backends);
-      for (const auto& b : backends) again.run(b, OpKind::all_reduce, DType::f32, ReduceOp::sum, 1031);
+      for (const auto& b : backends) again.run(b, CollectiveKind::kAllReduce, DType::f32, ReduceOp::sum, 1031);
       rt::finalize();
       total += again.failures();
     }

@@ -26,6 +26,8 @@
 #include "rt/runtime.h"
 #include "rt_tools/selfcheck.h"
 
+using chorus::CollectiveKind;
+
 namespace rt_fusion_check_program {  // one of the programs of rt_programs.cpp
 
 namespace rt = chorus::rt;
@@ -35,7 +37,7 @@ using chorus::rt::ReduceOp;
 namespace {
 
 struct Op {
-  rt::OpKind kind;
+  CollectiveKind kind;
   int root;
   std::string backend;
   DType dtype;
@@ -106,10 +108,11 @@ int run(int argc, char** argv) {
         const int n = std::min<int>(static_cast<int>(shared.uniform_int(1, 400)), ops - done);
         std::vector<Op> batch(static_cast<std::size_t>(n));
         for (auto& o : batch) {
-          constexpr rt::OpKind kKinds[] = {
-              rt::OpKind::all_reduce, rt::OpKind::all_reduce,     rt::OpKind::all_reduce,        rt::OpKind::broadcast,
-              rt::OpKind::all_gather, rt::OpKind::reduce_scatter, rt::OpKind::all_to_all_single, rt::OpKind::reduce,
-              rt::OpKind::gather,     rt::OpKind::scatter,        rt::OpKind::all_to_allv};
+          constexpr CollectiveKind kKinds[] = {
+              CollectiveKind::kAllReduce,      CollectiveKind::kAllReduce, CollectiveKind::kAllReduce,
+              CollectiveKind::kBroadcast,      CollectiveKind::kAllGather, CollectiveKind::kReduceScatter,
+              CollectiveKind::kAllToAllSingle, CollectiveKind::kReduce,    CollectiveKind::kGather,
+              CollectiveKind::kScatter,        CollectiveKind::kAllToAllv};
           o.kind = kKinds[shared.uniform_int(0, std::size(kKinds) - 1)];
           o.root = static_cast<int>(shared.uniform_int(0, world - 1));
           o.backend =
@@ -120,22 +123,22 @@ int run(int argc, char** argv) {
           const std::int64_t shape = shared.uniform_int(0, 49);
           if (shape == 0) o.count = 0;
           if (shape == 1) o.count = buffer_bytes / rt::dtype_bytes(o.dtype) + 1 + o.count;  // larger than B: alone
-          o.in_place =
-              o.kind == rt::OpKind::broadcast ||
-              ((o.kind == rt::OpKind::all_reduce || o.kind == rt::OpKind::reduce) && shared.uniform_int(0, 1) == 1);
+          o.in_place = o.kind == CollectiveKind::kBroadcast ||
+                       ((o.kind == CollectiveKind::kAllReduce || o.kind == CollectiveKind::kReduce) &&
+                        shared.uniform_int(0, 1) == 1);
           o.salt = shared.next();
           // count is per rank: the input holds a block per rank for a reduce-scatter, an
           // all-to-all or a scatter, the output for an all-gather, an all-to-all or a gather. A
           // scatter's input, a reduce's and a gather's output exist at the root only.
           const std::size_t bytes = o.count * rt::dtype_bytes(o.dtype), ranks = static_cast<std::size_t>(world);
-          const bool wide_in = o.kind == rt::OpKind::reduce_scatter || o.kind == rt::OpKind::all_to_all_single ||
-                               o.kind == rt::OpKind::scatter;
-          const bool wide_out = o.kind == rt::OpKind::all_gather || o.kind == rt::OpKind::all_to_all_single ||
-                                o.kind == rt::OpKind::gather;
-          const bool has_in = o.kind != rt::OpKind::scatter || me == o.root;
+          const bool wide_in = o.kind == CollectiveKind::kReduceScatter || o.kind == CollectiveKind::kAllToAllSingle ||
+                               o.kind == CollectiveKind::kScatter;
+          const bool wide_out = o.kind == CollectiveKind::kAllGather || o.kind == CollectiveKind::kAllToAllSingle ||
+                                o.kind == CollectiveKind::kGather;
+          const bool has_in = o.kind != CollectiveKind::kScatter || me == o.root;
           const bool has_out =
-              !o.in_place && ((o.kind != rt::OpKind::reduce && o.kind != rt::OpKind::gather) || me == o.root);
-          if (o.kind == rt::OpKind::all_to_allv) {  // a count per pair, at most o.count
+              !o.in_place && ((o.kind != CollectiveKind::kReduce && o.kind != CollectiveKind::kGather) || me == o.root);
+          if (o.kind == CollectiveKind::kAllToAllv) {  // a count per pair, at most o.count
             for (int k = 0; k < world; ++k) {
               o.send_counts.push_back(pair_count(o.salt, me, k, o.count));
               o.recv_counts.push_back(pair_count(o.salt, k, me, o.count));
@@ -151,35 +154,35 @@ int run(int argc, char** argv) {
           for (std::size_t i = 0; i < o.in.size() / rt::dtype_bytes(o.dtype); ++i)
             rt::store_from_double(o.dtype, o.in.data(), i,
                                   rt::selfcheck::input_value(me, i, o.dtype, o.rop, false, o.salt));
-          if (has_out && o.kind != rt::OpKind::all_to_allv) o.out.assign(wide_out ? bytes * ranks : bytes, 0);
+          if (has_out && o.kind != CollectiveKind::kAllToAllv) o.out.assign(wide_out ? bytes * ranks : bytes, 0);
         }
         // Submit, now and then pausing (a different pause on every rank).
         for (auto& o : batch) {
           void* out = o.in_place ? o.in.data() : o.out.empty() ? nullptr : o.out.data();
           const void* in = o.in.empty() ? nullptr : o.in.data();
           switch (o.kind) {
-            case rt::OpKind::reduce:
+            case CollectiveKind::kReduce:
               o.work = fusion.reduce(o.backend, in, out, o.count, o.dtype, o.rop, o.root);
               break;
-            case rt::OpKind::gather:
+            case CollectiveKind::kGather:
               o.work = fusion.gather(o.backend, in, out, o.count, o.dtype, o.root);
               break;
-            case rt::OpKind::scatter:
+            case CollectiveKind::kScatter:
               o.work = fusion.scatter(o.backend, in, out, o.count, o.dtype, o.root);
               break;
-            case rt::OpKind::broadcast:
+            case CollectiveKind::kBroadcast:
               o.work = fusion.broadcast(o.backend, out, o.count, o.dtype, o.root);
               break;
-            case rt::OpKind::all_gather:
+            case CollectiveKind::kAllGather:
               o.work = fusion.all_gather(o.backend, o.in.data(), out, o.count, o.dtype);
               break;
-            case rt::OpKind::reduce_scatter:
+            case CollectiveKind::kReduceScatter:
               o.work = fusion.reduce_scatter(o.backend, o.in.data(), out, o.count, o.dtype, o.rop);
               break;
-            case rt::OpKind::all_to_all_single:
+            case CollectiveKind::kAllToAllSingle:
               o.work = fusion.all_to_all_single(o.backend, o.in.data(), out, o.count, o.dtype);
               break;
-            case rt::OpKind::all_to_allv:
+            case CollectiveKind::kAllToAllv:
               o.work = fusion.all_to_allv(o.backend, in, o.send_counts, o.send_displs, out, o.recv_counts,
                                           o.recv_displs, o.dtype);
               break;
@@ -198,10 +201,10 @@ int run(int argc, char** argv) {
           Op& o = batch[i];
           o.work.wait();
           // A reduce's and a gather's non-roots get nothing.
-          if ((o.kind == rt::OpKind::reduce || o.kind == rt::OpKind::gather) && me != o.root) continue;
+          if ((o.kind == CollectiveKind::kReduce || o.kind == CollectiveKind::kGather) && me != o.root) continue;
           const char* got = o.in_place ? o.in.data() : o.out.data();
           if (o.kind ==
-              rt::OpKind::all_to_allv) {  // block from rank k: rank k's input block for this rank; gaps stay 0
+              CollectiveKind::kAllToAllv) {  // block from rank k: rank k's input block for this rank; gaps stay 0
             const std::size_t cells = o.out.size() / rt::dtype_bytes(o.dtype);
             std::vector<double> want(cells, 0.0);
             for (int k = 0; k < world; ++k) {
@@ -236,20 +239,20 @@ int run(int argc, char** argv) {
             const int from = static_cast<int>(e / std::max<std::size_t>(o.count, 1));  // block of a wide output
             double ref = 0;
             switch (o.kind) {
-              case rt::OpKind::broadcast:
+              case CollectiveKind::kBroadcast:
                 ref = rt::selfcheck::input_value(o.root, at, o.dtype, o.rop, false, o.salt);
                 break;
-              case rt::OpKind::all_gather:
-              case rt::OpKind::gather:
+              case CollectiveKind::kAllGather:
+              case CollectiveKind::kGather:
                 ref = rt::selfcheck::input_value(from, at, o.dtype, o.rop, false, o.salt);
                 break;
-              case rt::OpKind::scatter:
+              case CollectiveKind::kScatter:
                 ref = rt::selfcheck::input_value(o.root, mine + at, o.dtype, o.rop, false, o.salt);
                 break;
-              case rt::OpKind::reduce_scatter:
+              case CollectiveKind::kReduceScatter:
                 ref = rt::selfcheck::reduced_value(world, mine + at, o.dtype, o.rop, o.salt);
                 break;
-              case rt::OpKind::all_to_all_single:
+              case CollectiveKind::kAllToAllSingle:
                 ref = rt::selfcheck::input_value(from, mine + at, o.dtype, o.rop, false, o.salt);
                 break;
               default:

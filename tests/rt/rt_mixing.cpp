@@ -19,8 +19,9 @@
 namespace rt_mixing_program {  // one of the programs of rt_programs.cpp
 
 namespace rt = chorus::rt;
+using chorus::CollectiveKind;
+using chorus::kAllCollectiveKinds;
 using chorus::rt::DType;
-using chorus::rt::OpKind;
 using chorus::rt::ReduceOp;
 
 int run(int argc, char** argv) {
@@ -56,7 +57,7 @@ int run(int argc, char** argv) {
       std::vector<rt::Work> works;
       for (std::size_t i = 0; i < n; ++i) {
         const auto bi = static_cast<std::size_t>(shared.uniform_int(0, static_cast<std::int64_t>(backends.size()) - 1));
-        const OpKind op = rt::kAllOpKinds[shared.uniform_int(0, std::size(rt::kAllOpKinds) - 1)];
+        const CollectiveKind op = kAllCollectiveKinds[shared.uniform_int(0, std::size(kAllCollectiveKinds) - 1)];
         const DType d = rt::kAllDTypes[shared.uniform_int(0, std::size(rt::kAllDTypes) - 1)];
         const ReduceOp r = rt::kAllReduceOps[shared.uniform_int(0, std::size(rt::kAllReduceOps) - 1)];
         std::size_t count = static_cast<std::size_t>(shared.uniform_int(0, static_cast<std::int64_t>(max_count)));

@@ -28,7 +28,7 @@
 namespace rt_schedule_check_program {  // one of the programs of rt_programs.cpp
 
 namespace rt = chorus::rt;
-using chorus::coll::CollectiveOp;
+using chorus::CollectiveKind;
 
 namespace {
 
@@ -82,28 +82,28 @@ int run(int argc, char** argv) {
       net.dims.push_back(dim);
     }
     struct Case {
-      CollectiveOp op;
+      CollectiveKind op;
       rt::DType dtype;
       rt::ReduceOp rop;
     };
     std::vector<Case> cases;
-    for (rt::DType d : rt::kAllDTypes) cases.push_back({CollectiveOp::kAllReduce, d, rt::ReduceOp::sum});
+    for (rt::DType d : rt::kAllDTypes) cases.push_back({CollectiveKind::kAllReduce, d, rt::ReduceOp::sum});
     for (rt::DType d : {rt::DType::f32, rt::DType::i32, rt::DType::f64})
       for (rt::ReduceOp o : rt::kAllReduceOps)
         if (o != rt::ReduceOp::sum && !(o == rt::ReduceOp::avg && d == rt::DType::i32))
-          cases.push_back({CollectiveOp::kAllReduce, d, o});
-    cases.push_back({CollectiveOp::kReduceScatter, rt::DType::f32, rt::ReduceOp::sum});
-    cases.push_back({CollectiveOp::kReduceScatter, rt::DType::i64, rt::ReduceOp::max});
-    cases.push_back({CollectiveOp::kAllGather, rt::DType::f32, rt::ReduceOp::sum});
-    cases.push_back({CollectiveOp::kAllGather, rt::DType::bf16, rt::ReduceOp::sum});
-    cases.push_back({CollectiveOp::kAllToAll, rt::DType::f32, rt::ReduceOp::sum});
-    cases.push_back({CollectiveOp::kAllToAll, rt::DType::u8, rt::ReduceOp::sum});
+          cases.push_back({CollectiveKind::kAllReduce, d, o});
+    cases.push_back({CollectiveKind::kReduceScatter, rt::DType::f32, rt::ReduceOp::sum});
+    cases.push_back({CollectiveKind::kReduceScatter, rt::DType::i64, rt::ReduceOp::max});
+    cases.push_back({CollectiveKind::kAllGather, rt::DType::f32, rt::ReduceOp::sum});
+    cases.push_back({CollectiveKind::kAllGather, rt::DType::bf16, rt::ReduceOp::sum});
+    cases.push_back({CollectiveKind::kAllToAll, rt::DType::f32, rt::ReduceOp::sum});
+    cases.push_back({CollectiveKind::kAllToAll, rt::DType::u8, rt::ReduceOp::sum});
     for (const auto& sched_name : chorus::split_list(schedulers_arg)) {
       for (const auto& chunks_text : chorus::split_list(chunks_arg)) {
         const int chunks = std::stoi(chunks_text);
         const std::size_t unit = static_cast<std::size_t>(chunks * n);
         for (const auto& c : cases) {
-          const std::vector<std::size_t> counts = c.op == CollectiveOp::kAllReduce
+          const std::vector<std::size_t> counts = c.op == CollectiveKind::kAllReduce
                                                       ? std::vector<std::size_t>{unit * 37 + 5, unit - 1}
                                                       : std::vector<std::size_t>{unit * 29};
           for (std::size_t count : counts) {
@@ -118,7 +118,7 @@ int run(int argc, char** argv) {
             eo.tail_backend = backends.front();
             rt::ScheduleExecutor ex(grid, schedule, eo);
             std::vector<char> buf(count * eb);
-            const bool gather = c.op == CollectiveOp::kAllGather, a2a = c.op == CollectiveOp::kAllToAll;
+            const bool gather = c.op == CollectiveKind::kAllGather, a2a = c.op == CollectiveKind::kAllToAll;
             const std::size_t block = count / static_cast<std::size_t>(n);
             for (std::size_t i = 0; i < count; ++i)
               rt::store_from_double(c.dtype, buf.data(), i, gather ? -1 : a2a ? a2a_input(me, i) : input(c.rop, me, i));
@@ -140,7 +140,7 @@ int run(int argc, char** argv) {
                 if (std::fabs(got - want) > tol * std::fabs(want)) {
                   std::fprintf(stderr,
                                "rank %d: FAIL %s %s %s %s, %d chunks, %zu elements: element %zu is %g, expected %g\n",
-                               me, sched_name.c_str(), std::string(chorus::coll::to_string(c.op)).c_str(),
+                               me, sched_name.c_str(), std::string(compact_name(c.op)).c_str(),
                                std::string(rt::to_string(c.dtype)).c_str(), std::string(rt::to_string(c.rop)).c_str(),
                                chunks, count, i, got, want);
                   ++failures;

@@ -4,32 +4,33 @@
 #include "core/error.h"
 #include "torch_backend/backend_map.h"
 
+using chorus::CollectiveKind;
 using chorus::InputError;
-using chorus::rt::OpKind;
+using chorus::kAllCollectiveKinds;
 using chorus::torch_backend::BackendMap;
 using chorus::torch_backend::backends_to_init;
 
 TEST(BackendMap, EmptyMeansAutoForEveryOperation) {
   const BackendMap m = BackendMap::parse("", "test");
-  for (OpKind op : chorus::rt::kAllOpKinds) EXPECT_EQ(m.backend(op), "auto");
+  for (CollectiveKind op : kAllCollectiveKinds) EXPECT_EQ(m.backend(op), "auto");
   EXPECT_TRUE(m.named_backends().empty());
 }
 
 TEST(BackendMap, NamedOperationsAndADefault) {
   const BackendMap m = BackendMap::parse(" all_reduce:shm , alltoall:mpi,*:gloo", "test");
-  EXPECT_EQ(m.backend(OpKind::all_reduce), "shm");
-  EXPECT_EQ(m.backend(OpKind::all_to_all), "mpi");  // the nccl-tests short name
-  EXPECT_EQ(m.backend(OpKind::broadcast), "gloo");
-  EXPECT_EQ(m.backend(OpKind::all_to_all_single), "gloo");
+  EXPECT_EQ(m.backend(CollectiveKind::kAllReduce), "shm");
+  EXPECT_EQ(m.backend(CollectiveKind::kAllToAll), "mpi");  // the nccl-tests short name
+  EXPECT_EQ(m.backend(CollectiveKind::kBroadcast), "gloo");
+  EXPECT_EQ(m.backend(CollectiveKind::kAllToAllSingle), "gloo");
   EXPECT_EQ(m.named_backends(), (std::vector<std::string>{"gloo", "shm", "mpi"}));  // order of the operations
 }
 
 TEST(BackendMap, TheAlgorithmOperationsMayNameAnAlgorithm) {
   const BackendMap m = BackendMap::parse("all_reduce:mpi:nonoverlapping,broadcast:mpi:binomial,*:shm", "test");
-  EXPECT_EQ(m.backend(OpKind::all_reduce), "mpi:nonoverlapping");
-  EXPECT_EQ(m.backend(OpKind::broadcast), "mpi:binomial");
+  EXPECT_EQ(m.backend(CollectiveKind::kAllReduce), "mpi:nonoverlapping");
+  EXPECT_EQ(m.backend(CollectiveKind::kBroadcast), "mpi:binomial");
   EXPECT_EQ(m.named_backends(), (std::vector<std::string>{"shm", "mpi"}));  // what to initialise
-  EXPECT_EQ(BackendMap::parse("alltoall_single:gloo:pairwise_p2p", "t").backend(OpKind::all_to_all_single),
+  EXPECT_EQ(BackendMap::parse("alltoall_single:gloo:pairwise_p2p", "t").backend(CollectiveKind::kAllToAllSingle),
             "gloo:pairwise_p2p");
   for (const char* bad :
        {"gather:mpi:ring", "send:mpi:ring", "*:mpi:ring", "all_reduce:auto:ring", "all_reduce:nccl:ring"})
@@ -38,8 +39,8 @@ TEST(BackendMap, TheAlgorithmOperationsMayNameAnAlgorithm) {
 
 TEST(BackendMap, SendAndRecvShareABackend) {
   const BackendMap m = BackendMap::parse("send:shm", "test");
-  EXPECT_EQ(m.backend(OpKind::recv), "shm");
-  EXPECT_EQ(BackendMap::parse("recv:gloo,*:shm", "t").backend(OpKind::send), "gloo");
+  EXPECT_EQ(m.backend(CollectiveKind::kRecv), "shm");
+  EXPECT_EQ(BackendMap::parse("recv:gloo,*:shm", "t").backend(CollectiveKind::kSend), "gloo");
   EXPECT_THROW(BackendMap::parse("send:shm,recv:gloo", "t"), InputError);
 }
 

@@ -8,6 +8,8 @@
 
 #include "rt_tools/bench_report.h"
 
+using chorus::CollectiveKind;
+
 namespace rt = chorus::rt;
 
 namespace {
@@ -28,7 +30,7 @@ rt::BenchTiming timing(double mean_us, double busbw, std::int64_t wrong, const s
 std::vector<rt::BenchRow> sample_rows() {
   rt::BenchRow a;
   a.backend = "shm";
-  a.op = rt::OpKind::all_reduce;
+  a.op = CollectiveKind::kAllReduce;
   a.bytes = 8;
   a.count = 2;
   a.redop = rt::ReduceOp::sum;
@@ -39,7 +41,7 @@ std::vector<rt::BenchRow> sample_rows() {
   a.in_place = timing(9.25, 2.0, 0, "ok");
   rt::BenchRow b = a;
   b.backend = "gloo:ring";
-  b.op = rt::OpKind::broadcast;
+  b.op = CollectiveKind::kBroadcast;
   b.bytes = 32;
   b.count = 8;
   b.redop.reset();

@@ -4,14 +4,15 @@
 #include "core/error.h"
 #include "torch_backend/compression_map.h"
 
+using chorus::CollectiveKind;
 using chorus::InputError;
-using chorus::rt::OpKind;
+using chorus::kAllCollectiveKinds;
 using chorus::rt::compressed::ErrorBound;
 using chorus::torch_backend::CompressionMap;
 
 namespace {
 
-void expect_bound(const CompressionMap& m, OpKind op, ErrorBound::Kind kind, double value) {
+void expect_bound(const CompressionMap& m, CollectiveKind op, ErrorBound::Kind kind, double value) {
   ASSERT_TRUE(m.bound(op).has_value()) << chorus::rt::to_string(op);
   EXPECT_EQ(m.bound(op)->kind, kind) << chorus::rt::to_string(op);
   EXPECT_EQ(m.bound(op)->value, value) << chorus::rt::to_string(op);
@@ -23,33 +24,35 @@ TEST(CompressionMap, EmptyCompressesNothing) {
   for (const char* text : {"", "  "}) {
     const CompressionMap m = CompressionMap::parse(text, "test");
     EXPECT_FALSE(m.any());
-    for (OpKind op : chorus::rt::kAllOpKinds) EXPECT_FALSE(m.bound(op).has_value());
+    for (CollectiveKind op : kAllCollectiveKinds) EXPECT_FALSE(m.bound(op).has_value());
   }
 }
 
 TEST(CompressionMap, ABoundAloneCoversTheFiveCompressibleOperations) {
   const CompressionMap m = CompressionMap::parse("abs:1e-4", "test");
   EXPECT_TRUE(m.any());
-  for (OpKind op : {OpKind::all_reduce, OpKind::all_gather, OpKind::all_to_all_single, OpKind::send, OpKind::recv})
+  for (CollectiveKind op : {CollectiveKind::kAllReduce, CollectiveKind::kAllGather, CollectiveKind::kAllToAllSingle,
+                            CollectiveKind::kSend, CollectiveKind::kRecv})
     expect_bound(m, op, ErrorBound::Kind::absolute, 1e-4);
-  for (OpKind op : {OpKind::broadcast, OpKind::reduce, OpKind::reduce_scatter, OpKind::all_to_all, OpKind::gather,
-                    OpKind::scatter, OpKind::barrier})
+  for (CollectiveKind op :
+       {CollectiveKind::kBroadcast, CollectiveKind::kReduce, CollectiveKind::kReduceScatter, CollectiveKind::kAllToAll,
+        CollectiveKind::kGather, CollectiveKind::kScatter, CollectiveKind::kBarrier})
     EXPECT_FALSE(m.bound(op).has_value()) << chorus::rt::to_string(op);
 }
 
 TEST(CompressionMap, NamedOperationsOverrideTheBoundForEveryOther) {
   const CompressionMap m = CompressionMap::parse(" all_reduce:prec:16 , precision:20", "test");
-  expect_bound(m, OpKind::all_reduce, ErrorBound::Kind::precision, 16);
-  expect_bound(m, OpKind::all_gather, ErrorBound::Kind::precision, 20);
+  expect_bound(m, CollectiveKind::kAllReduce, ErrorBound::Kind::precision, 16);
+  expect_bound(m, CollectiveKind::kAllGather, ErrorBound::Kind::precision, 20);
   const CompressionMap only = CompressionMap::parse("all_to_all_single:absolute:0.5", "test");
-  expect_bound(only, OpKind::all_to_all_single, ErrorBound::Kind::absolute, 0.5);
-  EXPECT_FALSE(only.bound(OpKind::all_reduce).has_value());
-  EXPECT_FALSE(only.bound(OpKind::send).has_value());
+  expect_bound(only, CollectiveKind::kAllToAllSingle, ErrorBound::Kind::absolute, 0.5);
+  EXPECT_FALSE(only.bound(CollectiveKind::kAllReduce).has_value());
+  EXPECT_FALSE(only.bound(CollectiveKind::kSend).has_value());
 }
 
 TEST(CompressionMap, SendAndRecvShareABound) {
-  expect_bound(CompressionMap::parse("recv:abs:0.25", "t"), OpKind::send, ErrorBound::Kind::absolute, 0.25);
-  expect_bound(CompressionMap::parse("send:prec:8", "t"), OpKind::recv, ErrorBound::Kind::precision, 8);
+  expect_bound(CompressionMap::parse("recv:abs:0.25", "t"), CollectiveKind::kSend, ErrorBound::Kind::absolute, 0.25);
+  expect_bound(CompressionMap::parse("send:prec:8", "t"), CollectiveKind::kRecv, ErrorBound::Kind::precision, 8);
   EXPECT_NO_THROW(CompressionMap::parse("send:abs:0.25,recv:abs:0.25", "t"));
   EXPECT_THROW(CompressionMap::parse("send:abs:0.25,recv:abs:0.5", "t"), InputError);
 }

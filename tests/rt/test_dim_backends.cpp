@@ -18,7 +18,7 @@ using coll::Phase;
 // over dimension 1 then 2, chunk 1 over 2 then 1; all-gathers in the reverse order.
 sched::Schedule two_chunk_allreduce() {
   sched::Schedule s;
-  s.op = coll::CollectiveOp::kAllReduce;
+  s.op = CollectiveKind::kAllReduce;
   s.size_bytes = 1200;
   s.num_chunks = 2;
   s.chunks = {
@@ -39,14 +39,14 @@ TEST(DimBackends, CallsFollowTheHierarchicalCuts) {
   // 300 B, AG on d1 back to 600 B. Chunk 1: RS d2 600 (keeps 200), RS d1 200, AG d1 200, AG d2 600.
   const auto calls = dim_calls(two_chunk_allreduce(), {2, 3});
   ASSERT_EQ(calls.size(), 2u);
-  const std::vector<std::pair<OpKind, double>> d1 = {{OpKind::reduce_scatter, 600},
-                                                     {OpKind::all_gather, 600},
-                                                     {OpKind::reduce_scatter, 200},
-                                                     {OpKind::all_gather, 200}};
-  const std::vector<std::pair<OpKind, double>> d2 = {{OpKind::reduce_scatter, 300},
-                                                     {OpKind::all_gather, 300},
-                                                     {OpKind::reduce_scatter, 600},
-                                                     {OpKind::all_gather, 600}};
+  const std::vector<std::pair<CollectiveKind, double>> d1 = {{CollectiveKind::kReduceScatter, 600},
+                                                             {CollectiveKind::kAllGather, 600},
+                                                             {CollectiveKind::kReduceScatter, 200},
+                                                             {CollectiveKind::kAllGather, 200}};
+  const std::vector<std::pair<CollectiveKind, double>> d2 = {{CollectiveKind::kReduceScatter, 300},
+                                                             {CollectiveKind::kAllGather, 300},
+                                                             {CollectiveKind::kReduceScatter, 600},
+                                                             {CollectiveKind::kAllGather, 600}};
   ASSERT_EQ(calls[0].size(), 4u);
   ASSERT_EQ(calls[1].size(), 4u);
   for (std::size_t i = 0; i < 4; ++i) {
@@ -61,7 +61,7 @@ TEST(DimBackends, AllGatherChunksStartAsOnePiece) {
   // An all-gather of 1200 B in one chunk on 2 x 3: the chunk starts as 1200 / 6 = 200 B, the
   // stage on d2 outputs 600 B, the one on d1 1200 B.
   sched::Schedule s;
-  s.op = coll::CollectiveOp::kAllGather;
+  s.op = CollectiveKind::kAllGather;
   s.size_bytes = 1200;
   s.num_chunks = 1;
   s.chunks = {{{{Phase::kAllGather, 1}, {Phase::kAllGather, 0}}}};
@@ -75,14 +75,14 @@ TEST(DimBackends, AllGatherChunksStartAsOnePiece) {
 TEST(DimBackends, AllToAllChunksStayWhole) {
   // An all-to-all of 1200 B in 2 chunks on 2 x 3: every stage moves the whole 600 B chunk.
   sched::Schedule s;
-  s.op = coll::CollectiveOp::kAllToAll;
+  s.op = CollectiveKind::kAllToAll;
   s.size_bytes = 1200;
   s.num_chunks = 2;
   s.chunks = {{{{Phase::kAllToAll, 0}, {Phase::kAllToAll, 1}}}, {{{Phase::kAllToAll, 1}, {Phase::kAllToAll, 0}}}};
   for (const auto& dim : dim_calls(s, {2, 3})) {
     ASSERT_EQ(dim.size(), 2u);
     for (const auto& call : dim) {
-      EXPECT_EQ(call.op, OpKind::all_to_all);
+      EXPECT_EQ(call.op, CollectiveKind::kAllToAll);
       EXPECT_DOUBLE_EQ(call.bytes, 600);
     }
   }
@@ -90,21 +90,21 @@ TEST(DimBackends, AllToAllChunksStayWhole) {
 
 TEST(DimBackends, EstimateInterpolatesAndExtrapolates) {
   TuningTable t;
-  t.tables[{OpKind::reduce_scatter, 2}] = {row(100, 10, 100), row(1000, 50, 60)};
+  t.tables[{CollectiveKind::kReduceScatter, 2}] = {row(100, 10, 100), row(1000, 50, 60)};
   // Between the rows: 10 + (50 - 10) x (550 - 100) / 900 = 30.
-  EXPECT_DOUBLE_EQ(*t.estimate_us(OpKind::reduce_scatter, 2, 550, "shm"), 30);
+  EXPECT_DOUBLE_EQ(*t.estimate_us(CollectiveKind::kReduceScatter, 2, 550, "shm"), 30);
   // Below the smallest row: its time. Above the largest: scaled by bytes, 50 x 2000 / 1000.
-  EXPECT_DOUBLE_EQ(*t.estimate_us(OpKind::reduce_scatter, 2, 50, "shm"), 10);
-  EXPECT_DOUBLE_EQ(*t.estimate_us(OpKind::reduce_scatter, 2, 2000, "shm"), 100);
-  EXPECT_DOUBLE_EQ(*t.estimate_us(OpKind::reduce_scatter, 2, 2000, "gloo"), 120);
-  EXPECT_FALSE(t.estimate_us(OpKind::reduce_scatter, 2, 550, "mpi"));
-  EXPECT_FALSE(t.estimate_us(OpKind::reduce_scatter, 3, 550, "shm"));
-  EXPECT_FALSE(t.estimate_us(OpKind::all_gather, 2, 550, "shm"));
+  EXPECT_DOUBLE_EQ(*t.estimate_us(CollectiveKind::kReduceScatter, 2, 50, "shm"), 10);
+  EXPECT_DOUBLE_EQ(*t.estimate_us(CollectiveKind::kReduceScatter, 2, 2000, "shm"), 100);
+  EXPECT_DOUBLE_EQ(*t.estimate_us(CollectiveKind::kReduceScatter, 2, 2000, "gloo"), 120);
+  EXPECT_FALSE(t.estimate_us(CollectiveKind::kReduceScatter, 2, 550, "mpi"));
+  EXPECT_FALSE(t.estimate_us(CollectiveKind::kReduceScatter, 3, 550, "shm"));
+  EXPECT_FALSE(t.estimate_us(CollectiveKind::kAllGather, 2, 550, "shm"));
 }
 
 TEST(DimBackends, AutoPicksTheFastestForEachDimensionsOwnCalls) {
   TuningTable t;
-  for (OpKind op : {OpKind::reduce_scatter, OpKind::all_gather}) {
+  for (CollectiveKind op : {CollectiveKind::kReduceScatter, CollectiveKind::kAllGather}) {
     t.tables[{op, 2}] = {row(100, 1, 2), row(1000, 10, 5)};   // gloo ahead at large sizes
     t.tables[{op, 3}] = {row(100, 1, 4), row(1000, 10, 40)};  // shm ahead everywhere
   }
@@ -124,8 +124,8 @@ TEST(DimBackends, AutoPicksTheFastestForEachDimensionsOwnCalls) {
 
 TEST(DimBackends, GivenNamesStayAndMissingRowsFallBackToTheDefault) {
   TuningTable t;
-  t.tables[{OpKind::reduce_scatter, 2}] = {row(100, 1, 2)};
-  t.tables[{OpKind::all_gather, 2}] = {row(100, 1, 2)};
+  t.tables[{CollectiveKind::kReduceScatter, 2}] = {row(100, 1, 2)};
+  t.tables[{CollectiveKind::kAllGather, 2}] = {row(100, 1, 2)};
   // d1 given; d2 (P = 3) has no rows: the runtime's first backend, and the reason.
   const auto c = choose_dim_backends(two_chunk_allreduce(), {2, 3}, {"gloo", "auto"}, &t, {"shm", "gloo"});
   EXPECT_EQ(c[0].backend, "gloo");
@@ -139,8 +139,8 @@ TEST(DimBackends, GivenNamesStayAndMissingRowsFallBackToTheDefault) {
   EXPECT_NE(none[0].chosen_by.find("no tuning table"), std::string::npos);
   // A backend measured only for reduce-scatter is not a candidate: its estimate is incomplete.
   TuningTable half;
-  half.tables[{OpKind::reduce_scatter, 2}] = {row(100, 5, 1)};
-  half.tables[{OpKind::all_gather, 2}] = {[] {
+  half.tables[{CollectiveKind::kReduceScatter, 2}] = {row(100, 5, 1)};
+  half.tables[{CollectiveKind::kAllGather, 2}] = {[] {
     TuningRow r;
     r.bytes = 100;
     r.time_us = {{"shm", 5}};

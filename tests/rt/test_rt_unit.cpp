@@ -21,6 +21,8 @@
 #include "rt/tuning_table.h"
 #include "rt_tools/selfcheck.h"
 
+using chorus::CollectiveKind;
+
 namespace rt = chorus::rt;
 using rt::DType;
 using rt::ReduceOp;
@@ -120,8 +122,12 @@ TEST(Dtype, AvgOfIntegersTruncatesTowardZeroInEveryWidth) {
 TEST(Parse, NamesAndErrors) {
   EXPECT_EQ(rt::parse_dtype("bf16", "x"), DType::bf16);
   EXPECT_EQ(rt::parse_reduce_op("avg", "x"), ReduceOp::avg);
-  EXPECT_EQ(rt::parse_op_kind("allreduce", "x"), rt::OpKind::all_reduce);
-  EXPECT_EQ(rt::parse_op_kind("all_to_allv", "x"), rt::OpKind::all_to_allv);
+  EXPECT_EQ(rt::parse_op_kind("allreduce", "x"), CollectiveKind::kAllReduce);
+  EXPECT_EQ(rt::parse_op_kind("all_to_allv", "x"), CollectiveKind::kAllToAllv);
+  // The runtime's own aliases: "a2a" is nccl-tests' all-to-all, over one buffer.
+  EXPECT_EQ(rt::parse_op_kind("a2a", "x"), CollectiveKind::kAllToAllSingle);
+  EXPECT_EQ(rt::parse_op_kind("bcast", "x"), CollectiveKind::kBroadcast);
+  EXPECT_THROW(rt::parse_op_kind("allreduc", "x"), chorus::InputError);
   EXPECT_THROW(rt::parse_dtype("f8", "--dtype"), chorus::InputError);
   try {
     rt::parse_reduce_op("mean", "--op");
@@ -142,12 +148,12 @@ TEST(TuningTable, PicksFastestAllowedAtNearestSizeBelow) {
   }
   const auto t = rt::TuningTable::load(path.string());
   const std::vector<std::string> all = {"shm", "mpi", "gloo"};
-  EXPECT_EQ(t.pick(rt::OpKind::all_reduce, 4, 10, all), "mpi");  // below the smallest row
-  EXPECT_EQ(t.pick(rt::OpKind::all_reduce, 4, 4096, all), "mpi");
-  EXPECT_EQ(t.pick(rt::OpKind::all_reduce, 4, 1 << 24, all), "shm");
-  EXPECT_EQ(t.pick(rt::OpKind::all_reduce, 4, 1 << 24, {"gloo", "mpi"}), "mpi");
-  EXPECT_FALSE(t.pick(rt::OpKind::all_reduce, 2, 4096, all).has_value());
-  EXPECT_FALSE(t.pick(rt::OpKind::broadcast, 4, 4096, all).has_value());
+  EXPECT_EQ(t.pick(CollectiveKind::kAllReduce, 4, 10, all), "mpi");  // below the smallest row
+  EXPECT_EQ(t.pick(CollectiveKind::kAllReduce, 4, 4096, all), "mpi");
+  EXPECT_EQ(t.pick(CollectiveKind::kAllReduce, 4, 1 << 24, all), "shm");
+  EXPECT_EQ(t.pick(CollectiveKind::kAllReduce, 4, 1 << 24, {"gloo", "mpi"}), "mpi");
+  EXPECT_FALSE(t.pick(CollectiveKind::kAllReduce, 2, 4096, all).has_value());
+  EXPECT_FALSE(t.pick(CollectiveKind::kBroadcast, 4, 4096, all).has_value());
   t.save(path.string());
   EXPECT_EQ(rt::TuningTable::load(path.string()).to_json(), t.to_json());
   {
@@ -166,13 +172,13 @@ TEST(TuningTable, RowsOfAlgorithmOperationsMayNameAlgorithms) {
                                   "t.json");
   };
   const auto t = parse("all_reduce", "mpi:basic_linear");
-  EXPECT_EQ(t.pick(rt::OpKind::all_reduce, 2, 8, {"shm", "mpi"}), "mpi:basic_linear");
-  EXPECT_EQ(t.pick(rt::OpKind::all_reduce, 2, 8, {"shm", "gloo"}), "shm");  // mpi not initialised
+  EXPECT_EQ(t.pick(CollectiveKind::kAllReduce, 2, 8, {"shm", "mpi"}), "mpi:basic_linear");
+  EXPECT_EQ(t.pick(CollectiveKind::kAllReduce, 2, 8, {"shm", "gloo"}), "shm");  // mpi not initialised
   for (const std::string bad : {"mpi:", "nccl", "nccl:ring", "mpi:Ring", "mpi:ring-2", ""}) {
     EXPECT_THROW(parse("all_reduce", bad), chorus::InputError) << bad;
   }
-  EXPECT_EQ(parse("all_gather", "mpi:bruck").pick(rt::OpKind::all_gather, 2, 8, {"mpi"}), "mpi:bruck");
-  EXPECT_EQ(parse("broadcast", "mpi:binomial").pick(rt::OpKind::broadcast, 2, 8, {"mpi"}), "mpi:binomial");
+  EXPECT_EQ(parse("all_gather", "mpi:bruck").pick(CollectiveKind::kAllGather, 2, 8, {"mpi"}), "mpi:bruck");
+  EXPECT_EQ(parse("broadcast", "mpi:binomial").pick(CollectiveKind::kBroadcast, 2, 8, {"mpi"}), "mpi:binomial");
   try {
     parse("gather", "mpi:ring");
     FAIL();
@@ -303,7 +309,7 @@ TEST(Runtime, WorldOfOneAndBadNames) {
   EXPECT_EQ(rt::backends(), (std::vector<std::string>{"shm", "gloo"}));
   EXPECT_EQ(rt::size("shm"), 1);
   EXPECT_EQ(rt::rank("gloo"), 0);
-  EXPECT_EQ(rt::resolve_backend("auto", rt::OpKind::all_reduce, 1 << 20), "shm");
+  EXPECT_EQ(rt::resolve_backend("auto", CollectiveKind::kAllReduce, 1 << 20), "shm");
   EXPECT_THROW(rt::init({"shm"}), chorus::InputError);
   // In a world of one every reduction is the identity (avg over several ranks, where it differs
   // from sum, is checked by rt_check for every reduce operation at 2 and 4 ranks).
@@ -331,7 +337,7 @@ TEST(Runtime, WorldOfOneAndBadNames) {
 TEST(SelfCheck, FindsAWrongByteAndNamesTheElement) {
   rt::init({"shm"});
   {
-    selfcheck::Case c("shm", rt::OpKind::all_reduce, DType::f32, ReduceOp::sum, 1000, 7);
+    selfcheck::Case c("shm", CollectiveKind::kAllReduce, DType::f32, ReduceOp::sum, 1000, 7);
     c.issue(false);
     EXPECT_EQ(c.verify(), "");
     c.result()[4 * 123 + 2] ^= 1;
@@ -341,7 +347,7 @@ TEST(SelfCheck, FindsAWrongByteAndNamesTheElement) {
     EXPECT_NE(c.verify().find("element 999:"), std::string::npos) << c.verify();
   }
   {
-    selfcheck::Case c("shm", rt::OpKind::all_gatherv, DType::i32, ReduceOp::sum, 10, 0);
+    selfcheck::Case c("shm", CollectiveKind::kAllGatherv, DType::i32, ReduceOp::sum, 10, 0);
     c.issue(false);
     EXPECT_EQ(c.verify(), "");
     const std::vector<char> good = c.result();
@@ -359,7 +365,7 @@ TEST(SelfCheck, FindsAWrongByteAndNamesTheElement) {
 TEST(SelfCheck, CountsWrongElementsAndRunsInPlace) {
   rt::init({"shm"});
   {
-    selfcheck::Case c("shm", rt::OpKind::all_reduce, DType::f32, ReduceOp::sum, 1000, 0,
+    selfcheck::Case c("shm", CollectiveKind::kAllReduce, DType::f32, ReduceOp::sum, 1000, 0,
                       selfcheck::Placement::out_of_place);
     c.issue(false);
     EXPECT_EQ(c.wrong_elements(), 0u);
@@ -370,7 +376,8 @@ TEST(SelfCheck, CountsWrongElementsAndRunsInPlace) {
     EXPECT_EQ(c.wrong_elements(), 3u);
     EXPECT_EQ(c.describe().find("in place"), std::string::npos);
   }
-  for (rt::OpKind op : {rt::OpKind::all_reduce, rt::OpKind::reduce, rt::OpKind::all_gather, rt::OpKind::all_gatherv}) {
+  for (CollectiveKind op :
+       {CollectiveKind::kAllReduce, CollectiveKind::kReduce, CollectiveKind::kAllGather, CollectiveKind::kAllGatherv}) {
     ASSERT_TRUE(selfcheck::has_in_place(op));
     selfcheck::Case c("shm", op, DType::i32, ReduceOp::sum, 10, 0, selfcheck::Placement::in_place);
     c.issue(false);
@@ -378,8 +385,8 @@ TEST(SelfCheck, CountsWrongElementsAndRunsInPlace) {
     EXPECT_EQ(c.wrong_elements(), 0u) << c.describe();
     EXPECT_NE(c.describe().find("in place"), std::string::npos) << c.describe();
   }
-  EXPECT_FALSE(selfcheck::has_in_place(rt::OpKind::broadcast));  // one buffer: no second form
-  EXPECT_FALSE(selfcheck::has_in_place(rt::OpKind::reduce_scatter));
+  EXPECT_FALSE(selfcheck::has_in_place(CollectiveKind::kBroadcast));  // one buffer: no second form
+  EXPECT_FALSE(selfcheck::has_in_place(CollectiveKind::kReduceScatter));
   rt::finalize();
 }
 
@@ -400,20 +407,20 @@ TEST(Runtime, AllReduceAlgorithmsByName) {
   options.log = log.string();
   rt::init({"gloo", "shm"}, options);
   // Gloo's two, then the runtime's ring over point-to-point; shm has only the latter.
-  EXPECT_EQ(rt::algorithm_names("gloo", rt::OpKind::all_reduce),
+  EXPECT_EQ(rt::algorithm_names("gloo", CollectiveKind::kAllReduce),
             (std::vector<std::string>{"ring", "bcube", "ring_p2p"}));
-  EXPECT_EQ(rt::algorithm_names("shm", rt::OpKind::all_reduce), (std::vector<std::string>{"ring_p2p"}));
+  EXPECT_EQ(rt::algorithm_names("shm", CollectiveKind::kAllReduce), (std::vector<std::string>{"ring_p2p"}));
   // The other operations that take algorithms: the runtime's point-to-point one where the
   // operation is native (gloo's reduce_scatter is not: its default already is the ring);
   // none for the rest.
-  EXPECT_EQ(rt::algorithm_names("gloo", rt::OpKind::all_gather), (std::vector<std::string>{"ring_p2p"}));
-  EXPECT_EQ(rt::algorithm_names("gloo", rt::OpKind::broadcast), (std::vector<std::string>{"linear_p2p"}));
-  EXPECT_EQ(rt::algorithm_names("shm", rt::OpKind::all_to_all_single), (std::vector<std::string>{"pairwise_p2p"}));
-  EXPECT_EQ(rt::algorithm_names("shm", rt::OpKind::reduce_scatter), (std::vector<std::string>{"ring_p2p"}));
-  EXPECT_TRUE(rt::algorithm_names("gloo", rt::OpKind::reduce_scatter).empty());
-  EXPECT_TRUE(rt::algorithm_names("shm", rt::OpKind::gather).empty());
-  EXPECT_EQ(rt::resolve_backend("auto", rt::OpKind::all_reduce, 4096), "shm");
-  EXPECT_EQ(rt::resolve_backend("auto", rt::OpKind::all_reduce, 1 << 21), "gloo:bcube");
+  EXPECT_EQ(rt::algorithm_names("gloo", CollectiveKind::kAllGather), (std::vector<std::string>{"ring_p2p"}));
+  EXPECT_EQ(rt::algorithm_names("gloo", CollectiveKind::kBroadcast), (std::vector<std::string>{"linear_p2p"}));
+  EXPECT_EQ(rt::algorithm_names("shm", CollectiveKind::kAllToAllSingle), (std::vector<std::string>{"pairwise_p2p"}));
+  EXPECT_EQ(rt::algorithm_names("shm", CollectiveKind::kReduceScatter), (std::vector<std::string>{"ring_p2p"}));
+  EXPECT_TRUE(rt::algorithm_names("gloo", CollectiveKind::kReduceScatter).empty());
+  EXPECT_TRUE(rt::algorithm_names("shm", CollectiveKind::kGather).empty());
+  EXPECT_EQ(rt::resolve_backend("auto", CollectiveKind::kAllReduce, 4096), "shm");
+  EXPECT_EQ(rt::resolve_backend("auto", CollectiveKind::kAllReduce, 1 << 21), "gloo:bcube");
   std::vector<float> x = {1, 2, 3}, y(3);
   rt::all_reduce("gloo:bcube", x.data(), y.data(), 3, DType::f32, ReduceOp::sum);
   EXPECT_EQ(y, x);

@@ -26,16 +26,15 @@ RankGrid grid_at(std::vector<int> dims, int rank) {
   return g;
 }
 
-sched::Schedule rs_schedule(std::vector<std::vector<int>> orders,
-                            coll::CollectiveOp op = coll::CollectiveOp::kReduceScatter) {
+sched::Schedule rs_schedule(std::vector<std::vector<int>> orders, CollectiveKind op = CollectiveKind::kReduceScatter) {
   sched::Schedule s;
   s.op = op;
   s.num_chunks = static_cast<int>(orders.size());
   for (const auto& o : orders) {
     sched::ChunkSchedule c;
     for (int d : o)
-      c.stages.push_back({op == coll::CollectiveOp::kAllGather ? Phase::kAllGather : Phase::kReduceScatter, d});
-    if (op == coll::CollectiveOp::kAllReduce)
+      c.stages.push_back({op == CollectiveKind::kAllGather ? Phase::kAllGather : Phase::kReduceScatter, d});
+    if (op == CollectiveKind::kAllReduce)
       for (auto it = o.rbegin(); it != o.rend(); ++it) c.stages.push_back({Phase::kAllGather, *it});
     s.chunks.push_back(c);
   }
@@ -99,7 +98,7 @@ TEST(ScheduleExecutor, RejectsBadSchedules) {
       EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
     }
   };
-  auto ar = rs_schedule({{0, 1}}, coll::CollectiveOp::kAllReduce);
+  auto ar = rs_schedule({{0, 1}}, CollectiveKind::kAllReduce);
   ar.chunks[0].stages[2].dim = 0;  // all-gather not the reverse of the reduce-scatter
   ar.chunks[0].stages[3].dim = 1;
   expect_error(ar, "the all-gathers in the reverse order");
@@ -111,7 +110,7 @@ TEST(ScheduleExecutor, RejectsBadSchedules) {
   expect_error(twice, "appears twice");
   // All-to-all: one A2A stage per dimension; RS stages, or a dimension twice, are refused.
   auto a2a = rs_schedule({{0, 1}});
-  a2a.op = coll::CollectiveOp::kAllToAll;
+  a2a.op = CollectiveKind::kAllToAll;
   expect_error(a2a, "chunk 0: the executor needs one all-to-all stage on each of the 2 dimensions");
   a2a.chunks[0].stages = {{Phase::kAllToAll, 1}, {Phase::kAllToAll, 1}};
   expect_error(a2a, "chunk 0: the executor needs one all-to-all stage on each of the 2 dimensions");

@@ -82,10 +82,10 @@ class ThreadRanks : public ::testing::TestWithParam<Case> {};
 // The collectives that take an algorithm, on `name` ("shm", or "gloo:ring" for a named
 // algorithm of the operation `only`).
 void uniform_collectives(Runtime& rt, const std::string& name, int r, int n, DType dt, std::size_t count,
-                         const std::string& at, std::optional<OpKind> only = std::nullopt) {
+                         const std::string& at, std::optional<CollectiveKind> only = std::nullopt) {
   const auto nc = static_cast<std::size_t>(n) * count;
-  const auto runs = [&](OpKind op) { return !only || *only == op; };
-  if (runs(OpKind::all_reduce))
+  const auto runs = [&](CollectiveKind op) { return !only || *only == op; };
+  if (runs(CollectiveKind::kAllReduce))
     for (ReduceOp op : {ReduceOp::sum, ReduceOp::max, ReduceOp::min, ReduceOp::avg})
       for (bool in_place : {false, true}) {
         Buf in(dt, count, [&](std::size_t i) { return x(r, n, i); }), out(dt, count);
@@ -94,27 +94,27 @@ void uniform_collectives(Runtime& rt, const std::string& name, int r, int n, DTy
             in_place ? in : out, count, [&](std::size_t i) { return reduced(op, n, i); },
             fmt::format("{} all_reduce {}{}", at, to_string(op), in_place ? " in place" : ""));
       }
-  if (runs(OpKind::reduce_scatter)) {
+  if (runs(CollectiveKind::kReduceScatter)) {
     Buf in(dt, nc, [&](std::size_t i) { return x(r, n, i); }), out(dt, count);
     rt.issue(name, calls::reduce_scatter(in.data(), out.data(), count, dt, ReduceOp::sum), false);
     expect_values(
         out, count, [&](std::size_t i) { return n * k(static_cast<std::size_t>(r) * count + i); },
         at + " reduce_scatter");
   }
-  if (runs(OpKind::all_gather)) {
+  if (runs(CollectiveKind::kAllGather)) {
     Buf in(dt, count, [&](std::size_t i) { return y(r, i); }), out(dt, nc);
     rt.issue(name, calls::all_gather(in.data(), out.data(), count, dt), false);
     expect_values(
         out, nc, [&](std::size_t i) { return y(static_cast<int>(i / count), i % count); }, at + " all_gather");
   }
-  if (runs(OpKind::broadcast)) {
+  if (runs(CollectiveKind::kBroadcast)) {
     const int root = n - 1;
     Buf buf(dt, count, [&](std::size_t i) { return r == root ? y(root, i) : 0.0; });
     rt.issue(name, calls::broadcast(buf.data(), count, dt, root), false);
     expect_values(
         buf, count, [&](std::size_t i) { return y(root, i); }, at + " broadcast");
   }
-  if (runs(OpKind::all_to_all_single)) {
+  if (runs(CollectiveKind::kAllToAllSingle)) {
     // Block j of rank r's input goes to rank j: element i of it is y(r, i, j).
     Buf in(dt, nc, [&](std::size_t i) { return y(r, i % count, static_cast<int>(i / count)); }), out(dt, nc);
     rt.issue(name, calls::all_to_all_single(in.data(), out.data(), count, dt), false);
@@ -252,7 +252,7 @@ TEST_P(ThreadRanks, EveryOperationMatchesTheReference) {
     uniform_collectives(rt, c.backend, r, c.n, DType::f32, 70000,
                         fmt::format("rank {} on {}, 70000 x f32", r, c.backend));
     // Every named algorithm of every operation that takes one.
-    for (OpKind op : kAllOpKinds)
+    for (CollectiveKind op : kAllCollectiveKinds)
       for (const std::string& a : rt.algorithm_names(c.backend, op))
         for (std::size_t count : {std::size_t{1}, std::size_t{1000}})
           uniform_collectives(rt, c.backend + ":" + a, r, c.n, DType::f32, count,

@@ -24,11 +24,11 @@ Transform splining(int n) {
   if (n < 1) throw InputError("spline", "n must be at least 1, got " + std::to_string(n));
   return {"P(" + std::to_string(n) + ")", [n](const Motif& m) -> Children {
             switch (m.kind) {
-              case Kind::kAllToAll:
+              case CollectiveKind::kAllToAll:
                 return spline_all_to_all(m, n);
-              case Kind::kBroadcast:
+              case CollectiveKind::kBroadcast:
                 return spline_broadcast(m, n);
-              case Kind::kAllReduce:
+              case CollectiveKind::kAllReduce:
                 return n >= 2 ? spline_tree(m, n, true) : std::nullopt;
               default:
                 return std::nullopt;

@@ -7,18 +7,21 @@
 #include <string_view>
 #include <vector>
 
+#include "core/collective_kind.h"
+
 namespace chorus::coll::motif {
 
 using Bytes = std::uint64_t;
 
 // What a motif (or a comm-op) does. A comm-op is all-reduce, all-to-all or broadcast; reduce,
 // reduce-scatter and all-gather appear as motifs produced by splining an all-reduce.
-enum class Kind { kAllReduce, kAllToAll, kBroadcast, kReduce, kReduceScatter, kAllGather };
+inline constexpr CollectiveKind kMotifKinds[] = {CollectiveKind::kAllReduce,     CollectiveKind::kAllToAll,
+                                                 CollectiveKind::kBroadcast,     CollectiveKind::kReduce,
+                                                 CollectiveKind::kReduceScatter, CollectiveKind::kAllGather};
 
-std::string_view to_string(Kind kind);   // "all_reduce", "all_to_all", "broadcast", "reduce", ...
-std::string_view short_name(Kind kind);  // the appendix's symbols: AR, AA, BC, RE, RS, AG
+std::string_view short_name(CollectiveKind kind);  // the appendix's symbols: AR, AA, BC, RE, RS, AG
 // Accepts the to_string() names, the short names (any case) and "allreduce", "alltoall", "a2a".
-bool parse_kind(std::string_view text, Kind& kind);
+bool parse_kind(std::string_view text, CollectiveKind& kind);
 
 // Half-open byte range [begin, end) of a tensor (for all-to-all: of each per-destination block).
 struct ByteRange {
@@ -33,15 +36,18 @@ struct ByteRange {
 // sum of all T_i[0:D]. All-to-all (the paper's T_i[0:N, 0:D]): rank i holds one block of D bytes
 // per destination, block j goes to ranks[j].
 struct CommOp {
-  Kind kind = Kind::kAllReduce;
+  CollectiveKind kind = CollectiveKind::kAllReduce;
   std::vector<int> ranks;
   Bytes bytes = 0;
   int root = -1;  // broadcast only
 };
 
+// A comm-op is all-reduce, all-to-all or broadcast.
+bool is_comm_op(CollectiveKind kind);
+
 // The comm-op on ranks 0..n-1. Throws InputError on bad parameters (n < 1, bytes == 0, root
 // outside the ranks, a kind that is not a comm-op).
-CommOp make_comm_op(Kind kind, int n, Bytes bytes, int root = 0);
+CommOp make_comm_op(CollectiveKind kind, int n, Bytes bytes, int root = 0);
 
 // One motif: kind, the ranks taking part, the byte range it moves, and what goes where.
 //  all_reduce / reduce_scatter / all_gather: T_i[bytes] of every rank in `ranks`;
@@ -51,7 +57,7 @@ CommOp make_comm_op(Kind kind, int n, Bytes bytes, int root = 0);
 // `after` lists the motifs of the same plan (indices) that must complete before this one starts:
 // its parents. Motifs with no path between them may run in parallel.
 struct Motif {
-  Kind kind = Kind::kAllReduce;
+  CollectiveKind kind = CollectiveKind::kAllReduce;
   std::vector<int> ranks;
   int root = -1;
   ByteRange bytes;

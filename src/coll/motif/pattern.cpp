@@ -13,11 +13,11 @@ ByteRange ring_piece(ByteRange range, int k, int n) {
 }
 
 std::vector<Transfer> ring_pattern(const Motif& m, int rounds) {
-  if (m.kind != Kind::kReduceScatter && m.kind != Kind::kAllGather)
+  if (m.kind != CollectiveKind::kReduceScatter && m.kind != CollectiveKind::kAllGather)
     throw std::invalid_argument("ring_pattern: a " + std::string(to_string(m.kind)) + " motif is not a ring");
   std::vector<Transfer> out;
   const int n = static_cast<int>(m.ranks.size());
-  const bool rs = m.kind == Kind::kReduceScatter;
+  const bool rs = m.kind == CollectiveKind::kReduceScatter;
   for (int r = 0; r < rounds; ++r)
     for (int i = 0; i < n; ++i) {
       const int piece = ((rs ? i - r : i + 1 - r) % n + n) % n;
@@ -32,18 +32,20 @@ std::vector<Transfer> ring_pattern(const Motif& m, int rounds) {
 std::size_t transfer_count(const Motif& m) {
   const std::size_t n = m.ranks.size();
   switch (m.kind) {
-    case Kind::kAllReduce:
-    case Kind::kReduceScatter:
-    case Kind::kAllGather:
+    case CollectiveKind::kAllReduce:
+    case CollectiveKind::kReduceScatter:
+    case CollectiveKind::kAllGather:
       return n * (n > 0 ? n - 1 : 0);
-    case Kind::kReduce:
-    case Kind::kBroadcast:
+    case CollectiveKind::kReduce:
+    case CollectiveKind::kBroadcast:
       return n > 0 ? n - 1 : 0;
-    case Kind::kAllToAll: {
+    case CollectiveKind::kAllToAll: {
       std::size_t total = 0;
       for (const auto& d : m.destinations) total += d.size();
       return total;
     }
+    default:  // not a motif (kMotifKinds)
+      break;
   }
   return 0;
 }
@@ -53,23 +55,23 @@ std::vector<Transfer> pattern(const Motif& m) {
   const int n = static_cast<int>(m.ranks.size());
   auto data = [](int rank) { return Address{rank, Buffer::kData, 0}; };
   switch (m.kind) {
-    case Kind::kAllReduce:
+    case CollectiveKind::kAllReduce:
       for (int i : m.ranks)
         for (int j : m.ranks)
           if (i != j) out.push_back({0, true, data(i), data(j), m.bytes});
       break;
-    case Kind::kReduce:
+    case CollectiveKind::kReduce:
       for (int i : m.ranks)
         if (i != m.root) out.push_back({0, true, data(i), data(m.root), m.bytes});
       break;
-    case Kind::kBroadcast:
+    case CollectiveKind::kBroadcast:
       for (int j : m.ranks)
         if (j != m.root) out.push_back({0, false, data(m.root), data(j), m.bytes});
       break;
-    case Kind::kReduceScatter:
-    case Kind::kAllGather:
+    case CollectiveKind::kReduceScatter:
+    case CollectiveKind::kAllGather:
       return ring_pattern(m, n - 1);
-    case Kind::kAllToAll:
+    case CollectiveKind::kAllToAll:
       if (m.destinations.size() != m.ranks.size())
         throw std::invalid_argument("all_to_all motif: " + std::to_string(m.destinations.size()) +
                                     " destination lists for " + std::to_string(m.ranks.size()) + " sources");
@@ -78,6 +80,8 @@ std::vector<Transfer> pattern(const Motif& m) {
           out.push_back(
               {0, false, Address{m.ranks[k], Buffer::kSend, dst}, Address{dst, Buffer::kRecv, m.ranks[k]}, m.bytes});
       break;
+    default:
+      throw std::invalid_argument("pattern: " + std::string(to_string(m.kind)) + " is not a motif");
   }
   return out;
 }

@@ -10,7 +10,7 @@ namespace chorus::coll::motif {
 
 Children spline_all_to_all(const Motif& m, int n) {
   if (n < 1) throw InputError("spline", "the all-to-all group size n must be at least 1, got " + std::to_string(n));
-  if (m.kind != Kind::kAllToAll) return std::nullopt;
+  if (m.kind != CollectiveKind::kAllToAll) return std::nullopt;
   const auto group = static_cast<std::size_t>(n);
   std::size_t longest = 0;
   for (const auto& d : m.destinations) longest = std::max(longest, d.size());

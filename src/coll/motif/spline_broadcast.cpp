@@ -10,7 +10,7 @@ namespace chorus::coll::motif {
 
 Children spline_broadcast(const Motif& m, int n) {
   if (n < 1) throw InputError("spline", "the broadcast group size n must be at least 1, got " + std::to_string(n));
-  if (m.kind != Kind::kBroadcast) return std::nullopt;
+  if (m.kind != CollectiveKind::kBroadcast) return std::nullopt;
   const auto it = std::find(m.ranks.begin(), m.ranks.end(), m.root);
   if (it == m.ranks.end()) return std::nullopt;  // malformed; validate() reports it
   const auto size = m.ranks.size();

@@ -4,13 +4,13 @@
 namespace chorus::coll::motif {
 
 Children spline_ring(const Motif& m) {
-  if (m.kind != Kind::kAllReduce || m.ranks.size() < 2) return std::nullopt;
+  if (m.kind != CollectiveKind::kAllReduce || m.ranks.size() < 2) return std::nullopt;
   Motif rs = m;
-  rs.kind = Kind::kReduceScatter;
+  rs.kind = CollectiveKind::kReduceScatter;
   rs.after.clear();
   rs.label = "RS";
   Motif ag = rs;
-  ag.kind = Kind::kAllGather;
+  ag.kind = CollectiveKind::kAllGather;
   ag.after = {0};
   ag.label = "AG";
   return std::vector<Motif>{rs, ag};

@@ -13,7 +13,7 @@ Children spline_tree(const Motif& m, int n, bool recursive) {
   if (n < 2) throw InputError("spline", "the tree group size n must be at least 2, got " + std::to_string(n));
   const auto size = m.ranks.size();
   const auto group = static_cast<std::size_t>(n);
-  if (m.kind != Kind::kAllReduce || size <= group) return std::nullopt;
+  if (m.kind != CollectiveKind::kAllReduce || size <= group) return std::nullopt;
 
   std::vector<Motif> out;
   std::vector<std::vector<int>> groups;
@@ -31,7 +31,7 @@ Children spline_tree(const Motif& m, int n, bool recursive) {
   for (const auto& g : groups) {
     if (g.size() < 2) continue;
     Motif re = m;
-    re.kind = Kind::kReduce;
+    re.kind = CollectiveKind::kReduce;
     re.ranks = g;
     re.root = g.front();
     re.after.clear();
@@ -52,8 +52,8 @@ Children spline_tree(const Motif& m, int n, bool recursive) {
   };
   const auto writes = [&](const Motif& x, int rank) {
     if (!uses(x, rank)) return false;
-    return x.kind == Kind::kAllReduce || (x.kind == Kind::kReduce && x.root == rank) ||
-           (x.kind == Kind::kBroadcast && x.root != rank);
+    return x.kind == CollectiveKind::kAllReduce || (x.kind == CollectiveKind::kReduce && x.root == rank) ||
+           (x.kind == CollectiveKind::kBroadcast && x.root != rank);
   };
   const int base = static_cast<int>(out.size());
   std::vector<bool> used(out.size(), false);  // by reduce index: its root already used inside
@@ -80,7 +80,7 @@ Children spline_tree(const Motif& m, int n, bool recursive) {
   for (const auto& g : groups) {
     if (g.size() < 2) continue;
     Motif bc = m;
-    bc.kind = Kind::kBroadcast;
+    bc.kind = CollectiveKind::kBroadcast;
     bc.ranks = g;
     bc.root = g.front();
     bc.after = {last_writing(bc.root)};

@@ -33,12 +33,12 @@ std::string value_text(const Value& v) {
   return s + "}";
 }
 
-bool allowed(Kind op, Kind motif) {
+bool allowed(CollectiveKind op, CollectiveKind motif) {
   switch (op) {
-    case Kind::kAllReduce:
-      return motif != Kind::kAllToAll;
-    case Kind::kAllToAll:
-    case Kind::kBroadcast:
+    case CollectiveKind::kAllReduce:
+      return motif != CollectiveKind::kAllToAll;
+    case CollectiveKind::kAllToAll:
+    case CollectiveKind::kBroadcast:
       return motif == op;
     default:
       return false;
@@ -71,7 +71,8 @@ class Checker {
 
   bool structure() {
     const CommOp& op = plan_.op;
-    if (op.kind != Kind::kAllReduce && op.kind != Kind::kAllToAll && op.kind != Kind::kBroadcast)
+    if (op.kind != CollectiveKind::kAllReduce && op.kind != CollectiveKind::kAllToAll &&
+        op.kind != CollectiveKind::kBroadcast)
       problem("the comm-op must be all_reduce, all_to_all or broadcast, not " + std::string(to_string(op.kind)));
     if (op.ranks.empty()) problem("the comm-op has no ranks");
     if (op.bytes == 0) problem("the comm-op has no payload");
@@ -80,7 +81,7 @@ class Checker {
         problem("the comm-op lists rank " + std::to_string(op.ranks[k]) + " twice");
       position_[op.ranks[k]] = static_cast<int>(k);
     }
-    if (op.kind == Kind::kBroadcast && !members_.count(op.root))
+    if (op.kind == CollectiveKind::kBroadcast && !members_.count(op.root))
       problem("the broadcast's root " + std::to_string(op.root) + " is not one of its ranks");
     if (!problems_.empty()) return false;
 
@@ -100,9 +101,9 @@ class Checker {
       if (m.bytes.begin >= m.bytes.end || m.bytes.end > op.bytes)
         problem(who + ": bytes " + range_text(m.bytes.begin, m.bytes.end) + " are empty or outside the payload " +
                 range_text(0, op.bytes));
-      const bool rooted = m.kind == Kind::kReduce || m.kind == Kind::kBroadcast;
+      const bool rooted = m.kind == CollectiveKind::kReduce || m.kind == CollectiveKind::kBroadcast;
       if (rooted && !seen.count(m.root)) problem(who + ": root " + std::to_string(m.root) + " is not one of its ranks");
-      if (m.kind == Kind::kAllToAll) {
+      if (m.kind == CollectiveKind::kAllToAll) {
         if (m.destinations.size() != m.ranks.size()) {
           problem(who + ": " + std::to_string(m.destinations.size()) + " destination lists for " +
                   std::to_string(m.ranks.size()) + " sources");
@@ -262,9 +263,10 @@ class Checker {
     const int n = static_cast<int>(op.ranks.size());
     intern(Value{});
     for (int r : op.ranks) {
-      if (op.kind == Kind::kAllReduce) cells({r, Buffer::kData, 0}).assign(atoms(), intern(Value{r}));
-      if (op.kind == Kind::kBroadcast && r == op.root) cells({r, Buffer::kData, 0}).assign(atoms(), intern(Value{r}));
-      if (op.kind == Kind::kAllToAll)
+      if (op.kind == CollectiveKind::kAllReduce) cells({r, Buffer::kData, 0}).assign(atoms(), intern(Value{r}));
+      if (op.kind == CollectiveKind::kBroadcast && r == op.root)
+        cells({r, Buffer::kData, 0}).assign(atoms(), intern(Value{r}));
+      if (op.kind == CollectiveKind::kAllToAll)
         for (int d : op.ranks)
           cells({r, Buffer::kSend, d}).assign(atoms(), intern(Value{position_[r] * n + position_[d]}));
     }
@@ -355,9 +357,9 @@ class Checker {
     Value everyone(op.ranks.begin(), op.ranks.end());
     std::sort(everyone.begin(), everyone.end());
     for (int r : op.ranks) {
-      if (op.kind == Kind::kAllReduce) expect({r, Buffer::kData, 0}, everyone, -1);
-      if (op.kind == Kind::kBroadcast) expect({r, Buffer::kData, 0}, Value{op.root}, r == op.root ? 0 : 1);
-      if (op.kind == Kind::kAllToAll)
+      if (op.kind == CollectiveKind::kAllReduce) expect({r, Buffer::kData, 0}, everyone, -1);
+      if (op.kind == CollectiveKind::kBroadcast) expect({r, Buffer::kData, 0}, Value{op.root}, r == op.root ? 0 : 1);
+      if (op.kind == CollectiveKind::kAllToAll)
         for (int s : op.ranks) expect({r, Buffer::kRecv, s}, Value{position_[s] * n + position_[r]}, 1);
     }
   }

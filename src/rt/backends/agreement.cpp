@@ -17,7 +17,7 @@ std::string gone_peer(const std::function<std::string(int)>& failure_of, int ran
 }
 
 static_assert(sizeof(OpSignature) == 24, "two signatures and the step counter share a cache line");
-static_assert(std::size(kAllOpKinds) <= 16 && std::size(kAllDTypes) <= 8 && std::size(kAllReduceOps) <= 8,
+static_assert(std::size(kAllCollectiveKinds) <= 16 && std::size(kAllDTypes) <= 8 && std::size(kAllReduceOps) <= 8,
               "compact() packs them into 4, 3 and 3 bits");
 
 std::uint32_t compact(const OpSignature& s) {
@@ -36,31 +36,31 @@ bool agrees(const OpSignature& mine, const OpSignature& peer, std::uint64_t expe
 
 std::string describe(const OpSignature& s) {
   const std::string op(to_string(s.op));
-  if (s.op == OpKind::barrier) return op;
+  if (s.op == CollectiveKind::kBarrier) return op;
   const std::size_t eb = dtype_bytes(s.dtype);
   const std::string data = s.bytes % eb == 0 ? fmt::format("{} {}", s.bytes / eb, to_string(s.dtype))
                                              : fmt::format("{} bytes of {}", s.bytes, to_string(s.dtype));
   const std::string reduction = fmt::format(" ({})", to_string(s.reduce_op));
   switch (s.op) {
-    case OpKind::broadcast:
+    case CollectiveKind::kBroadcast:
       return fmt::format("{} of {} from root {}", op, data, s.root);
-    case OpKind::reduce:
+    case CollectiveKind::kReduce:
       return fmt::format("{} of {}{} to root {}", op, data, reduction, s.root);
-    case OpKind::all_reduce:
+    case CollectiveKind::kAllReduce:
       return fmt::format("{} of {}{}", op, data, reduction);
-    case OpKind::reduce_scatter:
+    case CollectiveKind::kReduceScatter:
       return fmt::format("{} of {} per rank{}", op, data, reduction);
-    case OpKind::all_gather:
+    case CollectiveKind::kAllGather:
       return fmt::format("{} of {} per rank", op, data);
-    case OpKind::all_gatherv:
+    case CollectiveKind::kAllGatherv:
       return fmt::format("{} giving {}", op, data);
-    case OpKind::all_to_all_single:
+    case CollectiveKind::kAllToAllSingle:
       if (s.bytes > 0) return fmt::format("{} of {} per rank", op, data);
       break;
-    case OpKind::gather:
+    case CollectiveKind::kGather:
       if (s.bytes > 0) return fmt::format("{} of {} per rank to root {}", op, data, s.root);
       break;
-    case OpKind::scatter:
+    case CollectiveKind::kScatter:
       if (s.bytes > 0) return fmt::format("{} of {} per rank from root {}", op, data, s.root);
       break;
     default:

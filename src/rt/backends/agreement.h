@@ -19,7 +19,7 @@ namespace chorus::rt {
 // Lives in shm's shared segment and in the digests: plain data, one layout in every rank.
 struct OpSignature {
   std::uint32_t sequence = 0;  // collectives this backend ran before this one
-  OpKind op = OpKind::barrier;
+  CollectiveKind op = CollectiveKind::kBarrier;
   DType dtype = DType::u8;
   ReduceOp reduce_op = ReduceOp::sum;  // sum unless a reduction
   std::uint8_t vector_form = 0;        // `bytes` are this rank's own block (all_gatherv) or 0 (exchanges)

@@ -239,12 +239,12 @@ class GlooBackend final : public Backend {
   std::string name() const override { return "gloo"; }
   int rank() const override { return rank_; }
   int size() const override { return size_; }
-  bool native(OpKind op) const override {
+  bool native(CollectiveKind op) const override {
     switch (op) {
-      case OpKind::gatherv:
-      case OpKind::scatterv:
-      case OpKind::reduce_scatter:
-      case OpKind::all_to_all:
+      case CollectiveKind::kGatherv:
+      case CollectiveKind::kScatterv:
+      case CollectiveKind::kReduceScatter:
+      case CollectiveKind::kAllToAll:
         return false;
       default:
         return true;
@@ -384,14 +384,14 @@ class GlooBackend final : public Backend {
 
   // Gloo's own algorithms of gloo::allreduce, whatever the size (the default above takes the
   // classic halving-doubling up to 1 MiB, then ring).
-  std::vector<std::string> algorithms(OpKind op) const override {
+  std::vector<std::string> algorithms(CollectiveKind op) const override {
     std::vector<std::string> names;
-    if (op == OpKind::all_reduce) names = {"ring", "bcube"};
+    if (op == CollectiveKind::kAllReduce) names = {"ring", "bcube"};
     for (auto& n : Backend::algorithms(op)) names.push_back(n);
     return names;
   }
   void run_algorithm(std::size_t index, const Call& c) override {
-    if (c.op != OpKind::all_reduce) return Backend::run_algorithm(index, c);
+    if (c.op != CollectiveKind::kAllReduce) return Backend::run_algorithm(index, c);
     if (index >= 2) return Backend::run_algorithm(index - 2, c);
     const auto algorithm =
         index == 0 ? gloo::AllreduceOptions::Algorithm::RING : gloo::AllreduceOptions::Algorithm::BCUBE;

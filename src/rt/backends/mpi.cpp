@@ -149,7 +149,7 @@ class MpiBackend final : public Backend {
   std::string name() const override { return "mpi"; }
   int rank() const override { return rank_; }
   int size() const override { return size_; }
-  bool native(OpKind) const override { return true; }
+  bool native(CollectiveKind) const override { return true; }
 
   bool concurrent_point_to_point() const override { return thread_multiple_; }
   // MPI_Iprobe runs Open MPI's progress engine (all its transports, every communicator) once.
@@ -206,7 +206,7 @@ class MpiBackend final : public Backend {
   void all_reduce(const void* in, void* out, std::size_t count, DType d, ReduceOp op) override {
     all_reduce_on(comm_, in, out, count, d, op);
   }
-  std::vector<std::string> algorithms(OpKind op) const override {
+  std::vector<std::string> algorithms(CollectiveKind op) const override {
     std::vector<std::string> names;
     if (const auto it = algorithm_comms_.find(op); it != algorithm_comms_.end())
       for (const auto& [name, c] : it->second) names.push_back(name);
@@ -220,15 +220,15 @@ class MpiBackend final : public Backend {
     if (index >= own) return Backend::run_algorithm(index - own, c);
     const MPI_Comm comm = it->second[index].second;
     switch (c.op) {
-      case OpKind::all_reduce:
+      case CollectiveKind::kAllReduce:
         return all_reduce_on(comm, c.in, c.out, c.count, c.dtype, c.reduce_op);
-      case OpKind::broadcast:
+      case CollectiveKind::kBroadcast:
         return broadcast_on(comm, c.out, c.count, c.dtype, c.root);
-      case OpKind::all_gather:
+      case CollectiveKind::kAllGather:
         return all_gather_on(comm, c.in, c.out, c.count, c.dtype);
-      case OpKind::reduce_scatter:
+      case CollectiveKind::kReduceScatter:
         return reduce_scatter_on(comm, c.in, c.out, c.count, c.dtype, c.reduce_op);
-      case OpKind::all_to_all_single:
+      case CollectiveKind::kAllToAllSingle:
         return all_to_all_single_on(comm, c.in, c.out, c.count, c.dtype);
       default:
         throw std::logic_error("run_algorithm: " + std::string(to_string(c.op)) + " takes no algorithm");
@@ -494,7 +494,7 @@ class MpiBackend final : public Backend {
 
   MPI_Comm comm_ = MPI_COMM_NULL;
   // Open MPI's coll/tuned algorithms by operation and name, each fixed on a duplicate of comm_.
-  std::map<OpKind, std::vector<std::pair<std::string, MPI_Comm>>> algorithm_comms_;
+  std::map<CollectiveKind, std::vector<std::pair<std::string, MPI_Comm>>> algorithm_comms_;
   bool mpi_t_ = false;  // MPI_T_init_thread succeeded (finalised with the backend)
 
   // The tuned module reads its forced algorithm of an operation (a process-wide MCA variable
@@ -506,12 +506,12 @@ class MpiBackend final : public Backend {
   // the runtime's algorithms are offered. Every rank reads the same environment, so every rank
   // makes the same duplicates (MPI_Comm_dup is collective).
   void create_algorithm_comms() {
-    static constexpr std::pair<OpKind, const char*> kVariables[] = {
-        {OpKind::all_reduce, "coll_tuned_allreduce_algorithm"},
-        {OpKind::broadcast, "coll_tuned_bcast_algorithm"},
-        {OpKind::all_gather, "coll_tuned_allgather_algorithm"},
-        {OpKind::reduce_scatter, "coll_tuned_reduce_scatter_block_algorithm"},
-        {OpKind::all_to_all_single, "coll_tuned_alltoall_algorithm"}};
+    static constexpr std::pair<CollectiveKind, const char*> kVariables[] = {
+        {CollectiveKind::kAllReduce, "coll_tuned_allreduce_algorithm"},
+        {CollectiveKind::kBroadcast, "coll_tuned_bcast_algorithm"},
+        {CollectiveKind::kAllGather, "coll_tuned_allgather_algorithm"},
+        {CollectiveKind::kReduceScatter, "coll_tuned_reduce_scatter_block_algorithm"},
+        {CollectiveKind::kAllToAllSingle, "coll_tuned_alltoall_algorithm"}};
     int provided = 0;
     if (MPI_T_init_thread(MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) return;
     mpi_t_ = true;
@@ -524,7 +524,7 @@ class MpiBackend final : public Backend {
     MPI_T_cvar_handle_free(&handle);
     if (dynamic == 0) return;
     for (const auto& entry : kVariables) {  // (not structured bindings: clang 14 cannot capture them)
-      const OpKind op = entry.first;
+      const CollectiveKind op = entry.first;
       int index = -1;
       if (MPI_T_cvar_get_index(entry.second, &index) != MPI_SUCCESS) continue;
       for (const auto& item : enumeration(index)) {

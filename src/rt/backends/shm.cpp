@@ -53,7 +53,7 @@ class ShmBackend final : public Backend {
   int size() const override { return size_; }
   // Everything runs on this transport's own code: all_gather through all_gatherv, and gather,
   // scatter, gatherv, scatterv and the all-to-alls through the exchange engine.
-  bool native(OpKind) const override { return true; }
+  bool native(CollectiveKind) const override { return true; }
   // Sends touch only the head of their ring, receives only the tail of theirs, collectives
   // only the slots: the three may run on different threads.
   bool concurrent_point_to_point() const override { return true; }
@@ -78,13 +78,13 @@ class ShmBackend final : public Backend {
 
   void barrier() override {
     t_.begin("barrier");
-    t_.open({.op = OpKind::barrier});
+    t_.open({.op = CollectiveKind::kBarrier});
   }
 
   void broadcast(void* buf, std::size_t count, DType dtype, int root) override {
     t_.begin("broadcast");
     const std::size_t bytes = count * dtype_bytes(dtype);
-    const OpSignature sig{.op = OpKind::broadcast, .dtype = dtype, .root = root, .bytes = bytes};
+    const OpSignature sig{.op = CollectiveKind::kBroadcast, .dtype = dtype, .root = root, .bytes = bytes};
     if (t_.cma() && bytes >= kCmaMinBytes) return single_copy_broadcast(static_cast<char*>(buf), bytes, root, sig);
     const std::size_t rounds = (bytes + t_.slot_bytes() - 1) / t_.slot_bytes();
     auto piece = [&](std::size_t k) { return std::min(t_.slot_bytes(), bytes - k * t_.slot_bytes()); };
@@ -175,7 +175,7 @@ class ShmBackend final : public Backend {
                       src + (static_cast<std::size_t>(j) * count + k * chunk) * eb, len(k) * eb);
     };
     write(0);
-    t_.open({.op = OpKind::reduce_scatter, .dtype = dtype, .reduce_op = op, .bytes = count * eb});
+    t_.open({.op = CollectiveKind::kReduceScatter, .dtype = dtype, .reduce_op = op, .bytes = count * eb});
     for (std::size_t k = 0; k < rounds; ++k) {
       const std::size_t n = len(k);
       auto source = [&](int p) -> const void* {
@@ -199,14 +199,15 @@ class ShmBackend final : public Backend {
     Counts counts(n, count), displs(n);
     for (std::size_t j = 0; j < n; ++j) displs[j] = j * count;
     gather_all(in, count, out, counts, displs, dtype,
-               {.op = OpKind::all_gather, .dtype = dtype, .bytes = count * dtype_bytes(dtype)});
+               {.op = CollectiveKind::kAllGather, .dtype = dtype, .bytes = count * dtype_bytes(dtype)});
   }
 
   void all_gatherv(const void* in, std::size_t count, void* out, const Counts& counts, const Counts& displs,
                    DType dtype) override {
     t_.begin("all_gatherv");
-    gather_all(in, count, out, counts, displs, dtype,
-               {.op = OpKind::all_gatherv, .dtype = dtype, .vector_form = 1, .bytes = count * dtype_bytes(dtype)});
+    gather_all(
+        in, count, out, counts, displs, dtype,
+        {.op = CollectiveKind::kAllGatherv, .dtype = dtype, .vector_form = 1, .bytes = count * dtype_bytes(dtype)});
   }
 
   // all_gather(v): every peer must declare the block this rank expects from it.
@@ -256,7 +257,7 @@ class ShmBackend final : public Backend {
       sb[j] = sc[j] * eb;
       db[j] = rc[j] * eb;
     }
-    exchange(sp, sb, dp, db, {.op = OpKind::all_to_allv, .dtype = dtype, .vector_form = 1});
+    exchange(sp, sb, dp, db, {.op = CollectiveKind::kAllToAllv, .dtype = dtype, .vector_form = 1});
   }
 
   void all_to_all(const std::vector<const void*>& ins, const Counts& in_counts, const std::vector<void*>& outs,
@@ -272,7 +273,7 @@ class ShmBackend final : public Backend {
       sb[j] = in_counts[j] * eb;
       db[j] = out_counts[j] * eb;
     }
-    exchange(sp, sb, dp, db, {.op = OpKind::all_to_all, .dtype = dtype, .vector_form = 1});
+    exchange(sp, sb, dp, db, {.op = CollectiveKind::kAllToAll, .dtype = dtype, .vector_form = 1});
   }
 
   void gatherv(const void* in, std::size_t count, void* out, const Counts& counts, const Counts& displs, DType dtype,
@@ -289,7 +290,7 @@ class ShmBackend final : public Backend {
         dp[j] = static_cast<char*>(out) + displs[j] * eb;
         db[j] = counts[j] * eb;
       }
-    exchange(sp, sb, dp, db, {.op = OpKind::gatherv, .dtype = dtype, .vector_form = 1, .root = root});
+    exchange(sp, sb, dp, db, {.op = CollectiveKind::kGatherv, .dtype = dtype, .vector_form = 1, .root = root});
   }
 
   void scatterv(const void* in, const Counts& counts, const Counts& displs, void* out, std::size_t count, DType dtype,
@@ -306,7 +307,7 @@ class ShmBackend final : public Backend {
         sp[j] = static_cast<const char*>(in) + displs[j] * eb;
         sb[j] = counts[j] * eb;
       }
-    exchange(sp, sb, dp, db, {.op = OpKind::scatterv, .dtype = dtype, .vector_form = 1, .root = root});
+    exchange(sp, sb, dp, db, {.op = CollectiveKind::kScatterv, .dtype = dtype, .vector_form = 1, .root = root});
   }
 
  private:
@@ -315,7 +316,7 @@ class ShmBackend final : public Backend {
   // All-reduce (root < 0) or reduce to root over the slots; see the file comment.
   void reduce_impl(const void* in, void* out, std::size_t count, DType dtype, ReduceOp op, int root) {
     const std::size_t eb = dtype_bytes(dtype);
-    const OpSignature sig{.op = root < 0 ? OpKind::all_reduce : OpKind::reduce,
+    const OpSignature sig{.op = root < 0 ? CollectiveKind::kAllReduce : CollectiveKind::kReduce,
                           .dtype = dtype,
                           .reduce_op = op,
                           .root = root,

@@ -29,7 +29,7 @@ void check_args(std::string_view op, DType dtype, const ErrorBound& bound) {
 
 // "auto" resolved once, so all messages of one compressed operation use one backend; every
 // rank resolves alike (same operation kind and size everywhere).
-std::string resolve(std::string_view backend, OpKind op, std::size_t bytes) {
+std::string resolve(std::string_view backend, CollectiveKind op, std::size_t bytes) {
   return backend == "auto" ? rt::resolve_backend(backend, op, bytes) : std::string(backend);
 }
 
@@ -196,7 +196,7 @@ void ring_all_reduce(std::string_view backend, const T* in, T* out, std::size_t 
 void all_gather(std::string_view backend_name, const void* in, void* out, std::size_t count, DType dtype,
                 const ErrorBound& bound, Stats* stats) {
   check_args("all_gather", dtype, bound);
-  const std::string backend = resolve(backend_name, OpKind::all_gather, count * dtype_bytes(dtype));
+  const std::string backend = resolve(backend_name, CollectiveKind::kAllGather, count * dtype_bytes(dtype));
   const int p = rt::size(backend);
   if (without_communication(p, in, out, count, dtype)) return;
   const std::size_t bytes = count * dtype_bytes(dtype);
@@ -228,7 +228,7 @@ void all_gather(std::string_view backend_name, const void* in, void* out, std::s
 void all_to_all_single(std::string_view backend_name, const void* in, void* out, std::size_t count, DType dtype,
                        const ErrorBound& bound, Stats* stats) {
   check_args("all_to_all_single", dtype, bound);
-  const std::string backend = resolve(backend_name, OpKind::all_to_all_single, count * dtype_bytes(dtype));
+  const std::string backend = resolve(backend_name, CollectiveKind::kAllToAllSingle, count * dtype_bytes(dtype));
   const int p = rt::size(backend);
   if (without_communication(p, in, out, count, dtype)) return;
   const std::size_t bytes = count * dtype_bytes(dtype);
@@ -265,7 +265,7 @@ void all_to_all_single(std::string_view backend_name, const void* in, void* out,
 void send(std::string_view backend_name, const void* buf, std::size_t count, DType dtype, int dst,
           const ErrorBound& bound, Stats* stats) {
   check_args("send", dtype, bound);
-  const std::string backend = resolve(backend_name, OpKind::send, count * dtype_bytes(dtype));
+  const std::string backend = resolve(backend_name, CollectiveKind::kSend, count * dtype_bytes(dtype));
   if (count == 0) return;
   std::vector<std::uint8_t> block;
   compress(buf, count, dtype, bound, block);
@@ -278,7 +278,7 @@ void send(std::string_view backend_name, const void* buf, std::size_t count, DTy
 void recv(std::string_view backend_name, void* buf, std::size_t count, DType dtype, int src, const ErrorBound& bound,
           Stats* /*stats: a receive sends nothing*/) {
   check_args("recv", dtype, bound);
-  const std::string backend = resolve(backend_name, OpKind::send, count * dtype_bytes(dtype));
+  const std::string backend = resolve(backend_name, CollectiveKind::kSend, count * dtype_bytes(dtype));
   if (count == 0) return;
   std::int64_t size = 0;
   rt::recv(backend, &size, 1, DType::i64, src);
@@ -295,7 +295,7 @@ void all_reduce(std::string_view backend_name, const void* in, void* out, std::s
                      fmt::format("reduce op {} is not supported: only sum and avg", rt::to_string(op)));
   // The ring is a reduce-scatter (then an all-gather) of blocks of about count / p elements.
   const auto world = static_cast<std::size_t>(rt::size(backend_name));
-  const std::string backend = resolve(backend_name, OpKind::reduce_scatter, count / world * dtype_bytes(dtype));
+  const std::string backend = resolve(backend_name, CollectiveKind::kReduceScatter, count / world * dtype_bytes(dtype));
   const int p = rt::size(backend);
   if (without_communication(p, in, out, count, dtype)) return;  // one rank's sum and average: itself
   const int me = rt::rank(backend);

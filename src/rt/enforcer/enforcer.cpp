@@ -28,8 +28,8 @@ Enforcer::Enforcer(EnforcerPlan plan) : plan_(std::move(plan)) {
   by_seq_.assign(total, {-1, -1});
   for (std::size_t o = 0; o < plan_.ops.size(); ++o) {
     const auto& op = plan_.ops[o];
-    if (op.kind != OpKind::all_reduce && op.kind != OpKind::all_to_all_single && op.kind != OpKind::reduce_scatter &&
-        op.kind != OpKind::all_gather)
+    if (op.kind != CollectiveKind::kAllReduce && op.kind != CollectiveKind::kAllToAllSingle &&
+        op.kind != CollectiveKind::kReduceScatter && op.kind != CollectiveKind::kAllGather)
       throw InputError(fmt::format("plan op {} ('{}')", o, op.name),
                        "the enforcer runs all_reduce, all_to_all, reduce_scatter and all_gather comm-ops");
     for (int d : op.deps)
@@ -46,7 +46,7 @@ Enforcer::Enforcer(EnforcerPlan plan) : plan_(std::move(plan)) {
       for (int a : st.after)
         if (a < 0 || a >= static_cast<int>(s))
           throw InputError(where, fmt::format("parent {} is not an earlier step", a));
-      if ((st.kind == OpKind::reduce_scatter || st.kind == OpKind::all_gather) && !st.idle &&
+      if ((st.kind == CollectiveKind::kReduceScatter || st.kind == CollectiveKind::kAllGather) && !st.idle &&
           (st.blocks < 1 || st.offset + st.count > st.block))
         throw InputError(where, fmt::format("elements [{}, {}) are not inside a block of {}", st.offset,
                                             st.offset + st.count, st.block));
@@ -57,7 +57,7 @@ Enforcer::Enforcer(EnforcerPlan plan) : plan_(std::move(plan)) {
   for (std::size_t o = 0; o < plan_.ops.size(); ++o)
     for (const auto& st : plan_.ops[o].steps) {
       staging_[o].emplace_back(staging_elements(st) * dtype_bytes(plan_.dtype));
-      if (st.kind == OpKind::all_gather && staging_elements(st) > 0) unpacks_[o] = 1;
+      if (st.kind == CollectiveKind::kAllGather && staging_elements(st) > 0) unpacks_[o] = 1;
     }
   // A step runs blocking when the next one in order waits for its completion anyway.
   blocking_.assign(total, 1);
@@ -141,7 +141,7 @@ void Enforcer::wait(int id) {
 }
 
 std::size_t staging_elements(const EnforcedStep& s) {
-  const bool ring = s.kind == OpKind::reduce_scatter || s.kind == OpKind::all_gather;
+  const bool ring = s.kind == CollectiveKind::kReduceScatter || s.kind == CollectiveKind::kAllGather;
   return ring && !s.idle && s.count < s.block ? s.count * static_cast<std::size_t>(s.blocks) : 0;
 }
 
@@ -170,29 +170,40 @@ Work run_step(const EnforcedStep& s, DType dtype, void* in_buf, void* out_buf, b
   char* buf = in + s.offset * elem;
   const bool strided = staging_elements(s) > 0;
   if (strided && staging == nullptr) throw InputError("enforcer", "a strided step without its staging buffer");
+  // The step's slice of the comm-op's buffers as one operation of the API (rt/call.h).
+  Call c{.op = s.kind, .in = buf, .out = buf, .count = s.count, .dtype = dtype, .root = -1};
   switch (s.kind) {
-    case OpKind::all_reduce:
-      return all_reduce(s.group, buf, buf, s.count, dtype, ReduceOp::sum, async);
-    case OpKind::reduce:
-      return reduce(s.group, buf, buf, s.count, dtype, ReduceOp::sum, s.root, async);
-    case OpKind::broadcast:
-      return broadcast(s.group, buf, s.count, dtype, s.root, async);
-    case OpKind::all_to_allv:
-      return all_to_allv(s.group, in, s.send_counts, s.send_displs, out_buf, s.recv_counts, s.recv_displs, dtype,
-                         async);
-    case OpKind::reduce_scatter:
-      if (!strided) return reduce_scatter(s.group, in, out, s.count, dtype, ReduceOp::sum, async);
-      copy_blocks(s, elem, in, static_cast<char*>(staging), true);
-      return reduce_scatter(s.group, staging, out + s.offset * elem, s.count, dtype, ReduceOp::sum, async);
-    case OpKind::all_gather:
-      return all_gather(s.group, buf, strided ? staging : out, s.count, dtype, async);
+    case CollectiveKind::kAllReduce:
+      break;
+    case CollectiveKind::kReduce:
+      c.root = s.root;
+      break;
+    case CollectiveKind::kBroadcast:
+      c = calls::broadcast(buf, s.count, dtype, s.root);
+      break;
+    case CollectiveKind::kAllToAllv:
+      c = calls::all_to_allv(in, s.send_counts, s.send_displs, out_buf, s.recv_counts, s.recv_displs, dtype);
+      break;
+    case CollectiveKind::kReduceScatter:
+      c.in = in;
+      c.out = out;
+      if (strided) {
+        copy_blocks(s, elem, in, static_cast<char*>(staging), true);
+        c.in = staging;
+        c.out = out + s.offset * elem;
+      }
+      break;
+    case CollectiveKind::kAllGather:
+      c.out = strided ? staging : out;
+      break;
     default:
-      throw InputError("enforcer", "unsupported motif kind");
+      throw InputError("enforcer", fmt::format("a {} step is not run by the enforcer", to_string(s.kind)));
   }
+  return rt::issue(s.group, std::move(c), async);
 }
 
 void finish_step(const EnforcedStep& s, DType dtype, void* out, const void* staging) {
-  if (s.kind == OpKind::all_gather && staging_elements(s) > 0)
+  if (s.kind == CollectiveKind::kAllGather && staging_elements(s) > 0)
     copy_blocks(s, dtype_bytes(dtype), static_cast<const char*>(staging), static_cast<char*>(out), false);
 }
 

@@ -31,7 +31,8 @@ namespace chorus::rt {
 // One step of a comm-op as this rank runs it (a motif, or nothing when the rank has no part).
 struct EnforcedStep {
   int seq = 0;
-  OpKind kind = OpKind::all_reduce;   // all_reduce | reduce | broadcast | all_to_allv | reduce_scatter | all_gather
+  CollectiveKind kind =
+      CollectiveKind::kAllReduce;     // all_reduce | reduce | broadcast | all_to_allv | reduce_scatter | all_gather
   bool idle = false;                  // this rank takes no part in the step
   std::string group;                  // backend or group name the motif runs on
   int root = 0;                       // reduce / broadcast: root's rank in the group
@@ -51,7 +52,7 @@ struct EnforcedOp {
   // all_reduce: in place in `in`; all_to_all_single: `in` -> `out`; reduce_scatter: `in` (N
   // blocks) -> `out` (this rank's block, reduced); all_gather: `in` (this rank's block) -> `out`
   // (N blocks).
-  OpKind kind = OpKind::all_reduce;
+  CollectiveKind kind = CollectiveKind::kAllReduce;
   std::vector<int> deps;  // comm-ops (indices) that must complete first
   std::vector<EnforcedStep> steps;
 };

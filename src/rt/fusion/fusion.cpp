@@ -60,7 +60,7 @@ namespace fusion_detail {
 // all-to-all's block; an uneven all-to-all's largest block (this rank's until the cycle's
 // agreement, then every rank's).
 struct FusedOp {
-  OpKind kind;
+  CollectiveKind kind;
   std::string backend;  // as submitted ("auto" resolved per buffer)
   const std::byte* in;  // broadcast: the buffer (in == out); scatter: size() x count elements, at the root only
   std::byte* out;       // all-gather, gather (at the root only): size() x count elements
@@ -74,7 +74,7 @@ struct FusedOp {
 };
 
 // What a fused buffer holds: operations of one kind, backend, dtype, reduce op and root.
-using BufferKey = std::tuple<OpKind, std::string, DType, ReduceOp, int>;
+using BufferKey = std::tuple<CollectiveKind, std::string, DType, ReduceOp, int>;
 BufferKey key_of(const FusedOp& p) { return {p.kind, p.backend, p.dtype, p.op, p.root}; }
 
 // Fused buffers, reused: fresh pages cost more than the copies. B bytes each, and wide ones of
@@ -118,7 +118,7 @@ std::uint64_t fusion_signature(const std::vector<FusedOp>& batch) {
   Fnv1a h;
   for (const auto& p : batch) {
     h.bytes(p.backend.data(), p.backend.size());
-    h.word(p.kind == OpKind::all_to_allv ? 0 : p.count);
+    h.word(p.kind == CollectiveKind::kAllToAllv ? 0 : p.count);
     h.word(static_cast<unsigned>(p.kind) << 16 | static_cast<unsigned>(p.dtype) << 8 | static_cast<unsigned>(p.op));
     h.word(static_cast<std::uint32_t>(p.root));
   }
@@ -233,30 +233,30 @@ Fusion::Stats Fusion::stats() const {
 
 Work Fusion::all_reduce(std::string_view backend, const void* in, void* out, std::size_t count, DType dtype,
                         ReduceOp op) {
-  return impl_->submit({OpKind::all_reduce, std::string(backend), static_cast<const std::byte*>(in),
+  return impl_->submit({CollectiveKind::kAllReduce, std::string(backend), static_cast<const std::byte*>(in),
                         static_cast<std::byte*>(out), count, dtype, op, -1, nullptr});
 }
 
 Work Fusion::broadcast(std::string_view backend, void* buf, std::size_t count, DType dtype, int root) {
-  return impl_->submit({OpKind::broadcast, std::string(backend), static_cast<const std::byte*>(buf),
+  return impl_->submit({CollectiveKind::kBroadcast, std::string(backend), static_cast<const std::byte*>(buf),
                         static_cast<std::byte*>(buf), count * dtype_bytes(dtype), DType::u8, ReduceOp::sum, root,
                         nullptr});
 }
 
 Work Fusion::all_gather(std::string_view backend, const void* in, void* out, std::size_t count, DType dtype) {
-  return impl_->submit({OpKind::all_gather, std::string(backend), static_cast<const std::byte*>(in),
+  return impl_->submit({CollectiveKind::kAllGather, std::string(backend), static_cast<const std::byte*>(in),
                         static_cast<std::byte*>(out), count * dtype_bytes(dtype), DType::u8, ReduceOp::sum, -1,
                         nullptr});
 }
 
 Work Fusion::reduce_scatter(std::string_view backend, const void* in, void* out, std::size_t count, DType dtype,
                             ReduceOp op) {
-  return impl_->submit({OpKind::reduce_scatter, std::string(backend), static_cast<const std::byte*>(in),
+  return impl_->submit({CollectiveKind::kReduceScatter, std::string(backend), static_cast<const std::byte*>(in),
                         static_cast<std::byte*>(out), count, dtype, op, -1, nullptr});
 }
 
 Work Fusion::all_to_all_single(std::string_view backend, const void* in, void* out, std::size_t count, DType dtype) {
-  return impl_->submit({OpKind::all_to_all_single, std::string(backend), static_cast<const std::byte*>(in),
+  return impl_->submit({CollectiveKind::kAllToAllSingle, std::string(backend), static_cast<const std::byte*>(in),
                         static_cast<std::byte*>(out), count * dtype_bytes(dtype), DType::u8, ReduceOp::sum, -1,
                         nullptr});
 }
@@ -266,7 +266,7 @@ Work Fusion::all_to_allv(std::string_view backend, const void* in, const std::ve
                          const std::vector<std::size_t>& recv_counts, const std::vector<std::size_t>& recv_displs,
                          DType dtype) {
   const std::size_t world = impl_->shared->world;
-  const std::string what = fmt::format("fused {} on rank {}", to_string(OpKind::all_to_allv), impl_->world_rank);
+  const std::string what = fmt::format("fused {} on rank {}", to_string(CollectiveKind::kAllToAllv), impl_->world_rank);
   const std::pair<const std::vector<std::size_t>*, const char*> lists[] = {{&send_counts, "send counts"},
                                                                            {&send_displs, "send displacements"},
                                                                            {&recv_counts, "receive counts"},
@@ -274,7 +274,7 @@ Work Fusion::all_to_allv(std::string_view backend, const void* in, const std::ve
   for (const auto& [list, name] : lists)
     if (list->size() != world) throw InputError(what, fmt::format("{} {} for {} ranks", list->size(), name, world));
   const std::size_t esize = dtype_bytes(dtype);
-  fusion_detail::FusedOp p{OpKind::all_to_allv,
+  fusion_detail::FusedOp p{CollectiveKind::kAllToAllv,
                            std::string(backend),
                            static_cast<const std::byte*>(in),
                            static_cast<std::byte*>(out),
@@ -300,18 +300,18 @@ Work Fusion::all_to_allv(std::string_view backend, const void* in, const std::ve
 
 Work Fusion::reduce(std::string_view backend, const void* in, void* out, std::size_t count, DType dtype, ReduceOp op,
                     int root) {
-  return impl_->submit({OpKind::reduce, std::string(backend), static_cast<const std::byte*>(in),
+  return impl_->submit({CollectiveKind::kReduce, std::string(backend), static_cast<const std::byte*>(in),
                         static_cast<std::byte*>(out), count, dtype, op, root, nullptr});
 }
 
 Work Fusion::gather(std::string_view backend, const void* in, void* out, std::size_t count, DType dtype, int root) {
-  return impl_->submit({OpKind::gather, std::string(backend), static_cast<const std::byte*>(in),
+  return impl_->submit({CollectiveKind::kGather, std::string(backend), static_cast<const std::byte*>(in),
                         static_cast<std::byte*>(out), count * dtype_bytes(dtype), DType::u8, ReduceOp::sum, root,
                         nullptr});
 }
 
 Work Fusion::scatter(std::string_view backend, const void* in, void* out, std::size_t count, DType dtype, int root) {
-  return impl_->submit({OpKind::scatter, std::string(backend), static_cast<const std::byte*>(in),
+  return impl_->submit({CollectiveKind::kScatter, std::string(backend), static_cast<const std::byte*>(in),
                         static_cast<std::byte*>(out), count * dtype_bytes(dtype), DType::u8, ReduceOp::sum, root,
                         nullptr});
 }
@@ -329,16 +329,16 @@ Work Fusion::Impl::submit(FusedOp p) {
   if (p.root != -1 && (p.root < 0 || p.root >= world))
     throw InputError(what, fmt::format("root {} is not a rank of the world (size {})", p.root, world));
   // A scatter reads `in`, a reduce and a gather write `out`, at the root only.
-  const bool root_only_in = p.kind == OpKind::scatter,
-             root_only_out = p.kind == OpKind::reduce || p.kind == OpKind::gather;
-  if (p.count > 0 && p.kind != OpKind::all_to_allv &&
+  const bool root_only_in = p.kind == CollectiveKind::kScatter,
+             root_only_out = p.kind == CollectiveKind::kReduce || p.kind == CollectiveKind::kGather;
+  if (p.count > 0 && p.kind != CollectiveKind::kAllToAllv &&
       ((p.in == nullptr && !(root_only_in && world_rank != p.root)) ||
        (p.out == nullptr && !(root_only_out && world_rank != p.root))))
     throw InputError(what, fmt::format("null buffer for {} elements", p.count));
   p.state = std::make_shared<WorkState>(what, nullptr);
   Work work(p.state);
   if (p.count == 0 &&
-      p.kind != OpKind::all_to_allv) {  // nothing to move, on every rank alike (an uneven one: here only)
+      p.kind != CollectiveKind::kAllToAllv) {  // nothing to move, on every rank alike (an uneven one: here only)
     p.state->complete(nullptr);
     return work;
   }
@@ -475,12 +475,12 @@ void Fusion::Impl::cycle_loop() {
 void Fusion::Impl::agree_uneven_blocks() {
   std::vector<std::int64_t> largest;
   for (const auto& p : batch)
-    if (p.kind == OpKind::all_to_allv) largest.push_back(static_cast<std::int64_t>(p.count));
+    if (p.kind == CollectiveKind::kAllToAllv) largest.push_back(static_cast<std::int64_t>(p.count));
   if (largest.empty()) return;
   rt::all_reduce(control, largest.data(), largest.data(), largest.size(), DType::i64, ReduceOp::max);
   std::size_t next = 0, kept = 0;
   for (auto& p : batch) {
-    if (p.kind == OpKind::all_to_allv) {
+    if (p.kind == CollectiveKind::kAllToAllv) {
       p.count = static_cast<std::size_t>(largest[next++]);
       if (p.count == 0) {
         p.state->complete(nullptr);
@@ -524,7 +524,7 @@ void Fusion::Impl::issue() {
 // unpacked when it completes.
 void Fusion::Impl::issue_buffer(const std::string& backend, std::vector<FusedOp> ops) {
   const FusedOp& first = ops.front();
-  const OpKind kind = first.kind;
+  const CollectiveKind kind = first.kind;
   const DType dtype = first.dtype;
   const ReduceOp op = first.op;
   const int root = first.root;
@@ -548,22 +548,22 @@ void Fusion::Impl::issue_buffer(const std::string& backend, std::vector<FusedOp>
   }
   auto issue_one = [&](const std::byte* in, std::byte* out, std::size_t count) {
     switch (kind) {
-      case OpKind::all_to_allv:  // alone only (issue_uneven packs): the operation's own counts
+      case CollectiveKind::kAllToAllv:  // alone only (issue_uneven packs): the operation's own counts
         return rt::all_to_allv(target, in, first.send_counts, first.send_displs, out, first.recv_counts,
                                first.recv_displs, DType::u8, /*async_op=*/true);
-      case OpKind::broadcast:
+      case CollectiveKind::kBroadcast:
         return rt::broadcast(target, out, count, dtype, root, /*async_op=*/true);
-      case OpKind::all_gather:
+      case CollectiveKind::kAllGather:
         return rt::all_gather(target, in, out, count, dtype, /*async_op=*/true);
-      case OpKind::reduce_scatter:
+      case CollectiveKind::kReduceScatter:
         return rt::reduce_scatter(target, in, out, count, dtype, op, /*async_op=*/true);
-      case OpKind::all_to_all_single:
+      case CollectiveKind::kAllToAllSingle:
         return rt::all_to_all_single(target, in, out, count, dtype, /*async_op=*/true);
-      case OpKind::reduce:
+      case CollectiveKind::kReduce:
         return rt::reduce(target, in, out, count, dtype, op, root, /*async_op=*/true);
-      case OpKind::gather:
+      case CollectiveKind::kGather:
         return rt::gather(target, in, out, count, dtype, root, /*async_op=*/true);
-      case OpKind::scatter:
+      case CollectiveKind::kScatter:
         return rt::scatter(target, in, out, count, dtype, root, /*async_op=*/true);
       default:
         return rt::all_reduce(target, in, out, count, dtype, op, /*async_op=*/true);
@@ -583,7 +583,7 @@ void Fusion::Impl::issue_buffer(const std::string& backend, std::vector<FusedOp>
     }
     return;
   }
-  if (kind == OpKind::all_to_allv) {
+  if (kind == CollectiveKind::kAllToAllv) {
     issue_uneven(target, std::move(ops));
     return;
   }
@@ -594,16 +594,19 @@ void Fusion::Impl::issue_buffer(const std::string& backend, std::vector<FusedOp>
   // an all-to-all) are wide buffers of world x B bytes, block j holding every operation's block
   // j in submission order.
   const std::size_t esize = dtype_bytes(dtype);
-  const bool wide_in = kind == OpKind::reduce_scatter || kind == OpKind::all_to_all_single || kind == OpKind::scatter;
-  const bool wide_out = kind == OpKind::all_gather || kind == OpKind::all_to_all_single || kind == OpKind::gather;
-  const bool in_place = kind == OpKind::all_reduce || kind == OpKind::broadcast || kind == OpKind::reduce;
+  const bool wide_in = kind == CollectiveKind::kReduceScatter || kind == CollectiveKind::kAllToAllSingle ||
+                       kind == CollectiveKind::kScatter;
+  const bool wide_out =
+      kind == CollectiveKind::kAllGather || kind == CollectiveKind::kAllToAllSingle || kind == CollectiveKind::kGather;
+  const bool in_place =
+      kind == CollectiveKind::kAllReduce || kind == CollectiveKind::kBroadcast || kind == CollectiveKind::kReduce;
   // What this rank sends and gets back: a broadcast's and a scatter's non-roots send nothing, a
   // broadcast's root gets nothing back, a reduce's and a gather's non-roots get nothing.
-  const bool rooted_in = kind == OpKind::broadcast || kind == OpKind::scatter;
+  const bool rooted_in = kind == CollectiveKind::kBroadcast || kind == CollectiveKind::kScatter;
   const bool sends = !rooted_in || world_rank == root;
-  const bool unpack = kind == OpKind::broadcast                          ? world_rank != root
-                      : kind == OpKind::reduce || kind == OpKind::gather ? world_rank == root
-                                                                         : true;
+  const bool unpack = kind == CollectiveKind::kBroadcast                                   ? world_rank != root
+                      : kind == CollectiveKind::kReduce || kind == CollectiveKind::kGather ? world_rank == root
+                                                                                           : true;
   const std::size_t world = shared->world;
   auto in_buf = std::make_shared<std::unique_ptr<std::byte[]>>(shared->take(wide_in));
   auto out_buf = std::make_shared<std::unique_ptr<std::byte[]>>(in_place ? nullptr : shared->take(wide_out));

@@ -14,20 +14,20 @@ std::vector<std::vector<DimCall>> dim_calls(const sched::Schedule& schedule, con
   for (int p : dims) all *= p;
   for (const auto& chunk : schedule.chunks) {
     // An all-gather's chunk starts as this rank's piece; the others start whole.
-    double bytes = schedule.chunk_bytes() / (schedule.op == coll::CollectiveOp::kAllGather ? all : 1.0);
+    double bytes = schedule.chunk_bytes() / (schedule.op == CollectiveKind::kAllGather ? all : 1.0);
     for (const auto& st : chunk.stages) {
       if (st.dim < 0 || static_cast<std::size_t>(st.dim) >= dims.size())
         throw InputError("schedule",
                          fmt::format("a stage names dimension {} of a {}-dimension grid", st.dim + 1, dims.size()));
       const double p = dims[static_cast<std::size_t>(st.dim)];
       if (st.phase == coll::Phase::kAllToAll) {  // the chunk stays whole, its slots move
-        calls[static_cast<std::size_t>(st.dim)].push_back({OpKind::all_to_all, bytes});
+        calls[static_cast<std::size_t>(st.dim)].push_back({CollectiveKind::kAllToAll, bytes});
       } else if (st.phase == coll::Phase::kReduceScatter) {
-        calls[static_cast<std::size_t>(st.dim)].push_back({OpKind::reduce_scatter, bytes});
+        calls[static_cast<std::size_t>(st.dim)].push_back({CollectiveKind::kReduceScatter, bytes});
         bytes /= p;
       } else {
         bytes *= p;
-        calls[static_cast<std::size_t>(st.dim)].push_back({OpKind::all_gather, bytes});
+        calls[static_cast<std::size_t>(st.dim)].push_back({CollectiveKind::kAllGather, bytes});
       }
     }
   }

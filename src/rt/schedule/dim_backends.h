@@ -25,7 +25,7 @@ struct DimBackendChoice {
 // One (operation, bytes) a dimension runs: bytes as `chorus bench` counts them, the whole
 // buffer of a reduce-scatter's input or an all-gather's output (per rank).
 struct DimCall {
-  OpKind op;
+  CollectiveKind op;
   double bytes;
 };
 

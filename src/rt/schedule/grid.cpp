@@ -71,7 +71,7 @@ RankGrid make_rank_grid(const std::vector<int>& dims, const std::vector<std::str
     const std::string backend = backends.size() == 1 ? backends[0] : backends[d];
     rt::split(name, backend, color, g.coords[d]);
     g.groups.push_back(name);
-    g.backends.push_back(rt::resolve_backend(name, OpKind::barrier, 0));
+    g.backends.push_back(rt::resolve_backend(name, CollectiveKind::kBarrier, 0));
   }
   return g;
 }

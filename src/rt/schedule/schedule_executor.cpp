@@ -61,7 +61,7 @@ void ScheduleExecutor::validate() {
   // Every chunk: one stage per dimension and phase, the all-gather half of an all-reduce the
   // reverse of its reduce-scatter half (the nesting of the hierarchical algorithm).
   nesting_.clear();
-  const bool a2a = s.op == coll::CollectiveOp::kAllToAll;
+  const bool a2a = s.op == CollectiveKind::kAllToAll;
   for (int c = 0; c < s.num_chunks && a2a; ++c) {
     const auto& st = s.chunks[static_cast<std::size_t>(c)].stages;
     std::vector<int> seen_dims;
@@ -78,8 +78,8 @@ void ScheduleExecutor::validate() {
     const auto rs = s.chunks[static_cast<std::size_t>(c)].order(coll::Phase::kReduceScatter);
     const auto ag = s.chunks[static_cast<std::size_t>(c)].order(coll::Phase::kAllGather);
     const std::size_t want =
-        s.op == coll::CollectiveOp::kAllReduce ? 2 * static_cast<std::size_t>(D) : static_cast<std::size_t>(D);
-    const auto& order = s.op == coll::CollectiveOp::kAllGather ? ag : rs;
+        s.op == CollectiveKind::kAllReduce ? 2 * static_cast<std::size_t>(D) : static_cast<std::size_t>(D);
+    const auto& order = s.op == CollectiveKind::kAllGather ? ag : rs;
     auto is_permutation = [&](std::vector<int> v) {
       std::sort(v.begin(), v.end());
       for (int d = 0; d < D; ++d)
@@ -87,16 +87,15 @@ void ScheduleExecutor::validate() {
       return true;
     };
     if (s.chunks[static_cast<std::size_t>(c)].stages.size() != want || !is_permutation(order) ||
-        (s.op == coll::CollectiveOp::kAllReduce &&
-         (!is_permutation(ag) || !std::equal(rs.begin(), rs.end(), ag.rbegin()))))
+        (s.op == CollectiveKind::kAllReduce && (!is_permutation(ag) || !std::equal(rs.begin(), rs.end(), ag.rbegin()))))
       throw InputError(
           "schedule",
-          fmt::format(
-              "chunk {}: the executor needs {} visiting each of the {} dimensions once{}", c,
-              s.op == coll::CollectiveOp::kAllReduce ? "reduce-scatter stages then all-gather stages" : "stages", D,
-              s.op == coll::CollectiveOp::kAllReduce ? ", the all-gathers in the reverse order of the reduce-scatters"
-                                                     : ""));
-    if (s.op == coll::CollectiveOp::kAllGather) {
+          fmt::format("chunk {}: the executor needs {} visiting each of the {} dimensions once{}", c,
+                      s.op == CollectiveKind::kAllReduce ? "reduce-scatter stages then all-gather stages" : "stages", D,
+                      s.op == CollectiveKind::kAllReduce
+                          ? ", the all-gathers in the reverse order of the reduce-scatters"
+                          : ""));
+    if (s.op == CollectiveKind::kAllGather) {
       nesting_.emplace_back(ag.rbegin(), ag.rend());
     } else {
       nesting_.push_back(rs);
@@ -166,11 +165,11 @@ void ScheduleExecutor::validate() {
 std::size_t ScheduleExecutor::chunk_elements(std::size_t count) const {
   const std::size_t n = static_cast<std::size_t>(grid_.size());
   const std::size_t c = static_cast<std::size_t>(schedule_.num_chunks);
-  if (schedule_.op == coll::CollectiveOp::kAllReduce) return count / (c * n) * n;
+  if (schedule_.op == CollectiveKind::kAllReduce) return count / (c * n) * n;
   if (count % (c * n) != 0)
     throw InputError("executor",
                      fmt::format("{} of {} elements: the count must be a multiple of chunks x ranks = {} x {}",
-                                 coll::to_string(schedule_.op), count, c, n));
+                                 compact_name(schedule_.op), count, c, n));
   return count / c;
 }
 
@@ -189,7 +188,7 @@ std::size_t ScheduleExecutor::main_elements(std::size_t count) const {
 }
 
 std::vector<std::pair<std::size_t, std::size_t>> ScheduleExecutor::owned_ranges(std::size_t count) const {
-  if (schedule_.op != coll::CollectiveOp::kReduceScatter) return {{0, count}};
+  if (schedule_.op != CollectiveKind::kReduceScatter) return {{0, count}};
   return piece_ranges(count);
 }
 
@@ -233,10 +232,10 @@ ExecutorRun ScheduleExecutor::run(void* buf, std::size_t count) {
   const std::size_t eb = dtype_bytes(options_.dtype);
   const std::size_t e = chunk_elements(count);
   const int C = s.num_chunks;
-  const bool a2a = s.op == coll::CollectiveOp::kAllToAll;
+  const bool a2a = s.op == CollectiveKind::kAllToAll;
   scratch_.resize((a2a ? 2 : 1) * count * eb);  // all-to-all: two areas of count elements
   char* bufs[2] = {static_cast<char*>(buf), scratch_.data()};
-  const bool ag_only = s.op == coll::CollectiveOp::kAllGather;
+  const bool ag_only = s.op == CollectiveKind::kAllGather;
   // All-to-all: chunk c at c x e in each of the two areas.
   const std::size_t N = static_cast<std::size_t>(grid_.size());
   const std::size_t q = e / N;  // elements of a chunk's slot
@@ -357,7 +356,7 @@ ExecutorRun ScheduleExecutor::run(void* buf, std::size_t count) {
       for (std::size_t src = 0; src < N; ++src)
         std::memcpy(static_cast<char*>(buf) + (src * (count / N) + static_cast<std::size_t>(c) * q) * eb,
                     area(c, D % 2) + src * q * eb, q * eb);
-  if (s.op == coll::CollectiveOp::kReduceScatter && D % 2 == 1)  // results are in the scratch buffer
+  if (s.op == CollectiveKind::kReduceScatter && D % 2 == 1)  // results are in the scratch buffer
     for (int c = 0; c < C; ++c) std::memcpy(piece(c, D, 0), piece(c, D, 1), range(c, e, D).len * eb);
   const std::size_t main = static_cast<std::size_t>(C) * e;
   if (main < count)

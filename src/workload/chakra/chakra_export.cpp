@@ -77,25 +77,27 @@ std::string export_chakra(const Dag& dag, const net::Network& network) {
     m.set_type(pb::COMM_COLL_NODE);
     pb::CollectiveCommType type = pb::ALL_REDUCE;
     switch (n.op) {
-      case coll::CollectiveOp::kAllReduce:
+      case CollectiveKind::kAllReduce:
         type = pb::ALL_REDUCE;
         break;
-      case coll::CollectiveOp::kAllGather:
+      case CollectiveKind::kAllGather:
         type = pb::ALL_GATHER;
         break;
-      case coll::CollectiveOp::kReduceScatter:
+      case CollectiveKind::kReduceScatter:
         type = pb::REDUCE_SCATTER;
         break;
-      case coll::CollectiveOp::kAllToAll:
+      case CollectiveKind::kAllToAll:
         type = pb::ALL_TO_ALL;
         break;
+      default:
+        throw InputError(at, fmt::format("field op: a {} node cannot be exported", to_string(n.op)));
     }
     attr("comm_type")->set_int64_val(type);
     double group = 1;
     for (int d : n.dims) group *= network.dims[static_cast<size_t>(d)].size;
     // ASTRA-sim's comm_size is what each NPU holds at the start; chorus sizes an all-gather
     // by its result.
-    const double size = n.op == coll::CollectiveOp::kAllGather ? n.bytes / group : n.bytes;
+    const double size = n.op == CollectiveKind::kAllGather ? n.bytes / group : n.bytes;
     attr("comm_size")->set_int64_val(whole(size, at, "bytes (comm_size)", "bytes"));
     auto* dims = attr("involved_dim")->mutable_bool_list();
     for (int d = 0; d < network.num_dims(); ++d)

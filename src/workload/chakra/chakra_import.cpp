@@ -204,16 +204,16 @@ Imported map_node(const pb::Node& m, const NodeReader& r, const net::Network& ne
       const auto type = r.required("comm_type");
       switch (type) {
         case pb::ALL_REDUCE:
-          n.op = coll::CollectiveOp::kAllReduce;
+          n.op = CollectiveKind::kAllReduce;
           break;
         case pb::ALL_GATHER:
-          n.op = coll::CollectiveOp::kAllGather;
+          n.op = CollectiveKind::kAllGather;
           break;
         case pb::REDUCE_SCATTER:
-          n.op = coll::CollectiveOp::kReduceScatter;
+          n.op = CollectiveKind::kReduceScatter;
           break;
         case pb::ALL_TO_ALL:
-          n.op = coll::CollectiveOp::kAllToAll;
+          n.op = CollectiveKind::kAllToAll;
           break;
         default: {
           const std::string name = pb::CollectiveCommType_IsValid(static_cast<int>(type))
@@ -230,7 +230,7 @@ Imported map_node(const pb::Node& m, const NodeReader& r, const net::Network& ne
                                                type, name));
         }
       }
-      n.group = n.op == coll::CollectiveOp::kAllToAll ? CommGroup::kModelParallel : CommGroup::kDataParallel;
+      n.group = n.op == CollectiveKind::kAllToAll ? CommGroup::kModelParallel : CommGroup::kDataParallel;
       const double size = static_cast<double>(r.non_negative("comm_size", r.required("comm_size")));
       if (const Attr* a = r.find("involved_dim")) {
         if (a->value_case() != Attr::kBoolList)
@@ -251,7 +251,7 @@ Imported map_node(const pb::Node& m, const NodeReader& r, const net::Network& ne
       for (int d : n.dims) group *= network.dims[static_cast<size_t>(d)].size;
       // comm_size is what each NPU holds when the collective starts (ASTRA-sim's
       // convention; its all-gather grows from there); chorus sizes an all-gather by its result.
-      n.bytes = n.op == coll::CollectiveOp::kAllGather ? size * group : size;
+      n.bytes = n.op == CollectiveKind::kAllGather ? size * group : size;
       break;
     }
     case pb::COMM_SEND_NODE:
