@@ -48,7 +48,7 @@ void mpi_ensure_initialized() {
   int provided = 0;
   if (initialized == 0) {
     // Lets the mpi backend fix each of Open MPI's all-reduce algorithms on a communicator of its
-    // own (backends/mpi.cpp); without a rules file or a forced algorithm, Open MPI's choices stay
+    // own (backends/mpi/tuned_algorithms.cpp); without a rules file or a forced algorithm, Open MPI's choices stay
     // its fixed ones. An explicit setting in the environment wins.
     setenv("OMPI_MCA_coll_tuned_use_dynamic_rules", "1", 0);
     MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided);

@@ -1,0 +1,209 @@
+#pragma once
+// Backend "mpi": Open MPI on a duplicate of MPI_COMM_WORLD.
+//
+// Point to point (the application's send / recv and the fallbacks' send / recv / send_recv)
+// is nonblocking, polled against the operation deadline: on timeout the operation ends with a
+// TimeoutError naming the peer, after cancelling its receive (an unmatched receive is removed
+// from MPI's queues, so MPI can no longer write the buffer). A request that cannot be
+// cancelled (a send, or a receive already matched) is abandoned: Open MPI 4.1 (built without
+// asynchronous progress: `ompi_info` says "OMPI progress: no") moves data only inside MPI calls
+// of this process (ob1 + vader/tcp: the receiver copies or pulls the data itself), and after a
+// failure the runtime never calls MPI again in this process — the backend is broken, finalize()
+// neither frees the communicator nor finalises MPI, and a new init() refuses mpi. The program
+// must not make MPI calls of its own after such a failure (they would progress the abandoned
+// request); see docs/runtime.md, "Failures".
+//
+// Collectives call the blocking MPI functions: Open MPI's nonblocking ones (libnbc) measured
+// 2x slower at 8 B and 1.45x at 1 MiB here (MPI_Iallreduce + MPI_Test against MPI_Allreduce,
+// 2 ranks), and the API must add no cost over a direct call. A blocked MPI collective cannot
+// be abandoned safely, so a watchdog bounds them: one still running after the operation
+// timeout aborts the job with a clear message (the process ends; nothing is left to write
+// into a freed buffer).
+//
+// The backend's ideas, one file each:
+//   mpi_backend.cpp       the communicator (a duplicate or split of MPI_COMM_WORLD), the datatype
+//                         and operator tables (f16 / bf16 as user-defined operators)
+//   point_to_point.cpp    nonblocking send / recv polled against the deadline, and the time-out
+//   collectives.cpp       the blocking collectives, each marked for the watchdog (Guard)
+//   tuned_algorithms.cpp  Open MPI's coll/tuned algorithms as named algorithms (MPI_T)
+//   watchdog.cpp          the thread that aborts the job when a collective outlives the timeout
+#include <mpi.h>
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <climits>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <iterator>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "rt/backends/backends.h"
+#include "rt/dtype.h"
+
+namespace chorus::rt::mpi_backend {
+
+[[noreturn, gnu::cold, gnu::noinline]] void throw_too_large(std::size_t n, const char* what);
+
+inline int to_int(std::size_t n, const char* what) {
+  if (n > static_cast<std::size_t>(INT_MAX)) [[unlikely]]
+    throw_too_large(n, what);
+  return static_cast<int>(n);
+}
+
+std::vector<int> to_ints(const Counts& v, const char* what);
+
+[[noreturn, gnu::cold, gnu::noinline]] void throw_mpi_error(int rc, const char* what);
+
+inline void check(int rc, const char* what) {
+  if (rc != MPI_SUCCESS) [[unlikely]]
+    throw_mpi_error(rc, what);
+}
+
+// Keeps `inplace` semantics of the API: MPI wants MPI_IN_PLACE when in == out.
+inline const void* in_or_inplace(const void* in, const void* out) { return in == out ? MPI_IN_PLACE : in; }
+
+struct alignas(64) OpCounter {
+  std::atomic<std::uint64_t> started{0}, finished{0};
+};
+
+class MpiBackend final : public Backend {
+ public:
+  explicit MpiBackend(const BackendContext& ctx);
+  ~MpiBackend() override;
+
+  std::string name() const override { return "mpi"; }
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  bool native(CollectiveKind) const override { return true; }
+
+  bool concurrent_point_to_point() const override { return thread_multiple_; }
+  // MPI_Iprobe runs Open MPI's progress engine (all its transports, every communicator) once.
+  void progress() override;
+  void user_send(const void* buf, std::size_t bytes, int dst) override;
+  // The application's receive learns its message's size first (MPI_Improbe, polled against the
+  // deadline) and refuses one of another size before receiving: a smaller buffer would end in
+  // MPI_ERR_TRUNCATE after a partial write, a larger one would pass silently. A refused message
+  // stays unreceived; the backend is broken after the error, and its sender's send completes
+  // (sent eagerly) or times out naming this rank.
+  void user_recv(void* buf, std::size_t bytes, int src) override;
+  void send(const void* buf, std::size_t bytes, int dst) override;
+  void recv(void* buf, std::size_t bytes, int src) override;
+  void send_recv(const void* sbuf, std::size_t sbytes, int dst, void* rbuf, std::size_t rbytes, int src) override;
+  void barrier() override;
+  void broadcast(void* buf, std::size_t count, DType d, int root) override;
+  void reduce(const void* in, void* out, std::size_t count, DType d, ReduceOp op, int root) override;
+  void all_reduce(const void* in, void* out, std::size_t count, DType d, ReduceOp op) override;
+  std::vector<std::string> algorithms(CollectiveKind op) const override;
+  // Open MPI's algorithm `index`: the same MPI call on the duplicate that has it fixed.
+  void run_algorithm(std::size_t index, const Call& c) override;
+  void reduce_scatter(const void* in, void* out, std::size_t count, DType d, ReduceOp op) override;
+  void all_gather(const void* in, void* out, std::size_t count, DType d) override;
+  void gather(const void* in, void* out, std::size_t count, DType d, int root) override;
+  void scatter(const void* in, void* out, std::size_t count, DType d, int root) override;
+  void all_to_all_single(const void* in, void* out, std::size_t count, DType d) override;
+  void all_gatherv(const void* in, std::size_t count, void* out, const Counts& counts, const Counts& displs,
+                   DType d) override;
+  void gatherv(const void* in, std::size_t count, void* out, const Counts& counts, const Counts& displs, DType d,
+               int root) override;
+  void scatterv(const void* in, const Counts& counts, const Counts& displs, void* out, std::size_t count, DType d,
+                int root) override;
+  // The list form: MPI_Alltoallw over MPI_BOTTOM with one datatype per peer that addresses
+  // that peer's buffer absolutely, so no packing is needed.
+  void all_to_all(const std::vector<const void*>& ins, const Counts& in_counts, const std::vector<void*>& outs,
+                  const Counts& out_counts, DType d) override;
+  void all_to_allv(const void* in, const Counts& sc, const Counts& sd, void* out, const Counts& rc, const Counts& rd,
+                   DType d) override;
+
+ private:
+  static constexpr int kTag = 7301;      // messages of the fallback collectives
+  static constexpr int kUserTag = 7302;  // the application's send / recv
+
+  // The operations that take named algorithms, on communicator `comm` (comm_, or a duplicate
+  // with one of Open MPI's algorithms fixed).
+  void broadcast_on(MPI_Comm comm, void* buf, std::size_t count, DType d, int root);
+  void all_reduce_on(MPI_Comm comm, const void* in, void* out, std::size_t count, DType d, ReduceOp op);
+  void reduce_scatter_on(MPI_Comm comm, const void* in, void* out, std::size_t count, DType d, ReduceOp op);
+  void all_gather_on(MPI_Comm comm, const void* in, void* out, std::size_t count, DType d);
+  void all_to_all_single_on(MPI_Comm comm, const void* in, void* out, std::size_t count, DType d);
+
+  void send_on(const void* buf, std::size_t bytes, int dst, int tag);
+  void recv_on(void* buf, std::size_t bytes, int src, int tag);
+
+  // Polls `n` requests until all completed or the operation deadline passed. The first test
+  // usually completes small messages, so the clock is read only when it does not.
+  void complete(MPI_Request* reqs, int n, const char* what, int peer);
+
+  [[noreturn, gnu::cold, gnu::noinline]] void time_out(MPI_Request* reqs, int n, const char* what, int peer);
+
+  // Marks an operation as running for the watchdog: an odd counter while one runs. (No clock
+  // read here: the watchdog times how long the counter stays at the same odd value.)
+  // (collectives.cpp, with its only users.)
+  struct Guard;
+
+  static std::int64_t now_ns();
+
+  // The watchdog thread's loop (watchdog.cpp).
+  void watch();
+
+  void create_half_ops();
+
+  template <DType D, ReduceOp O>
+  static MPI_Op make_op();
+
+  // The per-call lookup: one load from a table filled at construction.
+  MPI_Datatype mpi_type(DType d) const { return type_table_[static_cast<int>(d)]; }
+  MPI_Op mpi_op(DType d, ReduceOp op) const { return op_table_[static_cast<int>(d)][static_cast<int>(op)]; }
+
+  MPI_Op lookup_op(DType d, ReduceOp op) const;
+
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  // Open MPI's coll/tuned algorithms by operation and name, each fixed on a duplicate of comm_.
+  std::map<CollectiveKind, std::vector<std::pair<std::string, MPI_Comm>>> algorithm_comms_;
+  bool mpi_t_ = false;  // MPI_T_init_thread succeeded (finalised with the backend)
+
+  // The tuned module reads its forced algorithm of an operation (a process-wide MCA variable
+  // such as coll_tuned_bcast_algorithm, written here through MPI_T) when a communicator is
+  // created, and only with coll_tuned_use_dynamic_rules on (mpi_ensure_initialized sets it
+  // before MPI_Init unless the environment says otherwise). The algorithms and their names are
+  // the variable's enumeration as Open MPI reports it (but "ignore"; the two-process ones only
+  // on two ranks, where Open MPI runs them). Without MPI_T or dynamic rules, only "default" and
+  // the runtime's algorithms are offered. Every rank reads the same environment, so every rank
+  // makes the same duplicates (MPI_Comm_dup is collective).
+  void create_algorithm_comms();
+  // The (value, name) items of control variable `index`'s enumeration; empty if it has none.
+  static std::vector<std::pair<int, std::string>> enumeration(int index);
+  // Runs `fn` with control variable `index` set to `value`, then restores it; false if it
+  // cannot be written.
+  template <typename Fn>
+  static bool with_cvar(int index, int value, Fn&& fn);
+  int rank_ = 0;
+  int size_ = 1;
+  MPI_Op half_ops_[2][4] = {{MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL},
+                            {MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL}};
+  MPI_Datatype type_table_[std::size(kAllDTypes)] = {};
+  MPI_Op op_table_[std::size(kAllDTypes)][std::size(kAllReduceOps)] = {};
+  std::chrono::milliseconds timeout_;
+  std::atomic<const char*> current_op_{""};
+  // Each thread's counter (collectives.cpp, inlined into Guard there).
+  OpCounter& my_counter();
+
+  static constexpr int kCounters = 64;
+  static inline std::atomic<std::uint64_t> next_id_{1};
+  const std::uint64_t id_ = next_id_.fetch_add(1);
+  std::array<OpCounter, kCounters> counters_;
+  std::atomic<int> next_counter_{0};
+  bool thread_multiple_ = false;
+  std::mutex watch_mutex_;
+  std::condition_variable watch_cv_;
+  bool stop_ = false;
+  std::thread watchdog_;
+};
+
+}  // namespace chorus::rt::mpi_backend

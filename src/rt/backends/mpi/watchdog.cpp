@@ -1,0 +1,47 @@
+// The mpi backend's watchdog: a blocked MPI collective cannot be abandoned safely, so a thread
+// watches the operation counters (Guard, collectives.cpp) and aborts the job with a clear message
+// when something in flight has neither started nor finished for the whole operation timeout.
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <mutex>
+
+#include "rt/backends/mpi/mpi_backend.h"
+
+namespace chorus::rt::mpi_backend {
+
+std::int64_t MpiBackend::now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+void MpiBackend::watch() {
+  std::unique_lock lock(watch_mutex_);
+  std::uint64_t seen_started = 0, seen_finished = 0;
+  std::int64_t seen_since = now_ns();
+  while (!stop_) {
+    watch_cv_.wait_for(lock, std::chrono::milliseconds(100));
+    std::uint64_t f = 0, s = 0;
+    for (const auto& c : counters_) {
+      f += c.finished.load(std::memory_order_relaxed);
+      s += c.started.load(std::memory_order_relaxed);
+    }
+    // Stuck: something is in flight and nothing started or finished for the whole timeout.
+    if (s == f || s != seen_started || f != seen_finished) {
+      seen_started = s;
+      seen_finished = f;
+      seen_since = now_ns();
+      continue;
+    }
+    if (now_ns() - seen_since > timeout_.count() * 1000000) {
+      std::fprintf(stderr,
+                   "chorus rt: rank %d: mpi %s did not complete within %lld ms (a peer died or "
+                   "the ranks disagree on the call); aborting the job\n",
+                   rank_, current_op_.load(), static_cast<long long>(timeout_.count()));
+      std::fflush(stderr);
+      MPI_Abort(MPI_COMM_WORLD, 3);
+    }
+  }
+}
+
+}  // namespace chorus::rt::mpi_backend

@@ -1,0 +1,169 @@
+// Tensor fusion's cycle thread: a cycle starts T after the oldest queued operation arrived (or
+// once B bytes wait); the ranks agree on how many operations every rank has (the minimum) and on
+// their signature, then on the uneven all-to-alls' largest blocks, and the batch is issued
+// (packing.cpp). A failed agreement fails every operation, queued and later.
+#include <fmt/format.h>
+
+#include <chrono>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/error.h"
+#include "core/fnv1a.h"
+#include "rt/fusion/fusion_impl.h"
+#include "rt/runtime.h"
+
+namespace chorus::rt {
+
+namespace fusion_detail {
+
+// FNV-1a over what every rank must agree on: kind, backend, count, dtype, reduce op and root, in
+// order (an uneven all-to-all's counts differ per rank: not its count).
+std::uint64_t fusion_signature(const std::vector<FusedOp>& batch) {
+  Fnv1a h;
+  for (const auto& p : batch) {
+    h.bytes(p.backend.data(), p.backend.size());
+    h.word(p.kind == CollectiveKind::kAllToAllv ? 0 : p.count);
+    h.word(static_cast<unsigned>(p.kind) << 16 | static_cast<unsigned>(p.dtype) << 8 | static_cast<unsigned>(p.op));
+    h.word(static_cast<std::uint32_t>(p.root));
+  }
+  return h.digest() & ((std::uint64_t{1} << 62) - 1);  // room to negate it in an int64
+}
+
+}  // namespace fusion_detail
+
+namespace {
+
+std::pair<std::int64_t, std::int64_t> fusion_min_of(const std::string& group, std::int64_t a, std::int64_t b) {
+  std::int64_t v[2] = {a, b};
+  rt::all_reduce(group, v, v, 2, DType::i64, ReduceOp::min);
+  return {v[0], v[1]};
+}
+
+}  // namespace
+
+void Fusion::Impl::run() {
+  try {
+    cycle_loop();
+  } catch (...) {
+    // An agreement failed (a peer died, a timeout): the operations the cycle had taken and every
+    // queued one get the error, and so does every later one.
+    for (auto& p : batch)
+      if (p.state) p.state->complete(std::current_exception());
+    batch.clear();
+    std::deque<FusedOp> left;
+    {
+      std::lock_guard lock(mutex);
+      broken = std::current_exception();
+      left.swap(queue);
+      queued_bytes = 0;
+      issuing = false;
+    }
+    for (auto& p : left) p.state->complete(broken);
+    idle_cv.notify_all();
+  }
+}
+
+void Fusion::Impl::cycle_loop() {
+  const std::int64_t cycle_ns = options.cycle_us * 1000;
+  for (;;) {
+    std::int64_t local_n = 0;
+    bool local_stop = false;
+    {
+      std::unique_lock lock(mutex);
+      cv.wait(lock, [&] { return stopping || !queue.empty(); });
+      // A cycle starts T after the oldest entry arrived, or once B bytes wait.
+      while (!stopping && queued_bytes < options.buffer_bytes) {
+        const auto due = std::chrono::steady_clock::time_point(std::chrono::nanoseconds(oldest_ns + cycle_ns));
+        if (cv.wait_until(lock, due) == std::cv_status::timeout) break;
+      }
+      local_n = static_cast<std::int64_t>(queue.size());
+      local_stop = stopping;
+    }
+    // How many operations every rank has (the minimum), and whether all ranks are stopping.
+    const auto [k, all_stop] = fusion_min_of(control, local_n, local_stop ? 1 : 0);
+    batch.clear();
+    if (k > 0) {
+      std::lock_guard lock(mutex);
+      ++stats.cycles;
+      issuing = true;
+      for (std::int64_t i = 0; i < k; ++i) {
+        queued_bytes -= queue.front().bytes();
+        batch.push_back(std::move(queue.front()));
+        queue.pop_front();
+      }
+      if (!queue.empty()) oldest_ns = steady_now_ns();  // the rest starts a new wait
+    }
+    if (k > 0) {
+      // The same k operations on every rank? (min and -max of one hash per rank)
+      const std::int64_t h = static_cast<std::int64_t>(fusion_detail::fusion_signature(batch));
+      const auto [lo, minus_hi] = fusion_min_of(control, h, -h);
+      if (lo != -minus_hi) {
+        const FusedOp& first = batch.front();
+        const auto error = std::make_exception_ptr(InputError(
+            fmt::format("fused {} on rank {}", to_string(first.kind), rt::rank("auto")),
+            fmt::format(
+                "the ranks submitted different operations to the fusion (the {} operations of cycle {}, the first "
+                "here a {} of {} elements of {}): every rank must submit the same operations in the same order",
+                k, stats.cycles, to_string(first.kind), first.count, to_string(first.dtype))));
+        fail(batch, error);
+        batch.clear();
+      } else {
+        agree_uneven_blocks();
+        issue();
+      }
+      {
+        std::lock_guard lock(mutex);
+        issuing = false;
+      }
+      idle_cv.notify_all();
+    }
+    if (k == 0 && all_stop == 1) break;
+  }
+  // Every rank stops and some rank has nothing queued: what is left here was not submitted
+  // everywhere.
+  std::deque<FusedOp> left;
+  {
+    std::lock_guard lock(mutex);
+    left.swap(queue);
+    queued_bytes = 0;
+  }
+  if (!left.empty()) {
+    const auto error = std::make_exception_ptr(InputError(
+        fmt::format("fusion on rank {}", rt::rank("auto")),
+        fmt::format("{} operation(s) submitted on this rank were not submitted on every rank before the fusion stopped",
+                    left.size())));
+    for (auto& p : left) p.state->complete(error);
+  }
+  idle_cv.notify_all();
+}
+
+// Every rank's largest block of each uneven all-to-all in the batch (the batch is the same on
+// every rank: same signature), so that every rank packs them alike; one that moves nothing on
+// any rank completes here.
+void Fusion::Impl::agree_uneven_blocks() {
+  std::vector<std::int64_t> largest;
+  for (const auto& p : batch)
+    if (p.kind == CollectiveKind::kAllToAllv) largest.push_back(static_cast<std::int64_t>(p.count));
+  if (largest.empty()) return;
+  rt::all_reduce(control, largest.data(), largest.data(), largest.size(), DType::i64, ReduceOp::max);
+  std::size_t next = 0, kept = 0;
+  for (auto& p : batch) {
+    if (p.kind == CollectiveKind::kAllToAllv) {
+      p.count = static_cast<std::size_t>(largest[next++]);
+      if (p.count == 0) {
+        p.state->complete(nullptr);
+        continue;
+      }
+    }
+    if (&batch[kept] != &p) batch[kept] = std::move(p);
+    ++kept;
+  }
+  batch.resize(kept);
+}
+
+}  // namespace chorus::rt

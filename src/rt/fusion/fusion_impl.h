@@ -1,0 +1,133 @@
+#pragma once
+// What the files of tensor fusion (fusion.h) share: the queued operation (FusedOp), the reused
+// fused buffers (FusionBuffers) and Fusion::Impl, whose ideas are one file each:
+//   fusion.cpp      options (CHORUS_FUSION's B,T), construction (the fusion's groups), flush
+//   submit.cpp      the operations: each checked and queued for the cycle thread
+//   cycle.cpp       the cycle thread: when a cycle starts, the agreement across ranks on how many
+//                   operations and which (a signature), the uneven all-to-alls' agreed blocks
+//   packing.cpp     the batch packed into fused buffers per BufferKey, issued, unpacked on completion
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <exception>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+#include "rt/dtype.h"
+#include "rt/fusion/fusion.h"
+#include "rt/types.h"
+#include "rt/work.h"
+
+namespace chorus::rt {
+
+// Types the Impl holds: in a named namespace (an anonymous one would give Impl internal-linkage
+// members, which g++ warns about in unity builds).
+namespace fusion_detail {
+
+// One queued operation. Broadcasts, all-gathers, all-to-alls, gathers and scatters move bytes:
+// they are queued as u8 counts (and reduce op sum), so that they fuse across dtypes. `count` is
+// per rank: an all-gather's or gather's input, a reduce-scatter's or scatter's output, an
+// all-to-all's block; an uneven all-to-all's largest block (this rank's until the cycle's
+// agreement, then every rank's).
+struct FusedOp {
+  CollectiveKind kind;
+  std::string backend;  // as submitted ("auto" resolved per buffer)
+  const std::byte* in;  // broadcast: the buffer (in == out); scatter: size() x count elements, at the root only
+  std::byte* out;       // all-gather, gather (at the root only): size() x count elements
+  std::size_t count;
+  DType dtype;
+  ReduceOp op;
+  int root;  // broadcast, reduce, gather, scatter; -1 otherwise
+  std::shared_ptr<WorkState> state;
+  std::vector<std::size_t> send_counts{}, send_displs{}, recv_counts{}, recv_displs{};  // all_to_allv: bytes per peer
+  std::size_t bytes() const { return count * dtype_bytes(dtype); }
+};
+
+// What a fused buffer holds: operations of one kind, backend, dtype, reduce op and root.
+using BufferKey = std::tuple<CollectiveKind, std::string, DType, ReduceOp, int>;
+// The buffer an operation goes into (packing.cpp).
+BufferKey key_of(const FusedOp& p);
+
+// Fused buffers, reused: fresh pages cost more than the copies. B bytes each, and wide ones of
+// world x B bytes for the sides that hold a block per rank. Shared with the completion callbacks, which
+// return buffers and count operations in flight.
+struct FusionBuffers {
+  std::size_t buffer_bytes;
+  std::size_t world = 1;
+  std::mutex mutex;
+  std::condition_variable idle_cv;
+  std::vector<std::unique_ptr<std::byte[]>> free[2];  // [wide]
+  std::uint64_t in_flight = 0;                        // fused buffers issued and not completed
+
+  std::unique_ptr<std::byte[]> take(bool wide = false) {
+    {
+      std::lock_guard lock(mutex);
+      if (!free[wide].empty()) {
+        auto b = std::move(free[wide].back());
+        free[wide].pop_back();
+        return b;
+      }
+    }
+    return std::unique_ptr<std::byte[]>(new std::byte[wide ? buffer_bytes * world : buffer_bytes]);
+  }
+  void give(std::unique_ptr<std::byte[]> buffer, bool wide) {
+    std::lock_guard lock(mutex);
+    if (buffer && free[wide].size() < (wide ? 8u : 64u)) free[wide].push_back(std::move(buffer));
+  }
+  void done() {
+    {
+      std::lock_guard lock(mutex);
+      --in_flight;
+    }
+    idle_cv.notify_all();
+  }
+};
+
+// The signature of a cycle's batch, compared across ranks (cycle.cpp).
+std::uint64_t fusion_signature(const std::vector<FusedOp>& batch);
+
+}  // namespace fusion_detail
+
+struct Fusion::Impl {
+  using FusedOp = fusion_detail::FusedOp;
+  using FusionBuffers = fusion_detail::FusionBuffers;
+
+  FusionOptions options;
+  std::vector<std::string> backends;          // concrete backends of this Fusion
+  std::map<std::string, std::string> groups;  // backend -> its fusion group
+  std::string control;                        // the group the cycle's agreement runs on
+  int world_rank = 0;                         // = the rank in every group of this fusion
+  std::shared_ptr<FusionBuffers> shared;
+
+  mutable std::mutex mutex;
+  std::condition_variable cv;       // the cycle thread waits for work
+  std::condition_variable idle_cv;  // flush() waits for an empty queue
+  std::deque<FusedOp> queue;
+  std::size_t queued_bytes = 0;
+  std::int64_t oldest_ns = 0;  // when the queue's first entry arrived
+  bool stopping = false;
+  bool issuing = false;        // the cycle thread holds operations taken from the queue
+  std::exception_ptr broken;   // the error that stopped the cycle thread
+  std::vector<FusedOp> batch;  // the cycle thread's: operations taken from the queue, not yet issued
+  Stats stats;
+  std::thread thread;
+
+  Work submit(FusedOp op);
+  void run();
+  void cycle_loop();
+  void agree_uneven_blocks();  // on `batch`
+  void issue();                // `batch`, emptying it
+  void issue_buffer(const std::string& backend, std::vector<FusedOp> ops);
+  void issue_uneven(const std::string& target, std::vector<FusedOp> ops);
+  static void fail(std::vector<FusedOp>& ops, const std::exception_ptr& error) {
+    for (auto& p : ops) p.state->complete(error);
+  }
+};
+
+}  // namespace chorus::rt
