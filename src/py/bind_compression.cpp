@@ -119,7 +119,7 @@ class PyCompressor {
   }
   // Queues `call` on `lane` and returns a Work that keeps `keep` alive.
   py::object queue(const std::string& what, const CompressedCall& call, std::initializer_list<py::object> keep,
-                   cz::Compressor::LaneKind lane = cz::Compressor::LaneKind::collective) {
+                   cz::Compressor::LaneKind lane = cz::Compressor::LaneKind::kCollective) {
     return run(true, keep, [&](bool) { return get().run(what, call, nullptr, lane); });
   }
   int world() const { return rt::size(backend_); }
@@ -147,7 +147,7 @@ void bind_compression(py::module_& m) {
         return run_compressed(backend,
                               compressed_all_reduce({"compressed.all_reduce", bound, rt::size(backend)}, tensor, op));
       },
-      py::arg("backend"), py::arg("tensor"), py::arg("bound"), py::arg("op") = ReduceOp::sum,
+      py::arg("backend"), py::arg("tensor"), py::arg("bound"), py::arg("op") = ReduceOp::kSum,
       "In place; op SUM or AVG; |result - exact| <= an absolute bound on every element (plus the float additions' "
       "rounding)");
   cz_module.def(
@@ -192,7 +192,8 @@ void bind_compression(py::module_& m) {
             return c.queue("Compressor.all_reduce",
                            compressed_all_reduce({"Compressor.all_reduce", bound, c.world()}, tensor, op), {tensor});
           },
-          py::arg("tensor"), py::arg("bound"), py::arg("op") = ReduceOp::sum, "In place; op SUM or AVG; returns a Work")
+          py::arg("tensor"), py::arg("bound"), py::arg("op") = ReduceOp::kSum,
+          "In place; op SUM or AVG; returns a Work")
       .def(
           "all_gather_into_tensor",
           [](PyCompressor& c, const py::object& output, const py::object& input, const std::string& bound) {
@@ -214,14 +215,14 @@ void bind_compression(py::module_& m) {
           "send",
           [](PyCompressor& c, const py::object& tensor, int dst, const std::string& bound) {
             return c.queue("Compressor.send", compressed_send({"Compressor.send", bound, c.world()}, tensor, dst),
-                           {tensor}, cz::Compressor::LaneKind::send);
+                           {tensor}, cz::Compressor::LaneKind::kSend);
           },
           py::arg("tensor"), py::arg("dst"), py::arg("bound"), "On the send worker, in call order; returns a Work")
       .def(
           "recv",
           [](PyCompressor& c, const py::object& tensor, int src, const std::string& bound) {
             return c.queue("Compressor.recv", compressed_recv({"Compressor.recv", bound, c.world()}, tensor, src),
-                           {tensor}, cz::Compressor::LaneKind::recv);
+                           {tensor}, cz::Compressor::LaneKind::kRecv);
           },
           py::arg("tensor"), py::arg("src"), py::arg("bound"),
           "On the receive worker, in call order; the same count, dtype and bound as the send; returns a Work")

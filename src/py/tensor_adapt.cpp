@@ -8,11 +8,11 @@ namespace {
 
 std::string describe(SplitError::Kind kind, std::size_t index, std::int64_t value) {
   switch (kind) {
-    case SplitError::Kind::length:
+    case SplitError::Kind::kLength:
       return fmt::format("{} split sizes, not one per rank", value);
-    case SplitError::Kind::negative:
+    case SplitError::Kind::kNegative:
       return fmt::format("split size [{}] = {} is negative", index, value);
-    case SplitError::Kind::sum:
+    case SplitError::Kind::kSum:
       return fmt::format("split sizes add up to {}, not to the tensor's rows", value);
   }
   return "bad split sizes";
@@ -44,16 +44,16 @@ Split equal_split(std::size_t block, std::size_t world) {
 }
 
 Split split_rows(std::span<const std::int64_t> sizes, std::size_t world, std::size_t rows, std::size_t row_units) {
-  if (sizes.size() != world) throw SplitError(SplitError::Kind::length, 0, static_cast<std::int64_t>(sizes.size()));
+  if (sizes.size() != world) throw SplitError(SplitError::Kind::kLength, 0, static_cast<std::int64_t>(sizes.size()));
   Split s;
   s.counts.reserve(world);
   std::int64_t sum = 0;
   for (std::size_t j = 0; j < world; ++j) {
-    if (sizes[j] < 0) throw SplitError(SplitError::Kind::negative, j, sizes[j]);
+    if (sizes[j] < 0) throw SplitError(SplitError::Kind::kNegative, j, sizes[j]);
     sum += sizes[j];
     s.counts.push_back(static_cast<std::size_t>(sizes[j]) * row_units);
   }
-  if (sum != static_cast<std::int64_t>(rows)) throw SplitError(SplitError::Kind::sum, 0, sum);
+  if (sum != static_cast<std::int64_t>(rows)) throw SplitError(SplitError::Kind::kSum, 0, sum);
   s.displs = displacements(s.counts);
   return s;
 }

@@ -26,9 +26,9 @@ struct Split {
 class SplitError : public std::invalid_argument {
  public:
   enum class Kind {
-    length,    // not one size per rank: `value` sizes
-    negative,  // sizes[index] = value < 0 (the first such)
-    sum,       // the sizes add up to `value`, not to the tensor's rows
+    kLength,    // not one size per rank: `value` sizes
+    kNegative,  // sizes[index] = value < 0 (the first such)
+    kSum,       // the sizes add up to `value`, not to the tensor's rows
   };
   SplitError(Kind kind, std::size_t index, std::int64_t value);
   Kind kind;

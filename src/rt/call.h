@@ -16,7 +16,7 @@ namespace chorus::rt {
 using Counts = std::vector<std::size_t>;  // one entry per rank, in elements
 
 // Where an operation reads or writes a buffer of `count` elements (or size() * count: wide).
-enum class Place : std::uint8_t { none, every_rank, root_only };
+enum class Place : std::uint8_t { kNone, kEveryRank, kRootOnly };
 
 struct OpTraits {
   CollectiveKind op;
@@ -33,22 +33,22 @@ struct OpTraits {
 // clang-format off
 inline constexpr OpTraits kOpTraits[] = {
     // op                             coll   unif   algo   root   reduce input              output             wide_in wide_out
-    {CollectiveKind::kSend,           false, false, false, false, false, Place::every_rank, Place::none,       false, false},
-    {CollectiveKind::kRecv,           false, false, false, false, false, Place::none,       Place::every_rank, false, false},
-    {CollectiveKind::kBarrier,        true,  true,  false, false, false, Place::none,       Place::none,       false, false},
-    {CollectiveKind::kBroadcast,      true,  true,  true,  true,  false, Place::none,       Place::every_rank, false, false},
-    {CollectiveKind::kReduce,         true,  true,  false, true,  true,  Place::every_rank, Place::root_only,  false, false},
-    {CollectiveKind::kAllReduce,      true,  true,  true,  false, true,  Place::every_rank, Place::every_rank, false, false},
-    {CollectiveKind::kReduceScatter,  true,  true,  true,  false, true,  Place::every_rank, Place::every_rank, true,  false},
-    {CollectiveKind::kAllGather,      true,  true,  true,  false, false, Place::every_rank, Place::every_rank, false, true},
-    {CollectiveKind::kGather,         true,  true,  false, true,  false, Place::every_rank, Place::root_only,  false, true},
-    {CollectiveKind::kScatter,        true,  true,  false, true,  false, Place::root_only,  Place::every_rank, true,  false},
-    {CollectiveKind::kAllToAll,       true,  false, false, false, false, Place::none,       Place::none,       false, false},
-    {CollectiveKind::kAllToAllSingle, true,  true,  true,  false, false, Place::every_rank, Place::every_rank, true,  true},
-    {CollectiveKind::kAllGatherv,     true,  false, false, false, false, Place::every_rank, Place::none,       false, false},
-    {CollectiveKind::kGatherv,        true,  false, false, true,  false, Place::every_rank, Place::none,       false, false},
-    {CollectiveKind::kScatterv,       true,  false, false, true,  false, Place::none,       Place::every_rank, false, false},
-    {CollectiveKind::kAllToAllv,      true,  false, false, false, false, Place::none,       Place::none,       false, false},
+    {CollectiveKind::kSend,           false, false, false, false, false, Place::kEveryRank, Place::kNone,       false, false},
+    {CollectiveKind::kRecv,           false, false, false, false, false, Place::kNone,       Place::kEveryRank, false, false},
+    {CollectiveKind::kBarrier,        true,  true,  false, false, false, Place::kNone,       Place::kNone,       false, false},
+    {CollectiveKind::kBroadcast,      true,  true,  true,  true,  false, Place::kNone,       Place::kEveryRank, false, false},
+    {CollectiveKind::kReduce,         true,  true,  false, true,  true,  Place::kEveryRank, Place::kRootOnly,  false, false},
+    {CollectiveKind::kAllReduce,      true,  true,  true,  false, true,  Place::kEveryRank, Place::kEveryRank, false, false},
+    {CollectiveKind::kReduceScatter,  true,  true,  true,  false, true,  Place::kEveryRank, Place::kEveryRank, true,  false},
+    {CollectiveKind::kAllGather,      true,  true,  true,  false, false, Place::kEveryRank, Place::kEveryRank, false, true},
+    {CollectiveKind::kGather,         true,  true,  false, true,  false, Place::kEveryRank, Place::kRootOnly,  false, true},
+    {CollectiveKind::kScatter,        true,  true,  false, true,  false, Place::kRootOnly,  Place::kEveryRank, true,  false},
+    {CollectiveKind::kAllToAll,       true,  false, false, false, false, Place::kNone,       Place::kNone,       false, false},
+    {CollectiveKind::kAllToAllSingle, true,  true,  true,  false, false, Place::kEveryRank, Place::kEveryRank, true,  true},
+    {CollectiveKind::kAllGatherv,     true,  false, false, false, false, Place::kEveryRank, Place::kNone,       false, false},
+    {CollectiveKind::kGatherv,        true,  false, false, true,  false, Place::kEveryRank, Place::kNone,       false, false},
+    {CollectiveKind::kScatterv,       true,  false, false, true,  false, Place::kNone,       Place::kEveryRank, false, false},
+    {CollectiveKind::kAllToAllv,      true,  false, false, false, false, Place::kNone,       Place::kNone,       false, false},
 };
 // clang-format on
 
@@ -87,8 +87,8 @@ struct Call {
   const void* in = nullptr;
   void* out = nullptr;  // a broadcast's buffer
   std::size_t count = 0;
-  DType dtype = DType::u8;
-  ReduceOp reduce_op = ReduceOp::sum;
+  DType dtype = DType::kU8;
+  ReduceOp reduce_op = ReduceOp::kSum;
   int root = -1;  // rooted operations; the peer of send (destination) and recv (source)
   // The vector forms' lists; null for the others, which then cost no allocation and no copy.
   std::shared_ptr<const CallLists> lists{};

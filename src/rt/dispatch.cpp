@@ -9,7 +9,7 @@ namespace chorus::rt::detail {
 void run_native(Backend& b, const Call& c, ReduceOp wire) {
   if (b.size() == 1 && traits(c.op).uniform_count) {
     // A world of one: the one block is the whole buffer (a broadcast has nothing to do).
-    if (traits(c.op).input != Place::none && c.in != c.out) std::memmove(c.out, c.in, c.bytes());
+    if (traits(c.op).input != Place::kNone && c.in != c.out) std::memmove(c.out, c.in, c.bytes());
     return;
   }
   switch (c.op) {

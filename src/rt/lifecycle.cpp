@@ -100,10 +100,10 @@ std::unique_ptr<Communicator> Runtime::make_communicator(const std::string& kind
   c->takes_avg = c->backend->takes_avg();
   using Agreement = Communicator::Agreement;
   if (c->world_size > 1)
-    c->agreement = check_                                         ? Agreement::full
-                   : c->backend->agrees_on_data_path() || !agree_ ? Agreement::none
-                                                                  : Agreement::digest;
-  c->agree_named = c->agreement == Agreement::none && c->world_size > 1 && agree_ && !check_;
+    c->agreement = check_                                         ? Agreement::kFull
+                   : c->backend->agrees_on_data_path() || !agree_ ? Agreement::kNone
+                                                                  : Agreement::kDigest;
+  c->agree_named = c->agreement == Agreement::kNone && c->world_size > 1 && agree_ && !check_;
   for (CollectiveKind op : kAllCollectiveKinds) {
     if (!takes_algorithm(op)) continue;
     const auto i = static_cast<std::size_t>(op);

@@ -53,9 +53,9 @@ struct Communicator {
   int world_size = 1;  // backend->size(), without a virtual call
   // How this backend's ranks agree on each collective's call: on its own data path (none
   // here), by the runtime's digest exchange (agreement.h), or checking mode's full comparison.
-  enum class Agreement { none, digest, full } agreement = Agreement::none;
+  enum class Agreement { kNone, kDigest, kFull } agreement = Agreement::kNone;
   bool takes_avg = false;  // backend->takes_avg()
-  // Agreement::none because the backend agrees on its own data path (shm): calls with a named
+  // Agreement::kNone because the backend agrees on its own data path (shm): calls with a named
   // algorithm, which run outside that path, agree by digest all the same.
   bool agree_named = false;
   std::atomic<std::uint64_t> sequence{0};  // collectives issued
@@ -77,9 +77,9 @@ struct Communicator {
     return algorithm == 0 ? label : algorithm_labels[static_cast<std::size_t>(op)][algorithm - 1];
   }
   // The reduction the backend runs: avg as sum unless the backend takes avg.
-  ReduceOp wire_op(ReduceOp op) const { return op == ReduceOp::avg && !takes_avg ? ReduceOp::sum : op; }
+  ReduceOp wire_op(ReduceOp op) const { return op == ReduceOp::kAvg && !takes_avg ? ReduceOp::kSum : op; }
   // Whether calls with `algorithm` agree before they run (agreement.h, checking.h).
-  bool agrees(std::size_t algorithm) const { return agreement != Agreement::none || (algorithm != 0 && agree_named); }
+  bool agrees(std::size_t algorithm) const { return agreement != Agreement::kNone || (algorithm != 0 && agree_named); }
 };
 
 class Runtime {

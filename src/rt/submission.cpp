@@ -44,7 +44,7 @@ template <typename Body>
     throw_broken(c);
   try {
     if (sig != nullptr) {
-      if (c.agreement == Communicator::Agreement::full)
+      if (c.agreement == Communicator::Agreement::kFull)
         check_agreement(*c.backend, *sig);
       else if (agree(*c.backend, *sig))
         return;  // the exchange carried the call itself

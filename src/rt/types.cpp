@@ -12,21 +12,21 @@ namespace chorus::rt {
 
 std::string_view to_string(DType dtype) {
   switch (dtype) {
-    case DType::f16:
+    case DType::kF16:
       return "f16";
-    case DType::bf16:
+    case DType::kBf16:
       return "bf16";
-    case DType::f32:
+    case DType::kF32:
       return "f32";
-    case DType::f64:
+    case DType::kF64:
       return "f64";
-    case DType::i8:
+    case DType::kI8:
       return "i8";
-    case DType::u8:
+    case DType::kU8:
       return "u8";
-    case DType::i32:
+    case DType::kI32:
       return "i32";
-    case DType::i64:
+    case DType::kI64:
       return "i64";
   }
   return "?";
@@ -34,15 +34,15 @@ std::string_view to_string(DType dtype) {
 
 std::string_view to_string(ReduceOp op) {
   switch (op) {
-    case ReduceOp::sum:
+    case ReduceOp::kSum:
       return "sum";
-    case ReduceOp::prod:
+    case ReduceOp::kProd:
       return "prod";
-    case ReduceOp::min:
+    case ReduceOp::kMin:
       return "min";
-    case ReduceOp::max:
+    case ReduceOp::kMax:
       return "max";
-    case ReduceOp::avg:
+    case ReduceOp::kAvg:
       return "avg";
   }
   return "?";
@@ -51,10 +51,10 @@ std::string_view to_string(ReduceOp op) {
 DType parse_dtype(std::string_view text, const std::string& where) {
   for (DType d : kAllDTypes)
     if (text == to_string(d)) return d;
-  if (text == "float16" || text == "half") return DType::f16;
-  if (text == "bfloat16") return DType::bf16;
-  if (text == "float32" || text == "float") return DType::f32;
-  if (text == "float64" || text == "double") return DType::f64;
+  if (text == "float16" || text == "half") return DType::kF16;
+  if (text == "bfloat16") return DType::kBf16;
+  if (text == "float32" || text == "float") return DType::kF32;
+  if (text == "float64" || text == "double") return DType::kF64;
   throw InputError(where,
                    "unknown dtype '" + std::string(text) + "' (expected one of f16, bf16, f32, f64, i8, u8, i32, i64)");
 }

@@ -13,8 +13,8 @@ namespace chorus::rt::selfcheck {
 namespace {
 constexpr unsigned char kSentinel = 0x5a;
 
-bool is_signed(DType d) { return d != DType::u8; }
-bool is_integer(DType d) { return d == DType::i8 || d == DType::u8 || d == DType::i32 || d == DType::i64; }
+bool is_signed(DType d) { return d != DType::kU8; }
+bool is_integer(DType d) { return d == DType::kI8 || d == DType::kU8 || d == DType::kI32 || d == DType::kI64; }
 }  // namespace
 
 bool is_reduction(CollectiveKind op) {
@@ -32,7 +32,7 @@ double input_value(int rank, std::size_t i, DType dtype, ReduceOp op, bool movem
     const double v = static_cast<double>((r * 7919 + x * 131 + 3) % 251);
     return is_signed(dtype) ? v - 125 : v;
   }
-  if (op == ReduceOp::prod) {
+  if (op == ReduceOp::kProd) {
     static const double kSigned[4] = {1, 2, -1, -2};
     static const double kUnsigned[4] = {1, 2, 3, 1};
     return (is_signed(dtype) ? kSigned : kUnsigned)[(r + x) % 4];
@@ -46,22 +46,22 @@ double reduced_value(int world, std::size_t i, DType dtype, ReduceOp op, std::ui
   for (int p = 1; p < world; ++p) {
     const double v = input_value(p, i, dtype, op, false, salt);
     switch (op) {
-      case ReduceOp::sum:
-      case ReduceOp::avg:
+      case ReduceOp::kSum:
+      case ReduceOp::kAvg:
         acc += v;
         break;
-      case ReduceOp::prod:
+      case ReduceOp::kProd:
         acc *= v;
         break;
-      case ReduceOp::min:
+      case ReduceOp::kMin:
         acc = std::min(acc, v);
         break;
-      case ReduceOp::max:
+      case ReduceOp::kMax:
         acc = std::max(acc, v);
         break;
     }
   }
-  if (op == ReduceOp::avg) acc = is_integer(dtype) ? std::trunc(acc / world) : acc / world;
+  if (op == ReduceOp::kAvg) acc = is_integer(dtype) ? std::trunc(acc / world) : acc / world;
   return acc;
 }
 
@@ -74,7 +74,7 @@ Case::Case(std::string backend, CollectiveKind op, DType dtype, ReduceOp rop, st
       count_(count),
       salt_(salt),
       in_place_(has_in_place(op) &&
-                (placement == Placement::in_place || (placement == Placement::varied && salt % 3 == 1))) {
+                (placement == Placement::kInPlace || (placement == Placement::kVaried && salt % 3 == 1))) {
   world_ = rt::size(backend_);
   rank_ = rt::rank(backend_);
   root_ = (op == CollectiveKind::kBroadcast || op == CollectiveKind::kScatter || op == CollectiveKind::kScatterv)

@@ -19,7 +19,7 @@ bool has_in_place(CollectiveKind op);
 
 // Whether a Case runs its operation in place (only has_in_place operations can): `varied` does
 // for one salt in three, so that long runs of checks cover both forms.
-enum class Placement { varied, out_of_place, in_place };
+enum class Placement { kVaried, kOutOfPlace, kInPlace };
 
 // Input element i of `rank` for a reduction with `op` (or, with movement = true, for a data
 // movement operation: more distinct values, so misplaced blocks show up).
@@ -31,7 +31,7 @@ double reduced_value(int world, std::size_t i, DType dtype, ReduceOp op, std::ui
 class Case {
  public:
   Case(std::string backend, CollectiveKind op, DType dtype, ReduceOp rop, std::size_t count, std::uint64_t salt,
-       Placement placement = Placement::varied);
+       Placement placement = Placement::kVaried);
   Work issue(bool async_op);
   // Returns an empty string when correct, else a description of the first wrong element.
   std::string verify() const;

@@ -23,13 +23,13 @@ std::optional<ProcessGroupChorus::Compressed> ProcessGroupChorus::compressed(Col
   const std::size_t n = static_cast<std::size_t>(t.numel());
   switch (t.scalar_type()) {
     case at::kFloat:
-      return Compressed{*bound, DType::f32, n};
+      return Compressed{*bound, DType::kF32, n};
     case at::kDouble:
-      return Compressed{*bound, DType::f64, n};
+      return Compressed{*bound, DType::kF64, n};
     case at::kComplexFloat:
-      return Compressed{*bound, DType::f32, 2 * n};
+      return Compressed{*bound, DType::kF32, 2 * n};
     case at::kComplexDouble:
-      return Compressed{*bound, DType::f64, 2 * n};
+      return Compressed{*bound, DType::kF64, 2 * n};
     default:
       return std::nullopt;  // zfp compresses float32 and float64
   }
@@ -46,9 +46,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::run_compressed(TorchOp call) 
   if (const auto it = compressors_.find(backend); it != compressors_.end()) {
     using Lane = rt::compressed::Compressor::LaneKind;
     w = it->second->run(call.title, std::move(call.compressed), nullptr,
-                        call.kind == CollectiveKind::kSend   ? Lane::send
-                        : call.kind == CollectiveKind::kRecv ? Lane::recv
-                                                             : Lane::collective);
+                        call.kind == CollectiveKind::kSend   ? Lane::kSend
+                        : call.kind == CollectiveKind::kRecv ? Lane::kRecv
+                                                             : Lane::kCollective);
   } else {
     rt::compressed::Stats st;
     call.compressed(backend, &st);

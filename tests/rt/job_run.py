@@ -15,10 +15,15 @@ class Job:
     secs: float
 
 
-def job_command(backend, n, program, chorus, mpirun, env):
-    """The command starting `program` on n ranks for `backend`; adds what mpirun needs to env."""
+def job_command(backend, n, program, chorus, mpirun, env, every_rank_ends=False):
+    """The command starting `program` on n ranks for `backend`; adds what mpirun needs to env.
+    every_rank_ends: under mpirun, a rank's non-zero exit does not end the others (by default
+    mpiexec kills them at once, which can cut a slower rank off before it reports; chorus launch
+    gives them its kill grace). mpiexec then exits 0: the ranks must report their own status."""
     if backend == "mpi":
         env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+        if every_rank_ends:
+            env["OMPI_MCA_orte_abort_on_non_zero_status"] = "0"
         return [mpirun, "--oversubscribe", "-n", str(n)] + program
     return [chorus, "launch", "-n", str(n), "--kill-grace-s", "3", "--"] + program
 

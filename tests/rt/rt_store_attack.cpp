@@ -112,8 +112,8 @@ Outcome read_replies_until_close(int fd, int wait_ms) {
     buf.insert(buf.end(), tmp, tmp + n);
     for (;;) {
       const auto d = proto::decode_reply(buf);
-      if (d.status == proto::Status::need_more) break;
-      if (d.status == proto::Status::error) {
+      if (d.status == proto::Status::kNeedMore) break;
+      if (d.status == proto::Status::kError) {
         failure("the store sent a malformed reply: " + d.error);
         return o;
       }
@@ -131,8 +131,8 @@ bool hello(int fd) {
   const auto deadline = Clock::now() + std::chrono::seconds(10);
   while (Clock::now() < deadline) {
     const auto d = proto::decode_reply(buf);
-    if (d.status == proto::Status::frame) return d.reply.ok;
-    if (d.status == proto::Status::error) return false;
+    if (d.status == proto::Status::kFrame) return d.reply.ok;
+    if (d.status == proto::Status::kError) return false;
     pollfd p{fd, POLLIN, 0};
     if (::poll(&p, 1, 50) <= 0) continue;
     char tmp[64];
@@ -211,7 +211,7 @@ void hostile(std::mt19937_64& rng, std::uint64_t i) {
       expect_refusal(tag + " unknown op", true, {'Q', 1, 0, 0, 0, 'k', 0, 0, 0, 0}, "unknown op byte 0x51");
       break;
     case 4:  // no token at all
-      expect_refusal(tag + " no token", false, proto::encode_request({proto::Op::set, "job/x", {'1'}}),
+      expect_refusal(tag + " no token", false, proto::encode_request({proto::Op::kSet, "job/x", {'1'}}),
                      "the first frame must be a hello");
       break;
     case 5:  // a wrong token
@@ -231,13 +231,13 @@ void hostile(std::mt19937_64& rng, std::uint64_t i) {
       send_and_hang_up(rng() % 2 == 0, random_bytes(rng, rng() % 3000));
       break;
     case 9: {  // a valid frame cut short
-      auto f = proto::encode_request({proto::Op::set, "attack/cut", random_bytes(rng, 100)});
+      auto f = proto::encode_request({proto::Op::kSet, "attack/cut", random_bytes(rng, 100)});
       f.resize(rng() % f.size());
       send_and_hang_up(true, f);
       break;
     }
     case 10: {  // a valid get, then garbage: the get is answered (the key exists), then refused
-      auto f = proto::encode_request({proto::Op::get, "attack/ready", {}});
+      auto f = proto::encode_request({proto::Op::kGet, "attack/ready", {}});
       f.push_back('\x01');
       expect_refusal(tag + " get+garbage", true, f, "unknown op byte 0x01", 1);
       break;
@@ -312,7 +312,7 @@ int run(int argc, char** argv) {
       store.set(big_key, std::vector<char>(8 << 20, 'b'));
       std::vector<char> gets;
       for (int i = 0; i < 40; ++i) {
-        const auto f = proto::encode_request({proto::Op::get, big_key, {}});
+        const auto f = proto::encode_request({proto::Op::kGet, big_key, {}});
         gets.insert(gets.end(), f.begin(), f.end());
       }
       send_some(fd, gets, 500);
@@ -322,7 +322,7 @@ int run(int argc, char** argv) {
     {                               // stuck halfway through a 1 MiB set
       const int fd = connect_raw();
       if (fd < 0 || !hello(fd)) throw rt::CommError("the half-frame client could not say hello");
-      auto f = proto::encode_request({proto::Op::set, "attack/half", std::vector<char>(1 << 20, 'h')});
+      auto f = proto::encode_request({proto::Op::kSet, "attack/half", std::vector<char>(1 << 20, 'h')});
       f.resize(f.size() / 2);
       send_some(fd, f);
       held.push_back(fd);
@@ -364,7 +364,7 @@ int run(int argc, char** argv) {
     for (const auto& backend : backends) {
       std::vector<std::int32_t> x(1031), y(1031);
       for (std::size_t i = 0; i < x.size(); ++i) x[i] = rank * 1000 + static_cast<std::int32_t>(i);
-      rt::all_reduce(backend, x.data(), y.data(), x.size(), rt::DType::i32, rt::ReduceOp::sum);
+      rt::all_reduce(backend, x.data(), y.data(), x.size(), rt::DType::kI32, rt::ReduceOp::kSum);
       for (std::size_t i = 0; i < y.size(); ++i) {
         // sum over r of r*1000 + i
         const std::int32_t expect = 1000 * size * (size - 1) / 2 + size * static_cast<std::int32_t>(i);

@@ -33,7 +33,7 @@ TEST(CompressionMap, ABoundAloneCoversTheFiveCompressibleOperations) {
   EXPECT_TRUE(m.any());
   for (CollectiveKind op : {CollectiveKind::kAllReduce, CollectiveKind::kAllGather, CollectiveKind::kAllToAllSingle,
                             CollectiveKind::kSend, CollectiveKind::kRecv})
-    expect_bound(m, op, ErrorBound::Kind::absolute, 1e-4);
+    expect_bound(m, op, ErrorBound::Kind::kAbsolute, 1e-4);
   for (CollectiveKind op :
        {CollectiveKind::kBroadcast, CollectiveKind::kReduce, CollectiveKind::kReduceScatter, CollectiveKind::kAllToAll,
         CollectiveKind::kGather, CollectiveKind::kScatter, CollectiveKind::kBarrier})
@@ -42,17 +42,17 @@ TEST(CompressionMap, ABoundAloneCoversTheFiveCompressibleOperations) {
 
 TEST(CompressionMap, NamedOperationsOverrideTheBoundForEveryOther) {
   const CompressionMap m = CompressionMap::parse(" all_reduce:prec:16 , precision:20", "test");
-  expect_bound(m, CollectiveKind::kAllReduce, ErrorBound::Kind::precision, 16);
-  expect_bound(m, CollectiveKind::kAllGather, ErrorBound::Kind::precision, 20);
+  expect_bound(m, CollectiveKind::kAllReduce, ErrorBound::Kind::kPrecision, 16);
+  expect_bound(m, CollectiveKind::kAllGather, ErrorBound::Kind::kPrecision, 20);
   const CompressionMap only = CompressionMap::parse("all_to_all_single:absolute:0.5", "test");
-  expect_bound(only, CollectiveKind::kAllToAllSingle, ErrorBound::Kind::absolute, 0.5);
+  expect_bound(only, CollectiveKind::kAllToAllSingle, ErrorBound::Kind::kAbsolute, 0.5);
   EXPECT_FALSE(only.bound(CollectiveKind::kAllReduce).has_value());
   EXPECT_FALSE(only.bound(CollectiveKind::kSend).has_value());
 }
 
 TEST(CompressionMap, SendAndRecvShareABound) {
-  expect_bound(CompressionMap::parse("recv:abs:0.25", "t"), CollectiveKind::kSend, ErrorBound::Kind::absolute, 0.25);
-  expect_bound(CompressionMap::parse("send:prec:8", "t"), CollectiveKind::kRecv, ErrorBound::Kind::precision, 8);
+  expect_bound(CompressionMap::parse("recv:abs:0.25", "t"), CollectiveKind::kSend, ErrorBound::Kind::kAbsolute, 0.25);
+  expect_bound(CompressionMap::parse("send:prec:8", "t"), CollectiveKind::kRecv, ErrorBound::Kind::kPrecision, 8);
   EXPECT_NO_THROW(CompressionMap::parse("send:abs:0.25,recv:abs:0.25", "t"));
   EXPECT_THROW(CompressionMap::parse("send:abs:0.25,recv:abs:0.5", "t"), InputError);
 }

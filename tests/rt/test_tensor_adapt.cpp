@@ -53,19 +53,19 @@ SplitError error_of(const std::vector<std::int64_t>& sizes, std::size_t world, s
     return e;
   }
   ADD_FAILURE() << "no SplitError";
-  return SplitError(SplitError::Kind::length, 0, 0);
+  return SplitError(SplitError::Kind::kLength, 0, 0);
 }
 
 TEST(TensorAdapt, SplitErrors) {
   auto e = error_of({1, 1, 1}, 2, 3);  // three sizes for two ranks
-  EXPECT_EQ(e.kind, SplitError::Kind::length);
+  EXPECT_EQ(e.kind, SplitError::Kind::kLength);
   EXPECT_EQ(e.value, 3);
   e = error_of({4, -1, -2}, 3, 1);  // the first negative one, before the sum
-  EXPECT_EQ(e.kind, SplitError::Kind::negative);
+  EXPECT_EQ(e.kind, SplitError::Kind::kNegative);
   EXPECT_EQ(e.index, 1u);
   EXPECT_EQ(e.value, -1);
   e = error_of({2, 2}, 2, 5);  // 4 rows of 5
-  EXPECT_EQ(e.kind, SplitError::Kind::sum);
+  EXPECT_EQ(e.kind, SplitError::Kind::kSum);
   EXPECT_EQ(e.value, 4);
   EXPECT_NE(std::string(e.what()).find("add up to 4"), std::string::npos);
 }

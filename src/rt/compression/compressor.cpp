@@ -125,14 +125,14 @@ Work Compressor::send(const void* buf, std::size_t count, DType dtype, int dst, 
   return run(
       "compressed send",
       [=](const std::string& g, Stats* st) { compressed::send(g, buf, count, dtype, dst, bound, st); }, stats,
-      LaneKind::send);
+      LaneKind::kSend);
 }
 
 Work Compressor::recv(void* buf, std::size_t count, DType dtype, int src, const ErrorBound& bound, Stats* stats) {
   return run(
       "compressed recv",
       [=](const std::string& g, Stats* st) { compressed::recv(g, buf, count, dtype, src, bound, st); }, stats,
-      LaneKind::recv);
+      LaneKind::kRecv);
 }
 
 Work Compressor::run(std::string what, std::function<void(const std::string&, Stats*)> call, Stats* stats,

@@ -3,7 +3,7 @@
 // when called, on the calling thread).
 //
 //   chorus::rt::compressed::Compressor cz("gloo");                    // collective
-//   Work w = cz.all_reduce(g.data(), g.data(), g.size(), DType::f32, ReduceOp::avg, {Kind::absolute, 1e-4});
+//   Work w = cz.all_reduce(g.data(), g.data(), g.size(), DType::kF32, ReduceOp::kAvg, {Kind::kAbsolute, 1e-4});
 //   ...                                                              // the program goes on
 //   w.wait();
 //
@@ -55,9 +55,9 @@ class Compressor {
   // Any blocking compressed operation, queued like the above: `call(group, stats)` runs on the
   // lane's worker with the Compressor's group as its backend (the torch backend passes its own
   // calls).
-  enum class LaneKind { collective = 0, send = 1, recv = 2 };
+  enum class LaneKind { kCollective = 0, kSend = 1, kRecv = 2 };
   Work run(std::string what, std::function<void(const std::string& group, Stats* stats)> call, Stats* stats = nullptr,
-           LaneKind lane = LaneKind::collective);
+           LaneKind lane = LaneKind::kCollective);
 
   Stats stats() const;
   const std::string& group() const;  // the group its operations run on

@@ -21,7 +21,7 @@ namespace {
 
 constexpr std::uint32_t kMagic = 0x315a4643;  // "CFZ1" in little-endian bytes
 
-enum class Format : std::uint8_t { empty = 0, zfp = 1, raw = 2 };
+enum class Format : std::uint8_t { kEmpty = 0, kZfp = 1, kRaw = 2 };
 
 struct Header {
   std::uint32_t magic;
@@ -50,13 +50,13 @@ using BitstreamPtr = std::unique_ptr<bitstream, BitstreamCloser>;
 
 constexpr std::size_t round8(std::size_t n) { return (n + 7) / 8 * 8; }
 
-zfp_type zfp_type_of(DType dtype) { return dtype == DType::f32 ? zfp_type_float : zfp_type_double; }
+zfp_type zfp_type_of(DType dtype) { return dtype == DType::kF32 ? zfp_type_float : zfp_type_double; }
 
 unsigned type_bits(DType dtype) { return static_cast<unsigned>(dtype_bytes(dtype) * 8); }
 
 // Checks the value of a bound; max_bits caps a precision.
 void check_value(const ErrorBound& bound, unsigned max_bits, const std::string& field) {
-  if (bound.kind == ErrorBound::Kind::absolute) {
+  if (bound.kind == ErrorBound::Kind::kAbsolute) {
     if (!std::isfinite(bound.value) || bound.value <= 0)
       throw InputError(field, fmt::format("absolute error bound must be a finite number > 0, got {}", bound.value));
     return;
@@ -97,7 +97,7 @@ std::size_t append_raw(const void* data, std::size_t count, DType dtype, std::ve
                        std::size_t base) {
   const std::size_t bytes = count * dtype_bytes(dtype);
   out.resize(base + kBlockHeaderBytes + round8(bytes));  // zero padding
-  write_header(out, base, count == 0 ? Format::empty : Format::raw, dtype, count);
+  write_header(out, base, count == 0 ? Format::kEmpty : Format::kRaw, dtype, count);
   if (bytes > 0) std::memcpy(out.data() + base + kBlockHeaderBytes, data, bytes);
   return out.size() - base;
 }
@@ -145,7 +145,7 @@ std::size_t encode(const void* data, std::size_t count, DType dtype, ErrorBound:
                    std::vector<std::uint8_t>& out, std::size_t base) {
   const FieldPtr field = field_1d(data, dtype, count);
   const StreamPtr zs = open_stream();
-  if (kind == ErrorBound::Kind::absolute)
+  if (kind == ErrorBound::Kind::kAbsolute)
     zfp_stream_set_accuracy(zs.get(), value);
   else
     zfp_stream_set_precision(zs.get(), static_cast<unsigned>(value));
@@ -162,7 +162,7 @@ std::size_t encode(const void* data, std::size_t count, DType dtype, ErrorBound:
     out.resize(base);
     return 0;
   }
-  write_header(out, base, Format::zfp, dtype, count, zfp_stream_mode(zs.get()), round8(written));
+  write_header(out, base, Format::kZfp, dtype, count, zfp_stream_mode(zs.get()), round8(written));
   out.resize(base + kBlockHeaderBytes + round8(written));
   return out.size() - base;
 }
@@ -170,7 +170,7 @@ std::size_t encode(const void* data, std::size_t count, DType dtype, ErrorBound:
 // The zfp mode word a bound gives (what compress() writes into a block's header).
 std::uint64_t mode_of(const ErrorBound& bound) {
   const StreamPtr zs = open_stream();
-  if (bound.kind == ErrorBound::Kind::absolute)
+  if (bound.kind == ErrorBound::Kind::kAbsolute)
     zfp_stream_set_accuracy(zs.get(), bound.value);
   else
     zfp_stream_set_precision(zs.get(), static_cast<unsigned>(bound.value));
@@ -203,16 +203,16 @@ void decode_zfp(const std::uint8_t* payload, std::size_t size, std::uint64_t mod
 
 }  // namespace
 
-bool compressible(DType dtype) { return dtype == DType::f32 || dtype == DType::f64; }
+bool compressible(DType dtype) { return dtype == DType::kF32 || dtype == DType::kF64; }
 
 ErrorBound parse_error_bound(std::string_view text, const std::string& field) {
   const std::size_t colon = text.find(':');
   const std::string_view kind = text.substr(0, colon);
   ErrorBound bound;
   if (kind == "abs" || kind == "absolute")
-    bound.kind = ErrorBound::Kind::absolute;
+    bound.kind = ErrorBound::Kind::kAbsolute;
   else if (kind == "prec" || kind == "precision")
-    bound.kind = ErrorBound::Kind::precision;
+    bound.kind = ErrorBound::Kind::kPrecision;
   else
     throw InputError(field, fmt::format("error bound '{}' must be abs:<tolerance> (e.g. abs:1e-3) or "
                                         "prec:<bits> (e.g. prec:16)",
@@ -228,14 +228,14 @@ ErrorBound parse_error_bound(std::string_view text, const std::string& field) {
 }
 
 std::string to_string(const ErrorBound& bound) {
-  return bound.kind == ErrorBound::Kind::absolute ? fmt::format("abs:{}", bound.value)
-                                                  : fmt::format("prec:{}", bound.value);
+  return bound.kind == ErrorBound::Kind::kAbsolute ? fmt::format("abs:{}", bound.value)
+                                                   : fmt::format("prec:{}", bound.value);
 }
 
 void validate_bound(const ErrorBound& bound, DType dtype, const std::string& field) {
   if (!compressible(dtype))
     throw InputError(field, fmt::format("dtype {} cannot be compressed: only f32 and f64", rt::to_string(dtype)));
-  if (bound.kind != ErrorBound::Kind::absolute && bound.kind != ErrorBound::Kind::precision)
+  if (bound.kind != ErrorBound::Kind::kAbsolute && bound.kind != ErrorBound::Kind::kPrecision)
     throw InputError(field, "unknown error bound kind");
   check_value(bound, type_bits(dtype), field);
 }
@@ -252,7 +252,7 @@ std::size_t compress(const void* data, std::size_t count, DType dtype, const Err
   const std::size_t base = out.size();
   const std::size_t esz = dtype_bytes(dtype);
   const std::size_t raw_block = max_block_bytes(count, dtype);
-  const bool f32 = dtype == DType::f32;
+  const bool f32 = dtype == DType::kF32;
   auto store_raw = [&] {
     out.resize(base);
     const std::size_t n = append_raw(data, count, dtype, out, base);
@@ -260,7 +260,7 @@ std::size_t compress(const void* data, std::size_t count, DType dtype, const Err
     return n;
   };
   if (count == 0 || !(f32 ? all_finite<float>(data, count) : all_finite<double>(data, count))) return store_raw();
-  if (bound.kind == ErrorBound::Kind::precision) {
+  if (bound.kind == ErrorBound::Kind::kPrecision) {
     const std::size_t n = encode(data, count, dtype, bound.kind, bound.value, out, base);
     if (n == 0 || n >= raw_block) return store_raw();
     if (decoded != nullptr) decompress(out.data() + base, n, decoded, count, dtype, bound);
@@ -307,14 +307,14 @@ void decompress(const void* bytes, std::size_t size, void* data, std::size_t cou
   const std::size_t payload_size = size - kBlockHeaderBytes;
   const std::size_t raw = count * dtype_bytes(dtype);
   switch (static_cast<Format>(h.format)) {
-    case Format::empty:
+    case Format::kEmpty:
       if (count != 0) break;
       return;
-    case Format::raw:
+    case Format::kRaw:
       if (payload_size < raw) break;
       if (raw > 0) std::memcpy(data, payload, raw);
       return;
-    case Format::zfp: {
+    case Format::kZfp: {
       const std::uint64_t esz = dtype_bytes(dtype);
       if (h.stream_bytes % 8 != 0 || h.stream_bytes > payload_size ||
           h.patches > (payload_size - h.stream_bytes) / (sizeof(std::uint64_t) + esz) || h.patches > count)

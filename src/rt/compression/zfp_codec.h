@@ -2,10 +2,10 @@
 // Error-bounded lossy compression of 1-D f32 / f64 arrays with zfp (MCR-DL Sec. V): the codec
 // under the compressed collectives of rt/compression/compressed.h.
 //
-//   ErrorBound b = parse_error_bound("abs:1e-3", "--bound");   // or {Kind::absolute, 1e-3}
+//   ErrorBound b = parse_error_bound("abs:1e-3", "--bound");   // or {Kind::kAbsolute, 1e-3}
 //   std::vector<std::uint8_t> bytes;
-//   compress(x.data(), x.size(), DType::f32, b, bytes);        // appends one block
-//   decompress(bytes.data(), bytes.size(), y.data(), y.size(), DType::f32);
+//   compress(x.data(), x.size(), DType::kF32, b, bytes);        // appends one block
+//   decompress(bytes.data(), bytes.size(), y.data(), y.size(), DType::kF32);
 //
 // Two kinds of bound:
 //   absolute   zfp's fixed-accuracy mode with tolerance `value`. The codec GUARANTEES
@@ -37,8 +37,8 @@
 namespace chorus::rt::compressed {
 
 struct ErrorBound {
-  enum class Kind { absolute, precision };
-  Kind kind = Kind::absolute;
+  enum class Kind { kAbsolute, kPrecision };
+  Kind kind = Kind::kAbsolute;
   double value = 0;
 };
 

@@ -87,7 +87,7 @@ std::string printable(std::string_view bytes, std::size_t max) {
 DecodedRequest decode_request(std::span<const char> bytes, Phase phase) {
   DecodedRequest d;
   auto fail = [&d](std::string message) {
-    d.status = Status::error;
+    d.status = Status::kError;
     d.error = "request frame: " + std::move(message);
     return d;
   };
@@ -96,9 +96,9 @@ DecodedRequest decode_request(std::span<const char> bytes, Phase phase) {
     const char op = bytes[0];
     if (!known_op(op))
       return fail(fmt::format("unknown op byte 0x{:02x} (expected H, S, G or A)", static_cast<unsigned char>(op)));
-    if (phase == Phase::awaiting_hello && op != 'H')
+    if (phase == Phase::kAwaitingHello && op != 'H')
       return fail(fmt::format("the first frame must be a hello with the job token, got a {}", op_name(op)));
-    if (phase == Phase::ready && op == 'H') return fail("a second hello on the same connection");
+    if (phase == Phase::kReady && op == 'H') return fail("a second hello on the same connection");
   }
   if (have < 5) {
     d.needed = 5;
@@ -122,7 +122,7 @@ DecodedRequest decode_request(std::span<const char> bytes, Phase phase) {
     d.needed = total;
     return d;
   }
-  d.status = Status::frame;
+  d.status = Status::kFrame;
   d.consumed = total;
   d.request.op = static_cast<Op>(op);
   d.request.key.assign(key);
@@ -134,7 +134,7 @@ DecodedRequest decode_request(std::span<const char> bytes, Phase phase) {
 DecodedReply decode_reply(std::span<const char> bytes) {
   DecodedReply d;
   auto fail = [&d](std::string message) {
-    d.status = Status::error;
+    d.status = Status::kError;
     d.error = "reply frame: " + std::move(message);
     return d;
   };
@@ -155,7 +155,7 @@ DecodedReply decode_reply(std::span<const char> bytes) {
     d.needed = total;
     return d;
   }
-  d.status = Status::frame;
+  d.status = Status::kFrame;
   d.consumed = total;
   d.reply.ok = ok;
   d.reply.payload.assign(bytes.data() + kReplyHeaderBytes, bytes.data() + total);
@@ -185,7 +185,7 @@ std::vector<char> encode_request(const Request& request) {
 }
 
 std::vector<char> encode_hello(std::string_view token) {
-  return encode_request({Op::hello, std::string(kHelloKey), std::vector<char>(token.begin(), token.end())});
+  return encode_request({Op::kHello, std::string(kHelloKey), std::vector<char>(token.begin(), token.end())});
 }
 
 std::vector<char> encode_reply(const Reply& reply) {

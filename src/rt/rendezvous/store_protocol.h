@@ -35,13 +35,13 @@ inline constexpr std::uint64_t kMaxHelloBytes = kRequestHeaderBytes + kMaxKeyByt
 inline constexpr std::uint64_t kMaxReplyBytes = kReplyHeaderBytes + kMaxValueBytes;
 inline constexpr std::string_view kHelloKey = "chorus-store/1";
 
-enum class Op : char { hello = 'H', set = 'S', get = 'G', add = 'A' };
+enum class Op : char { kHello = 'H', kSet = 'S', kGet = 'G', kAdd = 'A' };
 
 // Where a connection is: before its hello, or after it.
-enum class Phase { awaiting_hello, ready };
+enum class Phase { kAwaitingHello, kReady };
 
 struct Request {
-  Op op = Op::get;
+  Op op = Op::kGet;
   std::string key;
   std::vector<char> value;
 };
@@ -52,13 +52,13 @@ struct Reply {
 };
 
 enum class Status {
-  need_more,  // the bytes are a valid prefix; decode again once `needed` bytes are there
-  frame,      // a whole frame, `consumed` bytes long
-  error,      // the bytes can never become a valid frame; `error` says why
+  kNeedMore,  // the bytes are a valid prefix; decode again once `needed` bytes are there
+  kFrame,     // a whole frame, `consumed` bytes long
+  kError,     // the bytes can never become a valid frame; `error` says why
 };
 
 struct DecodedRequest {
-  Status status = Status::need_more;
+  Status status = Status::kNeedMore;
   std::uint64_t needed = 0;    // need_more: the buffer size at which decoding can progress
   std::uint64_t consumed = 0;  // frame
   Request request;             // frame
@@ -66,7 +66,7 @@ struct DecodedRequest {
 };
 
 struct DecodedReply {
-  Status status = Status::need_more;
+  Status status = Status::kNeedMore;
   std::uint64_t needed = 0;
   std::uint64_t consumed = 0;
   Reply reply;

@@ -70,13 +70,13 @@ std::vector<char> exchange(int fd, const std::vector<char>& frame, Clock::time_p
   std::vector<char> buf;
   for (;;) {
     auto d = proto::decode_reply(buf);
-    if (d.status == proto::Status::frame) {
+    if (d.status == proto::Status::kFrame) {
       if (!d.reply.ok)
         throw CommError(fmt::format("{}: the store refused: {}", what,
                                     std::string(d.reply.payload.begin(), d.reply.payload.end())));
       return std::move(d.reply.payload);
     }
-    if (d.status == proto::Status::error) throw CommError(what + ": " + d.error);
+    if (d.status == proto::Status::kError) throw CommError(what + ": " + d.error);
     const std::size_t have = buf.size();
     buf.resize(static_cast<std::size_t>(d.needed));
     read_all(fd, buf.data() + have, buf.size() - have, deadline, what);

@@ -86,7 +86,7 @@ struct TcpStoreServer::Impl {
   std::string token;
   struct Client {
     int fd = -1;
-    proto::Phase phase = proto::Phase::awaiting_hello;
+    proto::Phase phase = proto::Phase::kAwaitingHello;
     std::vector<char> in;
     std::vector<char> out;
     std::size_t out_sent = 0;
@@ -105,7 +105,7 @@ struct TcpStoreServer::Impl {
   static bool out_empty(const Client& c) { return c.out_sent == c.out.size(); }
 
   static std::size_t in_cap(const Client& c) {
-    return static_cast<std::size_t>(c.phase == proto::Phase::ready ? proto::kMaxRequestBytes : proto::kMaxHelloBytes);
+    return static_cast<std::size_t>(c.phase == proto::Phase::kReady ? proto::kMaxRequestBytes : proto::kMaxHelloBytes);
   }
 
   static void flush(Client& c) {
@@ -170,21 +170,21 @@ struct TcpStoreServer::Impl {
 
   void execute(std::uint64_t id, Client& c, proto::Request& r) {
     switch (r.op) {
-      case proto::Op::hello:
+      case proto::Op::kHello:
         if (!same_token(std::string_view(r.value.data(), r.value.size()), token)) {
           fail(id, c, "wrong job token: this store belongs to another job");
           return;
         }
-        c.phase = proto::Phase::ready;
+        c.phase = proto::Phase::kReady;
         c.deadline = Clock::time_point::max();
         send_frame(c, proto::encode_reply({true, {}}));
         return;
-      case proto::Op::set:
+      case proto::Op::kSet:
         values[r.key] = std::move(r.value);
         send_frame(c, proto::encode_reply({true, {}}));
         wake(r.key);
         return;
-      case proto::Op::get: {
+      case proto::Op::kGet: {
         auto it = values.find(r.key);
         if (it != values.end()) {
           send_frame(c, proto::encode_reply({true, it->second}));
@@ -194,7 +194,7 @@ struct TcpStoreServer::Impl {
         }
         return;
       }
-      case proto::Op::add: {
+      case proto::Op::kAdd: {
         auto& v = values[r.key];
         const std::int64_t x =
             static_cast<std::int64_t>(static_cast<std::uint64_t>(v.size() == 8 ? proto::decode_i64(v) : 0) +
@@ -212,9 +212,9 @@ struct TcpStoreServer::Impl {
     bool progressed = false;
     while (!c.dead && !c.closing && !c.waiting && out_empty(c) && !c.in.empty()) {
       auto d = proto::decode_request(c.in, c.phase);
-      if (d.status == proto::Status::need_more) break;
+      if (d.status == proto::Status::kNeedMore) break;
       progressed = true;
-      if (d.status == proto::Status::error) {
+      if (d.status == proto::Status::kError) {
         fail(id, c, d.error);
         break;
       }
@@ -251,7 +251,7 @@ struct TcpStoreServer::Impl {
   // Closes the oldest connection that has not said hello yet; false if there is none.
   bool evict_unauthenticated() {
     for (auto& [id, c] : clients) {
-      if (c.phase == proto::Phase::awaiting_hello) {
+      if (c.phase == proto::Phase::kAwaitingHello) {
         close_client(id);
         return true;
       }
@@ -273,7 +273,7 @@ struct TcpStoreServer::Impl {
       const int one = 1;
       ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
       std::size_t unauthenticated = 0;
-      for (const auto& [id, c] : clients) unauthenticated += c.phase == proto::Phase::awaiting_hello ? 1 : 0;
+      for (const auto& [id, c] : clients) unauthenticated += c.phase == proto::Phase::kAwaitingHello ? 1 : 0;
       if (unauthenticated >= kMaxUnauthenticated) evict_unauthenticated();
       Client c;
       c.fd = fd;

@@ -40,8 +40,8 @@
 namespace chorus::rt {
 
 struct ExecutorOptions {
-  DType dtype = DType::f32;
-  ReduceOp op = ReduceOp::sum;
+  DType dtype = DType::kF32;
+  ReduceOp op = ReduceOp::kSum;
   // The network the schedule was made for (dims must match the grid), or nullptr. Gives each
   // stage's bytes per rank (coll::stage_cost), and with `emulate` its pace.
   const net::Network* network = nullptr;
