@@ -17,6 +17,8 @@
 #include "eval/topoopt_costs.h"
 #include "eval/topoopt_heatmaps.h"
 #include "eval/topoopt_iterations.h"
+#include "sim/flow/flow_model.h"
+#include "sim/jobs/time_shift.h"
 
 namespace chorus::cli {
 namespace {
@@ -206,7 +208,7 @@ void register_reproduce_commands(CLI::App& app) {
       ->check(CLI::Range(1, 100));
   fab->add_option("--shift-steps", fargs->shift_steps, "Shifts tried per iteration")
       ->capture_default_str()
-      ->check(CLI::Range(1, 1000));
+      ->check(CLI::Range(1, sim::jobs::kMaxShiftSteps));
   fab->add_flag("-q,--quiet", fargs->quiet, "No progress indicator");
   fab->callback([fargs] {
     const auto study =
@@ -258,8 +260,7 @@ void register_reproduce_commands(CLI::App& app) {
     auto& a = *targs;
     if (a.it.servers < 2 || a.it.servers > 4096)
       throw InputError("--servers", fmt::format("must be in 2..4096, got {}", a.it.servers));
-    if (!(a.it.batch_tolerance >= 0 && a.it.batch_tolerance < 0.1))
-      throw InputError("--batch-tolerance", fmt::format("must be in [0, 0.1), got {}", a.it.batch_tolerance));
+    sim::flow::check_batch_tolerance(a.it.batch_tolerance);
     if (a.it.iterations < 1 || a.it.iterations > 100)
       throw InputError("--iterations", fmt::format("must be in 1..100, got {}", a.it.iterations));
     for (int d : a.it.degrees)

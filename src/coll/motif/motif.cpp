@@ -71,12 +71,11 @@ bool parse_kind(std::string_view text, Kind& kind) {
 
 CommOp make_comm_op(Kind kind, int n, Bytes bytes, int root) {
   if (kind != Kind::kAllReduce && kind != Kind::kAllToAll && kind != Kind::kBroadcast)
-    throw InputError("--op", "a comm-op is all_reduce, all_to_all or broadcast, got " + std::string(to_string(kind)));
-  if (n < 1 || n > 65536) throw InputError("--ranks", "must be in 1..65536, got " + std::to_string(n));
-  if (bytes == 0) throw InputError("--bytes", "the payload must be at least 1 byte");
+    throw InputError("op", "a comm-op is all_reduce, all_to_all or broadcast, got " + std::string(to_string(kind)));
+  if (n < 1 || n > 65536) throw InputError("ranks", "must be in 1..65536, got " + std::to_string(n));
+  if (bytes == 0) throw InputError("bytes", "the payload must be at least 1 byte");
   if (kind == Kind::kBroadcast && (root < 0 || root >= n))
-    throw InputError("--root",
-                     "must be one of the ranks 0.." + std::to_string(n - 1) + ", got " + std::to_string(root));
+    throw InputError("root", "must be one of the ranks 0.." + std::to_string(n - 1) + ", got " + std::to_string(root));
   CommOp op;
   op.kind = kind;
   op.bytes = bytes;
