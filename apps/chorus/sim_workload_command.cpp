@@ -64,7 +64,6 @@ workload::ZooEntry model_entry(const WorkloadDagArgs& a) {
   if (a.no_dp_overlap) entry.parallelism.overlap_dp = false;
   if (a.pp < 0) throw InputError("--pp", fmt::format("must be >= 1, got {}", a.pp));
   if (a.microbatches < 0) throw InputError("--microbatches", fmt::format("must be >= 1, got {}", a.microbatches));
-  require_range(a.iterations, 1, workload::kMaxTrainingIterations, "--iterations");
   entry.parallelism.compute.peak_tflops = a.peak_tflops;  // the pipeline's stages are balanced for it
   entry.parallelism.compute.memory_bandwidth_gbs = a.memory_bandwidth_gbs;
   if (a.pp > 0) entry.parallelism.pp_stages = a.pp;
