@@ -16,6 +16,7 @@
 #include "net/network_yaml.h"
 #include "sim/dag_executor.h"
 #include "sim/flow/flow_model.h"
+#include "sim/run_collective.h"
 #include "sim/flow/traffic.h"
 #include "sim/flow_network.h"
 #include "sim/stragglers.h"
@@ -166,8 +167,7 @@ void run_sim_plan(const SimWorkloadArgs& a, bool workload_given, bool topology_g
 void check_common(const SimWorkloadArgs& a) {
   require_range(a.iterations, 1, workload::kMaxTrainingIterations, "--iterations");
   if (!(a.ns_per_cycle > 0)) throw InputError("--ns-per-cycle", "must be positive");
-  if (a.chunks < 1 || a.chunks > 100000)
-    throw InputError("--chunks", fmt::format("must be in 1..100000, got {}", a.chunks));
+  require_range(a.chunks, 1, sim::kMaxChunksOfMany, "--chunks");
   if (!(a.peak_tflops > 0)) throw InputError("--peak-tflops", "must be positive");
   if (!(a.memory_bandwidth_gbs > 0)) throw InputError("--memory-bandwidth", "must be positive");
 }

@@ -115,7 +115,7 @@ nlohmann::json run_schedule_on_ranks(const ScheduleRunOptions& o) {
                        "the ideal is a bound, not a schedule to run; use baseline, themis-fifo or themis-scf");
     const double bytes = static_cast<double>(parse_bytes(o.size, "size"));
     // The schedule and its records take about 200 bytes per chunk and dimension.
-    require_range(o.chunks, 1, 1'000'000, "chunks");
+    require_range(o.chunks, 1, sim::kMaxChunks, "chunks");
     require_memory(bytes * 3 + 200.0 * o.chunks * static_cast<double>(network.dims.size()), "size",
                    fmt::format("a collective of {} in {} chunks (buffer, staging, schedule)", o.size, o.chunks));
     if (!(o.threshold_divisor > 0)) throw InputError("threshold_divisor", "must be positive");
