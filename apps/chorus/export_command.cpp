@@ -9,6 +9,7 @@
 #include "net/graph/graph_yaml.h"
 #include "net/network_yaml.h"
 #include "workload/chakra/chakra_export.h"
+#include "workload/parallelism.h"
 
 namespace chorus::cli {
 namespace {
@@ -22,7 +23,7 @@ struct ExportArgs : WorkloadDagArgs {
 
 void run_export(const ExportArgs& a) {
   if (!a.chakra) throw InputError("chorus export", "name the format: --chakra (the only one so far)");
-  require_range(a.iterations, 1, kMaxIterations, "--iterations");
+  require_range(a.iterations, 1, workload::kMaxTrainingIterations, "--iterations");
   if (!(a.ns_per_cycle > 0)) throw InputError("--ns-per-cycle", "must be positive");
   if (net::is_fabric_file(a.topology))
     throw InputError("--topology",

@@ -34,9 +34,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return chorus::cli::report_parse_error(app, e);
   } catch (const chorus::InputError& e) {
-    std::fflush(stdout);
-    fmt::print(stderr, "chorus: error: {}\n", e.what());
-    return chorus::kExitBadInput;
+    return chorus::cli::report_input_error(app, e);  // a library's field named by its flag
   } catch (const chorus::rt::CommError& e) {
     // A peer died, a connection broke, an operation timed out: the job's fault, not chorus's.
     std::fflush(stdout);

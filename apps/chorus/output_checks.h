@@ -14,7 +14,7 @@ inline const CLI::Validator kWritableDir(
       try {
         ensure_writable_dir(dir);
       } catch (const InputError& e) {
-        return e.what();
+        return e.detail();  // CLI11 names the flag
       }
       return {};
     },

@@ -1,6 +1,7 @@
 #include "apps/chorus/parse_errors.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -40,6 +41,44 @@ std::vector<std::string> command_names(CLI::App* app) {
 // "--szie=1GiB" -> "--szie"
 std::string flag_of(const std::string& word) { return word.substr(0, word.find('=')); }
 
+// Where a command's flag for a library field is not "--" + the field with '_' as '-'. An entry
+// without a command applies to every command that has its flag.
+struct FieldFlag {
+  const char* command;  // "chorus sim jobs"; "" for any
+  const char* field;    // "steps": sim::jobs::ShiftSearchOptions::steps
+  const char* flag;     // "--shift-steps"
+};
+constexpr FieldFlag kFieldFlags[] = {
+    {"chorus launch", "ranks", "launch -n"},  // rt::LaunchOptions: "launch" among the ranks' lines
+    {"chorus launch", "kill_grace_s", "launch --kill-grace-s"},
+    {"chorus launch", "bind", "launch --bind"},
+    {"chorus sim jobs", "steps", "--shift-steps"},  // sim::jobs::ShiftSearchOptions
+    {"chorus sim jobs", "rounds", "--shift-rounds"},
+    {"chorus reproduce shared-fabric", "steps", "--shift-steps"},
+    {"chorus reproduce topoopt", "degree", "--degrees"},  // one of the lists
+    {"chorus reproduce topoopt", "bandwidth", "--bandwidths"},
+    {"chorus reproduce topoopt", "reconfig_latencies_us", "--reconfig-latencies"},
+    {"chorus topo optimize", "max_steps", "--steps"},  // topoopt::SearchOptions
+    {"", "gbps", "--bandwidth"},                       // topoopt::AlternatingOptions
+    {"", "gpus", "--gpus-per-server"},                 // topoopt::ServerSpec
+    {"", "size_bytes", "--size"},                      // sim::CollectiveRequest
+    {"", "num_chunks", "--chunks"},
+    {"", "bucket_bytes", "--bucket"},  // workload::ParallelismConfig
+};
+
+// A field of a library's options: snake_case, nothing else ("switch_after", "out").
+bool is_field(const std::string& where) {
+  if (where.empty() || !std::islower(static_cast<unsigned char>(where[0]))) return false;
+  return std::all_of(where.begin(), where.end(), [](char c) {
+    return std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) || c == '_';
+  });
+}
+
+bool has_flag(const CLI::App* app, const std::string& flag) {
+  const auto names = flag_names(app);
+  return std::find(names.begin(), names.end(), flag) != names.end();
+}
+
 }  // namespace
 
 int report_parse_error(CLI::App& app, const CLI::ParseError& e) {
@@ -71,6 +110,25 @@ int report_parse_error(CLI::App& app, const CLI::ParseError& e) {
   }
   if (message.empty()) message = e.what();
   fmt::print(stderr, "{}: error: {}\nRun '{} --help' for what it takes.\n", path, message, path);
+  return kExitBadInput;
+}
+
+std::string flag_of_field(CLI::App& app, const std::string& where) {
+  if (!is_field(where)) return where;
+  std::string path;
+  const CLI::App* at = innermost(&app, path);
+  for (const FieldFlag& f : kFieldFlags) {
+    if (where == f.field && (path == f.command || (*f.command == '\0' && has_flag(at, f.flag)))) return f.flag;
+  }
+  std::string flag = "--" + where;
+  std::replace(flag.begin(), flag.end(), '_', '-');
+  return has_flag(at, flag) ? flag : where;
+}
+
+int report_input_error(CLI::App& app, const InputError& e) {
+  std::fflush(stdout);
+  const std::string where = flag_of_field(app, e.where());
+  fmt::print(stderr, "chorus: error: {}{}\n", where.empty() ? "" : where + ": ", e.detail());
   return kExitBadInput;
 }
 

@@ -7,6 +7,7 @@
 #include "apps/chorus/commands.h"
 #include "apps/chorus/output_checks.h"
 #include "core/error.h"
+#include "core/memory_budget.h"
 #include "core/units.h"
 #include "eval/themis_microbench.h"
 #include "eval/themis_sensitivity.h"
@@ -17,6 +18,9 @@
 #include "eval/topoopt_costs.h"
 #include "eval/topoopt_heatmaps.h"
 #include "eval/topoopt_iterations.h"
+#include "sim/flow/flow_model.h"
+#include "sim/run_collective.h"
+#include "sim/jobs/time_shift.h"
 
 namespace chorus::cli {
 namespace {
@@ -71,8 +75,7 @@ void run_reproduce_workloads(const WorkloadsArgs& a) {
   auto config = eval::WorkloadStudyConfig::paper_defaults();
   if (a.iterations < 1 || a.iterations > 100)
     throw InputError("--iterations", fmt::format("must be in 1..100, got {}", a.iterations));
-  if (a.chunks < 1 || a.chunks > 100000)
-    throw InputError("--chunks", fmt::format("must be in 1..100000, got {}", a.chunks));
+  require_range(a.chunks, 1, sim::kMaxChunksOfMany, "--chunks");
   if (a.sensitivity) return run_reproduce_sensitivity(a);
   config.iterations = a.iterations;
   config.chunks = a.chunks;
@@ -87,8 +90,7 @@ void run_reproduce_workloads(const WorkloadsArgs& a) {
 
 void run_reproduce_themis(const ThemisArgs& a) {
   auto config = eval::MicrobenchConfig::paper_defaults();
-  if (a.chunks < 1 || a.chunks > 100000)
-    throw InputError("--chunks", fmt::format("must be in 1..100000, got {}", a.chunks));
+  require_range(a.chunks, 1, sim::kMaxChunksOfMany, "--chunks");
   config.chunks = a.chunks;
   if (a.max_chunks_per_dim < 0) throw InputError("--max-chunks-per-dim", "must be >= 0 (0 = no limit)");
   config.max_chunks_per_dim = a.max_chunks_per_dim;
@@ -177,8 +179,7 @@ void register_reproduce_commands(CLI::App& app) {
     eval::DegradedConfig c;
     c.size_bytes = static_cast<double>(parse_bytes(dargs->size, "--size"));
     if (!(c.size_bytes > 0)) throw InputError("--size", "must be positive");
-    if (dargs->chunks < 1 || dargs->chunks > 100000)
-      throw InputError("--chunks", fmt::format("must be in 1..100000, got {}", dargs->chunks));
+    require_range(dargs->chunks, 1, sim::kMaxChunksOfMany, "--chunks");
     c.chunks = dargs->chunks;
     if (dargs->fractions.empty()) throw InputError("--fractions", "needs at least one fraction");
     for (double f : dargs->fractions)
@@ -206,7 +207,7 @@ void register_reproduce_commands(CLI::App& app) {
       ->check(CLI::Range(1, 100));
   fab->add_option("--shift-steps", fargs->shift_steps, "Shifts tried per iteration")
       ->capture_default_str()
-      ->check(CLI::Range(1, 1000));
+      ->check(CLI::Range(1, sim::jobs::kMaxShiftSteps));
   fab->add_flag("-q,--quiet", fargs->quiet, "No progress indicator");
   fab->callback([fargs] {
     const auto study =
@@ -258,8 +259,7 @@ void register_reproduce_commands(CLI::App& app) {
     auto& a = *targs;
     if (a.it.servers < 2 || a.it.servers > 4096)
       throw InputError("--servers", fmt::format("must be in 2..4096, got {}", a.it.servers));
-    if (!(a.it.batch_tolerance >= 0 && a.it.batch_tolerance < 0.1))
-      throw InputError("--batch-tolerance", fmt::format("must be in [0, 0.1), got {}", a.it.batch_tolerance));
+    sim::flow::check_batch_tolerance(a.it.batch_tolerance);
     if (a.it.iterations < 1 || a.it.iterations > 100)
       throw InputError("--iterations", fmt::format("must be in 1..100, got {}", a.it.iterations));
     for (int d : a.it.degrees)

@@ -96,8 +96,7 @@ rt::BenchOptions to_bench(const CommonOptions& o) {
   b.iters = o.iters;
   b.warmup = o.warmup;
   b.dtype = rt::parse_dtype(o.dtype, "--dtype");
-  require_range(b.iters, 1, kMaxIterations, "--iters");
-  require_range(b.warmup, 0, kMaxIterations, "--warmup");
+  b.validate();
   // Per size: the input and output buffers, the in-place copy and the check's reference.
   const std::size_t largest = *std::max_element(b.sizes_bytes.begin(), b.sizes_bytes.end());
   require_memory(4.0 * static_cast<double>(largest), o.begin.empty() ? "--sizes" : "--end",

@@ -15,6 +15,8 @@
 #include "net/graph/graph_yaml.h"
 #include "net/network_yaml.h"
 #include "sim/dag_executor.h"
+#include "sim/flow/flow_model.h"
+#include "sim/run_collective.h"
 #include "sim/flow/traffic.h"
 #include "sim/flow_network.h"
 #include "sim/stragglers.h"
@@ -63,7 +65,6 @@ workload::ZooEntry model_entry(const WorkloadDagArgs& a) {
   if (a.no_dp_overlap) entry.parallelism.overlap_dp = false;
   if (a.pp < 0) throw InputError("--pp", fmt::format("must be >= 1, got {}", a.pp));
   if (a.microbatches < 0) throw InputError("--microbatches", fmt::format("must be >= 1, got {}", a.microbatches));
-  require_range(a.iterations, 1, kMaxIterations, "--iterations");
   entry.parallelism.compute.peak_tflops = a.peak_tflops;  // the pipeline's stages are balanced for it
   entry.parallelism.compute.memory_bandwidth_gbs = a.memory_bandwidth_gbs;
   if (a.pp > 0) entry.parallelism.pp_stages = a.pp;
@@ -164,11 +165,9 @@ void run_sim_plan(const SimWorkloadArgs& a, bool workload_given, bool topology_g
 }
 
 void check_common(const SimWorkloadArgs& a) {
-  if (a.iterations < 1 || a.iterations > 1000)
-    throw InputError("--iterations", fmt::format("must be in 1..1000, got {}", a.iterations));
+  require_range(a.iterations, 1, workload::kMaxTrainingIterations, "--iterations");
   if (!(a.ns_per_cycle > 0)) throw InputError("--ns-per-cycle", "must be positive");
-  if (a.chunks < 1 || a.chunks > 100000)
-    throw InputError("--chunks", fmt::format("must be in 1..100000, got {}", a.chunks));
+  require_range(a.chunks, 1, sim::kMaxChunksOfMany, "--chunks");
   if (!(a.peak_tflops > 0)) throw InputError("--peak-tflops", "must be positive");
   if (!(a.memory_bandwidth_gbs > 0)) throw InputError("--memory-bandwidth", "must be positive");
 }
@@ -220,8 +219,7 @@ void run_sim_workload_on_fabric(const SimWorkloadArgs& a) {
   workload::ComputeModel compute;
   compute.peak_tflops = a.peak_tflops;
   compute.memory_bandwidth_gbs = a.memory_bandwidth_gbs;
-  if (!(a.batch_tolerance >= 0 && a.batch_tolerance < 0.1))
-    throw InputError("--batch-tolerance", fmt::format("must be in [0, 0.1), got {}", a.batch_tolerance));
+  sim::flow::check_batch_tolerance(a.batch_tolerance);
   sim::FlowNetworkOptions flow_options;
   flow_options.batch_tolerance = a.batch_tolerance;
   const auto run = sim::simulate_workload(dag, logical, fabric, compute, flow_options);

@@ -6,9 +6,11 @@
 
 #include "apps/chorus/commands.h"
 #include "core/error.h"
+#include "core/memory_budget.h"
 #include "core/text_file.h"
 #include "net/graph/graph_yaml.h"
 #include "topoopt/coopt/alternating_optimization.h"
+#include "workload/parallelism.h"
 
 namespace chorus::cli {
 
@@ -76,7 +78,7 @@ void register_topo_optimize_command(CLI::App& topo) {
       throw InputError("--servers", fmt::format("must be in 2..4096, got {}", a.servers));
     if (a.degree < 1 || a.degree > 1024)
       throw InputError("--degree", fmt::format("must be in 1..1024, got {}", a.degree));
-    if (a.iterations < 1) throw InputError("--iterations", fmt::format("must be >= 1, got {}", a.iterations));
+    require_range(a.iterations, 1, workload::kMaxTrainingIterations, "--iterations");  // what the DAG may hold
     topoopt::ServerSpec spec;
     spec.gpus = a.gpus;
     const auto job = topoopt::server_job(a.workload, a.servers, spec, a.iterations);

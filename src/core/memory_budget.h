@@ -18,8 +18,12 @@ void require_memory(double estimate_bytes, const std::string& field, const std::
 // Throws InputError(field, "must be in lo..hi, got v") unless lo <= value <= hi.
 void require_range(long long value, long long lo, long long hi, const std::string& field);
 
-// Repetition counts a command line may ask for (--iters, --warmup, --repeat): a million is
-// hours of work at the slowest and keeps per-iteration records small.
+// Iteration counts a run may ask for (a benchmark's iters and warmup, a training DAG's
+// iterations): a million is hours of work at the slowest and keeps per-iteration records small.
 inline constexpr long long kMaxIterations = 1'000'000;
+
+// Measured repetitions of a whole job on the runtime (its `repeat`, the median reported): each
+// is a full run of the job's plan.
+inline constexpr long long kMaxRepeats = 1000;
 
 }  // namespace chorus

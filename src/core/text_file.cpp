@@ -58,13 +58,13 @@ void write_json_file(const std::string& path, const nlohmann::json& json) {
 void ensure_writable_dir(const std::string& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
-  if (ec) throw InputError("--out", fmt::format("cannot create directory '{}': {}", dir, ec.message()));
+  if (ec) throw InputError("out", fmt::format("cannot create directory '{}': {}", dir, ec.message()));
   // A directory may exist and still refuse files (permissions, a read-only mount): try one.
   const std::string probe = (std::filesystem::path(dir) / ".chorus-write-probe").string();
   std::FILE* f = std::fopen(probe.c_str(), "wb");
   if (f == nullptr) {
     const int err = errno;
-    throw InputError("--out",
+    throw InputError("out",
                      fmt::format("cannot write into directory '{}': {}", dir, std::generic_category().message(err)));
   }
   std::fclose(f);

@@ -16,14 +16,14 @@ std::string read_text_file(const std::string& path, const std::string& what);
 void write_text_file(const std::string& path, const std::string& content);
 
 // Creates `dir` with its parents and checks that a file can be written in it, so that a study
-// refuses a bad --out before it computes (InputError("--out", ...)).
+// refuses a bad --out before it computes (InputError("out", ...)).
 void ensure_writable_dir(const std::string& dir);
 
 // `json` written as a file (indented by one space, newline-terminated); "-" is standard output.
 void write_json_file(const std::string& path, const nlohmann::json& json);
 
 // A study's output directory (`--out DIR`): created with its parents on construction
-// (InputError("--out", ...) if it cannot be); write() puts a file in it and remembers its path.
+// (InputError("out", ...) if it cannot be); write() puts a file in it and remembers its path.
 class OutputDir {
  public:
   explicit OutputDir(std::string dir);

@@ -23,7 +23,7 @@ SyndicateStudyOptions default_syndicate_cases() {
 SyndicateStudy run_syndicate_study(const SyndicateStudyOptions& o) {
   SyndicateStudy study;
   for (const auto& c : o.cases) {
-    const auto topo = syndicate::load_topology(c.topology, 4, "--topology");
+    const auto topo = syndicate::load_topology(c.topology, 4, "topology");
     const auto dag = syndicate::load_workload_dag(c.workload, topo, 2);
     const auto problem = syndicate::make_problem(dag, topo, {});
     syndicate::Scheduler scheduler(problem);

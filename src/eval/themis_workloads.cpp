@@ -142,8 +142,8 @@ std::string format_workload_tables(const WorkloadStudy& study) {
   if (!below.empty())
     out += fmt::format(
         "Below the paper: {}; why (the workloads' communication against their compute): "
-        "docs/workloads.md, \"Results against Themis Fig. 12\"; against batch and compute rate: "
-        "--sensitivity\n",
+        "docs/workloads.md, \"Results against Themis Fig. 12\"; against batch and compute rate: its "
+        "sensitivity study, \"Fig. 12 explained\"\n",
         below);
   return out;
 }

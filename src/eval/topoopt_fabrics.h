@@ -45,6 +45,6 @@ struct JobFabric {
 //    on the demand left, each change stopping all links for `reconfig_latency_ns` (Appendix D).
 // InputError naming `field` for an unknown fabric.
 JobFabric job_fabric(const std::string& name, int servers, int degree, double gbps, const topoopt::Traffic& traffic,
-                     std::uint64_t seed = 1, const std::string& field = "--fabric", double reconfig_latency_ns = 10e6);
+                     std::uint64_t seed = 1, const std::string& field = "fabric", double reconfig_latency_ns = 10e6);
 
 }  // namespace chorus::eval

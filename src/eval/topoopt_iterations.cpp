@@ -32,7 +32,7 @@ struct StudyJob {
 };
 
 StudyJob make_job(const std::string& model, const IterationStudyOptions& o) {
-  const auto server = topoopt::server_job(model, o.servers, server_spec(o), o.iterations, "--models");
+  const auto server = topoopt::server_job(model, o.servers, server_spec(o), o.iterations, "models");
   StudyJob job;
   job.logical = workload::logical_network(server.parallelism, o.servers);
   job.dag = workload::build_training_dag(server.model, server.parallelism, job.logical);
@@ -45,7 +45,7 @@ IterationRow run_on(const StudyJob& job, const std::string& model, const std::st
                     const IterationStudyOptions& o) {
   const auto t0 = std::chrono::steady_clock::now();
   const auto fabric =
-      job_fabric(name, o.servers, degree, gbps, job.traffic, o.seed, "--fabrics", o.reconfig_latency_us * 1e3);
+      job_fabric(name, o.servers, degree, gbps, job.traffic, o.seed, "fabrics", o.reconfig_latency_us * 1e3);
   sim::FlowNetworkOptions flow_options;
   flow_options.batch_tolerance = o.batch_tolerance;
   flow_options.reconfiguration = fabric.reconfiguration;
@@ -91,13 +91,13 @@ IterationStudy run_iteration_study(const IterationStudyOptions& o) {
   const auto& known = iteration_fabric_names();
   for (const auto& name : fabrics)
     if (std::find(known.begin(), known.end(), name) == known.end())
-      throw InputError("--fabrics", fmt::format("unknown fabric '{}'; choose from: {}", name, fmt::join(known, ", ")));
+      throw InputError("fabrics", fmt::format("unknown fabric '{}'; choose from: {}", name, fmt::join(known, ", ")));
   for (const auto& model : o.models)
-    topoopt::server_job(model, o.servers, server_spec(o), 1, "--models");  // unknown names fail before any run
+    topoopt::server_job(model, o.servers, server_spec(o), 1, "models");  // unknown names fail before any run
   if (!o.reconfig_latencies_us.empty())
-    for (const auto& model : o.reconfig_models) topoopt::server_job(model, o.servers, server_spec(o), 1, "--models");
+    for (const auto& model : o.reconfig_models) topoopt::server_job(model, o.servers, server_spec(o), 1, "models");
   for (double l : o.reconfig_latencies_us)
-    if (!(l >= 0)) throw InputError("--reconfig-latencies", fmt::format("must be >= 0 us, got {}", l));
+    if (!(l >= 0)) throw InputError("reconfig_latencies_us", fmt::format("must be >= 0 us, got {}", l));
   const int reconfig_runs = o.reconfig_latencies_us.empty() || o.degrees.empty()
                                 ? 0
                                 : static_cast<int>(o.reconfig_models.size() * (o.reconfig_latencies_us.size() + 1));

@@ -120,8 +120,8 @@ Network load_network(const std::string& name_or_path) {
   if (auto preset = find_preset(name_or_path)) return *preset;
   if (std::filesystem::exists(name_or_path)) return load_network_file(name_or_path);
   const auto names = preset_names();
-  throw InputError("--topology", fmt::format("'{}' is neither a preset nor a readable file{}; presets: {}",
-                                             name_or_path, did_you_mean(name_or_path, names), fmt::join(names, ", ")));
+  throw InputError("topology", fmt::format("'{}' is neither a preset nor a readable file{}; presets: {}", name_or_path,
+                                           did_you_mean(name_or_path, names), fmt::join(names, ", ")));
 }
 
 }  // namespace chorus::net

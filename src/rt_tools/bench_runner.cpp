@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/memory_budget.h"
 #include "core/split.h"
 #include "rt/runtime.h"
 #include "rt_tools/selfcheck.h"
@@ -152,9 +153,9 @@ std::vector<CollectiveKind> parse_bench_ops(const std::string& text) {
       ops.push_back(CollectiveKind::kSend);
       continue;
     }
-    ops.push_back(parse_op_kind(item, "--ops"));
+    ops.push_back(parse_op_kind(item, "ops"));
   }
-  if (ops.empty()) throw InputError("--ops", "no operation given");
+  if (ops.empty()) throw InputError("ops", "no operation given");
   return ops;
 }
 
@@ -192,9 +193,13 @@ double bus_factor(CollectiveKind op, int n) {
   }
 }
 
+void BenchOptions::validate() const {
+  require_range(iters, 1, kMaxIterations, "iters");
+  require_range(warmup, 0, kMaxIterations, "warmup");
+}
+
 std::vector<BenchRow> run_bench(const BenchOptions& o) {
-  if (o.iters < 1) throw InputError("--iters", "must be >= 1");
-  if (o.warmup < 0) throw InputError("--warmup", "must be >= 0");
+  o.validate();
   std::vector<BenchRow> rows;
   for (const auto& plain : o.backends) {
     for (CollectiveKind op : o.ops) {

@@ -33,6 +33,9 @@ struct BenchOptions {
   // Also time each size in place, as nccl-tests does, where the API has an in-place form
   // (selfcheck::has_in_place); the out-of-place run is always timed.
   bool in_place = false;
+
+  // InputError naming the field (iters, warmup) outside 1..kMaxIterations, 0..kMaxIterations.
+  void validate() const;
 };
 
 // One placement (out of place or in place) of a row.

@@ -205,13 +205,13 @@ int usable_cpus() {
 
 int launch(const LaunchOptions& options) {
   if (options.ranks < 1 || options.ranks > 4096)
-    throw InputError("launch -n", fmt::format("number of ranks must be in [1, 4096], got {}", options.ranks));
+    throw InputError("ranks", fmt::format("number of ranks must be in [1, 4096], got {}", options.ranks));
   if (options.command.empty()) throw InputError("launch", "no program given (usage: chorus launch -n N -- prog args)");
   if (!(options.kill_grace_s >= 0 && options.kill_grace_s <= 3600))  // NaN fails both
-    throw InputError("launch --kill-grace-s", fmt::format("must be in 0..3600 seconds, got {}", options.kill_grace_s));
+    throw InputError("kill_grace_s", fmt::format("must be in 0..3600 seconds, got {}", options.kill_grace_s));
 
   if (options.bind != "auto" && options.bind != "core" && options.bind != "none")
-    throw InputError("launch --bind", "expected auto, core or none, got '" + options.bind + "'");
+    throw InputError("bind", "expected auto, core or none, got '" + options.bind + "'");
   cpu_set_t allowed;
   CPU_ZERO(&allowed);
   std::vector<int> cpus;
@@ -225,7 +225,7 @@ int launch(const LaunchOptions& options) {
   // a process with its own runtime, threads and buffers. Allowed when asked for.
   const std::size_t most = std::max<std::size_t>(64, 16 * std::max<std::size_t>(1, cpus.size()));
   if (ranks > most && !options.oversubscribe)
-    throw InputError("launch -n",
+    throw InputError("ranks",
                      fmt::format("{} ranks on {} CPUs: more than the {} (at least 64, 16 per CPU) the launcher "
                                  "starts without --oversubscribe",
                                  options.ranks, cpus.size(), most));
@@ -246,12 +246,12 @@ int launch(const LaunchOptions& options) {
     const rlim_t needed = (options.tag_output ? 2 : 1) * ranks + 64;
     if (nofile.rlim_cur != RLIM_INFINITY && nofile.rlim_cur < needed) {
       if (nofile.rlim_max != RLIM_INFINITY && nofile.rlim_max < needed)
-        throw InputError("launch -n",
+        throw InputError("ranks",
                          fmt::format("{} ranks need {} open descriptors, the hard limit is {} (raise `ulimit -Hn`)",
                                      options.ranks, needed, nofile.rlim_max));
       nofile.rlim_cur = needed;
       if (::setrlimit(RLIMIT_NOFILE, &nofile) != 0)
-        throw InputError("launch -n",
+        throw InputError("ranks",
                          fmt::format("cannot raise the descriptor limit to {}: {}", needed, std::strerror(errno)));
       raised_nofile = true;
     }

@@ -42,7 +42,7 @@ MeasuredTopology measured_topology(const std::vector<BenchRow>& rows, int world,
   for (const auto& r : rows)
     if (r.backend.find(':') == std::string::npos)
       if (auto t = timed_op(r)) by_backend[r.backend].push_back(*t);
-  syndicate::Topology host = syndicate::builtin_topology("host", world, "--topology-out");
+  syndicate::Topology host = syndicate::builtin_topology("host", world, "topology_out");
   MeasuredTopology m;
   std::vector<std::string> kept;
   for (auto& ch : host.channels) {
@@ -55,8 +55,8 @@ MeasuredTopology measured_topology(const std::vector<BenchRow>& rows, int world,
     kept.push_back(ch.backends.front());
   }
   if (kept.empty())
-    throw InputError("--topology-out", "no measurement of a host channel's backend (shm, mpi, gloo) to fit");
-  m.topology = syndicate::with_backends(host, kept, "--topology-out");
+    throw InputError("topology_out", "no measurement of a host channel's backend (shm, mpi, gloo) to fit");
+  m.topology = syndicate::with_backends(host, kept, "topology_out");
   m.topology.name = "host-measured";
   m.topology.costs.clear();
   m.machine = machine;

@@ -6,6 +6,7 @@
 #include <functional>
 
 #include "core/error.h"
+#include "core/memory_budget.h"
 #include "core/units.h"
 #include "rt/runtime.h"
 #include "rt_tools/plan_execution.h"
@@ -61,11 +62,10 @@ nlohmann::json measure(JobSession& session, const workload::Dag& dag, const Pick
 }  // namespace
 
 nlohmann::json run_motif_microbench_on_ranks(const MotifBenchOptions& o) {
-  if (o.repeat < 1 || o.repeat > 1000)
-    throw InputError("--repeat", fmt::format("must be in 1..1000, got {}", o.repeat));
+  require_range(o.repeat, 1, kMaxRepeats, "repeat");
   std::vector<double> sizes;
-  for (const auto& s : o.sizes) sizes.push_back(static_cast<double>(parse_bytes(s, "--sizes")));
-  const double overlap = static_cast<double>(parse_bytes(o.overlap_size, "--overlap-size"));
+  for (const auto& s : o.sizes) sizes.push_back(static_cast<double>(parse_bytes(s, "sizes")));
+  const double overlap = static_cast<double>(parse_bytes(o.overlap_size, "overlap_size"));
   JobSession session("host");
   const auto& t = session.topology;
   const int shm = t.path_index("shm"), gloo = t.path_index("gloo");

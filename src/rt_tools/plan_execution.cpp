@@ -80,7 +80,7 @@ const std::string& Groups::get(const std::string& backend, const std::vector<int
 JobSession::JobSession(const std::string& name) {
   auto available = available_backends();
   if (!launched_by_mpirun()) std::erase(available, std::string("mpi"));
-  const auto topo = syndicate::with_backends(syndicate::load_topology(name, 2, "--topology"), available, "--topology");
+  const auto topo = syndicate::with_backends(syndicate::load_topology(name, 2, "topology"), available, "topology");
   std::set<std::string> wanted;
   for (const auto& ch : topo.channels) wanted.insert(ch.backends.front());
   init(std::vector<std::string>(wanted.begin(), wanted.end()));
@@ -88,12 +88,12 @@ JobSession::JobSession(const std::string& name) {
     job.world_backend = wanted.count("shm") ? "shm" : *wanted.begin();
     job.world = rt::size(job.world_backend);  // qualified: std::size(std::string) is found by ADL
     job.me = rt::rank(job.world_backend);
-    topology = name == "host" ? syndicate::with_backends(syndicate::load_topology("host", job.world, "--topology"),
-                                                         available, "--topology")
+    topology = name == "host" ? syndicate::with_backends(syndicate::load_topology("host", job.world, "topology"),
+                                                         available, "topology")
                               : topo;
     if (topology.npus() != job.world)
-      throw InputError("--topology", fmt::format("topology '{}' has {} NPUs; the job has {} ranks", topology.name,
-                                                 topology.npus(), job.world));
+      throw InputError("topology", fmt::format("topology '{}' has {} NPUs; the job has {} ranks", topology.name,
+                                               topology.npus(), job.world));
     groups = Groups(job.world);
     job.groups = &groups;
   } catch (...) {
@@ -365,10 +365,10 @@ RunStats run_once(const Job& job, const syndicate::Problem& problem, Active& act
   return rs;
 }
 
-syndicate::Method parse_method(const std::string& text) {
+syndicate::Method parse_method(const std::string& text, const std::string& field) {
   for (auto m : syndicate::all_methods())
     if (text == syndicate::to_string(m)) return m;
-  throw InputError("--method", "unknown method '" + text + "' (syndicate, greedy, s-sched, s-exec, bs+, fifo)");
+  throw InputError(field, "unknown method '" + text + "' (syndicate, greedy, s-sched, s-exec, bs+, fifo)");
 }
 
 }  // namespace chorus::rt

@@ -115,6 +115,7 @@ struct JobSession {
   Job job;
 };
 
-syndicate::Method parse_method(const std::string& text);  // InputError naming --method
+// InputError naming `field` (the options field that holds `text`) for an unknown method.
+syndicate::Method parse_method(const std::string& text, const std::string& field = "method");
 
 }  // namespace chorus::rt

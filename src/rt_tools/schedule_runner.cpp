@@ -82,11 +82,11 @@ double tolerance(DType d, ReduceOp op) {
 }  // namespace
 
 nlohmann::json run_schedule_on_ranks(const ScheduleRunOptions& o) {
-  const DType dtype = parse_dtype(o.dtype, "--dtype");
-  const ReduceOp rop = parse_reduce_op(o.reduce, "--reduce");
-  if (!o.topology.empty() && !o.grid.empty()) throw InputError("--grid", "give --topology or --grid, not both");
+  const DType dtype = parse_dtype(o.dtype, "dtype");
+  const ReduceOp rop = parse_reduce_op(o.reduce, "reduce");
+  if (!o.topology.empty() && !o.grid.empty()) throw InputError("grid", "give --topology or --grid, not both");
   auto dim_backends = split_list(o.dim_backends);
-  if (dim_backends.empty()) throw InputError("--dim-backends", "give at least one backend");
+  if (dim_backends.empty()) throw InputError("dim_backends", "give at least one backend");
   std::set<std::string> wanted(dim_backends.begin(), dim_backends.end());
   rt::init(std::vector<std::string>(wanted.begin(), wanted.end()));
   struct Finalize {
@@ -99,8 +99,8 @@ nlohmann::json run_schedule_on_ranks(const ScheduleRunOptions& o) {
     grid_text =
         world_size >= 4 && world_size % 2 == 0 ? fmt::format("2x{}", world_size / 2) : fmt::format("{}", world_size);
   const net::Network network = grid_text.empty() ? net::load_network(o.topology) : grid_network(parse_grid(grid_text));
-  require_range(o.iters, 1, kMaxIterations, "--iters");
-  require_range(o.warmup, 0, kMaxIterations, "--warmup");
+  require_range(o.iters, 1, kMaxIterations, "iters");
+  require_range(o.warmup, 0, kMaxIterations, "warmup");
 
   // The schedule, its per-dimension order, and the simulator's prediction of exactly what the
   // executor will run: the schedule with that order enforced.
@@ -108,17 +108,17 @@ nlohmann::json run_schedule_on_ranks(const ScheduleRunOptions& o) {
   if (!o.schedule_file.empty()) {
     schedule = sched::load_schedule_file(o.schedule_file, network);
   } else {
-    const CollectiveKind op = coll::parse_collective_op(o.op, "--op");
+    const CollectiveKind op = coll::parse_collective_op(o.op, "op");
     const auto spec = sched::parse_scheduler(o.scheduler);
     if (spec.kind == sched::SchedulerKind::kIdeal)
-      throw InputError("--scheduler",
+      throw InputError("scheduler",
                        "the ideal is a bound, not a schedule to run; use baseline, themis-fifo or themis-scf");
-    const double bytes = static_cast<double>(parse_bytes(o.size, "--size"));
+    const double bytes = static_cast<double>(parse_bytes(o.size, "size"));
     // The schedule and its records take about 200 bytes per chunk and dimension.
-    require_range(o.chunks, 1, 1'000'000, "--chunks");
-    require_memory(bytes * 3 + 200.0 * o.chunks * static_cast<double>(network.dims.size()), "--size",
+    require_range(o.chunks, 1, sim::kMaxChunks, "chunks");
+    require_memory(bytes * 3 + 200.0 * o.chunks * static_cast<double>(network.dims.size()), "size",
                    fmt::format("a collective of {} in {} chunks (buffer, staging, schedule)", o.size, o.chunks));
-    if (!(o.threshold_divisor > 0)) throw InputError("--threshold-divisor", "must be positive");
+    if (!(o.threshold_divisor > 0)) throw InputError("threshold_divisor", "must be positive");
     sched::ThemisOptions themis;
     themis.threshold_divisor = o.threshold_divisor;
     schedule = sched::make_schedule(network, op, bytes, o.chunks, spec, themis);
@@ -126,7 +126,7 @@ nlohmann::json run_schedule_on_ranks(const ScheduleRunOptions& o) {
   const std::size_t eb = dtype_bytes(dtype);
   const double size_bytes = schedule.size_bytes;
   if (!(size_bytes >= static_cast<double>(eb)) || std::fmod(size_bytes, static_cast<double>(eb)) != 0)
-    throw InputError("--size", fmt::format("{} bytes is not a whole number of {} elements", size_bytes, o.dtype));
+    throw InputError("size", fmt::format("{} bytes is not a whole number of {} elements", size_bytes, o.dtype));
   const std::size_t count = static_cast<std::size_t>(size_bytes) / eb;
   sim::SimOptions sim_options;
   sim_options.record_stages = true;

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "core/error.h"
+#include "core/memory_budget.h"
 #include "core/split.h"
 #include "core/text_file.h"
 #include "core/units.h"
@@ -14,10 +15,9 @@ namespace chorus::rt {
 
 nlohmann::json run_syndicate_real(const SyndicateRealOptions& o) {
   const int ranks = o.ranks;
-  if (ranks < 2 || ranks > 64) throw InputError("--ranks", fmt::format("must be in 2..64, got {}", ranks));
-  if (o.repeat < 1 || o.repeat > 1000)
-    throw InputError("--repeat", fmt::format("must be in 1..1000, got {}", o.repeat));
-  for (const auto& s : split_list(o.sizes)) (void)parse_bytes(s, "--sizes");  // bad sizes fail here, not in the job
+  if (ranks < 2 || ranks > 64) throw InputError("ranks", fmt::format("must be in 2..64, got {}", ranks));
+  require_range(o.repeat, 1, kMaxRepeats, "repeat");
+  for (const auto& s : split_list(o.sizes)) (void)parse_bytes(s, "sizes");  // bad sizes fail here, not in the job
   OutputDir out(o.out);
   const std::string exe = self_exe("reproduce syndicate-real");
   const std::string cmd = fmt::format("'{}' launch -n {} -- '{}' run motifs --sizes {} --repeat {} --json", exe, ranks,

@@ -53,11 +53,11 @@ const std::vector<std::string> kSchedulers = {"baseline", "themis-fifo", "themis
 }  // namespace
 
 std::vector<ThemisRealRow> run_themis_real(const ThemisRealOptions& o) {
-  if (o.chunks < 1) throw InputError("--chunks", fmt::format("must be >= 1, got {}", o.chunks));
-  if (o.iters < 1) throw InputError("--iters", fmt::format("must be >= 1, got {}", o.iters));
+  if (o.chunks < 1) throw InputError("chunks", fmt::format("must be >= 1, got {}", o.chunks));
+  if (o.iters < 1) throw InputError("iters", fmt::format("must be >= 1, got {}", o.iters));
   std::error_code ec;
   std::filesystem::create_directories(std::filesystem::path(o.out) / "networks", ec);
-  if (ec) throw InputError("--out", fmt::format("cannot create '{}': {}", o.out, ec.message()));
+  if (ec) throw InputError("out", fmt::format("cannot create '{}': {}", o.out, ec.message()));
   const std::string exe = self_exe("reproduce themis-real");
   std::vector<ThemisRealRow> rows;
   const std::size_t total = study_networks().size() * kSchedulers.size();
@@ -77,7 +77,7 @@ std::vector<ThemisRealRow> run_themis_real(const ThemisRealOptions& o) {
                      sched.c_str(), net.ranks);
       const std::string cmd = fmt::format(
           "{}=1 '{}' launch -n {} -- '{}' run collective -t '{}' --size {} --chunks {} --scheduler {} --emulate "
-          "--iters {} --warmup 1 --dim-backends shm --json",
+          "--iters {} --warmup 1 --dim-backends shm --json",  // cli-command-line: a child chorus
           kOversubscribedNoted, exe, net.ranks, exe, file, o.size, o.chunks, sched, o.iters);
       const auto j = nlohmann::json::parse(run_capture(cmd, "reproduce themis-real"), nullptr, false);
       if (j.is_discarded() || !j.contains("time_ns"))

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "core/error.h"
+#include "core/memory_budget.h"
 #include "core/fnv1a.h"
 #include "core/rng.h"
 #include "rt/enforcer/enforcer.h"
@@ -28,25 +29,24 @@
 namespace chorus::rt {
 
 nlohmann::json run_workload_on_ranks(const WorkloadRunOptions& o) {
-  if (o.repeat < 1 || o.repeat > 1000)
-    throw InputError("--repeat", fmt::format("must be in 1..1000, got {}", o.repeat));
+  require_range(o.repeat, 1, kMaxRepeats, "repeat");
   (void)parse_method(o.method);
-  (void)parse_method(o.switch_method);
-  if (o.switch_after < 0) throw InputError("--switch-after", fmt::format("must be >= 0, got {}", o.switch_after));
+  (void)parse_method(o.switch_method, "switch_method");
+  if (o.switch_after < 0) throw InputError("switch_after", fmt::format("must be >= 0, got {}", o.switch_after));
   if (o.costs != "measured" && o.costs != "model" && o.costs != "in-run")
-    throw InputError("--costs", "must be measured, in-run or model, got '" + o.costs + "'");
+    throw InputError("costs", "must be measured, in-run or model, got '" + o.costs + "'");
   if (o.warm_up_runs < 1 || o.warm_up_runs > 100)
-    throw InputError("--warm-up-runs", fmt::format("must be in 1..100, got {}", o.warm_up_runs));
+    throw InputError("warm_up_runs", fmt::format("must be in 1..100, got {}", o.warm_up_runs));
   if (o.compute != "sleep" && o.compute != "busy")
-    throw InputError("--compute", "must be sleep or busy, got '" + o.compute + "'");
+    throw InputError("compute", "must be sleep or busy, got '" + o.compute + "'");
   if (!(o.submit_jitter_us >= 0) || o.submit_jitter_us > 1e6)
-    throw InputError("--submit-jitter-us", fmt::format("must be in 0..1e6, got {}", o.submit_jitter_us));
+    throw InputError("submit_jitter_us", fmt::format("must be in 0..1e6, got {}", o.submit_jitter_us));
   JobSession session(o.topology);
   const auto& sized = session.topology;
   Job& job = session.job;
   const int me = job.me, world = job.world;
   if (o.veto_rank < -1 || o.veto_rank >= world)
-    throw InputError("--veto-rank", fmt::format("must be a rank of the job, 0..{}, got {}", world - 1, o.veto_rank));
+    throw InputError("veto_rank", fmt::format("must be a rank of the job, 0..{}, got {}", world - 1, o.veto_rank));
   const std::string& world_backend = job.world_backend;
   Groups& groups = session.groups;
   const auto dag = syndicate::load_workload_dag(o.workload, sized, o.iterations);
@@ -145,7 +145,7 @@ nlohmann::json run_workload_on_ranks(const WorkloadRunOptions& o) {
       search.seed = o.seed + static_cast<std::uint64_t>(proposals);
       search.max_evaluations = o.evaluations;
       search.min_evaluations = std::min(search.min_evaluations, o.evaluations);
-      const auto m = forced ? parse_method(o.switch_method) : syndicate::Method::kSyndicate;
+      const auto m = forced ? parse_method(o.switch_method, "switch_method") : syndicate::Method::kSyndicate;
       proposal = syndicate::plan_to_json(problem, syndicate::run_method(m, scheduler, problem, search)).dump();
     }
     // Prepare is local (the plan loaded and scheduled); activating it may form process groups,

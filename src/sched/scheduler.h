@@ -20,7 +20,7 @@ struct SchedulerSpec {
 
 const std::vector<std::string>& scheduler_names();
 // Throws InputError naming `field` and listing the valid names.
-SchedulerSpec parse_scheduler(const std::string& name, const std::string& field = "--scheduler");
+SchedulerSpec parse_scheduler(const std::string& name, const std::string& field = "scheduler");
 
 // The chunk schedule a scheduler produces. "ideal" has no chunk schedule of its own; it
 // returns the baseline schedule, and the simulator reports the ideal bound for it. Being a

@@ -22,7 +22,7 @@ AnalyticalNetwork::AnalyticalNetwork(const net::Network& network, const sched::S
       chunks_(chunks_per_collective),
       themis_(themis),
       executor_(network, scheduler.policy, without_dim_order(options)) {
-  if (chunks_ < 1) throw InputError("--chunks", fmt::format("chunks per collective must be >= 1, got {}", chunks_));
+  if (chunks_ < 1) throw InputError("chunks", fmt::format("chunks per collective must be >= 1, got {}", chunks_));
 }
 
 const sched::Schedule& AnalyticalNetwork::schedule_for(const workload::Node& comm) {

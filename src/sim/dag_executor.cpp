@@ -304,7 +304,7 @@ WorkloadRun simulate_workload(const workload::Dag& dag, const net::Network& netw
   workload::validate(dag, network.num_dims(), dag.name);
   std::vector<double> compute_ns(dag.nodes.size());
   for (size_t i = 0; i < dag.nodes.size(); ++i) compute_ns[i] = options.compute.node_time_ns(dag.nodes[i]);
-  compute_ns = straggler_compute_ns(dag, network, std::move(compute_ns), options.speeds, "--speeds");
+  compute_ns = straggler_compute_ns(dag, network, std::move(compute_ns), options.speeds, "speeds");
   WorkloadRun run;
   // One network model per pipeline stage: a stage's NPUs have links of their own.
   const size_t stages = static_cast<size_t>(dag.stages);

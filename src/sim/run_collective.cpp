@@ -40,9 +40,10 @@ CollectiveRun run_collective_planned_on(const net::Network& plan_on, const net::
                                  "must be the same",
                                  plan_on.name, plan_on.shape(), network.name, network.shape()));
   if (!(request.size_bytes > 0) || !std::isfinite(request.size_bytes))
-    throw InputError("--size", fmt::format("collective size must be positive, got {}", request.size_bytes));
-  if (request.num_chunks < 1 || request.num_chunks > 1'000'000)
-    throw InputError("--chunks", fmt::format("number of chunks must be in 1..1000000, got {}", request.num_chunks));
+    throw InputError("size_bytes", fmt::format("collective size must be positive, got {}", request.size_bytes));
+  if (request.num_chunks < 1 || request.num_chunks > kMaxChunks)
+    throw InputError("num_chunks",
+                     fmt::format("number of chunks must be in 1..{}, got {}", kMaxChunks, request.num_chunks));
   CollectiveRun run = run_schedule(network,
                                    sched::make_schedule(plan_on, request.op, request.size_bytes, request.num_chunks,
                                                         request.scheduler, request.themis),

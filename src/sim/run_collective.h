@@ -9,6 +9,11 @@
 
 namespace chorus::sim {
 
+// Chunks one collective may be split into: a single collective (sim collective, run collective)
+// up to kMaxChunks; each of many (a workload's DAG, a study's sweep) up to kMaxChunksOfMany.
+inline constexpr int kMaxChunks = 1'000'000;
+inline constexpr int kMaxChunksOfMany = 100'000;
+
 struct CollectiveRequest {
   CollectiveKind op = CollectiveKind::kAllReduce;
   double size_bytes = 0;

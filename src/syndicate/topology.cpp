@@ -175,7 +175,7 @@ Topology builtin_topology(const std::string& name, int ranks, const std::string&
   } else if (name == "syndicate-testbed") {
     t = testbed();
   } else if (name == "host") {
-    if (ranks < 2 || ranks > 64) throw InputError("--ranks", fmt::format("host: ranks must be 2..64, got {}", ranks));
+    if (ranks < 2 || ranks > 64) throw InputError("ranks", fmt::format("host: ranks must be 2..64, got {}", ranks));
     t = host(ranks);
   } else {
     throw InputError(

@@ -14,7 +14,7 @@ namespace chorus::syndicate {
 workload::Dag load_workload_dag(const std::string& name_or_path, const Topology& topo, int iterations,
                                 const std::string& field) {
   if (iterations < 1 || iterations > 100)
-    throw InputError("--iterations", fmt::format("must be in 1..100, got {}", iterations));
+    throw InputError("iterations", fmt::format("must be in 1..100, got {}", iterations));
   if (name_or_path == "syndicate-fig6") {
     if (topo.costs.empty() || topo.dims != std::vector<int>{2, 2})
       throw InputError(field, "syndicate-fig6 is defined by its cost table: use --topology syndicate-fig6");

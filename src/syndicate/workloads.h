@@ -11,6 +11,6 @@
 namespace chorus::syndicate {
 
 workload::Dag load_workload_dag(const std::string& name_or_path, const Topology& topo, int iterations,
-                                const std::string& field = "--workload");
+                                const std::string& field = "workload");
 
 }  // namespace chorus::syndicate

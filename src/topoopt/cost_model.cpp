@@ -32,9 +32,9 @@ std::pair<int, double> planes_for(double x) {
   for (const auto& r : kTable3)
     if (r.gbps == x) return {1, x};
   if (x > 200 && std::fmod(x, 100) == 0) return {static_cast<int>(x / 100), 100};
-  throw InputError("--bandwidth", fmt::format("a Fat-tree link of {} Gb/s has no price: Table 3 lists 10, 25, 40, 100 "
-                                              "and 200 Gb/s, and larger multiples of 100 Gb/s are priced as 100G parts",
-                                              x));
+  throw InputError("bandwidth", fmt::format("a Fat-tree link of {} Gb/s has no price: Table 3 lists 10, 25, 40, 100 "
+                                            "and 200 Gb/s, and larger multiples of 100 Gb/s are priced as 100G parts",
+                                            x));
 }
 
 // Parts and prices of a Fat-tree whose servers each have one link of x Gb/s; `oversub`: 2:1, half
@@ -112,10 +112,10 @@ PartPrices table3_prices(double gbps, const std::string& where) {
 }
 
 FabricCost fabric_cost(Fabric fabric, int servers, int degree, double bandwidth_gbps, const CostOptions& o) {
-  if (servers < 2) throw InputError("--servers", fmt::format("a fabric needs at least 2 servers, got {}", servers));
-  if (degree < 1) throw InputError("--degree", fmt::format("every server needs at least 1 interface, got {}", degree));
+  if (servers < 2) throw InputError("servers", fmt::format("a fabric needs at least 2 servers, got {}", servers));
+  if (degree < 1) throw InputError("degree", fmt::format("every server needs at least 1 interface, got {}", degree));
   if (o.switch_radix < 4 || o.switch_radix % 2)
-    throw InputError("--switch-radix", fmt::format("must be even and >= 4, got {}", o.switch_radix));
+    throw InputError("switch_radix", fmt::format("must be even and >= 4, got {}", o.switch_radix));
   const auto p = table3_prices(bandwidth_gbps);
   const double fibre = o.fibre_usd_per_m * o.fibre_mean_m;
   const double interfaces = static_cast<double>(servers) * degree;

@@ -37,7 +37,7 @@ struct PartPrices {
 
 // Table 3's row for 10, 25, 40, 100 or 200 Gb/s (200G parts priced as 2 x 100G, as the paper
 // says). Other speeds: InputError naming `where` and the speeds there are.
-PartPrices table3_prices(double gbps, const std::string& where = "--bandwidth");
+PartPrices table3_prices(double gbps, const std::string& where = "bandwidth");
 
 struct CostOptions {
   int switch_radix = 32;          // ports per electrical switch (Fat-tree tiers)

@@ -57,7 +57,7 @@ Traffic traffic_from_dag(const workload::Dag& dag, const net::Network& network, 
 }
 
 Traffic zoo_traffic(const std::string& name, int servers, const std::string& field) {
-  if (servers < 2) throw InputError("--servers", fmt::format("a fabric needs at least 2 servers, got {}", servers));
+  if (servers < 2) throw InputError("servers", fmt::format("a fabric needs at least 2 servers, got {}", servers));
   auto entry = workload::zoo_model(name, field);
   entry.parallelism.iterations = 1;
   const auto logical = workload::logical_network(entry.parallelism, servers);

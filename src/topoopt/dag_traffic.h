@@ -27,6 +27,6 @@ Traffic traffic_from_dag(const workload::Dag& dag, const net::Network& network, 
 // its DAG on a logical network of one dimension of `servers`, or two (group x rest) when its
 // model- or expert-parallel group is smaller than the job and divides it. InputError for an
 // unknown name (naming `field`) or fewer than 2 servers.
-Traffic zoo_traffic(const std::string& name, int servers, const std::string& field = "--workload");
+Traffic zoo_traffic(const std::string& name, int servers, const std::string& field = "workload");
 
 }  // namespace chorus::topoopt

@@ -13,7 +13,7 @@ namespace chorus::topoopt {
 
 std::vector<std::pair<int, int>> reconfig_links(int servers, int degree, const std::vector<Demand>& demand,
                                                 bool discount) {
-  if (degree < 1) throw InputError("--degree", fmt::format("every server needs at least 1 interface, got {}", degree));
+  if (degree < 1) throw InputError("degree", fmt::format("every server needs at least 1 interface, got {}", degree));
   std::map<std::pair<int, int>, double> t;
   for (const auto& m : demand) {
     if (m.src < 0 || m.src >= servers || m.dst < 0 || m.dst >= servers || m.src == m.dst)

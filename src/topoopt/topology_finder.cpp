@@ -155,10 +155,10 @@ std::vector<int> shortest_path(int servers, const Edges& edges, int src, int dst
 }
 
 Topology topology_finder(int servers, int degree, const Traffic& traffic, const FinderOptions& options) {
-  if (servers < 2) throw InputError("--servers", fmt::format("a fabric needs at least 2 servers, got {}", servers));
-  if (degree < 1) throw InputError("--degree", fmt::format("every server needs at least 1 interface, got {}", degree));
+  if (servers < 2) throw InputError("servers", fmt::format("a fabric needs at least 2 servers, got {}", servers));
+  if (degree < 1) throw InputError("degree", fmt::format("every server needs at least 1 interface, got {}", degree));
   if (traffic.servers != servers)
-    throw InputError("--servers",
+    throw InputError("servers",
                      fmt::format("the traffic is for {} servers, the fabric has {}", traffic.servers, servers));
   Topology t;
   t.servers = servers;

@@ -17,7 +17,7 @@ bool is_prime(int p) {
 }  // namespace
 
 std::vector<int> totient_generators(int n, bool primes_only) {
-  if (n < 1) throw InputError("--n", fmt::format("a group has at least 1 server, got {}", n));
+  if (n < 1) throw InputError("n", fmt::format("a group has at least 1 server, got {}", n));
   std::vector<int> out;
   for (int p = 1; p < n; ++p)
     if (std::gcd(p, n) == 1 && (!primes_only || p == 1 || is_prime(p))) out.push_back(p);

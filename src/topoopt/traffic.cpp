@@ -42,7 +42,7 @@ double allreduce_wire_bytes(const AllReduceGroup& group) {
 }
 
 Traffic parse_traffic_json(const std::string& text, int servers, const std::string& source) {
-  if (servers < 2) throw InputError("--servers", fmt::format("a fabric needs at least 2 servers, got {}", servers));
+  if (servers < 2) throw InputError("servers", fmt::format("a fabric needs at least 2 servers, got {}", servers));
   json j;
   try {
     j = json::parse(text);
@@ -137,15 +137,15 @@ Traffic builtin_traffic(const std::string& name, int servers) {
   if (name == "dlrm-example") {
     auto t = dlrm_example();
     if (servers != 0 && servers != t.servers)
-      throw InputError("--servers",
+      throw InputError("servers",
                        fmt::format("dlrm-example is the {}-server example of Sec. 2.2, got {}", t.servers, servers));
     return t;
   }
   const auto& zoo = workload::zoo_names();
   if (std::find(zoo.begin(), zoo.end(), name) == zoo.end())
-    throw InputError("--workload", fmt::format("unknown traffic '{}' (built in: {}; others through --traffic FILE)",
-                                               name, fmt::join(builtin_traffic_names(), ", ")));
-  if (servers == 0) throw InputError("--servers", fmt::format("required with the zoo workload '{}'", name));
+    throw InputError("workload", fmt::format("unknown traffic '{}' (built in: {}; others through --traffic FILE)", name,
+                                             fmt::join(builtin_traffic_names(), ", ")));
+  if (servers == 0) throw InputError("servers", fmt::format("required with the zoo workload '{}'", name));
   return zoo_traffic(name, servers);
 }
 

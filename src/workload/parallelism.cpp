@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/memory_budget.h"
 
 namespace chorus::workload {
 
@@ -429,12 +430,12 @@ int effective_microbatches(const ParallelismConfig& config) {
 bool pipelined(const ParallelismConfig& config) { return config.pp_stages > 1 || effective_microbatches(config) > 1; }
 
 Dag build_training_dag(const Model& model, const ParallelismConfig& config, const net::Network& network) {
-  if (config.iterations < 1) throw InputError("--iterations", fmt::format("must be >= 1, got {}", config.iterations));
+  require_range(config.iterations, 1, kMaxTrainingIterations, "iterations");
   if (config.mp_npus < 1)
     throw InputError(model.name, fmt::format("model-parallel NPUs must be >= 1, got {}", config.mp_npus));
   if (config.ep_npus < 1)
     throw InputError(model.name, fmt::format("expert-parallel NPUs must be >= 1, got {}", config.ep_npus));
-  if (!(config.bucket_bytes >= 0)) throw InputError("--bucket", "bucket size must be >= 0");
+  if (!(config.bucket_bytes >= 0)) throw InputError("bucket_bytes", "bucket size must be >= 0");
   if (!config.layer_mp.empty() && config.layer_mp.size() != model.layers.size())
     throw InputError(model.name, fmt::format("the per-layer parallelization names {} layers but the model has {}",
                                              config.layer_mp.size(), model.layers.size()));

@@ -32,6 +32,10 @@
 
 namespace chorus::workload {
 
+// Training iterations a DAG may be unrolled to (every command and job file that builds one):
+// the DAG holds every iteration's nodes, so its memory grows with them.
+inline constexpr int kMaxTrainingIterations = 1000;
+
 struct ParallelismConfig {
   int mp_npus = 1;          // model-parallel group: the first dimensions whose product <= this
   int ep_npus = 1;          // expert-parallel group of MoE layers, chosen the same way
@@ -41,7 +45,7 @@ struct ParallelismConfig {
   // false: the data-parallel gradient traffic starts only when back-propagation has ended
   // (no overlap with the backward pass), one reading of Themis Sec. 6.2.
   bool overlap_dp = true;
-  int iterations = 3;
+  int iterations = 3;    // 1..kMaxTrainingIterations
   int pp_stages = 1;     // pipeline stages
   int microbatches = 0;  // per mini-batch; 0: 4 x pp_stages (GPipe Sec. 2.2: the bubble is
                          // negligible from 4 micro-batches per stage), 1 without a pipeline

@@ -17,10 +17,10 @@ struct ZooEntry {
 
 const std::vector<std::string>& zoo_names();  // resnet152, transformer-1t, ..., topoopt-dlrm
 // Throws InputError naming `field` (with a did-you-mean) for an unknown name.
-ZooEntry zoo_model(const std::string& name, const std::string& field = "--workload");
+ZooEntry zoo_model(const std::string& name, const std::string& field = "workload");
 // The same model at another per-NPU mini-batch (`batch` > 0; 0: the zoo's own), the
 // parallelism unchanged (sensitivity studies: eval/themis_sensitivity.h).
-ZooEntry zoo_model(const std::string& name, int batch, const std::string& field = "--workload");
+ZooEntry zoo_model(const std::string& name, int batch, const std::string& field = "workload");
 
 // The models themselves (batch = per-NPU mini-batch).
 Model resnet152(int batch);

@@ -83,6 +83,30 @@ def capped(*args, env=None, timeout=60):
                           env=env if env is not None else os.environ)
 
 
+class FieldFlags(unittest.TestCase):
+    """Libraries name the field of their options (issue 32); the user reads the flag that set it."""
+
+    def test_library_field_reaches_the_user_as_its_flag(self):  # rt::ThemisRealOptions::chunks
+        with tempfile.TemporaryDirectory() as d:
+            r = chorus("reproduce", "themis-real", "--chunks", "0", "--out", d, "-q")
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+        self.assertEqual(r.stderr, "chorus: error: --chunks: must be >= 1, got 0\n")
+
+    def test_field_whose_flag_differs(self):  # topoopt::ServerSpec::gpus, AlternatingOptions::gbps: kFieldFlags
+        for flag, field in (("--gpus-per-server", "gpus"), ("--bandwidth", "gbps")):
+            r = chorus("topo", "optimize", "--workload", "topoopt-dlrm", "--servers", "4", flag, "0", "-q")
+            self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+            self.assertTrue(r.stderr.startswith(f"chorus: error: {flag}: "), r.stderr)
+            self.assertNotIn(field + ":", r.stderr)
+
+    def test_one_batch_tolerance_limit(self):  # sim::flow::kMaxBatchTolerance, in every command
+        with tempfile.TemporaryDirectory() as d:
+            for cmd in (["sim", "jobs", os.path.join(d, "jobs.yaml")], ["reproduce", "topoopt", "--costs-only", "-q", "--out", d]):
+                r = chorus(*cmd[:2], "--batch-tolerance", "0.5", *cmd[2:])
+                self.assertEqual(r.returncode, 2, (cmd, r.stdout + r.stderr))
+                self.assertIn("--batch-tolerance: must be in [0, 0.1), got 0.5", r.stderr, cmd)
+
+
 class Bounds(unittest.TestCase):
     """Issue 31's reproductions: every flag and file bounded; no crash, no exhaustion, exit 2 naming the field."""
 

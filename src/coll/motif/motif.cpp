@@ -51,12 +51,11 @@ bool is_comm_op(CollectiveKind kind) {
 
 CommOp make_comm_op(CollectiveKind kind, int n, Bytes bytes, int root) {
   if (!is_comm_op(kind))
-    throw InputError("--op", "a comm-op is all_reduce, all_to_all or broadcast, got " + std::string(to_string(kind)));
-  if (n < 1 || n > 65536) throw InputError("--ranks", "must be in 1..65536, got " + std::to_string(n));
-  if (bytes == 0) throw InputError("--bytes", "the payload must be at least 1 byte");
+    throw InputError("op", "a comm-op is all_reduce, all_to_all or broadcast, got " + std::string(to_string(kind)));
+  if (n < 1 || n > 65536) throw InputError("ranks", "must be in 1..65536, got " + std::to_string(n));
+  if (bytes == 0) throw InputError("bytes", "the payload must be at least 1 byte");
   if (kind == CollectiveKind::kBroadcast && (root < 0 || root >= n))
-    throw InputError("--root",
-                     "must be one of the ranks 0.." + std::to_string(n - 1) + ", got " + std::to_string(root));
+    throw InputError("root", "must be one of the ranks 0.." + std::to_string(n - 1) + ", got " + std::to_string(root));
   CommOp op;
   op.kind = kind;
   op.bytes = bytes;

@@ -2,7 +2,7 @@
 // Error-bounded lossy compression of 1-D f32 / f64 arrays with zfp (MCR-DL Sec. V): the codec
 // under the compressed collectives of rt/compression/compressed.h.
 //
-//   ErrorBound b = parse_error_bound("abs:1e-3", "--bound");   // or {Kind::kAbsolute, 1e-3}
+//   ErrorBound b = parse_error_bound("abs:1e-3", "bound");   // or {Kind::kAbsolute, 1e-3}
 //   std::vector<std::uint8_t> bytes;
 //   compress(x.data(), x.size(), DType::kF32, b, bytes);        // appends one block
 //   decompress(bytes.data(), bytes.size(), y.data(), y.size(), DType::kF32);

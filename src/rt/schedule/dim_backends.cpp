@@ -38,10 +38,9 @@ std::vector<DimBackendChoice> choose_dim_backends(const sched::Schedule& schedul
                                                   const std::vector<std::string>& requested, const TuningTable* table,
                                                   const std::vector<std::string>& initialised) {
   if (requested.size() != 1 && requested.size() != dims.size())
-    throw InputError("--dim-backends",
-                     fmt::format("{} backends given for {} dimensions (give one, or one per dimension)",
-                                 requested.size(), dims.size()));
-  if (initialised.empty()) throw InputError("--dim-backends", "no backend is initialised");
+    throw InputError("dim_backends", fmt::format("{} backends given for {} dimensions (give one, or one per dimension)",
+                                                 requested.size(), dims.size()));
+  if (initialised.empty()) throw InputError("dim_backends", "no backend is initialised");
   const auto calls = dim_calls(schedule, dims);
   std::vector<DimBackendChoice> out(dims.size());
   for (std::size_t d = 0; d < dims.size(); ++d) {

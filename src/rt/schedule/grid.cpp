@@ -51,9 +51,8 @@ RankGrid make_rank_grid(const std::vector<int>& dims, const std::vector<std::str
     throw InputError(
         "grid", fmt::format("the grid {} has {} ranks but the world has {}", fmt::join(dims, "x"), g.size(), world));
   if (backends.size() != 1 && backends.size() != dims.size())
-    throw InputError("--dim-backends",
-                     fmt::format("{} backends given for {} dimensions (give one, or one per dimension)",
-                                 backends.size(), dims.size()));
+    throw InputError("dim_backends", fmt::format("{} backends given for {} dimensions (give one, or one per dimension)",
+                                                 backends.size(), dims.size()));
   int rest = g.rank;
   for (int p : dims) {
     g.coords.push_back(rest % p);

@@ -21,7 +21,7 @@ struct RankGrid {
 };
 
 // Parses "2x4" (or "2x2x2"); errors name `field`.
-std::vector<int> parse_grid(const std::string& text, const std::string& field = "--grid");
+std::vector<int> parse_grid(const std::string& text, const std::string& field = "grid");
 
 // The network a bare grid stands for (`chorus run collective --grid`): every dimension a switch
 // of 8 Gb/s (1 GB/s) per rank and 1 us step latency, slow enough that pacing dominates on one host.

@@ -25,6 +25,11 @@ std::vector<double> max_min_rates(const std::vector<double>& capacity, const std
   return rate;
 }
 
+void check_batch_tolerance(double tolerance) {
+  if (!(tolerance >= 0.0) || !(tolerance < kMaxBatchTolerance))
+    throw InputError("batch_tolerance", fmt::format("must be in [0, {}), got {}", kMaxBatchTolerance, tolerance));
+}
+
 FlowEngine::FlowEngine(const net::GraphNetwork& net, double batch_tolerance)
     : net_(net),
       tolerance_(batch_tolerance),
@@ -32,8 +37,7 @@ FlowEngine::FlowEngine(const net::GraphNetwork& net, double batch_tolerance)
       capacity_bytes_(net.links.size(), 0.0),
       link_rate_(net.links.size(), 0.0),
       filler_(std::make_unique<WaterFiller>(net.links.size())) {
-  if (!(batch_tolerance >= 0.0) || !(batch_tolerance < 1.0))
-    throw InputError("batch_tolerance", fmt::format("must be in [0, 1), got {}", batch_tolerance));
+  check_batch_tolerance(batch_tolerance);
   for (std::size_t l = 0; l < capacity_.size(); ++l) capacity_[l] = net.links[l].gbps / 8.0;  // Gbit/s = bytes/ns * 8
   res_.link_bytes.assign(capacity_.size(), 0.0);
   res_.link_busy_ns.assign(capacity_.size(), 0.0);

@@ -48,6 +48,13 @@ struct FlowResult {
 
 class WaterFiller;
 
+// Batch tolerances are in [0, kMaxBatchTolerance), for the engine and every command alike: the
+// error grows with the tolerance (BENCHMARKS.md measures it at 1e-3, what reproduce topoopt runs).
+inline constexpr double kMaxBatchTolerance = 0.1;
+
+// Throws InputError("batch_tolerance", ...) unless 0 <= tolerance < kMaxBatchTolerance.
+void check_batch_tolerance(double tolerance);
+
 class FlowEngine {
  public:
   // `batch_tolerance` = 0: exact (rates recomputed at every last byte). > 0: when a flow's last byte

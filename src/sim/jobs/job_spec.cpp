@@ -12,6 +12,7 @@
 #include "core/text_file.h"
 #include "core/yaml_fields.h"
 #include "sim/stragglers.h"
+#include "workload/parallelism.h"
 
 namespace chorus::sim::jobs {
 
@@ -35,7 +36,7 @@ std::string_view to_string(PlacementPolicy policy) {
 
 namespace {
 
-constexpr int kMaxJobIterations = 1000;
+constexpr int kMaxJobIterations = workload::kMaxTrainingIterations;
 constexpr int kMaxJobNpus = 1 << 20;
 
 // A path relative to the jobs file's directory when such a file exists, or a Chakra prefix there

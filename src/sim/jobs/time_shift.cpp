@@ -1,17 +1,17 @@
 #include "sim/jobs/time_shift.h"
 
-#include <fmt/format.h>
-
-#include "core/error.h"
+#include "core/memory_budget.h"
 
 namespace chorus::sim::jobs {
 
+void ShiftSearchOptions::validate() const {
+  require_range(steps, 1, kMaxShiftSteps, "steps");
+  require_range(rounds, 1, kMaxShiftRounds, "rounds");
+}
+
 ShiftSearchResult search_time_shifts(const net::GraphNetwork& fabric, const std::vector<SharedJob>& jobs,
                                      const std::vector<JobTimeline>& alone, const ShiftSearchOptions& options) {
-  if (options.steps < 1 || options.steps > 1000)
-    throw InputError("--shift-steps", fmt::format("must be in 1..1000, got {}", options.steps));
-  if (options.rounds < 1 || options.rounds > 1000)
-    throw InputError("--shift-rounds", fmt::format("must be in 1..1000, got {}", options.rounds));
+  options.validate();
   auto shifted = jobs;
   std::vector<const SharedJob*> all;
   for (const auto& job : shifted) all.push_back(&job);

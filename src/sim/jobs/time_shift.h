@@ -9,11 +9,18 @@
 
 namespace chorus::sim::jobs {
 
+// Bounds of a shift search: every step of every round simulates the jobs again.
+inline constexpr int kMaxShiftSteps = 1000;
+inline constexpr int kMaxShiftRounds = 1000;
+
 struct ShiftSearchOptions {
   int steps = 8;   // shifts tried per job: i / steps of its iteration time alone, i = 0..steps-1
   int rounds = 2;  // passes over the jobs
   double batch_tolerance = 0;
   std::vector<TimedLinkFault> timed_faults;  // link faults during the run (JobMix::timed_faults)
+
+  // InputError naming the field: steps, rounds outside 1..kMaxShiftSteps, 1..kMaxShiftRounds.
+  void validate() const;
 };
 
 struct ShiftSearchResult {

@@ -24,10 +24,10 @@ double mean_mp_hops(const Topology& t) { return t.mp_bytes > 0 ? t.mp_byte_hops 
 
 AlternatingResult alternating_optimization(const Job& job, const AlternatingOptions& o) {
   if (o.degree < 1)
-    throw InputError("--degree", fmt::format("every server needs at least 1 interface, got {}", o.degree));
+    throw InputError("degree", fmt::format("every server needs at least 1 interface, got {}", o.degree));
   if (!(o.gbps > 0) || !std::isfinite(o.gbps))
-    throw InputError("--bandwidth", fmt::format("must be > 0 Gb/s, got {}", o.gbps));
-  if (o.rounds < 0) throw InputError("--rounds", fmt::format("must be >= 0, got {}", o.rounds));
+    throw InputError("gbps", fmt::format("must be > 0 Gb/s, got {}", o.gbps));
+  if (o.rounds < 0) throw InputError("rounds", fmt::format("must be >= 0, got {}", o.rounds));
   const auto say = [&](const std::string& line) {
     if (o.progress) o.progress(line);
   };

@@ -8,8 +8,8 @@
 namespace chorus::topoopt {
 
 Job server_job(const std::string& name, int servers, const ServerSpec& spec, int iterations, const std::string& field) {
-  if (servers < 2) throw InputError("--servers", fmt::format("a fabric needs at least 2 servers, got {}", servers));
-  if (spec.gpus < 1) throw InputError("--gpus-per-server", fmt::format("must be >= 1, got {}", spec.gpus));
+  if (servers < 2) throw InputError("servers", fmt::format("a fabric needs at least 2 servers, got {}", servers));
+  if (spec.gpus < 1) throw InputError("gpus", fmt::format("must be >= 1, got {}", spec.gpus));
   auto entry = workload::zoo_model(name, field);
   const int batch = entry.model.batch_per_npu * spec.gpus;
   if (name == "topoopt-candle")

@@ -29,6 +29,6 @@ struct Job {
 // model needs spec.gpus == 1. InputError naming `field` for an unknown or unsupported name, or
 // fewer than 2 servers.
 Job server_job(const std::string& name, int servers, const ServerSpec& spec, int iterations,
-               const std::string& field = "--workload");
+               const std::string& field = "workload");
 
 }  // namespace chorus::topoopt

@@ -106,19 +106,19 @@ SearchResult parallelization_search(StrategyEvaluator& evaluator, const Strategy
   // Each step keeps its record (about 20 KB with the strategy it tried): a million steps is
   // hours of flow simulations and 20 GB; refuse more.
   if (o.max_steps < 0 || o.max_steps > 100000)
-    throw InputError("--steps", fmt::format("must be in 0..100000, got {}", o.max_steps));
+    throw InputError("max_steps", fmt::format("must be in 0..100000, got {}", o.max_steps));
   if (o.patience < 1 || o.patience > 100000)
-    throw InputError("--patience", fmt::format("must be in 1..100000, got {}", o.patience));
-  require_memory(20e3 * o.max_steps, "--steps", fmt::format("a search of {} steps", o.max_steps));
+    throw InputError("patience", fmt::format("must be in 1..100000, got {}", o.patience));
+  require_memory(20e3 * o.max_steps, "max_steps", fmt::format("a search of {} steps", o.max_steps));
   if (!(o.temperature >= 0) || !std::isfinite(o.temperature))
-    throw InputError("--temperature", fmt::format("must be a finite number >= 0, got {}", o.temperature));
+    throw InputError("temperature", fmt::format("must be a finite number >= 0, got {}", o.temperature));
   std::vector<int> groups = o.mp_choices;
   if (groups.empty())
     for (int g = 1; g <= n; ++g)
       if (n % g == 0) groups.push_back(g);
   for (int g : groups)
     if (g < 1 || n % g != 0)
-      throw InputError("--mp-choices", fmt::format("group size {} does not divide the {} servers", g, n));
+      throw InputError("mp_choices", fmt::format("group size {} does not divide the {} servers", g, n));
 
   std::unordered_map<std::string, double> cost;  // per strategy key on this fabric
   const auto evaluate = [&](const Strategy& s) {

@@ -115,8 +115,8 @@ ShmSegment ShmSegment::create(std::size_t bytes, const std::string& what) {
                                         need, mib(*avail)));
   if (const auto room = cgroup_headroom(); room && bytes > *room)
     throw InputError("shm", fmt::format("cannot reserve {}: the memory cgroup allows only {} more; "
-                                        "raise the container's memory limit (e.g. docker run "
-                                        "--memory), use fewer ranks per host or a smaller "
+                                        "raise the container's memory limit (e.g. docker "
+                                        "run --memory), use fewer ranks per host or a smaller "
                                         "CHORUS_SHM_SLOT_BYTES",
                                         need, mib(*room)));
   const int fd = ::memfd_create("chorus-shm", MFD_CLOEXEC | MFD_ALLOW_SEALING);
