@@ -260,13 +260,16 @@ ExecutorRun ScheduleExecutor::run(void* buf, std::size_t count) {
   auto since = [&](Clock::time_point t) { return std::chrono::duration<double, std::nano>(t - t0).count(); };
   auto at = [&](double ns) { return t0 + std::chrono::nanoseconds(static_cast<long long>(ns)); };
 
-  // A stage's real operation has returned: emulated, hold the dimension until `paced_end` (the
-  // model's end) if that is later; then record the stage and let its chunk's next stage go.
-  // Returns the stage's end.
-  auto finish = [&](int c, int k, const sched::Stage& st, double arrived, double start, double bytes,
-                    double paced_end) {
+  // A stage's real operation has returned. Emulated, the stage holds its dimension until n_K B_K
+  // after it began if that is later (the model's clock: `begin` below). Then it is recorded and
+  // its chunk's next stage may go. Returns the stage's end.
+  auto finish = [&](int c, int k, const sched::Stage& st, double arrived, double start, double bytes, double resident) {
     double end = since(Clock::now());
-    if (options_.emulate && end < paced_end) {
+    const double paced_end =
+        options_.emulate ? start + coll::bandwidth_time_ns(options_.network->dims[static_cast<std::size_t>(st.dim)],
+                                                           st.phase, resident)
+                         : 0;
+    if (end < paced_end) {
       std::this_thread::sleep_until(at(paced_end));
       end = paced_end;
     }
@@ -322,8 +325,7 @@ ExecutorRun ScheduleExecutor::run(void* buf, std::size_t count) {
         permute_by_digit(area(c, cur), area(c, other), N, static_cast<std::size_t>(p), stride, q * eb, false);
         rt::all_to_all_single(group, area(c, other), area(c, cur), e / static_cast<std::size_t>(p), options_.dtype);
         permute_by_digit(area(c, cur), area(c, other), N, static_cast<std::size_t>(p), stride, q * eb, true);
-        free_at = finish(c, k, st, arrived, start, bytes,
-                         model ? start + coll::bandwidth_time_ns(*model, st.phase, resident) : 0);
+        free_at = finish(c, k, st, arrived, start, bytes, resident);
         continue;
       }
       const bool rs = st.phase == coll::Phase::kReduceScatter;
@@ -341,8 +343,7 @@ ExecutorRun ScheduleExecutor::run(void* buf, std::size_t count) {
       else
         rt::all_gather(group, piece(c, from, static_cast<int>(src)), piece(c, to, static_cast<int>(dst)),
                        range(c, e, from).len, options_.dtype);
-      free_at = finish(c, k, st, arrived, start, bytes,
-                       model ? start + coll::bandwidth_time_ns(*model, st.phase, resident) : 0);
+      free_at = finish(c, k, st, arrived, start, bytes, resident);
     }
   };
   std::vector<std::thread> threads;
