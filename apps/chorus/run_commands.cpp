@@ -176,6 +176,12 @@ void register_reproduce_real_command(CLI::App& reproduce) {
   c->add_option("-s,--size", o->size, "All-reduce size per rank")->capture_default_str();
   c->add_option("-c,--chunks", o->chunks, "Chunks")->capture_default_str();
   c->add_option("--iters", o->iters, "Measured iterations per row (median)")->capture_default_str();
+  c->add_option("--random", o->random,
+                "Random heterogeneous networks (4-8 ranks, 2-3 dimensions of mixed kinds) after the three fixed ones")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  c->add_option("--seed", o->seed, "Seed the random networks are drawn from (the same networks for the same seed)")
+      ->capture_default_str();
   c->add_flag("-q,--quiet", o->quiet, "No progress lines");
   c->callback([o] {
     const auto rows = rt::run_themis_real(*o);

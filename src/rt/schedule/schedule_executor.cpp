@@ -20,17 +20,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Waits until `t`. A plain sleep overshoots by ~0.1 ms here, which would add to every paced
-// stage; spinning instead steals the cores the ranks' real transfers need. So each thread sleeps
-// until `t` minus its own recent overshoot (a running average), then yields for what is left.
-void pace_until(Clock::time_point t) {
-  thread_local std::chrono::nanoseconds lead{100000};
-  std::this_thread::sleep_until(t - lead);
-  const auto woke = Clock::now();
-  lead = std::clamp(lead + (woke - t) / 4, std::chrono::nanoseconds{0}, std::chrono::nanoseconds{1000000});
-  while (Clock::now() < t) std::this_thread::yield();
-}
-
 std::string stage_name(int chunk, const sched::Stage& st) {
   return fmt::format("chunk {} {} on dimension {}", chunk, coll::to_string(st.phase), st.dim + 1);
 }
@@ -270,9 +259,19 @@ ExecutorRun ScheduleExecutor::run(void* buf, std::size_t count) {
   auto since = [&](Clock::time_point t) { return std::chrono::duration<double, std::nano>(t - t0).count(); };
   auto at = [&](double ns) { return t0 + std::chrono::nanoseconds(static_cast<long long>(ns)); };
 
-  // A stage has ended: record it and let its chunk's next stage go.
-  auto finish = [&](int c, int k, const sched::Stage& st, double arrived, double start, double bytes) {
-    const double end = since(Clock::now());
+  // A stage's real operation has returned. Emulated, the stage holds its dimension until n_K B_K
+  // after it began if that is later (the model's clock: `begin` below). Then it is recorded and
+  // its chunk's next stage may go. Returns the stage's end.
+  auto finish = [&](int c, int k, const sched::Stage& st, double arrived, double start, double bytes, double resident) {
+    double end = since(Clock::now());
+    const double paced_end =
+        options_.emulate ? start + coll::bandwidth_time_ns(options_.network->dims[static_cast<std::size_t>(st.dim)],
+                                                           st.phase, resident)
+                         : 0;
+    if (end < paced_end) {
+      std::this_thread::sleep_until(at(paced_end));
+      end = paced_end;
+    }
     {
       std::lock_guard lock(mutex);
       const auto d = static_cast<std::size_t>(st.dim);
@@ -284,12 +283,25 @@ ExecutorRun ScheduleExecutor::run(void* buf, std::size_t count) {
       arrive[static_cast<std::size_t>(c)] = end;
     }
     cv.notify_all();
+    return end;
   };
   auto dimension = [&](std::size_t d) {
     const auto& ops = s.dim_order[d];
     const std::string& group = grid_.groups[d];
     const int p = grid_.dims[d];
     const net::Dimension* model = options_.network ? &options_.network->dims[d] : nullptr;
+    double free_at = 0;  // the end of this dimension's previous stage
+    // Emulated, a stage runs on the model's clock: it begins when the model begins it (its chunk
+    // arrived A_K ago and the dimension is free) and ends n_K B_K later, or when its real operation
+    // returns if that is later. These times, not the moments this thread woke, are what the next
+    // stages are paced from, so the pacing's own delays (wake-ups, sleep overshoot) do not add up
+    // along the chain of stages; a real operation or a group partner that is late does.
+    auto begin = [&](double arrived, coll::Phase phase) {
+      if (!options_.emulate) return since(Clock::now());
+      const double t = std::max(arrived + coll::fixed_delay_ns(*model, phase), free_at);
+      std::this_thread::sleep_until(at(t));
+      return t;
+    };
     for (std::size_t i = 0; i < ops.size(); ++i) {
       const int c = ops[i].chunk;
       const int k = stage_of_op_[d][i];
@@ -308,13 +320,11 @@ ExecutorRun ScheduleExecutor::run(void* buf, std::size_t count) {
         for (std::size_t x = 0; x < d; ++x) stride *= static_cast<std::size_t>(grid_.dims[x]);
         const double resident = static_cast<double>(e * eb);
         const double bytes = model ? coll::stage_cost(*model, st.phase, resident).bytes_sent : resident * (p - 1) / p;
-        if (options_.emulate) pace_until(at(arrived + coll::fixed_delay_ns(*model, st.phase)));
-        const double start = since(Clock::now());
+        const double start = begin(arrived, st.phase);
         permute_by_digit(area(c, cur), area(c, other), N, static_cast<std::size_t>(p), stride, q * eb, false);
         rt::all_to_all_single(group, area(c, other), area(c, cur), e / static_cast<std::size_t>(p), options_.dtype);
         permute_by_digit(area(c, cur), area(c, other), N, static_cast<std::size_t>(p), stride, q * eb, true);
-        if (options_.emulate) pace_until(at(start + coll::bandwidth_time_ns(*model, st.phase, resident)));
-        finish(c, k, st, arrived, start, bytes);
+        free_at = finish(c, k, st, arrived, start, bytes, resident);
         continue;
       }
       const bool rs = st.phase == coll::Phase::kReduceScatter;
@@ -325,16 +335,14 @@ ExecutorRun ScheduleExecutor::run(void* buf, std::size_t count) {
       const double resident = static_cast<double>(range(c, e, from).len * eb);
       const double bytes = model ? coll::stage_cost(*model, st.phase, resident).bytes_sent
                                  : (rs ? resident * (p - 1) / p : resident * (p - 1));
-      if (options_.emulate) pace_until(at(arrived + coll::fixed_delay_ns(*model, st.phase)));
-      const double start = since(Clock::now());
+      const double start = begin(arrived, st.phase);
       if (rs)
         rt::reduce_scatter(group, piece(c, from, static_cast<int>(src)), piece(c, to, static_cast<int>(dst)),
                            range(c, e, to).len, options_.dtype, options_.op);
       else
         rt::all_gather(group, piece(c, from, static_cast<int>(src)), piece(c, to, static_cast<int>(dst)),
                        range(c, e, from).len, options_.dtype);
-      if (options_.emulate) pace_until(at(start + coll::bandwidth_time_ns(*model, st.phase, resident)));
-      finish(c, k, st, arrived, start, bytes);
+      free_at = finish(c, k, st, arrived, start, bytes, resident);
     }
   };
   std::vector<std::thread> threads;

@@ -23,11 +23,12 @@
 // destination's); after the chunk's D stages, in any order, every piece is home. The pieces
 // are packed per peer in a scratch buffer (details at permute_by_digit in the .cpp).
 //
-// Emulation (optional): each stage is paced to the network model of the simulator — a chunk
-// becomes ready on a dimension A_K after it arrives there (fixed delay, overlapping other
-// chunks), then holds the dimension for max(its real transfer, n_K B_K) — so one host can stand
-// in for a network whose dimensions have the model's bandwidths and latencies
-// (docs/schedule-executor.md).
+// Emulation (optional): each stage is paced to the network model of the simulator, on the
+// model's clock — it begins when the model begins it (A_K after its chunk arrived, overlapping
+// other chunks' delays, and the dimension free) and ends n_K B_K later or when its real transfer
+// returns, whichever is later; later stages are paced from these times, not from when threads
+// woke — so one host can stand in for a network whose dimensions have the model's bandwidths and
+// latencies (docs/schedule-executor.md).
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -49,7 +50,9 @@ struct ExecutorOptions {
   std::string tail_backend = "auto";  // flat all-reduce of an all-reduce's remainder
 };
 
-struct ExecutedStage {  // one (chunk, stage), times in ns since the run's start
+// One (chunk, stage), times in ns since the run's start. Emulated, start and end are the stage's
+// times on the model's clock (its real operation may have started later, within the stage).
+struct ExecutedStage {
   int chunk = 0;
   int stage = 0;
   int dim = 0;
