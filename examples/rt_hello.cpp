@@ -11,8 +11,8 @@ using namespace chorus::rt;
 int main() {
   init({"shm", "gloo"});
   std::vector<float> grad(1 << 20, float(rank("shm") + 1)), tokens(4 * size("gloo"), float(rank("gloo"))), routed(tokens.size());
-  Work w = all_reduce("shm", grad.data(), grad.data(), grad.size(), DType::kF32, ReduceOp::kAvg, /*async_op=*/true);
-  all_to_all_single("gloo", tokens.data(), routed.data(), 4, DType::kF32);  // blocking, while the all-reduce runs
+  Work w = all_reduce("shm", grad.data(), grad.data(), grad.size(), DType::f32, ReduceOp::avg, /*async_op=*/true);
+  all_to_all_single("gloo", tokens.data(), routed.data(), 4, DType::f32);  // blocking, while the all-reduce runs
   w.wait();
   std::printf("rank %d of %d: mean grad %g, token from the last rank: %g\n", rank("shm"), size("shm"), grad[0], routed.back());
   finalize();

@@ -36,7 +36,7 @@ double median(std::vector<double> v) {
 }
 
 double slowest(const std::string& backend, double ms) {
-  rt::all_reduce(backend, &ms, &ms, 1, DType::kF64, ReduceOp::kMax);
+  rt::all_reduce(backend, &ms, &ms, 1, DType::f64, ReduceOp::max);
   return ms;
 }
 
@@ -89,9 +89,9 @@ int main(int argc, char** argv) {
           std::vector<float> in(count), reference(gather ? P * count : count), out(reference.size());
           fill(in, me);
           if (gather)
-            rt::all_gather(backend, in.data(), reference.data(), count, DType::kF32);
+            rt::all_gather(backend, in.data(), reference.data(), count, DType::f32);
           else
-            rt::all_reduce(backend, in.data(), reference.data(), count, DType::kF32, ReduceOp::kSum);
+            rt::all_reduce(backend, in.data(), reference.data(), count, DType::f32, ReduceOp::sum);
           const std::size_t nb = bound_names.size();
           std::vector<std::vector<double>> times(nb);
           std::vector<cz::Stats> stats(nb);
@@ -104,14 +104,14 @@ int main(int argc, char** argv) {
               cz::Stats* st = r == 0 ? &stats[k] : nullptr;
               if (gather) {
                 if (plain)
-                  rt::all_gather(backend, in.data(), out.data(), count, DType::kF32);
+                  rt::all_gather(backend, in.data(), out.data(), count, DType::f32);
                 else
-                  cz::all_gather(backend, in.data(), out.data(), count, DType::kF32, bounds[k], st);
+                  cz::all_gather(backend, in.data(), out.data(), count, DType::f32, bounds[k], st);
               } else {
                 if (plain)
-                  rt::all_reduce(backend, in.data(), out.data(), count, DType::kF32, ReduceOp::kSum);
+                  rt::all_reduce(backend, in.data(), out.data(), count, DType::f32, ReduceOp::sum);
                 else
-                  cz::all_reduce(backend, in.data(), out.data(), count, DType::kF32, ReduceOp::kSum, bounds[k], st);
+                  cz::all_reduce(backend, in.data(), out.data(), count, DType::f32, ReduceOp::sum, bounds[k], st);
               }
               const double ms = slowest(
                   backend, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
@@ -133,8 +133,8 @@ int main(int argc, char** argv) {
             totals.push_back(max_err[k]);
           }
           std::vector<double> sums(totals.size()), maxes(totals.size());
-          rt::all_reduce(backend, totals.data(), sums.data(), totals.size(), DType::kF64, ReduceOp::kSum);
-          rt::all_reduce(backend, totals.data(), maxes.data(), totals.size(), DType::kF64, ReduceOp::kMax);
+          rt::all_reduce(backend, totals.data(), sums.data(), totals.size(), DType::f64, ReduceOp::sum);
+          rt::all_reduce(backend, totals.data(), maxes.data(), totals.size(), DType::f64, ReduceOp::max);
           double raw_all = 0, plain_ms = 0;
           for (std::size_t k = 0; k < nb; ++k) {
             raw_all = std::max(raw_all, sums[3 * k]);

@@ -41,7 +41,7 @@ double median(std::vector<double> v) {
 
 double slowest_ms(const std::string& backend, std::chrono::steady_clock::time_point t0) {
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  rt::all_reduce(backend, &ms, &ms, 1, DType::kF64, ReduceOp::kMax);
+  rt::all_reduce(backend, &ms, &ms, 1, DType::f64, ReduceOp::max);
   return ms;
 }
 
@@ -138,32 +138,31 @@ int main(int argc, char** argv) {
     // Operation i, issued directly (async_op) or through the fusion.
     auto direct = [&](std::size_t i, bool async_op) {
       float* d = data[i].data();
-      if (gather) return rt::all_gather(backend_of_run, d, results[i].data(), count, DType::kF32, async_op);
-      if (bcast) return rt::broadcast(backend_of_run, d, count, DType::kF32, 0, async_op);
+      if (gather) return rt::all_gather(backend_of_run, d, results[i].data(), count, DType::f32, async_op);
+      if (bcast) return rt::broadcast(backend_of_run, d, count, DType::f32, 0, async_op);
       if (rs)
-        return rt::reduce_scatter(backend_of_run, d, results[i].data(), count, DType::kF32, ReduceOp::kSum, async_op);
-      if (a2a) return rt::all_to_all_single(backend_of_run, d, results[i].data(), count, DType::kF32, async_op);
+        return rt::reduce_scatter(backend_of_run, d, results[i].data(), count, DType::f32, ReduceOp::sum, async_op);
+      if (a2a) return rt::all_to_all_single(backend_of_run, d, results[i].data(), count, DType::f32, async_op);
       if (a2av)
-        return rt::all_to_allv(backend_of_run, d, v_send, v_sdispl, results[i].data(), v_recv, v_rdispl, DType::kF32,
+        return rt::all_to_allv(backend_of_run, d, v_send, v_sdispl, results[i].data(), v_recv, v_rdispl, DType::f32,
                                async_op);
-      if (red) return rt::reduce(backend_of_run, d, d, count, DType::kF32, ReduceOp::kSum, 0, async_op);
-      if (gat) return rt::gather(backend_of_run, d, results[i].data(), count, DType::kF32, 0, async_op);
-      if (sca) return rt::scatter(backend_of_run, d, results[i].data(), count, DType::kF32, 0, async_op);
-      return rt::all_reduce(backend_of_run, d, d, count, DType::kF32, ReduceOp::kSum, async_op);
+      if (red) return rt::reduce(backend_of_run, d, d, count, DType::f32, ReduceOp::sum, 0, async_op);
+      if (gat) return rt::gather(backend_of_run, d, results[i].data(), count, DType::f32, 0, async_op);
+      if (sca) return rt::scatter(backend_of_run, d, results[i].data(), count, DType::f32, 0, async_op);
+      return rt::all_reduce(backend_of_run, d, d, count, DType::f32, ReduceOp::sum, async_op);
     };
     auto fused_op = [&](rt::Fusion& fusion, std::size_t i) {
       float* d = data[i].data();
-      if (gather) return fusion.all_gather(backend_of_run, d, results[i].data(), count, DType::kF32);
-      if (bcast) return fusion.broadcast(backend_of_run, d, count, DType::kF32, 0);
-      if (rs) return fusion.reduce_scatter(backend_of_run, d, results[i].data(), count, DType::kF32, ReduceOp::kSum);
-      if (a2a) return fusion.all_to_all_single(backend_of_run, d, results[i].data(), count, DType::kF32);
+      if (gather) return fusion.all_gather(backend_of_run, d, results[i].data(), count, DType::f32);
+      if (bcast) return fusion.broadcast(backend_of_run, d, count, DType::f32, 0);
+      if (rs) return fusion.reduce_scatter(backend_of_run, d, results[i].data(), count, DType::f32, ReduceOp::sum);
+      if (a2a) return fusion.all_to_all_single(backend_of_run, d, results[i].data(), count, DType::f32);
       if (a2av)
-        return fusion.all_to_allv(backend_of_run, d, v_send, v_sdispl, results[i].data(), v_recv, v_rdispl,
-                                  DType::kF32);
-      if (red) return fusion.reduce(backend_of_run, d, d, count, DType::kF32, ReduceOp::kSum, 0);
-      if (gat) return fusion.gather(backend_of_run, d, results[i].data(), count, DType::kF32, 0);
-      if (sca) return fusion.scatter(backend_of_run, d, results[i].data(), count, DType::kF32, 0);
-      return fusion.all_reduce(backend_of_run, d, d, count, DType::kF32, ReduceOp::kSum);
+        return fusion.all_to_allv(backend_of_run, d, v_send, v_sdispl, results[i].data(), v_recv, v_rdispl, DType::f32);
+      if (red) return fusion.reduce(backend_of_run, d, d, count, DType::f32, ReduceOp::sum, 0);
+      if (gat) return fusion.gather(backend_of_run, d, results[i].data(), count, DType::f32, 0);
+      if (sca) return fusion.scatter(backend_of_run, d, results[i].data(), count, DType::f32, 0);
+      return fusion.all_reduce(backend_of_run, d, d, count, DType::f32, ReduceOp::sum);
     };
     if (me == 0)
       std::printf(
@@ -216,7 +215,7 @@ int main(int argc, char** argv) {
         }
       }
     }
-    rt::all_reduce(backends.front(), &wrong, &wrong, 1, DType::kI64, ReduceOp::kSum);
+    rt::all_reduce(backends.front(), &wrong, &wrong, 1, DType::i64, ReduceOp::sum);
     if (me == 0 && wrong != 0)
       std::fprintf(stderr, "bench_fusion: %lld wrong results\n", static_cast<long long>(wrong));
     rt::finalize();

@@ -119,14 +119,13 @@ int main(int argc, char** argv) {
         stage_ms[static_cast<std::size_t>(k)] += std::chrono::duration<double, std::milli>(now - t).count();
         t = now;
       };
-      rt::reduce_scatter(grid.groups[0], buf.data(), scratch.data() + at0, h0, rt::DType::kF32, rt::ReduceOp::kSum);
+      rt::reduce_scatter(grid.groups[0], buf.data(), scratch.data() + at0, h0, rt::DType::f32, rt::ReduceOp::sum);
       lap(0);
-      rt::reduce_scatter(grid.groups[1], scratch.data() + at0, buf.data() + at1, h1, rt::DType::kF32,
-                         rt::ReduceOp::kSum);
+      rt::reduce_scatter(grid.groups[1], scratch.data() + at0, buf.data() + at1, h1, rt::DType::f32, rt::ReduceOp::sum);
       lap(1);
-      rt::all_gather(grid.groups[1], buf.data() + at1, scratch.data() + at0, h1, rt::DType::kF32);
+      rt::all_gather(grid.groups[1], buf.data() + at1, scratch.data() + at0, h1, rt::DType::f32);
       lap(2);
-      rt::all_gather(grid.groups[0], scratch.data() + at0, buf.data(), h0, rt::DType::kF32);
+      rt::all_gather(grid.groups[0], scratch.data() + at0, buf.data(), h0, rt::DType::f32);
       lap(3);
     };
 
@@ -134,7 +133,7 @@ int main(int argc, char** argv) {
     for (int c : chunk_counts) methods.push_back({fmt::format("executor, {} chunk{}", c, c == 1 ? "" : "s"), {}});
     auto run = [&](std::size_t m) {
       if (m == 0)
-        rt::all_reduce("shm", buf.data(), buf.data(), count, rt::DType::kF32, rt::ReduceOp::kSum);
+        rt::all_reduce("shm", buf.data(), buf.data(), count, rt::DType::f32, rt::ReduceOp::sum);
       else if (m == 1)
         by_hand();
       else
@@ -153,7 +152,7 @@ int main(int argc, char** argv) {
         const auto t0 = std::chrono::steady_clock::now();
         run(m);
         double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-        rt::all_reduce("shm", &ms, &ms, 1, rt::DType::kF64, rt::ReduceOp::kMax);
+        rt::all_reduce("shm", &ms, &ms, 1, rt::DType::f64, rt::ReduceOp::max);
         if (it >= warmup) methods[m].ms.push_back(ms);
         if (it + 1 == warmup && m == 1) std::fill(stage_ms.begin(), stage_ms.end(), 0.0);  // warm-up done
         if (it + 1 == warmup + iters)

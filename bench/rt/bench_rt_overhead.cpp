@@ -95,9 +95,9 @@ int run(chorus::bench::Args& args) {
     std::vector<float> in(count, 1.0f), out(count, 0.0f);
     const int iters = bytes <= 16384 ? 2000 : bytes <= (1 << 20) ? 100 : 5;
     auto direct = [&] { MPI_Allreduce(in.data(), out.data(), static_cast<int>(count), MPI_FLOAT, MPI_SUM, dup); };
-    auto sync = [&] { rt::all_reduce("mpi", in.data(), out.data(), count, rt::DType::kF32, rt::ReduceOp::kSum); };
+    auto sync = [&] { rt::all_reduce("mpi", in.data(), out.data(), count, rt::DType::f32, rt::ReduceOp::sum); };
     auto async = [&] {
-      rt::all_reduce("mpi", in.data(), out.data(), count, rt::DType::kF32, rt::ReduceOp::kSum, true).wait();
+      rt::all_reduce("mpi", in.data(), out.data(), count, rt::DType::f32, rt::ReduceOp::sum, true).wait();
     };
     for (int w = 0; w < 2; ++w) block_us(iters, direct), block_us(iters, sync), block_us(iters, async);
     std::vector<double> d, s, a;

@@ -147,7 +147,7 @@ void bind_compression(py::module_& m) {
         return run_compressed(backend,
                               compressed_all_reduce({"compressed.all_reduce", bound, rt::size(backend)}, tensor, op));
       },
-      py::arg("backend"), py::arg("tensor"), py::arg("bound"), py::arg("op") = ReduceOp::kSum,
+      py::arg("backend"), py::arg("tensor"), py::arg("bound"), py::arg("op") = ReduceOp::sum,
       "In place; op SUM or AVG; |result - exact| <= an absolute bound on every element (plus the float additions' "
       "rounding)");
   cz_module.def(
@@ -192,8 +192,7 @@ void bind_compression(py::module_& m) {
             return c.queue("Compressor.all_reduce",
                            compressed_all_reduce({"Compressor.all_reduce", bound, c.world()}, tensor, op), {tensor});
           },
-          py::arg("tensor"), py::arg("bound"), py::arg("op") = ReduceOp::kSum,
-          "In place; op SUM or AVG; returns a Work")
+          py::arg("tensor"), py::arg("bound"), py::arg("op") = ReduceOp::sum, "In place; op SUM or AVG; returns a Work")
       .def(
           "all_gather_into_tensor",
           [](PyCompressor& c, const py::object& output, const py::object& input, const std::string& bound) {

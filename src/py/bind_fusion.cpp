@@ -57,7 +57,7 @@ void bind_fusion(py::module_& m) {
             return run(true, {t.owner},
                        [&](bool) { return f.get().all_reduce(backend, t.data, t.data, t.count, t.dtype, op); });
           },
-          py::arg("backend"), py::arg("tensor"), py::arg("op") = ReduceOp::kSum,
+          py::arg("backend"), py::arg("tensor"), py::arg("op") = ReduceOp::sum,
           "In place; always asynchronous: returns a Work")
       .def(
           "broadcast",
@@ -91,7 +91,7 @@ void bind_fusion(py::module_& m) {
               return f.get().reduce_scatter(backend, in.data, out.data, out.count, out.dtype, op);
             });
           },
-          py::arg("backend"), py::arg("output"), py::arg("input"), py::arg("op") = ReduceOp::kSum,
+          py::arg("backend"), py::arg("output"), py::arg("input"), py::arg("op") = ReduceOp::sum,
           "Always asynchronous: returns a Work")
       .def(
           "all_to_all_single",
@@ -115,7 +115,7 @@ void bind_fusion(py::module_& m) {
             return run(true, {t.owner},
                        [&](bool) { return f.get().reduce(backend, t.data, t.data, t.count, t.dtype, op, dst); });
           },
-          py::arg("backend"), py::arg("tensor"), py::arg("dst"), py::arg("op") = ReduceOp::kSum,
+          py::arg("backend"), py::arg("tensor"), py::arg("dst"), py::arg("op") = ReduceOp::sum,
           "In place, the result on rank dst; always asynchronous: returns a Work")
       .def(
           "gather",

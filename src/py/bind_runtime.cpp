@@ -86,7 +86,7 @@ void bind_runtime(py::module_& m) {
         return run(async_op, {t.owner},
                    [&](bool a) { return rt::all_reduce(backend, t.data, t.data, t.count, t.dtype, op, a); });
       },
-      py::arg("backend"), py::arg("tensor"), py::arg("op") = ReduceOp::kSum, py::arg("async_op") = false,
+      py::arg("backend"), py::arg("tensor"), py::arg("op") = ReduceOp::sum, py::arg("async_op") = false,
       "In place on every rank, as torch.distributed.all_reduce");
   m.def(
       "broadcast",
@@ -103,8 +103,8 @@ void bind_runtime(py::module_& m) {
         return run(async_op, {t.owner},
                    [&](bool a) { return rt::reduce(backend, t.data, t.data, t.count, t.dtype, op, dst, a); });
       },
-      py::arg("backend"), py::arg("tensor"), py::arg("dst"), py::arg("op") = ReduceOp::kSum,
-      py::arg("async_op") = false, "The result lands in `tensor` on rank dst");
+      py::arg("backend"), py::arg("tensor"), py::arg("dst"), py::arg("op") = ReduceOp::sum, py::arg("async_op") = false,
+      "The result lands in `tensor` on rank dst");
   m.def(
       "all_gather_into_tensor",
       [](const std::string& backend, const py::object& output, const py::object& input, bool async_op) {
@@ -194,7 +194,7 @@ void bind_runtime(py::module_& m) {
         return run(async_op, {in.owner, out.owner},
                    [&](bool a) { return rt::reduce_scatter(backend, in.data, out.data, out.count, out.dtype, op, a); });
       },
-      py::arg("backend"), py::arg("output"), py::arg("input"), py::arg("op") = ReduceOp::kSum,
+      py::arg("backend"), py::arg("output"), py::arg("input"), py::arg("op") = ReduceOp::sum,
       py::arg("async_op") = false);
   m.def(
       "all_to_all_single",
@@ -260,8 +260,7 @@ void bind_runtime(py::module_& m) {
         auto t = tensor_of(tensor, "_loop_all_reduce: tensor");
         py::gil_scoped_release release;
         const auto t0 = std::chrono::steady_clock::now();
-        for (int i = 0; i < iters; ++i)
-          rt::all_reduce(backend, t.data, t.data, t.count, t.dtype, ReduceOp::kSum, false);
+        for (int i = 0; i < iters; ++i) rt::all_reduce(backend, t.data, t.data, t.count, t.dtype, ReduceOp::sum, false);
         return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
       },
       py::arg("backend"), py::arg("tensor"), py::arg("iters"));

@@ -15,13 +15,13 @@ namespace {
 DType dtype_of(const Py_buffer& b, std::string_view what) {
   std::string_view f = b.format ? b.format : "B";
   if (!f.empty() && (f[0] == '<' || f[0] == '=' || f[0] == '@')) f.remove_prefix(1);
-  if (f == "e") return DType::kF16;
-  if (f == "f") return DType::kF32;
-  if (f == "d") return DType::kF64;
-  if (f == "b") return DType::kI8;
-  if (f == "B") return DType::kU8;
-  if ((f == "i" || f == "l" || f == "q") && b.itemsize == 4) return DType::kI32;
-  if ((f == "i" || f == "l" || f == "q") && b.itemsize == 8) return DType::kI64;
+  if (f == "e") return DType::f16;
+  if (f == "f") return DType::f32;
+  if (f == "d") return DType::f64;
+  if (f == "b") return DType::i8;
+  if (f == "B") return DType::u8;
+  if ((f == "i" || f == "l" || f == "q") && b.itemsize == 4) return DType::i32;
+  if ((f == "i" || f == "l" || f == "q") && b.itemsize == 8) return DType::i64;
   throw py::type_error(fmt::format(
       "{}: element type '{}' ({} bytes) is not one chorus reduces: float16, bfloat16 (torch), float32, float64, int8, "
       "uint8, int32, int64",
@@ -93,7 +93,7 @@ Tensor tensor_of(const py::object& obj, std::string_view what, bool writable) {
   t.count = b.itemsize > 0 ? static_cast<std::size_t>(b.len / b.itemsize) : 0;
   t.rows = b.ndim > 0 && b.shape ? static_cast<std::size_t>(b.shape[0]) : 1;
   try {
-    t.dtype = bf16 ? DType::kBf16 : dtype_of(b, what);
+    t.dtype = bf16 ? DType::bf16 : dtype_of(b, what);
   } catch (...) {
     PyBuffer_Release(&b);
     throw;

@@ -30,7 +30,7 @@ struct Tensor {
   void* data = nullptr;
   std::size_t count = 0;
   std::size_t rows = 1;
-  rt::DType dtype = rt::DType::kF32;
+  rt::DType dtype = rt::DType::f32;
 };
 
 // The hot path of every call: one PyObject_GetBuffer asking the exporter for a C-contiguous

@@ -39,11 +39,11 @@ PYBIND11_MODULE(_rt, m) {
   });
 
   py::enum_<ReduceOp>(m, "ReduceOp")
-      .value("SUM", ReduceOp::kSum)
-      .value("PRODUCT", ReduceOp::kProd)
-      .value("MIN", ReduceOp::kMin)
-      .value("MAX", ReduceOp::kMax)
-      .value("AVG", ReduceOp::kAvg);
+      .value("SUM", ReduceOp::sum)
+      .value("PRODUCT", ReduceOp::prod)
+      .value("MIN", ReduceOp::min)
+      .value("MAX", ReduceOp::max)
+      .value("AVG", ReduceOp::avg);
 
   py::class_<PyWork, std::shared_ptr<PyWork>>(m, "Work")
       .def("wait", &PyWork::wait, "Block until the operation ends; raises its error")

@@ -92,7 +92,7 @@ void reduce_rows(const CallSignature& c, const char* rows, std::size_t row_bytes
   const auto at = [&](int j) { return rows + static_cast<std::size_t>(j) * row_bytes + sizeof(CallDigest) + offset; };
   std::memcpy(out, at(0), bytes);
   for (int j = 1; j < n; ++j) reduce_into(c.dtype, c.reduce_op, out, out, at(j), c.count);
-  if (c.reduce_op == ReduceOp::kAvg) divide_by(c.dtype, out, c.count, n);
+  if (c.reduce_op == ReduceOp::avg) divide_by(c.dtype, out, c.count, n);
 }
 
 // Finishes a call that rode inside the exchange, from every rank's row.

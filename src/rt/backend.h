@@ -7,7 +7,7 @@
 // Counts are in elements of `dtype`; buffers of different ranks hold the same dtype.
 // Methods a backend does not override fall back to the generic algorithms of
 // algorithms/ (backend.cpp), built on send_recv(); native() reports which is which.
-// ReduceOp::kAvg reaches only a backend whose takes_avg() is true, which reduces it as sum
+// ReduceOp::avg reaches only a backend whose takes_avg() is true, which reduces it as sum
 // (reduce_into does); either way the runtime divides.
 #include <cstddef>
 #include <string>
@@ -57,7 +57,7 @@ class Backend {
   // collective's call first (small calls ride inside it), with this all-gather of `bytes` from
   // every rank: 32 bytes of digest plus agreement_inline_bytes(), a size that depends only on
   // the world size, so that it cannot itself disagree. The default is all_gather.
-  // Whether reductions may arrive with ReduceOp::kAvg (reduced as sum): a backend that compares
+  // Whether reductions may arrive with ReduceOp::avg (reduced as sum): a backend that compares
   // its ranks' calls itself sees avg apart from sum. Otherwise the runtime passes sum.
   virtual bool takes_avg() const { return false; }
   virtual bool agrees_on_data_path() const { return false; }
@@ -66,7 +66,7 @@ class Backend {
   // messages cost by the byte (mpi); gloo's cost by the message and carry more.
   virtual std::size_t agreement_inline_bytes() const { return size() <= 8 ? 224 : size() <= 32 ? 32 : 0; }
   virtual void agreement_all_gather(const void* mine, void* all, std::size_t bytes) {
-    all_gather(mine, all, bytes, DType::kU8);
+    all_gather(mine, all, bytes, DType::u8);
   }
 
   virtual void barrier();

@@ -87,8 +87,8 @@ struct Call {
   const void* in = nullptr;
   void* out = nullptr;  // a broadcast's buffer
   std::size_t count = 0;
-  DType dtype = DType::kU8;
-  ReduceOp reduce_op = ReduceOp::kSum;
+  DType dtype = DType::u8;
+  ReduceOp reduce_op = ReduceOp::sum;
   int root = -1;  // rooted operations; the peer of send (destination) and recv (source)
   // The vector forms' lists; null for the others, which then cost no allocation and no copy.
   std::shared_ptr<const CallLists> lists{};

@@ -13,8 +13,8 @@ namespace chorus::rt {
 
 struct CallSignature {
   CollectiveKind op = CollectiveKind::kBarrier;
-  DType dtype = DType::kU8;
-  ReduceOp reduce_op = ReduceOp::kSum;
+  DType dtype = DType::u8;
+  ReduceOp reduce_op = ReduceOp::sum;
   int root = -1;
   std::uint64_t count = 0;     // must agree across ranks unless `vector_form`
   std::uint64_t sequence = 0;  // index of this operation on this backend

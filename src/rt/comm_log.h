@@ -17,7 +17,7 @@ namespace chorus::rt {
 struct CommRecord {
   CollectiveKind op = CollectiveKind::kBarrier;
   std::size_t count = 0;
-  DType dtype = DType::kU8;
+  DType dtype = DType::u8;
   bool async_op = false;
   bool ok = true;
   std::int64_t issue_ns = 0, start_ns = 0, end_ns = 0;

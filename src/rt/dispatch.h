@@ -35,7 +35,7 @@ inline void dispatch(Backend& b, const Call& c, std::size_t algorithm, ReduceOp 
   } else {
     detail::run_native(b, c, wire);
   }
-  if (c.reduce_op == ReduceOp::kAvg && t.reduces) detail::finish_avg(b, c);
+  if (c.reduce_op == ReduceOp::avg && t.reduces) detail::finish_avg(b, c);
 }
 
 }  // namespace chorus::rt

@@ -83,26 +83,26 @@ T combine(ReduceOp op, T a, T b) {
   if constexpr (std::is_integral_v<T>) {
     using U = std::make_unsigned_t<T>;
     switch (op) {
-      case ReduceOp::kSum:
-      case ReduceOp::kAvg:
+      case ReduceOp::sum:
+      case ReduceOp::avg:
         return static_cast<T>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
-      case ReduceOp::kProd:
+      case ReduceOp::prod:
         return static_cast<T>(static_cast<U>(static_cast<U>(a) * static_cast<U>(b)));
-      case ReduceOp::kMin:
+      case ReduceOp::min:
         return b < a ? b : a;
-      case ReduceOp::kMax:
+      case ReduceOp::max:
         return a < b ? b : a;
     }
   } else {
     switch (op) {
-      case ReduceOp::kSum:
-      case ReduceOp::kAvg:
+      case ReduceOp::sum:
+      case ReduceOp::avg:
         return a + b;
-      case ReduceOp::kProd:
+      case ReduceOp::prod:
         return a * b;
-      case ReduceOp::kMin:
+      case ReduceOp::min:
         return b < a ? b : a;
-      case ReduceOp::kMax:
+      case ReduceOp::max:
         return a < b ? b : a;
     }
   }
@@ -113,18 +113,18 @@ T combine(ReduceOp op, T a, T b) {
 template <typename T>
 void reduce_native(ReduceOp op, T* out, const T* a, const T* b, std::size_t n) {
   switch (op) {
-    case ReduceOp::kSum:
-    case ReduceOp::kAvg:
-      for (std::size_t i = 0; i < n; ++i) out[i] = combine(ReduceOp::kSum, a[i], b[i]);
+    case ReduceOp::sum:
+    case ReduceOp::avg:
+      for (std::size_t i = 0; i < n; ++i) out[i] = combine(ReduceOp::sum, a[i], b[i]);
       return;
-    case ReduceOp::kProd:
-      for (std::size_t i = 0; i < n; ++i) out[i] = combine(ReduceOp::kProd, a[i], b[i]);
+    case ReduceOp::prod:
+      for (std::size_t i = 0; i < n; ++i) out[i] = combine(ReduceOp::prod, a[i], b[i]);
       return;
-    case ReduceOp::kMin:
-      for (std::size_t i = 0; i < n; ++i) out[i] = combine(ReduceOp::kMin, a[i], b[i]);
+    case ReduceOp::min:
+      for (std::size_t i = 0; i < n; ++i) out[i] = combine(ReduceOp::min, a[i], b[i]);
       return;
-    case ReduceOp::kMax:
-      for (std::size_t i = 0; i < n; ++i) out[i] = combine(ReduceOp::kMax, a[i], b[i]);
+    case ReduceOp::max:
+      for (std::size_t i = 0; i < n; ++i) out[i] = combine(ReduceOp::max, a[i], b[i]);
       return;
   }
 }
@@ -172,30 +172,30 @@ void typed_store(void* buf, std::size_t i, double value) {
 
 void reduce_into(DType dtype, ReduceOp op, void* out, const void* a, const void* b, std::size_t count) {
   switch (dtype) {
-    case DType::kF16:
+    case DType::f16:
       reduce_half<F16>(op, static_cast<std::uint16_t*>(out), static_cast<const std::uint16_t*>(a),
                        static_cast<const std::uint16_t*>(b), count);
       return;
-    case DType::kBf16:
+    case DType::bf16:
       reduce_half<BF16>(op, static_cast<std::uint16_t*>(out), static_cast<const std::uint16_t*>(a),
                         static_cast<const std::uint16_t*>(b), count);
       return;
-    case DType::kF32:
+    case DType::f32:
       typed_reduce<float>(op, out, a, b, count);
       return;
-    case DType::kF64:
+    case DType::f64:
       typed_reduce<double>(op, out, a, b, count);
       return;
-    case DType::kI8:
+    case DType::i8:
       typed_reduce<std::int8_t>(op, out, a, b, count);
       return;
-    case DType::kU8:
+    case DType::u8:
       typed_reduce<std::uint8_t>(op, out, a, b, count);
       return;
-    case DType::kI32:
+    case DType::i32:
       typed_reduce<std::int32_t>(op, out, a, b, count);
       return;
-    case DType::kI64:
+    case DType::i64:
       typed_reduce<std::int64_t>(op, out, a, b, count);
       return;
   }
@@ -203,28 +203,28 @@ void reduce_into(DType dtype, ReduceOp op, void* out, const void* a, const void*
 
 void divide_by(DType dtype, void* buf, std::size_t count, int divisor) {
   switch (dtype) {
-    case DType::kF16:
+    case DType::f16:
       half_divide<F16>(buf, count, divisor);
       return;
-    case DType::kBf16:
+    case DType::bf16:
       half_divide<BF16>(buf, count, divisor);
       return;
-    case DType::kF32:
+    case DType::f32:
       typed_divide<float>(buf, count, divisor);
       return;
-    case DType::kF64:
+    case DType::f64:
       typed_divide<double>(buf, count, divisor);
       return;
-    case DType::kI8:
+    case DType::i8:
       typed_divide<std::int8_t>(buf, count, divisor);
       return;
-    case DType::kU8:
+    case DType::u8:
       typed_divide<std::uint8_t>(buf, count, divisor);
       return;
-    case DType::kI32:
+    case DType::i32:
       typed_divide<std::int32_t>(buf, count, divisor);
       return;
-    case DType::kI64:
+    case DType::i64:
       typed_divide<std::int64_t>(buf, count, divisor);
       return;
   }
@@ -232,27 +232,27 @@ void divide_by(DType dtype, void* buf, std::size_t count, int divisor) {
 
 double load_as_double(DType dtype, const void* buf, std::size_t index) {
   switch (dtype) {
-    case DType::kF16: {
+    case DType::f16: {
       std::uint16_t v;
       std::memcpy(&v, static_cast<const char*>(buf) + 2 * index, 2);
       return f16_to_f32(v);
     }
-    case DType::kBf16: {
+    case DType::bf16: {
       std::uint16_t v;
       std::memcpy(&v, static_cast<const char*>(buf) + 2 * index, 2);
       return bf16_to_f32(v);
     }
-    case DType::kF32:
+    case DType::f32:
       return typed_load<float>(buf, index);
-    case DType::kF64:
+    case DType::f64:
       return typed_load<double>(buf, index);
-    case DType::kI8:
+    case DType::i8:
       return typed_load<std::int8_t>(buf, index);
-    case DType::kU8:
+    case DType::u8:
       return typed_load<std::uint8_t>(buf, index);
-    case DType::kI32:
+    case DType::i32:
       return typed_load<std::int32_t>(buf, index);
-    case DType::kI64:
+    case DType::i64:
       return typed_load<std::int64_t>(buf, index);
   }
   return 0;
@@ -260,32 +260,32 @@ double load_as_double(DType dtype, const void* buf, std::size_t index) {
 
 void store_from_double(DType dtype, void* buf, std::size_t index, double value) {
   switch (dtype) {
-    case DType::kF16: {
+    case DType::f16: {
       const std::uint16_t v = f32_to_f16(static_cast<float>(value));
       std::memcpy(static_cast<char*>(buf) + 2 * index, &v, 2);
       return;
     }
-    case DType::kBf16: {
+    case DType::bf16: {
       const std::uint16_t v = f32_to_bf16(static_cast<float>(value));
       std::memcpy(static_cast<char*>(buf) + 2 * index, &v, 2);
       return;
     }
-    case DType::kF32:
+    case DType::f32:
       typed_store<float>(buf, index, value);
       return;
-    case DType::kF64:
+    case DType::f64:
       typed_store<double>(buf, index, value);
       return;
-    case DType::kI8:
+    case DType::i8:
       typed_store<std::int8_t>(buf, index, value);
       return;
-    case DType::kU8:
+    case DType::u8:
       typed_store<std::uint8_t>(buf, index, value);
       return;
-    case DType::kI32:
+    case DType::i32:
       typed_store<std::int32_t>(buf, index, value);
       return;
-    case DType::kI64:
+    case DType::i64:
       typed_store<std::int64_t>(buf, index, value);
       return;
   }

@@ -3,9 +3,9 @@
 // backends (mpi, gloo, shm) in one process at once, after MCR-DL.
 //
 //   chorus::rt::init({"shm", "mpi"});
-//   auto w = chorus::rt::all_reduce("shm", x.data(), x.data(), x.size(), DType::kF32,
-//                                   ReduceOp::kSum, /*async_op=*/true);
-//   chorus::rt::all_to_all_single("mpi", a.data(), b.data(), n, DType::kF32);  // blocking
+//   auto w = chorus::rt::all_reduce("shm", x.data(), x.data(), x.size(), DType::f32,
+//                                   ReduceOp::sum, /*async_op=*/true);
+//   chorus::rt::all_to_all_single("mpi", a.data(), b.data(), n, DType::f32);  // blocking
 //   w.wait();
 //   chorus::rt::finalize();
 //

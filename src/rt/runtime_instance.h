@@ -77,7 +77,7 @@ struct Communicator {
     return algorithm == 0 ? label : algorithm_labels[static_cast<std::size_t>(op)][algorithm - 1];
   }
   // The reduction the backend runs: avg as sum unless the backend takes avg.
-  ReduceOp wire_op(ReduceOp op) const { return op == ReduceOp::kAvg && !takes_avg ? ReduceOp::kSum : op; }
+  ReduceOp wire_op(ReduceOp op) const { return op == ReduceOp::avg && !takes_avg ? ReduceOp::sum : op; }
   // Whether calls with `algorithm` agree before they run (agreement.h, checking.h).
   bool agrees(std::size_t algorithm) const { return agreement != Agreement::kNone || (algorithm != 0 && agree_named); }
 };

@@ -12,21 +12,21 @@ namespace chorus::rt {
 
 std::string_view to_string(DType dtype) {
   switch (dtype) {
-    case DType::kF16:
+    case DType::f16:
       return "f16";
-    case DType::kBf16:
+    case DType::bf16:
       return "bf16";
-    case DType::kF32:
+    case DType::f32:
       return "f32";
-    case DType::kF64:
+    case DType::f64:
       return "f64";
-    case DType::kI8:
+    case DType::i8:
       return "i8";
-    case DType::kU8:
+    case DType::u8:
       return "u8";
-    case DType::kI32:
+    case DType::i32:
       return "i32";
-    case DType::kI64:
+    case DType::i64:
       return "i64";
   }
   return "?";
@@ -34,15 +34,15 @@ std::string_view to_string(DType dtype) {
 
 std::string_view to_string(ReduceOp op) {
   switch (op) {
-    case ReduceOp::kSum:
+    case ReduceOp::sum:
       return "sum";
-    case ReduceOp::kProd:
+    case ReduceOp::prod:
       return "prod";
-    case ReduceOp::kMin:
+    case ReduceOp::min:
       return "min";
-    case ReduceOp::kMax:
+    case ReduceOp::max:
       return "max";
-    case ReduceOp::kAvg:
+    case ReduceOp::avg:
       return "avg";
   }
   return "?";
@@ -51,10 +51,10 @@ std::string_view to_string(ReduceOp op) {
 DType parse_dtype(std::string_view text, const std::string& where) {
   for (DType d : kAllDTypes)
     if (text == to_string(d)) return d;
-  if (text == "float16" || text == "half") return DType::kF16;
-  if (text == "bfloat16") return DType::kBf16;
-  if (text == "float32" || text == "float") return DType::kF32;
-  if (text == "float64" || text == "double") return DType::kF64;
+  if (text == "float16" || text == "half") return DType::f16;
+  if (text == "bfloat16") return DType::bf16;
+  if (text == "float32" || text == "float") return DType::f32;
+  if (text == "float64" || text == "double") return DType::f64;
   throw InputError(where,
                    "unknown dtype '" + std::string(text) + "' (expected one of f16, bf16, f32, f64, i8, u8, i32, i64)");
 }

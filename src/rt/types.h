@@ -9,31 +9,35 @@
 
 namespace chorus::rt {
 
+// The two enums of the API's signatures (README, docs/runtime.md) keep the spelling user code
+// writes, DType::f32 and ReduceOp::avg, as torch's and MPI's names read; every other enum of
+// chorus names its enumerators kCamelCase.
+
 // Element types of typed buffers. f16 is IEEE binary16, bf16 is bfloat16.
-enum class DType : std::uint8_t { kF16, kBf16, kF32, kF64, kI8, kU8, kI32, kI64 };
-inline constexpr DType kAllDTypes[] = {DType::kF16, DType::kBf16, DType::kF32, DType::kF64,
-                                       DType::kI8,  DType::kU8,   DType::kI32, DType::kI64};
+enum class DType : std::uint8_t { f16, bf16, f32, f64, i8, u8, i32, i64 };
+inline constexpr DType kAllDTypes[] = {DType::f16, DType::bf16, DType::f32, DType::f64,
+                                       DType::i8,  DType::u8,   DType::i32, DType::i64};
 
 // Reduction operators. avg is sum followed by a division by the world size
 // (truncating toward zero for integer types).
-enum class ReduceOp : std::uint8_t { kSum, kProd, kMin, kMax, kAvg };
-inline constexpr ReduceOp kAllReduceOps[] = {ReduceOp::kSum, ReduceOp::kProd, ReduceOp::kMin, ReduceOp::kMax,
-                                             ReduceOp::kAvg};
+enum class ReduceOp : std::uint8_t { sum, prod, min, max, avg };
+inline constexpr ReduceOp kAllReduceOps[] = {ReduceOp::sum, ReduceOp::prod, ReduceOp::min, ReduceOp::max,
+                                             ReduceOp::avg};
 
 // Inline: every operation computes its message size with it.
 constexpr std::size_t dtype_bytes(DType dtype) {
   switch (dtype) {
-    case DType::kF16:
-    case DType::kBf16:
+    case DType::f16:
+    case DType::bf16:
       return 2;
-    case DType::kF32:
-    case DType::kI32:
+    case DType::f32:
+    case DType::i32:
       return 4;
-    case DType::kF64:
-    case DType::kI64:
+    case DType::f64:
+    case DType::i64:
       return 8;
-    case DType::kI8:
-    case DType::kU8:
+    case DType::i8:
+    case DType::u8:
       return 1;
   }
   return 1;

@@ -100,12 +100,12 @@ struct Runner {
 // Verifies one more call of run's operation, in place or not as timed, on self-check data;
 // every rank learns the wrong elements of all.
 void check_call(const Runner& run, const std::string& plain, bool in_place, std::uint64_t salt, BenchTiming& t) {
-  selfcheck::Case c(run.b, run.kind == CollectiveKind::kRecv ? CollectiveKind::kSend : run.kind, run.d, ReduceOp::kSum,
+  selfcheck::Case c(run.b, run.kind == CollectiveKind::kRecv ? CollectiveKind::kSend : run.kind, run.d, ReduceOp::sum,
                     run.count, salt, in_place ? selfcheck::Placement::kInPlace : selfcheck::Placement::kOutOfPlace);
   c.issue(false);
   const std::string err = c.verify();
   std::int64_t mine[2] = {static_cast<std::int64_t>(c.wrong_elements()), err.empty() ? 0 : 1}, all[2] = {0, 0};
-  rt::all_reduce(plain, mine, all, 2, DType::kI64, ReduceOp::kSum);
+  rt::all_reduce(plain, mine, all, 2, DType::i64, ReduceOp::sum);
   t.wrong = all[0];
   t.check = all[1] == 0 ? "ok" : !err.empty() ? err : fmt::format("failed on {} rank(s)", all[1]);
 }
@@ -122,7 +122,7 @@ BenchTiming measure(Runner& run, const std::string& plain, const BenchOptions& o
     run.call(o.async_op, in_place).wait();
     t = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
   }
-  rt::all_reduce(plain, mine.data(), slowest.data(), slowest.size(), DType::kF64, ReduceOp::kMax);
+  rt::all_reduce(plain, mine.data(), slowest.data(), slowest.size(), DType::f64, ReduceOp::max);
   BenchTiming t;
   t.min_us = *std::min_element(slowest.begin(), slowest.end());
   t.max_us = *std::max_element(slowest.begin(), slowest.end());
@@ -217,7 +217,7 @@ std::vector<BenchRow> run_bench(const BenchOptions& o) {
           if (whole_buffer_size(op)) row.bytes *= static_cast<std::size_t>(run.n);
           row.count = run.count;
           row.dtype = o.dtype;
-          if (selfcheck::is_reduction(op)) row.redop = ReduceOp::kSum;
+          if (selfcheck::is_reduction(op)) row.redop = ReduceOp::sum;
           row.root = traits(op).rooted ? kRoot : -1;
           row.world_size = run.n;
           row.iters = o.iters;

@@ -25,7 +25,7 @@ struct BenchOptions {
   int iters = 20;
   int warmup = 5;
   bool check = false;  // verify one result per (backend, op, size, placement) against a local reference
-  DType dtype = DType::kF32;
+  DType dtype = DType::f32;
   bool async_op = false;  // issue through the progress queue (async + wait) instead of inline
   // The operations that take algorithms also with every named algorithm of each backend
   // (rt::algorithm_names), as rows of backend "mpi:ring", "gloo:bcube", ...
@@ -56,7 +56,7 @@ struct BenchRow {
   CollectiveKind op = CollectiveKind::kAllReduce;
   std::size_t bytes = 0;  // nccl-tests' size (see above)
   std::size_t count = 0;  // the count argument of each call (elements; per rank's block for whole-buffer sizes)
-  DType dtype = DType::kF32;
+  DType dtype = DType::f32;
   std::optional<ReduceOp> redop;  // the reduction of reducing operations (sum)
   int root = -1;                  // the root of rooted operations, else -1
   int world_size = 1;

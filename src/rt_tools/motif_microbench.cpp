@@ -49,12 +49,12 @@ nlohmann::json measure(JobSession& session, const workload::Dag& dag, const Pick
   for (int run = 0; run <= repeat; ++run) {
     const auto rs = run_once(session.job, problem, *active, {}, jitter, run);
     double t = rs.elapsed_ns;
-    all_reduce(session.job.world_backend, &t, &t, 1, DType::kF64, ReduceOp::kMax);
+    all_reduce(session.job.world_backend, &t, &t, 1, DType::f64, ReduceOp::max);
     if (run > 0) times.push_back(t);
     if (check == "passed") check = rs.check;
   }
   int bad = check == "passed" ? 0 : 1;
-  all_reduce(session.job.world_backend, &bad, &bad, 1, DType::kI32, ReduceOp::kSum);
+  all_reduce(session.job.world_backend, &bad, &bad, 1, DType::i32, ReduceOp::sum);
   if (bad && check == "passed") check = fmt::format("failed on {} rank(s)", bad);
   return {{"measured_ns", median(times)}, {"predicted_ns", r.schedule.makespan_ns}, {"check", check}};
 }

@@ -223,13 +223,13 @@ void calibrate(syndicate::Problem& p, int rank, int world, Groups& groups, const
           for (int r = 0; r <= reps; ++r) {
             barrier(world_backend);
             const auto t0 = std::chrono::steady_clock::now();
-            run_step(e, DType::kF32, in.data(), out.data(), true, staging.data()).wait();
-            finish_step(e, DType::kF32, out.data(), staging.data());
+            run_step(e, DType::f32, in.data(), out.data(), true, staging.data()).wait();
+            finish_step(e, DType::f32, out.data(), staging.data());
             if (r > 0)
               t.push_back(std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count());
           }
           double m = st.channels == 0 ? 0.0 : median(t);
-          all_reduce(world_backend, &m, &m, 1, DType::kF64, ReduceOp::kMax);
+          all_reduce(world_backend, &m, &m, 1, DType::f64, ReduceOp::max);
           measured[key] = m;
         }
         times[c][o].push_back(measured[key]);

@@ -42,7 +42,7 @@ std::vector<RankTimeline> gather_timelines(const Job& job, const Active& active,
   mine.insert(mine.end(), rs.compute_start_ns.begin(), rs.compute_start_ns.end());
   mine.insert(mine.end(), rs.compute_end_ns.begin(), rs.compute_end_ns.end());
   std::vector<double> all(mine.size() * static_cast<std::size_t>(job.world));
-  all_gather(job.world_backend, mine.data(), all.data(), mine.size(), DType::kF64);
+  all_gather(job.world_backend, mine.data(), all.data(), mine.size(), DType::f64);
   std::vector<RankTimeline> out(static_cast<std::size_t>(job.world));
   for (std::size_t r = 0; r < out.size(); ++r) {
     const double* p = all.data() + r * mine.size();

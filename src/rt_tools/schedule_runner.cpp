@@ -30,7 +30,7 @@ namespace {
 // that sums, minima, maxima and the products of 1s and 2s are exact in every dtype; avg is
 // checked to the dtype's rounding (the hierarchical form divides once per dimension).
 double input_value(ReduceOp op, int r, std::size_t i) {
-  if (op == ReduceOp::kProd) return 1.0 + static_cast<double>((static_cast<std::size_t>(r) + i) % 2 == 0 && i % 3 == 0);
+  if (op == ReduceOp::prod) return 1.0 + static_cast<double>((static_cast<std::size_t>(r) + i) % 2 == 0 && i % 3 == 0);
   return static_cast<double>((r + 1) + static_cast<int>(i % 5));
 }
 
@@ -39,22 +39,22 @@ double expected_value(ReduceOp op, int n, std::size_t i) {
   for (int r = 1; r < n; ++r) {
     const double v = input_value(op, r, i);
     switch (op) {
-      case ReduceOp::kSum:
-      case ReduceOp::kAvg:
+      case ReduceOp::sum:
+      case ReduceOp::avg:
         acc += v;
         break;
-      case ReduceOp::kProd:
+      case ReduceOp::prod:
         acc *= v;
         break;
-      case ReduceOp::kMin:
+      case ReduceOp::min:
         acc = std::min(acc, v);
         break;
-      case ReduceOp::kMax:
+      case ReduceOp::max:
         acc = std::max(acc, v);
         break;
     }
   }
-  return op == ReduceOp::kAvg ? acc / n : acc;
+  return op == ReduceOp::avg ? acc / n : acc;
 }
 
 // All-to-all input of rank r at element i: 1..97, exact in every dtype (i8 included), different
@@ -64,15 +64,15 @@ double exchange_value(int r, std::size_t i) {
 }
 
 double tolerance(DType d, ReduceOp op) {
-  if (op != ReduceOp::kAvg) return 0;
+  if (op != ReduceOp::avg) return 0;
   switch (d) {
-    case DType::kF16:
+    case DType::f16:
       return 2e-3;
-    case DType::kBf16:
+    case DType::bf16:
       return 1e-2;
-    case DType::kF32:
+    case DType::f32:
       return 1e-6;
-    case DType::kF64:
+    case DType::f64:
       return 1e-14;
     default:
       return 0.5;  // integer averages truncate per dimension
@@ -84,7 +84,7 @@ double tolerance(DType d, ReduceOp op) {
 nlohmann::json run_schedule_on_ranks(const ScheduleRunOptions& o) {
   const DType dtype = parse_dtype(o.dtype, "dtype");
   const ReduceOp rop = parse_reduce_op(o.reduce, "reduce");
-  if (!o.topology.empty() && !o.grid.empty()) throw InputError("grid", "give --topology or --grid, not both");
+  if (!o.topology.empty() && !o.grid.empty()) throw InputError("grid", "give a topology or a grid, not both");
   auto dim_backends = split_list(o.dim_backends);
   if (dim_backends.empty()) throw InputError("dim_backends", "give at least one backend");
   std::set<std::string> wanted(dim_backends.begin(), dim_backends.end());
@@ -173,7 +173,7 @@ nlohmann::json run_schedule_on_ranks(const ScheduleRunOptions& o) {
     }
     last = executor.run(buf.data(), count);
     double t = last.time_ns;
-    rt::all_reduce(world, &t, &t, 1, DType::kF64, ReduceOp::kMax);
+    rt::all_reduce(world, &t, &t, 1, DType::f64, ReduceOp::max);
     if (it >= o.warmup) times.push_back(t);
   }
   // Check the last iteration: [first wrong element or -1, got, expected] from every rank.
@@ -195,7 +195,7 @@ nlohmann::json run_schedule_on_ranks(const ScheduleRunOptions& o) {
     }
   }
   std::vector<double> all_bad(3 * static_cast<std::size_t>(n));
-  rt::all_gather(world, bad, all_bad.data(), 3, DType::kF64);
+  rt::all_gather(world, bad, all_bad.data(), 3, DType::f64);
   std::string check = "passed";
   for (int r = 0; r < n && check == "passed"; ++r)
     if (all_bad[3 * static_cast<std::size_t>(r)] >= 0)
@@ -203,7 +203,7 @@ nlohmann::json run_schedule_on_ranks(const ScheduleRunOptions& o) {
                           all_bad[3 * static_cast<std::size_t>(r) + 1], all_bad[3 * static_cast<std::size_t>(r) + 2]);
   std::vector<double> busy;
   for (const auto& d : last.dims) busy.push_back(d.busy_ns);
-  if (!busy.empty()) rt::all_reduce(world, busy.data(), busy.data(), busy.size(), DType::kF64, ReduceOp::kMax);
+  if (!busy.empty()) rt::all_reduce(world, busy.data(), busy.data(), busy.size(), DType::f64, ReduceOp::max);
 
   nlohmann::json j;
   j["rank"] = me;  // the rank that wrote this report

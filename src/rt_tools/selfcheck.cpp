@@ -13,8 +13,8 @@ namespace chorus::rt::selfcheck {
 namespace {
 constexpr unsigned char kSentinel = 0x5a;
 
-bool is_signed(DType d) { return d != DType::kU8; }
-bool is_integer(DType d) { return d == DType::kI8 || d == DType::kU8 || d == DType::kI32 || d == DType::kI64; }
+bool is_signed(DType d) { return d != DType::u8; }
+bool is_integer(DType d) { return d == DType::i8 || d == DType::u8 || d == DType::i32 || d == DType::i64; }
 }  // namespace
 
 bool is_reduction(CollectiveKind op) {
@@ -32,7 +32,7 @@ double input_value(int rank, std::size_t i, DType dtype, ReduceOp op, bool movem
     const double v = static_cast<double>((r * 7919 + x * 131 + 3) % 251);
     return is_signed(dtype) ? v - 125 : v;
   }
-  if (op == ReduceOp::kProd) {
+  if (op == ReduceOp::prod) {
     static const double kSigned[4] = {1, 2, -1, -2};
     static const double kUnsigned[4] = {1, 2, 3, 1};
     return (is_signed(dtype) ? kSigned : kUnsigned)[(r + x) % 4];
@@ -46,22 +46,22 @@ double reduced_value(int world, std::size_t i, DType dtype, ReduceOp op, std::ui
   for (int p = 1; p < world; ++p) {
     const double v = input_value(p, i, dtype, op, false, salt);
     switch (op) {
-      case ReduceOp::kSum:
-      case ReduceOp::kAvg:
+      case ReduceOp::sum:
+      case ReduceOp::avg:
         acc += v;
         break;
-      case ReduceOp::kProd:
+      case ReduceOp::prod:
         acc *= v;
         break;
-      case ReduceOp::kMin:
+      case ReduceOp::min:
         acc = std::min(acc, v);
         break;
-      case ReduceOp::kMax:
+      case ReduceOp::max:
         acc = std::max(acc, v);
         break;
     }
   }
-  if (op == ReduceOp::kAvg) acc = is_integer(dtype) ? std::trunc(acc / world) : acc / world;
+  if (op == ReduceOp::avg) acc = is_integer(dtype) ? std::trunc(acc / world) : acc / world;
   return acc;
 }
 

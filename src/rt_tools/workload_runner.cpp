@@ -131,7 +131,7 @@ nlohmann::json run_workload_on_ranks(const WorkloadRunOptions& o) {
     // two consecutive runs, or a forced switch after --switch-after runs. Every rank sees the
     // same all-reduced numbers, so every rank takes part in the same two-phase commits.
     double fraction = stats.order_wait_ns / elapsed;
-    all_reduce(world_backend, &fraction, &fraction, 1, DType::kF64, ReduceOp::kMax);
+    all_reduce(world_backend, &fraction, &fraction, 1, DType::f64, ReduceOp::max);
     order_wait_fraction.push_back(fraction);
     const std::size_t k = order_wait_fraction.size();
     const bool replan = o.replan && k >= 2 && order_wait_fraction[k - 1] > 0.05 && order_wait_fraction[k - 2] > 0.05;
@@ -177,16 +177,16 @@ nlohmann::json run_workload_on_ranks(const WorkloadRunOptions& o) {
   for (int v : issue_order) h.word(static_cast<std::uint64_t>(v));
   const auto mine = static_cast<std::int64_t>(h.digest() >> 1);
   std::vector<std::int64_t> hashes(static_cast<std::size_t>(world));
-  all_gather(world_backend, &mine, hashes.data(), 1, DType::kI64);
+  all_gather(world_backend, &mine, hashes.data(), 1, DType::i64);
   const bool same_order =
       std::all_of(hashes.begin(), hashes.end(), [&](std::int64_t x) { return x == hashes.front(); });
   // The last run beside the prediction (every rank's times, gathered).
   const auto timelines = gather_timelines(job, *active, last);
   if (me == 0 && !o.trace.empty()) write_text_file(o.trace, run_trace(problem, *active, timelines).dump() + "\n");
   std::vector<double> t_max = {median(final_times)};
-  all_reduce(world_backend, t_max.data(), t_max.data(), 1, DType::kF64, ReduceOp::kMax);
+  all_reduce(world_backend, t_max.data(), t_max.data(), 1, DType::f64, ReduceOp::max);
   int bad = check == "passed" ? 0 : 1;
-  all_reduce(world_backend, &bad, &bad, 1, DType::kI32, ReduceOp::kSum);
+  all_reduce(world_backend, &bad, &bad, 1, DType::i32, ReduceOp::sum);
   if (bad && check == "passed") check = fmt::format("failed on {} rank(s)", bad);
 
   nlohmann::json j;

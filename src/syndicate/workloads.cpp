@@ -17,7 +17,7 @@ workload::Dag load_workload_dag(const std::string& name_or_path, const Topology&
     throw InputError("iterations", fmt::format("must be in 1..100, got {}", iterations));
   if (name_or_path == "syndicate-fig6") {
     if (topo.costs.empty() || topo.dims != std::vector<int>{2, 2})
-      throw InputError(field, "syndicate-fig6 is defined by its cost table: use --topology syndicate-fig6");
+      throw InputError(field, "syndicate-fig6 is defined by its cost table: use the topology syndicate-fig6");
     return fig6_workload(iterations);
   }
   for (const auto& spec : syndicate_models())

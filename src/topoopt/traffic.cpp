@@ -143,7 +143,7 @@ Traffic builtin_traffic(const std::string& name, int servers) {
   }
   const auto& zoo = workload::zoo_names();
   if (std::find(zoo.begin(), zoo.end(), name) == zoo.end())
-    throw InputError("workload", fmt::format("unknown traffic '{}' (built in: {}; others through --traffic FILE)", name,
+    throw InputError("workload", fmt::format("unknown traffic '{}' (built in: {}; others from a traffic file)", name,
                                              fmt::join(builtin_traffic_names(), ", ")));
   if (servers == 0) throw InputError("servers", fmt::format("required with the zoo workload '{}'", name));
   return zoo_traffic(name, servers);

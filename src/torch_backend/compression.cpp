@@ -23,13 +23,13 @@ std::optional<ProcessGroupChorus::Compressed> ProcessGroupChorus::compressed(Col
   const std::size_t n = static_cast<std::size_t>(t.numel());
   switch (t.scalar_type()) {
     case at::kFloat:
-      return Compressed{*bound, DType::kF32, n};
+      return Compressed{*bound, DType::f32, n};
     case at::kDouble:
-      return Compressed{*bound, DType::kF64, n};
+      return Compressed{*bound, DType::f64, n};
     case at::kComplexFloat:
-      return Compressed{*bound, DType::kF32, 2 * n};
+      return Compressed{*bound, DType::f32, 2 * n};
     case at::kComplexDouble:
-      return Compressed{*bound, DType::kF64, 2 * n};
+      return Compressed{*bound, DType::f64, 2 * n};
     default:
       return std::nullopt;  // zfp compresses float32 and float64
   }

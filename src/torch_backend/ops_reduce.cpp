@@ -25,8 +25,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::allreduce(std::vector<at::Ten
   const std::size_t count = count_of(t, r);
   TorchOp call{c10d::OpType::ALLREDUCE,         "chorus:all_reduce", CollectiveKind::kAllReduce, {t}, {t}, {}, {},
                count * rt::dtype_bytes(r.dtype)};
-  if (auto c = compressed(CollectiveKind::kAllReduce, t);
-      c && (r.op == rt::ReduceOp::kSum || r.op == rt::ReduceOp::kAvg))
+  if (auto c = compressed(CollectiveKind::kAllReduce, t); c && (r.op == rt::ReduceOp::sum || r.op == rt::ReduceOp::avg))
     call.compressed = [p, c = *c, op = r.op](const std::string& b, rt::compressed::Stats* st) {
       rt::compressed::all_reduce(b, p, p, c.count, c.dtype, op, c.bound, st);
     };
@@ -53,7 +52,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::allreduce_coalesced(std::vect
                [flat, tensors]() mutable { unflatten(flat, tensors); },
                {flat}};
   if (auto c = compressed(CollectiveKind::kAllReduce, flat);
-      c && (r.op == rt::ReduceOp::kSum || r.op == rt::ReduceOp::kAvg))
+      c && (r.op == rt::ReduceOp::sum || r.op == rt::ReduceOp::avg))
     call.compressed = [p, c = *c, op = r.op](const std::string& b, rt::compressed::Stats* st) {
       rt::compressed::all_reduce(b, p, p, c.count, c.dtype, op, c.bound, st);
     };

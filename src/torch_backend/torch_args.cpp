@@ -45,22 +45,22 @@ void check_list(const std::vector<at::Tensor>& list, const at::Tensor& like, std
 
 Reduction reduction_of(const at::Tensor& t, const c10d::ReduceOp& reduce_op, std::string_view op) {
   using R = c10d::ReduceOp;
-  rt::ReduceOp rop = rt::ReduceOp::kSum;
+  rt::ReduceOp rop = rt::ReduceOp::sum;
   switch (static_cast<R::RedOpType>(reduce_op)) {
     case R::SUM:
-      rop = rt::ReduceOp::kSum;
+      rop = rt::ReduceOp::sum;
       break;
     case R::AVG:
-      rop = rt::ReduceOp::kAvg;
+      rop = rt::ReduceOp::avg;
       break;
     case R::PRODUCT:
-      rop = rt::ReduceOp::kProd;
+      rop = rt::ReduceOp::prod;
       break;
     case R::MIN:
-      rop = rt::ReduceOp::kMin;
+      rop = rt::ReduceOp::min;
       break;
     case R::MAX:
-      rop = rt::ReduceOp::kMax;
+      rop = rt::ReduceOp::max;
       break;
     default:
       TORCH_CHECK_VALUE(
@@ -69,33 +69,33 @@ Reduction reduction_of(const at::Tensor& t, const c10d::ReduceOp& reduce_op, std
   }
   switch (t.scalar_type()) {
     case at::kHalf:
-      return {DType::kF16, 1, rop};
+      return {DType::f16, 1, rop};
     case at::kBFloat16:
-      return {DType::kBf16, 1, rop};
+      return {DType::bf16, 1, rop};
     case at::kFloat:
-      return {DType::kF32, 1, rop};
+      return {DType::f32, 1, rop};
     case at::kDouble:
-      return {DType::kF64, 1, rop};
+      return {DType::f64, 1, rop};
     case at::kChar:
-      return {DType::kI8, 1, rop};
+      return {DType::i8, 1, rop};
     case at::kByte:
-      return {DType::kU8, 1, rop};
+      return {DType::u8, 1, rop};
     case at::kInt:
-      return {DType::kI32, 1, rop};
+      return {DType::i32, 1, rop};
     case at::kLong:
-      return {DType::kI64, 1, rop};
+      return {DType::i64, 1, rop};
     case at::kBool:
       // As NCCL: a sum of booleans is their logical or, a product their logical and.
-      TORCH_CHECK_VALUE(rop != rt::ReduceOp::kAvg, "chorus: ", op, ": AVG of a bool tensor is undefined");
-      if (rop == rt::ReduceOp::kSum) rop = rt::ReduceOp::kMax;
-      if (rop == rt::ReduceOp::kProd) rop = rt::ReduceOp::kMin;
-      return {DType::kU8, 1, rop};
+      TORCH_CHECK_VALUE(rop != rt::ReduceOp::avg, "chorus: ", op, ": AVG of a bool tensor is undefined");
+      if (rop == rt::ReduceOp::sum) rop = rt::ReduceOp::max;
+      if (rop == rt::ReduceOp::prod) rop = rt::ReduceOp::min;
+      return {DType::u8, 1, rop};
     case at::kComplexFloat:
     case at::kComplexDouble:
-      TORCH_CHECK_VALUE(rop == rt::ReduceOp::kSum || rop == rt::ReduceOp::kAvg, "chorus: ", op,
+      TORCH_CHECK_VALUE(rop == rt::ReduceOp::sum || rop == rt::ReduceOp::avg, "chorus: ", op,
                         ": complex tensors reduce with SUM or AVG only (PRODUCT, MIN and MAX are not element-wise on "
                         "the real and imaginary parts)");
-      return {t.scalar_type() == at::kComplexFloat ? DType::kF32 : DType::kF64, 2, rop};
+      return {t.scalar_type() == at::kComplexFloat ? DType::f32 : DType::f64, 2, rop};
     default:
       TORCH_CHECK_TYPE(false, "chorus: ", op, ": cannot reduce dtype ", t.scalar_type(),
                        "; chorus reduces float16, bfloat16, float32, float64, int8, uint8, int32, int64, bool, "

@@ -19,7 +19,7 @@
 
 namespace chorus::torch_backend {
 
-constexpr rt::DType kBytes = rt::DType::kU8;  // data movement is dtype-blind
+constexpr rt::DType kBytes = rt::DType::u8;  // data movement is dtype-blind
 
 std::size_t nbytes(const at::Tensor& t);
 

@@ -53,16 +53,16 @@ static void round_trip(const std::string& input, DType dtype, const cz::ErrorBou
 static void parse(const std::string& input) {
   if (input.size() < 4) return;
   const auto mode = static_cast<std::uint8_t>(input[0]);
-  const DType dtype = (mode & 1) != 0 ? DType::kF64 : DType::kF32;
+  const DType dtype = (mode & 1) != 0 ? DType::f64 : DType::f32;
   cz::ErrorBound bound;
   if ((mode & 2) != 0) {
     bound.kind = cz::ErrorBound::Kind::kPrecision;
-    bound.value = 1 + static_cast<std::uint8_t>(input[1]) % (dtype == DType::kF64 ? 64 : 32);
+    bound.value = 1 + static_cast<std::uint8_t>(input[1]) % (dtype == DType::f64 ? 64 : 32);
   } else {
     bound.kind = cz::ErrorBound::Kind::kAbsolute;
     bound.value = std::ldexp(1.0, -static_cast<int>(static_cast<std::uint8_t>(input[1]) % 60));
   }
-  if (dtype == DType::kF64)
+  if (dtype == DType::f64)
     round_trip<double>(input, dtype, bound);
   else
     round_trip<float>(input, dtype, bound);

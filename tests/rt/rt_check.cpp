@@ -67,13 +67,13 @@ int run(int argc, char** argv) {
             if (rt::selfcheck::is_reduction(op)) {
               for (ReduceOp r : rt::kAllReduceOps) checker.run(b, op, d, r, n);
             } else {
-              checker.run(b, op, d, ReduceOp::kSum, n);
+              checker.run(b, op, d, ReduceOp::sum, n);
             }
           }
       }
       if (std::find(ops.begin(), ops.end(), CollectiveKind::kSend) != ops.end()) {
         // Both ranks of each pair send 8 MiB to each other asynchronously before receiving.
-        rt::selfcheck::Case c(b, CollectiveKind::kSend, DType::kF32, ReduceOp::kSum, 2 << 20, 99);
+        rt::selfcheck::Case c(b, CollectiveKind::kSend, DType::f32, ReduceOp::sum, 2 << 20, 99);
         std::string err;
         try {
           c.issue(true).wait();
@@ -84,13 +84,13 @@ int run(int argc, char** argv) {
         checker.record(c.describe() + " (async exchange)", err);
       }
       if (big_bytes > 0) {
-        checker.run(b, CollectiveKind::kAllReduce, DType::kF32, ReduceOp::kSum, big_bytes / 4);
-        checker.run(b, CollectiveKind::kAllGather, DType::kU8, ReduceOp::kSum, big_bytes / rt::size(b));
+        checker.run(b, CollectiveKind::kAllReduce, DType::f32, ReduceOp::sum, big_bytes / 4);
+        checker.run(b, CollectiveKind::kAllGather, DType::u8, ReduceOp::sum, big_bytes / rt::size(b));
       }
     }
     // Agree on the outcome (on the first backend, which passed its own checks or not).
     std::int64_t failures = checker.failures(), total = 0;
-    rt::all_reduce(backends.front(), &failures, &total, 1, DType::kI64, ReduceOp::kSum);
+    rt::all_reduce(backends.front(), &failures, &total, 1, DType::i64, ReduceOp::sum);
     if (rt::rank(backends.front()) == 0)
       std::printf("rt_check: %zu checks per rank on %s, world size %d: %lld failures\n", checker.checks(),
                   backends_arg.c_str(), rt::size(backends.front()), static_cast<long long>(total));
@@ -102,14 +102,13 @@ int run(int argc, char** argv) {
       // has every backend again (mpi included: a backend given up as stuck makes MPI unusable).
       rt::init(backends);
       Checker again;
-      for (const auto& b : backends) again.run(b, CollectiveKind::kAllReduce, DType::kF32, ReduceOp::kSum, 1031);
+      for (const auto& b : backends) again.run(b, CollectiveKind::kAllReduce, DType::f32, ReduceOp::sum, 1031);
       std::vector<std::unique_ptr<rt::selfcheck::Case>> in_flight;
       std::vector<rt::Work> works;
       for (const auto& b : backends)
         for (std::uint64_t k = 0; k < 4; ++k) {  // the first long enough to be running at finalize()
-          in_flight.push_back(std::make_unique<rt::selfcheck::Case>(b, CollectiveKind::kAllReduce, DType::kF32,
-                                                                    ReduceOp::kSum,
-                                                                    k == 0 ? std::size_t{1} << 21 : 1031, 40 + k));
+          in_flight.push_back(std::make_unique<rt::selfcheck::Case>(
+              b, CollectiveKind::kAllReduce, DType::f32, ReduceOp::sum, k == 0 ? std::size_t{1} << 21 : 1031, 40 + k));
           works.push_back(in_flight.back()->issue(true));
         }
       rt::finalize();
@@ -124,7 +123,7 @@ int run(int argc, char** argv) {
         again.record(in_flight[i]->describe() + " (in flight at finalize)", err);
       }
       rt::init(backends);
-      for (const auto& b : backends) again.run(b, CollectiveKind::kAllReduce, DType::kF32, ReduceOp::kSum, 1031);
+      for (const auto& b : backends) again.run(b, CollectiveKind::kAllReduce, DType::f32, ReduceOp::sum, 1031);
       rt::finalize();
       total += again.failures();
     }

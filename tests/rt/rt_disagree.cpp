@@ -81,26 +81,26 @@ int run(int argc, char** argv) {
     return buffers.back().get();
   };
   std::vector<float> ones(1 << 20, 1.0f);
-  const auto f32 = rt::DType::kF32;
+  const auto f32 = rt::DType::f32;
   bool failed = false;
   try {
     if (which == "broadcast-count-cma") {  // both single-copy (>= 1 MiB): rank 0 would write 512 KiB past
       const std::size_t bytes = first ? 2 << 20 : 1536 << 10;
-      rt::broadcast(on, guarded(bytes)->as<char>(), bytes, rt::DType::kU8, 0);
+      rt::broadcast(on, guarded(bytes)->as<char>(), bytes, rt::DType::u8, 0);
     } else if (which == "broadcast-vs-reduce") {
       if (first)
-        rt::broadcast(on, guarded(2 << 20)->as<char>(), 2 << 20, rt::DType::kU8, 0);
+        rt::broadcast(on, guarded(2 << 20)->as<char>(), 2 << 20, rt::DType::u8, 0);
       else
-        rt::reduce(on, ones.data(), guarded(4 << 20)->as<float>(), 1 << 20, f32, rt::ReduceOp::kSum, 0);
+        rt::reduce(on, ones.data(), guarded(4 << 20)->as<float>(), 1 << 20, f32, rt::ReduceOp::sum, 0);
     } else if (which == "all-reduce-count" || which == "all-reduce-count-large") {
       const std::size_t count = (which == "all-reduce-count" ? 4 : 100000) * (first ? 1 : 2);
-      rt::all_reduce(on, ones.data(), guarded(count * 4)->as<float>(), count, f32, rt::ReduceOp::kSum);
+      rt::all_reduce(on, ones.data(), guarded(count * 4)->as<float>(), count, f32, rt::ReduceOp::sum);
     } else if (which == "all-gather-count") {
       const std::size_t count = first ? 4 : 8;
       rt::all_gather(on, ones.data(), guarded(count * 4 * static_cast<std::size_t>(n))->as<float>(), count, f32);
     } else if (which == "reduce-scatter-count") {
       const std::size_t count = first ? 4 : 8;
-      rt::reduce_scatter(on, ones.data(), guarded(count * 4)->as<float>(), count, f32, rt::ReduceOp::kSum);
+      rt::reduce_scatter(on, ones.data(), guarded(count * 4)->as<float>(), count, f32, rt::ReduceOp::sum);
     } else if (which == "all-to-all-count") {
       const std::size_t count = first ? 4 : 8;
       rt::all_to_all_single(on, ones.data(), guarded(count * 4 * static_cast<std::size_t>(n))->as<float>(), count, f32);
@@ -112,24 +112,22 @@ int run(int argc, char** argv) {
                       f32);
     } else if (which == "dtype") {  // the same 32 bytes
       if (first)
-        rt::all_reduce(on, ones.data(), guarded(32)->as<float>(), 8, f32, rt::ReduceOp::kSum);
+        rt::all_reduce(on, ones.data(), guarded(32)->as<float>(), 8, f32, rt::ReduceOp::sum);
       else
-        rt::all_reduce(on, ones.data(), guarded(32)->as<double>(), 4, rt::DType::kF64, rt::ReduceOp::kSum);
+        rt::all_reduce(on, ones.data(), guarded(32)->as<double>(), 4, rt::DType::f64, rt::ReduceOp::sum);
     } else if (which == "named-algorithm-count") {  // the runtime's ring on point-to-point, by name
       const std::size_t count = first ? 4 : 8;
       rt::all_reduce(backend + ":ring_p2p", ones.data(), guarded(count * 4)->as<float>(), count, f32,
-                     rt::ReduceOp::kSum);
+                     rt::ReduceOp::sum);
     } else if (which == "avg-vs-sum") {
-      rt::all_reduce(on, ones.data(), guarded(32)->as<float>(), 8, f32,
-                     first ? rt::ReduceOp::kAvg : rt::ReduceOp::kSum);
+      rt::all_reduce(on, ones.data(), guarded(32)->as<float>(), 8, f32, first ? rt::ReduceOp::avg : rt::ReduceOp::sum);
     } else if (which == "reduce-op") {
-      rt::all_reduce(on, ones.data(), guarded(32)->as<float>(), 8, f32,
-                     first ? rt::ReduceOp::kSum : rt::ReduceOp::kMax);
+      rt::all_reduce(on, ones.data(), guarded(32)->as<float>(), 8, f32, first ? rt::ReduceOp::sum : rt::ReduceOp::max);
     } else if (which == "root") {
       rt::broadcast(on, guarded(32)->as<float>(), 8, f32, me);
     } else if (which == "all-reduce-vs-broadcast") {
       if (first)
-        rt::all_reduce(on, ones.data(), guarded(32)->as<float>(), 8, f32, rt::ReduceOp::kSum);
+        rt::all_reduce(on, ones.data(), guarded(32)->as<float>(), 8, f32, rt::ReduceOp::sum);
       else
         rt::broadcast(on, guarded(32)->as<float>(), 8, f32, 0);
     } else {  // recv-smaller, recv-larger: rank 0 sends 32 bytes, then 1 MiB (more than the ring)

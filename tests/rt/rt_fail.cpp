@@ -44,14 +44,14 @@ int run(int argc, char** argv) {
     rt::init({backend}, init);
     me = rt::rank(backend);
     std::vector<float> x(count, 1.0f), y(count + 1, 0.0f);
-    for (int i = 0; i < 3; ++i) rt::all_reduce(backend, x.data(), y.data(), count, rt::DType::kF32, rt::ReduceOp::kSum);
+    for (int i = 0; i < 3; ++i) rt::all_reduce(backend, x.data(), y.data(), count, rt::DType::f32, rt::ReduceOp::sum);
     if (mode == "fused-kill") {
       rt::Fusion fusion({backend});
       if (me == victim) ::raise(SIGKILL);
       std::vector<std::vector<float>> grads(10, std::vector<float>(256, 1.0f));
       std::vector<rt::Work> works;
       for (auto& g : grads)
-        works.push_back(fusion.all_reduce(backend, g.data(), g.data(), g.size(), rt::DType::kF32, rt::ReduceOp::kSum));
+        works.push_back(fusion.all_reduce(backend, g.data(), g.data(), g.size(), rt::DType::f32, rt::ReduceOp::sum));
       for (auto& w : works) w.wait();
       std::printf("rank %d: no error after %.2f s\n", me, seconds());
       std::fflush(stdout);
@@ -64,7 +64,7 @@ int run(int argc, char** argv) {
       }
     }
     const std::size_t n = mode == "mismatch" && me == victim ? count + 1 : count;
-    rt::all_reduce(backend, x.data(), y.data(), n, rt::DType::kF32, rt::ReduceOp::kSum);
+    rt::all_reduce(backend, x.data(), y.data(), n, rt::DType::f32, rt::ReduceOp::sum);
     std::printf("rank %d: no error after %.2f s\n", me, seconds());
     std::fflush(stdout);
     if (me == victim && mode == "late-finalize") std::this_thread::sleep_for(std::chrono::milliseconds(2500));

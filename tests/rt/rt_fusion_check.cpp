@@ -281,7 +281,7 @@ int run(int argc, char** argv) {
       fusion.flush();
       std::vector<float> a(64, 1.0f);
       const std::size_t count = me == 0 ? 63 : 64;
-      rt::Work bad = fusion.all_reduce(backends.front(), a.data(), a.data(), count, DType::kF32, ReduceOp::kSum);
+      rt::Work bad = fusion.all_reduce(backends.front(), a.data(), a.data(), count, DType::f32, ReduceOp::sum);
       bool refused = false;
       try {
         bad.wait();
@@ -295,7 +295,7 @@ int run(int argc, char** argv) {
       }
       // ... and the fusion still works afterwards.
       std::vector<std::int32_t> b(10, me + 1);
-      fusion.all_reduce("auto", b.data(), b.data(), b.size(), DType::kI32, ReduceOp::kSum).wait();
+      fusion.all_reduce("auto", b.data(), b.data(), b.size(), DType::i32, ReduceOp::sum).wait();
       if (b[9] != world * (world + 1) / 2) {
         std::fprintf(stderr, "rank %d: after the refusal: %d, expected %d\n", me, b[9], world * (world + 1) / 2);
         ++failures;
@@ -306,7 +306,7 @@ int run(int argc, char** argv) {
       std::vector<std::vector<float>> grads(1000, std::vector<float>(100, static_cast<float>(me)));
       std::vector<rt::Work> works;
       for (auto& g : grads)
-        works.push_back(fusion.all_reduce(backends.front(), g.data(), g.data(), g.size(), DType::kF32, ReduceOp::kSum));
+        works.push_back(fusion.all_reduce(backends.front(), g.data(), g.data(), g.size(), DType::f32, ReduceOp::sum));
       for (auto& w : works) w.wait();
       for (const auto& g : grads)
         if (g[99] != static_cast<float>(world * (world - 1) / 2)) {
@@ -321,7 +321,7 @@ int run(int argc, char** argv) {
       std::vector<std::vector<float>> gathered(1000, std::vector<float>(25 * static_cast<std::size_t>(world), -1.0f));
       works.clear();
       for (std::size_t i = 0; i < parts.size(); ++i)
-        works.push_back(fusion.all_gather(backends.front(), parts[i].data(), gathered[i].data(), 25, DType::kF32));
+        works.push_back(fusion.all_gather(backends.front(), parts[i].data(), gathered[i].data(), 25, DType::f32));
       for (auto& w : works) w.wait();
       for (const auto& g : gathered)
         for (std::size_t e = 0; e < g.size(); ++e)
@@ -350,7 +350,7 @@ int run(int argc, char** argv) {
       ++failures;
     }
     std::int64_t total = failures;
-    rt::all_reduce(backends.front(), &total, &total, 1, DType::kI64, ReduceOp::kSum);
+    rt::all_reduce(backends.front(), &total, &total, 1, DType::i64, ReduceOp::sum);
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (me == 0)
       std::printf(

@@ -67,9 +67,9 @@ int run(int argc, char** argv) {
         return s;
       };
       std::int64_t x = me, y = -1;
-      rt::all_reduce(rows, &x, &y, 1, rt::DType::kI64, rt::ReduceOp::kSum);
+      rt::all_reduce(rows, &x, &y, 1, rt::DType::i64, rt::ReduceOp::sum);
       expect(y == sum_of(want_row), fmt::format("{}: row sum {} (expected {})", b, y, sum_of(want_row)));
-      rt::all_reduce(colsg, &x, &y, 1, rt::DType::kI64, rt::ReduceOp::kSum);
+      rt::all_reduce(colsg, &x, &y, 1, rt::DType::i64, rt::ReduceOp::sum);
       expect(y == sum_of(want_col), fmt::format("{}: column sum {} (expected {})", b, y, sum_of(want_col)));
       // 2. Both groups at once, from two threads.
       auto worker = [&](const std::string& g, const std::vector<int>& members, int salt) {
@@ -77,7 +77,7 @@ int run(int argc, char** argv) {
         for (int it = 0; it < 20; ++it) {
           for (std::size_t i = 0; i < in.size(); ++i)
             in[i] = static_cast<float>(me * 7 + salt + it + static_cast<int>(i % 13));
-          rt::all_reduce(g, in.data(), out.data(), in.size(), rt::DType::kF32, rt::ReduceOp::kSum);
+          rt::all_reduce(g, in.data(), out.data(), in.size(), rt::DType::f32, rt::ReduceOp::sum);
           for (std::size_t i = 0; i < out.size(); ++i) {
             float e = 0;
             for (int m : members) e += static_cast<float>(m * 7 + salt + it + static_cast<int>(i % 13));
@@ -102,7 +102,7 @@ int run(int argc, char** argv) {
                fmt::format("{}: rank {} of {} in the evens (expected {} of {})", b, rt::rank(eg), rt::size(eg), want,
                            evens.size()));
         std::int64_t one = 1, count = 0;
-        rt::all_reduce(eg, &one, &count, 1, rt::DType::kI64, rt::ReduceOp::kSum);
+        rt::all_reduce(eg, &one, &count, 1, rt::DType::i64, rt::ReduceOp::sum);
         expect(count == static_cast<std::int64_t>(evens.size()), fmt::format("{}: evens counted {}", b, count));
       } else {
         try {

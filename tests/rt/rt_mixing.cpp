@@ -90,7 +90,7 @@ int run(int argc, char** argv) {
     }
     rt::synchronize();
     std::int64_t total = 0;
-    rt::all_reduce(backends.front(), &failures, &total, 1, DType::kI64, ReduceOp::kSum);
+    rt::all_reduce(backends.front(), &failures, &total, 1, DType::i64, ReduceOp::sum);
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (me == 0) {
       std::printf("rt_mixing: %d ops (", ops);

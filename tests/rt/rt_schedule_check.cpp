@@ -33,24 +33,24 @@ using chorus::CollectiveKind;
 namespace {
 
 double input(rt::ReduceOp op, int r, std::size_t i) {
-  if (op == rt::ReduceOp::kProd) return 1.0 + static_cast<double>((static_cast<std::size_t>(r) + i) % 3 == 0);
+  if (op == rt::ReduceOp::prod) return 1.0 + static_cast<double>((static_cast<std::size_t>(r) + i) % 3 == 0);
   return static_cast<double>(r + 1) + static_cast<double>(i % 5);
 }
 
 double reference(rt::ReduceOp op, int n, std::size_t i) {
-  double acc = op == rt::ReduceOp::kProd ? 1 : op == rt::ReduceOp::kMin ? 1e300 : op == rt::ReduceOp::kMax ? -1e300 : 0;
+  double acc = op == rt::ReduceOp::prod ? 1 : op == rt::ReduceOp::min ? 1e300 : op == rt::ReduceOp::max ? -1e300 : 0;
   for (int r = 0; r < n; ++r) {
     const double v = input(op, r, i);
-    if (op == rt::ReduceOp::kProd)
+    if (op == rt::ReduceOp::prod)
       acc *= v;
-    else if (op == rt::ReduceOp::kMin)
+    else if (op == rt::ReduceOp::min)
       acc = std::min(acc, v);
-    else if (op == rt::ReduceOp::kMax)
+    else if (op == rt::ReduceOp::max)
       acc = std::max(acc, v);
     else
       acc += v;
   }
-  return op == rt::ReduceOp::kAvg ? acc / n : acc;
+  return op == rt::ReduceOp::avg ? acc / n : acc;
 }
 
 double a2a_input(int r, std::size_t i) { return static_cast<double>((static_cast<std::size_t>(r) * 31 + i * 3) % 113); }
@@ -87,17 +87,17 @@ int run(int argc, char** argv) {
       rt::ReduceOp rop;
     };
     std::vector<Case> cases;
-    for (rt::DType d : rt::kAllDTypes) cases.push_back({CollectiveKind::kAllReduce, d, rt::ReduceOp::kSum});
-    for (rt::DType d : {rt::DType::kF32, rt::DType::kI32, rt::DType::kF64})
+    for (rt::DType d : rt::kAllDTypes) cases.push_back({CollectiveKind::kAllReduce, d, rt::ReduceOp::sum});
+    for (rt::DType d : {rt::DType::f32, rt::DType::i32, rt::DType::f64})
       for (rt::ReduceOp o : rt::kAllReduceOps)
-        if (o != rt::ReduceOp::kSum && !(o == rt::ReduceOp::kAvg && d == rt::DType::kI32))
+        if (o != rt::ReduceOp::sum && !(o == rt::ReduceOp::avg && d == rt::DType::i32))
           cases.push_back({CollectiveKind::kAllReduce, d, o});
-    cases.push_back({CollectiveKind::kReduceScatter, rt::DType::kF32, rt::ReduceOp::kSum});
-    cases.push_back({CollectiveKind::kReduceScatter, rt::DType::kI64, rt::ReduceOp::kMax});
-    cases.push_back({CollectiveKind::kAllGather, rt::DType::kF32, rt::ReduceOp::kSum});
-    cases.push_back({CollectiveKind::kAllGather, rt::DType::kBf16, rt::ReduceOp::kSum});
-    cases.push_back({CollectiveKind::kAllToAll, rt::DType::kF32, rt::ReduceOp::kSum});
-    cases.push_back({CollectiveKind::kAllToAll, rt::DType::kU8, rt::ReduceOp::kSum});
+    cases.push_back({CollectiveKind::kReduceScatter, rt::DType::f32, rt::ReduceOp::sum});
+    cases.push_back({CollectiveKind::kReduceScatter, rt::DType::i64, rt::ReduceOp::max});
+    cases.push_back({CollectiveKind::kAllGather, rt::DType::f32, rt::ReduceOp::sum});
+    cases.push_back({CollectiveKind::kAllGather, rt::DType::bf16, rt::ReduceOp::sum});
+    cases.push_back({CollectiveKind::kAllToAll, rt::DType::f32, rt::ReduceOp::sum});
+    cases.push_back({CollectiveKind::kAllToAll, rt::DType::u8, rt::ReduceOp::sum});
     for (const auto& sched_name : chorus::split_list(schedulers_arg)) {
       for (const auto& chunks_text : chorus::split_list(chunks_arg)) {
         const int chunks = std::stoi(chunks_text);
@@ -128,7 +128,7 @@ int run(int argc, char** argv) {
                   rt::store_from_double(c.dtype, buf.data(), i, static_cast<double>(i % 101));
             ex.run(buf.data(), count);
             ++runs;
-            const double tol = c.rop == rt::ReduceOp::kAvg ? (c.dtype == rt::DType::kF32 ? 1e-6 : 1e-14) : 0;
+            const double tol = c.rop == rt::ReduceOp::avg ? (c.dtype == rt::DType::f32 ? 1e-6 : 1e-14) : 0;
             for (const auto& [b, e] : ex.owned_ranges(count)) {
               bool bad = false;
               for (std::size_t i = b; i < e && !bad; ++i) {

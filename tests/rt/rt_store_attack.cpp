@@ -364,7 +364,7 @@ int run(int argc, char** argv) {
     for (const auto& backend : backends) {
       std::vector<std::int32_t> x(1031), y(1031);
       for (std::size_t i = 0; i < x.size(); ++i) x[i] = rank * 1000 + static_cast<std::int32_t>(i);
-      rt::all_reduce(backend, x.data(), y.data(), x.size(), rt::DType::kI32, rt::ReduceOp::kSum);
+      rt::all_reduce(backend, x.data(), y.data(), x.size(), rt::DType::i32, rt::ReduceOp::sum);
       for (std::size_t i = 0; i < y.size(); ++i) {
         // sum over r of r*1000 + i
         const std::int32_t expect = 1000 * size * (size - 1) / 2 + size * static_cast<std::int32_t>(i);

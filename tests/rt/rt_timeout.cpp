@@ -58,7 +58,7 @@ int run(int argc, char** argv) {
     // Whether the send completes depends on the backend (shm's ring and Open MPI's eager
     // protocol take it without the receiver; Gloo waits for it): only its issue matters here.
     try {
-      rt::send(backend, data.data(), count, rt::DType::kF32, 0);
+      rt::send(backend, data.data(), count, rt::DType::f32, 0);
       std::printf("rank 1: sent late\n");
     } catch (const std::exception& e) {
       std::printf("rank 1: late send failed: %s\n", e.what());
@@ -72,7 +72,7 @@ int run(int argc, char** argv) {
   for (std::size_t i = 0; i < count; ++i) buf[i] = 0.0f;
   std::string original;
   try {
-    rt::recv(backend, buf, count, rt::DType::kF32, 1);
+    rt::recv(backend, buf, count, rt::DType::f32, 1);
     std::printf("rank 0: recv returned without an error\n");
     return 1;
   } catch (const rt::TimeoutError& e) {

@@ -33,7 +33,7 @@ std::vector<rt::BenchRow> sample_rows() {
   a.op = CollectiveKind::kAllReduce;
   a.bytes = 8;
   a.count = 2;
-  a.redop = rt::ReduceOp::kSum;
+  a.redop = rt::ReduceOp::sum;
   a.world_size = 2;
   a.iters = 7;
   a.warmup = 3;

@@ -64,64 +64,64 @@ TEST(Dtype, HalfIsReducedAsNumbersNotBytes) {
   const std::uint16_t a[2] = {rt::f32_to_f16(1.0f), rt::f32_to_f16(3.5f)};
   const std::uint16_t b[2] = {rt::f32_to_f16(2.0f), rt::f32_to_f16(-0.5f)};
   std::uint16_t out[2];
-  rt::reduce_into(DType::kF16, ReduceOp::kSum, out, a, b, 2);
+  rt::reduce_into(DType::f16, ReduceOp::sum, out, a, b, 2);
   EXPECT_EQ(rt::f16_to_f32(out[0]), 3.0f);  // bytes 0x3C00 + 0x4000 would be infinity
   EXPECT_EQ(rt::f16_to_f32(out[1]), 3.0f);
-  rt::reduce_into(DType::kF16, ReduceOp::kMax, out, a, b, 2);
+  rt::reduce_into(DType::f16, ReduceOp::max, out, a, b, 2);
   EXPECT_EQ(rt::f16_to_f32(out[0]), 2.0f);
   EXPECT_EQ(rt::f16_to_f32(out[1]), 3.5f);
   const std::uint16_t c[1] = {rt::f32_to_bf16(-3.0f)}, d[1] = {rt::f32_to_bf16(0.5f)};
-  rt::reduce_into(DType::kBf16, ReduceOp::kProd, out, c, d, 1);
+  rt::reduce_into(DType::bf16, ReduceOp::prod, out, c, d, 1);
   EXPECT_EQ(rt::bf16_to_f32(out[0]), -1.5f);
-  rt::reduce_into(DType::kBf16, ReduceOp::kMin, out, c, d, 1);
+  rt::reduce_into(DType::bf16, ReduceOp::min, out, c, d, 1);
   EXPECT_EQ(rt::bf16_to_f32(out[0]), -3.0f);
 }
 
 TEST(Dtype, MaxIsNotSumAndIntegersWrap) {
   const std::int8_t a[3] = {100, -5, 7}, b[3] = {100, 3, -9};
   std::int8_t out[3];
-  rt::reduce_into(DType::kI8, ReduceOp::kMax, out, a, b, 3);
+  rt::reduce_into(DType::i8, ReduceOp::max, out, a, b, 3);
   EXPECT_EQ(out[0], 100);
   EXPECT_EQ(out[1], 3);
   EXPECT_EQ(out[2], 7);
-  rt::reduce_into(DType::kI8, ReduceOp::kSum, out, a, b, 3);
+  rt::reduce_into(DType::i8, ReduceOp::sum, out, a, b, 3);
   EXPECT_EQ(out[0], -56);  // wraps modulo 2^8
   const std::int64_t big[1] = {INT64_MAX}, one[1] = {1};
   std::int64_t w[1];
-  rt::reduce_into(DType::kI64, ReduceOp::kSum, w, big, one, 1);
+  rt::reduce_into(DType::i64, ReduceOp::sum, w, big, one, 1);
   EXPECT_EQ(w[0], INT64_MIN);
   std::int32_t v[2] = {-7, 7};
-  rt::divide_by(DType::kI32, v, 2, 2);
+  rt::divide_by(DType::i32, v, 2, 2);
   EXPECT_EQ(v[0], -3);  // truncates toward zero
   EXPECT_EQ(v[1], 3);
   double f[1] = {5.0};
-  rt::divide_by(DType::kF64, f, 1, 4);
+  rt::divide_by(DType::f64, f, 1, 4);
   EXPECT_EQ(f[0], 1.25);
 }
 
 TEST(Dtype, AvgOfIntegersTruncatesTowardZeroInEveryWidth) {
   // The avg finish (sum / ranks) by hand: C++ integer division, never floor, never rounding.
   std::int8_t i8[3] = {-128, 127, -1};
-  rt::divide_by(DType::kI8, i8, 3, 3);
+  rt::divide_by(DType::i8, i8, 3, 3);
   EXPECT_EQ(i8[0], -42);  // floor would give -43
   EXPECT_EQ(i8[1], 42);
   EXPECT_EQ(i8[2], 0);
   std::uint8_t u8[2] = {255, 2};
-  rt::divide_by(DType::kU8, u8, 2, 4);
+  rt::divide_by(DType::u8, u8, 2, 4);
   EXPECT_EQ(u8[0], 63);  // rounding would give 64
   EXPECT_EQ(u8[1], 0);
   std::int64_t i64[2] = {INT64_MIN, -9};
-  rt::divide_by(DType::kI64, i64, 2, 4);
+  rt::divide_by(DType::i64, i64, 2, 4);
   EXPECT_EQ(i64[0], INT64_MIN / 4);
   EXPECT_EQ(i64[1], -2);
   std::uint16_t h[1] = {rt::f32_to_f16(3.0f)};
-  rt::divide_by(DType::kF16, h, 1, 2);
+  rt::divide_by(DType::f16, h, 1, 2);
   EXPECT_EQ(rt::f16_to_f32(h[0]), 1.5f);  // floating types divide exactly
 }
 
 TEST(Parse, NamesAndErrors) {
-  EXPECT_EQ(rt::parse_dtype("bf16", "x"), DType::kBf16);
-  EXPECT_EQ(rt::parse_reduce_op("avg", "x"), ReduceOp::kAvg);
+  EXPECT_EQ(rt::parse_dtype("bf16", "x"), DType::bf16);
+  EXPECT_EQ(rt::parse_reduce_op("avg", "x"), ReduceOp::avg);
   EXPECT_EQ(rt::parse_op_kind("allreduce", "x"), CollectiveKind::kAllReduce);
   EXPECT_EQ(rt::parse_op_kind("all_to_allv", "x"), CollectiveKind::kAllToAllv);
   // The runtime's own aliases: "a2a" is nccl-tests' all-to-all, over one buffer.
@@ -314,18 +314,18 @@ TEST(Runtime, WorldOfOneAndBadNames) {
   // In a world of one every reduction is the identity (avg over several ranks, where it differs
   // from sum, is checked by rt_check for every reduce operation at 2 and 4 ranks).
   std::vector<float> x = {1, 2, 3}, y(3);
-  auto w = rt::all_reduce("gloo", x.data(), y.data(), 3, DType::kF32, ReduceOp::kSum, true);
+  auto w = rt::all_reduce("gloo", x.data(), y.data(), 3, DType::f32, ReduceOp::sum, true);
   w.wait();
   EXPECT_EQ(y, x);
-  EXPECT_THROW(rt::all_reduce("mpi", x.data(), y.data(), 3, DType::kF32, ReduceOp::kSum), chorus::InputError);
+  EXPECT_THROW(rt::all_reduce("mpi", x.data(), y.data(), 3, DType::f32, ReduceOp::sum), chorus::InputError);
   try {
     rt::barrier("nccl");
     FAIL();
   } catch (const chorus::InputError& e) {
     EXPECT_NE(std::string(e.what()).find("unknown backend 'nccl'"), std::string::npos);
   }
-  EXPECT_THROW(rt::broadcast("shm", x.data(), 3, DType::kF32, 1), chorus::InputError);  // root 1 of 1
-  EXPECT_THROW(rt::all_gatherv("shm", x.data(), 3, y.data(), {2}, {0}, DType::kF32), chorus::InputError);
+  EXPECT_THROW(rt::broadcast("shm", x.data(), 3, DType::f32, 1), chorus::InputError);  // root 1 of 1
+  EXPECT_THROW(rt::all_gatherv("shm", x.data(), 3, y.data(), {2}, {0}, DType::f32), chorus::InputError);
   rt::synchronize();
   rt::finalize();
   EXPECT_FALSE(rt::is_initialized());
@@ -337,7 +337,7 @@ TEST(Runtime, WorldOfOneAndBadNames) {
 TEST(SelfCheck, FindsAWrongByteAndNamesTheElement) {
   rt::init({"shm"});
   {
-    selfcheck::Case c("shm", CollectiveKind::kAllReduce, DType::kF32, ReduceOp::kSum, 1000, 7);
+    selfcheck::Case c("shm", CollectiveKind::kAllReduce, DType::f32, ReduceOp::sum, 1000, 7);
     c.issue(false);
     EXPECT_EQ(c.verify(), "");
     c.result()[4 * 123 + 2] ^= 1;
@@ -347,7 +347,7 @@ TEST(SelfCheck, FindsAWrongByteAndNamesTheElement) {
     EXPECT_NE(c.verify().find("element 999:"), std::string::npos) << c.verify();
   }
   {
-    selfcheck::Case c("shm", CollectiveKind::kAllGatherv, DType::kI32, ReduceOp::kSum, 10, 0);
+    selfcheck::Case c("shm", CollectiveKind::kAllGatherv, DType::i32, ReduceOp::sum, 10, 0);
     c.issue(false);
     EXPECT_EQ(c.verify(), "");
     const std::vector<char> good = c.result();
@@ -365,7 +365,7 @@ TEST(SelfCheck, FindsAWrongByteAndNamesTheElement) {
 TEST(SelfCheck, CountsWrongElementsAndRunsInPlace) {
   rt::init({"shm"});
   {
-    selfcheck::Case c("shm", CollectiveKind::kAllReduce, DType::kF32, ReduceOp::kSum, 1000, 0,
+    selfcheck::Case c("shm", CollectiveKind::kAllReduce, DType::f32, ReduceOp::sum, 1000, 0,
                       selfcheck::Placement::kOutOfPlace);
     c.issue(false);
     EXPECT_EQ(c.wrong_elements(), 0u);
@@ -379,7 +379,7 @@ TEST(SelfCheck, CountsWrongElementsAndRunsInPlace) {
   for (CollectiveKind op :
        {CollectiveKind::kAllReduce, CollectiveKind::kReduce, CollectiveKind::kAllGather, CollectiveKind::kAllGatherv}) {
     ASSERT_TRUE(selfcheck::has_in_place(op));
-    selfcheck::Case c("shm", op, DType::kI32, ReduceOp::kSum, 10, 0, selfcheck::Placement::kInPlace);
+    selfcheck::Case c("shm", op, DType::i32, ReduceOp::sum, 10, 0, selfcheck::Placement::kInPlace);
     c.issue(false);
     EXPECT_EQ(c.verify(), "") << c.describe();
     EXPECT_EQ(c.wrong_elements(), 0u) << c.describe();
@@ -422,14 +422,14 @@ TEST(Runtime, AllReduceAlgorithmsByName) {
   EXPECT_EQ(rt::resolve_backend("auto", CollectiveKind::kAllReduce, 4096), "shm");
   EXPECT_EQ(rt::resolve_backend("auto", CollectiveKind::kAllReduce, 1 << 21), "gloo:bcube");
   std::vector<float> x = {1, 2, 3}, y(3);
-  rt::all_reduce("gloo:bcube", x.data(), y.data(), 3, DType::kF32, ReduceOp::kSum);
+  rt::all_reduce("gloo:bcube", x.data(), y.data(), 3, DType::f32, ReduceOp::sum);
   EXPECT_EQ(y, x);
   std::vector<float> big(1 << 19, 2.0f);  // 2 MiB: auto takes gloo:bcube
-  rt::all_reduce("auto", big.data(), big.data(), big.size(), DType::kF32, ReduceOp::kSum, true).wait();
+  rt::all_reduce("auto", big.data(), big.data(), big.size(), DType::f32, ReduceOp::sum, true).wait();
   EXPECT_EQ(big.back(), 2.0f);
-  rt::all_reduce("shm:default", x.data(), y.data(), 3, DType::kF32, ReduceOp::kMax);
+  rt::all_reduce("shm:default", x.data(), y.data(), 3, DType::f32, ReduceOp::max);
   try {
-    rt::all_reduce("gloo:halving", x.data(), y.data(), 3, DType::kF32, ReduceOp::kSum);
+    rt::all_reduce("gloo:halving", x.data(), y.data(), 3, DType::f32, ReduceOp::sum);
     FAIL();
   } catch (const chorus::InputError& e) {
     EXPECT_NE(
@@ -438,7 +438,7 @@ TEST(Runtime, AllReduceAlgorithmsByName) {
         << e.what();
   }
   try {
-    rt::all_gather("gloo:ring", x.data(), y.data(), 3, DType::kF32);
+    rt::all_gather("gloo:ring", x.data(), y.data(), 3, DType::f32);
     FAIL();
   } catch (const chorus::InputError& e) {
     EXPECT_NE(std::string(e.what()).find("has no all_gather algorithm 'ring' (it has: default, ring_p2p)"),
@@ -446,21 +446,21 @@ TEST(Runtime, AllReduceAlgorithmsByName) {
         << e.what();
   }
   try {
-    rt::gather("gloo:ring_p2p", x.data(), y.data(), 3, DType::kF32, 0);
+    rt::gather("gloo:ring_p2p", x.data(), y.data(), 3, DType::f32, 0);
     FAIL();
   } catch (const chorus::InputError& e) {
     EXPECT_NE(std::string(e.what()).find("gather takes no algorithm after the backend name"), std::string::npos)
         << e.what();
   }
-  rt::all_gather("shm:ring_p2p", x.data(), y.data(), 3, DType::kF32);
+  rt::all_gather("shm:ring_p2p", x.data(), y.data(), 3, DType::f32);
   EXPECT_EQ(y, x);
   EXPECT_EQ(rt::size("gloo:bcube"), 1);
   // A group name may hold ':': the exact name wins, an algorithm follows the last ':'.
   rt::split("rows:2", "shm", 0, 0);
-  rt::all_reduce("rows:2", x.data(), y.data(), 3, DType::kF32, ReduceOp::kSum);
-  rt::all_reduce("rows:2:ring_p2p", x.data(), y.data(), 3, DType::kF32, ReduceOp::kSum);
+  rt::all_reduce("rows:2", x.data(), y.data(), 3, DType::f32, ReduceOp::sum);
+  rt::all_reduce("rows:2:ring_p2p", x.data(), y.data(), 3, DType::f32, ReduceOp::sum);
   EXPECT_EQ(y, x);
-  EXPECT_THROW(rt::all_reduce("rows:3", x.data(), y.data(), 3, DType::kF32, ReduceOp::kSum), chorus::InputError);
+  EXPECT_THROW(rt::all_reduce("rows:3", x.data(), y.data(), 3, DType::f32, ReduceOp::sum), chorus::InputError);
   rt::finalize();
   std::ifstream in(log.string() + ".0.jsonl");
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -515,7 +515,7 @@ TEST(Runtime, ExternalWorldIsUsedAndChecked) {
   rt::init({"shm", "gloo"}, options);
   EXPECT_EQ(rt::size("shm"), 1);
   std::vector<double> x = {1.5, -2}, y(2);
-  rt::all_reduce("shm", x.data(), y.data(), 2, DType::kF64, ReduceOp::kMax);
+  rt::all_reduce("shm", x.data(), y.data(), 2, DType::f64, ReduceOp::max);
   EXPECT_EQ(y, x);
   EXPECT_FALSE(world->store->get_string("chorus/1/run_id", std::chrono::milliseconds(10)).empty());
   EXPECT_EQ(world->store->add("chorus/init/0", 0), 1);  // one init on this store so far
@@ -544,7 +544,7 @@ TEST(Runtime, MemberGroupIsMadeByItsMembersAlone) {
   EXPECT_EQ(rt::group_ranks("torch/1"), std::vector<int>{0});
   EXPECT_NE(message([] { rt::member_group("torch/1", {0}, "gloo"); }).find("exists already"), std::string::npos);
   std::vector<std::int32_t> x = {3, -4}, y(2);
-  rt::all_reduce("torch/1", x.data(), y.data(), 2, DType::kI32, ReduceOp::kSum);
+  rt::all_reduce("torch/1", x.data(), y.data(), 2, DType::i32, ReduceOp::sum);
   EXPECT_EQ(y, x);
   rt::finalize();
 }

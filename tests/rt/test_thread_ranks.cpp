@@ -52,13 +52,13 @@ double y(int src, std::size_t i, int dst = 0) { return static_cast<double>((src 
 
 double reduced(ReduceOp op, int n, std::size_t i) {
   switch (op) {
-    case ReduceOp::kSum:
+    case ReduceOp::sum:
       return n * k(i);
-    case ReduceOp::kAvg:
+    case ReduceOp::avg:
       return k(i);
-    case ReduceOp::kMax:
+    case ReduceOp::max:
       return x(n - 1, n, i);
-    case ReduceOp::kMin:
+    case ReduceOp::min:
       return x(0, n, i);
     default:
       return 0;
@@ -86,7 +86,7 @@ void uniform_collectives(Runtime& rt, const std::string& name, int r, int n, DTy
   const auto nc = static_cast<std::size_t>(n) * count;
   const auto runs = [&](CollectiveKind op) { return !only || *only == op; };
   if (runs(CollectiveKind::kAllReduce))
-    for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kMax, ReduceOp::kMin, ReduceOp::kAvg})
+    for (ReduceOp op : {ReduceOp::sum, ReduceOp::max, ReduceOp::min, ReduceOp::avg})
       for (bool in_place : {false, true}) {
         Buf in(dt, count, [&](std::size_t i) { return x(r, n, i); }), out(dt, count);
         rt.issue(name, calls::all_reduce(in.data(), in_place ? in.data() : out.data(), count, dt, op), false);
@@ -96,7 +96,7 @@ void uniform_collectives(Runtime& rt, const std::string& name, int r, int n, DTy
       }
   if (runs(CollectiveKind::kReduceScatter)) {
     Buf in(dt, nc, [&](std::size_t i) { return x(r, n, i); }), out(dt, count);
-    rt.issue(name, calls::reduce_scatter(in.data(), out.data(), count, dt, ReduceOp::kSum), false);
+    rt.issue(name, calls::reduce_scatter(in.data(), out.data(), count, dt, ReduceOp::sum), false);
     expect_values(
         out, count, [&](std::size_t i) { return n * k(static_cast<std::size_t>(r) * count + i); },
         at + " reduce_scatter");
@@ -132,7 +132,7 @@ void other_operations(Runtime& rt, const std::string& b, int r, int n, DType dt,
     const int root = n / 2;
     Buf in(dt, count, [&](std::size_t i) { return x(r, n, i); }), out(dt, count);
     void* dst = in_place ? in.data() : out.data();
-    rt.issue(b, calls::reduce(in.data(), r == root ? dst : nullptr, count, dt, ReduceOp::kSum, root), false);
+    rt.issue(b, calls::reduce(in.data(), r == root ? dst : nullptr, count, dt, ReduceOp::sum, root), false);
     if (r == root)
       expect_values(
           in_place ? in : out, count, [&](std::size_t i) { return n * k(i); },
@@ -249,13 +249,13 @@ TEST_P(ThreadRanks, EveryOperationMatchesTheReference) {
         other_operations(rt, c.backend, r, c.n, dt, count, at);
       }
     // Large enough for each backend's path for big messages (shm: past its small-message lines).
-    uniform_collectives(rt, c.backend, r, c.n, DType::kF32, 70000,
+    uniform_collectives(rt, c.backend, r, c.n, DType::f32, 70000,
                         fmt::format("rank {} on {}, 70000 x f32", r, c.backend));
     // Every named algorithm of every operation that takes one.
     for (CollectiveKind op : kAllCollectiveKinds)
       for (const std::string& a : rt.algorithm_names(c.backend, op))
         for (std::size_t count : {std::size_t{1}, std::size_t{1000}})
-          uniform_collectives(rt, c.backend + ":" + a, r, c.n, DType::kF32, count,
+          uniform_collectives(rt, c.backend + ":" + a, r, c.n, DType::f32, count,
                               fmt::format("rank {} on {}:{}, {} x f32", r, c.backend, a, count), op);
   });
 }
@@ -271,7 +271,7 @@ TEST_P(ThreadRanks, RanksThatDisagreeFailTogetherNamingBothCalls) {
     const std::size_t count = r == 0 ? 4 : 8;
     std::string error;
     try {
-      rt.issue(c.backend, calls::all_reduce(in.data(), out.data(), count, DType::kF32, ReduceOp::kSum), false);
+      rt.issue(c.backend, calls::all_reduce(in.data(), out.data(), count, DType::f32, ReduceOp::sum), false);
     } catch (const DisagreementError& e) {
       error = e.what();
     }

@@ -20,9 +20,9 @@ namespace chorus::rt {
 struct OpSignature {
   std::uint32_t sequence = 0;  // collectives this backend ran before this one
   CollectiveKind op = CollectiveKind::kBarrier;
-  DType dtype = DType::kU8;
-  ReduceOp reduce_op = ReduceOp::kSum;  // sum unless a reduction
-  std::uint8_t vector_form = 0;         // `bytes` are this rank's own block (all_gatherv) or 0 (exchanges)
+  DType dtype = DType::u8;
+  ReduceOp reduce_op = ReduceOp::sum;  // sum unless a reduction
+  std::uint8_t vector_form = 0;        // `bytes` are this rank's own block (all_gatherv) or 0 (exchanges)
   std::int32_t root = -1;
   std::uint64_t bytes = 0;
 };

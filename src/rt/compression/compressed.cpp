@@ -103,14 +103,14 @@ void ring_hop(std::string_view backend, int me, const std::vector<std::uint8_t>&
   std::int64_t in_size = 0;
   auto post_sends = [&] {
     if (!has_send) return;
-    pending.add(rt::send(backend, &out_size, 1, DType::kI64, dst, true));
-    pending.add(rt::send(backend, block.data(), block.size(), DType::kU8, dst, true));
+    pending.add(rt::send(backend, &out_size, 1, DType::i64, dst, true));
+    pending.add(rt::send(backend, block.data(), block.size(), DType::u8, dst, true));
   };
   auto post_receive = [&] {
     if (recv_count == 0) return;
-    rt::recv(backend, &in_size, 1, DType::kI64, src);
+    rt::recv(backend, &in_size, 1, DType::i64, src);
     received.resize(checked_block_size(in_size, recv_count, dtype, src));
-    pending.add(rt::recv(backend, received.data(), received.size(), DType::kU8, src, true));
+    pending.add(rt::recv(backend, received.data(), received.size(), DType::u8, src, true));
   };
   if (me % 2 == 0) {
     post_sends();
@@ -165,7 +165,7 @@ void ring_all_reduce(std::string_view backend, const T* in, T* out, std::size_t 
   if (my_len > 0) compress(partial.data(), my_len, dtype, per_hop, mine, my_out);  // decoded as all decode it
   std::int64_t my_size = static_cast<std::int64_t>(mine.size());
   std::vector<std::int64_t> sizes(P);
-  rt::all_gather(backend, &my_size, sizes.data(), 1, DType::kI64);
+  rt::all_gather(backend, &my_size, sizes.data(), 1, DType::i64);
   Counts counts(P), displs(P);
   std::size_t total = 0;
   for (std::size_t j = 0; j < P; ++j) {
@@ -177,12 +177,12 @@ void ring_all_reduce(std::string_view backend, const T* in, T* out, std::size_t 
     total += counts[j];
   }
   std::vector<std::uint8_t> gathered(total);
-  rt::all_gatherv(backend, mine.data(), mine.size(), gathered.data(), counts, displs, DType::kU8);
+  rt::all_gatherv(backend, mine.data(), mine.size(), gathered.data(), counts, displs, DType::u8);
   for (std::size_t j = 0; j < P; ++j)
     if (counts[j] > 0 && j != static_cast<std::size_t>(me))
       decompress(gathered.data() + displs[j], counts[j], out + block_start(count, P, j), block_len(count, P, j), dtype,
                  per_hop);
-  if (op == ReduceOp::kAvg) {
+  if (op == ReduceOp::avg) {
     const T divisor = static_cast<T>(p);
     for (std::size_t i = 0; i < count; ++i) out[i] /= divisor;
   }
@@ -210,7 +210,7 @@ void all_gather(std::string_view backend_name, const void* in, void* out, std::s
   compress(in, count, dtype, bound, mine, o + self * bytes);
   std::int64_t my_size = static_cast<std::int64_t>(mine.size());
   std::vector<std::int64_t> sizes(P);
-  rt::all_gather(backend, &my_size, sizes.data(), 1, DType::kI64);
+  rt::all_gather(backend, &my_size, sizes.data(), 1, DType::i64);
   Counts counts(P), displs(P);
   std::size_t total = 0;
   for (std::size_t j = 0; j < P; ++j) {
@@ -219,7 +219,7 @@ void all_gather(std::string_view backend_name, const void* in, void* out, std::s
     total += counts[j];
   }
   std::vector<std::uint8_t> gathered(total);
-  rt::all_gatherv(backend, mine.data(), mine.size(), gathered.data(), counts, displs, DType::kU8);
+  rt::all_gatherv(backend, mine.data(), mine.size(), gathered.data(), counts, displs, DType::u8);
   for (std::size_t j = 0; j < P; ++j)
     if (j != self) decompress(gathered.data() + displs[j], counts[j], o + j * bytes, count, dtype, bound);
   account(stats, bytes, kSizeMessageBytes + mine.size());
@@ -245,7 +245,7 @@ void all_to_all_single(std::string_view backend_name, const void* in, void* out,
     send_counts[j] = compress(src + j * bytes, count, dtype, bound, packed);
     send_sizes[j] = static_cast<std::int64_t>(send_counts[j]);
   }
-  rt::all_to_all_single(backend, send_sizes.data(), recv_sizes.data(), 1, DType::kI64);
+  rt::all_to_all_single(backend, send_sizes.data(), recv_sizes.data(), 1, DType::i64);
   Counts recv_counts(P, 0), recv_displs(P, 0);
   std::size_t total = 0;
   for (std::size_t j = 0; j < P; ++j) {
@@ -255,7 +255,7 @@ void all_to_all_single(std::string_view backend_name, const void* in, void* out,
   }
   std::vector<std::uint8_t> received(total);
   rt::all_to_allv(backend, packed.data(), send_counts, send_displs, received.data(), recv_counts, recv_displs,
-                  DType::kU8);
+                  DType::u8);
   std::memmove(o + self * bytes, src + self * bytes, bytes);  // in == out: the same place
   for (std::size_t j = 0; j < P; ++j)
     if (j != self) decompress(received.data() + recv_displs[j], recv_counts[j], o + j * bytes, count, dtype, bound);
@@ -270,8 +270,8 @@ void send(std::string_view backend_name, const void* buf, std::size_t count, DTy
   std::vector<std::uint8_t> block;
   compress(buf, count, dtype, bound, block);
   const std::int64_t size = static_cast<std::int64_t>(block.size());
-  rt::send(backend, &size, 1, DType::kI64, dst);
-  rt::send(backend, block.data(), block.size(), DType::kU8, dst);
+  rt::send(backend, &size, 1, DType::i64, dst);
+  rt::send(backend, block.data(), block.size(), DType::u8, dst);
   account(stats, count * dtype_bytes(dtype), kSizeMessageBytes + block.size());
 }
 
@@ -281,16 +281,16 @@ void recv(std::string_view backend_name, void* buf, std::size_t count, DType dty
   const std::string backend = resolve(backend_name, CollectiveKind::kSend, count * dtype_bytes(dtype));
   if (count == 0) return;
   std::int64_t size = 0;
-  rt::recv(backend, &size, 1, DType::kI64, src);
+  rt::recv(backend, &size, 1, DType::i64, src);
   std::vector<std::uint8_t> block(checked_block_size(size, count, dtype, src));
-  rt::recv(backend, block.data(), block.size(), DType::kU8, src);
+  rt::recv(backend, block.data(), block.size(), DType::u8, src);
   decompress(block.data(), block.size(), buf, count, dtype, bound);
 }
 
 void all_reduce(std::string_view backend_name, const void* in, void* out, std::size_t count, DType dtype, ReduceOp op,
                 const ErrorBound& bound, Stats* stats) {
   check_args("all_reduce", dtype, bound);
-  if (op != ReduceOp::kSum && op != ReduceOp::kAvg)
+  if (op != ReduceOp::sum && op != ReduceOp::avg)
     throw InputError("compressed::all_reduce op",
                      fmt::format("reduce op {} is not supported: only sum and avg", rt::to_string(op)));
   // The ring is a reduce-scatter (then an all-gather) of blocks of about count / p elements.
@@ -303,7 +303,7 @@ void all_reduce(std::string_view backend_name, const void* in, void* out, std::s
   ErrorBound per_hop = bound;
   if (bound.kind == ErrorBound::Kind::kAbsolute)
     per_hop.value = std::max(bound.value / p, std::numeric_limits<double>::denorm_min());
-  if (dtype == DType::kF32)
+  if (dtype == DType::f32)
     ring_all_reduce(backend, static_cast<const float*>(in), static_cast<float*>(out), count, dtype, op, per_hop, me, p,
                     stats);
   else

@@ -5,7 +5,7 @@
 //
 //   namespace cz = chorus::rt::compressed;
 //   cz::Stats st;
-//   cz::all_reduce("gloo", g.data(), g.data(), g.size(), DType::kF32, ReduceOp::kAvg,
+//   cz::all_reduce("gloo", g.data(), g.data(), g.size(), DType::f32, ReduceOp::avg,
 //                  {cz::ErrorBound::Kind::kAbsolute, 1e-4}, &st);   // |g - exact avg| <= 1e-4
 //
 // `backend` is anything the runtime accepts (mpi, gloo, shm, auto, a group name); "auto" is

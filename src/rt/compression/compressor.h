@@ -3,7 +3,7 @@
 // when called, on the calling thread).
 //
 //   chorus::rt::compressed::Compressor cz("gloo");                    // collective
-//   Work w = cz.all_reduce(g.data(), g.data(), g.size(), DType::kF32, ReduceOp::kAvg, {Kind::kAbsolute, 1e-4});
+//   Work w = cz.all_reduce(g.data(), g.data(), g.size(), DType::f32, ReduceOp::avg, {Kind::kAbsolute, 1e-4});
 //   ...                                                              // the program goes on
 //   w.wait();
 //

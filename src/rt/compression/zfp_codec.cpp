@@ -50,7 +50,7 @@ using BitstreamPtr = std::unique_ptr<bitstream, BitstreamCloser>;
 
 constexpr std::size_t round8(std::size_t n) { return (n + 7) / 8 * 8; }
 
-zfp_type zfp_type_of(DType dtype) { return dtype == DType::kF32 ? zfp_type_float : zfp_type_double; }
+zfp_type zfp_type_of(DType dtype) { return dtype == DType::f32 ? zfp_type_float : zfp_type_double; }
 
 unsigned type_bits(DType dtype) { return static_cast<unsigned>(dtype_bytes(dtype) * 8); }
 
@@ -203,7 +203,7 @@ void decode_zfp(const std::uint8_t* payload, std::size_t size, std::uint64_t mod
 
 }  // namespace
 
-bool compressible(DType dtype) { return dtype == DType::kF32 || dtype == DType::kF64; }
+bool compressible(DType dtype) { return dtype == DType::f32 || dtype == DType::f64; }
 
 ErrorBound parse_error_bound(std::string_view text, const std::string& field) {
   const std::size_t colon = text.find(':');
@@ -252,7 +252,7 @@ std::size_t compress(const void* data, std::size_t count, DType dtype, const Err
   const std::size_t base = out.size();
   const std::size_t esz = dtype_bytes(dtype);
   const std::size_t raw_block = max_block_bytes(count, dtype);
-  const bool f32 = dtype == DType::kF32;
+  const bool f32 = dtype == DType::f32;
   auto store_raw = [&] {
     out.resize(base);
     const std::size_t n = append_raw(data, count, dtype, out, base);

@@ -4,8 +4,8 @@
 //
 //   ErrorBound b = parse_error_bound("abs:1e-3", "bound");   // or {Kind::kAbsolute, 1e-3}
 //   std::vector<std::uint8_t> bytes;
-//   compress(x.data(), x.size(), DType::kF32, b, bytes);        // appends one block
-//   decompress(bytes.data(), bytes.size(), y.data(), y.size(), DType::kF32);
+//   compress(x.data(), x.size(), DType::f32, b, bytes);        // appends one block
+//   decompress(bytes.data(), bytes.size(), y.data(), y.size(), DType::f32);
 //
 // Two kinds of bound:
 //   absolute   zfp's fixed-accuracy mode with tolerance `value`. The codec GUARANTEES

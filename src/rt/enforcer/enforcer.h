@@ -59,7 +59,7 @@ struct EnforcedOp {
 
 struct EnforcerPlan {
   std::vector<EnforcedOp> ops;
-  DType dtype = DType::kF32;
+  DType dtype = DType::f32;
 };
 
 struct EnforcerStats {

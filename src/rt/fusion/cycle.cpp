@@ -40,7 +40,7 @@ namespace {
 
 std::pair<std::int64_t, std::int64_t> fusion_min_of(const std::string& group, std::int64_t a, std::int64_t b) {
   std::int64_t v[2] = {a, b};
-  rt::all_reduce(group, v, v, 2, DType::kI64, ReduceOp::kMin);
+  rt::all_reduce(group, v, v, 2, DType::i64, ReduceOp::min);
   return {v[0], v[1]};
 }
 
@@ -150,7 +150,7 @@ void Fusion::Impl::agree_uneven_blocks() {
   for (const auto& p : batch)
     if (p.kind == CollectiveKind::kAllToAllv) largest.push_back(static_cast<std::int64_t>(p.count));
   if (largest.empty()) return;
-  rt::all_reduce(control, largest.data(), largest.data(), largest.size(), DType::kI64, ReduceOp::kMax);
+  rt::all_reduce(control, largest.data(), largest.data(), largest.size(), DType::i64, ReduceOp::max);
   std::size_t next = 0, kept = 0;
   for (auto& p : batch) {
     if (p.kind == CollectiveKind::kAllToAllv) {

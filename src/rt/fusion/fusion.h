@@ -5,7 +5,7 @@
 //
 //   chorus::rt::Fusion fusion({"shm", "gloo"}, {.buffer_bytes = 1 << 20, .cycle_us = 200});
 //   for (auto& g : grads) works.push_back(fusion.all_reduce("shm", g.data(), g.data(), g.size(),
-//                                                           DType::kF32, ReduceOp::kAvg));
+//                                                           DType::f32, ReduceOp::avg));
 //   for (auto& w : works) w.wait();
 //
 // An operation submitted here returns a Work at once and waits in a queue. A cycle thread

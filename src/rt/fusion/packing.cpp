@@ -83,7 +83,7 @@ void Fusion::Impl::issue_buffer(const std::string& backend, std::vector<FusedOp>
     switch (kind) {
       case CollectiveKind::kAllToAllv:  // alone only (issue_uneven packs): the operation's own counts
         return rt::all_to_allv(target, in, first.send_counts, first.send_displs, out, first.recv_counts,
-                               first.recv_displs, DType::kU8, /*async_op=*/true);
+                               first.recv_displs, DType::u8, /*async_op=*/true);
       case CollectiveKind::kBroadcast:
         return rt::broadcast(target, out, count, dtype, root, /*async_op=*/true);
       case CollectiveKind::kAllGather:
@@ -215,7 +215,7 @@ void Fusion::Impl::issue_uneven(const std::string& target, std::vector<FusedOp> 
   };
   try {
     rt::all_to_allv(target, in_buf->get(), send_counts, send_displs, out_buf->get(), recv_counts, recv_displs,
-                    DType::kU8,
+                    DType::u8,
                     /*async_op=*/true)
         .on_complete(finish);
   } catch (...) {

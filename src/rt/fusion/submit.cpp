@@ -25,13 +25,13 @@ Work Fusion::all_reduce(std::string_view backend, const void* in, void* out, std
 
 Work Fusion::broadcast(std::string_view backend, void* buf, std::size_t count, DType dtype, int root) {
   return impl_->submit({CollectiveKind::kBroadcast, std::string(backend), static_cast<const std::byte*>(buf),
-                        static_cast<std::byte*>(buf), count * dtype_bytes(dtype), DType::kU8, ReduceOp::kSum, root,
+                        static_cast<std::byte*>(buf), count * dtype_bytes(dtype), DType::u8, ReduceOp::sum, root,
                         nullptr});
 }
 
 Work Fusion::all_gather(std::string_view backend, const void* in, void* out, std::size_t count, DType dtype) {
   return impl_->submit({CollectiveKind::kAllGather, std::string(backend), static_cast<const std::byte*>(in),
-                        static_cast<std::byte*>(out), count * dtype_bytes(dtype), DType::kU8, ReduceOp::kSum, -1,
+                        static_cast<std::byte*>(out), count * dtype_bytes(dtype), DType::u8, ReduceOp::sum, -1,
                         nullptr});
 }
 
@@ -43,7 +43,7 @@ Work Fusion::reduce_scatter(std::string_view backend, const void* in, void* out,
 
 Work Fusion::all_to_all_single(std::string_view backend, const void* in, void* out, std::size_t count, DType dtype) {
   return impl_->submit({CollectiveKind::kAllToAllSingle, std::string(backend), static_cast<const std::byte*>(in),
-                        static_cast<std::byte*>(out), count * dtype_bytes(dtype), DType::kU8, ReduceOp::kSum, -1,
+                        static_cast<std::byte*>(out), count * dtype_bytes(dtype), DType::u8, ReduceOp::sum, -1,
                         nullptr});
 }
 
@@ -65,8 +65,8 @@ Work Fusion::all_to_allv(std::string_view backend, const void* in, const std::ve
                            static_cast<const std::byte*>(in),
                            static_cast<std::byte*>(out),
                            0,
-                           DType::kU8,
-                           ReduceOp::kSum,
+                           DType::u8,
+                           ReduceOp::sum,
                            -1,
                            nullptr};
   std::size_t sent = 0, received = 0;
@@ -92,13 +92,13 @@ Work Fusion::reduce(std::string_view backend, const void* in, void* out, std::si
 
 Work Fusion::gather(std::string_view backend, const void* in, void* out, std::size_t count, DType dtype, int root) {
   return impl_->submit({CollectiveKind::kGather, std::string(backend), static_cast<const std::byte*>(in),
-                        static_cast<std::byte*>(out), count * dtype_bytes(dtype), DType::kU8, ReduceOp::kSum, root,
+                        static_cast<std::byte*>(out), count * dtype_bytes(dtype), DType::u8, ReduceOp::sum, root,
                         nullptr});
 }
 
 Work Fusion::scatter(std::string_view backend, const void* in, void* out, std::size_t count, DType dtype, int root) {
   return impl_->submit({CollectiveKind::kScatter, std::string(backend), static_cast<const std::byte*>(in),
-                        static_cast<std::byte*>(out), count * dtype_bytes(dtype), DType::kU8, ReduceOp::kSum, root,
+                        static_cast<std::byte*>(out), count * dtype_bytes(dtype), DType::u8, ReduceOp::sum, root,
                         nullptr});
 }
 

@@ -41,8 +41,8 @@
 namespace chorus::rt {
 
 struct ExecutorOptions {
-  DType dtype = DType::kF32;
-  ReduceOp op = ReduceOp::kSum;
+  DType dtype = DType::f32;
+  ReduceOp op = ReduceOp::sum;
   // The network the schedule was made for (dims must match the grid), or nullptr. Gives each
   // stage's bytes per rank (coll::stage_cost), and with `emulate` its pace.
   const net::Network* network = nullptr;

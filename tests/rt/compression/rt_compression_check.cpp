@@ -143,7 +143,7 @@ void same_on_all_ranks(Checker& ck, const std::string& backend, const std::strin
                        std::size_t bytes, int p) {
   const auto h = static_cast<std::int64_t>(fnv1a(data, bytes));
   std::vector<std::int64_t> all(static_cast<std::size_t>(p));
-  rt::all_gather(backend, &h, all.data(), 1, DType::kI64);
+  rt::all_gather(backend, &h, all.data(), 1, DType::i64);
   for (int r = 0; r < p; ++r)
     if (all[static_cast<std::size_t>(r)] != h) {
       ck.fail(what + ": result differs between rank " + std::to_string(r) + " and this rank");
@@ -228,9 +228,9 @@ void run_case(Checker& ck, const std::string& backend, DType dtype, std::size_t 
         ck, tag + "send/recv", out.data(), ref, [&](std::size_t) { return lim; }, res[op_p2p]);
     ++ck.operations;
   }
-  for (const ReduceOp op : {ReduceOp::kSum, ReduceOp::kAvg}) {  // all_reduce; avg in place
-    const int tag_id = op == ReduceOp::kSum ? 3 : 4;
-    const Op which = op == ReduceOp::kSum ? op_all_reduce : op_all_reduce_avg;
+  for (const ReduceOp op : {ReduceOp::sum, ReduceOp::avg}) {  // all_reduce; avg in place
+    const int tag_id = op == ReduceOp::sum ? 3 : 4;
+    const Op which = op == ReduceOp::sum ? op_all_reduce : op_all_reduce_avg;
     std::vector<double> exact(n, 0.0), magnitude(n, 0.0);
     for (int r = 0; r < p; ++r) {
       const auto x = gen<T>(r, tag_id, n, seed);
@@ -244,7 +244,7 @@ void run_case(Checker& ck, const std::string& backend, DType dtype, std::size_t 
     // Compression error allowed in all (absolute: the bound; precision: p envelopes).
     const double compression = absolute ? bound.value : p * precision_envelope(max_magnitude, bound.value);
     std::vector<T> in = gen<T>(me, tag_id, n, seed), out(n, T(-1));
-    if (op == ReduceOp::kSum) {
+    if (op == ReduceOp::sum) {
       cz::all_reduce(backend, in.data(), out.data(), n, dtype, op, bound, &stats[which]);
       compare(
           ck, tag + "all_reduce sum", out.data(), exact,
@@ -304,13 +304,13 @@ void check_compressor(Checker& ck, const std::string& backend, std::uint64_t see
       q.in = gen<float>(me, q.tag, n, seed);
     }
     q.out.assign(q.kind == 0 ? n : P * n, -1.0f);
-    q.work = q.kind == 0   ? c.all_reduce(q.in.data(), q.out.data(), n, DType::kF32, ReduceOp::kSum, bound, &each[k])
-             : q.kind == 1 ? c.all_gather(q.in.data(), q.out.data(), n, DType::kF32, bound, &each[k])
-                           : c.all_to_all_single(q.in.data(), q.out.data(), n, DType::kF32, bound, &each[k]);
+    q.work = q.kind == 0   ? c.all_reduce(q.in.data(), q.out.data(), n, DType::f32, ReduceOp::sum, bound, &each[k])
+             : q.kind == 1 ? c.all_gather(q.in.data(), q.out.data(), n, DType::f32, bound, &each[k])
+                           : c.all_to_all_single(q.in.data(), q.out.data(), n, DType::f32, bound, &each[k]);
     // The program's own operations on the same backend meanwhile: exact.
     std::int32_t* x = plain.data() + 5 * k;
     for (int i = 0; i < 5; ++i) x[i] = me * 10 + i + static_cast<int>(k);
-    rt::all_reduce(backend, x, x, 5, DType::kI32, ReduceOp::kSum);
+    rt::all_reduce(backend, x, x, 5, DType::i32, ReduceOp::sum);
     for (int i = 0; i < 5; ++i)
       if (x[i] != 10 * p * (p - 1) / 2 + p * (i + static_cast<int>(k)))
         ck.fail(backend + " Compressor: the plain all_reduce between queued ones is wrong");
@@ -353,10 +353,10 @@ void check_compressor(Checker& ck, const std::string& backend, std::uint64_t see
     const auto in = gen<float>(me, 700, big, seed);
     std::vector<float> out(big, -1.0f);
     cz::Stats sent, received;
-    rt::Work s = c.send(in.data(), big, DType::kF32, right, bound, &sent);
-    rt::Work r = c.recv(out.data(), big, DType::kF32, left, bound, &received);
+    rt::Work s = c.send(in.data(), big, DType::f32, right, bound, &sent);
+    rt::Work r = c.recv(out.data(), big, DType::f32, left, bound, &received);
     std::int32_t x = me;
-    rt::all_reduce(backend, &x, &x, 1, DType::kI32, ReduceOp::kSum);
+    rt::all_reduce(backend, &x, &x, 1, DType::i32, ReduceOp::sum);
     if (x != p * (p - 1) / 2)
       ck.fail(backend + " Compressor: the plain all_reduce beside a queued send / recv is wrong");
     r.wait();
@@ -381,7 +381,7 @@ void check_compressor(Checker& ck, const std::string& backend, std::uint64_t see
   // A bad argument is the Work's error (on every rank alike: nothing was sent).
   std::vector<std::int32_t> ints(8, 1);
   try {
-    c.all_reduce(ints.data(), ints.data(), ints.size(), DType::kI32, ReduceOp::kSum, bound).wait();
+    c.all_reduce(ints.data(), ints.data(), ints.size(), DType::i32, ReduceOp::sum, bound).wait();
     ck.fail(backend + " Compressor: an i32 all_reduce was not refused");
   } catch (const chorus::InputError& e) {
     if (std::string(e.what()).find("i32") == std::string::npos)
@@ -420,38 +420,38 @@ void check_errors(Checker& ck, const std::string& backend) {
       {"send", [&](DType d, const cz::ErrorBound& e, void* i, void*) { cz::send(backend, i, 8, d, peer, e); }},
       {"recv", [&](DType d, const cz::ErrorBound& e, void*, void* o) { cz::recv(backend, o, 8, d, peer, e); }},
       {"all_reduce", [&](DType d, const cz::ErrorBound& e, void* i,
-                         void* o) { cz::all_reduce(backend, i, o, 8, d, ReduceOp::kSum, e); }},
+                         void* o) { cz::all_reduce(backend, i, o, 8, d, ReduceOp::sum, e); }},
   };
   const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
   const std::vector<std::pair<DType, cz::ErrorBound>> bad = {
-      {DType::kF64, {Kind::kAbsolute, 0}},     {DType::kF64, {Kind::kAbsolute, -1e-3}},
-      {DType::kF64, {Kind::kAbsolute, nan}},   {DType::kF64, {Kind::kAbsolute, inf}},
-      {DType::kF64, {Kind::kPrecision, 0}},    {DType::kF64, {Kind::kPrecision, 65}},
-      {DType::kF64, {Kind::kPrecision, 16.5}}, {DType::kF64, {Kind::kPrecision, -3}},
-      {DType::kF64, {Kind::kPrecision, nan}},  {DType::kF32, {Kind::kPrecision, 33}},
-      {DType::kF32, {Kind::kAbsolute, -inf}}};
+      {DType::f64, {Kind::kAbsolute, 0}},     {DType::f64, {Kind::kAbsolute, -1e-3}},
+      {DType::f64, {Kind::kAbsolute, nan}},   {DType::f64, {Kind::kAbsolute, inf}},
+      {DType::f64, {Kind::kPrecision, 0}},    {DType::f64, {Kind::kPrecision, 65}},
+      {DType::f64, {Kind::kPrecision, 16.5}}, {DType::f64, {Kind::kPrecision, -3}},
+      {DType::f64, {Kind::kPrecision, nan}},  {DType::f32, {Kind::kPrecision, 33}},
+      {DType::f32, {Kind::kAbsolute, -inf}}};
   for (const auto& [name, call] : calls) {
     for (const auto& [dtype, bound] : bad)
       expect_input_error(ck, name + " with bound " + cz::to_string(bound) + " on " + std::string(rt::to_string(dtype)),
                          "bound", [&, &c = call, d = dtype, bd = bound] { c(d, bd, a.data(), b.data()); });
     expect_input_error(ck, name + " on i32", "i32", [&, &c = call] {
-      c(DType::kI32, {Kind::kAbsolute, 1e-3}, ia.data(), ib.data());
+      c(DType::i32, {Kind::kAbsolute, 1e-3}, ia.data(), ib.data());
     });
     expect_input_error(ck, name + " on f16", "f16", [&, &c = call] {
-      c(DType::kF16, {Kind::kPrecision, 8}, ia.data(), ib.data());
+      c(DType::f16, {Kind::kPrecision, 8}, ia.data(), ib.data());
     });
   }
-  for (const ReduceOp op : {ReduceOp::kMax, ReduceOp::kMin, ReduceOp::kProd})
+  for (const ReduceOp op : {ReduceOp::max, ReduceOp::min, ReduceOp::prod})
     expect_input_error(ck, "all_reduce with op " + std::string(rt::to_string(op)), std::string(rt::to_string(op)), [&] {
-      cz::all_reduce(backend, a.data(), b.data(), 8, DType::kF64, op, {Kind::kAbsolute, 1e-3});
+      cz::all_reduce(backend, a.data(), b.data(), 8, DType::f64, op, {Kind::kAbsolute, 1e-3});
     });
   // The codec alone: precision above the type's bits, a bad dtype.
   std::vector<std::uint8_t> block;
   expect_input_error(ck, "compress f32 prec:40", "bound", [&] {
-    cz::compress(a.data(), 8, DType::kF32, {Kind::kPrecision, 40}, block);
+    cz::compress(a.data(), 8, DType::f32, {Kind::kPrecision, 40}, block);
   });
   expect_input_error(ck, "compress i32", "i32", [&] {
-    cz::compress(ia.data(), 8, DType::kI32, {Kind::kAbsolute, 1}, block);
+    cz::compress(ia.data(), 8, DType::i32, {Kind::kAbsolute, 1}, block);
   });
 
   // parse_error_bound
@@ -478,7 +478,7 @@ void check_errors(Checker& ck, const std::string& backend) {
   block.clear();
   std::vector<double> smooth(1000);
   for (std::size_t i = 0; i < smooth.size(); ++i) smooth[i] = std::sin(0.01 * static_cast<double>(i));
-  const std::size_t n = cz::compress(smooth.data(), smooth.size(), DType::kF64, {Kind::kAbsolute, 1e-3}, block);
+  const std::size_t n = cz::compress(smooth.data(), smooth.size(), DType::f64, {Kind::kAbsolute, 1e-3}, block);
   std::vector<double> back(smooth.size());
   auto expect_comm_error = [&](const std::string& what, const std::function<void()>& call) {
     try {
@@ -490,41 +490,41 @@ void check_errors(Checker& ck, const std::string& backend) {
     }
   };
   expect_comm_error("truncated header", [&] {
-    cz::decompress(block.data(), 10, back.data(), back.size(), DType::kF64, {Kind::kAbsolute, 1e-3});
+    cz::decompress(block.data(), 10, back.data(), back.size(), DType::f64, {Kind::kAbsolute, 1e-3});
   });
   expect_comm_error("wrong count", [&] {
-    cz::decompress(block.data(), n, back.data(), back.size() - 1, DType::kF64, {Kind::kAbsolute, 1e-3});
+    cz::decompress(block.data(), n, back.data(), back.size() - 1, DType::f64, {Kind::kAbsolute, 1e-3});
   });
   expect_comm_error("wrong dtype", [&] {
-    cz::decompress(block.data(), n, back.data(), back.size(), DType::kF32, {Kind::kAbsolute, 1e-3});
+    cz::decompress(block.data(), n, back.data(), back.size(), DType::f32, {Kind::kAbsolute, 1e-3});
   });
   expect_comm_error("another bound", [&] {
-    cz::decompress(block.data(), n, back.data(), back.size(), DType::kF64, {Kind::kAbsolute, 1e-4});
+    cz::decompress(block.data(), n, back.data(), back.size(), DType::f64, {Kind::kAbsolute, 1e-4});
   });
   auto bad_magic = block;
   bad_magic[0] ^= 0xff;
   expect_comm_error("bad magic", [&] {
-    cz::decompress(bad_magic.data(), n, back.data(), back.size(), DType::kF64, {Kind::kAbsolute, 1e-3});
+    cz::decompress(bad_magic.data(), n, back.data(), back.size(), DType::f64, {Kind::kAbsolute, 1e-3});
   });
   std::vector<double> special = {1.0, std::numeric_limits<double>::quiet_NaN(), inf, -inf, 2.0, 3.0, 4.0};
   for (const cz::ErrorBound& bd : {cz::ErrorBound{Kind::kAbsolute, 0.1}, cz::ErrorBound{Kind::kPrecision, 8}}) {
     block.clear();
-    const std::size_t m = cz::compress(special.data(), special.size(), DType::kF64, bd, block);
+    const std::size_t m = cz::compress(special.data(), special.size(), DType::f64, bd, block);
     std::vector<double> got(special.size());
-    cz::decompress(block.data(), m, got.data(), got.size(), DType::kF64, bd);
+    cz::decompress(block.data(), m, got.data(), got.size(), DType::f64, bd);
     if (std::memcmp(got.data(), special.data(), special.size() * sizeof(double)) != 0)
       ck.fail("NaN / infinity not carried exactly with " + cz::to_string(bd));
   }
   // zfp alone misses an absolute bound when a group of 4 values spans a huge range (its
   // block-floating-point conversion drops the small ones: here errors ~0.13 at abs:1e-3); the
   // codec must still keep it, and by patching those few elements, not by sending raw data.
-  for (const DType dt : {DType::kF32, DType::kF64}) {
+  for (const DType dt : {DType::f32, DType::f64}) {
     std::vector<double> wide(1000);
     for (std::size_t i = 0; i < wide.size(); ++i) wide[i] = std::sin(0.01 * static_cast<double>(i) + 0.1);
     wide[0] = 1e20;
     wide[501] = -3e19;
     std::vector<float> wide32(wide.begin(), wide.end());
-    const void* src = dt == DType::kF32 ? static_cast<const void*>(wide32.data()) : wide.data();
+    const void* src = dt == DType::f32 ? static_cast<const void*>(wide32.data()) : wide.data();
     block.clear();
     const std::size_t m = cz::compress(src, wide.size(), dt, {Kind::kAbsolute, 1e-3}, block);
     if (m * 2 > wide.size() * rt::dtype_bytes(dt))
@@ -532,11 +532,11 @@ void check_errors(Checker& ck, const std::string& backend) {
               " bytes, not under half the raw size");
     std::vector<double> got64(wide.size());
     std::vector<float> got32(wide.size());
-    cz::decompress(block.data(), m, dt == DType::kF32 ? static_cast<void*>(got32.data()) : got64.data(), wide.size(),
-                   dt, {Kind::kAbsolute, 1e-3});
+    cz::decompress(block.data(), m, dt == DType::f32 ? static_cast<void*>(got32.data()) : got64.data(), wide.size(), dt,
+                   {Kind::kAbsolute, 1e-3});
     for (std::size_t i = 0; i < wide.size(); ++i) {
-      const double want = dt == DType::kF32 ? static_cast<double>(wide32[i]) : wide[i];
-      const double got = dt == DType::kF32 ? static_cast<double>(got32[i]) : got64[i];
+      const double want = dt == DType::f32 ? static_cast<double>(wide32[i]) : wide[i];
+      const double got = dt == DType::f32 ? static_cast<double>(got32[i]) : got64[i];
       if (!(std::fabs(got - want) <= 1e-3)) {
         ck.fail("wide-range " + std::string(rt::to_string(dt)) + " block: element " + std::to_string(i) + " off by " +
                 std::to_string(std::fabs(got - want)) + " > 1e-3");
@@ -575,7 +575,7 @@ int run(int argc, char** argv) {
     const int p = rt::size(backends.front());
     std::size_t largest = 0;
     for (std::size_t n : sizes) largest = std::max(largest, n);
-    const DType dtypes[] = {DType::kF32, DType::kF64};
+    const DType dtypes[] = {DType::f32, DType::f64};
     // Stats of the largest size: [backend][dtype][bound][op].
     std::map<std::string, std::vector<std::vector<std::array<cz::Stats, op_count>>>> big;
     for (const auto& backend : backends) {
@@ -588,7 +588,7 @@ int run(int argc, char** argv) {
           for (std::size_t b = 0; b < bounds.size(); ++b) {
             cz::Stats stats[op_count];
             try {
-              if (dtypes[d] == DType::kF32)
+              if (dtypes[d] == DType::f32)
                 run_case<float>(ck, backend, dtypes[d], n, bounds[b], seed, stats);
               else
                 run_case<double>(ck, backend, dtypes[d], n, bounds[b], seed, stats);
@@ -639,9 +639,9 @@ int run(int argc, char** argv) {
         totals.push_back(static_cast<std::int64_t>(raw));
         totals.push_back(static_cast<std::int64_t>(wire));
       }
-    rt::all_reduce(backends.front(), totals.data(), totals.data(), totals.size(), DType::kI64, ReduceOp::kSum);
+    rt::all_reduce(backends.front(), totals.data(), totals.data(), totals.size(), DType::i64, ReduceOp::sum);
     std::int64_t counts[3] = {ck.failures, ck.elements, ck.operations};
-    rt::all_reduce(backends.front(), counts, counts, 3, DType::kI64, ReduceOp::kSum);
+    rt::all_reduce(backends.front(), counts, counts, 3, DType::i64, ReduceOp::sum);
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (ck.rank == 0) {
       std::string ratios;

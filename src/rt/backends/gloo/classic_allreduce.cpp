@@ -26,9 +26,9 @@ void classic_reduce(T* x, const T* y, std::size_t n) {
 // elements of T; the arithmetic is classic_reduce's).
 template <DType D>
 using Storage = std::conditional_t<
-    D == DType::kF16 || D == DType::kBf16, std::uint16_t,
-    std::conditional_t<D == DType::kF32 || D == DType::kI32, std::uint32_t,
-                       std::conditional_t<D == DType::kF64 || D == DType::kI64, std::uint64_t, std::uint8_t>>>;
+    D == DType::f16 || D == DType::bf16, std::uint16_t,
+    std::conditional_t<D == DType::f32 || D == DType::i32, std::uint32_t,
+                       std::conditional_t<D == DType::f64 || D == DType::i64, std::uint64_t, std::uint8_t>>>;
 
 template <typename T>
 class ClassicHalvingDoubling final : public ClassicAllReduce {
@@ -59,17 +59,17 @@ std::unique_ptr<ClassicAllReduce> make_classic_typed(const std::shared_ptr<gloo:
   using T = Storage<D>;
   typename gloo::ReductionFunction<T>::Function* fn = nullptr;
   switch (op) {
-    case ReduceOp::kProd:
-      fn = &classic_reduce<T, D, ReduceOp::kProd>;
+    case ReduceOp::prod:
+      fn = &classic_reduce<T, D, ReduceOp::prod>;
       break;
-    case ReduceOp::kMin:
-      fn = &classic_reduce<T, D, ReduceOp::kMin>;
+    case ReduceOp::min:
+      fn = &classic_reduce<T, D, ReduceOp::min>;
       break;
-    case ReduceOp::kMax:
-      fn = &classic_reduce<T, D, ReduceOp::kMax>;
+    case ReduceOp::max:
+      fn = &classic_reduce<T, D, ReduceOp::max>;
       break;
     default:
-      fn = &classic_reduce<T, D, ReduceOp::kSum>;
+      fn = &classic_reduce<T, D, ReduceOp::sum>;
       break;  // sum; avg arrives as sum
   }
   return std::make_unique<ClassicHalvingDoubling<T>>(context, count, fn);
@@ -80,22 +80,22 @@ std::unique_ptr<ClassicAllReduce> make_classic_typed(const std::shared_ptr<gloo:
 std::unique_ptr<ClassicAllReduce> make_classic(const std::shared_ptr<gloo::Context>& context, std::size_t count,
                                                DType d, ReduceOp op) {
   switch (d) {
-    case DType::kF16:
-      return make_classic_typed<DType::kF16>(context, count, op);
-    case DType::kBf16:
-      return make_classic_typed<DType::kBf16>(context, count, op);
-    case DType::kF32:
-      return make_classic_typed<DType::kF32>(context, count, op);
-    case DType::kF64:
-      return make_classic_typed<DType::kF64>(context, count, op);
-    case DType::kI8:
-      return make_classic_typed<DType::kI8>(context, count, op);
-    case DType::kU8:
-      return make_classic_typed<DType::kU8>(context, count, op);
-    case DType::kI32:
-      return make_classic_typed<DType::kI32>(context, count, op);
-    case DType::kI64:
-      return make_classic_typed<DType::kI64>(context, count, op);
+    case DType::f16:
+      return make_classic_typed<DType::f16>(context, count, op);
+    case DType::bf16:
+      return make_classic_typed<DType::bf16>(context, count, op);
+    case DType::f32:
+      return make_classic_typed<DType::f32>(context, count, op);
+    case DType::f64:
+      return make_classic_typed<DType::f64>(context, count, op);
+    case DType::i8:
+      return make_classic_typed<DType::i8>(context, count, op);
+    case DType::u8:
+      return make_classic_typed<DType::u8>(context, count, op);
+    case DType::i32:
+      return make_classic_typed<DType::i32>(context, count, op);
+    case DType::i64:
+      return make_classic_typed<DType::i64>(context, count, op);
   }
   throw CommError(fmt::format("gloo all_reduce: unknown dtype {}", static_cast<int>(d)));
 }
@@ -118,7 +118,7 @@ ClassicAllReduce& GlooBackend::classic_for(std::size_t count, DType d, ReduceOp 
   const std::uint64_t key =
       (static_cast<std::uint64_t>(count) << 16) | (static_cast<std::uint64_t>(d) << 8) | static_cast<std::uint64_t>(op);
   std::int64_t keys[2] = {static_cast<std::int64_t>(key), static_cast<std::int64_t>(~key)};
-  all_reduce_typed(std::uint64_t{}, keys, keys, 2, DType::kI64, ReduceOp::kMax);  // any world size
+  all_reduce_typed(std::uint64_t{}, keys, keys, 2, DType::i64, ReduceOp::max);  // any world size
   if (keys[0] != static_cast<std::int64_t>(key) || keys[1] != static_cast<std::int64_t>(~key)) {
     throw CommError(
         fmt::format("gloo all_reduce on rank {}: the ranks disagree on the call (this rank: "
@@ -132,7 +132,7 @@ void GlooBackend::warm_up_classic() {
   if (size_ < 2) return;
   constexpr std::size_t kCount = kClassicAllReduceBytes / sizeof(float);
   std::vector<float> x(kCount, 0.0f);
-  classic_for(kCount, DType::kF32, ReduceOp::kSum).run(x.data(), x.data());
+  classic_for(kCount, DType::f32, ReduceOp::sum).run(x.data(), x.data());
   classic_.pop_front();  // safe as any eviction (classic_for)
 }
 

@@ -83,7 +83,7 @@ GlooBackend::GlooBackend(const BackendContext& ctx)
     if (size_ > 1) {  // before the warm-up, whose exchange follows every rank's registration
       agreement_rows_.resize(agreement_row_bytes(*this) * static_cast<std::size_t>(size_));
       agreement_ =
-          make_classic(small_context_, agreement_rows_.size() / sizeof(std::uint64_t), DType::kI64, ReduceOp::kSum);
+          make_classic(small_context_, agreement_rows_.size() / sizeof(std::uint64_t), DType::i64, ReduceOp::sum);
     }
     warm_up_classic();
     if (ctx.single_host)

@@ -22,20 +22,20 @@ namespace {
 
 MPI_Datatype lookup_type(DType d) {
   switch (d) {
-    case DType::kF16:
-    case DType::kBf16:
+    case DType::f16:
+    case DType::bf16:
       return MPI_UINT16_T;
-    case DType::kF32:
+    case DType::f32:
       return MPI_FLOAT;
-    case DType::kF64:
+    case DType::f64:
       return MPI_DOUBLE;
-    case DType::kI8:
+    case DType::i8:
       return MPI_INT8_T;
-    case DType::kU8:
+    case DType::u8:
       return MPI_UINT8_T;
-    case DType::kI32:
+    case DType::i32:
       return MPI_INT32_T;
-    case DType::kI64:
+    case DType::i64:
       return MPI_INT64_T;
   }
   return MPI_BYTE;
@@ -105,14 +105,14 @@ MpiBackend::~MpiBackend() {
 }
 
 void MpiBackend::create_half_ops() {
-  half_ops_[0][0] = make_op<DType::kF16, ReduceOp::kSum>();
-  half_ops_[0][1] = make_op<DType::kF16, ReduceOp::kProd>();
-  half_ops_[0][2] = make_op<DType::kF16, ReduceOp::kMin>();
-  half_ops_[0][3] = make_op<DType::kF16, ReduceOp::kMax>();
-  half_ops_[1][0] = make_op<DType::kBf16, ReduceOp::kSum>();
-  half_ops_[1][1] = make_op<DType::kBf16, ReduceOp::kProd>();
-  half_ops_[1][2] = make_op<DType::kBf16, ReduceOp::kMin>();
-  half_ops_[1][3] = make_op<DType::kBf16, ReduceOp::kMax>();
+  half_ops_[0][0] = make_op<DType::f16, ReduceOp::sum>();
+  half_ops_[0][1] = make_op<DType::f16, ReduceOp::prod>();
+  half_ops_[0][2] = make_op<DType::f16, ReduceOp::min>();
+  half_ops_[0][3] = make_op<DType::f16, ReduceOp::max>();
+  half_ops_[1][0] = make_op<DType::bf16, ReduceOp::sum>();
+  half_ops_[1][1] = make_op<DType::bf16, ReduceOp::prod>();
+  half_ops_[1][2] = make_op<DType::bf16, ReduceOp::min>();
+  half_ops_[1][3] = make_op<DType::bf16, ReduceOp::max>();
 }
 
 template <DType D, ReduceOp O>
@@ -123,18 +123,18 @@ MPI_Op MpiBackend::make_op() {
 }
 
 MPI_Op MpiBackend::lookup_op(DType d, ReduceOp op) const {
-  const int index = op == ReduceOp::kProd ? 1 : op == ReduceOp::kMin ? 2 : op == ReduceOp::kMax ? 3 : 0;
-  if (d == DType::kF16) return half_ops_[0][index];
-  if (d == DType::kBf16) return half_ops_[1][index];
+  const int index = op == ReduceOp::prod ? 1 : op == ReduceOp::min ? 2 : op == ReduceOp::max ? 3 : 0;
+  if (d == DType::f16) return half_ops_[0][index];
+  if (d == DType::bf16) return half_ops_[1][index];
   switch (op) {
-    case ReduceOp::kSum:
-    case ReduceOp::kAvg:
+    case ReduceOp::sum:
+    case ReduceOp::avg:
       return MPI_SUM;
-    case ReduceOp::kProd:
+    case ReduceOp::prod:
       return MPI_PROD;
-    case ReduceOp::kMin:
+    case ReduceOp::min:
       return MPI_MIN;
-    case ReduceOp::kMax:
+    case ReduceOp::max:
       return MPI_MAX;
   }
   return MPI_SUM;
