@@ -160,46 +160,38 @@ void copy_blocks(const EnforcedStep& s, std::size_t elem, const char* from, char
   }
 }
 
+// The step's slice of the comm-op's buffers as one operation of the API (rt/call.h).
+Call step_call(const EnforcedStep& s, DType dtype, char* in, char* out, void* staging) {
+  const std::size_t elem = dtype_bytes(dtype);
+  char* buf = in + s.offset * elem;
+  const bool strided = staging_elements(s) > 0;
+  if (strided && staging == nullptr) throw InputError("enforcer", "a strided step without its staging buffer");
+  switch (s.kind) {
+    case CollectiveKind::kAllReduce:
+      return calls::all_reduce(buf, buf, s.count, dtype, ReduceOp::sum);
+    case CollectiveKind::kReduce:
+      return calls::reduce(buf, buf, s.count, dtype, ReduceOp::sum, s.root);
+    case CollectiveKind::kBroadcast:
+      return calls::broadcast(buf, s.count, dtype, s.root);
+    case CollectiveKind::kAllToAllv:
+      return calls::all_to_allv(in, s.send_counts, s.send_displs, out, s.recv_counts, s.recv_displs, dtype);
+    case CollectiveKind::kReduceScatter:
+      if (!strided) return calls::reduce_scatter(in, out, s.count, dtype, ReduceOp::sum);
+      copy_blocks(s, elem, in, static_cast<char*>(staging), true);
+      return calls::reduce_scatter(staging, out + s.offset * elem, s.count, dtype, ReduceOp::sum);
+    case CollectiveKind::kAllGather:
+      return calls::all_gather(buf, strided ? staging : out, s.count, dtype);
+    default:
+      throw InputError("enforcer", fmt::format("a {} step is not run by the enforcer", to_string(s.kind)));
+  }
+}
+
 }  // namespace
 
 Work run_step(const EnforcedStep& s, DType dtype, void* in_buf, void* out_buf, bool async, void* staging) {
   if (s.idle) return Work();
-  const std::size_t elem = dtype_bytes(dtype);
-  auto* in = static_cast<char*>(in_buf);
-  auto* out = static_cast<char*>(out_buf);
-  char* buf = in + s.offset * elem;
-  const bool strided = staging_elements(s) > 0;
-  if (strided && staging == nullptr) throw InputError("enforcer", "a strided step without its staging buffer");
-  // The step's slice of the comm-op's buffers as one operation of the API (rt/call.h).
-  Call c{.op = s.kind, .in = buf, .out = buf, .count = s.count, .dtype = dtype, .root = -1};
-  switch (s.kind) {
-    case CollectiveKind::kAllReduce:
-      break;
-    case CollectiveKind::kReduce:
-      c.root = s.root;
-      break;
-    case CollectiveKind::kBroadcast:
-      c = calls::broadcast(buf, s.count, dtype, s.root);
-      break;
-    case CollectiveKind::kAllToAllv:
-      c = calls::all_to_allv(in, s.send_counts, s.send_displs, out_buf, s.recv_counts, s.recv_displs, dtype);
-      break;
-    case CollectiveKind::kReduceScatter:
-      c.in = in;
-      c.out = out;
-      if (strided) {
-        copy_blocks(s, elem, in, static_cast<char*>(staging), true);
-        c.in = staging;
-        c.out = out + s.offset * elem;
-      }
-      break;
-    case CollectiveKind::kAllGather:
-      c.out = strided ? staging : out;
-      break;
-    default:
-      throw InputError("enforcer", fmt::format("a {} step is not run by the enforcer", to_string(s.kind)));
-  }
-  return rt::issue(s.group, std::move(c), async);
+  return rt::issue(s.group, step_call(s, dtype, static_cast<char*>(in_buf), static_cast<char*>(out_buf), staging),
+                   async);
 }
 
 void finish_step(const EnforcedStep& s, DType dtype, void* out, const void* staging) {
