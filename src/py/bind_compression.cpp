@@ -1,9 +1,8 @@
 // chorus.compressed: error-bounded compressed collectives (rt/compression) for Python, run now
-// (chorus.compressed.*) or queued to a Compressor's workers (chorus.compressed.Compressor).
+// (chorus.compressed.*) or queued on a Compressor's group (chorus.compressed.Compressor).
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -38,11 +37,9 @@ py::dict stats_dict(const cz::Stats& st) {
   return d;
 }
 
-// A compressed collective with its arguments checked (with the GIL held), ready to run on any
-// backend or group: chorus.compressed.* run it now, a Compressor queues it. It captures raw
-// pointers only, no Python object: a Compressor copies and destroys it without the GIL (the
-// Work keeps the tensors alive).
-using CompressedCall = std::function<void(const std::string& backend, cz::Stats* stats)>;
+// A compressed collective's arguments checked (with the GIL held): the runtime's call and its
+// bound, which chorus.compressed.* issue now and a Compressor queues. The call holds raw pointers
+// only, no Python object (the Work keeps the tensors alive).
 struct CompressedArgs {
   std::string what;  // "compressed.all_reduce", "Compressor.all_reduce", ...
   cz::ErrorBound bound;
@@ -51,58 +48,50 @@ struct CompressedArgs {
       : what(std::move(w)), bound(cz::parse_error_bound(bound_text, what + ": bound")), world(ranks) {}
 };
 
-CompressedCall compressed_all_reduce(const CompressedArgs& a, const py::object& tensor, ReduceOp op) {
+rt::Call compressed_all_reduce(const CompressedArgs& a, const py::object& tensor, ReduceOp op) {
   auto t = tensor_of(tensor, a.what + ": tensor");
   compressible_tensor(t, a.what + ": tensor");
-  return [p = t.data, n = t.count, d = t.dtype, op, b = a.bound](const std::string& backend, cz::Stats* st) {
-    cz::all_reduce(backend, p, p, n, d, op, b, st);
-  };
+  return rt::calls::all_reduce(t.data, t.data, t.count, t.dtype, op);
 }
 
-CompressedCall compressed_all_gather(const CompressedArgs& a, const py::object& output, const py::object& input) {
+rt::Call compressed_all_gather(const CompressedArgs& a, const py::object& output, const py::object& input) {
   auto in = tensor_of(input, a.what + ": input", false);
   auto out = tensor_of(output, a.what + ": output");
   same_dtype(in, out, a.what);
   compressible_tensor(in, a.what + ": input");
   expect_count(out, in.count * static_cast<std::size_t>(a.world), a.what + ": output");
-  return [i = in.data, o = out.data, n = in.count, d = in.dtype, b = a.bound](
-             const std::string& backend, cz::Stats* st) { cz::all_gather(backend, i, o, n, d, b, st); };
+  return rt::calls::all_gather(in.data, out.data, in.count, in.dtype);
 }
 
-CompressedCall compressed_all_to_all(const CompressedArgs& a, const py::object& output, const py::object& input) {
+rt::Call compressed_all_to_all(const CompressedArgs& a, const py::object& output, const py::object& input) {
   auto in = tensor_of(input, a.what + ": input", false);
   auto out = tensor_of(output, a.what + ": output");
   same_dtype(in, out, a.what);
   compressible_tensor(in, a.what + ": input");
   expect_count(out, in.count, a.what + ": output");
   const std::size_t block = equal_block(in, static_cast<std::size_t>(a.world), a.what);
-  return [i = in.data, o = out.data, block, d = in.dtype, b = a.bound](const std::string& backend, cz::Stats* st) {
-    cz::all_to_all_single(backend, i, o, block, d, b, st);
-  };
+  return rt::calls::all_to_all_single(in.data, out.data, block, in.dtype);
 }
 
-CompressedCall compressed_send(const CompressedArgs& a, const py::object& tensor, int dst) {
+rt::Call compressed_send(const CompressedArgs& a, const py::object& tensor, int dst) {
   auto t = tensor_of(tensor, a.what + ": tensor", false);
   compressible_tensor(t, a.what + ": tensor");
-  return [p = t.data, n = t.count, d = t.dtype, dst, b = a.bound](const std::string& backend, cz::Stats* st) {
-    cz::send(backend, p, n, d, dst, b, st);
-  };
+  return rt::calls::send(t.data, t.count, t.dtype, dst);
 }
 
-CompressedCall compressed_recv(const CompressedArgs& a, const py::object& tensor, int src) {
+rt::Call compressed_recv(const CompressedArgs& a, const py::object& tensor, int src) {
   auto t = tensor_of(tensor, a.what + ": tensor");
   compressible_tensor(t, a.what + ": tensor");
-  return [p = t.data, n = t.count, d = t.dtype, src, b = a.bound](const std::string& backend, cz::Stats* st) {
-    cz::recv(backend, p, n, d, src, b, st);
-  };
+  return rt::calls::recv(t.data, t.count, t.dtype, src);
 }
 
-// Runs `call` on `backend` now, without the GIL; returns what it sent: {raw_bytes, wire_bytes}.
-py::dict run_compressed(const std::string& backend, const CompressedCall& call) {
+// Issues `call` compressed under `bound` on `backend` now, without the GIL; returns what it sent:
+// {raw_bytes, wire_bytes}.
+py::dict run_compressed(const std::string& backend, rt::Call call, const CompressedArgs& a) {
   cz::Stats st;
   {
     py::gil_scoped_release release;
-    call(backend, &st);
+    rt::issue(backend, rt::compressed_call(std::move(call), a.bound, &st));
   }
   return stats_dict(st);
 }
@@ -117,10 +106,9 @@ class PyCompressor {
     if (!c_) throw py::value_error("Compressor: used after close()");
     return *c_;
   }
-  // Queues `call` on `lane` and returns a Work that keeps `keep` alive.
-  py::object queue(const std::string& what, const CompressedCall& call, std::initializer_list<py::object> keep,
-                   cz::Compressor::LaneKind lane = cz::Compressor::LaneKind::kCollective) {
-    return run(true, keep, [&](bool) { return get().run(what, call, nullptr, lane); });
+  // Queues `call` under the bound of `a` and returns a Work that keeps `keep` alive.
+  py::object queue(rt::Call call, const CompressedArgs& a, std::initializer_list<py::object> keep) {
+    return run(true, keep, [&](bool) { return get().issue(std::move(call), a.bound); });
   }
   int world() const { return rt::size(backend_); }
   void close() {
@@ -144,8 +132,8 @@ void bind_compression(py::module_& m) {
   cz_module.def(
       "all_reduce",
       [](const std::string& backend, const py::object& tensor, const std::string& bound, ReduceOp op) {
-        return run_compressed(backend,
-                              compressed_all_reduce({"compressed.all_reduce", bound, rt::size(backend)}, tensor, op));
+        const CompressedArgs a("compressed.all_reduce", bound, rt::size(backend));
+        return run_compressed(backend, compressed_all_reduce(a, tensor, op), a);
       },
       py::arg("backend"), py::arg("tensor"), py::arg("bound"), py::arg("op") = ReduceOp::sum,
       "In place; op SUM or AVG; |result - exact| <= an absolute bound on every element (plus the float additions' "
@@ -153,32 +141,33 @@ void bind_compression(py::module_& m) {
   cz_module.def(
       "all_gather_into_tensor",
       [](const std::string& backend, const py::object& output, const py::object& input, const std::string& bound) {
-        return run_compressed(
-            backend,
-            compressed_all_gather({"compressed.all_gather_into_tensor", bound, rt::size(backend)}, output, input));
+        const CompressedArgs a("compressed.all_gather_into_tensor", bound, rt::size(backend));
+        return run_compressed(backend, compressed_all_gather(a, output, input), a);
       },
       py::arg("backend"), py::arg("output"), py::arg("input"), py::arg("bound"));
   cz_module.def(
       "all_to_all_single",
       [](const std::string& backend, const py::object& output, const py::object& input, const std::string& bound) {
-        return run_compressed(
-            backend, compressed_all_to_all({"compressed.all_to_all_single", bound, rt::size(backend)}, output, input));
+        const CompressedArgs a("compressed.all_to_all_single", bound, rt::size(backend));
+        return run_compressed(backend, compressed_all_to_all(a, output, input), a);
       },
       py::arg("backend"), py::arg("output"), py::arg("input"), py::arg("bound"), "Equal blocks, block j to rank j");
   cz_module.def(
       "send",
       [](const std::string& backend, const py::object& tensor, int dst, const std::string& bound) {
-        return run_compressed(backend, compressed_send({"compressed.send", bound, rt::size(backend)}, tensor, dst));
+        const CompressedArgs a("compressed.send", bound, rt::size(backend));
+        return run_compressed(backend, compressed_send(a, tensor, dst), a);
       },
       py::arg("backend"), py::arg("tensor"), py::arg("dst"), py::arg("bound"));
   cz_module.def(
       "recv",
       [](const std::string& backend, const py::object& tensor, int src, const std::string& bound) {
-        run_compressed(backend, compressed_recv({"compressed.recv", bound, rt::size(backend)}, tensor, src));
+        const CompressedArgs a("compressed.recv", bound, rt::size(backend));
+        run_compressed(backend, compressed_recv(a, tensor, src), a);
       },
       py::arg("backend"), py::arg("tensor"), py::arg("src"), py::arg("bound"),
       "The same count, dtype and bound as the send");
-  // The same collectives queued to a worker on a group of their own (rt/compression/compressor.h):
+  // The same collectives queued on a group of their own (rt/compression/compressor.h):
   // they overlap with the program. Collective to make and to close, like Fusion.
   py::class_<PyCompressor>(cz_module, "Compressor")
       .def(py::init([](const std::string& backend) {
@@ -189,42 +178,39 @@ void bind_compression(py::module_& m) {
       .def(
           "all_reduce",
           [](PyCompressor& c, const py::object& tensor, const std::string& bound, ReduceOp op) {
-            return c.queue("Compressor.all_reduce",
-                           compressed_all_reduce({"Compressor.all_reduce", bound, c.world()}, tensor, op), {tensor});
+            const CompressedArgs a("Compressor.all_reduce", bound, c.world());
+            return c.queue(compressed_all_reduce(a, tensor, op), a, {tensor});
           },
           py::arg("tensor"), py::arg("bound"), py::arg("op") = ReduceOp::sum, "In place; op SUM or AVG; returns a Work")
       .def(
           "all_gather_into_tensor",
           [](PyCompressor& c, const py::object& output, const py::object& input, const std::string& bound) {
-            return c.queue(
-                "Compressor.all_gather_into_tensor",
-                compressed_all_gather({"Compressor.all_gather_into_tensor", bound, c.world()}, output, input),
-                {output, input});
+            const CompressedArgs a("Compressor.all_gather_into_tensor", bound, c.world());
+            return c.queue(compressed_all_gather(a, output, input), a, {output, input});
           },
           py::arg("output"), py::arg("input"), py::arg("bound"), "Returns a Work")
       .def(
           "all_to_all_single",
           [](PyCompressor& c, const py::object& output, const py::object& input, const std::string& bound) {
-            return c.queue("Compressor.all_to_all_single",
-                           compressed_all_to_all({"Compressor.all_to_all_single", bound, c.world()}, output, input),
-                           {output, input});
+            const CompressedArgs a("Compressor.all_to_all_single", bound, c.world());
+            return c.queue(compressed_all_to_all(a, output, input), a, {output, input});
           },
           py::arg("output"), py::arg("input"), py::arg("bound"), "Equal blocks; returns a Work")
       .def(
           "send",
           [](PyCompressor& c, const py::object& tensor, int dst, const std::string& bound) {
-            return c.queue("Compressor.send", compressed_send({"Compressor.send", bound, c.world()}, tensor, dst),
-                           {tensor}, cz::Compressor::LaneKind::kSend);
+            const CompressedArgs a("Compressor.send", bound, c.world());
+            return c.queue(compressed_send(a, tensor, dst), a, {tensor});
           },
-          py::arg("tensor"), py::arg("dst"), py::arg("bound"), "On the send worker, in call order; returns a Work")
+          py::arg("tensor"), py::arg("dst"), py::arg("bound"), "On the send lane, in call order; returns a Work")
       .def(
           "recv",
           [](PyCompressor& c, const py::object& tensor, int src, const std::string& bound) {
-            return c.queue("Compressor.recv", compressed_recv({"Compressor.recv", bound, c.world()}, tensor, src),
-                           {tensor}, cz::Compressor::LaneKind::kRecv);
+            const CompressedArgs a("Compressor.recv", bound, c.world());
+            return c.queue(compressed_recv(a, tensor, src), a, {tensor});
           },
           py::arg("tensor"), py::arg("src"), py::arg("bound"),
-          "On the receive worker, in call order; the same count, dtype and bound as the send; returns a Work")
+          "On the receive lane, in call order; the same count, dtype and bound as the send; returns a Work")
       .def(
           "stats", [](PyCompressor& c) { return stats_dict(c.get().stats()); },
           "What every call so far sent: {raw_bytes, wire_bytes}")

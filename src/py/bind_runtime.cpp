@@ -129,15 +129,14 @@ void bind_runtime(py::module_& m) {
           expect_count(outs[i], in.count, fmt::format("all_gather: tensor_list[{}]", i));
         }
         // Torch's list form: gathered into one staging buffer, then copied out.
-        auto staging = std::make_shared<Staging>();
         const std::size_t bytes = in.count * rt::dtype_bytes(in.dtype);
-        staging->bytes.resize(bytes * outs.size());
+        auto staging = staging_buffer(bytes * outs.size());
         return run(
             async_op, {in.owner, tensor_list},
-            [&](bool a) { return rt::all_gather(backend, in.data, staging->bytes.data(), in.count, in.dtype, a); },
+            [&](bool a) { return rt::all_gather(backend, in.data, staging->get(), in.count, in.dtype, a); },
             [outs, staging, bytes] {
               for (std::size_t i = 0; i < outs.size(); ++i)
-                std::memcpy(outs[i].data, staging->bytes.data() + i * bytes, bytes);
+                std::memcpy(outs[i].data, staging->get() + i * bytes, bytes);
             });
       },
       py::arg("backend"), py::arg("tensor_list"), py::arg("tensor"), py::arg("async_op") = false,
@@ -149,17 +148,16 @@ void bind_runtime(py::module_& m) {
         auto in = tensor_of(tensor, "gather: tensor", false);
         const bool root = rt::rank(backend) == dst;
         const auto outs = root_list(gather_list, root, in, backend, "gather: gather_list", true);
-        auto staging = std::make_shared<Staging>();
         const std::size_t bytes = in.count * rt::dtype_bytes(in.dtype);
-        staging->bytes.resize(bytes * outs.size());
+        auto staging = staging_buffer(bytes * outs.size());
         return run(
             async_op, {in.owner, gather_list},
             [&](bool a) {
-              return rt::gather(backend, in.data, root ? staging->bytes.data() : nullptr, in.count, in.dtype, dst, a);
+              return rt::gather(backend, in.data, root ? staging->get() : nullptr, in.count, in.dtype, dst, a);
             },
             [outs, staging, bytes] {
               for (std::size_t i = 0; i < outs.size(); ++i)
-                std::memcpy(outs[i].data, staging->bytes.data() + i * bytes, bytes);
+                std::memcpy(outs[i].data, staging->get() + i * bytes, bytes);
             });
       },
       py::arg("backend"), py::arg("tensor"), py::arg("gather_list") = py::none(), py::arg("dst") = 0,
@@ -170,15 +168,13 @@ void bind_runtime(py::module_& m) {
         auto out = tensor_of(tensor, "scatter: tensor");
         const bool root = rt::rank(backend) == src;
         const auto ins = root_list(scatter_list, root, out, backend, "scatter: scatter_list", false);
-        auto staging = std::make_shared<Staging>();
         const std::size_t bytes = out.count * rt::dtype_bytes(out.dtype);
-        staging->bytes.resize(bytes * ins.size());
-        for (std::size_t i = 0; i < ins.size(); ++i) std::memcpy(staging->bytes.data() + i * bytes, ins[i].data, bytes);
+        auto staging = staging_buffer(bytes * ins.size());
+        for (std::size_t i = 0; i < ins.size(); ++i) std::memcpy(staging->get() + i * bytes, ins[i].data, bytes);
         return run(
             async_op, {out.owner, scatter_list},
             [&](bool a) {
-              return rt::scatter(backend, root ? staging->bytes.data() : nullptr, out.data, out.count, out.dtype, src,
-                                 a);
+              return rt::scatter(backend, root ? staging->get() : nullptr, out.data, out.count, out.dtype, src, a);
             },
             [staging] {});
       },

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "rt/buffer_pool.h"
 #include "rt/runtime.h"
 #include "rt/types.h"
 #include "rt/work.h"
@@ -64,10 +65,11 @@ struct AllToAllArgs {
 AllToAllArgs all_to_all_args(const py::object& output, const py::object& input, const py::object& output_split_sizes,
                              const py::object& input_split_sizes, int world, const std::string& what);
 
-// A staging buffer as a bytes-like object the Work keeps alive.
-struct Staging {
-  std::vector<unsigned char> bytes;
-};
+// A staging buffer for torch's list forms, from the module's rt::BufferPool (reused across
+// operations: fresh pages cost more than the copies); the Work keeps it alive, and it goes back
+// to the pool when the last holder lets go.
+using Staging = rt::BufferPool::Buffer;
+std::shared_ptr<Staging> staging_buffer(std::size_t bytes);
 
 // An operation in flight: the runtime's handle, the Python objects whose memory it uses, and what
 // to do once it ends (copy a staging buffer into torch's output list).

@@ -18,7 +18,8 @@ namespace {
 // amounts to each other a digest of that traffic: the sum over its sends of h(me, j, count)
 // minus the sum over its receives of h(j, me, count). Summed over all ranks it is zero when
 // every rank expects from each peer what that peer sends it (each pair's two terms cancel), and
-// nonzero, but for a 2^-64 chance, when some pair disagrees.
+// nonzero, but for a 2^-64 chance, when some pair disagrees. The uniform forms have no such
+// traffic: their `flow` is the digest of their compression, compared rank by rank.
 struct CallDigest {
   OpSignature signature;
   std::uint64_t flow = 0;
@@ -53,6 +54,7 @@ CallDigest digest(const CallSignature& call, int me) {
     s.bytes = call.count * eb;
   else if (call.op == CollectiveKind::kAllGatherv && me < static_cast<int>(call.sends.size()))
     s.bytes = call.sends[me] * eb;
+  if (!call.vector_form) d.flow = compression_digest(call.compression);
   for (std::size_t j = 0; j < call.sends.size(); ++j) d.flow += pair_term(me, static_cast<int>(j), call.sends[j]);
   for (std::size_t j = 0; j < call.expects.size(); ++j) d.flow -= pair_term(static_cast<int>(j), me, call.expects[j]);
   return d;
@@ -133,6 +135,14 @@ void finish_inline(const CallSignature& c, const char* rows, std::size_t row_byt
   }
 }
 
+[[noreturn, gnu::cold, gnu::noinline]] void throw_compression_disagreement(const Backend& b, const CallSignature& mine,
+                                                                           const OpSignature& s, int peer) {
+  throw DisagreementError(fmt::format("{} {} on rank {}: ranks disagree: rank {} called {}, {}; rank {} not so ({})",
+                                      b.name(), to_string(s.op), b.rank(), b.rank(), describe(s),
+                                      describe_compression(mine.compression), peer,
+                                      mine.compression == nullptr ? "compressed" : "plain or under another bound"));
+}
+
 [[noreturn, gnu::cold, gnu::noinline]] void throw_traffic_disagreement(const Backend& b, const OpSignature& mine) {
   throw DisagreementError(
       fmt::format("{} {} on rank {}: ranks disagree: in {}, some rank sends a peer a number of elements "
@@ -167,19 +177,37 @@ bool agree(Backend& backend, const CallSignature& mine) {
   backend.agreement_all_gather(row, rows, row_bytes);
   const std::uint64_t eb = dtype_bytes(mine.dtype);
   std::uint64_t flow = 0;
+  // Every rank sees every row, so ranks that disagree all throw (the traffic digest is summed
+  // over all rows). A rank whose program then ends at once could close its connections under a
+  // slower peer still reading the rows, which would report that rank dead rather than the
+  // disagreement: one barrier first (its failure ignored), after which every rank has its rows.
+  const auto settled = [&backend] {
+    try {
+      backend.barrier();
+    } catch (...) {  // a peer gone already: this rank has its rows, and says what they show
+    }
+  };
   for (int p = 0; p < n; ++p) {
     CallDigest theirs;
     std::memcpy(&theirs, rows + static_cast<std::size_t>(p) * row_bytes, sizeof theirs);
-    flow += theirs.flow;
+    if (mine.vector_form) flow += theirs.flow;
     if (p == me) continue;
     const std::uint64_t expected = mine.op == CollectiveKind::kAllGatherv && p < static_cast<int>(mine.expects.size())
                                        ? mine.expects[p] * eb
                                        : d.signature.bytes;
-    if (!agrees(d.signature, theirs.signature, expected)) [[unlikely]]
+    if (!agrees(d.signature, theirs.signature, expected)) [[unlikely]] {
+      settled();
       throw_disagreement(backend.name(), to_string(mine.op), me, d.signature, p, theirs.signature);
+    }
+    if (!mine.vector_form && theirs.flow != d.flow) [[unlikely]] {
+      settled();
+      throw_compression_disagreement(backend, mine, d.signature, p);
+    }
   }
-  if (flow != 0) [[unlikely]]
+  if (flow != 0) [[unlikely]] {
+    settled();
     throw_traffic_disagreement(backend, d.signature);
+  }
   if (carried == kNotInline) return false;
   finish_inline(mine, rows, row_bytes, n, me);
   return true;

@@ -14,6 +14,7 @@
 namespace chorus::rt {
 
 using Counts = std::vector<std::size_t>;  // one entry per rank, in elements
+struct CallCompression;                   // rt/compression/call_compression.h
 
 // Where an operation reads or writes a buffer of `count` elements (or size() * count: wide).
 enum class Place : std::uint8_t { kNone, kEveryRank, kRootOnly };
@@ -92,6 +93,8 @@ struct Call {
   int root = -1;  // rooted operations; the peer of send (destination) and recv (source)
   // The vector forms' lists; null for the others, which then cost no allocation and no copy.
   std::shared_ptr<const CallLists> lists{};
+  // Set when the call travels compressed (rt/compression/call_compression.h); null otherwise.
+  std::shared_ptr<const CallCompression> compression{};
 
   // Elements this rank sends (the count the communication log and the tuning table see).
   std::size_t bytes() const { return count * dtype_bytes(dtype); }

@@ -2,12 +2,16 @@
 
 #include <fmt/format.h>
 
+#include <bit>
+#include <cstring>
+
 #include "core/error.h"
+#include "rt/compression/call_compression.h"
 
 namespace chorus::rt {
 
 namespace {
-constexpr std::size_t kHeader = 7;
+constexpr std::size_t kHeader = 9;
 
 std::string describe(const std::uint64_t* row) {
   const auto op = static_cast<CollectiveKind>(row[0]);
@@ -15,9 +19,24 @@ std::string describe(const std::uint64_t* row) {
   if (traits(op).reduces) s += fmt::format(", op={}", to_string(static_cast<ReduceOp>(row[2])));
   if (row[3] != 0) s += fmt::format(", root={}", static_cast<std::int64_t>(row[3]) - 1);
   if (row[6] == 0) s += fmt::format(", count={}", row[4]);
+  if (row[7] != 0)
+    s += ", compressed under " +
+         compressed::to_string(compressed::ErrorBound{static_cast<compressed::ErrorBound::Kind>(row[7] - 1),
+                                                      std::bit_cast<double>(row[8])});
   return s + fmt::format(") as operation #{}", row[5]);
 }
 }  // namespace
+
+std::uint64_t compression_digest(const CallCompression* compression) {
+  if (compression == nullptr) return 0;
+  const auto& b = compression->bound;
+  // The value's bits, rotated by the kind: nonzero for every valid bound (value > 0).
+  return std::rotl(std::bit_cast<std::uint64_t>(b.value), 1 + static_cast<int>(b.kind));
+}
+
+std::string describe_compression(const CallCompression* compression) {
+  return compression == nullptr ? "plain" : "compressed under " + compressed::to_string(compression->bound);
+}
 
 CallSignature signature_of(const Call& c, int rank, int size, std::size_t algorithm) {
   CallSignature s;
@@ -25,12 +44,13 @@ CallSignature signature_of(const Call& c, int rank, int size, std::size_t algori
   s.dtype = c.dtype;
   s.reduce_op = c.reduce_op;
   s.root = c.root;
+  s.compression = c.compression.get();
   if (traits(c.op).uniform_count) {
     s.count = c.count;
     s.in = c.in;
     s.out = c.out;
     s.may_inline = algorithm == 0;
-    s.named_algorithm = algorithm != 0;
+    s.named_algorithm = algorithm != 0;  // a compressed call's too (Communicator::kCompressed)
     return s;
   }
   // The vector forms: who sends how many elements to whom, compared pairwise (only the root
@@ -78,6 +98,10 @@ void check_agreement(Backend& backend, const CallSignature& mine) {
   row[4] = mine.vector_form ? 0 : mine.count;
   row[5] = mine.sequence;
   row[6] = mine.vector_form ? 1 : 0;
+  if (mine.compression != nullptr) {
+    row[7] = 1 + static_cast<std::uint64_t>(mine.compression->bound.kind);
+    row[8] = std::bit_cast<std::uint64_t>(mine.compression->bound.value);
+  }
   for (int j = 0; j < n && mine.vector_form; ++j) {
     row[kHeader + j] = j < static_cast<int>(mine.sends.size()) ? mine.sends[j] : 0;
     row[kHeader + n + j] = j < static_cast<int>(mine.expects.size()) ? mine.expects[j] : 0;

@@ -4,6 +4,7 @@
 // elements to whom); the signatures are all-gathered on the same backend and compared, and
 // any disagreement becomes an InputError naming the ranks and the field, on every rank.
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "rt/backend.h"
@@ -27,7 +28,16 @@ struct CallSignature {
   void* out = nullptr;
   bool may_inline = false;
   bool named_algorithm = false;  // run with a named algorithm (shm then agrees by digest too)
+  // The bound of a call that travels compressed (the Call's, which outlives the signature); null
+  // when it travels plain. Ranks must agree on it: a compressed ring meeting a plain all-reduce
+  // would exchange messages of other sizes.
+  const CallCompression* compression = nullptr;
 };
+
+// A digest of a call's compression (0: none; the bound's kind and value otherwise).
+std::uint64_t compression_digest(const CallCompression* compression);
+// "plain" or "compressed under abs:0.0001".
+std::string describe_compression(const CallCompression* compression);
 
 // The signature of `call` on rank `rank` of `size` ranks; `algorithm`: 0 for the backend's own
 // choice (the agreement exchange may then carry a small call itself), else a named one.

@@ -5,6 +5,7 @@
 
 #include "rt/backend.h"
 #include "rt/call.h"
+#include "rt/compression/compressed_algorithms.h"
 
 namespace chorus::rt {
 
@@ -21,6 +22,8 @@ void finish_avg(Backend& b, const Call& c);
 
 inline void dispatch(Backend& b, const Call& c, std::size_t algorithm, ReduceOp wire) {
   const OpTraits& t = traits(c.op);
+  if (c.compression) [[unlikely]]
+    return compressed::run(b, c);  // avg divided there
   // Point-to-point messages and the vector forms go to the backend as they are (a message of
   // no data is still a message; a vector form's counts differ by rank).
   if (!t.uniform_count || c.op == CollectiveKind::kBarrier) [[unlikely]] {

@@ -90,6 +90,7 @@ std::unique_ptr<Communicator> Runtime::make_communicator(const std::string& kind
                                                          const BackendContext& ctx) const {
   auto c = std::make_unique<Communicator>();
   c->label = label;
+  c->compressed_label = label + ":zfp";
   if (kind == "mpi")
     c->backend = make_mpi_backend(ctx);
   else if (kind == "gloo")

@@ -72,8 +72,13 @@ struct Communicator {
   const std::vector<std::string>& algorithms_of(CollectiveKind op) const {
     return algorithms[static_cast<std::size_t>(op)];
   }
+  // The `algorithm` of a call that travels compressed (rt/compression/call_compression.h): its
+  // compressed form, whatever algorithm the name chose; logged as "gloo:zfp".
+  static constexpr std::size_t kCompressed = ~std::size_t{0};
+  std::string compressed_label;
   // The label of an operation run with `algorithm` (0: the backend's own choice).
   const std::string& label_of(CollectiveKind op, std::size_t algorithm) const {
+    if (algorithm == kCompressed) return compressed_label;
     return algorithm == 0 ? label : algorithm_labels[static_cast<std::size_t>(op)][algorithm - 1];
   }
   // The reduction the backend runs: avg as sum unless the backend takes avg.

@@ -80,6 +80,8 @@ Work Runtime::issue(std::string_view name, Call&& call, bool async_op) {
   Communicator& c = find(name, call.op, call.bytes(), t.takes_algorithm ? &algorithm : nullptr);
   const Backend& b = *c.backend;
   validate(b, call);
+  if (call.compression) [[unlikely]]
+    algorithm = Communicator::kCompressed;
   std::optional<CallSignature> sig;
   // Collectives agree first when the communicator does (agreement.h); on shm, calls with a
   // named algorithm do too: those run on the runtime's point-to-point algorithms, outside shm's

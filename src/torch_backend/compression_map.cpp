@@ -18,7 +18,7 @@ bool names_a_bound(std::string_view entry) {
 
 std::string compressible_names() {
   std::vector<std::string_view> names;
-  for (CollectiveKind op : CompressionMap::kCompressible) names.push_back(rt::to_string(op));
+  for (CollectiveKind op : rt::compressed::kCompressible) names.push_back(rt::to_string(op));
   return fmt::format("{}", fmt::join(names, ", "));
 }
 
@@ -41,7 +41,7 @@ CompressionMap CompressionMap::parse(std::string_view text, const std::string& w
     if (colon == std::string_view::npos)
       throw InputError(at, "expected a bound (abs:1e-4, prec:16) or op:bound (all_reduce:abs:1e-4)");
     CollectiveKind op = rt::parse_op_kind(trim(items[i].substr(0, colon)), at);
-    if (std::find(std::begin(kCompressible), std::end(kCompressible), op) == std::end(kCompressible))
+    if (!rt::compressed::has_compressed_form(op))
       throw InputError(
           at, fmt::format("{} has no compressed form (compressed: {})", rt::to_string(op), compressible_names()));
     const auto k = static_cast<std::size_t>(op);
@@ -49,7 +49,7 @@ CompressionMap CompressionMap::parse(std::string_view text, const std::string& w
     named[k] = true;
     map.by_op_[k] = rt::compressed::parse_error_bound(trim(items[i].substr(colon + 1)), at);
   }
-  for (CollectiveKind op : kCompressible) {
+  for (CollectiveKind op : rt::compressed::kCompressible) {
     const auto k = static_cast<std::size_t>(op);
     if (!named[k]) map.by_op_[k] = every;
   }

@@ -16,6 +16,7 @@
 #include <string>
 #include <string_view>
 
+#include "rt/compression/call_compression.h"
 #include "rt/compression/zfp_codec.h"
 #include "rt/types.h"
 
@@ -30,10 +31,6 @@ class CompressionMap {
     return by_op_[static_cast<std::size_t>(op)];
   }
   bool any() const;
-
-  static constexpr CollectiveKind kCompressible[] = {CollectiveKind::kAllReduce, CollectiveKind::kAllGather,
-                                                     CollectiveKind::kAllToAllSingle, CollectiveKind::kSend,
-                                                     CollectiveKind::kRecv};
 
  private:
   std::array<std::optional<rt::compressed::ErrorBound>, std::size(kAllCollectiveKinds)> by_op_;

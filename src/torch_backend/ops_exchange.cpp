@@ -1,5 +1,5 @@
 // ProcessGroupChorus's exchanges: all_to_all (single tensor, equal or uneven splits, and list
-// forms), send, recv, and barrier. Each checks its arguments, builds its TorchOp and issues it.
+// forms), send, recv, and barrier. Each checks its arguments, builds its rt::Call and issues it.
 #include <ATen/ATen.h>
 
 #include <cstddef>
@@ -8,14 +8,12 @@
 
 #include <fmt/format.h>
 
-#include "rt/runtime.h"
-#include "torch_backend/issue.h"
 #include "torch_backend/process_group.h"
 #include "torch_backend/torch_args.h"
 
 namespace chorus::torch_backend {
 
-using rt::DType;
+namespace calls = rt::calls;
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::alltoall_base(at::Tensor& output, at::Tensor& input,
                                                                  std::vector<std::int64_t>& output_splits,
@@ -26,39 +24,20 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::alltoall_base(at::Tensor& out
   same_kind(input, output, "all_to_all_single", "output");
   const void* i = input.data_ptr();
   void* o = output.data_ptr();
-  TorchOp call{c10d::OpType::ALLTOALL_BASE,
-               "chorus:all_to_all_single",
-               CollectiveKind::kAllToAllSingle,
-               {input, output},
-               {output}};
+  // With fusion, an uneven one goes to it whatever its size (issue()).
+  TorchOp op{c10d::OpType::ALLTOALL_BASE, "chorus:all_to_all_single", {}, {input, output}, {output}, {}, {}, true};
   if (output_splits.empty() && input_splits.empty()) {
     TORCH_CHECK_VALUE(input.numel() == output.numel(), "chorus: all_to_all_single: output has ", output.numel(),
                       " elements, the input ", input.numel());
     const std::size_t block = split_bytes(input, {}, size_, "input").counts[0];  // bytes per rank
-    call.fused_bytes = block;
-    if (auto c = compressed(CollectiveKind::kAllToAllSingle, input))
-      call.compressed = [i, o, c = *c, n = static_cast<std::size_t>(size_)](const std::string& b,
-                                                                            rt::compressed::Stats* st) {
-        rt::compressed::all_to_all_single(b, i, o, c.count / n, c.dtype, c.bound, st);
-      };
-    return issue(
-        std::move(call), [&](const std::string& b) { return rt::all_to_all_single(b, i, o, block, kBytes, true); },
-        [&](rt::Fusion& f, const std::string& b) { return f.all_to_all_single(b, i, o, block, kBytes); });
+    op.call = calls::all_to_all_single(i, o, block, kBytes);
+    compress(op.call, input);
+  } else {
+    const auto sends = split_bytes(input, input_splits, size_, "input");
+    const auto recvs = split_bytes(output, output_splits, size_, "output");
+    op.call = calls::all_to_allv(i, sends.counts, sends.displs, o, recvs.counts, recvs.displs, kBytes);
   }
-  const auto sends = split_bytes(input, input_splits, size_, "input");
-  const auto recvs = split_bytes(output, output_splits, size_, "output");
-  // (all_to_allv takes no algorithm: "mpi:pairwise" of the map is mpi here). With fusion, every
-  // one goes to it whatever its size (fused_bytes 0): the sizes differ per rank, so only the
-  // fusion's agreement can decide alike on every rank what runs alone.
-  return issue(
-      std::move(call),
-      [&](const std::string& b) {
-        return rt::all_to_allv(plain_backend(b), i, sends.counts, sends.displs, o, recvs.counts, recvs.displs, kBytes,
-                               true);
-      },
-      [&](rt::Fusion& f, const std::string& b) {
-        return f.all_to_allv(plain_backend(b), i, sends.counts, sends.displs, o, recvs.counts, recvs.displs, kBytes);
-      });
+  return issue(std::move(op));
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::alltoall(std::vector<at::Tensor>& outputs,
@@ -80,41 +59,28 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::alltoall(std::vector<at::Tens
     in_counts.push_back(nbytes(inputs[j]));
     out_counts.push_back(nbytes(outputs[j]));
   }
-  auto w = rt::all_to_all(backend_for(CollectiveKind::kAllToAll), ins, in_counts, outs, out_counts, kBytes, true);
   std::vector<at::Tensor> keep = inputs;
   keep.insert(keep.end(), outputs.begin(), outputs.end());
-  return issue(
-      {c10d::OpType::ALLTOALL, "chorus:all_to_all", CollectiveKind::kAllToAll, std::move(keep), outputs},
-      [&](const std::string& b) { return rt::all_to_all(b, ins, in_counts, outs, out_counts, kBytes, true); },
-      kNotFused);
+  return issue({c10d::OpType::ALLTOALL, "chorus:all_to_all",
+                calls::all_to_all(ins, in_counts, outs, out_counts, kBytes), std::move(keep), outputs});
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::send(std::vector<at::Tensor>& tensors, int dst, int tag) {
   at::Tensor& t = single(tensors, "send", "tensor");
   check_rank(dst, size_, "send", "dst");
   check_tag(tag, "send");
-  const void* p = t.data_ptr();
-  TorchOp call{c10d::OpType::SEND, "chorus:send", CollectiveKind::kSend, {t}, {t}};
-  if (auto c = compressed(CollectiveKind::kSend, t))
-    call.compressed = [p, c = *c, dst](const std::string& b, rt::compressed::Stats* st) {
-      rt::compressed::send(b, p, c.count, c.dtype, dst, c.bound, st);
-    };
-  return issue(
-      std::move(call), [&](const std::string& b) { return rt::send(b, p, nbytes(t), kBytes, dst, true); }, kNotFused);
+  rt::Call call = calls::send(t.data_ptr(), nbytes(t), kBytes, dst);
+  compress(call, t);
+  return issue({c10d::OpType::SEND, "chorus:send", std::move(call), {t}, {t}});
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::recv(std::vector<at::Tensor>& tensors, int src, int tag) {
   at::Tensor& t = single(tensors, "recv", "tensor");
   check_rank(src, size_, "recv", "src");
   check_tag(tag, "recv");
-  void* p = t.data_ptr();
-  TorchOp call{c10d::OpType::RECV, "chorus:recv", CollectiveKind::kRecv, {t}, {t}};
-  if (auto c = compressed(CollectiveKind::kRecv, t))
-    call.compressed = [p, c = *c, src](const std::string& b, rt::compressed::Stats* st) {
-      rt::compressed::recv(b, p, c.count, c.dtype, src, c.bound, st);
-    };
-  return issue(
-      std::move(call), [&](const std::string& b) { return rt::recv(b, p, nbytes(t), kBytes, src, true); }, kNotFused);
+  rt::Call call = calls::recv(t.data_ptr(), nbytes(t), kBytes, src);
+  compress(call, t);
+  return issue({c10d::OpType::RECV, "chorus:recv", std::move(call), {t}, {t}});
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::recvAnysource(std::vector<at::Tensor>&, int) {
@@ -123,9 +89,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::recvAnysource(std::vector<at:
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::barrier(const c10d::BarrierOptions&) {
-  return issue(
-      {c10d::OpType::BARRIER, "chorus:barrier", CollectiveKind::kBarrier, {}, {}},
-      [](const std::string& b) { return rt::barrier(b, true); }, kNotFused);
+  return issue({c10d::OpType::BARRIER, "chorus:barrier", calls::barrier(), {}, {}});
 }
 
 }  // namespace chorus::torch_backend

@@ -1,5 +1,5 @@
 // ProcessGroupChorus's one-to-all and all-to-one data movement: broadcast, all_gather (list,
-// tensor and coalesced forms), gather, scatter. Each checks its arguments, builds its TorchOp and
+// tensor and coalesced forms), gather, scatter. Each checks its arguments, builds its rt::Call and
 // issues it.
 #include <ATen/ATen.h>
 
@@ -9,14 +9,12 @@
 
 #include <fmt/format.h>
 
-#include "rt/runtime.h"
-#include "torch_backend/issue.h"
 #include "torch_backend/process_group.h"
 #include "torch_backend/torch_args.h"
 
 namespace chorus::torch_backend {
 
-using rt::DType;
+namespace calls = rt::calls;
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::broadcast(std::vector<at::Tensor>& tensors,
                                                              const c10d::BroadcastOptions& opts) {
@@ -25,12 +23,14 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::broadcast(std::vector<at::Ten
   check_rank(root, size_, "broadcast", "src");
   TORCH_CHECK_VALUE(opts.rootTensor == 0, "chorus: broadcast: root tensor ", opts.rootTensor,
                     " (one tensor per process)");
-  void* p = t.data_ptr();
-  const std::size_t n = nbytes(t);
-  return issue(
-      {c10d::OpType::BROADCAST, "chorus:broadcast", CollectiveKind::kBroadcast, {t}, {t}, {}, {}, n},
-      [&](const std::string& b) { return rt::broadcast(b, p, n, kBytes, root, true); },
-      [&](rt::Fusion& f, const std::string& b) { return f.broadcast(b, p, n, kBytes, root); });
+  return issue({c10d::OpType::BROADCAST,
+                "chorus:broadcast",
+                calls::broadcast(t.data_ptr(), nbytes(t), kBytes, root),
+                {t},
+                {t},
+                {},
+                {},
+                true});
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::allgather(std::vector<std::vector<at::Tensor>>& outputs,
@@ -40,24 +40,17 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::allgather(std::vector<std::ve
   TORCH_CHECK_VALUE(outputs.size() == 1 && outputs[0].size() == static_cast<std::size_t>(size_),
                     "chorus: all_gather: expected one list of ", size_, " output tensors (one per rank)");
   check_list(outputs[0], in, "all_gather", "tensor_list");
-  at::Tensor flat = pool_->take(static_cast<std::int64_t>(size_) * in.numel(), in.scalar_type());
+  at::Tensor flat = pool_.take(static_cast<std::int64_t>(size_) * in.numel(), in.scalar_type());
   std::vector<at::Tensor> outs = outputs[0];
-  void* i = in.data_ptr();
-  void* o = flat.data_ptr();
-  TorchOp call{c10d::OpType::ALLGATHER,
-               "chorus:all_gather",
-               CollectiveKind::kAllGather,
-               {in},
-               outs,
-               [flat, outs]() mutable { unflatten(flat, outs); },
-               {flat}};
-  if (auto c = compressed(CollectiveKind::kAllGather, in))
-    call.compressed = [i, o, c = *c](const std::string& b, rt::compressed::Stats* st) {
-      rt::compressed::all_gather(b, i, o, c.count, c.dtype, c.bound, st);
-    };
-  return issue(
-      std::move(call), [&](const std::string& b) { return rt::all_gather(b, i, o, nbytes(in), kBytes, true); },
-      kNotFused);
+  rt::Call call = calls::all_gather(in.data_ptr(), flat.data_ptr(), nbytes(in), kBytes);
+  compress(call, in);
+  return issue({c10d::OpType::ALLGATHER,
+                "chorus:all_gather",
+                std::move(call),
+                {in},
+                outs,
+                [flat, outs]() mutable { unflatten(flat, outs); },
+                {flat}});
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::_allgather_base(at::Tensor& output, at::Tensor& input,
@@ -67,24 +60,16 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::_allgather_base(at::Tensor& o
   same_kind(input, output, "all_gather_into_tensor", "output");
   TORCH_CHECK_VALUE(output.numel() == size_ * input.numel(), "chorus: all_gather_into_tensor: output has ",
                     output.numel(), " elements, expected world size ", size_, " x input ", input.numel());
-  void* i = input.data_ptr();
-  void* o = output.data_ptr();
-  const std::size_t n = nbytes(input);
-  TorchOp call{c10d::OpType::_ALLGATHER_BASE,
-               "chorus:all_gather_into_tensor",
-               CollectiveKind::kAllGather,
-               {input, output},
-               {output},
-               {},
-               {},
-               n};
-  if (auto c = compressed(CollectiveKind::kAllGather, input))
-    call.compressed = [i, o, c = *c](const std::string& b, rt::compressed::Stats* st) {
-      rt::compressed::all_gather(b, i, o, c.count, c.dtype, c.bound, st);
-    };
-  return issue(
-      std::move(call), [&](const std::string& b) { return rt::all_gather(b, i, o, n, kBytes, true); },
-      [&](rt::Fusion& f, const std::string& b) { return f.all_gather(b, i, o, n, kBytes); });
+  rt::Call call = calls::all_gather(input.data_ptr(), output.data_ptr(), nbytes(input), kBytes);
+  compress(call, input);
+  return issue({c10d::OpType::_ALLGATHER_BASE,
+                "chorus:all_gather_into_tensor",
+                std::move(call),
+                {input, output},
+                {output},
+                {},
+                {},
+                true});
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::allgather_coalesced(std::vector<std::vector<at::Tensor>>& outputs,
@@ -106,18 +91,15 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::allgather_coalesced(std::vect
       outs.push_back(outputs[j][i]);
     }
   }
-  at::Tensor in = flatten(inputs, *pool_);
-  at::Tensor flat = pool_->take(static_cast<std::int64_t>(size_) * in.numel(), in.scalar_type());
-  return issue(
-      {c10d::OpType::ALLGATHER_COALESCED,
-       "chorus:all_gather_coalesced",
-       CollectiveKind::kAllGather,
-       {},
-       outs,
-       [flat, outs]() mutable { unflatten(flat, outs); },
-       {in, flat}},
-      [&](const std::string& b) { return rt::all_gather(b, in.data_ptr(), flat.data_ptr(), nbytes(in), kBytes, true); },
-      kNotFused);
+  at::Tensor in = flatten(inputs, pool_);
+  at::Tensor flat = pool_.take(static_cast<std::int64_t>(size_) * in.numel(), in.scalar_type());
+  return issue({c10d::OpType::ALLGATHER_COALESCED,
+                "chorus:all_gather_coalesced",
+                calls::all_gather(in.data_ptr(), flat.data_ptr(), nbytes(in), kBytes),
+                {},
+                outs,
+                [flat, outs]() mutable { unflatten(flat, outs); },
+                {in, flat}});
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::gather(std::vector<std::vector<at::Tensor>>& outputs,
@@ -126,26 +108,22 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::gather(std::vector<std::vecto
   at::Tensor& in = single(inputs, "gather", "input");
   const int root = static_cast<int>(opts.rootRank);
   check_rank(root, size_, "gather", "dst");
-  TorchOp call{c10d::OpType::GATHER, "chorus:gather", CollectiveKind::kGather, {in}, {}, {}, {}, nbytes(in)};
+  TorchOp op{c10d::OpType::GATHER, "chorus:gather", {}, {in}, {}, {}, {}, true};
   at::Tensor flat;
   if (rank_ == root) {
     TORCH_CHECK_VALUE(outputs.size() == 1 && outputs[0].size() == static_cast<std::size_t>(size_),
                       "chorus: gather: the destination expects one list of ", size_, " output tensors");
     check_list(outputs[0], in, "gather", "gather_list");
-    flat = pool_->take(static_cast<std::int64_t>(size_) * in.numel(), in.scalar_type());
-    call.outputs = outputs[0];
-    call.finish = [flat, outs = outputs[0]]() mutable { unflatten(flat, outs); };
-    call.staging = {flat};
+    flat = pool_.take(static_cast<std::int64_t>(size_) * in.numel(), in.scalar_type());
+    op.outputs = outputs[0];
+    op.finish = [flat, outs = outputs[0]]() mutable { unflatten(flat, outs); };
+    op.staging = {flat};
   } else {
     TORCH_CHECK_VALUE(outputs.empty() || (outputs.size() == 1 && outputs[0].empty()),
                       "chorus: gather: only the destination (rank ", root, ") gives output tensors");
   }
-  const void* i = in.data_ptr();
-  void* gathered = flat.defined() ? flat.data_ptr() : nullptr;
-  const std::size_t n = nbytes(in);
-  return issue(
-      std::move(call), [&](const std::string& b) { return rt::gather(b, i, gathered, n, kBytes, root, true); },
-      [&](rt::Fusion& f, const std::string& b) { return f.gather(b, i, gathered, n, kBytes, root); });
+  op.call = calls::gather(in.data_ptr(), flat.defined() ? flat.data_ptr() : nullptr, nbytes(in), kBytes, root);
+  return issue(std::move(op));
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::scatter(std::vector<at::Tensor>& outputs,
@@ -154,24 +132,20 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::scatter(std::vector<at::Tenso
   at::Tensor& out = single(outputs, "scatter", "output");
   const int root = static_cast<int>(opts.rootRank);
   check_rank(root, size_, "scatter", "src");
-  TorchOp call{c10d::OpType::SCATTER, "chorus:scatter", CollectiveKind::kScatter, {out}, {out}, {}, {}, nbytes(out)};
+  TorchOp op{c10d::OpType::SCATTER, "chorus:scatter", {}, {out}, {out}, {}, {}, true};
   at::Tensor flat;
   if (rank_ == root) {
     TORCH_CHECK_VALUE(inputs.size() == 1 && inputs[0].size() == static_cast<std::size_t>(size_),
                       "chorus: scatter: the source expects one list of ", size_, " input tensors");
     check_list(inputs[0], out, "scatter", "scatter_list");
-    flat = flatten(inputs[0], *pool_);
-    call.staging = {flat};
+    flat = flatten(inputs[0], pool_);
+    op.staging = {flat};
   } else {
     TORCH_CHECK_VALUE(inputs.empty() || (inputs.size() == 1 && inputs[0].empty()),
                       "chorus: scatter: only the source (rank ", root, ") gives input tensors");
   }
-  const void* blocks = flat.defined() ? flat.data_ptr() : nullptr;
-  void* o = out.data_ptr();
-  const std::size_t n = nbytes(out);
-  return issue(
-      std::move(call), [&](const std::string& b) { return rt::scatter(b, blocks, o, n, kBytes, root, true); },
-      [&](rt::Fusion& f, const std::string& b) { return f.scatter(b, blocks, o, n, kBytes, root); });
+  op.call = calls::scatter(flat.defined() ? flat.data_ptr() : nullptr, out.data_ptr(), nbytes(out), kBytes, root);
+  return issue(std::move(op));
 }
 
 }  // namespace chorus::torch_backend

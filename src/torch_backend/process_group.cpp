@@ -1,6 +1,6 @@
 // ProcessGroupChorus's construction: the settings read from the environment (CHORUS_BACKEND_MAP,
 // CHORUS_COMPRESSION, CHORUS_FUSION), the runtime initialised on torch's world or joined (a
-// sub-group: rt::member_group), the fusion and the Compressors; and its destruction.
+// sub-group: rt::member_group) and the fusion; and its destruction.
 #include "torch_backend/process_group.h"
 
 #include <pybind11/pybind11.h>
@@ -69,27 +69,17 @@ ProcessGroupChorus::ProcessGroupChorus(const c10::intrusive_ptr<c10d::Store>& st
         fused.push_back(plain_backend(backend_for(op)));
     fusion_ = std::make_unique<rt::Fusion>(fused, *fusion);
   }
-  // Compressed operations overlap with the program: a Compressor (a group and its workers:
-  // collectives, sends, receives) per backend they run on. On auto (resolved per call) they run
-  // when issued, as on sub-groups.
-  for (CollectiveKind op : {CollectiveKind::kAllReduce, CollectiveKind::kAllGather, CollectiveKind::kAllToAllSingle,
-                            CollectiveKind::kSend, CollectiveKind::kRecv}) {
-    const std::string b = compressed_backend(op);
-    if (compression_.bound(op) && b != "auto" && compressors_.count(b) == 0)
-      compressors_[b] = std::make_unique<rt::compressed::Compressor>(b);
-  }
 }
 
 ProcessGroupChorus::~ProcessGroupChorus() {
-  // Destroying the group waits for chorus's threads: the fusion's, the Compressors', the
-  // runtime's lanes (finalize()). One of them may be ending an operation whose WorkChorus it holds
+  // Destroying the group waits for chorus's threads: the fusion's and the runtime's lanes
+  // (finalize()). One of them may be ending an operation whose WorkChorus it holds
   // last, and freeing a tensor Python has seen takes the GIL. Python destroys the group with the
   // GIL held (pybind11's dealloc), so the waits give it up; a destruction on a thread without it
   // (the last reference dropped in C++) has nothing to give up.
   std::optional<pybind11::gil_scoped_release> no_gil;
   if (Py_IsInitialized() != 0 && PyGILState_Check() != 0) no_gil.emplace();
-  fusion_.reset();       // collective, like the group's destruction
-  compressors_.clear();  // waits for the compressed collectives still queued
+  fusion_.reset();  // collective, like the group's destruction
   if (!owns_runtime_) return;
   try {
     rt::finalize();

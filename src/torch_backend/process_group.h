@@ -18,26 +18,23 @@
 //   roots, dtypes), the call throws before anything is sent, naming the operation and argument.
 // - CHORUS_COMPRESSION (CompressionMap) sends float tensors of all_reduce (SUM, AVG), all_gather,
 //   all_to_all_single (equal splits), send and recv as zfp blocks under an error bound
-//   (rt/compression/compressed.h). A compressed operation runs when it is issued, on the calling
-//   thread, in the order of the backend's other operations; it returns a completed Work.
+//   (rt/compression/call_compression.h): the runtime's operation with compression as its
+//   option, asynchronous and in the order of the backend's other operations like any other.
 //
 // Every operation reads alike, as ProcessGroupMPI's do: check its arguments (torch_args.h), build
-// its TorchOp, and issue() it, the one place that chooses how it runs — compressed, fused or plain —
-// and wraps it in its WorkChorus (work_chorus.h).
+// its rt::Call (compressed where CHORUS_COMPRESSION says), and issue() it, the one place that
+// chooses whether it goes through the fusion and wraps it in its WorkChorus (work_chorus.h).
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #include <torch/csrc/distributed/c10d/Work.hpp>
 
 #include <cstddef>
 #include <functional>
-#include <map>
 #include <memory>
-#include <mutex>
-#include <optional>
 #include <string>
 #include <vector>
 
-#include "rt/compression/compressed.h"
-#include "rt/compression/compressor.h"
+#include "rt/call.h"
+#include "rt/compression/call_compression.h"
 #include "rt/fusion/fusion.h"
 #include "rt/work.h"
 #include "torch_backend/backend_map.h"
@@ -92,64 +89,47 @@ class ProcessGroupChorus : public c10d::ProcessGroup {
   c10::intrusive_ptr<c10d::Work> recvAnysource(std::vector<at::Tensor>& tensors, int tag) override;
   c10::intrusive_ptr<c10d::Work> barrier(const c10d::BarrierOptions& opts) override;
 
-  // The chorus backend that runs `op` (a backend name or auto).
-  const std::string& backend_for(CollectiveKind op) const { return group_.empty() ? map_.backend(op) : group_; }
+  // The chorus backend that runs `op`: a backend name or auto, with the map's named algorithm
+  // ("mpi:ring") only for the operations that take one. torch's all_to_all_single of uneven
+  // splits is the runtime's all_to_allv: it follows the map's all_to_all_single entry.
+  std::string backend_for(CollectiveKind op) const;
   // What the compressed operations of this group sent, and would have sent uncompressed.
-  rt::compressed::Stats compression_stats() const;
+  rt::compressed::Stats compression_stats() const { return compression_totals_.get(); }
 
  private:
-  // The float element type and count of `t` when `op` on it travels compressed, else nullopt.
-  struct Compressed {
-    rt::compressed::ErrorBound bound;
-    rt::DType dtype;
-    std::size_t count;
-  };
-  std::optional<Compressed> compressed(CollectiveKind op, const at::Tensor& t) const;
-  // A compressed operation: `call(backend, stats)` is its blocking form.
-  using CompressedCall = std::function<void(const std::string& backend, rt::compressed::Stats* stats)>;
-  // One operation as its method builds it for issue() (the torch side of an rt::Call): its Work's type and title, the runtime
-  // operation it is (its backend: backend_for(kind)), the tensors it holds until it ends (`keep`)
-  // and reports (`outputs`), what runs once it has succeeded (`finish`: copies out of a staging
-  // buffer) and the staging buffers that go back to the pool (as in WorkChorus::make).
+  // One operation as its method builds it for issue(): its Work's type and title, the runtime
+  // operation it is (`call`, run on backend_for(call.op)), the tensors it holds until it ends
+  // (`keep`) and reports (`outputs`), what runs once it has succeeded (`finish`: copies out of a
+  // staging buffer) and the staging buffers it lets go when it ends (as in WorkChorus::make).
   struct TorchOp {
     c10d::OpType type;
     const char* title;
-    CollectiveKind kind;
+    rt::Call call;
     std::vector<at::Tensor> keep;
     std::vector<at::Tensor> outputs;
     std::function<void()> finish = {};
     std::vector<at::Tensor> staging = {};
-    std::size_t fused_bytes = 0;     // per rank, held against the fusion's buffer size (0: any size)
-    CompressedCall compressed = {};  // set when the operation travels compressed (compressed())
+    bool fusable = false;  // may go through the fusion (CHORUS_FUSION)
   };
-  // For issue(): an operation that never goes through the fusion.
-  static constexpr std::nullptr_t kNotFused = nullptr;
-  // Issues `call`, the one choice of path: compressed when call.compressed is set (run_compressed),
-  // through the fusion when `run_fused` is given (not kNotFused) and the fusion takes
-  // call.fused_bytes, else plain. `run_plain(backend)` and `run_fused(fusion, backend)` issue the
-  // operation asynchronously on backend_for(call.kind).
-  template <typename Plain, typename Fused>
-  c10::intrusive_ptr<c10d::Work> issue(TorchOp call, const Plain& run_plain, const Fused& run_fused);
-  // A compressed operation. A collective of the world group runs asynchronously on the Compressor
-  // of its backend; send, recv and everything on a sub-group or on auto run now.
-  c10::intrusive_ptr<c10d::Work> run_compressed(TorchOp call);
-  std::string compressed_backend(CollectiveKind op) const;
-  // Whether an operation of `bytes` (per rank) goes through the fusion (CHORUS_FUSION).
-  bool fused(std::size_t bytes) const { return fusion_ != nullptr && bytes <= fusion_->options().buffer_bytes; }
+  // Issues `op`, the one choice of path: through the fusion when it is fusable, not compressed
+  // and small enough (an uneven all-to-all whatever its size: only the fusion's agreement can
+  // decide alike on every rank what runs alone), else on the runtime, asynchronously.
+  c10::intrusive_ptr<c10d::Work> issue(TorchOp op);
+  // Makes `call` travel compressed when CHORUS_COMPRESSION names its kind and `t` (the data it
+  // sends per rank; all_to_all_single: the whole input) holds floats: its count and dtype become
+  // t's float elements (a complex tensor's real and imaginary parts). Otherwise leaves it.
+  void compress(rt::Call& call, const at::Tensor& t);
 
   BackendMap map_;
   CompressionMap compression_;
-  mutable std::mutex stats_mutex_;
-  rt::compressed::Stats stats_;
-  std::string group_;  // the runtime group of a sub-group; empty for the world group
+  rt::compressed::StatsTotals compression_totals_;  // the compressed calls add to it on the runtime's lanes
+  std::string group_;                               // the runtime group of a sub-group; empty for the world group
   bool owns_runtime_ = false;
   // CHORUS_FUSION=B,T (world group only): all-reduces, broadcasts, reduces, gathers, scatters,
   // all_gather_into_tensor, reduce_scatter_tensor and all_to_all_single (equal splits) of at most
   // B bytes (per rank) go through tensor fusion (a fused buffer on the map's named algorithm).
   std::unique_ptr<rt::Fusion> fusion_;
-  // Compressed collectives of the world group, by backend (CHORUS_COMPRESSION).
-  std::map<std::string, std::unique_ptr<rt::compressed::Compressor>> compressors_;
-  std::shared_ptr<StagingPool> pool_ = std::make_shared<StagingPool>();
+  StagingPool pool_;
 };
 
 }  // namespace chorus::torch_backend

@@ -13,26 +13,23 @@
 #include <mutex>
 #include <vector>
 
+#include "rt/buffer_pool.h"
 #include "rt/work.h"
 
 namespace chorus::torch_backend {
 
-// Staging buffers for the list forms (all_gather into a list, scatter from one, ...), reused
-// across operations: fresh memory costs a page fault per 4 KiB on first touch (about 3 ms per
-// MiB on the CI machine kind, more than the transfer itself), so buffers come back here when
-// their operation ends. Holds at most kMaxBuffers buffers and kMaxBytes bytes, dropping the
-// oldest first.
+// Staging buffers for the list forms (all_gather into a list, scatter from one, ...): tensors
+// over the memory of an rt::BufferPool, which gets it back when the tensor's storage is freed
+// (the operation has ended and nothing refers to it), so the next list form reuses it.
 class StagingPool {
  public:
   static constexpr std::size_t kMaxBuffers = 8;
   static constexpr std::size_t kMaxBytes = std::size_t{1} << 30;
   // A contiguous 1-D tensor of `numel` elements of `dtype` over pooled memory (contents undefined).
   at::Tensor take(std::int64_t numel, at::ScalarType dtype);
-  void give(const at::Tensor& buffer);
 
  private:
-  std::mutex mutex_;
-  std::vector<at::Tensor> free_;  // uint8, one storage each, oldest first
+  std::shared_ptr<rt::BufferPool> pool_ = rt::BufferPool::make({kMaxBuffers, kMaxBytes});
 };
 
 class WorkChorus : public c10d::Work {
@@ -41,11 +38,11 @@ class WorkChorus : public c10d::Work {
   // copies out of a staging buffer — before the work and its future complete. `keep` holds the
   // tensors the operation reads or writes until it ends; `outputs` are result() and the
   // future's value.
-  // `staging` (may be empty) goes back to `pool` once the operation has ended, whatever the outcome.
+  // `staging` (may be empty) is let go once the operation has ended, whatever the outcome (its
+  // memory goes back to its StagingPool when nothing else refers to it).
   static c10::intrusive_ptr<WorkChorus> make(int rank, c10d::OpType type, const char* title, rt::Work work,
                                              std::vector<at::Tensor> keep, std::vector<at::Tensor> outputs,
                                              std::function<void()> finish_fn = {},
-                                             std::shared_ptr<StagingPool> pool = nullptr,
                                              std::vector<at::Tensor> staging = {});
   WorkChorus(int rank, c10d::OpType type, const char* title, rt::Work work, std::vector<at::Tensor> keep,
              std::vector<at::Tensor> outputs, std::function<void()> finish_fn);
@@ -56,7 +53,6 @@ class WorkChorus : public c10d::Work {
  private:
   void on_done(std::exception_ptr error);
   rt::Work work_;
-  std::shared_ptr<StagingPool> pool_;
   std::vector<at::Tensor> staging_;
   std::vector<at::Tensor> keep_;
   std::vector<at::Tensor> outputs_;

@@ -13,7 +13,10 @@
 
 #include "core/error.h"
 #include "rt/dtype.h"
+#include "rt/buffer_pool.h"
+#include "rt/compression/call_compression.h"
 #include "rt/errors.h"
+#include "rt/fusion/fusion.h"
 #include "rt/progress_queue.h"
 #include "rt/runtime.h"
 #include "rt/rendezvous/store.h"
@@ -329,6 +332,70 @@ TEST(Runtime, WorldOfOneAndBadNames) {
   rt::synchronize();
   rt::finalize();
   EXPECT_FALSE(rt::is_initialized());
+}
+
+// The one buffer pool: a buffer comes back when its handle dies and is reused for a request it
+// fits at most 4 times over; the oldest go first past the limits; one larger than max_bytes, or
+// outliving its pool, is freed.
+TEST(BufferPool, ReusesFittingBuffersWithinItsLimits) {
+  auto pool = rt::BufferPool::make({.max_buffers = 2, .max_bytes = 1000});
+  std::byte* first = nullptr;
+  {
+    auto b = pool->take(100);
+    first = b.get();
+  }
+  EXPECT_EQ(pool->free_buffers(), 1u);
+  EXPECT_EQ(pool->free_bytes(), 100u);
+  {
+    auto b = pool->take(30);  // 100 <= 4 x 30: the same memory
+    EXPECT_EQ(b.get(), first);
+    EXPECT_EQ(pool->free_buffers(), 0u);
+    auto c = pool->take(20);  // 100 > 4 x 20 (and in use anyway): new memory
+    EXPECT_NE(c.get(), first);
+  }
+  EXPECT_EQ(pool->free_bytes(), 120u);
+  {
+    auto a = pool->take(400), b = pool->take(500), c = pool->take(600);
+  }  // back in the order c, b, a: {100, 20} + 600 drops 100 (3 buffers); + 500 drops 20, then 600
+     // (1,100 bytes); + 400 leaves {500, 400}
+  EXPECT_EQ(pool->free_buffers(), 2u);
+  EXPECT_EQ(pool->free_bytes(), 900u);
+  { auto big = pool->take(5000); }
+  EXPECT_EQ(pool->free_bytes(), 900u) << "a buffer over max_bytes is not kept";
+  auto survivor = pool->take(64);
+  pool.reset();  // the buffer outlives its pool: freed by its handle (ASan checks)
+  survivor.get()[63] = std::byte{1};
+}
+
+// Tensor fusion takes any operation it fuses as a Call, and refuses the others by name: those it
+// does not fuse, and compressed calls (compression is the runtime's, not the fusion's).
+TEST(Fusion, IssuesTheCallsItFusesAndRefusesTheOthers) {
+  rt::init({"shm"});
+  {
+    rt::Fusion fusion({"shm"});
+    std::vector<float> x = {1, 2, 3}, y(3);
+    fusion.issue("shm", rt::calls::all_reduce(x.data(), y.data(), 3, DType::f32, ReduceOp::sum)).wait();
+    EXPECT_EQ(y, x);  // a world of one
+    std::vector<float> z(3);
+    fusion.issue("shm", rt::calls::all_to_allv(x.data(), {3}, {0}, z.data(), {3}, {0}, DType::f32)).wait();
+    EXPECT_EQ(z, x);
+    const auto refusal = [&](rt::Call call) {
+      try {
+        fusion.issue("shm", std::move(call));
+      } catch (const chorus::InputError& e) {
+        return std::string(e.what());
+      }
+      return std::string("accepted");
+    };
+    EXPECT_NE(refusal(rt::calls::barrier()).find("fused barrier: is not fused"), std::string::npos);
+    EXPECT_NE(refusal(rt::calls::all_gatherv(x.data(), 3, y.data(), {3}, {0}, DType::f32)).find("is not fused"),
+              std::string::npos);
+    EXPECT_NE(refusal(rt::compressed_call(rt::calls::all_reduce(x.data(), y.data(), 3, DType::f32, ReduceOp::sum),
+                                          {rt::compressed::ErrorBound::Kind::kAbsolute, 1e-3}))
+                  .find("a compressed call is not fused"),
+              std::string::npos);
+  }
+  rt::finalize();
 }
 
 // The self-check that every multi-process test relies on finds a wrong byte anywhere in a

@@ -1,7 +1,9 @@
 #pragma once
 // Compressed collectives (MCR-DL Sec. V): blocking all-gather, all-to-all, send / recv and
 // all-reduce of f32 / f64 data that travel as zfp blocks (rt/compression/zfp_codec.h) under an
-// error bound, built on the public runtime API (rt/runtime.h) alone.
+// error bound. Each is the runtime's operation issued with compression as its option
+// (call_compression.h): it runs on the backend's lanes, agreed on like any collective, in the
+// compressed form of compressed_algorithms.h.
 //
 //   namespace cz = chorus::rt::compressed;
 //   cz::Stats st;
@@ -9,12 +11,13 @@
 //                  {cz::ErrorBound::Kind::kAbsolute, 1e-4}, &st);   // |g - exact avg| <= 1e-4
 //
 // `backend` is anything the runtime accepts (mpi, gloo, shm, auto, a group name); "auto" is
-// resolved once per call (rt::resolve_backend), so all messages of a call use one backend.
-// Ranks call these in the same order with the same count, dtype and bound, as for the plain
-// operations. Counts are in elements; in == out is allowed where the sizes match, and
-// all_gather's `in` may be this rank's block of `out`. Only f32 and f64; any
-// other dtype, a bad bound or (all_reduce) an op other than sum / avg is a chorus::InputError,
-// raised before any communication.
+// resolved once per call, by the operation and its size, so all messages of a call use one
+// backend. Ranks call these in the same order with the same count, dtype and bound, as for the
+// plain operations: ranks that disagree on the bound (or compress where a peer does not) fail
+// together naming it, as for any disagreement. Counts are in elements; in == out is allowed
+// where the sizes match, and all_gather's `in` may be this rank's block of `out`. Only f32 and
+// f64; any other dtype, a bad bound or (all_reduce) an op other than sum / avg is a
+// chorus::InputError, raised before any communication.
 //
 // Bounds. Absolute (zfp fixed-accuracy; the codec verifies every compression):
 //   all_gather, all_to_all_single, send / recv: |out - original| <= bound for every element.
@@ -32,26 +35,18 @@
 // of the same compressed bytes. In all_to_all_single a rank's block to itself is copied exactly.
 // Each operation first exchanges the sizes of the compressed blocks (an all_gather /
 // all_to_all_single of 64-bit sizes, or a size message before each payload), then the bytes
-// (all_gatherv / all_to_allv / send, recv). all_reduce's ring uses rt::send / rt::recv on
-// `backend`: the caller must have no point-to-point message of its own in flight there.
+// (all_gatherv / all_to_allv / send, recv). all_reduce's ring travels on the channel of the
+// backend's own algorithms, apart from the program's point-to-point messages.
 // count 0 returns at once (no communication); on a world of one rank everything is a copy.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
+#include "rt/compression/call_compression.h"
 #include "rt/compression/zfp_codec.h"
 #include "rt/types.h"
 
 namespace chorus::rt::compressed {
-
-// What this rank sent, accumulated over calls: raw_bytes is what the same operation would have
-// sent uncompressed (its own data: count elements for all_gather and send, the p - 1 blocks for
-// other ranks in all_to_all_single, the ring's blocks plus its reduced block in all_reduce);
-// wire_bytes what it sent: the compressed blocks plus the 8-byte size messages.
-struct Stats {
-  std::uint64_t raw_bytes = 0;
-  std::uint64_t wire_bytes = 0;
-};
 
 // in: count elements; out: size()*count elements, block j from rank j.
 void all_gather(std::string_view backend, const void* in, void* out, std::size_t count, DType dtype,

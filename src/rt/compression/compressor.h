@@ -1,23 +1,21 @@
 #pragma once
-// Compressed collectives that overlap with the program (rt/compression/compressed.h runs them
-// when called, on the calling thread).
+// Compressed collectives that overlap with the program (compressed.h's run when called, on the
+// calling thread).
 //
 //   chorus::rt::compressed::Compressor cz("gloo");                    // collective
 //   Work w = cz.all_reduce(g.data(), g.data(), g.size(), DType::f32, ReduceOp::avg, {Kind::kAbsolute, 1e-4});
 //   ...                                                              // the program goes on
 //   w.wait();
 //
-// Each call returns a Work at once; worker threads run the calls as the blocking compressed
-// operations, on a group of its own (a duplicate of `backend` made with rt::split), so their
-// messages never interleave with the program's own operations on `backend`. Collectives run on
-// one worker in the order they were called (every rank makes the same calls in the same order,
-// as for the blocking forms); sends on a second and receives on a third, each in call order,
-// as the runtime's own send and receive lanes: a queued send does not wait for a receive or a
-// collective queued before it, so the usual exchange (every rank sends, then receives) does not
-// wait for ever. Buffers are the runtime's until the Work completes. Errors (bad arguments
-// included) are in the Works.
+// Each call is the runtime's asynchronous operation with compression as its option
+// (call_compression.h), issued on a group of the Compressor's own (a duplicate of `backend` made
+// with rt::split), so that its messages never interleave with the program's own operations on
+// `backend`. It runs on that group's lanes as any operation does: collectives in the order they
+// were called (every rank makes the same calls in the same order, as for the blocking forms),
+// sends and receives each on their own lane, so a queued send does not wait for a receive or a
+// collective queued before it. Buffers are the runtime's until the Work completes. Bad arguments
+// throw at the call, as for the runtime's operations; failures are in the Works.
 #include <cstddef>
-#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -34,7 +32,7 @@ class Compressor {
   // order, with the same backend (an initialised backend, not "auto"), while no other operation
   // of the process is being issued (it makes a group).
   explicit Compressor(std::string_view backend);
-  // Waits for every call made so far, then stops the worker. Destroy before rt::finalize().
+  // Waits for every call made so far. Destroy before rt::finalize().
   ~Compressor();
   Compressor(const Compressor&) = delete;
   Compressor& operator=(const Compressor&) = delete;
@@ -47,17 +45,13 @@ class Compressor {
                   Stats* stats = nullptr);
   Work all_to_all_single(const void* in, void* out, std::size_t count, DType dtype, const ErrorBound& bound,
                          Stats* stats = nullptr);
-  // compressed::send / recv, asynchronous, on the send and receive workers. `stats` of a
+  // compressed::send / recv, asynchronous, on the send and receive lanes. `stats` of a
   // receive stays untouched (a receive sends nothing).
   Work send(const void* buf, std::size_t count, DType dtype, int dst, const ErrorBound& bound, Stats* stats = nullptr);
   Work recv(void* buf, std::size_t count, DType dtype, int src, const ErrorBound& bound, Stats* stats = nullptr);
 
-  // Any blocking compressed operation, queued like the above: `call(group, stats)` runs on the
-  // lane's worker with the Compressor's group as its backend (the torch backend passes its own
-  // calls).
-  enum class LaneKind { kCollective = 0, kSend = 1, kRecv = 2 };
-  Work run(std::string what, std::function<void(const std::string& group, Stats* stats)> call, Stats* stats = nullptr,
-           LaneKind lane = LaneKind::kCollective);
+  // Any call with a compressed form (call_compression.h: kCompressible), issued like the above.
+  Work issue(Call call, const ErrorBound& bound, Stats* stats = nullptr);
 
   Stats stats() const;
   const std::string& group() const;  // the group its operations run on

@@ -27,8 +27,9 @@ std::uint64_t fusion_signature(const std::vector<FusedOp>& batch) {
   Fnv1a h;
   for (const auto& p : batch) {
     h.bytes(p.backend.data(), p.backend.size());
-    h.word(p.kind == CollectiveKind::kAllToAllv ? 0 : p.count);
-    h.word(static_cast<unsigned>(p.kind) << 16 | static_cast<unsigned>(p.dtype) << 8 | static_cast<unsigned>(p.op));
+    h.word(p.op == CollectiveKind::kAllToAllv ? 0 : p.count);
+    h.word(static_cast<unsigned>(p.op) << 16 | static_cast<unsigned>(p.dtype) << 8 |
+           static_cast<unsigned>(p.reduce_op));
     h.word(static_cast<std::uint32_t>(p.root));
   }
   return h.digest() & ((std::uint64_t{1} << 62) - 1);  // room to negate it in an int64
@@ -105,11 +106,11 @@ void Fusion::Impl::cycle_loop() {
       if (lo != -minus_hi) {
         const FusedOp& first = batch.front();
         const auto error = std::make_exception_ptr(InputError(
-            fmt::format("fused {} on rank {}", to_string(first.kind), rt::rank("auto")),
+            fmt::format("fused {} on rank {}", to_string(first.op), rt::rank("auto")),
             fmt::format(
                 "the ranks submitted different operations to the fusion (the {} operations of cycle {}, the first "
                 "here a {} of {} elements of {}): every rank must submit the same operations in the same order",
-                k, stats.cycles, to_string(first.kind), first.count, to_string(first.dtype))));
+                k, stats.cycles, to_string(first.op), first.count, to_string(first.dtype))));
         fail(batch, error);
         batch.clear();
       } else {
@@ -148,12 +149,12 @@ void Fusion::Impl::cycle_loop() {
 void Fusion::Impl::agree_uneven_blocks() {
   std::vector<std::int64_t> largest;
   for (const auto& p : batch)
-    if (p.kind == CollectiveKind::kAllToAllv) largest.push_back(static_cast<std::int64_t>(p.count));
+    if (p.op == CollectiveKind::kAllToAllv) largest.push_back(static_cast<std::int64_t>(p.count));
   if (largest.empty()) return;
   rt::all_reduce(control, largest.data(), largest.data(), largest.size(), DType::i64, ReduceOp::max);
   std::size_t next = 0, kept = 0;
   for (auto& p : batch) {
-    if (p.kind == CollectiveKind::kAllToAllv) {
+    if (p.op == CollectiveKind::kAllToAllv) {
       p.count = static_cast<std::size_t>(largest[next++]);
       if (p.count == 0) {
         p.state->complete(nullptr);

@@ -82,6 +82,9 @@ Fusion::Fusion(const std::vector<std::string>& backends, const FusionOptions& op
   im.shared = std::make_shared<fusion_detail::FusionBuffers>();
   im.shared->buffer_bytes = options.buffer_bytes;
   im.shared->world = static_cast<std::size_t>(rt::size("auto"));
+  // Kept free: as many buffers as a busy cycle holds (64 of B bytes, 8 wide ones), not more.
+  const std::size_t B = options.buffer_bytes, W = im.shared->world;
+  im.shared->pool = BufferPool::make({.max_buffers = 72, .max_bytes = 64 * B + 8 * W * B});
   im.thread = std::thread([&im] { im.run(); });
 }
 

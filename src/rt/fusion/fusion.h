@@ -34,10 +34,29 @@
 #include <string_view>
 #include <vector>
 
+#include "rt/call.h"
 #include "rt/types.h"
 #include "rt/work.h"
 
 namespace chorus::rt {
+
+// The operations tensor fusion fuses (the others run as they are issued).
+constexpr bool fuses(CollectiveKind op) {
+  switch (op) {
+    case CollectiveKind::kAllReduce:
+    case CollectiveKind::kBroadcast:
+    case CollectiveKind::kAllGather:
+    case CollectiveKind::kReduceScatter:
+    case CollectiveKind::kAllToAllSingle:
+    case CollectiveKind::kAllToAllv:
+    case CollectiveKind::kReduce:
+    case CollectiveKind::kGather:
+    case CollectiveKind::kScatter:
+      return true;
+    default:
+      return false;
+  }
+}
 
 struct FusionOptions {
   // B: a fused buffer holds at most this many bytes; an operation larger runs alone.
@@ -64,6 +83,9 @@ class Fusion {
   Fusion(const Fusion&) = delete;
   Fusion& operator=(const Fusion&) = delete;
 
+  // Queues `call` (rt/call.h: rt::calls::all_reduce(...) and the like; an operation fuses() takes,
+  // not compressed): what the functions below do, for callers that hold the operation as data.
+  Work issue(std::string_view backend, Call call);
   // Queues an all-reduce of `count` elements from `in` to `out` (in == out allowed). The
   // buffers are the runtime's until the Work completes.
   Work all_reduce(std::string_view backend, const void* in, void* out, std::size_t count, DType dtype, ReduceOp op);

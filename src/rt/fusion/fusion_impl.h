@@ -19,6 +19,8 @@
 #include <tuple>
 #include <vector>
 
+#include "rt/buffer_pool.h"
+#include "rt/call.h"
 #include "rt/dtype.h"
 #include "rt/fusion/fusion.h"
 #include "rt/types.h"
@@ -30,23 +32,17 @@ namespace chorus::rt {
 // members, which g++ warns about in unity builds).
 namespace fusion_detail {
 
-// One queued operation. Broadcasts, all-gathers, all-to-alls, gathers and scatters move bytes:
-// they are queued as u8 counts (and reduce op sum), so that they fuse across dtypes. `count` is
-// per rank: an all-gather's or gather's input, a reduce-scatter's or scatter's output, an
-// all-to-all's block; an uneven all-to-all's largest block (this rank's until the cycle's
-// agreement, then every rank's).
-struct FusedOp {
-  CollectiveKind kind;
+// One queued operation: the Call as submitted (Fusion::issue), with its backend and Work. The
+// operations that move bytes (broadcasts, all-gathers, all-to-alls, gathers, scatters) are
+// queued as u8 counts with reduce op sum, so that they fuse across dtypes, and a broadcast's
+// buffer is both `in` and `out`. `count` is per rank: an all-gather's or gather's input, a
+// reduce-scatter's or scatter's output, an all-to-all's block; an uneven all-to-all's largest
+// block (this rank's until the cycle's agreement, then every rank's), its lists in bytes.
+struct FusedOp : Call {
   std::string backend;  // as submitted ("auto" resolved per buffer)
-  const std::byte* in;  // broadcast: the buffer (in == out); scatter: size() x count elements, at the root only
-  std::byte* out;       // all-gather, gather (at the root only): size() x count elements
-  std::size_t count;
-  DType dtype;
-  ReduceOp op;
-  int root;  // broadcast, reduce, gather, scatter; -1 otherwise
   std::shared_ptr<WorkState> state;
-  std::vector<std::size_t> send_counts{}, send_displs{}, recv_counts{}, recv_displs{};  // all_to_allv: bytes per peer
-  std::size_t bytes() const { return count * dtype_bytes(dtype); }
+  const std::byte* in_bytes() const { return static_cast<const std::byte*>(in); }
+  std::byte* out_bytes() const { return static_cast<std::byte*>(out); }
 };
 
 // What a fused buffer holds: operations of one kind, backend, dtype, reduce op and root.
@@ -54,32 +50,18 @@ using BufferKey = std::tuple<CollectiveKind, std::string, DType, ReduceOp, int>;
 // The buffer an operation goes into (packing.cpp).
 BufferKey key_of(const FusedOp& p);
 
-// Fused buffers, reused: fresh pages cost more than the copies. B bytes each, and wide ones of
-// world x B bytes for the sides that hold a block per rank. Shared with the completion callbacks, which
-// return buffers and count operations in flight.
+// The fused buffers (from a BufferPool: B bytes each, and wide ones of world x B bytes for the
+// sides that hold a block per rank), and the fused operations in flight. Shared with the
+// completion callbacks, which count operations in flight down.
 struct FusionBuffers {
   std::size_t buffer_bytes;
   std::size_t world = 1;
+  std::shared_ptr<BufferPool> pool;
   std::mutex mutex;
   std::condition_variable idle_cv;
-  std::vector<std::unique_ptr<std::byte[]>> free[2];  // [wide]
-  std::uint64_t in_flight = 0;                        // fused buffers issued and not completed
+  std::uint64_t in_flight = 0;  // fused buffers issued and not completed
 
-  std::unique_ptr<std::byte[]> take(bool wide = false) {
-    {
-      std::lock_guard lock(mutex);
-      if (!free[wide].empty()) {
-        auto b = std::move(free[wide].back());
-        free[wide].pop_back();
-        return b;
-      }
-    }
-    return std::unique_ptr<std::byte[]>(new std::byte[wide ? buffer_bytes * world : buffer_bytes]);
-  }
-  void give(std::unique_ptr<std::byte[]> buffer, bool wide) {
-    std::lock_guard lock(mutex);
-    if (buffer && free[wide].size() < (wide ? 8u : 64u)) free[wide].push_back(std::move(buffer));
-  }
+  BufferPool::Buffer take(bool wide = false) { return pool->take(wide ? buffer_bytes * world : buffer_bytes); }
   void done() {
     {
       std::lock_guard lock(mutex);

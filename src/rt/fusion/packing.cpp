@@ -22,7 +22,7 @@ namespace chorus::rt {
 
 namespace fusion_detail {
 
-BufferKey key_of(const FusedOp& p) { return {p.kind, p.backend, p.dtype, p.op, p.root}; }
+BufferKey key_of(const FusedOp& p) { return {p.op, p.backend, p.dtype, p.reduce_op, p.root}; }
 
 }  // namespace fusion_detail
 
@@ -57,9 +57,9 @@ void Fusion::Impl::issue() {
 // unpacked when it completes.
 void Fusion::Impl::issue_buffer(const std::string& backend, std::vector<FusedOp> ops) {
   const FusedOp& first = ops.front();
-  const CollectiveKind kind = first.kind;
+  const CollectiveKind kind = first.op;
+  const OpTraits& t = traits(kind);
   const DType dtype = first.dtype;
-  const ReduceOp op = first.op;
   const int root = first.root;
   // "mpi:ring" (named, or chosen by auto from a tuning table): that algorithm on mpi's group.
   const auto colon = backend.find(':');
@@ -79,28 +79,17 @@ void Fusion::Impl::issue_buffer(const std::string& backend, std::vector<FusedOp>
     std::lock_guard lock(shared->mutex);
     ++shared->in_flight;
   }
-  auto issue_one = [&](const std::byte* in, std::byte* out, std::size_t count) {
-    switch (kind) {
-      case CollectiveKind::kAllToAllv:  // alone only (issue_uneven packs): the operation's own counts
-        return rt::all_to_allv(target, in, first.send_counts, first.send_displs, out, first.recv_counts,
-                               first.recv_displs, DType::u8, /*async_op=*/true);
-      case CollectiveKind::kBroadcast:
-        return rt::broadcast(target, out, count, dtype, root, /*async_op=*/true);
-      case CollectiveKind::kAllGather:
-        return rt::all_gather(target, in, out, count, dtype, /*async_op=*/true);
-      case CollectiveKind::kReduceScatter:
-        return rt::reduce_scatter(target, in, out, count, dtype, op, /*async_op=*/true);
-      case CollectiveKind::kAllToAllSingle:
-        return rt::all_to_all_single(target, in, out, count, dtype, /*async_op=*/true);
-      case CollectiveKind::kReduce:
-        return rt::reduce(target, in, out, count, dtype, op, root, /*async_op=*/true);
-      case CollectiveKind::kGather:
-        return rt::gather(target, in, out, count, dtype, root, /*async_op=*/true);
-      case CollectiveKind::kScatter:
-        return rt::scatter(target, in, out, count, dtype, root, /*async_op=*/true);
-      default:
-        return rt::all_reduce(target, in, out, count, dtype, op, /*async_op=*/true);
+  // The first operation's Call on other buffers and count: the fused operation.
+  auto issue_one = [&](const void* in, void* out, std::size_t count) {
+    Call c = first;
+    if (kind != CollectiveKind::kAllToAllv) {  // alone only (issue_uneven packs): its own lists
+      c.in = kind == CollectiveKind::kBroadcast ? nullptr : in;
+      c.out = out;
+      c.count = count;
+    } else {
+      c.count = 0;
     }
+    return rt::issue(target, std::move(c), /*async_op=*/true);
   };
   auto sh = shared;
   if (ops.size() == 1 && first.bytes() > options.buffer_bytes) {  // alone, on the caller's buffers
@@ -127,49 +116,45 @@ void Fusion::Impl::issue_buffer(const std::string& backend, std::vector<FusedOp>
   // an all-to-all) are wide buffers of world x B bytes, block j holding every operation's block
   // j in submission order.
   const std::size_t esize = dtype_bytes(dtype);
-  const bool wide_in = kind == CollectiveKind::kReduceScatter || kind == CollectiveKind::kAllToAllSingle ||
-                       kind == CollectiveKind::kScatter;
-  const bool wide_out =
-      kind == CollectiveKind::kAllGather || kind == CollectiveKind::kAllToAllSingle || kind == CollectiveKind::kGather;
-  const bool in_place =
-      kind == CollectiveKind::kAllReduce || kind == CollectiveKind::kBroadcast || kind == CollectiveKind::kReduce;
+  const bool wide_in = t.wide_in, wide_out = t.wide_out;
+  // The others (all-reduce, broadcast, reduce) run on one fused buffer, in place.
+  const bool in_place = !wide_in && !wide_out;
   // What this rank sends and gets back: a broadcast's and a scatter's non-roots send nothing, a
   // broadcast's root gets nothing back, a reduce's and a gather's non-roots get nothing.
-  const bool rooted_in = kind == CollectiveKind::kBroadcast || kind == CollectiveKind::kScatter;
-  const bool sends = !rooted_in || world_rank == root;
-  const bool unpack = kind == CollectiveKind::kBroadcast                                   ? world_rank != root
-                      : kind == CollectiveKind::kReduce || kind == CollectiveKind::kGather ? world_rank == root
-                                                                                           : true;
+  const bool sends =
+      kind == CollectiveKind::kBroadcast ? world_rank == root : t.input != Place::kRootOnly || world_rank == root;
+  const bool unpack =
+      kind == CollectiveKind::kBroadcast ? world_rank != root : t.output != Place::kRootOnly || world_rank == root;
   const std::size_t world = shared->world;
-  auto in_buf = std::make_shared<std::unique_ptr<std::byte[]>>(shared->take(wide_in));
-  auto out_buf = std::make_shared<std::unique_ptr<std::byte[]>>(in_place ? nullptr : shared->take(wide_out));
+  auto in_buf = std::make_shared<BufferPool::Buffer>(shared->take(wide_in));
+  auto out_buf = std::make_shared<BufferPool::Buffer>(in_place ? BufferPool::Buffer() : shared->take(wide_out));
   std::size_t count = 0;
   for (const auto& p : ops) count += p.count;
   std::size_t offset = 0;  // elements, within a block
   for (const auto& p : ops) {
     if (sends && wide_in)
       for (std::size_t j = 0; j < world; ++j)
-        std::memcpy(in_buf->get() + (j * count + offset) * esize, p.in + j * p.bytes(), p.bytes());
+        std::memcpy(in_buf->get() + (j * count + offset) * esize, p.in_bytes() + j * p.bytes(), p.bytes());
     else if (sends)
-      std::memcpy(in_buf->get() + offset * esize, p.in, p.bytes());
+      std::memcpy(in_buf->get() + offset * esize, p.in_bytes(), p.bytes());
     offset += p.count;
   }
   auto pending = std::make_shared<std::vector<FusedOp>>(std::move(ops));
-  auto finish = [sh, pending, in_buf, out_buf, esize, count, world, unpack, wide_in, wide_out,
+  auto finish = [sh, pending, in_buf, out_buf, esize, count, world, unpack, wide_out,
                  in_place](std::exception_ptr error) {
     const std::byte* result = in_place ? in_buf->get() : out_buf->get();
     std::size_t at = 0;  // elements, within a block
     for (auto& p : *pending) {
       if (!error && unpack && wide_out)
         for (std::size_t j = 0; j < world; ++j)
-          std::memcpy(p.out + j * p.bytes(), result + (j * count + at) * esize, p.bytes());
+          std::memcpy(p.out_bytes() + j * p.bytes(), result + (j * count + at) * esize, p.bytes());
       else if (!error && unpack)
         std::memcpy(p.out, result + at * esize, p.bytes());
       at += p.count;
       p.state->complete(error);
     }
-    sh->give(std::move(*in_buf), wide_in);
-    if (!in_place) sh->give(std::move(*out_buf), wide_out);
+    in_buf->reset();  // back to the pool
+    out_buf->reset();
     sh->done();
   };
   try {
@@ -187,30 +172,32 @@ void Fusion::Impl::issue_uneven(const std::string& target, std::vector<FusedOp> 
   const std::size_t world = sh->world;
   std::size_t stride = 0;
   for (const auto& p : ops) stride += p.count;
-  auto in_buf = std::make_shared<std::unique_ptr<std::byte[]>>(sh->take(true));
-  auto out_buf = std::make_shared<std::unique_ptr<std::byte[]>>(sh->take(true));
+  auto in_buf = std::make_shared<BufferPool::Buffer>(sh->take(true));
+  auto out_buf = std::make_shared<BufferPool::Buffer>(sh->take(true));
   Counts send_counts(world, 0), send_displs(world), recv_counts(world, 0), recv_displs(world);
   for (std::size_t j = 0; j < world; ++j) send_displs[j] = recv_displs[j] = j * stride;
   for (const auto& p : ops)
     for (std::size_t j = 0; j < world; ++j) {
-      if (p.send_counts[j] > 0)
-        std::memcpy(in_buf->get() + j * stride + send_counts[j], p.in + p.send_displs[j], p.send_counts[j]);
-      send_counts[j] += p.send_counts[j];
-      recv_counts[j] += p.recv_counts[j];
+      const CallLists& l = *p.lists;  // in bytes
+      if (l.send_counts[j] > 0)
+        std::memcpy(in_buf->get() + j * stride + send_counts[j], p.in_bytes() + l.send_displs[j], l.send_counts[j]);
+      send_counts[j] += l.send_counts[j];
+      recv_counts[j] += l.recv_counts[j];
     }
   auto pending = std::make_shared<std::vector<FusedOp>>(std::move(ops));
   auto finish = [sh, pending, in_buf, out_buf, stride, world](std::exception_ptr error) {
     std::vector<std::size_t> at(world, 0);  // bytes, within block j
     for (auto& p : *pending) {
+      const CallLists& l = *p.lists;  // in bytes
       for (std::size_t j = 0; j < world; ++j) {
-        if (!error && p.recv_counts[j] > 0)
-          std::memcpy(p.out + p.recv_displs[j], out_buf->get() + j * stride + at[j], p.recv_counts[j]);
-        at[j] += p.recv_counts[j];
+        if (!error && l.recv_counts[j] > 0)
+          std::memcpy(p.out_bytes() + l.recv_displs[j], out_buf->get() + j * stride + at[j], l.recv_counts[j]);
+        at[j] += l.recv_counts[j];
       }
       p.state->complete(error);
     }
-    sh->give(std::move(*in_buf), true);
-    sh->give(std::move(*out_buf), true);
+    in_buf->reset();  // back to the pool
+    out_buf->reset();
     sh->done();
   };
   try {

@@ -1,0 +1,25 @@
+// ProcessGroupChorus::issue(), the one choice of how an operation runs (through the fusion or on
+// the runtime), and its WorkChorus.
+#include "rt/runtime.h"
+#include "torch_backend/process_group.h"
+#include "torch_backend/torch_args.h"
+#include "torch_backend/work_chorus.h"
+
+namespace chorus::torch_backend {
+
+std::string ProcessGroupChorus::backend_for(CollectiveKind op) const {
+  if (!group_.empty()) return group_;
+  if (op == CollectiveKind::kAllToAllv) return plain_backend(map_.backend(CollectiveKind::kAllToAllSingle));
+  return rt::takes_algorithm(op) ? map_.backend(op) : plain_backend(map_.backend(op));
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::issue(TorchOp op) {
+  const std::string backend = backend_for(op.call.op);
+  const bool fuse = op.fusable && fusion_ != nullptr && !op.call.compression &&
+                    (op.call.op == CollectiveKind::kAllToAllv || op.call.bytes() <= fusion_->options().buffer_bytes);
+  rt::Work w = fuse ? fusion_->issue(backend, std::move(op.call)) : rt::issue(backend, std::move(op.call), true);
+  return WorkChorus::make(rank_, op.type, op.title, std::move(w), std::move(op.keep), std::move(op.outputs),
+                          std::move(op.finish), std::move(op.staging));
+}
+
+}  // namespace chorus::torch_backend
