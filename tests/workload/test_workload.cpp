@@ -16,7 +16,7 @@
 #include "workload/astra_text.h"
 #include "workload/workload_yaml.h"
 #include "workload/zoo.h"
-#include "tests/hand_timelines.h"
+#include "tests/common/hand_timelines.h"
 
 namespace chorus {
 namespace {

@@ -1,6 +1,6 @@
 // Stragglers in the training-DAG simulator (sim/stragglers.h): which stage an NPU runs, the
 // --speeds forms, and a data-parallel job slowed by one NPU. The pipeline's textbook stretch is in
-// test_pipeline.cpp (it reuses that file's hand timelines).
+// workload/test_pipeline.cpp (it reuses that file's hand timelines).
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -7,7 +7,7 @@
 #include "sim/analytical_network.h"
 #include "sim/dag_executor.h"
 #include "sim/ideal_network.h"
-#include "tests/hand_timelines.h"
+#include "tests/common/hand_timelines.h"
 
 namespace chorus {
 namespace {
