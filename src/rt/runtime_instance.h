@@ -3,7 +3,7 @@
 // owns the world, a Communicator per backend and group, their progress lanes and the
 // communication log, and issues every operation as one Call. The free functions of runtime.h
 // are a facade over the process's default instance; tests run several instances in one process,
-// one per rank, each on its own thread (tests/rt/thread_ranks.h).
+// one per rank, each on its own thread (tests/rt/backends/thread_ranks.h).
 //
 //   registry.cpp    names to communicators ("auto", "backend:algorithm", groups)
 //   submission.cpp  validation, agreement, the lanes, the log: issue()

@@ -48,7 +48,7 @@ def run(api, backend, case, n):
 
 
 # Every case and backend is checked in C++ (tests/rt/test_disagreement.py, and in threads by
-# test_thread_ranks.cpp); here what the Python layers add: each case once through the bindings,
+# backends/test_thread_ranks.cpp); here what the Python layers add: each case once through the bindings,
 # on a different backend each, and torch.distributed on every backend.
 for backend, case in (("shm", "avg-vs-sum"), ("gloo", "all-gather-count"), ("mpi", "all-reduce-count")):
     run("rt", backend, case, 2)

@@ -52,7 +52,7 @@ TEST(Dtype, HalfRoundTripsEveryPattern) {
   }
 }
 
-TEST(Dtype, Bfloat16) {
+TEST(Dtype, Bfloat16RoundsToNearestEvenAndRoundTripsEveryNonNanPattern) {
   EXPECT_EQ(rt::f32_to_bf16(1.0f), 0x3F80);
   EXPECT_EQ(rt::f32_to_bf16(1.0f + 0x1.0p-8f), 0x3F80);  // tie to even
   EXPECT_EQ(rt::f32_to_bf16(1.0f + 0x1.8p-7f), 0x3F82);
@@ -122,7 +122,7 @@ TEST(Dtype, AvgOfIntegersTruncatesTowardZeroInEveryWidth) {
   EXPECT_EQ(rt::f16_to_f32(h[0]), 1.5f);  // floating types divide exactly
 }
 
-TEST(Parse, NamesAndErrors) {
+TEST(Parse, NamesAndAliasesParseAndUnknownNamesAreInputErrors) {
   EXPECT_EQ(rt::parse_dtype("bf16", "x"), DType::bf16);
   EXPECT_EQ(rt::parse_reduce_op("avg", "x"), ReduceOp::avg);
   EXPECT_EQ(rt::parse_op_kind("allreduce", "x"), CollectiveKind::kAllReduce);
@@ -300,7 +300,7 @@ TEST(ProgressQueue, RunsInOrderAndClaimFailsWhenBusy) {
   q.release();
 }
 
-TEST(Runtime, WorldOfOneAndBadNames) {
+TEST(Runtime, UnknownBackendIsAnInputErrorAndAWorldOfOneRuns) {
   try {
     rt::init({"shm", "nccl"});
     FAIL();

@@ -19,7 +19,7 @@ namespace {
 
 using eval::SensitivityPoint;
 
-TEST(Sensitivity, BatchGrid) {
+TEST(Sensitivity, BatchesRunFromOneToTwiceTheZooBatchAtTheGivenStepsPerOctave) {
   EXPECT_EQ(eval::sensitivity_batches(32, 1), (std::vector<int>{1, 2, 4, 8, 16, 32, 64}));
   EXPECT_EQ(eval::sensitivity_batches(4, 2), (std::vector<int>{1, 2, 3, 4, 6, 8}));
   EXPECT_EQ(eval::sensitivity_batches(1, 1), (std::vector<int>{1, 2}));
@@ -148,7 +148,7 @@ TEST(Sensitivity, DefaultPointIsTheFig12Run) {
   EXPECT_EQ(defaults, 2);  // batch 512 and rate 1
 }
 
-TEST(Sensitivity, BadInput) {
+TEST(Sensitivity, MissingFileZeroRateAndUnknownWorkloadAreInputErrors) {
   eval::SensitivityConfig c;
   c.topologies = {*net::find_preset("2D-SW_SW")};
   c.compute_rates = {1};

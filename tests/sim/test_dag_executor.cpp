@@ -7,7 +7,7 @@
 #include "sim/analytical_network.h"
 #include "sim/dag_executor.h"
 #include "sim/ideal_network.h"
-#include "tests/hand_timelines.h"
+#include "tests/common/hand_timelines.h"
 
 namespace chorus {
 namespace {
@@ -42,7 +42,7 @@ int allreduce(Dag& dag, double bytes, std::vector<int> deps, CommGroup group = C
   return dag.add(n);
 }
 
-TEST(DagExecutor, Chain) {
+TEST(DagExecutor, AChainRunsItsNodesOneAfterAnother) {
   Dag dag;
   const int c1 = compute(dag, 100, {});
   const int ar = allreduce(dag, 1000, {c1});

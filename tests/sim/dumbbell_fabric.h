@@ -1,5 +1,5 @@
 #pragma once
-// The fabric of the shared-fabric tests (test_shared_fabric.cpp, test_jobs_workloads.cpp).
+// The fabric of the shared-fabric tests (sim/test_shared_fabric.cpp, sim/test_jobs_workloads.cpp).
 #include <utility>
 
 #include "net/graph/graph_network.h"

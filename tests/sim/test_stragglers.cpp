@@ -1,6 +1,6 @@
 // Stragglers in the training-DAG simulator (sim/stragglers.h): which stage an NPU runs, the
 // --speeds forms, and a data-parallel job slowed by one NPU. The pipeline's textbook stretch is in
-// test_pipeline.cpp (it reuses that file's hand timelines).
+// workload/test_pipeline.cpp (it reuses that file's hand timelines).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -36,7 +36,7 @@ TEST(Stragglers, NpuStagesFollowTheGrayCode) {
   EXPECT_EQ(sim::npu_stages(n, 1), std::vector<int>(64, 0));
 }
 
-TEST(Stragglers, SpeedsFromTheCommandLine) {
+TEST(Stragglers, SpeedsAreAListOrASeededUniformDrawAndBadOnesAreInputErrors) {
   EXPECT_EQ(sim::parse_speeds("1,0.5,2", 3, "--speeds"), (std::vector<double>{1, 0.5, 2}));
   const auto drawn = sim::parse_speeds("uniform:0.5:1:7", 100, "--speeds");
   ASSERT_EQ(drawn.size(), 100u);

@@ -64,7 +64,7 @@ TEST(CostModel, ThreeTiersAbove512Servers) {
   EXPECT_EQ(fabric_cost(Fabric::kIdealFatTree, 1024, 4, 100, o).tiers, 2);
 }
 
-TEST(CostModel, BadInput) {
+TEST(CostModel, BadFabricArgumentsAndNamesAreInputErrorsAndEveryNameParsesBack) {
   EXPECT_THROW(fabric_cost(Fabric::kExpander, 1, 4, 100), InputError);
   EXPECT_THROW(fabric_cost(Fabric::kExpander, 16, 0, 100), InputError);
   EXPECT_THROW(fabric_cost(Fabric::kExpander, 16, 4, 60), InputError);

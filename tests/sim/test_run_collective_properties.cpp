@@ -145,7 +145,7 @@ TEST(SimProperties, IdenticalInputGivesIdenticalOutput) {
   }
 }
 
-TEST(SimProperties, MillionNpuNetwork) {
+TEST(SimProperties, AllReduceOnAMillionNpusStaysAboveIdealTimeAndHalfUtilization) {
   net::Network n{"16^5", {}};
   for (int k = 0; k < 5; ++k) n.dims.push_back({net::DimKind::kSwitch, 16, 400, 2, 500});
   ASSERT_EQ(n.num_npus(), 1u << 20);

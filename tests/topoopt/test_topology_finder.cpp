@@ -358,7 +358,7 @@ TEST(TopologyFinder, DegreeAndConnectivityOnRandomInputs) {
   }
 }
 
-TEST(TopologyFinder, BadArguments) {
+TEST(TopologyFinder, NoDegreeOneServerOrTrafficOfAnotherSizeAreInputErrors) {
   const auto traffic = dlrm_example();
   EXPECT_THROW(topology_finder(16, 0, traffic), InputError);
   EXPECT_THROW(topology_finder(1, 2, traffic), InputError);

@@ -16,7 +16,7 @@
 #include "workload/astra_text.h"
 #include "workload/workload_yaml.h"
 #include "workload/zoo.h"
-#include "tests/hand_timelines.h"
+#include "tests/common/hand_timelines.h"
 
 namespace chorus {
 namespace {
@@ -303,7 +303,7 @@ TEST(Zoo, UnknownNameSuggests) {
   }
 }
 
-TEST(ComputeModel, Roofline) {
+TEST(ComputeModel, RooflineTimeIsTheSlowerOfFlopsAndBytes) {
   const auto a100 = workload::ComputeModel::a100_fp16();
   // 312 TFLOP/s: 312e3 FLOP per ns; 1555 GB/s: 1555 bytes per ns.
   EXPECT_DOUBLE_EQ(a100.time_ns(312e6, 0), 1000);

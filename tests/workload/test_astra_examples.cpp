@@ -11,7 +11,7 @@
 #include "core/error.h"
 #include "net/presets.h"
 #include "sim/run_collective.h"
-#include "tests/hand_timelines.h"
+#include "tests/common/hand_timelines.h"
 #include "workload/astra_text.h"
 
 namespace chorus {

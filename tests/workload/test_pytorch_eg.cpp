@@ -13,7 +13,7 @@
 
 #include "core/error.h"
 #include "sim/dag_executor.h"
-#include "tests/hand_timelines.h"
+#include "tests/common/hand_timelines.h"
 #include "workload/pytorch_eg.h"
 #include "workload/torch_profiler_trace.h"
 

@@ -132,7 +132,7 @@ TEST(GraphYaml, ReadsBothLinkForms) {
   EXPECT_DOUBLE_EQ(g.links[1].latency_ns, 2000.0);
 }
 
-TEST(GraphYaml, RoundTrip) {
+TEST(GraphYaml, WrittenFabricReadsBackEqual) {
   auto g = expander(6, 2, 25.0, 5);
   g.links[3].gbps = 12.5;
   g.links[4].latency_ns = 1500.0;
@@ -149,7 +149,7 @@ TEST(GraphYaml, RoundTrip) {
   }
 }
 
-TEST(GraphYaml, RingsRoundTrip) {
+TEST(GraphYaml, WrittenRingsReadBackEqual) {
   auto g = sipml_ring(6, 2, 25.0);
   g.rings.push_back({{0, 2, 4}, {{0, 2, 4}, {0, 4, 2}}});
   g.rings.push_back({{1, 3}, {{3, 1}}});

@@ -159,7 +159,7 @@ TEST(StoreProtocol, HelloComesFirstAndOnlyOnce) {
   EXPECT_EQ(proto::kMaxHelloBytes, 9u + 4096u + 256u);
 }
 
-TEST(StoreProtocol, Replies) {
+TEST(StoreProtocol, OkAndErrorRepliesDecodeAndBadOnesAreNamed) {
   const auto ok = proto::decode_reply(std::vector<char>{'K', 0, 0, 0, 0});
   ASSERT_EQ(ok.status, Status::kFrame);
   EXPECT_TRUE(ok.reply.ok);

@@ -27,7 +27,7 @@ TEST(StageCost, RingFootnote7) {
   EXPECT_DOUBLE_EQ(a.bytes_sent, 4e6);
 }
 
-TEST(StageCost, HalvingDoublingAndDirect) {
+TEST(StageCost, HalvingDoublingDirectAndPairwiseStepsAndBytesByHand) {
   const auto hd = halving_doubling_cost(Phase::kReduceScatter, 16, 16e6);
   EXPECT_EQ(hd.steps, 4);
   EXPECT_DOUBLE_EQ(hd.bytes_sent, 15e6);

@@ -1,6 +1,6 @@
 #pragma once
 // The network and the simulator run that the hand-computed timelines of the DAG tests assume
-// (test_dag_executor.cpp, test_workload.cpp).
+// (sim/test_dag_executor.cpp and workload/test_workload.cpp, test_astra_examples.cpp, test_pytorch_eg.cpp).
 #include <string>
 
 #include "net/network.h"

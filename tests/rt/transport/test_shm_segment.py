@@ -19,7 +19,7 @@ import subprocess
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/rt: rank_lines.py
 from rank_lines import expand  # noqa: E402
 
 CHORUS = sys.argv[1]

@@ -79,7 +79,7 @@ TEST(DagTraffic, PlacementMapsNpusToServers) {
   EXPECT_THROW(traffic_from_dag(dag, net, {0, 1}), InputError);
 }
 
-TEST(DagTraffic, ZooWorkloads) {
+TEST(DagTraffic, ZooModelsGiveTheirModelAndDataParallelGroups) {
   // dlrm: embeddings model-parallel over all servers (all-to-all), MLPs data-parallel (all-reduce).
   const auto d = zoo_traffic("dlrm", 16);
   ASSERT_EQ(d.allreduce_groups.size(), 1u);
