@@ -37,7 +37,7 @@ net::Network logical(std::vector<int> sizes) {
   return n;
 }
 
-int compute(Dag& dag, double ns, std::vector<int> deps) {
+int compute_node(Dag& dag, double ns, std::vector<int> deps) {
   Node n;
   n.name = "c" + std::to_string(dag.nodes.size());
   n.kind = NodeKind::kCompute;
@@ -78,7 +78,7 @@ TEST(FlowNetwork, RingAllReduceAfterCompute) {
   // 500 ns of compute, then an all-reduce of 4000 B over 4 servers on the directed ring:
   // 2(n-1) = 6 steps of 1000 B, each 1000 ns of sending + 1000 ns latency = 12000 ns.
   Dag dag;
-  const int c = compute(dag, 500, {});
+  const int c = compute_node(dag, 500, {});
   comm(dag, CollectiveKind::kAllReduce, 4000, {0}, {c});
   const auto r = run(dag, logical({4}), ring(4));
   EXPECT_DOUBLE_EQ(r.result.total_ns, 12500.0);

@@ -1,5 +1,5 @@
 // Compression as an option of a call (rt/compression/call_compression.h), ranks as threads
-// (../thread_ranks.h) on shm and gloo: every operation with a compressed form stays within its
+// (../backends/thread_ranks.h) on shm and gloo: every operation with a compressed form stays within its
 // error bound of a reference computed here in double, all_gather and all_reduce give bitwise
 // the same result on every rank, the bytes "sent uncompressed" are what the operation moves
 // (worked out by hand below), and ranks that disagree on the bound, or on compressing at all,
