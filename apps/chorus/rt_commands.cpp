@@ -18,7 +18,7 @@
 #include "rt_tools/bench_report.h"
 #include "rt_tools/bench_runner.h"
 #include "rt_tools/comm_profile.h"
-#include "rt_tools/launcher.h"
+#include "launch/launcher.h"
 #include "rt_tools/measured_topology.h"
 #include "rt/rendezvous/mpi_env.h"
 #include "rt/runtime.h"

@@ -13,7 +13,7 @@
 
 #include "core/error.h"
 #include "core/text_file.h"
-#include "rt_tools/launcher.h"
+#include "launch/launcher.h"
 #include "rt_tools/self_job.h"
 
 namespace chorus::rt {
