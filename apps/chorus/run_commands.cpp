@@ -7,11 +7,11 @@
 #include "apps/chorus/commands.h"
 #include "apps/chorus/output_checks.h"
 #include "core/plot_call.h"
-#include "rt_tools/schedule_runner.h"
-#include "rt_tools/themis_real_study.h"
-#include "rt_tools/motif_microbench.h"
-#include "rt_tools/syndicate_real_study.h"
-#include "rt_tools/workload_runner.h"
+#include "eval/real/schedule_runner.h"
+#include "eval/real/themis_real_study.h"
+#include "eval/real/motif_microbench.h"
+#include "eval/real/syndicate_real_study.h"
+#include "eval/real/workload_runner.h"
 
 namespace chorus::cli {
 namespace {

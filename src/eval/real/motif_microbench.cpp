@@ -1,5 +1,5 @@
 // SYNDICATE's motif microbenchmarks on real ranks (motif_microbench.h).
-#include "rt_tools/motif_microbench.h"
+#include "eval/real/motif_microbench.h"
 
 #include <fmt/format.h>
 
@@ -9,7 +9,7 @@
 #include "core/memory_budget.h"
 #include "core/units.h"
 #include "rt/runtime.h"
-#include "rt_tools/plan_execution.h"
+#include "eval/real/plan_execution.h"
 
 namespace chorus::rt {
 

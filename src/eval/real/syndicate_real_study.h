@@ -1,6 +1,6 @@
 #pragma once
 // `chorus reproduce syndicate-real`: SYNDICATE's motif microbenchmarks (Figs. 16-18) run for real
-// as one `chorus launch -n N -- chorus run motifs --json` job (rt_tools/motif_microbench.h); writes
+// as one `chorus launch -n N -- chorus run motifs --json` job (eval/real/motif_microbench.h); writes
 // motifs.csv, the figures come from chorus.plot ("syndicate-real").
 #include <string>
 

@@ -1,4 +1,4 @@
-#include "rt_tools/syndicate_real_study.h"
+#include "eval/real/syndicate_real_study.h"
 
 #include <fmt/format.h>
 
@@ -9,7 +9,7 @@
 #include "core/split.h"
 #include "core/text_file.h"
 #include "core/units.h"
-#include "rt_tools/self_job.h"
+#include "eval/real/self_job.h"
 
 namespace chorus::rt {
 

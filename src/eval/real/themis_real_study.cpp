@@ -1,4 +1,4 @@
-#include "rt_tools/themis_real_study.h"
+#include "eval/real/themis_real_study.h"
 
 #include <unistd.h>
 
@@ -14,7 +14,7 @@
 #include "core/error.h"
 #include "core/text_file.h"
 #include "launch/launcher.h"
-#include "rt_tools/self_job.h"
+#include "eval/real/self_job.h"
 
 namespace chorus::rt {
 
