@@ -23,6 +23,7 @@ void add_syndicate_real(CLI::App& cmd) {
   cmd.add_flag("-q,--quiet", so->quiet, "No progress lines");
   cmd.callback([so] {
     const auto report = rt::run_syndicate_real(*so);
+    rt::write_syndicate_real_outputs(report, so->out);
     std::cout << rt::format_motif_microbench(report);
     chorus::draw_figures("syndicate-real", so->out);
     std::cout << "wrote " << so->out << "/motifs.csv, fig16_all_reduce.svg, fig17_all_to_all.svg, fig18_overlap.svg\n";
@@ -44,6 +45,7 @@ void add_themis_real(CLI::App& cmd) {
   cmd.add_flag("-q,--quiet", o->quiet, "No progress lines");
   cmd.callback([o] {
     const auto rows = rt::run_themis_real(*o);
+    rt::write_themis_real_outputs(rows, o->out);
     std::cout << rt::format_themis_real(rows);
     // real_vs_sim.svg, speedup.svg (python/chorus/plot/themis_real.py), after the table.
     chorus::draw_figures("themis-real", o->out);

@@ -72,10 +72,10 @@ void register_run_commands(CLI::App& app) {
   mc->footer("Start under a launcher: chorus launch -n 4 -- chorus run motifs");
   mc->callback([] {
     const auto report = rt::run_motif_microbench_on_ranks(mo);
-    if (report["rank"].get<int>() == 0)
-      std::cout << (mo_json ? report.dump(2) + "\n" : rt::format_motif_microbench(report));
-    for (const auto& row : report["rows"])
-      if (row["check"].get<std::string>() != "passed") std::exit(1);
+    if (report.rank == 0)
+      std::cout << (mo_json ? rt::motif_report_json(report).dump(2) + "\n" : rt::format_motif_microbench(report));
+    for (const auto& row : report.rows)
+      if (row.check != "passed") std::exit(1);
   });
 
   static rt::WorkloadRunOptions wo;

@@ -19,10 +19,32 @@ struct MotifBenchOptions {
   int repeat = 5;                                                        // measured runs (median), after one warm-up
 };
 
-// Collective over the job; initialises and finalises the runtime. Every rank returns
-// {"rank", "ranks", "rows": [{"fig", "case", "variant", "size_bytes", "measured_ns",
-// "predicted_ns", "check"}]}.
-nlohmann::json run_motif_microbench_on_ranks(const MotifBenchOptions& options);
-std::string format_motif_microbench(const nlohmann::json& report);
+// One measured case: a figure's comm-op and variant at one size, the slowest rank's median time
+// beside optSched's prediction, and the element-wise check ("passed" or what failed).
+struct MotifBenchRow {
+  std::string fig;        // fig16, fig17, fig18
+  std::string comm_op;    // "all_reduce", "all_to_all", "all_reduce + all_to_all" (JSON and CSV: "case")
+  std::string variant;    // "ring", "tree", "2-way", "one backend (shm)", ...
+  double size_bytes = 0;  // per rank
+  double measured_ns = 0, predicted_ns = 0;
+  std::string check;
+};
+
+struct MotifBenchReport {
+  int rank = 0, ranks = 0, repeat = 0;
+  std::vector<MotifBenchRow> rows;
+};
+
+// Collective over the job; initialises and finalises the runtime. Every rank returns the report.
+MotifBenchReport run_motif_microbench_on_ranks(const MotifBenchOptions& options);
+
+// What `chorus run motifs --json` prints: {"rank", "ranks", "repeat", "rows": [{"fig", "case",
+// "variant", "size_bytes", "measured_ns", "predicted_ns", "check"}]}; and that JSON read back
+// (a job's report, `reproduce syndicate-real`), InputError naming `where` if it is not one.
+nlohmann::json motif_report_json(const MotifBenchReport& report);
+MotifBenchReport motif_report_from_json(const nlohmann::json& j, const std::string& where);
+
+// The rows as a table.
+std::string format_motif_microbench(const MotifBenchReport& report);
 
 }  // namespace chorus::rt

@@ -4,7 +4,7 @@
 // motifs.csv, the figures come from chorus.plot ("syndicate-real").
 #include <string>
 
-#include <nlohmann/json.hpp>
+#include "eval/real/motif_microbench.h"
 
 namespace chorus::rt {
 
@@ -16,7 +16,12 @@ struct SyndicateRealOptions {
   bool quiet = false;
 };
 
-// Runs the job, writes DIR/motifs.csv; returns the job's report.
-nlohmann::json run_syndicate_real(const SyndicateRealOptions& options);
+// Runs the job (spawning this executable); returns its report (rank 0's). The figures are drawn
+// separately: draw_figures("syndicate-real", out) (core/plot_call.h).
+MotifBenchReport run_syndicate_real(const SyndicateRealOptions& options);
+
+// DIR/motifs.csv: one line per row, with the job's ranks and the measured/predicted ratio.
+// Returns the path.
+std::string write_syndicate_real_outputs(const MotifBenchReport& report, const std::string& dir);
 
 }  // namespace chorus::rt
