@@ -1,4 +1,5 @@
-// chorus reproduce themis
+// chorus reproduce: the simulated studies of src/eval, and the one table of every study
+// (reproduce_studies.h).
 #include <algorithm>
 #include <chrono>
 #include <fmt/format.h>
@@ -6,6 +7,7 @@
 
 #include "apps/chorus/commands.h"
 #include "apps/chorus/output_checks.h"
+#include "apps/chorus/reproduce_studies.h"
 #include "core/error.h"
 #include "core/memory_budget.h"
 #include "core/units.h"
@@ -116,47 +118,40 @@ void run_reproduce_themis(const ThemisArgs& a) {
   for (const auto& f : files) fmt::print("  {}\n", f);
 }
 
-}  // namespace
-
-void register_reproduce_commands(CLI::App& app) {
-  auto* rep = app.add_subcommand("reproduce", "Reproduce a paper's evaluation with the chorus models");
-  rep->require_subcommand(1);
+void add_themis(CLI::App& cmd) {
   auto args = std::make_shared<ThemisArgs>();
-  auto* themis =
-      rep->add_subcommand("themis",
-                          "Themis Sec. 6.1 microbenchmarks: all-reduce 100 MB..1 GB x Table 2 topologies x schedulers, "
-                          "chunk sweep (Figs. 8-11); tables, CSV and SVG plots");
-  themis->add_option("-o,--out", args->out, "Output directory")->capture_default_str()->check(kWritableDir);
-  themis->add_option("-c,--chunks", args->chunks, "Chunks per collective for the size study")->capture_default_str();
-  themis
-      ->add_option("--max-chunks-per-dim", args->max_chunks_per_dim,
-                   "At most this many chunks on a dimension at once; 0 = no limit (fixed delays overlap)")
+  cmd.add_option("-o,--out", args->out, "Output directory")->capture_default_str()->check(kWritableDir);
+  cmd.add_option("-c,--chunks", args->chunks, "Chunks per collective for the size study")->capture_default_str();
+  cmd.add_option("--max-chunks-per-dim", args->max_chunks_per_dim,
+                 "At most this many chunks on a dimension at once; 0 = no limit (fixed delays overlap)")
       ->capture_default_str();
-  themis->add_flag("-q,--quiet", args->quiet, "No progress indicator");
-  themis->callback([args] { run_reproduce_themis(*args); });
+  cmd.add_flag("-q,--quiet", args->quiet, "No progress indicator");
+  cmd.callback([args] { run_reproduce_themis(*args); });
+}
 
+void add_themis_workloads(CLI::App& cmd) {
   auto wargs = std::make_shared<WorkloadsArgs>();
-  auto* wl = rep->add_subcommand("themis-workloads",
-                                 "Themis Sec. 6.2 real workloads: ResNet-152, GNMT, DLRM, Transformer-1T x Table 2 "
-                                 "topologies x schedulers (Fig. 12); tables, CSV and SVG plots");
-  wl->add_option("-o,--out", wargs->out, "Output directory")->capture_default_str()->check(kWritableDir);
-  wl->add_option("-i,--iterations", wargs->iterations, "Training iterations per run")->capture_default_str();
-  wl->add_option("-c,--chunks", wargs->chunks, "Chunks per collective")->capture_default_str();
-  wl->add_flag("-q,--quiet", wargs->quiet, "No progress indicator");
+  cmd.add_option("-o,--out", wargs->out, "Output directory")->capture_default_str()->check(kWritableDir);
+  cmd.add_option("-i,--iterations", wargs->iterations, "Training iterations per run")->capture_default_str();
+  cmd.add_option("-c,--chunks", wargs->chunks, "Chunks per collective")->capture_default_str();
+  cmd.add_flag("-q,--quiet", wargs->quiet, "No progress indicator");
   auto* sens =
-      wl->add_flag("--sensitivity", wargs->sensitivity,
+      cmd.add_flag("--sensitivity", wargs->sensitivity,
                    "Instead of Fig. 12: Themis-SCF's speedup for ResNet-152, GNMT and DLRM against per-NPU batch and "
                    "compute rate, and for ASTRA-sim 1.0's ResNet-50 against compute rate (where the paper's speedups "
                    "appear); sensitivity*.csv, fig12_sensitivity.svg");
-  wl->add_option("--grid", wargs->grid,
+  cmd.add_option("--grid", wargs->grid,
                  "--sensitivity: quick (octaves; rates 1/4..16) or full (half octaves; 1/16..64)")
       ->capture_default_str()
       ->needs(sens);
-  wl->add_option("--astra-workload", wargs->astra_workload,
+  cmd.add_option("--astra-workload", wargs->astra_workload,
                  "--sensitivity: ASTRA-sim text workload swept over the compute rate (\"\": none)")
       ->capture_default_str()
       ->needs(sens);
-  wl->callback([wargs] { run_reproduce_workloads(*wargs); });
+  cmd.callback([wargs] { run_reproduce_workloads(*wargs); });
+}
+
+void add_themis_degraded(CLI::App& cmd) {
   struct DegradedArgs {
     std::string out = "results/themis-degraded";
     std::string size = "1GB";
@@ -165,17 +160,13 @@ void register_reproduce_commands(CLI::App& app) {
     bool quiet = false;
   };
   auto dargs = std::make_shared<DegradedArgs>();
-  auto* deg = rep->add_subcommand("themis-degraded",
-                                  "Themis on stale bandwidths (issue 34): each dimension of each Table 2 "
-                                  "topology at a fraction of its bandwidth; the baseline, Themis planned on the "
-                                  "nominal bandwidths and Themis re-planned; table, CSV, JSON");
-  deg->add_option("-o,--out", dargs->out, "Output directory")->capture_default_str()->check(kWritableDir);
-  deg->add_option("-s,--size", dargs->size, "All-reduce size")->capture_default_str();
-  deg->add_option("-c,--chunks", dargs->chunks, "Chunks per collective")->capture_default_str();
-  deg->add_option("--fractions", dargs->fractions, "Fractions of a dimension's bandwidth, each in (0, 1]")
+  cmd.add_option("-o,--out", dargs->out, "Output directory")->capture_default_str()->check(kWritableDir);
+  cmd.add_option("-s,--size", dargs->size, "All-reduce size")->capture_default_str();
+  cmd.add_option("-c,--chunks", dargs->chunks, "Chunks per collective")->capture_default_str();
+  cmd.add_option("--fractions", dargs->fractions, "Fractions of a dimension's bandwidth, each in (0, 1]")
       ->capture_default_str();
-  deg->add_flag("-q,--quiet", dargs->quiet, "No progress indicator");
-  deg->callback([dargs] {
+  cmd.add_flag("-q,--quiet", dargs->quiet, "No progress indicator");
+  cmd.callback([dargs] {
     eval::DegradedConfig c;
     c.size_bytes = static_cast<double>(parse_bytes(dargs->size, "--size"));
     if (!(c.size_bytes > 0)) throw InputError("--size", "must be positive");
@@ -190,6 +181,9 @@ void register_reproduce_commands(CLI::App& app) {
     fmt::print("wrote:\n");
     for (const auto& f : eval::write_degraded_outputs(study, dargs->out)) fmt::print("  {}\n", f);
   });
+}
+
+void add_shared_fabric(CLI::App& cmd) {
   struct SharedFabricArgs {
     std::string out = "results/shared-fabric";
     int iterations = 3;
@@ -197,25 +191,24 @@ void register_reproduce_commands(CLI::App& app) {
     bool quiet = false;
   };
   auto fargs = std::make_shared<SharedFabricArgs>();
-  auto* fab =
-      rep->add_subcommand("shared-fabric",
-                          "Two jobs sharing a fabric (docs/shared-fabric.md): placement policies, and "
-                          "start shifts searched by simulation (CASSINI's idea) against no shift; table, CSV, JSON");
-  fab->add_option("-o,--out", fargs->out, "Output directory")->capture_default_str()->check(kWritableDir);
-  fab->add_option("-i,--iterations", fargs->iterations, "Training iterations per job")
+  cmd.add_option("-o,--out", fargs->out, "Output directory")->capture_default_str()->check(kWritableDir);
+  cmd.add_option("-i,--iterations", fargs->iterations, "Training iterations per job")
       ->capture_default_str()
       ->check(CLI::Range(1, 100));
-  fab->add_option("--shift-steps", fargs->shift_steps, "Shifts tried per iteration")
+  cmd.add_option("--shift-steps", fargs->shift_steps, "Shifts tried per iteration")
       ->capture_default_str()
       ->check(CLI::Range(1, sim::jobs::kMaxShiftSteps));
-  fab->add_flag("-q,--quiet", fargs->quiet, "No progress indicator");
-  fab->callback([fargs] {
+  cmd.add_flag("-q,--quiet", fargs->quiet, "No progress indicator");
+  cmd.callback([fargs] {
     const auto study =
         eval::run_shared_fabric_study(fargs->iterations, fargs->shift_steps, make_progress(fargs->quiet, "job mixes"));
     fmt::print("{}", eval::format_shared_fabric_table(study));
     fmt::print("wrote:\n");
     for (const auto& f : eval::write_shared_fabric_outputs(study, fargs->out)) fmt::print("  {}\n", f);
   });
+}
+
+void add_topoopt(CLI::App& cmd) {
   struct TopoOptArgs {
     std::string out = "results/topoopt";
     bool costs_only = false;
@@ -223,39 +216,34 @@ void register_reproduce_commands(CLI::App& app) {
     bool quiet = false;
   };
   auto targs = std::make_shared<TopoOptArgs>();
-  auto* topo =
-      rep->add_subcommand("topoopt",
-                          "TopoOpt Sec. 5: fabric costs (Fig. 11) and the training iteration time of CANDLE, BERT "
-                          "and DLRM on every fabric over link bandwidths 10-200 Gb/s (Figs. 12-13, flow-level "
-                          "model), the DLRM example's traffic heatmaps (Figs. 4, 9); tables, CSV, SVG figures");
-  topo->add_option("-o,--out", targs->out, "Output directory")->capture_default_str()->check(kWritableDir);
-  topo->add_flag("--costs-only", targs->costs_only, "Only Fig. 11 (no simulation)");
-  topo->add_option("--servers", targs->it.servers, "Figs. 12-13: servers in the cluster")->capture_default_str();
-  topo->add_option("--degrees", targs->it.degrees, "Figs. 12-13: server degrees d (Fig. 12: 4, Fig. 13: 8)")
+  cmd.add_option("-o,--out", targs->out, "Output directory")->capture_default_str()->check(kWritableDir);
+  cmd.add_flag("--costs-only", targs->costs_only, "Only Fig. 11 (no simulation)");
+  cmd.add_option("--servers", targs->it.servers, "Figs. 12-13: servers in the cluster")->capture_default_str();
+  cmd.add_option("--degrees", targs->it.degrees, "Figs. 12-13: server degrees d (Fig. 12: 4, Fig. 13: 8)")
       ->capture_default_str();
-  topo->add_option("--bandwidths", targs->it.bandwidths, "Figs. 12-13: link bandwidths B, Gb/s (Table 3 speeds)")
+  cmd.add_option("--bandwidths", targs->it.bandwidths, "Figs. 12-13: link bandwidths B, Gb/s (Table 3 speeds)")
       ->capture_default_str();
-  topo->add_option("--models", targs->it.models, "Figs. 12-13: models")->capture_default_str();
-  topo->add_option("--fabrics", targs->it.fabrics,
-                   "Figs. 12-13: fabrics (default: ideal-fat-tree, cost-equivalent-fat-tree, "
-                   "oversub-fat-tree, expander, sip-ml, topoopt-oneshot, topoopt-reconfig)");
-  topo->add_option("--iterations", targs->it.iterations, "Figs. 12-13: training iterations per run")
+  cmd.add_option("--models", targs->it.models, "Figs. 12-13: models")->capture_default_str();
+  cmd.add_option("--fabrics", targs->it.fabrics,
+                 "Figs. 12-13: fabrics (default: ideal-fat-tree, cost-equivalent-fat-tree, "
+                 "oversub-fat-tree, expander, sip-ml, topoopt-oneshot, topoopt-reconfig)");
+  cmd.add_option("--iterations", targs->it.iterations, "Figs. 12-13: training iterations per run")
       ->capture_default_str();
-  topo->add_option("--seed", targs->it.seed, "The expander's seed")->capture_default_str();
-  topo->add_option(
-          "--reconfig-latencies", targs->it.reconfig_latencies_us,
-          "Fig. 15: TopoOpt-reconfig's OCS reconfiguration latencies, us (BERT and DLRM, the first degree, 100 Gb/s)")
+  cmd.add_option("--seed", targs->it.seed, "The expander's seed")->capture_default_str();
+  cmd.add_option(
+         "--reconfig-latencies", targs->it.reconfig_latencies_us,
+         "Fig. 15: TopoOpt-reconfig's OCS reconfiguration latencies, us (BERT and DLRM, the first degree, 100 Gb/s)")
       ->capture_default_str();
-  topo->add_flag(
+  cmd.add_flag(
       "--no-fig15", [targs](std::int64_t) { targs->it.reconfig_latencies_us.clear(); }, "Skip Fig. 15");
-  topo->add_flag(
+  cmd.add_flag(
       "--periodic-replan", [targs](std::int64_t) { targs->it.reconfig_on_demand = false; },
       "Circuit fabrics re-plan only every 50 ms (Appendix D), not also when flows wait while a circuit idles");
-  topo->add_option("--batch-tolerance", targs->it.batch_tolerance,
-                   "Flow model: finish flows within this fraction of their duration together (0: exact)")
+  cmd.add_option("--batch-tolerance", targs->it.batch_tolerance,
+                 "Flow model: finish flows within this fraction of their duration together (0: exact)")
       ->capture_default_str();
-  topo->add_flag("-q,--quiet", targs->quiet, "No progress lines");
-  topo->callback([targs] {
+  cmd.add_flag("-q,--quiet", targs->quiet, "No progress lines");
+  cmd.callback([targs] {
     auto& a = *targs;
     if (a.it.servers < 2 || a.it.servers > 4096)
       throw InputError("--servers", fmt::format("must be in 2..4096, got {}", a.it.servers));
@@ -297,6 +285,9 @@ void register_reproduce_commands(CLI::App& app) {
     fmt::print("wrote:\n");
     for (const auto& f : written) fmt::print("  {}\n", f);
   });
+}
+
+void add_syndicate(CLI::App& cmd) {
   struct SyndicateArgs {
     std::string out = "results/syndicate";
     std::vector<std::string> workloads;
@@ -305,17 +296,13 @@ void register_reproduce_commands(CLI::App& app) {
     bool quiet = false;
   };
   auto sargs = std::make_shared<SyndicateArgs>();
-  auto* syn =
-      rep->add_subcommand("syndicate",
-                          "SYNDICATE Sec. 6, simulated: the Fig. 6 example, DLRM-like models A1-A4 (Table 2) on the "
-                          "Table 1 testbed under SYNDICATE and the baselines; table, syndicate.csv, figures");
-  syn->add_option("-o,--out", sargs->out, "Output directory")->capture_default_str()->check(kWritableDir);
-  syn->add_option("--workloads", sargs->workloads,
-                  "Instead of the paper's: WORKLOAD[:TOPOLOGY] ... (topology default syndicate-testbed)");
-  syn->add_option("--seed", sargs->seed, "Seed of the searches")->capture_default_str();
-  syn->add_option("--evaluations", sargs->evaluations, "Plans costed per search")->capture_default_str();
-  syn->add_flag("-q,--quiet", sargs->quiet, "No progress lines");
-  syn->callback([sargs] {
+  cmd.add_option("-o,--out", sargs->out, "Output directory")->capture_default_str()->check(kWritableDir);
+  cmd.add_option("--workloads", sargs->workloads,
+                 "Instead of the paper's: WORKLOAD[:TOPOLOGY] ... (topology default syndicate-testbed)");
+  cmd.add_option("--seed", sargs->seed, "Seed of the searches")->capture_default_str();
+  cmd.add_option("--evaluations", sargs->evaluations, "Plans costed per search")->capture_default_str();
+  cmd.add_flag("-q,--quiet", sargs->quiet, "No progress lines");
+  cmd.callback([sargs] {
     auto o = eval::default_syndicate_cases();
     if (!sargs->workloads.empty()) {
       o.cases.clear();
@@ -334,9 +321,57 @@ void register_reproduce_commands(CLI::App& app) {
     fmt::print("wrote:\n");
     for (const auto& f : eval::write_syndicate_outputs(study, sargs->out)) fmt::print("  {}\n", f);
   });
+}
+
+// Every study of `chorus reproduce`, in the order `reproduce --help` lists them: the one table
+// the subcommands are made from, so help, did-you-mean on an unknown study and dispatch all read it.
+constexpr ReproduceStudy kReproduceStudies[] = {
+    {"themis",
+     "Themis Sec. 6.1 microbenchmarks: all-reduce 100 MB..1 GB x Table 2 topologies x schedulers, "
+     "chunk sweep (Figs. 8-11); tables, CSV and SVG plots",
+     add_themis},
+    {"themis-workloads",
+     "Themis Sec. 6.2 real workloads: ResNet-152, GNMT, DLRM, Transformer-1T x Table 2 "
+     "topologies x schedulers (Fig. 12); tables, CSV and SVG plots",
+     add_themis_workloads},
+    {"themis-degraded",
+     "Themis on stale bandwidths (issue 34): each dimension of each Table 2 "
+     "topology at a fraction of its bandwidth; the baseline, Themis planned on the "
+     "nominal bandwidths and Themis re-planned; table, CSV, JSON",
+     add_themis_degraded},
+    {"shared-fabric",
+     "Two jobs sharing a fabric (docs/shared-fabric.md): placement policies, and "
+     "start shifts searched by simulation (CASSINI's idea) against no shift; table, CSV, JSON",
+     add_shared_fabric},
+    {"topoopt",
+     "TopoOpt Sec. 5: fabric costs (Fig. 11) and the training iteration time of CANDLE, BERT "
+     "and DLRM on every fabric over link bandwidths 10-200 Gb/s (Figs. 12-13, flow-level "
+     "model), the DLRM example's traffic heatmaps (Figs. 4, 9); tables, CSV, SVG figures",
+     add_topoopt},
+    {"syndicate",
+     "SYNDICATE Sec. 6, simulated: the Fig. 6 example, DLRM-like models A1-A4 (Table 2) on the "
+     "Table 1 testbed under SYNDICATE and the baselines; table, syndicate.csv, figures",
+     add_syndicate},
 #ifdef CHORUS_HAVE_RT
-  register_reproduce_real_command(*rep);
+    {"syndicate-real",
+     "SYNDICATE's motif microbenchmarks (Figs. 16-18) on real ranks beside optSched's prediction; table, motifs.csv "
+     "and SVG plots",
+     add_syndicate_real},
+    {"themis-real",
+     "Baseline vs Themis+FIFO vs Themis+SCF executed on real ranks (emulated networks scaled to this host) beside "
+     "the simulator's prediction; table, CSV and SVG plots",
+     add_themis_real},
 #endif
+};
+
+}  // namespace
+
+std::span<const ReproduceStudy> reproduce_studies() { return kReproduceStudies; }
+
+void register_reproduce_commands(CLI::App& app) {
+  auto* rep = app.add_subcommand("reproduce", "Reproduce a paper's evaluation with the chorus models");
+  rep->require_subcommand(1);
+  for (const ReproduceStudy& s : reproduce_studies()) s.add(*rep->add_subcommand(s.name, s.description));
 }
 
 }  // namespace chorus::cli

@@ -15,11 +15,11 @@
 #include "core/split.h"
 #include "core/text_file.h"
 #include "core/units.h"
-#include "rt_tools/bench_report.h"
-#include "rt_tools/bench_runner.h"
-#include "rt_tools/comm_profile.h"
-#include "rt_tools/launcher.h"
-#include "rt_tools/measured_topology.h"
+#include "rt_bench/bench_report.h"
+#include "rt_bench/bench_runner.h"
+#include "rt_bench/comm_profile.h"
+#include "launch/launcher.h"
+#include "rt_bench/measured_topology.h"
 #include "rt/rendezvous/mpi_env.h"
 #include "rt/runtime.h"
 #include "rt/tuning_table.h"
@@ -131,17 +131,17 @@ void register_rt_commands(CLI::App& app) {
       ->add_option("-o,--out", prof.out, "write DIR/profile.csv and DIR/profile.svg (time per operation, by backend)")
       ->check(kWritableDir);
   profile->callback([] {
-    const auto p = rt_tools::read_comm_logs(prof.logs);
+    const auto p = rt::read_comm_logs(prof.logs);
     if (prof.json)
-      fmt::print("{}\n", rt_tools::profile_json(p).dump());
+      fmt::print("{}\n", rt::profile_json(p).dump());
     else
-      fmt::print("{}", rt_tools::format_profile(p));
+      fmt::print("{}", rt::format_profile(p));
     if (!prof.trace.empty()) {
-      write_text_file(prof.trace, rt_tools::profile_trace(p).dump());
+      write_text_file(prof.trace, rt::profile_trace(p).dump());
       if (!prof.json) fmt::print("wrote {}\n", prof.trace);
     }
     if (!prof.out.empty())
-      for (const auto& f : rt_tools::write_profile_outputs(p, prof.out))
+      for (const auto& f : rt::write_profile_outputs(p, prof.out))
         if (!prof.json) fmt::print("wrote {}\n", f);
   });
 

@@ -6,12 +6,9 @@
 
 #include "apps/chorus/commands.h"
 #include "apps/chorus/output_checks.h"
-#include "core/plot_call.h"
-#include "rt_tools/schedule_runner.h"
-#include "rt_tools/themis_real_study.h"
-#include "rt_tools/motif_microbench.h"
-#include "rt_tools/syndicate_real_study.h"
-#include "rt_tools/workload_runner.h"
+#include "eval/real/schedule_runner.h"
+#include "eval/real/motif_microbench.h"
+#include "eval/real/workload_runner.h"
 
 namespace chorus::cli {
 namespace {
@@ -75,10 +72,10 @@ void register_run_commands(CLI::App& app) {
   mc->footer("Start under a launcher: chorus launch -n 4 -- chorus run motifs");
   mc->callback([] {
     const auto report = rt::run_motif_microbench_on_ranks(mo);
-    if (report["rank"].get<int>() == 0)
-      std::cout << (mo_json ? report.dump(2) + "\n" : rt::format_motif_microbench(report));
-    for (const auto& row : report["rows"])
-      if (row["check"].get<std::string>() != "passed") std::exit(1);
+    if (report.rank == 0)
+      std::cout << (mo_json ? rt::motif_report_json(report).dump(2) + "\n" : rt::format_motif_microbench(report));
+    for (const auto& row : report.rows)
+      if (row.check != "passed") std::exit(1);
   });
 
   static rt::WorkloadRunOptions wo;
@@ -147,49 +144,6 @@ void register_run_commands(CLI::App& app) {
   sch->add_option("schedule", so->schedule_file, "Schedule JSON file")->required();
   add_common(sch, *so);
   sch->callback([so] { run(*so); });
-}
-
-void register_reproduce_real_command(CLI::App& reproduce) {
-  auto so = std::make_shared<rt::SyndicateRealOptions>();
-  auto* sr = reproduce.add_subcommand("syndicate-real",
-                                      "SYNDICATE's motif microbenchmarks (Figs. 16-18) on real ranks beside "
-                                      "optSched's prediction; table, motifs.csv and SVG plots");
-  sr->add_option("-o,--out", so->out, "Output directory")->capture_default_str()->check(kWritableDir);
-  sr->add_option("-n,--ranks", so->ranks, "Ranks (tree splining needs 3, the 4-way all-to-all 4)")
-      ->capture_default_str();
-  sr->add_option("--sizes", so->sizes, "Sizes per rank, comma-separated")->capture_default_str();
-  sr->add_option("--repeat", so->repeat, "Measured runs per row (median)")->capture_default_str();
-  sr->add_flag("-q,--quiet", so->quiet, "No progress lines");
-  sr->callback([so] {
-    const auto report = rt::run_syndicate_real(*so);
-    std::cout << rt::format_motif_microbench(report);
-    chorus::draw_figures("syndicate-real", so->out);
-    std::cout << "wrote " << so->out << "/motifs.csv, fig16_all_reduce.svg, fig17_all_to_all.svg, fig18_overlap.svg\n";
-  });
-
-  auto o = std::make_shared<rt::ThemisRealOptions>();
-  auto* c = reproduce.add_subcommand(
-      "themis-real",
-      "Baseline vs Themis+FIFO vs Themis+SCF executed on real ranks (emulated networks scaled to "
-      "this host) beside the simulator's prediction; table, CSV and SVG plots");
-  c->add_option("-o,--out", o->out, "Output directory")->capture_default_str()->check(kWritableDir);
-  c->add_option("-s,--size", o->size, "All-reduce size per rank")->capture_default_str();
-  c->add_option("-c,--chunks", o->chunks, "Chunks")->capture_default_str();
-  c->add_option("--iters", o->iters, "Measured iterations per row (median)")->capture_default_str();
-  c->add_option("--random", o->random,
-                "Random heterogeneous networks (4-8 ranks, 2-3 dimensions of mixed kinds) after the three fixed ones")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
-  c->add_option("--seed", o->seed, "Seed the random networks are drawn from (the same networks for the same seed)")
-      ->capture_default_str();
-  c->add_flag("-q,--quiet", o->quiet, "No progress lines");
-  c->callback([o] {
-    const auto rows = rt::run_themis_real(*o);
-    std::cout << rt::format_themis_real(rows);
-    // real_vs_sim.svg, speedup.svg (python/chorus/plot/themis_real.py), after the table.
-    chorus::draw_figures("themis-real", o->out);
-    std::cout << "wrote " << o->out << "/real_vs_sim.csv, real_vs_sim.svg, speedup.svg, networks/\n";
-  });
 }
 
 }  // namespace chorus::cli

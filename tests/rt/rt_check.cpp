@@ -17,7 +17,7 @@
 #include "core/split.h"
 #include "rt/dtype.h"
 #include "rt/runtime.h"
-#include "rt_tools/selfcheck.h"
+#include "rt_bench/selfcheck.h"
 
 namespace rt_check_program {  // one of the programs of rt_programs.cpp
 

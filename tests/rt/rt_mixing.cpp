@@ -14,7 +14,7 @@
 #include "core/split.h"
 #include "core/rng.h"
 #include "rt/runtime.h"
-#include "rt_tools/selfcheck.h"
+#include "rt_bench/selfcheck.h"
 
 namespace rt_mixing_program {  // one of the programs of rt_programs.cpp
 

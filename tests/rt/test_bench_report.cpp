@@ -1,4 +1,4 @@
-// Unit tests of `chorus bench`'s output (rt_tools/bench_report.h) on rows made by hand: the
+// Unit tests of `chorus bench`'s output (rt_bench/bench_report.h) on rows made by hand: the
 // nccl-tests columns, "-" where a run does not apply, the closing lines and the JSON keys.
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "rt_tools/bench_report.h"
+#include "rt_bench/bench_report.h"
 
 using chorus::CollectiveKind;
 

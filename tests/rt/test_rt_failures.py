@@ -55,7 +55,7 @@ def run(name, cmd, expect_exit, must_contain, max_seconds, env_extra=None):
         failures.append(f"{name}: {'; '.join(problems)}\n--- output ---\n{out[-3000:]}")
 
 
-# A killed rank must be named, with its signal. The launcher's exit status (src/rt_tools/launcher.h)
+# A killed rank must be named, with its signal. The launcher's exit status (src/launch/launcher.h)
 # is the first failing rank's: rank 1 raised SIGKILL, so 128 + 9.
 SIGKILL_EXIT = 128 + signal.SIGKILL
 KILLED_RANK_1 = [("chorus launch: rank 1 (pid ", 1), (f"was killed by signal {int(signal.SIGKILL)}", 1)]

@@ -22,7 +22,7 @@
 #include "rt/rendezvous/store.h"
 #include "rt/rendezvous/tcp_store.h"
 #include "rt/tuning_table.h"
-#include "rt_tools/selfcheck.h"
+#include "rt_bench/selfcheck.h"
 
 using chorus::CollectiveKind;
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "net/network_yaml.h"
-#include "rt_tools/themis_real_study.h"
+#include "eval/real/themis_real_study.h"
 
 namespace chorus::rt {
 namespace {

@@ -12,7 +12,7 @@
 // range of them). The time the progress thread waits for the application to submit the next
 // comm-op in order is measured (the paper's busy loop; here a condition variable).
 //
-// Plain data in, so that the runtime does not depend on the optimizer: rt_tools converts a
+// Plain data in, so that the runtime does not depend on the optimizer: eval/real converts a
 // SYNDICATE plan (syndicate/plan_json.h) into an EnforcerPlan for one rank.
 #include <chrono>
 #include <condition_variable>

@@ -24,7 +24,7 @@
 #include "rt/dtype.h"
 #include "rt/fusion/fusion.h"
 #include "rt/runtime.h"
-#include "rt_tools/selfcheck.h"
+#include "rt_bench/selfcheck.h"
 
 using chorus::CollectiveKind;
 

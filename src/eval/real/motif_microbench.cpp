@@ -1,5 +1,5 @@
 // SYNDICATE's motif microbenchmarks on real ranks (motif_microbench.h).
-#include "rt_tools/motif_microbench.h"
+#include "eval/real/motif_microbench.h"
 
 #include <fmt/format.h>
 
@@ -9,7 +9,7 @@
 #include "core/memory_budget.h"
 #include "core/units.h"
 #include "rt/runtime.h"
-#include "rt_tools/plan_execution.h"
+#include "eval/real/plan_execution.h"
 
 namespace chorus::rt {
 
@@ -28,8 +28,8 @@ workload::Node comm(const std::string& name, CollectiveKind op, double bytes) {
 using Pick = std::function<bool(int comm, const syndicate::PlanOption&)>;
 
 // Runs `dag` with, for every comm-op, the option `pick` accepts; measured (median run, slowest
-// rank) and predicted times, and the check.
-nlohmann::json measure(JobSession& session, const workload::Dag& dag, const Pick& pick, int repeat) {
+// rank) and predicted times, and the check; the row's other fields are the caller's.
+MotifBenchRow measure(JobSession& session, const workload::Dag& dag, const Pick& pick, int repeat) {
   auto problem = syndicate::make_problem(dag, session.topology, {});
   syndicate::MethodResult r;
   for (std::size_t c = 0; c < problem.comms.size(); ++c) {
@@ -56,12 +56,16 @@ nlohmann::json measure(JobSession& session, const workload::Dag& dag, const Pick
   int bad = check == "passed" ? 0 : 1;
   all_reduce(session.job.world_backend, &bad, &bad, 1, DType::i32, ReduceOp::sum);
   if (bad && check == "passed") check = fmt::format("failed on {} rank(s)", bad);
-  return {{"measured_ns", median(times)}, {"predicted_ns", r.schedule.makespan_ns}, {"check", check}};
+  MotifBenchRow row;
+  row.measured_ns = median(times);
+  row.predicted_ns = r.schedule.makespan_ns;
+  row.check = check;
+  return row;
 }
 
 }  // namespace
 
-nlohmann::json run_motif_microbench_on_ranks(const MotifBenchOptions& o) {
+MotifBenchReport run_motif_microbench_on_ranks(const MotifBenchOptions& o) {
   require_range(o.repeat, 1, kMaxRepeats, "repeat");
   std::vector<double> sizes;
   for (const auto& s : o.sizes) sizes.push_back(static_cast<double>(parse_bytes(s, "sizes")));
@@ -71,13 +75,17 @@ nlohmann::json run_motif_microbench_on_ranks(const MotifBenchOptions& o) {
   const int shm = t.path_index("shm"), gloo = t.path_index("gloo");
   if (shm < 0 || gloo < 0) throw InputError("run motifs", "needs the shm and gloo backends");
   const int n = session.job.world;
-  auto rows = nlohmann::json::array();
-  auto add = [&](const char* fig, const std::string& cas, const std::string& variant, double bytes, nlohmann::json m) {
-    m["fig"] = fig;
-    m["case"] = cas;
-    m["variant"] = variant;
-    m["size_bytes"] = bytes;
-    rows.push_back(std::move(m));
+  MotifBenchReport report;
+  report.rank = session.job.me;
+  report.ranks = n;
+  report.repeat = o.repeat;
+  auto add = [&](const char* fig, const std::string& comm_op, const std::string& variant, double bytes,
+                 MotifBenchRow m) {
+    m.fig = fig;
+    m.comm_op = comm_op;
+    m.variant = variant;
+    m.size_bytes = bytes;
+    report.rows.push_back(std::move(m));
   };
   for (double bytes : sizes) {
     workload::Dag ar;
@@ -119,19 +127,49 @@ nlohmann::json run_motif_microbench_on_ranks(const MotifBenchOptions& o) {
                      (c == 0 ? p.algorithm == "ring" && p.path == shm : p.path == aa_path);
             },
             o.repeat));
-  return {{"rank", session.job.me}, {"ranks", n}, {"repeat", o.repeat}, {"rows", rows}};
+  return report;
 }
 
-std::string format_motif_microbench(const nlohmann::json& r) {
+nlohmann::json motif_report_json(const MotifBenchReport& report) {
+  auto rows = nlohmann::json::array();
+  for (const auto& r : report.rows)
+    rows.push_back({{"fig", r.fig},
+                    {"case", r.comm_op},
+                    {"variant", r.variant},
+                    {"size_bytes", r.size_bytes},
+                    {"measured_ns", r.measured_ns},
+                    {"predicted_ns", r.predicted_ns},
+                    {"check", r.check}});
+  return {{"rank", report.rank}, {"ranks", report.ranks}, {"repeat", report.repeat}, {"rows", rows}};
+}
+
+MotifBenchReport motif_report_from_json(const nlohmann::json& j, const std::string& where) {
+  if (!j.is_object() || !j.contains("rows") || !j["rows"].is_array()) throw InputError(where, "no JSON report");
+  MotifBenchReport report;
+  report.rank = j.value("rank", 0);
+  report.ranks = j.value("ranks", 0);
+  report.repeat = j.value("repeat", 0);
+  for (const auto& row : j["rows"]) {
+    MotifBenchRow r;
+    r.fig = row["fig"].get<std::string>();
+    r.comm_op = row["case"].get<std::string>();
+    r.variant = row["variant"].get<std::string>();
+    r.size_bytes = row["size_bytes"].get<double>();
+    r.measured_ns = row["measured_ns"].get<double>();
+    r.predicted_ns = row["predicted_ns"].get<double>();
+    r.check = row["check"].get<std::string>();
+    report.rows.push_back(std::move(r));
+  }
+  return report;
+}
+
+std::string format_motif_microbench(const MotifBenchReport& report) {
   std::string s = fmt::format("{:<6} {:<24} {:<27} {:>10} {:>12} {:>13} {:>7}  {}\n", "fig", "comm-op", "variant",
                               "size", "measured ms", "predicted ms", "ratio", "check");
-  for (const auto& row : r["rows"])
-    s += fmt::format("{:<6} {:<24} {:<27} {:>10} {:>12.3f} {:>13.3f} {:>7.2f}  {}\n", row["fig"].get<std::string>(),
-                     row["case"].get<std::string>(), row["variant"].get<std::string>(),
-                     format_bytes(static_cast<Bytes>(row["size_bytes"].get<double>())),
-                     row["measured_ns"].get<double>() / 1e6, row["predicted_ns"].get<double>() / 1e6,
-                     row["measured_ns"].get<double>() / row["predicted_ns"].get<double>(),
-                     row["check"].get<std::string>());
+  for (const auto& r : report.rows)
+    s += fmt::format("{:<6} {:<24} {:<27} {:>10} {:>12.3f} {:>13.3f} {:>7.2f}  {}\n", r.fig, r.comm_op, r.variant,
+                     format_bytes(static_cast<Bytes>(r.size_bytes)), r.measured_ns / 1e6, r.predicted_ns / 1e6,
+                     r.measured_ns / r.predicted_ns, r.check);
   return s;
 }
 

@@ -1,4 +1,4 @@
-#include "rt_tools/syndicate_real_study.h"
+#include "eval/real/syndicate_real_study.h"
 
 #include <fmt/format.h>
 
@@ -9,16 +9,16 @@
 #include "core/split.h"
 #include "core/text_file.h"
 #include "core/units.h"
-#include "rt_tools/self_job.h"
+#include "eval/real/self_job.h"
 
 namespace chorus::rt {
 
-nlohmann::json run_syndicate_real(const SyndicateRealOptions& o) {
+MotifBenchReport run_syndicate_real(const SyndicateRealOptions& o) {
   const int ranks = o.ranks;
   if (ranks < 2 || ranks > 64) throw InputError("ranks", fmt::format("must be in 2..64, got {}", ranks));
   require_range(o.repeat, 1, kMaxRepeats, "repeat");
   for (const auto& s : split_list(o.sizes)) (void)parse_bytes(s, "sizes");  // bad sizes fail here, not in the job
-  OutputDir out(o.out);
+  ensure_writable_dir(o.out);  // a directory that cannot be made fails here, before the job
   const std::string exe = self_exe("reproduce syndicate-real");
   const std::string cmd = fmt::format("'{}' launch -n {} -- '{}' run motifs --sizes {} --repeat {} --json", exe, ranks,
                                       exe, o.sizes, o.repeat);
@@ -26,14 +26,16 @@ nlohmann::json run_syndicate_real(const SyndicateRealOptions& o) {
   const auto j = nlohmann::json::parse(run_capture(cmd, "reproduce syndicate-real"), nullptr, false);
   if (j.is_discarded() || !j.contains("rows"))
     throw InputError("reproduce syndicate-real", fmt::format("no JSON report from '{}'", cmd));
+  return motif_report_from_json(j, "reproduce syndicate-real");
+}
+
+std::string write_syndicate_real_outputs(const MotifBenchReport& report, const std::string& dir) {
   std::string csv = "fig,case,variant,ranks,size_bytes,measured_ns,predicted_ns,ratio,check\n";
-  for (const auto& r : j["rows"])
-    csv += fmt::format("{},{},{},{},{:.0f},{:.0f},{:.0f},{:.4f},{}\n", r["fig"].get<std::string>(),
-                       r["case"].get<std::string>(), r["variant"].get<std::string>(), ranks,
-                       r["size_bytes"].get<double>(), r["measured_ns"].get<double>(), r["predicted_ns"].get<double>(),
-                       r["measured_ns"].get<double>() / r["predicted_ns"].get<double>(), r["check"].get<std::string>());
-  out.write("motifs.csv", csv);
-  return j;
+  for (const auto& r : report.rows)
+    csv += fmt::format("{},{},{},{},{:.0f},{:.0f},{:.0f},{:.4f},{}\n", r.fig, r.comm_op, r.variant, report.ranks,
+                       r.size_bytes, r.measured_ns, r.predicted_ns, r.measured_ns / r.predicted_ns, r.check);
+  OutputDir out(dir);
+  return out.write("motifs.csv", csv);
 }
 
 }  // namespace chorus::rt

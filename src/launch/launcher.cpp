@@ -1,4 +1,4 @@
-#include "rt_tools/launcher.h"
+#include "launch/launcher.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -26,7 +26,7 @@
 #include "core/error.h"
 #include "rt/errors.h"
 #include "rt/rendezvous/tcp_store.h"
-#include "rt_tools/rank_output.h"
+#include "launch/rank_output.h"
 
 extern char** environ;
 

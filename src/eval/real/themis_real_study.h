@@ -49,9 +49,13 @@ struct ThemisRealRow {
   std::string check;
 };
 
-// Runs the study (spawning this executable), writes real_vs_sim.csv and networks/, returns the
-// rows. The figures are drawn separately: draw_figures("themis-real", out) (core/plot_call.h).
+// Runs the study (spawning this executable; the jobs read their networks from DIR/networks/,
+// written here), returns the rows. The figures are drawn separately: draw_figures("themis-real",
+// out) (core/plot_call.h), after write_themis_real_outputs.
 std::vector<ThemisRealRow> run_themis_real(const ThemisRealOptions& options);
+
+// DIR/real_vs_sim.csv: the rows with their measured/predicted ratio. Returns the path.
+std::string write_themis_real_outputs(const std::vector<ThemisRealRow>& rows, const std::string& dir);
 
 // The rows as a table, with each scheduler's speedup over baseline, measured and predicted, the
 // rows outside the goal marked, and a summary line.

@@ -1,4 +1,4 @@
-#include "rt_tools/schedule_runner.h"
+#include "eval/real/schedule_runner.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,5 +1,5 @@
 // The `host` topology measured on this job (measured_topology.h).
-#include "rt_tools/measured_topology.h"
+#include "rt_bench/measured_topology.h"
 
 #include <fmt/format.h>
 

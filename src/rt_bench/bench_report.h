@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "rt_tools/bench_runner.h"
+#include "rt_bench/bench_runner.h"
 
 namespace chorus::rt {
 

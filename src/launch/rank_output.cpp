@@ -1,4 +1,4 @@
-#include "rt_tools/rank_output.h"
+#include "launch/rank_output.h"
 
 #include <poll.h>
 #include <unistd.h>

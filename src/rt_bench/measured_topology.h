@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "rt_tools/bench_runner.h"
+#include "rt_bench/bench_runner.h"
 #include "syndicate/channel_fit.h"
 #include "syndicate/topology.h"
 

@@ -1,5 +1,5 @@
 // `chorus run workload` (workload_runner.h, docs/syndicate.md "Running a plan").
-#include "rt_tools/workload_runner.h"
+#include "eval/real/workload_runner.h"
 
 #include <fmt/format.h>
 
@@ -17,8 +17,8 @@
 #include "core/rng.h"
 #include "rt/enforcer/enforcer.h"
 #include "rt/enforcer/plan_switch.h"
-#include "rt_tools/plan_execution.h"
-#include "rt_tools/run_timeline.h"
+#include "eval/real/plan_execution.h"
+#include "eval/real/run_timeline.h"
 #include "core/text_file.h"
 #include "rt/rendezvous/mpi_env.h"
 #include "rt/runtime.h"

@@ -2,7 +2,7 @@
 // Micro-benchmarks of the runtime in the style of nccl-tests, shared by `chorus bench` and
 // `chorus tune`. Every rank runs the same loops and times every iteration; an iteration's time
 // is the slowest rank's, and a row gives the min / mean / max of those over the iterations, out
-// of place and (BenchOptions::in_place) in place. Output: rt_tools/bench_report.h.
+// of place and (BenchOptions::in_place) in place. Output: rt_bench/bench_report.h.
 // Sizes follow nccl-tests: the per-rank buffer for all_reduce, reduce,
 // broadcast and send_recv; the whole (n x block) buffer for all_gather, reduce_scatter,
 // gather, scatter and the all-to-alls. algbw = bytes / time, busbw = algbw x factor

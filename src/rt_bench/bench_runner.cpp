@@ -1,4 +1,4 @@
-#include "rt_tools/bench_runner.h"
+#include "rt_bench/bench_runner.h"
 
 #include <algorithm>
 #include <chrono>
@@ -9,7 +9,7 @@
 #include "core/memory_budget.h"
 #include "core/split.h"
 #include "rt/runtime.h"
-#include "rt_tools/selfcheck.h"
+#include "rt_bench/selfcheck.h"
 
 namespace chorus::rt {
 

@@ -1,5 +1,5 @@
 // A SYNDICATE plan executed on this job's ranks (plan_execution.h).
-#include "rt_tools/plan_execution.h"
+#include "eval/real/plan_execution.h"
 
 #include <fmt/format.h>
 

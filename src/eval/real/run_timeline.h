@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
-#include "rt_tools/plan_execution.h"
+#include "eval/real/plan_execution.h"
 
 namespace chorus::rt {
 

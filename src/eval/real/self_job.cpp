@@ -1,4 +1,4 @@
-#include "rt_tools/self_job.h"
+#include "eval/real/self_job.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "rt_tools/comm_profile.h"
+#include "rt_bench/comm_profile.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -13,7 +13,7 @@
 #include "core/plot_call.h"
 #include "core/text_file.h"
 
-namespace chorus::rt_tools {
+namespace chorus::rt {
 namespace {
 
 using json = nlohmann::json;
@@ -192,4 +192,4 @@ std::vector<std::string> write_profile_outputs(const CommProfile& p, const std::
   return out.written();
 }
 
-}  // namespace chorus::rt_tools
+}  // namespace chorus::rt

@@ -1,5 +1,5 @@
 // A run of a plan beside its prediction (run_timeline.h).
-#include "rt_tools/run_timeline.h"
+#include "eval/real/run_timeline.h"
 
 #include <fmt/format.h>
 

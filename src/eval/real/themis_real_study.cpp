@@ -1,4 +1,4 @@
-#include "rt_tools/themis_real_study.h"
+#include "eval/real/themis_real_study.h"
 
 #include <unistd.h>
 
@@ -13,8 +13,8 @@
 
 #include "core/error.h"
 #include "core/text_file.h"
-#include "rt_tools/launcher.h"
-#include "rt_tools/self_job.h"
+#include "launch/launcher.h"
+#include "eval/real/self_job.h"
 
 namespace chorus::rt {
 
@@ -139,13 +139,17 @@ std::vector<ThemisRealRow> run_themis_real(const ThemisRealOptions& o) {
       rows.push_back(r);
     }
   }
-  // The CSV (the figures: apps/chorus/run_commands.cpp).
+  return rows;
+}
+
+std::string write_themis_real_outputs(const std::vector<ThemisRealRow>& rows, const std::string& dir) {
   std::string csv = "topology,scheduler,ranks,size_bytes,chunks,measured_ns,predicted_ns,ratio,check\n";
   for (const auto& r : rows)
     csv += fmt::format("{},{},{},{:.0f},{},{:.0f},{:.0f},{:.4f},{}\n", r.topology, r.scheduler, r.ranks, r.size_bytes,
                        r.chunks, r.measured_ns, r.predicted_ns, r.measured_ns / r.predicted_ns, r.check);
-  write_text_file((std::filesystem::path(o.out) / "real_vs_sim.csv").string(), csv);
-  return rows;
+  const std::string file = (std::filesystem::path(dir) / "real_vs_sim.csv").string();
+  write_text_file(file, csv);
+  return file;
 }
 
 std::string format_themis_real(const std::vector<ThemisRealRow>& rows) {

@@ -1,4 +1,4 @@
-#include "rt_tools/bench_report.h"
+#include "rt_bench/bench_report.h"
 
 #include <algorithm>
 #include <fmt/format.h>

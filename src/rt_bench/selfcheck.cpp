@@ -1,4 +1,4 @@
-#include "rt_tools/selfcheck.h"
+#include "rt_bench/selfcheck.h"
 
 #include <algorithm>
 #include <cmath>

@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace chorus::rt_tools {
+namespace chorus::rt {
 
 struct LoggedOp {
   int rank = 0;
@@ -45,4 +45,4 @@ nlohmann::json profile_trace(const CommProfile& p);
 // DIR/profile.csv (the rows) and, through chorus.plot, DIR/profile.svg. Returns the paths.
 std::vector<std::string> write_profile_outputs(const CommProfile& p, const std::string& dir);
 
-}  // namespace chorus::rt_tools
+}  // namespace chorus::rt
