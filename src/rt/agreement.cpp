@@ -88,33 +88,34 @@ std::size_t inline_bytes(const CallSignature& c, int n, std::size_t capacity) {
 
 // out = the rows' `count` elements at `offset`, reduced in rank order (the same order on every
 // rank, so every rank gets the same bits), then averaged for avg.
-void reduce_rows(const CallSignature& c, const char* rows, std::size_t row_bytes, int n, std::size_t offset,
-                 void* out) {
-  const std::size_t bytes = c.count * dtype_bytes(c.dtype);
-  const auto at = [&](int j) { return rows + static_cast<std::size_t>(j) * row_bytes + sizeof(CallDigest) + offset; };
-  std::memcpy(out, at(0), bytes);
-  for (int j = 1; j < n; ++j) reduce_into(c.dtype, c.reduce_op, out, out, at(j), c.count);
+void reduce_rows(const CallSignature& c, const char* const* rows, int n, std::size_t offset, void* out) {
+  const auto at = [&](int j) { return rows[j] + sizeof(CallDigest) + offset; };
+  if (n == 1)
+    std::memcpy(out, at(0), c.count * dtype_bytes(c.dtype));
+  else
+    reduce_into(c.dtype, c.reduce_op, out, at(0), at(1), c.count);
+  for (int j = 2; j < n; ++j) reduce_into(c.dtype, c.reduce_op, out, out, at(j), c.count);
   if (c.reduce_op == ReduceOp::avg) divide_by(c.dtype, out, c.count, n);
 }
 
 // Finishes a call that rode inside the exchange, from every rank's row.
-void finish_inline(const CallSignature& c, const char* rows, std::size_t row_bytes, int n, int me) {
+void finish_inline(const CallSignature& c, const char* const* rows, int n, int me) {
   const std::size_t block = c.count * dtype_bytes(c.dtype);
   if (block == 0) return;  // nothing to deliver (and the buffers may be null); a barrier is done
-  const auto payload = [&](int j) { return rows + static_cast<std::size_t>(j) * row_bytes + sizeof(CallDigest); };
+  const auto payload = [&](int j) { return rows[j] + sizeof(CallDigest); };
   auto* out = static_cast<char*>(c.out);
   switch (c.op) {
     case CollectiveKind::kBroadcast:
       if (me != c.root) std::memcpy(out, payload(c.root), block);
       break;
     case CollectiveKind::kAllReduce:
-      reduce_rows(c, rows, row_bytes, n, 0, out);
+      reduce_rows(c, rows, n, 0, out);
       break;
     case CollectiveKind::kReduce:
-      if (me == c.root) reduce_rows(c, rows, row_bytes, n, 0, out);
+      if (me == c.root) reduce_rows(c, rows, n, 0, out);
       break;
     case CollectiveKind::kReduceScatter:
-      reduce_rows(c, rows, row_bytes, n, block * static_cast<std::size_t>(me), out);
+      reduce_rows(c, rows, n, block * static_cast<std::size_t>(me), out);
       break;
     case CollectiveKind::kGather:
       if (me != c.root) break;
@@ -159,22 +160,34 @@ std::size_t agreement_row_bytes(const Backend& backend) {
 bool agree(Backend& backend, const CallSignature& mine) {
   const int n = backend.size(), me = backend.rank();
   const std::size_t row_bytes = agreement_row_bytes(backend);
-  // This rank's row and every rank's, kept per thread (this runs before every collective).
-  thread_local std::vector<char> row_buffer, rows_buffer;
-  row_buffer.assign(row_bytes, 0);
-  rows_buffer.resize(row_bytes * static_cast<std::size_t>(n));
-  char* row = row_buffer.data();
-  char* rows = rows_buffer.data();
   const CallDigest d = digest(mine, me);
-  std::memcpy(row, &d, sizeof d);
   const std::size_t carried = inline_bytes(mine, n, row_bytes - sizeof d);
-  if (carried != kNotInline && carried > 0) {
-    // What this rank contributes: its input (a broadcast's or scatter's root only).
-    const bool rooted = mine.op == CollectiveKind::kBroadcast || mine.op == CollectiveKind::kScatter;
-    if (!rooted || me == mine.root)
-      std::memcpy(row + sizeof d, mine.op == CollectiveKind::kBroadcast ? mine.out : mine.in, carried);
+  // What this rank contributes to the rows: its input (a broadcast's or scatter's root only).
+  const bool rooted = mine.op == CollectiveKind::kBroadcast || mine.op == CollectiveKind::kScatter;
+  const bool contributes = carried != kNotInline && carried > 0 && (!rooted || me == mine.root);
+  // This rank's row: the backend's own (sent in place, only the part in use), else one kept per
+  // thread, with every rank's (this runs before every collective).
+  thread_local std::vector<char> row_buffer, rows_buffer;
+  thread_local std::vector<const char*> row_starts;
+  char* row = backend.agreement_row();
+  const bool own_buffers = row == nullptr;
+  if (own_buffers) {
+    row_buffer.assign(row_bytes, 0);
+    row = row_buffer.data();
   }
-  backend.agreement_all_gather(row, rows, row_bytes);
+  std::memcpy(row, &d, sizeof d);
+  if (contributes) std::memcpy(row + sizeof d, mine.op == CollectiveKind::kBroadcast ? mine.out : mine.in, carried);
+  const char* const* rows = nullptr;
+  if (own_buffers) {
+    rows_buffer.resize(row_bytes * static_cast<std::size_t>(n));
+    backend.agreement_all_gather(row, rows_buffer.data(), row_bytes);
+    row_starts.resize(static_cast<std::size_t>(n));
+    for (int p = 0; p < n; ++p)
+      row_starts[static_cast<std::size_t>(p)] = rows_buffer.data() + static_cast<std::size_t>(p) * row_bytes;
+    rows = row_starts.data();
+  } else {
+    rows = backend.agreement_exchange(sizeof d + (contributes ? carried : 0));
+  }
   const std::uint64_t eb = dtype_bytes(mine.dtype);
   std::uint64_t flow = 0;
   // Every rank sees every row, so ranks that disagree all throw (the traffic digest is summed
@@ -189,7 +202,7 @@ bool agree(Backend& backend, const CallSignature& mine) {
   };
   for (int p = 0; p < n; ++p) {
     CallDigest theirs;
-    std::memcpy(&theirs, rows + static_cast<std::size_t>(p) * row_bytes, sizeof theirs);
+    std::memcpy(&theirs, rows[p], sizeof theirs);
     if (mine.vector_form) flow += theirs.flow;
     if (p == me) continue;
     const std::uint64_t expected = mine.op == CollectiveKind::kAllGatherv && p < static_cast<int>(mine.expects.size())
@@ -209,7 +222,7 @@ bool agree(Backend& backend, const CallSignature& mine) {
     throw_traffic_disagreement(backend, d.signature);
   }
   if (carried == kNotInline) return false;
-  finish_inline(mine, rows, row_bytes, n, me);
+  finish_inline(mine, rows, n, me);
   return true;
 }
 

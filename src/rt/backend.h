@@ -68,6 +68,18 @@ class Backend {
   virtual void agreement_all_gather(const void* mine, void* all, std::size_t bytes) {
     all_gather(mine, all, bytes, DType::u8);
   }
+  // Or the exchange on buffers of the backend's own, each rank sending only the part of its row
+  // in use (gloo): agreement_row() is the row the runtime fills in place (32 + the inline bytes
+  // long; nullptr, the default, means the runtime fills its own and calls agreement_all_gather),
+  // and agreement_exchange(used) sends its first `used` bytes to every peer and returns every
+  // rank's row in rank order (this rank's is agreement_row()), valid until the next exchange.
+  // Each peer's row must arrive in room for a full row, so that a peer that disagrees on the
+  // call, and so sends more or less, cannot overrun it.
+  virtual char* agreement_row() { return nullptr; }
+  virtual const char* const* agreement_exchange(std::size_t used) {
+    static_cast<void>(used);
+    return nullptr;
+  }
 
   virtual void barrier();
   virtual void broadcast(void* buf, std::size_t count, DType dtype, int root);

@@ -64,10 +64,11 @@ int run(int argc, char** argv) {
   app.add_option("--backend", backend)->check(CLI::IsMember({"shm", "gloo", "mpi"}));
   app.add_option("--case", which)
       ->required()
-      ->check(CLI::IsMember({"broadcast-count-cma", "broadcast-vs-reduce", "all-reduce-count", "all-reduce-count-large",
-                             "all-gather-count", "dtype", "reduce-op", "root", "all-reduce-vs-broadcast",
-                             "recv-smaller", "recv-larger", "reduce-scatter-count", "all-to-all-count",
-                             "all-to-allv-counts", "avg-vs-sum", "named-algorithm-count"}));
+      ->check(
+          CLI::IsMember({"broadcast-count-cma", "broadcast-vs-reduce", "all-reduce-count", "all-reduce-count-large",
+                         "all-gather-count", "dtype", "reduce-op", "root", "all-reduce-vs-broadcast", "recv-smaller",
+                         "recv-larger", "reduce-scatter-count", "all-to-all-count", "all-to-allv-counts", "avg-vs-sum",
+                         "named-algorithm-count", "all-reduce-count-edge", "all-gather-count-edge"}));
   CLI11_PARSE(app, argc, argv);
   rt::InitOptions init;
   init.check = 0;  // the backend itself must notice
@@ -95,6 +96,13 @@ int run(int argc, char** argv) {
     } else if (which == "all-reduce-count" || which == "all-reduce-count-large") {
       const std::size_t count = (which == "all-reduce-count" ? 4 : 100000) * (first ? 1 : 2);
       rt::all_reduce(on, ones.data(), guarded(count * 4)->as<float>(), count, f32, rt::ReduceOp::sum);
+    } else if (which == "all-reduce-count-edge" || which == "all-gather-count-edge") {
+      // gloo, 2 ranks: 1 MiB rides inside the agreement exchange, 4 bytes more does not
+      const std::size_t count = first ? 262144 : 262145;
+      if (which == "all-reduce-count-edge")
+        rt::all_reduce(on, ones.data(), guarded(count * 4)->as<float>(), count, f32, rt::ReduceOp::sum);
+      else
+        rt::all_gather(on, ones.data(), guarded(count * 4 * static_cast<std::size_t>(n))->as<float>(), count, f32);
     } else if (which == "all-gather-count") {
       const std::size_t count = first ? 4 : 8;
       rt::all_gather(on, ones.data(), guarded(count * 4 * static_cast<std::size_t>(n))->as<float>(), count, f32);

@@ -80,7 +80,10 @@ GlooBackend::GlooBackend(const BackendContext& ctx)
     GlooStore small_store(*ctx.store, ctx.key_prefix + "/small/", timeout_);
     small->connectFullMesh(small_store, device_);
     small_context_ = small;
-    if (size_ > 1) {  // before the warm-up, whose exchange follows every rank's registration
+    // Before the warm-up, whose exchange follows every rank's registration of their buffers.
+    if (size_ > 1 && size_ <= kRowExchangeRanks) {
+      exchange_ = std::make_unique<RowExchange>(small_context_, agreement_row_bytes(*this));
+    } else if (size_ > 1) {
       agreement_rows_.resize(agreement_row_bytes(*this) * static_cast<std::size_t>(size_));
       agreement_ =
           make_classic(small_context_, agreement_rows_.size() / sizeof(std::uint64_t), DType::i64, ReduceOp::sum);

@@ -14,7 +14,7 @@
 //   gloo_backend.cpp       set-up: the device, the two full meshes over our store, every rank's pid
 //   point_to_point.cpp     send / recv on unbound buffers; the application's messages with their size
 //   classic_allreduce.cpp  the classic halving-doubling objects for small all-reduces, their cache
-//   call_agreement.cpp     the runtime's agreement exchange on a classic object
+//   call_agreement.cpp     the runtime's agreement exchange: rows sent straight to each peer
 //   reductions.cpp         all_reduce (classic or Gloo's ring / bcube) and reduce
 //   collectives.cpp        barrier, broadcast, all_gather(v), gather, scatter
 //   all_to_all.cpp         all_to_all_single and all_to_allv
@@ -22,6 +22,7 @@
 #include <gloo/allreduce.h>
 #include <gloo/context.h>
 #include <gloo/reduce.h>
+#include <gloo/transport/buffer.h>
 #include <gloo/transport/device.h>
 #include <sys/types.h>
 
@@ -57,6 +58,9 @@ constexpr std::size_t kClassicAllReduceBytes = 1 << 20;
 // least recently used evicted first. Each holds about 2 x its bytes (our scratch + Gloo's
 // receive buffer), so at most ~32 MiB in all.
 constexpr std::size_t kClassicCacheEntries = 16;
+// On 2 ranks, calls of up to this many bytes per rank ride inside the agreement exchange
+// (agreement_inline_bytes); its buffers take about 3 x this per backend.
+constexpr std::size_t kRideBytes2 = 1 << 20;
 
 // One small all-reduce shape as a Gloo classic algorithm object: AllreduceHalvingDoubling over
 // a scratch buffer we own, its send/receive buffers registered with the peers once, at
@@ -68,6 +72,37 @@ class ClassicAllReduce {
   virtual ~ClassicAllReduce() = default;
   virtual void run(const void* in, void* out) = 0;
 };
+
+// The runtime's agreement exchange (rt/agreement.h) on up to kRowExchangeRanks ranks
+// (call_agreement.cpp): this rank's row goes to every peer as one message, straight into a
+// receive buffer the peer registered once, at construction (a collective call, like a classic
+// object's), with room for a full row (agreement_row_bytes), so that a peer that disagrees on
+// the call cannot overrun it whatever it sends; only the part of the row in use is sent (the
+// 32-byte digest alone when the call does not ride). One message each way per call, where the
+// classic halving-doubling all-reduce of the rows it replaces took two steps and two
+// notifications each way (BENCHMARKS.md, "gloo: the agreement as one message each way").
+// Two receive buffers per peer, used in turn: a peer can be at most one exchange ahead (it
+// finishes exchange k+1 only with this rank's row of k+1, sent after this rank finished k), so
+// it never writes the buffer this rank is still reading.
+class RowExchange {
+ public:
+  RowExchange(const std::shared_ptr<gloo::Context>& context, std::size_t row_bytes);
+  char* row() { return send_.data(); }
+  // Sends row()'s first `used` bytes to every peer and waits for every peer's row; returns
+  // every rank's row in rank order, valid until the next run.
+  const char* const* run(std::size_t used);
+
+ private:
+  int rank_;
+  int size_;
+  std::size_t row_bytes_;
+  std::vector<char> send_;
+  std::vector<char> received_[2];  // per turn, one row per peer (peers in rank order, without this rank)
+  std::vector<std::unique_ptr<gloo::transport::Buffer>> sends_[2], recvs_[2];  // per turn, per peer
+  std::vector<const char*> rows_;
+  int turn_ = 0;
+};
+constexpr int kRowExchangeRanks = 8;  // beyond: n - 1 messages each way; a classic all-reduce of the rows
 
 // A classic halving-doubling object for `count` elements of d reduced by op (classic_allreduce.cpp).
 std::unique_ptr<ClassicAllReduce> make_classic(const std::shared_ptr<gloo::Context>& context, std::size_t count,
@@ -93,13 +128,22 @@ class GlooBackend final : public Backend {
   // refused message is never received: its sender times out naming this rank.
   void user_send(const void* buf, std::size_t bytes, int dst) override;
   void user_recv(void* buf, std::size_t bytes, int src) override;
-  // The runtime's agreement (agreement.h) before every collective: its fixed-size all-gather as
-  // an all-reduce (sum) of each rank's row among zeros, on a classic halving-doubling object
-  // made at start-up over the small connections: one small exchange, like the small all-reduces.
-  // Gloo's small messages cost by the message, not the byte (~0.1-0.3 ms each on loopback,
-  // against ~1 us for 4 KiB more), so its rows carry calls of up to 4 KiB.
-  std::size_t agreement_inline_bytes() const override { return size_ <= 8 ? 4096 : size_ <= 32 ? 512 : 0; }
+  // The runtime's agreement (agreement.h) before every collective. Up to 8 ranks a RowExchange
+  // made at start-up over the small connections: each rank's row sent to each peer as one
+  // message (only the part in use). Beyond, its fixed-size all-gather as an all-reduce (sum) of
+  // each rank's row among zeros, on a classic halving-doubling object. Gloo's small messages
+  // cost by the message, not the byte (~0.1-0.3 ms each on loopback, against ~1 us for 4 KiB
+  // more), so its rows carry calls of up to 4 KiB; on 2 ranks up to kRideBytes2: there an
+  // all-gather of the rows moves the bytes of an all-reduce, in one message each way instead
+  // of halving-doubling's two steps (and notifications), and a call that rides needs no
+  // second exchange after the agreement (BENCHMARKS.md, "gloo: the agreement as one message
+  // each way").
+  std::size_t agreement_inline_bytes() const override {
+    return size_ == 2 ? kRideBytes2 : size_ <= 8 ? 4096 : size_ <= 32 ? 512 : 0;
+  }
   void agreement_all_gather(const void* mine, void* all, std::size_t bytes) override;
+  char* agreement_row() override { return exchange_ ? exchange_->row() : nullptr; }
+  const char* const* agreement_exchange(std::size_t used) override;
   // Gloo's pairs lock internally; operations on distinct slots may run from several threads.
   bool concurrent_point_to_point() const override { return true; }
 
@@ -236,8 +280,9 @@ class GlooBackend final : public Backend {
     std::unique_ptr<ClassicAllReduce> algorithm;
   };
   std::list<ClassicEntry> classic_;              // most recently used first
-  std::unique_ptr<ClassicAllReduce> agreement_;  // agreement_all_gather's object
+  std::unique_ptr<ClassicAllReduce> agreement_;  // agreement_all_gather's object (more than 8 ranks)
   std::vector<char> agreement_rows_;             // its input: this rank's row among zeros
+  std::unique_ptr<RowExchange> exchange_;        // agreement_exchange's (2-8 ranks)
   std::uint32_t tag_ = 1;
 };
 
