@@ -84,12 +84,13 @@ if want --tsan; then
   # The runtime's threads: unit tests, every operation with ranks as threads (shm, gloo), the
   # progress-queue stress test, the store under attack,
   # groups used from two threads, the schedule executor (a thread per dimension), tensor fusion
-  # and the Compressor (a cycle or worker thread beside the program's operations), and
+  # (its cycle thread beside the program's operations), compressed calls on the lanes (ranks as
+  # threads, and the Compressor's beside the program's operations), and
   # multi-process runs under chorus launch (shm, gloo). The mpirun runs are left to the
   # other stages: Open MPI is not instrumented, so TSan would see its threads only in part.
   # tests/rt/tsan.supp names what TSan cannot see through the uninstrumented libraries.
   configure_and_build build-tsan \
-    "chorus rt_unit_tests rt_thread_rank_tests rt_queue_stress rt_store_protocol_tests rt_timeouts_unit_tests rt_programs rt_hello rt_schedule_unit_tests" \
+    "chorus rt_unit_tests rt_thread_rank_tests rt_compressed_thread_rank_tests rt_queue_stress rt_store_protocol_tests rt_timeouts_unit_tests rt_programs rt_hello rt_schedule_unit_tests" \
     -DCHORUS_TSAN=ON -DCHORUS_BUILD_BENCH=OFF "${UNITY[@]}"
   (cd build-tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/../tests/rt/tsan.supp" \
      ctest --output-on-failure -j"$JOBS" --timeout 900 -L rt \

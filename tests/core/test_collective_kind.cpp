@@ -39,7 +39,7 @@ TEST(CollectiveKind, FindAcceptsOnlyTheGivenKinds) {
 }
 
 // Each part keeps its short aliases ("a2a" is the model's all-to-all here; the runtime's are
-// tested in tests/rt/test_rt_unit.cpp).
+// tested in tests/rt/test_types.cpp).
 TEST(CollectiveKind, EachPartsAliases) {
   CollectiveKind k{};
   ASSERT_TRUE(coll::parse_collective_op("a2a", k));
