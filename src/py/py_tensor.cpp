@@ -193,8 +193,8 @@ void PyWork::wait() {
 }
 
 std::shared_ptr<Staging> staging_buffer(std::size_t bytes) {
-  // The module's one pool: at most 8 buffers, 1 GiB, kept free (as the torch backend's).
-  static const std::shared_ptr<rt::BufferPool> pool = rt::BufferPool::make({8, std::size_t{1} << 30});
+  // The module's one pool, with the staging limits (as the torch backend's).
+  static const std::shared_ptr<rt::BufferPool> pool = rt::BufferPool::make({});
   return std::make_shared<Staging>(pool->take(bytes));
 }
 

@@ -20,6 +20,8 @@ namespace chorus::rt {
 
 class BufferPool : public std::enable_shared_from_this<BufferPool> {
  public:
+  // The defaults suit staging copies (the torch backend's, the Python module's); the fusion keeps
+  // more, as many buffers as a busy cycle holds.
   struct Limits {
     std::size_t max_buffers = 8;                   // free buffers kept
     std::size_t max_bytes = std::size_t{1} << 30;  // free bytes kept; a larger buffer is never kept

@@ -1,5 +1,6 @@
 #include "rt/dtype.h"
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 #include <type_traits>
@@ -198,6 +199,19 @@ void reduce_into(DType dtype, ReduceOp op, void* out, const void* a, const void*
     case DType::i64:
       typed_reduce<std::int64_t>(op, out, a, b, count);
       return;
+  }
+}
+
+double reduce_scalar(ReduceOp op, double a, double b) {
+  switch (op) {
+    case ReduceOp::prod:
+      return a * b;
+    case ReduceOp::min:
+      return std::min(a, b);
+    case ReduceOp::max:
+      return std::max(a, b);
+    default:  // sum, avg
+      return a + b;
   }
 }
 

@@ -17,6 +17,9 @@ std::uint16_t f32_to_bf16(float value);  // round to nearest even; NaN stays NaN
 // Integer sum and prod wrap modulo 2^bits (two's complement), never undefined.
 void reduce_into(DType dtype, ReduceOp op, void* out, const void* a, const void* b, std::size_t count);
 
+// `op` on two values as doubles (avg as sum): what the self-checks' references fold, rank by rank.
+double reduce_scalar(ReduceOp op, double a, double b);
+
 // Finishes an avg: buf[i] /= divisor (integers truncate toward zero).
 void divide_by(DType dtype, void* buf, std::size_t count, int divisor);
 

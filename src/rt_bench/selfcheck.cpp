@@ -43,24 +43,7 @@ double input_value(int rank, std::size_t i, DType dtype, ReduceOp op, bool movem
 
 double reduced_value(int world, std::size_t i, DType dtype, ReduceOp op, std::uint64_t salt) {
   double acc = input_value(0, i, dtype, op, false, salt);
-  for (int p = 1; p < world; ++p) {
-    const double v = input_value(p, i, dtype, op, false, salt);
-    switch (op) {
-      case ReduceOp::sum:
-      case ReduceOp::avg:
-        acc += v;
-        break;
-      case ReduceOp::prod:
-        acc *= v;
-        break;
-      case ReduceOp::min:
-        acc = std::min(acc, v);
-        break;
-      case ReduceOp::max:
-        acc = std::max(acc, v);
-        break;
-    }
-  }
+  for (int p = 1; p < world; ++p) acc = reduce_scalar(op, acc, input_value(p, i, dtype, op, false, salt));
   if (op == ReduceOp::avg) acc = is_integer(dtype) ? std::trunc(acc / world) : acc / world;
   return acc;
 }

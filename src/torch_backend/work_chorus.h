@@ -23,13 +23,11 @@ namespace chorus::torch_backend {
 // (the operation has ended and nothing refers to it), so the next list form reuses it.
 class StagingPool {
  public:
-  static constexpr std::size_t kMaxBuffers = 8;
-  static constexpr std::size_t kMaxBytes = std::size_t{1} << 30;
   // A contiguous 1-D tensor of `numel` elements of `dtype` over pooled memory (contents undefined).
   at::Tensor take(std::int64_t numel, at::ScalarType dtype);
 
  private:
-  std::shared_ptr<rt::BufferPool> pool_ = rt::BufferPool::make({kMaxBuffers, kMaxBytes});
+  std::shared_ptr<rt::BufferPool> pool_ = rt::BufferPool::make({});  // the staging limits
 };
 
 class WorkChorus : public c10d::Work {

@@ -36,24 +36,7 @@ double input_value(ReduceOp op, int r, std::size_t i) {
 
 double expected_value(ReduceOp op, int n, std::size_t i) {
   double acc = input_value(op, 0, i);
-  for (int r = 1; r < n; ++r) {
-    const double v = input_value(op, r, i);
-    switch (op) {
-      case ReduceOp::sum:
-      case ReduceOp::avg:
-        acc += v;
-        break;
-      case ReduceOp::prod:
-        acc *= v;
-        break;
-      case ReduceOp::min:
-        acc = std::min(acc, v);
-        break;
-      case ReduceOp::max:
-        acc = std::max(acc, v);
-        break;
-    }
-  }
+  for (int r = 1; r < n; ++r) acc = reduce_scalar(op, acc, input_value(op, r, i));
   return op == ReduceOp::avg ? acc / n : acc;
 }
 
