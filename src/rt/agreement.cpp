@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <vector>
@@ -86,6 +87,58 @@ std::size_t inline_bytes(const CallSignature& c, int n, std::size_t capacity) {
   }
 }
 
+// The vector forms ride too, but what each rank sends is its own: a rank cannot tell from its
+// call whether a peer's data fits. So each rank carries its data when its own fits and says so
+// in its digest (kCarries, beside the vector-form flag); the call rides only when every row
+// says so, which every rank reads from the same rows. An all-gatherv's row holds the rank's
+// block; an all-to-all's (list or v) the offsets of its blocks for each peer, then the blocks.
+constexpr std::uint8_t kCarries = 2;  // in OpSignature::vector_form of a digest
+
+// Up to this many bytes of payload: beyond, the two copies through the row cost more than the
+// library's own exchange saves (gloo, 2 ranks: BENCHMARKS.md, "gloo's vector forms ride").
+constexpr std::size_t kVectorRideBytes = 64 << 10;
+
+bool exchange_form(CollectiveKind op) { return op == CollectiveKind::kAllToAll || op == CollectiveKind::kAllToAllv; }
+
+// Where this rank's block for rank j starts (exchange forms), and where rank j's block for it goes.
+const char* block_in(const CallSignature& c, int j) {
+  const auto k = static_cast<std::size_t>(j);
+  if (c.op == CollectiveKind::kAllToAll) return static_cast<const char*>(c.lists->ins[k]);
+  return static_cast<const char*>(c.in) + c.lists->send_displs[k] * dtype_bytes(c.dtype);
+}
+char* block_out(const CallSignature& c, int j) {
+  const auto k = static_cast<std::size_t>(j);
+  if (c.op == CollectiveKind::kAllToAll) return static_cast<char*>(c.lists->outs[k]);
+  return static_cast<char*>(c.out) + c.lists->recv_displs[k] * dtype_bytes(c.dtype);
+}
+
+// The bytes of this rank's payload for a vector form, or kNotInline (a form that never rides).
+std::size_t vector_payload_bytes(const CallSignature& c, int n, int me) {
+  if (!c.may_inline || !c.vector_form) return kNotInline;
+  const std::size_t eb = dtype_bytes(c.dtype);
+  if (c.op == CollectiveKind::kAllGatherv) return c.count * eb;
+  if (!exchange_form(c.op)) return kNotInline;
+  std::size_t bytes = static_cast<std::size_t>(n) * sizeof(std::uint64_t);
+  for (int j = 0; j < n; ++j)
+    if (j != me) bytes += c.sends[static_cast<std::size_t>(j)] * eb;
+  return bytes;
+}
+
+void pack_vector(const CallSignature& c, int n, int me, char* payload) {
+  const std::size_t eb = dtype_bytes(c.dtype);
+  if (c.op == CollectiveKind::kAllGatherv) {
+    if (c.count > 0) std::memcpy(payload, c.in, c.count * eb);
+    return;
+  }
+  std::uint64_t at = static_cast<std::uint64_t>(n) * sizeof(std::uint64_t);
+  for (int j = 0; j < n; ++j) {
+    std::memcpy(payload + static_cast<std::size_t>(j) * sizeof at, &at, sizeof at);
+    const std::size_t len = j == me ? 0 : c.sends[static_cast<std::size_t>(j)] * eb;
+    if (len > 0) std::memcpy(payload + at, block_in(c, j), len);
+    at += len;
+  }
+}
+
 // out = the rows' `count` elements at `offset`, reduced in rank order (the same order on every
 // rank, so every rank gets the same bits), then averaged for avg.
 void reduce_rows(const CallSignature& c, const char* const* rows, int n, std::size_t offset, void* out) {
@@ -151,6 +204,31 @@ void finish_inline(const CallSignature& c, const char* const* rows, int n, int m
                   b.name(), to_string(mine.op), b.rank(), describe(mine)));
 }
 
+// Finishes a vector form that rode inside the exchange, from every rank's row (`capacity`:
+// the bytes of data a row has room for). The flow digests agreed, so rank p's block for this
+// rank is as long as this rank expects; its offset is checked against the row all the same.
+void finish_vector(const Backend& b, const CallSignature& c, const OpSignature& s, const char* const* rows,
+                   std::size_t capacity) {
+  const int n = b.size(), me = b.rank();
+  const std::size_t eb = dtype_bytes(c.dtype);
+  const auto payload = [&](int p) { return rows[p] + sizeof(CallDigest); };
+  const bool gatherv = c.op == CollectiveKind::kAllGatherv;
+  // This rank's own block first: with the buffers in place, the other blocks may land on it.
+  const std::size_t own = c.count * eb;
+  if (gatherv && own > 0) std::memmove(block_out(c, me), c.in, own);
+  if (!gatherv && c.sends[static_cast<std::size_t>(me)] > 0)
+    std::memmove(block_out(c, me), block_in(c, me), c.sends[static_cast<std::size_t>(me)] * eb);
+  for (int p = 0; p < n; ++p) {
+    const std::size_t len = c.expects[static_cast<std::size_t>(p)] * eb;
+    if (p == me || len == 0) continue;
+    std::uint64_t at = 0;
+    if (!gatherv) std::memcpy(&at, payload(p) + static_cast<std::size_t>(me) * sizeof at, sizeof at);
+    if (at > capacity || len > capacity - at) [[unlikely]]
+      throw_traffic_disagreement(b, s);
+    std::memcpy(block_out(c, p), payload(p) + at, len);
+  }
+}
+
 }  // namespace
 
 std::size_t agreement_row_bytes(const Backend& backend) {
@@ -159,12 +237,15 @@ std::size_t agreement_row_bytes(const Backend& backend) {
 
 bool agree(Backend& backend, const CallSignature& mine) {
   const int n = backend.size(), me = backend.rank();
-  const std::size_t row_bytes = agreement_row_bytes(backend);
-  const CallDigest d = digest(mine, me);
-  const std::size_t carried = inline_bytes(mine, n, row_bytes - sizeof d);
+  const std::size_t row_bytes = agreement_row_bytes(backend), capacity = row_bytes - sizeof(CallDigest);
+  CallDigest d = digest(mine, me);
+  const std::size_t carried = inline_bytes(mine, n, capacity);
+  const std::size_t vector_payload = vector_payload_bytes(mine, n, me);
+  const bool carries_vector = vector_payload <= std::min(capacity, kVectorRideBytes);
   // What this rank contributes to the rows: its input (a broadcast's or scatter's root only).
   const bool rooted = mine.op == CollectiveKind::kBroadcast || mine.op == CollectiveKind::kScatter;
   const bool contributes = carried != kNotInline && carried > 0 && (!rooted || me == mine.root);
+  const std::size_t used = sizeof d + (contributes ? carried : carries_vector ? vector_payload : 0);
   // This rank's row: the backend's own (sent in place, only the part in use), else one kept per
   // thread, with every rank's (this runs before every collective).
   thread_local std::vector<char> row_buffer, rows_buffer;
@@ -175,8 +256,11 @@ bool agree(Backend& backend, const CallSignature& mine) {
     row_buffer.assign(row_bytes, 0);
     row = row_buffer.data();
   }
+  if (carries_vector) d.signature.vector_form |= kCarries;
   std::memcpy(row, &d, sizeof d);
+  d.signature.vector_form &= static_cast<std::uint8_t>(~kCarries);
   if (contributes) std::memcpy(row + sizeof d, mine.op == CollectiveKind::kBroadcast ? mine.out : mine.in, carried);
+  if (carries_vector) pack_vector(mine, n, me, row + sizeof d);
   const char* const* rows = nullptr;
   if (own_buffers) {
     rows_buffer.resize(row_bytes * static_cast<std::size_t>(n));
@@ -186,10 +270,11 @@ bool agree(Backend& backend, const CallSignature& mine) {
       row_starts[static_cast<std::size_t>(p)] = rows_buffer.data() + static_cast<std::size_t>(p) * row_bytes;
     rows = row_starts.data();
   } else {
-    rows = backend.agreement_exchange(sizeof d + (contributes ? carried : 0));
+    rows = backend.agreement_exchange(used);
   }
   const std::uint64_t eb = dtype_bytes(mine.dtype);
   std::uint64_t flow = 0;
+  bool all_carry = true;
   // Every rank sees every row, so ranks that disagree all throw (the traffic digest is summed
   // over all rows). A rank whose program then ends at once could close its connections under a
   // slower peer still reading the rows, which would report that rank dead rather than the
@@ -203,6 +288,8 @@ bool agree(Backend& backend, const CallSignature& mine) {
   for (int p = 0; p < n; ++p) {
     CallDigest theirs;
     std::memcpy(&theirs, rows[p], sizeof theirs);
+    all_carry = all_carry && (theirs.signature.vector_form & kCarries) != 0;
+    theirs.signature.vector_form &= static_cast<std::uint8_t>(~kCarries);
     if (mine.vector_form) flow += theirs.flow;
     if (p == me) continue;
     const std::uint64_t expected = mine.op == CollectiveKind::kAllGatherv && p < static_cast<int>(mine.expects.size())
@@ -220,6 +307,11 @@ bool agree(Backend& backend, const CallSignature& mine) {
   if (flow != 0) [[unlikely]] {
     settled();
     throw_traffic_disagreement(backend, d.signature);
+  }
+  if (mine.vector_form) {
+    if (!all_carry) return false;
+    finish_vector(backend, mine, d.signature, rows, capacity);
+    return true;
   }
   if (carried == kNotInline) return false;
   finish_inline(mine, rows, n, me);

@@ -45,17 +45,19 @@ CallSignature signature_of(const Call& c, int rank, int size, std::size_t algori
   s.reduce_op = c.reduce_op;
   s.root = c.root;
   s.compression = c.compression.get();
+  s.in = c.in;
+  s.out = c.out;
+  s.may_inline = algorithm == 0;
+  s.named_algorithm = algorithm != 0;  // a compressed call's too (Communicator::kCompressed)
   if (traits(c.op).uniform_count) {
     s.count = c.count;
-    s.in = c.in;
-    s.out = c.out;
-    s.may_inline = algorithm == 0;
-    s.named_algorithm = algorithm != 0;  // a compressed call's too (Communicator::kCompressed)
     return s;
   }
   // The vector forms: who sends how many elements to whom, compared pairwise (only the root
   // knows a gatherv's counts and a scatterv's).
   s.vector_form = true;
+  s.count = c.count;
+  s.lists = c.lists.get();
   const auto n = static_cast<std::size_t>(size);
   const bool at_root = rank == c.root;
   switch (c.op) {

@@ -22,10 +22,12 @@ struct CallSignature {
   bool vector_form = false;
   // Elements this rank sends to each rank, and expects from each rank (vector forms).
   std::vector<std::uint64_t> sends, expects;
-  // The call's buffers (a broadcast's is `out`), and whether the agreement exchange may carry
-  // the call itself when it is small (agreement.h): only with the backend's default algorithm.
+  // The call's buffers (a broadcast's is `out`) and a vector form's lists (the Call's, which
+  // outlive the signature), and whether the agreement exchange may carry the call itself when
+  // it is small (agreement.h): only with the backend's default algorithm.
   const void* in = nullptr;
   void* out = nullptr;
+  const CallLists* lists = nullptr;
   bool may_inline = false;
   bool named_algorithm = false;  // run with a named algorithm (shm then agrees by digest too)
   // The bound of a call that travels compressed (the Call's, which outlives the signature); null

@@ -260,6 +260,49 @@ TEST_P(ThreadRanks, EveryOperationMatchesTheReference) {
   });
 }
 
+// Small vector forms ride inside the agreement exchange when every rank's data fits its row
+// (rt/agreement.cpp). Here rank 0 sends each peer 40,000 f32 (160 KB, more than any row takes)
+// and the others send 3: the ranks must all take the library's path, and then all ride again
+// on the next call, where every rank sends 3.
+TEST_P(ThreadRanks, UnevenExchangesWhereOnlySomeRanksFitTheRowArriveWhole) {
+  const Case c = GetParam();
+  testing::spawn(c.n, {c.backend}, [&](Runtime& rt, int r) {
+    const auto n = static_cast<std::size_t>(c.n);
+    for (std::size_t big : {std::size_t{40000}, std::size_t{3}}) {
+      const auto pair = [&](int s) { return s == 0 ? big : std::size_t{3}; };  // what rank s sends each rank
+      Counts sc(n), sd(n), rc(n), rd(n);
+      std::size_t st = 0, rt_total = 0;
+      for (std::size_t j = 0; j < n; ++j) {
+        sc[j] = pair(r), sd[j] = st, st += sc[j];
+        rc[j] = pair(static_cast<int>(j)), rd[j] = rt_total, rt_total += rc[j];
+      }
+      Buf in(DType::f32, st, [&](std::size_t i) {
+        const int j = block_of(sd, i);
+        return y(r, i - sd[static_cast<std::size_t>(j)], j);
+      });
+      Buf out(DType::f32, rt_total);
+      rt.issue(c.backend, calls::all_to_allv(in.data(), sc, sd, out.data(), rc, rd, DType::f32), false);
+      expect_values(
+          out, rt_total,
+          [&](std::size_t i) {
+            const int j = block_of(rd, i);
+            return y(j, i - rd[static_cast<std::size_t>(j)], r);
+          },
+          fmt::format("rank {} of {} on {}, rank 0 sending {}: all_to_allv", r, c.n, c.backend, big));
+      // all_gatherv: rank 0's block `big`, the others' 3.
+      Buf mine(DType::f32, pair(r), [&](std::size_t i) { return y(r, i); }), all(DType::f32, rt_total);
+      rt.issue(c.backend, calls::all_gatherv(mine.data(), pair(r), all.data(), rc, rd, DType::f32), false);
+      expect_values(
+          all, rt_total,
+          [&](std::size_t i) {
+            const int j = block_of(rd, i);
+            return y(j, i - rd[static_cast<std::size_t>(j)]);
+          },
+          fmt::format("rank {} of {} on {}, rank 0 sending {}: all_gatherv", r, c.n, c.backend, big));
+    }
+  });
+}
+
 // Rank 0 all-reduces 4 elements, the others 8: every rank fails with a DisagreementError naming
 // its own call and a peer's, before any data moves, and the runtimes still end cleanly (their
 // destructors agree with the peers that all are done).
