@@ -48,7 +48,7 @@ CallSignature signature_of(const Call& c, int rank, int size, std::size_t algori
   s.in = c.in;
   s.out = c.out;
   s.may_inline = algorithm == 0;
-  s.named_algorithm = algorithm != 0;  // a compressed call's too (Communicator::kCompressed)
+  s.named_algorithm = algorithm != 0;  // a compressed call's too (CommunicatorState::kCompressed)
   if (traits(c.op).uniform_count) {
     s.count = c.count;
     return s;

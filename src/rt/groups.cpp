@@ -117,7 +117,7 @@ void Runtime::add_group(const std::string& name, const std::string& kind, std::v
   if (world_ranks.size() > 16) map += ", ...";
   c->group_note = fmt::format("[in group '{}' on {}: {}]", name, kind, map);
   std::lock_guard lock(mutex_);
-  Communicator* added = c.get();
+  CommunicatorState* added = c.get();
   communicators_[name] = std::move(c);
   groups_.push_back(name);
   members_[name] = std::move(world_ranks);

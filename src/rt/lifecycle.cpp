@@ -86,9 +86,9 @@ Runtime::Runtime(const std::vector<std::string>& names, const InitOptions& optio
 }
 
 // A backend instance of kind `kind` (mpi, gloo, shm) with its progress lanes.
-std::unique_ptr<Communicator> Runtime::make_communicator(const std::string& kind, const std::string& label,
+std::unique_ptr<CommunicatorState> Runtime::make_communicator(const std::string& kind, const std::string& label,
                                                          const BackendContext& ctx) const {
-  auto c = std::make_unique<Communicator>();
+  auto c = std::make_unique<CommunicatorState>();
   c->label = label;
   c->compressed_label = label + ":zfp";
   if (kind == "mpi")
@@ -99,7 +99,7 @@ std::unique_ptr<Communicator> Runtime::make_communicator(const std::string& kind
     c->backend = make_shm_backend(ctx);
   c->world_size = c->backend->size();
   c->takes_avg = c->backend->takes_avg();
-  using Agreement = Communicator::Agreement;
+  using Agreement = CommunicatorState::Agreement;
   if (c->world_size > 1)
     c->agreement = check_                                         ? Agreement::kFull
                    : c->backend->agrees_on_data_path() || !agree_ ? Agreement::kNone

@@ -18,7 +18,7 @@ std::string Runtime::pick_backend(CollectiveKind op, std::size_t bytes) const {
 }
 
 // "auto", names with an algorithm, and unknown names.
-Communicator& Runtime::find_slow(std::string_view name, CollectiveKind op, std::size_t bytes, std::size_t* algorithm) {
+CommunicatorState& Runtime::find_slow(std::string_view name, CollectiveKind op, std::size_t bytes, std::size_t* algorithm) {
   std::lock_guard lock(mutex_);
   // A name with an algorithm: the exact name first (group names may hold ':'), else the part
   // before the last ':' names the backend or group, the rest the algorithm.
@@ -61,6 +61,60 @@ Communicator& Runtime::find_slow(std::string_view name, CollectiveKind op, std::
   return *it->second;
 }
 
+Communicator Runtime::communicator(std::string_view name) {
+  if (name == "auto")
+    throw InputError("communicator", "'auto' is not a communicator: it chooses a backend per call (name a backend "
+                                     "or group, with an algorithm if you want one: gloo:ring)");
+  // As rank() looks it up: unknown names, groups this rank is not in and algorithms no
+  // operation of the backend has are refused here, worded as for a call.
+  std::size_t ignored = 0;
+  CommunicatorState& c = find(name, CollectiveKind::kBarrier, 0, &ignored);
+  Communicator h;
+  h.runtime_ = this;
+  h.state_ = &c;
+  h.name_ = std::string(name);
+  {
+    std::lock_guard lock(mutex_);
+    if (const auto colon = h.name_.rfind(':'); colon != std::string::npos && communicators_.count(h.name_) == 0)
+      h.algorithm_ = h.name_.substr(colon + 1);
+  }
+  if (h.algorithm_.empty() || h.algorithm_ == "default") return h;
+  for (CollectiveKind op : kAllCollectiveKinds) {
+    if (!takes_algorithm(op)) continue;
+    const auto& names = c.algorithms_of(op);
+    const auto a = std::find(names.begin(), names.end(), h.algorithm_);
+    h.algorithms_[static_cast<std::size_t>(op)] =
+        a == names.end() ? Communicator::kMissing : static_cast<std::size_t>(a - names.begin()) + 1;
+  }
+  return h;
+}
+
+void Communicator::throw_missing_algorithm(CollectiveKind op) const {
+  const CommunicatorState& c = *state_;
+  const auto& names = c.algorithms_of(op);
+  throw InputError(fmt::format("{} on rank {}", to_string(op), c.backend->rank()),
+                   fmt::format("communicator '{}': {} has no {} algorithm '{}' (it has: default{}{})",
+                               name_, c.backend->name(), to_string(op), algorithm_,
+                               names.empty() ? "" : ", ", fmt::join(names, ", ")));
+}
+
+int Communicator::rank() const { return state_ != nullptr ? state_->backend->rank() : 0; }
+int Communicator::size() const { return state_ != nullptr ? state_->world_size : 1; }
+
+std::string Communicator::resolve(CollectiveKind op) const {
+  if (state_ == nullptr) return {};
+  const std::size_t a = takes_algorithm(op) ? algorithms_[static_cast<std::size_t>(op)] : 0;
+  if (a == kMissing) throw_missing_algorithm(op);
+  const Backend& b = *state_->backend;
+  return a == 0 ? b.name() : b.name() + ":" + state_->algorithms_of(op)[a - 1];
+}
+
+Work Communicator::issue(Call call, bool async_op) const {
+  if (runtime_ == nullptr)
+    throw InputError(std::string(to_string(call.op)), "no communicator (made by rt::communicator(name))");
+  return runtime_->issue(*this, std::move(call), async_op);
+}
+
 // A name with an all_reduce algorithm ("mpi:ring") gives its backend's size and rank.
 int Runtime::size(std::string_view name) {
   std::size_t algorithm = 0;
@@ -74,7 +128,7 @@ int Runtime::rank(std::string_view name) {
 
 std::string Runtime::resolve_backend(std::string_view name, CollectiveKind op, std::size_t bytes) {
   std::size_t algorithm = 0;
-  Communicator& c = find(name, op, bytes, takes_algorithm(op) ? &algorithm : nullptr);
+  CommunicatorState& c = find(name, op, bytes, takes_algorithm(op) ? &algorithm : nullptr);
   return algorithm == 0 ? c.backend->name() : c.backend->name() + ":" + c.algorithms_of(op)[algorithm - 1];
 }
 
@@ -88,7 +142,7 @@ bool Runtime::is_native(std::string_view name, CollectiveKind op) { return find(
 std::vector<int> Runtime::group_ranks(std::string_view name) {
   auto it = members_.find(name);
   if (it != members_.end()) return it->second;
-  Communicator& c = find(name, CollectiveKind::kBarrier, 0);  // a backend: the whole world (or an error)
+  CommunicatorState& c = find(name, CollectiveKind::kBarrier, 0);  // a backend: the whole world (or an error)
   std::vector<int> all(static_cast<std::size_t>(c.world_size));
   for (int i = 0; i < c.world_size; ++i) all[static_cast<std::size_t>(i)] = i;
   return all;

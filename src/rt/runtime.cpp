@@ -34,6 +34,8 @@ inline Work run(std::string_view backend, Call&& call, bool async_op) {
 
 Work issue(std::string_view backend, Call call, bool async_op) { return run(backend, std::move(call), async_op); }
 
+Communicator communicator(std::string_view name) { return rt("communicator").communicator(name); }
+
 std::vector<std::string> available_backends() { return known_backends(); }
 
 void init(const std::vector<std::string>& backends, const InitOptions& options) {

@@ -16,6 +16,7 @@
 // backend is idle) and throws on failure. Ranks must issue the
 // same operations in the same order per backend; across backends any interleaving is fine.
 // Counts are in elements; `in == out` is allowed wherever the sizes match (in place).
+#include <array>
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -28,8 +29,10 @@
 
 namespace chorus::rt {
 
-struct TuningTable;  // rt/tuning_table.h
-class Store;         // rt/rendezvous/store.h
+struct TuningTable;        // rt/tuning_table.h
+class Store;               // rt/rendezvous/store.h
+class Runtime;             // rt/runtime_instance.h
+struct CommunicatorState;  // rt/runtime_instance.h
 
 // A world found by the caller rather than from the environment: a framework that did its own
 // rendezvous (torch.distributed under torchrun) gives this rank, the world size and a key-value
@@ -116,6 +119,42 @@ std::vector<int> group_ranks(std::string_view name);
 // Any operation as one value (rt/call.h: rt::calls::all_reduce(...) and the like): what the
 // functions below do, for callers that hold the operation as data (bench, the enforcer).
 Work issue(std::string_view backend, Call call, bool async_op = false);
+
+// ---- communicators ----------------------------------------------------------------------------
+// A backend or group resolved once, with its named algorithm if the name gives one
+// ("gloo:ring"): its calls skip the lookup of the name, and the algorithm's name is checked once
+// here rather than on every call. Operations that take an algorithm (kAlgorithmOps) run the
+// named one, and one that lacks it refuses the call naming the algorithms it has; the others
+// run as on the plain backend. "auto" is not a communicator: it chooses a backend per call.
+// A handle: copies share the communicator, which lives until finalize() (its runtime's end).
+//
+//   auto ring = chorus::rt::communicator("gloo:ring");
+//   ring.issue(chorus::rt::calls::all_reduce(x, x, n, DType::f32, ReduceOp::sum));
+class Communicator {
+ public:
+  Communicator() = default;  // no communicator: issue() throws InputError
+  const std::string& name() const { return name_; }
+  int rank() const;
+  int size() const;
+  // "gloo" or "gloo:ring": what a call of `op` runs on (as resolve_backend names it).
+  std::string resolve(CollectiveKind op) const;
+  Work issue(Call call, bool async_op = false) const;
+
+ private:
+  friend class Runtime;
+  // Per operation kind: 0 for the backend's own choice, 1 + the index of the named algorithm,
+  // or kMissing when the named algorithm has no form for that operation.
+  static constexpr std::size_t kMissing = ~std::size_t{0};
+  [[noreturn, gnu::cold, gnu::noinline]] void throw_missing_algorithm(CollectiveKind op) const;
+  Runtime* runtime_ = nullptr;
+  CommunicatorState* state_ = nullptr;
+  std::string name_, algorithm_;
+  std::array<std::size_t, std::size(kAllCollectiveKinds)> algorithms_{};
+};
+
+// The default runtime's communicator for a backend or group name (InputError naming what is
+// wrong with the name: unknown, not initialised, not a member, an algorithm no operation has).
+Communicator communicator(std::string_view name);
 
 Work send(std::string_view backend, const void* buf, std::size_t count, DType dtype, int dst, bool async_op = false);
 Work recv(std::string_view backend, void* buf, std::size_t count, DType dtype, int src, bool async_op = false);

@@ -1,6 +1,6 @@
 #pragma once
 // chorus::rt::Runtime: one instance of the runtime, what init() makes and finalize() ends. It
-// owns the world, a Communicator per backend and group, their progress lanes and the
+// owns the world, a CommunicatorState per backend and group, their progress lanes and the
 // communication log, and issues every operation as one Call. The free functions of runtime.h
 // are a facade over the process's default instance; tests run several instances in one process,
 // one per rank, each on its own thread (tests/rt/backends/thread_ranks.h).
@@ -36,7 +36,7 @@ namespace chorus::rt {
 
 // One backend instance (mpi, gloo or shm) over the world or a group: its progress lanes, how its
 // ranks agree on calls, its named algorithms, and whether a failure left it unusable.
-struct Communicator {
+struct CommunicatorState {
   std::unique_ptr<Backend> backend;
   // Lane 0 runs collectives (and everything, if the backend cannot take concurrent calls);
   // lanes 1 and 2 run the application's sends and receives.
@@ -101,6 +101,9 @@ class Runtime {
   // operations that take one): validated, agreed on, run inline or on the lane.
   // The inline path runs on the caller's Call; only a queued one is moved into its task.
   Work issue(std::string_view name, Call&& call, bool async_op);
+  // The same on a communicator resolved once (runtime.h): no lookup of the name.
+  Work issue(const Communicator& communicator, Call&& call, bool async_op);
+  Communicator communicator(std::string_view name);
 
   int rank(std::string_view name);
   int size(std::string_view name);
@@ -120,12 +123,14 @@ class Runtime {
   // The hot path: a linear scan of the few names beats a map lookup. `algorithm` (operations
   // that take one, and rank/size lookups as barrier): 0 for the backend's own choice, else 1 +
   // the index of a named algorithm ("mpi:ring", or "auto" choosing one from the tuning table).
-  Communicator& find(std::string_view name, CollectiveKind op, std::size_t bytes, std::size_t* algorithm = nullptr);
-  Communicator& find_slow(std::string_view name, CollectiveKind op, std::size_t bytes, std::size_t* algorithm);
+  CommunicatorState& find(std::string_view name, CollectiveKind op, std::size_t bytes, std::size_t* algorithm = nullptr);
+  CommunicatorState& find_slow(std::string_view name, CollectiveKind op, std::size_t bytes, std::size_t* algorithm);
   std::string pick_backend(CollectiveKind op, std::size_t bytes) const;
-  Work enqueue(Communicator& c, Communicator::Lane& lane, std::size_t algorithm, ReduceOp wire, Call&& call,
+  // Issues `call` on `c` with `algorithm` (0, 1 + a named one's index, or kCompressed).
+  Work submit(CommunicatorState& c, std::size_t algorithm, Call&& call, bool async_op);
+  Work enqueue(CommunicatorState& c, CommunicatorState::Lane& lane, std::size_t algorithm, ReduceOp wire, Call&& call,
                std::optional<CallSignature>&& sig, bool async_op);
-  std::unique_ptr<Communicator> make_communicator(const std::string& kind, const std::string& label,
+  std::unique_ptr<CommunicatorState> make_communicator(const std::string& kind, const std::string& label,
                                                   const BackendContext& ctx) const;
   BackendContext world_context(const std::string& key_prefix, std::vector<int> world_ranks = {}) const;
   void add_group(const std::string& name, const std::string& kind, std::vector<int> world_ranks,
@@ -137,7 +142,7 @@ class Runtime {
   void leave_without_waiting(const std::string& failure) const;
 
   World world_;
-  std::map<std::string, std::unique_ptr<Communicator>> communicators_;  // backends and groups, by name
+  std::map<std::string, std::unique_ptr<CommunicatorState>> communicators_;  // backends and groups, by name
   std::vector<std::string> order_;                                      // initialised backends in preference order
   std::vector<std::string> groups_;                                     // groups of this rank, in creation order
   std::map<std::string, std::vector<int>, std::less<>> members_;        // group -> world ranks
@@ -147,9 +152,9 @@ class Runtime {
   // group. Names past its capacity are found through `communicators_` under `mutex_`.
   struct FastIndex {
     static constexpr std::size_t kCapacity = 64;
-    std::array<std::pair<std::string, Communicator*>, kCapacity> entries;
+    std::array<std::pair<std::string, CommunicatorState*>, kCapacity> entries;
     std::atomic<std::size_t> count{0};
-    void add(const std::string& name, Communicator* c) {  // one writer at a time (mutex_)
+    void add(const std::string& name, CommunicatorState* c) {  // one writer at a time (mutex_)
       const std::size_t n = count.load(std::memory_order_relaxed);
       if (n == kCapacity) return;
       entries[n] = {name, c};
@@ -176,7 +181,7 @@ inline bool same_name(const std::string& a, std::string_view b) {
   return std::memcmp(a.data(), b.data(), n) == 0;
 }
 
-[[gnu::always_inline]] inline Communicator& Runtime::find(std::string_view name, CollectiveKind op, std::size_t bytes,
+[[gnu::always_inline]] inline CommunicatorState& Runtime::find(std::string_view name, CollectiveKind op, std::size_t bytes,
                                                           std::size_t* algorithm) {
   const std::size_t n = fast_.count.load(std::memory_order_acquire);
   for (std::size_t i = 0; i < n; ++i)

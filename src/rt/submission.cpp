@@ -13,12 +13,12 @@ namespace chorus::rt {
 
 namespace {
 
-[[noreturn, gnu::cold, gnu::noinline]] void throw_broken(Communicator& c) {
+[[noreturn, gnu::cold, gnu::noinline]] void throw_broken(CommunicatorState& c) {
   std::lock_guard lock(c.broken_mutex);
   throw CommError(fmt::format("backend {} is unusable after an earlier failure: {}", c.backend->name(), c.broken));
 }
 
-[[gnu::cold, gnu::noinline]] void mark_broken(Communicator& c, const CommError& e) {
+[[gnu::cold, gnu::noinline]] void mark_broken(CommunicatorState& c, const CommError& e) {
   std::lock_guard lock(c.broken_mutex);
   if (c.broken.empty()) {
     c.broken = e.what();
@@ -28,7 +28,7 @@ namespace {
 }
 
 // Rethrows a group's failure with its ranks mapped to world ranks (same exception type).
-[[noreturn, gnu::cold, gnu::noinline]] void rethrow_in_group(const Communicator& c, const CommError& e) {
+[[noreturn, gnu::cold, gnu::noinline]] void rethrow_in_group(const CommunicatorState& c, const CommError& e) {
   const std::string what = std::string(e.what()) + " " + c.group_note;
   if (dynamic_cast<const TimeoutError*>(&e) != nullptr) throw TimeoutError(what);
   if (dynamic_cast<const DisagreementError*>(&e) != nullptr) throw DisagreementError(what);
@@ -39,12 +39,12 @@ namespace {
 // refuses a broken backend, agrees on the call first (`sig` non-null), and marks the backend
 // broken on a communication failure.
 template <typename Body>
-[[gnu::always_inline]] inline void run_op(Communicator& c, const CallSignature* sig, Body& body) {
+[[gnu::always_inline]] inline void run_op(CommunicatorState& c, const CallSignature* sig, Body& body) {
   if (c.is_broken.load(std::memory_order_acquire)) [[unlikely]]
     throw_broken(c);
   try {
     if (sig != nullptr) {
-      if (c.agreement == Communicator::Agreement::kFull)
+      if (c.agreement == CommunicatorState::Agreement::kFull)
         check_agreement(*c.backend, *sig);
       else if (agree(*c.backend, *sig))
         return;  // the exchange carried the call itself
@@ -75,13 +75,25 @@ CommRecord with_end(CommRecord r, bool ok) {
 }  // namespace
 
 Work Runtime::issue(std::string_view name, Call&& call, bool async_op) {
-  const OpTraits& t = traits(call.op);
   std::size_t algorithm = 0;
-  Communicator& c = find(name, call.op, call.bytes(), t.takes_algorithm ? &algorithm : nullptr);
+  CommunicatorState& c = find(name, call.op, call.bytes(), traits(call.op).takes_algorithm ? &algorithm : nullptr);
+  return submit(c, algorithm, std::move(call), async_op);
+}
+
+Work Runtime::issue(const Communicator& communicator, Call&& call, bool async_op) {
+  const std::size_t algorithm =
+      traits(call.op).takes_algorithm ? communicator.algorithms_[static_cast<std::size_t>(call.op)] : 0;
+  if (algorithm == Communicator::kMissing) [[unlikely]]
+    communicator.throw_missing_algorithm(call.op);
+  return submit(*communicator.state_, algorithm, std::move(call), async_op);
+}
+
+Work Runtime::submit(CommunicatorState& c, std::size_t algorithm, Call&& call, bool async_op) {
+  const OpTraits& t = traits(call.op);
   const Backend& b = *c.backend;
   validate(b, call);
   if (call.compression) [[unlikely]]
-    algorithm = Communicator::kCompressed;
+    algorithm = CommunicatorState::kCompressed;
   std::optional<CallSignature> sig;
   // Collectives agree first when the communicator does (agreement.h); on shm, calls with a
   // named algorithm do too: those run on the runtime's point-to-point algorithms, outside shm's
@@ -93,7 +105,7 @@ Work Runtime::issue(std::string_view name, Call&& call, bool async_op) {
     sig->sequence = c.sequence.fetch_add(1, std::memory_order_relaxed);
   }
   const ReduceOp wire = c.wire_op(call.reduce_op);
-  Communicator::Lane& lane = c.lane_for(call.op);
+  CommunicatorState::Lane& lane = c.lane_for(call.op);
   if (async_op || !lane.queue->try_claim())
     return enqueue(c, lane, algorithm, wire, std::move(call), std::move(sig), async_op);
   // Synchronous on an idle lane: run here, on the caller's Call, no task object.
@@ -121,7 +133,7 @@ Work Runtime::issue(std::string_view name, Call&& call, bool async_op) {
 
 // The queued path: the operation, its Call moved in, runs on the lane's thread; with a
 // communication log, its issue, start and end times are recorded.
-Work Runtime::enqueue(Communicator& c, Communicator::Lane& lane, std::size_t algorithm, ReduceOp wire, Call&& call,
+Work Runtime::enqueue(CommunicatorState& c, CommunicatorState::Lane& lane, std::size_t algorithm, ReduceOp wire, Call&& call,
                       std::optional<CallSignature>&& sig, bool async_op) {
   const int rank = c.backend->rank();
   const std::size_t count = logged_count(call, rank);
