@@ -13,18 +13,18 @@ namespace {
 using chorus::rt::Counts;
 using namespace chorus::tensor_adapt;
 
-TEST(TensorAdapt, RowUnits) {
+TEST(TensorAdapt, ARowIsTheElementsOrBytesPerFirstDimensionIndex) {
   EXPECT_EQ(row_units(12, 4), 3u);   // a 4 x 3 tensor
   EXPECT_EQ(row_units(48, 4), 12u);  // the same in bytes of float32
   EXPECT_EQ(row_units(0, 0), 0u);    // no rows
 }
 
-TEST(TensorAdapt, Displacements) {
+TEST(TensorAdapt, DisplacementsArePrefixSumsOfCounts) {
   EXPECT_EQ(displacements({2, 0, 5, 1}), (Counts{0, 2, 2, 7}));
   EXPECT_EQ(displacements({}), Counts{});
 }
 
-TEST(TensorAdapt, EqualBlocks) {
+TEST(TensorAdapt, EqualSplitsNeedADivisibleSize) {
   EXPECT_EQ(equal_block(12, 3), 4u);
   EXPECT_EQ(equal_block(0, 3), 0u);
   EXPECT_FALSE(equal_block(10, 4).has_value());
@@ -34,7 +34,7 @@ TEST(TensorAdapt, EqualBlocks) {
   EXPECT_EQ(s.displs, (Counts{0, 4, 8}));
 }
 
-TEST(TensorAdapt, SplitRows) {
+TEST(TensorAdapt, SplitSizesInRowsBecomeCountsAndDisplacements) {
   // A 6 x 2 tensor over 3 ranks: rows 1, 0, 5 -> elements 2, 0, 10 at 0, 2, 2.
   const std::vector<std::int64_t> sizes{1, 0, 5};
   const Split s = split_rows(sizes, 3, 6, 2);
@@ -56,7 +56,7 @@ SplitError error_of(const std::vector<std::int64_t>& sizes, std::size_t world, s
   return SplitError(SplitError::Kind::kLength, 0, 0);
 }
 
-TEST(TensorAdapt, SplitErrors) {
+TEST(TensorAdapt, BadSplitSizesNameTheLengthTheNegativeOneOrTheSum) {
   auto e = error_of({1, 1, 1}, 2, 3);  // three sizes for two ranks
   EXPECT_EQ(e.kind, SplitError::Kind::kLength);
   EXPECT_EQ(e.value, 3);

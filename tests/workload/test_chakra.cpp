@@ -405,7 +405,7 @@ TEST(Chakra, MalformedNodesNameNodeIdAndField) {
   expect_error(with_nodes(v), {"node id 16", "involved_dim", "selects no dimension"});
 }
 
-TEST(Chakra, AllGatherSizeAndInvolvedDims) {
+TEST(Chakra, AnAllGathersSizeIsItsPieceTimesTheInvolvedDimsRanks) {
   const auto net = *net::find_preset("3D-SW_SW_SW_homo");  // 16 x 8 x 8
   pb::Node n;
   n.set_id(5);
@@ -434,7 +434,7 @@ namespace {
 
 // What PyTorch-converted traces contain besides the converter samples: host-side collective
 // calls, collectives chorus lacks, remote-memory nodes, roofline compute nodes.
-TEST(Chakra, ConverterVariants) {
+TEST(Chakra, PytorchConvertedNodesBecomeComputeOrAreSkippedByRequest) {
   auto node = [](std::uint64_t id, pb::NodeType type, std::initializer_list<std::uint64_t> deps) {
     pb::Node n;
     n.set_id(id);
