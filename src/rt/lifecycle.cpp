@@ -87,7 +87,7 @@ Runtime::Runtime(const std::vector<std::string>& names, const InitOptions& optio
 
 // A backend instance of kind `kind` (mpi, gloo, shm) with its progress lanes.
 std::unique_ptr<CommunicatorState> Runtime::make_communicator(const std::string& kind, const std::string& label,
-                                                         const BackendContext& ctx) const {
+                                                              const BackendContext& ctx) const {
   auto c = std::make_unique<CommunicatorState>();
   c->label = label;
   c->compressed_label = label + ":zfp";

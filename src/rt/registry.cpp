@@ -18,7 +18,8 @@ std::string Runtime::pick_backend(CollectiveKind op, std::size_t bytes) const {
 }
 
 // "auto", names with an algorithm, and unknown names.
-CommunicatorState& Runtime::find_slow(std::string_view name, CollectiveKind op, std::size_t bytes, std::size_t* algorithm) {
+CommunicatorState& Runtime::find_slow(std::string_view name, CollectiveKind op, std::size_t bytes,
+                                      std::size_t* algorithm) {
   std::lock_guard lock(mutex_);
   // A name with an algorithm: the exact name first (group names may hold ':'), else the part
   // before the last ':' names the backend or group, the rest the algorithm.
@@ -63,8 +64,9 @@ CommunicatorState& Runtime::find_slow(std::string_view name, CollectiveKind op, 
 
 Communicator Runtime::communicator(std::string_view name) {
   if (name == "auto")
-    throw InputError("communicator", "'auto' is not a communicator: it chooses a backend per call (name a backend "
-                                     "or group, with an algorithm if you want one: gloo:ring)");
+    throw InputError("communicator",
+                     "'auto' is not a communicator: it chooses a backend per call (name a backend "
+                     "or group, with an algorithm if you want one: gloo:ring)");
   // As rank() looks it up: unknown names, groups this rank is not in and algorithms no
   // operation of the backend has are refused here, worded as for a call.
   std::size_t ignored = 0;
@@ -92,10 +94,10 @@ Communicator Runtime::communicator(std::string_view name) {
 void Communicator::throw_missing_algorithm(CollectiveKind op) const {
   const CommunicatorState& c = *state_;
   const auto& names = c.algorithms_of(op);
-  throw InputError(fmt::format("{} on rank {}", to_string(op), c.backend->rank()),
-                   fmt::format("communicator '{}': {} has no {} algorithm '{}' (it has: default{}{})",
-                               name_, c.backend->name(), to_string(op), algorithm_,
-                               names.empty() ? "" : ", ", fmt::join(names, ", ")));
+  throw InputError(
+      fmt::format("{} on rank {}", to_string(op), c.backend->rank()),
+      fmt::format("communicator '{}': {} has no {} algorithm '{}' (it has: default{}{})", name_, c.backend->name(),
+                  to_string(op), algorithm_, names.empty() ? "" : ", ", fmt::join(names, ", ")));
 }
 
 int Communicator::rank() const { return state_ != nullptr ? state_->backend->rank() : 0; }

@@ -123,7 +123,8 @@ class Runtime {
   // The hot path: a linear scan of the few names beats a map lookup. `algorithm` (operations
   // that take one, and rank/size lookups as barrier): 0 for the backend's own choice, else 1 +
   // the index of a named algorithm ("mpi:ring", or "auto" choosing one from the tuning table).
-  CommunicatorState& find(std::string_view name, CollectiveKind op, std::size_t bytes, std::size_t* algorithm = nullptr);
+  CommunicatorState& find(std::string_view name, CollectiveKind op, std::size_t bytes,
+                          std::size_t* algorithm = nullptr);
   CommunicatorState& find_slow(std::string_view name, CollectiveKind op, std::size_t bytes, std::size_t* algorithm);
   std::string pick_backend(CollectiveKind op, std::size_t bytes) const;
   // Issues `call` on `c` with `algorithm` (0, 1 + a named one's index, or kCompressed).
@@ -131,7 +132,7 @@ class Runtime {
   Work enqueue(CommunicatorState& c, CommunicatorState::Lane& lane, std::size_t algorithm, ReduceOp wire, Call&& call,
                std::optional<CallSignature>&& sig, bool async_op);
   std::unique_ptr<CommunicatorState> make_communicator(const std::string& kind, const std::string& label,
-                                                  const BackendContext& ctx) const;
+                                                       const BackendContext& ctx) const;
   BackendContext world_context(const std::string& key_prefix, std::vector<int> world_ranks = {}) const;
   void add_group(const std::string& name, const std::string& kind, std::vector<int> world_ranks,
                  const std::string& key_prefix, int color, int key);
@@ -143,10 +144,10 @@ class Runtime {
 
   World world_;
   std::map<std::string, std::unique_ptr<CommunicatorState>> communicators_;  // backends and groups, by name
-  std::vector<std::string> order_;                                      // initialised backends in preference order
-  std::vector<std::string> groups_;                                     // groups of this rank, in creation order
-  std::map<std::string, std::vector<int>, std::less<>> members_;        // group -> world ranks
-  std::vector<std::string> not_member_;                                 // groups created while this rank joined none
+  std::vector<std::string> order_;                                           // initialised backends in preference order
+  std::vector<std::string> groups_;                                          // groups of this rank, in creation order
+  std::map<std::string, std::vector<int>, std::less<>> members_;             // group -> world ranks
+  std::vector<std::string> not_member_;  // groups created while this rank joined none
   // The same names, for the lookup on every call: append-only and lock-free, so that a thread
   // issuing operations (tensor fusion's cycle thread) may look names up while another creates a
   // group. Names past its capacity are found through `communicators_` under `mutex_`.
@@ -181,8 +182,8 @@ inline bool same_name(const std::string& a, std::string_view b) {
   return std::memcmp(a.data(), b.data(), n) == 0;
 }
 
-[[gnu::always_inline]] inline CommunicatorState& Runtime::find(std::string_view name, CollectiveKind op, std::size_t bytes,
-                                                          std::size_t* algorithm) {
+[[gnu::always_inline]] inline CommunicatorState& Runtime::find(std::string_view name, CollectiveKind op,
+                                                               std::size_t bytes, std::size_t* algorithm) {
   const std::size_t n = fast_.count.load(std::memory_order_acquire);
   for (std::size_t i = 0; i < n; ++i)
     if (same_name(fast_.entries[i].first, name)) return *fast_.entries[i].second;

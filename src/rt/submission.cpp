@@ -133,8 +133,8 @@ Work Runtime::submit(CommunicatorState& c, std::size_t algorithm, Call&& call, b
 
 // The queued path: the operation, its Call moved in, runs on the lane's thread; with a
 // communication log, its issue, start and end times are recorded.
-Work Runtime::enqueue(CommunicatorState& c, CommunicatorState::Lane& lane, std::size_t algorithm, ReduceOp wire, Call&& call,
-                      std::optional<CallSignature>&& sig, bool async_op) {
+Work Runtime::enqueue(CommunicatorState& c, CommunicatorState::Lane& lane, std::size_t algorithm, ReduceOp wire,
+                      Call&& call, std::optional<CallSignature>&& sig, bool async_op) {
   const int rank = c.backend->rank();
   const std::size_t count = logged_count(call, rank);
   auto state = std::make_shared<WorkState>(fmt::format("rank {}: {} on {} ({} x {})", rank, to_string(call.op),

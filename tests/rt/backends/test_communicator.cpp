@@ -87,8 +87,7 @@ TEST(Communicator, GroupsAreCommunicatorsToo) {
 
 TEST(Communicator, BadNamesAreRefusedWhenTheCommunicatorIsMade) {
   testing::spawn(1, {"shm"}, [&](Runtime& rt, int) {
-    EXPECT_NE(input_error_of([&] { rt.communicator("auto"); }).find("'auto' is not a communicator"),
-              std::string::npos);
+    EXPECT_NE(input_error_of([&] { rt.communicator("auto"); }).find("'auto' is not a communicator"), std::string::npos);
     EXPECT_NE(input_error_of([&] { rt.communicator("nccl"); }).find("unknown backend 'nccl'"), std::string::npos);
     EXPECT_NE(input_error_of([&] { rt.communicator("gloo"); }).find("backend 'gloo' is not initialised"),
               std::string::npos);
