@@ -14,7 +14,7 @@
 namespace chorus::cli {
 
 void add_syndicate_real(CLI::App& cmd) {
-  auto so = std::make_shared<rt::SyndicateRealOptions>();
+  auto so = std::make_shared<eval::SyndicateRealOptions>();
   cmd.add_option("-o,--out", so->out, "Output directory")->capture_default_str()->check(kWritableDir);
   cmd.add_option("-n,--ranks", so->ranks, "Ranks (tree splining needs 3, the 4-way all-to-all 4)")
       ->capture_default_str();
@@ -22,16 +22,16 @@ void add_syndicate_real(CLI::App& cmd) {
   cmd.add_option("--repeat", so->repeat, "Measured runs per row (median)")->capture_default_str();
   cmd.add_flag("-q,--quiet", so->quiet, "No progress lines");
   cmd.callback([so] {
-    const auto report = rt::run_syndicate_real(*so);
-    rt::write_syndicate_real_outputs(report, so->out);
-    std::cout << rt::format_motif_microbench(report);
+    const auto report = eval::run_syndicate_real(*so);
+    eval::write_syndicate_real_outputs(report, so->out);
+    std::cout << eval::format_motif_microbench(report);
     chorus::draw_figures("syndicate-real", so->out);
     std::cout << "wrote " << so->out << "/motifs.csv, fig16_all_reduce.svg, fig17_all_to_all.svg, fig18_overlap.svg\n";
   });
 }
 
 void add_themis_real(CLI::App& cmd) {
-  auto o = std::make_shared<rt::ThemisRealOptions>();
+  auto o = std::make_shared<eval::ThemisRealOptions>();
   cmd.add_option("-o,--out", o->out, "Output directory")->capture_default_str()->check(kWritableDir);
   cmd.add_option("-s,--size", o->size, "All-reduce size per rank")->capture_default_str();
   cmd.add_option("-c,--chunks", o->chunks, "Chunks")->capture_default_str();
@@ -44,9 +44,9 @@ void add_themis_real(CLI::App& cmd) {
       ->capture_default_str();
   cmd.add_flag("-q,--quiet", o->quiet, "No progress lines");
   cmd.callback([o] {
-    const auto rows = rt::run_themis_real(*o);
-    rt::write_themis_real_outputs(rows, o->out);
-    std::cout << rt::format_themis_real(rows);
+    const auto rows = eval::run_themis_real(*o);
+    eval::write_themis_real_outputs(rows, o->out);
+    std::cout << eval::format_themis_real(rows);
     // real_vs_sim.svg, speedup.svg (python/chorus/plot/themis_real.py), after the table.
     chorus::draw_figures("themis-real", o->out);
     std::cout << "wrote " << o->out << "/real_vs_sim.csv, real_vs_sim.svg, speedup.svg, networks/\n";

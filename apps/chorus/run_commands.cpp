@@ -13,7 +13,14 @@
 namespace chorus::cli {
 namespace {
 
-void add_common(CLI::App* c, rt::ScheduleRunOptions& o) {
+// `run collective` and `run schedule`: the library's options, and how to print the report.
+struct ScheduleCommand {
+  eval::ScheduleRunOptions options;
+  bool json = false;  // one JSON object instead of a table
+};
+
+void add_common(CLI::App* c, ScheduleCommand& cmd) {
+  auto& o = cmd.options;
   c->add_option("-t,--topology", o.topology,
                 "Preset name (`chorus sim topologies`) or network YAML; its dimensions' sizes must multiply to the "
                 "ranks (default: --grid 2xN/2, or N)");
@@ -31,7 +38,7 @@ void add_common(CLI::App* c, rt::ScheduleRunOptions& o) {
   c->add_option("--warmup", o.warmup, "Iterations before measuring")->capture_default_str();
   c->add_option("--dtype", o.dtype, "Element type: f32, f64, f16, bf16, i32, i64, ...")->capture_default_str();
   c->add_option("--reduce", o.reduce, "sum, prod, min, max or avg")->capture_default_str();
-  c->add_flag("--json", o.json, "Print one JSON object instead of a table");
+  c->add_flag("--json", cmd.json, "Print one JSON object instead of a table");
   c->add_option("--trace", o.trace,
                 "Chrome-trace JSON of the last measured iteration (rank 0), same layout as `chorus sim --trace`");
   c->add_option("--sim-trace", o.sim_trace, "Chrome-trace JSON of the simulator's prediction of the same schedule");
@@ -41,15 +48,15 @@ void add_common(CLI::App* c, rt::ScheduleRunOptions& o) {
       "ratio, check (passed, or the first wrong element) and per-dimension bytes_per_rank and busy_ns.");
 }
 
-void run(const rt::ScheduleRunOptions& o) {
-  const auto report = rt::run_schedule_on_ranks(o);
-  if (report["rank"].get<int>() == 0) {
-    if (o.json)
-      std::cout << report.dump(2) << "\n";
+void run(const ScheduleCommand& cmd) {
+  const auto report = eval::run_schedule_on_ranks(cmd.options);
+  if (report.rank == 0) {
+    if (cmd.json)
+      std::cout << eval::to_json(report).dump(2) << "\n";
     else
-      std::cout << rt::format_schedule_report(report);
+      std::cout << eval::format_schedule_report(report);
   }
-  if (report["check"].get<std::string>() != "passed") std::exit(1);
+  if (report.check != "passed") std::exit(1);
 }
 
 }  // namespace
@@ -59,7 +66,7 @@ void register_run_commands(CLI::App& app) {
       "run", "Execute Themis schedules and SYNDICATE plans on real ranks and check them against the simulator");
   run_cmd->require_subcommand(1);
 
-  static rt::MotifBenchOptions mo;
+  static eval::MotifBenchOptions mo;
   static bool mo_json = false;
   auto* mc = run_cmd->add_subcommand(
       "motifs", "SYNDICATE's motif microbenchmarks (Figs. 16-18) on real ranks beside optSched's prediction");
@@ -71,14 +78,14 @@ void register_run_commands(CLI::App& app) {
   mc->add_flag("--json", mo_json, "Print one JSON object (rank 0)");
   mc->footer("Start under a launcher: chorus launch -n 4 -- chorus run motifs");
   mc->callback([] {
-    const auto report = rt::run_motif_microbench_on_ranks(mo);
+    const auto report = eval::run_motif_microbench_on_ranks(mo);
     if (report.rank == 0)
-      std::cout << (mo_json ? rt::motif_report_json(report).dump(2) + "\n" : rt::format_motif_microbench(report));
+      std::cout << (mo_json ? eval::motif_report_json(report).dump(2) + "\n" : eval::format_motif_microbench(report));
     for (const auto& row : report.rows)
       if (row.check != "passed") std::exit(1);
   });
 
-  static rt::WorkloadRunOptions wo;
+  static eval::WorkloadRunOptions wo;
   static bool wo_json = false;
   auto* wl = run_cmd->add_subcommand("workload",
                                      "Run a training DAG for real through SYNDICATE's enforcer (docs/syndicate.md)");
@@ -120,28 +127,29 @@ void register_run_commands(CLI::App& app) {
   wl->add_flag("--json", wo_json, "Print one JSON object (rank 0)");
   wl->footer("Start under a launcher: chorus launch -n 4 -- chorus run workload --workload moe-tiny");
   wl->callback([] {
-    const auto report = rt::run_workload_on_ranks(wo);
-    if (report["rank"].get<int>() == 0)
-      std::cout << (wo_json ? report.dump(2) + "\n" : rt::format_workload_report(report));
-    if (report["check"].get<std::string>() != "passed" || !report["same_order_on_every_rank"].get<bool>()) std::exit(1);
+    const auto report = eval::run_workload_on_ranks(wo);
+    if (report.rank == 0)
+      std::cout << (wo_json ? eval::to_json(report).dump(2) + "\n" : eval::format_workload_report(report));
+    if (report.check != "passed" || !report.same_order_on_every_rank) std::exit(1);
   });
 
-  auto co = std::make_shared<rt::ScheduleRunOptions>();
+  auto co = std::make_shared<ScheduleCommand>();
   auto* coll = run_cmd->add_subcommand("collective", "Make a schedule for a network, then run it on this job's ranks");
-  coll->add_option("--op", co->op, "allreduce | reducescatter | allgather | alltoall")->capture_default_str();
-  coll->add_option("-s,--size", co->size, "Collective size per rank, e.g. 64MiB")->capture_default_str();
-  coll->add_option("-c,--chunks", co->chunks, "Chunks")->capture_default_str();
-  coll->add_option("--scheduler", co->scheduler, "baseline | themis-fifo | themis-scf (or themis)")
+  coll->add_option("--op", co->options.op, "allreduce | reducescatter | allgather | alltoall")->capture_default_str();
+  coll->add_option("-s,--size", co->options.size, "Collective size per rank, e.g. 64MiB")->capture_default_str();
+  coll->add_option("-c,--chunks", co->options.chunks, "Chunks")->capture_default_str();
+  coll->add_option("--scheduler", co->options.scheduler, "baseline | themis-fifo | themis-scf (or themis)")
       ->capture_default_str();
-  coll->add_option("--threshold-divisor", co->threshold_divisor, "Themis threshold divisor (as in `chorus sim`)")
+  coll->add_option("--threshold-divisor", co->options.threshold_divisor,
+                   "Themis threshold divisor (as in `chorus sim`)")
       ->capture_default_str();
   add_common(coll, *co);
   coll->callback([co] { run(*co); });
 
-  auto so = std::make_shared<rt::ScheduleRunOptions>();
+  auto so = std::make_shared<ScheduleCommand>();
   auto* sch =
       run_cmd->add_subcommand("schedule", "Run a saved schedule (JSON from `chorus sim collective --save-schedule`)");
-  sch->add_option("schedule", so->schedule_file, "Schedule JSON file")->required();
+  sch->add_option("schedule", so->options.schedule_file, "Schedule JSON file")->required();
   add_common(sch, *so);
   sch->callback([so] { run(*so); });
 }

@@ -86,7 +86,7 @@ def capped(*args, env=None, timeout=60):
 class FieldFlags(unittest.TestCase):
     """Libraries name the field of their options (issue 32); the user reads the flag that set it."""
 
-    def test_library_field_reaches_the_user_as_its_flag(self):  # rt::ThemisRealOptions::chunks
+    def test_library_field_reaches_the_user_as_its_flag(self):  # eval::ThemisRealOptions::chunks
         with tempfile.TemporaryDirectory() as d:
             r = chorus("reproduce", "themis-real", "--chunks", "0", "--out", d, "-q")
         self.assertEqual(r.returncode, 2, r.stdout + r.stderr)

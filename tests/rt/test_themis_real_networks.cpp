@@ -11,7 +11,7 @@
 #include "net/network_yaml.h"
 #include "eval/real/themis_real_study.h"
 
-namespace chorus::rt {
+namespace chorus::eval {
 namespace {
 
 TEST(ThemisRealNetworks, SameSeedSameNetworks) {
@@ -84,4 +84,4 @@ TEST(ThemisRealNetworks, EveryNetworkWithinTheRanges) {
 }
 
 }  // namespace
-}  // namespace chorus::rt
+}  // namespace chorus::eval

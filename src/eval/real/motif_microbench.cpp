@@ -11,7 +11,11 @@
 #include "rt/runtime.h"
 #include "eval/real/plan_execution.h"
 
-namespace chorus::rt {
+namespace chorus::eval {
+
+using rt::all_reduce;
+using rt::DType;
+using rt::ReduceOp;
 
 namespace {
 
@@ -173,4 +177,4 @@ std::string format_motif_microbench(const MotifBenchReport& report) {
   return s;
 }
 
-}  // namespace chorus::rt
+}  // namespace chorus::eval

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-namespace chorus::rt {
+namespace chorus::eval {
 
 struct MotifBenchOptions {
   std::vector<std::string> sizes = {"256KiB", "1MiB", "4MiB", "16MiB"};  // per rank
@@ -47,4 +47,4 @@ MotifBenchReport motif_report_from_json(const nlohmann::json& j, const std::stri
 // The rows as a table.
 std::string format_motif_microbench(const MotifBenchReport& report);
 
-}  // namespace chorus::rt
+}  // namespace chorus::eval

@@ -15,7 +15,23 @@
 #include "rt/runtime.h"
 #include "syndicate/topology.h"
 
-namespace chorus::rt {
+namespace chorus::eval {
+
+using rt::all_reduce;
+using rt::available_backends;
+using rt::barrier;
+using rt::DType;
+using rt::EnforcedOp;
+using rt::EnforcedStep;
+using rt::Enforcer;
+using rt::finalize;
+using rt::finish_step;
+using rt::init;
+using rt::launched_by_mpirun;
+using rt::new_group;
+using rt::ReduceOp;
+using rt::run_step;
+using rt::staging_elements;
 
 namespace {
 
@@ -371,4 +387,4 @@ syndicate::Method parse_method(const std::string& text, const std::string& field
   throw InputError(field, "unknown method '" + text + "' (syndicate, greedy, s-sched, s-exec, bs+, fifo)");
 }
 
-}  // namespace chorus::rt
+}  // namespace chorus::eval

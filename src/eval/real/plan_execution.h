@@ -15,7 +15,7 @@
 #include "rt/enforcer/enforcer.h"
 #include "syndicate/joint_optimizer.h"
 
-namespace chorus::rt {
+namespace chorus::eval {
 
 // Buffer layout of a comm-op on the runtime: f32 elements; all-to-all, reduce-scatter and
 // all-gather as N blocks (block r of a reduce-scatter's result or an all-gather's input is rank r's).
@@ -44,16 +44,16 @@ class Groups {
 };
 
 // What rank `rank` does in step `s` of option `opt` of comm-op `op` (its motif, or idle).
-EnforcedStep rank_step(const syndicate::Topology& topo, const syndicate::CommOp& op, const syndicate::OptionCost& opt,
-                       int s, const std::vector<coll::motif::Motif>& motifs, const Layout& l, int rank, int world,
-                       Groups& groups);
+rt::EnforcedStep rank_step(const syndicate::Topology& topo, const syndicate::CommOp& op,
+                           const syndicate::OptionCost& opt, int s, const std::vector<coll::motif::Motif>& motifs,
+                           const Layout& l, int rank, int world, Groups& groups);
 
 // Every step of every option timed on the ranks (median of `reps` after one warm-up, slowest
 // rank), steps of the same shape once; the problem retimed with them. Collective.
 void calibrate(syndicate::Problem& p, int rank, int world, Groups& groups, const std::string& world_backend, int reps);
 
 struct Built {
-  EnforcerPlan plan;
+  rt::EnforcerPlan plan;
   std::vector<Layout> layouts;
 };
 
@@ -74,7 +74,7 @@ struct Active {
   syndicate::MethodResult planned;
   Built built;
   std::vector<int> compute_order;
-  std::unique_ptr<Enforcer> enforcer;
+  std::unique_ptr<rt::Enforcer> enforcer;
 };
 
 std::unique_ptr<Active> activate(const Job& job, const syndicate::Problem& problem, syndicate::MethodResult planned);
@@ -87,7 +87,7 @@ struct RunKnobs {
 
 struct RunStats {
   double elapsed_ns = 0;
-  EnforcerStats enforcer;
+  rt::EnforcerStats enforcer;
   double compute_ns = 0, exposed_ns = 0, submit_ns = 0;  // the application thread's time
   // Per DAG node (compute nodes; 0 for the others), ns since the enforcer's start: as the
   // enforcer's step times (EnforcerStats), for timelines.
@@ -118,4 +118,4 @@ struct JobSession {
 // InputError naming `field` (the options field that holds `text`) for an unknown method.
 syndicate::Method parse_method(const std::string& text, const std::string& field = "method");
 
-}  // namespace chorus::rt
+}  // namespace chorus::eval

@@ -9,7 +9,12 @@
 #include "rt/runtime.h"
 #include "syndicate/plan_trace.h"
 
-namespace chorus::rt {
+namespace chorus::eval {
+
+using rt::all_gather;
+using rt::DType;
+using rt::EnforcedOp;
+using rt::EnforcedStep;
 
 namespace {
 
@@ -203,4 +208,4 @@ nlohmann::json run_trace(const syndicate::Problem& problem, const Active& active
   return trace;
 }
 
-}  // namespace chorus::rt
+}  // namespace chorus::eval

@@ -11,7 +11,7 @@
 
 #include "eval/real/plan_execution.h"
 
-namespace chorus::rt {
+namespace chorus::eval {
 
 struct RankTimeline {
   std::vector<double> issued_ns, completed_ns;                             // per sequence number
@@ -51,4 +51,4 @@ nlohmann::json to_json(const TimelineComparison& c);
 nlohmann::json run_trace(const syndicate::Problem& problem, const Active& active,
                          const std::vector<RankTimeline>& ranks);
 
-}  // namespace chorus::rt
+}  // namespace chorus::eval

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <fmt/format.h>
 #include <set>
+#include <utility>
 
 #include "core/error.h"
 #include "core/memory_budget.h"
@@ -22,7 +23,24 @@
 #include "sim/chrome_trace.h"
 #include "sim/run_collective.h"
 
-namespace chorus::rt {
+namespace chorus::eval {
+
+using rt::choose_dim_backends;
+using rt::DType;
+using rt::dtype_bytes;
+using rt::ExecutorOptions;
+using rt::ExecutorRun;
+using rt::grid_network;
+using rt::load_as_double;
+using rt::make_rank_grid;
+using rt::parse_dtype;
+using rt::parse_grid;
+using rt::parse_reduce_op;
+using rt::RankGrid;
+using rt::reduce_scalar;
+using rt::ReduceOp;
+using rt::ScheduleExecutor;
+using rt::store_from_double;
 
 namespace {
 
@@ -64,7 +82,7 @@ double tolerance(DType d, ReduceOp op) {
 
 }  // namespace
 
-nlohmann::json run_schedule_on_ranks(const ScheduleRunOptions& o) {
+ScheduleReport run_schedule_on_ranks(const ScheduleRunOptions& o) {
   const DType dtype = parse_dtype(o.dtype, "dtype");
   const ReduceOp rop = parse_reduce_op(o.reduce, "reduce");
   if (!o.topology.empty() && !o.grid.empty()) throw InputError("grid", "give a topology or a grid, not both");
@@ -188,37 +206,39 @@ nlohmann::json run_schedule_on_ranks(const ScheduleRunOptions& o) {
   for (const auto& d : last.dims) busy.push_back(d.busy_ns);
   if (!busy.empty()) rt::all_reduce(world, busy.data(), busy.data(), busy.size(), DType::f64, ReduceOp::max);
 
-  nlohmann::json j;
-  j["rank"] = me;  // the rank that wrote this report
-  j["network"] = network.name;
-  j["grid"] = fmt::format("{}", fmt::join(dims, "x"));
-  j["ranks"] = n;
-  j["op"] = compact_name(predicted.schedule.op);
-  j["size_bytes"] = size_bytes;
-  j["chunks"] = predicted.schedule.num_chunks;
-  j["scheduler"] = predicted.schedule.scheduler;
-  j["dtype"] = o.dtype;
-  j["reduce"] = o.reduce;
-  j["emulate"] = o.emulate;
-  j["iters"] = o.iters;
-  j["time_ns"] = median(times);
-  j["times_ns"] = times;
-  j["predicted_time_ns"] = predicted.result.time_ns;
-  j["ratio"] = median(times) / predicted.result.time_ns;
-  j["check"] = check;
-  j["tail_elements"] = count - executor.main_elements(count);
-  j["dims"] = nlohmann::json::array();
-  for (std::size_t d = 0; d < dims.size(); ++d)
-    j["dims"].push_back({{"dim", d + 1},
-                         {"size", dims[d]},
-                         {"backend", grid.backends[d]},
-                         {"backend_chosen_by", choices[d].chosen_by},
-                         {"backend_estimate_us", choices[d].estimate_us},
-                         {"bytes_per_rank", last.dims[d].bytes_per_rank},
-                         {"busy_ns", busy[d]},
-                         {"stages", last.dims[d].stages},
-                         {"predicted_bytes_per_rank", predicted.result.dims[d].bytes_per_npu},
-                         {"predicted_busy_ns", predicted.result.dims[d].busy_ns}});
+  ScheduleReport report;
+  report.rank = me;
+  report.network = network.name;
+  report.grid = fmt::format("{}", fmt::join(dims, "x"));
+  report.ranks = n;
+  report.op = compact_name(predicted.schedule.op);
+  report.size_bytes = size_bytes;
+  report.chunks = predicted.schedule.num_chunks;
+  report.scheduler = predicted.schedule.scheduler;
+  report.dtype = o.dtype;
+  report.reduce = o.reduce;
+  report.emulate = o.emulate;
+  report.iters = o.iters;
+  report.time_ns = median(times);
+  report.times_ns = times;
+  report.predicted_time_ns = predicted.result.time_ns;
+  report.ratio = report.time_ns / predicted.result.time_ns;
+  report.check = check;
+  report.tail_elements = count - executor.main_elements(count);
+  for (std::size_t d = 0; d < dims.size(); ++d) {
+    ScheduleDimRow row;
+    row.dim = d + 1;
+    row.size = dims[d];
+    row.backend = grid.backends[d];
+    row.backend_chosen_by = choices[d].chosen_by;
+    row.backend_estimate_us = choices[d].estimate_us;
+    row.bytes_per_rank = last.dims[d].bytes_per_rank;
+    row.busy_ns = busy[d];
+    row.stages = last.dims[d].stages;
+    row.predicted_bytes_per_rank = predicted.result.dims[d].bytes_per_npu;
+    row.predicted_busy_ns = predicted.result.dims[d].busy_ns;
+    report.dims.push_back(std::move(row));
+  }
   if (me == 0) {
     if (!o.trace.empty()) {
       sim::CollectiveRun measured{predicted.schedule, {}};
@@ -230,32 +250,60 @@ nlohmann::json run_schedule_on_ranks(const ScheduleRunOptions& o) {
     }
     if (!o.sim_trace.empty()) write_json_file(o.sim_trace, sim::chrome_trace(network, predicted));
   }
+  return report;
+}
+
+nlohmann::json to_json(const ScheduleReport& r) {
+  nlohmann::json j;
+  j["rank"] = r.rank;
+  j["network"] = r.network;
+  j["grid"] = r.grid;
+  j["ranks"] = r.ranks;
+  j["op"] = r.op;
+  j["size_bytes"] = r.size_bytes;
+  j["chunks"] = r.chunks;
+  j["scheduler"] = r.scheduler;
+  j["dtype"] = r.dtype;
+  j["reduce"] = r.reduce;
+  j["emulate"] = r.emulate;
+  j["iters"] = r.iters;
+  j["time_ns"] = r.time_ns;
+  j["times_ns"] = r.times_ns;
+  j["predicted_time_ns"] = r.predicted_time_ns;
+  j["ratio"] = r.ratio;
+  j["check"] = r.check;
+  j["tail_elements"] = r.tail_elements;
+  j["dims"] = nlohmann::json::array();
+  for (const auto& d : r.dims)
+    j["dims"].push_back({{"dim", d.dim},
+                         {"size", d.size},
+                         {"backend", d.backend},
+                         {"backend_chosen_by", d.backend_chosen_by},
+                         {"backend_estimate_us", d.backend_estimate_us},
+                         {"bytes_per_rank", d.bytes_per_rank},
+                         {"busy_ns", d.busy_ns},
+                         {"stages", d.stages},
+                         {"predicted_bytes_per_rank", d.predicted_bytes_per_rank},
+                         {"predicted_busy_ns", d.predicted_busy_ns}});
   return j;
 }
 
-std::string format_schedule_report(const nlohmann::json& j) {
-  std::string s =
-      fmt::format("{} on {} ranks ({}), {} of {} in {} chunks, scheduler {}, {} {}{}\n",
-                  j["network"].get<std::string>(), j["ranks"].get<int>(), j["grid"].get<std::string>(),
-                  j["op"].get<std::string>(), format_bytes(static_cast<Bytes>(j["size_bytes"].get<double>())),
-                  j["chunks"].get<int>(), j["scheduler"].get<std::string>(), j["dtype"].get<std::string>(),
-                  j["reduce"].get<std::string>(), j["emulate"].get<bool>() ? ", emulated" : "");
+std::string format_schedule_report(const ScheduleReport& r) {
+  std::string s = fmt::format("{} on {} ranks ({}), {} of {} in {} chunks, scheduler {}, {} {}{}\n", r.network, r.ranks,
+                              r.grid, r.op, format_bytes(static_cast<Bytes>(r.size_bytes)), r.chunks, r.scheduler,
+                              r.dtype, r.reduce, r.emulate ? ", emulated" : "");
   s += fmt::format(
       "  measured   {:>12.3f} ms (median of {}, slowest rank)\n  predicted  {:>12.3f} ms\n  ratio      {:>12.3f}\n  "
       "check      {}\n",
-      j["time_ns"].get<double>() / 1e6, j["iters"].get<int>(), j["predicted_time_ns"].get<double>() / 1e6,
-      j["ratio"].get<double>(), j["check"].get<std::string>());
+      r.time_ns / 1e6, r.iters, r.predicted_time_ns / 1e6, r.ratio, r.check);
   s += fmt::format("  {:<4} {:>5} {:<8} {:>14} {:>12} {:>14}\n", "dim", "size", "backend", "bytes/rank", "busy ms",
                    "predicted ms");
-  for (const auto& d : j["dims"])
-    s += fmt::format("  {:<4} {:>5} {:<8} {:>14.0f} {:>12.3f} {:>14.3f}\n", d["dim"].get<int>(), d["size"].get<int>(),
-                     d["backend"].get<std::string>(), d["bytes_per_rank"].get<double>(),
-                     d["busy_ns"].get<double>() / 1e6, d["predicted_busy_ns"].get<double>() / 1e6);
-  for (const auto& d : j["dims"])
-    if (d["backend_chosen_by"] != "given")
-      s += fmt::format("  dim {} on {}: {}\n", d["dim"].get<int>(), d["backend"].get<std::string>(),
-                       d["backend_chosen_by"].get<std::string>());
+  for (const auto& d : r.dims)
+    s += fmt::format("  {:<4} {:>5} {:<8} {:>14.0f} {:>12.3f} {:>14.3f}\n", d.dim, d.size, d.backend, d.bytes_per_rank,
+                     d.busy_ns / 1e6, d.predicted_busy_ns / 1e6);
+  for (const auto& d : r.dims)
+    if (d.backend_chosen_by != "given") s += fmt::format("  dim {} on {}: {}\n", d.dim, d.backend, d.backend_chosen_by);
   return s;
 }
 
-}  // namespace chorus::rt
+}  // namespace chorus::eval

@@ -7,7 +7,7 @@
 
 #include "core/error.h"
 
-namespace chorus::rt {
+namespace chorus::eval {
 
 std::string self_exe(const std::string& what) {
   std::error_code ec;
@@ -27,4 +27,4 @@ std::string run_capture(const std::string& cmd, const std::string& what) {
   return out;
 }
 
-}  // namespace chorus::rt
+}  // namespace chorus::eval

@@ -3,7 +3,7 @@
 // their JSON reports: `reproduce themis-real`, `reproduce syndicate-real`.
 #include <string>
 
-namespace chorus::rt {
+namespace chorus::eval {
 
 // The path of the running executable; InputError naming `what` if /proc/self/exe is unreadable.
 std::string self_exe(const std::string& what);
@@ -12,4 +12,4 @@ std::string self_exe(const std::string& what);
 // and returns its standard output; InputError naming `what` and the command if it fails.
 std::string run_capture(const std::string& cmd, const std::string& what);
 
-}  // namespace chorus::rt
+}  // namespace chorus::eval

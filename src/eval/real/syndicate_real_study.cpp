@@ -11,7 +11,7 @@
 #include "core/units.h"
 #include "eval/real/self_job.h"
 
-namespace chorus::rt {
+namespace chorus::eval {
 
 MotifBenchReport run_syndicate_real(const SyndicateRealOptions& o) {
   const int ranks = o.ranks;
@@ -38,4 +38,4 @@ std::string write_syndicate_real_outputs(const MotifBenchReport& report, const s
   return out.write("motifs.csv", csv);
 }
 
-}  // namespace chorus::rt
+}  // namespace chorus::eval

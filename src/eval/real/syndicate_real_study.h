@@ -6,7 +6,7 @@
 
 #include "eval/real/motif_microbench.h"
 
-namespace chorus::rt {
+namespace chorus::eval {
 
 struct SyndicateRealOptions {
   std::string out = "results/syndicate-real";
@@ -24,4 +24,4 @@ MotifBenchReport run_syndicate_real(const SyndicateRealOptions& options);
 // Returns the path.
 std::string write_syndicate_real_outputs(const MotifBenchReport& report, const std::string& dir);
 
-}  // namespace chorus::rt
+}  // namespace chorus::eval

@@ -16,7 +16,10 @@
 #include "launch/launcher.h"
 #include "eval/real/self_job.h"
 
-namespace chorus::rt {
+namespace chorus::eval {
+
+using rt::kOversubscribedNoted;
+using rt::usable_cpus;
 
 namespace {
 
@@ -186,4 +189,4 @@ std::string format_themis_real(const std::vector<ThemisRealRow>& rows) {
   return s;
 }
 
-}  // namespace chorus::rt
+}  // namespace chorus::eval

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-namespace chorus::rt {
+namespace chorus::eval {
 
 struct ThemisRealOptions {
   std::string out = "results/themis-real";  // real_vs_sim.csv, real_vs_sim.svg, speedup.svg, networks/
@@ -61,4 +61,4 @@ std::string write_themis_real_outputs(const std::vector<ThemisRealRow>& rows, co
 // rows outside the goal marked, and a summary line.
 std::string format_themis_real(const std::vector<ThemisRealRow>& rows);
 
-}  // namespace chorus::rt
+}  // namespace chorus::eval

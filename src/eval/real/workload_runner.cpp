@@ -10,6 +10,7 @@
 #include <memory>
 #include <set>
 #include <thread>
+#include <utility>
 
 #include "core/error.h"
 #include "core/memory_budget.h"
@@ -26,9 +27,15 @@
 #include "syndicate/plan_json.h"
 #include "syndicate/workloads.h"
 
-namespace chorus::rt {
+namespace chorus::eval {
 
-nlohmann::json run_workload_on_ranks(const WorkloadRunOptions& o) {
+using rt::all_gather;
+using rt::all_reduce;
+using rt::DType;
+using rt::ReduceOp;
+using rt::two_phase_commit;
+
+WorkloadReport run_workload_on_ranks(const WorkloadRunOptions& o) {
   require_range(o.repeat, 1, kMaxRepeats, "repeat");
   (void)parse_method(o.method);
   (void)parse_method(o.switch_method, "switch_method");
@@ -104,11 +111,9 @@ nlohmann::json run_workload_on_ranks(const WorkloadRunOptions& o) {
   std::vector<int> issue_order;  // every run's, concatenated
   int switches = 0, aborts = 0, proposals = 0;
   std::vector<double> order_wait_fraction;  // per run, slowest rank
-  nlohmann::json plans = nlohmann::json::array();
+  std::vector<WorkloadPlanRow> plans;
   auto plan_entry = [&](const syndicate::MethodResult& r, int from_run) {
-    plans.push_back({{"method", std::string(syndicate::to_string(r.method))},
-                     {"from_run", from_run},
-                     {"predicted_iteration_time_ns", r.schedule.iteration_ns}});
+    plans.push_back({std::string(syndicate::to_string(r.method)), from_run, r.schedule.iteration_ns});
   };
   plan_entry(active->planned, 0);
   RunStats last;  // the last run's, for the timeline
@@ -189,55 +194,91 @@ nlohmann::json run_workload_on_ranks(const WorkloadRunOptions& o) {
   all_reduce(world_backend, &bad, &bad, 1, DType::i32, ReduceOp::sum);
   if (bad && check == "passed") check = fmt::format("failed on {} rank(s)", bad);
 
-  nlohmann::json j;
-  j["rank"] = me;
-  j["ranks"] = world;
-  j["workload"] = dag.name;
-  j["topology"] = sized.name;
-  j["method"] = std::string(syndicate::to_string(active->planned.method));
-  j["plan_file"] = o.plan_file;
-  j["iterations"] = dag.iterations;
-  j["repeat"] = o.repeat;
-  j["comm_ops"] = ops;
-  j["steps"] = issue_order.size();
-  j["check"] = check;
-  j["same_order_on_every_rank"] = same_order;
-  j["iteration_time_ns"] = t_max[0] / dag.iterations;
-  j["predicted_iteration_time_ns"] = active->planned.schedule.iteration_ns;
-  j["ratio"] = t_max[0] / dag.iterations / active->planned.schedule.iteration_ns;
-  j["plans"] = plans;
-  j["plan_switches"] = switches;
-  j["plan_switch_aborts"] = aborts;
-  j["runs_with_final_plan"] = final_times.size();
+  WorkloadReport report;
+  report.rank = me;
+  report.ranks = world;
+  report.workload = dag.name;
+  report.topology = sized.name;
+  report.method = std::string(syndicate::to_string(active->planned.method));
+  report.plan_file = o.plan_file;
+  report.iterations = dag.iterations;
+  report.repeat = o.repeat;
+  report.comm_ops = ops;
+  report.steps = issue_order.size();
+  report.check = check;
+  report.same_order_on_every_rank = same_order;
+  report.iteration_time_ns = t_max[0] / dag.iterations;
+  report.predicted_iteration_time_ns = active->planned.schedule.iteration_ns;
+  report.ratio = t_max[0] / dag.iterations / active->planned.schedule.iteration_ns;
+  report.plans = std::move(plans);
+  report.plan_switches = switches;
+  report.plan_switch_aborts = aborts;
+  report.runs_with_final_plan = final_times.size();
   double total = 0;
   for (double t : times) total += t;
-  j["submit_wait_fraction"] = submit_wait_ns / total;
-  j["order_wait_fraction"] = order_wait_ns / total;
-  // Where this rank's application thread spent a run: compute, waiting for communication, submitting.
-  j["app_compute_ns"] = compute_ns / o.repeat / dag.iterations;
-  j["app_exposed_comm_ns"] = exposed_ns / o.repeat / dag.iterations;
-  j["app_submit_ns"] = submit_ns / o.repeat / dag.iterations;
+  report.submit_wait_fraction = submit_wait_ns / total;
+  report.order_wait_fraction = order_wait_ns / total;
+  report.app_compute_ns = compute_ns / o.repeat / dag.iterations;
+  report.app_exposed_comm_ns = exposed_ns / o.repeat / dag.iterations;
+  report.app_submit_ns = submit_ns / o.repeat / dag.iterations;
   double planned_compute = 0;
   for (int n : active->compute_order) planned_compute += problem.compute_ns[static_cast<std::size_t>(n)];
-  j["planned_compute_ns"] = planned_compute / dag.iterations;
-  j["compute"] = o.compute;
-  j["costs"] = o.plan_file.empty() ? o.costs : o.costs == "in-run" ? "plan file, retimed in-run" : "plan file";
-  j["calibration_s"] = calibration_s;
-  j["submit_jitter_us"] = o.submit_jitter_us;
-  j["last_run"] = to_json(compare_to_prediction(problem, *active, timelines));
+  report.planned_compute_ns = planned_compute / dag.iterations;
+  report.compute = o.compute;
+  report.costs = o.plan_file.empty() ? o.costs : o.costs == "in-run" ? "plan file, retimed in-run" : "plan file";
+  report.calibration_s = calibration_s;
+  report.submit_jitter_us = o.submit_jitter_us;
+  report.last_run = compare_to_prediction(problem, *active, timelines);
+  return report;
+}
+
+nlohmann::json to_json(const WorkloadReport& r) {
+  nlohmann::json j;
+  j["rank"] = r.rank;
+  j["ranks"] = r.ranks;
+  j["workload"] = r.workload;
+  j["topology"] = r.topology;
+  j["method"] = r.method;
+  j["plan_file"] = r.plan_file;
+  j["iterations"] = r.iterations;
+  j["repeat"] = r.repeat;
+  j["comm_ops"] = r.comm_ops;
+  j["steps"] = r.steps;
+  j["check"] = r.check;
+  j["same_order_on_every_rank"] = r.same_order_on_every_rank;
+  j["iteration_time_ns"] = r.iteration_time_ns;
+  j["predicted_iteration_time_ns"] = r.predicted_iteration_time_ns;
+  j["ratio"] = r.ratio;
+  j["plans"] = nlohmann::json::array();
+  for (const auto& p : r.plans)
+    j["plans"].push_back({{"method", p.method},
+                          {"from_run", p.from_run},
+                          {"predicted_iteration_time_ns", p.predicted_iteration_time_ns}});
+  j["plan_switches"] = r.plan_switches;
+  j["plan_switch_aborts"] = r.plan_switch_aborts;
+  j["runs_with_final_plan"] = r.runs_with_final_plan;
+  j["submit_wait_fraction"] = r.submit_wait_fraction;
+  j["order_wait_fraction"] = r.order_wait_fraction;
+  j["app_compute_ns"] = r.app_compute_ns;
+  j["app_exposed_comm_ns"] = r.app_exposed_comm_ns;
+  j["app_submit_ns"] = r.app_submit_ns;
+  j["planned_compute_ns"] = r.planned_compute_ns;
+  j["compute"] = r.compute;
+  j["costs"] = r.costs;
+  j["calibration_s"] = r.calibration_s;
+  j["submit_jitter_us"] = r.submit_jitter_us;
+  j["last_run"] = to_json(r.last_run);
   return j;
 }
 
-std::string format_workload_report(const nlohmann::json& r) {
+std::string format_workload_report(const WorkloadReport& r) {
   return fmt::format(
       "{} on {} ({} ranks), plan by {}: {} comm-ops, {} steps per run, {} iterations x {} runs\n"
       "  iteration time  measured {:.3f} ms   predicted {:.3f} ms   ratio {:.3f}\n"
       "  check {}   same motif order on every rank: {}   enforcer waiting for submissions: {:.1f}%\n",
-      r["workload"].get<std::string>(), r["topology"].get<std::string>(), r["ranks"].get<int>(),
-      r["method"].get<std::string>(), r["comm_ops"].get<std::size_t>(), r["steps"].get<std::size_t>(),
-      r["iterations"].get<int>(), r["repeat"].get<int>(), r["iteration_time_ns"].get<double>() / 1e6,
-      r["predicted_iteration_time_ns"].get<double>() / 1e6, r["ratio"].get<double>(), r["check"].get<std::string>(),
-      r["same_order_on_every_rank"].get<bool>() ? "yes" : "NO", 100 * r["submit_wait_fraction"].get<double>());
+      r.workload, r.topology, r.ranks, r.method, r.comm_ops, r.steps, r.iterations, r.repeat, r.iteration_time_ns / 1e6,
+      r.predicted_iteration_time_ns / 1e6, r.ratio, r.check, r.same_order_on_every_rank ? "yes" : "NO",
+      100 * r.submit_wait_fraction);
 }
 
-}  // namespace chorus::rt
+}  // namespace chorus::eval

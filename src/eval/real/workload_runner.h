@@ -4,10 +4,15 @@
 // rank with the same seed) turned into each rank's motif steps, compute emulated by timed work,
 // every comm-op a real operation whose result is checked, the measured iteration time beside the
 // optimizer's prediction for the same plan, and the motif order compared across ranks.
+#include <cstddef>
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
-namespace chorus::rt {
+#include "eval/real/run_timeline.h"
+
+namespace chorus::eval {
 
 struct WorkloadRunOptions {
   std::string workload = "moe-tiny";
@@ -31,8 +36,48 @@ struct WorkloadRunOptions {
   std::string trace;   // Chrome trace of the last run beside the prediction (rank 0 writes it)
 };
 
-// Collective over the job; initialises and finalises the runtime. The report on every rank.
-nlohmann::json run_workload_on_ranks(const WorkloadRunOptions& options);
-std::string format_workload_report(const nlohmann::json& report);
+// A plan that ran: the first, and each one a two-phase commit switched to.
+struct WorkloadPlanRow {
+  std::string method;
+  int from_run = 0;  // the run it started with
+  double predicted_iteration_time_ns = 0;
+};
 
-}  // namespace chorus::rt
+struct WorkloadReport {
+  int rank = 0, ranks = 0;
+  std::string workload, topology;
+  std::string method;     // of the plan running at the end
+  std::string plan_file;  // empty: planned here
+  int iterations = 0, repeat = 0;
+  std::size_t comm_ops = 0;
+  std::size_t steps = 0;  // this rank's steps issued, every run
+  std::string check;      // "passed", or what failed
+  bool same_order_on_every_rank = false;
+  double iteration_time_ns = 0;  // median run of the final plan, slowest rank, per iteration
+  double predicted_iteration_time_ns = 0, ratio = 0;
+  std::vector<WorkloadPlanRow> plans;
+  int plan_switches = 0, plan_switch_aborts = 0;
+  std::size_t runs_with_final_plan = 0;
+  double submit_wait_fraction = 0, order_wait_fraction = 0;  // the enforcer's waits over every run's time
+  // Where this rank's application thread spent an iteration: compute, waiting for
+  // communication, submitting; and the compute the plan expected.
+  double app_compute_ns = 0, app_exposed_comm_ns = 0, app_submit_ns = 0;
+  double planned_compute_ns = 0;
+  std::string compute;  // sleep | busy
+  std::string costs;    // measured | in-run | model | plan file[, retimed in-run]
+  double calibration_s = 0;
+  double submit_jitter_us = 0;
+  TimelineComparison last_run;  // the last run beside the prediction
+};
+
+// Collective over the job; initialises and finalises the runtime. The report on every rank.
+WorkloadReport run_workload_on_ranks(const WorkloadRunOptions& options);
+
+// What `chorus run workload --json` prints: one object with a key per WorkloadReport field
+// ("plans": one object per WorkloadPlanRow, "last_run": to_json(TimelineComparison)).
+nlohmann::json to_json(const WorkloadReport& report);
+
+// The report as a few lines.
+std::string format_workload_report(const WorkloadReport& report);
+
+}  // namespace chorus::eval
