@@ -55,7 +55,7 @@ CallDigest digest(const CallSignature& call, int me) {
     s.bytes = call.count * eb;
   else if (call.op == CollectiveKind::kAllGatherv && me < static_cast<int>(call.sends.size()))
     s.bytes = call.sends[me] * eb;
-  if (!call.vector_form) d.flow = compression_digest(call.compression);
+  if (!call.vector_form && call.compression != nullptr) d.flow = compression_digest(call.compression);
   for (std::size_t j = 0; j < call.sends.size(); ++j) d.flow += pair_term(me, static_cast<int>(j), call.sends[j]);
   for (std::size_t j = 0; j < call.expects.size(); ++j) d.flow -= pair_term(static_cast<int>(j), me, call.expects[j]);
   return d;
@@ -229,6 +229,29 @@ void finish_vector(const Backend& b, const CallSignature& c, const OpSignature& 
   }
 }
 
+// The rows of a backend without buffers of its own (mpi; gloo beyond 8 ranks), kept per thread:
+// this rank's row, every rank's, and where each starts, made again only when the shape changes.
+// The row is sent whole: what a call leaves unused is zero, not an earlier call's data.
+struct OwnRows {
+  std::vector<char> row, all;
+  std::vector<const char*> starts;
+  std::size_t dirty = 0;  // bytes of `row` the last call wrote
+
+  char* row_for(std::size_t row_bytes, int n, std::size_t used) {
+    const auto ranks = static_cast<std::size_t>(n);
+    if (row.size() != row_bytes || starts.size() != ranks) {
+      row.assign(row_bytes, 0);
+      all.resize(row_bytes * ranks);
+      starts.resize(ranks);
+      for (std::size_t p = 0; p < ranks; ++p) starts[p] = all.data() + p * row_bytes;
+      dirty = 0;
+    }
+    if (dirty > used) std::memset(row.data() + used, 0, dirty - used);
+    dirty = used;
+    return row.data();
+  }
+};
+
 }  // namespace
 
 std::size_t agreement_row_bytes(const Backend& backend) {
@@ -240,22 +263,18 @@ bool agree(Backend& backend, const CallSignature& mine) {
   const std::size_t row_bytes = agreement_row_bytes(backend), capacity = row_bytes - sizeof(CallDigest);
   CallDigest d = digest(mine, me);
   const std::size_t carried = inline_bytes(mine, n, capacity);
-  const std::size_t vector_payload = vector_payload_bytes(mine, n, me);
-  const bool carries_vector = vector_payload <= std::min(capacity, kVectorRideBytes);
+  const std::size_t vector_payload = mine.vector_form ? vector_payload_bytes(mine, n, me) : kNotInline;
+  const bool carries_vector = mine.vector_form && vector_payload <= std::min(capacity, kVectorRideBytes);
   // What this rank contributes to the rows: its input (a broadcast's or scatter's root only).
   const bool rooted = mine.op == CollectiveKind::kBroadcast || mine.op == CollectiveKind::kScatter;
   const bool contributes = carried != kNotInline && carried > 0 && (!rooted || me == mine.root);
   const std::size_t used = sizeof d + (contributes ? carried : carries_vector ? vector_payload : 0);
   // This rank's row: the backend's own (sent in place, only the part in use), else one kept per
   // thread, with every rank's (this runs before every collective).
-  thread_local std::vector<char> row_buffer, rows_buffer;
-  thread_local std::vector<const char*> row_starts;
+  thread_local OwnRows own;
   char* row = backend.agreement_row();
   const bool own_buffers = row == nullptr;
-  if (own_buffers) {
-    row_buffer.assign(row_bytes, 0);
-    row = row_buffer.data();
-  }
+  if (own_buffers) row = own.row_for(row_bytes, n, used);
   if (carries_vector) d.signature.vector_form |= kCarries;
   std::memcpy(row, &d, sizeof d);
   d.signature.vector_form &= static_cast<std::uint8_t>(~kCarries);
@@ -263,12 +282,8 @@ bool agree(Backend& backend, const CallSignature& mine) {
   if (carries_vector) pack_vector(mine, n, me, row + sizeof d);
   const char* const* rows = nullptr;
   if (own_buffers) {
-    rows_buffer.resize(row_bytes * static_cast<std::size_t>(n));
-    backend.agreement_all_gather(row, rows_buffer.data(), row_bytes);
-    row_starts.resize(static_cast<std::size_t>(n));
-    for (int p = 0; p < n; ++p)
-      row_starts[static_cast<std::size_t>(p)] = rows_buffer.data() + static_cast<std::size_t>(p) * row_bytes;
-    rows = row_starts.data();
+    backend.agreement_all_gather(row, own.all.data(), row_bytes);
+    rows = own.starts.data();
   } else {
     rows = backend.agreement_exchange(used);
   }
@@ -288,9 +303,11 @@ bool agree(Backend& backend, const CallSignature& mine) {
   for (int p = 0; p < n; ++p) {
     CallDigest theirs;
     std::memcpy(&theirs, rows[p], sizeof theirs);
-    all_carry = all_carry && (theirs.signature.vector_form & kCarries) != 0;
-    theirs.signature.vector_form &= static_cast<std::uint8_t>(~kCarries);
-    if (mine.vector_form) flow += theirs.flow;
+    if (mine.vector_form) {
+      all_carry = all_carry && (theirs.signature.vector_form & kCarries) != 0;
+      theirs.signature.vector_form &= static_cast<std::uint8_t>(~kCarries);
+      flow += theirs.flow;
+    }
     if (p == me) continue;
     const std::uint64_t expected = mine.op == CollectiveKind::kAllGatherv && p < static_cast<int>(mine.expects.size())
                                        ? mine.expects[p] * eb

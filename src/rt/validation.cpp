@@ -34,7 +34,8 @@ void require_counts(const Backend& b, CollectiveKind op, const Counts& v, const 
 
 // A buffer of `count` elements read or written at `place`: named "input" / "output" (with "at
 // root" where only the root has it), or "buffer" for the operations of one buffer.
-void require_place(const Backend& b, const Call& c, Place place, const void* p, const char* name) {
+[[gnu::always_inline]] inline void require_place(const Backend& b, const Call& c, Place place, const void* p,
+                                                 const char* name) {
   if (place == Place::kNone || (place == Place::kRootOnly && b.rank() != c.root)) return;
   const bool one_buffer =
       c.op == CollectiveKind::kSend || c.op == CollectiveKind::kRecv || c.op == CollectiveKind::kBroadcast;
