@@ -73,6 +73,7 @@ Communicator Runtime::communicator(std::string_view name) {
   CommunicatorState& c = find(name, CollectiveKind::kBarrier, 0, &ignored);
   Communicator h;
   h.runtime_ = this;
+  h.alive_ = alive_;
   h.state_ = &c;
   h.name_ = std::string(name);
   {
@@ -100,20 +101,27 @@ void Communicator::throw_missing_algorithm(CollectiveKind op) const {
                   to_string(op), algorithm_, names.empty() ? "" : ", ", fmt::join(names, ", ")));
 }
 
-int Communicator::rank() const { return state_ != nullptr ? state_->backend->rank() : 0; }
-int Communicator::size() const { return state_ != nullptr ? state_->world_size : 1; }
+const CommunicatorState& Communicator::state(std::string_view what) const {
+  if (state_ == nullptr) throw InputError(std::string(what), "no communicator (made by rt::communicator(name))");
+  if (alive_.expired())
+    throw InputError(std::string(what),
+                     fmt::format("communicator '{}' is used after its runtime ended (finalize())", name_));
+  return *state_;
+}
+
+int Communicator::rank() const { return state("rank").backend->rank(); }
+int Communicator::size() const { return state("size").world_size; }
 
 std::string Communicator::resolve(CollectiveKind op) const {
-  if (state_ == nullptr) return {};
+  const CommunicatorState& c = state(to_string(op));
   const std::size_t a = takes_algorithm(op) ? algorithms_[static_cast<std::size_t>(op)] : 0;
   if (a == kMissing) throw_missing_algorithm(op);
-  const Backend& b = *state_->backend;
-  return a == 0 ? b.name() : b.name() + ":" + state_->algorithms_of(op)[a - 1];
+  const Backend& b = *c.backend;
+  return a == 0 ? b.name() : b.name() + ":" + c.algorithms_of(op)[a - 1];
 }
 
 Work Communicator::issue(Call call, bool async_op) const {
-  if (runtime_ == nullptr)
-    throw InputError(std::string(to_string(call.op)), "no communicator (made by rt::communicator(name))");
+  state(to_string(call.op));
   return runtime_->issue(*this, std::move(call), async_op);
 }
 

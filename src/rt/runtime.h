@@ -126,7 +126,8 @@ Work issue(std::string_view backend, Call call, bool async_op = false);
 // here rather than on every call. Operations that take an algorithm (kAlgorithmOps) run the
 // named one, and one that lacks it refuses the call naming the algorithms it has; the others
 // run as on the plain backend. "auto" is not a communicator: it chooses a backend per call.
-// A handle: copies share the communicator, which lives until finalize() (its runtime's end).
+// A handle: copies share the communicator, which lives until finalize() (its runtime's end);
+// a handle used after that throws InputError.
 //
 //   auto ring = chorus::rt::communicator("gloo:ring");
 //   ring.issue(chorus::rt::calls::all_reduce(x, x, n, DType::f32, ReduceOp::sum));
@@ -146,7 +147,10 @@ class Communicator {
   // or kMissing when the named algorithm has no form for that operation.
   static constexpr std::size_t kMissing = ~std::size_t{0};
   [[noreturn, gnu::cold, gnu::noinline]] void throw_missing_algorithm(CollectiveKind op) const;
+  // The communicator's state, or InputError when there is none (made empty, or its runtime ended).
+  const CommunicatorState& state(std::string_view what) const;
   Runtime* runtime_ = nullptr;
+  std::weak_ptr<const int> alive_;  // expires when the runtime ends
   CommunicatorState* state_ = nullptr;
   std::string name_, algorithm_;
   std::array<std::size_t, std::size(kAllCollectiveKinds)> algorithms_{};

@@ -170,6 +170,8 @@ class Runtime {
   // Null: not logging. Shared with queued operations: a broken backend left alive by finalize()
   // may still end one after the runtime is gone.
   std::shared_ptr<CommLog> log_;
+  // Held only here: the communicators handed out (runtime.h) see it expire when this runtime ends.
+  std::shared_ptr<const int> alive_ = std::make_shared<const int>(0);
 };
 
 // Backend names are 3-4 bytes: a constant-length memcmp compiles to two loads and a compare,

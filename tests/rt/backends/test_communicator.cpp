@@ -98,5 +98,19 @@ TEST(Communicator, BadNamesAreRefusedWhenTheCommunicatorIsMade) {
   });
 }
 
+// The runtime ends when spawn's function returns: a handle kept past it is refused, not used.
+TEST(Communicator, AHandleUsedAfterItsRuntimeEndedIsRefused) {
+  Communicator kept;
+  testing::spawn(1, {"shm"}, [&](Runtime& rt, int) {
+    kept = rt.communicator("shm");
+    EXPECT_EQ(kept.size(), 1);
+  });
+  EXPECT_NE(input_error_of([&] {
+              kept.issue(calls::barrier());
+            }).find("communicator 'shm' is used after its runtime ended (finalize())"),
+            std::string::npos);
+  EXPECT_NE(input_error_of([&] { (void)kept.rank(); }).find("after its runtime ended"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace chorus::rt
