@@ -258,9 +258,13 @@ std::size_t agreement_row_bytes(const Backend& backend) {
   return sizeof(CallDigest) + backend.agreement_inline_bytes();
 }
 
-bool agree(Backend& backend, const CallSignature& mine) {
-  const int n = backend.size(), me = backend.rank();
-  const std::size_t row_bytes = agreement_row_bytes(backend), capacity = row_bytes - sizeof(CallDigest);
+AgreementShape agreement_shape(Backend& backend) {
+  return {backend.size(), backend.rank(), agreement_row_bytes(backend), backend.agreement_row()};
+}
+
+bool agree(Backend& backend, const AgreementShape& shape, const CallSignature& mine) {
+  const int n = shape.ranks, me = shape.rank;
+  const std::size_t row_bytes = shape.row_bytes, capacity = row_bytes - sizeof(CallDigest);
   CallDigest d = digest(mine, me);
   const std::size_t carried = inline_bytes(mine, n, capacity);
   const std::size_t vector_payload = mine.vector_form ? vector_payload_bytes(mine, n, me) : kNotInline;
@@ -272,7 +276,7 @@ bool agree(Backend& backend, const CallSignature& mine) {
   // This rank's row: the backend's own (sent in place, only the part in use), else one kept per
   // thread, with every rank's (this runs before every collective).
   thread_local OwnRows own;
-  char* row = backend.agreement_row();
+  char* row = shape.row;
   const bool own_buffers = row == nullptr;
   if (own_buffers) row = own.row_for(row_bytes, n, used);
   if (carries_vector) d.signature.vector_form |= kCarries;

@@ -26,9 +26,18 @@ namespace chorus::rt {
 // Each rank's row: the digest, then room for Backend::agreement_inline_bytes() of data.
 std::size_t agreement_row_bytes(const Backend& backend);
 
-// Runs the exchange on `backend` for the call `mine`; throws CommError on any disagreement.
-// Returns true when the exchange carried the call itself (its result is in place: skip the
-// backend's operation).
-bool agree(Backend& backend, const CallSignature& mine);
+// What the exchange needs of a backend, fixed when the backend is made: read once, not through
+// virtual calls before every collective.
+struct AgreementShape {
+  int ranks = 1, rank = 0;
+  std::size_t row_bytes = 0;
+  char* row = nullptr;  // Backend::agreement_row(): the backend's own row, or null
+};
+AgreementShape agreement_shape(Backend& backend);
+
+// Runs the exchange on `backend` (of `shape`) for the call `mine`; throws CommError on any
+// disagreement. Returns true when the exchange carried the call itself (its result is in
+// place: skip the backend's operation).
+bool agree(Backend& backend, const AgreementShape& shape, const CallSignature& mine);
 
 }  // namespace chorus::rt

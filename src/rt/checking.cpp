@@ -38,8 +38,7 @@ std::string describe_compression(const CallCompression* compression) {
   return compression == nullptr ? "plain" : "compressed under " + compressed::to_string(compression->bound);
 }
 
-CallSignature signature_of(const Call& c, int rank, int size, std::size_t algorithm) {
-  CallSignature s;
+void fill_signature(CallSignature& s, const Call& c, int rank, int size, std::size_t algorithm) {
   s.op = c.op;
   s.dtype = c.dtype;
   s.reduce_op = c.reduce_op;
@@ -51,7 +50,7 @@ CallSignature signature_of(const Call& c, int rank, int size, std::size_t algori
   s.named_algorithm = algorithm != 0;  // a compressed call's too (CommunicatorState::kCompressed)
   if (traits(c.op).uniform_count) {
     s.count = c.count;
-    return s;
+    return;
   }
   // The vector forms: who sends how many elements to whom, compared pairwise (only the root
   // knows a gatherv's counts and a scatterv's).
@@ -86,7 +85,6 @@ CallSignature signature_of(const Call& c, int rank, int size, std::size_t algori
       s.expects.assign(c.lists->recv_counts.begin(), c.lists->recv_counts.end());
       break;
   }
-  return s;
 }
 
 void check_agreement(Backend& backend, const CallSignature& mine) {

@@ -41,9 +41,10 @@ std::uint64_t compression_digest(const CallCompression* compression);
 // "plain" or "compressed under abs:0.0001".
 std::string describe_compression(const CallCompression* compression);
 
-// The signature of `call` on rank `rank` of `size` ranks; `algorithm`: 0 for the backend's own
-// choice (the agreement exchange may then carry a small call itself), else a named one.
-CallSignature signature_of(const Call& call, int rank, int size, std::size_t algorithm);
+// `s` (default-made) becomes the signature of `call` on rank `rank` of `size` ranks; `algorithm`:
+// 0 for the backend's own choice (the agreement exchange may then carry a small call itself),
+// else a named one. Filled in place: this runs before every collective.
+void fill_signature(CallSignature& s, const Call& call, int rank, int size, std::size_t algorithm);
 
 // Runs the agreement check on `backend`; throws InputError on any disagreement.
 void check_agreement(Backend& backend, const CallSignature& mine);

@@ -98,6 +98,8 @@ std::unique_ptr<CommunicatorState> Runtime::make_communicator(const std::string&
   else
     c->backend = make_shm_backend(ctx);
   c->world_size = c->backend->size();
+  c->rank = c->backend->rank();
+  c->shape = agreement_shape(*c->backend);
   c->takes_avg = c->backend->takes_avg();
   using Agreement = CommunicatorState::Agreement;
   if (c->world_size > 1)

@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "rt/agreement.h"
 #include "rt/backend.h"
 #include "rt/backends/backends.h"
 #include "rt/call.h"
@@ -50,7 +51,9 @@ struct CommunicatorState {
     if (lane_count == 1) return lanes[0];
     return op == CollectiveKind::kSend ? lanes[1] : op == CollectiveKind::kRecv ? lanes[2] : lanes[0];
   }
-  int world_size = 1;  // backend->size(), without a virtual call
+  int world_size = 1;    // backend->size(), without a virtual call
+  int rank = 0;          // backend->rank(), the same
+  AgreementShape shape;  // for the digest exchange (agreement.h)
   // How this backend's ranks agree on each collective's call: on its own data path (none
   // here), by the runtime's digest exchange (agreement.h), or checking mode's full comparison.
   enum class Agreement { kNone, kDigest, kFull } agreement = Agreement::kNone;

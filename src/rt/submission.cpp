@@ -46,7 +46,7 @@ template <typename Body>
     if (sig != nullptr) {
       if (c.agreement == CommunicatorState::Agreement::kFull)
         check_agreement(*c.backend, *sig);
-      else if (agree(*c.backend, *sig))
+      else if (agree(*c.backend, c.shape, *sig))
         return;  // the exchange carried the call itself
     }
     body(*c.backend);
@@ -101,7 +101,7 @@ Work Runtime::submit(CommunicatorState& c, std::size_t algorithm, Call&& call, b
   // differs between ranks. Issuing from several threads onto one backend is allowed, but their
   // relative order is then up to the application (all ranks must agree on it).
   if (t.collective && c.agrees(algorithm)) {
-    sig = signature_of(call, b.rank(), c.world_size, algorithm);
+    fill_signature(sig.emplace(), call, c.rank, c.world_size, algorithm);
     sig->sequence = c.sequence.fetch_add(1, std::memory_order_relaxed);
   }
   const ReduceOp wire = c.wire_op(call.reduce_op);

@@ -32,20 +32,27 @@ void require_counts(const Backend& b, CollectiveKind op, const Counts& v, const 
           [&] { return fmt::format("{} has {} entries; the world has {} ranks", name, v.size(), b.size()); });
 }
 
-// A buffer of `count` elements read or written at `place`: named "input" / "output" (with "at
+// A null buffer where `count` elements are read or written: named "input" / "output" (with "at
 // root" where only the root has it), or "buffer" for the operations of one buffer.
+[[noreturn, gnu::cold, gnu::noinline]] void throw_null_buffer(const Backend& b, const Call& c, Place place,
+                                                              const char* name) {
+  if (c.op == CollectiveKind::kSend || c.op == CollectiveKind::kRecv || c.op == CollectiveKind::kBroadcast)
+    name = "buffer";
+  const auto what = [&] {
+    return place == Place::kRootOnly ? fmt::format("{} at root is null but count is {}", name, c.count)
+                                     : fmt::format("{} is null but count is {}", name, c.count);
+  };
+  input_error(b, c.op, what);
+}
+
+// The buffer `p` of `count` elements read or written at `place` must not be null. Inline, and
+// nothing but compares on the way through: this runs for every call.
 [[gnu::always_inline]] inline void require_place(const Backend& b, const Call& c, Place place, const void* p,
                                                  const char* name) {
-  if (place == Place::kNone || (place == Place::kRootOnly && b.rank() != c.root)) return;
-  const bool one_buffer =
-      c.op == CollectiveKind::kSend || c.op == CollectiveKind::kRecv || c.op == CollectiveKind::kBroadcast;
-  if (one_buffer) name = "buffer";
-  if (place == Place::kRootOnly) {
-    require(c.count == 0 || p != nullptr, b, c.op,
-            [&] { return fmt::format("{} at root is null but count is {}", name, c.count); });
+  if (place == Place::kNone || c.count == 0 || p != nullptr) [[likely]]
     return;
-  }
-  require_buffer(b, c.op, p, c.count, name);
+  if (place == Place::kRootOnly && b.rank() != c.root) return;
+  throw_null_buffer(b, c, place, name);
 }
 
 void require_vector_form(const Backend& b, const Call& c) {

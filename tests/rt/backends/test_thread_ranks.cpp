@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "core/error.h"
 #include "rt/dtype.h"
 #include "rt/errors.h"
 #include "thread_ranks.h"
@@ -300,6 +301,46 @@ TEST_P(ThreadRanks, UnevenExchangesWhereOnlySomeRanksFitTheRowArriveWhole) {
           },
           fmt::format("rank {} of {} on {}, rank 0 sending {}: all_gatherv", r, c.n, c.backend, big));
     }
+  });
+}
+
+// A null buffer where a call reads or writes elements is refused before anything moves, naming
+// the buffer; where the call does not touch it (a gather's output off the root), null is fine.
+TEST(ThreadRanksValidation, NullBuffersAreRefusedWhereTheCallUsesThem) {
+  testing::spawn(2, {"shm"}, [&](Runtime& rt, int r) {
+    const auto error_of = [&](Call call) {
+      try {
+        rt.issue("shm", std::move(call), false);
+      } catch (const InputError& e) {
+        return std::string(e.what());
+      }
+      return std::string("(no InputError)");
+    };
+    std::vector<float> x(8, 1.0f);
+    const std::string at = fmt::format("on shm, rank {}", r);
+    EXPECT_NE(error_of(calls::all_reduce(nullptr, x.data(), 4, DType::f32, ReduceOp::sum))
+                  .find("all_reduce " + at + ": input is null but count is 4"),
+              std::string::npos);
+    EXPECT_NE(error_of(calls::all_reduce(x.data(), nullptr, 4, DType::f32, ReduceOp::sum))
+                  .find("output is null but count is 4"),
+              std::string::npos);
+    EXPECT_NE(error_of(calls::broadcast(nullptr, 3, DType::f32, 0))
+                  .find("broadcast " + at + ": buffer is null but count is 3"),
+              std::string::npos);
+    // A gather writes its output at the root only: null elsewhere is fine, null at the root is not.
+    std::vector<float> all(8, -1.0f);
+    if (r == 1) {
+      rt.issue("shm", calls::gather(x.data(), nullptr, 4, DType::f32, 0), false);
+    } else {
+      EXPECT_NE(
+          error_of(calls::gather(x.data(), nullptr, 4, DType::f32, 0)).find("output at root is null but count is 4"),
+          std::string::npos);
+      // The refused call moved nothing: rank 1's gather is still waiting, and this one meets it.
+      rt.issue("shm", calls::gather(x.data(), all.data(), 4, DType::f32, 0), false);
+      EXPECT_EQ(all, std::vector<float>(8, 1.0f));
+    }
+    // No elements, no buffer needed.
+    rt.issue("shm", calls::all_reduce(nullptr, nullptr, 0, DType::f32, ReduceOp::sum), false);
   });
 }
 
