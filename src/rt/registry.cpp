@@ -9,6 +9,38 @@
 
 namespace chorus::rt {
 
+namespace {
+
+constexpr std::size_t kNoSuchAlgorithm = ~std::size_t{0};
+
+// A name with an algorithm: the exact name first (group names may hold ':'), else the part
+// before the last ':' names the backend or group, the rest the algorithm. `base` becomes the
+// backend or group; returns the algorithm ("" for none).
+template <typename Map>
+std::string split_algorithm(std::string& base, const Map& communicators) {
+  const auto colon = base.rfind(':');
+  if (colon == std::string::npos || communicators.count(base) != 0) return {};
+  std::string named = base.substr(colon + 1);
+  base.resize(colon);
+  return named;
+}
+
+// 0 for "default", else 1 + the index of `named` among `names`, or kNoSuchAlgorithm.
+std::size_t algorithm_index(const std::vector<std::string>& names, const std::string& named) {
+  if (named == "default") return 0;
+  const auto a = std::find(names.begin(), names.end(), named);
+  return a == names.end() ? kNoSuchAlgorithm : static_cast<std::size_t>(a - names.begin()) + 1;
+}
+
+// "gloo has no broadcast algorithm 'ring' (it has: default, linear_p2p)".
+std::string no_such_algorithm(std::string_view owner, CollectiveKind op, const std::string& named,
+                              const std::vector<std::string>& names) {
+  return fmt::format("{} has no {} algorithm '{}' (it has: default{}{})", owner, to_string(op), named,
+                     names.empty() ? "" : ", ", fmt::join(names, ", "));
+}
+
+}  // namespace
+
 std::string Runtime::pick_backend(CollectiveKind op, std::size_t bytes) const {
   // Vector forms and point-to-point have no rank-uniform size, so they use the default;
   // every rank must pick the same backend.
@@ -21,14 +53,8 @@ std::string Runtime::pick_backend(CollectiveKind op, std::size_t bytes) const {
 CommunicatorState& Runtime::find_slow(std::string_view name, CollectiveKind op, std::size_t bytes,
                                       std::size_t* algorithm) {
   std::lock_guard lock(mutex_);
-  // A name with an algorithm: the exact name first (group names may hold ':'), else the part
-  // before the last ':' names the backend or group, the rest the algorithm.
   std::string base = name == "auto" ? pick_backend(op, bytes) : std::string(name);
-  std::string named;
-  if (const auto colon = base.rfind(':'); colon != std::string::npos && communicators_.count(base) == 0) {
-    named = base.substr(colon + 1);
-    base.resize(colon);
-  }
+  const std::string named = split_algorithm(base, communicators_);
   const std::string where = fmt::format("{} on rank {}", to_string(op), world_.rank);
   auto it = communicators_.find(base);
   if (it == communicators_.end() && std::find(not_member_.begin(), not_member_.end(), base) != not_member_.end())
@@ -41,15 +67,10 @@ CommunicatorState& Runtime::find_slow(std::string_view name, CollectiveKind op, 
     std::vector<std::string> names = it->second->algorithms_of(op);
     if (op == CollectiveKind::kBarrier)
       for (const auto& list : it->second->algorithms) names.insert(names.end(), list.begin(), list.end());
-    const auto a = std::find(names.begin(), names.end(), named);
-    if (named == "default") {
-      *algorithm = 0;
-    } else if (a == names.end()) {
-      throw InputError(where, fmt::format("'{}': {} has no {} algorithm '{}' (it has: default{}{})", name, base,
-                                          to_string(op), named, names.empty() ? "" : ", ", fmt::join(names, ", ")));
-    } else {
-      *algorithm = op == CollectiveKind::kBarrier ? 0 : static_cast<std::size_t>(a - names.begin()) + 1;
-    }
+    const std::size_t a = algorithm_index(names, named);
+    if (a == kNoSuchAlgorithm)
+      throw InputError(where, fmt::format("'{}': {}", name, no_such_algorithm(base, op, named, names)));
+    *algorithm = op == CollectiveKind::kBarrier ? 0 : a;
   }
   if (it == communicators_.end()) {
     const auto& known = known_backends();
@@ -78,27 +99,22 @@ Communicator Runtime::communicator(std::string_view name) {
   h.name_ = std::string(name);
   {
     std::lock_guard lock(mutex_);
-    if (const auto colon = h.name_.rfind(':'); colon != std::string::npos && communicators_.count(h.name_) == 0)
-      h.algorithm_ = h.name_.substr(colon + 1);
+    std::string base = h.name_;
+    h.algorithm_ = split_algorithm(base, communicators_);
   }
-  if (h.algorithm_.empty() || h.algorithm_ == "default") return h;
-  for (CollectiveKind op : kAllCollectiveKinds) {
-    if (!takes_algorithm(op)) continue;
-    const auto& names = c.algorithms_of(op);
-    const auto a = std::find(names.begin(), names.end(), h.algorithm_);
-    h.algorithms_[static_cast<std::size_t>(op)] =
-        a == names.end() ? Communicator::kMissing : static_cast<std::size_t>(a - names.begin()) + 1;
-  }
+  if (h.algorithm_.empty()) return h;
+  static_assert(Communicator::kMissing == kNoSuchAlgorithm);
+  for (CollectiveKind op : kAllCollectiveKinds)
+    if (takes_algorithm(op))
+      h.algorithms_[static_cast<std::size_t>(op)] = algorithm_index(c.algorithms_of(op), h.algorithm_);
   return h;
 }
 
 void Communicator::throw_missing_algorithm(CollectiveKind op) const {
   const CommunicatorState& c = *state_;
-  const auto& names = c.algorithms_of(op);
-  throw InputError(
-      fmt::format("{} on rank {}", to_string(op), c.backend->rank()),
-      fmt::format("communicator '{}': {} has no {} algorithm '{}' (it has: default{}{})", name_, c.backend->name(),
-                  to_string(op), algorithm_, names.empty() ? "" : ", ", fmt::join(names, ", ")));
+  throw InputError(fmt::format("{} on rank {}", to_string(op), c.rank),
+                   fmt::format("communicator '{}': {}", name_,
+                               no_such_algorithm(c.backend->name(), op, algorithm_, c.algorithms_of(op))));
 }
 
 const CommunicatorState& Communicator::state(std::string_view what) const {
@@ -109,7 +125,7 @@ const CommunicatorState& Communicator::state(std::string_view what) const {
   return *state_;
 }
 
-int Communicator::rank() const { return state("rank").backend->rank(); }
+int Communicator::rank() const { return state("rank").rank; }
 int Communicator::size() const { return state("size").world_size; }
 
 std::string Communicator::resolve(CollectiveKind op) const {
