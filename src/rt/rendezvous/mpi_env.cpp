@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -15,7 +16,8 @@ namespace chorus::rt {
 
 namespace {
 bool g_we_initialized = false;
-bool g_unusable = false;
+// Set by any runtime's finalize() after a failure: several run at once as thread ranks in the tests.
+std::atomic<bool> g_unusable{false};
 
 // MPI can be initialised only once per process, so a program may run several
 // init/finalize cycles of the runtime: MPI is finalised when the process exits.
