@@ -27,7 +27,7 @@ _FIX = ("rebuild it: bash scripts/run.sh (or cmake --build build --target chorus
         "docs/python.md, \"When import chorus has no runtime\"")
 
 try:
-    from chorus._rt import (CommError, Fusion, ReduceOp, TimeoutError, Work, algorithm_names, all_gather,  # noqa: F401
+    from chorus._rt import (CommError, DisagreementError, Fusion, ReduceOp, TimeoutError, Work, algorithm_names, all_gather,  # noqa: F401
                             all_gather_into_tensor, all_reduce, all_to_all, all_to_all_single, available_backends, backends, barrier,
                             broadcast, compressed, finalize, gather, group_ranks, init, is_initialized, new_group, rank, recv,
                             reduce, reduce_scatter_tensor, scatter, send, size, split, synchronize)

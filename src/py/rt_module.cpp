@@ -26,11 +26,14 @@ PYBIND11_MODULE(_rt, m) {
   m.doc() = "chorus runtime bindings (use the chorus package: import chorus)";
   static py::exception<rt::CommError> comm_error(m, "CommError", PyExc_RuntimeError);
   static py::exception<rt::TimeoutError> timeout_error(m, "TimeoutError", comm_error.ptr());
+  static py::exception<rt::DisagreementError> disagreement_error(m, "DisagreementError", comm_error.ptr());
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
     } catch (const rt::TimeoutError& e) {
       timeout_error(e.what());
+    } catch (const rt::DisagreementError& e) {
+      disagreement_error(e.what());
     } catch (const rt::CommError& e) {
       comm_error(e.what());
     } catch (const InputError& e) {

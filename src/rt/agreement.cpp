@@ -48,6 +48,7 @@ CallDigest digest(const CallSignature& call, int me) {
   s.reduce_op = call.reduce_op;
   s.root = call.root;
   s.vector_form = call.vector_form ? 1 : 0;
+  s.algorithm = call.algorithm;
   const std::uint64_t eb = dtype_bytes(call.dtype);
   // all_gatherv: this rank's own block, which each peer compares with its counts; the other
   // vector forms: only the traffic digest.
@@ -316,13 +317,16 @@ bool agree(Backend& backend, const AgreementShape& shape, const CallSignature& m
     const std::uint64_t expected = mine.op == CollectiveKind::kAllGatherv && p < static_cast<int>(mine.expects.size())
                                        ? mine.expects[p] * eb
                                        : d.signature.bytes;
-    if (!agrees(d.signature, theirs.signature, expected)) [[unlikely]] {
-      settled();
-      throw_disagreement(backend.name(), to_string(mine.op), me, d.signature, p, theirs.signature);
-    }
-    if (!mine.vector_form && theirs.flow != d.flow) [[unlikely]] {
+    // A compressed call against a plain one (or under another bound) first: they also differ in
+    // their algorithm, but the bound says more.
+    if (!mine.vector_form && theirs.signature.vector_form == 0 && theirs.flow != d.flow) [[unlikely]] {
       settled();
       throw_compression_disagreement(backend, mine, d.signature, p);
+    }
+    if (!agrees(d.signature, theirs.signature, expected)) [[unlikely]] {
+      settled();
+      throw_disagreement(backend.name(), to_string(mine.op), me, d.signature, p, theirs.signature,
+                         [&backend](CollectiveKind op, std::uint16_t a) { return describe_algorithm(backend, op, a); });
     }
   }
   if (flow != 0) [[unlikely]] {

@@ -56,11 +56,17 @@ class Backend {
   // calls on its own data path (shm). If not, the runtime exchanges a digest of each
   // collective's call first (small calls ride inside it), with this all-gather of `bytes` from
   // every rank: 32 bytes of digest plus agreement_inline_bytes(), a size that depends only on
-  // the world size, so that it cannot itself disagree. The default is all_gather.
+  // the world size, so that it cannot itself disagree; `mine` opens with the call's OpSignature
+  // (backends/agreement.h), which a backend may use to name the call. The default is all_gather.
   // Whether reductions may arrive with ReduceOp::avg (reduced as sum): a backend that compares
   // its ranks' calls itself sees avg apart from sum. Otherwise the runtime passes sum.
   virtual bool takes_avg() const { return false; }
   virtual bool agrees_on_data_path() const { return false; }
+  // Such a backend's uniform collective of no data (`call.count` 0, more than one rank): the call
+  // moves nothing, but it still compares its signature with its peers', as the digest exchange
+  // does on the other backends, so that a peer that calls it with data fails naming both calls
+  // rather than waiting for the timeout. The default does nothing.
+  virtual void agree_empty(const Call& call) { static_cast<void>(call); }
   // The bytes of a small call's data that may ride inside that exchange, per rank (the same on
   // every rank: a function of the world size). The default suits a library whose small
   // messages cost by the byte (mpi); gloo's cost by the message and carry more.

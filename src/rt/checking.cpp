@@ -6,14 +6,15 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "rt/backends/agreement.h"
 #include "rt/compression/call_compression.h"
 
 namespace chorus::rt {
 
 namespace {
-constexpr std::size_t kHeader = 9;
+constexpr std::size_t kHeader = 10;
 
-std::string describe(const std::uint64_t* row) {
+std::string describe(const Backend& backend, const std::uint64_t* row) {
   const auto op = static_cast<CollectiveKind>(row[0]);
   std::string s = fmt::format("{}(dtype={}", to_string(op), to_string(static_cast<DType>(row[1])));
   if (traits(op).reduces) s += fmt::format(", op={}", to_string(static_cast<ReduceOp>(row[2])));
@@ -23,9 +24,20 @@ std::string describe(const std::uint64_t* row) {
     s += ", compressed under " +
          compressed::to_string(compressed::ErrorBound{static_cast<compressed::ErrorBound::Kind>(row[7] - 1),
                                                       std::bit_cast<double>(row[8])});
+  if (row[9] != 0 && row[9] != kCompressedAlgorithm)
+    s += ", " + describe_algorithm(backend, op, static_cast<std::uint16_t>(row[9]));
   return s + fmt::format(") as operation #{}", row[5]);
 }
 }  // namespace
+
+std::string describe_algorithm(const Backend& backend, CollectiveKind op, std::uint16_t algorithm) {
+  if (algorithm == 0) return "the default algorithm";
+  if (algorithm == kCompressedAlgorithm) return "its compressed algorithm";
+  const std::vector<std::string> names = backend.algorithms(op);
+  const std::size_t index = algorithm - 1U;
+  return index < names.size() ? fmt::format("algorithm {}:{}", backend.name(), names[index])
+                              : fmt::format("algorithm #{} of {}", algorithm, backend.name());
+}
 
 std::uint64_t compression_digest(const CallCompression* compression) {
   if (compression == nullptr) return 0;
@@ -48,6 +60,7 @@ void fill_signature(CallSignature& s, const Call& c, int rank, int size, std::si
   s.out = c.out;
   s.may_inline = algorithm == 0;
   s.named_algorithm = algorithm != 0;  // a compressed call's too (CommunicatorState::kCompressed)
+  s.algorithm = algorithm == ~std::size_t{0} ? kCompressedAlgorithm : static_cast<std::uint16_t>(algorithm);
   if (traits(c.op).uniform_count) {
     s.count = c.count;
     return;
@@ -98,6 +111,7 @@ void check_agreement(Backend& backend, const CallSignature& mine) {
   row[4] = mine.vector_form ? 0 : mine.count;
   row[5] = mine.sequence;
   row[6] = mine.vector_form ? 1 : 0;
+  row[9] = mine.algorithm;
   if (mine.compression != nullptr) {
     row[7] = 1 + static_cast<std::uint64_t>(mine.compression->bound.kind);
     row[8] = std::bit_cast<std::uint64_t>(mine.compression->bound.value);
@@ -113,8 +127,8 @@ void check_agreement(Backend& backend, const CallSignature& mine) {
     const std::uint64_t* other = all.data() + row_len * p;
     for (std::size_t f = 0; f < kHeader; ++f) {
       if (first[f] != other[f])
-        throw InputError(where, fmt::format("ranks disagree: rank 0 calls {} but rank {} calls {}", describe(first), p,
-                                            describe(other)));
+        throw InputError(where, fmt::format("ranks disagree: rank 0 calls {} but rank {} calls {}",
+                                            describe(backend, first), p, describe(backend, other)));
     }
   }
   if (!mine.vector_form) return;
@@ -125,7 +139,7 @@ void check_agreement(Backend& backend, const CallSignature& mine) {
       if (sent != expected)
         throw InputError(where, fmt::format("{}: rank {} sends {} elements to rank {}, but rank {} "
                                             "expects {} from rank {}",
-                                            describe(first), p, sent, q, q, expected, p));
+                                            describe(backend, first), p, sent, q, q, expected, p));
     }
   }
 }

@@ -30,6 +30,10 @@ struct CallSignature {
   const CallLists* lists = nullptr;
   bool may_inline = false;
   bool named_algorithm = false;  // run with a named algorithm (shm then agrees by digest too)
+  // Which: OpSignature::algorithm (0 the backend's own choice, 1 + a named one's index, or
+  // kCompressedAlgorithm). Ranks must agree on it: it decides which messages the call sends, and
+  // whether it rides inside the agreement exchange.
+  std::uint16_t algorithm = 0;
   // The bound of a call that travels compressed (the Call's, which outlives the signature); null
   // when it travels plain. Ranks must agree on it: a compressed ring meeting a plain all-reduce
   // would exchange messages of other sizes.
@@ -40,6 +44,10 @@ struct CallSignature {
 std::uint64_t compression_digest(const CallCompression* compression);
 // "plain" or "compressed under abs:0.0001".
 std::string describe_compression(const CallCompression* compression);
+
+// The algorithm `algorithm` (OpSignature::algorithm) of `op` on `backend`, for messages: "the
+// default algorithm", "algorithm gloo:ring_p2p".
+std::string describe_algorithm(const Backend& backend, CollectiveKind op, std::uint16_t algorithm);
 
 // `s` (default-made) becomes the signature of `call` on rank `rank` of `size` ranks; `algorithm`:
 // 0 for the backend's own choice (the agreement exchange may then carry a small call itself),

@@ -11,8 +11,8 @@ namespace chorus::rt {
 
 // Runs `call` on `backend`: with `algorithm` 0 the backend's own operation, else its named
 // algorithm `algorithm - 1` (Backend::algorithms); `wire` is the reduce op the backend gets
-// (avg as sum unless Backend::takes_avg). A uniform call of no data does nothing and a world of
-// one copies locally; avg is divided afterwards. Inline: it is every operation's path.
+// (avg as sum unless Backend::takes_avg). A uniform call of no data moves nothing (a backend that
+// agrees on its data path still compares it with its peers') and a world of one copies locally; avg is divided afterwards. Inline: it is every operation's path.
 namespace detail {
 // The backend's own operation for `c` (more than one rank, count > 0 for the uniform forms).
 void run_native(Backend& b, const Call& c, ReduceOp wire);
@@ -30,7 +30,10 @@ inline void dispatch(Backend& b, const Call& c, std::size_t algorithm, ReduceOp 
     if (c.op != CollectiveKind::kBarrier || b.size() > 1) detail::run_native(b, c, wire);
     return;
   }
-  if (c.count == 0) return;
+  if (c.count == 0) [[unlikely]] {
+    if (b.size() > 1 && b.agrees_on_data_path()) b.agree_empty(c);  // shm: ranks still compare calls
+    return;
+  }
   if (algorithm != 0) [[unlikely]] {
     detail::run_algorithm(b, c, algorithm, wire);
   } else if (c.op == CollectiveKind::kAllReduce && b.size() > 1) [[likely]] {

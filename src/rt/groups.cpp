@@ -68,6 +68,7 @@ void Runtime::split(const std::string& name, std::string_view backend, int color
 
 void Runtime::new_group(const std::string& name, const std::vector<int>& ranks, std::string_view backend) {
   const std::string where = fmt::format("new_group '{}' on rank {}", name, world_.rank);
+  if (ranks.empty()) throw InputError(where, "no ranks: a group needs at least one member");
   int key = -1;
   for (std::size_t i = 0; i < ranks.size(); ++i) {
     if (ranks[i] < 0 || ranks[i] >= world_.size)

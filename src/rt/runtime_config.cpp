@@ -1,13 +1,16 @@
 // The runtime's settings from InitOptions and the environment; the operation timeout.
 #include "rt/runtime_config.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <charconv>
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <fmt/format.h>
 #include <string>
+#include <string_view>
 
 #include "core/error.h"
 #include "rt/runtime.h"
@@ -65,12 +68,13 @@ Settings resolve_settings(const InitOptions& options) {
   s.check = options.check < 0 ? env_switch("CHORUS_RT_CHECK", false) : options.check == 1;
   s.agree = options.agree < 0 ? env_switch("CHORUS_RT_AGREE", true) : options.agree != 0;
   s.tuning_table = options.tuning_table;
+  // Set but empty is unset, as for the switches (an empty log prefix once wrote hidden files).
   if (s.tuning_table.empty())
-    if (const char* env = std::getenv("CHORUS_RT_TUNING")) s.tuning_table = env;
+    if (const char* env = std::getenv("CHORUS_RT_TUNING"); env != nullptr && *env != '\0') s.tuning_table = env;
   s.log = options.log;
   s.log_setting = "init: InitOptions::log";
   if (s.log.empty())
-    if (const char* env = std::getenv("CHORUS_RT_LOG")) {
+    if (const char* env = std::getenv("CHORUS_RT_LOG"); env != nullptr && *env != '\0') {
       s.log = env;
       s.log_setting = "environment CHORUS_RT_LOG";
     }
@@ -86,6 +90,19 @@ bool env_switch(const char* name, bool fallback) {
   if (t == "0" || t == "off" || t == "false" || t == "no") return false;
   throw InputError(std::string("environment ") + name,
                    fmt::format("expected 1 or 0 (on/off, true/false, yes/no), got '{}'", v));
+}
+
+std::size_t env_bytes(const char* name, std::size_t fallback, std::size_t lo, std::size_t hi) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return fallback;
+  const std::string_view text(v);
+  unsigned long long x = 0;
+  const bool digits = std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), x);
+  if (!digits || ec != std::errc() || end != text.data() + text.size() || x < lo || x > hi)
+    throw InputError(std::string("environment ") + name,
+                     fmt::format("'{}' is not a whole number of bytes in [{}, {}]", text, lo, hi));
+  return static_cast<std::size_t>(x);
 }
 
 }  // namespace chorus::rt

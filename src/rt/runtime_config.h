@@ -1,6 +1,7 @@
 #pragma once
 // The runtime's settings: InitOptions, else the environment (the one place the runtime reads
 // CHORUS_RT_*), and the process-wide operation timeout read by the backends and work handles.
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -40,5 +41,10 @@ std::int64_t timeout_ms_from_text(const char* text, const std::string& setting);
 // "yes" are on, "0", "off", "false", "no" off (any case); anything else is an InputError naming
 // the variable, never silently off.
 bool env_switch(const char* name, bool fallback);
+
+// A byte count from the environment (CHORUS_SHM_SLOT_BYTES): unset or "" is `fallback`; else the
+// whole text must be a decimal number in [lo, hi] ("-1", "1e999", "0x10" and "4 KiB" are
+// InputErrors naming the variable and the range, never read as something else).
+std::size_t env_bytes(const char* name, std::size_t fallback, std::size_t lo, std::size_t hi);
 
 }  // namespace chorus::rt

@@ -3,7 +3,9 @@ makes one call, the other ranks another, through the Python bindings (chorus.all
 torch.distributed's "chorus" backend, without checking mode. Prints "rank R: error: MESSAGE" and
 exits 3 when the call raises, "rank R: no error" and exits 0 when it completes.
 
-usage: disagree_rank.py rt|torch BACKEND CASE     (CASE: all-reduce-count, avg-vs-sum, all-gather-count)
+usage: disagree_rank.py rt|torch BACKEND CASE
+    CASE: all-reduce-count, avg-vs-sum, all-gather-count, or broadcast-algorithm (rank 0 broadcasts
+    with BACKEND:linear_p2p: through torch, rank 0 alone has it in its CHORUS_BACKEND_MAP)
 """
 import os
 import sys
@@ -18,7 +20,9 @@ if API == "torch":
 
     import chorus  # noqa: F401  (registers the "chorus" backend)
 
-    os.environ["CHORUS_BACKEND_MAP"] = f"*:{BACKEND}"
+    rank0 = os.environ.get("RANK", os.environ.get("OMPI_COMM_WORLD_RANK")) == "0"
+    algorithm = CASE == "broadcast-algorithm" and rank0
+    os.environ["CHORUS_BACKEND_MAP"] = (f"broadcast:{BACKEND}:linear_p2p," if algorithm else "") + f"*:{BACKEND}"
     dist.init_process_group("chorus")
     rank, size = dist.get_rank(), dist.get_world_size()
 else:
@@ -46,8 +50,13 @@ try:
             dist.all_gather_into_tensor(torch.zeros(size * n), torch.ones(n))
         else:
             chorus.all_gather_into_tensor(BACKEND, np.zeros(size * n, np.float32), np.ones(n, np.float32))
+    elif CASE == "broadcast-algorithm":
+        if API == "torch":
+            dist.broadcast(torch.ones(16), 0)
+        else:
+            chorus.broadcast(f"{BACKEND}:linear_p2p" if first else BACKEND, np.ones(16, np.float32), 0)
     said, code = f"rank {rank}: no error", 0
-except RuntimeError as e:
-    said, code = f"rank {rank}: error: {e}", 3
+except RuntimeError as e:  # chorus.CommError and its DisagreementError; torch's RuntimeError
+    said, code = f"rank {rank}: error: {type(e).__name__}: {e}", 3
 os.write(1, (said + "\n").encode())  # one write: mpirun would join two ranks' partial lines
 os._exit(code)  # the backend is broken after the error: no orderly shutdown to wait for

@@ -15,6 +15,7 @@
 
 #include "core/error.h"
 #include "rt/errors.h"
+#include "rt/fusion/fusion.h"
 #include "rt/runtime.h"
 
 namespace rt_disagree_program {  // one of the programs of rt_programs.cpp
@@ -64,11 +65,30 @@ int run(int argc, char** argv) {
   app.add_option("--backend", backend)->check(CLI::IsMember({"shm", "gloo", "mpi"}));
   app.add_option("--case", which)
       ->required()
-      ->check(
-          CLI::IsMember({"broadcast-count-cma", "broadcast-vs-reduce", "all-reduce-count", "all-reduce-count-large",
-                         "all-gather-count", "dtype", "reduce-op", "root", "all-reduce-vs-broadcast", "recv-smaller",
-                         "recv-larger", "reduce-scatter-count", "all-to-all-count", "all-to-allv-counts", "avg-vs-sum",
-                         "named-algorithm-count", "all-reduce-count-edge", "all-gather-count-edge"}));
+      ->check(CLI::IsMember({"broadcast-count-cma",
+                             "broadcast-vs-reduce",
+                             "all-reduce-count",
+                             "all-reduce-count-large",
+                             "all-gather-count",
+                             "dtype",
+                             "reduce-op",
+                             "root",
+                             "all-reduce-vs-broadcast",
+                             "recv-smaller",
+                             "recv-larger",
+                             "reduce-scatter-count",
+                             "all-to-all-count",
+                             "all-to-allv-counts",
+                             "avg-vs-sum",
+                             "named-algorithm-count",
+                             "all-reduce-count-edge",
+                             "all-gather-count-edge",
+                             "all-reduce-empty",
+                             "algorithm",
+                             "broadcast-algorithm",
+                             "library-algorithms",
+                             "fused-extra",
+                             "fused-buffer-bytes"}));
   CLI11_PARSE(app, argc, argv);
   rt::InitOptions init;
   init.check = 0;  // the backend itself must notice
@@ -83,7 +103,7 @@ int run(int argc, char** argv) {
   };
   std::vector<float> ones(1 << 20, 1.0f);
   const auto f32 = rt::DType::f32;
-  bool failed = false;
+  bool failed = false, fused = false;
   try {
     if (which == "broadcast-count-cma") {  // both single-copy (>= 1 MiB): rank 0 would write 512 KiB past
       const std::size_t bytes = first ? 2 << 20 : 1536 << 10;
@@ -103,6 +123,9 @@ int run(int argc, char** argv) {
         rt::all_reduce(on, ones.data(), guarded(count * 4)->as<float>(), count, f32, rt::ReduceOp::sum);
       else
         rt::all_gather(on, ones.data(), guarded(count * 4 * static_cast<std::size_t>(n))->as<float>(), count, f32);
+    } else if (which == "all-reduce-empty") {  // no data on rank 0: it moves nothing, but still agrees
+      const std::size_t count = first ? 0 : 4;
+      rt::all_reduce(on, ones.data(), guarded(count * 4)->as<float>(), count, f32, rt::ReduceOp::sum);
     } else if (which == "all-gather-count") {
       const std::size_t count = first ? 4 : 8;
       rt::all_gather(on, ones.data(), guarded(count * 4 * static_cast<std::size_t>(n))->as<float>(), count, f32);
@@ -127,6 +150,28 @@ int run(int argc, char** argv) {
       const std::size_t count = first ? 4 : 8;
       rt::all_reduce(backend + ":ring_p2p", ones.data(), guarded(count * 4)->as<float>(), count, f32,
                      rt::ReduceOp::sum);
+    } else if (which == "algorithm") {  // the runtime's ring against the backend's own choice, which
+      // on gloo and mpi rides inside the agreement exchange at this size
+      rt::all_reduce(first ? backend + ":ring_p2p" : backend, ones.data(), guarded(64)->as<float>(), 16, f32,
+                     rt::ReduceOp::sum);
+    } else if (which == "broadcast-algorithm") {
+      rt::broadcast(first ? backend + ":linear_p2p" : backend, guarded(64)->as<float>(), 16, f32, 0);
+    } else if (which == "library-algorithms") {  // gloo's ring against its bcube (mpi: Open MPI's ring
+      // against its recursive doubling), whose messages differ in number and size
+      const std::string other = backend == "gloo" ? "bcube" : "recursive_doubling";
+      rt::all_reduce(backend + ":" + (first ? "ring" : other), ones.data(), guarded(4 << 20)->as<float>(), 1 << 20, f32,
+                     rt::ReduceOp::sum);
+    } else if (which == "fused-extra") {  // rank 0 submits one fused all-reduce more than the others
+      fused = true;
+      rt::Fusion fusion({backend});
+      std::vector<rt::Work> works;
+      for (int i = 0; i < (first ? 3 : 2); ++i)
+        works.push_back(fusion.all_reduce(on, ones.data(), guarded(64)->as<float>(), 16, f32, rt::ReduceOp::sum));
+      for (auto& w : works) w.wait();
+    } else if (which == "fused-buffer-bytes") {  // rank 0 fuses into buffers of 1 MiB, the others of 64 KiB
+      fused = true;
+      rt::Fusion fusion({backend}, {.buffer_bytes = first ? std::size_t{1} << 20 : std::size_t{64} << 10});
+      fusion.all_reduce(on, ones.data(), guarded(64)->as<float>(), 16, f32, rt::ReduceOp::sum).wait();
     } else if (which == "avg-vs-sum") {
       rt::all_reduce(on, ones.data(), guarded(32)->as<float>(), 8, f32, first ? rt::ReduceOp::avg : rt::ReduceOp::sum);
     } else if (which == "reduce-op") {
@@ -161,7 +206,7 @@ int run(int argc, char** argv) {
     std::printf("rank %d: canary damaged: %zu bytes past a buffer written\n", me, damaged);
   else
     std::printf("rank %d: canaries intact\n", me);
-  if (failed) {
+  if (failed && !fused) {  // (a fusion's failures leave the backend itself usable)
     try {
       rt::barrier(on);
       std::printf("rank %d: later operation succeeded\n", me);

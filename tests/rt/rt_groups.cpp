@@ -95,6 +95,14 @@ int run(int argc, char** argv) {
       std::vector<int> evens;
       for (int r = n - 2; r >= 0; r -= 2) evens.push_back(r);
       const std::string eg = "evens-" + b;
+      // A group of no ranks is refused on every rank, before any rank joins anything.
+      try {
+        rt::new_group("nobody-" + b, {}, b);
+        expect(false, fmt::format("{}: a new_group of no ranks was accepted", b));
+      } catch (const chorus::InputError& e) {
+        expect(std::string(e.what()).find("no ranks: a group needs at least one member") != std::string::npos,
+               fmt::format("{}: empty new_group error: {}", b, e.what()));
+      }
       rt::new_group(eg, evens, b);
       if (me % 2 == 0) {
         const int want = static_cast<int>(std::find(evens.begin(), evens.end(), me) - evens.begin());

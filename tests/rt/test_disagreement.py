@@ -33,6 +33,7 @@ SPLIT = {
     "all-reduce-count-large": (("all_reduce", "all_reduce of 100000 f32 (sum)"),
                                ("all_reduce", "all_reduce of 200000 f32 (sum)")),
     "all-gather-count": (("all_gather", "all_gather of 4 f32 per rank"), ("all_gather", "all_gather of 8 f32 per rank")),
+    "all-reduce-empty": (("all_reduce", "all_reduce of 0 f32 (sum)"), ("all_reduce", "all_reduce of 4 f32 (sum)")),
     # gloo, 2 ranks: rank 0's 1 MiB rides inside the agreement exchange, the others' 4 bytes more do not
     "all-reduce-count-edge": (("all_reduce", "all_reduce of 262144 f32 (sum)"),
                               ("all_reduce", "all_reduce of 262145 f32 (sum)")),
@@ -50,7 +51,30 @@ SPLIT = {
 if BACKEND != "shm":  # on shm these run as exchanges whose sizes are checked pair by pair (an InputError)
     SPLIT["all-to-all-count"] = (("all_to_all_single", "all_to_all_single of 4 f32 per rank"),
                                  ("all_to_all_single", "all_to_all_single of 8 f32 per rank"))
-CASES = list(SPLIT) + ["root", "recv-smaller", "recv-larger"] + (["all-to-allv-counts"] if BACKEND != "shm" else [])
+# case: (operation, call, rank 0's algorithm, the other ranks'): the same call with another algorithm
+# (rank 0's ring_p2p against a call that rides inside gloo's and mpi's agreement exchange; the
+# libraries' own algorithms, whose messages differ in number and size)
+ALGORITHM = {
+    "algorithm": ("all_reduce", "all_reduce of 16 f32 (sum)", f"algorithm {BACKEND}:ring_p2p", "the default algorithm"),
+    "broadcast-algorithm": ("broadcast", "broadcast of 16 f32 from root 0", f"algorithm {BACKEND}:linear_p2p",
+                            "the default algorithm"),
+}
+if BACKEND != "shm":
+    ALGORITHM["library-algorithms"] = ("all_reduce", "all_reduce of 1048576 f32 (sum)", f"algorithm {BACKEND}:ring",
+                                       f"algorithm {BACKEND}:" + ("bcube" if BACKEND == "gloo" else "recursive_doubling"))
+# Tensor fusion's disagreements are InputErrors from the Fusion, which leave the backend usable.
+# case: rank -> its error (the ranks without one complete their operations and exit 0)
+FUSED = {
+    "fused-extra": lambda n: {0: "fusion on rank 0: 1 fused operation(s) submitted on this rank (3 in all; the "
+                                 "first waiting a fused all_reduce of 16 elements of f32) were not submitted on every "
+                                 "rank: some rank stopped its fusion after 2"},
+    "fused-buffer-bytes": lambda n: {
+        r: f"fusion on rank {r}: ranks disagree on the fused buffer size B: this rank's is "
+           f"{1048576 if r == 0 else 65536} bytes, the ranks' range from 65536 to 1048576 (every rank must use the same "
+           "B, CHORUS_FUSION)" for r in range(n)},
+}
+CASES = (list(SPLIT) + list(ALGORITHM) + ["root", "recv-smaller", "recv-larger"] +
+         (["all-to-allv-counts"] if BACKEND != "shm" else []) + list(FUSED))
 
 
 def expected_errors(case, n):
@@ -61,6 +85,12 @@ def expected_errors(case, n):
         errors = {0: f"{b} {op0} on rank 0: ranks disagree: rank 0 called {call0}, rank 1 {call1}"}
         for r in range(1, n):
             errors[r] = f"{b} {op1} on rank {r}: ranks disagree: rank {r} called {call1}, rank 0 {call0}"
+        return errors
+    if case in ALGORITHM:
+        op, call, algorithm0, algorithm1 = ALGORITHM[case]
+        errors = {0: f"{b} {op} on rank 0: ranks disagree: rank 0 called {call} with {algorithm0}, rank 1 with {algorithm1}"}
+        for r in range(1, n):
+            errors[r] = f"{b} {op} on rank {r}: ranks disagree: rank {r} called {call} with {algorithm1}, rank 0 with {algorithm0}"
         return errors
     if case == "root":  # every rank names itself root
         return {r: f"{b} broadcast on rank {r}: ranks disagree: rank {r} called broadcast of 8 f32 from root {r}, "
@@ -77,7 +107,32 @@ def expected_errors(case, n):
     return errors
 
 
+def run_fused(case, n):
+    """A fusion's disagreement: each rank named fails its Fusion's operation with an InputError
+    (exit 3), the others complete theirs (exit 0), and every rank finalizes."""
+    name = f"{BACKEND} {case} on {n} ranks"
+    env = dict(os.environ, CHORUS_RT_TIMEOUT_S="3")
+    cmd = job_command(BACKEND, n, [RT_DISAGREE, "--backend", BACKEND, "--case", case], CHORUS, MPIRUN, env,
+                      every_rank_ends=True)
+    job = run_job(cmd, env, 60 * SLACK)
+    if job is None:
+        return report(name, job, [], failures)
+    errors = FUSED[case](n)
+    problems = []
+    for r in range(n):
+        wanted = [f"rank {r}: input error: {errors[r]}", f"rank {r}: exit 3"] if r in errors else \
+                 [f"rank {r}: no error", f"rank {r}: exit 0"]
+        for line in wanted + [f"rank {r}: canaries intact", f"rank {r}: finalized"]:
+            if job.lines.count(line) != 1:
+                problems.append(f"expected once: '{line}' (found {job.lines.count(line)})")
+    if job.secs > bound(0):  # not the operation timeout: the ranks learn of it from the fusion's cycles
+        problems.append(f"took {job.secs:.1f} s, bound {bound(0):.1f} s")
+    report(name, job, problems, failures)
+
+
 def run(case, n):
+    if case in FUSED:
+        return run_fused(case, n)
     name = f"{BACKEND} {case} on {n} ranks"
     env = dict(os.environ, CHORUS_RT_TIMEOUT_S="3")  # detection must not wait for it
     # Every rank ends on its own after its error, except mpi's sender of a refused message, which

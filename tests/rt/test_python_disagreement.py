@@ -21,6 +21,8 @@ CASES = {
     "all-reduce-count": ("all_reduce", "all_reduce of 4 f32 (sum)", "all_reduce of 8 f32 (sum)"),
     "avg-vs-sum": ("all_reduce", "all_reduce of 8 f32 (avg)", "all_reduce of 8 f32 (sum)"),
     "all-gather-count": ("all_gather", "all_gather of 4 f32 per rank", "all_gather of 8 f32 per rank"),
+    "broadcast-algorithm": ("broadcast", "broadcast of 16 f32 from root 0 with algorithm {b}:linear_p2p",
+                            "broadcast of 16 f32 from root 0 with the default algorithm"),
 }
 
 
@@ -30,15 +32,20 @@ def run(api, backend, case, n):
     job = run_job(job_command(backend, n, [PYTHON, PROGRAM, api, backend, case], CHORUS, MPIRUN, env), env, 120 * SLACK)
     if job is None:
         return report(name, job, [], failures)
-    op, call0, call1 = CASES[case]
+    op, call0, call1 = (c.format(b=backend) for c in CASES[case])
     if api == "torch" and case == "all-gather-count":  # torch's backend moves gathered tensors as bytes
         call0, call1 = call0.replace("4 f32", "16 u8"), call1.replace("8 f32", "32 u8")
+    if api == "torch" and case == "broadcast-algorithm":  # and broadcast ones
+        call0, call1 = call0.replace("16 f32", "64 u8"), call1.replace("16 f32", "64 u8")
     problems = []
     for r in range(n):
         mine, peer, theirs = (call0, 1, call1) if r == 0 else (call1, 0, call0)
+        if case == "broadcast-algorithm":  # the same call: the peer's algorithm only
+            theirs = theirs[theirs.index("with "):]
         want = f"{backend} {op} on rank {r}: ranks disagree: rank {r} called {mine}, rank {peer} {theirs}"
         said = [line for line in job.lines if line.startswith(f"rank {r}: ")]
-        if len(said) != 1 or not said[0].startswith(f"rank {r}: error: ") or want not in said[0]:
+        # chorus.DisagreementError, through torch too (a subclass of RuntimeError, as torch's own)
+        if len(said) != 1 or not said[0].startswith(f"rank {r}: error: DisagreementError: ") or want not in said[0]:
             problems.append(f"rank {r} said {said}, expected an error containing '{want}'")
     if job.returncode != 3:
         problems.append(f"exit status {job.returncode}, expected 3")
@@ -58,6 +65,11 @@ run("torch", "shm", "avg-vs-sum", 2)
 run("torch", "gloo", "all-gather-count", 2)
 run("torch", "gloo", "all-reduce-count", 4)
 run("rt", "shm", "avg-vs-sum", 4)
+# The algorithm is part of the call: a broadcast with linear_p2p on rank 0 alone (through torch,
+# a CHORUS_BACKEND_MAP that differs by rank) once returned zeros on the other rank.
+run("rt", "gloo", "broadcast-algorithm", 2)
+run("torch", "gloo", "broadcast-algorithm", 2)
+run("torch", "mpi", "broadcast-algorithm", 2)
 
 if failures:
     print("\n\n".join(failures))

@@ -115,3 +115,52 @@ TEST(RtTimeoutSettings, GoodValuesAreTakenToTheMillisecond) {
   EXPECT_EQ(rt::operation_timeout_ms(), 300000);
   rt::finalize();
 }
+
+namespace chorus::rt {
+namespace {
+
+// What env_bytes makes of `value` for CHORUS_SHM_ONE_STEP_BYTES in [0, 1 GiB] (fallback 7), or
+// the InputError's text.
+std::string one_step_bytes(const char* value) {
+  ::setenv("CHORUS_SHM_ONE_STEP_BYTES", value, 1);
+  std::string got;
+  try {
+    got = std::to_string(env_bytes("CHORUS_SHM_ONE_STEP_BYTES", 7, 0, std::size_t{1} << 30));
+  } catch (const InputError& e) {
+    got = e.what();
+  }
+  ::unsetenv("CHORUS_SHM_ONE_STEP_BYTES");
+  return got;
+}
+
+// A byte count from the environment is a whole decimal number in range, or an error naming the
+// variable and the range: never a wrapped -1, a 1 read off "1e999" or a 0 off "0x10".
+TEST(RtEnvironmentBytes, OnlyWholeDecimalNumbersInRangeAreTaken) {
+  EXPECT_EQ(one_step_bytes(""), "7");  // set but empty: unset
+  EXPECT_EQ(one_step_bytes("0"), "0");
+  EXPECT_EQ(one_step_bytes("4096"), "4096");
+  EXPECT_EQ(one_step_bytes("1073741824"), "1073741824");
+  for (const char* bad :
+       {"-1", "1e999", "0x10", "4 KiB", "4KiB", " 4096", "4096 ", "+4096", "1073741825", "99999999999999999999999"}) {
+    const std::string got = one_step_bytes(bad);
+    EXPECT_NE(got.find("environment CHORUS_SHM_ONE_STEP_BYTES"), std::string::npos) << bad << ": " << got;
+    EXPECT_NE(got.find(std::string("'") + bad + "' is not a whole number of bytes in [0, 1073741824]"),
+              std::string::npos)
+        << bad << ": " << got;
+  }
+}
+
+// CHORUS_RT_LOG and CHORUS_RT_TUNING set but empty are unset (an empty log prefix once wrote
+// hidden ".0.jsonl" files in the working directory).
+TEST(RtEnvironmentBytes, EmptyLogAndTuningAreUnset) {
+  ::setenv("CHORUS_RT_LOG", "", 1);
+  ::setenv("CHORUS_RT_TUNING", "", 1);
+  const Settings s = resolve_settings(InitOptions{});
+  ::unsetenv("CHORUS_RT_LOG");
+  ::unsetenv("CHORUS_RT_TUNING");
+  EXPECT_EQ(s.log, "");
+  EXPECT_EQ(s.tuning_table, "");
+}
+
+}  // namespace
+}  // namespace chorus::rt

@@ -17,21 +17,24 @@ std::string gone_peer(const std::function<std::string(int)>& failure_of, int ran
 }
 
 static_assert(sizeof(OpSignature) == 24, "two signatures and the step counter share a cache line");
-static_assert(std::size(kAllCollectiveKinds) <= 16 && std::size(kAllDTypes) <= 8 && std::size(kAllReduceOps) <= 8,
-              "compact() packs them into 4, 3 and 3 bits");
+static_assert(std::size(kAllCollectiveKinds) <= 16 && std::size(kAllDTypes) <= 8 && std::size(kAllReduceOps) <= 7,
+              "compact() packs them into 4, 3 and 3 bits (the reduce op's 7: a named algorithm)");
 
 std::uint32_t compact(const OpSignature& s) {
   // 4 + 3 + 3 bits of kinds, 13 of root + 1 (roots are < 4096), 9 of bytes (448 at most on the
-  // lines; anything larger reads as 511).
+  // lines; anything larger reads as 511). A named algorithm takes the reduce op's place as 7 (the
+  // ops are 0-4): the lines run only the backend's own, and a peer that opened another call with
+  // a named one must not pass for it; two named ones compare their whole signatures.
   const auto bytes = static_cast<std::uint32_t>(std::min<std::uint64_t>(s.bytes, 511));
-  return static_cast<std::uint32_t>(s.op) | static_cast<std::uint32_t>(s.dtype) << 4 |
-         static_cast<std::uint32_t>(s.reduce_op) << 7 | static_cast<std::uint32_t>(s.root + 1) << 10 | bytes << 23;
+  const std::uint32_t reduction = s.algorithm != 0 ? 7U : static_cast<std::uint32_t>(s.reduce_op);
+  return static_cast<std::uint32_t>(s.op) | static_cast<std::uint32_t>(s.dtype) << 4 | reduction << 7 |
+         static_cast<std::uint32_t>(s.root + 1) << 10 | bytes << 23;
 }
 
 bool agrees(const OpSignature& mine, const OpSignature& peer, std::uint64_t expected_bytes) {
   return mine.sequence == peer.sequence && mine.op == peer.op && mine.dtype == peer.dtype &&
          mine.reduce_op == peer.reduce_op && mine.vector_form == peer.vector_form && mine.root == peer.root &&
-         peer.bytes == expected_bytes;
+         mine.algorithm == peer.algorithm && peer.bytes == expected_bytes;
 }
 
 std::string describe(const OpSignature& s) {
@@ -72,9 +75,17 @@ std::string describe(const OpSignature& s) {
 }
 
 void throw_disagreement(std::string_view backend, std::string_view what, int me, const OpSignature& mine, int peer,
-                        const OpSignature& theirs) {
+                        const OpSignature& theirs, const AlgorithmNamer& name) {
   std::string msg = fmt::format("{} {} on rank {}: ranks disagree: rank {} called {}, rank {} {}", backend, what, me,
                                 me, describe(mine), peer, describe(theirs));
+  if (mine.algorithm != theirs.algorithm) {
+    const auto algorithm = [&](const OpSignature& s) {
+      return name ? name(s.op, s.algorithm) : fmt::format("algorithm #{}", s.algorithm);
+    };
+    const std::string theirs_call = describe(theirs) == describe(mine) ? "" : describe(theirs) + " ";
+    msg = fmt::format("{} {} on rank {}: ranks disagree: rank {} called {} with {}, rank {} {}with {}", backend, what,
+                      me, me, describe(mine), algorithm(mine), peer, theirs_call, algorithm(theirs));
+  }
   if (mine.sequence != theirs.sequence)
     msg += fmt::format(" (as collective #{} and #{} of the backend)", mine.sequence, theirs.sequence);
   throw DisagreementError(msg);

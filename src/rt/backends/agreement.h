@@ -9,6 +9,7 @@
 //        32-byte CallDigest per collective before the call (rt/agreement.h), and point-to-point
 //        messages announce their size (gloo: a header message; mpi: the receiver probes).
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -24,11 +25,17 @@ struct OpSignature {
   ReduceOp reduce_op = ReduceOp::sum;  // sum unless a reduction
   std::uint8_t vector_form = 0;        // `bytes` are this rank's own block (all_gatherv) or 0 (exchanges)
   std::int32_t root = -1;
+  // The algorithm the call runs with: 0 the backend's own choice, 1 + the index of a named one
+  // (Backend::algorithms), kCompressedAlgorithm its compressed form. It decides which messages the
+  // call sends (and whether it rides inside the agreement exchange), so ranks must agree on it.
+  std::uint16_t algorithm = 0;
   std::uint64_t bytes = 0;
 };
+inline constexpr std::uint16_t kCompressedAlgorithm = 0xFFFF;
 
 // The signature in 32 bits, exact for every call of at most 448 bytes (the small all-reduces whose
-// lines carry it) and distinct from any larger one.
+// lines carry it) and distinct from any larger one; of the algorithm it keeps whether it is the
+// backend's own (the only one the lines run).
 std::uint32_t compact(const OpSignature& s);
 
 // Whether `peer` agrees with `mine`, `expected_bytes` being what this rank expects the peer's
@@ -38,9 +45,14 @@ bool agrees(const OpSignature& mine, const OpSignature& peer, std::uint64_t expe
 // "all_reduce of 8 f32 (sum)", "broadcast of 2097152 u8 from root 0".
 std::string describe(const OpSignature& s);
 
-// The collective `what` of `backend` on rank `me` met rank `peer`'s different call.
+// Names an OpSignature::algorithm of an operation ("the default algorithm", "algorithm
+// gloo:ring_p2p": describe_algorithm, rt/checking.h).
+using AlgorithmNamer = std::function<std::string(CollectiveKind, std::uint16_t)>;
+
+// The collective `what` of `backend` on rank `me` met rank `peer`'s different call; `name`
+// names the algorithms when the two differ in theirs (unset: "algorithm #1").
 [[noreturn]] void throw_disagreement(std::string_view backend, std::string_view what, int me, const OpSignature& mine,
-                                     int peer, const OpSignature& theirs);
+                                     int peer, const OpSignature& theirs, const AlgorithmNamer& name = nullptr);
 
 // A receive (`what`) of `buffer` bytes on `me` met rank `src`'s message of `message` bytes.
 [[noreturn]] void throw_receive_size_mismatch(std::string_view backend, std::string_view what, int me, int src,

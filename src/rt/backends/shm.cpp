@@ -23,11 +23,14 @@
 #include <cstring>
 #include <fmt/format.h>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/error.h"
 #include "rt/backends/backends.h"
+#include "rt/checking.h"
+#include "rt/runtime_config.h"
 #include "rt/dtype.h"
 #include "rt/errors.h"
 #include "rt/transport/shm/shm_transport.h"
@@ -46,7 +49,9 @@ constexpr std::size_t kCmaMinBytes = std::size_t{1} << 20;
 
 class ShmBackend final : public Backend {
  public:
-  explicit ShmBackend(const BackendContext& ctx) : t_(ctx), rank_(ctx.rank), size_(ctx.size) {}
+  explicit ShmBackend(const BackendContext& ctx) : t_(ctx), rank_(ctx.rank), size_(ctx.size) {
+    t_.set_algorithm_namer([this](CollectiveKind op, std::uint16_t a) { return describe_algorithm(*this, op, a); });
+  }
 
   std::string name() const override { return "shm"; }
   int rank() const override { return rank_; }
@@ -79,6 +84,26 @@ class ShmBackend final : public Backend {
   void barrier() override {
     t_.begin("barrier");
     t_.open({.op = CollectiveKind::kBarrier});
+  }
+
+  // The operations whose data-path signature is their own (gather, scatter and all_to_all_single
+  // open as the exchanges they run on, whose counts are checked pair by pair instead).
+  void agree_empty(const Call& c) override {
+    switch (c.op) {
+      case CollectiveKind::kBroadcast:
+      case CollectiveKind::kReduce:
+      case CollectiveKind::kAllReduce:
+      case CollectiveKind::kReduceScatter:
+      case CollectiveKind::kAllGather:
+        t_.begin(to_string(c.op).data());
+        t_.open({.op = c.op,
+                 .dtype = c.dtype,
+                 .reduce_op = traits(c.op).reduces ? c.reduce_op : ReduceOp::sum,
+                 .root = traits(c.op).rooted ? c.root : -1});
+        return;
+      default:
+        return;
+    }
   }
 
   void broadcast(void* buf, std::size_t count, DType dtype, int root) override {
@@ -202,6 +227,22 @@ class ShmBackend final : public Backend {
                {.op = CollectiveKind::kAllGather, .dtype = dtype, .bytes = count * dtype_bytes(dtype)});
   }
 
+  // The runtime's digest exchange (rt/agreement.h), which calls with a named algorithm and
+  // compressed calls take here, opens as the call whose digest it carries (`mine` opens with its
+  // OpSignature, algorithm included), not as an all-gather of bytes: a peer that makes the same
+  // call with shm's own algorithm, on the data path, then fails naming that call and both
+  // algorithms, and a peer's lines never pass for its own.
+  void agreement_all_gather(const void* mine, void* all, std::size_t bytes) override {
+    OpSignature call;
+    std::memcpy(&call, mine, sizeof call);
+    if (call.vector_form != 0) return all_gather(mine, all, bytes, DType::u8);
+    t_.begin(to_string(call.op).data());
+    const std::size_t n = static_cast<std::size_t>(size_);
+    Counts counts(n, bytes), displs(n);
+    for (std::size_t j = 0; j < n; ++j) displs[j] = j * bytes;
+    gather_all(mine, bytes, all, counts, displs, DType::u8, call, call.bytes);
+  }
+
   void all_gatherv(const void* in, std::size_t count, void* out, const Counts& counts, const Counts& displs,
                    DType dtype) override {
     t_.begin("all_gatherv");
@@ -210,9 +251,10 @@ class ShmBackend final : public Backend {
         {.op = CollectiveKind::kAllGatherv, .dtype = dtype, .vector_form = 1, .bytes = count * dtype_bytes(dtype)});
   }
 
-  // all_gather(v): every peer must declare the block this rank expects from it.
+  // all_gather(v): every peer must declare the block this rank expects from it (or `declared`,
+  // when the signature is another call's: agreement_all_gather).
   void gather_all(const void* in, std::size_t count, void* out, const Counts& counts, const Counts& displs, DType dtype,
-                  const OpSignature& sig) {
+                  const OpSignature& sig, std::optional<std::uint64_t> declared = std::nullopt) {
     const std::size_t eb = dtype_bytes(dtype);
     const std::size_t cap = t_.slot_bytes() / eb;
     std::size_t max_count = 0;
@@ -229,7 +271,7 @@ class ShmBackend final : public Backend {
       if (const std::size_t n = piece(count, k)) std::memcpy(t_.slot(rank_, t_.side(k)), src + k * cap * eb, n * eb);
     };
     write(0);
-    t_.open(sig, [&](int p) { return counts[p] * eb; });
+    t_.open(sig, [&](int p) { return declared ? *declared : counts[p] * eb; });
     for (std::size_t k = 0; k < rounds; ++k) {
       for (int j = 0; j < size_; ++j) {
         if (j == rank_) continue;
@@ -394,14 +436,9 @@ class ShmBackend final : public Backend {
     t_.advance(1);
   }
 
+  // CHORUS_SHM_ONE_STEP_BYTES: 0 (never one step) to 1 GiB.
   static std::size_t one_step_limit() {
-    const char* v = std::getenv("CHORUS_SHM_ONE_STEP_BYTES");
-    if (v == nullptr) return kOneStepBytes;
-    try {
-      return static_cast<std::size_t>(std::stoull(v));
-    } catch (const std::exception&) {
-      throw InputError("environment CHORUS_SHM_ONE_STEP_BYTES", "expected a byte count");
-    }
+    return env_bytes("CHORUS_SHM_ONE_STEP_BYTES", kOneStepBytes, 0, std::size_t{1} << 30);
   }
 
   // Generic exchange: sp[j]/sb[j] is what this rank sends to j, dp[p]/db[p] where what comes

@@ -15,6 +15,7 @@
 #include "core/error.h"
 #include "core/fnv1a.h"
 #include "rt/fusion/fusion_impl.h"
+#include "rt/errors.h"
 #include "rt/runtime.h"
 
 namespace chorus::rt {
@@ -45,21 +46,51 @@ std::pair<std::int64_t, std::int64_t> fusion_min_of(const std::string& group, st
   return {v[0], v[1]};
 }
 
+using fusion_detail::CycleCounts;
+
+CycleCounts exchange_counts(const std::string& group, std::int64_t queued, std::int64_t submitted, bool stop) {
+  // One all-reduce (min) of each value and of its negation (-min(-x) is the maximum).
+  std::int64_t v[5] = {queued, submitted, -submitted, stop ? 1 : 0, stop ? -1 : 0};
+  rt::all_reduce(group, v, v, 5, DType::i64, ReduceOp::min);
+  return {v[0], v[1], -v[2], v[3] == 1, v[4] == -1};
+}
+
+// "a fused all_reduce of 16 elements of f32", the first of the operations left waiting.
+std::string describe_first(const fusion_detail::FusedOp& p) {
+  return fmt::format("a fused {} of {} elements of {}", to_string(p.op), p.count, to_string(p.dtype));
+}
+
 }  // namespace
 
 void Fusion::Impl::run() {
   try {
     cycle_loop();
-  } catch (...) {
+  } catch (const std::exception& e) {
     // An agreement failed (a peer died, a timeout): the operations the cycle had taken and every
-    // queued one get the error, and so does every later one.
+    // queued one get the error, saying where it arose, and so does every later one.
+    std::size_t waiting = batch.size();
+    {
+      std::lock_guard lock(mutex);
+      waiting += queue.size();
+    }
+    const std::string what = fmt::format(
+        "fusion on rank {}: the cycle's agreement with the other ranks failed ({} fused operation(s) waiting, {} "
+        "submitted on this rank in all): {}",
+        world_rank, waiting, submitted_count(), e.what());
+    std::exception_ptr error;
+    if (dynamic_cast<const TimeoutError*>(&e) != nullptr)
+      error = std::make_exception_ptr(TimeoutError(what));
+    else if (dynamic_cast<const CommError*>(&e) != nullptr)
+      error = std::make_exception_ptr(CommError(what));
+    else
+      error = std::current_exception();
     for (auto& p : batch)
-      if (p.state) p.state->complete(std::current_exception());
+      if (p.state) p.state->complete(error);
     batch.clear();
     std::deque<FusedOp> left;
     {
       std::lock_guard lock(mutex);
-      broken = std::current_exception();
+      broken = error;
       left.swap(queue);
       queued_bytes = 0;
       issuing = false;
@@ -72,7 +103,7 @@ void Fusion::Impl::run() {
 void Fusion::Impl::cycle_loop() {
   const std::int64_t cycle_ns = options.cycle_us * 1000;
   for (;;) {
-    std::int64_t local_n = 0;
+    std::int64_t local_n = 0, submitted = 0;
     bool local_stop = false;
     {
       std::unique_lock lock(mutex);
@@ -83,11 +114,17 @@ void Fusion::Impl::cycle_loop() {
         if (cv.wait_until(lock, due) == std::cv_status::timeout) break;
       }
       local_n = static_cast<std::int64_t>(queue.size());
+      submitted = static_cast<std::int64_t>(stats.ops);
       local_stop = stopping;
     }
     // How many operations every rank has (the minimum), and whether all ranks are stopping.
-    const auto [k, all_stop] = fusion_min_of(control, local_n, local_stop ? 1 : 0);
+    const CycleCounts counts = exchange_counts(control, local_n, submitted, local_stop);
+    const std::int64_t k = counts.queued;
     batch.clear();
+    if (k == 0 && local_n > 0 && counts.any_stop) {
+      fail_unmatched(counts, submitted);  // some rank stopped with nothing queued: never matched
+      continue;
+    }
     if (k > 0) {
       std::lock_guard lock(mutex);
       ++stats.cycles;
@@ -106,7 +143,7 @@ void Fusion::Impl::cycle_loop() {
       if (lo != -minus_hi) {
         const FusedOp& first = batch.front();
         const auto error = std::make_exception_ptr(InputError(
-            fmt::format("fused {} on rank {}", to_string(first.op), rt::rank("auto")),
+            fmt::format("fused {} on rank {}", to_string(first.op), world_rank),
             fmt::format(
                 "the ranks submitted different operations to the fusion (the {} operations of cycle {}, the first "
                 "here a {} of {} elements of {}): every rank must submit the same operations in the same order",
@@ -123,7 +160,7 @@ void Fusion::Impl::cycle_loop() {
       }
       idle_cv.notify_all();
     }
-    if (k == 0 && all_stop == 1) break;
+    if (k == 0 && counts.all_stop) break;
   }
   // Every rank stops and some rank has nothing queued: what is left here was not submitted
   // everywhere.
@@ -135,11 +172,40 @@ void Fusion::Impl::cycle_loop() {
   }
   if (!left.empty()) {
     const auto error = std::make_exception_ptr(InputError(
-        fmt::format("fusion on rank {}", rt::rank("auto")),
+        fmt::format("fusion on rank {}", world_rank),
         fmt::format("{} operation(s) submitted on this rank were not submitted on every rank before the fusion stopped",
                     left.size())));
     for (auto& p : left) p.state->complete(error);
   }
+  idle_cv.notify_all();
+}
+
+std::uint64_t Fusion::Impl::submitted_count() const {
+  std::lock_guard lock(mutex);
+  return stats.ops;
+}
+
+// Fails every operation queued here: some rank stopped its fusion with nothing queued, so it will
+// never match them (the ranks submitted different numbers of operations). The fusion is then
+// unusable. (A rank that neither stops nor submits leaves this one waiting in the cycle's
+// agreement, which times out like any call: run().)
+void Fusion::Impl::fail_unmatched(const CycleCounts& counts, std::int64_t submitted_here) {
+  std::deque<FusedOp> left;
+  {
+    std::lock_guard lock(mutex);
+    left.swap(queue);
+    queued_bytes = 0;
+  }
+  const auto error = std::make_exception_ptr(InputError(
+      fmt::format("fusion on rank {}", world_rank),
+      fmt::format("{} fused operation(s) submitted on this rank ({} in all; the first waiting {}) were not submitted "
+                  "on every rank: some rank stopped its fusion after {}",
+                  left.size(), submitted_here, describe_first(left.front()), counts.submitted_min)));
+  {
+    std::lock_guard lock(mutex);
+    broken = error;
+  }
+  for (auto& p : left) p.state->complete(error);
   idle_cv.notify_all();
 }
 

@@ -71,6 +71,13 @@ struct FusionBuffers {
   }
 };
 
+// What a cycle's ranks tell each other first (cycle.cpp): the minimum over the ranks of the
+// operations queued, the least and most submitted in all, whether all or any are stopping.
+struct CycleCounts {
+  std::int64_t queued = 0, submitted_min = 0, submitted_max = 0;
+  bool all_stop = false, any_stop = false;
+};
+
 // The signature of a cycle's batch, compared across ranks (cycle.cpp).
 std::uint64_t fusion_signature(const std::vector<FusedOp>& batch);
 
@@ -103,6 +110,8 @@ struct Fusion::Impl {
   Work submit(FusedOp op);
   void run();
   void cycle_loop();
+  std::uint64_t submitted_count() const;  // stats.ops
+  void fail_unmatched(const fusion_detail::CycleCounts& counts, std::int64_t submitted_here);
   void agree_uneven_blocks();  // on `batch`
   void issue();                // `batch`, emptying it
   void issue_buffer(const std::string& backend, std::vector<FusedOp> ops);

@@ -369,6 +369,32 @@ TEST_P(ThreadRanks, RanksThatDisagreeFailTogetherNamingBothCalls) {
   });
 }
 
+// Rank 0 all-reduces 16 floats with the runtime's ring on point-to-point, the others with the
+// backend's own algorithm (on gloo the call then rides inside the agreement exchange, where the
+// ring would send messages no peer expects): every rank fails naming both algorithms, and no data
+// moves.
+TEST_P(ThreadRanks, RanksThatDisagreeOnTheAlgorithmFailTogetherNamingBoth) {
+  const Case c = GetParam();
+  if (c.n < 2) GTEST_SKIP() << "one rank cannot disagree";
+  testing::spawn(c.n, {c.backend}, [&](Runtime& rt, int r) {
+    std::vector<float> in(16, 1.0f), out(16, -1.0f);
+    std::string error;
+    try {
+      rt.issue(r == 0 ? c.backend + ":ring_p2p" : c.backend,
+               calls::all_reduce(in.data(), out.data(), 16, DType::f32, ReduceOp::sum), false);
+    } catch (const DisagreementError& e) {
+      error = e.what();
+    }
+    const std::string ring = fmt::format("algorithm {}:ring_p2p", c.backend), own = "the default algorithm";
+    EXPECT_NE(error.find(fmt::format("{} all_reduce on rank {}: ranks disagree: rank {} called all_reduce of 16 f32 "
+                                     "(sum) with {}, rank {} with {}",
+                                     c.backend, r, r, r == 0 ? ring : own, r == 0 ? 1 : 0, r == 0 ? own : ring)),
+              std::string::npos)
+        << error;
+    EXPECT_EQ(out, std::vector<float>(16, -1.0f)) << "rank " << r << ": no data moved";
+  });
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, ThreadRanks,
                          ::testing::Values(Case{"shm", 1}, Case{"shm", 2}, Case{"shm", 3}, Case{"shm", 4},
                                            Case{"gloo", 1}, Case{"gloo", 2}, Case{"gloo", 3}, Case{"gloo", 4}),

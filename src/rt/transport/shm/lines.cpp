@@ -43,7 +43,7 @@ void ShmTransport::lines_reduce(const void* in, void* out, std::size_t bytes, DT
       const SmallLine& l = control(p)->lines[b][i];
       wait_until([&] { return l.tag.load(std::memory_order_acquire) == tag; }, control(p)->step, p);
       if (i == 0 && l.signature != signature) [[unlikely]]
-        throw_disagreement("shm", op(), rank_, sig, p, control(p)->opened[tag & 1]);
+        throw_disagreement("shm", op(), rank_, sig, p, control(p)->opened[tag & 1], name_algorithm_);
     }
     if (!result) continue;
     const std::size_t n = std::min(kLineData, bytes - i * kLineData) / eb;

@@ -1,6 +1,8 @@
 // The transport's set-up (the segment and its layout, agreed by every rank) and its waiting.
 #include "rt/transport/shm/shm_transport.h"
 
+#include "rt/runtime_config.h"
+
 #include <algorithm>
 #include <bit>
 #include <cstdlib>
@@ -20,20 +22,7 @@ namespace {
 
 // CHORUS_SHM_SLOT_BYTES: a whole decimal byte count in [4096, 1 GiB], rounded up to pages.
 std::size_t env_slot_bytes(std::size_t fallback) {
-  const char* v = std::getenv("CHORUS_SHM_SLOT_BYTES");
-  if (v == nullptr) return fallback;
-  const std::string text = v;
-  std::size_t used = 0;
-  unsigned long long x = 0;
-  try {
-    x = std::stoull(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (text.empty() || used != text.size() || text[0] == '-' || x < kPage || x > kMaxSlotBytes)
-    throw InputError("environment CHORUS_SHM_SLOT_BYTES",
-                     fmt::format("'{}' is not a byte count in [4096, {}]", text, kMaxSlotBytes));
-  return round_up(static_cast<std::size_t>(x), kPage);
+  return round_up(env_bytes("CHORUS_SHM_SLOT_BYTES", fallback, kPage, kMaxSlotBytes), kPage);
 }
 
 // a * b + c, or InputError if it does not fit in size_t.

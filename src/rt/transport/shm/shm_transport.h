@@ -136,6 +136,8 @@ class ShmTransport {
     shm::t_deadline = {};
   }
   const char* op() const { return shm::t_op; }
+  // How disagreements name a call's algorithm (the backend's names: describe_algorithm).
+  void set_algorithm_namer(AlgorithmNamer name) { name_algorithm_ = std::move(name); }
   // Throws TimeoutError past the deadline, CommError naming every dead peer.
   void check_alive(int peer);
   // Sleeps until `done()` holds; `word` is the counter whose change may make it hold.
@@ -187,7 +189,7 @@ class ShmTransport {
     for (int p = 0; p < size_; ++p) {
       const OpSignature& theirs = control(p)->opened[opening & 1];
       if (p != rank_ && !agrees(sig, theirs, expected(p))) [[unlikely]]
-        throw_disagreement("shm", op(), rank_, sig, p, theirs);
+        throw_disagreement("shm", op(), rank_, sig, p, theirs, name_algorithm_);
     }
   }
   void open(const OpSignature& sig) {
@@ -228,6 +230,7 @@ class ShmTransport {
   int size_;
   std::chrono::milliseconds timeout_;
   std::function<std::string(int)> failure_of_;  // BackendContext::failure_of
+  AlgorithmNamer name_algorithm_;
   ShmSegment seg_;
   std::size_t slot_bytes_ = 0, ring_bytes_ = 0, header_bytes_ = 0, ring_stride_ = 0;
   std::size_t control_off_ = 0, headers_off_ = 0, slots_off_ = 0, rings_off_ = 0;
