@@ -80,6 +80,12 @@ json dim_order_to_json(const Schedule& s) {
   return order;
 }
 
+double schedule_stages(CollectiveKind op, double num_chunks, std::size_t num_dims) {
+  return num_chunks * static_cast<double>(phases_of(op).size() * num_dims);
+}
+
+double schedule_json_bytes(double stages) { return 900.0 * stages; }
+
 json to_json(const Schedule& s) {
   return json{{"format", "chorus-schedule"},
               {"version", 1},
