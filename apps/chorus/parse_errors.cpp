@@ -139,7 +139,7 @@ int finish_standard_output(int status) {
   if (status != 0) return status;  // the command has failed and said why already
   // The error may have been met by an earlier flush, whose errno is gone.
   fmt::print(stderr, "chorus: error: standard output: cannot write: {}\n",
-             err != 0 ? std::generic_category().message(err) : std::string("a write failed (a full disk?)"));
+             err != 0 ? std::generic_category().message(err) : std::string("a write failed"));
   return kExitBadInput;
 }
 
