@@ -8,7 +8,9 @@
 #include "core/error.h"
 #include "rt/errors.h"
 
-int main(int argc, char** argv) {
+namespace {
+
+int run(int argc, char** argv) {
   CLI::App app{"chorus: plan, simulate and run collective communication for distributed training", "chorus"};
   app.set_help_all_flag("--help-all", "Print help for every command");
   app.set_version_flag("--version", "chorus " CHORUS_VERSION, "Print the version and exit");
@@ -47,3 +49,9 @@ int main(int argc, char** argv) {
   }
   return 0;
 }
+
+}  // namespace
+
+// Every command's exit status passes the check of standard output: a table written to a full
+// disk is an error (exit 2), not a success.
+int main(int argc, char** argv) { return chorus::cli::finish_standard_output(run(argc, argv)); }

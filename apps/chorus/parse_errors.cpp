@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cstdio>
+#include <iostream>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include <fmt/format.h>
@@ -123,6 +126,21 @@ std::string flag_of_field(CLI::App& app, const std::string& where) {
   std::string flag = "--" + where;
   std::replace(flag.begin(), flag.end(), '_', '-');
   return has_flag(at, flag) ? flag : where;
+}
+
+int finish_standard_output(int status) {
+  errno = 0;
+  std::cout.flush();  // synchronised with stdio: this flushes stdout, and may fail first
+  const int cout_err = errno;
+  errno = 0;
+  const bool flushed = std::fflush(stdout) == 0;
+  const int err = errno != 0 ? errno : cout_err;
+  if (flushed && std::cout.good() && std::ferror(stdout) == 0) return status;
+  if (status != 0) return status;  // the command has failed and said why already
+  // The error may have been met by an earlier flush, whose errno is gone.
+  fmt::print(stderr, "chorus: error: standard output: cannot write: {}\n",
+             err != 0 ? std::generic_category().message(err) : std::string("a write failed"));
+  return kExitBadInput;
 }
 
 int report_input_error(CLI::App& app, const InputError& e) {

@@ -23,4 +23,10 @@ std::string flag_of_field(CLI::App& app, const std::string& where);
 // Prints `e` as "chorus: error: <flag or where>: <what>" and returns kExitBadInput.
 int report_input_error(CLI::App& app, const InputError& e);
 
+// The exit status of a command that ended with `status`, once what it wrote to standard output
+// is flushed: a write that failed (a full disk, /dev/full, a closed descriptor) turns a 0 into
+// kExitBadInput with "chorus: error: standard output: cannot write: <reason>" on standard error,
+// so that a table that was never written is not reported as a success.
+int finish_standard_output(int status);
+
 }  // namespace chorus::cli

@@ -246,6 +246,10 @@ void register_rt_commands(CLI::App& app) {
   tune->callback([] {
     auto options = to_bench(tune_opts);
     options.algorithms = !tune_backends_only;
+    // The table to merge into, read before any measurement so that a bad one fails first: only a
+    // regular file is one (--out /dev/full or a pipe is written, never read as a table).
+    rt::TuningTable table;
+    if (std::filesystem::is_regular_file(tune_out)) table = rt::TuningTable::load(tune_out);
     init_runtime(options.backends, tune_opts.timeout_s);
     const auto rows = rt::run_bench(options);
     const bool leader = rt::rank(options.backends.front()) == 0;
@@ -254,8 +258,6 @@ void register_rt_commands(CLI::App& app) {
     char host[256] = {0};
     ::gethostname(host, sizeof host - 1);
     const std::string machine = fmt::format("{}, {} online cpus", host, std::thread::hardware_concurrency());
-    rt::TuningTable table;
-    if (std::filesystem::exists(tune_out)) table = rt::TuningTable::load(tune_out);
     if (table.machine.empty()) table.machine = machine;
     std::map<std::pair<CollectiveKind, int>, std::map<std::size_t, rt::TuningRow>> fresh;
     for (const auto& r : rows) {

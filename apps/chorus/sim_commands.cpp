@@ -5,6 +5,7 @@
 #include "apps/chorus/commands.h"
 #include "core/error.h"
 #include "core/json_csv.h"
+#include "core/memory_budget.h"
 #include "core/text_file.h"
 #include "core/units.h"
 #include "net/degraded.h"
@@ -100,6 +101,22 @@ void report(const net::Network& network, const sim::CollectiveRun& run, bool jso
   }
 }
 
+// The outputs that grow with the chunks, checked against the memory budget before the run
+// records or builds them: --json --schedules and --save-schedule (the schedule as JSON), --trace
+// (every stage recorded, two trace events each). A table's --schedules is printed line by line.
+void require_output_memory(CollectiveKind op, int num_chunks, std::size_t num_dims, bool json, bool schedules,
+                           const std::string& save_schedule, const std::string& trace) {
+  const double stages = sched::schedule_stages(op, num_chunks, num_dims);
+  const auto what = [&](const char* output) {
+    return fmt::format("{} of {} chunks ({:.0f} chunk stages)", output, num_chunks, stages);
+  };
+  if (json && schedules)
+    require_memory(sched::schedule_json_bytes(stages), "--schedules", what("the JSON schedules (--json)"));
+  if (!save_schedule.empty())
+    require_memory(sched::schedule_json_bytes(stages), "--save-schedule", what("the saved schedule"));
+  if (!trace.empty()) require_memory(sim::chrome_trace_bytes(stages), "--trace", what("the Chrome trace"));
+}
+
 void run_sim_schedule(const SimScheduleArgs& a) {
   const net::Network network = net::load_network(a.topology);
   sim::SimOptions options;
@@ -108,6 +125,7 @@ void run_sim_schedule(const SimScheduleArgs& a) {
   auto schedule = sched::load_schedule_file(a.schedule, network);
   if (a.enforce_order && schedule.dim_order.empty())
     throw InputError(a.schedule, "--enforce-order needs a 'dim_order' in the schedule");
+  require_output_memory(schedule.op, schedule.num_chunks, network.dims.size(), a.json, a.schedules, "", a.trace);
   const auto run = sim::run_schedule(network, std::move(schedule), options);
   report(network, run, a.json, a.schedules, a.trace);
   // (A deadlocking order never gets here: the simulator refuses it, naming the stuck chunks.)
@@ -139,6 +157,8 @@ void run_sim_collective(const SimCollectiveArgs& a) {
   options.record_stages = !a.trace.empty();
   if (a.max_chunks_per_dim < 0) throw InputError("--max-chunks-per-dim", "must be >= 0 (0 = no limit)");
   options.max_chunks_per_dim = a.max_chunks_per_dim;
+  if (req.num_chunks >= 1 && req.num_chunks <= sim::kMaxChunks)  // else the simulator names --chunks
+    require_output_memory(req.op, req.num_chunks, network.dims.size(), a.json, a.schedules, a.save_schedule, a.trace);
   const auto run = sim::run_collective_planned_on(a.plan_on == "nominal" ? nominal : network, network, req, options);
   if (!a.save_schedule.empty()) write_json_file(a.save_schedule, sched::to_json(run.schedule));
   report(network, run, a.json, a.schedules, a.trace, a.csv, degradations.empty() ? "" : a.plan_on);

@@ -1,6 +1,5 @@
 // chorus sim workload
 #include <fmt/format.h>
-#include <fstream>
 #include <iostream>
 
 #include "apps/chorus/commands.h"
@@ -123,11 +122,10 @@ namespace {
 // --plan: a SYNDICATE plan file re-simulated by optSched on its workload and topology
 // (docs/syndicate.md); --workload / --topology, when given, override the names in the file.
 void run_sim_plan(const SimWorkloadArgs& a, bool workload_given, bool topology_given) {
-  std::ifstream in(a.plan);
-  if (!in) throw InputError("--plan", fmt::format("cannot open '{}'", a.plan));
+  const std::string text = read_text_file(a.plan, "the --plan file");
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(in);
+    j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {  // a syntax error, a number out of range (1e400), ...
     throw InputError(a.plan, fmt::format("not JSON: {}", e.what()));
   }

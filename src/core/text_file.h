@@ -1,6 +1,7 @@
 #pragma once
-// Writing a whole text file (CSV, JSON, YAML) in one call, with an error that names the file;
-// a study's output directory.
+// Reading and writing a whole text file (CSV, JSON, YAML) in one call, with an error that names
+// the file; a study's output directory.
+#include <cstdint>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -8,7 +9,25 @@
 
 namespace chorus {
 
-// The whole of `path`; InputError(path, "cannot open <what>") if it cannot be read.
+// Every input file chorus reads whole (workload, topology, network, schedule, plan, traffic,
+// tuning table, Chakra trace, ...) is at most this large: a bigger one, or a device or pipe that
+// goes on past it (/dev/zero), is refused before it is read, not met by std::bad_alloc or by a
+// process that grows until the OOM killer ends it. CHORUS_MAX_INPUT_BYTES sets another limit (a
+// byte size as parse_bytes reads it: 2GiB).
+inline constexpr std::uint64_t kDefaultMaxInputBytes = std::uint64_t{256} << 20;  // 256 MiB
+inline constexpr const char* kMaxInputBytesVariable = "CHORUS_MAX_INPUT_BYTES";
+
+// The limit in force: CHORUS_MAX_INPUT_BYTES if set, else kDefaultMaxInputBytes;
+// InputError("CHORUS_MAX_INPUT_BYTES", ...) if the variable is not a byte size >= 1.
+std::uint64_t max_input_bytes();
+
+// The whole of `path` (read as bytes); `what` names it in errors ("the topology file").
+// InputError(path, "cannot open <what>: <reason>") if it cannot be opened or read (a directory),
+// InputError(path, "<what> ... is larger than the N limit on input files ...") if it is larger
+// than `limit` bytes: a regular file's size is checked before anything is read; a device or pipe
+// is read to at most limit + 1 bytes.
+std::string read_text_file(const std::string& path, const std::string& what, std::uint64_t limit);
+// ... with the limit in force (max_input_bytes()).
 std::string read_text_file(const std::string& path, const std::string& what);
 
 // Writes `content` to `path` (truncating); "-" is standard output. Does not create directories.

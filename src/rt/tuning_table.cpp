@@ -2,10 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "core/error.h"
 #include "rt/call.h"
@@ -53,13 +51,7 @@ void check_candidate(const std::string& key, CollectiveKind op, const std::strin
 }
 }  // namespace
 
-TuningTable TuningTable::load(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path, "cannot open tuning table");
-  std::stringstream text;
-  text << in.rdbuf();
-  return parse(text.str(), path);
-}
+TuningTable TuningTable::load(const std::string& path) { return parse(read_text_file(path, "the tuning table"), path); }
 
 TuningTable TuningTable::parse(const std::string& text, const std::string& path) {
   json j;

@@ -3,12 +3,11 @@
 #include <algorithm>
 #include <cstdint>
 #include <fmt/format.h>
-#include <fstream>
-#include <sstream>
 #include <set>
 
 #include "core/error.h"
 #include "core/json_fields.h"
+#include "core/text_file.h"
 #include "sched/baseline.h"
 
 namespace chorus::sched {
@@ -80,6 +79,12 @@ json dim_order_to_json(const Schedule& s) {
   }
   return order;
 }
+
+double schedule_stages(CollectiveKind op, double num_chunks, std::size_t num_dims) {
+  return num_chunks * static_cast<double>(phases_of(op).size() * num_dims);
+}
+
+double schedule_json_bytes(double stages) { return 900.0 * stages; }
 
 json to_json(const Schedule& s) {
   return json{{"format", "chorus-schedule"},
@@ -183,11 +188,7 @@ Schedule parse_schedule_json(const std::string& text, const net::Network& networ
 }
 
 Schedule load_schedule_file(const std::string& path, const net::Network& network) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path, "cannot open schedule file");
-  std::stringstream text;
-  text << in.rdbuf();
-  return parse_schedule_json(text.str(), network, path);
+  return parse_schedule_json(read_text_file(path, "the schedule file"), network, path);
 }
 
 }  // namespace chorus::sched

@@ -22,6 +22,8 @@ void add_dimension_tracks(nlohmann::json& events, const net::Network& network, i
   }
 }
 
+double chrome_trace_bytes(double stages) { return 7000.0 * stages; }
+
 nlohmann::json chrome_trace(const net::Network& network, const CollectiveRun& run) {
   using nlohmann::json;
   json events = json::array();

@@ -4,10 +4,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <fstream>
-
 #include "core/error.h"
 #include "core/json_fields.h"
+#include "core/text_file.h"
 
 namespace chorus::syndicate {
 
@@ -165,11 +164,10 @@ LoadedPlan plan_from_json(const Problem& problem, const nlohmann::json& j, const
 }
 
 LoadedPlan read_plan_file(const Problem& problem, const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path, "cannot open plan file");
+  const std::string text = read_text_file(path, "the plan file");
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(in);
+    j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
     throw InputError(path, fmt::format("not JSON (byte {}): {}", e.byte, e.what()));
   } catch (const nlohmann::json::exception& e) {  // a number out of range (1e400), ...

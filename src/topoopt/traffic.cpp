@@ -2,15 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/text_file.h"
 #include "topoopt/dag_traffic.h"
 #include "workload/zoo.h"
 
@@ -102,11 +101,7 @@ Traffic parse_traffic_json(const std::string& text, int servers, const std::stri
 }
 
 Traffic load_traffic_file(const std::string& path, int servers) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path, "cannot open traffic file");
-  std::stringstream text;
-  text << in.rdbuf();
-  return parse_traffic_json(text.str(), servers, path);
+  return parse_traffic_json(read_text_file(path, "the traffic file"), servers, path);
 }
 
 Traffic dlrm_example() {

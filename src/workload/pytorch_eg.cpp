@@ -230,6 +230,39 @@ std::string apply_profiler_trace(std::vector<Node>& window, const std::vector<st
   return note;
 }
 
+// A node's parent is the operator that called it, up to a thread's root node (its own parent,
+// or a parent outside the graph): walking up from any node ends at a root. A file whose nodes
+// are each other's parents (2 -> 3 -> 2) would make every walk of a subtree endless; it is
+// refused, naming the node ids around the cycle.
+void check_parents_form_a_tree(const std::vector<GraphNode>& nodes, const std::map<std::int64_t, std::size_t>& index_of,
+                               const std::string& source) {
+  enum : char { kUnseen, kOnPath, kDone };
+  std::vector<char> state(nodes.size(), kUnseen);
+  std::vector<std::size_t> path;
+  for (std::size_t start = 0; start < nodes.size(); ++start) {
+    path.clear();
+    std::size_t k = start;
+    for (;;) {
+      if (state[k] == kDone) break;
+      if (state[k] == kOnPath) {
+        std::vector<std::int64_t> ids;
+        for (auto p = std::find(path.begin(), path.end(), k); p != path.end(); ++p) ids.push_back(nodes[*p].id);
+        ids.push_back(nodes[k].id);
+        throw InputError(source, fmt::format("field parent: nodes {} are each other's parents (a cycle); a node's "
+                                             "parents must lead up to a thread's root node",
+                                             fmt::join(ids, " -> ")));
+      }
+      state[k] = kOnPath;
+      path.push_back(k);
+      if (nodes[k].parent == nodes[k].id) break;
+      const auto up = index_of.find(nodes[k].parent);
+      if (up == index_of.end()) break;
+      k = up->second;
+    }
+    for (auto p : path) state[p] = kDone;
+  }
+}
+
 }  // namespace
 
 std::map<int, std::vector<int>> parse_collective_dims(const std::string& text, const std::string& where) {
@@ -295,6 +328,7 @@ Dag import_execution_graph(const std::string& text, const std::string& source, c
     nodes.emplace_back(j, source);
     if (!index_of.emplace(nodes.back().id, nodes.size() - 1).second) nodes.back().fail("id", "duplicate node id");
   }
+  check_parents_form_a_tree(nodes, index_of, source);
   // The operators: the children of a thread's root node (the observer's "[...|thread]").
   std::set<std::int64_t> thread_roots;
   for (const auto& n : nodes)

@@ -163,6 +163,127 @@ class Bounds(unittest.TestCase):
         self.refused(capped("bench", "--sizes", "8", "--iters", "1", env=env), "CHORUS_WORLD_SIZE")
 
 
+def limited(*args, cap_bytes=4 << 30, env=None, stdout=subprocess.PIPE, timeout=60):
+    """chorus under an address-space cap of `cap_bytes`, with extra environment variables `env`."""
+    import resource
+
+    def cap():
+        resource.setrlimit(resource.RLIMIT_AS, (cap_bytes, cap_bytes))
+    return subprocess.run([CHORUS, *args], stdout=stdout, stderr=subprocess.PIPE, text=True, timeout=timeout,
+                          preexec_fn=cap, env=dict(os.environ, **(env or {})))
+
+
+class EveryReadBounded(unittest.TestCase):
+    """Issue 42: every input read has a bound. Each case ends in exit 2 with a message naming the
+    file or flag and the limit: no crash, no std::bad_alloc, no OOM, no hang."""
+
+    SMALL = {"CHORUS_MAX_INPUT_BYTES": "1MiB"}  # devices read to 1 MiB + 1 byte, not 256 MiB
+
+    def refused(self, r, *needles):
+        self.assertEqual(r.returncode, 2, (r.stdout or "")[-500:] + r.stderr[-500:])
+        for n in needles:
+            self.assertIn(n, r.stderr)
+        self.assertNotIn("internal error", r.stderr)
+
+    def test_endless_devices_are_read_to_the_limit(self):
+        self.refused(limited("sim", "collective", "--topology", "/dev/zero"),
+                     "/dev/zero: network file goes on past the 256 MiB limit on input files", "CHORUS_MAX_INPUT_BYTES")
+        for args in (["sim", "schedule", "/dev/urandom"], ["run", "schedule", "/dev/urandom"],
+                     ["plan", "--evaluate", "/dev/zero"], ["sim", "workload", "--plan", "/dev/zero"]):
+            with self.subTest(args=args):
+                self.refused(limited(*args, env=self.SMALL), args[-1] + ": ", "goes on past the 1 MiB limit")
+        r = limited("bench", "--sizes", "8", "--iters", "1", "--warmup", "0", "--backends", "auto",
+                    env=dict(self.SMALL, CHORUS_RT_TUNING="/dev/urandom"))
+        self.refused(r, "/dev/urandom: the tuning table goes on past the 1 MiB limit")
+
+    def test_huge_regular_files_are_refused_by_their_size(self):
+        with tempfile.TemporaryDirectory() as d:
+            big = os.path.join(d, "big.json")
+            with open(big, "wb") as f:
+                f.truncate(1500 << 20)  # sparse: 1,572,864,000 bytes (1.46 GiB), none written
+            size = "is 1.5 GiB (1572864000 bytes), more than the 256 MiB limit on input files"
+            for args in (["sim", "collective", "--topology", big], ["sim", "schedule", big],
+                         ["sim", "workload", "--workload", big], ["plan", "--evaluate", big],
+                         ["sim", "jobs", big], ["tune", "--out", big, "--sizes", "8", "--iters", "1"]):
+                with self.subTest(args=args):
+                    r = limited(*args)
+                    self.refused(r, big + ": ", size)
+                    self.assertEqual(r.stdout, "")  # nothing measured or simulated first
+            r = limited("sim", "schedule", big, env={"CHORUS_MAX_INPUT_BYTES": "2GiB"})
+            self.assertNotIn("limit on input files", r.stderr)  # the variable raises the limit
+            self.refused(limited("sim", "schedule", big, env={"CHORUS_MAX_INPUT_BYTES": "lots"}),
+                         "CHORUS_MAX_INPUT_BYTES: 'lots' is not a size")
+            self.refused(limited("sim", "schedule", d), d + ": cannot open the schedule file: Is a directory")
+
+    def test_tune_writes_its_out_but_never_reads_a_device(self):  # read /dev/full whole: 1.7 GB in 15 s
+        with open("/dev/null", "w") as null:
+            r = limited("tune", "--out", "/dev/full", "--sizes", "8", "--iters", "1", "--warmup", "0", "--ops",
+                        "allreduce", "--backends", "shm", "--backends-only", stdout=null)
+        self.refused(r, "/dev/full: cannot write: No space left on device")
+
+    def test_parent_cycle_in_an_execution_graph(self):  # grew to 2 GB in 25 s, then std::bad_alloc
+        def node(i, parent, name):
+            return {"id": i, "parent": parent, "tid": 1, "name": name, "inputs": [], "input_shapes": [],
+                    "input_types": [], "outputs": [], "output_shapes": [], "output_types": []}
+        graph = {"schema": "1.0.1", "nodes": [node(1, 1, "[pytorch|profiler|execution_graph|thread]"),
+                                              node(2, 3, "aten::add"), node(3, 2, "aten::mul")]}
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "cycle.0.json")
+            with open(path, "w") as f:
+                json.dump(graph, f)
+            r = limited("sim", "workload", "--workload", path, cap_bytes=1 << 30, timeout=20)
+        self.refused(r, path + ": field parent: nodes 2 -> 3 -> 2 are each other's parents (a cycle)")
+
+    def test_outputs_estimated_before_they_are_built(self):  # 4.3 GB, then abort (134) under a 2 GB limit
+        # A million chunks of an all-reduce (2 phases) on 3 dimensions: 6,000,000 chunk stages.
+        stages = "of 1000000 chunks (6000000 chunk stages) needs about"
+        for flags, flag in ((["--schedules", "--json"], "--schedules"), (["--save-schedule", "s.json"], "--save-schedule"),
+                            (["--trace", "t.json"], "--trace")):
+            with self.subTest(flag=flag), tempfile.TemporaryDirectory() as d:
+                r = limited("sim", "collective", "--topology", "3D-SW_SW_SW_homo", "--chunks", "1000000", *flags,
+                            cap_bytes=2 << 30, timeout=20)
+                self.refused(r, f"chorus: error: {flag}: ", stages, "this machine can give (available memory, ulimit -v)")
+                self.assertEqual(os.listdir(d), [])
+        with tempfile.TemporaryDirectory() as d:  # a saved schedule's chunks: 20,000 x 6 stages
+            sched = os.path.join(d, "s.json")
+            self.assertEqual(chorus("sim", "collective", "--chunks", "20000", "--save-schedule", sched).returncode, 0)
+            self.assertEqual(limited("sim", "schedule", sched, "--json", cap_bytes=512 << 20).returncode, 0)
+            r = limited("sim", "schedule", sched, "--trace", os.path.join(d, "t.json"), cap_bytes=512 << 20)
+            self.refused(r, "chorus: error: --trace: ", "of 20000 chunks (120000 chunk stages)")
+
+    def test_motif_sizes_need_data(self):  # --sizes 0 ran and reported 'element 0: 1 != 3' (exit 1)
+        self.refused(chorus("run", "motifs", "--sizes", "0"),
+                     "--sizes: '0' is less than one f32 element per rank (4 bytes on 1 rank(s))")
+        self.refused(chorus("run", "motifs", "--sizes", "1KiB,3"), "--sizes: '3'")
+        self.refused(chorus("run", "motifs", "--overlap-size", "0"), "--overlap-size: '0'")
+        with tempfile.TemporaryDirectory() as d:  # 4 ranks: an all-to-all block of 4 bytes each, 16 in all
+            r = chorus("reproduce", "syndicate-real", "-n", "4", "--sizes", "1KiB,8", "--out", d, "-q")
+            self.refused(r, "--sizes: '8' is less than one f32 element per rank (16 bytes on 4 rank(s))")
+
+
+class StandardOutput(unittest.TestCase):
+    """A table written to a full standard output is an error (exit 2), in every command."""
+
+    def test_full_stdout_is_an_error(self):
+        for args in (["sim", "collective", "--chunks", "4"], ["sim", "collective", "--chunks", "4", "--json"],
+                     ["sim", "topologies"], ["sim", "collective", "--help"], ["--version"]):
+            with self.subTest(args=args), open("/dev/full", "w") as full:
+                r = subprocess.run([CHORUS, *args], stdout=full, stderr=subprocess.PIPE, text=True, timeout=60)
+            self.assertEqual(r.returncode, 2, (args, r.stderr))
+            self.assertTrue(r.stderr.startswith("chorus: error: standard output: cannot write: "), r.stderr)
+            self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
+            if args[0] == "sim":  # the failed flush's errno (--version's write fails earlier, inside CLI11)
+                self.assertEqual(r.stderr, "chorus: error: standard output: cannot write: No space left on device\n")
+
+    def test_failed_command_keeps_its_status_and_message(self):
+        with open("/dev/full", "w") as full:
+            r = subprocess.run([CHORUS, "sim", "collective", "--chunks", "0"], stdout=full, stderr=subprocess.PIPE,
+                               text=True, timeout=60)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--chunks", r.stderr)
+        self.assertNotIn("standard output", r.stderr)
+
+
 class Outputs(unittest.TestCase):
     def test_sim_collective_csv_is_the_json(self):
         args = ("sim", "collective", "--topology", "3D-FC_Ring_SW", "--size", "64MiB", "--chunks", "8")

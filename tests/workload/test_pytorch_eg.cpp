@@ -3,6 +3,7 @@
 // imported with hand-derived FLOPs, sizes and timelines; malformed graphs name the file, node
 // id and field. With the torch profiler traces recorded around the same windows
 // (<name>.<rank>.trace.json), the operators take the durations read from those files.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -429,6 +430,43 @@ TEST(PytorchEg, MalformedGraphsNameFileNodeAndField) {
                          "input_shapes": [], "input_types": [], "outputs": [], "output_shapes": [], "output_types": []})j"),
                {"node id 5", "field name", "'gloo:broadcast' is not simulated"});
   expect_error(R"j({"schema": "1.0.1", "nodes": []})j", {"g.json", "no operator"});
+}
+
+// Nodes that are each other's parents (issue 42: 2 -> 3 -> 2 grew to 2 GB and ended in
+// std::bad_alloc): refused, naming the file and the node ids around the cycle, wherever the cycle
+// is (between operators, below an operator, a node its own grandparent through a third).
+TEST(PytorchEg, ParentCyclesAreRefusedNamingTheNodes) {
+  const auto pair = test_support::pair_network();
+  auto node = [](int id, int parent, const std::string& name) {
+    return fmt::format(R"j({{"name": "{}", "id": {}, "parent": {}, "tid": 1, "inputs": [], "input_shapes": [],
+                           "input_types": [], "outputs": [], "output_shapes": [], "output_types": []}})j",
+                       name, id, parent);
+  };
+  const std::string thread = node(1, 1, "[pytorch|profiler|execution_graph|thread]");
+  auto expect_cycle = [&](const std::vector<std::string>& nodes, const std::string& cycle) {
+    std::string text = R"j({"schema": "1.0.1", "nodes": [)j" + thread;
+    for (const auto& n : nodes) text += ", " + n;
+    text += "]}";
+    try {
+      workload::import_execution_graph(text, "cycle.json", pair);
+      ADD_FAILURE() << "no error for the cycle " << cycle;
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.where(), "cycle.json");
+      EXPECT_NE(e.detail().find("nodes " + cycle + " are each other's parents"), std::string::npos) << e.what();
+    }
+  };
+  expect_cycle({node(2, 3, "aten::add"), node(3, 2, "aten::mul")}, "2 -> 3 -> 2");
+  // Below an operator of the thread: 4 under 3 under 2, and 2 under 4.
+  expect_cycle({node(5, 1, "aten::relu"), node(2, 4, "aten::add"), node(3, 2, "aten::mul"), node(4, 3, "aten::mm")},
+               "2 -> 4 -> 3 -> 2");
+  // Reached from a node outside it: 6's parent 7 is in the cycle 7 -> 8 -> 7.
+  expect_cycle({node(6, 7, "aten::add"), node(7, 8, "aten::mul"), node(8, 7, "aten::mm")}, "7 -> 8 -> 7");
+  // A tree with a self-parented root and a parent outside the graph still imports.
+  const auto dag =
+      workload::import_execution_graph(R"j({"schema": "1.0.1", "nodes": [)j" + thread + ", " + node(2, 1, "aten::add") +
+                                           ", " + node(3, 2, "aten::mul") + ", " + node(9, 99, "aten::relu") + "]}",
+                                       "tree.json", pair);
+  EXPECT_EQ(dag.nodes.size(), 1u);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <functional>
 
 #include "core/error.h"
@@ -69,16 +70,35 @@ MotifBenchRow measure(JobSession& session, const workload::Dag& dag, const Pick&
 
 }  // namespace
 
+double parse_motif_size(const std::string& text, const std::string& field, int ranks) {
+  const Bytes bytes = parse_bytes(text, field);
+  const Bytes least = 4 * static_cast<Bytes>(std::max(ranks, 1));
+  if (bytes < least)
+    throw InputError(field, fmt::format("'{}' is less than one f32 element per rank ({} bytes on {} rank(s)): every "
+                                        "rank's block of the all-to-all must hold data",
+                                        text, least, std::max(ranks, 1)));
+  return static_cast<double>(bytes);
+}
+
 MotifBenchReport run_motif_microbench_on_ranks(const MotifBenchOptions& o) {
   require_range(o.repeat, 1, kMaxRepeats, "repeat");
+  if (o.sizes.empty()) throw InputError("sizes", "no size given");
   std::vector<double> sizes;
-  for (const auto& s : o.sizes) sizes.push_back(static_cast<double>(parse_bytes(s, "sizes")));
-  const double overlap = static_cast<double>(parse_bytes(o.overlap_size, "overlap_size"));
+  for (const auto& s : o.sizes) sizes.push_back(parse_motif_size(s, "sizes", 1));  // before the runtime starts
+  const double overlap = parse_motif_size(o.overlap_size, "overlap_size", 1);
+  // Per comm-op: its input and output buffers, and the check's copy; fig18 runs two at once.
+  const double largest_size = *std::max_element(sizes.begin(), sizes.end());
+  const bool overlap_larger = 2 * overlap > largest_size;
+  const double largest = overlap_larger ? 2 * overlap : largest_size;
+  require_memory(4 * largest, overlap_larger ? "overlap_size" : "sizes",
+                 fmt::format("a motif of {} per rank", format_bytes(static_cast<Bytes>(largest))));
   JobSession session("host");
   const auto& t = session.topology;
   const int shm = t.path_index("shm"), gloo = t.path_index("gloo");
   if (shm < 0 || gloo < 0) throw InputError("run motifs", "needs the shm and gloo backends");
   const int n = session.job.world;
+  for (const auto& s : o.sizes) (void)parse_motif_size(s, "sizes", n);  // every rank refuses it together
+  (void)parse_motif_size(o.overlap_size, "overlap_size", n);
   MotifBenchReport report;
   report.rank = session.job.me;
   report.ranks = n;

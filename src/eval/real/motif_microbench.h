@@ -35,6 +35,12 @@ struct MotifBenchReport {
   std::vector<MotifBenchRow> rows;
 };
 
+// A motif's size per rank (`sizes`, `overlap_size`) on `ranks` ranks: a byte size of at least
+// one f32 element for every rank (4 x ranks bytes), since the all-to-all sends each rank a block
+// and a motif of no data has nothing to move or check; InputError(field, ...) naming the value
+// and the least size otherwise.
+double parse_motif_size(const std::string& text, const std::string& field, int ranks);
+
 // Collective over the job; initialises and finalises the runtime. Every rank returns the report.
 MotifBenchReport run_motif_microbench_on_ranks(const MotifBenchOptions& options);
 

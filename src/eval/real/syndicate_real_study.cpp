@@ -17,7 +17,9 @@ MotifBenchReport run_syndicate_real(const SyndicateRealOptions& o) {
   const int ranks = o.ranks;
   if (ranks < 2 || ranks > 64) throw InputError("ranks", fmt::format("must be in 2..64, got {}", ranks));
   require_range(o.repeat, 1, kMaxRepeats, "repeat");
-  for (const auto& s : split_list(o.sizes)) (void)parse_bytes(s, "sizes");  // bad sizes fail here, not in the job
+  const auto sizes = split_list(o.sizes);
+  if (sizes.empty()) throw InputError("sizes", "no size given");
+  for (const auto& s : sizes) (void)parse_motif_size(s, "sizes", ranks);  // bad sizes fail here, not in the job
   ensure_writable_dir(o.out);  // a directory that cannot be made fails here, before the job
   const std::string exe = self_exe("reproduce syndicate-real");
   const std::string cmd = fmt::format("'{}' launch -n {} -- '{}' run motifs --sizes {} --repeat {} --json", exe, ranks,

@@ -1,7 +1,7 @@
 #include "net/graph/graph_yaml.h"
 
-#include <fstream>
-#include <sstream>
+#include <filesystem>
+#include <system_error>
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
@@ -18,10 +18,11 @@ using yaml_fields::require;
 using yaml_fields::scalar;
 
 bool is_fabric_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return false;
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec) || std::filesystem::is_directory(path, ec)) return false;  // a preset name
+  const std::string text = read_text_file(path, "the topology file");  // bounded: not /dev/zero whole
   try {
-    const YAML::Node doc = YAML::Load(in);
+    const YAML::Node doc = YAML::Load(text);
     return doc.IsMap() && doc["fabric"];
   } catch (const YAML::Exception&) {
     return false;

@@ -2,13 +2,12 @@
 
 #include <algorithm>
 #include <fmt/format.h>
-#include <fstream>
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <google/protobuf/stubs/logging.h>
-#include <sstream>
 
 #include "core/error.h"
+#include "core/text_file.h"
 
 namespace chorus::workload::chakra_et {
 namespace {
@@ -85,13 +84,7 @@ EtTrace parse_et(const std::string& bytes, const std::string& source) {
   return trace;
 }
 
-EtTrace read_et_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, "cannot open the Chakra trace");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_et(ss.str(), path);
-}
+EtTrace read_et_file(const std::string& path) { return parse_et(read_text_file(path, "the Chakra trace"), path); }
 
 std::string serialize_et(const chorus::chakra::GlobalMetadata& metadata,
                          const std::vector<chorus::chakra::Node>& nodes) {
