@@ -32,7 +32,19 @@ DType dtype_of(const Py_buffer& b, std::string_view what) {
 rt::Counts split_counts(const py::object& sizes, const Tensor& t, int world, const std::string& what) {
   if (sizes.is_none())
     return rt::Counts(static_cast<std::size_t>(world), equal_block(t, static_cast<std::size_t>(world), what));
-  const auto list = sizes.cast<std::vector<std::int64_t>>();
+  // Each size a Python int of at most 63 bits (pybind11's cast would say only "Unable to cast").
+  std::vector<std::int64_t> list;
+  if (!py::isinstance<py::sequence>(sizes) || py::isinstance<py::str>(sizes))
+    throw py::value_error(fmt::format("{}: expected a list of integers, got {}", what,
+                                      py::str(py::type::of(sizes).attr("__name__")).cast<std::string>()));
+  for (const py::handle item : sizes.cast<py::sequence>()) {
+    int overflow = 0;
+    const long long v = py::isinstance<py::int_>(item) ? PyLong_AsLongLongAndOverflow(item.ptr(), &overflow) : 0;
+    if (!py::isinstance<py::int_>(item) || overflow != 0)
+      throw py::value_error(fmt::format("{}: split size [{}] = {} is not an integer of at most 63 bits", what,
+                                        list.size(), py::repr(item).cast<std::string>()));
+    list.push_back(v);
+  }
   try {
     return tensor_adapt::split_rows(list, static_cast<std::size_t>(world), t.rows,
                                     tensor_adapt::row_units(t.count, t.rows))
@@ -44,6 +56,9 @@ rt::Counts split_counts(const py::object& sizes, const Tensor& t, int world, con
         throw py::value_error(fmt::format("{}: {} split sizes for {} ranks", what, list.size(), world));
       case Kind::kNegative:
         throw py::value_error(fmt::format("{}: split size {} is negative", what, e.value));
+      case Kind::kTooLarge:
+        throw py::value_error(
+            fmt::format("{}: split size [{}] = {} is more than the tensor's {} rows", what, e.index, e.value, t.rows));
       case Kind::kSum:
         throw py::value_error(
             fmt::format("{}: split sizes add up to {}, the tensor has {} rows", what, e.value, t.rows));

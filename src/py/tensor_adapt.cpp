@@ -14,6 +14,8 @@ std::string describe(SplitError::Kind kind, std::size_t index, std::int64_t valu
       return fmt::format("split size [{}] = {} is negative", index, value);
     case SplitError::Kind::kSum:
       return fmt::format("split sizes add up to {}, not to the tensor's rows", value);
+    case SplitError::Kind::kTooLarge:
+      return fmt::format("split size [{}] = {} is more than the tensor's rows", index, value);
   }
   return "bad split sizes";
 }
@@ -48,8 +50,10 @@ Split split_rows(std::span<const std::int64_t> sizes, std::size_t world, std::si
   Split s;
   s.counts.reserve(world);
   std::int64_t sum = 0;
-  for (std::size_t j = 0; j < world; ++j) {
+  for (std::size_t j = 0; j < world; ++j)
     if (sizes[j] < 0) throw SplitError(SplitError::Kind::kNegative, j, sizes[j]);
+  for (std::size_t j = 0; j < world; ++j) {
+    if (static_cast<std::uint64_t>(sizes[j]) > rows) throw SplitError(SplitError::Kind::kTooLarge, j, sizes[j]);
     sum += sizes[j];
     s.counts.push_back(static_cast<std::size_t>(sizes[j]) * row_units);
   }

@@ -29,6 +29,7 @@ class SplitError : public std::invalid_argument {
     kLength,    // not one size per rank: `value` sizes
     kNegative,  // sizes[index] = value < 0 (the first such)
     kSum,       // the sizes add up to `value`, not to the tensor's rows
+    kTooLarge,  // sizes[index] = value is more than the tensor's rows (their sum could overflow)
   };
   SplitError(Kind kind, std::size_t index, std::int64_t value);
   Kind kind;

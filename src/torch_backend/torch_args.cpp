@@ -157,6 +157,8 @@ tensor_adapt::Split split_bytes(const at::Tensor& t, const std::vector<std::int6
                       " entries, the world size is ", size);
     TORCH_CHECK_VALUE(e.kind != Kind::kNegative, "chorus: all_to_all_single: ", side, "_split_sizes[", e.index,
                       "] = ", e.value, " is negative");
+    TORCH_CHECK_VALUE(e.kind != Kind::kTooLarge, "chorus: all_to_all_single: ", side, "_split_sizes[", e.index,
+                      "] = ", e.value, " is more than the ", side, "'s ", rows, " rows");
     TORCH_CHECK_VALUE(false, "chorus: all_to_all_single: ", side, "_split_sizes sum to ", e.value, ", the ", side,
                       " has ", rows, " rows");
     throw;

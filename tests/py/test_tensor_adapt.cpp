@@ -68,6 +68,11 @@ TEST(TensorAdapt, BadSplitSizesNameTheLengthTheNegativeOneOrTheSum) {
   EXPECT_EQ(e.kind, SplitError::Kind::kSum);
   EXPECT_EQ(e.value, 4);
   EXPECT_NE(std::string(e.what()).find("add up to 4"), std::string::npos);
+  // A size past the rows is named before any sum: two of 2^62 would overflow it.
+  e = error_of({std::int64_t{1} << 62, std::int64_t{1} << 62}, 2, 5);
+  EXPECT_EQ(e.kind, SplitError::Kind::kTooLarge);
+  EXPECT_EQ(e.index, 0u);
+  EXPECT_EQ(e.value, std::int64_t{1} << 62);
 }
 
 }  // namespace

@@ -4,8 +4,9 @@ torch.distributed's "chorus" backend, without checking mode. Prints "rank R: err
 exits 3 when the call raises, "rank R: no error" and exits 0 when it completes.
 
 usage: disagree_rank.py rt|torch BACKEND CASE
-    CASE: all-reduce-count, avg-vs-sum, all-gather-count, or broadcast-algorithm (rank 0 broadcasts
-    with BACKEND:linear_p2p: through torch, rank 0 alone has it in its CHORUS_BACKEND_MAP)
+    CASE: all-reduce-count, avg-vs-sum, all-gather-count, broadcast-algorithm (rank 0 broadcasts
+    with BACKEND:linear_p2p: through torch, rank 0 alone has it in its CHORUS_BACKEND_MAP), or
+    fused-skip (torch, under CHORUS_FUSION=on: rank 1 skips an all-reduce, then ends its group)
 """
 import os
 import sys
@@ -50,13 +51,17 @@ try:
             dist.all_gather_into_tensor(torch.zeros(size * n), torch.ones(n))
         else:
             chorus.all_gather_into_tensor(BACKEND, np.zeros(size * n, np.float32), np.ones(n, np.float32))
+    elif CASE == "fused-skip":  # CHORUS_FUSION=on: rank 1 skips the second all-reduce and ends its group
+        for i in range(2 if first else 1):
+            dist.all_reduce(torch.ones(16))
+        dist.destroy_process_group()
     elif CASE == "broadcast-algorithm":
         if API == "torch":
             dist.broadcast(torch.ones(16), 0)
         else:
             chorus.broadcast(f"{BACKEND}:linear_p2p" if first else BACKEND, np.ones(16, np.float32), 0)
     said, code = f"rank {rank}: no error", 0
-except RuntimeError as e:  # chorus.CommError and its DisagreementError; torch's RuntimeError
+except (RuntimeError, ValueError) as e:  # chorus.CommError, its DisagreementError; an InputError (ValueError)
     said, code = f"rank {rank}: error: {type(e).__name__}: {e}", 3
 os.write(1, (said + "\n").encode())  # one write: mpirun would join two ranks' partial lines
 os._exit(code)  # the backend is broken after the error: no orderly shutdown to wait for

@@ -137,6 +137,16 @@ def run(b):
                   "element types differ")
     expect_raises(ValueError, lambda: chorus.all_to_all_single(b, np.zeros(n, np.float32), np.zeros(n, np.float32),
                                                                input_split_sizes=[1] * (n + 1)), "split sizes")
+    # Sizes no int64 holds, or past the rows, are named (not pybind11's "Unable to cast Python instance").
+    expect_raises(ValueError, lambda: chorus.all_to_all_single(b, np.zeros(n, np.float32), np.zeros(n, np.float32),
+                                                               input_split_sizes=[2 ** 64] + [0] * (n - 1)),
+                  f"split size [0] = {2 ** 64} is not an integer of at most 63 bits")
+    expect_raises(ValueError, lambda: chorus.all_to_all_single(b, np.zeros(n, np.float32), np.zeros(n, np.float32),
+                                                               input_split_sizes=[2 ** 62] * n),
+                  f"split size [0] = {2 ** 62} is more than the tensor's {n} rows")
+    expect_raises(ValueError, lambda: chorus.all_to_all_single(b, np.zeros(n, np.float32), np.zeros(n, np.float32),
+                                                               input_split_sizes=[1.5] * n), "is not an integer")
+    expect_raises(ValueError, lambda: chorus.new_group(f"nobody-{b}", [], b), "no ranks: a group needs at least one member")
     expect_raises(ValueError, lambda: chorus.all_reduce("nope", np.ones(2, np.float32)), "unknown backend 'nope'")
     # Named all-reduce algorithms: each one's result checked.
     check("ring_p2p" in chorus.algorithm_names(b), f"{b} algorithm_names {chorus.algorithm_names(b)}")

@@ -54,6 +54,26 @@ def run(api, backend, case, n):
     report(name, job, problems, failures)
 
 
+def run_fused_skip(backend):
+    """torch under CHORUS_FUSION=on, rank 1 skipping an all-reduce and ending its group: rank 0's
+    waiting all-reduce fails naming the fusion, a ValueError (it once spun for ever, ignoring the
+    timeout);
+    rank 1 completes."""
+    name = f"torch {backend} fused-skip on 2 ranks"
+    env = dict(os.environ, CHORUS_RT_TIMEOUT_S="5", CHORUS_FUSION="on")
+    job = run_job(job_command(backend, 2, [PYTHON, PROGRAM, "torch", backend, "fused-skip"], CHORUS, MPIRUN, env,
+                              every_rank_ends=True), env, 120 * SLACK)
+    if job is None:
+        return report(name, job, [], failures)
+    want = ("rank 0: error: ValueError: fusion on rank 0: 1 fused operation(s) submitted on this rank (2 in all; "
+            "the first waiting a fused all_reduce of 16 elements of f32) were not submitted on every rank: some rank "
+            "stopped its fusion after 1")
+    problems = [f"expected once: '{line}'" for line in (want, "rank 1: no error") if job.lines.count(line) != 1]
+    if job.secs > bound(START_S):
+        problems.append(f"took {job.secs:.1f} s, bound {bound(START_S):.1f} s")
+    report(name, job, problems, failures)
+
+
 # Every case and backend is checked in C++ (tests/rt/test_disagreement.py, and in threads by
 # backends/test_thread_ranks.cpp); here what the Python layers add: each case once through the bindings,
 # on a different backend each, and torch.distributed on every backend.
@@ -70,6 +90,7 @@ run("rt", "shm", "avg-vs-sum", 4)
 run("rt", "gloo", "broadcast-algorithm", 2)
 run("torch", "gloo", "broadcast-algorithm", 2)
 run("torch", "mpi", "broadcast-algorithm", 2)
+run_fused_skip("gloo")
 
 if failures:
     print("\n\n".join(failures))
