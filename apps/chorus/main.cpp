@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <exception>
 #include <fmt/format.h>
+#include <string>
 
 #include "apps/chorus/commands.h"
 #include "apps/chorus/parse_errors.h"
@@ -24,6 +25,12 @@ int run(int argc, char** argv) {
 #ifdef CHORUS_HAVE_RT
   chorus::cli::register_rt_commands(app);
   chorus::cli::register_run_commands(app);
+#endif
+#ifdef CHORUS_HAVE_RT
+  if (const std::string e = chorus::cli::launch_separator_error(app, argc, argv); !e.empty()) {
+    std::fputs(e.c_str(), stderr);
+    return chorus::kExitBadInput;
+  }
 #endif
   try {
     app.parse(argc, argv);

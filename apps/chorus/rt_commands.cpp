@@ -1,7 +1,11 @@
 // chorus launch | bench | tune — front ends of the communication runtime (chorus::rt).
 #include <algorithm>
+#include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <csignal>
 #include <filesystem>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -36,16 +40,42 @@ std::vector<std::size_t> parse_sizes(const std::string& text) {
   return sizes;
 }
 
-// nccl-tests' sweep: begin, begin x factor, ... up to end. factor >= 2 keeps it to at most 64
-// sizes (every size below 2^64 bytes).
-std::vector<std::size_t> size_sweep(const std::string& begin_text, const std::string& end_text, int factor) {
+// At most this many sizes in a sweep (a factor very close to 1 is a typo more often than a plan).
+constexpr std::size_t kMaxSweepSizes = 1000;
+
+// nccl-tests' multiplication factor: a number > 1, 2 or 1.5 alike.
+double parse_factor(const std::string& text) {
+  double f = 0;
+  std::size_t used = 0;
+  try {
+    f = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size() || !std::isfinite(f))
+    throw InputError("-f/--factor", fmt::format("'{}' is not a number (a multiplier such as 2 or 1.5)", text));
+  if (!(f > 1)) throw InputError("-f/--factor", fmt::format("must be larger than 1, not {}", text));
+  return f;
+}
+
+// nccl-tests' sweep: begin, begin x factor, ... up to end (each size rounded down to a byte, and
+// at least one byte larger than the one before).
+std::vector<std::size_t> size_sweep(const std::string& begin_text, const std::string& end_text,
+                                    const std::string& factor_text) {
   const Bytes begin = parse_bytes(begin_text, "-b/--begin"), end = parse_bytes(end_text, "-e/--end");
-  if (factor < 2) throw InputError("-f/--factor", fmt::format("must be an integer >= 2, not {}", factor));
+  const double f = parse_factor(factor_text);
   if (begin == 0) throw InputError("-b/--begin", "must be at least 1 byte (the sweep multiplies it)");
   if (begin > end) throw InputError("-b/--begin", fmt::format("{} is larger than -e/--end ({})", begin_text, end_text));
-  const auto f = static_cast<Bytes>(factor);
   std::vector<std::size_t> sizes = {begin};
-  while (sizes.back() <= end / f) sizes.push_back(sizes.back() * f);  // the next size is <= end (no overflow)
+  for (;;) {
+    const double next =
+        std::max(std::floor(static_cast<double>(sizes.back()) * f), static_cast<double>(sizes.back()) + 1);
+    if (next > static_cast<double>(end)) break;  // also before any overflow: end < 2^64
+    if (sizes.size() == kMaxSweepSizes)
+      throw InputError("-f/--factor", fmt::format("{} makes more than {} sizes from {} to {}; use a larger factor",
+                                                  factor_text, kMaxSweepSizes, begin_text, end_text));
+    sizes.push_back(static_cast<std::size_t>(next));
+  }
   return sizes;
 }
 
@@ -57,10 +87,10 @@ struct CommonOptions {
   std::string ops;
   std::string sizes;
   std::string begin, end;  // a sweep instead of --sizes
-  int factor = 2;
+  std::string factor = "2";
   int iters = 20;
   int warmup = 5;
-  std::string dtype = "f32";
+  std::string dtype = "float";
   double timeout_s = -1;
 };
 
@@ -76,15 +106,19 @@ void add_common(CLI::App* cmd, CommonOptions& o) {
                                 "instead of --sizes, a sweep as nccl-tests' -b/-e/-f: sizes "
                                 "begin, begin x factor, ... up to --end");
   auto* end = cmd->add_option("-e,--end", o.end, "largest size of the sweep");
-  auto* factor = cmd->add_option("-f,--factor", o.factor, "multiplier between the sweep's sizes, an integer >= 2")
-                     ->capture_default_str();
+  auto* factor =
+      cmd->add_option("-f,--factor", o.factor, "multiplier between the sweep's sizes, a number > 1 (2, 1.5, ...)")
+          ->capture_default_str();
   begin->needs(end);
   end->needs(begin);
   factor->needs(begin);
   for (auto* sweep : {begin, end, factor}) sizes->excludes(sweep);
-  cmd->add_option("--iters", o.iters, "timed iterations per size")->capture_default_str();
-  cmd->add_option("--warmup", o.warmup, "untimed iterations before timing")->capture_default_str();
-  cmd->add_option("--dtype", o.dtype, "element type")->capture_default_str();
+  cmd->add_option("-n,--iters", o.iters, "timed iterations per size")->capture_default_str();
+  cmd->add_option("-w,--warmup", o.warmup, "untimed iterations before timing")->capture_default_str();
+  cmd->add_option("-d,--dtype", o.dtype,
+                  "element type, as nccl-tests names it (int8, uint8, int32, int64, half, float, double, "
+                  "bfloat16) or as the runtime does (i8, u8, i32, i64, f16, bf16, f32, f64)")
+      ->capture_default_str();
   cmd->add_option("--timeout-s", o.timeout_s, "operation timeout in seconds (default 300 or CHORUS_RT_TIMEOUT_S)");
 }
 
@@ -95,7 +129,7 @@ rt::BenchOptions to_bench(const CommonOptions& o) {
   b.sizes_bytes = o.begin.empty() ? parse_sizes(o.sizes) : size_sweep(o.begin, o.end, o.factor);
   b.iters = o.iters;
   b.warmup = o.warmup;
-  b.dtype = rt::parse_dtype(o.dtype, "--dtype");
+  b.dtype = rt::parse_bench_dtype(o.dtype, "-d/--dtype");
   b.validate();
   // Per size: the input and output buffers, the in-place copy and the check's reference.
   const std::size_t largest = *std::max_element(b.sizes_bytes.begin(), b.sizes_bytes.end());
@@ -110,7 +144,125 @@ void init_runtime(const std::vector<std::string>& backends, double timeout_s) {
   rt::init(backends, init);
 }
 
+// While the bench measures, SIGINT and SIGTERM (chorus launch forwards an interrupt as SIGTERM)
+// end the rank at once with status 128 + signal; the leader, which printed every finished row as
+// it came, first adds "# Interrupted ..." after them. The line is formatted outside the handler
+// (two buffers, switched by an index), which only write()s it.
+struct InterruptLine {
+  char text[160];
+  int size;
+};
+InterruptLine g_interrupt_lines[2][2];           // [buffer][0: SIGINT, 1: SIGTERM]
+volatile sig_atomic_t g_interrupt_current = -1;  // -1: print nothing
+
+void on_bench_interrupt(int sig) {
+  const int i = g_interrupt_current;
+  if (i >= 0) {
+    const InterruptLine& l = g_interrupt_lines[i][sig == SIGINT ? 0 : 1];
+    [[maybe_unused]] const ssize_t n = ::write(STDOUT_FILENO, l.text, static_cast<std::size_t>(l.size));
+  }
+  ::_exit(128 + sig);
+}
+
+class BenchInterruptGuard {
+ public:
+  explicit BenchInterruptGuard(bool print) : print_(print) {
+    rows_printed(0);
+    struct sigaction sa {};
+    sa.sa_handler = on_bench_interrupt;
+    sigemptyset(&sa.sa_mask);
+    sigaddset(&sa.sa_mask, SIGINT);
+    sigaddset(&sa.sa_mask, SIGTERM);
+    ::sigaction(SIGINT, &sa, &old_int_);
+    ::sigaction(SIGTERM, &sa, &old_term_);
+  }
+  ~BenchInterruptGuard() { release(); }
+  BenchInterruptGuard(const BenchInterruptGuard&) = delete;
+  BenchInterruptGuard& operator=(const BenchInterruptGuard&) = delete;
+
+  void rows_printed(std::size_t rows) {
+    if (!print_) return;
+    const int next = g_interrupt_current == 0 ? 1 : 0;
+    for (int s = 0; s < 2; ++s) {
+      const std::string line =
+          fmt::format("# Interrupted ({}) after {} row(s): the sweep did not finish; the rows above are complete\n",
+                      s == 0 ? "SIGINT" : "SIGTERM", rows);
+      auto& l = g_interrupt_lines[next][s];
+      l.size = static_cast<int>(std::min(line.size(), sizeof l.text));
+      std::memcpy(l.text, line.data(), static_cast<std::size_t>(l.size));
+    }
+    g_interrupt_current = next;
+  }
+
+  void release() {
+    if (released_) return;
+    released_ = true;
+    ::sigaction(SIGINT, &old_int_, nullptr);
+    ::sigaction(SIGTERM, &old_term_, nullptr);
+    g_interrupt_current = -1;
+  }
+
+ private:
+  bool print_;
+  bool released_ = false;
+  struct sigaction old_int_ {
+  }, old_term_{};
+};
+
 }  // namespace
+
+namespace {
+
+// A word as a POSIX shell reads it back.
+std::string shell_quoted(const std::string& word) {
+  const bool plain = !word.empty() && std::all_of(word.begin(), word.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || std::strchr("-_./=:,+@%", c) != nullptr;
+  });
+  if (plain) return word;
+  std::string q = "'";
+  for (char c : word) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+}  // namespace
+
+std::string launch_separator_error(CLI::App& app, int argc, const char* const* argv) {
+  if (argc < 3 || std::string(argv[1]) != "launch") return {};
+  CLI::App* launch = app.get_subcommand("launch");
+  // Whether `flag` (a word before the program) is one of chorus launch's that takes a value.
+  auto takes_value = [&](const std::string& flag) {
+    for (const CLI::Option* o : launch->get_options())
+      if (o->check_name(flag)) return o->get_expected_min() > 0;
+    return false;
+  };
+  int program = -1;
+  for (int i = 2; i < argc; ++i) {
+    const std::string w = argv[i];
+    if (w == "--") return {};
+    if (w.size() > 1 && w[0] == '-') {
+      // -n 2, --ranks 2; not -n2, --ranks=2
+      const bool attached = w.find('=') != std::string::npos || (w[1] != '-' && w.size() > 2);
+      if (!attached && takes_value(w)) ++i;
+      continue;
+    }
+    program = i;
+    break;
+  }
+  if (program < 0) return {};
+  int flag = -1;
+  for (int i = program + 1; i < argc && flag < 0; ++i) {
+    const std::string w = argv[i];
+    if (w == "--") break;  // CLI11 passes what follows to the program
+    if (w.size() > 1 && w[0] == '-') flag = i;
+  }
+  if (flag < 0) return {};
+  std::string fixed = "chorus";
+  for (int i = 1; i < argc; ++i) fixed += (i == program ? " -- " : " ") + shell_quoted(argv[i]);
+  return fmt::format(
+      "chorus launch: error: '{}' after the program '{}' would be read as a flag of chorus launch: put `--` "
+      "between chorus launch's flags and the program:\n  {}\n",
+      argv[flag], argv[program], fixed);
+}
 
 void register_rt_commands(CLI::App& app) {
   // ---- profile ----
@@ -179,24 +331,44 @@ void register_rt_commands(CLI::App& app) {
 
   // ---- bench ----
   auto* bench = app.add_subcommand("bench",
-                                   "Measure time and algorithm/bus bandwidth per backend, operation and size "
-                                   "(run under chorus launch or mpirun)");
+                                   "Measure time and algorithm/bus bandwidth per backend, operation and size, "
+                                   "as nccl-tests does (run under chorus launch or mpirun)");
   static CommonOptions bench_opts;
-  static bool bench_json = false, bench_check = false, bench_async = false, bench_algorithms = false;
+  static bool bench_json = false, bench_check_flag = false, bench_async = false, bench_algorithms = false;
+  static int bench_check = 1, bench_root = 0;
+  static std::string bench_redop = "sum";
   bench_opts.ops = "allreduce";
   bench_opts.sizes = "4KiB,64KiB,1MiB,16MiB";
   add_common(bench, bench_opts);
-  bench->add_flag("--json", bench_json, "print JSON rows instead of a table");
-  bench->add_flag("--check", bench_check,
-                  "verify one call per row and placement against a local reference "
-                  "(#wrong columns); exit 1 if any element is wrong");
+  bench->add_flag("--json", bench_json, "print JSON rows instead of a table (all at the end)");
+  bench
+      ->add_option("-c", bench_check,
+                   "1: verify one call per row and placement against a local reference (#wrong columns; exit 1 if "
+                   "any element is wrong), as nccl-tests does by default; 0: do not")
+      ->check(CLI::Range(0, 1))
+      ->capture_default_str();
+  bench->add_flag("--check", bench_check_flag, "the same as -c 1 (the default)");
+  bench->add_option("-o,--op", bench_redop, "reduction of the reducing operations: sum, prod, min, max or avg")
+      ->capture_default_str();
+  bench->add_option("-r,--root", bench_root, "root rank of the rooted operations (broadcast, reduce, gather, scatter)")
+      ->capture_default_str();
   bench->add_flag("--async", bench_async, "issue asynchronously through the progress queue, then wait");
   bench->add_flag("--algorithms", bench_algorithms,
                   "all_reduce, broadcast, all_gather, reduce_scatter and all_to_all_single also with every named "
                   "algorithm of each backend (rows backend:algorithm)");
+  bench->footer(
+      "Rows are printed as they are measured (flushed, into a pipe or a file too). Interrupted (Ctrl-C\n"
+      "to chorus launch, or SIGINT / SIGTERM to the ranks), the sweep stops: the rows printed so far\n"
+      "stay, a last line '# Interrupted ...' says so, and the exit status is 128 + the signal.\n"
+      "nccl-tests' flags: -b -e -f (sweep), -n (iterations), -w (warm-ups), -c (check, 1 by default),\n"
+      "-d (datatype), -o (reduction), -r (root).");
   bench->callback([] {
     auto options = to_bench(bench_opts);
-    options.check = bench_check;
+    const bool check = bench_check_flag || bench_check != 0;
+    options.check = check;
+    options.redop = rt::parse_reduce_op(bench_redop, "-o/--op");
+    options.root = bench_root;
+    options.validate();
     options.algorithms = bench_algorithms;
     options.async_op = bench_async;
     options.in_place = true;
@@ -205,14 +377,33 @@ void register_rt_commands(CLI::App& app) {
       std::fprintf(stderr,
                    "chorus bench: a world of one rank (no launcher): every operation is a local copy and the bus "
                    "bandwidth is 0; run it under `chorus launch -n N --` or mpirun\n");
-    const auto rows = rt::run_bench(options);
+    for (const auto& b : options.backends)
+      if (options.root >= rt::size(b))
+        throw InputError("-r/--root", fmt::format("rank {} is not a rank of {} ranks", options.root, rt::size(b)));
     const bool leader = rt::rank(options.backends.front()) == 0;
+    const bool table = leader && !bench_json;
+    const auto names = rt::bench_backend_names(options);
+    if (table) {
+      std::fputs(rt::bench_table_header(rt::size(options.backends.front()), options.iters, options.warmup, names, check)
+                     .c_str(),
+                 stdout);
+      std::fflush(stdout);
+    }
+    std::size_t printed = 0;
+    BenchInterruptGuard interrupt(table);
+    const auto rows = rt::run_bench(options, [&](const rt::BenchRow& row) {
+      if (!table) return;
+      std::fputs(rt::bench_table_row(row, names, check).c_str(), stdout);
+      std::fflush(stdout);
+      interrupt.rows_printed(++printed);
+    });
+    interrupt.release();
     rt::finalize();
     if (leader) {
       if (bench_json)
-        std::printf("%s\n", rt::bench_json(rows, bench_check).dump(2).c_str());
+        std::printf("%s\n", rt::bench_json(rows, check).dump(2).c_str());
       else
-        std::printf("%s%s", rt::bench_table(rows, bench_check).c_str(), rt::bench_summary(rows, bench_check).c_str());
+        std::printf("%s", rt::bench_summary(rows, check).c_str());
     }
     std::fflush(stdout);
     const auto failures = rt::bench_failures(rows);

@@ -26,6 +26,23 @@ _HERE = _os.path.dirname(__file__)
 _FIX = ("rebuild it: bash scripts/run.sh (or cmake --build build --target chorus_py_rt chorus_py_c10d); "
         "docs/python.md, \"When import chorus has no runtime\"")
 
+
+def _interpreters():
+    """The interpreter running and the one the compiled modules were built for (CMake writes
+    _built_for.py into the build's package), when they differ: "this is X (Python a.b.c); chorus's
+    compiled modules and torch backend were built for Y (Python d.e.f): run Y; " or ""."""
+    import sys
+    try:
+        from chorus import _built_for
+    except ImportError:
+        return ""
+    if _os.path.realpath(sys.executable) == _os.path.realpath(_built_for.PYTHON):
+        return ""
+    here = f"{sys.executable} (Python {sys.version.split()[0]})"
+    return (f"this is {here}; chorus's compiled modules and torch backend were built for {_built_for.PYTHON} "
+            f"(Python {_built_for.VERSION}): run your program with {_built_for.PYTHON}, or ")
+
+
 try:
     from chorus._rt import (CommError, DisagreementError, Fusion, ReduceOp, TimeoutError, Work, algorithm_names, all_gather,  # noqa: F401
                             all_gather_into_tensor, all_reduce, all_to_all, all_to_all_single, available_backends, backends, barrier,
@@ -39,7 +56,7 @@ except ImportError as _error:
     # compiled module that is present but does not load (a broken build, a missing library, an
     # interpreter it was not built for) is a failure the user must hear of, with the loader's words.
     _built = _glob.glob(_os.path.join(_HERE, "_rt*.so"))
-    RUNTIME_ERROR = (f"{_built[0]} does not load: {_error}; {_FIX}" if _built else
+    RUNTIME_ERROR = (f"{_built[0]} does not load: {_error}; {_interpreters()}{_FIX}" if _built else
                      f"no compiled runtime beside {_HERE} (the source tree's package); use the package a "
                      "CMake build writes: PYTHONPATH=<build>/python")
     if _built:

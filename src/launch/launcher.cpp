@@ -13,7 +13,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cctype>
 #include <cerrno>
+#include <climits>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -64,6 +67,36 @@ int hold_free_port(int* port) {
   }
   *port = ntohs(a.sin_port);
   return fd;
+}
+
+// Whether `path` names a Python interpreter (python, python3, python3.11, ...).
+bool is_python(const std::string& path) {
+  const std::string base = path.substr(path.rfind('/') == std::string::npos ? 0 : path.rfind('/') + 1);
+  if (base.rfind("python", 0) != 0) return false;
+  return std::all_of(base.begin() + 6, base.end(),
+                     [](char c) { return std::isdigit(static_cast<unsigned char>(c)) || c == '.'; });
+}
+
+std::string real_path(const std::string& path) {
+  char buf[PATH_MAX];
+  return ::realpath(path.c_str(), buf) != nullptr ? std::string(buf) : path;
+}
+
+// The interpreter chorus's Python modules were built for (src/launch/CMakeLists.txt).
+#ifndef CHORUS_BUILT_PYTHON
+#define CHORUS_BUILT_PYTHON "/usr/bin/python3"
+#define CHORUS_BUILT_PYTHON_VERSION "unknown"
+#endif
+
+// A word as a POSIX shell reads it back.
+std::string shell_word(const std::string& word) {
+  const bool plain = !word.empty() && std::all_of(word.begin(), word.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || std::strchr("-_./=:,+@%", c) != nullptr;
+  });
+  if (plain) return word;
+  std::string q = "'";
+  for (char c : word) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
 }
 
 int exit_code(int status) {
@@ -290,6 +323,20 @@ int launch(const LaunchOptions& options) {
       if (fd >= 0) ::close(fd);
     }
   } close_port{port_fd};
+  // OpenMP's threads (torch's intra-op pool among them) of N ranks on C CPUs: C / N each, as
+  // torchrun sets it, unless the user has chosen; said once per process.
+  std::string omp_threads;
+  if (std::getenv("OMP_NUM_THREADS") == nullptr) {
+    const int cpu_count = std::max(1, static_cast<int>(cpus.size()));
+    const int threads = std::max(1, cpu_count / options.ranks);
+    omp_threads = fmt::format("OMP_NUM_THREADS={}", threads);
+    static std::atomic<bool> said{false};
+    if (!said.exchange(true))
+      std::fprintf(stderr,
+                   "chorus launch: setting OMP_NUM_THREADS=%d for each rank (%d CPUs / %d ranks) so that the "
+                   "ranks' threads do not overload the CPUs; set OMP_NUM_THREADS to choose another value\n",
+                   threads, cpu_count, options.ranks);
+  }
   // The store's port is not known yet (the store starts after the forks): each child copies it
   // into the NUL-filled tail of its CHORUS_STORE_ADDR entry.
   const std::string addr_head = "CHORUS_STORE_ADDR=127.0.0.1:";
@@ -311,6 +358,7 @@ int launch(const LaunchOptions& options) {
                                                        : std::to_string(options.ranks);
       env.push_back(k + "=" + v);
     }
+    if (!omp_threads.empty()) env.push_back(omp_threads);
     for (auto& s : env) envps[r].push_back(s.data());
     envps[r].push_back(nullptr);
     port_slots[r] = envs[r][base_env.size() + 3].data() + addr_head.size();
@@ -322,6 +370,10 @@ int launch(const LaunchOptions& options) {
   ::fcntl(exec_errors[0], F_SETFL, O_NONBLOCK);
   std::vector<RankStream> streams;
   streams.reserve(2 * ranks);
+  // Ranks that run a Python other than the one chorus's modules were built for: their import
+  // failures get a note naming both interpreters.
+  bool import_failure = false;
+  const bool other_python = is_python(path) && real_path(path) != real_path(CHORUS_BUILT_PYTHON);
   MergedLines merged(2);
 
   ChildPlan plan;
@@ -385,9 +437,10 @@ int launch(const LaunchOptions& options) {
     const int rank = static_cast<int>(r);
     if (pid > 0 && options.tag_output) {
       streams.push_back({out[0], rank, 1, fmt::format("[{}]<stdout>: ", r), nullptr, {}});
-      streams.push_back({err[0], rank, 2, fmt::format("[{}]<stderr>: ", r), nullptr, {}});
+      streams.push_back(
+          {err[0], rank, 2, fmt::format("[{}]<stderr>: ", r), nullptr, {}, other_python ? &import_failure : nullptr});
     } else if (pid > 0) {
-      streams.push_back({err[0], rank, 2, {}, &merged, {}});
+      streams.push_back({err[0], rank, 2, {}, &merged, {}, other_python ? &import_failure : nullptr});
     } else {
       for (int fd : {out[0], err[0]})
         if (fd >= 0) ::close(fd);
@@ -507,6 +560,16 @@ int launch(const LaunchOptions& options) {
     ::close(s.fd);
   }
   merged.flush(Clock::now(), true);
+  if (import_failure) {
+    std::string fixed = fmt::format("chorus launch -n {} -- {}", options.ranks, CHORUS_BUILT_PYTHON);
+    for (std::size_t i = 1; i < options.command.size(); ++i) fixed += " " + shell_word(options.command[i]);
+    std::fprintf(stderr,
+                 "chorus launch: the ranks ran the Python %s (%s), which failed to import a module; chorus's "
+                 "Python modules and torch backend were built for %s (Python %s). Run the ranks with that "
+                 "interpreter:\n  %s\n",
+                 options.command[0].c_str(), real_path(path).c_str(), CHORUS_BUILT_PYTHON, CHORUS_BUILT_PYTHON_VERSION,
+                 fixed.c_str());
+  }
   server.reset();
   if (raised_nofile) ::setrlimit(RLIMIT_NOFILE, &original_nofile);
   restore_signals();

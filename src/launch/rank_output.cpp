@@ -57,6 +57,11 @@ void MergedLines::flush(Clock::time_point now, bool all) {
   write_all_fd(fd_, out.data(), out.size());
 }
 
+bool reports_import_failure(const std::string& line) {
+  return line.find("ModuleNotFoundError") != std::string::npos || line.find("ImportError") != std::string::npos ||
+         line.find("chorus: the runtime is not available") != std::string::npos;
+}
+
 void RankStream::forward(bool all) {
   std::string out;
   std::size_t begin = 0;
@@ -72,6 +77,8 @@ void RankStream::forward(bool all) {
         break;
     }
     const std::size_t end = partial[nl] == '\n' ? nl : nl + 1;  // the line without its newline
+    if (import_failure != nullptr && !*import_failure)
+      *import_failure = reports_import_failure(partial.substr(begin, end - begin));
     if (merged != nullptr) {
       merged->add(rank, partial.substr(begin, end - begin), now);
     } else {

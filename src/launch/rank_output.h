@@ -51,6 +51,9 @@ struct RankStream {
   std::string tag;  // --tag-output's "[3]<stdout>: "; empty: lines go to `merged`
   MergedLines* merged = nullptr;
   std::string partial;
+  // Set to true when a line reports a Python import failure (ImportError, ModuleNotFoundError,
+  // chorus's "the runtime is not available"); null: lines are not looked at.
+  bool* import_failure = nullptr;
 
   // Reads what is available and forwards the complete lines; returns false at end of file.
   bool pump();
@@ -62,5 +65,8 @@ struct RankStream {
 };
 
 void write_all_fd(int fd, const char* data, std::size_t size);
+
+// Whether `line` reports a Python import failure (see RankStream::import_failure).
+bool reports_import_failure(const std::string& line);
 
 }  // namespace chorus::rt

@@ -60,15 +60,23 @@ nlohmann::json timing_json(const BenchTiming& t, bool check) {
 
 }  // namespace
 
-std::string bench_table(const std::vector<BenchRow>& rows, bool check) {
+namespace {
+
+int backend_width(const std::vector<std::string>& backends) {
   int width = 7;  // "backend", or the longest "backend:algorithm"
-  for (const auto& r : rows) width = std::max(width, static_cast<int>(r.backend.size()));
-  std::string out;
-  if (!rows.empty())
-    out += fmt::format(
-        "# {} ranks; {} iterations after {} warm-ups; time: mean over the iterations of the slowest "
-        "rank's time; GB/s = 10^9 B/s\n#\n",
-        rows.front().world_size, rows.front().iters, rows.front().warmup);
+  for (const auto& b : backends) width = std::max(width, static_cast<int>(b.size()));
+  return width;
+}
+
+}  // namespace
+
+std::string bench_table_header(int world_size, int iters, int warmup, const std::vector<std::string>& backends,
+                               bool check) {
+  const int width = backend_width(backends);
+  std::string out = fmt::format(
+      "# {} ranks; {} iterations after {} warm-ups; time: mean over the iterations of the slowest "
+      "rank's time; GB/s = 10^9 B/s\n#\n",
+      world_size, iters, warmup);
   const std::string names = group_cells("time", "algbw", "busbw", "#wrong", check);
   const std::string units = group_cells("(us)", "(GB/s)", "(GB/s)", "", check);
   const auto group = static_cast<int>(names.size());
@@ -76,12 +84,24 @@ std::string bench_table(const std::vector<BenchRow>& rows, bool check) {
                     fmt::format("{:^{}}{:^{}}", "out-of-place", group, "in-place", group));
   out += table_line("# ", width, {"backend", "op", "size", "count", "type", "redop", "root"}, names + names);
   out += table_line("# ", width, {"", "", "(B)", "(elements)", "", "", ""}, units + units);
-  for (const auto& r : rows)
-    out += table_line("  ", width,
-                      {r.backend, bench_op_name(r.op), std::to_string(r.bytes), std::to_string(r.count),
-                       std::string(to_string(r.dtype)), r.redop ? std::string(to_string(*r.redop)) : "-",
-                       r.root >= 0 ? std::to_string(r.root) : "-"},
-                      group_cells(&r.out_of_place, check) + group_cells(r.in_place ? &*r.in_place : nullptr, check));
+  return out;
+}
+
+std::string bench_table_row(const BenchRow& r, const std::vector<std::string>& backends, bool check) {
+  return table_line("  ", backend_width(backends),
+                    {r.backend, bench_op_name(r.op), std::to_string(r.bytes), std::to_string(r.count),
+                     std::string(to_string(r.dtype)), r.redop ? std::string(to_string(*r.redop)) : "-",
+                     r.root >= 0 ? std::to_string(r.root) : "-"},
+                    group_cells(&r.out_of_place, check) + group_cells(r.in_place ? &*r.in_place : nullptr, check));
+}
+
+std::string bench_table(const std::vector<BenchRow>& rows, bool check) {
+  if (rows.empty()) return {};
+  std::vector<std::string> backends;
+  for (const auto& r : rows) backends.push_back(r.backend);
+  std::string out =
+      bench_table_header(rows.front().world_size, rows.front().iters, rows.front().warmup, backends, check);
+  for (const auto& r : rows) out += bench_table_row(r, backends, check);
   return out;
 }
 
@@ -91,7 +111,8 @@ std::string bench_summary(const std::vector<BenchRow>& rows, bool check) {
     const std::int64_t wrong = total_wrong(rows);
     out += fmt::format("# Out of bounds values : {} {}\n", wrong, wrong == 0 ? "OK" : "FAILED");
   }
-  out += fmt::format("# Avg bus bandwidth    : {:.3f}\n", average_busbw(rows));
+  for (const auto& a : average_busbw_by_backend_op(rows))
+    out += fmt::format("# Avg bus bandwidth    : {:.3f}  ({} {})\n", a.busbw_GBps, a.backend, bench_op_name(a.op));
   return out;
 }
 
@@ -124,6 +145,22 @@ double average_busbw(const std::vector<BenchRow>& rows) {
     ++runs;
   });
   return runs == 0 ? 0 : sum / runs;
+}
+
+std::vector<BusbwAverage> average_busbw_by_backend_op(const std::vector<BenchRow>& rows) {
+  std::vector<BusbwAverage> out;
+  std::vector<std::vector<BenchRow>> groups;
+  for (const auto& r : rows) {
+    std::size_t g = 0;
+    while (g < out.size() && !(out[g].backend == r.backend && out[g].op == r.op)) ++g;
+    if (g == out.size()) {
+      out.push_back({r.backend, r.op, 0});
+      groups.emplace_back();
+    }
+    groups[g].push_back(r);
+  }
+  for (std::size_t g = 0; g < out.size(); ++g) out[g].busbw_GBps = average_busbw(groups[g]);
+  return out;
 }
 
 std::int64_t total_wrong(const std::vector<BenchRow>& rows) {

@@ -15,8 +15,6 @@ namespace chorus::rt {
 
 namespace {
 
-constexpr int kRoot = 0;  // of every rooted operation
-
 // Whether the size of `op` is its whole buffer, all ranks' blocks (nccl-tests' convention).
 bool whole_buffer_size(CollectiveKind op) {
   const OpTraits& t = traits(op);
@@ -26,8 +24,8 @@ bool whole_buffer_size(CollectiveKind op) {
 // Buffers and one call of `op`, uniform counts for the vector forms.
 struct Runner {
   // `backend` may name an all_reduce algorithm ("mpi:ring").
-  Runner(const std::string& backend, CollectiveKind op, std::size_t bytes, DType dtype)
-      : b(backend), kind(op), d(dtype), n(rt::size(backend)), me(rt::rank(backend)) {
+  Runner(const std::string& backend, CollectiveKind op, std::size_t bytes, DType dtype, ReduceOp redop, int root)
+      : b(backend), kind(op), d(dtype), rop(redop), root_rank(root), n(rt::size(backend)), me(rt::rank(backend)) {
     const std::size_t eb = dtype_bytes(dtype);
     count = bytes / eb;
     if (whole_buffer_size(op)) count /= static_cast<std::size_t>(n);  // per-rank block
@@ -60,7 +58,8 @@ struct Runner {
            .out = out.data(),
            .count = count,
            .dtype = d,
-           .root = traits(kind).rooted ? kRoot : -1};
+           .reduce_op = rop,
+           .root = traits(kind).rooted ? root_rank : -1};
     if (!traits(kind).uniform_count)
       c.lists = std::make_shared<const CallLists>(CallLists{.ins = ins,
                                                             .outs = outs,
@@ -89,6 +88,8 @@ struct Runner {
   std::string b;
   CollectiveKind kind;
   DType d;
+  ReduceOp rop;
+  int root_rank;
   int n, me;
   std::size_t count = 0;
   std::vector<char> in, out;
@@ -100,8 +101,9 @@ struct Runner {
 // Verifies one more call of run's operation, in place or not as timed, on self-check data;
 // every rank learns the wrong elements of all.
 void check_call(const Runner& run, const std::string& plain, bool in_place, std::uint64_t salt, BenchTiming& t) {
-  selfcheck::Case c(run.b, run.kind == CollectiveKind::kRecv ? CollectiveKind::kSend : run.kind, run.d, ReduceOp::sum,
-                    run.count, salt, in_place ? selfcheck::Placement::kInPlace : selfcheck::Placement::kOutOfPlace);
+  selfcheck::Case c(run.b, run.kind == CollectiveKind::kRecv ? CollectiveKind::kSend : run.kind, run.d, run.rop,
+                    run.count, salt, in_place ? selfcheck::Placement::kInPlace : selfcheck::Placement::kOutOfPlace,
+                    run.root_rank);
   c.issue(false);
   const std::string err = c.verify();
   std::int64_t mine[2] = {static_cast<std::int64_t>(c.wrong_elements()), err.empty() ? 0 : 1}, all[2] = {0, 0};
@@ -193,13 +195,49 @@ double bus_factor(CollectiveKind op, int n) {
   }
 }
 
+DType parse_bench_dtype(const std::string& text, const std::string& where) {
+  // nccl-tests' names (test_typenames) beside the runtime's.
+  static const std::pair<const char*, DType> kNcclNames[] = {
+      {"int8", DType::i8},     {"uint8", DType::u8},   {"int32", DType::i32},   {"int", DType::i32},
+      {"int64", DType::i64},   {"half", DType::f16},   {"float16", DType::f16}, {"float", DType::f32},
+      {"float32", DType::f32}, {"double", DType::f64}, {"float64", DType::f64}, {"bfloat16", DType::bf16},
+      {"char", DType::i8}};
+  for (const auto& [name, d] : kNcclNames)
+    if (text == name) return d;
+  for (DType d : kAllDTypes)
+    if (text == to_string(d)) return d;
+  if (text == "uint32" || text == "uint64")
+    throw InputError(where, fmt::format("{} is not an element type of the runtime (it has no unsigned type wider "
+                                        "than uint8); use int32 or int64",
+                                        text));
+  throw InputError(where, fmt::format("unknown datatype '{}' (expected one of int8, uint8, int32, int64, half, float, "
+                                      "double, bfloat16, or i8, u8, i32, i64, f16, bf16, f32, f64)",
+                                      text));
+}
+
 void BenchOptions::validate() const {
   require_range(iters, 1, kMaxIterations, "iters");
   require_range(warmup, 0, kMaxIterations, "warmup");
+  if (root < 0) throw InputError("root", fmt::format("must be a rank (0 or more), not {}", root));
 }
 
-std::vector<BenchRow> run_bench(const BenchOptions& o) {
+std::vector<std::string> bench_backend_names(const BenchOptions& o) {
+  std::vector<std::string> names;
+  for (const auto& plain : o.backends) {
+    if (std::find(names.begin(), names.end(), plain) == names.end()) names.push_back(plain);
+    if (o.algorithms)
+      for (CollectiveKind op : o.ops)
+        for (const auto& a : rt::algorithm_names(plain, op)) names.push_back(plain + ":" + a);
+  }
+  return names;
+}
+
+std::vector<BenchRow> run_bench(const BenchOptions& o, const std::function<void(const BenchRow&)>& on_row) {
   o.validate();
+  const bool rooted = std::any_of(o.ops.begin(), o.ops.end(), [](CollectiveKind op) { return traits(op).rooted; });
+  for (const auto& plain : o.backends)
+    if (rooted && o.root >= rt::size(plain))
+      throw InputError("root", fmt::format("rank {} is not a rank of {} ranks ({})", o.root, rt::size(plain), plain));
   std::vector<BenchRow> rows;
   for (const auto& plain : o.backends) {
     for (CollectiveKind op : o.ops) {
@@ -209,7 +247,7 @@ std::vector<BenchRow> run_bench(const BenchOptions& o) {
       for (const auto& backend : candidates)
         for (std::size_t bytes : o.sizes_bytes) {
           if (op == CollectiveKind::kBarrier && bytes != o.sizes_bytes.front()) continue;  // size-free
-          Runner run(backend, op, op == CollectiveKind::kBarrier ? 0 : bytes, o.dtype);
+          Runner run(backend, op, op == CollectiveKind::kBarrier ? 0 : bytes, o.dtype, o.redop, o.root);
           BenchRow row;
           row.backend = backend;
           row.op = op;
@@ -217,8 +255,8 @@ std::vector<BenchRow> run_bench(const BenchOptions& o) {
           if (whole_buffer_size(op)) row.bytes *= static_cast<std::size_t>(run.n);
           row.count = run.count;
           row.dtype = o.dtype;
-          if (selfcheck::is_reduction(op)) row.redop = ReduceOp::sum;
-          row.root = traits(op).rooted ? kRoot : -1;
+          if (selfcheck::is_reduction(op)) row.redop = o.redop;
+          row.root = traits(op).rooted ? o.root : -1;
           row.world_size = run.n;
           row.iters = o.iters;
           row.warmup = o.warmup;
@@ -227,6 +265,7 @@ std::vector<BenchRow> run_bench(const BenchOptions& o) {
           if (o.in_place && selfcheck::has_in_place(op))
             row.in_place = measure(run, plain, o, true, row.bytes, salt + 1);
           rows.push_back(row);
+          if (on_row) on_row(rows.back());
         }
     }
   }

@@ -10,6 +10,7 @@
 // broadcast, reduce, send_recv 1), from the mean time, in GB/s (10^9 bytes/s, as nccl-tests).
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -26,7 +27,9 @@ struct BenchOptions {
   int warmup = 5;
   bool check = false;  // verify one result per (backend, op, size, placement) against a local reference
   DType dtype = DType::f32;
-  bool async_op = false;  // issue through the progress queue (async + wait) instead of inline
+  ReduceOp redop = ReduceOp::sum;  // of the reducing operations (nccl-tests' -o)
+  int root = 0;                    // of the rooted operations (nccl-tests' -r), 0..world-1
+  bool async_op = false;           // issue through the progress queue (async + wait) instead of inline
   // The operations that take algorithms also with every named algorithm of each backend
   // (rt::algorithm_names), as rows of backend "mpi:ring", "gloo:bcube", ...
   bool algorithms = false;
@@ -34,7 +37,8 @@ struct BenchOptions {
   // (selfcheck::has_in_place); the out-of-place run is always timed.
   bool in_place = false;
 
-  // InputError naming the field (iters, warmup) outside 1..kMaxIterations, 0..kMaxIterations.
+  // InputError naming the field (iters, warmup) outside 1..kMaxIterations, 0..kMaxIterations,
+  // or root below 0; with the runtime initialised, also root >= the world size of a backend.
   void validate() const;
 };
 
@@ -65,12 +69,23 @@ struct BenchRow {
   std::optional<BenchTiming> in_place;  // measured with BenchOptions::in_place where the op has the form
 };
 
+// Parses an element type as nccl-tests' -d spells it (int8, uint8, int32, int64, half, float,
+// double, bfloat16) or as the runtime does (i8, f32, ...); InputError naming `where` otherwise
+// (uint32 and uint64, which the runtime does not have, among them).
+DType parse_bench_dtype(const std::string& text, const std::string& where);
+
 // Parses the short names of --ops (allreduce, alltoall, ...; "all" for every operation).
 std::vector<CollectiveKind> parse_bench_ops(const std::string& text);
 std::string bench_op_name(CollectiveKind op);
 double bus_factor(CollectiveKind op, int world_size);
 
-// Collective: every rank must call it with the same options (runtime initialised).
-std::vector<BenchRow> run_bench(const BenchOptions& options);
+// The backend column of every row run_bench makes: each backend, and with
+// BenchOptions::algorithms each "backend:algorithm" of each operation (runtime initialised).
+std::vector<std::string> bench_backend_names(const BenchOptions& options);
+
+// Collective: every rank must call it with the same options (runtime initialised). `on_row`, when
+// given, is called with each row as soon as it is measured (on every rank), before the next.
+std::vector<BenchRow> run_bench(const BenchOptions& options,
+                                const std::function<void(const BenchRow&)>& on_row = nullptr);
 
 }  // namespace chorus::rt

@@ -49,7 +49,7 @@ double reduced_value(int world, std::size_t i, DType dtype, ReduceOp op, std::ui
 }
 
 Case::Case(std::string backend, CollectiveKind op, DType dtype, ReduceOp rop, std::size_t count, std::uint64_t salt,
-           Placement placement)
+           Placement placement, int root)
     : backend_(std::move(backend)),
       op_(op),
       dtype_(dtype),
@@ -60,7 +60,8 @@ Case::Case(std::string backend, CollectiveKind op, DType dtype, ReduceOp rop, st
                 (placement == Placement::kInPlace || (placement == Placement::kVaried && salt % 3 == 1))) {
   world_ = rt::size(backend_);
   rank_ = rt::rank(backend_);
-  root_ = (op == CollectiveKind::kBroadcast || op == CollectiveKind::kScatter || op == CollectiveKind::kScatterv)
+  root_ = root >= 0 ? root
+          : (op == CollectiveKind::kBroadcast || op == CollectiveKind::kScatter || op == CollectiveKind::kScatterv)
               ? (world_ > 1 ? 1 : 0)
               : world_ - 1;
   const std::size_t eb = dtype_bytes(dtype);

@@ -30,8 +30,11 @@ double reduced_value(int world, std::size_t i, DType dtype, ReduceOp op, std::ui
 // One prepared operation: buffers filled, issue() starts it, verify() checks the result.
 class Case {
  public:
+  // `root`: of rooted operations, 0..world-1; -1 for the default (1 for broadcast and scatter
+  // when there is a rank 1, the last rank for reduce and gather: not rank 0, to catch a backend
+  // that assumes it).
   Case(std::string backend, CollectiveKind op, DType dtype, ReduceOp rop, std::size_t count, std::uint64_t salt,
-       Placement placement = Placement::kVaried);
+       Placement placement = Placement::kVaried, int root = -1);
   Work issue(bool async_op);
   // Returns an empty string when correct, else a description of the first wrong element.
   std::string verify() const;

@@ -377,9 +377,11 @@ class BenchSizes(unittest.TestCase):
     def test_bad_sweeps(self):
         self.check(["bench", "-b", "8KiB", "-e", "4KiB"], "-b/--begin: 8KiB is larger than -e/--end (4KiB)")
         self.check(["tune", "--begin", "2MiB", "--end", "1MiB"], "-b/--begin: 2MiB is larger than -e/--end (1MiB)")
-        self.check(["bench", "-b", "8", "-e", "1KiB", "-f", "1"], "-f/--factor: must be an integer >= 2, not 1")
-        self.check(["bench", "-b", "8", "-e", "1KiB", "-f", "-4"], "-f/--factor: must be an integer >= 2, not -4")
-        self.check(["bench", "-b", "8", "-e", "1KiB", "-f", "1.5"], "--factor", "1.5")
+        self.check(["bench", "-b", "8", "-e", "1KiB", "-f", "1"], "-f/--factor: must be larger than 1, not 1")
+        self.check(["bench", "-b", "8", "-e", "1KiB", "-f", "-4"], "-f/--factor: must be larger than 1, not -4")
+        self.check(["bench", "-b", "8", "-e", "1KiB", "-f", "1.5x"], "-f/--factor: '1.5x' is not a number")
+        # A factor as close to 1 as this makes thousands of sizes (1.0001^k from 1 B to 1 GiB).
+        self.check(["bench", "-b", "1", "-e", "1GiB", "-f", "1.0001"], "-f/--factor: 1.0001 makes more than 1000 sizes")
         self.check(["bench", "-b", "0", "-e", "1KiB"], "-b/--begin: must be at least 1 byte")
         self.check(["bench", "-b", "eight", "-e", "1KiB"], "-b/--begin")
         self.check(["bench", "-b", "8", "-e", "1KiB?"], "-e/--end")

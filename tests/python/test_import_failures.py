@@ -57,6 +57,29 @@ class ImportFailures(unittest.TestCase):
         self.assertIn("scripts/run.sh", r.stderr)      # and the fix
         self.assertNotIn("Invalid backend", r.stdout + r.stderr)
 
+    def test_other_interpreter_names_both(self):
+        # The package says it was built for another interpreter (as a pyenv or conda Python first
+        # on PATH would find it): the warning names the one running and the one built for.
+        d = self.broken_copy("_rt")
+        with open(os.path.join(d, "chorus", "_built_for.py"), "w") as f:
+            f.write('PYTHON = "/opt/other/bin/python3.99"\nVERSION = "3.99.1"\n')
+        r = python(d, "import chorus; print('HAVE', chorus.HAVE_RUNTIME)")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("HAVE False", r.stdout)
+        version = ".".join(map(str, sys.version_info[:3]))  # /usr/bin/python3's, as this test runs it
+        self.assertIn(f"this is {PY} (Python {version})", r.stderr)
+        self.assertIn("built for /opt/other/bin/python3.99 (Python 3.99.1)", r.stderr)
+        self.assertIn("invalid ELF header", r.stderr)
+
+    def test_built_package_names_its_interpreter(self):
+        with open(os.path.join(BUILT, "chorus", "_built_for.py")) as f:
+            built = f.read()
+        self.assertIn('PYTHON = "/usr/bin/python3"', built)  # CHORUS_PYTHON's default
+        self.assertIn(f'VERSION = "{subprocess.check_output([PY, "-c", "import platform; print(platform.python_version())"], text=True).strip()}"', built)
+        # The interpreter it was built for: no word of interpreters in the warning.
+        r = python(self.broken_copy("_rt"), "import chorus")
+        self.assertNotIn("built for", r.stderr)
+
     def test_broken_torch_backend_names_its_reason(self):
         r = self.init_with_broken("_c10d", True)
         self.assertIn("_c10d", r.stdout)

@@ -3,12 +3,19 @@
 sweep gives exactly the sizes nccl-tests would (8 KiB -> 8, 32, 128, 512 with -e 1KiB -f 4, not
 2048), count is the elements of each call, redop and root where they apply, in-place columns for
 the operations with an in-place form and "-" for the others, #wrong 0 on correct runs, and the
-closing lines: "Out of bounds values : 0 OK" and an average bus bandwidth equal to the mean of the
-printed busbw columns. The JSON rows carry the same, with min / mean / max of both placements.
+closing lines: "Out of bounds values : 0 OK" and, per backend and operation, an average bus
+bandwidth equal to the mean of that backend's and operation's printed busbw columns. The JSON rows
+carry the same, with min / mean / max of both placements.
+
+nccl-tests' own flags (issue 43): -n -w -c -d -o -r and a fractional -f mean what they mean there,
+checking is on by default (-c 0 turns it off), bad values are errors naming the flag (exit 2).
+Rows are printed as they are measured: an interrupt (SIGINT to chorus launch) after the first row
+has been read keeps the rows printed, says the sweep was interrupted, and exits 130.
 
 usage: test_bench_nccl.py CHORUS
 """
 import json
+import signal
 import subprocess
 import sys
 
@@ -64,13 +71,26 @@ for op in ops:
         else:
             check(f"{op} {size}: no in-place run", r[11:] == ["-"] * 4, r)
 check("closing line: out of bounds", "\n# Out of bounds values : 0 OK\n" in out, out)
-avg = [line for line in out.splitlines() if line.startswith("# Avg bus bandwidth    : ")]
-check("closing line: avg bus bandwidth", len(avg) == 1, out)
-if avg:
-    # Each printed busbw is rounded to 0.0005, and so is the average.
-    mean = sum(busbw) / len(busbw)
-    printed = float(avg[0].split(":")[1])
-    check("avg bus bandwidth = mean of the busbw columns", abs(printed - mean) <= 0.0011, f"{printed} vs {mean}")
+
+
+def check_averages(what, out, rows):
+    """One "Avg bus bandwidth" line per backend and operation, in the order of the rows, each the
+    mean of that backend's and operation's busbw columns (out of place and, where run, in place)."""
+    groups = {}
+    for r in rows:
+        cols = [r[9]] + ([r[13]] if r[13] != "-" else [])
+        groups.setdefault((r[0], r[1]), []).extend(float(c) for c in cols)
+    avg = [line for line in out.splitlines() if line.startswith("# Avg bus bandwidth    : ")]
+    check(f"{what}: one avg bus bandwidth line per backend and operation",
+          [tuple(line.split("(")[1].rstrip(")").split()) for line in avg] == list(groups), out)
+    for line, values in zip(avg, groups.values()):
+        # Each printed busbw is rounded to 0.0005, and so is the average; the number is the 6th word.
+        mean = sum(values) / len(values)
+        printed = float(line.split()[5])
+        check(f"{what}: {line}: mean of its busbw columns", abs(printed - mean) <= 0.0011, f"{printed} vs {mean}")
+
+
+check_averages("table", out, rows)
 
 # ---- JSON, another element size ----------------------------------------------------------------
 j = json.loads(bench("--ops", "allreduce,broadcast", "--dtype", "f64", "-b", "8", "-e", "1KiB", "-f", "4", "--json"))
@@ -91,6 +111,88 @@ for op in ("allreduce", "broadcast"):
             check(f"{what}: algbw", abs(t["algbw_GBps"] - algbw) <= 1e-9 * algbw, t)
             check(f"{what}: busbw", abs(t["busbw_GBps"] - algbw * BUS_FACTOR[op]) <= 1e-9 * algbw, t)
             check(f"{what}: checked", (t["wrong"], t["check"]) == (0, "ok"), t)
+
+# ---- nccl-tests' flags, checking on by default ------------------------------------------------
+def launch(*args, timeout=120):
+    return subprocess.run([CHORUS, "launch", "-n", str(RANKS), "--", CHORUS, "bench", *args],
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def data_rows(out):
+    return [line.split() for line in out.splitlines() if line and not line.startswith("#")]
+
+
+p = launch("--backends", "shm,gloo", "--ops", "allreduce,broadcast,reduce", "-b", "64", "-e", "256", "-f", "2",
+           "-n", "3", "-w", "1", "-d", "double", "-o", "max", "-r", "1")
+check("nccl flags: exit 0", p.returncode == 0, p.stderr)
+check("nccl flags: -n 3 -w 1 in the header", "# 2 ranks; 3 iterations after 1 warm-ups;" in p.stdout, p.stdout)
+rows = data_rows(p.stdout)
+check("nccl flags: every backend x op x size", len(rows) == 2 * 3 * 3, p.stdout)
+for r in rows:
+    check(f"nccl flags {r[:3]}: -d double is f64, 8-byte elements", r[4] == "f64" and int(r[3]) == int(r[2]) // 8, r)
+    check(f"nccl flags {r[:3]}: -o max", r[5] == ("max" if r[1] in REDUCING else "-"), r)
+    check(f"nccl flags {r[:3]}: -r 1", r[6] == ("1" if r[1] in ROOTED else "-"), r)
+    check(f"nccl flags {r[:3]}: checked by default, none wrong", len(r) == 15 and r[10] == "0", r)
+check("nccl flags: checked by default", "\n# Out of bounds values : 0 OK\n" in p.stdout, p.stdout)
+check_averages("nccl flags", p.stdout, rows)
+check("nccl flags: shm's and gloo's averages apart",
+      sum(line.startswith("# Avg bus bandwidth") for line in p.stdout.splitlines()) == 6, p.stdout)
+
+p = launch("--backends", "shm", "-b", "64", "-e", "128", "-n", "2", "-w", "0", "-c", "0")
+rows = data_rows(p.stdout)
+check("-c 0: exit 0", p.returncode == 0, p.stderr)
+check("-c 0: no #wrong columns, no out-of-bounds line",
+      rows and all(len(r) == 13 for r in rows) and "Out of bounds" not in p.stdout, p.stdout)
+
+# A fractional factor: begin x 1.5^k, each rounded down to a byte, then to whole f32 elements.
+sweep, size = [], 1000.0
+while size <= 5000:
+    sweep.append(int(size) // 4 * 4)
+    size *= 1.5
+p = launch("--backends", "shm", "-b", "1000", "-e", "5000", "-f", "1.5", "-n", "2", "-w", "0")
+check("-f 1.5: exit 0", p.returncode == 0, p.stderr)
+check("-f 1.5: sizes", [int(r[2]) for r in data_rows(p.stdout)] == sweep == [1000, 1500, 2248, 3372],
+      f"{[r[2] for r in data_rows(p.stdout)]} vs {sweep}")
+
+# Bad values: exit 2, the flag named (no rank started for those CLI11 or the sweep refuses).
+for args, flag in ((["-f", "abc", "-b", "8", "-e", "64"], "-f"), (["-f", "1", "-b", "8", "-e", "64"], "-f"),
+                   (["-d", "uint32"], "-d"), (["-d", "floot"], "-d"), (["-o", "sumx"], "-o"), (["-c", "2"], "-c"),
+                   (["-r", "2", "--ops", "broadcast"], "-r"), (["-n", "0"], "--iters")):
+    p = subprocess.run([CHORUS, "bench", "--backends", "shm", *args], capture_output=True, text=True, timeout=60)
+    check(f"bad {args}: exit 2 naming {flag}", p.returncode == 2 and f"{flag}" in p.stderr, f"{p.returncode} {p.stderr}")
+p = subprocess.run([CHORUS, "bench", "-x", "1"], capture_output=True, text=True, timeout=60)
+check("unknown -x: exit 2, named, did you mean", p.returncode == 2 and "unknown option '-x'" in p.stderr, p.stderr)
+
+# ---- rows as they are measured; an interrupt keeps them ----------------------------------------
+# 1 KiB .. 16 MiB, 2000 iterations each: the sweep is far from over when the first row arrives
+# (the last size alone is 2000 all-reduces of 16 MiB). The launcher is interrupted as soon as
+# the first row has been read through the pipe.
+p = subprocess.Popen([CHORUS, "launch", "-n", str(RANKS), "--", CHORUS, "bench", "--backends", "shm", "-b", "1K",
+                      "-e", "16M", "-f", "4", "-n", "2000", "-w", "1"],
+                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+head = []
+for line in p.stdout:
+    head.append(line)
+    if not line.startswith("#"):
+        break
+p.send_signal(signal.SIGINT)
+try:
+    rest, err = p.communicate(timeout=60)
+except subprocess.TimeoutExpired:
+    p.kill()
+    rest, err = p.communicate()
+out = "".join(head) + rest
+rows = data_rows(out)
+lines = out.splitlines()
+check("interrupt: the first row came through the pipe before the sweep ended", head and not head[-1].startswith("#"),
+      out)
+check("interrupt: exit 130 (SIGINT)", p.returncode == 130, f"{p.returncode} {err}")
+check("interrupt: the rows printed are whole, the sweep's first sizes",
+      1 <= len(rows) < 8 and all(len(r) == 15 for r in rows) and
+      [int(r[2]) for r in rows] == [1024 * 4 ** k for k in range(len(rows))], out)
+check("interrupt: the last line says the sweep was interrupted",
+      lines and lines[-1].startswith("# Interrupted") and "did not finish" in lines[-1], out)
+check("interrupt: no closing average (the sweep did not end)", "Avg bus bandwidth" not in out, out)
 
 for f in failures:
     print("FAIL", f)

@@ -71,14 +71,49 @@ TEST(BenchReport, AverageAndWrongCoverEveryMeasuredRun) {
   const auto rows = sample_rows();
   EXPECT_DOUBLE_EQ(rt::average_busbw(rows), (1.0 + 2.0 + 4.5) / 3);  // the broadcast has no in-place run
   EXPECT_EQ(rt::total_wrong(rows), 3);
-  EXPECT_EQ(rt::bench_summary(rows, true), "# Out of bounds values : 3 FAILED\n# Avg bus bandwidth    : 2.500\n");
-  EXPECT_EQ(rt::bench_summary(rows, false), "# Avg bus bandwidth    : 2.500\n");
+  // One average per backend and operation (shm's all-reduce: (1 + 2) / 2; gloo:ring's broadcast,
+  // out of place only: 4.5), never shm's and gloo's together; the number is the sixth word.
+  EXPECT_EQ(rt::bench_summary(rows, true),
+            "# Out of bounds values : 3 FAILED\n"
+            "# Avg bus bandwidth    : 1.500  (shm allreduce)\n"
+            "# Avg bus bandwidth    : 4.500  (gloo:ring broadcast)\n");
+  EXPECT_EQ(rt::bench_summary(rows, false),
+            "# Avg bus bandwidth    : 1.500  (shm allreduce)\n# Avg bus bandwidth    : 4.500  (gloo:ring broadcast)\n");
+  EXPECT_EQ(words(lines_of(rt::bench_summary(rows, false))[0])[5], "1.500");
   auto good = rows;
   good[1].out_of_place.wrong = 0;
   EXPECT_EQ(lines_of(rt::bench_summary(good, true))[0], "# Out of bounds values : 0 OK");
   const auto failures = rt::bench_failures(rows);
   ASSERT_EQ(failures.size(), 1u);
   EXPECT_EQ(failures[0], "gloo:ring broadcast 32 B out of place: 3 wrong element(s); element 1: got 0 expected 1");
+}
+
+TEST(BenchReport, AveragesGroupRowsOfABackendAndOperationWhereverTheyAre) {
+  auto rows = sample_rows();
+  rows[1].op = CollectiveKind::kAllReduce;  // gloo:ring allreduce between two shm allreduce rows
+  rows[1].out_of_place.busbw_GBps = 100;
+  rt::BenchRow c = rows[0];
+  c.out_of_place.busbw_GBps = 3.0;
+  c.in_place->busbw_GBps = 6.0;
+  rows.push_back(c);
+  const auto avg = rt::average_busbw_by_backend_op(rows);
+  ASSERT_EQ(avg.size(), 2u);
+  EXPECT_EQ(avg[0].backend, "shm");
+  EXPECT_DOUBLE_EQ(avg[0].busbw_GBps, (1.0 + 2.0 + 3.0 + 6.0) / 4);
+  EXPECT_EQ(avg[1].backend, "gloo:ring");
+  EXPECT_DOUBLE_EQ(avg[1].busbw_GBps, 100.0);
+}
+
+TEST(BenchReport, TableLineByLineIsTheWholeTable) {
+  // What `chorus bench` prints as it measures: the header for every backend name, then each row
+  // as it comes, is the table bench_table makes of all rows at the end.
+  const auto rows = sample_rows();
+  for (bool check : {false, true}) {
+    const std::vector<std::string> names = {"shm", "gloo:ring"};
+    std::string streamed = rt::bench_table_header(2, 7, 3, names, check);
+    for (const auto& r : rows) streamed += rt::bench_table_row(r, names, check);
+    EXPECT_EQ(streamed, rt::bench_table(rows, check));
+  }
 }
 
 TEST(BenchReport, TableHasTheNcclTestsColumns) {

@@ -20,7 +20,8 @@ with tempfile.TemporaryDirectory() as d:
     prefix = os.path.join(d, "run")
     env = dict(os.environ, CHORUS_RT_LOG=prefix)
     p = subprocess.run([CHORUS, "launch", "-n", "2", "--", CHORUS, "bench", "--backends", "shm", "--ops", "allreduce",
-                        "--sizes", "4KiB", "--iters", "7", "--warmup", "2"], capture_output=True, text=True, timeout=120, env=env)
+                        "--sizes", "4KiB", "--iters", "7", "--warmup", "2",
+                        "-c", "0"], capture_output=True, text=True, timeout=120, env=env)
     assert p.returncode == 0, p.stderr
     for rank in (0, 1):
         with open(f"{prefix}.{rank}.jsonl") as f:

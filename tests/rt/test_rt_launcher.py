@@ -218,6 +218,63 @@ check("missing program: exit 127 and the reason per rank",
       r.returncode == 127 and r.stderr.count("cannot execute '/nonexistent/program': No such file or directory") == 2,
       f"exit {r.returncode}: {r.stderr}")
 
+# ---- 6. a program's flag without `--`: the error names it and shows the command with `--` ---------
+r = subprocess.run([CHORUS, "launch", "-n", "2", CHORUS, "bench", "--sizes", "4KiB"], capture_output=True, text=True,
+                   timeout=60 * SLACK)
+check("missing --: exit 2", r.returncode == 2, f"exit {r.returncode}: {r.stderr}")
+check("missing --: names the flag and the missing `--`", "'--sizes'" in r.stderr and "`--`" in r.stderr, r.stderr)
+check("missing --: shows the corrected command",
+      f"chorus launch -n 2 -- {CHORUS} bench --sizes 4KiB" in r.stderr, r.stderr)
+check("missing --: nothing ran", r.stdout == "" and "OMP_NUM_THREADS" not in r.stderr, r.stdout + r.stderr)
+# A flag of chorus launch's own after the program (-n) is no less ambiguous; with `--`, it runs.
+r = subprocess.run([CHORUS, "launch", "-n", "2", "--bind", "none", "sh", "-c", "true", "-n", "3"],
+                   capture_output=True, text=True, timeout=60 * SLACK)
+check("missing -- (launch's own -n after the program): exit 2 with the fix",
+      r.returncode == 2 and "chorus launch -n 2 --bind none -- sh -c true -n 3" in r.stderr, r.stderr)
+r = subprocess.run([CHORUS, "launch", "-n", "2", "true", "some", "words"], capture_output=True, text=True,
+                   timeout=60 * SLACK)
+check("no flag after the program: runs without --", r.returncode == 0, r.stderr)
+
+# ---- 7. OMP_NUM_THREADS: CPUs / ranks (at least 1) unless set, said once ------------------------
+show = "import os; os.write(1, (os.environ.get('OMP_NUM_THREADS', 'unset') + '\\n').encode())"
+cpus = len(os.sched_getaffinity(0))
+for n in (1, 2, 3 * cpus):
+    env = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}
+    r = subprocess.run([CHORUS, "launch", "-n", str(n), "--", PY, "-c", show], capture_output=True, text=True,
+                       env=env, timeout=120 * SLACK)
+    want = str(max(1, cpus // n))
+    check(f"OMP_NUM_THREADS with {n} ranks on {cpus} CPUs: {want} for every rank",
+          r.returncode == 0 and r.stdout.split() == [want] * n, f"{r.stdout!r} {r.stderr}")
+    said = [line for line in r.stderr.splitlines() if "OMP_NUM_THREADS" in line]
+    check(f"OMP_NUM_THREADS with {n} ranks: said once", len(said) == 1 and f"OMP_NUM_THREADS={want}" in said[0],
+          r.stderr)
+r = subprocess.run([CHORUS, "launch", "-n", "2", "--", PY, "-c", show], capture_output=True, text=True,
+                   env=dict(os.environ, OMP_NUM_THREADS="5"), timeout=60 * SLACK)
+check("OMP_NUM_THREADS set by the user: kept, nothing said",
+      r.stdout.split() == ["5", "5"] and "OMP_NUM_THREADS" not in r.stderr, f"{r.stdout!r} {r.stderr}")
+
+# ---- 8. ranks running another Python than chorus's fail an import: both interpreters named -----
+# chorus's modules are built for /usr/bin/python3 (CHORUS_PYTHON's default); "python3.99" here is
+# another interpreter (a script running Debian's) whose ranks cannot import a module.
+with tempfile.TemporaryDirectory() as d:
+    other = os.path.join(d, "python3.99")
+    with open(other, "w") as f:
+        f.write("#!/bin/sh\nexec /usr/bin/python3 \"$@\"\n")
+    os.chmod(other, 0o755)
+    code = "import chorus_test_no_such_module"
+    r = subprocess.run([CHORUS, "launch", "-n", "2", "--kill-grace-s", "0", "--", other, "-c", code],
+                       capture_output=True, text=True, timeout=60 * SLACK)
+    check("other Python: exit 1", r.returncode == 1, f"exit {r.returncode}: {r.stderr}")
+    check("other Python: names the interpreter run and the one chorus was built for",
+          f"ran the Python {other}" in r.stderr and "built for /usr/bin/python3 (Python 3." in r.stderr, r.stderr)
+    check("other Python: shows the command with chorus's interpreter",
+          f"chorus launch -n 2 -- /usr/bin/python3 -c '{code}'" in r.stderr, r.stderr)
+    check("other Python: said once", r.stderr.count("built for /usr/bin/python3") == 1, r.stderr)
+r = subprocess.run([CHORUS, "launch", "-n", "2", "--kill-grace-s", "0", "--", "/usr/bin/python3", "-c", code],
+                   capture_output=True, text=True, timeout=60 * SLACK)
+check("chorus's own Python failing an import: no note about interpreters",
+      r.returncode == 1 and "ModuleNotFoundError" in r.stderr and "built for" not in r.stderr, r.stderr)
+
 if failures:
     print(f"\n{len(failures)} failure(s):\n" + "\n".join(failures))
     sys.exit(1)
