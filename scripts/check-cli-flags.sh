@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fails, naming the lines, if a library (src/) spells a command-line flag as a string ("--chunks"):
 # libraries name the field of their options (InputError("chunks", ...)) and only apps/chorus maps
-# fields to flags (apps/chorus/parse_errors.cpp, issue 32). The one exception is chorus's own
+# fields to flags (apps/chorus/parse_errors.cpp). The one exception is chorus's own
 # command line built for a child process, marked on its line with "// cli-command-line".
 # Run by ctest (source_no_cli_flags).
 set -euo pipefail

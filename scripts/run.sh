@@ -52,7 +52,7 @@ echo "run.sh: python3 -c 'import chorus' now finds $PWD/build/python (via $site/
 
 $C reproduce themis -q
 $C reproduce themis-workloads -q
-$C reproduce themis-workloads --sensitivity -q   # Fig. 12 against batch and compute rate (issue 33)
+$C reproduce themis-workloads --sensitivity -q   # Fig. 12 against batch and compute rate
 $C reproduce themis-real
 if ((FULL)); then
   $C reproduce topoopt
@@ -62,6 +62,6 @@ else
 fi
 $C reproduce syndicate -q
 $C reproduce syndicate-real
-$C reproduce shared-fabric   # two jobs on one fabric: placements and start shifts (issue 34)
-$C reproduce themis-degraded # Themis planned on stale bandwidths against re-planned (issue 34)
+$C reproduce shared-fabric   # two jobs on one fabric: placements and start shifts
+$C reproduce themis-degraded # Themis planned on stale bandwidths against re-planned
 echo "run.sh: done; the tables and figures are in results/ (README.md, \"Quick start\")"

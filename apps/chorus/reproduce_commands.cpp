@@ -335,7 +335,7 @@ constexpr ReproduceStudy kReproduceStudies[] = {
      "topologies x schedulers (Fig. 12); tables, CSV and SVG plots",
      add_themis_workloads},
     {"themis-degraded",
-     "Themis on stale bandwidths (issue 34): each dimension of each Table 2 "
+     "Themis on stale bandwidths: each dimension of each Table 2 "
      "topology at a fraction of its bandwidth; the baseline, Themis planned on the "
      "nominal bandwidths and Themis re-planned; table, CSV, JSON",
      add_themis_degraded},

@@ -1,5 +1,5 @@
 #pragma once
-// `chorus reproduce shared-fabric` (issue 34, docs/shared-fabric.md): two training jobs on two racks
+// `chorus reproduce shared-fabric` (docs/shared-fabric.md): two training jobs on two racks
 // joined by one link, placed by each policy, and the same with start shifts searched by simulation
 // (CASSINI's idea) against no shift. Writes shared_fabric.{csv,json,txt} and the figure
 // shared_fabric.svg (python/chorus/plot/shared_fabric.py).

@@ -1,5 +1,5 @@
 #pragma once
-// `chorus reproduce themis-degraded` (issue 34, item 4; docs/shared-fabric.md): Themis when the
+// `chorus reproduce themis-degraded` (docs/shared-fabric.md): Themis when the
 // bandwidth it planned for is not the bandwidth it gets. On every Table 2 topology, each dimension
 // in turn at a fraction of its bandwidth; an all-reduce under the baseline, under Themis planned on
 // the nominal bandwidths (stale) and under Themis re-planned with the degraded ones. Writes

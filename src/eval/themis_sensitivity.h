@@ -1,5 +1,5 @@
 #pragma once
-// Fig. 12 explained by a sensitivity study (issue 33, item 4): Themis-SCF's speedup over the
+// Fig. 12 explained by a sensitivity study: Themis-SCF's speedup over the
 // baseline scheduler for ResNet-152, GNMT and DLRM against (a) the per-NPU mini-batch and (b)
 // the compute rate (the A100 roofline's peak FLOP/s and memory bandwidth, both times a
 // multiplier, so every compute time is divided by it), on Fig. 12's topologies (the six of

@@ -1,5 +1,5 @@
 #pragma once
-// A dimension of a multi-dimensional network at a fraction of its bandwidth (issue 34, item 4:
+// A dimension of a multi-dimensional network at a fraction of its bandwidth (
 // "multi-dimensional networks run slower dimensions"). Only the dimension's link bandwidth
 // changes; its size, links and step latency stay, so a stage's fixed delay A_K is unchanged and
 // its bandwidth term n_K x B_K grows by 1 / fraction.

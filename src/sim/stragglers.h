@@ -1,5 +1,5 @@
 #pragma once
-// Stragglers (issue 34): per-NPU compute speeds in the training-DAG simulator. The DAG is one NPU's
+// Stragglers: per-NPU compute speeds in the training-DAG simulator. The DAG is one NPU's
 // view of a synchronous job per pipeline stage: every collective of a stage waits for its slowest
 // member, so each compute node of a stage takes its time divided by the slowest speed among the
 // stage's NPUs (exact for the data-parallel all-reduce, which no member can run ahead of).

@@ -34,6 +34,25 @@ class Help(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(r.stdout, f"chorus {m.group(1)}\n")
 
+    def test_no_internal_work_item_numbers_in_help_or_docs(self):
+        # "issue 34" means nothing to a user: the help of every command and the user's docs say
+        # what a thing is instead.
+        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        internal = re.compile(r"\b[Ii]ssues? \d+")
+        r = chorus("--help-all")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIsNone(internal.search(r.stdout), internal.search(r.stdout))
+        pages = [os.path.join(root, "README.md")] + [os.path.join(root, "docs", f)
+                                                     for f in sorted(os.listdir(os.path.join(root, "docs")))
+                                                     if f.endswith(".md")]
+        for page in pages:
+            with open(page) as f:
+                for n, line in enumerate(f, 1):
+                    m = internal.search(line)
+                    # (the public trackers of other projects are cited by their numbers)
+                    if m and not re.search(r"(PyTorch|NCCL|Gloo|ASTRA-sim|astra-sim|SimAI|Chakra|chakra)[^.]*" + m.group(0), line):
+                        self.fail(f"{page}:{n}: {line.strip()}")
+
     def test_bare_command_prints_its_help(self):
         for cmd, usage in (([], "chorus [OPTIONS] SUBCOMMAND"), (["sim"], "chorus sim [OPTIONS] SUBCOMMAND")):
             r = chorus(*cmd)

@@ -32,6 +32,18 @@ fuzz_one() {
   fi
 }
 
+# Every target in the sources must have been built: a stage that fuzzed nothing (or fewer targets
+# than there are) fails rather than passes.
+missing=()
+for src in "$HERE"/fuzz_*.cpp; do
+  name="$(basename "$src" .cpp)"
+  [[ -x "$BUILD/tests/fuzz/$name" ]] || missing+=("$name")
+done
+if ((${#missing[@]})); then
+  echo "fuzz: FAILED: not built in $BUILD/tests/fuzz: ${missing[*]} (configure with -DCHORUS_FUZZ=ON and clang)"
+  exit 1
+fi
+
 echo "fuzz: every target for ${SECONDS_EACH}s, $PARALLEL at a time"
 status=0
 running=0

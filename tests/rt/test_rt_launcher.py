@@ -157,15 +157,21 @@ r = subprocess.run([CHORUS, "launch", "-n", "1", "--", PY, "-c", "import sys; sy
 check("no tag-output: output untouched", r.returncode == 0 and r.stdout == "a\nb", repr(r.stdout))
 
 # ---- 3b. without --tag-output: stderr lines carry their rank, lines the ranks wrote alike once --
-# Every rank writes the same error line and one of its own at one agreed moment (argv[1], the
-# epoch second to write at), then a stdout line, which passes through untouched.
+# Every rank writes the same error line and one of its own at one agreed moment, then a stdout
+# line, which passes through untouched. The moment: 0.5 s after the last rank is ready (each
+# marks itself ready with a file in argv[1] and waits for the others' files), so that a rank slow
+# to start under load cannot miss it (a fixed moment 3 s ahead once did, under a loaded ctest).
 alike = ("import os, sys, time\n"
-         "r = os.environ['CHORUS_RANK']\n"
-         "time.sleep(max(0, float(sys.argv[1]) - time.time()))\n"
+         "r = os.environ['CHORUS_RANK']; d = sys.argv[1]\n"
+         "open(os.path.join(d, r), 'w').close()\n"
+         "while len(os.listdir(d)) < 3: time.sleep(0.01)\n"
+         "at = max(os.stat(os.path.join(d, f)).st_mtime for f in os.listdir(d)) + 0.5\n"
+         "time.sleep(max(0, at - time.time()))\n"
          "sys.stderr.write('chorus: error: the same for all\\n'); sys.stderr.write('rank %s alone\\n' % r)\n"
          "sys.stderr.flush(); os.write(1, ('out %s\\n' % r).encode())  # one write: the ranks share stdout\n")
-r = subprocess.run([CHORUS, "launch", "-n", "3", "--", PY, "-c", alike, str(time.time() + 3 * SLACK)],
-                   capture_output=True, text=True, timeout=60 * SLACK)
+with tempfile.TemporaryDirectory() as ready:
+    r = subprocess.run([CHORUS, "launch", "-n", "3", "--", PY, "-c", alike, ready],
+                       capture_output=True, text=True, timeout=60 * SLACK)
 check("merged: launch exits 0", r.returncode == 0, f"exit {r.returncode}: {r.stderr[-2000:]}")
 err = [line for line in r.stderr.splitlines() if not line.startswith("chorus launch:")]
 check("merged: the line all ranks wrote comes once, with the ranks", err.count("[0-2] chorus: error: the same for all") == 1

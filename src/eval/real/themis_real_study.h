@@ -36,7 +36,7 @@ inline constexpr double kRandomMinLatencyNs = 10'000, kRandomMaxLatencyNs = 500'
 // networks on every platform), named rnd<seed>-<i>_<kinds>-<shape>.
 std::vector<ThemisRealNetwork> random_themis_networks(int count, std::uint64_t seed);
 
-// The goal of the study (issue 33): every row within 5 % of the prediction, every measured
+// The goal of the study: every row within 5 % of the prediction, every measured
 // speedup over baseline within 0.05x of the predicted one. The table marks rows that miss it.
 inline constexpr double kRatioGoal = 0.05, kSpeedupGoal = 0.05;
 

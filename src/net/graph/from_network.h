@@ -1,6 +1,6 @@
 #pragma once
 // A multi-dimensional network (Themis Sec. 2.3, net::Network) as a graph fabric, so that the
-// flow-level model (`chorus sim jobs`) runs on the Themis presets (issue 34, item 1). NPU i is
+// flow-level model (`chorus sim jobs`) runs on the Themis presets. NPU i is
 // server i (dimension 1 fastest, as everywhere in chorus). Per dimension K, every group of NPUs
 // that differ only along K (net::npu_groups) gets, with B = K's aggregate bandwidth per NPU
 // (link bandwidth x links) and L = K's step latency:

@@ -1,5 +1,5 @@
 #pragma once
-// Degraded and failed links of a graph fabric (issue 34): a link at a fraction of its bandwidth, or
+// Degraded and failed links of a graph fabric: a link at a fraction of its bandwidth, or
 // down. Routes computed on the result (net::Router) go around links that are down.
 #include <string>
 #include <vector>
