@@ -211,21 +211,6 @@ class BenchInterruptGuard {
 
 }  // namespace
 
-namespace {
-
-// A word as a POSIX shell reads it back.
-std::string shell_quoted(const std::string& word) {
-  const bool plain = !word.empty() && std::all_of(word.begin(), word.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || std::strchr("-_./=:,+@%", c) != nullptr;
-  });
-  if (plain) return word;
-  std::string q = "'";
-  for (char c : word) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-}  // namespace
-
 std::string launch_separator_error(CLI::App& app, int argc, const char* const* argv) {
   if (argc < 3 || std::string(argv[1]) != "launch") return {};
   CLI::App* launch = app.get_subcommand("launch");
@@ -257,7 +242,7 @@ std::string launch_separator_error(CLI::App& app, int argc, const char* const* a
   }
   if (flag < 0) return {};
   std::string fixed = "chorus";
-  for (int i = 1; i < argc; ++i) fixed += (i == program ? " -- " : " ") + shell_quoted(argv[i]);
+  for (int i = 1; i < argc; ++i) fixed += (i == program ? " -- " : " ") + rt::shell_word(argv[i]);
   return fmt::format(
       "chorus launch: error: '{}' after the program '{}' would be read as a flag of chorus launch: put `--` "
       "between chorus launch's flags and the program:\n  {}\n",

@@ -39,6 +39,10 @@ struct LaunchOptions {
 // The CPUs this process may run on (its affinity mask).
 int usable_cpus();
 
+// `word` as a POSIX shell reads it back: as it is when plain, else single-quoted (for the
+// commands the launcher's messages show).
+std::string shell_word(const std::string& word);
+
 // Set in a launcher's environment by a caller that has said once itself that its jobs have more
 // ranks than CPUs (the studies): the launcher then does not say it for every job.
 inline constexpr const char* kOversubscribedNoted = "CHORUS_LAUNCH_OVERSUBSCRIBE_NOTED";
