@@ -8,6 +8,16 @@
 
 namespace chorus::sim {
 
+nlohmann::json to_json(const workload::ParallelLayout& layout) {
+  const auto group = [](const workload::ParallelGroup& g) {
+    return nlohmann::json{{"npus", g.npus}, {"dims", g.dims}};
+  };
+  nlohmann::json j{{"tp", group(layout.tp)}, {"dp", group(layout.dp)}, {"pp", group(layout.pp)}};
+  if (!layout.ep.dims.empty()) j["ep"] = group(layout.ep);
+  if (layout.embeddings) j["embeddings"] = "all NPUs";
+  return j;
+}
+
 nlohmann::json to_json(const net::Network& network, const workload::Dag& dag, const WorkloadSimOptions& options,
                        const DagResult& r) {
   using nlohmann::json;
@@ -20,6 +30,7 @@ nlohmann::json to_json(const net::Network& network, const workload::Dag& dag, co
   j["scheduler"] = options.scheduler.name;
   j["chunks_per_collective"] = options.chunks_per_collective;
   j["iterations"] = r.iterations;
+  if (dag.layout) j["layout"] = to_json(*dag.layout);
   j["compute_model"] = {{"peak_tflops", options.compute.peak_tflops},
                         {"memory_bandwidth_gbs", options.compute.memory_bandwidth_gbs}};
   j["iteration_time_ns"] = r.total_ns / it;

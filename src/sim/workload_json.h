@@ -16,9 +16,13 @@ namespace chorus::sim {
 // exposed_pp_comm_ns (with pipeline stages: the stages' means, and pipeline_stages[] with
 // each stage's compute_ns and exposed_{dp,mp,pp}_comm_ns per iteration); over the
 // whole run: total_time_ns, comm_active_ns, bytes_per_npu, avg_bw_utilization;
-// nodes{compute, comm}.
+// nodes{compute, comm}; for a DAG generated from a model, layout (below).
 nlohmann::json to_json(const net::Network& network, const workload::Dag& dag, const WorkloadSimOptions& options,
                        const DagResult& result);
+
+// A DAG's parallel layout: tp, dp, pp {npus, dims[]} (dimensions from 0), ep {npus, dims[]}
+// with expert layers, embeddings "all NPUs" for a hybrid DLRM's tables.
+nlohmann::json to_json(const workload::ParallelLayout& layout);
 
 // A run on a graph fabric (the flow-level model): the keys of to_json above (topology = the
 // fabric's name, shape = the logical network the DAG was built on, scheduler "flow-level") and
