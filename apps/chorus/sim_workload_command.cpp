@@ -290,9 +290,9 @@ void run_sim_workload_on_fabric(const SimWorkloadArgs& a) {
     std::cout << result.dump(2) << "\n";
     return;
   }
-  fmt::print("{} on fabric {} ({} servers, {} links, {:.0f} Gb/s per server), flow-level model, {} iterations\n",
-             dag.name, fabric.name, fabric.servers, run.fabric.links.size(), sim::server_bandwidth_gbps(run.fabric),
-             run.result.iterations);
+  fmt::print("{} on fabric {} ({} servers, {} links, {:.4g} GB/s per server), flow-level model, {} iterations\n",
+             dag.name, fabric.name, fabric.servers, run.fabric.links.size(),
+             gbps_to_GBps(sim::server_bandwidth_gbps(run.fabric)), run.result.iterations);
   fmt::print("  logical network of the DAG: {}\n", logical.shape());
   if (dag.layout) fmt::print("  parallel layout: {}\n", workload::to_string(*dag.layout));
   print_per_iteration(run.result);

@@ -1,5 +1,6 @@
 #include "sim/workload_json.h"
 
+#include "core/units.h"
 #include "sim/chrome_trace.h"
 
 #include <algorithm>
@@ -32,7 +33,8 @@ nlohmann::json to_json(const net::Network& network, const workload::Dag& dag, co
   j["iterations"] = r.iterations;
   if (dag.layout) j["layout"] = to_json(*dag.layout);
   j["compute_model"] = {{"peak_tflops", options.compute.peak_tflops},
-                        {"memory_bandwidth_gbs", options.compute.memory_bandwidth_gbs}};
+                        {"memory_bandwidth_GBps", options.compute.memory_bandwidth_gbs},
+                        {"memory_bandwidth_gbs", options.compute.memory_bandwidth_gbs}};  // deprecated spelling
   j["iteration_time_ns"] = r.total_ns / it;
   j["compute_ns"] = r.compute_ns / it;
   j["forward_compute_ns"] = r.forward_compute_ns / it;
@@ -70,7 +72,8 @@ nlohmann::json to_json(const net::GraphNetwork& fabric, const net::Network& logi
   j["fabric"] = {{"servers", run.fabric.servers},
                  {"switches", run.fabric.switches},
                  {"links", run.fabric.links.size()},
-                 {"server_gbps", server_bandwidth_gbps(run.fabric)}};
+                 {"server_GBps", gbps_to_GBps(server_bandwidth_gbps(run.fabric))},
+                 {"server_gbps", server_bandwidth_gbps(run.fabric)}};  // deprecated: Gb/s
   j["flow_model"] = {
       {"flows", run.flow_count}, {"reallocations", run.flows.reallocations}, {"events", run.flows.events}};
   const auto u = link_utilization(run);

@@ -310,6 +310,37 @@ class Outputs(unittest.TestCase):
         self.assertEqual(float(rows[0]["iteration_time_ns"]), j["iteration_time_ns"])
         self.assertEqual(int(rows[0]["nodes.comm"]), j["nodes"]["comm"])
 
+    def test_bandwidth_is_GBps_in_json_and_network_yaml(self):
+        # 3D-SW_SW_SW_homo: 800 Gb/s per NPU on each dimension = 100 GB/s, as the table prints.
+        r = chorus("sim", "collective", "--topology", "3D-SW_SW_SW_homo", "--size", "1MiB", "--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        dims = json.loads(r.stdout)["dims"]
+        self.assertEqual([d["aggregate_bandwidth_GBps"] for d in dims], [100, 100, 100])
+        self.assertEqual([d["aggregate_bandwidth_gbps"] for d in dims], [800, 800, 800])  # deprecated: Gb/s
+        # A network YAML in GB/s: 25 GB/s x 2 links = 50 GB/s per NPU; the same network in Gb/s (200) runs the same.
+        with tempfile.TemporaryDirectory() as d:
+            times = []
+            for key, value in (("link_bandwidth_GBps", 25), ("link_bandwidth_gbps", 200)):
+                path = os.path.join(d, key + ".yaml")
+                with open(path, "w") as f:
+                    f.write(f"dims:\n  - {{kind: ring, size: 4, {key}: {value}, links_per_npu: 2, latency_ns: 500}}\n")
+                r = chorus("sim", "collective", "--topology", path, "--size", "1MiB", "--json")
+                self.assertEqual(r.returncode, 0, r.stderr)
+                j = json.loads(r.stdout)
+                self.assertEqual(j["dims"][0]["aggregate_bandwidth_GBps"], 50)
+                times.append(j["time_ns"])
+            self.assertEqual(times[0], times[1])
+            # A fabric of 16 servers, degree 2, 100 Gb/s links: 200 Gb/s = 25 GB/s per server.
+            e = os.path.join(d, "e.yaml")
+            r = chorus("topo", "fabric", "--fabric", "expander", "--servers", "16", "--degree", "2", "--save", e)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            r = chorus("sim", "workload", "--workload", "topoopt-bert", "--topology", e, "-i", "1")
+            self.assertIn("(16 servers, 32 links, 25 GB/s per server)", r.stdout)
+            j = json.loads(chorus("sim", "workload", "--workload", "topoopt-bert", "--topology", e, "-i", "1",
+                                  "--memory-bandwidth", "900", "--json").stdout)
+            self.assertEqual((j["fabric"]["server_GBps"], j["fabric"]["server_gbps"]), (25, 200))
+            self.assertEqual(j["compute_model"]["memory_bandwidth_GBps"], 900)
+
     def test_tables_number_dimensions_as_json_and_print_GBps(self):
         r = chorus("sim", "collective", "--topology", "3D-SW_SW_SW_homo", "--size", "1GiB", "--schedules")
         self.assertEqual(r.returncode, 0, r.stderr)
