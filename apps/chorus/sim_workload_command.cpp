@@ -66,11 +66,60 @@ workload::ZooEntry model_entry(const WorkloadDagArgs& a) {
   if (a.microbatches < 0) throw InputError("--microbatches", fmt::format("must be >= 1, got {}", a.microbatches));
   entry.parallelism.compute.peak_tflops = a.peak_tflops;  // the pipeline's stages are balanced for it
   entry.parallelism.compute.memory_bandwidth_gbs = a.memory_bandwidth_gbs;
+  if (a.tp < 0) throw InputError("--tp", fmt::format("must be >= 1, got {}", a.tp));
+  if (a.dp < 0) throw InputError("--dp", fmt::format("must be >= 1, got {}", a.dp));
+  if (a.tp > 0) entry.parallelism.tp = a.tp;
+  if (a.dp > 0) entry.parallelism.dp = a.dp;
   if (a.pp > 0) entry.parallelism.pp_stages = a.pp;
   if (a.microbatches > 0) entry.parallelism.microbatches = a.microbatches;
   if (!a.pipeline_schedule.empty())
     entry.parallelism.pipeline_schedule = workload::parse_pipeline_schedule(a.pipeline_schedule, "--pipeline-schedule");
   return entry;
+}
+
+// The model's parallel layout on `network`, checked: errors name the flags given, else the workload
+// file's fields.
+workload::ParallelLayout checked_layout(const WorkloadDagArgs& a, const workload::ZooEntry& entry,
+                                        const net::Network& network) {
+  workload::check_groups_fit(entry, network);
+  auto fields = workload::layout_fields(entry);
+  if (a.tp > 0) fields.tp = "--tp";
+  if (a.dp > 0) fields.dp = "--dp";
+  if (a.pp > 0) fields.pp = "--pp";
+  return workload::parallel_layout(entry.model, entry.parallelism, network, fields);
+}
+
+// Chakra traces and execution graphs: say so when the recorded job's world is not the network's
+// NPUs, and when an execution graph has no compute to simulate.
+void warn_about_import(const WorkloadDagArgs& a, const workload::LoadedWorkload& loaded, const net::Network& network) {
+  const bool graph = loaded.format == workload::WorkloadFormat::kExecutionGraph;
+  if (loaded.ranks >= 2 && static_cast<std::uint64_t>(loaded.ranks) != network.num_npus()) {
+    const std::string spans =
+        graph ? (a.collective_dims.empty() ? "every collective spans all of them (all dimensions; --collective-dims "
+                                             "places a collective's group on some)"
+                                           : "each collective spans the dimensions --collective-dims gives")
+              : "each collective spans the dimensions its involved_dim selects (all of them without it)";
+    fmt::print(stderr,
+               "chorus: warning: simulating a {}-rank {} on {} NPUs ({}): every NPU runs the loaded rank's {}, and {}; "
+               "for the recorded job, give a topology of {} NPUs (a network YAML)\n",
+               loaded.ranks, workload::to_string(loaded.format), network.num_npus(), network.shape(),
+               graph ? "graph" : "trace", spans, loaded.ranks);
+  }
+  if (graph && a.profile_trace.empty()) {
+    bool compute = false, flops = false;
+    for (const auto& n : loaded.dag.nodes)
+      if (n.kind == workload::NodeKind::kCompute) {
+        compute = true;
+        flops = flops || n.flops > 0;
+      }
+    if (compute && !flops)
+      fmt::print(stderr,
+                 "chorus: warning: {}: no operator has FLOPs chorus counts (matmul and convolution families), so "
+                 "compute is only the time to move the operators' tensors at --memory-bandwidth; for measured "
+                 "durations, record a torch profiler trace of the same window and rank and pass it with "
+                 "--profile-trace\n",
+                 loaded.file);
+  }
 }
 
 }  // namespace
@@ -90,6 +139,11 @@ workload::Dag make_workload_dag(const WorkloadDagArgs& a, const net::Network& ne
     throw InputError(a.profile_trace.empty() ? "--collective-dims" : "--profile-trace",
                      "applies to PyTorch execution graphs only");
   if (format != workload::WorkloadFormat::kModel) {
+    if (a.tp > 0 || a.dp > 0)
+      throw InputError(a.tp > 0 ? "--tp" : "--dp",
+                       fmt::format("applies to model zoo names and workload YAML files; a {}'s collectives carry their "
+                                   "own groups",
+                                   workload::to_string(format)));
     if (!a.bucket.empty() || a.no_dp_overlap || pipeline_given(a))
       throw InputError(a.workload, fmt::format("--bucket, --no-dp-overlap and the pipeline options do not apply to {}s",
                                                workload::to_string(format)));
@@ -104,10 +158,12 @@ workload::Dag make_workload_dag(const WorkloadDagArgs& a, const net::Network& ne
     o.collective_dims = workload::parse_collective_dims(a.collective_dims, "--collective-dims");
     auto loaded = workload::load(a.workload, network, o, "--workload");
     if (!loaded.notes.empty()) fmt::print(stderr, "chorus: {}: {}\n", loaded.file, loaded.notes);
+    warn_about_import(a, loaded, network);
     return std::move(loaded.dag);
   }
   const auto entry = model_entry(a);
   if (a.pp > 0) workload::pipeline_dims(network, a.pp, "--pp");  // names the flag, not the config field
+  checked_layout(a, entry, network);
   // Each micro-batch runs every layer forward and backward, with its communication: about three
   // nodes per layer and micro-batch per iteration, each about 300 bytes with its timing.
   const double nodes = 3.0 * static_cast<double>(entry.model.layers.size() + 1) * entry.parallelism.iterations *
@@ -213,6 +269,7 @@ void run_sim_workload_on_fabric(const SimWorkloadArgs& a) {
                      "pipeline parallelism and micro-batches run on dimension networks; the flow-level model of a "
                      "fabric runs one stage");
   const auto logical = workload::logical_network(entry.parallelism, fabric.servers);
+  checked_layout(a, entry, logical);
   const auto dag = workload::build_training_dag(entry.model, entry.parallelism, logical);
   workload::ComputeModel compute;
   compute.peak_tflops = a.peak_tflops;
@@ -233,10 +290,11 @@ void run_sim_workload_on_fabric(const SimWorkloadArgs& a) {
     std::cout << result.dump(2) << "\n";
     return;
   }
-  fmt::print("{} on fabric {} ({} servers, {} links, {:.0f} Gb/s per server), flow-level model, {} iterations\n",
-             dag.name, fabric.name, fabric.servers, run.fabric.links.size(), sim::server_bandwidth_gbps(run.fabric),
-             run.result.iterations);
+  fmt::print("{} on fabric {} ({} servers, {} links, {:.4g} GB/s per server), flow-level model, {} iterations\n",
+             dag.name, fabric.name, fabric.servers, run.fabric.links.size(),
+             gbps_to_GBps(sim::server_bandwidth_gbps(run.fabric)), run.result.iterations);
   fmt::print("  logical network of the DAG: {}\n", logical.shape());
+  if (dag.layout) fmt::print("  parallel layout: {}\n", workload::to_string(*dag.layout));
   print_per_iteration(run.result);
   const auto u = sim::link_utilization(run);
   fmt::print("  flows: {}, rate reallocations: {}; link utilization mean {:.1f} %, max {:.1f} %\n", run.flow_count,
@@ -276,6 +334,7 @@ void run_sim_workload(const SimWorkloadArgs& a) {
   const auto& r = run.result;
   fmt::print("{} on {} ({}, {} NPUs), scheduler {}, {} iterations, {} chunks per collective\n", dag.name, network.name,
              network.shape(), network.num_npus(), options.scheduler.name, r.iterations, options.chunks_per_collective);
+  if (dag.layout) fmt::print("  parallel layout: {}\n", workload::to_string(*dag.layout));
   print_per_iteration(r);
   fmt::print("  avg BW utilization while communicating: {:.2f} %\n", 100 * r.avg_bw_utilization);
   if (!a.trace.empty()) fmt::print("  trace written to {} (open in https://ui.perfetto.dev)\n", a.trace);
@@ -311,6 +370,14 @@ void register_sim_workload_command(CLI::App& sim) {
       "a pipeline stage computes at its slowest NPU's speed");
   w->add_flag("--no-dp-overlap", args->no_dp_overlap,
               "Start the data-parallel gradient traffic only after back-propagation ends");
+  w->add_option("--tp", args->tp,
+                "Tensor-parallel NPUs: the network's first dimensions whose NPUs multiply to this (default: the "
+                "model's group; models with tensor-parallel layers)")
+      ->check(CLI::Range(1, 1 << 30));
+  w->add_option("--dp", args->dp,
+                "Data-parallel NPUs, the dimensions between the tensor- and pipeline-parallel ones: tp x dp x pp "
+                "must be the network's NPUs (default: what remains)")
+      ->check(CLI::Range(1, 1 << 30));
   w->add_option("--pp", args->pp,
                 "Pipeline stages over the network's last dimensions (their NPU count; default: the model's, 1)")
       ->check(CLI::Range(1, 1 << 20));

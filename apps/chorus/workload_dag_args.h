@@ -16,6 +16,8 @@ struct WorkloadDagArgs {
   double peak_tflops = 312;
   double memory_bandwidth_gbs = 1555;
   bool no_dp_overlap = false;
+  int tp = 0;            // 0: the model's tensor-parallel group (mp_npus)
+  int dp = 0;            // 0: the NPUs between the tensor- and pipeline-parallel groups
   int pp = 0;            // 0: the model's (1 unless its YAML says)
   int microbatches = 0;  // 0: the model's, else 4 x stages
   std::string pipeline_schedule;

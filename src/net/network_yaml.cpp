@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "core/text_file.h"
+#include "core/units.h"
 #include "core/suggest.h"
 #include "core/yaml_fields.h"
 #include "net/presets.h"
@@ -32,7 +33,8 @@ Network parse_chorus(const Ctx& ctx, const YAML::Node& root) {
     const YAML::Node d = dims[i];
     const std::string where = fmt::format("dims[{}]: ", i);
     if (!d.IsMap()) throw InputError(ctx.at(d), where + "each dimension must be a map");
-    check_keys(ctx, d, {"kind", "size", "link_bandwidth_gbps", "links_per_npu", "latency_ns"}, where);
+    check_keys(ctx, d, {"kind", "size", "link_bandwidth_gbps", "link_bandwidth_GBps", "links_per_npu", "latency_ns"},
+               where);
     Dimension dim;
     const auto kind_node = require(ctx, d, "kind", where);
     const auto kind = scalar<std::string>(ctx, kind_node, where + "kind", "a string");
@@ -41,8 +43,24 @@ Network parse_chorus(const Ctx& ctx, const YAML::Node& root) {
           ctx.at(kind_node),
           fmt::format("{}field 'kind': unknown kind '{}'; use ring, fully_connected or switch", where, kind));
     dim.size = scalar<int>(ctx, require(ctx, d, "size", where), where + "size", "an integer");
-    dim.link_bandwidth_gbps = scalar<double>(ctx, require(ctx, d, "link_bandwidth_gbps", where),
-                                             where + "link_bandwidth_gbps", "a number (Gb/s)");
+    // The link bandwidth in GB/s (10^9 bytes/s, the unit every output prints) or, the older key,
+    // in Gb/s (10^9 bits/s); exactly one of them. Stored in Gb/s.
+    if (d["link_bandwidth_GBps"] && d["link_bandwidth_gbps"])
+      throw InputError(ctx.at(d["link_bandwidth_gbps"]),
+                       where + "give 'link_bandwidth_GBps' (GB/s) or 'link_bandwidth_gbps' (Gb/s), not both");
+    if (const auto b = d["link_bandwidth_GBps"]) {
+      const double gbytes = scalar<double>(ctx, b, where + "link_bandwidth_GBps", "a number (GB/s)");
+      if (!sane_link_gbps(8.0 * gbytes))
+        throw InputError(ctx.at(b), fmt::format("{}field 'link_bandwidth_GBps' must be in {:g}..{:g}, got {}", where,
+                                                gbps_to_GBps(kMinLinkGbps), gbps_to_GBps(kMaxLinkGbps), gbytes));
+      dim.link_bandwidth_gbps = 8.0 * gbytes;
+    } else if (d["link_bandwidth_gbps"])
+      dim.link_bandwidth_gbps =
+          scalar<double>(ctx, d["link_bandwidth_gbps"], where + "link_bandwidth_gbps", "a number (Gb/s)");
+    else
+      throw InputError(ctx.at(d), where +
+                                      "missing field 'link_bandwidth_GBps' (GB/s; or the older "
+                                      "'link_bandwidth_gbps' in Gb/s)");
     dim.links_per_npu =
         scalar<int>(ctx, require(ctx, d, "links_per_npu", where), where + "links_per_npu", "an integer");
     dim.latency_ns = scalar<double>(ctx, require(ctx, d, "latency_ns", where), where + "latency_ns", "a number (ns)");

@@ -9,7 +9,9 @@ namespace chorus::net {
 // chorus format:
 //   name: my-net
 //   dims:
-//     - {kind: switch, size: 16, link_bandwidth_gbps: 200, links_per_npu: 4, latency_ns: 700}
+//     - {kind: switch, size: 16, link_bandwidth_GBps: 25, links_per_npu: 4, latency_ns: 700}
+//   link_bandwidth_GBps is GB/s (10^9 bytes/s) per link; the older key link_bandwidth_gbps, the
+//   same in Gb/s (10^9 bits/s: 200 = 25 GB/s), is still read; exactly one of the two.
 // ASTRA-sim format (bandwidth in GB/s per NPU per dimension, latency in ns):
 //   topology: [Ring, Switch]
 //   npus_count: [8, 4]

@@ -1,5 +1,6 @@
 #include "sim/result_json.h"
 
+#include "core/units.h"
 #include "sched/schedule_json.h"
 
 namespace chorus::sim {
@@ -26,7 +27,8 @@ nlohmann::json to_json(const net::Network& network, const CollectiveRun& run, bo
     dims.push_back({{"index", k},
                     {"kind", std::string(net::to_string(d.kind))},
                     {"size", d.size},
-                    {"aggregate_bandwidth_gbps", d.aggregate_bandwidth_gbps()},
+                    {"aggregate_bandwidth_GBps", gbps_to_GBps(d.aggregate_bandwidth_gbps())},
+                    {"aggregate_bandwidth_gbps", d.aggregate_bandwidth_gbps()},  // deprecated: Gb/s
                     {"bytes_per_npu", m.bytes_per_npu},
                     {"busy_ns", m.busy_ns},
                     {"active_ns", m.active_ns},

@@ -1,5 +1,6 @@
 #include "sim/workload_json.h"
 
+#include "core/units.h"
 #include "sim/chrome_trace.h"
 
 #include <algorithm>
@@ -7,6 +8,16 @@
 #include <fmt/format.h>
 
 namespace chorus::sim {
+
+nlohmann::json to_json(const workload::ParallelLayout& layout) {
+  const auto group = [](const workload::ParallelGroup& g) {
+    return nlohmann::json{{"npus", g.npus}, {"dims", g.dims}};
+  };
+  nlohmann::json j{{"tp", group(layout.tp)}, {"dp", group(layout.dp)}, {"pp", group(layout.pp)}};
+  if (!layout.ep.dims.empty()) j["ep"] = group(layout.ep);
+  if (layout.embeddings) j["embeddings"] = "all NPUs";
+  return j;
+}
 
 nlohmann::json to_json(const net::Network& network, const workload::Dag& dag, const WorkloadSimOptions& options,
                        const DagResult& r) {
@@ -20,8 +31,10 @@ nlohmann::json to_json(const net::Network& network, const workload::Dag& dag, co
   j["scheduler"] = options.scheduler.name;
   j["chunks_per_collective"] = options.chunks_per_collective;
   j["iterations"] = r.iterations;
+  if (dag.layout) j["layout"] = to_json(*dag.layout);
   j["compute_model"] = {{"peak_tflops", options.compute.peak_tflops},
-                        {"memory_bandwidth_gbs", options.compute.memory_bandwidth_gbs}};
+                        {"memory_bandwidth_GBps", options.compute.memory_bandwidth_gbs},
+                        {"memory_bandwidth_gbs", options.compute.memory_bandwidth_gbs}};  // deprecated spelling
   j["iteration_time_ns"] = r.total_ns / it;
   j["compute_ns"] = r.compute_ns / it;
   j["forward_compute_ns"] = r.forward_compute_ns / it;
@@ -59,7 +72,8 @@ nlohmann::json to_json(const net::GraphNetwork& fabric, const net::Network& logi
   j["fabric"] = {{"servers", run.fabric.servers},
                  {"switches", run.fabric.switches},
                  {"links", run.fabric.links.size()},
-                 {"server_gbps", server_bandwidth_gbps(run.fabric)}};
+                 {"server_GBps", gbps_to_GBps(server_bandwidth_gbps(run.fabric))},
+                 {"server_gbps", server_bandwidth_gbps(run.fabric)}};  // deprecated: Gb/s
   j["flow_model"] = {
       {"flows", run.flow_count}, {"reallocations", run.flows.reallocations}, {"events", run.flows.events}};
   const auto u = link_utilization(run);

@@ -3,6 +3,7 @@
 // a synchronous data/model-parallel job run the same DAG). Plain data: nodes with
 // attributes, edges as dependency lists; simulators, planners and importers all read and
 // write this one value.
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -51,11 +52,32 @@ struct Node {
   std::vector<int> deps;
 };
 
+// A group of NPUs that share one kind of parallel traffic: the network dimensions (0-based) it
+// spans and its NPUs (their product; 1 and no dimension for a group of one).
+struct ParallelGroup {
+  std::vector<int> dims;
+  long long npus = 1;
+  bool operator==(const ParallelGroup&) const = default;
+};
+
+// Which dimensions carry which parallel traffic in a DAG generated from a model
+// (workload/parallelism.h): tensor (model) parallel innermost, data parallel in between,
+// pipeline parallel outermost; tp.npus x dp.npus x pp.npus = the network's NPUs.
+struct ParallelLayout {
+  ParallelGroup tp, dp, pp;
+  ParallelGroup ep;         // expert layers' all-to-all group (MoE); empty without expert layers
+  bool embeddings = false;  // hybrid DLRM: embedding tables sharded over all NPUs (all-to-all)
+  bool operator==(const ParallelLayout&) const = default;
+};
+
 struct Dag {
   std::string name;
   int iterations = 1;
   int stages = 1;  // pipeline stages (workload/pipeline.h)
   std::vector<Node> nodes;
+  // The parallel layout of a DAG generated from a model; none for imported traces and graphs
+  // (their collectives name their own dimensions).
+  std::optional<ParallelLayout> layout;
 
   int add(Node node) {
     nodes.push_back(std::move(node));

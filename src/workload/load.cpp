@@ -97,6 +97,17 @@ void check_ranks(const std::string& path, const Dag& dag, std::uint64_t npus,
   }
 }
 
+// The per-rank files <name>.0, <name>.1, ... of a per-rank file `path`, counted while they exist; 0 if
+// `path` is not named per rank.
+int count_ranks(const std::string& path) {
+  std::smatch m;
+  if (!std::regex_match(path, m, per_rank_name())) return 0;
+  constexpr int kMaxRanks = 1 << 20;
+  int r = 0;
+  while (r < kMaxRanks && std::filesystem::is_regular_file(fmt::format("{}{}{}", m[1].str(), r, m[3].str()))) ++r;
+  return r;
+}
+
 }  // namespace
 
 WorkloadFormat format_of(const std::string& spec, int rank) {
@@ -116,6 +127,7 @@ LoadedWorkload load(const std::string& spec, const net::Network& network, const 
     c.skip_unsupported = o.skip_unsupported;
     c.ctrl_deps = o.ctrl_deps;
     out.dag = import_chakra(chakra_et::read_et_file(et), network, c, &out.notes);
+    out.ranks = count_ranks(et);
     if (o.check_ranks)
       check_ranks(et, out.dag, network.num_npus(), [&](const std::string& file, int rank) {
         auto other = c;
@@ -134,6 +146,7 @@ LoadedWorkload load(const std::string& spec, const net::Network& network, const 
       g.profiler_trace = o.profiler_trace;
       g.collective_dims = o.collective_dims;
       out.dag = import_execution_graph(text, spec, network, g, &out.notes);
+      out.ranks = count_ranks(spec);
       g.profiler_trace.clear();  // the trace is the loaded rank's; the others' collectives are compared
       if (o.check_ranks)
         check_ranks(spec, out.dag, network.num_npus(), [&](const std::string& file, int) {

@@ -46,6 +46,10 @@ struct LoadedWorkload {
   // The other formats: the DAG imported on `network` (which the file's collectives span).
   Dag dag;
   std::string notes;  // Chakra, execution graphs: what the import skipped, ignored or matched ("" if nothing)
+  // Chakra traces and execution graphs named per rank (`<name>.<rank>.et` / `.json`): how many
+  // ranks' files lie next to the loaded one (<name>.0, .1, ... while they exist), the job's world
+  // as recorded; 0 for a file not named per rank and for the other formats.
+  int ranks = 0;
 };
 
 // The format of `spec` (`rank` picks a Chakra prefix's file). A spec that is no trace, graph or

@@ -23,25 +23,105 @@ std::vector<int> model_parallel_dims(const net::Network& network, int mp_npus) {
 
 namespace {
 
+long long npus_of(const net::Network& network, const std::vector<int>& dims) {
+  long long n = 1;
+  for (int k : dims) n *= network.dims[static_cast<size_t>(k)].size;
+  return n;
+}
+
+std::string sizes_of(const net::Network& network) {
+  std::vector<int> sizes;
+  for (const auto& d : network.dims) sizes.push_back(d.size);
+  return fmt::format("{}", fmt::join(sizes, " x "));
+}
+
+std::string group_text(const ParallelGroup& g) {
+  if (g.dims.empty()) return "no dimension";
+  return fmt::format("{} {}", g.dims.size() == 1 ? "dim" : "dims", fmt::join(g.dims, ", "));
+}
+
+}  // namespace
+
+ParallelLayout parallel_layout(const Model& model, const ParallelismConfig& config, const net::Network& network,
+                               const LayoutFields& fields) {
+  ParallelLayout out;
+  const bool experts = std::any_of(model.layers.begin(), model.layers.end(), [](const Layer& l) { return l.expert; });
+  if (config.tp > 0) {
+    const bool tensor_layers = !config.layer_mp.empty() || std::any_of(model.layers.begin(), model.layers.end(),
+                                                                       [](const Layer& l) { return l.mp_all_reduce; });
+    const char* why =
+        model.embeddings.tables > 0
+            ? "its embedding tables are sharded over all NPUs and its MLPs run data parallel (hybrid DLRM)"
+        : experts        ? "its expert layers run expert parallel over the first dimensions (ep_npus)"
+        : !tensor_layers ? "no layer of it is tensor parallel (none all-reduces its activations: mp_all_reduce)"
+                         : nullptr;
+    if (config.tp > 1 && why)
+      throw InputError(fields.tp, fmt::format("{} takes no tensor parallelism: {}", model.name, why));
+    std::vector<long long> choices = {1};
+    long long product = 1;
+    for (int k = 0; k < network.num_dims() && product < config.tp; ++k) {
+      product *= network.dims[static_cast<size_t>(k)].size;
+      out.tp.dims.push_back(k);
+    }
+    if (product != config.tp) {
+      for (const auto& d : network.dims) choices.push_back(choices.back() * d.size);
+      throw InputError(fields.tp, fmt::format("{} NPUs are no product of the network's first dimensions ({}): "
+                                              "the tensor-parallel group is one of {} NPUs",
+                                              config.tp, sizes_of(network), fmt::join(choices, ", ")));
+    }
+  } else {
+    out.tp.dims = model_parallel_dims(network, config.mp_npus);
+  }
+  out.tp.npus = npus_of(network, out.tp.dims);
+  out.pp.dims = pipeline_dims(network, config.pp_stages, fields.pp);
+  out.pp.npus = npus_of(network, out.pp.dims);
+  if (!out.pp.dims.empty() && !out.tp.dims.empty() && out.pp.dims.front() <= out.tp.dims.back())
+    throw InputError(fields.pp, fmt::format("the pipeline's dimensions ({}) overlap the model-parallel group's ({})",
+                                            fmt::join(out.pp.dims, ", "), fmt::join(out.tp.dims, ", ")));
+  const int dp_end = out.pp.dims.empty() ? network.num_dims() : out.pp.dims.front();
+  for (int k = static_cast<int>(out.tp.dims.size()); k < dp_end; ++k) out.dp.dims.push_back(k);
+  out.dp.npus = npus_of(network, out.dp.dims);
+  if (config.dp > 0 && config.dp != out.dp.npus)
+    throw InputError(fields.dp,
+                     fmt::format("tp {} x dp {} x pp {} = {} NPUs, but the network has {} ({}); with tp {} "
+                                 "and pp {}, dp is {}",
+                                 out.tp.npus, config.dp, out.pp.npus, out.tp.npus * config.dp * out.pp.npus,
+                                 network.num_npus(), sizes_of(network), out.tp.npus, out.pp.npus, out.dp.npus));
+  if (experts) {
+    out.ep.dims = model_parallel_dims(network, config.ep_npus);
+    out.ep.npus = npus_of(network, out.ep.dims);
+  }
+  out.embeddings = model.embeddings.tables > 0;
+  return out;
+}
+
+std::string to_string(const ParallelLayout& layout) {
+  std::string s = fmt::format("TP {} ({}) x DP {} ({}) x PP {} ({})", layout.tp.npus, group_text(layout.tp),
+                              layout.dp.npus, group_text(layout.dp), layout.pp.npus, group_text(layout.pp));
+  if (!layout.ep.dims.empty())
+    s += fmt::format("; expert all-to-all over {} NPUs ({})", layout.ep.npus, group_text(layout.ep));
+  if (layout.embeddings) s += "; embedding tables sharded over all NPUs (all-to-all)";
+  return s;
+}
+
+namespace {
+
 class Builder {
  public:
   Builder(const Model& model, const ParallelismConfig& config, const net::Network& network)
       : model_(model), config_(config), network_(network) {
-    mp_dims_ = model_parallel_dims(network, config.mp_npus);
-    for (int k : mp_dims_) mp_ *= network.dims[static_cast<size_t>(k)].size;
-    pp_dims_ = pipeline_dims(network, config.pp_stages, "pp_stages");
-    if (!pp_dims_.empty() && !mp_dims_.empty() && pp_dims_.front() <= mp_dims_.back())
-      throw InputError("pp_stages",
-                       fmt::format("the pipeline's dimensions ({}) overlap the model-parallel group's ({})",
-                                   fmt::join(pp_dims_, ", "), fmt::join(mp_dims_, ", ")));
-    const int dp_end = pp_dims_.empty() ? network.num_dims() : pp_dims_.front();
-    for (int k = static_cast<int>(mp_dims_.size()); k < dp_end; ++k) dp_dims_.push_back(k);
+    const auto layout = parallel_layout(model, config, network);
+    mp_dims_ = layout.tp.dims;
+    mp_ = static_cast<int>(layout.tp.npus);
+    pp_dims_ = layout.pp.dims;
+    dp_dims_ = layout.dp.dims;
     for (int k = 0; k < network.num_dims(); ++k) all_dims_.push_back(k);
     ep_dims_ = model_parallel_dims(network, config.ep_npus);
     for (int k = static_cast<int>(ep_dims_.size()); k < network.num_dims(); ++k) ep_dp_dims_.push_back(k);
     dag_.name = model.name;
     dag_.iterations = config.iterations;
     dag_.stages = config.pp_stages;
+    dag_.layout = layout;
     param_ready_.assign(model.layers.size(), -1);
     microbatches_ = effective_microbatches(config);
     scale_ = 1.0 / microbatches_;
@@ -405,7 +485,7 @@ class Builder {
 }  // namespace
 
 net::Network logical_network(const ParallelismConfig& config, int npus) {
-  const int group = std::max(config.mp_npus, config.ep_npus);
+  const int group = std::max(config.tp > 0 ? config.tp : config.mp_npus, config.ep_npus);
   net::Network logical;
   logical.name = fmt::format("{} servers", npus);
   net::Dimension dim;

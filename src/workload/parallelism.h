@@ -37,7 +37,13 @@ namespace chorus::workload {
 inline constexpr int kMaxTrainingIterations = 1000;
 
 struct ParallelismConfig {
-  int mp_npus = 1;          // model-parallel group: the first dimensions whose product <= this
+  int mp_npus = 1;  // model-parallel group: the first dimensions whose product <= this
+  // Explicit layout (Megatron's tp / dp / pp; 0: unset). tp: the tensor-parallel group is the
+  // first dimensions whose product is exactly tp (replaces mp_npus); dp: a check, the
+  // data-parallel group (the dimensions between the tensor- and pipeline-parallel ones) must
+  // have dp NPUs, so that tp x dp x pp_stages = the network's NPUs.
+  int tp = 0;
+  int dp = 0;
   int ep_npus = 1;          // expert-parallel group of MoE layers, chosen the same way
   bool zero2 = false;       // ZeRO-2 gradient / parameter traffic instead of all-reduce
   bool recompute = false;   // forward-in-backward
@@ -67,6 +73,22 @@ struct ParallelismConfig {
 // The dimensions of the model-parallel group: the longest prefix dim1..dimK whose NPU
 // product is <= mp_npus. The rest form the data-parallel group.
 std::vector<int> model_parallel_dims(const net::Network& network, int mp_npus);
+
+// The names errors give the layout's settings (a workload file's field at its line, a flag).
+struct LayoutFields {
+  std::string tp = "tp", dp = "dp", pp = "pp_stages";
+};
+
+// Which dimensions carry the tensor-, data- and pipeline-parallel (and expert all-to-all)
+// traffic of `model` under `config` on `network`, as build_training_dag places them. InputError
+// naming a field of `fields` when tp is no product of the first dimensions, pp_stages none of
+// the last, the two overlap, dp is not the NPUs between them, or the model cannot be tensor
+// parallel (embedding tables, expert layers, or no layer that all-reduces its activations).
+ParallelLayout parallel_layout(const Model& model, const ParallelismConfig& config, const net::Network& network,
+                               const LayoutFields& fields = {});
+
+// "TP 128 (dims 0, 1) x DP 8 (dim 2) x PP 1", with the expert and embedding groups when there are.
+std::string to_string(const ParallelLayout& layout);
 
 // The logical network of a job on `npus` NPUs with one accelerator per server (graph fabrics,
 // TopoOpt): one dimension of `npus`, or two (the model- or expert-parallel group x the rest) when

@@ -51,12 +51,23 @@ ZooEntry parse_workload_yaml(const std::string& text, const std::string& source_
     if (!p.IsMap()) throw InputError(ctx.at(p), "field 'parallelism' must be a map");
     const std::string w = "parallelism: ";
     check_keys(ctx, p,
-               {"mp_npus", "ep_npus", "zero2", "recompute", "bucket_bytes", "overlap_dp", "pp_stages", "microbatches",
-                "pipeline_schedule"},
+               {"mp_npus", "ep_npus", "tp", "dp", "pp", "zero2", "recompute", "bucket_bytes", "overlap_dp", "pp_stages",
+                "microbatches", "pipeline_schedule"},
                w);
     auto& c = e.parallelism;
+    for (const char* key : {"mp_npus", "ep_npus", "tp", "dp", "pp", "pp_stages"})
+      if (p[key]) e.origin[key] = fmt::format("{}: field 'parallelism.{}'", ctx.at(p[key]), key);
+    for (const auto& [one, other] : {std::pair{"tp", "mp_npus"}, std::pair{"pp", "pp_stages"}})
+      if (p[one] && p[other])
+        throw InputError(ctx.at(p[one]),
+                         fmt::format("field 'parallelism.{}': give {} or {}, not both ({} is the exact group, {} "
+                                     "the older spelling)",
+                                     one, one, other, one, other));
     if (p["mp_npus"]) c.mp_npus = positive_int(ctx, p["mp_npus"], "parallelism.mp_npus");
     if (p["ep_npus"]) c.ep_npus = positive_int(ctx, p["ep_npus"], "parallelism.ep_npus");
+    if (p["tp"]) c.tp = positive_int(ctx, p["tp"], "parallelism.tp");
+    if (p["dp"]) c.dp = positive_int(ctx, p["dp"], "parallelism.dp");
+    if (p["pp"]) c.pp_stages = positive_int(ctx, p["pp"], "parallelism.pp");
     if (p["zero2"]) c.zero2 = scalar<bool>(ctx, p["zero2"], "parallelism.zero2", "true or false");
     if (p["recompute"]) c.recompute = scalar<bool>(ctx, p["recompute"], "parallelism.recompute", "true or false");
     if (p["bucket_bytes"]) c.bucket_bytes = nonneg(ctx, p["bucket_bytes"], "parallelism.bucket_bytes");

@@ -319,6 +319,29 @@ Model dlrm_topoopt(int batch) {
   return m;
 }
 
+LayoutFields layout_fields(const ZooEntry& entry) {
+  LayoutFields f;
+  const auto at = [&](const char* key, std::string& field) {
+    if (const auto it = entry.origin.find(key); it != entry.origin.end()) field = it->second;
+  };
+  at("tp", f.tp);
+  at("mp_npus", f.tp);
+  at("dp", f.dp);
+  at("pp_stages", f.pp);
+  at("pp", f.pp);
+  return f;
+}
+
+void check_groups_fit(const ZooEntry& entry, const net::Network& network) {
+  for (const auto& [key, npus] :
+       {std::pair{"mp_npus", entry.parallelism.mp_npus}, std::pair{"ep_npus", entry.parallelism.ep_npus}}) {
+    const auto it = entry.origin.find(key);
+    if (it != entry.origin.end() && static_cast<std::uint64_t>(npus) > network.num_npus())
+      throw InputError(it->second, fmt::format("a group of {} NPUs, but the network ({}) has {}", npus, network.shape(),
+                                               network.num_npus()));
+  }
+}
+
 const std::vector<std::string>& zoo_names() {
   static const std::vector<std::string> names = {"resnet152", "gnmt",           "dlrm",         "transformer-1t",
                                                  "moe",       "topoopt-candle", "topoopt-bert", "topoopt-dlrm"};
@@ -331,29 +354,29 @@ ZooEntry zoo_model(const std::string& name, int batch, const std::string& field)
   if (batch < 0) throw InputError(field, fmt::format("batch per NPU must be >= 0 (0: the zoo's), got {}", batch));
   const auto b = [batch](int zoo_batch) { return batch > 0 ? batch : zoo_batch; };
   // Per-NPU mini-batches and parallelism of Themis Sec. 5.2.
-  if (name == "resnet152") return {resnet152(b(32)), ParallelismConfig{}};
-  if (name == "dlrm") return {dlrm(b(512)), ParallelismConfig{}};
-  if (name == "gnmt") return {gnmt(b(128)), ParallelismConfig{}};
+  if (name == "resnet152") return {resnet152(b(32)), ParallelismConfig{}, {}};
+  if (name == "dlrm") return {dlrm(b(512)), ParallelismConfig{}, {}};
+  if (name == "gnmt") return {gnmt(b(128)), ParallelismConfig{}, {}};
   if (name == "moe") {
     ParallelismConfig p;
     p.ep_npus = 128;
-    return {moe(b(4)), p};
+    return {moe(b(4)), p, {}};
   }
   if (name == "transformer-1t") {
     ParallelismConfig p;
     p.mp_npus = 128;
     p.zero2 = true;
     p.recompute = true;
-    return {transformer_1t(b(16)), p};
+    return {transformer_1t(b(16)), p, {}};
   }
   // Per-GPU batches of TopoOpt Table 2, top row.
-  if (name == "topoopt-candle") return {candle_uno(b(256)), ParallelismConfig{}};
+  if (name == "topoopt-candle") return {candle_uno(b(256)), ParallelismConfig{}, {}};
   if (name == "topoopt-bert") {
     ParallelismConfig p;
     p.mp_npus = 4;  // the four GPUs of a TopoOpt server
-    return {bert_topoopt(b(16)), p};
+    return {bert_topoopt(b(16)), p, {}};
   }
-  if (name == "topoopt-dlrm") return {dlrm_topoopt(b(128)), ParallelismConfig{}};
+  if (name == "topoopt-dlrm") return {dlrm_topoopt(b(128)), ParallelismConfig{}, {}};
   throw InputError(field, fmt::format("unknown workload '{}'{}; choose one of: {} (or a workload file)", name,
                                       did_you_mean(name, zoo_names()), fmt::join(zoo_names(), ", ")));
 }

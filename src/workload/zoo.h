@@ -2,6 +2,7 @@
 // The model zoo of Themis Sec. 5.2 and of TopoOpt (NSDI '23) Table 2, each with the
 // parallelism the paper uses (or our reading of it). Layer sizes and their sources:
 // docs/workloads.md.
+#include <map>
 #include <string>
 #include <vector>
 
@@ -13,7 +14,16 @@ namespace chorus::workload {
 struct ZooEntry {
   Model model;
   ParallelismConfig parallelism;  // iterations left at the default
+  // A workload file's parallelism keys (mp_npus, tp, ...): where errors about their values point,
+  // "file:line: field 'parallelism.<key>'". Empty for the zoo's models.
+  std::map<std::string, std::string> origin;
 };
+
+// The names errors give the layout's settings: the workload file's fields where it sets them.
+LayoutFields layout_fields(const ZooEntry& entry);
+// InputError at the workload file's field when its mp_npus or ep_npus exceed the network's NPUs
+// (a group larger than the job; the zoo's own "up to 128 NPUs" groups are not checked).
+void check_groups_fit(const ZooEntry& entry, const net::Network& network);
 
 const std::vector<std::string>& zoo_names();  // resnet152, transformer-1t, ..., topoopt-dlrm
 // Throws InputError naming `field` (with a did-you-mean) for an unknown name.

@@ -329,6 +329,37 @@ class Outputs(unittest.TestCase):
         self.assertEqual(float(rows[0]["iteration_time_ns"]), j["iteration_time_ns"])
         self.assertEqual(int(rows[0]["nodes.comm"]), j["nodes"]["comm"])
 
+    def test_bandwidth_is_GBps_in_json_and_network_yaml(self):
+        # 3D-SW_SW_SW_homo: 800 Gb/s per NPU on each dimension = 100 GB/s, as the table prints.
+        r = chorus("sim", "collective", "--topology", "3D-SW_SW_SW_homo", "--size", "1MiB", "--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        dims = json.loads(r.stdout)["dims"]
+        self.assertEqual([d["aggregate_bandwidth_GBps"] for d in dims], [100, 100, 100])
+        self.assertEqual([d["aggregate_bandwidth_gbps"] for d in dims], [800, 800, 800])  # deprecated: Gb/s
+        # A network YAML in GB/s: 25 GB/s x 2 links = 50 GB/s per NPU; the same network in Gb/s (200) runs the same.
+        with tempfile.TemporaryDirectory() as d:
+            times = []
+            for key, value in (("link_bandwidth_GBps", 25), ("link_bandwidth_gbps", 200)):
+                path = os.path.join(d, key + ".yaml")
+                with open(path, "w") as f:
+                    f.write(f"dims:\n  - {{kind: ring, size: 4, {key}: {value}, links_per_npu: 2, latency_ns: 500}}\n")
+                r = chorus("sim", "collective", "--topology", path, "--size", "1MiB", "--json")
+                self.assertEqual(r.returncode, 0, r.stderr)
+                j = json.loads(r.stdout)
+                self.assertEqual(j["dims"][0]["aggregate_bandwidth_GBps"], 50)
+                times.append(j["time_ns"])
+            self.assertEqual(times[0], times[1])
+            # A fabric of 16 servers, degree 2, 100 Gb/s links: 200 Gb/s = 25 GB/s per server.
+            e = os.path.join(d, "e.yaml")
+            r = chorus("topo", "fabric", "--fabric", "expander", "--servers", "16", "--degree", "2", "--save", e)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            r = chorus("sim", "workload", "--workload", "topoopt-bert", "--topology", e, "-i", "1")
+            self.assertIn("(16 servers, 32 links, 25 GB/s per server)", r.stdout)
+            j = json.loads(chorus("sim", "workload", "--workload", "topoopt-bert", "--topology", e, "-i", "1",
+                                  "--memory-bandwidth", "900", "--json").stdout)
+            self.assertEqual((j["fabric"]["server_GBps"], j["fabric"]["server_gbps"]), (25, 200))
+            self.assertEqual(j["compute_model"]["memory_bandwidth_GBps"], 900)
+
     def test_tables_number_dimensions_as_json_and_print_GBps(self):
         r = chorus("sim", "collective", "--topology", "3D-SW_SW_SW_homo", "--size", "1GiB", "--schedules")
         self.assertEqual(r.returncode, 0, r.stderr)
@@ -543,6 +574,114 @@ class SimWorkload(unittest.TestCase):
         r = chorus("sim", "workload", "--json", *args)
         self.assertEqual(r.returncode, 0, r.stderr)
         return json.loads(r.stdout)
+
+    def test_parallel_layout(self):
+        # 3D-SW_SW_SW_homo is 16 x 8 x 8 = 1024 NPUs. ResNet-152 is data parallel over all of it.
+        r = chorus("sim", "workload", "--workload", "resnet152", "--iterations", "1")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("\n  parallel layout: TP 1 (no dimension) x DP 1024 (dims 0, 1, 2) x PP 1 (no dimension)\n",
+                      r.stdout)
+        # Transformer-1T's tensor-parallel group is "up to 128 NPUs" = 16 x 8, data parallel the last 8.
+        j = self.run_json("--workload", "transformer-1t", "--iterations", "1")
+        self.assertEqual(j["layout"], {"tp": {"npus": 128, "dims": [0, 1]}, "dp": {"npus": 8, "dims": [2]},
+                                       "pp": {"npus": 1, "dims": []}})
+        # The same layout spelled out is the same run.
+        explicit = self.run_json("--workload", "transformer-1t", "--iterations", "1", "--tp", "128", "--dp", "8")
+        self.assertEqual(explicit["iteration_time_ns"], j["iteration_time_ns"])
+        # Megatron's order: tensor innermost (16), data (8), pipeline outermost (8).
+        j = self.run_json("--workload", "transformer-1t", "--iterations", "1", "--tp", "16", "--dp", "8", "--pp", "8",
+                          "--microbatches", "8")
+        self.assertEqual(j["layout"], {"tp": {"npus": 16, "dims": [0]}, "dp": {"npus": 8, "dims": [1]},
+                                       "pp": {"npus": 8, "dims": [2]}})
+        self.assertEqual(len(j["pipeline_stages"]), 8)
+        # Without --dp, data parallel takes what remains: 1024 / (16 x 1) = 64 over dims 1, 2.
+        j = self.run_json("--workload", "transformer-1t", "--iterations", "1", "--tp", "16")
+        self.assertEqual(j["layout"]["dp"], {"npus": 64, "dims": [1, 2]})
+        # The hybrid DLRM and the MoE say where their all-to-alls go.
+        r = chorus("sim", "workload", "--workload", "moe", "--iterations", "1")
+        self.assertIn("expert all-to-all over 128 NPUs (dims 0, 1)", r.stdout)
+        r = chorus("sim", "workload", "--workload", "dlrm", "--iterations", "1", "--dp", "1024")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("embedding tables sharded over all NPUs", r.stdout)
+
+    def test_parallel_layout_errors_name_the_flag(self):
+        eg = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "pytorch_eg", "ddp.0.json")
+        for args, needles in (
+                (["--workload", "transformer-1t", "--tp", "8"],
+                 ["--tp: 8 NPUs are no product of the network's first dimensions (16 x 8 x 8)", "1, 16, 128, 1024"]),
+                (["--workload", "transformer-1t", "--tp", "16", "--dp", "16"],
+                 ["--dp: tp 16 x dp 16 x pp 1 = 256 NPUs, but the network has 1024", "dp is 64"]),
+                (["--workload", "resnet152", "--dp", "512"], ["--dp: tp 1 x dp 512 x pp 1 = 512 NPUs"]),
+                (["--workload", "transformer-1t", "--tp", "16", "--pp", "16"], ["--pp: 16 pipeline stages"]),
+                (["--workload", "resnet152", "--tp", "16"], ["--tp: resnet152 takes no tensor parallelism"]),
+                (["--workload", "dlrm", "--tp", "16"], ["--tp: dlrm takes no tensor parallelism", "embedding tables"]),
+                (["--workload", "moe", "--tp", "16"], ["--tp: moe takes no tensor parallelism", "expert"]),
+                (["--workload", eg, "--dp", "2"], ["--dp: applies to model zoo names and workload YAML files"]),
+                (["--workload", "transformer-1t", "--tp", "0"], ["--tp"])):
+            with self.subTest(args=args):
+                r = chorus("sim", "workload", "-i", "1", *args)
+                self.assertEqual(r.returncode, 2, r.stdout[-300:] + r.stderr)
+                for n in needles:
+                    self.assertIn(n, r.stderr)
+
+    def test_workload_yaml_layout_and_groups_larger_than_the_network(self):
+        net = "dims:\n  - {kind: ring, size: 2, link_bandwidth_gbps: 100, links_per_npu: 1, latency_ns: 500}\n" * 1
+        net += "  - {kind: ring, size: 2, link_bandwidth_gbps: 100, links_per_npu: 1, latency_ns: 500}\n"  # 2 x 2
+        layers = "layers:\n  - {forward_flops: 1.0e9, params: 1000, output_elements: 100, mp_all_reduce: true}\n"
+        with tempfile.TemporaryDirectory() as d:
+            n, w = os.path.join(d, "four.yaml"), os.path.join(d, "w.yaml")
+            with open(n, "w") as f:
+                f.write(net)
+            with open(w, "w") as f:
+                f.write("batch_per_npu: 1\nparallelism:\n  mp_npus: 8\n" + layers)
+            r = chorus("sim", "workload", "--workload", w, "--topology", n, "-i", "1")
+            self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+            self.assertIn(w + ":3: field 'parallelism.mp_npus': a group of 8 NPUs, but the network (2x2) has 4",
+                          r.stderr)
+            with open(w, "w") as f:
+                f.write("batch_per_npu: 1\nparallelism:\n  tp: 2\n  dp: 2\n" + layers)
+            r = chorus("sim", "workload", "--workload", w, "--topology", n, "-i", "1")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("parallel layout: TP 2 (dim 0) x DP 2 (dim 1) x PP 1 (no dimension)", r.stdout)
+            r = chorus("sim", "workload", "--workload", w, "--topology", n, "-i", "1", "--pp", "2")
+            self.assertEqual(r.returncode, 2, r.stdout + r.stderr)  # the file's dp 2 x the flag's pp 2 x tp 2 = 8
+            self.assertIn(w + ":4: field 'parallelism.dp': tp 2 x dp 2 x pp 2 = 8 NPUs, but the network has 4",
+                          r.stderr)
+
+    def test_world_and_compute_warnings(self):
+        here = os.path.dirname(os.path.abspath(__file__))
+        eg = os.path.join(here, "..", "data", "pytorch_eg", "ddp.0.json")  # with ddp.1.json: 2 ranks
+        r = chorus("sim", "workload", "--workload", eg, "-i", "1")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stderr.count("warning:"), 1, r.stderr)
+        self.assertIn("chorus: warning: simulating a 2-rank PyTorch execution graph on 1024 NPUs (16x8x8)", r.stderr)
+        et = os.path.join(here, "..", "data", "chakra", "dp_step.0.et")  # with dp_step.1.et: 2 ranks
+        r = chorus("sim", "workload", "--workload", et, "-i", "1")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("chorus: warning: simulating a 2-rank Chakra trace on 1024 NPUs", r.stderr)
+        with tempfile.TemporaryDirectory() as d:
+            pair = os.path.join(d, "pair.yaml")
+            with open(pair, "w") as f:
+                f.write("dims:\n  - {kind: switch, size: 2, link_bandwidth_gbps: 800, links_per_npu: 1, latency_ns: 700}\n")
+            r = chorus("sim", "workload", "--workload", eg, "--topology", pair, "-i", "1")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertNotIn("warning", r.stderr)  # 2 ranks on 2 NPUs
+            # A graph whose operators have no FLOPs chorus counts (adds, no matmul): compute ~ 0, said so.
+            def node(i, parent, name):
+                return {"id": i, "parent": parent, "tid": 1, "name": name, "inputs": [], "input_shapes": [],
+                        "input_types": [], "outputs": [], "output_shapes": [], "output_types": []}
+            graph = {"schema": "1.0.1", "nodes": [node(1, 1, "[pytorch|profiler|execution_graph|thread]"),
+                                                  node(2, 1, "aten::add"), node(3, 1, "aten::mul")]}
+            flat = os.path.join(d, "flat.json")
+            with open(flat, "w") as f:
+                json.dump(graph, f)
+            r = chorus("sim", "workload", "--workload", flat, "-i", "1")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("chorus: warning: " + flat + ": no operator has FLOPs", r.stderr)
+            self.assertIn("--profile-trace", r.stderr)
+            self.assertNotIn("simulating a", r.stderr)  # one file, not named per rank: its world is unknown
+        r = chorus("sim", "workload", "--workload", eg, "-i", "1", "--topology", "3D-SW_SW_SW_homo")
+        self.assertNotIn("no operator has FLOPs", r.stderr)  # ddp.0.json has matmuls
 
     def test_json_keys_and_split(self):
         j = self.run_json("--workload", "transformer-1t", "--topology", "3D-SW_SW_SW_homo", "--scheduler", "baseline",

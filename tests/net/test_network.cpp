@@ -83,6 +83,24 @@ latency: [ 500.0, 500.0, 500.0 ] # ns
   EXPECT_EQ(n.name, "astra");
 }
 
+// link_bandwidth_GBps is GB/s, link_bandwidth_gbps Gb/s: 25 GB/s = 200 Gb/s, x 4 links = 800 Gb/s
+// = 100 GB/s per NPU.
+TEST(NetworkYaml, BandwidthInGBpsOrGbps) {
+  const auto bytes = net::parse_network_yaml(
+      "dims:\n  - {kind: switch, size: 16, link_bandwidth_GBps: 25, links_per_npu: 4, latency_ns: 700}\n", "a.yaml");
+  const auto bits = net::parse_network_yaml(
+      "dims:\n  - {kind: switch, size: 16, link_bandwidth_gbps: 200, links_per_npu: 4, latency_ns: 700}\n", "b.yaml");
+  EXPECT_DOUBLE_EQ(bytes.dims[0].link_bandwidth_gbps, 200);
+  EXPECT_DOUBLE_EQ(bytes.dims[0].aggregate_bandwidth_gbps(), 800);
+  EXPECT_DOUBLE_EQ(bits.dims[0].aggregate_bandwidth_gbps(), bytes.dims[0].aggregate_bandwidth_gbps());
+  const std::string head = "dims:\n  - {kind: ring, size: 4, links_per_npu: 1, latency_ns: 1, ";
+  std::string e = error_of(head + "link_bandwidth_GBps: 25, link_bandwidth_gbps: 200}\n");
+  EXPECT_NE(e.find("net.yaml:2"), std::string::npos) << e;
+  EXPECT_NE(e.find("not both"), std::string::npos) << e;
+  e = error_of(head + "link_bandwidth_GBps: 0}\n");
+  EXPECT_NE(e.find("field 'link_bandwidth_GBps' must be in 1.25e-07..125000, got 0"), std::string::npos) << e;
+}
+
 TEST(NetworkYaml, BadInputNamesFileLineAndField) {
   const std::string head = "dims:\n";
   auto dim = [](const std::string& body) { return "  - {" + body + "}\n"; };
@@ -104,7 +122,9 @@ TEST(NetworkYaml, BadInputNamesFileLineAndField) {
   EXPECT_NE(e.find("link_bandwidth_gbps"), std::string::npos) << e;
 
   e = error_of(head + dim("kind: ring, size: 4, links_per_npu: 1, latency_ns: 1"));
-  EXPECT_NE(e.find("missing field 'link_bandwidth_gbps'"), std::string::npos) << e;
+  EXPECT_NE(e.find("missing field 'link_bandwidth_GBps' (GB/s; or the older 'link_bandwidth_gbps' in Gb/s)"),
+            std::string::npos)
+      << e;
 
   e = error_of(head + dim("kind: ring, size: 4, link_bandwith_gbps: 5, links_per_npu: 1, latency_ns: 1"));
   EXPECT_NE(e.find("unknown key 'link_bandwith_gbps'"), std::string::npos) << e;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "core/error.h"
@@ -347,6 +348,143 @@ TEST(Parallelism, ModelParallelDimsArePrefixUpToTheLimit) {
   const auto ring4 = *net::find_preset("4D-Ring_SW_SW_SW");  // 4 x 4 x 8 x 8
   EXPECT_EQ(workload::model_parallel_dims(ring4, 128), (std::vector<int>{0, 1, 2}));
   EXPECT_TRUE(workload::model_parallel_dims(homo, 1).empty());
+}
+
+// The explicit parallel layout (--tp / --dp / --pp, YAML tp / dp / pp): expected groups by hand
+// from the presets' dimension sizes.
+std::string layout_error(const workload::ZooEntry& e, const net::Network& net) {
+  try {
+    workload::parallel_layout(e.model, e.parallelism, net, workload::layout_fields(e));
+  } catch (const InputError& err) {
+    return err.what();
+  }
+  return "";
+}
+
+TEST(ParallelLayout, GroupsByHand) {
+  const auto homo = *net::find_preset("3D-SW_SW_SW_homo");  // 16 x 8 x 8
+  auto resnet = workload::zoo_model("resnet152");
+  auto l = workload::parallel_layout(resnet.model, resnet.parallelism, homo);
+  EXPECT_EQ(l.tp, (workload::ParallelGroup{{}, 1}));
+  EXPECT_EQ(l.dp, (workload::ParallelGroup{{0, 1, 2}, 1024}));
+  EXPECT_EQ(l.pp, (workload::ParallelGroup{{}, 1}));
+  EXPECT_FALSE(l.embeddings);
+  EXPECT_TRUE(l.ep.dims.empty());
+  auto t1t = workload::zoo_model("transformer-1t");  // up to 128 NPUs: 16 x 8
+  l = workload::parallel_layout(t1t.model, t1t.parallelism, homo);
+  EXPECT_EQ(l.tp, (workload::ParallelGroup{{0, 1}, 128}));
+  EXPECT_EQ(l.dp, (workload::ParallelGroup{{2}, 8}));
+  EXPECT_EQ(workload::to_string(l), "TP 128 (dims 0, 1) x DP 8 (dim 2) x PP 1 (no dimension)");
+  t1t.parallelism.tp = 16;
+  t1t.parallelism.dp = 8;
+  t1t.parallelism.pp_stages = 8;
+  l = workload::parallel_layout(t1t.model, t1t.parallelism, homo);
+  EXPECT_EQ(l.tp, (workload::ParallelGroup{{0}, 16}));
+  EXPECT_EQ(l.dp, (workload::ParallelGroup{{1}, 8}));
+  EXPECT_EQ(l.pp, (workload::ParallelGroup{{2}, 8}));
+  const auto ring4 = *net::find_preset("4D-Ring_SW_SW_SW");  // 4 x 4 x 8 x 8
+  t1t.parallelism.dp = 0;
+  t1t.parallelism.pp_stages = 1;
+  l = workload::parallel_layout(t1t.model, t1t.parallelism, ring4);  // tp 16 = 4 x 4
+  EXPECT_EQ(l.tp, (workload::ParallelGroup{{0, 1}, 16}));
+  EXPECT_EQ(l.dp, (workload::ParallelGroup{{2, 3}, 64}));
+  auto dlrm = workload::zoo_model("dlrm");
+  l = workload::parallel_layout(dlrm.model, dlrm.parallelism, homo);
+  EXPECT_TRUE(l.embeddings);
+  EXPECT_EQ(l.dp.npus, 1024);
+  auto moe = workload::zoo_model("moe");  // experts over the first dimensions up to 128 NPUs
+  l = workload::parallel_layout(moe.model, moe.parallelism, homo);
+  EXPECT_EQ(l.ep, (workload::ParallelGroup{{0, 1}, 128}));
+}
+
+TEST(ParallelLayout, TheDagsTrafficRunsOnTheLayoutsDimensions) {
+  const auto homo = *net::find_preset("3D-SW_SW_SW_homo");
+  auto t1t = workload::zoo_model("transformer-1t");
+  t1t.parallelism.iterations = 1;
+  t1t.parallelism.tp = 16;
+  t1t.parallelism.pp_stages = 8;
+  t1t.parallelism.microbatches = 8;
+  const auto dag = workload::build_training_dag(t1t.model, t1t.parallelism, homo);
+  ASSERT_TRUE(dag.layout.has_value());
+  EXPECT_EQ(dag.layout->tp.dims, (std::vector<int>{0}));
+  std::map<workload::CommGroup, std::set<std::vector<int>>> dims;
+  for (const auto& n : dag.nodes)
+    if (n.kind == NodeKind::kComm) dims[n.group].insert(n.dims);
+  EXPECT_EQ(dims[workload::CommGroup::kModelParallel], (std::set<std::vector<int>>{{0}}));
+  EXPECT_EQ(dims[workload::CommGroup::kDataParallel], (std::set<std::vector<int>>{{1}}));
+  EXPECT_EQ(dims[workload::CommGroup::kPipeline], (std::set<std::vector<int>>{{2}}));
+}
+
+TEST(ParallelLayout, ErrorsNameTheSetting) {
+  const auto homo = *net::find_preset("3D-SW_SW_SW_homo");  // 16 x 8 x 8
+  auto t1t = workload::zoo_model("transformer-1t");
+  t1t.parallelism.tp = 8;  // no prefix of 16 x 8 x 8 has 8 NPUs
+  auto e = layout_error(t1t, homo);
+  EXPECT_EQ(e.rfind("tp: ", 0), 0u) << e;
+  EXPECT_NE(e.find("1, 16, 128, 1024"), std::string::npos) << e;
+  t1t.parallelism.tp = 16;
+  t1t.parallelism.dp = 16;  // 16 x 16 x 1 = 256, not 1024: dp must be 64
+  e = layout_error(t1t, homo);
+  EXPECT_EQ(e.rfind("dp: ", 0), 0u) << e;
+  EXPECT_NE(e.find("= 256 NPUs, but the network has 1024"), std::string::npos) << e;
+  EXPECT_NE(e.find("dp is 64"), std::string::npos) << e;
+  t1t.parallelism.dp = 64;
+  EXPECT_EQ(layout_error(t1t, homo), "");
+  for (const char* name : {"resnet152", "gnmt", "dlrm", "moe"}) {
+    auto m = workload::zoo_model(name);
+    m.parallelism.tp = 16;
+    EXPECT_NE(layout_error(m, homo).find("takes no tensor parallelism"), std::string::npos) << name;
+    m.parallelism.tp = 1;  // one NPU per group is no tensor parallelism: fine
+    EXPECT_EQ(layout_error(m, homo), "") << name;
+  }
+}
+
+TEST(WorkloadYaml, LayoutKeysAndTheirErrors) {
+  const std::string layers = "layers:\n  - {forward_flops: 1, mp_all_reduce: true}\n";
+  auto e =
+      workload::parse_workload_yaml("batch_per_npu: 1\nparallelism:\n  tp: 2\n  dp: 4\n  pp: 1\n" + layers, "w.yaml");
+  EXPECT_EQ(e.parallelism.tp, 2);
+  EXPECT_EQ(e.parallelism.dp, 4);
+  EXPECT_EQ(e.parallelism.pp_stages, 1);
+  EXPECT_EQ(e.origin.at("tp"), "w.yaml:3: field 'parallelism.tp'");
+  EXPECT_EQ(workload::layout_fields(e).dp, "w.yaml:4: field 'parallelism.dp'");
+  // 2 x 4 = 8 NPUs on a network of 2 x 2 x 2 = 8: dims 0 | 1, 2.
+  net::Network cube;
+  for (int k = 0; k < 3; ++k) cube.dims.push_back(net::Dimension{net::DimKind::kRing, 2, 8.0, 1, 0});
+  const auto l = workload::parallel_layout(e.model, e.parallelism, cube, workload::layout_fields(e));
+  EXPECT_EQ(l.tp, (workload::ParallelGroup{{0}, 2}));
+  EXPECT_EQ(l.dp, (workload::ParallelGroup{{1, 2}, 4}));
+  e.parallelism.dp = 2;
+  EXPECT_EQ(layout_error(e, cube).rfind("w.yaml:4: field 'parallelism.dp': tp 2 x dp 2 x pp 1 = 4 NPUs", 0), 0u)
+      << layout_error(e, cube);
+  for (const auto& [both, line] :
+       {std::pair{"  tp: 2\n  mp_npus: 2\n", "w.yaml:3"}, std::pair{"  pp_stages: 1\n  pp: 1\n", "w.yaml:4"}}) {
+    try {
+      workload::parse_workload_yaml(std::string("batch_per_npu: 1\nparallelism:\n") + both + layers, "w.yaml");
+      ADD_FAILURE() << both;
+    } catch (const InputError& err) {
+      EXPECT_EQ(std::string(err.what()).rfind(line, 0), 0u) << err.what();
+      EXPECT_NE(std::string(err.what()).find("not both"), std::string::npos) << err.what();
+    }
+  }
+}
+
+TEST(WorkloadYaml, GroupsLargerThanTheNetworkAreErrorsAtTheirField) {
+  net::Network four;  // 2 x 2 = 4 NPUs
+  for (int k = 0; k < 2; ++k) four.dims.push_back(net::Dimension{net::DimKind::kRing, 2, 8.0, 1, 0});
+  const std::string layers = "layers:\n  - {forward_flops: 1}\n";
+  auto e = workload::parse_workload_yaml("batch_per_npu: 1\nparallelism:\n  mp_npus: 8\n" + layers, "w.yaml");
+  try {
+    workload::check_groups_fit(e, four);
+    ADD_FAILURE() << "mp_npus 8 on 4 NPUs";
+  } catch (const InputError& err) {
+    EXPECT_EQ(std::string(err.what()),
+              "w.yaml:3: field 'parallelism.mp_npus': a group of 8 NPUs, but the network "
+              "(2x2) has 4");
+  }
+  e = workload::parse_workload_yaml("batch_per_npu: 1\nparallelism:\n  ep_npus: 4\n" + layers, "w.yaml");
+  EXPECT_NO_THROW(workload::check_groups_fit(e, four));  // exactly the network: fine
+  EXPECT_NO_THROW(workload::check_groups_fit(workload::zoo_model("transformer-1t"), four));  // the zoo's "up to 128"
 }
 
 double comm_bytes(const workload::Dag& dag, CollectiveKind op, workload::CommGroup group) {
