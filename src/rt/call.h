@@ -64,7 +64,7 @@ static_assert([] {
 }());
 
 // The operations that take a named algorithm after the backend name ("mpi:ring";
-// Backend::algorithms, docs/runtime.md "(backend, algorithm)").
+// Backend::algorithms, docs/runtime-backends.md "(backend, algorithm)").
 constexpr bool takes_algorithm(CollectiveKind op) { return traits(op).takes_algorithm; }
 inline constexpr std::string_view kAlgorithmOps =
     "all_reduce, broadcast, all_gather, reduce_scatter, all_to_all_single";

@@ -164,7 +164,7 @@ Runtime::~Runtime() { finalize(); }
 void Runtime::finalize() {
   bool any_broken = false, all_broken_by_disagreement = true;
   std::string first_failure;
-  // Every operation ends by its own deadline (docs/runtime.md, "Failures"); allow that plus
+  // Every operation ends by its own deadline (docs/failures.md); allow that plus
   // Work::wait()'s grace before declaring a lane stuck.
   const auto deadline =
       std::chrono::steady_clock::now() + std::chrono::milliseconds(operation_timeout_ms() + Work::kLastResortGraceMs);

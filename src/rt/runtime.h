@@ -48,7 +48,7 @@ struct InitOptions {
   // Operation timeout in seconds; -1 (the default): CHORUS_RT_TIMEOUT_S, else 300 s. Any other
   // value must be finite, positive, at least 1 ms and at most 10^7 s (else InputError, as for a
   // bad CHORUS_RT_TIMEOUT_S). Bounds every operation: a dead peer or a disagreeing call ends in
-  // CommError / TimeoutError, never a hang (docs/runtime.md, "Failures").
+  // CommError / TimeoutError, never a hang (docs/failures.md).
   double timeout_s = -1;
   // Checking mode: verify before each collective that all ranks agree on operation, dtype,
   // reduce op, root and counts. -1: CHORUS_RT_CHECK (1 = on), else off.
@@ -59,7 +59,7 @@ struct InitOptions {
   // program known to agree that wants the libraries' own small-message latency (shm always
   // agrees, on its data path). Checking mode implies it.
   int agree = -1;
-  // Tuning table for "auto" (JSON, docs/runtime.md). Empty: CHORUS_RT_TUNING, else none.
+  // Tuning table for "auto" (JSON, docs/runtime-backends.md). Empty: CHORUS_RT_TUNING, else none.
   std::string tuning_table;
   // Communication log (rt/comm_log.h): every operation as a JSON line of <log>.<rank>.jsonl.
   // Empty: CHORUS_RT_LOG, else no log.

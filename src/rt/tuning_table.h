@@ -1,6 +1,6 @@
 #pragma once
 // Tuning tables for the "auto" backend (MCR-DL Table II): per operation and world size, the
-// measured time of each backend at each message size. Schema in docs/runtime.md.
+// measured time of each backend at each message size. Schema in docs/runtime-backends.md.
 #include <cstdint>
 #include <map>
 #include <optional>

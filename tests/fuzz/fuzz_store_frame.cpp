@@ -1,4 +1,4 @@
-// Store frames as a connection receives them (docs/runtime.md, rendezvous store): the input is
+// Store frames as a connection receives them (docs/launching.md, "Rendezvous store"): the input is
 // a byte stream; decode frames one after another, in both connection phases, and check the
 // decoder's contract: a frame consumes at least a header and at most the bytes given, a decoded
 // frame re-encodes to the very bytes it came from, "need more" asks for more than is there

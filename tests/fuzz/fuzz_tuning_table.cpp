@@ -1,4 +1,4 @@
-// Tuning tables of the "auto" backend (docs/runtime.md), then a lookup in what was parsed.
+// Tuning tables of the "auto" backend (docs/runtime-backends.md), then a lookup in what was parsed.
 #include "fuzz_target.h"
 #include "rt/tuning_table.h"
 

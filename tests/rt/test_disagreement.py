@@ -5,7 +5,7 @@ call and the first peer's that differs, leave every byte past its buffers untouc
 operation naming that error, and finalize. The expected messages are written out by hand below.
 
 shm compares signatures on its data path, gloo and mpi exchange a digest of every collective's
-call before it (docs/runtime.md, "Failures"). A receive of the wrong size: on shm both ranks
+call before it (docs/failures.md). A receive of the wrong size: on shm both ranks
 fail (the sender learns of the refusal); on gloo and mpi the receiver fails naming both sizes
 and the sender's message is never received (the sender is ended with the job).
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Timeouts and failures of chorus::rt, per backend (docs/runtime.md, "Failures"):
+"""Timeouts and failures of chorus::rt, per backend (docs/failures.md):
 - a killed rank: every survivor's error names the failure and the dead rank ("rank 1 (pid N) died");
 - a stalled rank: the error says the operation timed out and, where the backend can tell, which
   rank it waited for ("timed out waiting for rank 1");

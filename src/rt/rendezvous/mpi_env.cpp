@@ -39,7 +39,7 @@ bool mpi_is_initialized() {
 }
 
 void mpi_ensure_initialized() {
-  // After a failure the runtime abandoned MPI requests (docs/runtime.md, "Failures"): any MPI
+  // After a failure the runtime abandoned MPI requests (docs/failures.md): any MPI
   // call would progress them, and they may write buffers the program has freed since.
   if (g_unusable)
     throw CommError(

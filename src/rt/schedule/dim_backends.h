@@ -1,6 +1,6 @@
 #pragma once
 // `--dim-backends auto` for the schedule executor: each dimension's groups on the backend the
-// tuning table (MCR-DL's Table II, docs/runtime.md) says is fastest for exactly the operations
+// tuning table (MCR-DL's Table II, docs/runtime-backends.md) says is fastest for exactly the operations
 // the schedule runs on that dimension. A dimension of size P runs, per chunk and phase, one
 // reduce-scatter, all-gather or all-to-all of a known size on groups of P ranks; the estimate of a backend
 // is the sum of its tuned times for those (operation, P, bytes). The choice is made from the

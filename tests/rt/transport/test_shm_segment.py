@@ -149,7 +149,7 @@ for i in range(RUNS):
 
 
 def expected_segment_bytes(n, slot=1 << 20):
-    """The layout of docs/runtime.md, by hand: a page of header; per rank a 128-byte control
+    """The layout of docs/runtime-backends.md, by hand: a page of header; per rank a 128-byte control
     block (rounded to pages) and a page of exchange headers; per rank two slots; per ordered pair
     a 256-byte ring control and a ring of 16 MiB / n^2 bytes (power of two in [16 KiB, 256 KiB])."""
     page = 4096

@@ -209,7 +209,7 @@ class GlooBackend final : public Backend {
   // is one segment: until it has grown, a message larger than the free window waits for a
   // delayed ACK (40 ms or more). Halving-doubling at 64-256 KiB stalled there, in plain Gloo as
   // here (4 ranks: 64 KiB all-reduces of 13-15 ms mean, 256 KiB of 71-73 ms, against 1.7-2.8 ms
-  // with the windows grown or with an MSS of 1448; docs/runtime.md). So the classic
+  // with the windows grown or with an MSS of 1448; docs/runtime-backends.md). So the classic
   // connections carry one 1 MiB all-reduce at start-up, before any call of the program's, and
   // the object is then evicted. Autotuning opens the windows during it; the warm-up may itself
   // wait for a delayed ACK once (~60 ms per init() on 4 ranks, measured), instead of the

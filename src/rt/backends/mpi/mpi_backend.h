@@ -11,7 +11,7 @@
 // failure the runtime never calls MPI again in this process — the backend is broken, finalize()
 // neither frees the communicator nor finalises MPI, and a new init() refuses mpi. The program
 // must not make MPI calls of its own after such a failure (they would progress the abandoned
-// request); see docs/runtime.md, "Failures".
+// request); see docs/failures.md.
 //
 // Collectives call the blocking MPI functions: Open MPI's nonblocking ones (libnbc) measured
 // 2x slower at 8 B and 1.45x at 1 MiB here (MPI_Iallreduce + MPI_Test against MPI_Allreduce,

@@ -1,7 +1,7 @@
 #pragma once
 // The shared-memory transport under backend shm (backends/shm.cpp): one segment per world,
 // anonymous memory whose descriptor rank 0 passes to the others (segment.h, fd_passing.h), laid
-// out as docs/runtime.md draws it. Its concepts, one file each:
+// out as docs/runtime-backends.md draws it. Its concepts, one file each:
 //   shm_transport.cpp  set-up (the segment, its layout, the cross-memory-attach probe), waiting
 //   step_barrier.cpp   steps (every rank bumps its step counter and waits for all others), the
 //                      opening step that compares every peer's call signature before data moves
@@ -80,7 +80,8 @@ struct alignas(128) RingControl {
   std::uint64_t refused_buffer = 0, refused_message = 0;
   std::atomic<std::uint32_t> refused{0};
 };
-static_assert(sizeof(RankControl) == 1152 && sizeof(RingControl) == 256, "the segment layout of docs/runtime.md");
+static_assert(sizeof(RankControl) == 1152 && sizeof(RingControl) == 256,
+              "the segment layout of docs/runtime-backends.md");
 
 // What the calling thread is doing (collectives, sends and receives run on separate threads): the
 // operation's name and deadline, and when it last checked its peers' liveness.
