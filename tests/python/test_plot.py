@@ -142,9 +142,11 @@ class Themis(unittest.TestCase):
         self.assertEqual(len(axes), 2)
         self.assertIn("baseline", axes[0].get_title())
         self.assertIn("1 GB", axes[0].get_title())
-        dim2 = [l for l in axes[0].get_lines() if l.get_label() == "dim2"][0]
-        self.assertEqual(list(dim2.get_xdata()), [0.0, 100.0])  # us
-        self.assertEqual(list(dim2.get_ydata()), [25.0, 0.0])
+        # activity.csv's dim 2 is the CLI's dim 1 (the CSV counts from 1, chorus from 0).
+        self.assertEqual([l.get_label() for l in axes[0].get_lines()], ["dim 0", "dim 1"])
+        dim1 = [l for l in axes[0].get_lines() if l.get_label() == "dim 1"][0]
+        self.assertEqual(list(dim1.get_xdata()), [0.0, 100.0])  # us
+        self.assertEqual(list(dim1.get_ydata()), [25.0, 0.0])
         self.assertEqual(axes[1].get_xlabel(), "time (us)")
 
 

