@@ -218,7 +218,9 @@ class Sensitivity(unittest.TestCase):
         self.assertEqual(self.line(compute, "a|compute"), ([0.5, 1.0], [1.05, 1.2]))
         self.assertEqual([l.get_gid() for l in batch.get_lines() if l.get_gid() == "a|batch"], [])
         self.assertEqual(batch.get_xscale(), "log")
-        self.assertEqual([t.get_text() for t in compute.get_legend().get_texts()], ["w1", "a"])
+        # The paper's speedup and where it is reached (crossings: 2.5 on batch, none on compute) in the legend.
+        self.assertEqual([t.get_text() for t in compute.get_legend().get_texts()], ["w1: paper 1.49x, not reached", "a"])
+        self.assertEqual([t.get_text() for t in batch.get_legend().get_texts()], ["w1: paper 1.49x, reached at batch 2.5"])
 
     def test_default_paper_and_crossing_marks(self):
         batch, compute = self.figs["fig12_sensitivity.svg"].axes

@@ -119,5 +119,42 @@ class Fig9(unittest.TestCase):
         self.assertEqual(problems(self.fig), [])
 
 
+# Two workloads with the same paper speedup (1.3x, both reached) and a third close below (1.28x);
+# their lines meet at 1.0 for small batches, right where the paper labels used to be.
+SENSITIVITY = "workload,axis,value,is_default,mean_speedup,min_speedup,max_speedup,paper_speedup\n" + "".join(
+    f"{w},batch,{v},{int(v == 4)},{y},{y},{y},{paper}\n" for w, paper, ys in
+    (("p", 1.3, [1.0, 1.0, 1.2, 1.6, 1.7]), ("q", 1.3, [1.0, 1.0, 1.25, 1.5, 1.8]), ("r", 1.28, [1.0, 1.1, 1.3, 1.4, 1.45]))
+    for v, y in zip([1, 2, 4, 8, 16], ys))
+CROSSINGS = """workload,axis,paper_speedup,default_value,default_speedup,crossing_value,lo,hi
+p,batch,1.3,4,1.2,5.5,4,8
+q,batch,1.3,4,1.25,4.8,4,8
+r,batch,1.28,4,1.3,3.8,2,4
+"""
+
+
+class Sensitivity(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        with tempfile.TemporaryDirectory() as d:
+            write(d, {"sensitivity_summary.csv": SENSITIVITY, "sensitivity_crossings.csv": CROSSINGS})
+            cls.fig = dict(themis_sensitivity.figures(themis_sensitivity.load(d)))["fig12_sensitivity.svg"]
+
+    def test_paper_speedups_in_the_legend_not_over_the_data(self):
+        batch = self.fig.axes[0]
+        self.assertEqual([t.get_text() for t in batch.get_legend().get_texts()],
+                         ["p: paper 1.3x, reached at batch 5.5", "q: paper 1.3x, reached at batch 4.8",
+                          "r: paper 1.28x, reached at batch 3.8"])
+        self.assertEqual([t.get_text() for t in batch.texts], [])
+
+    def test_equal_paper_levels_dash_in_turns(self):
+        batch = self.fig.axes[0]
+        paper = {l.get_gid(): l for l in batch.get_lines() if (l.get_gid() or "").endswith("|paper")}
+        self.assertEqual(sorted(paper), ["p|batch|paper", "q|batch|paper", "r|batch|paper"])
+        self.assertNotEqual(paper["p|batch|paper"]._dash_pattern, paper["q|batch|paper"]._dash_pattern)
+
+    def test_nothing_hidden(self):
+        self.assertEqual(problems(self.fig), [])
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
