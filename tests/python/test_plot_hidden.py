@@ -156,5 +156,52 @@ class Sensitivity(unittest.TestCase):
         self.assertEqual(problems(self.fig), [])
 
 
+# Jobs a and b: the same iteration times from the same start (one trace); c another, with the same
+# alone time as a and b. Links 0->4 and 4->0 carry the same traffic; 4->5 is at 100 % in both windows,
+# 0->4 in the second: lines at 100 % on top of each other and where the legend used to be.
+JOBS_JSON = """{"fabric": {"name": "f"}, "jobs": [
+  {"name": "a", "start_ns": 0, "iteration_times_ns": [2e6, 3e6], "alone_iteration_time_ns": 2e6},
+  {"name": "b", "start_ns": 0, "iteration_times_ns": [2e6, 3e6], "alone_iteration_time_ns": 2e6},
+  {"name": "c", "start_ns": 1e6, "iteration_times_ns": [4e6], "alone_iteration_time_ns": 2e6}],
+ "links": [{"from": 0, "to": 4, "utilization": 0.75}, {"from": 4, "to": 0, "utilization": 0.75},
+           {"from": 4, "to": 5, "utilization": 1.0}]}
+"""
+LINKS_OVER_TIME = """window_start_ns,window_end_ns,link,from,to,gbps,bytes,utilization
+0,1000000,0,0,4,8,500000,0.5
+1000000,2000000,0,0,4,8,1000000,1
+0,1000000,1,4,0,8,500000,0.5
+1000000,2000000,1,4,0,8,1000000,1
+0,1000000,2,4,5,8,1000000,1
+1000000,2000000,2,4,5,8,1000000,1
+"""
+
+
+class Jobs(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        with tempfile.TemporaryDirectory() as d:
+            write(d, {"jobs.json": JOBS_JSON, "links_over_time.csv": LINKS_OVER_TIME})
+            [(_, cls.fig)] = jobs.figures(jobs.load(d))
+
+    def test_identical_traces_are_one_labelled_line(self):
+        left, _, over_time = self.fig.axes
+        labelled = {l.get_label(): (list(l.get_xdata()), list(l.get_ydata())) for l in left.get_lines()
+                    if not l.get_label().startswith("_")}
+        # a and b: iterations end at 2 and 5 ms, of 2 and 3 ms; c's one iteration ends at 1 + 4 ms.
+        self.assertEqual(labelled, {"a, b (identical)": ([2.0, 5.0], [2.0, 3.0]), "c": ([5.0], [4.0])})
+        steps = {l.get_label(): list(l.get_ydata()) for l in over_time.get_lines()}
+        # Busiest first: 4->5 (100 %), then 0->4 and 4->0 (75 %), which are the same steps.
+        self.assertEqual(steps, {"4->5": [100.0] * 4, "0->4, 4->0 (identical)": [50.0, 50.0, 100.0, 100.0]})
+
+    def test_equal_alone_times_dash_in_turns(self):
+        left = self.fig.axes[0]
+        alone = [l for l in left.get_lines() if l.get_label().startswith("_")]
+        self.assertEqual([list(l.get_ydata()) for l in alone], [[2.0, 2.0], [2.0, 2.0]])  # one per trace
+        self.assertNotEqual(alone[0]._dash_pattern, alone[1]._dash_pattern)
+
+    def test_nothing_hidden(self):
+        self.assertEqual(problems(self.fig), [])
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
