@@ -142,9 +142,11 @@ class Themis(unittest.TestCase):
         self.assertEqual(len(axes), 2)
         self.assertIn("baseline", axes[0].get_title())
         self.assertIn("1 GB", axes[0].get_title())
-        dim2 = [l for l in axes[0].get_lines() if l.get_label() == "dim2"][0]
-        self.assertEqual(list(dim2.get_xdata()), [0.0, 100.0])  # us
-        self.assertEqual(list(dim2.get_ydata()), [25.0, 0.0])
+        # activity.csv's dim 2 is the CLI's dim 1 (the CSV counts from 1, chorus from 0).
+        self.assertEqual([l.get_label() for l in axes[0].get_lines()], ["dim 0", "dim 1"])
+        dim1 = [l for l in axes[0].get_lines() if l.get_label() == "dim 1"][0]
+        self.assertEqual(list(dim1.get_xdata()), [0.0, 100.0])  # us
+        self.assertEqual(list(dim1.get_ydata()), [25.0, 0.0])
         self.assertEqual(axes[1].get_xlabel(), "time (us)")
 
 
@@ -216,7 +218,9 @@ class Sensitivity(unittest.TestCase):
         self.assertEqual(self.line(compute, "a|compute"), ([0.5, 1.0], [1.05, 1.2]))
         self.assertEqual([l.get_gid() for l in batch.get_lines() if l.get_gid() == "a|batch"], [])
         self.assertEqual(batch.get_xscale(), "log")
-        self.assertEqual([t.get_text() for t in compute.get_legend().get_texts()], ["w1", "a"])
+        # The paper's speedup and where it is reached (crossings: 2.5 on batch, none on compute) in the legend.
+        self.assertEqual([t.get_text() for t in compute.get_legend().get_texts()], ["w1: paper 1.49x, not reached", "a"])
+        self.assertEqual([t.get_text() for t in batch.get_legend().get_texts()], ["w1: paper 1.49x, reached at batch 2.5"])
 
     def test_default_paper_and_crossing_marks(self):
         batch, compute = self.figs["fig12_sensitivity.svg"].axes

@@ -159,3 +159,49 @@ def grouped_bars(ax, group_labels, series_names, values, colours=None):
 
 def save(fig, path):
     fig.savefig(path, format="svg", metadata={"Date": None})
+
+
+# Nothing hidden (checked by chorus.plot._hidden): a legend beside the data, never over it; lines
+# that may coincide drawn widest first so each shows at the edges of those above it; identical
+# series merged into one labelled line; equal horizontal levels dashed in turn.
+
+def legend_beside(ax, **kwargs):
+    """The axes' legend to the right of its plot area, where it cannot cover data."""
+    return ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, **kwargs)
+
+
+def layered_widths(n, thinnest=1.0, step=1.0):
+    """Line widths (pt) for n lines drawn in this order that may lie on top of each other: each is
+    `step` wider than the next, so where they coincide every one shows at the edges of the later."""
+    return [thinnest + step * (n - 1 - i) for i in range(n)]
+
+
+def merge_identical(series):
+    """[(label, xs, ys)] -> [(labels, xs, ys)]: series with identical points become one, labelled by
+    all of theirs (in order of first appearance)."""
+    merged = {}
+    for label, xs, ys in series:
+        merged.setdefault((tuple(xs), tuple(ys)), []).append(label)
+    return [(labels, list(key[0]), list(key[1])) for key, labels in merged.items()]
+
+
+def identical_label(labels, limit=4):
+    """The label of merged series: a; a, b (identical); a, b, c, d +2 more (identical)."""
+    if len(labels) == 1:
+        return labels[0]
+    shown = ", ".join(labels[:limit]) + (f" +{len(labels) - limit} more" if len(labels) > limit else "")
+    return f"{shown} (identical)"
+
+
+def level_dashes(values, on=4.0):
+    """Dash patterns (offset, (on, off)) for horizontal dashed lines at `values`: lines at the same
+    level take turns along it (offsets differ), so each shows; a level alone gets (0, (on, on))."""
+    share = {}
+    for v in values:
+        share[v] = share.get(v, 0) + 1
+    seen, out = {}, []
+    for v in values:
+        n, i = share[v], seen.get(v, 0)
+        seen[v] = i + 1
+        out.append((on * i, (on, on * (n - 1) if n > 1 else on)))
+    return out

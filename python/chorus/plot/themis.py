@@ -1,13 +1,14 @@
 """Themis Sec. 6.1 microbenchmarks (`chorus reproduce themis`): Figs. 8, 9, 10 and 11.
 
 Reads DIR/microbench.csv (one row per study x topology x size x scheduler x chunks), DIR/activity.csv
-(per-dimension activity of the Fig. 9 run) and DIR/study.json (the Fig. 9 run's topology and size).
+(per-dimension activity of the Fig. 9 run; its `dim` column counts from 1, the figure numbers
+dimensions from 0 as the CLI does: dim 0, dim 1, ...) and DIR/study.json (the Fig. 9 run's topology and size).
 Topologies, sizes and schedulers are drawn in the order they first appear in the CSV.
 """
 import os
 
-from chorus.plot._common import (PlotInputError, colour, grouped_bars, json_field, new_figure, read_csv,
-                                 read_json, size_label, unique)
+from chorus.plot._common import (PlotInputError, colour, grouped_bars, json_field, layered_widths, legend_beside,
+                                 new_figure, read_csv, read_json, size_label, unique)
 
 MICROBENCH_COLUMNS = {"study": str, "topology": str, "size_bytes": float, "scheduler": str, "chunks": int,
                       "time_ns": float, "avg_bw_utilization": float}
@@ -17,6 +18,8 @@ ACTIVITY_COLUMNS = {"scheduler": str, "dim": int, "window_start_ns": float, "act
 def load(directory):
     rows = read_csv(os.path.join(directory, "microbench.csv"), MICROBENCH_COLUMNS)
     activity = read_csv(os.path.join(directory, "activity.csv"), ACTIVITY_COLUMNS)
+    for r in activity:
+        r["dim"] -= 1  # activity.csv counts dimensions from 1; chorus (and the figure) from 0
     path = os.path.join(directory, "study.json")
     study = read_json(path)
     return {
@@ -103,21 +106,25 @@ def figures(data):
         out.append(("fig10_chunks.svg", fig))
 
     # Fig. 9: activity per dimension over time, one panel per scheduler (ideal has no schedule).
+    # Dimensions are often all busy at once (100 %): drawn widest first, each shows at the edges of
+    # the later ones; the legend sits beside the top panel, never over a line.
     activity = data["activity"]
     act_schedulers = [s for s in unique(r["scheduler"] for r in activity) if s != "ideal"]
     dims = sorted(unique(r["dim"] for r in activity))
-    fig = new_figure(9, 2.4 * max(len(act_schedulers), 1) + 0.4)
+    widths = layered_widths(len(dims))
+    fig = new_figure(9.6, 2.4 * max(len(act_schedulers), 1) + 0.4)
     axes = fig.subplots(max(len(act_schedulers), 1), 1, sharex=True, squeeze=False)[:, 0]
     for ax, s in zip(axes, act_schedulers):
-        for d in dims:
+        for d, width in zip(dims, widths):
             pts = sorted((r["window_start_ns"] / 1e3, 100 * r["activity_rate"]) for r in activity
                          if r["scheduler"] == s and r["dim"] == d)
-            ax.step([p[0] for p in pts], [p[1] for p in pts], where="post", color=colour(d - 1), label=f"dim{d}")
+            ax.step([p[0] for p in pts], [p[1] for p in pts], where="post", color=colour(d), linewidth=width,
+                    label=f"dim {d}")
         ax.set_title(f"{s}: activity per dimension, {size_label(data['activity_size_bytes'])} all-reduce, "
                      f"{data['activity_topology']} (Themis Fig. 9)")
         ax.set_ylabel("activity rate (%)")
         ax.set_ylim(0, 105)
-        ax.legend(loc="upper right", ncols=len(dims))
+    legend_beside(axes[0], title="dimension")
     axes[-1].set_xlabel("time (us)")
     out.append(("fig9_activity.svg", fig))
     return out
