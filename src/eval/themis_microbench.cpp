@@ -221,7 +221,7 @@ std::vector<std::string> write_microbench_outputs(const MicrobenchReport& report
   for (const auto& a : report.activity)
     for (size_t d = 0; d < a.rate_per_dim.size(); ++d)
       for (size_t w = 0; w < a.rate_per_dim[d].size(); ++w)
-        act += fmt::format("{},{},{:.0f},{:.4f}\n", a.scheduler, d + 1, static_cast<double>(w) * a.window_ns,
+        act += fmt::format("{},{},{:.0f},{:.4f}\n", a.scheduler, d, static_cast<double>(w) * a.window_ns,
                            a.rate_per_dim[d][w]);
   out.write("activity.csv", act);
 

@@ -38,13 +38,13 @@ chunk_sweep,A,100000000,themis-scf,8,2500000.000,1000000.000,0.850000
 chunk_sweep,A,100000000,ideal,8,1000000.000,1000000.000,1.000000
 """
 ACTIVITY = """scheduler,dim,window_start_ns,activity_rate
-baseline,1,0,1.0000
-baseline,1,100000,0.5000
-baseline,2,0,0.2500
-baseline,2,100000,0.0000
+baseline,0,0,1.0000
+baseline,0,100000,0.5000
+baseline,1,0,0.2500
+baseline,1,100000,0.0000
+themis-scf,0,0,1.0000
 themis-scf,1,0,1.0000
-themis-scf,2,0,1.0000
-ideal,1,0,1.0000
+ideal,0,0,1.0000
 """
 STUDY = '{"activity_topology": "A", "activity_size_bytes": 1e9}\n'
 
@@ -142,7 +142,7 @@ class Themis(unittest.TestCase):
         self.assertEqual(len(axes), 2)
         self.assertIn("baseline", axes[0].get_title())
         self.assertIn("1 GB", axes[0].get_title())
-        # activity.csv's dim 2 is the CLI's dim 1 (the CSV counts from 1, chorus from 0).
+        # activity.csv numbers dimensions from 0, as the CLI and the figure do.
         self.assertEqual([l.get_label() for l in axes[0].get_lines()], ["dim 0", "dim 1"])
         dim1 = [l for l in axes[0].get_lines() if l.get_label() == "dim 1"][0]
         self.assertEqual(list(dim1.get_xdata()), [0.0, 100.0])  # us

@@ -91,11 +91,11 @@ class Helper(unittest.TestCase):
         self.assertEqual(_common.layered_widths(3), [3.0, 2.0, 1.0])
 
 
-# Three dimensions (1..3 in activity.csv) all busy at once for a while, dim 1 busy throughout: lines
+# Three dimensions (0..2) all busy at once for a while, dim 0 busy throughout: lines
 # at 100 % across the whole panel and on top of each other.
 ACTIVITY = "scheduler,dim,window_start_ns,activity_rate\n" + "".join(
-    f"{s},{d},{w * 100000},{rate}\n" for s in ("baseline", "themis-scf") for d in (1, 2, 3) for w, rate in
-    enumerate([1.0, 1.0, 1.0, 1.0 if d == 1 or s == "themis-scf" else 0.2, 1.0 if d == 1 else 0.0]))
+    f"{s},{d},{w * 100000},{rate}\n" for s in ("baseline", "themis-scf") for d in (0, 1, 2) for w, rate in
+    enumerate([1.0, 1.0, 1.0, 1.0 if d == 0 or s == "themis-scf" else 0.2, 1.0 if d == 0 else 0.0]))
 MICROBENCH = """study,topology,size_bytes,scheduler,chunks,time_ns,ideal_time_ns,avg_bw_utilization
 sizes,A,100000000,baseline,4,2500000.000,1000000.000,0.500000
 sizes,A,100000000,themis-scf,4,1250000.000,1000000.000,0.900000

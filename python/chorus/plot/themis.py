@@ -1,8 +1,8 @@
 """Themis Sec. 6.1 microbenchmarks (`chorus reproduce themis`): Figs. 8, 9, 10 and 11.
 
 Reads DIR/microbench.csv (one row per study x topology x size x scheduler x chunks), DIR/activity.csv
-(per-dimension activity of the Fig. 9 run; its `dim` column counts from 1, the figure numbers
-dimensions from 0 as the CLI does: dim 0, dim 1, ...) and DIR/study.json (the Fig. 9 run's topology and size).
+(per-dimension activity of the Fig. 9 run; its `dim` column numbers dimensions from 0, as the CLI
+and the figure do: dim 0, dim 1, ...) and DIR/study.json (the Fig. 9 run's topology and size).
 Topologies, sizes and schedulers are drawn in the order they first appear in the CSV.
 """
 import os
@@ -18,8 +18,6 @@ ACTIVITY_COLUMNS = {"scheduler": str, "dim": int, "window_start_ns": float, "act
 def load(directory):
     rows = read_csv(os.path.join(directory, "microbench.csv"), MICROBENCH_COLUMNS)
     activity = read_csv(os.path.join(directory, "activity.csv"), ACTIVITY_COLUMNS)
-    for r in activity:
-        r["dim"] -= 1  # activity.csv counts dimensions from 1; chorus (and the figure) from 0
     path = os.path.join(directory, "study.json")
     study = read_json(path)
     return {
