@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Small messages side by side, in one run: chorus `shm` against Open MPI's own all-reduce (both
-# in the same mpirun job: chorus bench --backends shm,mpi), and chorus `gloo` against a plain
+# Small messages side by side, in one run: chorus `shm` and chorus `mpi` (both in the same mpirun
+# job: chorus bench --backends shm,mpi; chorus's mpi pays its agreement exchange) against a plain
+# MPI program (bench_mpi_plain: MPI_Allreduce, no chorus code), and chorus `gloo` against a plain
 # Gloo program (bench_gloo_plain: Gloo's FileStore and TCP transport, no chorus code) under
 # the same mpirun. mpirun binds each rank to a core by default (2 ranks or fewer: --bind-to core),
 # which suits shm and Open MPI; the Gloo runs (chorus and plain) use --bind-to none, because a
@@ -36,6 +37,8 @@ for rep in $(seq "$REPS"); do
     if [[ "$WHAT" != gloo ]]; then
       "${MPIRUN[@]}" -n "$n" "$BUILD/chorus" bench --backends shm,mpi --ops allreduce --sizes "$SMALL" \
         --iters 20000 --warmup 2000 --json > "$OUT/shm_mpi.$n.$rep.json"
+      "${MPIRUN[@]}" -n "$n" "$BUILD/bench/rt/bench_mpi_plain" --sizes "$SMALL" --iters 20000 --warmup 2000 \
+        > "$OUT/mpi_plain.$n.$rep.txt"
     fi
     "${MPIRUN[@]}" --bind-to none -n "$n" "$BUILD/chorus" bench --backends gloo --ops allreduce --sizes "$GLOO" \
       --iters "$GLOO_ITERS" --warmup "$GLOO_WARMUP" --json > "$OUT/gloo.$n.$rep.json"
@@ -66,21 +69,27 @@ for n in ranks:
             f = line.split()
             if f and f[0].startswith("gloo-"):
                 t.setdefault(("plain-" + f[0][5:], int(f[1])), []).append((float(f[4]), float(f[3])))
+        if os.path.exists(f"{out}/mpi_plain.{n}.{rep}.txt"):
+            for line in open(f"{out}/mpi_plain.{n}.{rep}.txt"):
+                f = line.split()
+                if f and f[0] == "mpi-plain":
+                    t.setdefault(("mpi-plain", int(f[1])), []).append((float(f[4]), float(f[3])))
     m = lambda k, i=0: med([x[i] for x in t.get(k, [])])
     print(f"\n## {n} ranks: median over {reps} runs of the mean time per all-reduce, us (fastest iteration in brackets)\n")
     before = any(k[0] == "gloo-before" for k in t)
     shm = any(k[0] == "shm" for k in t)
-    print("| bytes |" + (" chorus shm | Open MPI | shm / MPI |" if shm else "") + " chorus gloo |" +
+    print("| bytes |" + (" chorus shm | chorus mpi | plain MPI | shm / plain MPI | chorus mpi / plain MPI |" if shm else "") + " chorus gloo |" +
           (" chorus gloo before |" if before else "") + " plain Gloo ring | plain Gloo halving-doubling |"
           " gloo / best plain |" + (" before / best plain |" if before else ""))
-    print("|---:|" + ("---:|---:|---:|" if shm else "") + "---:|" + ("---:|" if before else "") + "---:|---:|---:|" +
+    print("|---:|" + ("---:|---:|---:|---:|---:|" if shm else "") + "---:|" + ("---:|" if before else "") + "---:|---:|---:|" +
           ("---:|" if before else ""))
     for b in sorted({k[1] for k in t}):
         cell = lambda impl: f"{m((impl, b)):.2f} ({m((impl, b), 1):.2f})" if (impl, b) in t else "-"
         ratio = lambda a, c: f"{m((a, b)) / m((c, b)):.2f}" if (a, b) in t and (c, b) in t else "-"
         plain = [m((k, b)) for k in ("plain-ring", "plain-hd") if (k, b) in t]
         best = lambda impl: f"{m((impl, b)) / min(plain):.2f}" if plain and (impl, b) in t else "-"
-        print(f"| {b} |" + (f" {cell('shm')} | {cell('mpi')} | {ratio('shm', 'mpi')} |" if shm else "") +
+        print(f"| {b} |" + (f" {cell('shm')} | {cell('mpi')} | {cell('mpi-plain')} | {ratio('shm', 'mpi-plain')} |"
+                             f" {ratio('mpi', 'mpi-plain')} |" if shm else "") +
               f" {cell('gloo')} |" + (f" {cell('gloo-before')} |" if before else "") +
               f" {cell('plain-ring')} | {cell('plain-hd')} | {best('gloo')} |" +
               (f" {best('gloo-before')} |" if before else ""))

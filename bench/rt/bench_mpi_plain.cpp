@@ -1,0 +1,105 @@
+// The reference for the runtime's "mpi" backend and for shm's "against Open MPI" rows: a plain
+// MPI program (Open MPI only, no chorus code) that all-reduces float32 sums with MPI_Allreduce,
+// timed the way `chorus bench` and bench_gloo_plain time (warm-ups, a barrier, then every
+// iteration timed; per iteration the slowest rank's time; min / mean / max over iterations).
+// chorus's own mpi backend pays its agreement exchange before each collective; this does not.
+//
+//   mpirun -n 2 bench_mpi_plain [--sizes 8,4096,...] [--iters N] [--warmup N]
+//
+// Prints one row per size in bench_gloo_plain's columns, impl "mpi-plain".
+#include <mpi.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace {
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  std::size_t at = 0;
+  while (at <= s.size()) {
+    const std::size_t comma = s.find(',', at);
+    out.push_back(s.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
+    if (comma == std::string::npos) break;
+    at = comma + 1;
+  }
+  return out;
+}
+
+int run(int argc, char** argv, int rank, int size) {
+  std::string sizes = "8,64,512,4096,32768,65536";
+  int iters = 20000, warmup = 2000;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (i + 1 < argc && a == "--sizes") {
+      sizes = argv[++i];
+    } else if (i + 1 < argc && a == "--iters") {
+      iters = std::stoi(argv[++i]);
+    } else if (i + 1 < argc && a == "--warmup") {
+      warmup = std::stoi(argv[++i]);
+    } else {
+      if (rank == 0) std::fprintf(stderr, "bench_mpi_plain: unknown argument '%s'\n", a.c_str());
+      return 2;
+    }
+  }
+  if (iters < 1 || warmup < 0) {
+    if (rank == 0) std::fprintf(stderr, "bench_mpi_plain: --iters >= 1, --warmup >= 0\n");
+    return 2;
+  }
+  if (rank == 0)
+    std::printf("%-10s %12s %6s %12s %12s %12s %12s %12s\n", "impl", "bytes", "ranks", "min_us", "mean_us", "max_us",
+                "algbw_GBps", "busbw_GBps");
+  for (const auto& s : split(sizes)) {
+    const std::size_t count = std::max<std::size_t>(std::stoull(s) / sizeof(float), 1);
+    std::vector<float> in(count, 1.0f), out(count, 0.0f);
+    const auto once = [&] {
+      MPI_Allreduce(in.data(), out.data(), static_cast<int>(count), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    };
+    for (int i = 0; i < warmup; ++i) once();
+    MPI_Barrier(MPI_COMM_WORLD);
+    std::vector<double> t(static_cast<std::size_t>(iters));
+    for (int i = 0; i < iters; ++i) {
+      const auto t0 = std::chrono::steady_clock::now();
+      once();
+      t[static_cast<std::size_t>(i)] =
+          std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+    }
+    if (out[0] != static_cast<float>(size)) {
+      std::fprintf(stderr, "bench_mpi_plain: rank %d: wrong sum %g (expected %d)\n", rank, static_cast<double>(out[0]),
+                   size);
+      return 1;
+    }
+    // Per iteration, the slowest rank's time.
+    MPI_Allreduce(MPI_IN_PLACE, t.data(), iters, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    const double lo = *std::min_element(t.begin(), t.end()), hi = *std::max_element(t.begin(), t.end());
+    double sum = 0;
+    for (double x : t) sum += x;
+    const double mean = sum / iters;
+    const double algbw = static_cast<double>(count * sizeof(float)) / (mean * 1e3);
+    const double busbw = algbw * 2.0 * (size - 1) / size;
+    if (rank == 0)
+      std::printf("mpi-plain  %12zu %6d %12.2f %12.2f %12.2f %12.3f %12.3f\n", count * sizeof(float), size, lo, mean,
+                  hi, algbw, busbw);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  int status = 2;
+  try {
+    status = run(argc, argv, rank, size);
+  } catch (const std::exception& e) {  // a value that does not parse (std::stoi)
+    std::fprintf(stderr, "bench_mpi_plain: %s\n", e.what());
+  }
+  MPI_Finalize();
+  return status;
+}
