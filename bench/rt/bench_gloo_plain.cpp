@@ -22,6 +22,8 @@
 
 #include <sched.h>
 
+#include "plain_reference.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -39,17 +41,6 @@ int env_int(const char* a, const char* b) {
     if (const char* v = std::getenv(name)) return std::atoi(v);
   }
   throw std::runtime_error(std::string("neither ") + a + " nor " + b + " is set (start with chorus launch or mpirun)");
-}
-
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  std::size_t at = 0;
-  while (at <= s.size()) {
-    const std::size_t comma = std::min(s.find(',', at), s.size());
-    if (comma > at) out.push_back(s.substr(at, comma - at));
-    at = comma + 1;
-  }
-  return out;
 }
 
 void sum_f32(void* o, const void* a, const void* b, std::size_t n) {
@@ -134,15 +125,13 @@ int run(int argc, char** argv) {
     gloo::allreduce(opts);
   };
 
-  if (rank == 0)
-    std::printf("%-10s %12s %6s %12s %12s %12s %12s %12s\n", "impl", "bytes", "ranks", "min_us", "mean_us", "max_us",
-                "algbw_GBps", "busbw_GBps");
-  for (const auto& algo : split(algos)) {
+  if (rank == 0) plain_reference::print_header();
+  for (const auto& algo : plain_reference::split(algos)) {
     if (algo != "ring" && algo != "hd") {
       std::fprintf(stderr, "bench_gloo_plain: unknown algorithm '%s' (ring, hd)\n", algo.c_str());
       return 2;
     }
-    for (const auto& s : split(sizes)) {
+    for (const auto& s : plain_reference::split(sizes)) {
       const std::size_t bytes = std::stoull(s);
       const std::size_t count = std::max<std::size_t>(bytes / sizeof(float), 1);
       std::vector<float> in(count, 1.0f), out(count, 0.0f);
@@ -177,18 +166,7 @@ int run(int argc, char** argv) {
         return 1;
       }
       slowest(t);
-      double lo = t[0], hi = t[0], sum = 0;
-      for (double x : t) {
-        lo = std::min(lo, x);
-        hi = std::max(hi, x);
-        sum += x;
-      }
-      const double mean = sum / iters;
-      const double algbw = static_cast<double>(count * sizeof(float)) / (mean * 1e3);
-      const double busbw = algbw * 2.0 * (size - 1) / size;
-      if (rank == 0)
-        std::printf("gloo-%-5s %12zu %6d %12.2f %12.2f %12.2f %12.3f %12.3f\n", algo.c_str(), count * sizeof(float),
-                    size, lo, mean, hi, algbw, busbw);
+      if (rank == 0) plain_reference::print_row("gloo-" + algo, count * sizeof(float), size, t);
     }
   }
   barrier();

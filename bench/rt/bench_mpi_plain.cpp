@@ -9,6 +9,8 @@
 // Prints one row per size in bench_gloo_plain's columns, impl "mpi-plain".
 #include <mpi.h>
 
+#include "plain_reference.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -16,18 +18,6 @@
 #include <vector>
 
 namespace {
-
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  std::size_t at = 0;
-  while (at <= s.size()) {
-    const std::size_t comma = s.find(',', at);
-    out.push_back(s.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
-    if (comma == std::string::npos) break;
-    at = comma + 1;
-  }
-  return out;
-}
 
 int run(int argc, char** argv, int rank, int size) {
   std::string sizes = "8,64,512,4096,32768,65536";
@@ -49,10 +39,8 @@ int run(int argc, char** argv, int rank, int size) {
     if (rank == 0) std::fprintf(stderr, "bench_mpi_plain: --iters >= 1, --warmup >= 0\n");
     return 2;
   }
-  if (rank == 0)
-    std::printf("%-10s %12s %6s %12s %12s %12s %12s %12s\n", "impl", "bytes", "ranks", "min_us", "mean_us", "max_us",
-                "algbw_GBps", "busbw_GBps");
-  for (const auto& s : split(sizes)) {
+  if (rank == 0) plain_reference::print_header();
+  for (const auto& s : plain_reference::split(sizes)) {
     const std::size_t count = std::max<std::size_t>(std::stoull(s) / sizeof(float), 1);
     std::vector<float> in(count, 1.0f), out(count, 0.0f);
     const auto once = [&] {
@@ -74,15 +62,7 @@ int run(int argc, char** argv, int rank, int size) {
     }
     // Per iteration, the slowest rank's time.
     MPI_Allreduce(MPI_IN_PLACE, t.data(), iters, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    const double lo = *std::min_element(t.begin(), t.end()), hi = *std::max_element(t.begin(), t.end());
-    double sum = 0;
-    for (double x : t) sum += x;
-    const double mean = sum / iters;
-    const double algbw = static_cast<double>(count * sizeof(float)) / (mean * 1e3);
-    const double busbw = algbw * 2.0 * (size - 1) / size;
-    if (rank == 0)
-      std::printf("mpi-plain  %12zu %6d %12.2f %12.2f %12.2f %12.3f %12.3f\n", count * sizeof(float), size, lo, mean,
-                  hi, algbw, busbw);
+    if (rank == 0) plain_reference::print_row("mpi-plain", count * sizeof(float), size, t);
   }
   return 0;
 }

@@ -38,20 +38,22 @@ std::uint64_t fusion_signature(const std::vector<FusedOp>& batch) {
 
 }  // namespace fusion_detail
 
-namespace {
+namespace fusion_detail {
 
-std::pair<std::int64_t, std::int64_t> fusion_min_of(const std::string& group, std::int64_t a, std::int64_t b) {
-  std::int64_t v[2] = {a, b};
-  rt::all_reduce(group, v, v, 2, DType::i64, ReduceOp::min);
-  return {v[0], v[1]};
+void least_over_ranks(const Communicator& control, std::int64_t* values, std::size_t n) {
+  control.issue(calls::all_reduce(values, values, n, DType::i64, ReduceOp::min));
 }
+
+}  // namespace fusion_detail
+
+namespace {
 
 using fusion_detail::CycleCounts;
 
-CycleCounts exchange_counts(const std::string& group, std::int64_t queued, std::int64_t submitted, bool stop) {
+CycleCounts exchange_counts(const Communicator& control, std::int64_t queued, std::int64_t submitted, bool stop) {
   // One all-reduce (min) of each value and of its negation (-min(-x) is the maximum).
   std::int64_t v[5] = {queued, submitted, -submitted, stop ? 1 : 0, stop ? -1 : 0};
-  rt::all_reduce(group, v, v, 5, DType::i64, ReduceOp::min);
+  fusion_detail::least_over_ranks(control, v, 5);
   return {v[0], v[1], -v[2], v[3] == 1, v[4] == -1};
 }
 
@@ -118,7 +120,7 @@ void Fusion::Impl::cycle_loop() {
       local_stop = stopping;
     }
     // How many operations every rank has (the minimum), and whether all ranks are stopping.
-    const CycleCounts counts = exchange_counts(control, local_n, submitted, local_stop);
+    const CycleCounts counts = exchange_counts(control_comm, local_n, submitted, local_stop);
     const std::int64_t k = counts.queued;
     batch.clear();
     if (k == 0 && local_n > 0 && counts.any_stop) {
@@ -139,8 +141,9 @@ void Fusion::Impl::cycle_loop() {
     if (k > 0) {
       // The same k operations on every rank? (min and -max of one hash per rank)
       const std::int64_t h = static_cast<std::int64_t>(fusion_detail::fusion_signature(batch));
-      const auto [lo, minus_hi] = fusion_min_of(control, h, -h);
-      if (lo != -minus_hi) {
+      std::int64_t lo_minus_hi[2] = {h, -h};
+      fusion_detail::least_over_ranks(control_comm, lo_minus_hi, 2);
+      if (lo_minus_hi[0] != -lo_minus_hi[1]) {
         const FusedOp& first = batch.front();
         const auto error = std::make_exception_ptr(InputError(
             fmt::format("fused {} on rank {}", to_string(first.op), world_rank),
@@ -217,7 +220,7 @@ void Fusion::Impl::agree_uneven_blocks() {
   for (const auto& p : batch)
     if (p.op == CollectiveKind::kAllToAllv) largest.push_back(static_cast<std::int64_t>(p.count));
   if (largest.empty()) return;
-  rt::all_reduce(control, largest.data(), largest.data(), largest.size(), DType::i64, ReduceOp::max);
+  control_comm.issue(calls::all_reduce(largest.data(), largest.data(), largest.size(), DType::i64, ReduceOp::max));
   std::size_t next = 0, kept = 0;
   for (auto& p : batch) {
     if (p.op == CollectiveKind::kAllToAllv) {

@@ -79,12 +79,13 @@ Fusion::Fusion(const std::vector<std::string>& backends, const FusionOptions& op
       std::find(im.backends.begin(), im.backends.end(), "shm") != im.backends.end() ? "shm" : im.backends.front();
   im.control = fmt::format("chorus-fusion{}/control", id);
   rt::split(im.control, control_backend, 0, world_rank);
+  im.control_comm = rt::communicator(im.control);
   // B decides how operations are packed, so every rank must use the same (T only when cycles
   // start): ranks that differ would pack other fused buffers and fail on them, naming calls the
   // program never made.
   const auto B_bytes = static_cast<std::int64_t>(options.buffer_bytes);
   std::int64_t least_most[2] = {B_bytes, -B_bytes};
-  rt::all_reduce(im.control, least_most, least_most, 2, DType::i64, ReduceOp::min);
+  fusion_detail::least_over_ranks(im.control_comm, least_most, 2);
   if (least_most[0] != -least_most[1])
     throw InputError(where, fmt::format("ranks disagree on the fused buffer size B: this rank's is {} bytes, the "
                                         "ranks' range from {} to {} (every rank must use the same B, CHORUS_FUSION)",

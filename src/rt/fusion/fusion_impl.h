@@ -23,6 +23,7 @@
 #include "rt/call.h"
 #include "rt/dtype.h"
 #include "rt/fusion/fusion.h"
+#include "rt/runtime.h"
 #include "rt/types.h"
 #include "rt/work.h"
 
@@ -78,6 +79,10 @@ struct CycleCounts {
   bool all_stop = false, any_stop = false;
 };
 
+// Each of `values` replaced by its minimum over the ranks of the fusion's control group (a
+// maximum is minus the minimum of the negated value).
+void least_over_ranks(const Communicator& control, std::int64_t* values, std::size_t n);
+
 // The signature of a cycle's batch, compared across ranks (cycle.cpp).
 std::uint64_t fusion_signature(const std::vector<FusedOp>& batch);
 
@@ -91,6 +96,7 @@ struct Fusion::Impl {
   std::vector<std::string> backends;          // concrete backends of this Fusion
   std::map<std::string, std::string> groups;  // backend -> its fusion group
   std::string control;                        // the group the cycle's agreement runs on
+  Communicator control_comm;                  // that group, resolved once
   int world_rank = 0;                         // = the rank in every group of this fusion
   std::shared_ptr<FusionBuffers> shared;
 
