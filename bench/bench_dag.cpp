@@ -1,4 +1,4 @@
-// Training-DAG executor speed (see BENCHMARKS.md for how to run and the recorded numbers).
+// Training-DAG executor speed (see BENCHMARKS-history.md for how to run and the recorded numbers).
 //   bench_dag   Transformer-1T per Table 2 topology; growth with layers, iterations and
 //               concurrent collectives; Transformer-1T as an 8-stage pipeline; the whole
 //               `reproduce themis-workloads` study.

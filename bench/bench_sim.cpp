@@ -1,4 +1,4 @@
-// Simulator speed and memory (see BENCHMARKS.md for how to run and the recorded numbers).
+// Simulator speed and memory (see BENCHMARKS-history.md for how to run and the recorded numbers).
 //   bench_sim            1 GB all-reduce, 64 chunks, each Table 2 preset x scheduler;
 //                        scaling in NPUs, dimensions and chunks; the whole Themis study.
 #include <sys/resource.h>

@@ -11,7 +11,7 @@ shift || true
 # RelWithDebInfo (-O2) with line tables only (-g1: file:line in crashes and sanitizer reports,
 # less to compile and link); a unity build (16 sources per translation unit: the shared headers,
 # fmt, nlohmann/json, yaml-cpp, gtest, are parsed once per batch; about half the build time,
-# BENCHMARKS.md "CI build time"). A developer's own `cmake -S . -B dir` compiles one file per unit.
+# BENCHMARKS-history.md "CI build time"). A developer's own `cmake -S . -B dir` compiles one file per unit.
 # Warnings are errors here too: Debian 12's g++ is the one compiler this project supports, and
 # the same flags in both mean that running both README commands compiles once.
 CONFIG=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DCHORUS_LINE_TABLES_ONLY=ON -DCHORUS_WERROR=ON

@@ -21,12 +21,12 @@ echo "=== dependencies: $SECONDS s ==="
 JOBS=$(nproc)
 # Every stage compiles as a unity build (16 sources per translation unit): the shared headers
 # (fmt, nlohmann/json, yaml-cpp, gtest) are parsed once per batch, which halves the builds
-# (BENCHMARKS.md, "CI build time"). Developers' own builds (cmake -S . -B build) compile one file
+# (BENCHMARKS-history.md, "CI build time"). Developers' own builds (cmake -S . -B build) compile one file
 # per unit and so still catch a missing #include.
 UNITY=(-DCMAKE_UNITY_BUILD=ON -DCMAKE_UNITY_BUILD_BATCH_SIZE=16)
 want() { [[ "$MODE" == all || "$MODE" == "$1" ]]; }
 
-# Each stage's build and test times go to the log (BENCHMARKS.md, "CI time").
+# Each stage's build and test times go to the log (BENCHMARKS-history.md, "CI time").
 stage_start=$SECONDS
 took() { echo "=== $1: $((SECONDS - stage_start)) s ==="; stage_start=$SECONDS; }
 

@@ -319,13 +319,19 @@ void register_rt_commands(CLI::App& app) {
                                    "Measure time and algorithm/bus bandwidth per backend, operation and size, "
                                    "as nccl-tests does (run under chorus launch or mpirun)");
   static CommonOptions bench_opts;
-  static bool bench_json = false, bench_check_flag = false, bench_async = false, bench_algorithms = false;
+  static bool bench_json = false, bench_jsonl = false, bench_check_flag = false, bench_async = false,
+              bench_algorithms = false;
   static int bench_check = 1, bench_root = 0;
   static std::string bench_redop = "sum";
   bench_opts.ops = "allreduce";
   bench_opts.sizes = "4KiB,64KiB,1MiB,16MiB";
   add_common(bench, bench_opts);
-  bench->add_flag("--json", bench_json, "print JSON rows instead of a table (all at the end)");
+  auto* json_flag =
+      bench->add_flag("--json", bench_json, "print the rows as one JSON array instead of a table, at the end");
+  bench
+      ->add_flag("--jsonl", bench_jsonl,
+                 "print each row as one JSON object per line (JSON Lines) as it is measured, instead of a table")
+      ->excludes(json_flag);
   bench
       ->add_option("-c", bench_check,
                    "1: verify one call per row and placement against a local reference (#wrong columns; exit 1 if "
@@ -366,7 +372,7 @@ void register_rt_commands(CLI::App& app) {
       if (options.root >= rt::size(b))
         throw InputError("-r/--root", fmt::format("rank {} is not a rank of {} ranks", options.root, rt::size(b)));
     const bool leader = rt::rank(options.backends.front()) == 0;
-    const bool table = leader && !bench_json;
+    const bool table = leader && !bench_json && !bench_jsonl;
     const auto names = rt::bench_backend_names(options);
     if (table) {
       std::fputs(rt::bench_table_header(rt::size(options.backends.front()), options.iters, options.warmup, names, check)
@@ -377,6 +383,10 @@ void register_rt_commands(CLI::App& app) {
     std::size_t printed = 0;
     BenchInterruptGuard interrupt(table);
     const auto rows = rt::run_bench(options, [&](const rt::BenchRow& row) {
+      if (leader && bench_jsonl) {
+        std::printf("%s\n", rt::bench_row_json(row, check).dump().c_str());
+        std::fflush(stdout);
+      }
       if (!table) return;
       std::fputs(rt::bench_table_row(row, names, check).c_str(), stdout);
       std::fflush(stdout);
@@ -384,7 +394,7 @@ void register_rt_commands(CLI::App& app) {
     });
     interrupt.release();
     rt::finalize();
-    if (leader) {
+    if (leader && !bench_jsonl) {
       if (bench_json)
         std::printf("%s\n", rt::bench_json(rows, check).dump(2).c_str());
       else

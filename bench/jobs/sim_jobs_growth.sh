@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `chorus sim jobs`' cost growth with jobs and servers (issue 34, BENCHMARKS.md "sim jobs"):
+# `chorus sim jobs`' cost growth with jobs and servers (issue 34, BENCHMARKS-history.md "sim jobs"):
 # ResNet-152 data-parallel jobs placed at random (seed = job number), one iteration each, on a 2:1
 # oversubscribed fat-tree; wall time and peak memory of the whole command (the shared run and
 # every job alone). Usage: bench/jobs/sim_jobs_growth.sh [CHORUS] [--big]  (--big adds 4,096 servers)

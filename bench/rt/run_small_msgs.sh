@@ -7,13 +7,14 @@
 # which suits shm and Open MPI; the Gloo runs (chorus and plain) use --bind-to none, because a
 # bound rank shares its one core with Gloo's event-loop thread and every wake-up can wait for the
 # next scheduler tick (measured: plain Gloo ring, 2 ranks, 64 B: ~4 ms bound, ~0.3 ms unbound).
-# 2 and 4 ranks, float32 sum, 8 B .. 64 KiB (gloo also 1 MiB, 16 MiB).
+# 2 and 4 ranks, float32 sum, 8 B .. 64 KiB (gloo also 1 MiB, 16 MiB); WHAT=large: 1 MiB .. 128 MiB.
 # shm and Open MPI run 20000 iterations (at 2000 a single 0.3 ms preemption moves an 8 B mean by
 # 0.15 µs, a quarter of it). Every configuration runs REPS times, interleaved; the table gives the median over the runs
 # of the mean time per operation (and of the fastest iteration). The machine may be shared:
 # the script prints `uptime` before each round.
 # Usage: bench/rt/run_small_msgs.sh [BUILD_DIR] [REPS] [WHAT] [RANKS]   (default build/, 3, all, "2 4")
 #   WHAT = gloo: only chorus gloo and plain Gloo (300 timed iterations, 30 warm-ups, 8 B .. 16 MiB);
+#   WHAT = large: every implementation at 1, 4, 16, 64 and 128 MiB (10 timed iterations, 3 warm-ups);
 #   BEFORE=/path/to/chorus adds that binary's gloo beside, run in turn in each round.
 set -euo pipefail
 BUILD=${1:-build}
@@ -21,13 +22,18 @@ REPS=${2:-3}
 WHAT=${3:-all}
 RANKS=${4:-2 4}
 BEFORE=${BEFORE:-}
-GLOO_ITERS=200 GLOO_WARMUP=20
+GLOO_ITERS=200 GLOO_WARMUP=20 ITERS=20000 WARMUP=2000
 if [[ "$WHAT" == gloo ]]; then GLOO_ITERS=300 GLOO_WARMUP=30; fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 MPIRUN=(mpirun --oversubscribe)
 SMALL=8,64,512,4096,32768,65536
 GLOO=8,64,512,4096,32768,65536,262144,1048576,4194304,16777216
 [[ "$WHAT" == gloo ]] && GLOO=8,64,512,4096,16384,32768,65536,131072,262144,524288,1048576,4194304,16777216
+if [[ "$WHAT" == large ]]; then
+  SMALL=1048576,4194304,16777216,67108864,134217728 GLOO=$SMALL
+  ITERS=10 WARMUP=3 GLOO_ITERS=10 GLOO_WARMUP=3
+fi
+case "$WHAT" in all|gloo|large) ;; *) echo "run_small_msgs.sh: WHAT is all, gloo or large, not '$WHAT'" >&2; exit 2 ;; esac
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
 echo "# machine: $(nproc) cpus, $(lscpu | sed -n 's/^Model name: *//p'), $(date -u +%F)"
@@ -36,8 +42,8 @@ for rep in $(seq "$REPS"); do
     echo "# round $rep, $n ranks, $(uptime)"
     if [[ "$WHAT" != gloo ]]; then
       "${MPIRUN[@]}" -n "$n" "$BUILD/chorus" bench --backends shm,mpi --ops allreduce --sizes "$SMALL" \
-        --iters 20000 --warmup 2000 --json > "$OUT/shm_mpi.$n.$rep.json"
-      "${MPIRUN[@]}" -n "$n" "$BUILD/bench/rt/bench_mpi_plain" --sizes "$SMALL" --iters 20000 --warmup 2000 \
+        --iters "$ITERS" --warmup "$WARMUP" --json > "$OUT/shm_mpi.$n.$rep.json"
+      "${MPIRUN[@]}" -n "$n" "$BUILD/bench/rt/bench_mpi_plain" --sizes "$SMALL" --iters "$ITERS" --warmup "$WARMUP" \
         > "$OUT/mpi_plain.$n.$rep.txt"
     fi
     "${MPIRUN[@]}" --bind-to none -n "$n" "$BUILD/chorus" bench --backends gloo --ops allreduce --sizes "$GLOO" \

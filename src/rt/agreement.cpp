@@ -96,7 +96,7 @@ std::size_t inline_bytes(const CallSignature& c, int n, std::size_t capacity) {
 constexpr std::uint8_t kCarries = 2;  // in OpSignature::vector_form of a digest
 
 // Up to this many bytes of payload: beyond, the two copies through the row cost more than the
-// library's own exchange saves (gloo, 2 ranks: BENCHMARKS.md, "gloo's vector forms ride").
+// library's own exchange saves (gloo, 2 ranks: BENCHMARKS-history.md, "gloo's vector forms ride").
 constexpr std::size_t kVectorRideBytes = 64 << 10;
 
 bool exchange_form(CollectiveKind op) { return op == CollectiveKind::kAllToAll || op == CollectiveKind::kAllToAllv; }

@@ -116,24 +116,26 @@ std::string bench_summary(const std::vector<BenchRow>& rows, bool check) {
   return out;
 }
 
+nlohmann::json bench_row_json(const BenchRow& r, bool check) {
+  nlohmann::json j;
+  j["backend"] = r.backend;
+  j["op"] = bench_op_name(r.op);
+  j["bytes"] = r.bytes;
+  j["count"] = r.count;
+  j["dtype"] = to_string(r.dtype);
+  j["redop"] = r.redop ? nlohmann::json(to_string(*r.redop)) : nlohmann::json();
+  j["root"] = r.root >= 0 ? nlohmann::json(r.root) : nlohmann::json();
+  j["world_size"] = r.world_size;
+  j["iters"] = r.iters;
+  j["warmup"] = r.warmup;
+  j.update(timing_json(r.out_of_place, check));  // out of place: the keys of the row itself
+  j["in_place"] = r.in_place ? timing_json(*r.in_place, check) : nlohmann::json();
+  return j;
+}
+
 nlohmann::json bench_json(const std::vector<BenchRow>& rows, bool check) {
   nlohmann::json out = nlohmann::json::array();
-  for (const auto& r : rows) {
-    nlohmann::json j;
-    j["backend"] = r.backend;
-    j["op"] = bench_op_name(r.op);
-    j["bytes"] = r.bytes;
-    j["count"] = r.count;
-    j["dtype"] = to_string(r.dtype);
-    j["redop"] = r.redop ? nlohmann::json(to_string(*r.redop)) : nlohmann::json();
-    j["root"] = r.root >= 0 ? nlohmann::json(r.root) : nlohmann::json();
-    j["world_size"] = r.world_size;
-    j["iters"] = r.iters;
-    j["warmup"] = r.warmup;
-    j.update(timing_json(r.out_of_place, check));  // out of place: the keys of the row itself
-    j["in_place"] = r.in_place ? timing_json(*r.in_place, check) : nlohmann::json();
-    out.push_back(j);
-  }
+  for (const auto& r : rows) out.push_back(bench_row_json(r, check));
   return out;
 }
 

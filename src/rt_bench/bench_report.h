@@ -25,6 +25,9 @@ std::string bench_table_row(const BenchRow& row, const std::vector<std::string>&
 // operation in the order of the rows, "# Avg bus bandwidth    : X.XXX  (backend op)", as
 // nccl-tests ends its output (the number is the sixth word, where nccl-tests has it).
 std::string bench_summary(const std::vector<BenchRow>& rows, bool check);
+// One row as a JSON object (what `--jsonl` prints per line as it is measured); bench_json is the
+// array of every row's.
+nlohmann::json bench_row_json(const BenchRow& row, bool check);
 nlohmann::json bench_json(const std::vector<BenchRow>& rows, bool check);
 
 // nccl-tests' "Avg bus bandwidth": the mean busbw over every row's out-of-place and (where

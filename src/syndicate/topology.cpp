@@ -147,7 +147,7 @@ Topology testbed() {
 }
 
 // This machine: `ranks` processes, one dimension, the runtime's three backends as channels. Bus
-// bandwidths and small-message latencies of BENCHMARKS.md (4 ranks on the CI machine: shm 45,
+// bandwidths and small-message latencies of BENCHMARKS-history.md (4 ranks on the CI machine: shm 45,
 // Open MPI 19, Gloo 7.5 Gb/s at 16 MiB; 8 B: ~2, ~5, ~250 us). A 2-core host runs them on the
 // same cores, so their overlap is optimistic there (docs/syndicate.md).
 Topology host(int ranks) {

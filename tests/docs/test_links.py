@@ -55,7 +55,7 @@ def anchors_of(path, cache={}):
 
 
 def pages():
-    out = [os.path.join(ROOT, p) for p in ("README.md", "BENCHMARKS.md") if os.path.exists(os.path.join(ROOT, p))]
+    out = [os.path.join(ROOT, p) for p in ("README.md", "BENCHMARKS.md", "BENCHMARKS-history.md") if os.path.exists(os.path.join(ROOT, p))]
     docs = os.path.join(ROOT, "docs")
     out += [os.path.join(docs, f) for f in sorted(os.listdir(docs)) if f.endswith(".md")]
     return out

@@ -2,7 +2,7 @@
 // others are links to it, and it runs the program its name says (or the one named first:
 // `rt_programs rt_check --help`). Each program is a few hundred lines over CLI11 and the
 // runtime; compiling their shared part once instead of nine times is most of their build
-// (BENCHMARKS.md, "CI time").
+// (BENCHMARKS-history.md, "CI time").
 #include <cstdio>
 #include <cstring>
 #include <string_view>

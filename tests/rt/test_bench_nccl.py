@@ -194,6 +194,33 @@ check("interrupt: the last line says the sweep was interrupted",
       lines and lines[-1].startswith("# Interrupted") and "did not finish" in lines[-1], out)
 check("interrupt: no closing average (the sweep did not end)", "Avg bus bandwidth" not in out, out)
 
+# ---- --jsonl: one JSON object per row, each as it is measured -----------------------------------
+p = subprocess.Popen([CHORUS, "launch", "-n", str(RANKS), "--", CHORUS, "bench", "--backends", "shm", "-b", "1K",
+                      "-e", "16M", "-f", "4", "-n", "2000", "-w", "1", "--jsonl"],
+                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+first = p.stdout.readline()
+p.send_signal(signal.SIGINT)
+try:
+    rest, err = p.communicate(timeout=60)
+except subprocess.TimeoutExpired:
+    p.kill()
+    rest, err = p.communicate()
+try:
+    objs = [json.loads(line) for line in (first + rest).splitlines()]
+except ValueError as e:
+    objs = None
+    check("--jsonl: every line is one JSON object", False, f"{e}: {first + rest}")
+if objs is not None:
+    check("--jsonl: the first row arrived before the sweep ended, the first size", objs and objs[0]["bytes"] == 1024 and
+          objs[0]["op"] == "allreduce" and objs[0]["wrong"] == 0, first)
+    check("--jsonl: rows in sweep order, fewer than the whole sweep",
+          [o["bytes"] for o in objs] == [1024 * 4 ** k for k in range(len(objs))] and len(objs) < 8, first + rest)
+check("--jsonl: exit 130 (SIGINT)", p.returncode == 130, f"{p.returncode} {err}")
+p = subprocess.run([CHORUS, "bench", "--backends", "shm", "--json", "--jsonl"], capture_output=True, text=True,
+                   timeout=60)
+check("--json with --jsonl: exit 2, both named", p.returncode == 2 and "--jsonl" in p.stderr and "--json" in p.stderr,
+      p.stderr)
+
 for f in failures:
     print("FAIL", f)
 print(f"bench nccl-tests layout: {len(failures)} failures")

@@ -49,7 +49,7 @@ struct FlowResult {
 class WaterFiller;
 
 // Batch tolerances are in [0, kMaxBatchTolerance), for the engine and every command alike: the
-// error grows with the tolerance (BENCHMARKS.md measures it at 1e-3, what reproduce topoopt runs).
+// error grows with the tolerance (BENCHMARKS-history.md measures it at 1e-3, what reproduce topoopt runs).
 inline constexpr double kMaxBatchTolerance = 0.1;
 
 // Throws InputError("batch_tolerance", ...) unless 0 <= tolerance < kMaxBatchTolerance.
@@ -63,7 +63,7 @@ class FlowEngine {
   // its current rate puts it and all its bytes are counted on its links, so the only error is
   // that the others get its capacity up to that fraction of its duration early. Many flows of an
   // all-to-all end at distinct but close times; batching them cuts the reallocations 3-14x
-  // (BENCHMARKS.md gives the measured error).
+  // (BENCHMARKS-history.md gives the measured error).
   explicit FlowEngine(const net::GraphNetwork& net, double batch_tolerance = 0.0);
   ~FlowEngine();
   FlowEngine(const FlowEngine&) = delete;

@@ -8,7 +8,7 @@
 // the same calls), over a scratch buffer of ours (copy in, run, copy out) and over a second set
 // of TCP connections: its buffers are registered once, so each message goes straight into the
 // peer's memory, where Gloo's unbound buffers (new API, point to point) need a rendezvous per
-// message; 4 ranks on 2 cores: ~2 ms instead of ~4.5 ms (BENCHMARKS.md, "Small messages").
+// message; 4 ranks on 2 cores: ~2 ms instead of ~4.5 ms (BENCHMARKS-history.md, "Small messages").
 //
 // The backend's ideas, one file each (as Gloo's own gloo/transport/tcp/ is cut by concept):
 //   gloo_backend.cpp       set-up: the device, the two full meshes over our store, every rank's pid
@@ -80,7 +80,7 @@ class ClassicAllReduce {
 // the call cannot overrun it whatever it sends; only the part of the row in use is sent (the
 // 32-byte digest alone when the call does not ride). One message each way per call, where the
 // classic halving-doubling all-reduce of the rows it replaces took two steps and two
-// notifications each way (BENCHMARKS.md, "gloo: the agreement as one message each way").
+// notifications each way (BENCHMARKS-history.md, "gloo: the agreement as one message each way").
 // Two receive buffers per peer, used in turn: a peer can be at most one exchange ahead (it
 // finishes exchange k+1 only with this rank's row of k+1, sent after this rank finished k), so
 // it never writes the buffer this rank is still reading.
@@ -136,7 +136,7 @@ class GlooBackend final : public Backend {
   // more), so its rows carry calls of up to 4 KiB; on 2 ranks up to kRideBytes2: there an
   // all-gather of the rows moves the bytes of an all-reduce, in one message each way instead
   // of halving-doubling's two steps (and notifications), and a call that rides needs no
-  // second exchange after the agreement (BENCHMARKS.md, "gloo: the agreement as one message
+  // second exchange after the agreement (BENCHMARKS-history.md, "gloo: the agreement as one message
   // each way").
   std::size_t agreement_inline_bytes() const override {
     return size_ == 2 ? kRideBytes2 : size_ <= 8 ? 4096 : size_ <= 32 ? 512 : 0;
