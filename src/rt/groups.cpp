@@ -125,4 +125,11 @@ void Runtime::add_group(const std::string& name, const std::string& kind, std::v
   fast_.add(name, added);
 }
 
+int Runtime::next_instance(std::string_view layer) {
+  std::lock_guard lock(mutex_);
+  auto it = instances_.find(layer);
+  if (it == instances_.end()) it = instances_.emplace(std::string(layer), 0).first;
+  return it->second++;
+}
+
 }  // namespace chorus::rt

@@ -32,6 +32,8 @@ inline Work run(std::string_view backend, Call&& call, bool async_op) {
 
 }  // namespace
 
+Runtime& default_runtime(std::string_view what) { return rt(what); }
+
 Work issue(std::string_view backend, Call call, bool async_op) { return run(backend, std::move(call), async_op); }
 
 Communicator communicator(std::string_view name) { return rt("communicator").communicator(name); }

@@ -140,6 +140,8 @@ class Communicator {
   // "gloo" or "gloo:ring": what a call of `op` runs on (as resolve_backend names it).
   std::string resolve(CollectiveKind op) const;
   Work issue(Call call, bool async_op = false) const;
+  // Whether the communicator's runtime is still there (false for an empty handle).
+  bool alive() const { return state_ != nullptr && !alive_.expired(); }
 
  private:
   friend class Runtime;

@@ -121,6 +121,11 @@ class Runtime {
   void new_group(const std::string& name, const std::vector<int>& ranks, std::string_view backend);
   void member_group(const std::string& name, const std::vector<int>& world_ranks, std::string_view backend);
   std::vector<int> group_ranks(std::string_view name);
+  // The number of the next instance of `layer` ("fusion", "compressor") built on this runtime:
+  // 0, 1, 2, ... per layer. The layers above the core name their groups with it, so ranks that
+  // build their instances in the same order name the same groups, whatever other runtimes of
+  // the process (thread ranks) do.
+  int next_instance(std::string_view layer);
 
  private:
   // The hot path: a linear scan of the few names beats a map lookup. `algorithm` (operations
@@ -150,7 +155,8 @@ class Runtime {
   std::vector<std::string> order_;                                           // initialised backends in preference order
   std::vector<std::string> groups_;                                          // groups of this rank, in creation order
   std::map<std::string, std::vector<int>, std::less<>> members_;             // group -> world ranks
-  std::vector<std::string> not_member_;  // groups created while this rank joined none
+  std::vector<std::string> not_member_;                // groups created while this rank joined none
+  std::map<std::string, int, std::less<>> instances_;  // next_instance's counts, by layer (under mutex_)
   // The same names, for the lookup on every call: append-only and lock-free, so that a thread
   // issuing operations (tensor fusion's cycle thread) may look names up while another creates a
   // group. Names past its capacity are found through `communicators_` under `mutex_`.
@@ -176,6 +182,10 @@ class Runtime {
   // Held only here: the communicators handed out (runtime.h) see it expire when this runtime ends.
   std::shared_ptr<const int> alive_ = std::make_shared<const int>(0);
 };
+
+// The process's default runtime: what init() made (runtime.h's functions run on it); InputError
+// naming `what` when there is none.
+Runtime& default_runtime(std::string_view what);
 
 // Backend names are 3-4 bytes: a constant-length memcmp compiles to two loads and a compare,
 // where std::string's operator== calls memcmp.

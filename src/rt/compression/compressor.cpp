@@ -2,40 +2,40 @@
 
 #include <fmt/format.h>
 
-#include <atomic>
-
 #include "core/error.h"
-#include "rt/runtime.h"
+#include "rt/runtime_instance.h"
 
 namespace chorus::rt::compressed {
 
-namespace {
-std::atomic<int> g_compressors{0};  // names each Compressor's group (the same count on every rank)
-}  // namespace
-
 struct Compressor::Impl {
+  Runtime* runtime = nullptr;
   std::string group;
+  Communicator comm;  // the group, resolved once
   StatsTotals totals;
 };
 
-Compressor::Compressor(std::string_view backend) : impl_(std::make_unique<Impl>()) {
+Compressor::Compressor(std::string_view backend) : Compressor(default_runtime("Compressor"), backend) {}
+
+Compressor::Compressor(Runtime& runtime, std::string_view backend) : impl_(std::make_unique<Impl>()) {
   if (backend == "auto")
     throw InputError("Compressor",
                      "give an initialised backend, not auto (a Compressor's operations run on one group)");
-  impl_->group = fmt::format("chorus-compressor{}/{}", g_compressors.fetch_add(1), backend);
-  rt::split(impl_->group, backend, 0, rt::rank(backend));
+  impl_->runtime = &runtime;
+  impl_->group = fmt::format("chorus-compressor{}/{}", runtime.next_instance("compressor"), backend);
+  runtime.split(impl_->group, backend, 0, runtime.rank(backend));
+  impl_->comm = runtime.communicator(impl_->group);
 }
 
 Compressor::~Compressor() {
   // The calls hold pointers to the totals: wait for them (their errors are in their Works).
   try {
-    if (rt::is_initialized()) rt::synchronize({impl_->group});
+    if (impl_->comm.alive()) impl_->runtime->synchronize({impl_->group});
   } catch (...) {  // a destructor must not throw
   }
 }
 
 Work Compressor::issue(Call call, const ErrorBound& bound, Stats* stats) {
-  return rt::issue(impl_->group, compressed_call(std::move(call), bound, stats, &impl_->totals), true);
+  return impl_->comm.issue(compressed_call(std::move(call), bound, stats, &impl_->totals), true);
 }
 
 Work Compressor::all_reduce(const void* in, void* out, std::size_t count, DType dtype, ReduceOp op,

@@ -21,6 +21,7 @@
 #include <string_view>
 
 #include "rt/compression/compressed.h"
+#include "rt/runtime.h"
 #include "rt/types.h"
 #include "rt/work.h"
 
@@ -28,11 +29,14 @@ namespace chorus::rt::compressed {
 
 class Compressor {
  public:
-  // Collective over the world, like rt::Fusion: every rank constructs its Compressors in the same
-  // order, with the same backend (an initialised backend, not "auto"), while no other operation
-  // of the process is being issued (it makes a group).
+  // Collective over `runtime`'s world, like rt::Fusion: every rank constructs its Compressors on
+  // its runtime in the same order, with the same backend (an initialised backend, not "auto"),
+  // while no other operation of that runtime is being issued (it makes a group). The runtime
+  // must outlive the Compressor.
+  Compressor(Runtime& runtime, std::string_view backend);
+  // The same on the process's default runtime (rt::init's).
   explicit Compressor(std::string_view backend);
-  // Waits for every call made so far. Destroy before rt::finalize().
+  // Waits for every call made so far. Destroy before its runtime ends (rt::finalize()).
   ~Compressor();
   Compressor(const Compressor&) = delete;
   Compressor& operator=(const Compressor&) = delete;

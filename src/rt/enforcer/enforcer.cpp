@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "rt/errors.h"
+#include "rt/runtime_instance.h"
 
 namespace chorus::rt {
 
@@ -22,7 +23,9 @@ bool share_channel(const EnforcedStep& a, const EnforcedStep& b) {
 
 }  // namespace
 
-Enforcer::Enforcer(EnforcerPlan plan) : plan_(std::move(plan)) {
+Enforcer::Enforcer(EnforcerPlan plan) : Enforcer(default_runtime("enforcer"), std::move(plan)) {}
+
+Enforcer::Enforcer(Runtime& runtime, EnforcerPlan plan) : runtime_(&runtime), plan_(std::move(plan)) {
   std::size_t total = 0;
   for (const auto& op : plan_.ops) total += op.steps.size();
   by_seq_.assign(total, {-1, -1});
@@ -188,10 +191,16 @@ Call step_call(const EnforcedStep& s, DType dtype, char* in, char* out, void* st
 
 }  // namespace
 
+Work run_step(Runtime& runtime, const EnforcedStep& s, DType dtype, void* in_buf, void* out_buf, bool async,
+              void* staging) {
+  if (s.idle) return Work();
+  return runtime.issue(s.group, step_call(s, dtype, static_cast<char*>(in_buf), static_cast<char*>(out_buf), staging),
+                       async);
+}
+
 Work run_step(const EnforcedStep& s, DType dtype, void* in_buf, void* out_buf, bool async, void* staging) {
   if (s.idle) return Work();
-  return rt::issue(s.group, step_call(s, dtype, static_cast<char*>(in_buf), static_cast<char*>(out_buf), staging),
-                   async);
+  return run_step(default_runtime("enforcer"), s, dtype, in_buf, out_buf, async, staging);
 }
 
 void finish_step(const EnforcedStep& s, DType dtype, void* out, const void* staging) {
@@ -203,7 +212,7 @@ Work Enforcer::issue(int op, int step) {
   const auto o = static_cast<std::size_t>(op);
   const auto s = static_cast<std::size_t>(step);
   const auto& st = plan_.ops[o].steps[s];
-  return run_step(st, plan_.dtype, in_[o], out_[o], !blocking_[static_cast<std::size_t>(st.seq)],
+  return run_step(*runtime_, st, plan_.dtype, in_[o], out_[o], !blocking_[static_cast<std::size_t>(st.seq)],
                   staging_[o][s].data());
 }
 

@@ -77,6 +77,9 @@ struct EnforcerStats {
 // the runtime runs it on the calling thread when its lane is idle); a completed Work for an idle
 // step. A strided step needs `staging` (staging_elements(step) elements) until finish_step() has
 // run after its Work completed. Shared by the enforcer and by calibration runs of single steps.
+Work run_step(Runtime& runtime, const EnforcedStep& step, DType dtype, void* in, void* out, bool async = true,
+              void* staging = nullptr);
+// The same on the process's default runtime (rt::init's).
 Work run_step(const EnforcedStep& step, DType dtype, void* in, void* out, bool async = true, void* staging = nullptr);
 std::size_t staging_elements(const EnforcedStep& step);  // 0: the step works on the buffers directly
 // A strided all-gather segment, once its Work completed: the gathered blocks from `staging` to `out`.
@@ -85,6 +88,10 @@ void finish_step(const EnforcedStep& step, DType dtype, void* out, const void* s
 class Enforcer {
  public:
   // Checks the plan (sequence numbers 0..S-1 each once, parents earlier, ranges); InputError.
+  // The steps run on `runtime`'s backends and groups (EnforcedStep::group), which must outlive
+  // the Enforcer.
+  Enforcer(Runtime& runtime, EnforcerPlan plan);
+  // The same on the process's default runtime (rt::init's).
   explicit Enforcer(EnforcerPlan plan);
   ~Enforcer();
   Enforcer(const Enforcer&) = delete;
@@ -106,6 +113,7 @@ class Enforcer {
   void progress();
   Work issue(int op, int step);
 
+  Runtime* runtime_;
   EnforcerPlan plan_;
   std::vector<std::pair<int, int>> by_seq_;  // seq -> (op, step)
   std::vector<char> blocking_;               // per seq: the next step must wait for this one

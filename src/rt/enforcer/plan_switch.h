@@ -15,6 +15,8 @@
 
 namespace chorus::rt {
 
+class Runtime;  // rt/runtime_instance.h
+
 struct SwitchOutcome {
   bool committed = false;
   int no_votes = 0;  // ranks that voted no
@@ -24,6 +26,10 @@ struct SwitchOutcome {
 // proposal on every rank and returns its vote (an exception counts as no and is not rethrown);
 // it must be local: a rank voting no takes no further part, so any collective set-up (process
 // groups) belongs in `install`, which runs on every rank after a commit.
+SwitchOutcome two_phase_commit(Runtime& runtime, const std::string& backend, const std::string& proposal,
+                               const std::function<bool(const std::string&)>& prepare,
+                               const std::function<void()>& install);
+// The same on the process's default runtime (rt::init's).
 SwitchOutcome two_phase_commit(const std::string& backend, const std::string& proposal,
                                const std::function<bool(const std::string&)>& prepare,
                                const std::function<void()>& install);

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <atomic>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -42,21 +41,21 @@ FusionOptions parse_fusion_options(std::string_view text, const std::string& fie
   return o;
 }
 
-namespace {
-std::atomic<int> g_fusion_instances{0};  // names the groups of each Fusion (the same count on every rank)
-}  // namespace
-
 Fusion::Fusion(const std::vector<std::string>& backends, const FusionOptions& options)
+    : Fusion(default_runtime("fusion"), backends, options) {}
+
+Fusion::Fusion(Runtime& runtime, const std::vector<std::string>& backends, const FusionOptions& options)
     : impl_(std::make_unique<Impl>()) {
   Impl& im = *impl_;
-  const int world_rank = rt::rank("auto");
+  im.runtime = &runtime;
+  const int world_rank = runtime.rank("auto");
   const std::string where = fmt::format("fusion on rank {}", world_rank);
   if (options.buffer_bytes < 8 || options.cycle_us < 1)
     throw InputError(where, fmt::format("B = {} bytes and T = {} us: B must be at least 8, T at least 1",
                                         options.buffer_bytes, options.cycle_us));
   im.options = options;
   im.world_rank = world_rank;
-  const auto initialised = rt::backends();
+  const auto initialised = runtime.backends();
   for (const auto& b : backends) {
     if (b == "auto") {
       for (const auto& i : initialised)
@@ -69,17 +68,17 @@ Fusion::Fusion(const std::vector<std::string>& backends, const FusionOptions& op
     if (std::find(im.backends.begin(), im.backends.end(), b) == im.backends.end()) im.backends.push_back(b);
   }
   if (im.backends.empty()) throw InputError(where, "no backends given");
-  const int id = g_fusion_instances.fetch_add(1);
+  const int id = runtime.next_instance("fusion");
   for (const auto& b : im.backends) {
     im.groups[b] = fmt::format("chorus-fusion{}/{}", id, b);
-    rt::split(im.groups[b], b, 0, world_rank);
+    runtime.split(im.groups[b], b, 0, world_rank);
   }
   // The agreement is two small all-reduces per cycle: on shm when there is shm.
   const std::string control_backend =
       std::find(im.backends.begin(), im.backends.end(), "shm") != im.backends.end() ? "shm" : im.backends.front();
   im.control = fmt::format("chorus-fusion{}/control", id);
-  rt::split(im.control, control_backend, 0, world_rank);
-  im.control_comm = rt::communicator(im.control);
+  runtime.split(im.control, control_backend, 0, world_rank);
+  im.control_comm = runtime.communicator(im.control);
   // B decides how operations are packed, so every rank must use the same (T only when cycles
   // start): ranks that differ would pack other fused buffers and fail on them, naming calls the
   // program never made.
@@ -92,7 +91,7 @@ Fusion::Fusion(const std::vector<std::string>& backends, const FusionOptions& op
                                         B_bytes, least_most[0], -least_most[1]));
   im.shared = std::make_shared<fusion_detail::FusionBuffers>();
   im.shared->buffer_bytes = options.buffer_bytes;
-  im.shared->world = static_cast<std::size_t>(rt::size("auto"));
+  im.shared->world = static_cast<std::size_t>(runtime.size("auto"));
   // Kept free: as many buffers as a busy cycle holds (64 of B bytes, 8 wide ones), not more.
   const std::size_t B = options.buffer_bytes, W = im.shared->world;
   im.shared->pool = BufferPool::make({.max_buffers = 72, .max_bytes = 64 * B + 8 * W * B});

@@ -40,6 +40,8 @@
 
 namespace chorus::rt {
 
+class Runtime;  // rt/runtime_instance.h
+
 // The operations tensor fusion fuses (the others run as they are issued).
 constexpr bool fuses(CollectiveKind op) {
   switch (op) {
@@ -72,11 +74,14 @@ FusionOptions parse_fusion_options(std::string_view text, const std::string& fie
 
 class Fusion {
  public:
-  // Collective over the world: every rank constructs its Fusion objects in the same order, with
-  // the same backends and options, while no other operation of the process is being issued (it
-  // makes groups). `backends`: initialised backends, or "auto" for all of them; operations
-  // name one of these or "auto" (resolved per fused buffer, by the buffer's size).
-  Fusion(const std::vector<std::string>& backends, const FusionOptions& options = {});
+  // Collective over `runtime`'s world: every rank constructs its Fusion objects on its runtime in
+  // the same order, with the same backends and options, while no other operation of that runtime
+  // is being issued (it makes groups). `backends`: initialised backends, or "auto" for all of
+  // them; operations name one of these or "auto" (resolved per fused buffer, by the buffer's
+  // size). The runtime must outlive the Fusion.
+  Fusion(Runtime& runtime, const std::vector<std::string>& backends, const FusionOptions& options = {});
+  // The same on the process's default runtime (rt::init's).
+  explicit Fusion(const std::vector<std::string>& backends, const FusionOptions& options = {});
   // Collective: flushes what is queued (every rank must destroy its Fusion), waits for every
   // fused operation, stops the cycle thread. Destroy before rt::finalize().
   ~Fusion();

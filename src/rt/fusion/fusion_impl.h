@@ -23,7 +23,7 @@
 #include "rt/call.h"
 #include "rt/dtype.h"
 #include "rt/fusion/fusion.h"
-#include "rt/runtime.h"
+#include "rt/runtime_instance.h"
 #include "rt/types.h"
 #include "rt/work.h"
 
@@ -92,12 +92,17 @@ struct Fusion::Impl {
   using FusedOp = fusion_detail::FusedOp;
   using FusionBuffers = fusion_detail::FusionBuffers;
 
+  Runtime* runtime = nullptr;  // what every operation of this fusion runs on
   FusionOptions options;
   std::vector<std::string> backends;          // concrete backends of this Fusion
   std::map<std::string, std::string> groups;  // backend -> its fusion group
   std::string control;                        // the group the cycle's agreement runs on
   Communicator control_comm;                  // that group, resolved once
-  int world_rank = 0;                         // = the rank in every group of this fusion
+  // The fusion groups' communicators ("chorus-fusion0/gloo", "chorus-fusion0/gloo:ring"), each
+  // resolved the first time a buffer goes there; the cycle thread's alone.
+  std::map<std::string, Communicator> targets;
+  const Communicator& target(const std::string& name);
+  int world_rank = 0;  // = the rank in every group of this fusion
   std::shared_ptr<FusionBuffers> shared;
 
   mutable std::mutex mutex;

@@ -26,6 +26,12 @@ BufferKey key_of(const FusedOp& p) { return {p.op, p.backend, p.dtype, p.reduce_
 
 }  // namespace fusion_detail
 
+const Communicator& Fusion::Impl::target(const std::string& name) {
+  auto it = targets.find(name);
+  if (it == targets.end()) it = targets.emplace(name, runtime->communicator(name)).first;
+  return it->second;
+}
+
 // Packs the batch, in submission order, into buffers of at most B bytes per BufferKey.
 void Fusion::Impl::issue() {
   using fusion_detail::BufferKey;
@@ -35,7 +41,7 @@ void Fusion::Impl::issue() {
     auto& [ops, bytes] = open[key];
     if (ops.empty()) return;
     std::string backend = std::get<1>(key);
-    if (backend == "auto") backend = rt::resolve_backend("auto", std::get<0>(key), bytes);
+    if (backend == "auto") backend = runtime->resolve_backend("auto", std::get<0>(key), bytes);
     issue_buffer(backend, std::move(ops));
     ops.clear();
     bytes = 0;
@@ -89,7 +95,7 @@ void Fusion::Impl::issue_buffer(const std::string& backend, std::vector<FusedOp>
     } else {
       c.count = 0;
     }
-    return rt::issue(target, std::move(c), /*async_op=*/true);
+    return this->target(target).issue(std::move(c), /*async_op=*/true);
   };
   auto sh = shared;
   if (ops.size() == 1 && first.bytes() > options.buffer_bytes) {  // alone, on the caller's buffers
@@ -201,9 +207,10 @@ void Fusion::Impl::issue_uneven(const std::string& target, std::vector<FusedOp> 
     sh->done();
   };
   try {
-    rt::all_to_allv(target, in_buf->get(), send_counts, send_displs, out_buf->get(), recv_counts, recv_displs,
-                    DType::u8,
-                    /*async_op=*/true)
+    this->target(target)
+        .issue(calls::all_to_allv(in_buf->get(), send_counts, send_displs, out_buf->get(), recv_counts, recv_displs,
+                                  DType::u8),
+               /*async_op=*/true)
         .on_complete(finish);
   } catch (...) {
     finish(std::current_exception());

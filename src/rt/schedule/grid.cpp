@@ -5,7 +5,7 @@
 
 #include "core/error.h"
 #include "core/split.h"
-#include "rt/runtime.h"
+#include "rt/runtime_instance.h"
 
 namespace chorus::rt {
 
@@ -42,11 +42,17 @@ std::vector<int> parse_grid(const std::string& text, const std::string& field) {
 
 RankGrid make_rank_grid(const std::vector<int>& dims, const std::vector<std::string>& backends,
                         const std::string& prefix) {
+  return make_rank_grid(default_runtime("grid"), dims, backends, prefix);
+}
+
+RankGrid make_rank_grid(Runtime& runtime, const std::vector<int>& dims, const std::vector<std::string>& backends,
+                        const std::string& prefix) {
   RankGrid g;
+  g.runtime = &runtime;
   g.dims = dims;
-  const std::string first = rt::backends().empty() ? std::string("auto") : rt::backends().front();
-  const int world = rt::size(first);
-  g.rank = rt::rank(first);
+  const std::string first = runtime.backends().empty() ? std::string("auto") : runtime.backends().front();
+  const int world = runtime.size(first);
+  g.rank = runtime.rank(first);
   if (g.size() != world)
     throw InputError(
         "grid", fmt::format("the grid {} has {} ranks but the world has {}", fmt::join(dims, "x"), g.size(), world));
@@ -68,9 +74,10 @@ RankGrid make_rank_grid(const std::vector<int>& dims, const std::vector<std::str
     }
     const std::string name = fmt::format("{}-d{}", prefix, d + 1);
     const std::string backend = backends.size() == 1 ? backends[0] : backends[d];
-    rt::split(name, backend, color, g.coords[d]);
+    runtime.split(name, backend, color, g.coords[d]);
     g.groups.push_back(name);
-    g.backends.push_back(rt::resolve_backend(name, CollectiveKind::kBarrier, 0));
+    g.comms.push_back(runtime.communicator(name));
+    g.backends.push_back(runtime.resolve_backend(name, CollectiveKind::kBarrier, 0));
   }
   return g;
 }

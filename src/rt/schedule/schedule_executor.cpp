@@ -12,7 +12,7 @@
 #include "coll/stage_cost.h"
 #include "core/error.h"
 #include "rt/dtype.h"
-#include "rt/runtime.h"
+#include "rt/runtime_instance.h"
 
 namespace chorus::rt {
 
@@ -254,7 +254,10 @@ ExecutorRun ScheduleExecutor::run(void* buf, std::size_t count) {
   std::exception_ptr error;
   bool abort = false;
 
-  rt::barrier(options_.tail_backend);
+  if (grid_.runtime == nullptr)
+    throw InputError("schedule executor", "the rank grid has no runtime (make it with make_rank_grid)");
+  Runtime& runtime = *grid_.runtime;
+  runtime.issue(options_.tail_backend, calls::barrier(), false);
   const auto t0 = Clock::now();
   auto since = [&](Clock::time_point t) { return std::chrono::duration<double, std::nano>(t - t0).count(); };
   auto at = [&](double ns) { return t0 + std::chrono::nanoseconds(static_cast<long long>(ns)); };
@@ -287,7 +290,7 @@ ExecutorRun ScheduleExecutor::run(void* buf, std::size_t count) {
   };
   auto dimension = [&](std::size_t d) {
     const auto& ops = s.dim_order[d];
-    const std::string& group = grid_.groups[d];
+    const Communicator& group = grid_.comms[d];
     const int p = grid_.dims[d];
     const net::Dimension* model = options_.network ? &options_.network->dims[d] : nullptr;
     double free_at = 0;  // the end of this dimension's previous stage
@@ -322,7 +325,8 @@ ExecutorRun ScheduleExecutor::run(void* buf, std::size_t count) {
         const double bytes = model ? coll::stage_cost(*model, st.phase, resident).bytes_sent : resident * (p - 1) / p;
         const double start = begin(arrived, st.phase);
         permute_by_digit(area(c, cur), area(c, other), N, static_cast<std::size_t>(p), stride, q * eb, false);
-        rt::all_to_all_single(group, area(c, other), area(c, cur), e / static_cast<std::size_t>(p), options_.dtype);
+        group.issue(
+            calls::all_to_all_single(area(c, other), area(c, cur), e / static_cast<std::size_t>(p), options_.dtype));
         permute_by_digit(area(c, cur), area(c, other), N, static_cast<std::size_t>(p), stride, q * eb, true);
         free_at = finish(c, k, st, arrived, start, bytes, resident);
         continue;
@@ -337,11 +341,11 @@ ExecutorRun ScheduleExecutor::run(void* buf, std::size_t count) {
                                  : (rs ? resident * (p - 1) / p : resident * (p - 1));
       const double start = begin(arrived, st.phase);
       if (rs)
-        rt::reduce_scatter(group, piece(c, from, static_cast<int>(src)), piece(c, to, static_cast<int>(dst)),
-                           range(c, e, to).len, options_.dtype, options_.op);
+        group.issue(calls::reduce_scatter(piece(c, from, static_cast<int>(src)), piece(c, to, static_cast<int>(dst)),
+                                          range(c, e, to).len, options_.dtype, options_.op));
       else
-        rt::all_gather(group, piece(c, from, static_cast<int>(src)), piece(c, to, static_cast<int>(dst)),
-                       range(c, e, from).len, options_.dtype);
+        group.issue(calls::all_gather(piece(c, from, static_cast<int>(src)), piece(c, to, static_cast<int>(dst)),
+                                      range(c, e, from).len, options_.dtype));
       free_at = finish(c, k, st, arrived, start, bytes, resident);
     }
   };
@@ -368,8 +372,9 @@ ExecutorRun ScheduleExecutor::run(void* buf, std::size_t count) {
     for (int c = 0; c < C; ++c) std::memcpy(piece(c, D, 0), piece(c, D, 1), range(c, e, D).len * eb);
   const std::size_t main = static_cast<std::size_t>(C) * e;
   if (main < count)
-    rt::all_reduce(options_.tail_backend, bufs[0] + main * eb, bufs[0] + main * eb, count - main, options_.dtype,
-                   options_.op);
+    runtime.issue(
+        options_.tail_backend,
+        calls::all_reduce(bufs[0] + main * eb, bufs[0] + main * eb, count - main, options_.dtype, options_.op), false);
   out.time_ns = since(Clock::now());
   std::sort(out.stages.begin(), out.stages.end(), [](const auto& a, const auto& b) { return a.start_ns < b.start_ns; });
   return out;

@@ -15,6 +15,7 @@
 
 #include "core/error.h"
 #include "rt/compression/call_compression.h"
+#include "rt/compression/compressor.h"
 #include "rt/errors.h"
 #include "thread_ranks.h"
 
@@ -223,6 +224,49 @@ TEST_P(CompressedCalls, RanksThatDisagreeOnTheBoundFailTogether) {
     Call call = calls::all_reduce(x.data(), x.data(), x.size(), DType::f32, ReduceOp::sum);
     if (r != 0) call = compressed_call(std::move(call), {ErrorBound::Kind::kAbsolute, 1e-3});
     EXPECT_THROW(rt.issue(c.backend, std::move(call), false), DisagreementError) << "rank " << r;
+  });
+}
+
+// The Compressor on each rank's own Runtime: two per rank, made in the same order on every
+// rank, each on a group named by its runtime's count of Compressors (one count per process would
+// give the thread ranks different groups); asynchronous all-reduces and all-gathers on both at
+// once, beside a plain all-reduce of the program on the backend itself, each within its bound
+// of the exact result, and the two Compressors' totals counting their own calls only.
+TEST_P(CompressedCalls, TwoCompressorsPerRuntimeBesideTheProgramsOwnOperations) {
+  const Case c = GetParam();
+  const std::size_t count = 1000;
+  testing::spawn(c.n, {c.backend}, [&](Runtime& rt, int r) {
+    const ErrorBound bound{ErrorBound::Kind::kAbsolute, 1e-3};
+    compressed::Compressor first(rt, c.backend), second(rt, c.backend);
+    if (first.group() == second.group()) throw std::runtime_error("two Compressors on one group: " + first.group());
+    std::vector<float> x = fill<float>(count, r), y = fill<float>(count, r), plain = fill<float>(count, r);
+    std::vector<float> gathered(static_cast<std::size_t>(c.n) * count, -1.0f);
+    Work a = first.all_reduce(x.data(), x.data(), count, DType::f32, ReduceOp::sum, bound);
+    Work g = second.all_gather(y.data(), gathered.data(), count, DType::f32, bound);
+    rt.issue(c.backend, calls::all_reduce(plain.data(), plain.data(), count, DType::f32, ReduceOp::sum), false);
+    a.wait();
+    g.wait();
+    const auto exact = [&](std::size_t i) {
+      double s = 0;
+      for (int q = 0; q < c.n; ++q) s += v(q, i);
+      return s;
+    };
+    const auto tol = [&](std::size_t i) { return bound.value + c.n * 1.2e-7 * (std::fabs(exact(i)) + 10.0 * c.n); };
+    EXPECT_EQ(worst_miss(x.data(), count, exact, tol), 0.0) << "rank " << r << ": the Compressor's all_reduce";
+    EXPECT_EQ(worst_miss(plain.data(), count, exact,
+                         [&](std::size_t i) { return c.n * 1.2e-7 * (std::fabs(exact(i)) + 10.0 * c.n); }),
+              0.0)
+        << "rank " << r << ": the program's own all_reduce";
+    for (int j = 0; j < c.n; ++j)
+      EXPECT_EQ(worst_miss(
+                    gathered.data() + static_cast<std::size_t>(j) * count, count,
+                    [&](std::size_t i) { return v(j, i); }, [&](std::size_t) { return bound.value; }),
+                0.0)
+          << "rank " << r << ": the Compressor's all_gather, block " << j;
+    if (c.n > 1) {
+      EXPECT_EQ(first.stats().raw_bytes, count * sizeof(float)) << "rank " << r << ": the first Compressor's total";
+      EXPECT_EQ(second.stats().raw_bytes, count * sizeof(float)) << "rank " << r << ": the second Compressor's total";
+    }
   });
 }
 
