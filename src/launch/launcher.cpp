@@ -67,6 +67,7 @@ JobResult run_job(const LaunchOptions& options) {
   // Supervise, then forward what is left and reap the store.
   JobResult result;
   result.status = supervise(options, job, output, path, server != nullptr);
+  result.interrupted = InterruptGuard::caught();
   finish_output(options, output, path);
   server.reset();
   if (!store_error.empty()) throw rt::CommError("launch: cannot start the rendezvous store: " + store_error);

@@ -50,8 +50,9 @@ struct LaunchOptions {
 
 // What a job ended with.
 struct JobResult {
-  int status = 0;      // as launch() returns it
-  std::string output;  // the ranks' standard output, with LaunchOptions::capture_stdout
+  int status = 0;       // as launch() returns it
+  std::string output;   // the ranks' standard output, with LaunchOptions::capture_stdout
+  int interrupted = 0;  // the signal (SIGINT, SIGTERM) that stopped the job, 0 if none
 };
 
 // The CPUs this process may run on (its affinity mask).

@@ -3,6 +3,8 @@
 // several jobs one after the other in one process.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <csignal>
 #include <string>
 
 #include "core/error.h"
@@ -41,12 +43,23 @@ TEST(LaunchRunJob, CapturesOutputAsWritten) {
 }
 
 TEST(LaunchRunJob, StatusOfAFailingRank) {
-  const JobResult r = run_job(shell_job(2, "if [ $CHORUS_RANK = 1 ]; then exit 3; fi; echo ok"));
+  // Rank 0 is stopped when rank 1 fails (no grace): what it printed, if anything, is kept.
+  const JobResult r = run_job(shell_job(2, "if [ $CHORUS_RANK = 1 ]; then exit 3; fi; echo ok; sleep 30"));
   EXPECT_EQ(r.status, 3);
-  EXPECT_EQ(r.output, "ok\n");
+  EXPECT_TRUE(r.output.empty() || r.output == "ok\n") << r.output;
 }
 
 TEST(LaunchRunJob, StatusOfARankKilledByASignal) { EXPECT_EQ(run_job(shell_job(1, "kill -9 $$")).status, 128 + 9); }
+
+TEST(LaunchRunJob, AnInterruptStopsTheJobAndIsReported) {
+  // Rank 0 interrupts the launcher (this process) while both ranks sleep: the ranks are stopped,
+  // the status is 128 + SIGINT, and the caller learns which signal it was.
+  const auto t0 = std::chrono::steady_clock::now();
+  const JobResult r = run_job(shell_job(2, "if [ $CHORUS_RANK = 0 ]; then kill -INT $PPID; fi; sleep 30"));
+  EXPECT_EQ(r.status, 128 + SIGINT);
+  EXPECT_EQ(r.interrupted, SIGINT);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(20));
+}
 
 TEST(LaunchRunJob, BadOptionsAreInputErrors) {
   LaunchOptions none = shell_job(0, "true");

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <csignal>
 #include <filesystem>
 
 #include "core/error.h"
@@ -42,6 +43,8 @@ std::string self_job_command(const SelfJob& job, const std::string& what) {
 nlohmann::json run_self_job(const SelfJob& job, const std::string& key, const std::string& what) {
   const launch::LaunchOptions options = launch_options(job, what);
   const launch::JobResult result = launch::run_job(options);
+  // Interrupted: the ranks are stopped; the study ends as it would have without a job running.
+  if (result.interrupted != 0) std::raise(result.interrupted);
   if (result.status != 0)
     throw InputError(what, fmt::format("'{}' failed (status {})", command_line(options), result.status));
   auto report = nlohmann::json::parse(result.output, nullptr, false);

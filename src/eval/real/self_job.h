@@ -24,7 +24,8 @@ std::string self_exe(const std::string& what);
 std::string self_job_command(const SelfJob& job, const std::string& what);
 
 // Runs the job and returns its JSON report, which must have `key`; InputError naming `what` and
-// the command if the job fails or prints no such report.
+// the command if the job fails or prints no such report. A SIGINT or SIGTERM while the job runs
+// stops its ranks, then is raised again in this process (its handler then, the default: it ends).
 nlohmann::json run_self_job(const SelfJob& job, const std::string& key, const std::string& what);
 
 }  // namespace chorus::eval
