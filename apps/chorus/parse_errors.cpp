@@ -52,7 +52,7 @@ struct FieldFlag {
   const char* flag;     // "--shift-steps"
 };
 constexpr FieldFlag kFieldFlags[] = {
-    {"chorus launch", "ranks", "launch -n"},  // rt::LaunchOptions: "launch" among the ranks' lines
+    {"chorus launch", "ranks", "launch -n"},  // launch::LaunchOptions: "launch" among the ranks' lines
     {"chorus launch", "kill_grace_s", "launch --kill-grace-s"},
     {"chorus launch", "bind", "launch --bind"},
     {"chorus sim jobs", "steps", "--shift-steps"},  // sim::jobs::ShiftSearchOptions

@@ -242,7 +242,7 @@ std::string launch_separator_error(CLI::App& app, int argc, const char* const* a
   }
   if (flag < 0) return {};
   std::string fixed = "chorus";
-  for (int i = 1; i < argc; ++i) fixed += (i == program ? " -- " : " ") + rt::shell_word(argv[i]);
+  for (int i = 1; i < argc; ++i) fixed += (i == program ? " -- " : " ") + launch::shell_word(argv[i]);
   return fmt::format(
       "chorus launch: error: '{}' after the program '{}' would be read as a flag of chorus launch: put `--` "
       "between chorus launch's flags and the program:\n  {}\n",
@@ -285,7 +285,7 @@ void register_rt_commands(CLI::App& app) {
   // ---- launch ----
   auto* launch = app.add_subcommand(
       "launch", "Start N ranks of a program on this host (rendezvous on loopback); they die with the launcher");
-  static rt::LaunchOptions launch_opts;
+  static launch::LaunchOptions launch_opts;
   launch->add_option("-n,--ranks", launch_opts.ranks, "number of ranks")->required();
   launch
       ->add_option("--kill-grace-s", launch_opts.kill_grace_s,
@@ -308,7 +308,7 @@ void register_rt_commands(CLI::App& app) {
       "rank's (128 + signal for a signal), a rank killed by a signal taking precedence over ranks that exited\n"
       "with an error before the others were stopped (they usually exit because of it).");
   launch->callback([] {
-    const int status = rt::launch(launch_opts);
+    const int status = launch::launch(launch_opts);
     // main() maps exceptions to status 2; the launcher must pass the ranks' status through.
     std::fflush(nullptr);
     if (status != 0) std::exit(status);

@@ -15,10 +15,15 @@
 //   failure or interrupt, reaching processes the ranks started too;
 // - every descriptor the launcher opens is close-on-exec, and a rank starts with only 0, 1, 2
 //   (anything else the launcher inherited is closed in the child, as mpirun does).
+//
+// A job's phases, each in the file named for it: the options checked, the ranks' CPUs, the
+// descriptor limit and every rank's environment planned (job_plan.h); the ranks forked and
+// held at the start gate (spawn.h); the store started and the gate opened (launcher.cpp); the
+// ranks supervised, their output forwarded, their statuses reaped (supervise.h).
 #include <string>
 #include <vector>
 
-namespace chorus::rt {
+namespace chorus::launch {
 
 struct LaunchOptions {
   int ranks = 1;
@@ -34,6 +39,20 @@ struct LaunchOptions {
   bool tag_output = false;
   // Start more than max(64, 16 x CPUs) ranks (refused otherwise: usually a typo).
   bool oversubscribe = false;
+  // The caller has said itself that its jobs have more ranks than CPUs (the studies, which run
+  // many jobs): the launcher does not say it again for this job.
+  bool oversubscription_noted = false;
+  // The ranks' standard output goes, as they wrote it, to JobResult::output instead of the
+  // launcher's standard output (a program that runs jobs and reads their reports; it overrides
+  // tag_output for stdout). Their stderr is forwarded as always.
+  bool capture_stdout = false;
+};
+
+// What a job ended with.
+struct JobResult {
+  int status = 0;       // as launch() returns it
+  std::string output;   // the ranks' standard output, with LaunchOptions::capture_stdout
+  int interrupted = 0;  // the signal (SIGINT, SIGTERM) that stopped the job, 0 if none
 };
 
 // The CPUs this process may run on (its affinity mask).
@@ -43,15 +62,15 @@ int usable_cpus();
 // commands the launcher's messages show).
 std::string shell_word(const std::string& word);
 
-// Set in a launcher's environment by a caller that has said once itself that its jobs have more
-// ranks than CPUs (the studies): the launcher then does not say it for every job.
-inline constexpr const char* kOversubscribedNoted = "CHORUS_LAUNCH_OVERSUBSCRIBE_NOTED";
+// Runs one job to its end. Its status: 0 if every rank exited 0, else the first failing rank's
+// status (128 + signal for a rank killed by a signal) — except that a rank killed by a signal
+// before the launcher stops the others takes precedence over ranks that exited with an error
+// (they usually exit because of it, and may be reaped first); 128 + signal when the launcher is
+// interrupted (SIGINT, SIGTERM). Throws InputError on bad options, CommError when the
+// rendezvous store cannot start.
+JobResult run_job(const LaunchOptions& options);
 
-// Returns the exit status for the launcher: 0 if every rank exited 0, else the first failing
-// rank's status (128 + signal for a rank killed by a signal) — except that a rank killed by a
-// signal before the launcher stops the others takes precedence over ranks that exited with an
-// error (they usually exit because of it, and may be reaped first). Throws InputError on bad
-// options.
+// run_job's status: the exit status for `chorus launch`.
 int launch(const LaunchOptions& options);
 
-}  // namespace chorus::rt
+}  // namespace chorus::launch

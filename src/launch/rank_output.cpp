@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-namespace chorus::rt {
+namespace chorus::launch {
 
 void write_all_fd(int fd, const char* data, std::size_t size) {
   while (size > 0) {
@@ -63,6 +63,11 @@ bool reports_import_failure(const std::string& line) {
 }
 
 void RankStream::forward(bool all) {
+  if (capture != nullptr) {
+    capture->append(partial);
+    partial.clear();
+    return;
+  }
   std::string out;
   std::size_t begin = 0;
   const auto now = MergedLines::Clock::now();
@@ -114,4 +119,4 @@ bool RankStream::pump() {
   return n > 0;
 }
 
-}  // namespace chorus::rt
+}  // namespace chorus::launch

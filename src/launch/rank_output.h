@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-namespace chorus::rt {
+namespace chorus::launch {
 
 inline constexpr std::size_t kTagMaxLine = 64 * 1024;
 
@@ -54,13 +54,16 @@ struct RankStream {
   // Set to true when a line reports a Python import failure (ImportError, ModuleNotFoundError,
   // chorus's "the runtime is not available"); null: lines are not looked at.
   bool* import_failure = nullptr;
+  // Non-null: what the rank writes is appended here as it comes (the launcher's capture_stdout),
+  // not forwarded.
+  std::string* capture = nullptr;
 
   // Reads what is available and forwards the complete lines; returns false at end of file.
   bool pump();
   // Forwards everything the pipe holds now (the rank has exited: its last lines come before
   // what the launcher says of it).
   void drain();
-  // Forwards the complete lines of `partial` (and the rest, if `all`).
+  // Forwards the complete lines of `partial` (and the rest, if `all`); captures all of it.
   void forward(bool all);
 };
 
@@ -69,4 +72,4 @@ void write_all_fd(int fd, const char* data, std::size_t size);
 // Whether `line` reports a Python import failure (see RankStream::import_failure).
 bool reports_import_failure(const std::string& line);
 
-}  // namespace chorus::rt
+}  // namespace chorus::launch

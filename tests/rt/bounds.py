@@ -8,7 +8,7 @@ import os
 SLACK = float(os.environ.get("CHORUS_RT_TEST_SLACK", "1"))
 START_S = 8             # fork, exec and init of 4 ranks (gloo's connections, shm's segment) under load
 FINALIZE_GRACE_S = 10   # finalize waits for the other ranks the operation timeout plus this (docs/runtime.md)
-TERM_TO_KILL_S = 2      # the launcher's SIGTERM -> SIGKILL (src/launch/launcher.h)
+TERM_TO_KILL_S = 2      # the launcher's SIGTERM -> SIGKILL (src/launch/supervise.h)
 
 
 def bound(design_s):

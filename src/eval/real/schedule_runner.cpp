@@ -80,6 +80,134 @@ double tolerance(DType d, ReduceOp op) {
   }
 }
 
+// The job's network: the topology, the grid, or without either the world as a 2 x N/2 grid (N
+// even and >= 4), else 1-D.
+net::Network job_network(const ScheduleRunOptions& o, int world_size) {
+  std::string grid_text = o.grid;
+  if (o.topology.empty() && grid_text.empty())
+    grid_text =
+        world_size >= 4 && world_size % 2 == 0 ? fmt::format("2x{}", world_size / 2) : fmt::format("{}", world_size);
+  return grid_text.empty() ? net::load_network(o.topology) : grid_network(parse_grid(grid_text));
+}
+
+// The saved schedule, or one made for the network by the scheduler asked for.
+sched::Schedule job_schedule(const ScheduleRunOptions& o, const net::Network& network) {
+  if (!o.schedule_file.empty()) return sched::load_schedule_file(o.schedule_file, network);
+  const CollectiveKind op = coll::parse_collective_op(o.op, "op");
+  const auto spec = sched::parse_scheduler(o.scheduler);
+  if (spec.kind == sched::SchedulerKind::kIdeal)
+    throw InputError("scheduler",
+                     "the ideal is a bound, not a schedule to run; use baseline, themis-fifo or themis-scf");
+  const double bytes = static_cast<double>(parse_bytes(o.size, "size"));
+  // The schedule and its records take about 200 bytes per chunk and dimension.
+  require_range(o.chunks, 1, sim::kMaxChunks, "chunks");
+  require_memory(bytes * 3 + 200.0 * o.chunks * static_cast<double>(network.dims.size()), "size",
+                 fmt::format("a collective of {} in {} chunks (buffer, staging, schedule)", o.size, o.chunks));
+  if (!(o.threshold_divisor > 0)) throw InputError("threshold_divisor", "must be positive");
+  sched::ThemisOptions themis;
+  themis.threshold_divisor = o.threshold_divisor;
+  return sched::make_schedule(network, op, bytes, o.chunks, spec, themis);
+}
+
+// The simulator's prediction of exactly what the executor will run: the schedule with its
+// per-dimension order (the simulator's when it has none) enforced.
+sim::CollectiveRun predict(const net::Network& network, sched::Schedule schedule) {
+  sim::SimOptions sim_options;
+  sim_options.record_stages = true;
+  if (schedule.dim_order.empty()) schedule = sim::run_schedule(network, std::move(schedule), sim_options).schedule;
+  sim_options.enforce_dim_order = true;
+  return sim::run_schedule(network, std::move(schedule), sim_options);
+}
+
+// What each rank's buffer holds before the collective, and must hold after it.
+struct Data {
+  DType dtype = DType::f32;
+  ReduceOp rop = ReduceOp::sum;
+  bool gather = false, a2a = false;
+  int me = 0, n = 1;
+  std::size_t count = 0, block = 0;  // elements; all-to-all: elements per peer
+
+  void fill(std::vector<char>& buf, const ScheduleExecutor& executor) const {
+    if (gather) {
+      for (std::size_t i = 0; i < count; ++i) store_from_double(dtype, buf.data(), i, -1);
+      for (const auto& [b, e] : executor.piece_ranges(count))
+        for (std::size_t i = b; i < e; ++i) store_from_double(dtype, buf.data(), i, static_cast<double>(i % 251 + 1));
+    } else if (a2a) {
+      for (std::size_t i = 0; i < count; ++i) store_from_double(dtype, buf.data(), i, exchange_value(me, i));
+    } else {
+      for (std::size_t i = 0; i < count; ++i) store_from_double(dtype, buf.data(), i, input_value(rop, me, i));
+    }
+  }
+  double want(std::size_t i) const {
+    // All-to-all: element i came from rank i / block, where it was element me x block + i % block.
+    return gather ? static_cast<double>(i % 251 + 1)
+           : a2a  ? exchange_value(static_cast<int>(i / block), static_cast<std::size_t>(me) * block + i % block)
+                  : expected_value(rop, n, i);
+  }
+};
+
+// The last iteration checked: "passed", or the first wrong element of the first rank with one.
+// Collective.
+std::string check_result(const Data& data, const std::vector<char>& buf, const ScheduleExecutor& executor,
+                         const std::string& world) {
+  double bad[3] = {-1, 0, 0};  // first wrong element or -1, got, expected
+  const double tol = tolerance(data.dtype, data.rop);
+  for (const auto& [b, e] : executor.owned_ranges(data.count)) {
+    for (std::size_t i = b; i < e && bad[0] < 0; ++i) {
+      const double want = data.want(i);
+      const double got = load_as_double(data.dtype, buf.data(), i);
+      if (!(std::fabs(got - want) <= tol * std::max(1.0, std::fabs(want)))) {
+        bad[0] = static_cast<double>(i);
+        bad[1] = got;
+        bad[2] = want;
+      }
+    }
+  }
+  std::vector<double> all_bad(3 * static_cast<std::size_t>(data.n));
+  rt::all_gather(world, bad, all_bad.data(), 3, DType::f64);
+  for (int r = 0; r < data.n; ++r) {
+    const double* b = &all_bad[3 * static_cast<std::size_t>(r)];
+    if (b[0] >= 0) return fmt::format("rank {} element {}: got {} expected {}", r, b[0], b[1], b[2]);
+  }
+  return "passed";
+}
+
+// Rank 0's Chrome traces: the last iteration as measured, and the simulator's prediction.
+void write_traces(const ScheduleRunOptions& o, const net::Network& network, const sim::CollectiveRun& predicted,
+                  const ExecutorRun& last) {
+  if (!o.trace.empty()) {
+    sim::CollectiveRun measured{predicted.schedule, {}};
+    measured.result.time_ns = last.time_ns;
+    for (const auto& s : last.stages)
+      measured.result.stages.push_back(
+          sim::StageRecord{s.chunk, s.stage, s.phase, s.dim, s.arrive_ns, s.start_ns, s.end_ns, s.bytes_sent, 0});
+    write_json_file(o.trace, sim::chrome_trace(network, measured));
+  }
+  if (!o.sim_trace.empty()) write_json_file(o.sim_trace, sim::chrome_trace(network, predicted));
+}
+
+// A report's per-dimension rows: measured (busy: the slowest rank's) beside predicted.
+std::vector<ScheduleDimRow> dim_rows(const std::vector<int>& dims, const RankGrid& grid,
+                                     const std::vector<rt::DimBackendChoice>& choices, const ExecutorRun& last,
+                                     const std::vector<double>& busy, const sim::CollectiveRun& predicted) {
+  std::vector<ScheduleDimRow> rows;
+  for (std::size_t d = 0; d < dims.size(); ++d) {
+    ScheduleDimRow row;
+    row.dim = d + 1;
+    row.size = dims[d];
+    row.backend = grid.backends[d];
+    row.backend_chosen_by = choices[d].chosen_by;
+    row.backend_estimate_us = choices[d].estimate_us;
+    row.bytes_per_rank = last.dims[d].bytes_per_rank;
+    row.busy_ns = busy[d];
+    row.stages = last.dims[d].stages;
+    row.predicted_bytes_per_rank = predicted.result.dims[d].bytes_per_npu;
+    row.predicted_busy_ns = predicted.result.dims[d].busy_ns;
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
 }  // namespace
 
 ScheduleReport run_schedule_on_ranks(const ScheduleRunOptions& o) {
@@ -93,59 +221,26 @@ ScheduleReport run_schedule_on_ranks(const ScheduleRunOptions& o) {
   struct Finalize {
     ~Finalize() { rt::finalize(); }
   } finalize_at_exit;
-  // Without --topology or --grid: the world as a 2 x N/2 grid (N even and >= 4), else 1-D.
-  const int world_size = rt::size(rt::backends().front());
-  std::string grid_text = o.grid;
-  if (o.topology.empty() && grid_text.empty())
-    grid_text =
-        world_size >= 4 && world_size % 2 == 0 ? fmt::format("2x{}", world_size / 2) : fmt::format("{}", world_size);
-  const net::Network network = grid_text.empty() ? net::load_network(o.topology) : grid_network(parse_grid(grid_text));
+  const net::Network network = job_network(o, rt::size(rt::backends().front()));
   require_range(o.iters, 1, kMaxIterations, "iters");
   require_range(o.warmup, 0, kMaxIterations, "warmup");
-
-  // The schedule, its per-dimension order, and the simulator's prediction of exactly what the
-  // executor will run: the schedule with that order enforced.
-  sched::Schedule schedule;
-  if (!o.schedule_file.empty()) {
-    schedule = sched::load_schedule_file(o.schedule_file, network);
-  } else {
-    const CollectiveKind op = coll::parse_collective_op(o.op, "op");
-    const auto spec = sched::parse_scheduler(o.scheduler);
-    if (spec.kind == sched::SchedulerKind::kIdeal)
-      throw InputError("scheduler",
-                       "the ideal is a bound, not a schedule to run; use baseline, themis-fifo or themis-scf");
-    const double bytes = static_cast<double>(parse_bytes(o.size, "size"));
-    // The schedule and its records take about 200 bytes per chunk and dimension.
-    require_range(o.chunks, 1, sim::kMaxChunks, "chunks");
-    require_memory(bytes * 3 + 200.0 * o.chunks * static_cast<double>(network.dims.size()), "size",
-                   fmt::format("a collective of {} in {} chunks (buffer, staging, schedule)", o.size, o.chunks));
-    if (!(o.threshold_divisor > 0)) throw InputError("threshold_divisor", "must be positive");
-    sched::ThemisOptions themis;
-    themis.threshold_divisor = o.threshold_divisor;
-    schedule = sched::make_schedule(network, op, bytes, o.chunks, spec, themis);
-  }
+  sched::Schedule schedule = job_schedule(o, network);
   const std::size_t eb = dtype_bytes(dtype);
   const double size_bytes = schedule.size_bytes;
   if (!(size_bytes >= static_cast<double>(eb)) || std::fmod(size_bytes, static_cast<double>(eb)) != 0)
     throw InputError("size", fmt::format("{} bytes is not a whole number of {} elements", size_bytes, o.dtype));
-  const std::size_t count = static_cast<std::size_t>(size_bytes) / eb;
-  sim::SimOptions sim_options;
-  sim_options.record_stages = true;
-  if (schedule.dim_order.empty()) schedule = sim::run_schedule(network, std::move(schedule), sim_options).schedule;
-  sim_options.enforce_dim_order = true;
-  const sim::CollectiveRun predicted = sim::run_schedule(network, std::move(schedule), sim_options);
+  const sim::CollectiveRun predicted = predict(network, std::move(schedule));
 
-  // The ranks: a grid of groups, one per dimension.
+  // The ranks: a grid of groups, one per dimension. "auto" dimensions: the backend the tuning
+  // table says is fastest for that dimension's own group operations (the same choice on every
+  // rank: it depends on the schedule and table only).
   std::vector<int> dims;
   for (const auto& d : network.dims) dims.push_back(d.size);
-  // "auto" dimensions: the backend the tuning table says is fastest for that dimension's own
-  // group operations (the same choice on every rank: it depends on the schedule and table only).
   const auto choices = choose_dim_backends(predicted.schedule, dims, dim_backends, rt::tuning_table(), rt::backends());
   std::vector<std::string> chosen;
   for (const auto& c : choices) chosen.push_back(c.backend);
   const RankGrid grid = make_rank_grid(dims, chosen);
   const std::string world = rt::backends().front();
-  const int me = grid.rank, n = grid.size();
   ExecutorOptions eo;
   eo.dtype = dtype;
   eo.op = rop;
@@ -155,62 +250,36 @@ ScheduleReport run_schedule_on_ranks(const ScheduleRunOptions& o) {
   ScheduleExecutor executor(grid, predicted.schedule, eo);
 
   // Iterations: inputs written before each (not timed), the slowest rank's time kept.
+  const auto count = static_cast<std::size_t>(size_bytes) / eb;
+  Data data;
+  data.dtype = dtype;
+  data.rop = rop;
+  data.gather = predicted.schedule.op == CollectiveKind::kAllGather;
+  data.a2a = predicted.schedule.op == CollectiveKind::kAllToAll;
+  data.me = grid.rank;
+  data.n = grid.size();
+  data.count = count;
+  data.block = count / static_cast<std::size_t>(data.n);
   std::vector<char> buf(count * eb);
-  const auto owned = executor.owned_ranges(count);
-  const bool gather = predicted.schedule.op == CollectiveKind::kAllGather;
-  const bool a2a = predicted.schedule.op == CollectiveKind::kAllToAll;
-  const std::size_t block = count / static_cast<std::size_t>(n);  // all-to-all: elements per peer
   std::vector<double> times;
   ExecutorRun last;
   for (int it = 0; it < o.warmup + o.iters; ++it) {
-    if (gather) {
-      for (std::size_t i = 0; i < count; ++i) store_from_double(dtype, buf.data(), i, -1);
-      for (const auto& [b, e] : executor.piece_ranges(count))
-        for (std::size_t i = b; i < e; ++i) store_from_double(dtype, buf.data(), i, static_cast<double>(i % 251 + 1));
-    } else if (a2a) {
-      for (std::size_t i = 0; i < count; ++i) store_from_double(dtype, buf.data(), i, exchange_value(me, i));
-    } else {
-      for (std::size_t i = 0; i < count; ++i) store_from_double(dtype, buf.data(), i, input_value(rop, me, i));
-    }
+    data.fill(buf, executor);
     last = executor.run(buf.data(), count);
     double t = last.time_ns;
     rt::all_reduce(world, &t, &t, 1, DType::f64, ReduceOp::max);
     if (it >= o.warmup) times.push_back(t);
   }
-  // Check the last iteration: [first wrong element or -1, got, expected] from every rank.
-  double bad[3] = {-1, 0, 0};
-  const double tol = tolerance(dtype, rop);
-  for (const auto& [b, e] : owned) {
-    for (std::size_t i = b; i < e && bad[0] < 0; ++i) {
-      // All-to-all: element i came from rank i / block, where it was element me x block + i % block.
-      const double want =
-          gather ? static_cast<double>(i % 251 + 1)
-          : a2a  ? exchange_value(static_cast<int>(i / block), static_cast<std::size_t>(me) * block + i % block)
-                 : expected_value(rop, n, i);
-      const double got = load_as_double(dtype, buf.data(), i);
-      if (!(std::fabs(got - want) <= tol * std::max(1.0, std::fabs(want)))) {
-        bad[0] = static_cast<double>(i);
-        bad[1] = got;
-        bad[2] = want;
-      }
-    }
-  }
-  std::vector<double> all_bad(3 * static_cast<std::size_t>(n));
-  rt::all_gather(world, bad, all_bad.data(), 3, DType::f64);
-  std::string check = "passed";
-  for (int r = 0; r < n && check == "passed"; ++r)
-    if (all_bad[3 * static_cast<std::size_t>(r)] >= 0)
-      check = fmt::format("rank {} element {}: got {} expected {}", r, all_bad[3 * static_cast<std::size_t>(r)],
-                          all_bad[3 * static_cast<std::size_t>(r) + 1], all_bad[3 * static_cast<std::size_t>(r) + 2]);
+  const std::string check = check_result(data, buf, executor, world);
   std::vector<double> busy;
   for (const auto& d : last.dims) busy.push_back(d.busy_ns);
   if (!busy.empty()) rt::all_reduce(world, busy.data(), busy.data(), busy.size(), DType::f64, ReduceOp::max);
 
   ScheduleReport report;
-  report.rank = me;
+  report.rank = grid.rank;
   report.network = network.name;
   report.grid = fmt::format("{}", fmt::join(dims, "x"));
-  report.ranks = n;
+  report.ranks = grid.size();
   report.op = compact_name(predicted.schedule.op);
   report.size_bytes = size_bytes;
   report.chunks = predicted.schedule.num_chunks;
@@ -225,31 +294,8 @@ ScheduleReport run_schedule_on_ranks(const ScheduleRunOptions& o) {
   report.ratio = report.time_ns / predicted.result.time_ns;
   report.check = check;
   report.tail_elements = count - executor.main_elements(count);
-  for (std::size_t d = 0; d < dims.size(); ++d) {
-    ScheduleDimRow row;
-    row.dim = d + 1;
-    row.size = dims[d];
-    row.backend = grid.backends[d];
-    row.backend_chosen_by = choices[d].chosen_by;
-    row.backend_estimate_us = choices[d].estimate_us;
-    row.bytes_per_rank = last.dims[d].bytes_per_rank;
-    row.busy_ns = busy[d];
-    row.stages = last.dims[d].stages;
-    row.predicted_bytes_per_rank = predicted.result.dims[d].bytes_per_npu;
-    row.predicted_busy_ns = predicted.result.dims[d].busy_ns;
-    report.dims.push_back(std::move(row));
-  }
-  if (me == 0) {
-    if (!o.trace.empty()) {
-      sim::CollectiveRun measured{predicted.schedule, {}};
-      measured.result.time_ns = last.time_ns;
-      for (const auto& s : last.stages)
-        measured.result.stages.push_back(
-            sim::StageRecord{s.chunk, s.stage, s.phase, s.dim, s.arrive_ns, s.start_ns, s.end_ns, s.bytes_sent, 0});
-      write_json_file(o.trace, sim::chrome_trace(network, measured));
-    }
-    if (!o.sim_trace.empty()) write_json_file(o.sim_trace, sim::chrome_trace(network, predicted));
-  }
+  report.dims = dim_rows(dims, grid, choices, last, busy, predicted);
+  if (grid.rank == 0) write_traces(o, network, predicted, last);
   return report;
 }
 

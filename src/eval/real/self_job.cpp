@@ -2,12 +2,32 @@
 
 #include <fmt/format.h>
 
-#include <cstdio>
+#include <csignal>
 #include <filesystem>
 
 #include "core/error.h"
+#include "launch/launcher.h"
 
 namespace chorus::eval {
+
+namespace {
+
+launch::LaunchOptions launch_options(const SelfJob& job, const std::string& what) {
+  launch::LaunchOptions o;
+  o.ranks = job.ranks;
+  o.command = rank_argv(self_exe(what), job.program);
+  o.oversubscription_noted = job.oversubscription_noted;
+  o.capture_stdout = true;
+  return o;
+}
+
+std::string command_line(const launch::LaunchOptions& o) {
+  std::string line = fmt::format("{} launch -n {} --", launch::shell_word(o.command.front()), o.ranks);
+  for (const auto& word : o.command) line += " " + launch::shell_word(word);
+  return line;
+}
+
+}  // namespace
 
 std::string self_exe(const std::string& what) {
   std::error_code ec;
@@ -16,15 +36,21 @@ std::string self_exe(const std::string& what) {
   return p.string();
 }
 
-std::string run_capture(const std::string& cmd, const std::string& what) {
-  FILE* f = ::popen(cmd.c_str(), "r");
-  if (f == nullptr) throw InputError(what, "cannot start: " + cmd);
-  std::string out;
-  char buf[4096];
-  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) out.append(buf, n);
-  const int status = ::pclose(f);
-  if (status != 0) throw InputError(what, fmt::format("'{}' failed (status {})", cmd, status));
-  return out;
+std::string self_job_command(const SelfJob& job, const std::string& what) {
+  return command_line(launch_options(job, what));
+}
+
+nlohmann::json run_self_job(const SelfJob& job, const std::string& key, const std::string& what) {
+  const launch::LaunchOptions options = launch_options(job, what);
+  const launch::JobResult result = launch::run_job(options);
+  // Interrupted: the ranks are stopped; the study ends as it would have without a job running.
+  if (result.interrupted != 0) std::raise(result.interrupted);
+  if (result.status != 0)
+    throw InputError(what, fmt::format("'{}' failed (status {})", command_line(options), result.status));
+  auto report = nlohmann::json::parse(result.output, nullptr, false);
+  if (report.is_discarded() || !report.contains(key))
+    throw InputError(what, fmt::format("no JSON report from '{}'", command_line(options)));
+  return report;
 }
 
 }  // namespace chorus::eval

@@ -21,14 +21,11 @@ MotifBenchReport run_syndicate_real(const SyndicateRealOptions& o) {
   if (sizes.empty()) throw InputError("sizes", "no size given");
   for (const auto& s : sizes) (void)parse_motif_size(s, "sizes", ranks);  // bad sizes fail here, not in the job
   ensure_writable_dir(o.out);  // a directory that cannot be made fails here, before the job
-  const std::string exe = self_exe("reproduce syndicate-real");
-  const std::string cmd = fmt::format("'{}' launch -n {} -- '{}' run motifs --sizes {} --repeat {} --json", exe, ranks,
-                                      exe, o.sizes, o.repeat);
-  if (!o.quiet) std::fprintf(stderr, "chorus reproduce syndicate-real: %s\n", cmd.c_str());
-  const auto j = nlohmann::json::parse(run_capture(cmd, "reproduce syndicate-real"), nullptr, false);
-  if (j.is_discarded() || !j.contains("rows"))
-    throw InputError("reproduce syndicate-real", fmt::format("no JSON report from '{}'", cmd));
-  return motif_report_from_json(j, "reproduce syndicate-real");
+  const SelfJob job{.ranks = ranks, .program = RunMotifsArgs{.sizes = o.sizes, .repeat = o.repeat}};
+  const std::string what = "reproduce syndicate-real";
+  if (!o.quiet) std::fprintf(stderr, "chorus %s: %s\n", what.c_str(), self_job_command(job, what).c_str());
+  const auto j = run_self_job(job, "rows", what);
+  return motif_report_from_json(j, what);
 }
 
 std::string write_syndicate_real_outputs(const MotifBenchReport& report, const std::string& dir) {

@@ -18,8 +18,7 @@
 
 namespace chorus::eval {
 
-using rt::kOversubscribedNoted;
-using rt::usable_cpus;
+using launch::usable_cpus;
 
 namespace {
 
@@ -103,7 +102,6 @@ std::vector<ThemisRealRow> run_themis_real(const ThemisRealOptions& o) {
   std::error_code ec;
   std::filesystem::create_directories(std::filesystem::path(o.out) / "networks", ec);
   if (ec) throw InputError("out", fmt::format("cannot create '{}': {}", o.out, ec.message()));
-  const std::string exe = self_exe("reproduce themis-real");
   if (o.random < 0) throw InputError("random", fmt::format("must be >= 0, got {}", o.random));
   std::vector<ThemisRealNetwork> networks = study_networks();
   for (auto& n : random_themis_networks(o.random, o.seed)) networks.push_back(std::move(n));
@@ -123,13 +121,17 @@ std::vector<ThemisRealRow> run_themis_real(const ThemisRealOptions& o) {
       if (!o.quiet)
         std::fprintf(stderr, "[%zu/%zu] %s, %s on %d ranks ...\n", rows.size() + 1, total, net.name.c_str(),
                      sched.c_str(), net.ranks);
-      const std::string cmd = fmt::format(
-          "{}=1 '{}' launch -n {} -- '{}' run collective -t '{}' --size {} --chunks {} --scheduler {} --emulate "
-          "--iters {} --warmup 1 --dim-backends shm --json",  // cli-command-line: a child chorus
-          kOversubscribedNoted, exe, net.ranks, exe, file, o.size, o.chunks, sched, o.iters);
-      const auto j = nlohmann::json::parse(run_capture(cmd, "reproduce themis-real"), nullptr, false);
-      if (j.is_discarded() || !j.contains("time_ns"))
-        throw InputError("reproduce themis-real", fmt::format("no JSON report from '{}'", cmd));
+      const RunCollectiveArgs run{.topology = file,
+                                  .size = o.size,
+                                  .chunks = o.chunks,
+                                  .scheduler = sched,
+                                  .emulate = true,
+                                  .iters = o.iters,
+                                  .warmup = 1,
+                                  .dim_backends = "shm"};
+      // The study said above that its jobs may have more ranks than CPUs.
+      const SelfJob job{.ranks = net.ranks, .program = run, .oversubscription_noted = true};
+      const auto j = run_self_job(job, "time_ns", "reproduce themis-real");
       ThemisRealRow r;
       r.topology = net.name;
       r.scheduler = sched;
