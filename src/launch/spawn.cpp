@@ -149,6 +149,9 @@ Job spawn_ranks(const SpawnPlan& s, JobOutput& output) {
   ChildPlan plan = child_plan(s, job, argv.data());
   plan.error_write = exec_errors[1];
   output.streams.reserve(2 * ranks);
+  // What the ranks leave behind when they exit (a shell's background process) is re-parented to
+  // the launcher rather than to init, so the launcher can reap it once it has killed the job.
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1);
   std::fflush(stdout);
   std::fflush(stderr);
   for (std::size_t r = 0; r < ranks; ++r) {

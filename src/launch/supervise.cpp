@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -86,8 +87,12 @@ class Supervisor {
       escalate(Clock::now());
       pump_streams(output_, 5);
     }
-    // Processes the ranks started and left behind in the job's group go with a failed job.
-    if (failing_ && job_.pgid > 0) ::kill(-job_.pgid, SIGKILL);
+    // Processes the ranks started and left behind in the job's group go with a failed job, and
+    // are gone when the launcher returns (a SIGKILL is delivered at once, the death follows).
+    if (failing_ && job_.pgid > 0) {
+      ::kill(-job_.pgid, SIGKILL);
+      wait_for_group_gone(std::chrono::seconds(2));
+    }
     report_exec_errors();
     ::close(job_.exec_errors);
     job_.exec_errors = -1;
@@ -138,6 +143,18 @@ class Supervisor {
     if (termed_ && now >= kill_at_) {
       signal_job(SIGKILL);
       kill_at_ = now + std::chrono::hours(1);
+    }
+  }
+
+  // Until no process of the job's group is left, or `bound` has passed. Those the ranks left
+  // behind are the launcher's children (a subreaper, spawn.cpp): reaped here.
+  void wait_for_group_gone(std::chrono::milliseconds bound) const {
+    const auto until = Clock::now() + bound;
+    while (Clock::now() < until) {
+      while (::waitpid(-1, nullptr, WNOHANG) > 0) {
+      }
+      if (::kill(-job_.pgid, 0) != 0 && errno == ESRCH) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
   }
 

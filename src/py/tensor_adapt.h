@@ -4,7 +4,7 @@
 // (rows of the first dimension per rank) as the runtime's per-rank counts and displacements.
 // Neither Python nor torch here: the units are the caller's (elements for chorus._rt, bytes for
 // the dtype-blind torch backend), and a wrong argument is a SplitError that each front end words
-// as it always has (a ValueError either way). Unit-tested (tests/py/test_tensor_adapt.cpp).
+// as it always has (a ValueError either way). Unit-tested (tests/python/test_tensor_adapt.cpp).
 #include <cstddef>
 #include <cstdint>
 #include <optional>
