@@ -1,6 +1,6 @@
 // ProcessGroupChorus::issue(), the one choice of how an operation runs (through the fusion or on
 // the runtime), and its WorkChorus.
-#include "rt/runtime.h"
+#include "rt/runtime_instance.h"
 #include "torch_backend/process_group.h"
 #include "torch_backend/torch_args.h"
 #include "torch_backend/work_chorus.h"
@@ -14,10 +14,12 @@ std::string ProcessGroupChorus::backend_for(CollectiveKind op) const {
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::issue(TorchOp op) {
-  const std::string backend = backend_for(op.call.op);
   const bool fuse = op.fusable && fusion_ != nullptr && !op.call.compression &&
                     (op.call.op == CollectiveKind::kAllToAllv || op.call.bytes() <= fusion_->options().buffer_bytes);
-  rt::Work w = fuse ? fusion_->issue(backend, std::move(op.call)) : rt::issue(backend, std::move(op.call), true);
+  const rt::Communicator& comm = comms_[static_cast<std::size_t>(op.call.op)];
+  rt::Work w = fuse                   ? fusion_->issue(backend_for(op.call.op), std::move(op.call))
+               : !comm.name().empty() ? comm.issue(std::move(op.call), /*async_op=*/true)
+                                      : runtime_->issue(backend_for(op.call.op), std::move(op.call), /*async_op=*/true);
   return WorkChorus::make(rank_, op.type, op.title, std::move(w), std::move(op.keep), std::move(op.outputs),
                           std::move(op.finish), std::move(op.staging));
 }

@@ -15,7 +15,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
-#include "rt/runtime.h"
+#include "rt/runtime_instance.h"
 #include "torch_backend/c10d_store.h"
 #include "torch_backend/torch_args.h"
 
@@ -41,6 +41,7 @@ ProcessGroupChorus::ProcessGroupChorus(const c10::intrusive_ptr<c10d::Store>& st
     std::vector<int> ranks(global_ranks.begin(), global_ranks.end());
     group_ = "torch/" + group_name;
     rt::member_group(group_, ranks, "auto");
+    bind_communicators();
     return;
   }
   if (!rt::is_initialized()) {
@@ -60,6 +61,7 @@ ProcessGroupChorus::ProcessGroupChorus(const c10::intrusive_ptr<c10d::Store>& st
                                    "initialised is rank {} of {}",
                                    rank, size, rt::rank(first), rt::size(first)));
   }
+  bind_communicators();
   if (fusion) {  // on the backends of the fused operations ("mpi:ring": mpi, that algorithm per fused buffer)
     std::vector<std::string> fused;
     for (CollectiveKind op : {CollectiveKind::kAllReduce, CollectiveKind::kBroadcast, CollectiveKind::kAllGather,
@@ -67,7 +69,15 @@ ProcessGroupChorus::ProcessGroupChorus(const c10::intrusive_ptr<c10d::Store>& st
                               CollectiveKind::kGather, CollectiveKind::kScatter})
       if (std::find(fused.begin(), fused.end(), plain_backend(backend_for(op))) == fused.end())
         fused.push_back(plain_backend(backend_for(op)));
-    fusion_ = std::make_unique<rt::Fusion>(fused, *fusion);
+    fusion_ = std::make_unique<rt::Fusion>(*runtime_, fused, *fusion);
+  }
+}
+
+void ProcessGroupChorus::bind_communicators() {
+  runtime_ = &rt::default_runtime("chorus process group");
+  for (CollectiveKind op : kAllCollectiveKinds) {
+    const std::string backend = backend_for(op);
+    if (plain_backend(backend) != "auto") comms_[static_cast<std::size_t>(op)] = runtime_->communicator(backend);
   }
 }
 

@@ -27,6 +27,7 @@
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #include <torch/csrc/distributed/c10d/Work.hpp>
 
+#include <array>
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -36,6 +37,7 @@
 #include "rt/call.h"
 #include "rt/compression/call_compression.h"
 #include "rt/fusion/fusion.h"
+#include "rt/runtime.h"
 #include "rt/work.h"
 #include "torch_backend/backend_map.h"
 #include "torch_backend/compression_map.h"
@@ -119,7 +121,15 @@ class ProcessGroupChorus : public c10d::ProcessGroup {
   // sends per rank; all_to_all_single: the whole input) holds floats: its count and dtype become
   // t's float elements (a complex tensor's real and imaginary parts). Otherwise leaves it.
   void compress(rt::Call& call, const at::Tensor& t);
+  // Resolves every operation's communicator once (comms_), when the group is set up.
+  void bind_communicators();
 
+  // The process's default runtime (the one the Python module's functions use too): what every
+  // operation of the group runs on.
+  rt::Runtime* runtime_ = nullptr;
+  // Per operation kind, the communicator backend_for(op) names, resolved once; none (an empty
+  // name) where it is auto, which the runtime chooses per call by the message's size.
+  std::array<rt::Communicator, std::size(kAllCollectiveKinds)> comms_;
   BackendMap map_;
   CompressionMap compression_;
   rt::compressed::StatsTotals compression_totals_;  // the compressed calls add to it on the runtime's lanes
