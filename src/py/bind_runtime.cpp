@@ -14,13 +14,24 @@
 
 #include "py/py_tensor.h"
 #include "rt/rendezvous/mpi_env.h"
-#include "rt/runtime.h"
+#include "rt/runtime_instance.h"
 
 namespace chorus::py_rt {
 
 using rt::ReduceOp;
 
-void bind_runtime(py::module_& m) {
+namespace {
+
+// The process's default runtime (chorus.init's), which every function of the module runs on;
+// InputError naming `what` before init().
+rt::Runtime& runtime(std::string_view what) { return rt::default_runtime(what); }
+
+rt::Work issue(const std::string& backend, rt::Call call, bool async_op) {
+  return runtime(to_string(call.op)).issue(backend, std::move(call), async_op);
+}
+
+// init, finalize, the world, groups and algorithms.
+void bind_lifecycle(py::module_& m) {
   m.def("available_backends", &rt::available_backends);
   m.def(
       "init",
@@ -43,48 +54,53 @@ void bind_runtime(py::module_& m) {
   m.def("is_initialized", &rt::is_initialized);
   m.def("backends", &rt::backends);
   m.def(
-      "size", [](const std::string& b) { return rt::size(b); }, py::arg("backend") = "auto");
+      "size", [](const std::string& b) { return runtime("size").size(b); }, py::arg("backend") = "auto");
   m.def(
-      "rank", [](const std::string& b) { return rt::rank(b); }, py::arg("backend") = "auto");
+      "rank", [](const std::string& b) { return runtime("rank").rank(b); }, py::arg("backend") = "auto");
   m.def("_mpirun_tcp_endpoint", &rt::mpi_agree_tcp_endpoint, py::call_guard<py::gil_scoped_release>(),
         "Under mpirun: 'host:port' free on rank 0, the same on every rank (chorus.distributed sets MASTER_ADDR/PORT)");
   m.def(
       "synchronize",
       [](const std::vector<std::string>& b) {
         py::gil_scoped_release release;
-        rt::synchronize(b);
+        runtime("synchronize").synchronize(b);
       },
       py::arg("backends") = std::vector<std::string>{});
   m.def(
       "split",
       [](const std::string& name, const std::string& backend, int color, int key) {
         py::gil_scoped_release release;
-        rt::split(name, backend, color, key);
+        runtime("split").split(name, backend, color, key);
       },
       py::arg("name"), py::arg("backend"), py::arg("color"), py::arg("key") = 0);
   m.def(
       "new_group",
       [](const std::string& name, const std::vector<int>& ranks, const std::string& backend) {
         py::gil_scoped_release release;
-        rt::new_group(name, ranks, backend);
+        runtime("new_group").new_group(name, ranks, backend);
       },
       py::arg("name"), py::arg("ranks"), py::arg("backend") = "auto");
-  m.def("group_ranks", [](const std::string& name) { return rt::group_ranks(name); });
+  m.def("group_ranks", [](const std::string& name) { return runtime("group_ranks").group_ranks(name); });
   m.def(
       "algorithm_names",
       [](const std::string& backend, const std::string& op) {
-        return rt::algorithm_names(backend, rt::parse_op_kind(op, "algorithm_names: op"));
+        return runtime("algorithm_names").algorithm_names(backend, rt::parse_op_kind(op, "algorithm_names: op"));
       },
       py::arg("backend"), py::arg("op") = "all_reduce",
       "the named algorithms of `op` (all_reduce, broadcast, all_gather, reduce_scatter, all_to_all_single) on "
       "`backend` "
       "besides 'default': all_reduce('mpi:ring', t) or broadcast('mpi:binomial', t) runs one");
+}
+
+// all_reduce, broadcast, reduce, all_gather.
+void bind_reductions_and_all_gathers(py::module_& m) {
   m.def(
       "all_reduce",
       [](const std::string& backend, const py::object& tensor, ReduceOp op, bool async_op) {
         auto t = tensor_of(tensor, "all_reduce: tensor");
-        return run(async_op, {t.owner},
-                   [&](bool a) { return rt::all_reduce(backend, t.data, t.data, t.count, t.dtype, op, a); });
+        return run(async_op, {t.owner}, [&](bool a) {
+          return issue(backend, rt::calls::all_reduce(t.data, t.data, t.count, t.dtype, op), a);
+        });
       },
       py::arg("backend"), py::arg("tensor"), py::arg("op") = ReduceOp::sum, py::arg("async_op") = false,
       "In place on every rank, as torch.distributed.all_reduce");
@@ -93,15 +109,16 @@ void bind_runtime(py::module_& m) {
       [](const std::string& backend, const py::object& tensor, int src, bool async_op) {
         auto t = tensor_of(tensor, "broadcast: tensor");
         return run(async_op, {t.owner},
-                   [&](bool a) { return rt::broadcast(backend, t.data, t.count, t.dtype, src, a); });
+                   [&](bool a) { return issue(backend, rt::calls::broadcast(t.data, t.count, t.dtype, src), a); });
       },
       py::arg("backend"), py::arg("tensor"), py::arg("src"), py::arg("async_op") = false);
   m.def(
       "reduce",
       [](const std::string& backend, const py::object& tensor, int dst, ReduceOp op, bool async_op) {
         auto t = tensor_of(tensor, "reduce: tensor");
-        return run(async_op, {t.owner},
-                   [&](bool a) { return rt::reduce(backend, t.data, t.data, t.count, t.dtype, op, dst, a); });
+        return run(async_op, {t.owner}, [&](bool a) {
+          return issue(backend, rt::calls::reduce(t.data, t.data, t.count, t.dtype, op, dst), a);
+        });
       },
       py::arg("backend"), py::arg("tensor"), py::arg("dst"), py::arg("op") = ReduceOp::sum, py::arg("async_op") = false,
       "The result lands in `tensor` on rank dst");
@@ -111,9 +128,11 @@ void bind_runtime(py::module_& m) {
         auto in = tensor_of(input, "all_gather_into_tensor: input", false);
         auto out = tensor_of(output, "all_gather_into_tensor: output");
         same_dtype(in, out, "all_gather_into_tensor");
-        expect_count(out, in.count * static_cast<std::size_t>(rt::size(backend)), "all_gather_into_tensor: output");
-        return run(async_op, {in.owner, out.owner},
-                   [&](bool a) { return rt::all_gather(backend, in.data, out.data, in.count, in.dtype, a); });
+        expect_count(out, in.count * static_cast<std::size_t>(runtime("size").size(backend)),
+                     "all_gather_into_tensor: output");
+        return run(async_op, {in.owner, out.owner}, [&](bool a) {
+          return issue(backend, rt::calls::all_gather(in.data, out.data, in.count, in.dtype), a);
+        });
       },
       py::arg("backend"), py::arg("output"), py::arg("input"), py::arg("async_op") = false);
   m.def(
@@ -121,9 +140,9 @@ void bind_runtime(py::module_& m) {
       [](const std::string& backend, const py::list& tensor_list, const py::object& tensor, bool async_op) {
         auto in = tensor_of(tensor, "all_gather: tensor", false);
         auto outs = tensors_of(tensor_list, "all_gather: tensor_list", true);
-        if (outs.size() != static_cast<std::size_t>(rt::size(backend)))
-          throw py::value_error(
-              fmt::format("all_gather: tensor_list has {} tensors for {} ranks", outs.size(), rt::size(backend)));
+        if (outs.size() != static_cast<std::size_t>(runtime("size").size(backend)))
+          throw py::value_error(fmt::format("all_gather: tensor_list has {} tensors for {} ranks", outs.size(),
+                                            runtime("size").size(backend)));
         for (std::size_t i = 0; i < outs.size(); ++i) {
           same_dtype(in, outs[i], fmt::format("all_gather: tensor_list[{}]", i));
           expect_count(outs[i], in.count, fmt::format("all_gather: tensor_list[{}]", i));
@@ -133,7 +152,9 @@ void bind_runtime(py::module_& m) {
         auto staging = staging_buffer(bytes * outs.size());
         return run(
             async_op, {in.owner, tensor_list},
-            [&](bool a) { return rt::all_gather(backend, in.data, staging->get(), in.count, in.dtype, a); },
+            [&](bool a) {
+              return issue(backend, rt::calls::all_gather(in.data, staging->get(), in.count, in.dtype), a);
+            },
             [outs, staging, bytes] {
               for (std::size_t i = 0; i < outs.size(); ++i)
                 std::memcpy(outs[i].data, staging->get() + i * bytes, bytes);
@@ -142,18 +163,23 @@ void bind_runtime(py::module_& m) {
       py::arg("backend"), py::arg("tensor_list"), py::arg("tensor"), py::arg("async_op") = false,
       "torch's list form (one staging copy); all_gather_into_tensor has none");
   // torch's gather and scatter: lists at the root only (None elsewhere), one staging copy there.
+}
+
+// gather, scatter and reduce_scatter.
+void bind_gather_scatter(py::module_& m) {
   m.def(
       "gather",
       [](const std::string& backend, const py::object& tensor, const py::object& gather_list, int dst, bool async_op) {
         auto in = tensor_of(tensor, "gather: tensor", false);
-        const bool root = rt::rank(backend) == dst;
+        const bool root = runtime("rank").rank(backend) == dst;
         const auto outs = root_list(gather_list, root, in, backend, "gather: gather_list", true);
         const std::size_t bytes = in.count * rt::dtype_bytes(in.dtype);
         auto staging = staging_buffer(bytes * outs.size());
         return run(
             async_op, {in.owner, gather_list},
             [&](bool a) {
-              return rt::gather(backend, in.data, root ? staging->get() : nullptr, in.count, in.dtype, dst, a);
+              return issue(backend,
+                           rt::calls::gather(in.data, root ? staging->get() : nullptr, in.count, in.dtype, dst), a);
             },
             [outs, staging, bytes] {
               for (std::size_t i = 0; i < outs.size(); ++i)
@@ -166,7 +192,7 @@ void bind_runtime(py::module_& m) {
       "scatter",
       [](const std::string& backend, const py::object& tensor, const py::object& scatter_list, int src, bool async_op) {
         auto out = tensor_of(tensor, "scatter: tensor");
-        const bool root = rt::rank(backend) == src;
+        const bool root = runtime("rank").rank(backend) == src;
         const auto ins = root_list(scatter_list, root, out, backend, "scatter: scatter_list", false);
         const std::size_t bytes = out.count * rt::dtype_bytes(out.dtype);
         auto staging = staging_buffer(bytes * ins.size());
@@ -174,7 +200,8 @@ void bind_runtime(py::module_& m) {
         return run(
             async_op, {out.owner, scatter_list},
             [&](bool a) {
-              return rt::scatter(backend, root ? staging->get() : nullptr, out.data, out.count, out.dtype, src, a);
+              return issue(backend,
+                           rt::calls::scatter(root ? staging->get() : nullptr, out.data, out.count, out.dtype, src), a);
             },
             [staging] {});
       },
@@ -186,22 +213,31 @@ void bind_runtime(py::module_& m) {
         auto in = tensor_of(input, "reduce_scatter_tensor: input", false);
         auto out = tensor_of(output, "reduce_scatter_tensor: output");
         same_dtype(in, out, "reduce_scatter_tensor");
-        expect_count(in, out.count * static_cast<std::size_t>(rt::size(backend)), "reduce_scatter_tensor: input");
-        return run(async_op, {in.owner, out.owner},
-                   [&](bool a) { return rt::reduce_scatter(backend, in.data, out.data, out.count, out.dtype, op, a); });
+        expect_count(in, out.count * static_cast<std::size_t>(runtime("size").size(backend)),
+                     "reduce_scatter_tensor: input");
+        return run(async_op, {in.owner, out.owner}, [&](bool a) {
+          return issue(backend, rt::calls::reduce_scatter(in.data, out.data, out.count, out.dtype, op), a);
+        });
       },
       py::arg("backend"), py::arg("output"), py::arg("input"), py::arg("op") = ReduceOp::sum,
       py::arg("async_op") = false);
+}
+
+// all_to_all in its forms, send, recv, barrier.
+void bind_exchanges(py::module_& m) {
   m.def(
       "all_to_all_single",
       [](const std::string& backend, const py::object& output, const py::object& input,
          const py::object& output_split_sizes, const py::object& input_split_sizes, bool async_op) {
-        const auto a = all_to_all_args(output, input, output_split_sizes, input_split_sizes, rt::size(backend),
-                                       "all_to_all_single");
+        const auto a = all_to_all_args(output, input, output_split_sizes, input_split_sizes,
+                                       runtime("size").size(backend), "all_to_all_single");
         return run(async_op, {a.in.owner, a.out.owner}, [&](bool async) {
-          return a.uneven ? rt::all_to_allv(backend, a.in.data, a.send_counts, a.send_displs, a.out.data, a.recv_counts,
-                                            a.recv_displs, a.in.dtype, async)
-                          : rt::all_to_all_single(backend, a.in.data, a.out.data, a.block, a.in.dtype, async);
+          return a.uneven
+                     ? issue(backend,
+                             rt::calls::all_to_allv(a.in.data, a.send_counts, a.send_displs, a.out.data, a.recv_counts,
+                                                    a.recv_displs, a.in.dtype),
+                             async)
+                     : issue(backend, rt::calls::all_to_all_single(a.in.data, a.out.data, a.block, a.in.dtype), async);
         });
       },
       py::arg("backend"), py::arg("output"), py::arg("input"), py::arg("output_split_sizes") = py::none(),
@@ -213,7 +249,7 @@ void bind_runtime(py::module_& m) {
          bool async_op) {
         auto ins = tensors_of(input_tensor_list, "all_to_all: input_tensor_list", false);
         auto outs = tensors_of(output_tensor_list, "all_to_all: output_tensor_list", true);
-        const auto world = static_cast<std::size_t>(rt::size(backend));
+        const auto world = static_cast<std::size_t>(runtime("size").size(backend));
         if (ins.size() != world || outs.size() != world)
           throw py::value_error(
               fmt::format("all_to_all: {} inputs and {} outputs for {} ranks", ins.size(), outs.size(), world));
@@ -229,7 +265,7 @@ void bind_runtime(py::module_& m) {
           out_counts.push_back(outs[i].count);
         }
         return run(async_op, {input_tensor_list, output_tensor_list}, [&](bool a) {
-          return rt::all_to_all(backend, in_ptrs, in_counts, out_ptrs, out_counts, ins[0].dtype, a);
+          return issue(backend, rt::calls::all_to_all(in_ptrs, in_counts, out_ptrs, out_counts, ins[0].dtype), a);
         });
       },
       py::arg("backend"), py::arg("output_tensor_list"), py::arg("input_tensor_list"), py::arg("async_op") = false,
@@ -238,14 +274,16 @@ void bind_runtime(py::module_& m) {
       "send",
       [](const std::string& backend, const py::object& tensor, int dst, bool async_op) {
         auto t = tensor_of(tensor, "send: tensor", false);
-        return run(async_op, {t.owner}, [&](bool a) { return rt::send(backend, t.data, t.count, t.dtype, dst, a); });
+        return run(async_op, {t.owner},
+                   [&](bool a) { return issue(backend, rt::calls::send(t.data, t.count, t.dtype, dst), a); });
       },
       py::arg("backend"), py::arg("tensor"), py::arg("dst"), py::arg("async_op") = false);
   m.def(
       "recv",
       [](const std::string& backend, const py::object& tensor, int src, bool async_op) {
         auto t = tensor_of(tensor, "recv: tensor");
-        return run(async_op, {t.owner}, [&](bool a) { return rt::recv(backend, t.data, t.count, t.dtype, src, a); });
+        return run(async_op, {t.owner},
+                   [&](bool a) { return issue(backend, rt::calls::recv(t.data, t.count, t.dtype, src), a); });
       },
       py::arg("backend"), py::arg("tensor"), py::arg("src"), py::arg("async_op") = false);
   // For bench/python/bench_py_overhead.py: the same blocking in-place all_reduce looped in C++;
@@ -256,16 +294,26 @@ void bind_runtime(py::module_& m) {
         auto t = tensor_of(tensor, "_loop_all_reduce: tensor");
         py::gil_scoped_release release;
         const auto t0 = std::chrono::steady_clock::now();
-        for (int i = 0; i < iters; ++i) rt::all_reduce(backend, t.data, t.data, t.count, t.dtype, ReduceOp::sum, false);
+        for (int i = 0; i < iters; ++i)
+          issue(backend, rt::calls::all_reduce(t.data, t.data, t.count, t.dtype, ReduceOp::sum), false);
         return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
       },
       py::arg("backend"), py::arg("tensor"), py::arg("iters"));
   m.def(
       "barrier",
       [](const std::string& backend, bool async_op) {
-        return run(async_op, {}, [&](bool a) { return rt::barrier(backend, a); });
+        return run(async_op, {}, [&](bool a) { return issue(backend, rt::calls::barrier(), a); });
       },
       py::arg("backend") = "auto", py::arg("async_op") = false);
+}
+
+}  // namespace
+
+void bind_runtime(py::module_& m) {
+  bind_lifecycle(m);
+  bind_reductions_and_all_gathers(m);
+  bind_gather_scatter(m);
+  bind_exchanges(m);
 }
 
 }  // namespace chorus::py_rt
