@@ -93,7 +93,15 @@ void ChunkExecutor::admit(int c, double now) {
 }
 
 double ChunkExecutor::policy_key(const ChunkState& ch) const {
-  return policy_ == sched::IntraDimPolicy::kFifo ? ch.arrive_ns : ch.bytes_sent;
+  switch (policy_) {
+    case sched::IntraDimPolicy::kFifo:
+      return ch.arrive_ns;
+    case sched::IntraDimPolicy::kSmallestChunkFirst:
+      return ch.bytes_sent;
+    case sched::IntraDimPolicy::kLifo:
+      return -static_cast<double>(ch.coll);  // the collective started last first; then arrival order
+  }
+  return ch.arrive_ns;
 }
 
 void ChunkExecutor::latency_done(int c, double now) {

@@ -81,7 +81,7 @@ class ChunkExecutor {
   };
   // A chunk waiting for a dimension's bandwidth.
   struct Waiting {
-    double key;  // FIFO: arrival time; SCF: bytes the stage sends
+    double key;  // FIFO: arrival time; SCF: bytes the stage sends; LIFO: minus the collective's id
     double arrive_ns;
     std::uint64_t seq;  // global arrival counter: the final, deterministic tie-break
     int chunk;

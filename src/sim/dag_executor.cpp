@@ -318,6 +318,7 @@ WorkloadRun simulate_workload(const workload::Dag& dag, const net::Network& netw
   }
   SimOptions sim;
   sim.record_stages = options.record_stages;
+  sim.max_chunks_per_dim = options.max_chunks_per_dim;
   std::vector<std::unique_ptr<AnalyticalNetwork>> analytical;
   for (size_t s = 0; s < stages; ++s)
     nets.push_back(analytical

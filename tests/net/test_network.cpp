@@ -78,8 +78,16 @@ latency: [ 500.0, 500.0, 500.0 ] # ns
   ASSERT_EQ(n.num_dims(), 3);
   EXPECT_EQ(n.dims[0].kind, DimKind::kRing);
   EXPECT_EQ(n.dims[1].kind, DimKind::kFullyConnected);
-  EXPECT_DOUBLE_EQ(n.dims[0].aggregate_bandwidth_gbps(), 400);  // 50 GB/s
-  EXPECT_DOUBLE_EQ(n.dims[2].aggregate_bandwidth_gbps(), 100);
+  // ASTRA-sim's meaning: GB = 2^30 bytes; a fully connected NPU has a link of `bandwidth` to each
+  // of its 7 peers; a switch's messages take two hops of `latency`.
+  EXPECT_DOUBLE_EQ(n.dims[0].aggregate_bandwidth_gbps(), 50 * 8 * 1.073741824);
+  EXPECT_DOUBLE_EQ(n.dims[1].link_bandwidth_gbps, 25 * 8 * 1.073741824);
+  EXPECT_EQ(n.dims[1].links_per_npu, 7);
+  EXPECT_DOUBLE_EQ(n.dims[2].aggregate_bandwidth_gbps(), 12.5 * 8 * 1.073741824);
+  EXPECT_DOUBLE_EQ(n.dims[0].latency_ns, 500);
+  EXPECT_DOUBLE_EQ(n.dims[1].latency_ns, 500);
+  EXPECT_DOUBLE_EQ(n.dims[2].latency_ns, 1000);
+  EXPECT_TRUE(n.dims[0].per_message_bandwidth);
   EXPECT_EQ(n.name, "astra");
 }
 
