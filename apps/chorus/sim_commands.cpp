@@ -165,6 +165,8 @@ void run_sim_collective(const SimCollectiveArgs& a) {
   if (a.max_chunks_per_dim < 0) throw InputError("--max-chunks-per-dim", "must be >= 0 (0 = no limit)");
   options.max_chunks_per_dim =
       system && !a.max_chunks_given ? system->active_chunks_per_dimension : a.max_chunks_per_dim;
+  if (system && !a.max_chunks_given) options.transfers_per_dim = sim::astra_transfers_per_dim(network, *system);
+  options.keep_dimension = system.has_value();                   // ASTRA-sim's all-reduce phase on the last dimension
   if (req.num_chunks >= 1 && req.num_chunks <= sim::kMaxChunks)  // else the simulator names --chunks
     require_output_memory(req.op, req.num_chunks, network.dims.size(), a.json, a.schedules, a.save_schedule, a.trace);
   const auto run = sim::run_collective_planned_on(a.plan_on == "nominal" ? nominal : network, network, req, options);

@@ -332,8 +332,14 @@ void run_sim_workload(const SimWorkloadArgs& a) {
   if (a.max_chunks_per_dim < 0) throw InputError("--max-chunks-per-dim", "must be >= 0 (0 = no limit)");
   options.max_chunks_per_dim =
       system && !a.max_chunks_given ? system->active_chunks_per_dimension : a.max_chunks_per_dim;
+  if (system && !a.max_chunks_given) options.transfers_per_dim = sim::astra_transfers_per_dim(network, *system);
+  options.keep_dimension = system.has_value();  // ASTRA-sim's all-reduce phase on the last dimension
   options.compute.peak_tflops = a.peak_tflops;
   options.compute.memory_bandwidth_gbs = a.memory_bandwidth_gbs;
+  if (system && system->roofline) {  // ASTRA-sim's roofline: its peak-perf and local-mem-bw
+    options.compute.peak_tflops = system->peak_tflops;
+    options.compute.memory_bandwidth_gbs = system->local_mem_GBps;
+  }
   options.record_stages = !a.trace.empty();
   if (!a.speeds.empty()) options.speeds = sim::parse_speeds(a.speeds, network.num_npus(), "--speeds");
   TerminalProgress progress("simulating the training DAG's nodes");

@@ -45,7 +45,14 @@ double stage_bandwidth_gbps(const net::Dimension& dim, Phase phase) {
   const double network = dim.per_message_bandwidth ? dim.link_bandwidth_gbps * at_once : dim.aggregate_bandwidth_gbps();
   if (phase != Phase::kReduceScatter || !(dim.reduce_memory_GBps > 0)) return network;
   // Per byte sent: 1 / network + 3 / memory seconds, both in bits per second here.
-  const double memory_gbps = 8.0 * dim.reduce_memory_GBps * at_once / 3.0;
+  // ASTRA-sim reduces halving-doubling's messages after the first only (log2 P - 1 of them: the
+  // first, half the data, is charged no memory time): (P-2)/2P of the data of (P-1)/P sent.
+  const int p = dim.size;
+  const double reduced = dim.per_message_bandwidth && stage_algorithm(dim, phase) == net::Algorithm::kHalvingDoubling
+                             ? (p - 2.0) / (2.0 * (p - 1.0))
+                             : 1.0;
+  if (!(reduced > 0)) return network;
+  const double memory_gbps = 8.0 * dim.reduce_memory_GBps * at_once / (3.0 * reduced);
   return 1.0 / (1.0 / network + 1.0 / memory_gbps);
 }
 

@@ -168,9 +168,19 @@ AstraSystem parse_astra_system(const std::string& text, const std::string& sourc
     if (!(s.local_mem_GBps > 0)) r.fail("local-mem-bw", "must be positive (GB/s)");
   }
   r.must_be_off("model-shared-bus", "the LogGP shared bus between the NPU and its memory");
-  r.must_be_off("roofline-enabled", "compute times come from the workload");
+  if (j.contains("peak-perf")) s.peak_tflops = r.number("peak-perf", 0);
+  if (j.contains("roofline-enabled")) {
+    const double on = r.number("roofline-enabled", 0);
+    if (on != 0 && on != 1)
+      r.fail("roofline-enabled", fmt::format("must be 0 or 1, got {}", j.at("roofline-enabled").dump()));
+    s.roofline = on == 1;
+    if (s.roofline && !(s.peak_tflops > 0))
+      r.fail("peak-perf", "roofline-enabled 1 needs a positive peak-perf (TFLOP/s)");
+    if (s.roofline && !(s.local_mem_GBps > 0))
+      r.fail("local-mem-bw", "roofline-enabled 1 needs a positive local-mem-bw (GB/s)");
+  }
   r.must_be_off("replay-only", "chorus simulates every collective");
-  for (const auto* key : {"local-reduction-delay", "L", "o", "g", "G", "peak-perf"})
+  for (const auto* key : {"local-reduction-delay", "L", "o", "g", "G"})
     if (j.contains(key)) (void)r.number(key, 0);
   for (const auto* key : {"trace-enabled", "track-local-mem", "boost-mode"})
     if (j.contains(key)) (void)r.number(key, 0);
@@ -247,6 +257,11 @@ net::Network apply_astra_system(const net::Network& network, const AstraSystem& 
   }
   net::validate(out, system.source);
   return out;
+}
+
+int astra_transfers_per_dim(const net::Network& network, const AstraSystem& system) {
+  const bool astra = std::ranges::all_of(network.dims, [](const net::Dimension& d) { return d.per_message_bandwidth; });
+  return astra ? system.active_chunks_per_dimension : 1;
 }
 
 sched::SchedulerSpec astra_scheduler(const AstraSystem& system) {

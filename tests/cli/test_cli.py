@@ -1304,7 +1304,28 @@ class AstraSimInputs(unittest.TestCase):
                   "field 'reduce-scatter-implementation': dimension 1", "differs", net="ring_fc_switch.yml")
             fails('{"all-reduce-implementation": ["ring", "ring", "halvingDoubling"]}', "collective-optimization",
                   net="ring_fc_switch.yml")
-            fails('{"roofline-enabled": 1}', "field 'roofline-enabled'", cmd=("sim", "workload"))
+            fails('{"roofline-enabled": 1}', "field 'peak-perf'", cmd=("sim", "workload"))
+            fails('{"replay-only": 1}', "field 'replay-only'", cmd=("sim", "workload"))
+
+    def test_resnet152_agrees_with_astra_sim(self):
+        # ASTRA-sim's own runs (f242411, congestion-unaware) of the traces `chorus export --chakra -w
+        # resnet152 -i 1 --topology ring8.yml` writes, with this system file (its roofline: the
+        # A100 figures chorus's compute model uses): iteration time and exposed communication.
+        astra = {1: (8383247, 7787), 4: (11302215, 2926755), 16: (24389047, 16013587)}
+        with tempfile.TemporaryDirectory() as d:
+            for splits, (total, exposed) in astra.items():
+                path = os.path.join(d, "sys.json")
+                with open(path, "w") as f:
+                    json.dump({"scheduling-policy": "LIFO", "endpoint-delay": 1, "active-chunks-per-dimension": 1,
+                               "preferred-dataset-splits": splits, "all-reduce-implementation": ["ring"],
+                               "collective-optimization": "localBWAware", "local-mem-bw": 1555,
+                               "roofline-enabled": 1, "peak-perf": 312}, f)
+                r = chorus("sim", "workload", "-w", "resnet152", "-i", "1", "--topology",
+                           os.path.join(self.EX, "ring8.yml"), "--system", path, "--json")
+                self.assertEqual(r.returncode, 0, r.stderr)
+                j = json.loads(r.stdout)
+                self.assertAlmostEqual(j["iteration_time_ns"] / total, 1, delta=0.01, msg=splits)
+                self.assertAlmostEqual(j["exposed_comm_ns"], exposed, delta=0.01 * total, msg=splits)
 
     def test_sim_workload_and_export_take_the_system_file(self):
         sys_file = os.path.join(self.EX, "ring_4chunks.json")
