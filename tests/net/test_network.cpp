@@ -163,6 +163,36 @@ TEST(NetworkYaml, BadInputNamesFileLineAndField) {
   EXPECT_NE(e.find("unknown key 'system'"), std::string::npos) << e;
 }
 
+// A dimension may name its algorithm; a switch of 6 then runs ring instead of being refused.
+TEST(NetworkYaml, DimensionAlgorithm) {
+  const auto n = parse_network_yaml(
+      "dims:\n  - {kind: switch, size: 6, link_bandwidth_GBps: 25, links_per_npu: 1, latency_ns: 700, algorithm: "
+      "ring}\n",
+      "a.yaml");
+  EXPECT_EQ(n.dims[0].algorithm, Algorithm::kRing);
+  EXPECT_FALSE(n.dims[0].per_message_bandwidth);  // chorus's meaning
+  try {
+    parse_network_yaml(
+        "dims:\n  - {kind: ring, size: 4, link_bandwidth_GBps: 25, links_per_npu: 1, latency_ns: 7, algorithm: "
+        "halving_dubling}\n",
+        "b.yaml");
+    FAIL();
+  } catch (const InputError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("b.yaml:2"), std::string::npos) << m;
+    EXPECT_NE(m.find("did you mean 'halving_doubling'"), std::string::npos) << m;
+  }
+  try {
+    parse_network_yaml(
+        "dims:\n  - {kind: ring, size: 6, link_bandwidth_GBps: 25, links_per_npu: 1, latency_ns: 7, algorithm: "
+        "halving_doubling}\n",
+        "c.yaml");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("power-of-two"), std::string::npos) << e.what();
+  }
+}
+
 TEST(NetworkYaml, LoadNetworkListsPresetsForUnknownName) {
   try {
     load_network("3D-SW_SW_SW_homoo");
