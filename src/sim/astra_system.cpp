@@ -15,9 +15,6 @@ namespace {
 
 using nlohmann::json;
 
-const std::vector<std::string> kImplementationKeys = {"all-reduce-implementation", "reduce-scatter-implementation",
-                                                      "all-gather-implementation", "all-to-all-implementation"};
-
 // Every key ASTRA-sim 2.x's system layer reads, and boost-mode (its example files carry it; the
 // system layer reads no such key).
 const std::vector<std::string>& known_keys() {
