@@ -8,6 +8,8 @@
 #include "core/memory_budget.h"
 #include "net/graph/graph_yaml.h"
 #include "net/network_yaml.h"
+#include "sim/astra_system.h"
+#include "core/text_file.h"
 #include "workload/chakra/chakra_export.h"
 #include "workload/parallelism.h"
 
@@ -18,7 +20,8 @@ struct ExportArgs : WorkloadDagArgs {
   bool chakra = false;
   std::string topology = "3D-SW_SW_SW_homo";
   std::string out;
-  std::string name;  // default: the workload's name
+  std::string name;    // default: the workload's name
+  std::string system;  // ASTRA-sim's system JSON, checked and copied beside the traces
 };
 
 void run_export(const ExportArgs& a) {
@@ -30,11 +33,23 @@ void run_export(const ExportArgs& a) {
                      "Chakra traces describe collectives on a dimension network (a preset or network YAML), "
                      "not a fabric");
   const net::Network network = net::load_network(a.topology);
+  // The system file is what ASTRA-sim runs the traces with: checked against the network as
+  // `sim workload --system` reads it (so chorus and ASTRA-sim answer the same question), then
+  // copied beside the traces.
+  std::string system_copy;
+  if (!a.system.empty()) {
+    (void)sim::apply_astra_system(network, sim::load_astra_system(a.system));
+    system_copy = read_text_file(a.system, "system file");
+  }
   const auto dag = make_workload_dag(a, network);
   const std::string name = a.name.empty() ? dag.name : a.name;
   if (name.empty() || name.find('/') != std::string::npos)
     throw InputError("--name", fmt::format("'{}' must be a non-empty file name without '/'", name));
   const auto files = workload::write_chakra_traces(dag, network, a.out, name);
+  if (!a.system.empty()) {
+    write_text_file(a.out + "/" + name + ".system.json", system_copy);
+    fmt::print("system file {} checked and copied to {}/{}.system.json\n", a.system, a.out, name);
+  }
   fmt::print(
       "{} on {} ({}, {} NPUs), {} iteration(s): {} Chakra traces {}/{}.<rank>.et, {} nodes and {} bytes each "
       "(every rank runs the same DAG: rank 0's file, the others hard links to it)\n",
@@ -69,6 +84,9 @@ void register_export_command(CLI::App& app) {
               "Start the data-parallel gradient traffic only after back-propagation ends");
   e->add_option("--ns-per-cycle", args->ns_per_cycle, "ASTRA-sim text workloads: nanoseconds per compute cycle")
       ->capture_default_str();
+  e->add_option("--system", args->system,
+                "ASTRA-sim system JSON to run the traces with: checked against the network as `sim workload "
+                "--system` reads it, copied to <out>/<name>.system.json");
   e->callback([args] { run_export(*args); });
 }
 

@@ -1,6 +1,7 @@
 // chorus sim collective | chorus sim topologies
 #include <fmt/format.h>
 #include <iostream>
+#include <optional>
 
 #include "apps/chorus/commands.h"
 #include "core/error.h"
@@ -12,6 +13,7 @@
 #include "net/network_yaml.h"
 #include "net/presets.h"
 #include "sched/schedule_json.h"
+#include "sim/astra_system.h"
 #include "sim/chrome_trace.h"
 #include "sim/result_json.h"
 #include "sim/run_collective.h"
@@ -34,6 +36,8 @@ struct SimCollectiveArgs {
   std::string save_schedule;
   std::vector<std::string> degrade;  // DIM:FRACTION each
   std::string plan_on = "actual";    // nominal | actual
+  std::string system;                // ASTRA-sim's system JSON
+  bool chunks_given = false, scheduler_given = false, max_chunks_given = false;
 };
 
 struct SimScheduleArgs {
@@ -134,7 +138,10 @@ void run_sim_schedule(const SimScheduleArgs& a) {
 }
 
 void run_sim_collective(const SimCollectiveArgs& a) {
-  const net::Network nominal = net::load_network(a.topology);
+  std::optional<sim::AstraSystem> system;
+  if (!a.system.empty()) system = sim::load_astra_system(a.system);
+  const net::Network nominal =
+      system ? sim::apply_astra_system(net::load_network(a.topology), *system) : net::load_network(a.topology);
   std::vector<net::DimDegradation> degradations;
   for (const auto& d : a.degrade) degradations.push_back(net::parse_dim_degradation(d, "--degrade"));
   const net::Network network = net::degrade(nominal, degradations, "--degrade");
@@ -145,8 +152,8 @@ void run_sim_collective(const SimCollectiveArgs& a) {
   sim::CollectiveRequest req;
   req.op = coll::parse_collective_op(a.op, "--op");
   req.size_bytes = static_cast<double>(parse_bytes(a.size, "--size"));
-  req.num_chunks = a.chunks;
-  req.scheduler = sched::parse_scheduler(a.scheduler);
+  req.num_chunks = system && !a.chunks_given ? system->preferred_dataset_splits : a.chunks;
+  req.scheduler = system && !a.scheduler_given ? sim::astra_scheduler(*system) : sched::parse_scheduler(a.scheduler);
   if (!a.save_schedule.empty() && req.scheduler.kind == sched::SchedulerKind::kIdeal)
     throw InputError("--save-schedule",
                      "the ideal is a bound (Themis Table 3), not a chunk schedule: there is "
@@ -156,7 +163,10 @@ void run_sim_collective(const SimCollectiveArgs& a) {
   sim::SimOptions options;
   options.record_stages = !a.trace.empty();
   if (a.max_chunks_per_dim < 0) throw InputError("--max-chunks-per-dim", "must be >= 0 (0 = no limit)");
-  options.max_chunks_per_dim = a.max_chunks_per_dim;
+  options.max_chunks_per_dim =
+      system && !a.max_chunks_given ? system->active_chunks_per_dimension : a.max_chunks_per_dim;
+  if (system && !a.max_chunks_given) options.transfers_per_dim = sim::astra_transfers_per_dim(network, *system);
+  options.keep_dimension = system.has_value();                   // ASTRA-sim's all-reduce phase on the last dimension
   if (req.num_chunks >= 1 && req.num_chunks <= sim::kMaxChunks)  // else the simulator names --chunks
     require_output_memory(req.op, req.num_chunks, network.dims.size(), a.json, a.schedules, a.save_schedule, a.trace);
   const auto run = sim::run_collective_planned_on(a.plan_on == "nominal" ? nominal : network, network, req, options);
@@ -197,7 +207,15 @@ void register_sim_commands(CLI::App& app) {
           "--plan-on", args->plan_on,
           "With --degrade: schedule on the nominal bandwidths (stale) or the actual, degraded ones (re-planned)")
       ->capture_default_str();
-  coll->callback([args] { run_sim_collective(*args); });
+  coll->add_option("--system", args->system,
+                   "ASTRA-sim system JSON: its chunks (preferred-dataset-splits), active chunks per dimension, "
+                   "FIFO/LIFO, per-dimension algorithms, endpoint delay and local-mem-bw (explicit flags win)");
+  coll->callback([args, coll] {
+    args->chunks_given = coll->get_option("--chunks")->count() > 0;
+    args->scheduler_given = coll->get_option("--scheduler")->count() > 0;
+    args->max_chunks_given = coll->get_option("--max-chunks-per-dim")->count() > 0;
+    run_sim_collective(*args);
+  });
 
   auto sargs = std::make_shared<SimScheduleArgs>();
   auto* sch = sim->add_subcommand("schedule", "Simulate a saved schedule (JSON from --save-schedule)");

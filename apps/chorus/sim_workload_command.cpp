@@ -13,6 +13,7 @@
 #include "core/units.h"
 #include "net/graph/graph_yaml.h"
 #include "net/network_yaml.h"
+#include "sim/astra_system.h"
 #include "sim/dag_executor.h"
 #include "sim/flow/flow_model.h"
 #include "sim/run_collective.h"
@@ -48,6 +49,9 @@ struct SimWorkloadArgs : WorkloadDagArgs {
   std::string speeds;          // stragglers: per NPU compute speeds (sim/stragglers.h)
   bool scheduler_given = false;
   bool chunks_given = false;
+  int max_chunks_per_dim = 0;
+  bool max_chunks_given = false;
+  std::string system;  // ASTRA-sim's system JSON
 };
 
 std::string ms(double ns) { return fmt::format("{:.3f} ms", ns / 1e6); }
@@ -178,6 +182,8 @@ namespace {
 // --plan: a SYNDICATE plan file re-simulated by optSched on its workload and topology
 // (docs/syndicate.md); --workload / --topology, when given, override the names in the file.
 void run_sim_plan(const SimWorkloadArgs& a, bool workload_given, bool topology_given) {
+  if (!a.system.empty()) throw InputError("--system", "applies to dimension networks, not to --plan");
+  if (a.max_chunks_given) throw InputError("--max-chunks-per-dim", "applies to dimension networks, not to --plan");
   const std::string text = read_text_file(a.plan, "the --plan file");
   nlohmann::json j;
   try {
@@ -251,6 +257,10 @@ void print_per_iteration(const sim::DagResult& r) {
 // (docs/graph-networks.md, "The training DAG on a fabric").
 void run_sim_workload_on_fabric(const SimWorkloadArgs& a) {
   const auto fabric = net::load_fabric_yaml(a.topology);
+  if (!a.system.empty())
+    throw InputError("--system", "applies to dimension networks; a fabric runs the flow-level model");
+  if (a.max_chunks_given)
+    throw InputError("--max-chunks-per-dim", "applies to dimension networks; a fabric runs the flow-level model");
   if (a.scheduler_given)
     throw InputError("--scheduler", "applies to dimension networks; a fabric runs the flow-level model");
   if (a.chunks_given) throw InputError("--chunks", "applies to dimension networks; a fabric runs the flow-level model");
@@ -310,13 +320,26 @@ void run_sim_workload(const SimWorkloadArgs& a) {
     throw InputError("--traffic-csv", "applies to fabrics (--topology with a 'fabric:' file)");
   if (a.batch_tolerance != 0)
     throw InputError("--batch-tolerance", "applies to fabrics (--topology with a 'fabric:' file)");
-  const net::Network network = net::load_network(a.topology);
+  std::optional<sim::AstraSystem> system;
+  if (!a.system.empty()) system = sim::load_astra_system(a.system);
+  const net::Network network =
+      system ? sim::apply_astra_system(net::load_network(a.topology), *system) : net::load_network(a.topology);
   const auto dag = make_workload_dag(a, network);
   sim::WorkloadSimOptions options;
-  options.scheduler = sched::parse_scheduler(a.scheduler);
-  options.chunks_per_collective = a.chunks;
+  options.scheduler =
+      system && !a.scheduler_given ? sim::astra_scheduler(*system) : sched::parse_scheduler(a.scheduler);
+  options.chunks_per_collective = system && !a.chunks_given ? system->preferred_dataset_splits : a.chunks;
+  if (a.max_chunks_per_dim < 0) throw InputError("--max-chunks-per-dim", "must be >= 0 (0 = no limit)");
+  options.max_chunks_per_dim =
+      system && !a.max_chunks_given ? system->active_chunks_per_dimension : a.max_chunks_per_dim;
+  if (system && !a.max_chunks_given) options.transfers_per_dim = sim::astra_transfers_per_dim(network, *system);
+  options.keep_dimension = system.has_value();  // ASTRA-sim's all-reduce phase on the last dimension
   options.compute.peak_tflops = a.peak_tflops;
   options.compute.memory_bandwidth_gbs = a.memory_bandwidth_gbs;
+  if (system && system->roofline) {  // ASTRA-sim's roofline: its peak-perf and local-mem-bw
+    options.compute.peak_tflops = system->peak_tflops;
+    options.compute.memory_bandwidth_gbs = system->local_mem_GBps;
+  }
   options.record_stages = !a.trace.empty();
   if (!a.speeds.empty()) options.speeds = sim::parse_speeds(a.speeds, network.num_npus(), "--speeds");
   TerminalProgress progress("simulating the training DAG's nodes");
@@ -416,7 +439,14 @@ void register_sim_workload_command(CLI::App& sim) {
   w->add_option("--plan", args->plan,
                 "A SYNDICATE plan (chorus plan --out): re-simulate it by optSched on its workload and "
                 "topology (names from the file unless --workload / --topology are given)");
+  w->add_option("--max-chunks-per-dim", args->max_chunks_per_dim,
+                "At most this many chunks on a dimension at once, over all collectives; 0 = no limit")
+      ->capture_default_str();
+  w->add_option("--system", args->system,
+                "ASTRA-sim system JSON: chunks, active chunks per dimension, FIFO/LIFO, per-dimension algorithms, "
+                "endpoint delay, local-mem-bw (explicit flags win)");
   w->callback([args, w] {
+    args->max_chunks_given = w->get_option("--max-chunks-per-dim")->count() > 0;
     args->scheduler_given = w->get_option("--scheduler")->count() > 0;
     args->chunks_given = w->get_option("--chunks")->count() > 0;
     if (!args->plan.empty())

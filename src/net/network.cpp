@@ -37,6 +37,39 @@ bool parse_dim_kind(std::string_view text, DimKind& kind) {
   return true;
 }
 
+std::string_view to_string(Algorithm algorithm) {
+  switch (algorithm) {
+    case Algorithm::kTable1:
+      return "table1";
+    case Algorithm::kRing:
+      return "ring";
+    case Algorithm::kDirect:
+      return "direct";
+    case Algorithm::kHalvingDoubling:
+      return "halving_doubling";
+    case Algorithm::kDoubleBinaryTree:
+      return "double_binary_tree";
+  }
+  return "?";
+}
+
+bool parse_algorithm(std::string_view text, Algorithm& algorithm) {
+  std::string t;
+  for (const char c : text)
+    if (c != '_' && c != '-') t += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (t == "ring")
+    algorithm = Algorithm::kRing;
+  else if (t == "direct")
+    algorithm = Algorithm::kDirect;
+  else if (t == "halvingdoubling")
+    algorithm = Algorithm::kHalvingDoubling;
+  else if (t == "doublebinarytree")
+    algorithm = Algorithm::kDoubleBinaryTree;
+  else
+    return false;
+  return true;
+}
+
 namespace {
 
 int stride_of(const Network& network, int dim) {
@@ -133,10 +166,16 @@ void validate(const Network& network, const std::string& where) {
       throw InputError(at, fmt::format("field 'links_per_npu' must be >= 1, got {}", d.links_per_npu));
     if (!sane_latency_ns(d.latency_ns))
       throw InputError(at, fmt::format("field 'latency_ns' must be in 0..{:g}, got {}", kMaxLatencyNs, d.latency_ns));
-    if (d.kind == DimKind::kSwitch && (d.size & (d.size - 1)) != 0)
+    const bool power_of_two = (d.size & (d.size - 1)) == 0;
+    if (d.algorithm == Algorithm::kHalvingDoubling && !power_of_two)
+      throw InputError(
+          at, fmt::format("halving-doubling needs a power-of-two size; got {} (choose ring or direct)", d.size));
+    if (d.kind == DimKind::kSwitch && d.algorithm == Algorithm::kTable1 && !power_of_two)
       throw InputError(at, fmt::format("field 'size': a switch dimension runs halving-doubling, which needs a "
-                                       "power-of-two size; got {}",
+                                       "power-of-two size; got {} (or give the dimension 'algorithm: ring')",
                                        d.size));
+    if (!(d.reduce_memory_GBps >= 0))
+      throw InputError(at, fmt::format("the local memory bandwidth must be >= 0, got {}", d.reduce_memory_GBps));
     npus *= d.size;
   }
   if (npus > 1e15L) throw InputError(where, "network has more than 10^15 NPUs");

@@ -1,5 +1,6 @@
 #include "net/network_yaml.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
@@ -15,6 +16,8 @@
 
 namespace chorus::net {
 namespace {
+
+constexpr double kAstraGBytes = 1024.0 * 1024.0 * 1024.0;  // ASTRA-sim's GB: 2^30 bytes
 
 using Ctx = yaml_fields::Source;
 using yaml_fields::check_keys;
@@ -33,8 +36,10 @@ Network parse_chorus(const Ctx& ctx, const YAML::Node& root) {
     const YAML::Node d = dims[i];
     const std::string where = fmt::format("dims[{}]: ", i);
     if (!d.IsMap()) throw InputError(ctx.at(d), where + "each dimension must be a map");
-    check_keys(ctx, d, {"kind", "size", "link_bandwidth_gbps", "link_bandwidth_GBps", "links_per_npu", "latency_ns"},
-               where);
+    check_keys(
+        ctx, d,
+        {"kind", "size", "link_bandwidth_gbps", "link_bandwidth_GBps", "links_per_npu", "latency_ns", "algorithm"},
+        where);
     Dimension dim;
     const auto kind_node = require(ctx, d, "kind", where);
     const auto kind = scalar<std::string>(ctx, kind_node, where + "kind", "a string");
@@ -64,6 +69,15 @@ Network parse_chorus(const Ctx& ctx, const YAML::Node& root) {
     dim.links_per_npu =
         scalar<int>(ctx, require(ctx, d, "links_per_npu", where), where + "links_per_npu", "an integer");
     dim.latency_ns = scalar<double>(ctx, require(ctx, d, "latency_ns", where), where + "latency_ns", "a number (ns)");
+    if (const auto a = d["algorithm"]) {
+      const auto name = scalar<std::string>(ctx, a, where + "algorithm", "a string");
+      if (!parse_algorithm(name, dim.algorithm))
+        throw InputError(
+            ctx.at(a),
+            fmt::format("{}field 'algorithm': unknown algorithm '{}'{}; use ring, direct, "
+                        "halving_doubling or double_binary_tree",
+                        where, name, did_you_mean(name, {"ring", "direct", "halving_doubling", "double_binary_tree"})));
+    }
     try {
       validate(Network{"", {dim}}, "");
     } catch (const InputError& e) {
@@ -100,11 +114,19 @@ Network parse_astra(const Ctx& ctx, const YAML::Node& root) {
           ctx.at(kind_node),
           fmt::format("field 'topology[{}]': unknown topology '{}'; use Ring, FullyConnected or Switch", i, kind));
     dim.size = scalar<int>(ctx, root["npus_count"][i], fmt::format("npus_count[{}]", i), "an integer");
-    // ASTRA-sim bandwidth is GB/s per NPU on that dimension; chorus uses Gb/s.
+    // ASTRA-sim's meaning (its analytical backend): `bandwidth` is GB/s with 1 GB = 2^30 bytes, the
+    // bandwidth of every message (congestion-unaware: messages sent at once do not share it); a
+    // fully connected NPU has a link to each of its P-1 peers; `latency` is per hop and a switch
+    // dimension's messages take two hops (NPU to switch, switch to NPU).
     const double gbytes = scalar<double>(ctx, root["bandwidth"][i], fmt::format("bandwidth[{}]", i), "a number (GB/s)");
-    dim.link_bandwidth_gbps = gbytes * 8.0;
-    dim.links_per_npu = 1;
-    dim.latency_ns = scalar<double>(ctx, root["latency"][i], fmt::format("latency[{}]", i), "a number (ns)");
+    dim.link_bandwidth_gbps = gbytes * kAstraGBytes / 1e9 * 8.0;
+    dim.links_per_npu = dim.kind == DimKind::kFullyConnected ? std::max(dim.size - 1, 1) : 1;
+    dim.per_message_bandwidth = true;
+    const double latency = scalar<double>(ctx, root["latency"][i], fmt::format("latency[{}]", i), "a number (ns)");
+    dim.latency_ns = dim.kind == DimKind::kSwitch ? 2 * latency : latency;
+    // A switch of any size: halving-doubling where the size is a power of two, else ring.
+    if (dim.kind == DimKind::kSwitch && dim.size > 0 && (dim.size & (dim.size - 1)) != 0)
+      dim.algorithm = Algorithm::kRing;
     try {
       validate(Network{"", {dim}}, "");
     } catch (const InputError& e) {

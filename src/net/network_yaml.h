@@ -11,8 +11,12 @@ namespace chorus::net {
 //   dims:
 //     - {kind: switch, size: 16, link_bandwidth_GBps: 25, links_per_npu: 4, latency_ns: 700}
 //   link_bandwidth_GBps is GB/s (10^9 bytes/s) per link; the older key link_bandwidth_gbps, the
-//   same in Gb/s (10^9 bits/s: 200 = 25 GB/s), is still read; exactly one of the two.
-// ASTRA-sim format (bandwidth in GB/s per NPU per dimension, latency in ns):
+//   same in Gb/s (10^9 bits/s: 200 = 25 GB/s), is still read; exactly one of the two. A stage
+//   runs at links_per_npu x the link bandwidth, Themis's meaning. Optional per dimension:
+//   algorithm (ring, direct, halving_doubling, double_binary_tree; default Themis Table 1's).
+// ASTRA-sim format, read with ASTRA-sim's meaning (its analytical backend): bandwidth in GB/s
+// with 1 GB = 2^30 bytes, the bandwidth of every message (a fully connected NPU has P-1 links,
+// direct uses them at once); latency in ns per hop, a switch's messages taking two hops:
 //   topology: [Ring, Switch]
 //   npus_count: [8, 4]
 //   bandwidth: [50.0, 25.0]

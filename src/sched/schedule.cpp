@@ -2,7 +2,17 @@
 
 namespace chorus::sched {
 
-std::string_view to_string(IntraDimPolicy policy) { return policy == IntraDimPolicy::kFifo ? "fifo" : "scf"; }
+std::string_view to_string(IntraDimPolicy policy) {
+  switch (policy) {
+    case IntraDimPolicy::kFifo:
+      return "fifo";
+    case IntraDimPolicy::kSmallestChunkFirst:
+      return "scf";
+    case IntraDimPolicy::kLifo:
+      return "lifo";
+  }
+  return "?";
+}
 
 std::vector<int> ChunkSchedule::order(coll::Phase phase) const {
   std::vector<int> dims;

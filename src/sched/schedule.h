@@ -9,8 +9,10 @@
 namespace chorus::sched {
 
 // How a dimension picks the next chunk among those waiting for it (Themis Sec. 4.3).
-enum class IntraDimPolicy { kFifo, kSmallestChunkFirst };
-std::string_view to_string(IntraDimPolicy policy);  // "fifo", "scf"
+// kLifo (ASTRA-sim's LIFO scheduling policy): the chunks of the collective started last go first,
+// each collective's own chunks in arrival order.
+enum class IntraDimPolicy { kFifo, kSmallestChunkFirst, kLifo };
+std::string_view to_string(IntraDimPolicy policy);  // "fifo", "scf", "lifo"
 
 struct Stage {
   coll::Phase phase;

@@ -125,8 +125,10 @@ Schedule schedule_from_json(const json& j, const net::Network& network, const st
     s.policy = IntraDimPolicy::kFifo;
   else if (policy == "scf")
     s.policy = IntraDimPolicy::kSmallestChunkFirst;
+  else if (policy == "lifo")
+    s.policy = IntraDimPolicy::kLifo;
   else
-    throw InputError(source, fmt::format("field 'policy': '{}' is not fifo or scf", policy));
+    throw InputError(source, fmt::format("field 'policy': '{}' is not fifo, scf or lifo", policy));
 
   const auto chunks = get<json>(j, "chunks", source);
   if (!chunks.is_array() || chunks.size() != static_cast<size_t>(s.num_chunks))

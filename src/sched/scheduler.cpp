@@ -19,6 +19,8 @@ const std::vector<std::string>& scheduler_names() {
 
 SchedulerSpec parse_scheduler(const std::string& name, const std::string& field) {
   if (name == "baseline") return {name, SchedulerKind::kBaseline, IntraDimPolicy::kFifo};
+  // ASTRA-sim's order with its LIFO scheduling policy (an ASTRA-sim system file's choice).
+  if (name == "baseline-lifo") return {name, SchedulerKind::kBaseline, IntraDimPolicy::kLifo};
   if (name == "themis-fifo") return {name, SchedulerKind::kThemis, IntraDimPolicy::kFifo};
   if (name == "themis-scf" || name == "themis")
     return {"themis-scf", SchedulerKind::kThemis, IntraDimPolicy::kSmallestChunkFirst};
@@ -50,7 +52,10 @@ Schedule make_schedule(const net::Network& network, CollectiveKind op, double si
     case SchedulerKind::kBaseline:
       break;
   }
-  return baseline_schedule(network, op, size_bytes, num_chunks);
+  Schedule s = baseline_schedule(network, op, size_bytes, num_chunks);
+  s.policy = spec.policy;
+  s.scheduler = spec.name;
+  return s;
 }
 
 }  // namespace chorus::sched

@@ -93,7 +93,15 @@ void ChunkExecutor::admit(int c, double now) {
 }
 
 double ChunkExecutor::policy_key(const ChunkState& ch) const {
-  return policy_ == sched::IntraDimPolicy::kFifo ? ch.arrive_ns : ch.bytes_sent;
+  switch (policy_) {
+    case sched::IntraDimPolicy::kFifo:
+      return ch.arrive_ns;
+    case sched::IntraDimPolicy::kSmallestChunkFirst:
+      return ch.bytes_sent;
+    case sched::IntraDimPolicy::kLifo:
+      return -static_cast<double>(ch.coll);  // the collective started last first; then arrival order
+  }
+  return ch.arrive_ns;
 }
 
 void ChunkExecutor::latency_done(int c, double now) {
@@ -110,7 +118,7 @@ void ChunkExecutor::latency_done(int c, double now) {
 
 void ChunkExecutor::try_start(int d, double now) {
   auto& ds = dims_[static_cast<size_t>(d)];
-  if (ds.transferring) return;
+  if (ds.transferring >= std::max(options_.transfers_per_dim, 1)) return;
   int c = -1;
   if (options_.enforce_dim_order) {
     const auto& order = colls_[0].schedule->dim_order[static_cast<size_t>(d)];
@@ -127,7 +135,7 @@ void ChunkExecutor::try_start(int d, double now) {
     c = ds.waiting.top().chunk;
     ds.waiting.pop();
   }
-  ds.transferring = true;
+  ++ds.transferring;
   auto& ch = chunks_[static_cast<size_t>(c)];
   ch.start_ns = now;
   if (options_.record_dim_order)
@@ -145,7 +153,7 @@ void ChunkExecutor::transfer_done(int c, double now, std::vector<int>& finished)
   auto& ds = dims_[static_cast<size_t>(st.dim)];
   auto& dm = dims_out_[static_cast<size_t>(st.dim)];
   auto& cs = colls_[static_cast<size_t>(ch.coll)];
-  ds.transferring = false;
+  --ds.transferring;
   --ds.admitted;
   dm.bytes_per_npu += ch.bytes_sent;
   dm.busy_ns += now - ch.start_ns;
@@ -157,8 +165,11 @@ void ChunkExecutor::transfer_done(int c, double now, std::vector<int>& finished)
   ch.resident_bytes = coll::resident_after(st.phase, ch.resident_bytes, dim.size);
   cs.end_ns = std::max(cs.end_ns, now);
   // The freed slot goes to a chunk that was already queued, before this chunk's next stage
-  // (which may be on the same dimension) arrives.
-  if (!ds.pending.empty()) {
+  // (which may be on the same dimension) arrives; with keep_dimension, a next stage on the same
+  // dimension keeps it.
+  const bool stays =
+      options_.keep_dimension && ch.stage + 1 < stages_of(c).size() && stages_of(c)[ch.stage + 1].dim == st.dim;
+  if (!stays && !ds.pending.empty()) {
     const int next = ds.pending.top().chunk;
     ds.pending.pop();
     admit(next, now);

@@ -35,6 +35,14 @@ struct SimOptions {
   // default rule above). 1 makes every stage pay A_K + n_K B_K exclusively, like ASTRA-sim
   // with one active chunk per dimension. Not applied with enforce_dim_order.
   int max_chunks_per_dim = 0;
+  // Chunks one dimension sends at once, each at the dimension's whole bandwidth: 1 (the
+  // dimension's bandwidth is shared in turn). More is ASTRA-sim's congestion-unaware meaning of
+  // several active chunks per dimension: messages in flight do not share bandwidth.
+  int transfers_per_dim = 1;
+  // A chunk's consecutive stages on one dimension (an all-reduce's reduce-scatter and all-gather
+  // on its last dimension) hold the dimension's slot in between, as ASTRA-sim runs them: one
+  // all-reduce phase. Without it a queued chunk may take the slot between them.
+  bool keep_dimension = false;
   // Keep each collective's per-dimension execution order (Sec. 4.6.2). A DAG run does not
   // need it and turns it off to keep memory flat over many iterations.
   bool record_dim_order = true;
@@ -81,7 +89,7 @@ class ChunkExecutor {
   };
   // A chunk waiting for a dimension's bandwidth.
   struct Waiting {
-    double key;  // FIFO: arrival time; SCF: bytes the stage sends
+    double key;  // FIFO: arrival time; SCF: bytes the stage sends; LIFO: minus the collective's id
     double arrive_ns;
     std::uint64_t seq;  // global arrival counter: the final, deterministic tie-break
     int chunk;
@@ -106,10 +114,10 @@ class ChunkExecutor {
   };
   struct DimState {
     std::priority_queue<Waiting, std::vector<Waiting>, WaitingLater> waiting;
-    bool transferring = false;
-    size_t next_op = 0;  // enforced-order mode: index into the schedule's dim_order
-    int present = 0;     // chunks on this dimension (latency, waiting or transferring)
-    int admitted = 0;    // chunks in their latency phase, waiting for bandwidth or transferring
+    int transferring = 0;  // chunks sending now (at most SimOptions::transfers_per_dim)
+    size_t next_op = 0;    // enforced-order mode: index into the schedule's dim_order
+    int present = 0;       // chunks on this dimension (latency, waiting or transferring)
+    int admitted = 0;      // chunks in their latency phase, waiting for bandwidth or transferring
     // Chunks that arrived while max_chunks_per_dim were admitted, in policy order.
     std::priority_queue<Waiting, std::vector<Waiting>, WaitingLater> pending;
     double active_since = 0;

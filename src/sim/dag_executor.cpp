@@ -318,6 +318,9 @@ WorkloadRun simulate_workload(const workload::Dag& dag, const net::Network& netw
   }
   SimOptions sim;
   sim.record_stages = options.record_stages;
+  sim.max_chunks_per_dim = options.max_chunks_per_dim;
+  sim.transfers_per_dim = options.transfers_per_dim;
+  sim.keep_dimension = options.keep_dimension;
   std::vector<std::unique_ptr<AnalyticalNetwork>> analytical;
   for (size_t s = 0; s < stages; ++s)
     nets.push_back(analytical

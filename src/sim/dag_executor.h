@@ -100,6 +100,11 @@ struct WorkloadSimOptions {
   sched::SchedulerSpec scheduler = sched::parse_scheduler("themis-scf");
   sched::ThemisOptions themis;
   int chunks_per_collective = 64;  // Themis Sec. 5.3
+  // At most this many chunks on a dimension at once, over all collectives in flight
+  // (SimOptions::max_chunks_per_dim; ASTRA-sim's active-chunks-per-dimension); 0 = no limit.
+  int max_chunks_per_dim = 0;
+  int transfers_per_dim = 1;    // SimOptions::transfers_per_dim
+  bool keep_dimension = false;  // SimOptions::keep_dimension
   workload::ComputeModel compute;
   bool record_stages = false;  // keep every chunk stage (for traces)
   std::vector<double> speeds;  // per NPU compute speed, empty: all 1 (sim/stragglers.h)

@@ -1250,5 +1250,96 @@ class Reproduce(unittest.TestCase):
             self.assertFalse(os.path.exists(os.path.join(d, "fig12.svg")))
 
 
+class AstraSimInputs(unittest.TestCase):
+    """ASTRA-sim's network YAML and system JSON (--system) read with ASTRA-sim's meaning. Expected
+    times from ASTRA-sim's analytical formulas: each message hops x latency + endpoint-delay +
+    bytes / bandwidth (GB = 2^30 bytes), each reduced message 3 x bytes / local-mem-bw more."""
+    EX = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "examples",
+                      "astra-sim")
+    BPNS = 50 * 2 ** 30 / 1e9  # 50 GB/s in bytes per ns
+
+    def sim(self, net, *args):
+        r = chorus("sim", "collective", "--topology", os.path.join(self.EX, net), "--json", *args)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return json.loads(r.stdout)
+
+    def test_ring_with_the_example_system_file(self):
+        # Ring_4chunks.json: 4 splits of 256 KiB, one at a time; 14 steps of 500 + 10 ns + 32 KiB,
+        # 7 reduced messages of 32 KiB at 1600 GB/s.
+        j = self.sim("ring8.yml", "--system", os.path.join(self.EX, "ring_4chunks.json"), "--size", "1MiB")
+        expected = 4 * (14 * (510 + 32768 / self.BPNS) + 7 * 3 * 32768 / 1600)
+        self.assertAlmostEqual(j["time_ns"] / expected, 1, delta=1e-3)
+        self.assertEqual(j["num_chunks"], 4)
+        self.assertEqual(j["scheduler"], "baseline-lifo")
+        # An explicit --chunks wins over preferred-dataset-splits.
+        j = self.sim("ring8.yml", "--system", os.path.join(self.EX, "ring_4chunks.json"), "--size", "1MiB",
+                     "--chunks", "1")
+        self.assertEqual(j["num_chunks"], 1)
+
+    def test_fully_connected_and_switch_meanings(self):
+        # Direct on 8 fully connected NPUs: 7 messages of 8 MiB at once, each at 50 GB/s, twice.
+        j = self.sim("fc8.yml", "--size", "64MiB", "--chunks", "1")
+        self.assertAlmostEqual(j["time_ns"] / (2 * (500 + 8 * 2 ** 20 / self.BPNS)), 1, delta=1e-3)
+        # A switch: two hops of 500 ns per halving-doubling step.
+        j = self.sim("switch8.yml", "--size", "1MiB", "--chunks", "1")
+        self.assertAlmostEqual(j["time_ns"] / (6 * 1000 + 2 * 7 * 2 ** 17 / self.BPNS), 1, delta=1e-3)
+
+    def test_bad_system_files_exit_2_naming_file_key_and_dimension(self):
+        with tempfile.TemporaryDirectory() as d:
+            def fails(text, *needles, net="ring8.yml", cmd=("sim", "collective")):
+                path = os.path.join(d, "sys.json")
+                with open(path, "w") as f:
+                    f.write(text)
+                r = chorus(*cmd, "--topology", os.path.join(self.EX, net), "--system", path)
+                self.assertEqual(r.returncode, 2, (text, r.stderr))
+                self.assertIn("sys.json", r.stderr)
+                for n in needles:
+                    self.assertIn(n, r.stderr)
+            fails('{"endpoint-dalay": 1}', "unknown key 'endpoint-dalay'", "did you mean 'endpoint-delay'")
+            fails('{"endpoint-delay": "10"}', "field 'endpoint-delay'", "must be a number")
+            fails('{"all-reduce-implementation": ["oneRing"]}', "field 'all-reduce-implementation': dimension 0")
+            fails('{"all-reduce-implementation": ["ring", "ring"]}', "names 2 dimension(s) but the network ring8 has 1")
+            fails('{"all-reduce-implementation": ["ring", "direct", "ring"], "reduce-scatter-implementation": '
+                  '["ring", "ring", "ring"], "collective-optimization": "localBWAware"}',
+                  "field 'reduce-scatter-implementation': dimension 1", "differs", net="ring_fc_switch.yml")
+            fails('{"all-reduce-implementation": ["ring", "ring", "halvingDoubling"]}', "collective-optimization",
+                  net="ring_fc_switch.yml")
+            fails('{"roofline-enabled": 1}', "field 'peak-perf'", cmd=("sim", "workload"))
+            fails('{"replay-only": 1}', "field 'replay-only'", cmd=("sim", "workload"))
+
+    def test_resnet152_agrees_with_astra_sim(self):
+        # ASTRA-sim's own runs (f242411, congestion-unaware) of the traces `chorus export --chakra -w
+        # resnet152 -i 1 --topology ring8.yml` writes, with this system file (its roofline: the
+        # A100 figures chorus's compute model uses): iteration time and exposed communication.
+        astra = {1: (8383247, 7787), 4: (11302215, 2926755), 16: (24389047, 16013587)}
+        with tempfile.TemporaryDirectory() as d:
+            for splits, (total, exposed) in astra.items():
+                path = os.path.join(d, "sys.json")
+                with open(path, "w") as f:
+                    json.dump({"scheduling-policy": "LIFO", "endpoint-delay": 1, "active-chunks-per-dimension": 1,
+                               "preferred-dataset-splits": splits, "all-reduce-implementation": ["ring"],
+                               "collective-optimization": "localBWAware", "local-mem-bw": 1555,
+                               "roofline-enabled": 1, "peak-perf": 312}, f)
+                r = chorus("sim", "workload", "-w", "resnet152", "-i", "1", "--topology",
+                           os.path.join(self.EX, "ring8.yml"), "--system", path, "--json")
+                self.assertEqual(r.returncode, 0, r.stderr)
+                j = json.loads(r.stdout)
+                self.assertAlmostEqual(j["iteration_time_ns"] / total, 1, delta=0.01, msg=splits)
+                self.assertAlmostEqual(j["exposed_comm_ns"], exposed, delta=0.01 * total, msg=splits)
+
+    def test_sim_workload_and_export_take_the_system_file(self):
+        sys_file = os.path.join(self.EX, "ring_4chunks.json")
+        r = chorus("sim", "workload", "-w", "resnet152", "-i", "1", "--topology", os.path.join(self.EX, "ring8.yml"),
+                   "--system", sys_file)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("scheduler baseline-lifo", r.stdout)
+        self.assertIn("4 chunks per collective", r.stdout)
+        with tempfile.TemporaryDirectory() as d:
+            r = chorus("export", "--chakra", "-w", "resnet152", "--topology", os.path.join(self.EX, "ring8.yml"),
+                       "--system", sys_file, "-o", d, "--name", "r")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            with open(os.path.join(d, "r.system.json")) as f, open(sys_file) as g:
+                self.assertEqual(f.read(), g.read())
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)

@@ -78,8 +78,16 @@ latency: [ 500.0, 500.0, 500.0 ] # ns
   ASSERT_EQ(n.num_dims(), 3);
   EXPECT_EQ(n.dims[0].kind, DimKind::kRing);
   EXPECT_EQ(n.dims[1].kind, DimKind::kFullyConnected);
-  EXPECT_DOUBLE_EQ(n.dims[0].aggregate_bandwidth_gbps(), 400);  // 50 GB/s
-  EXPECT_DOUBLE_EQ(n.dims[2].aggregate_bandwidth_gbps(), 100);
+  // ASTRA-sim's meaning: GB = 2^30 bytes; a fully connected NPU has a link of `bandwidth` to each
+  // of its 7 peers; a switch's messages take two hops of `latency`.
+  EXPECT_DOUBLE_EQ(n.dims[0].aggregate_bandwidth_gbps(), 50 * 8 * 1.073741824);
+  EXPECT_DOUBLE_EQ(n.dims[1].link_bandwidth_gbps, 25 * 8 * 1.073741824);
+  EXPECT_EQ(n.dims[1].links_per_npu, 7);
+  EXPECT_DOUBLE_EQ(n.dims[2].aggregate_bandwidth_gbps(), 12.5 * 8 * 1.073741824);
+  EXPECT_DOUBLE_EQ(n.dims[0].latency_ns, 500);
+  EXPECT_DOUBLE_EQ(n.dims[1].latency_ns, 500);
+  EXPECT_DOUBLE_EQ(n.dims[2].latency_ns, 1000);
+  EXPECT_TRUE(n.dims[0].per_message_bandwidth);
   EXPECT_EQ(n.name, "astra");
 }
 
@@ -153,6 +161,36 @@ TEST(NetworkYaml, BadInputNamesFileLineAndField) {
 
   e = error_of("topology: [Ring]\nnpus_count: [4]\nbandwidth: [1]\nlatency: [1]\nsystem: x\n");
   EXPECT_NE(e.find("unknown key 'system'"), std::string::npos) << e;
+}
+
+// A dimension may name its algorithm; a switch of 6 then runs ring instead of being refused.
+TEST(NetworkYaml, DimensionAlgorithm) {
+  const auto n = parse_network_yaml(
+      "dims:\n  - {kind: switch, size: 6, link_bandwidth_GBps: 25, links_per_npu: 1, latency_ns: 700, algorithm: "
+      "ring}\n",
+      "a.yaml");
+  EXPECT_EQ(n.dims[0].algorithm, Algorithm::kRing);
+  EXPECT_FALSE(n.dims[0].per_message_bandwidth);  // chorus's meaning
+  try {
+    parse_network_yaml(
+        "dims:\n  - {kind: ring, size: 4, link_bandwidth_GBps: 25, links_per_npu: 1, latency_ns: 7, algorithm: "
+        "halving_dubling}\n",
+        "b.yaml");
+    FAIL();
+  } catch (const InputError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("b.yaml:2"), std::string::npos) << m;
+    EXPECT_NE(m.find("did you mean 'halving_doubling'"), std::string::npos) << m;
+  }
+  try {
+    parse_network_yaml(
+        "dims:\n  - {kind: ring, size: 6, link_bandwidth_GBps: 25, links_per_npu: 1, latency_ns: 7, algorithm: "
+        "halving_doubling}\n",
+        "c.yaml");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("power-of-two"), std::string::npos) << e.what();
+  }
 }
 
 TEST(NetworkYaml, LoadNetworkListsPresetsForUnknownName) {

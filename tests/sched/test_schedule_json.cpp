@@ -99,8 +99,8 @@ TEST(ScheduleJson, RejectsBadSchedules) {
   j["num_chunks"] = 5;
   expect_error(j, "num_chunks = 5");
   j = good;
-  j["policy"] = "lifo";
-  expect_error(j, "lifo");
+  j["policy"] = "lilo";
+  expect_error(j, "'lilo' is not fifo, scf or lifo");
   j = good;
   j["extra"] = 1;
   expect_error(j, "unknown key 'extra'");
