@@ -215,169 +215,225 @@ void permute_by_digit(const char* from, char* to, std::size_t slots, std::size_t
 }
 }  // namespace
 
-ExecutorRun ScheduleExecutor::run(void* buf, std::size_t count) {
-  const auto& s = schedule_;
-  const std::size_t D = grid_.dims.size();
-  const std::size_t eb = dtype_bytes(options_.dtype);
-  const std::size_t e = chunk_elements(count);
-  const int C = s.num_chunks;
-  const bool a2a = s.op == CollectiveKind::kAllToAll;
-  scratch_.resize((a2a ? 2 : 1) * count * eb);  // all-to-all: two areas of count elements
-  char* bufs[2] = {static_cast<char*>(buf), scratch_.data()};
-  const bool ag_only = s.op == CollectiveKind::kAllGather;
-  // All-to-all: chunk c at c x e in each of the two areas.
-  const std::size_t N = static_cast<std::size_t>(grid_.size());
-  const std::size_t q = e / N;  // elements of a chunk's slot
-  if (a2a) {
-    for (int c = 0; c < C; ++c)
-      for (std::size_t t = 0; t < N; ++t)
-        std::memcpy(scratch_.data() + (static_cast<std::size_t>(c) * e + t * q) * eb,
-                    static_cast<const char*>(buf) + (t * (count / N) + static_cast<std::size_t>(c) * q) * eb, q * eb);
+// One run of the executor over a buffer: its layout (the two areas stages alternate between),
+// the chunks' progress shared by the dimensions' threads, and what the run records.
+class ScheduleExecutor::Pass {
+ public:
+  Pass(ScheduleExecutor& ex, void* buf, std::size_t count)
+      : ex_(ex),
+        s_(ex.schedule_),
+        D_(ex.grid_.dims.size()),
+        eb_(dtype_bytes(ex.options_.dtype)),
+        count_(count),
+        e_(ex.chunk_elements(count)),
+        C_(s_.num_chunks),
+        a2a_(s_.op == CollectiveKind::kAllToAll),
+        N_(static_cast<std::size_t>(ex.grid_.size())),
+        q_(e_ / N_),
+        s0_(s_.op == CollectiveKind::kAllGather ? D_ % 2 : 0),
+        next_stage_(static_cast<std::size_t>(C_), 0),
+        arrive_(static_cast<std::size_t>(C_), 0.0) {
+    ex.scratch_.resize((a2a_ ? 2 : 1) * count * eb_);  // all-to-all: two areas of count elements
+    bufs_[0] = static_cast<char*>(buf);
+    bufs_[1] = ex.scratch_.data();
+    out_.dims.resize(D_);
   }
-  auto area = [&](int c, std::size_t which) {
-    return scratch_.data() + (which * count + static_cast<std::size_t>(c) * e) * eb;
-  };
-  const std::size_t s0 = ag_only ? D % 2 : 0;  // the buffer the first stage reads
-  auto piece = [&](int c, std::size_t level, int which) {
-    const Range r = range(c, e, level);
-    return bufs[which] + (static_cast<std::size_t>(c) * e + r.begin) * eb;
-  };
-  if (ag_only && s0 == 1)  // every chunk's own piece where the first all-gather reads it
-    for (int c = 0; c < C; ++c) std::memcpy(piece(c, D, 1), piece(c, D, 0), range(c, e, D).len * eb);
 
-  ExecutorRun out;
-  out.dims.resize(D);
-  std::mutex mutex;
-  std::condition_variable cv;
-  std::vector<int> next_stage(static_cast<std::size_t>(C), 0);
-  std::vector<double> arrive(static_cast<std::size_t>(C), 0.0);
-  std::exception_ptr error;
-  bool abort = false;
+  // The inputs where the first stages read them: all-to-all, chunk c at c x e in each of the two
+  // areas; an all-gather that starts in the scratch buffer, every chunk's own piece there.
+  void lay_out() {
+    if (a2a_)
+      for (int c = 0; c < C_; ++c)
+        for (std::size_t t = 0; t < N_; ++t)
+          std::memcpy(area(c, 0) + t * q_ * eb_,
+                      bufs_[0] + (t * (count_ / N_) + static_cast<std::size_t>(c) * q_) * eb_, q_ * eb_);
+    if (s_.op == CollectiveKind::kAllGather && s0_ == 1)
+      for (int c = 0; c < C_; ++c) std::memcpy(piece(c, D_, 1), piece(c, D_, 0), ex_.range(c, e_, D_).len * eb_);
+  }
 
-  if (grid_.runtime == nullptr)
-    throw InputError("schedule executor", "the rank grid has no runtime (make it with make_rank_grid)");
-  Runtime& runtime = *grid_.runtime;
-  runtime.issue(options_.tail_backend, calls::barrier(), false);
-  const auto t0 = Clock::now();
-  auto since = [&](Clock::time_point t) { return std::chrono::duration<double, std::nano>(t - t0).count(); };
-  auto at = [&](double ns) { return t0 + std::chrono::nanoseconds(static_cast<long long>(ns)); };
+  // Every dimension on its own thread; the first error stops the others and is rethrown.
+  void run_dimensions() {
+    t0_ = Clock::now();
+    std::exception_ptr error;
+    std::vector<std::thread> threads;
+    for (std::size_t d = 0; d < D_; ++d)
+      threads.emplace_back([&, d] {
+        try {
+          dimension(d);
+        } catch (...) {
+          std::lock_guard lock(mutex_);
+          if (!error) error = std::current_exception();
+          abort_ = true;
+          cv_.notify_all();
+        }
+      });
+    for (auto& t : threads) t.join();
+    if (error) std::rethrow_exception(error);
+  }
+
+  // The results where the caller expects them; an all-reduce's flat tail.
+  ExecutorRun finish_run(Runtime& runtime) {
+    if (a2a_)  // the slots of every chunk (area D % 2) back to the caller's blocks: slot s = from rank s
+      for (int c = 0; c < C_; ++c)
+        for (std::size_t src = 0; src < N_; ++src)
+          std::memcpy(bufs_[0] + (src * (count_ / N_) + static_cast<std::size_t>(c) * q_) * eb_,
+                      area(c, D_ % 2) + src * q_ * eb_, q_ * eb_);
+    if (s_.op == CollectiveKind::kReduceScatter && D_ % 2 == 1)  // results are in the scratch buffer
+      for (int c = 0; c < C_; ++c) std::memcpy(piece(c, D_, 0), piece(c, D_, 1), ex_.range(c, e_, D_).len * eb_);
+    const std::size_t main = static_cast<std::size_t>(C_) * e_;
+    if (main < count_)
+      runtime.issue(ex_.options_.tail_backend,
+                    calls::all_reduce(bufs_[0] + main * eb_, bufs_[0] + main * eb_, count_ - main, ex_.options_.dtype,
+                                      ex_.options_.op),
+                    false);
+    out_.time_ns = since(Clock::now());
+    std::sort(out_.stages.begin(), out_.stages.end(),
+              [](const auto& a, const auto& b) { return a.start_ns < b.start_ns; });
+    return std::move(out_);
+  }
+
+ private:
+  char* area(int c, std::size_t which) const {
+    return ex_.scratch_.data() + (which * count_ + static_cast<std::size_t>(c) * e_) * eb_;
+  }
+  char* piece(int c, std::size_t level, int which) const {
+    return bufs_[which] + (static_cast<std::size_t>(c) * e_ + ex_.range(c, e_, level).begin) * eb_;
+  }
+  double since(Clock::time_point t) const { return std::chrono::duration<double, std::nano>(t - t0_).count(); }
+  Clock::time_point at(double ns) const { return t0_ + std::chrono::nanoseconds(static_cast<long long>(ns)); }
+
+  // What a dimension's thread knows of its dimension.
+  struct Dim {
+    std::size_t d;
+    const Communicator& group;
+    int p;
+    const net::Dimension* model;
+    double free_at = 0;  // the end of this dimension's previous stage
+  };
+
+  // Emulated, a stage runs on the model's clock: it begins when the model begins it (its chunk
+  // arrived A_K ago and the dimension is free) and ends n_K B_K later, or when its real operation
+  // returns if that is later. These times, not the moments a thread woke, are what the next
+  // stages are paced from, so the pacing's own delays (wake-ups, sleep overshoot) do not add up
+  // along the chain of stages; a real operation or a group partner that is late does.
+  double begin(const Dim& dim, double arrived, coll::Phase phase) const {
+    if (!ex_.options_.emulate) return since(Clock::now());
+    const double t = std::max(arrived + coll::fixed_delay_ns(*dim.model, phase), dim.free_at);
+    std::this_thread::sleep_until(at(t));
+    return t;
+  }
 
   // A stage's real operation has returned. Emulated, the stage holds its dimension until n_K B_K
-  // after it began if that is later (the model's clock: `begin` below). Then it is recorded and
-  // its chunk's next stage may go. Returns the stage's end.
-  auto finish = [&](int c, int k, const sched::Stage& st, double arrived, double start, double bytes, double resident) {
+  // after it began if that is later. Then it is recorded and its chunk's next stage may go.
+  // Returns the stage's end.
+  double finish(int c, int k, const sched::Stage& st, double arrived, double start, double bytes, double resident) {
     double end = since(Clock::now());
     const double paced_end =
-        options_.emulate ? start + coll::bandwidth_time_ns(options_.network->dims[static_cast<std::size_t>(st.dim)],
-                                                           st.phase, resident)
-                         : 0;
+        ex_.options_.emulate
+            ? start + coll::bandwidth_time_ns(ex_.options_.network->dims[static_cast<std::size_t>(st.dim)], st.phase,
+                                              resident)
+            : 0;
     if (end < paced_end) {
       std::this_thread::sleep_until(at(paced_end));
       end = paced_end;
     }
     {
-      std::lock_guard lock(mutex);
+      std::lock_guard lock(mutex_);
       const auto d = static_cast<std::size_t>(st.dim);
-      out.stages.push_back(ExecutedStage{c, k, st.dim, st.phase, arrived, start, end, bytes});
-      out.dims[d].bytes_per_rank += bytes;
-      out.dims[d].busy_ns += end - start;
-      ++out.dims[d].stages;
-      ++next_stage[static_cast<std::size_t>(c)];
-      arrive[static_cast<std::size_t>(c)] = end;
+      out_.stages.push_back(ExecutedStage{c, k, st.dim, st.phase, arrived, start, end, bytes});
+      out_.dims[d].bytes_per_rank += bytes;
+      out_.dims[d].busy_ns += end - start;
+      ++out_.dims[d].stages;
+      ++next_stage_[static_cast<std::size_t>(c)];
+      arrive_[static_cast<std::size_t>(c)] = end;
     }
-    cv.notify_all();
+    cv_.notify_all();
     return end;
-  };
-  auto dimension = [&](std::size_t d) {
-    const auto& ops = s.dim_order[d];
-    const Communicator& group = grid_.comms[d];
-    const int p = grid_.dims[d];
-    const net::Dimension* model = options_.network ? &options_.network->dims[d] : nullptr;
-    double free_at = 0;  // the end of this dimension's previous stage
-    // Emulated, a stage runs on the model's clock: it begins when the model begins it (its chunk
-    // arrived A_K ago and the dimension is free) and ends n_K B_K later, or when its real operation
-    // returns if that is later. These times, not the moments this thread woke, are what the next
-    // stages are paced from, so the pacing's own delays (wake-ups, sleep overshoot) do not add up
-    // along the chain of stages; a real operation or a group partner that is late does.
-    auto begin = [&](double arrived, coll::Phase phase) {
-      if (!options_.emulate) return since(Clock::now());
-      const double t = std::max(arrived + coll::fixed_delay_ns(*model, phase), free_at);
-      std::this_thread::sleep_until(at(t));
-      return t;
-    };
+  }
+
+  // Dimension d's stages in its dim_order, each once its chunk's previous stage has ended.
+  void dimension(std::size_t d) {
+    const net::Dimension* model = ex_.options_.network ? &ex_.options_.network->dims[d] : nullptr;
+    Dim dim{d, ex_.grid_.comms[d], ex_.grid_.dims[d], model};
+    const auto& ops = s_.dim_order[d];
     for (std::size_t i = 0; i < ops.size(); ++i) {
       const int c = ops[i].chunk;
-      const int k = stage_of_op_[d][i];
+      const int k = ex_.stage_of_op_[d][i];
       double arrived = 0;
       {
-        std::unique_lock lock(mutex);
-        cv.wait(lock, [&] { return abort || next_stage[static_cast<std::size_t>(c)] == k; });
-        if (abort) return;
-        arrived = arrive[static_cast<std::size_t>(c)];
+        std::unique_lock lock(mutex_);
+        cv_.wait(lock, [&] { return abort_ || next_stage_[static_cast<std::size_t>(c)] == k; });
+        if (abort_) return;
+        arrived = arrive_[static_cast<std::size_t>(c)];
       }
-      const auto& st = s.chunks[static_cast<std::size_t>(c)].stages[static_cast<std::size_t>(k)];
-      if (a2a) {
-        // The chunk's slots are in area k % 2: pack into the other, exchange back, unpack.
-        const std::size_t cur = static_cast<std::size_t>(k) % 2, other = 1 - cur;
-        std::size_t stride = 1;
-        for (std::size_t x = 0; x < d; ++x) stride *= static_cast<std::size_t>(grid_.dims[x]);
-        const double resident = static_cast<double>(e * eb);
-        const double bytes = model ? coll::stage_cost(*model, st.phase, resident).bytes_sent : resident * (p - 1) / p;
-        const double start = begin(arrived, st.phase);
-        permute_by_digit(area(c, cur), area(c, other), N, static_cast<std::size_t>(p), stride, q * eb, false);
-        group.issue(
-            calls::all_to_all_single(area(c, other), area(c, cur), e / static_cast<std::size_t>(p), options_.dtype));
-        permute_by_digit(area(c, cur), area(c, other), N, static_cast<std::size_t>(p), stride, q * eb, true);
-        free_at = finish(c, k, st, arrived, start, bytes, resident);
-        continue;
-      }
-      const bool rs = st.phase == coll::Phase::kReduceScatter;
-      // Cut level before and after the stage (see the header).
-      const std::size_t j = rs ? static_cast<std::size_t>(k) : D - static_cast<std::size_t>(k) % D;
-      const std::size_t from = j, to = rs ? j + 1 : j - 1;
-      const std::size_t src = (s0 + static_cast<std::size_t>(k)) % 2, dst = (src + 1) % 2;
-      const double resident = static_cast<double>(range(c, e, from).len * eb);
-      const double bytes = model ? coll::stage_cost(*model, st.phase, resident).bytes_sent
-                                 : (rs ? resident * (p - 1) / p : resident * (p - 1));
-      const double start = begin(arrived, st.phase);
-      if (rs)
-        group.issue(calls::reduce_scatter(piece(c, from, static_cast<int>(src)), piece(c, to, static_cast<int>(dst)),
-                                          range(c, e, to).len, options_.dtype, options_.op));
-      else
-        group.issue(calls::all_gather(piece(c, from, static_cast<int>(src)), piece(c, to, static_cast<int>(dst)),
-                                      range(c, e, from).len, options_.dtype));
-      free_at = finish(c, k, st, arrived, start, bytes, resident);
+      const auto& st = s_.chunks[static_cast<std::size_t>(c)].stages[static_cast<std::size_t>(k)];
+      dim.free_at = a2a_ ? all_to_all_stage(dim, c, k, st, arrived) : cut_stage(dim, c, k, st, arrived);
     }
-  };
-  std::vector<std::thread> threads;
-  for (std::size_t d = 0; d < D; ++d)
-    threads.emplace_back([&, d] {
-      try {
-        dimension(d);
-      } catch (...) {
-        std::lock_guard lock(mutex);
-        if (!error) error = std::current_exception();
-        abort = true;
-        cv.notify_all();
-      }
-    });
-  for (auto& t : threads) t.join();
-  if (error) std::rethrow_exception(error);
-  if (a2a)  // the slots of every chunk (area D % 2) back to the caller's blocks: slot s = from rank s
-    for (int c = 0; c < C; ++c)
-      for (std::size_t src = 0; src < N; ++src)
-        std::memcpy(static_cast<char*>(buf) + (src * (count / N) + static_cast<std::size_t>(c) * q) * eb,
-                    area(c, D % 2) + src * q * eb, q * eb);
-  if (s.op == CollectiveKind::kReduceScatter && D % 2 == 1)  // results are in the scratch buffer
-    for (int c = 0; c < C; ++c) std::memcpy(piece(c, D, 0), piece(c, D, 1), range(c, e, D).len * eb);
-  const std::size_t main = static_cast<std::size_t>(C) * e;
-  if (main < count)
-    runtime.issue(
-        options_.tail_backend,
-        calls::all_reduce(bufs[0] + main * eb, bufs[0] + main * eb, count - main, options_.dtype, options_.op), false);
-  out.time_ns = since(Clock::now());
-  std::sort(out.stages.begin(), out.stages.end(), [](const auto& a, const auto& b) { return a.start_ns < b.start_ns; });
-  return out;
+  }
+
+  // An all-to-all stage: the chunk's slots are in area k % 2: pack into the other, exchange
+  // back, unpack (permute_by_digit).
+  double all_to_all_stage(const Dim& dim, int c, int k, const sched::Stage& st, double arrived) {
+    const std::size_t cur = static_cast<std::size_t>(k) % 2, other = 1 - cur;
+    std::size_t stride = 1;
+    for (std::size_t x = 0; x < dim.d; ++x) stride *= static_cast<std::size_t>(ex_.grid_.dims[x]);
+    const double resident = static_cast<double>(e_ * eb_);
+    const double bytes =
+        dim.model ? coll::stage_cost(*dim.model, st.phase, resident).bytes_sent : resident * (dim.p - 1) / dim.p;
+    const double start = begin(dim, arrived, st.phase);
+    const auto p = static_cast<std::size_t>(dim.p);
+    permute_by_digit(area(c, cur), area(c, other), N_, p, stride, q_ * eb_, false);
+    dim.group.issue(calls::all_to_all_single(area(c, other), area(c, cur), e_ / p, ex_.options_.dtype));
+    permute_by_digit(area(c, cur), area(c, other), N_, p, stride, q_ * eb_, true);
+    return finish(c, k, st, arrived, start, bytes, resident);
+  }
+
+  // A reduce-scatter stage (one more cut of the chunk's range) or an all-gather stage (one cut
+  // undone), from one buffer to the other.
+  double cut_stage(const Dim& dim, int c, int k, const sched::Stage& st, double arrived) {
+    const bool rs = st.phase == coll::Phase::kReduceScatter;
+    // Cut level before and after the stage (see the header).
+    const std::size_t j = rs ? static_cast<std::size_t>(k) : D_ - static_cast<std::size_t>(k) % D_;
+    const std::size_t from = j, to = rs ? j + 1 : j - 1;
+    const int src = static_cast<int>((s0_ + static_cast<std::size_t>(k)) % 2), dst = 1 - src;
+    const double resident = static_cast<double>(ex_.range(c, e_, from).len * eb_);
+    const double bytes = dim.model ? coll::stage_cost(*dim.model, st.phase, resident).bytes_sent
+                                   : (rs ? resident * (dim.p - 1) / dim.p : resident * (dim.p - 1));
+    const double start = begin(dim, arrived, st.phase);
+    if (rs)
+      dim.group.issue(calls::reduce_scatter(piece(c, from, src), piece(c, to, dst), ex_.range(c, e_, to).len,
+                                            ex_.options_.dtype, ex_.options_.op));
+    else
+      dim.group.issue(
+          calls::all_gather(piece(c, from, src), piece(c, to, dst), ex_.range(c, e_, from).len, ex_.options_.dtype));
+    return finish(c, k, st, arrived, start, bytes, resident);
+  }
+
+  ScheduleExecutor& ex_;
+  const sched::Schedule& s_;
+  const std::size_t D_, eb_, count_, e_;
+  const int C_;
+  const bool a2a_;
+  const std::size_t N_, q_;  // ranks; elements of a chunk's slot (all-to-all)
+  const std::size_t s0_;     // the buffer the first stage reads
+  char* bufs_[2] = {nullptr, nullptr};
+  Clock::time_point t0_{};
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::vector<int> next_stage_;
+  std::vector<double> arrive_;
+  bool abort_ = false;
+  ExecutorRun out_;
+};
+
+ExecutorRun ScheduleExecutor::run(void* buf, std::size_t count) {
+  if (grid_.runtime == nullptr)
+    throw InputError("schedule executor", "the rank grid has no runtime (make it with make_rank_grid)");
+  Pass pass(*this, buf, count);
+  pass.lay_out();
+  grid_.runtime->issue(options_.tail_backend, calls::barrier(), false);
+  pass.run_dimensions();
+  return pass.finish_run(*grid_.runtime);
 }
 
 }  // namespace chorus::rt

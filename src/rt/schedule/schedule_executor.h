@@ -101,6 +101,7 @@ class ScheduleExecutor {
   Range range(int c, std::size_t e, std::size_t level) const;
   std::size_t chunk_elements(std::size_t count) const;
   void validate();
+  class Pass;  // one run (the .cpp)
 
   RankGrid grid_;
   sched::Schedule schedule_;
