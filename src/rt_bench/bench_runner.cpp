@@ -8,7 +8,7 @@
 #include "core/error.h"
 #include "core/memory_budget.h"
 #include "core/split.h"
-#include "rt/runtime.h"
+#include "rt/runtime_instance.h"
 #include "rt_bench/selfcheck.h"
 
 namespace chorus::rt {
@@ -24,8 +24,16 @@ bool whole_buffer_size(CollectiveKind op) {
 // Buffers and one call of `op`, uniform counts for the vector forms.
 struct Runner {
   // `backend` may name an all_reduce algorithm ("mpi:ring").
-  Runner(const std::string& backend, CollectiveKind op, std::size_t bytes, DType dtype, ReduceOp redop, int root)
-      : b(backend), kind(op), d(dtype), rop(redop), root_rank(root), n(rt::size(backend)), me(rt::rank(backend)) {
+  Runner(Runtime& rt, const std::string& backend, CollectiveKind op, std::size_t bytes, DType dtype, ReduceOp redop,
+         int root)
+      : runtime(rt),
+        b(backend),
+        kind(op),
+        d(dtype),
+        rop(redop),
+        root_rank(root),
+        n(rt.size(backend)),
+        me(rt.rank(backend)) {
     const std::size_t eb = dtype_bytes(dtype);
     count = bytes / eb;
     if (whole_buffer_size(op)) count /= static_cast<std::size_t>(n);  // per-rank block
@@ -45,11 +53,11 @@ struct Runner {
       const int peer = me ^ 1;
       if (peer >= n) return Work();
       if (me % 2 == 0) {
-        rt::send(b, in.data(), count, d, peer, async_op).wait();
-        return rt::recv(b, out.data(), count, d, peer, async_op);
+        runtime.issue(b, calls::send(in.data(), count, d, peer), async_op).wait();
+        return runtime.issue(b, calls::recv(out.data(), count, d, peer), async_op);
       }
-      rt::recv(b, out.data(), count, d, peer, async_op).wait();
-      return rt::send(b, in.data(), count, d, peer, async_op);
+      runtime.issue(b, calls::recv(out.data(), count, d, peer), async_op).wait();
+      return runtime.issue(b, calls::send(in.data(), count, d, peer), async_op);
     }
     // Every collective from one value: each reads the fields it takes (rt/call.h); only the
     // vector forms carry lists.
@@ -67,7 +75,7 @@ struct Runner {
                                                             .send_displs = displs,
                                                             .recv_counts = counts,
                                                             .recv_displs = displs});
-    return rt::issue(b, std::move(c), async_op);
+    return runtime.issue(b, std::move(c), async_op);
   }
 
   // Where the in-place form of a selfcheck::has_in_place operation reads (nccl-tests' layouts):
@@ -85,6 +93,7 @@ struct Runner {
     }
   }
 
+  Runtime& runtime;
   std::string b;
   CollectiveKind kind;
   DType d;
@@ -101,13 +110,13 @@ struct Runner {
 // Verifies one more call of run's operation, in place or not as timed, on self-check data;
 // every rank learns the wrong elements of all.
 void check_call(const Runner& run, const std::string& plain, bool in_place, std::uint64_t salt, BenchTiming& t) {
-  selfcheck::Case c(run.b, run.kind == CollectiveKind::kRecv ? CollectiveKind::kSend : run.kind, run.d, run.rop,
-                    run.count, salt, in_place ? selfcheck::Placement::kInPlace : selfcheck::Placement::kOutOfPlace,
-                    run.root_rank);
+  selfcheck::Case c(run.runtime, run.b, run.kind == CollectiveKind::kRecv ? CollectiveKind::kSend : run.kind, run.d,
+                    run.rop, run.count, salt,
+                    in_place ? selfcheck::Placement::kInPlace : selfcheck::Placement::kOutOfPlace, run.root_rank);
   c.issue(false);
   const std::string err = c.verify();
   std::int64_t mine[2] = {static_cast<std::int64_t>(c.wrong_elements()), err.empty() ? 0 : 1}, all[2] = {0, 0};
-  rt::all_reduce(plain, mine, all, 2, DType::i64, ReduceOp::sum);
+  run.runtime.issue(plain, calls::all_reduce(mine, all, 2, DType::i64, ReduceOp::sum), false);
   t.wrong = all[0];
   t.check = all[1] == 0 ? "ok" : !err.empty() ? err : fmt::format("failed on {} rank(s)", all[1]);
 }
@@ -117,14 +126,15 @@ void check_call(const Runner& run, const std::string& plain, bool in_place, std:
 BenchTiming measure(Runner& run, const std::string& plain, const BenchOptions& o, bool in_place, std::size_t bytes,
                     std::uint64_t salt) {
   for (int i = 0; i < o.warmup; ++i) run.call(o.async_op, in_place).wait();
-  rt::barrier(plain);
+  run.runtime.issue(plain, calls::barrier(), false);
   std::vector<double> mine(static_cast<std::size_t>(o.iters)), slowest(mine.size());
   for (auto& t : mine) {
     const auto t0 = std::chrono::steady_clock::now();
     run.call(o.async_op, in_place).wait();
     t = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
   }
-  rt::all_reduce(plain, mine.data(), slowest.data(), slowest.size(), DType::f64, ReduceOp::max);
+  run.runtime.issue(plain, calls::all_reduce(mine.data(), slowest.data(), slowest.size(), DType::f64, ReduceOp::max),
+                    false);
   BenchTiming t;
   t.min_us = *std::min_element(slowest.begin(), slowest.end());
   t.max_us = *std::max_element(slowest.begin(), slowest.end());
@@ -222,32 +232,42 @@ void BenchOptions::validate() const {
 }
 
 std::vector<std::string> bench_backend_names(const BenchOptions& o) {
+  return bench_backend_names(default_runtime("bench"), o);
+}
+
+std::vector<std::string> bench_backend_names(Runtime& runtime, const BenchOptions& o) {
   std::vector<std::string> names;
   for (const auto& plain : o.backends) {
     if (std::find(names.begin(), names.end(), plain) == names.end()) names.push_back(plain);
     if (o.algorithms)
       for (CollectiveKind op : o.ops)
-        for (const auto& a : rt::algorithm_names(plain, op)) names.push_back(plain + ":" + a);
+        for (const auto& a : runtime.algorithm_names(plain, op)) names.push_back(plain + ":" + a);
   }
   return names;
 }
 
 std::vector<BenchRow> run_bench(const BenchOptions& o, const std::function<void(const BenchRow&)>& on_row) {
+  return run_bench(default_runtime("bench"), o, on_row);
+}
+
+std::vector<BenchRow> run_bench(Runtime& runtime, const BenchOptions& o,
+                                const std::function<void(const BenchRow&)>& on_row) {
   o.validate();
   const bool rooted = std::any_of(o.ops.begin(), o.ops.end(), [](CollectiveKind op) { return traits(op).rooted; });
   for (const auto& plain : o.backends)
-    if (rooted && o.root >= rt::size(plain))
-      throw InputError("root", fmt::format("rank {} is not a rank of {} ranks ({})", o.root, rt::size(plain), plain));
+    if (rooted && o.root >= runtime.size(plain))
+      throw InputError("root",
+                       fmt::format("rank {} is not a rank of {} ranks ({})", o.root, runtime.size(plain), plain));
   std::vector<BenchRow> rows;
   for (const auto& plain : o.backends) {
     for (CollectiveKind op : o.ops) {
       std::vector<std::string> candidates = {plain};
       if (o.algorithms)
-        for (const auto& a : rt::algorithm_names(plain, op)) candidates.push_back(plain + ":" + a);
+        for (const auto& a : runtime.algorithm_names(plain, op)) candidates.push_back(plain + ":" + a);
       for (const auto& backend : candidates)
         for (std::size_t bytes : o.sizes_bytes) {
           if (op == CollectiveKind::kBarrier && bytes != o.sizes_bytes.front()) continue;  // size-free
-          Runner run(backend, op, op == CollectiveKind::kBarrier ? 0 : bytes, o.dtype, o.redop, o.root);
+          Runner run(runtime, backend, op, op == CollectiveKind::kBarrier ? 0 : bytes, o.dtype, o.redop, o.root);
           BenchRow row;
           row.backend = backend;
           row.op = op;

@@ -18,6 +18,10 @@
 #include "rt/types.h"
 
 namespace chorus::rt {
+class Runtime;  // rt/runtime_instance.h
+}
+
+namespace chorus::rt {
 
 struct BenchOptions {
   std::vector<std::string> backends;
@@ -81,10 +85,14 @@ double bus_factor(CollectiveKind op, int world_size);
 
 // The backend column of every row run_bench makes: each backend, and with
 // BenchOptions::algorithms each "backend:algorithm" of each operation (runtime initialised).
-std::vector<std::string> bench_backend_names(const BenchOptions& options);
+std::vector<std::string> bench_backend_names(Runtime& runtime, const BenchOptions& options);
+std::vector<std::string> bench_backend_names(const BenchOptions& options);  // on the default runtime
 
 // Collective: every rank must call it with the same options (runtime initialised). `on_row`, when
 // given, is called with each row as soon as it is measured (on every rank), before the next.
+std::vector<BenchRow> run_bench(Runtime& runtime, const BenchOptions& options,
+                                const std::function<void(const BenchRow&)>& on_row = nullptr);
+// The same on the default runtime (rt::init's).
 std::vector<BenchRow> run_bench(const BenchOptions& options,
                                 const std::function<void(const BenchRow&)>& on_row = nullptr);
 

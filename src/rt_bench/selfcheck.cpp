@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "rt/dtype.h"
+#include "rt/runtime_instance.h"
 
 namespace chorus::rt::selfcheck {
 
@@ -50,7 +51,12 @@ double reduced_value(int world, std::size_t i, DType dtype, ReduceOp op, std::ui
 
 Case::Case(std::string backend, CollectiveKind op, DType dtype, ReduceOp rop, std::size_t count, std::uint64_t salt,
            Placement placement, int root)
-    : backend_(std::move(backend)),
+    : Case(default_runtime("self-check"), std::move(backend), op, dtype, rop, count, salt, placement, root) {}
+
+Case::Case(Runtime& runtime, std::string backend, CollectiveKind op, DType dtype, ReduceOp rop, std::size_t count,
+           std::uint64_t salt, Placement placement, int root)
+    : runtime_(&runtime),
+      backend_(std::move(backend)),
       op_(op),
       dtype_(dtype),
       rop_(rop),
@@ -58,8 +64,8 @@ Case::Case(std::string backend, CollectiveKind op, DType dtype, ReduceOp rop, st
       salt_(salt),
       in_place_(has_in_place(op) &&
                 (placement == Placement::kInPlace || (placement == Placement::kVaried && salt % 3 == 1))) {
-  world_ = rt::size(backend_);
-  rank_ = rt::rank(backend_);
+  world_ = runtime.size(backend_);
+  rank_ = runtime.rank(backend_);
   root_ = root >= 0 ? root
           : (op == CollectiveKind::kBroadcast || op == CollectiveKind::kScatter || op == CollectiveKind::kScatterv)
               ? (world_ > 1 ? 1 : 0)
@@ -218,74 +224,81 @@ Work Case::issue(bool async_op) {
       if (async_op) {
         // Both ranks send first, then receive, like MPI_Isend + MPI_Irecv: sends and receives
         // run on separate progress threads, so this must not deadlock even for large messages.
-        pending_.push_back(rt::send(b, in_.data(), count_, dtype_, peer, true));
-        return rt::recv(b, out_.data(), count_, dtype_, peer, true);
+        pending_.push_back(runtime_->issue(b, calls::send(in_.data(), count_, dtype_, peer), true));
+        return runtime_->issue(b, calls::recv(out_.data(), count_, dtype_, peer), true);
       }
       // Blocking calls: even ranks send first, odd ranks receive first.
       if (rank_ % 2 == 0) {
-        rt::send(b, in_.data(), count_, dtype_, peer, async_op);
-        return rt::recv(b, out_.data(), count_, dtype_, peer, async_op);
+        runtime_->issue(b, calls::send(in_.data(), count_, dtype_, peer), async_op);
+        return runtime_->issue(b, calls::recv(out_.data(), count_, dtype_, peer), async_op);
       }
-      rt::recv(b, out_.data(), count_, dtype_, peer, async_op);
-      return rt::send(b, in_.data(), count_, dtype_, peer, async_op);
+      runtime_->issue(b, calls::recv(out_.data(), count_, dtype_, peer), async_op);
+      return runtime_->issue(b, calls::send(in_.data(), count_, dtype_, peer), async_op);
     }
     case CollectiveKind::kBarrier:
-      return rt::barrier(b, async_op);
+      return runtime_->issue(b, calls::barrier(), async_op);
     case CollectiveKind::kBroadcast:
       out_ = in_;
-      return rt::broadcast(b, out_.data(), count_, dtype_, root_, async_op);
+      return runtime_->issue(b, calls::broadcast(out_.data(), count_, dtype_, root_), async_op);
     case CollectiveKind::kReduce:
       if (in_place_) {  // one buffer on every rank (written at the root only)
-        if (out_.empty()) return rt::reduce(b, in_.data(), in_.data(), count_, dtype_, rop_, root_, async_op);
+        if (out_.empty())
+          return runtime_->issue(b, calls::reduce(in_.data(), in_.data(), count_, dtype_, rop_, root_), async_op);
         out_ = in_;
-        return rt::reduce(b, out_.data(), out_.data(), count_, dtype_, rop_, root_, async_op);
+        return runtime_->issue(b, calls::reduce(out_.data(), out_.data(), count_, dtype_, rop_, root_), async_op);
       }
-      return rt::reduce(b, in_.data(), out_.empty() ? nullptr : out_.data(), count_, dtype_, rop_, root_, async_op);
+      return runtime_->issue(
+          b, calls::reduce(in_.data(), out_.empty() ? nullptr : out_.data(), count_, dtype_, rop_, root_), async_op);
     case CollectiveKind::kAllReduce:
       if (in_place_) {
         out_ = in_;
-        return rt::all_reduce(b, out_.data(), out_.data(), count_, dtype_, rop_, async_op);
+        return runtime_->issue(b, calls::all_reduce(out_.data(), out_.data(), count_, dtype_, rop_), async_op);
       }
-      return rt::all_reduce(b, in_.data(), out_.data(), count_, dtype_, rop_, async_op);
+      return runtime_->issue(b, calls::all_reduce(in_.data(), out_.data(), count_, dtype_, rop_), async_op);
     case CollectiveKind::kReduceScatter:
-      return rt::reduce_scatter(b, in_.data(), out_.data(), count_, dtype_, rop_, async_op);
+      return runtime_->issue(b, calls::reduce_scatter(in_.data(), out_.data(), count_, dtype_, rop_), async_op);
     case CollectiveKind::kAllGather:
       if (in_place_ && count_ > 0) {  // the input is this rank's block of the output
         char* mine = out_.data() + static_cast<std::size_t>(rank_) * count_ * dtype_bytes(dtype_);
         std::memcpy(mine, in_.data(), in_.size());
-        return rt::all_gather(b, mine, out_.data(), count_, dtype_, async_op);
+        return runtime_->issue(b, calls::all_gather(mine, out_.data(), count_, dtype_), async_op);
       }
-      return rt::all_gather(b, in_.data(), out_.data(), count_, dtype_, async_op);
+      return runtime_->issue(b, calls::all_gather(in_.data(), out_.data(), count_, dtype_), async_op);
     case CollectiveKind::kGather:
-      return rt::gather(b, in_.data(), out_.data(), count_, dtype_, root_, async_op);
+      return runtime_->issue(b, calls::gather(in_.data(), out_.data(), count_, dtype_, root_), async_op);
     case CollectiveKind::kScatter:
-      return rt::scatter(b, in_.data(), out_.data(), count_, dtype_, root_, async_op);
+      return runtime_->issue(b, calls::scatter(in_.data(), out_.data(), count_, dtype_, root_), async_op);
     case CollectiveKind::kAllToAllSingle:
-      return rt::all_to_all_single(b, in_.data(), out_.data(), count_, dtype_, async_op);
+      return runtime_->issue(b, calls::all_to_all_single(in_.data(), out_.data(), count_, dtype_), async_op);
     case CollectiveKind::kAllToAll: {
       std::vector<const void*> ins;
       std::vector<void*> outs;
       for (auto& v : ins_) ins.push_back(v.data());
       for (auto& v : outs_) outs.push_back(v.data());
-      return rt::all_to_all(b, ins, in_counts_, outs, out_counts_, dtype_, async_op);
+      return runtime_->issue(b, calls::all_to_all(ins, in_counts_, outs, out_counts_, dtype_), async_op);
     }
     case CollectiveKind::kAllGatherv:
       if (in_place_ && !in_.empty()) {
         char* mine = out_.data() + out_displs_[rank_] * dtype_bytes(dtype_);
         std::memcpy(mine, in_.data(), in_.size());
-        return rt::all_gatherv(b, mine, out_counts_[rank_], out_.data(), out_counts_, out_displs_, dtype_, async_op);
+        return runtime_->issue(
+            b, calls::all_gatherv(mine, out_counts_[rank_], out_.data(), out_counts_, out_displs_, dtype_), async_op);
       }
-      return rt::all_gatherv(b, in_.data(), out_counts_[rank_], out_.data(), out_counts_, out_displs_, dtype_,
-                             async_op);
+      return runtime_->issue(
+          b, calls::all_gatherv(in_.data(), out_counts_[rank_], out_.data(), out_counts_, out_displs_, dtype_),
+          async_op);
     case CollectiveKind::kGatherv:
-      return rt::gatherv(b, in_.data(), out_counts_[rank_], out_.data(), out_counts_, out_displs_, dtype_, root_,
-                         async_op);
+      return runtime_->issue(
+          b, calls::gatherv(in_.data(), out_counts_[rank_], out_.data(), out_counts_, out_displs_, dtype_, root_),
+          async_op);
     case CollectiveKind::kScatterv:
-      return rt::scatterv(b, in_.data(), in_counts_, in_displs_, out_.data(), in_counts_[rank_], dtype_, root_,
-                          async_op);
+      return runtime_->issue(
+          b, calls::scatterv(in_.data(), in_counts_, in_displs_, out_.data(), in_counts_[rank_], dtype_, root_),
+          async_op);
     case CollectiveKind::kAllToAllv:
-      return rt::all_to_allv(b, in_.data(), in_counts_, in_displs_, out_.data(), out_counts_, out_displs_, dtype_,
-                             async_op);
+      return runtime_->issue(
+          b, calls::all_to_allv(in_.data(), in_counts_, in_displs_, out_.data(), out_counts_, out_displs_, dtype_),
+          async_op);
   }
   return Work();
 }
@@ -327,7 +340,7 @@ std::string Case::describe() const {
 }
 
 void Checker::run(const std::string& backend, CollectiveKind op, DType dtype, ReduceOp rop, std::size_t count) {
-  Case c(backend, op, dtype, rop, count, checks_);
+  Case c(runtime_ != nullptr ? *runtime_ : default_runtime("self-check"), backend, op, dtype, rop, count, checks_);
   ++checks_;
   try {
     c.issue(false);

@@ -33,6 +33,9 @@ class Case {
   // `root`: of rooted operations, 0..world-1; -1 for the default (1 for broadcast and scatter
   // when there is a rank 1, the last rank for reduce and gather: not rank 0, to catch a backend
   // that assumes it).
+  // The operation runs on `runtime` (which must outlive the Case), or the default runtime.
+  Case(Runtime& runtime, std::string backend, CollectiveKind op, DType dtype, ReduceOp rop, std::size_t count,
+       std::uint64_t salt, Placement placement = Placement::kVaried, int root = -1);
   Case(std::string backend, CollectiveKind op, DType dtype, ReduceOp rop, std::size_t count, std::uint64_t salt,
        Placement placement = Placement::kVaried, int root = -1);
   Work issue(bool async_op);
@@ -47,6 +50,7 @@ class Case {
   std::vector<char>& result() { return out_; }
 
  private:
+  Runtime* runtime_;
   std::string backend_;
   CollectiveKind op_;
   DType dtype_;
@@ -69,6 +73,8 @@ class Case {
 
 class Checker {
  public:
+  Checker() = default;  // on the default runtime of the moment (rt::init's)
+  explicit Checker(Runtime& runtime) : runtime_(&runtime) {}
   void run(const std::string& backend, CollectiveKind op, DType dtype, ReduceOp rop, std::size_t count);
   // Counts a check done by the caller; `error` empty means it passed.
   void record(const std::string& what, const std::string& error);
@@ -76,6 +82,7 @@ class Checker {
   std::int64_t failures() const { return failures_; }
 
  private:
+  Runtime* runtime_ = nullptr;
   std::size_t checks_ = 0;
   std::int64_t failures_ = 0;
 };
