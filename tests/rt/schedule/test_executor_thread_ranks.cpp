@@ -102,8 +102,7 @@ INSTANTIATE_TEST_SUITE_P(Grids, ExecutorThreadRanks,
                                            Case{{2, 2}, {"shm"}}, Case{{2, 2}, {"gloo"}},
                                            Case{{2, 2}, {"shm", "gloo"}}),
                          [](const auto& p) {
-                           return fmt::format("{}_{}", fmt::join(p.param.dims, "x"),
-                                              fmt::join(p.param.backends, "_"));
+                           return fmt::format("{}_{}", fmt::join(p.param.dims, "x"), fmt::join(p.param.backends, "_"));
                          });
 
 }  // namespace
