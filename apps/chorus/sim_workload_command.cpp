@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "apps/chorus/commands.h"
+#include "apps/chorus/sim_workload_run.h"
 #include "apps/chorus/terminal_progress.h"
 #include "apps/chorus/workload_dag_args.h"
 #include "core/error.h"
@@ -34,21 +35,6 @@
 
 namespace chorus::cli {
 namespace {
-
-struct SimWorkloadArgs : WorkloadDagArgs {
-  std::string plan;  // a SYNDICATE plan file
-  std::string topology = "3D-SW_SW_SW_homo";
-  std::string scheduler = "themis-scf";
-  int chunks = 64;
-  bool json = false;
-  std::string csv;
-  std::string trace;
-  std::string traffic_csv;     // fabrics: the server x server traffic matrix
-  double batch_tolerance = 0;  // fabrics: flow::FlowEngine's
-  std::string speeds;          // stragglers: per NPU compute speeds (sim/stragglers.h)
-  bool scheduler_given = false;
-  bool chunks_given = false;
-};
 
 std::string ms(double ns) { return fmt::format("{:.3f} ms", ns / 1e6); }
 
@@ -306,29 +292,19 @@ void run_sim_workload_on_fabric(const SimWorkloadArgs& a) {
 void run_sim_workload(const SimWorkloadArgs& a) {
   check_common(a);
   if (net::is_fabric_file(a.topology)) return run_sim_workload_on_fabric(a);
-  if (!a.traffic_csv.empty())
-    throw InputError("--traffic-csv", "applies to fabrics (--topology with a 'fabric:' file)");
-  if (a.batch_tolerance != 0)
-    throw InputError("--batch-tolerance", "applies to fabrics (--topology with a 'fabric:' file)");
-  const net::Network network = net::load_network(a.topology);
-  const auto dag = make_workload_dag(a, network);
-  sim::WorkloadSimOptions options;
-  options.scheduler = sched::parse_scheduler(a.scheduler);
-  options.chunks_per_collective = a.chunks;
-  options.compute.peak_tflops = a.peak_tflops;
-  options.compute.memory_bandwidth_gbs = a.memory_bandwidth_gbs;
-  options.record_stages = !a.trace.empty();
-  if (!a.speeds.empty()) options.speeds = sim::parse_speeds(a.speeds, network.num_npus(), "--speeds");
   TerminalProgress progress("simulating the training DAG's nodes");
-  options.progress = [&progress](std::size_t done, std::size_t total) { progress.update(done, total); };
-  const auto run = sim::simulate_workload(dag, network, options);
+  const auto out =
+      simulate_workload_on_dims(a, [&progress](std::size_t done, std::size_t total) { progress.update(done, total); });
+  const auto& network = out.network;
+  const auto& dag = out.dag;
+  const auto& options = out.options;
+  const auto& run = out.run;
   if (!a.trace.empty()) {
     write_json_file(a.trace, sim::workload_trace(network, dag, run));
   }
-  const nlohmann::json result = sim::to_json(network, dag, options, run.result);
-  if (!a.csv.empty()) write_text_file(a.csv, json_to_csv(result));
+  if (!a.csv.empty()) write_text_file(a.csv, json_to_csv(out.json));
   if (a.json) {
-    std::cout << result.dump(2) << "\n";
+    std::cout << out.json.dump(2) << "\n";
     return;
   }
   const auto& r = run.result;
@@ -341,6 +317,30 @@ void run_sim_workload(const SimWorkloadArgs& a) {
 }
 
 }  // namespace
+
+// Everything `chorus sim workload` does on a dimension network but its output.
+SimWorkloadOutcome simulate_workload_on_dims(const SimWorkloadArgs& a,
+                                             const std::function<void(std::size_t, std::size_t)>& progress) {
+  check_common(a);
+  if (!a.traffic_csv.empty())
+    throw InputError("--traffic-csv", "applies to fabrics (--topology with a 'fabric:' file)");
+  if (a.batch_tolerance != 0)
+    throw InputError("--batch-tolerance", "applies to fabrics (--topology with a 'fabric:' file)");
+  SimWorkloadOutcome out{net::load_network(a.topology), {}, {}, {}, {}};
+  out.dag = make_workload_dag(a, out.network);
+  auto& options = out.options;
+  options.scheduler = sched::parse_scheduler(a.scheduler);
+  options.chunks_per_collective = a.chunks;
+  options.compute.peak_tflops = a.peak_tflops;
+  options.compute.memory_bandwidth_gbs = a.memory_bandwidth_gbs;
+  options.record_stages = !a.trace.empty();
+  if (!a.speeds.empty()) options.speeds = sim::parse_speeds(a.speeds, out.network.num_npus(), "--speeds");
+  options.progress = progress;
+  out.run = sim::simulate_workload(out.dag, out.network, options);
+  options.progress = nullptr;
+  out.json = sim::to_json(out.network, out.dag, options, out.run.result);
+  return out;
+}
 
 void register_sim_workload_command(CLI::App& sim) {
   auto args = std::make_shared<SimWorkloadArgs>();

@@ -1,0 +1,146 @@
+#include "apps/chorus/sweep_points.h"
+
+#include <charconv>
+#include <fmt/format.h>
+
+#include "apps/chorus/sim_collective_run.h"
+#include "apps/chorus/sim_workload_run.h"
+#include "core/error.h"
+#include "core/split.h"
+#include "net/network_yaml.h"
+#include "sweep/flatten.h"
+
+namespace chorus::cli {
+namespace {
+
+using sweep::ParamKind;
+using sweep::Point;
+
+// A point's parameters, read into a command's options.
+class PointValues {
+ public:
+  explicit PointValues(const Point& p) : p_(p) {}
+  void get(const char* name, std::string& out) const {
+    if (const auto* v = find(name)) out = v->text;
+  }
+  void get(const char* name, int& out) const {
+    const auto* v = find(name);
+    if (!v) return;
+    const char* end = v->text.data() + v->text.size();
+    const auto [ptr, ec] = std::from_chars(v->text.data(), end, out);
+    if (ec != std::errc() || ptr != end)
+      throw InputError(fmt::format("{}: field '{}'", v->at, name), fmt::format("'{}' is not an int", v->text));
+  }
+  void get(const char* name, double& out) const {
+    if (const auto* v = find(name)) out = std::stod(v->text);  // checked as a number by the spec's parser
+  }
+  void get(const char* name, bool& out) const {
+    if (const auto* v = find(name)) out = v->text == "true" || v->text == "True" || v->text == "yes" || v->text == "on";
+  }
+
+ private:
+  const sweep::Value* find(const char* name) const {
+    const auto it = p_.find(name);
+    return it == p_.end() ? nullptr : &it->second;
+  }
+  const Point& p_;
+};
+
+// Runs `fn`; an InputError that names a flag the point sets ("--size") names the spec's line and
+// field instead.
+template <typename Fn>
+nlohmann::ordered_json named_by_spec(const Point& p, Fn&& fn) {
+  try {
+    return sweep::flatten(nlohmann::ordered_json::parse(fn().dump()));
+  } catch (const InputError& e) {
+    std::string field = e.where();
+    if (field.rfind("--", 0) == 0) field = field.substr(2);
+    const auto it = p.find(field);
+    if (it == p.end()) throw;
+    throw InputError(fmt::format("{}: field '{}'", it->second.at, field), e.detail());
+  }
+}
+
+nlohmann::ordered_json run_collective(const Point& p) {
+  return named_by_spec(p, [&] {
+    const PointValues v(p);
+    SimCollectiveArgs a;
+    v.get("topology", a.topology);
+    v.get("op", a.op);
+    v.get("size", a.size);
+    v.get("chunks", a.chunks);
+    v.get("scheduler", a.scheduler);
+    v.get("threshold-divisor", a.threshold_divisor);
+    v.get("max-chunks-per-dim", a.max_chunks_per_dim);
+    std::string degrade;
+    v.get("degrade", degrade);
+    if (!degrade.empty()) a.degrade = split_list(degrade, ',');
+    v.get("plan-on", a.plan_on);
+    return collective_json(simulate_collective(a), false);
+  });
+}
+
+nlohmann::ordered_json run_workload(const Point& p) {
+  return named_by_spec(p, [&] {
+    const PointValues v(p);
+    SimWorkloadArgs a;
+    v.get("workload", a.workload);
+    v.get("topology", a.topology);
+    if (net::is_fabric_file(a.topology))
+      throw InputError("--topology", "a sweep runs `sim workload` on dimension networks (presets, network YAML)");
+    v.get("scheduler", a.scheduler);
+    v.get("iterations", a.iterations);
+    v.get("chunks", a.chunks);
+    v.get("bucket", a.bucket);
+    v.get("peak-tflops", a.peak_tflops);
+    v.get("memory-bandwidth", a.memory_bandwidth_gbs);
+    v.get("speeds", a.speeds);
+    v.get("no-dp-overlap", a.no_dp_overlap);
+    v.get("tp", a.tp);
+    v.get("dp", a.dp);
+    v.get("pp", a.pp);
+    v.get("microbatches", a.microbatches);
+    v.get("pipeline-schedule", a.pipeline_schedule);
+    v.get("ns-per-cycle", a.ns_per_cycle);
+    return simulate_workload_on_dims(a).json;
+  });
+}
+
+}  // namespace
+
+const std::vector<SweepCommand>& sweep_commands() {
+  static const std::vector<SweepCommand> commands{
+      {{"sim collective",
+        {{"topology", ParamKind::kString},
+         {"op", ParamKind::kString},
+         {"size", ParamKind::kBytes},
+         {"chunks", ParamKind::kInt},
+         {"scheduler", ParamKind::kString},
+         {"threshold-divisor", ParamKind::kDouble},
+         {"max-chunks-per-dim", ParamKind::kInt},
+         {"degrade", ParamKind::kString},
+         {"plan-on", ParamKind::kString}}},
+       run_collective},
+      {{"sim workload",
+        {{"workload", ParamKind::kString},
+         {"topology", ParamKind::kString},
+         {"scheduler", ParamKind::kString},
+         {"iterations", ParamKind::kInt},
+         {"chunks", ParamKind::kInt},
+         {"bucket", ParamKind::kBytes},
+         {"peak-tflops", ParamKind::kDouble},
+         {"memory-bandwidth", ParamKind::kDouble},
+         {"speeds", ParamKind::kString},
+         {"no-dp-overlap", ParamKind::kBool},
+         {"tp", ParamKind::kInt},
+         {"dp", ParamKind::kInt},
+         {"pp", ParamKind::kInt},
+         {"microbatches", ParamKind::kInt},
+         {"pipeline-schedule", ParamKind::kString},
+         {"ns-per-cycle", ParamKind::kDouble}}},
+       run_workload},
+  };
+  return commands;
+}
+
+}  // namespace chorus::cli
