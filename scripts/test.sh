@@ -90,16 +90,17 @@ if want --tsan; then
   # groups used from two threads, the schedule executor (a thread per dimension), tensor fusion
   # (its cycle thread beside the program's operations), compressed calls on the lanes (ranks as
   # threads, and the Compressor's beside the program's operations), and
-  # multi-process runs under chorus launch (shm, gloo). The mpirun runs are left to the
+  # multi-process runs under chorus launch (shm, gloo); and chorus sweep's pool running simulations
+  # on several workers (label sweep). The mpirun runs are left to the
   # other stages: Open MPI is not instrumented, so TSan would see its threads only in part
   # (rt_mpi_disagreement among them: its fused cases drive MPI from several threads at once, and
   # TSan reported races inside Open MPI's own convertor and shared-memory transport).
   # tests/rt/tsan.supp names what TSan cannot see through the uninstrumented libraries.
   configure_and_build build-tsan \
-    "chorus rt_unit_tests rt_thread_rank_tests rt_compressed_thread_rank_tests rt_queue_stress rt_store_protocol_tests rt_timeouts_unit_tests rt_programs rt_hello rt_schedule_unit_tests" \
+    "chorus rt_unit_tests rt_thread_rank_tests rt_compressed_thread_rank_tests rt_queue_stress rt_store_protocol_tests rt_timeouts_unit_tests rt_programs rt_hello rt_schedule_unit_tests chorus_sweep_tests" \
     -DCHORUS_TSAN=ON -DCHORUS_BUILD_BENCH=OFF "${UNITY[@]}"
   (cd build-tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/../tests/rt/tsan.supp" \
-     ctest --output-on-failure -j"$JOBS" --timeout 900 -L rt \
+     ctest --output-on-failure -j"$JOBS" --timeout 900 -L '^(rt|sweep)$' \
        -E "mpirun|rt_mpi_disagreement|rt_compression|rt_failures|rt_timeouts\$|rt_launcher|rt_shm_segment|rt_multihost|rt_tune|rt_check_auto|rt_bench|rt_check_launch_4|rt_schedule_failures|rt_themis_real_smoke|rt_syndicate_real_smoke")
   took "build-tsan: tests"
 fi

@@ -64,6 +64,9 @@ def figures(data):
         if min(values) > 0 and max(values) / min(values) >= 100:
             powers_of_two = all(v == 2 ** round(math.log2(v)) for v in values)
             ax.set_xscale("log", base=2 if powers_of_two else 10)
+        if len(xs) <= 16:  # the values as the spec wrote them (1MiB, ...)
+            ax.set_xticks(values, xs, rotation=30 if len(xs) > 6 else 0, ha="right" if len(xs) > 6 else "center")
+            ax.minorticks_off()
         ys = [r[y] for r in rows]
         if min(ys) > 0 and max(ys) / min(ys) >= 100:
             ax.set_yscale("log")
@@ -71,7 +74,7 @@ def figures(data):
         ax.set_xticks(range(len(xs)), xs, rotation=20, ha="right")
     ax.set_xlabel(x)
     ax.set_ylabel(y)
-    ax.set_title(f"{y} against {x}" + (f", by {series}" if series else ""))
+    ax.set_title(f"{y} against {x}" + (f", by {series}" if series else "") + "\n(the mean over the other parameters)")
     if series:
         ax.legend(title=series)
     return [("sweep.svg", fig)]
