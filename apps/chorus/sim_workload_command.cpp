@@ -236,41 +236,14 @@ void print_per_iteration(const sim::DagResult& r) {
 // --topology FABRIC.yaml: the DAG on a graph fabric through the flow-level model
 // (docs/graph-networks.md, "The training DAG on a fabric").
 void run_sim_workload_on_fabric(const SimWorkloadArgs& a) {
-  const auto fabric = net::load_fabric_yaml(a.topology);
-  if (a.scheduler_given)
-    throw InputError("--scheduler", "applies to dimension networks; a fabric runs the flow-level model");
-  if (a.chunks_given) throw InputError("--chunks", "applies to dimension networks; a fabric runs the flow-level model");
-  if (a.rank != -1 || a.chakra_skip_unsupported || a.chakra_ctrl_deps || a.check_ranks || !a.profile_trace.empty() ||
-      !a.collective_dims.empty() || workload::format_of(a.workload) != workload::WorkloadFormat::kModel)
-    throw InputError(a.workload,
-                     "a fabric (--topology with a 'fabric:' file) takes model zoo names and workload YAML files; "
-                     "Chakra traces, ASTRA-sim files and execution graphs carry a dimension network of their own");
-  if (!a.speeds.empty())
-    throw InputError("--speeds",
-                     "applies to dimension networks; on a fabric, give a job's speeds in `chorus sim jobs` "
-                     "(docs/shared-fabric.md)");
-  const auto entry = model_entry(a);
-  if (workload::pipelined(entry.parallelism))
-    throw InputError(pipeline_given(a) ? "--pp" : a.workload,
-                     "pipeline parallelism and micro-batches run on dimension networks; the flow-level model of a "
-                     "fabric runs one stage");
-  const auto logical = workload::logical_network(entry.parallelism, fabric.servers);
-  checked_layout(a, entry, logical);
-  const auto dag = workload::build_training_dag(entry.model, entry.parallelism, logical);
-  workload::ComputeModel compute;
-  compute.peak_tflops = a.peak_tflops;
-  compute.memory_bandwidth_gbs = a.memory_bandwidth_gbs;
-  sim::flow::check_batch_tolerance(a.batch_tolerance);
-  sim::FlowNetworkOptions flow_options;
-  flow_options.batch_tolerance = a.batch_tolerance;
-  const auto run = sim::simulate_workload(dag, logical, fabric, compute, flow_options);
+  const auto out = simulate_workload_on_fabric(a);
+  const auto& [fabric, logical, dag, run, result] = out;
   if (!a.trace.empty()) write_json_file(a.trace, sim::workload_trace(logical, dag, sim::WorkloadRun{run.result, {}}));
   if (!a.traffic_csv.empty()) {
     std::ostringstream csv;
     sim::flow::write_matrix_csv(csv, run.traffic);
     write_text_file(a.traffic_csv, csv.str());
   }
-  const nlohmann::json result = sim::to_json(fabric, logical, dag, compute, run);
   if (!a.csv.empty()) write_text_file(a.csv, json_to_csv(result));
   if (a.json) {
     std::cout << result.dump(2) << "\n";
@@ -317,6 +290,41 @@ void run_sim_workload(const SimWorkloadArgs& a) {
 }
 
 }  // namespace
+
+// Everything `chorus sim workload` does on a fabric (the flow-level model) but its output.
+SimWorkloadFabricOutcome simulate_workload_on_fabric(const SimWorkloadArgs& a) {
+  check_common(a);
+  auto fabric = net::load_fabric_yaml(a.topology);
+  if (a.scheduler_given)
+    throw InputError("--scheduler", "applies to dimension networks; a fabric runs the flow-level model");
+  if (a.chunks_given) throw InputError("--chunks", "applies to dimension networks; a fabric runs the flow-level model");
+  if (a.rank != -1 || a.chakra_skip_unsupported || a.chakra_ctrl_deps || a.check_ranks || !a.profile_trace.empty() ||
+      !a.collective_dims.empty() || workload::format_of(a.workload) != workload::WorkloadFormat::kModel)
+    throw InputError(a.workload,
+                     "a fabric (--topology with a 'fabric:' file) takes model zoo names and workload YAML files; "
+                     "Chakra traces, ASTRA-sim files and execution graphs carry a dimension network of their own");
+  if (!a.speeds.empty())
+    throw InputError("--speeds",
+                     "applies to dimension networks; on a fabric, give a job's speeds in `chorus sim jobs` "
+                     "(docs/shared-fabric.md)");
+  const auto entry = model_entry(a);
+  if (workload::pipelined(entry.parallelism))
+    throw InputError(pipeline_given(a) ? "--pp" : a.workload,
+                     "pipeline parallelism and micro-batches run on dimension networks; the flow-level model of a "
+                     "fabric runs one stage");
+  auto logical = workload::logical_network(entry.parallelism, fabric.servers);
+  checked_layout(a, entry, logical);
+  auto dag = workload::build_training_dag(entry.model, entry.parallelism, logical);
+  workload::ComputeModel compute;
+  compute.peak_tflops = a.peak_tflops;
+  compute.memory_bandwidth_gbs = a.memory_bandwidth_gbs;
+  sim::flow::check_batch_tolerance(a.batch_tolerance);
+  sim::FlowNetworkOptions flow_options;
+  flow_options.batch_tolerance = a.batch_tolerance;
+  auto run = sim::simulate_workload(dag, logical, fabric, compute, flow_options);
+  auto json = sim::to_json(fabric, logical, dag, compute, run);
+  return {std::move(fabric), std::move(logical), std::move(dag), std::move(run), std::move(json)};
+}
 
 // Everything `chorus sim workload` does on a dimension network but its output.
 SimWorkloadOutcome simulate_workload_on_dims(const SimWorkloadArgs& a,

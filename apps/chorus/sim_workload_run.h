@@ -1,5 +1,5 @@
 #pragma once
-// `chorus sim workload`'s options and its run on a dimension network without the output: what
+// `chorus sim workload`'s options and its run on a dimension network or a fabric without the output: what
 // the command prints with --json and what `chorus sweep` records for each point are the same JSON.
 #include <cstddef>
 #include <functional>
@@ -8,7 +8,9 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/chorus/workload_dag_args.h"
+#include "net/graph/graph_network.h"
 #include "net/network.h"
+#include "sim/flow_network.h"
 #include "sim/dag_executor.h"
 #include "workload/dag.h"
 
@@ -36,6 +38,17 @@ struct SimWorkloadOutcome {
   sim::WorkloadRun run;
   nlohmann::json json;  // the --json object
 };
+
+struct SimWorkloadFabricOutcome {
+  net::GraphNetwork fabric;
+  net::Network logical;  // the DAG's network (the parallel groups on the fabric's servers)
+  workload::Dag dag;
+  sim::FabricRun run;
+  nlohmann::json json;  // the --json object
+};
+
+// On a fabric file (the flow-level model): checks the options, builds the training DAG, simulates.
+SimWorkloadFabricOutcome simulate_workload_on_fabric(const SimWorkloadArgs& a);
 
 // Checks the options, builds the training DAG and simulates it; InputError names the flag at fault.
 SimWorkloadOutcome simulate_workload_on_dims(const SimWorkloadArgs& a,

@@ -86,8 +86,6 @@ nlohmann::ordered_json run_workload(const Point& p) {
     SimWorkloadArgs a;
     v.get("workload", a.workload);
     v.get("topology", a.topology);
-    if (net::is_fabric_file(a.topology))
-      throw InputError("--topology", "a sweep runs `sim workload` on dimension networks (presets, network YAML)");
     v.get("scheduler", a.scheduler);
     v.get("iterations", a.iterations);
     v.get("chunks", a.chunks);
@@ -102,6 +100,10 @@ nlohmann::ordered_json run_workload(const Point& p) {
     v.get("microbatches", a.microbatches);
     v.get("pipeline-schedule", a.pipeline_schedule);
     v.get("ns-per-cycle", a.ns_per_cycle);
+    v.get("batch-tolerance", a.batch_tolerance);
+    a.scheduler_given = p.count("scheduler") > 0;
+    a.chunks_given = p.count("chunks") > 0;
+    if (net::is_fabric_file(a.topology)) return simulate_workload_on_fabric(a).json;
     return simulate_workload_on_dims(a).json;
   });
 }
@@ -137,7 +139,8 @@ const std::vector<SweepCommand>& sweep_commands() {
          {"pp", ParamKind::kInt},
          {"microbatches", ParamKind::kInt},
          {"pipeline-schedule", ParamKind::kString},
-         {"ns-per-cycle", ParamKind::kDouble}}},
+         {"ns-per-cycle", ParamKind::kDouble},
+         {"batch-tolerance", ParamKind::kDouble}}},
        run_workload},
   };
   return commands;

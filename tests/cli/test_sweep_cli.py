@@ -156,6 +156,30 @@ grid:
                 self.assertEqual(float(row[k]), v, k)
 
 
+    def test_workload_on_a_fabric_equals_the_commands_own_json(self):
+        fabric = os.path.join(self.dir, "e16.yaml")
+        f = chorus("topo", "fabric", "--fabric", "expander", "--servers", "16", "--save", fabric)
+        self.assertEqual(f.returncode, 0, f.stderr)
+        spec = self.spec(f"command: sim workload\nfixed: {{topology: {fabric}, iterations: 1}}\n"
+                         "grid:\n  workload: [topoopt-candle, topoopt-dlrm]\n")
+        r, _, out = self.sweep(spec, "f", "-j", "2")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        rows = read_csv(out)
+        self.assertEqual([x["workload"] for x in rows], ["topoopt-candle", "topoopt-dlrm"])
+        for row in rows:
+            c = chorus("sim", "workload", "-w", row["workload"], "-t", fabric, "-i", "1", "--json")
+            self.assertEqual(c.returncode, 0, c.stderr)
+            j = json.loads(c.stdout)
+            self.assertEqual(float(row["iteration_time_ns"]), j["iteration_time_ns"])
+            self.assertEqual(float(row["comm_active_ns"]), j["comm_active_ns"])
+        # A fabric runs the flow-level model: a scheduler is refused, named by the spec's line.
+        bad = self.spec(f"command: sim workload\nfixed: {{topology: {fabric}, iterations: 1}}\n"
+                        "grid:\n  scheduler: [baseline]\n", "bad.yaml")
+        r, _, _ = self.sweep(bad, "bad")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("bad.yaml:4: field 'scheduler'", r.stderr)
+
+
 class Parallel(SweepBase):
     def test_serial_and_parallel_rows_identical(self):
         spec = self.spec(SLOW)
