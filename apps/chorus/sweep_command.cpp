@@ -146,10 +146,11 @@ void register_sweep_command(CLI::App& app) {
   auto a = std::make_shared<SweepArgs>();
   auto* s = app.add_subcommand(
       "sweep",
-      "Run a design space's points (a YAML spec: grid, points, random samples over the options of sim collective "
-      "or sim workload) on every core, and on every rank under mpirun; one row per point in SQLite and CSV; "
+      "Run a design space's points (a YAML spec: grid, points, random samples over the options of sim collective, "
+      "sim workload or sim jobs) on every core, and on every rank under mpirun; one row per point in SQLite and CSV; "
       "a sweep stopped at any moment resumes where it stopped (docs/sweeps.md)");
   s->add_option("spec", a->spec, "Sweep spec (YAML): command, fixed, grid, points, random")->required();
+  s->footer("Parameters: a command's flags without their dashes (docs/sweeps.md lists them).");
   s->add_option("--db", a->db, "SQLite database of the rows (default: the spec's name with .db); kept between runs");
   s->add_option("--csv", a->csv, "CSV of every point's row in the spec's order (default: the spec's name with .csv)");
   s->add_option("-j,--jobs", a->jobs, "Worker threads (default: the hardware's cores)");

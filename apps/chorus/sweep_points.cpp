@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "apps/chorus/sim_collective_run.h"
+#include "apps/chorus/sim_jobs_run.h"
 #include "apps/chorus/sim_workload_run.h"
 #include "core/error.h"
 #include "core/split.h"
@@ -108,6 +109,24 @@ nlohmann::ordered_json run_workload(const Point& p) {
   });
 }
 
+// The command's --json without its per-link rows and per-iteration times (as its jobs.csv).
+nlohmann::ordered_json run_jobs(const Point& p) {
+  return named_by_spec(p, [&] {
+    const PointValues v(p);
+    SimJobsArgs a;
+    v.get("jobs", a.jobs);
+    v.get("fabric", a.fabric);
+    v.get("batch-tolerance", a.batch_tolerance);
+    v.get("search-shifts", a.search_shifts);
+    v.get("shift-steps", a.shifts.steps);
+    v.get("shift-rounds", a.shifts.rounds);
+    auto j = simulate_jobs(a).json;
+    j.erase("links");
+    for (auto& job : j["jobs"]) job.erase("iteration_times_ns");
+    return j;
+  });
+}
+
 }  // namespace
 
 const std::vector<SweepCommand>& sweep_commands() {
@@ -142,6 +161,14 @@ const std::vector<SweepCommand>& sweep_commands() {
          {"ns-per-cycle", ParamKind::kDouble},
          {"batch-tolerance", ParamKind::kDouble}}},
        run_workload},
+      {{"sim jobs",
+        {{"jobs", ParamKind::kString},
+         {"fabric", ParamKind::kString},
+         {"batch-tolerance", ParamKind::kDouble},
+         {"search-shifts", ParamKind::kBool},
+         {"shift-steps", ParamKind::kInt},
+         {"shift-rounds", ParamKind::kInt}}},
+       run_jobs},
   };
   return commands;
 }

@@ -180,6 +180,24 @@ grid:
         self.assertIn("bad.yaml:4: field 'scheduler'", r.stderr)
 
 
+    def test_jobs_rows_equal_the_commands_own_json(self):
+        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        files = [os.path.join(root, "examples", "jobs", f"placement-{p}.yaml") for p in ("contiguous", "shifted")]
+        spec = self.spec("command: sim jobs\ngrid:\n  jobs: [" + ", ".join(files) + "]\n")
+        r, _, out = self.sweep(spec, "j", "-j", "2")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        rows = read_csv(out)
+        self.assertEqual(len(rows), 2)
+        for row, path in zip(rows, files):
+            c = chorus("sim", "jobs", path, "--json")
+            self.assertEqual(c.returncode, 0, c.stderr)
+            j = json.loads(c.stdout)
+            for k, job in enumerate(j["jobs"]):
+                self.assertEqual(float(row[f"jobs.{k}.slowdown"]), job["slowdown"])
+                self.assertEqual(float(row[f"jobs.{k}.iteration_time_ns"]), job["iteration_time_ns"])
+            self.assertNotIn("links.0.utilization", row)  # per-link rows left out, as the command's jobs.csv
+
+
 class Parallel(SweepBase):
     def test_serial_and_parallel_rows_identical(self):
         spec = self.spec(SLOW)

@@ -11,7 +11,10 @@
 #include "core/error.h"
 #include "core/units.h"
 #include "net/presets.h"
+#include "net/graph/graph_yaml.h"
 #include "sim/dag_executor.h"
+#include "sim/jobs/job_mix.h"
+#include "sim/jobs/job_spec.h"
 #include "sim/result_json.h"
 #include "sim/workload_json.h"
 #include "workload/parallelism.h"
@@ -262,6 +265,37 @@ TEST(SweepRun, ParallelWorkloadSimulationsEqualSerial) {
   const auto serial = run(1);
   ASSERT_EQ(serial.size(), 4u);
   for (const auto& [key, metrics] : serial) EXPECT_NE(metrics.find("iteration_time_ns"), std::string::npos) << metrics;
+  EXPECT_EQ(run(3), serial);
+}
+
+// Jobs sharing a fabric (the flow-level model's shared engine) on 3 workers, as on 1.
+TEST(SweepRun, ParallelJobMixesEqualSerial) {
+  const std::string dir = CHORUS_EXAMPLES_DIR "/jobs/";
+  const auto spec = parse_spec(
+      "command: j\ngrid:\n  jobs: [placement-contiguous.yaml, placement-interleaved.yaml, "
+      "placement-shifted.yaml]\n  tolerance: [0, 0.001]\n",
+      "s.yaml", {{"j", {{"jobs"}, {"tolerance", ParamKind::kDouble}}}});
+  const PointRunner runner = [&](const Point& p) {
+    const auto file = sim::jobs::load_jobs_yaml(dir + p.at("jobs").text);
+    const auto mix = sim::jobs::make_job_mix(file, net::load_fabric_yaml(file.fabric));
+    const auto result = sim::jobs::run_job_mix(mix, std::stod(p.at("tolerance").text));
+    return flatten(nlohmann::ordered_json::parse(sim::jobs::to_json(mix, result).dump()));
+  };
+  const auto run = [&](int workers) {
+    std::mutex m;
+    std::map<std::string, std::string> out;
+    SweepStore store{{}, {}, [&](const Row& r) {
+                       const std::lock_guard<std::mutex> lock(m);
+                       out[r.key] = r.metrics.dump() + r.error;
+                     }};
+    SweepOptions o;
+    o.workers = workers;
+    run_sweep(spec, store, runner, o);
+    return out;
+  };
+  const auto serial = run(1);
+  ASSERT_EQ(serial.size(), 6u);
+  for (const auto& [key, metrics] : serial) EXPECT_NE(metrics.find("slowdown"), std::string::npos) << metrics;
   EXPECT_EQ(run(3), serial);
 }
 
