@@ -6,9 +6,9 @@
 #include <set>
 
 #include "core/error.h"
-#include "sweep/cost_estimate.h"
+#include "core/cost_estimate.h"
 #include "sweep/point_key.h"
-#include "sweep/pool.h"
+#include "core/worker_pool.h"
 
 namespace chorus::sweep {
 namespace {

@@ -1,6 +1,6 @@
-#include "sweep/cost_estimate.h"
+#include "core/cost_estimate.h"
 
-namespace chorus::sweep {
+namespace chorus {
 
 void CostEstimate::add(const ParamValues& point, double seconds) {
   all_.seconds += seconds;
@@ -24,4 +24,4 @@ double CostEstimate::predict(const ParamValues& point) const {
   return estimate;
 }
 
-}  // namespace chorus::sweep
+}  // namespace chorus

@@ -1,11 +1,11 @@
-#include "sweep/pool.h"
+#include "core/worker_pool.h"
 
 #include <exception>
 #include <mutex>
 #include <thread>
 #include <vector>
 
-namespace chorus::sweep {
+namespace chorus {
 
 void run_pool(std::size_t n, int workers, const std::atomic<bool>& stop, const std::function<void(std::size_t)>& task) {
   std::atomic<std::size_t> next{0};
@@ -37,4 +37,4 @@ void run_pool(std::size_t n, int workers, const std::atomic<bool>& stop, const s
   if (error) std::rethrow_exception(error);
 }
 
-}  // namespace chorus::sweep
+}  // namespace chorus

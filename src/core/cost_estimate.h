@@ -1,13 +1,13 @@
 #pragma once
-// The time the points not yet run will take, estimated from the run times of the points done:
-// each parameter value's mean time relative to the mean of all, multiplied over a point's values
-// (a value not seen yet counts as the mean). A sweep whose sizes span 1 KiB to 1 GiB thus
-// predicts its large points as slow, where a count of points would not.
+// The time the runs not yet done will take (a sweep's points, a study's runs), estimated from the
+// run times of those done: each parameter value's mean time relative to the mean of all,
+// multiplied over a run's values (a value not seen yet counts as the mean). A sweep whose sizes
+// span 1 KiB to 1 GiB thus predicts its large points as slow, where a count of runs would not.
 #include <map>
 #include <string>
 #include <utility>
 
-namespace chorus::sweep {
+namespace chorus {
 
 using ParamValues = std::map<std::string, std::string>;  // parameter name -> value text
 
@@ -26,4 +26,4 @@ class CostEstimate {
   std::map<std::pair<std::string, std::string>, Sum> by_value_;
 };
 
-}  // namespace chorus::sweep
+}  // namespace chorus
