@@ -79,9 +79,11 @@ if want --sanitize; then
   # instrumented), the third compression run (the two others run the same code), the CLI
   # exit-code suites of sim jobs, plan and motif (their code runs in the unit tests), and shm's
   # and gloo's multi-process disagreements (the thread-rank tests run their disagreements here;
-  # what the multi-process ones add is who says what when a peer ends, process behaviour).
+  # what the multi-process ones add is who says what when a peer ends, process behaviour); and
+  # chorus sweep's CLI and multi-host tests (killed sweeps, mpirun: process behaviour; its
+  # library's unit tests run here).
   (cd build-asan && ctest --output-on-failure -j"$JOBS" --timeout 900 \
-     -E "^cli_tests$|^plot_tests$|^jobs_cli_tests$|^plan_cli_tests$|^motif_cli_tests$|^rt_shm_disagreement$|^rt_gloo_disagreement$|rt_bench_algorithms|rt_compression_mpirun|rt_timeouts$|rt_failures|rt_launcher|rt_shm_segment|rt_multihost|rt_schedule_failures|rt_themis_real_smoke|rt_syndicate_real_smoke|rt_dim_backends_auto|Workloads.IdealBeatsThemisBeatsBaselineOnEveryTopology|Workloads.Transformer1TDataParallelPartIsOneDimension")
+     -E "^cli_tests$|^plot_tests$|^jobs_cli_tests$|^sweep_cli_tests$|^sweep_multihost$|^plan_cli_tests$|^motif_cli_tests$|^rt_shm_disagreement$|^rt_gloo_disagreement$|rt_bench_algorithms|rt_compression_mpirun|rt_timeouts$|rt_failures|rt_launcher|rt_shm_segment|rt_multihost|rt_schedule_failures|rt_themis_real_smoke|rt_syndicate_real_smoke|rt_dim_backends_auto|Workloads.IdealBeatsThemisBeatsBaselineOnEveryTopology|Workloads.Transformer1TDataParallelPartIsOneDimension")
   took "build-asan: tests"
 fi
 if want --tsan; then
