@@ -3,6 +3,7 @@
 #include <charconv>
 #include <fmt/format.h>
 
+#include "apps/chorus/plan_run.h"
 #include "apps/chorus/sim_collective_run.h"
 #include "apps/chorus/sim_jobs_run.h"
 #include "apps/chorus/sim_workload_run.h"
@@ -62,7 +63,7 @@ nlohmann::ordered_json named_by_spec(const Point& p, Fn&& fn) {
   }
 }
 
-nlohmann::ordered_json run_collective(const Point& p) {
+nlohmann::ordered_json collective_point(const Point& p) {
   return named_by_spec(p, [&] {
     const PointValues v(p);
     SimCollectiveArgs a;
@@ -81,7 +82,7 @@ nlohmann::ordered_json run_collective(const Point& p) {
   });
 }
 
-nlohmann::ordered_json run_workload(const Point& p) {
+nlohmann::ordered_json workload_point(const Point& p) {
   return named_by_spec(p, [&] {
     const PointValues v(p);
     SimWorkloadArgs a;
@@ -110,7 +111,7 @@ nlohmann::ordered_json run_workload(const Point& p) {
 }
 
 // The command's --json without its per-link rows and per-iteration times (as its jobs.csv).
-nlohmann::ordered_json run_jobs(const Point& p) {
+nlohmann::ordered_json jobs_point(const Point& p) {
   return named_by_spec(p, [&] {
     const PointValues v(p);
     SimJobsArgs a;
@@ -123,6 +124,39 @@ nlohmann::ordered_json run_jobs(const Point& p) {
     auto j = simulate_jobs(a).json;
     j.erase("links");
     for (auto& job : j["jobs"]) job.erase("iteration_times_ns");
+    return j;
+  });
+}
+
+// The command's --json summary without the search's wall times (search_s): a row is the same on
+// every run when the search stops by its evaluations (give a budget it does not reach).
+nlohmann::ordered_json plan_point(const Point& p) {
+  return named_by_spec(p, [&] {
+    const PointValues v(p);
+    PlanArgs a;
+    a.json = true;  // no progress lines
+    v.get("workload", a.workload);
+    v.get("topology", a.topology);
+    v.get("ranks", a.ranks);
+    v.get("launcher", a.launcher);
+    v.get("iterations", a.iterations);
+    v.get("budget", a.budget);
+    int evaluations = static_cast<int>(a.evaluations);
+    v.get("evaluations", evaluations);
+    a.evaluations = evaluations;
+    std::string seed;
+    v.get("seed", seed);
+    if (!seed.empty()) a.seed = std::stoull(seed);  // checked as an integer by the spec's parser
+    v.get("beta", a.beta);
+    v.get("baseline", a.baseline);
+    v.get("all", a.all);
+    v.get("evaluate", a.evaluate);
+    if (a.launcher != "launch" && a.launcher != "mpirun")
+      throw InputError("--launcher", fmt::format("'{}': expected launch or mpirun", a.launcher));
+    auto j = plan_result(a);
+    j.erase("search_s");
+    if (j.contains("methods"))
+      for (auto& m : j["methods"]) m.erase("search_s");
     return j;
   });
 }
@@ -141,7 +175,7 @@ const std::vector<SweepCommand>& sweep_commands() {
          {"max-chunks-per-dim", ParamKind::kInt},
          {"degrade", ParamKind::kString},
          {"plan-on", ParamKind::kString}}},
-       run_collective},
+       collective_point},
       {{"sim workload",
         {{"workload", ParamKind::kString},
          {"topology", ParamKind::kString},
@@ -160,7 +194,7 @@ const std::vector<SweepCommand>& sweep_commands() {
          {"pipeline-schedule", ParamKind::kString},
          {"ns-per-cycle", ParamKind::kDouble},
          {"batch-tolerance", ParamKind::kDouble}}},
-       run_workload},
+       workload_point},
       {{"sim jobs",
         {{"jobs", ParamKind::kString},
          {"fabric", ParamKind::kString},
@@ -168,7 +202,21 @@ const std::vector<SweepCommand>& sweep_commands() {
          {"search-shifts", ParamKind::kBool},
          {"shift-steps", ParamKind::kInt},
          {"shift-rounds", ParamKind::kInt}}},
-       run_jobs},
+       jobs_point},
+      {{"plan",
+        {{"workload", ParamKind::kString},
+         {"topology", ParamKind::kString},
+         {"ranks", ParamKind::kInt},
+         {"launcher", ParamKind::kString},
+         {"iterations", ParamKind::kInt},
+         {"budget", ParamKind::kString},
+         {"evaluations", ParamKind::kInt},
+         {"seed", ParamKind::kInt},
+         {"beta", ParamKind::kDouble},
+         {"baseline", ParamKind::kString},
+         {"all", ParamKind::kBool},
+         {"evaluate", ParamKind::kString}}},
+       plan_point},
   };
   return commands;
 }

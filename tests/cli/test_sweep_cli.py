@@ -198,6 +198,27 @@ grid:
             self.assertNotIn("links.0.utilization", row)  # per-link rows left out, as the command's jobs.csv
 
 
+    def test_plan_rows_equal_the_commands_own_json(self):
+        spec = self.spec("command: plan\nfixed: {budget: 1000s, evaluations: 500}\n"
+                         "grid:\n  workload: [syndicate-fig6, syndicate-a1]\n  seed: [1, 2]\n")
+        r1, _, out1 = self.sweep(spec, "p1", "-j", "1")
+        r2, _, out2 = self.sweep(spec, "p2", "-j", "2")
+        self.assertEqual(r1.returncode, 0, r1.stderr)
+        self.assertEqual(r2.returncode, 0, r2.stderr)
+        with open(out1) as a, open(out2) as b:
+            self.assertEqual(a.read(), b.read())  # the search stops by its evaluations, not the clock
+        rows = read_csv(out1)
+        self.assertEqual(len(rows), 4)
+        for row in rows:
+            c = chorus("plan", "--workload", row["workload"], "--seed", row["seed"], "--budget", "1000s",
+                       "--evaluations", "500", "--json")
+            self.assertEqual(c.returncode, 0, c.stderr)
+            j = json.loads(c.stdout)
+            self.assertEqual(float(row["iteration_time_ns"]), j["iteration_time_ns"])
+            self.assertEqual(float(row["speedup_over_baseline"]), j["speedup_over_baseline"])
+            self.assertNotIn("search_s", row)
+
+
 class Parallel(SweepBase):
     def test_serial_and_parallel_rows_identical(self):
         spec = self.spec(SLOW)
