@@ -121,12 +121,14 @@ void run_sweep_command(const SweepArgs& a) {
   sweep::RankedSweep ranked = sweep::run_ranked_sweep(spec, a.db, command.run, options);
   std::size_t failed = 0;
   std::string first_error;
-  if (ranked.writer) finish(a, spec, *ranked.writer, failed, first_error);
-  if (ranked.writer)
+  if (ranked.writer) {
     fmt::print("{}: {} points of {}: {} run now ({} worker{}{}), {} already in {}; rows in {}, CSV in {}\n", a.spec,
                points, spec.command, ranked.ran, workers, workers == 1 ? "" : "s",
                ranked.ranks > 1 ? fmt::format(" on each of {} ranks", ranked.ranks) : "", ranked.already, a.db, a.db,
                a.csv);
+    std::fflush(stdout);
+    finish(a, spec, *ranked.writer, failed, first_error);
+  }
   ranked.writer.reset();
   if (ranked.stopped) {
     fmt::print(stderr, "chorus: sweep interrupted: the finished points are in {}; run the same command to resume\n",
