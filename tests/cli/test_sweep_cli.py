@@ -349,6 +349,32 @@ class Mpi(SweepBase):
         self.assertEqual(sum(1 for _, rank, _ in rows if rank == 1), SLOW_POINTS // 2)
 
 
+    def test_a_rank_killed_leaves_its_points_undone_not_lost(self):
+        mpirun = shutil.which("mpirun")
+        if not mpirun:
+            self.skipTest("no mpirun")
+        spec = self.spec(SLOW)
+        db, out = os.path.join(self.dir, "k.db"), os.path.join(self.dir, "k.csv")
+        env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+        proc = subprocess.Popen([mpirun, "-n", "2", "--oversubscribe", CHORUS, "sweep", spec, "--db", db, "--csv", out,
+                                 "-j", "1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        Resume.wait_for_rows(self, proc, db, 4)
+        ranks = subprocess.run(["pgrep", "-f", f"sweep {spec} --db {db}"], capture_output=True, text=True).stdout.split()
+        ranks = [int(p) for p in ranks if int(p) != proc.pid]
+        self.assertEqual(len(ranks), 2, ranks)
+        os.kill(max(ranks), signal.SIGKILL)
+        proc.communicate(timeout=120)
+        self.assertNotEqual(proc.returncode, 0)
+        before = len(db_rows(db))
+        self.assertLess(before, SLOW_POINTS)
+        r = chorus("sweep", spec, "--db", db, "--csv", out, "-j", "2")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn(f"{SLOW_POINTS - before} run now", r.stdout)
+        keys = [k for k, _, _ in db_rows(db)]
+        self.assertEqual(sorted(set(keys)), sorted(keys))
+        self.assertEqual(len(keys), SLOW_POINTS)
+
+
 class Figure(SweepBase):
     def test_plot_writes_the_figure(self):
         d = os.path.join(self.dir, "fig")
