@@ -289,6 +289,25 @@ class Resume(SweepBase):
         self.assertIn("5 to run", d.stdout)
 
 
+class Examples(SweepBase):
+    def test_the_examples_parse_and_count_their_points(self):
+        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        for name, points in (("collectives.yaml", 2 * 3 * 12 * 7), ("workloads.yaml", 2 * 3 + 8)):
+            d = chorus("sweep", os.path.join(root, "examples", "sweep", name), "--db",
+                       os.path.join(self.dir, name + ".db"), "--dry-run")
+            self.assertEqual(d.returncode, 0, d.stderr)
+            self.assertIn(f"{points} points of", d.stdout)
+            self.assertIn(f"{points} to run", d.stdout)
+
+    def test_the_workloads_example_runs(self):
+        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        r, _, out = self.sweep(os.path.join(root, "examples", "sweep", "workloads.yaml"), "w", "-j", "2")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        rows = read_csv(out)
+        self.assertEqual(len(rows), 14)
+        self.assertTrue(all(not x["error"] and float(x["iteration_time_ns"]) > 0 for x in rows))
+
+
 class Errors(SweepBase):
     def expect(self, text, *needles):
         r, _, _ = self.sweep(self.spec(text), "e")
