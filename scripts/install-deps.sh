@@ -17,6 +17,7 @@ PACKAGES=(
   libgloo-dev           # runtime backend "gloo"
   libzfp-dev            # lossy compression of the runtime's compressed collectives (src/rt/compression)
   python3-matplotlib    # the figures of `chorus reproduce` (python/chorus/plot)
+  libsqlite3-dev        # `chorus sweep`: one row per point in an SQLite database (src/sweep)
   liblemon-dev          # TopoOpt: maximum-weight matching (Edmonds' Blossom) in TopologyFinder
   pybind11-dev python3-dev python3-numpy  # the runtime's Python bindings (chorus._rt) and their tests
   python3-torch libtorch-dev  # the torch.distributed backend "chorus" (chorus._c10d), its tests and examples

@@ -79,9 +79,11 @@ if want --sanitize; then
   # instrumented), the third compression run (the two others run the same code), the CLI
   # exit-code suites of sim jobs, plan and motif (their code runs in the unit tests), and shm's
   # and gloo's multi-process disagreements (the thread-rank tests run their disagreements here;
-  # what the multi-process ones add is who says what when a peer ends, process behaviour).
+  # what the multi-process ones add is who says what when a peer ends, process behaviour); and
+  # chorus sweep's CLI and multi-host tests (killed sweeps, mpirun: process behaviour; its
+  # library's unit tests run here).
   (cd build-asan && ctest --output-on-failure -j"$JOBS" --timeout 900 \
-     -E "^cli_tests$|^plot_tests$|^jobs_cli_tests$|^plan_cli_tests$|^motif_cli_tests$|^rt_shm_disagreement$|^rt_gloo_disagreement$|rt_bench_algorithms|rt_compression_mpirun|rt_timeouts$|rt_failures|rt_launcher|rt_shm_segment|rt_multihost|rt_schedule_failures|rt_themis_real_smoke|rt_syndicate_real_smoke|rt_dim_backends_auto|Workloads.IdealBeatsThemisBeatsBaselineOnEveryTopology|Workloads.Transformer1TDataParallelPartIsOneDimension")
+     -E "^cli_tests$|^plot_tests$|^jobs_cli_tests$|^sweep_cli_tests$|^sweep_multihost$|^plan_cli_tests$|^motif_cli_tests$|^rt_shm_disagreement$|^rt_gloo_disagreement$|rt_bench_algorithms|rt_compression_mpirun|rt_timeouts$|rt_failures|rt_launcher|rt_shm_segment|rt_multihost|rt_schedule_failures|rt_themis_real_smoke|rt_syndicate_real_smoke|rt_dim_backends_auto|Workloads.IdealBeatsThemisBeatsBaselineOnEveryTopology|Workloads.Transformer1TDataParallelPartIsOneDimension")
   took "build-asan: tests"
 fi
 if want --tsan; then
@@ -90,16 +92,17 @@ if want --tsan; then
   # groups used from two threads, the schedule executor (a thread per dimension), tensor fusion
   # (its cycle thread beside the program's operations), compressed calls on the lanes (ranks as
   # threads, and the Compressor's beside the program's operations), and
-  # multi-process runs under chorus launch (shm, gloo). The mpirun runs are left to the
+  # multi-process runs under chorus launch (shm, gloo); and chorus sweep's pool running simulations
+  # on several workers (label sweep). The mpirun runs are left to the
   # other stages: Open MPI is not instrumented, so TSan would see its threads only in part
   # (rt_mpi_disagreement among them: its fused cases drive MPI from several threads at once, and
   # TSan reported races inside Open MPI's own convertor and shared-memory transport).
   # tests/rt/tsan.supp names what TSan cannot see through the uninstrumented libraries.
   configure_and_build build-tsan \
-    "chorus rt_unit_tests rt_thread_rank_tests rt_compressed_thread_rank_tests rt_fusion_thread_rank_tests rt_schedule_thread_rank_tests rt_enforcer_thread_rank_tests rt_queue_stress rt_store_protocol_tests rt_timeouts_unit_tests rt_programs rt_hello rt_schedule_unit_tests" \
+    "chorus rt_unit_tests rt_thread_rank_tests rt_compressed_thread_rank_tests rt_fusion_thread_rank_tests rt_schedule_thread_rank_tests rt_enforcer_thread_rank_tests rt_queue_stress rt_store_protocol_tests rt_timeouts_unit_tests rt_programs rt_hello rt_schedule_unit_tests chorus_sweep_tests" \
     -DCHORUS_TSAN=ON -DCHORUS_BUILD_BENCH=OFF "${UNITY[@]}"
   (cd build-tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/../tests/rt/tsan.supp" \
-     ctest --output-on-failure -j"$JOBS" --timeout 900 -L rt \
+     ctest --output-on-failure -j"$JOBS" --timeout 900 -L '^(rt|sweep)$' \
        -E "mpirun|rt_mpi_disagreement|rt_compression|rt_failures|rt_timeouts\$|rt_launcher|rt_shm_segment|rt_multihost|rt_tune|rt_check_auto|rt_bench|rt_check_launch_4|rt_schedule_failures|rt_themis_real_smoke|rt_syndicate_real_smoke")
   took "build-tsan: tests"
 fi

@@ -21,5 +21,6 @@ void register_topo_optimize_command(CLI::App& topo);  // chorus topo optimize
 void register_motif_commands(CLI::App& app);          // chorus motif ... (SYNDICATE motifs)
 void register_plan_commands(CLI::App& app);           // chorus plan (SYNDICATE joint optimizer)
 void register_export_command(CLI::App& app);          // chorus export --chakra
+void register_sweep_command(CLI::App& app);           // chorus sweep SPEC.yaml (design-space sweeps)
 
 }  // namespace chorus::cli

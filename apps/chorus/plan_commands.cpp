@@ -4,9 +4,12 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <functional>
 #include <string>
+#include <vector>
 
 #include "apps/chorus/commands.h"
+#include "apps/chorus/plan_run.h"
 #include "core/error.h"
 #include "core/text_file.h"
 #include "syndicate/joint_optimizer.h"
@@ -43,25 +46,53 @@ double parse_seconds(const std::string& text, const std::string& field) {
   return v * scale;
 }
 
-struct PlanArgs {
-  std::string workload = "syndicate-fig6";
-  std::string topology = "syndicate-fig6";
-  int ranks = 4;
-  std::string launcher = "launch";
-  int iterations = 2;
-  std::string budget = "10s";
-  long evaluations = 20000;
-  std::uint64_t seed = 1;
-  double beta = 1e4;
-  std::string baseline = "bs+";
-  bool all = false;
-  std::string out;
-  std::string evaluate;
-  std::string trace;
-  bool json = false;
+// What a search made, for the table and the JSON summary.
+struct PlanRun {
+  const workload::Dag& dag;
+  const Topology& topo;
+  const Problem& problem;
+  const std::vector<MethodResult>& results;
+  const MethodResult& best;
+  const MethodResult& greedy;
+  const MethodResult* chosen_base;
+  Method baseline;
 };
 
-void run_plan(const PlanArgs& a) {
+// The --json summary of a search.
+nlohmann::json plan_summary(const PlanArgs& a, const PlanRun& run) {
+  const auto& [dag, topo, problem, results, best, greedy, chosen_base, baseline] = run;
+  nlohmann::json j;
+  j["workload"] = dag.name;
+  j["topology"] = topo.name;
+  j["iterations"] = dag.iterations;
+  j["comm_ops"] = problem.comms.size();
+  j["iteration_time_ns"] = best.schedule.iteration_ns;
+  j["greedy_iteration_time_ns"] = greedy.schedule.iteration_ns;
+  j["baseline"] = std::string(to_string(baseline));
+  j["baseline_iteration_time_ns"] = chosen_base->schedule.iteration_ns;
+  j["speedup_over_baseline"] = chosen_base->schedule.iteration_ns / best.schedule.iteration_ns;
+  j["compute_idle_fraction"] = best.schedule.compute_idle_fraction;
+  j["evaluations"] = best.evaluations;
+  j["search_s"] = best.search_s;
+  j["stopped_by"] = best.stopped_by;
+  j["seed"] = a.seed;
+  auto rows = nlohmann::json::array();
+  for (const auto& r : results)
+    rows.push_back({{"method", std::string(to_string(r.method))},
+                    {"iteration_time_ns", r.schedule.iteration_ns},
+                    {"compute_idle_fraction", r.schedule.compute_idle_fraction},
+                    {"evaluations", r.evaluations},
+                    {"search_s", r.search_s}});
+  j["methods"] = rows;
+  if (!a.out.empty()) j["plan_file"] = a.out;
+  return j;
+}
+
+// Checks the options, loads the workload and topology; with --evaluate re-simulates the plan file
+// (evaluated(j): its JSON summary, j's "table" the line the table prints), else searches and
+// calls searched(run).
+void run_planner(const PlanArgs& a, const std::function<void(const nlohmann::json&)>& evaluated,
+                 const std::function<void(const PlanRun&)>& searched) {
   if (a.evaluations < 1 || a.evaluations > 100000000)
     throw InputError("--evaluations", fmt::format("must be in 1..1e8, got {}", a.evaluations));
   if (!(a.beta >= 0) || !std::isfinite(a.beta))
@@ -83,16 +114,10 @@ void run_plan(const PlanArgs& a) {
     const auto loaded = read_plan_file(problem, a.evaluate);
     const auto sched = scheduler.run(loaded.plan, loaded.sched, true);
     if (!a.trace.empty()) write_text_file(a.trace, plan_trace(problem, loaded.plan, sched).dump() + "\n");
-    if (a.json) {
-      nlohmann::json j{{"plan_file", a.evaluate},
-                       {"iteration_time_ns", sched.iteration_ns},
-                       {"plan_iteration_time_ns", loaded.iteration_time_ns},
-                       {"compute_idle_fraction", sched.compute_idle_fraction}};
-      fmt::print("{}\n", j.dump(2));
-    } else {
-      fmt::print("{}: iteration {:.4f} ms (the file predicted {:.4f} ms), compute idle {:.1f}%\n", a.evaluate,
-                 sched.iteration_ns / 1e6, loaded.iteration_time_ns / 1e6, 100 * sched.compute_idle_fraction);
-    }
+    evaluated({{"plan_file", a.evaluate},
+               {"iteration_time_ns", sched.iteration_ns},
+               {"plan_iteration_time_ns", loaded.iteration_time_ns},
+               {"compute_idle_fraction", sched.compute_idle_fraction}});
     return;
   }
   SearchOptions search;
@@ -118,33 +143,13 @@ void run_plan(const PlanArgs& a) {
 
   if (!a.out.empty()) write_json_file(a.out, plan_to_json(problem, best));
   if (!a.trace.empty()) write_text_file(a.trace, plan_trace(problem, best.plan, best.schedule).dump() + "\n");
+  searched({dag, topo, problem, results, best, greedy, chosen_base, baseline});
+}
 
+void print_plan(const PlanArgs& a, const PlanRun& run) {
+  const auto& [dag, topo, problem, results, best, greedy, chosen_base, baseline] = run;
   if (a.json) {
-    nlohmann::json j;
-    j["workload"] = dag.name;
-    j["topology"] = topo.name;
-    j["iterations"] = dag.iterations;
-    j["comm_ops"] = problem.comms.size();
-    j["iteration_time_ns"] = best.schedule.iteration_ns;
-    j["greedy_iteration_time_ns"] = greedy.schedule.iteration_ns;
-    j["baseline"] = std::string(to_string(baseline));
-    j["baseline_iteration_time_ns"] = chosen_base->schedule.iteration_ns;
-    j["speedup_over_baseline"] = chosen_base->schedule.iteration_ns / best.schedule.iteration_ns;
-    j["compute_idle_fraction"] = best.schedule.compute_idle_fraction;
-    j["evaluations"] = best.evaluations;
-    j["search_s"] = best.search_s;
-    j["stopped_by"] = best.stopped_by;
-    j["seed"] = a.seed;
-    auto rows = nlohmann::json::array();
-    for (const auto& r : results)
-      rows.push_back({{"method", std::string(to_string(r.method))},
-                      {"iteration_time_ns", r.schedule.iteration_ns},
-                      {"compute_idle_fraction", r.schedule.compute_idle_fraction},
-                      {"evaluations", r.evaluations},
-                      {"search_s", r.search_s}});
-    j["methods"] = rows;
-    if (!a.out.empty()) j["plan_file"] = a.out;
-    fmt::print("{}\n", j.dump(2));
+    fmt::print("{}\n", plan_summary(a, run).dump(2));
     return;
   }
   fmt::print("{} on {} ({} NPUs), {} iterations unrolled, {} comm-ops\n", dag.name, topo.name, topo.npus(),
@@ -172,7 +177,29 @@ void run_plan(const PlanArgs& a) {
   if (!a.out.empty()) fmt::print("\nwrote {}\n", a.out);
 }
 
+void run_plan(const PlanArgs& a) {
+  run_planner(
+      a,
+      [&a](const nlohmann::json& j) {
+        if (a.json)
+          fmt::print("{}\n", j.dump(2));
+        else
+          fmt::print("{}: iteration {:.4f} ms (the file predicted {:.4f} ms), compute idle {:.1f}%\n", a.evaluate,
+                     j["iteration_time_ns"].get<double>() / 1e6, j["plan_iteration_time_ns"].get<double>() / 1e6,
+                     100 * j["compute_idle_fraction"].get<double>());
+      },
+      [&a](const PlanRun& run) { print_plan(a, run); });
+}
+
 }  // namespace
+
+// `chorus plan`'s --json summary (`chorus sweep` runs its points here).
+nlohmann::json plan_result(const PlanArgs& a) {
+  nlohmann::json out;
+  run_planner(
+      a, [&out](const nlohmann::json& j) { out = j; }, [&a, &out](const PlanRun& run) { out = plan_summary(a, run); });
+  return out;
+}
 
 void register_plan_commands(CLI::App& app) {
   static PlanArgs a;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <fmt/format.h>
+#include <thread>
 #include <unistd.h>
 
 #include "apps/chorus/commands.h"
@@ -216,6 +217,7 @@ void add_topoopt(CLI::App& cmd) {
     bool quiet = false;
   };
   auto targs = std::make_shared<TopoOptArgs>();
+  targs->it.workers = 0;  // the hardware's cores, unless -j says
   cmd.add_option("-o,--out", targs->out, "Output directory")->capture_default_str()->check(kWritableDir);
   cmd.add_flag("--costs-only", targs->costs_only, "Only Fig. 11 (no simulation)");
   cmd.add_option("--servers", targs->it.servers, "Figs. 12-13: servers in the cluster")->capture_default_str();
@@ -243,8 +245,13 @@ void add_topoopt(CLI::App& cmd) {
                  "Flow model: finish flows within this fraction of their duration together (0: exact)")
       ->capture_default_str();
   cmd.add_flag("-q,--quiet", targs->quiet, "No progress lines");
+  cmd.add_option(
+      "-j,--jobs", targs->it.workers,
+      "Figs. 12-13 and 15: simulations at once (default: the hardware's cores; the rows do not depend on it)");
   cmd.callback([targs] {
     auto& a = *targs;
+    if (a.it.workers < 0) throw InputError("--jobs", fmt::format("must be >= 1, got {}", a.it.workers));
+    if (a.it.workers == 0) a.it.workers = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     if (a.it.servers < 2 || a.it.servers > 4096)
       throw InputError("--servers", fmt::format("must be in 2..4096, got {}", a.it.servers));
     sim::flow::check_batch_tolerance(a.it.batch_tolerance);
@@ -267,10 +274,8 @@ void add_topoopt(CLI::App& cmd) {
     for (auto& f : eval::write_heatmap_outputs(maps, a.out)) written.push_back(std::move(f));
     if (!a.costs_only) {
       if (!a.quiet)
-        a.it.progress = [elapsed = 0.0](const eval::IterationRow& r, int done, int total) mutable {
-          // The time left, from the mean of the runs so far (a rough guide: runs differ by 100x).
-          elapsed += r.wall_s;
-          const double left = elapsed / done * (total - done);
+        a.it.progress = [](const eval::IterationRow& r, int done, int total, double left) {
+          // The time left, from the runs' own times per model, fabric, degree and bandwidth.
           fmt::print(stderr,
                      "[{}/{}] {} on {}{} (d = {}, B = {} Gb/s): {:.3f} ms per iteration, {} flows, {:.2f} s; about "
                      "{:.0f} s left\n",

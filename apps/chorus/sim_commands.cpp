@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "apps/chorus/commands.h"
+#include "apps/chorus/sim_collective_run.h"
 #include "core/error.h"
 #include "core/json_csv.h"
 #include "core/memory_budget.h"
@@ -20,25 +21,6 @@
 
 namespace chorus::cli {
 namespace {
-
-struct SimCollectiveArgs {
-  std::string topology = "3D-SW_SW_SW_homo";
-  std::string op = "allreduce";
-  std::string size = "1GiB";
-  int chunks = 64;
-  std::string scheduler = "themis-scf";
-  double threshold_divisor = 16.0;
-  int max_chunks_per_dim = 0;
-  bool json = false;
-  bool schedules = false;
-  std::string trace;
-  std::string csv;
-  std::string save_schedule;
-  std::vector<std::string> degrade;  // DIM:FRACTION each
-  std::string plan_on = "actual";    // nominal | actual
-  std::string system;                // ASTRA-sim's system JSON
-  bool chunks_given = false, scheduler_given = false, max_chunks_given = false;
-};
 
 struct SimScheduleArgs {
   std::string topology = "3D-SW_SW_SW_homo";
@@ -138,13 +120,22 @@ void run_sim_schedule(const SimScheduleArgs& a) {
 }
 
 void run_sim_collective(const SimCollectiveArgs& a) {
+  const auto out = simulate_collective(a);
+  if (!a.save_schedule.empty()) write_json_file(a.save_schedule, sched::to_json(out.run.schedule));
+  report(out.network, out.run, a.json, a.schedules, a.trace, a.csv, out.planned_on);
+}
+
+}  // namespace
+
+// Everything `chorus sim collective` does but its output (`chorus sweep` runs its points here).
+SimCollectiveOutcome simulate_collective(const SimCollectiveArgs& a) {
   std::optional<sim::AstraSystem> system;
   if (!a.system.empty()) system = sim::load_astra_system(a.system);
   const net::Network nominal =
       system ? sim::apply_astra_system(net::load_network(a.topology), *system) : net::load_network(a.topology);
   std::vector<net::DimDegradation> degradations;
   for (const auto& d : a.degrade) degradations.push_back(net::parse_dim_degradation(d, "--degrade"));
-  const net::Network network = net::degrade(nominal, degradations, "--degrade");
+  net::Network network = net::degrade(nominal, degradations, "--degrade");
   if (a.plan_on != "nominal" && a.plan_on != "actual")
     throw InputError("--plan-on", fmt::format("'{}': expected nominal or actual", a.plan_on));
   if (degradations.empty() && a.plan_on != "actual")
@@ -169,12 +160,15 @@ void run_sim_collective(const SimCollectiveArgs& a) {
   options.keep_dimension = system.has_value();                   // ASTRA-sim's all-reduce phase on the last dimension
   if (req.num_chunks >= 1 && req.num_chunks <= sim::kMaxChunks)  // else the simulator names --chunks
     require_output_memory(req.op, req.num_chunks, network.dims.size(), a.json, a.schedules, a.save_schedule, a.trace);
-  const auto run = sim::run_collective_planned_on(a.plan_on == "nominal" ? nominal : network, network, req, options);
-  if (!a.save_schedule.empty()) write_json_file(a.save_schedule, sched::to_json(run.schedule));
-  report(network, run, a.json, a.schedules, a.trace, a.csv, degradations.empty() ? "" : a.plan_on);
+  auto run = sim::run_collective_planned_on(a.plan_on == "nominal" ? nominal : network, network, req, options);
+  return {std::move(network), std::move(run), degradations.empty() ? "" : a.plan_on};
 }
 
-}  // namespace
+nlohmann::json collective_json(const SimCollectiveOutcome& out, bool schedules) {
+  auto j = sim::to_json(out.network, out.run, schedules);
+  if (!out.planned_on.empty()) j["planned_on"] = out.planned_on;
+  return j;
+}
 
 void register_sim_commands(CLI::App& app) {
   auto* sim = app.add_subcommand("sim", "Simulate collectives on multi-dimensional networks");

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "apps/chorus/commands.h"
+#include "apps/chorus/sim_jobs_run.h"
 #include "apps/chorus/output_checks.h"
 #include "core/error.h"
 #include "core/json_csv.h"
@@ -23,18 +24,6 @@
 
 namespace chorus::cli {
 namespace {
-
-struct SimJobsArgs {
-  std::string jobs;
-  std::string fabric;  // overrides the file's
-  std::string out;
-  bool plot = false;
-  bool json = false;
-  double batch_tolerance = 0;
-  double link_window_ms = 1;  // links_over_time.csv's window (with --out)
-  bool search_shifts = false;
-  sim::jobs::ShiftSearchOptions shifts;
-};
 
 std::string ms3(double ns) { return fmt::format("{:.3f}", ns / 1e6); }
 
@@ -76,39 +65,11 @@ void print_table(const sim::jobs::JobMix& mix, const sim::jobs::JobMixResult& r,
 
 void run_sim_jobs(const SimJobsArgs& a) {
   if (a.plot && a.out.empty()) throw InputError("--plot", "needs --out DIR (the figure is drawn from DIR/jobs.json)");
-  sim::flow::check_batch_tolerance(a.batch_tolerance);
-  a.shifts.validate();  // before the jobs run, not after
-  const auto file = sim::jobs::load_jobs_yaml(a.jobs);
-  const auto fabric_path = a.fabric.empty() ? file.fabric : a.fabric;
-  if (fabric_path.empty()) throw InputError(a.jobs, "no fabric: give 'fabric: FILE' in the file or --fabric FILE");
-  // A Themis preset by name or a network YAML (a dimension network) runs on its graph
-  // (net::graph_of); a YAML with a 'fabric' key is a fabric.
-  const auto fabric = [&] {
-    if (const auto preset = net::find_preset(fabric_path)) return net::graph_of(*preset, fabric_path);
-    if (std::filesystem::is_regular_file(fabric_path) && !net::is_fabric_file(fabric_path))
-      return net::graph_of(net::load_network_file(fabric_path), fabric_path);
-    return net::load_fabric_yaml(fabric_path);  // a fabric, or its error (no such file)
-  }();
-  const auto mix = sim::jobs::make_job_mix(file, fabric);
-  if (!(a.link_window_ms > 0 && a.link_window_ms <= 1e6))
-    throw InputError("--link-window-ms", fmt::format("must be in (0, 1e6] ms, got {}", a.link_window_ms));
-  const auto result = sim::jobs::run_job_mix(mix, a.batch_tolerance, a.out.empty() ? 0.0 : a.link_window_ms * 1e6);
-  auto j = sim::jobs::to_json(mix, result);
-  std::optional<sim::jobs::ShiftSearchResult> shifts;
-  if (a.search_shifts) {
-    auto o = a.shifts;
-    o.batch_tolerance = a.batch_tolerance;
-    o.timed_faults = mix.timed_faults;
-    shifts = sim::jobs::search_time_shifts(mix.fabric, mix.jobs, result.alone, o);
-    j["shift_search"] = {{"steps", o.steps},
-                         {"rounds", o.rounds},
-                         {"evaluations", shifts->evaluations},
-                         {"shifts_ns", shifts->shifts_ns},
-                         {"slowdowns", shifts->slowdowns},
-                         {"unshifted_slowdowns", shifts->unshifted_slowdowns},
-                         {"total_slowdown", shifts->total_slowdown},
-                         {"unshifted_total_slowdown", shifts->unshifted_total_slowdown}};
-  }
+  const auto run = simulate_jobs(a);
+  const auto& mix = run.mix;
+  const auto& result = run.result;
+  const auto& shifts = run.shifts;
+  const auto& j = run.json;
   if (!a.out.empty()) {
     OutputDir out(a.out);
     out.write("jobs.json", j.dump(2) + "\n");
@@ -143,6 +104,44 @@ void run_sim_jobs(const SimJobsArgs& a) {
 }
 
 }  // namespace
+
+// Everything `chorus sim jobs` does but its output (`chorus sweep` runs its points here).
+SimJobsOutcome simulate_jobs(const SimJobsArgs& a) {
+  sim::flow::check_batch_tolerance(a.batch_tolerance);
+  a.shifts.validate();  // before the jobs run, not after
+  const auto file = sim::jobs::load_jobs_yaml(a.jobs);
+  const auto fabric_path = a.fabric.empty() ? file.fabric : a.fabric;
+  if (fabric_path.empty()) throw InputError(a.jobs, "no fabric: give 'fabric: FILE' in the file or --fabric FILE");
+  // A Themis preset by name or a network YAML (a dimension network) runs on its graph
+  // (net::graph_of); a YAML with a 'fabric' key is a fabric.
+  const auto fabric = [&] {
+    if (const auto preset = net::find_preset(fabric_path)) return net::graph_of(*preset, fabric_path);
+    if (std::filesystem::is_regular_file(fabric_path) && !net::is_fabric_file(fabric_path))
+      return net::graph_of(net::load_network_file(fabric_path), fabric_path);
+    return net::load_fabric_yaml(fabric_path);  // a fabric, or its error (no such file)
+  }();
+  auto mix = sim::jobs::make_job_mix(file, fabric);
+  if (!(a.link_window_ms > 0 && a.link_window_ms <= 1e6))
+    throw InputError("--link-window-ms", fmt::format("must be in (0, 1e6] ms, got {}", a.link_window_ms));
+  auto result = sim::jobs::run_job_mix(mix, a.batch_tolerance, a.out.empty() ? 0.0 : a.link_window_ms * 1e6);
+  auto j = sim::jobs::to_json(mix, result);
+  std::optional<sim::jobs::ShiftSearchResult> shifts;
+  if (a.search_shifts) {
+    auto o = a.shifts;
+    o.batch_tolerance = a.batch_tolerance;
+    o.timed_faults = mix.timed_faults;
+    shifts = sim::jobs::search_time_shifts(mix.fabric, mix.jobs, result.alone, o);
+    j["shift_search"] = {{"steps", o.steps},
+                         {"rounds", o.rounds},
+                         {"evaluations", shifts->evaluations},
+                         {"shifts_ns", shifts->shifts_ns},
+                         {"slowdowns", shifts->slowdowns},
+                         {"unshifted_slowdowns", shifts->unshifted_slowdowns},
+                         {"total_slowdown", shifts->total_slowdown},
+                         {"unshifted_total_slowdown", shifts->unshifted_total_slowdown}};
+  }
+  return {std::move(mix), std::move(result), std::move(shifts), std::move(j)};
+}
 
 void register_sim_jobs_command(CLI::App& sim) {
   auto args = std::make_shared<SimJobsArgs>();

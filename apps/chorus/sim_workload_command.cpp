@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "apps/chorus/commands.h"
+#include "apps/chorus/sim_workload_run.h"
 #include "apps/chorus/terminal_progress.h"
 #include "apps/chorus/workload_dag_args.h"
 #include "core/error.h"
@@ -35,24 +36,6 @@
 
 namespace chorus::cli {
 namespace {
-
-struct SimWorkloadArgs : WorkloadDagArgs {
-  std::string plan;  // a SYNDICATE plan file
-  std::string topology = "3D-SW_SW_SW_homo";
-  std::string scheduler = "themis-scf";
-  int chunks = 64;
-  bool json = false;
-  std::string csv;
-  std::string trace;
-  std::string traffic_csv;     // fabrics: the server x server traffic matrix
-  double batch_tolerance = 0;  // fabrics: flow::FlowEngine's
-  std::string speeds;          // stragglers: per NPU compute speeds (sim/stragglers.h)
-  bool scheduler_given = false;
-  bool chunks_given = false;
-  int max_chunks_per_dim = 0;
-  bool max_chunks_given = false;
-  std::string system;  // ASTRA-sim's system JSON
-};
 
 std::string ms(double ns) { return fmt::format("{:.3f} ms", ns / 1e6); }
 
@@ -256,45 +239,14 @@ void print_per_iteration(const sim::DagResult& r) {
 // --topology FABRIC.yaml: the DAG on a graph fabric through the flow-level model
 // (docs/graph-networks.md, "The training DAG on a fabric").
 void run_sim_workload_on_fabric(const SimWorkloadArgs& a) {
-  const auto fabric = net::load_fabric_yaml(a.topology);
-  if (!a.system.empty())
-    throw InputError("--system", "applies to dimension networks; a fabric runs the flow-level model");
-  if (a.max_chunks_given)
-    throw InputError("--max-chunks-per-dim", "applies to dimension networks; a fabric runs the flow-level model");
-  if (a.scheduler_given)
-    throw InputError("--scheduler", "applies to dimension networks; a fabric runs the flow-level model");
-  if (a.chunks_given) throw InputError("--chunks", "applies to dimension networks; a fabric runs the flow-level model");
-  if (a.rank != -1 || a.chakra_skip_unsupported || a.chakra_ctrl_deps || a.check_ranks || !a.profile_trace.empty() ||
-      !a.collective_dims.empty() || workload::format_of(a.workload) != workload::WorkloadFormat::kModel)
-    throw InputError(a.workload,
-                     "a fabric (--topology with a 'fabric:' file) takes model zoo names and workload YAML files; "
-                     "Chakra traces, ASTRA-sim files and execution graphs carry a dimension network of their own");
-  if (!a.speeds.empty())
-    throw InputError("--speeds",
-                     "applies to dimension networks; on a fabric, give a job's speeds in `chorus sim jobs` "
-                     "(docs/shared-fabric.md)");
-  const auto entry = model_entry(a);
-  if (workload::pipelined(entry.parallelism))
-    throw InputError(pipeline_given(a) ? "--pp" : a.workload,
-                     "pipeline parallelism and micro-batches run on dimension networks; the flow-level model of a "
-                     "fabric runs one stage");
-  const auto logical = workload::logical_network(entry.parallelism, fabric.servers);
-  checked_layout(a, entry, logical);
-  const auto dag = workload::build_training_dag(entry.model, entry.parallelism, logical);
-  workload::ComputeModel compute;
-  compute.peak_tflops = a.peak_tflops;
-  compute.memory_bandwidth_gbs = a.memory_bandwidth_gbs;
-  sim::flow::check_batch_tolerance(a.batch_tolerance);
-  sim::FlowNetworkOptions flow_options;
-  flow_options.batch_tolerance = a.batch_tolerance;
-  const auto run = sim::simulate_workload(dag, logical, fabric, compute, flow_options);
+  const auto out = simulate_workload_on_fabric(a);
+  const auto& [fabric, logical, dag, run, result] = out;
   if (!a.trace.empty()) write_json_file(a.trace, sim::workload_trace(logical, dag, sim::WorkloadRun{run.result, {}}));
   if (!a.traffic_csv.empty()) {
     std::ostringstream csv;
     sim::flow::write_matrix_csv(csv, run.traffic);
     write_text_file(a.traffic_csv, csv.str());
   }
-  const nlohmann::json result = sim::to_json(fabric, logical, dag, compute, run);
   if (!a.csv.empty()) write_text_file(a.csv, json_to_csv(result));
   if (a.json) {
     std::cout << result.dump(2) << "\n";
@@ -316,16 +268,90 @@ void run_sim_workload_on_fabric(const SimWorkloadArgs& a) {
 void run_sim_workload(const SimWorkloadArgs& a) {
   check_common(a);
   if (net::is_fabric_file(a.topology)) return run_sim_workload_on_fabric(a);
+  TerminalProgress progress("simulating the training DAG's nodes");
+  const auto out =
+      simulate_workload_on_dims(a, [&progress](std::size_t done, std::size_t total) { progress.update(done, total); });
+  const auto& network = out.network;
+  const auto& dag = out.dag;
+  const auto& options = out.options;
+  const auto& run = out.run;
+  if (!a.trace.empty()) {
+    write_json_file(a.trace, sim::workload_trace(network, dag, run));
+  }
+  if (!a.csv.empty()) write_text_file(a.csv, json_to_csv(out.json));
+  if (a.json) {
+    std::cout << out.json.dump(2) << "\n";
+    return;
+  }
+  const auto& r = run.result;
+  fmt::print("{} on {} ({}, {} NPUs), scheduler {}, {} iterations, {} chunks per collective\n", dag.name, network.name,
+             network.shape(), network.num_npus(), options.scheduler.name, r.iterations, options.chunks_per_collective);
+  if (dag.layout) fmt::print("  parallel layout: {}\n", workload::to_string(*dag.layout));
+  print_per_iteration(r);
+  fmt::print("  avg BW utilization while communicating: {:.2f} %\n", 100 * r.avg_bw_utilization);
+  if (!a.trace.empty()) fmt::print("  trace written to {} (open in https://ui.perfetto.dev)\n", a.trace);
+}
+
+}  // namespace
+
+// Everything `chorus sim workload` does on a fabric (the flow-level model) but its output.
+SimWorkloadFabricOutcome simulate_workload_on_fabric(const SimWorkloadArgs& a) {
+  check_common(a);
+  auto fabric = net::load_fabric_yaml(a.topology);
+  if (!a.system.empty())
+    throw InputError("--system", "applies to dimension networks; a fabric runs the flow-level model");
+  if (a.max_chunks_given)
+    throw InputError("--max-chunks-per-dim", "applies to dimension networks; a fabric runs the flow-level model");
+  if (a.scheduler_given)
+    throw InputError("--scheduler", "applies to dimension networks; a fabric runs the flow-level model");
+  if (a.chunks_given) throw InputError("--chunks", "applies to dimension networks; a fabric runs the flow-level model");
+  if (a.rank != -1 || a.chakra_skip_unsupported || a.chakra_ctrl_deps || a.check_ranks || !a.profile_trace.empty() ||
+      !a.collective_dims.empty() || workload::format_of(a.workload) != workload::WorkloadFormat::kModel)
+    throw InputError(a.workload,
+                     "a fabric (--topology with a 'fabric:' file) takes model zoo names and workload YAML files; "
+                     "Chakra traces, ASTRA-sim files and execution graphs carry a dimension network of their own");
+  if (!a.speeds.empty())
+    throw InputError("--speeds",
+                     "applies to dimension networks; on a fabric, give a job's speeds in `chorus sim jobs` "
+                     "(docs/shared-fabric.md)");
+  const auto entry = model_entry(a);
+  if (workload::pipelined(entry.parallelism))
+    throw InputError(pipeline_given(a) ? "--pp" : a.workload,
+                     "pipeline parallelism and micro-batches run on dimension networks; the flow-level model of a "
+                     "fabric runs one stage");
+  auto logical = workload::logical_network(entry.parallelism, fabric.servers);
+  checked_layout(a, entry, logical);
+  auto dag = workload::build_training_dag(entry.model, entry.parallelism, logical);
+  workload::ComputeModel compute;
+  compute.peak_tflops = a.peak_tflops;
+  compute.memory_bandwidth_gbs = a.memory_bandwidth_gbs;
+  sim::flow::check_batch_tolerance(a.batch_tolerance);
+  sim::FlowNetworkOptions flow_options;
+  flow_options.batch_tolerance = a.batch_tolerance;
+  auto run = sim::simulate_workload(dag, logical, fabric, compute, flow_options);
+  auto json = sim::to_json(fabric, logical, dag, compute, run);
+  return {std::move(fabric), std::move(logical), std::move(dag), std::move(run), std::move(json)};
+}
+
+// Everything `chorus sim workload` does on a dimension network but its output.
+SimWorkloadOutcome simulate_workload_on_dims(const SimWorkloadArgs& a,
+                                             const std::function<void(std::size_t, std::size_t)>& progress) {
+  check_common(a);
   if (!a.traffic_csv.empty())
     throw InputError("--traffic-csv", "applies to fabrics (--topology with a 'fabric:' file)");
   if (a.batch_tolerance != 0)
     throw InputError("--batch-tolerance", "applies to fabrics (--topology with a 'fabric:' file)");
   std::optional<sim::AstraSystem> system;
   if (!a.system.empty()) system = sim::load_astra_system(a.system);
-  const net::Network network =
-      system ? sim::apply_astra_system(net::load_network(a.topology), *system) : net::load_network(a.topology);
-  const auto dag = make_workload_dag(a, network);
-  sim::WorkloadSimOptions options;
+  SimWorkloadOutcome out{
+      system ? sim::apply_astra_system(net::load_network(a.topology), *system) : net::load_network(a.topology),
+      {},
+      {},
+      {},
+      {}};
+  const net::Network& network = out.network;
+  out.dag = make_workload_dag(a, network);
+  auto& options = out.options;
   options.scheduler =
       system && !a.scheduler_given ? sim::astra_scheduler(*system) : sched::parse_scheduler(a.scheduler);
   options.chunks_per_collective = system && !a.chunks_given ? system->preferred_dataset_splits : a.chunks;
@@ -341,29 +367,13 @@ void run_sim_workload(const SimWorkloadArgs& a) {
     options.compute.memory_bandwidth_gbs = system->local_mem_GBps;
   }
   options.record_stages = !a.trace.empty();
-  if (!a.speeds.empty()) options.speeds = sim::parse_speeds(a.speeds, network.num_npus(), "--speeds");
-  TerminalProgress progress("simulating the training DAG's nodes");
-  options.progress = [&progress](std::size_t done, std::size_t total) { progress.update(done, total); };
-  const auto run = sim::simulate_workload(dag, network, options);
-  if (!a.trace.empty()) {
-    write_json_file(a.trace, sim::workload_trace(network, dag, run));
-  }
-  const nlohmann::json result = sim::to_json(network, dag, options, run.result);
-  if (!a.csv.empty()) write_text_file(a.csv, json_to_csv(result));
-  if (a.json) {
-    std::cout << result.dump(2) << "\n";
-    return;
-  }
-  const auto& r = run.result;
-  fmt::print("{} on {} ({}, {} NPUs), scheduler {}, {} iterations, {} chunks per collective\n", dag.name, network.name,
-             network.shape(), network.num_npus(), options.scheduler.name, r.iterations, options.chunks_per_collective);
-  if (dag.layout) fmt::print("  parallel layout: {}\n", workload::to_string(*dag.layout));
-  print_per_iteration(r);
-  fmt::print("  avg BW utilization while communicating: {:.2f} %\n", 100 * r.avg_bw_utilization);
-  if (!a.trace.empty()) fmt::print("  trace written to {} (open in https://ui.perfetto.dev)\n", a.trace);
+  if (!a.speeds.empty()) options.speeds = sim::parse_speeds(a.speeds, out.network.num_npus(), "--speeds");
+  options.progress = progress;
+  out.run = sim::simulate_workload(out.dag, out.network, options);
+  options.progress = nullptr;
+  out.json = sim::to_json(out.network, out.dag, options, out.run.result);
+  return out;
 }
-
-}  // namespace
 
 void register_sim_workload_command(CLI::App& sim) {
   auto args = std::make_shared<SimWorkloadArgs>();

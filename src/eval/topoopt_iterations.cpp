@@ -1,14 +1,18 @@
 #include "eval/topoopt_iterations.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <map>
+#include <mutex>
 
 #include <fmt/format.h>
 
+#include "core/cost_estimate.h"
 #include "core/error.h"
 #include "core/plot_call.h"
 #include "core/text_file.h"
+#include "core/worker_pool.h"
 #include "eval/topoopt_fabrics.h"
 #include "sim/flow_network.h"
 #include "topoopt/coopt/job.h"
@@ -103,38 +107,79 @@ IterationStudy run_iteration_study(const IterationStudyOptions& o) {
                                 : static_cast<int>(o.reconfig_models.size() * (o.reconfig_latencies_us.size() + 1));
   const int total =
       static_cast<int>(o.models.size() * o.degrees.size() * o.bandwidths.size() * fabrics.size()) + reconfig_runs;
+  // Every run as a task: the grid's (model x degree x bandwidth x fabric), then Fig. 15's.
+  struct Task {
+    std::size_t job;  // index into jobs
+    std::string fabric;
+    int degree;
+    double gbps;
+    IterationStudyOptions options;  // Fig. 15's with its latency
+    bool reconfig;
+  };
+  std::vector<StudyJob> jobs;
+  std::vector<std::string> job_models;
+  const auto job_of = [&](const std::string& model) {
+    for (std::size_t i = 0; i < job_models.size(); ++i)
+      if (job_models[i] == model) return i;
+    jobs.push_back(make_job(model, o));
+    job_models.push_back(model);
+    return jobs.size() - 1;
+  };
+  std::vector<Task> tasks;
+  for (const auto& model : o.models)
+    for (int d : o.degrees)
+      for (double b : o.bandwidths)
+        for (const auto& name : fabrics) tasks.push_back({job_of(model), name, d, b, o, false});
+  if (reconfig_runs > 0)
+    for (const auto& model : o.reconfig_models) {
+      tasks.push_back({job_of(model), "topoopt-oneshot", o.degrees.front(), o.reconfig_gbps, o, true});
+      for (double l : o.reconfig_latencies_us) {
+        tasks.push_back({job_of(model), "topoopt-reconfig", o.degrees.front(), o.reconfig_gbps, o, true});
+        tasks.back().options.reconfig_latency_us = l;
+      }
+    }
+  const auto values = [&](const Task& t) {
+    return ParamValues{{"model", job_models[t.job]},
+                       {"fabric", t.fabric},
+                       {"degree", std::to_string(t.degree)},
+                       {"gbps", fmt::format("{}", t.gbps)},
+                       {"latency", t.reconfig ? fmt::format("{}", t.options.reconfig_latency_us) : ""}};
+  };
+  std::vector<IterationRow> rows(tasks.size());
+  std::vector<bool> finished(tasks.size(), false);
+  std::mutex mutex;  // guards done, finished, costs and the progress callback
   int done = 0;
-  for (const auto& model : o.models) {
-    const auto job = make_job(model, o);
+  CostEstimate costs;
+  const std::atomic<bool> never{false};
+  run_pool(tasks.size(), o.workers, never, [&](std::size_t i) {
+    const auto& t = tasks[i];
+    rows[i] = run_on(jobs[t.job], job_models[t.job], t.fabric, t.degree, t.gbps, t.options);
+    const std::lock_guard<std::mutex> lock(mutex);
+    finished[i] = true;
+    costs.add(values(t), rows[i].wall_s);
+    ++done;
+    if (!o.progress) return;
+    double left = 0;
+    for (std::size_t k = 0; k < tasks.size(); ++k)
+      if (!finished[k]) left += costs.predict(values(tasks[k]));
+    o.progress(rows[i], done, total, left / std::max(1, o.workers));
+  });
+  const auto grid = static_cast<std::size_t>(total - reconfig_runs);
+  study.rows.assign(rows.begin(), rows.begin() + static_cast<std::ptrdiff_t>(grid));
+  study.reconfig_rows.assign(rows.begin() + static_cast<std::ptrdiff_t>(grid), rows.end());
+  // Per (model, degree): each fabric's mean over the bandwidths of its time over TopoOpt-oneshot's.
+  std::size_t r = 0;
+  for (const auto& model : o.models)
     for (int d : o.degrees) {
       std::map<std::string, std::vector<double>> times;  // fabric -> per bandwidth
-      for (double b : o.bandwidths)
-        for (const auto& name : fabrics) {
-          study.rows.push_back(run_on(job, model, name, d, b, o));
-          times[name].push_back(study.rows.back().iteration_ns);
-          ++done;
-          if (o.progress) o.progress(study.rows.back(), done, total);
-        }
+      for (std::size_t b = 0; b < o.bandwidths.size(); ++b)
+        for (const auto& name : fabrics) times[name].push_back(study.rows[r++].iteration_ns);
       const auto topo = times.find("topoopt-oneshot");
       if (topo == times.end()) continue;
       for (const auto& name : fabrics) {
         double sum = 0;
         for (std::size_t i = 0; i < o.bandwidths.size(); ++i) sum += times[name][i] / topo->second[i];
         study.ratios.push_back({model, d, name, sum / static_cast<double>(o.bandwidths.size())});
-      }
-    }
-  }
-  if (reconfig_runs > 0)
-    for (const auto& model : o.reconfig_models) {
-      const auto job = make_job(model, o);
-      const int d = o.degrees.front();
-      study.reconfig_rows.push_back(run_on(job, model, "topoopt-oneshot", d, o.reconfig_gbps, o));
-      if (o.progress) o.progress(study.reconfig_rows.back(), ++done, total);
-      for (double l : o.reconfig_latencies_us) {
-        auto at = o;
-        at.reconfig_latency_us = l;
-        study.reconfig_rows.push_back(run_on(job, model, "topoopt-reconfig", d, o.reconfig_gbps, at));
-        if (o.progress) o.progress(study.reconfig_rows.back(), ++done, total);
       }
     }
   return study;

@@ -53,7 +53,12 @@ struct IterationStudyOptions {
   std::vector<std::string> reconfig_models = {"topoopt-bert", "topoopt-dlrm"};
   std::vector<double> reconfig_latencies_us = {1, 10, 100, 1000, 10000};
   double reconfig_gbps = 100;
-  std::function<void(const IterationRow&, int done, int total)> progress;
+  // Runs at once on a pool of worker threads (each run is one simulation; the rows and ratios do
+  // not depend on it).
+  int workers = 1;
+  // After each run, one at a time: the row, runs done, runs in all, and the seconds left on the
+  // workers estimated from the runs' own times (per model, fabric, degree, bandwidth).
+  std::function<void(const IterationRow&, int done, int total, double left_s)> progress;
 };
 
 struct IterationStudy {

@@ -18,6 +18,7 @@ STUDIES = {
     "syndicate-real": ("chorus.plot.syndicate_real", "SYNDICATE Figs. 16-18 (motif microbenchmarks, measured vs predicted) from motifs.csv"),
     "jobs": ("chorus.plot.jobs", "chorus sim jobs --out DIR: iteration times together and alone, link utilization from jobs.json"),
     "shared-fabric": ("chorus.plot.shared_fabric", "two jobs on two racks: slowdown per placement and start shift from shared_fabric.csv"),
+    "sweep": ("chorus.plot.sweep", "chorus sweep --plot DIR: a metric against a parameter from sweep.csv and sweep_plot.json"),
     "profile": ("chorus.plot.profile", "communication time per operation and backend from profile.csv (chorus profile)"),
 }
 
