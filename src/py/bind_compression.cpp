@@ -91,7 +91,7 @@ py::dict run_compressed(const std::string& backend, rt::Call call, const Compres
   cz::Stats st;
   {
     py::gil_scoped_release release;
-    rt::issue(backend, rt::compressed_call(std::move(call), a.bound, &st));
+    runtime("compressed").issue(backend, rt::compressed_call(std::move(call), a.bound, &st), false);
   }
   return stats_dict(st);
 }
@@ -110,7 +110,7 @@ class PyCompressor {
   py::object queue(rt::Call call, const CompressedArgs& a, std::initializer_list<py::object> keep) {
     return run(true, keep, [&](bool) { return get().issue(std::move(call), a.bound); });
   }
-  int world() const { return rt::size(backend_); }
+  int world() const { return runtime("size").size(backend_); }
   void close() {
     py::gil_scoped_release release;
     c_.reset();
@@ -132,7 +132,7 @@ void bind_compression(py::module_& m) {
   cz_module.def(
       "all_reduce",
       [](const std::string& backend, const py::object& tensor, const std::string& bound, ReduceOp op) {
-        const CompressedArgs a("compressed.all_reduce", bound, rt::size(backend));
+        const CompressedArgs a("compressed.all_reduce", bound, runtime("size").size(backend));
         return run_compressed(backend, compressed_all_reduce(a, tensor, op), a);
       },
       py::arg("backend"), py::arg("tensor"), py::arg("bound"), py::arg("op") = ReduceOp::sum,
@@ -141,28 +141,28 @@ void bind_compression(py::module_& m) {
   cz_module.def(
       "all_gather_into_tensor",
       [](const std::string& backend, const py::object& output, const py::object& input, const std::string& bound) {
-        const CompressedArgs a("compressed.all_gather_into_tensor", bound, rt::size(backend));
+        const CompressedArgs a("compressed.all_gather_into_tensor", bound, runtime("size").size(backend));
         return run_compressed(backend, compressed_all_gather(a, output, input), a);
       },
       py::arg("backend"), py::arg("output"), py::arg("input"), py::arg("bound"));
   cz_module.def(
       "all_to_all_single",
       [](const std::string& backend, const py::object& output, const py::object& input, const std::string& bound) {
-        const CompressedArgs a("compressed.all_to_all_single", bound, rt::size(backend));
+        const CompressedArgs a("compressed.all_to_all_single", bound, runtime("size").size(backend));
         return run_compressed(backend, compressed_all_to_all(a, output, input), a);
       },
       py::arg("backend"), py::arg("output"), py::arg("input"), py::arg("bound"), "Equal blocks, block j to rank j");
   cz_module.def(
       "send",
       [](const std::string& backend, const py::object& tensor, int dst, const std::string& bound) {
-        const CompressedArgs a("compressed.send", bound, rt::size(backend));
+        const CompressedArgs a("compressed.send", bound, runtime("size").size(backend));
         return run_compressed(backend, compressed_send(a, tensor, dst), a);
       },
       py::arg("backend"), py::arg("tensor"), py::arg("dst"), py::arg("bound"));
   cz_module.def(
       "recv",
       [](const std::string& backend, const py::object& tensor, int src, const std::string& bound) {
-        const CompressedArgs a("compressed.recv", bound, rt::size(backend));
+        const CompressedArgs a("compressed.recv", bound, runtime("size").size(backend));
         run_compressed(backend, compressed_recv(a, tensor, src), a);
       },
       py::arg("backend"), py::arg("tensor"), py::arg("src"), py::arg("bound"),

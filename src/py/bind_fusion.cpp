@@ -73,7 +73,7 @@ void bind_fusion(py::module_& m) {
             auto in = tensor_of(input, "Fusion.all_gather_into_tensor: input", false);
             auto out = tensor_of(output, "Fusion.all_gather_into_tensor: output");
             same_dtype(in, out, "Fusion.all_gather_into_tensor");
-            expect_count(out, in.count * static_cast<std::size_t>(rt::size("auto")),
+            expect_count(out, in.count * static_cast<std::size_t>(runtime("size").size("auto")),
                          "Fusion.all_gather_into_tensor: output");
             return run(true, {in.owner, out.owner},
                        [&](bool) { return f.get().all_gather(backend, in.data, out.data, in.count, in.dtype); });
@@ -85,7 +85,7 @@ void bind_fusion(py::module_& m) {
             auto in = tensor_of(input, "Fusion.reduce_scatter_tensor: input", false);
             auto out = tensor_of(output, "Fusion.reduce_scatter_tensor: output");
             same_dtype(in, out, "Fusion.reduce_scatter_tensor");
-            expect_count(in, out.count * static_cast<std::size_t>(rt::size("auto")),
+            expect_count(in, out.count * static_cast<std::size_t>(runtime("size").size("auto")),
                          "Fusion.reduce_scatter_tensor: input");
             return run(true, {in.owner, out.owner}, [&](bool) {
               return f.get().reduce_scatter(backend, in.data, out.data, out.count, out.dtype, op);
@@ -97,8 +97,8 @@ void bind_fusion(py::module_& m) {
           "all_to_all_single",
           [](PyFusion& f, const std::string& backend, const py::object& output, const py::object& input,
              const py::object& output_split_sizes, const py::object& input_split_sizes) {
-            const auto a = all_to_all_args(output, input, output_split_sizes, input_split_sizes, rt::size("auto"),
-                                           "Fusion.all_to_all_single");
+            const auto a = all_to_all_args(output, input, output_split_sizes, input_split_sizes,
+                                           runtime("size").size("auto"), "Fusion.all_to_all_single");
             return run(true, {a.in.owner, a.out.owner}, [&](bool) {
               return a.uneven ? f.get().all_to_allv(backend, a.in.data, a.send_counts, a.send_displs, a.out.data,
                                                     a.recv_counts, a.recv_displs, a.in.dtype)
@@ -121,7 +121,8 @@ void bind_fusion(py::module_& m) {
           "gather",
           [](PyFusion& f, const std::string& backend, const py::object& output, const py::object& input, int dst) {
             auto in = tensor_of(input, "Fusion.gather: input", false);
-            const auto out = root_tensor(output, rt::rank("auto") == dst, in, true, "Fusion.gather: output");
+            const auto out =
+                root_tensor(output, runtime("rank").rank("auto") == dst, in, true, "Fusion.gather: output");
             return run(true, {in.owner, output}, [&](bool) {
               return f.get().gather(backend, in.data, out ? out->data : nullptr, in.count, in.dtype, dst);
             });
@@ -132,7 +133,8 @@ void bind_fusion(py::module_& m) {
           "scatter",
           [](PyFusion& f, const std::string& backend, const py::object& output, const py::object& input, int src) {
             auto out = tensor_of(output, "Fusion.scatter: output");
-            const auto in = root_tensor(input, rt::rank("auto") == src, out, false, "Fusion.scatter: input");
+            const auto in =
+                root_tensor(input, runtime("rank").rank("auto") == src, out, false, "Fusion.scatter: input");
             return run(true, {out.owner, input}, [&](bool) {
               return f.get().scatter(backend, in ? in->data : nullptr, out.data, out.count, out.dtype, src);
             });

@@ -22,10 +22,6 @@ using rt::ReduceOp;
 
 namespace {
 
-// The process's default runtime (chorus.init's), which every function of the module runs on;
-// InputError naming `what` before init().
-rt::Runtime& runtime(std::string_view what) { return rt::default_runtime(what); }
-
 rt::Work issue(const std::string& backend, rt::Call call, bool async_op) {
   return runtime(to_string(call.op)).issue(backend, std::move(call), async_op);
 }

@@ -5,8 +5,11 @@
 #include <fmt/format.h>
 
 #include "py/tensor_adapt.h"
+#include "rt/runtime_instance.h"
 
 namespace chorus::py_rt {
+
+rt::Runtime& runtime(std::string_view what) { return rt::default_runtime(what); }
 
 using rt::DType;
 
@@ -142,8 +145,9 @@ std::vector<Tensor> root_list(const py::object& list, bool root, const Tensor& l
   }
   if (list.is_none()) throw py::value_error(fmt::format("{}: required on the root rank", what));
   auto tensors = tensors_of(list.cast<py::sequence>(), what, writable);
-  if (tensors.size() != static_cast<std::size_t>(rt::size(backend)))
-    throw py::value_error(fmt::format("{}: {} tensors for {} ranks", what, tensors.size(), rt::size(backend)));
+  if (tensors.size() != static_cast<std::size_t>(runtime("size").size(backend)))
+    throw py::value_error(
+        fmt::format("{}: {} tensors for {} ranks", what, tensors.size(), runtime("size").size(backend)));
   for (std::size_t i = 0; i < tensors.size(); ++i) {
     same_dtype(like, tensors[i], fmt::format("{}[{}]", what, i));
     expect_count(tensors[i], like.count, fmt::format("{}[{}]", what, i));
@@ -159,7 +163,7 @@ std::optional<Tensor> root_tensor(const py::object& obj, bool root, const Tensor
   if (!root) return std::nullopt;
   auto t = tensor_of(obj, what, writable);
   same_dtype(like, t, what);
-  expect_count(t, like.count * static_cast<std::size_t>(rt::size("auto")), what);
+  expect_count(t, like.count * static_cast<std::size_t>(runtime("size").size("auto")), what);
   return t;
 }
 

@@ -24,6 +24,10 @@ namespace chorus::py_rt {
 
 namespace py = pybind11;
 
+// The process's default runtime (chorus.init's), which every function of the module runs on;
+// InputError naming `what` before init().
+rt::Runtime& runtime(std::string_view what);
+
 // A contiguous tensor's memory, element type and count, rows (its first dimension), and the
 // object that owns the memory (kept referenced while an operation uses it).
 struct Tensor {

@@ -14,7 +14,7 @@
 #include "core/units.h"
 #include "net/network_yaml.h"
 #include "rt/dtype.h"
-#include "rt/runtime.h"
+#include "rt/runtime_instance.h"
 #include "rt/schedule/dim_backends.h"
 #include "rt/schedule/grid.h"
 #include "rt/schedule/schedule_executor.h"
@@ -148,8 +148,8 @@ struct Data {
 
 // The last iteration checked: "passed", or the first wrong element of the first rank with one.
 // Collective.
-std::string check_result(const Data& data, const std::vector<char>& buf, const ScheduleExecutor& executor,
-                         const std::string& world) {
+std::string check_result(rt::Runtime& runtime, const Data& data, const std::vector<char>& buf,
+                         const ScheduleExecutor& executor, const std::string& world) {
   double bad[3] = {-1, 0, 0};  // first wrong element or -1, got, expected
   const double tol = tolerance(data.dtype, data.rop);
   for (const auto& [b, e] : executor.owned_ranges(data.count)) {
@@ -164,7 +164,7 @@ std::string check_result(const Data& data, const std::vector<char>& buf, const S
     }
   }
   std::vector<double> all_bad(3 * static_cast<std::size_t>(data.n));
-  rt::all_gather(world, bad, all_bad.data(), 3, DType::f64);
+  runtime.issue(world, rt::calls::all_gather(bad, all_bad.data(), 3, DType::f64), false);
   for (int r = 0; r < data.n; ++r) {
     const double* b = &all_bad[3 * static_cast<std::size_t>(r)];
     if (b[0] >= 0) return fmt::format("rank {} element {}: got {} expected {}", r, b[0], b[1], b[2]);
@@ -217,11 +217,8 @@ ScheduleReport run_schedule_on_ranks(const ScheduleRunOptions& o) {
   auto dim_backends = split_list(o.dim_backends);
   if (dim_backends.empty()) throw InputError("dim_backends", "give at least one backend");
   std::set<std::string> wanted(dim_backends.begin(), dim_backends.end());
-  rt::init(std::vector<std::string>(wanted.begin(), wanted.end()));
-  struct Finalize {
-    ~Finalize() { rt::finalize(); }
-  } finalize_at_exit;
-  const net::Network network = job_network(o, rt::size(rt::backends().front()));
+  rt::Runtime runtime(std::vector<std::string>(wanted.begin(), wanted.end()), rt::InitOptions{});
+  const net::Network network = job_network(o, runtime.size(runtime.backends().front()));
   require_range(o.iters, 1, kMaxIterations, "iters");
   require_range(o.warmup, 0, kMaxIterations, "warmup");
   sched::Schedule schedule = job_schedule(o, network);
@@ -236,11 +233,12 @@ ScheduleReport run_schedule_on_ranks(const ScheduleRunOptions& o) {
   // rank: it depends on the schedule and table only).
   std::vector<int> dims;
   for (const auto& d : network.dims) dims.push_back(d.size);
-  const auto choices = choose_dim_backends(predicted.schedule, dims, dim_backends, rt::tuning_table(), rt::backends());
+  const auto choices =
+      choose_dim_backends(predicted.schedule, dims, dim_backends, runtime.tuning_table(), runtime.backends());
   std::vector<std::string> chosen;
   for (const auto& c : choices) chosen.push_back(c.backend);
-  const RankGrid grid = make_rank_grid(dims, chosen);
-  const std::string world = rt::backends().front();
+  const RankGrid grid = make_rank_grid(runtime, dims, chosen);
+  const std::string world = runtime.backends().front();
   ExecutorOptions eo;
   eo.dtype = dtype;
   eo.op = rop;
@@ -267,13 +265,15 @@ ScheduleReport run_schedule_on_ranks(const ScheduleRunOptions& o) {
     data.fill(buf, executor);
     last = executor.run(buf.data(), count);
     double t = last.time_ns;
-    rt::all_reduce(world, &t, &t, 1, DType::f64, ReduceOp::max);
+    runtime.issue(world, rt::calls::all_reduce(&t, &t, 1, DType::f64, ReduceOp::max), false);
     if (it >= o.warmup) times.push_back(t);
   }
-  const std::string check = check_result(data, buf, executor, world);
+  const std::string check = check_result(runtime, data, buf, executor, world);
   std::vector<double> busy;
   for (const auto& d : last.dims) busy.push_back(d.busy_ns);
-  if (!busy.empty()) rt::all_reduce(world, busy.data(), busy.data(), busy.size(), DType::f64, ReduceOp::max);
+  if (!busy.empty())
+    runtime.issue(world, rt::calls::all_reduce(busy.data(), busy.data(), busy.size(), DType::f64, ReduceOp::max),
+                  false);
 
   ScheduleReport report;
   report.rank = grid.rank;
