@@ -177,6 +177,20 @@ def parse_ci(log):
     return (f"{total:,} s, passed: " + "; ".join(parts), "the 40-minute budget (2,400 s) the project keeps")
 
 
+def parse_sweep(out):
+    med = {}
+    for line in out.splitlines():
+        m = re.match(r"(.*): median ([0-9.]+) s over", line)
+        if m:
+            med[m.group(1)] = float(m.group(2))
+    one, two, ranks = med["1 worker"], med["2 workers (-j 2)"], med["2 mpirun ranks (-j 1 each)"]
+    same = "rows identical in every run" in out
+    return (f"504 points of examples/sweep/collectives.yaml: 2 workers {two:.2f} s ({one / two:.2f}x faster), 2 "
+            f"mpirun ranks {ranks:.2f} s ({one / ranks:.2f}x); " + ("rows identical in every run" if same else
+                                                                   "ROWS DIFFER between runs"),
+            f"1 worker, same rounds: {one:.2f} s")
+
+
 SMALL = "bench/rt/run_small_msgs.sh build 3 all 2"
 ROWS = [
     ("simulator", "the simulator's speed: a 1 GB all-reduce in 64 chunks on 4D-Ring_FC_Ring_SW (Themis Table 2)",
@@ -187,6 +201,8 @@ ROWS = [
     ("gloo-small", "chorus gloo against a plain Gloo program, 8 B-16 MiB, 2 ranks", SMALL, parse_gloo),
     ("allreduce-large", "large all-reduces against plain MPI and plain Gloo, 1-128 MiB, 2 ranks",
      "bench/rt/run_small_msgs.sh build 3 large 2", parse_large),
+    ("sweep", "a design-space sweep on every core and every rank (`chorus sweep`), median of 3 alternated rounds",
+     "bench/sweep/run_scaling.sh build 3", parse_sweep),
     ("fusion", "tensor fusion (MCR-DL) against the same calls one by one",
      "build/chorus launch -n 2 -- build/bench/rt/bench_fusion --buffers 1MiB --reps 5", parse_fusion),
     ("torch-backend", "the torch.distributed backend against torch's own gloo",
