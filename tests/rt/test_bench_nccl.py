@@ -167,26 +167,34 @@ check("unknown -x: exit 2, named, did you mean", p.returncode == 2 and "unknown 
 # 1 KiB .. 16 MiB, 2000 iterations each: the sweep is far from over when the first row arrives
 # (the last size alone is 2000 all-reduces of 16 MiB). The launcher is interrupted as soon as
 # the first row has been read through the pipe.
-p = subprocess.Popen([CHORUS, "launch", "-n", str(RANKS), "--", CHORUS, "bench", "--backends", "shm", "-b", "1K",
-                      "-e", "16M", "-f", "4", "-n", "2000", "-w", "1"],
-                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-head = []
-for line in p.stdout:
-    head.append(line)
-    if not line.startswith("#"):
-        break
-p.send_signal(signal.SIGINT)
-try:
-    rest, err = p.communicate(timeout=60)
-except subprocess.TimeoutExpired:
-    p.kill()
-    rest, err = p.communicate()
+def interrupted_sweep(*extra):
+    """A sweep of 1 KiB .. 16 MiB under chorus launch, interrupted (SIGINT to the launcher) once its
+    first data line has come through the pipe: (the lines read before, the rest of stdout, stderr,
+    the launcher's exit status)."""
+    p = subprocess.Popen([CHORUS, "launch", "-n", str(RANKS), "--", CHORUS, "bench", "--backends", "shm", "-b", "1K",
+                          "-e", "16M", "-f", "4", "-n", "2000", "-w", "1", *extra],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    head = []
+    for line in p.stdout:
+        head.append(line)
+        if not line.startswith("#"):
+            break
+    p.send_signal(signal.SIGINT)
+    try:
+        rest, err = p.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        rest, err = p.communicate()
+    return head, rest, err, p.returncode
+
+
+head, rest, err, status = interrupted_sweep()
 out = "".join(head) + rest
 rows = data_rows(out)
 lines = out.splitlines()
 check("interrupt: the first row came through the pipe before the sweep ended", head and not head[-1].startswith("#"),
       out)
-check("interrupt: exit 130 (SIGINT)", p.returncode == 130, f"{p.returncode} {err}")
+check("interrupt: exit 130 (SIGINT)", status == 130, f"{status} {err}")
 check("interrupt: the rows printed are whole, the sweep's first sizes",
       1 <= len(rows) < 8 and all(len(r) == 15 for r in rows) and
       [int(r[2]) for r in rows] == [1024 * 4 ** k for k in range(len(rows))], out)
@@ -195,16 +203,8 @@ check("interrupt: the last line says the sweep was interrupted",
 check("interrupt: no closing average (the sweep did not end)", "Avg bus bandwidth" not in out, out)
 
 # ---- --jsonl: one JSON object per row, each as it is measured -----------------------------------
-p = subprocess.Popen([CHORUS, "launch", "-n", str(RANKS), "--", CHORUS, "bench", "--backends", "shm", "-b", "1K",
-                      "-e", "16M", "-f", "4", "-n", "2000", "-w", "1", "--jsonl"],
-                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-first = p.stdout.readline()
-p.send_signal(signal.SIGINT)
-try:
-    rest, err = p.communicate(timeout=60)
-except subprocess.TimeoutExpired:
-    p.kill()
-    rest, err = p.communicate()
+head, rest, err, status = interrupted_sweep("--jsonl")
+first = "".join(head)
 try:
     objs = [json.loads(line) for line in (first + rest).splitlines()]
 except ValueError as e:
@@ -215,7 +215,7 @@ if objs is not None:
           objs[0]["op"] == "allreduce" and objs[0]["wrong"] == 0, first)
     check("--jsonl: rows in sweep order, fewer than the whole sweep",
           [o["bytes"] for o in objs] == [1024 * 4 ** k for k in range(len(objs))] and len(objs) < 8, first + rest)
-check("--jsonl: exit 130 (SIGINT)", p.returncode == 130, f"{p.returncode} {err}")
+check("--jsonl: exit 130 (SIGINT)", status == 130, f"{status} {err}")
 p = subprocess.run([CHORUS, "bench", "--backends", "shm", "--json", "--jsonl"], capture_output=True, text=True,
                    timeout=60)
 check("--json with --jsonl: exit 2, both named", p.returncode == 2 and "--jsonl" in p.stderr and "--json" in p.stderr,

@@ -202,6 +202,23 @@ TEST(SweepTable, ColumnsInSpecOrderAndClashingMetricsRenamed) {
             "key,a,x,result.a,t,error\n" + points[0].first + ",p,1,A,1,\n" + points[1].first + ",\"q,r\",1,A,2,\n");
 }
 
+// Every point of `spec` run by `runner` on `workers` workers: its rows (metrics and error) by key,
+// and how many points ran.
+std::map<std::string, std::string> rows_on(const Spec& spec, const PointRunner& runner, int workers,
+                                           std::size_t* ran = nullptr) {
+  std::mutex m;
+  std::map<std::string, std::string> out;
+  SweepStore store{{}, {}, [&](const Row& r) {
+                     const std::lock_guard<std::mutex> lock(m);
+                     out[r.key] = r.metrics.dump() + r.error;
+                   }};
+  SweepOptions o;
+  o.workers = workers;
+  const auto s = run_sweep(spec, store, runner, o);
+  if (ran != nullptr) *ran = s.ran;
+  return out;
+}
+
 // Simulator runs on 4 workers give the rows of 1 worker (ThreadSanitizer: no race in the
 // simulator's state).
 TEST(SweepRun, ParallelSimulationsEqualSerial) {
@@ -217,22 +234,12 @@ TEST(SweepRun, ParallelSimulationsEqualSerial) {
     return flatten(
         nlohmann::ordered_json::parse(sim::to_json(network, sim::run_collective(network, req), false).dump()));
   };
-  const auto run = [&](int workers) {
-    std::mutex m;
-    std::map<std::string, std::string> out;
-    SweepStore store{{}, {}, [&](const Row& r) {
-                       const std::lock_guard<std::mutex> lock(m);
-                       out[r.key] = r.metrics.dump() + r.error;
-                     }};
-    SweepOptions o;
-    o.workers = workers;
-    const auto s = run_sweep(spec, store, runner, o);
-    EXPECT_EQ(s.ran, 24u);
-    return out;
-  };
-  const auto serial = run(1);
+  std::size_t ran_serial = 0, ran_parallel = 0;
+  const auto serial = rows_on(spec, runner, 1, &ran_serial);
   ASSERT_EQ(serial.size(), 24u);
-  EXPECT_EQ(run(4), serial);
+  EXPECT_EQ(rows_on(spec, runner, 4, &ran_parallel), serial);
+  EXPECT_EQ(ran_serial, 24u);
+  EXPECT_EQ(ran_parallel, 24u);
 }
 
 // Training iterations (the DAG executor, the analytical network) on 3 workers, as on 1.
@@ -250,22 +257,10 @@ TEST(SweepRun, ParallelWorkloadSimulationsEqualSerial) {
     const auto run = sim::simulate_workload(dag, network, options);
     return flatten(nlohmann::ordered_json::parse(sim::to_json(network, dag, options, run.result).dump()));
   };
-  const auto run = [&](int workers) {
-    std::mutex m;
-    std::map<std::string, std::string> out;
-    SweepStore store{{}, {}, [&](const Row& r) {
-                       const std::lock_guard<std::mutex> lock(m);
-                       out[r.key] = r.metrics.dump() + r.error;
-                     }};
-    SweepOptions o;
-    o.workers = workers;
-    run_sweep(spec, store, runner, o);
-    return out;
-  };
-  const auto serial = run(1);
+  const auto serial = rows_on(spec, runner, 1);
   ASSERT_EQ(serial.size(), 4u);
   for (const auto& [key, metrics] : serial) EXPECT_NE(metrics.find("iteration_time_ns"), std::string::npos) << metrics;
-  EXPECT_EQ(run(3), serial);
+  EXPECT_EQ(rows_on(spec, runner, 3), serial);
 }
 
 // Jobs sharing a fabric (the flow-level model's shared engine) on 3 workers, as on 1.
@@ -281,22 +276,10 @@ TEST(SweepRun, ParallelJobMixesEqualSerial) {
     const auto result = sim::jobs::run_job_mix(mix, std::stod(p.at("tolerance").text));
     return flatten(nlohmann::ordered_json::parse(sim::jobs::to_json(mix, result).dump()));
   };
-  const auto run = [&](int workers) {
-    std::mutex m;
-    std::map<std::string, std::string> out;
-    SweepStore store{{}, {}, [&](const Row& r) {
-                       const std::lock_guard<std::mutex> lock(m);
-                       out[r.key] = r.metrics.dump() + r.error;
-                     }};
-    SweepOptions o;
-    o.workers = workers;
-    run_sweep(spec, store, runner, o);
-    return out;
-  };
-  const auto serial = run(1);
+  const auto serial = rows_on(spec, runner, 1);
   ASSERT_EQ(serial.size(), 6u);
   for (const auto& [key, metrics] : serial) EXPECT_NE(metrics.find("slowdown"), std::string::npos) << metrics;
-  EXPECT_EQ(run(3), serial);
+  EXPECT_EQ(rows_on(spec, runner, 3), serial);
 }
 
 TEST(SweepRun, RanksSplitByIndexAndSkipDone) {
