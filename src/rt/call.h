@@ -28,28 +28,30 @@ struct OpTraits {
   bool reduces;            // takes a reduce op (avg is divided by the runtime)
   Place input, output;     // where `in` / `out` is read / written (uniform forms)
   bool wide_in, wide_out;  // `in` / `out` holds size() * count elements
+  bool fuses;              // tensor fusion packs it into fused buffers (rt/fusion)
+  bool compresses;         // has a compressed form (rt/compression: float data; all_reduce with sum or avg)
 };
 
 // One row per operation kind, in columns.
 // clang-format off
 inline constexpr OpTraits kOpTraits[] = {
-    // op                             coll   unif   algo   root   reduce input              output             wide_in wide_out
-    {CollectiveKind::kSend,           false, false, false, false, false, Place::kEveryRank, Place::kNone,       false, false},
-    {CollectiveKind::kRecv,           false, false, false, false, false, Place::kNone,       Place::kEveryRank, false, false},
-    {CollectiveKind::kBarrier,        true,  true,  false, false, false, Place::kNone,       Place::kNone,       false, false},
-    {CollectiveKind::kBroadcast,      true,  true,  true,  true,  false, Place::kNone,       Place::kEveryRank, false, false},
-    {CollectiveKind::kReduce,         true,  true,  false, true,  true,  Place::kEveryRank, Place::kRootOnly,  false, false},
-    {CollectiveKind::kAllReduce,      true,  true,  true,  false, true,  Place::kEveryRank, Place::kEveryRank, false, false},
-    {CollectiveKind::kReduceScatter,  true,  true,  true,  false, true,  Place::kEveryRank, Place::kEveryRank, true,  false},
-    {CollectiveKind::kAllGather,      true,  true,  true,  false, false, Place::kEveryRank, Place::kEveryRank, false, true},
-    {CollectiveKind::kGather,         true,  true,  false, true,  false, Place::kEveryRank, Place::kRootOnly,  false, true},
-    {CollectiveKind::kScatter,        true,  true,  false, true,  false, Place::kRootOnly,  Place::kEveryRank, true,  false},
-    {CollectiveKind::kAllToAll,       true,  false, false, false, false, Place::kNone,       Place::kNone,       false, false},
-    {CollectiveKind::kAllToAllSingle, true,  true,  true,  false, false, Place::kEveryRank, Place::kEveryRank, true,  true},
-    {CollectiveKind::kAllGatherv,     true,  false, false, false, false, Place::kEveryRank, Place::kNone,       false, false},
-    {CollectiveKind::kGatherv,        true,  false, false, true,  false, Place::kEveryRank, Place::kNone,       false, false},
-    {CollectiveKind::kScatterv,       true,  false, false, true,  false, Place::kNone,       Place::kEveryRank, false, false},
-    {CollectiveKind::kAllToAllv,      true,  false, false, false, false, Place::kNone,       Place::kNone,       false, false},
+    // op                              coll   unif   algo   root   reduce input              output             wide_in wide_out fuses  compresses
+    {CollectiveKind::kSend,            false, false, false, false, false, Place::kEveryRank, Place::kNone,      false,  false,   false, true},
+    {CollectiveKind::kRecv,            false, false, false, false, false, Place::kNone,      Place::kEveryRank, false,  false,   false, true},
+    {CollectiveKind::kBarrier,         true,  true,  false, false, false, Place::kNone,      Place::kNone,      false,  false,   false, false},
+    {CollectiveKind::kBroadcast,       true,  true,  true,  true,  false, Place::kNone,      Place::kEveryRank, false,  false,   true,  false},
+    {CollectiveKind::kReduce,          true,  true,  false, true,  true,  Place::kEveryRank, Place::kRootOnly,  false,  false,   true,  false},
+    {CollectiveKind::kAllReduce,       true,  true,  true,  false, true,  Place::kEveryRank, Place::kEveryRank, false,  false,   true,  true},
+    {CollectiveKind::kReduceScatter,   true,  true,  true,  false, true,  Place::kEveryRank, Place::kEveryRank, true,   false,   true,  false},
+    {CollectiveKind::kAllGather,       true,  true,  true,  false, false, Place::kEveryRank, Place::kEveryRank, false,  true,    true,  true},
+    {CollectiveKind::kGather,          true,  true,  false, true,  false, Place::kEveryRank, Place::kRootOnly,  false,  true,    true,  false},
+    {CollectiveKind::kScatter,         true,  true,  false, true,  false, Place::kRootOnly,  Place::kEveryRank, true,   false,   true,  false},
+    {CollectiveKind::kAllToAll,        true,  false, false, false, false, Place::kNone,      Place::kNone,      false,  false,   false, false},
+    {CollectiveKind::kAllToAllSingle,  true,  true,  true,  false, false, Place::kEveryRank, Place::kEveryRank, true,   true,    true,  true},
+    {CollectiveKind::kAllGatherv,      true,  false, false, false, false, Place::kEveryRank, Place::kNone,      false,  false,   false, false},
+    {CollectiveKind::kGatherv,         true,  false, false, true,  false, Place::kEveryRank, Place::kNone,      false,  false,   false, false},
+    {CollectiveKind::kScatterv,        true,  false, false, true,  false, Place::kNone,      Place::kEveryRank, false,  false,   false, false},
+    {CollectiveKind::kAllToAllv,       true,  false, false, false, false, Place::kNone,      Place::kNone,      false,  false,   true,  false},
 };
 // clang-format on
 

@@ -51,11 +51,15 @@ class StatsTotals {
 inline constexpr CollectiveKind kCompressible[] = {CollectiveKind::kAllReduce, CollectiveKind::kAllGather,
                                                    CollectiveKind::kAllToAllSingle, CollectiveKind::kSend,
                                                    CollectiveKind::kRecv};
-constexpr bool has_compressed_form(CollectiveKind op) {
+constexpr bool has_compressed_form(CollectiveKind op) { return traits(op).compresses; }
+// The list and the table's column say the same.
+static_assert([] {
+  std::size_t n = 0;
+  for (const OpTraits& t : kOpTraits) n += t.compresses;
   for (CollectiveKind k : kCompressible)
-    if (k == op) return true;
-  return false;
-}
+    if (!traits(k).compresses) return false;
+  return n == std::size(kCompressible);
+}());
 
 }  // namespace chorus::rt::compressed
 

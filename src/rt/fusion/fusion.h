@@ -42,23 +42,8 @@ namespace chorus::rt {
 
 class Runtime;  // rt/runtime_instance.h
 
-// The operations tensor fusion fuses (the others run as they are issued).
-constexpr bool fuses(CollectiveKind op) {
-  switch (op) {
-    case CollectiveKind::kAllReduce:
-    case CollectiveKind::kBroadcast:
-    case CollectiveKind::kAllGather:
-    case CollectiveKind::kReduceScatter:
-    case CollectiveKind::kAllToAllSingle:
-    case CollectiveKind::kAllToAllv:
-    case CollectiveKind::kReduce:
-    case CollectiveKind::kGather:
-    case CollectiveKind::kScatter:
-      return true;
-    default:
-      return false;
-  }
-}
+// The operations tensor fusion fuses (the others run as they are issued): kOpTraits' `fuses`.
+constexpr bool fuses(CollectiveKind op) { return traits(op).fuses; }
 
 struct FusionOptions {
   // B: a fused buffer holds at most this many bytes; an operation larger runs alone.
