@@ -92,7 +92,8 @@ struct Call {
   std::size_t count = 0;
   DType dtype = DType::u8;
   ReduceOp reduce_op = ReduceOp::sum;
-  int root = -1;  // rooted operations; the peer of send (destination) and recv (source)
+  int root = -1;  // rooted operations (kOpTraits' `rooted`)
+  int peer = -1;  // send: the destination; recv: the source
   // The vector forms' lists; null for the others, which then cost no allocation and no copy.
   std::shared_ptr<const CallLists> lists{};
   // Set when the call travels compressed (rt/compression/call_compression.h); null otherwise.
@@ -105,10 +106,10 @@ struct Call {
 // One constructor per operation, arguments in the order of the API's functions (runtime.h).
 namespace calls {
 inline Call send(const void* buf, std::size_t count, DType dtype, int dst) {
-  return {.op = CollectiveKind::kSend, .in = buf, .count = count, .dtype = dtype, .root = dst};
+  return {.op = CollectiveKind::kSend, .in = buf, .count = count, .dtype = dtype, .peer = dst};
 }
 inline Call recv(void* buf, std::size_t count, DType dtype, int src) {
-  return {.op = CollectiveKind::kRecv, .out = buf, .count = count, .dtype = dtype, .root = src};
+  return {.op = CollectiveKind::kRecv, .out = buf, .count = count, .dtype = dtype, .peer = src};
 }
 inline Call barrier() { return {.op = CollectiveKind::kBarrier}; }
 inline Call broadcast(void* buf, std::size_t count, DType dtype, int root) {

@@ -14,9 +14,9 @@ void run_native(Backend& b, const Call& c, ReduceOp wire) {
   }
   switch (c.op) {
     case CollectiveKind::kSend:
-      return b.user_send(c.in, c.bytes(), c.root);
+      return b.user_send(c.in, c.bytes(), c.peer);
     case CollectiveKind::kRecv:
-      return b.user_recv(c.out, c.bytes(), c.root);
+      return b.user_recv(c.out, c.bytes(), c.peer);
     case CollectiveKind::kBarrier:
       return b.barrier();
     case CollectiveKind::kBroadcast:

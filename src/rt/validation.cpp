@@ -112,8 +112,8 @@ void validate(const Backend& b, const Call& c) {
             [&] { return fmt::format("root {} is not a rank of this world (size {})", c.root, b.size()); });
   if (!t.collective) {
     const bool to = c.op == CollectiveKind::kSend;
-    require(c.root >= 0 && c.root < b.size() && c.root != b.rank(), b, c.op, [&] {
-      return fmt::format("{} {} must be another rank of this world (size {})", to ? "destination" : "source", c.root,
+    require(c.peer >= 0 && c.peer < b.size() && c.peer != b.rank(), b, c.op, [&] {
+      return fmt::format("{} {} must be another rank of this world (size {})", to ? "destination" : "source", c.peer,
                          b.size());
     });
   }

@@ -131,16 +131,16 @@ Stats send(Backend& b, const Call& c, const ErrorBound& bound) {
   std::vector<std::uint8_t> block;
   compress(c.in, c.count, c.dtype, bound, block);
   const auto size = static_cast<std::int64_t>(block.size());
-  b.user_send(&size, sizeof size, c.root);
-  b.user_send(block.data(), block.size(), c.root);
+  b.user_send(&size, sizeof size, c.peer);
+  b.user_send(block.data(), block.size(), c.peer);
   return {c.bytes(), kSizeMessageBytes + block.size()};
 }
 
 Stats recv(Backend& b, const Call& c, const ErrorBound& bound) {
   std::int64_t size = 0;
-  b.user_recv(&size, sizeof size, c.root);
-  std::vector<std::uint8_t> block(checked_block_size(size, c.count, c.dtype, c.root));
-  b.user_recv(block.data(), block.size(), c.root);
+  b.user_recv(&size, sizeof size, c.peer);
+  std::vector<std::uint8_t> block(checked_block_size(size, c.count, c.dtype, c.peer));
+  b.user_recv(block.data(), block.size(), c.peer);
   decompress(block.data(), block.size(), c.out, c.count, c.dtype, bound);
   return {};  // a receive sends nothing
 }
