@@ -37,10 +37,9 @@ class PyFusion {
   std::unique_ptr<rt::Fusion> fusion_;
 };
 
-}  // namespace
-
-void bind_fusion(py::module_& m) {
-  py::class_<PyFusion>(m, "Fusion")
+// Fusion: construction, flush, stats, close and the with block.
+void bind_fusion_lifecycle(py::class_<PyFusion>& fusion) {
+  fusion
       .def(py::init([](const std::vector<std::string>& backends, std::size_t buffer_bytes, std::int64_t cycle_us) {
              py::gil_scoped_release release;
              return std::make_unique<PyFusion>(backends,
@@ -50,6 +49,29 @@ void bind_fusion(py::module_& m) {
            "Small all-reduces, broadcasts, reduces, all-gathers, gathers, scatters, reduce-scatters and all-to-alls "
            "fused "
            "into buffers of at most buffer_bytes (per rank), a cycle at most cycle_us after the oldest")
+      .def("flush",
+           [](PyFusion& f) {
+             py::gil_scoped_release release;
+             f.get().flush();
+           })
+      .def("stats",
+           [](PyFusion& f) {
+             const auto s = f.get().stats();
+             py::dict d;
+             d["ops"] = s.ops;
+             d["buffers"] = s.buffers;
+             d["cycles"] = s.cycles;
+             return d;
+           })
+      .def("close", &PyFusion::close, "Collective: flushes and stops (also on leaving a with block)")
+      .def(
+          "__enter__", [](PyFusion& f) -> PyFusion& { return f; }, py::return_value_policy::reference)
+      .def("__exit__", [](PyFusion& f, const py::object&, const py::object&, const py::object&) { f.close(); });
+}
+
+// The fused operations that work in place: all_reduce, broadcast, reduce.
+void bind_fused_in_place(py::class_<PyFusion>& fusion) {
+  fusion
       .def(
           "all_reduce",
           [](PyFusion& f, const std::string& backend, const py::object& tensor, ReduceOp op) {
@@ -67,6 +89,20 @@ void bind_fusion(py::module_& m) {
                        [&](bool) { return f.get().broadcast(backend, t.data, t.count, t.dtype, src); });
           },
           py::arg("backend"), py::arg("tensor"), py::arg("src"), "In place; always asynchronous: returns a Work")
+      .def(
+          "reduce",
+          [](PyFusion& f, const std::string& backend, const py::object& tensor, int dst, ReduceOp op) {
+            auto t = tensor_of(tensor, "Fusion.reduce: tensor");
+            return run(true, {t.owner},
+                       [&](bool) { return f.get().reduce(backend, t.data, t.data, t.count, t.dtype, op, dst); });
+          },
+          py::arg("backend"), py::arg("tensor"), py::arg("dst"), py::arg("op") = ReduceOp::sum,
+          "In place, the result on rank dst; always asynchronous: returns a Work");
+}
+
+// The fused operations between an input and an output: all-gather, reduce-scatter, all-to-all, gather, scatter.
+void bind_fused_buffers(py::class_<PyFusion>& fusion) {
+  fusion
       .def(
           "all_gather_into_tensor",
           [](PyFusion& f, const std::string& backend, const py::object& output, const py::object& input) {
@@ -109,15 +145,6 @@ void bind_fusion(py::module_& m) {
           py::arg("input_split_sizes") = py::none(),
           "Equal blocks, or split sizes counting rows as in torch; always asynchronous: returns a Work")
       .def(
-          "reduce",
-          [](PyFusion& f, const std::string& backend, const py::object& tensor, int dst, ReduceOp op) {
-            auto t = tensor_of(tensor, "Fusion.reduce: tensor");
-            return run(true, {t.owner},
-                       [&](bool) { return f.get().reduce(backend, t.data, t.data, t.count, t.dtype, op, dst); });
-          },
-          py::arg("backend"), py::arg("tensor"), py::arg("dst"), py::arg("op") = ReduceOp::sum,
-          "In place, the result on rank dst; always asynchronous: returns a Work")
-      .def(
           "gather",
           [](PyFusion& f, const std::string& backend, const py::object& output, const py::object& input, int dst) {
             auto in = tensor_of(input, "Fusion.gather: input", false);
@@ -140,25 +167,16 @@ void bind_fusion(py::module_& m) {
             });
           },
           py::arg("backend"), py::arg("output"), py::arg("input"), py::arg("src"),
-          "input (world size x output, block j to rank j) on rank src, None elsewhere; always asynchronous")
-      .def("flush",
-           [](PyFusion& f) {
-             py::gil_scoped_release release;
-             f.get().flush();
-           })
-      .def("stats",
-           [](PyFusion& f) {
-             const auto s = f.get().stats();
-             py::dict d;
-             d["ops"] = s.ops;
-             d["buffers"] = s.buffers;
-             d["cycles"] = s.cycles;
-             return d;
-           })
-      .def("close", &PyFusion::close, "Collective: flushes and stops (also on leaving a with block)")
-      .def(
-          "__enter__", [](PyFusion& f) -> PyFusion& { return f; }, py::return_value_policy::reference)
-      .def("__exit__", [](PyFusion& f, const py::object&, const py::object&, const py::object&) { f.close(); });
+          "input (world size x output, block j to rank j) on rank src, None elsewhere; always asynchronous");
+}
+
+}  // namespace
+
+void bind_fusion(py::module_& m) {
+  py::class_<PyFusion> fusion(m, "Fusion");
+  bind_fusion_lifecycle(fusion);
+  bind_fused_in_place(fusion);
+  bind_fused_buffers(fusion);
 }
 
 }  // namespace chorus::py_rt
