@@ -87,7 +87,7 @@ int run(int argc, char** argv) {
                              "all-gather-count-inline",
                              "broadcast-count-inline",
                              "all-reduce-count-4k-edge",
-                             "all-reduce-count-64k-edge",
+                             "all-reduce-count-32k-edge",
                              "all-reduce-empty",
                              "algorithm",
                              "broadcast-algorithm",
@@ -139,9 +139,9 @@ int run(int argc, char** argv) {
     } else if (which == "broadcast-count-inline") {  // only the root's row carries data
       const std::size_t bytes = first ? 1024 : 2048;
       rt::broadcast(on, guarded(bytes)->as<char>(), bytes, rt::DType::u8, 0);
-    } else if (which == "all-reduce-count-4k-edge" || which == "all-reduce-count-64k-edge") {
-      // mpi and gloo, 3-8 ranks: 4 KiB rides, 4 bytes more does not; mpi, 2 ranks: the same at 64 KiB
-      const std::size_t count = (which == "all-reduce-count-4k-edge" ? 1024 : 16384) + (first ? 0 : 1);
+    } else if (which == "all-reduce-count-4k-edge" || which == "all-reduce-count-32k-edge") {
+      // mpi and gloo, 3-8 ranks: 4 KiB rides, 4 bytes more does not; mpi, 2 ranks: the same at 32 KiB
+      const std::size_t count = (which == "all-reduce-count-4k-edge" ? 1024 : 8192) + (first ? 0 : 1);
       rt::all_reduce(on, ones.data(), guarded(count * 4)->as<float>(), count, f32, rt::ReduceOp::sum);
     } else if (which == "all-reduce-empty") {  // no data on rank 0: it moves nothing, but still agrees
       const std::size_t count = first ? 0 : 4;

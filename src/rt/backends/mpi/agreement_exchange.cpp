@@ -22,8 +22,8 @@ void MpiBackend::create_agreement_exchange() {
   agreement_received_.assign((ranks - 1) * row_bytes, 0);
   agreement_rows_.resize(ranks);
   for (std::size_t p = 0, q = 0; p < ranks; ++p)
-    agreement_rows_[p] = p == static_cast<std::size_t>(rank_) ? agreement_send_.data()
-                                                               : agreement_received_.data() + q++ * row_bytes;
+    agreement_rows_[p] =
+        p == static_cast<std::size_t>(rank_) ? agreement_send_.data() : agreement_received_.data() + q++ * row_bytes;
   agreement_requests_.assign(2 * (ranks - 1), MPI_REQUEST_NULL);
   agreement_statuses_.resize(2 * (ranks - 1));
 }
@@ -69,9 +69,10 @@ void MpiBackend::throw_exchange_error(int rc, const char* what) {
     // Every rank's row has the same room (a function of the world size), so only a peer that
     // computes it otherwise (another build of chorus) can send more; MPI wrote no more than it.
     const int peer = q < rank_ ? q : q + 1;
-    throw CommError(fmt::format("mpi {} on rank {}: rank {} sent an agreement row larger than the {} bytes of "
-                                "room every rank's row has (do the ranks run the same build of chorus?)",
-                                what, rank_, peer, agreement_send_.size()));
+    throw CommError(
+        fmt::format("mpi {} on rank {}: rank {} sent an agreement row larger than the {} bytes of "
+                    "room every rank's row has (do the ranks run the same build of chorus?)",
+                    what, rank_, peer, agreement_send_.size()));
   }
   if (rc == MPI_ERR_IN_STATUS)  // the first request that failed says why
     for (const MPI_Status& s : agreement_statuses_)

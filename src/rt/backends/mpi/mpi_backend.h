@@ -71,8 +71,10 @@ inline void check(int rc, const char* what) {
 inline const void* in_or_inplace(const void* in, const void* out) { return in == out ? MPI_IN_PLACE : in; }
 
 // On 2 ranks, calls of up to this many bytes per rank ride inside the agreement exchange
-// (agreement_inline_bytes); its buffers take about 2 x this per backend.
-constexpr std::size_t kRideBytes2 = 64 << 10;
+// (agreement_inline_bytes); its buffers take about 2 x this per backend. Where riding stops
+// paying: an all-reduce that rides took about as long as MPI_Allreduce alone at 32 KiB, ~1 us more at
+// 64 KiB (the copies through the rows) and ~1 us less at 16 KiB (`chorus bench`, 2 ranks).
+constexpr std::size_t kRideBytes2 = 32 << 10;
 constexpr int kRowExchangeRanks = 8;  // beyond: the fixed-size all-gather of the rows (Backend's)
 
 struct alignas(64) OpCounter {
@@ -110,7 +112,7 @@ class MpiBackend final : public Backend {
   // every call pay for the largest one that may ride, so the rows carried only 224 bytes and a
   // 1 KiB all-reduce paid a second round (+60 % over MPI_Allreduce, 2 ranks). Now a call that
   // rides costs one message each way, about what MPI_Allreduce's own exchange costs at that
-  // size, so the rows carry up to 4 KiB (64 KiB on 2 ranks, where an all-gather of the rows
+  // size, so the rows carry up to 4 KiB (32 KiB on 2 ranks, where an all-gather of the rows
   // moves the bytes of an all-reduce in one step); beyond 8 ranks, n - 1 messages each way
   // would cost more than the all-gather of the rows (Backend's default).
   std::size_t agreement_inline_bytes() const override {
@@ -145,8 +147,8 @@ class MpiBackend final : public Backend {
                    DType d) override;
 
  private:
-  static constexpr int kTag = 7301;      // messages of the fallback collectives
-  static constexpr int kUserTag = 7302;  // the application's send / recv
+  static constexpr int kTag = 7301;           // messages of the fallback collectives
+  static constexpr int kUserTag = 7302;       // the application's send / recv
   static constexpr int kAgreementTag = 7303;  // the agreement's rows (agreement_exchange.cpp)
 
   // The operations that take named algorithms, on communicator `comm` (comm_, or a duplicate
