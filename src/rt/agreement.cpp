@@ -230,7 +230,7 @@ void finish_vector(const Backend& b, const CallSignature& c, const OpSignature& 
   }
 }
 
-// The rows of a backend without buffers of its own (mpi; gloo beyond 8 ranks), kept per thread:
+// The rows of a backend without buffers of its own (gloo and mpi beyond 8 ranks), kept per thread:
 // this rank's row, every rank's, and where each starts, made again only when the shape changes.
 // The row is sent whole: what a call leaves unused is zero, not an earlier call's data.
 struct OwnRows {

@@ -7,8 +7,9 @@
 // digest of its call, which every rank compares with its own before any data moves, so that
 // ranks that disagree fail together, naming both calls, worded as on shm (backends/agreement.h).
 // A backend may run the exchange on buffers of its own instead (Backend::agreement_row and
-// agreement_exchange; gloo up to 8 ranks): each rank sends only the part of its row in use, into
-// room for a full row at each peer, which is just as unable to disagree.
+// agreement_exchange; gloo and mpi up to 8 ranks): each rank sends only the part of its row in
+// use, into room for a full row at each peer, which is just as unable to disagree, and lets the
+// rows carry calls of several KiB without small calls paying for them.
 //
 // The rest of the row carries small calls themselves: a collective whose data fits (at most
 // Backend::agreement_inline_bytes() per rank, the default algorithm) rides inside the exchange and is

@@ -68,8 +68,9 @@ class Backend {
   // rather than waiting for the timeout. The default does nothing.
   virtual void agree_empty(const Call& call) { static_cast<void>(call); }
   // The bytes of a small call's data that may ride inside that exchange, per rank (the same on
-  // every rank: a function of the world size). The default suits a library whose small
-  // messages cost by the byte (mpi); gloo's cost by the message and carry more.
+  // every rank: a function of the world size). The default suits the fixed-size all-gather,
+  // where every call pays for the whole row; a backend whose exchange sends only the part in
+  // use (gloo, mpi: agreement_exchange below) carries more.
   virtual std::size_t agreement_inline_bytes() const { return size() <= 8 ? 224 : size() <= 32 ? 32 : 0; }
   virtual void agreement_all_gather(const void* mine, void* all, std::size_t bytes) {
     all_gather(mine, all, bytes, DType::u8);

@@ -83,6 +83,11 @@ int run(int argc, char** argv) {
                              "named-algorithm-count",
                              "all-reduce-count-edge",
                              "all-gather-count-edge",
+                             "all-reduce-count-inline",
+                             "all-gather-count-inline",
+                             "broadcast-count-inline",
+                             "all-reduce-count-4k-edge",
+                             "all-reduce-count-32k-edge",
                              "all-reduce-empty",
                              "algorithm",
                              "broadcast-algorithm",
@@ -123,6 +128,21 @@ int run(int argc, char** argv) {
         rt::all_reduce(on, ones.data(), guarded(count * 4)->as<float>(), count, f32, rt::ReduceOp::sum);
       else
         rt::all_gather(on, ones.data(), guarded(count * 4 * static_cast<std::size_t>(n))->as<float>(), count, f32);
+    } else if (which == "all-reduce-count-inline" || which == "all-gather-count-inline") {
+      // 1 KiB against 2 KiB: both ride inside gloo's and mpi's agreement exchange (up to 8 ranks),
+      // so the rows the ranks send differ in length, and still fail on their digests
+      const std::size_t count = first ? 256 : 512;
+      if (which == "all-reduce-count-inline")
+        rt::all_reduce(on, ones.data(), guarded(count * 4)->as<float>(), count, f32, rt::ReduceOp::sum);
+      else
+        rt::all_gather(on, ones.data(), guarded(count * 4 * static_cast<std::size_t>(n))->as<float>(), count, f32);
+    } else if (which == "broadcast-count-inline") {  // only the root's row carries data
+      const std::size_t bytes = first ? 1024 : 2048;
+      rt::broadcast(on, guarded(bytes)->as<char>(), bytes, rt::DType::u8, 0);
+    } else if (which == "all-reduce-count-4k-edge" || which == "all-reduce-count-32k-edge") {
+      // mpi and gloo, 3-8 ranks: 4 KiB rides, 4 bytes more does not; mpi, 2 ranks: the same at 32 KiB
+      const std::size_t count = (which == "all-reduce-count-4k-edge" ? 1024 : 8192) + (first ? 0 : 1);
+      rt::all_reduce(on, ones.data(), guarded(count * 4)->as<float>(), count, f32, rt::ReduceOp::sum);
     } else if (which == "all-reduce-empty") {  // no data on rank 0: it moves nothing, but still agrees
       const std::size_t count = first ? 0 : 4;
       rt::all_reduce(on, ones.data(), guarded(count * 4)->as<float>(), count, f32, rt::ReduceOp::sum);

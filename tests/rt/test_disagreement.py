@@ -39,6 +39,18 @@ SPLIT = {
                               ("all_reduce", "all_reduce of 262145 f32 (sum)")),
     "all-gather-count-edge": (("all_gather", "all_gather of 262144 f32 per rank"),
                               ("all_gather", "all_gather of 262145 f32 per rank")),
+    # gloo and mpi, up to 8 ranks: both calls ride inside the agreement exchange, in rows of different lengths
+    "all-reduce-count-inline": (("all_reduce", "all_reduce of 256 f32 (sum)"),
+                                ("all_reduce", "all_reduce of 512 f32 (sum)")),
+    "all-gather-count-inline": (("all_gather", "all_gather of 256 f32 per rank"),
+                                ("all_gather", "all_gather of 512 f32 per rank")),
+    "broadcast-count-inline": (("broadcast", "broadcast of 1024 u8 from root 0"),
+                               ("broadcast", "broadcast of 2048 u8 from root 0")),
+    # 4 ranks (gloo, mpi) and 2 ranks at 32 KiB (mpi): rank 0's call rides, the others' 4 bytes more do not
+    "all-reduce-count-4k-edge": (("all_reduce", "all_reduce of 1024 f32 (sum)"),
+                                 ("all_reduce", "all_reduce of 1025 f32 (sum)")),
+    "all-reduce-count-32k-edge": (("all_reduce", "all_reduce of 8192 f32 (sum)"),
+                                  ("all_reduce", "all_reduce of 8193 f32 (sum)")),
     "reduce-scatter-count": (("reduce_scatter", "reduce_scatter of 4 f32 per rank (sum)"),
                              ("reduce_scatter", "reduce_scatter of 8 f32 per rank (sum)")),
     "dtype": (("all_reduce", "all_reduce of 8 f32 (sum)"), ("all_reduce", "all_reduce of 4 f64 (sum)")),

@@ -42,6 +42,11 @@ OpCounter& MpiBackend::my_counter() {
   return *mine;
 }
 
+int MpiBackend::wait_all_guarded(MPI_Request* reqs, int n, MPI_Status* statuses, const char* what) {
+  Guard g(*this, what);
+  return MPI_Waitall(n, reqs, statuses);
+}
+
 void MpiBackend::barrier() {
   Guard g(*this, "barrier");
   check(MPI_Barrier(comm_), "barrier");

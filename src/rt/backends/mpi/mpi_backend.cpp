@@ -83,6 +83,7 @@ MpiBackend::MpiBackend(const BackendContext& ctx) : timeout_(ctx.timeout) {
   for (DType d : kAllDTypes)
     for (ReduceOp o : kAllReduceOps) op_table_[static_cast<int>(d)][static_cast<int>(o)] = lookup_op(d, o);
   create_algorithm_comms();
+  create_agreement_exchange();
   watchdog_ = std::thread([this] { watch(); });
 }
 

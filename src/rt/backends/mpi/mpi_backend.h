@@ -25,6 +25,7 @@
 //                         and operator tables (f16 / bf16 as user-defined operators)
 //   point_to_point.cpp    nonblocking send / recv polled against the deadline, and the time-out
 //   collectives.cpp       the blocking collectives, each marked for the watchdog (Guard)
+//   agreement_exchange.cpp  the runtime's agreement exchange: rows sent straight to each peer
 //   tuned_algorithms.cpp  Open MPI's coll/tuned algorithms as named algorithms (MPI_T)
 //   watchdog.cpp          the thread that aborts the job when a collective outlives the timeout
 #include <mpi.h>
@@ -69,6 +70,13 @@ inline void check(int rc, const char* what) {
 // Keeps `inplace` semantics of the API: MPI wants MPI_IN_PLACE when in == out.
 inline const void* in_or_inplace(const void* in, const void* out) { return in == out ? MPI_IN_PLACE : in; }
 
+// On 2 ranks, calls of up to this many bytes per rank ride inside the agreement exchange
+// (agreement_inline_bytes); its buffers take about 2 x this per backend. Where riding stops
+// paying: an all-reduce that rides took about as long as MPI_Allreduce alone at 32 KiB, ~1 us more at
+// 64 KiB (the copies through the rows) and ~1 us less at 16 KiB (`chorus bench`, 2 ranks).
+constexpr std::size_t kRideBytes2 = 32 << 10;
+constexpr int kRowExchangeRanks = 8;  // beyond: the fixed-size all-gather of the rows (Backend's)
+
 struct alignas(64) OpCounter {
   std::atomic<std::uint64_t> started{0}, finished{0};
 };
@@ -95,6 +103,23 @@ class MpiBackend final : public Backend {
   void user_recv(void* buf, std::size_t bytes, int src) override;
   void send(const void* buf, std::size_t bytes, int dst) override;
   void recv(void* buf, std::size_t bytes, int src) override;
+  // The runtime's agreement (rt/agreement.h) before every collective, up to kRowExchangeRanks
+  // ranks (agreement_exchange.cpp): each rank's row goes to every peer as one message of only
+  // the part in use (the 32-byte digest alone when the call does not ride), into a receive
+  // posted with room for a full row, so that a peer that sends more cannot overrun it (MPI ends
+  // such a receive with MPI_ERR_TRUNCATE having written no more than the buffer, and the
+  // exchange reports it as a CommError). The fixed-size all-gather of full rows it replaces made
+  // every call pay for the largest one that may ride, so the rows carried only 224 bytes and a
+  // 1 KiB all-reduce paid a second round (+60 % over MPI_Allreduce, 2 ranks). Now a call that
+  // rides costs one message each way, about what MPI_Allreduce's own exchange costs at that
+  // size, so the rows carry up to 4 KiB (32 KiB on 2 ranks, where an all-gather of the rows
+  // moves the bytes of an all-reduce in one step); beyond 8 ranks, n - 1 messages each way
+  // would cost more than the all-gather of the rows (Backend's default).
+  std::size_t agreement_inline_bytes() const override {
+    return size_ == 2 ? kRideBytes2 : size_ <= kRowExchangeRanks ? 4096 : Backend::agreement_inline_bytes();
+  }
+  char* agreement_row() override { return agreement_send_.empty() ? nullptr : agreement_send_.data(); }
+  const char* const* agreement_exchange(std::size_t used) override;
   void send_recv(const void* sbuf, std::size_t sbytes, int dst, void* rbuf, std::size_t rbytes, int src) override;
   void barrier() override;
   void broadcast(void* buf, std::size_t count, DType d, int root) override;
@@ -122,8 +147,9 @@ class MpiBackend final : public Backend {
                    DType d) override;
 
  private:
-  static constexpr int kTag = 7301;      // messages of the fallback collectives
-  static constexpr int kUserTag = 7302;  // the application's send / recv
+  static constexpr int kTag = 7301;           // messages of the fallback collectives
+  static constexpr int kUserTag = 7302;       // the application's send / recv
+  static constexpr int kAgreementTag = 7303;  // the agreement's rows (agreement_exchange.cpp)
 
   // The operations that take named algorithms, on communicator `comm` (comm_, or a duplicate
   // with one of Open MPI's algorithms fixed).
@@ -141,6 +167,14 @@ class MpiBackend final : public Backend {
   void complete(MPI_Request* reqs, int n, const char* what, int peer);
 
   [[noreturn, gnu::cold, gnu::noinline]] void time_out(MPI_Request* reqs, int n, const char* what, int peer);
+
+  // Waits for `n` requests as a blocking collective does, marked for the watchdog as `what`
+  // (collectives.cpp, beside Guard); returns MPI_Waitall's code.
+  int wait_all_guarded(MPI_Request* reqs, int n, MPI_Status* statuses, const char* what);
+  // The agreement exchange's buffers, made at construction (agreement_exchange.cpp).
+  void create_agreement_exchange();
+  // A receive of the agreement exchange that ended in error (agreement_exchange.cpp).
+  [[noreturn, gnu::cold, gnu::noinline]] void throw_exchange_error(int rc, const char* what);
 
   // Marks an operation as running for the watchdog: an odd counter while one runs. (No clock
   // read here: the watchdog times how long the counter stays at the same odd value.)
@@ -200,6 +234,13 @@ class MpiBackend final : public Backend {
   std::array<OpCounter, kCounters> counters_;
   std::atomic<int> next_counter_{0};
   bool thread_multiple_ = false;
+  // The agreement exchange's buffers (up to kRowExchangeRanks ranks; else empty): this rank's
+  // row, a full row's room per peer (peers in rank order, without this rank), every rank's row
+  // in rank order, and the requests (receives, then sends) with their statuses.
+  std::vector<char> agreement_send_, agreement_received_;
+  std::vector<const char*> agreement_rows_;
+  std::vector<MPI_Request> agreement_requests_;
+  std::vector<MPI_Status> agreement_statuses_;
   std::mutex watch_mutex_;
   std::condition_variable watch_cv_;
   bool stop_ = false;
