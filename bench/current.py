@@ -89,8 +89,9 @@ def parse_overhead(out):
             cells.append(f"{human_bytes(size)} {sync - direct:+.2f} us ({100 * (sync - direct) / direct:+.0f} %)")
             base.append(f"{human_bytes(size)} {direct:.2f} us")
     return ("chorus's blocking call minus the direct call: " + ", ".join(cells) +
-            ". Above 224 bytes the agreement's exchange precedes the data; `CHORUS_RT_AGREE=0` removes it and "
-            "the guarantee with it (docs/failures.md)",
+            ". On 2 ranks a call of up to 32 KiB rides inside the agreement's exchange (4 KiB up to 8 ranks), a "
+            "larger one pays the exchange first; `CHORUS_RT_AGREE=0` removes it and the guarantee with it "
+            "(docs/failures.md)",
             "`MPI_Allreduce` called directly, same job: " + ", ".join(base))
 
 
@@ -105,8 +106,8 @@ def parse_small(out):
     upto4k = [r for r in rows if int(r[0]) <= 4096]
     plain = ", ".join(f"{human_bytes(int(r[0]))} {leading_float(r[3]):.2f} us" for r in rows)
     return (f"mean per call, {first}-{last}: chorus shm {vs_plain(rows, 1, 3)} of plain MPI; chorus mpi "
-            f"{vs_plain(upto4k, 2, 3)} up to 4 KiB, {vs_plain(rows[len(upto4k):], 2, 3)} above (the agreement's "
-            "exchange; `CHORUS_RT_AGREE=0` removes it)",
+            f"{vs_plain(upto4k, 2, 3)} up to 4 KiB, {vs_plain(rows[len(upto4k):], 2, 3)} above (calls of up to 32 "
+            "KiB ride inside the agreement's exchange on 2 ranks; `CHORUS_RT_AGREE=0` removes it)",
             f"plain MPI (`bench_mpi_plain`: `MPI_Allreduce`, no chorus code), same rounds: {plain}")
 
 
