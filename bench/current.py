@@ -89,8 +89,8 @@ def parse_overhead(out):
             cells.append(f"{human_bytes(size)} {sync - direct:+.2f} us ({100 * (sync - direct) / direct:+.0f} %)")
             base.append(f"{human_bytes(size)} {direct:.2f} us")
     return ("chorus's blocking call minus the direct call: " + ", ".join(cells) +
-            ". On 2 ranks a call of up to 32 KiB rides inside the agreement's exchange (4 KiB up to 8 ranks), a "
-            "larger one pays the exchange first; `CHORUS_RT_AGREE=0` removes it and the guarantee with it "
+            ". A call of up to 4000 bytes rides inside the agreement's exchange (up to 8 ranks), a larger one "
+            "pays the exchange first; `CHORUS_RT_AGREE=0` removes it and the guarantee with it "
             "(docs/failures.md)",
             "`MPI_Allreduce` called directly, same job: " + ", ".join(base))
 
@@ -106,8 +106,8 @@ def parse_small(out):
     upto4k = [r for r in rows if int(r[0]) <= 4096]
     plain = ", ".join(f"{human_bytes(int(r[0]))} {leading_float(r[3]):.2f} us" for r in rows)
     return (f"mean per call, {first}-{last}: chorus shm {vs_plain(rows, 1, 3)} of plain MPI; chorus mpi "
-            f"{vs_plain(upto4k, 2, 3)} up to 4 KiB, {vs_plain(rows[len(upto4k):], 2, 3)} above (calls of up to 32 "
-            "KiB ride inside the agreement's exchange on 2 ranks; `CHORUS_RT_AGREE=0` removes it)",
+            f"{vs_plain(upto4k, 2, 3)} up to 4 KiB, {vs_plain(rows[len(upto4k):], 2, 3)} above (calls of up to 4000 "
+            "bytes ride inside the agreement's exchange; `CHORUS_RT_AGREE=0` removes it)",
             f"plain MPI (`bench_mpi_plain`: `MPI_Allreduce`, no chorus code), same rounds: {plain}")
 
 
@@ -207,7 +207,7 @@ ROWS = [
     ("fusion", "tensor fusion (MCR-DL) against the same calls one by one",
      "build/chorus launch -n 2 -- build/bench/rt/bench_fusion --buffers 1MiB --reps 5", parse_fusion),
     ("torch-backend", "the torch.distributed backend against torch's own gloo",
-     "PYTHONPATH=build/python build/chorus launch -n 2 -- /usr/bin/python3 bench/python/bench_torch_backends.py "
+     "PYTHONPATH=build/python build/chorus launch -n 2 --bind none -- /usr/bin/python3 bench/python/bench_torch_backends.py "
      "--ops all_reduce "
      "--sizes 4096,1048576,16777216 --rounds 3", parse_torch),
     ("themis-real", "Themis schedules executed on real ranks against the simulator's prediction, 4-8 ranks",

@@ -46,7 +46,7 @@ SPLIT = {
                                 ("all_gather", "all_gather of 512 f32 per rank")),
     "broadcast-count-inline": (("broadcast", "broadcast of 1024 u8 from root 0"),
                                ("broadcast", "broadcast of 2048 u8 from root 0")),
-    # 4 ranks (gloo, mpi) and 2 ranks at 32 KiB (mpi): rank 0's call rides, the others' 4 bytes more do not
+    # 4 ranks (gloo) and 2 ranks at 32 KiB (an edge mpi once had): calls of different sizes on either side
     "all-reduce-count-4k-edge": (("all_reduce", "all_reduce of 1024 f32 (sum)"),
                                  ("all_reduce", "all_reduce of 1025 f32 (sum)")),
     "all-reduce-count-32k-edge": (("all_reduce", "all_reduce of 8192 f32 (sum)"),

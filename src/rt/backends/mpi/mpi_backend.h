@@ -70,11 +70,13 @@ inline void check(int rc, const char* what) {
 // Keeps `inplace` semantics of the API: MPI wants MPI_IN_PLACE when in == out.
 inline const void* in_or_inplace(const void* in, const void* out) { return in == out ? MPI_IN_PLACE : in; }
 
-// On 2 ranks, calls of up to this many bytes per rank ride inside the agreement exchange
-// (agreement_inline_bytes); its buffers take about 2 x this per backend. Where riding stops
-// paying: an all-reduce that rides took about as long as MPI_Allreduce alone at 32 KiB, ~1 us more at
-// 64 KiB (the copies through the rows) and ~1 us less at 16 KiB (`chorus bench`, 2 ranks).
-constexpr std::size_t kRideBytes2 = 32 << 10;
+// Up to 8 ranks, calls of up to this many bytes per rank ride inside the agreement exchange
+// (agreement_inline_bytes): a row (32 bytes of digest + the data) stays under Open MPI's
+// shared-memory eager limit (4 KiB with its header), so it goes in one eager message. A row past
+// it goes by rendezvous, an extra round trip: a 4 KiB all-reduce that rode took 3.1 us against
+// MPI_Allreduce's 0.8 (2 ranks, `chorus bench` against bench_mpi_plain); at 16-32 KiB a ride
+// matched MPI_Allreduce again, but a window of sizes that lose 2 us is not worth it.
+constexpr std::size_t kRideBytes = 4000;
 constexpr int kRowExchangeRanks = 8;  // beyond: the fixed-size all-gather of the rows (Backend's)
 
 struct alignas(64) OpCounter {
@@ -112,11 +114,11 @@ class MpiBackend final : public Backend {
   // every call pay for the largest one that may ride, so the rows carried only 224 bytes and a
   // 1 KiB all-reduce paid a second round (+60 % over MPI_Allreduce, 2 ranks). Now a call that
   // rides costs one message each way, about what MPI_Allreduce's own exchange costs at that
-  // size, so the rows carry up to 4 KiB (32 KiB on 2 ranks, where an all-gather of the rows
+  // size, so the rows carry up to 4000 bytes (kRideBytes; where an all-gather of the rows
   // moves the bytes of an all-reduce in one step); beyond 8 ranks, n - 1 messages each way
   // would cost more than the all-gather of the rows (Backend's default).
   std::size_t agreement_inline_bytes() const override {
-    return size_ == 2 ? kRideBytes2 : size_ <= kRowExchangeRanks ? 4096 : Backend::agreement_inline_bytes();
+    return size_ <= kRowExchangeRanks ? kRideBytes : Backend::agreement_inline_bytes();
   }
   char* agreement_row() override { return agreement_send_.empty() ? nullptr : agreement_send_.data(); }
   const char* const* agreement_exchange(std::size_t used) override;
