@@ -25,7 +25,6 @@
 #include "plain_reference.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -152,15 +151,7 @@ int run(int argc, char** argv) {
         opts.setTag(tag++);
         gloo::allreduce(opts);
       };
-      for (int i = 0; i < warmup; ++i) once();
-      barrier();
-      std::vector<double> t(static_cast<std::size_t>(iters));
-      for (int i = 0; i < iters; ++i) {
-        const auto t0 = std::chrono::steady_clock::now();
-        once();
-        t[static_cast<std::size_t>(i)] =
-            std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
-      }
+      auto t = plain_reference::time_iterations(iters, warmup, once, barrier);
       if (out[0] != static_cast<float>(size)) {
         std::fprintf(stderr, "bench_gloo_plain: rank %d: wrong sum %g (expected %d)\n", rank, out[0], size);
         return 1;

@@ -12,7 +12,6 @@
 #include "plain_reference.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -46,15 +45,7 @@ int run(int argc, char** argv, int rank, int size) {
     const auto once = [&] {
       MPI_Allreduce(in.data(), out.data(), static_cast<int>(count), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
     };
-    for (int i = 0; i < warmup; ++i) once();
-    MPI_Barrier(MPI_COMM_WORLD);
-    std::vector<double> t(static_cast<std::size_t>(iters));
-    for (int i = 0; i < iters; ++i) {
-      const auto t0 = std::chrono::steady_clock::now();
-      once();
-      t[static_cast<std::size_t>(i)] =
-          std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
-    }
+    auto t = plain_reference::time_iterations(iters, warmup, once, [] { MPI_Barrier(MPI_COMM_WORLD); });
     if (out[0] != static_cast<float>(size)) {
       std::fprintf(stderr, "bench_mpi_plain: rank %d: wrong sum %g (expected %d)\n", rank, static_cast<double>(out[0]),
                    size);

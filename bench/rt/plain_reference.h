@@ -3,6 +3,7 @@
 // and their rows, in the same columns as each other. No chorus code: each reference links only
 // its own library.
 #include <algorithm>
+#include <chrono>
 #include <cstddef>
 #include <cstdio>
 #include <string>
@@ -20,6 +21,20 @@ inline std::vector<std::string> split(const std::string& s) {
     at = comma + 1;
   }
   return out;
+}
+
+// `warmup` calls of `once`, `barrier`, then `iters` timed calls: each one's time in us.
+template <typename Once, typename Barrier>
+std::vector<double> time_iterations(int iters, int warmup, Once&& once, Barrier&& barrier) {
+  for (int i = 0; i < warmup; ++i) once();
+  barrier();
+  std::vector<double> t(static_cast<std::size_t>(iters));
+  for (auto& x : t) {
+    const auto t0 = std::chrono::steady_clock::now();
+    once();
+    x = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+  }
+  return t;
 }
 
 inline void print_header() {
