@@ -38,6 +38,8 @@ const char* to_string(FlightState state) {
   return "unknown";
 }
 
+thread_local constinit FlightLayer t_flight_layer = FlightLayer::kApi;
+
 std::int64_t monotonic_now_ns() {
   timespec ts{};
   clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -33,7 +33,9 @@ enum class FlightLayer : std::uint8_t { kApi, kPython, kTorch, kFusion, kCompres
 const char* to_string(FlightLayer layer);
 
 // The issuing thread's layer: set for a scope by the layers above the core (ScopedFlightLayer).
-inline thread_local FlightLayer t_flight_layer = FlightLayer::kApi;
+// Defined once in the runtime (not inline): a Python module built with hidden visibility would
+// otherwise set a copy of its own that the runtime's shared library never reads.
+extern thread_local constinit FlightLayer t_flight_layer;
 struct ScopedFlightLayer {
   explicit ScopedFlightLayer(FlightLayer layer) : saved(t_flight_layer) { t_flight_layer = layer; }
   ~ScopedFlightLayer() { t_flight_layer = saved; }
