@@ -16,6 +16,7 @@ void register_rt_commands(CLI::App& app);           // chorus launch | bench | t
 // `--` and shows the command with it ("" when the command line is not of that form).
 std::string launch_separator_error(CLI::App& app, int argc, const char* const* argv);
 void register_run_commands(CLI::App& app);            // chorus run collective | schedule
+void register_capture_command(CLI::App& app);         // chorus capture (a torch program recorded)
 void register_topo_commands(CLI::App& app);           // chorus topo ... (TopoOpt)
 void register_topo_optimize_command(CLI::App& topo);  // chorus topo optimize
 void register_motif_commands(CLI::App& app);          // chorus motif ... (SYNDICATE motifs)
