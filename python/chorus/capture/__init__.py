@@ -104,24 +104,32 @@ def step():
 
 def _hook_optimizers(torch):
     init = torch.optim.Optimizer.__init__
+    wrapped = set()  # the classes whose step() is hooked
+    depth = [0]      # a subclass's step() calling its base's counts once
 
     def wrap_step(cls):
-        original = cls.step
-        if getattr(original, "_chorus_capture", False):
+        if cls in wrapped:
             return
+        wrapped.add(cls)
+        original = cls.step
 
         def step_hooked(self, *args, **kwargs):
-            out = original(self, *args, **kwargs)
+            depth[0] += 1
+            try:
+                out = original(self, *args, **kwargs)
+            finally:
+                depth[0] -= 1
             s = _state
-            if s is not None and not s.explicit:
+            if s is not None and not s.explicit and depth[0] == 0:
                 if s.optimizer is None:
                     s.optimizer = self
                 if s.optimizer is self:
                     s.step_ended()
             return out
 
-        step_hooked._chorus_capture = True
         step_hooked.__wrapped__ = original
+        # torch 1.13's Optimizer.__init__ wraps a class's step() for the profiler unless it is marked.
+        step_hooked.hooked = getattr(original, "hooked", False)
         cls.step = step_hooked
 
     def init_hooked(self, *args, **kwargs):
@@ -132,7 +140,8 @@ def _hook_optimizers(torch):
 
 
 def _hook_distributed(dist):
-    init_pg, new_group = dist.init_process_group, dist.new_group
+    c10d = dist.distributed_c10d
+    init_pg, new_group = c10d.init_process_group, c10d.new_group
 
     def init_hooked(backend=None, *args, **kwargs):
         _state.requested_backend = str(backend) if backend is not None else None
@@ -141,11 +150,13 @@ def _hook_distributed(dist):
     def new_group_hooked(ranks=None, *args, **kwargs):
         group = new_group(ranks, *args, **kwargs)
         members = sorted(ranks) if ranks is not None else list(range(dist.get_world_size()))
-        name = dist.distributed_c10d._pg_names.get(group) if group != dist.GroupMember.NON_GROUP_MEMBER else None
+        name = c10d._pg_names.get(group) if group != dist.GroupMember.NON_GROUP_MEMBER else None
         _state.groups.append({"label": f"torch/{name}" if name is not None else None, "ranks": members})
         return group
 
-    dist.init_process_group, dist.new_group = init_hooked, new_group_hooked
+    # Both names: the program's torch.distributed.*, and distributed_c10d's own calls (new_subgroups).
+    for module in (dist, c10d):
+        module.init_process_group, module.new_group = init_hooked, new_group_hooked
 
 
 def install(out_dir, steps, rank):
