@@ -8,7 +8,9 @@ them apart:
   all_reduce of 8 floats (32 bytes)             on this rank's new_group([r]) [r]
   all_to_all_single of 2 x 4 floats (32 bytes)  on new_group([0, 1])          [0, 1]
 
-usage: chorus capture -n 2 -- /usr/bin/python3 groups_program.py [--steps 6] [--fail-at STEP]
+With --marker the program has no optimizer and marks its steps with chorus.capture.step().
+
+usage: chorus capture -n 2 -- /usr/bin/python3 groups_program.py [--steps 6] [--fail-at STEP] [--marker]
 """
 import argparse
 import sys
@@ -21,6 +23,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--steps", type=int, default=6)
     ap.add_argument("--fail-at", type=int, default=-1, help="raise at this step (the bad-input test)")
+    ap.add_argument("--marker", action="store_true", help="no optimizer: chorus.capture.step() ends a step")
     args = ap.parse_args()
     dist.init_process_group("gloo")
     rank = dist.get_rank()
@@ -32,9 +35,13 @@ def main():
     for step in range(args.steps):
         if step == args.fail_at:
             raise RuntimeError(f"failing at step {step} as asked")
-        opt.zero_grad()
-        torch.nn.functional.mse_loss(model(torch.ones(3, 4)), torch.zeros(3, 2)).backward()
-        opt.step()
+        if args.marker:
+            import chorus.capture
+            chorus.capture.step()
+        else:
+            opt.zero_grad()
+            torch.nn.functional.mse_loss(model(torch.ones(3, 4)), torch.zeros(3, 2)).backward()
+            opt.step()
         dist.all_reduce(torch.ones(16))
         dist.all_reduce(torch.ones(32), group=pair)
         dist.all_reduce(torch.ones(8), group=alone[rank])

@@ -89,6 +89,14 @@ def main():
         result = json.loads(out.stdout)
         check(result["bytes_per_npu"] == 416 and result["npus"] == 2, f"rank {r}: 416 bytes per NPU", out)
 
+    # A program without an optimizer marks its steps with chorus.capture.step(): the same
+    # collectives per step, so the same six in a window of two steps.
+    marked = os.path.join(root, "marked")
+    out = capture(marked, "--steps", "6", "--marker")
+    check(out.returncode == 0, "the capture of a program that marks its steps", out)
+    out = sim(marked)
+    check(out.returncode == 0 and "6 collective(s) in the window" in out.stderr, "its import: six collectives", out)
+
     # Chakra export through the same loader.
     out = run("export", "--chakra", "--workload", good, "--topology", "host", "-i", "1", "-o", os.path.join(root, "et"))
     check(out.returncode == 0 and os.path.isfile(os.path.join(root, "et", "good.0.et")), "chorus export --chakra", out)
