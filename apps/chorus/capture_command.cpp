@@ -41,8 +41,7 @@ void register_capture_command(CLI::App& app) {
     const auto r = capture::run_capture(o);
     std::fflush(nullptr);
     fmt::print(stderr, "{}\n", capture::overhead_line(o, r.steps));
-    if (!r.complete)
-      throw InputError(r.manifest, fmt::format("a partial capture (complete: false): {}", r.error));
+    if (!r.complete) throw InputError(r.manifest, fmt::format("a partial capture (complete: false): {}", r.error));
     fmt::print("wrote {}\n", r.manifest);
   });
 }

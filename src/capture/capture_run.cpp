@@ -121,8 +121,7 @@ void write_manifest(const CaptureOptions& o, const std::string& dir, const Captu
       {"backend", o.backend},
       {"command", o.command},
       {"steps", {{"window", {o.first_step, o.last_step}}, {"ran", r.steps.steps_ran}}},
-      {"step_ms",
-       {{"inside", r.steps.inside_ms}, {"outside", r.steps.outside_ms}, {"after_window", r.steps.write_ms}}},
+      {"step_ms", {{"inside", r.steps.inside_ms}, {"outside", r.steps.outside_ms}, {"after_window", r.steps.write_ms}}},
       {"ranks", ranks}};
   if (!r.complete) m["error"] = r.error;
   m["ranks_recorded"] = records.size();

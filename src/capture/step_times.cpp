@@ -42,9 +42,10 @@ std::string overhead_line(const CaptureOptions& o, const StepTimes& t) {
                           t.inside_ms);
   if (t.outside == 0)
     return line + "; no step outside the window to compare with (run more steps than the window's end + 1)";
-  line += fmt::format(", the other steps (1..{} and {}.., not the first nor the one after the window) {:.2f} ms: "
-                      "overhead {:+.1f} %",
-                      o.first_step - 1, o.last_step + 1, t.outside_ms, 100.0 * (t.inside_ms / t.outside_ms - 1.0));
+  line += fmt::format(
+      ", the other steps (1..{} and {}.., not the first nor the one after the window) {:.2f} ms: "
+      "overhead {:+.1f} %",
+      o.first_step - 1, o.last_step + 1, t.outside_ms, 100.0 * (t.inside_ms / t.outside_ms - 1.0));
   if (t.write_ms > 0) line += fmt::format("; the step after the window, which writes the files, {:.2f} ms", t.write_ms);
   return line;
 }

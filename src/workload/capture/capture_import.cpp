@@ -43,8 +43,7 @@ double dag_bytes(const JoinedCollective& c) {
   return c.op == CollectiveKind::kAllReduce ? c.logged.bytes : c.logged.bytes * members;
 }
 
-Dag import_graph(const RankFiles& f, const net::Network& network, const ExecutionGraphOptions& g,
-                 std::string* notes) {
+Dag import_graph(const RankFiles& f, const net::Network& network, const ExecutionGraphOptions& g, std::string* notes) {
   return import_execution_graph(read_text_file(f.graph, "the execution graph"), f.graph, network, g, notes);
 }
 
@@ -54,7 +53,8 @@ std::vector<int> group_dims(const std::vector<int>& ranks, int world, const net:
                             const std::string& where) {
   std::set<int> members(ranks.begin(), ranks.end());
   if (members.size() != ranks.size() || ranks.empty() || *members.begin() < 0 || *members.rbegin() >= world)
-    throw InputError(where, fmt::format("group [{}]: ranks must be distinct, in 0..{}", fmt::join(ranks, ","), world - 1));
+    throw InputError(where,
+                     fmt::format("group [{}]: ranks must be distinct, in 0..{}", fmt::join(ranks, ","), world - 1));
   std::vector<int> dims;
   if (static_cast<int>(members.size()) == world) {
     for (int d = 0; d < network.num_dims(); ++d) dims.push_back(d);
@@ -62,11 +62,11 @@ std::vector<int> group_dims(const std::vector<int>& ranks, int world, const net:
   }
   if (members.size() == 1) return dims;
   if (network.num_npus() != static_cast<std::uint64_t>(world))
-    throw InputError(where, fmt::format("group [{}] is {} of the capture's {} ranks; placing a sub-group needs a "
-                                        "network of {} NPUs (this one has {}, {}); scaling a capture to a larger world "
-                                        "is not implemented",
-                                        fmt::join(ranks, ","), members.size(), world, world, network.num_npus(),
-                                        network.shape()));
+    throw InputError(
+        where, fmt::format("group [{}] is {} of the capture's {} ranks; placing a sub-group needs a "
+                           "network of {} NPUs (this one has {}, {}); scaling a capture to a larger world "
+                           "is not implemented",
+                           fmt::join(ranks, ","), members.size(), world, world, network.num_npus(), network.shape()));
   // Coordinates, dimension 0 fastest.
   auto coords = [&](int npu) {
     std::vector<int> c;
@@ -147,8 +147,10 @@ std::string groups_note(const std::vector<JoinedCollective>& joined) {
   for (const auto& j : joined) {
     const auto key = fmt::format("[{}] ({})", fmt::join(j.logged.ranks, ","), j.logged.label);
     auto it = std::find_if(seen.begin(), seen.end(), [&](const auto& p) { return p.first == key; });
-    if (it == seen.end()) seen.emplace_back(key, 1);
-    else ++it->second;
+    if (it == seen.end())
+      seen.emplace_back(key, 1);
+    else
+      ++it->second;
   }
   std::string out = "groups:";
   for (std::size_t k = 0; k < seen.size(); ++k)
@@ -156,8 +158,8 @@ std::string groups_note(const std::vector<JoinedCollective>& joined) {
   return out;
 }
 
-Dag rank_window(const Manifest& m, int rank, const net::Network& network, const std::string& trace,
-                std::string* notes, std::string* groups = nullptr) {
+Dag rank_window(const Manifest& m, int rank, const net::Network& network, const std::string& trace, std::string* notes,
+                std::string* groups = nullptr) {
   const auto joined = join_rank(m, rank, network);
   if (groups) *groups = groups_note(joined);
   ExecutionGraphOptions g;
@@ -165,8 +167,8 @@ Dag rank_window(const Manifest& m, int rank, const net::Network& network, const 
   g.skip_unsimulated = true;
   std::vector<std::vector<int>> dims;
   for (const auto& j : joined) {
-    const auto at = fmt::format("{}: rank {}: collective {} (line {})", m.ranks[static_cast<std::size_t>(rank)].comm_log,
-                                rank, j.number, j.logged.line);
+    const auto at = fmt::format("{}: rank {}: collective {} (line {})",
+                                m.ranks[static_cast<std::size_t>(rank)].comm_log, rank, j.number, j.logged.line);
     dims.push_back(group_dims(j.logged.ranks, m.world, network, at));
     if (!dims.back().empty()) g.collective_dims[j.number] = dims.back();
   }
@@ -198,7 +200,8 @@ Dag import_capture(const Manifest& m, const net::Network& network, const ImportO
       rank_window(m, o.rank, network, m.ranks[static_cast<std::size_t>(o.rank)].trace, &trace_note, &groups);
   for (int r = 0; r < m.world; ++r) {
     if (r == o.rank) continue;
-    check_same_communication(window, fmt::format("{} (rank {})", m.ranks[static_cast<std::size_t>(o.rank)].graph, o.rank),
+    check_same_communication(window,
+                             fmt::format("{} (rank {})", m.ranks[static_cast<std::size_t>(o.rank)].graph, o.rank),
                              rank_window(m, r, network, "", nullptr),
                              fmt::format("{} (rank {})", m.ranks[static_cast<std::size_t>(r)].graph, r));
   }
@@ -209,9 +212,10 @@ Dag import_capture(const Manifest& m, const net::Network& network, const ImportO
   if (notes) {
     int comms = 0;
     for (const auto& n : window.nodes) comms += n.kind == NodeKind::kComm;
-    *notes = fmt::format("capture of {} ranks, steps {}..{}, rank {}: {} collective(s) in the window, their groups "
-                         "from the communication log ({}); every rank issues the same; {}",
-                         m.world, m.first_step, m.last_step - 1, o.rank, comms, groups, trace_note);
+    *notes = fmt::format(
+        "capture of {} ranks, steps {}..{}, rank {}: {} collective(s) in the window, their groups "
+        "from the communication log ({}); every rank issues the same; {}",
+        m.world, m.first_step, m.last_step - 1, o.rank, comms, groups, trace_note);
   }
   return dag;
 }

@@ -31,7 +31,7 @@ std::vector<int> group_dims(const std::vector<int>& ranks, int world, const net:
 // One rank's window joined: the graph's collectives, each with the log's operation it is. InputError
 // naming the rank, the collective's number (from 1, in issue order) and the field (count, op, bytes).
 struct JoinedCollective {
-  int number = 0;  // from 1
+  int number = 0;                                  // from 1
   CollectiveKind op = CollectiveKind::kAllReduce;  // the simulated kind
   double graph_bytes = 0;                          // the graph record's tensors (0 if it records none)
   WindowCollective logged;

@@ -35,8 +35,8 @@ const json& object_field(const json& j, const std::string& key, const std::strin
 
 bool is_capture_dir(const std::string& spec) {
   std::error_code ec;
-  return std::filesystem::is_directory(spec, ec) && std::filesystem::is_regular_file(
-                                                        std::filesystem::path(spec) / "manifest.json", ec);
+  return std::filesystem::is_directory(spec, ec) &&
+         std::filesystem::is_regular_file(std::filesystem::path(spec) / "manifest.json", ec);
 }
 
 Manifest read_manifest(const std::string& dir) {
@@ -64,15 +64,16 @@ Manifest read_manifest(const std::string& dir) {
   if (!j.contains("ranks") || !j["ranks"].is_array())
     throw InputError(m.path, "field 'ranks' must be a list of the ranks' files");
   if (j["ranks"].size() != static_cast<std::size_t>(m.world))
-    throw InputError(m.path, fmt::format("field 'ranks' lists {} ranks, field 'world' says {}", j["ranks"].size(),
-                                         m.world));
+    throw InputError(m.path,
+                     fmt::format("field 'ranks' lists {} ranks, field 'world' says {}", j["ranks"].size(), m.world));
   for (std::size_t k = 0; k < j["ranks"].size(); ++k) {
     const auto& r = j["ranks"][k];
     const auto where = fmt::format("{}: ranks[{}]", m.path, k);
     if (!r.is_object()) throw InputError(where, "must be an object");
     RankFiles f;
     f.rank = jf::get<int>(r, "rank", where);
-    if (f.rank != static_cast<int>(k)) throw InputError(where, fmt::format("field 'rank' must be {}, got {}", k, f.rank));
+    if (f.rank != static_cast<int>(k))
+      throw InputError(where, fmt::format("field 'rank' must be {}, got {}", k, f.rank));
     auto file = [&](const char* key) {
       const auto name = jf::get<std::string>(r, key, where);
       const auto path = (std::filesystem::path(dir) / name).string();
@@ -97,8 +98,8 @@ RankRecord read_rank_record(const RankFiles& files) {
   RankRecord r;
   r.rank = jf::get<int>(j, "rank", path);
   if (r.rank != files.rank)
-    throw InputError(path, fmt::format("field 'rank' is {}, but the manifest lists the file for rank {}", r.rank,
-                                       files.rank));
+    throw InputError(
+        path, fmt::format("field 'rank' is {}, but the manifest lists the file for rank {}", r.rank, files.rank));
   r.ok = jf::get<bool>(j, "ok", path);
   if (!r.ok) {
     r.error = j.contains("error") && j["error"].is_string() ? j["error"].get<std::string>() : "no error recorded";
@@ -109,8 +110,8 @@ RankRecord read_rank_record(const RankFiles& files) {
   if (steps.size() != 2) throw InputError(path, "field 'window_steps' must be [A, B]");
   r.first_step = steps[0];
   r.last_step = steps[1];
-  if (!j.contains("window") || !j["window"].is_array() || j["window"].size() != 2 || !j["window"][0].is_number_integer() ||
-      !j["window"][1].is_number_integer())
+  if (!j.contains("window") || !j["window"].is_array() || j["window"].size() != 2 ||
+      !j["window"][0].is_number_integer() || !j["window"][1].is_number_integer())
     throw InputError(path, fmt::format("rank {}: field 'window': the rank did not record its window (it ran {} steps; "
                                        "the window needs {})",
                                        r.rank, r.step_end_ns.size(), r.last_step));
