@@ -136,6 +136,33 @@ def main():
     open(path, "w").write("\n".join(lines) + "\n")
     expect_bad("ranks that disagree on a collective", sim(d), "rank 1", "collective", "bytes")
 
+    # Rank 1's first all-to-all inside the window logged with twice its block: the graph's record has
+    # no tensors to join it against, so rank 1's DAG differs from rank 0's, as ranks issuing
+    # different collectives would.
+    d = damaged(good, root, "disagreeing_ranks")
+    path = os.path.join(d, "comm.1.jsonl")
+    lines = open(path).read().splitlines()
+    for k, line in enumerate(lines[1:], 1):
+        j = json.loads(line)
+        if j["op"] == "all_to_all_single" and window[0] <= j["issue_ns"] <= window[1]:
+            j["bytes"], j["count"] = 2 * j["bytes"], 2 * j["count"]
+            lines[k] = json.dumps(j)
+            break
+    open(path, "w").write("\n".join(lines) + "\n")
+    expect_bad("ranks that disagree on a collective's size", sim(d), "graph.1.json (rank 1)", "graph.0.json (rank 0)",
+               "bytes")
+
+    d = damaged(good, root, "corrupt_log")
+    path = os.path.join(d, "comm.0.jsonl")
+    lines = open(path).read().splitlines()
+    lines[3] = lines[3][: len(lines[3]) // 2]
+    open(path, "w").write("\n".join(lines) + "\n")
+    expect_bad("a corrupt line of a log", sim(d), "comm.0.jsonl:4", "not JSON")
+
+    d = damaged(good, root, "corrupt_trace")
+    open(os.path.join(d, "trace.0.json"), "w").write("[{\"name\": \"aten::mm\", \"ph\": \"X\"")
+    expect_bad("a truncated profiler trace", sim(d), "trace.0.json")
+
     failed = os.path.join(root, "failed")
     out = capture(failed, "--steps", "6", "--fail-at", "3")
     expect_bad("a program that fails during the capture", out, "complete: false", "field 'ok'", "failing at step 3")
