@@ -170,6 +170,13 @@ def main():
     check(m["complete"] is False and "error" in m, "the failed capture's manifest says complete: false")
     expect_bad("importing a partial capture", sim(failed), "manifest.json", "complete")
 
+    # The program's flags without `--` would be chorus capture's (--steps is both).
+    expect_bad("a command without --", run("capture", "-n", "2", PYTHON, PROGRAM, "--steps", "6"),
+               "'--steps' after the program", "put `--`")
+    expect_bad("a command that is no Python program", run("capture", "-n", "2", "--", "/bin/true"), "command",
+               "no Python interpreter")
+    expect_bad("a window that starts at step 0", capture(os.path.join(root, "w0"), steps="0:2"), "--steps", "1 <= A")
+
     short = os.path.join(root, "short")  # three steps, the window needs four step ends
     expect_bad("a program that runs fewer steps than the window", capture(short, "--steps", "3"), "rank 0",
                "step_end_ns", "ran 3 steps")
