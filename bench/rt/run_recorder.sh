@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The flight recorder's cost (docs/flight-recorder.md): the same blocking all-reduces with the
-# recorder on (the default) and off (CHORUS_RT_RECORD=0), alternated round by round in one run so
-# that both see the same machine; per size and backend the median over the rounds of each job's
-# mean time per call.
+# The flight recorder's cost (docs/flight-recorder.md): first what recording adds to one operation
+# (bench_flight_recorder: an entry begun and ended, against a ring of capacity 0); then the same
+# blocking all-reduces with the recorder on (the default) and off (CHORUS_RT_RECORD=0), alternated
+# round by round in one run so that both see the same machine; per size and backend the median
+# over the rounds of each job's mean time per call.
 #   bench/rt/run_recorder.sh [BUILD_DIR] [ROUNDS] [ITERS]
 set -euo pipefail
 BUILD="${1:-build}"
@@ -10,6 +11,7 @@ ROUNDS="${2:-7}"
 ITERS="${3:-3000}"
 OUT="$(mktemp -d)"
 trap 'rm -rf "$OUT"' EXIT
+"$BUILD/bench/rt/bench_flight_recorder"
 for round in $(seq "$ROUNDS"); do
   for mode in on off; do
     if [[ "$mode" == off ]]; then export CHORUS_RT_RECORD=0; else unset CHORUS_RT_RECORD; fi
