@@ -152,8 +152,8 @@ def parse_recorder(out):
     return (f"recording one operation: {micro['recorder_on_ns']:.1f} ns (ring of 256 and beacon), "
             f"{share:.1f} % of a 4 KiB shm all-reduce; memory 64 B an entry, 16 KiB a lane, 48 KiB a backend or "
             "group on shm and gloo. Blocking all-reduces, 2 ranks, recorder on: " + ", ".join(cells),
-            f"the recorder off: a ring of capacity 0, {micro['recorder_off_ns']:.1f} ns; `CHORUS_RT_RECORD=0`, "
-            "rounds alternated in the same run: " + ", ".join(base))
+            f"the recorder off: a ring of capacity 0, {micro['recorder_off_ns']:.1f} ns; a second runtime of each "
+            "rank with the recorder off, rounds alternated in the same job: " + ", ".join(base))
 
 
 def parse_torch(out):
@@ -219,7 +219,7 @@ ROWS = [
     ("sweep", "a design-space sweep on every core and every rank (`chorus sweep`), median of 3 alternated rounds",
      "bench/sweep/run_scaling.sh build 3", parse_sweep),
     ("recorder", "the flight recorder's cost (docs/flight-recorder.md) against the recorder off",
-     "bench/rt/run_recorder.sh build 7", parse_recorder),
+     "bench/rt/run_recorder.sh build 21 5000", parse_recorder),
     ("fusion", "tensor fusion (MCR-DL) against the same calls one by one",
      "build/chorus launch -n 2 -- build/bench/rt/bench_fusion --buffers 1MiB --reps 5", parse_fusion),
     ("torch-backend", "the torch.distributed backend against torch's own gloo",
