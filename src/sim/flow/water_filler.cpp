@@ -11,8 +11,9 @@
 
 namespace chorus::sim::flow {
 namespace {
-constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
-constexpr std::size_t kAhead = 8;  // members whose records are fetched ahead
+constexpr std::size_t kAhead = 8;                                   // members whose records are fetched ahead
+constexpr double kGone = -std::numeric_limits<double>::infinity();  // kept_rate_ of a gone bundle
+constexpr double kOpen = std::numeric_limits<double>::quiet_NaN();  // and of one this run fills
 }  // namespace
 
 WaterFiller::WaterFiller(std::size_t links)
@@ -23,7 +24,9 @@ WaterFiller::WaterFiller(std::size_t links)
       dead_(links, 0),
       flows_on_(links, 0),
       busy_at_(links, -1),
-      first_removed_(kNone) {
+      link_seen_(links, 0),
+      solo_(links, -1),
+      high_(links, kGone) {
   static_assert(sizeof(Bundle) == 48, "the header promises one 48-byte record per bundle");
 }
 
@@ -69,6 +72,8 @@ void WaterFiller::add(int id, std::span<const int> path) {
     auto& r = bundle_.emplace_back();
     first_.push_back(-1);
     last_.push_back(-1);
+    kept_rate_.push_back(0.0);  // filled by the full run its arrival causes
+    if (path.size() == 1) solo_[static_cast<std::size_t>(path[0])] = b;
     r.hops = static_cast<std::uint32_t>(path.size());
     if (path.size() <= kInline) {
       std::copy(path.begin(), path.end(), r.links.begin());
@@ -78,8 +83,6 @@ void WaterFiller::add(int id, std::span<const int> path) {
       std::memcpy(r.links.data(), &at, sizeof at);
       long_.insert(long_.end(), path.begin(), path.end());
     }
-    r.order_at = std::numeric_limits<std::uint32_t>::max();  // not frozen yet
-    added_.push_back(b);
   }
   auto& r = bundle_[static_cast<std::size_t>(b)];
   ++r.weight;
@@ -120,11 +123,14 @@ void WaterFiller::remove(int id) {
     prev_[static_cast<std::size_t>(next_[i])] = prev_[i];
   else
     last_[static_cast<std::size_t>(b)] = prev_[i];
-  if (r.order_at < order_.size() && order_[r.order_at] == b)
-    first_removed_ = std::min<std::size_t>(first_removed_, r.order_at);
+  if (r.lost_in != runs_ + 1) {  // the next run re-fills from it
+    r.lost_in = runs_ + 1;
+    lost_.push_back(b);
+  }
   const bool empty = --r.weight == 0;
   if (empty) {
-    r.open_in = 0;
+    kept_rate_[static_cast<std::size_t>(b)] = kGone;
+    if (r.hops == 1) solo_[static_cast<std::size_t>(r.links[0])] = -1;
     bundle_at_.erase(key(path(r)), b);
   }
   for (int li : path(r)) {
@@ -157,7 +163,7 @@ void WaterFiller::compact(std::size_t link) {
 // A bundle kept from the last run joins this one's filling: its old rate goes back to its links.
 void WaterFiller::open(int bundle, const std::vector<double>& capacity) {
   auto& r = bundle_[static_cast<std::size_t>(bundle)];
-  r.open_in = runs_;
+  kept_rate_[static_cast<std::size_t>(bundle)] = kOpen;
   const double w = r.weight;
   for (int mi : path(r)) {
     auto& q = link_[static_cast<std::size_t>(mi)];
@@ -182,20 +188,20 @@ void WaterFiller::freeze(double share, const std::vector<int>& members) {
   const std::size_t n = members.size();
   for (std::size_t j = 0; j < n; ++j) {
     // The records are scattered: fetch a few members ahead (most of a run's time is these misses).
-    if (j + kAhead < n) __builtin_prefetch(&bundle_[static_cast<std::size_t>(members[j + kAhead])]);
+    if (j + kAhead < n) __builtin_prefetch(&kept_rate_[static_cast<std::size_t>(members[j + kAhead])]);
     const int b = members[j];
+    if (!std::isnan(kept_rate_[static_cast<std::size_t>(b)])) continue;  // kept, frozen in this run, or gone
     auto& r = bundle_[static_cast<std::size_t>(b)];
-    if (r.open_in != runs_) continue;  // kept from the last run, frozen in this one, or gone
-    r.open_in = 0;
     if (r.rate != share)
       for (int f = first_[static_cast<std::size_t>(b)]; f >= 0; f = next_[static_cast<std::size_t>(f)])
         changed_.push_back(f);
     r.rate = share;
-    r.order_at = static_cast<std::uint32_t>(order_.size());
-    order_.push_back(b);
+    kept_rate_[static_cast<std::size_t>(b)] = share;
+    ++refilled_bundles_;
     refilled_ += r.weight;
     const double given = share * r.weight;
     for (int mi : path(r)) {
+      if (r.hops > 1) high_[static_cast<std::size_t>(mi)] = std::max(high_[static_cast<std::size_t>(mi)], share);
       auto& q = link_[static_cast<std::size_t>(mi)];
       q.left -= given;
       q.used += given;
@@ -261,20 +267,55 @@ void WaterFiller::by_heap(const std::vector<std::vector<int>>& lists) {
   }
 }
 
+// After removals only: the bundles whose rate can change. Let `level` be the smallest rate of a
+// bundle that lost flows. Bundles below it keep their rates (the header). The bundles at or above
+// it, over the links' capacities minus the rates below it, are a filling of their own, and it
+// splits into the connected parts of the graph of those bundles and their links: a part that
+// holds no link that lost flows has the same capacities and bundles as before and fills as before.
+// So only the parts reached from the links that lost flows are opened, by a search through the
+// members of each link reached.
+void WaterFiller::open_affected(const std::vector<double>& capacity) {
+  double level = std::numeric_limits<double>::infinity();
+  for (int b : lost_) level = std::min(level, bundle_[static_cast<std::size_t>(b)].rate);
+  reached_.clear();
+  const auto reach = [&](int li) {
+    auto& seen = link_seen_[static_cast<std::size_t>(li)];
+    if (seen == runs_) return;
+    seen = runs_;
+    reached_.push_back(li);
+  };
+  for (int b : lost_)
+    for (int li : path(bundle_[static_cast<std::size_t>(b)])) reach(li);
+  for (std::size_t q = 0; q < reached_.size(); ++q) {
+    const auto l = static_cast<std::size_t>(reached_[q]);
+    const int solo = solo_[l];
+    if (solo >= 0 && kept_rate_[static_cast<std::size_t>(solo)] >= level) open(solo, capacity);
+    if (!(high_[l] >= level)) continue;  // no bundle of several links on it is at the level or above
+    const auto& members = members_[l];
+    const std::size_t n = members.size();
+    for (std::size_t j = 0; j < n; ++j) {
+      if (j + kAhead < n) __builtin_prefetch(&kept_rate_[static_cast<std::size_t>(members[j + kAhead])]);
+      if (!(kept_rate_[static_cast<std::size_t>(members[j])] >= level)) continue;  // below, gone or open
+      open(members[j], capacity);
+      for (int li : path(bundle_[static_cast<std::size_t>(members[j])])) reach(li);
+    }
+  }
+}
+
 void WaterFiller::run(const std::vector<double>& capacity) {
-  if (runs_ + 1 == std::numeric_limits<std::uint32_t>::max()) {  // after 4 billion runs: renumber
-    for (auto& r : bundle_) r.open_in = 0;
+  if (runs_ + 2 >= std::numeric_limits<std::uint32_t>::max()) {  // after 4 billion runs: renumber
+    for (auto& r : bundle_) r.lost_in = 0;
     for (auto& k : link_) k.touched = 0;
+    std::fill(link_seen_.begin(), link_seen_.end(), 0);
     runs_ = 0;
   }
   ++runs_;
   touched_.clear();
   changed_.clear();
   refilled_ = 0;
-  std::size_t from = order_.size();
+  refilled_bundles_ = 0;
   const bool full = full_;
   if (full) {
-    from = 0;
     for (int li : busy_) {
       auto& k = link_[static_cast<std::size_t>(li)];
       k.left = capacity[static_cast<std::size_t>(li)];
@@ -283,30 +324,20 @@ void WaterFiller::run(const std::vector<double>& capacity) {
       k.touched = runs_;
       touched_.push_back(li);
     }
-    for (int b : order_)
-      if (bundle_[static_cast<std::size_t>(b)].weight) bundle_[static_cast<std::size_t>(b)].open_in = runs_;
-    for (int b : added_)
-      if (bundle_[static_cast<std::size_t>(b)].weight) bundle_[static_cast<std::size_t>(b)].open_in = runs_;
-    order_.clear();
-  } else if (first_removed_ < order_.size()) {
-    // Back to the start of the bottleneck that froze the first bundle to lose a flow (its bundles share its rate).
-    const double level = bundle_[static_cast<std::size_t>(order_[first_removed_])].rate;
-    from = first_removed_;
-    while (from > 0 && bundle_[static_cast<std::size_t>(order_[from - 1])].rate >= level) --from;
-    for (std::size_t p = from; p < order_.size(); ++p) {
-      if (p + kAhead < order_.size()) __builtin_prefetch(&bundle_[static_cast<std::size_t>(order_[p + kAhead])]);
-      if (bundle_[static_cast<std::size_t>(order_[p])].weight) open(order_[p], capacity);
+    for (int li : busy_) {
+      high_[static_cast<std::size_t>(li)] = kGone;
+      for (int b : members_[static_cast<std::size_t>(li)])
+        if (kept_rate_[static_cast<std::size_t>(b)] != kGone) kept_rate_[static_cast<std::size_t>(b)] = kOpen;
     }
-    order_.resize(from);
+  } else if (!lost_.empty()) {
+    open_affected(capacity);
   }
   for (int li : touched_) ++link_[static_cast<std::size_t>(li)].version;
   const auto& lists = full ? members_ : opened_on_;  // after removals only, the bundles opened on a link
   by_rounds(lists);
   by_heap(lists);
-  refilled_bundles_ = order_.size() - from;
   for (int li : touched_) opened_on_[static_cast<std::size_t>(li)].clear();
-  first_removed_ = kNone;
-  added_.clear();
+  lost_.clear();
   full_ = false;
 }
 
