@@ -11,9 +11,10 @@
 
 namespace chorus::sim::flow {
 namespace {
-constexpr std::size_t kAhead = 8;                                   // members whose records are fetched ahead
-constexpr double kGone = -std::numeric_limits<double>::infinity();  // kept_rate_ of a gone bundle
-constexpr double kOpen = std::numeric_limits<double>::quiet_NaN();  // and of one this run fills
+constexpr std::size_t kAhead = 8;                                      // members whose records are fetched ahead
+constexpr double kGone = -std::numeric_limits<double>::infinity();     // kept_rate_ of a gone bundle
+constexpr double kOpen = std::numeric_limits<double>::quiet_NaN();     // and of one this run fills
+constexpr double kUnsorted = std::numeric_limits<double>::infinity();  // a link's members not sorted
 }  // namespace
 
 WaterFiller::WaterFiller(std::size_t links)
@@ -25,8 +26,8 @@ WaterFiller::WaterFiller(std::size_t links)
       flows_on_(links, 0),
       busy_at_(links, -1),
       link_seen_(links, 0),
-      solo_(links, -1),
-      high_(links, kGone) {
+      sorted_above_(links, kUnsorted),
+      front_(links, 0) {
   static_assert(sizeof(Bundle) == 48, "the header promises one 48-byte record per bundle");
 }
 
@@ -73,7 +74,6 @@ void WaterFiller::add(int id, std::span<const int> path) {
     first_.push_back(-1);
     last_.push_back(-1);
     kept_rate_.push_back(0.0);  // filled by the full run its arrival causes
-    if (path.size() == 1) solo_[static_cast<std::size_t>(path[0])] = b;
     r.hops = static_cast<std::uint32_t>(path.size());
     if (path.size() <= kInline) {
       std::copy(path.begin(), path.end(), r.links.begin());
@@ -100,6 +100,7 @@ void WaterFiller::add(int id, std::span<const int> path) {
     ++flows_on_[l];
     if (!created) continue;
     members_[l].push_back(b);
+    sorted_above_[l] = kUnsorted;
     if (live_[l]++ == 0) {
       busy_at_[l] = static_cast<int>(busy_.size());
       busy_.push_back(li);
@@ -130,7 +131,6 @@ void WaterFiller::remove(int id) {
   const bool empty = --r.weight == 0;
   if (empty) {
     kept_rate_[static_cast<std::size_t>(b)] = kGone;
-    if (r.hops == 1) solo_[static_cast<std::size_t>(r.links[0])] = -1;
     bundle_at_.erase(key(path(r)), b);
   }
   for (int li : path(r)) {
@@ -141,6 +141,7 @@ void WaterFiller::remove(int id) {
     if (--live_[l] == 0) {
       members_[l].clear();
       dead_[l] = 0;
+      sorted_above_[l] = kUnsorted;
       const int at = busy_at_[l];
       busy_[static_cast<std::size_t>(at)] = busy_.back();
       busy_at_[static_cast<std::size_t>(busy_.back())] = at;
@@ -158,6 +159,7 @@ void WaterFiller::compact(std::size_t link) {
   m.erase(std::remove_if(m.begin(), m.end(), [&](int b) { return bundle_[static_cast<std::size_t>(b)].weight == 0; }),
           m.end());
   dead_[link] = 0;
+  sorted_above_[link] = kUnsorted;
 }
 
 // A bundle kept from the last run joins this one's filling: its old rate goes back to its links.
@@ -201,7 +203,6 @@ void WaterFiller::freeze(double share, const std::vector<int>& members) {
     refilled_ += r.weight;
     const double given = share * r.weight;
     for (int mi : path(r)) {
-      if (r.hops > 1) high_[static_cast<std::size_t>(mi)] = std::max(high_[static_cast<std::size_t>(mi)], share);
       auto& q = link_[static_cast<std::size_t>(mi)];
       q.left -= given;
       q.used += given;
@@ -272,11 +273,14 @@ void WaterFiller::by_heap(const std::vector<std::vector<int>>& lists) {
 // it, over the links' capacities minus the rates below it, are a filling of their own, and it
 // splits into the connected parts of the graph of those bundles and their links: a part that
 // holds no link that lost flows has the same capacities and bundles as before and fills as before.
-// So only the parts reached from the links that lost flows are opened, by a search through the
-// members of each link reached.
+// A part reached from a lost bundle at a higher level is itself such a filling, whose own lowest
+// lost bundle sets its level. So each lost bundle, lowest rate first, opens what it reaches
+// through bundles at or above its own rate; a link reached before was searched at a level no
+// higher, so it is not searched again.
 void WaterFiller::open_affected(const std::vector<double>& capacity) {
-  double level = std::numeric_limits<double>::infinity();
-  for (int b : lost_) level = std::min(level, bundle_[static_cast<std::size_t>(b)].rate);
+  std::sort(lost_.begin(), lost_.end(), [&](int a, int b) {
+    return bundle_[static_cast<std::size_t>(a)].rate < bundle_[static_cast<std::size_t>(b)].rate;
+  });
   reached_.clear();
   const auto reach = [&](int li) {
     auto& seen = link_seen_[static_cast<std::size_t>(li)];
@@ -284,22 +288,38 @@ void WaterFiller::open_affected(const std::vector<double>& capacity) {
     seen = runs_;
     reached_.push_back(li);
   };
-  for (int b : lost_)
-    for (int li : path(bundle_[static_cast<std::size_t>(b)])) reach(li);
-  for (std::size_t q = 0; q < reached_.size(); ++q) {
-    const auto l = static_cast<std::size_t>(reached_[q]);
-    const int solo = solo_[l];
-    if (solo >= 0 && kept_rate_[static_cast<std::size_t>(solo)] >= level) open(solo, capacity);
-    if (!(high_[l] >= level)) continue;  // no bundle of several links on it is at the level or above
-    const auto& members = members_[l];
-    const std::size_t n = members.size();
-    for (std::size_t j = 0; j < n; ++j) {
-      if (j + kAhead < n) __builtin_prefetch(&kept_rate_[static_cast<std::size_t>(members[j + kAhead])]);
-      if (!(kept_rate_[static_cast<std::size_t>(members[j])] >= level)) continue;  // below, gone or open
-      open(members[j], capacity);
-      for (int li : path(bundle_[static_cast<std::size_t>(members[j])])) reach(li);
-    }
+  for (int lost : lost_) {
+    const auto& r = bundle_[static_cast<std::size_t>(lost)];
+    std::size_t q = reached_.size();
+    for (int li : path(r)) reach(li);
+    for (; q < reached_.size(); ++q) open_on(reached_[q], r.rate, capacity, reach);
   }
+}
+
+// Opens the members of `link` at or above `level` and reaches their links. Members behind front_
+// were below sorted_above_ when last sorted, and none has been filled since (a bundle filled
+// again was open, so in front on every one of its links): at a level at least that, only the
+// front can hold one to open. The members are sorted anew at `level`.
+template <class Reach>
+void WaterFiller::open_on(int link, double level, const std::vector<double>& capacity, const Reach& reach) {
+  const auto l = static_cast<std::size_t>(link);
+  auto& members = members_[l];
+  const std::size_t n = level >= sorted_above_[l] ? front_[l] : members.size();
+  std::size_t front = 0;
+  for (std::size_t j = 0; j < n; ++j) {
+    if (j + kAhead < n) __builtin_prefetch(&kept_rate_[static_cast<std::size_t>(members[j + kAhead])]);
+    const int b = members[j];
+    const double kept = kept_rate_[static_cast<std::size_t>(b)];
+    if (kept >= level) {
+      open(b, capacity);
+      for (int li : path(bundle_[static_cast<std::size_t>(b)])) reach(li);
+    } else if (!std::isnan(kept)) {
+      continue;  // below the level, or gone: stays behind
+    }
+    std::swap(members[front++], members[j]);  // open now, or opened from another link
+  }
+  front_[l] = front;
+  sorted_above_[l] = level;
 }
 
 void WaterFiller::run(const std::vector<double>& capacity) {
@@ -325,7 +345,7 @@ void WaterFiller::run(const std::vector<double>& capacity) {
       touched_.push_back(li);
     }
     for (int li : busy_) {
-      high_[static_cast<std::size_t>(li)] = kGone;
+      sorted_above_[static_cast<std::size_t>(li)] = kUnsorted;
       for (int b : members_[static_cast<std::size_t>(li)])
         if (kept_rate_[static_cast<std::size_t>(b)] != kGone) kept_rate_[static_cast<std::size_t>(b)] = kOpen;
     }

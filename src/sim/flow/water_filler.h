@@ -107,6 +107,8 @@ class WaterFiller {
   void by_rounds(const std::vector<std::vector<int>>& lists);
   void by_heap(const std::vector<std::vector<int>>& lists);
   void open_affected(const std::vector<double>& capacity);
+  template <class Reach>
+  void open_on(int link, double level, const std::vector<double>& capacity, const Reach& reach);
 
   std::vector<Bundle> bundle_;
   BundleIndex bundle_at_;       // path -> its bundle while not empty
@@ -128,9 +130,11 @@ class WaterFiller {
   std::vector<int> lost_;                 // bundles that lost a flow since the last run
   std::vector<std::uint32_t> link_seen_;  // per link: the run whose search reached it last
   std::vector<int> reached_;              // links the search reached
-  std::vector<int> solo_;                 // per link: the bundle whose path is that link alone, or -1
-  std::vector<double> high_;              // per link: at least the rate of each member of several links
-  bool full_ = true;                      // the next run must fill everything
+  // Per link, its members sorted at a level by the last search that reached it: the first front_
+  // were open or at or above sorted_above_, the others below (inf: not sorted).
+  std::vector<double> sorted_above_;
+  std::vector<std::size_t> front_;
+  bool full_ = true;  // the next run must fill everything
   std::size_t refilled_ = 0, refilled_bundles_ = 0;
   std::vector<int> changed_;
   std::vector<int> touched_;     // links set up for this run
