@@ -19,12 +19,12 @@
 // lost flows) keeps it. The bundles at or above that level, over what the others leave of each
 // link, are a filling of their own, and a filling splits into the connected parts of its graph of
 // bundles and links: a part with no link that lost flows has the same capacities and bundles as
-// before and fills as before. So a run opens only the parts reached from the links that lost
-// flows, by a search through the members of each link reached (skipped when a per-link bound on
-// its members' rates is below the level: on a direct-connect fabric the flows above it mostly
-// have one link each, and each link's own one-link bundle is looked up directly). An all-to-all's
-// flows end fastest-first, so a run touches a few links' flows instead of a million. A flow
-// added, or new capacities, fill everything anew.
+// before and fills as before (and a part reached only from higher lost bundles has its own,
+// higher level). So a run opens only what a search from each lost bundle reaches through the
+// members of the links it meets, at or above that bundle's rate; each link keeps its members
+// sorted at the level of its last search, so that a search at that level or higher reads only
+// the front. An all-to-all's flows end fastest-first, so a run touches a few links' flows instead
+// of a million. A flow added, or new capacities, fill everything anew.
 //
 // Flows with the same path always get the same rate (nothing in max-min fairness tells them
 // apart), so the filler works on bundles: the flows present with one path, as one record with a
