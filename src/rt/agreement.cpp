@@ -141,7 +141,7 @@ const char* const* agree(Backend& backend, const AgreementShape& shape, const Ca
   // disagreement: one barrier first (its failure ignored), after which every rank has its rows.
   const auto settled = [&backend] {
     try {
-      backend.barrier();
+      backend.run(calls::barrier(), ReduceOp::sum);
     } catch (...) {  // a peer gone already: this rank has its rows, and says what they show
     }
   };

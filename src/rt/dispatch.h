@@ -1,6 +1,7 @@
 #pragma once
-// The one place an operation meets a backend: a Call becomes the backend's own method (or its
-// named algorithm), the same shape for every operation.
+// The one place an operation meets a backend: a Call goes to the backend's operation for its
+// kind (Backend::run, the backend's OperationTable) or to its named algorithm, the same shape
+// for every operation.
 #include <cstddef>
 
 #include "rt/backend.h"
@@ -14,7 +15,7 @@ namespace chorus::rt {
 // (avg as sum unless Backend::takes_avg). A uniform call of no data moves nothing (a backend that
 // agrees on its data path still compares it with its peers') and a world of one copies locally; avg is divided afterwards. Inline: it is every operation's path.
 namespace detail {
-// The backend's own operation for `c` (more than one rank, count > 0 for the uniform forms).
+// The backend's operation for `c`; a world of one copies a uniform call's block locally.
 void run_native(Backend& b, const Call& c, ReduceOp wire);
 void run_algorithm(Backend& b, const Call& c, std::size_t algorithm, ReduceOp wire);
 void finish_avg(Backend& b, const Call& c);
@@ -37,7 +38,7 @@ inline void dispatch(Backend& b, const Call& c, std::size_t algorithm, ReduceOp 
   if (algorithm != 0) [[unlikely]] {
     detail::run_algorithm(b, c, algorithm, wire);
   } else if (c.op == CollectiveKind::kAllReduce && b.size() > 1) [[likely]] {
-    b.all_reduce(c.in, c.out, c.count, c.dtype, wire);  // the hot path, without the switch
+    b.run(c, wire);  // the hot path, without run_native's world-of-one check
   } else {
     detail::run_native(b, c, wire);
   }

@@ -149,6 +149,22 @@ void ShmBackend::scatterv(const void* in, const Counts& counts, const Counts& di
   exchange(sp, sb, dp, db, {.op = CollectiveKind::kScatterv, .dtype = dtype, .vector_form = 1, .root = root});
 }
 
+// gather, scatter and all_to_all_single: their v-forms with every count alike.
+void ShmBackend::gather(const void* in, void* out, std::size_t count, DType dtype, int root) {
+  const UniformCounts u(size_, count);
+  gatherv(in, count, out, u.counts, u.displs, dtype, root);
+}
+
+void ShmBackend::scatter(const void* in, void* out, std::size_t count, DType dtype, int root) {
+  const UniformCounts u(size_, count);
+  scatterv(in, u.counts, u.displs, out, count, dtype, root);
+}
+
+void ShmBackend::all_to_all_single(const void* in, void* out, std::size_t count, DType dtype) {
+  const UniformCounts u(size_, count);
+  all_to_allv(in, u.counts, u.displs, out, u.counts, u.displs, dtype);
+}
+
 // Generic exchange: sp[j]/sb[j] is what this rank sends to j, dp[p]/db[p] where what comes
 // from p goes. A header step (the collective's opening) shares every rank's byte counts, which
 // are checked for agreement pair by pair (the signature leaves them out) and give the number

@@ -14,6 +14,7 @@
 #include <memory>
 #include <utility>
 
+#include "rt/backends/operation_table.h"
 #include "rt/checking.h"
 #include "rt/dtype.h"
 #include "rt/errors.h"
@@ -22,8 +23,19 @@ namespace chorus::rt::shm_backend {
 
 using namespace shm;
 
-ShmBackend::ShmBackend(const BackendContext& ctx) : t_(ctx), rank_(ctx.rank), size_(ctx.size) {
+ShmBackend::ShmBackend(const BackendContext& ctx) : Backend(operations()), t_(ctx), rank_(ctx.rank), size_(ctx.size) {
   t_.set_algorithm_namer([this](CollectiveKind op, std::uint16_t a) { return describe_algorithm(*this, op, a); });
+}
+
+// Every kind on shm's own code (send and recv: the generic ones, which are this backend's send()
+// and recv()).
+const OperationTable& ShmBackend::operations() {
+  using K = CollectiveKind;
+  static const OperationTable table =
+      own_operations<ShmBackend, K::kBarrier, K::kBroadcast, K::kReduce, K::kAllReduce, K::kReduceScatter,
+                     K::kAllGather, K::kGather, K::kScatter, K::kAllToAllSingle, K::kAllToAll, K::kAllGatherv,
+                     K::kGatherv, K::kScatterv, K::kAllToAllv>();
+  return table;
 }
 
 void ShmBackend::send(const void* buf, std::size_t bytes, int dst) {

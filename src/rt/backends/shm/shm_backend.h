@@ -8,8 +8,8 @@
 // peer's before data moves, and every point-to-point message its size (backends/agreement.h).
 //
 // The backend's ideas, one file each:
-//   shm_backend.cpp  set-up, point to point, barrier, and broadcast (through the slots, or
-//                    single-copy by cross-memory attach)
+//   shm_backend.cpp  set-up, the operations' table, point to point, barrier, and broadcast
+//                    (through the slots, or single-copy by cross-memory attach)
 //   reductions.cpp   all_reduce, reduce and reduce_scatter over the slots (one step when small)
 //   exchange.cpp     the exchange engine: all_gather(v), gather(v), scatter(v), the all-to-alls,
 //                    and the runtime's digest exchange
@@ -21,6 +21,7 @@
 
 #include "rt/backends/agreement.h"
 #include "rt/backends/backends.h"
+#include "rt/backends/operation_table.h"
 #include "rt/transport/shm/shm_transport.h"
 
 namespace chorus::rt::shm_backend {
@@ -51,27 +52,35 @@ class ShmBackend final : public Backend {
   void send(const void* buf, std::size_t bytes, int dst) override;
   void recv(void* buf, std::size_t bytes, int src) override;
   void send_recv(const void* sbuf, std::size_t sbytes, int dst, void* rbuf, std::size_t rbytes, int src) override;
-
-  void barrier() override;
   void agree_empty(const Call& c) override;
-  void broadcast(void* buf, std::size_t count, DType dtype, int root) override;
-  void all_reduce(const void* in, void* out, std::size_t count, DType dtype, ReduceOp op) override;
-  void reduce(const void* in, void* out, std::size_t count, DType dtype, ReduceOp op, int root) override;
-  void reduce_scatter(const void* in, void* out, std::size_t count, DType dtype, ReduceOp op) override;
-  void all_gather(const void* in, void* out, std::size_t count, DType dtype) override;
   void agreement_all_gather(const void* mine, void* all, std::size_t bytes) override;
-  void all_gatherv(const void* in, std::size_t count, void* out, const Counts& counts, const Counts& displs,
-                   DType dtype) override;
-  void all_to_allv(const void* in, const Counts& sc, const Counts& sd, void* out, const Counts& rc, const Counts& rd,
-                   DType dtype) override;
-  void all_to_all(const std::vector<const void*>& ins, const Counts& in_counts, const std::vector<void*>& outs,
-                  const Counts& out_counts, DType dtype) override;
-  void gatherv(const void* in, std::size_t count, void* out, const Counts& counts, const Counts& displs, DType dtype,
-               int root) override;
-  void scatterv(const void* in, const Counts& counts, const Counts& displs, void* out, std::size_t count, DType dtype,
-                int root) override;
 
  private:
+  // The operations' table (shm_backend.cpp): every kind on this backend's own code, below,
+  // each in the file of its idea.
+  static const OperationTable& operations();
+  template <typename B, CollectiveKind kind>
+  friend void chorus::rt::own(Backend& backend, const Call& c, ReduceOp op);
+  void barrier();
+  void broadcast(void* buf, std::size_t count, DType dtype, int root);
+  void all_reduce(const void* in, void* out, std::size_t count, DType dtype, ReduceOp op);
+  void reduce(const void* in, void* out, std::size_t count, DType dtype, ReduceOp op, int root);
+  void reduce_scatter(const void* in, void* out, std::size_t count, DType dtype, ReduceOp op);
+  void all_gather(const void* in, void* out, std::size_t count, DType dtype);
+  void all_gatherv(const void* in, std::size_t count, void* out, const Counts& counts, const Counts& displs,
+                   DType dtype);
+  void all_to_allv(const void* in, const Counts& sc, const Counts& sd, void* out, const Counts& rc, const Counts& rd,
+                   DType dtype);
+  void all_to_all(const std::vector<const void*>& ins, const Counts& in_counts, const std::vector<void*>& outs,
+                  const Counts& out_counts, DType dtype);
+  void gatherv(const void* in, std::size_t count, void* out, const Counts& counts, const Counts& displs, DType dtype,
+               int root);
+  void scatterv(const void* in, const Counts& counts, const Counts& displs, void* out, std::size_t count, DType dtype,
+                int root);
+  // gather, scatter and all_to_all_single: their v-forms with every count alike.
+  void gather(const void* in, void* out, std::size_t count, DType dtype, int root);
+  void scatter(const void* in, void* out, std::size_t count, DType dtype, int root);
+  void all_to_all_single(const void* in, void* out, std::size_t count, DType dtype);
   // shm_backend.cpp
   void single_copy_broadcast(char* data, std::size_t bytes, int root, const OpSignature& sig);
   // reductions.cpp
