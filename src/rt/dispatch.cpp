@@ -6,17 +6,13 @@
 
 namespace chorus::rt::detail {
 
-void run_native(Backend& b, const Call& c, ReduceOp wire) {
-  if (b.size() == 1 && traits(c.op).uniform_count) {
-    // A world of one: the one block is the whole buffer (a broadcast has nothing to do).
-    if (traits(c.op).input != Place::kNone && c.in != c.out) std::memmove(c.out, c.in, c.bytes());
-    return;
-  }
-  b.run(c, wire);
+void run_alone(const Call& c) {
+  // A broadcast has nothing to do.
+  if (traits(c.op).input != Place::kNone && c.in != c.out) std::memmove(c.out, c.in, c.bytes());
 }
 
 void run_algorithm(Backend& b, const Call& c, std::size_t algorithm, ReduceOp wire) {
-  if (b.size() == 1) return run_native(b, c, wire);
+  if (b.size() == 1) return run_alone(c);
   if (wire == c.reduce_op) return b.run_algorithm(algorithm - 1, c);
   Call as_sent = c;
   as_sent.reduce_op = wire;
