@@ -108,8 +108,8 @@ AgreementShape agreement_shape(Backend& backend) {
   return {backend.size(), backend.rank(), agreement_row_bytes(backend), backend.agreement_row()};
 }
 
-char* agreement_row(const AgreementShape& shape, std::size_t used) {
-  return shape.row != nullptr ? shape.row : own_rows.row_for(shape.row_bytes, shape.ranks, used);
+char* own_agreement_row(const AgreementShape& shape, std::size_t used) {
+  return own_rows.row_for(shape.row_bytes, shape.ranks, used);
 }
 
 void throw_traffic_disagreement(const Backend& b, const CallSignature& mine) {

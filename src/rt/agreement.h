@@ -42,7 +42,10 @@ AgreementShape agreement_shape(Backend& backend);
 // This rank's row for a call whose first `used` bytes (digest included) are in use: the
 // backend's own, else one kept per thread (whose bytes past `used` are zero). The digest is
 // agree()'s to write; a carrier writes its data after it first.
-char* agreement_row(const AgreementShape& shape, std::size_t used);
+char* own_agreement_row(const AgreementShape& shape, std::size_t used);  // the thread's
+inline char* agreement_row(const AgreementShape& shape, std::size_t used) {
+  return shape.row != nullptr ? shape.row : own_agreement_row(shape, used);
+}
 
 // The flag a row's digest carries (in OpSignature::vector_form) when its rank carries its data
 // of a vector form in the row: such a call rides only when every row says so.

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <limits>
 
 #include "rt/dtype.h"
 
@@ -10,40 +9,7 @@ namespace chorus::rt {
 
 namespace {
 
-constexpr std::size_t kNotInline = std::numeric_limits<std::size_t>::max();
-
-// The bytes per rank of the call's data when it rides inside the exchange, else kNotInline.
-// A function of what the ranks agree on (operation, count, dtype, world size), so ranks that
-// agree on the call agree on this too; ranks that do not fail on the digests first.
-std::size_t inline_bytes(const CallSignature& c, int n, std::size_t capacity) {
-  if (!c.may_inline || c.vector_form) return kNotInline;
-  const std::size_t block = c.count * dtype_bytes(c.dtype);
-  switch (c.op) {
-    case CollectiveKind::kBarrier:
-      return 0;
-    case CollectiveKind::kBroadcast:
-    case CollectiveKind::kAllReduce:
-    case CollectiveKind::kReduce:
-    case CollectiveKind::kAllGather:
-    case CollectiveKind::kGather:
-      return block <= capacity ? block : kNotInline;
-    case CollectiveKind::kReduceScatter:
-    case CollectiveKind::kScatter:
-    case CollectiveKind::kAllToAllSingle:  // n blocks
-      return block * static_cast<std::size_t>(n) <= capacity ? block * static_cast<std::size_t>(n) : kNotInline;
-    default:
-      return kNotInline;
-  }
-}
-
-// The vector forms ride too (inline_call.h): an all-gatherv's row holds the rank's block; an
-// all-to-all's (list or v) the offsets of its blocks for each peer, then the blocks.
-
-// Up to this many bytes of payload: beyond, the two copies through the row cost more than the
-// library's own exchange saves (gloo, 2 ranks: BENCHMARKS-history.md, "gloo's vector forms ride").
-constexpr std::size_t kVectorRideBytes = 64 << 10;
-
-bool exchange_form(CollectiveKind op) { return op == CollectiveKind::kAllToAll || op == CollectiveKind::kAllToAllv; }
+using namespace inline_call;
 
 // Where this rank's block for rank j starts (exchange forms), and where rank j's block for it goes.
 const char* block_in(const CallSignature& c, int j) {
@@ -55,18 +21,6 @@ char* block_out(const CallSignature& c, int j) {
   const auto k = static_cast<std::size_t>(j);
   if (c.op == CollectiveKind::kAllToAll) return static_cast<char*>(c.lists->outs[k]);
   return static_cast<char*>(c.out) + c.lists->recv_displs[k] * dtype_bytes(c.dtype);
-}
-
-// The bytes of this rank's payload for a vector form, or kNotInline (a form that never rides).
-std::size_t vector_payload_bytes(const CallSignature& c, int n, int me) {
-  if (!c.may_inline || !c.vector_form) return kNotInline;
-  const std::size_t eb = dtype_bytes(c.dtype);
-  if (c.op == CollectiveKind::kAllGatherv) return c.count * eb;
-  if (!exchange_form(c.op)) return kNotInline;
-  std::size_t bytes = static_cast<std::size_t>(n) * sizeof(std::uint64_t);
-  for (int j = 0; j < n; ++j)
-    if (j != me) bytes += c.sends[static_cast<std::size_t>(j)] * eb;
-  return bytes;
 }
 
 void pack_vector(const CallSignature& c, int n, int me, char* payload) {
@@ -159,23 +113,6 @@ void finish_vector(const Backend& b, const CallSignature& c, const char* const* 
 }
 
 }  // namespace
-
-InlineCall plan_inline(const AgreementShape& shape, const CallSignature& mine) {
-  const int n = shape.ranks, me = shape.rank;
-  const std::size_t capacity = shape.row_bytes - kDigestBytes;
-  InlineCall ride{.call = &mine};
-  if (mine.vector_form) {
-    ride.payload = vector_payload_bytes(mine, n, me);
-    ride.rides = ride.contributes = ride.payload <= std::min(capacity, kVectorRideBytes);
-    return ride;
-  }
-  ride.payload = inline_bytes(mine, n, capacity);
-  ride.rides = ride.payload != kNotInline;
-  // What this rank contributes to the rows: its input (a broadcast's or scatter's root only).
-  const bool rooted = mine.op == CollectiveKind::kBroadcast || mine.op == CollectiveKind::kScatter;
-  ride.contributes = ride.rides && ride.payload > 0 && (!rooted || me == mine.root);
-  return ride;
-}
 
 bool run_inline(Backend& backend, const AgreementShape& shape, const InlineCall& ride) {
   const CallSignature& mine = *ride.call;
