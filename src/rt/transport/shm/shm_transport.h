@@ -1,5 +1,5 @@
 #pragma once
-// The shared-memory transport under backend shm (backends/shm.cpp): one segment per world,
+// The shared-memory transport under backend shm (backends/shm/): one segment per world,
 // anonymous memory whose descriptor rank 0 passes to the others (segment.h, fd_passing.h), laid
 // out as docs/runtime-backends.md draws it. Its concepts, one file each:
 //   shm_transport.cpp  set-up (the segment, its layout, the cross-memory-attach probe), waiting
