@@ -69,7 +69,7 @@ int job_main(int rounds, long iterations) {
   for (const std::string backend : {"gloo", "shm"})
     for (const std::size_t bytes : {std::size_t{8}, std::size_t{4096}, std::size_t{65536}}) {
       std::vector<float> x(bytes / sizeof(float), 1.0f);
-      const long n = backend == "gloo" ? iterations / 20 : iterations;
+      const long n = backend == "gloo" ? iterations / 4 : iterations;
       us_per_call(on_rt, backend, x, n / 10);  // warm-up
       us_per_call(off_rt, backend, x, n / 10);
       std::vector<double> on, off_times;
