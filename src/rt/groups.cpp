@@ -39,7 +39,7 @@ void Runtime::split(const std::string& name, std::string_view backend, int color
     throw InputError(where, "backend 'mpi' needs ranks started by mpirun (mpirun -n N prog)");
   // Every rank publishes (color, key, backend); every rank reads all of them, so all agree on
   // the members of every group and on the backend.
-  const auto timeout = std::chrono::milliseconds(operation_timeout_ms());
+  const auto timeout = std::chrono::milliseconds(timeout_ms_);
   const std::string base = group_key_base("group", name);
   world_.store->set_string(fmt::format("{}/rank/{}", base, world_.rank), fmt::format("{} {} {}", color, key, kind));
   std::vector<std::pair<int, int>> mine;  // (key, world rank) of my color

@@ -66,7 +66,7 @@ Runtime::Runtime(const std::vector<std::string>& names, const InitOptions& optio
     if (std::find(wanted.begin(), wanted.end(), a) != wanted.end()) order_.push_back(a);
 
   const Settings settings = resolve_settings(options);
-  set_operation_timeout_ms(settings.timeout_ms);
+  timeout_ms_ = settings.timeout_ms;
   check_ = settings.check;
   agree_ = settings.agree;
   if (!settings.tuning_table.empty()) tuning_ = TuningTable::load(settings.tuning_table);
@@ -126,6 +126,7 @@ std::unique_ptr<CommunicatorState> Runtime::make_communicator(const std::string&
   for (int l = 0; l < c->lane_count; ++l) {
     c->lanes[l].activity = std::make_shared<BackendActivity>();
     c->lanes[l].activity->backend = label;
+    c->lanes[l].activity->timeout_ms = timeout_ms_;
     c->lanes[l].queue = std::make_unique<ProgressQueue>(label + kLaneNames[l]);
     c->lanes[l].ring = recorder_->make_ring();
   }
@@ -143,7 +144,7 @@ BackendContext Runtime::world_context(const std::string& key_prefix, std::vector
   ctx.key_prefix = key_prefix;
   ctx.single_host = world_.single_host;
   ctx.gloo_host = world_.gloo_host;
-  ctx.timeout = std::chrono::milliseconds(operation_timeout_ms());
+  ctx.timeout = std::chrono::milliseconds(timeout_ms_);
   ctx.aborted = aborted_;
   ctx.before_abort = [recorder = std::weak_ptr<FlightRecorder>(recorder_)](const std::string& why) {
     if (const auto r = recorder.lock()) r->dump_failure("timeout", why);
@@ -203,7 +204,7 @@ void Runtime::finalize() {
   // Every operation ends by its own deadline (docs/failures.md); allow that plus
   // Work::wait()'s grace before declaring a lane stuck.
   const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::milliseconds(operation_timeout_ms() + Work::kLastResortGraceMs);
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms_ + Work::kLastResortGraceMs);
   for (auto& [name, c] : communicators_) {
     // On a healthy backend, operations still queued or running (asynchronous ones the program
     // did not wait for, synchronous ones inline on other threads) run to their end first; a
@@ -270,8 +271,8 @@ void Runtime::quiesce(std::chrono::steady_clock::time_point deadline) const {
     const auto left = [&] {
       return std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     };
-    const auto report_every = std::clamp(std::chrono::milliseconds(operation_timeout_ms() / 20),
-                                         std::chrono::milliseconds(1000), std::chrono::milliseconds(10000));
+    const auto report_every = std::clamp(std::chrono::milliseconds(timeout_ms_ / 20), std::chrono::milliseconds(1000),
+                                         std::chrono::milliseconds(10000));
     world_.store->barrier_naming(
         key, world_.size, world_.rank, std::max(left(), std::chrono::milliseconds(1)), report_every,
         [&, said = false](const std::vector<int>& missing, std::chrono::milliseconds waited) mutable {

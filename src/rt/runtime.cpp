@@ -52,6 +52,7 @@ void finalize() {
   g_rt = nullptr;
 }
 
+std::int64_t operation_timeout_ms() { return rt("operation_timeout_ms").timeout_ms(); }
 void abort(std::string_view why) { rt("abort").abort(why); }
 std::string dump_flight_record() { return rt("dump_flight_record").dump_flight_record("request"); }
 void synchronize(const std::vector<std::string>& backends) { rt("synchronize").synchronize(backends); }

@@ -85,6 +85,9 @@ bool is_initialized();
 // returns its path ("" if it could not be written: said on stderr). The runtime also writes it
 // on its first communication failure and on SIGUSR1; `chorus doctor DIR` reads all ranks'.
 std::string dump_flight_record();
+// The default runtime's operation timeout in milliseconds (InitOptions::timeout_s or
+// CHORUS_RT_TIMEOUT_S; default 300 s). Each Runtime has its own (Runtime::timeout_ms).
+std::int64_t operation_timeout_ms();
 // Ends this rank's part in the job: every backend and group becomes unusable (calls after it,
 // and queued ones, fail at once with a CommError naming `why`), operations in flight on shm end
 // within milliseconds, the flight record is written (reason abort) and the failure is published

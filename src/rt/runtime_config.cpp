@@ -17,19 +17,6 @@
 
 namespace chorus::rt {
 
-namespace {
-std::atomic<std::int64_t> g_timeout_ms{300000};
-}  // namespace
-
-std::int64_t operation_timeout_ms() { return g_timeout_ms.load(std::memory_order_relaxed); }
-
-void set_operation_timeout_ms(std::int64_t timeout_ms) {
-  if (timeout_ms < 1 || timeout_ms > kMaxTimeoutMs)
-    throw InputError("set_operation_timeout_ms",
-                     fmt::format("timeout {} ms is out of range (1 to {} ms)", timeout_ms, kMaxTimeoutMs));
-  g_timeout_ms.store(timeout_ms, std::memory_order_relaxed);
-}
-
 std::int64_t timeout_ms_from_seconds(double seconds, const std::string& setting) {
   // Every comparison below is false for NaN, so test it first; the cast to an integer is only
   // reached for finite values within range (it is undefined behaviour otherwise).

@@ -1,6 +1,6 @@
 #pragma once
 // The runtime's settings: InitOptions, else the environment (the one place the runtime reads
-// CHORUS_RT_*), and the process-wide operation timeout read by the backends and work handles.
+// CHORUS_RT_*). Each Runtime keeps its own (its operation timeout among them: Runtime::timeout_ms).
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -25,11 +25,6 @@ struct Settings {
 };
 // Throws InputError naming the option or variable for a bad value.
 Settings resolve_settings(const InitOptions& options);
-
-// Operation timeout in milliseconds (InitOptions::timeout_s or CHORUS_RT_TIMEOUT_S; default 300 s).
-std::int64_t operation_timeout_ms();
-// Throws InputError unless 1 <= timeout_ms <= kMaxTimeoutMs.
-void set_operation_timeout_ms(std::int64_t timeout_ms);
 
 // The largest timeout accepted: 10^7 s (~116 days). Deadlines are computed in nanoseconds on
 // std::chrono::steady_clock (64-bit), which this keeps far from overflow.

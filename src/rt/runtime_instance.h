@@ -131,6 +131,8 @@ class Runtime {
   // build their instances in the same order name the same groups, whatever other runtimes of
   // the process (thread ranks) do.
   int next_instance(std::string_view layer);
+  // Its operation timeout (InitOptions::timeout_s, CHORUS_RT_TIMEOUT_S; default 300 s).
+  std::int64_t timeout_ms() const { return timeout_ms_; }
   // Writes this rank's flight record now (reason "request", or "python"); returns its path ("" if
   // it could not be written: said on stderr).
   std::string dump_flight_record(std::string_view reason);
@@ -182,8 +184,9 @@ class Runtime {
       count.store(n + 1, std::memory_order_release);
     }
   } fast_;
-  std::mutex mutex_;    // guards `communicators_` against a group created while another thread looks up
-  int generation_ = 0;  // this runtime's number among its rank's runtimes on this run (store keys)
+  std::mutex mutex_;                  // guards `communicators_` against a group created while another thread looks up
+  int generation_ = 0;                // this runtime's number among its rank's runtimes on this run (store keys)
+  std::int64_t timeout_ms_ = 300000;  // timeout_ms()
   bool check_ = false;
   bool agree_ = true;  // InitOptions::agree
   std::optional<TuningTable> tuning_;

@@ -91,12 +91,12 @@ void Work::wait() const {
   // Last resort, for a backend that breaks that contract (a bug, or a library call that ignores
   // its timeout): if the lane's current operation runs far beyond the timeout, there is no safe
   // way to return, so the process ends with a message (as Open MPI's own watchdog would).
-  const std::int64_t timeout_ms = operation_timeout_ms();
-  const std::int64_t last_resort_ns = (2 * timeout_ms + kLastResortGraceMs) * 1000000;
   std::unique_lock lock(state_->mutex_);
   while (!state_->done_) {
     state_->done_cv_.wait_for(lock, std::chrono::milliseconds(50));
     if (state_->done_ || !state_->activity_) continue;
+    const std::int64_t timeout_ms = state_->activity_->timeout_ms;
+    const std::int64_t last_resort_ns = (2 * timeout_ms + kLastResortGraceMs) * 1000000;
     const std::int64_t since = state_->activity_->running_since_ns.load();
     if (since != 0 && steady_now_ns() - since > last_resort_ns) {
       std::fprintf(stderr,

@@ -20,6 +20,7 @@ namespace chorus::rt {
 struct BackendActivity {
   std::string backend;
   std::atomic<std::int64_t> running_since_ns{0};
+  std::int64_t timeout_ms = 300000;  // its runtime's operation timeout (Work::wait's last resort)
 };
 
 std::int64_t steady_now_ns();
