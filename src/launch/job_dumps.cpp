@@ -71,13 +71,6 @@ JobDiagnostics::JobDiagnostics(const LaunchOptions& options, const std::string& 
   const char* user_dir = std::getenv("CHORUS_RT_DUMP");
   dump_dir_ = user_dir != nullptr && *user_dir != '\0' ? std::string(user_dir) : default_dump_dir(run_id);
   dump_dir_ours_ = user_dir == nullptr || *user_dir == '\0';
-  std::error_code ec;
-  fs::create_directories(dump_dir_, ec);
-  if (ec) {
-    std::fprintf(stderr, "chorus launch: cannot make the directory for flight records %s: %s\n", dump_dir_.c_str(),
-                 ec.message().c_str());
-    dump_dir_.clear();
-  }
   const auto ranks = static_cast<std::size_t>(options.ranks);
   statuses_.resize(ranks);
   asked_.assign(ranks, false);
@@ -88,7 +81,7 @@ JobDiagnostics::JobDiagnostics(const LaunchOptions& options, const std::string& 
 JobDiagnostics::~JobDiagnostics() {
   std::error_code ec;
   if (!beacon_dir_.empty()) fs::remove_all(beacon_dir_, ec);
-  if (dump_dir_ours_ && !dump_dir_.empty() && fs::is_empty(dump_dir_, ec)) {
+  if (dump_dir_ours_ && fs::is_directory(dump_dir_, ec) && fs::is_empty(dump_dir_, ec)) {
     fs::remove(dump_dir_, ec);
     const fs::path parent = fs::path(dump_dir_).parent_path();
     if (fs::is_empty(parent, ec)) fs::remove(parent, ec);
@@ -118,6 +111,15 @@ bool JobDiagnostics::request(const std::string& reason, int failed_rank) {
   if (requested_ || !watch_ || dump_dir_.empty()) return false;
   watch_->refresh();
   if (!watch_->any_beacon()) return false;  // no rank runs chorus's runtime: nothing to ask
+  // Made only now, so that a job that ends well leaves nothing behind (a rank that dumps on
+  // its own makes it too).
+  std::error_code ec;
+  fs::create_directories(dump_dir_, ec);
+  if (ec) {
+    std::fprintf(stderr, "chorus launch: cannot make the directory for flight records %s: %s\n", dump_dir_.c_str(),
+                 ec.message().c_str());
+    return false;
+  }
   reason_ = reason;
   failed_rank_ = failed_rank;
   requested_ = true;
@@ -184,8 +186,8 @@ void JobDiagnostics::report() {
   } catch (const InputError& e) {
     text = fmt::format("no diagnosis: {}\n", e.what());
   }
-  std::fprintf(stderr, "chorus launch: flight records of the job in %s (chorus doctor %s)\n%s", dump_dir_.c_str(),
-               dump_dir_.c_str(), text.c_str());
+  std::fprintf(stderr, "chorus launch: the ranks' flight records are in %s; chorus doctor says:\n%s", dump_dir_.c_str(),
+               text.c_str());
 }
 
 }  // namespace chorus::launch

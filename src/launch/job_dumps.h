@@ -25,7 +25,9 @@ class JobDiagnostics {
   using Clock = std::chrono::steady_clock;
   static constexpr std::chrono::seconds kDumpWait{3};
 
-  // Makes the beacon directory and the dump directory (a failure is said, and turns this off).
+  // Makes the beacon directory (a failure is said, and turns this off) and chooses the dump
+  // directory, made when the launcher first asks for flight records (a rank that dumps on its
+  // own, as on an operation timeout, makes it itself).
   JobDiagnostics(const LaunchOptions& options, const std::string& run_id);
   ~JobDiagnostics();  // removes the beacons and an empty dump directory
   JobDiagnostics(const JobDiagnostics&) = delete;
