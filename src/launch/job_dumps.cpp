@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
@@ -50,9 +51,12 @@ std::string default_dump_dir(const std::string& run_id) {
   ::gmtime_r(&now, &utc);
   char stamp[32];
   std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &utc);
+  // A process that runs several jobs (the real studies) numbers the second and later ones.
+  static std::atomic<int> jobs{0};
+  const int n = jobs.fetch_add(1);
   std::error_code ec;
   const fs::path cwd = fs::current_path(ec);
-  return (cwd / "chorus-dumps" / (std::string(stamp) + "-" + run_id)).string();
+  return (cwd / "chorus-dumps" / (std::string(stamp) + "-" + run_id + (n > 0 ? fmt::format("-{}", n) : ""))).string();
 }
 
 // `/proc/PID/stat`'s state letter, '?' when it cannot be read.
