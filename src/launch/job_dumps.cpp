@@ -73,8 +73,9 @@ JobDiagnostics::JobDiagnostics(const LaunchOptions& options, const std::string& 
     : run_id_(run_id), stall_timeout_s_(options.stall_timeout_s) {
   beacon_dir_ = make_beacon_dir();
   const char* user_dir = std::getenv("CHORUS_RT_DUMP");
-  dump_dir_ = user_dir != nullptr && *user_dir != '\0' ? std::string(user_dir) : default_dump_dir(run_id);
-  dump_dir_ours_ = user_dir == nullptr || *user_dir == '\0';
+  // Set but empty: no flight records (the stall watch still stops a stalled job).
+  dump_dir_ = user_dir == nullptr ? default_dump_dir(run_id) : std::string(user_dir);
+  dump_dir_ours_ = user_dir == nullptr;
   const auto ranks = static_cast<std::size_t>(options.ranks);
   statuses_.resize(ranks);
   asked_.assign(ranks, false);

@@ -2,7 +2,7 @@
 // What the launcher does for a job that hangs or fails (docs/runtime.md, "When a job hangs or
 // crawls"): every rank gets a beacon in a private temporary directory (CHORUS_RT_BEACON) and a
 // directory for its flight record (CHORUS_RT_DUMP, unless the user set it: by default
-// chorus-dumps/<UTC time>-<run id> under the current directory). When the job stalls
+// chorus-dumps/<UTC time>-<run id> under the current directory; set but empty, none). When the job stalls
 // (--stall-timeout) or a rank fails, every living rank that has a beacon gets SIGUSR1 and up to
 // kDumpWait to write `rank-R.json`; then the launcher writes `launcher.json` (each rank's
 // process state, whether it dumped, its beacon), and once the job has ended runs the doctor on

@@ -33,10 +33,12 @@ def check(name, ok, detail=""):
         failures.append(f"{name}: {detail}")
 
 
-def run(mode, *flags):
+def run(mode, *flags, dump_env=None):
     cwd = tempfile.mkdtemp(prefix="chorus-stall-test-")
     workdirs.append(cwd)
     env = {k: v for k, v in os.environ.items() if k != "CHORUS_RT_DUMP"}
+    if dump_env is not None:
+        env["CHORUS_RT_DUMP"] = dump_env
     start = time.monotonic()
     p = subprocess.run([CHORUS, "launch", "-n", "2", "--kill-grace-s", "1", *flags, "--", RANK, mode], cwd=cwd,
                        env=env, capture_output=True, text=True, timeout=90 * SLACK)
@@ -122,6 +124,21 @@ check("compute: no stall said", "stalled" not in p.stderr, p.stderr)
 check("compute: no dump directory left behind", not os.path.exists(os.path.join(cwd, "chorus-dumps")),
       f"{os.listdir(cwd)}")
 beacons_removed("compute", beacons)
+
+# ---- CHORUS_RT_DUMP set but empty: a stall still stops the job, no flight records -----------
+p, elapsed, cwd, dirs, rec, beacons = run("stall", "--stall-timeout", "2", dump_env="")
+check("no records: status 124", p.returncode == 124, f"{p.returncode}: {p.stderr}")
+check("no records: nothing written", not os.path.exists(os.path.join(cwd, "chorus-dumps")) and
+      "flight records are in" not in p.stderr, p.stderr)
+
+# ---- a directory the user names -------------------------------------------------------------
+user_dir = os.path.join(tempfile.mkdtemp(prefix="chorus-stall-user-"), "mine")
+workdirs.append(os.path.dirname(user_dir))
+p, elapsed, cwd, dirs, rec, beacons = run("stall", "--stall-timeout", "2", dump_env=user_dir)
+check("user directory: the records and launcher.json are there",
+      sorted(os.listdir(user_dir)) == ["launcher.json", "rank-0.json", "rank-1.json"] if os.path.isdir(user_dir)
+      else False, f"{p.stderr}")
+check("user directory: no ./chorus-dumps", not os.path.exists(os.path.join(cwd, "chorus-dumps")), f"{os.listdir(cwd)}")
 
 # ---- bad flag value -------------------------------------------------------------------------
 r = subprocess.run([CHORUS, "launch", "-n", "2", "--stall-timeout", "-1", "--", RANK, "compute"], capture_output=True,
