@@ -72,7 +72,8 @@ RankCall call_of(const FlightDump& d, const FlightCommunicator& c, const FlightE
   x.seq = e.seq;
   x.root = e.root;
   x.peer = e.peer >= 0 && static_cast<std::size_t>(e.peer) < c.ranks.size() ? c.ranks[e.peer] : e.peer;
-  if (e.state == "started") x.waited_s = seconds(d.dumped_ns - e.started_ns);
+  // In flight: waiting until the dump; failed: the dump follows the failure (a timeout's).
+  if (e.state != "completed") x.waited_s = seconds(d.dumped_ns - e.started_ns);
   return x;
 }
 

@@ -31,7 +31,7 @@ struct RankCall {
   std::int64_t count = 0, bytes = 0;
   std::optional<std::int64_t> seq;
   int root = -1, peer = -1;  // peer: a world rank
-  double waited_s = 0;       // dump time minus its start, while state is started
+  double waited_s = 0;       // dump time minus its start, unless state is completed
 };
 
 // Where a rank that never issued the collective is instead.

@@ -35,7 +35,9 @@ std::string waiting_lines(const Finding& f, const char* label) {
     std::string s;
     for (const auto& w : f.waiting)
       s += fmt::format("  {} rank {}{}\n", label, w.rank,
-                       w.state == "started" ? fmt::format(" for {:.1f} s", w.waited_s) : fmt::format(" ({})", w.state));
+                       w.state == "started"  ? fmt::format(" for {:.1f} s", w.waited_s)
+                       : w.state == "failed" ? fmt::format(" for {:.1f} s, then failed", w.waited_s)
+                                             : fmt::format(" ({})", w.state));
     return s;
   }
   std::vector<int> ranks;

@@ -59,6 +59,26 @@ class Doctor(unittest.TestCase):
         self.assertAlmostEqual(f["waiting"][0]["waited_s"], 11.91, places=6)
         self.assertEqual([(a["rank"], a["where"], a["issued"]) for a in f["absent"]], [(1, "in_finalize", 9)])
 
+    def test_rank_whose_wait_timed_out(self):
+        # Rank 0's seq 9 started at 100.09 s and failed on its 5 s timeout; it dumped at 105.1 s.
+        # Rank 1, in finalize since 100.1 s, dumped at 105.3 s when the launcher asked.
+        detail = "all_reduce on shm: timed out after 5 s"
+        write(self.dir, [
+            dump(0, 2, [comm("shm", [0, 1], 0, loop(9) + [entry(9, 100.09, state="failed")])], dumped=105.1,
+                 reason="timeout", detail=detail),
+            dump(1, 2, [comm("shm", [0, 1], 1, loop(9))], place="in_finalize", since=100.1, dumped=105.3),
+        ], launcher([launcher_rank(0, state="killed", signal=6), launcher_rank(1)], reason="rank_failure",
+                    failed_rank=0))
+        text, j = self.both()
+        self.assertIn("launcher: stopped the job after rank 0 failed", text)
+        self.assertIn("parted on communicator 'shm' (backend shm) at collective seq 9", text)
+        self.assertIn("waiting in it:   rank 0 for 5.0 s, then failed", text)
+        self.assertIn("never issued it: rank 1: in finalize for 5.2 s, after 9 collectives on 'shm'", text)
+        self.assertIn("error of rank 0: " + detail, text)
+        f = j["findings"][0]
+        self.assertEqual((f["waiting"][0]["state"], f["seq"]), ("failed", 9))
+        self.assertAlmostEqual(f["waiting"][0]["waited_s"], 5.01, places=6)
+
     def test_rank_outside_chorus(self):
         write(self.dir, [
             dump(0, 2, [comm("gloo", [0, 1], 0, loop(4, algorithm="gloo") + [entry(4, 100.5, state="started",
