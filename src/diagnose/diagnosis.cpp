@@ -158,7 +158,8 @@ AbsentRank whereabouts(const DumpSet& set, const CommView& view, int r) {
   if (d->place == "in_finalize" || d->place == "finalized") {
     a.where = Whereabouts::kInFinalize;
     a.for_s = seconds(d->dumped_ns - d->place_since_ns);
-    a.description = fmt::format("in finalize for {:.1f} s, {}", a.for_s, after);
+    a.description = fmt::format("{} for {:.1f} s, {}",
+                                d->place == "finalized" ? "finalized (out of chorus)" : "in finalize", a.for_s, after);
     return a;
   }
   if (d->place == "starting") {

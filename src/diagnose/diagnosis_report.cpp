@@ -152,10 +152,13 @@ std::string to_text(const Diagnosis& d) {
       each += fmt::format("{}{} on '{}'", each.empty() ? "" : ", ", c.collectives, c.communicator);
     return s + "no problem found: all ranks completed the same collectives" + (each.empty() ? "" : ": " + each) + "\n";
   }
-  for (std::size_t i = 0; i < d.findings.size(); ++i) {
+  // One screen: the first findings (the most telling), the count of the others.
+  constexpr std::size_t kShown = 6;
+  for (std::size_t i = 0; i < d.findings.size() && i < kShown; ++i) {
     if (d.findings.size() > 1) s += fmt::format("[{}/{}] ", i + 1, d.findings.size());
     s += finding_text(d.findings[i]);
   }
+  if (d.findings.size() > kShown) s += fmt::format("... and {} more (--json lists them)\n", d.findings.size() - kShown);
   return s;
 }
 

@@ -175,6 +175,34 @@ class Doctor(unittest.TestCase):
         self.assertEqual([(f["communicator"], f["seq"]) for f in j["findings"]], [("shm", 9), ("gloo", 2)])
         self.assertEqual(j["findings"][0]["absent"][0]["communicator"], "gloo")
 
+    def test_all_ranks_in_the_same_collective(self):
+        # Both ranks issued seq 5 (at 100.5 s and 101 s) and neither completed it by 112 s.
+        write(self.dir, [
+            dump(r, 2, [comm("gloo", [0, 1], r, loop(5, algorithm="gloo") +
+                             [entry(5, 100.5 + r * 0.5, state="started", algorithm="gloo")])]) for r in (0, 1)])
+        text, j = self.both()
+        self.assertIn("all waiting on communicator 'gloo' (backend gloo) in collective seq 5: all_reduce f32 x1009 "
+                      "(algorithm gloo): every rank issued it, none has completed it", text)
+        self.assertIn("waiting in it: rank 0 for 11.5 s", text)
+        self.assertIn("waiting in it: rank 1 for 11.0 s", text)
+        f = j["findings"][0]
+        self.assertEqual((j["verdict"], f["seq"], f["absent"]), ("all_waiting", 5, []))
+
+    def test_rank_waiting_for_a_peer(self):
+        # Rank 0 has waited in a recv from rank 1 since 103 s; rank 1 has no call in flight.
+        write(self.dir, [
+            dump(0, 2, [comm("gloo", [0, 1], 0, loop(2, algorithm="gloo") +
+                             [entry(None, 103.0, op="recv", peer=1, state="started", algorithm="gloo")])]),
+            dump(1, 2, [comm("gloo", [0, 1], 1, loop(2, algorithm="gloo") +
+                             [entry(None, 102.0, op="send", peer=0, algorithm="gloo")])]),
+        ])
+        text, j = self.both()
+        self.assertIn("waiting for a peer on communicator 'gloo' (backend gloo): rank 0 in recv f32 x1009 from rank 1 "
+                      "(algorithm gloo) for 9.0 s", text)
+        self.assertIn("its peer: rank 1: outside chorus (no call in flight), after 2 collectives on 'gloo'", text)
+        f = j["findings"][0]
+        self.assertEqual((j["verdict"], f["seq"], f["waiting"][0]["peer"]), ("peer_wait", None, 1))
+
     def test_no_problem(self):
         write(self.dir, [dump(r, 2, [comm("shm", [0, 1], r, loop(10))]) for r in (0, 1)])
         text, j = self.both()
