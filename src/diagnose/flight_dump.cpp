@@ -155,6 +155,8 @@ FlightDump parse_flight_dump(const nlohmann::json& j, const std::string& file) {
   x.job = d.text("job");
   x.rank = d.small("rank", 0);
   x.world_size = d.small("world_size", 1);
+  if (x.world_size > kMaxWorldSize)
+    d.fail("world_size", fmt::format("{} is more than {}", x.world_size, kMaxWorldSize));
   if (x.rank >= x.world_size) d.fail("rank", fmt::format("{} is not below world_size {}", x.rank, x.world_size));
   x.pid = d.integer("pid", 0);
   x.host = d.text("host");
@@ -169,21 +171,28 @@ FlightDump parse_flight_dump(const nlohmann::json& j, const std::string& file) {
   for (std::size_t i = 0; i < comms.size(); ++i) {
     x.communicators.push_back(parse_communicator(d.child(comms[i], fmt::format("communicators[{}]", i))));
     const auto& c = x.communicators.back();
-    if (std::find(c.ranks.begin(), c.ranks.end(), x.rank) == c.ranks.end() || c.ranks[c.rank] != x.rank)
-      d.fail(fmt::format("communicators[{}].ranks", i), fmt::format("does not hold rank {} at 'rank'", x.rank));
+    const std::string at = fmt::format("communicators[{}]", i);
+    if (c.ranks[c.rank] != x.rank) d.fail(at + ".ranks", fmt::format("does not hold rank {} at 'rank'", x.rank));
+    for (int r : c.ranks)
+      if (r >= x.world_size) d.fail(at + ".ranks", fmt::format("rank {} is not below world_size {}", r, x.world_size));
+    for (std::size_t k = 0; k + 1 < x.communicators.size(); ++k)
+      if (x.communicators[k].name == c.name) d.fail(at + ".name", fmt::format("'{}' is named twice", c.name));
   }
   return x;
 }
 
-FlightDump read_flight_dump(const std::string& path) {
-  const std::string text = read_text_file(path, "the flight record");
+FlightDump parse_flight_dump_text(const std::string& text, const std::string& file) {
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw InputError(path, fmt::format("not JSON: {}", e.what()));
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(file, fmt::format("not JSON: {}", e.what()));
   }
-  return parse_flight_dump(j, path);
+  return parse_flight_dump(j, file);
+}
+
+FlightDump read_flight_dump(const std::string& path) {
+  return parse_flight_dump_text(read_text_file(path, "the flight record"), path);
 }
 
 }  // namespace chorus::diagnose

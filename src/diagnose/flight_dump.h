@@ -53,7 +53,12 @@ struct FlightDump {
 
 // Parses one dump; `file` names it in errors ("FILE: field 'communicators[0].entries[2].state' ...").
 FlightDump parse_flight_dump(const nlohmann::json& j, const std::string& file);
-// Reads and parses `path` (InputError naming it when it is no JSON).
+// Parses the text of one dump (InputError naming `file` when it is no JSON).
+FlightDump parse_flight_dump_text(const std::string& text, const std::string& file);
+// Reads and parses `path`.
 FlightDump read_flight_dump(const std::string& path);
+
+// The largest world a dump may name (what the doctor allocates per rank is bounded by it).
+inline constexpr int kMaxWorldSize = 1 << 20;
 
 }  // namespace chorus::diagnose

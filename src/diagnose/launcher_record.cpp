@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "diagnose/flight_dump.h"
 #include "core/text_file.h"
 
 namespace chorus::diagnose {
@@ -119,8 +120,14 @@ LauncherRecord parse_launcher_record(const nlohmann::json& j, const std::string&
   x.written_ns = get<std::int64_t>(j, "written_ns", file, "");
   const auto& ranks = at(j, "ranks", file, "");
   if (!ranks.is_array()) fail(file, "ranks", "expected an array");
-  for (std::size_t i = 0; i < ranks.size(); ++i)
+  if (ranks.size() > static_cast<std::size_t>(kMaxWorldSize))
+    fail(file, "ranks", fmt::format("{} ranks, more than {}", ranks.size(), kMaxWorldSize));
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
     x.ranks.push_back(parse_rank(ranks[i], file, fmt::format("ranks[{}]", i)));
+    if (x.ranks.back().rank != static_cast<int>(i))
+      fail(file, fmt::format("ranks[{}].rank", i),
+           fmt::format("{}: the ranks must be listed in order", x.ranks.back().rank));
+  }
   return x;
 }
 
@@ -128,7 +135,7 @@ LauncherRecord read_launcher_record(const std::string& path) {
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(read_text_file(path, "the launcher's record"));
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {
     throw InputError(path, fmt::format("not JSON: {}", e.what()));
   }
   return parse_launcher_record(j, path);
