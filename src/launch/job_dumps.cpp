@@ -7,7 +7,9 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <fmt/format.h>
@@ -30,11 +32,29 @@ std::int64_t monotonic_ns() {
   return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
-// A private directory for the beacons: $TMPDIR (else /tmp)/chorus-beacons-XXXXXX; "" if it
-// cannot be made (said).
+constexpr const char* kBeaconPrefix = "chorus-beacons-";
+
+// The beacon directories of launchers that died without removing theirs (SIGKILL):
+// chorus-beacons-<pid>-XXXXXX whose pid is gone. A live launcher's pid exists, so its directory
+// stays; one whose pid was reused stays too, until that process is gone.
+void remove_stale_beacon_dirs(const std::string& tmp) {
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(tmp, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind(kBeaconPrefix, 0) != 0) continue;
+    const long pid = std::strtol(name.c_str() + std::strlen(kBeaconPrefix), nullptr, 10);
+    std::error_code rm;
+    if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) fs::remove_all(e.path(), rm);
+  }
+}
+
+// A private directory for the beacons: $TMPDIR (else /tmp)/chorus-beacons-<pid>-XXXXXX; "" if
+// it cannot be made (said).
 std::string make_beacon_dir() {
-  const char* tmp = std::getenv("TMPDIR");
-  std::string templ = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/chorus-beacons-XXXXXX";
+  const char* env = std::getenv("TMPDIR");
+  const std::string tmp = env != nullptr && *env != '\0' ? env : "/tmp";
+  remove_stale_beacon_dirs(tmp);
+  std::string templ = fmt::format("{}/{}{}-XXXXXX", tmp, kBeaconPrefix, ::getpid());
   if (::mkdtemp(templ.data()) == nullptr) {
     std::fprintf(stderr, "chorus launch: cannot make a directory for the ranks' beacons (%s): no stall watch\n",
                  templ.c_str());

@@ -140,6 +140,22 @@ check("user directory: the records and launcher.json are there",
       else False, f"{p.stderr}")
 check("user directory: no ./chorus-dumps", not os.path.exists(os.path.join(cwd, "chorus-dumps")), f"{os.listdir(cwd)}")
 
+# ---- a SIGKILLed launcher's beacon directory is removed by the next launcher ------------------
+tmp = tempfile.mkdtemp(prefix="chorus-stall-tmpdir-")
+workdirs.append(tmp)
+dead = subprocess.Popen(["true"])
+dead.wait()
+stale = os.path.join(tmp, f"chorus-beacons-{dead.pid}-abcdef")
+live = os.path.join(tmp, f"chorus-beacons-{os.getpid()}-abcdef")
+for d in (stale, live):
+    os.makedirs(d)
+    open(os.path.join(d, "rank-0.beacon"), "w").close()
+r = subprocess.run([CHORUS, "launch", "-n", "1", "--", "true"], capture_output=True, text=True, timeout=60,
+                   env={**os.environ, "TMPDIR": tmp})
+check("stale beacons: the job runs", r.returncode == 0, r.stderr)
+check("stale beacons: a dead launcher's directory is removed, a live one's kept, the job's own removed",
+      sorted(os.listdir(tmp)) == [os.path.basename(live)], f"{os.listdir(tmp)}")
+
 # ---- bad flag value -------------------------------------------------------------------------
 r = subprocess.run([CHORUS, "launch", "-n", "2", "--stall-timeout", "-1", "--", RANK, "compute"], capture_output=True,
                    text=True, timeout=60)
