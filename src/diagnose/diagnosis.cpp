@@ -67,6 +67,7 @@ RankCall call_of(const FlightDump& d, const FlightCommunicator& c, const FlightE
   x.dtype = e.dtype;
   x.algorithm = e.algorithm;
   x.state = e.state;
+  x.layer = e.layer;
   x.count = e.count;
   x.bytes = e.bytes;
   x.seq = e.seq;

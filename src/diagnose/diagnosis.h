@@ -27,7 +27,7 @@ const char* to_string(Verdict v);
 // What one rank called at one seq (or in one point-to-point operation).
 struct RankCall {
   int rank = -1;
-  std::string op, dtype, algorithm, state;
+  std::string op, dtype, algorithm, state, layer;
   std::int64_t count = 0, bytes = 0;
   std::optional<std::int64_t> seq;
   int root = -1, peer = -1;  // peer: a world rank

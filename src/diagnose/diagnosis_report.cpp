@@ -26,8 +26,12 @@ std::string header(const Diagnosis& d) {
   return s;
 }
 
+// The call, its algorithm, and the layer that issued it when not the API itself (torch, fusion...).
 std::string call_line(const RankCall& c) {
-  return fmt::format("{}{}", call_text(c), c.algorithm.empty() ? "" : fmt::format(" (algorithm {})", c.algorithm));
+  std::string extra;
+  if (!c.algorithm.empty()) extra = "algorithm " + c.algorithm;
+  if (!c.layer.empty() && c.layer != "api") extra += (extra.empty() ? "" : ", ") + fmt::format("from {}", c.layer);
+  return extra.empty() ? call_text(c) : fmt::format("{} ({})", call_text(c), extra);
 }
 
 std::string waiting_lines(const Finding& f, const char* label) {
@@ -103,12 +107,10 @@ std::string finding_text(const Finding& f) {
 }
 
 nlohmann::json call_json(const RankCall& c) {
-  return {{"rank", c.rank},           {"op", c.op},
-          {"dtype", c.dtype},         {"count", c.count},
-          {"bytes", c.bytes},         {"seq", c.seq ? nlohmann::json(*c.seq) : nlohmann::json(nullptr)},
-          {"root", c.root},           {"peer", c.peer},
-          {"algorithm", c.algorithm}, {"state", c.state},
-          {"waited_s", c.waited_s}};
+  return {{"rank", c.rank},   {"op", c.op},       {"dtype", c.dtype},
+          {"count", c.count}, {"bytes", c.bytes}, {"seq", c.seq ? nlohmann::json(*c.seq) : nlohmann::json(nullptr)},
+          {"root", c.root},   {"peer", c.peer},   {"algorithm", c.algorithm},
+          {"state", c.state}, {"layer", c.layer}, {"waited_s", c.waited_s}};
 }
 
 nlohmann::json finding_json(const Finding& f) {

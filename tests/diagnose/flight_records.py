@@ -11,10 +11,10 @@ def ns(seconds):
 
 
 def entry(seq, start, op="all_reduce", count=1009, dtype="f32", state="completed", root=-1, peer=-1,
-          algorithm="shm", is_async=False):
+          algorithm="shm", is_async=False, layer="api"):
     size = {"f32": 4, "f64": 8, "i8": 1}.get(dtype, 4)
     return {"seq": seq, "op": op, "algorithm": algorithm, "dtype": dtype, "count": count,
-            "bytes": count * size, "root": root, "peer": peer, "async": is_async, "layer": "api",
+            "bytes": count * size, "root": root, "peer": peer, "async": is_async, "layer": layer,
             "state": state, "started_ns": ns(start)}
 
 

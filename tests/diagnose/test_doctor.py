@@ -82,11 +82,12 @@ class Doctor(unittest.TestCase):
     def test_rank_outside_chorus(self):
         write(self.dir, [
             dump(0, 2, [comm("gloo", [0, 1], 0, loop(4, algorithm="gloo") + [entry(4, 100.5, state="started",
-                                                                                 algorithm="gloo")])]),
+                                                                                 algorithm="gloo", layer="torch")])]),
             dump(1, 2, [comm("gloo", [0, 1], 1, loop(4, algorithm="gloo"))]),
         ])
         text, j = self.both()
-        self.assertIn("parted on communicator 'gloo' (backend gloo) at collective seq 4", text)
+        self.assertIn("parted on communicator 'gloo' (backend gloo) at collective seq 4: all_reduce f32 x1009 "
+                      "(algorithm gloo, from torch)", text)
         self.assertIn("never issued it: rank 1: outside chorus (no call in flight), after 4 collectives on 'gloo'", text)
         self.assertEqual(j["findings"][0]["absent"][0]["where"], "outside")
 
