@@ -142,6 +142,15 @@ def parse_fusion(out):
             "the same issued one by one, blocking / asynchronous, same run: " + ", ".join(base))
 
 
+def parse_recorder(out):
+    rows = [r for r in markdown_rows(out) if r[0] in ("shm", "gloo")]
+    cells = [f"{r[0]} {human_bytes(int(r[1]))} {r[2]} us ({100 * (float(r[5]) - 1):+.1f} %)" for r in rows]
+    base = [f"{r[0]} {human_bytes(int(r[1]))} {r[3]} us" for r in rows]
+    return ("blocking all-reduce, 2 ranks, recorder on (256 entries per lane: 16 KiB a lane, 48 KiB a backend "
+            "or group on shm and gloo): " + ", ".join(cells),
+            "`CHORUS_RT_RECORD=0` (recorder off), rounds alternated in the same run: " + ", ".join(base))
+
+
 def parse_torch(out):
     rows = [line.split() for line in out.splitlines() if line.startswith("all_reduce ")]
     ratios = [float(f[4]) for f in rows]
@@ -204,6 +213,8 @@ ROWS = [
      "bench/rt/run_small_msgs.sh build 3 large 2", parse_large),
     ("sweep", "a design-space sweep on every core and every rank (`chorus sweep`), median of 3 alternated rounds",
      "bench/sweep/run_scaling.sh build 3", parse_sweep),
+    ("recorder", "the flight recorder's cost (docs/flight-recorder.md) against the recorder off",
+     "bench/rt/run_recorder.sh build 7", parse_recorder),
     ("fusion", "tensor fusion (MCR-DL) against the same calls one by one",
      "build/chorus launch -n 2 -- build/bench/rt/bench_fusion --buffers 1MiB --reps 5", parse_fusion),
     ("torch-backend", "the torch.distributed backend against torch's own gloo",

@@ -99,7 +99,7 @@ if want --tsan; then
   # TSan reported races inside Open MPI's own convertor and shared-memory transport).
   # tests/rt/tsan.supp names what TSan cannot see through the uninstrumented libraries.
   configure_and_build build-tsan \
-    "chorus rt_unit_tests rt_thread_rank_tests rt_compressed_thread_rank_tests rt_fusion_thread_rank_tests rt_schedule_thread_rank_tests rt_enforcer_thread_rank_tests rt_queue_stress rt_store_protocol_tests rt_timeouts_unit_tests rt_programs rt_hello rt_schedule_unit_tests chorus_sweep_tests" \
+    "chorus rt_unit_tests rt_thread_rank_tests rt_compressed_thread_rank_tests rt_fusion_thread_rank_tests rt_schedule_thread_rank_tests rt_enforcer_thread_rank_tests rt_flight_recorder_tests rt_queue_stress rt_store_protocol_tests rt_timeouts_unit_tests rt_programs rt_hello rt_schedule_unit_tests chorus_sweep_tests" \
     -DCHORUS_TSAN=ON -DCHORUS_BUILD_BENCH=OFF "${UNITY[@]}"
   (cd build-tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/../tests/rt/tsan.supp" \
      ctest --output-on-failure -j"$JOBS" --timeout 900 -L '^(rt|sweep)$' \

@@ -23,6 +23,7 @@ using rt::ReduceOp;
 namespace {
 
 rt::Work issue(const std::string& backend, rt::Call call, bool async_op) {
+  const rt::ScopedFlightLayer layer(rt::FlightLayer::kPython);
   return runtime(to_string(call.op)).issue(backend, std::move(call), async_op);
 }
 
@@ -47,6 +48,23 @@ void bind_lifecycle(py::module_& m) {
     py::gil_scoped_release release;
     rt::finalize();
   });
+  m.def(
+      "dump",
+      [] {
+        py::gil_scoped_release release;
+        return runtime("dump").dump_flight_record("python");
+      },
+      "write this rank's flight record (its last operations per communicator, JSON) to CHORUS_RT_DUMP's directory "
+      "and return its path; chorus doctor DIR reads the records of all ranks");
+  m.def(
+      "abort",
+      [](const std::string& why) {
+        py::gil_scoped_release release;
+        runtime("abort").abort(why);
+      },
+      py::arg("why") = "",
+      "end this rank's part in the job: every backend unusable (calls fail at once naming `why`), shm operations in "
+      "flight end, the flight record is written and the peers told; exit the process next");
   m.def("is_initialized", &rt::is_initialized);
   m.def("backends", &rt::backends);
   m.def(

@@ -7,9 +7,11 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <thread>
+#include <utility>
 
 #include "core/error.h"
 #include "rt/backends/backends.h"
+#include "rt/diagnostics/dump_signal.h"
 #include "rt/errors.h"
 #include "rt/rendezvous/mpi_env.h"
 #include "rt/runtime_config.h"
@@ -79,10 +81,15 @@ Runtime::Runtime(const std::vector<std::string>& names, const InitOptions& optio
     log_ = std::make_shared<CommLog>(settings.log, world_.rank, world_.size, settings.log_setting);
   if (expanded && !world_.single_host) std::erase(order_, std::string("shm"));
   generation_ = next_generation(world_.run_id, world_.rank);
+  recorder_ = std::make_shared<FlightRecorder>(FlightRecorder::Identity{world_.run_id, world_.rank, world_.size},
+                                               settings.record_entries, settings.beacon_dir, settings.dump_dir);
   for (const auto& name : order_)
     communicators_[name] =
         make_communicator(name, name, world_context(fmt::format("{}/{}/{}", world_.run_id, generation_, name)));
   for (const auto& name : order_) fast_.add(name, communicators_[name].get());
+  recorder_->set_source([this] { return flight_views(); });
+  register_for_dump_signal(recorder_.get());
+  recorder_->place(RankPlace::kRunning);
 }
 
 // A backend instance of kind `kind` (mpi, gloo, shm) with its progress lanes.
@@ -90,6 +97,7 @@ std::unique_ptr<CommunicatorState> Runtime::make_communicator(const std::string&
                                                               const BackendContext& ctx) const {
   auto c = std::make_unique<CommunicatorState>();
   c->label = label;
+  c->recorder = recorder_;
   c->compressed_label = label + ":zfp";
   if (kind == "mpi")
     c->backend = make_mpi_backend(ctx);
@@ -119,6 +127,7 @@ std::unique_ptr<CommunicatorState> Runtime::make_communicator(const std::string&
     c->lanes[l].activity = std::make_shared<BackendActivity>();
     c->lanes[l].activity->backend = label;
     c->lanes[l].queue = std::make_unique<ProgressQueue>(label + kLaneNames[l]);
+    c->lanes[l].ring = recorder_->make_ring();
   }
   return c;
 }
@@ -135,6 +144,7 @@ BackendContext Runtime::world_context(const std::string& key_prefix, std::vector
   ctx.single_host = world_.single_host;
   ctx.gloo_host = world_.gloo_host;
   ctx.timeout = std::chrono::milliseconds(operation_timeout_ms());
+  ctx.aborted = aborted_;
   ctx.failure_of = [store = std::weak_ptr<Store>(world_.store), run_id = world_.run_id, generation = generation_,
                     world_ranks = std::move(world_ranks)](int rank) -> std::string {
     const auto s = store.lock();
@@ -159,9 +169,32 @@ void Runtime::synchronize(const std::vector<std::string>& names) {
   }
 }
 
+void Runtime::abort(std::string_view why) {
+  const std::string what = fmt::format("aborted on rank {}{}{}", world_.rank, why.empty() ? "" : ": ", why);
+  if (aborted_->exchange(true)) return;
+  {
+    std::lock_guard lock(mutex_);
+    for (auto& [name, c] : communicators_) {
+      if (!c) continue;
+      std::lock_guard broken(c->broken_mutex);
+      if (c->broken.empty()) c->broken = what;
+      c->is_broken.store(true, std::memory_order_release);
+    }
+  }
+  recorder_->dump_failure("abort", what);
+  // Why this rank is ending, for a peer that finds it gone (BackendContext::failure_of).
+  try {
+    if (world_.store && world_.size > 1)
+      world_.store->set_string(failure_key(world_.run_id, generation_, world_.rank), what);
+  } catch (const std::exception&) {
+    // the store is gone with the failure that made the program abort: nothing more to tell
+  }
+}
+
 Runtime::~Runtime() { finalize(); }
 
 void Runtime::finalize() {
+  recorder_->place(RankPlace::kInFinalize);
   bool any_broken = false, all_broken_by_disagreement = true;
   std::string first_failure;
   // Every operation ends by its own deadline (docs/failures.md); allow that plus
@@ -188,6 +221,7 @@ void Runtime::finalize() {
       // call past its deadline), and a broken backend must not be called again (for mpi: no
       // MPI_Comm_free, no MPI_Finalize, which would progress abandoned requests): leave the
       // communicator (backend, queues, threads) alive rather than destroy it under that operation.
+      std::lock_guard lock(mutex_);  // (a dump may be reading the communicators)
       (void)c.release();
     }
   }
@@ -201,6 +235,10 @@ void Runtime::finalize() {
     quiesce(deadline);
   else
     leave_without_waiting(first_failure);
+  // No dumps from here on: the communicators go.
+  unregister_for_dump_signal(recorder_.get());
+  recorder_->detach();
+  recorder_->place(RankPlace::kFinalized);
   // Destroy healthy groups and backends in reverse order of creation, then the world.
   fast_.count.store(0);
   for (auto it = groups_.rbegin(); it != groups_.rend(); ++it) communicators_[*it].reset();
@@ -214,7 +252,7 @@ void Runtime::finalize() {
 // mpirun) also waits until every rank has read the barrier's outcome before it stops serving.
 // While it waits, the backends progress what this rank still owes its peers (Backend::progress:
 // a peer may still be inside an operation that needs it). A rank that waits long says for
-// whom, every `report_every` (a twentieth of the operation timeout, between 1 and 10 s). A
+// whom, once, after `report_every` (a twentieth of the operation timeout, between 1 and 10 s). A
 // failure here (a peer gone, the deadline passed) is reported, naming the ranks that never
 // came, not thrown: finalize() goes on. The lanes are stopped and idle (finalize() checks):
 // nothing else calls the backends now.
@@ -233,11 +271,12 @@ void Runtime::quiesce(std::chrono::steady_clock::time_point deadline) const {
                                          std::chrono::milliseconds(1000), std::chrono::milliseconds(10000));
     world_.store->barrier_naming(
         key, world_.size, world_.rank, std::max(left(), std::chrono::milliseconds(1)), report_every,
-        [&](const std::vector<int>& missing, std::chrono::milliseconds waited) {
+        [&, said = false](const std::vector<int>& missing, std::chrono::milliseconds waited) mutable {
+          if (std::exchange(said, true)) return;  // one line when the wait starts to matter, one at its end
           std::fprintf(stderr,
-                       "chorus rt: finalize on rank %d: waited %.0f s for rank(s) %s to reach finalize (gives up in "
-                       "%.0f s)\n",
-                       world_.rank, static_cast<double>(waited.count()) / 1000.0, rank_list(missing).c_str(),
+                       "chorus rt: finalize on rank %d: waiting for rank(s) %s to reach finalize (%.0f s so far; "
+                       "gives up in %.0f s; `kill -USR1` a rank for its flight record)\n",
+                       world_.rank, rank_list(missing).c_str(), static_cast<double>(waited.count()) / 1000.0,
                        static_cast<double>(left().count()) / 1000.0);
         },
         progress);

@@ -77,6 +77,18 @@ void init(const std::vector<std::string>& backends, const InitOptions& options =
 // within the timeout) is left alive, never destroyed under a running operation.
 void finalize();
 bool is_initialized();
+// Writes this rank's flight record (its last operations per communicator, where it is) to the
+// dump directory (CHORUS_RT_DUMP; default $TMPDIR/chorus-dumps/<run>) as rank-<rank>.json and
+// returns its path ("" if it could not be written: said on stderr). The runtime also writes it
+// on its first communication failure and on SIGUSR1; `chorus doctor DIR` reads all ranks'.
+std::string dump_flight_record();
+// Ends this rank's part in the job: every backend and group becomes unusable (calls after it,
+// and queued ones, fail at once with a CommError naming `why`), operations in flight on shm end
+// within milliseconds, the flight record is written (reason abort) and the failure is published
+// for the peers. Operations in flight inside Gloo or Open MPI cannot be interrupted from outside;
+// they end when the rank exits, which it should do next (finalize() then returns at once: it
+// does not wait for a broken backend). Safe from any thread.
+void abort(std::string_view why = "");
 // Waits for every operation issued so far on `backends` (all when empty).
 void synchronize(const std::vector<std::string>& backends = {});
 std::vector<std::string> backends();  // initialised backends

@@ -78,6 +78,9 @@ Settings resolve_settings(const InitOptions& options) {
       s.log = env;
       s.log_setting = "environment CHORUS_RT_LOG";
     }
+  s.record_entries = env_bytes("CHORUS_RT_RECORD", s.record_entries, 0, std::size_t{1} << 20, "entries");
+  if (const char* env = std::getenv("CHORUS_RT_DUMP"); env != nullptr) s.dump_dir = env;
+  if (const char* env = std::getenv("CHORUS_RT_BEACON"); env != nullptr) s.beacon_dir = env;
   return s;
 }
 
@@ -92,7 +95,7 @@ bool env_switch(const char* name, bool fallback) {
                    fmt::format("expected 1 or 0 (on/off, true/false, yes/no), got '{}'", v));
 }
 
-std::size_t env_bytes(const char* name, std::size_t fallback, std::size_t lo, std::size_t hi) {
+std::size_t env_bytes(const char* name, std::size_t fallback, std::size_t lo, std::size_t hi, const char* unit) {
   const char* v = std::getenv(name);
   if (v == nullptr || *v == '\0') return fallback;
   const std::string_view text(v);
@@ -101,7 +104,7 @@ std::size_t env_bytes(const char* name, std::size_t fallback, std::size_t lo, st
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), x);
   if (!digits || ec != std::errc() || end != text.data() + text.size() || x < lo || x > hi)
     throw InputError(std::string("environment ") + name,
-                     fmt::format("'{}' is not a whole number of bytes in [{}, {}]", text, lo, hi));
+                     fmt::format("'{}' is not a whole number of {} in [{}, {}]", text, unit, lo, hi));
   return static_cast<std::size_t>(x);
 }
 

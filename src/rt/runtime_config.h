@@ -17,6 +17,11 @@ struct Settings {
   std::string tuning_table;          // InitOptions::tuning_table, CHORUS_RT_TUNING ("" none)
   std::string log;                   // InitOptions::log, CHORUS_RT_LOG ("" none)
   std::string log_setting;           // where `log` came from, for its errors
+  // The flight recorder (diagnostics/flight_recorder.h): entries per lane (CHORUS_RT_RECORD,
+  // 0 off), where dumps go (CHORUS_RT_DUMP, "" for the default under the temporary directory)
+  // and where the rank's beacon is mapped (CHORUS_RT_BEACON, set by chorus launch; "" none).
+  std::size_t record_entries = 256;
+  std::string dump_dir, beacon_dir;
 };
 // Throws InputError naming the option or variable for a bad value.
 Settings resolve_settings(const InitOptions& options);
@@ -45,6 +50,8 @@ bool env_switch(const char* name, bool fallback);
 // A byte count from the environment (CHORUS_SHM_SLOT_BYTES): unset or "" is `fallback`; else the
 // whole text must be a decimal number in [lo, hi] ("-1", "1e999", "0x10" and "4 KiB" are
 // InputErrors naming the variable and the range, never read as something else).
-std::size_t env_bytes(const char* name, std::size_t fallback, std::size_t lo, std::size_t hi);
+// `unit` names what is counted in the error ("bytes", "entries").
+std::size_t env_bytes(const char* name, std::size_t fallback, std::size_t lo, std::size_t hi,
+                      const char* unit = "bytes");
 
 }  // namespace chorus::rt

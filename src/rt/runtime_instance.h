@@ -27,6 +27,7 @@
 #include "rt/call.h"
 #include "rt/checking.h"
 #include "rt/comm_log.h"
+#include "rt/diagnostics/flight_recorder.h"
 #include "rt/progress_queue.h"
 #include "rt/rendezvous/bootstrap.h"
 #include "rt/runtime.h"
@@ -44,6 +45,7 @@ struct CommunicatorState {
   struct Lane {
     std::unique_ptr<ProgressQueue> queue;
     std::shared_ptr<BackendActivity> activity;
+    std::unique_ptr<FlightRing> ring;  // its last operations (diagnostics/flight_recorder.h)
   };
   Lane lanes[3];
   int lane_count = 1;
@@ -69,6 +71,9 @@ struct CommunicatorState {
   // A group's errors name group ranks; this note (appended to them) maps them to world ranks.
   std::string group_note;
   std::string label;  // the backend's or group's name (communication log)
+  // The rank's flight recorder: dumps on this backend's first failure. Shared: a broken backend
+  // outlives the runtime.
+  std::shared_ptr<FlightRecorder> recorder;
   // The backend's named algorithms per operation (Backend::algorithms, indexed by CollectiveKind) and
   // the labels the communication log gives operations run with them ("mpi:ring").
   std::array<std::vector<std::string>, std::size(kAllCollectiveKinds)> algorithms, algorithm_labels;
@@ -126,6 +131,12 @@ class Runtime {
   // build their instances in the same order name the same groups, whatever other runtimes of
   // the process (thread ranks) do.
   int next_instance(std::string_view layer);
+  // Writes this rank's flight record now (reason "request", or "python"); returns its path ("" if
+  // it could not be written: said on stderr).
+  std::string dump_flight_record(std::string_view reason);
+  // rt::abort (runtime.h): every communicator unusable, naming `why`; shm's waits end; the
+  // rank's flight record written (reason abort) and its failure published for its peers.
+  void abort(std::string_view why);
 
  private:
   // The hot path: a linear scan of the few names beats a map lookup. `algorithm` (operations
@@ -179,6 +190,12 @@ class Runtime {
   // Null: not logging. Shared with queued operations: a broken backend left alive by finalize()
   // may still end one after the runtime is gone.
   std::shared_ptr<CommLog> log_;
+  // Every rank's flight recorder (always on unless CHORUS_RT_RECORD=0). Shared with the
+  // communicators (their failure dumps).
+  std::shared_ptr<FlightRecorder> recorder_;
+  // Set by abort(); the backends' waits read it (BackendContext::aborted).
+  std::shared_ptr<std::atomic<bool>> aborted_ = std::make_shared<std::atomic<bool>>(false);
+  std::vector<FlightCommunicatorView> flight_views();
   // Held only here: the communicators handed out (runtime.h) see it expire when this runtime ends.
   std::shared_ptr<const int> alive_ = std::make_shared<const int>(0);
 };

@@ -18,13 +18,24 @@ namespace {
   throw CommError(fmt::format("backend {} is unusable after an earlier failure: {}", c.backend->name(), c.broken));
 }
 
+// The first failure also writes the rank's flight record (diagnostics/flight_recorder.h).
 [[gnu::cold, gnu::noinline]] void mark_broken(CommunicatorState& c, const CommError& e) {
-  std::lock_guard lock(c.broken_mutex);
-  if (c.broken.empty()) {
-    c.broken = e.what();
-    c.broken_by_disagreement = dynamic_cast<const DisagreementError*>(&e) != nullptr;
+  const bool disagreement = dynamic_cast<const DisagreementError*>(&e) != nullptr;
+  bool first = false;
+  {
+    std::lock_guard lock(c.broken_mutex);
+    if (c.broken.empty()) {
+      c.broken = e.what();
+      c.broken_by_disagreement = disagreement;
+      first = true;
+    }
+    c.is_broken.store(true, std::memory_order_release);
   }
-  c.is_broken.store(true, std::memory_order_release);
+  if (first && c.recorder)
+    c.recorder->dump_failure(disagreement                                       ? "disagreement"
+                             : dynamic_cast<const TimeoutError*>(&e) != nullptr ? "timeout"
+                                                                                : "comm_error",
+                             e.what());
 }
 
 // Rethrows a group's failure with its ranks mapped to world ranks (same exception type).
@@ -37,9 +48,10 @@ namespace {
 
 // Runs one operation on the communicator's backend (on whichever thread owns the lane):
 // refuses a broken backend, agrees on the call first (`sig` non-null), and marks the backend
-// broken on a communication failure.
+// broken on a communication failure (its flight entry failed first: the failure dumps it).
 template <typename Body>
-[[gnu::always_inline]] inline void run_op(CommunicatorState& c, const CallSignature* sig, Body& body) {
+[[gnu::always_inline]] inline void run_op(CommunicatorState& c, const CallSignature* sig, Body& body,
+                                          FlightScope& flight) {
   if (c.is_broken.load(std::memory_order_acquire)) [[unlikely]]
     throw_broken(c);
   try {
@@ -51,6 +63,7 @@ template <typename Body>
     }
     body(*c.backend);
   } catch (const CommError& e) {
+    flight.failed();
     mark_broken(c, e);
     if (!c.group_note.empty() && std::string_view(e.what()).find(c.group_note) == std::string_view::npos)
       rethrow_in_group(c, e);
@@ -65,6 +78,10 @@ std::size_t logged_count(const Call& call, int rank) {
              ? call.lists->send_counts[static_cast<std::size_t>(rank)]
              : call.count;
 }
+
+// The layer the flight recorder names: compression for a call that travels compressed, else
+// the issuing thread's (ScopedFlightLayer).
+FlightLayer flight_layer(const Call& call) { return call.compression ? FlightLayer::kCompression : t_flight_layer; }
 
 CommRecord with_end(CommRecord r, bool ok) {
   r.ok = ok;
@@ -114,19 +131,22 @@ Work Runtime::submit(CommunicatorState& c, std::size_t algorithm, Call&& call, b
     ~Release() { queue.release(); }
   } release{*lane.queue};
   const auto body = [&](Backend& x) { dispatch(x, call, algorithm, wire); };
+  FlightScope flight{*lane.ring, lane.ring->begin(call, algorithm, false, flight_layer(call))};
   CommLog* log = log_.get();
   if (log == nullptr) [[likely]] {
-    run_op(c, sig ? &*sig : nullptr, body);
+    run_op(c, sig ? &*sig : nullptr, body, flight);
+    flight.completed();
     return Work();
   }
   const std::int64_t issue = steady_now_ns();
   const CommRecord record{call.op, logged_count(call, b.rank()), call.dtype, async_op, false, issue, issue, 0};
   try {
-    run_op(c, sig ? &*sig : nullptr, body);
+    run_op(c, sig ? &*sig : nullptr, body, flight);
   } catch (...) {
     log->record(c.label_of(call.op, algorithm), with_end(record, false));
     throw;
   }
+  flight.completed();
   log->record(c.label_of(call.op, algorithm), with_end(record, true));
   return Work();
 }
@@ -142,21 +162,24 @@ Work Runtime::enqueue(CommunicatorState& c, CommunicatorState::Lane& lane, std::
                                            lane.activity, lane.queue.get());
   const std::int64_t issue = log_ ? steady_now_ns() : 0;
   const CommRecord record{call.op, count, call.dtype, async_op, false, issue, 0, 0};
+  const FlightLayer layer = flight_layer(call);  // (the issuing thread's)
   lane.queue->post([state, &c, sig = std::move(sig), call = std::move(call), algorithm, wire, activity = lane.activity,
-                    log = log_, record]() mutable {
+                    log = log_, record, ring = lane.ring.get(), layer]() mutable {
     const auto start = steady_now_ns();
     activity->running_since_ns.store(start);
     const auto body = [&](Backend& x) { dispatch(x, call, algorithm, wire); };
     CommRecord r = record;
     r.start_ns = start;
+    FlightScope flight{*ring, ring->begin(call, algorithm, r.async_op, layer)};
     try {
-      run_op(c, sig ? &*sig : nullptr, body);
+      run_op(c, sig ? &*sig : nullptr, body, flight);
     } catch (...) {
       activity->running_since_ns.store(0);
       if (log != nullptr) log->record(c.label_of(call.op, algorithm), with_end(r, false));
       state->complete(std::current_exception());
       return;
     }
+    flight.completed();
     activity->running_since_ns.store(0);
     if (log != nullptr) log->record(c.label_of(call.op, algorithm), with_end(r, true));
     state->complete(nullptr);

@@ -14,6 +14,7 @@ std::string ProcessGroupChorus::backend_for(CollectiveKind op) const {
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::issue(TorchOp op) {
+  const rt::ScopedFlightLayer layer(rt::FlightLayer::kTorch);
   const bool fuse = op.fusable && fusion_ != nullptr && !op.call.compression &&
                     (op.call.op == CollectiveKind::kAllToAllv || op.call.bytes() <= fusion_->options().buffer_bytes);
   const rt::Communicator& comm = comms_[static_cast<std::size_t>(op.call.op)];

@@ -1,5 +1,6 @@
 #pragma once
 // Factories of the concrete backends, and what each needs from the bootstrap.
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -26,6 +27,9 @@ struct BackendContext {
   // publishes its first error), or empty: lets a survivor tell a peer that exited on its own
   // error from one that died. Null: cannot tell.
   std::function<std::string(int rank)> failure_of;
+  // Set by Runtime::abort (rt::abort): the waits that can end early end with a CommError (shm's,
+  // within milliseconds). Null: never.
+  std::shared_ptr<const std::atomic<bool>> aborted;
 };
 
 // "rank 1 (pid 42) died", or "rank 1 (pid 42) ended after its own failure: MESSAGE" when the

@@ -20,7 +20,7 @@ namespace {
 
 constexpr char kMagic[8] = {'C', 'H', 'O', 'R', 'U', 'S', 'B', '1'};
 
-std::int64_t monotonic_ns() {
+std::int64_t now_ns() {
   timespec ts{};
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
@@ -57,7 +57,7 @@ Beacon::Beacon(const std::string& dir, int rank) : path_(beacon_path(dir, rank))
   layout_->version = 1;
   layout_->rank = rank;
   layout_->pid = ::getpid();
-  layout_->since_ns.store(monotonic_ns(), std::memory_order_relaxed);
+  layout_->since_ns.store(now_ns(), std::memory_order_relaxed);
   // The magic last: a reader that sees it sees a whole header.
   std::atomic_thread_fence(std::memory_order_release);
   std::memcpy(layout_->magic, kMagic, sizeof kMagic);
@@ -67,22 +67,25 @@ Beacon::~Beacon() {
   if (layout_ != nullptr) ::munmap(layout_, sizeof(BeaconLayout));
 }
 
-BeaconSlot* Beacon::slot() {
+BeaconSlot* Beacon::slot(bool* shared) {
+  *shared = false;
   if (layout_ == nullptr) return nullptr;
   const std::uint32_t i = layout_->slots_used.fetch_add(1, std::memory_order_relaxed);
-  return &layout_->slots[i < BeaconLayout::kSlots ? i : BeaconLayout::kSlots - 1];
+  if (i + 1 < BeaconLayout::kSlots) return &layout_->slots[i];
+  *shared = true;
+  return &layout_->slots[BeaconLayout::kSlots - 1];
 }
 
 void Beacon::place(RankPlace p) {
   if (layout_ == nullptr) return;
-  layout_->since_ns.store(monotonic_ns(), std::memory_order_relaxed);
+  layout_->since_ns.store(now_ns(), std::memory_order_relaxed);
   layout_->place.store(static_cast<std::int64_t>(p), std::memory_order_release);
 }
 
 std::optional<BeaconReading> read_beacon(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return std::nullopt;
-  struct stat st{};
+  struct stat st {};
   void* p = MAP_FAILED;
   if (::fstat(fd, &st) == 0 && st.st_size == static_cast<off_t>(sizeof(BeaconLayout)))
     p = ::mmap(nullptr, sizeof(BeaconLayout), PROT_READ, MAP_SHARED, fd, 0);

@@ -49,8 +49,9 @@ class Beacon {
   Beacon& operator=(const Beacon&) = delete;
 
   bool enabled() const { return layout_ != nullptr; }
-  // A slot for one lane: the lane is its only writer (slot shared, atomically, past kSlots).
-  BeaconSlot* slot();
+  // A slot for one lane, its only writer; past kSlots, the last slot, shared (`*shared` set:
+  // counted in by atomic additions). Null when not enabled.
+  BeaconSlot* slot(bool* shared);
   void place(RankPlace p);
 
  private:

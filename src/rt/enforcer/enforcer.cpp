@@ -194,6 +194,7 @@ Call step_call(const EnforcedStep& s, DType dtype, char* in, char* out, void* st
 Work run_step(Runtime& runtime, const EnforcedStep& s, DType dtype, void* in_buf, void* out_buf, bool async,
               void* staging) {
   if (s.idle) return Work();
+  const ScopedFlightLayer layer(FlightLayer::kEnforcer);
   return runtime.issue(s.group, step_call(s, dtype, static_cast<char*>(in_buf), static_cast<char*>(out_buf), staging),
                        async);
 }

@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "core/split.h"
 #include "core/units.h"
+#include "rt/diagnostics/flight_recorder.h"
 #include "rt/fusion/fusion_impl.h"
 #include "rt/runtime.h"
 
@@ -95,7 +96,10 @@ Fusion::Fusion(Runtime& runtime, const std::vector<std::string>& backends, const
   // Kept free: as many buffers as a busy cycle holds (64 of B bytes, 8 wide ones), not more.
   const std::size_t B = options.buffer_bytes, W = im.shared->world;
   im.shared->pool = BufferPool::make({.max_buffers = 72, .max_bytes = 64 * B + 8 * W * B});
-  im.thread = std::thread([&im] { im.run(); });
+  im.thread = std::thread([&im] {
+    const ScopedFlightLayer layer(FlightLayer::kFusion);  // the fused operations it issues
+    im.run();
+  });
 }
 
 Fusion::~Fusion() {

@@ -427,6 +427,7 @@ class ScheduleExecutor::Pass {
 };
 
 ExecutorRun ScheduleExecutor::run(void* buf, std::size_t count) {
+  const ScopedFlightLayer layer(FlightLayer::kExecutor);
   if (grid_.runtime == nullptr)
     throw InputError("schedule executor", "the rank grid has no runtime (make it with make_rank_grid)");
   Pass pass(*this, buf, count);

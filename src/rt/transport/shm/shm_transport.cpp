@@ -50,7 +50,7 @@ std::size_t checked(std::size_t a, std::size_t b, std::size_t c, const char* wha
 }  // namespace
 
 ShmTransport::ShmTransport(const BackendContext& ctx)
-    : rank_(ctx.rank), size_(ctx.size), timeout_(ctx.timeout), failure_of_(ctx.failure_of) {
+    : rank_(ctx.rank), size_(ctx.size), timeout_(ctx.timeout), failure_of_(ctx.failure_of), aborted_(ctx.aborted) {
   if (!ctx.single_host) throw InputError("init shm", "backend 'shm' needs every rank on one host; use mpi or gloo");
   if (size_ < 1 || size_ > kMaxWorld)
     throw InputError("init shm", fmt::format("world size {} is outside 1..{}", size_, kMaxWorld));
@@ -137,6 +137,8 @@ void ShmTransport::check_alive(int peer) {
         fmt::format("shm {}: rank {} timed out waiting for rank {} after {} ms "
                     "(the peer is stuck or the ranks disagree on the call)",
                     t_op, rank_, peer, timeout_.count()));
+  if (aborted_ && aborted_->load(std::memory_order_relaxed))
+    throw CommError(fmt::format("shm {}: rank {} aborted (rt::abort) while waiting for rank {}", t_op, rank_, peer));
   if (now - t_last_check < std::chrono::milliseconds(50)) return;
   t_last_check = now;
   // Name every dead rank: after the first death, other ranks exit on their error too, and

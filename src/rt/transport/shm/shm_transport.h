@@ -11,10 +11,12 @@
 // Each rank owns two data slots (double buffering). No collective ends with a step of its own:
 // the next one starts on the other slot, and its first step protects the last reads (phase_).
 // Waiting spins briefly, then yields, then sleeps on a futex, so ranks may outnumber cores;
-// every wait checks the operation deadline and whether the awaited peer is still alive.
+// every wait checks the operation deadline, whether the awaited peer is still alive, and whether
+// the runtime was aborted (Runtime::abort).
 #include <sched.h>
 
 #include <atomic>
+#include <memory>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -230,7 +232,8 @@ class ShmTransport {
   int rank_;
   int size_;
   std::chrono::milliseconds timeout_;
-  std::function<std::string(int)> failure_of_;  // BackendContext::failure_of
+  std::function<std::string(int)> failure_of_;        // BackendContext::failure_of
+  std::shared_ptr<const std::atomic<bool>> aborted_;  // BackendContext::aborted
   AlgorithmNamer name_algorithm_;
   ShmSegment seg_;
   std::size_t slot_bytes_ = 0, ring_bytes_ = 0, header_bytes_ = 0, ring_stride_ = 0;
