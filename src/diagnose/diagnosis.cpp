@@ -57,6 +57,12 @@ namespace {
 
 double seconds(std::int64_t ns) { return static_cast<double>(ns) / 1e9; }
 
+// A dump written because of an error, whose detail is the error's text (not "SIGUSR1").
+bool has_error(const FlightDump& d) {
+  return !d.detail.empty() &&
+         (d.reason == "timeout" || d.reason == "comm_error" || d.reason == "disagreement" || d.reason == "abort");
+}
+
 bool varying_count(const std::string& op) { return op.size() > 1 && op.back() == 'v'; }  // all_gatherv ...
 
 // A dump's entry as a rank's call (peer as a world rank).
@@ -143,6 +149,8 @@ AbsentRank whereabouts(const DumpSet& set, const CommView& view, int r) {
       a.description = fmt::format("no dump: killed by signal {}", lr->signal.value_or(0));
     else if (lr->state == "exited")
       a.description = fmt::format("no dump: exited with status {}", lr->exit_status.value_or(0));
+    else if (lr->beacon && lr->beacon->place == "starting")
+      a.description = fmt::format("no dump: running (pid {}), still in init (not asked)", lr->pid);
     else
       a.description = fmt::format("no dump: running (pid {}) but wrote no flight record when asked", lr->pid);
     if (lr->beacon)
@@ -220,7 +228,7 @@ std::optional<Finding> find_disagreement(const CommView& view) {
     for (const auto& [d, e] : at) {
       const auto* c = d->find(view.name);
       f.calls.push_back(call_of(*d, *c, *e));
-      if (!d->detail.empty()) f.details.push_back(fmt::format("rank {}: {}", d->rank, d->detail));
+      if (has_error(*d)) f.details.push_back(fmt::format("rank {}: {}", d->rank, d->detail));
     }
     return f;
   }
@@ -277,7 +285,7 @@ std::optional<Finding> find_parting(const DumpSet& set, const CommView& view) {
   add_absent(set, view, no_dump, f);
   f.verdict = f.absent.empty() ? Verdict::kAllWaiting : Verdict::kParted;
   for (const auto& w : f.waiting)
-    if (const FlightDump* d = set.find(w.rank); d != nullptr && !d->detail.empty())
+    if (const FlightDump* d = set.find(w.rank); d != nullptr && has_error(*d))
       f.details.push_back(fmt::format("rank {}: {}", d->rank, d->detail));
   return f;
 }
@@ -322,7 +330,7 @@ void find_failures(const std::vector<CommView>& views, std::vector<Finding>& fin
       for (const auto& e : c->entries)
         if (e.state == "failed") {
           f.calls.push_back(call_of(*d, *c, e));
-          if (!d->detail.empty()) f.details.push_back(fmt::format("rank {}: {}", d->rank, d->detail));
+          if (has_error(*d)) f.details.push_back(fmt::format("rank {}: {}", d->rank, d->detail));
           if (e.seq && f.seq < 0) f.seq = *e.seq;
           break;
         }

@@ -151,7 +151,9 @@ bool JobDiagnostics::request(const std::string& reason, int failed_rank) {
   deadline_ = Clock::now() + kDumpWait;
   const auto& readings = watch_->readings();
   for (std::size_t r = 0; r < pids_.size() && r < readings.size(); ++r)
-    if (pids_[r] > 0 && !statuses_[r] && readings[r] && readings[r]->place != rt::RankPlace::kFinalized)
+    // A rank still starting has no SIGUSR1 handler yet, one finalized may have none any more.
+    if (pids_[r] > 0 && !statuses_[r] && readings[r] && readings[r]->place != rt::RankPlace::kFinalized &&
+        readings[r]->place != rt::RankPlace::kStarting)
       asked_[r] = ::kill(pids_[r], SIGUSR1) == 0;
   return true;
 }

@@ -43,7 +43,7 @@ class JobDiagnostics {
   bool stalled(Clock::time_point now);
   // A rank reaped with `status` (its state in launcher.json).
   void reaped(std::size_t rank, int status);
-  // Asks every living rank with a beacon (not finalized) for its flight record; false (nothing
+  // Asks every living rank with a beacon (not starting, not finalized) for its flight record; false (nothing
   // asked) when no rank has a beacon or the dumps are off. `reason`: "stall" or "rank_failure".
   bool request(const std::string& reason, int failed_rank);
   // While true, the job is not stopped yet: the ranks asked are writing their records. Each call

@@ -81,7 +81,8 @@ int main(int argc, char** argv) {
   sigaction(SIGUSR1, &sa, nullptr);
   chorus::rt::Beacon beacon(beacon_dir, rank);
   beacon.place(chorus::rt::RankPlace::kRunning);
-  chorus::rt::BeaconSlot* slot = beacon.slot();
+  bool shared = false;
+  chorus::rt::BeaconSlot* slot = beacon.slot(&shared);
   slot->started.store(3);
   slot->ended.store(3);
   const std::int64_t t0 = now_ns();

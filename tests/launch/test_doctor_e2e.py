@@ -40,7 +40,9 @@ def case(backend, flags, timeout_s, bound_s):
     p = subprocess.run([CHORUS, "launch", "-n", "2", "--kill-grace-s", "1", *flags, "--", PROGRAM, backend],
                        cwd=cwd, env=env, capture_output=True, text=True, timeout=120 * SLACK)
     elapsed = time.monotonic() - start
-    check(f"{name}: the job fails", p.returncode != 0, f"{p.returncode}")
+    stall = "--stall-timeout" in flags
+    check(f"{name}: the job fails" + (" as stalled (124)" if stall else ""),
+          p.returncode == 124 if stall else p.returncode != 0, f"{p.returncode}")
     check(f"{name}: ends within {bound_s} s", elapsed < bound_s * SLACK, f"{elapsed:.1f} s")
     head = f"parted on communicator '{backend}' (backend {backend}) at collective seq 9: all_reduce f32 x1009"
     check(f"{name}: the diagnosis names seq 9", head in p.stderr, p.stderr)

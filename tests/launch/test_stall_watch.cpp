@@ -42,7 +42,8 @@ TEST(StallWatch, ARankInACallWithoutProgressStallsAfterTheTimeout) {
   Beacon b0(dir.path, 0), b1(dir.path, 1);
   b0.place(RankPlace::kRunning);
   b1.place(RankPlace::kRunning);
-  b0.slot()->started.store(1);  // rank 0 in a call, rank 1 outside
+  bool shared = false;
+  b0.slot(&shared)->started.store(1);  // rank 0 in a call, rank 1 outside
   StallWatch w(dir.path, 2, 2.0);
   const auto t0 = StallWatch::Clock::now();
   EXPECT_FALSE(w.poll(t0));
@@ -57,7 +58,8 @@ TEST(StallWatch, ProgressRestartsTheTimer) {
   BeaconDir dir;
   Beacon b0(dir.path, 0);
   b0.place(RankPlace::kRunning);
-  auto* slot = b0.slot();
+  bool shared = false;
+  auto* slot = b0.slot(&shared);
   slot->started.store(1);
   StallWatch w(dir.path, 1, 2.0);
   const auto t0 = StallWatch::Clock::now();
@@ -87,7 +89,8 @@ TEST(StallWatch, RanksOutsideChorusNeverStall) {
 TEST(StallWatch, ATimeoutOfZeroNeverStalls) {
   BeaconDir dir;
   Beacon b0(dir.path, 0);
-  b0.slot()->started.store(1);
+  bool shared = false;
+  b0.slot(&shared)->started.store(1);
   StallWatch w(dir.path, 1, 0.0);
   const auto t0 = StallWatch::Clock::now();
   EXPECT_FALSE(w.poll(t0));
