@@ -314,7 +314,7 @@ void register_rt_commands(CLI::App& app) {
       "rank's (128 + signal for a signal), a rank killed by a signal taking precedence over ranks that exited\n"
       "with an error before the others were stopped (they usually exit because of it).\n"
       "Each rank also gets CHORUS_RT_BEACON (a private directory the launcher watches) and CHORUS_RT_DUMP (where\n"
-      "flight records go, unless set: ./chorus-dumps/<UTC time>-<run id>, removed when left empty). When a rank\n"
+      "flight records go, unless set: ./chorus-dumps/<UTC time>-<run id>, made when needed). When a rank\n"
       "fails or the job stalls, the launcher sends the living ranks SIGUSR1, waits up to 3 s for their\n"
       "rank-R.json, writes launcher.json there and prints `chorus doctor`'s diagnosis of the directory.");
   launch->callback([] {
