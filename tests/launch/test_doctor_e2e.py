@@ -7,7 +7,9 @@ on gloo. Twice per backend:
   rank 1 in finalize;
 - without it (operation timeout 5 s): rank 0's all-reduce times out, it dumps and fails, the
   launcher asks rank 1, and the diagnosis is the same.
-Then `chorus doctor --json` on the directory says it too.
+Then `chorus doctor --json` on the directory says it too. And a job that crawls: rank 1 starts
+each all-reduce 50 ms late, every rank writes its record at the end (rt::dump_flight_record), and
+`chorus doctor --stragglers` names rank 1.
 
 usage: test_doctor_e2e.py CHORUS LEAVE_EARLY
 """
@@ -65,9 +67,34 @@ def case(backend, flags, timeout_s, bound_s):
     shutil.rmtree(cwd, ignore_errors=True)
 
 
+def stragglers(backend):
+    """Rank 1 sleeps 50 ms before each of ten all-reduces: last at (nearly) all of them, costing
+    rank 0 about 10 x 50 ms; the job itself completes."""
+    name = f"{backend} late rank"
+    cwd = tempfile.mkdtemp(prefix="chorus-doctor-e2e-")
+    dumps = os.path.join(cwd, "dumps")
+    env = {**os.environ, "CHORUS_RT_DUMP": dumps}
+    p = subprocess.run([CHORUS, "launch", "-n", "2", "--", PROGRAM, backend, "late"], cwd=cwd, env=env,
+                       capture_output=True, text=True, timeout=120 * SLACK)
+    check(f"{name}: the job completes", p.returncode == 0, p.stderr)
+    d = subprocess.run([CHORUS, "doctor", "--json", "--stragglers", dumps], capture_output=True, text=True, timeout=60)
+    j = json.loads(d.stdout) if d.returncode == 0 else {}
+    check(f"{name}: no problem, ten collectives",
+          (j.get("verdict"), j.get("completed")) == ("no_problem", [{"communicator": backend, "collectives": 10}]),
+          d.stdout + d.stderr)
+    s = j.get("stragglers", {})
+    ranks = {r["rank"]: r for r in s.get("ranks", [])}
+    check(f"{name}: rank 1 is the straggler", s.get("stragglers") == [1], f"{s}")
+    check(f"{name}: rank 1 last at 8 or more of 10", ranks.get(1, {}).get("last", 0) >= 8, f"{ranks}")
+    check(f"{name}: rank 0 lost at least 0.25 s waiting for it", ranks.get(1, {}).get("others_lost_s", 0) >= 0.25,
+          f"{ranks}")
+    shutil.rmtree(cwd, ignore_errors=True)
+
+
 for backend in ("shm", "gloo"):
     case(backend, ["--stall-timeout", "3"], 60, 40)
     case(backend, [], 5, 40)
+    stragglers(backend)
 
 if failures:
     print(f"{len(failures)} failure(s)")
