@@ -9,7 +9,8 @@ on gloo. Twice per backend:
   launcher asks rank 1, and the diagnosis is the same.
 Then `chorus doctor --json` on the directory says it too. And a job that crawls: rank 1 starts
 each all-reduce 50 ms late, every rank writes its record at the end (rt::dump_flight_record), and
-`chorus doctor --stragglers` names rank 1.
+`chorus doctor --stragglers` names rank 1. And ranks that disagree: rank 1's seq 4 is a broadcast
+where rank 0 all-reduces.
 
 usage: test_doctor_e2e.py CHORUS LEAVE_EARLY
 """
@@ -91,10 +92,32 @@ def stragglers(backend):
     shutil.rmtree(cwd, ignore_errors=True)
 
 
+def disagreement(backend):
+    """Rank 1's fifth call (seq 4) is a broadcast where rank 0 all-reduces: both fail, both dump."""
+    name = f"{backend} differ"
+    cwd = tempfile.mkdtemp(prefix="chorus-doctor-e2e-")
+    dumps = os.path.join(cwd, "dumps")
+    env = {**os.environ, "CHORUS_RT_DUMP": dumps, "CHORUS_RT_TIMEOUT_S": "20"}
+    p = subprocess.run([CHORUS, "launch", "-n", "2", "--kill-grace-s", "1", "--", PROGRAM, backend, "differ"], cwd=cwd,
+                       env=env, capture_output=True, text=True, timeout=120 * SLACK)
+    check(f"{name}: the job fails", p.returncode != 0, f"{p.returncode}")
+    check(f"{name}: the diagnosis names the disagreement at seq 4",
+          f"disagreement on communicator '{backend}' (backend {backend}) at collective seq 4: the ranks called "
+          "different collectives (op, root differ)" in p.stderr, p.stderr)
+    d = subprocess.run([CHORUS, "doctor", "--json", dumps], capture_output=True, text=True, timeout=60)
+    j = json.loads(d.stdout) if d.returncode == 0 else {}
+    f = (j.get("findings") or [{}])[0]
+    got = (j.get("verdict"), f.get("communicator"), f.get("seq"), [(c["rank"], c["op"]) for c in f.get("calls", [])])
+    check(f"{name}: chorus doctor --json agrees",
+          got == ("disagreement", backend, 4, [(0, "all_reduce"), (1, "broadcast")]), f"{got} {d.stderr}")
+    shutil.rmtree(cwd, ignore_errors=True)
+
+
 for backend in ("shm", "gloo"):
     case(backend, ["--stall-timeout", "3"], 60, 40)
     case(backend, [], 5, 40)
     stragglers(backend)
+    disagreement(backend)
 
 if failures:
     print(f"{len(failures)} failure(s)")
