@@ -11,11 +11,12 @@ void register_sim_workload_command(CLI::App& sim);  // chorus sim workload
 void register_sim_jobs_command(CLI::App& sim);      // chorus sim jobs
 void register_reproduce_commands(CLI::App& app);    // chorus reproduce ...
 void register_rt_commands(CLI::App& app);           // chorus launch | bench | tune (runtime)
-// `chorus launch [flags] PROGRAM ARGS` where ARGS hold a flag and no `--` comes before PROGRAM:
-// CLI11 would read the flag as chorus launch's own. Returns the error that names the missing
+// `chorus launch [flags] PROGRAM ARGS` (or `chorus capture`) where ARGS hold a flag and no `--`
+// comes before PROGRAM: CLI11 would read the flag as chorus launch's own. Returns the error that names the missing
 // `--` and shows the command with it ("" when the command line is not of that form).
 std::string launch_separator_error(CLI::App& app, int argc, const char* const* argv);
 void register_run_commands(CLI::App& app);            // chorus run collective | schedule
+void register_capture_command(CLI::App& app);         // chorus capture (a torch program recorded)
 void register_topo_commands(CLI::App& app);           // chorus topo ... (TopoOpt)
 void register_topo_optimize_command(CLI::App& topo);  // chorus topo optimize
 void register_motif_commands(CLI::App& app);          // chorus motif ... (SYNDICATE motifs)

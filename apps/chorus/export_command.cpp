@@ -32,7 +32,7 @@ void run_export(const ExportArgs& a) {
     throw InputError("--topology",
                      "Chakra traces describe collectives on a dimension network (a preset or network YAML), "
                      "not a fabric");
-  const net::Network network = net::load_network(a.topology);
+  const net::Network network = workload_network(a.topology, a.workload);
   // The system file is what ASTRA-sim runs the traces with: checked against the network as
   // `sim workload --system` reads it (so chorus and ASTRA-sim answer the same question), then
   // copied beside the traces.
@@ -71,7 +71,9 @@ void register_export_command(CLI::App& app) {
                 "Model zoo name, workload YAML, ASTRA-sim text file, Chakra trace or PyTorch execution graph "
                 "(as `chorus sim workload`)")
       ->capture_default_str();
-  e->add_option("-t,--topology", args->topology, "Preset name or network YAML file: the ranks and dimensions")
+  e->add_option("-t,--topology", args->topology,
+                "Preset name or network YAML file: the ranks and dimensions (host: a capture's ranks on this machine's "
+                "model)")
       ->capture_default_str();
   e->add_option("-o,--out", args->out, "Directory for <name>.<rank>.et (created if missing)")
       ->required()

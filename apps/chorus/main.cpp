@@ -27,6 +27,7 @@ int run(int argc, char** argv) {
 #ifdef CHORUS_HAVE_RT
   chorus::cli::register_rt_commands(app);
   chorus::cli::register_run_commands(app);
+  chorus::cli::register_capture_command(app);
 #endif
 #ifdef CHORUS_HAVE_RT
   if (const std::string e = chorus::cli::launch_separator_error(app, argc, argv); !e.empty()) {

@@ -212,8 +212,10 @@ class BenchInterruptGuard {
 }  // namespace
 
 std::string launch_separator_error(CLI::App& app, int argc, const char* const* argv) {
-  if (argc < 3 || std::string(argv[1]) != "launch") return {};
-  CLI::App* launch = app.get_subcommand("launch");
+  // chorus launch and chorus capture both take a program and its arguments.
+  if (argc < 3 || (std::string(argv[1]) != "launch" && std::string(argv[1]) != "capture")) return {};
+  const std::string command = argv[1];
+  CLI::App* launch = app.get_subcommand(command);
   // Whether `flag` (a word before the program) is one of chorus launch's that takes a value.
   auto takes_value = [&](const std::string& flag) {
     for (const CLI::Option* o : launch->get_options())
@@ -244,9 +246,9 @@ std::string launch_separator_error(CLI::App& app, int argc, const char* const* a
   std::string fixed = "chorus";
   for (int i = 1; i < argc; ++i) fixed += (i == program ? " -- " : " ") + launch::shell_word(argv[i]);
   return fmt::format(
-      "chorus launch: error: '{}' after the program '{}' would be read as a flag of chorus launch: put `--` "
-      "between chorus launch's flags and the program:\n  {}\n",
-      argv[flag], argv[program], fixed);
+      "chorus {0}: error: '{1}' after the program '{2}' would be read as a flag of chorus {0}: put `--` "
+      "between chorus {0}'s flags and the program:\n  {3}\n",
+      command, argv[flag], argv[program], fixed);
 }
 
 void register_rt_commands(CLI::App& app) {

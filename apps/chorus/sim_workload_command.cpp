@@ -6,6 +6,7 @@
 #include "apps/chorus/sim_workload_run.h"
 #include "apps/chorus/terminal_progress.h"
 #include "apps/chorus/workload_dag_args.h"
+#include "capture/host_network.h"
 #include "core/error.h"
 #include "core/json_csv.h"
 #include "core/memory_budget.h"
@@ -29,6 +30,7 @@
 #include <optional>
 #include <sstream>
 
+#include "workload/capture/capture_manifest.h"
 #include "workload/load.h"
 #include "workload/parallelism.h"
 #include "workload/pytorch_eg.h"
@@ -80,6 +82,15 @@ workload::ParallelLayout checked_layout(const WorkloadDagArgs& a, const workload
 // NPUs, and when an execution graph has no compute to simulate.
 void warn_about_import(const WorkloadDagArgs& a, const workload::LoadedWorkload& loaded, const net::Network& network) {
   const bool graph = loaded.format == workload::WorkloadFormat::kExecutionGraph;
+  if (loaded.format == workload::WorkloadFormat::kCapture) {
+    if (static_cast<std::uint64_t>(loaded.ranks) != network.num_npus())
+      fmt::print(stderr,
+                 "chorus: warning: simulating a {}-rank capture on {} NPUs ({}): every NPU runs the loaded rank's "
+                 "window, and the whole world's collectives span all dimensions; for the captured job, give "
+                 "--topology host or a topology of {} NPUs\n",
+                 loaded.ranks, network.num_npus(), network.shape(), loaded.ranks);
+    return;
+  }
   if (loaded.ranks >= 2 && static_cast<std::uint64_t>(loaded.ranks) != network.num_npus()) {
     const std::string spans =
         graph ? (a.collective_dims.empty() ? "every collective spans all of them (all dimensions; --collective-dims "
@@ -111,18 +122,32 @@ void warn_about_import(const WorkloadDagArgs& a, const workload::LoadedWorkload&
 
 }  // namespace
 
+net::Network workload_network(const std::string& topology, const std::string& workload) {
+  if (topology != "host") return net::load_network(topology);
+  if (!workload::capture::is_capture_dir(workload))
+    throw InputError("--topology",
+                     "host is this machine's model for a chorus capture's ranks and backend: give the "
+                     "capture's directory with --workload (docs/capture.md)");
+  const auto m = workload::capture::read_manifest(workload);
+  return capture::host_network(m.world, m.backend, "--topology");
+}
+
 workload::Dag make_workload_dag(const WorkloadDagArgs& a, const net::Network& network) {
   if (a.rank < -1) throw InputError("--rank", fmt::format("must be >= 0, got {}", a.rank));
   const auto format = workload::format_of(a.workload, a.rank);
-  if (format != workload::WorkloadFormat::kChakra) {
-    if (a.rank != -1) throw InputError("--rank", "applies to Chakra traces (name.<rank>.et) only");
+  if (format == workload::WorkloadFormat::kCapture && (!a.profile_trace.empty() || !a.collective_dims.empty()))
+    throw InputError(a.profile_trace.empty() ? "--collective-dims" : "--profile-trace",
+                     "a chorus capture holds its ranks' profiler traces and its collectives' groups");
+  if (format != workload::WorkloadFormat::kChakra && format != workload::WorkloadFormat::kCapture) {
+    if (a.rank != -1) throw InputError("--rank", "applies to Chakra traces (name.<rank>.et) and captures only");
     if (a.chakra_skip_unsupported || a.chakra_ctrl_deps)
       throw InputError(a.chakra_ctrl_deps ? "--chakra-ctrl-deps" : "--chakra-skip-unsupported",
                        "applies to Chakra traces (name.<rank>.et) only");
   }
   if (a.check_ranks && (format == workload::WorkloadFormat::kModel || format == workload::WorkloadFormat::kAstraText))
     throw InputError("--check-ranks", "applies to Chakra traces and PyTorch execution graphs (one file per rank)");
-  if (format != workload::WorkloadFormat::kExecutionGraph && (!a.profile_trace.empty() || !a.collective_dims.empty()))
+  if (format != workload::WorkloadFormat::kExecutionGraph && format != workload::WorkloadFormat::kCapture &&
+      (!a.profile_trace.empty() || !a.collective_dims.empty()))
     throw InputError(a.profile_trace.empty() ? "--collective-dims" : "--profile-trace",
                      "applies to PyTorch execution graphs only");
   if (format != workload::WorkloadFormat::kModel) {
@@ -343,12 +368,12 @@ SimWorkloadOutcome simulate_workload_on_dims(const SimWorkloadArgs& a,
     throw InputError("--batch-tolerance", "applies to fabrics (--topology with a 'fabric:' file)");
   std::optional<sim::AstraSystem> system;
   if (!a.system.empty()) system = sim::load_astra_system(a.system);
-  SimWorkloadOutcome out{
-      system ? sim::apply_astra_system(net::load_network(a.topology), *system) : net::load_network(a.topology),
-      {},
-      {},
-      {},
-      {}};
+  SimWorkloadOutcome out{system ? sim::apply_astra_system(workload_network(a.topology, a.workload), *system)
+                                : workload_network(a.topology, a.workload),
+                         {},
+                         {},
+                         {},
+                         {}};
   const net::Network& network = out.network;
   out.dag = make_workload_dag(a, network);
   auto& options = out.options;
@@ -381,11 +406,12 @@ void register_sim_workload_command(CLI::App& sim) {
   w->add_option("-w,--workload", args->workload,
                 "Model zoo name (resnet152 | gnmt | dlrm | transformer-1t | moe | topoopt-candle | topoopt-bert | "
                 "topoopt-dlrm), workload YAML, ASTRA-sim text file, Chakra trace (name.<rank>.et, or the prefix name), "
-                "or PyTorch execution graph (JSON)")
+                "PyTorch execution graph (JSON), or a `chorus capture` directory")
       ->capture_default_str();
   w->add_option("-t,--topology", args->topology,
                 "Preset name (see `chorus sim topologies`), network YAML file, or fabric YAML file (flow-level model; "
-                "`chorus topo fabric` / `chorus topo find --save` write them)")
+                "`chorus topo fabric` / `chorus topo find --save` write them), or host (a capture's ranks on this "
+                "machine's model)")
       ->capture_default_str();
   w->add_option("--scheduler", args->scheduler, "baseline | themis-fifo | themis-scf (or themis) | ideal")
       ->capture_default_str();

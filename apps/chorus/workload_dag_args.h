@@ -32,4 +32,8 @@ struct WorkloadDagArgs {
 
 workload::Dag make_workload_dag(const WorkloadDagArgs& a, const net::Network& network);
 
+// The network --topology names: a preset or network YAML, or `host` for a chorus capture (-w DIR):
+// this host's measured model for the capture's ranks and backend (capture/host_network.h).
+net::Network workload_network(const std::string& topology, const std::string& workload);
+
 }  // namespace chorus::cli

@@ -145,6 +145,9 @@ BackendContext Runtime::world_context(const std::string& key_prefix, std::vector
   ctx.gloo_host = world_.gloo_host;
   ctx.timeout = std::chrono::milliseconds(operation_timeout_ms());
   ctx.aborted = aborted_;
+  ctx.before_abort = [recorder = std::weak_ptr<FlightRecorder>(recorder_)](const std::string& why) {
+    if (const auto r = recorder.lock()) r->dump_failure("timeout", why);
+  };
   ctx.failure_of = [store = std::weak_ptr<Store>(world_.store), run_id = world_.run_id, generation = generation_,
                     world_ranks = std::move(world_ranks)](int rank) -> std::string {
     const auto s = store.lock();

@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "core/text_file.h"
 #include "workload/astra_text.h"
+#include "workload/capture/capture_import.h"
 #include "workload/chakra/chakra_import.h"
 #include "workload/pytorch_eg.h"
 #include "workload/workload_yaml.h"
@@ -26,6 +27,8 @@ std::string_view to_string(WorkloadFormat format) {
       return "Chakra trace";
     case WorkloadFormat::kExecutionGraph:
       return "PyTorch execution graph";
+    case WorkloadFormat::kCapture:
+      return "chorus capture";
   }
   return "?";
 }
@@ -111,6 +114,7 @@ int count_ranks(const std::string& path) {
 }  // namespace
 
 WorkloadFormat format_of(const std::string& spec, int rank) {
+  if (capture::is_capture_dir(spec)) return WorkloadFormat::kCapture;
   if (!chakra_file(spec, rank).empty()) return WorkloadFormat::kChakra;
   return format_of_text(text_of(spec));
 }
@@ -118,6 +122,17 @@ WorkloadFormat format_of(const std::string& spec, int rank) {
 LoadedWorkload load(const std::string& spec, const net::Network& network, const LoadOptions& o,
                     const std::string& field) {
   LoadedWorkload out;
+  if (capture::is_capture_dir(spec)) {  // every rank is imported and checked, with or without check_ranks
+    const auto manifest = capture::read_manifest(spec);
+    out.format = WorkloadFormat::kCapture;
+    out.file = manifest.path;
+    out.ranks = manifest.world;
+    capture::ImportOptions c;
+    c.iterations = o.iterations;
+    c.rank = o.rank < 0 ? 0 : o.rank;
+    out.dag = capture::import_capture(manifest, network, c, &out.notes);
+    return out;
+  }
   if (const auto et = chakra_file(spec, o.rank); !et.empty()) {
     out.format = WorkloadFormat::kChakra;
     out.file = et;

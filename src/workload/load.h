@@ -2,7 +2,7 @@
 // One resolver for every workload spec chorus reads (docs/workloads.md): a model zoo name, a
 // workload YAML, an ASTRA-sim text workload (1.0 files, 2.x's text converter's input), a Chakra
 // trace (`name.<rank>.et`, the prefix `name`, or a directory holding one trace's per-rank files),
-// or a PyTorch execution graph (JSON). The format is found here, once, so that no front end
+// a PyTorch execution graph (JSON), or a `chorus capture` directory (its manifest.json). The format is found here, once, so that no front end
 // sniffs files. Errors name the spec's file (with its line, node or field) or the caller's
 // `field`, never a command-line flag; front ends map their flags onto the options.
 #include <map>
@@ -17,14 +17,15 @@
 
 namespace chorus::workload {
 
-enum class WorkloadFormat { kModel, kAstraText, kChakra, kExecutionGraph };
-// "model" (zoo name or workload YAML), "ASTRA-sim workload file", "Chakra trace", "PyTorch execution graph".
+enum class WorkloadFormat { kModel, kAstraText, kChakra, kExecutionGraph, kCapture };
+// "model" (zoo name or workload YAML), "ASTRA-sim workload file", "Chakra trace", "PyTorch execution graph",
+// "chorus capture" (a directory with manifest.json, workload/capture/capture_import.h).
 std::string_view to_string(WorkloadFormat format);
 
 struct LoadOptions {
   int iterations = 1;
   double ns_per_cycle = 1.0;      // ASTRA-sim text: nanoseconds per compute cycle
-  int rank = -1;                  // Chakra: whose file (-1: the number in the file name, else 0)
+  int rank = -1;                  // Chakra, captures: whose file (-1: the number in the file name, else 0)
   bool skip_unsupported = false;  // Chakra: collectives chorus does not simulate finish at once
   bool ctrl_deps = false;         // Chakra: ctrl_deps are dependencies too
   // Chakra traces and execution graphs (`<name>.<rank>.et` / `.json`): import every other rank's

@@ -139,16 +139,20 @@ std::optional<double> family_flops(const GraphNode& n) {
 
 // A backend's record of a collective: "<backend>:<operation>".
 std::optional<CollectiveKind> collective(const std::string& name, bool& is_collective) {
-  static const std::set<std::string> backends = {"gloo", "nccl", "mpi", "ucc"};
+  // chorus: torch.distributed's chorus backend (its works' profiling titles, chorus capture).
+  static const std::set<std::string> backends = {"gloo", "nccl", "mpi", "ucc", "chorus"};
   const auto colon = name.find(':');
   is_collective =
       colon != std::string::npos && name.find("::") == std::string::npos && backends.count(name.substr(0, colon)) > 0;
   if (!is_collective) return std::nullopt;
   const auto op = name.substr(colon + 1);
   if (op == "all_reduce" || op == "allreduce") return CollectiveKind::kAllReduce;
-  if (op == "all_gather" || op == "allgather" || op == "_allgather_base") return CollectiveKind::kAllGather;
-  if (op == "reduce_scatter" || op == "_reduce_scatter_base") return CollectiveKind::kReduceScatter;
-  if (op == "all_to_all" || op == "alltoall" || op == "alltoall_base") return CollectiveKind::kAllToAll;
+  if (op == "all_gather" || op == "allgather" || op == "_allgather_base" || op == "all_gather_into_tensor")
+    return CollectiveKind::kAllGather;
+  if (op == "reduce_scatter" || op == "_reduce_scatter_base" || op == "reduce_scatter_tensor")
+    return CollectiveKind::kReduceScatter;
+  if (op == "all_to_all" || op == "alltoall" || op == "alltoall_base" || op == "all_to_all_single")
+    return CollectiveKind::kAllToAll;
   return std::nullopt;
 }
 
@@ -261,6 +265,21 @@ void check_parents_form_a_tree(const std::vector<GraphNode>& nodes, const std::m
     }
     for (auto p : path) state[p] = kDone;
   }
+}
+
+// A collective record without tensors (the chorus backend's works carry only their name): the
+// tensors of the c10d:: operator that issued it, when it is inside one (c10d::allreduce_), else it
+// waits for its thread's previous operator (it was issued after it; torch 1.13's
+// all_to_all_single has no c10d:: operator).
+void no_tensors_record(const GraphNode& g, const std::vector<GraphNode>& nodes,
+                       const std::map<std::int64_t, std::size_t>& index_of,
+                       const std::map<std::int64_t, int>& last_compute, std::vector<Tensor>& inputs,
+                       std::vector<Tensor>& reads, std::vector<int>& deps) {
+  if (const auto p = index_of.find(g.parent); p != index_of.end() && nodes[p->second].name.rfind("c10d::", 0) == 0) {
+    inputs = nodes[p->second].tensors("inputs");
+    reads = inputs;
+  }
+  if (auto it = last_compute.find(g.tid); reads.empty() && it != last_compute.end()) deps.push_back(it->second);
 }
 
 }  // namespace
@@ -377,6 +396,7 @@ Dag import_execution_graph(const std::string& text, const std::string& source, c
     if (dims.empty()) throw InputError(source, fmt::format("collective {} (collective_dims): no dimension", number));
   }
   int collectives = 0;
+  std::vector<int> skipped;  // collectives not simulated, with skip_unsimulated
   std::vector<Node> window;
   std::map<std::int64_t, int> last_writer;              // storage -> DAG node that last wrote it
   std::map<std::int64_t, int> last_compute;             // thread -> its last compute node (issue order)
@@ -391,7 +411,7 @@ Dag import_execution_graph(const std::string& text, const std::string& source, c
       if (auto c = children.find(nodes[subtree[k]].id); c != children.end())
         for (auto child : c->second)
           if (!lifted.count(child)) subtree.push_back(child);
-    const auto inputs = g.tensors("inputs");
+    auto inputs = g.tensors("inputs");
     const auto outputs = g.tensors("outputs");
     std::vector<Tensor> reads, writes;
     for (auto k : subtree) {
@@ -399,11 +419,16 @@ Dag import_execution_graph(const std::string& text, const std::string& source, c
       reads.insert(reads.end(), in.begin(), in.end());
       writes.insert(writes.end(), out.begin(), out.end());
     }
-    for (const auto& t : reads)
-      if (auto it = last_writer.find(t.storage); it != last_writer.end()) n.deps.push_back(it->second);
     bool is_collective = false;
     const auto op = collective(g.name, is_collective);
+    if (is_collective && reads.empty()) no_tensors_record(g, nodes, index_of, last_compute, inputs, reads, n.deps);
+    for (const auto& t : reads)
+      if (auto it = last_writer.find(t.storage); it != last_writer.end()) n.deps.push_back(it->second);
     const int index = static_cast<int>(window.size());
+    if (is_collective && !op && options.skip_unsimulated) {  // a barrier, broadcast, ...: takes no time here
+      is_collective = false;
+      skipped.push_back(index);
+    }
     if (is_collective) {
       if (!op)
         g.fail("name", fmt::format("collective '{}' is not simulated; chorus simulates all_reduce, all_gather, "
@@ -452,7 +477,7 @@ Dag import_execution_graph(const std::string& text, const std::string& source, c
             if (!lifted.count(child)) stack.push_back(child);
       }
       if (!any)
-        for (const auto* list : {&inputs, &outputs})
+        for (const auto* list : {static_cast<const std::vector<Tensor>*>(&inputs), &outputs})
           for (const auto& t : *list) n.mem_bytes += t.bytes;
       // A thread issues its operators in order (one stream).
       if (auto it = last_compute.find(g.tid); it != last_compute.end()) n.deps.push_back(it->second);
@@ -473,6 +498,10 @@ Dag import_execution_graph(const std::string& text, const std::string& source, c
     auto note = apply_profiler_trace(window, ops, nodes, root, source, options.profiler_trace);
     if (notes) *notes = std::move(note);
   }
+  for (int k : skipped) window[static_cast<std::size_t>(k)].duration_ns = 0;
+  if (notes && !skipped.empty())
+    *notes += fmt::format("{}{} collective(s) chorus does not simulate (barrier, broadcast, ...) take no time",
+                          notes->empty() ? "" : "; ", skipped.size());
   Dag dag;
   auto stem = std::filesystem::path(source).filename().string();
   if (stem.size() > 5 && stem.ends_with(".json")) stem.resize(stem.size() - 5);

@@ -27,6 +27,9 @@ struct ExecutionGraphOptions {
   // graph's first, in issue order, as --check-ranks counts them). torch 1.13's graph does not
   // record a collective's group; collectives not given span every dimension.
   std::map<int, std::vector<int>> collective_dims;
+  // Collectives chorus does not simulate (barrier, broadcast, ...: a capture's program may issue
+  // them in its window) become compute nodes of no time instead of errors.
+  bool skip_unsimulated = false;
 };
 
 // "K=D[,D...][;K=D...]" (collective number = its dimensions, 0-based) into collective_dims;

@@ -6,7 +6,11 @@ a user can make. Run under `chorus launch -n N` (shm, gloo) or mpirun (mpi, shm,
 
 usage: rt_bindings_rank.py BACKEND[,BACKEND...]
 """
+import json
+import os
+import shutil
 import sys
+import tempfile
 
 import numpy as np
 
@@ -404,8 +408,30 @@ def run_fusion(backends):
     expect_raises(ValueError, lambda: fusion.all_reduce(backends[0], np.ones(2, np.float32)), "after close")
 
 
+def run_flight_record(backends):
+    """chorus.dump(): the rank's flight record (docs/flight-recorder.md), with the calls above in it."""
+    b = backends[0]
+    x = np.arange(5, dtype=np.float32)
+    chorus.all_reduce(b, x)
+    path = chorus.dump()
+    check(os.path.basename(path) == f"rank-{chorus.rank()}.json", f"chorus.dump() wrote {path}")
+    with open(path) as f:
+        record = json.load(f)
+    check(record["rank"] == chorus.rank() and record["world_size"] == chorus.size() and record["reason"] == "python",
+          f"the record's header: rank {record['rank']}, reason {record['reason']}")
+    comm = next(c for c in record["communicators"] if c["name"] == b)
+    last = [e for e in comm["entries"] if e["seq"] is not None][-1]
+    check(last["op"] == "all_reduce" and last["count"] == 5 and last["dtype"] == "f32" and last["layer"] == "python"
+          and last["state"] == "completed" and last["seq"] == comm["collectives"] - 1,
+          f"{b}: the last collective in the record is this all_reduce through Python: {last}")
+    layers = {e["layer"] for c in record["communicators"] for e in c["entries"]}
+    check("fusion" in layers, f"the fused operations are recorded as the fusion's (layers: {sorted(layers)})")
+
+
 def main():
     wanted = sys.argv[1].split(",")
+    # The flight record goes to a directory of this rank's own (removed at the end).
+    dump_dir = os.environ.setdefault("CHORUS_RT_DUMP", tempfile.mkdtemp(prefix="chorus-dump-test-"))
     chorus.init(wanted)
     check(sorted(chorus.backends()) == sorted(wanted), f"backends() is {chorus.backends()}")
     for b in wanted:
@@ -437,7 +463,10 @@ def main():
                   f"{b}: torch bfloat16 all_gather_into_tensor")
         expect_raises(ValueError, lambda: chorus.all_reduce(wanted[0], torch.zeros((4, 4), dtype=torch.bfloat16).t()),
                       "not contiguous")
+    run_flight_record(wanted)
     chorus.finalize()
+    if dump_dir.startswith(tempfile.gettempdir() + "/chorus-dump-test-"):
+        shutil.rmtree(dump_dir, ignore_errors=True)
     print(f"{checks} checks passed on {','.join(wanted)}")
 
 

@@ -30,6 +30,9 @@ struct BackendContext {
   // Set by Runtime::abort (rt::abort): the waits that can end early end with a CommError (shm's,
   // within milliseconds). Null: never.
   std::shared_ptr<const std::atomic<bool>> aborted;
+  // Called with the message before a backend ends the process itself (mpi's watchdog, which
+  // must MPI_Abort a collective stuck past the timeout): the runtime writes its flight record.
+  std::function<void(const std::string&)> before_abort;
 };
 
 // "rank 1 (pid 42) died", or "rank 1 (pid 42) ended after its own failure: MESSAGE" when the

@@ -18,7 +18,13 @@ namespace chorus::rt {
 
 namespace {
 
-constexpr char kMagic[8] = {'C', 'H', 'O', 'R', 'U', 'S', 'B', '1'};
+// "CHORUSB1" as one word (native byte order).
+std::uint64_t magic_word() {
+  constexpr char kMagic[8] = {'C', 'H', 'O', 'R', 'U', 'S', 'B', '1'};
+  std::uint64_t w = 0;
+  std::memcpy(&w, kMagic, sizeof w);
+  return w;
+}
 
 std::int64_t now_ns() {
   timespec ts{};
@@ -59,8 +65,7 @@ Beacon::Beacon(const std::string& dir, int rank) : path_(beacon_path(dir, rank))
   layout_->pid = ::getpid();
   layout_->since_ns.store(now_ns(), std::memory_order_relaxed);
   // The magic last: a reader that sees it sees a whole header.
-  std::atomic_thread_fence(std::memory_order_release);
-  std::memcpy(layout_->magic, kMagic, sizeof kMagic);
+  layout_->magic.store(magic_word(), std::memory_order_release);
 }
 
 Beacon::~Beacon() {
@@ -93,8 +98,7 @@ std::optional<BeaconReading> read_beacon(const std::string& path) {
   if (p == MAP_FAILED) return std::nullopt;
   const auto* b = static_cast<const BeaconLayout*>(p);
   std::optional<BeaconReading> r;
-  if (std::memcmp(b->magic, kMagic, sizeof kMagic) == 0) {
-    std::atomic_thread_fence(std::memory_order_acquire);
+  if (b->magic.load(std::memory_order_acquire) == magic_word()) {
     BeaconReading& x = r.emplace();
     x.rank = b->rank;
     x.pid = b->pid;

@@ -6,7 +6,8 @@
 // hung rank's beacon still says where it was. The runtime maps one when CHORUS_RT_BEACON names a
 // directory (the launcher sets it): `<dir>/rank-<world rank>.beacon`.
 //
-// Layout (native byte order, one host): the magic "CHORUSB1", then the fields below. Each lane
+// Layout (native byte order, one host): the magic "CHORUSB1" (its 8 bytes as one word, stored
+// last by the writer with release), then the fields below. Each lane
 // of each communicator owns one slot and is its only writer, so an update is a plain store;
 // lanes past the slots share the last one through atomic additions.
 #include <atomic>
@@ -26,7 +27,7 @@ struct BeaconSlot {
 
 struct BeaconLayout {
   static constexpr std::size_t kSlots = 124;
-  char magic[8];
+  std::atomic<std::uint64_t> magic;
   std::uint32_t version;
   std::int32_t rank;
   std::int64_t pid;

@@ -38,6 +38,8 @@ const char* to_string(FlightState state) {
   return "unknown";
 }
 
+thread_local constinit FlightLayer t_flight_layer = FlightLayer::kApi;
+
 std::int64_t monotonic_now_ns() {
   timespec ts{};
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -59,23 +61,22 @@ std::vector<FlightEntryCopy> FlightRing::snapshot() const {
     const std::uint32_t v = e.version.load(std::memory_order_acquire);
     if (v % 2 != 0) continue;  // being rewritten by a newer operation
     FlightEntryCopy c{};
-    const std::uint32_t kind = e.kind.load(std::memory_order_relaxed);
+    const std::uint32_t kind = e.kind.load(std::memory_order_acquire);
     c.op = static_cast<CollectiveKind>(kind & 0xff);
     c.dtype = static_cast<DType>((kind >> 8) & 0xff);
     c.async = ((kind >> 16) & 1) != 0;
     c.layer = static_cast<FlightLayer>((kind >> 20) & 0xf);
-    const std::int32_t who = e.root_or_peer.load(std::memory_order_relaxed);
-    c.seq = e.seq.load(std::memory_order_relaxed);
+    const std::int32_t who = e.root_or_peer.load(std::memory_order_acquire);
+    c.seq = e.seq.load(std::memory_order_acquire);
     if (traits(c.op).rooted)
       c.root = who;
     else if (c.seq < 0)
       c.peer = who;
-    c.count = e.count.load(std::memory_order_relaxed);
-    c.bytes = e.bytes.load(std::memory_order_relaxed);
-    c.started = e.started.load(std::memory_order_relaxed);
-    c.algorithm = e.algorithm.load(std::memory_order_relaxed);
+    c.count = e.count.load(std::memory_order_acquire);
+    c.bytes = e.bytes.load(std::memory_order_acquire);
+    c.started = e.started.load(std::memory_order_acquire);
+    c.algorithm = e.algorithm.load(std::memory_order_acquire);
     c.state = static_cast<FlightState>(e.state.load(std::memory_order_acquire));
-    std::atomic_thread_fence(std::memory_order_acquire);
     if (e.version.load(std::memory_order_relaxed) != v) continue;  // rewritten meanwhile
     out.push_back(c);
   }

@@ -8,8 +8,10 @@
 //
 // A ring has one writer at a time, the thread that owns its lane (the caller on the inline path,
 // the lane's thread on the queued one), so recording is a few plain stores and one read of the
-// CPU's time-stamp counter. A dump may read while the lane writes: each entry is a seqlock
-// (its version odd while written) of relaxed atomics.
+// CPU's time-stamp counter. A dump may read while the lane writes: each entry is a seqlock (its
+// version odd while written) whose fields are stored with release and loaded with acquire, so
+// that a reader that sees a field's new value also sees the odd version after it (x86: plain
+// moves; no fences, which ThreadSanitizer cannot follow).
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -33,7 +35,9 @@ enum class FlightLayer : std::uint8_t { kApi, kPython, kTorch, kFusion, kCompres
 const char* to_string(FlightLayer layer);
 
 // The issuing thread's layer: set for a scope by the layers above the core (ScopedFlightLayer).
-inline thread_local FlightLayer t_flight_layer = FlightLayer::kApi;
+// Defined once in the runtime (not inline): a Python module built with hidden visibility would
+// otherwise set a copy of its own that the runtime's shared library never reads.
+extern thread_local constinit FlightLayer t_flight_layer;
 struct ScopedFlightLayer {
   explicit ScopedFlightLayer(FlightLayer layer) : saved(t_flight_layer) { t_flight_layer = layer; }
   ~ScopedFlightLayer() { t_flight_layer = saved; }
@@ -95,20 +99,19 @@ class FlightRing {
     FlightEntry& e = entries_[n & (capacity_ - 1)];
     const std::uint32_t v = e.version.load(std::memory_order_relaxed);
     e.version.store(v + 1, std::memory_order_relaxed);
-    std::atomic_thread_fence(std::memory_order_release);  // the odd version before the fields
     const bool collective = traits(call.op).collective;
     const std::int64_t seq =
         collective ? static_cast<std::int64_t>(collectives_.load(std::memory_order_relaxed)) : std::int64_t{-1};
-    e.state.store(static_cast<std::uint32_t>(FlightState::kStarted), std::memory_order_relaxed);
+    e.state.store(static_cast<std::uint32_t>(FlightState::kStarted), std::memory_order_release);
     e.kind.store(static_cast<std::uint32_t>(call.op) | static_cast<std::uint32_t>(call.dtype) << 8 |
                      static_cast<std::uint32_t>(async) << 16 | static_cast<std::uint32_t>(layer) << 20,
-                 std::memory_order_relaxed);
-    e.root_or_peer.store(traits(call.op).rooted ? call.root : collective ? -1 : call.peer, std::memory_order_relaxed);
-    e.seq.store(seq, std::memory_order_relaxed);
-    e.count.store(call.count, std::memory_order_relaxed);
-    e.bytes.store(call.lists ? 0 : call.bytes(), std::memory_order_relaxed);
-    e.started.store(flight_ticks(), std::memory_order_relaxed);
-    e.algorithm.store(algorithm, std::memory_order_relaxed);
+                 std::memory_order_release);
+    e.root_or_peer.store(traits(call.op).rooted ? call.root : collective ? -1 : call.peer, std::memory_order_release);
+    e.seq.store(seq, std::memory_order_release);
+    e.count.store(call.count, std::memory_order_release);
+    e.bytes.store(call.lists ? 0 : call.bytes(), std::memory_order_release);
+    e.started.store(flight_ticks(), std::memory_order_release);
+    e.algorithm.store(algorithm, std::memory_order_release);
     e.version.store(v + 2, std::memory_order_release);
     operations_.store(n + 1, std::memory_order_release);
     if (collective) collectives_.store(static_cast<std::uint64_t>(seq) + 1, std::memory_order_relaxed);

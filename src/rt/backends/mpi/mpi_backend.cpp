@@ -66,7 +66,7 @@ std::vector<int> to_ints(const Counts& v, const char* what) {
   throw CommError(fmt::format("mpi {}: {}", what, std::string(msg, static_cast<std::size_t>(len))));
 }
 
-MpiBackend::MpiBackend(const BackendContext& ctx) : timeout_(ctx.timeout) {
+MpiBackend::MpiBackend(const BackendContext& ctx) : timeout_(ctx.timeout), before_abort_(ctx.before_abort) {
   mpi_ensure_initialized();
   if (ctx.mpi_color < 0)
     MPI_Comm_dup(MPI_COMM_WORLD, &comm_);

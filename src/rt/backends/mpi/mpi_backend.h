@@ -247,6 +247,7 @@ class MpiBackend final : public Backend {
   std::condition_variable watch_cv_;
   bool stop_ = false;
   std::thread watchdog_;
+  std::function<void(const std::string&)> before_abort_;  // BackendContext::before_abort
 };
 
 }  // namespace chorus::rt::mpi_backend

@@ -1,6 +1,8 @@
 // The mpi backend's watchdog: a blocked MPI collective cannot be abandoned safely, so a thread
 // watches the operation counters (Guard, collectives.cpp) and aborts the job with a clear message
 // when something in flight has neither started nor finished for the whole operation timeout.
+#include <fmt/format.h>
+
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -34,11 +36,12 @@ void MpiBackend::watch() {
       continue;
     }
     if (now_ns() - seen_since > timeout_.count() * 1000000) {
-      std::fprintf(stderr,
-                   "chorus rt: rank %d: mpi %s did not complete within %lld ms (a peer died or "
-                   "the ranks disagree on the call); aborting the job\n",
-                   rank_, current_op_.load(), static_cast<long long>(timeout_.count()));
+      const std::string what =
+          fmt::format("mpi {} on rank {} did not complete within {} ms (a peer died or the ranks disagree on the call)",
+                      current_op_.load(), rank_, timeout_.count());
+      std::fprintf(stderr, "chorus rt: %s; aborting the job\n", what.c_str());
       std::fflush(stderr);
+      if (before_abort_) before_abort_(what);  // the flight record, while the job still stands
       MPI_Abort(MPI_COMM_WORLD, 3);
     }
   }

@@ -1,0 +1,172 @@
+"""Capture of an unchanged torch program for chorus's simulator (``chorus capture``, docs/capture.md).
+
+``chorus capture -n N -- python3 train.py ARGS`` runs every rank as ``python3 -m chorus.capture
+train.py ARGS``: this module installs its hooks, then runs the script as ``__main__``. The hooks:
+
+- ``torch.distributed.init_process_group`` runs on the ``chorus`` backend whatever the program
+  asks for (the backend it asked for is written down), so that chorus's communication log
+  (``CHORUS_RT_LOG``) sees every collective;
+- ``torch.distributed.new_group`` writes down each group's ranks and the name the chorus backend
+  logs it under (``torch/<group name>``);
+- a step ends when the first optimizer that steps returns from ``step()`` (hooked on every
+  ``torch.optim.Optimizer`` subclass at construction), or at ``chorus.capture.step()``, the
+  explicit marker for programs without an optimizer (once called, only it counts).
+
+Steps ``A`` to ``B - 1`` (``CHORUS_CAPTURE_STEPS=A:B``, 0-based; ``A >= 1``) are the window: the
+execution graph (``torch.profiler.ExecutionGraphObserver``) and the torch profiler's trace are
+recorded from the end of step ``A - 1`` to the end of step ``B - 1``. At exit the rank writes
+``rank.<r>.json`` into ``CHORUS_CAPTURE_DIR``: the step ends and the window on the host's
+monotonic clock (the communication log's), the groups, torch's version, and whether the program
+ended well. ``chorus capture`` writes the manifest from these files.
+"""
+import json
+import os
+import sys
+import time
+
+_state = None
+
+
+class _Capture:
+    def __init__(self, out_dir, first, last, rank):
+        self.out_dir, self.first, self.last, self.rank = out_dir, first, last, rank
+        self.step_end_ns = []
+        self.start_ns = time.monotonic_ns()
+        self.window = None  # [start_ns, end_ns]
+        self.explicit = False
+        self.optimizer = None  # the one whose steps count
+        self.groups = []
+        self.requested_backend = None
+        self._eg = self._prof = None
+
+    def path(self, kind, ext):
+        return os.path.join(self.out_dir, f"{kind}.{self.rank}.{ext}")
+
+    def step_ended(self):
+        self.step_end_ns.append(time.monotonic_ns())
+        done = len(self.step_end_ns)
+        if done == self.first:
+            self._start()
+        elif done == self.last:
+            self._stop()
+
+    def _start(self):
+        from torch.profiler import ExecutionGraphObserver, ProfilerActivity, profile
+        self._prof = profile(activities=[ProfilerActivity.CPU])
+        self._prof.__enter__()
+        self._eg = ExecutionGraphObserver()
+        self._eg.register_callback(self.path("graph", "json"))
+        self.window = [time.monotonic_ns(), None]
+        self._eg.start()
+
+    def _stop(self):
+        if self._eg is None:
+            return
+        self._eg.stop()
+        self.window[1] = time.monotonic_ns()
+        self._eg.unregister_callback()
+        self._eg = None
+        self._prof.__exit__(None, None, None)
+        self._prof.export_chrome_trace(self.path("trace", "json"))
+        self._prof = None
+
+    def finish(self, error):
+        if self._eg is not None:  # the program ended inside the window
+            self._stop()
+        import torch
+        record = {
+            "chorus_capture_rank": 1,
+            "rank": self.rank,
+            "ok": error is None,
+            "error": error,
+            "torch_version": torch.__version__,
+            "python": sys.version.split()[0],
+            "requested_backend": self.requested_backend,
+            "start_ns": self.start_ns,
+            "step_end_ns": self.step_end_ns,
+            "window": self.window,
+            "window_steps": [self.first, self.last],
+            "groups": self.groups,
+        }
+        tmp = self.path("rank", "json.tmp")
+        with open(tmp, "w") as f:
+            json.dump(record, f, indent=1)
+        os.replace(tmp, self.path("rank", "json"))
+
+
+def step():
+    """Marks the end of a training step (programs without an optimizer; a no-op outside a capture)."""
+    if _state is None:
+        return
+    _state.explicit = True
+    _state.step_ended()
+
+
+def _hook_optimizers(torch):
+    init = torch.optim.Optimizer.__init__
+    wrapped = set()  # the classes whose step() is hooked
+    depth = [0]      # a subclass's step() calling its base's counts once
+
+    def wrap_step(cls):
+        if cls in wrapped:
+            return
+        wrapped.add(cls)
+        original = cls.step
+
+        def step_hooked(self, *args, **kwargs):
+            depth[0] += 1
+            try:
+                out = original(self, *args, **kwargs)
+            finally:
+                depth[0] -= 1
+            s = _state
+            if s is not None and not s.explicit and depth[0] == 0:
+                if s.optimizer is None:
+                    s.optimizer = self
+                if s.optimizer is self:
+                    s.step_ended()
+            return out
+
+        step_hooked.__wrapped__ = original
+        # torch 1.13's Optimizer.__init__ wraps a class's step() for the profiler unless it is marked.
+        step_hooked.hooked = getattr(original, "hooked", False)
+        cls.step = step_hooked
+
+    def init_hooked(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        wrap_step(type(self))
+
+    torch.optim.Optimizer.__init__ = init_hooked
+
+
+def _hook_distributed(dist):
+    c10d = dist.distributed_c10d
+    init_pg, new_group = c10d.init_process_group, c10d.new_group
+
+    def init_hooked(backend=None, *args, **kwargs):
+        _state.requested_backend = str(backend) if backend is not None else None
+        return init_pg("chorus", *args, **kwargs)
+
+    def new_group_hooked(ranks=None, *args, **kwargs):
+        group = new_group(ranks, *args, **kwargs)
+        members = sorted(ranks) if ranks is not None else list(range(dist.get_world_size()))
+        name = c10d._pg_names.get(group) if group != dist.GroupMember.NON_GROUP_MEMBER else None
+        _state.groups.append({"label": f"torch/{name}" if name is not None else None, "ranks": members})
+        return group
+
+    # Both names: the program's torch.distributed.*, and distributed_c10d's own calls (new_subgroups).
+    for module in (dist, c10d):
+        module.init_process_group, module.new_group = init_hooked, new_group_hooked
+
+
+def install(out_dir, steps, rank):
+    """Installs the hooks for a capture of steps `steps` ("A:B") into `out_dir` as rank `rank`."""
+    global _state
+    first, last = (int(v) for v in steps.split(":"))
+    import torch
+    import torch.distributed as dist
+    import chorus.distributed  # noqa: F401  registers the backend
+    _state = _Capture(out_dir, first, last, rank)
+    _hook_optimizers(torch)
+    _hook_distributed(dist)
+    return _state

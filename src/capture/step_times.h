@@ -1,0 +1,14 @@
+#pragma once
+// The capture's step times from the ranks' step ends (capture_run.h, StepTimes).
+#include <cstdint>
+#include <vector>
+
+#include "capture/capture_run.h"
+
+namespace chorus::capture {
+
+// Per rank, its steps' ends on one clock; the window is steps first .. last - 1. Step k lasts from
+// end k - 1 to end k; step 0 is not timed.
+StepTimes step_times(const std::vector<std::vector<std::int64_t>>& step_end_ns, int first, int last);
+
+}  // namespace chorus::capture

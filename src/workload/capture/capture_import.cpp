@@ -1,0 +1,223 @@
+#include "workload/capture/capture_import.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <optional>
+#include <set>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "core/error.h"
+#include "core/text_file.h"
+#include "workload/pytorch_eg.h"
+
+namespace chorus::workload::capture {
+
+namespace {
+
+// The kind the simulator runs for a logged operation; none for those it does not simulate.
+std::optional<CollectiveKind> simulated(CollectiveKind op) {
+  switch (op) {
+    case CollectiveKind::kAllReduce:
+      return CollectiveKind::kAllReduce;
+    case CollectiveKind::kAllGather:
+    case CollectiveKind::kAllGatherv:
+      return CollectiveKind::kAllGather;
+    case CollectiveKind::kReduceScatter:
+      return CollectiveKind::kReduceScatter;
+    case CollectiveKind::kAllToAll:
+    case CollectiveKind::kAllToAllSingle:
+    case CollectiveKind::kAllToAllv:
+      return CollectiveKind::kAllToAll;
+    default:
+      return std::nullopt;
+  }
+}
+
+// The DAG's size of a joined collective (chorus's convention, workload/pytorch_eg.h): the log holds
+// what the rank sends: an all-reduce's buffer, an all-gather's input, a reduce-scatter's output
+// share, an all-to-all's block to each rank (to itself for the uneven form).
+double dag_bytes(const JoinedCollective& c) {
+  const double members = static_cast<double>(c.logged.ranks.size());
+  return c.op == CollectiveKind::kAllReduce ? c.logged.bytes : c.logged.bytes * members;
+}
+
+Dag import_graph(const RankFiles& f, const net::Network& network, const ExecutionGraphOptions& g, std::string* notes) {
+  return import_execution_graph(read_text_file(f.graph, "the execution graph"), f.graph, network, g, notes);
+}
+
+}  // namespace
+
+std::vector<int> group_dims(const std::vector<int>& ranks, int world, const net::Network& network,
+                            const std::string& where) {
+  std::set<int> members(ranks.begin(), ranks.end());
+  if (members.size() != ranks.size() || ranks.empty() || *members.begin() < 0 || *members.rbegin() >= world)
+    throw InputError(where,
+                     fmt::format("group [{}]: ranks must be distinct, in 0..{}", fmt::join(ranks, ","), world - 1));
+  std::vector<int> dims;
+  if (static_cast<int>(members.size()) == world) {
+    for (int d = 0; d < network.num_dims(); ++d) dims.push_back(d);
+    return dims;
+  }
+  if (members.size() == 1) return dims;
+  if (network.num_npus() != static_cast<std::uint64_t>(world))
+    throw InputError(
+        where, fmt::format("group [{}] is {} of the capture's {} ranks; placing a sub-group needs a "
+                           "network of {} NPUs (this one has {}, {}); scaling a capture to a larger world "
+                           "is not implemented",
+                           fmt::join(ranks, ","), members.size(), world, world, network.num_npus(), network.shape()));
+  // Coordinates, dimension 0 fastest.
+  auto coords = [&](int npu) {
+    std::vector<int> c;
+    for (const auto& dim : network.dims) {
+      c.push_back(npu % dim.size);
+      npu /= dim.size;
+    }
+    return c;
+  };
+  const auto first = coords(*members.begin());
+  std::uint64_t block = 1;
+  for (int r : members) {
+    const auto c = coords(r);
+    for (int d = 0; d < network.num_dims(); ++d)
+      if (c[static_cast<std::size_t>(d)] != first[static_cast<std::size_t>(d)] &&
+          std::find(dims.begin(), dims.end(), d) == dims.end())
+        dims.push_back(d);
+  }
+  std::sort(dims.begin(), dims.end());
+  for (int d : dims) block *= static_cast<std::uint64_t>(network.dims[static_cast<std::size_t>(d)].size);
+  if (block != members.size())
+    throw InputError(where, fmt::format("group [{}] is not the NPUs of some dimensions of the network {} around one "
+                                        "NPU (its ranks span dimensions {}, {} NPUs); chorus simulates a collective "
+                                        "on whole dimensions",
+                                        fmt::join(ranks, ","), network.shape(), fmt::join(dims, ","), block));
+  return dims;
+}
+
+std::vector<JoinedCollective> join_rank(const Manifest& m, int rank, const net::Network& network) {
+  const auto& f = m.ranks.at(static_cast<std::size_t>(rank));
+  const auto record = read_rank_record(f);
+  if (record.first_step != m.first_step || record.last_step != m.last_step)
+    throw InputError(f.record, fmt::format("rank {}: field 'window_steps': [{}, {}], the manifest's window is [{}, {}]",
+                                           rank, record.first_step, record.last_step, m.first_step, m.last_step));
+  std::vector<WindowCollective> logged;
+  for (auto& c : window_collectives(f.comm_log, record, m.world))
+    if (simulated(c.op)) logged.push_back(std::move(c));
+  ExecutionGraphOptions plain;
+  plain.skip_unsimulated = true;
+  const Dag graph = import_graph(f, network, plain, nullptr);
+  std::vector<const Node*> comms;
+  for (const auto& n : graph.nodes)
+    if (n.kind == NodeKind::kComm) comms.push_back(&n);
+  if (comms.size() != logged.size())
+    throw InputError(f.graph, fmt::format("rank {}: field collectives: the graph's window has {} collective(s), the "
+                                          "communication log {} has {} in the window",
+                                          rank, comms.size(), f.comm_log, logged.size()));
+  double all_npus = 1;
+  for (const auto& d : network.dims) all_npus *= d.size;
+  std::vector<JoinedCollective> out;
+  for (std::size_t k = 0; k < comms.size(); ++k) {
+    JoinedCollective j;
+    j.number = static_cast<int>(k) + 1;
+    j.op = comms[k]->op;
+    j.logged = logged[k];
+    const auto at = fmt::format("{}: rank {}: collective {} ({})", f.graph, rank, j.number, comms[k]->name);
+    if (*simulated(j.logged.op) != j.op)
+      throw InputError(at, fmt::format("field op: the graph's {} is the log's {} ({}:{})", to_string(j.op),
+                                       to_string(j.logged.op), f.comm_log, j.logged.line));
+    // The graph's size where its record has tensors (an all-gather's is its input times the network).
+    j.graph_bytes = j.op == CollectiveKind::kAllGather ? comms[k]->bytes / all_npus : comms[k]->bytes;
+    const double expected = j.op == CollectiveKind::kAllReduce ? j.logged.bytes : dag_bytes(j);
+    if (j.graph_bytes > 0 && j.op != CollectiveKind::kAllGather && j.graph_bytes != expected)
+      throw InputError(at, fmt::format("field bytes: the graph's {} bytes, the log's {} ({}:{})", j.graph_bytes,
+                                       expected, f.comm_log, j.logged.line));
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
+namespace {
+
+// One rank's window DAG (iterations 1): the graph with every collective's group and size from the log.
+// "groups: [0,1] (shm) 4, [0] (torch/2) 2": each group the window's collectives ran on, in order of
+// first use, with how many.
+std::string groups_note(const std::vector<JoinedCollective>& joined) {
+  std::vector<std::pair<std::string, int>> seen;
+  for (const auto& j : joined) {
+    const auto key = fmt::format("[{}] ({})", fmt::join(j.logged.ranks, ","), j.logged.label);
+    auto it = std::find_if(seen.begin(), seen.end(), [&](const auto& p) { return p.first == key; });
+    if (it == seen.end())
+      seen.emplace_back(key, 1);
+    else
+      ++it->second;
+  }
+  std::string out = "groups:";
+  for (std::size_t k = 0; k < seen.size(); ++k)
+    out += fmt::format("{} {} {}", k ? "," : "", seen[k].first, seen[k].second);
+  return out;
+}
+
+Dag rank_window(const Manifest& m, int rank, const net::Network& network, const std::string& trace, std::string* notes,
+                std::string* groups = nullptr) {
+  const auto joined = join_rank(m, rank, network);
+  if (groups) *groups = groups_note(joined);
+  ExecutionGraphOptions g;
+  g.profiler_trace = trace;
+  g.skip_unsimulated = true;
+  std::vector<std::vector<int>> dims;
+  for (const auto& j : joined) {
+    const auto at = fmt::format("{}: rank {}: collective {} (line {})",
+                                m.ranks[static_cast<std::size_t>(rank)].comm_log, rank, j.number, j.logged.line);
+    dims.push_back(group_dims(j.logged.ranks, m.world, network, at));
+    if (!dims.back().empty()) g.collective_dims[j.number] = dims.back();
+  }
+  Dag dag = import_graph(m.ranks[static_cast<std::size_t>(rank)], network, g, notes);
+  std::size_t k = 0;
+  for (auto& n : dag.nodes) {
+    if (n.kind != NodeKind::kComm) continue;
+    const auto& j = joined[k];
+    if (dims[k].empty()) {  // a group of one: nothing to send
+      n.kind = NodeKind::kCompute;
+      n.duration_ns = 0;
+      n.name += " (group of one)";
+    } else {
+      n.bytes = dag_bytes(j);
+    }
+    ++k;
+  }
+  return dag;
+}
+
+}  // namespace
+
+Dag import_capture(const Manifest& m, const net::Network& network, const ImportOptions& o, std::string* notes) {
+  if (o.rank < 0 || o.rank >= m.world)
+    throw InputError(m.path, fmt::format("rank {}: the capture has ranks 0..{}", o.rank, m.world - 1));
+  if (o.iterations < 1) throw InputError(m.path, fmt::format("iterations must be >= 1, got {}", o.iterations));
+  std::string trace_note, groups;
+  const Dag window =
+      rank_window(m, o.rank, network, m.ranks[static_cast<std::size_t>(o.rank)].trace, &trace_note, &groups);
+  for (int r = 0; r < m.world; ++r) {
+    if (r == o.rank) continue;
+    check_same_communication(window,
+                             fmt::format("{} (rank {})", m.ranks[static_cast<std::size_t>(o.rank)].graph, o.rank),
+                             rank_window(m, r, network, "", nullptr),
+                             fmt::format("{} (rank {})", m.ranks[static_cast<std::size_t>(r)].graph, r));
+  }
+  Dag dag;
+  dag.name = std::filesystem::path(m.dir).filename().string();
+  repeat_window(dag, window.nodes, o.iterations);
+  validate(dag, network.num_dims(), m.path);
+  if (notes) {
+    int comms = 0;
+    for (const auto& n : window.nodes) comms += n.kind == NodeKind::kComm;
+    *notes = fmt::format(
+        "capture of {} ranks, steps {}..{}, rank {}: {} collective(s) in the window, their groups "
+        "from the communication log ({}); every rank issues the same; {}",
+        m.world, m.first_step, m.last_step - 1, o.rank, comms, groups, trace_note);
+  }
+  return dag;
+}
+
+}  // namespace chorus::workload::capture
