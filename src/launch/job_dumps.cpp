@@ -149,13 +149,16 @@ bool JobDiagnostics::request(const std::string& reason, int failed_rank) {
   failed_rank_ = failed_rank;
   requested_ = true;
   deadline_ = Clock::now() + kDumpWait;
-  const auto& readings = watch_->readings();
-  for (std::size_t r = 0; r < pids_.size() && r < readings.size(); ++r)
-    // A rank still starting has no SIGUSR1 handler yet, one finalized may have none any more.
-    if (pids_[r] > 0 && !statuses_[r] && readings[r] && readings[r]->place != rt::RankPlace::kFinalized &&
-        readings[r]->place != rt::RankPlace::kStarting)
-      asked_[r] = ::kill(pids_[r], SIGUSR1) == 0;
+  for (std::size_t r = 0; r < pids_.size(); ++r)
+    if (pids_[r] > 0 && !statuses_[r] && !dumped(r) && can_signal(r)) asked_[r] = ::kill(pids_[r], SIGUSR1) == 0;
   return true;
+}
+
+bool JobDiagnostics::can_signal(std::size_t rank) const {
+  // Read again right before the signal: a rank still starting has no SIGUSR1 handler yet, one
+  // finalized has none any more (the default action would end it).
+  const auto b = rt::read_beacon(rt::beacon_path(beacon_dir_, static_cast<int>(rank)));
+  return b && b->place != rt::RankPlace::kFinalized && b->place != rt::RankPlace::kStarting;
 }
 
 bool JobDiagnostics::collecting(Clock::time_point now) {

@@ -43,7 +43,8 @@ class JobDiagnostics {
   bool stalled(Clock::time_point now);
   // A rank reaped with `status` (its state in launcher.json).
   void reaped(std::size_t rank, int status);
-  // Asks every living rank with a beacon (not starting, not finalized) for its flight record; false (nothing
+  // Asks every living rank with a beacon (not starting, not finalized) that has not written its
+  // flight record on its own (a rank that failed writes it) for it; false (nothing
   // asked) when no rank has a beacon or the dumps are off. `reason`: "stall" or "rank_failure".
   bool request(const std::string& reason, int failed_rank);
   // While true, the job is not stopped yet: the ranks asked are writing their records. Each call
@@ -54,7 +55,8 @@ class JobDiagnostics {
 
  private:
   void write_launcher_record();
-  bool dumped(std::size_t rank) const;  // rank-R.json written since the job started
+  bool dumped(std::size_t rank) const;      // rank-R.json written since the job started
+  bool can_signal(std::size_t rank) const;  // its beacon says it has a SIGUSR1 handler
 
   std::string run_id_, beacon_dir_, dump_dir_;
   bool dump_dir_ours_ = false;  // made by the launcher (removed if it stays empty)
