@@ -143,12 +143,17 @@ def parse_fusion(out):
 
 
 def parse_recorder(out):
-    rows = [r for r in markdown_rows(out) if r[0] in ("shm", "gloo")]
-    cells = [f"{r[0]} {human_bytes(int(r[1]))} {r[2]} us ({100 * (float(r[5]) - 1):+.1f} %)" for r in rows]
-    base = [f"{r[0]} {human_bytes(int(r[1]))} {r[3]} us" for r in rows]
-    return ("blocking all-reduce, 2 ranks, recorder on (256 entries per lane: 16 KiB a lane, 48 KiB a backend "
-            "or group on shm and gloo): " + ", ".join(cells),
-            "`CHORUS_RT_RECORD=0` (recorder off), rounds alternated in the same run: " + ", ".join(base))
+    micro = {f[0]: float(f[1]) for f in (line.split() for line in out.splitlines()) if len(f) == 2 and f[0].endswith("_ns")}
+    rows = {(r[0], int(r[1])): r for r in markdown_rows(out) if r[0] in ("shm", "gloo")}
+    shm4k = rows[("shm", 4096)]
+    share = 100 * (micro["recorder_on_ns"] - micro["recorder_off_ns"]) / 1000 / float(shm4k[3])
+    cells = [f"{b} {human_bytes(n)} {r[2]} us ({100 * (float(r[5]) - 1):+.1f} %)" for (b, n), r in sorted(rows.items())]
+    base = [f"{b} {human_bytes(n)} {r[3]} us" for (b, n), r in sorted(rows.items())]
+    return (f"recording one operation: {micro['recorder_on_ns']:.1f} ns (ring of 256 and beacon), "
+            f"{share:.1f} % of a 4 KiB shm all-reduce; memory 64 B an entry, 16 KiB a lane, 48 KiB a backend or "
+            "group on shm and gloo. Blocking all-reduces, 2 ranks, recorder on: " + ", ".join(cells),
+            f"the recorder off: a ring of capacity 0, {micro['recorder_off_ns']:.1f} ns; a second runtime of each "
+            "rank with the recorder off, rounds alternated in the same job: " + ", ".join(base))
 
 
 def parse_torch(out):
@@ -214,7 +219,7 @@ ROWS = [
     ("sweep", "a design-space sweep on every core and every rank (`chorus sweep`), median of 3 alternated rounds",
      "bench/sweep/run_scaling.sh build 3", parse_sweep),
     ("recorder", "the flight recorder's cost (docs/flight-recorder.md) against the recorder off",
-     "bench/rt/run_recorder.sh build 7", parse_recorder),
+     "bench/rt/run_recorder.sh build 21 5000", parse_recorder),
     ("fusion", "tensor fusion (MCR-DL) against the same calls one by one",
      "build/chorus launch -n 2 -- build/bench/rt/bench_fusion --buffers 1MiB --reps 5", parse_fusion),
     ("torch-backend", "the torch.distributed backend against torch's own gloo",

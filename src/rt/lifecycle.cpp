@@ -278,9 +278,12 @@ void Runtime::quiesce(std::chrono::steady_clock::time_point deadline) const {
           if (std::exchange(said, true)) return;  // one line when the wait starts to matter, one at its end
           std::fprintf(stderr,
                        "chorus rt: finalize on rank %d: waiting for rank(s) %s to reach finalize (%.0f s so far; "
-                       "gives up in %.0f s; `kill -USR1` a rank for its flight record)\n",
+                       "gives up in %.0f s)\n",
                        world_.rank, rank_list(missing).c_str(), static_cast<double>(waited.count()) / 1000.0,
                        static_cast<double>(left().count()) / 1000.0);
+          // The record of a rank that waits in finalize: what `chorus doctor` needs to say where
+          // the others are not (under mpirun no launcher asks for it).
+          recorder_->dump("finalize", fmt::format("waiting for rank(s) {} to reach finalize", rank_list(missing)));
         },
         progress);
     world_.store->add(key + "/left", 1);

@@ -64,6 +64,9 @@ struct InitOptions {
   // Communication log (rt/comm_log.h): every operation as a JSON line of <log>.<rank>.jsonl.
   // Empty: CHORUS_RT_LOG, else no log.
   std::string log;
+  // Flight recorder (docs/flight-recorder.md): entries kept per lane, 0 off. -1: CHORUS_RT_RECORD,
+  // else 256.
+  long record_entries = -1;
   // Null: the world comes from the environment (chorus launch, mpirun, or a world of one).
   std::shared_ptr<ExternalWorld> world;
 };

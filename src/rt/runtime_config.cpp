@@ -78,7 +78,14 @@ Settings resolve_settings(const InitOptions& options) {
       s.log = env;
       s.log_setting = "environment CHORUS_RT_LOG";
     }
-  s.record_entries = env_bytes("CHORUS_RT_RECORD", s.record_entries, 0, std::size_t{1} << 20, "entries");
+  if (options.record_entries == -1)
+    s.record_entries = env_bytes("CHORUS_RT_RECORD", s.record_entries, 0, std::size_t{1} << 20, "entries");
+  else if (options.record_entries < 0 || options.record_entries > (1L << 20))
+    throw InputError(
+        "init: InitOptions::record_entries",
+        fmt::format("{} is not a number of entries in [0, 1048576] (or -1: CHORUS_RT_RECORD)", options.record_entries));
+  else
+    s.record_entries = static_cast<std::size_t>(options.record_entries);
   if (const char* env = std::getenv("CHORUS_RT_DUMP"); env != nullptr) s.dump_dir = env;
   if (const char* env = std::getenv("CHORUS_RT_BEACON"); env != nullptr) s.beacon_dir = env;
   return s;

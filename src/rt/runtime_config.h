@@ -17,8 +17,8 @@ struct Settings {
   std::string tuning_table;          // InitOptions::tuning_table, CHORUS_RT_TUNING ("" none)
   std::string log;                   // InitOptions::log, CHORUS_RT_LOG ("" none)
   std::string log_setting;           // where `log` came from, for its errors
-  // The flight recorder (diagnostics/flight_recorder.h): entries per lane (CHORUS_RT_RECORD,
-  // 0 off), where dumps go (CHORUS_RT_DUMP, "" for the default under the temporary directory)
+  // The flight recorder (diagnostics/flight_recorder.h): entries per lane (InitOptions::record_entries,
+  // CHORUS_RT_RECORD; 0 off), where dumps go (CHORUS_RT_DUMP, "" for the default under the temporary directory)
   // and where the rank's beacon is mapped (CHORUS_RT_BEACON, set by chorus launch; "" none).
   std::size_t record_entries = 256;
   std::string dump_dir, beacon_dir;

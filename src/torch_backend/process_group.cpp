@@ -54,12 +54,13 @@ ProcessGroupChorus::ProcessGroupChorus(const c10::intrusive_ptr<c10d::Store>& st
     rt::init(backends_to_init(std::getenv("CHORUS_BACKENDS"), map_), options);
     owns_runtime_ = true;
   } else {
-    const std::string first = rt::backends().front();
-    if (rt::rank(first) != rank || rt::size(first) != size)
+    rt::Runtime& made = rt::default_runtime("chorus process group");
+    const std::string first = made.backends().front();
+    if (made.rank(first) != rank || made.size(first) != size)
       throw InputError("chorus process group",
                        fmt::format("torch.distributed gives rank {} of {}, but the chorus runtime this program "
                                    "initialised is rank {} of {}",
-                                   rank, size, rt::rank(first), rt::size(first)));
+                                   rank, size, made.rank(first), made.size(first)));
   }
   bind_communicators();
   if (fusion) {  // on the backends of the fused operations ("mpi:ring": mpi, that algorithm per fused buffer)

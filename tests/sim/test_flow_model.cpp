@@ -165,7 +165,8 @@ TEST(FlowModel, MaxMinDefinitionHoldsOnRandomInstances) {
 TEST(WaterFiller, RemovalsRefillOnlyFromTheFirstBottleneckTheyTouch) {
   // Link 0 (1 B/ns) carries a and b, link 1 (10 B/ns) carries c and d, link 2 (10 B/ns) carries
   // e alone: a = b = 0.5 froze first, then c = d = 5, then e = 10. Removing c changes nothing
-  // below c's level: d and e are filled again, d to 10, e to the 10 it had (so only d changed).
+  // below c's level, and nothing on link 2, which no flow at or above that level connects to
+  // link 1: d alone is filled again, to 10 (e keeps its 10 without a re-fill).
   WaterFiller w(3);
   const Path on0{0}, on1{1}, on2{2};
   w.add(0, on0);
@@ -181,13 +182,112 @@ TEST(WaterFiller, RemovalsRefillOnlyFromTheFirstBottleneckTheyTouch) {
   EXPECT_DOUBLE_EQ(w.rate(4), 10.0);
   w.remove(2);
   w.run({1.0, 10.0, 10.0});
-  EXPECT_EQ(w.refilled(), 2u);
+  EXPECT_EQ(w.refilled(), 1u);
   EXPECT_EQ(w.changed(), std::vector<int>{3});
   EXPECT_DOUBLE_EQ(w.rate(3), 10.0);
   EXPECT_DOUBLE_EQ(w.rate(4), 10.0);
   EXPECT_DOUBLE_EQ(w.rate(0), 0.5);
   EXPECT_DOUBLE_EQ(w.link_rate(1), 10.0);
   EXPECT_DOUBLE_EQ(w.link_rate(0), 1.0);
+}
+
+TEST(WaterFiller, RemovalsRefillTheLinksConnectedToThemAboveTheirLevel) {
+  // Link 0 (2 B/ns) carries a and a2 (path {0}) and b (path {0, 1}); link 1 (3 B/ns) carries b
+  // and c; link 2 (1 B/ns) carries d. By hand: link 0's share 2/3 is the smallest (link 1: 3/2,
+  // link 2: 1), so a = a2 = b = 2/3; then d = 1; then c = 3 - 2/3 = 7/3. Removing a2 (rate 2/3):
+  // link 0 now gives a and b 1 each, so link 1 has 2 left for c. b carries the change from link 0
+  // to link 1; nothing at or above 2/3 reaches link 2, so d is not filled again.
+  WaterFiller w(3);
+  const std::vector<double> cap{2.0, 3.0, 1.0};
+  const Path on0{0}, on01{0, 1}, on1{1}, on2{2};
+  w.add(0, on0);   // a
+  w.add(1, on0);   // a2
+  w.add(2, on01);  // b
+  w.add(3, on1);   // c
+  w.add(4, on2);   // d
+  w.run(cap);
+  EXPECT_DOUBLE_EQ(w.rate(0), 2.0 / 3.0);
+  EXPECT_DOUBLE_EQ(w.rate(2), 2.0 / 3.0);
+  EXPECT_DOUBLE_EQ(w.rate(3), 7.0 / 3.0);
+  EXPECT_DOUBLE_EQ(w.rate(4), 1.0);
+  w.remove(1);
+  w.run(cap);
+  EXPECT_EQ(w.refilled(), 3u);  // a, b and c
+  EXPECT_EQ(w.refilled_bundles(), 3u);
+  auto changed = w.changed();
+  std::sort(changed.begin(), changed.end());
+  EXPECT_EQ(changed, (std::vector<int>{0, 2, 3}));
+  EXPECT_DOUBLE_EQ(w.rate(0), 1.0);
+  EXPECT_DOUBLE_EQ(w.rate(2), 1.0);
+  EXPECT_DOUBLE_EQ(w.rate(3), 2.0);
+  EXPECT_DOUBLE_EQ(w.rate(4), 1.0);
+  EXPECT_DOUBLE_EQ(w.link_rate(1), 3.0);
+  EXPECT_DOUBLE_EQ(w.link_rate(2), 1.0);
+}
+
+TEST(WaterFiller, SparseFabricsAfterRemovalsMatchAFillFromScratch) {
+  // Mostly one-link paths with a few longer ones, as on a direct-connect fabric: after every
+  // batch of departures the kept and re-filled rates must equal a filling of the flows present
+  // from scratch (an independent filler), and changed() must list exactly the flows whose rate
+  // moved (of those present before).
+  chorus::Rng rng(11);
+  for (int trial = 0; trial < 40; ++trial) {
+    const int nl = static_cast<int>(rng.uniform_int(4, 24));
+    std::vector<double> cap(static_cast<std::size_t>(nl));
+    for (auto& c : cap) c = rng.uniform(0.5, 4.0);
+    WaterFiller w(static_cast<std::size_t>(nl));
+    std::vector<Path> path_of;
+    std::vector<int> present;
+    const auto join = [&](int count) {
+      for (int k = 0; k < count; ++k) {
+        Path p{static_cast<int>(rng.uniform_int(0, nl - 1))};
+        if (rng.uniform01() < 0.2)
+          for (int extra = static_cast<int>(rng.uniform_int(1, 3)); extra > 0; --extra) {
+            const int l = static_cast<int>(rng.uniform_int(0, nl - 1));
+            if (std::find(p.begin(), p.end(), l) == p.end()) p.push_back(l);
+          }
+        const int id = static_cast<int>(path_of.size());
+        path_of.push_back(p);
+        w.add(id, p);
+        present.push_back(id);
+      }
+    };
+    join(static_cast<int>(rng.uniform_int(10, 60)));
+    w.run(cap);
+    for (int op = 0; op < 30 && !present.empty(); ++op) {
+      std::vector<double> before(path_of.size(), -1.0);
+      for (int id : present) before[static_cast<std::size_t>(id)] = w.rate(id);
+      if (rng.uniform01() < 0.15) {
+        join(static_cast<int>(rng.uniform_int(1, 5)));
+      } else {
+        const int leaving =
+            static_cast<int>(rng.uniform_int(1, std::min<std::int64_t>(4, static_cast<std::int64_t>(present.size()))));
+        for (int k = 0; k < leaving; ++k) {
+          const auto at = static_cast<std::size_t>(rng.uniform_int(0, static_cast<std::int64_t>(present.size()) - 1));
+          w.remove(present[at]);
+          present.erase(present.begin() + static_cast<std::ptrdiff_t>(at));
+        }
+      }
+      w.run(cap);
+      before.resize(path_of.size(), -1.0);  // newcomers had no rate
+      std::vector<const Path*> paths;
+      for (int id : present) paths.push_back(&path_of[static_cast<std::size_t>(id)]);
+      const auto fresh = max_min_rates(cap, paths);
+      std::vector<int> moved;
+      for (std::size_t i = 0; i < present.size(); ++i) {
+        const int id = present[i];
+        EXPECT_NEAR(w.rate(id), fresh[i], 1e-9 * (1.0 + fresh[i])) << "trial " << trial << " op " << op;
+        const double was = before[static_cast<std::size_t>(id)];
+        if (was >= 0.0 && w.rate(id) != was) moved.push_back(id);
+      }
+      std::vector<int> changed;  // of the flows present before (a newcomer's first rate is its own)
+      for (int id : w.changed())
+        if (before[static_cast<std::size_t>(id)] >= 0.0) changed.push_back(id);
+      std::sort(changed.begin(), changed.end());
+      std::sort(moved.begin(), moved.end());
+      EXPECT_EQ(changed, moved) << "trial " << trial << " op " << op;
+    }
+  }
 }
 
 TEST(BundleIndex, EqualHashesAreToldApartByTheCallersComparison) {

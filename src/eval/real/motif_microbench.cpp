@@ -9,12 +9,11 @@
 #include "core/error.h"
 #include "core/memory_budget.h"
 #include "core/units.h"
-#include "rt/runtime.h"
+#include "rt/runtime_instance.h"
 #include "eval/real/plan_execution.h"
 
 namespace chorus::eval {
 
-using rt::all_reduce;
 using rt::DType;
 using rt::ReduceOp;
 
@@ -54,12 +53,14 @@ MotifBenchRow measure(JobSession& session, const workload::Dag& dag, const Pick&
   for (int run = 0; run <= repeat; ++run) {
     const auto rs = run_once(session.job, problem, *active, {}, jitter, run);
     double t = rs.elapsed_ns;
-    all_reduce(session.job.world_backend, &t, &t, 1, DType::f64, ReduceOp::max);
+    session.runtime->issue(session.job.world_backend, rt::calls::all_reduce(&t, &t, 1, DType::f64, ReduceOp::max),
+                           false);
     if (run > 0) times.push_back(t);
     if (check == "passed") check = rs.check;
   }
   int bad = check == "passed" ? 0 : 1;
-  all_reduce(session.job.world_backend, &bad, &bad, 1, DType::i32, ReduceOp::sum);
+  session.runtime->issue(session.job.world_backend, rt::calls::all_reduce(&bad, &bad, 1, DType::i32, ReduceOp::sum),
+                         false);
   if (bad && check == "passed") check = fmt::format("failed on {} rank(s)", bad);
   MotifBenchRow row;
   row.measured_ns = median(times);

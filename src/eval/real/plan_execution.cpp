@@ -12,23 +12,18 @@
 #include "core/error.h"
 #include "core/stats.h"
 #include "rt/rendezvous/mpi_env.h"
-#include "rt/runtime.h"
+#include "rt/runtime_instance.h"
 #include "syndicate/topology.h"
 
 namespace chorus::eval {
 
-using rt::all_reduce;
 using rt::available_backends;
-using rt::barrier;
 using rt::DType;
 using rt::EnforcedOp;
 using rt::EnforcedStep;
 using rt::Enforcer;
-using rt::finalize;
 using rt::finish_step;
-using rt::init;
 using rt::launched_by_mpirun;
-using rt::new_group;
 using rt::ReduceOp;
 using rt::run_step;
 using rt::staging_elements;
@@ -89,7 +84,7 @@ float expected(const Layout& l, int me, int world, std::size_t op, std::size_t i
 const std::string& Groups::get(const std::string& backend, const std::vector<int>& ranks) {
   std::string name = group_name(backend, ranks, world_);
   auto [it, fresh] = names_.insert(name);
-  if (fresh && name != backend) new_group(name, ranks, backend);
+  if (fresh && name != backend) runtime_->new_group(name, ranks, backend);
   return *it;
 }
 
@@ -99,26 +94,22 @@ JobSession::JobSession(const std::string& name) {
   const auto topo = syndicate::with_backends(syndicate::load_topology(name, 2, "topology"), available, "topology");
   std::set<std::string> wanted;
   for (const auto& ch : topo.channels) wanted.insert(ch.backends.front());
-  init(std::vector<std::string>(wanted.begin(), wanted.end()));
-  try {
-    job.world_backend = wanted.count("shm") ? "shm" : *wanted.begin();
-    job.world = rt::size(job.world_backend);  // qualified: std::size(std::string) is found by ADL
-    job.me = rt::rank(job.world_backend);
-    topology = name == "host" ? syndicate::with_backends(syndicate::load_topology("host", job.world, "topology"),
-                                                         available, "topology")
-                              : topo;
-    if (topology.npus() != job.world)
-      throw InputError("topology", fmt::format("topology '{}' has {} NPUs; the job has {} ranks", topology.name,
-                                               topology.npus(), job.world));
-    groups = Groups(job.world);
-    job.groups = &groups;
-  } catch (...) {
-    finalize();
-    throw;
-  }
+  runtime = std::make_unique<rt::Runtime>(std::vector<std::string>(wanted.begin(), wanted.end()), rt::InitOptions{});
+  job.runtime = runtime.get();
+  job.world_backend = wanted.count("shm") ? "shm" : *wanted.begin();
+  job.world = runtime->size(job.world_backend);
+  job.me = runtime->rank(job.world_backend);
+  topology = name == "host" ? syndicate::with_backends(syndicate::load_topology("host", job.world, "topology"),
+                                                       available, "topology")
+                            : topo;
+  if (topology.npus() != job.world)
+    throw InputError("topology", fmt::format("topology '{}' has {} NPUs; the job has {} ranks", topology.name,
+                                             topology.npus(), job.world));
+  groups = Groups(runtime.get(), job.world);
+  job.groups = &groups;
 }
 
-JobSession::~JobSession() { finalize(); }
+JobSession::~JobSession() = default;
 
 Layout layout_of(const syndicate::CommOp& op, int world) {
   const auto where = fmt::format("comm-op '{}'", op.name);
@@ -217,7 +208,11 @@ EnforcedStep rank_step(const syndicate::Topology& topo, const syndicate::CommOp&
 
 // Every step of every option timed on the ranks (median of `reps` after one warm-up, slowest
 // rank), steps of the same shape once; the problem retimed with them. Collective.
-void calibrate(syndicate::Problem& p, int rank, int world, Groups& groups, const std::string& world_backend, int reps) {
+void calibrate(syndicate::Problem& p, const Job& job, int reps) {
+  const int rank = job.me, world = job.world;
+  Groups& groups = *job.groups;
+  const std::string& world_backend = job.world_backend;
+  rt::Runtime& runtime = *job.runtime;
   std::map<std::string, double> measured;
   std::vector<std::vector<std::vector<double>>> times(p.comms.size());
   for (std::size_t c = 0; c < p.comms.size(); ++c) {
@@ -237,15 +232,15 @@ void calibrate(syndicate::Problem& p, int rank, int world, Groups& groups, const
           std::vector<double> t;
           staging.resize(staging_elements(e));
           for (int r = 0; r <= reps; ++r) {
-            barrier(world_backend);
+            runtime.issue(world_backend, rt::calls::barrier(), false);
             const auto t0 = std::chrono::steady_clock::now();
-            run_step(e, DType::f32, in.data(), out.data(), true, staging.data()).wait();
+            run_step(runtime, e, DType::f32, in.data(), out.data(), true, staging.data()).wait();
             finish_step(e, DType::f32, out.data(), staging.data());
             if (r > 0)
               t.push_back(std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count());
           }
           double m = st.channels == 0 ? 0.0 : median(t);
-          all_reduce(world_backend, &m, &m, 1, DType::f64, ReduceOp::max);
+          runtime.issue(world_backend, rt::calls::all_reduce(&m, &m, 1, DType::f64, ReduceOp::max), false);
           measured[key] = m;
         }
         times[c][o].push_back(measured[key]);
@@ -295,7 +290,7 @@ std::unique_ptr<Active> activate(const Job& job, const syndicate::Problem& probl
   a->built = build_plan(problem, a->planned.plan, a->planned.schedule, job.me, job.world, *job.groups);
   // Compute in the order the optimizer's schedule ran it on its compute stream.
   a->compute_order = syndicate::compute_stream_order(problem, a->planned.schedule);
-  a->enforcer = std::make_unique<Enforcer>(a->built.plan);
+  a->enforcer = std::make_unique<Enforcer>(*job.runtime, a->built.plan);
   return a;
 }
 
@@ -317,7 +312,7 @@ RunStats run_once(const Job& job, const syndicate::Problem& problem, Active& act
     out[c].assign(l.out_elements(), 0.0f);
     for (std::size_t i = 0; i < in[c].size(); ++i) in[c][i] = input(l, me, c, i);
   }
-  barrier(job.world_backend);  // line the ranks up
+  job.runtime->issue(job.world_backend, rt::calls::barrier(), false);  // line the ranks up
   const auto t0 = std::chrono::steady_clock::now();
   enforcer.start();
   std::vector<char> done(dag.nodes.size(), 0), submitted(ops, 0);

@@ -34,11 +34,12 @@ Layout layout_of(const syndicate::CommOp& op, int world);
 // The runtime groups the motifs use, created on every rank in the same order.
 class Groups {
  public:
-  explicit Groups(int world) : world_(world) {}
+  Groups(rt::Runtime* runtime, int world) : runtime_(runtime), world_(world) {}
   // The group name for `ranks` on `backend`; new_group() the first time.
   const std::string& get(const std::string& backend, const std::vector<int>& ranks);
 
  private:
+  rt::Runtime* runtime_;
   int world_;
   std::set<std::string> names_;
 };
@@ -47,10 +48,6 @@ class Groups {
 rt::EnforcedStep rank_step(const syndicate::Topology& topo, const syndicate::CommOp& op,
                            const syndicate::OptionCost& opt, int s, const std::vector<coll::motif::Motif>& motifs,
                            const Layout& l, int rank, int world, Groups& groups);
-
-// Every step of every option timed on the ranks (median of `reps` after one warm-up, slowest
-// rank), steps of the same shape once; the problem retimed with them. Collective.
-void calibrate(syndicate::Problem& p, int rank, int world, Groups& groups, const std::string& world_backend, int reps);
 
 struct Built {
   rt::EnforcerPlan plan;
@@ -63,11 +60,16 @@ Built build_plan(const syndicate::Problem& p, const syndicate::PlanChoice& choic
 
 // This job: rank, size, the backend for whole-world collectives, the groups made so far.
 struct Job {
+  rt::Runtime* runtime = nullptr;  // the session's own (JobSession)
   int me = 0;
   int world = 1;
   std::string world_backend;
   Groups* groups = nullptr;
 };
+
+// Every step of every option timed on the ranks (median of `reps` after one warm-up, slowest
+// rank), steps of the same shape once; the problem retimed with them. Collective.
+void calibrate(syndicate::Problem& p, const Job& job, int reps);
 
 // The plan running now: this rank's steps, the compute order, the enforcer.
 struct Active {
@@ -104,14 +106,16 @@ RunStats run_once(const Job& job, const syndicate::Problem& problem, Active& act
 
 // The runtime started for a topology: the first backend of each channel (mpi only under mpirun;
 // channels without a usable backend are dropped, an error if no path is left), the topology sized
-// to the job ("host" takes the job's size), the job and its groups; finalize() at destruction.
+// to the job ("host" takes the job's size), the job and its groups, on a runtime of its own
+// (not the process's default), ended with the session.
 struct JobSession {
   explicit JobSession(const std::string& topology_name);
   ~JobSession();
   JobSession(const JobSession&) = delete;
   JobSession& operator=(const JobSession&) = delete;
+  std::unique_ptr<rt::Runtime> runtime;
   syndicate::Topology topology;
-  Groups groups{1};
+  Groups groups{nullptr, 1};
   Job job;
 };
 

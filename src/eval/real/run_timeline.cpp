@@ -6,12 +6,11 @@
 #include <algorithm>
 #include <limits>
 
-#include "rt/runtime.h"
+#include "rt/runtime_instance.h"
 #include "syndicate/plan_trace.h"
 
 namespace chorus::eval {
 
-using rt::all_gather;
 using rt::DType;
 using rt::EnforcedOp;
 using rt::EnforcedStep;
@@ -47,7 +46,7 @@ std::vector<RankTimeline> gather_timelines(const Job& job, const Active& active,
   mine.insert(mine.end(), rs.compute_start_ns.begin(), rs.compute_start_ns.end());
   mine.insert(mine.end(), rs.compute_end_ns.begin(), rs.compute_end_ns.end());
   std::vector<double> all(mine.size() * static_cast<std::size_t>(job.world));
-  all_gather(job.world_backend, mine.data(), all.data(), mine.size(), DType::f64);
+  job.runtime->issue(job.world_backend, rt::calls::all_gather(mine.data(), all.data(), mine.size(), DType::f64), false);
   std::vector<RankTimeline> out(static_cast<std::size_t>(job.world));
   for (std::size_t r = 0; r < out.size(); ++r) {
     const double* p = all.data() + r * mine.size();

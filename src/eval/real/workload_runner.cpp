@@ -22,18 +22,15 @@
 #include "eval/real/run_timeline.h"
 #include "core/text_file.h"
 #include "rt/rendezvous/mpi_env.h"
-#include "rt/runtime.h"
+#include "rt/runtime_instance.h"
 #include "syndicate/joint_optimizer.h"
 #include "syndicate/plan_json.h"
 #include "syndicate/workloads.h"
 
 namespace chorus::eval {
 
-using rt::all_gather;
-using rt::all_reduce;
 using rt::DType;
 using rt::ReduceOp;
-using rt::two_phase_commit;
 
 namespace {
 
@@ -127,7 +124,7 @@ class WorkloadRun {
   double calibrate_if_measured() {
     if (!o_.plan_file.empty() || (o_.costs != "measured" && o_.costs != "in-run")) return 0;
     const auto t0 = std::chrono::steady_clock::now();
-    calibrate(problem_, job_.me, job_.world, session_.groups, job_.world_backend, 5);
+    calibrate(problem_, job_, 5);
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
 
@@ -173,7 +170,8 @@ class WorkloadRun {
   // all-reduced numbers, so every rank takes part in the same two-phase commits.
   void replan_if_asked(int run, const RunStats& rs) {
     double fraction = rs.enforcer.order_wait_ns / rs.elapsed_ns;
-    all_reduce(job_.world_backend, &fraction, &fraction, 1, DType::f64, ReduceOp::max);
+    job_.runtime->issue(job_.world_backend, rt::calls::all_reduce(&fraction, &fraction, 1, DType::f64, ReduceOp::max),
+                        false);
     auto& waits = tally_.order_wait_fraction;
     waits.push_back(fraction);
     const std::size_t k = waits.size();
@@ -195,8 +193,8 @@ class WorkloadRun {
     // Prepare is local (the plan loaded and scheduled); activating it may form process groups,
     // which needs every member, so it waits for the commit that every rank carries out.
     syndicate::MethodResult prepared;
-    const auto outcome = two_phase_commit(
-        job_.world_backend, proposal,
+    const auto outcome = rt::two_phase_commit(
+        *job_.runtime, job_.world_backend, proposal,
         [&](const std::string& text) {
           if (job_.me == o_.veto_rank) return false;
           const auto loaded = syndicate::plan_from_json(problem_, nlohmann::json::parse(text), "proposed plan");
@@ -239,7 +237,7 @@ WorkloadReport WorkloadRun::report() {
   for (int v : t.issue_order) h.word(static_cast<std::uint64_t>(v));
   const auto mine = static_cast<std::int64_t>(h.digest() >> 1);
   std::vector<std::int64_t> hashes(static_cast<std::size_t>(world));
-  all_gather(job_.world_backend, &mine, hashes.data(), 1, DType::i64);
+  job_.runtime->issue(job_.world_backend, rt::calls::all_gather(&mine, hashes.data(), 1, DType::i64), false);
   const bool same_order =
       std::all_of(hashes.begin(), hashes.end(), [&](std::int64_t x) { return x == hashes.front(); });
   // The last run beside the prediction (every rank's times, gathered).
@@ -247,10 +245,11 @@ WorkloadReport WorkloadRun::report() {
   if (job_.me == 0 && !o_.trace.empty())
     write_text_file(o_.trace, run_trace(problem_, *active_, timelines).dump() + "\n");
   std::vector<double> t_max = {median(t.final_times)};
-  all_reduce(job_.world_backend, t_max.data(), t_max.data(), 1, DType::f64, ReduceOp::max);
+  job_.runtime->issue(job_.world_backend,
+                      rt::calls::all_reduce(t_max.data(), t_max.data(), 1, DType::f64, ReduceOp::max), false);
   std::string check = t.check;
   int bad = check == "passed" ? 0 : 1;
-  all_reduce(job_.world_backend, &bad, &bad, 1, DType::i32, ReduceOp::sum);
+  job_.runtime->issue(job_.world_backend, rt::calls::all_reduce(&bad, &bad, 1, DType::i32, ReduceOp::sum), false);
   if (bad && check == "passed") check = fmt::format("failed on {} rank(s)", bad);
 
   WorkloadReport report;

@@ -199,7 +199,8 @@ class FlightRecorder {
 
   // Writes the rank's record to `<dump dir>/rank-<rank>.json` (whole or not at all) and says so
   // on stderr; returns the path, or "" when it could not (said on stderr too; never throws).
-  // `reason`: timeout, comm_error, disagreement, signal, python, request.
+  // `reason`: timeout, comm_error, disagreement, signal, python, request, abort, finalize (a
+  // rank that has waited in finalize for its peers for a while).
   std::string dump(std::string_view reason, std::string_view detail) const;
   // dump() for the first failure of this rank only.
   void dump_failure(std::string_view reason, std::string_view detail);

@@ -153,16 +153,16 @@ void FlowEngine::reallocate() {
   moved_.clear();
   for (int f : filler_->changed()) {
     const auto i = static_cast<std::size_t>(at_[static_cast<std::size_t>(f)]);
-    const double was = rate_[i];
-    left_[i] -= was * (t_ - anchor_[i]);
-    anchor_[i] = t_;
-    rate_[i] = filler_->rate(f);
+    const double was = send_[i].rate;
+    send_[i].left -= was * (t_ - send_[i].anchor);
+    send_[i].anchor = t_;
+    send_[i].rate = filler_->rate(f);
     // The batch tolerance scales with the time a flow has been sending: a flow that waited
     // without a rate (no circuit yet) starts counting when it gets one.
-    if (was == 0.0) since_[i] = t_;
+    if (was == 0.0) send_[i].since = t_;
     moved_.push_back(i);
   }
-  const auto last_byte = [&](std::size_t i) { return rate_[i] > 0.0 ? t_ + left_[i] / rate_[i] : kInf; };
+  const auto last_byte = [&](std::size_t i) { return send_[i].rate > 0.0 ? t_ + send_[i].left / send_[i].rate : kInf; };
   if (moved_.size() > active_.size() / 8) {
     for (std::size_t i : moved_) last_byte_.set_leaf(i, last_byte(i));
     last_byte_.rebuild();
@@ -176,11 +176,7 @@ void FlowEngine::start_sending(int f) {
   const auto fu = static_cast<std::size_t>(f);
   at_[fu] = static_cast<int>(active_.size());
   active_.push_back(f);
-  left_.push_back(flows_[fu].bytes);
-  rate_.push_back(0.0);
-  bytes_.push_back(flows_[fu].bytes);
-  since_.push_back(res_.start_ns[fu]);
-  anchor_.push_back(t_);
+  send_.push_back({flows_[fu].bytes, t_, 0.0, flows_[fu].bytes, res_.start_ns[fu]});
   last_byte_.push_back(kInf);  // until the reallocation that follows gives it a rate
   filler_->add(f, flows_[fu].path);
 }
@@ -191,20 +187,12 @@ void FlowEngine::stop_sending(std::size_t at) {
   at_[static_cast<std::size_t>(f)] = -1;
   if (at + 1 != active_.size()) {
     active_[at] = active_.back();
-    left_[at] = left_.back();
-    rate_[at] = rate_.back();
-    bytes_[at] = bytes_.back();
-    since_[at] = since_.back();
-    anchor_[at] = anchor_.back();
+    send_[at] = send_.back();
     last_byte_.set(at, last_byte_.at(active_.size() - 1));
     at_[static_cast<std::size_t>(active_[at])] = static_cast<int>(at);
   }
   active_.pop_back();
-  left_.pop_back();
-  rate_.pop_back();
-  bytes_.pop_back();
-  since_.pop_back();
-  anchor_.pop_back();
+  send_.pop_back();
   last_byte_.pop_back();
 }
 
@@ -228,10 +216,10 @@ void FlowEngine::step(std::vector<int>& completed) {
     for (int f : due_flows_) {
       const auto i = static_cast<std::size_t>(at_[static_cast<std::size_t>(f)]);
       const double last = last_byte_.at(i);
-      const double left = left_[i] - rate_[i] * (t_ - anchor_[i]);
-      if (last <= t_ + slack || left <= 1e-9 * bytes_[i]) {
+      const double left = send_[i].left - send_[i].rate * (t_ - send_[i].anchor);
+      if (last <= t_ + slack || left <= 1e-9 * send_[i].bytes) {
         finish_sending(f, t_);
-      } else if (left <= rate_[i] * tolerance_ * (t_ - since_[i])) {
+      } else if (left <= send_[i].rate * tolerance_ * (t_ - send_[i].since)) {
         // Batched: its last byte when its rate sends it; its links are freed now.
         for (int l : flows_[static_cast<std::size_t>(f)].path) {
           res_.link_bytes[static_cast<std::size_t>(l)] += left;
@@ -328,12 +316,12 @@ void FlowEngine::reroute(const std::vector<std::pair<int, net::Path>>& moves) {
     if (at < 0) continue;
     const auto i = static_cast<std::size_t>(at);
     const double rate = filler_->rate(f);
-    if (rate == rate_[i]) continue;
-    left_[i] -= rate_[i] * (t_ - anchor_[i]);
-    anchor_[i] = t_;
-    if (rate_[i] == 0.0) since_[i] = t_;
-    rate_[i] = rate;
-    last_byte_.set(i, rate > 0.0 ? t_ + left_[i] / rate : kInf);
+    if (rate == send_[i].rate) continue;
+    send_[i].left -= send_[i].rate * (t_ - send_[i].anchor);
+    send_[i].anchor = t_;
+    if (send_[i].rate == 0.0) send_[i].since = t_;
+    send_[i].rate = rate;
+    last_byte_.set(i, rate > 0.0 ? t_ + send_[i].left / rate : kInf);
   }
 }
 
@@ -341,7 +329,7 @@ double FlowEngine::remaining_bytes(int f) const {
   const int at = at_[static_cast<std::size_t>(f)];
   if (at < 0) return 0.0;
   const auto i = static_cast<std::size_t>(at);
-  return std::max(0.0, left_[i] - rate_[i] * (t_ - anchor_[i]));
+  return std::max(0.0, send_[i].left - send_[i].rate * (t_ - send_[i].anchor));
 }
 
 std::vector<double> FlowEngine::link_capacity_bytes(double until_ns) const {
@@ -353,7 +341,7 @@ std::vector<double> FlowEngine::link_capacity_bytes(double until_ns) const {
 
 double FlowEngine::rate_bytes_per_ns(int f) const {
   const int at = at_[static_cast<std::size_t>(f)];
-  return at < 0 ? 0.0 : rate_[static_cast<std::size_t>(at)];
+  return at < 0 ? 0.0 : send_[static_cast<std::size_t>(at)].rate;
 }
 
 void FlowEngine::run() {

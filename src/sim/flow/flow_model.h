@@ -150,11 +150,14 @@ class FlowEngine {
   using Event = std::tuple<double, int, int>;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
   // Flows sending now, by position (removal moves the last one into the gap): bytes left at
-  // `anchor_` (the last change of its rate), rate, size and since when it has had a rate (the
+  // `anchor` (the last change of its rate), rate, size and since when it has had a rate (the
   // batch tolerance scales with that). Nothing here is touched for
   // a flow whose rate does not change, so an event costs what changes, not what is in flight.
+  struct Sending {
+    double left, anchor, rate, bytes, since;  // one record: a rate change reads and writes one line
+  };
   std::vector<int> active_;
-  std::vector<double> left_, anchor_, rate_, bytes_, since_;
+  std::vector<Sending> send_;
   MinTree last_byte_;  // by position: when its last byte goes at its current rate (inf: rate 0)
   std::vector<std::size_t> due_;
   std::vector<int> due_flows_;

@@ -11,8 +11,10 @@
 
 namespace chorus::sim::flow {
 namespace {
-constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
-constexpr std::size_t kAhead = 8;  // members whose records are fetched ahead
+constexpr std::size_t kAhead = 8;                                      // members whose records are fetched ahead
+constexpr double kGone = -std::numeric_limits<double>::infinity();     // kept_rate_ of a gone bundle
+constexpr double kOpen = std::numeric_limits<double>::quiet_NaN();     // and of one this run fills
+constexpr double kUnsorted = std::numeric_limits<double>::infinity();  // a link's members not sorted
 }  // namespace
 
 WaterFiller::WaterFiller(std::size_t links)
@@ -23,7 +25,9 @@ WaterFiller::WaterFiller(std::size_t links)
       dead_(links, 0),
       flows_on_(links, 0),
       busy_at_(links, -1),
-      first_removed_(kNone) {
+      link_seen_(links, 0),
+      sorted_above_(links, kUnsorted),
+      front_(links, 0) {
   static_assert(sizeof(Bundle) == 48, "the header promises one 48-byte record per bundle");
 }
 
@@ -69,6 +73,7 @@ void WaterFiller::add(int id, std::span<const int> path) {
     auto& r = bundle_.emplace_back();
     first_.push_back(-1);
     last_.push_back(-1);
+    kept_rate_.push_back(0.0);  // filled by the full run its arrival causes
     r.hops = static_cast<std::uint32_t>(path.size());
     if (path.size() <= kInline) {
       std::copy(path.begin(), path.end(), r.links.begin());
@@ -78,8 +83,6 @@ void WaterFiller::add(int id, std::span<const int> path) {
       std::memcpy(r.links.data(), &at, sizeof at);
       long_.insert(long_.end(), path.begin(), path.end());
     }
-    r.order_at = std::numeric_limits<std::uint32_t>::max();  // not frozen yet
-    added_.push_back(b);
   }
   auto& r = bundle_[static_cast<std::size_t>(b)];
   ++r.weight;
@@ -97,6 +100,7 @@ void WaterFiller::add(int id, std::span<const int> path) {
     ++flows_on_[l];
     if (!created) continue;
     members_[l].push_back(b);
+    sorted_above_[l] = kUnsorted;
     if (live_[l]++ == 0) {
       busy_at_[l] = static_cast<int>(busy_.size());
       busy_.push_back(li);
@@ -120,11 +124,13 @@ void WaterFiller::remove(int id) {
     prev_[static_cast<std::size_t>(next_[i])] = prev_[i];
   else
     last_[static_cast<std::size_t>(b)] = prev_[i];
-  if (r.order_at < order_.size() && order_[r.order_at] == b)
-    first_removed_ = std::min<std::size_t>(first_removed_, r.order_at);
+  if (r.lost_in != runs_ + 1) {  // the next run re-fills from it
+    r.lost_in = runs_ + 1;
+    lost_.push_back(b);
+  }
   const bool empty = --r.weight == 0;
   if (empty) {
-    r.open_in = 0;
+    kept_rate_[static_cast<std::size_t>(b)] = kGone;
     bundle_at_.erase(key(path(r)), b);
   }
   for (int li : path(r)) {
@@ -135,6 +141,7 @@ void WaterFiller::remove(int id) {
     if (--live_[l] == 0) {
       members_[l].clear();
       dead_[l] = 0;
+      sorted_above_[l] = kUnsorted;
       const int at = busy_at_[l];
       busy_[static_cast<std::size_t>(at)] = busy_.back();
       busy_at_[static_cast<std::size_t>(busy_.back())] = at;
@@ -152,12 +159,13 @@ void WaterFiller::compact(std::size_t link) {
   m.erase(std::remove_if(m.begin(), m.end(), [&](int b) { return bundle_[static_cast<std::size_t>(b)].weight == 0; }),
           m.end());
   dead_[link] = 0;
+  sorted_above_[link] = kUnsorted;
 }
 
 // A bundle kept from the last run joins this one's filling: its old rate goes back to its links.
 void WaterFiller::open(int bundle, const std::vector<double>& capacity) {
   auto& r = bundle_[static_cast<std::size_t>(bundle)];
-  r.open_in = runs_;
+  kept_rate_[static_cast<std::size_t>(bundle)] = kOpen;
   const double w = r.weight;
   for (int mi : path(r)) {
     auto& q = link_[static_cast<std::size_t>(mi)];
@@ -182,17 +190,16 @@ void WaterFiller::freeze(double share, const std::vector<int>& members) {
   const std::size_t n = members.size();
   for (std::size_t j = 0; j < n; ++j) {
     // The records are scattered: fetch a few members ahead (most of a run's time is these misses).
-    if (j + kAhead < n) __builtin_prefetch(&bundle_[static_cast<std::size_t>(members[j + kAhead])]);
+    if (j + kAhead < n) __builtin_prefetch(&kept_rate_[static_cast<std::size_t>(members[j + kAhead])]);
     const int b = members[j];
+    if (!std::isnan(kept_rate_[static_cast<std::size_t>(b)])) continue;  // kept, frozen in this run, or gone
     auto& r = bundle_[static_cast<std::size_t>(b)];
-    if (r.open_in != runs_) continue;  // kept from the last run, frozen in this one, or gone
-    r.open_in = 0;
     if (r.rate != share)
       for (int f = first_[static_cast<std::size_t>(b)]; f >= 0; f = next_[static_cast<std::size_t>(f)])
         changed_.push_back(f);
     r.rate = share;
-    r.order_at = static_cast<std::uint32_t>(order_.size());
-    order_.push_back(b);
+    kept_rate_[static_cast<std::size_t>(b)] = share;
+    ++refilled_bundles_;
     refilled_ += r.weight;
     const double given = share * r.weight;
     for (int mi : path(r)) {
@@ -261,20 +268,74 @@ void WaterFiller::by_heap(const std::vector<std::vector<int>>& lists) {
   }
 }
 
+// After removals only: the bundles whose rate can change. Let `level` be the smallest rate of a
+// bundle that lost flows. Bundles below it keep their rates (the header). The bundles at or above
+// it, over the links' capacities minus the rates below it, are a filling of their own, and it
+// splits into the connected parts of the graph of those bundles and their links: a part that
+// holds no link that lost flows has the same capacities and bundles as before and fills as before.
+// A part reached from a lost bundle at a higher level is itself such a filling, whose own lowest
+// lost bundle sets its level. So each lost bundle, lowest rate first, opens what it reaches
+// through bundles at or above its own rate; a link reached before was searched at a level no
+// higher, so it is not searched again.
+void WaterFiller::open_affected(const std::vector<double>& capacity) {
+  std::sort(lost_.begin(), lost_.end(), [&](int a, int b) {
+    return bundle_[static_cast<std::size_t>(a)].rate < bundle_[static_cast<std::size_t>(b)].rate;
+  });
+  reached_.clear();
+  const auto reach = [&](int li) {
+    auto& seen = link_seen_[static_cast<std::size_t>(li)];
+    if (seen == runs_) return;
+    seen = runs_;
+    reached_.push_back(li);
+  };
+  for (int lost : lost_) {
+    const auto& r = bundle_[static_cast<std::size_t>(lost)];
+    std::size_t q = reached_.size();
+    for (int li : path(r)) reach(li);
+    for (; q < reached_.size(); ++q) open_on(reached_[q], r.rate, capacity, reach);
+  }
+}
+
+// Opens the members of `link` at or above `level` and reaches their links. Members behind front_
+// were below sorted_above_ when last sorted, and none has been filled since (a bundle filled
+// again was open, so in front on every one of its links): at a level at least that, only the
+// front can hold one to open. The members are sorted anew at `level`.
+template <class Reach>
+void WaterFiller::open_on(int link, double level, const std::vector<double>& capacity, const Reach& reach) {
+  const auto l = static_cast<std::size_t>(link);
+  auto& members = members_[l];
+  const std::size_t n = level >= sorted_above_[l] ? front_[l] : members.size();
+  std::size_t front = 0;
+  for (std::size_t j = 0; j < n; ++j) {
+    if (j + kAhead < n) __builtin_prefetch(&kept_rate_[static_cast<std::size_t>(members[j + kAhead])]);
+    const int b = members[j];
+    const double kept = kept_rate_[static_cast<std::size_t>(b)];
+    if (kept >= level) {
+      open(b, capacity);
+      for (int li : path(bundle_[static_cast<std::size_t>(b)])) reach(li);
+    } else if (!std::isnan(kept)) {
+      continue;  // below the level, or gone: stays behind
+    }
+    std::swap(members[front++], members[j]);  // open now, or opened from another link
+  }
+  front_[l] = front;
+  sorted_above_[l] = level;
+}
+
 void WaterFiller::run(const std::vector<double>& capacity) {
-  if (runs_ + 1 == std::numeric_limits<std::uint32_t>::max()) {  // after 4 billion runs: renumber
-    for (auto& r : bundle_) r.open_in = 0;
+  if (runs_ + 2 >= std::numeric_limits<std::uint32_t>::max()) {  // after 4 billion runs: renumber
+    for (auto& r : bundle_) r.lost_in = 0;
     for (auto& k : link_) k.touched = 0;
+    std::fill(link_seen_.begin(), link_seen_.end(), 0);
     runs_ = 0;
   }
   ++runs_;
   touched_.clear();
   changed_.clear();
   refilled_ = 0;
-  std::size_t from = order_.size();
+  refilled_bundles_ = 0;
   const bool full = full_;
   if (full) {
-    from = 0;
     for (int li : busy_) {
       auto& k = link_[static_cast<std::size_t>(li)];
       k.left = capacity[static_cast<std::size_t>(li)];
@@ -283,30 +344,20 @@ void WaterFiller::run(const std::vector<double>& capacity) {
       k.touched = runs_;
       touched_.push_back(li);
     }
-    for (int b : order_)
-      if (bundle_[static_cast<std::size_t>(b)].weight) bundle_[static_cast<std::size_t>(b)].open_in = runs_;
-    for (int b : added_)
-      if (bundle_[static_cast<std::size_t>(b)].weight) bundle_[static_cast<std::size_t>(b)].open_in = runs_;
-    order_.clear();
-  } else if (first_removed_ < order_.size()) {
-    // Back to the start of the bottleneck that froze the first bundle to lose a flow (its bundles share its rate).
-    const double level = bundle_[static_cast<std::size_t>(order_[first_removed_])].rate;
-    from = first_removed_;
-    while (from > 0 && bundle_[static_cast<std::size_t>(order_[from - 1])].rate >= level) --from;
-    for (std::size_t p = from; p < order_.size(); ++p) {
-      if (p + kAhead < order_.size()) __builtin_prefetch(&bundle_[static_cast<std::size_t>(order_[p + kAhead])]);
-      if (bundle_[static_cast<std::size_t>(order_[p])].weight) open(order_[p], capacity);
+    for (int li : busy_) {
+      sorted_above_[static_cast<std::size_t>(li)] = kUnsorted;
+      for (int b : members_[static_cast<std::size_t>(li)])
+        if (kept_rate_[static_cast<std::size_t>(b)] != kGone) kept_rate_[static_cast<std::size_t>(b)] = kOpen;
     }
-    order_.resize(from);
+  } else if (!lost_.empty()) {
+    open_affected(capacity);
   }
   for (int li : touched_) ++link_[static_cast<std::size_t>(li)].version;
   const auto& lists = full ? members_ : opened_on_;  // after removals only, the bundles opened on a link
   by_rounds(lists);
   by_heap(lists);
-  refilled_bundles_ = order_.size() - from;
   for (int li : touched_) opened_on_[static_cast<std::size_t>(li)].clear();
-  first_removed_ = kNone;
-  added_.clear();
+  lost_.clear();
   full_ = false;
 }
 

@@ -15,9 +15,16 @@
 // that froze a flow removed since. Every bottleneck before k carried no removed flow (it would
 // have frozen it), its share is unchanged without them, and every other link's share can only have
 // grown; so the new filling runs through the same bottlenecks up to k, and the flows they froze
-// keep their rates. The run starts at k with those flows' rates taken off their links and fills
-// the rest. An all-to-all's flows end fastest-first, so k is near the end of the filling and a run
-// touches a few flows instead of a million. A flow added, or new capacities, fill everything anew.
+// keep their rates: every bundle whose rate is below k's level (the smallest rate of a bundle that
+// lost flows) keeps it. The bundles at or above that level, over what the others leave of each
+// link, are a filling of their own, and a filling splits into the connected parts of its graph of
+// bundles and links: a part with no link that lost flows has the same capacities and bundles as
+// before and fills as before (and a part reached only from higher lost bundles has its own,
+// higher level). So a run opens only what a search from each lost bundle reaches through the
+// members of the links it meets, at or above that bundle's rate; each link keeps its members
+// sorted at the level of its last search, so that a search at that level or higher reads only
+// the front. An all-to-all's flows end fastest-first, so a run touches a few links' flows instead
+// of a million. A flow added, or new capacities, fill everything anew.
 //
 // Flows with the same path always get the same rate (nothing in max-min fairness tells them
 // apart), so the filler works on bundles: the flows present with one path, as one record with a
@@ -28,7 +35,8 @@
 //
 // The link -> bundles membership is kept between runs and each bundle is one 48-byte record (its
 // rate, its path inline when it has at most six links), so a run is a pass over the re-filled
-// bundles' path entries with no lists rebuilt.
+// bundles' path entries with no lists rebuilt. Passes over a link's members read a dense array of
+// 8 bytes per bundle (its kept rate, or that it is open or gone) before any record.
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -76,9 +84,8 @@ class WaterFiller {
  private:
   static constexpr std::uint32_t kInline = 6;
   struct Bundle {
-    std::uint32_t open_in = 0;  // the run it is to be frozen in; another value once frozen
     std::uint32_t hops = 0;
-    std::uint32_t order_at = 0;        // its place in order_
+    std::uint32_t lost_in = 0;         // the run before which it last lost a flow
     std::uint32_t weight = 0;          // flows in it; 0: gone (a path taken again gets a new bundle)
     double rate = 0.0;                 // per flow
     std::array<int, kInline> links{};  // the path when hops <= kInline, else its offset in long_
@@ -99,6 +106,9 @@ class WaterFiller {
   void freeze(double share, const std::vector<int>& members);
   void by_rounds(const std::vector<std::vector<int>>& lists);
   void by_heap(const std::vector<std::vector<int>>& lists);
+  void open_affected(const std::vector<double>& capacity);
+  template <class Reach>
+  void open_on(int link, double level, const std::vector<double>& capacity, const Reach& reach);
 
   std::vector<Bundle> bundle_;
   BundleIndex bundle_at_;       // path -> its bundle while not empty
@@ -114,10 +124,17 @@ class WaterFiller {
   std::vector<int> busy_;                    // links with live_ > 0, and each one's position there
   std::vector<int> busy_at_;
 
-  std::vector<int> order_;     // the last run's bundles in the order it froze them
-  std::size_t first_removed_;  // smallest order_at of a bundle that lost a flow since the last run
-  std::vector<int> added_;     // bundles created since the last run
-  bool full_ = true;           // the next run must fill everything
+  // Per bundle: its rate while it is kept from the last run, NaN while this run fills it, -inf
+  // once gone. Passes over a link's members read these 8 bytes, not the 48-byte records.
+  std::vector<double> kept_rate_;
+  std::vector<int> lost_;                 // bundles that lost a flow since the last run
+  std::vector<std::uint32_t> link_seen_;  // per link: the run whose search reached it last
+  std::vector<int> reached_;              // links the search reached
+  // Per link, its members sorted at a level by the last search that reached it: the first front_
+  // were open or at or above sorted_above_, the others below (inf: not sorted).
+  std::vector<double> sorted_above_;
+  std::vector<std::size_t> front_;
+  bool full_ = true;  // the next run must fill everything
   std::size_t refilled_ = 0, refilled_bundles_ = 0;
   std::vector<int> changed_;
   std::vector<int> touched_;     // links set up for this run

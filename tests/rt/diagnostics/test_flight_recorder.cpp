@@ -15,7 +15,9 @@
 
 #include "rt/diagnostics/beacon.h"
 #include "rt/diagnostics/flight_recorder.h"
+#include "core/error.h"
 #include "rt/errors.h"
+#include "rt/runtime_config.h"
 #include "tests/rt/backends/thread_ranks.h"
 
 namespace chorus::rt {
@@ -92,6 +94,34 @@ TEST(FlightRing, CapacityZeroRecordsNothing) {
   float x = 0;
   EXPECT_EQ(ring.begin(calls::all_reduce(&x, &x, 1, DType::f32, ReduceOp::sum), 0, false, FlightLayer::kApi), nullptr);
   EXPECT_TRUE(ring.snapshot().empty());
+}
+
+// The recorder's size: InitOptions::record_entries, else CHORUS_RT_RECORD, else 256; bad values
+// are errors naming the setting.
+TEST(FlightSettings, EntriesComeFromTheOptionsThenTheEnvironment) {
+  InitOptions o;
+  EXPECT_EQ(resolve_settings(o).record_entries, 256u);
+  ::setenv("CHORUS_RT_RECORD", "0", 1);
+  EXPECT_EQ(resolve_settings(o).record_entries, 0u);
+  o.record_entries = 1000;
+  EXPECT_EQ(resolve_settings(o).record_entries, 1000u);
+  ::setenv("CHORUS_RT_RECORD", "many", 1);
+  EXPECT_EQ(resolve_settings(o).record_entries, 1000u);  // the option wins; the variable is not read
+  o.record_entries = -1;
+  try {
+    resolve_settings(o);
+    ADD_FAILURE() << "CHORUS_RT_RECORD=many was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("CHORUS_RT_RECORD"), std::string::npos) << e.what();
+  }
+  ::unsetenv("CHORUS_RT_RECORD");
+  o.record_entries = -7;
+  try {
+    resolve_settings(o);
+    ADD_FAILURE() << "record_entries -7 was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("InitOptions::record_entries"), std::string::npos) << e.what();
+  }
 }
 
 class FlightRecords : public ::testing::TestWithParam<std::string> {};
