@@ -40,8 +40,8 @@ struct FlightCommunicator {
 };
 
 struct FlightDump {
-  std::string file;  // where it was read from
-  std::string job, host, reason, detail;
+  std::string file;                       // where it was read from
+  std::string job, host, reason, detail;  // reason: why it dumped (timeout, signal, finalize...)
   int rank = 0, world_size = 0;
   std::int64_t pid = 0;
   std::int64_t dumped_ns = 0, wall_offset_ns = 0;

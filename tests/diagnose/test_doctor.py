@@ -45,11 +45,13 @@ class Doctor(unittest.TestCase):
         # waiting. Rank 1 did 9 and has been in finalize since 100.1 s.
         write(self.dir, [
             dump(0, 2, [comm("shm", [0, 1], 0, loop(9) + [entry(9, 100.09, state="started")])]),
-            dump(1, 2, [comm("shm", [0, 1], 1, loop(9))], place="in_finalize", since=100.1),
+            dump(1, 2, [comm("shm", [0, 1], 1, loop(9))], place="in_finalize", since=100.1, reason="finalize",
+                 detail="waiting for rank(s) 0 to reach finalize"),
         ])
         text, j = self.both()
         self.assertIn("parted on communicator 'shm' (backend shm) at collective seq 9: all_reduce f32 x1009 "
                       "(algorithm shm)", text)
+        self.assertNotIn("error of", text)  # a record written while waiting in finalize is no error
         self.assertIn("waiting in it:   rank 0 for 11.9 s", text)
         self.assertIn("never issued it: rank 1: in finalize for 11.9 s, after 9 collectives on 'shm'", text)
         self.assertEqual(j["verdict"], "parted")
