@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One DLRM iteration on TopoOpt's fabric (degree 8, batch tolerance 1e-3: the point `chorus
-# reproduce topoopt` runs) from 128 to 4,096 servers, two builds side by side (issue 48 item 6,
-# BENCHMARKS-history.md "Re-fill only what the departures reach"). Per server count and build,
+# reproduce topoopt` runs) from 128 to 4,096 servers, two builds side by side
+# (BENCHMARKS-history.md "Re-fill only what the departures reach"). Per server count and build,
 # alternated: the process's wall time, CPU time (user + system) and peak RSS (/usr/bin/time -v),
 # the simulation's own wall time (bench_flow_model's wall_s: TopologyFinder and the flow-level
 # run), the flows, the iteration time and the re-filled flows. On a shared machine the CPU time

@@ -1,5 +1,6 @@
-// What every backend inherits for the operations its library lacks: the generic algorithms of
-// algorithms/ (one file per algorithm), and the uniform forms expressed as their vector forms.
+// What every backend's operation table starts from, and keeps for the operations its library
+// lacks: the generic algorithms of algorithms/ (one file per algorithm), the uniform forms run as
+// their vector forms; and the runtime's own named algorithms (`*_p2p`) on every backend.
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -13,29 +14,71 @@ namespace chorus::rt {
 
 namespace {
 
-// Counts and displacements of `count` elements from every rank, packed in rank order.
-void uniform(int n, std::size_t count, Counts& counts, Counts& displs) {
-  counts.assign(static_cast<std::size_t>(n), count);
-  displs.resize(static_cast<std::size_t>(n));
-  for (int j = 0; j < n; ++j) displs[j] = count * static_cast<std::size_t>(j);
+// The generic algorithm of every operation kind, reading its arguments from the Call.
+OperationTable make_generic_operations() {
+  OperationTable t{};
+  using K = CollectiveKind;
+  t[index_of(K::kSend)] = [](Backend& b, const Call& c, ReduceOp) { b.send(c.in, c.bytes(), c.peer); };
+  t[index_of(K::kRecv)] = [](Backend& b, const Call& c, ReduceOp) { b.recv(c.out, c.bytes(), c.peer); };
+  t[index_of(K::kBarrier)] = [](Backend& b, const Call&, ReduceOp) { algorithms::dissemination_barrier(b); };
+  t[index_of(K::kBroadcast)] = [](Backend& b, const Call& c, ReduceOp) {
+    algorithms::linear_broadcast(b, c.out, c.count, c.dtype, c.root);
+  };
+  t[index_of(K::kReduce)] = [](Backend& b, const Call& c, ReduceOp op) {
+    std::vector<char> tmp(c.bytes());
+    algorithms::ring_all_reduce(b, c.in, tmp.data(), c.count, c.dtype, op);
+    if (b.rank() == c.root && c.count > 0) std::memcpy(c.out, tmp.data(), tmp.size());
+  };
+  t[index_of(K::kAllReduce)] = [](Backend& b, const Call& c, ReduceOp op) {
+    algorithms::ring_all_reduce(b, c.in, c.out, c.count, c.dtype, op);
+  };
+  t[index_of(K::kReduceScatter)] = [](Backend& b, const Call& c, ReduceOp op) {
+    algorithms::ring_reduce_scatter(b, c.in, c.out, c.count, c.dtype, op);
+  };
+  t[index_of(K::kAllGather)] = [](Backend& b, const Call& c, ReduceOp) {
+    const UniformCounts u(b.size(), c.count);
+    algorithms::ring_all_gatherv(b, c.in, c.count, c.out, u.counts, u.displs, c.dtype);
+  };
+  t[index_of(K::kGather)] = [](Backend& b, const Call& c, ReduceOp) {
+    const UniformCounts u(b.size(), c.count);
+    algorithms::linear_gatherv(b, c.in, c.count, c.out, u.counts, u.displs, c.dtype, c.root);
+  };
+  t[index_of(K::kScatter)] = [](Backend& b, const Call& c, ReduceOp) {
+    const UniformCounts u(b.size(), c.count);
+    algorithms::linear_scatterv(b, c.in, u.counts, u.displs, c.out, c.count, c.dtype, c.root);
+  };
+  t[index_of(K::kAllToAllSingle)] = [](Backend& b, const Call& c, ReduceOp) {
+    const UniformCounts u(b.size(), c.count);
+    algorithms::pairwise_all_to_allv(b, c.in, u.counts, u.displs, c.out, u.counts, u.displs, c.dtype);
+  };
+  t[index_of(K::kAllToAll)] = [](Backend& b, const Call& c, ReduceOp) {
+    const CallLists& l = *c.lists;
+    algorithms::pairwise_all_to_all(b, l.ins, l.send_counts, l.outs, l.recv_counts, c.dtype);
+  };
+  t[index_of(K::kAllGatherv)] = [](Backend& b, const Call& c, ReduceOp) {
+    algorithms::ring_all_gatherv(b, c.in, c.count, c.out, c.lists->recv_counts, c.lists->recv_displs, c.dtype);
+  };
+  t[index_of(K::kGatherv)] = [](Backend& b, const Call& c, ReduceOp) {
+    algorithms::linear_gatherv(b, c.in, c.count, c.out, c.lists->recv_counts, c.lists->recv_displs, c.dtype, c.root);
+  };
+  t[index_of(K::kScatterv)] = [](Backend& b, const Call& c, ReduceOp) {
+    algorithms::linear_scatterv(b, c.in, c.lists->send_counts, c.lists->send_displs, c.out, c.count, c.dtype, c.root);
+  };
+  t[index_of(K::kAllToAllv)] = [](Backend& b, const Call& c, ReduceOp) {
+    const CallLists& l = *c.lists;
+    algorithms::pairwise_all_to_allv(b, c.in, l.send_counts, l.send_displs, c.out, l.recv_counts, l.recv_displs,
+                                     c.dtype);
+  };
+  for (const Operation op : t)
+    if (op == nullptr) throw std::logic_error("generic_operations: a kind without an operation");
+  return t;
 }
 
 }  // namespace
 
-void Backend::barrier() { algorithms::dissemination_barrier(*this); }
-
-void Backend::broadcast(void* buf, std::size_t count, DType dtype, int root) {
-  algorithms::linear_broadcast(*this, buf, count, dtype, root);
-}
-
-void Backend::reduce(const void* in, void* out, std::size_t count, DType dtype, ReduceOp op, int root) {
-  std::vector<char> tmp(count * dtype_bytes(dtype));
-  all_reduce(in, tmp.data(), count, dtype, op);
-  if (rank() == root && count > 0) std::memcpy(out, tmp.data(), tmp.size());
-}
-
-void Backend::all_reduce(const void* in, void* out, std::size_t count, DType dtype, ReduceOp op) {
-  algorithms::ring_all_reduce(*this, in, out, count, dtype, op);
+const OperationTable& generic_operations() {
+  static const OperationTable table = make_generic_operations();
+  return table;
 }
 
 std::vector<std::string> Backend::algorithms(CollectiveKind op) const {
@@ -58,8 +101,9 @@ void Backend::run_algorithm(std::size_t index, const Call& c) {
   if (index != 0 || algorithms(c.op).empty())
     throw std::logic_error("run_algorithm: " + std::string(to_string(c.op)) + " has no algorithm " +
                            std::to_string(index));
-  Counts counts, displs;
-  uniform(size(), c.count, counts, displs);
+  const UniformCounts u(size(), c.count);
+  const Counts& counts = u.counts;
+  const Counts& displs = u.displs;
   switch (c.op) {
     case CollectiveKind::kAllReduce:
       return algorithms::ring_all_reduce(*this, c.in, c.out, c.count, c.dtype, c.reduce_op);
@@ -74,59 +118,6 @@ void Backend::run_algorithm(std::size_t index, const Call& c) {
     default:
       throw std::logic_error("run_algorithm: " + std::string(to_string(c.op)) + " takes no algorithm");
   }
-}
-
-void Backend::reduce_scatter(const void* in, void* out, std::size_t count, DType dtype, ReduceOp op) {
-  algorithms::ring_reduce_scatter(*this, in, out, count, dtype, op);
-}
-
-void Backend::all_gather(const void* in, void* out, std::size_t count, DType dtype) {
-  Counts counts, displs;
-  uniform(size(), count, counts, displs);
-  all_gatherv(in, count, out, counts, displs, dtype);
-}
-
-void Backend::gather(const void* in, void* out, std::size_t count, DType dtype, int root) {
-  Counts counts, displs;
-  uniform(size(), count, counts, displs);
-  gatherv(in, count, out, counts, displs, dtype, root);
-}
-
-void Backend::scatter(const void* in, void* out, std::size_t count, DType dtype, int root) {
-  Counts counts, displs;
-  uniform(size(), count, counts, displs);
-  scatterv(in, counts, displs, out, count, dtype, root);
-}
-
-void Backend::all_to_all_single(const void* in, void* out, std::size_t count, DType dtype) {
-  Counts counts, displs;
-  uniform(size(), count, counts, displs);
-  all_to_allv(in, counts, displs, out, counts, displs, dtype);
-}
-
-void Backend::all_to_all(const std::vector<const void*>& ins, const Counts& in_counts, const std::vector<void*>& outs,
-                         const Counts& out_counts, DType dtype) {
-  algorithms::pairwise_all_to_all(*this, ins, in_counts, outs, out_counts, dtype);
-}
-
-void Backend::all_gatherv(const void* in, std::size_t count, void* out, const Counts& counts, const Counts& displs,
-                          DType dtype) {
-  algorithms::ring_all_gatherv(*this, in, count, out, counts, displs, dtype);
-}
-
-void Backend::gatherv(const void* in, std::size_t count, void* out, const Counts& counts, const Counts& displs,
-                      DType dtype, int root) {
-  algorithms::linear_gatherv(*this, in, count, out, counts, displs, dtype, root);
-}
-
-void Backend::scatterv(const void* in, const Counts& counts, const Counts& displs, void* out, std::size_t count,
-                       DType dtype, int root) {
-  algorithms::linear_scatterv(*this, in, counts, displs, out, count, dtype, root);
-}
-
-void Backend::all_to_allv(const void* in, const Counts& send_counts, const Counts& send_displs, void* out,
-                          const Counts& recv_counts, const Counts& recv_displs, DType dtype) {
-  algorithms::pairwise_all_to_allv(*this, in, send_counts, send_displs, out, recv_counts, recv_displs, dtype);
 }
 
 }  // namespace chorus::rt

@@ -1,14 +1,17 @@
 #pragma once
 // The backend interface. A backend is one communication library (mpi, gloo, shm) over one
-// group of ranks. Every method is blocking and is only ever called from that backend's
-// progress thread (or inline while the queue is idle), one call at a time, in the order the
+// group of ranks. Every operation is blocking and is only ever run from that backend's
+// progress thread (or inline while the queue is idle), one at a time, in the order the
 // application issued the operations — so implementations need no locking of their own.
 //
-// Counts are in elements of `dtype`; buffers of different ranks hold the same dtype.
-// Methods a backend does not override fall back to the generic algorithms of
-// algorithms/ (backend.cpp), built on send_recv(); native() reports which is which.
-// ReduceOp::avg reaches only a backend whose takes_avg() is true, which reduces it as sum
-// (reduce_into does); either way the runtime divides.
+// An operation reaches a backend as the Call it was issued as: run(call, wire) looks the call's
+// kind up in the backend's OperationTable, one entry per CollectiveKind, each reading the Call's
+// fields it needs. A backend's table starts as generic_operations() — the generic algorithms of
+// algorithms/ (backend.cpp), built on send_recv() — and replaces the entries its library
+// implements; native() reports which is which. Counts are in elements of the call's dtype;
+// buffers of different ranks hold the same dtype. ReduceOp::avg reaches only a backend whose
+// takes_avg() is true, which reduces it as sum (reduce_into does); either way the runtime divides.
+#include <array>
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -18,9 +21,36 @@
 
 namespace chorus::rt {
 
+class Backend;
+
+// Counts and displacements of `count` elements from every one of `n` ranks, packed in rank
+// order: a uniform form's call as its vector form.
+struct UniformCounts {
+  Counts counts, displs;
+  UniformCounts(int n, std::size_t count)
+      : counts(static_cast<std::size_t>(n), count), displs(static_cast<std::size_t>(n)) {
+    for (std::size_t j = 0; j < displs.size(); ++j) displs[j] = count * j;
+  }
+};
+
+// One operation of a backend: runs `c` on `b` (of the table's backend type) with the reduce op
+// `wire`: c.reduce_op, or sum for avg where the backend does not take avg (dispatch.h).
+using Operation = void (*)(Backend& b, const Call& c, ReduceOp wire);
+// A backend's operations, indexed by CollectiveKind.
+using OperationTable = std::array<Operation, std::size(kAllCollectiveKinds)>;
+constexpr std::size_t index_of(CollectiveKind op) { return static_cast<std::size_t>(op); }
+// The generic algorithms for every kind (backend.cpp): what a backend's table keeps for the
+// operations its library lacks. The application's point-to-point messages (kSend, kRecv) are
+// send() and recv() there.
+const OperationTable& generic_operations();
+
 class Backend {
  public:
   virtual ~Backend() = default;
+  // Runs `c` with the reduce op `wire`. The application's calls arrive through dispatch.h, which
+  // keeps a world of one, uniform calls of no data and avg's division away from backends.
+  void run(const Call& c, ReduceOp wire) { (*operations_)[index_of(c.op)](*this, c, wire); }
+
   virtual std::string name() const = 0;
   virtual int rank() const = 0;
   virtual int size() const = 0;
@@ -34,13 +64,11 @@ class Backend {
   virtual void send_recv(const void* send_buf, std::size_t send_bytes, int dst, void* recv_buf, std::size_t recv_bytes,
                          int src) = 0;
 
-  // The application's point-to-point messages (rt::send / rt::recv). They travel on a channel
-  // of their own, apart from the messages of the fallback collectives above, because they
-  // run on their own progress threads (one for sends, one for receives) when
-  // concurrent_point_to_point() is true — so an asynchronous send and receive between two
-  // ranks never wait for each other, as with MPI_Isend / MPI_Irecv.
-  virtual void user_send(const void* buf, std::size_t bytes, int dst) { send(buf, bytes, dst); }
-  virtual void user_recv(void* buf, std::size_t bytes, int src) { recv(buf, bytes, src); }
+  // The application's point-to-point messages (rt::send / rt::recv: the table's kSend and kRecv)
+  // may travel on a channel of their own, apart from the messages of the generic collectives
+  // above (gloo, mpi), because they run on their own progress threads (one for sends, one for
+  // receives) when concurrent_point_to_point() is true — so an asynchronous send and receive
+  // between two ranks never wait for each other, as with MPI_Isend / MPI_Irecv.
   virtual bool concurrent_point_to_point() const { return false; }
 
   // Moves what this rank still owes its peers without starting an operation: finalize() calls
@@ -73,7 +101,7 @@ class Backend {
   // use (gloo, mpi: agreement_exchange below) carries more.
   virtual std::size_t agreement_inline_bytes() const { return size() <= 8 ? 224 : size() <= 32 ? 32 : 0; }
   virtual void agreement_all_gather(const void* mine, void* all, std::size_t bytes) {
-    all_gather(mine, all, bytes, DType::u8);
+    run(calls::all_gather(mine, all, bytes, DType::u8), ReduceOp::sum);
   }
   // Or the exchange on buffers of the backend's own, each rank sending only the part of its row
   // in use (gloo): agreement_row() is the row the runtime fills in place (32 + the inline bytes
@@ -88,10 +116,6 @@ class Backend {
     return nullptr;
   }
 
-  virtual void barrier();
-  virtual void broadcast(void* buf, std::size_t count, DType dtype, int root);
-  virtual void reduce(const void* in, void* out, std::size_t count, DType dtype, ReduceOp op, int root);
-  virtual void all_reduce(const void* in, void* out, std::size_t count, DType dtype, ReduceOp op);
   // Named algorithms of the operations that take them (takes_algorithm(): all_reduce,
   // broadcast, all_gather, reduce_scatter, all_to_all_single) besides the operation's own
   // choice (which is "default"): the library's (mpi: Open MPI's tuned algorithms, named as Open
@@ -105,24 +129,12 @@ class Backend {
   // than one rank and with the reduce op the backend takes (avg as sum). An override handles
   // its own names and passes the rest (index minus their number) to Backend::run_algorithm.
   virtual void run_algorithm(std::size_t index, const Call& call);
-  // in holds size()*count elements; out receives this rank's block of count elements.
-  virtual void reduce_scatter(const void* in, void* out, std::size_t count, DType dtype, ReduceOp op);
-  virtual void all_gather(const void* in, void* out, std::size_t count, DType dtype);
-  virtual void gather(const void* in, void* out, std::size_t count, DType dtype, int root);
-  virtual void scatter(const void* in, void* out, std::size_t count, DType dtype, int root);
-  virtual void all_to_all_single(const void* in, void* out, std::size_t count, DType dtype);
-  // ins[j] (in_counts[j] elements) goes to rank j; outs[j] (out_counts[j]) comes from rank j.
-  virtual void all_to_all(const std::vector<const void*>& ins, const Counts& in_counts, const std::vector<void*>& outs,
-                          const Counts& out_counts, DType dtype);
-  // Displacements are in elements from the start of the buffer.
-  virtual void all_gatherv(const void* in, std::size_t count, void* out, const Counts& counts, const Counts& displs,
-                           DType dtype);
-  virtual void gatherv(const void* in, std::size_t count, void* out, const Counts& counts, const Counts& displs,
-                       DType dtype, int root);
-  virtual void scatterv(const void* in, const Counts& counts, const Counts& displs, void* out, std::size_t count,
-                        DType dtype, int root);
-  virtual void all_to_allv(const void* in, const Counts& send_counts, const Counts& send_displs, void* out,
-                           const Counts& recv_counts, const Counts& recv_displs, DType dtype);
+
+ protected:
+  explicit Backend(const OperationTable& operations) : operations_(&operations) {}
+
+ private:
+  const OperationTable* operations_;
 };
 
 }  // namespace chorus::rt

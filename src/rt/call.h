@@ -1,7 +1,8 @@
 #pragma once
 // One operation of the API as a value. Every layer reads this one type: validation
 // (validation.h), agreement (a CallSignature is derived from it), submission, the one dispatch
-// onto a backend (dispatch.h) and a backend's named algorithms (Backend::run_algorithm).
+// onto a backend (dispatch.h), a backend's operations (Backend::run, its OperationTable) and its
+// named algorithms (Backend::run_algorithm).
 // The facts about each operation kind live in one constexpr table, kOpTraits, rather than in
 // predicates scattered over the layers.
 #include <cstddef>

@@ -120,7 +120,7 @@ void check_agreement(Backend& backend, const CallSignature& mine) {
     row[kHeader + j] = j < static_cast<int>(mine.sends.size()) ? mine.sends[j] : 0;
     row[kHeader + n + j] = j < static_cast<int>(mine.expects.size()) ? mine.expects[j] : 0;
   }
-  backend.all_gather(row.data(), all.data(), row_len * sizeof(std::uint64_t), DType::u8);
+  backend.run(calls::all_gather(row.data(), all.data(), row_len * sizeof(std::uint64_t), DType::u8), ReduceOp::sum);
   const std::string where = fmt::format("checking mode, backend {}, rank {}", backend.name(), backend.rank());
   const std::uint64_t* first = all.data();
   for (int p = 1; p < n; ++p) {

@@ -1,6 +1,7 @@
 #pragma once
-// The one place an operation meets a backend: a Call becomes the backend's own method (or its
-// named algorithm), the same shape for every operation.
+// The one place an operation meets a backend: a Call goes to the backend's operation for its
+// kind (Backend::run, the backend's OperationTable) or to its named algorithm, the same shape
+// for every operation.
 #include <cstddef>
 
 #include "rt/backend.h"
@@ -14,8 +15,8 @@ namespace chorus::rt {
 // (avg as sum unless Backend::takes_avg). A uniform call of no data moves nothing (a backend that
 // agrees on its data path still compares it with its peers') and a world of one copies locally; avg is divided afterwards. Inline: it is every operation's path.
 namespace detail {
-// The backend's own operation for `c` (more than one rank, count > 0 for the uniform forms).
-void run_native(Backend& b, const Call& c, ReduceOp wire);
+// A uniform call in a world of one: the one block is the whole buffer, copied locally.
+void run_alone(const Call& c);
 void run_algorithm(Backend& b, const Call& c, std::size_t algorithm, ReduceOp wire);
 void finish_avg(Backend& b, const Call& c);
 }  // namespace detail
@@ -27,7 +28,7 @@ inline void dispatch(Backend& b, const Call& c, std::size_t algorithm, ReduceOp 
   // Point-to-point messages and the vector forms go to the backend as they are (a message of
   // no data is still a message; a vector form's counts differ by rank).
   if (!t.uniform_count || c.op == CollectiveKind::kBarrier) [[unlikely]] {
-    if (c.op != CollectiveKind::kBarrier || b.size() > 1) detail::run_native(b, c, wire);
+    if (c.op != CollectiveKind::kBarrier || b.size() > 1) b.run(c, wire);
     return;
   }
   if (c.count == 0) [[unlikely]] {
@@ -36,10 +37,10 @@ inline void dispatch(Backend& b, const Call& c, std::size_t algorithm, ReduceOp 
   }
   if (algorithm != 0) [[unlikely]] {
     detail::run_algorithm(b, c, algorithm, wire);
-  } else if (c.op == CollectiveKind::kAllReduce && b.size() > 1) [[likely]] {
-    b.all_reduce(c.in, c.out, c.count, c.dtype, wire);  // the hot path, without the switch
+  } else if (b.size() > 1) [[likely]] {
+    b.run(c, wire);
   } else {
-    detail::run_native(b, c, wire);
+    detail::run_alone(c);
   }
   if (c.reduce_op == ReduceOp::avg && t.reduces) detail::finish_avg(b, c);
 }

@@ -6,6 +6,7 @@
 #include "rt/agreement.h"
 #include "rt/dispatch.h"
 #include "rt/errors.h"
+#include "rt/inline_call.h"
 #include "rt/runtime_instance.h"
 #include "rt/validation.h"
 
@@ -56,10 +57,13 @@ template <typename Body>
     throw_broken(c);
   try {
     if (sig != nullptr) {
-      if (c.agreement == CommunicatorState::Agreement::kFull)
+      if (c.agreement == CommunicatorState::Agreement::kFull) {
         check_agreement(*c.backend, *sig);
-      else if (agree(*c.backend, c.shape, *sig))
-        return;  // the exchange carried the call itself
+      } else if (const InlineCall ride = plan_inline(c.shape, *sig); ride.rides) {
+        if (run_inline(*c.backend, c.shape, ride)) return;  // the exchange carried the call itself
+      } else {
+        agree(*c.backend, c.shape, *sig);
+      }
     }
     body(*c.backend);
   } catch (const CommError& e) {

@@ -66,7 +66,7 @@ std::uint64_t gather_blocks(Backend& b, const std::vector<std::uint8_t>& mine, v
   const std::size_t eb = dtype_bytes(dtype);
   const auto my_size = static_cast<std::int64_t>(mine.size());
   std::vector<std::int64_t> sizes(P);
-  b.all_gather(&my_size, sizes.data(), 1, DType::i64);
+  b.run(calls::all_gather(&my_size, sizes.data(), 1, DType::i64), ReduceOp::sum);
   Counts counts(P), displs(P);
   std::size_t total = 0;
   for (std::size_t j = 0; j < P; ++j) {
@@ -77,7 +77,7 @@ std::uint64_t gather_blocks(Backend& b, const std::vector<std::uint8_t>& mine, v
     total += counts[j];
   }
   std::vector<std::uint8_t> gathered(total);
-  b.all_gatherv(mine.data(), mine.size(), gathered.data(), counts, displs, DType::u8);
+  b.run(calls::all_gatherv(mine.data(), mine.size(), gathered.data(), counts, displs, DType::u8), ReduceOp::sum);
   for (std::size_t j = 0; j < P; ++j)
     if (counts[j] > 0 && j != self)
       decompress(gathered.data() + displs[j], counts[j], static_cast<std::uint8_t*>(out) + start(j) * eb, len(j), dtype,
@@ -111,7 +111,7 @@ Stats all_to_all_single(Backend& b, const Call& c, const ErrorBound& bound) {
     send_counts[j] = compress(src + j * bytes, c.count, c.dtype, bound, packed);
     send_sizes[j] = static_cast<std::int64_t>(send_counts[j]);
   }
-  b.all_to_all_single(send_sizes.data(), recv_sizes.data(), 1, DType::i64);
+  b.run(calls::all_to_all_single(send_sizes.data(), recv_sizes.data(), 1, DType::i64), ReduceOp::sum);
   Counts recv_counts(P, 0), recv_displs(P, 0);
   std::size_t total = 0;
   for (std::size_t j = 0; j < P; ++j) {
@@ -120,7 +120,9 @@ Stats all_to_all_single(Backend& b, const Call& c, const ErrorBound& bound) {
     total += recv_counts[j];
   }
   std::vector<std::uint8_t> received(total);
-  b.all_to_allv(packed.data(), send_counts, send_displs, received.data(), recv_counts, recv_displs, DType::u8);
+  b.run(
+      calls::all_to_allv(packed.data(), send_counts, send_displs, received.data(), recv_counts, recv_displs, DType::u8),
+      ReduceOp::sum);
   std::memmove(o + self * bytes, src + self * bytes, bytes);  // in == out: the same place
   for (std::size_t j = 0; j < P; ++j)
     if (j != self) decompress(received.data() + recv_displs[j], recv_counts[j], o + j * bytes, c.count, c.dtype, bound);
@@ -131,16 +133,16 @@ Stats send(Backend& b, const Call& c, const ErrorBound& bound) {
   std::vector<std::uint8_t> block;
   compress(c.in, c.count, c.dtype, bound, block);
   const auto size = static_cast<std::int64_t>(block.size());
-  b.user_send(&size, sizeof size, c.peer);
-  b.user_send(block.data(), block.size(), c.peer);
+  b.run(calls::send(&size, sizeof size, DType::u8, c.peer), ReduceOp::sum);
+  b.run(calls::send(block.data(), block.size(), DType::u8, c.peer), ReduceOp::sum);
   return {c.bytes(), kSizeMessageBytes + block.size()};
 }
 
 Stats recv(Backend& b, const Call& c, const ErrorBound& bound) {
   std::int64_t size = 0;
-  b.user_recv(&size, sizeof size, c.peer);
+  b.run(calls::recv(&size, sizeof size, DType::u8, c.peer), ReduceOp::sum);
   std::vector<std::uint8_t> block(checked_block_size(size, c.count, c.dtype, c.peer));
-  b.user_recv(block.data(), block.size(), c.peer);
+  b.run(calls::recv(block.data(), block.size(), DType::u8, c.peer), ReduceOp::sum);
   decompress(block.data(), block.size(), c.out, c.count, c.dtype, bound);
   return {};  // a receive sends nothing
 }

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "rt/agreement.h"
+#include "rt/backends/operation_table.h"
 #include "rt/errors.h"
 
 namespace chorus::rt {
@@ -46,7 +47,8 @@ class GlooStore final : public gloo::rendezvous::Store {
 }  // namespace
 
 GlooBackend::GlooBackend(const BackendContext& ctx)
-    : rank_(ctx.rank),
+    : Backend(operations()),
+      rank_(ctx.rank),
       size_(ctx.size),
       timeout_(ctx.timeout),
       store_(ctx.store),
@@ -97,6 +99,16 @@ GlooBackend::GlooBackend(const BackendContext& ctx)
   } catch (const std::exception& e) {
     throw CommError(fmt::format("gloo: cannot connect rank {} of {} on {}: {}", rank_, size_, ctx.gloo_host, e.what()));
   }
+}
+
+// Gloo has no reduce_scatter, gatherv, scatterv or list all_to_all: those keep the generic
+// algorithms (on send_recv, over Gloo's unbound buffers), which native() reports.
+const OperationTable& GlooBackend::operations() {
+  using K = CollectiveKind;
+  static const OperationTable table =
+      own_operations<GlooBackend, K::kSend, K::kRecv, K::kBarrier, K::kBroadcast, K::kReduce, K::kAllReduce,
+                     K::kAllGather, K::kGather, K::kScatter, K::kAllToAllSingle, K::kAllGatherv, K::kAllToAllv>();
+  return table;
 }
 
 bool GlooBackend::native(CollectiveKind op) const {

@@ -126,8 +126,8 @@ class GlooBackend final : public Backend {
   // compares it with its buffer before it posts the receive: a message larger than its receive
   // buffer would abort the process in Gloo's device thread, a smaller one would pass silently. A
   // refused message is never received: its sender times out naming this rank.
-  void user_send(const void* buf, std::size_t bytes, int dst) override;
-  void user_recv(void* buf, std::size_t bytes, int src) override;
+  void user_send(const void* buf, std::size_t bytes, int dst);
+  void user_recv(void* buf, std::size_t bytes, int src);
   // The runtime's agreement (agreement.h) before every collective. Up to 8 ranks a RowExchange
   // made at start-up over the small connections: each rank's row sent to each peer as one
   // message (only the part in use). Beyond, its fixed-size all-gather as an all-reduce (sum) of
@@ -151,24 +151,26 @@ class GlooBackend final : public Backend {
   void recv_on(void* buf, std::size_t bytes, int src, std::uint64_t slot);
   void send_recv(const void* sbuf, std::size_t sbytes, int dst, void* rbuf, std::size_t rbytes, int src) override;
 
-  void barrier() override;
-  void broadcast(void* buf, std::size_t count, DType d, int root) override;
-  void all_reduce(const void* in, void* out, std::size_t count, DType d, ReduceOp op) override;
+  void barrier();
+  void broadcast(void* buf, std::size_t count, DType d, int root);
+  void all_reduce(const void* in, void* out, std::size_t count, DType d, ReduceOp op);
   // Gloo's own algorithms of gloo::allreduce, whatever the size (the default above takes the
   // classic halving-doubling up to 1 MiB, then ring).
   std::vector<std::string> algorithms(CollectiveKind op) const override;
   void run_algorithm(std::size_t index, const Call& c) override;
-  void reduce(const void* in, void* out, std::size_t count, DType d, ReduceOp op, int root) override;
-  void all_gather(const void* in, void* out, std::size_t count, DType d) override;
-  void all_gatherv(const void* in, std::size_t count, void* out, const Counts& counts, const Counts& displs,
-                   DType d) override;
-  void gather(const void* in, void* out, std::size_t count, DType d, int root) override;
-  void scatter(const void* in, void* out, std::size_t count, DType d, int root) override;
-  void all_to_all_single(const void* in, void* out, std::size_t count, DType d) override;
+  void reduce(const void* in, void* out, std::size_t count, DType d, ReduceOp op, int root);
+  void all_gather(const void* in, void* out, std::size_t count, DType d);
+  void all_gatherv(const void* in, std::size_t count, void* out, const Counts& counts, const Counts& displs, DType d);
+  void gather(const void* in, void* out, std::size_t count, DType d, int root);
+  void scatter(const void* in, void* out, std::size_t count, DType d, int root);
+  void all_to_all_single(const void* in, void* out, std::size_t count, DType d);
   void all_to_allv(const void* in, const Counts& sc, const Counts& sd, void* out, const Counts& rc, const Counts& rd,
-                   DType d) override;
+                   DType d);
 
  private:
+  // The operations' table: each kind on this backend's method, or the generic algorithm.
+  static const OperationTable& operations();
+
   // Turns Gloo's exceptions into CommError / TimeoutError naming the failure and, where it
   // can be told, the rank: `peer` for point to point, else a peer process found dead. Gloo's
   // unbound buffers are destroyed (while the exception unwinds out of f) before this returns,

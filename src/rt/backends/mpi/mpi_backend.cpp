@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "core/error.h"
+#include "rt/backends/operation_table.h"
 #include "rt/errors.h"
 #include "rt/rendezvous/mpi_env.h"
 
@@ -66,7 +67,18 @@ std::vector<int> to_ints(const Counts& v, const char* what) {
   throw CommError(fmt::format("mpi {}: {}", what, std::string(msg, static_cast<std::size_t>(len))));
 }
 
-MpiBackend::MpiBackend(const BackendContext& ctx) : timeout_(ctx.timeout), before_abort_(ctx.before_abort) {
+// Every kind on Open MPI's own functions.
+const OperationTable& MpiBackend::operations() {
+  using K = CollectiveKind;
+  static const OperationTable table =
+      own_operations<MpiBackend, K::kSend, K::kRecv, K::kBarrier, K::kBroadcast, K::kReduce, K::kAllReduce,
+                     K::kReduceScatter, K::kAllGather, K::kGather, K::kScatter, K::kAllToAllSingle, K::kAllToAll,
+                     K::kAllGatherv, K::kGatherv, K::kScatterv, K::kAllToAllv>();
+  return table;
+}
+
+MpiBackend::MpiBackend(const BackendContext& ctx)
+    : Backend(operations()), timeout_(ctx.timeout), before_abort_(ctx.before_abort) {
   mpi_ensure_initialized();
   if (ctx.mpi_color < 0)
     MPI_Comm_dup(MPI_COMM_WORLD, &comm_);

@@ -96,13 +96,13 @@ class MpiBackend final : public Backend {
   bool concurrent_point_to_point() const override { return thread_multiple_; }
   // MPI_Iprobe runs Open MPI's progress engine (all its transports, every communicator) once.
   void progress() override;
-  void user_send(const void* buf, std::size_t bytes, int dst) override;
+  void user_send(const void* buf, std::size_t bytes, int dst);
   // The application's receive learns its message's size first (MPI_Improbe, polled against the
   // deadline) and refuses one of another size before receiving: a smaller buffer would end in
   // MPI_ERR_TRUNCATE after a partial write, a larger one would pass silently. A refused message
   // stays unreceived; the backend is broken after the error, and its sender's send completes
   // (sent eagerly) or times out naming this rank.
-  void user_recv(void* buf, std::size_t bytes, int src) override;
+  void user_recv(void* buf, std::size_t bytes, int src);
   void send(const void* buf, std::size_t bytes, int dst) override;
   void recv(void* buf, std::size_t bytes, int src) override;
   // The runtime's agreement (rt/agreement.h) before every collective, up to kRowExchangeRanks
@@ -123,32 +123,34 @@ class MpiBackend final : public Backend {
   char* agreement_row() override { return agreement_send_.empty() ? nullptr : agreement_send_.data(); }
   const char* const* agreement_exchange(std::size_t used) override;
   void send_recv(const void* sbuf, std::size_t sbytes, int dst, void* rbuf, std::size_t rbytes, int src) override;
-  void barrier() override;
-  void broadcast(void* buf, std::size_t count, DType d, int root) override;
-  void reduce(const void* in, void* out, std::size_t count, DType d, ReduceOp op, int root) override;
-  void all_reduce(const void* in, void* out, std::size_t count, DType d, ReduceOp op) override;
+  void barrier();
+  void broadcast(void* buf, std::size_t count, DType d, int root);
+  void reduce(const void* in, void* out, std::size_t count, DType d, ReduceOp op, int root);
+  void all_reduce(const void* in, void* out, std::size_t count, DType d, ReduceOp op);
   std::vector<std::string> algorithms(CollectiveKind op) const override;
   // Open MPI's algorithm `index`: the same MPI call on the duplicate that has it fixed.
   void run_algorithm(std::size_t index, const Call& c) override;
-  void reduce_scatter(const void* in, void* out, std::size_t count, DType d, ReduceOp op) override;
-  void all_gather(const void* in, void* out, std::size_t count, DType d) override;
-  void gather(const void* in, void* out, std::size_t count, DType d, int root) override;
-  void scatter(const void* in, void* out, std::size_t count, DType d, int root) override;
-  void all_to_all_single(const void* in, void* out, std::size_t count, DType d) override;
-  void all_gatherv(const void* in, std::size_t count, void* out, const Counts& counts, const Counts& displs,
-                   DType d) override;
+  void reduce_scatter(const void* in, void* out, std::size_t count, DType d, ReduceOp op);
+  void all_gather(const void* in, void* out, std::size_t count, DType d);
+  void gather(const void* in, void* out, std::size_t count, DType d, int root);
+  void scatter(const void* in, void* out, std::size_t count, DType d, int root);
+  void all_to_all_single(const void* in, void* out, std::size_t count, DType d);
+  void all_gatherv(const void* in, std::size_t count, void* out, const Counts& counts, const Counts& displs, DType d);
   void gatherv(const void* in, std::size_t count, void* out, const Counts& counts, const Counts& displs, DType d,
-               int root) override;
+               int root);
   void scatterv(const void* in, const Counts& counts, const Counts& displs, void* out, std::size_t count, DType d,
-                int root) override;
+                int root);
   // The list form: MPI_Alltoallw over MPI_BOTTOM with one datatype per peer that addresses
   // that peer's buffer absolutely, so no packing is needed.
   void all_to_all(const std::vector<const void*>& ins, const Counts& in_counts, const std::vector<void*>& outs,
-                  const Counts& out_counts, DType d) override;
+                  const Counts& out_counts, DType d);
   void all_to_allv(const void* in, const Counts& sc, const Counts& sd, void* out, const Counts& rc, const Counts& rd,
-                   DType d) override;
+                   DType d);
 
  private:
+  // The operations' table: each kind on this backend's method, or the generic algorithm.
+  static const OperationTable& operations();
+
   static constexpr int kTag = 7301;           // messages of the fallback collectives
   static constexpr int kUserTag = 7302;       // the application's send / recv
   static constexpr int kAgreementTag = 7303;  // the agreement's rows (agreement_exchange.cpp)

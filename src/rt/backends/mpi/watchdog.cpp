@@ -3,6 +3,7 @@
 // when something in flight has neither started nor finished for the whole operation timeout.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -21,6 +22,9 @@ void MpiBackend::watch() {
   std::unique_lock lock(watch_mutex_);
   std::uint64_t seen_started = 0, seen_finished = 0;
   std::int64_t seen_since = now_ns();
+  bool said = false;  // the stuck operation's wait was announced
+  const std::int64_t say_after_ns =
+      std::clamp<std::int64_t>(timeout_.count() / 20, 1000, 10000) * std::int64_t{1000000};
   while (!stop_) {
     watch_cv_.wait_for(lock, std::chrono::milliseconds(100));
     std::uint64_t f = 0, s = 0;
@@ -33,9 +37,18 @@ void MpiBackend::watch() {
       seen_started = s;
       seen_finished = f;
       seen_since = now_ns();
+      said = false;
       continue;
     }
-    if (now_ns() - seen_since > timeout_.count() * 1000000) {
+    // One line when the wait starts to matter (as finalize's and shm's), one when it gives up.
+    const std::int64_t waited_ns = now_ns() - seen_since;
+    if (!said && waited_ns >= say_after_ns) {
+      said = true;
+      std::fprintf(stderr, "chorus rt: mpi %s: rank %d waiting (%.0f s so far; gives up in %.0f s)\n",
+                   current_op_.load(), rank_, static_cast<double>(waited_ns) / 1e9,
+                   static_cast<double>(timeout_.count() * 1000000 - waited_ns) / 1e9);
+    }
+    if (waited_ns > timeout_.count() * 1000000) {
       const std::string what =
           fmt::format("mpi {} on rank {} did not complete within {} ms (a peer died or the ranks disagree on the call)",
                       current_op_.load(), rank_, timeout_.count());

@@ -4,6 +4,7 @@
 #include "rt/runtime_config.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <bit>
 #include <cstdlib>
 #include <fmt/format.h>
@@ -131,6 +132,7 @@ void ShmTransport::check_alive(int peer) {
   if (t_deadline == std::chrono::steady_clock::time_point{}) {
     t_deadline = now + timeout_;
     t_last_check = now;
+    t_said_waiting = false;
   }
   if (now > t_deadline)
     throw TimeoutError(
@@ -141,6 +143,16 @@ void ShmTransport::check_alive(int peer) {
     throw CommError(fmt::format("shm {}: rank {} aborted (rt::abort) while waiting for rank {}", t_op, rank_, peer));
   if (now - t_last_check < std::chrono::milliseconds(50)) return;
   t_last_check = now;
+  // One line when the wait starts to matter (a twentieth of the timeout, 1 to 10 s, as
+  // finalize's), the other when it gives up (above): not one a second.
+  const auto waited = now - (t_deadline - timeout_);
+  if (!t_said_waiting && waited >= std::clamp(timeout_ / 20, std::chrono::milliseconds(1000),
+                                              std::chrono::milliseconds(10000))) {
+    t_said_waiting = true;
+    std::fprintf(stderr, "chorus rt: shm %s: rank %d waiting for rank %d (%.0f s so far; gives up in %.0f s)\n", t_op,
+                 rank_, peer, std::chrono::duration<double>(waited).count(),
+                 std::chrono::duration<double>(t_deadline - now).count());
+  }
   // Name every dead rank: after the first death, other ranks exit on their error too, and
   // a rank that checks late must still name the first one.
   std::string dead;

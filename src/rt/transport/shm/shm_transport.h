@@ -1,5 +1,5 @@
 #pragma once
-// The shared-memory transport under backend shm (backends/shm.cpp): one segment per world,
+// The shared-memory transport under backend shm (backends/shm/): one segment per world,
 // anonymous memory whose descriptor rank 0 passes to the others (segment.h, fd_passing.h), laid
 // out as docs/runtime-backends.md draws it. Its concepts, one file each:
 //   shm_transport.cpp  set-up (the segment, its layout, the cross-memory-attach probe), waiting
@@ -89,6 +89,7 @@ static_assert(sizeof(RankControl) == 1152 && sizeof(RingControl) == 256,
 // operation's name and deadline, and when it last checked its peers' liveness.
 inline thread_local const char* t_op = "";
 inline thread_local std::chrono::steady_clock::time_point t_deadline, t_last_check;
+inline thread_local bool t_said_waiting = false;  // the operation's wait was announced (check_alive)
 
 // Cross-memory attach (cma.cpp). Copies `bytes` between `local` and `remote` in process `pid`
 // (`write`: into it, else out of it); false (errno set) if the kernel refuses.
