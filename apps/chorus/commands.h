@@ -23,5 +23,6 @@ void register_motif_commands(CLI::App& app);          // chorus motif ... (SYNDI
 void register_plan_commands(CLI::App& app);           // chorus plan (SYNDICATE joint optimizer)
 void register_export_command(CLI::App& app);          // chorus export --chakra
 void register_sweep_command(CLI::App& app);           // chorus sweep SPEC.yaml (design-space sweeps)
+void register_doctor_command(CLI::App& app);          // chorus doctor DIR (a hung job's flight records)
 
 }  // namespace chorus::cli

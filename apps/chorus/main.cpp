@@ -23,6 +23,7 @@ int run(int argc, char** argv) {
   chorus::cli::register_plan_commands(app);
   chorus::cli::register_export_command(app);
   chorus::cli::register_sweep_command(app);
+  chorus::cli::register_doctor_command(app);
 #ifdef CHORUS_HAVE_RT
   chorus::cli::register_rt_commands(app);
   chorus::cli::register_run_commands(app);

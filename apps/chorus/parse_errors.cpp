@@ -55,6 +55,7 @@ constexpr FieldFlag kFieldFlags[] = {
     {"chorus launch", "ranks", "launch -n"},  // launch::LaunchOptions: "launch" among the ranks' lines
     {"chorus launch", "kill_grace_s", "launch --kill-grace-s"},
     {"chorus launch", "bind", "launch --bind"},
+    {"chorus launch", "stall_timeout_s", "launch --stall-timeout"},
     {"chorus sim jobs", "steps", "--shift-steps"},  // sim::jobs::ShiftSearchOptions
     {"chorus sim jobs", "rounds", "--shift-rounds"},
     {"chorus reproduce shared-fabric", "steps", "--shift-steps"},

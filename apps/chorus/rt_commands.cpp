@@ -300,6 +300,12 @@ void register_rt_commands(CLI::App& app) {
       "prefix every line of rank r's output with '[r]<stdout>: ' or '[r]<stderr>: ' (whole lines, never mixed)");
   launch->add_flag("--oversubscribe", launch_opts.oversubscribe,
                    "allow more than max(64, 16 x CPUs) ranks (refused without it: usually a typo)");
+  launch
+      ->add_option("--stall-timeout", launch_opts.stall_timeout_s,
+                   "seconds without any rank starting or ending an operation, while one waits in a call or in "
+                   "finalize, after which the ranks are asked for flight records, the diagnosis printed and the job "
+                   "stopped (status 124); 0: off")
+      ->capture_default_str();
   launch->add_option("command", launch_opts.command, "program and arguments (after --)")->required();
   launch->footer(
       "Ranks get CHORUS_RANK, CHORUS_LOCAL_RANK, CHORUS_WORLD_SIZE, CHORUS_STORE_ADDR, CHORUS_RUN_ID, torchrun's\n"
@@ -308,7 +314,11 @@ void register_rt_commands(CLI::App& app) {
       "is killed with SIGKILL. When a rank fails or the launcher is interrupted, the whole group gets SIGTERM\n"
       "(after --kill-grace-s for a failed rank), then SIGKILL 2 s later; the exit status is the first failing\n"
       "rank's (128 + signal for a signal), a rank killed by a signal taking precedence over ranks that exited\n"
-      "with an error before the others were stopped (they usually exit because of it).");
+      "with an error before the others were stopped (they usually exit because of it).\n"
+      "Each rank also gets CHORUS_RT_BEACON (a private directory the launcher watches) and CHORUS_RT_DUMP (where\n"
+      "flight records go, unless set: ./chorus-dumps/<UTC time>-<run id>, made when needed). When a rank\n"
+      "fails or the job stalls, the launcher sends the living ranks SIGUSR1, waits up to 3 s for their\n"
+      "rank-R.json, writes launcher.json there and prints `chorus doctor`'s diagnosis of the directory.");
   launch->callback([] {
     const int status = launch::launch(launch_opts);
     // main() maps exceptions to status 2; the launcher must pass the ranks' status through.

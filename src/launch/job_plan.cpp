@@ -73,7 +73,8 @@ std::vector<std::string> inherited_environment() {
     const std::string entry = *e;
     if (entry.rfind("CHORUS_RANK=", 0) == 0 || entry.rfind("CHORUS_WORLD_SIZE=", 0) == 0 ||
         entry.rfind("CHORUS_LOCAL_RANK=", 0) == 0 || entry.rfind("CHORUS_STORE_ADDR=", 0) == 0 ||
-        entry.rfind("CHORUS_RUN_ID=", 0) == 0 || entry.rfind("CHORUS_STORE_TOKEN=", 0) == 0)
+        entry.rfind("CHORUS_RUN_ID=", 0) == 0 || entry.rfind("CHORUS_STORE_TOKEN=", 0) == 0 ||
+        entry.rfind("CHORUS_RT_BEACON=", 0) == 0)
       continue;
     env.push_back(entry);
   }
@@ -105,6 +106,9 @@ void validate_options(const LaunchOptions& options) {
     throw InputError("kill_grace_s", fmt::format("must be in 0..3600 seconds, got {}", options.kill_grace_s));
   if (options.bind != "auto" && options.bind != "core" && options.bind != "none")
     throw InputError("bind", "expected auto, core or none, got '" + options.bind + "'");
+  if (!(options.stall_timeout_s >= 0 && options.stall_timeout_s <= 86400))  // NaN fails both
+    throw InputError("stall_timeout_s",
+                     fmt::format("must be in 0..86400 seconds (0: off), got {}", options.stall_timeout_s));
 }
 
 CpuPlan plan_cpus(const LaunchOptions& options) {
@@ -193,7 +197,10 @@ std::string import_failure_note(const LaunchOptions& options, const std::string&
       options.command[0], real_path(path), CHORUS_BUILT_PYTHON, CHORUS_BUILT_PYTHON_VERSION, fixed);
 }
 
-RankEnvironments::RankEnvironments(const LaunchOptions& options, const CpuPlan& cpus, const std::string& token) {
+std::string job_run_id() { return fmt::format("l{}", ::getpid()); }
+
+RankEnvironments::RankEnvironments(const LaunchOptions& options, const CpuPlan& cpus, const std::string& token,
+                                   const std::vector<std::string>& job_entries) {
   const auto ranks = static_cast<std::size_t>(options.ranks);
   const std::vector<std::string> base_env = inherited_environment();
   // torch.distributed's environment (as torchrun sets it), so that an unchanged
@@ -206,7 +213,7 @@ RankEnvironments::RankEnvironments(const LaunchOptions& options, const CpuPlan& 
   port_fd_ = wants_port ? hold_free_port(&master_port) : -1;
   if (wants_port && port_fd_ < 0) std::erase(torch_keys, std::string("MASTER_PORT"));
   const std::string omp_threads = omp_threads_entry(options, cpus);
-  const std::string run_id = fmt::format("l{}", ::getpid());
+  const std::string run_id = job_run_id();
   const std::string addr_head = "CHORUS_STORE_ADDR=127.0.0.1:";
   envs_.assign(ranks, base_env);
   envps_.resize(ranks);
@@ -227,6 +234,7 @@ RankEnvironments::RankEnvironments(const LaunchOptions& options, const CpuPlan& 
       env.push_back(k + "=" + v);
     }
     if (!omp_threads.empty()) env.push_back(omp_threads);
+    env.insert(env.end(), job_entries.begin(), job_entries.end());
     for (auto& s : env) envps_[r].push_back(s.data());
     envps_[r].push_back(nullptr);
     port_slots_[r] = envs_[r][base_env.size() + 3].data() + addr_head.size();

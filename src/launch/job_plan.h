@@ -15,7 +15,10 @@ namespace chorus::launch {
 // The record a rank reads from the start gate before exec: the store's port, NUL-padded.
 inline constexpr std::size_t kGateRecord = 8;
 
-// Throws InputError on options out of range (ranks, program, grace, bind).
+// The job's run id (CHORUS_RUN_ID): "l<launcher pid>".
+std::string job_run_id();
+
+// Throws InputError on options out of range (ranks, program, grace, bind, stall timeout).
 void validate_options(const LaunchOptions& options);
 
 struct CpuPlan {
@@ -56,11 +59,13 @@ std::string import_failure_note(const LaunchOptions& options, const std::string&
 
 // Every rank's environment: the launcher's, without the variables of an enclosing job, plus the
 // rank's CHORUS_* variables, torch.distributed's (as torchrun sets them, unless the user has) and
-// OMP_NUM_THREADS (CPUs / ranks, unless set). The store's port is not known before the forks:
-// each child copies it into its `port_slot`, the NUL-filled tail of CHORUS_STORE_ADDR.
+// OMP_NUM_THREADS (CPUs / ranks, unless set), and `job_entries` (the beacon and dump
+// directories: job_dumps.h). The store's port is not known before the forks: each child copies
+// it into its `port_slot`, the NUL-filled tail of CHORUS_STORE_ADDR.
 class RankEnvironments {
  public:
-  RankEnvironments(const LaunchOptions& options, const CpuPlan& cpus, const std::string& token);
+  RankEnvironments(const LaunchOptions& options, const CpuPlan& cpus, const std::string& token,
+                   const std::vector<std::string>& job_entries);
   ~RankEnvironments();  // releases torch's MASTER_PORT, held until then
   RankEnvironments(const RankEnvironments&) = delete;
   RankEnvironments& operator=(const RankEnvironments&) = delete;

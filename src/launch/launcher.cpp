@@ -7,6 +7,7 @@
 #include <cstring>
 #include <memory>
 
+#include "launch/job_dumps.h"
 #include "launch/job_plan.h"
 #include "launch/spawn.h"
 #include "launch/supervise.h"
@@ -55,20 +56,23 @@ JobResult run_job(const LaunchOptions& options) {
   const DescriptorLimit nofile(options);
   const std::string token = rt::make_job_token();  // before the forks; the store starts after them
   const std::string path = resolve_program(options.command[0]);
-  const RankEnvironments envs(options, cpus, token);
+  JobDiagnostics diagnostics(options, job_run_id());
+  const RankEnvironments envs(options, cpus, token, diagnostics.environment());
   JobOutput output;
   const InterruptGuard interrupts;
   // Spawn: the ranks wait at the gate.
   Job job = spawn_ranks({options, cpus, path, envs, nofile, interrupts, runs_other_python(path)}, output);
+  diagnostics.spawned(job.pids);
   // Rendezvous: only now does the launcher start a thread (the store's), then opens the gate.
   std::string store_error;
   std::unique_ptr<rt::TcpStoreServer> server = job.fork_failed ? nullptr : serve_store(token, store_error);
   open_gate(job, server ? server->port() : 0, job.pids.size());
   // Supervise, then forward what is left and reap the store.
   JobResult result;
-  result.status = supervise(options, job, output, path, server != nullptr);
+  result.status = supervise(options, job, output, path, server != nullptr, &diagnostics);
   result.interrupted = InterruptGuard::caught();
   finish_output(options, output, path);
+  diagnostics.report();
   server.reset();
   if (!store_error.empty()) throw rt::CommError("launch: cannot start the rendezvous store: " + store_error);
   result.output = std::move(output.captured);

@@ -19,7 +19,9 @@
 // A job's phases, each in the file named for it: the options checked, the ranks' CPUs, the
 // descriptor limit and every rank's environment planned (job_plan.h); the ranks forked and
 // held at the start gate (spawn.h); the store started and the gate opened (launcher.cpp); the
-// ranks supervised, their output forwarded, their statuses reaped (supervise.h).
+// ranks supervised, their output forwarded, their statuses reaped (supervise.h), the ranks'
+// beacons watched and their flight records collected when the job stalls or a rank fails
+// (job_dumps.h, stall_watch.h).
 #include <string>
 #include <vector>
 
@@ -46,6 +48,11 @@ struct LaunchOptions {
   // launcher's standard output (a program that runs jobs and reads their reports; it overrides
   // tag_output for stdout). Their stderr is forwarded as always.
   bool capture_stdout = false;
+  // Seconds without any rank starting or ending an operation, while at least one waits in a call
+  // or in finalize, after which the job counts as stalled: the ranks are asked for their flight
+  // records, the doctor's diagnosis is printed, the job is stopped (status 124). 0: off (a wait
+  // in a collective while a peer computes for minutes is legitimate). job_dumps.h.
+  double stall_timeout_s = 0;
 };
 
 // What a job ended with.
@@ -67,7 +74,7 @@ std::string shell_word(const std::string& word);
 // before the launcher stops the others takes precedence over ranks that exited with an error
 // (they usually exit because of it, and may be reaped first); 128 + signal when the launcher is
 // interrupted (SIGINT, SIGTERM). Throws InputError on bad options, CommError when the
-// rendezvous store cannot start.
+// rendezvous store cannot start. A stalled job (stall_timeout_s) has status 124.
 JobResult run_job(const LaunchOptions& options);
 
 // run_job's status: the exit status for `chorus launch`.

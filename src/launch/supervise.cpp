@@ -60,8 +60,14 @@ int pump_streams(JobOutput& output, int timeout_ms) {
 // others are stopped.
 class Supervisor {
  public:
-  Supervisor(const LaunchOptions& options, Job& job, JobOutput& output, const std::string& path, bool store_served)
-      : options_(options), job_(job), output_(output), path_(path), quiet_failure_(!store_served) {
+  Supervisor(const LaunchOptions& options, Job& job, JobOutput& output, const std::string& path, bool store_served,
+             JobDiagnostics* diagnostics)
+      : options_(options),
+        job_(job),
+        output_(output),
+        path_(path),
+        quiet_failure_(!store_served),
+        diagnostics_(store_served ? diagnostics : nullptr) {
     for (pid_t p : job_.pids) alive_ += p > 0 ? 1 : 0;
     if (!store_served) {
       result_ = 1;
@@ -84,6 +90,7 @@ class Supervisor {
         result_ = 128 + InterruptGuard::caught();
         term_at_ = Clock::now();
       }
+      if (diagnostics_ != nullptr && !failing_ && diagnostics_->stalled(Clock::now())) stalled();
       escalate(Clock::now());
       pump_streams(output_, 5);
     }
@@ -107,6 +114,7 @@ class Supervisor {
       --alive_;
       for (auto& s : output_.streams)
         if (s.rank == static_cast<int>(r)) s.drain();
+      if (diagnostics_ != nullptr) diagnostics_->reaped(r, status);
       const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
       if (!ok && !termed_ && !quiet_failure_) failed(r, pid, status);
     }
@@ -127,15 +135,33 @@ class Supervisor {
     result_from_signal_ = WIFSIGNALED(status);
     if (result_ == 0) result_ = 1;
     term_at_ = Clock::now() + std::chrono::milliseconds(static_cast<long>(options_.kill_grace_s * 1000));
+    if (alive_ > 0 && diagnostics_ != nullptr && diagnostics_->request("rank_failure", static_cast<int>(r)))
+      output_.merged.note("chorus launch: asking the other ranks for their flight records (SIGUSR1)", Clock::now());
     if (alive_ > 0)
       output_.merged.note(
           fmt::format("chorus launch: stopping the other ranks (after {:.1f} s grace)", options_.kill_grace_s),
           Clock::now());
   }
 
-  // SIGTERM to the job once the grace has passed, SIGKILL 2 s later.
+  // No operation started or ended for --stall-timeout while ranks wait: the ranks are asked for
+  // their flight records, then stopped.
+  void stalled() {
+    failing_ = true;
+    result_ = kStalledStatus;
+    term_at_ = Clock::now();
+    output_.merged.note(fmt::format("chorus launch: the job stalled: no rank started or ended an operation for {:g} s "
+                                    "while ranks waited in a call or in finalize; asking the ranks for their flight "
+                                    "records (SIGUSR1), then stopping the job",
+                                    options_.stall_timeout_s),
+                        Clock::now());
+    diagnostics_->request("stall", -1);
+  }
+
+  // SIGTERM to the job once the grace has passed (and the ranks asked for their flight records
+  // have written them), SIGKILL 2 s later.
   void escalate(Clock::time_point now) {
-    if (failing_ && !termed_ && now >= term_at_) {
+    const bool collecting = diagnostics_ != nullptr && diagnostics_->collecting(now);
+    if (failing_ && !termed_ && now >= term_at_ && !collecting) {
       signal_job(SIGTERM);
       termed_ = true;
       kill_at_ = now + std::chrono::seconds(2);
@@ -175,7 +201,8 @@ class Supervisor {
   Job& job_;
   JobOutput& output_;
   const std::string& path_;
-  const bool quiet_failure_;  // the ranks were killed at the gate: nothing to report
+  const bool quiet_failure_;           // the ranks were killed at the gate: nothing to report
+  JobDiagnostics* const diagnostics_;  // null: no beacons, no flight records
   std::size_t alive_ = 0;
   int result_ = 0;
   bool failing_ = false;
@@ -186,8 +213,9 @@ class Supervisor {
 
 }  // namespace
 
-int supervise(const LaunchOptions& options, Job& job, JobOutput& output, const std::string& path, bool store_served) {
-  return Supervisor(options, job, output, path, store_served).run();
+int supervise(const LaunchOptions& options, Job& job, JobOutput& output, const std::string& path, bool store_served,
+              JobDiagnostics* diagnostics) {
+  return Supervisor(options, job, output, path, store_served, diagnostics).run();
 }
 
 void finish_output(const LaunchOptions& options, JobOutput& output, const std::string& path) {

@@ -1,0 +1,44 @@
+#pragma once
+// `chorus doctor --stragglers`: which rank arrives last at the collectives (a job that crawls
+// rather than hangs). For every collective seq that several ranks' rings hold, the last arriver
+// (the latest started_ns; ranks of one host share CLOCK_MONOTONIC, across hosts started_ns +
+// wall_offset_ns) and the skew (last start minus first); per rank, how often it was last and
+// the time the others lost waiting for it (the sum, over the collectives it was last at, of
+// its start minus each other member's).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "diagnose/dump_set.h"
+
+namespace chorus::diagnose {
+
+struct Arrival {
+  std::string communicator, op;
+  std::int64_t seq = 0;
+  int ranks = 0;       // the rings that hold it
+  int last_rank = -1;  // world rank; -1 when several started last at the same nanosecond
+  double skew_s = 0;
+};
+
+struct Lateness {
+  int rank = 0;
+  int last = 0;      // collectives it was last at
+  int compared = 0;  // collectives it took part in (of those compared)
+  double others_lost_s = 0;
+};
+
+struct StragglerReport {
+  bool cross_host = false;        // the dumps are of several hosts: wall-clock times compared
+  std::vector<Arrival> arrivals;  // by communicator, then seq
+  std::vector<Lateness> ranks;    // by rank
+  std::vector<int> stragglers;    // ranks last at more than two thirds of at least 3 collectives they took part in
+};
+
+StragglerReport find_stragglers(const DumpSet& set);
+std::string to_text(const StragglerReport& r);
+nlohmann::json to_json(const StragglerReport& r);
+
+}  // namespace chorus::diagnose
