@@ -36,10 +36,11 @@ std::string rank_list(const std::vector<int>& ranks) {
 }
 
 // Dumps of more than one job, or of differing world sizes, in one directory: said, not refused.
+// The ranks' jobs only: launcher.json names the launch, and ranks that join a world another
+// framework made (torch.distributed's store, an ExternalWorld) have a job id of their own.
 void check_one_job(DumpSet& set) {
   std::map<std::string, std::vector<int>> jobs;
   for (const auto& d : set.dumps) jobs[d.job].push_back(d.rank);
-  if (set.launcher) jobs.try_emplace(set.launcher->job);
   if (jobs.size() > 1) {
     std::string names;
     for (const auto& [job, ranks] : jobs)

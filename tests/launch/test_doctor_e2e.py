@@ -12,6 +12,9 @@ each all-reduce 50 ms late, every rank writes its record at the end (rt::dump_fl
 `chorus doctor --stragglers` names rank 1. And ranks that disagree: rank 1's seq 4 is a broadcast
 where rank 0 all-reduces.
 
+The same hang in a torch program (CHORUS_TEST_TORCH_PYTHON set) and on mpi under mpirun
+(CHORUS_TEST_MPIRUN set, no launcher: the ranks' own records on the timeout and in finalize).
+
 usage: test_doctor_e2e.py CHORUS LEAVE_EARLY
 """
 import glob
@@ -24,6 +27,11 @@ import tempfile
 import time
 
 CHORUS, PROGRAM = sys.argv[1], sys.argv[2]
+# Optional cases: a torch program (the interpreter with torch and chorus's modules on PYTHONPATH)
+# and backend mpi under mpirun.
+TORCH = os.environ.get("CHORUS_TEST_TORCH_PYTHON", "")
+MPIRUN = os.environ.get("CHORUS_TEST_MPIRUN", "")
+SOURCE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SLACK = float(os.environ.get("CHORUS_RT_TEST_SLACK", "1"))
 failures = []
 
@@ -113,11 +121,59 @@ def disagreement(backend):
     shutil.rmtree(cwd, ignore_errors=True)
 
 
+def torch_case():
+    """The same hang in a torch program (tests/python/torch_leave_early_rank.py) on the "chorus"
+    backend: the launcher's stall watch catches it and the diagnosis names the call torch issued."""
+    name = "torch --stall-timeout 3"
+    cwd = tempfile.mkdtemp(prefix="chorus-doctor-e2e-")
+    env = {k: v for k, v in os.environ.items() if k != "CHORUS_RT_DUMP"}
+    env["CHORUS_RT_TIMEOUT_S"] = "60"
+    start = time.monotonic()
+    p = subprocess.run([CHORUS, "launch", "-n", "2", "--kill-grace-s", "1", "--stall-timeout", "3", "--", TORCH,
+                        os.path.join(SOURCE, "tests", "python", "torch_leave_early_rank.py")],
+                       cwd=cwd, env=env, capture_output=True, text=True, timeout=120 * SLACK)
+    elapsed = time.monotonic() - start
+    check(f"{name}: the job fails as stalled (124)", p.returncode == 124, f"{p.returncode}\n{p.stderr}")
+    check(f"{name}: ends within 40 s", elapsed < 40 * SLACK, f"{elapsed:.1f} s")
+    check(f"{name}: the diagnosis names seq 9, issued by torch",
+          "at collective seq 9: all_reduce f32 x1009 (algorithm shm, from torch)" in p.stderr, p.stderr)
+    check(f"{name}: rank 1 is in finalize after 9",
+          "never issued it: rank 1: in finalize for" in p.stderr and "after 9 collectives" in p.stderr, p.stderr)
+    check(f"{name}: no warning of mixed jobs", "different jobs" not in p.stderr, p.stderr)
+    shutil.rmtree(cwd, ignore_errors=True)
+
+
+def mpirun_case():
+    """The same hang on backend mpi under mpirun, with no launcher to ask for records: rank 0's
+    agreement exchange times out (it writes its record on the failure), rank 1 writes its own once
+    it has waited in finalize, and chorus doctor on the directory names both."""
+    name = "mpi under mpirun"
+    cwd = tempfile.mkdtemp(prefix="chorus-doctor-e2e-")
+    dumps = os.path.join(cwd, "dumps")
+    p = subprocess.run([MPIRUN, "-n", "2", "--oversubscribe", "-x", f"CHORUS_RT_DUMP={dumps}", "-x",
+                        "CHORUS_RT_TIMEOUT_S=6", PROGRAM, "mpi"], cwd=cwd, capture_output=True, text=True,
+                       timeout=120 * SLACK,
+                       env={**os.environ, "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"})
+    check(f"{name}: the job fails", p.returncode != 0, f"{p.returncode}")
+    d = subprocess.run([CHORUS, "doctor", "--json", dumps], capture_output=True, text=True, timeout=60)
+    j = json.loads(d.stdout) if d.returncode == 0 else {}
+    f = (j.get("findings") or [{}])[0]
+    got = (j.get("verdict"), f.get("communicator"), f.get("seq"), f.get("op"),
+           [(a["rank"], a["where"], a["issued"]) for a in f.get("absent", [])])
+    check(f"{name}: chorus doctor names rank 0's all_reduce seq 9 and rank 1 in finalize",
+          got[1:] == ("mpi", 9, "all_reduce", [(1, "in_finalize", 9)]), f"{got}\n{d.stdout}{d.stderr}\n{p.stderr}")
+    shutil.rmtree(cwd, ignore_errors=True)
+
+
 for backend in ("shm", "gloo"):
     case(backend, ["--stall-timeout", "3"], 60, 40)
     case(backend, [], 5, 40)
     stragglers(backend)
     disagreement(backend)
+if TORCH:
+    torch_case()
+if MPIRUN:
+    mpirun_case()
 
 if failures:
     print(f"{len(failures)} failure(s)")

@@ -1,7 +1,6 @@
 #include "rt/diagnostics/dump_signal.h"
 
 #include <fcntl.h>
-#include <poll.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,12 +18,11 @@ namespace chorus::rt {
 namespace {
 
 struct DumpSignal {
-  std::mutex lifecycle;  // registrations, one at a time (held across the thread's start and join)
+  std::mutex lifecycle;  // registrations, one at a time
   std::mutex mutex;      // `recorders`, which the thread reads
   std::vector<const FlightRecorder*> recorders;
   int pipe_fds[2] = {-1, -1};
-  bool installed = false;  // our handler is SIGUSR1's
-  std::thread thread;
+  bool started = false;  // the handler (if SIGUSR1 had its default) and the thread exist
 };
 
 // The process's one registry (dump_signal.h), never destroyed: a process may exit with a runtime
@@ -35,7 +33,7 @@ DumpSignal& state() {
 }
 
 // Async-signal-safe: a byte into the pipe. The write end is set before the handler is
-// installed and closed only after it is removed.
+// installed and never closed.
 std::atomic<int> g_wake_fd{-1};
 
 void on_sigusr1(int) {
@@ -50,7 +48,7 @@ void serve(int read_fd) {
     char b = 0;
     const auto n = ::read(read_fd, &b, 1);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0 || b == 'q') return;
+    if (n <= 0) return;
     std::lock_guard lock(state().mutex);
     for (const FlightRecorder* r : state().recorders) r->dump("signal", "SIGUSR1");
   }
@@ -64,43 +62,26 @@ void register_for_dump_signal(const FlightRecorder* recorder) {
   {
     std::lock_guard lock(s.mutex);
     s.recorders.push_back(recorder);
-    if (s.recorders.size() > 1) return;
   }
-  struct sigaction current {};
+  if (s.started) return;
+  s.started = true;
+  struct sigaction current{};
   if (::sigaction(SIGUSR1, nullptr, &current) != 0 || current.sa_handler != SIG_DFL) return;
   if (::pipe2(s.pipe_fds, O_CLOEXEC) != 0) return;
   g_wake_fd = s.pipe_fds[1];
-  s.thread = std::thread(serve, s.pipe_fds[0]);
-  struct sigaction act {};
+  std::thread(serve, s.pipe_fds[0]).detach();
+  struct sigaction act{};
   act.sa_handler = on_sigusr1;
   sigemptyset(&act.sa_mask);
   act.sa_flags = SA_RESTART;
-  s.installed = ::sigaction(SIGUSR1, &act, nullptr) == 0;
+  ::sigaction(SIGUSR1, &act, nullptr);
 }
 
 void unregister_for_dump_signal(const FlightRecorder* recorder) {
   DumpSignal& s = state();
   std::lock_guard life(s.lifecycle);
-  {
-    std::lock_guard lock(s.mutex);
-    std::erase(s.recorders, recorder);
-    if (!s.recorders.empty()) return;
-  }
-  if (s.pipe_fds[1] < 0) return;
-  if (s.installed) {
-    struct sigaction act {};
-    act.sa_handler = SIG_DFL;
-    sigemptyset(&act.sa_mask);
-    ::sigaction(SIGUSR1, &act, nullptr);
-    s.installed = false;
-  }
-  const char q = 'q';
-  [[maybe_unused]] const auto n = ::write(s.pipe_fds[1], &q, 1);
-  s.thread.join();
-  g_wake_fd = -1;
-  ::close(s.pipe_fds[0]);
-  ::close(s.pipe_fds[1]);
-  s.pipe_fds[0] = s.pipe_fds[1] = -1;
+  std::lock_guard lock(s.mutex);
+  std::erase(s.recorders, recorder);
 }
 
 }  // namespace chorus::rt
