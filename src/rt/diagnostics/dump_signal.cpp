@@ -65,12 +65,12 @@ void register_for_dump_signal(const FlightRecorder* recorder) {
   }
   if (s.started) return;
   s.started = true;
-  struct sigaction current{};
+  struct sigaction current {};
   if (::sigaction(SIGUSR1, nullptr, &current) != 0 || current.sa_handler != SIG_DFL) return;
   if (::pipe2(s.pipe_fds, O_CLOEXEC) != 0) return;
   g_wake_fd = s.pipe_fds[1];
   std::thread(serve, s.pipe_fds[0]).detach();
-  struct sigaction act{};
+  struct sigaction act {};
   act.sa_handler = on_sigusr1;
   sigemptyset(&act.sa_mask);
   act.sa_flags = SA_RESTART;
