@@ -91,15 +91,16 @@ if want --tsan; then
   # progress-queue stress test, the store under attack,
   # groups used from two threads, the schedule executor (a thread per dimension), tensor fusion
   # (its cycle thread beside the program's operations), compressed calls on the lanes (ranks as
-  # threads, and the Compressor's beside the program's operations), and
-  # multi-process runs under chorus launch (shm, gloo); and chorus sweep's pool running simulations
+  # threads, and the Compressor's beside the program's operations), the flight recorder, its
+  # dumps on SIGUSR1 and rt::abort (ranks as threads), and multi-process runs under chorus launch
+  # (shm, gloo; the stall watch and the doctor's runs); and chorus sweep's pool running simulations
   # on several workers (label sweep). The mpirun runs are left to the
   # other stages: Open MPI is not instrumented, so TSan would see its threads only in part
   # (rt_mpi_disagreement among them: its fused cases drive MPI from several threads at once, and
   # TSan reported races inside Open MPI's own convertor and shared-memory transport).
   # tests/rt/tsan.supp names what TSan cannot see through the uninstrumented libraries.
   configure_and_build build-tsan \
-    "chorus rt_unit_tests rt_thread_rank_tests rt_compressed_thread_rank_tests rt_fusion_thread_rank_tests rt_schedule_thread_rank_tests rt_enforcer_thread_rank_tests rt_flight_recorder_tests rt_queue_stress rt_store_protocol_tests rt_timeouts_unit_tests rt_programs rt_hello rt_schedule_unit_tests chorus_sweep_tests" \
+    "chorus rt_unit_tests rt_thread_rank_tests rt_compressed_thread_rank_tests rt_fusion_thread_rank_tests rt_schedule_thread_rank_tests rt_enforcer_thread_rank_tests rt_flight_recorder_tests launch_beacon_rank launch_leave_early rt_queue_stress rt_store_protocol_tests rt_timeouts_unit_tests rt_programs rt_hello rt_schedule_unit_tests chorus_sweep_tests" \
     -DCHORUS_TSAN=ON -DCHORUS_BUILD_BENCH=OFF "${UNITY[@]}"
   (cd build-tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/../tests/rt/tsan.supp" \
      ctest --output-on-failure -j"$JOBS" --timeout 900 -L '^(rt|sweep)$' \
