@@ -178,12 +178,8 @@ void Runtime::abort(std::string_view why) {
   if (aborted_->exchange(true)) return;
   {
     std::lock_guard lock(mutex_);
-    for (auto& [name, c] : communicators_) {
-      if (!c) continue;
-      std::lock_guard broken(c->broken_mutex);
-      if (c->broken.empty()) c->broken = what;
-      c->is_broken.store(true, std::memory_order_release);
-    }
+    for (auto& [name, c] : communicators_)
+      if (c) c->break_with(what, false);
   }
   recorder_->dump_failure("abort", what);
   // Why this rank is ending, for a peer that finds it gone (BackendContext::failure_of).
@@ -271,8 +267,7 @@ void Runtime::quiesce(std::chrono::steady_clock::time_point deadline) const {
     const auto left = [&] {
       return std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     };
-    const auto report_every = std::clamp(std::chrono::milliseconds(timeout_ms_ / 20), std::chrono::milliseconds(1000),
-                                         std::chrono::milliseconds(10000));
+    const auto report_every = wait_report_after(std::chrono::milliseconds(timeout_ms_));
     world_.store->barrier_naming(
         key, world_.size, world_.rank, std::max(left(), std::chrono::milliseconds(1)), report_every,
         [&, said = false](const std::vector<int>& missing, std::chrono::milliseconds waited) mutable {

@@ -1,6 +1,8 @@
 #pragma once
 // The runtime's settings: InitOptions, else the environment (the one place the runtime reads
 // CHORUS_RT_*). Each Runtime keeps its own (its operation timeout among them: Runtime::timeout_ms).
+#include <algorithm>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -25,6 +27,12 @@ struct Settings {
 };
 // Throws InputError naming the option or variable for a bad value.
 Settings resolve_settings(const InitOptions& options);
+
+// When a waiting rank says once that it waits (finalize, shm, mpi's watchdog): after a twentieth
+// of the operation timeout, between 1 and 10 s.
+inline std::chrono::milliseconds wait_report_after(std::chrono::milliseconds timeout) {
+  return std::clamp(timeout / 20, std::chrono::milliseconds(1000), std::chrono::milliseconds(10000));
+}
 
 // The largest timeout accepted: 10^7 s (~116 days). Deadlines are computed in nanoseconds on
 // std::chrono::steady_clock (64-bit), which this keeps far from overflow.

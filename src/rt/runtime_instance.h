@@ -91,6 +91,17 @@ struct CommunicatorState {
   }
   // The reduction the backend runs: avg as sum unless the backend takes avg.
   ReduceOp wire_op(ReduceOp op) const { return op == ReduceOp::avg && !takes_avg ? ReduceOp::sum : op; }
+  // Marks the backend unusable for `why` (its first reason stays); true if this was the first.
+  bool break_with(const std::string& why, bool disagreement) {
+    std::lock_guard lock(broken_mutex);
+    const bool first = broken.empty();
+    if (first) {
+      broken = why;
+      broken_by_disagreement = disagreement;
+    }
+    is_broken.store(true, std::memory_order_release);
+    return first;
+  }
   // Whether calls with `algorithm` agree before they run (agreement.h, checking.h).
   bool agrees(std::size_t algorithm) const { return agreement != Agreement::kNone || (algorithm != 0 && agree_named); }
 };

@@ -22,17 +22,7 @@ namespace {
 // The first failure also writes the rank's flight record (diagnostics/flight_recorder.h).
 [[gnu::cold, gnu::noinline]] void mark_broken(CommunicatorState& c, const CommError& e) {
   const bool disagreement = dynamic_cast<const DisagreementError*>(&e) != nullptr;
-  bool first = false;
-  {
-    std::lock_guard lock(c.broken_mutex);
-    if (c.broken.empty()) {
-      c.broken = e.what();
-      c.broken_by_disagreement = disagreement;
-      first = true;
-    }
-    c.is_broken.store(true, std::memory_order_release);
-  }
-  if (first && c.recorder)
+  if (c.break_with(e.what(), disagreement) && c.recorder)
     c.recorder->dump_failure(disagreement                                       ? "disagreement"
                              : dynamic_cast<const TimeoutError*>(&e) != nullptr ? "timeout"
                                                                                 : "comm_error",

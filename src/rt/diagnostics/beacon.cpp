@@ -13,6 +13,7 @@
 #include <new>
 
 #include "rt/errors.h"
+#include "rt/work.h"
 
 namespace chorus::rt {
 
@@ -24,12 +25,6 @@ std::uint64_t magic_word() {
   std::uint64_t w = 0;
   std::memcpy(&w, kMagic, sizeof w);
   return w;
-}
-
-std::int64_t now_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
 }  // namespace
@@ -63,7 +58,7 @@ Beacon::Beacon(const std::string& dir, int rank) : path_(beacon_path(dir, rank))
   layout_->version = 1;
   layout_->rank = rank;
   layout_->pid = ::getpid();
-  layout_->since_ns.store(now_ns(), std::memory_order_relaxed);
+  layout_->since_ns.store(steady_now_ns(), std::memory_order_relaxed);
   // The magic last: a reader that sees it sees a whole header.
   layout_->magic.store(magic_word(), std::memory_order_release);
 }
@@ -83,7 +78,7 @@ BeaconSlot* Beacon::slot(bool* shared) {
 
 void Beacon::place(RankPlace p) {
   if (layout_ == nullptr) return;
-  layout_->since_ns.store(now_ns(), std::memory_order_relaxed);
+  layout_->since_ns.store(steady_now_ns(), std::memory_order_relaxed);
   layout_->place.store(static_cast<std::int64_t>(p), std::memory_order_release);
 }
 

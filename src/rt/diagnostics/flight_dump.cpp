@@ -99,7 +99,7 @@ std::string FlightRecorder::dump(std::string_view reason, std::string_view detai
     j["host"] = host_name();
     j["reason"] = std::string(reason);
     j["detail"] = std::string(detail);
-    j["dumped_ns"] = monotonic_now_ns();
+    j["dumped_ns"] = steady_now_ns();
     j["wall_offset_ns"] = wall_offset_ns();
     j["where"] = {{"place", to_string(place())}, {"since_ns", place_since_ns_.load()}};
     j["communicators"] = nlohmann::json::array();

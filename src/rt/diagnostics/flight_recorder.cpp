@@ -40,12 +40,6 @@ const char* to_string(FlightState state) {
 
 thread_local constinit FlightLayer t_flight_layer = FlightLayer::kApi;
 
-std::int64_t monotonic_now_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
-
 FlightRing::FlightRing(std::size_t capacity, BeaconSlot* slot, bool shared)
     : capacity_(capacity == 0 ? 0 : std::bit_ceil(capacity)),
       entries_(capacity_ == 0 ? nullptr : new FlightEntry[capacity_]),
@@ -88,7 +82,7 @@ FlightRecorder::FlightRecorder(Identity identity, std::size_t capacity, const st
     : identity_(std::move(identity)), capacity_(capacity), dump_dir_(std::move(dump_dir)) {
   if (!beacon_dir.empty()) beacon_ = std::make_unique<Beacon>(beacon_dir, identity_.rank);
   tick0_ = flight_ticks();
-  ns0_ = monotonic_now_ns();
+  ns0_ = steady_now_ns();
   place_since_ns_.store(ns0_);
 }
 
@@ -101,7 +95,7 @@ std::unique_ptr<FlightRing> FlightRecorder::make_ring() {
 }
 
 void FlightRecorder::place(RankPlace p) {
-  place_since_ns_.store(monotonic_now_ns(), std::memory_order_relaxed);
+  place_since_ns_.store(steady_now_ns(), std::memory_order_relaxed);
   place_.store(static_cast<std::int64_t>(p), std::memory_order_release);
   if (beacon_) beacon_->place(p);
 }
@@ -126,10 +120,10 @@ FlightRecorder::TickScale FlightRecorder::tick_scale() const {
 #if defined(__x86_64__) || defined(__i386__)
   // The counter's rate, from the pair taken at construction and one now; over less than 20 ms
   // the rate is too coarse, so wait until 20 ms have passed (dumps are rare).
-  std::int64_t ns1 = monotonic_now_ns();
+  std::int64_t ns1 = steady_now_ns();
   if (ns1 - ns0_ < 20'000'000) {
     std::this_thread::sleep_for(std::chrono::nanoseconds(20'000'000 - (ns1 - ns0_)));
-    ns1 = monotonic_now_ns();
+    ns1 = steady_now_ns();
   }
   const std::uint64_t tick1 = flight_ticks();
   scale.ns_per_tick = static_cast<double>(ns1 - ns0_) / static_cast<double>(tick1 - tick0_);

@@ -23,6 +23,7 @@
 
 #include "rt/call.h"
 #include "rt/diagnostics/beacon.h"
+#include "rt/work.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
@@ -229,8 +230,6 @@ class FlightRecorder {
   std::atomic<bool> failure_dumped_{false};
 };
 
-// CLOCK_MONOTONIC in ns.
-std::int64_t monotonic_now_ns();
 // Where a rank of run `job` dumps without CHORUS_RT_DUMP: $TMPDIR (or /tmp)/chorus-dumps/<job>.
 std::string default_dump_dir(const std::string& job);
 

@@ -10,6 +10,7 @@
 #include <mutex>
 
 #include "rt/backends/mpi/mpi_backend.h"
+#include "rt/runtime_config.h"
 
 namespace chorus::rt::mpi_backend {
 
@@ -23,8 +24,7 @@ void MpiBackend::watch() {
   std::uint64_t seen_started = 0, seen_finished = 0;
   std::int64_t seen_since = now_ns();
   bool said = false;  // the stuck operation's wait was announced
-  const std::int64_t say_after_ns =
-      std::clamp<std::int64_t>(timeout_.count() / 20, 1000, 10000) * std::int64_t{1000000};
+  const std::int64_t say_after_ns = wait_report_after(timeout_).count() * std::int64_t{1000000};
   while (!stop_) {
     watch_cv_.wait_for(lock, std::chrono::milliseconds(100));
     std::uint64_t f = 0, s = 0;

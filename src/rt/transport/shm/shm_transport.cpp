@@ -146,8 +146,7 @@ void ShmTransport::check_alive(int peer) {
   // One line when the wait starts to matter (a twentieth of the timeout, 1 to 10 s, as
   // finalize's), the other when it gives up (above): not one a second.
   const auto waited = now - (t_deadline - timeout_);
-  if (!t_said_waiting &&
-      waited >= std::clamp(timeout_ / 20, std::chrono::milliseconds(1000), std::chrono::milliseconds(10000))) {
+  if (!t_said_waiting && waited >= wait_report_after(timeout_)) {
     t_said_waiting = true;
     std::fprintf(stderr, "chorus rt: shm %s: rank %d waiting for rank %d (%.0f s so far; gives up in %.0f s)\n", t_op,
                  rank_, peer, std::chrono::duration<double>(waited).count(),
