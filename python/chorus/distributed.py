@@ -63,6 +63,17 @@ def compression_stats(group=None):
     return pg.compression_stats()
 
 
+def abort(why="", group=None):
+    """Ends this rank's part in the job, as chorus.abort(why) (torch 1.13's process groups have no
+    abort): every operation in flight on the chorus backend ends with a RuntimeError naming `why`
+    (on mpi, the job ends), and every later call fails naming it. Destroy the process group and
+    exit next."""
+    pg = group if group is not None else dist.distributed_c10d._get_default_group()
+    if not isinstance(pg, _c10d.ProcessGroupChorus):
+        raise ValueError(f"abort: the group's backend is {type(pg).__name__}, not chorus")
+    pg.abort(why)
+
+
 def register():
     """Registers "chorus" with torch.distributed (idempotent)."""
     if BACKEND.upper() not in dist.Backend._plugins:

@@ -63,8 +63,9 @@ void bind_lifecycle(py::module_& m) {
         runtime("abort").abort(why);
       },
       py::arg("why") = "",
-      "end this rank's part in the job: every backend unusable (calls fail at once naming `why`), shm operations in "
-      "flight end, the flight record is written and the peers told; exit the process next");
+      "end this rank's part in the job: every backend unusable (calls fail at once naming `why`), shm and gloo "
+      "operations in flight end (an mpi one ends the job), the flight record is written and the peers told; exit the "
+      "process next");
   m.def("is_initialized", &rt::is_initialized);
   m.def("backends", &rt::backends);
   m.def(

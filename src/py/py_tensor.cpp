@@ -212,9 +212,8 @@ void PyWork::wait() {
 }
 
 std::shared_ptr<Staging> staging_buffer(std::size_t bytes) {
-  // The module's one pool, with the staging limits (as the torch backend's).
-  static const std::shared_ptr<rt::BufferPool> pool = rt::BufferPool::make({});
-  return std::make_shared<Staging>(pool->take(bytes));
+  // The runtime's pool (Runtime::staging_pool): a buffer outliving its runtime is freed, not kept.
+  return std::make_shared<Staging>(runtime("staging").staging_pool().take(bytes));
 }
 
 }  // namespace chorus::py_rt

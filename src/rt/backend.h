@@ -80,6 +80,14 @@ class Backend {
   // with an operation of this backend; the default does nothing.
   virtual void progress() {}
 
+  // rt::abort (Runtime::abort): ends this backend's operations in flight, from another thread,
+  // with a CommError naming `why`; the runtime has already refused every later call. gloo
+  // signals the failure on every connection (the library's own way to end a wait); shm's waits
+  // end by themselves (BackendContext::aborted); an MPI operation cannot be abandoned, so mpi's
+  // watchdog ends the job instead when one is in flight (docs/failures.md). The default does
+  // nothing.
+  virtual void interrupt(const std::string& why) { static_cast<void>(why); }
+
   // Agreement without checking mode (agreement.h): whether the backend compares its ranks'
   // calls on its own data path (shm). If not, the runtime exchanges a digest of each
   // collective's call first (small calls ride inside it), with this all-gather of `bytes` from

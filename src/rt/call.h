@@ -99,6 +99,12 @@ struct Call {
   std::shared_ptr<const CallLists> lists{};
   // Set when the call travels compressed (rt/compression/call_compression.h); null otherwise.
   std::shared_ptr<const CallCompression> compression{};
+  // The ranks agreed on this call before issuing it: a fused buffer, whose operations, backends
+  // and algorithms tensor fusion's cycle agreed on and whose packing follows from them
+  // (rt/fusion). The submission path then skips its own agreement round (agreement.h), except
+  // in checking mode; a small call still rides the exchange, which performs it. Set only by the
+  // layers below the API.
+  bool agreed = false;
 
   // Elements this rank sends (the count the communication log and the tuning table see).
   std::size_t bytes() const { return count * dtype_bytes(dtype); }

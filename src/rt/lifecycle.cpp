@@ -21,16 +21,6 @@ namespace chorus::rt {
 
 namespace {
 
-// The number of runtimes each rank of each run has made in this process: the same on every rank
-// (ranks as processes, or as threads of one process), so it keeps the store keys of a second
-// runtime on a run apart from the first one's.
-int next_generation(const std::string& run_id, int rank) {
-  static std::mutex mutex;
-  static std::map<std::pair<std::string, int>, int> made;
-  std::lock_guard lock(mutex);
-  return made[{run_id, rank}]++;
-}
-
 // Where finalize() of a broken runtime publishes the rank's first failure, for its peers.
 std::string failure_key(const std::string& run_id, int generation, int world_rank) {
   return fmt::format("{}/{}/failed/{}", run_id, generation, world_rank);
@@ -80,7 +70,11 @@ Runtime::Runtime(const std::vector<std::string>& names, const InitOptions& optio
   if (!settings.log.empty())
     log_ = std::make_shared<CommLog>(settings.log, world_.rank, world_.size, settings.log_setting);
   if (expanded && !world_.single_host) std::erase(order_, std::string("shm"));
-  generation_ = next_generation(world_.run_id, world_.rank);
+  // The runtimes this rank has made on this run before this one, counted in the run's store (the
+  // same on every rank, ranks as processes or as threads): keeps the keys of a second runtime on
+  // a run apart from the first one's.
+  generation_ =
+      static_cast<int>(world_.store->add(fmt::format("chorus/runtimes/{}/{}", world_.run_id, world_.rank), 1) - 1);
   recorder_ = std::make_shared<FlightRecorder>(FlightRecorder::Identity{world_.run_id, world_.rank, world_.size},
                                                settings.record_entries, settings.beacon_dir, settings.dump_dir);
   for (const auto& name : order_)
@@ -175,20 +169,27 @@ void Runtime::synchronize(const std::vector<std::string>& names) {
 
 void Runtime::abort(std::string_view why) {
   const std::string what = fmt::format("aborted on rank {}{}{}", world_.rank, why.empty() ? "" : ": ", why);
-  if (aborted_->exchange(true)) return;
-  {
-    std::lock_guard lock(mutex_);
-    for (auto& [name, c] : communicators_)
-      if (c) c->break_with(what, false);
-  }
-  recorder_->dump_failure("abort", what);
-  // Why this rank is ending, for a peer that finds it gone (BackendContext::failure_of).
+  if (aborting_.exchange(true)) return;
+  aborted_->why = what;
+  aborted_->set.store(true, std::memory_order_release);
+  // Why this rank is ending, for a peer whose operation fails when this rank's connections
+  // close, or that finds it gone (BackendContext::failure_of): published before the backends
+  // end what is in flight.
   try {
     if (world_.store && world_.size > 1)
       world_.store->set_string(failure_key(world_.run_id, generation_, world_.rank), what);
   } catch (const std::exception&) {
     // the store is gone with the failure that made the program abort: nothing more to tell
   }
+  {
+    std::lock_guard lock(mutex_);
+    for (auto& [name, c] : communicators_) {
+      if (!c) continue;
+      c->break_with(what, false);   // later calls are refused
+      c->backend->interrupt(what);  // and those in flight end
+    }
+  }
+  recorder_->dump_failure("abort", what);
 }
 
 Runtime::~Runtime() { finalize(); }

@@ -89,11 +89,11 @@ std::string dump_flight_record();
 // CHORUS_RT_TIMEOUT_S; default 300 s). Each Runtime has its own (Runtime::timeout_ms).
 std::int64_t operation_timeout_ms();
 // Ends this rank's part in the job: every backend and group becomes unusable (calls after it,
-// and queued ones, fail at once with a CommError naming `why`), operations in flight on shm end
-// within milliseconds, the flight record is written (reason abort) and the failure is published
-// for the peers. Operations in flight inside Gloo or Open MPI cannot be interrupted from outside;
-// they end when the rank exits, which it should do next (finalize() then returns at once: it
-// does not wait for a broken backend). Safe from any thread.
+// and queued ones, fail at once with a CommError naming `why`), operations in flight on shm and
+// gloo end within milliseconds, the flight record is written (reason abort) and the failure is
+// published for the peers. An MPI operation cannot be abandoned: with one in flight, the mpi
+// backend ends the job (MPI_Abort) at once. The rank should exit next (finalize() then returns
+// at once: it does not wait for a broken backend). Safe from any thread.
 void abort(std::string_view why = "");
 // Waits for every operation issued so far on `backends` (all when empty).
 void synchronize(const std::vector<std::string>& backends = {});

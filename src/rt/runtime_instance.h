@@ -23,6 +23,7 @@
 
 #include "rt/agreement.h"
 #include "rt/backend.h"
+#include "rt/buffer_pool.h"
 #include "rt/backends/backends.h"
 #include "rt/call.h"
 #include "rt/checking.h"
@@ -144,6 +145,9 @@ class Runtime {
   int next_instance(std::string_view layer);
   // Its operation timeout (InitOptions::timeout_s, CHORUS_RT_TIMEOUT_S; default 300 s).
   std::int64_t timeout_ms() const { return timeout_ms_; }
+  // Staging buffers for front ends that copy through memory of their own (the Python module's
+  // list forms), with the pool's default limits; thread-safe.
+  BufferPool& staging_pool() const { return *staging_; }
   // Writes this rank's flight record now (reason "request", or "python"); returns its path ("" if
   // it could not be written: said on stderr).
   std::string dump_flight_record(std::string_view reason);
@@ -179,8 +183,9 @@ class Runtime {
   std::vector<std::string> order_;                                           // initialised backends in preference order
   std::vector<std::string> groups_;                                          // groups of this rank, in creation order
   std::map<std::string, std::vector<int>, std::less<>> members_;             // group -> world ranks
-  std::vector<std::string> not_member_;                // groups created while this rank joined none
-  std::map<std::string, int, std::less<>> instances_;  // next_instance's counts, by layer (under mutex_)
+  std::vector<std::string> not_member_;                         // groups created while this rank joined none
+  std::map<std::string, int, std::less<>> instances_;           // next_instance's counts, by layer (under mutex_)
+  std::shared_ptr<BufferPool> staging_ = BufferPool::make({});  // staging_pool()
   // The same names, for the lookup on every call: append-only and lock-free, so that a thread
   // issuing operations (tensor fusion's cycle thread) may look names up while another creates a
   // group. Names past its capacity are found through `communicators_` under `mutex_`.
@@ -208,7 +213,8 @@ class Runtime {
   // communicators (their failure dumps).
   std::shared_ptr<FlightRecorder> recorder_;
   // Set by abort(); the backends' waits read it (BackendContext::aborted).
-  std::shared_ptr<std::atomic<bool>> aborted_ = std::make_shared<std::atomic<bool>>(false);
+  std::shared_ptr<AbortMark> aborted_ = std::make_shared<AbortMark>();
+  std::atomic<bool> aborting_{false};  // abort() runs once
   std::vector<FlightCommunicatorView> flight_views();
   // Held only here: the communicators handed out (runtime.h) see it expire when this runtime ends.
   std::shared_ptr<const int> alive_ = std::make_shared<const int>(0);

@@ -38,10 +38,11 @@ namespace {
 }
 
 // Runs one operation on the communicator's backend (on whichever thread owns the lane):
-// refuses a broken backend, agrees on the call first (`sig` non-null), and marks the backend
-// broken on a communication failure (its flight entry failed first: the failure dumps it).
+// refuses a broken backend, agrees on the call first (`sig` non-null; not again when the ranks
+// `agreed` on it already, Call::agreed), and marks the backend broken on a communication
+// failure (its flight entry failed first: the failure dumps it).
 template <typename Body>
-[[gnu::always_inline]] inline void run_op(CommunicatorState& c, const CallSignature* sig, Body& body,
+[[gnu::always_inline]] inline void run_op(CommunicatorState& c, const CallSignature* sig, bool agreed, Body& body,
                                           FlightScope& flight) {
   if (c.is_broken.load(std::memory_order_acquire)) [[unlikely]]
     throw_broken(c);
@@ -51,7 +52,7 @@ template <typename Body>
         check_agreement(*c.backend, *sig);
       } else if (const InlineCall ride = plan_inline(c.shape, *sig); ride.rides) {
         if (run_inline(*c.backend, c.shape, ride)) return;  // the exchange carried the call itself
-      } else {
+      } else if (!agreed) {
         agree(*c.backend, c.shape, *sig);
       }
     }
@@ -128,14 +129,14 @@ Work Runtime::submit(CommunicatorState& c, std::size_t algorithm, Call&& call, b
   FlightScope flight{*lane.ring, lane.ring->begin(call, algorithm, false, flight_layer(call))};
   CommLog* log = log_.get();
   if (log == nullptr) [[likely]] {
-    run_op(c, sig ? &*sig : nullptr, body, flight);
+    run_op(c, sig ? &*sig : nullptr, call.agreed, body, flight);
     flight.completed();
     return Work();
   }
   const std::int64_t issue = steady_now_ns();
   const CommRecord record{call.op, logged_count(call, b.rank()), call.dtype, async_op, false, issue, issue, 0};
   try {
-    run_op(c, sig ? &*sig : nullptr, body, flight);
+    run_op(c, sig ? &*sig : nullptr, call.agreed, body, flight);
   } catch (...) {
     log->record(c.label_of(call.op, algorithm), with_end(record, false));
     throw;
@@ -166,7 +167,7 @@ Work Runtime::enqueue(CommunicatorState& c, CommunicatorState::Lane& lane, std::
     r.start_ns = start;
     FlightScope flight{*ring, ring->begin(call, algorithm, r.async_op, layer)};
     try {
-      run_op(c, sig ? &*sig : nullptr, body, flight);
+      run_op(c, sig ? &*sig : nullptr, call.agreed, body, flight);
     } catch (...) {
       activity->running_since_ns.store(0);
       if (log != nullptr) log->record(c.label_of(call.op, algorithm), with_end(r, false));

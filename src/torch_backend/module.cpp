@@ -35,6 +35,9 @@ PYBIND11_MODULE(_c10d, m) {
             return pg.backend_for(chorus::rt::parse_op_kind(op, "backend_for"));
           },
           py::arg("op"), "The chorus backend (or auto) that runs operation `op` (all_reduce, all_to_all_single, ...)")
+      .def("abort", &ProcessGroupChorus::abort, py::arg("why") = "", py::call_guard<py::gil_scoped_release>(),
+           "End this rank's part in the job (chorus.abort): operations in flight end with `why` (on mpi: the job "
+           "ends), later ones fail naming it; destroy the process group and exit next")
       .def(
           "compression_stats",
           [](const ProcessGroupChorus& pg) {

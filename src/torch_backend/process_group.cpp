@@ -98,4 +98,6 @@ ProcessGroupChorus::~ProcessGroupChorus() {
   }
 }
 
+void ProcessGroupChorus::abort(const std::string& why) { runtime_->abort(why); }
+
 }  // namespace chorus::torch_backend

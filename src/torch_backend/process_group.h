@@ -97,6 +97,11 @@ class ProcessGroupChorus : public c10d::ProcessGroup {
   std::string backend_for(CollectiveKind op) const;
   // What the compressed operations of this group sent, and would have sent uncompressed.
   rt::compressed::Stats compression_stats() const { return compression_totals_.get(); }
+  // The abort path torch 1.13 lacks (its ProcessGroup has no abort): rt::abort on the runtime
+  // every group of the process runs on. Operations in flight on shm and gloo end with the
+  // reason, an mpi one ends the job, and every later call fails naming it; destroy the group
+  // and exit next.
+  void abort(const std::string& why);
 
  private:
   // One operation as its method builds it for issue(): its Work's type and title, the runtime

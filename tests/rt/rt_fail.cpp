@@ -6,6 +6,8 @@
 //   --mode no-finalize    the victim never finalizes (it exits 15 s later, past the deadline)
 //   --mode fused-kill     the victim kills itself (SIGKILL) after making a tensor fusion with the
 //                         others, who then submit fused all-reduces and wait for them
+//   --mode abort     the victim enters the all_reduce at once, the others 2 s later; 0.5 s in,
+//                    another thread of the victim calls rt::abort
 // Every other rank must end with a clear error, which it prints with the time it took.
 #include <signal.h>
 #include <unistd.h>
@@ -31,13 +33,19 @@ int run(int argc, char** argv) {
   std::size_t count = 1 << 20;
   app.add_option("--backend", backend);
   app.add_option("--mode", mode)
-      ->check(CLI::IsMember({"kill", "stall", "mismatch", "late-finalize", "no-finalize", "fused-kill"}));
+      ->check(CLI::IsMember({"kill", "stall", "mismatch", "late-finalize", "no-finalize", "fused-kill", "abort"}));
   app.add_option("--victim", victim);
   app.add_option("--count", count);
   CLI11_PARSE(app, argc, argv);
   int me = -1;
   const auto t0 = std::chrono::steady_clock::now();
   auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+  struct Joined {
+    std::thread thread;
+    ~Joined() {
+      if (thread.joinable()) thread.join();
+    }
+  } aborter;
   try {
     rt::InitOptions init;
     init.check = mode == "mismatch" ? 1 : 0;
@@ -63,6 +71,13 @@ int run(int argc, char** argv) {
         ::_exit(0);
       }
     }
+    if (mode == "abort" && me == victim)
+      aborter.thread = std::thread([] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+        rt::abort("gave up on purpose");
+      });
+    else if (mode == "abort")
+      std::this_thread::sleep_for(std::chrono::seconds(2));
     const std::size_t n = mode == "mismatch" && me == victim ? count + 1 : count;
     rt::all_reduce(backend, x.data(), y.data(), n, rt::DType::f32, rt::ReduceOp::sum);
     std::printf("rank %d: no error after %.2f s\n", me, seconds());

@@ -79,6 +79,12 @@ for backend in ["shm", "gloo"]:
     run(f"{backend} killed rank under fusion", launch + [RT_FAIL, "--backend", backend, "--mode", "fused-kill"], SIGKILL_EXIT,
         [("communication error", 3), ("finalized after the error", 3)] + KILLED_RANK_1 +
         ([(r"re:communication error .*rank 1 \(pid \d+\) died", 3)] if backend == "shm" else []), bound(STOPPED_S))
+    # The victim aborts (rt::abort) 0.5 s into an all-reduce the others join only 2 s in: its own
+    # call ends at once with the abort's reason, well before the 3 s timeout; the others' calls
+    # fail as they start, naming the victim's abort.
+    run(f"{backend} aborted rank", launch + [RT_FAIL, "--backend", backend, "--mode", "abort"], 3,
+        [(r"re:rank 1: communication error after [0-2]\.\d+ s: .*(rank 1 aborted|aborted on rank 1: gave up)", 1),
+         (r"re:rank [023]: communication error .*aborted on rank 1: gave up on purpose", 3)], bound(2 + STOPPED_S))
     # (A victim that never joins, the survivors giving up after the operation timeout: run once,
     # by test_rt_timeouts.py, which also checks that they name the rank they waited for.)
     # A different count on one rank: checking mode stops every rank with an input error.
@@ -106,6 +112,11 @@ if MPIRUN:
         [("did not complete within", 1)], bound(TIMEOUT_S + TIMEOUT_S + FINALIZE_GRACE_S + MPIRUN_STOP_S))
     run("mpi mismatched sizes", mpirun + [RT_FAIL, "--backend", "mpi", "--mode", "mismatch"], "nonzero",
         [("ranks disagree", 1)], bound(MPIRUN_STOP_S))
+    # An MPI operation cannot be abandoned: the victim's watchdog ends the job as soon as it
+    # aborts with its all-reduce in flight, naming why (not after the others join 2 s in).
+    run("mpi aborted rank", mpirun + [RT_FAIL, "--backend", "mpi", "--mode", "abort"], "nonzero",
+        [("was in flight when the rank aborted (aborted on rank 1: gave up on purpose); aborting the job", 1)],
+        bound(0.5 + MPIRUN_STOP_S))
     # (mpirun may stop the survivors before they report, so only mpirun's own line is required.)
     run("shm under mpirun, killed rank", mpirun + [RT_FAIL, "--backend", "shm", "--mode", "kill"], SIGKILL_EXIT,
         MPI_KILLED_RANK_1, bound(MPIRUN_STOP_S))

@@ -11,6 +11,15 @@
 
 namespace chorus::rt {
 
+// rt::abort's mark, shared by a runtime's backends: `why` is written once, before `set` is
+// released, and never again.
+struct AbortMark {
+  std::atomic<bool> set{false};
+  std::string why;
+  // The reason once the runtime is aborted, else null.
+  const std::string* reason() const { return set.load(std::memory_order_acquire) ? &why : nullptr; }
+};
+
 struct BackendContext {
   int rank = 0;
   int size = 1;
@@ -27,9 +36,9 @@ struct BackendContext {
   // publishes its first error), or empty: lets a survivor tell a peer that exited on its own
   // error from one that died. Null: cannot tell.
   std::function<std::string(int rank)> failure_of;
-  // Set by Runtime::abort (rt::abort): the waits that can end early end with a CommError (shm's,
-  // within milliseconds). Null: never.
-  std::shared_ptr<const std::atomic<bool>> aborted;
+  // Set by Runtime::abort (rt::abort): the waits that can end early end with a CommError naming
+  // the reason (shm's, within milliseconds; gloo's through Backend::interrupt). Null: never.
+  std::shared_ptr<const AbortMark> aborted;
   // Called with the message before a backend ends the process itself (mpi's watchdog, which
   // must MPI_Abort a collective stuck past the timeout): the runtime writes its flight record.
   std::function<void(const std::string&)> before_abort;

@@ -85,13 +85,19 @@ void Fusion::Impl::issue_buffer(const std::string& backend, std::vector<FusedOp>
     std::lock_guard lock(shared->mutex);
     ++shared->in_flight;
   }
-  // The first operation's Call on other buffers and count: the fused operation.
+  // The first operation's Call on other buffers and count: the fused operation. The cycle agreed
+  // on every operation it packs (kind, backend and algorithm as named, count, dtype, reduce op,
+  // root: its signature) and on B, so every rank packs the same buffer: it is not agreed on
+  // again (Call::agreed). It is when its backend was auto, chosen here per buffer from each
+  // rank's own tuning table (which could differ between ranks), or when it is an uneven
+  // all-to-all, whose counts differ per rank outside the signature.
   auto issue_one = [&](const void* in, void* out, std::size_t count) {
     Call c = first;
     if (kind != CollectiveKind::kAllToAllv) {  // alone only (issue_uneven packs): its own lists
       c.in = kind == CollectiveKind::kBroadcast ? nullptr : in;
       c.out = out;
       c.count = count;
+      c.agreed = first.backend != "auto";
     } else {
       c.count = 0;
     }

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <fmt/format.h>
 #include <string_view>
@@ -175,7 +176,9 @@ World bootstrap_world(bool want_mpi, std::chrono::milliseconds timeout, const Ex
   }
   w.launcher = "none";
   w.store = std::make_unique<InMemoryStore>();
-  w.run_id = fmt::format("solo{}", ::getpid());
+  // Unique among the runtimes alive in this process (their stores are distinct objects), so
+  // that two of them never share a segment name.
+  w.run_id = fmt::format("solo{}x{:x}", ::getpid(), reinterpret_cast<std::uintptr_t>(w.store.get()));
   return w;
 }
 

@@ -17,7 +17,7 @@
 namespace chorus::rt::testing {
 
 inline void spawn(int n, const std::vector<std::string>& backends, const std::function<void(Runtime&, int)>& fn,
-                  double timeout_s = 60) {
+                  double timeout_s = 60, const InitOptions& base = {}) {
   auto store = std::make_shared<InMemoryStore>();
   std::mutex mutex;
   std::exception_ptr first;
@@ -25,7 +25,7 @@ inline void spawn(int n, const std::vector<std::string>& backends, const std::fu
   for (int rank = 0; rank < n; ++rank)
     threads.emplace_back([&, rank] {
       try {
-        InitOptions options;
+        InitOptions options = base;
         options.timeout_s = timeout_s;
         options.world = std::make_shared<ExternalWorld>(ExternalWorld{rank, n, store});
         Runtime runtime(backends, options);

@@ -53,7 +53,8 @@ GlooBackend::GlooBackend(const BackendContext& ctx)
       timeout_(ctx.timeout),
       store_(ctx.store),
       key_prefix_(ctx.key_prefix),
-      failure_of_(ctx.failure_of) {
+      failure_of_(ctx.failure_of),
+      aborted_(ctx.aborted) {
   // Gloo writes to its sockets without MSG_NOSIGNAL: a peer that died would kill this rank
   // with SIGPIPE instead of letting the operation fail with an error. Ignore SIGPIPE unless
   // the program installed its own handler.

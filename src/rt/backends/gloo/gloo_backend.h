@@ -119,6 +119,9 @@ class GlooBackend final : public Backend {
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   bool native(CollectiveKind op) const override;
+  // Signals `why` on every connection of both contexts (Gloo's own way to end a wait: the
+  // operations in flight throw, failures.cpp).
+  void interrupt(const std::string& why) override;
 
   void send(const void* buf, std::size_t bytes, int dst) override;
   void recv(void* buf, std::size_t bytes, int src) override;
@@ -271,6 +274,7 @@ class GlooBackend final : public Backend {
   std::string key_prefix_;
   std::uint64_t collectives_ = 0;               // collective calls (guard() without a peer) so far
   std::function<std::string(int)> failure_of_;  // BackendContext::failure_of
+  std::shared_ptr<const AbortMark> aborted_;    // BackendContext::aborted
   std::shared_ptr<gloo::transport::Device> device_;
   std::shared_ptr<gloo::Context> context_;
   std::shared_ptr<gloo::Context> small_context_;  // the classic all-reduces' own connections

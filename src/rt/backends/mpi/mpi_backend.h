@@ -92,6 +92,9 @@ class MpiBackend final : public Backend {
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   bool native(CollectiveKind) const override { return true; }
+  // An MPI operation cannot be abandoned: from now on, the watchdog ends the job (MPI_Abort)
+  // as soon as one is in flight on this backend, naming `why` (watchdog.cpp).
+  void interrupt(const std::string& why) override;
 
   bool concurrent_point_to_point() const override { return thread_multiple_; }
   // MPI_Iprobe runs Open MPI's progress engine (all its transports, every communicator) once.
@@ -248,6 +251,7 @@ class MpiBackend final : public Backend {
   std::mutex watch_mutex_;
   std::condition_variable watch_cv_;
   bool stop_ = false;
+  std::string interrupted_;  // interrupt()'s reason (guarded by watch_mutex_)
   std::thread watchdog_;
   std::function<void(const std::string&)> before_abort_;  // BackendContext::before_abort
 };

@@ -1,6 +1,7 @@
 // The mpi backend's watchdog: a blocked MPI collective cannot be abandoned safely, so a thread
 // watches the operation counters (Guard, collectives.cpp) and aborts the job with a clear message
-// when something in flight has neither started nor finished for the whole operation timeout.
+// when something in flight has neither started nor finished for the whole operation timeout, or
+// at once when something is in flight after rt::abort (interrupt()).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -19,6 +20,14 @@ std::int64_t MpiBackend::now_ns() {
       .count();
 }
 
+void MpiBackend::interrupt(const std::string& why) {
+  {
+    std::lock_guard lock(watch_mutex_);
+    interrupted_ = why;
+  }
+  watch_cv_.notify_all();
+}
+
 void MpiBackend::watch() {
   std::unique_lock lock(watch_mutex_);
   std::uint64_t seen_started = 0, seen_finished = 0;
@@ -31,6 +40,14 @@ void MpiBackend::watch() {
     for (const auto& c : counters_) {
       f += c.finished.load(std::memory_order_relaxed);
       s += c.started.load(std::memory_order_relaxed);
+    }
+    if (!interrupted_.empty() && s != f) {
+      // Aborted with an operation in flight (or one that got past the refusal as the abort
+      // came): only the job's end ends it. The runtime has written the flight record.
+      std::fprintf(stderr, "chorus rt: mpi %s on rank %d was in flight when the rank aborted (%s); aborting the job\n",
+                   current_op_.load(), rank_, interrupted_.c_str());
+      std::fflush(stderr);
+      MPI_Abort(MPI_COMM_WORLD, 3);
     }
     // Stuck: something is in flight and nothing started or finished for the whole timeout.
     if (s == f || s != seen_started || f != seen_finished) {

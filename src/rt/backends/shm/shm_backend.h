@@ -45,6 +45,9 @@ class ShmBackend final : public Backend {
   // Sends touch only the head of their ring, receives only the tail of theirs, collectives
   // only the slots: the three may run on different threads.
   bool concurrent_point_to_point() const override { return true; }
+  // This rank's own waits end by themselves (BackendContext::aborted); the peers are told
+  // through the segment, so that their waits for this rank end too.
+  void interrupt(const std::string&) override { t_.mark_aborted(); }
   // Every collective compares its peers' signatures at its first step (agreement.h).
   bool agrees_on_data_path() const override { return true; }
   bool takes_avg() const override { return true; }  // so that avg and sum differ in the signatures

@@ -139,8 +139,8 @@ void ShmTransport::check_alive(int peer) {
         fmt::format("shm {}: rank {} timed out waiting for rank {} after {} ms "
                     "(the peer is stuck or the ranks disagree on the call)",
                     t_op, rank_, peer, timeout_.count()));
-  if (aborted_ && aborted_->load(std::memory_order_relaxed))
-    throw CommError(fmt::format("shm {}: rank {} aborted (rt::abort) while waiting for rank {}", t_op, rank_, peer));
+  if (const std::string* why = aborted_ ? aborted_->reason() : nullptr) [[unlikely]]
+    throw CommError(fmt::format("shm {}: {} (rank {} was waiting for rank {})", t_op, *why, rank_, peer));
   if (now - t_last_check < std::chrono::milliseconds(50)) return;
   t_last_check = now;
   // One line when the wait starts to matter (a twentieth of the timeout, 1 to 10 s, as
@@ -152,12 +152,20 @@ void ShmTransport::check_alive(int peer) {
                  rank_, peer, std::chrono::duration<double>(waited).count(),
                  std::chrono::duration<double>(t_deadline - now).count());
   }
-  // Name every dead rank: after the first death, other ranks exit on their error too, and
-  // a rank that checks late must still name the first one.
+  // Name every dead or aborted rank: after the first death, other ranks exit on their error too,
+  // and a rank that checks late must still name the first one.
   std::string dead;
-  for (int p = 0; p < size_; ++p)
-    if (p != rank_ && process_dead(control(p)->pid))
-      dead += fmt::format("{}{}", dead.empty() ? "" : ", ", gone_peer(failure_of_, p, control(p)->pid));
+  for (int p = 0; p < size_; ++p) {
+    if (p == rank_) continue;
+    std::string gone;
+    if (process_dead(control(p)->pid)) {
+      gone = gone_peer(failure_of_, p, control(p)->pid);
+    } else if (control(p)->aborted.load(std::memory_order_acquire) != 0) {
+      const std::string why = failure_of_ ? failure_of_(p) : std::string();
+      gone = fmt::format("rank {} failed first: {}", p, why.empty() ? "it aborted" : why);
+    }
+    if (!gone.empty()) dead += fmt::format("{}{}", dead.empty() ? "" : ", ", gone);
+  }
   if (!dead.empty())
     throw CommError(fmt::format("shm {}: {}; rank {} cannot complete the operation", t_op, dead, rank_));
 }

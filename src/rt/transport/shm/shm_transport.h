@@ -70,6 +70,9 @@ struct alignas(128) RankControl {
   // read at init, and whether this rank could read every other rank's.
   std::atomic<std::uint64_t> probe_address{0};
   std::atomic<std::uint32_t> can_read_peers{0};
+  // Set when this rank aborted (rt::abort): a peer waiting for it ends at once, naming the
+  // reason the rank published, instead of waiting out its timeout for a rank that is alive.
+  std::atomic<std::uint32_t> aborted{0};
   SmallLine lines[2][kSmallLines];  // one set per slot side (see side())
 };
 
@@ -142,8 +145,10 @@ class ShmTransport {
   const char* op() const { return shm::t_op; }
   // How disagreements name a call's algorithm (the backend's names: describe_algorithm).
   void set_algorithm_namer(AlgorithmNamer name) { name_algorithm_ = std::move(name); }
-  // Throws TimeoutError past the deadline, CommError naming every dead peer.
+  // Throws TimeoutError past the deadline, CommError naming every dead or aborted peer.
   void check_alive(int peer);
+  // Tells the peers this rank aborted (RankControl::aborted).
+  void mark_aborted() { control(rank_)->aborted.store(1, std::memory_order_release); }
   // Sleeps until `done()` holds; `word` is the counter whose change may make it hold.
   template <typename Done>
   void wait_until(Done done, SharedCounter& word, int peer) {
@@ -233,8 +238,8 @@ class ShmTransport {
   int rank_;
   int size_;
   std::chrono::milliseconds timeout_;
-  std::function<std::string(int)> failure_of_;        // BackendContext::failure_of
-  std::shared_ptr<const std::atomic<bool>> aborted_;  // BackendContext::aborted
+  std::function<std::string(int)> failure_of_;  // BackendContext::failure_of
+  std::shared_ptr<const AbortMark> aborted_;    // BackendContext::aborted
   AlgorithmNamer name_algorithm_;
   ShmSegment seg_;
   std::size_t slot_bytes_ = 0, ring_bytes_ = 0, header_bytes_ = 0, ring_stride_ = 0;
