@@ -139,8 +139,9 @@ net::Network workload_network(const std::string& topology, const std::string& wo
 static void check_what_if(const WorkloadDagArgs& a, workload::WorkloadFormat format) {
   if (a.world < 0) throw InputError("--world", fmt::format("must be >= 1, got {}", a.world));
   if (a.world > 0 && format != workload::WorkloadFormat::kCapture)
-    throw InputError("--world", "applies to chorus captures (a directory with manifest.json); a model's world is "
-                                "its network's NPUs");
+    throw InputError("--world",
+                     "applies to chorus captures (a directory with manifest.json); a model's world is "
+                     "its network's NPUs");
   if (!(a.compute_scale > 0) || !std::isfinite(a.compute_scale))
     throw InputError("--compute-scale",
                      fmt::format("must be a positive number (2 = compute twice as fast), got {}", a.compute_scale));
@@ -360,10 +361,11 @@ SimWorkloadFabricOutcome simulate_workload_on_fabric(const SimWorkloadArgs& a) {
       !a.collective_dims.empty() ||
       (format != workload::WorkloadFormat::kModel && format != workload::WorkloadFormat::kCapture) ||
       (a.rank != -1 && format != workload::WorkloadFormat::kCapture))
-    throw InputError(a.workload,
-                     "a fabric (--topology with a 'fabric:' file) takes model zoo names, workload YAML files and chorus "
-                     "captures; Chakra traces, ASTRA-sim files and execution graphs carry a dimension network of their "
-                     "own");
+    throw InputError(
+        a.workload,
+        "a fabric (--topology with a 'fabric:' file) takes model zoo names, workload YAML files and chorus "
+        "captures; Chakra traces, ASTRA-sim files and execution graphs carry a dimension network of their "
+        "own");
   if (!a.speeds.empty())
     throw InputError("--speeds",
                      "applies to dimension networks; on a fabric, give a job's speeds in `chorus sim jobs` "
@@ -506,7 +508,8 @@ void register_sim_workload_command(CLI::App& sim) {
   w->add_option("--world", args->world,
                 "Captures: the capture replicated to this many ranks (a multiple of its own; the topology must have "
                 "as many NPUs): collectives on its whole world span all of them, a sub-group keeps its size, tiled "
-                "(docs/capture.md)");
+                "(docs/capture.md)")
+      ->check(CLI::Range(1, 1 << 24));
   w->add_option("--compute-scale", args->compute_scale,
                 "Every compute node this many times as fast (2: compute durations halved); > 0")
       ->capture_default_str();

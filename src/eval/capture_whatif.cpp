@@ -84,8 +84,8 @@ std::vector<std::string> write_whatif_outputs(const WhatIfStudy& study, const st
   std::string csv = "network,shape,npus,world,scheduler,iteration_time_ns,compute_ns,exposed_comm_ns,bytes_per_npu\n";
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   for (const auto& r : study.rows) {
-    csv += fmt::format("{},{},{},{},{},{:.3f},{:.3f},{:.3f},{:.1f}\n", r.network, r.shape, r.npus, r.world,
-                       r.scheduler, r.iteration_ns, r.compute_ns, r.exposed_comm_ns, r.bytes_per_npu);
+    csv += fmt::format("{},{},{},{},{},{:.3f},{:.3f},{:.3f},{:.1f}\n", r.network, r.shape, r.npus, r.world, r.scheduler,
+                       r.iteration_ns, r.compute_ns, r.exposed_comm_ns, r.bytes_per_npu);
     rows.push_back({{"network", r.network},
                     {"shape", r.shape},
                     {"npus", r.npus},
@@ -112,11 +112,11 @@ std::vector<std::string> write_whatif_outputs(const WhatIfStudy& study, const st
 
 std::string format_whatif_table(const WhatIfStudy& study) {
   const auto& c = study.config;
-  std::string out = fmt::format(
-      "capture {} ({} ranks), {}compute x{:g}, per iteration ({} step window{}), ms:\n", c.capture,
-      study.captured_world,
-      c.world ? fmt::format("replicated to {} ranks, ", c.world) : "replicated to each network's NPUs, ",
-      c.compute_scale, c.iterations, c.iterations == 1 ? "" : fmt::format(" x {}", c.iterations));
+  std::string out =
+      fmt::format("capture {} ({} ranks), {}compute x{:g}, per iteration ({} step window{}), ms:\n", c.capture,
+                  study.captured_world,
+                  c.world ? fmt::format("replicated to {} ranks, ", c.world) : "replicated to each network's NPUs, ",
+                  c.compute_scale, c.iterations, c.iterations == 1 ? "" : fmt::format(" x {}", c.iterations));
   out += fmt::format("  {:<28} {:>7} {:<12} {:>12} {:>12} {:>12} {:>8}\n", "network", "world", "scheduler", "iteration",
                      "compute", "exposed comm", "exposed");
   for (const auto& r : study.rows)

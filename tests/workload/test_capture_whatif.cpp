@@ -25,10 +25,9 @@ constexpr double kMmNs = 1000 * 1000;    // the trace's 1000 us
 
 // One switch dimension of `npus` NPUs, 10 GB/s per NPU (one link), 500 ns per step.
 net::Network one_switch(int npus) {
-  return net::parse_network_yaml(
-      "name: sw\ndims:\n  - {kind: switch, size: " + std::to_string(npus) +
-          ", link_bandwidth_GBps: 10, links_per_npu: 1, latency_ns: 500}\n",
-      "one_switch");
+  return net::parse_network_yaml("name: sw\ndims:\n  - {kind: switch, size: " + std::to_string(npus) +
+                                     ", link_bandwidth_GBps: 10, links_per_npu: 1, latency_ns: 500}\n",
+                                 "one_switch");
 }
 
 // docs/themis-model.md, Table 1 on a switch (halving-doubling): an all-reduce of m bytes on P NPUs in
@@ -166,11 +165,12 @@ TEST(CaptureWhatIf, TheTableSplitsTheIterationIntoComputeAndExposedCommunication
     n.dims = net::load_network(preset);
     c.networks.push_back(n);
   }
-  eval::WhatIfNetwork eight{"2x4", net::parse_network_yaml("name: t\ndims:\n  - {kind: switch, size: 2, "
-                                                           "link_bandwidth_GBps: 10, links_per_npu: 1, latency_ns: "
-                                                           "500}\n  - {kind: switch, size: 4, link_bandwidth_GBps: 10, "
-                                                           "links_per_npu: 1, latency_ns: 500}\n",
-                                                           "t"),
+  eval::WhatIfNetwork eight{"2x4",
+                            net::parse_network_yaml("name: t\ndims:\n  - {kind: switch, size: 2, "
+                                                    "link_bandwidth_GBps: 10, links_per_npu: 1, latency_ns: "
+                                                    "500}\n  - {kind: switch, size: 4, link_bandwidth_GBps: 10, "
+                                                    "links_per_npu: 1, latency_ns: 500}\n",
+                                                    "t"),
                             std::nullopt};
   c.networks.push_back(eight);
   c.schedulers = {"baseline", "themis-scf", "ideal"};

@@ -107,8 +107,8 @@ std::vector<int> scaled_group(const std::vector<int>& ranks, int captured, int w
   return out;
 }
 
-std::vector<int> scaled_group_dims(const std::vector<int>& ranks, int captured, int world,
-                                   const net::Network& network, const std::string& where) {
+std::vector<int> scaled_group_dims(const std::vector<int>& ranks, int captured, int world, const net::Network& network,
+                                   const std::string& where) {
   const auto dims = group_dims(scaled_group(ranks, captured, world), world, network, where);
   if (static_cast<int>(ranks.size()) == captured || ranks.size() <= 1) return dims;
   for (int copy = 1; copy < world / captured; ++copy) {
@@ -127,7 +127,8 @@ net::Network fabric_logical_network(const Manifest& m, int npus) {
   std::set<int> sizes;
   if (!m.ranks.empty())
     for (const auto& g : read_rank_record(m.ranks.front()).groups)
-      if (g.ranks.size() > 1 && static_cast<int>(g.ranks.size()) < m.world) sizes.insert(static_cast<int>(g.ranks.size()));
+      if (g.ranks.size() > 1 && static_cast<int>(g.ranks.size()) < m.world)
+        sizes.insert(static_cast<int>(g.ranks.size()));
   net::Network logical;
   logical.name = fmt::format("{} servers", npus);
   net::Dimension dim;
@@ -272,7 +273,8 @@ void check_scalable(const Manifest& m, const ImportOptions& o, const net::Networ
         why = fmt::format("rank {} is not in its own group", r);
       else
         for (int t : *g)
-          if (const auto* h = group_of(t); h && std::set<int>(h->begin(), h->end()) != std::set<int>(g->begin(), g->end())) {
+          if (const auto* h = group_of(t);
+              h && std::set<int>(h->begin(), h->end()) != std::set<int>(g->begin(), g->end())) {
             why = fmt::format("rank {}'s group of it is [{}]", t, fmt::join(*h, ","));
             break;
           }
@@ -296,8 +298,8 @@ Dag import_capture(const Manifest& m, const net::Network& network, const ImportO
   if (o.iterations < 1) throw InputError(m.path, fmt::format("iterations must be >= 1, got {}", o.iterations));
   const int world = o.world == 0 ? m.world : o.world;
   if (world < m.world || world % m.world != 0)
-    throw InputError(o.world_field, fmt::format("must be a multiple of the capture's {} ranks ({}), got {}", m.world,
-                                                m.path, world));
+    throw InputError(o.world_field,
+                     fmt::format("must be a multiple of the capture's {} ranks ({}), got {}", m.world, m.path, world));
   if (o.world != 0 && network.num_npus() != static_cast<std::uint64_t>(world))
     throw InputError(o.world_field,
                      fmt::format("the capture scaled to {} ranks needs a network of {} NPUs, one rank each; {} has {} "
@@ -305,8 +307,8 @@ Dag import_capture(const Manifest& m, const net::Network& network, const ImportO
                                  world, world, network.name, network.num_npus(), network.shape()));
   if (world != m.world) check_scalable(m, o, network);
   std::string trace_note, groups;
-  const Dag window = rank_window(m, world, o.rank, network, m.ranks[static_cast<std::size_t>(o.rank)].trace,
-                                 &trace_note, &groups);
+  const Dag window =
+      rank_window(m, world, o.rank, network, m.ranks[static_cast<std::size_t>(o.rank)].trace, &trace_note, &groups);
   for (int r = 0; r < m.world; ++r) {
     if (r == o.rank) continue;
     check_same_communication(window,
@@ -324,8 +326,8 @@ Dag import_capture(const Manifest& m, const net::Network& network, const ImportO
     *notes = fmt::format(
         "capture of {} ranks{}, steps {}..{}, rank {}: {} collective(s) in the window, their groups "
         "from the communication log ({}); every rank issues the same; {}",
-        m.world, world == m.world ? "" : fmt::format(" scaled to {} ({} copies)", world, world / m.world),
-        m.first_step, m.last_step - 1, o.rank, comms, groups, trace_note);
+        m.world, world == m.world ? "" : fmt::format(" scaled to {} ({} copies)", world, world / m.world), m.first_step,
+        m.last_step - 1, o.rank, comms, groups, trace_note);
   }
   return dag;
 }

@@ -36,8 +36,8 @@ std::vector<int> scaled_group(const std::vector<int>& ranks, int captured, int w
 // The dimensions a collective on the capture's group `ranks` spans on `network` when the capture is
 // scaled to `world` ranks laid on its NPUs in order: group_dims of its image in copy 0, required to
 // be the same dimensions in every copy (the simulator runs one rank's view of a symmetric job).
-std::vector<int> scaled_group_dims(const std::vector<int>& ranks, int captured, int world,
-                                   const net::Network& network, const std::string& where);
+std::vector<int> scaled_group_dims(const std::vector<int>& ranks, int captured, int world, const net::Network& network,
+                                   const std::string& where);
 
 // A network for a capture on a graph fabric of `npus` servers (the flow-level model: NPU i is
 // server i): one dimension, or, when the groups the capture's rank 0 created have sizes g1 < g2
