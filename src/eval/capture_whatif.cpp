@@ -46,6 +46,8 @@ WhatIfStudy run_capture_whatif(const WhatIfConfig& config) {
   study.config = config;
   const auto manifest = workload::capture::read_manifest(config.capture);
   study.captured_world = manifest.world;
+  study.first_step = manifest.first_step;
+  study.last_step = manifest.last_step;
   for (const auto& n : config.networks) {
     const long long npus = n.dims ? static_cast<long long>(n.dims->num_npus()) : n.fabric ? n.fabric->servers : 0;
     if (npus == 0) throw InputError(n.label, "neither a dimension network nor a fabric");
@@ -100,6 +102,7 @@ std::vector<std::string> write_whatif_outputs(const WhatIfStudy& study, const st
   const auto& c = study.config;
   nlohmann::ordered_json j{{"capture", c.capture},
                            {"captured_world", study.captured_world},
+                           {"steps", {study.first_step, study.last_step}},
                            {"world", c.world},
                            {"compute_scale", c.compute_scale},
                            {"iterations", c.iterations},
@@ -113,10 +116,11 @@ std::vector<std::string> write_whatif_outputs(const WhatIfStudy& study, const st
 std::string format_whatif_table(const WhatIfStudy& study) {
   const auto& c = study.config;
   std::string out =
-      fmt::format("capture {} ({} ranks), {}compute x{:g}, per iteration ({} step window{}), ms:\n", c.capture,
-                  study.captured_world,
-                  c.world ? fmt::format("replicated to {} ranks, ", c.world) : "replicated to each network's NPUs, ",
-                  c.compute_scale, c.iterations, c.iterations == 1 ? "" : fmt::format(" x {}", c.iterations));
+      fmt::format("capture {} ({} ranks), {}, compute x{:g}; per iteration (the window, steps {}..{}{}), ms:\n",
+                  c.capture, study.captured_world,
+                  c.world ? fmt::format("replicated to {} ranks", c.world) : "replicated to each network's NPUs",
+                  c.compute_scale, study.first_step, study.last_step - 1,
+                  c.iterations == 1 ? "" : fmt::format("; the mean of {} iterations", c.iterations));
   out += fmt::format("  {:<28} {:>7} {:<12} {:>12} {:>12} {:>12} {:>8}\n", "network", "world", "scheduler", "iteration",
                      "compute", "exposed comm", "exposed");
   for (const auto& r : study.rows)

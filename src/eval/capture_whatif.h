@@ -46,6 +46,7 @@ struct WhatIfRow {
 struct WhatIfStudy {
   WhatIfConfig config;
   int captured_world = 0;
+  int first_step = 0, last_step = 0;  // the capture's window: steps first_step .. last_step - 1
   std::vector<WhatIfRow> rows;
   std::string notes;  // the import's, on the first network
 };
