@@ -4,6 +4,8 @@ Reads DIR/whatif.csv (per network x scheduler, times per iteration in ns; a fabr
 scheduler "flow"). Per network a group of bars, one per scheduler, stacked: compute, then exposed
 communication; the two make the iteration time (the simulator's split). Writes whatif.svg.
 """
+import os
+
 from matplotlib.patches import Patch
 
 from chorus.plot._common import PlotInputError, legend_beside, load_rows, new_figure, require, unique
@@ -31,7 +33,7 @@ def figures(data):
     by_key = {(r["network"], r["scheduler"]): r for r in rows}
     if len(by_key) != len(rows):
         raise PlotInputError(f"{path}: a network and scheduler appear twice")
-    fig = new_figure(max(6.0, 1.2 + 1.1 * len(networks) * max(1, len(schedulers)) ** 0.5), 4.4)
+    fig = new_figure(max(6.0, 1.5 + 2.0 * len(networks)), 4.4)
     ax = fig.add_subplot()
     # Each network's bars centred on it: a fabric has one ("flow"), a dimension network one per scheduler.
     width = 0.8 / max(sum(1 for s in schedulers if (net, s) in by_key) for net in networks)
@@ -54,7 +56,8 @@ def figures(data):
     ax.set_xlim(-0.5, len(networks) - 0.5)
     worlds = {net: unique(r["world"] for r in rows if r["network"] == net) for net in networks}
     for g, net in enumerate(networks):
-        ax.annotate(f"{net}\n{', '.join(str(w) for w in worlds[net])} ranks", (g, 0), xycoords=("data", "axes fraction"),
+        # a file's name without its directories (the CSV has the path)
+        ax.annotate(f"{os.path.basename(net)}\n{', '.join(str(w) for w in worlds[net])} ranks", (g, 0), xycoords=("data", "axes fraction"),
                     xytext=(0, -62), textcoords="offset points", ha="center", va="top", fontsize=7)
     ax.set_ylabel("time per iteration (ms)")
     ax.set_title("iteration time: compute and exposed communication, per network and scheduler")
