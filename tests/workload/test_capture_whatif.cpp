@@ -138,6 +138,15 @@ TEST(CaptureWhatIf, ARegularPartitionScalesBySizeAndTiles) {
   EXPECT_EQ(bytes, (std::vector<double>{kWorldBytes, 1048576}));
 }
 
+TEST(CaptureWhatIf, OnAFabricTheGroupsAreDimensionsOfTheLogicalNetwork) {
+  // pairs4 created groups of 2: on 16 servers, 2 x 8; dp4 none: 16; irregular4 one of 3 (1 is no
+  // group), which does not divide the world of 4: one dimension.
+  auto shape = [](const char* name) { return fabric_logical_network(read_manifest(kData + name), 16).shape(); };
+  EXPECT_EQ(shape("pairs4"), "2x8");
+  EXPECT_EQ(shape("dp4"), "16");
+  EXPECT_EQ(shape("irregular4"), "16");
+}
+
 TEST(CaptureWhatIf, BadWorldsAndUnscalableGroupsAreRefusedNamingTheFieldTheGroupAndTheRank) {
   // Not a multiple of the capture's 4 ranks.
   const auto ring6 = net::parse_network_yaml(

@@ -134,10 +134,14 @@ net::Network fabric_logical_network(const Manifest& m, int npus) {
   net::Dimension dim;
   dim.kind = net::DimKind::kRing;
   dim.link_bandwidth_gbps = 100;
-  int below = 1;
+  // The sizes g1 < g2 < ... each dividing the next and the world, the world dividing the servers.
   bool chain = m.world > 0 && npus % m.world == 0;
-  for (int g : sizes) chain = chain && g % below == 0 && m.world % g == 0 && (below = g, true);
-  below = 1;
+  int previous = 1;
+  for (int g : sizes) {
+    chain = chain && g % previous == 0 && m.world % g == 0;
+    previous = g;
+  }
+  int below = 1;
   if (chain)
     for (int g : sizes) {
       dim.size = g / below;
