@@ -1,4 +1,5 @@
 // chorus sim whatif — one capture on several networks and schedulers, scaled (src/eval/capture_whatif.h).
+#include <cmath>
 #include <cstdio>
 #include <memory>
 
@@ -34,7 +35,7 @@ void run_whatif(const WhatIfArgs& a) {
     throw InputError("--workload", fmt::format("'{}' is no chorus capture (a directory with manifest.json; "
                                                "`chorus capture` writes one, docs/capture.md)",
                                                a.workload));
-  if (!(a.compute_scale > 0))
+  if (!(a.compute_scale > 0) || !std::isfinite(a.compute_scale))
     throw InputError("--compute-scale", fmt::format("must be a positive number, got {}", a.compute_scale));
   if (a.iterations < 1) throw InputError("--iterations", fmt::format("must be >= 1, got {}", a.iterations));
   if (a.chunks < 1) throw InputError("--chunks", fmt::format("must be >= 1, got {}", a.chunks));
