@@ -9,6 +9,7 @@ namespace chorus::cli {
 void register_sim_commands(CLI::App& app);          // chorus sim ...
 void register_sim_workload_command(CLI::App& sim);  // chorus sim workload
 void register_sim_jobs_command(CLI::App& sim);      // chorus sim jobs
+void register_sim_whatif_command(CLI::App& sim);    // chorus sim whatif (a capture's what-ifs)
 void register_reproduce_commands(CLI::App& app);    // chorus reproduce ...
 void register_rt_commands(CLI::App& app);           // chorus launch | bench | tune (runtime)
 // `chorus launch [flags] PROGRAM ARGS` (or `chorus capture`) where ARGS hold a flag and no `--`

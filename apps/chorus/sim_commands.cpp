@@ -224,6 +224,7 @@ void register_sim_commands(CLI::App& app) {
 
   register_sim_workload_command(*sim);
   register_sim_jobs_command(*sim);
+  register_sim_whatif_command(*sim);
 
   auto* topo = sim->add_subcommand("topologies", "List the embedded network presets (Themis Table 2)");
   topo->callback([] {

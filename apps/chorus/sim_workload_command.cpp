@@ -26,11 +26,14 @@
 #include "syndicate/plan_json.h"
 #include "syndicate/plan_trace.h"
 #include "syndicate/workloads.h"
+#include <cmath>
 #include <filesystem>
 #include <optional>
 #include <sstream>
 
+#include "workload/capture/capture_import.h"
 #include "workload/capture/capture_manifest.h"
+#include "workload/compute_scale.h"
 #include "workload/load.h"
 #include "workload/parallelism.h"
 #include "workload/pytorch_eg.h"
@@ -83,12 +86,12 @@ workload::ParallelLayout checked_layout(const WorkloadDagArgs& a, const workload
 void warn_about_import(const WorkloadDagArgs& a, const workload::LoadedWorkload& loaded, const net::Network& network) {
   const bool graph = loaded.format == workload::WorkloadFormat::kExecutionGraph;
   if (loaded.format == workload::WorkloadFormat::kCapture) {
-    if (static_cast<std::uint64_t>(loaded.ranks) != network.num_npus())
+    if (a.world == 0 && static_cast<std::uint64_t>(loaded.ranks) != network.num_npus())
       fmt::print(stderr,
                  "chorus: warning: simulating a {}-rank capture on {} NPUs ({}): every NPU runs the loaded rank's "
                  "window, and the whole world's collectives span all dimensions; for the captured job, give "
-                 "--topology host or a topology of {} NPUs\n",
-                 loaded.ranks, network.num_npus(), network.shape(), loaded.ranks);
+                 "--topology host or a topology of {} NPUs; --world {} scales the capture to this one\n",
+                 loaded.ranks, network.num_npus(), network.shape(), loaded.ranks, network.num_npus());
     return;
   }
   if (loaded.ranks >= 2 && static_cast<std::uint64_t>(loaded.ranks) != network.num_npus()) {
@@ -122,19 +125,40 @@ void warn_about_import(const WorkloadDagArgs& a, const workload::LoadedWorkload&
 
 }  // namespace
 
-net::Network workload_network(const std::string& topology, const std::string& workload) {
+net::Network workload_network(const std::string& topology, const std::string& workload, int world) {
   if (topology != "host") return net::load_network(topology);
   if (!workload::capture::is_capture_dir(workload))
     throw InputError("--topology",
                      "host is this machine's model for a chorus capture's ranks and backend: give the "
                      "capture's directory with --workload (docs/capture.md)");
   const auto m = workload::capture::read_manifest(workload);
-  return capture::host_network(m.world, m.backend, "--topology");
+  return capture::host_network(world > 0 ? world : m.world, m.backend, "--topology");
 }
 
+// --world and --compute-scale, checked before any work.
+static void check_what_if(const WorkloadDagArgs& a, workload::WorkloadFormat format) {
+  if (a.world < 0) throw InputError("--world", fmt::format("must be >= 1, got {}", a.world));
+  if (a.world > 0 && format != workload::WorkloadFormat::kCapture)
+    throw InputError("--world",
+                     "applies to chorus captures (a directory with manifest.json); a model's world is "
+                     "its network's NPUs");
+  if (!(a.compute_scale > 0) || !std::isfinite(a.compute_scale))
+    throw InputError("--compute-scale",
+                     fmt::format("must be a positive number (2 = compute twice as fast), got {}", a.compute_scale));
+}
+
+static workload::Dag make_workload_dag_unscaled(const WorkloadDagArgs& a, const net::Network& network);
+
 workload::Dag make_workload_dag(const WorkloadDagArgs& a, const net::Network& network) {
+  auto dag = make_workload_dag_unscaled(a, network);
+  workload::scale_compute(dag, a.compute_scale, "--compute-scale");
+  return dag;
+}
+
+static workload::Dag make_workload_dag_unscaled(const WorkloadDagArgs& a, const net::Network& network) {
   if (a.rank < -1) throw InputError("--rank", fmt::format("must be >= 0, got {}", a.rank));
   const auto format = workload::format_of(a.workload, a.rank);
+  check_what_if(a, format);
   if (format == workload::WorkloadFormat::kCapture && (!a.profile_trace.empty() || !a.collective_dims.empty()))
     throw InputError(a.profile_trace.empty() ? "--collective-dims" : "--profile-trace",
                      "a chorus capture holds its ranks' profiler traces and its collectives' groups");
@@ -168,6 +192,8 @@ workload::Dag make_workload_dag(const WorkloadDagArgs& a, const net::Network& ne
     o.check_ranks = a.check_ranks;
     o.profiler_trace = a.profile_trace;
     o.collective_dims = workload::parse_collective_dims(a.collective_dims, "--collective-dims");
+    o.world = a.world;
+    o.world_field = "--world";
     auto loaded = workload::load(a.workload, network, o, "--workload");
     if (!loaded.notes.empty()) fmt::print(stderr, "chorus: {}: {}\n", loaded.file, loaded.notes);
     warn_about_import(a, loaded, network);
@@ -330,15 +356,35 @@ SimWorkloadFabricOutcome simulate_workload_on_fabric(const SimWorkloadArgs& a) {
   if (a.scheduler_given)
     throw InputError("--scheduler", "applies to dimension networks; a fabric runs the flow-level model");
   if (a.chunks_given) throw InputError("--chunks", "applies to dimension networks; a fabric runs the flow-level model");
-  if (a.rank != -1 || a.chakra_skip_unsupported || a.chakra_ctrl_deps || a.check_ranks || !a.profile_trace.empty() ||
-      !a.collective_dims.empty() || workload::format_of(a.workload) != workload::WorkloadFormat::kModel)
-    throw InputError(a.workload,
-                     "a fabric (--topology with a 'fabric:' file) takes model zoo names and workload YAML files; "
-                     "Chakra traces, ASTRA-sim files and execution graphs carry a dimension network of their own");
+  const auto format = workload::format_of(a.workload);
+  if (a.chakra_skip_unsupported || a.chakra_ctrl_deps || a.check_ranks || !a.profile_trace.empty() ||
+      !a.collective_dims.empty() ||
+      (format != workload::WorkloadFormat::kModel && format != workload::WorkloadFormat::kCapture) ||
+      (a.rank != -1 && format != workload::WorkloadFormat::kCapture))
+    throw InputError(
+        a.workload,
+        "a fabric (--topology with a 'fabric:' file) takes model zoo names, workload YAML files and chorus "
+        "captures; Chakra traces, ASTRA-sim files and execution graphs carry a dimension network of their "
+        "own");
   if (!a.speeds.empty())
     throw InputError("--speeds",
                      "applies to dimension networks; on a fabric, give a job's speeds in `chorus sim jobs` "
                      "(docs/shared-fabric.md)");
+  workload::ComputeModel compute;
+  compute.peak_tflops = a.peak_tflops;
+  compute.memory_bandwidth_gbs = a.memory_bandwidth_gbs;
+  sim::flow::check_batch_tolerance(a.batch_tolerance);
+  sim::FlowNetworkOptions flow_options;
+  flow_options.batch_tolerance = a.batch_tolerance;
+  if (format == workload::WorkloadFormat::kCapture) {
+    // The capture's ranks on the fabric's servers, its groups as dimensions of a logical network.
+    auto logical =
+        workload::capture::fabric_logical_network(workload::capture::read_manifest(a.workload), fabric.servers);
+    auto dag = make_workload_dag(a, logical);
+    auto run = sim::simulate_workload(dag, logical, fabric, compute, flow_options);
+    auto json = sim::to_json(fabric, logical, dag, compute, run);
+    return {std::move(fabric), std::move(logical), std::move(dag), std::move(run), std::move(json)};
+  }
   const auto entry = model_entry(a);
   if (workload::pipelined(entry.parallelism))
     throw InputError(pipeline_given(a) ? "--pp" : a.workload,
@@ -346,13 +392,9 @@ SimWorkloadFabricOutcome simulate_workload_on_fabric(const SimWorkloadArgs& a) {
                      "fabric runs one stage");
   auto logical = workload::logical_network(entry.parallelism, fabric.servers);
   checked_layout(a, entry, logical);
+  check_what_if(a, workload::WorkloadFormat::kModel);
   auto dag = workload::build_training_dag(entry.model, entry.parallelism, logical);
-  workload::ComputeModel compute;
-  compute.peak_tflops = a.peak_tflops;
-  compute.memory_bandwidth_gbs = a.memory_bandwidth_gbs;
-  sim::flow::check_batch_tolerance(a.batch_tolerance);
-  sim::FlowNetworkOptions flow_options;
-  flow_options.batch_tolerance = a.batch_tolerance;
+  workload::scale_compute(dag, a.compute_scale, "--compute-scale");
   auto run = sim::simulate_workload(dag, logical, fabric, compute, flow_options);
   auto json = sim::to_json(fabric, logical, dag, compute, run);
   return {std::move(fabric), std::move(logical), std::move(dag), std::move(run), std::move(json)};
@@ -368,8 +410,8 @@ SimWorkloadOutcome simulate_workload_on_dims(const SimWorkloadArgs& a,
     throw InputError("--batch-tolerance", "applies to fabrics (--topology with a 'fabric:' file)");
   std::optional<sim::AstraSystem> system;
   if (!a.system.empty()) system = sim::load_astra_system(a.system);
-  SimWorkloadOutcome out{system ? sim::apply_astra_system(workload_network(a.topology, a.workload), *system)
-                                : workload_network(a.topology, a.workload),
+  SimWorkloadOutcome out{system ? sim::apply_astra_system(workload_network(a.topology, a.workload, a.world), *system)
+                                : workload_network(a.topology, a.workload, a.world),
                          {},
                          {},
                          {},
@@ -463,6 +505,14 @@ void register_sim_workload_command(CLI::App& sim) {
   w->add_option("--collective-dims", args->collective_dims,
                 "Execution graphs: the network dimensions each collective's process group spans, K=D[,D...];... "
                 "(collective K from 1 in issue order, dimensions from 0; default: all)");
+  w->add_option("--world", args->world,
+                "Captures: the capture replicated to this many ranks (a multiple of its own; the topology must have "
+                "as many NPUs): collectives on its whole world span all of them, a sub-group keeps its size, tiled "
+                "(docs/capture.md)")
+      ->check(CLI::Range(1, 1 << 24));
+  w->add_option("--compute-scale", args->compute_scale,
+                "Every compute node this many times as fast (2: compute durations halved); > 0")
+      ->capture_default_str();
   w->add_flag("--json", args->json, "Print one JSON object instead of a table");
   w->add_option("--trace", args->trace, "Write a Chrome-trace JSON timeline (Perfetto) to this file");
   w->add_option("--csv", args->csv,

@@ -110,6 +110,8 @@ nlohmann::ordered_json workload_point(const Point& p) {
     v.get("batch-tolerance", a.batch_tolerance);
     v.get("max-chunks-per-dim", a.max_chunks_per_dim);
     v.get("system", a.system);
+    v.get("world", a.world);
+    v.get("compute-scale", a.compute_scale);
     a.scheduler_given = p.count("scheduler") > 0;
     a.chunks_given = p.count("chunks") > 0;
     a.max_chunks_given = p.count("max-chunks-per-dim") > 0;
@@ -204,7 +206,9 @@ const std::vector<SweepCommand>& sweep_commands() {
          {"ns-per-cycle", ParamKind::kDouble},
          {"batch-tolerance", ParamKind::kDouble},
          {"max-chunks-per-dim", ParamKind::kInt},
-         {"system", ParamKind::kString}}},
+         {"system", ParamKind::kString},
+         {"world", ParamKind::kInt},
+         {"compute-scale", ParamKind::kDouble}}},
        workload_point},
       {{"sim jobs",
         {{"jobs", ParamKind::kString},

@@ -28,12 +28,15 @@ struct WorkloadDagArgs {
   bool check_ranks = false;     // Chakra traces and execution graphs: every rank's file issues the same collectives
   std::string profile_trace;    // execution graphs: a torch profiler trace whose durations replace the roofline's
   std::string collective_dims;  // execution graphs: "K=D[,D...];..." the dimensions collective K's group spans
+  int world = 0;                // captures: the world the capture is scaled to (0: its own ranks)
+  double compute_scale = 1;     // every compute node this many times as fast (workload/compute_scale.h)
 };
 
 workload::Dag make_workload_dag(const WorkloadDagArgs& a, const net::Network& network);
 
 // The network --topology names: a preset or network YAML, or `host` for a chorus capture (-w DIR):
 // this host's measured model for the capture's ranks and backend (capture/host_network.h).
-net::Network workload_network(const std::string& topology, const std::string& workload);
+// `world` (> 0): the capture scaled to that many ranks (host: that many ranks on this machine's model).
+net::Network workload_network(const std::string& topology, const std::string& workload, int world = 0);
 
 }  // namespace chorus::cli

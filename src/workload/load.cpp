@@ -130,6 +130,8 @@ LoadedWorkload load(const std::string& spec, const net::Network& network, const 
     capture::ImportOptions c;
     c.iterations = o.iterations;
     c.rank = o.rank < 0 ? 0 : o.rank;
+    c.world = o.world;
+    c.world_field = o.world_field;
     out.dag = capture::import_capture(manifest, network, c, &out.notes);
     return out;
   }

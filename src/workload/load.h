@@ -36,6 +36,10 @@ struct LoadOptions {
   // dimensions of each collective's process group.
   std::string profiler_trace;
   std::map<int, std::vector<int>> collective_dims;
+  // Captures: the world the capture is scaled to (0: its own; capture::ImportOptions::world), and
+  // the name errors give it.
+  int world = 0;
+  std::string world_field = "world";
 };
 
 struct LoadedWorkload {

@@ -17,7 +17,7 @@ import xml.etree.ElementTree as ET
 PYTHON_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python")
 sys.path.insert(0, PYTHON_DIR)
 
-from chorus.plot import profile, syndicate, syndicate_real, themis, themis_real, themis_sensitivity, themis_workloads, topoopt, topoopt_heatmaps, topoopt_iterations  # noqa: E402
+from chorus.plot import capture_whatif, profile, syndicate, syndicate_real, themis, themis_real, themis_sensitivity, themis_workloads, topoopt, topoopt_heatmaps, topoopt_iterations  # noqa: E402
 from chorus.plot.__main__ import main as plot_main  # noqa: E402
 
 # Two topologies x two sizes x two schedulers at 4 chunks, a chunk sweep on A, an activity trace.
@@ -148,6 +148,45 @@ class Themis(unittest.TestCase):
         self.assertEqual(list(dim1.get_xdata()), [0.0, 100.0])  # us
         self.assertEqual(list(dim1.get_ydata()), [25.0, 0.0])
         self.assertEqual(axes[1].get_xlabel(), "time (us)")
+
+
+# N (dimension network) under two schedulers, F (a fabric) once: 3 + 1 = 4 ms, 3 + 0.5, 3 + 2.
+WHATIF = """network,shape,npus,world,scheduler,iteration_time_ns,compute_ns,exposed_comm_ns,bytes_per_npu
+N,4x4,16,16,baseline,4000000.000,3000000.000,1000000.000,100.0
+N,4x4,16,16,themis-scf,3500000.000,3000000.000,500000.000,100.0
+F,16,16,16,flow,5000000.000,3000000.000,2000000.000,100.0
+"""
+
+
+class CaptureWhatIf(unittest.TestCase):
+    def figure(self, text):
+        with tempfile.TemporaryDirectory() as d:
+            write(d, {"whatif.csv": text})
+            return by_name(capture_whatif.figures(capture_whatif.load(d)))
+
+    def test_stacks_are_compute_then_exposed_communication_in_ms(self):
+        ax = self.figure(WHATIF)["whatif.svg"].axes[0]
+        seg = {p.get_gid(): (round(p.get_y(), 9), round(p.get_height(), 9)) for p in ax.patches if p.get_gid()}
+        self.assertEqual(seg["N|baseline|compute"], (0.0, 3.0))
+        self.assertEqual(seg["N|baseline|exposed communication"], (3.0, 1.0))
+        self.assertEqual(seg["N|themis-scf|exposed communication"], (3.0, 0.5))
+        self.assertEqual(seg["F|flow|exposed communication"], (3.0, 2.0))
+        self.assertEqual(len(seg), 3 * 2)
+        # the fabric's one bar is centred on its group (x = 1), N's two around 0
+        xs = {g: round(p.get_x() + p.get_width() / 2, 9) for p in ax.patches if (g := p.get_gid())}
+        self.assertEqual(xs["F|flow|compute"], 1.0)
+        self.assertEqual(xs["N|baseline|compute"] + xs["N|themis-scf|compute"], 0.0)
+        self.assertEqual([t.get_text() for t in ax.get_xticklabels()], ["baseline", "themis-scf", "flow"])
+
+    def test_parts_that_do_not_make_the_iteration_are_refused(self):
+        bad = WHATIF.replace("N,4x4,16,16,baseline,4000000.000", "N,4x4,16,16,baseline,4100000.000")
+        with tempfile.TemporaryDirectory() as d:
+            write(d, {"whatif.csv": bad})
+            err = io.StringIO()
+            with contextlib.redirect_stderr(err):
+                self.assertEqual(plot_main(["capture-whatif", d, "-q"]), 2)
+            self.assertIn("whatif.csv: line 2: compute_ns + exposed_comm_ns must be iteration_time_ns",
+                          err.getvalue())
 
 
 class Workloads(unittest.TestCase):

@@ -14,7 +14,7 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
 
-from chorus.plot import _common, jobs, themis, themis_sensitivity  # noqa: E402
+from chorus.plot import _common, capture_whatif, jobs, themis, themis_sensitivity  # noqa: E402
 from chorus.plot._hidden import problems  # noqa: E402
 
 
@@ -201,6 +201,24 @@ class Jobs(unittest.TestCase):
 
     def test_nothing_hidden(self):
         self.assertEqual(problems(self.fig), [])
+
+
+# Long network names (file paths) under the bars, and one fabric's single bar.
+WHATIF = """network,shape,npus,world,scheduler,iteration_time_ns,compute_ns,exposed_comm_ns,bytes_per_npu
+host,2,2,2,baseline,2000000.000,1000000.000,1000000.000,1.0
+host,2,2,2,themis-scf,1500000.000,1000000.000,500000.000,1.0
+examples/jobs/torus-2x4.yaml,2x4,8,8,baseline,1200000.000,1000000.000,200000.000,1.0
+examples/jobs/torus-2x4.yaml,2x4,8,8,themis-scf,1100000.000,1000000.000,100000.000,1.0
+examples/jobs/expander-16.yaml,16,16,16,flow,3000000.000,1000000.000,2000000.000,1.0
+"""
+
+
+class CaptureWhatIf(unittest.TestCase):
+    def test_nothing_hidden(self):
+        with tempfile.TemporaryDirectory() as d:
+            write(d, {"whatif.csv": WHATIF})
+            [(_, fig)] = capture_whatif.figures(capture_whatif.load(d))
+        self.assertEqual(problems(fig), [])
 
 
 if __name__ == "__main__":

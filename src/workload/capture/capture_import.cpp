@@ -64,8 +64,8 @@ std::vector<int> group_dims(const std::vector<int>& ranks, int world, const net:
   if (network.num_npus() != static_cast<std::uint64_t>(world))
     throw InputError(
         where, fmt::format("group [{}] is {} of the capture's {} ranks; placing a sub-group needs a "
-                           "network of {} NPUs (this one has {}, {}); scaling a capture to a larger world "
-                           "is not implemented",
+                           "network of {} NPUs (this one has {}, {}), or the capture scaled to the network's "
+                           "world",
                            fmt::join(ranks, ","), members.size(), world, world, network.num_npus(), network.shape()));
   // Coordinates, dimension 0 fastest.
   auto coords = [&](int npu) {
@@ -93,6 +93,64 @@ std::vector<int> group_dims(const std::vector<int>& ranks, int world, const net:
                                         "on whole dimensions",
                                         fmt::join(ranks, ","), network.shape(), fmt::join(dims, ","), block));
   return dims;
+}
+
+std::vector<int> scaled_group(const std::vector<int>& ranks, int captured, int world, int copy) {
+  if (static_cast<int>(ranks.size()) == captured) {
+    std::vector<int> all(static_cast<std::size_t>(world));
+    for (int r = 0; r < world; ++r) all[static_cast<std::size_t>(r)] = r;
+    return all;
+  }
+  std::vector<int> out;
+  out.reserve(ranks.size());
+  for (int r : ranks) out.push_back(r + copy * captured);
+  return out;
+}
+
+std::vector<int> scaled_group_dims(const std::vector<int>& ranks, int captured, int world, const net::Network& network,
+                                   const std::string& where) {
+  const auto dims = group_dims(scaled_group(ranks, captured, world), world, network, where);
+  if (static_cast<int>(ranks.size()) == captured || ranks.size() <= 1) return dims;
+  for (int copy = 1; copy < world / captured; ++copy) {
+    const auto image = scaled_group(ranks, captured, world, copy);
+    if (group_dims(image, world, network, where) != dims)
+      throw InputError(where, fmt::format("group [{}] spans dimensions {} of the network {}, but its image [{}] in "
+                                          "copy {} of the capture (of {} ranks, scaled to {}) spans others; the "
+                                          "simulator runs one rank's view of a job whose groups are alike",
+                                          fmt::join(ranks, ","), fmt::join(dims, ","), network.shape(),
+                                          fmt::join(image, ","), copy, captured, world));
+  }
+  return dims;
+}
+
+net::Network fabric_logical_network(const Manifest& m, int npus) {
+  std::set<int> sizes;
+  if (!m.ranks.empty())
+    for (const auto& g : read_rank_record(m.ranks.front()).groups)
+      if (g.ranks.size() > 1 && static_cast<int>(g.ranks.size()) < m.world)
+        sizes.insert(static_cast<int>(g.ranks.size()));
+  net::Network logical;
+  logical.name = fmt::format("{} servers", npus);
+  net::Dimension dim;
+  dim.kind = net::DimKind::kRing;
+  dim.link_bandwidth_gbps = 100;
+  // The sizes g1 < g2 < ... each dividing the next and the world, the world dividing the servers.
+  bool chain = m.world > 0 && npus % m.world == 0;
+  int previous = 1;
+  for (int g : sizes) {
+    chain = chain && g % previous == 0 && m.world % g == 0;
+    previous = g;
+  }
+  int below = 1;
+  if (chain)
+    for (int g : sizes) {
+      dim.size = g / below;
+      logical.dims.push_back(dim);
+      below = g;
+    }
+  dim.size = npus / below;
+  logical.dims.push_back(dim);
+  return logical;
 }
 
 std::vector<JoinedCollective> join_rank(const Manifest& m, int rank, const net::Network& network) {
@@ -158,8 +216,8 @@ std::string groups_note(const std::vector<JoinedCollective>& joined) {
   return out;
 }
 
-Dag rank_window(const Manifest& m, int rank, const net::Network& network, const std::string& trace, std::string* notes,
-                std::string* groups = nullptr) {
+Dag rank_window(const Manifest& m, int world, int rank, const net::Network& network, const std::string& trace,
+                std::string* notes, std::string* groups = nullptr) {
   const auto joined = join_rank(m, rank, network);
   if (groups) *groups = groups_note(joined);
   ExecutionGraphOptions g;
@@ -169,7 +227,7 @@ Dag rank_window(const Manifest& m, int rank, const net::Network& network, const 
   for (const auto& j : joined) {
     const auto at = fmt::format("{}: rank {}: collective {} (line {})",
                                 m.ranks[static_cast<std::size_t>(rank)].comm_log, rank, j.number, j.logged.line);
-    dims.push_back(group_dims(j.logged.ranks, m.world, network, at));
+    dims.push_back(scaled_group_dims(j.logged.ranks, m.world, world, network, at));
     if (!dims.back().empty()) g.collective_dims[j.number] = dims.back();
   }
   Dag dag = import_graph(m.ranks[static_cast<std::size_t>(rank)], network, g, notes);
@@ -189,20 +247,77 @@ Dag rank_window(const Manifest& m, int rank, const net::Network& network, const 
   return dag;
 }
 
+// A capture scaled to a larger world: every collective's groups over the capture's ranks must be a
+// partition of them into groups of one size (the world, a regular split, or ranks alone), else the
+// capture's pattern cannot be tiled. InputError naming the collective, the group and the rank.
+void check_scalable(const Manifest& m, const ImportOptions& o, const net::Network& network) {
+  std::vector<std::vector<JoinedCollective>> joined;
+  for (int r = 0; r < m.world; ++r) {
+    // A rank whose window does not join is reported by the import itself, with its own message.
+    try {
+      joined.push_back(join_rank(m, r, network));
+    } catch (const InputError&) {
+      return;
+    }
+  }
+  const auto& mine = joined[static_cast<std::size_t>(o.rank)];
+  for (std::size_t k = 0; k < mine.size(); ++k) {
+    auto group_of = [&](int r) -> const std::vector<int>* {
+      const auto& js = joined[static_cast<std::size_t>(r)];
+      return k < js.size() ? &js[k].logged.ranks : nullptr;
+    };
+    const auto size = mine[k].logged.ranks.size();
+    for (int r = 0; r < m.world; ++r) {
+      const auto* g = group_of(r);
+      if (!g) continue;  // fewer collectives: check_same_communication names it
+      std::string why;
+      if (g->size() != size)
+        why = fmt::format("rank {}'s group of it has {} rank(s), rank {}'s {}", r, g->size(), o.rank, size);
+      else if (std::find(g->begin(), g->end(), r) == g->end())
+        why = fmt::format("rank {} is not in its own group", r);
+      else
+        for (int t : *g)
+          if (const auto* h = group_of(t);
+              h && std::set<int>(h->begin(), h->end()) != std::set<int>(g->begin(), g->end())) {
+            why = fmt::format("rank {}'s group of it is [{}]", t, fmt::join(*h, ","));
+            break;
+          }
+      if (!why.empty())
+        throw InputError(
+            fmt::format("{}: rank {}: collective {} (line {})", m.ranks[static_cast<std::size_t>(r)].comm_log, r, k + 1,
+                        joined[static_cast<std::size_t>(r)][k].logged.line),
+            fmt::format("group [{}] cannot be scaled to a world of {}: the capture's groups of this collective are "
+                        "not a partition of its {} ranks into groups of one size ({}); a larger world keeps a "
+                        "sub-group's size and tiles the capture's groups",
+                        fmt::join(*g, ","), o.world, m.world, why));
+    }
+  }
+}
+
 }  // namespace
 
 Dag import_capture(const Manifest& m, const net::Network& network, const ImportOptions& o, std::string* notes) {
   if (o.rank < 0 || o.rank >= m.world)
     throw InputError(m.path, fmt::format("rank {}: the capture has ranks 0..{}", o.rank, m.world - 1));
   if (o.iterations < 1) throw InputError(m.path, fmt::format("iterations must be >= 1, got {}", o.iterations));
+  const int world = o.world == 0 ? m.world : o.world;
+  if (world < m.world || world % m.world != 0)
+    throw InputError(o.world_field,
+                     fmt::format("must be a multiple of the capture's {} ranks ({}), got {}", m.world, m.path, world));
+  if (o.world != 0 && network.num_npus() != static_cast<std::uint64_t>(world))
+    throw InputError(o.world_field,
+                     fmt::format("the capture scaled to {} ranks needs a network of {} NPUs, one rank each; {} has {} "
+                                 "({})",
+                                 world, world, network.name, network.num_npus(), network.shape()));
+  if (world != m.world) check_scalable(m, o, network);
   std::string trace_note, groups;
   const Dag window =
-      rank_window(m, o.rank, network, m.ranks[static_cast<std::size_t>(o.rank)].trace, &trace_note, &groups);
+      rank_window(m, world, o.rank, network, m.ranks[static_cast<std::size_t>(o.rank)].trace, &trace_note, &groups);
   for (int r = 0; r < m.world; ++r) {
     if (r == o.rank) continue;
     check_same_communication(window,
                              fmt::format("{} (rank {})", m.ranks[static_cast<std::size_t>(o.rank)].graph, o.rank),
-                             rank_window(m, r, network, "", nullptr),
+                             rank_window(m, world, r, network, "", nullptr),
                              fmt::format("{} (rank {})", m.ranks[static_cast<std::size_t>(r)].graph, r));
   }
   Dag dag;
@@ -213,9 +328,10 @@ Dag import_capture(const Manifest& m, const net::Network& network, const ImportO
     int comms = 0;
     for (const auto& n : window.nodes) comms += n.kind == NodeKind::kComm;
     *notes = fmt::format(
-        "capture of {} ranks, steps {}..{}, rank {}: {} collective(s) in the window, their groups "
+        "capture of {} ranks{}, steps {}..{}, rank {}: {} collective(s) in the window, their groups "
         "from the communication log ({}); every rank issues the same; {}",
-        m.world, m.first_step, m.last_step - 1, o.rank, comms, groups, trace_note);
+        m.world, world == m.world ? "" : fmt::format(" scaled to {} ({} copies)", world, world / m.world), m.first_step,
+        m.last_step - 1, o.rank, comms, groups, trace_note);
   }
   return dag;
 }

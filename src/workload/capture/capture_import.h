@@ -18,7 +18,32 @@ namespace chorus::workload::capture {
 struct ImportOptions {
   int iterations = 1;  // the window repeated
   int rank = 0;        // whose DAG
+  // The world the capture is scaled to (0: the capture's own ranks): a multiple of the capture's
+  // world, whose ranks it is replicated on (scaled_group). InputError naming `world_field` when it
+  // is not, and naming the group and the rank when a collective's groups cannot be scaled.
+  int world = 0;
+  std::string world_field = "world";
 };
+
+// A capture of `captured` ranks replicated to a world of `world` ranks (a multiple of it): copy c
+// holds the world's ranks c x captured .. (c + 1) x captured - 1, rank r of the capture being rank
+// c x captured + r of the copy. A collective on the capture's whole world runs on all `world`
+// ranks (a data-parallel job grows); one on a sub-group keeps its size and runs, in every copy, on
+// that copy's image of the group (the capture's pattern tiled). Returns the group of the ranks of
+// copy `copy`.
+std::vector<int> scaled_group(const std::vector<int>& ranks, int captured, int world, int copy = 0);
+
+// The dimensions a collective on the capture's group `ranks` spans on `network` when the capture is
+// scaled to `world` ranks laid on its NPUs in order: group_dims of its image in copy 0, required to
+// be the same dimensions in every copy (the simulator runs one rank's view of a symmetric job).
+std::vector<int> scaled_group_dims(const std::vector<int>& ranks, int captured, int world, const net::Network& network,
+                                   const std::string& where);
+
+// A network for a capture on a graph fabric of `npus` servers (the flow-level model: NPU i is
+// server i): one dimension, or, when the groups the capture's rank 0 created have sizes g1 < g2
+// < ... (other than 1 and the world) each dividing the next and the world, the dimensions
+// g1, g2 / g1, ..., npus / gk, so that those groups are whole dimensions.
+net::Network fabric_logical_network(const Manifest& m, int npus);
 
 // The dimensions a group of world ranks spans on `network` when the capture's `world` ranks are
 // laid on its NPUs in order (NPU id = coordinates in mixed radix, dimension 0 fastest): the whole

@@ -1,0 +1,164 @@
+#!/usr/bin/env python3
+"""What-ifs from a capture on the command line (docs/capture.md, "What-ifs"), on the hand-made
+captures of tests/data/capture (make_captures.py: per rank an aten::mm of 1000 us, then an
+all-reduce of 4 MiB on the world; pairs4 adds one of 1 MiB on {0,1} / {2,3}, irregular4 on
+{0,1,2} / {3}). Needs no torch: the captures are files.
+
+- `sim workload --world 8` on one switch of 8 NPUs: the all-reduce's time is Table 1's
+  halving-doubling formula for 8 NPUs (docs/themis-model.md), worked out here; `--compute-scale 2`
+  halves the compute exactly and leaves the communication;
+- `sim whatif --out`: one row per network and scheduler (a fabric's once), compute + exposed
+  communication = the iteration in every row, the CSV, JSON and SVG written;
+- `chorus sweep` varies `world` and `compute-scale`;
+- bad input exits 2 naming the flag, the group and the rank.
+
+usage: test_whatif_cli.py CHORUS REPO_ROOT
+"""
+import csv
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+CHORUS = os.path.abspath(sys.argv.pop(1)) if len(sys.argv) > 1 else "build/chorus"
+ROOT = os.path.abspath(sys.argv.pop(1)) if len(sys.argv) > 1 else os.getcwd()
+DATA = os.path.join(ROOT, "tests", "data", "capture")
+MM_NS = 1000 * 1000
+WORLD_BYTES = 4 * 1024 * 1024
+
+
+def switch_yaml(directory, npus):
+    path = os.path.join(directory, f"switch{npus}.yaml")
+    with open(path, "w") as f:
+        f.write(f"name: switch{npus}\ndims:\n  - {{kind: switch, size: {npus}, link_bandwidth_GBps: 10, "
+                "links_per_npu: 1, latency_ns: 500}\n")
+    return path
+
+
+def all_reduce_ns(m, p):
+    """Table 1, switch (halving-doubling), one chunk: reduce-scatter then all-gather, each log2 P steps
+    of 500 ns and (P-1)/P m bytes at 10 GB/s = 10 bytes/ns."""
+    return 2 * (math.log2(p) * 500 + (p - 1) / p * m / 10)
+
+
+def run(*args, cwd=None):
+    return subprocess.run([CHORUS, *args], capture_output=True, text=True, timeout=300, cwd=cwd)
+
+
+class WhatIf(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.sw8 = switch_yaml(cls.tmp.name, 8)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def sim(self, *extra):
+        p = run("sim", "workload", "-w", os.path.join(DATA, "dp4"), "--topology", self.sw8, "--world", "8", "-i", "1",
+                "--chunks", "1", "--scheduler", "baseline", "--json", *extra)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return json.loads(p.stdout)
+
+    def test_world_8_runs_the_all_reduce_on_8_npus(self):
+        j = self.sim()
+        self.assertEqual(j["npus"], 8)
+        self.assertEqual(j["compute_ns"], MM_NS)
+        expected = all_reduce_ns(WORLD_BYTES, 8)  # 737003.2 ns
+        self.assertAlmostEqual(j["exposed_comm_ns"], expected, delta=1e-6 * expected)
+        self.assertAlmostEqual(j["iteration_time_ns"], MM_NS + expected, delta=1e-6 * expected)
+
+    def test_compute_scale_2_halves_compute_exactly(self):
+        one, two = self.sim(), self.sim("--compute-scale", "2")
+        self.assertEqual(two["compute_ns"], MM_NS / 2)
+        self.assertAlmostEqual(two["exposed_comm_ns"], one["exposed_comm_ns"], delta=1e-9 * one["exposed_comm_ns"])
+
+    def test_whatif_table_csv_json_and_figure(self):
+        out = os.path.join(self.tmp.name, "whatif")
+        fabric = os.path.join(self.tmp.name, "expander16.yaml")
+        p = run("topo", "fabric", "--fabric", "expander", "--servers", "16", "--degree", "4", "--save", fabric)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        p = run("sim", "whatif", "-w", os.path.join(DATA, "dp4"), "--topology",
+                f"host,3D-SW_SW_SW_homo,{self.sw8},{fabric}", "--scheduler", "baseline,themis-scf",
+                "--compute-scale", "2", "--out", out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(os.path.join(out, "whatif.csv")) as f:
+            rows = list(csv.DictReader(f))
+        # 3 dimension networks x 2 schedulers, the fabric once
+        self.assertEqual([(r["network"], r["scheduler"]) for r in rows][-1], (fabric, "flow"))
+        self.assertEqual(len(rows), 3 * 2 + 1)
+        self.assertEqual([int(r["world"]) for r in rows], [4, 4, 1024, 1024, 8, 8, 16])  # each network filled
+        for r in rows:
+            it, c, e = (float(r[k]) for k in ("iteration_time_ns", "compute_ns", "exposed_comm_ns"))
+            self.assertAlmostEqual(c + e, it, delta=0.002)  # 3 decimals per column
+            self.assertEqual(c, MM_NS / 2)
+        sw8 = [r for r in rows if r["network"] == self.sw8 and r["scheduler"] == "baseline"][0]
+        # 64 chunks: the same bytes as one chunk, their steps' latency partly hidden behind the other
+        # chunks' transfers: between the bandwidth term alone and the one-chunk time.
+        bandwidth_only = 2 * 7 / 8 * WORLD_BYTES / 10
+        self.assertGreaterEqual(float(sw8["exposed_comm_ns"]), bandwidth_only)
+        self.assertLessEqual(float(sw8["exposed_comm_ns"]), all_reduce_ns(WORLD_BYTES, 8))
+        with open(os.path.join(out, "whatif.json")) as f:
+            j = json.load(f)
+        self.assertEqual(j["compute_scale"], 2)
+        self.assertEqual(len(j["rows"]), 7)
+        self.assertTrue(os.path.getsize(os.path.join(out, "whatif.svg")) > 1000)
+        self.assertIn("exposed comm", p.stdout)
+
+    def test_sweep_varies_world_and_compute_scale(self):
+        d = os.path.join(self.tmp.name, "sweep")
+        os.makedirs(d)
+        with open(os.path.join(d, "spec.yaml"), "w") as f:
+            f.write(f"command: sim workload\nfixed:\n  workload: {os.path.join(DATA, 'dp4')}\n  iterations: 1\n"
+                    f"  chunks: 1\n  scheduler: baseline\npoints:\n"
+                    f"  - {{topology: {self.sw8}, world: 8, compute-scale: 1}}\n"
+                    f"  - {{topology: {switch_yaml(d, 16)}, world: 16, compute-scale: 4}}\n")
+        p = run("sweep", "spec.yaml", "-j", "1", cwd=d)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(os.path.join(d, "spec.csv")) as f:
+            rows = list(csv.DictReader(f))
+        self.assertEqual([(r["npus"], float(r["compute_ns"])) for r in rows], [("8", MM_NS), ("16", MM_NS / 4)])
+        for r, p in zip(rows, (8, 16)):
+            expected = all_reduce_ns(WORLD_BYTES, p)
+            self.assertAlmostEqual(float(r["exposed_comm_ns"]), expected, delta=1e-6 * expected)
+
+    def refused(self, args, *needles):
+        p = run(*args)
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        for n in needles:
+            self.assertIn(n, p.stderr)
+
+    def test_bad_input_exits_2_naming_the_field(self):
+        dp4, ring6 = os.path.join(DATA, "dp4"), os.path.join(self.tmp.name, "ring6.yaml")
+        with open(ring6, "w") as f:
+            f.write("name: ring6\ndims:\n  - {kind: ring, size: 6, link_bandwidth_GBps: 10, links_per_npu: 2, "
+                    "latency_ns: 500}\n")
+        self.refused(["sim", "workload", "-w", dp4, "--topology", ring6, "--world", "6"],
+                     "--world: must be a multiple of the capture's 4 ranks")
+        self.refused(["sim", "workload", "-w", dp4, "--topology", "3D-SW_SW_SW_homo", "--world", "512"],
+                     "--world: the capture scaled to 512 ranks needs a network of 512 NPUs")
+        self.refused(["sim", "workload", "-w", dp4, "--topology", self.sw8, "--world", "0"], "--world")
+        self.refused(["sim", "workload", "-w", "resnet152", "--world", "1024"], "--world: applies to chorus captures")
+        for bad in ("0", "-2"):
+            self.refused(["sim", "workload", "-w", dp4, "--topology", self.sw8, "--compute-scale", bad],
+                         "--compute-scale: must be a positive number")
+            self.refused(["sim", "whatif", "-w", dp4, "--topology", self.sw8, "--compute-scale", bad],
+                         "--compute-scale: must be a positive number")
+        self.refused(["sim", "workload", "-w", os.path.join(DATA, "irregular4"), "--topology", self.sw8, "--world",
+                      "8"], "comm.3.jsonl: rank 3: collective 2", "group [3] cannot be scaled to a world of 8")
+        # A regular partition tiles, but a pair is no whole dimension of one switch of 8: named.
+        self.refused(["sim", "workload", "-w", os.path.join(DATA, "pairs4"), "--topology", self.sw8, "--world",
+                      "8"], "collective 2", "group [0,1] is not the NPUs of some dimensions")
+        self.refused(["sim", "whatif", "-w", dp4, "--topology", "3D-SW_SW_SW_homo", "--world", "8"],
+                     "--world: the capture scaled to 8 ranks needs a network of 8 NPUs")
+        self.refused(["sim", "whatif", "-w", dp4, "--topology", os.path.join(self.tmp.name, "ring6.yaml")],
+                     "6 NPUs, not a multiple of the capture's 4 ranks")
+        self.refused(["sim", "whatif", "-w", "resnet152"], "--workload: 'resnet152' is no chorus capture")
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""Writes the hand-made `chorus capture` directories of the what-if tests (docs/capture.md,
+"What-ifs"), each with known durations and sizes, so that every expected value can be derived by
+hand. Every rank of a capture records the same window (steps 2..2, one step):
+
+  aten::mm of two 64 x 64 float matrices, 1000 us in the profiler trace      (compute: 1 ms)
+  chorus:all_reduce of 4 MiB (4194304 bytes) on the world, after the mm       (no tensors: it waits for it)
+  [pairs, irregular] chorus:all_reduce of 1 MiB on a sub-group, after the mm
+
+  dp4        4 ranks, the world's all-reduce only (a data-parallel capture)
+  pairs4     4 ranks, + the sub-group all-reduce on {0, 1} and {2, 3} (a regular partition)
+  irregular4 4 ranks, + the sub-group all-reduce on {0, 1, 2} and {3} (no partition into one size)
+
+usage: python3 make_captures.py   (rewrites the directories beside this file)
+"""
+import json
+import os
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+WORLD_BYTES = 4 * 1024 * 1024
+GROUP_BYTES = 1024 * 1024
+
+
+def node(id_, name, parent, tid, inputs=(), outputs=()):
+    shape = [64, 64]
+    return {"name": name, "id": id_, "rf_id": id_, "parent": parent, "fw_parent": 0, "seq_id": -1, "scope": 0,
+            "tid": tid, "fw_tid": 0, "op_schema": "",
+            "inputs": [list(t) for t in inputs], "input_shapes": [shape for _ in inputs],
+            "input_types": ["Tensor(float)" for _ in inputs],
+            "outputs": [list(t) for t in outputs], "output_shapes": [shape for _ in outputs],
+            "output_types": ["Tensor(float)" for _ in outputs]}
+
+
+def graph(sub_group):
+    a, b, c = (1, 1, 0, 4096, 4, "cpu"), (2, 2, 0, 4096, 4, "cpu"), (3, 3, 0, 4096, 4, "cpu")
+    nodes = [node(1, "[pytorch|profiler|execution_graph|process]", 1, 0),
+             node(2, "[pytorch|profiler|execution_graph|thread]", 1, 1),
+             node(10, "aten::mm", 2, 1, inputs=(a, b), outputs=(c,)),
+             node(11, "chorus:all_reduce", 2, 1)]
+    if sub_group:
+        nodes.append(node(12, "chorus:all_reduce", 2, 1))
+    return {"schema": "1.0.1", "pid": 1, "time": "2026-11-29 00:00:00", "start_ts": 0, "finish_ts": 1, "nodes": nodes}
+
+
+def write(directory, world, groups_of):
+    """groups_of(rank) -> (the groups every rank created, the label of this rank's sub-group or None)."""
+    path = os.path.join(HERE, directory)
+    os.makedirs(path, exist_ok=True)
+    ranks = []
+    for r in range(world):
+        created, label = groups_of(r)
+        files = {"graph": f"graph.{r}.json", "trace": f"trace.{r}.json", "comm_log": f"comm.{r}.jsonl",
+                 "record": f"rank.{r}.json"}
+        ranks.append({"rank": r, **files})
+        with open(os.path.join(path, files["graph"]), "w") as f:
+            json.dump(graph(label is not None), f, indent=1)
+        with open(os.path.join(path, files["trace"]), "w") as f:
+            json.dump([{"name": "aten::mm", "ph": "X", "ts": 100, "dur": 1000, "tid": 1, "pid": "CPU functions",
+                        "args": {}}], f, indent=1)
+        lines = [{"chorus_comm_log": 1, "rank": r, "world_size": world, "unix_time_ns": 0},
+                 {"op": "all_reduce", "bytes": WORLD_BYTES, "backend": "shm", "issue_ns": 1500}]
+        if label is not None:
+            lines.append({"op": "all_reduce", "bytes": GROUP_BYTES, "backend": label, "issue_ns": 1600})
+        with open(os.path.join(path, files["comm_log"]), "w") as f:
+            f.write("".join(json.dumps(line) + "\n" for line in lines))
+        with open(os.path.join(path, files["record"]), "w") as f:
+            json.dump({"rank": r, "ok": True, "step_end_ns": [100, 500, 1000, 2000, 2500], "window_steps": [2, 3],
+                       "window": [1000, 2000], "groups": created}, f, indent=1)
+    with open(os.path.join(path, "manifest.json"), "w") as f:
+        json.dump({"chorus_capture": 1, "complete": True, "world": world, "backend": "shm",
+                   "command": ["hand-made by tests/data/capture/make_captures.py"],
+                   "steps": {"window": [2, 3], "ran": 5}, "ranks_recorded": world, "ranks": ranks}, f, indent=1)
+
+
+def main():
+    write("dp4", 4, lambda r: ([], None))
+    pairs = [{"label": "torch/1", "ranks": [0, 1]}, {"label": "torch/2", "ranks": [2, 3]}]
+    write("pairs4", 4, lambda r: (pairs, "torch/1" if r < 2 else "torch/2"))
+    irregular = [{"label": "torch/1", "ranks": [0, 1, 2]}, {"label": "torch/2", "ranks": [3]}]
+    write("irregular4", 4, lambda r: (irregular, "torch/1" if r < 3 else "torch/2"))
+
+
+if __name__ == "__main__":
+    main()
