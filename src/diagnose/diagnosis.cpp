@@ -143,6 +143,8 @@ AbsentRank whereabouts(const DumpSet& set, const CommView& view, int r) {
       a.description = "no dump (and no launcher.json to say why)";
       return a;
     }
+    a.state = lr->state;
+    if (lr->state == "killed") a.signal = lr->signal;
     if (lr->state == "stopped")
       a.description = fmt::format("no dump: stopped (pid {} in state T: SIGSTOP or a debugger)", lr->pid);
     else if (lr->state == "killed")
@@ -271,7 +273,9 @@ std::optional<Finding> find_parting(const DumpSet& set, const CommView& view) {
     const FlightDump* d = set.find(r);
     const FlightCommunicator* c = d->find(view.name);
     const FlightEntry* e = c != nullptr ? c->find_seq(seq) : nullptr;
-    if (hi > lo ? n > seq : e != nullptr && e->state == "started") {
+    // Every dumped member having issued as many: those still in the last one wait in it, and so
+    // do those whose call failed there (a timeout: they waited until it) — they did not leave.
+    if (hi > lo ? n > seq : e != nullptr && e->state != "completed") {
       RankCall call = e != nullptr ? call_of(*d, *c, *e) : RankCall{};
       if (e == nullptr) call.rank = r, call.op = "(dropped from the ring)", call.seq = seq;
       f.waiting.push_back(call);
@@ -283,6 +287,11 @@ std::optional<Finding> find_parting(const DumpSet& set, const CommView& view) {
   if (hi == lo && f.waiting.empty()) return std::nullopt;  // all issued as many, none in flight
   add_absent(set, view, elsewhere, f);
   add_absent(set, view, no_dump, f);
+  // Every member failed in the same last call and none is missing: a failure (find_failures),
+  // not a parting.
+  if (hi == lo && f.absent.empty() &&
+      std::all_of(f.waiting.begin(), f.waiting.end(), [](const RankCall& w) { return w.state == "failed"; }))
+    return std::nullopt;
   f.verdict = f.absent.empty() ? Verdict::kAllWaiting : Verdict::kParted;
   for (const auto& w : f.waiting)
     if (const FlightDump* d = set.find(w.rank); d != nullptr && has_error(*d))

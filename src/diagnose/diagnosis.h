@@ -45,6 +45,8 @@ struct AbsentRank {
   std::string communicator;      // kInOtherCall: the call's communicator
   std::optional<RankCall> call;  // kInOtherCall: the call
   double for_s = 0;              // kInFinalize, kStarting: for how long (at its dump)
+  std::string state;             // kNoDump: launcher.json's state (stopped, killed, exited, running), or ""
+  std::optional<int> signal;     // kNoDump, killed: the signal
   std::string description;       // one line, for the text report
 };
 

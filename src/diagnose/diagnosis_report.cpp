@@ -124,6 +124,8 @@ nlohmann::json finding_json(const Finding& f) {
                       {"communicator", a.communicator},
                       {"call", a.call ? call_json(*a.call) : nlohmann::json(nullptr)},
                       {"for_s", a.for_s},
+                      {"state", a.state.empty() ? nlohmann::json(nullptr) : nlohmann::json(a.state)},
+                      {"signal", a.signal ? nlohmann::json(*a.signal) : nlohmann::json(nullptr)},
                       {"description", a.description}});
   const RankCall* lead = !f.waiting.empty() ? &f.waiting.front() : !f.calls.empty() ? &f.calls.front() : nullptr;
   return {{"verdict", to_string(f.verdict)},

@@ -81,6 +81,42 @@ class Doctor(unittest.TestCase):
         self.assertEqual((f["waiting"][0]["state"], f["seq"]), ("failed", 9))
         self.assertAlmostEqual(f["waiting"][0]["waited_s"], 5.01, places=6)
 
+    def test_killed_rank_while_the_other_timed_out(self):
+        # Rank 1 was killed (SIGKILL) before its seq 4: no record of its own. Rank 0's seq 4 started
+        # at 100.04 s and failed on its 5 s timeout; it dumped at 105.1 s. Every record there
+        # issued as many collectives (5), so the parting is the last one, in which rank 0 waited.
+        write(self.dir, [
+            dump(0, 2, [comm("gloo", [0, 1], 0, loop(4, algorithm="gloo") + [entry(4, 100.04, state="failed",
+                                                                                 algorithm="gloo")])],
+                 dumped=105.1, reason="timeout", detail="gloo all_reduce on rank 0: timed out"),
+        ], launcher([launcher_rank(0, state="exited", exit_status=1, dumped=True),
+                     launcher_rank(1, state="killed", signal=9, dumped=False)], reason="rank_failure", failed_rank=1))
+        text, j = self.both()
+        self.assertIn("parted on communicator 'gloo' (backend gloo) at collective seq 4", text)
+        self.assertIn("waiting in it:   rank 0 for 5.1 s, then failed", text)
+        self.assertIn("no record:       rank 1: no dump: killed by signal 9", text)
+        f = j["findings"][0]
+        self.assertEqual((j["verdict"], f["seq"], f["op"]), ("parted", 4, "all_reduce"))
+        self.assertEqual([(w["rank"], w["state"]) for w in f["waiting"]], [(0, "failed")])
+        self.assertEqual([(a["rank"], a["where"], a["state"], a["signal"]) for a in f["absent"]],
+                         [(1, "no_dump", "killed", 9)])
+        # The same without launcher.json (under mpirun): rank 1 is still named, as without a record.
+        os.remove(os.path.join(self.dir, "launcher.json"))
+        text, j = self.both()
+        f = j["findings"][0]
+        self.assertEqual((j["verdict"], f["seq"], [w["rank"] for w in f["waiting"]]), ("parted", 4, [0]))
+        self.assertEqual([(a["rank"], a["where"], a["state"]) for a in f["absent"]], [(1, "no_dump", None)])
+
+    def test_every_rank_failed_in_the_same_call_is_a_failure(self):
+        # Both ranks' seq 2 failed (a lost connection) and both dumped: nobody left, a failure.
+        write(self.dir, [
+            dump(r, 2, [comm("gloo", [0, 1], r, loop(2, algorithm="gloo") + [entry(2, 100.02, state="failed",
+                                                                                 algorithm="gloo")])],
+                 reason="comm_error", detail=f"gloo all_reduce on rank {r}: connection closed")
+            for r in (0, 1)])
+        _, j = self.both()
+        self.assertEqual((j["verdict"], j["findings"][0]["seq"]), ("failed", 2))
+
     def test_rank_outside_chorus(self):
         write(self.dir, [
             dump(0, 2, [comm("gloo", [0, 1], 0, loop(4, algorithm="gloo") + [entry(4, 100.5, state="started",

@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+"""Faults on purpose, diagnosed end to end: two ranks in a loop of ten all-reduces (leave_early.cpp,
+or tests/python/torch_leave_early_rank.py through torch.distributed), and rank 1 puts in a fault
+before step 4 (collective seq 4, since the loop is the only thing that calls a collective):
+- skip: step i all-reduces 1000 + i floats and rank 1 skips step 4, so at seq 4 rank 0 calls
+  all_reduce f32 x1004 and rank 1 x1005: both fail on the disagreement and the doctor names seq 4
+  and both calls;
+- kill: rank 1 sends itself SIGKILL: rank 0 waits in (or fails in) all_reduce seq 4 and the doctor
+  names rank 1, without a record, killed by signal 9 (launcher.json) or missing (under mpirun,
+  run with --mca orte_enable_recovery 1: by default mpirun kills the survivors at once);
+- stop: rank 1 sends itself SIGSTOP: no rank progresses, the stall watch (or rank 0's operation
+  timeout under mpirun) ends the job; the doctor names rank 0 waiting in seq 4 and rank 1 stopped.
+In each case: the job ends within a generous bound of its timeout, the flight records exist,
+`chorus doctor --json` on them names the communicator, seq 4, all_reduce and the ranks, and no
+process of the job is left (nor, under chorus launch, its beacon directory).
+
+usage: test_faults_e2e.py CHORUS LEAVE_EARLY WHERE
+  WHERE: launch:shm, launch:gloo (chorus launch --stall-timeout 3), torch (chorus launch, the
+  "chorus" backend of torch.distributed, CHORUS_TEST_TORCH_PYTHON the interpreter), mpirun:mpi,
+  mpirun:gloo (CHORUS_TEST_MPIRUN; no launcher: the ranks' own records on their operation timeout)
+"""
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+CHORUS, PROGRAM, WHERE = sys.argv[1], sys.argv[2], sys.argv[3]
+TORCH = os.environ.get("CHORUS_TEST_TORCH_PYTHON", "")
+MPIRUN = os.environ.get("CHORUS_TEST_MPIRUN", "")
+SOURCE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SLACK = float(os.environ.get("CHORUS_RT_TEST_SLACK", "1"))
+STALL_S = 3  # chorus launch --stall-timeout
+MPI_TIMEOUT_S = 6  # CHORUS_RT_TIMEOUT_S under mpirun, where nothing else ends a hung job
+FAULT_SEQ = 4  # rank 1's fault is before step 4, and step i is collective seq i
+failures = []
+
+
+def check(name, ok, detail=""):
+    print(f"{'ok' if ok else 'FAIL'} {name}{'' if ok else ': ' + detail}", flush=True)
+    if not ok:
+        failures.append(f"{name}: {detail}")
+
+
+def gone(pid):
+    """The process no longer exists (a zombie still holds its memory maps: it counts as present)."""
+    return not os.path.exists(f"/proc/{pid}")
+
+
+def run(fault):
+    """Runs the job; returns (process, seconds, dump directory, its cwd, TMPDIR)."""
+    cwd = tempfile.mkdtemp(prefix="chorus-faults-e2e-")
+    tmp = os.path.join(cwd, "tmp")
+    os.mkdir(tmp)
+    env = {k: v for k, v in os.environ.items() if k != "CHORUS_RT_DUMP"}
+    env["TMPDIR"] = tmp
+    kind, _, backend = WHERE.partition(":")
+    if kind == "mpirun":
+        dumps = os.path.join(cwd, "dumps")
+        env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+        # mpirun's own reaction to a rank killed by a signal is to kill the others at once, before
+        # they can write a record (mpirun names the dead rank itself); with recovery on it lets
+        # them run, and the survivor's operation timeout ends the job with its record written.
+        recovery = ["--mca", "orte_enable_recovery", "1"] if fault == "kill" else []
+        cmd = [MPIRUN, "-n", "2", "--oversubscribe", *recovery, "-x", f"CHORUS_RT_DUMP={dumps}", "-x",
+               f"CHORUS_RT_TIMEOUT_S={MPI_TIMEOUT_S}", "-x", f"TMPDIR={tmp}", PROGRAM, backend, fault]
+    else:
+        dumps = None
+        env["CHORUS_RT_TIMEOUT_S"] = "60"  # the stall watch, not the operation timeout, ends a hang
+        rank = [TORCH, os.path.join(SOURCE, "tests", "python", "torch_leave_early_rank.py"), fault] \
+            if kind == "torch" else [PROGRAM, backend, fault]
+        cmd = [CHORUS, "launch", "-n", "2", "--kill-grace-s", "1", "--stall-timeout", str(STALL_S), "--", *rank]
+    start = time.monotonic()
+    p = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=120 * SLACK)
+    elapsed = time.monotonic() - start
+    if dumps is None:
+        dirs = glob.glob(os.path.join(cwd, "chorus-dumps", "*"))
+        dumps = dirs[0] if len(dirs) == 1 else None
+    return p, elapsed, dumps, cwd, tmp
+
+
+def doctor(dumps):
+    d = subprocess.run([CHORUS, "doctor", "--json", dumps], capture_output=True, text=True, timeout=60)
+    return (json.loads(d.stdout) if d.returncode == 0 else {}), d
+
+
+def case(fault):
+    kind, _, backend = WHERE.partition(":")
+    comm = backend or "shm"  # torch's default: the "chorus" backend on shm
+    name = f"{WHERE} {fault}"
+    p, elapsed, dumps, cwd, tmp = run(fault)
+    out = p.stdout + p.stderr
+    launched = kind != "mpirun"
+    # How the job should end: ranks that disagree fail on their own; a killed rank fails the job
+    # at once; a stopped one stalls it (124 under chorus launch), or rank 0's operation times out.
+    if fault == "stop" and launched:
+        check(f"{name}: the job stalls (124)", p.returncode == 124, f"{p.returncode}\n{out}")
+    elif launched or fault != "kill":  # (with recovery on, mpirun exits 0 whatever its ranks did)
+        check(f"{name}: the job fails", p.returncode not in (0, 124), f"{p.returncode}\n{out}")
+    bound = (STALL_S if launched else MPI_TIMEOUT_S) + 20
+    check(f"{name}: ends within {bound} s", elapsed < bound * SLACK, f"{elapsed:.1f} s")
+    records = sorted(os.path.basename(f) for f in glob.glob(os.path.join(dumps or "/nonexistent", "rank-*.json")))
+    # The records there must be: both ranks' on a disagreement; rank 0's only when rank 1 was
+    # killed or stopped (it cannot write one).
+    want = ["rank-0.json", "rank-1.json"] if fault == "skip" else ["rank-0.json"]
+    check(f"{name}: the flight records {want}", records == want, f"{records} in {dumps}\n{out}")
+    if launched:
+        check(f"{name}: launcher.json", dumps is not None and os.path.exists(os.path.join(dumps, "launcher.json")),
+              f"{dumps}")
+    j, d = doctor(dumps) if dumps else ({}, None)
+    f = (j.get("findings") or [{}])[0]
+    head = (j.get("verdict"), f.get("communicator"), f.get("seq"))
+    if fault == "skip":
+        got = head + ([(c["rank"], c["op"], c["count"]) for c in f.get("calls", [])], f.get("differs"))
+        want = ("disagreement", comm, FAULT_SEQ,
+                [(0, "all_reduce", 1000 + FAULT_SEQ), (1, "all_reduce", 1000 + FAULT_SEQ + 1)], ["count"])
+        check(f"{name}: the doctor names seq 4, rank 0's x1004 and rank 1's x1005", got == want,
+              f"{got}\n{d.stdout if d else ''}{d.stderr if d else ''}\n{out}")
+    else:
+        absent = [(a["rank"], a["where"]) for a in f.get("absent", [])]
+        got = head + (f.get("op"), [w["rank"] for w in f.get("waiting", [])], absent)
+        want = ("parted", comm, FAULT_SEQ, "all_reduce", [0], [(1, "no_dump")])
+        check(f"{name}: the doctor names rank 0 in all_reduce seq 4, rank 1 without a record", got == want,
+              f"{got}\n{d.stdout if d else ''}{d.stderr if d else ''}\n{out}")
+        if launched:
+            a = (f.get("absent") or [{}])[0]
+            state = ("killed", 9) if fault == "kill" else ("stopped", None)
+            check(f"{name}: rank 1 {state[0]} (launcher.json)", (a.get("state"), a.get("signal")) == state, f"{a}")
+    if launched:
+        check(f"{name}: the launcher printed the diagnosis", "chorus doctor says:" in p.stderr and
+              f"at collective seq {FAULT_SEQ}" in p.stderr, p.stderr)
+        rec = {}
+        if dumps and os.path.exists(os.path.join(dumps, "launcher.json")):
+            with open(os.path.join(dumps, "launcher.json")) as fh:
+                rec = json.load(fh)
+        pids = [r["pid"] for r in rec.get("ranks", [])]
+        check(f"{name}: no rank left running", len(pids) == 2 and all(gone(x) for x in pids), f"{pids}")
+        check(f"{name}: the beacon directory removed", not glob.glob(os.path.join(tmp, "chorus-beacons-*")),
+              f"{os.listdir(tmp)}")
+    else:
+        left = subprocess.run(["pgrep", "-f", f"{PROGRAM} {backend} {fault}"], capture_output=True, text=True)
+        check(f"{name}: no rank left running", left.stdout.strip() == "", left.stdout)
+    shutil.rmtree(cwd, ignore_errors=True)
+
+
+kind = WHERE.partition(":")[0]
+if kind == "torch" and not TORCH or kind == "mpirun" and not MPIRUN:
+    print(f"{WHERE}: skipped (CHORUS_TEST_TORCH_PYTHON / CHORUS_TEST_MPIRUN not set)")
+    sys.exit(0)
+for fault in ("skip", "kill", "stop"):
+    case(fault)
+if failures:
+    print(f"{len(failures)} failure(s)")
+    sys.exit(1)
+print("all passed")
