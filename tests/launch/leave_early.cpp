@@ -1,6 +1,6 @@
 // The rank programs of the doctor's end-to-end tests (test_doctor_e2e.py, test_faults_e2e.py): a
 // loop of ten all-reduces on the backend named by argv[1], faults put in on purpose by rank 1.
-//   leave_early BACKEND        rank 1 leaves the loop one step early and goes to finalize(), so
+//   leave_early BACKEND [leave] rank 1 leaves the loop one step early and goes to finalize(), so
 //                              rank 0 waits in its tenth (seq 9) until its operation timeout or
 //                              until the launcher's stall watch asks the ranks for their records;
 //   leave_early BACKEND late   every rank does all ten, rank 1 sleeping 50 ms before each (a
@@ -31,7 +31,7 @@ int main(int argc, char** argv) {
   chorus::rt::init({backend});
   const int me = chorus::rt::rank(backend);
   std::vector<float> x(1009, 1.0F);
-  const int steps = me == 1 && mode.empty() ? 9 : 10;
+  const int steps = me == 1 && (mode.empty() || mode == "leave") ? 9 : 10;
   for (int i = 0; i < steps; ++i) {
     if (me == 1 && i == kFaultStep) {
       if (mode == "kill") ::raise(SIGKILL);

@@ -82,9 +82,32 @@ def run(fault):
     return p, elapsed, dumps, cwd, tmp
 
 
-def doctor(dumps):
-    d = subprocess.run([CHORUS, "doctor", "--json", dumps], capture_output=True, text=True, timeout=60)
+def doctor(dumps, *flags):
+    d = subprocess.run([CHORUS, "doctor", "--json", *flags, dumps], capture_output=True, text=True, timeout=60)
     return (json.loads(d.stdout) if d.returncode == 0 else {}), d
+
+
+def check_no_process_left(name, launched, dumps, tmp, backend, fault):
+    if launched:
+        rec = {}
+        if dumps and os.path.exists(os.path.join(dumps, "launcher.json")):
+            with open(os.path.join(dumps, "launcher.json")) as fh:
+                rec = json.load(fh)
+        pids = [r["pid"] for r in rec.get("ranks", [])]
+        if rec:
+            check(f"{name}: no rank left running", len(pids) == 2 and all(gone(x) for x in pids), f"{pids}")
+        check(f"{name}: the beacon directory removed", not glob.glob(os.path.join(tmp, "chorus-beacons-*")),
+              f"{os.listdir(tmp)}")
+    else:
+        # mpirun may return while its daemon still reaps the ranks it ended: a few seconds' grace.
+        deadline = time.monotonic() + 10 * SLACK
+        while True:
+            left = subprocess.run(["pgrep", "-a", "-f", f"{PROGRAM} {backend} {fault}"], capture_output=True,
+                                  text=True)
+            if left.stdout.strip() == "" or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        check(f"{name}: no rank left running", left.stdout.strip() == "", left.stdout)
 
 
 def case(fault):
@@ -94,55 +117,71 @@ def case(fault):
     p, elapsed, dumps, cwd, tmp = run(fault)
     out = p.stdout + p.stderr
     launched = kind != "mpirun"
-    # How the job should end: ranks that disagree fail on their own; a killed rank fails the job
-    # at once; a stopped one stalls it (124 under chorus launch), or rank 0's operation times out.
-    if fault == "stop" and launched:
+    # How the job should end: a late rank's job completes; ranks that disagree fail on their own;
+    # a killed rank fails the job at once; a stopped one or one that left early stalls it (124
+    # under chorus launch), or rank 0's operation times out (mpirun).
+    if fault == "late":
+        check(f"{name}: the job completes", p.returncode == 0, f"{p.returncode}\n{out}")
+    elif fault in ("stop", "leave") and launched:
         check(f"{name}: the job stalls (124)", p.returncode == 124, f"{p.returncode}\n{out}")
     elif launched or fault != "kill":  # (with recovery on, mpirun exits 0 whatever its ranks did)
         check(f"{name}: the job fails", p.returncode not in (0, 124), f"{p.returncode}\n{out}")
     bound = (STALL_S if launched else MPI_TIMEOUT_S) + 20
     check(f"{name}: ends within {bound} s", elapsed < bound * SLACK, f"{elapsed:.1f} s")
     records = sorted(os.path.basename(f) for f in glob.glob(os.path.join(dumps or "/nonexistent", "rank-*.json")))
-    # The records there must be: both ranks' on a disagreement; rank 0's only when rank 1 was
-    # killed or stopped (it cannot write one).
-    want = ["rank-0.json", "rank-1.json"] if fault == "skip" else ["rank-0.json"]
+    # The records there must be: rank 0's only when rank 1 was killed or stopped (it cannot write
+    # one); both ranks' otherwise (on the disagreement, in finalize, at the end of the late loop).
+    want = ["rank-0.json"] if fault in ("kill", "stop") else ["rank-0.json", "rank-1.json"]
     check(f"{name}: the flight records {want}", records == want, f"{records} in {dumps}\n{out}")
-    if launched:
+    if launched and fault != "late":
         check(f"{name}: launcher.json", dumps is not None and os.path.exists(os.path.join(dumps, "launcher.json")),
               f"{dumps}")
-    j, d = doctor(dumps) if dumps else ({}, None)
+    j, d = doctor(dumps, "--stragglers") if dumps else ({}, None)
     f = (j.get("findings") or [{}])[0]
     head = (j.get("verdict"), f.get("communicator"), f.get("seq"))
+    said = f"{d.stdout if d else ''}{d.stderr if d else ''}\n{out}"
     if fault == "skip":
         got = head + ([(c["rank"], c["op"], c["count"]) for c in f.get("calls", [])], f.get("differs"))
         want = ("disagreement", comm, FAULT_SEQ,
                 [(0, "all_reduce", 1000 + FAULT_SEQ), (1, "all_reduce", 1000 + FAULT_SEQ + 1)], ["count"])
-        check(f"{name}: the doctor names seq 4, rank 0's x1004 and rank 1's x1005", got == want,
-              f"{got}\n{d.stdout if d else ''}{d.stderr if d else ''}\n{out}")
+        check(f"{name}: the doctor names seq 4, rank 0's x1004 and rank 1's x1005", got == want, f"{got}\n{said}")
+    elif fault == "differ":
+        got = head + ([(c["rank"], c["op"]) for c in f.get("calls", [])],)
+        want = ("disagreement", comm, FAULT_SEQ, [(0, "all_reduce"), (1, "broadcast")])
+        check(f"{name}: the doctor names seq 4, rank 0's all_reduce and rank 1's broadcast", got == want,
+              f"{got}\n{said}")
+    elif fault == "leave":
+        absent = [(a["rank"], a["where"], a["issued"]) for a in f.get("absent", [])]
+        got = head + (f.get("op"), [w["rank"] for w in f.get("waiting", [])], absent)
+        want = ("parted", comm, 9, "all_reduce", [0], [(1, "in_finalize", 9)])
+        check(f"{name}: the doctor names rank 0 in all_reduce seq 9, rank 1 in finalize after 9", got == want,
+              f"{got}\n{said}")
+    elif fault == "late":
+        # (torch's "chorus" backend also starts gloo, which this program does not use)
+        got = (j.get("verdict"), {c["communicator"]: c["collectives"] for c in j.get("completed", [])}.get(comm))
+        check(f"{name}: no problem, ten collectives", got == ("no_problem", 10), f"{got}\n{said}")
+        s = j.get("stragglers", {})
+        ranks = {r["rank"]: r for r in s.get("ranks", [])}
+        check(f"{name}: rank 1 is the straggler", s.get("stragglers") == [1], f"{s}")
+        check(f"{name}: rank 1 last at 8 or more of 10", ranks.get(1, {}).get("last", 0) >= 8, f"{ranks}")
+        # Rank 1 starts each call 50 ms after the previous one ended, rank 0 right after it.
+        check(f"{name}: rank 0 lost at least 10 x 40 ms waiting for it",
+              ranks.get(1, {}).get("others_lost_s", 0) >= 0.4, f"{ranks}")
     else:
         absent = [(a["rank"], a["where"]) for a in f.get("absent", [])]
         got = head + (f.get("op"), [w["rank"] for w in f.get("waiting", [])], absent)
         want = ("parted", comm, FAULT_SEQ, "all_reduce", [0], [(1, "no_dump")])
         check(f"{name}: the doctor names rank 0 in all_reduce seq 4, rank 1 without a record", got == want,
-              f"{got}\n{d.stdout if d else ''}{d.stderr if d else ''}\n{out}")
+              f"{got}\n{said}")
         if launched:
             a = (f.get("absent") or [{}])[0]
             state = ("killed", 9) if fault == "kill" else ("stopped", None)
             check(f"{name}: rank 1 {state[0]} (launcher.json)", (a.get("state"), a.get("signal")) == state, f"{a}")
-    if launched:
+    if launched and fault != "late":
+        seq = 9 if fault == "leave" else FAULT_SEQ
         check(f"{name}: the launcher printed the diagnosis", "chorus doctor says:" in p.stderr and
-              f"at collective seq {FAULT_SEQ}" in p.stderr, p.stderr)
-        rec = {}
-        if dumps and os.path.exists(os.path.join(dumps, "launcher.json")):
-            with open(os.path.join(dumps, "launcher.json")) as fh:
-                rec = json.load(fh)
-        pids = [r["pid"] for r in rec.get("ranks", [])]
-        check(f"{name}: no rank left running", len(pids) == 2 and all(gone(x) for x in pids), f"{pids}")
-        check(f"{name}: the beacon directory removed", not glob.glob(os.path.join(tmp, "chorus-beacons-*")),
-              f"{os.listdir(tmp)}")
-    else:
-        left = subprocess.run(["pgrep", "-f", f"{PROGRAM} {backend} {fault}"], capture_output=True, text=True)
-        check(f"{name}: no rank left running", left.stdout.strip() == "", left.stdout)
+              f"at collective seq {seq}" in p.stderr, p.stderr)
+    check_no_process_left(name, launched, dumps, tmp, backend, fault)
     shutil.rmtree(cwd, ignore_errors=True)
 
 
@@ -150,7 +189,12 @@ kind = WHERE.partition(":")[0]
 if kind == "torch" and not TORCH or kind == "mpirun" and not MPIRUN:
     print(f"{WHERE}: skipped (CHORUS_TEST_TORCH_PYTHON / CHORUS_TEST_MPIRUN not set)")
     sys.exit(0)
-for fault in ("skip", "kill", "stop"):
+# Under chorus launch on shm and gloo, leave, late and differ are launch_doctor_e2e's; the torch
+# program's leave too, and mpi's leave under mpirun.
+FAULTS = {"launch": ("skip", "kill", "stop"), "torch": ("skip", "kill", "stop", "differ", "late"),
+          "mpirun:mpi": ("skip", "kill", "stop", "differ", "late"),
+          "mpirun:gloo": ("skip", "kill", "stop", "differ", "late", "leave")}
+for fault in FAULTS.get(WHERE, FAULTS.get(kind)):
     case(fault)
 if failures:
     print(f"{len(failures)} failure(s)")
