@@ -10,14 +10,20 @@ before step 4 (collective seq 4, since the loop is the only thing that calls a c
   run with --mca orte_enable_recovery 1: by default mpirun kills the survivors at once);
 - stop: rank 1 sends itself SIGSTOP: no rank progresses, the stall watch (or rank 0's operation
   timeout under mpirun) ends the job; the doctor names rank 0 waiting in seq 4 and rank 1 stopped.
+Where launch_doctor_e2e does not run them already (under mpirun, through torch), also:
+- differ: rank 1's seq 4 is a broadcast where rank 0 all-reduces: a disagreement at seq 4;
+- late: rank 1 sleeps 50 ms before each call, the job completes, and `chorus doctor --stragglers`
+  names rank 1, last at 8 or more of 10, the other having lost at least 10 x 40 ms;
+- leave: rank 1 leaves the loop a step early: rank 0 waits in seq 9, rank 1 in finalize after 9.
 In each case: the job ends within a generous bound of its timeout, the flight records exist,
-`chorus doctor --json` on them names the communicator, seq 4, all_reduce and the ranks, and no
+`chorus doctor --json` on them names the communicator, the seq, the call and the ranks, and no
 process of the job is left (nor, under chorus launch, its beacon directory).
 
 usage: test_faults_e2e.py CHORUS LEAVE_EARLY WHERE
   WHERE: launch:shm, launch:gloo (chorus launch --stall-timeout 3), torch (chorus launch, the
   "chorus" backend of torch.distributed, CHORUS_TEST_TORCH_PYTHON the interpreter), mpirun:mpi,
-  mpirun:gloo (CHORUS_TEST_MPIRUN; no launcher: the ranks' own records on their operation timeout)
+  mpirun:gloo, mpirun:shm (CHORUS_TEST_MPIRUN; no launcher: the ranks' own records on their
+  operation timeout)
 """
 import glob
 import json
@@ -193,7 +199,8 @@ if kind == "torch" and not TORCH or kind == "mpirun" and not MPIRUN:
 # program's leave too, and mpi's leave under mpirun.
 FAULTS = {"launch": ("skip", "kill", "stop"), "torch": ("skip", "kill", "stop", "differ", "late"),
           "mpirun:mpi": ("skip", "kill", "stop", "differ", "late"),
-          "mpirun:gloo": ("skip", "kill", "stop", "differ", "late", "leave")}
+          "mpirun:gloo": ("skip", "kill", "stop", "differ", "late", "leave"),
+          "mpirun:shm": ("skip", "kill", "stop", "differ", "late", "leave")}
 for fault in FAULTS.get(WHERE, FAULTS.get(kind)):
     case(fault)
 if failures:
