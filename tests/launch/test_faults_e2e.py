@@ -13,7 +13,7 @@ before step 4 (collective seq 4, since the loop is the only thing that calls a c
 Where launch_doctor_e2e does not run them already (under mpirun, through torch), also:
 - differ: rank 1's seq 4 is a broadcast where rank 0 all-reduces: a disagreement at seq 4;
 - late: rank 1 sleeps 50 ms before each call, the job completes, and `chorus doctor --stragglers`
-  names rank 1, last at 8 or more of 10, the other having lost at least 10 x 40 ms;
+  names rank 1, last at 8 or more of 10, the other having lost at least half the 0.5 s slept;
 - leave: rank 1 leaves the loop a step early: rank 0 waits in seq 9, rank 1 in finalize after 9.
 In each case: the job ends within a generous bound of its timeout, the flight records exist,
 `chorus doctor --json` on them names the communicator, the seq, the call and the ranks, and no
@@ -170,15 +170,20 @@ def case(fault):
         ranks = {r["rank"]: r for r in s.get("ranks", [])}
         check(f"{name}: rank 1 is the straggler", s.get("stragglers") == [1], f"{s}")
         check(f"{name}: rank 1 last at 8 or more of 10", ranks.get(1, {}).get("last", 0) >= 8, f"{ranks}")
-        # Rank 1 starts each call 50 ms after the previous one ended, rank 0 right after it.
-        check(f"{name}: rank 0 lost at least 10 x 40 ms waiting for it",
-              ranks.get(1, {}).get("others_lost_s", 0) >= 0.4, f"{ranks}")
+        # Rank 1's ten sleeps of 50 ms reach rank 0 as waiting unless rank 0 is itself delayed
+        # before its call (a loaded machine): at least half of the 0.5 s, as launch_doctor_e2e asks.
+        check(f"{name}: rank 0 lost at least 0.25 s waiting for it",
+              ranks.get(1, {}).get("others_lost_s", 0) >= 0.25, f"{ranks}")
     else:
         absent = [(a["rank"], a["where"]) for a in f.get("absent", [])]
         got = head + (f.get("op"), [w["rank"] for w in f.get("waiting", [])], absent)
         want = ("parted", comm, FAULT_SEQ, "all_reduce", [0], [(1, "no_dump")])
-        check(f"{name}: the doctor names rank 0 in all_reduce seq 4, rank 1 without a record", got == want,
-              f"{got}\n{said}")
+        # A rank killed under chorus launch: the launcher asks rank 0 for its record at once, and
+        # on a loaded machine rank 0 may not have issued seq 4 yet (it was between its calls) and
+        # may be stopped before it does: then nobody waits and rank 1 is missing after 4.
+        between = ("missing", comm, None, "", [], [(1, "no_dump")])
+        ok = got == want or (fault == "kill" and launched and got == between and f.get("recorded") == FAULT_SEQ)
+        check(f"{name}: the doctor names rank 0 in all_reduce seq 4, rank 1 without a record", ok, f"{got}\n{said}")
         if launched:
             a = (f.get("absent") or [{}])[0]
             state = ("killed", 9) if fault == "kill" else ("stopped", None)
