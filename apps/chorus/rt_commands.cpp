@@ -261,7 +261,8 @@ void register_rt_commands(CLI::App& app) {
   static ProfileArgs prof;
   auto* profile = app.add_subcommand("profile",
                                      "Summarise the communication logs of a run (CHORUS_RT_LOG=PREFIX): time per "
-                                     "operation and backend, as MCR-DL's Figs. 1 and 12");
+                                     "operation and backend, as MCR-DL's Figs. 1 and 12; and the ranks consistently "
+                                     "last at the collectives, with the time the others lost waiting for them");
   profile->add_option("logs", prof.logs, "log files PREFIX.<rank>.jsonl, or PREFIX (every rank's file)")->required();
   profile->add_flag("--json", prof.json, "print the summary as JSON");
   profile->add_option("--trace", prof.trace,

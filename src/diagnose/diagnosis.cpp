@@ -18,6 +18,8 @@ const char* to_string(Verdict v) {
       return "all_waiting";
     case Verdict::kPeerWait:
       return "peer_wait";
+    case Verdict::kMissing:
+      return "missing";
     case Verdict::kFailed:
       return "failed";
   }
@@ -143,6 +145,8 @@ AbsentRank whereabouts(const DumpSet& set, const CommView& view, int r) {
       a.description = "no dump (and no launcher.json to say why)";
       return a;
     }
+    a.state = lr->state;
+    if (lr->state == "killed") a.signal = lr->signal;
     if (lr->state == "stopped")
       a.description = fmt::format("no dump: stopped (pid {} in state T: SIGSTOP or a debugger)", lr->pid);
     else if (lr->state == "killed")
@@ -271,7 +275,9 @@ std::optional<Finding> find_parting(const DumpSet& set, const CommView& view) {
     const FlightDump* d = set.find(r);
     const FlightCommunicator* c = d->find(view.name);
     const FlightEntry* e = c != nullptr ? c->find_seq(seq) : nullptr;
-    if (hi > lo ? n > seq : e != nullptr && e->state == "started") {
+    // Every dumped member having issued as many: those still in the last one wait in it, and so
+    // do those whose call failed there (a timeout: they waited until it) — they did not leave.
+    if (hi > lo ? n > seq : e != nullptr && e->state != "completed") {
       RankCall call = e != nullptr ? call_of(*d, *c, *e) : RankCall{};
       if (e == nullptr) call.rank = r, call.op = "(dropped from the ring)", call.seq = seq;
       f.waiting.push_back(call);
@@ -283,6 +289,11 @@ std::optional<Finding> find_parting(const DumpSet& set, const CommView& view) {
   if (hi == lo && f.waiting.empty()) return std::nullopt;  // all issued as many, none in flight
   add_absent(set, view, elsewhere, f);
   add_absent(set, view, no_dump, f);
+  // Every member failed in the same last call and none is missing: a failure (find_failures),
+  // not a parting.
+  if (hi == lo && f.absent.empty() &&
+      std::all_of(f.waiting.begin(), f.waiting.end(), [](const RankCall& w) { return w.state == "failed"; }))
+    return std::nullopt;
   f.verdict = f.absent.empty() ? Verdict::kAllWaiting : Verdict::kParted;
   for (const auto& w : f.waiting)
     if (const FlightDump* d = set.find(w.rank); d != nullptr && has_error(*d))
@@ -317,6 +328,32 @@ void find_peer_waits(const DumpSet& set, const std::vector<CommView>& views, std
   findings.insert(findings.end(), more.begin(), more.end());
 }
 
+// The member that started collective `seq` of `view` after another had timed out in it and
+// written its record (times on one clock: CLOCK_MONOTONIC on one host, else the wall clock).
+std::optional<Finding::LateArrival> late_arrival(const CommView& view, std::int64_t seq) {
+  std::set<std::string> hosts;
+  for (const auto& [d, c] : view.ranks) hosts.insert(d->host);
+  const bool wall = hosts.size() > 1;
+  struct At {
+    int rank;
+    std::int64_t start, gave_up;  // gave_up: its record's time, if it timed out there
+  };
+  std::vector<At> at;
+  for (const auto& [d, c] : view.ranks)
+    if (const FlightEntry* e = c->find_seq(seq)) {
+      const std::int64_t offset = wall ? d->wall_offset_ns : 0;
+      const bool timed_out = e->state == "failed" && d->reason == "timeout";
+      at.push_back({d->rank, e->started_ns + offset, timed_out ? d->dumped_ns + offset : INT64_MAX});
+    }
+  if (at.size() < 2) return std::nullopt;
+  const auto last = std::max_element(at.begin(), at.end(), [](const At& a, const At& b) { return a.start < b.start; });
+  const auto first = std::min_element(at.begin(), at.end(), [](const At& a, const At& b) { return a.start < b.start; });
+  const auto gave_up =
+      std::min_element(at.begin(), at.end(), [](const At& a, const At& b) { return a.gave_up < b.gave_up; });
+  if (gave_up == last || gave_up->gave_up == INT64_MAX || last->start <= gave_up->gave_up) return std::nullopt;
+  return Finding::LateArrival{last->rank, gave_up->rank, seconds(last->start - first->start)};
+}
+
 // Failed operations no other finding explains (a timeout, a connection lost).
 void find_failures(const std::vector<CommView>& views, std::vector<Finding>& findings) {
   for (const auto& view : views) {
@@ -334,7 +371,25 @@ void find_failures(const std::vector<CommView>& views, std::vector<Finding>& fin
           if (e.seq && f.seq < 0) f.seq = *e.seq;
           break;
         }
+    if (f.seq >= 0) f.late = late_arrival(view, f.seq);
     if (!f.calls.empty()) findings.push_back(std::move(f));
+  }
+}
+
+// Members of a communicator nothing above explains that wrote no record (killed, stopped or
+// exited between two calls, as launcher.json may say): "no problem" would be untrue of them.
+void find_missing(const DumpSet& set, const std::vector<CommView>& views, std::vector<Finding>& findings) {
+  for (const auto& view : views) {
+    if (std::any_of(findings.begin(), findings.end(), [&](const Finding& f) { return f.communicator == view.name; }))
+      continue;
+    Finding f;
+    f.verdict = Verdict::kMissing;
+    f.communicator = view.name;
+    f.backend = view.backend;
+    for (const auto& [d, c] : view.ranks) f.recorded = std::max(f.recorded, c->collectives);
+    for (int r : view.members)
+      if (set.find(r) == nullptr) f.absent.push_back(whereabouts(set, view, r));
+    if (!f.absent.empty()) findings.push_back(std::move(f));
   }
 }
 
@@ -348,10 +403,12 @@ int verdict_rank(Verdict v) {
       return 2;
     case Verdict::kPeerWait:
       return 3;
-    case Verdict::kFailed:
+    case Verdict::kMissing:
       return 4;
+    case Verdict::kFailed:
+      return 5;
   }
-  return 5;
+  return 6;
 }
 
 }  // namespace
@@ -377,6 +434,7 @@ Diagnosis diagnose(const DumpSet& set) {
   }
   find_peer_waits(set, views, out.findings);
   find_failures(views, out.findings);
+  find_missing(set, views, out.findings);
   std::stable_sort(out.findings.begin(), out.findings.end(), [](const Finding& a, const Finding& b) {
     if (verdict_rank(a.verdict) != verdict_rank(b.verdict)) return verdict_rank(a.verdict) < verdict_rank(b.verdict);
     return a.longest_wait_s > b.longest_wait_s;

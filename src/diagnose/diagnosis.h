@@ -20,6 +20,7 @@ enum class Verdict {
   kParted,        // some ranks issued a collective that others never issued
   kAllWaiting,    // every member is in the same collective: none is missing (transport, or slow)
   kPeerWait,      // a rank waits in a send or recv, none of the above
+  kMissing,       // members without a record while those with one are in no call (killed between calls...)
   kFailed,        // an operation failed (comm_error, timeout) without any of the above
 };
 const char* to_string(Verdict v);
@@ -45,6 +46,8 @@ struct AbsentRank {
   std::string communicator;      // kInOtherCall: the call's communicator
   std::optional<RankCall> call;  // kInOtherCall: the call
   double for_s = 0;              // kInFinalize, kStarting: for how long (at its dump)
+  std::string state;             // kNoDump: launcher.json's state (stopped, killed, exited, running), or ""
+  std::optional<int> signal;     // kNoDump, killed: the signal
   std::string description;       // one line, for the text report
 };
 
@@ -53,12 +56,21 @@ struct Finding {
   std::string communicator, backend;
   std::int64_t seq = -1;             // the collective where the ranks parted (-1: point to point)
   std::vector<RankCall> waiting;     // ranks in the call (kParted, kAllWaiting, kPeerWait)
-  std::vector<AbsentRank> absent;    // ranks that never issued it (kParted, kPeerWait: the peer)
+  std::vector<AbsentRank> absent;    // ranks that never issued it (kParted, kPeerWait: the peer; kMissing)
+  std::int64_t recorded = -1;        // kMissing: the collectives the members with a record issued (the most)
   std::vector<RankCall> calls;       // kDisagreement: every rank's call at seq; kFailed: the failed call
   std::vector<std::string> differs;  // kDisagreement: the fields that differ
   std::string skipped;               // kDisagreement: "rank 1 skipped the all_reduce rank 0 issued at seq 4"
   std::vector<std::string> details;  // the dumps' error messages of the ranks involved
   double longest_wait_s = 0;
+  // kFailed: a rank that started the failed collective only after another member had given up
+  // on it (timed out and written its record): the one the others waited for (a rank stopped and
+  // continued, or far too slow).
+  struct LateArrival {
+    int rank = -1, gave_up = -1;  // the late rank; the member that had given up first
+    double after_s = 0;           // its start minus the first member's start
+  };
+  std::optional<LateArrival> late;
 };
 
 struct Diagnosis {

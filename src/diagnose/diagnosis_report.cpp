@@ -95,11 +95,21 @@ std::string finding_text(const Finding& f) {
                        call_line(f.waiting.front()), f.waiting.front().waited_s);
       s += absent_lines(f, "its peer:");
       break;
+    case Verdict::kMissing:
+      s += fmt::format("missing {}: the ranks with a record are in no call on it, after {} collectives\n", where,
+                       f.recorded);
+      s += absent_lines(f, "");
+      break;
     case Verdict::kFailed:
       s += fmt::format("failed {}{}\n", where, f.seq >= 0 ? fmt::format(" at collective seq {}", f.seq) : "");
       for (const auto& c : f.calls)
         s += fmt::format("  rank {}: {}{} (failed)\n", c.rank, call_line(c),
                          c.seq ? fmt::format(" seq {}", *c.seq) : "");
+      if (f.late)
+        s += fmt::format(
+            "  rank {} started it {:.1f} s after the first, when rank {} had already given up on it: "
+            "the others waited for rank {}\n",
+            f.late->rank, f.late->after_s, f.late->gave_up, f.late->rank);
       break;
   }
   for (const auto& x : f.details) s += "  error of " + x + "\n";
@@ -124,6 +134,8 @@ nlohmann::json finding_json(const Finding& f) {
                       {"communicator", a.communicator},
                       {"call", a.call ? call_json(*a.call) : nlohmann::json(nullptr)},
                       {"for_s", a.for_s},
+                      {"state", a.state.empty() ? nlohmann::json(nullptr) : nlohmann::json(a.state)},
+                      {"signal", a.signal ? nlohmann::json(*a.signal) : nlohmann::json(nullptr)},
                       {"description", a.description}});
   const RankCall* lead = !f.waiting.empty() ? &f.waiting.front() : !f.calls.empty() ? &f.calls.front() : nullptr;
   return {{"verdict", to_string(f.verdict)},
@@ -138,7 +150,11 @@ nlohmann::json finding_json(const Finding& f) {
           {"differs", f.differs},
           {"skipped", f.skipped},
           {"details", f.details},
-          {"longest_wait_s", f.longest_wait_s}};
+          {"longest_wait_s", f.longest_wait_s},
+          {"recorded", f.recorded >= 0 ? nlohmann::json(f.recorded) : nlohmann::json(nullptr)},
+          {"late",
+           f.late ? nlohmann::json{{"rank", f.late->rank}, {"gave_up", f.late->gave_up}, {"after_s", f.late->after_s}}
+                  : nlohmann::json(nullptr)}};
 }
 
 }  // namespace

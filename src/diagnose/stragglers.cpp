@@ -26,10 +26,20 @@ std::string seconds_text(double s) {
 }  // namespace
 
 StragglerReport find_stragglers(const DumpSet& set) {
-  StragglerReport out;
   std::set<std::string> hosts;
   for (const auto& d : set.dumps) hosts.insert(d.host);
-  out.cross_host = hosts.size() > 1;
+  const bool cross_host = hosts.size() > 1;
+  std::vector<CollectiveStart> starts;
+  for (const auto& d : set.dumps)
+    for (const auto& c : d.communicators)
+      for (const auto& e : c.entries)
+        if (e.seq) starts.push_back({c.name, e.op, *e.seq, d.rank, e.started_ns + (cross_host ? d.wall_offset_ns : 0)});
+  return find_stragglers(starts, cross_host);
+}
+
+StragglerReport find_stragglers(const std::vector<CollectiveStart>& all, bool cross_host) {
+  StragglerReport out;
+  out.cross_host = cross_host;
   // communicator -> seq -> (rank, start, op)
   struct Start {
     int rank;
@@ -37,11 +47,7 @@ StragglerReport find_stragglers(const DumpSet& set) {
     std::string op;
   };
   std::map<std::string, std::map<std::int64_t, std::vector<Start>>> starts;
-  for (const auto& d : set.dumps)
-    for (const auto& c : d.communicators)
-      for (const auto& e : c.entries)
-        if (e.seq)
-          starts[c.name][*e.seq].push_back({d.rank, e.started_ns + (out.cross_host ? d.wall_offset_ns : 0), e.op});
+  for (const auto& s : all) starts[s.communicator][s.seq].push_back({s.rank, s.start_ns, s.op});
   std::map<int, Lateness> late;
   for (const auto& [comm, seqs] : starts)
     for (const auto& [seq, at] : seqs) {
@@ -71,13 +77,12 @@ StragglerReport find_stragglers(const DumpSet& set) {
 }
 
 std::string to_text(const StragglerReport& r) {
-  if (r.arrivals.empty())
-    return "stragglers: no collective is held by the rings of several ranks: nothing to compare\n";
+  if (r.arrivals.empty()) return "stragglers: no collective was started by several ranks: nothing to compare\n";
   std::vector<double> skews;
   for (const auto& a : r.arrivals) skews.push_back(a.skew_s);
   std::sort(skews.begin(), skews.end());
   std::string s =
-      fmt::format("stragglers: {} collectives held by several ranks' rings, start times compared on {}\n",
+      fmt::format("stragglers: {} collectives started by several ranks, start times compared on {}\n",
                   r.arrivals.size(), r.cross_host ? "the wall clock (several hosts)" : "CLOCK_MONOTONIC (one host)");
   s += fmt::format("  skew (last start - first): median {}, largest {}\n", seconds_text(skews[skews.size() / 2]),
                    seconds_text(skews.back()));

@@ -1,10 +1,12 @@
 #pragma once
-// `chorus doctor --stragglers`: which rank arrives last at the collectives (a job that crawls
-// rather than hangs). For every collective seq that several ranks' rings hold, the last arriver
-// (the latest started_ns; ranks of one host share CLOCK_MONOTONIC, across hosts started_ns +
-// wall_offset_ns) and the skew (last start minus first); per rank, how often it was last and
-// the time the others lost waiting for it (the sum, over the collectives it was last at, of
-// its start minus each other member's).
+// Stragglers: which rank arrives last at the collectives (a job that crawls rather than hangs).
+// For every collective seq that several ranks started, the last arriver (the latest start) and
+// the skew (last start minus first); per rank, how often it was last and the time the others
+// lost waiting for it (the sum, over the collectives it was last at, of its start minus each
+// other member's). One implementation (find_stragglers over CollectiveStarts), two inputs: the
+// ranks' flight records (`chorus doctor --stragglers`: their rings; ranks of one host share
+// CLOCK_MONOTONIC, across hosts started_ns + wall_offset_ns) and the communication logs
+// (`chorus profile`, rt_bench/comm_profile.h).
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -14,6 +16,14 @@
 #include "diagnose/dump_set.h"
 
 namespace chorus::diagnose {
+
+// One rank's start of one collective: the analysis's input.
+struct CollectiveStart {
+  std::string communicator, op;
+  std::int64_t seq = 0;  // the collective's number on its communicator: the same call on every rank
+  int rank = 0;          // world rank
+  std::int64_t start_ns = 0;
+};
 
 struct Arrival {
   std::string communicator, op;
@@ -31,12 +41,15 @@ struct Lateness {
 };
 
 struct StragglerReport {
-  bool cross_host = false;        // the dumps are of several hosts: wall-clock times compared
+  bool cross_host = false;        // the starts are of several hosts: wall-clock times compared
   std::vector<Arrival> arrivals;  // by communicator, then seq
   std::vector<Lateness> ranks;    // by rank
   std::vector<int> stragglers;    // ranks last at more than two thirds of at least 3 collectives they took part in
 };
 
+// `starts` in any order; `cross_host` only says which clock they are on.
+StragglerReport find_stragglers(const std::vector<CollectiveStart>& starts, bool cross_host);
+// The starts of the collectives in the dumps' rings.
 StragglerReport find_stragglers(const DumpSet& set);
 std::string to_text(const StragglerReport& r);
 nlohmann::json to_json(const StragglerReport& r);

@@ -68,6 +68,21 @@ void read_file(const std::string& path, CommProfile& p, std::set<int>& ranks) {
 
 }  // namespace
 
+std::vector<diagnose::CollectiveStart> collective_starts(const std::vector<LoggedOp>& ops) {
+  std::map<std::pair<int, std::string>, std::vector<const LoggedOp*>> streams;
+  for (const auto& o : ops)
+    if (o.op != "send" && o.op != "recv") streams[{o.rank, o.backend}].push_back(&o);
+  std::vector<diagnose::CollectiveStart> starts;
+  for (auto& [key, stream] : streams) {
+    std::stable_sort(stream.begin(), stream.end(),
+                     [](const LoggedOp* a, const LoggedOp* b) { return a->start_ns < b->start_ns; });
+    for (std::size_t i = 0; i < stream.size(); ++i)
+      starts.push_back({key.second, stream[i]->op, static_cast<std::int64_t>(i), key.first,
+                        static_cast<std::int64_t>(stream[i]->start_ns)});
+  }
+  return starts;
+}
+
 CommProfile read_comm_logs(const std::vector<std::string>& inputs) {
   if (inputs.empty()) throw InputError("LOG", "give the log files, or their prefix (CHORUS_RT_LOG's value)");
   CommProfile p;
@@ -114,6 +129,8 @@ CommProfile read_comm_logs(const std::vector<std::string>& inputs) {
   }
   std::stable_sort(p.rows.begin(), p.rows.end(),
                    [](const ProfileRow& a, const ProfileRow& b) { return a.busy_ns > b.busy_ns; });
+  // The logs' times are each host's CLOCK_MONOTONIC: compared as one host's.
+  p.stragglers = diagnose::find_stragglers(collective_starts(p.ops), false);
   return p;
 }
 
@@ -125,6 +142,7 @@ std::string format_profile(const CommProfile& p) {
   for (const auto& r : p.rows)
     out += fmt::format("{:<18} {:<10} {:>9.0f} {:>12.3f} {:>12.3f} {:>12.2f} {:>12.3f} {:>6.1f}%\n", r.op, r.backend,
                        r.calls, r.bytes / 1e6, r.busy_ns / 1e6, r.mean_call_ns / 1e3, r.queued_ns / 1e6, 100 * r.share);
+  out += diagnose::to_text(p.stragglers);
   return out;
 }
 
@@ -133,6 +151,7 @@ json profile_json(const CommProfile& p) {
          {"operations", p.ops.size()},
          {"failed", p.failed},
          {"files", p.files},
+         {"stragglers", diagnose::to_json(p.stragglers)},
          {"rows", json::array()}};
   for (const auto& r : p.rows)
     j["rows"].push_back({{"op", r.op},

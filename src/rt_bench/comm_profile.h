@@ -1,10 +1,14 @@
 #pragma once
 // `chorus profile`: the communication logs of a run (rt/comm_log.h, one PREFIX.<rank>.jsonl per
-// rank) summarised as MCR-DL's Figs. 1 and 12 do: communication time per operation and backend.
+// rank) summarised as MCR-DL's Figs. 1 and 12 do: communication time per operation and backend;
+// and the ranks consistently last at the collectives, with the time the others lost waiting for
+// them (diagnose/stragglers.h, the analysis `chorus doctor --stragglers` runs on flight records).
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "diagnose/stragglers.h"
 
 namespace chorus::rt {
 
@@ -32,7 +36,14 @@ struct CommProfile {
   std::vector<LoggedOp> ops;
   std::vector<ProfileRow> rows;  // most busy time first
   int failed = 0;
+  diagnose::StragglerReport stragglers;
 };
+
+// The collectives' starts (start_ns) in the logs, numbered per rank and log name (backend, group,
+// or backend:algorithm) in the order they started: ranks issue the same collectives in the same
+// order, and one name's collectives run one after another on their lane, so the k-th of a name is
+// the same call on every rank. Sends and receives are not collectives.
+std::vector<diagnose::CollectiveStart> collective_starts(const std::vector<LoggedOp>& ops);
 
 // `inputs`: log files, or prefixes (PREFIX.<rank>.jsonl for every rank of the run). Errors
 // (InputError) name the file, the line and the field; a run's ranks must all be there.

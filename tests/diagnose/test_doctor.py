@@ -81,6 +81,87 @@ class Doctor(unittest.TestCase):
         self.assertEqual((f["waiting"][0]["state"], f["seq"]), ("failed", 9))
         self.assertAlmostEqual(f["waiting"][0]["waited_s"], 5.01, places=6)
 
+    def test_killed_rank_while_the_other_timed_out(self):
+        # Rank 1 was killed (SIGKILL) before its seq 4: no record of its own. Rank 0's seq 4 started
+        # at 100.04 s and failed on its 5 s timeout; it dumped at 105.1 s. Every record there
+        # issued as many collectives (5), so the parting is the last one, in which rank 0 waited.
+        write(self.dir, [
+            dump(0, 2, [comm("gloo", [0, 1], 0, loop(4, algorithm="gloo") + [entry(4, 100.04, state="failed",
+                                                                                 algorithm="gloo")])],
+                 dumped=105.1, reason="timeout", detail="gloo all_reduce on rank 0: timed out"),
+        ], launcher([launcher_rank(0, state="exited", exit_status=1, dumped=True),
+                     launcher_rank(1, state="killed", signal=9, dumped=False)], reason="rank_failure", failed_rank=1))
+        text, j = self.both()
+        self.assertIn("parted on communicator 'gloo' (backend gloo) at collective seq 4", text)
+        self.assertIn("waiting in it:   rank 0 for 5.1 s, then failed", text)
+        self.assertIn("no record:       rank 1: no dump: killed by signal 9", text)
+        f = j["findings"][0]
+        self.assertEqual((j["verdict"], f["seq"], f["op"]), ("parted", 4, "all_reduce"))
+        self.assertEqual([(w["rank"], w["state"]) for w in f["waiting"]], [(0, "failed")])
+        self.assertEqual([(a["rank"], a["where"], a["state"], a["signal"]) for a in f["absent"]],
+                         [(1, "no_dump", "killed", 9)])
+        # The same without launcher.json (under mpirun): rank 1 is still named, as without a record.
+        os.remove(os.path.join(self.dir, "launcher.json"))
+        text, j = self.both()
+        f = j["findings"][0]
+        self.assertEqual((j["verdict"], f["seq"], [w["rank"] for w in f["waiting"]]), ("parted", 4, [0]))
+        self.assertEqual([(a["rank"], a["where"], a["state"]) for a in f["absent"]], [(1, "no_dump", None)])
+
+    def test_every_rank_failed_in_the_same_call_is_a_failure(self):
+        # Both ranks' seq 2 failed (a lost connection) and both dumped: nobody left, a failure.
+        write(self.dir, [
+            dump(r, 2, [comm("gloo", [0, 1], r, loop(2, algorithm="gloo") + [entry(2, 100.02, state="failed",
+                                                                                 algorithm="gloo")])],
+                 reason="comm_error", detail=f"gloo all_reduce on rank {r}: connection closed")
+            for r in (0, 1)])
+        _, j = self.both()
+        self.assertEqual((j["verdict"], j["findings"][0]["seq"]), ("failed", 2))
+
+    def test_rank_killed_between_two_calls(self):
+        # Rank 1 was killed right after seq 3; rank 0 had completed seq 3 too and had not issued
+        # seq 4 when it wrote its record (asked by the launcher): nobody waits, but rank 1 is gone.
+        # "No problem" would be untrue: the verdict is `missing`, after 4 collectives.
+        write(self.dir, [dump(0, 2, [comm("shm", [0, 1], 0, loop(4))], dumped=100.2)],
+              launcher([launcher_rank(0), launcher_rank(1, state="killed", signal=9, dumped=False)],
+                       reason="rank_failure", failed_rank=1))
+        text, j = self.both()
+        self.assertIn("missing on communicator 'shm' (backend shm): the ranks with a record are in no call on it, "
+                      "after 4 collectives", text)
+        self.assertIn("no record:       rank 1: no dump: killed by signal 9", text)
+        self.assertNotIn("no problem", text)
+        f = j["findings"][0]
+        self.assertEqual((j["verdict"], f["seq"], f["recorded"]), ("missing", None, 4))
+        self.assertEqual([(a["rank"], a["where"], a["state"], a["signal"]) for a in f["absent"]],
+                         [(1, "no_dump", "killed", 9)])
+
+    def test_rank_that_arrived_after_the_other_gave_up(self):
+        # Rank 1 was stopped before its seq 4 and continued (as mpirun continues a stopped rank
+        # before ending it): rank 0 started seq 4 at 100.04 s, timed out and wrote its record at
+        # 106.05 s; rank 1 started seq 4 at 106.5 s, found rank 0 gone and failed. Both failed at
+        # seq 4, but rank 1 came 6.46 s after rank 0, after rank 0 had given up: the late one.
+        write(self.dir, [
+            dump(0, 2, [comm("gloo", [0, 1], 0, loop(4, algorithm="gloo") + [entry(4, 100.04, state="failed",
+                                                                                 algorithm="gloo")])],
+                 dumped=106.05, reason="timeout", detail="gloo all_reduce on rank 0: timed out"),
+            dump(1, 2, [comm("gloo", [0, 1], 1, loop(4, algorithm="gloo") + [entry(4, 106.5, state="failed",
+                                                                                 algorithm="gloo")])],
+                 dumped=106.51, reason="comm_error", detail="gloo all_reduce on rank 1: rank 0 died"),
+        ])
+        text, j = self.both()
+        self.assertIn("rank 1 started it 6.5 s after the first, when rank 0 had already given up on it: the others "
+                      "waited for rank 1", text)
+        f = j["findings"][0]
+        self.assertEqual((j["verdict"], f["seq"], f["late"]["rank"], f["late"]["gave_up"]), ("failed", 4, 1, 0))
+        self.assertAlmostEqual(f["late"]["after_s"], 6.46, places=6)
+        # Had rank 1 started before rank 0 gave up (at 105 s), both simply failed: no late rank.
+        write(self.dir, [
+            dump(1, 2, [comm("gloo", [0, 1], 1, loop(4, algorithm="gloo") + [entry(4, 105.0, state="failed",
+                                                                                 algorithm="gloo")])],
+                 dumped=106.51, reason="comm_error", detail="gloo all_reduce on rank 1: rank 0 died"),
+        ])
+        _, j = self.both()
+        self.assertIsNone(j["findings"][0]["late"])
+
     def test_rank_outside_chorus(self):
         write(self.dir, [
             dump(0, 2, [comm("gloo", [0, 1], 0, loop(4, algorithm="gloo") + [entry(4, 100.5, state="started",
