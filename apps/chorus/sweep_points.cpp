@@ -7,6 +7,7 @@
 #include "apps/chorus/sim_collective_run.h"
 #include "apps/chorus/sim_jobs_run.h"
 #include "apps/chorus/sim_workload_run.h"
+#include "apps/chorus/topo_run.h"
 #include "core/error.h"
 #include "core/split.h"
 #include "net/network_yaml.h"
@@ -169,6 +170,35 @@ nlohmann::ordered_json plan_point(const Point& p) {
   });
 }
 
+// The command's --json without its per-link and per-route lists (topology_summary_json).
+nlohmann::ordered_json topo_find_point(const Point& p) {
+  return named_by_spec(p, [&] {
+    const PointValues v(p);
+    TopoFindArgs a;
+    v.get("workload", a.workload);
+    v.get("traffic", a.traffic);
+    v.get("servers", a.servers);
+    v.get("degree", a.degree);
+    v.get("primes", a.primes);
+    return topology_summary_json(find_topology(a));
+  });
+}
+
+// The command's --json: the one fabric's object, or (fabric: all) every fabric's by index.
+nlohmann::ordered_json topo_cost_point(const Point& p) {
+  return named_by_spec(p, [&] {
+    const PointValues v(p);
+    TopoCostArgs a;
+    v.get("fabric", a.fabric);
+    v.get("servers", a.servers);
+    v.get("degree", a.degree);
+    v.get("bandwidth", a.bandwidth);
+    v.get("switch-radix", a.radix);
+    auto j = fabric_costs_json(a);
+    return j.size() == 1 ? j[0] : j;
+  });
+}
+
 }  // namespace
 
 const std::vector<SweepCommand>& sweep_commands() {
@@ -228,6 +258,20 @@ const std::vector<SweepCommand>& sweep_commands() {
          {"all", ParamKind::kBool},
          {"evaluate", ParamKind::kString}}},
        plan_point},
+      {{"topo find",
+        {{"workload", ParamKind::kString},
+         {"traffic", ParamKind::kString},
+         {"servers", ParamKind::kInt},
+         {"degree", ParamKind::kInt},
+         {"primes", ParamKind::kBool}}},
+       topo_find_point},
+      {{"topo cost",
+        {{"fabric", ParamKind::kString},
+         {"servers", ParamKind::kInt},
+         {"degree", ParamKind::kInt},
+         {"bandwidth", ParamKind::kDouble},
+         {"switch-radix", ParamKind::kInt}}},
+       topo_cost_point},
   };
   return commands;
 }
