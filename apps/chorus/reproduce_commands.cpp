@@ -207,6 +207,7 @@ void add_shared_fabric(CLI::App& cmd) {
     std::string out = "results/shared-fabric";
     int iterations = 3;
     int shift_steps = 8;
+    int jobs = 0;
     bool quiet = false;
   };
   auto fargs = std::make_shared<SharedFabricArgs>();
@@ -218,9 +219,10 @@ void add_shared_fabric(CLI::App& cmd) {
       ->capture_default_str()
       ->check(CLI::Range(1, sim::jobs::kMaxShiftSteps));
   cmd.add_flag("-q,--quiet", fargs->quiet, "No progress indicator");
+  cmd.add_option("-j,--jobs", fargs->jobs, kJobsHelp);
   cmd.callback([fargs] {
-    const auto study =
-        eval::run_shared_fabric_study(fargs->iterations, fargs->shift_steps, make_progress(fargs->quiet, "job mixes"));
+    const auto study = eval::run_shared_fabric_study(fargs->iterations, fargs->shift_steps,
+                                                     make_progress(fargs->quiet, "job mixes"), workers_of(fargs->jobs));
     fmt::print("{}", eval::format_shared_fabric_table(study));
     fmt::print("wrote:\n");
     for (const auto& f : eval::write_shared_fabric_outputs(study, fargs->out)) fmt::print("  {}\n", f);
@@ -316,6 +318,7 @@ void add_syndicate(CLI::App& cmd) {
     std::vector<std::string> workloads;
     std::uint64_t seed = 1;
     long evaluations = 20000;
+    int jobs = 0;
     bool quiet = false;
   };
   auto sargs = std::make_shared<SyndicateArgs>();
@@ -325,6 +328,9 @@ void add_syndicate(CLI::App& cmd) {
   cmd.add_option("--seed", sargs->seed, "Seed of the searches")->capture_default_str();
   cmd.add_option("--evaluations", sargs->evaluations, "Plans costed per search")->capture_default_str();
   cmd.add_flag("-q,--quiet", sargs->quiet, "No progress lines");
+  cmd.add_option("-j,--jobs", sargs->jobs,
+                 "Cases at once (default: the hardware's cores; the rows but the searches' wall times do not depend "
+                 "on it)");
   cmd.callback([sargs] {
     auto o = eval::default_syndicate_cases();
     if (!sargs->workloads.empty()) {
@@ -339,6 +345,7 @@ void add_syndicate(CLI::App& cmd) {
     o.seed = sargs->seed;
     o.evaluations = sargs->evaluations;
     o.progress = !sargs->quiet;
+    o.workers = workers_of(sargs->jobs);
     const auto study = eval::run_syndicate_study(o);
     fmt::print("{}", eval::format_syndicate_table(study));
     fmt::print("wrote:\n");
