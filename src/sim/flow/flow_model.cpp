@@ -14,6 +14,7 @@
 namespace chorus::sim::flow {
 namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr std::size_t kFetchAhead = 8;  // records fetched ahead in passes over scattered flows
 }  // namespace
 
 std::vector<double> max_min_rates(const std::vector<double>& capacity, const std::vector<const net::Path*>& paths) {
@@ -151,7 +152,17 @@ void FlowEngine::reallocate() {
   // departures gets its old rate back): one leaf each, or (many of them) all their leaves and the
   // tree in one pass. An unchanged rate keeps its anchor and last byte.
   moved_.clear();
-  for (int f : filler_->changed()) {
+  const auto& changed = filler_->changed();
+  const std::size_t n = changed.size();
+  for (std::size_t j = 0; j < n; ++j) {
+    // The changed flows' records are scattered: fetch their positions, then their records, ahead
+    // (the misses were a third of this function).
+    if (j + 2 * kFetchAhead < n) __builtin_prefetch(&at_[static_cast<std::size_t>(changed[j + 2 * kFetchAhead])]);
+    if (j + kFetchAhead < n) {
+      const int ahead = at_[static_cast<std::size_t>(changed[j + kFetchAhead])];
+      if (ahead >= 0) __builtin_prefetch(&send_[static_cast<std::size_t>(ahead)], 1);
+    }
+    const int f = changed[j];
     const auto i = static_cast<std::size_t>(at_[static_cast<std::size_t>(f)]);
     const double was = send_[i].rate;
     send_[i].left -= was * (t_ - send_[i].anchor);
@@ -213,7 +224,12 @@ void FlowEngine::step(std::vector<int>& completed) {
     last_byte_.at_most(t_ + std::max(tolerance_ * t_, slack), due_);
     due_flows_.clear();
     for (auto i : due_) due_flows_.push_back(active_[i]);
-    for (int f : due_flows_) {
+    for (std::size_t j = 0; j < due_flows_.size(); ++j) {
+      if (j + kFetchAhead < due_.size()) {
+        __builtin_prefetch(&send_[due_[j + kFetchAhead]]);
+        __builtin_prefetch(&flows_[static_cast<std::size_t>(due_flows_[j + kFetchAhead])]);
+      }
+      const int f = due_flows_[j];
       const auto i = static_cast<std::size_t>(at_[static_cast<std::size_t>(f)]);
       const double last = last_byte_.at(i);
       const double left = send_[i].left - send_[i].rate * (t_ - send_[i].anchor);
