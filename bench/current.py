@@ -220,7 +220,7 @@ def parse_dlrm(out):
         same = "" if len(iterations) == 1 else " (ITERATION TIMES DIFFER between runs)"
         return (f"{n:,} servers, {rs[0][0]:,} flows, iteration {rs[0][1]:.3f} ms{same}: CPU {min(cpu):.2f}-{max(cpu):.2f} s, "
                 f"wall {min(wall):.2f}-{max(wall):.2f} s, peak RSS {max(mb):,.0f} MB ({len(rs)} runs)")
-    return (summary(1024) + "; the goal: under 5 s on one core", "512 servers, same runs: " + summary(512))
+    return (summary(1024) + "; the goal: under 5 s on one core", "same runs: " + summary(512))
 
 
 SMALL = "bench/rt/run_small_msgs.sh build 3 all 2"
