@@ -6,6 +6,7 @@
 #include <cmath>
 #include <fmt/format.h>
 #include <mutex>
+#include <numeric>
 
 #include "core/worker_pool.h"
 
@@ -14,6 +15,17 @@ namespace chorus::eval {
 std::string with_time_left(const std::string& label, double left_s) {
   if (!(left_s > 0)) return label;
   return fmt::format("{}; about {:.0f} s left", label, std::ceil(left_s));
+}
+
+std::vector<std::size_t> spread_order(std::size_t n) {
+  std::vector<std::size_t> order(n);
+  if (n == 0) return order;
+  // A stride near n / golden ratio, coprime with n: i x stride mod n visits every index once.
+  auto stride = static_cast<std::size_t>(std::llround(static_cast<double>(n) * 0.6180339887498949));
+  stride = std::max<std::size_t>(stride, 1);
+  while (std::gcd(stride, n) != 1) ++stride;
+  for (std::size_t i = 0; i < n; ++i) order[i] = i * stride % n;
+  return order;
 }
 
 void run_study(const std::vector<StudyRun>& runs, int workers, const std::function<void(std::size_t)>& run,
@@ -25,8 +37,10 @@ void run_study(const std::vector<StudyRun>& runs, int workers, const std::functi
   int done = 0;
   CostEstimate costs;
   const std::atomic<bool> never{false};
-  if (progress && total > 0) progress(0, total, runs.front().label);
-  run_pool(runs.size(), pool, never, [&](std::size_t i) {
+  const auto order = spread_order(runs.size());
+  if (progress && total > 0) progress(0, total, runs[order.front()].label);
+  run_pool(runs.size(), pool, never, [&](std::size_t taken) {
+    const std::size_t i = order[taken];
     const auto start = std::chrono::steady_clock::now();
     run(i);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -4,7 +4,9 @@
 // rows from the slots afterwards has the serial run's rows in the serial order whatever the
 // workers. After each run, one at a time, `progress` hears the runs done, the runs in all and the
 // run's label followed by the time left: the runs not done yet, each predicted from the times of
-// the runs done with its parameter values (core/cost_estimate.h), over the workers.
+// the runs done with its parameter values (core/cost_estimate.h), over the workers. The runs are
+// taken in spread_order, so that the first ones done sample the whole study (every workload,
+// topology, size) and the estimate holds early, not only the first parameter value's runs.
 #include <cstddef>
 #include <functional>
 #include <string>
@@ -23,6 +25,9 @@ struct StudyRun {
 // workers < 1 counts as 1. The first exception of a run stops the pool and is rethrown.
 void run_study(const std::vector<StudyRun>& runs, int workers, const std::function<void(std::size_t)>& run,
                const Progress& progress);
+
+// 0 .. n-1, each once, in steps of about n / 1.618 (modulo n, a step coprime with n).
+std::vector<std::size_t> spread_order(std::size_t n);
 
 // "LABEL; about N s left" (N rounded up; "LABEL" alone before any estimate and once none is left).
 std::string with_time_left(const std::string& label, double left_s);

@@ -2,6 +2,7 @@
 // (run under ThreadSanitizer too), the progress hears of every run once.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 
 #include "eval/study_runs.h"
@@ -167,6 +168,18 @@ TEST(StudyPool, ThemisDegradedOnTwoWorkersEqualsOne) {
   EXPECT_EQ(serial.rows[0].healthy_themis_ns, healthy);
 }
 
+TEST(StudyPool, RunsAreTakenSpreadOverTheStudy) {
+  // 10 runs: a step of round(10 x 0.618) = 6 shares 2 with 10, so 7: 0, 7, 4, 1, 8, 5, 2, 9, 6, 3.
+  EXPECT_EQ(spread_order(10), (std::vector<std::size_t>{0, 7, 4, 1, 8, 5, 2, 9, 6, 3}));
+  EXPECT_EQ(spread_order(1), std::vector<std::size_t>{0});
+  EXPECT_TRUE(spread_order(0).empty());
+  for (std::size_t n : {2u, 3u, 55u, 96u, 100u}) {
+    auto order = spread_order(n);
+    std::sort(order.begin(), order.end());
+    for (std::size_t i = 0; i < n; ++i) EXPECT_EQ(order[i], i) << n;  // each index once
+  }
+}
+
 TEST(StudyPool, TimeLeftFromTheRunsOwnCosts) {
   EXPECT_EQ(with_time_left("a", 0), "a");
   EXPECT_EQ(with_time_left("a", 2.2), "a; about 3 s left");
@@ -176,9 +189,9 @@ TEST(StudyPool, TimeLeftFromTheRunsOwnCosts) {
   std::vector<std::string> labels;
   run_study(
       runs, 1, [](std::size_t) {}, [&](int, int, const std::string& label) { labels.push_back(label); });
-  ASSERT_EQ(labels.size(), 4u);  // before the first run, then after each
+  ASSERT_EQ(labels.size(), 4u);  // before the first run, then after each: order 0, 2, 1
   EXPECT_EQ(labels[0], "x0");
-  EXPECT_EQ(labels[3], "x1");  // nothing left
+  EXPECT_EQ(labels[3], "y0");  // nothing left
 }
 
 }  // namespace
