@@ -5,7 +5,9 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/memory_budget.h"
 #include "topoopt/cost_model.h"
+#include "workload/parallelism.h"
 
 namespace chorus::cli {
 
@@ -96,6 +98,63 @@ nlohmann::json fabric_costs_json(const TopoCostArgs& a) {
                    {"one_by_two_switches", fc.one_by_two_switches},
                    {"fibres", fc.fibres}}}});
   }
+  return j;
+}
+
+namespace {
+
+nlohmann::json strategy_json(const topoopt::Strategy& s) {
+  return {{"key", s.key()}, {"mp_npus", s.mp_npus}, {"layer_mp", s.layer_mp}, {"placement", s.placement}};
+}
+
+}  // namespace
+
+topoopt::AlternatingResult optimize_topology(const TopoOptimizeArgs& a,
+                                             const std::function<void(const std::string&)>& progress) {
+  if (a.servers < 2 || a.servers > 4096)
+    throw InputError("--servers", fmt::format("must be in 2..4096, got {}", a.servers));
+  if (a.degree < 1 || a.degree > 1024)
+    throw InputError("--degree", fmt::format("must be in 1..1024, got {}", a.degree));
+  require_range(a.iterations, 1, workload::kMaxTrainingIterations, "--iterations");  // what the DAG may hold
+  topoopt::ServerSpec spec;
+  spec.gpus = a.gpus;
+  const auto job = topoopt::server_job(a.workload, a.servers, spec, a.iterations);
+  topoopt::AlternatingOptions o;
+  o.degree = a.degree;
+  o.gbps = a.bandwidth;
+  o.rounds = a.rounds;
+  o.search = a.search;
+  o.search.move_layers = !a.no_layers;
+  o.search.move_placement = !a.no_placement;
+  o.progress = progress;
+  return topoopt::alternating_optimization(job, o);
+}
+
+nlohmann::json optimize_json(const TopoOptimizeArgs& a, const topoopt::AlternatingResult& r) {
+  nlohmann::json j{{"workload", a.workload},
+                   {"servers", a.servers},
+                   {"degree", a.degree},
+                   {"bandwidth_gbps", a.bandwidth},
+                   {"own", {{"strategy", strategy_json(r.own_strategy)}, {"iteration_ms", r.own_ns / 1e6}}},
+                   {"rounds", nlohmann::json::array()},
+                   {"converged", r.converged},
+                   {"simulations", r.simulations}};
+  for (const auto& round : r.rounds)
+    j["rounds"].push_back({{"round", round.round},
+                           {"strategy", strategy_json(round.strategy)},
+                           {"searched_ms", round.searched_ns / 1e6},
+                           {"iteration_ms", round.iteration_ns / 1e6},
+                           {"steps", round.steps},
+                           {"accepted", round.accepted},
+                           {"improvements", round.improvements},
+                           {"improved", round.improved}});
+  j["best"] = {{"round", r.best_round},
+               {"iteration_ms", r.best_ns / 1e6},
+               {"strategy", strategy_json(r.best_strategy)},
+               {"topology",
+                {{"edges", r.best_topology.edges},
+                 {"degree_allreduce", r.best_topology.degree_allreduce},
+                 {"degree_mp", r.best_topology.degree_mp}}}};
   return j;
 }
 

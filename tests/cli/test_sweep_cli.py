@@ -275,6 +275,34 @@ grid:
             for b in ("25", "100"):
                 self.assertLess(by[(f, "128", b)], by[(f, "1024", b)])
 
+    def test_topo_optimize_rows_equal_the_commands_own_json(self):
+        spec = self.spec("command: topo optimize\nfixed: {workload: topoopt-dlrm, servers: 4, steps: 20, "
+                         "patience: 10, rounds: 1}\ngrid:\n  seed: [1, 2]\n  degree: [2, 3]\n")
+        r1, _, out1 = self.sweep(spec, "o1", "-j", "1")
+        r2, _, out2 = self.sweep(spec, "o2", "-j", "2")
+        self.assertEqual(r1.returncode, 0, r1.stderr)
+        self.assertEqual(r2.returncode, 0, r2.stderr)
+        with open(out1) as a, open(out2) as b:
+            self.assertEqual(a.read(), b.read())  # seeded, bounded by its steps
+        rows = read_csv(out1)
+        self.assertEqual(len(rows), 4)
+        for row in rows:
+            c = chorus("topo", "optimize", "--workload", "topoopt-dlrm", "--servers", "4", "--steps", "20",
+                       "--patience", "10", "--rounds", "1", "--seed", row["seed"], "--degree", row["degree"],
+                       "--json", "-q")
+            self.assertEqual(c.returncode, 0, c.stderr)
+            j = json.loads(c.stdout)
+            self.assertEqual(float(row["best.iteration_ms"]), j["best"]["iteration_ms"])
+            self.assertEqual(int(row["simulations"]), j["simulations"])
+            self.assertEqual(row["best.strategy.key"], j["best"]["strategy"]["key"])
+            for k, rnd in enumerate(j["rounds"]):
+                self.assertEqual(float(row[f"rounds.{k}.iteration_ms"]), rnd["iteration_ms"])
+                # The best is the fastest of the job's own strategy and every round's.
+                self.assertLessEqual(float(row["best.iteration_ms"]), rnd["iteration_ms"])
+            self.assertLessEqual(float(row["best.iteration_ms"]), float(row["own.iteration_ms"]))
+            self.assertNotIn("best.topology.edges.0.0", row)  # the lists are left out
+            self.assertNotIn("best.strategy.placement.0", row)
+
     def test_topo_find_bad_degree_named_by_the_spec(self):
         spec = self.spec("command: topo find\nfixed: {workload: dlrm-example}\ngrid:\n  degree: [0, 4]\n")
         r, _, out = self.sweep(spec, "bad")
