@@ -70,7 +70,8 @@ void FlowEngine::admit() {
   res_.finish_ns.resize(nf, kInf);
   pending_.resize(nf, 0);
   ready_.resize(nf, 0.0);
-  dependents_.resize(nf);
+  first_dependent_.resize(nf, -1);
+  more_.resize(nf, 0);
   completed_.resize(nf, 0);
   at_.resize(nf, -1);
   filler_->reserve(nf);
@@ -81,7 +82,12 @@ void FlowEngine::admit() {
       if (completed_[au]) {
         ready_[f] = std::max(ready_[f], res_.finish_ns[au]);
       } else {
-        dependents_[au].push_back(static_cast<int>(f));
+        if (first_dependent_[au] < 0) {
+          first_dependent_[au] = static_cast<int>(f);
+        } else {
+          more_dependents_[a].push_back(static_cast<int>(f));
+          more_[au] = 1;
+        }
         ++pending_[f];
       }
     }
@@ -256,12 +262,21 @@ void FlowEngine::step(std::vector<int>& completed) {
     if (kind == 0) {
       completed_[fu] = 1;
       completed.push_back(f);
-      for (int d : dependents_[fu]) {
+      const auto release = [&, when = when](int d) {
         const auto du = static_cast<std::size_t>(d);
         ready_[du] = std::max(ready_[du], when);
         if (--pending_[du] == 0) events_.emplace(ready_[du], 1, d);
+      };
+      if (first_dependent_[fu] >= 0) {
+        release(first_dependent_[fu]);
+        first_dependent_[fu] = -1;
       }
-      dependents_[fu] = {};
+      if (more_[fu]) {
+        const auto it = more_dependents_.find(f);
+        for (int d : it->second) release(d);
+        more_dependents_.erase(it);
+        more_[fu] = 0;
+      }
     } else {
       res_.start_ns[fu] = when;
       if (flows_[fu].path.empty() || flows_[fu].bytes == 0.0) {
