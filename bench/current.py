@@ -206,6 +206,23 @@ def parse_sweep(out):
             f"1 worker, same rounds: {one:.2f} s")
 
 
+def parse_dlrm(out):
+    runs = {}  # servers -> [(flows, iteration_ms, wall_s, cpu_s, peak_mb)]
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) == 9 and f[0].isdigit():
+            runs.setdefault(int(f[0]), []).append((int(f[2]), float(f[3]), float(f[4]), float(f[5]), float(f[7])))
+
+    def summary(n):
+        rs = runs[n]
+        iterations = {r[1] for r in rs}
+        cpu, wall, mb = [r[3] for r in rs], [r[2] for r in rs], [r[4] for r in rs]
+        same = "" if len(iterations) == 1 else " (ITERATION TIMES DIFFER between runs)"
+        return (f"{n:,} servers, {rs[0][0]:,} flows, iteration {rs[0][1]:.3f} ms{same}: CPU {min(cpu):.2f}-{max(cpu):.2f} s, "
+                f"wall {min(wall):.2f}-{max(wall):.2f} s, peak RSS {max(mb):,.0f} MB ({len(rs)} runs)")
+    return (summary(1024) + "; the goal: under 5 s on one core", "same runs: " + summary(512))
+
+
 SMALL = "bench/rt/run_small_msgs.sh build 3 all 2"
 ROWS = [
     ("simulator", "the simulator's speed: a 1 GB all-reduce in 64 chunks on 4D-Ring_FC_Ring_SW (Themis Table 2)",
@@ -228,6 +245,10 @@ ROWS = [
      "--sizes 4096,1048576,16777216 --rounds 3", parse_torch),
     ("themis-real", "Themis schedules executed on real ranks against the simulator's prediction, 4-8 ranks",
      "build/chorus reproduce themis-real -q", parse_themis_real),
+    ("dlrm-1024", "the flow-level model's largest point: one DLRM iteration on 1,024 servers on TopoOpt's fabric (d = 8, "
+     "batch tolerance 1e-3, as `reproduce topoopt`), one process per run on one core",
+     "bench/topoopt/run_dlrm_scaling.sh build/bench/bench_flow_model build/bench/bench_flow_model 512 1024",
+     parse_dlrm),
     ("ci", "CI: the README's test command on a clean clone", "bash .ci/run", None),
 ]
 

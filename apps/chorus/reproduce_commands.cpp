@@ -32,8 +32,17 @@ struct ThemisArgs {
   std::string out = "results/themis";
   int chunks = 64;
   int max_chunks_per_dim = 0;
+  int jobs = 0;
   bool quiet = false;
 };
+
+// -j: the simulations at once (0: the hardware's cores); the rows do not depend on it.
+int workers_of(int jobs) {
+  if (jobs < 0) throw InputError("--jobs", fmt::format("must be >= 1, got {}", jobs));
+  return jobs == 0 ? static_cast<int>(std::max(1u, std::thread::hardware_concurrency())) : jobs;
+}
+
+constexpr const char* kJobsHelp = "Simulations at once (default: the hardware's cores; the rows do not depend on it)";
 
 eval::Progress make_progress(bool quiet, const char* what) {
   const bool tty = isatty(STDERR_FILENO) != 0;
@@ -45,7 +54,7 @@ eval::Progress make_progress(bool quiet, const char* what) {
       fmt::print(stderr, "\r[{:>3}/{}] {:>3}% {:<60}", done, total, percent, label);
       if (done == total) fmt::print(stderr, "\n");
     } else if (percent / 10 != *last_percent / 10 || done == total) {
-      fmt::print(stderr, "progress: {}/{} {} ({}%)\n", done, total, what, percent);
+      fmt::print(stderr, "progress: {}/{} {} ({}%): {}\n", done, total, what, percent, label);
     }
     *last_percent = percent;
   };
@@ -57,6 +66,7 @@ struct WorkloadsArgs {
   int chunks = 64;
   bool quiet = false;
   bool sensitivity = false;
+  int jobs = 0;
   std::string grid = "quick";
   std::string astra_workload = eval::SensitivityConfig::quick().astra_file;
 };
@@ -67,7 +77,8 @@ void run_reproduce_sensitivity(const WorkloadsArgs& a) {
   config.iterations = a.iterations;
   config.chunks = a.chunks;
   config.astra_file = a.astra_workload;
-  const auto study = eval::run_themis_sensitivity(config, make_progress(a.quiet, "workload simulations"));
+  config.workers = workers_of(a.jobs);
+  const auto study = eval::run_themis_sensitivity(config, make_progress(a.quiet, "sensitivity runs"));
   fmt::print("{}", eval::format_sensitivity_tables(study));
   const auto files = eval::write_sensitivity_outputs(study, a.out);
   fmt::print("\n{} simulations in {:.3f} s; wrote:\n", 2 * study.rows.size(), study.wall_s);
@@ -82,6 +93,7 @@ void run_reproduce_workloads(const WorkloadsArgs& a) {
   if (a.sensitivity) return run_reproduce_sensitivity(a);
   config.iterations = a.iterations;
   config.chunks = a.chunks;
+  config.workers = workers_of(a.jobs);
   const auto start = std::chrono::steady_clock::now();
   const auto study = eval::run_themis_workloads(config, make_progress(a.quiet, "workload simulations"));
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -97,6 +109,7 @@ void run_reproduce_themis(const ThemisArgs& a) {
   config.chunks = a.chunks;
   if (a.max_chunks_per_dim < 0) throw InputError("--max-chunks-per-dim", "must be >= 0 (0 = no limit)");
   config.max_chunks_per_dim = a.max_chunks_per_dim;
+  config.workers = workers_of(a.jobs);
   const bool tty = isatty(STDERR_FILENO) != 0;
   int last_percent = -1;
   const auto start = std::chrono::steady_clock::now();
@@ -107,7 +120,7 @@ void run_reproduce_themis(const ThemisArgs& a) {
       fmt::print(stderr, "\r[{:>3}/{}] {:>3}% {:<60}", done, total, percent, label);
       if (done == total) fmt::print(stderr, "\n");
     } else if (percent / 10 != last_percent / 10 || done == total) {
-      fmt::print(stderr, "progress: {}/{} simulations ({}%)\n", done, total, percent);
+      fmt::print(stderr, "progress: {}/{} simulations ({}%): {}\n", done, total, percent, label);
     }
     last_percent = percent;
   };
@@ -127,6 +140,7 @@ void add_themis(CLI::App& cmd) {
                  "At most this many chunks on a dimension at once; 0 = no limit (fixed delays overlap)")
       ->capture_default_str();
   cmd.add_flag("-q,--quiet", args->quiet, "No progress indicator");
+  cmd.add_option("-j,--jobs", args->jobs, kJobsHelp);
   cmd.callback([args] { run_reproduce_themis(*args); });
 }
 
@@ -136,6 +150,7 @@ void add_themis_workloads(CLI::App& cmd) {
   cmd.add_option("-i,--iterations", wargs->iterations, "Training iterations per run")->capture_default_str();
   cmd.add_option("-c,--chunks", wargs->chunks, "Chunks per collective")->capture_default_str();
   cmd.add_flag("-q,--quiet", wargs->quiet, "No progress indicator");
+  cmd.add_option("-j,--jobs", wargs->jobs, kJobsHelp);
   auto* sens =
       cmd.add_flag("--sensitivity", wargs->sensitivity,
                    "Instead of Fig. 12: Themis-SCF's speedup for ResNet-152, GNMT and DLRM against per-NPU batch and "
@@ -158,6 +173,7 @@ void add_themis_degraded(CLI::App& cmd) {
     std::string size = "1GB";
     int chunks = 64;
     std::vector<double> fractions = {0.5, 0.25};
+    int jobs = 0;
     bool quiet = false;
   };
   auto dargs = std::make_shared<DegradedArgs>();
@@ -167,6 +183,7 @@ void add_themis_degraded(CLI::App& cmd) {
   cmd.add_option("--fractions", dargs->fractions, "Fractions of a dimension's bandwidth, each in (0, 1]")
       ->capture_default_str();
   cmd.add_flag("-q,--quiet", dargs->quiet, "No progress indicator");
+  cmd.add_option("-j,--jobs", dargs->jobs, kJobsHelp);
   cmd.callback([dargs] {
     eval::DegradedConfig c;
     c.size_bytes = static_cast<double>(parse_bytes(dargs->size, "--size"));
@@ -177,6 +194,7 @@ void add_themis_degraded(CLI::App& cmd) {
     for (double f : dargs->fractions)
       if (!(f > 0 && f <= 1)) throw InputError("--fractions", fmt::format("{} is not in (0, 1]", f));
     c.fractions = dargs->fractions;
+    c.workers = workers_of(dargs->jobs);
     const auto study = eval::run_themis_degraded(c, make_progress(dargs->quiet, "degraded dimensions"));
     fmt::print("{}", eval::format_degraded_table(study));
     fmt::print("wrote:\n");
@@ -189,6 +207,7 @@ void add_shared_fabric(CLI::App& cmd) {
     std::string out = "results/shared-fabric";
     int iterations = 3;
     int shift_steps = 8;
+    int jobs = 0;
     bool quiet = false;
   };
   auto fargs = std::make_shared<SharedFabricArgs>();
@@ -200,9 +219,10 @@ void add_shared_fabric(CLI::App& cmd) {
       ->capture_default_str()
       ->check(CLI::Range(1, sim::jobs::kMaxShiftSteps));
   cmd.add_flag("-q,--quiet", fargs->quiet, "No progress indicator");
+  cmd.add_option("-j,--jobs", fargs->jobs, kJobsHelp);
   cmd.callback([fargs] {
-    const auto study =
-        eval::run_shared_fabric_study(fargs->iterations, fargs->shift_steps, make_progress(fargs->quiet, "job mixes"));
+    const auto study = eval::run_shared_fabric_study(fargs->iterations, fargs->shift_steps,
+                                                     make_progress(fargs->quiet, "job mixes"), workers_of(fargs->jobs));
     fmt::print("{}", eval::format_shared_fabric_table(study));
     fmt::print("wrote:\n");
     for (const auto& f : eval::write_shared_fabric_outputs(study, fargs->out)) fmt::print("  {}\n", f);
@@ -298,6 +318,7 @@ void add_syndicate(CLI::App& cmd) {
     std::vector<std::string> workloads;
     std::uint64_t seed = 1;
     long evaluations = 20000;
+    int jobs = 0;
     bool quiet = false;
   };
   auto sargs = std::make_shared<SyndicateArgs>();
@@ -307,6 +328,9 @@ void add_syndicate(CLI::App& cmd) {
   cmd.add_option("--seed", sargs->seed, "Seed of the searches")->capture_default_str();
   cmd.add_option("--evaluations", sargs->evaluations, "Plans costed per search")->capture_default_str();
   cmd.add_flag("-q,--quiet", sargs->quiet, "No progress lines");
+  cmd.add_option("-j,--jobs", sargs->jobs,
+                 "Cases at once (default: the hardware's cores; the rows but the searches' wall times do not depend "
+                 "on it)");
   cmd.callback([sargs] {
     auto o = eval::default_syndicate_cases();
     if (!sargs->workloads.empty()) {
@@ -321,6 +345,7 @@ void add_syndicate(CLI::App& cmd) {
     o.seed = sargs->seed;
     o.evaluations = sargs->evaluations;
     o.progress = !sargs->quiet;
+    o.workers = workers_of(sargs->jobs);
     const auto study = eval::run_syndicate_study(o);
     fmt::print("{}", eval::format_syndicate_table(study));
     fmt::print("wrote:\n");

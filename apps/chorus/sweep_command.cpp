@@ -149,7 +149,9 @@ void register_sweep_command(CLI::App& app) {
   auto* s = app.add_subcommand(
       "sweep",
       "Run a design space's points (a YAML spec: grid, points, random samples over the options of sim collective, "
-      "sim workload, sim jobs or plan) on every core, and on every rank under mpirun; one row per point in SQLite and "
+      "sim workload, sim jobs, plan, topo find, topo optimize or topo cost) on every core, and on every rank under "
+      "mpirun; one row "
+      "per point in SQLite and "
       "CSV; "
       "a sweep stopped at any moment resumes where it stopped (docs/sweeps.md)");
   s->add_option("spec", a->spec, "Sweep spec (YAML): command, fixed, grid, points, random")->required();

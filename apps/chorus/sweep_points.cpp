@@ -7,6 +7,7 @@
 #include "apps/chorus/sim_collective_run.h"
 #include "apps/chorus/sim_jobs_run.h"
 #include "apps/chorus/sim_workload_run.h"
+#include "apps/chorus/topo_run.h"
 #include "core/error.h"
 #include "core/split.h"
 #include "net/network_yaml.h"
@@ -171,6 +172,79 @@ nlohmann::ordered_json plan_point(const Point& p) {
   });
 }
 
+// The command's --json without its per-link and per-route lists (topology_summary_json).
+nlohmann::ordered_json topo_find_point(const Point& p) {
+  return named_by_spec(p, [&] {
+    const PointValues v(p);
+    TopoFindArgs a;
+    v.get("workload", a.workload);
+    v.get("traffic", a.traffic);
+    v.get("servers", a.servers);
+    v.get("degree", a.degree);
+    v.get("primes", a.primes);
+    return topology_summary_json(find_topology(a));
+  });
+}
+
+// The command's --json: the one fabric's object, or (fabric: all) every fabric's by index.
+nlohmann::ordered_json topo_cost_point(const Point& p) {
+  return named_by_spec(p, [&] {
+    const PointValues v(p);
+    TopoCostArgs a;
+    v.get("fabric", a.fabric);
+    v.get("servers", a.servers);
+    v.get("degree", a.degree);
+    v.get("bandwidth", a.bandwidth);
+    v.get("switch-radix", a.radix);
+    auto j = fabric_costs_json(a);
+    return j.size() == 1 ? j[0] : j;
+  });
+}
+
+// The command's --json without the best topology's links and the strategies' per-layer and
+// per-server lists (each strategy's key names them).
+nlohmann::ordered_json topo_optimize_point(const Point& p) {
+  return named_by_spec(p, [&] {
+    const PointValues v(p);
+    TopoOptimizeArgs a;
+    v.get("workload", a.workload);
+    v.get("servers", a.servers);
+    v.get("degree", a.degree);
+    v.get("bandwidth", a.bandwidth);
+    v.get("gpus-per-server", a.gpus);
+    v.get("iterations", a.iterations);
+    v.get("rounds", a.rounds);
+    v.get("steps", a.search.max_steps);
+    v.get("patience", a.search.patience);
+    v.get("temperature", a.search.temperature);
+    std::string text;
+    v.get("seed", text);
+    if (!text.empty()) a.search.seed = std::stoull(text);  // checked as an integer by the spec's parser
+    text.clear();
+    v.get("mp-choices", text);
+    for (const auto& choice : split_list(text, ',')) {
+      int n = 0;
+      const auto [ptr, ec] = std::from_chars(choice.data(), choice.data() + choice.size(), n);
+      if (ec != std::errc() || ptr != choice.data() + choice.size())
+        throw InputError("--mp-choices", fmt::format("'{}' is not an int", choice));
+      a.search.mp_choices.push_back(n);
+    }
+    v.get("no-layers", a.no_layers);
+    v.get("no-placement", a.no_placement);
+    if (a.workload.empty()) throw InputError("--workload", "required");
+    auto j = optimize_json(a, optimize_topology(a, {}));
+    j["best"]["topology"].erase("edges");
+    const auto drop_lists = [](nlohmann::json& strategy) {
+      strategy.erase("layer_mp");
+      strategy.erase("placement");
+    };
+    drop_lists(j["own"]["strategy"]);
+    drop_lists(j["best"]["strategy"]);
+    for (auto& round : j["rounds"]) drop_lists(round["strategy"]);
+    return j;
+  });
+}
+
 }  // namespace
 
 const std::vector<SweepCommand>& sweep_commands() {
@@ -232,6 +306,36 @@ const std::vector<SweepCommand>& sweep_commands() {
          {"all", ParamKind::kBool},
          {"evaluate", ParamKind::kString}}},
        plan_point},
+      {{"topo find",
+        {{"workload", ParamKind::kString},
+         {"traffic", ParamKind::kString},
+         {"servers", ParamKind::kInt},
+         {"degree", ParamKind::kInt},
+         {"primes", ParamKind::kBool}}},
+       topo_find_point},
+      {{"topo cost",
+        {{"fabric", ParamKind::kString},
+         {"servers", ParamKind::kInt},
+         {"degree", ParamKind::kInt},
+         {"bandwidth", ParamKind::kDouble},
+         {"switch-radix", ParamKind::kInt}}},
+       topo_cost_point},
+      {{"topo optimize",
+        {{"workload", ParamKind::kString},
+         {"servers", ParamKind::kInt},
+         {"degree", ParamKind::kInt},
+         {"bandwidth", ParamKind::kDouble},
+         {"gpus-per-server", ParamKind::kInt},
+         {"iterations", ParamKind::kInt},
+         {"rounds", ParamKind::kInt},
+         {"steps", ParamKind::kInt},
+         {"patience", ParamKind::kInt},
+         {"temperature", ParamKind::kDouble},
+         {"seed", ParamKind::kInt},
+         {"mp-choices", ParamKind::kString},
+         {"no-layers", ParamKind::kBool},
+         {"no-placement", ParamKind::kBool}}},
+       topo_optimize_point},
   };
   return commands;
 }

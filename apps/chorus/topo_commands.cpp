@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/chorus/commands.h"
+#include "apps/chorus/topo_run.h"
 #include "core/error.h"
 #include "core/text_file.h"
 #include "core/units.h"
@@ -17,38 +18,6 @@
 #include "topoopt/totient_perms.h"
 
 namespace chorus::cli {
-
-namespace {
-
-nlohmann::json topology_json(const topoopt::Topology& t) {
-  nlohmann::json j{{"servers", t.servers},
-                   {"degree", t.degree},
-                   {"degree_allreduce", t.degree_allreduce},
-                   {"degree_mp", t.degree_mp},
-                   {"edges", t.edges},
-                   {"allreduce", nlohmann::json::array()},
-                   {"matchings", t.matchings},
-                   {"routes", nlohmann::json::array()},
-                   {"mp_hops", nlohmann::json::array()},
-                   {"mp_bytes", t.mp_bytes},
-                   {"mp_direct_bytes", t.mp_direct_bytes},
-                   {"mp_satisfied_fraction", t.mp_bytes > 0 ? t.mp_direct_bytes / t.mp_bytes : 1.0},
-                   {"mp_mean_hops", t.mp_bytes > 0 ? t.mp_byte_hops / t.mp_bytes : 0.0}};
-  for (const auto& g : t.allreduce)
-    j["allreduce"].push_back({{"group", g.group},
-                              {"servers", g.servers},
-                              {"degree", g.degree},
-                              {"generators", g.generators},
-                              {"mp_satisfied_bytes", g.mp_satisfied_bytes},
-                              {"max_hops", g.max_hops}});
-  for (const auto& r : t.mp_routes) {
-    j["routes"].push_back({{"src", r.src}, {"dst", r.dst}, {"bytes", r.bytes}, {"path", r.path}});
-    j["mp_hops"].push_back(r.hops());
-  }
-  return j;
-}
-
-}  // namespace
 
 void register_topo_commands(CLI::App& app) {
   auto* topo = app.add_subcommand("topo", "TopoOpt: topologies for direct-connect fabrics (docs/topoopt.md)");
@@ -117,17 +86,7 @@ void register_topo_commands(CLI::App& app) {
                  fmt::join(cr.route[static_cast<std::size_t>(d)], " + "));
     }
   });
-  struct FindArgs {
-    int servers = 0;
-    int degree = 4;
-    std::string workload;
-    std::string traffic;
-    bool primes = false;
-    bool json = false;
-    std::string save;
-    double bandwidth = 100;
-  };
-  static FindArgs f;
+  static TopoFindArgs f;
   auto* find = topo->add_subcommand("find",
                                     "TopologyFinder (Algorithm 1): a direct-connect topology and routing for a job's "
                                     "AllReduce and model-parallel traffic");
@@ -148,18 +107,7 @@ void register_topo_commands(CLI::App& app) {
                    "Also write the topology as a fabric YAML (docs/graph-networks.md) for the flow-level model");
   find->add_option("--bandwidth", f.bandwidth, "With --save: Gb/s per interface")->capture_default_str();
   find->callback([] {
-    if (f.workload.empty() == f.traffic.empty())
-      throw InputError("--workload", "give a built-in workload (--workload NAME) or a traffic file (--traffic FILE)");
-    if (!f.traffic.empty() && f.servers == 0) throw InputError("--servers", "required with --traffic");
-    if (f.servers < 0 || f.servers > 100000)
-      throw InputError("--servers", fmt::format("must be in 2..100000, got {}", f.servers));
-    if (f.degree < 1 || f.degree > 1024)
-      throw InputError("--degree", fmt::format("must be in 1..1024, got {}", f.degree));
-    const auto traffic = f.traffic.empty() ? topoopt::builtin_traffic(f.workload, f.servers)
-                                           : topoopt::load_traffic_file(f.traffic, f.servers);
-    if (!(f.bandwidth > 0) || !std::isfinite(f.bandwidth))
-      throw InputError("--bandwidth", fmt::format("must be > 0, got {}", f.bandwidth));
-    const auto found = topoopt::topology_finder(traffic.servers, f.degree, traffic, {f.primes});
+    const auto found = find_topology(f);
     if (!f.save.empty()) {
       auto fabric = topoopt::topology_fabric(found, f.bandwidth);
       fabric.name = fmt::format("topoopt-{}-d{}", f.workload.empty() ? "traffic" : f.workload, found.degree);
@@ -237,15 +185,7 @@ void register_topo_commands(CLI::App& app) {
     fmt::print("wrote {} ({}: {} servers, {} switches, {} links, {} Gb/s per server)\n", fa.save, built.graph.name,
                built.graph.servers, built.graph.switches, built.graph.links.size(), built.server_gbps);
   });
-  struct CostArgs {
-    std::string fabric = "all";
-    int servers = 128;
-    int degree = 4;
-    double bandwidth = 100;
-    int radix = 32;
-    bool json = false;
-  };
-  static CostArgs c;
+  static TopoCostArgs c;
   auto* cost =
       topo->add_subcommand("cost", "What a fabric costs (Sec. 5.2, Table 3 prices; the model is in docs/topoopt.md)");
   cost->add_option("--fabric", c.fabric,
@@ -261,41 +201,16 @@ void register_topo_commands(CLI::App& app) {
       "--json", c.json,
       "Print a list of {fabric, servers, degree, bandwidth_gbps, server_gbps, tiers, cost_usd, nic_usd, parts}");
   cost->callback([] {
-    if (c.servers < 2 || c.servers > 10000000)
-      throw InputError("--servers", fmt::format("must be in 2..10000000, got {}", c.servers));
-    if (c.degree < 1 || c.degree > 1024)
-      throw InputError("--degree", fmt::format("must be in 1..1024, got {}", c.degree));
-    const auto fabrics =
-        c.fabric == "all" ? topoopt::all_fabrics() : std::vector{topoopt::parse_fabric(c.fabric, "--fabric")};
-    topoopt::CostOptions o;
-    o.switch_radix = c.radix;
-    nlohmann::json j = nlohmann::json::array();
-    if (!c.json)
+    const auto j = fabric_costs_json(c);
+    if (!c.json) {
       fmt::print("{:<26} {:>14} {:>12} {:>12} {:>12} {:>6}\n", "fabric", "interconnect $", "NICs $", "total $",
                  "Gb/s/server", "tiers");
-    for (auto fabric : fabrics) {
-      const auto fc = topoopt::fabric_cost(fabric, c.servers, c.degree, c.bandwidth, o);
-      if (!c.json) {
-        fmt::print("{:<26} {:>14} {:>12} {:>12} {:>12} {:>6}\n", topoopt::to_string(fabric),
-                   group_digits(fc.interconnect_usd), group_digits(fc.nic_usd),
-                   group_digits(fc.interconnect_usd + fc.nic_usd), fc.server_gbps, fc.tiers);
-        continue;
+      for (const auto& fc : j) {
+        const double interconnect = fc["cost_usd"], nic = fc["nic_usd"], server_gbps = fc["server_gbps"];
+        fmt::print("{:<26} {:>14} {:>12} {:>12} {:>12} {:>6}\n", fc["fabric"].get<std::string>(),
+                   group_digits(interconnect), group_digits(nic), group_digits(interconnect + nic), server_gbps,
+                   fc["tiers"].get<int>());
       }
-      j.push_back({{"fabric", topoopt::to_string(fabric)},
-                   {"servers", fc.servers},
-                   {"degree", fc.degree},
-                   {"bandwidth_gbps", fc.bandwidth_gbps},
-                   {"server_gbps", fc.server_gbps},
-                   {"tiers", fc.tiers},
-                   {"cost_usd", fc.interconnect_usd},
-                   {"nic_usd", fc.nic_usd},
-                   {"parts",
-                    {{"transceivers", fc.transceivers},
-                     {"switch_ports", fc.switch_ports},
-                     {"patch_panel_ports", fc.patch_panel_ports},
-                     {"ocs_ports", fc.ocs_ports},
-                     {"one_by_two_switches", fc.one_by_two_switches},
-                     {"fibres", fc.fibres}}}});
     }
     if (c.json)
       fmt::print("{}\n", j.dump());

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/chorus/commands.h"
+#include "apps/chorus/topo_run.h"
 #include "core/error.h"
 #include "core/memory_budget.h"
 #include "core/text_file.h"
@@ -14,29 +15,8 @@
 
 namespace chorus::cli {
 
-namespace {
-
-nlohmann::json strategy_json(const topoopt::Strategy& s) {
-  return {{"key", s.key()}, {"mp_npus", s.mp_npus}, {"layer_mp", s.layer_mp}, {"placement", s.placement}};
-}
-
-}  // namespace
-
 void register_topo_optimize_command(CLI::App& topo) {
-  struct Args {
-    std::string workload;
-    int servers = 16;
-    int degree = 4;
-    double bandwidth = 100;
-    int gpus = 4;
-    int iterations = 1;
-    int rounds = 3;
-    topoopt::SearchOptions search;
-    bool no_layers = false, no_placement = false;
-    bool json = false, quiet = false;
-    std::string csv, save;
-  };
-  static Args a;
+  static TopoOptimizeArgs a;
   auto* opt = topo.add_subcommand(
       "optimize",
       "Alternating optimization (Sec. 3.2): a seeded MCMC search of the parallelization strategy and device "
@@ -74,23 +54,9 @@ void register_topo_optimize_command(CLI::App& topo) {
                   "Also write the best topology as a fabric YAML for `chorus sim workload --topology`");
   opt->add_flag("-q,--quiet", a.quiet, "No progress lines on stderr");
   opt->callback([] {
-    if (a.servers < 2 || a.servers > 4096)
-      throw InputError("--servers", fmt::format("must be in 2..4096, got {}", a.servers));
-    if (a.degree < 1 || a.degree > 1024)
-      throw InputError("--degree", fmt::format("must be in 1..1024, got {}", a.degree));
-    require_range(a.iterations, 1, workload::kMaxTrainingIterations, "--iterations");  // what the DAG may hold
-    topoopt::ServerSpec spec;
-    spec.gpus = a.gpus;
-    const auto job = topoopt::server_job(a.workload, a.servers, spec, a.iterations);
-    topoopt::AlternatingOptions o;
-    o.degree = a.degree;
-    o.gbps = a.bandwidth;
-    o.rounds = a.rounds;
-    o.search = a.search;
-    o.search.move_layers = !a.no_layers;
-    o.search.move_placement = !a.no_placement;
-    if (!a.quiet) o.progress = [](const std::string& line) { fmt::print(stderr, "progress: {}\n", line); };
-    const auto r = topoopt::alternating_optimization(job, o);
+    std::function<void(const std::string&)> progress;
+    if (!a.quiet) progress = [](const std::string& line) { fmt::print(stderr, "progress: {}\n", line); };
+    const auto r = optimize_topology(a, progress);
     if (!a.csv.empty()) write_text_file(a.csv, topoopt::alternating_csv(r));
     if (!a.save.empty()) {
       auto fabric = topoopt::topology_fabric(r.best_topology, a.bandwidth);
@@ -98,31 +64,7 @@ void register_topo_optimize_command(CLI::App& topo) {
       write_text_file(a.save, net::write_fabric_yaml(fabric));
     }
     if (a.json) {
-      nlohmann::json j{{"workload", a.workload},
-                       {"servers", a.servers},
-                       {"degree", a.degree},
-                       {"bandwidth_gbps", a.bandwidth},
-                       {"own", {{"strategy", strategy_json(r.own_strategy)}, {"iteration_ms", r.own_ns / 1e6}}},
-                       {"rounds", nlohmann::json::array()},
-                       {"converged", r.converged},
-                       {"simulations", r.simulations}};
-      for (const auto& round : r.rounds)
-        j["rounds"].push_back({{"round", round.round},
-                               {"strategy", strategy_json(round.strategy)},
-                               {"searched_ms", round.searched_ns / 1e6},
-                               {"iteration_ms", round.iteration_ns / 1e6},
-                               {"steps", round.steps},
-                               {"accepted", round.accepted},
-                               {"improvements", round.improvements},
-                               {"improved", round.improved}});
-      j["best"] = {{"round", r.best_round},
-                   {"iteration_ms", r.best_ns / 1e6},
-                   {"strategy", strategy_json(r.best_strategy)},
-                   {"topology",
-                    {{"edges", r.best_topology.edges},
-                     {"degree_allreduce", r.best_topology.degree_allreduce},
-                     {"degree_mp", r.best_topology.degree_mp}}}};
-      fmt::print("{}\n", j.dump());
+      fmt::print("{}\n", optimize_json(a, r).dump());
       return;
     }
     fmt::print("{:>6} {:>12} {:>12} {:>6}  {}\n", "round", "searched ms", "own topo ms", "steps", "strategy");

@@ -10,9 +10,10 @@
 # Usage: bench/topoopt/run_dlrm_scaling.sh BEFORE AFTER [servers...]   (default 128 256 512 1024 2048)
 #   BEFORE, AFTER: bench_flow_model binaries (e.g. a copy of the old build/bench/bench_flow_model).
 #   ROUNDS=n (environment, default 1) repeats every pair.
+#   The same binary as BEFORE and AFTER runs one build twice per size (BENCHMARKS.md's dlrm-1024 row).
 set -euo pipefail
 if [ $# -lt 2 ]; then
-  sed -n '2,12p' "$0"
+  sed -n '2,13p' "$0"
   exit 2
 fi
 BEFORE=$1

@@ -5,6 +5,7 @@
 #include "core/json_csv.h"
 #include "core/plot_call.h"
 #include "core/text_file.h"
+#include "eval/study_runs.h"
 #include "sim/jobs/job_mix.h"
 #include "sim/jobs/time_shift.h"
 
@@ -41,7 +42,7 @@ sim::jobs::JobSpec study_job(const std::string& name, const std::string& workloa
 
 }  // namespace
 
-SharedFabricStudy run_shared_fabric_study(int iterations, int shift_steps, const Progress& progress) {
+SharedFabricStudy run_shared_fabric_study(int iterations, int shift_steps, const Progress& progress, int workers) {
   SharedFabricStudy study;
   study.iterations = iterations;
   study.shift_steps = shift_steps;
@@ -49,47 +50,59 @@ SharedFabricStudy run_shared_fabric_study(int iterations, int shift_steps, const
   const std::vector<std::pair<std::string, std::string>> pairs{
       {"resnet152", "resnet152"}, {"gnmt", "gnmt"}, {"resnet152", "gnmt"}};
   const std::vector<std::string> placements{"contiguous", "topology-aware", "random", "interleaved"};
-  const int total = static_cast<int>(pairs.size() * placements.size());
-  for (const auto& [wa, wb] : pairs)
+  // Every job mix on the pool.
+  std::vector<std::pair<std::size_t, std::string>> tasks;  // pair, placement
+  std::vector<StudyRun> runs;
+  for (std::size_t p = 0; p < pairs.size(); ++p)
     for (const auto& placement : placements) {
-      sim::jobs::JobsFile file;
-      file.source = "reproduce shared-fabric";
-      // ResNet-152's iteration is about a fifth of GNMT's: 5x the iterations keep the jobs running
-      // for about as long, so that a shift cannot simply move one job past the other's end.
-      const auto its = [&](const std::string& w) { return w == "resnet152" ? 5 * iterations : iterations; };
-      file.jobs = {study_job("a", wa, its(wa)), study_job("b", wb, its(wb))};
-      if (placement == "topology-aware") {
-        for (auto& j : file.jobs) j.policy = PlacementPolicy::kTopologyAware;
-      } else if (placement == "random") {
-        for (auto& j : file.jobs) j.policy = PlacementPolicy::kRandom;
-        file.jobs[0].seed = 1;
-        file.jobs[1].seed = 2;
-      } else if (placement == "interleaved") {  // two servers of each rack per job
-        file.jobs[0].policy = file.jobs[1].policy = PlacementPolicy::kExplicit;
-        file.jobs[0].servers = {0, 1, 4, 5};
-        file.jobs[1].servers = {2, 3, 6, 7};
-      }
-      const auto mix = sim::jobs::make_job_mix(file, fabric);
-      const auto run = sim::jobs::run_job_mix(mix);
-      sim::jobs::ShiftSearchOptions o;
-      o.steps = shift_steps;
-      const auto shifts = sim::jobs::search_time_shifts(mix.fabric, mix.jobs, run.alone, o);
-      SharedFabricRow row;
-      row.workloads = wa + "+" + wb;
-      row.placement = placement;
-      row.servers_a = mix.jobs[0].servers;
-      row.servers_b = mix.jobs[1].servers;
-      row.alone_a_ns = run.alone[0].result.total_ns / run.alone[0].result.iterations;
-      row.alone_b_ns = run.alone[1].result.total_ns / run.alone[1].result.iterations;
-      row.slowdown_a = shifts.unshifted_slowdowns[0];
-      row.slowdown_b = shifts.unshifted_slowdowns[1];
-      row.shifted_slowdown_a = shifts.slowdowns[0];
-      row.shifted_slowdown_b = shifts.slowdowns[1];
-      row.shift_b_ns = shifts.shifts_ns[1];
-      row.evaluations = shifts.evaluations;
-      study.rows.push_back(row);
-      if (progress) progress(static_cast<int>(study.rows.size()), total, row.workloads + " " + placement);
+      tasks.emplace_back(p, placement);
+      runs.push_back({{{"workloads", pairs[p].first + "+" + pairs[p].second}, {"placement", placement}},
+                      pairs[p].first + "+" + pairs[p].second + " " + placement});
     }
+  study.rows.resize(tasks.size());
+  run_study(
+      runs, workers,
+      [&](std::size_t i) {
+        const auto& [wa, wb] = pairs[tasks[i].first];
+        const auto& placement = tasks[i].second;
+        sim::jobs::JobsFile file;
+        file.source = "reproduce shared-fabric";
+        // ResNet-152's iteration is about a fifth of GNMT's: 5x the iterations keep the jobs running
+        // for about as long, so that a shift cannot simply move one job past the other's end.
+        const auto its = [&](const std::string& w) { return w == "resnet152" ? 5 * iterations : iterations; };
+        file.jobs = {study_job("a", wa, its(wa)), study_job("b", wb, its(wb))};
+        if (placement == "topology-aware") {
+          for (auto& j : file.jobs) j.policy = PlacementPolicy::kTopologyAware;
+        } else if (placement == "random") {
+          for (auto& j : file.jobs) j.policy = PlacementPolicy::kRandom;
+          file.jobs[0].seed = 1;
+          file.jobs[1].seed = 2;
+        } else if (placement == "interleaved") {  // two servers of each rack per job
+          file.jobs[0].policy = file.jobs[1].policy = PlacementPolicy::kExplicit;
+          file.jobs[0].servers = {0, 1, 4, 5};
+          file.jobs[1].servers = {2, 3, 6, 7};
+        }
+        const auto mix = sim::jobs::make_job_mix(file, fabric);
+        const auto run = sim::jobs::run_job_mix(mix);
+        sim::jobs::ShiftSearchOptions o;
+        o.steps = shift_steps;
+        const auto shifts = sim::jobs::search_time_shifts(mix.fabric, mix.jobs, run.alone, o);
+        SharedFabricRow row;
+        row.workloads = wa + "+" + wb;
+        row.placement = placement;
+        row.servers_a = mix.jobs[0].servers;
+        row.servers_b = mix.jobs[1].servers;
+        row.alone_a_ns = run.alone[0].result.total_ns / run.alone[0].result.iterations;
+        row.alone_b_ns = run.alone[1].result.total_ns / run.alone[1].result.iterations;
+        row.slowdown_a = shifts.unshifted_slowdowns[0];
+        row.slowdown_b = shifts.unshifted_slowdowns[1];
+        row.shifted_slowdown_a = shifts.slowdowns[0];
+        row.shifted_slowdown_b = shifts.slowdowns[1];
+        row.shift_b_ns = shifts.shifts_ns[1];
+        row.evaluations = shifts.evaluations;
+        study.rows[i] = row;
+      },
+      progress);
   return study;
 }
 

@@ -32,8 +32,10 @@ struct SharedFabricStudy {
   std::vector<SharedFabricRow> rows;
 };
 
-// `iterations` of GNMT per job, 5x as many of ResNet-152 (about as long a run).
-SharedFabricStudy run_shared_fabric_study(int iterations, int shift_steps, const Progress& progress = {});
+// `iterations` of GNMT per job, 5x as many of ResNet-152 (about as long a run); the job mixes
+// `workers` at once on a pool of threads (the rows do not depend on it).
+SharedFabricStudy run_shared_fabric_study(int iterations, int shift_steps, const Progress& progress = {},
+                                          int workers = 1);
 std::string format_shared_fabric_table(const SharedFabricStudy& study);
 std::vector<std::string> write_shared_fabric_outputs(const SharedFabricStudy& study, const std::string& out_dir);
 

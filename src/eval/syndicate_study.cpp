@@ -5,6 +5,7 @@
 
 #include "core/plot_call.h"
 #include "core/text_file.h"
+#include "eval/study_runs.h"
 #include "syndicate/workloads.h"
 
 namespace chorus::eval {
@@ -22,39 +23,45 @@ SyndicateStudyOptions default_syndicate_cases() {
 
 SyndicateStudy run_syndicate_study(const SyndicateStudyOptions& o) {
   SyndicateStudy study;
-  for (const auto& c : o.cases) {
-    const auto topo = syndicate::load_topology(c.topology, 4, "topology");
-    const auto dag = syndicate::load_workload_dag(c.workload, topo, 2);
-    const auto problem = syndicate::make_problem(dag, topo, {});
-    syndicate::Scheduler scheduler(problem);
-    syndicate::SearchOptions search;
-    search.seed = o.seed;
-    search.max_evaluations = o.evaluations;
-    search.time_budget_s = 600;  // the evaluation count bounds the search: the same plan everywhere
-    std::vector<SyndicateRow> rows;
-    double bsplus = 0;
-    for (auto m : syndicate::all_methods()) {
-      if (o.progress)
-        fmt::print(stderr, "chorus reproduce syndicate: {} {} ...\n", c.workload, syndicate::to_string(m));
-      const auto r = syndicate::run_method(m, scheduler, problem, search);
-      SyndicateRow row;
-      row.workload = c.workload;
-      row.topology = c.topology;
-      row.method = m;
-      row.iteration_ns = r.schedule.iteration_ns;
-      row.compute_idle_fraction = r.schedule.compute_idle_fraction;
-      row.evaluations = r.evaluations;
-      row.search_s = r.search_s;
-      row.comm_ops = static_cast<int>(problem.comms.size());
-      row.paper_speedup = c.paper_speedup;
-      if (m == syndicate::Method::kBsPlus) bsplus = row.iteration_ns;
-      rows.push_back(row);
-    }
-    for (auto& row : rows) {
-      row.throughput_vs_bsplus = bsplus / row.iteration_ns;
-      study.rows.push_back(row);
-    }
-  }
+  // Every case on the pool (a case's methods share its scheduler, so they run one after another).
+  std::vector<StudyRun> runs;
+  for (const auto& c : o.cases) runs.push_back({{{"workload", c.workload}, {"topology", c.topology}}, c.workload});
+  std::vector<std::vector<SyndicateRow>> per_case(o.cases.size());
+  run_study(runs, o.workers,
+            [&](std::size_t i) {
+              const auto& c = o.cases[i];
+              const auto topo = syndicate::load_topology(c.topology, 4, "topology");
+              const auto dag = syndicate::load_workload_dag(c.workload, topo, 2);
+              const auto problem = syndicate::make_problem(dag, topo, {});
+              syndicate::Scheduler scheduler(problem);
+              syndicate::SearchOptions search;
+              search.seed = o.seed;
+              search.max_evaluations = o.evaluations;
+              search.time_budget_s = 600;  // the evaluation count bounds the search: the same plan everywhere
+              std::vector<SyndicateRow> rows;
+              double bsplus = 0;
+              for (auto m : syndicate::all_methods()) {
+                if (o.progress)
+                  fmt::print(stderr, "chorus reproduce syndicate: {} {} ...\n", c.workload, syndicate::to_string(m));
+                const auto r = syndicate::run_method(m, scheduler, problem, search);
+                SyndicateRow row;
+                row.workload = c.workload;
+                row.topology = c.topology;
+                row.method = m;
+                row.iteration_ns = r.schedule.iteration_ns;
+                row.compute_idle_fraction = r.schedule.compute_idle_fraction;
+                row.evaluations = r.evaluations;
+                row.search_s = r.search_s;
+                row.comm_ops = static_cast<int>(problem.comms.size());
+                row.paper_speedup = c.paper_speedup;
+                if (m == syndicate::Method::kBsPlus) bsplus = row.iteration_ns;
+                rows.push_back(row);
+              }
+              for (auto& row : rows) row.throughput_vs_bsplus = bsplus / row.iteration_ns;
+              per_case[i] = std::move(rows);
+            },
+            {});
+  for (auto& rows : per_case) study.rows.insert(study.rows.end(), rows.begin(), rows.end());
   return study;
 }
 

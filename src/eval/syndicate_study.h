@@ -34,6 +34,7 @@ struct SyndicateStudyOptions {
   std::uint64_t seed = 1;
   long evaluations = 20000;
   bool progress = true;
+  int workers = 1;  // cases at once on a pool of threads (the rows but search_s do not depend on it)
 };
 
 struct SyndicateStudy {

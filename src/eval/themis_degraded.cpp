@@ -4,6 +4,7 @@
 
 #include "core/json_csv.h"
 #include "core/text_file.h"
+#include "eval/study_runs.h"
 #include "net/degraded.h"
 #include "net/presets.h"
 #include "sim/run_collective.h"
@@ -13,30 +14,53 @@ namespace chorus::eval {
 DegradedStudy run_themis_degraded(const DegradedConfig& config, const Progress& progress) {
   DegradedStudy study{config, {}};
   const auto topologies = net::table2_presets();
-  int total = 0;
-  for (const auto& n : topologies) total += n.num_dims() * static_cast<int>(config.fractions.size());
-  int done = 0;
+  // Every simulation on the pool: each topology's healthy Themis run, then each degraded dimension's three.
+  struct Task {
+    std::size_t topology;
+    int dim;  // -1: the healthy run
+    double fraction;
+  };
+  std::vector<Task> tasks;
+  std::vector<StudyRun> runs;
+  for (std::size_t t = 0; t < topologies.size(); ++t) {
+    tasks.push_back({t, -1, 1.0});
+    runs.push_back({{{"topology", topologies[t].name}, {"kind", "healthy"}}, topologies[t].name + " healthy"});
+  }
+  for (std::size_t t = 0; t < topologies.size(); ++t)
+    for (int k = 0; k < topologies[t].num_dims(); ++k)
+      for (double f : config.fractions) {
+        tasks.push_back({t, k, f});
+        runs.push_back({{{"topology", topologies[t].name}, {"kind", "degraded"}, {"fraction", fmt::format("{}", f)}},
+                        fmt::format("{} dim {} at {:g}", topologies[t].name, k, f)});
+      }
   const auto request = [&](const std::string& scheduler) {
     return sim::make_request(CollectiveKind::kAllReduce, config.size_bytes, config.chunks, scheduler);
   };
-  for (const auto& nominal : topologies) {
-    const double healthy = sim::run_collective(nominal, request(config.themis)).result.time_ns;
-    for (int k = 0; k < nominal.num_dims(); ++k)
-      for (double f : config.fractions) {
-        const auto degraded = net::degrade(nominal, {{k, f}}, "fractions");
-        DegradedRow row;
+  std::vector<DegradedRow> rows(tasks.size());
+  run_study(
+      runs, config.workers,
+      [&](std::size_t i) {
+        const auto& task = tasks[i];
+        const auto& nominal = topologies[task.topology];
+        DegradedRow& row = rows[i];
         row.topology = nominal.name;
-        row.dim = k;
-        row.fraction = f;
-        row.healthy_themis_ns = healthy;
+        if (task.dim < 0) {
+          row.healthy_themis_ns = sim::run_collective(nominal, request(config.themis)).result.time_ns;
+          return;
+        }
+        const auto degraded = net::degrade(nominal, {{task.dim, task.fraction}}, "fractions");
+        row.dim = task.dim;
+        row.fraction = task.fraction;
         const auto base = sim::run_collective(degraded, request("baseline"));
         row.baseline_ns = base.result.time_ns;
         row.ideal_ns = base.result.ideal_time_ns;
         row.stale_ns = sim::run_collective_planned_on(nominal, degraded, request(config.themis)).result.time_ns;
         row.replanned_ns = sim::run_collective(degraded, request(config.themis)).result.time_ns;
-        study.rows.push_back(row);
-        if (progress) progress(++done, total, fmt::format("{} dim {} at {:g}", nominal.name, k, f));
-      }
+      },
+      progress);
+  for (std::size_t i = topologies.size(); i < tasks.size(); ++i) {
+    study.rows.push_back(rows[i]);
+    study.rows.back().healthy_themis_ns = rows[tasks[i].topology].healthy_themis_ns;
   }
   return study;
 }

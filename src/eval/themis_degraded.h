@@ -16,6 +16,7 @@ struct DegradedConfig {
   int chunks = 64;
   std::vector<double> fractions = {0.5, 0.25};
   std::string themis = "themis-scf";
+  int workers = 1;  // simulations at once on a pool of threads (the rows do not depend on it)
 };
 
 struct DegradedRow {

@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "core/plot_call.h"
 #include "core/text_file.h"
+#include "eval/study_runs.h"
 #include "net/presets.h"
 #include "sim/run_collective.h"
 
@@ -79,40 +80,64 @@ MicrobenchReport run_themis_microbench(const MicrobenchConfig& config, const Pro
   report.config = config;
   std::vector<net::Network> extra;
   extra.reserve(config.sweep_topologies.size() + 1);
-  const int total =
-      static_cast<int>(config.topologies.size() * config.sizes_bytes.size() * config.schedulers.size() +
-                       config.sweep_topologies.size() * config.sweep_chunks.size() * config.schedulers.size() +
-                       config.schedulers.size());
-  int done = 0;
-  auto tick = [&](const std::string& label) {
-    if (progress) progress(done, total, label);
-    ++done;
+  // Every simulation as a run of its own: the sizes study, the chunk sweep, then Fig. 9's activity.
+  struct Task {
+    const char* study;  // nullptr: an activity trace
+    const net::Network* network;
+    double size;
+    int chunks;
+    std::string scheduler;
   };
-  auto add_row = [&](const std::string& study, const net::Network& n, double size, int chunks,
-                     const std::string& scheduler) {
-    tick(fmt::format("{} {} {} x{}", n.name, size_label(size), scheduler, chunks));
-    const auto run = simulate(config, n, size, chunks, scheduler);
-    report.rows.push_back(MicrobenchRow{study, n.name, size, scheduler, chunks, run.result.time_ns,
-                                        run.result.ideal_time_ns, run.result.avg_bw_utilization});
-  };
+  std::vector<Task> tasks;
   for (const auto& n : config.topologies)
     for (double size : config.sizes_bytes)
-      for (const auto& s : config.schedulers) add_row("sizes", n, size, config.chunks, s);
+      for (const auto& s : config.schedulers) tasks.push_back({"sizes", &n, size, config.chunks, s});
   for (const auto& name : config.sweep_topologies) {
     const auto& n = find_topology(config, name, extra);
     for (int chunks : config.sweep_chunks)
-      for (const auto& s : config.schedulers) add_row("chunk_sweep", n, config.sweep_size_bytes, chunks, s);
+      for (const auto& s : config.schedulers) tasks.push_back({"chunk_sweep", &n, config.sweep_size_bytes, chunks, s});
   }
   const auto& act_net = find_topology(config, config.activity_topology, extra);
-  for (const auto& s : config.schedulers) {
-    tick(fmt::format("{} activity {}", act_net.name, s));
-    const auto run = simulate(config, act_net, config.activity_size_bytes, config.chunks, s);
-    ActivityTrace trace{s, config.activity_window_ns, {}};
-    for (const auto& intervals : run.result.active_intervals)
-      trace.rate_per_dim.push_back(sim::activity_rate(intervals, config.activity_window_ns, run.result.time_ns));
-    report.activity.push_back(std::move(trace));
-  }
-  if (progress) progress(total, total, "done");
+  for (const auto& s : config.schedulers)
+    tasks.push_back({nullptr, &act_net, config.activity_size_bytes, config.chunks, s});
+  std::vector<StudyRun> runs;
+  for (const auto& t : tasks)
+    runs.push_back({{{"topology", t.network->name},
+                     {"size", fmt::format("{}", t.size)},
+                     {"chunks", std::to_string(t.chunks)},
+                     {"scheduler", t.scheduler},
+                     {"activity", t.study ? "no" : "yes"}},
+                    t.study ? fmt::format("{} {} {} x{}", t.network->name, size_label(t.size), t.scheduler, t.chunks)
+                            : fmt::format("{} activity {}", t.network->name, t.scheduler)});
+  std::vector<MicrobenchRow> rows(tasks.size());
+  std::vector<ActivityTrace> traces(tasks.size());
+  run_study(
+      runs, config.workers,
+      [&](std::size_t i) {
+        const auto& t = tasks[i];
+        const auto run = simulate(config, *t.network, t.size, t.chunks, t.scheduler);
+        if (t.study) {
+          rows[i] = MicrobenchRow{t.study,
+                                  t.network->name,
+                                  t.size,
+                                  t.scheduler,
+                                  t.chunks,
+                                  run.result.time_ns,
+                                  run.result.ideal_time_ns,
+                                  run.result.avg_bw_utilization};
+          return;
+        }
+        ActivityTrace trace{t.scheduler, config.activity_window_ns, {}};
+        for (const auto& intervals : run.result.active_intervals)
+          trace.rate_per_dim.push_back(sim::activity_rate(intervals, config.activity_window_ns, run.result.time_ns));
+        traces[i] = std::move(trace);
+      },
+      progress);
+  for (std::size_t i = 0; i < tasks.size(); ++i)
+    if (tasks[i].study)
+      report.rows.push_back(std::move(rows[i]));
+    else
+      report.activity.push_back(std::move(traces[i]));
 
   // Headline: mean utilization and speedup over baseline on the "sizes" study.
   std::map<std::pair<std::string, double>, double> baseline_time;

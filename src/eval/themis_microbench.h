@@ -22,6 +22,7 @@ struct MicrobenchConfig {
   double activity_size_bytes = 1e9;                    // Fig. 9: 1 GB
   double activity_window_ns = 100e3;                   // Fig. 9: 100 us windows
   int max_chunks_per_dim = 0;                          // sim::SimOptions: 0 = no limit
+  int workers = 1;  // simulations at once on a pool of threads (the report does not depend on it)
 
   static MicrobenchConfig paper_defaults();
 };
@@ -58,7 +59,8 @@ struct MicrobenchReport {
   std::vector<SchedulerSummary> summary;
 };
 
-// progress(done, total, label) is called before each simulation.
+// progress(done, total, label): after each simulation, one at a time (eval/study_runs.h: the label
+// ends with the time left).
 using Progress = std::function<void(int, int, const std::string&)>;
 MicrobenchReport run_themis_microbench(const MicrobenchConfig& config, const Progress& progress = {});
 

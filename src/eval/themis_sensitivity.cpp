@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "core/plot_call.h"
 #include "core/text_file.h"
+#include "eval/study_runs.h"
 #include "eval/themis_workloads.h"
 #include "net/presets.h"
 #include "workload/astra_text.h"
@@ -178,16 +179,17 @@ SensitivityStudy run_themis_sensitivity(const SensitivityConfig& config, const P
 
   SensitivityStudy study;
   study.config = config;
-  const int per_run = static_cast<int>(config.topologies.size() * 2);
-  const int total = static_cast<int>(runs.size()) * per_run;
+  // The runs on the pool, each one Fig. 12 study of its own (the time left from the runs' own times).
+  std::vector<StudyRun> pool_runs;
+  for (const auto& run : runs)
+    pool_runs.push_back({{{"workload", run.workload}, {"axis", run.axis}, {"value", fmt::format("{}", run.value)}},
+                         fmt::format("{} {}={:g}", run.workload, run.axis, run.value)});
+  std::vector<WorkloadStudy> studies(runs.size());
+  run_study(
+      pool_runs, config.workers, [&](std::size_t i) { studies[i] = run_themis_workloads(runs[i].wc); }, progress);
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const auto& run = runs[i];
-    Progress inner;
-    if (progress)
-      inner = [&, offset = static_cast<int>(i) * per_run](int done, int, const std::string& label) {
-        progress(offset + done, total, fmt::format("{} {}={:g}: {}", run.workload, run.axis, run.value, label));
-      };
-    const auto ws = run_themis_workloads(run.wc, inner);
+    const auto& ws = studies[i];
     SensitivityPoint pt{run.workload, run.axis, run.value, run.is_default, 0, INFINITY, 0, 0, 0};
     std::map<std::string, const WorkloadRow*> baseline;
     for (const auto& r : ws.rows)
@@ -212,7 +214,6 @@ SensitivityStudy run_themis_sensitivity(const SensitivityConfig& config, const P
     }
     study.points.push_back(pt);
   }
-  if (progress) progress(total, total, "done");
   // Crossings: per workload and axis, in the order of the points.
   std::vector<std::pair<std::string, std::string>> keys;
   for (const auto& p : study.points)

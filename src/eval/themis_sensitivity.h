@@ -34,6 +34,7 @@ struct SensitivityConfig {
   std::vector<net::Network> topologies;
   int iterations = 3;
   int chunks = 64;
+  int workers = 1;  // runs (a workload at a grid point) at once on a pool of threads; the study does not depend on it
 
   // The quick grid (batch 1..2x zoo's in octaves; rates 1/4..16 in octaves).
   static SensitivityConfig quick();

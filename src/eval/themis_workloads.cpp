@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "core/plot_call.h"
 #include "core/text_file.h"
+#include "eval/study_runs.h"
 #include "net/presets.h"
 #include "sim/dag_executor.h"
 #include "workload/zoo.h"
@@ -25,8 +26,16 @@ WorkloadStudyConfig WorkloadStudyConfig::paper_defaults() {
 WorkloadStudy run_themis_workloads(const WorkloadStudyConfig& config, const Progress& progress) {
   WorkloadStudy study;
   study.config = config;
-  const int total = static_cast<int>(config.workloads.size() * config.topologies.size() * config.schedulers.size());
-  int done = 0;
+  // The DAGs first (one per workload and topology), then every simulation as a run of its own.
+  std::vector<workload::Dag> dags;
+  struct Task {
+    std::size_t dag;
+    const std::string* workload;
+    const net::Network* network;
+    const std::string* scheduler;
+  };
+  std::vector<Task> tasks;
+  std::vector<StudyRun> runs;
   for (const auto& name : config.workloads) {
     std::optional<workload::ZooEntry> entry;
     if (!config.make_dag) {
@@ -34,24 +43,39 @@ WorkloadStudy run_themis_workloads(const WorkloadStudyConfig& config, const Prog
       entry->parallelism.iterations = config.iterations;
     }
     for (const auto& net : config.topologies) {
-      const auto dag =
-          entry ? workload::build_training_dag(entry->model, entry->parallelism, net) : config.make_dag(name, net);
+      dags.push_back(entry ? workload::build_training_dag(entry->model, entry->parallelism, net)
+                           : config.make_dag(name, net));
       for (const auto& s : config.schedulers) {
-        if (progress) progress(done, total, fmt::format("{} {} {}", name, net.name, s));
-        sim::WorkloadSimOptions o;
-        o.scheduler = sched::parse_scheduler(s);
-        o.chunks_per_collective = config.chunks;
-        o.compute = config.compute;
-        const auto r = sim::simulate_workload(dag, net, o).result;
-        const double it = r.iterations;
-        study.rows.push_back({name, net.name, s, r.total_ns / it, r.compute_ns / it, r.forward_compute_ns / it,
-                              r.backward_compute_ns / it, r.exposed_comm_ns / it, r.exposed_dp_comm_ns / it,
-                              r.exposed_mp_comm_ns / it, r.avg_bw_utilization});
-        ++done;
+        tasks.push_back({dags.size() - 1, &name, &net, &s});
+        runs.push_back({{{"workload", name}, {"topology", net.name}, {"scheduler", s}},
+                        fmt::format("{} {} {}", name, net.name, s)});
       }
     }
   }
-  if (progress) progress(done, total, "done");
+  study.rows.resize(tasks.size());
+  run_study(
+      runs, config.workers,
+      [&](std::size_t i) {
+        const auto& t = tasks[i];
+        sim::WorkloadSimOptions o;
+        o.scheduler = sched::parse_scheduler(*t.scheduler);
+        o.chunks_per_collective = config.chunks;
+        o.compute = config.compute;
+        const auto r = sim::simulate_workload(dags[t.dag], *t.network, o).result;
+        const double it = r.iterations;
+        study.rows[i] = {*t.workload,
+                         t.network->name,
+                         *t.scheduler,
+                         r.total_ns / it,
+                         r.compute_ns / it,
+                         r.forward_compute_ns / it,
+                         r.backward_compute_ns / it,
+                         r.exposed_comm_ns / it,
+                         r.exposed_dp_comm_ns / it,
+                         r.exposed_mp_comm_ns / it,
+                         r.avg_bw_utilization};
+      },
+      progress);
   // Speedups over the baseline of the same workload and topology.
   std::map<std::pair<std::string, std::string>, const WorkloadRow*> base;
   for (const auto& r : study.rows)

@@ -23,6 +23,9 @@ struct WorkloadStudyConfig {
   // Builds a workload's DAG for a topology instead of the zoo (e.g. from an ASTRA-sim text
   // file); empty: the zoo model of that name at `batch`, `iterations` iterations.
   std::function<workload::Dag(const std::string& workload, const net::Network&)> make_dag;
+  // Simulations at once on a pool of threads (the study does not depend on it). make_dag is
+  // called before any of them, from the calling thread.
+  int workers = 1;
 
   static WorkloadStudyConfig paper_defaults();
 };

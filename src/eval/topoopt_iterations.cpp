@@ -13,6 +13,7 @@
 #include "core/plot_call.h"
 #include "core/text_file.h"
 #include "core/worker_pool.h"
+#include "eval/study_runs.h"
 #include "eval/topoopt_fabrics.h"
 #include "sim/flow_network.h"
 #include "topoopt/coopt/job.h"
@@ -151,7 +152,11 @@ IterationStudy run_iteration_study(const IterationStudyOptions& o) {
   int done = 0;
   CostEstimate costs;
   const std::atomic<bool> never{false};
-  run_pool(tasks.size(), o.workers, never, [&](std::size_t i) {
+  // Taken in a spread order (eval/study_runs.h) so that the first runs done sample every model,
+  // fabric, degree and bandwidth and the time left holds early; the rows keep the grid's order.
+  const auto order = spread_order(tasks.size());
+  run_pool(tasks.size(), o.workers, never, [&](std::size_t taken) {
+    const std::size_t i = order[taken];
     const auto& t = tasks[i];
     rows[i] = run_on(jobs[t.job], job_models[t.job], t.fabric, t.degree, t.gbps, t.options);
     const std::lock_guard<std::mutex> lock(mutex);

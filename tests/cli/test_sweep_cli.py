@@ -218,6 +218,100 @@ grid:
             self.assertEqual(float(row["speedup_over_baseline"]), j["speedup_over_baseline"])
             self.assertNotIn("search_s", row)
 
+    def test_topo_find_rows_equal_the_commands_own_json(self):
+        spec = self.spec("command: topo find\nfixed: {workload: dlrm-example}\ngrid:\n  degree: [2, 4]\n"
+                         "points:\n  - {workload: topoopt-dlrm, servers: 16, degree: 3}\n")
+        r1, _, out1 = self.sweep(spec, "f1", "-j", "1")
+        r2, _, out2 = self.sweep(spec, "f2", "-j", "2")
+        self.assertEqual(r1.returncode, 0, r1.stderr)
+        self.assertEqual(r2.returncode, 0, r2.stderr)
+        with open(out1) as a, open(out2) as b:
+            self.assertEqual(a.read(), b.read())
+        rows = read_csv(out1)
+        self.assertEqual([(x["workload"], x["degree"]) for x in rows],
+                         [("dlrm-example", "2"), ("dlrm-example", "4"), ("topoopt-dlrm", "3")])
+        for row in rows:
+            args = ["topo", "find", "--workload", row["workload"], "--degree", row["degree"], "--json"]
+            if row["servers"]:
+                args += ["--servers", row["servers"]]
+            c = chorus(*args)
+            self.assertEqual(c.returncode, 0, c.stderr)
+            j = json.loads(c.stdout)
+            # The degree is split between the AllReduce rings and the model-parallel matchings.
+            self.assertEqual(int(row["degree_allreduce"]) + int(row["degree_mp"]), int(row["degree"]))
+            self.assertEqual(int(row["result.degree"]), j["degree"])
+            self.assertEqual(int(row["degree_mp"]), j["degree_mp"])
+            self.assertEqual(float(row["mp_satisfied_fraction"]), j["mp_satisfied_fraction"])
+            self.assertEqual(float(row["mp_mean_hops"]), j["mp_mean_hops"])
+            # The lists are left out, their counts kept.
+            self.assertEqual(int(row["links"]), len(j["edges"]))
+            self.assertEqual(int(row["matchings"]), len(j["matchings"]))
+            self.assertEqual(int(row["mp_transfers"]), len(j["routes"]))
+            self.assertEqual(int(row["mp_max_hops"]), max(j["mp_hops"], default=0))
+            self.assertEqual(int(row["allreduce.0.members"]), len(j["allreduce"][0]["servers"]))
+            self.assertNotIn("edges.0.0", row)
+            self.assertNotIn("routes.0.src", row)
+
+    def test_topo_cost_rows_equal_the_commands_own_json(self):
+        spec = self.spec("command: topo cost\nfixed: {degree: 4}\ngrid:\n"
+                         "  fabric: [topoopt-oneshot, ideal-fat-tree]\n  servers: [128, 1024]\n  bandwidth: [25, 100]\n")
+        r, _, out = self.sweep(spec, "c", "-j", "2")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        rows = read_csv(out)
+        self.assertEqual(len(rows), 8)
+        for row in rows:
+            c = chorus("topo", "cost", "--fabric", row["fabric"], "--servers", row["servers"], "--degree", "4",
+                       "--bandwidth", row["bandwidth"], "--json")
+            self.assertEqual(c.returncode, 0, c.stderr)
+            j = json.loads(c.stdout)[0]
+            self.assertEqual(float(row["cost_usd"]), j["cost_usd"])
+            self.assertEqual(float(row["nic_usd"]), j["nic_usd"])
+            self.assertEqual(float(row["parts.transceivers"]), j["parts"]["transceivers"])
+            if row["fabric"] == "topoopt-oneshot":  # d interfaces of B each (Sec. 5.2)
+                self.assertEqual(float(row["server_gbps"]), 4 * float(row["bandwidth"]))
+        # More servers cost more on every fabric.
+        by = {(x["fabric"], x["servers"], x["bandwidth"]): float(x["cost_usd"]) for x in rows}
+        for f in ("topoopt-oneshot", "ideal-fat-tree"):
+            for b in ("25", "100"):
+                self.assertLess(by[(f, "128", b)], by[(f, "1024", b)])
+
+    def test_topo_optimize_rows_equal_the_commands_own_json(self):
+        spec = self.spec("command: topo optimize\nfixed: {workload: topoopt-dlrm, servers: 4, steps: 20, "
+                         "patience: 10, rounds: 1}\ngrid:\n  seed: [1, 2]\n  degree: [2, 3]\n")
+        r1, _, out1 = self.sweep(spec, "o1", "-j", "1")
+        r2, _, out2 = self.sweep(spec, "o2", "-j", "2")
+        self.assertEqual(r1.returncode, 0, r1.stderr)
+        self.assertEqual(r2.returncode, 0, r2.stderr)
+        with open(out1) as a, open(out2) as b:
+            self.assertEqual(a.read(), b.read())  # seeded, bounded by its steps
+        rows = read_csv(out1)
+        self.assertEqual(len(rows), 4)
+        for row in rows:
+            c = chorus("topo", "optimize", "--workload", "topoopt-dlrm", "--servers", "4", "--steps", "20",
+                       "--patience", "10", "--rounds", "1", "--seed", row["seed"], "--degree", row["degree"],
+                       "--json", "-q")
+            self.assertEqual(c.returncode, 0, c.stderr)
+            j = json.loads(c.stdout)
+            self.assertEqual(float(row["best.iteration_ms"]), j["best"]["iteration_ms"])
+            self.assertEqual(int(row["simulations"]), j["simulations"])
+            self.assertEqual(row["best.strategy.key"], j["best"]["strategy"]["key"])
+            for k, rnd in enumerate(j["rounds"]):
+                self.assertEqual(float(row[f"rounds.{k}.iteration_ms"]), rnd["iteration_ms"])
+                # The best is the fastest of the job's own strategy and every round's.
+                self.assertLessEqual(float(row["best.iteration_ms"]), rnd["iteration_ms"])
+            self.assertLessEqual(float(row["best.iteration_ms"]), float(row["own.iteration_ms"]))
+            self.assertNotIn("best.topology.edges.0.0", row)  # the lists are left out
+            self.assertNotIn("best.strategy.placement.0", row)
+
+    def test_topo_find_bad_degree_named_by_the_spec(self):
+        spec = self.spec("command: topo find\nfixed: {workload: dlrm-example}\ngrid:\n  degree: [0, 4]\n")
+        r, _, out = self.sweep(spec, "bad")
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("spec.yaml:4: field 'degree'", r.stderr)
+        rows = read_csv(out)
+        self.assertTrue(rows[0]["error"])
+        self.assertFalse(rows[1]["error"])
+
 
 class Parallel(SweepBase):
     def test_serial_and_parallel_rows_identical(self):

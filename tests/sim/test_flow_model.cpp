@@ -290,6 +290,76 @@ TEST(WaterFiller, SparseFabricsAfterRemovalsMatchAFillFromScratch) {
   }
 }
 
+TEST(WaterFiller, JoinsAndDeparturesTogetherMatchAFillFromScratch) {
+  // Flows join and leave in the same runs, on paths of up to four links, sharing paths (bundles
+  // that gain and lose flows at once): every run's rates must equal a filling from scratch (an
+  // independent filler), and changed() must list exactly the flows whose rate moved.
+  chorus::Rng rng(23);
+  for (int trial = 0; trial < 60; ++trial) {
+    const int nl = static_cast<int>(rng.uniform_int(3, 20));
+    std::vector<double> cap(static_cast<std::size_t>(nl));
+    for (auto& c : cap) c = rng.uniform(0.5, 4.0);
+    WaterFiller w(static_cast<std::size_t>(nl));
+    std::vector<Path> path_of, pool;
+    for (int k = 0; k < 12; ++k) {  // few distinct paths: flows share them
+      Path p{static_cast<int>(rng.uniform_int(0, nl - 1))};
+      for (int extra = static_cast<int>(rng.uniform_int(0, 3)); extra > 0; --extra) {
+        const int l = static_cast<int>(rng.uniform_int(0, nl - 1));
+        if (std::find(p.begin(), p.end(), l) == p.end()) p.push_back(l);
+      }
+      pool.push_back(p);
+    }
+    std::vector<int> present;
+    const auto join = [&](int count) {
+      for (int k = 0; k < count; ++k) {
+        const int id = static_cast<int>(path_of.size());
+        path_of.push_back(pool[static_cast<std::size_t>(rng.uniform_int(0, 11))]);
+        w.add(id, path_of.back());
+        present.push_back(id);
+      }
+    };
+    join(static_cast<int>(rng.uniform_int(5, 40)));
+    w.run(cap);
+    for (int op = 0; op < 40; ++op) {
+      std::vector<double> before(path_of.size(), -1.0);
+      for (int id : present) before[static_cast<std::size_t>(id)] = w.rate(id);
+      const double u = rng.uniform01();
+      if (u < 0.7 && !present.empty()) {  // departures (and, half the time, joins as well)
+        const int leaving =
+            static_cast<int>(rng.uniform_int(1, std::min<std::int64_t>(3, static_cast<std::int64_t>(present.size()))));
+        for (int k = 0; k < leaving; ++k) {
+          const auto at = static_cast<std::size_t>(rng.uniform_int(0, static_cast<std::int64_t>(present.size()) - 1));
+          w.remove(present[at]);
+          present.erase(present.begin() + static_cast<std::ptrdiff_t>(at));
+        }
+      }
+      if (u >= 0.35) join(static_cast<int>(rng.uniform_int(1, 3)));
+      w.run(cap);
+      before.resize(path_of.size(), -1.0);
+      std::vector<const Path*> paths;
+      for (int id : present) paths.push_back(&path_of[static_cast<std::size_t>(id)]);
+      const auto fresh = max_min_rates(cap, paths);
+      std::vector<int> moved;
+      for (std::size_t i = 0; i < present.size(); ++i) {
+        const int id = present[i];
+        EXPECT_NEAR(w.rate(id), fresh[i], 1e-9 * (1.0 + fresh[i])) << "trial " << trial << " op " << op;
+        const double was = before[static_cast<std::size_t>(id)];
+        if (was >= 0.0 && w.rate(id) != was) moved.push_back(id);
+      }
+      std::vector<int> changed;
+      for (int id : w.changed())
+        if (before[static_cast<std::size_t>(id)] >= 0.0) changed.push_back(id);
+      std::sort(changed.begin(), changed.end());
+      std::sort(moved.begin(), moved.end());
+      EXPECT_EQ(changed, moved) << "trial " << trial << " op " << op;
+      double on_links = 0.0, on_flows = 0.0;  // every link's rate is its members' rates summed
+      for (int l : w.busy_links()) on_links += w.link_rate(l);
+      for (int id : present) on_flows += w.rate(id) * static_cast<double>(path_of[static_cast<std::size_t>(id)].size());
+      EXPECT_NEAR(on_links, on_flows, 1e-9 * (1.0 + on_flows)) << "trial " << trial << " op " << op;
+    }
+  }
+}
+
 TEST(BundleIndex, EqualHashesAreToldApartByTheCallersComparison) {
   chorus::sim::flow::BundleIndex index;
   EXPECT_EQ(index.find(7, [](int) { return true; }), -1);

@@ -1,10 +1,17 @@
-// `chorus reproduce topoopt`'s iteration study on a pool of workers: the rows and ratios of 3
-// workers equal those of 1 (run under ThreadSanitizer too), the progress hears of every run once.
+// `chorus reproduce`'s studies on a pool of workers: the rows of several workers equal those of 1
+// (run under ThreadSanitizer too), the progress hears of every run once.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 
+#include "eval/study_runs.h"
+#include "eval/themis_degraded.h"
+#include "eval/themis_microbench.h"
+#include "eval/themis_workloads.h"
 #include "eval/topoopt_iterations.h"
+#include "net/presets.h"
+#include "sim/run_collective.h"
 
 namespace chorus::eval {
 namespace {
@@ -57,6 +64,134 @@ TEST(StudyPool, TopoOptIterationsOnThreeWorkersEqualOne) {
   ASSERT_EQ(parallel.ratios.size(), serial.ratios.size());
   for (std::size_t i = 0; i < serial.ratios.size(); ++i)
     EXPECT_EQ(serial.ratios[i].mean_over_topoopt, parallel.ratios[i].mean_over_topoopt);
+}
+
+// A small microbenchmark study: 2 topologies x 2 sizes x 3 schedulers, a chunk sweep of 2 x 3 and
+// 3 activity runs, on 1 and on 2 workers.
+MicrobenchConfig small_microbench(int workers) {
+  auto c = MicrobenchConfig::paper_defaults();
+  c.topologies = {*net::find_preset("2D-SW_SW"), *net::find_preset("3D-SW_SW_SW_homo")};
+  c.sizes_bytes = {1e6, 64e6};
+  c.schedulers = {"baseline", "themis-scf", "ideal"};
+  c.sweep_chunks = {4, 16};
+  c.sweep_topologies = {"4D-Ring_FC_Ring_SW"};
+  c.sweep_size_bytes = 8e6;
+  c.activity_size_bytes = 8e6;
+  c.workers = workers;
+  return c;
+}
+
+TEST(StudyPool, ThemisMicrobenchOnTwoWorkersEqualsOne) {
+  const auto serial = run_themis_microbench(small_microbench(1));
+  std::set<int> dones;
+  std::string last_label;
+  const auto parallel = run_themis_microbench(small_microbench(2), [&](int done, int total, const std::string& label) {
+    EXPECT_EQ(total, 2 * 2 * 3 + 2 * 3 + 3);
+    dones.insert(done);
+    if (done == total) last_label = label;
+  });
+  EXPECT_EQ(dones, (std::set<int>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21}));
+  EXPECT_EQ(last_label.find("left"), std::string::npos);  // nothing left after the last run
+  ASSERT_EQ(serial.rows.size(), 18u);
+  ASSERT_EQ(parallel.rows.size(), serial.rows.size());
+  for (std::size_t i = 0; i < serial.rows.size(); ++i) {
+    EXPECT_EQ(parallel.rows[i].study, serial.rows[i].study);
+    EXPECT_EQ(parallel.rows[i].topology, serial.rows[i].topology);
+    EXPECT_EQ(parallel.rows[i].size_bytes, serial.rows[i].size_bytes);
+    EXPECT_EQ(parallel.rows[i].scheduler, serial.rows[i].scheduler);
+    EXPECT_EQ(parallel.rows[i].chunks, serial.rows[i].chunks);
+    EXPECT_EQ(parallel.rows[i].time_ns, serial.rows[i].time_ns);
+    EXPECT_EQ(parallel.rows[i].avg_bw_utilization, serial.rows[i].avg_bw_utilization);
+  }
+  // The serial order: topology, then size, then scheduler (the sizes study first).
+  EXPECT_EQ(serial.rows[0].topology, "2D-SW_SW");
+  EXPECT_EQ(serial.rows[1].scheduler, "themis-scf");
+  EXPECT_EQ(serial.rows[3].size_bytes, 64e6);
+  EXPECT_EQ(serial.rows[12].study, "chunk_sweep");
+  ASSERT_EQ(parallel.activity.size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(parallel.activity[i].scheduler, serial.activity[i].scheduler);
+    EXPECT_EQ(parallel.activity[i].rate_per_dim, serial.activity[i].rate_per_dim);
+  }
+  ASSERT_EQ(parallel.summary.size(), serial.summary.size());
+  for (std::size_t i = 0; i < serial.summary.size(); ++i)
+    EXPECT_EQ(parallel.summary[i].mean_speedup_over_baseline, serial.summary[i].mean_speedup_over_baseline);
+}
+
+TEST(StudyPool, ThemisWorkloadsOnTwoWorkersEqualOne) {
+  auto c = WorkloadStudyConfig::paper_defaults();
+  c.workloads = {"resnet152"};
+  c.topologies = {*net::find_preset("2D-SW_SW"), *net::find_preset("4D-Ring_FC_Ring_SW")};
+  c.schedulers = {"baseline", "themis-scf"};
+  c.iterations = 1;
+  const auto serial = run_themis_workloads(c);
+  c.workers = 2;
+  const auto parallel = run_themis_workloads(c);
+  ASSERT_EQ(serial.rows.size(), 4u);
+  ASSERT_EQ(parallel.rows.size(), 4u);
+  for (std::size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(parallel.rows[i].topology, serial.rows[i].topology);
+    EXPECT_EQ(parallel.rows[i].scheduler, serial.rows[i].scheduler);
+    EXPECT_EQ(parallel.rows[i].iteration_time_ns, serial.rows[i].iteration_time_ns);
+    EXPECT_EQ(parallel.rows[i].exposed_comm_ns, serial.rows[i].exposed_comm_ns);
+  }
+  EXPECT_EQ(serial.rows[1].topology, "2D-SW_SW");
+  EXPECT_EQ(serial.rows[1].scheduler, "themis-scf");
+}
+
+TEST(StudyPool, ThemisDegradedOnTwoWorkersEqualsOne) {
+  DegradedConfig c;
+  c.size_bytes = 8e6;
+  c.chunks = 8;
+  c.fractions = {0.5};
+  const auto serial = run_themis_degraded(c);
+  c.workers = 2;
+  const auto parallel = run_themis_degraded(c);
+  int dims = 0;
+  for (const auto& n : net::table2_presets()) dims += n.num_dims();
+  ASSERT_EQ(serial.rows.size(), static_cast<std::size_t>(dims));
+  ASSERT_EQ(parallel.rows.size(), serial.rows.size());
+  for (std::size_t i = 0; i < serial.rows.size(); ++i) {
+    EXPECT_EQ(parallel.rows[i].topology, serial.rows[i].topology);
+    EXPECT_EQ(parallel.rows[i].dim, serial.rows[i].dim);
+    EXPECT_EQ(parallel.rows[i].healthy_themis_ns, serial.rows[i].healthy_themis_ns);
+    EXPECT_EQ(parallel.rows[i].stale_ns, serial.rows[i].stale_ns);
+    EXPECT_EQ(parallel.rows[i].replanned_ns, serial.rows[i].replanned_ns);
+    // Re-planned on the degraded bandwidths, Themis is never slower than the ideal bound allows.
+    EXPECT_GE(serial.rows[i].replanned_ns, serial.rows[i].ideal_ns * (1 - 1e-9));
+  }
+  // Each topology's healthy time is that of its own undegraded run.
+  const auto presets = net::table2_presets();
+  const auto healthy =
+      sim::run_collective(presets.front(), sim::make_request(CollectiveKind::kAllReduce, 8e6, 8, "themis-scf"))
+          .result.time_ns;
+  EXPECT_EQ(serial.rows[0].healthy_themis_ns, healthy);
+}
+
+TEST(StudyPool, RunsAreTakenSpreadOverTheStudy) {
+  // 10 runs: a step of round(10 x 0.618) = 6 shares 2 with 10, so 7: 0, 7, 4, 1, 8, 5, 2, 9, 6, 3.
+  EXPECT_EQ(spread_order(10), (std::vector<std::size_t>{0, 7, 4, 1, 8, 5, 2, 9, 6, 3}));
+  EXPECT_EQ(spread_order(1), std::vector<std::size_t>{0});
+  EXPECT_TRUE(spread_order(0).empty());
+  for (std::size_t n : {2u, 3u, 55u, 96u, 100u}) {
+    auto order = spread_order(n);
+    std::sort(order.begin(), order.end());
+    for (std::size_t i = 0; i < n; ++i) EXPECT_EQ(order[i], i) << n;  // each index once
+  }
+}
+
+TEST(StudyPool, TimeLeftFromTheRunsOwnCosts) {
+  EXPECT_EQ(with_time_left("a", 0), "a");
+  EXPECT_EQ(with_time_left("a", 2.2), "a; about 3 s left");
+  // Runs of two kinds on one worker: once one of each is done, the label of the last but one
+  // run predicts the last one from its kind's own cost.
+  std::vector<StudyRun> runs = {{{{"kind", "x"}}, "x0"}, {{{"kind", "y"}}, "y0"}, {{{"kind", "x"}}, "x1"}};
+  std::vector<std::string> labels;
+  run_study(
+      runs, 1, [](std::size_t) {}, [&](int, int, const std::string& label) { labels.push_back(label); });
+  ASSERT_EQ(labels.size(), 4u);  // before the first run, then after each: order 0, 2, 1
+  EXPECT_EQ(labels[0], "x0");
+  EXPECT_EQ(labels[3], "y0");  // nothing left
 }
 
 }  // namespace

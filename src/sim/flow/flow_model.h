@@ -14,6 +14,7 @@
 #include <memory>
 #include <queue>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include "net/graph/graph_network.h"
@@ -142,7 +143,11 @@ class FlowEngine {
   // Per flow.
   std::vector<int> pending_;   // `after` flows not yet completed
   std::vector<double> ready_;  // latest completion among `after` so far
-  std::vector<std::vector<int>> dependents_;
+  // Flows waiting for a flow: the first inline (most flows have one: the barrier after them), the
+  // others (a barrier's: the flows of a collective) in a map; more_ marks the flows that have them.
+  std::vector<int> first_dependent_;  // -1: none
+  std::vector<char> more_;
+  std::unordered_map<int, std::vector<int>> more_dependents_;
   std::vector<char> completed_;
   std::vector<int> at_;  // position in active_, -1 when not sending
 

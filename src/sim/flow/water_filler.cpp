@@ -190,7 +190,23 @@ void WaterFiller::freeze(double share, const std::vector<int>& members) {
   const std::size_t n = members.size();
   for (std::size_t j = 0; j < n; ++j) {
     // The records are scattered: fetch a few members ahead (most of a run's time is these misses).
-    if (j + kAhead < n) __builtin_prefetch(&kept_rate_[static_cast<std::size_t>(members[j + kAhead])]);
+    // Three stages: the kept rates furthest ahead, then the records and first flows, then the
+    // first flows' links to the next (the flows of a bundle are listed for changed_).
+    if (j + 2 * kAhead < n) __builtin_prefetch(&kept_rate_[static_cast<std::size_t>(members[j + 2 * kAhead])]);
+    if (j + kAhead < n) {
+      const auto ahead = static_cast<std::size_t>(members[j + kAhead]);
+      if (std::isnan(kept_rate_[ahead])) {
+        __builtin_prefetch(&bundle_[ahead]);
+        __builtin_prefetch(&first_[ahead]);
+      }
+    }
+    if (j + kAhead / 2 < n) {
+      const auto ahead = static_cast<std::size_t>(members[j + kAhead / 2]);
+      if (std::isnan(kept_rate_[ahead])) {
+        const int f = first_[ahead];
+        if (f >= 0) __builtin_prefetch(&next_[static_cast<std::size_t>(f)]);
+      }
+    }
     const int b = members[j];
     if (!std::isnan(kept_rate_[static_cast<std::size_t>(b)])) continue;  // kept, frozen in this run, or gone
     auto& r = bundle_[static_cast<std::size_t>(b)];
