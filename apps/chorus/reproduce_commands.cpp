@@ -242,19 +242,23 @@ void add_topoopt(CLI::App& cmd) {
   cmd.add_flag("--costs-only", targs->costs_only, "Only Fig. 11 (no simulation)");
   cmd.add_option("--servers", targs->it.servers, "Figs. 12-13: servers in the cluster")->capture_default_str();
   cmd.add_option("--degrees", targs->it.degrees, "Figs. 12-13: server degrees d (Fig. 12: 4, Fig. 13: 8)")
+      ->delimiter(',')
       ->capture_default_str();
   cmd.add_option("--bandwidths", targs->it.bandwidths, "Figs. 12-13: link bandwidths B, Gb/s (Table 3 speeds)")
+      ->delimiter(',')
       ->capture_default_str();
-  cmd.add_option("--models", targs->it.models, "Figs. 12-13: models")->capture_default_str();
+  cmd.add_option("--models", targs->it.models, "Figs. 12-13: models")->delimiter(',')->capture_default_str();
   cmd.add_option("--fabrics", targs->it.fabrics,
                  "Figs. 12-13: fabrics (default: ideal-fat-tree, cost-equivalent-fat-tree, "
-                 "oversub-fat-tree, expander, sip-ml, topoopt-oneshot, topoopt-reconfig)");
+                 "oversub-fat-tree, expander, sip-ml, topoopt-oneshot, topoopt-reconfig)")
+      ->delimiter(',');
   cmd.add_option("--iterations", targs->it.iterations, "Figs. 12-13: training iterations per run")
       ->capture_default_str();
   cmd.add_option("--seed", targs->it.seed, "The expander's seed")->capture_default_str();
   cmd.add_option(
          "--reconfig-latencies", targs->it.reconfig_latencies_us,
          "Fig. 15: TopoOpt-reconfig's OCS reconfiguration latencies, us (BERT and DLRM, the first degree, 100 Gb/s)")
+      ->delimiter(',')
       ->capture_default_str();
   cmd.add_flag(
       "--no-fig15", [targs](std::int64_t) { targs->it.reconfig_latencies_us.clear(); }, "Skip Fig. 15");
