@@ -18,6 +18,7 @@ struct CaptureOptions {
   std::vector<std::string> command;   // python3 [interpreter options] SCRIPT ARGS, or python3 -m MODULE ARGS
   std::string chorus_version;         // for the manifest
   double kill_grace_s = 5.0;
+  bool quiet = false;  // the ranks' standard output is dropped (a study running many captures)
 };
 
 // "A:B" (1 <= A < B) into the window; InputError naming `where`.

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <fmt/format.h>
 #include <map>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
@@ -22,7 +23,27 @@ bool transparent(const ProfiledEvent& e, const std::string& category) {
   return category == "python_function" || e.name.rfind("ProfilerStep#", 0) == 0;
 }
 
+// The length of [from, to] that no interval of `covering` (sorted by start) covers.
+double uncovered(double from, double to, const std::vector<std::pair<double, double>>& covering) {
+  double free = 0, at = from;
+  for (const auto& [a, b] : covering) {
+    if (b <= at) continue;
+    if (a >= to) break;
+    if (a > at) free += a - at;
+    at = std::max(at, b);
+    if (at >= to) break;
+  }
+  if (to > at) free += to - at;
+  return free;
+}
+
 }  // namespace
+
+bool is_backend_record(const std::string& name) {
+  static const std::set<std::string> backends = {"gloo", "nccl", "mpi", "ucc", "chorus"};
+  const auto colon = name.find(':');
+  return colon != std::string::npos && name.find("::") == std::string::npos && backends.count(name.substr(0, colon)) > 0;
+}
 
 ProfilerTrace read_profiler_trace(const std::string& text, const std::string& source) {
   json root;
@@ -87,11 +108,18 @@ ProfilerTrace read_profiler_trace(const std::string& text, const std::string& so
       }
     }
     ++trace.complete_events;
-    if (!transparent(e, category)) threads[e.thread].push_back(std::move(e));
+    if (is_backend_record(e.name))
+      trace.backend_records.push_back(std::move(e));
+    else if (!transparent(e, category))
+      threads[e.thread].push_back(std::move(e));
   }
   if (trace.complete_events == 0)
     throw InputError(source, "field ph: no complete event (\"ph\": \"X\"); not a torch profiler trace of operators");
+  std::vector<std::pair<double, double>> in_flight;  // the backend records' spans, by start
+  for (const auto& e : trace.backend_records) in_flight.emplace_back(e.ts_us, e.ts_us + e.dur_us);
+  std::sort(in_flight.begin(), in_flight.end());
   for (auto& [thread, list] : threads) {
+    const std::size_t thread_first = trace.top_level.size();
     std::stable_sort(list.begin(), list.end(), [](const ProfiledEvent& a, const ProfiledEvent& b) {
       if (a.ts_us != b.ts_us) return a.ts_us < b.ts_us;
       return a.dur_us > b.dur_us;  // the enclosing one first
@@ -115,7 +143,15 @@ ProfilerTrace read_profiler_trace(const std::string& text, const std::string& so
         continue;
       }
       if (collective && !open.back().in_collective) trace.top_level[open.back().top].collective_us += e.dur_us;
+      ++trace.top_level[open.back().top].events;
       open.push_back({end, collective || open.back().in_collective, open.back().top});
+    }
+    for (std::size_t k = thread_first; k + 1 < trace.top_level.size(); ++k) {
+      auto& e = trace.top_level[k];
+      const double end = e.ts_us + e.dur_us, next = trace.top_level[k + 1].ts_us;
+      if (next <= end) continue;
+      e.gap_after_us = uncovered(end, next, in_flight);
+      e.wait_after_us = (next - end) - e.gap_after_us;
     }
   }
   std::stable_sort(trace.top_level.begin(), trace.top_level.end(), [](const ProfiledEvent& a, const ProfiledEvent& b) {

@@ -26,13 +26,27 @@ struct ProfiledEvent {
   double collective_us = 0;
   std::int64_t record_function_id = -1;  // args "Record function id" (Kineto), else -1
   std::size_t index = 0;                 // position in the file's event list, for messages
+  // Top-level events: the complete events it encloses with itself (each paid the recording's
+  // per-event cost), and the time on its thread from its end to the next top-level event's start,
+  // split into the part while no backend record was in flight (the host's own work between
+  // operators: the Python that issues them) and the part while one was (waiting for a collective).
+  // Both 0 after a thread's last event.
+  std::size_t events = 1;
+  double gap_after_us = 0, wait_after_us = 0;
 };
+
+// A process-group backend's record of a collective ("gloo:all_reduce", "chorus:all_to_all_single",
+// ...: "<backend>:<operation>"), which spans the collective from its issue to its completion and so
+// may outlast the operator that issued it; it is not an operator.
+bool is_backend_record(const std::string& name);
 
 struct ProfilerTrace {
   // The complete events that no other complete event of their thread encloses, by start time,
   // then by position in the file. Kineto's ProfilerStep#N annotations and python_function frames
-  // are not operators and are skipped (they neither enclose nor are top-level).
+  // are not operators and are skipped (they neither enclose nor are top-level); so are the
+  // backends' records of collectives (is_backend_record), kept in `backend_records`.
   std::vector<ProfiledEvent> top_level;
+  std::vector<ProfiledEvent> backend_records;
   std::size_t complete_events = 0;  // every "ph": "X" event
 };
 

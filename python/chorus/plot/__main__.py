@@ -19,6 +19,8 @@ STUDIES = {
     "jobs": ("chorus.plot.jobs", "chorus sim jobs --out DIR: iteration times together and alone, link utilization from jobs.json"),
     "shared-fabric": ("chorus.plot.shared_fabric", "two jobs on two racks: slowdown per placement and start shift from shared_fabric.csv"),
     "sweep": ("chorus.plot.sweep", "chorus sweep --plot DIR: a metric against a parameter from sweep.csv and sweep_plot.json"),
+    "capture-validation": ("chorus.plot.capture_validation",
+                           "captured programs: measured vs predicted step time from capture_validation.csv"),
     "profile": ("chorus.plot.profile", "communication time per operation and backend from profile.csv (chorus profile)"),
 }
 
