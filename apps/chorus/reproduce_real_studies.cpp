@@ -62,9 +62,8 @@ void add_capture_validation(CLI::App& cmd) {
   cmd.add_option("-o,--out", o->out, "Output directory (the captures under captures/)")
       ->capture_default_str()
       ->check(kWritableDir);
-  auto* ranks = cmd.add_option("--ranks", o->ranks, "Rank counts, comma-separated")
-                    ->capture_default_str()
-                    ->delimiter(',');
+  auto* ranks =
+      cmd.add_option("--ranks", o->ranks, "Rank counts, comma-separated")->capture_default_str()->delimiter(',');
   auto* backends = cmd.add_option("--backends", o->backends, "Backends the programs run on: shm, gloo")
                        ->capture_default_str()
                        ->delimiter(',');
@@ -78,7 +77,8 @@ void add_capture_validation(CLI::App& cmd) {
   cmd.footer(
       "Each program is captured (chorus capture: 18 steps, the window 3..5, the host window 7..9) --runs\n"
       "times; measured: the median of its unrecorded steps 12..17; predicted: the window simulated on\n"
-      "--topology host with the host window's operator times, between two collectives the slowest rank's. docs/capture.md, \"How close is the prediction?\"");
+      "--topology host with the host window's operator times, between two collectives the slowest rank's. "
+      "docs/capture.md, \"How close is the prediction?\"");
   cmd.callback([o, full, quiet] {
     if (*full) {
       o->ranks = {2, 4};

@@ -111,7 +111,8 @@ void write_manifest(const CaptureOptions& o, const std::string& dir, const Captu
                      {"trace", rel("trace.{}.json")},
                      {"comm_log", rel("comm.{}.jsonl")},
                      {"record", rel("rank.{}.json")}});
-    if (fs::is_regular_file(fs::path(dir) / rel("trace_host.{}.json"))) ranks.back()["host_trace"] = rel("trace_host.{}.json");
+    if (fs::is_regular_file(fs::path(dir) / rel("trace_host.{}.json")))
+      ranks.back()["host_trace"] = rel("trace_host.{}.json");
   }
   nlohmann::json m = {
       {"chorus_capture", 1},

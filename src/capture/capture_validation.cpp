@@ -27,20 +27,19 @@ namespace chorus::capture {
 namespace fs = std::filesystem;
 
 std::vector<ValidationProgram> validation_programs() {
+  // The programs' own command lines (python scripts' arguments, not chorus's flags).
+  using Args = std::vector<std::string>;
+  const Args mlp = {"--batch", "128", "--width", "256", "--layers", "3"};                       // cli-command-line
+  const Args mlp_small = {"--batch", "16", "--width", "32", "--layers", "1"};                   // cli-command-line
+  const Args moe_small = {"--tokens", "64", "--dim", "32", "--hidden", "64", "--layers", "1"};  // cli-command-line
+  const Args dlrm = {"--tables", "4"};                                                          // cli-command-line
+  const Args dlrm_small = {"--batch", "16", "--tables", "4", "--rows", "100", "--dim", "16"};   // cli-command-line
+  const Args own_small = {"--batch", "8", "--length", "16", "--dim", "32", "--vocab", "100"};   // cli-command-line
   return {
-      {"ddp-mlp",
-       "examples/torch/ddp_mlp.py",
-       {"--batch", "128", "--width", "256", "--layers", "3"},
-       {"--batch", "16", "--width", "32", "--layers", "1"}},
-      {"moe", "examples/torch/moe.py", {}, {"--tokens", "64", "--dim", "32", "--hidden", "64", "--layers", "1"}},
-      {"dlrm",
-       "examples/torch/dlrm.py",
-       {"--tables", "4"},
-       {"--batch", "16", "--tables", "4", "--rows", "100", "--dim", "16"}},
-      {"validation",
-       "tests/data/capture/validation_program.py",
-       {},
-       {"--batch", "8", "--length", "16", "--dim", "32", "--vocab", "100"}},
+      {"ddp-mlp", "examples/torch/ddp_mlp.py", mlp, mlp_small},
+      {"moe", "examples/torch/moe.py", {}, moe_small},
+      {"dlrm", "examples/torch/dlrm.py", dlrm, dlrm_small},
+      {"validation", "tests/data/capture/validation_program.py", {}, own_small},
   };
 }
 
@@ -131,8 +130,8 @@ ValidationStudy run_capture_validation(const ValidationOptions& o) {
   for (const auto& name : o.programs) {
     auto it = std::find_if(all.begin(), all.end(), [&](const auto& p) { return p.name == name; });
     if (it == all.end())
-      throw InputError("programs", fmt::format("'{}' is not a program of the study (ddp-mlp, moe, dlrm, validation)",
-                                               name));
+      throw InputError("programs",
+                       fmt::format("'{}' is not a program of the study (ddp-mlp, moe, dlrm, validation)", name));
     programs.push_back(*it);
   }
   if (o.programs.empty()) programs = all;
@@ -163,16 +162,18 @@ ValidationStudy run_capture_validation(const ValidationOptions& o) {
           c.out = (fs::path(o.out) / "captures" / fmt::format("{}-{}r-{}", p.name, n, backend) /
                    fmt::format("run{}", k + 1))
                       .string();
-          c.command = {o.python, (fs::path(source) / p.script).string(), "--steps", std::to_string(o.steps)};
+          const auto script = (fs::path(source) / p.script).string();
+          c.command = {o.python, script, "--steps", std::to_string(o.steps)};  // cli-command-line
           for (const auto& a : o.small ? p.small : p.args) c.command.push_back(a);
           const auto r = run_capture(c);
-          if (!r.complete) throw InputError(r.manifest, fmt::format("a partial capture (complete: false): {}", r.error));
+          if (!r.complete)
+            throw InputError(r.manifest, fmt::format("a partial capture (complete: false): {}", r.error));
           auto run = measure(fs::path(r.manifest).parent_path().string(), o.reference_from);
           if (o.progress)
-            o.progress(fmt::format("{} on {} ranks, {}, run {}/{}: measured {:.2f} ms a step (recorded {:.2f}), "
-                                   "predicted {:.2f} ms",
-                                   p.name, n, backend, k + 1, o.runs, run.measured_ms, run.recorded_ms,
-                                   run.predicted_ms));
+            o.progress(
+                fmt::format("{} on {} ranks, {}, run {}/{}: measured {:.2f} ms a step (recorded {:.2f}), "
+                            "predicted {:.2f} ms",
+                            p.name, n, backend, k + 1, o.runs, run.measured_ms, run.recorded_ms, run.predicted_ms));
           row.runs.push_back(std::move(run));
         }
         summarize(row);
@@ -233,11 +234,11 @@ std::string format_capture_validation(const ValidationStudy& study) {
                               "program", "ranks", "backend", "runs", "measured ms", "predicted ms", "error",
                               "compute m", "compute p", "exposed m", "exposed p", "recorded");
   for (const auto& r : study.rows)
-    s += fmt::format("{:<11} {:>5} {:<7} {:>4} {:>12.2f} {:>12.2f} {:>+7.1f}% {:>10.2f} {:>10.2f} {:>10.2f} {:>10.2f} "
-                     "{:>10.2f}\n",
-                     r.program, r.ranks, r.backend, r.runs.size(), r.measured_ms, r.predicted_ms, r.error_pct,
-                     r.measured_compute_ms, r.predicted_compute_ms, r.measured_exposed_ms, r.predicted_exposed_ms,
-                     r.recorded_ms);
+    s += fmt::format(
+        "{:<11} {:>5} {:<7} {:>4} {:>12.2f} {:>12.2f} {:>+7.1f}% {:>10.2f} {:>10.2f} {:>10.2f} {:>10.2f} "
+        "{:>10.2f}\n",
+        r.program, r.ranks, r.backend, r.runs.size(), r.measured_ms, r.predicted_ms, r.error_pct, r.measured_compute_ms,
+        r.predicted_compute_ms, r.measured_exposed_ms, r.predicted_exposed_ms, r.recorded_ms);
   s += fmt::format(
       "error |predicted - measured| / measured over {} row(s): median {:.1f} %, worst {:.1f} % (measured: the "
       "program's unrecorded steps, median over runs; m/p: measured/predicted, ms a step)\n",

@@ -233,9 +233,10 @@ std::string apply_profiler_trace(std::vector<Node>& window, const std::vector<st
   std::string note = fmt::format("{}: {} of {} compute operators took their durations from the trace (by {})", path,
                                  matched, compute.size(), how);
   if (options.host_gaps)
-    note += fmt::format("; the host's time between operators added ({:.3f} ms), the recording's cost taken off "
-                        "({:.3f} ms, {:.2f} us an event)",
-                        gaps_us / 1e3, recording_us / 1e3, options.overhead_us_per_event);
+    note += fmt::format(
+        "; the host's time between operators added ({:.3f} ms), the recording's cost taken off "
+        "({:.3f} ms, {:.2f} us an event)",
+        gaps_us / 1e3, recording_us / 1e3, options.overhead_us_per_event);
   if (matched < compute.size()) note += "; the others keep the roofline";
   if (!differing.empty()) {
     note += " (counts differ: ";

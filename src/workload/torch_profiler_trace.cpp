@@ -42,7 +42,8 @@ double uncovered(double from, double to, const std::vector<std::pair<double, dou
 bool is_backend_record(const std::string& name) {
   static const std::set<std::string> backends = {"gloo", "nccl", "mpi", "ucc", "chorus"};
   const auto colon = name.find(':');
-  return colon != std::string::npos && name.find("::") == std::string::npos && backends.count(name.substr(0, colon)) > 0;
+  return colon != std::string::npos && name.find("::") == std::string::npos &&
+         backends.count(name.substr(0, colon)) > 0;
 }
 
 ProfilerTrace read_profiler_trace(const std::string& text, const std::string& source) {

@@ -139,21 +139,53 @@ TEST(PytorchEg, ProfilerTraceReaderTopLevelEventsAndCollectiveTime) {
     {"ph": "X", "cat": "cpu_op", "name": "gloo:all_reduce", "pid": 7, "tid": 9, "ts": 57, "dur": 30}]})j";
   const auto t = workload::read_profiler_trace(trace, "t.json");
   EXPECT_EQ(t.complete_events, 9u);
-  // Top level by start: aten::linear (10), the autograd function (50), gloo:all_reduce (57, its
-  // own thread), c10d::broadcast_ (95).
+  // Top level by start: aten::linear (10), the autograd function (50), c10d::broadcast_ (95); the
+  // backend's record gloo:all_reduce (57, its own thread) is set aside, not an operator.
   std::vector<std::string> names;
   for (const auto& e : t.top_level) names.push_back(e.name);
-  ASSERT_EQ(names, (std::vector<std::string>{"aten::linear", "autograd::engine::evaluate_function: X",
-                                             "gloo:all_reduce", "c10d::broadcast_"}));
+  ASSERT_EQ(names,
+            (std::vector<std::string>{"aten::linear", "autograd::engine::evaluate_function: X", "c10d::broadcast_"}));
+  ASSERT_EQ(t.backend_records.size(), 1u);
+  EXPECT_EQ(t.backend_records[0].name, "gloo:all_reduce");
+  EXPECT_EQ(t.backend_records[0].thread, "7/9");
   EXPECT_DOUBLE_EQ(t.top_level[0].dur_us, 30);
   EXPECT_EQ(t.top_level[0].record_function_id, 4);
   EXPECT_EQ(t.top_level[0].pid, 7);
   EXPECT_EQ(t.top_level[0].thread, "7/7");
-  EXPECT_EQ(t.top_level[2].thread, "7/9");
   EXPECT_DOUBLE_EQ(t.top_level[0].collective_us, 0);
   EXPECT_DOUBLE_EQ(t.top_level[1].collective_us, 20);  // the outermost c10d:: call only, not c10d::inner too
-  EXPECT_DOUBLE_EQ(t.top_level[3].collective_us, 2);   // a c10d:: call of its own is all collective
+  EXPECT_DOUBLE_EQ(t.top_level[2].collective_us, 2);   // a c10d:: call of its own is all collective
   EXPECT_EQ(t.top_level[1].record_function_id, -1);
+  // Events enclosed with itself: linear + addmm; autograd + allreduce_ + inner; broadcast_ alone.
+  EXPECT_EQ(t.top_level[0].events, 2u);
+  EXPECT_EQ(t.top_level[1].events, 3u);
+  EXPECT_EQ(t.top_level[2].events, 1u);
+  // Between operators: 40..50 and 90..95, no record in flight (gloo's is 57..87): all host time.
+  EXPECT_DOUBLE_EQ(t.top_level[0].gap_after_us, 10);
+  EXPECT_DOUBLE_EQ(t.top_level[1].gap_after_us, 5);
+  EXPECT_DOUBLE_EQ(t.top_level[2].gap_after_us, 0);  // the thread's last
+  EXPECT_DOUBLE_EQ(t.top_level[0].wait_after_us, 0);
+}
+
+TEST(PytorchEg, ProfilerTraceGapsSplitIntoHostTimeAndWaits) {
+  // One thread: a [0, 10) holding a child, b [40, 50), c [60, 70); chorus:all_reduce in flight
+  // [12, 30) and [35, 45) (the second overlaps b: only 35..40 of it lies in the gap). After a: 30
+  // us, of which 18 + 5 = 23 wait and 7 host time; after b: 10 us, no record in flight.
+  const std::string trace = R"j([
+    {"ph": "X", "name": "aten::a", "pid": "CPU functions", "tid": 1, "ts": 0, "dur": 10},
+    {"ph": "X", "name": "aten::child", "pid": "CPU functions", "tid": 1, "ts": 2, "dur": 3},
+    {"ph": "X", "name": "chorus:all_reduce", "pid": "CPU functions", "tid": 1, "ts": 12, "dur": 18},
+    {"ph": "X", "name": "chorus:all_reduce", "pid": "CPU functions", "tid": 1, "ts": 35, "dur": 10},
+    {"ph": "X", "name": "aten::b", "pid": "CPU functions", "tid": 1, "ts": 40, "dur": 10},
+    {"ph": "X", "name": "aten::c", "pid": "CPU functions", "tid": 1, "ts": 60, "dur": 10}])j";
+  const auto t = workload::read_profiler_trace(trace, "t.json");
+  ASSERT_EQ(t.top_level.size(), 3u);
+  EXPECT_EQ(t.backend_records.size(), 2u);
+  EXPECT_EQ(t.top_level[0].events, 2u);
+  EXPECT_DOUBLE_EQ(t.top_level[0].gap_after_us, 7);
+  EXPECT_DOUBLE_EQ(t.top_level[0].wait_after_us, 23);
+  EXPECT_DOUBLE_EQ(t.top_level[1].gap_after_us, 10);
+  EXPECT_DOUBLE_EQ(t.top_level[1].wait_after_us, 0);
 }
 
 TEST(PytorchEg, DurationsFromTheProfilerTraceTimelineByHand) {

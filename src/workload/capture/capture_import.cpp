@@ -1,6 +1,7 @@
 #include "workload/capture/capture_import.h"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <optional>
 #include <set>
@@ -245,8 +246,7 @@ Dag import_capture(const Manifest& m, const net::Network& network, const ImportO
     throw InputError(m.path, fmt::format("rank {}: the capture has ranks 0..{}", o.rank, m.world - 1));
   if (o.iterations < 1) throw InputError(m.path, fmt::format("iterations must be >= 1, got {}", o.iterations));
   std::string trace_note, groups;
-  Dag window =
-      rank_window(m, o.rank, network, m.ranks[static_cast<std::size_t>(o.rank)].trace, &trace_note, &groups);
+  Dag window = rank_window(m, o.rank, network, m.ranks[static_cast<std::size_t>(o.rank)].trace, &trace_note, &groups);
   std::vector<Dag> others;
   for (int r = 0; r < m.world; ++r) {
     if (r == o.rank) continue;
@@ -256,6 +256,9 @@ Dag import_capture(const Manifest& m, const net::Network& network, const ImportO
                              others.back(), fmt::format("{} (rank {})", m.ranks[static_cast<std::size_t>(r)].graph, r));
   }
   const double waited_ns = slowest_rank_stretches(window, others);
+  // Whole microseconds, the trace's resolution (and Chakra's unit, chorus export --chakra).
+  for (auto& n : window.nodes)
+    if (n.kind == NodeKind::kCompute && n.duration_ns > 0) n.duration_ns = std::round(n.duration_ns / 1e3) * 1e3;
   Dag dag;
   dag.name = std::filesystem::path(m.dir).filename().string();
   repeat_window(dag, window.nodes, o.iterations);

@@ -134,8 +134,8 @@ RankRecord read_rank_record(const RankFiles& files) {
     const auto& o = j["profiler_overhead"];
     if (!o.is_object() || !o.contains("us_per_event") || !o["us_per_event"].is_number() ||
         !(o["us_per_event"].get<double>() >= 0))
-      throw InputError(path, fmt::format("rank {}: field 'profiler_overhead.us_per_event': must be a number >= 0",
-                                         r.rank));
+      throw InputError(path,
+                       fmt::format("rank {}: field 'profiler_overhead.us_per_event': must be a number >= 0", r.rank));
     r.overhead_us_per_event = o["us_per_event"].get<double>();
     if (o.contains("profiler_us_per_event")) {
       if (!o["profiler_us_per_event"].is_number() || !(o["profiler_us_per_event"].get<double>() >= 0))
