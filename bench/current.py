@@ -206,6 +206,29 @@ def parse_sweep(out):
             f"1 worker, same rounds: {one:.2f} s")
 
 
+def parse_capture_overhead(out):
+    m = re.search(r"\(recorded\) ([0-9.]+) ms a step, the other steps .*? ([0-9.]+) ms: overhead ([-+0-9.]+) %", out)
+    if not m:
+        sys.exit("bench/current.py: no overhead line in chorus capture's output")
+    inside, outside, pct = float(m.group(1)), float(m.group(2)), m.group(3)
+    return (f"examples/torch/moe.py (defaults), 2 ranks: recorded steps 4..7 {inside:.1f} ms a step, overhead {pct} % "
+            "(the profiler and the execution graph observer at every operator)",
+            f"the same run's other steps (1..3 and 9.., the host window's profiler-only steps among them): "
+            f"{outside:.1f} ms a step")
+
+
+def parse_capture_validation(out):
+    m = re.search(r"median ([0-9.]+) %, worst ([0-9.]+) %", out)
+    rows = [line.split() for line in out.splitlines()
+            if line.split()[:1] and line.split()[0] in ("ddp-mlp", "moe", "dlrm", "validation")]
+    if not m or not rows:
+        sys.exit("bench/current.py: no capture-validation table in the output")
+    errors = ", ".join(f"{f[0]} {f[6]}" for f in rows)
+    return (f"simulated step on --topology host against the program's own: absolute error median {m.group(1)} %, worst "
+            f"{m.group(2)} % ({errors}; 2 ranks, shm, median of 3 runs)",
+            "the programs' unrecorded steps, same runs: " + ", ".join(f"{f[0]} {float(f[4]):.1f} ms" for f in rows))
+
+
 SMALL = "bench/rt/run_small_msgs.sh build 3 all 2"
 ROWS = [
     ("simulator", "the simulator's speed: a 1 GB all-reduce in 64 chunks on 4D-Ring_FC_Ring_SW (Themis Table 2)",
@@ -228,6 +251,11 @@ ROWS = [
      "--sizes 4096,1048576,16777216 --rounds 3", parse_torch),
     ("themis-real", "Themis schedules executed on real ranks against the simulator's prediction, 4-8 ranks",
      "build/chorus reproduce themis-real -q", parse_themis_real),
+    ("capture-overhead", "`chorus capture`'s cost on the recorded steps (docs/capture.md)",
+     "build/chorus capture -n 2 --out /tmp/chorus-bench-capture --steps 4:8 -- /usr/bin/python3 examples/torch/moe.py "
+     "--steps 16 2>&1", parse_capture_overhead),
+    ("capture-validation", "a captured program's simulated step against its own step time on this host",
+     "build/chorus reproduce capture-validation -q", parse_capture_validation),
     ("ci", "CI: the README's test command on a clean clone", "bash .ci/run", None),
 ]
 
