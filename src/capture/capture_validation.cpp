@@ -142,9 +142,9 @@ ValidationStudy run_capture_validation(const ValidationOptions& o) {
   for (const auto& b : o.backends)
     if (b != "shm" && b != "gloo") throw InputError("backends", fmt::format("'{}': shm or gloo", b));
   if (o.runs < 1 || o.runs > 50) throw InputError("runs", fmt::format("must be in 1..50, got {}", o.runs));
-  if (o.reference_from < 2 * o.last_step - o.first_step + 2 || o.steps <= o.reference_from)
+  if (o.reference_from < 2 * o.last_step - o.first_step + 3 || o.steps <= o.reference_from)
     throw InputError("steps", fmt::format("the reference steps {}..{} must follow the host window's trace ({})",
-                                          o.reference_from, o.steps - 1, 2 * o.last_step - o.first_step + 1));
+                                          o.reference_from, o.steps - 1, 2 * o.last_step - o.first_step + 2));
   const std::string source = o.source_dir.empty() ? std::string(CHORUS_CAPTURE_SOURCE_DIR) : o.source_dir;
   ValidationStudy study;
   for (const auto& p : programs)
