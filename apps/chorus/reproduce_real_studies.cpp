@@ -75,8 +75,8 @@ void add_capture_validation(CLI::App& cmd) {
   cmd.add_option("--python", o->python, "The interpreter with torch")->capture_default_str();
   cmd.add_flag("-q,--quiet", *quiet, "No progress lines");
   cmd.footer(
-      "Each program is captured (chorus capture: 20 steps, the window 3..5, the host window 8..10) --runs\n"
-      "times; measured: the median of its unrecorded steps 13..19; predicted: the window simulated on\n"
+      "Each program is captured (chorus capture: 22 steps, the window 3..5, the host window 8..12) --runs\n"
+      "times; measured: the median of its unrecorded steps 15..21; predicted: the window simulated on\n"
       "--topology host with the host window's operator times, between two collectives the slowest rank's. "
       "docs/capture.md, \"How close is the prediction?\"");
   cmd.callback([o, full, quiet] {

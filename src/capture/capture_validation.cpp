@@ -11,6 +11,7 @@
 
 #include "capture/capture_run.h"
 #include "capture/host_network.h"
+#include "capture/step_times.h"
 #include "core/error.h"
 #include "core/text_file.h"
 #include "sim/dag_executor.h"
@@ -142,9 +143,10 @@ ValidationStudy run_capture_validation(const ValidationOptions& o) {
   for (const auto& b : o.backends)
     if (b != "shm" && b != "gloo") throw InputError("backends", fmt::format("'{}': shm or gloo", b));
   if (o.runs < 1 || o.runs > 50) throw InputError("runs", fmt::format("must be in 1..50, got {}", o.runs));
-  if (o.reference_from < 2 * o.last_step - o.first_step + 3 || o.steps <= o.reference_from)
+  const int written = host_window_write_step(o.first_step, o.last_step);
+  if (o.reference_from < written + 2 || o.steps <= o.reference_from)
     throw InputError("steps", fmt::format("the reference steps {}..{} must follow the host window's trace ({})",
-                                          o.reference_from, o.steps - 1, 2 * o.last_step - o.first_step + 2));
+                                          o.reference_from, o.steps - 1, written));
   const std::string source = o.source_dir.empty() ? std::string(CHORUS_CAPTURE_SOURCE_DIR) : o.source_dir;
   ValidationStudy study;
   for (const auto& p : programs)

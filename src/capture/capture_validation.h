@@ -33,9 +33,9 @@ struct ValidationOptions {
   int runs = 3;
   bool small = false;
   // The window 3..5 (step 6 writes its files, step 7 waits for the slower rank's writing), the host
-  // window 8..10 (step 11 writes its trace, step 12 waits); the reference: steps reference_from ..
+  // window 8..12 (step 13 writes its trace, step 14 waits); the reference: steps reference_from ..
   // steps - 1.
-  int first_step = 3, last_step = 6, steps = 20, reference_from = 13;
+  int first_step = 3, last_step = 6, steps = 22, reference_from = 15;
   std::string out = "results/capture-validation";
   std::string source_dir;  // where the programs' scripts are; empty: this build's source directory
   std::string python = "/usr/bin/python3";

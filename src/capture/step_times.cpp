@@ -8,6 +8,8 @@
 
 namespace chorus::capture {
 
+int host_window_write_step(int first, int last) { return last + 2 + std::max(last - first, 5); }
+
 StepTimes step_times(const std::vector<std::vector<std::int64_t>>& step_end_ns, int first, int last) {
   StepTimes t;
   double inside = 0, outside = 0, write = 0;
@@ -21,7 +23,7 @@ StepTimes step_times(const std::vector<std::vector<std::int64_t>>& step_end_ns, 
       if (step >= first && step < last) {
         inside += ms;
         ++t.inside;
-      } else if (step == last + 1 || step == 2 * last - first + 2) {
+      } else if (step == last + 1 || step == host_window_write_step(first, last)) {
         continue;  // waits for the slower rank's writing; writes the host window's trace (python/chorus/capture)
       } else if (step == last) {
         write += ms;
@@ -47,7 +49,7 @@ std::string overhead_line(const CaptureOptions& o, const StepTimes& t) {
   line += fmt::format(
       ", the other steps (1..{} and {}.., not the first, the window's end {} and the one after it, nor step {}, which "
       "writes the host window's trace) {:.2f} ms: overhead {:+.1f} %",
-      o.first_step - 1, o.last_step + 2, o.last_step, 2 * o.last_step - o.first_step + 2, t.outside_ms,
+      o.first_step - 1, o.last_step + 2, o.last_step, host_window_write_step(o.first_step, o.last_step), t.outside_ms,
       100.0 * (t.inside_ms / t.outside_ms - 1.0));
   if (t.write_ms > 0) line += fmt::format("; the step after the window, which writes the files, {:.2f} ms", t.write_ms);
   return line;

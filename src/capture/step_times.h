@@ -9,8 +9,11 @@ namespace chorus::capture {
 
 // Per rank, its steps' ends on one clock; the window is steps first .. last - 1. Step k lasts from
 // end k - 1 to end k; step 0 is not timed, nor steps last + 1 (which waits for the slower rank's
-// writing of the window's files) and 2 * last - first + 2 (which writes the host window's trace,
-// python/chorus/capture).
+// writing of the window's files) and host_window_write_step (which writes the host window's trace).
+// The host window (python/chorus/capture) is steps last + 2 .. last + 1 + max(last - first, 5); the
+// step after it writes its trace: this one.
+int host_window_write_step(int first, int last);
+
 StepTimes step_times(const std::vector<std::vector<std::int64_t>>& step_end_ns, int first, int last);
 
 }  // namespace chorus::capture

@@ -163,7 +163,11 @@ std::optional<CollectiveKind> collective(const std::string& name, bool& is_colle
 std::string apply_profiler_trace(std::vector<Node>& window, const std::vector<std::size_t>& ops,
                                  const std::vector<GraphNode>& nodes, const json& root, const std::string& source,
                                  const std::string& path, const ExecutionGraphOptions& options) {
-  const auto trace = read_profiler_trace(read_text_file(path, "the profiler trace"), path);
+  auto trace = read_profiler_trace(read_text_file(path, "the profiler trace"), path);
+  const std::size_t steps =
+      options.median_of_steps
+          ? median_over_steps(trace, "Optimizer.step", static_cast<std::size_t>(std::max(0, options.graph_steps)))
+          : 0;
   // Kineto's events carry the OS pid, as the graph does: a trace of another process is an error.
   if (root.contains("pid") && root["pid"].is_number_integer()) {
     const auto graph_pid = root["pid"].get<std::int64_t>();
@@ -232,6 +236,12 @@ std::string apply_profiler_trace(std::vector<Node>& window, const std::vector<st
                                        source, how));
   std::string note = fmt::format("{}: {} of {} compute operators took their durations from the trace (by {})", path,
                                  matched, compute.size(), how);
+  if (options.median_of_steps)
+    note += steps ? fmt::format("; each operator's times the median of the trace's {} steps'{}", steps,
+                                options.graph_steps > 0 && static_cast<std::size_t>(options.graph_steps) < steps
+                                    ? fmt::format(" (its first {} kept, as many as the graph's)", options.graph_steps)
+                                    : "")
+                  : std::string("; the trace's steps differ (or have no optimizer step): its times as they are");
   if (options.host_gaps)
     note += fmt::format(
         "; the host's time between operators added ({:.3f} ms), the recording's cost taken off "

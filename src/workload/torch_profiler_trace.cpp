@@ -46,6 +46,58 @@ bool is_backend_record(const std::string& name) {
          backends.count(name.substr(0, colon)) > 0;
 }
 
+std::size_t median_over_steps(ProfilerTrace& trace, const std::string& step_end, std::size_t keep) {
+  // Per step, the k-th event of each name (the name's count within the step, from 0).
+  std::vector<std::map<std::pair<std::string, int>, std::size_t>> steps(1);
+  std::map<std::string, int> seen;
+  for (std::size_t k = 0; k < trace.top_level.size(); ++k) {
+    const auto& name = trace.top_level[k].name;
+    steps.back()[{name, seen[name]++}] = k;
+    if (name.rfind(step_end, 0) == 0) {
+      steps.emplace_back();
+      seen.clear();
+    }
+  }
+  if (!steps.back().empty()) return 0;  // events after the last step's end
+  steps.pop_back();
+  if (steps.size() < 2) return 0;
+  const auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const auto n = v.size();
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  };
+  const std::size_t last = trace.top_level.size() - 1;  // no next event: its host time is not measured
+  for (const auto& [key, first] : steps[0]) {
+    std::vector<std::size_t> same;
+    for (const auto& step : steps)
+      if (auto it = step.find(key); it != step.end()) same.push_back(it->second);
+    if (same.size() != steps.size()) continue;  // not in every step: its own times
+    std::vector<double> dur, coll, gap, wait;
+    for (auto k : same) {
+      const auto& e = trace.top_level[k];
+      dur.push_back(e.dur_us);
+      coll.push_back(e.collective_us);
+      if (k == last) continue;
+      gap.push_back(e.gap_after_us);
+      wait.push_back(e.wait_after_us);
+    }
+    const double d = median(dur), c = median(coll), g = median(gap), w = median(wait);
+    for (auto k : same) {
+      auto& e = trace.top_level[k];
+      e.dur_us = d;
+      e.collective_us = c;
+      e.gap_after_us = g;
+      e.wait_after_us = w;
+    }
+  }
+  if (keep > 0 && keep < steps.size()) {
+    std::size_t from = trace.top_level.size();  // the first event of step `keep`
+    for (const auto& [key, k] : steps[keep]) from = std::min(from, k);
+    trace.top_level.erase(trace.top_level.begin() + static_cast<std::ptrdiff_t>(from), trace.top_level.end());
+  }
+  return steps.size();
+}
+
 ProfilerTrace read_profiler_trace(const std::string& text, const std::string& source) {
   json root;
   try {

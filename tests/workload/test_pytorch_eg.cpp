@@ -223,6 +223,62 @@ TEST(PytorchEg, DurationsFromTheProfilerTraceTimelineByHand) {
   EXPECT_DOUBLE_EQ(sim::simulate_workload(dag2, pair, o).result.total_ns, 2 * 593000);
 }
 
+TEST(PytorchEg, ProfilerTraceMedianOverSteps) {
+  // Three steps of [aten::a, Optimizer.step#SGD.step]: a lasts 10, 90 (a step slowed by other
+  // work) and 20 us; the host time after a (up to the step) 2, 40, 4 us; after the step event (up
+  // to the next step's a) 1 and 3 us, none after the last. Medians: a 20 us, 4 us after it; the
+  // step event 5 us, 2 us after it (the mean of 1 and 3: the last step's is not measured). Keeping
+  // 2 steps leaves 4 events.
+  const std::string trace = R"j([
+    {"ph": "X", "name": "aten::a", "pid": "CPU functions", "tid": 1, "ts": 0, "dur": 10},
+    {"ph": "X", "name": "Optimizer.step#SGD.step", "pid": "CPU functions", "tid": 1, "ts": 12, "dur": 5},
+    {"ph": "X", "name": "aten::a", "pid": "CPU functions", "tid": 1, "ts": 18, "dur": 90},
+    {"ph": "X", "name": "Optimizer.step#SGD.step", "pid": "CPU functions", "tid": 1, "ts": 148, "dur": 5},
+    {"ph": "X", "name": "aten::a", "pid": "CPU functions", "tid": 1, "ts": 156, "dur": 20},
+    {"ph": "X", "name": "Optimizer.step#SGD.step", "pid": "CPU functions", "tid": 1, "ts": 180, "dur": 5}])j";
+  auto t = workload::read_profiler_trace(trace, "t.json");
+  EXPECT_EQ(workload::median_over_steps(t, "Optimizer.step", 2), 3u);
+  ASSERT_EQ(t.top_level.size(), 4u);
+  for (int s = 0; s < 2; ++s) {
+    EXPECT_DOUBLE_EQ(t.top_level[2 * s].dur_us, 20);
+    EXPECT_DOUBLE_EQ(t.top_level[2 * s].gap_after_us, 4);
+    EXPECT_DOUBLE_EQ(t.top_level[2 * s + 1].dur_us, 5);
+    EXPECT_DOUBLE_EQ(t.top_level[2 * s + 1].gap_after_us, 2);
+  }
+  // Events after the last step's end: not split, unchanged.
+  auto u = workload::read_profiler_trace(
+      trace.substr(0, trace.size() - 1) +
+          R"j(, {"ph": "X", "name": "aten::b", "pid": 1, "tid": 1, "ts": 190, "dur": 1}])j",
+      "u.json");
+  EXPECT_EQ(workload::median_over_steps(u, "Optimizer.step"), 0u);
+  EXPECT_DOUBLE_EQ(u.top_level[2].dur_us, 90);
+}
+
+TEST(PytorchEg, HostTimeBetweenOperatorsAndTheRecordingsCost) {
+  // The same trace with host_gaps and 1 us an event. By hand from the file (thread 1): linear
+  // [382, 663) encloses 9 events (t, transpose, as_strided, addmm, expand, as_strided, copy_,
+  // resolve_conj x2): 10 events; the next top-level event starts at 738, no backend record in
+  // flight: + 75 us; 281 + 75 - 10 = 346 us. empty_like [738, 780) with empty_strided: 2 events;
+  // the next at 4781: 4001 us, of which gloo:all_to_all (thread 3) covers [1083, 4653), 3570 us:
+  // + 431; 42 + 431 - 2 = 471 us. The last linear, 10 events, no next event: 270 - 10 = 260 us.
+  const auto pair = test_support::pair_network();
+  workload::ExecutionGraphOptions with;
+  with.profiler_trace = eg_data_path("alltoall.0.trace.json");
+  with.host_gaps = true;
+  with.overhead_us_per_event = 1.0;
+  std::string notes;
+  const auto dag =
+      workload::import_execution_graph(read_graph("alltoall.0.json"), "alltoall.0.json", pair, with, &notes);
+  ASSERT_EQ(dag.nodes.size(), 4u);
+  EXPECT_DOUBLE_EQ(dag.nodes[0].duration_ns, 346000);
+  EXPECT_DOUBLE_EQ(dag.nodes[1].duration_ns, 471000);
+  EXPECT_DOUBLE_EQ(dag.nodes[3].duration_ns, 260000);
+  // Added: 75 + 431 us of host time; taken off: 22 events.
+  EXPECT_NE(notes.find("the host's time between operators added (0.506 ms), the recording's cost taken off (0.022 ms"),
+            std::string::npos)
+      << notes;
+}
+
 TEST(PytorchEg, DdpDurationsLeaveTheCollectivesIssueOut) {
   // ddp.0.trace.json: every one of the step's 27 compute operators has a top-level event of its
   // name, as many as the graph has. By hand from the file: DistributedDataParallel.forward dur

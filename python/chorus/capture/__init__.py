@@ -14,9 +14,9 @@ train.py ARGS``: this module installs its hooks, then runs the script as ``__mai
 
 Steps ``A`` to ``B - 1`` (``CHORUS_CAPTURE_STEPS=A:B``, 0-based; ``A >= 1``) are the window: the
 execution graph (``torch.profiler.ExecutionGraphObserver``) and the torch profiler's trace are
-recorded from the end of step ``A - 1`` to the end of step ``B - 1``; the same number of steps
-after step ``B`` (which writes those files) and ``B + 1``, steps ``B + 2`` to ``2B - A + 1``, the
-profiler alone records ``trace_host.<r>.json`` (if the program runs them; step ``2B - A + 2``
+recorded from the end of step ``A - 1`` to the end of step ``B - 1``; for ``H = max(B - A, 5)``
+steps after step ``B`` (which writes those files) and ``B + 1``, steps ``B + 2`` to ``B + H + 1``,
+the profiler alone records ``trace_host.<r>.json`` (if the program runs them; step ``B + H + 2``
 writes it). At exit the rank writes
 ``rank.<r>.json`` into ``CHORUS_CAPTURE_DIR``: the step ends and the window on the host's
 monotonic clock (the communication log's), the groups, torch's version, whether the program
@@ -42,14 +42,14 @@ class _Capture:
         self.groups = []
         self.requested_backend = None
         self._eg = self._prof = None
-        # The host window: as many steps again, after the step that writes the window's files
-        # (B) and one more (B + 1: the first steps after a rank's writing wait for the slower
-        # rank's and pay for the memory the recording used), recorded by the profiler alone (no
-        # graph observer, whose callbacks cost several times the profiler's): the operators' times
-        # and the host's time between them, as the program spends them with the least recording
-        # (trace_host.<r>.json). Counted as steps ended: recording starts when step B + 1 ends.
+        # The host window: max(B - A, 5) steps after the step that writes the window's files (B)
+        # and one more (B + 1: the first step after a rank's writing waits for the slower rank's),
+        # recorded by the profiler alone (no graph observer, whose callbacks cost several times the
+        # profiler's): the operators' times and the host's time between them, as the program spends
+        # them with the least recording (trace_host.<r>.json; the import takes each operator's
+        # median over these steps). Counted as steps ended: recording starts when step B + 1 ends.
         self.host_first = last + 2
-        self.host_last = last + 2 + (last - first)
+        self.host_last = last + 2 + max(last - first, 5)
         self.host_window = None
         self._host_prof = None
 

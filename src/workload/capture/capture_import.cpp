@@ -167,6 +167,8 @@ Dag rank_window(const Manifest& m, int rank, const net::Network& network, const 
   g.profiler_trace = trace;
   g.skip_unsimulated = true;
   g.host_gaps = true;
+  g.median_of_steps = true;
+  g.graph_steps = m.last_step - m.first_step;
   const auto& files = m.ranks[static_cast<std::size_t>(rank)];
   const auto record = read_rank_record(files);
   // The host window's trace (the profiler alone) when the capture has it, with the profiler's
