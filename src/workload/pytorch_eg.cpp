@@ -237,7 +237,7 @@ std::string apply_profiler_trace(std::vector<Node>& window, const std::vector<st
   std::string note = fmt::format("{}: {} of {} compute operators took their durations from the trace (by {})", path,
                                  matched, compute.size(), how);
   if (options.median_of_steps)
-    note += steps ? fmt::format("; each operator's times the median of the trace's {} steps'{}", steps,
+    note += steps ? fmt::format("; each operator's times from the median of the trace's {} steps{}", steps,
                                 options.graph_steps > 0 && static_cast<std::size_t>(options.graph_steps) < steps
                                     ? fmt::format(" (its first {} kept, as many as the graph's)", options.graph_steps)
                                     : "")

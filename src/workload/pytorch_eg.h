@@ -38,7 +38,7 @@ struct ExecutionGraphOptions {
   bool host_gaps = false;
   double overhead_us_per_event = 0;
   // The trace holds several steps of one loop, each ending at "Optimizer.step...": each operator's
-  // times are the median of its steps' (workload/torch_profiler_trace.h, median_over_steps).
+  // times are those of the median step (workload/torch_profiler_trace.h, median_over_steps).
   bool median_of_steps = false;
   int graph_steps = 0;  // with median_of_steps: the graph's steps (the trace's first ones are kept); 0: all
 };

@@ -61,33 +61,33 @@ std::size_t median_over_steps(ProfilerTrace& trace, const std::string& step_end,
   if (!steps.back().empty()) return 0;  // events after the last step's end
   steps.pop_back();
   if (steps.size() < 2) return 0;
-  const auto median = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    const auto n = v.size();
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-  };
+  // Each step's time on the host: its events' durations and the host time and waits after them.
+  std::vector<std::pair<double, std::size_t>> totals;
+  for (std::size_t s = 0; s < steps.size(); ++s) {
+    double total = 0;
+    for (const auto& [key, k] : steps[s])
+      total += trace.top_level[k].dur_us + trace.top_level[k].gap_after_us + trace.top_level[k].wait_after_us;
+    totals.emplace_back(total, s);
+  }
+  std::sort(totals.begin(), totals.end());
+  const std::size_t median_step = totals[(totals.size() - 1) / 2].second;  // the lower middle of an even count
   const std::size_t last = trace.top_level.size() - 1;  // no next event: its host time is not measured
   for (const auto& [key, first] : steps[0]) {
     std::vector<std::size_t> same;
     for (const auto& step : steps)
       if (auto it = step.find(key); it != step.end()) same.push_back(it->second);
     if (same.size() != steps.size()) continue;  // not in every step: its own times
-    std::vector<double> dur, coll, gap, wait;
-    for (auto k : same) {
-      const auto& e = trace.top_level[k];
-      dur.push_back(e.dur_us);
-      coll.push_back(e.collective_us);
-      if (k == last) continue;
-      gap.push_back(e.gap_after_us);
-      wait.push_back(e.wait_after_us);
+    auto from = trace.top_level[same[median_step]];
+    if (same[median_step] == last) {  // the step before's host time and wait instead
+      from.gap_after_us = trace.top_level[same[median_step - 1]].gap_after_us;
+      from.wait_after_us = trace.top_level[same[median_step - 1]].wait_after_us;
     }
-    const double d = median(dur), c = median(coll), g = median(gap), w = median(wait);
     for (auto k : same) {
       auto& e = trace.top_level[k];
-      e.dur_us = d;
-      e.collective_us = c;
-      e.gap_after_us = g;
-      e.wait_after_us = w;
+      e.dur_us = from.dur_us;
+      e.collective_us = from.collective_us;
+      e.gap_after_us = from.gap_after_us;
+      e.wait_after_us = from.wait_after_us;
     }
   }
   if (keep > 0 && keep < steps.size()) {

@@ -53,10 +53,12 @@ struct ProfilerTrace {
 // A trace of several steps of one loop: the top-level events split into steps after each event
 // whose name starts with `step_end` (torch's "Optimizer.step#SGD.step"). If there are at least two
 // steps and nothing follows the last, the k-th event of a name in a step is the same operator in
-// every step that has one: for those in every step, the event's times (duration, time in c10d::
-// calls, host time and wait after it) become the median of the steps' (the trace's last event's
-// host time is not measured and not counted): a step slowed by other work on the host does not
-// count. Then only the first `keep` steps' events stay (0: all; the trace has more steps than the
+// every step that has one, and the median step is the one whose time (its events' durations, host
+// time and waits) is the median of the steps' (the lower middle of an even count): the events in
+// every step take their times (duration, time in c10d:: calls, host time and wait after it) from
+// the median step's, as the program's step time is the median of its steps' (a step slowed by
+// other work on the host does not count; the trace's last event, whose host time is not measured,
+// takes the step before's). Then only the first `keep` steps' events stay (0: all; the trace has more steps than the
 // execution graph it is matched to). Returns the number of steps, or 0 (the trace unchanged) if it
 // cannot be split so.
 std::size_t median_over_steps(ProfilerTrace& trace, const std::string& step_end, std::size_t keep = 0);

@@ -226,8 +226,9 @@ TEST(PytorchEg, DurationsFromTheProfilerTraceTimelineByHand) {
 TEST(PytorchEg, ProfilerTraceMedianOverSteps) {
   // Three steps of [aten::a, Optimizer.step#SGD.step]: a lasts 10, 90 (a step slowed by other
   // work) and 20 us; the host time after a (up to the step) 2, 40, 4 us; after the step event (up
-  // to the next step's a) 1 and 3 us, none after the last. Medians: a 20 us, 4 us after it; the
-  // step event 5 us, 2 us after it (the mean of 1 and 3: the last step's is not measured). Keeping
+  // to the next step's a) 1 and 3 us, none after the last. Step times: 10+2+5+1 = 18, 90+40+5+3 =
+  // 138, 20+4+5+0 = 29: the median step is the third. Every step takes its times: a 20 us and 4 us
+  // after it, the step event 5 us and, the trace's last, the second step's 3 us after it. Keeping
   // 2 steps leaves 4 events.
   const std::string trace = R"j([
     {"ph": "X", "name": "aten::a", "pid": "CPU functions", "tid": 1, "ts": 0, "dur": 10},
@@ -243,7 +244,7 @@ TEST(PytorchEg, ProfilerTraceMedianOverSteps) {
     EXPECT_DOUBLE_EQ(t.top_level[2 * s].dur_us, 20);
     EXPECT_DOUBLE_EQ(t.top_level[2 * s].gap_after_us, 4);
     EXPECT_DOUBLE_EQ(t.top_level[2 * s + 1].dur_us, 5);
-    EXPECT_DOUBLE_EQ(t.top_level[2 * s + 1].gap_after_us, 2);
+    EXPECT_DOUBLE_EQ(t.top_level[2 * s + 1].gap_after_us, 3);
   }
   // Events after the last step's end: not split, unchanged.
   auto u = workload::read_profiler_trace(
