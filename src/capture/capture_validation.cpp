@@ -96,7 +96,11 @@ ValidationRun measure(const std::string& dir, int reference_from) {
   step_reference(records, m.first_step, m.last_step, reference_from, run);
   if (run.measured_ms <= 0)
     throw InputError(dir, fmt::format("no step from {} on to measure the program by", reference_from));
-  run.measured_exposed_ms = waits_us / 1e3 / steps / m.world;
+  // The host window's trace has its own number of steps (python/chorus/capture).
+  const auto& rec0 = records.front();
+  const bool host = !m.ranks.front().host_trace.empty() && rec0.host_last_step > rec0.host_first_step;
+  const int traced = host ? rec0.host_last_step - rec0.host_first_step : steps;
+  run.measured_exposed_ms = waits_us / 1e3 / traced / m.world;
   const auto network = host_network(m.world, m.backend, "backend");
   sim::WorkloadSimOptions options;
   const auto dag = wc::import_capture(m, network, {});  // rank 0, each stretch the slowest rank's
