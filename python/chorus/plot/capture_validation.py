@@ -20,7 +20,7 @@ def figures(data):
     rows, path = data["rows"], data["path"]
     require(rows, path, lambda r: r["measured_ms"] > 0 and r["predicted_ms"] >= 0,
             "measured_ms must be > 0 and predicted_ms >= 0", nonempty=True)
-    fig = new_figure(max(6, 1.6 * len(rows) + 2), 4.6)
+    fig = new_figure(min(16, max(6, 1.1 * len(rows) + 2)), 5)
     ax = fig.add_subplot()
     width = 0.38
     for i, r in enumerate(rows):
