@@ -223,6 +223,28 @@ def parse_dlrm(out):
     return (summary(1024) + "; the goal: under 5 s on one core", "same runs: " + summary(512))
 
 
+def parse_capture_overhead(out):
+    m = re.search(r"\(recorded\) ([0-9.]+) ms a step, the unrecorded steps .*? ([0-9.]+) ms: overhead ([-+0-9.]+) %", out)
+    if not m:
+        sys.exit("bench/current.py: no overhead line in chorus capture's output")
+    inside, outside, pct = float(m.group(1)), float(m.group(2)), m.group(3)
+    return (f"examples/torch/moe.py (defaults), 2 ranks: recorded steps 4..7 {inside:.1f} ms a step, overhead {pct} % "
+            "(the profiler and the execution graph observer at every operator)",
+            f"the same run's unrecorded steps (1..3 and 17..23): {outside:.1f} ms a step")
+
+
+def parse_capture_validation(out):
+    m = re.search(r"median ([0-9.]+) %, worst ([0-9.]+) %", out)
+    rows = [line.split() for line in out.splitlines()
+            if line.split()[:1] and line.split()[0] in ("ddp-mlp", "moe", "dlrm", "validation")]
+    if not m or not rows:
+        sys.exit("bench/current.py: no capture-validation table in the output")
+    errors = ", ".join(f"{f[0]} {f[6]}" for f in rows)
+    return (f"simulated step on --topology host against the program's own: absolute error median {m.group(1)} %, worst "
+            f"{m.group(2)} % ({errors}; 2 ranks, shm, median of 3 runs)",
+            "the programs' unrecorded steps, same runs: " + ", ".join(f"{f[0]} {float(f[4]):.1f} ms" for f in rows))
+
+
 SMALL = "bench/rt/run_small_msgs.sh build 3 all 2"
 ROWS = [
     ("simulator", "the simulator's speed: a 1 GB all-reduce in 64 chunks on 4D-Ring_FC_Ring_SW (Themis Table 2)",
@@ -249,6 +271,11 @@ ROWS = [
      "batch tolerance 1e-3, as `reproduce topoopt`), one process per run on one core",
      "bench/topoopt/run_dlrm_scaling.sh build/bench/bench_flow_model build/bench/bench_flow_model 512 1024",
      parse_dlrm),
+    ("capture-overhead", "`chorus capture`'s cost on the recorded steps (docs/capture.md)",
+     "build/chorus capture -n 2 --out /tmp/chorus-bench-capture --steps 4:8 -- /usr/bin/python3 examples/torch/moe.py "
+     "--steps 24 2>&1", parse_capture_overhead),
+    ("capture-validation", "a captured program's simulated step against its own step time on this host",
+     "build/chorus reproduce capture-validation -q", parse_capture_validation),
     ("ci", "CI: the README's test command on a clean clone", "bash .ci/run", None),
 ]
 

@@ -395,6 +395,10 @@ constexpr ReproduceStudy kReproduceStudies[] = {
      "Baseline vs Themis+FIFO vs Themis+SCF executed on real ranks (emulated networks scaled to this host) beside "
      "the simulator's prediction; table, CSV and SVG plots",
      add_themis_real},
+    {"capture-validation",
+     "Torch programs (examples/torch's DDP MLP, MoE, DLRM and a validation program) captured and simulated on "
+     "this host's model against their own step times; table, CSV, JSON and SVG (docs/capture.md)",
+     add_capture_validation},
 #endif
 };
 

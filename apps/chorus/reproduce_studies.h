@@ -20,6 +20,8 @@ std::span<const ReproduceStudy> reproduce_studies();
 // The studies on real ranks (reproduce_real_studies.cpp; src/eval/real).
 void add_syndicate_real(CLI::App& cmd);  // chorus reproduce syndicate-real
 void add_themis_real(CLI::App& cmd);     // chorus reproduce themis-real
+// Torch programs captured and simulated on this host (src/capture/capture_validation.h).
+void add_capture_validation(CLI::App& cmd);  // chorus reproduce capture-validation
 #endif
 
 }  // namespace chorus::cli

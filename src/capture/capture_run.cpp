@@ -75,7 +75,7 @@ void set_rank_environment(const CaptureOptions& o, const std::string& dir) {
 
 RankFiles files_of(const std::string& dir, int rank) {
   auto at = [&](const std::string& name) { return (fs::path(dir) / fmt::format(fmt::runtime(name), rank)).string(); };
-  return {rank, at("graph.{}.json"), at("trace.{}.json"), at("comm.{}.jsonl"), at("rank.{}.json")};
+  return {rank, at("graph.{}.json"), at("trace.{}.json"), at("comm.{}.jsonl"), at("rank.{}.json"), ""};
 }
 
 // Why the capture is not complete ("" if it is), naming the rank and the file; the records read.
@@ -111,6 +111,8 @@ void write_manifest(const CaptureOptions& o, const std::string& dir, const Captu
                      {"trace", rel("trace.{}.json")},
                      {"comm_log", rel("comm.{}.jsonl")},
                      {"record", rel("rank.{}.json")}});
+    if (fs::is_regular_file(fs::path(dir) / rel("trace_host.{}.json")))
+      ranks.back()["host_trace"] = rel("trace_host.{}.json");
   }
   nlohmann::json m = {
       {"chorus_capture", 1},
@@ -140,12 +142,17 @@ CaptureResult run_capture(const CaptureOptions& o) {
   l.ranks = o.ranks;
   l.command = rank_command(o.command);
   l.kill_grace_s = o.kill_grace_s;
+  l.capture_stdout = o.quiet;
+  l.oversubscription_noted = o.quiet;
   std::error_code ec;
   fs::create_directories(o.out, ec);
   if (ec) throw InputError("out", fmt::format("cannot create '{}': {}", o.out, ec.message()));
   const std::string dir = fs::absolute(o.out).string();
   fs::remove(fs::path(dir) / "manifest.json", ec);  // a previous capture's: never left beside new files
-  for (int r = 0; r < o.ranks; ++r) fs::remove(files_of(dir, r).record, ec);
+  for (int r = 0; r < o.ranks; ++r) {
+    fs::remove(files_of(dir, r).record, ec);
+    fs::remove(fs::path(dir) / fmt::format("trace_host.{}.json", r), ec);
+  }
   set_rank_environment(o, dir);
   CaptureResult result;
   result.status = launch::run_job(l).status;

@@ -18,14 +18,15 @@ struct CaptureOptions {
   std::vector<std::string> command;   // python3 [interpreter options] SCRIPT ARGS, or python3 -m MODULE ARGS
   std::string chorus_version;         // for the manifest
   double kill_grace_s = 5.0;
+  bool quiet = false;  // the ranks' standard output is dropped (a study running many captures)
 };
 
 // "A:B" (1 <= A < B) into the window; InputError naming `where`.
 void parse_steps(const std::string& text, const std::string& where, int& first, int& last);
 
-// Step times of the ranks' steps, in milliseconds: inside the window, and outside it (neither
-// step 0, which holds the program's start, nor the step after the window, which holds the
-// writing of the window's files).
+// Step times of the ranks' steps, in milliseconds: inside the window, and the unrecorded steps
+// outside it (neither step 0, which holds the program's start, nor the steps from the window's end
+// to the host window's (step_times.h): the writing of the files, the host window, the waits).
 struct StepTimes {
   double inside_ms = 0, outside_ms = 0;  // means over every rank's steps; 0 when there are none
   int inside = 0, outside = 0;           // how many steps each mean is of

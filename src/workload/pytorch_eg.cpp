@@ -140,11 +140,9 @@ std::optional<double> family_flops(const GraphNode& n) {
 // A backend's record of a collective: "<backend>:<operation>".
 std::optional<CollectiveKind> collective(const std::string& name, bool& is_collective) {
   // chorus: torch.distributed's chorus backend (its works' profiling titles, chorus capture).
-  static const std::set<std::string> backends = {"gloo", "nccl", "mpi", "ucc", "chorus"};
-  const auto colon = name.find(':');
-  is_collective =
-      colon != std::string::npos && name.find("::") == std::string::npos && backends.count(name.substr(0, colon)) > 0;
+  is_collective = is_backend_record(name);
   if (!is_collective) return std::nullopt;
+  const auto colon = name.find(':');
   const auto op = name.substr(colon + 1);
   if (op == "all_reduce" || op == "allreduce") return CollectiveKind::kAllReduce;
   if (op == "all_gather" || op == "allgather" || op == "_allgather_base" || op == "all_gather_into_tensor")
@@ -164,8 +162,12 @@ std::optional<CollectiveKind> collective(const std::string& name, bool& is_colle
 // model simulates). Returns the note of how many matched.
 std::string apply_profiler_trace(std::vector<Node>& window, const std::vector<std::size_t>& ops,
                                  const std::vector<GraphNode>& nodes, const json& root, const std::string& source,
-                                 const std::string& path) {
-  const auto trace = read_profiler_trace(read_text_file(path, "the profiler trace"), path);
+                                 const std::string& path, const ExecutionGraphOptions& options) {
+  auto trace = read_profiler_trace(read_text_file(path, "the profiler trace"), path);
+  const std::size_t steps =
+      options.median_of_steps
+          ? median_over_steps(trace, "Optimizer.step", static_cast<std::size_t>(std::max(0, options.graph_steps)))
+          : 0;
   // Kineto's events carry the OS pid, as the graph does: a trace of another process is an error.
   if (root.contains("pid") && root["pid"].is_number_integer()) {
     const auto graph_pid = root["pid"].get<std::int64_t>();
@@ -213,10 +215,19 @@ std::string apply_profiler_trace(std::vector<Node>& window, const std::vector<st
     }
   }
   std::size_t matched = 0;
+  double gaps_us = 0, recording_us = 0;
   for (auto k : compute) {
     if (!match[k]) continue;
     ++matched;
-    window[k].duration_ns = std::max(0.0, match[k]->dur_us - match[k]->collective_us) * 1000;
+    double us = match[k]->dur_us - match[k]->collective_us;
+    if (options.host_gaps) {
+      us += match[k]->gap_after_us;
+      gaps_us += match[k]->gap_after_us;
+      const double cost = static_cast<double>(match[k]->events) * options.overhead_us_per_event;
+      recording_us += std::min(cost, std::max(0.0, us));
+      us -= cost;
+    }
+    window[k].duration_ns = std::max(0.0, us) * 1000;
   }
   const char* how = by_id ? "record function id and name" : "name and order";
   if (matched == 0)
@@ -225,6 +236,17 @@ std::string apply_profiler_trace(std::vector<Node>& window, const std::vector<st
                                        source, how));
   std::string note = fmt::format("{}: {} of {} compute operators took their durations from the trace (by {})", path,
                                  matched, compute.size(), how);
+  if (options.median_of_steps)
+    note += steps ? fmt::format("; each operator's times from the median of the trace's {} steps{}", steps,
+                                options.graph_steps > 0 && static_cast<std::size_t>(options.graph_steps) < steps
+                                    ? fmt::format(" (its first {} kept, as many as the graph's)", options.graph_steps)
+                                    : "")
+                  : std::string("; the trace's steps differ (or have no optimizer step): its times as they are");
+  if (options.host_gaps)
+    note += fmt::format(
+        "; the host's time between operators added ({:.3f} ms), the recording's cost taken off "
+        "({:.3f} ms, {:.2f} us an event)",
+        gaps_us / 1e3, recording_us / 1e3, options.overhead_us_per_event);
   if (matched < compute.size()) note += "; the others keep the roofline";
   if (!differing.empty()) {
     note += " (counts differ: ";
@@ -495,7 +517,7 @@ Dag import_execution_graph(const std::string& text, const std::string& source, c
     throw InputError(source, fmt::format("collective {} (collective_dims): the graph has {} collective(s)",
                                          options.collective_dims.rbegin()->first, collectives));
   if (!options.profiler_trace.empty()) {
-    auto note = apply_profiler_trace(window, ops, nodes, root, source, options.profiler_trace);
+    auto note = apply_profiler_trace(window, ops, nodes, root, source, options.profiler_trace, options);
     if (notes) *notes = std::move(note);
   }
   for (int k : skipped) window[static_cast<std::size_t>(k)].duration_ns = 0;

@@ -30,6 +30,17 @@ struct ExecutionGraphOptions {
   // Collectives chorus does not simulate (barrier, broadcast, ...: a capture's program may issue
   // them in its window) become compute nodes of no time instead of errors.
   bool skip_unsimulated = false;
+  // With a profiler trace, the host's time as a rank spends it (chorus capture, docs/capture.md):
+  // a compute operator's duration also takes the host's work on its thread after it until the next
+  // operator outside any collective in flight (ProfiledEvent::gap_after_us: the Python between
+  // operators), and loses the recording's measured cost of every event it encloses
+  // (overhead_us_per_event each).
+  bool host_gaps = false;
+  double overhead_us_per_event = 0;
+  // The trace holds several steps of one loop, each ending at "Optimizer.step...": each operator's
+  // times are those of the median step (workload/torch_profiler_trace.h, median_over_steps).
+  bool median_of_steps = false;
+  int graph_steps = 0;  // with median_of_steps: the graph's steps (the trace's first ones are kept); 0: all
 };
 
 // "K=D[,D...][;K=D...]" (collective number = its dimensions, 0-based) into collective_dims;

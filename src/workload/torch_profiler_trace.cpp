@@ -4,6 +4,7 @@
 #include <cmath>
 #include <fmt/format.h>
 #include <map>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
@@ -22,7 +23,80 @@ bool transparent(const ProfiledEvent& e, const std::string& category) {
   return category == "python_function" || e.name.rfind("ProfilerStep#", 0) == 0;
 }
 
+// The length of [from, to] that no interval of `covering` (sorted by start) covers.
+double uncovered(double from, double to, const std::vector<std::pair<double, double>>& covering) {
+  double free = 0, at = from;
+  for (const auto& [a, b] : covering) {
+    if (b <= at) continue;
+    if (a >= to) break;
+    if (a > at) free += a - at;
+    at = std::max(at, b);
+    if (at >= to) break;
+  }
+  if (to > at) free += to - at;
+  return free;
+}
+
 }  // namespace
+
+bool is_backend_record(const std::string& name) {
+  static const std::set<std::string> backends = {"gloo", "nccl", "mpi", "ucc", "chorus"};
+  const auto colon = name.find(':');
+  return colon != std::string::npos && name.find("::") == std::string::npos &&
+         backends.count(name.substr(0, colon)) > 0;
+}
+
+std::size_t median_over_steps(ProfilerTrace& trace, const std::string& step_end, std::size_t keep) {
+  // Per step, the k-th event of each name (the name's count within the step, from 0).
+  std::vector<std::map<std::pair<std::string, int>, std::size_t>> steps(1);
+  std::map<std::string, int> seen;
+  for (std::size_t k = 0; k < trace.top_level.size(); ++k) {
+    const auto& name = trace.top_level[k].name;
+    steps.back()[{name, seen[name]++}] = k;
+    if (name.rfind(step_end, 0) == 0) {
+      steps.emplace_back();
+      seen.clear();
+    }
+  }
+  if (!steps.back().empty()) return 0;  // events after the last step's end
+  steps.pop_back();
+  if (steps.size() < 2) return 0;
+  // Each step's time on the host: its events' durations and the host time and waits after them.
+  std::vector<std::pair<double, std::size_t>> totals;
+  for (std::size_t s = 0; s < steps.size(); ++s) {
+    double total = 0;
+    for (const auto& [key, k] : steps[s])
+      total += trace.top_level[k].dur_us + trace.top_level[k].gap_after_us + trace.top_level[k].wait_after_us;
+    totals.emplace_back(total, s);
+  }
+  std::sort(totals.begin(), totals.end());
+  const std::size_t median_step = totals[(totals.size() - 1) / 2].second;  // the lower middle of an even count
+  const std::size_t last = trace.top_level.size() - 1;  // no next event: its host time is not measured
+  for (const auto& [key, first] : steps[0]) {
+    std::vector<std::size_t> same;
+    for (const auto& step : steps)
+      if (auto it = step.find(key); it != step.end()) same.push_back(it->second);
+    if (same.size() != steps.size()) continue;  // not in every step: its own times
+    auto from = trace.top_level[same[median_step]];
+    if (same[median_step] == last) {  // the step before's host time and wait instead
+      from.gap_after_us = trace.top_level[same[median_step - 1]].gap_after_us;
+      from.wait_after_us = trace.top_level[same[median_step - 1]].wait_after_us;
+    }
+    for (auto k : same) {
+      auto& e = trace.top_level[k];
+      e.dur_us = from.dur_us;
+      e.collective_us = from.collective_us;
+      e.gap_after_us = from.gap_after_us;
+      e.wait_after_us = from.wait_after_us;
+    }
+  }
+  if (keep > 0 && keep < steps.size()) {
+    std::size_t from = trace.top_level.size();  // the first event of step `keep`
+    for (const auto& [key, k] : steps[keep]) from = std::min(from, k);
+    trace.top_level.erase(trace.top_level.begin() + static_cast<std::ptrdiff_t>(from), trace.top_level.end());
+  }
+  return steps.size();
+}
 
 ProfilerTrace read_profiler_trace(const std::string& text, const std::string& source) {
   json root;
@@ -87,11 +161,18 @@ ProfilerTrace read_profiler_trace(const std::string& text, const std::string& so
       }
     }
     ++trace.complete_events;
-    if (!transparent(e, category)) threads[e.thread].push_back(std::move(e));
+    if (is_backend_record(e.name))
+      trace.backend_records.push_back(std::move(e));
+    else if (!transparent(e, category))
+      threads[e.thread].push_back(std::move(e));
   }
   if (trace.complete_events == 0)
     throw InputError(source, "field ph: no complete event (\"ph\": \"X\"); not a torch profiler trace of operators");
+  std::vector<std::pair<double, double>> in_flight;  // the backend records' spans, by start
+  for (const auto& e : trace.backend_records) in_flight.emplace_back(e.ts_us, e.ts_us + e.dur_us);
+  std::sort(in_flight.begin(), in_flight.end());
   for (auto& [thread, list] : threads) {
+    const std::size_t thread_first = trace.top_level.size();
     std::stable_sort(list.begin(), list.end(), [](const ProfiledEvent& a, const ProfiledEvent& b) {
       if (a.ts_us != b.ts_us) return a.ts_us < b.ts_us;
       return a.dur_us > b.dur_us;  // the enclosing one first
@@ -115,7 +196,15 @@ ProfilerTrace read_profiler_trace(const std::string& text, const std::string& so
         continue;
       }
       if (collective && !open.back().in_collective) trace.top_level[open.back().top].collective_us += e.dur_us;
+      ++trace.top_level[open.back().top].events;
       open.push_back({end, collective || open.back().in_collective, open.back().top});
+    }
+    for (std::size_t k = thread_first; k + 1 < trace.top_level.size(); ++k) {
+      auto& e = trace.top_level[k];
+      const double end = e.ts_us + e.dur_us, next = trace.top_level[k + 1].ts_us;
+      if (next <= end) continue;
+      e.gap_after_us = uncovered(end, next, in_flight);
+      e.wait_after_us = (next - end) - e.gap_after_us;
     }
   }
   std::stable_sort(trace.top_level.begin(), trace.top_level.end(), [](const ProfiledEvent& a, const ProfiledEvent& b) {

@@ -26,15 +26,42 @@ struct ProfiledEvent {
   double collective_us = 0;
   std::int64_t record_function_id = -1;  // args "Record function id" (Kineto), else -1
   std::size_t index = 0;                 // position in the file's event list, for messages
+  // Top-level events: the complete events it encloses with itself (each paid the recording's
+  // per-event cost), and the time on its thread from its end to the next top-level event's start,
+  // split into the part while no backend record was in flight (the host's own work between
+  // operators: the Python that issues them) and the part while one was (waiting for a collective).
+  // Both 0 after a thread's last event.
+  std::size_t events = 1;
+  double gap_after_us = 0, wait_after_us = 0;
 };
+
+// A process-group backend's record of a collective ("gloo:all_reduce", "chorus:all_to_all_single",
+// ...: "<backend>:<operation>"), which spans the collective from its issue to its completion and so
+// may outlast the operator that issued it; it is not an operator.
+bool is_backend_record(const std::string& name);
 
 struct ProfilerTrace {
   // The complete events that no other complete event of their thread encloses, by start time,
   // then by position in the file. Kineto's ProfilerStep#N annotations and python_function frames
-  // are not operators and are skipped (they neither enclose nor are top-level).
+  // are not operators and are skipped (they neither enclose nor are top-level); so are the
+  // backends' records of collectives (is_backend_record), kept in `backend_records`.
   std::vector<ProfiledEvent> top_level;
+  std::vector<ProfiledEvent> backend_records;
   std::size_t complete_events = 0;  // every "ph": "X" event
 };
+
+// A trace of several steps of one loop: the top-level events split into steps after each event
+// whose name starts with `step_end` (torch's "Optimizer.step#SGD.step"). If there are at least two
+// steps and nothing follows the last, the k-th event of a name in a step is the same operator in
+// every step that has one, and the median step is the one whose time (its events' durations, host
+// time and waits) is the median of the steps' (the lower middle of an even count): the events in
+// every step take their times (duration, time in c10d:: calls, host time and wait after it) from
+// the median step's, as the program's step time is the median of its steps' (a step slowed by
+// other work on the host does not count; the trace's last event, whose host time is not measured,
+// takes the step before's). Then only the first `keep` steps' events stay (0: all; the trace has more steps than the
+// execution graph it is matched to). Returns the number of steps, or 0 (the trace unchanged) if it
+// cannot be split so.
+std::size_t median_over_steps(ProfilerTrace& trace, const std::string& step_end, std::size_t keep = 0);
 
 // Throws InputError naming `source`, the event's position and the field: not JSON (with the
 // parser's position), neither a list of events nor an object with `traceEvents`, a complete event

@@ -139,21 +139,53 @@ TEST(PytorchEg, ProfilerTraceReaderTopLevelEventsAndCollectiveTime) {
     {"ph": "X", "cat": "cpu_op", "name": "gloo:all_reduce", "pid": 7, "tid": 9, "ts": 57, "dur": 30}]})j";
   const auto t = workload::read_profiler_trace(trace, "t.json");
   EXPECT_EQ(t.complete_events, 9u);
-  // Top level by start: aten::linear (10), the autograd function (50), gloo:all_reduce (57, its
-  // own thread), c10d::broadcast_ (95).
+  // Top level by start: aten::linear (10), the autograd function (50), c10d::broadcast_ (95); the
+  // backend's record gloo:all_reduce (57, its own thread) is set aside, not an operator.
   std::vector<std::string> names;
   for (const auto& e : t.top_level) names.push_back(e.name);
-  ASSERT_EQ(names, (std::vector<std::string>{"aten::linear", "autograd::engine::evaluate_function: X",
-                                             "gloo:all_reduce", "c10d::broadcast_"}));
+  ASSERT_EQ(names,
+            (std::vector<std::string>{"aten::linear", "autograd::engine::evaluate_function: X", "c10d::broadcast_"}));
+  ASSERT_EQ(t.backend_records.size(), 1u);
+  EXPECT_EQ(t.backend_records[0].name, "gloo:all_reduce");
+  EXPECT_EQ(t.backend_records[0].thread, "7/9");
   EXPECT_DOUBLE_EQ(t.top_level[0].dur_us, 30);
   EXPECT_EQ(t.top_level[0].record_function_id, 4);
   EXPECT_EQ(t.top_level[0].pid, 7);
   EXPECT_EQ(t.top_level[0].thread, "7/7");
-  EXPECT_EQ(t.top_level[2].thread, "7/9");
   EXPECT_DOUBLE_EQ(t.top_level[0].collective_us, 0);
   EXPECT_DOUBLE_EQ(t.top_level[1].collective_us, 20);  // the outermost c10d:: call only, not c10d::inner too
-  EXPECT_DOUBLE_EQ(t.top_level[3].collective_us, 2);   // a c10d:: call of its own is all collective
+  EXPECT_DOUBLE_EQ(t.top_level[2].collective_us, 2);   // a c10d:: call of its own is all collective
   EXPECT_EQ(t.top_level[1].record_function_id, -1);
+  // Events enclosed with itself: linear + addmm; autograd + allreduce_ + inner; broadcast_ alone.
+  EXPECT_EQ(t.top_level[0].events, 2u);
+  EXPECT_EQ(t.top_level[1].events, 3u);
+  EXPECT_EQ(t.top_level[2].events, 1u);
+  // Between operators: 40..50 and 90..95, no record in flight (gloo's is 57..87): all host time.
+  EXPECT_DOUBLE_EQ(t.top_level[0].gap_after_us, 10);
+  EXPECT_DOUBLE_EQ(t.top_level[1].gap_after_us, 5);
+  EXPECT_DOUBLE_EQ(t.top_level[2].gap_after_us, 0);  // the thread's last
+  EXPECT_DOUBLE_EQ(t.top_level[0].wait_after_us, 0);
+}
+
+TEST(PytorchEg, ProfilerTraceGapsSplitIntoHostTimeAndWaits) {
+  // One thread: a [0, 10) holding a child, b [40, 50), c [60, 70); chorus:all_reduce in flight
+  // [12, 30) and [35, 45) (the second overlaps b: only 35..40 of it lies in the gap). After a: 30
+  // us, of which 18 + 5 = 23 wait and 7 host time; after b: 10 us, no record in flight.
+  const std::string trace = R"j([
+    {"ph": "X", "name": "aten::a", "pid": "CPU functions", "tid": 1, "ts": 0, "dur": 10},
+    {"ph": "X", "name": "aten::child", "pid": "CPU functions", "tid": 1, "ts": 2, "dur": 3},
+    {"ph": "X", "name": "chorus:all_reduce", "pid": "CPU functions", "tid": 1, "ts": 12, "dur": 18},
+    {"ph": "X", "name": "chorus:all_reduce", "pid": "CPU functions", "tid": 1, "ts": 35, "dur": 10},
+    {"ph": "X", "name": "aten::b", "pid": "CPU functions", "tid": 1, "ts": 40, "dur": 10},
+    {"ph": "X", "name": "aten::c", "pid": "CPU functions", "tid": 1, "ts": 60, "dur": 10}])j";
+  const auto t = workload::read_profiler_trace(trace, "t.json");
+  ASSERT_EQ(t.top_level.size(), 3u);
+  EXPECT_EQ(t.backend_records.size(), 2u);
+  EXPECT_EQ(t.top_level[0].events, 2u);
+  EXPECT_DOUBLE_EQ(t.top_level[0].gap_after_us, 7);
+  EXPECT_DOUBLE_EQ(t.top_level[0].wait_after_us, 23);
+  EXPECT_DOUBLE_EQ(t.top_level[1].gap_after_us, 10);
+  EXPECT_DOUBLE_EQ(t.top_level[1].wait_after_us, 0);
 }
 
 TEST(PytorchEg, DurationsFromTheProfilerTraceTimelineByHand) {
@@ -189,6 +221,63 @@ TEST(PytorchEg, DurationsFromTheProfilerTraceTimelineByHand) {
   with.iterations = 2;
   const auto dag2 = workload::import_execution_graph(read_graph("alltoall.0.json"), "alltoall.0.json", pair, with);
   EXPECT_DOUBLE_EQ(sim::simulate_workload(dag2, pair, o).result.total_ns, 2 * 593000);
+}
+
+TEST(PytorchEg, ProfilerTraceMedianOverSteps) {
+  // Three steps of [aten::a, Optimizer.step#SGD.step]: a lasts 10, 90 (a step slowed by other
+  // work) and 20 us; the host time after a (up to the step) 2, 40, 4 us; after the step event (up
+  // to the next step's a) 1 and 3 us, none after the last. Step times: 10+2+5+1 = 18, 90+40+5+3 =
+  // 138, 20+4+5+0 = 29: the median step is the third. Every step takes its times: a 20 us and 4 us
+  // after it, the step event 5 us and, the trace's last, the second step's 3 us after it. Keeping
+  // 2 steps leaves 4 events.
+  const std::string trace = R"j([
+    {"ph": "X", "name": "aten::a", "pid": "CPU functions", "tid": 1, "ts": 0, "dur": 10},
+    {"ph": "X", "name": "Optimizer.step#SGD.step", "pid": "CPU functions", "tid": 1, "ts": 12, "dur": 5},
+    {"ph": "X", "name": "aten::a", "pid": "CPU functions", "tid": 1, "ts": 18, "dur": 90},
+    {"ph": "X", "name": "Optimizer.step#SGD.step", "pid": "CPU functions", "tid": 1, "ts": 148, "dur": 5},
+    {"ph": "X", "name": "aten::a", "pid": "CPU functions", "tid": 1, "ts": 156, "dur": 20},
+    {"ph": "X", "name": "Optimizer.step#SGD.step", "pid": "CPU functions", "tid": 1, "ts": 180, "dur": 5}])j";
+  auto t = workload::read_profiler_trace(trace, "t.json");
+  EXPECT_EQ(workload::median_over_steps(t, "Optimizer.step", 2), 3u);
+  ASSERT_EQ(t.top_level.size(), 4u);
+  for (int s = 0; s < 2; ++s) {
+    EXPECT_DOUBLE_EQ(t.top_level[2 * s].dur_us, 20);
+    EXPECT_DOUBLE_EQ(t.top_level[2 * s].gap_after_us, 4);
+    EXPECT_DOUBLE_EQ(t.top_level[2 * s + 1].dur_us, 5);
+    EXPECT_DOUBLE_EQ(t.top_level[2 * s + 1].gap_after_us, 3);
+  }
+  // Events after the last step's end: not split, unchanged.
+  auto u = workload::read_profiler_trace(
+      trace.substr(0, trace.size() - 1) +
+          R"j(, {"ph": "X", "name": "aten::b", "pid": 1, "tid": 1, "ts": 190, "dur": 1}])j",
+      "u.json");
+  EXPECT_EQ(workload::median_over_steps(u, "Optimizer.step"), 0u);
+  EXPECT_DOUBLE_EQ(u.top_level[2].dur_us, 90);
+}
+
+TEST(PytorchEg, HostTimeBetweenOperatorsAndTheRecordingsCost) {
+  // The same trace with host_gaps and 1 us an event. By hand from the file (thread 1): linear
+  // [382, 663) encloses 9 events (t, transpose, as_strided, addmm, expand, as_strided, copy_,
+  // resolve_conj x2): 10 events; the next top-level event starts at 738, no backend record in
+  // flight: + 75 us; 281 + 75 - 10 = 346 us. empty_like [738, 780) with empty_strided: 2 events;
+  // the next at 4781: 4001 us, of which gloo:all_to_all (thread 3) covers [1083, 4653), 3570 us:
+  // + 431; 42 + 431 - 2 = 471 us. The last linear, 10 events, no next event: 270 - 10 = 260 us.
+  const auto pair = test_support::pair_network();
+  workload::ExecutionGraphOptions with;
+  with.profiler_trace = eg_data_path("alltoall.0.trace.json");
+  with.host_gaps = true;
+  with.overhead_us_per_event = 1.0;
+  std::string notes;
+  const auto dag =
+      workload::import_execution_graph(read_graph("alltoall.0.json"), "alltoall.0.json", pair, with, &notes);
+  ASSERT_EQ(dag.nodes.size(), 4u);
+  EXPECT_DOUBLE_EQ(dag.nodes[0].duration_ns, 346000);
+  EXPECT_DOUBLE_EQ(dag.nodes[1].duration_ns, 471000);
+  EXPECT_DOUBLE_EQ(dag.nodes[3].duration_ns, 260000);
+  // Added: 75 + 431 us of host time; taken off: 22 events.
+  EXPECT_NE(notes.find("the host's time between operators added (0.506 ms), the recording's cost taken off (0.022 ms"),
+            std::string::npos)
+      << notes;
 }
 
 TEST(PytorchEg, DdpDurationsLeaveTheCollectivesIssueOut) {

@@ -14,10 +14,14 @@ train.py ARGS``: this module installs its hooks, then runs the script as ``__mai
 
 Steps ``A`` to ``B - 1`` (``CHORUS_CAPTURE_STEPS=A:B``, 0-based; ``A >= 1``) are the window: the
 execution graph (``torch.profiler.ExecutionGraphObserver``) and the torch profiler's trace are
-recorded from the end of step ``A - 1`` to the end of step ``B - 1``. At exit the rank writes
+recorded from the end of step ``A - 1`` to the end of step ``B - 1``; for ``H = max(B - A, 5)``
+steps after step ``B`` (which writes those files) and ``B + 1``, steps ``B + 2`` to ``B + H + 1``,
+the profiler alone records ``trace_host.<r>.json`` (if the program runs them; step ``B + H + 2``
+writes it). At exit the rank writes
 ``rank.<r>.json`` into ``CHORUS_CAPTURE_DIR``: the step ends and the window on the host's
-monotonic clock (the communication log's), the groups, torch's version, and whether the program
-ended well. ``chorus capture`` writes the manifest from these files.
+monotonic clock (the communication log's), the groups, torch's version, whether the program
+ended well, and the recording's measured cost per operator event (``profiler_overhead``: a loop of
+tiny operators timed plain and recorded after the program's end, ``_Capture.calibrate``). ``chorus capture`` writes the manifest from these files.
 """
 import json
 import os
@@ -38,6 +42,16 @@ class _Capture:
         self.groups = []
         self.requested_backend = None
         self._eg = self._prof = None
+        # The host window: max(B - A, 5) steps after the step that writes the window's files (B)
+        # and one more (B + 1: the first step after a rank's writing waits for the slower rank's),
+        # recorded by the profiler alone (no graph observer, whose callbacks cost several times the
+        # profiler's): the operators' times and the host's time between them, as the program spends
+        # them with the least recording (trace_host.<r>.json; the import takes each operator's
+        # median over these steps). Counted as steps ended: recording starts when step B + 1 ends.
+        self.host_first = last + 2
+        self.host_last = last + 2 + max(last - first, 5)
+        self.host_window = None
+        self._host_prof = None
 
     def path(self, kind, ext):
         return os.path.join(self.out_dir, f"{kind}.{self.rank}.{ext}")
@@ -49,6 +63,16 @@ class _Capture:
             self._start()
         elif done == self.last:
             self._stop()
+        elif done == self.host_first:
+            from torch.profiler import ProfilerActivity, profile
+            self._host_prof = profile(activities=[ProfilerActivity.CPU])
+            self._host_prof.__enter__()
+            self.host_window = [time.monotonic_ns(), None]
+        elif done == self.host_last and self._host_prof is not None:
+            self.host_window[1] = time.monotonic_ns()
+            self._host_prof.__exit__(None, None, None)
+            self._host_prof.export_chrome_trace(self.path("trace_host", "json"))
+            self._host_prof = None
 
     def _start(self):
         from torch.profiler import ExecutionGraphObserver, ProfilerActivity, profile
@@ -70,10 +94,61 @@ class _Capture:
         self._prof.export_chrome_trace(self.path("trace", "json"))
         self._prof = None
 
+    def calibrate(self, calls=1000, rounds=5):
+        """The recording's cost per operator event on this rank: a loop of `calls` tiny operators
+        (torch.add into a preallocated tensor, one profiler event each) timed plain, under the
+        profiler and the graph observer (as the window records) and under the profiler alone (as
+        the host window records), `rounds` times each in turn. A cost is the fastest recorded
+        round's time less the fastest plain round's, per recorded event: the least a loop took is
+        the one least disturbed by other work on the host."""
+        import torch
+        from torch.profiler import ExecutionGraphObserver, ProfilerActivity, profile
+        a, b, out = torch.ones(4), torch.ones(4), torch.empty(4)
+
+        def loop():
+            start = time.perf_counter_ns()
+            for _ in range(calls):
+                torch.add(a, b, out=out)
+            return time.perf_counter_ns() - start
+
+        plain, recorded, profiled, events = [], [], [], []
+        scratch = self.path("calibration", "json")
+        for _ in range(rounds):
+            plain.append(loop())
+            prof = profile(activities=[ProfilerActivity.CPU])
+            prof.__enter__()
+            eg = ExecutionGraphObserver()
+            eg.register_callback(scratch)
+            eg.start()
+            recorded.append(loop())
+            eg.stop()
+            eg.unregister_callback()
+            prof.__exit__(None, None, None)
+            events.append(len(prof.events()))
+            prof = profile(activities=[ProfilerActivity.CPU])
+            prof.__enter__()
+            profiled.append(loop())
+            prof.__exit__(None, None, None)
+        if os.path.exists(scratch):
+            os.remove(scratch)
+
+        def per_event(times):
+            return max(0.0, (min(times) - min(plain)) / max(1, min(events)) / 1e3)
+
+        return {"us_per_event": per_event(recorded), "profiler_us_per_event": per_event(profiled), "calls": calls,
+                "events": min(events), "plain_ns": plain, "recorded_ns": recorded, "profiler_ns": profiled}
+
     def finish(self, error):
         if self._eg is not None:  # the program ended inside the window
             self._stop()
+        if self._host_prof is not None:  # ... or inside the host window: that trace is not kept
+            self._host_prof.__exit__(None, None, None)
+            self._host_prof = None
+            self.host_window = None
         import torch
+        overhead = None
+        if error is None and self.window is not None and self.window[1] is not None:
+            overhead = self.calibrate()
         record = {
             "chorus_capture_rank": 1,
             "rank": self.rank,
@@ -87,6 +162,9 @@ class _Capture:
             "window": self.window,
             "window_steps": [self.first, self.last],
             "groups": self.groups,
+            "profiler_overhead": overhead,
+            "host_window": self.host_window,
+            "host_window_steps": [self.host_first, self.host_last],
         }
         tmp = self.path("rank", "json.tmp")
         with open(tmp, "w") as f:

@@ -21,6 +21,8 @@ STUDIES = {
     "sweep": ("chorus.plot.sweep", "chorus sweep --plot DIR: a metric against a parameter from sweep.csv and sweep_plot.json"),
     "capture-whatif": ("chorus.plot.capture_whatif",
                        "chorus sim whatif --out DIR: compute and exposed communication per network from whatif.csv"),
+    "capture-validation": ("chorus.plot.capture_validation",
+                           "captured programs: measured vs predicted step time from capture_validation.csv"),
     "profile": ("chorus.plot.profile", "communication time per operation and backend from profile.csv (chorus profile)"),
 }
 

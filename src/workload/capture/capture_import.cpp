@@ -1,6 +1,7 @@
 #include "workload/capture/capture_import.h"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <optional>
 #include <set>
@@ -223,6 +224,17 @@ Dag rank_window(const Manifest& m, int world, int rank, const net::Network& netw
   ExecutionGraphOptions g;
   g.profiler_trace = trace;
   g.skip_unsimulated = true;
+  g.host_gaps = true;
+  g.median_of_steps = true;
+  g.graph_steps = m.last_step - m.first_step;
+  const auto& files = m.ranks[static_cast<std::size_t>(rank)];
+  const auto record = read_rank_record(files);
+  // The host window's trace (the profiler alone) when the capture has it, with the profiler's
+  // cost; else the window's (profiler and graph observer), with theirs.
+  if (!trace.empty() && !files.host_trace.empty()) g.profiler_trace = files.host_trace;
+  g.overhead_us_per_event = g.profiler_trace == files.host_trace && !files.host_trace.empty()
+                                ? record.profiler_us_per_event
+                                : record.overhead_us_per_event;
   std::vector<std::vector<int>> dims;
   for (const auto& j : joined) {
     const auto at = fmt::format("{}: rank {}: collective {} (line {})",
@@ -294,6 +306,46 @@ void check_scalable(const Manifest& m, const ImportOptions& o, const net::Networ
   }
 }
 
+// The compute of each stretch between consecutive collectives (and before the first, after the
+// last), in issue order: the sum of the nodes' measured durations (the roofline's, duration < 0,
+// not counted).
+std::vector<double> stretches(const Dag& window) {
+  std::vector<double> out(1, 0.0);
+  for (const auto& n : window.nodes) {
+    if (n.kind == NodeKind::kComm)
+      out.push_back(0.0);
+    else if (n.duration_ns > 0)
+      out.back() += n.duration_ns;
+  }
+  return out;
+}
+
+// A collective starts when its last rank issues it: each stretch of the simulated rank's compute
+// between two collectives is scaled to the slowest rank's time for the same stretch. Returns the
+// time added (ns).
+double slowest_rank_stretches(Dag& window, const std::vector<Dag>& others) {
+  const auto own = stretches(window);
+  auto slowest = own;
+  for (const auto& other : others) {
+    const auto theirs = stretches(other);
+    for (std::size_t s = 0; s < slowest.size() && s < theirs.size(); ++s) slowest[s] = std::max(slowest[s], theirs[s]);
+  }
+  double added = 0;
+  std::size_t s = 0;
+  for (auto& n : window.nodes) {
+    if (n.kind == NodeKind::kComm) {
+      ++s;
+      continue;
+    }
+    if (n.duration_ns > 0 && own[s] > 0) {
+      const double scaled = n.duration_ns * slowest[s] / own[s];
+      added += scaled - n.duration_ns;
+      n.duration_ns = scaled;
+    }
+  }
+  return added;
+}
+
 }  // namespace
 
 Dag import_capture(const Manifest& m, const net::Network& network, const ImportOptions& o, std::string* notes) {
@@ -311,15 +363,20 @@ Dag import_capture(const Manifest& m, const net::Network& network, const ImportO
                                  world, world, network.name, network.num_npus(), network.shape()));
   if (world != m.world) check_scalable(m, o, network);
   std::string trace_note, groups;
-  const Dag window =
+  Dag window =
       rank_window(m, world, o.rank, network, m.ranks[static_cast<std::size_t>(o.rank)].trace, &trace_note, &groups);
+  std::vector<Dag> others;
   for (int r = 0; r < m.world; ++r) {
     if (r == o.rank) continue;
+    others.push_back(rank_window(m, world, r, network, m.ranks[static_cast<std::size_t>(r)].trace, nullptr));
     check_same_communication(window,
                              fmt::format("{} (rank {})", m.ranks[static_cast<std::size_t>(o.rank)].graph, o.rank),
-                             rank_window(m, world, r, network, "", nullptr),
-                             fmt::format("{} (rank {})", m.ranks[static_cast<std::size_t>(r)].graph, r));
+                             others.back(), fmt::format("{} (rank {})", m.ranks[static_cast<std::size_t>(r)].graph, r));
   }
+  const double waited_ns = slowest_rank_stretches(window, others);
+  // Whole microseconds, the trace's resolution (and Chakra's unit, chorus export --chakra).
+  for (auto& n : window.nodes)
+    if (n.kind == NodeKind::kCompute && n.duration_ns > 0) n.duration_ns = std::round(n.duration_ns / 1e3) * 1e3;
   Dag dag;
   dag.name = std::filesystem::path(m.dir).filename().string();
   repeat_window(dag, window.nodes, o.iterations);
@@ -329,9 +386,10 @@ Dag import_capture(const Manifest& m, const net::Network& network, const ImportO
     for (const auto& n : window.nodes) comms += n.kind == NodeKind::kComm;
     *notes = fmt::format(
         "capture of {} ranks{}, steps {}..{}, rank {}: {} collective(s) in the window, their groups "
-        "from the communication log ({}); every rank issues the same; {}",
+        "from the communication log ({}); every rank issues the same; {}; the compute between two "
+        "collectives is the slowest rank's ({:.3f} ms added to rank {}'s)",
         m.world, world == m.world ? "" : fmt::format(" scaled to {} ({} copies)", world, world / m.world), m.first_step,
-        m.last_step - 1, o.rank, comms, groups, trace_note);
+        m.last_step - 1, o.rank, comms, groups, trace_note, waited_ns / 1e6, o.rank);
   }
   return dag;
 }

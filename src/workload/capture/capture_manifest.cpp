@@ -86,6 +86,7 @@ Manifest read_manifest(const std::string& dir) {
     f.trace = file("trace");
     f.comm_log = file("comm_log");
     f.record = file("record");
+    if (r.contains("host_trace")) f.host_trace = file("host_trace");
     m.ranks.push_back(std::move(f));
   }
   return m;
@@ -128,6 +129,28 @@ RankRecord read_rank_record(const RankFiles& files) {
     if (g.contains("label") && g["label"].is_string()) group.label = g["label"].get<std::string>();
     group.ranks = jf::get<std::vector<int>>(g, "ranks", path + ": groups");
     r.groups.push_back(std::move(group));
+  }
+  if (j.contains("profiler_overhead") && !j["profiler_overhead"].is_null()) {
+    const auto& o = j["profiler_overhead"];
+    if (!o.is_object() || !o.contains("us_per_event") || !o["us_per_event"].is_number() ||
+        !(o["us_per_event"].get<double>() >= 0))
+      throw InputError(path,
+                       fmt::format("rank {}: field 'profiler_overhead.us_per_event': must be a number >= 0", r.rank));
+    r.overhead_us_per_event = o["us_per_event"].get<double>();
+    if (o.contains("profiler_us_per_event")) {
+      if (!o["profiler_us_per_event"].is_number() || !(o["profiler_us_per_event"].get<double>() >= 0))
+        throw InputError(path, fmt::format("rank {}: field 'profiler_overhead.profiler_us_per_event': must be a "
+                                           "number >= 0",
+                                           r.rank));
+      r.profiler_us_per_event = o["profiler_us_per_event"].get<double>();
+    }
+  }
+  if (j.contains("host_window_steps")) {
+    const auto host = jf::get<std::vector<int>>(j, "host_window_steps", path);
+    if (host.size() != 2 || host[1] <= host[0])
+      throw InputError(path, fmt::format("rank {}: field 'host_window_steps' must be [C, D] with C < D", r.rank));
+    r.host_first_step = host[0];
+    r.host_last_step = host[1];
   }
   return r;
 }

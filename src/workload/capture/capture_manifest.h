@@ -13,6 +13,9 @@ namespace chorus::workload::capture {
 struct RankFiles {
   int rank = 0;
   std::string graph, trace, comm_log, record;  // paths (the manifest's names joined to the directory)
+  // The host window's trace (the profiler alone, steps B+1 .. 2B-A; optional: "" when the program
+  // did not run them).
+  std::string host_trace;
 };
 
 struct Manifest {
@@ -40,6 +43,13 @@ struct RankRecord {
   std::int64_t window_start_ns = 0, window_end_ns = 0;
   int first_step = 0, last_step = 0;
   std::vector<Group> groups;
+  // The recording's measured cost per profiler event on this rank (`profiler_overhead.us_per_event`,
+  // python/chorus/capture's calibrate: tiny operators timed plain and recorded); 0 if the record
+  // has none (a capture made before chorus measured it).
+  double overhead_us_per_event = 0;
+  double profiler_us_per_event = 0;  // the same for the profiler alone (the host window's trace)
+  // The host window's steps C .. D-1 (profiler alone); 0, 0 in a record without one.
+  int host_first_step = 0, host_last_step = 0;
 };
 
 // True if `spec` is a directory holding manifest.json.
