@@ -32,7 +32,7 @@ void run_export(const ExportArgs& a) {
     throw InputError("--topology",
                      "Chakra traces describe collectives on a dimension network (a preset or network YAML), "
                      "not a fabric");
-  const net::Network network = workload_network(a.topology, a.workload);
+  const net::Network network = workload_network(a.topology, a.workload, a.world);
   // The system file is what ASTRA-sim runs the traces with: checked against the network as
   // `sim workload --system` reads it (so chorus and ASTRA-sim answer the same question), then
   // copied beside the traces.
@@ -85,6 +85,13 @@ void register_export_command(CLI::App& app) {
   e->add_flag("--no-dp-overlap", args->no_dp_overlap,
               "Start the data-parallel gradient traffic only after back-propagation ends");
   e->add_option("--ns-per-cycle", args->ns_per_cycle, "ASTRA-sim text workloads: nanoseconds per compute cycle")
+      ->capture_default_str();
+  e->add_option("--world", args->world,
+                "Captures: the capture replicated to this many ranks, as `chorus sim workload --world` (the "
+                "topology must have as many NPUs)")
+      ->check(CLI::Range(1, 1 << 24));
+  e->add_option("--compute-scale", args->compute_scale,
+                "Every compute node this many times as fast (2: compute durations halved); > 0")
       ->capture_default_str();
   e->add_option("--system", args->system,
                 "ASTRA-sim system JSON to run the traces with: checked against the network as `sim workload "

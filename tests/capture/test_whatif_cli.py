@@ -9,6 +9,8 @@ all-reduce of 4 MiB on the world; pairs4 adds one of 1 MiB on {0,1} / {2,3}, irr
   halves the compute exactly and leaves the communication;
 - `sim whatif --out`: one row per network and scheduler (a fabric's once), compute + exposed
   communication = the iteration in every row, the CSV, JSON and SVG written;
+- `chorus export --chakra` takes `--world` and `--compute-scale`: the traces, read back, run as the
+  capture does;
 - `chorus sweep` varies `world` and `compute-scale`;
 - bad input exits 2 naming the flag, the group and the rank.
 
@@ -76,6 +78,22 @@ class WhatIf(unittest.TestCase):
         one, two = self.sim(), self.sim("--compute-scale", "2")
         self.assertEqual(two["compute_ns"], MM_NS / 2)
         self.assertAlmostEqual(two["exposed_comm_ns"], one["exposed_comm_ns"], delta=1e-9 * one["exposed_comm_ns"])
+
+    def test_export_chakra_takes_world_and_compute_scale(self):
+        # The exported traces, read back by chorus, give the same run as `sim workload` on the
+        # capture itself: 8 traces for --world 8, the compute halved by --compute-scale 2.
+        out = os.path.join(self.tmp.name, "et")
+        p = run("export", "--chakra", "-w", os.path.join(DATA, "dp4"), "--topology", self.sw8, "--world", "8",
+                "--compute-scale", "2", "--out", out, "--name", "dp8")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(sorted(f for f in os.listdir(out) if f.endswith(".et")), [f"dp8.{r}.et" for r in range(8)])
+        q = run("sim", "workload", "-w", os.path.join(out, "dp8.0.et"), "--topology", self.sw8, "-i", "1",
+                "--chunks", "1", "--scheduler", "baseline", "--json")
+        self.assertEqual(q.returncode, 0, q.stderr)
+        j = json.loads(q.stdout)
+        self.assertEqual(j["compute_ns"], MM_NS / 2)
+        expected = all_reduce_ns(WORLD_BYTES, 8)
+        self.assertAlmostEqual(j["exposed_comm_ns"], expected, delta=1e-6 * expected)
 
     def test_whatif_table_csv_json_and_figure(self):
         out = os.path.join(self.tmp.name, "whatif")
