@@ -86,13 +86,7 @@ void register_export_command(CLI::App& app) {
               "Start the data-parallel gradient traffic only after back-propagation ends");
   e->add_option("--ns-per-cycle", args->ns_per_cycle, "ASTRA-sim text workloads: nanoseconds per compute cycle")
       ->capture_default_str();
-  e->add_option("--world", args->world,
-                "Captures: the capture replicated to this many ranks, as `chorus sim workload --world` (the "
-                "topology must have as many NPUs)")
-      ->check(CLI::Range(1, 1 << 24));
-  e->add_option("--compute-scale", args->compute_scale,
-                "Every compute node this many times as fast (2: compute durations halved); > 0")
-      ->capture_default_str();
+  add_what_if_options(*e, *args);
   e->add_option("--system", args->system,
                 "ASTRA-sim system JSON to run the traces with: checked against the network as `sim workload "
                 "--system` reads it, copied to <out>/<name>.system.json");

@@ -135,6 +135,17 @@ net::Network workload_network(const std::string& topology, const std::string& wo
   return capture::host_network(world > 0 ? world : m.world, m.backend, "--topology");
 }
 
+void add_what_if_options(CLI::App& cmd, WorkloadDagArgs& args) {
+  cmd.add_option("--world", args.world,
+                 "Captures: the capture replicated to this many ranks (a multiple of its own; the topology must "
+                 "have as many NPUs): collectives on its whole world span all of them, a sub-group keeps its size, "
+                 "tiled (docs/capture.md)")
+      ->check(CLI::Range(1, 1 << 24));
+  cmd.add_option("--compute-scale", args.compute_scale,
+                 "Every compute node this many times as fast (2: compute durations halved); > 0")
+      ->capture_default_str();
+}
+
 // --world and --compute-scale, checked before any work.
 static void check_what_if(const WorkloadDagArgs& a, workload::WorkloadFormat format) {
   if (a.world < 0) throw InputError("--world", fmt::format("must be >= 1, got {}", a.world));
@@ -505,14 +516,7 @@ void register_sim_workload_command(CLI::App& sim) {
   w->add_option("--collective-dims", args->collective_dims,
                 "Execution graphs: the network dimensions each collective's process group spans, K=D[,D...];... "
                 "(collective K from 1 in issue order, dimensions from 0; default: all)");
-  w->add_option("--world", args->world,
-                "Captures: the capture replicated to this many ranks (a multiple of its own; the topology must have "
-                "as many NPUs): collectives on its whole world span all of them, a sub-group keeps its size, tiled "
-                "(docs/capture.md)")
-      ->check(CLI::Range(1, 1 << 24));
-  w->add_option("--compute-scale", args->compute_scale,
-                "Every compute node this many times as fast (2: compute durations halved); > 0")
-      ->capture_default_str();
+  add_what_if_options(*w, *args);
   w->add_flag("--json", args->json, "Print one JSON object instead of a table");
   w->add_option("--trace", args->trace, "Write a Chrome-trace JSON timeline (Perfetto) to this file");
   w->add_option("--csv", args->csv,

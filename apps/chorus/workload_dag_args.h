@@ -2,6 +2,7 @@
 // The flags that say which training DAG to build (zoo name, workload YAML, ASTRA-sim text,
 // Chakra trace, PyTorch execution graph, with the parallelism options), shared by `chorus sim workload` and
 // `chorus export`; both build the DAG with make_workload_dag (sim_workload_command.cpp).
+#include <CLI/CLI.hpp>
 #include <string>
 
 #include "net/network.h"
@@ -38,5 +39,8 @@ workload::Dag make_workload_dag(const WorkloadDagArgs& a, const net::Network& ne
 // this host's measured model for the capture's ranks and backend (capture/host_network.h).
 // `world` (> 0): the capture scaled to that many ranks (host: that many ranks on this machine's model).
 net::Network workload_network(const std::string& topology, const std::string& workload, int world = 0);
+
+// The what-if flags --world and --compute-scale on `cmd` (sim workload, export --chakra).
+void add_what_if_options(CLI::App& cmd, WorkloadDagArgs& args);
 
 }  // namespace chorus::cli
