@@ -13,6 +13,7 @@
 #include "rt/backends/backends.h"
 #include "rt/diagnostics/dump_signal.h"
 #include "rt/errors.h"
+#include "rt/fusion/fusion.h"
 #include "rt/rendezvous/mpi_env.h"
 #include "rt/runtime_config.h"
 #include "rt/runtime_instance.h"
@@ -196,6 +197,9 @@ Runtime::~Runtime() { finalize(); }
 
 void Runtime::finalize() {
   recorder_->place(RankPlace::kInFinalize);
+  // The fusions first (collective, as finalize is): each flushes what is queued onto the
+  // communicators, which are still all there.
+  while (!fusions_.empty()) fusions_.pop_back();
   bool any_broken = false, all_broken_by_disagreement = true;
   std::string first_failure;
   // Every operation ends by its own deadline (docs/failures.md); allow that plus

@@ -130,6 +130,7 @@ int Communicator::size() const { return state("size").world_size; }
 
 std::string Communicator::resolve(CollectiveKind op) const {
   const CommunicatorState& c = state(to_string(op));
+  if (auto_) return "auto";
   const std::size_t a = takes_algorithm(op) ? algorithms_[static_cast<std::size_t>(op)] : 0;
   if (a == kMissing) throw_missing_algorithm(op);
   const Backend& b = *c.backend;
@@ -138,6 +139,7 @@ std::string Communicator::resolve(CollectiveKind op) const {
 
 Work Communicator::issue(Call call, bool async_op) const {
   state(to_string(call.op));
+  if (fusion_ != nullptr) return issue_layered(std::move(call), async_op);
   return runtime_->issue(*this, std::move(call), async_op);
 }
 

@@ -37,6 +37,9 @@ Runtime& default_runtime(std::string_view what) { return rt(what); }
 Work issue(std::string_view backend, Call call, bool async_op) { return run(backend, std::move(call), async_op); }
 
 Communicator communicator(std::string_view name) { return rt("communicator").communicator(name); }
+Communicator communicator(std::string_view name, const FusionOptions& fusion) {
+  return rt("communicator").communicator(name, fusion);
+}
 
 std::vector<std::string> available_backends() { return known_backends(); }
 

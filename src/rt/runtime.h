@@ -33,6 +33,8 @@ struct TuningTable;        // rt/tuning_table.h
 class Store;               // rt/rendezvous/store.h
 class Runtime;             // rt/runtime_instance.h
 struct CommunicatorState;  // rt/runtime_instance.h
+class Fusion;              // rt/fusion/fusion.h
+struct FusionOptions;      // rt/fusion/fusion.h
 
 // A world found by the caller rather than from the environment: a framework that did its own
 // rendezvous (torch.distributed under torchrun) gives this rank, the world size and a key-value
@@ -149,6 +151,15 @@ Work issue(std::string_view backend, Call call, bool async_op = false);
 //
 //   auto ring = chorus::rt::communicator("gloo:ring");
 //   ring.issue(chorus::rt::calls::all_reduce(x, x, n, DType::f32, ReduceOp::sum));
+//
+// Tensor fusion is a layer of a communicator (rt/fusion/fusion.h): one given a fusion
+// (communicator(name, FusionOptions), Runtime::communicator(name, fusion)) sends every call the
+// fusion takes (Fusion::takes: an operation it fuses, not compressed, of at most B bytes per
+// rank, or an uneven all-to-all) through it, and runs the others as without. A blocking call
+// (async_op false) that the fusion takes is fused too, its cycle started at once, and waited for:
+// whether a call is fused depends on the call alone, so ranks that issue the same call, one
+// blocking and one not, still match. Such a communicator may also be "auto": the fusion then
+// chooses the backend per fused buffer, and the calls it does not take choose theirs per call.
 class Communicator {
  public:
   Communicator() = default;  // no communicator: issue() throws InputError
@@ -160,9 +171,13 @@ class Communicator {
   Work issue(Call call, bool async_op = false) const;
   // Whether the communicator's runtime is still there (false for an empty handle).
   bool alive() const { return state_ != nullptr && !alive_.expired(); }
+  // The tensor fusion its calls go through when the fusion takes them, or null (none given).
+  Fusion* fusion() const { return fusion_; }
 
  private:
   friend class Runtime;
+  // issue() of a communicator given a fusion (rt/fusion/fusion_layer.cpp).
+  Work issue_layered(Call call, bool async_op) const;
   // Per operation kind: 0 for the backend's own choice, 1 + the index of the named algorithm,
   // or kMissing when the named algorithm has no form for that operation.
   static constexpr std::size_t kMissing = ~std::size_t{0};
@@ -174,11 +189,19 @@ class Communicator {
   CommunicatorState* state_ = nullptr;
   std::string name_, algorithm_;
   std::array<std::size_t, std::size(kAllCollectiveKinds)> algorithms_{};
+  Fusion* fusion_ = nullptr;  // owned by the runtime (Runtime::add_fusion)
+  bool auto_ = false;         // "auto" (with a fusion only): the calls it does not take choose per call
 };
 
 // The default runtime's communicator for a backend or group name (InputError naming what is
 // wrong with the name: unknown, not initialised, not a member, an algorithm no operation has).
 Communicator communicator(std::string_view name);
+// Collective over the world (every rank, in the same order, with the same arguments, while no
+// other operation is being issued): `name`'s communicator with a tensor fusion of its own on
+// name's backend (all of them for "auto"), made with `fusion`'s B and T and owned by the runtime
+// (flushed and ended first thing in finalize()). `name` is a backend, "backend:algorithm" or
+// "auto", not a group.
+Communicator communicator(std::string_view name, const FusionOptions& fusion);
 
 Work send(std::string_view backend, const void* buf, std::size_t count, DType dtype, int dst, bool async_op = false);
 Work recv(std::string_view backend, void* buf, std::size_t count, DType dtype, int src, bool async_op = false);

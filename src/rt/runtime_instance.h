@@ -124,6 +124,17 @@ class Runtime {
   // The same on a communicator resolved once (runtime.h): no lookup of the name.
   Work issue(const Communicator& communicator, Call&& call, bool async_op);
   Communicator communicator(std::string_view name);
+  // Tensor fusion as a layer of communicators (rt/fusion/fusion_layer.cpp). add_fusion is
+  // collective over the world (every rank, in the same order, with the same arguments, while no
+  // other operation of this runtime is being issued): a Fusion on `backends` (rt/fusion/fusion.h)
+  // owned by this runtime, flushed and ended first thing in finalize, in reverse order of making.
+  Fusion& add_fusion(const std::vector<std::string>& backends, const FusionOptions& options);
+  // `name`'s communicator whose calls the fusion takes go through `fusion` (one of this runtime's,
+  // running on name's backend; for "auto", on every backend): runtime.h's Communicator. Not
+  // collective. `name` is a backend, "backend:algorithm" or "auto", not a group.
+  Communicator communicator(std::string_view name, Fusion& fusion);
+  // Both: a fusion of its own on name's backend (all of them for "auto"). Collective.
+  Communicator communicator(std::string_view name, const FusionOptions& options);
 
   int rank(std::string_view name);
   int size(std::string_view name);
@@ -185,6 +196,7 @@ class Runtime {
   std::map<std::string, std::vector<int>, std::less<>> members_;             // group -> world ranks
   std::vector<std::string> not_member_;                         // groups created while this rank joined none
   std::map<std::string, int, std::less<>> instances_;           // next_instance's counts, by layer (under mutex_)
+  std::vector<std::unique_ptr<Fusion>> fusions_;                // add_fusion's, in order of making (under mutex_)
   std::shared_ptr<BufferPool> staging_ = BufferPool::make({});  // staging_pool()
   // The same names, for the lookup on every call: append-only and lock-free, so that a thread
   // issuing operations (tensor fusion's cycle thread) may look names up while another creates a

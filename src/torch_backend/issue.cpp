@@ -1,5 +1,5 @@
-// ProcessGroupChorus::issue(), the one choice of how an operation runs (through the fusion or on
-// the runtime), and its WorkChorus.
+// ProcessGroupChorus::issue(): an operation issued on its communicator (which sends it through
+// the fusion when the fusion takes it: Communicator::issue), and its WorkChorus.
 #include "rt/runtime_instance.h"
 #include "torch_backend/process_group.h"
 #include "torch_backend/torch_args.h"
@@ -15,12 +15,9 @@ std::string ProcessGroupChorus::backend_for(CollectiveKind op) const {
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::issue(TorchOp op) {
   const rt::ScopedFlightLayer layer(rt::FlightLayer::kTorch);
-  const bool fuse = op.fusable && fusion_ != nullptr && !op.call.compression &&
-                    (op.call.op == CollectiveKind::kAllToAllv || op.call.bytes() <= fusion_->options().buffer_bytes);
   const rt::Communicator& comm = comms_[static_cast<std::size_t>(op.call.op)];
-  rt::Work w = fuse                   ? fusion_->issue(backend_for(op.call.op), std::move(op.call))
-               : !comm.name().empty() ? comm.issue(std::move(op.call), /*async_op=*/true)
-                                      : runtime_->issue(backend_for(op.call.op), std::move(op.call), /*async_op=*/true);
+  rt::Work w = !comm.name().empty() ? comm.issue(std::move(op.call), /*async_op=*/true)
+                                    : runtime_->issue(backend_for(op.call.op), std::move(op.call), /*async_op=*/true);
   return WorkChorus::make(rank_, op.type, op.title, std::move(w), std::move(op.keep), std::move(op.outputs),
                           std::move(op.finish), std::move(op.staging));
 }

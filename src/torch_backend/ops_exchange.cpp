@@ -24,8 +24,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::alltoall_base(at::Tensor& out
   same_kind(input, output, "all_to_all_single", "output");
   const void* i = input.data_ptr();
   void* o = output.data_ptr();
-  // With fusion, an uneven one goes to it whatever its size (issue()).
-  TorchOp op{c10d::OpType::ALLTOALL_BASE, "chorus:all_to_all_single", {}, {input, output}, {output}, {}, {}, true};
+  TorchOp op{c10d::OpType::ALLTOALL_BASE, "chorus:all_to_all_single", {}, {input, output}, {output}, {}, {}};
   if (output_splits.empty() && input_splits.empty()) {
     TORCH_CHECK_VALUE(input.numel() == output.numel(), "chorus: all_to_all_single: output has ", output.numel(),
                       " elements, the input ", input.numel());

@@ -29,8 +29,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::broadcast(std::vector<at::Ten
                 {t},
                 {t},
                 {},
-                {},
-                true});
+                {}});
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::allgather(std::vector<std::vector<at::Tensor>>& outputs,
@@ -68,8 +67,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::_allgather_base(at::Tensor& o
                 {input, output},
                 {output},
                 {},
-                {},
-                true});
+                {}});
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::allgather_coalesced(std::vector<std::vector<at::Tensor>>& outputs,
@@ -108,7 +106,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::gather(std::vector<std::vecto
   at::Tensor& in = single(inputs, "gather", "input");
   const int root = static_cast<int>(opts.rootRank);
   check_rank(root, size_, "gather", "dst");
-  TorchOp op{c10d::OpType::GATHER, "chorus:gather", {}, {in}, {}, {}, {}, true};
+  TorchOp op{c10d::OpType::GATHER, "chorus:gather", {}, {in}, {}, {}, {}};
   at::Tensor flat;
   if (rank_ == root) {
     TORCH_CHECK_VALUE(outputs.size() == 1 && outputs[0].size() == static_cast<std::size_t>(size_),
@@ -132,7 +130,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::scatter(std::vector<at::Tenso
   at::Tensor& out = single(outputs, "scatter", "output");
   const int root = static_cast<int>(opts.rootRank);
   check_rank(root, size_, "scatter", "src");
-  TorchOp op{c10d::OpType::SCATTER, "chorus:scatter", {}, {out}, {out}, {}, {}, true};
+  TorchOp op{c10d::OpType::SCATTER, "chorus:scatter", {}, {out}, {out}, {}, {}};
   at::Tensor flat;
   if (rank_ == root) {
     TORCH_CHECK_VALUE(inputs.size() == 1 && inputs[0].size() == static_cast<std::size_t>(size_),

@@ -22,7 +22,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::allreduce(std::vector<at::Ten
   void* p = t.data_ptr();
   rt::Call call = calls::all_reduce(p, p, count_of(t, r), r.dtype, r.op);
   compress(call, t);
-  return issue({c10d::OpType::ALLREDUCE, "chorus:all_reduce", std::move(call), {t}, {t}, {}, {}, true});
+  return issue({c10d::OpType::ALLREDUCE, "chorus:all_reduce", std::move(call), {t}, {t}, {}, {}});
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::allreduce_coalesced(std::vector<at::Tensor>& tensors,
@@ -60,8 +60,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::reduce(std::vector<at::Tensor
                 {t},
                 {t},
                 {},
-                {},
-                true});
+                {}});
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::reduce_scatter(std::vector<at::Tensor>& outputs,
@@ -96,8 +95,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::_reduce_scatter_base(at::Tens
                 {input, output},
                 {output},
                 {},
-                {},
-                true});
+                {}});
 }
 
 }  // namespace chorus::torch_backend

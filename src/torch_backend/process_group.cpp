@@ -62,35 +62,38 @@ ProcessGroupChorus::ProcessGroupChorus(const c10::intrusive_ptr<c10d::Store>& st
                                    "initialised is rank {} of {}",
                                    rank, size, made.rank(first), made.size(first)));
   }
-  bind_communicators();
-  if (fusion) {  // on the backends of the fused operations ("mpi:ring": mpi, that algorithm per fused buffer)
-    std::vector<std::string> fused;
-    for (CollectiveKind op : {CollectiveKind::kAllReduce, CollectiveKind::kBroadcast, CollectiveKind::kAllGather,
-                              CollectiveKind::kReduceScatter, CollectiveKind::kAllToAllSingle, CollectiveKind::kReduce,
-                              CollectiveKind::kGather, CollectiveKind::kScatter})
-      if (std::find(fused.begin(), fused.end(), plain_backend(backend_for(op))) == fused.end())
-        fused.push_back(plain_backend(backend_for(op)));
-    fusion_ = std::make_unique<rt::Fusion>(*runtime_, fused, *fusion);
-  }
+  bind_communicators(fusion);
 }
 
-void ProcessGroupChorus::bind_communicators() {
+void ProcessGroupChorus::bind_communicators(const std::optional<rt::FusionOptions>& fusion) {
   runtime_ = &rt::default_runtime("chorus process group");
+  rt::Fusion* fused = nullptr;
+  if (fusion) {  // on the backends of the operations that fuse ("mpi:ring": mpi, that algorithm per fused buffer)
+    std::vector<std::string> backends;
+    for (CollectiveKind op : kAllCollectiveKinds)
+      if (rt::fuses(op) &&
+          std::find(backends.begin(), backends.end(), plain_backend(backend_for(op))) == backends.end())
+        backends.push_back(plain_backend(backend_for(op)));
+    fused = &runtime_->add_fusion(backends, *fusion);  // collective; ended by the runtime's finalize
+  }
   for (CollectiveKind op : kAllCollectiveKinds) {
     const std::string backend = backend_for(op);
-    if (plain_backend(backend) != "auto") comms_[static_cast<std::size_t>(op)] = runtime_->communicator(backend);
+    auto& comm = comms_[static_cast<std::size_t>(op)];
+    if (fused != nullptr && rt::fuses(op))
+      comm = runtime_->communicator(backend, *fused);
+    else if (plain_backend(backend) != "auto")
+      comm = runtime_->communicator(backend);
   }
 }
 
 ProcessGroupChorus::~ProcessGroupChorus() {
   // Destroying the group waits for chorus's threads: the fusion's and the runtime's lanes
-  // (finalize()). One of them may be ending an operation whose WorkChorus it holds
+  // (finalize(), which ends the fusion first). One of them may be ending an operation whose WorkChorus it holds
   // last, and freeing a tensor Python has seen takes the GIL. Python destroys the group with the
   // GIL held (pybind11's dealloc), so the waits give it up; a destruction on a thread without it
   // (the last reference dropped in C++) has nothing to give up.
   std::optional<pybind11::gil_scoped_release> no_gil;
   if (Py_IsInitialized() != 0 && PyGILState_Check() != 0) no_gil.emplace();
-  fusion_.reset();  // collective, like the group's destruction
   if (!owns_runtime_) return;
   try {
     rt::finalize();

@@ -21,9 +21,13 @@
 //   (rt/compression/call_compression.h): the runtime's operation with compression as its
 //   option, asynchronous and in the order of the backend's other operations like any other.
 //
+// - CHORUS_FUSION=B,T (world group only) gives the communicators of the operations that fuse a
+//   tensor fusion (rt/fusion/fusion.h) made on the runtime: the runtime decides, per call, what
+//   goes through it (Fusion::takes); this front end only translates.
+//
 // Every operation reads alike, as ProcessGroupMPI's do: check its arguments (torch_args.h), build
-// its rt::Call (compressed where CHORUS_COMPRESSION says), and issue() it, the one place that
-// chooses whether it goes through the fusion and wraps it in its WorkChorus (work_chorus.h).
+// its rt::Call (compressed where CHORUS_COMPRESSION says), and issue() it on its communicator,
+// wrapped in its WorkChorus (work_chorus.h).
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #include <torch/csrc/distributed/c10d/Work.hpp>
 
@@ -31,6 +35,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -116,34 +121,30 @@ class ProcessGroupChorus : public c10d::ProcessGroup {
     std::vector<at::Tensor> outputs;
     std::function<void()> finish = {};
     std::vector<at::Tensor> staging = {};
-    bool fusable = false;  // may go through the fusion (CHORUS_FUSION)
   };
-  // Issues `op`, the one choice of path: through the fusion when it is fusable, not compressed
-  // and small enough (an uneven all-to-all whatever its size: only the fusion's agreement can
-  // decide alike on every rank what runs alone), else on the runtime, asynchronously.
+  // Issues `op` asynchronously on its communicator (comms_; "auto" on the runtime by name).
   c10::intrusive_ptr<c10d::Work> issue(TorchOp op);
   // Makes `call` travel compressed when CHORUS_COMPRESSION names its kind and `t` (the data it
   // sends per rank; all_to_all_single: the whole input) holds floats: its count and dtype become
   // t's float elements (a complex tensor's real and imaginary parts). Otherwise leaves it.
   void compress(rt::Call& call, const at::Tensor& t);
-  // Resolves every operation's communicator once (comms_), when the group is set up.
-  void bind_communicators();
+  // Resolves every operation's communicator once (comms_), when the group is set up; with
+  // `fusion` (CHORUS_FUSION), one fusion on the runtime for the backends of the operations that
+  // fuse, given to their communicators.
+  void bind_communicators(const std::optional<rt::FusionOptions>& fusion = std::nullopt);
 
   // The process's default runtime (the one the Python module's functions use too): what every
   // operation of the group runs on.
   rt::Runtime* runtime_ = nullptr;
   // Per operation kind, the communicator backend_for(op) names, resolved once; none (an empty
-  // name) where it is auto, which the runtime chooses per call by the message's size.
+  // name) where it is auto, which the runtime chooses per call by the message's size, unless the
+  // operation fuses and CHORUS_FUSION is set (an "auto" communicator with the fusion).
   std::array<rt::Communicator, std::size(kAllCollectiveKinds)> comms_;
   BackendMap map_;
   CompressionMap compression_;
   rt::compressed::StatsTotals compression_totals_;  // the compressed calls add to it on the runtime's lanes
   std::string group_;                               // the runtime group of a sub-group; empty for the world group
   bool owns_runtime_ = false;
-  // CHORUS_FUSION=B,T (world group only): all-reduces, broadcasts, reduces, gathers, scatters,
-  // all_gather_into_tensor, reduce_scatter_tensor and all_to_all_single (equal splits) of at most
-  // B bytes (per rank) go through tensor fusion (a fused buffer on the map's named algorithm).
-  std::unique_ptr<rt::Fusion> fusion_;
   StagingPool pool_;
 };
 

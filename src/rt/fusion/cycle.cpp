@@ -110,13 +110,15 @@ void Fusion::Impl::cycle_loop() {
     {
       std::unique_lock lock(mutex);
       cv.wait(lock, [&] { return stopping || !queue.empty(); });
-      // A cycle starts T after the oldest entry arrived, or once B bytes wait.
-      while (!stopping && queued_bytes < options.buffer_bytes) {
+      // A cycle starts T after the oldest entry arrived, or once B bytes wait, or at once for an
+      // operation whose caller waits for it (a blocking call of a Communicator).
+      while (!stopping && !start_now && queued_bytes < options.buffer_bytes) {
         const auto due = std::chrono::steady_clock::time_point(std::chrono::nanoseconds(oldest_ns + cycle_ns));
         if (cv.wait_until(lock, due) == std::cv_status::timeout) break;
       }
       local_n = static_cast<std::int64_t>(queue.size());
       submitted = static_cast<std::int64_t>(stats.ops);
+      start_now = false;
       local_stop = stopping;
     }
     // How many operations every rank has (the minimum), and whether all ranks are stopping.

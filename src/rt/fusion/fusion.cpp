@@ -55,6 +55,7 @@ Fusion::Fusion(Runtime& runtime, const std::vector<std::string>& backends, const
     throw InputError(where, fmt::format("B = {} bytes and T = {} us: B must be at least 8, T at least 1",
                                         options.buffer_bytes, options.cycle_us));
   im.options = options;
+  buffer_bytes_ = options.buffer_bytes;
   im.world_rank = world_rank;
   const auto initialised = runtime.backends();
   for (const auto& b : backends) {
@@ -115,6 +116,7 @@ Fusion::~Fusion() {
 }
 
 const FusionOptions& Fusion::options() const { return impl_->options; }
+const std::vector<std::string>& Fusion::backends() const { return impl_->backends; }
 
 Fusion::Stats Fusion::stats() const {
   std::lock_guard lock(impl_->mutex);

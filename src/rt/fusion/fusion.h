@@ -27,6 +27,13 @@
 // never queue behind, nor interleave with, the program's other operations: ordering holds among
 // the fused operations of one Fusion only. Wait for a fused operation before using its buffer in
 // another operation.
+//
+// As a layer of the submission path: a Communicator given a fusion (Runtime::add_fusion,
+// Runtime::communicator(name, fusion); rt::communicator(name, options)) sends the calls the
+// fusion takes (Fusion::takes, the one rule) through it and runs the others as it would without:
+//
+//   auto comm = chorus::rt::communicator("gloo", chorus::rt::FusionOptions{});  // collective
+//   for (auto& g : grads) works.push_back(comm.issue(calls::all_reduce(g, g, n, f32, sum), true));
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -75,7 +82,20 @@ class Fusion {
 
   // Queues `call` (rt/call.h: rt::calls::all_reduce(...) and the like; an operation fuses() takes,
   // not compressed): what the functions below do, for callers that hold the operation as data.
-  Work issue(std::string_view backend, Call call);
+  // `start_now`: the caller waits for it at once (a blocking call of a Communicator), so its
+  // cycle starts now rather than T after the oldest queued operation arrived.
+  Work issue(std::string_view backend, Call call, bool start_now = false);
+  // Whether a Communicator given this fusion sends `call` through it: an operation it fuses
+  // (fuses()), not compressed, of at most B bytes per rank, or an uneven all-to-all whatever its
+  // size (its size differs per rank: only the cycle's agreement can decide, alike on every rank,
+  // which runs alone). A function of what every rank's call holds alike, so every rank decides
+  // the same. Communicator::issue runs the others on the runtime, as without the fusion.
+  bool takes(const Call& call) const {
+    return fuses(call.op) && !call.compression &&
+           (call.op == CollectiveKind::kAllToAllv || call.bytes() <= buffer_bytes_);
+  }
+  // The initialised backends it runs on ("auto" given at construction: all of them).
+  const std::vector<std::string>& backends() const;
   // Queues an all-reduce of `count` elements from `in` to `out` (in == out allowed). The
   // buffers are the runtime's until the Work completes.
   Work all_reduce(std::string_view backend, const void* in, void* out, std::size_t count, DType dtype, ReduceOp op);
@@ -122,6 +142,7 @@ class Fusion {
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
+  std::size_t buffer_bytes_ = 0;  // B, for takes()
 };
 
 }  // namespace chorus::rt

@@ -112,13 +112,14 @@ struct Fusion::Impl {
   std::size_t queued_bytes = 0;
   std::int64_t oldest_ns = 0;  // when the queue's first entry arrived
   bool stopping = false;
+  bool start_now = false;      // a queued operation's caller waits for it: the cycle starts at once
   bool issuing = false;        // the cycle thread holds operations taken from the queue
   std::exception_ptr broken;   // the error that stopped the cycle thread
   std::vector<FusedOp> batch;  // the cycle thread's: operations taken from the queue, not yet issued
   Stats stats;
   std::thread thread;
 
-  Work submit(FusedOp op);
+  Work submit(FusedOp op, bool now);
   void run();
   void cycle_loop();
   std::uint64_t submitted_count() const;  // stats.ops

@@ -59,7 +59,7 @@ Work Fusion::scatter(std::string_view backend, const void* in, void* out, std::s
   return issue(backend, calls::scatter(in, out, count, dtype, root));
 }
 
-Work Fusion::issue(std::string_view backend, Call call) {
+Work Fusion::issue(std::string_view backend, Call call, bool start_now) {
   const CollectiveKind kind = call.op;
   const std::string what = fmt::format("fused {}", to_string(kind));
   if (!fuses(kind))
@@ -102,10 +102,10 @@ Work Fusion::issue(std::string_view backend, Call call) {
       p.lists = std::make_shared<const CallLists>(std::move(in_bytes));
     }
   }
-  return impl_->submit(std::move(p));
+  return impl_->submit(std::move(p), start_now);
 }
 
-Work Fusion::Impl::submit(FusedOp p) {
+Work Fusion::Impl::submit(FusedOp p, bool now) {
   const std::string what = fmt::format("fused {}", to_string(p.op));
   const std::string_view base =
       std::string_view(p.backend).substr(0, p.backend.find(':'));  // "mpi:ring": an algorithm of mpi
@@ -145,7 +145,8 @@ Work Fusion::Impl::submit(FusedOp p) {
     }
     queued_bytes += p.bytes();
     queue.push_back(std::move(p));
-    wake = wake || queued_bytes >= options.buffer_bytes;
+    start_now = start_now || now;
+    wake = wake || now || queued_bytes >= options.buffer_bytes;
     ++stats.ops;
   }
   if (wake) cv.notify_all();
