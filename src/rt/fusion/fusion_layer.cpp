@@ -69,8 +69,7 @@ Communicator Runtime::communicator(std::string_view name, Fusion& fusion) {
     }
     const std::string& backend = h.state_->backend->name();
     if (std::find(on.begin(), on.end(), backend) == on.end())
-      throw InputError(where,
-                       fmt::format("the fusion runs on {}, not on backend '{}'", fmt::join(on, ", "), backend));
+      throw InputError(where, fmt::format("the fusion runs on {}, not on backend '{}'", fmt::join(on, ", "), backend));
   }
   h.fusion_ = &fusion;
   return h;

@@ -66,8 +66,8 @@ void small_all_reduces(const Communicator& comm, const Fusion& fusion, int r, in
     auto& d = data[static_cast<std::size_t>(k)];
     works.push_back(comm.issue(calls::all_reduce(d.data(), d.data(), d.size(), DType::f32, ReduceOp::sum), true));
     if (k == kSmall / 2)
-      large_work = comm.issue(calls::all_reduce(large.data(), large.data(), large.size(), DType::f32, ReduceOp::sum),
-                              true);
+      large_work =
+          comm.issue(calls::all_reduce(large.data(), large.data(), large.size(), DType::f32, ReduceOp::sum), true);
   }
   for (auto& w : works) w.wait();
   large_work.wait();
@@ -173,11 +173,14 @@ TEST(FusionLayerRule, WhatTheFusionTakesAndWhatItRefuses) {
     const auto small = calls::all_reduce(x, x, 1024, DType::f32, ReduceOp::sum);  // B exactly
     const auto big = calls::all_reduce(x, x, 1025, DType::f32, ReduceOp::sum);
     const Counts large_blocks(2, 4096), displs = {0, 4096};
-    const bool takes[] = {shm_only.takes(small), shm_only.takes(big),
-                          shm_only.takes(compressed_call(small, {compressed::ErrorBound::Kind::kAbsolute, 1e-3})),
-                          shm_only.takes(calls::all_to_allv(x, large_blocks, displs, x, large_blocks, displs, DType::f32)),
-                          shm_only.takes(calls::send(x, 4, DType::f32, 1 - r)), shm_only.takes(calls::barrier()),
-                          shm_only.takes(calls::broadcast(x, 16, DType::f64, 0))};
+    const bool takes[] = {
+        shm_only.takes(small),
+        shm_only.takes(big),
+        shm_only.takes(compressed_call(small, {compressed::ErrorBound::Kind::kAbsolute, 1e-3})),
+        shm_only.takes(calls::all_to_allv(x, large_blocks, displs, x, large_blocks, displs, DType::f32)),
+        shm_only.takes(calls::send(x, 4, DType::f32, 1 - r)),
+        shm_only.takes(calls::barrier()),
+        shm_only.takes(calls::broadcast(x, 16, DType::f64, 0))};
     const bool want[] = {true, false, false, true, false, false, true};
     for (std::size_t i = 0; i < std::size(want); ++i)
       if (takes[i] != want[i]) throw std::runtime_error(fmt::format("rank {}: takes() case {} is {}", r, i, takes[i]));
