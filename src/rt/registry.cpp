@@ -139,7 +139,7 @@ std::string Communicator::resolve(CollectiveKind op) const {
 
 Work Communicator::issue(Call call, bool async_op) const {
   state(to_string(call.op));
-  if (fusion_ != nullptr) return issue_layered(std::move(call), async_op);
+  if (layered_) return issue_layered(std::move(call), async_op);
   return runtime_->issue(*this, std::move(call), async_op);
 }
 

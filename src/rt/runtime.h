@@ -35,6 +35,7 @@ class Runtime;             // rt/runtime_instance.h
 struct CommunicatorState;  // rt/runtime_instance.h
 class Fusion;              // rt/fusion/fusion.h
 struct FusionOptions;      // rt/fusion/fusion.h
+struct CompressionPolicy;  // rt/compression/call_compression.h
 
 // A world found by the caller rather than from the environment: a framework that did its own
 // rendezvous (torch.distributed under torchrun) gives this rank, the world size and a key-value
@@ -152,14 +153,22 @@ Work issue(std::string_view backend, Call call, bool async_op = false);
 //   auto ring = chorus::rt::communicator("gloo:ring");
 //   ring.issue(chorus::rt::calls::all_reduce(x, x, n, DType::f32, ReduceOp::sum));
 //
+// A communicator may be given layers of its submission path (CommunicatorLayers, applied in
+// issue() in this order): a compression policy (rt/compression/call_compression.h: which calls
+// travel compressed), then a tensor fusion.
 // Tensor fusion is a layer of a communicator (rt/fusion/fusion.h): one given a fusion
 // (communicator(name, FusionOptions), Runtime::communicator(name, fusion)) sends every call the
 // fusion takes (Fusion::takes: an operation it fuses, not compressed, of at most B bytes per
 // rank, or an uneven all-to-all) through it, and runs the others as without. A blocking call
 // (async_op false) that the fusion takes is fused too, its cycle started at once, and waited for:
 // whether a call is fused depends on the call alone, so ranks that issue the same call, one
-// blocking and one not, still match. Such a communicator may also be "auto": the fusion then
-// chooses the backend per fused buffer, and the calls it does not take choose theirs per call.
+// blocking and one not, still match. A communicator with layers may also be "auto": the fusion
+// then chooses the backend per fused buffer, and the calls it does not take choose theirs per call.
+struct CommunicatorLayers {
+  std::shared_ptr<const CompressionPolicy> compression;  // first: which calls travel compressed
+  Fusion* fusion = nullptr;  // then: what goes through this tensor fusion (one of the runtime's)
+};
+
 class Communicator {
  public:
   Communicator() = default;  // no communicator: issue() throws InputError
@@ -173,10 +182,12 @@ class Communicator {
   bool alive() const { return state_ != nullptr && !alive_.expired(); }
   // The tensor fusion its calls go through when the fusion takes them, or null (none given).
   Fusion* fusion() const { return fusion_; }
+  // Its compression policy, or null (none given).
+  const CompressionPolicy* compression() const { return compression_.get(); }
 
  private:
   friend class Runtime;
-  // issue() of a communicator given a fusion (rt/fusion/fusion_layer.cpp).
+  // issue() of a communicator given layers (rt/communicator_layers.cpp).
   Work issue_layered(Call call, bool async_op) const;
   // Per operation kind: 0 for the backend's own choice, 1 + the index of the named algorithm,
   // or kMissing when the named algorithm has no form for that operation.
@@ -190,7 +201,9 @@ class Communicator {
   std::string name_, algorithm_;
   std::array<std::size_t, std::size(kAllCollectiveKinds)> algorithms_{};
   Fusion* fusion_ = nullptr;  // owned by the runtime (Runtime::add_fusion)
-  bool auto_ = false;         // "auto" (with a fusion only): the calls it does not take choose per call
+  std::shared_ptr<const CompressionPolicy> compression_;
+  bool layered_ = false;  // a fusion or a compression policy: issue_layered()
+  bool auto_ = false;     // "auto" (with layers only): the calls the fusion does not take choose per call
 };
 
 // The default runtime's communicator for a backend or group name (InputError naming what is

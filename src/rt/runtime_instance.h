@@ -129,10 +129,12 @@ class Runtime {
   // other operation of this runtime is being issued): a Fusion on `backends` (rt/fusion/fusion.h)
   // owned by this runtime, flushed and ended first thing in finalize, in reverse order of making.
   Fusion& add_fusion(const std::vector<std::string>& backends, const FusionOptions& options);
-  // `name`'s communicator whose calls the fusion takes go through `fusion` (one of this runtime's,
-  // running on name's backend; for "auto", on every backend): runtime.h's Communicator. Not
-  // collective. `name` is a backend, "backend:algorithm" or "auto", not a group.
-  Communicator communicator(std::string_view name, Fusion& fusion);
+  // `name`'s communicator with `layers` (runtime.h's CommunicatorLayers, rt/communicator_layers.cpp):
+  // calls go through the compression policy, then the fusion takes what it fuses (a fusion of this
+  // runtime's, running on name's backend; for "auto", on every backend). Not collective. `name`
+  // may be "auto" when there are layers; not a group when there is a fusion.
+  Communicator communicator(std::string_view name, const CommunicatorLayers& layers);
+  Communicator communicator(std::string_view name, Fusion& fusion) { return communicator(name, {nullptr, &fusion}); }
   // Both: a fusion of its own on name's backend (all of them for "auto"). Collective.
   Communicator communicator(std::string_view name, const FusionOptions& options);
 
@@ -174,6 +176,9 @@ class Runtime {
                           std::size_t* algorithm = nullptr);
   CommunicatorState& find_slow(std::string_view name, CollectiveKind op, std::size_t bytes, std::size_t* algorithm);
   std::string pick_backend(CollectiveKind op, std::size_t bytes) const;
+  // communicator(name, layers)'s checks of its fusion (rt/communicator_layers.cpp).
+  void check_fusion_of(std::string_view name, const Fusion& fusion, const CommunicatorState& state);
+  bool is_world_backend(const Communicator& c);  // not a group
   // Issues `call` on `c` with `algorithm` (0, 1 + a named one's index, or kCompressed).
   Work submit(CommunicatorState& c, std::size_t algorithm, Call&& call, bool async_op);
   Work enqueue(CommunicatorState& c, CommunicatorState::Lane& lane, std::size_t algorithm, ReduceOp wire, Call&& call,

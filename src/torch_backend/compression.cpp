@@ -1,5 +1,6 @@
-// ProcessGroupChorus's compressed calls (CHORUS_COMPRESSION): which operations on which tensors
-// travel compressed, as what count of which float type.
+// ProcessGroupChorus's compressed calls (CHORUS_COMPRESSION): the translation from torch the
+// runtime's compression policy needs (a call's data as float elements); the policy, a layer of
+// the communicator, decides which calls travel compressed (rt::CompressionPolicy).
 #include <ATen/ATen.h>
 
 #include "torch_backend/process_group.h"
@@ -9,11 +10,8 @@ namespace chorus::torch_backend {
 using rt::DType;
 
 void ProcessGroupChorus::compress(rt::Call& call, const at::Tensor& t) {
-  const auto& bound = compression_.bound(call.op);
-  if (!bound) return;
-  if (call.op == CollectiveKind::kAllReduce && call.reduce_op != rt::ReduceOp::sum &&
-      call.reduce_op != rt::ReduceOp::avg)
-    return;  // the compressed all-reduce sums
+  const rt::CompressionPolicy* policy = comms_[static_cast<std::size_t>(call.op)].compression();
+  if (policy == nullptr || !policy->compresses(call.op)) return;
   auto n = static_cast<std::size_t>(t.numel());
   switch (t.scalar_type()) {
     case at::kFloat:
@@ -34,7 +32,6 @@ void ProcessGroupChorus::compress(rt::Call& call, const at::Tensor& t) {
       return;  // zfp compresses float32 and float64
   }
   call.count = call.op == CollectiveKind::kAllToAllSingle ? n / static_cast<std::size_t>(size_) : n;
-  call = rt::compressed_call(std::move(call), *bound, nullptr, &compression_totals_);
 }
 
 }  // namespace chorus::torch_backend

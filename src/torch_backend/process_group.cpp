@@ -30,8 +30,13 @@ ProcessGroupChorus::ProcessGroupChorus(const c10::intrusive_ptr<c10d::Store>& st
   const char* map_text = std::getenv("CHORUS_BACKEND_MAP");
   map_ = BackendMap::parse(map_text != nullptr ? map_text : "", "environment CHORUS_BACKEND_MAP");
   const char* compression_text = std::getenv("CHORUS_COMPRESSION");
-  compression_ =
+  const CompressionMap compression =
       CompressionMap::parse(compression_text != nullptr ? compression_text : "", "environment CHORUS_COMPRESSION");
+  if (compression.any()) {
+    compression_ = std::make_shared<rt::CompressionPolicy>();
+    for (CollectiveKind op : kAllCollectiveKinds)
+      compression_->bounds[static_cast<std::size_t>(op)] = compression.bound(op);
+  }
   std::optional<rt::FusionOptions> fusion;  // read before anything is initialised: a bad value leaves nothing behind
   if (const char* f = std::getenv("CHORUS_FUSION"); f != nullptr && *f != '\0' && std::string_view(f) != "0")
     fusion = rt::parse_fusion_options(f, "environment CHORUS_FUSION");
@@ -78,11 +83,9 @@ void ProcessGroupChorus::bind_communicators(const std::optional<rt::FusionOption
   }
   for (CollectiveKind op : kAllCollectiveKinds) {
     const std::string backend = backend_for(op);
-    auto& comm = comms_[static_cast<std::size_t>(op)];
-    if (fused != nullptr && rt::fuses(op))
-      comm = runtime_->communicator(backend, *fused);
-    else if (plain_backend(backend) != "auto")
-      comm = runtime_->communicator(backend);
+    const rt::CommunicatorLayers layers{compression_, rt::fuses(op) ? fused : nullptr};
+    if (layers.compression != nullptr || layers.fusion != nullptr || plain_backend(backend) != "auto")
+      comms_[static_cast<std::size_t>(op)] = runtime_->communicator(backend, layers);
   }
 }
 

@@ -18,16 +18,18 @@
 //   roots, dtypes), the call throws before anything is sent, naming the operation and argument.
 // - CHORUS_COMPRESSION (CompressionMap) sends float tensors of all_reduce (SUM, AVG), all_gather,
 //   all_to_all_single (equal splits), send and recv as zfp blocks under an error bound
-//   (rt/compression/call_compression.h): the runtime's operation with compression as its
-//   option, asynchronous and in the order of the backend's other operations like any other.
+//   (rt/compression/call_compression.h): the map becomes the communicators' compression policy
+//   (rt::CompressionPolicy, a layer of their submission path), which decides per call; the
+//   runtime's operation with compression as its option, asynchronous and in the order of the
+//   backend's other operations like any other.
 //
 // - CHORUS_FUSION=B,T (world group only) gives the communicators of the operations that fuse a
 //   tensor fusion (rt/fusion/fusion.h) made on the runtime: the runtime decides, per call, what
 //   goes through it (Fusion::takes); this front end only translates.
 //
 // Every operation reads alike, as ProcessGroupMPI's do: check its arguments (torch_args.h), build
-// its rt::Call (compressed where CHORUS_COMPRESSION says), and issue() it on its communicator,
-// wrapped in its WorkChorus (work_chorus.h).
+// its rt::Call (in float elements where its communicator compresses its kind: compress()), and
+// issue() it on its communicator, wrapped in its WorkChorus (work_chorus.h).
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #include <torch/csrc/distributed/c10d/Work.hpp>
 
@@ -101,7 +103,9 @@ class ProcessGroupChorus : public c10d::ProcessGroup {
   // splits is the runtime's all_to_allv: it follows the map's all_to_all_single entry.
   std::string backend_for(CollectiveKind op) const;
   // What the compressed operations of this group sent, and would have sent uncompressed.
-  rt::compressed::Stats compression_stats() const { return compression_totals_.get(); }
+  rt::compressed::Stats compression_stats() const {
+    return compression_ != nullptr ? compression_->totals.get() : rt::compressed::Stats{};
+  }
   // The abort path torch 1.13 lacks (its ProcessGroup has no abort): rt::abort on the runtime
   // every group of the process runs on. Operations in flight on shm and gloo end with the
   // reason, an mpi one ends the job, and every later call fails naming it; destroy the group
@@ -124,13 +128,15 @@ class ProcessGroupChorus : public c10d::ProcessGroup {
   };
   // Issues `op` asynchronously on its communicator (comms_; "auto" on the runtime by name).
   c10::intrusive_ptr<c10d::Work> issue(TorchOp op);
-  // Makes `call` travel compressed when CHORUS_COMPRESSION names its kind and `t` (the data it
-  // sends per rank; all_to_all_single: the whole input) holds floats: its count and dtype become
-  // t's float elements (a complex tensor's real and imaginary parts). Otherwise leaves it.
+  // The translation compression needs from torch: where the communicator's compression policy
+  // names `call`'s kind and `t` (the data it sends per rank; all_to_all_single: the whole input)
+  // holds floats, the call's count and dtype become t's float elements (a complex tensor's real
+  // and imaginary parts), since the call of a data movement counts bytes; the policy decides
+  // the rest (rt::CompressionPolicy). Otherwise leaves it.
   void compress(rt::Call& call, const at::Tensor& t);
-  // Resolves every operation's communicator once (comms_), when the group is set up; with
-  // `fusion` (CHORUS_FUSION), one fusion on the runtime for the backends of the operations that
-  // fuse, given to their communicators.
+  // Resolves every operation's communicator once (comms_), when the group is set up, with the
+  // compression policy (CHORUS_COMPRESSION) and, with `fusion` (CHORUS_FUSION), one fusion on the
+  // runtime for the backends of the operations that fuse, given to their communicators.
   void bind_communicators(const std::optional<rt::FusionOptions>& fusion = std::nullopt);
 
   // The process's default runtime (the one the Python module's functions use too): what every
@@ -138,12 +144,13 @@ class ProcessGroupChorus : public c10d::ProcessGroup {
   rt::Runtime* runtime_ = nullptr;
   // Per operation kind, the communicator backend_for(op) names, resolved once; none (an empty
   // name) where it is auto, which the runtime chooses per call by the message's size, unless the
-  // operation fuses and CHORUS_FUSION is set (an "auto" communicator with the fusion).
+  // communicator has layers (an "auto" communicator with the fusion or the compression policy).
   std::array<rt::Communicator, std::size(kAllCollectiveKinds)> comms_;
   BackendMap map_;
-  CompressionMap compression_;
-  rt::compressed::StatsTotals compression_totals_;  // the compressed calls add to it on the runtime's lanes
-  std::string group_;                               // the runtime group of a sub-group; empty for the world group
+  // CHORUS_COMPRESSION as the communicators' policy (null when it names nothing); its totals are
+  // added to on the runtime's lanes.
+  std::shared_ptr<rt::CompressionPolicy> compression_;
+  std::string group_;  // the runtime group of a sub-group; empty for the world group
   bool owns_runtime_ = false;
   StagingPool pool_;
 };

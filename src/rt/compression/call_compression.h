@@ -9,9 +9,12 @@
 //
 // compressed.h's functions and the Compressor are this, named; the Python module and the torch
 // backend build such calls too.
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <utility>
 
 #include "rt/call.h"
 #include "rt/compression/zfp_codec.h"
@@ -79,5 +82,34 @@ inline Call compressed_call(Call call, const compressed::ErrorBound& bound, comp
   call.compression = std::make_shared<const CallCompression>(CallCompression{bound, stats, totals});
   return call;
 }
+
+}  // namespace chorus::rt
+
+namespace chorus::rt {
+
+// Compression as a layer of a communicator's submission path (Runtime::communicator(name,
+// layers), rt/communicator_layers.cpp): the operation kinds that travel compressed, each under its
+// bound. Communicator::issue applies it to every call first: a call of a kind it names whose data
+// has a compressed form (float32 or float64 elements; an all_reduce that sums or averages), not
+// compressed already, travels compressed, what it sends added to `totals`; every other call runs
+// as it is. Every rank's calls decide alike (kind, dtype, reduce op: the same on every rank).
+struct CompressionPolicy {
+  std::array<std::optional<compressed::ErrorBound>, std::size(kAllCollectiveKinds)> bounds{};
+  mutable compressed::StatsTotals totals;  // what the calls it compressed sent (and would have)
+
+  bool compresses(CollectiveKind op) const { return bounds[static_cast<std::size_t>(op)].has_value(); }
+  // Whether `call`'s data has a compressed form.
+  static bool compressible(const Call& call) {
+    return compressed::has_compressed_form(call.op) && (call.dtype == DType::f32 || call.dtype == DType::f64) &&
+           (call.op != CollectiveKind::kAllReduce || call.reduce_op == ReduceOp::sum ||
+            call.reduce_op == ReduceOp::avg);
+  }
+  // `call` as this policy sends it.
+  Call apply(Call call) const {
+    const auto& bound = bounds[static_cast<std::size_t>(call.op)];
+    if (!bound || call.compression || !compressible(call)) return call;
+    return compressed_call(std::move(call), *bound, nullptr, &totals);
+  }
+};
 
 }  // namespace chorus::rt

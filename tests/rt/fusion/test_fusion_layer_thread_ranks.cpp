@@ -8,7 +8,11 @@
 // once; names a fusion cannot serve are refused when the communicator is made.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <memory>
 #include <cstddef>
 #include <exception>
 #include <functional>
@@ -123,6 +127,64 @@ TEST_P(FusionLayer, BlockingCallsAreFusedAndStartTheirCycleAtOnce) {
     quick.issue(calls::all_reduce(e.data(), e.data(), e.size(), DType::f32, ReduceOp::sum), /*async_op=*/r != 0).wait();
     expect_sum(e, n, 4, r);
     if (quick.fusion()->stats().ops != 1) throw std::runtime_error(fmt::format("rank {}: the call was not fused", r));
+  });
+}
+
+// The layers in order: a compression policy first (it names all_reduce: a float sum or average
+// travels compressed, within its bound, and is then not fused; a maximum or integers run
+// exactly), then the fusion (what the policy left uncompressed and small). A group and "auto"
+// take a compression policy too.
+TEST_P(FusionLayer, CompressionPolicyFirstThenFusion) {
+  const auto [backend, n] = GetParam();
+  testing::spawn(n, {backend}, [&](Runtime& runtime, int r) {
+    auto policy = std::make_shared<CompressionPolicy>();
+    const compressed::ErrorBound bound{compressed::ErrorBound::Kind::kAbsolute, 1e-3};
+    policy->bounds[static_cast<std::size_t>(CollectiveKind::kAllReduce)] = bound;
+    Fusion& fusion = runtime.add_fusion({backend}, {.buffer_bytes = kB, .cycle_us = 200});
+    const Communicator comm = runtime.communicator(backend, CommunicatorLayers{policy, &fusion});
+    const std::size_t count = 100;
+    std::vector<float> sum = inputs(r, 1, count), top = inputs(r, 2, count);
+    std::vector<std::int32_t> ints(count);
+    for (std::size_t i = 0; i < count; ++i) ints[i] = static_cast<std::int32_t>(value(r, 3, i));
+    std::vector<Work> works;
+    works.push_back(comm.issue(calls::all_reduce(sum.data(), sum.data(), count, DType::f32, ReduceOp::sum), true));
+    works.push_back(comm.issue(calls::all_reduce(top.data(), top.data(), count, DType::f32, ReduceOp::max), true));
+    works.push_back(comm.issue(calls::all_reduce(ints.data(), ints.data(), count, DType::i32, ReduceOp::sum), true));
+    for (auto& w : works) w.wait();
+    // Compressed: within the bound plus the rounding of the n - 1 float additions (as
+    // tests/rt/compression derives it), and counted by the policy; not fused.
+    for (std::size_t i = 0; i < count; ++i) {
+      double exact = 0, magnitude = 0;
+      for (int q = 0; q < n; ++q) {
+        exact += value(q, 1, i);
+        magnitude += std::fabs(value(q, 1, i));
+      }
+      const double allowed = bound.value + n * 1.2e-7 * (magnitude + bound.value);
+      if (std::fabs(sum[i] - exact) > allowed)
+        throw std::runtime_error(fmt::format("rank {}: compressed element {} is {}, exact {}", r, i, sum[i], exact));
+      float want_top = value(0, 2, i), want_int = 0;
+      for (int q = 0; q < n; ++q) {
+        want_top = std::max(want_top, value(q, 2, i));
+        want_int += value(q, 3, i);
+      }
+      if (top[i] != want_top || static_cast<float>(ints[i]) != want_int)
+        throw std::runtime_error(fmt::format("rank {}: element {}: max {} (expected {}), integer sum {} (expected {})",
+                                             r, i, top[i], want_top, ints[i], want_int));
+    }
+    const auto sent = policy->totals.get();
+    const std::uint64_t fused = fusion.stats().ops;
+    if ((n > 1 && sent.raw_bytes == 0) || fused != 2)
+      throw std::runtime_error(
+          fmt::format("rank {}: {} raw bytes compressed, {} operations fused (expected 2)", r, sent.raw_bytes, fused));
+    // A group and "auto" with the policy alone.
+    runtime.split("everyone", backend, 0, r);
+    for (const char* name : {"everyone", "auto"}) {
+      const Communicator plain = runtime.communicator(name, CommunicatorLayers{policy, nullptr});
+      std::vector<float> x = inputs(r, 4, count);
+      plain.issue(calls::all_reduce(x.data(), x.data(), count, DType::f32, ReduceOp::sum));
+      if (n > 1 && policy->totals.get().raw_bytes <= sent.raw_bytes)
+        throw std::runtime_error(fmt::format("rank {}: communicator '{}' did not compress", r, name));
+    }
   });
 }
 
