@@ -9,7 +9,8 @@
 // blocks of the three ways alternate, --reps times, medians reported:
 //   blocking  each operation issued and waited for in turn
 //   async     all issued asynchronously on the backend, then all waited for
-//   fused     all submitted to an rt::Fusion(B, T), then all waited for
+//   fused     all issued asynchronously on a communicator given an rt::Fusion(B, T)
+//             (rt::communicator(backend, options): the path the front ends take), then all waited for
 // Results are checked (every element of every operation) in the first repetition.
 // Run: chorus launch -n 2 -- bench_fusion [--backends shm,gloo] [--buffers 64KiB,1MiB] ...
 //      mpirun -n 2 bench_fusion --backends mpi
@@ -151,18 +152,20 @@ int main(int argc, char** argv) {
       if (sca) return rt::scatter(backend_of_run, d, results[i].data(), count, DType::f32, 0, async_op);
       return rt::all_reduce(backend_of_run, d, d, count, DType::f32, ReduceOp::sum, async_op);
     };
-    auto fused_op = [&](rt::Fusion& fusion, std::size_t i) {
+    auto fused_op = [&](const rt::Communicator& comm, std::size_t i) {
+      namespace calls = rt::calls;
       float* d = data[i].data();
-      if (gather) return fusion.all_gather(backend_of_run, d, results[i].data(), count, DType::f32);
-      if (bcast) return fusion.broadcast(backend_of_run, d, count, DType::f32, 0);
-      if (rs) return fusion.reduce_scatter(backend_of_run, d, results[i].data(), count, DType::f32, ReduceOp::sum);
-      if (a2a) return fusion.all_to_all_single(backend_of_run, d, results[i].data(), count, DType::f32);
-      if (a2av)
-        return fusion.all_to_allv(backend_of_run, d, v_send, v_sdispl, results[i].data(), v_recv, v_rdispl, DType::f32);
-      if (red) return fusion.reduce(backend_of_run, d, d, count, DType::f32, ReduceOp::sum, 0);
-      if (gat) return fusion.gather(backend_of_run, d, results[i].data(), count, DType::f32, 0);
-      if (sca) return fusion.scatter(backend_of_run, d, results[i].data(), count, DType::f32, 0);
-      return fusion.all_reduce(backend_of_run, d, d, count, DType::f32, ReduceOp::sum);
+      float* out = results.empty() ? d : results[i].data();
+      const rt::Call call = gather  ? calls::all_gather(d, out, count, DType::f32)
+                            : bcast ? calls::broadcast(d, count, DType::f32, 0)
+                            : rs    ? calls::reduce_scatter(d, out, count, DType::f32, ReduceOp::sum)
+                            : a2a   ? calls::all_to_all_single(d, out, count, DType::f32)
+                            : a2av  ? calls::all_to_allv(d, v_send, v_sdispl, out, v_recv, v_rdispl, DType::f32)
+                            : red   ? calls::reduce(d, d, count, DType::f32, ReduceOp::sum, 0)
+                            : gat   ? calls::gather(d, out, count, DType::f32, 0)
+                            : sca   ? calls::scatter(d, out, count, DType::f32, 0)
+                                    : calls::all_reduce(d, d, count, DType::f32, ReduceOp::sum);
+      return comm.issue(call, /*async_op=*/true);
     };
     if (me == 0)
       std::printf(
@@ -175,7 +178,7 @@ int main(int argc, char** argv) {
           const rt::FusionOptions options{
               .buffer_bytes = static_cast<std::size_t>(chorus::parse_bytes(b_text, "--buffers")),
               .cycle_us = std::stoll(t_text)};
-          rt::Fusion fusion({backend}, options);
+          const rt::Communicator fused_comm = rt::communicator(backend, options);  // collective
           std::vector<double> blocking, async, fused;
           std::vector<rt::Work> works(static_cast<std::size_t>(ops));
           for (int r = 0; r < reps + 1; ++r) {  // repetition 0: warm-up, results checked
@@ -195,7 +198,7 @@ int main(int argc, char** argv) {
             fill();
             rt::barrier(backend);
             t0 = std::chrono::steady_clock::now();
-            for (std::size_t i = 0; i < data.size(); ++i) works[i] = fused_op(fusion, i);
+            for (std::size_t i = 0; i < data.size(); ++i) works[i] = fused_op(fused_comm, i);
             for (auto& w : works) w.wait();
             const double f_ms = slowest_ms(backend, t0);
             if (r == 0) check();
@@ -204,7 +207,7 @@ int main(int argc, char** argv) {
             async.push_back(a_ms);
             fused.push_back(f_ms);
           }
-          const auto st = fusion.stats();
+          const auto st = fused_comm.fusion()->stats();
           if (me == 0)
             std::printf("%s,%s,%d,%d,%zu,%zu,%lld,%.3f,%.3f,%.3f,%.2f,%.2f,%.1f\n", op_arg.c_str(), backend.c_str(),
                         world, ops, count * sizeof(float), options.buffer_bytes,
