@@ -162,21 +162,28 @@ net::Network fabric_logical_network(const Manifest& m, int npus, const std::vect
   return logical;
 }
 
-std::vector<JoinedCollective> join_rank(const Manifest& m, int rank, const net::Network& network) {
+std::vector<JoinedCollective> join_rank(const Manifest& m, int rank, const net::Network& network,
+                                        std::vector<JoinedPointToPoint>* p2p) {
   const auto& f = m.ranks.at(static_cast<std::size_t>(rank));
   const auto record = read_rank_record(f);
   if (record.first_step != m.first_step || record.last_step != m.last_step)
     throw InputError(f.record, fmt::format("rank {}: field 'window_steps': [{}, {}], the manifest's window is [{}, {}]",
                                            rank, record.first_step, record.last_step, m.first_step, m.last_step));
-  std::vector<WindowCollective> logged;
+  std::vector<WindowCollective> logged, logged_p2p;
   for (auto& c : window_collectives(f.comm_log, record, m.world))
-    if (simulated(c.op)) logged.push_back(std::move(c));
+    if (simulated(c.op))
+      logged.push_back(std::move(c));
+    else if (c.op == CollectiveKind::kSend || c.op == CollectiveKind::kRecv)
+      logged_p2p.push_back(std::move(c));
   ExecutionGraphOptions plain;
   plain.skip_unsimulated = true;
+  plain.point_to_point = true;
   const Dag graph = import_graph(f, network, plain, nullptr);
+  auto joined_p2p = join_point_to_point(f, rank, graph, logged_p2p);
+  if (p2p) *p2p = std::move(joined_p2p);
   std::vector<const Node*> comms;
   for (const auto& n : graph.nodes)
-    if (n.kind == NodeKind::kComm) comms.push_back(&n);
+    if (n.kind == NodeKind::kComm && n.comm == CommKind::kCollective) comms.push_back(&n);
   if (comms.size() != logged.size())
     throw InputError(f.graph, fmt::format("rank {}: field collectives: the graph's window has {} collective(s), the "
                                           "communication log {} has {} in the window",
@@ -226,8 +233,9 @@ std::string groups_note(const std::vector<JoinedCollective>& joined) {
 }
 
 Dag rank_window(const Manifest& m, int world, const std::set<std::string>& grow, int rank, const net::Network& network,
-                const std::string& trace, std::string* notes, std::string* groups = nullptr) {
-  const auto joined = join_rank(m, rank, network);
+                const std::string& trace, std::string* notes, std::vector<JoinedPointToPoint>& p2p,
+                std::string* groups = nullptr) {
+  const auto joined = join_rank(m, rank, network, &p2p);
   if (groups) *groups = groups_note(joined);
   ExecutionGraphOptions g;
   g.profiler_trace = trace;
@@ -250,10 +258,21 @@ Dag rank_window(const Manifest& m, int world, const std::set<std::string>& grow,
     dims.push_back(scaled_group_dims(j.logged.ranks, m.world, world, network, at, grow.count(j.logged.label) > 0));
     if (!dims.back().empty()) g.collective_dims[j.number] = dims.back();
   }
+  g.point_to_point = true;
+  for (const auto& j : p2p)
+    g.point_to_point_dims[j.number] = pair_dim(
+        rank, j.peer, m.world, world, network,
+        fmt::format("{}: rank {}: {} {} to or from rank {} (line {})", m.ranks[static_cast<std::size_t>(rank)].comm_log,
+                    rank, j.op == CollectiveKind::kSend ? "send" : "recv", j.number, j.peer, j.logged.line));
   Dag dag = import_graph(m.ranks[static_cast<std::size_t>(rank)], network, g, notes);
-  std::size_t k = 0;
+  std::size_t k = 0, p = 0;
   for (auto& n : dag.nodes) {
     if (n.kind != NodeKind::kComm) continue;
+    if (n.comm == CommKind::kPointToPoint) {  // the log's size; the peer as a rank of the world
+      n.bytes = p2p[p].logged.bytes;
+      n.peer = p2p[p++].peer;
+      continue;
+    }
     const auto& j = joined[k];
     if (dims[k].empty()) {  // a group of one: nothing to send
       n.kind = NodeKind::kCompute;
@@ -336,9 +355,10 @@ std::vector<double> stretches(const Dag& window) {
   return out;
 }
 
-// A collective starts when its last rank issues it: each stretch of the simulated rank's compute
-// between two collectives is scaled to the slowest rank's time for the same stretch. Returns the
-// time added (ns).
+// A collective starts when its last rank issues it, a recv when its peer sends: each stretch of the
+// simulated rank's compute between two communication nodes (collectives, sends, recvs) is scaled to
+// the slowest rank's time for the same stretch; a stretch of none of its own compute takes it whole
+// on its first operator of measured time. Returns the time added (ns).
 double slowest_rank_stretches(Dag& window, const std::vector<Dag>& others) {
   const auto own = stretches(window);
   auto slowest = own;
@@ -348,6 +368,7 @@ double slowest_rank_stretches(Dag& window, const std::vector<Dag>& others) {
   }
   double added = 0;
   std::size_t s = 0;
+  std::vector<bool> waited(own.size(), false);
   for (auto& n : window.nodes) {
     if (n.kind == NodeKind::kComm) {
       ++s;
@@ -357,6 +378,12 @@ double slowest_rank_stretches(Dag& window, const std::vector<Dag>& others) {
       const double scaled = n.duration_ns * slowest[s] / own[s];
       added += scaled - n.duration_ns;
       n.duration_ns = scaled;
+    } else if (n.duration_ns >= 0 && own[s] == 0 && slowest[s] > 0 && !waited[s]) {
+      // No compute of its own here (a recv waiting for its peer's): its first measured operator
+      // (the c10d:: call, of no time) waits for the slowest rank.
+      n.duration_ns = slowest[s];
+      added += slowest[s];
+      waited[s] = true;
     }
   }
   return added;
@@ -403,16 +430,22 @@ Dag import_capture(const Manifest& m, const net::Network& network, const ImportO
   const auto grow = growing_groups(m, o);
   if (world != m.world) check_scalable(m, o, grow, network);
   std::string trace_note, groups;
+  std::vector<std::vector<JoinedPointToPoint>> p2p(static_cast<std::size_t>(m.world));
   Dag window = rank_window(m, world, grow, o.rank, network, m.ranks[static_cast<std::size_t>(o.rank)].trace,
-                           &trace_note, &groups);
+                           &trace_note, p2p[static_cast<std::size_t>(o.rank)], &groups);
   std::vector<Dag> others;
   for (int r = 0; r < m.world; ++r) {
     if (r == o.rank) continue;
-    others.push_back(rank_window(m, world, grow, r, network, m.ranks[static_cast<std::size_t>(r)].trace, nullptr));
-    check_same_communication(window,
-                             fmt::format("{} (rank {})", m.ranks[static_cast<std::size_t>(o.rank)].graph, o.rank),
-                             others.back(), fmt::format("{} (rank {})", m.ranks[static_cast<std::size_t>(r)].graph, r));
+    others.push_back(rank_window(m, world, grow, r, network, m.ranks[static_cast<std::size_t>(r)].trace, nullptr,
+                                 p2p[static_cast<std::size_t>(r)]));
   }
+  match_point_to_point(m, p2p);  // first: it names an unmatched send or recv and its peer
+  for (int r = 0, k = 0; r < m.world; ++r)
+    if (r != o.rank)
+      check_same_communication(window,
+                               fmt::format("{} (rank {})", m.ranks[static_cast<std::size_t>(o.rank)].graph, o.rank),
+                               others[static_cast<std::size_t>(k++)],
+                               fmt::format("{} (rank {})", m.ranks[static_cast<std::size_t>(r)].graph, r));
   const double waited_ns = slowest_rank_stretches(window, others);
   // Whole microseconds, the trace's resolution (and Chakra's unit, chorus export --chakra).
   for (auto& n : window.nodes)
@@ -423,16 +456,19 @@ Dag import_capture(const Manifest& m, const net::Network& network, const ImportO
   validate(dag, network.num_dims(), m.path);
   if (notes) {
     int comms = 0;
-    for (const auto& n : window.nodes) comms += n.kind == NodeKind::kComm;
+    for (const auto& n : window.nodes) comms += n.kind == NodeKind::kComm && n.comm == CommKind::kCollective;
+    const auto& mine = p2p[static_cast<std::size_t>(o.rank)];
     *notes = fmt::format(
-        "capture of {} ranks{}, steps {}..{}, rank {}: {} collective(s) in the window, their groups "
+        "capture of {} ranks{}, steps {}..{}, rank {}: {} collective(s){} in the window, their groups "
         "from the communication log ({}); every rank issues the same; {}; the compute between two "
-        "collectives is the slowest rank's ({:.3f} ms added to rank {}'s)",
+        "communication operations is the slowest rank's ({:.3f} ms added to rank {}'s)",
         m.world,
         world == m.world ? ""
                          : fmt::format(" scaled to {} ({} copies{})", world, world / m.world,
                                        grow.empty() ? "" : fmt::format(", growing {}", fmt::join(grow, ", "))),
-        m.first_step, m.last_step - 1, o.rank, comms, groups, trace_note, waited_ns / 1e6, o.rank);
+        m.first_step, m.last_step - 1, o.rank, comms,
+        mine.empty() ? "" : fmt::format(" and {} send(s) / recv(s), each matched to its peer's", mine.size()), groups,
+        trace_note, waited_ns / 1e6, o.rank);
   }
   return dag;
 }

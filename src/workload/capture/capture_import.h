@@ -10,6 +10,7 @@
 
 #include "net/network.h"
 #include "workload/capture/capture_manifest.h"
+#include "workload/capture/point_to_point.h"
 #include "workload/capture/window_collectives.h"
 #include "workload/dag.h"
 
@@ -71,7 +72,9 @@ struct JoinedCollective {
   double graph_bytes = 0;                          // the graph record's tensors (0 if it records none)
   WindowCollective logged;
 };
-std::vector<JoinedCollective> join_rank(const Manifest& m, int rank, const net::Network& network);
+// `p2p`, if given, receives the rank's sends and recvs joined alike (join_point_to_point).
+std::vector<JoinedCollective> join_rank(const Manifest& m, int rank, const net::Network& network,
+                                        std::vector<JoinedPointToPoint>* p2p = nullptr);
 
 // The DAG of `options.rank`; the other ranks checked. `notes` receives the profiler trace's match
 // and the groups found.

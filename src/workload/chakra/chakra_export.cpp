@@ -73,7 +73,10 @@ std::string export_chakra(const Dag& dag, const net::Network& network) {
       continue;
     }
     if (n.comm == CommKind::kPointToPoint)
-      throw InputError(at, "field comm: point-to-point nodes cannot be exported (the DAG does not name the peer rank)");
+      throw InputError(at,
+                       "field comm: point-to-point nodes cannot be exported: every rank's trace is this one DAG, "
+                       "and a send's peer differs from rank to rank (a capture's sends and recvs are simulated "
+                       "by chorus sim workload)");
     m.set_type(pb::COMM_COLL_NODE);
     pb::CollectiveCommType type = pb::ALL_REDUCE;
     switch (n.op) {
