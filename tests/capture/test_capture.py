@@ -97,6 +97,23 @@ def main():
     out = sim(marked)
     check(out.returncode == 0 and "6 collective(s) in the window" in out.stderr, "its import: six collectives", out)
 
+    # Point to point (tests/data/capture/p2p_program.py): per step rank 0 sends 256 floats (1024
+    # bytes) to rank 1 and receives 128 (512 bytes) back, then both all-reduce 64 floats (256 bytes).
+    # The window's two steps: 2 collectives and 4 sends / recvs, matched between the ranks; sent per
+    # NPU, both directions of the rank's transfers and the all-reduce whole: 2 x (1024 + 512 + 256).
+    p2p = os.path.join(root, "p2p")
+    out = run("capture", "-n", "2", "--out", p2p, "--steps", "2:4", "--", PYTHON,
+              os.path.join(HERE, "..", "data", "capture", "p2p_program.py"), "--steps", "6")
+    check(out.returncode == 0, "the capture of a program with send / recv", out)
+    for r in (0, 1):
+        out = sim(p2p, "--rank", str(r), "--json")
+        check(out.returncode == 0 and "2 collective(s) and 4 send(s) / recv(s), each matched" in out.stderr,
+              f"p2p rank {r}: its sends and recvs imported and matched", out)
+        if out.returncode == 0:
+            check(json.loads(out.stdout)["bytes_per_npu"] == 3584, f"p2p rank {r}: 3584 bytes per NPU", out)
+    out = run("export", "--chakra", "--workload", p2p, "--topology", "host", "-o", os.path.join(root, "et_p2p"))
+    expect_bad("export --chakra of sends and recvs", out, "point-to-point nodes cannot be exported")
+
     # Chakra export through the same loader.
     out = run("export", "--chakra", "--workload", good, "--topology", "host", "-i", "1", "-o", os.path.join(root, "et"))
     check(out.returncode == 0 and os.path.isfile(os.path.join(root, "et", "good.0.et")), "chorus export --chakra", out)

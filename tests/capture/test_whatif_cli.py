@@ -225,6 +225,28 @@ class WhatIf(unittest.TestCase):
         self.refused(["export", "--chakra", "-w", hybrid, "--topology", net, "--world", "8", "--grow-groups", "x",
                       "--out", os.path.join(self.tmp.name, "et_bad")], "--grow-groups: group 'x'")
 
+    def test_point_to_point_pipeline_and_its_copies(self):
+        # p2p2: rank 0's mm (1 ms), 1 MiB to rank 1, rank 1's mm, 256 KiB back; on a switch of 10 GB/s
+        # and 500 ns a step, a transfer is 500 ns + its bytes / 10: the step is
+        # 1e6 + (500 + 104857.6) + 1e6 + (500 + 26214.4) ns from either rank. At 4 ranks on 2 x 2 both
+        # copies' pairs are dimension 0, of 20 GB/s and 300 ns: 2e6 + (300 + 52428.8) + (300 + 13107.2).
+        sw2 = switch_yaml(self.tmp.name, 2)
+        on_sw2 = 2e6 + 500 + WORLD_BYTES / 4 / 10 + 500 + WORLD_BYTES / 16 / 10
+        on_2x2 = 2e6 + 300 + WORLD_BYTES / 4 / 20 + 300 + WORLD_BYTES / 16 / 20
+        for args, step in (([sw2], on_sw2), ([sw2, "--rank", "1"], on_sw2),
+                           ([two_by_yaml(self.tmp.name, 2), "--world", "4"], on_2x2)):
+            p = run("sim", "workload", "-w", os.path.join(DATA, "p2p2"), "--topology", *args, "-i", "1", "--chunks",
+                    "1", "--scheduler", "baseline", "--json")
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertIn("2 send(s) / recv(s), each matched", p.stderr)
+            self.assertAlmostEqual(json.loads(p.stdout)["iteration_time_ns"], step, delta=1e-6 * step)
+        self.refused(["sim", "workload", "-w", os.path.join(DATA, "p2p2_unmatched"), "--topology", sw2],
+                     "comm.0.jsonl: rank 0: recv 2 (line 3): its message 1 from rank 1 (262144 bytes) is never sent")
+        self.refused(["sim", "workload", "-w", os.path.join(DATA, "p2p2_sizes"), "--topology", sw2],
+                     "rank 0: send 1 (line 2): its message 1 to rank 1 is 1048576 bytes, but rank 1's recv 1")
+        self.refused(["export", "--chakra", "-w", os.path.join(DATA, "p2p2"), "--topology", sw2, "--out",
+                      os.path.join(self.tmp.name, "et_p2p")], "point-to-point nodes cannot be exported")
+
     def refused(self, args, *needles):
         p = run(*args)
         self.assertEqual(p.returncode, 2, p.stdout + p.stderr)

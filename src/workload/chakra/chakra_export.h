@@ -22,7 +22,8 @@ inline constexpr const char* kChakraIterationAttr = "chorus_iteration";       //
 
 // One rank's trace (the DAG is every NPU's view, so every rank's is the same): node ids = DAG
 // indices. Throws InputError (naming the node and the field) for what the format cannot hold:
-// point-to-point nodes and pipeline stages (the DAG does not name the peer rank), durations
+// point-to-point nodes and pipeline stages (one DAG is every rank's trace, and a transfer's peer
+// differs from rank to rank), durations
 // that are not whole microseconds, fractional FLOPs or bytes.
 std::string export_chakra(const Dag& dag, const net::Network& network);
 
