@@ -244,8 +244,16 @@ class WhatIf(unittest.TestCase):
                      "comm.0.jsonl: rank 0: recv 2 (line 3): its message 1 from rank 1 (262144 bytes) is never sent")
         self.refused(["sim", "workload", "-w", os.path.join(DATA, "p2p2_sizes"), "--topology", sw2],
                      "rank 0: send 1 (line 2): its message 1 to rank 1 is 1048576 bytes, but rank 1's recv 1")
-        self.refused(["export", "--chakra", "-w", os.path.join(DATA, "p2p2"), "--topology", sw2, "--out",
-                      os.path.join(self.tmp.name, "et_p2p")], "point-to-point nodes cannot be exported")
+        # export --chakra at 4 ranks: every rank's own trace (COMM_SEND / COMM_RECV naming its peer in its
+        # copy, which chorus's reader checks against the file's rank), each read back running the step.
+        out, net = os.path.join(self.tmp.name, "et_p2p"), two_by_yaml(self.tmp.name, 2)
+        p = run("export", "--chakra", "-w", os.path.join(DATA, "p2p2"), "--topology", net, "--world", "4", "--out", out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        for r in range(4):
+            p = run("sim", "workload", "-w", os.path.join(out, f"p2p2.{r}.et"), "--topology", net, "-i", "1",
+                    "--chunks", "1", "--scheduler", "baseline", "--json")
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertAlmostEqual(json.loads(p.stdout)["iteration_time_ns"], on_2x2, delta=1e-6 * on_2x2)
 
     def refused(self, args, *needles):
         p = run(*args)
