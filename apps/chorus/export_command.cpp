@@ -1,9 +1,11 @@
 // chorus export --chakra: a training DAG as one Chakra execution trace per rank (ASTRA-sim 2.x's input)
+#include <algorithm>
 #include <fmt/format.h>
 
 #include "apps/chorus/commands.h"
 #include "apps/chorus/output_checks.h"
 #include "apps/chorus/workload_dag_args.h"
+#include "workload/capture/capture_manifest.h"
 #include "core/error.h"
 #include "core/memory_budget.h"
 #include "net/graph/graph_yaml.h"
@@ -45,16 +47,30 @@ void run_export(const ExportArgs& a) {
   const std::string name = a.name.empty() ? dag.name : a.name;
   if (name.empty() || name.find('/') != std::string::npos)
     throw InputError("--name", fmt::format("'{}' must be a non-empty file name without '/'", name));
-  const auto files = workload::write_chakra_traces(dag, network, a.out, name);
+  // A capture's sends and recvs name their peers: each captured rank's own DAG, its traces per rank.
+  const bool per_rank = std::any_of(dag.nodes.begin(), dag.nodes.end(), [](const workload::Node& n) {
+    return n.comm == workload::CommKind::kPointToPoint && n.peer >= 0;
+  });
+  std::vector<workload::Dag> by_rank;
+  if (per_rank)
+    for (int r = 0; r < workload::capture::read_manifest(a.workload).world; ++r) {
+      auto own = a;
+      own.rank = r;
+      by_rank.push_back(r == std::max(a.rank, 0) ? dag : make_workload_dag(own, network));
+    }
+  const auto files = per_rank ? workload::write_chakra_rank_traces(by_rank, network, a.out, name)
+                              : workload::write_chakra_traces(dag, network, a.out, name);
   if (!a.system.empty()) {
     write_text_file(a.out + "/" + name + ".system.json", system_copy);
     fmt::print("system file {} checked and copied to {}/{}.system.json\n", a.system, a.out, name);
   }
   fmt::print(
       "{} on {} ({}, {} NPUs), {} iteration(s): {} Chakra traces {}/{}.<rank>.et, {} nodes and {} bytes each "
-      "(every rank runs the same DAG: rank 0's file, the others hard links to it)\n",
+      "({})\n",
       dag.name, network.name, network.shape(), network.num_npus(), dag.iterations, files.files, a.out, name,
-      files.nodes, files.bytes);
+      files.nodes, files.bytes,
+      per_rank ? "the largest; each captured rank's own DAG, with its sends and recvs, in every copy"
+               : "every rank runs the same DAG: rank 0's file, the others hard links to it");
 }
 
 }  // namespace

@@ -22,6 +22,7 @@ struct WhatIfArgs {
   std::vector<std::string> topologies = {"host", "3D-SW_SW_SW_homo", "3D-FC_Ring_SW", "4D-Ring_FC_Ring_SW"};
   std::vector<std::string> schedulers = {"baseline", "themis-scf"};
   int world = 0;
+  std::vector<std::string> grow_groups;
   double compute_scale = 1;
   int iterations = 1;
   int chunks = 64;
@@ -44,6 +45,8 @@ void run_whatif(const WhatIfArgs& a) {
   c.schedulers = a.schedulers;
   c.world = a.world;
   c.world_field = "--world";
+  c.grow_groups = a.grow_groups;
+  c.grow_field = "--grow-groups";
   c.compute_scale = a.compute_scale;
   c.iterations = a.iterations;
   c.chunks = a.chunks;
@@ -89,6 +92,10 @@ void register_sim_whatif_command(CLI::App& sim) {
                 "The capture replicated to this many ranks (a multiple of its own; every network must have as many "
                 "NPUs); default: each network's NPUs")
       ->check(CLI::Range(1, 1 << 24));
+  w->add_option("--grow-groups", a->grow_groups,
+                "The capture's sub-groups that grow with the world, comma-separated, by the labels the import lists "
+                "(torch/3): each becomes the union of its images in every copy; the others keep their size")
+      ->delimiter(',');
   w->add_option("--compute-scale", a->compute_scale, "Compute this many times as fast (2: durations halved); > 0")
       ->capture_default_str();
   w->add_option("-i,--iterations", a->iterations, "The capture's window repeated")->capture_default_str();

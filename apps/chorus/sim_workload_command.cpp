@@ -139,8 +139,12 @@ void add_what_if_options(CLI::App& cmd, WorkloadDagArgs& args) {
   cmd.add_option("--world", args.world,
                  "Captures: the capture replicated to this many ranks (a multiple of its own; the topology must "
                  "have as many NPUs): collectives on its whole world span all of them, a sub-group keeps its size, "
-                 "tiled (docs/capture.md)")
+                 "tiled, unless --grow-groups names it (docs/capture.md)")
       ->check(CLI::Range(1, 1 << 24));
+  cmd.add_option("--grow-groups", args.grow_groups,
+                 "Captures with --world: the sub-groups that grow with the world, comma-separated, by the labels the "
+                 "import lists (torch/3): each becomes the union of its images in every copy")
+      ->delimiter(',');
   cmd.add_option("--compute-scale", args.compute_scale,
                  "Every compute node this many times as fast (2: compute durations halved); > 0")
       ->capture_default_str();
@@ -153,6 +157,8 @@ static void check_what_if(const WorkloadDagArgs& a, workload::WorkloadFormat for
     throw InputError("--world",
                      "applies to chorus captures (a directory with manifest.json); a model's world is "
                      "its network's NPUs");
+  if (!a.grow_groups.empty() && a.world == 0)
+    throw InputError("--grow-groups", "applies with --world (a capture replicated to a larger world)");
   if (!(a.compute_scale > 0) || !std::isfinite(a.compute_scale))
     throw InputError("--compute-scale",
                      fmt::format("must be a positive number (2 = compute twice as fast), got {}", a.compute_scale));
@@ -205,6 +211,8 @@ static workload::Dag make_workload_dag_unscaled(const WorkloadDagArgs& a, const 
     o.collective_dims = workload::parse_collective_dims(a.collective_dims, "--collective-dims");
     o.world = a.world;
     o.world_field = "--world";
+    o.grow_groups = a.grow_groups;
+    o.grow_field = "--grow-groups";
     auto loaded = workload::load(a.workload, network, o, "--workload");
     if (!loaded.notes.empty()) fmt::print(stderr, "chorus: {}: {}\n", loaded.file, loaded.notes);
     warn_about_import(a, loaded, network);
@@ -389,8 +397,8 @@ SimWorkloadFabricOutcome simulate_workload_on_fabric(const SimWorkloadArgs& a) {
   flow_options.batch_tolerance = a.batch_tolerance;
   if (format == workload::WorkloadFormat::kCapture) {
     // The capture's ranks on the fabric's servers, its groups as dimensions of a logical network.
-    auto logical =
-        workload::capture::fabric_logical_network(workload::capture::read_manifest(a.workload), fabric.servers);
+    auto logical = workload::capture::fabric_logical_network(workload::capture::read_manifest(a.workload),
+                                                             fabric.servers, a.grow_groups);
     auto dag = make_workload_dag(a, logical);
     auto run = sim::simulate_workload(dag, logical, fabric, compute, flow_options);
     auto json = sim::to_json(fabric, logical, dag, compute, run);

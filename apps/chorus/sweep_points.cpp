@@ -37,6 +37,9 @@ class PointValues {
   void get(const char* name, double& out) const {
     if (const auto* v = find(name)) out = std::stod(v->text);  // checked as a number by the spec's parser
   }
+  void get(const char* name, std::vector<std::string>& out) const {  // a comma list
+    if (const auto* v = find(name)) out = split_list(v->text);
+  }
   void get(const char* name, bool& out) const {
     if (const auto* v = find(name)) out = v->text == "true" || v->text == "True" || v->text == "yes" || v->text == "on";
   }
@@ -113,6 +116,7 @@ nlohmann::ordered_json workload_point(const Point& p) {
     v.get("system", a.system);
     v.get("world", a.world);
     v.get("compute-scale", a.compute_scale);
+    v.get("grow-groups", a.grow_groups);
     a.scheduler_given = p.count("scheduler") > 0;
     a.chunks_given = p.count("chunks") > 0;
     a.max_chunks_given = p.count("max-chunks-per-dim") > 0;
@@ -282,6 +286,7 @@ const std::vector<SweepCommand>& sweep_commands() {
          {"max-chunks-per-dim", ParamKind::kInt},
          {"system", ParamKind::kString},
          {"world", ParamKind::kInt},
+         {"grow-groups", ParamKind::kString},
          {"compute-scale", ParamKind::kDouble}}},
        workload_point},
       {{"sim jobs",

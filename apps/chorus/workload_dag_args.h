@@ -4,6 +4,7 @@
 // `chorus export`; both build the DAG with make_workload_dag (sim_workload_command.cpp).
 #include <CLI/CLI.hpp>
 #include <string>
+#include <vector>
 
 #include "net/network.h"
 #include "workload/dag.h"
@@ -31,6 +32,7 @@ struct WorkloadDagArgs {
   std::string collective_dims;  // execution graphs: "K=D[,D...];..." the dimensions collective K's group spans
   int world = 0;                // captures: the world the capture is scaled to (0: its own ranks)
   double compute_scale = 1;     // every compute node this many times as fast (workload/compute_scale.h)
+  std::vector<std::string> grow_groups;  // captures with `world`: the sub-groups that grow with it
 };
 
 workload::Dag make_workload_dag(const WorkloadDagArgs& a, const net::Network& network);
@@ -40,7 +42,7 @@ workload::Dag make_workload_dag(const WorkloadDagArgs& a, const net::Network& ne
 // `world` (> 0): the capture scaled to that many ranks (host: that many ranks on this machine's model).
 net::Network workload_network(const std::string& topology, const std::string& workload, int world = 0);
 
-// The what-if flags --world and --compute-scale on `cmd` (sim workload, export --chakra).
+// The what-if flags --world, --grow-groups and --compute-scale on `cmd` (sim workload, export --chakra).
 void add_what_if_options(CLI::App& cmd, WorkloadDagArgs& args);
 
 }  // namespace chorus::cli

@@ -1,6 +1,7 @@
 #include "eval/capture_whatif.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
@@ -59,8 +60,11 @@ WhatIfStudy run_capture_whatif(const WhatIfConfig& config) {
     o.iterations = config.iterations;
     o.world = config.world == 0 ? static_cast<int>(npus) : config.world;
     o.world_field = config.world == 0 ? n.label : config.world_field;
+    o.grow_groups = config.grow_groups;
+    o.grow_field = config.grow_field;
     const net::Network logical =
-        n.dims ? *n.dims : workload::capture::fabric_logical_network(manifest, static_cast<int>(npus));
+        n.dims ? *n.dims
+               : workload::capture::fabric_logical_network(manifest, static_cast<int>(npus), config.grow_groups);
     auto loaded = workload::load(config.capture, logical, o, "capture");
     if (study.notes.empty()) study.notes = loaded.notes;
     workload::scale_compute(loaded.dag, config.compute_scale, "compute_scale");
@@ -104,6 +108,7 @@ std::vector<std::string> write_whatif_outputs(const WhatIfStudy& study, const st
                            {"captured_world", study.captured_world},
                            {"steps", {study.first_step, study.last_step}},
                            {"world", c.world},
+                           {"grow_groups", c.grow_groups},
                            {"compute_scale", c.compute_scale},
                            {"iterations", c.iterations},
                            {"chunks", c.chunks},
@@ -116,9 +121,10 @@ std::vector<std::string> write_whatif_outputs(const WhatIfStudy& study, const st
 std::string format_whatif_table(const WhatIfStudy& study) {
   const auto& c = study.config;
   std::string out =
-      fmt::format("capture {} ({} ranks), {}, compute x{:g}; per iteration (the window, steps {}..{}{}), ms:\n",
+      fmt::format("capture {} ({} ranks), {}{}, compute x{:g}; per iteration (the window, steps {}..{}{}), ms:\n",
                   c.capture, study.captured_world,
                   c.world ? fmt::format("replicated to {} ranks", c.world) : "replicated to each network's NPUs",
+                  c.grow_groups.empty() ? "" : fmt::format(" growing {}", fmt::join(c.grow_groups, ",")),
                   c.compute_scale, study.first_step, study.last_step - 1,
                   c.iterations == 1 ? "" : fmt::format("; the mean of {} iterations", c.iterations));
   out += fmt::format("  {:<28} {:>7} {:<12} {:>12} {:>12} {:>12} {:>8}\n", "network", "world", "scheduler", "iteration",

@@ -29,8 +29,11 @@ struct WhatIfConfig {
   // multiple of the capture's ranks (InputError naming the network's label otherwise).
   int world = 0;
   std::string world_field = "world";  // the name errors give `world`
-  double compute_scale = 1;           // compute this many times as fast (workload/compute_scale.h)
-  int iterations = 1;                 // the capture's window repeated
+  // The capture's sub-groups that grow with the world (workload::capture::ImportOptions::grow_groups).
+  std::vector<std::string> grow_groups;
+  std::string grow_field = "grow_groups";
+  double compute_scale = 1;  // compute this many times as fast (workload/compute_scale.h)
+  int iterations = 1;        // the capture's window repeated
   int chunks = 64;
   workload::ComputeModel compute;  // operators without a measured duration (the roofline)
 };

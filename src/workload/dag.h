@@ -39,6 +39,9 @@ struct Node {
   CollectiveKind op = CollectiveKind::kAllReduce;
   double bytes = 0;
   std::vector<int> dims;
+  // Point-to-point: op is kSend or kRecv when the importer knows which (a capture's), and `peer`
+  // the other rank (the capture's world rank; -1 when unknown, as for a pipeline's transfers).
+  int peer = -1;
   CommGroup group = CommGroup::kDataParallel;
   // The pipeline stage whose NPUs run the node (0..Dag::stages - 1): each stage has its own
   // compute stream and network links. Stages are symmetric inside (every NPU of a stage runs
@@ -94,7 +97,8 @@ void repeat_window(Dag& dag, const std::vector<Node>& window, int times);
 // The ranks of one job must issue the same collectives (Chakra traces and execution graphs are
 // one file per rank; chorus simulates one rank's view). Throws InputError naming `other_where`
 // (say, its file and rank), the collective's position and name and the field that differs (op,
-// bytes, dims, group, their count, iterations) against `reference_where`.
+// bytes, dims, group, their count, iterations) against `reference_where`. A point-to-point node
+// matches one whatever its direction (a send and its peer's recv).
 void check_same_communication(const Dag& reference, const std::string& reference_where, const Dag& other,
                               const std::string& other_where);
 

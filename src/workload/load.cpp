@@ -132,6 +132,8 @@ LoadedWorkload load(const std::string& spec, const net::Network& network, const 
     c.rank = o.rank < 0 ? 0 : o.rank;
     c.world = o.world;
     c.world_field = o.world_field;
+    c.grow_groups = o.grow_groups;
+    c.grow_field = o.grow_field;
     out.dag = capture::import_capture(manifest, network, c, &out.notes);
     return out;
   }

@@ -40,6 +40,10 @@ struct LoadOptions {
   // the name errors give it.
   int world = 0;
   std::string world_field = "world";
+  // Captures: the groups that grow with the world (capture::ImportOptions::grow_groups), and the
+  // name errors give them.
+  std::vector<std::string> grow_groups;
+  std::string grow_field = "grow_groups";
 };
 
 struct LoadedWorkload {

@@ -154,6 +154,15 @@ std::optional<CollectiveKind> collective(const std::string& name, bool& is_colle
   return std::nullopt;
 }
 
+// A backend's record of a send or a recv: "<backend>:send" / "<backend>:recv".
+std::optional<CollectiveKind> point_to_point_record(const std::string& name) {
+  if (!is_backend_record(name)) return std::nullopt;
+  const auto op = name.substr(name.find(':') + 1);
+  if (op == "send") return CollectiveKind::kSend;
+  if (op == "recv" || op == "recv_") return CollectiveKind::kRecv;
+  return std::nullopt;
+}
+
 // The compute operators' durations from a torch profiler trace (`path`) of the graph `source`:
 // matched by the trace's "Record function id" and the name when its events carry one (Kineto),
 // else by name and order (the k-th operator of a name in the graph is the k-th top-level event of
@@ -304,6 +313,17 @@ void no_tensors_record(const GraphNode& g, const std::vector<GraphNode>& nodes,
   if (auto it = last_compute.find(g.tid); reads.empty() && it != last_compute.end()) deps.push_back(it->second);
 }
 
+// A send's destination or a recv's source: the third argument of the c10d:: operator the record
+// is inside (c10d::send(tensors, process_group, dstRank, tag)); -1 when it is not recorded.
+int peer_argument(const GraphNode& g, const std::vector<GraphNode>& nodes,
+                  const std::map<std::int64_t, std::size_t>& index_of) {
+  const auto p = index_of.find(g.parent);
+  if (p == index_of.end() || nodes[p->second].name.rfind("c10d::", 0) != 0) return -1;
+  const auto& inputs = nodes[p->second].field("inputs");
+  if (!inputs.is_array() || inputs.size() < 3 || !inputs[2].is_number_integer()) return -1;
+  return static_cast<int>(inputs[2].get<std::int64_t>());
+}
+
 }  // namespace
 
 std::map<int, std::vector<int>> parse_collective_dims(const std::string& text, const std::string& where) {
@@ -387,7 +407,9 @@ Dag import_execution_graph(const std::string& text, const std::string& source, c
   std::set<std::size_t> lifted;
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     bool is_collective = false;
-    if (thread_roots.count(nodes[i].parent) || !collective(nodes[i].name, is_collective)) continue;
+    const bool simulated = collective(nodes[i].name, is_collective).has_value() ||
+                           (options.point_to_point && point_to_point_record(nodes[i].name));
+    if (thread_roots.count(nodes[i].parent) || !simulated) continue;
     std::int64_t up = nodes[i].parent;
     for (std::size_t steps = 0; steps < nodes.size(); ++steps) {
       const auto it = index_of.find(up);
@@ -417,7 +439,7 @@ Dag import_execution_graph(const std::string& text, const std::string& source, c
                                              number, network.num_dims() - 1, fmt::join(dims, ",")));
     if (dims.empty()) throw InputError(source, fmt::format("collective {} (collective_dims): no dimension", number));
   }
-  int collectives = 0;
+  int collectives = 0, p2ps = 0;
   std::vector<int> skipped;  // collectives not simulated, with skip_unsimulated
   std::vector<Node> window;
   std::map<std::int64_t, int> last_writer;              // storage -> DAG node that last wrote it
@@ -443,15 +465,32 @@ Dag import_execution_graph(const std::string& text, const std::string& source, c
     }
     bool is_collective = false;
     const auto op = collective(g.name, is_collective);
+    const auto p2p_record = options.point_to_point ? point_to_point_record(g.name) : std::nullopt;
+    const bool p2p = p2p_record.has_value();
+    const CollectiveKind p2p_op = p2p_record.value_or(CollectiveKind::kSend);
     if (is_collective && reads.empty()) no_tensors_record(g, nodes, index_of, last_compute, inputs, reads, n.deps);
     for (const auto& t : reads)
       if (auto it = last_writer.find(t.storage); it != last_writer.end()) n.deps.push_back(it->second);
     const int index = static_cast<int>(window.size());
-    if (is_collective && !op && options.skip_unsimulated) {  // a barrier, broadcast, ...: takes no time here
+    if (is_collective && !op && !p2p && options.skip_unsimulated) {  // a barrier, broadcast, ...: no time here
       is_collective = false;
       skipped.push_back(index);
     }
-    if (is_collective) {
+    if (p2p) {
+      n.kind = NodeKind::kComm;
+      n.comm = CommKind::kPointToPoint;
+      n.op = p2p_op;
+      n.group = CommGroup::kPipeline;
+      n.peer = peer_argument(g, nodes, index_of);
+      // Issued after its thread's previous operator (a blocking call; its buffer may be older).
+      if (auto it = last_compute.find(g.tid); it != last_compute.end()) n.deps.push_back(it->second);
+      const auto given = options.point_to_point_dims.find(++p2ps);
+      n.dims = {given == options.point_to_point_dims.end() ? 0 : given->second};
+      for (const auto& t : inputs) n.bytes += t.bytes;
+      if (p2p_op == CollectiveKind::kRecv)
+        for (const auto& t : inputs) last_writer[t.storage] = index;  // its readers wait for it
+      unconsumed[g.tid].push_back(index);                             // it blocks its thread
+    } else if (is_collective) {
       if (!op)
         g.fail("name", fmt::format("collective '{}' is not simulated; chorus simulates all_reduce, all_gather, "
                                    "reduce_scatter and all_to_all",

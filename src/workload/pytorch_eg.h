@@ -30,6 +30,14 @@ struct ExecutionGraphOptions {
   // Collectives chorus does not simulate (barrier, broadcast, ...: a capture's program may issue
   // them in its window) become compute nodes of no time instead of errors.
   bool skip_unsimulated = false;
+  // Point-to-point records (`chorus:send`, `gloo:recv`, ...) become point-to-point nodes (op kSend /
+  // kRecv, the bytes of the c10d:: operator's tensors, `peer` its destination or source argument:
+  // the rank in the operator's process group) on the dimension point_to_point_dims gives by their
+  // number (1: the graph's first send or recv, in issue order), dimension 0 if none; the thread's
+  // next operator waits for them (torch's send and recv block), a recv's readers too. Without it
+  // they are collectives chorus does not simulate (skip_unsimulated).
+  bool point_to_point = false;
+  std::map<int, int> point_to_point_dims;
   // With a profiler trace, the host's time as a rank spends it (chorus capture, docs/capture.md):
   // a compute operator's duration also takes the host's work on its thread after it until the next
   // operator outside any collective in flight (ProfiledEvent::gap_after_us: the Python between

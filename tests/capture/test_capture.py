@@ -97,6 +97,33 @@ def main():
     out = sim(marked)
     check(out.returncode == 0 and "6 collective(s) in the window" in out.stderr, "its import: six collectives", out)
 
+    # Point to point (tests/data/capture/p2p_program.py): per step rank 0 sends 256 floats (1024
+    # bytes) to rank 1 and receives 128 (512 bytes) back, then both all-reduce 64 floats (256 bytes).
+    # The window's two steps: 2 collectives and 4 sends / recvs, matched between the ranks; sent per
+    # NPU, both directions of the rank's transfers and the all-reduce whole: 2 x (1024 + 512 + 256).
+    p2p = os.path.join(root, "p2p")
+    out = run("capture", "-n", "2", "--out", p2p, "--steps", "2:4", "--", PYTHON,
+              os.path.join(HERE, "..", "data", "capture", "p2p_program.py"), "--steps", "6")
+    check(out.returncode == 0, "the capture of a program with send / recv", out)
+    for r in (0, 1):
+        out = sim(p2p, "--rank", str(r), "--json")
+        check(out.returncode == 0 and "2 collective(s) and 4 send(s) / recv(s), each matched" in out.stderr,
+              f"p2p rank {r}: its sends and recvs imported and matched", out)
+        if out.returncode == 0:
+            check(json.loads(out.stdout)["bytes_per_npu"] == 3584, f"p2p rank {r}: 3584 bytes per NPU", out)
+    # Exported: each rank's own trace, its sends and recvs naming the other rank (chorus's reader
+    # checks comm_src / comm_dst against the file's rank).
+    et_p2p = os.path.join(root, "et_p2p")
+    two = os.path.join(root, "two.yaml")
+    with open(two, "w") as f:
+        f.write("name: two\ndims:\n  - {kind: switch, size: 2, link_bandwidth_GBps: 10, links_per_npu: 1, "
+                "latency_ns: 500}\n")
+    out = run("export", "--chakra", "--workload", p2p, "--topology", two, "-o", et_p2p)
+    check(out.returncode == 0, "export --chakra of sends and recvs on a network of 2 NPUs", out)
+    for r in (0, 1):
+        out = run("sim", "workload", "--workload", os.path.join(et_p2p, f"p2p.{r}.et"), "--topology", two, "-i", "1")
+        check(out.returncode == 0, f"its rank {r} trace read back and simulated", out)
+
     # Chakra export through the same loader.
     out = run("export", "--chakra", "--workload", good, "--topology", "host", "-i", "1", "-o", os.path.join(root, "et"))
     check(out.returncode == 0 and os.path.isfile(os.path.join(root, "et", "good.0.et")), "chorus export --chakra", out)

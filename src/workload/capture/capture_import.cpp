@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <set>
 
@@ -96,22 +97,22 @@ std::vector<int> group_dims(const std::vector<int>& ranks, int world, const net:
   return dims;
 }
 
-std::vector<int> scaled_group(const std::vector<int>& ranks, int captured, int world, int copy) {
-  if (static_cast<int>(ranks.size()) == captured) {
-    std::vector<int> all(static_cast<std::size_t>(world));
-    for (int r = 0; r < world; ++r) all[static_cast<std::size_t>(r)] = r;
-    return all;
-  }
+std::vector<int> scaled_group(const std::vector<int>& ranks, int captured, int world, int copy, bool grow) {
   std::vector<int> out;
-  out.reserve(ranks.size());
-  for (int r : ranks) out.push_back(r + copy * captured);
+  if (grow || static_cast<int>(ranks.size()) == captured) {  // the union of the images in every copy
+    for (int c = 0; c < world / captured; ++c)
+      for (int r : ranks) out.push_back(r + c * captured);
+  } else {
+    for (int r : ranks) out.push_back(r + copy * captured);
+  }
+  std::sort(out.begin(), out.end());
   return out;
 }
 
 std::vector<int> scaled_group_dims(const std::vector<int>& ranks, int captured, int world, const net::Network& network,
-                                   const std::string& where) {
-  const auto dims = group_dims(scaled_group(ranks, captured, world), world, network, where);
-  if (static_cast<int>(ranks.size()) == captured || ranks.size() <= 1) return dims;
+                                   const std::string& where, bool grow) {
+  const auto dims = group_dims(scaled_group(ranks, captured, world, 0, grow), world, network, where);
+  if (grow || static_cast<int>(ranks.size()) == captured || ranks.size() <= 1) return dims;
   for (int copy = 1; copy < world / captured; ++copy) {
     const auto image = scaled_group(ranks, captured, world, copy);
     if (group_dims(image, world, network, where) != dims)
@@ -124,22 +125,29 @@ std::vector<int> scaled_group_dims(const std::vector<int>& ranks, int captured, 
   return dims;
 }
 
-net::Network fabric_logical_network(const Manifest& m, int npus) {
+net::Network fabric_logical_network(const Manifest& m, int npus, const std::vector<std::string>& grow) {
+  // The sizes g1 < g2 < ... each dividing the next and the servers, the world dividing the servers,
+  // a group that keeps its size dividing the world.
+  bool chain = m.world > 0 && npus % m.world == 0;
   std::set<int> sizes;
-  if (!m.ranks.empty())
-    for (const auto& g : read_rank_record(m.ranks.front()).groups)
-      if (g.ranks.size() > 1 && static_cast<int>(g.ranks.size()) < m.world)
-        sizes.insert(static_cast<int>(g.ranks.size()));
+  const int copies = chain ? npus / m.world : 1;
+  for (const auto& files : m.ranks)
+    for (const auto& g : read_rank_record(files).groups) {
+      const int captured = static_cast<int>(g.ranks.size());
+      const bool grows = std::find(grow.begin(), grow.end(), g.label) != grow.end();
+      // A rank not in a group records it without its label; the members' records name it.
+      if (g.label.empty() || captured <= 1 || captured >= m.world || (grows && copies * captured == npus)) continue;
+      sizes.insert(captured * (grows ? copies : 1));
+      chain = chain && (grows || m.world % captured == 0);
+    }
   net::Network logical;
   logical.name = fmt::format("{} servers", npus);
   net::Dimension dim;
   dim.kind = net::DimKind::kRing;
   dim.link_bandwidth_gbps = 100;
-  // The sizes g1 < g2 < ... each dividing the next and the world, the world dividing the servers.
-  bool chain = m.world > 0 && npus % m.world == 0;
   int previous = 1;
   for (int g : sizes) {
-    chain = chain && g % previous == 0 && m.world % g == 0;
+    chain = chain && g % previous == 0 && npus % g == 0;
     previous = g;
   }
   int below = 1;
@@ -154,21 +162,28 @@ net::Network fabric_logical_network(const Manifest& m, int npus) {
   return logical;
 }
 
-std::vector<JoinedCollective> join_rank(const Manifest& m, int rank, const net::Network& network) {
+std::vector<JoinedCollective> join_rank(const Manifest& m, int rank, const net::Network& network,
+                                        std::vector<JoinedPointToPoint>* p2p) {
   const auto& f = m.ranks.at(static_cast<std::size_t>(rank));
   const auto record = read_rank_record(f);
   if (record.first_step != m.first_step || record.last_step != m.last_step)
     throw InputError(f.record, fmt::format("rank {}: field 'window_steps': [{}, {}], the manifest's window is [{}, {}]",
                                            rank, record.first_step, record.last_step, m.first_step, m.last_step));
-  std::vector<WindowCollective> logged;
+  std::vector<WindowCollective> logged, logged_p2p;
   for (auto& c : window_collectives(f.comm_log, record, m.world))
-    if (simulated(c.op)) logged.push_back(std::move(c));
+    if (simulated(c.op))
+      logged.push_back(std::move(c));
+    else if (c.op == CollectiveKind::kSend || c.op == CollectiveKind::kRecv)
+      logged_p2p.push_back(std::move(c));
   ExecutionGraphOptions plain;
   plain.skip_unsimulated = true;
+  plain.point_to_point = true;
   const Dag graph = import_graph(f, network, plain, nullptr);
+  auto joined_p2p = join_point_to_point(f, rank, graph, logged_p2p);
+  if (p2p) *p2p = std::move(joined_p2p);
   std::vector<const Node*> comms;
   for (const auto& n : graph.nodes)
-    if (n.kind == NodeKind::kComm) comms.push_back(&n);
+    if (n.kind == NodeKind::kComm && n.comm == CommKind::kCollective) comms.push_back(&n);
   if (comms.size() != logged.size())
     throw InputError(f.graph, fmt::format("rank {}: field collectives: the graph's window has {} collective(s), the "
                                           "communication log {} has {} in the window",
@@ -217,9 +232,10 @@ std::string groups_note(const std::vector<JoinedCollective>& joined) {
   return out;
 }
 
-Dag rank_window(const Manifest& m, int world, int rank, const net::Network& network, const std::string& trace,
-                std::string* notes, std::string* groups = nullptr) {
-  const auto joined = join_rank(m, rank, network);
+Dag rank_window(const Manifest& m, int world, const std::set<std::string>& grow, int rank, const net::Network& network,
+                const std::string& trace, std::string* notes, std::vector<JoinedPointToPoint>& p2p,
+                std::string* groups = nullptr) {
+  const auto joined = join_rank(m, rank, network, &p2p);
   if (groups) *groups = groups_note(joined);
   ExecutionGraphOptions g;
   g.profiler_trace = trace;
@@ -239,13 +255,24 @@ Dag rank_window(const Manifest& m, int world, int rank, const net::Network& netw
   for (const auto& j : joined) {
     const auto at = fmt::format("{}: rank {}: collective {} (line {})",
                                 m.ranks[static_cast<std::size_t>(rank)].comm_log, rank, j.number, j.logged.line);
-    dims.push_back(scaled_group_dims(j.logged.ranks, m.world, world, network, at));
+    dims.push_back(scaled_group_dims(j.logged.ranks, m.world, world, network, at, grow.count(j.logged.label) > 0));
     if (!dims.back().empty()) g.collective_dims[j.number] = dims.back();
   }
+  g.point_to_point = true;
+  for (const auto& j : p2p)
+    g.point_to_point_dims[j.number] = pair_dim(
+        rank, j.peer, m.world, world, network,
+        fmt::format("{}: rank {}: {} {} to or from rank {} (line {})", m.ranks[static_cast<std::size_t>(rank)].comm_log,
+                    rank, j.op == CollectiveKind::kSend ? "send" : "recv", j.number, j.peer, j.logged.line));
   Dag dag = import_graph(m.ranks[static_cast<std::size_t>(rank)], network, g, notes);
-  std::size_t k = 0;
+  std::size_t k = 0, p = 0;
   for (auto& n : dag.nodes) {
     if (n.kind != NodeKind::kComm) continue;
+    if (n.comm == CommKind::kPointToPoint) {  // the log's size; the peer as a rank of the world
+      n.bytes = p2p[p].logged.bytes;
+      n.peer = p2p[p++].peer;
+      continue;
+    }
     const auto& j = joined[k];
     if (dims[k].empty()) {  // a group of one: nothing to send
       n.kind = NodeKind::kCompute;
@@ -261,8 +288,10 @@ Dag rank_window(const Manifest& m, int world, int rank, const net::Network& netw
 
 // A capture scaled to a larger world: every collective's groups over the capture's ranks must be a
 // partition of them into groups of one size (the world, a regular split, or ranks alone), else the
-// capture's pattern cannot be tiled. InputError naming the collective, the group and the rank.
-void check_scalable(const Manifest& m, const ImportOptions& o, const net::Network& network) {
+// capture's pattern cannot be tiled, and they must all grow or all keep their size. InputError
+// naming the collective, the group and the rank.
+void check_scalable(const Manifest& m, const ImportOptions& o, const std::set<std::string>& grow,
+                    const net::Network& network) {
   std::vector<std::vector<JoinedCollective>> joined;
   for (int r = 0; r < m.world; ++r) {
     // A rank whose window does not join is reported by the import itself, with its own message.
@@ -279,11 +308,16 @@ void check_scalable(const Manifest& m, const ImportOptions& o, const net::Networ
       return k < js.size() ? &js[k].logged.ranks : nullptr;
     };
     const auto size = mine[k].logged.ranks.size();
+    const auto grows = [&](int r) { return grow.count(joined[static_cast<std::size_t>(r)][k].logged.label) > 0; };
     for (int r = 0; r < m.world; ++r) {
       const auto* g = group_of(r);
       if (!g) continue;  // fewer collectives: check_same_communication names it
       std::string why;
-      if (g->size() != size)
+      if (grows(r) != grows(o.rank))
+        why = fmt::format("rank {}'s group of it, {}, {} ({}), rank {}'s, {}, {}", r,
+                          joined[static_cast<std::size_t>(r)][k].logged.label, grows(r) ? "grows" : "does not grow",
+                          o.grow_field, o.rank, mine[k].logged.label, grows(o.rank) ? "grows" : "does not");
+      else if (g->size() != size)
         why = fmt::format("rank {}'s group of it has {} rank(s), rank {}'s {}", r, g->size(), o.rank, size);
       else if (std::find(g->begin(), g->end(), r) == g->end())
         why = fmt::format("rank {} is not in its own group", r);
@@ -299,8 +333,9 @@ void check_scalable(const Manifest& m, const ImportOptions& o, const net::Networ
             fmt::format("{}: rank {}: collective {} (line {})", m.ranks[static_cast<std::size_t>(r)].comm_log, r, k + 1,
                         joined[static_cast<std::size_t>(r)][k].logged.line),
             fmt::format("group [{}] cannot be scaled to a world of {}: the capture's groups of this collective are "
-                        "not a partition of its {} ranks into groups of one size ({}); a larger world keeps a "
-                        "sub-group's size and tiles the capture's groups",
+                        "not a partition of its {} ranks into groups of one size that all grow or all keep their "
+                        "size ({}); a larger world tiles the capture's groups, a growing group in every copy's "
+                        "ranks",
                         fmt::join(*g, ","), o.world, m.world, why));
     }
   }
@@ -320,9 +355,10 @@ std::vector<double> stretches(const Dag& window) {
   return out;
 }
 
-// A collective starts when its last rank issues it: each stretch of the simulated rank's compute
-// between two collectives is scaled to the slowest rank's time for the same stretch. Returns the
-// time added (ns).
+// A collective starts when its last rank issues it, a recv when its peer sends: each stretch of the
+// simulated rank's compute between two communication nodes (collectives, sends, recvs) is scaled to
+// the slowest rank's time for the same stretch; a stretch of none of its own compute takes it whole
+// on its first operator of measured time. Returns the time added (ns).
 double slowest_rank_stretches(Dag& window, const std::vector<Dag>& others) {
   const auto own = stretches(window);
   auto slowest = own;
@@ -332,6 +368,7 @@ double slowest_rank_stretches(Dag& window, const std::vector<Dag>& others) {
   }
   double added = 0;
   std::size_t s = 0;
+  std::vector<bool> waited(own.size(), false);
   for (auto& n : window.nodes) {
     if (n.kind == NodeKind::kComm) {
       ++s;
@@ -341,9 +378,38 @@ double slowest_rank_stretches(Dag& window, const std::vector<Dag>& others) {
       const double scaled = n.duration_ns * slowest[s] / own[s];
       added += scaled - n.duration_ns;
       n.duration_ns = scaled;
+    } else if (n.duration_ns >= 0 && own[s] == 0 && slowest[s] > 0 && !waited[s]) {
+      // No compute of its own here (a recv waiting for its peer's): its first measured operator
+      // (the c10d:: call, of no time) waits for the slowest rank.
+      n.duration_ns = slowest[s];
+      added += slowest[s];
+      waited[s] = true;
     }
   }
   return added;
+}
+
+// The labels of options.grow_groups, each required to be a group some rank of the capture created.
+std::set<std::string> growing_groups(const Manifest& m, const ImportOptions& o) {
+  if (o.grow_groups.empty()) return {};
+  std::map<std::string, std::vector<int>> known;  // label -> ranks, from every rank's record
+  for (const auto& files : m.ranks)
+    for (const auto& g : read_rank_record(files).groups)
+      if (!g.label.empty()) known.emplace(g.label, g.ranks);
+  std::set<std::string> out;
+  for (const auto& label : o.grow_groups) {
+    if (!known.count(label)) {
+      std::vector<std::string> listed;
+      for (const auto& [name, ranks] : known) listed.push_back(fmt::format("{} [{}]", name, fmt::join(ranks, ",")));
+      throw InputError(
+          o.grow_field,
+          fmt::format("group '{}' is not among the groups the capture's ranks created ({}: {}); name "
+                      "them as listed (the world's collectives always grow)",
+                      label, m.path, listed.empty() ? "none" : fmt::format("{}", fmt::join(listed, ", "))));
+    }
+    out.insert(label);
+  }
+  return out;
 }
 
 }  // namespace
@@ -361,18 +427,25 @@ Dag import_capture(const Manifest& m, const net::Network& network, const ImportO
                      fmt::format("the capture scaled to {} ranks needs a network of {} NPUs, one rank each; {} has {} "
                                  "({})",
                                  world, world, network.name, network.num_npus(), network.shape()));
-  if (world != m.world) check_scalable(m, o, network);
+  const auto grow = growing_groups(m, o);
+  if (world != m.world) check_scalable(m, o, grow, network);
   std::string trace_note, groups;
-  Dag window =
-      rank_window(m, world, o.rank, network, m.ranks[static_cast<std::size_t>(o.rank)].trace, &trace_note, &groups);
+  std::vector<std::vector<JoinedPointToPoint>> p2p(static_cast<std::size_t>(m.world));
+  Dag window = rank_window(m, world, grow, o.rank, network, m.ranks[static_cast<std::size_t>(o.rank)].trace,
+                           &trace_note, p2p[static_cast<std::size_t>(o.rank)], &groups);
   std::vector<Dag> others;
   for (int r = 0; r < m.world; ++r) {
     if (r == o.rank) continue;
-    others.push_back(rank_window(m, world, r, network, m.ranks[static_cast<std::size_t>(r)].trace, nullptr));
-    check_same_communication(window,
-                             fmt::format("{} (rank {})", m.ranks[static_cast<std::size_t>(o.rank)].graph, o.rank),
-                             others.back(), fmt::format("{} (rank {})", m.ranks[static_cast<std::size_t>(r)].graph, r));
+    others.push_back(rank_window(m, world, grow, r, network, m.ranks[static_cast<std::size_t>(r)].trace, nullptr,
+                                 p2p[static_cast<std::size_t>(r)]));
   }
+  match_point_to_point(m, p2p);  // first: it names an unmatched send or recv and its peer
+  for (int r = 0, k = 0; r < m.world; ++r)
+    if (r != o.rank)
+      check_same_communication(window,
+                               fmt::format("{} (rank {})", m.ranks[static_cast<std::size_t>(o.rank)].graph, o.rank),
+                               others[static_cast<std::size_t>(k++)],
+                               fmt::format("{} (rank {})", m.ranks[static_cast<std::size_t>(r)].graph, r));
   const double waited_ns = slowest_rank_stretches(window, others);
   // Whole microseconds, the trace's resolution (and Chakra's unit, chorus export --chakra).
   for (auto& n : window.nodes)
@@ -383,13 +456,19 @@ Dag import_capture(const Manifest& m, const net::Network& network, const ImportO
   validate(dag, network.num_dims(), m.path);
   if (notes) {
     int comms = 0;
-    for (const auto& n : window.nodes) comms += n.kind == NodeKind::kComm;
+    for (const auto& n : window.nodes) comms += n.kind == NodeKind::kComm && n.comm == CommKind::kCollective;
+    const auto& mine = p2p[static_cast<std::size_t>(o.rank)];
     *notes = fmt::format(
-        "capture of {} ranks{}, steps {}..{}, rank {}: {} collective(s) in the window, their groups "
+        "capture of {} ranks{}, steps {}..{}, rank {}: {} collective(s){} in the window, their groups "
         "from the communication log ({}); every rank issues the same; {}; the compute between two "
-        "collectives is the slowest rank's ({:.3f} ms added to rank {}'s)",
-        m.world, world == m.world ? "" : fmt::format(" scaled to {} ({} copies)", world, world / m.world), m.first_step,
-        m.last_step - 1, o.rank, comms, groups, trace_note, waited_ns / 1e6, o.rank);
+        "communication operations is the slowest rank's ({:.3f} ms added to rank {}'s)",
+        m.world,
+        world == m.world ? ""
+                         : fmt::format(" scaled to {} ({} copies{})", world, world / m.world,
+                                       grow.empty() ? "" : fmt::format(", growing {}", fmt::join(grow, ", "))),
+        m.first_step, m.last_step - 1, o.rank, comms,
+        mine.empty() ? "" : fmt::format(" and {} send(s) / recv(s), each matched to its peer's", mine.size()), groups,
+        trace_note, waited_ns / 1e6, o.rank);
   }
   return dag;
 }

@@ -10,6 +10,7 @@
 
 #include "net/network.h"
 #include "workload/capture/capture_manifest.h"
+#include "workload/capture/point_to_point.h"
 #include "workload/capture/window_collectives.h"
 #include "workload/dag.h"
 
@@ -23,27 +24,37 @@ struct ImportOptions {
   // is not, and naming the group and the rank when a collective's groups cannot be scaled.
   int world = 0;
   std::string world_field = "world";
+  // The sub-groups that grow with the world (their labels, as the capture's ranks' records and the
+  // import's note list them: "torch/3"): each becomes, in the larger world, the union of its
+  // images in every copy (scaled_group); the others keep their size. InputError naming
+  // `grow_field` for a label no rank created, and naming the collective, the group and the rank
+  // when some groups of one collective grow and others do not.
+  std::vector<std::string> grow_groups;
+  std::string grow_field = "grow_groups";
 };
 
 // A capture of `captured` ranks replicated to a world of `world` ranks (a multiple of it): copy c
 // holds the world's ranks c x captured .. (c + 1) x captured - 1, rank r of the capture being rank
-// c x captured + r of the copy. A collective on the capture's whole world runs on all `world`
-// ranks (a data-parallel job grows); one on a sub-group keeps its size and runs, in every copy, on
-// that copy's image of the group (the capture's pattern tiled). Returns the group of the ranks of
-// copy `copy`.
-std::vector<int> scaled_group(const std::vector<int>& ranks, int captured, int world, int copy = 0);
+// c x captured + r of the copy. A group G of the capture has the image c x captured + G in copy c.
+// A collective on the capture's whole world, or on a group that grows (`grow`), runs on the union
+// of its images in every copy, world / captured times its size (a data-parallel group grows with
+// the world); one on another sub-group keeps its size and runs, in every copy, on that copy's image
+// (the capture's pattern tiled). Returns the group of the ranks of copy `copy`, sorted.
+std::vector<int> scaled_group(const std::vector<int>& ranks, int captured, int world, int copy = 0, bool grow = false);
 
 // The dimensions a collective on the capture's group `ranks` spans on `network` when the capture is
-// scaled to `world` ranks laid on its NPUs in order: group_dims of its image in copy 0, required to
-// be the same dimensions in every copy (the simulator runs one rank's view of a symmetric job).
+// scaled to `world` ranks laid on its NPUs in order: group_dims of its image in copy 0 (of its union
+// over the copies when it grows), required to be the same dimensions in every copy (the simulator
+// runs one rank's view of a symmetric job).
 std::vector<int> scaled_group_dims(const std::vector<int>& ranks, int captured, int world, const net::Network& network,
-                                   const std::string& where);
+                                   const std::string& where, bool grow = false);
 
 // A network for a capture on a graph fabric of `npus` servers (the flow-level model: NPU i is
-// server i): one dimension, or, when the groups the capture's rank 0 created have sizes g1 < g2
-// < ... (other than 1 and the world) each dividing the next and the world, the dimensions
-// g1, g2 / g1, ..., npus / gk, so that those groups are whole dimensions.
-net::Network fabric_logical_network(const Manifest& m, int npus);
+// server i): one dimension, or, when the groups the capture's ranks created have sizes g1 < g2
+// < ... in the scaled world (other than 1 and the world; a group in `grow` is npus / world times
+// its captured size) each dividing the next and `npus`, the dimensions g1, g2 / g1, ..., npus / gk,
+// so that those groups are whole dimensions.
+net::Network fabric_logical_network(const Manifest& m, int npus, const std::vector<std::string>& grow = {});
 
 // The dimensions a group of world ranks spans on `network` when the capture's `world` ranks are
 // laid on its NPUs in order (NPU id = coordinates in mixed radix, dimension 0 fastest): the whole
@@ -61,7 +72,9 @@ struct JoinedCollective {
   double graph_bytes = 0;                          // the graph record's tensors (0 if it records none)
   WindowCollective logged;
 };
-std::vector<JoinedCollective> join_rank(const Manifest& m, int rank, const net::Network& network);
+// `p2p`, if given, receives the rank's sends and recvs joined alike (join_point_to_point).
+std::vector<JoinedCollective> join_rank(const Manifest& m, int rank, const net::Network& network,
+                                        std::vector<JoinedPointToPoint>* p2p = nullptr);
 
 // The DAG of `options.rank`; the other ranks checked. `notes` receives the profiler trace's match
 // and the groups found.

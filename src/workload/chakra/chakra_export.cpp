@@ -25,7 +25,7 @@ std::int64_t whole(double v, const std::string& at, const std::string& field, co
 
 }  // namespace
 
-std::string export_chakra(const Dag& dag, const net::Network& network) {
+std::string export_chakra(const Dag& dag, const net::Network& network, long long rank, long long peer_offset) {
   if (dag.stages > 1)
     throw InputError(dag.name,
                      fmt::format("a pipeline of {} stages cannot be exported: its stage-to-stage transfers are "
@@ -72,8 +72,23 @@ std::string export_chakra(const Dag& dag, const net::Network& network) {
       nodes.push_back(std::move(m));
       continue;
     }
+    if (n.comm == CommKind::kPointToPoint && rank >= 0 && n.peer >= 0 &&
+        (n.op == CollectiveKind::kSend || n.op == CollectiveKind::kRecv)) {
+      const bool send = n.op == CollectiveKind::kSend;
+      m.set_type(send ? pb::COMM_SEND_NODE : pb::COMM_RECV_NODE);
+      attr("comm_src")->set_int64_val(send ? rank : peer_offset + n.peer);
+      attr("comm_dst")->set_int64_val(send ? peer_offset + n.peer : rank);
+      attr("comm_size")->set_int64_val(whole(n.bytes, at, "bytes (comm_size)", "bytes"));
+      attr(kChakraCommGroupAttr)->set_string_val(std::string(to_string(n.group)));
+      chorus_attrs();
+      nodes.push_back(std::move(m));
+      continue;
+    }
     if (n.comm == CommKind::kPointToPoint)
-      throw InputError(at, "field comm: point-to-point nodes cannot be exported (the DAG does not name the peer rank)");
+      throw InputError(at,
+                       "field comm: point-to-point nodes cannot be exported: every rank's trace is this one DAG, "
+                       "and a send's peer differs from rank to rank (a capture's sends and recvs are simulated "
+                       "by chorus sim workload)");
     m.set_type(pb::COMM_COLL_NODE);
     pb::CollectiveCommType type = pb::ALL_REDUCE;
     switch (n.op) {
@@ -128,6 +143,24 @@ ChakraExportFiles write_chakra_traces(const Dag& dag, const net::Network& networ
   out.files = static_cast<std::size_t>(network.num_npus());
   out.bytes = bytes.size();
   out.nodes = dag.nodes.size();
+  return out;
+}
+
+ChakraExportFiles write_chakra_rank_traces(const std::vector<Dag>& by_rank, const net::Network& network,
+                                           const std::string& dir, const std::string& name) {
+  ChakraExportFiles out;
+  const auto captured = static_cast<long long>(by_rank.size());
+  ensure_writable_dir(dir);
+  for (long long r = 0; r < static_cast<long long>(network.num_npus()); ++r) {
+    const auto& dag = by_rank[static_cast<std::size_t>(r % captured)];
+    const std::string bytes = export_chakra(dag, network, r, r / captured * captured);
+    const auto path = (std::filesystem::path(dir) / fmt::format("{}.{}.et", name, r)).string();
+    write_text_file(path, bytes);
+    if (r == 0) out.first = path;
+    out.bytes = std::max(out.bytes, bytes.size());
+    out.nodes = std::max(out.nodes, dag.nodes.size());
+  }
+  out.files = static_cast<std::size_t>(network.num_npus());
   return out;
 }
 

@@ -6,6 +6,7 @@
 // what: docs/workloads.md, "Chakra traces". Read back by chakra_import.h.
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "net/network.h"
 #include "workload/dag.h"
@@ -22,9 +23,14 @@ inline constexpr const char* kChakraIterationAttr = "chorus_iteration";       //
 
 // One rank's trace (the DAG is every NPU's view, so every rank's is the same): node ids = DAG
 // indices. Throws InputError (naming the node and the field) for what the format cannot hold:
-// point-to-point nodes and pipeline stages (the DAG does not name the peer rank), durations
+// point-to-point nodes and pipeline stages (one DAG is every rank's trace, and a transfer's peer
+// differs from rank to rank), durations
 // that are not whole microseconds, fractional FLOPs or bytes.
-std::string export_chakra(const Dag& dag, const net::Network& network);
+// With `rank` >= 0, the trace is that rank's: its point-to-point nodes that name their peer
+// (Node::peer, a capture's sends and recvs) become COMM_SEND_NODE / COMM_RECV_NODE with comm_src and
+// comm_dst, the peer being rank `peer_offset + peer` (the peer's rank in the rank's copy of a
+// replicated capture).
+std::string export_chakra(const Dag& dag, const net::Network& network, long long rank = -1, long long peer_offset = 0);
 
 struct ChakraExportFiles {
   std::string first;      // <dir>/<name>.0.et
@@ -37,5 +43,11 @@ struct ChakraExportFiles {
 // links to it (copies where the file system has no hard links). Existing files are replaced.
 ChakraExportFiles write_chakra_traces(const Dag& dag, const net::Network& network, const std::string& dir,
                                       const std::string& name);
+
+// A capture of `by_rank.size()` ranks (each rank's own DAG, with its sends and recvs) replicated to
+// the network's NPUs: `dir`/`name`.<R>.et for every rank R = c x W + r of copy c, rank r's DAG with
+// its peers in copy c. bytes and nodes are the largest file's.
+ChakraExportFiles write_chakra_rank_traces(const std::vector<Dag>& by_rank, const net::Network& network,
+                                           const std::string& dir, const std::string& name);
 
 }  // namespace chorus::workload
