@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <sstream>
 
 #include "core/error.h"
@@ -225,6 +226,19 @@ TEST(WaterFiller, RemovalsRefillTheLinksConnectedToThemAboveTheirLevel) {
   EXPECT_DOUBLE_EQ(w.link_rate(2), 1.0);
 }
 
+namespace {
+// changed_runs() splits changed() into consecutive runs, each with the rate the run's flows now have.
+void expect_runs_cover_changed(const WaterFiller& w) {
+  std::size_t from = 0;
+  for (const auto& run : w.changed_runs()) {
+    EXPECT_GT(run.end, from);  // no empty run
+    for (std::size_t j = from; j < run.end && j < w.changed().size(); ++j) EXPECT_EQ(w.rate(w.changed()[j]), run.rate);
+    from = run.end;
+  }
+  EXPECT_EQ(from, w.changed().size());
+}
+}  // namespace
+
 TEST(WaterFiller, SparseFabricsAfterRemovalsMatchAFillFromScratch) {
   // Mostly one-link paths with a few longer ones, as on a direct-connect fabric: after every
   // batch of departures the kept and re-filled rates must equal a filling of the flows present
@@ -286,6 +300,7 @@ TEST(WaterFiller, SparseFabricsAfterRemovalsMatchAFillFromScratch) {
       std::sort(changed.begin(), changed.end());
       std::sort(moved.begin(), moved.end());
       EXPECT_EQ(changed, moved) << "trial " << trial << " op " << op;
+      expect_runs_cover_changed(w);
     }
   }
 }
@@ -352,6 +367,7 @@ TEST(WaterFiller, JoinsAndDeparturesTogetherMatchAFillFromScratch) {
       std::sort(changed.begin(), changed.end());
       std::sort(moved.begin(), moved.end());
       EXPECT_EQ(changed, moved) << "trial " << trial << " op " << op;
+      expect_runs_cover_changed(w);
       double on_links = 0.0, on_flows = 0.0;  // every link's rate is its members' rates summed
       for (int l : w.busy_links()) on_links += w.link_rate(l);
       for (int id : present) on_flows += w.rate(id) * static_cast<double>(path_of[static_cast<std::size_t>(id)].size());
@@ -362,21 +378,29 @@ TEST(WaterFiller, JoinsAndDeparturesTogetherMatchAFillFromScratch) {
 
 TEST(BundleIndex, EqualHashesAreToldApartByTheCallersComparison) {
   chorus::sim::flow::BundleIndex index;
+  // Where each bundle is stored: insert's answer, updated by the rebuilds' moves.
+  std::map<int, std::uint32_t> slot;
+  const auto moved = [&](int b, std::uint32_t s) { slot[b] = s; };
+  const auto insert = [&](std::uint64_t hash, int b) { slot[b] = index.insert(hash, b, moved); };
   EXPECT_EQ(index.find(7, [](int) { return true; }), -1);
-  index.insert(7, 1);
-  index.insert(7, 2);  // another path with the same hash
+  insert(7, 1);
+  insert(7, 2);  // another path with the same hash
+  EXPECT_NE(slot[1], slot[2]);
   EXPECT_EQ(index.find(7, [](int b) { return b == 2; }), 2);
   EXPECT_EQ(index.find(7, [](int b) { return b == 1; }), 1);
   EXPECT_EQ(index.find(8, [](int) { return true; }), -1);
-  index.erase(7, 1);
+  index.erase_at(slot[1]);
   EXPECT_EQ(index.find(7, [](int b) { return b == 1; }), -1);
   EXPECT_EQ(index.find(7, [](int b) { return b == 2; }), 2);  // found past the erased slot
-  // Many inserts and erases (tombstones, rebuilds): what is left is exactly what was not erased.
-  for (int b = 10; b < 5000; ++b) index.insert(static_cast<std::uint64_t>(b % 97), b);
-  for (int b = 10; b < 5000; b += 2) index.erase(static_cast<std::uint64_t>(b % 97), b);
-  for (int b = 10; b < 5000; ++b) {
-    const int want = b % 2 == 1 ? b : -1;
-    EXPECT_EQ(index.find(static_cast<std::uint64_t>(b % 97), [&](int c) { return c == b; }), want) << b;
+  // Many inserts and erases (tombstones, rebuilds that move entries): what is left is exactly what
+  // was not erased, so every slot the moves reported was right.
+  for (int b = 10; b < 5000; ++b) insert(static_cast<std::uint64_t>(b % 97), b);
+  for (int b = 10; b < 5000; b += 2) index.erase_at(slot[b]);
+  for (int b = 5000; b < 9000; ++b) insert(static_cast<std::uint64_t>(b % 97), b);  // rebuilds after erasures
+  for (int b = 5001; b < 9000; b += 2) index.erase_at(slot[b]);
+  for (int b = 10; b < 9000; ++b) {
+    const bool erased = b < 5000 ? b % 2 == 0 : b % 2 == 1;
+    EXPECT_EQ(index.find(static_cast<std::uint64_t>(b % 97), [&](int c) { return c == b; }), erased ? -1 : b) << b;
   }
   EXPECT_EQ(index.find(7, [](int b) { return b == 2; }), 2);
 }

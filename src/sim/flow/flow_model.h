@@ -166,7 +166,6 @@ class FlowEngine {
   MinTree last_byte_;  // by position: when its last byte goes at its current rate (inf: rate 0)
   std::vector<std::size_t> due_;
   std::vector<int> due_flows_;
-  std::vector<std::size_t> moved_;                 // positions whose rate a reallocation changed
   double t_ = 0.0;                                 // now
   double settled_ = 0.0;                           // time the link counters were last brought up to
   double window_ns_ = 0.0;                         // record_link_windows' window; 0: not recorded

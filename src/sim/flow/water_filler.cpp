@@ -11,7 +11,10 @@
 
 namespace chorus::sim::flow {
 namespace {
-constexpr std::size_t kAhead = 8;                                      // members whose records are fetched ahead
+constexpr std::size_t kAhead = 8;  // members whose records are fetched ahead
+// Members whose kept rates are fetched ahead: a scan skips most members after reading only that,
+// so it runs further ahead to keep enough misses in flight.
+constexpr std::size_t kScanAhead = 32;
 constexpr double kGone = -std::numeric_limits<double>::infinity();     // kept_rate_ of a gone bundle
 constexpr double kOpen = std::numeric_limits<double>::quiet_NaN();     // and of one this run fills
 constexpr double kUnsorted = std::numeric_limits<double>::infinity();  // a link's members not sorted
@@ -69,8 +72,9 @@ void WaterFiller::add(int id, std::span<const int> path) {
   const bool created = b < 0;
   if (created) {
     b = static_cast<int>(bundle_.size());
-    bundle_at_.insert(hash, b);
     auto& r = bundle_.emplace_back();
+    r.slot = bundle_at_.insert(hash, b,
+                               [&](int c, std::uint32_t slot) { bundle_[static_cast<std::size_t>(c)].slot = slot; });
     first_.push_back(-1);
     last_.push_back(-1);
     kept_rate_.push_back(0.0);  // filled by the full run its arrival causes
@@ -131,7 +135,7 @@ void WaterFiller::remove(int id) {
   const bool empty = --r.weight == 0;
   if (empty) {
     kept_rate_[static_cast<std::size_t>(b)] = kGone;
-    bundle_at_.erase(key(path(r)), b);
+    bundle_at_.erase_at(r.slot);
   }
   for (int li : path(r)) {
     const auto l = static_cast<std::size_t>(li);
@@ -192,7 +196,7 @@ void WaterFiller::freeze(double share, const std::vector<int>& members) {
     // The records are scattered: fetch a few members ahead (most of a run's time is these misses).
     // Three stages: the kept rates furthest ahead, then the records and first flows, then the
     // first flows' links to the next (the flows of a bundle are listed for changed_).
-    if (j + 2 * kAhead < n) __builtin_prefetch(&kept_rate_[static_cast<std::size_t>(members[j + 2 * kAhead])]);
+    if (j + kScanAhead < n) __builtin_prefetch(&kept_rate_[static_cast<std::size_t>(members[j + kScanAhead])]);
     if (j + kAhead < n) {
       const auto ahead = static_cast<std::size_t>(members[j + kAhead]);
       if (std::isnan(kept_rate_[ahead])) {
@@ -210,9 +214,11 @@ void WaterFiller::freeze(double share, const std::vector<int>& members) {
     const int b = members[j];
     if (!std::isnan(kept_rate_[static_cast<std::size_t>(b)])) continue;  // kept, frozen in this run, or gone
     auto& r = bundle_[static_cast<std::size_t>(b)];
-    if (r.rate != share)
+    if (r.rate != share) {
       for (int f = first_[static_cast<std::size_t>(b)]; f >= 0; f = next_[static_cast<std::size_t>(f)])
         changed_.push_back(f);
+      changed_runs_.push_back({changed_.size(), share});
+    }
     r.rate = share;
     kept_rate_[static_cast<std::size_t>(b)] = share;
     ++refilled_bundles_;
@@ -323,7 +329,7 @@ void WaterFiller::open_on(int link, double level, const std::vector<double>& cap
   const std::size_t n = level >= sorted_above_[l] ? front_[l] : members.size();
   std::size_t front = 0;
   for (std::size_t j = 0; j < n; ++j) {
-    if (j + kAhead < n) __builtin_prefetch(&kept_rate_[static_cast<std::size_t>(members[j + kAhead])]);
+    if (j + kScanAhead < n) __builtin_prefetch(&kept_rate_[static_cast<std::size_t>(members[j + kScanAhead])]);
     const int b = members[j];
     const double kept = kept_rate_[static_cast<std::size_t>(b)];
     if (kept >= level) {
@@ -348,6 +354,7 @@ void WaterFiller::run(const std::vector<double>& capacity) {
   ++runs_;
   touched_.clear();
   changed_.clear();
+  changed_runs_.clear();
   refilled_ = 0;
   refilled_bundles_ = 0;
   const bool full = full_;

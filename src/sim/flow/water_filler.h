@@ -76,6 +76,13 @@ class WaterFiller {
   std::size_t refilled() const { return refilled_; }
   std::size_t refilled_bundles() const { return refilled_bundles_; }
   const std::vector<int>& changed() const { return changed_; }
+  // changed() in runs of one bundle: each run's end in changed() and the new rate of its flows (the
+  // caller needs no lookup per flow).
+  struct Run {
+    std::size_t end;
+    double rate;
+  };
+  const std::vector<Run>& changed_runs() const { return changed_runs_; }
 
   // Links with members, and after run() the summed rate of each one's members.
   const std::vector<int>& busy_links() const { return busy_; }
@@ -87,6 +94,7 @@ class WaterFiller {
     std::uint32_t hops = 0;
     std::uint32_t lost_in = 0;         // the run before which it last lost a flow
     std::uint32_t weight = 0;          // flows in it; 0: gone (a path taken again gets a new bundle)
+    std::uint32_t slot = 0;            // its entry in bundle_at_ while not gone
     double rate = 0.0;                 // per flow
     std::array<int, kInline> links{};  // the path when hops <= kInline, else its offset in long_
   };
@@ -137,6 +145,7 @@ class WaterFiller {
   bool full_ = true;  // the next run must fill everything
   std::size_t refilled_ = 0, refilled_bundles_ = 0;
   std::vector<int> changed_;
+  std::vector<Run> changed_runs_;
   std::vector<int> touched_;     // links set up for this run
   std::vector<int> live_links_;  // of which still to settle
   std::uint32_t runs_ = 0;
