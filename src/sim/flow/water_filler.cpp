@@ -75,8 +75,8 @@ void WaterFiller::add(int id, std::span<const int> path) {
     auto& r = bundle_.emplace_back();
     r.slot = bundle_at_.insert(hash, b,
                                [&](int c, std::uint32_t slot) { bundle_[static_cast<std::size_t>(c)].slot = slot; });
-    first_.push_back(-1);
     last_.push_back(-1);
+    lost_in_.push_back(0);
     kept_rate_.push_back(0.0);  // filled by the full run its arrival causes
     r.hops = static_cast<std::uint32_t>(path.size());
     if (path.size() <= kInline) {
@@ -97,7 +97,7 @@ void WaterFiller::add(int id, std::span<const int> path) {
   if (tail >= 0)
     next_[static_cast<std::size_t>(tail)] = id;
   else
-    first_[static_cast<std::size_t>(b)] = id;
+    r.first = id;
   last_[static_cast<std::size_t>(b)] = id;
   for (int li : path) {
     const auto l = static_cast<std::size_t>(li);
@@ -123,13 +123,13 @@ void WaterFiller::remove(int id) {
   if (prev_[i] >= 0)
     next_[static_cast<std::size_t>(prev_[i])] = next_[i];
   else
-    first_[static_cast<std::size_t>(b)] = next_[i];
+    r.first = next_[i];
   if (next_[i] >= 0)
     prev_[static_cast<std::size_t>(next_[i])] = prev_[i];
   else
     last_[static_cast<std::size_t>(b)] = prev_[i];
-  if (r.lost_in != runs_ + 1) {  // the next run re-fills from it
-    r.lost_in = runs_ + 1;
+  if (lost_in_[static_cast<std::size_t>(b)] != runs_ + 1) {  // the next run re-fills from it
+    lost_in_[static_cast<std::size_t>(b)] = runs_ + 1;
     lost_.push_back(b);
   }
   const bool empty = --r.weight == 0;
@@ -201,13 +201,13 @@ void WaterFiller::freeze(double share, const std::vector<int>& members) {
       const auto ahead = static_cast<std::size_t>(members[j + kAhead]);
       if (std::isnan(kept_rate_[ahead])) {
         __builtin_prefetch(&bundle_[ahead]);
-        __builtin_prefetch(&first_[ahead]);
+        __builtin_prefetch(reinterpret_cast<const char*>(&bundle_[ahead]) + sizeof(Bundle) - 1);  // may span two lines
       }
     }
     if (j + kAhead / 2 < n) {
       const auto ahead = static_cast<std::size_t>(members[j + kAhead / 2]);
       if (std::isnan(kept_rate_[ahead])) {
-        const int f = first_[ahead];
+        const int f = bundle_[ahead].first;
         if (f >= 0) __builtin_prefetch(&next_[static_cast<std::size_t>(f)]);
       }
     }
@@ -215,8 +215,7 @@ void WaterFiller::freeze(double share, const std::vector<int>& members) {
     if (!std::isnan(kept_rate_[static_cast<std::size_t>(b)])) continue;  // kept, frozen in this run, or gone
     auto& r = bundle_[static_cast<std::size_t>(b)];
     if (r.rate != share) {
-      for (int f = first_[static_cast<std::size_t>(b)]; f >= 0; f = next_[static_cast<std::size_t>(f)])
-        changed_.push_back(f);
+      for (int f = r.first; f >= 0; f = next_[static_cast<std::size_t>(f)]) changed_.push_back(f);
       changed_runs_.push_back({changed_.size(), share});
     }
     r.rate = share;
@@ -346,7 +345,7 @@ void WaterFiller::open_on(int link, double level, const std::vector<double>& cap
 
 void WaterFiller::run(const std::vector<double>& capacity) {
   if (runs_ + 2 >= std::numeric_limits<std::uint32_t>::max()) {  // after 4 billion runs: renumber
-    for (auto& r : bundle_) r.lost_in = 0;
+    std::fill(lost_in_.begin(), lost_in_.end(), 0);
     for (auto& k : link_) k.touched = 0;
     std::fill(link_seen_.begin(), link_seen_.end(), 0);
     runs_ = 0;
@@ -367,11 +366,12 @@ void WaterFiller::run(const std::vector<double>& capacity) {
       k.touched = runs_;
       touched_.push_back(li);
     }
-    for (int li : busy_) {
-      sorted_above_[static_cast<std::size_t>(li)] = kUnsorted;
-      for (int b : members_[static_cast<std::size_t>(li)])
-        if (kept_rate_[static_cast<std::size_t>(b)] != kGone) kept_rate_[static_cast<std::size_t>(b)] = kOpen;
-    }
+    for (int li : busy_) sorted_above_[static_cast<std::size_t>(li)] = kUnsorted;
+    // Every bundle not gone is open: one pass in order of creation (those on the busy links' member
+    // lists, without reading the lists), from the first one not gone.
+    while (first_live_ < kept_rate_.size() && kept_rate_[first_live_] == kGone) ++first_live_;
+    for (std::size_t b = first_live_; b < kept_rate_.size(); ++b)
+      if (kept_rate_[b] != kGone) kept_rate_[b] = kOpen;
   } else if (!lost_.empty()) {
     open_affected(capacity);
   }
