@@ -61,6 +61,7 @@ void WaterFiller::reserve(std::size_t ids) {
 
 void WaterFiller::add(int id, std::span<const int> path) {
   if (id < 0 || path.empty()) throw std::logic_error("WaterFiller::add: negative id or empty path");
+  if (path.size() > kMaxHops) throw std::logic_error("WaterFiller::add: path of more than 65,535 links");
   for (int li : path)
     if (li < 0 || static_cast<std::size_t>(li) >= link_.size())
       throw std::logic_error("WaterFiller::add: link out of range");
@@ -76,9 +77,8 @@ void WaterFiller::add(int id, std::span<const int> path) {
     r.slot = bundle_at_.insert(hash, b,
                                [&](int c, std::uint32_t slot) { bundle_[static_cast<std::size_t>(c)].slot = slot; });
     last_.push_back(-1);
-    lost_in_.push_back(0);
     kept_rate_.push_back(0.0);  // filled by the full run its arrival causes
-    r.hops = static_cast<std::uint32_t>(path.size());
+    r.hops = static_cast<std::uint16_t>(path.size());
     if (path.size() <= kInline) {
       std::copy(path.begin(), path.end(), r.links.begin());
     } else {
@@ -128,8 +128,8 @@ void WaterFiller::remove(int id) {
     prev_[static_cast<std::size_t>(next_[i])] = prev_[i];
   else
     last_[static_cast<std::size_t>(b)] = prev_[i];
-  if (lost_in_[static_cast<std::size_t>(b)] != runs_ + 1) {  // the next run re-fills from it
-    lost_in_[static_cast<std::size_t>(b)] = runs_ + 1;
+  if (!r.lost) {  // the next run re-fills from it
+    r.lost = 1;
     lost_.push_back(b);
   }
   const bool empty = --r.weight == 0;
@@ -345,7 +345,6 @@ void WaterFiller::open_on(int link, double level, const std::vector<double>& cap
 
 void WaterFiller::run(const std::vector<double>& capacity) {
   if (runs_ + 2 >= std::numeric_limits<std::uint32_t>::max()) {  // after 4 billion runs: renumber
-    std::fill(lost_in_.begin(), lost_in_.end(), 0);
     for (auto& k : link_) k.touched = 0;
     std::fill(link_seen_.begin(), link_seen_.end(), 0);
     runs_ = 0;
@@ -380,6 +379,7 @@ void WaterFiller::run(const std::vector<double>& capacity) {
   by_rounds(lists);
   by_heap(lists);
   for (int li : touched_) opened_on_[static_cast<std::size_t>(li)].clear();
+  for (int b : lost_) bundle_[static_cast<std::size_t>(b)].lost = 0;
   lost_.clear();
   full_ = false;
 }

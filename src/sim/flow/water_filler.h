@@ -90,8 +90,10 @@ class WaterFiller {
 
  private:
   static constexpr std::uint32_t kInline = 6;
+  static constexpr std::size_t kMaxHops = 65535;
   struct Bundle {
-    std::uint32_t hops = 0;
+    std::uint16_t hops = 0;
+    std::uint16_t lost = 0;            // lost a flow since the last run (listed in lost_)
     std::uint32_t weight = 0;          // flows in it; 0: gone (a path taken again gets a new bundle)
     std::uint32_t slot = 0;            // its entry in bundle_at_ while not gone
     int first = -1;                    // its first flow (a freeze lists its flows: no other line read)
@@ -122,7 +124,6 @@ class WaterFiller {
   BundleIndex bundle_at_;                // path -> its bundle while not empty
   std::vector<int> bundle_of_;           // by flow id (-1: never joined, -2: left)
   std::vector<int> last_, next_, prev_;  // per bundle its last flow; per flow the next / previous in its bundle
-  std::vector<std::uint32_t> lost_in_;   // per bundle: the run before which it last lost a flow
   std::vector<int> long_;                // paths of more than kInline links, back to back
   std::vector<Link> link_;
   std::vector<std::vector<int>> members_;    // per link: bundles, in order of joining; may hold gone ones
