@@ -376,6 +376,31 @@ TEST(WaterFiller, JoinsAndDeparturesTogetherMatchAFillFromScratch) {
   }
 }
 
+TEST(FlowAfter, HoldsNoneOneOrManyFlowsAndCopies) {
+  const auto list = [](const FlowAfter& a) { return std::vector<int>(a.begin(), a.end()); };
+  FlowAfter none;
+  EXPECT_TRUE(none.empty());
+  EXPECT_EQ(list(none), std::vector<int>{});
+  FlowAfter one = {7};
+  EXPECT_EQ(one.size(), 1u);
+  EXPECT_EQ(list(one), std::vector<int>{7});
+  FlowAfter many = std::vector<int>{4, 2, 9};
+  EXPECT_EQ(list(many), (std::vector<int>{4, 2, 9}));
+  FlowAfter copy = many;  // its own array: changing the original leaves it
+  many = {3};
+  EXPECT_EQ(list(copy), (std::vector<int>{4, 2, 9}));
+  EXPECT_EQ(list(many), std::vector<int>{3});
+  copy = one;
+  EXPECT_EQ(list(copy), std::vector<int>{7});
+  FlowAfter moved = std::move(copy);
+  EXPECT_EQ(list(moved), std::vector<int>{7});
+  moved = std::vector<int>{};
+  EXPECT_TRUE(moved.empty());
+  const FlowAfter& self = many;
+  many = self;  // self-assignment keeps it
+  EXPECT_EQ(list(many), std::vector<int>{3});
+}
+
 TEST(BundleIndex, EqualHashesAreToldApartByTheCallersComparison) {
   chorus::sim::flow::BundleIndex index;
   // Where each bundle is stored: insert's answer, updated by the rebuilds' moves.
