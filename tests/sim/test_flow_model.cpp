@@ -81,6 +81,19 @@ TEST(FlowModel, LaterArrivalSlowsTheFirst) {
   EXPECT_DOUBLE_EQ(r.finish_ns[0], 2500.0);
 }
 
+TEST(FlowModel, AFlowJoiningABundleWhoseRateStaysGetsThatRate) {
+  // A (1000 B on link 0) and B (500 B on links 0, 1) share link 0 (1 B/ns): 0.5 each. B's last
+  // byte at 1000 ns; at that instant C (100 B on link 0: A's path) starts. Link 0 is again shared
+  // by two flows, A and C, at 0.5 each: A's rate does not change, and C must get it too. C sends
+  // its 100 B by 1200 ns; A has 500 left at 1000 ns, sends 100 more by 1200 and its last 400
+  // alone at 1 B/ns: 1600 ns.
+  const auto g = line(2, 0.0);
+  const auto r = simulate_flows(g, {flow({0}, 1000), flow({0, 1}, 500), flow({0}, 100, 1000.0)});
+  EXPECT_DOUBLE_EQ(r.finish_ns[1], 1000.0);
+  EXPECT_DOUBLE_EQ(r.finish_ns[2], 1200.0);
+  EXPECT_DOUBLE_EQ(r.finish_ns[0], 1600.0);
+}
+
 TEST(FlowModel, PerHopLatencyIsAdded) {
   // 1000 B over 2 hops at 1 B/ns: last byte at 1000 ns, + 2 x 1000 ns latency = 3000 ns.
   const auto g = line(2, 1000.0);

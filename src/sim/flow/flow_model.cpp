@@ -160,6 +160,21 @@ void FlowEngine::reallocate() {
   const auto& changed = filler_->changed();
   const std::size_t n = changed.size();
   const bool rebuild = n > active_.size() / 8;
+  const auto move = [&](std::size_t i, double rate) {  // the flow at position i sends at `rate` from now
+    auto& s = send_[i];
+    const double was = s.rate;
+    s.left -= was * (t_ - s.anchor);
+    s.anchor = t_;
+    s.rate = rate;
+    // The batch tolerance scales with the time a flow has been sending: a flow that waited
+    // without a rate (no circuit yet) starts counting when it gets one.
+    if (was == 0.0) s.since = t_;
+    const double last = rate > 0.0 ? t_ + s.left / rate : kInf;
+    if (rebuild)
+      last_byte_.set_leaf(i, last);
+    else
+      last_byte_.set(i, last);
+  };
   std::size_t j = 0;
   for (const auto& run : filler_->changed_runs()) {  // the flows of one bundle, and their new rate
     for (; j < run.end; ++j) {
@@ -170,21 +185,16 @@ void FlowEngine::reallocate() {
         const int ahead = at_[static_cast<std::size_t>(changed[j + kFetchAhead])];
         if (ahead >= 0) __builtin_prefetch(&send_[static_cast<std::size_t>(ahead)], 1);
       }
-      const auto i = static_cast<std::size_t>(at_[static_cast<std::size_t>(changed[j])]);
-      auto& s = send_[i];
-      const double was = s.rate;
-      s.left -= was * (t_ - s.anchor);
-      s.anchor = t_;
-      s.rate = run.rate;
-      // The batch tolerance scales with the time a flow has been sending: a flow that waited
-      // without a rate (no circuit yet) starts counting when it gets one.
-      if (was == 0.0) s.since = t_;
-      const double last = s.rate > 0.0 ? t_ + s.left / s.rate : kInf;
-      if (rebuild)
-        last_byte_.set_leaf(i, last);
-      else
-        last_byte_.set(i, last);
+      move(static_cast<std::size_t>(at_[static_cast<std::size_t>(changed[j])]), run.rate);
     }
+  }
+  // A flow that joined a bundle whose rate this re-fill kept is not among the changes: it gets
+  // the bundle's rate now.
+  for (int f : filler_->joined_bundles()) {
+    const int at = at_[static_cast<std::size_t>(f)];
+    if (at < 0) continue;
+    const double rate = filler_->rate(f);
+    if (rate != send_[static_cast<std::size_t>(at)].rate) move(static_cast<std::size_t>(at), rate);
   }
   if (rebuild) last_byte_.rebuild();
   ++res_.reallocations;

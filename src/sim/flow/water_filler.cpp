@@ -91,6 +91,7 @@ void WaterFiller::add(int id, std::span<const int> path) {
   auto& r = bundle_[static_cast<std::size_t>(b)];
   ++r.weight;
   bundle_of_[i] = b;
+  if (!created) joined_.push_back(id);
   const int tail = last_[static_cast<std::size_t>(b)];  // flows in order of joining
   prev_[i] = tail;
   next_[i] = -1;
@@ -353,6 +354,8 @@ void WaterFiller::run(const std::vector<double>& capacity) {
   touched_.clear();
   changed_.clear();
   changed_runs_.clear();
+  joined_before_run_.swap(joined_);
+  joined_.clear();
   refilled_ = 0;
   refilled_bundles_ = 0;
   const bool full = full_;

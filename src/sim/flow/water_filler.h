@@ -83,6 +83,10 @@ class WaterFiller {
     double rate;
   };
   const std::vector<Run>& changed_runs() const { return changed_runs_; }
+  // The members that joined a bundle already present (a flow of a path that had flows) before
+  // the last run (since the one before it): where that run kept the bundle's rate they are not in
+  // changed(), yet have that rate now.
+  const std::vector<int>& joined_bundles() const { return joined_before_run_; }
 
   // Links with members, and after run() the summed rate of each one's members.
   const std::vector<int>& busy_links() const { return busy_; }
@@ -148,8 +152,9 @@ class WaterFiller {
   std::size_t refilled_ = 0, refilled_bundles_ = 0;
   std::vector<int> changed_;
   std::vector<Run> changed_runs_;
-  std::vector<int> touched_;     // links set up for this run
-  std::vector<int> live_links_;  // of which still to settle
+  std::vector<int> joined_, joined_before_run_;  // see joined_bundles(): since the last run, and before it
+  std::vector<int> touched_;                     // links set up for this run
+  std::vector<int> live_links_;                  // of which still to settle
   std::uint32_t runs_ = 0;
 
   using Entry = std::tuple<double, int, std::uint32_t>;  // share, link, version
