@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <mutex>
 #include <numeric>
+#include <optional>
 
 #include "core/worker_pool.h"
 
@@ -15,6 +16,24 @@ namespace chorus::eval {
 std::string with_time_left(const std::string& label, double left_s) {
   if (!(left_s > 0)) return label;
   return fmt::format("{}; about {:.0f} s left", label, std::ceil(left_s));
+}
+
+double expected_remaining_s(const RunInFlight& run) {
+  return run.elapsed_s < run.predicted_s ? run.predicted_s - run.elapsed_s : run.elapsed_s;
+}
+
+double time_left_s(const std::vector<double>& queued_s, const std::vector<RunInFlight>& in_flight, int workers) {
+  double sum = 0, longest = 0;
+  for (double q : queued_s) {
+    sum += q;
+    longest = std::max(longest, q);
+  }
+  for (const auto& r : in_flight) {
+    const double left = expected_remaining_s(r);
+    sum += left;
+    longest = std::max(longest, left);
+  }
+  return std::max(sum / std::max(1, workers), longest);
 }
 
 std::vector<std::size_t> spread_order(std::size_t n) {
@@ -33,7 +52,9 @@ void run_study(const std::vector<StudyRun>& runs, int workers, const std::functi
   const int total = static_cast<int>(runs.size());
   const int pool = std::max(1, workers);
   std::vector<bool> finished(runs.size(), false);
-  std::mutex mutex;  // guards done, finished, costs and the progress callback
+  using Clock = std::chrono::steady_clock;
+  std::vector<std::optional<Clock::time_point>> started(runs.size());
+  std::mutex mutex;  // guards done, finished, started, costs and the progress callback
   int done = 0;
   CostEstimate costs;
   const std::atomic<bool> never{false};
@@ -41,18 +62,29 @@ void run_study(const std::vector<StudyRun>& runs, int workers, const std::functi
   if (progress && total > 0) progress(0, total, runs[order.front()].label);
   run_pool(runs.size(), pool, never, [&](std::size_t taken) {
     const std::size_t i = order[taken];
-    const auto start = std::chrono::steady_clock::now();
+    const auto start = Clock::now();
+    {
+      const std::lock_guard<std::mutex> lock(mutex);
+      started[i] = start;
+    }
     run(i);
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const auto end = Clock::now();
     const std::lock_guard<std::mutex> lock(mutex);
     finished[i] = true;
-    costs.add(runs[i].values, seconds);
+    costs.add(runs[i].values, std::chrono::duration<double>(end - start).count());
     ++done;
     if (!progress) return;
-    double left = 0;
-    for (std::size_t k = 0; k < runs.size(); ++k)
-      if (!finished[k]) left += costs.predict(runs[k].values);
-    progress(done, total, with_time_left(runs[i].label, left / pool));
+    std::vector<double> queued;
+    std::vector<RunInFlight> in_flight;
+    for (std::size_t k = 0; k < runs.size(); ++k) {
+      if (finished[k]) continue;
+      const double predicted = costs.predict(runs[k].values);
+      if (started[k])
+        in_flight.push_back({predicted, std::chrono::duration<double>(end - *started[k]).count()});
+      else
+        queued.push_back(predicted);
+    }
+    progress(done, total, with_time_left(runs[i].label, time_left_s(queued, in_flight, pool)));
   });
 }
 

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <map>
 #include <mutex>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -148,7 +149,9 @@ IterationStudy run_iteration_study(const IterationStudyOptions& o) {
   };
   std::vector<IterationRow> rows(tasks.size());
   std::vector<bool> finished(tasks.size(), false);
-  std::mutex mutex;  // guards done, finished, costs and the progress callback
+  using Clock = std::chrono::steady_clock;
+  std::vector<std::optional<Clock::time_point>> started(tasks.size());
+  std::mutex mutex;  // guards done, finished, started, costs and the progress callback
   int done = 0;
   CostEstimate costs;
   const std::atomic<bool> never{false};
@@ -158,16 +161,29 @@ IterationStudy run_iteration_study(const IterationStudyOptions& o) {
   run_pool(tasks.size(), o.workers, never, [&](std::size_t taken) {
     const std::size_t i = order[taken];
     const auto& t = tasks[i];
+    {
+      const std::lock_guard<std::mutex> lock(mutex);
+      started[i] = Clock::now();
+    }
     rows[i] = run_on(jobs[t.job], job_models[t.job], t.fabric, t.degree, t.gbps, t.options);
     const std::lock_guard<std::mutex> lock(mutex);
     finished[i] = true;
     costs.add(values(t), rows[i].wall_s);
     ++done;
     if (!o.progress) return;
-    double left = 0;
-    for (std::size_t k = 0; k < tasks.size(); ++k)
-      if (!finished[k]) left += costs.predict(values(tasks[k]));
-    o.progress(rows[i], done, total, left / std::max(1, o.workers));
+    // The runs queued and those in flight (a long one may have outlived its prediction).
+    const auto now = Clock::now();
+    std::vector<double> queued;
+    std::vector<RunInFlight> in_flight;
+    for (std::size_t k = 0; k < tasks.size(); ++k) {
+      if (finished[k]) continue;
+      const double predicted = costs.predict(values(tasks[k]));
+      if (started[k])
+        in_flight.push_back({predicted, std::chrono::duration<double>(now - *started[k]).count()});
+      else
+        queued.push_back(predicted);
+    }
+    o.progress(rows[i], done, total, time_left_s(queued, in_flight, o.workers));
   });
   const auto grid = static_cast<std::size_t>(total - reconfig_runs);
   study.rows.assign(rows.begin(), rows.begin() + static_cast<std::ptrdiff_t>(grid));

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <sstream>
 
 #include "core/error.h"
@@ -78,6 +79,19 @@ TEST(FlowModel, LaterArrivalSlowsTheFirst) {
   const auto r = simulate_flows(g, {flow({0}, 2000), flow({0}, 500, 1000.0)});
   EXPECT_DOUBLE_EQ(r.finish_ns[1], 2000.0);
   EXPECT_DOUBLE_EQ(r.finish_ns[0], 2500.0);
+}
+
+TEST(FlowModel, AFlowJoiningABundleWhoseRateStaysGetsThatRate) {
+  // A (1000 B on link 0) and B (500 B on links 0, 1) share link 0 (1 B/ns): 0.5 each. B's last
+  // byte at 1000 ns; at that instant C (100 B on link 0: A's path) starts. Link 0 is again shared
+  // by two flows, A and C, at 0.5 each: A's rate does not change, and C must get it too. C sends
+  // its 100 B by 1200 ns; A has 500 left at 1000 ns, sends 100 more by 1200 and its last 400
+  // alone at 1 B/ns: 1600 ns.
+  const auto g = line(2, 0.0);
+  const auto r = simulate_flows(g, {flow({0}, 1000), flow({0, 1}, 500), flow({0}, 100, 1000.0)});
+  EXPECT_DOUBLE_EQ(r.finish_ns[1], 1000.0);
+  EXPECT_DOUBLE_EQ(r.finish_ns[2], 1200.0);
+  EXPECT_DOUBLE_EQ(r.finish_ns[0], 1600.0);
 }
 
 TEST(FlowModel, PerHopLatencyIsAdded) {
@@ -225,6 +239,19 @@ TEST(WaterFiller, RemovalsRefillTheLinksConnectedToThemAboveTheirLevel) {
   EXPECT_DOUBLE_EQ(w.link_rate(2), 1.0);
 }
 
+namespace {
+// changed_runs() splits changed() into consecutive runs, each with the rate the run's flows now have.
+void expect_runs_cover_changed(const WaterFiller& w) {
+  std::size_t from = 0;
+  for (const auto& run : w.changed_runs()) {
+    EXPECT_GT(run.end, from);  // no empty run
+    for (std::size_t j = from; j < run.end && j < w.changed().size(); ++j) EXPECT_EQ(w.rate(w.changed()[j]), run.rate);
+    from = run.end;
+  }
+  EXPECT_EQ(from, w.changed().size());
+}
+}  // namespace
+
 TEST(WaterFiller, SparseFabricsAfterRemovalsMatchAFillFromScratch) {
   // Mostly one-link paths with a few longer ones, as on a direct-connect fabric: after every
   // batch of departures the kept and re-filled rates must equal a filling of the flows present
@@ -286,6 +313,7 @@ TEST(WaterFiller, SparseFabricsAfterRemovalsMatchAFillFromScratch) {
       std::sort(changed.begin(), changed.end());
       std::sort(moved.begin(), moved.end());
       EXPECT_EQ(changed, moved) << "trial " << trial << " op " << op;
+      expect_runs_cover_changed(w);
     }
   }
 }
@@ -352,6 +380,7 @@ TEST(WaterFiller, JoinsAndDeparturesTogetherMatchAFillFromScratch) {
       std::sort(changed.begin(), changed.end());
       std::sort(moved.begin(), moved.end());
       EXPECT_EQ(changed, moved) << "trial " << trial << " op " << op;
+      expect_runs_cover_changed(w);
       double on_links = 0.0, on_flows = 0.0;  // every link's rate is its members' rates summed
       for (int l : w.busy_links()) on_links += w.link_rate(l);
       for (int id : present) on_flows += w.rate(id) * static_cast<double>(path_of[static_cast<std::size_t>(id)].size());
@@ -360,23 +389,56 @@ TEST(WaterFiller, JoinsAndDeparturesTogetherMatchAFillFromScratch) {
   }
 }
 
+TEST(FlowAfter, HoldsNoneOneOrManyFlowsAndCopies) {
+  const auto list = [](const FlowAfter& a) { return std::vector<int>(a.begin(), a.end()); };
+  FlowAfter none;
+  EXPECT_TRUE(none.empty());
+  EXPECT_EQ(list(none), std::vector<int>{});
+  FlowAfter one = {7};
+  EXPECT_EQ(one.size(), 1u);
+  EXPECT_EQ(list(one), std::vector<int>{7});
+  FlowAfter many = std::vector<int>{4, 2, 9};
+  EXPECT_EQ(list(many), (std::vector<int>{4, 2, 9}));
+  FlowAfter copy = many;  // its own array: changing the original leaves it
+  many = {3};
+  EXPECT_EQ(list(copy), (std::vector<int>{4, 2, 9}));
+  EXPECT_EQ(list(many), std::vector<int>{3});
+  copy = one;
+  EXPECT_EQ(list(copy), std::vector<int>{7});
+  FlowAfter moved = std::move(copy);
+  EXPECT_EQ(list(moved), std::vector<int>{7});
+  moved = std::vector<int>{};
+  EXPECT_TRUE(moved.empty());
+  const FlowAfter& self = many;
+  many = self;  // self-assignment keeps it
+  EXPECT_EQ(list(many), std::vector<int>{3});
+}
+
 TEST(BundleIndex, EqualHashesAreToldApartByTheCallersComparison) {
   chorus::sim::flow::BundleIndex index;
+  // Where each bundle is stored: insert's answer, updated by the rebuilds' moves.
+  std::map<int, std::uint32_t> slot;
+  const auto moved = [&](int b, std::uint32_t s) { slot[b] = s; };
+  const auto insert = [&](std::uint64_t hash, int b) { slot[b] = index.insert(hash, b, moved); };
   EXPECT_EQ(index.find(7, [](int) { return true; }), -1);
-  index.insert(7, 1);
-  index.insert(7, 2);  // another path with the same hash
+  insert(7, 1);
+  insert(7, 2);  // another path with the same hash
+  EXPECT_NE(slot[1], slot[2]);
   EXPECT_EQ(index.find(7, [](int b) { return b == 2; }), 2);
   EXPECT_EQ(index.find(7, [](int b) { return b == 1; }), 1);
   EXPECT_EQ(index.find(8, [](int) { return true; }), -1);
-  index.erase(7, 1);
+  index.erase_at(slot[1]);
   EXPECT_EQ(index.find(7, [](int b) { return b == 1; }), -1);
   EXPECT_EQ(index.find(7, [](int b) { return b == 2; }), 2);  // found past the erased slot
-  // Many inserts and erases (tombstones, rebuilds): what is left is exactly what was not erased.
-  for (int b = 10; b < 5000; ++b) index.insert(static_cast<std::uint64_t>(b % 97), b);
-  for (int b = 10; b < 5000; b += 2) index.erase(static_cast<std::uint64_t>(b % 97), b);
-  for (int b = 10; b < 5000; ++b) {
-    const int want = b % 2 == 1 ? b : -1;
-    EXPECT_EQ(index.find(static_cast<std::uint64_t>(b % 97), [&](int c) { return c == b; }), want) << b;
+  // Many inserts and erases (tombstones, rebuilds that move entries): what is left is exactly what
+  // was not erased, so every slot the moves reported was right.
+  for (int b = 10; b < 5000; ++b) insert(static_cast<std::uint64_t>(b % 97), b);
+  for (int b = 10; b < 5000; b += 2) index.erase_at(slot[b]);
+  for (int b = 5000; b < 9000; ++b) insert(static_cast<std::uint64_t>(b % 97), b);  // rebuilds after erasures
+  for (int b = 5001; b < 9000; b += 2) index.erase_at(slot[b]);
+  for (int b = 10; b < 9000; ++b) {
+    const bool erased = b < 5000 ? b % 2 == 0 : b % 2 == 1;
+    EXPECT_EQ(index.find(static_cast<std::uint64_t>(b % 97), [&](int c) { return c == b; }), erased ? -1 : b) << b;
   }
   EXPECT_EQ(index.find(7, [](int b) { return b == 2; }), 2);
 }

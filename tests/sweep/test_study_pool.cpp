@@ -180,6 +180,33 @@ TEST(StudyPool, RunsAreTakenSpreadOverTheStudy) {
   }
 }
 
+TEST(StudyPool, ARunInFlightIsExpectedToTakeWhatItsPredictionLeaves) {
+  EXPECT_DOUBLE_EQ(expected_remaining_s({10, 3}), 7);  // 10 s predicted, 3 s run: 7 s to go
+  EXPECT_DOUBLE_EQ(expected_remaining_s({10, 0}), 10);
+  // At or past its prediction the prediction was wrong: as long again as it has run so far.
+  EXPECT_DOUBLE_EQ(expected_remaining_s({10, 10}), 10);
+  EXPECT_DOUBLE_EQ(expected_remaining_s({1, 30}), 30);
+  EXPECT_DOUBLE_EQ(expected_remaining_s({0, 0}), 0);
+}
+
+TEST(StudyPool, TimeLeftIsNeverLessThanARunInFlightStillTakes) {
+  // Queued 2 s and 4 s, in flight 10 s predicted and 3 s run (7 s to go), 2 workers: shared,
+  // (2 + 4 + 7) / 2 = 6.5 s, but the run in flight alone takes 7 s more.
+  EXPECT_DOUBLE_EQ(time_left_s({2, 4}, {{10, 3}}, 2), 7);
+  // Queued 3 s four times, in flight 5 s predicted and 1 s run (4 to go), 2 workers: the share
+  // (12 + 4) / 2 = 8 s is the larger.
+  EXPECT_DOUBLE_EQ(time_left_s({3, 3, 3, 3}, {{5, 1}}, 2), 8);
+  // Only a run that was predicted at 1 s and has run 30 s is left, on 4 workers: the sum over the
+  // workers (the old estimate) would give 1 / 4 s; it is taken to be halfway, 30 s.
+  EXPECT_DOUBLE_EQ(time_left_s({}, {{1, 30}}, 4), 30);
+  // Nothing in flight: the queued runs shared, but not less than the largest (9 s) alone.
+  EXPECT_DOUBLE_EQ(time_left_s({1, 2, 9}, {}, 3), 9);
+  EXPECT_DOUBLE_EQ(time_left_s({6, 6, 6}, {}, 2), 9);
+  EXPECT_DOUBLE_EQ(time_left_s({6, 6, 6}, {}, 0), 18);  // workers < 1 count as 1
+  EXPECT_DOUBLE_EQ(time_left_s({}, {}, 2), 0);
+  EXPECT_EQ(with_time_left("a", time_left_s({}, {{1, 30}}, 4)), "a; about 30 s left");
+}
+
 TEST(StudyPool, TimeLeftFromTheRunsOwnCosts) {
   EXPECT_EQ(with_time_left("a", 0), "a");
   EXPECT_EQ(with_time_left("a", 2.2), "a; about 3 s left");

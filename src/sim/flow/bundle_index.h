@@ -1,7 +1,8 @@
 #pragma once
 // The water filler's map from a path to the bundle that holds its flows: open addressing with
 // linear probing over (hash, bundle) slots, kept at most half full (tombstones included) and
-// rebuilt from the live entries when it fills. Bundles come and go with every flow that starts or
+// rebuilt from the live entries when it fills. The caller keeps each entry's slot, so removing one
+// is a store. Bundles come and go with every flow that starts or
 // ends (2.3 million flows in one DLRM iteration at 1,024 servers); a node-based map paid an
 // allocation for each. Paths with equal hashes are told apart by the caller: find() checks each
 // bundle stored under the hash with the caller's comparison of paths.
@@ -22,32 +23,19 @@ class BundleIndex {
       if (s.bundle >= 0 && s.hash == hash && same(s.bundle)) return s.bundle;
     }
   }
-  // Stores `bundle` under `hash` (the caller has found no equal path there).
-  void insert(std::uint64_t hash, int bundle) {
-    if (2 * (live_ + dead_ + 1) > slots_.size()) rebuild();
-    for (std::size_t i = hash & mask_;; i = (i + 1) & mask_) {
-      Slot& s = slots_[i];
-      if (s.bundle < 0) {
-        if (s.bundle == kDead) --dead_;
-        s = {hash, bundle};
-        ++live_;
-        return;
-      }
-    }
+  // Stores `bundle` under `hash` (the caller has found no equal path there); returns its slot.
+  // A rebuild moves entries: moved(bundle, slot) is called for each one moved, before the return.
+  template <class Moved>
+  std::uint32_t insert(std::uint64_t hash, int bundle, Moved&& moved) {
+    if (2 * (live_ + dead_ + 1) > slots_.size()) rebuild(moved);
+    return place(hash, bundle);
   }
-  // Removes `bundle` stored under `hash`, if it is there.
-  void erase(std::uint64_t hash, int bundle) {
-    if (slots_.empty()) return;
-    for (std::size_t i = hash & mask_;; i = (i + 1) & mask_) {
-      Slot& s = slots_[i];
-      if (s.bundle == kEmpty) return;
-      if (s.bundle == bundle && s.hash == hash) {
-        s.bundle = kDead;
-        --live_;
-        ++dead_;
-        return;
-      }
-    }
+  // Removes the entry in `slot` (insert's answer, or moved's since). A store, not a search: the
+  // caller needs no answer, so nothing waits for the slot's line.
+  void erase_at(std::uint32_t slot) {
+    slots_[slot].bundle = kDead;
+    --live_;
+    ++dead_;
   }
 
  private:
@@ -57,7 +45,19 @@ class BundleIndex {
     std::uint64_t hash = 0;
     int bundle = kEmpty;
   };
-  void rebuild() {
+  std::uint32_t place(std::uint64_t hash, int bundle) {
+    for (std::size_t i = hash & mask_;; i = (i + 1) & mask_) {
+      Slot& s = slots_[i];
+      if (s.bundle < 0) {
+        if (s.bundle == kDead) --dead_;
+        s = {hash, bundle};
+        ++live_;
+        return static_cast<std::uint32_t>(i);
+      }
+    }
+  }
+  template <class Moved>
+  void rebuild(Moved&& moved) {
     std::size_t size = 16;
     while (size < 4 * (live_ + 1)) size *= 2;
     std::vector<Slot> old(size);
@@ -66,7 +66,7 @@ class BundleIndex {
     live_ = 0;
     dead_ = 0;
     for (const Slot& s : old)
-      if (s.bundle >= 0) insert(s.hash, s.bundle);
+      if (s.bundle >= 0) moved(s.bundle, place(s.hash, s.bundle));
   }
 
   std::vector<Slot> slots_;

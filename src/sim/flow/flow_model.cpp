@@ -157,35 +157,46 @@ void FlowEngine::reallocate() {
   // Only the flows whose rate the filler changed move their last byte (most of a re-fill after
   // departures gets its old rate back): one leaf each, or (many of them) all their leaves and the
   // tree in one pass. An unchanged rate keeps its anchor and last byte.
-  moved_.clear();
   const auto& changed = filler_->changed();
   const std::size_t n = changed.size();
-  for (std::size_t j = 0; j < n; ++j) {
-    // The changed flows' records are scattered: fetch their positions, then their records, ahead
-    // (the misses were a third of this function).
-    if (j + 2 * kFetchAhead < n) __builtin_prefetch(&at_[static_cast<std::size_t>(changed[j + 2 * kFetchAhead])]);
-    if (j + kFetchAhead < n) {
-      const int ahead = at_[static_cast<std::size_t>(changed[j + kFetchAhead])];
-      if (ahead >= 0) __builtin_prefetch(&send_[static_cast<std::size_t>(ahead)], 1);
-    }
-    const int f = changed[j];
-    const auto i = static_cast<std::size_t>(at_[static_cast<std::size_t>(f)]);
-    const double was = send_[i].rate;
-    send_[i].left -= was * (t_ - send_[i].anchor);
-    send_[i].anchor = t_;
-    send_[i].rate = filler_->rate(f);
+  const bool rebuild = n > active_.size() / 8;
+  const auto move = [&](std::size_t i, double rate) {  // the flow at position i sends at `rate` from now
+    auto& s = send_[i];
+    const double was = s.rate;
+    s.left -= was * (t_ - s.anchor);
+    s.anchor = t_;
+    s.rate = rate;
     // The batch tolerance scales with the time a flow has been sending: a flow that waited
     // without a rate (no circuit yet) starts counting when it gets one.
-    if (was == 0.0) send_[i].since = t_;
-    moved_.push_back(i);
+    if (was == 0.0) s.since = t_;
+    const double last = rate > 0.0 ? t_ + s.left / rate : kInf;
+    if (rebuild)
+      last_byte_.set_leaf(i, last);
+    else
+      last_byte_.set(i, last);
+  };
+  std::size_t j = 0;
+  for (const auto& run : filler_->changed_runs()) {  // the flows of one bundle, and their new rate
+    for (; j < run.end; ++j) {
+      // The changed flows' records are scattered: fetch their positions, then their records, ahead
+      // (the misses were a third of this function).
+      if (j + 2 * kFetchAhead < n) __builtin_prefetch(&at_[static_cast<std::size_t>(changed[j + 2 * kFetchAhead])]);
+      if (j + kFetchAhead < n) {
+        const int ahead = at_[static_cast<std::size_t>(changed[j + kFetchAhead])];
+        if (ahead >= 0) __builtin_prefetch(&send_[static_cast<std::size_t>(ahead)], 1);
+      }
+      move(static_cast<std::size_t>(at_[static_cast<std::size_t>(changed[j])]), run.rate);
+    }
   }
-  const auto last_byte = [&](std::size_t i) { return send_[i].rate > 0.0 ? t_ + send_[i].left / send_[i].rate : kInf; };
-  if (moved_.size() > active_.size() / 8) {
-    for (std::size_t i : moved_) last_byte_.set_leaf(i, last_byte(i));
-    last_byte_.rebuild();
-  } else {
-    for (std::size_t i : moved_) last_byte_.set(i, last_byte(i));
+  // A flow that joined a bundle whose rate this re-fill kept is not among the changes: it gets
+  // the bundle's rate now.
+  for (int f : filler_->joined_bundles()) {
+    const int at = at_[static_cast<std::size_t>(f)];
+    if (at < 0) continue;
+    const double rate = filler_->rate(f);
+    if (rate != send_[static_cast<std::size_t>(at)].rate) move(static_cast<std::size_t>(at), rate);
   }
+  if (rebuild) last_byte_.rebuild();
   ++res_.reallocations;
 }
 
@@ -235,6 +246,8 @@ void FlowEngine::step(std::vector<int>& completed) {
         __builtin_prefetch(&send_[due_[j + kFetchAhead]]);
         __builtin_prefetch(&flows_[static_cast<std::size_t>(due_flows_[j + kFetchAhead])]);
       }
+      if (j + kFetchAhead / 2 < due_.size())  // and then its path (its links and latency are read)
+        __builtin_prefetch(flows_[static_cast<std::size_t>(due_flows_[j + kFetchAhead / 2])].path.data());
       const int f = due_flows_[j];
       const auto i = static_cast<std::size_t>(at_[static_cast<std::size_t>(f)]);
       const double last = last_byte_.at(i);

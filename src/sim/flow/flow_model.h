@@ -19,6 +19,7 @@
 
 #include "net/graph/graph_network.h"
 #include "net/graph/routing.h"
+#include "sim/flow/flow_after.h"
 #include "sim/flow/min_tree.h"
 
 namespace chorus::sim::flow {
@@ -26,9 +27,9 @@ namespace chorus::sim::flow {
 struct Flow {
   net::Path path;  // link indices; empty = a local/barrier flow that takes no time
   double bytes = 0.0;
-  double start_ns = 0.0;   // earliest start
-  std::vector<int> after;  // earlier flows (smaller index) that must have completed (incl. latency) first
-  int src = -1;            // servers, for the traffic matrix (-1: none)
+  double start_ns = 0.0;  // earliest start
+  FlowAfter after;        // earlier flows (smaller index) that must have completed (incl. latency) first
+  int src = -1;           // servers, for the traffic matrix (-1: none)
   int dst = -1;
   double delay_ns = 0.0;  // completes this much later than last byte + path latency
 };
@@ -166,7 +167,6 @@ class FlowEngine {
   MinTree last_byte_;  // by position: when its last byte goes at its current rate (inf: rate 0)
   std::vector<std::size_t> due_;
   std::vector<int> due_flows_;
-  std::vector<std::size_t> moved_;                 // positions whose rate a reallocation changed
   double t_ = 0.0;                                 // now
   double settled_ = 0.0;                           // time the link counters were last brought up to
   double window_ns_ = 0.0;                         // record_link_windows' window; 0: not recorded

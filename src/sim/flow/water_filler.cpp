@@ -11,7 +11,10 @@
 
 namespace chorus::sim::flow {
 namespace {
-constexpr std::size_t kAhead = 8;                                      // members whose records are fetched ahead
+constexpr std::size_t kAhead = 8;  // members whose records are fetched ahead
+// Members whose kept rates are fetched ahead: a scan skips most members after reading only that,
+// so it runs further ahead to keep enough misses in flight.
+constexpr std::size_t kScanAhead = 32;
 constexpr double kGone = -std::numeric_limits<double>::infinity();     // kept_rate_ of a gone bundle
 constexpr double kOpen = std::numeric_limits<double>::quiet_NaN();     // and of one this run fills
 constexpr double kUnsorted = std::numeric_limits<double>::infinity();  // a link's members not sorted
@@ -58,6 +61,7 @@ void WaterFiller::reserve(std::size_t ids) {
 
 void WaterFiller::add(int id, std::span<const int> path) {
   if (id < 0 || path.empty()) throw std::logic_error("WaterFiller::add: negative id or empty path");
+  if (path.size() > kMaxHops) throw std::logic_error("WaterFiller::add: path of more than 65,535 links");
   for (int li : path)
     if (li < 0 || static_cast<std::size_t>(li) >= link_.size())
       throw std::logic_error("WaterFiller::add: link out of range");
@@ -69,12 +73,12 @@ void WaterFiller::add(int id, std::span<const int> path) {
   const bool created = b < 0;
   if (created) {
     b = static_cast<int>(bundle_.size());
-    bundle_at_.insert(hash, b);
     auto& r = bundle_.emplace_back();
-    first_.push_back(-1);
+    r.slot = bundle_at_.insert(hash, b,
+                               [&](int c, std::uint32_t slot) { bundle_[static_cast<std::size_t>(c)].slot = slot; });
     last_.push_back(-1);
     kept_rate_.push_back(0.0);  // filled by the full run its arrival causes
-    r.hops = static_cast<std::uint32_t>(path.size());
+    r.hops = static_cast<std::uint16_t>(path.size());
     if (path.size() <= kInline) {
       std::copy(path.begin(), path.end(), r.links.begin());
     } else {
@@ -87,13 +91,14 @@ void WaterFiller::add(int id, std::span<const int> path) {
   auto& r = bundle_[static_cast<std::size_t>(b)];
   ++r.weight;
   bundle_of_[i] = b;
+  if (!created) joined_.push_back(id);
   const int tail = last_[static_cast<std::size_t>(b)];  // flows in order of joining
   prev_[i] = tail;
   next_[i] = -1;
   if (tail >= 0)
     next_[static_cast<std::size_t>(tail)] = id;
   else
-    first_[static_cast<std::size_t>(b)] = id;
+    r.first = id;
   last_[static_cast<std::size_t>(b)] = id;
   for (int li : path) {
     const auto l = static_cast<std::size_t>(li);
@@ -119,19 +124,19 @@ void WaterFiller::remove(int id) {
   if (prev_[i] >= 0)
     next_[static_cast<std::size_t>(prev_[i])] = next_[i];
   else
-    first_[static_cast<std::size_t>(b)] = next_[i];
+    r.first = next_[i];
   if (next_[i] >= 0)
     prev_[static_cast<std::size_t>(next_[i])] = prev_[i];
   else
     last_[static_cast<std::size_t>(b)] = prev_[i];
-  if (r.lost_in != runs_ + 1) {  // the next run re-fills from it
-    r.lost_in = runs_ + 1;
+  if (!r.lost) {  // the next run re-fills from it
+    r.lost = 1;
     lost_.push_back(b);
   }
   const bool empty = --r.weight == 0;
   if (empty) {
     kept_rate_[static_cast<std::size_t>(b)] = kGone;
-    bundle_at_.erase(key(path(r)), b);
+    bundle_at_.erase_at(r.slot);
   }
   for (int li : path(r)) {
     const auto l = static_cast<std::size_t>(li);
@@ -192,27 +197,28 @@ void WaterFiller::freeze(double share, const std::vector<int>& members) {
     // The records are scattered: fetch a few members ahead (most of a run's time is these misses).
     // Three stages: the kept rates furthest ahead, then the records and first flows, then the
     // first flows' links to the next (the flows of a bundle are listed for changed_).
-    if (j + 2 * kAhead < n) __builtin_prefetch(&kept_rate_[static_cast<std::size_t>(members[j + 2 * kAhead])]);
+    if (j + kScanAhead < n) __builtin_prefetch(&kept_rate_[static_cast<std::size_t>(members[j + kScanAhead])]);
     if (j + kAhead < n) {
       const auto ahead = static_cast<std::size_t>(members[j + kAhead]);
       if (std::isnan(kept_rate_[ahead])) {
         __builtin_prefetch(&bundle_[ahead]);
-        __builtin_prefetch(&first_[ahead]);
+        __builtin_prefetch(reinterpret_cast<const char*>(&bundle_[ahead]) + sizeof(Bundle) - 1);  // may span two lines
       }
     }
     if (j + kAhead / 2 < n) {
       const auto ahead = static_cast<std::size_t>(members[j + kAhead / 2]);
       if (std::isnan(kept_rate_[ahead])) {
-        const int f = first_[ahead];
+        const int f = bundle_[ahead].first;
         if (f >= 0) __builtin_prefetch(&next_[static_cast<std::size_t>(f)]);
       }
     }
     const int b = members[j];
     if (!std::isnan(kept_rate_[static_cast<std::size_t>(b)])) continue;  // kept, frozen in this run, or gone
     auto& r = bundle_[static_cast<std::size_t>(b)];
-    if (r.rate != share)
-      for (int f = first_[static_cast<std::size_t>(b)]; f >= 0; f = next_[static_cast<std::size_t>(f)])
-        changed_.push_back(f);
+    if (r.rate != share) {
+      for (int f = r.first; f >= 0; f = next_[static_cast<std::size_t>(f)]) changed_.push_back(f);
+      changed_runs_.push_back({changed_.size(), share});
+    }
     r.rate = share;
     kept_rate_[static_cast<std::size_t>(b)] = share;
     ++refilled_bundles_;
@@ -323,7 +329,7 @@ void WaterFiller::open_on(int link, double level, const std::vector<double>& cap
   const std::size_t n = level >= sorted_above_[l] ? front_[l] : members.size();
   std::size_t front = 0;
   for (std::size_t j = 0; j < n; ++j) {
-    if (j + kAhead < n) __builtin_prefetch(&kept_rate_[static_cast<std::size_t>(members[j + kAhead])]);
+    if (j + kScanAhead < n) __builtin_prefetch(&kept_rate_[static_cast<std::size_t>(members[j + kScanAhead])]);
     const int b = members[j];
     const double kept = kept_rate_[static_cast<std::size_t>(b)];
     if (kept >= level) {
@@ -340,7 +346,6 @@ void WaterFiller::open_on(int link, double level, const std::vector<double>& cap
 
 void WaterFiller::run(const std::vector<double>& capacity) {
   if (runs_ + 2 >= std::numeric_limits<std::uint32_t>::max()) {  // after 4 billion runs: renumber
-    for (auto& r : bundle_) r.lost_in = 0;
     for (auto& k : link_) k.touched = 0;
     std::fill(link_seen_.begin(), link_seen_.end(), 0);
     runs_ = 0;
@@ -348,6 +353,9 @@ void WaterFiller::run(const std::vector<double>& capacity) {
   ++runs_;
   touched_.clear();
   changed_.clear();
+  changed_runs_.clear();
+  joined_before_run_.swap(joined_);
+  joined_.clear();
   refilled_ = 0;
   refilled_bundles_ = 0;
   const bool full = full_;
@@ -360,11 +368,12 @@ void WaterFiller::run(const std::vector<double>& capacity) {
       k.touched = runs_;
       touched_.push_back(li);
     }
-    for (int li : busy_) {
-      sorted_above_[static_cast<std::size_t>(li)] = kUnsorted;
-      for (int b : members_[static_cast<std::size_t>(li)])
-        if (kept_rate_[static_cast<std::size_t>(b)] != kGone) kept_rate_[static_cast<std::size_t>(b)] = kOpen;
-    }
+    for (int li : busy_) sorted_above_[static_cast<std::size_t>(li)] = kUnsorted;
+    // Every bundle not gone is open: one pass in order of creation (those on the busy links' member
+    // lists, without reading the lists), from the first one not gone.
+    while (first_live_ < kept_rate_.size() && kept_rate_[first_live_] == kGone) ++first_live_;
+    for (std::size_t b = first_live_; b < kept_rate_.size(); ++b)
+      if (kept_rate_[b] != kGone) kept_rate_[b] = kOpen;
   } else if (!lost_.empty()) {
     open_affected(capacity);
   }
@@ -373,6 +382,7 @@ void WaterFiller::run(const std::vector<double>& capacity) {
   by_rounds(lists);
   by_heap(lists);
   for (int li : touched_) opened_on_[static_cast<std::size_t>(li)].clear();
+  for (int b : lost_) bundle_[static_cast<std::size_t>(b)].lost = 0;
   lost_.clear();
   full_ = false;
 }

@@ -34,7 +34,7 @@
 // a re-fill holds 14 flows per bundle on average, and the filler's work falls by that factor.
 //
 // The link -> bundles membership is kept between runs and each bundle is one 48-byte record (its
-// rate, its path inline when it has at most six links), so a run is a pass over the re-filled
+// rate, its first flow, its path inline when it has at most six links), so a run is a pass over the re-filled
 // bundles' path entries with no lists rebuilt. Passes over a link's members read a dense array of
 // 8 bytes per bundle (its kept rate, or that it is open or gone) before any record.
 #include <array>
@@ -76,6 +76,17 @@ class WaterFiller {
   std::size_t refilled() const { return refilled_; }
   std::size_t refilled_bundles() const { return refilled_bundles_; }
   const std::vector<int>& changed() const { return changed_; }
+  // changed() in runs of one bundle: each run's end in changed() and the new rate of its flows (the
+  // caller needs no lookup per flow).
+  struct Run {
+    std::size_t end;
+    double rate;
+  };
+  const std::vector<Run>& changed_runs() const { return changed_runs_; }
+  // The members that joined a bundle already present (a flow of a path that had flows) before
+  // the last run (since the one before it): where that run kept the bundle's rate they are not in
+  // changed(), yet have that rate now.
+  const std::vector<int>& joined_bundles() const { return joined_before_run_; }
 
   // Links with members, and after run() the summed rate of each one's members.
   const std::vector<int>& busy_links() const { return busy_; }
@@ -83,10 +94,13 @@ class WaterFiller {
 
  private:
   static constexpr std::uint32_t kInline = 6;
+  static constexpr std::size_t kMaxHops = 65535;
   struct Bundle {
-    std::uint32_t hops = 0;
-    std::uint32_t lost_in = 0;         // the run before which it last lost a flow
+    std::uint16_t hops = 0;
+    std::uint16_t lost = 0;            // lost a flow since the last run (listed in lost_)
     std::uint32_t weight = 0;          // flows in it; 0: gone (a path taken again gets a new bundle)
+    std::uint32_t slot = 0;            // its entry in bundle_at_ while not gone
+    int first = -1;                    // its first flow (a freeze lists its flows: no other line read)
     double rate = 0.0;                 // per flow
     std::array<int, kInline> links{};  // the path when hops <= kInline, else its offset in long_
   };
@@ -111,11 +125,10 @@ class WaterFiller {
   void open_on(int link, double level, const std::vector<double>& capacity, const Reach& reach);
 
   std::vector<Bundle> bundle_;
-  BundleIndex bundle_at_;       // path -> its bundle while not empty
-  std::vector<int> bundle_of_;  // by flow id (-1: never joined, -2: left)
-  std::vector<int> first_, last_, next_,
-      prev_;               // per bundle its first and last flow; per flow the next / previous in its bundle
-  std::vector<int> long_;  // paths of more than kInline links, back to back
+  BundleIndex bundle_at_;                // path -> its bundle while not empty
+  std::vector<int> bundle_of_;           // by flow id (-1: never joined, -2: left)
+  std::vector<int> last_, next_, prev_;  // per bundle its last flow; per flow the next / previous in its bundle
+  std::vector<int> long_;                // paths of more than kInline links, back to back
   std::vector<Link> link_;
   std::vector<std::vector<int>> members_;    // per link: bundles, in order of joining; may hold gone ones
   std::vector<std::vector<int>> opened_on_;  // per link: bundles a run after removals re-fills
@@ -127,6 +140,7 @@ class WaterFiller {
   // Per bundle: its rate while it is kept from the last run, NaN while this run fills it, -inf
   // once gone. Passes over a link's members read these 8 bytes, not the 48-byte records.
   std::vector<double> kept_rate_;
+  std::size_t first_live_ = 0;            // every bundle before it is gone
   std::vector<int> lost_;                 // bundles that lost a flow since the last run
   std::vector<std::uint32_t> link_seen_;  // per link: the run whose search reached it last
   std::vector<int> reached_;              // links the search reached
@@ -137,8 +151,10 @@ class WaterFiller {
   bool full_ = true;  // the next run must fill everything
   std::size_t refilled_ = 0, refilled_bundles_ = 0;
   std::vector<int> changed_;
-  std::vector<int> touched_;     // links set up for this run
-  std::vector<int> live_links_;  // of which still to settle
+  std::vector<Run> changed_runs_;
+  std::vector<int> joined_, joined_before_run_;  // see joined_bundles(): since the last run, and before it
+  std::vector<int> touched_;                     // links set up for this run
+  std::vector<int> live_links_;                  // of which still to settle
   std::uint32_t runs_ = 0;
 
   using Entry = std::tuple<double, int, std::uint32_t>;  // share, link, version
