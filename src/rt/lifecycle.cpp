@@ -141,6 +141,7 @@ BackendContext Runtime::world_context(const std::string& key_prefix, std::vector
   ctx.rank = world_.rank;
   ctx.size = world_.size;
   ctx.store = world_.store.get();
+  ctx.store_weak = world_.store;
   ctx.key_prefix = key_prefix;
   ctx.single_host = world_.single_host;
   ctx.gloo_host = world_.gloo_host;

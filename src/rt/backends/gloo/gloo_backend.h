@@ -120,7 +120,7 @@ constexpr int kRowExchangeRanks = 8;  // beyond: n - 1 messages each way; a clas
 // has, and Gloo does not tell which one this rank waits for.
 class WaitNotice {
  public:
-  WaitNotice(int rank, int size, std::chrono::milliseconds timeout, Store* store, std::string key_prefix);
+  WaitNotice(int rank, int size, std::chrono::milliseconds timeout, std::weak_ptr<Store> store, std::string key_prefix);
   ~WaitNotice();
   WaitNotice(const WaitNotice&) = delete;
   WaitNotice& operator=(const WaitNotice&) = delete;
@@ -147,7 +147,7 @@ class WaitNotice {
   std::string who(std::int64_t seq, bool agreement, bool agreed);
   int rank_, size_;
   std::chrono::milliseconds timeout_;
-  Store* store_;
+  std::weak_ptr<Store> store_;  // (a broken backend outlives the runtime's store)
   std::string key_prefix_;
   // Written by the operation's thread, read by the watch.
   std::atomic<int> in_flight_{0};

@@ -26,8 +26,9 @@ constexpr auto kPeriod = std::chrono::milliseconds(200);  // how often the watch
 
 }  // namespace
 
-WaitNotice::WaitNotice(int rank, int size, std::chrono::milliseconds timeout, Store* store, std::string key_prefix)
-    : rank_(rank), size_(size), timeout_(timeout), store_(store), key_prefix_(std::move(key_prefix)) {
+WaitNotice::WaitNotice(int rank, int size, std::chrono::milliseconds timeout, std::weak_ptr<Store> store,
+                       std::string key_prefix)
+    : rank_(rank), size_(size), timeout_(timeout), store_(std::move(store)), key_prefix_(std::move(key_prefix)) {
   thread_ = std::thread([this] { watch(); });
 }
 
@@ -65,9 +66,10 @@ bool WaitNotice::begin(const char* what, bool agreement, int peer) {
 }
 
 void WaitNotice::mark(std::int64_t seq) {
-  if (store_ == nullptr || seq + 1 <= marked_) return;
+  const auto store = store_.lock();
+  if (store == nullptr || seq + 1 <= marked_) return;
   try {
-    store_->add(fmt::format("{}/at/{}", key_prefix_, rank_), seq + 1 - marked_);
+    store->add(fmt::format("{}/at/{}", key_prefix_, rank_), seq + 1 - marked_);
     marked_ = seq + 1;
   } catch (const std::exception&) {
     // the store is gone (the job is ending): nothing to publish
@@ -77,7 +79,8 @@ void WaitNotice::mark(std::int64_t seq) {
 std::string WaitNotice::who(std::int64_t seq, bool agreement, bool agreed) {
   if (!agreement && agreed)
     return "; every rank reached it (its agreement passed) and Gloo does not tell which one it waits for";
-  if (store_ == nullptr || seq < 0) return "; Gloo does not tell which rank it waits for";
+  const auto store = store_.lock();
+  if (store == nullptr || seq < 0) return "; Gloo does not tell which rank it waits for";
   // A peer that reached the call shortly before this rank looked publishes its seq within a
   // quarter of the threshold: look twice, that long apart.
   std::vector<int> behind;
@@ -86,7 +89,7 @@ std::string WaitNotice::who(std::int64_t seq, bool agreement, bool agreed) {
       if (look == 1) std::this_thread::sleep_for(wait_report_after(timeout_) / 4 + 2 * kPeriod);
       behind.clear();
       for (int p = 0; p < size_; ++p)
-        if (p != rank_ && store_->add(fmt::format("{}/at/{}", key_prefix_, p), 0) < seq + 1) behind.push_back(p);
+        if (p != rank_ && store->add(fmt::format("{}/at/{}", key_prefix_, p), 0) < seq + 1) behind.push_back(p);
       if (behind.empty()) break;
     }
   } catch (const std::exception&) {
