@@ -78,9 +78,11 @@ def run(fault):
                f"CHORUS_RT_TIMEOUT_S={MPI_TIMEOUT_S}", "-x", f"TMPDIR={tmp}", PROGRAM, backend, fault]
     else:
         dumps = None
-        # The stall watch, not the operation timeout, ends a hang; a rank says it waits after a
-        # twentieth of the timeout (1 s), well before the stall watch's 3 s.
-        env["CHORUS_RT_TIMEOUT_S"] = "20"
+        # The stall watch, not the operation timeout, ends a hang. A rank says it waits after a
+        # twentieth of the timeout: for the stopped rank's peer, whose line is checked, 1 s (of
+        # 20), well before the stall watch's 3 s (a longer timeout elsewhere: a loaded machine's
+        # slow start, torch's import, must not reach it).
+        env["CHORUS_RT_TIMEOUT_S"] = "20" if fault == "stop" and kind == "launch" else "60"
         rank = [TORCH, os.path.join(SOURCE, "tests", "python", "torch_leave_early_rank.py"), fault] \
             if kind == "torch" else [PROGRAM, backend, fault]
         cmd = [CHORUS, "launch", "-n", "2", "--kill-grace-s", "1", "--stall-timeout", str(STALL_S), "--", *rank]
