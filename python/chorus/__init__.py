@@ -46,8 +46,8 @@ def _interpreters():
 try:
     from chorus._rt import (CommError, DisagreementError, Fusion, ReduceOp, TimeoutError, Work, abort, algorithm_names, all_gather,  # noqa: F401
                             all_gather_into_tensor, all_reduce, all_to_all, all_to_all_single, available_backends, backends, barrier,
-                            broadcast, compressed, dump, finalize, gather, group_ranks, init, is_initialized, new_group, rank, recv,
-                            reduce, reduce_scatter_tensor, scatter, send, size, split, synchronize)
+                            broadcast, compressed, dump, finalize, gather, group_ranks, init, is_initialized, mark_step, new_group, rank,
+                            recv, reduce, reduce_scatter_tensor, scatter, send, size, split, synchronize)
     HAVE_RUNTIME = True
     RUNTIME_ERROR = None
 except ImportError as _error:

@@ -247,6 +247,63 @@ void add_absent(const DumpSet& set, const CommView& view, const std::vector<int>
   for (int r : ranks) f.absent.push_back(whereabouts(set, view, r));
 }
 
+// With step markers on every dumped member: the first step every member has finished (and whose
+// calls its ring holds whole) in which some issued fewer collectives on `view` than others.
+std::vector<Finding::StepSkip> find_step_skips(const CommView& view) {
+  struct Rank {
+    int rank;
+    const FlightCommunicator* c;
+    std::map<std::int64_t, std::int64_t> per_step;  // collectives per step
+  };
+  std::vector<Rank> ranks;
+  std::int64_t from = 0, to = INT64_MAX;  // the steps [from, to) every member finished whole
+  for (const auto& [d, c] : view.ranks) {
+    if (d->steps_marked == 0) return {};
+    Rank r{d->rank, c, {}};
+    for (const auto& e : c->entries)
+      if (e.seq) ++r.per_step[e.step];
+    // A ring that lost older collectives may hold its oldest step in part.
+    const bool truncated = !r.per_step.empty() && c->collectives > static_cast<std::int64_t>(c->entries.size()) &&
+                           c->find_seq(0) == nullptr;
+    if (truncated) from = std::max(from, r.per_step.begin()->first + 1);
+    to = std::min(to, d->steps_marked);
+    ranks.push_back(std::move(r));
+  }
+  std::set<std::int64_t> steps;
+  for (const auto& r : ranks)
+    for (const auto& [s, n] : r.per_step)
+      if (s >= from && s < to) steps.insert(s);
+  for (const std::int64_t s : steps) {
+    std::int64_t most = 0;
+    for (const auto& r : ranks) most = std::max(most, r.per_step.count(s) ? r.per_step.at(s) : 0);
+    std::vector<Finding::StepSkip> skips;
+    for (const auto& r : ranks) {
+      const std::int64_t n = r.per_step.count(s) ? r.per_step.at(s) : 0;
+      if (n == most) continue;
+      std::int64_t first = r.c->collectives;  // its first collective of step s or later
+      for (const auto& e : r.c->entries)
+        if (e.seq && e.step >= s) first = std::min(first, *e.seq);
+      skips.push_back({r.rank, s, n, most, first});
+    }
+    if (!skips.empty()) return skips;
+  }
+  return {};
+}
+
+// Every collective the members' records hold on `view` is the same call (op, dtype, count, root).
+bool all_alike(const CommView& view) {
+  const FlightEntry* first = nullptr;
+  std::size_t n = 0;
+  for (const auto& [d, c] : view.ranks)
+    for (const auto& e : c->entries) {
+      if (!e.seq) continue;
+      if (first == nullptr) first = &e;
+      if (!same_call(first, &e)) return false;
+      ++n;
+    }
+  return n > 1;
+}
+
 // The seq at which the members of `view` parted: the first one some member never issued while
 // others did; or, every dumped member having issued as many, the last one if some wait in it.
 std::optional<Finding> find_parting(const DumpSet& set, const CommView& view) {
@@ -295,6 +352,15 @@ std::optional<Finding> find_parting(const DumpSet& set, const CommView& view) {
       std::all_of(f.waiting.begin(), f.waiting.end(), [](const RankCall& w) { return w.state == "failed"; }))
     return std::nullopt;
   f.verdict = f.absent.empty() ? Verdict::kAllWaiting : Verdict::kParted;
+  if (f.verdict == Verdict::kParted) {
+    // A member with a record that issued fewer: it left early, or skipped calls before. Steps
+    // tell them apart; without them, calls that differ do (find_disagreement), alike ones do not.
+    const bool fewer = std::any_of(f.absent.begin(), f.absent.end(), [](const AbsentRank& a) { return a.issued >= 0; });
+    f.step_skips = find_step_skips(view);
+    const bool marked =
+        std::all_of(view.ranks.begin(), view.ranks.end(), [](auto& p) { return p.first->steps_marked > 0; });
+    f.alike = fewer && !marked && all_alike(view);
+  }
   for (const auto& w : f.waiting)
     if (const FlightDump* d = set.find(w.rank); d != nullptr && has_error(*d))
       f.details.push_back(fmt::format("rank {}: {}", d->rank, d->detail));

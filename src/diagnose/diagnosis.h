@@ -71,6 +71,17 @@ struct Finding {
     double after_s = 0;           // its start minus the first member's start
   };
   std::optional<LateArrival> late;
+  // kParted, when the program marks steps (rt::mark_step): a rank that issued fewer collectives
+  // than the others in a step that every rank has finished skipped some.
+  struct StepSkip {
+    int rank = -1;
+    std::int64_t step = 0, issued = 0, others = 0;
+    std::int64_t from_seq = 0;  // the skipped calls are at or after this seq of the rank's
+  };
+  std::vector<StepSkip> step_skips;
+  // kParted without step markers, when every collective the records hold is the same call: a
+  // rank that skipped one earlier cannot be told from one that left early.
+  bool alike = false;
 };
 
 struct Diagnosis {

@@ -83,6 +83,17 @@ std::string finding_text(const Finding& f) {
       s += fmt::format("parted {} at collective seq {}: {}\n", where, f.seq, call_line(f.waiting.front()));
       s += waiting_lines(f, "waiting in it:  ");
       s += absent_lines(f, "never issued it:");
+      for (const auto& k : f.step_skips)
+        s += fmt::format(
+            "  rank {} issued {} collective{} in step {} where the others issued {}: it skipped {} (at or after its "
+            "seq {})\n",
+            k.rank, k.issued, k.issued == 1 ? "" : "s", k.step, k.others,
+            k.others - k.issued == 1 ? std::string("one") : std::to_string(k.others - k.issued), k.from_seq);
+      if (f.alike)
+        s += fmt::format(
+            "  every collective the records hold on '{}' is the same call: a rank that skipped one earlier cannot be "
+            "told from one that left early (mark each step's end with rt::mark_step() or chorus.mark_step() to tell)\n",
+            f.communicator);
       break;
     case Verdict::kAllWaiting:
       s += fmt::format("all waiting {} in collective seq {}: {}: every rank issued it, none has completed it\n", where,
@@ -137,6 +148,10 @@ nlohmann::json finding_json(const Finding& f) {
                       {"state", a.state.empty() ? nlohmann::json(nullptr) : nlohmann::json(a.state)},
                       {"signal", a.signal ? nlohmann::json(*a.signal) : nlohmann::json(nullptr)},
                       {"description", a.description}});
+  nlohmann::json step_skips = nlohmann::json::array();
+  for (const auto& k : f.step_skips)
+    step_skips.push_back(
+        {{"rank", k.rank}, {"step", k.step}, {"issued", k.issued}, {"others", k.others}, {"from_seq", k.from_seq}});
   const RankCall* lead = !f.waiting.empty() ? &f.waiting.front() : !f.calls.empty() ? &f.calls.front() : nullptr;
   return {{"verdict", to_string(f.verdict)},
           {"communicator", f.communicator},
@@ -149,6 +164,8 @@ nlohmann::json finding_json(const Finding& f) {
           {"calls", calls},
           {"differs", f.differs},
           {"skipped", f.skipped},
+          {"step_skips", step_skips},
+          {"alike", f.alike},
           {"details", f.details},
           {"longest_wait_s", f.longest_wait_s},
           {"recorded", f.recorded >= 0 ? nlohmann::json(f.recorded) : nlohmann::json(nullptr)},

@@ -92,6 +92,8 @@ FlightEntry parse_entry(const Node& e) {
   x.layer = e.text("layer");
   x.state = e.one_of("state", {"started", "completed", "failed"});
   x.started_ns = e.integer("started_ns", 0);
+  // (absent from the records of runtimes that did not count steps yet: step 0)
+  if (e.j.contains("step")) x.step = e.integer("step", 0);
   return x;
 }
 
@@ -169,6 +171,7 @@ FlightDump parse_flight_dump(const nlohmann::json& j, const std::string& file) {
   const Node where = d.child(d.at("where"), "where");
   x.place = where.one_of("place", {"starting", "running", "in_finalize", "finalized"});
   x.place_since_ns = where.integer("since_ns", 0);
+  if (d.j.contains("steps_marked")) x.steps_marked = d.integer("steps_marked", 0);
   const auto& comms = d.array("communicators");
   for (std::size_t i = 0; i < comms.size(); ++i) {
     x.communicators.push_back(parse_communicator(d.child(comms[i], fmt::format("communicators[{}]", i))));

@@ -24,6 +24,7 @@ struct FlightEntry {
   bool async = false;
   std::string state;  // started | completed | failed
   std::int64_t started_ns = 0;
+  std::int64_t step = 0;  // the rank's training step when it started (rt::mark_step; 0 unmarked)
 };
 
 // One communicator as this rank saw it.
@@ -47,6 +48,7 @@ struct FlightDump {
   std::int64_t dumped_ns = 0, wall_offset_ns = 0;
   std::string place;  // starting | running | in_finalize | finalized
   std::int64_t place_since_ns = 0;
+  std::int64_t steps_marked = 0;  // steps the program marked (rt::mark_step): 0 when it marks none
   std::vector<FlightCommunicator> communicators;
   const FlightCommunicator* find(const std::string& name) const;
 };

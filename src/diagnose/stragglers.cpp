@@ -81,9 +81,11 @@ std::string to_text(const StragglerReport& r) {
   std::vector<double> skews;
   for (const auto& a : r.arrivals) skews.push_back(a.skew_s);
   std::sort(skews.begin(), skews.end());
-  std::string s =
-      fmt::format("stragglers: {} collectives started by several ranks, start times compared on {}\n",
-                  r.arrivals.size(), r.cross_host ? "the wall clock (several hosts)" : "CLOCK_MONOTONIC (one host)");
+  std::string s = fmt::format("stragglers: {} collectives started by several ranks, start times compared on {}\n",
+                              r.arrivals.size(),
+                              !r.clock.empty() ? r.clock
+                              : r.cross_host   ? "the wall clock (several hosts)"
+                                               : "CLOCK_MONOTONIC (one host)");
   s += fmt::format("  skew (last start - first): median {}, largest {}\n", seconds_text(skews[skews.size() / 2]),
                    seconds_text(skews.back()));
   std::vector<Arrival> worst = r.arrivals;
@@ -117,7 +119,11 @@ nlohmann::json to_json(const StragglerReport& r) {
                         {"skew_s", a.skew_s}});
   for (const auto& l : r.ranks)
     ranks.push_back({{"rank", l.rank}, {"last", l.last}, {"compared", l.compared}, {"others_lost_s", l.others_lost_s}});
-  return {{"cross_host", r.cross_host}, {"arrivals", arrivals}, {"ranks", ranks}, {"stragglers", r.stragglers}};
+  return {{"cross_host", r.cross_host},
+          {"clock", r.clock},
+          {"arrivals", arrivals},
+          {"ranks", ranks},
+          {"stragglers", r.stragglers}};
 }
 
 }  // namespace chorus::diagnose

@@ -42,6 +42,7 @@ struct Lateness {
 
 struct StragglerReport {
   bool cross_host = false;        // the starts are of several hosts: wall-clock times compared
+  std::string clock;              // which clock the starts are on, when the caller says (else by cross_host)
   std::vector<Arrival> arrivals;  // by communicator, then seq
   std::vector<Lateness> ranks;    // by rank
   std::vector<int> stragglers;    // ranks last at more than two thirds of at least 3 collectives they took part in

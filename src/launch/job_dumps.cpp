@@ -148,10 +148,40 @@ bool JobDiagnostics::request(const std::string& reason, int failed_rank) {
   reason_ = reason;
   failed_rank_ = failed_rank;
   requested_ = true;
-  deadline_ = Clock::now() + kDumpWait;
+  const auto now = Clock::now();
+  if (reason == "rank_failure") {
+    settling_ = true;
+    settle_until_ = now + kSettle;
+    seen_.assign(pids_.size(), Seen{});
+    deadline_ = settle_until_ + kDumpWait;
+    return true;
+  }
+  signal_ranks(now);
+  return true;
+}
+
+void JobDiagnostics::signal_ranks(Clock::time_point now) {
+  settling_ = false;
+  deadline_ = now + kDumpWait;
   for (std::size_t r = 0; r < pids_.size(); ++r)
     if (pids_[r] > 0 && !statuses_[r] && !dumped(r) && can_signal(r)) asked_[r] = ::kill(pids_[r], SIGUSR1) == 0;
-  return true;
+}
+
+bool JobDiagnostics::settled(Clock::time_point now) {
+  watch_->refresh();
+  bool all = true;
+  for (std::size_t r = 0; r < pids_.size(); ++r) {
+    const auto& b = watch_->readings()[r];
+    if (pids_[r] <= 0 || statuses_[r] || dumped(r) || !b) continue;  // gone, dumped, or nothing to ask
+    Seen& s = seen_[r];
+    const auto place = static_cast<std::int64_t>(b->place);
+    if (b->started != s.started || b->ended != s.ended || place != s.place) s = {b->started, b->ended, place, now};
+    // Waiting where it will stay: in a call, or in finalize, with nothing started or ended for
+    // kStill. A rank outside chorus may be about to enter its next call: not settled.
+    const bool waits = b->in_call() || b->place == rt::RankPlace::kInFinalize;
+    if (!(waits && now - s.since >= kStill)) all = false;
+  }
+  return all;
 }
 
 bool JobDiagnostics::can_signal(std::size_t rank) const {
@@ -163,6 +193,15 @@ bool JobDiagnostics::can_signal(std::size_t rank) const {
 
 bool JobDiagnostics::collecting(Clock::time_point now) {
   if (!requested_ || written_) return false;
+  if (settling_) {
+    if (now >= settle_until_) {
+      signal_ranks(now);
+    } else if (now >= next_look_) {  // the beacons read every 50 ms, not at every turn of the loop
+      next_look_ = now + std::chrono::milliseconds(50);
+      if (settled(now)) signal_ranks(now);
+    }
+    return true;
+  }
   bool all_in = true;
   for (std::size_t r = 0; r < asked_.size(); ++r)
     if (asked_[r] && !statuses_[r] && !dumped(r)) all_in = false;

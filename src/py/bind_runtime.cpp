@@ -57,6 +57,10 @@ void bind_lifecycle(py::module_& m) {
       "write this rank's flight record (its last operations per communicator, JSON) to CHORUS_RT_DUMP's directory "
       "and return its path; chorus doctor DIR reads the records of all ranks");
   m.def(
+      "mark_step", [] { runtime("mark_step").mark_step(); },
+      "mark the end of one training step in this rank's flight record (chorus doctor then counts each rank's calls "
+      "per step, and names a rank that skipped one)");
+  m.def(
       "abort",
       [](const std::string& why) {
         py::gil_scoped_release release;

@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cstring>
 
+#include <unistd.h>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -11,15 +13,21 @@
 
 namespace chorus::rt {
 
-CommLog::CommLog(const std::string& prefix, int rank, int world_size, const std::string& where)
+CommLog::CommLog(const std::string& prefix, int rank, int world_size, const std::string& where,
+                 const ClockOffset& clock)
     : path_(fmt::format("{}.{}.jsonl", prefix, rank)), rank_(rank) {
   file_ = std::fopen(path_.c_str(), "w");
   if (file_ == nullptr)
     throw InputError(where, fmt::format("cannot write the communication log '{}': {}", path_, std::strerror(errno)));
   const auto unix_ns =
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-  fmt::print(file_, "{{\"chorus_comm_log\":1,\"rank\":{},\"world_size\":{},\"unix_time_ns\":{}}}\n", rank, world_size,
-             unix_ns);
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) != 0) std::strcpy(host, "unknown");
+  const std::string offset = clock.error_ns < 0 ? std::string()
+                                                : fmt::format(",\"clock_to_rank0_ns\":{},\"clock_error_ns\":{}",
+                                                              clock.to_rank0_ns, clock.error_ns);
+  fmt::print(file_, "{{\"chorus_comm_log\":1,\"rank\":{},\"world_size\":{},\"unix_time_ns\":{},\"host\":{}{}}}\n", rank,
+             world_size, unix_ns, nlohmann::json(std::string(host)).dump(), offset);
 }
 
 CommLog::~CommLog() {

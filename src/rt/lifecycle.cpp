@@ -11,6 +11,7 @@
 
 #include "core/error.h"
 #include "rt/backends/backends.h"
+#include "rt/clock_offset.h"
 #include "rt/diagnostics/dump_signal.h"
 #include "rt/errors.h"
 #include "rt/fusion/fusion.h"
@@ -68,14 +69,19 @@ Runtime::Runtime(const std::vector<std::string>& names, const InitOptions& optio
                      "backend 'mpi' needs ranks started by mpirun (mpirun -n N prog); "
                      "under chorus launch use shm or gloo");
   world_ = bootstrap_world(want_mpi, std::chrono::milliseconds(settings.timeout_ms), options.world.get());
-  if (!settings.log.empty())
-    log_ = std::make_shared<CommLog>(settings.log, world_.rank, world_.size, settings.log_setting);
   if (expanded && !world_.single_host) std::erase(order_, std::string("shm"));
   // The runtimes this rank has made on this run before this one, counted in the run's store (the
   // same on every rank, ranks as processes or as threads): keeps the keys of a second runtime on
   // a run apart from the first one's.
   generation_ =
       static_cast<int>(world_.store->add(fmt::format("chorus/runtimes/{}/{}", world_.run_id, world_.rank), 1) - 1);
+  if (!settings.log.empty()) {
+    // Its times comparable with rank 0's (clock_offset.h): every rank with a log takes part.
+    const ClockOffset clock =
+        estimate_clock_offset(*world_.store, fmt::format("chorus/clock/{}/{}", world_.run_id, generation_), world_.rank,
+                              world_.size, std::min(std::chrono::milliseconds(settings.timeout_ms), kClockWait));
+    log_ = std::make_shared<CommLog>(settings.log, world_.rank, world_.size, settings.log_setting, clock);
+  }
   recorder_ = std::make_shared<FlightRecorder>(FlightRecorder::Identity{world_.run_id, world_.rank, world_.size},
                                                settings.record_entries, settings.beacon_dir, settings.dump_dir);
   for (const auto& name : order_)
@@ -136,6 +142,7 @@ BackendContext Runtime::world_context(const std::string& key_prefix, std::vector
   ctx.rank = world_.rank;
   ctx.size = world_.size;
   ctx.store = world_.store.get();
+  ctx.store_weak = world_.store;
   ctx.key_prefix = key_prefix;
   ctx.single_host = world_.single_host;
   ctx.gloo_host = world_.gloo_host;

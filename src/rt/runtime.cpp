@@ -58,6 +58,7 @@ void finalize() {
 std::int64_t operation_timeout_ms() { return rt("operation_timeout_ms").timeout_ms(); }
 void abort(std::string_view why) { rt("abort").abort(why); }
 std::string dump_flight_record() { return rt("dump_flight_record").dump_flight_record("request"); }
+void mark_step() { rt("mark_step").mark_step(); }
 void synchronize(const std::vector<std::string>& backends) { rt("synchronize").synchronize(backends); }
 std::vector<std::string> backends() { return g_rt != nullptr ? g_rt->backends() : std::vector<std::string>{}; }
 int size(std::string_view backend) { return rt("barrier").size(backend); }

@@ -88,6 +88,10 @@ bool is_initialized();
 // returns its path ("" if it could not be written: said on stderr). The runtime also writes it
 // on its first communication failure and on SIGUSR1; `chorus doctor DIR` reads all ranks'.
 std::string dump_flight_record();
+// Marks the end of one training step in this rank's flight record: the operations after it carry
+// the next step number, so that `chorus doctor` can tell a rank that skipped a call in a step
+// from one that left early even when every call is alike. Cheap (one atomic addition).
+void mark_step();
 // The default runtime's operation timeout in milliseconds (InitOptions::timeout_s or
 // CHORUS_RT_TIMEOUT_S; default 300 s). Each Runtime has its own (Runtime::timeout_ms).
 std::int64_t operation_timeout_ms();

@@ -164,6 +164,8 @@ class Runtime {
   // Writes this rank's flight record now (reason "request", or "python"); returns its path ("" if
   // it could not be written: said on stderr).
   std::string dump_flight_record(std::string_view reason);
+  // rt::mark_step (runtime.h): the flight record's next step.
+  void mark_step() { recorder_->mark_step(); }
   // rt::abort (runtime.h): every communicator unusable, naming `why`; shm's waits end; the
   // rank's flight record written (reason abort) and its failure published for its peers.
   void abort(std::string_view why);

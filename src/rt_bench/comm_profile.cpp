@@ -45,6 +45,14 @@ void read_file(const std::string& path, CommProfile& p, std::set<int>& ranks) {
         throw InputError(where, fmt::format("world size {} differs from the other logs' {}", ws, p.world_size));
       p.world_size = ws;
       if (!ranks.insert(rank).second) throw InputError(where, fmt::format("a second log of rank {}", rank));
+      LogClock& clock = p.clocks[rank];
+      if (j.contains("host")) clock.host = json_fields::get<std::string>(j, "host", where);
+      clock.has_offset = j.contains("clock_to_rank0_ns");
+      if (clock.has_offset) {
+        clock.to_rank0_ns = json_fields::get<double>(j, "clock_to_rank0_ns", where);
+        clock.error_ns = json_fields::get<double>(j, "clock_error_ns", where);
+        if (!(clock.error_ns >= 0)) throw InputError(where, "clock_error_ns must be at least 0");
+      }
       continue;
     }
     LoggedOp op;
@@ -129,8 +137,39 @@ CommProfile read_comm_logs(const std::vector<std::string>& inputs) {
   }
   std::stable_sort(p.rows.begin(), p.rows.end(),
                    [](const ProfileRow& a, const ProfileRow& b) { return a.busy_ns > b.busy_ns; });
-  // The logs' times are each host's CLOCK_MONOTONIC: compared as one host's.
-  p.stragglers = diagnose::find_stragglers(collective_starts(p.ops), false);
+  // The logs' times are each host's CLOCK_MONOTONIC. Of one host they compare as they are; of
+  // several, on rank 0's clock when every log has an offset: per host the offset of its rank
+  // with the smallest error bound (the ranks of a host share its clock), none on rank 0's host.
+  std::set<std::string> hosts;
+  bool offsets = true;
+  std::map<std::string, const LogClock*> best;  // per host
+  for (const auto& [rank, c] : p.clocks) {
+    hosts.insert(c.host);
+    offsets = offsets && (c.has_offset || rank == 0);
+    const LogClock*& b = best[c.host];
+    if (rank == 0 || b == nullptr || (b != &p.clocks.at(0) && c.error_ns < b->error_ns)) b = &c;
+  }
+  p.aligned = hosts.size() > 1 && offsets;
+  if (p.aligned) {
+    const std::string& home = p.clocks.at(0).host;
+    for (auto& o : p.ops) {
+      const std::string& host = p.clocks.at(o.rank).host;
+      const double shift = host == home ? 0 : best.at(host)->to_rank0_ns;
+      o.issue_ns += shift;
+      o.start_ns += shift;
+      o.end_ns += shift;
+    }
+    for (const auto& [host, c] : best)
+      if (host != home) p.clock_error_ns = std::max(p.clock_error_ns, c->error_ns);
+  }
+  p.stragglers = diagnose::find_stragglers(collective_starts(p.ops), hosts.size() > 1);
+  p.stragglers.clock =
+      p.aligned ? fmt::format("rank 0's clock ({} hosts; each log's offset estimated at init, error at most {:.1f} us)",
+                              hosts.size(), p.clock_error_ns / 1e3)
+      : hosts.size() > 1
+          ? fmt::format("each host's own clock ({} hosts, logs without clock offsets: the times do not compare)",
+                        hosts.size())
+          : "CLOCK_MONOTONIC (one host)";
   return p;
 }
 
@@ -152,6 +191,7 @@ json profile_json(const CommProfile& p) {
          {"failed", p.failed},
          {"files", p.files},
          {"stragglers", diagnose::to_json(p.stragglers)},
+         {"clock", {{"aligned", p.aligned}, {"error_ns", p.clock_error_ns}}},
          {"rows", json::array()}};
   for (const auto& r : p.rows)
     j["rows"].push_back({{"op", r.op},

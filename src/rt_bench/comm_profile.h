@@ -3,6 +3,7 @@
 // rank) summarised as MCR-DL's Figs. 1 and 12 do: communication time per operation and backend;
 // and the ranks consistently last at the collectives, with the time the others lost waiting for
 // them (diagnose/stragglers.h, the analysis `chorus doctor --stragglers` runs on flight records).
+#include <map>
 #include <string>
 #include <vector>
 
@@ -30,8 +31,21 @@ struct ProfileRow {
   double share = 0;         // of the busy time of all rows
 };
 
+// A log's clock (its header): the host, and the offset to rank 0's clock estimated at init with
+// its error bound (rt/clock_offset.h), if the log has one.
+struct LogClock {
+  std::string host;
+  bool has_offset = false;
+  double to_rank0_ns = 0, error_ns = 0;
+};
+
 struct CommProfile {
   int world_size = 0;
+  std::map<int, LogClock> clocks;  // per rank
+  // The logs are of several hosts and every one has an offset: the times of ops are on rank 0's
+  // clock (each rank's shifted by its offset), within the largest error bound.
+  bool aligned = false;
+  double clock_error_ns = 0;
   std::vector<std::string> files;
   std::vector<LoggedOp> ops;
   std::vector<ProfileRow> rows;  // most busy time first

@@ -11,11 +11,14 @@ def ns(seconds):
 
 
 def entry(seq, start, op="all_reduce", count=1009, dtype="f32", state="completed", root=-1, peer=-1,
-          algorithm="shm", is_async=False, layer="api"):
+          algorithm="shm", is_async=False, layer="api", step=None):
     size = {"f32": 4, "f64": 8, "i8": 1}.get(dtype, 4)
-    return {"seq": seq, "op": op, "algorithm": algorithm, "dtype": dtype, "count": count,
-            "bytes": count * size, "root": root, "peer": peer, "async": is_async, "layer": layer,
-            "state": state, "started_ns": ns(start)}
+    e = {"seq": seq, "op": op, "algorithm": algorithm, "dtype": dtype, "count": count,
+         "bytes": count * size, "root": root, "peer": peer, "async": is_async, "layer": layer,
+         "state": state, "started_ns": ns(start)}
+    if step is not None:  # (records of runtimes before step markers have none)
+        e["step"] = step
+    return e
 
 
 def loop(n, t0=100.0, step=0.01, delay=0.0, **kw):
@@ -32,11 +35,14 @@ def comm(name, members, rank, entries, backend=None, collectives=None):
 
 
 def dump(rank, world, comms, dumped=112.0, place="running", since=100.0, reason="signal", detail="",
-         job="l100", host="node0", wall_offset=1_700_000_000.0):
-    return {"format": "chorus-flight-record", "version": 1, "job": job, "rank": rank,
-            "world_size": world, "pid": 1000 + rank, "host": host, "reason": reason, "detail": detail,
-            "dumped_ns": ns(dumped), "wall_offset_ns": ns(wall_offset),
-            "where": {"place": place, "since_ns": ns(since)}, "communicators": comms}
+         job="l100", host="node0", wall_offset=1_700_000_000.0, steps_marked=None):
+    d = {"format": "chorus-flight-record", "version": 1, "job": job, "rank": rank,
+         "world_size": world, "pid": 1000 + rank, "host": host, "reason": reason, "detail": detail,
+         "dumped_ns": ns(dumped), "wall_offset_ns": ns(wall_offset),
+         "where": {"place": place, "since_ns": ns(since)}, "communicators": comms}
+    if steps_marked is not None:
+        d["steps_marked"] = steps_marked
+    return d
 
 
 def launcher(ranks, reason="stall", stall_timeout=2.0, failed_rank=-1, job="l100"):

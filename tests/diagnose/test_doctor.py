@@ -60,6 +60,66 @@ class Doctor(unittest.TestCase):
         self.assertEqual([w["rank"] for w in f["waiting"]], [0])
         self.assertAlmostEqual(f["waiting"][0]["waited_s"], 11.91, places=6)
         self.assertEqual([(a["rank"], a["where"], a["issued"]) for a in f["absent"]], [(1, "in_finalize", 9)])
+        # Ten alike all-reduces and no step markers: rank 1 may as well have skipped one of them
+        # earlier; the doctor says it cannot tell, and claims no skip.
+        self.assertTrue(f["alike"])
+        self.assertEqual(f["step_skips"], [])
+        self.assertIn("every collective the records hold on 'shm' is the same call: a rank that skipped one "
+                      "earlier cannot be told from one that left early", text)
+
+    def test_rank_that_skipped_one_of_alike_calls_in_a_marked_step(self):
+        # Steps 0-9 of one all-reduce each (step i starts at 100 + i/100 s), the program marking
+        # each step's end. Rank 0 did steps 0-8 and waits in step 9's call (seq 9; 9 steps marked).
+        # Rank 1 skipped step 4's call: its seq 0-3 are steps 0-3, its seq 4-8 steps 5-9; it marked
+        # all ten steps and went to finalize. Steps both finished: 0-8. In step 4 rank 1 issued 0
+        # where rank 0 issued 1, and its first collective from step 4 on is its seq 4.
+        r0 = [entry(i, 100 + i / 100, step=i) for i in range(9)] + [entry(9, 100.09, state="started", step=9)]
+        r1 = [entry(i, 100 + i / 100, step=i) for i in range(4)] + \
+             [entry(i - 1, 100 + i / 100, step=i) for i in range(5, 10)]
+        write(self.dir, [
+            dump(0, 2, [comm("shm", [0, 1], 0, r0)], steps_marked=9),
+            dump(1, 2, [comm("shm", [0, 1], 1, r1)], place="in_finalize", since=100.1, reason="finalize",
+                 steps_marked=10),
+        ])
+        text, j = self.both()
+        f = j["findings"][0]
+        self.assertEqual((j["verdict"], f["seq"]), ("parted", 9))
+        self.assertEqual(f["step_skips"], [{"rank": 1, "step": 4, "issued": 0, "others": 1, "from_seq": 4}])
+        self.assertFalse(f["alike"])
+        self.assertIn("rank 1 issued 0 collectives in step 4 where the others issued 1: it skipped one (at or after "
+                      "its seq 4)", text)
+        self.assertNotIn("cannot be told", text)
+
+    def test_rank_that_left_a_marked_loop_early(self):
+        # As above, but rank 1 did steps 0-8 whole (seq 0-8, 9 steps marked) and left: every step
+        # both finished (0-8) holds one call on each rank, so no skip is claimed, nor the caveat.
+        r0 = [entry(i, 100 + i / 100, step=i) for i in range(9)] + [entry(9, 100.09, state="started", step=9)]
+        r1 = [entry(i, 100 + i / 100, step=i) for i in range(9)]
+        write(self.dir, [
+            dump(0, 2, [comm("shm", [0, 1], 0, r0)], steps_marked=9),
+            dump(1, 2, [comm("shm", [0, 1], 1, r1)], place="in_finalize", since=100.1, steps_marked=9),
+        ])
+        text, j = self.both()
+        f = j["findings"][0]
+        self.assertEqual((j["verdict"], f["seq"], f["step_skips"], f["alike"]), ("parted", 9, [], False))
+        self.assertNotIn("skipped", text)
+        self.assertNotIn("cannot be told", text)
+
+    def test_step_skip_ignores_a_step_the_ring_holds_in_part(self):
+        # Rings that lost their oldest calls: rank 0 holds seq 6-9, rank 1 seq 5-8. Step 3 had two
+        # calls (seq 5 and 6) on both ranks, and rank 0's ring lost seq 5. A ring's oldest step may
+        # be held in part, so step 3 is not compared (it would look like a skip by rank 0); steps
+        # 4 and 5, finished by both, hold one call each on both: no skip.
+        r0 = [entry(6, 100.06, step=3), entry(7, 100.07, step=4), entry(8, 100.08, step=5),
+              entry(9, 100.09, state="started", step=6)]
+        r1 = [entry(5, 100.05, step=3), entry(6, 100.06, step=3), entry(7, 100.07, step=4),
+              entry(8, 100.08, step=5)]
+        write(self.dir, [
+            dump(0, 2, [comm("shm", [0, 1], 0, r0)], steps_marked=6),
+            dump(1, 2, [comm("shm", [0, 1], 1, r1)], place="in_finalize", since=100.1, steps_marked=6),
+        ])
+        _, j = self.both()
+        self.assertEqual(j["findings"][0]["step_skips"], [])
 
     def test_rank_whose_wait_timed_out(self):
         # Rank 0's seq 9 started at 100.09 s and failed on its 5 s timeout; it dumped at 105.1 s.

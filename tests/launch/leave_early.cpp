@@ -9,6 +9,10 @@
 //   leave_early BACKEND skip   step i all-reduces 1000 + i floats (each step's call differs from
 //                              the next) and rank 1 skips step 4 and goes on: at seq 4 rank 0
 //                              calls x1004, rank 1 x1005;
+//   leave_early BACKEND skipsame as skip, but every step's all-reduce is alike (1,009 f32) and
+//                              each rank marks each step's end (rt::mark_step): at seq 4 both
+//                              call the same, and rank 0 waits in seq 9 while rank 1, ten steps
+//                              done, is in finalize; only the steps tell that it skipped one;
 //   leave_early BACKEND kill   rank 1 kills itself (SIGKILL) before step 4: rank 0 waits in seq 4;
 //   leave_early BACKEND stop   rank 1 stops itself (SIGSTOP) before step 4: rank 0 waits in seq 4
 //                              (continued, rank 1 sleeps until it is ended).
@@ -42,6 +46,10 @@ int main(int argc, char** argv) {
         for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
       }
       if (mode == "skip") continue;
+      if (mode == "skipsame") {
+        chorus::rt::mark_step();
+        continue;
+      }
     }
     if (late && me == 1) std::this_thread::sleep_for(std::chrono::milliseconds(50));
     const std::size_t count = mode == "skip" ? 1000 + static_cast<std::size_t>(i) : x.size();
@@ -49,6 +57,7 @@ int main(int argc, char** argv) {
       chorus::rt::broadcast(backend, x.data(), x.size(), chorus::rt::DType::f32, 0);
     else
       chorus::rt::all_reduce(backend, x.data(), x.data(), count, chorus::rt::DType::f32, chorus::rt::ReduceOp::sum);
+    if (mode == "skipsame") chorus::rt::mark_step();
   }
   if (late) chorus::rt::dump_flight_record();
   chorus::rt::finalize();

@@ -14,11 +14,17 @@ name in the order they started, go through the same analysis as `chorus doctor -
    (4600-4000)+(4600-4200) + (5400-5000)+(5400-5010) = 900+950+1000+790 = 3640 ns; for rank 1:
    (2300-2000)+(2300-2100) = 500 ns. Rank 1's lines are written in an order other than their
    starts (as async operations' ends may be).
+   The same logs as of two hosts: ranks 0 and 1 on host a, rank 2 on host b whose clock reads 7 s
+   more (every time of rank 2's + 7e9 ns), its header saying so (clock_to_rank0_ns -7e9, error
+   1,500 ns): the profile compares them on rank 0's clock and gives the same verdict, to the
+   nanosecond. Without the offsets, the times do not compare (rank 2 looks last everywhere, the
+   others losing seconds), and the text says so.
 2. End to end: leave_early's `late` mode under chorus launch with CHORUS_RT_LOG (rank 1 sleeps
    50 ms before each of ten all-reduces): the profile names rank 1, last at 8 or more of 10, the
    other having lost at least half of the 0.5 s slept; `chorus doctor --stragglers` on the same
    run's flight records names the same rank, counts the same last arrivers and the same lost time
-   within 1 ms.
+   within 1 ms. The logs' headers carry rank 1's clock offset to rank 0's, estimated at init:
+   on one host the true offset is 0, so it must lie within the error bound it states.
 
 usage: test_profile_stragglers.py CHORUS LEAVE_EARLY
 """
@@ -45,10 +51,15 @@ def line(rank, backend, op, start):
 
 
 STARTS = {0: [1000, 2000, 3000, 4000, 5000], 1: [1100, 2300, 3050, 4200, 5010], 2: [1500, 2100, 3500, 4600, 5400]}
+SHIFT = 7_000_000_000  # host b's clock reads 7 s more than host a's
 
-with tempfile.TemporaryDirectory() as d:
-    prefix = os.path.join(d, "hand")
+
+def write_logs(prefix, hosts=None, offsets=None):
+    """The hand-made logs; `hosts`: rank -> host, `offsets`: rank -> (to_rank0_ns, error_ns), times of
+    host b's ranks shifted by SHIFT."""
     for rank, starts in STARTS.items():
+        if hosts and hosts[rank] == "b":
+            starts = [s + SHIFT for s in starts]
         ops = [line(rank, "gloo", "all_reduce", s) for s in starts[:4]] + [line(rank, "gloo:ring", "all_reduce",
                                                                                 starts[4])]
         if rank == 0:
@@ -56,9 +67,19 @@ with tempfile.TemporaryDirectory() as d:
         if rank == 1:
             ops.insert(0, line(1, "gloo", "recv", 150))
             ops = [ops[0], ops[3], ops[1], ops[5], ops[4], ops[2]]  # not in the order of their starts
+        header = {"chorus_comm_log": 1, "rank": rank, "world_size": 3, "unix_time_ns": 0}
+        if hosts:
+            header["host"] = hosts[rank]
+        if offsets:
+            header["clock_to_rank0_ns"], header["clock_error_ns"] = offsets[rank]
         with open(f"{prefix}.{rank}.jsonl", "w") as f:
-            f.write(json.dumps({"chorus_comm_log": 1, "rank": rank, "world_size": 3, "unix_time_ns": 0}) + "\n")
+            f.write(json.dumps(header) + "\n")
             f.write("\n".join(ops) + "\n")
+
+
+with tempfile.TemporaryDirectory() as d:
+    prefix = os.path.join(d, "hand")
+    write_logs(prefix)
     p = subprocess.run([CHORUS, "profile", prefix, "--json"], capture_output=True, text=True, timeout=60)
     j = json.loads(p.stdout) if p.returncode == 0 else {}
     s = j.get("stragglers", {})
@@ -73,6 +94,30 @@ with tempfile.TemporaryDirectory() as d:
     check("hand: the text names rank 2 and the time lost",
           p.returncode == 0 and "straggler: rank 2, last at 4 of 5 collectives; the others lost 3.6 us waiting for it"
           in p.stdout, p.stdout + p.stderr)
+
+    # ---- the same logs of two hosts, with and without the clock offsets -------------------------
+    hosts = {0: "a", 1: "a", 2: "b"}
+    want_ranks = {0: (0, 5, 0), 1: (1, 5, 500), 2: (4, 5, 3640)}
+    for aligned in (True, False):
+        prefix = os.path.join(d, f"hosts-{aligned}")
+        write_logs(prefix, hosts, {0: (0, 0), 1: (120, 800), 2: (-SHIFT, 1500)} if aligned else None)
+        p = subprocess.run([CHORUS, "profile", prefix, "--json"], capture_output=True, text=True, timeout=60)
+        j = json.loads(p.stdout) if p.returncode == 0 else {}
+        s = j.get("stragglers", {})
+        ranks = {r["rank"]: (r["last"], r["compared"], round(r["others_lost_s"] * 1e9)) for r in s.get("ranks", [])}
+        t = subprocess.run([CHORUS, "profile", prefix], capture_output=True, text=True, timeout=60).stdout
+        if aligned:
+            # Rank 1 is on rank 0's host: its offset (an estimate of 0) is not applied.
+            check("hosts: on rank 0's clock, the same verdict as on one host",
+                  (s.get("stragglers"), ranks, j.get("clock")) == ([2], want_ranks, {"aligned": True, "error_ns": 1500}),
+                  f"{p.stdout}{p.stderr}")
+            check("hosts: the text names the clock and its error",
+                  "start times compared on rank 0's clock (2 hosts; each log's offset estimated at init, error at "
+                  "most 1.5 us)" in t, t)
+        else:
+            check("hosts: without offsets the verdict differs", ranks != want_ranks and not j["clock"]["aligned"],
+                  f"{ranks}")
+            check("hosts: and the text says the times do not compare", "the times do not compare" in t, t)
 
     # ---- end to end: a rank 50 ms late at each of ten all-reduces -------------------------------
     prefix = os.path.join(d, "late")
@@ -106,6 +151,15 @@ with tempfile.TemporaryDirectory() as d:
           {r: (x["last"], x["compared"]) for r, x in dranks.items()}, f"{ranks}\n{dranks}")
     lost = [ranks.get(1, {}).get("others_lost_s", 0), dranks.get(1, {}).get("others_lost_s", 0)]
     check("late: and the same time lost within 1 ms", abs(lost[0] - lost[1]) < 1e-3, f"{lost}")
+    headers = []
+    for r in (0, 1):
+        with open(f"{prefix}.{r}.jsonl") as f:
+            headers.append(json.loads(f.readline()))
+    c0 = (headers[0].get("clock_to_rank0_ns"), headers[0].get("clock_error_ns"))
+    c1 = (headers[1].get("clock_to_rank0_ns"), headers[1].get("clock_error_ns"))
+    check("late: rank 0's log is on its own clock", c0 == (0, 0), f"{headers[0]}")
+    check("late: rank 1's offset to rank 0 (truly 0: one host) lies within its error bound",
+          c1[1] is not None and 0 < c1[1] and abs(c1[0]) <= c1[1], f"{headers[1]}")
 
 if failures:
     print(f"{len(failures)} failure(s)")

@@ -23,7 +23,10 @@ struct AbortMark {
 struct BackendContext {
   int rank = 0;
   int size = 1;
-  Store* store = nullptr;               // rendezvous store shared by all ranks
+  Store* store = nullptr;  // rendezvous store shared by all ranks
+  // The same store held weakly, for a backend's own threads (gloo's waiting line): a broken
+  // backend outlives the runtime and its store. Expired (or empty): the store is gone.
+  std::weak_ptr<Store> store_weak;
   std::string key_prefix;               // unique per run and backend instance, for store keys
   bool single_host = true;              // every rank on this host (required by shm)
   std::string gloo_host = "127.0.0.1";  // address peers reach this rank's gloo device at

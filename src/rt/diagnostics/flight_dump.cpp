@@ -32,6 +32,7 @@ nlohmann::json entry_json(const FlightEntryCopy& e, const FlightCommunicatorView
   j["layer"] = to_string(e.layer);
   j["state"] = to_string(e.state);
   j["started_ns"] = scale.to_ns(e.started);
+  j["step"] = e.step;
   return j;
 }
 
@@ -102,6 +103,7 @@ std::string FlightRecorder::dump(std::string_view reason, std::string_view detai
     j["dumped_ns"] = steady_now_ns();
     j["wall_offset_ns"] = wall_offset_ns();
     j["where"] = {{"place", to_string(place())}, {"since_ns", place_since_ns_.load()}};
+    j["steps_marked"] = step();  // 0: the program marks no steps
     j["communicators"] = nlohmann::json::array();
     {
       std::lock_guard lock(mutex_);

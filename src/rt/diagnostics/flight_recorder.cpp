@@ -39,12 +39,14 @@ const char* to_string(FlightState state) {
 }
 
 thread_local constinit FlightLayer t_flight_layer = FlightLayer::kApi;
+thread_local constinit const FlightEntry* t_flight_entry = nullptr;
 
-FlightRing::FlightRing(std::size_t capacity, BeaconSlot* slot, bool shared)
+FlightRing::FlightRing(std::size_t capacity, BeaconSlot* slot, bool shared, const std::atomic<std::uint64_t>* step)
     : capacity_(capacity == 0 ? 0 : std::bit_ceil(capacity)),
       entries_(capacity_ == 0 ? nullptr : new FlightEntry[capacity_]),
       slot_(slot),
-      slot_shared_(shared) {}
+      slot_shared_(shared),
+      step_(step) {}
 
 std::vector<FlightEntryCopy> FlightRing::snapshot() const {
   std::vector<FlightEntryCopy> out;
@@ -70,6 +72,7 @@ std::vector<FlightEntryCopy> FlightRing::snapshot() const {
     c.bytes = e.bytes.load(std::memory_order_acquire);
     c.started = e.started.load(std::memory_order_acquire);
     c.algorithm = e.algorithm.load(std::memory_order_acquire);
+    c.step = e.step.load(std::memory_order_acquire);
     c.state = static_cast<FlightState>(e.state.load(std::memory_order_acquire));
     if (e.version.load(std::memory_order_relaxed) != v) continue;  // rewritten meanwhile
     out.push_back(c);
@@ -91,7 +94,7 @@ FlightRecorder::~FlightRecorder() = default;
 std::unique_ptr<FlightRing> FlightRecorder::make_ring() {
   bool shared = false;
   BeaconSlot* slot = beacon_ ? beacon_->slot(&shared) : nullptr;
-  return std::make_unique<FlightRing>(capacity_, slot, shared);
+  return std::make_unique<FlightRing>(capacity_, slot, shared, &step_);
 }
 
 void FlightRecorder::place(RankPlace p) {

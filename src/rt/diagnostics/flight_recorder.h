@@ -72,7 +72,14 @@ struct alignas(64) FlightEntry {
   std::atomic<std::uint64_t> count{0}, bytes{0};
   std::atomic<std::uint64_t> started{0};    // flight_ticks()
   std::atomic<std::uint64_t> algorithm{0};  // as submission numbers it (0: the backend's own)
+  std::atomic<std::uint64_t> step{0};       // the rank's training step (FlightRecorder::mark_step)
 };
+static_assert(sizeof(FlightEntry) == 64);
+
+// The entry of the operation the calling thread runs (set by FlightRing::begin, cleared by end;
+// null outside one or when not recording): what a backend that waits inside its library names
+// in its "waiting" line (gloo). Defined once in the runtime, as t_flight_layer.
+extern thread_local constinit const FlightEntry* t_flight_entry;
 
 // A snapshot of one entry, read consistently.
 struct FlightEntryCopy {
@@ -83,15 +90,16 @@ struct FlightEntryCopy {
   FlightLayer layer;
   int root = -1, peer = -1;
   std::int64_t seq;
-  std::uint64_t count, bytes, started, algorithm;
+  std::uint64_t count, bytes, started, algorithm, step;
 };
 
 // One lane's ring.
 class FlightRing {
  public:
   // `capacity`: rounded up to a power of two; 0 records nothing. `slot`: the lane's slot of the
-  // rank's beacon, or null; `shared`: other lanes count in it too.
-  FlightRing(std::size_t capacity, BeaconSlot* slot, bool shared);
+  // rank's beacon, or null; `shared`: other lanes count in it too. `step`: the rank's step
+  // counter (FlightRecorder::mark_step), or null.
+  FlightRing(std::size_t capacity, BeaconSlot* slot, bool shared, const std::atomic<std::uint64_t>* step = nullptr);
 
   // The lane's owner, as an operation starts: returns its entry (null when not recording).
   FlightEntry* begin(const Call& call, std::size_t algorithm, bool async, FlightLayer layer) {
@@ -113,15 +121,18 @@ class FlightRing {
     e.bytes.store(call.lists ? 0 : call.bytes(), std::memory_order_release);
     e.started.store(flight_ticks(), std::memory_order_release);
     e.algorithm.store(algorithm, std::memory_order_release);
+    e.step.store(step_ != nullptr ? step_->load(std::memory_order_relaxed) : 0, std::memory_order_release);
     e.version.store(v + 2, std::memory_order_release);
     operations_.store(n + 1, std::memory_order_release);
     if (collective) collectives_.store(static_cast<std::uint64_t>(seq) + 1, std::memory_order_relaxed);
     if (slot_ != nullptr) count(slot_->started);
+    t_flight_entry = &e;
     return &e;
   }
   // The same owner, as the operation ends.
   void end(FlightEntry* e, bool ok) {
     if (e == nullptr) return;
+    t_flight_entry = nullptr;
     e->state.store(static_cast<std::uint32_t>(ok ? FlightState::kCompleted : FlightState::kFailed),
                    std::memory_order_release);
     if (slot_ != nullptr) count(slot_->ended);
@@ -139,6 +150,7 @@ class FlightRing {
   std::atomic<std::uint64_t> operations_{0}, collectives_{0};
   BeaconSlot* slot_;
   bool slot_shared_;
+  const std::atomic<std::uint64_t>* step_;
   void count(std::atomic<std::uint64_t>& counter) const {
     if (slot_shared_)
       counter.fetch_add(1, std::memory_order_release);
@@ -193,6 +205,11 @@ class FlightRecorder {
   void place(RankPlace p);
   RankPlace place() const { return static_cast<RankPlace>(place_.load(std::memory_order_acquire)); }
 
+  // The program marks the end of a training step (rt::mark_step): the operations recorded after
+  // it carry the next step number, so that the doctor can count each rank's calls per step.
+  void mark_step() { step_.fetch_add(1, std::memory_order_relaxed); }
+  std::uint64_t step() const { return step_.load(std::memory_order_relaxed); }
+
   using Source = std::function<std::vector<FlightCommunicatorView>()>;
   // The runtime's communicators (under the runtime's lock), until detach().
   void set_source(Source source);
@@ -228,6 +245,7 @@ class FlightRecorder {
   mutable std::mutex mutex_;  // source_
   Source source_;
   std::atomic<bool> failure_dumped_{false};
+  std::atomic<std::uint64_t> step_{0};  // steps marked so far
 };
 
 // Where a rank of run `job` dumps without CHORUS_RT_DUMP: $TMPDIR (or /tmp)/chorus-dumps/<job>.

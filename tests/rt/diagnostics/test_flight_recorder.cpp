@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
@@ -89,6 +90,26 @@ TEST(FlightRing, KeepsTheLastOperationsOldestFirstAndNumbersOnlyCollectives) {
   EXPECT_LE(kept[0].started, kept[3].started);
 }
 
+// Each entry carries the step counter's value when it began; the running entry is the thread's
+// t_flight_entry until it ends.
+TEST(FlightRing, EntriesCarryTheStepAndTheRunningEntryIsTheThreads) {
+  std::atomic<std::uint64_t> step{0};
+  FlightRing ring(8, nullptr, false, &step);
+  float x = 0;
+  const Call ar = calls::all_reduce(&x, &x, 1, DType::f32, ReduceOp::sum);
+  for (int i = 0; i < 5; ++i) {
+    FlightEntry* e = ring.begin(ar, 0, false, FlightLayer::kApi);
+    EXPECT_EQ(t_flight_entry, e);
+    ring.end(e, true);
+    EXPECT_EQ(t_flight_entry, nullptr);
+    if (i == 1 || i == 2) step.fetch_add(1);  // steps: 0, 0, 1, 2, 2
+  }
+  const auto kept = ring.snapshot();
+  ASSERT_EQ(kept.size(), 5u);
+  const std::uint64_t want[] = {0, 0, 1, 2, 2};
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(kept[i].step, want[i]) << i;
+}
+
 TEST(FlightRing, CapacityZeroRecordsNothing) {
   FlightRing ring(0, nullptr, false);
   float x = 0;
@@ -133,8 +154,10 @@ TEST_P(FlightRecords, ADumpOnRequestShowsEveryOperationNumberedWithItsShape) {
   EnvDir dumps("CHORUS_RT_DUMP", "request-" + backend);
   testing::spawn(2, {backend}, [&](Runtime& rt, int) {
     std::vector<float> in(1009, 1.0f), out(1009);
-    for (int i = 0; i < 5; ++i)
+    for (int i = 0; i < 5; ++i) {
       rt.issue(backend, calls::all_reduce(in.data(), out.data(), 1009, DType::f32, ReduceOp::sum), false);
+      if (i == 1 || i == 3) rt.mark_step();  // steps 0, 0, 1, 1, 2, and the broadcast 2
+    }
     rt.issue(backend, calls::broadcast(out.data(), 16, DType::f32, 1), false);
     EXPECT_FALSE(rt.dump_flight_record("request").empty());
   });
@@ -146,6 +169,7 @@ TEST_P(FlightRecords, ADumpOnRequestShowsEveryOperationNumberedWithItsShape) {
     EXPECT_EQ(d.at("world_size"), 2);
     EXPECT_EQ(d.at("reason"), "request");
     EXPECT_EQ(d.at("where").at("place"), "running");
+    EXPECT_EQ(d.at("steps_marked"), 2);
     const auto& c = communicator(d, backend);
     EXPECT_EQ(c.at("backend"), backend);
     EXPECT_EQ(c.at("ranks"), nlohmann::json::array({0, 1}));
@@ -162,12 +186,14 @@ TEST_P(FlightRecords, ADumpOnRequestShowsEveryOperationNumberedWithItsShape) {
       EXPECT_EQ(e[i].at("state"), "completed");
       EXPECT_EQ(e[i].at("layer"), "api");
       EXPECT_EQ(e[i].at("algorithm"), backend);
+      EXPECT_EQ(e[i].at("step"), i / 2);
       if (i > 0) {
         EXPECT_LE(e[i - 1].at("started_ns").get<std::int64_t>(), e[i].at("started_ns").get<std::int64_t>());
       }
     }
     EXPECT_EQ(e[5].at("op"), "broadcast");
     EXPECT_EQ(e[5].at("root"), 1);
+    EXPECT_EQ(e[5].at("step"), 2);
     EXPECT_LE(e[4].at("started_ns").get<std::int64_t>(), d.at("dumped_ns").get<std::int64_t>());
   }
 }

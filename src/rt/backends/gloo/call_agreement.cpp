@@ -43,16 +43,20 @@ const char* const* RowExchange::run(std::size_t used) {
 void GlooBackend::agreement_all_gather(const void* mine, void* all, std::size_t bytes) {
   if (!agreement_ || bytes * static_cast<std::size_t>(size_) != agreement_rows_.size())
     return Backend::agreement_all_gather(mine, all, bytes);
-  guard("all_reduce", [&] {
-    std::memset(agreement_rows_.data(), 0, agreement_rows_.size());
-    std::memcpy(agreement_rows_.data() + static_cast<std::size_t>(rank_) * bytes, mine, bytes);
-    agreement_->run(agreement_rows_.data(), all);
-  });
+  guard(
+      "all_reduce",
+      [&] {
+        std::memset(agreement_rows_.data(), 0, agreement_rows_.size());
+        std::memcpy(agreement_rows_.data() + static_cast<std::size_t>(rank_) * bytes, mine, bytes);
+        agreement_->run(agreement_rows_.data(), all);
+      },
+      -1, true);
 }
 
 const char* const* GlooBackend::agreement_exchange(std::size_t used) {
   const char* const* rows = nullptr;
-  guard("all_reduce", [&] { rows = exchange_->run(used); });
+  guard(
+      "all_reduce", [&] { rows = exchange_->run(used); }, -1, true);
   return rows;
 }
 

@@ -92,6 +92,7 @@ GlooBackend::GlooBackend(const BackendContext& ctx)
           make_classic(small_context_, agreement_rows_.size() / sizeof(std::uint64_t), DType::i64, ReduceOp::sum);
     }
     warm_up_classic();
+    if (size_ > 1) notice_ = std::make_unique<WaitNotice>(rank_, size_, timeout_, ctx.store_weak, key_prefix_);
     if (ctx.single_host)
       for (int j = 0; j < size_; ++j)
         pids_.push_back(std::stoi(ctx.store->get_string(ctx.key_prefix + "/pid/" + std::to_string(j), timeout_)));

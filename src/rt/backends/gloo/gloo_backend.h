@@ -19,6 +19,7 @@
 //   collectives.cpp        barrier, broadcast, all_gather(v), gather, scatter
 //   all_to_all.cpp         all_to_all_single and all_to_allv
 //   failures.cpp           Gloo's exceptions as CommError / TimeoutError naming the peer at fault
+//   waiting.cpp            the line a rank prints once when a collective has waited long in Gloo
 #include <gloo/allreduce.h>
 #include <gloo/context.h>
 #include <gloo/reduce.h>
@@ -26,14 +27,18 @@
 #include <gloo/transport/device.h>
 #include <sys/types.h>
 
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
 #include <functional>
 #include <list>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "rt/backends/backends.h"
@@ -103,6 +108,64 @@ class RowExchange {
   int turn_ = 0;
 };
 constexpr int kRowExchangeRanks = 8;  // beyond: n - 1 messages each way; a classic all-reduce of the rows
+
+// Gloo waits inside its own library, where the runtime cannot look: a thread (waiting.cpp) watches
+// the collective in flight (its flight-recorder seq and operation, t_flight_entry) and prints one
+// line when it has waited past wait_report_after(timeout), as shm's and mpi's waits do; the
+// timeout error (failures.cpp) is the line when it gives up. To name the ranks that have not
+// reached it, a rank whose collective has waited a quarter of that long publishes its seq in the
+// store (one key per rank, overwritten: `<prefix>/at/<rank>` holds seq + 1), and the waiting rank
+// reads its peers' keys: in the agreement exchange before the call every rank that reached the
+// call waits too, so a peer whose key is behind has not reached it; past the agreement every rank
+// has, and Gloo does not tell which one this rank waits for.
+class WaitNotice {
+ public:
+  WaitNotice(int rank, int size, std::chrono::milliseconds timeout, std::weak_ptr<Store> store, std::string key_prefix);
+  ~WaitNotice();
+  WaitNotice(const WaitNotice&) = delete;
+  WaitNotice& operator=(const WaitNotice&) = delete;
+  // The operation's thread, around each wait in Gloo (guard()): `agreement` for the runtime's
+  // agreement exchange before the call; `peer` that of a send or receive (else -1). False
+  // (nothing to end) for point to point outside a collective: a receive may wait for as long as
+  // the application likes.
+  bool begin(const char* what, bool agreement, int peer);
+  void end() { in_flight_.fetch_sub(1, std::memory_order_release); }
+  struct Scope {
+    WaitNotice* notice;
+    Scope(WaitNotice* n, const char* what, bool agreement, int peer)
+        : notice(n != nullptr && n->begin(what, agreement, peer) ? n : nullptr) {}
+    ~Scope() {
+      if (notice != nullptr) notice->end();
+    }
+    Scope(const Scope&) = delete;
+    Scope& operator=(const Scope&) = delete;
+  };
+
+ private:
+  void watch();
+  void mark(std::int64_t seq);
+  std::string who(std::int64_t seq, bool agreement, bool agreed);
+  int rank_, size_;
+  std::chrono::milliseconds timeout_;
+  std::weak_ptr<Store> store_;  // (a broken backend outlives the runtime's store)
+  std::string key_prefix_;
+  // Written by the operation's thread, read by the watch.
+  std::atomic<int> in_flight_{0};
+  std::atomic<std::int64_t> key_{0};          // the collective: its seq, or a number of ours without a record
+  std::atomic<std::int64_t> seq_{-1};         // its flight-recorder seq (-1: not recorded)
+  std::atomic<const char*> op_{""};           // its operation's name
+  std::atomic<std::int64_t> since_ns_{0};     // when it started waiting (its first begin)
+  std::atomic<std::int64_t> phase_ns_{0};     // when the current wait (agreement or call) started
+  std::atomic<bool> agreement_{false};        // the current wait is the agreement exchange
+  std::atomic<std::int64_t> agreed_key_{-1};  // the last collective whose agreement completed
+  std::atomic<std::int64_t> unrecorded_{0};
+  // The watch's own.
+  std::int64_t marked_ = 0;  // the value of this rank's key in the store
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  std::thread thread_;
+};
 
 // A classic halving-doubling object for `count` elements of d reduced by op (classic_allreduce.cpp).
 std::unique_ptr<ClassicAllReduce> make_classic(const std::shared_ptr<gloo::Context>& context, std::size_t count,
@@ -179,8 +242,9 @@ class GlooBackend final : public Backend {
   // unbound buffers are destroyed (while the exception unwinds out of f) before this returns,
   // and Gloo never writes a destroyed unbound buffer's memory, so the operation has ended.
   template <typename F>
-  void guard(const char* what, F&& f, int peer = -1) {
+  void guard(const char* what, F&& f, int peer = -1, bool agreement = false) {
     if (peer < 0) ++collectives_;
+    const WaitNotice::Scope watched(notice_.get(), what, agreement, peer);
     try {
       f();
     } catch (const CommError&) {
@@ -290,6 +354,7 @@ class GlooBackend final : public Backend {
   std::vector<char> agreement_rows_;             // its input: this rank's row among zeros
   std::unique_ptr<RowExchange> exchange_;        // agreement_exchange's (2-8 ranks)
   std::uint32_t tag_ = 1;
+  std::unique_ptr<WaitNotice> notice_;  // (more than one rank)
 };
 
 }  // namespace gloo_backend
