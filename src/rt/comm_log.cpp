@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "rt/rendezvous/bootstrap.h"
 
 namespace chorus::rt {
 
@@ -21,13 +22,11 @@ CommLog::CommLog(const std::string& prefix, int rank, int world_size, const std:
     throw InputError(where, fmt::format("cannot write the communication log '{}': {}", path_, std::strerror(errno)));
   const auto unix_ns =
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-  char host[256] = {};
-  if (gethostname(host, sizeof host - 1) != 0) std::strcpy(host, "unknown");
   const std::string offset = clock.error_ns < 0 ? std::string()
                                                 : fmt::format(",\"clock_to_rank0_ns\":{},\"clock_error_ns\":{}",
                                                               clock.to_rank0_ns, clock.error_ns);
   fmt::print(file_, "{{\"chorus_comm_log\":1,\"rank\":{},\"world_size\":{},\"unix_time_ns\":{},\"host\":{}{}}}\n", rank,
-             world_size, unix_ns, nlohmann::json(std::string(host)).dump(), offset);
+             world_size, unix_ns, nlohmann::json(host_name()).dump(), offset);
 }
 
 CommLog::~CommLog() {

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "rt/diagnostics/flight_recorder.h"
+#include "rt/rendezvous/bootstrap.h"
 #include "rt/types.h"
 
 namespace chorus::rt {
@@ -70,12 +71,6 @@ std::int64_t wall_offset_ns() {
   clock_gettime(CLOCK_MONOTONIC, &mono);
   clock_gettime(CLOCK_REALTIME, &wall);
   return (static_cast<std::int64_t>(wall.tv_sec) - mono.tv_sec) * 1'000'000'000 + (wall.tv_nsec - mono.tv_nsec);
-}
-
-std::string host_name() {
-  char buf[256] = {};
-  if (gethostname(buf, sizeof buf - 1) != 0) return "unknown";
-  return buf;
 }
 
 }  // namespace

@@ -34,12 +34,6 @@ int env_int(const char* name, int lo, int hi) {
   }
 }
 
-std::string host_name() {
-  char buf[256] = {0};
-  ::gethostname(buf, sizeof buf - 1);
-  return buf;
-}
-
 // The address rank 0 advertises for its store when ranks span hosts: its gloo host (the host
 // name, or CHORUS_GLOO_HOST) resolved on rank 0 to a numeric address. Other ranks must not
 // resolve rank 0's name themselves: hosts that share a name (cloned machines, containers) each
@@ -180,6 +174,12 @@ World bootstrap_world(bool want_mpi, std::chrono::milliseconds timeout, const Ex
   // that two of them never share a segment name.
   w.run_id = fmt::format("solo{}x{:x}", ::getpid(), reinterpret_cast<std::uintptr_t>(w.store.get()));
   return w;
+}
+
+std::string host_name() {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof buf - 1) != 0) return "unknown";
+  return buf;
 }
 
 }  // namespace chorus::rt

@@ -31,6 +31,10 @@ struct World {
   std::string store_token;    // the job token of that store
 };
 
+// This host's name (gethostname), "unknown" when it has none: the host that logs, flight records
+// and multi-host rendezvous name.
+std::string host_name();
+
 // Whether this process is one of several ranks started by chorus launch (or given by the
 // caller's `external` world, such as torchrun's) rather than by mpirun: backend mpi cannot run.
 bool several_ranks_without_mpirun(const ExternalWorld* external);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "rt/errors.h"
+#include "rt/rendezvous/bootstrap.h"
 
 namespace chorus::rt {
 
@@ -112,9 +113,7 @@ std::string mpi_agree_tcp_endpoint() {
     if (const char* h = std::getenv("CHORUS_GLOO_HOST")) {
       host = h;
     } else if (!one_host) {
-      char buf[256] = {0};
-      ::gethostname(buf, sizeof buf - 1);
-      host = buf;
+      host = host_name();
     }
     int port = 0;
     const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
