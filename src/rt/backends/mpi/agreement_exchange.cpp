@@ -84,19 +84,23 @@ const char* const* MpiBackend::agreement_exchange(std::size_t used) {
     }
   }
   // Blocking like the collective it stands for (a peer that never calls it is the watchdog's).
-  int rc = wait_all_guarded(reqs, 2 * peers, agreement_statuses_.data(), what);
+  const int rc = wait_all_guarded(reqs, 2 * peers, agreement_statuses_.data(), what);
   if (rc != MPI_SUCCESS) [[unlikely]]
     throw_exchange_error(rc, 0, 2 * peers, what);
-  const int further = receive_further_parts(posted, what);
-  if (posted + further > 2 * peers) {  // a row of several parts, this rank's or a peer's
-    rc = wait_all_guarded(reqs + 2 * peers, posted + further - 2 * peers, agreement_statuses_.data() + 2 * peers, what);
-    if (rc != MPI_SUCCESS) [[unlikely]]
-      throw_exchange_error(rc, 2 * peers, posted + further - 2 * peers, what);
+  // The common case: every row one part, as its length says (a length out of range goes on to
+  // finish_parts, which refuses it).
+  bool one_part = parts == 1;
+  for (int q = 0; q < peers; ++q) {
+    std::uint64_t theirs = 0;
+    std::memcpy(&theirs, agreement_received_.data() + static_cast<std::size_t>(q) * room, sizeof theirs);
+    one_part &= theirs - (kPartHeader + kDigestBytes) <= kPartBytes - (kPartHeader + kDigestBytes);
   }
+  if (!one_part) [[unlikely]]
+    finish_parts(posted, what);
   return agreement_rows_.data();
 }
 
-int MpiBackend::receive_further_parts(int posted, const char* what) {
+void MpiBackend::finish_parts(int posted, const char* what) {
   const std::size_t room = agreement_send_.size();
   int further = 0;
   for (int q = 0; q < size_ - 1; ++q) {
@@ -113,14 +117,19 @@ int MpiBackend::receive_further_parts(int posted, const char* what) {
         static_cast<std::size_t>(first) != std::min<std::size_t>(length, kPartBytes)) [[unlikely]]
       throw_row_too_large(agreement_peers_[uq], length, what);
     for (std::size_t at = kPartBytes; at < length; at += kPartBytes) {
-      const int i = posted + further++;
-      agreement_peers_[static_cast<std::size_t>(i)] = agreement_peers_[uq];
+      const auto i = static_cast<std::size_t>(posted + further++);
+      agreement_peers_[i] = agreement_peers_[uq];
       check(MPI_Irecv(base + at, to_int(std::min<std::size_t>(kPartBytes, length - at), what), MPI_BYTE,
-                      agreement_peers_[uq], kAgreementTag, comm_, &agreement_requests_[static_cast<std::size_t>(i)]),
+                      agreement_peers_[uq], kAgreementTag, comm_, &agreement_requests_[i]),
             what);
     }
   }
-  return further;
+  // This rank's further parts (sent after the first parts) and the peers' (received above).
+  const int first = 2 * (size_ - 1), n = posted + further - first;
+  if (n == 0) return;
+  const int rc = wait_all_guarded(agreement_requests_.data() + first, n, agreement_statuses_.data() + first, what);
+  if (rc != MPI_SUCCESS) [[unlikely]]
+    throw_exchange_error(rc, first, n, what);
 }
 
 void MpiBackend::throw_row_too_large(int peer, std::size_t length, const char* what) {

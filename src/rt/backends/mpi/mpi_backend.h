@@ -192,9 +192,10 @@ class MpiBackend final : public Backend {
   int wait_all_guarded(MPI_Request* reqs, int n, MPI_Status* statuses, const char* what);
   // The agreement exchange's buffers, made at construction (agreement_exchange.cpp).
   void create_agreement_exchange();
-  // The exchange's receives of the parts after the first, once the first parts say how many
-  // (agreement_exchange.cpp); returns how many requests it posted after `posted`.
-  int receive_further_parts(int posted, const char* what);
+  // The exchange's rows of several parts, once the first parts say how many: their further
+  // receives, posted after the `posted` requests, and the wait for them and this rank's further
+  // sends (agreement_exchange.cpp).
+  void finish_parts(int posted, const char* what);
   // The exchange's requests `first`..`first + n` that ended in error (agreement_exchange.cpp).
   [[noreturn, gnu::cold, gnu::noinline]] void throw_exchange_error(int rc, int first, int n, const char* what);
   // Rank `peer`'s row of `length` bytes on the wire is more than a full row's room.
