@@ -80,10 +80,13 @@ constexpr std::size_t kPartBytes = 4032;
 constexpr std::size_t kPartHeader = 8;
 // Calls of up to this many bytes per rank ride inside the agreement exchange
 // (agreement_inline_bytes): up to kBigRideRanks ranks 16 KiB, a row of 5 parts (an exchange of
-// 16 KiB in eager parts took 1.4 us against 7-9 us as one message, 2 ranks); up to
-// kRowExchangeRanks ranks a row that fits one part (8 ranks would send 35 parts each way at
-// 16 KiB, unmeasured on this machine's 2 cores). A row past the eager limit in one message went
-// by rendezvous: a 4 KiB all-reduce that rode so took 3.1 us against MPI_Allreduce's 0.8.
+// 16 KiB in eager parts took 1.4 us against 7-9 us as one message, 2 ranks), which makes a call
+// that rides faster than MPI_Allreduce, whose own messages past the eager limit go by
+// rendezvous (2 ranks: 4 KiB 0.88 us against 0.99, 16 KiB 2.7 us against 5.9;
+// BENCHMARKS-history.md, "mpi: the agreement's rows in eager parts"); up to kRowExchangeRanks
+// ranks a row that fits one part (8 ranks would send 35 parts each way at 16 KiB, unmeasured on
+// this machine's 2 cores). A row past the eager limit in one message went by rendezvous: a
+// 4 KiB all-reduce that rode so took 3.1 us against MPI_Allreduce's 0.8.
 constexpr std::size_t kRideBytes = 16384;
 constexpr std::size_t kOnePartRideBytes = kPartBytes - kPartHeader - 32;  // 32: the digest
 constexpr int kBigRideRanks = 4;
