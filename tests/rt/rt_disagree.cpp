@@ -91,6 +91,7 @@ int run(int argc, char** argv) {
                              "all-reduce-count-8k-16k",
                              "all-gather-count-8k-16k",
                              "all-reduce-count-16k-edge",
+                             "agree-16k",
                              "all-reduce-empty",
                              "algorithm",
                              "broadcast-algorithm",
@@ -157,6 +158,8 @@ int run(int argc, char** argv) {
       // mpi, up to 4 ranks: 16 KiB rides (a row of 5 parts), 4 bytes more does not (the digest alone)
       const std::size_t count = first ? 4096 : 4097;
       rt::all_reduce(on, ones.data(), guarded(count * 4)->as<float>(), count, f32, rt::ReduceOp::sum);
+    } else if (which == "agree-16k") {  // every rank the same call (test_mpi_row_tamper.py tampers with a row)
+      rt::all_reduce(on, ones.data(), guarded(16384)->as<float>(), 4096, f32, rt::ReduceOp::sum);
     } else if (which == "all-reduce-empty") {  // no data on rank 0: it moves nothing, but still agrees
       const std::size_t count = first ? 0 : 4;
       rt::all_reduce(on, ones.data(), guarded(count * 4)->as<float>(), count, f32, rt::ReduceOp::sum);

@@ -149,9 +149,9 @@ void MpiBackend::throw_exchange_error(int rc, int first, int n, const char* what
     // room its row's length gives it, so only a peer that computes them otherwise (another
     // build of chorus) can send more; MPI wrote no more than the room.
     throw CommError(
-        fmt::format("mpi {} on rank {}: rank {} sent an agreement row larger than the {} bytes of "
-                    "room every rank's row has (do the ranks run the same build of chorus?)",
-                    what, rank_, agreement_peers_[ui], agreement_send_.size()));
+        fmt::format("mpi {} on rank {}: rank {} sent more of its agreement row than a receive had room for, in a row "
+                    "of {} bytes of room received in parts of at most {} (do the ranks run the same build of chorus?)",
+                    what, rank_, agreement_peers_[ui], agreement_send_.size(), kPartBytes));
   }
   if (rc == MPI_ERR_IN_STATUS)  // the first request that failed says why
     for (int i = first; i < first + n; ++i) {
