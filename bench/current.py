@@ -89,8 +89,9 @@ def parse_overhead(out):
             cells.append(f"{human_bytes(size)} {sync - direct:+.2f} us ({100 * (sync - direct) / direct:+.0f} %)")
             base.append(f"{human_bytes(size)} {direct:.2f} us")
     return ("chorus's blocking call minus the direct call: " + ", ".join(cells) +
-            ". A call of up to 4000 bytes rides inside the agreement's exchange (up to 8 ranks), a larger one "
-            "pays the exchange first; `CHORUS_RT_AGREE=0` removes it and the guarantee with it "
+            ". A call of up to 16 KiB rides inside the agreement's exchange, its row in eager parts of 4032 bytes "
+            "(up to 4 ranks; 3992 bytes, one part, up to 8), a larger one pays the exchange first; "
+            "`CHORUS_RT_AGREE=0` removes it and the guarantee with it "
             "(docs/failures.md)",
             "`MPI_Allreduce` called directly, same job: " + ", ".join(base))
 

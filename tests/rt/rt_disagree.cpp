@@ -88,6 +88,10 @@ int run(int argc, char** argv) {
                              "broadcast-count-inline",
                              "all-reduce-count-4k-edge",
                              "all-reduce-count-32k-edge",
+                             "all-reduce-count-8k-16k",
+                             "all-gather-count-8k-16k",
+                             "all-reduce-count-16k-edge",
+                             "agree-16k",
                              "all-reduce-empty",
                              "algorithm",
                              "broadcast-algorithm",
@@ -143,6 +147,19 @@ int run(int argc, char** argv) {
       // mpi and gloo, 3-8 ranks: 4 KiB rides, 4 bytes more does not; mpi, 2 ranks: the same at 32 KiB
       const std::size_t count = (which == "all-reduce-count-4k-edge" ? 1024 : 8192) + (first ? 0 : 1);
       rt::all_reduce(on, ones.data(), guarded(count * 4)->as<float>(), count, f32, rt::ReduceOp::sum);
+    } else if (which == "all-reduce-count-8k-16k" || which == "all-gather-count-8k-16k") {
+      // mpi, up to 4 ranks: both ride inside the agreement exchange, in rows of 3 and 5 parts
+      const std::size_t count = first ? 2048 : 4096;
+      if (which == "all-reduce-count-8k-16k")
+        rt::all_reduce(on, ones.data(), guarded(count * 4)->as<float>(), count, f32, rt::ReduceOp::sum);
+      else
+        rt::all_gather(on, ones.data(), guarded(count * 4 * static_cast<std::size_t>(n))->as<float>(), count, f32);
+    } else if (which == "all-reduce-count-16k-edge") {
+      // mpi, up to 4 ranks: 16 KiB rides (a row of 5 parts), 4 bytes more does not (the digest alone)
+      const std::size_t count = first ? 4096 : 4097;
+      rt::all_reduce(on, ones.data(), guarded(count * 4)->as<float>(), count, f32, rt::ReduceOp::sum);
+    } else if (which == "agree-16k") {  // every rank the same call (test_mpi_row_tamper.py tampers with a row)
+      rt::all_reduce(on, ones.data(), guarded(16384)->as<float>(), 4096, f32, rt::ReduceOp::sum);
     } else if (which == "all-reduce-empty") {  // no data on rank 0: it moves nothing, but still agrees
       const std::size_t count = first ? 0 : 4;
       rt::all_reduce(on, ones.data(), guarded(count * 4)->as<float>(), count, f32, rt::ReduceOp::sum);

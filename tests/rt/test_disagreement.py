@@ -51,6 +51,14 @@ SPLIT = {
                                  ("all_reduce", "all_reduce of 1025 f32 (sum)")),
     "all-reduce-count-32k-edge": (("all_reduce", "all_reduce of 8192 f32 (sum)"),
                                   ("all_reduce", "all_reduce of 8193 f32 (sum)")),
+    # mpi, up to 4 ranks: both calls ride inside the agreement exchange, in rows of 3 and 5 parts;
+    # then a row of 5 parts against the digest alone (16 KiB rides, 4 bytes more does not)
+    "all-reduce-count-8k-16k": (("all_reduce", "all_reduce of 2048 f32 (sum)"),
+                                ("all_reduce", "all_reduce of 4096 f32 (sum)")),
+    "all-gather-count-8k-16k": (("all_gather", "all_gather of 2048 f32 per rank"),
+                                ("all_gather", "all_gather of 4096 f32 per rank")),
+    "all-reduce-count-16k-edge": (("all_reduce", "all_reduce of 4096 f32 (sum)"),
+                                  ("all_reduce", "all_reduce of 4097 f32 (sum)")),
     "reduce-scatter-count": (("reduce_scatter", "reduce_scatter of 4 f32 per rank (sum)"),
                              ("reduce_scatter", "reduce_scatter of 8 f32 per rank (sum)")),
     "dtype": (("all_reduce", "all_reduce of 8 f32 (sum)"), ("all_reduce", "all_reduce of 4 f64 (sum)")),

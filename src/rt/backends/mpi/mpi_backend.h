@@ -70,13 +70,26 @@ inline void check(int rc, const char* what) {
 // Keeps `inplace` semantics of the API: MPI wants MPI_IN_PLACE when in == out.
 inline const void* in_or_inplace(const void* in, const void* out) { return in == out ? MPI_IN_PLACE : in; }
 
-// Up to 8 ranks, calls of up to this many bytes per rank ride inside the agreement exchange
-// (agreement_inline_bytes): a row (32 bytes of digest + the data) stays under Open MPI's
-// shared-memory eager limit (4 KiB with its header), so it goes in one eager message. A row past
-// it goes by rendezvous, an extra round trip: a 4 KiB all-reduce that rode took 3.1 us against
-// MPI_Allreduce's 0.8 (2 ranks, `chorus bench` against bench_mpi_plain); at 16-32 KiB a ride
-// matched MPI_Allreduce again, but a window of sizes that lose 2 us is not worth it.
-constexpr std::size_t kRideBytes = 4000;
+// The agreement exchange sends each row as messages of at most this many bytes: one message of
+// Open MPI's shared-memory transport (vader) goes eagerly up to 4040 bytes with its 4 KiB eager
+// limit (an exchange of 4040 bytes took 0.45 us here, one of 4044 went by rendezvous and took
+// 2-8 us), so a row of several parts, all sent at once, never waits for a rendezvous round trip.
+// The first part opens with the row's length on the wire (kPartHeader bytes): a receiver learns
+// from it how many parts follow (agreement_exchange.cpp).
+constexpr std::size_t kPartBytes = 4032;
+constexpr std::size_t kPartHeader = 8;
+// Calls of up to this many bytes per rank ride inside the agreement exchange
+// (agreement_inline_bytes): up to kBigRideRanks ranks 16 KiB, a row of 5 parts (an exchange of
+// 16 KiB in eager parts took 1.4 us against 7-9 us as one message, 2 ranks), which makes a call
+// that rides faster than MPI_Allreduce, whose own messages past the eager limit go by
+// rendezvous (2 ranks: 4 KiB 0.88 us against 0.99, 16 KiB 2.7 us against 5.9;
+// BENCHMARKS-history.md, "mpi: the agreement's rows in eager parts"); up to kRowExchangeRanks
+// ranks a row that fits one part (8 ranks would send 35 parts each way at 16 KiB, unmeasured on
+// this machine's 2 cores). A row past the eager limit in one message went by rendezvous: a
+// 4 KiB all-reduce that rode so took 3.1 us against MPI_Allreduce's 0.8.
+constexpr std::size_t kRideBytes = 16384;
+constexpr std::size_t kOnePartRideBytes = kPartBytes - kPartHeader - 32;  // 32: the digest
+constexpr int kBigRideRanks = 4;
 constexpr int kRowExchangeRanks = 8;  // beyond: the fixed-size all-gather of the rows (Backend's)
 
 struct alignas(64) OpCounter {
@@ -109,21 +122,23 @@ class MpiBackend final : public Backend {
   void send(const void* buf, std::size_t bytes, int dst) override;
   void recv(void* buf, std::size_t bytes, int src) override;
   // The runtime's agreement (rt/agreement.h) before every collective, up to kRowExchangeRanks
-  // ranks (agreement_exchange.cpp): each rank's row goes to every peer as one message of only
-  // the part in use (the 32-byte digest alone when the call does not ride), into a receive
-  // posted with room for a full row, so that a peer that sends more cannot overrun it (MPI ends
-  // such a receive with MPI_ERR_TRUNCATE having written no more than the buffer, and the
-  // exchange reports it as a CommError). The fixed-size all-gather of full rows it replaces made
-  // every call pay for the largest one that may ride, so the rows carried only 224 bytes and a
-  // 1 KiB all-reduce paid a second round (+60 % over MPI_Allreduce, 2 ranks). Now a call that
-  // rides costs one message each way, about what MPI_Allreduce's own exchange costs at that
-  // size, so the rows carry up to 4000 bytes (kRideBytes; where an all-gather of the rows
-  // moves the bytes of an all-reduce in one step); beyond 8 ranks, n - 1 messages each way
-  // would cost more than the all-gather of the rows (Backend's default).
+  // ranks (agreement_exchange.cpp): each rank's row goes to every peer as only the part in use
+  // (the 32-byte digest alone when the call does not ride), in parts of at most kPartBytes, the
+  // first of which says the row's length; each part lands in a receive with room for no more
+  // than its share of a full row, so a peer that sends more cannot overrun it (MPI ends such a
+  // receive with MPI_ERR_TRUNCATE having written no more than the buffer, and a length past a
+  // full row is refused before any further receive is posted: both a CommError). The
+  // fixed-size all-gather of full rows it replaces made every call pay for the largest one
+  // that may ride, so the rows carried only 224 bytes and a 1 KiB all-reduce paid a second
+  // round (+60 % over MPI_Allreduce, 2 ranks). Now a call that rides costs its parts each way,
+  // less than MPI_Allreduce's own exchange costs at 4-16 KiB (whose messages past the eager
+  // limit go by rendezvous), so the rows carry up to 16 KiB (kRideBytes); beyond 8 ranks,
+  // n - 1 messages each way would cost more than the all-gather of the rows (Backend's default).
   std::size_t agreement_inline_bytes() const override {
-    return size_ <= kRowExchangeRanks ? kRideBytes : Backend::agreement_inline_bytes();
+    if (size_ <= kBigRideRanks) return kRideBytes;
+    return size_ <= kRowExchangeRanks ? kOnePartRideBytes : Backend::agreement_inline_bytes();
   }
-  char* agreement_row() override { return agreement_send_.empty() ? nullptr : agreement_send_.data(); }
+  char* agreement_row() override { return agreement_send_.empty() ? nullptr : agreement_send_.data() + kPartHeader; }
   const char* const* agreement_exchange(std::size_t used) override;
   void send_recv(const void* sbuf, std::size_t sbytes, int dst, void* rbuf, std::size_t rbytes, int src) override;
   void barrier();
@@ -180,8 +195,14 @@ class MpiBackend final : public Backend {
   int wait_all_guarded(MPI_Request* reqs, int n, MPI_Status* statuses, const char* what);
   // The agreement exchange's buffers, made at construction (agreement_exchange.cpp).
   void create_agreement_exchange();
-  // A receive of the agreement exchange that ended in error (agreement_exchange.cpp).
-  [[noreturn, gnu::cold, gnu::noinline]] void throw_exchange_error(int rc, const char* what);
+  // The exchange's rows of several parts, once the first parts say how many: their further
+  // receives, posted after the `posted` requests, and the wait for them and this rank's further
+  // sends (agreement_exchange.cpp).
+  void finish_parts(int posted, const char* what);
+  // The exchange's requests `first`..`first + n` that ended in error (agreement_exchange.cpp).
+  [[noreturn, gnu::cold, gnu::noinline]] void throw_exchange_error(int rc, int first, int n, const char* what);
+  // Rank `peer`'s row of `length` bytes on the wire is more than a full row's room.
+  [[noreturn, gnu::cold, gnu::noinline]] void throw_row_too_large(int peer, std::size_t length, const char* what);
 
   // Marks an operation as running for the watchdog: an odd counter while one runs. (No clock
   // read here: the watchdog times how long the counter stays at the same odd value.)
@@ -242,12 +263,15 @@ class MpiBackend final : public Backend {
   std::atomic<int> next_counter_{0};
   bool thread_multiple_ = false;
   // The agreement exchange's buffers (up to kRowExchangeRanks ranks; else empty): this rank's
-  // row, a full row's room per peer (peers in rank order, without this rank), every rank's row
-  // in rank order, and the requests (receives, then sends) with their statuses.
+  // row after the part header, a full row's room after a part header per peer (peers in rank
+  // order, without this rank), every rank's row in rank order, and the requests (the first
+  // parts' receives, this rank's sends, the further receives) with their statuses and, for each
+  // receive, its peer.
   std::vector<char> agreement_send_, agreement_received_;
   std::vector<const char*> agreement_rows_;
   std::vector<MPI_Request> agreement_requests_;
   std::vector<MPI_Status> agreement_statuses_;
+  std::vector<int> agreement_peers_;
   std::mutex watch_mutex_;
   std::condition_variable watch_cv_;
   bool stop_ = false;
