@@ -23,9 +23,12 @@
 #include "sim/jobs/time_shift.h"
 #include "sim/run_collective.h"
 #include "sim/stragglers.h"
+#include "tests/common/input_error_of.h"
 
 namespace chorus {
 namespace {
+
+using chorus::test_support::input_error_of;
 
 using sim::jobs::SharedJob;
 
@@ -187,15 +190,6 @@ TEST(SharedFabric, StragglerStretchesEveryComputeOfADataParallelJob) {
   EXPECT_NEAR(run.jobs[0].result.compute_ns, 2 * 4 * kCompute, 1e-3);
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "no error";
-}
-
 TEST(LinkFaults, HalfBandwidthOnTheOnlyPathDoublesTheTransfer) {
   // x's ring crosses A <-> B, its only path; at half bandwidth (0.5 B/ns) each 10 MB flow takes 20 ms.
   const auto x = two_npu_job("x", {0, 2}, kCompute, kBytes, 2);
@@ -230,7 +224,7 @@ TEST(LinkFaults, RoutesGoAroundALinkThatIsDown) {
 
 TEST(LinkFaults, BadFaultsAreInputErrors) {
   const auto fault = [](std::vector<net::LinkFault> f) {
-    return error_of([&] { net::apply_link_faults(test_support::dumbbell(), f); });
+    return input_error_of([&] { net::apply_link_faults(test_support::dumbbell(), f); });
   };
   const auto e = fault({{4, 5, 0.0, "j.yaml:3: links[0]"}});
   EXPECT_NE(e.find("j.yaml:3: links[0]: with the links down (4 -> 5) server 0 cannot reach server 2"),
@@ -277,7 +271,7 @@ TEST(SharedFabricPlacement, PoliciesAndExplicitLists) {
 TEST(SharedFabricPlacement, BadPlacementsNameTheJobAndField) {
   const auto fabric = test_support::dumbbell();
   const auto place = [&](const std::string& text) {
-    return error_of([&] { sim::jobs::place_jobs(parse(text).jobs, fabric); });
+    return input_error_of([&] { sim::jobs::place_jobs(parse(text).jobs, fabric); });
   };
   {
     const auto e = place(
@@ -329,7 +323,7 @@ jobs:
   EXPECT_LT(*std::min_element(d1.begin(), d1.end()), 0.6);  // none of 64 below 0.6: probability 0.75^64
   EXPECT_EQ(d1, drawn(1));
   EXPECT_NE(d1, drawn(2));
-  const auto err = [](const std::string& text) { return error_of([&] { parse(text); }); };
+  const auto err = [](const std::string& text) { return input_error_of([&] { parse(text); }); };
   const auto e1 = err("jobs:\n  - name: a\n    workload: gnmt\n    npu: 2\n");
   EXPECT_NE(e1.find("j.yaml:4: job 'a': unknown key 'npu' (did you mean 'npus'?)"), std::string::npos) << e1;
   const auto e2 = err("jobs:\n  - name: a\n    workload: gnmt\n    npus: two\n");

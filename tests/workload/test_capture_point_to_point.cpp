@@ -13,9 +13,12 @@
 #include "sim/dag_executor.h"
 #include "workload/capture/capture_import.h"
 #include "workload/capture/point_to_point.h"
+#include "tests/common/input_error_of.h"
 
 namespace chorus::workload::capture::point_to_point_tests {
 namespace {
+
+using chorus::test_support::input_error_of;
 
 const std::string kData = CHORUS_TEST_DATA_DIR "/capture/";
 
@@ -40,15 +43,6 @@ sim::DagResult simulate(const Dag& dag, const net::Network& network) {
   o.scheduler = sched::parse_scheduler("baseline");
   o.chunks_per_collective = 1;
   return sim::simulate_workload(dag, network, o).result;
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "(no error)";
 }
 
 // A transfer on a switch dimension: one step of its latency and the bytes at the link's 10 GB/s
@@ -107,10 +101,10 @@ TEST(CapturePointToPoint, ScaledThePairIsCopiedAndKeepsItsDimension) {
 }
 
 TEST(CapturePointToPoint, UnmatchedSendsAndRecvsAreRefusedNamingTheRankThePeerAndTheOrder) {
-  auto msg = error_of([] { import("p2p2_unmatched", switches({2})); });
+  auto msg = input_error_of([] { import("p2p2_unmatched", switches({2})); });
   EXPECT_NE(msg.find("comm.0.jsonl: rank 0: recv 2 (line 3)"), std::string::npos) << msg;
   EXPECT_NE(msg.find("its message 1 from rank 1 (262144 bytes) is never sent"), std::string::npos) << msg;
-  msg = error_of([] { import("p2p2_sizes", switches({2})); });
+  msg = input_error_of([] { import("p2p2_sizes", switches({2})); });
   EXPECT_NE(msg.find("rank 0: send 1 (line 2)"), std::string::npos) << msg;
   EXPECT_NE(msg.find("is 1048576 bytes, but rank 1's recv 1"), std::string::npos) << msg;
   EXPECT_NE(msg.find("524288 bytes"), std::string::npos) << msg;
@@ -120,7 +114,7 @@ TEST(CapturePointToPoint, UnmatchedSendsAndRecvsAreRefusedNamingTheRankThePeerAn
       "name: t\ndims:\n  - {kind: ring, size: 3, link_bandwidth_GBps: 10, links_per_npu: 2, latency_ns: 500}\n"
       "  - {kind: switch, size: 2, link_bandwidth_GBps: 5, links_per_npu: 1, latency_ns: 500}\n",
       "t");
-  msg = error_of([&] { import("p2p2", ring_by_switch, 0, 6); });
+  msg = input_error_of([&] { import("p2p2", ring_by_switch, 0, 6); });
   EXPECT_NE(msg.find("ranks 2 and 3 differ in dimensions 0,1"), std::string::npos) << msg;
   EXPECT_NE(msg.find("rank 0: send 1"), std::string::npos) << msg;
 }

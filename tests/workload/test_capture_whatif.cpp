@@ -15,9 +15,12 @@
 #include "workload/capture/capture_import.h"
 #include "workload/compute_scale.h"
 #include "workload/load.h"
+#include "tests/common/input_error_of.h"
 
 namespace chorus::workload::capture {
 namespace {
+
+using chorus::test_support::input_error_of;
 
 const std::string kData = CHORUS_TEST_DATA_DIR "/capture/";
 constexpr double kWorldBytes = 4194304;  // 4 MiB
@@ -49,15 +52,6 @@ Dag import(const std::string& name, const net::Network& network, int world, std:
   o.grow_groups = std::move(grow);
   o.grow_field = "--grow-groups";
   return import_capture(read_manifest(kData + name), network, o);
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "(no error)";
 }
 
 TEST(CaptureWhatIf, ScaledGroupsTileTheCapture) {
@@ -117,7 +111,7 @@ TEST(CaptureWhatIf, ComputeScaleTwoHalvesComputeExactly) {
   scale_compute(roof, 4, "x");
   EXPECT_EQ(ComputeModel{}.node_time_ns(roof.nodes[0]), 0.25e9);
   for (double bad : {0.0, -1.0, std::nan("")}) {
-    const auto msg = error_of([&] { scale_compute(roof, bad, "--compute-scale"); });
+    const auto msg = input_error_of([&] { scale_compute(roof, bad, "--compute-scale"); });
     EXPECT_NE(msg.find("--compute-scale"), std::string::npos) << msg;
   }
 }
@@ -218,18 +212,18 @@ TEST(CaptureWhatIf, AGrownDataParallelGroupRunsItsAllReduceOnItsNewSize) {
 }
 
 TEST(CaptureWhatIf, GrowingAGroupThatDoesNotExistOrHalfACollectivesGroupsIsRefused) {
-  auto msg = error_of([&] { import("hybrid4", two_by(4), 8, {"torch/9"}); });
+  auto msg = input_error_of([&] { import("hybrid4", two_by(4), 8, {"torch/9"}); });
   EXPECT_NE(msg.find("--grow-groups"), std::string::npos) << msg;
   EXPECT_NE(msg.find("'torch/9'"), std::string::npos) << msg;
   EXPECT_NE(msg.find("torch/3 [0,2]"), std::string::npos) << msg;  // the groups the capture has are listed
   // torch/3 grows but torch/4, the other group of the same collective, does not: ranks 1 and 3 would
   // be in groups of 2 while ranks 0 and 2 in groups of 4.
-  msg = error_of([&] { import("hybrid4", two_by(4), 8, {"torch/3"}); });
+  msg = input_error_of([&] { import("hybrid4", two_by(4), 8, {"torch/3"}); });
   EXPECT_NE(msg.find("collective 2"), std::string::npos) << msg;
   EXPECT_NE(msg.find("group [1,3] cannot be scaled"), std::string::npos) << msg;
   EXPECT_NE(msg.find("torch/4, does not grow"), std::string::npos) << msg;
   // Growing the tensor-parallel pairs instead: {0,1,4,5} is no block of dimensions of 2 x 4.
-  msg = error_of([&] { import("hybrid4", two_by(4), 8, {"torch/1", "torch/2"}); });
+  msg = input_error_of([&] { import("hybrid4", two_by(4), 8, {"torch/1", "torch/2"}); });
   EXPECT_NE(msg.find("group [0,1,4,5]"), std::string::npos) << msg;
   EXPECT_NE(msg.find("collective 1"), std::string::npos) << msg;
 }
@@ -261,15 +255,15 @@ TEST(CaptureWhatIf, BadWorldsAndUnscalableGroupsAreRefusedNamingTheFieldTheGroup
   // Not a multiple of the capture's 4 ranks.
   const auto ring6 = net::parse_network_yaml(
       "name: r\ndims:\n  - {kind: ring, size: 6, link_bandwidth_GBps: 10, links_per_npu: 2, latency_ns: 500}\n", "r");
-  auto msg = error_of([&] { import("dp4", ring6, 6); });
+  auto msg = input_error_of([&] { import("dp4", ring6, 6); });
   EXPECT_NE(msg.find("--world"), std::string::npos) << msg;
   EXPECT_NE(msg.find("multiple of the capture's 4 ranks"), std::string::npos) << msg;
   // A world that is not the network's NPUs.
-  msg = error_of([&] { import("dp4", one_switch(16), 8); });
+  msg = input_error_of([&] { import("dp4", one_switch(16), 8); });
   EXPECT_NE(msg.find("--world"), std::string::npos) << msg;
   EXPECT_NE(msg.find("network of 8 NPUs"), std::string::npos) << msg;
   // {0,1,2} and {3}: no partition into groups of one size; rank 3's group is named.
-  msg = error_of([&] { import("irregular4", one_switch(8), 8); });
+  msg = input_error_of([&] { import("irregular4", one_switch(8), 8); });
   EXPECT_NE(msg.find("group [3] cannot be scaled"), std::string::npos) << msg;
   EXPECT_NE(msg.find("rank 3"), std::string::npos) << msg;
   EXPECT_NE(msg.find("collective 2"), std::string::npos) << msg;
