@@ -261,7 +261,9 @@ void Runtime::finalize() {
 }
 
 // finalize()'s barrier over the world's store. The rank that serves the store (rank 0 under
-// mpirun) also waits until every rank has read the barrier's outcome before it stops serving.
+// mpirun) also waits until every rank has read the barrier's outcome before it stops serving;
+// so does rank 0 of a world given by the caller (torch's store is usually served by its rank 0,
+// whose exit would otherwise end a peer's last read of the barrier with a broken pipe).
 // While it waits, the backends progress what this rank still owes its peers (Backend::progress:
 // a peer may still be inside an operation that needs it). A rank that waits long says for
 // whom, once, after `report_every` (a twentieth of the operation timeout, between 1 and 10 s). A
@@ -295,7 +297,7 @@ void Runtime::quiesce(std::chrono::steady_clock::time_point deadline) const {
         },
         progress);
     world_.store->add(key + "/left", 1);
-    if (world_.server)
+    if (world_.server || (world_.launcher == "external" && world_.rank == 0))
       while (world_.store->add(key + "/left", 0) < world_.size) {
         if (left().count() <= 0) throw TimeoutError("ranks still reading the finalize barrier at the deadline");
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
