@@ -107,8 +107,8 @@ def parse_small(out):
     upto4k = [r for r in rows if int(r[0]) <= 4096]
     plain = ", ".join(f"{human_bytes(int(r[0]))} {leading_float(r[3]):.2f} us" for r in rows)
     return (f"mean per call, {first}-{last}: chorus shm {vs_plain(rows, 1, 3)} of plain MPI; chorus mpi "
-            f"{vs_plain(upto4k, 2, 3)} up to 4 KiB, {vs_plain(rows[len(upto4k):], 2, 3)} above (calls of up to 4000 "
-            "bytes ride inside the agreement's exchange; `CHORUS_RT_AGREE=0` removes it)",
+            f"{vs_plain(upto4k, 2, 3)} up to 4 KiB, {vs_plain(rows[len(upto4k):], 2, 3)} above (calls of up to 16 KiB "
+            "ride inside the agreement's exchange, up to 4 ranks; `CHORUS_RT_AGREE=0` removes it)",
             f"plain MPI (`bench_mpi_plain`: `MPI_Allreduce`, no chorus code), same rounds: {plain}")
 
 
