@@ -2,10 +2,13 @@
 """Steps marked at the optimizer, a hang diagnosed step by step: tests/python/torch_mark_steps_rank.py
 (five steps alike, each an all_reduce and an optimizer step; rank 1 skips step 3's all_reduce)
 under `chorus launch -n 2 --stall-timeout 3`, its steps marked by nothing in the program but
-- env: CHORUS_MARK_STEPS=optimizer (chorus.distributed hooks the optimizers' step());
+- env: CHORUS_MARK_STEPS=optimizer (chorus.distributed hooks the optimizers' step()), with a
+  communication log (CHORUS_RT_LOG), so that the dumps also carry each rank's clock offset to
+  rank 0 as estimated at init (rank 0's: 0, error 0);
 - capture: python3 -m chorus.capture (what `chorus capture` runs on each rank; its window past the
   program's end, so nothing is recorded): each step it counts also marks the runtime's;
-- none: neither, the control: the flight records carry no steps, so the doctor cannot name one.
+- none: neither, the control: the flight records carry no steps, so the doctor cannot name one
+  (and, without a log, no clock offset).
 By construction rank 0 waits in all_reduce seq 4 (its fifth), rank 1 is in finalize after 4
 collectives, and with steps marked `chorus doctor --json` names rank 1's skip in step 3: it issued
 no collective there (from its seq 3) where rank 0 issued one.
@@ -42,6 +45,7 @@ def case(how):
     rank = [TORCH, PROGRAM]
     if how == "env":
         env["CHORUS_MARK_STEPS"] = "optimizer"
+        env["CHORUS_RT_LOG"] = os.path.join(cwd, "log")  # (with a log the dumps carry the clock offsets)
     elif how == "capture":
         env.update(CHORUS_CAPTURE_DIR=cwd, CHORUS_CAPTURE_STEPS="10:11")
         rank = [TORCH, "-m", "chorus.capture", PROGRAM]
@@ -54,6 +58,17 @@ def case(how):
     check(f"{how}: both ranks' flight records", records == ["rank-0.json", "rank-1.json"], f"{dirs} {records}\n{out}")
     if not dirs:
         return
+    clocks = []
+    for r in (0, 1):
+        with open(os.path.join(dirs[0], f"rank-{r}.json")) as fh:
+            rec = json.load(fh)
+        clocks.append((rec.get("clock_to_rank0_ns"), rec.get("clock_error_ns")))
+    if how == "env":  # rank 0's offset to itself is 0, exactly; rank 1's is estimated, bounded
+        ok = clocks[0] == (0, 0) and isinstance(clocks[1][0], int) and isinstance(clocks[1][1], int) \
+            and 0 <= clocks[1][1] < 10**9
+        check(f"{how}: the dumps carry the log's clock offsets to rank 0", ok, f"{clocks}")
+    else:
+        check(f"{how}: without a log the dumps carry no clock offset", clocks == [(None, None)] * 2, f"{clocks}")
     d = subprocess.run([CHORUS, "doctor", "--json", dirs[0]], capture_output=True, text=True, timeout=60)
     j = json.loads(d.stdout) if d.returncode == 0 else {}
     f = (j.get("findings") or [{}])[0]
