@@ -9,15 +9,18 @@ launcher). It starts under torchrun, ``chorus launch`` (which sets torchrun's va
 mpirun (this module sets them from Open MPI's, meeting over MPI for MASTER_ADDR/PORT when they
 are not set). ``CHORUS_COMPRESSION="abs:1e-4"`` sends float tensors of all_reduce, all_gather,
 all_to_all_single, send and recv compressed (zfp, every element within the bound);
-``compression_stats()`` tells the bytes saved. See docs/python.md, "torch.distributed".
+``compression_stats()`` tells the bytes saved. ``CHORUS_MARK_STEPS=optimizer`` marks the
+runtime's step (``chorus.mark_step()``) where the first optimizer that steps returns from
+``step()``, so that ``chorus doctor`` diagnoses a hang step by step. See docs/python.md, "torch.distributed".
 """
 import os
 
 import torch.distributed as dist
 
-from chorus import _c10d, _rt
+from chorus import _c10d, _optimizer_steps, _rt
 
 BACKEND = "chorus"
+_mark_steps_error = None  # CHORUS_MARK_STEPS's value, when it is not one this module knows
 
 
 def _timeout_seconds(timeout):
@@ -34,6 +37,8 @@ def _timeout_seconds(timeout):
 
 
 def _create_process_group(options, _pg_options):
+    if _mark_steps_error is not None:
+        raise ValueError(_mark_steps_error)
     seconds = _timeout_seconds(options.timeout)
     return _c10d.ProcessGroupChorus(options.store, options.group_rank, options.group_size, seconds,
                                     list(options.global_ranks_in_group), str(options.group_id))
@@ -79,3 +84,8 @@ def register():
     if BACKEND.upper() not in dist.Backend._plugins:
         dist.Backend.register_backend(BACKEND, _create_process_group, extended_api=True)
     _environment_from_mpirun()
+    global _mark_steps_error
+    try:  # at import, so that the optimizers the program constructs next are hooked
+        _optimizer_steps.mark_steps_from_environment()
+    except ValueError as error:  # said where the program starts the group, as CHORUS_RT_TIMEOUT_S
+        _mark_steps_error = str(error)

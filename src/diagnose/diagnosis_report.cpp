@@ -92,7 +92,8 @@ std::string finding_text(const Finding& f) {
       if (f.alike)
         s += fmt::format(
             "  every collective the records hold on '{}' is the same call: a rank that skipped one earlier cannot be "
-            "told from one that left early (mark each step's end with rt::mark_step() or chorus.mark_step() to tell)\n",
+            "told from one that left early (mark each step's end with rt::mark_step() or chorus.mark_step(), in a "
+            "torch program CHORUS_MARK_STEPS=optimizer, to tell)\n",
             f.communicator);
       break;
     case Verdict::kAllWaiting:

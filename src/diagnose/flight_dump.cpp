@@ -172,6 +172,13 @@ FlightDump parse_flight_dump(const nlohmann::json& j, const std::string& file) {
   x.place = where.one_of("place", {"starting", "running", "in_finalize", "finalized"});
   x.place_since_ns = where.integer("since_ns", 0);
   if (d.j.contains("steps_marked")) x.steps_marked = d.integer("steps_marked", 0);
+  if (d.j.contains("clock_to_rank0_ns") != d.j.contains("clock_error_ns"))
+    d.fail(d.j.contains("clock_to_rank0_ns") ? "clock_error_ns" : "clock_to_rank0_ns",
+           "is missing: a clock offset comes with its error bound");
+  if (d.j.contains("clock_to_rank0_ns")) {
+    x.clock_to_rank0_ns = d.integer("clock_to_rank0_ns");
+    x.clock_error_ns = d.integer("clock_error_ns", 0);
+  }
   const auto& comms = d.array("communicators");
   for (std::size_t i = 0; i < comms.size(); ++i) {
     x.communicators.push_back(parse_communicator(d.child(comms[i], fmt::format("communicators[{}]", i))));

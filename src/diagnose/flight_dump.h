@@ -49,6 +49,11 @@ struct FlightDump {
   std::string place;  // starting | running | in_finalize | finalized
   std::int64_t place_since_ns = 0;
   std::int64_t steps_marked = 0;  // steps the program marked (rt::mark_step): 0 when it marks none
+  // This rank's CLOCK_MONOTONIC offset to rank 0's (add it to get rank 0's clock) and its error
+  // bound, as the runtime estimated them at init (rt/clock_offset.h; only with a communication log,
+  // CHORUS_RT_LOG): none when the dump carries none.
+  std::optional<std::int64_t> clock_to_rank0_ns;
+  std::int64_t clock_error_ns = 0;
   std::vector<FlightCommunicator> communicators;
   const FlightCommunicator* find(const std::string& name) const;
 };

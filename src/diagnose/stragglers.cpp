@@ -26,15 +26,43 @@ std::string seconds_text(double s) {
 }  // namespace
 
 StragglerReport find_stragglers(const DumpSet& set) {
+  // Ranks of one host share CLOCK_MONOTONIC: their starts compare as they are. Across hosts, on
+  // rank 0's clock when every dump carries its offset to it (estimated at init, with a log): per
+  // host the offset of its dump with the smallest error bound (rank 0's host: rank 0's, 0), as
+  // `chorus profile` does with the logs; else on the wall clock (started_ns + wall_offset_ns).
   std::set<std::string> hosts;
-  for (const auto& d : set.dumps) hosts.insert(d.host);
+  bool offsets = true;
+  std::map<std::string, const FlightDump*> best;  // per host
+  for (const auto& d : set.dumps) {
+    hosts.insert(d.host);
+    offsets = offsets && d.clock_to_rank0_ns.has_value();
+    const FlightDump*& b = best[d.host];
+    if (d.clock_to_rank0_ns && (b == nullptr || d.clock_error_ns < b->clock_error_ns)) b = &d;
+  }
   const bool cross_host = hosts.size() > 1;
+  const bool aligned = cross_host && offsets;
+  std::int64_t error_ns = 0;
+  if (aligned)
+    for (const auto& [host, b] : best) error_ns = std::max(error_ns, b->clock_error_ns);
   std::vector<CollectiveStart> starts;
-  for (const auto& d : set.dumps)
+  for (const auto& d : set.dumps) {
+    const std::int64_t shift = aligned ? *best.at(d.host)->clock_to_rank0_ns : cross_host ? d.wall_offset_ns : 0;
     for (const auto& c : d.communicators)
       for (const auto& e : c.entries)
-        if (e.seq) starts.push_back({c.name, e.op, *e.seq, d.rank, e.started_ns + (cross_host ? d.wall_offset_ns : 0)});
-  return find_stragglers(starts, cross_host);
+        if (e.seq) starts.push_back({c.name, e.op, *e.seq, d.rank, e.started_ns + shift});
+  }
+  StragglerReport r = find_stragglers(starts, cross_host);
+  if (aligned)
+    r.clock = fmt::format("rank 0's clock ({} hosts; each dump's offset estimated at init, error at most {:.1f} us)",
+                          hosts.size(), static_cast<double>(error_ns) / 1e3);
+  else if (cross_host)
+    r.clock = fmt::format(
+        "the wall clock ({} hosts; the dumps carry no clock offset to rank 0: runs with a "
+        "communication log, CHORUS_RT_LOG, do)",
+        hosts.size());
+  else
+    r.clock = "CLOCK_MONOTONIC (one host)";
+  return r;
 }
 
 StragglerReport find_stragglers(const std::vector<CollectiveStart>& all, bool cross_host) {

@@ -5,8 +5,8 @@
 // lost waiting for it (the sum, over the collectives it was last at, of its start minus each
 // other member's). One implementation (find_stragglers over CollectiveStarts), two inputs: the
 // ranks' flight records (`chorus doctor --stragglers`: their rings; ranks of one host share
-// CLOCK_MONOTONIC, across hosts started_ns + wall_offset_ns) and the communication logs
-// (`chorus profile`, rt_bench/comm_profile.h).
+// CLOCK_MONOTONIC, across hosts rank 0's clock by the dumps' offsets, else the wall clock) and
+// the communication logs (`chorus profile`, rt_bench/comm_profile.h).
 #include <cstdint>
 #include <string>
 #include <vector>

@@ -75,15 +75,17 @@ Runtime::Runtime(const std::vector<std::string>& names, const InitOptions& optio
   // a run apart from the first one's.
   generation_ =
       static_cast<int>(world_.store->add(fmt::format("chorus/runtimes/{}/{}", world_.run_id, world_.rank), 1) - 1);
+  ClockOffset clock{0, -1};
   if (!settings.log.empty()) {
     // Its times comparable with rank 0's (clock_offset.h): every rank with a log takes part.
-    const ClockOffset clock =
+    clock =
         estimate_clock_offset(*world_.store, fmt::format("chorus/clock/{}/{}", world_.run_id, generation_), world_.rank,
                               world_.size, std::min(std::chrono::milliseconds(settings.timeout_ms), kClockWait));
     log_ = std::make_shared<CommLog>(settings.log, world_.rank, world_.size, settings.log_setting, clock);
   }
   recorder_ = std::make_shared<FlightRecorder>(FlightRecorder::Identity{world_.run_id, world_.rank, world_.size},
                                                settings.record_entries, settings.beacon_dir, settings.dump_dir);
+  recorder_->set_clock_offset(clock.to_rank0_ns, clock.error_ns);  // (the flight dumps' too, when known)
   for (const auto& name : order_)
     communicators_[name] =
         make_communicator(name, name, world_context(fmt::format("{}/{}/{}", world_.run_id, generation_, name)));

@@ -35,13 +35,16 @@ def comm(name, members, rank, entries, backend=None, collectives=None):
 
 
 def dump(rank, world, comms, dumped=112.0, place="running", since=100.0, reason="signal", detail="",
-         job="l100", host="node0", wall_offset=1_700_000_000.0, steps_marked=None):
+         job="l100", host="node0", wall_offset=1_700_000_000.0, steps_marked=None, clock=None):
+    """clock: (offset to rank 0's clock, error bound), seconds, as a runtime with a log writes them."""
     d = {"format": "chorus-flight-record", "version": 1, "job": job, "rank": rank,
          "world_size": world, "pid": 1000 + rank, "host": host, "reason": reason, "detail": detail,
          "dumped_ns": ns(dumped), "wall_offset_ns": ns(wall_offset),
          "where": {"place": place, "since_ns": ns(since)}, "communicators": comms}
     if steps_marked is not None:
         d["steps_marked"] = steps_marked
+    if clock is not None:
+        d["clock_to_rank0_ns"], d["clock_error_ns"] = ns(clock[0]), ns(clock[1])
     return d
 
 

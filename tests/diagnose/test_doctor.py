@@ -407,6 +407,51 @@ class Doctor(unittest.TestCase):
         self.assertTrue(all(abs(a["skew_s"] - 0.003) < 1e-6 for a in s["arrivals"]), s["arrivals"])
 
 
+    def test_stragglers_across_hosts_use_the_dumps_clock_offsets(self):
+        # Rank 1 (host b) starts each of five collectives, 1 s apart, 3 ms after rank 0 (host a) in
+        # real time. Host b's monotonic clock reads 7 s ahead of host a's (its offset to rank 0's
+        # clock: -7 s, error 20 us), and its wall clock 10 ms behind (its wall offset 7.010 s less
+        # than a's): on the wall clock rank 1 seems to start 7 ms early, on rank 0's clock 3 ms
+        # late. One host's clock, same starts, is the reference: rank 1 last at all five, 3 ms.
+        def dumps(clocks):
+            d0 = dump(0, 2, [comm("gloo", [0, 1], 0, loop(5, step=1.0, algorithm="gloo"))], host="a",
+                      clock=(0.0, 0.0) if clocks else None)
+            d1 = dump(1, 2, [comm("gloo", [0, 1], 1, loop(5, t0=107.003, step=1.0, algorithm="gloo"))], host="b",
+                      wall_offset=1_700_000_000.0 - 7.010, dumped=119.0, since=107.0,
+                      clock=(-7.0, 20e-6) if clocks else None)
+            return [d0, d1]
+        write(self.dir, [dump(0, 2, [comm("gloo", [0, 1], 0, loop(5, step=1.0, algorithm="gloo"))]),
+                         dump(1, 2, [comm("gloo", [0, 1], 1, loop(5, t0=100.003, step=1.0, algorithm="gloo"))])])
+        _, reference = self.both("--stragglers")
+        write(self.dir, dumps(clocks=True))
+        text, j = self.both("--stragglers")
+        s, ref = j["stragglers"], reference["stragglers"]
+        self.assertEqual(ref["stragglers"], [1])
+        self.assertTrue(s["cross_host"])
+        self.assertEqual(s["stragglers"], ref["stragglers"])
+        self.assertEqual([(r["rank"], r["last"], r["compared"]) for r in s["ranks"]],
+                         [(r["rank"], r["last"], r["compared"]) for r in ref["ranks"]])
+        for got, want in zip(s["ranks"], ref["ranks"]):  # (equal up to the nanoseconds' rounding)
+            self.assertAlmostEqual(got["others_lost_s"], want["others_lost_s"], places=6)
+        self.assertAlmostEqual(s["ranks"][1]["others_lost_s"], 0.015, places=6)
+        self.assertEqual([(a["seq"], a["last_rank"]) for a in s["arrivals"]], [(i, 1) for i in range(5)])
+        self.assertTrue(all(abs(a["skew_s"] - 0.003) < 1e-6 for a in s["arrivals"]), s["arrivals"])
+        self.assertIn("start times compared on rank 0's clock (2 hosts; each dump's offset estimated at init, "
+                      "error at most 20.0 us)", text)
+        # The same dumps without the offsets: the wall clock, said so, and its (wrong) verdict.
+        write(self.dir, dumps(clocks=False))
+        text, j = self.both("--stragglers")
+        s = j["stragglers"]
+        self.assertEqual([(a["seq"], a["last_rank"]) for a in s["arrivals"]], [(i, 0) for i in range(5)])
+        self.assertTrue(all(abs(a["skew_s"] - 0.007) < 1e-6 for a in s["arrivals"]), s["arrivals"])
+        self.assertIn("start times compared on the wall clock (2 hosts; the dumps carry no clock offset", text)
+        # One dump without it: the wall clock too.
+        d = dumps(clocks=True)
+        del d[1]["clock_to_rank0_ns"], d[1]["clock_error_ns"]
+        write(self.dir, d)
+        self.assertEqual([a["last_rank"] for a in self.both("--stragglers")[1]["stragglers"]["arrivals"]], [0] * 5)
+
+
 class BadInput(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory()
@@ -472,6 +517,15 @@ class BadInput(unittest.TestCase):
             json.dump(d[1], f)
         write(self.dir, d[:1])
         self.refused("rank-1.json", "field 'rank': 0 in a file named for rank 1")
+
+    def test_clock_offset_without_its_error_bound(self):
+        d = self.good()
+        d[1]["clock_to_rank0_ns"] = 5
+        write(self.dir, d)
+        self.refused("rank-1.json", "field 'clock_error_ns': is missing")
+        d[1]["clock_error_ns"] = -1
+        write(self.dir, d)
+        self.refused("rank-1.json", "field 'clock_error_ns': expected at least 0, got -1")
 
     def test_bad_launcher_record(self):
         write(self.dir, self.good(), launcher([launcher_rank(0, state="sleeping")]))

@@ -10,7 +10,10 @@ train.py ARGS``: this module installs its hooks, then runs the script as ``__mai
   logs it under (``torch/<group name>``);
 - a step ends when the first optimizer that steps returns from ``step()`` (hooked on every
   ``torch.optim.Optimizer`` subclass at construction), or at ``chorus.capture.step()``, the
-  explicit marker for programs without an optimizer (once called, only it counts).
+  explicit marker for programs without an optimizer (once called, only it counts). Each step's
+  end also marks the runtime's step (``chorus.mark_step()``, when the chorus runtime is initialised
+  in the process, as the torch backend does), so that the flight records of a capture that hangs
+  are diagnosed step by step (``chorus doctor``, docs/flight-recorder.md).
 
 Steps ``A`` to ``B - 1`` (``CHORUS_CAPTURE_STEPS=A:B``, 0-based; ``A >= 1``) are the window: the
 execution graph (``torch.profiler.ExecutionGraphObserver``) and the torch profiler's trace are
@@ -28,6 +31,8 @@ import os
 import sys
 import time
 
+from chorus import _optimizer_steps
+
 _state = None
 
 
@@ -38,7 +43,7 @@ class _Capture:
         self.start_ns = time.monotonic_ns()
         self.window = None  # [start_ns, end_ns]
         self.explicit = False
-        self.optimizer = None  # the one whose steps count
+        self.first_optimizer = _optimizer_steps.FirstOptimizer()  # the one whose steps count
         self.groups = []
         self.requested_backend = None
         self._eg = self._prof = None
@@ -58,6 +63,7 @@ class _Capture:
 
     def step_ended(self):
         self.step_end_ns.append(time.monotonic_ns())
+        _optimizer_steps.mark_runtime_step()  # the flight recorder's steps: a hang diagnosed per step
         done = len(self.step_end_ns)
         if done == self.first:
             self._start()
@@ -180,41 +186,10 @@ def step():
     _state.step_ended()
 
 
-def _hook_optimizers(torch):
-    init = torch.optim.Optimizer.__init__
-    wrapped = set()  # the classes whose step() is hooked
-    depth = [0]      # a subclass's step() calling its base's counts once
-
-    def wrap_step(cls):
-        if cls in wrapped:
-            return
-        wrapped.add(cls)
-        original = cls.step
-
-        def step_hooked(self, *args, **kwargs):
-            depth[0] += 1
-            try:
-                out = original(self, *args, **kwargs)
-            finally:
-                depth[0] -= 1
-            s = _state
-            if s is not None and not s.explicit and depth[0] == 0:
-                if s.optimizer is None:
-                    s.optimizer = self
-                if s.optimizer is self:
-                    s.step_ended()
-            return out
-
-        step_hooked.__wrapped__ = original
-        # torch 1.13's Optimizer.__init__ wraps a class's step() for the profiler unless it is marked.
-        step_hooked.hooked = getattr(original, "hooked", False)
-        cls.step = step_hooked
-
-    def init_hooked(self, *args, **kwargs):
-        init(self, *args, **kwargs)
-        wrap_step(type(self))
-
-    torch.optim.Optimizer.__init__ = init_hooked
+def _optimizer_step(optimizer):
+    s = _state
+    if s is not None and not s.explicit and s.first_optimizer.counts(optimizer):
+        s.step_ended()
 
 
 def _hook_distributed(dist):
@@ -241,10 +216,10 @@ def install(out_dir, steps, rank):
     """Installs the hooks for a capture of steps `steps` ("A:B") into `out_dir` as rank `rank`."""
     global _state
     first, last = (int(v) for v in steps.split(":"))
-    import torch
     import torch.distributed as dist
     import chorus.distributed  # noqa: F401  registers the backend
     _state = _Capture(out_dir, first, last, rank)
-    _hook_optimizers(torch)
+    _optimizer_steps.capture_marks = True  # CHORUS_MARK_STEPS=optimizer then marks nothing more
+    _optimizer_steps.on_step(_optimizer_step)
     _hook_distributed(dist)
     return _state

@@ -99,6 +99,10 @@ std::string FlightRecorder::dump(std::string_view reason, std::string_view detai
     j["wall_offset_ns"] = wall_offset_ns();
     j["where"] = {{"place", to_string(place())}, {"since_ns", place_since_ns_.load()}};
     j["steps_marked"] = step();  // 0: the program marks no steps
+    if (clock_error_ns_ >= 0) {  // the offset estimated at init (a log): `chorus doctor --stragglers` across hosts
+      j["clock_to_rank0_ns"] = clock_to_rank0_ns_;
+      j["clock_error_ns"] = clock_error_ns_;
+    }
     j["communicators"] = nlohmann::json::array();
     {
       std::lock_guard lock(mutex_);

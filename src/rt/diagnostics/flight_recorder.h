@@ -223,6 +223,13 @@ class FlightRecorder {
   // dump() for the first failure of this rank only.
   void dump_failure(std::string_view reason, std::string_view detail);
   const std::string& dump_dir() const { return dump_dir_; }
+  // This rank's clock offset to rank 0's and its error bound (rt/clock_offset.h), written into
+  // every dump from then on (`clock_to_rank0_ns`, `clock_error_ns`): the runtime sets it at init
+  // when it estimated one (with a communication log). An unknown one (error < 0) is not written.
+  void set_clock_offset(std::int64_t to_rank0_ns, std::int64_t error_ns) {
+    clock_to_rank0_ns_ = to_rank0_ns;
+    clock_error_ns_ = error_ns;
+  }
 
   // flight_ticks() values to CLOCK_MONOTONIC ns (the counter's rate measured since construction).
   struct TickScale {
@@ -238,6 +245,7 @@ class FlightRecorder {
   std::size_t capacity_;
   std::unique_ptr<Beacon> beacon_;
   std::string dump_dir_;
+  std::int64_t clock_to_rank0_ns_ = 0, clock_error_ns_ = -1;  // set before any dump (init)
   std::atomic<std::int64_t> place_{0};
   std::atomic<std::int64_t> place_since_ns_{0};
   std::uint64_t tick0_ = 0;
