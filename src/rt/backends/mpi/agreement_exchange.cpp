@@ -114,8 +114,16 @@ void MpiBackend::finish_parts(int posted, const char* what) {
     // as the row says can only come from a peer that computes the rows otherwise (another build
     // of chorus): refused before any more of it is received.
     if (length < kPartHeader + kDigestBytes || length > room ||
-        static_cast<std::size_t>(first) != std::min<std::size_t>(length, kPartBytes)) [[unlikely]]
+        static_cast<std::size_t>(first) != std::min<std::size_t>(length, kPartBytes)) [[unlikely]] {
+      // This rank's own further parts still go out first (guarded, like every wait here): a peer
+      // whose row is refused may be a correct rank waiting for them, and no send request is left
+      // behind for MPI to progress, or not, after the backend is broken.
+      const int sends = 2 * (size_ - 1), own = posted - sends;
+      if (own > 0)
+        static_cast<void>(
+            wait_all_guarded(agreement_requests_.data() + sends, own, agreement_statuses_.data() + sends, what));
       throw_row_too_large(agreement_peers_[uq], length, what);
+    }
     for (std::size_t at = kPartBytes; at < length; at += kPartBytes) {
       const auto i = static_cast<std::size_t>(posted + further++);
       agreement_peers_[i] = agreement_peers_[uq];
