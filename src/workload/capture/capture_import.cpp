@@ -181,13 +181,8 @@ std::vector<JoinedCollective> join_rank(const Manifest& m, int rank, const net::
   const Dag graph = import_graph(f, network, plain, nullptr);
   auto joined_p2p = join_point_to_point(f, rank, graph, logged_p2p);
   if (p2p) *p2p = std::move(joined_p2p);
-  std::vector<const Node*> comms;
-  for (const auto& n : graph.nodes)
-    if (n.kind == NodeKind::kComm && n.comm == CommKind::kCollective) comms.push_back(&n);
-  if (comms.size() != logged.size())
-    throw InputError(f.graph, fmt::format("rank {}: field collectives: the graph's window has {} collective(s), the "
-                                          "communication log {} has {} in the window",
-                                          rank, comms.size(), f.comm_log, logged.size()));
+  const auto comms =
+      window_comm_nodes(f, rank, graph, CommKind::kCollective, logged.size(), "collectives", "collective(s)");
   double all_npus = 1;
   for (const auto& d : network.dims) all_npus *= d.size;
   std::vector<JoinedCollective> out;

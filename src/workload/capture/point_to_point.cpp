@@ -26,15 +26,22 @@ std::vector<int> coordinates(const net::Network& network, long long npu) {
 
 }  // namespace
 
-std::vector<JoinedPointToPoint> join_point_to_point(const RankFiles& files, int rank, const Dag& graph,
-                                                    const std::vector<WindowCollective>& logged) {
+std::vector<const Node*> window_comm_nodes(const RankFiles& files, int rank, const Dag& graph, CommKind kind,
+                                           std::size_t logged, const char* field, const char* what) {
   std::vector<const Node*> nodes;
   for (const auto& n : graph.nodes)
-    if (n.kind == NodeKind::kComm && n.comm == CommKind::kPointToPoint) nodes.push_back(&n);
-  if (nodes.size() != logged.size())
-    throw InputError(files.graph, fmt::format("rank {}: field point_to_point: the graph's window has {} send(s) and "
-                                              "recv(s), the communication log {} has {} in the window",
-                                              rank, nodes.size(), files.comm_log, logged.size()));
+    if (n.kind == NodeKind::kComm && n.comm == kind) nodes.push_back(&n);
+  if (nodes.size() != logged)
+    throw InputError(files.graph, fmt::format("rank {}: field {}: the graph's window has {} {}, the communication log "
+                                              "{} has {} in the window",
+                                              rank, field, nodes.size(), what, files.comm_log, logged));
+  return nodes;
+}
+
+std::vector<JoinedPointToPoint> join_point_to_point(const RankFiles& files, int rank, const Dag& graph,
+                                                    const std::vector<WindowCollective>& logged) {
+  const auto nodes = window_comm_nodes(files, rank, graph, CommKind::kPointToPoint, logged.size(), "point_to_point",
+                                       "send(s) and recv(s)");
   std::vector<JoinedPointToPoint> out;
   for (std::size_t k = 0; k < nodes.size(); ++k) {
     const Node& n = *nodes[k];

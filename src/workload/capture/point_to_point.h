@@ -21,6 +21,12 @@ struct JoinedPointToPoint {
   WindowCollective logged;                    // the log's operation (its bytes, group and line)
 };
 
+// The communication nodes of `kind` in the window's `graph`, in order, which must be as many as
+// the log's operations of that kind in the window (`logged`): InputError naming the graph, the
+// rank and `field` otherwise ("the graph's window has N <what>, the communication log L has M").
+std::vector<const Node*> window_comm_nodes(const RankFiles& files, int rank, const Dag& graph, CommKind kind,
+                                           std::size_t logged, const char* field, const char* what);
+
 // The point-to-point nodes of `graph` (imported with ExecutionGraphOptions::point_to_point) joined
 // to the log's sends and recvs of the window (`logged`, in issue order). InputError naming the
 // graph or the log, the rank, the operation's number and the field: their counts, kinds, sizes,

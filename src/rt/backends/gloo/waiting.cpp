@@ -12,15 +12,11 @@
 #include "rt/diagnostics/flight_recorder.h"
 #include "rt/rendezvous/store.h"
 #include "rt/runtime_config.h"
+#include "rt/work.h"
 
 namespace chorus::rt::gloo_backend {
 
 namespace {
-
-std::int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 constexpr auto kPeriod = std::chrono::milliseconds(200);  // how often the watch looks
 
@@ -48,7 +44,7 @@ bool WaitNotice::begin(const char* what, bool agreement, int peer) {
   if (e != nullptr ? seq < 0 : peer >= 0) return false;
   // Without a record, every wait is a collective of its own (the agreement and its call are two).
   const std::int64_t key = seq >= 0 ? seq : -2 - unrecorded_.fetch_add(1, std::memory_order_relaxed);
-  const std::int64_t now = now_ns();
+  const std::int64_t now = steady_now_ns();
   if (key != key_.load(std::memory_order_relaxed)) {
     // (the kinds' names are string literals)
     const auto kind = static_cast<CollectiveKind>(e != nullptr ? e->kind.load(std::memory_order_relaxed) & 0xff : 0);
@@ -111,7 +107,7 @@ void WaitNotice::watch() {
     if (stop_ || in_flight_.load(std::memory_order_acquire) == 0) continue;
     const std::int64_t key = key_.load(std::memory_order_acquire);
     const std::int64_t seq = seq_.load(std::memory_order_relaxed);
-    const std::int64_t waited = now_ns() - since_ns_.load(std::memory_order_relaxed);
+    const std::int64_t waited = steady_now_ns() - since_ns_.load(std::memory_order_relaxed);
     lock.unlock();
     if (seq >= 0 && waited >= mark_after_ns) mark(seq);
     if (key != said_key && waited >= say_after_ns) {
@@ -119,7 +115,7 @@ void WaitNotice::watch() {
       const bool agreement = agreement_.load(std::memory_order_relaxed);
       const std::string whom = who(seq, agreement, agreed_key_.load(std::memory_order_relaxed) == key);
       // (after who()'s second look: the wait as it is now)
-      const std::int64_t now = now_ns();
+      const std::int64_t now = steady_now_ns();
       const double so_far = static_cast<double>(now - since_ns_.load(std::memory_order_relaxed)) / 1e9;
       const double left =
           static_cast<double>(phase_ns_.load(std::memory_order_relaxed) + timeout_.count() * 1'000'000 - now) / 1e9;
