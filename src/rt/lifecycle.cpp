@@ -245,8 +245,12 @@ void Runtime::finalize() {
   // is done, as MPI_Finalize does; a broken runtime does not wait for peers that may be gone,
   // unless what broke it was a disagreement, which every rank learned of alive (and one may
   // still be receiving the last of the exchange that told it).
+  // MPI_Finalize is collective: a rank that finalizes MPI while a peer cannot (a broken runtime
+  // leaves MPI as it is) waits in it for ever. So the ranks learn at the barrier whether any
+  // rank ended broken, and then none finalizes MPI.
+  bool every_rank_healthy = !any_broken;
   if (!any_broken || all_broken_by_disagreement)
-    quiesce(deadline);
+    every_rank_healthy = quiesce(deadline, any_broken) && every_rank_healthy;
   else
     leave_without_waiting(first_failure);
   // No dumps from here on: the communicators go.
@@ -259,21 +263,21 @@ void Runtime::finalize() {
   for (auto it = order_.rbegin(); it != order_.rend(); ++it) communicators_[*it].reset();
   world_.store.reset();
   world_.server.reset();
-  if (any_broken) mpi_mark_unusable();
+  if (!every_rank_healthy) mpi_mark_unusable();
 }
 
 // finalize()'s barrier over the world's store. The rank that serves the store (rank 0 under
-// mpirun) also waits until every rank has read the barrier's outcome before it stops serving;
-// so does rank 0 of a world given by the caller (torch's store is usually served by its rank 0,
-// whose exit would otherwise end a peer's last read of the barrier with a broken pipe).
-// While it waits, the backends progress what this rank still owes its peers (Backend::progress:
-// a peer may still be inside an operation that needs it). A rank that waits long says for
-// whom, once, after `report_every` (a twentieth of the operation timeout, between 1 and 10 s). A
-// failure here (a peer gone, the deadline passed) is reported, naming the ranks that never
-// came, not thrown: finalize() goes on. The lanes are stopped and idle (finalize() checks):
-// nothing else calls the backends now.
-void Runtime::quiesce(std::chrono::steady_clock::time_point deadline) const {
-  if (world_.size <= 1 || !world_.store) return;
+// mpirun) also waits until every rank has read the barrier's outcome before it stops serving
+// (serves_last_reads). While it waits, the backends progress what this rank still owes its
+// peers (Backend::progress: a peer may still be inside an operation that needs it). A rank that
+// waits long says for whom, once, after `report_every` (a twentieth of the operation timeout,
+// between 1 and 10 s). A failure here (a peer gone, the deadline passed) is reported, naming the
+// ranks that never came, not thrown: finalize() goes on. The lanes are stopped and idle
+// (finalize() checks): nothing else calls the backends now. A rank broken by a disagreement
+// (`broken`) counts itself in "/broken" before it arrives, so every rank past the barrier knows
+// whether all ended healthy: the result.
+bool Runtime::quiesce(std::chrono::steady_clock::time_point deadline, bool broken) const {
+  if (world_.size <= 1 || !world_.store) return true;
   const std::string key = finalize_key(world_, generation_);
   const auto progress = [&] {
     for (const auto& [name, c] : communicators_)
@@ -283,6 +287,7 @@ void Runtime::quiesce(std::chrono::steady_clock::time_point deadline) const {
     const auto left = [&] {
       return std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     };
+    if (broken) world_.store->add(key + "/broken", 1);
     const auto report_every = wait_report_after(std::chrono::milliseconds(timeout_ms_));
     world_.store->barrier_naming(
         key, world_.size, world_.rank, std::max(left(), std::chrono::milliseconds(1)), report_every,
@@ -298,23 +303,44 @@ void Runtime::quiesce(std::chrono::steady_clock::time_point deadline) const {
           recorder_->dump("finalize", fmt::format("waiting for rank(s) {} to reach finalize", rank_list(missing)));
         },
         progress);
+    const std::int64_t broken_ranks = world_.store->add(key + "/broken", 0);
     world_.store->add(key + "/left", 1);
-    if (world_.server || (world_.launcher == "external" && world_.rank == 0))
-      while (world_.store->add(key + "/left", 0) < world_.size) {
-        if (left().count() <= 0) throw TimeoutError("ranks still reading the finalize barrier at the deadline");
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
-        progress();
-      }
+    if (!serves_last_reads(key, deadline, progress))
+      throw TimeoutError("ranks still reading the finalize barrier at the deadline");
+    if (broken_ranks > 0 && !broken && mpi_finalizes_at_exit())
+      std::fprintf(stderr,
+                   "chorus rt: finalize on rank %d: %lld rank(s) ended after a failure, so this rank does not "
+                   "finalize MPI either (MPI_Finalize waits for every rank)\n",
+                   world_.rank, static_cast<long long>(broken_ranks));
+    return broken_ranks == 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr,
                  "chorus rt: finalize on rank %d: the ranks did not all reach finalize (%s); tearing down anyway\n",
                  world_.rank, e.what());
+    return false;
   }
 }
 
-// A broken runtime does not wait for its peers (they may be gone), but it counts itself in
-// finalize()'s barrier, arrived and left, so that its healthy peers go on at once instead of
-// waiting for it until their deadline (the operation timeout and 10 s more).
+// The rank whose exit ends the store (its server, or rank 0 of a world given by the caller:
+// torch's store is usually served by its rank 0, whose exit would otherwise end a peer's last
+// read of the barrier with a broken pipe) waits until every rank has left the barrier, or
+// `until`; false if that came first. The others return at once.
+bool Runtime::serves_last_reads(const std::string& key, std::chrono::steady_clock::time_point until,
+                                const std::function<void()>& progress) const {
+  if (!world_.server && !(world_.launcher == "external" && world_.rank == 0)) return true;
+  while (world_.store->add(key + "/left", 0) < world_.size) {
+    if (std::chrono::steady_clock::now() >= until) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    if (progress) progress();
+  }
+  return true;
+}
+
+// A broken runtime does not wait for its peers to arrive (they may be gone), but it counts
+// itself in finalize()'s barrier, broken, arrived and left, so that its healthy peers go on at
+// once instead of waiting for it until their deadline (the operation timeout and 10 s more),
+// and know that it ended broken (quiesce). If it serves the store, it gives the peers a short
+// while (the wait-report interval) to read that before the store goes with it.
 void Runtime::leave_without_waiting(const std::string& failure) const {
   if (world_.size <= 1 || !world_.store) return;
   const std::string key = finalize_key(world_, generation_);
@@ -322,8 +348,11 @@ void Runtime::leave_without_waiting(const std::string& failure) const {
     // Why this rank is ending, for a peer that finds it gone (BackendContext::failure_of).
     if (!failure.empty())
       world_.store->set_string(failure_key(world_.run_id, generation_, world_.rank), failure.substr(0, 400));
+    world_.store->add(key + "/broken", 1);
     world_.store->arrive(key, world_.rank);
     world_.store->add(key + "/left", 1);
+    static_cast<void>(serves_last_reads(
+        key, std::chrono::steady_clock::now() + wait_report_after(std::chrono::milliseconds(timeout_ms_)), {}));
   } catch (const std::exception& e) {
     // The store went with the failure (its server was a peer that died): the peers can learn
     // nothing more from it either.

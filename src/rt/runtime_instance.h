@@ -11,8 +11,10 @@
 //   groups.cpp      split, new_group, member_group
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -193,8 +195,10 @@ class Runtime {
   void check_group_name(const std::string& name, const std::string& where) const;
   std::string group_key_base(const char* kind, const std::string& name) const;
   void finalize();
-  void quiesce(std::chrono::steady_clock::time_point deadline) const;
+  bool quiesce(std::chrono::steady_clock::time_point deadline, bool broken) const;
   void leave_without_waiting(const std::string& failure) const;
+  bool serves_last_reads(const std::string& key, std::chrono::steady_clock::time_point until,
+                         const std::function<void()>& progress) const;
 
   World world_;
   std::map<std::string, std::unique_ptr<CommunicatorState>> communicators_;  // backends and groups, by name

@@ -33,7 +33,9 @@ def run_job(cmd, env, timeout):
     t0 = time.monotonic()
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
-    except subprocess.TimeoutExpired:
+    except subprocess.TimeoutExpired as e:  # what the job printed before it hung, to say where
+        partial = b"".join(x for x in (e.stdout, e.stderr) if x).decode(errors="replace")
+        print(f"--- output of the hung job ({' '.join(cmd)}) ---\n{partial[-3000:]}", flush=True)
         return None
     return Job(expand(p.stdout + p.stderr).splitlines(), p.returncode, time.monotonic() - t0)
 

@@ -23,9 +23,11 @@ std::atomic<bool> g_unusable{false};
 // MPI can be initialised only once per process, so a program may run several
 // init/finalize cycles of the runtime: MPI is finalised when the process exits.
 void finalize_at_exit() {
-  if (g_we_initialized && !g_unusable && mpi_is_initialized()) MPI_Finalize();
+  if (mpi_finalizes_at_exit()) MPI_Finalize();
 }
 }  // namespace
+
+bool mpi_finalizes_at_exit() { return g_we_initialized && !g_unusable && mpi_is_initialized(); }
 
 bool launched_by_mpirun() {
   return std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr || std::getenv("PMIX_RANK") != nullptr ||

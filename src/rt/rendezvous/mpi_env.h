@@ -12,6 +12,7 @@ bool mpi_is_initialized();
 // MPI is finalised at process exit (if we initialised it), not by rt::finalize(), so that
 // init/finalize may be repeated. A backend stuck in MPI makes finalising impossible:
 void mpi_mark_unusable();
+bool mpi_finalizes_at_exit();  // MPI was initialised here and is neither finalised nor unusable
 int mpi_world_rank();
 int mpi_world_size();
 std::string mpi_broadcast_string(const std::string& value, int root);
