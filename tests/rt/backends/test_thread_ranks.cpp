@@ -5,11 +5,13 @@
 // the inputs: small integers, exact in every dtype (f16 and bf16 hold integers up to 256).
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstddef>
 #include <fmt/format.h>
 #include <functional>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/error.h"
@@ -393,6 +395,34 @@ TEST_P(ThreadRanks, RanksThatDisagreeOnTheAlgorithmFailTogetherNamingBoth) {
         << error;
     EXPECT_EQ(out, std::vector<float>(16, -1.0f)) << "rank " << r << ": no data moved";
   });
+}
+
+// The waiting line of a job's very first collective (seq 0) names it and its own wait: rank 1
+// comes 2.5 s late to an all-reduce; rank 0 says once, after the second the 10 s timeout gives,
+// that it waits in all_reduce seq 0 (a wait that began at the clock's origin, "(not recorded: no
+// seq)" and an uptime's seconds, was said before the fix).
+TEST(GlooWaitingLine, TheFirstCollectiveIsNamedWithItsOwnWait) {
+  ::testing::internal::CaptureStderr();
+  double waited_s = 0;  // rank 0's call, start to end: the longest wait it can have said
+  testing::spawn(
+      2, {"gloo"},
+      [&](Runtime& rt, int r) {
+        std::vector<float> in(16, 1.0f), out(16, -1.0f);
+        if (r == 1) std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+        const auto t0 = std::chrono::steady_clock::now();
+        rt.issue("gloo", calls::all_reduce(in.data(), out.data(), 16, DType::f32, ReduceOp::sum), false);
+        if (r == 0) waited_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        EXPECT_EQ(out, std::vector<float>(16, 2.0f)) << "rank " << r;
+      },
+      10);
+  const std::string said = ::testing::internal::GetCapturedStderr();
+  const std::string want = "chorus rt: gloo all_reduce seq 0: rank 0 waiting (";
+  const auto at = said.find(want);
+  ASSERT_NE(at, std::string::npos) << said;
+  EXPECT_EQ(said.find(want, at + 1), std::string::npos) << "said once: " << said;
+  const double so_far = std::stod(said.substr(at + want.size()));
+  EXPECT_GE(so_far, 1.0) << said;             // said after a second of waiting (to the second)
+  EXPECT_LE(so_far, waited_s + 0.5) << said;  // and while it waited
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, ThreadRanks,

@@ -151,7 +151,7 @@ class WaitNotice {
   std::string key_prefix_;
   // Written by the operation's thread, read by the watch.
   std::atomic<int> in_flight_{0};
-  std::atomic<std::int64_t> key_{0};          // the collective: its seq, or a number of ours without a record
+  std::atomic<std::int64_t> key_{-1};         // the collective: its seq (>= 0), a number of ours (<= -2), or none yet
   std::atomic<std::int64_t> seq_{-1};         // its flight-recorder seq (-1: not recorded)
   std::atomic<const char*> op_{""};           // its operation's name
   std::atomic<std::int64_t> since_ns_{0};     // when it started waiting (its first begin)
