@@ -91,7 +91,7 @@ ValidationRun measure(const std::string& dir, int reference_from) {
     records.push_back(wc::read_rank_record(f));
     const auto& path = f.host_trace.empty() ? f.trace : f.host_trace;  // the least recorded
     const auto trace = workload::read_profiler_trace(read_text_file(path, "the profiler trace"), path);
-    for (const auto& e : trace.top_level) waits_us += e.wait_after_us;
+    for (const auto& e : trace.top_level) waits_us += e.wait_after_us + e.wait_inside_us;
   }
   step_reference(records, m.first_step, m.last_step, reference_from, run);
   if (run.measured_ms <= 0)
