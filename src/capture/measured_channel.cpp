@@ -73,11 +73,12 @@ MeasuredChannel measured_channel(const workload::capture::Manifest& m) {
   return fit_channel(ops, m.world);
 }
 
-net::Network capture_host_network(const workload::capture::Manifest& m, int ranks, const std::string& field) {
+net::Network capture_host_network(const workload::capture::Manifest& m, int ranks, const std::string& field,
+                                  unsigned cpus) {
   auto n = host_network(ranks, m.backend, field);
   MeasuredChannel c;
   try {
-    c = measured_channel(m);
+    if (cpus > 0 && static_cast<unsigned>(m.world) <= cpus) c = measured_channel(m);
   } catch (const InputError&) {
     // A log or record that cannot be read: the import that follows names it in its own words.
   }

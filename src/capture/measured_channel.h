@@ -15,6 +15,7 @@
 // Each is measured only if the window has such all-reduces; otherwise it stays the host model's
 // (syndicate/topology.cpp), as it does for a log without start and end times.
 #include <string>
+#include <thread>
 
 #include "net/network.h"
 #include "workload/capture/capture_manifest.h"
@@ -43,7 +44,11 @@ MeasuredChannel fit_channel(const std::vector<LoggedAllReduce>& ops, int ranks);
 MeasuredChannel measured_channel(const workload::capture::Manifest& m);
 
 // host_network (host_network.h) for the capture's backend on `ranks` ranks, its latency and
-// bandwidth the capture's measured ones where measured; the network's name says which.
-net::Network capture_host_network(const workload::capture::Manifest& m, int ranks, const std::string& field);
+// bandwidth the capture's measured ones where measured; the network's name says which. Only when
+// the capture's ranks had a CPU each (world <= `cpus`, this host's): with more ranks than CPUs a
+// collective's time in the log is mostly the scheduler's (a rank descheduled while its peers
+// transfer: 0.1-1.7 Gb/s fitted from 4 ranks on 2 cores), and the host model's values stay.
+net::Network capture_host_network(const workload::capture::Manifest& m, int ranks, const std::string& field,
+                                  unsigned cpus = std::thread::hardware_concurrency());
 
 }  // namespace chorus::capture

@@ -59,7 +59,7 @@ TEST(CaptureMeasuredChannel, AHandMadeLogWithoutTimesKeepsTheHostModel) {
   const auto m = workload::capture::read_manifest(std::string(CHORUS_TEST_DATA_DIR) + "/capture/dp4");
   const auto c = capture::measured_channel(m);
   EXPECT_EQ(c.latency_from + c.bandwidth_from, 0);
-  const auto n = capture::capture_host_network(m, 4, "--topology");
+  const auto n = capture::capture_host_network(m, 4, "--topology", 8);
   EXPECT_EQ(n.name, "host (shm, 4 ranks)");
   EXPECT_DOUBLE_EQ(n.dims.front().latency_ns, 2000);
   EXPECT_DOUBLE_EQ(n.dims.front().link_bandwidth_gbps, 45);
