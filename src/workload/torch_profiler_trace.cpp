@@ -46,8 +46,11 @@ double waited_inside(const ProfiledEvent& e, const std::vector<std::pair<double,
                      const std::vector<std::pair<double, double>>& in_flight) {
   const double end = e.ts_us + e.dur_us;
   std::vector<std::pair<double, double>> inside;  // the contained records, merged
-  for (const auto& [a, b] : in_flight) {
-    if (a < e.ts_us || b > end) continue;
+  // in_flight is sorted by start: from the first record starting in `e` to the last.
+  const auto first = std::lower_bound(in_flight.begin(), in_flight.end(), std::make_pair(e.ts_us, -1e300));
+  for (auto it = first; it != in_flight.end() && it->first <= end; ++it) {
+    const auto [a, b] = *it;
+    if (b > end) continue;
     if (!inside.empty() && a <= inside.back().second)
       inside.back().second = std::max(inside.back().second, b);
     else
