@@ -6,7 +6,7 @@
 #include "apps/chorus/sim_workload_run.h"
 #include "apps/chorus/terminal_progress.h"
 #include "apps/chorus/workload_dag_args.h"
-#include "capture/host_network.h"
+#include "capture/measured_channel.h"
 #include "core/error.h"
 #include "core/json_csv.h"
 #include "core/memory_budget.h"
@@ -132,7 +132,7 @@ net::Network workload_network(const std::string& topology, const std::string& wo
                      "host is this machine's model for a chorus capture's ranks and backend: give the "
                      "capture's directory with --workload (docs/capture.md)");
   const auto m = workload::capture::read_manifest(workload);
-  return capture::host_network(world > 0 ? world : m.world, m.backend, "--topology");
+  return capture::capture_host_network(m, world > 0 ? world : m.world, "--topology");
 }
 
 void add_what_if_options(CLI::App& cmd, WorkloadDagArgs& args) {

@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "capture/capture_run.h"
-#include "capture/host_network.h"
+#include "capture/measured_channel.h"
 #include "capture/step_times.h"
 #include "core/error.h"
 #include "core/text_file.h"
@@ -91,7 +91,7 @@ ValidationRun measure(const std::string& dir, int reference_from) {
     records.push_back(wc::read_rank_record(f));
     const auto& path = f.host_trace.empty() ? f.trace : f.host_trace;  // the least recorded
     const auto trace = workload::read_profiler_trace(read_text_file(path, "the profiler trace"), path);
-    for (const auto& e : trace.top_level) waits_us += e.wait_after_us;
+    for (const auto& e : trace.top_level) waits_us += e.wait_after_us + e.wait_inside_us;
   }
   step_reference(records, m.first_step, m.last_step, reference_from, run);
   if (run.measured_ms <= 0)
@@ -101,7 +101,7 @@ ValidationRun measure(const std::string& dir, int reference_from) {
   const bool host = !m.ranks.front().host_trace.empty() && rec0.host_last_step > rec0.host_first_step;
   const int traced = host ? rec0.host_last_step - rec0.host_first_step : steps;
   run.measured_exposed_ms = waits_us / 1e3 / traced / m.world;
-  const auto network = host_network(m.world, m.backend, "backend");
+  const auto network = capture_host_network(m, m.world, "backend");  // the backend's channel as the window measured it
   sim::WorkloadSimOptions options;
   const auto dag = wc::import_capture(m, network, {});  // rank 0, each stretch the slowest rank's
   const auto res = sim::simulate_workload(dag, network, options).result;

@@ -168,7 +168,8 @@ std::optional<CollectiveKind> point_to_point_record(const std::string& name) {
 // else by name and order (the k-th operator of a name in the graph is the k-th top-level event of
 // that name in the trace; a name whose counts differ keeps the roofline). An operator's duration
 // is its event's minus the time inside c10d:: calls (the issue of a collective, which the network
-// model simulates). Returns the note of how many matched.
+// model simulates) and minus its waits for the collectives it issued and that completed inside it
+// (wait_inside_us: the thread idle while they were in flight). Returns the note of how many matched.
 std::string apply_profiler_trace(std::vector<Node>& window, const std::vector<std::size_t>& ops,
                                  const std::vector<GraphNode>& nodes, const json& root, const std::string& source,
                                  const std::string& path, const ExecutionGraphOptions& options) {
@@ -224,11 +225,12 @@ std::string apply_profiler_trace(std::vector<Node>& window, const std::vector<st
     }
   }
   std::size_t matched = 0;
-  double gaps_us = 0, recording_us = 0;
+  double gaps_us = 0, recording_us = 0, waits_inside_us = 0;
   for (auto k : compute) {
     if (!match[k]) continue;
     ++matched;
-    double us = match[k]->dur_us - match[k]->collective_us;
+    double us = match[k]->dur_us - match[k]->collective_us - match[k]->wait_inside_us;
+    waits_inside_us += match[k]->wait_inside_us;
     if (options.host_gaps) {
       us += match[k]->gap_after_us;
       gaps_us += match[k]->gap_after_us;
@@ -251,6 +253,8 @@ std::string apply_profiler_trace(std::vector<Node>& window, const std::vector<st
                                     ? fmt::format(" (its first {} kept, as many as the graph's)", options.graph_steps)
                                     : "")
                   : std::string("; the trace's steps differ (or have no optimizer step): its times as they are");
+  if (waits_inside_us > 0)
+    note += fmt::format("; the waits for collectives inside operators taken off ({:.3f} ms)", waits_inside_us / 1e3);
   if (options.host_gaps)
     note += fmt::format(
         "; the host's time between operators added ({:.3f} ms), the recording's cost taken off "

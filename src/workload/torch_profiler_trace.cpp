@@ -14,6 +14,9 @@ namespace {
 
 using nlohmann::json;
 
+// How far a child event's end may pass its parent's in a trace of whole microseconds.
+constexpr double kOverhangUs = 1.0;
+
 // The part of an event's pid or tid that names its thread.
 std::string id_text(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
 
@@ -35,6 +38,27 @@ double uncovered(double from, double to, const std::vector<std::pair<double, dou
   }
   if (to > at) free += to - at;
   return free;
+}
+
+// The time inside `e` while a backend record that starts and ends inside it is in flight and
+// none of `children` (its direct child events, by start) runs: its thread waited for a collective.
+double waited_inside(const ProfiledEvent& e, const std::vector<std::pair<double, double>>& children,
+                     const std::vector<std::pair<double, double>>& in_flight) {
+  const double end = e.ts_us + e.dur_us;
+  std::vector<std::pair<double, double>> inside;  // the contained records, merged
+  // in_flight is sorted by start: from the first record starting in `e` to the last.
+  const auto first = std::lower_bound(in_flight.begin(), in_flight.end(), std::make_pair(e.ts_us, -1e300));
+  for (auto it = first; it != in_flight.end() && it->first <= end; ++it) {
+    const auto [a, b] = *it;
+    if (b > end) continue;
+    if (!inside.empty() && a <= inside.back().second)
+      inside.back().second = std::max(inside.back().second, b);
+    else
+      inside.emplace_back(a, b);
+  }
+  double waited = 0;
+  for (const auto& [a, b] : inside) waited += uncovered(a, b, children);
+  return waited;
 }
 
 }  // namespace
@@ -88,6 +112,7 @@ std::size_t median_over_steps(ProfilerTrace& trace, const std::string& step_end,
       e.collective_us = from.collective_us;
       e.gap_after_us = from.gap_after_us;
       e.wait_after_us = from.wait_after_us;
+      e.wait_inside_us = from.wait_inside_us;
     }
   }
   if (keep > 0 && keep < steps.size()) {
@@ -185,9 +210,16 @@ ProfilerTrace read_profiler_trace(const std::string& text, const std::string& so
       std::size_t top;
     };
     std::vector<Open> open;
+    std::map<std::size_t, std::vector<std::pair<double, double>>> children;  // top-level -> its direct children
     for (auto& e : list) {
       const double end = e.ts_us + e.dur_us;
-      while (!open.empty() && end > open.back().end) open.pop_back();
+      // Inside the open event, or starting inside it and ending at most kOverhangUs after it: a
+      // child in the legacy profiler's whole microseconds (start and duration each rounded down)
+      // may end one microsecond after its parent, while a sibling never starts before the
+      // previous event's end.
+      while (!open.empty() && end > open.back().end &&
+             !(e.ts_us < open.back().end && end <= open.back().end + kOverhangUs))
+        open.pop_back();
       const bool collective = e.name.rfind("c10d::", 0) == 0;
       if (open.empty()) {
         if (collective) e.collective_us = e.dur_us;
@@ -197,8 +229,12 @@ ProfilerTrace read_profiler_trace(const std::string& text, const std::string& so
       }
       if (collective && !open.back().in_collective) trace.top_level[open.back().top].collective_us += e.dur_us;
       ++trace.top_level[open.back().top].events;
-      open.push_back({end, collective || open.back().in_collective, open.back().top});
+      if (open.size() == 1) children[open.back().top].emplace_back(e.ts_us, end);
+      open.push_back({std::min(end, open.back().end), collective || open.back().in_collective, open.back().top});
     }
+    for (std::size_t k = thread_first; k < trace.top_level.size(); ++k)
+      if (trace.top_level[k].name.rfind("c10d::", 0) != 0)
+        trace.top_level[k].wait_inside_us = waited_inside(trace.top_level[k], children[k], in_flight);
     for (std::size_t k = thread_first; k + 1 < trace.top_level.size(); ++k) {
       auto& e = trace.top_level[k];
       const double end = e.ts_us + e.dur_us, next = trace.top_level[k + 1].ts_us;

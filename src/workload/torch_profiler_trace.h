@@ -33,6 +33,12 @@ struct ProfiledEvent {
   // Both 0 after a thread's last event.
   std::size_t events = 1;
   double gap_after_us = 0, wait_after_us = 0;
+  // Time inside the event that its thread spent waiting for a collective it issued and that
+  // completed inside it (a blocking call without a c10d:: operator of its own, such as torch
+  // 1.13's all_to_all_single inside an autograd function): the part of the backend records that
+  // start and end inside it during which none of its own child events runs. Not the event's
+  // compute; 0 for a c10d:: call (all of it is collective_us).
+  double wait_inside_us = 0;
 };
 
 // A process-group backend's record of a collective ("gloo:all_reduce", "chorus:all_to_all_single",

@@ -188,6 +188,63 @@ TEST(PytorchEg, ProfilerTraceGapsSplitIntoHostTimeAndWaits) {
   EXPECT_DOUBLE_EQ(t.top_level[1].wait_after_us, 0);
 }
 
+TEST(PytorchEg, ProfilerTraceChildEndingOneMicrosecondAfterItsParent) {
+  // The legacy profiler's whole microseconds (start and duration rounded down apart): aten::linear
+  // [10, 40) and its aten::addmm [12, 41), which ends 1 us after it, is its child, not a second
+  // top-level operator (which would count addmm's 29 us twice); aten::b [40, 45) starts at
+  // linear's end and aten::c [45, 46) at b's: siblings. A child 2 us past its parent is not
+  // rounding: aten::d [50, 60) and aten::e [55, 62) are both top-level.
+  const std::string trace = R"j([
+    {"ph": "X", "name": "aten::linear", "pid": "CPU functions", "tid": 1, "ts": 10, "dur": 30},
+    {"ph": "X", "name": "aten::addmm", "pid": "CPU functions", "tid": 1, "ts": 12, "dur": 29},
+    {"ph": "X", "name": "aten::copy_", "pid": "CPU functions", "tid": 1, "ts": 30, "dur": 11},
+    {"ph": "X", "name": "aten::b", "pid": "CPU functions", "tid": 1, "ts": 40, "dur": 5},
+    {"ph": "X", "name": "aten::c", "pid": "CPU functions", "tid": 1, "ts": 45, "dur": 1},
+    {"ph": "X", "name": "aten::d", "pid": "CPU functions", "tid": 1, "ts": 50, "dur": 10},
+    {"ph": "X", "name": "aten::e", "pid": "CPU functions", "tid": 1, "ts": 55, "dur": 7}])j";
+  const auto t = workload::read_profiler_trace(trace, "t.json");
+  std::vector<std::string> names;
+  for (const auto& e : t.top_level) names.push_back(e.name);
+  ASSERT_EQ(names, (std::vector<std::string>{"aten::linear", "aten::b", "aten::c", "aten::d", "aten::e"}));
+  EXPECT_EQ(t.top_level[0].events, 3u);  // linear, addmm and addmm's copy_ (also 41: inside addmm's clamped end)
+  EXPECT_DOUBLE_EQ(t.top_level[0].gap_after_us, 0);  // b starts at linear's end
+  EXPECT_DOUBLE_EQ(t.top_level[2].gap_after_us, 4);  // 46..50
+  EXPECT_EQ(t.top_level[3].events, 1u);
+}
+
+TEST(PytorchEg, ProfilerTraceWaitForACollectiveInsideAnOperator) {
+  // torch 1.13's all_to_all_single has no c10d:: operator: the autograd function _AlltoAllSingle
+  // [100, 200) issues it and waits. Its children: aten::empty [101, 105), aten::view [150, 160)
+  // (a child running while a record is in flight is not waiting) and aten::view [195, 199). The
+  // backend's records [106, 150) and [140, 189) (merged: 106..189, 83 us), both inside it, less
+  // the child 150..160: 73 us waited inside. A record that starts inside but ends after it
+  // ([196, 230): asynchronous) is no wait inside it; nor is anything inside a c10d:: call
+  // (c10d::allreduce_ [300, 320) holding the record [305, 315)). aten::mm [400, 450) holds no
+  // record: 0.
+  const std::string trace = R"j([
+    {"ph": "X", "name": "_AlltoAllSingle", "pid": "CPU functions", "tid": 1, "ts": 100, "dur": 100},
+    {"ph": "X", "name": "aten::empty", "pid": "CPU functions", "tid": 1, "ts": 101, "dur": 4},
+    {"ph": "X", "name": "chorus:all_to_all_single", "pid": "CPU functions", "tid": 1, "ts": 106, "dur": 44},
+    {"ph": "X", "name": "chorus:all_to_all_single", "pid": "CPU functions", "tid": 1, "ts": 140, "dur": 49},
+    {"ph": "X", "name": "aten::view", "pid": "CPU functions", "tid": 1, "ts": 150, "dur": 10},
+    {"ph": "X", "name": "aten::view", "pid": "CPU functions", "tid": 1, "ts": 195, "dur": 4},
+    {"ph": "X", "name": "chorus:all_reduce", "pid": "CPU functions", "tid": 1, "ts": 196, "dur": 34},
+    {"ph": "X", "name": "c10d::allreduce_", "pid": "CPU functions", "tid": 1, "ts": 300, "dur": 20},
+    {"ph": "X", "name": "chorus:all_reduce", "pid": "CPU functions", "tid": 1, "ts": 305, "dur": 10},
+    {"ph": "X", "name": "aten::mm", "pid": "CPU functions", "tid": 1, "ts": 400, "dur": 50}])j";
+  auto t = workload::read_profiler_trace(trace, "t.json");
+  ASSERT_EQ(t.top_level.size(), 3u);
+  EXPECT_DOUBLE_EQ(t.top_level[0].wait_inside_us, 73);
+  EXPECT_DOUBLE_EQ(t.top_level[0].collective_us, 0);
+  EXPECT_DOUBLE_EQ(t.top_level[1].wait_inside_us, 0);
+  EXPECT_DOUBLE_EQ(t.top_level[1].collective_us, 20);
+  EXPECT_DOUBLE_EQ(t.top_level[2].wait_inside_us, 0);
+  // After _AlltoAllSingle (200..300): 200..230 with the asynchronous record in flight, a wait;
+  // 70 us host time.
+  EXPECT_DOUBLE_EQ(t.top_level[0].wait_after_us, 30);
+  EXPECT_DOUBLE_EQ(t.top_level[0].gap_after_us, 70);
+}
+
 TEST(PytorchEg, DurationsFromTheProfilerTraceTimelineByHand) {
   // alltoall.0.trace.json (the legacy profiler's list: Debian's torch 1.13 has no Kineto) has these
   // top-level events on its thread 1: aten::linear ts 382 dur 281, aten::empty_like ts 738 dur 42,
@@ -283,7 +340,10 @@ TEST(PytorchEg, HostTimeBetweenOperatorsAndTheRecordingsCost) {
 TEST(PytorchEg, DdpDurationsLeaveTheCollectivesIssueOut) {
   // ddp.0.trace.json: every one of the step's 27 compute operators has a top-level event of its
   // name, as many as the graph has. By hand from the file: DistributedDataParallel.forward dur
-  // 5588 us holds c10d::broadcast_ 141 and 632 (DDP's broadcasts): 4815 us; the last
+  // 5588 us holds c10d::broadcast_ 141 and 632 (DDP's broadcasts): 4815 us, less its waits for
+  // them (their gloo:broadcast records, from the forward's start: 717..2771 with no child of the
+  // forward running, 2054 us, and 4175..4504 less 4175..4232 under the second c10d::broadcast_
+  // (3600..4232), 272 us): 2489 us; the last
   // AccumulateGrad (ts 8504) dur 6701 holds c10d::allreduce_ 6590: 111 us; Optimizer.step 188 us.
   const auto pair = test_support::pair_network();
   workload::ExecutionGraphOptions with;
@@ -291,7 +351,7 @@ TEST(PytorchEg, DdpDurationsLeaveTheCollectivesIssueOut) {
   std::string notes;
   const auto dag = workload::import_execution_graph(read_graph("ddp.0.json"), "ddp.0.json", pair, with, &notes);
   EXPECT_NE(notes.find("27 of 27 compute operators"), std::string::npos) << notes;
-  EXPECT_DOUBLE_EQ(find(dag, "DistributedDataParallel.forward")->duration_ns, 4815000);
+  EXPECT_DOUBLE_EQ(find(dag, "DistributedDataParallel.forward")->duration_ns, 2489000);
   EXPECT_DOUBLE_EQ(find(dag, "Optimizer.step")->duration_ns, 188000);
   const workload::Node* last_accumulate = nullptr;
   for (const auto& n : dag.nodes) {

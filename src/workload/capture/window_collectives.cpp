@@ -62,6 +62,10 @@ std::vector<WindowCollective> window_collectives(const std::string& log_path, co
     c.ranks = group_of(c.label, record, world, where);
     c.line = line;
     c.issue_ns = issue;
+    if (j.contains("start_ns") && j.contains("end_ns")) {
+      c.start_ns = json_fields::get<std::int64_t>(j, "start_ns", where);
+      c.end_ns = json_fields::get<std::int64_t>(j, "end_ns", where);
+    }
     out.push_back(std::move(c));
   }
   // Lines are written as operations end; the program issued them in issue order.

@@ -19,6 +19,9 @@ struct WindowCollective {
   std::vector<int> ranks;                          // the group's world ranks
   std::size_t line = 0;                            // its line in the log, for messages
   std::int64_t issue_ns = 0;
+  // When the runtime started it and when it ended on this rank (host monotonic clock); 0 when the
+  // log's line has none (a hand-made log).
+  std::int64_t start_ns = 0, end_ns = 0;
 };
 
 // The log's operations whose issue time lies in the record's window, in issue order. InputError
