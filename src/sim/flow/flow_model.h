@@ -20,6 +20,7 @@
 #include "net/graph/graph_network.h"
 #include "net/graph/routing.h"
 #include "sim/flow/flow_after.h"
+#include "sim/flow/flow_events.h"
 #include "sim/flow/min_tree.h"
 
 namespace chorus::sim::flow {
@@ -152,9 +153,8 @@ class FlowEngine {
   std::vector<char> completed_;
   std::vector<int> at_;  // position in active_, -1 when not sending
 
-  // Event heap: (time, kind, flow); kind 0 = completion (releases dependents), 1 = start.
-  using Event = std::tuple<double, int, int>;
-  std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
+  // Events: (time, kind, flow); kind 0 = completion (releases dependents), 1 = start.
+  FlowEvents events_;
   // Flows sending now, by position (removal moves the last one into the gap): bytes left at
   // `anchor` (the last change of its rate), rate, size and since when it has had a rate (the
   // batch tolerance scales with that). Nothing here is touched for

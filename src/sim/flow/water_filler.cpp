@@ -161,7 +161,8 @@ void WaterFiller::remove(int id) {
 
 void WaterFiller::compact(std::size_t link) {
   auto& m = members_[link];
-  m.erase(std::remove_if(m.begin(), m.end(), [&](int b) { return bundle_[static_cast<std::size_t>(b)].weight == 0; }),
+  // A gone bundle's kept rate says so: 8 dense bytes, not its record.
+  m.erase(std::remove_if(m.begin(), m.end(), [&](int b) { return kept_rate_[static_cast<std::size_t>(b)] == kGone; }),
           m.end());
   dead_[link] = 0;
   sorted_above_[link] = kUnsorted;
