@@ -166,7 +166,13 @@ class FlowEngine {
   std::vector<Sending> send_;
   MinTree last_byte_;  // by position: when its last byte goes at its current rate (inf: rate 0)
   std::vector<std::size_t> due_;
-  std::vector<int> due_flows_;
+  struct Leaving {  // a flow due that leaves its links now
+    int flow;
+    double at;     // its last byte
+    double left;   // bytes left, counted on its links now (batched)
+    bool batched;  // its last byte is later (at), within the batch tolerance
+  };
+  std::vector<Leaving> leaving_;
   double t_ = 0.0;                                 // now
   double settled_ = 0.0;                           // time the link counters were last brought up to
   double window_ns_ = 0.0;                         // record_link_windows' window; 0: not recorded

@@ -59,6 +59,21 @@ class WaterFiller {
   // Room for ids below `ids` (saves re-growing when the caller knows how many will come).
   void reserve(std::size_t ids);
   void remove(int id);
+  // Hints for a remove(id) a few calls ahead: fetch the member's entries, then (a few calls later,
+  // once they are in) its bundle's record.
+  void prefetch_member(int id) const {
+    const auto i = static_cast<std::size_t>(id);
+    __builtin_prefetch(&bundle_of_[i]);
+    __builtin_prefetch(&next_[i]);
+    __builtin_prefetch(&prev_[i]);
+  }
+  void prefetch_bundle(int id) const {
+    const int b = bundle_of_[static_cast<std::size_t>(id)];
+    if (b < 0) return;
+    const auto* r = &bundle_[static_cast<std::size_t>(b)];
+    __builtin_prefetch(r, 1);
+    __builtin_prefetch(reinterpret_cast<const char*>(r) + sizeof(Bundle) - 1, 1);  // may span two lines
+  }
   // The capacities given to the next run differ from the last run's: it fills everything anew.
   void capacities_changed() { full_ = true; }
   bool next_run_full() const { return full_; }
