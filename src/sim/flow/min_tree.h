@@ -36,10 +36,9 @@ class MinTree {
   }
   // Changes a value without updating the tree; rebuild() before the next query.
   void set_leaf(std::size_t i, double v) { level_[0][i] = v; }
-  void rebuild() {
-    for (std::size_t h = 1; h < level_.size(); ++h)
-      for (std::size_t k = 0; 8 * k < level_[h - 1].size(); ++k) level_[h][k] = least(h - 1, k);
-  }
+  // Only the nodes over the first size() leaves: the others cover leaves that hold kNone (never
+  // set, or popped), and so do they.
+  void rebuild() { rebuild_over(n_); }
 
   // Appends to `out` every position whose value is <= bound, in increasing position.
   void at_most(double bound, std::vector<std::size_t>& out) const {
@@ -54,6 +53,13 @@ class MinTree {
     const double a = std::min(std::min(c[0], c[1]), std::min(c[2], c[3]));
     const double b = std::min(std::min(c[4], c[5]), std::min(c[6], c[7]));
     return std::min(a, b);
+  }
+  void rebuild_over(std::size_t leaves) {
+    std::size_t below = leaves;  // the nodes of the level below to cover
+    for (std::size_t h = 1; h < level_.size(); ++h) {
+      below = std::max<std::size_t>(1, (below + kFan - 1) / kFan);
+      for (std::size_t k = 0; k < below; ++k) level_[h][k] = least(h - 1, k);
+    }
   }
   void lift(std::size_t i) {
     for (std::size_t h = 1; h < level_.size(); ++h) {
@@ -76,7 +82,7 @@ class MinTree {
       level.emplace_back(nodes == 1 ? 1 : (nodes + kFan - 1) / kFan * kFan, kNone);
     }
     level_ = std::move(level);
-    rebuild();
+    rebuild_over(cap);
   }
   void visit(std::size_t h, std::size_t k, double bound, std::vector<std::size_t>& out) const {
     if (level_[h][k] > bound) return;
