@@ -11,10 +11,10 @@
 
 namespace chorus::sim::flow {
 namespace {
-constexpr std::size_t kAhead = 8;  // members whose records are fetched ahead
+constexpr std::size_t kAhead = 24;  // members whose records are fetched ahead (8, 16 and 32: slower)
 // Members whose kept rates are fetched ahead: a scan skips most members after reading only that,
 // so it runs further ahead to keep enough misses in flight.
-constexpr std::size_t kScanAhead = 32;
+constexpr std::size_t kScanAhead = 48;
 constexpr double kGone = -std::numeric_limits<double>::infinity();     // kept_rate_ of a gone bundle
 constexpr double kOpen = std::numeric_limits<double>::quiet_NaN();     // and of one this run fills
 constexpr double kUnsorted = std::numeric_limits<double>::infinity();  // behind_max_: members not sorted
