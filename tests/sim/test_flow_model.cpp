@@ -441,6 +441,15 @@ TEST(BundleIndex, EqualHashesAreToldApartByTheCallersComparison) {
     EXPECT_EQ(index.find(static_cast<std::uint64_t>(b % 97), [&](int c) { return c == b; }), erased ? -1 : b) << b;
   }
   EXPECT_EQ(index.find(7, [](int b) { return b == 2; }), 2);
+  // Slots keep the hash folded to 32 bits (high half xor low half): 0x100000001 and 0 fold alike,
+  // and only the caller's comparison tells their bundles apart.
+  chorus::sim::flow::BundleIndex folded;
+  const auto ignore = [](int, std::uint32_t) {};
+  folded.insert(0x100000001ULL, 1, ignore);
+  folded.insert(0, 2, ignore);
+  EXPECT_EQ(folded.find(0, [](int b) { return b == 2; }), 2);
+  EXPECT_EQ(folded.find(0x100000001ULL, [](int b) { return b == 1; }), 1);
+  EXPECT_EQ(folded.find(0x100000001ULL, [](int) { return false; }), -1);
 }
 
 TEST(WaterFiller, FlowsOfOnePathAreOneBundle) {

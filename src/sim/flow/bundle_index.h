@@ -1,11 +1,11 @@
 #pragma once
 // The water filler's map from a path to the bundle that holds its flows: open addressing with
-// linear probing over (hash, bundle) slots, kept at most half full (tombstones included) and
-// rebuilt from the live entries when it fills. The caller keeps each entry's slot, so removing one
-// is a store. Bundles come and go with every flow that starts or
+// linear probing over 8-byte slots (the path's hash folded to 32 bits, the bundle), kept at most
+// half full (tombstones included) and rebuilt from the live entries when it fills. The caller keeps
+// each entry's slot, so removing one is a store. Bundles come and go with every flow that starts or
 // ends (2.3 million flows in one DLRM iteration at 1,024 servers); a node-based map paid an
-// allocation for each. Paths with equal hashes are told apart by the caller: find() checks each
-// bundle stored under the hash with the caller's comparison of paths.
+// allocation for each. Paths whose hashes fold to the same 32 bits are told apart by the caller:
+// find() checks each bundle stored under them with the caller's comparison of paths.
 #include <cstdint>
 #include <vector>
 
@@ -13,14 +13,15 @@ namespace chorus::sim::flow {
 
 class BundleIndex {
  public:
-  // The bundle stored under `hash` for which same(bundle) holds, or -1.
+  // The bundle stored under `hash` (folded) for which same(bundle) holds, or -1.
   template <class Same>
   int find(std::uint64_t hash, Same&& same) const {
     if (slots_.empty()) return -1;
-    for (std::size_t i = hash & mask_;; i = (i + 1) & mask_) {
+    const std::uint32_t t = tag(hash);
+    for (std::size_t i = t & mask_;; i = (i + 1) & mask_) {
       const Slot& s = slots_[i];
       if (s.bundle == kEmpty) return -1;
-      if (s.bundle >= 0 && s.hash == hash && same(s.bundle)) return s.bundle;
+      if (s.bundle >= 0 && s.tag == t && same(s.bundle)) return s.bundle;
     }
   }
   // Stores `bundle` under `hash` (the caller has found no equal path there); returns its slot.
@@ -28,7 +29,7 @@ class BundleIndex {
   template <class Moved>
   std::uint32_t insert(std::uint64_t hash, int bundle, Moved&& moved) {
     if (2 * (live_ + dead_ + 1) > slots_.size()) rebuild(moved);
-    return place(hash, bundle);
+    return place(tag(hash), bundle);
   }
   // Removes the entry in `slot` (insert's answer, or moved's since). A store, not a search: the
   // caller needs no answer, so nothing waits for the slot's line.
@@ -41,16 +42,19 @@ class BundleIndex {
  private:
   static constexpr int kEmpty = -1;
   static constexpr int kDead = -2;
+  // 8 bytes a slot: the hash folded to 32 bits (it picks the slot and tells most other paths
+  // apart before the caller compares paths), and the bundle.
   struct Slot {
-    std::uint64_t hash = 0;
+    std::uint32_t tag = 0;
     int bundle = kEmpty;
   };
-  std::uint32_t place(std::uint64_t hash, int bundle) {
-    for (std::size_t i = hash & mask_;; i = (i + 1) & mask_) {
+  static std::uint32_t tag(std::uint64_t hash) { return static_cast<std::uint32_t>(hash ^ (hash >> 32)); }
+  std::uint32_t place(std::uint32_t t, int bundle) {
+    for (std::size_t i = t & mask_;; i = (i + 1) & mask_) {
       Slot& s = slots_[i];
       if (s.bundle < 0) {
         if (s.bundle == kDead) --dead_;
-        s = {hash, bundle};
+        s = {t, bundle};
         ++live_;
         return static_cast<std::uint32_t>(i);
       }
@@ -66,7 +70,7 @@ class BundleIndex {
     live_ = 0;
     dead_ = 0;
     for (const Slot& s : old)
-      if (s.bundle >= 0) moved(s.bundle, place(s.hash, s.bundle));
+      if (s.bundle >= 0) moved(s.bundle, place(s.tag, s.bundle));
   }
 
   std::vector<Slot> slots_;

@@ -239,32 +239,43 @@ void FlowEngine::step(std::vector<int>& completed) {
     const double slack = 1e-9 * t_;
     due_.clear();
     last_byte_.at_most(t_ + std::max(tolerance_ * t_, slack), due_);
-    due_flows_.clear();
-    for (auto i : due_) due_flows_.push_back(active_[i]);
-    for (std::size_t j = 0; j < due_flows_.size(); ++j) {
-      if (j + kFetchAhead < due_.size()) {
-        __builtin_prefetch(&send_[due_[j + kFetchAhead]]);
-        __builtin_prefetch(&flows_[static_cast<std::size_t>(due_flows_[j + kFetchAhead])]);
-      }
-      if (j + kFetchAhead / 2 < due_.size())  // and then its path (its links and latency are read)
-        __builtin_prefetch(flows_[static_cast<std::size_t>(due_flows_[j + kFetchAhead / 2])].path.data());
-      const int f = due_flows_[j];
-      const auto i = static_cast<std::size_t>(at_[static_cast<std::size_t>(f)]);
+    // Decide from the records alone first: most of the flows listed are within the tolerance of
+    // the clock but have not sent long enough to be batched, and stay (nothing else of theirs is
+    // fetched); then the flows that leave, their records and the filler's fetched ahead.
+    leaving_.clear();
+    for (std::size_t j = 0; j < due_.size(); ++j) {
+      if (j + kFetchAhead < due_.size()) __builtin_prefetch(&send_[due_[j + kFetchAhead]]);
+      const auto i = due_[j];
+      const Sending& s = send_[i];
       const double last = last_byte_.at(i);
-      const double left = send_[i].left - send_[i].rate * (t_ - send_[i].anchor);
-      if (last <= t_ + slack || left <= 1e-9 * send_[i].bytes) {
-        finish_sending(f, t_);
-      } else if (left <= send_[i].rate * tolerance_ * (t_ - send_[i].since)) {
-        // Batched: its last byte when its rate sends it; its links are freed now.
-        for (int l : flows_[static_cast<std::size_t>(f)].path) {
-          res_.link_bytes[static_cast<std::size_t>(l)] += left;
-          if (window_ns_ > 0.0) window(static_cast<std::size_t>(t_ / window_ns_))[static_cast<std::size_t>(l)] += left;
-        }
-        finish_sending(f, last);
-      } else {
-        continue;
+      const double left = s.left - s.rate * (t_ - s.anchor);
+      if (last <= t_ + slack || left <= 1e-9 * s.bytes)
+        leaving_.push_back({active_[i], t_, 0.0, false});
+      else if (left <= s.rate * tolerance_ * (t_ - s.since))
+        leaving_.push_back({active_[i], last, left, true});
+    }
+    for (std::size_t j = 0; j < leaving_.size(); ++j) {
+      if (j + kFetchAhead < leaving_.size()) {
+        const int ahead = leaving_[j + kFetchAhead].flow;
+        __builtin_prefetch(&flows_[static_cast<std::size_t>(ahead)]);
+        __builtin_prefetch(&at_[static_cast<std::size_t>(ahead)]);
+        filler_->prefetch_member(ahead);
       }
-      stop_sending(i);
+      if (j + kFetchAhead / 2 < leaving_.size()) {  // and then its path and its bundle
+        const int ahead = leaving_[j + kFetchAhead / 2].flow;
+        __builtin_prefetch(flows_[static_cast<std::size_t>(ahead)].path.data());
+        filler_->prefetch_bundle(ahead);
+      }
+      const Leaving& e = leaving_[j];
+      if (e.batched) {  // its last byte when its rate sends it; its links are freed now
+        for (int l : flows_[static_cast<std::size_t>(e.flow)].path) {
+          res_.link_bytes[static_cast<std::size_t>(l)] += e.left;
+          if (window_ns_ > 0.0)
+            window(static_cast<std::size_t>(t_ / window_ns_))[static_cast<std::size_t>(l)] += e.left;
+        }
+      }
+      finish_sending(e.flow, e.at);
+      stop_sending(static_cast<std::size_t>(at_[static_cast<std::size_t>(e.flow)]));
     }
     changed = true;
   }

@@ -20,6 +20,7 @@
 #include "net/graph/graph_network.h"
 #include "net/graph/routing.h"
 #include "sim/flow/flow_after.h"
+#include "sim/flow/flow_events.h"
 #include "sim/flow/min_tree.h"
 
 namespace chorus::sim::flow {
@@ -152,9 +153,8 @@ class FlowEngine {
   std::vector<char> completed_;
   std::vector<int> at_;  // position in active_, -1 when not sending
 
-  // Event heap: (time, kind, flow); kind 0 = completion (releases dependents), 1 = start.
-  using Event = std::tuple<double, int, int>;
-  std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
+  // Events: (time, kind, flow); kind 0 = completion (releases dependents), 1 = start.
+  FlowEvents events_;
   // Flows sending now, by position (removal moves the last one into the gap): bytes left at
   // `anchor` (the last change of its rate), rate, size and since when it has had a rate (the
   // batch tolerance scales with that). Nothing here is touched for
@@ -166,7 +166,13 @@ class FlowEngine {
   std::vector<Sending> send_;
   MinTree last_byte_;  // by position: when its last byte goes at its current rate (inf: rate 0)
   std::vector<std::size_t> due_;
-  std::vector<int> due_flows_;
+  struct Leaving {  // a flow due that leaves its links now
+    int flow;
+    double at;     // its last byte
+    double left;   // bytes left, counted on its links now (batched)
+    bool batched;  // its last byte is later (at), within the batch tolerance
+  };
+  std::vector<Leaving> leaving_;
   double t_ = 0.0;                                 // now
   double settled_ = 0.0;                           // time the link counters were last brought up to
   double window_ns_ = 0.0;                         // record_link_windows' window; 0: not recorded

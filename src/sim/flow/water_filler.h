@@ -22,8 +22,8 @@
 // before and fills as before (and a part reached only from higher lost bundles has its own,
 // higher level). So a run opens only what a search from each lost bundle reaches through the
 // members of the links it meets, at or above that bundle's rate; each link keeps its members
-// sorted at the level of its last search, so that a search at that level or higher reads only
-// the front. An all-to-all's flows end fastest-first, so a run touches a few links' flows instead
+// sorted at the level of its last search, and the largest rate it left behind, so that a search
+// above that rate reads only the front. An all-to-all's flows end fastest-first, so a run touches a few links' flows instead
 // of a million. A flow added, or new capacities, fill everything anew.
 //
 // Flows with the same path always get the same rate (nothing in max-min fairness tells them
@@ -59,6 +59,21 @@ class WaterFiller {
   // Room for ids below `ids` (saves re-growing when the caller knows how many will come).
   void reserve(std::size_t ids);
   void remove(int id);
+  // Hints for a remove(id) a few calls ahead: fetch the member's entries, then (a few calls later,
+  // once they are in) its bundle's record.
+  void prefetch_member(int id) const {
+    const auto i = static_cast<std::size_t>(id);
+    __builtin_prefetch(&bundle_of_[i]);
+    __builtin_prefetch(&next_[i]);
+    __builtin_prefetch(&prev_[i]);
+  }
+  void prefetch_bundle(int id) const {
+    const int b = bundle_of_[static_cast<std::size_t>(id)];
+    if (b < 0) return;
+    const auto* r = &bundle_[static_cast<std::size_t>(b)];
+    __builtin_prefetch(r, 1);
+    __builtin_prefetch(reinterpret_cast<const char*>(r) + sizeof(Bundle) - 1, 1);  // may span two lines
+  }
   // The capacities given to the next run differ from the last run's: it fills everything anew.
   void capacities_changed() { full_ = true; }
   bool next_run_full() const { return full_; }
@@ -145,8 +160,9 @@ class WaterFiller {
   std::vector<std::uint32_t> link_seen_;  // per link: the run whose search reached it last
   std::vector<int> reached_;              // links the search reached
   // Per link, its members sorted at a level by the last search that reached it: the first front_
-  // were open or at or above sorted_above_, the others below (inf: not sorted).
-  std::vector<double> sorted_above_;
+  // were open or at or above that level, the others below it, with kept rates of at most
+  // behind_max_ (inf: not sorted).
+  std::vector<double> behind_max_;
   std::vector<std::size_t> front_;
   bool full_ = true;  // the next run must fill everything
   std::size_t refilled_ = 0, refilled_bundles_ = 0;
