@@ -310,7 +310,7 @@ void no_tensors_record(const GraphNode& g, const std::vector<GraphNode>& nodes,
                        const std::map<std::int64_t, std::size_t>& index_of,
                        const std::map<std::int64_t, int>& last_compute, std::vector<Tensor>& inputs,
                        std::vector<Tensor>& reads, std::vector<int>& deps) {
-  if (const auto p = index_of.find(g.parent); p != index_of.end() && nodes[p->second].name.rfind("c10d::", 0) == 0) {
+  if (const auto p = index_of.find(g.parent); p != index_of.end() && is_c10d_call(nodes[p->second].name)) {
     inputs = nodes[p->second].tensors("inputs");
     reads = inputs;
   }
@@ -322,7 +322,7 @@ void no_tensors_record(const GraphNode& g, const std::vector<GraphNode>& nodes,
 int peer_argument(const GraphNode& g, const std::vector<GraphNode>& nodes,
                   const std::map<std::int64_t, std::size_t>& index_of) {
   const auto p = index_of.find(g.parent);
-  if (p == index_of.end() || nodes[p->second].name.rfind("c10d::", 0) != 0) return -1;
+  if (p == index_of.end() || !is_c10d_call(nodes[p->second].name)) return -1;
   const auto& inputs = nodes[p->second].field("inputs");
   if (!inputs.is_array() || inputs.size() < 3 || !inputs[2].is_number_integer()) return -1;
   return static_cast<int>(inputs[2].get<std::int64_t>());

@@ -63,6 +63,8 @@ double waited_inside(const ProfiledEvent& e, const std::vector<std::pair<double,
 
 }  // namespace
 
+bool is_c10d_call(const std::string& name) { return name.rfind("c10d::", 0) == 0; }
+
 bool is_backend_record(const std::string& name) {
   static const std::set<std::string> backends = {"gloo", "nccl", "mpi", "ucc", "chorus"};
   const auto colon = name.find(':');
@@ -220,7 +222,7 @@ ProfilerTrace read_profiler_trace(const std::string& text, const std::string& so
       while (!open.empty() && end > open.back().end &&
              !(e.ts_us < open.back().end && end <= open.back().end + kOverhangUs))
         open.pop_back();
-      const bool collective = e.name.rfind("c10d::", 0) == 0;
+      const bool collective = is_c10d_call(e.name);
       if (open.empty()) {
         if (collective) e.collective_us = e.dur_us;
         trace.top_level.push_back(e);
@@ -233,7 +235,7 @@ ProfilerTrace read_profiler_trace(const std::string& text, const std::string& so
       open.push_back({std::min(end, open.back().end), collective || open.back().in_collective, open.back().top});
     }
     for (std::size_t k = thread_first; k < trace.top_level.size(); ++k)
-      if (trace.top_level[k].name.rfind("c10d::", 0) != 0)
+      if (!is_c10d_call(trace.top_level[k].name))
         trace.top_level[k].wait_inside_us = waited_inside(trace.top_level[k], children[k], in_flight);
     for (std::size_t k = thread_first; k + 1 < trace.top_level.size(); ++k) {
       auto& e = trace.top_level[k];

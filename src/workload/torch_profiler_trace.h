@@ -45,6 +45,8 @@ struct ProfiledEvent {
 // ...: "<backend>:<operation>"), which spans the collective from its issue to its completion and so
 // may outlast the operator that issued it; it is not an operator.
 bool is_backend_record(const std::string& name);
+// A torch.distributed call ("c10d::allreduce_", ...): where a collective is issued.
+bool is_c10d_call(const std::string& name);
 
 struct ProfilerTrace {
   // The complete events that no other complete event of their thread encloses, by start time,
