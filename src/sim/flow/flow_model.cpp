@@ -156,10 +156,12 @@ void FlowEngine::reallocate() {
   for (int l : busy_links_) link_rate_[static_cast<std::size_t>(l)] = filler_->link_rate(l);
   // Only the flows whose rate the filler changed move their last byte (most of a re-fill after
   // departures gets its old rate back): one leaf each, or (many of them) all their leaves and the
-  // tree in one pass. An unchanged rate keeps its anchor and last byte.
+  // tree in one pass. An unchanged rate keeps its anchor and last byte. After a full re-fill the
+  // filler lists no changes: every flow's rate is read in one pass over the positions.
   const auto& changed = filler_->changed();
   const std::size_t n = changed.size();
-  const bool rebuild = n > active_.size() / 8;
+  const bool listed = filler_->changes_listed();
+  const bool rebuild = !listed || n > active_.size() / 8;
   const auto move = [&](std::size_t i, double rate) {  // the flow at position i sends at `rate` from now
     auto& s = send_[i];
     const double was = s.rate;
@@ -175,6 +177,16 @@ void FlowEngine::reallocate() {
     else
       last_byte_.set(i, last);
   };
+  if (!listed) {
+    for (std::size_t i = 0; i < active_.size(); ++i) {
+      if (i + kFetchAhead < active_.size()) filler_->prefetch_bundle_rate(bundle_[i + kFetchAhead]);
+      const double rate = filler_->bundle_rate(bundle_[i]);
+      if (rate != send_[i].rate) move(i, rate);
+    }
+    last_byte_.rebuild();
+    ++res_.reallocations;
+    return;
+  }
   std::size_t j = 0;
   for (const auto& run : filler_->changed_runs()) {  // the flows of one bundle, and their new rate
     for (; j < run.end; ++j) {
@@ -207,6 +219,7 @@ void FlowEngine::start_sending(int f) {
   send_.push_back({flows_[fu].bytes, t_, 0.0, flows_[fu].bytes, res_.start_ns[fu]});
   last_byte_.push_back(kInf);  // until the reallocation that follows gives it a rate
   filler_->add(f, flows_[fu].path);
+  bundle_.push_back(filler_->bundle(f));
 }
 
 void FlowEngine::stop_sending(std::size_t at) {
@@ -216,11 +229,13 @@ void FlowEngine::stop_sending(std::size_t at) {
   if (at + 1 != active_.size()) {
     active_[at] = active_.back();
     send_[at] = send_.back();
+    bundle_[at] = bundle_.back();
     last_byte_.set(at, last_byte_.at(active_.size() - 1));
     at_[static_cast<std::size_t>(active_[at])] = static_cast<int>(at);
   }
   active_.pop_back();
   send_.pop_back();
+  bundle_.pop_back();
   last_byte_.pop_back();
 }
 
@@ -361,6 +376,7 @@ void FlowEngine::reroute(const std::vector<std::pair<int, net::Path>>& moves) {
     if (at_[fu] < 0) continue;  // not sending yet: it starts on the new path
     filler_->remove(f);
     filler_->add(f, flows_[fu].path);
+    bundle_[static_cast<std::size_t>(at_[fu])] = filler_->bundle(f);
   }
   filler_->capacities_changed();  // a full re-fill
   reallocate();

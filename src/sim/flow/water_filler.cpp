@@ -21,7 +21,8 @@ constexpr double kUnsorted = std::numeric_limits<double>::infinity();  // behind
 }  // namespace
 
 WaterFiller::WaterFiller(std::size_t links)
-    : link_(links),
+    : bundle_at_(links),
+      link_(links),
       members_(links),
       opened_on_(links),
       live_(links, 0),
@@ -69,12 +70,13 @@ void WaterFiller::add(int id, std::span<const int> path) {
   if (i >= bundle_of_.size()) reserve(std::max(i + 1, bundle_of_.size() + bundle_of_.size() / 2));
   if (bundle_of_[i] >= 0) throw std::logic_error("WaterFiller::add: id already a member");
   const std::uint64_t hash = key(path);
-  int b = bundle_at_.find(hash, [&](int c) { return same_path(bundle_[static_cast<std::size_t>(c)], path); });
+  auto& index = bundle_at_[static_cast<std::size_t>(path.front())];
+  int b = index.find(hash, [&](int c) { return same_path(bundle_[static_cast<std::size_t>(c)], path); });
   const bool created = b < 0;
   if (created) {
     b = static_cast<int>(bundle_.size());
     auto& r = bundle_.emplace_back();
-    r.slot = bundle_at_.insert(hash, b,
+    r.slot = index.insert(hash, b,
                                [&](int c, std::uint32_t slot) { bundle_[static_cast<std::size_t>(c)].slot = slot; });
     last_.push_back(-1);
     kept_rate_.push_back(0.0);  // filled by the full run its arrival causes
@@ -136,7 +138,7 @@ void WaterFiller::remove(int id) {
   const bool empty = --r.weight == 0;
   if (empty) {
     kept_rate_[static_cast<std::size_t>(b)] = kGone;
-    bundle_at_.erase_at(r.slot);
+    bundle_at_[static_cast<std::size_t>(path(r).front())].erase_at(r.slot);
   }
   for (int li : path(r)) {
     const auto l = static_cast<std::size_t>(li);
@@ -206,7 +208,7 @@ void WaterFiller::freeze(double share, const std::vector<int>& members) {
         __builtin_prefetch(reinterpret_cast<const char*>(&bundle_[ahead]) + sizeof(Bundle) - 1);  // may span two lines
       }
     }
-    if (j + kAhead / 2 < n) {
+    if (changes_listed_ && j + kAhead / 2 < n) {
       const auto ahead = static_cast<std::size_t>(members[j + kAhead / 2]);
       if (std::isnan(kept_rate_[ahead])) {
         const int f = bundle_[ahead].first;
@@ -216,7 +218,7 @@ void WaterFiller::freeze(double share, const std::vector<int>& members) {
     const int b = members[j];
     if (!std::isnan(kept_rate_[static_cast<std::size_t>(b)])) continue;  // kept, frozen in this run, or gone
     auto& r = bundle_[static_cast<std::size_t>(b)];
-    if (r.rate != share) {
+    if (changes_listed_ && r.rate != share) {
       for (int f = r.first; f >= 0; f = next_[static_cast<std::size_t>(f)]) changed_.push_back(f);
       changed_runs_.push_back({changed_.size(), share});
     }
@@ -368,6 +370,7 @@ void WaterFiller::run(const std::vector<double>& capacity) {
   refilled_ = 0;
   refilled_bundles_ = 0;
   const bool full = full_;
+  changes_listed_ = !full;
   if (full) {
     for (int li : busy_) {
       auto& k = link_[static_cast<std::size_t>(li)];

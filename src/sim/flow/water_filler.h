@@ -82,12 +82,21 @@ class WaterFiller {
   // only on the sequence of calls.
   void run(const std::vector<double>& capacity);
   // A member's rate at the last run (0 before its first); how many members and bundles that run
-  // filled (every one after a full run), and the members whose rate it changed (most of a re-fill
-  // after departures get their old rate back), bundle by bundle in the order it froze them.
+  // filled (every one after a full run), and, after a run that was not full, the members whose rate
+  // it changed (most of a re-fill after departures get their old rate back), bundle by bundle in
+  // the order it froze them. A full run lists none (changes_listed() is false): it re-fills every
+  // member, and a caller that reads every member's rate in its own order (bundle_rate) reads
+  // them in one pass instead of following the bundles' lists of flows.
   double rate(int id) const {
     const int b = bundle_of_[static_cast<std::size_t>(id)];
     return b < 0 ? 0.0 : bundle_[static_cast<std::size_t>(b)].rate;
   }
+  bool changes_listed() const { return changes_listed_; }
+  // A member's bundle, valid while it is a member, and that bundle's rate at the last run (the
+  // dense kept rates: 8 bytes read, not the record).
+  int bundle(int id) const { return bundle_of_[static_cast<std::size_t>(id)]; }
+  double bundle_rate(int bundle) const { return kept_rate_[static_cast<std::size_t>(bundle)]; }
+  void prefetch_bundle_rate(int bundle) const { __builtin_prefetch(&kept_rate_[static_cast<std::size_t>(bundle)]); }
   std::size_t refilled() const { return refilled_; }
   std::size_t refilled_bundles() const { return refilled_bundles_; }
   const std::vector<int>& changed() const { return changed_; }
@@ -114,7 +123,7 @@ class WaterFiller {
     std::uint16_t hops = 0;
     std::uint16_t lost = 0;            // lost a flow since the last run (listed in lost_)
     std::uint32_t weight = 0;          // flows in it; 0: gone (a path taken again gets a new bundle)
-    std::uint32_t slot = 0;            // its entry in bundle_at_ while not gone
+    std::uint32_t slot = 0;            // its entry in its first link's bundle_at_ while not gone
     int first = -1;                    // its first flow (a freeze lists its flows: no other line read)
     double rate = 0.0;                 // per flow
     std::array<int, kInline> links{};  // the path when hops <= kInline, else its offset in long_
@@ -140,7 +149,10 @@ class WaterFiller {
   void open_on(int link, double level, const std::vector<double>& capacity, const Reach& reach);
 
   std::vector<Bundle> bundle_;
-  BundleIndex bundle_at_;                // path -> its bundle while not empty
+  // Per link, path -> its bundle while not empty, for the paths that start on the link: a
+  // collective's flows start source by source, so one source's flows look up a few small tables
+  // that stay in cache instead of one table of every bundle (a miss to memory per flow).
+  std::vector<BundleIndex> bundle_at_;
   std::vector<int> bundle_of_;           // by flow id (-1: never joined, -2: left)
   std::vector<int> last_, next_, prev_;  // per bundle its last flow; per flow the next / previous in its bundle
   std::vector<int> long_;                // paths of more than kInline links, back to back
@@ -165,6 +177,7 @@ class WaterFiller {
   std::vector<double> behind_max_;
   std::vector<std::size_t> front_;
   bool full_ = true;  // the next run must fill everything
+  bool changes_listed_ = true;
   std::size_t refilled_ = 0, refilled_bundles_ = 0;
   std::vector<int> changed_;
   std::vector<Run> changed_runs_;
