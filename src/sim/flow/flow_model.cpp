@@ -36,7 +36,6 @@ FlowEngine::FlowEngine(const net::GraphNetwork& net, double batch_tolerance)
       tolerance_(batch_tolerance),
       capacity_(net.links.size()),
       capacity_bytes_(net.links.size(), 0.0),
-      link_rate_(net.links.size(), 0.0),
       filler_(std::make_unique<WaterFiller>(net.links.size())) {
   check_batch_tolerance(batch_tolerance);
   for (std::size_t l = 0; l < capacity_.size(); ++l) capacity_[l] = net.links[l].gbps / 8.0;  // Gbit/s = bytes/ns * 8
@@ -104,12 +103,15 @@ double FlowEngine::next_event_ns() const {
 void FlowEngine::settle() {
   const double dt = t_ - settled_;
   if (dt > 0.0) {
-    for (int l : busy_links_) {
-      res_.link_bytes[static_cast<std::size_t>(l)] += link_rate_[static_cast<std::size_t>(l)] * dt;
+    // The filler's links and rates as its last run left them: settle() runs before any flow of
+    // this time leaves or joins.
+    const auto& busy = filler_->busy_links();
+    for (int l : busy) {
+      res_.link_bytes[static_cast<std::size_t>(l)] += filler_->link_rate(l) * dt;
       res_.link_busy_ns[static_cast<std::size_t>(l)] += dt;
     }
     if (window_ns_ > 0.0)
-      for (int l : busy_links_) add_window_bytes(l, link_rate_[static_cast<std::size_t>(l)], settled_, t_);
+      for (int l : busy) add_window_bytes(l, filler_->link_rate(l), settled_, t_);
   }
   settled_ = t_;
 }
@@ -151,9 +153,6 @@ void FlowEngine::reallocate() {
   res_.full_reallocations += full ? 1 : 0;
   res_.refilled_flows += static_cast<std::int64_t>(filler_->refilled());
   res_.refilled_bundles += static_cast<std::int64_t>(filler_->refilled_bundles());
-  for (int l : busy_links_) link_rate_[static_cast<std::size_t>(l)] = 0.0;
-  busy_links_ = filler_->busy_links();
-  for (int l : busy_links_) link_rate_[static_cast<std::size_t>(l)] = filler_->link_rate(l);
   // Only the flows whose rate the filler changed move their last byte (most of a re-fill after
   // departures gets its old rate back): one leaf each, or (many of them) all their leaves and the
   // tree in one pass. An unchanged rate keeps its anchor and last byte. After a full re-fill the

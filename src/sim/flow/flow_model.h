@@ -179,8 +179,6 @@ class FlowEngine {
   double window_ns_ = 0.0;                         // record_link_windows' window; 0: not recorded
   std::vector<std::vector<double>> window_bytes_;  // [window][link]
 
-  std::vector<int> busy_links_;          // links with active flows at the last reallocation
-  std::vector<double> link_rate_;        // and their summed rates
   std::unique_ptr<WaterFiller> filler_;  // the active flows
 };
 

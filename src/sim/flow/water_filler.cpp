@@ -17,7 +17,14 @@ constexpr std::size_t kAhead = 24;  // members whose records are fetched ahead (
 constexpr std::size_t kScanAhead = 48;
 constexpr double kGone = -std::numeric_limits<double>::infinity();     // kept_rate_ of a gone bundle
 constexpr double kOpen = std::numeric_limits<double>::quiet_NaN();     // and of one this run fills
-constexpr double kUnsorted = std::numeric_limits<double>::infinity();  // behind_max_: members not sorted
+
+// A kept rate rounded up to a float: a member's high behind its link's front (no smaller than
+// the rate, so a search never passes over a member at its level).
+float rounded_up(double rate) {
+  float f = static_cast<float>(rate);
+  if (static_cast<double>(f) < rate) f = std::nextafter(f, std::numeric_limits<float>::infinity());
+  return f;
+}
 }  // namespace
 
 WaterFiller::WaterFiller(std::size_t links)
@@ -30,7 +37,8 @@ WaterFiller::WaterFiller(std::size_t links)
       flows_on_(links, 0),
       busy_at_(links, -1),
       link_seen_(links, 0),
-      behind_max_(links, kUnsorted),
+      split_(links, 0),
+      behind_max_(links, kGone),
       front_(links, 0) {
   static_assert(sizeof(Bundle) == 48, "the header promises one 48-byte record per bundle");
 }
@@ -106,8 +114,8 @@ void WaterFiller::add(int id, std::span<const int> path) {
     const auto l = static_cast<std::size_t>(li);
     ++flows_on_[l];
     if (!created) continue;
-    members_[l].push_back(b);
-    behind_max_[l] = kUnsorted;
+    members_[l].push_back({0.0F, b});
+    split_[l] = 0;
     if (live_[l]++ == 0) {
       busy_at_[l] = static_cast<int>(busy_.size());
       busy_.push_back(li);
@@ -148,7 +156,7 @@ void WaterFiller::remove(int id) {
     if (--live_[l] == 0) {
       members_[l].clear();
       dead_[l] = 0;
-      behind_max_[l] = kUnsorted;
+      split_[l] = 0;
       const int at = busy_at_[l];
       busy_[static_cast<std::size_t>(at)] = busy_.back();
       busy_at_[static_cast<std::size_t>(busy_.back())] = at;
@@ -164,10 +172,11 @@ void WaterFiller::remove(int id) {
 void WaterFiller::compact(std::size_t link) {
   auto& m = members_[link];
   // A gone bundle's kept rate says so: 8 dense bytes, not its record.
-  m.erase(std::remove_if(m.begin(), m.end(), [&](int b) { return kept_rate_[static_cast<std::size_t>(b)] == kGone; }),
+  m.erase(std::remove_if(m.begin(), m.end(),
+                         [&](const Member& e) { return kept_rate_[static_cast<std::size_t>(e.bundle)] == kGone; }),
           m.end());
   dead_[link] = 0;
-  behind_max_[link] = kUnsorted;
+  split_[link] = 0;
 }
 
 // A bundle kept from the last run joins this one's filling: its old rate goes back to its links.
@@ -194,28 +203,29 @@ double WaterFiller::share(const Link& k) { return std::max(0.0, k.left) / static
 
 // A link is a bottleneck at `share`: its unfrozen bundles (among `members`, its list) get it per
 // flow and leave the other links of their paths.
-void WaterFiller::freeze(double share, const std::vector<int>& members) {
+template <class List>
+void WaterFiller::freeze(double share, const List& members) {
   const std::size_t n = members.size();
   for (std::size_t j = 0; j < n; ++j) {
     // The records are scattered: fetch a few members ahead (most of a run's time is these misses).
     // Three stages: the kept rates furthest ahead, then the records and first flows, then the
     // first flows' links to the next (the flows of a bundle are listed for changed_).
-    if (j + kScanAhead < n) __builtin_prefetch(&kept_rate_[static_cast<std::size_t>(members[j + kScanAhead])]);
+    if (j + kScanAhead < n) __builtin_prefetch(&kept_rate_[static_cast<std::size_t>(bundle_in(members[j + kScanAhead]))]);
     if (j + kAhead < n) {
-      const auto ahead = static_cast<std::size_t>(members[j + kAhead]);
+      const auto ahead = static_cast<std::size_t>(bundle_in(members[j + kAhead]));
       if (std::isnan(kept_rate_[ahead])) {
         __builtin_prefetch(&bundle_[ahead]);
         __builtin_prefetch(reinterpret_cast<const char*>(&bundle_[ahead]) + sizeof(Bundle) - 1);  // may span two lines
       }
     }
     if (changes_listed_ && j + kAhead / 2 < n) {
-      const auto ahead = static_cast<std::size_t>(members[j + kAhead / 2]);
+      const auto ahead = static_cast<std::size_t>(bundle_in(members[j + kAhead / 2]));
       if (std::isnan(kept_rate_[ahead])) {
         const int f = bundle_[ahead].first;
         if (f >= 0) __builtin_prefetch(&next_[static_cast<std::size_t>(f)]);
       }
     }
-    const int b = members[j];
+    const int b = bundle_in(members[j]);
     if (!std::isnan(kept_rate_[static_cast<std::size_t>(b)])) continue;  // kept, frozen in this run, or gone
     auto& r = bundle_[static_cast<std::size_t>(b)];
     if (changes_listed_ && r.rate != share) {
@@ -240,7 +250,8 @@ void WaterFiller::freeze(double share, const std::vector<int>& members) {
 // Settles the smallest share level by level, scanning the links left, while the scans cost less
 // than a heap would over them all (L log L): few distinct levels (circuits of equal capacity,
 // links without capacity) settle in a few passes. Leaves live_links_ holding the links still to settle.
-void WaterFiller::by_rounds(const std::vector<std::vector<int>>& lists) {
+template <class Lists>
+void WaterFiller::by_rounds(const Lists& lists) {
   live_links_.clear();
   for (int li : touched_)
     if (link_[static_cast<std::size_t>(li)].unfrozen > 0) live_links_.push_back(li);
@@ -270,7 +281,8 @@ void WaterFiller::by_rounds(const std::vector<std::vector<int>>& lists) {
 
 // Settles the links by_rounds left, smallest share first, by a min-heap whose stale entries are
 // re-keyed when they surface.
-void WaterFiller::by_heap(const std::vector<std::vector<int>>& lists) {
+template <class Lists>
+void WaterFiller::by_heap(const Lists& lists) {
   heap_.clear();
   for (int li : live_links_) {
     const auto& k = link_[static_cast<std::size_t>(li)];
@@ -321,38 +333,57 @@ void WaterFiller::open_affected(const std::vector<double>& capacity) {
   }
 }
 
-// Opens the members of `link` at or above `level` and reaches their links. Members behind front_
-// had kept rates of at most behind_max_ when they were left there, and none has been filled since
-// (a bundle filled again was open, so in front on every one of its links): at a level above that,
-// only the front can hold one to open. Nor can a bundle behind have been opened from another link
-// in this run: its opening reached this link at a level no higher than its rate, so this search
-// would run at that level, not above behind_max_. The members are sorted anew at `level`, and
-// behind_max_ becomes the largest kept rate left behind (the level of the last search bounded it
-// before: the largest is often below that, and a later search at a lower level then still reads
-// only the front).
+// Opens the members of `link` at or above `level` and reaches their links. A member behind the
+// link's front had its kept rate (at most its high) when it went there, and none has been filled
+// since: a bundle filled again was opened, and its opening reached this link in the same run at a
+// level no higher than its rate, where this search (or an earlier one of the run, at a level no
+// higher still) took it from behind. So at a level above behind_max_ only the front can hold one
+// to open; else the members behind whose high is at or above the level come to the front first,
+// found from the highs alone (one pass over the list, no record read). The front's members below
+// the level, or gone, go behind.
 template <class Reach>
 void WaterFiller::open_on(int link, double level, const std::vector<double>& capacity, const Reach& reach) {
   const auto l = static_cast<std::size_t>(link);
   auto& members = members_[l];
-  const bool all = !(level > behind_max_[l]);  // else nothing behind is at or above the level
-  const std::size_t n = all ? members.size() : front_[l];
-  std::size_t front = 0;
-  double high = kGone;  // the largest kept rate left behind
-  for (std::size_t j = 0; j < n; ++j) {
-    if (j + kScanAhead < n) __builtin_prefetch(&kept_rate_[static_cast<std::size_t>(members[j + kScanAhead])]);
-    const int b = members[j];
+  const std::size_t n = members.size();
+  std::size_t front = n;  // not split: every member in front
+  if (split_[l]) {
+    front = front_[l];
+    if (!(level > behind_max_[l])) {  // one behind may be at the level: those whose high is come to the front
+      double high = kGone;
+      for (std::size_t j = front; j < n; ++j) {
+        const double h = members[j].high;
+        if (h >= level)
+          std::swap(members[j], members[front++]);
+        else
+          high = std::max(high, h);
+      }
+      behind_max_[l] = high;
+    }
+  } else {
+    split_[l] = 1;
+    behind_max_[l] = kGone;
+  }
+  for (std::size_t j = front; j-- > 0;) {
+    if (j >= kScanAhead) __builtin_prefetch(&kept_rate_[static_cast<std::size_t>(members[j - kScanAhead].bundle)]);
+    const int b = members[j].bundle;
     const double kept = kept_rate_[static_cast<std::size_t>(b)];
     if (kept >= level) {
       open(b, capacity);
       for (int li : path(bundle_[static_cast<std::size_t>(b)])) reach(li);
-    } else if (!std::isnan(kept)) {
-      high = std::max(high, kept);
-      continue;  // below the level, or gone: stays behind
+    } else if (kept == kGone) {  // leaves the list: the front's last takes its place, the list's last that one's
+      members[j] = members[front - 1];
+      members[front - 1] = members.back();
+      members.pop_back();
+      --front;
+      --dead_[l];
+    } else if (!std::isnan(kept)) {  // below the level: behind, in the front's last place
+      members[j].high = rounded_up(kept);
+      behind_max_[l] = std::max(behind_max_[l], static_cast<double>(members[j].high));
+      std::swap(members[j], members[--front]);
     }
-    std::swap(members[front++], members[j]);  // open now, or opened from another link
   }
   front_[l] = front;
-  behind_max_[l] = all ? high : std::max(behind_max_[l], high);
 }
 
 void WaterFiller::run(const std::vector<double>& capacity) {
@@ -380,7 +411,7 @@ void WaterFiller::run(const std::vector<double>& capacity) {
       k.touched = runs_;
       touched_.push_back(li);
     }
-    for (int li : busy_) behind_max_[static_cast<std::size_t>(li)] = kUnsorted;
+    for (int li : busy_) split_[static_cast<std::size_t>(li)] = 0;
     // Every bundle not gone is open: one pass in order of creation (those on the busy links' member
     // lists, without reading the lists), from the first one not gone.
     while (first_live_ < kept_rate_.size() && kept_rate_[first_live_] == kGone) ++first_live_;
@@ -390,9 +421,13 @@ void WaterFiller::run(const std::vector<double>& capacity) {
     open_affected(capacity);
   }
   for (int li : touched_) ++link_[static_cast<std::size_t>(li)].version;
-  const auto& lists = full ? members_ : opened_on_;  // after removals only, the bundles opened on a link
-  by_rounds(lists);
-  by_heap(lists);
+  if (full) {
+    by_rounds(members_);
+    by_heap(members_);
+  } else {  // after removals only, the bundles opened on a link
+    by_rounds(opened_on_);
+    by_heap(opened_on_);
+  }
   for (int li : touched_) opened_on_[static_cast<std::size_t>(li)].clear();
   for (int b : lost_) bundle_[static_cast<std::size_t>(b)].lost = 0;
   lost_.clear();

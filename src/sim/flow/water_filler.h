@@ -141,9 +141,20 @@ class WaterFiller {
   void compact(std::size_t link);
   void open(int bundle, const std::vector<double>& capacity);
   static double share(const Link& k);
-  void freeze(double share, const std::vector<int>& members);
-  void by_rounds(const std::vector<std::vector<int>>& lists);
-  void by_heap(const std::vector<std::vector<int>>& lists);
+  // A link's member: its bundle, and behind the link's front (below) the bundle's kept rate when
+  // it went there, rounded up to a float.
+  struct Member {
+    float high = 0.0F;
+    int bundle = -1;
+  };
+  static int bundle_in(int b) { return b; }
+  static int bundle_in(const Member& m) { return m.bundle; }
+  template <class List>
+  void freeze(double share, const List& members);
+  template <class Lists>
+  void by_rounds(const Lists& lists);
+  template <class Lists>
+  void by_heap(const Lists& lists);
   void open_affected(const std::vector<double>& capacity);
   template <class Reach>
   void open_on(int link, double level, const std::vector<double>& capacity, const Reach& reach);
@@ -157,7 +168,7 @@ class WaterFiller {
   std::vector<int> last_, next_, prev_;  // per bundle its last flow; per flow the next / previous in its bundle
   std::vector<int> long_;                // paths of more than kInline links, back to back
   std::vector<Link> link_;
-  std::vector<std::vector<int>> members_;    // per link: bundles, in order of joining; may hold gone ones
+  std::vector<std::vector<Member>> members_;  // per link: its bundles; may hold gone ones
   std::vector<std::vector<int>> opened_on_;  // per link: bundles a run after removals re-fills
   std::vector<int> live_, dead_;             // per link: bundles, gone bundles not yet compacted
   std::vector<std::int64_t> flows_on_;       // per link: flows
@@ -171,9 +182,10 @@ class WaterFiller {
   std::vector<int> lost_;                 // bundles that lost a flow since the last run
   std::vector<std::uint32_t> link_seen_;  // per link: the run whose search reached it last
   std::vector<int> reached_;              // links the search reached
-  // Per link, its members sorted at a level by the last search that reached it: the first front_
-  // were open or at or above that level, the others below it, with kept rates of at most
-  // behind_max_ (inf: not sorted).
+  // Per link, while split_, its members split by the searches that reached it since its list last
+  // changed: the first front_ were open or at or above a search's level, the others (behind)
+  // below it, with highs (Member) of at most behind_max_. Not split: every member in front.
+  std::vector<char> split_;
   std::vector<double> behind_max_;
   std::vector<std::size_t> front_;
   bool full_ = true;  // the next run must fill everything
