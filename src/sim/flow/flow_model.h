@@ -165,7 +165,7 @@ class FlowEngine {
   std::vector<int> active_;
   std::vector<Sending> send_;
   std::vector<int> bundle_;  // by position: the filler's bundle of the flow there
-  MinTree last_byte_;  // by position: when its last byte goes at its current rate (inf: rate 0)
+  MinTree last_byte_;        // by position: when its last byte goes at its current rate (inf: rate 0)
   std::vector<std::size_t> due_;
   struct Leaving {  // a flow due that leaves its links now
     int flow;

@@ -15,8 +15,8 @@ constexpr std::size_t kAhead = 24;  // members whose records are fetched ahead (
 // Members whose kept rates are fetched ahead: a scan skips most members after reading only that,
 // so it runs further ahead to keep enough misses in flight.
 constexpr std::size_t kScanAhead = 48;
-constexpr double kGone = -std::numeric_limits<double>::infinity();     // kept_rate_ of a gone bundle
-constexpr double kOpen = std::numeric_limits<double>::quiet_NaN();     // and of one this run fills
+constexpr double kGone = -std::numeric_limits<double>::infinity();  // kept_rate_ of a gone bundle
+constexpr double kOpen = std::numeric_limits<double>::quiet_NaN();  // and of one this run fills
 
 // A kept rate rounded up to a float: a member's high behind its link's front (no smaller than
 // the rate, so a search never passes over a member at its level).
@@ -84,8 +84,8 @@ void WaterFiller::add(int id, std::span<const int> path) {
   if (created) {
     b = static_cast<int>(bundle_.size());
     auto& r = bundle_.emplace_back();
-    r.slot = index.insert(hash, b,
-                               [&](int c, std::uint32_t slot) { bundle_[static_cast<std::size_t>(c)].slot = slot; });
+    r.slot =
+        index.insert(hash, b, [&](int c, std::uint32_t slot) { bundle_[static_cast<std::size_t>(c)].slot = slot; });
     last_.push_back(-1);
     kept_rate_.push_back(0.0);  // filled by the full run its arrival causes
     r.hops = static_cast<std::uint16_t>(path.size());
@@ -210,7 +210,8 @@ void WaterFiller::freeze(double share, const List& members) {
     // The records are scattered: fetch a few members ahead (most of a run's time is these misses).
     // Three stages: the kept rates furthest ahead, then the records and first flows, then the
     // first flows' links to the next (the flows of a bundle are listed for changed_).
-    if (j + kScanAhead < n) __builtin_prefetch(&kept_rate_[static_cast<std::size_t>(bundle_in(members[j + kScanAhead]))]);
+    if (j + kScanAhead < n)
+      __builtin_prefetch(&kept_rate_[static_cast<std::size_t>(bundle_in(members[j + kScanAhead]))]);
     if (j + kAhead < n) {
       const auto ahead = static_cast<std::size_t>(bundle_in(members[j + kAhead]));
       if (std::isnan(kept_rate_[ahead])) {

@@ -169,10 +169,10 @@ class WaterFiller {
   std::vector<int> long_;                // paths of more than kInline links, back to back
   std::vector<Link> link_;
   std::vector<std::vector<Member>> members_;  // per link: its bundles; may hold gone ones
-  std::vector<std::vector<int>> opened_on_;  // per link: bundles a run after removals re-fills
-  std::vector<int> live_, dead_;             // per link: bundles, gone bundles not yet compacted
-  std::vector<std::int64_t> flows_on_;       // per link: flows
-  std::vector<int> busy_;                    // links with live_ > 0, and each one's position there
+  std::vector<std::vector<int>> opened_on_;   // per link: bundles a run after removals re-fills
+  std::vector<int> live_, dead_;              // per link: bundles, gone bundles not yet compacted
+  std::vector<std::int64_t> flows_on_;        // per link: flows
+  std::vector<int> busy_;                     // links with live_ > 0, and each one's position there
   std::vector<int> busy_at_;
 
   // Per bundle: its rate while it is kept from the last run, NaN while this run fills it, -inf
