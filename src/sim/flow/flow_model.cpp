@@ -69,23 +69,22 @@ void FlowEngine::admit() {
   res_.finish_ns.resize(nf, kInf);
   pending_.resize(nf, 0);
   ready_.resize(nf, 0.0);
-  first_dependent_.resize(nf, -1);
-  more_.resize(nf, 0);
-  completed_.resize(nf, 0);
+  waiters_.resize(nf);
   at_.resize(nf, -1);
   filler_->reserve(nf);
   for (std::size_t f = admitted_; f < nf; ++f) {
     ready_[f] = std::max(flows_[f].start_ns, t_);
     for (int a : flows_[f].after) {
       const auto au = static_cast<std::size_t>(a);
-      if (completed_[au]) {
+      auto& w = waiters_[au];
+      if (w.done) {
         ready_[f] = std::max(ready_[f], res_.finish_ns[au]);
       } else {
-        if (first_dependent_[au] < 0) {
-          first_dependent_[au] = static_cast<int>(f);
+        if (w.first < 0) {
+          w.first = static_cast<int>(f);
         } else {
           more_dependents_[a].push_back(static_cast<int>(f));
-          more_[au] = 1;
+          w.more = 1;
         }
         ++pending_[f];
       }
@@ -298,22 +297,23 @@ void FlowEngine::step(std::vector<int>& completed) {
     events_.pop();
     const auto fu = static_cast<std::size_t>(f);
     if (kind == 0) {
-      completed_[fu] = 1;
+      auto& w = waiters_[fu];
+      w.done = 1;
       completed.push_back(f);
       const auto release = [&, when = when](int d) {
         const auto du = static_cast<std::size_t>(d);
         ready_[du] = std::max(ready_[du], when);
         if (--pending_[du] == 0) events_.emplace(ready_[du], 1, d);
       };
-      if (first_dependent_[fu] >= 0) {
-        release(first_dependent_[fu]);
-        first_dependent_[fu] = -1;
+      if (w.first >= 0) {
+        release(w.first);
+        w.first = -1;
       }
-      if (more_[fu]) {
+      if (w.more) {
         const auto it = more_dependents_.find(f);
         for (int d : it->second) release(d);
         more_dependents_.erase(it);
-        more_[fu] = 0;
+        w.more = 0;
       }
     } else {
       res_.start_ns[fu] = when;

@@ -146,11 +146,15 @@ class FlowEngine {
   std::vector<int> pending_;   // `after` flows not yet completed
   std::vector<double> ready_;  // latest completion among `after` so far
   // Flows waiting for a flow: the first inline (most flows have one: the barrier after them), the
-  // others (a barrier's: the flows of a collective) in a map; more_ marks the flows that have them.
-  std::vector<int> first_dependent_;  // -1: none
-  std::vector<char> more_;
+  // others (a barrier's: the flows of a collective) in a map. One record per flow, so that a
+  // completion reads one line.
+  struct Waiters {
+    int first = -1;          // -1: none
+    std::uint8_t more = 0;   // it has others, in more_dependents_
+    std::uint8_t done = 0;   // completed
+  };
+  std::vector<Waiters> waiters_;
   std::unordered_map<int, std::vector<int>> more_dependents_;
-  std::vector<char> completed_;
   std::vector<int> at_;  // position in active_, -1 when not sending
 
   // Events: (time, kind, flow); kind 0 = completion (releases dependents), 1 = start.

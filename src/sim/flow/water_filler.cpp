@@ -365,6 +365,10 @@ void WaterFiller::open_on(int link, double level, const std::vector<double>& cap
     split_[l] = 1;
     behind_max_[l] = kGone;
   }
+  // The scan reads the kept rates kScanAhead ahead; the first ones are fetched before it starts
+  // (most fronts are shorter than that).
+  for (std::size_t j = front; j-- > 0 && j + kScanAhead >= front;)
+    __builtin_prefetch(&kept_rate_[static_cast<std::size_t>(members[j].bundle)]);
   for (std::size_t j = front; j-- > 0;) {
     if (j >= kScanAhead) __builtin_prefetch(&kept_rate_[static_cast<std::size_t>(members[j - kScanAhead].bundle)]);
     const int b = members[j].bundle;
