@@ -12,6 +12,10 @@
 namespace chorus::eval {
 namespace {
 
+// A fabric needs TopologyFinder's links and rings, not its routes of the MP transfers (a million
+// paths for DLRM's all-to-all on 1,024 servers).
+const topoopt::FinderOptions kFabricOnly{.primes_only = false, .route_mp = false};
+
 // Algorithm 5 (topoopt/reconfig_links.h) as a reconfigurable fabric's circuit planner.
 auto algorithm5(int servers, int degree, bool discount) {
   return [servers, degree, discount](const std::vector<std::tuple<int, int, double>>& demand) {
@@ -60,13 +64,13 @@ JobFabric job_fabric(const std::string& name, int servers, int degree, double gb
       f.reconfiguration->initial.emplace_back(l.from, l.to);
     f.reconfiguration->allocate = algorithm5(servers, degree, false);
   } else if (name == "topoopt-oneshot") {
-    f.graph = topoopt::topology_fabric(topoopt::topology_finder(servers, degree, traffic), gbps);
+    f.graph = topoopt::topology_fabric(topoopt::topology_finder(servers, degree, traffic, kFabricOnly), gbps);
   } else if (name == "topoopt-reconfig") {
     f.graph = net::full_mesh(servers, gbps);
     f.reconfiguration.emplace();
     f.reconfiguration->latency_ns = reconfig_latency_ns;
     f.reconfiguration->circuit_gbps = gbps;
-    f.reconfiguration->initial = topoopt::topology_finder(servers, degree, traffic).edges;
+    f.reconfiguration->initial = topoopt::topology_finder(servers, degree, traffic, kFabricOnly).edges;
     f.reconfiguration->allocate = algorithm5(servers, degree, true);
   } else {
     throw InputError(

@@ -233,6 +233,35 @@ void FlowNetwork::start(int id, const workload::Node& comm, double now_ns) {
   ++in_flight_;
 }
 
+// As start() builds them: per all-to-all group its flows and two barriers (sim/flow/traffic.h), per
+// ring a barrier before and after its n flows, or per step n flows and a barrier; one join.
+std::size_t FlowNetwork::flows_of(const workload::Node& comm) {
+  std::size_t count = 1;
+  if (comm.comm == workload::CommKind::kPointToPoint) return count + logical_.num_npus();
+  for (const auto& group : groups(comm.dims)) {
+    const std::size_t n = group.size();
+    if (n < 2) continue;
+    if (comm.op == CollectiveKind::kAllToAll) {
+      count += n * (n - 1) + 2;
+      continue;
+    }
+    const std::size_t steps = comm.op == CollectiveKind::kAllReduce ? 2 * (n - 1) : n - 1;
+    const auto& own = rings_of(group);
+    for (std::size_t r = 0; r < std::max<std::size_t>(own.size(), 1); ++r) {
+      const std::size_t m = own.empty() ? n : own[r].size();
+      count += m < 2 ? 1 : options_.stepped_rings ? 1 + steps * (m + 1) : m + 2;
+    }
+  }
+  return count;
+}
+
+void FlowNetwork::reserve_flows(const workload::Dag& dag) {
+  std::size_t count = engine_.flows().size();
+  for (const auto& node : dag.nodes)
+    if (node.kind == workload::NodeKind::kComm && node.bytes > 0 && !node.dims.empty()) count += flows_of(node);
+  engine_.flows().reserve(count);
+}
+
 void FlowNetwork::step(std::vector<int>& finished) {
   if (!finished_.empty()) {  // another job's network stepped the engine
     in_flight_ -= static_cast<int>(finished_.size());
@@ -290,6 +319,7 @@ FabricRun simulate_workload(const workload::Dag& dag, const net::Network& logica
   std::vector<double> compute_ns(dag.nodes.size());
   for (std::size_t i = 0; i < dag.nodes.size(); ++i) compute_ns[i] = compute.node_time_ns(dag.nodes[i]);
   FlowNetwork network(fabric, logical, std::move(options));
+  network.reserve_flows(dag);
   FabricRun run;
   run.result = run_dag(dag, compute_ns, network, server_bandwidth_gbps(network.fabric()));
   run.fabric = network.fabric();

@@ -112,6 +112,10 @@ class FlowNetwork : public NetworkModel {
   FlowNetwork(SharedFlows& shared, const net::Network& logical, std::vector<int> servers, const std::string& where);
 
   void start(int id, const workload::Node& comm, double now_ns) override;
+  // The flows start(comm) adds, and room in the engine for those of every node of `dag` that has
+  // bytes to send: one allocation for millions of flows instead of a growing vector's copies.
+  std::size_t flows_of(const workload::Node& comm);
+  void reserve_flows(const workload::Dag& dag);
   bool idle() const override { return in_flight_ == 0; }
   double next_event_ns() const override;
   void step(std::vector<int>& finished) override;

@@ -16,18 +16,23 @@ void relax(int n, const std::vector<int>& coins, std::vector<int>& hops, std::ve
   hops.assign(static_cast<std::size_t>(n), -1);
   if (last) last->assign(static_cast<std::size_t>(n), 0);
   hops[0] = 0;
+  // Each coin mod n, so that a step is an add and a compare (TopPermutations relaxes thousands
+  // of coin sets): t + c mod n for 0 <= t < n.
+  std::vector<int> step(coins.size());
+  for (std::size_t i = 0; i < coins.size(); ++i) step[i] = (coins[i] % n + n) % n;
   std::vector<int> frontier = {0}, next;
   for (int h = 1; !frontier.empty(); ++h) {
     next.clear();
     for (int t : frontier)
-      for (int c : coins) {
-        const int u = (t + c) % n;
+      for (std::size_t i = 0; i < coins.size(); ++i) {
+        const int c = coins[i];
+        const int u = t + step[i] >= n ? t + step[i] - n : t + step[i];
         if (hops[static_cast<std::size_t>(u)] >= 0) continue;
         hops[static_cast<std::size_t>(u)] = h;
         if (last) (*last)[static_cast<std::size_t>(u)] = c;
         next.push_back(u);
       }
-    std::sort(next.begin(), next.end());
+    if (last) std::sort(next.begin(), next.end());  // the hops alone do not depend on the order
     std::swap(frontier, next);
   }
 }

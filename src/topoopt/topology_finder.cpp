@@ -8,7 +8,6 @@
 #include <map>
 #include <numeric>
 #include <queue>
-#include <set>
 #include <tuple>
 #include <stdexcept>
 
@@ -24,6 +23,34 @@ namespace chorus::topoopt {
 namespace {
 
 using Edges = std::vector<std::pair<int, int>>;
+
+// T_MP per directed pair with bytes > 0, sorted by pair; a pair's transfers summed in file order.
+// A sorted array, not a tree: an all-to-all over 1,024 servers gives a million pairs.
+using PairDemand = std::vector<std::pair<std::pair<int, int>, double>>;
+
+PairDemand pair_demand(const std::vector<MpTransfer>& mp) {
+  PairDemand all;
+  all.reserve(mp.size());
+  for (const auto& m : mp)
+    if (m.bytes > 0) all.push_back({{m.src, m.dst}, m.bytes});
+  const auto by_pair = [](const auto& a, const auto& b) { return a.first < b.first; };
+  if (!std::is_sorted(all.begin(), all.end(), by_pair)) std::stable_sort(all.begin(), all.end(), by_pair);
+  PairDemand out;
+  out.reserve(all.size());
+  for (const auto& d : all)
+    if (!out.empty() && out.back().first == d.first)
+      out.back().second += d.second;
+    else
+      out.push_back(d);
+  return out;
+}
+
+// The index of `pair` in `demand`, or demand.size().
+std::size_t find_pair(const PairDemand& demand, std::pair<int, int> pair) {
+  const auto it = std::lower_bound(demand.begin(), demand.end(), pair,
+                                   [](const auto& d, const std::pair<int, int>& p) { return d.first < p; });
+  return it != demand.end() && it->first == pair ? static_cast<std::size_t>(it - demand.begin()) : demand.size();
+}
 
 std::vector<std::vector<int>> adjacency(int servers, const Edges& edges) {
   std::vector<std::vector<int>> out(static_cast<std::size_t>(servers));
@@ -164,9 +191,7 @@ Topology topology_finder(int servers, int degree, const Traffic& traffic, const 
   t.servers = servers;
   t.degree = degree;
 
-  std::map<std::pair<int, int>, double> demand;  // T_MP per directed pair
-  for (const auto& m : traffic.mp)
-    if (m.bytes > 0) demand[{m.src, m.dst}] += m.bytes;
+  const auto demand = pair_demand(traffic.mp);
   double ar_bytes = 0;
   for (const auto& g : traffic.allreduce_groups) ar_bytes += allreduce_wire_bytes(g);
   for (const auto& [pair, bytes] : demand) t.mp_bytes += bytes;
@@ -189,11 +214,11 @@ Topology topology_finder(int servers, int degree, const Traffic& traffic, const 
   const bool ring_for_connectivity = !groups_connect_all(servers, traffic, dk);
   if (ring_for_connectivity) dk = group_degrees(servers, traffic, order, t.degree_allreduce - 1);
 
-  std::set<std::pair<int, int>> linked;
+  std::vector<char> linked(demand.size(), 0);  // per demand entry: a ring links its pair
   auto unsatisfied = [&] {
     std::vector<MpTransfer> left;
-    for (const auto& [pair, bytes] : demand)
-      if (!linked.count(pair)) left.push_back({pair.first, pair.second, bytes});
+    for (std::size_t i = 0; i < demand.size(); ++i)
+      if (!linked[i]) left.push_back({demand[i].first.first, demand[i].first.second, demand[i].second});
     return left;
   };
   auto build_rings = [&](int group, const std::vector<int>& members, int d) {
@@ -208,7 +233,7 @@ Topology topology_finder(int servers, int degree, const Traffic& traffic, const 
     for (int p : r.generators)
       for (const auto& e : ring_edges(members, p)) {
         t.edges.push_back(e);
-        linked.insert(e);
+        if (const auto i = find_pair(demand, e); i < demand.size()) linked[i] = 1;
       }
     const auto routes = coin_change_mod(k, r.generators);
     r.max_hops = *std::max_element(routes.hops.begin(), routes.hops.end());
@@ -224,11 +249,10 @@ Topology topology_finder(int servers, int degree, const Traffic& traffic, const 
 
   // Step 3 (lines 13-18): d_MP rounds of maximum-weight matching; every link a pair has halves
   // its remaining demand (Appendix D's discount), the AllReduce rings' links included.
-  auto remaining = demand;
-  for (const auto& e : t.edges) {
-    auto it = remaining.find(e);
-    if (it != remaining.end()) it->second /= 2;
-  }
+  auto remaining = t.degree_mp > 0 ? demand : PairDemand{};
+  if (!remaining.empty())
+    for (const auto& e : t.edges)
+      if (const auto i = find_pair(remaining, e); i < remaining.size()) remaining[i].second /= 2;
   for (int round = 0; round < t.degree_mp; ++round) {
     std::map<std::pair<int, int>, double> undirected;
     for (const auto& [pair, bytes] : remaining)
@@ -240,10 +264,8 @@ Topology topology_finder(int servers, int degree, const Traffic& traffic, const 
     for (const auto& [u, v] : matched) {
       t.edges.emplace_back(u, v);
       t.edges.emplace_back(v, u);
-      for (const auto& key : {std::pair{u, v}, std::pair{v, u}}) {
-        auto it = remaining.find(key);
-        if (it != remaining.end()) it->second /= 2;
-      }
+      for (const auto& key : {std::pair{u, v}, std::pair{v, u}})
+        if (const auto i = find_pair(remaining, key); i < remaining.size()) remaining[i].second /= 2;
     }
     t.matchings.push_back(std::move(matched));
   }
@@ -258,6 +280,7 @@ Topology topology_finder(int servers, int degree, const Traffic& traffic, const 
     throw std::logic_error("topology_finder: the topology is not connected");
 
   // Step 4 (line 20): MP routes on fewest-hop paths of the whole topology.
+  if (!options.route_mp) return t;
   const auto out = adjacency(servers, t.edges);
   int bfs_source = -1;
   std::vector<int> parent;

@@ -18,6 +18,7 @@ namespace chorus::topoopt {
 
 struct FinderOptions {
   bool primes_only = false;  // TotientPerms candidates restricted to 1 and primes (large groups)
+  bool route_mp = true;      // step 4; without it mp_routes is empty and mp_direct_bytes, mp_byte_hops are 0
 };
 
 struct GroupRings {

@@ -319,6 +319,40 @@ TEST(FlowNetwork, BadInputIsNamed) {
   }
 }
 
+TEST(FlowNetwork, FlowsOfANodeAreCountedBeforeItStarts) {
+  // 4 servers, both directed rings listed as the group's rings. Counted by hand from
+  // sim/flow/traffic.h: all-to-all: a barrier, 4 x 3 flows, a barrier; all-reduce: per ring a
+  // barrier, 4 flows, a barrier (pipelined) or a barrier and 6 steps of 4 flows and a barrier
+  // (stepped); point-to-point: 4 flows; every node one join more.
+  Dag dag;
+  const int a2a = comm(dag, CollectiveKind::kAllToAll, 4000, {0}, {});
+  const int ar = comm(dag, CollectiveKind::kAllReduce, 4000, {0}, {a2a});
+  const int p2p = comm(dag, CollectiveKind::kAllReduce, 4000, {0}, {ar}, workload::CommKind::kPointToPoint);
+  auto g = ring(4, true);
+  g.rings.push_back({{0, 1, 2, 3}, {{0, 1, 2, 3}, {0, 3, 2, 1}}});
+  for (bool stepped : {false, true}) {
+    sim::FlowNetworkOptions o;
+    o.stepped_rings = stepped;
+    const std::size_t all_to_all = 1 + 12 + 1 + 1;
+    const std::size_t all_reduce = 2 * (stepped ? 1 + 6 * (4 + 1) : 1 + 4 + 1) + 1;
+    const std::size_t point_to_point = 4 + 1;
+    const auto l = logical({4});
+    sim::FlowNetwork network(g, l, o);
+    EXPECT_EQ(network.flows_of(dag.nodes[static_cast<std::size_t>(a2a)]), all_to_all);
+    EXPECT_EQ(network.flows_of(dag.nodes[static_cast<std::size_t>(ar)]), all_reduce);
+    EXPECT_EQ(network.flows_of(dag.nodes[static_cast<std::size_t>(p2p)]), point_to_point);
+    EXPECT_EQ(run(dag, l, g, o).flow_count, all_to_all + all_reduce + point_to_point) << stepped;
+  }
+  // Logical 2 x 2: an all-to-all over dimension 0 runs on two groups of 2, one over dimension 1
+  // of a 1 x 4 network on four groups of one, which send nothing.
+  Dag pairs;
+  comm(pairs, CollectiveKind::kAllToAll, 4000, {0}, {});
+  EXPECT_EQ(run(pairs, logical({2, 2}), net::fat_tree(4, 8.0)).flow_count, 2u * (1 + 2 + 1) + 1);
+  const auto l14 = logical({1, 4});
+  sim::FlowNetwork single(net::fat_tree(4, 8.0), l14);
+  EXPECT_EQ(single.flows_of(pairs.nodes[0]), 1u);
+}
+
 TEST(FlowNetwork, LogicalNetworkPutsTheModelParallelGroupFirst) {
   workload::ParallelismConfig p;
   EXPECT_EQ(workload::logical_network(p, 16).shape(), "16");

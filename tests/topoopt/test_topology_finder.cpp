@@ -358,6 +358,50 @@ TEST(TopologyFinder, DegreeAndConnectivityOnRandomInputs) {
   }
 }
 
+TEST(TopologyFinder, TransfersOfAPairAddUpInAnyOrderAndRoutesAreOptional) {
+  // Transfers listed out of order, a pair several times, some of 0 bytes: each pair's route
+  // carries its bytes summed in file order (a map summing them here is the reference), and
+  // without step 4 the links, rings and matchings are the same.
+  std::mt19937 rng(20261130);
+  for (int trial = 0; trial < 40; ++trial) {
+    Traffic traffic;
+    traffic.servers = 4 + static_cast<int>(rng() % 12);
+    std::vector<int> all(static_cast<std::size_t>(traffic.servers));
+    std::iota(all.begin(), all.end(), 0);
+    traffic.allreduce_groups.push_back({all, 1000.0 + static_cast<double>(rng() % 1000)});
+    traffic.allreduce_groups.push_back({{0, 1, 2, 3}, static_cast<double>(rng() % 1000)});
+    for (int m = 0; m < 60; ++m) {
+      const int s = static_cast<int>(rng() % 4), e = (s + 1 + static_cast<int>(rng() % 3)) % 4;
+      traffic.mp.push_back({s, e, rng() % 5 == 0 ? 0.0 : 0.1 * static_cast<double>(1 + rng() % 997)});
+    }
+    std::map<Pair, double> demand;
+    for (const auto& m : traffic.mp)
+      if (m.bytes > 0) demand[{m.src, m.dst}] += m.bytes;
+    const int d = 2 + static_cast<int>(rng() % 3);
+    const auto t = topology_finder(traffic.servers, d, traffic);
+    ASSERT_EQ(t.mp_routes.size(), demand.size());
+    auto expected = demand.begin();
+    for (const auto& r : t.mp_routes) {
+      EXPECT_EQ(std::pair(r.src, r.dst), expected->first);
+      EXPECT_EQ(r.bytes, expected->second) << "trial " << trial;  // the same sums, exactly
+      ++expected;
+    }
+    FinderOptions fabric_only;
+    fabric_only.route_mp = false;
+    const auto f = topology_finder(traffic.servers, d, traffic, fabric_only);
+    EXPECT_TRUE(f.mp_routes.empty());
+    EXPECT_EQ(f.mp_byte_hops, 0.0);
+    EXPECT_EQ(f.edges, t.edges);
+    EXPECT_EQ(f.matchings, t.matchings);
+    EXPECT_EQ(f.mp_bytes, t.mp_bytes);
+    ASSERT_EQ(f.allreduce.size(), t.allreduce.size());
+    for (std::size_t g = 0; g < f.allreduce.size(); ++g) {
+      EXPECT_EQ(f.allreduce[g].generators, t.allreduce[g].generators);
+      EXPECT_EQ(f.allreduce[g].mp_satisfied_bytes, t.allreduce[g].mp_satisfied_bytes);
+    }
+  }
+}
+
 TEST(TopologyFinder, NoDegreeOneServerOrTrafficOfAnotherSizeAreInputErrors) {
   const auto traffic = dlrm_example();
   EXPECT_THROW(topology_finder(16, 0, traffic), InputError);

@@ -55,17 +55,21 @@ const std::vector<int>& Router::tree(int src) const {
 Path Router::shortest_path(int src, int dst) const {
   if (src < 0 || src >= net_.servers || dst < 0 || dst >= net_.servers)
     throw InputError(net_.name, fmt::format("route {} -> {}: servers are 0..{}", src, dst, net_.servers - 1));
-  Path path;
-  if (src == dst) return path;
+  if (src == dst) return {};
   const auto& parent = tree(src);
-  int v = dst;
-  while (v != src) {
+  // Count the hops, then fill from the end: one allocation per path (millions of flows route).
+  std::size_t hops = 0;
+  for (int v = dst; v != src; ++hops) {
     const int li = parent[static_cast<std::size_t>(v)];
     if (li < 0) throw InputError(net_.name, fmt::format("server {} cannot reach server {}", src, dst));
-    path.push_back(li);
     v = net_.links[static_cast<std::size_t>(li)].from;
   }
-  std::reverse(path.begin(), path.end());
+  Path path(hops);
+  for (int v = dst; v != src;) {
+    const int li = parent[static_cast<std::size_t>(v)];
+    path[--hops] = li;
+    v = net_.links[static_cast<std::size_t>(li)].from;
+  }
   return path;
 }
 

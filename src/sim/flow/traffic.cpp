@@ -10,7 +10,7 @@
 namespace chorus::sim::flow {
 
 int point_to_point(const net::Router& router, int src, int dst, double bytes, double start_ns, std::vector<Flow>& flows,
-                   const std::vector<int>& after) {
+                   const FlowAfter& after) {
   Flow f;
   f.path = router.shortest_path(src, dst);
   f.bytes = bytes;

@@ -42,7 +42,7 @@ int barrier(double start_ns, std::vector<Flow>& flows, const std::vector<int>& a
 
 // A point-to-point transfer as one flow on the routed path. Returns its index.
 int point_to_point(const net::Router& router, int src, int dst, double bytes, double start_ns, std::vector<Flow>& flows,
-                   const std::vector<int>& after = {});
+                   const FlowAfter& after = {});
 
 // Server x server bytes sent (flows with src and dst set), for a traffic heatmap.
 std::vector<std::vector<double>> traffic_matrix(int servers, const std::vector<Flow>& flows);
