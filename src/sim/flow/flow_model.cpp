@@ -51,18 +51,18 @@ void FlowEngine::admit() {
   // Validate the whole batch first, so a bad flow leaves the engine as it was.
   for (std::size_t f = admitted_; f < nf; ++f) {
     const auto& fl = flows_[f];
-    const auto where = fmt::format("flows[{}]", f);
+    const auto where = [f] { return fmt::format("flows[{}]", f); };  // named only when it is bad
     if (!(fl.bytes >= 0.0) || !std::isfinite(fl.bytes))
-      throw InputError(where, fmt::format("bytes must be >= 0, got {}", fl.bytes));
-    if (!(fl.start_ns >= 0.0) || !std::isfinite(fl.start_ns)) throw InputError(where, "start_ns must be >= 0");
-    if (!(fl.delay_ns >= 0.0) || !std::isfinite(fl.delay_ns)) throw InputError(where, "delay_ns must be >= 0");
+      throw InputError(where(), fmt::format("bytes must be >= 0, got {}", fl.bytes));
+    if (!(fl.start_ns >= 0.0) || !std::isfinite(fl.start_ns)) throw InputError(where(), "start_ns must be >= 0");
+    if (!(fl.delay_ns >= 0.0) || !std::isfinite(fl.delay_ns)) throw InputError(where(), "delay_ns must be >= 0");
     for (int li : fl.path)
       if (li < 0 || static_cast<std::size_t>(li) >= nl)
-        throw InputError(where, fmt::format("link {} out of range 0..{}", li, nl - 1));
+        throw InputError(where(), fmt::format("link {} out of range 0..{}", li, nl - 1));
     for (int a : fl.after)
       if (a < 0 || static_cast<std::size_t>(a) >= f)
         throw InputError(
-            where, fmt::format("after: flow {} is not an earlier flow (0..{})", a, static_cast<long long>(f) - 1));
+            where(), fmt::format("after: flow {} is not an earlier flow (0..{})", a, static_cast<long long>(f) - 1));
   }
   res_.start_ns.resize(nf, kInf);
   res_.send_done_ns.resize(nf, kInf);
