@@ -295,6 +295,7 @@ void FlowEngine::step(std::vector<int>& completed) {
   while (!events_.empty() && std::get<0>(events_.top()) <= t_) {
     const auto [when, kind, f] = events_.top();
     events_.pop();
+    if (!events_.empty()) __builtin_prefetch(&waiters_[static_cast<std::size_t>(std::get<2>(events_.top()))]);
     const auto fu = static_cast<std::size_t>(f);
     if (kind == 0) {
       auto& w = waiters_[fu];
