@@ -149,9 +149,9 @@ class FlowEngine {
   // others (a barrier's: the flows of a collective) in a map. One record per flow, so that a
   // completion reads one line.
   struct Waiters {
-    int first = -1;          // -1: none
-    std::uint8_t more = 0;   // it has others, in more_dependents_
-    std::uint8_t done = 0;   // completed
+    int first = -1;         // -1: none
+    std::uint8_t more = 0;  // it has others, in more_dependents_
+    std::uint8_t done = 0;  // completed
   };
   std::vector<Waiters> waiters_;
   std::unordered_map<int, std::vector<int>> more_dependents_;
