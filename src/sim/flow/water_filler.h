@@ -22,9 +22,11 @@
 // before and fills as before (and a part reached only from higher lost bundles has its own,
 // higher level). So a run opens only what a search from each lost bundle reaches through the
 // members of the links it meets, at or above that bundle's rate; each link keeps its members
-// sorted at the level of its last search, and the largest rate it left behind, so that a search
-// above that rate reads only the front. An all-to-all's flows end fastest-first, so a run touches a few links' flows instead
-// of a million. A flow added, or new capacities, fill everything anew.
+// split by its searches, the ones below a search's level behind the front with their rates beside
+// them, so that a search reads the front and only the rates of those behind (open_on). An
+// all-to-all's flows end fastest-first, so a run touches a few links' flows instead of a million.
+// A flow added, or new capacities, fill everything anew (and list no changed flows: nearly all
+// change, and the caller reads every member's rate in its own order).
 //
 // Flows with the same path always get the same rate (nothing in max-min fairness tells them
 // apart), so the filler works on bundles: the flows present with one path, as one record with a
