@@ -42,7 +42,7 @@ class MinTree {
 
   // Appends to `out` every position whose value is <= bound, in increasing position.
   void at_most(double bound, std::vector<std::size_t>& out) const {
-    if (level_.empty()) return;
+    if (level_.empty() || level_.back()[0] > bound) return;
     visit(level_.size() - 1, 0, bound, out);
   }
 
@@ -84,15 +84,16 @@ class MinTree {
     level_ = std::move(level);
     rebuild_over(cap);
   }
+  // Node k of level h is at most the bound: descends only into its children that are too.
   void visit(std::size_t h, std::size_t k, double bound, std::vector<std::size_t>& out) const {
-    if (level_[h][k] > bound) return;
-    if (h == 1) {
-      const double* c = level_[0].data() + kFan * k;
-      for (std::size_t j = 0; j < kFan; ++j)
-        if (c[j] <= bound) out.push_back(kFan * k + j);
-      return;
+    const double* c = level_[h - 1].data() + kFan * k;
+    for (std::size_t j = 0; j < kFan; ++j) {
+      if (c[j] > bound) continue;
+      if (h == 1)
+        out.push_back(kFan * k + j);
+      else
+        visit(h - 1, kFan * k + j, bound, out);
     }
-    for (std::size_t j = 0; j < kFan; ++j) visit(h - 1, kFan * k + j, bound, out);
   }
 
   std::vector<std::vector<double>> level_;  // level_[0] the values, level_.back()[0] the root
