@@ -233,8 +233,7 @@ void FlowNetwork::start(int id, const workload::Node& comm, double now_ns) {
   ++in_flight_;
 }
 
-// As start() builds them: per all-to-all group its flows and two barriers (sim/flow/traffic.h), per
-// ring a barrier before and after its n flows, or per step n flows and a barrier; one join.
+// As start() builds them, with the builders' own counts (sim/flow/traffic.h), and one join.
 std::size_t FlowNetwork::flows_of(const workload::Node& comm) {
   std::size_t count = 1;
   if (comm.comm == workload::CommKind::kPointToPoint) return count + logical_.num_npus();
@@ -242,14 +241,14 @@ std::size_t FlowNetwork::flows_of(const workload::Node& comm) {
     const std::size_t n = group.size();
     if (n < 2) continue;
     if (comm.op == CollectiveKind::kAllToAll) {
-      count += n * (n - 1) + 2;
+      count += flow::all_to_all_flows(n);
       continue;
     }
     const std::size_t steps = comm.op == CollectiveKind::kAllReduce ? 2 * (n - 1) : n - 1;
     const auto& own = rings_of(group);
     for (std::size_t r = 0; r < std::max<std::size_t>(own.size(), 1); ++r) {
       const std::size_t m = own.empty() ? n : own[r].size();
-      count += m < 2 ? 1 : options_.stepped_rings ? 1 + steps * (m + 1) : m + 2;
+      count += options_.stepped_rings ? flow::ring_collective_flows(m, steps) : flow::ring_pipelined_flows(m, steps);
     }
   }
   return count;

@@ -181,30 +181,28 @@ void FlowEngine::reallocate() {
       const double rate = filler_->bundle_rate(bundle_[i]);
       if (rate != send_[i].rate) move(i, rate);
     }
-    last_byte_.rebuild();
-    ++res_.reallocations;
-    return;
-  }
-  std::size_t j = 0;
-  for (const auto& run : filler_->changed_runs()) {  // the flows of one bundle, and their new rate
-    for (; j < run.end; ++j) {
-      // The changed flows' records are scattered: fetch their positions, then their records, ahead
-      // (the misses were a third of this function).
-      if (j + 2 * kFetchAhead < n) __builtin_prefetch(&at_[static_cast<std::size_t>(changed[j + 2 * kFetchAhead])]);
-      if (j + kFetchAhead < n) {
-        const int ahead = at_[static_cast<std::size_t>(changed[j + kFetchAhead])];
-        if (ahead >= 0) __builtin_prefetch(&send_[static_cast<std::size_t>(ahead)], 1);
+  } else {
+    std::size_t j = 0;
+    for (const auto& run : filler_->changed_runs()) {  // the flows of one bundle, and their new rate
+      for (; j < run.end; ++j) {
+        // The changed flows' records are scattered: fetch their positions, then their records,
+        // ahead (the misses were a third of this function).
+        if (j + 2 * kFetchAhead < n) __builtin_prefetch(&at_[static_cast<std::size_t>(changed[j + 2 * kFetchAhead])]);
+        if (j + kFetchAhead < n) {
+          const int ahead = at_[static_cast<std::size_t>(changed[j + kFetchAhead])];
+          if (ahead >= 0) __builtin_prefetch(&send_[static_cast<std::size_t>(ahead)], 1);
+        }
+        move(static_cast<std::size_t>(at_[static_cast<std::size_t>(changed[j])]), run.rate);
       }
-      move(static_cast<std::size_t>(at_[static_cast<std::size_t>(changed[j])]), run.rate);
     }
-  }
-  // A flow that joined a bundle whose rate this re-fill kept is not among the changes: it gets
-  // the bundle's rate now.
-  for (int f : filler_->joined_bundles()) {
-    const int at = at_[static_cast<std::size_t>(f)];
-    if (at < 0) continue;
-    const double rate = filler_->rate(f);
-    if (rate != send_[static_cast<std::size_t>(at)].rate) move(static_cast<std::size_t>(at), rate);
+    // A flow that joined a bundle whose rate this re-fill kept is not among the changes: it gets
+    // the bundle's rate now.
+    for (int f : filler_->joined_bundles()) {
+      const int at = at_[static_cast<std::size_t>(f)];
+      if (at < 0) continue;
+      const double rate = filler_->rate(f);
+      if (rate != send_[static_cast<std::size_t>(at)].rate) move(static_cast<std::size_t>(at), rate);
+    }
   }
   if (rebuild) last_byte_.rebuild();
   ++res_.reallocations;

@@ -110,6 +110,13 @@ int all_to_all(const net::Router& router, const std::vector<int>& members, doubl
   return sent.empty() ? first : barrier(start_ns, flows, sent);
 }
 
+// As the builders above append them: a barrier first; then per step n flows and a barrier
+// (stepped), or n flows and a barrier (pipelined), or n(n - 1) flows and a barrier (all-to-all);
+// a ring of one server, or of no steps, is its first barrier alone.
+std::size_t ring_collective_flows(std::size_t n, std::size_t steps) { return n < 2 ? 1 : 1 + steps * (n + 1); }
+std::size_t ring_pipelined_flows(std::size_t n, std::size_t steps) { return n < 2 || steps < 1 ? 1 : n + 2; }
+std::size_t all_to_all_flows(std::size_t n) { return n < 2 ? 1 : n * (n - 1) + 2; }
+
 std::vector<std::vector<double>> traffic_matrix(int servers, const std::vector<Flow>& flows) {
   std::vector<std::vector<double>> m(static_cast<std::size_t>(servers),
                                      std::vector<double>(static_cast<std::size_t>(servers), 0.0));

@@ -37,6 +37,12 @@ int ring_pipelined(const net::Router& router, const std::vector<int>& order, dou
 int all_to_all(const net::Router& router, const std::vector<int>& members, double bytes, double start_ns,
                std::vector<Flow>& flows, const std::vector<int>& after = {});
 
+// How many flows the builders above append (barriers included), for room made before they run:
+// a ring of n servers with `steps` steps, stepped or pipelined, and an all-to-all of n members.
+std::size_t ring_collective_flows(std::size_t n, std::size_t steps);
+std::size_t ring_pipelined_flows(std::size_t n, std::size_t steps);
+std::size_t all_to_all_flows(std::size_t n);
+
 // A zero-byte flow that completes when every flow of `after` has (a join).
 int barrier(double start_ns, std::vector<Flow>& flows, const std::vector<int>& after);
 
